@@ -1,0 +1,68 @@
+//===- EmitterRunner.h - Run the Python emitters ----------------*- C++ -*-===//
+//
+// The emitters (python_emitters/qimeng_emitters) are the only source of
+// kernel instructions. This runs one as a subprocess: versioned JSON request
+// on stdin, assembly on stdout, one `error: ...` line on stderr on failure
+// (docs/EmitterProtocol.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_EMIT_EMITTERRUNNER_H
+#define QIMENG_EMIT_EMITTERRUNNER_H
+
+#include "qimeng/Kernel/KernelConfig.h"
+#include "qimeng/Kernel/KernelDesc.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qimeng {
+
+/// Where the emitters live and how to run them.
+struct EmitterOptions {
+  std::string python;     ///< python3 executable
+  std::string packageDir; ///< directory holding the qimeng_emitters package
+  unsigned timeoutSeconds = 60;
+  size_t outputCap = 16u << 20;
+
+  /// Configure-time defaults, overridden by QIMENG_PYTHON and
+  /// QIMENG_EMITTER_DIR when set.
+  static EmitterOptions defaults();
+};
+
+/// One emitted kernel: the assembly text and what its header says.
+struct EmittedKernel {
+  std::string text;            ///< complete assembly file (function form)
+  std::string symbol;          ///< qm_sgemm_..._x86_64_avx2
+  uint64_t workspaceBytes = 0; ///< bytes of 64-byte aligned workspace
+  std::string generatorVersion;
+  std::vector<std::string> clobbers; ///< registers the body overwrites
+  std::vector<std::string> features; ///< LLVM features the code needs
+
+  /// The instructions between `# qm.body.begin` and `# qm.body.end`: what
+  /// the pass embeds as inline asm. Same lines as in `text`, byte for byte.
+  llvm::Expected<std::string> body() const;
+};
+
+/// Parses an emitter's output header (symbol, workspace, clobbers, ...).
+llvm::Expected<EmittedKernel> parseEmitterOutput(std::string text);
+
+/// The JSON request for a GEMM kernel. `fault` is test-only: "drop-k" or
+/// "write-past-edge" make a deliberately broken kernel; "" for a real one.
+std::string gemmRequestJson(const GemmDesc &desc, const GemmConfig &config,
+                            llvm::StringRef fault = "");
+
+/// Runs the emitter on a raw JSON request.
+llvm::Expected<EmittedKernel> runEmitter(llvm::StringRef requestJson,
+                                         const EmitterOptions &options);
+
+/// Emits the GEMM kernel for `desc` with `config`.
+llvm::Expected<EmittedKernel> emitGemmKernel(const GemmDesc &desc,
+                                             const GemmConfig &config,
+                                             const EmitterOptions &options,
+                                             llvm::StringRef fault = "");
+
+} // namespace qimeng
+
+#endif // QIMENG_EMIT_EMITTERRUNNER_H

@@ -1,0 +1,42 @@
+//===- BlockingModel.h - Analytical choice of a GEMM config ------*- C++
+//-*-===//
+//
+// The offline policy: picks the register block from the target's table and
+// kc, mc, nc from its caches (docs/BlockingModel.md). Deterministic and
+// cheap; the auto-tuner starts from it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_KERNEL_BLOCKINGMODEL_H
+#define QIMENG_KERNEL_BLOCKINGMODEL_H
+
+#include "qimeng/Kernel/KernelConfig.h"
+#include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/Target.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+namespace qimeng {
+
+/// One row of a target's microkernel table: a register block the emitter
+/// supports for an ISA and the model's defaults for it.
+struct MicroKernelShape {
+  VectorIsa isa;
+  int mr, nr, kUnroll;
+  int prefetchA, prefetchB;
+};
+
+/// The register blocks for an ISA, preferred first.
+llvm::ArrayRef<MicroKernelShape> microKernelTable(VectorIsa isa);
+
+/// The analytical config for `desc` on `target`, blocking clamped to the
+/// problem. Error when the target has no supported vector ISA.
+llvm::Expected<GemmConfig> chooseGemmConfig(const GemmDesc &desc,
+                                            const Target &target);
+
+/// Clamps kc, mc and nc to the problem (kc <= K, mc <= M rounded up to mr,
+/// nc <= N rounded up to nr), keeping the multiples the emitter requires.
+GemmConfig clampToProblem(GemmConfig config, const GemmDesc &desc);
+
+} // namespace qimeng
+
+#endif // QIMENG_KERNEL_BLOCKINGMODEL_H

@@ -1,0 +1,44 @@
+//===- KernelConfig.h - How a kernel computes -------------------*- C++ -*-===//
+//
+// The sketch parameters of a GEMM kernel: register block, K unroll, cache
+// blocking and prefetch distances. Plain data; printable and parseable so a
+// test or a user can pin it (pass option `kernel-config=`).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_KERNEL_KERNELCONFIG_H
+#define QIMENG_KERNEL_KERNELCONFIG_H
+
+#include "qimeng/Kernel/Target.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <cstdint>
+#include <string>
+
+namespace qimeng {
+
+struct GemmConfig {
+  VectorIsa isa = VectorIsa::Avx2;
+  int mr = 6;        ///< rows of the register block
+  int nr = 16;       ///< columns of the register block (multiple of lanes)
+  int kUnroll = 4;   ///< K loop unroll: 1, 2, 4, 8 or 16
+  int64_t kc = 256;  ///< reduction block (packed panels' depth)
+  int64_t mc = 72;   ///< rows of A packed per block (multiple of mr)
+  int64_t nc = 4080; ///< columns of B packed per block (multiple of nr)
+  int prefetchA = 0; ///< bytes ahead on packed A in the K loop; 0: none
+  int prefetchB = 0; ///< bytes ahead on packed B in the K loop; 0: none
+
+  /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0".
+  std::string str() const;
+
+  /// Parses a comma-separated `key=value` list (keys as in str()); keys not
+  /// given keep their value from `base`. Unknown keys and bad numbers are
+  /// errors naming them. Does not check register pressure: the emitter does.
+  static llvm::Expected<GemmConfig> parse(llvm::StringRef spec,
+                                          const GemmConfig &base);
+
+  bool operator==(const GemmConfig &o) const { return str() == o.str(); }
+};
+
+} // namespace qimeng
+
+#endif // QIMENG_KERNEL_KERNELCONFIG_H

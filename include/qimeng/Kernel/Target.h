@@ -1,0 +1,89 @@
+//===- Target.h - The hardware factors of a machine -------------*- C++ -*-===//
+//
+// The paper's hardware factors: registers, memory hierarchy, instructions
+// (ISA features) and cores. Detected on the host, or parsed from a string so
+// that tests pin the target and never depend on the machine they run on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_KERNEL_TARGET_H
+#define QIMENG_KERNEL_TARGET_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qimeng {
+
+/// Vector ISA a kernel is written for. The emitters implement these.
+enum class VectorIsa { None, Avx2, Avx512 };
+
+/// "avx2", "avx512", "none".
+llvm::StringRef isaName(VectorIsa isa);
+/// Inverse of isaName; error for anything else.
+llvm::Expected<VectorIsa> parseIsa(llvm::StringRef name);
+
+struct CacheSizes {
+  int64_t l1d = 32 * 1024;      ///< bytes, per core
+  int64_t l2 = 1024 * 1024;     ///< bytes, per core
+  int64_t l3 = 8 * 1024 * 1024; ///< bytes, shared
+};
+
+/// Parses a byte count with an optional K, M or G suffix (powers of 1024,
+/// either case): "48K", "2048K", "260M", "4096". Zero is an error.
+llvm::Expected<int64_t> parseByteSize(llvm::StringRef text);
+
+/// Reads the cache sizes under a Linux sysfs cache directory such as
+/// /sys/devices/system/cpu/cpu0/cache (index*/{level,type,size}): L1d is
+/// level 1 Data, L2 level 2 Unified, L3 level 3 Unified. Sizes that are
+/// missing or unreadable keep the value in `defaults`.
+CacheSizes readCacheSizes(llvm::StringRef cacheDir, CacheSizes defaults = {});
+
+struct Target {
+  std::string triple; ///< e.g. "x86_64-unknown-linux-gnu"
+  std::string cpu;    ///< LLVM CPU name, e.g. "znver3", "sapphirerapids"
+  /// LLVM feature names without sign, enabled ones only, sorted: "avx2".
+  std::vector<std::string> features;
+  CacheSizes caches;
+  int cores = 1;
+
+  /// The host, from LLVM's host detection and Linux sysfs.
+  static Target detectHost();
+
+  /// Parses "TRIPLE[:CPU[:FEATURES]]" where FEATURES is a comma-separated
+  /// LLVM feature list ("+avx2,+fma,-avx512f"); cache sizes and cores may
+  /// follow as ":l1d=48K,l2=2M,l3=32M,cores=2". Errors say what is wrong.
+  ///
+  /// Features apply in order, so a later "-avx2" removes an earlier "+avx2".
+  /// An empty CPU is "generic"; caches and cores not given keep the
+  /// defaults of CacheSizes and 1 core. The triple's architecture must be
+  /// one LLVM knows.
+  static llvm::Expected<Target> parse(llvm::StringRef spec);
+
+  bool hasFeature(llvm::StringRef name) const;
+  bool isX86_64() const;
+
+  /// Widest vector ISA our emitters support on this target: Avx512 on
+  /// x86_64 with avx512f and fma, Avx2 on x86_64 with avx2 and fma, else
+  /// None.
+  VectorIsa bestIsa() const;
+  /// Vector register width in bits and register count for an ISA (512 and
+  /// 32, 256 and 16, 0 and 0 for None).
+  static int vectorBits(VectorIsa isa);
+  static int vectorRegisters(VectorIsa isa);
+
+  /// The features as an LLVM -mattr string: "+avx,+avx2,+fma".
+  std::string featureString() const;
+  /// "TRIPLE:CPU:FEATURES:l1d=..,l2=..,l3=..,cores=N"; round-trips through
+  /// parse().
+  std::string str() const;
+  /// One JSON object (qimeng-hostinfo --json), indented: triple, cpu,
+  /// features (array), isa, vector_bits, vector_registers, caches {l1d, l2,
+  /// l3} in bytes, cores.
+  std::string toJson() const;
+};
+
+} // namespace qimeng
+
+#endif // QIMENG_KERNEL_TARGET_H

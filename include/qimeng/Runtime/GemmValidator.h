@@ -1,0 +1,123 @@
+//===- GemmValidator.h - Nothing generated is trusted -----------*- C++ -*-===//
+//
+// Checks a GEMM kernel against OpenBLAS cblas_sgemm and an fp64 reference
+// with several input distributions, guard bytes around C and in its
+// leading-dimension gaps, and A and B checked unchanged after the call.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_RUNTIME_GEMMVALIDATOR_H
+#define QIMENG_RUNTIME_GEMMVALIDATOR_H
+
+#include "qimeng/Kernel/KernelDesc.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qimeng {
+
+/// The kernel ABI (docs/KernelContract.md): C += op(A) * op(B) for the shape
+/// and strides the kernel was generated for; `workspace` is 64-byte aligned
+/// and at least the kernel's workspace size.
+using GemmKernelFn = void (*)(const float *a, const float *b, float *c,
+                              void *workspace);
+
+/// Input distributions the validator runs.
+enum class Distribution {
+  SmallIntegers, ///< A, B, C in [-4, 4]: every partial sum exact, bit for bit
+  Uniform,       ///< uniform in [-1, 1): error bound grows with K
+  Mixed,         ///< uniform magnitudes spanning 2^-8 .. 2^8 with signs
+};
+
+/// The distribution's name as it appears in failure messages:
+/// "small-integers", "uniform", "mixed".
+llvm::StringRef distributionName(Distribution dist);
+
+struct ValidationOptions {
+  std::vector<Distribution> distributions = {
+      Distribution::SmallIntegers, Distribution::Uniform, Distribution::Mixed};
+  uint64_t seed = 0x5eed;
+  /// Also compare with OpenBLAS (cblas_sgemm with beta = 1).
+  bool compareOpenBlas = true;
+  /// Guard floats before and after each buffer.
+  int64_t guardElements = 64;
+};
+
+struct ValidationReport {
+  bool passed = false;
+  /// Largest |ours - fp64| / (sum_k |a||b| + |c0|) over elements and runs.
+  double maxRelError = 0;
+  /// Same measure for OpenBLAS, for the record.
+  double openBlasMaxRelError = 0;
+  /// First failure, e.g. "uniform: C(3,4) = 1.5, expected 2.25 (fp64)",
+  /// "guard bytes after C overwritten at element 12", "A changed at (0,1)".
+  std::string failure;
+};
+
+/// Runs `kernel` on fresh buffers for each distribution and checks it.
+/// Returns an error only for an invalid descriptor or allocation failure; a
+/// wrong kernel gives a report with passed = false and the reason.
+llvm::Expected<ValidationReport> validateGemm(
+    const GemmDesc &desc,
+    const std::function<void(const float *, const float *, float *, void *)>
+        &kernel,
+    size_t workspaceBytes, const ValidationOptions &options = {});
+
+/// The error bound for the relative measure above at reduction length k:
+/// a few units of float rounding per term, growing with k.
+double gemmErrorBound(int64_t k);
+
+/// Bit pattern of the sentinel written into guards and leading-dimension
+/// gaps: a signalling NaN with a recognisable payload, so that a kernel that
+/// computes with it produces NaN and one that passes it through arithmetic
+/// changes its bits (the result is quieted).
+inline constexpr uint32_t kGuardSentinelBits = 0x7fa5a5a5u;
+
+/// Float storage whose first real element is 64-byte aligned, with `guard`
+/// floats on each side. Move-only; the memory is freed on destruction. The
+/// validator runs kernels on these; a benchmark can use them for aligned
+/// operands and a workspace.
+class GuardedBuffer {
+public:
+  /// Allocates `size` floats plus `guard` on each side. The contents are
+  /// uninitialised; fill them with fillSentinel(). `size` 0 gives a valid,
+  /// aligned, non-null data() pointer.
+  static llvm::Expected<GuardedBuffer> allocate(int64_t size, int64_t guard);
+
+  /// The first real element, 64-byte aligned.
+  float *data() const { return dataPtr; }
+  int64_t size() const { return numElements; }
+  int64_t guard() const { return numGuard; }
+
+  /// The whole region, guards included: guard() floats before data(), size()
+  /// floats, guard() floats after.
+  float *regionBegin() const { return dataPtr - numGuard; }
+  int64_t regionSize() const { return numElements + 2 * numGuard; }
+
+  /// Writes kGuardSentinelBits over the whole region, guards included.
+  void fillSentinel();
+
+  /// The first guard float that no longer holds the sentinel: a negative
+  /// offset from data() for the guard before (-1 is the float just before),
+  /// or an offset >= size() for the guard after.
+  std::optional<int64_t> firstDamagedGuard() const;
+
+private:
+  struct FreeDeleter {
+    void operator()(float *p) const { std::free(p); }
+  };
+  std::unique_ptr<float, FreeDeleter> storage;
+  float *dataPtr = nullptr;
+  int64_t numElements = 0;
+  int64_t numGuard = 0;
+};
+
+} // namespace qimeng
+
+#endif // QIMENG_RUNTIME_GEMMVALIDATOR_H

@@ -1,0 +1,51 @@
+//===- IsolatedValidation.h - Validate a kernel in another process -*- C++
+//-*-===//
+//
+// The compiler never runs generated code in its own process: a kernel is
+// validated by `qimeng-runner`, spawned as a program (never a fork of the
+// multithreaded compiler), which assembles the text, loads it, runs the
+// validator and answers in JSON. A crash, hang or bad answer rejects the
+// kernel with the reason.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_RUNTIME_ISOLATEDVALIDATION_H
+#define QIMENG_RUNTIME_ISOLATEDVALIDATION_H
+
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/Target.h"
+#include "qimeng/Runtime/GemmValidator.h"
+#include "llvm/Support/Error.h"
+#include <string>
+
+namespace qimeng {
+
+struct IsolatedValidationOptions {
+  std::string runnerPath; ///< qimeng-runner executable
+  unsigned timeoutSeconds = 120;
+  unsigned memoryLimitMB = 0; ///< 0: no limit
+
+  /// QIMENG_RUNNER when set, else the build's bin/qimeng-runner.
+  static IsolatedValidationOptions defaults();
+};
+
+/// The runner's stdin: desc, target and kernel text as one JSON object.
+std::string validationRequestJson(const GemmDesc &desc, const Target &target,
+                                  const EmittedKernel &kernel);
+
+/// Runner side: parses a request, assembles and loads the kernel for the
+/// host, validates it and returns the report as JSON. Errors in the request
+/// or the assembly come back as an llvm::Error.
+llvm::Expected<std::string> serveValidationRequest(llvm::StringRef json);
+
+/// Compiler side: runs the runner on `kernel`. A report with passed = false
+/// carries the reason (wrong result, crash, timeout); an llvm::Error means
+/// the runner itself could not be run or answered garbage.
+llvm::Expected<ValidationReport>
+validateGemmIsolated(const GemmDesc &desc, const Target &target,
+                     const EmittedKernel &kernel,
+                     const IsolatedValidationOptions &options);
+
+} // namespace qimeng
+
+#endif // QIMENG_RUNTIME_ISOLATEDVALIDATION_H

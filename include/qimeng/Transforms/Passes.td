@@ -1,0 +1,62 @@
+//===- Passes.td - QiMeng-TensorOp passes ------------------*- tablegen -*-===//
+#ifndef QIMENG_TRANSFORMS_PASSES
+#define QIMENG_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
+  let summary = "Replace linalg.matmul with generated, validated kernels";
+  let description = [{
+    Rewrites `linalg.matmul` on static-shaped f32 memrefs (identity layout,
+    or strided with a unit inner stride such as `memref.subview` results;
+    plain or with A or B transposed through `indexing_maps`) into a call to a
+    kernel that the QiMeng emitters wrote for exactly that shape and layout.
+
+    Each kernel is emitted by the Python emitters, assembled with LLVM MC,
+    and (unless `validate=false`) run in a separate `qimeng-runner` process
+    against OpenBLAS and an fp64 reference before it is used. Its
+    instructions are embedded in the module as the body of an `llvm.func`
+    holding one `llvm.inline_asm`, so the output is self-contained: the stock
+    pipeline (`--convert-linalg-to-loops --lower-affine
+    --expand-strided-metadata --convert-scf-to-cf --convert-to-llvm
+    --reconcile-unrealized-casts`) lowers it, `mlir-runner` runs it and
+    `mlir-translate | llc` compiles it ahead of time.
+
+    Ops the pass does not handle stay unchanged and get a remark
+    `not accelerated: <reason>`.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "Machine to generate for: `host`, or "
+           "TRIPLE[:CPU[:FEATURES[:CACHES]]] such as "
+           "`x86_64-unknown-linux-gnu:znver3:+avx2,+fma:l1d=32K,l2=512K`">,
+    Option<"kernelConfig", "kernel-config", "std::string", /*default=*/"\"\"",
+           "Pin the kernel configuration, overriding the analytical model "
+           "key by key: `mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,"
+           "isa=avx2`">,
+    Option<"validate", "validate", "bool", /*default=*/"true",
+           "Validate every kernel in a qimeng-runner process (OpenBLAS and "
+           "fp64 references, guard bytes) before using it; an op whose kernel "
+           "fails stays unchanged">,
+    Option<"runner", "runner", "std::string", /*default=*/"\"\"",
+           "Path of qimeng-runner (default: QIMENG_RUNNER, then the build's)">,
+    Option<"python", "python", "std::string", /*default=*/"\"\"",
+           "python3 that runs the emitters (default: QIMENG_PYTHON, then the "
+           "one found at configure time)">,
+    Option<"emitterDir", "emitter-dir", "std::string", /*default=*/"\"\"",
+           "Directory holding the qimeng_emitters package (default: "
+           "QIMENG_EMITTER_DIR, then the source tree's)">,
+    Option<"emitTimeout", "emit-timeout", "unsigned", /*default=*/"60",
+           "Seconds an emitter may take (validation gets at least 120)">,
+    Option<"testInjectFault", "test-inject-fault", "std::string",
+           /*default=*/"\"\"",
+           "Test only: request a deliberately broken kernel (`drop-k` or "
+           "`write-past-edge`) to show that validation rejects it">
+  ];
+  let dependentDialects = [
+    "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",
+    "mlir::arith::ArithDialect"
+  ];
+}
+
+#endif // QIMENG_TRANSFORMS_PASSES

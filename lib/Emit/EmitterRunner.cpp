@@ -1,0 +1,150 @@
+//===- EmitterRunner.cpp - Run the Python emitters ------------------------===//
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Config.h"
+#include "qimeng/Support/Subprocess.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Process.h"
+#include <nlohmann/json.hpp>
+
+using namespace qimeng;
+
+EmitterOptions EmitterOptions::defaults() {
+  EmitterOptions o;
+  o.python = QIMENG_PYTHON;
+  o.packageDir = QIMENG_EMITTER_DIR;
+  if (auto v = llvm::sys::Process::GetEnv("QIMENG_PYTHON"))
+    o.python = *v;
+  if (auto v = llvm::sys::Process::GetEnv("QIMENG_EMITTER_DIR"))
+    o.packageDir = *v;
+  return o;
+}
+
+static std::vector<std::string> splitList(llvm::StringRef s) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  s.split(parts, ',', -1, false);
+  std::vector<std::string> out;
+  for (auto p : parts)
+    out.push_back(p.trim().str());
+  return out;
+}
+
+llvm::Expected<EmittedKernel> qimeng::parseEmitterOutput(std::string text) {
+  EmittedKernel k;
+  bool sawWorkspace = false, sawBegin = false, sawEnd = false;
+  llvm::StringRef rest(text);
+  while (!rest.empty()) {
+    auto [line, tail] = rest.split('\n');
+    rest = tail;
+    if (line == "# qm.body.begin")
+      sawBegin = true;
+    else if (line == "# qm.body.end")
+      sawEnd = true;
+    if (!line.consume_front("# qm."))
+      continue;
+    auto [key, value] = line.split(": ");
+    if (key == "symbol") {
+      k.symbol = value.str();
+    } else if (key == "workspace_bytes") {
+      if (value.getAsInteger(10, k.workspaceBytes))
+        return llvm::createStringError(
+            "emitter output has a malformed workspace size '" + value.str() +
+            "'");
+      sawWorkspace = true;
+    } else if (key == "generator") {
+      k.generatorVersion = value.str();
+    } else if (key == "clobbers") {
+      k.clobbers = splitList(value);
+    } else if (key == "features") {
+      k.features = splitList(value);
+    }
+  }
+  if (k.symbol.empty() || !sawWorkspace || !sawBegin || !sawEnd)
+    return llvm::createStringError(
+        "emitter output lacks its header (qm.symbol, qm.workspace_bytes) or "
+        "body markers");
+  k.text = std::move(text);
+  return k;
+}
+
+llvm::Expected<std::string> EmittedKernel::body() const {
+  static constexpr llvm::StringLiteral begin = "# qm.body.begin\n";
+  static constexpr llvm::StringLiteral end = "# qm.body.end\n";
+  llvm::StringRef t(text);
+  size_t b = t.find(begin);
+  size_t e = t.find(end);
+  if (b == llvm::StringRef::npos || e == llvm::StringRef::npos || e < b)
+    return llvm::createStringError("kernel " + symbol + " has no body markers");
+  return t.slice(b + begin.size(), e).str();
+}
+
+std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
+                                    llvm::StringRef fault) {
+  nlohmann::json r = {{"version", 1},
+                      {"kind", "sgemm"},
+                      {"isa", isaName(c.isa).str()},
+                      {"m", d.m},
+                      {"n", d.n},
+                      {"k", d.k},
+                      {"lda", d.lda},
+                      {"ldb", d.ldb},
+                      {"ldc", d.ldc},
+                      {"trans_a", d.transA},
+                      {"trans_b", d.transB},
+                      {"mr", c.mr},
+                      {"nr", c.nr},
+                      {"k_unroll", c.kUnroll},
+                      {"kc", c.kc},
+                      {"mc", c.mc},
+                      {"nc", c.nc},
+                      {"prefetch_a", c.prefetchA},
+                      {"prefetch_b", c.prefetchB}};
+  if (!fault.empty())
+    r["fault"] = fault.str();
+  return r.dump();
+}
+
+llvm::Expected<EmittedKernel>
+qimeng::runEmitter(llvm::StringRef requestJson, const EmitterOptions &options) {
+  // A fixed environment: the emitter sees its package and nothing of ours.
+  SubprocessOptions sp;
+  sp.timeoutSeconds = options.timeoutSeconds;
+  sp.outputCap = options.outputCap;
+  sp.env = std::vector<std::string>{
+      "PYTHONPATH=" + options.packageDir, "PYTHONDONTWRITEBYTECODE=1",
+      "PYTHONHASHSEED=0", "LC_ALL=C", "PATH=/usr/bin:/bin"};
+  std::vector<std::string> args = {options.python, "-s", "-m",
+                                   "qimeng_emitters"};
+  auto result = runSubprocess(options.python, args, requestJson, sp);
+  if (!result)
+    return llvm::createStringError("cannot run the emitter: " +
+                                   llvm::toString(result.takeError()));
+  if (result->timedOut)
+    return llvm::createStringError(
+        llvm::formatv("emitter timed out after {0} s", options.timeoutSeconds)
+            .str());
+  if (result->exitCode != 0 || result->crashed) {
+    llvm::StringRef err = llvm::StringRef(result->err).trim();
+    // The protocol's one `error: ...` line; the last line of a traceback
+    // otherwise.
+    size_t pos = err.rfind("error: ");
+    llvm::StringRef message =
+        pos != llvm::StringRef::npos ? err.substr(pos + 7) : err;
+    if (message.empty())
+      message = "no message";
+    return llvm::createStringError(
+        llvm::formatv("emitter failed (exit {0}): {1}", result->exitCode,
+                      message)
+            .str());
+  }
+  return parseEmitterOutput(std::move(result->out));
+}
+
+llvm::Expected<EmittedKernel>
+qimeng::emitGemmKernel(const GemmDesc &desc, const GemmConfig &config,
+                       const EmitterOptions &options, llvm::StringRef fault) {
+  if (auto err = desc.verify())
+    return std::move(err);
+  return runEmitter(gemmRequestJson(desc, config, fault), options);
+}

@@ -1,0 +1,91 @@
+//===- BlockingModel.cpp - Analytical GEMM blocking -----------------------===//
+//
+// The model of Low et al., "Analytical Modeling Is Enough for High-Performance
+// BLIS" (TOMS 2016), reduced to its cache-capacity rules:
+//   kc: one packed B sliver (kc x nr floats) fills half of L1d, so it stays
+//       there while the A sliver streams and C lives in registers;
+//   mc: the packed A block (mc x kc) fills half of L2;
+//   nc: the packed B panel (kc x nc) fills half of this core's share of L3.
+// docs/BlockingModel.md explains the choices.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Kernel/BlockingModel.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
+
+using namespace qimeng;
+
+namespace {
+// Per-target microkernel tables: data, not code. Preferred block first.
+// Register use is mr * nr/lanes accumulators + nr/lanes B vectors + 1
+// broadcast register, which must fit the register file.
+const MicroKernelShape kAvx2Shapes[] = {
+    {VectorIsa::Avx2, 6, 16, 4, 0, 0},
+    {VectorIsa::Avx2, 4, 24, 4, 0, 0},
+    {VectorIsa::Avx2, 8, 8, 4, 0, 0},
+};
+const MicroKernelShape kAvx512Shapes[] = {
+    {VectorIsa::Avx512, 12, 32, 4, 0, 0},
+    {VectorIsa::Avx512, 14, 32, 4, 0, 0},
+    {VectorIsa::Avx512, 6, 64, 4, 0, 0},
+    {VectorIsa::Avx512, 8, 48, 4, 0, 0},
+};
+
+int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+int64_t roundDownAtLeast(int64_t v, int64_t m) {
+  return std::max<int64_t>(m, v / m * m);
+}
+} // namespace
+
+llvm::ArrayRef<MicroKernelShape> qimeng::microKernelTable(VectorIsa isa) {
+  switch (isa) {
+  case VectorIsa::Avx2:
+    return kAvx2Shapes;
+  case VectorIsa::Avx512:
+    return kAvx512Shapes;
+  case VectorIsa::None:
+    break;
+  }
+  return {};
+}
+
+GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
+  c.kc = std::max<int64_t>(1, std::min(c.kc, d.k));
+  c.mc = std::min(c.mc, roundUp(d.m, c.mr));
+  c.nc = std::min(c.nc, roundUp(d.n, c.nr));
+  return c;
+}
+
+llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
+                                                    const Target &target) {
+  if (auto err = desc.verify())
+    return std::move(err);
+  VectorIsa isa = target.bestIsa();
+  auto table = microKernelTable(isa);
+  if (table.empty())
+    return llvm::createStringError(
+        llvm::formatv("target {0} ({1}) has no vector isa the emitters "
+                      "support; need avx2 and fma, or avx512f",
+                      target.triple, target.cpu)
+            .str());
+  const MicroKernelShape &shape = table.front();
+  GemmConfig c;
+  c.isa = isa;
+  c.mr = shape.mr;
+  c.nr = shape.nr;
+  c.kUnroll = shape.kUnroll;
+  c.prefetchA = shape.prefetchA;
+  c.prefetchB = shape.prefetchB;
+
+  const int64_t elem = 4;
+  int64_t l1 = std::max<int64_t>(target.caches.l1d, 16 * 1024);
+  int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
+  int64_t l3 = std::max<int64_t>(target.caches.l3, l2);
+  int64_t l3PerCore = l3 / std::max(1, target.cores);
+  c.kc = roundDownAtLeast(l1 / 2 / (c.nr * elem), 8);
+  c.mc = roundDownAtLeast(l2 / 2 / (c.kc * elem), c.mr);
+  c.nc = roundDownAtLeast(std::max(l3PerCore, l2) / 2 / (c.kc * elem), c.nr);
+  // Past a few thousand columns a larger panel only costs workspace.
+  c.nc = std::min<int64_t>(c.nc, roundDownAtLeast(8192, c.nr));
+  return clampToProblem(c, desc);
+}

@@ -1,0 +1,67 @@
+//===- KernelConfig.cpp ---------------------------------------------------===//
+#include "qimeng/Kernel/KernelConfig.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace qimeng;
+
+std::string GemmConfig::str() const {
+  return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},mc={5},nc={6},"
+                       "pfa={7},pfb={8}",
+                       isaName(isa), mr, nr, kUnroll, kc, mc, nc, prefetchA,
+                       prefetchB)
+      .str();
+}
+
+llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
+                                             const GemmConfig &base) {
+  GemmConfig config = base;
+  llvm::SmallVector<llvm::StringRef> items;
+  spec.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    auto [key, value] = item.trim().split('=');
+    key = key.trim();
+    value = value.trim();
+    if (value.empty())
+      return llvm::createStringError(
+          llvm::formatv("kernel config item '{0}' is not key=value", item)
+              .str());
+    if (key == "isa") {
+      auto isa = parseIsa(value);
+      if (!isa)
+        return isa.takeError();
+      config.isa = *isa;
+      continue;
+    }
+    int64_t number;
+    if (value.getAsInteger(10, number) || number < 0)
+      return llvm::createStringError(
+          llvm::formatv("kernel config '{0}' needs a non-negative integer, "
+                        "got '{1}'",
+                        key, value)
+              .str());
+    if (key == "mr")
+      config.mr = number;
+    else if (key == "nr")
+      config.nr = number;
+    else if (key == "ku")
+      config.kUnroll = number;
+    else if (key == "kc")
+      config.kc = number;
+    else if (key == "mc")
+      config.mc = number;
+    else if (key == "nc")
+      config.nc = number;
+    else if (key == "pfa")
+      config.prefetchA = number;
+    else if (key == "pfb")
+      config.prefetchB = number;
+    else
+      return llvm::createStringError(
+          llvm::formatv("unknown kernel config key '{0}'; expected isa, mr, "
+                        "nr, ku, kc, mc, nc, pfa or pfb",
+                        key)
+              .str());
+  }
+  return config;
+}

@@ -1,0 +1,332 @@
+//===- Target.cpp - The hardware factors of a machine ---------------------===//
+//
+// Host detection from LLVM (triple, CPU name, features) and Linux sysfs
+// (caches), and the textual form tests use to pin a target.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Kernel/Target.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+#include <algorithm>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+using namespace qimeng;
+using llvm::StringRef;
+
+static constexpr int64_t kib = 1024;
+static constexpr int64_t mib = 1024 * 1024;
+static constexpr int64_t gib = 1024 * 1024 * 1024;
+
+static constexpr StringRef specSyntax = "TRIPLE[:CPU[:FEATURES[:CACHES]]]";
+
+//===----------------------------------------------------------------------===//
+// Vector ISAs
+//===----------------------------------------------------------------------===//
+
+StringRef qimeng::isaName(VectorIsa isa) {
+  switch (isa) {
+  case VectorIsa::None:
+    return "none";
+  case VectorIsa::Avx2:
+    return "avx2";
+  case VectorIsa::Avx512:
+    return "avx512";
+  }
+  llvm_unreachable("unknown VectorIsa");
+}
+
+llvm::Expected<VectorIsa> qimeng::parseIsa(StringRef name) {
+  for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512})
+    if (name == isaName(isa))
+      return isa;
+  return llvm::createStringError("unknown vector isa '" + name +
+                                 "'; expected avx2 or avx512");
+}
+
+//===----------------------------------------------------------------------===//
+// Sizes and sysfs
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<int64_t> qimeng::parseByteSize(StringRef text) {
+  StringRef digits = text.trim();
+  int64_t scale = 1;
+  if (digits.consume_back_insensitive("k"))
+    scale = kib;
+  else if (digits.consume_back_insensitive("m"))
+    scale = mib;
+  else if (digits.consume_back_insensitive("g"))
+    scale = gib;
+  uint64_t value = 0;
+  if (digits.empty() || digits.getAsInteger(10, value))
+    return llvm::createStringError(
+        "invalid size '" + text +
+        "'; expected a number of bytes with an optional K, M or G suffix");
+  if (value == 0)
+    return llvm::createStringError("invalid size '" + text +
+                                   "'; it must be positive");
+  if (value >
+      static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / scale))
+    return llvm::createStringError("invalid size '" + text + "'; too large");
+  return static_cast<int64_t>(value) * scale;
+}
+
+/// "32K", "2M" or plain bytes: the shortest exact form parseByteSize reads.
+static std::string formatByteSize(int64_t bytes) {
+  if (bytes != 0 && bytes % gib == 0)
+    return std::to_string(bytes / gib) + "G";
+  if (bytes != 0 && bytes % mib == 0)
+    return std::to_string(bytes / mib) + "M";
+  if (bytes != 0 && bytes % kib == 0)
+    return std::to_string(bytes / kib) + "K";
+  return std::to_string(bytes);
+}
+
+/// The trimmed contents of a small sysfs file, or "" if it cannot be read.
+/// getFileAsStream reads to end of file: sysfs files claim a size of 4096.
+static std::string readSysfsValue(const llvm::Twine &path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
+      llvm::MemoryBuffer::getFileAsStream(path);
+  if (!buf)
+    return "";
+  return (*buf)->getBuffer().trim().str();
+}
+
+CacheSizes qimeng::readCacheSizes(StringRef cacheDir, CacheSizes defaults) {
+  CacheSizes caches = defaults;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(cacheDir, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    StringRef dir = it->path();
+    if (!llvm::sys::path::filename(dir).starts_with("index"))
+      continue;
+    std::string level = readSysfsValue(dir + "/level");
+    std::string type = readSysfsValue(dir + "/type");
+    llvm::Expected<int64_t> size = parseByteSize(readSysfsValue(dir + "/size"));
+    if (!size) {
+      llvm::consumeError(size.takeError());
+      continue;
+    }
+    if (level == "1" && type == "Data")
+      caches.l1d = *size;
+    else if (level == "2" && type == "Unified")
+      caches.l2 = *size;
+    else if (level == "3" && type == "Unified")
+      caches.l3 = *size;
+  }
+  return caches;
+}
+
+//===----------------------------------------------------------------------===//
+// Target
+//===----------------------------------------------------------------------===//
+
+Target Target::detectHost() {
+  Target t;
+  t.triple = llvm::sys::getProcessTriple();
+  StringRef cpu = llvm::sys::getHostCPUName();
+  t.cpu = cpu.empty() ? "generic" : cpu.str();
+  for (const llvm::StringMapEntry<bool> &feature :
+       llvm::sys::getHostCPUFeatures())
+    if (feature.getValue())
+      t.features.push_back(feature.getKey().str());
+  llvm::sort(t.features);
+  t.caches = readCacheSizes("/sys/devices/system/cpu/cpu0/cache");
+  // LLVM 22 has llvm::get_physical_cores() (-1 when unknown) in place of
+  // the older sys::getHostNumPhysicalCores().
+  int cores = llvm::get_physical_cores();
+  if (cores < 1)
+    cores = static_cast<int>(std::thread::hardware_concurrency());
+  t.cores = std::max(cores, 1);
+  return t;
+}
+
+/// Applies "+a,-b,+c" in order to `features`.
+static llvm::Error applyFeatures(StringRef list,
+                                 std::set<std::string> &features) {
+  llvm::SmallVector<StringRef, 16> items;
+  list.split(items, ',');
+  for (StringRef item : items) {
+    item = item.trim();
+    if (item.empty())
+      continue;
+    char sign = item.front();
+    StringRef name = item.drop_front().trim();
+    if (sign != '+' && sign != '-')
+      return llvm::createStringError("feature '" + item +
+                                     "' needs a + or - sign");
+    if (name.empty())
+      return llvm::createStringError("feature '" + item + "' has no name");
+    if (sign == '+')
+      features.insert(name.str());
+    else
+      features.erase(name.str());
+  }
+  return llvm::Error::success();
+}
+
+/// Applies "l1d=48K,l2=2M,l3=32M,cores=2" to `t`.
+static llvm::Error applyCaches(StringRef list, Target &t) {
+  llvm::SmallVector<StringRef, 4> items;
+  list.split(items, ',');
+  for (StringRef item : items) {
+    item = item.trim();
+    if (item.empty())
+      continue;
+    auto [key, value] = item.split('=');
+    key = key.trim();
+    value = value.trim();
+    if (!item.contains('=') || value.empty())
+      return llvm::createStringError("expected KEY=VALUE in target caches, "
+                                     "got '" +
+                                     item + "'");
+    int64_t *slot = llvm::StringSwitch<int64_t *>(key)
+                        .Case("l1d", &t.caches.l1d)
+                        .Case("l2", &t.caches.l2)
+                        .Case("l3", &t.caches.l3)
+                        .Default(nullptr);
+    if (slot) {
+      llvm::Expected<int64_t> size = parseByteSize(value);
+      if (!size)
+        return llvm::createStringError(llvm::toString(size.takeError()) +
+                                       " for " + key);
+      *slot = *size;
+      continue;
+    }
+    if (key == "cores") {
+      unsigned cores = 0;
+      if (value.getAsInteger(10, cores) || cores == 0 ||
+          cores > static_cast<unsigned>(std::numeric_limits<int>::max()))
+        return llvm::createStringError("invalid core count '" + value +
+                                       "'; expected a positive integer");
+      t.cores = static_cast<int>(cores);
+      continue;
+    }
+    return llvm::createStringError("unknown cache key '" + key +
+                                   "'; expected l1d, l2, l3 or cores");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<Target> Target::parse(StringRef spec) {
+  llvm::SmallVector<StringRef, 4> fields;
+  spec.split(fields, ':');
+  if (fields.size() > 4)
+    return llvm::createStringError("too many fields in target '" + spec +
+                                   "'; expected " + specSyntax);
+  Target t;
+  t.triple = fields[0].trim().str();
+  if (t.triple.empty())
+    return llvm::createStringError("empty target triple in '" + spec +
+                                   "'; expected " + specSyntax);
+  if (llvm::Triple(t.triple).getArch() == llvm::Triple::UnknownArch)
+    return llvm::createStringError("unknown architecture in target triple '" +
+                                   t.triple + "'");
+  StringRef cpu = fields.size() > 1 ? fields[1].trim() : StringRef();
+  t.cpu = cpu.empty() ? "generic" : cpu.str();
+  if (fields.size() > 2) {
+    std::set<std::string> features;
+    if (llvm::Error err = applyFeatures(fields[2], features))
+      return std::move(err);
+    t.features.assign(features.begin(), features.end());
+  }
+  if (fields.size() > 3)
+    if (llvm::Error err = applyCaches(fields[3], t))
+      return std::move(err);
+  return t;
+}
+
+bool Target::hasFeature(StringRef name) const {
+  return llvm::is_contained(features, name);
+}
+
+bool Target::isX86_64() const {
+  return llvm::Triple(triple).getArch() == llvm::Triple::x86_64;
+}
+
+VectorIsa Target::bestIsa() const {
+  if (!isX86_64() || !hasFeature("fma"))
+    return VectorIsa::None;
+  if (hasFeature("avx512f"))
+    return VectorIsa::Avx512;
+  if (hasFeature("avx2"))
+    return VectorIsa::Avx2;
+  return VectorIsa::None;
+}
+
+int Target::vectorBits(VectorIsa isa) {
+  switch (isa) {
+  case VectorIsa::None:
+    return 0;
+  case VectorIsa::Avx2:
+    return 256;
+  case VectorIsa::Avx512:
+    return 512;
+  }
+  llvm_unreachable("unknown VectorIsa");
+}
+
+int Target::vectorRegisters(VectorIsa isa) {
+  switch (isa) {
+  case VectorIsa::None:
+    return 0;
+  case VectorIsa::Avx2:
+    return 16;
+  case VectorIsa::Avx512:
+    return 32;
+  }
+  llvm_unreachable("unknown VectorIsa");
+}
+
+std::string Target::featureString() const {
+  std::vector<std::string> sorted = features;
+  llvm::sort(sorted);
+  std::string result;
+  for (const std::string &feature : sorted) {
+    if (!result.empty())
+      result += ',';
+    result += '+';
+    result += feature;
+  }
+  return result;
+}
+
+std::string Target::str() const {
+  return triple + ":" + cpu + ":" + featureString() +
+         ":l1d=" + formatByteSize(caches.l1d) +
+         ",l2=" + formatByteSize(caches.l2) +
+         ",l3=" + formatByteSize(caches.l3) + ",cores=" + std::to_string(cores);
+}
+
+std::string Target::toJson() const {
+  using Json = nlohmann::ordered_json;
+  VectorIsa isa = bestIsa();
+  Json caches = Json::object();
+  caches["l1d"] = this->caches.l1d;
+  caches["l2"] = this->caches.l2;
+  caches["l3"] = this->caches.l3;
+  Json j = Json::object();
+  j["triple"] = triple;
+  j["cpu"] = cpu;
+  j["features"] = features;
+  j["isa"] = isaName(isa).str();
+  j["vector_bits"] = vectorBits(isa);
+  j["vector_registers"] = vectorRegisters(isa);
+  j["caches"] = std::move(caches);
+  j["cores"] = cores;
+  // The default error handler throws (here: aborts) on invalid UTF-8, which
+  // a parsed triple or CPU name may hold.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace);
+}

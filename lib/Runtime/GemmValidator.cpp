@@ -1,0 +1,505 @@
+//===- GemmValidator.cpp - Nothing generated is trusted -------------------===//
+//
+// For each input distribution: fill guarded, 64-byte aligned operands (NaN
+// sentinels in the guards and leading-dimension gaps), run the kernel once,
+// then check, in order, that C's guards and gaps are untouched, that A and B
+// are unchanged bit for bit (and the workspace's guards intact), and that every
+// C(i,j) is within the error bound of an fp64 reference (bit for bit where the
+// inputs make every partial sum exact). Optionally cross-checks against
+// OpenBLAS cblas_sgemm.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Runtime/GemmValidator.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
+#include <cblas.h>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+
+using namespace qimeng;
+
+//===----------------------------------------------------------------------===//
+// GuardedBuffer
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// 64 bytes in floats.
+constexpr int64_t kAlignFloats = 16;
+/// Keeps every size computation below far from int64_t and size_t overflow.
+constexpr int64_t kMaxBufferFloats = int64_t(1) << 40;
+
+int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+uint32_t bitsOf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+bool isSentinel(const float *p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return bits == kGuardSentinelBits;
+}
+} // namespace
+
+llvm::Expected<GuardedBuffer> GuardedBuffer::allocate(int64_t size,
+                                                      int64_t guard) {
+  if (size < 0 || guard < 0)
+    return llvm::createStringError(
+        llvm::formatv("invalid buffer of {0} floats with {1} guard floats",
+                      size, guard)
+            .str());
+  if (size > kMaxBufferFloats || guard > kMaxBufferFloats)
+    return llvm::createStringError(
+        llvm::formatv("buffer of {0} floats with {1} guard floats is too large",
+                      size, guard)
+            .str());
+  // The guard before sits at the end of an aligned prefix so that data() is
+  // aligned; the total is a multiple of the alignment as aligned_alloc needs.
+  int64_t prefix = roundUp(guard, kAlignFloats);
+  int64_t total =
+      roundUp(std::max<int64_t>(prefix + size + guard, 1), kAlignFloats);
+  size_t bytes = size_t(total) * sizeof(float);
+  void *raw = std::aligned_alloc(64, bytes);
+  if (!raw)
+    return llvm::createStringError(
+        llvm::formatv("cannot allocate {0} bytes", bytes).str());
+  GuardedBuffer buf;
+  buf.storage.reset(static_cast<float *>(raw));
+  buf.dataPtr = buf.storage.get() + prefix;
+  buf.numElements = size;
+  buf.numGuard = guard;
+  return std::move(buf);
+}
+
+void GuardedBuffer::fillSentinel() {
+  float sentinel;
+  std::memcpy(&sentinel, &kGuardSentinelBits, sizeof(sentinel));
+  std::fill_n(regionBegin(), regionSize(), sentinel);
+}
+
+std::optional<int64_t> GuardedBuffer::firstDamagedGuard() const {
+  for (int64_t off = -1; off >= -numGuard; --off)
+    if (!isSentinel(dataPtr + off))
+      return off;
+  for (int64_t off = numElements; off < numElements + numGuard; ++off)
+    if (!isSentinel(dataPtr + off))
+      return off;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Error bound
+//===----------------------------------------------------------------------===//
+
+// C(i,j) is c0 plus k products: k + 1 summands. Whatever the summation order
+// (blocked, tree, several accumulators added at the end) and whether
+// products are rounded separately or fused (FMA only removes roundings),
+// each summand passes through at most k + 1 roundings, so the classic bound
+// (Higham, Accuracy and Stability, 3.1) gives
+//   |fl(c) - c| <= gamma_{k+1} * (|c0| + sum_k |a b|),
+//   gamma_n = n u / (1 - n u), u = 2^-24 (round to nearest).
+// We allow twice that: the slack covers the fp64 reference's own rounding
+// (about (k + 1) * 2^-53 relative, six orders of magnitude below) and keeps
+// the gate from flaking on kernels that are correct by this bound, while a
+// dropped term, a wrong index or a lost accumulation is off by O(1)
+// relative error and far above it. Inputs here are normal floats with no
+// underflow, which the classic bound assumes. When (k + 1) u >= 1/2 no
+// useful bound exists and infinity is returned (only exact zero terms are
+// then checked).
+double qimeng::gemmErrorBound(int64_t k) {
+  const double u = std::ldexp(1.0, -24);
+  double nu = double(std::max<int64_t>(k, 0) + 1) * u;
+  if (nu >= 0.5)
+    return std::numeric_limits<double>::infinity();
+  return 2.0 * nu / (1.0 - nu);
+}
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+llvm::StringRef qimeng::distributionName(Distribution dist) {
+  switch (dist) {
+  case Distribution::SmallIntegers:
+    return "small-integers";
+  case Distribution::Uniform:
+    return "uniform";
+  case Distribution::Mixed:
+    return "mixed";
+  }
+  return "unknown";
+}
+
+namespace {
+
+/// An operand as stored: `rows` rows of `cols` elements, `ld` apart.
+struct StoredLayout {
+  int64_t rows, cols, ld;
+};
+
+/// Deterministic values of one distribution. The mapping from the 64-bit
+/// stream is our own (not std::uniform_*_distribution), so the inputs are
+/// the same with every standard library.
+class InputGenerator {
+public:
+  InputGenerator(Distribution dist, uint64_t seed)
+      : dist(dist), rng(seed ^ (0x9e3779b97f4a7c15ull * (uint64_t(dist) + 1))) {
+  }
+
+  float next() {
+    switch (dist) {
+    case Distribution::SmallIntegers:
+      return float(int64_t(rng() % 9) - 4);
+    case Distribution::Uniform: {
+      // Multiples of 2^-23 in [-1, 1): exact in float.
+      int64_t v = int64_t(rng() >> 40) - (int64_t(1) << 23);
+      return std::ldexp(float(v), -23);
+    }
+    case Distribution::Mixed: {
+      uint64_t r = rng();
+      float sign = (r & 1) ? -1.0f : 1.0f;
+      int e = int((r >> 1) % 17) - 8;
+      // 1 + u with 23 fraction bits: exact in float.
+      float mant = 1.0f + std::ldexp(float(rng() >> 41), -23);
+      return sign * std::ldexp(mant, e);
+    }
+    }
+    return 0.0f;
+  }
+
+private:
+  Distribution dist;
+  std::mt19937_64 rng;
+};
+
+/// Sentinel over the whole region, then the real elements from `gen`.
+void fillOperand(GuardedBuffer &buf, StoredLayout l, InputGenerator &gen) {
+  buf.fillSentinel();
+  for (int64_t r = 0; r < l.rows; ++r)
+    for (int64_t c = 0; c < l.cols; ++c)
+      buf.data()[r * l.ld + c] = gen.next();
+}
+
+std::vector<float> copyRegion(const GuardedBuffer &buf) {
+  return std::vector<float>(buf.regionBegin(),
+                            buf.regionBegin() + buf.regionSize());
+}
+
+std::string num(double v) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.9g", v);
+  return text;
+}
+
+std::string shortNum(double v) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.3g", v);
+  return text;
+}
+
+/// Describes where offset `off` from data() lies in an operand.
+std::string describeOffset(llvm::StringRef name, const GuardedBuffer &buf,
+                           StoredLayout l, int64_t off) {
+  if (off < 0)
+    return llvm::formatv("guard before {0} overwritten at element {1}", name,
+                         -off - 1)
+        .str();
+  if (off >= buf.size())
+    return llvm::formatv("guard after {0} overwritten at element {1}", name,
+                         off - buf.size())
+        .str();
+  int64_t r = off / l.ld, c = off % l.ld;
+  if (c >= l.cols)
+    return llvm::formatv("{0} gap (row {1}, column {2}) overwritten", name, r,
+                         c)
+        .str();
+  return llvm::formatv("{0} changed at ({1},{2})", name, r, c).str();
+}
+
+/// Check (a): C's guards and leading-dimension gaps still hold the sentinel.
+std::optional<std::string> checkGuardsAndGaps(llvm::StringRef name,
+                                              const GuardedBuffer &buf,
+                                              StoredLayout l) {
+  if (std::optional<int64_t> off = buf.firstDamagedGuard())
+    return describeOffset(name, buf, l, *off);
+  for (int64_t r = 0; r + 1 < l.rows; ++r)
+    for (int64_t c = l.cols; c < l.ld; ++c)
+      if (!isSentinel(buf.data() + r * l.ld + c))
+        return describeOffset(name, buf, l, r * l.ld + c);
+  return std::nullopt;
+}
+
+/// Check (b): the whole region, guards and gaps included, equals `pristine`
+/// bit for bit. Element coordinates are as stored (row, column).
+std::optional<std::string> checkUnchanged(llvm::StringRef name,
+                                          const GuardedBuffer &buf,
+                                          StoredLayout l,
+                                          const std::vector<float> &pristine) {
+  const float *now = buf.regionBegin();
+  if (std::memcmp(now, pristine.data(), pristine.size() * sizeof(float)) == 0)
+    return std::nullopt;
+  for (size_t i = 0; i < pristine.size(); ++i)
+    if (bitsOf(now[i]) != bitsOf(pristine[i]))
+      return describeOffset(name, buf, l, int64_t(i) - buf.guard());
+  return std::nullopt;
+}
+
+/// The fp64 reference and magnitude, m x n row-major:
+///   ref(i,j) = c0(i,j) + sum_k A(i,k) B(k,j)
+///   mag(i,j) = |c0(i,j)| + sum_k |A(i,k) B(k,j)|
+/// A and B are first unpacked to logical row-major float copies so the inner
+/// loop runs unit-stride over a row of B and the accumulator rows; rows of C
+/// go in blocks so each row of B is reused from cache.
+void computeReference(const GemmDesc &d, const float *a, const float *b,
+                      const float *c0, std::vector<double> &ref,
+                      std::vector<double> &mag) {
+  const int64_t m = d.m, n = d.n, k = d.k;
+  std::vector<float> aL(size_t(m * k)), bL(size_t(k * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      aL[size_t(i * k + p)] = d.transA ? a[p * d.lda + i] : a[i * d.lda + p];
+  if (d.transB) {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        bL[size_t(p * n + j)] = b[j * d.ldb + p];
+  } else {
+    for (int64_t p = 0; p < k; ++p)
+      std::copy_n(b + p * d.ldb, n, bL.data() + p * n);
+  }
+
+  ref.assign(size_t(m * n), 0.0);
+  mag.assign(size_t(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double c = c0[i * d.ldc + j];
+      ref[size_t(i * n + j)] = c;
+      mag[size_t(i * n + j)] = std::fabs(c);
+    }
+
+  constexpr int64_t kRowBlock = 4;
+  constexpr int64_t kColBlock = 512;
+  for (int64_t j0 = 0; j0 < n; j0 += kColBlock) {
+    const int64_t nj = std::min(kColBlock, n - j0);
+    for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
+      const int64_t ni = std::min(kRowBlock, m - i0);
+      for (int64_t p = 0; p < k; ++p) {
+        const float *bRow = bL.data() + p * n + j0;
+        for (int64_t r = 0; r < ni; ++r) {
+          const double av = aL[size_t((i0 + r) * k + p)];
+          double *refRow = ref.data() + (i0 + r) * n + j0;
+          double *magRow = mag.data() + (i0 + r) * n + j0;
+          for (int64_t j = 0; j < nj; ++j) {
+            double prod = av * double(bRow[j]);
+            refRow[j] += prod;
+            magRow[j] += std::fabs(prod);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// |x - ref| / mag, with 0 / 0 = 0 and anything non-finite infinite.
+double relativeError(double x, double ref, double mag) {
+  if (!std::isfinite(x))
+    return std::numeric_limits<double>::infinity();
+  double err = std::fabs(x - ref);
+  if (err == 0)
+    return 0;
+  if (mag == 0)
+    return std::numeric_limits<double>::infinity();
+  return err / mag;
+}
+
+/// Whether `rows` rows `ld` apart stay far from overflowing the spans and
+/// buffer sizes computed from them.
+bool spanFits(int64_t rows, int64_t ld) {
+  return ld <= kMaxBufferFloats && (rows - 1) <= kMaxBufferFloats / ld;
+}
+
+/// Whether OpenBLAS can take the descriptor's sizes.
+bool fitsBlas(const GemmDesc &d) {
+  const int64_t maxInt = std::numeric_limits<blasint>::max();
+  return d.m <= maxInt && d.n <= maxInt && d.k <= maxInt && d.lda <= maxInt &&
+         d.ldb <= maxInt && d.ldc <= maxInt;
+}
+
+/// One distribution's run. Returns the first failure, if any; updates the
+/// report's error maxima.
+llvm::Expected<std::optional<std::string>>
+runOne(const GemmDesc &d,
+       const std::function<void(const float *, const float *, float *, void *)>
+           &kernel,
+       size_t workspaceBytes, const ValidationOptions &options,
+       Distribution dist, ValidationReport &report) {
+  const llvm::StringRef name = distributionName(dist);
+  const StoredLayout aLayout{d.aRows(), d.aCols(), d.lda};
+  const StoredLayout bLayout{d.bRows(), d.bCols(), d.ldb};
+  const StoredLayout cLayout{d.m, d.n, d.ldc};
+
+  auto aBuf = GuardedBuffer::allocate(d.aSpan(), options.guardElements);
+  if (!aBuf)
+    return aBuf.takeError();
+  auto bBuf = GuardedBuffer::allocate(d.bSpan(), options.guardElements);
+  if (!bBuf)
+    return bBuf.takeError();
+  auto cBuf = GuardedBuffer::allocate(d.cSpan(), options.guardElements);
+  if (!cBuf)
+    return cBuf.takeError();
+  // Workspace in floats, rounded up, guarded like the operands; 0 bytes
+  // still gives an aligned, non-null pointer.
+  auto workspace = GuardedBuffer::allocate(
+      int64_t((workspaceBytes + sizeof(float) - 1) / sizeof(float)),
+      options.guardElements);
+  if (!workspace)
+    return workspace.takeError();
+  workspace->fillSentinel();
+
+  InputGenerator gen(dist, options.seed);
+  fillOperand(*aBuf, aLayout, gen);
+  fillOperand(*bBuf, bLayout, gen);
+  fillOperand(*cBuf, cLayout, gen);
+  const std::vector<float> aPristine = copyRegion(*aBuf);
+  const std::vector<float> bPristine = copyRegion(*bBuf);
+  const std::vector<float> cPristine = copyRegion(*cBuf);
+  const int64_t guard = options.guardElements;
+  const float *a0 = aPristine.data() + guard;
+  const float *b0 = bPristine.data() + guard;
+  const float *c0 = cPristine.data() + guard;
+
+  kernel(aBuf->data(), bBuf->data(), cBuf->data(), workspace->data());
+
+  // (a) C's guards and gaps.
+  if (auto failure = checkGuardsAndGaps("C", *cBuf, cLayout))
+    return std::optional<std::string>((name + ": " + *failure).str());
+  // (b) A and B unchanged.
+  if (auto failure = checkUnchanged("A", *aBuf, aLayout, aPristine))
+    return std::optional<std::string>((name + ": " + *failure).str());
+  if (auto failure = checkUnchanged("B", *bBuf, bLayout, bPristine))
+    return std::optional<std::string>((name + ": " + *failure).str());
+  // The workspace's contents are the kernel's, its guards are not.
+  if (std::optional<int64_t> off = workspace->firstDamagedGuard())
+    return std::optional<std::string>(
+        (name + ": " +
+         describeOffset("workspace", *workspace,
+                        StoredLayout{1, workspace->size(),
+                                     std::max<int64_t>(workspace->size(), 1)},
+                        *off))
+            .str());
+
+  // (c) Every element against the fp64 reference.
+  std::vector<double> ref, mag;
+  computeReference(d, a0, b0, c0, ref, mag);
+  const double bound = gemmErrorBound(d.k);
+  // |a|, |b|, |c0| <= 4: every partial sum in any order is an integer of
+  // magnitude <= 16 k + 4, exact in float while that is <= 2^24.
+  const bool exact = dist == Distribution::SmallIntegers &&
+                     d.k <= ((int64_t(1) << 24) - 4) / 16;
+  std::optional<std::string> failure;
+  const float *c = cBuf->data();
+  for (int64_t i = 0; i < d.m; ++i) {
+    for (int64_t j = 0; j < d.n; ++j) {
+      const float got = c[i * d.ldc + j];
+      const double want = ref[size_t(i * d.n + j)];
+      const double size = mag[size_t(i * d.n + j)];
+      const double rel = relativeError(got, want, size);
+      report.maxRelError = std::max(report.maxRelError, rel);
+      if (failure)
+        continue;
+      // Why this element fails, if it does.
+      std::string why;
+      if (!std::isfinite(got) && std::isfinite(want))
+        why = " (fp64)";
+      else if (exact && bitsOf(got) != bitsOf(float(want)))
+        why = " (exact, bit for bit)";
+      else if (!exact && size == 0 && double(got) != want)
+        why = " (fp64; every term is zero)";
+      else if (!exact && size != 0 &&
+               !(std::fabs(double(got) - want) <= bound * size))
+        why = " (fp64), relative error " + shortNum(rel) + " > bound " +
+              shortNum(bound);
+      if (!why.empty())
+        failure = llvm::formatv("{0}: C({1},{2}) = {3}, expected {4}{5}", name,
+                                i, j, num(got), num(want), why)
+                      .str();
+    }
+  }
+  if (failure)
+    return failure;
+
+  // OpenBLAS on the pristine inputs, for the record and as a cross-check of
+  // the reference. Where OpenBLAS itself is outside the bound against fp64
+  // only its error is recorded; elsewhere ours must be within twice the
+  // bound of it.
+  if (!options.compareOpenBlas || !fitsBlas(d))
+    return std::optional<std::string>();
+  std::vector<float> cBlas(c0, c0 + d.cSpan());
+  cblas_sgemm(CblasRowMajor, d.transA ? CblasTrans : CblasNoTrans,
+              d.transB ? CblasTrans : CblasNoTrans, blasint(d.m), blasint(d.n),
+              blasint(d.k), 1.0f, a0, blasint(d.lda), b0, blasint(d.ldb), 1.0f,
+              cBlas.data(), blasint(d.ldc));
+  for (int64_t i = 0; i < d.m; ++i) {
+    for (int64_t j = 0; j < d.n; ++j) {
+      const float got = c[i * d.ldc + j];
+      const float blas = cBlas[size_t(i * d.ldc + j)];
+      const double want = ref[size_t(i * d.n + j)];
+      const double size = mag[size_t(i * d.n + j)];
+      const double blasRel = relativeError(blas, want, size);
+      report.openBlasMaxRelError =
+          std::max(report.openBlasMaxRelError, blasRel);
+      if (failure || !(blasRel <= bound))
+        continue;
+      const double diff = std::fabs(double(got) - double(blas));
+      if (!(diff <= 2 * bound * size))
+        failure = llvm::formatv("{0}: C({1},{2}) = {3}, openblas gives {4}, "
+                                "difference {5} > twice the bound {6} times "
+                                "magnitude {7}",
+                                name, i, j, num(got), num(blas), shortNum(diff),
+                                shortNum(bound), shortNum(size))
+                      .str();
+    }
+  }
+  return failure;
+}
+
+} // namespace
+
+llvm::Expected<ValidationReport> qimeng::validateGemm(
+    const GemmDesc &desc,
+    const std::function<void(const float *, const float *, float *, void *)>
+        &kernel,
+    size_t workspaceBytes, const ValidationOptions &options) {
+  if (llvm::Error err = desc.verify())
+    return std::move(err);
+  if (!kernel)
+    return llvm::createStringError("no kernel to validate");
+  if (options.distributions.empty())
+    return llvm::createStringError("no input distributions to validate with");
+  if (!spanFits(desc.aRows(), desc.lda) || !spanFits(desc.bRows(), desc.ldb) ||
+      !spanFits(desc.m, desc.ldc))
+    return llvm::createStringError(
+        llvm::formatv("operands of {0} are too large to validate", desc.str())
+            .str());
+  if (options.guardElements < 0)
+    return llvm::createStringError(
+        llvm::formatv("negative guard size {0}", options.guardElements).str());
+
+  ValidationReport report;
+  for (Distribution dist : options.distributions) {
+    auto failure = runOne(desc, kernel, workspaceBytes, options, dist, report);
+    if (!failure)
+      return failure.takeError();
+    if (*failure) {
+      report.passed = false;
+      report.failure = std::move(**failure);
+      return report;
+    }
+  }
+  report.passed = true;
+  return report;
+}

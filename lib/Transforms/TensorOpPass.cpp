@@ -1,0 +1,284 @@
+//===- TensorOpPass.cpp - --qimeng-tensorop
+//--------------------------------===//
+//
+// Thin: describe the op (GemmMatcher), ask the libraries for a kernel
+// (blocking model, emitter, isolated validation), rewrite, remark.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Kernel/Target.h"
+#include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Transforms/GemmMatcher.h"
+#include "qimeng/Transforms/Passes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace qimeng {
+#define GEN_PASS_DEF_QIMENGTENSOROP
+#include "qimeng/Transforms/Passes.h.inc"
+} // namespace qimeng
+
+using namespace mlir;
+using namespace qimeng;
+
+namespace {
+
+/// The pass options, snapshotted into plain data and resolved.
+struct ResolvedOptions {
+  Target target;
+  bool targetIsHost = true;
+  std::string kernelConfig;
+  bool validate = true;
+  std::string fault; ///< test only
+  EmitterOptions emitter;
+  IsolatedValidationOptions runner;
+};
+
+/// A kernel ready to embed: the emitter's output, validated when asked.
+struct ReadyKernel {
+  EmittedKernel emitted;
+  std::string body;
+};
+
+/// The inline-asm form of the body: `$` is the operand escape in LLVM's
+/// inline asm, so literal ones (AT&T immediates) are doubled.
+std::string escapeForInlineAsm(StringRef body) {
+  std::string out;
+  out.reserve(body.size() + body.size() / 8);
+  for (char ch : body) {
+    if (ch == '$')
+      out += "$$";
+    else
+      out += ch;
+  }
+  return out;
+}
+
+/// Constraints: the four arguments arrive in %rdi, %rsi, %rdx, %rcx (tied
+/// outputs, since the body overwrites them); everything else it clobbers.
+std::string asmConstraints(const EmittedKernel &k) {
+  std::string c = "={rdi},={rsi},={rdx},={rcx},0,1,2,3";
+  for (const std::string &reg : k.clobbers) {
+    if (reg == "rdi" || reg == "rsi" || reg == "rdx" || reg == "rcx")
+      continue;
+    c += ",~{" + reg + "}";
+  }
+  c += ",~{memory},~{dirflag},~{fpsr},~{flags}";
+  return c;
+}
+
+/// `llvm.func private @qm_sgemm_...(ptr, ptr, ptr, ptr)` whose body is the
+/// kernel as one llvm.inline_asm; one per symbol in the module.
+LLVM::LLVMFuncOp getOrCreateKernelFunc(ModuleOp module,
+                                       const ReadyKernel &kernel) {
+  if (auto existing =
+          module.lookupSymbol<LLVM::LLVMFuncOp>(kernel.emitted.symbol))
+    return existing;
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = NameLoc::get(StringAttr::get(ctx, kernel.emitted.symbol));
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                            {ptr, ptr, ptr, ptr});
+  auto fn = LLVM::LLVMFuncOp::create(b, loc, kernel.emitted.symbol, fnType,
+                                     LLVM::Linkage::Internal);
+  fn.setNoInline(true);
+  Block *entry = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  auto resultType = LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr, ptr, ptr});
+  LLVM::InlineAsmOp::create(
+      b, loc, resultType, entry->getArguments(),
+      escapeForInlineAsm(kernel.body), asmConstraints(kernel.emitted),
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  LLVM::ReturnOp::create(b, loc, ValueRange());
+  return fn;
+}
+
+/// Address of a memref's first element as !llvm.ptr.
+Value elementPointer(OpBuilder &b, Location loc, Value memref) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value elemBytes = arith::ConstantIndexOp::create(b, loc, 4);
+  Value offsetBytes =
+      arith::MulIOp::create(b, loc, meta.getOffset(), elemBytes);
+  Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
+}
+
+/// Replaces `op` with: workspace alloc, pointer extraction, call, dealloc.
+void replaceWithKernelCall(linalg::MatmulOp op, LLVM::LLVMFuncOp fn,
+                           uint64_t workspaceBytes) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value a = elementPointer(b, loc, op.getDpsInputOperand(0)->get());
+  Value bp = elementPointer(b, loc, op.getDpsInputOperand(1)->get());
+  Value c = elementPointer(b, loc, op.getDpsInitOperand(0)->get());
+  auto wsType = MemRefType::get(
+      {static_cast<int64_t>(std::max<uint64_t>(workspaceBytes, 64))},
+      b.getI8Type());
+  auto ws = memref::AllocOp::create(b, loc, wsType, ValueRange(),
+                                    b.getI64IntegerAttr(64));
+  Value wsBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, ws);
+  Value wsInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), wsBase);
+  Value wsPtr = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), wsInt);
+  LLVM::CallOp::create(b, loc, fn, ValueRange{a, bp, c, wsPtr});
+  memref::DeallocOp::create(b, loc, ws);
+  op.erase();
+}
+
+struct QiMengTensorOpPass
+    : public qimeng::impl::QiMengTensorOpBase<QiMengTensorOpPass> {
+  using QiMengTensorOpBase::QiMengTensorOpBase;
+
+  /// Options -> plain data; a bad option is an error naming it.
+  FailureOr<ResolvedOptions> resolveOptions(ModuleOp module) {
+    ResolvedOptions o;
+    std::string targetSpec = target;
+    if (targetSpec.empty() || targetSpec == "host") {
+      o.target = Target::detectHost();
+    } else {
+      auto parsed = Target::parse(targetSpec);
+      if (!parsed) {
+        module.emitError() << "qimeng-tensorop: invalid option target='"
+                           << targetSpec
+                           << "': " << llvm::toString(parsed.takeError());
+        return failure();
+      }
+      o.target = *parsed;
+      o.targetIsHost = false;
+    }
+    o.kernelConfig = kernelConfig;
+    if (!o.kernelConfig.empty()) {
+      auto parsed = GemmConfig::parse(o.kernelConfig, GemmConfig());
+      if (!parsed) {
+        module.emitError() << "qimeng-tensorop: invalid option kernel-config='"
+                           << o.kernelConfig
+                           << "': " << llvm::toString(parsed.takeError());
+        return failure();
+      }
+    }
+    o.validate = validate;
+    o.fault = testInjectFault;
+    if (!o.fault.empty() && o.fault != "drop-k" &&
+        o.fault != "write-past-edge") {
+      module.emitError() << "qimeng-tensorop: invalid option "
+                            "test-inject-fault='"
+                         << o.fault << "': expected drop-k or write-past-edge";
+      return failure();
+    }
+    o.emitter = EmitterOptions::defaults();
+    if (!std::string(python).empty())
+      o.emitter.python = python;
+    if (!std::string(emitterDir).empty())
+      o.emitter.packageDir = emitterDir;
+    unsigned timeout = emitTimeout;
+    if (timeout == 0) {
+      module.emitError() << "qimeng-tensorop: invalid option emit-timeout=0: "
+                            "need at least 1 second";
+      return failure();
+    }
+    o.emitter.timeoutSeconds = timeout;
+    o.runner = IsolatedValidationOptions::defaults();
+    if (!std::string(runner).empty())
+      o.runner.runnerPath = runner;
+    o.runner.timeoutSeconds = std::max(timeout, 120u);
+    return o;
+  }
+
+  /// Chooses, emits and validates the kernel for `desc`; the reason on
+  /// failure has no "not accelerated:" prefix.
+  FailureOr<ReadyKernel> prepareKernel(const GemmDesc &desc,
+                                       const ResolvedOptions &o,
+                                       std::string &reason) {
+    auto config = chooseGemmConfig(desc, o.target);
+    if (!config) {
+      reason = llvm::toString(config.takeError());
+      return failure();
+    }
+    if (!o.kernelConfig.empty()) {
+      auto pinned = GemmConfig::parse(o.kernelConfig, *config);
+      if (!pinned) {
+        reason = llvm::toString(pinned.takeError());
+        return failure();
+      }
+      config = clampToProblem(*pinned, desc);
+    }
+    auto emitted = emitGemmKernel(desc, *config, o.emitter, o.fault);
+    if (!emitted) {
+      reason =
+          "kernel generation failed: " + llvm::toString(emitted.takeError());
+      return failure();
+    }
+    auto body = emitted->body();
+    if (!body) {
+      reason = llvm::toString(body.takeError());
+      return failure();
+    }
+    if (o.validate) {
+      auto report = validateGemmIsolated(desc, o.target, *emitted, o.runner);
+      if (!report) {
+        reason = "kernel validation could not run: " +
+                 llvm::toString(report.takeError());
+        return failure();
+      }
+      if (!report->passed) {
+        reason = "generated kernel " + emitted->symbol +
+                 " failed validation: " + report->failure;
+        return failure();
+      }
+    }
+    return ReadyKernel{std::move(*emitted), std::move(*body)};
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<ResolvedOptions> options = resolveOptions(module);
+    if (failed(options))
+      return signalPassFailure();
+
+    SmallVector<linalg::MatmulOp> matmuls;
+    module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
+
+    // One kernel per distinct descriptor; a failure is remembered too.
+    llvm::StringMap<FailureOr<ReadyKernel>> kernels;
+    llvm::StringMap<std::string> failures;
+    for (linalg::MatmulOp op : matmuls) {
+      std::string reason;
+      FailureOr<GemmDesc> desc = describeMatmul(op, reason);
+      if (failed(desc)) {
+        op.emitRemark() << "not accelerated: " << reason;
+        continue;
+      }
+      std::string key = desc->str();
+      auto it = kernels.find(key);
+      if (it == kernels.end()) {
+        std::string why;
+        it =
+            kernels.try_emplace(key, prepareKernel(*desc, *options, why)).first;
+        failures[key] = why;
+      }
+      if (failed(it->second)) {
+        op.emitRemark() << "not accelerated: " << failures[key];
+        continue;
+      }
+      LLVM::LLVMFuncOp fn = getOrCreateKernelFunc(module, *it->second);
+      replaceWithKernelCall(op, fn, it->second->emitted.workspaceBytes);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,65 @@
+"""Entry point: JSON request on stdin, kernel text on stdout.
+
+On failure: one ``error: ...`` line on stderr and exit status 1 (bad request)
+or 2 (internal error).
+"""
+
+import json
+import sys
+
+from . import PROTOCOL_VERSION
+from .errors import RequestError
+from . import sgemm
+
+KINDS = {
+    "sgemm": sgemm.emit,
+}
+
+
+def _reject_duplicates(pairs):
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise RequestError(f"field '{key}' is given twice")
+        seen[key] = value
+    return seen
+
+
+def run(text):
+    """Returns the kernel text for a request given as a JSON string."""
+    try:
+        request = json.loads(text, object_pairs_hook=_reject_duplicates)
+    except json.JSONDecodeError as exc:
+        raise RequestError(f"request is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise RequestError("request is nested too deeply") from None
+    if not isinstance(request, dict):
+        raise RequestError("request must be a JSON object")
+    version = request.get("version")
+    if type(version) is not int or version != PROTOCOL_VERSION:
+        raise RequestError(
+            f"unsupported request version {version!r}; "
+            f"this emitter speaks version {PROTOCOL_VERSION}")
+    kind = request.get("kind")
+    if kind not in KINDS:
+        raise RequestError(
+            f"unknown kernel kind {kind!r}; expected one of "
+            + ", ".join(sorted(KINDS)))
+    return KINDS[kind](request)
+
+
+def main():
+    try:
+        sys.stdout.write(run(sys.stdin.read()))
+    except RequestError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+    except Exception as exc:  # an emitter bug: still one line, distinct code
+        sys.stderr.write(f"error: internal emitter error: "
+                         f"{type(exc).__name__}: {exc}\n")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,477 @@
+"""SGEMM for x86-64 AVX2/AVX-512: BLIS-style blocking, PACK and COMPUTE.
+
+One request = one complete kernel for one shape: C += op(A) * op(B),
+row-major, leading dimensions and transposes baked in. The code is a body
+that takes A, B, C and a workspace pointer in %rdi, %rsi, %rdx, %rcx; the
+function form wraps it with a prologue and epilogue. docs/KernelContract.md
+states the ABI; this module is its implementation.
+
+Loop nest (the sketch):
+
+    for jc in 0..N step nc:              nb = min(nc, N - jc)
+      for pc in 0..K step kc:            kb = min(kc, K - pc)
+        PACK B[pc:pc+kb, jc:jc+nb] -> Bp   (NR-wide slivers, k-major)
+        for ic in 0..M step mc:          mb = min(mc, M - ic)
+          PACK A[ic:ic+mb, pc:pc+kb] -> Ap (MR-tall slivers, k-major)
+          for jr in 0..nb step NR:
+            for ir in 0..mb step MR:
+              COMPUTE MR x NR += Ap sliver * Bp sliver over kb
+"""
+
+import json
+
+from . import GENERATOR_VERSION, PROTOCOL_VERSION
+from .errors import RequestError
+from .x86 import Asm, back, check_disp, fwd, lookup_isa, xmm
+
+# Workspace layout (bytes from the workspace pointer).
+SCRATCH_BYTES = 64          # saved A, B, C pointers
+TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
+
+FAULTS = (None, "drop-k", "write-past-edge")
+
+# Register map of the body (see docs/KernelContract.md).
+WS, JC, NB, PC, KB, IC, MB, JR, IR = (
+    "%rbx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15")
+CLOBBERED_GPRS = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi",
+                  "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
+CALLEE_SAVED = ("%rbx", "%r12", "%r13", "%r14", "%r15")
+
+
+def _round_up(value, multiple):
+    return (value + multiple - 1) // multiple * multiple
+
+
+def _int_field(request, name, minimum=1, default=None):
+    value = request.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestError(f"field '{name}' must be an integer, got {value!r}")
+    if value < minimum:
+        raise RequestError(f"field '{name}' must be >= {minimum}, got {value}")
+    if value >= (1 << 31):
+        raise RequestError(f"field '{name}' = {value} is too large")
+    return value
+
+
+def _bool_field(request, name):
+    value = request.get(name, False)
+    if not isinstance(value, bool):
+        raise RequestError(f"field '{name}' must be true or false")
+    return value
+
+
+class Params:
+    """A validated request with the blocking clamped to the problem."""
+
+    def __init__(self, request):
+        known = {"version", "kind", "isa", "m", "n", "k", "lda", "ldb", "ldc",
+                 "trans_a", "trans_b", "mr", "nr", "k_unroll", "kc", "mc",
+                 "nc", "prefetch_a", "prefetch_b", "fault"}
+        unknown = sorted(set(request) - known)
+        if unknown:
+            raise RequestError("unknown field(s): " + ", ".join(unknown))
+        isa_name = request.get("isa")
+        if not isinstance(isa_name, str):
+            raise RequestError("field 'isa' must be a string such as \"avx2\"")
+        self.isa = lookup_isa(isa_name)
+        self.m = _int_field(request, "m")
+        self.n = _int_field(request, "n")
+        self.k = _int_field(request, "k")
+        self.trans_a = _bool_field(request, "trans_a")
+        self.trans_b = _bool_field(request, "trans_b")
+        a_cols = self.m if self.trans_a else self.k
+        b_cols = self.k if self.trans_b else self.n
+        self.lda = _int_field(request, "lda", minimum=a_cols,
+                              default=a_cols)
+        self.ldb = _int_field(request, "ldb", minimum=b_cols,
+                              default=b_cols)
+        self.ldc = _int_field(request, "ldc", minimum=self.n, default=self.n)
+        self.mr = _int_field(request, "mr")
+        self.nr = _int_field(request, "nr")
+        lanes = self.isa.lanes
+        if self.nr % lanes:
+            raise RequestError(
+                f"nr = {self.nr} must be a multiple of {lanes} "
+                f"(f32 lanes of {self.isa.name})")
+        self.nv = self.nr // lanes
+        needed = self.mr * self.nv + self.nv + 1
+        if needed > self.isa.registers:
+            raise RequestError(
+                f"a {self.mr}x{self.nr} register block needs {needed} vector "
+                f"registers; {self.isa.name} has {self.isa.registers}")
+        self.k_unroll = _int_field(request, "k_unroll", default=1)
+        if self.k_unroll not in (1, 2, 4, 8, 16):
+            raise RequestError(
+                f"k_unroll must be 1, 2, 4, 8 or 16, got {self.k_unroll}")
+        kc = _int_field(request, "kc")
+        mc = _int_field(request, "mc")
+        nc = _int_field(request, "nc")
+        if mc % self.mr:
+            raise RequestError(f"mc = {mc} must be a multiple of mr = {self.mr}")
+        if nc % self.nr:
+            raise RequestError(f"nc = {nc} must be a multiple of nr = {self.nr}")
+        self.kc = min(kc, self.k)
+        self.mc = min(mc, _round_up(self.m, self.mr))
+        self.nc = min(nc, _round_up(self.n, self.nr))
+        self.prefetch_a = _int_field(request, "prefetch_a", 0, default=0)
+        self.prefetch_b = _int_field(request, "prefetch_b", 0, default=0)
+        for name in ("prefetch_a", "prefetch_b"):
+            if getattr(self, name) > 8192:
+                raise RequestError(f"{name} must be at most 8192 bytes")
+        self.fault = request.get("fault")
+        if self.fault not in FAULTS:
+            raise RequestError(
+                f"unknown fault {self.fault!r}; expected drop-k or "
+                "write-past-edge (test-only)")
+        # Edge code exists only where the shape needs it (or a fault does).
+        self.row_edges = self.m % self.mr != 0
+        self.col_edges = self.n % self.nr != 0
+        if self.fault == "write-past-edge":
+            self.row_edges = self.col_edges = True
+        # Workspace.
+        self.tile_bytes = _round_up(self.mr * self.nr * 4, 64)
+        self.ap_offset = TILE_OFFSET + self.tile_bytes
+        self.ap_bytes = _round_up(self.mc * self.kc * 4, 64)
+        self.bp_offset = self.ap_offset + self.ap_bytes
+        self.bp_bytes = _round_up(self.kc * self.nc * 4, 64)
+        self.workspace_bytes = self.bp_offset + self.bp_bytes
+        check_disp(self.workspace_bytes, "workspace")
+        check_disp(self.mr * self.ldc * 4, "C row")
+        check_disp(max(self.lda, self.ldb) * 4 * max(self.mr, self.nr),
+                   "packing source")
+
+    def symbol(self):
+        trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
+        fault = "" if self.fault is None else "_fault_" + self.fault.replace(
+            "-", "_")
+        return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}"
+                f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
+                f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
+                f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
+                f"_pfa{self.prefetch_a}_pfb{self.prefetch_b}{fault}"
+                f"_x86_64_{self.isa.name}")
+
+
+def _vzero(asm, isa, reg):
+    if isa.name == "avx512":
+        asm.ins(f"vpxord {isa.reg(reg)}, {isa.reg(reg)}, {isa.reg(reg)}")
+    else:
+        asm.ins(f"vxorps {isa.reg(reg)}, {isa.reg(reg)}, {isa.reg(reg)}")
+
+
+def _min_into(asm, dst, limit):
+    """dst = min(dst, limit) for unsigned dst; clobbers %rax."""
+    asm.ins(f"movq ${limit}, %rax")
+    asm.ins(f"cmpq %rax, {dst}")
+    asm.ins(f"cmovaq %rax, {dst}")
+
+
+def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
+               outer_index, inner_step_index, dst_offset, has_edges):
+    """Packs one panel into R-wide slivers, k-major, zero-padded.
+
+    Element (k, r) of the panel is at src + k*stride_k + r*stride_r elements,
+    where src = base + outer_index*stride_k + (inner base + r0)*stride_r.
+    Sliver s holds rows r0 = s*R .. s*R+R-1 as kb rows of R floats.
+    `width_reg` holds the panel's extent in r (nb or mb); %r14 walks r0.
+    """
+    isa = p.isa
+    sk, sr = stride_k * 4, stride_r * 4
+    loop = asm.label(f"pack {name}: next sliver")
+    edge = asm.label(f"pack {name}: edge sliver")
+    done = asm.label(f"pack {name}: sliver done")
+    asm.comment(f"PACK {name}: {R}-wide slivers, k-major, zero-padded")
+    asm.ins(f"xorl %r14d, %r14d")
+    asm.place(loop)
+    # %rsi = base + outer*sk + (inner + r0)*sr
+    asm.ins(f"movq {src_slot}(%rbx), %rsi")
+    asm.ins(f"imulq ${sk}, {outer_index}, %rax")
+    asm.ins("addq %rax, %rsi")
+    asm.ins(f"leaq ({inner_step_index},%r14), %rax")
+    asm.ins(f"imulq ${sr}, %rax, %rax")
+    asm.ins("addq %rax, %rsi")
+    # %rdi = ws + dst_offset + r0*kb*4
+    asm.ins("movq %r14, %rax")
+    asm.ins(f"imulq {KB}, %rax")
+    asm.ins(f"leaq {dst_offset}(%rbx,%rax,4), %rdi")
+    asm.ins(f"movq {KB}, %rcx")
+    if has_edges:
+        asm.ins(f"movq {width_reg}, %rdx")
+        asm.ins("subq %r14, %rdx")
+        asm.ins(f"cmpq ${R}, %rdx")
+        asm.ins(f"jb {fwd(edge)}")
+    # Full sliver.
+    row = asm.label(f"pack {name}: full sliver, next k")
+    asm.place(row)
+    if sr == 4 and R % isa.lanes == 0:
+        for v in range(R // isa.lanes):
+            off = v * isa.vector_bytes
+            asm.ins(f"vmovups {off}(%rsi), {isa.reg(0)}")
+            asm.ins(f"vmovups {isa.reg(0)}, {off}(%rdi)")
+    else:
+        for r in range(R):
+            asm.ins(f"vmovss {check_disp(r * sr, 'pack')}(%rsi), {xmm(0)}")
+            asm.ins(f"vmovss {xmm(0)}, {r * 4}(%rdi)")
+    asm.ins(f"addq ${sk}, %rsi")
+    asm.ins(f"addq ${R * 4}, %rdi")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(row)}")
+    if has_edges:
+        asm.ins(f"jmp {fwd(done)}")
+        # Edge sliver: zero the row, then copy the %rdx valid elements.
+        asm.place(edge)
+        asm.ins(f"vxorps {xmm(1)}, {xmm(1)}, {xmm(1)}")
+        erow = asm.label(f"pack {name}: edge sliver, next k")
+        ecol = asm.label(f"pack {name}: edge sliver, next element")
+        asm.place(erow)
+        for r in range(R):
+            asm.ins(f"vmovss {xmm(1)}, {r * 4}(%rdi)")
+        asm.ins("xorl %eax, %eax")
+        asm.ins("movq %rsi, %r15")
+        asm.place(ecol)
+        asm.ins(f"vmovss (%r15), {xmm(0)}")
+        asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
+        asm.ins(f"addq ${sr}, %r15")
+        asm.ins("incq %rax")
+        asm.ins("cmpq %rdx, %rax")
+        asm.ins(f"jb {back(ecol)}")
+        asm.ins(f"addq ${sk}, %rsi")
+        asm.ins(f"addq ${R * 4}, %rdi")
+        asm.ins("decq %rcx")
+        asm.ins(f"jnz {back(erow)}")
+        asm.place(done)
+    asm.ins(f"addq ${R}, %r14")
+    asm.ins(f"cmpq {width_reg}, %r14")
+    asm.ins(f"jb {back(loop)}")
+
+
+def _emit_k_step(asm, p, u):
+    """One k step of the COMPUTE microkernel at unroll position u."""
+    isa = p.isa
+    b_reg = p.mr * p.nv
+    a_reg = b_reg + p.nv
+    for v in range(p.nv):
+        asm.ins(f"vmovaps {(u * p.nr + v * isa.lanes) * 4}(%rsi), "
+                f"{isa.reg(b_reg + v)}")
+    if p.prefetch_b:
+        asm.ins(f"prefetcht0 {p.prefetch_b + u * p.nr * 4}(%rsi)")
+    for i in range(p.mr):
+        asm.ins(f"vbroadcastss {(u * p.mr + i) * 4}(%rax), {isa.reg(a_reg)}")
+        for v in range(p.nv):
+            acc = i * p.nv + v
+            asm.ins(f"vfmadd231ps {isa.reg(b_reg + v)}, {isa.reg(a_reg)}, "
+                    f"{isa.reg(acc)}")
+    if p.prefetch_a and (u * p.mr * 4) % 64 < p.mr * 4:
+        asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
+
+
+def _emit_compute(asm, p):
+    """The jr/ir loops and the MR x NR microkernel with its C update."""
+    isa = p.isa
+    ldc4 = p.ldc * 4
+    jr_loop = asm.label("jr: next NR sliver of Bp")
+    ir_loop = asm.label("ir: next MR sliver of Ap")
+    k_loop = asm.label(f"k loop, unrolled by {p.k_unroll}")
+    k_rem = asm.label("k remainder")
+    k_rem_loop = asm.label("k remainder loop")
+    k_done = asm.label("k done: update C")
+    edge = asm.label("edge tile")
+    next_tile = asm.label("next tile")
+    asm.comment(f"COMPUTE: {p.mr}x{p.nr} register block, "
+                f"{p.mr * p.nv} accumulators")
+    asm.ins("xorl %r14d, %r14d")
+    asm.place(jr_loop)
+    asm.ins("xorl %r15d, %r15d")
+    asm.place(ir_loop)
+    asm.ins("movq %r15, %rax")
+    asm.ins(f"imulq {KB}, %rax")
+    asm.ins(f"leaq {p.ap_offset}(%rbx,%rax,4), %rax")
+    asm.ins("movq %r14, %rsi")
+    asm.ins(f"imulq {KB}, %rsi")
+    asm.ins(f"leaq {p.bp_offset}(%rbx,%rsi,4), %rsi")
+    asm.ins(f"leaq ({IC},%r15), %rdi")
+    asm.ins(f"imulq ${ldc4}, %rdi, %rdi")
+    asm.ins(f"leaq ({JC},%r14), %rdx")
+    asm.ins("leaq (%rdi,%rdx,4), %rdi")
+    asm.ins("addq 16(%rbx), %rdi")
+    line_offsets = sorted(set(range(0, p.nr * 4, 64)) | {p.nr * 4 - 4})
+    for i in range(p.mr):
+        for off in line_offsets:
+            asm.ins(f"prefetcht0 {i * ldc4 + off}(%rdi)")
+    for acc in range(p.mr * p.nv):
+        _vzero(asm, isa, acc)
+    shift = p.k_unroll.bit_length() - 1
+    if p.fault == "drop-k":
+        asm.comment("fault drop-k: the last k term of every block is lost")
+        asm.ins(f"leaq -1({KB}), %rcx")
+    else:
+        asm.ins(f"movq {KB}, %rcx")
+    if shift:
+        asm.ins(f"shrq ${shift}, %rcx")
+    else:
+        asm.ins("testq %rcx, %rcx")
+    asm.ins(f"jz {fwd(k_rem)}")
+    asm.raw("\t.p2align 5")
+    asm.place(k_loop)
+    for u in range(p.k_unroll):
+        _emit_k_step(asm, p, u)
+    asm.ins(f"addq ${p.k_unroll * p.mr * 4}, %rax")
+    asm.ins(f"addq ${p.k_unroll * p.nr * 4}, %rsi")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(k_loop)}")
+    asm.place(k_rem)
+    if p.k_unroll > 1:
+        if p.fault == "drop-k":
+            asm.ins(f"leaq -1({KB}), %rcx")
+        else:
+            asm.ins(f"movq {KB}, %rcx")
+        asm.ins(f"andq ${p.k_unroll - 1}, %rcx")
+        asm.ins(f"jz {fwd(k_done)}")
+        asm.place(k_rem_loop)
+        _emit_k_step(asm, p, 0)
+        asm.ins(f"addq ${p.mr * 4}, %rax")
+        asm.ins(f"addq ${p.nr * 4}, %rsi")
+        asm.ins("decq %rcx")
+        asm.ins(f"jnz {back(k_rem_loop)}")
+    asm.place(k_done)
+    if p.row_edges:
+        asm.ins(f"movq {MB}, %rdx")
+        asm.ins("subq %r15, %rdx")
+        asm.ins(f"cmpq ${p.mr}, %rdx")
+        asm.ins(f"jb {fwd(edge)}")
+    if p.col_edges:
+        asm.ins(f"movq {NB}, %rdx")
+        asm.ins("subq %r14, %rdx")
+        asm.ins(f"cmpq ${p.nr}, %rdx")
+        asm.ins(f"jb {fwd(edge)}")
+    asm.comment("full tile: C += accumulators")
+    for i in range(p.mr):
+        for v in range(p.nv):
+            acc = isa.reg(i * p.nv + v)
+            off = i * ldc4 + v * isa.vector_bytes
+            asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
+            asm.ins(f"vmovups {acc}, {off}(%rdi)")
+    if p.row_edges or p.col_edges:
+        asm.ins(f"jmp {fwd(next_tile)}")
+        asm.place(edge)
+        asm.comment("edge tile: spill accumulators, add the valid part to C")
+        for i in range(p.mr):
+            for v in range(p.nv):
+                off = TILE_OFFSET + (i * p.nr + v * isa.lanes) * 4
+                asm.ins(f"vmovaps {isa.reg(i * p.nv + v)}, {off}(%rbx)")
+        asm.ins(f"movq {MB}, %rdx")
+        asm.ins("subq %r15, %rdx")
+        _min_into(asm, "%rdx", p.mr)
+        asm.ins(f"movq {NB}, %rcx")
+        asm.ins("subq %r14, %rcx")
+        _min_into(asm, "%rcx", p.nr)
+        asm.ins(f"leaq {TILE_OFFSET}(%rbx), %rsi")
+        e_row = asm.label("edge: next row")
+        e_col = asm.label("edge: next column")
+        asm.place(e_row)
+        asm.ins("xorl %eax, %eax")
+        asm.place(e_col)
+        asm.ins(f"vmovss (%rdi,%rax,4), {xmm(0)}")
+        asm.ins(f"vaddss (%rsi,%rax,4), {xmm(0)}, {xmm(0)}")
+        asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
+        asm.ins("incq %rax")
+        asm.ins("cmpq %rcx, %rax")
+        if p.fault == "write-past-edge":
+            asm.comment("fault write-past-edge: one column too many")
+            asm.ins(f"jbe {back(e_col)}")
+        else:
+            asm.ins(f"jb {back(e_col)}")
+        asm.ins(f"addq ${ldc4}, %rdi")
+        asm.ins(f"addq ${p.nr * 4}, %rsi")
+        asm.ins("decq %rdx")
+        asm.ins(f"jnz {back(e_row)}")
+        asm.place(next_tile)
+    asm.ins(f"addq ${p.mr}, %r15")
+    asm.ins(f"cmpq {MB}, %r15")
+    asm.ins(f"jb {back(ir_loop)}")
+    asm.ins(f"addq ${p.nr}, %r14")
+    asm.ins(f"cmpq {NB}, %r14")
+    asm.ins(f"jb {back(jr_loop)}")
+
+
+def _emit_body(p):
+    asm = Asm()
+    jc_loop = asm.label("jc: next nc block of columns")
+    pc_loop = asm.label("pc: next kc block of the reduction")
+    ic_loop = asm.label("ic: next mc block of rows")
+    asm.ins("movq %rdi, 0(%rcx)")
+    asm.ins("movq %rsi, 8(%rcx)")
+    asm.ins("movq %rdx, 16(%rcx)")
+    asm.ins("movq %rcx, %rbx")
+    asm.ins("xorl %r8d, %r8d")
+    asm.place(jc_loop)
+    asm.ins(f"movq ${p.n}, {NB}")
+    asm.ins(f"subq {JC}, {NB}")
+    _min_into(asm, NB, p.nc)
+    asm.ins("xorl %r10d, %r10d")
+    asm.place(pc_loop)
+    asm.ins(f"movq ${p.k}, {KB}")
+    asm.ins(f"subq {PC}, {KB}")
+    _min_into(asm, KB, p.kc)
+    # B(k, j): element (k, j) at k*ldb + j, or j*ldb + k when transposed.
+    b_sk, b_sr = (1, p.ldb) if p.trans_b else (p.ldb, 1)
+    _emit_pack(asm, p, "B", p.nr, b_sk, b_sr, NB, 8, PC, JC, p.bp_offset,
+               p.col_edges)
+    asm.ins("xorl %r12d, %r12d")
+    asm.place(ic_loop)
+    asm.ins(f"movq ${p.m}, {MB}")
+    asm.ins(f"subq {IC}, {MB}")
+    _min_into(asm, MB, p.mc)
+    # A(i, k): element (i, k) at i*lda + k, or k*lda + i when transposed.
+    a_sk, a_sr = (p.lda, 1) if p.trans_a else (1, p.lda)
+    _emit_pack(asm, p, "A", p.mr, a_sk, a_sr, MB, 0, PC, IC, p.ap_offset,
+               p.row_edges)
+    _emit_compute(asm, p)
+    asm.ins(f"addq ${p.mc}, {IC}")
+    asm.ins(f"cmpq ${p.m}, {IC}")
+    asm.ins(f"jb {back(ic_loop)}")
+    asm.ins(f"addq ${p.kc}, {PC}")
+    asm.ins(f"cmpq ${p.k}, {PC}")
+    asm.ins(f"jb {back(pc_loop)}")
+    asm.ins(f"addq ${p.nc}, {JC}")
+    asm.ins(f"cmpq ${p.n}, {JC}")
+    asm.ins(f"jb {back(jc_loop)}")
+    asm.ins("vzeroupper")
+    return asm.text()
+
+
+def emit(request):
+    p = Params(request)
+    symbol = p.symbol()
+    body = _emit_body(p)
+    meta = {k: request[k] for k in sorted(request)}
+    out = []
+    out.append(f"# QiMeng-TensorOp sgemm kernel, qimeng_emitters "
+               f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}")
+    out.append(f"# C[{p.m}x{p.n}] += {'A^T' if p.trans_a else 'A'}"
+               f" * {'B^T' if p.trans_b else 'B'}, K = {p.k}")
+    out.append(f"# qm.symbol: {symbol}")
+    out.append(f"# qm.workspace_bytes: {p.workspace_bytes}")
+    out.append("# qm.clobbers: " + ",".join(CLOBBERED_GPRS) + ","
+               + ",".join(f"{p.isa.reg_prefix}{i}"
+                          for i in range(p.isa.registers)))
+    out.append("# qm.features: " + ",".join(p.isa.features))
+    out.append(f"# qm.generator: {GENERATOR_VERSION}")
+    out.append("# qm.request: " + json.dumps(meta, sort_keys=True,
+                                             separators=(",", ":")))
+    out.append("\t.text")
+    out.append(f"\t.globl\t{symbol}")
+    out.append("\t.p2align\t5")
+    out.append(f"\t.type\t{symbol},@function")
+    out.append(f"{symbol}:")
+    for reg in CALLEE_SAVED:
+        out.append(f"\tpushq\t{reg}")
+    out.append("# qm.body.begin")
+    out.append(body.rstrip("\n"))
+    out.append("# qm.body.end")
+    for reg in reversed(CALLEE_SAVED):
+        out.append(f"\tpopq\t{reg}")
+    out.append("\tretq")
+    out.append(f"\t.size\t{symbol}, .-{symbol}")
+    out.append("\t.section\t.note.GNU-stack,\"\",@progbits")
+    return "\n".join(out) + "\n"

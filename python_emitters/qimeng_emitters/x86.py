@@ -1,0 +1,93 @@
+"""x86-64 vector ISA tables and a small AT&T assembly writer.
+
+Per-ISA knowledge is data: one row per ISA.
+"""
+
+from dataclasses import dataclass
+
+from .errors import RequestError
+
+
+@dataclass(frozen=True)
+class VectorIsa:
+    name: str          # "avx2", "avx512"
+    reg_prefix: str    # "ymm", "zmm"
+    lanes: int         # f32 lanes per register
+    registers: int     # architectural vector registers
+    features: tuple    # LLVM features the emitted code needs
+
+    @property
+    def vector_bytes(self):
+        return self.lanes * 4
+
+    def reg(self, index):
+        if not 0 <= index < self.registers:
+            raise RequestError(
+                f"vector register {index} does not exist on {self.name}")
+        return f"%{self.reg_prefix}{index}"
+
+
+ISAS = {
+    "avx2": VectorIsa("avx2", "ymm", 8, 16, ("avx", "avx2", "fma")),
+    "avx512": VectorIsa("avx512", "zmm", 16, 32, ("avx512f", "fma")),
+}
+
+
+def lookup_isa(name):
+    if name not in ISAS:
+        raise RequestError(
+            f"unknown isa {name!r}; expected one of " + ", ".join(sorted(ISAS)))
+    return ISAS[name]
+
+
+def xmm(index):
+    return f"%xmm{index}"
+
+
+class Asm:
+    """Collects AT&T assembly lines.
+
+    Labels are GNU numeric local labels (``10:`` / ``jb 10b``), so a body
+    stays valid if a compiler ever duplicates the inline asm holding it.
+    """
+
+    def __init__(self):
+        self.lines = []
+        self._next_label = 10
+
+    def label(self, comment):
+        """Reserves a label number; place it with ``place``."""
+        number = self._next_label
+        self._next_label += 1
+        return (number, comment)
+
+    def place(self, label):
+        number, comment = label
+        self.lines.append(f"{number}:  # {comment}")
+
+    def ins(self, text):
+        self.lines.append("\t" + text)
+
+    def comment(self, text):
+        self.lines.append(f"\t# {text}")
+
+    def raw(self, text):
+        self.lines.append(text)
+
+    def text(self):
+        return "\n".join(self.lines) + "\n"
+
+
+def fwd(label):
+    return f"{label[0]}f"
+
+
+def back(label):
+    return f"{label[0]}b"
+
+
+def check_disp(value, what):
+    """x86 displacements are signed 32-bit."""
+    if not -(1 << 31) <= value < (1 << 31):
+        raise RequestError(f"{what} offset {value} does not fit in 32 bits")
+    return value

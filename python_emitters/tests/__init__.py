@@ -1,0 +1,1 @@
+"""unittest suite for qimeng_emitters (run with unittest discover -s tests -t .)."""

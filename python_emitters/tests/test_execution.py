@@ -1,0 +1,273 @@
+"""Runs emitted kernels on the host CPU against a naive C reference.
+
+Each kernel is assembled with llvm-mc and linked with a small C harness
+(compiled once with gcc). The harness fills A and B with small integers (so
+every sum is exact in float), puts NaN in the padding of A and B (which a
+kernel must not read), a sentinel in the padding of C and in guard zones
+around C (which a kernel must not write), NaN bytes in the workspace, calls
+the kernel twice through an assembly wrapper that checks the callee-saved
+registers and %rsp, and compares C with C0 + 2*op(A)*op(B) exactly.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from .support import LLVM_MC, assemble, cpu_has, emit, header, request
+
+GCC = shutil.which("gcc")
+
+HARNESS_C = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void kernel_fn(const float *, const float *, float *, void *);
+extern kernel_fn qm_kernel;
+extern long qm_call_checked(kernel_fn *, const float *, const float *,
+                            float *, void *);
+
+#define GUARD 256
+static const float SENTINEL = -7777.0f;
+
+static float val(long r, long c, long salt) {
+    return (float)((r * 7 + c * 13 + salt * 5) % 9) - 4.0f;
+}
+
+/* rows x ld floats (ld >= cols) between guards; padding NaN. */
+static float *matrix(long rows, long cols, long ld, long salt, float pad) {
+    long total = rows * ld + 2 * GUARD;
+    float *buf = malloc(sizeof(float) * total);
+    if (!buf) { perror("malloc"); exit(3); }
+    for (long i = 0; i < total; i++) buf[i] = pad;
+    float *m = buf + GUARD;
+    for (long r = 0; r < rows; r++)
+        for (long c = 0; c < cols; c++) m[r * ld + c] = val(r, c, salt);
+    return m;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 10) { fprintf(stderr, "usage\n"); return 3; }
+    long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
+    long lda = atol(argv[4]), ldb = atol(argv[5]), ldc = atol(argv[6]);
+    int ta = atoi(argv[7]), tb = atoi(argv[8]);
+    long ws_bytes = atol(argv[9]);
+    float *A = ta ? matrix(K, M, lda, 1, NAN) : matrix(M, K, lda, 1, NAN);
+    float *B = tb ? matrix(N, K, ldb, 2, NAN) : matrix(K, N, ldb, 2, NAN);
+    float *C = matrix(M, N, ldc, 3, SENTINEL);
+    double *ref = malloc(sizeof(double) * M * N);
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++) {
+            double s = 0;
+            for (long k = 0; k < K; k++) {
+                double a = ta ? A[k * lda + i] : A[i * lda + k];
+                double b = tb ? B[j * ldb + k] : B[k * ldb + j];
+                s += a * b;
+            }
+            ref[i * N + j] = C[i * ldc + j] + 2 * s;
+        }
+    void *ws = aligned_alloc(64, ws_bytes);
+    if (!ws) { perror("aligned_alloc"); return 3; }
+    memset(ws, 0xff, ws_bytes);
+    for (int rep = 0; rep < 2; rep++)
+        if (qm_call_checked(qm_kernel, A, B, C, ws)) {
+            printf("callee-saved register or %%rsp not preserved\n");
+            return 2;
+        }
+    long bad = 0;
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++)
+            if (C[i * ldc + j] != (float)ref[i * N + j] && bad++ < 5)
+                printf("mismatch C[%ld][%ld] = %g, want %g\n", i, j,
+                       C[i * ldc + j], ref[i * N + j]);
+    float *buf = C - GUARD;
+    long total = M * ldc + 2 * GUARD;
+    for (long x = 0; x < total; x++) {
+        long off = x - GUARD;
+        int inside = off >= 0 && off < M * ldc && off % ldc < N;
+        if (!inside && memcmp(&buf[x], &SENTINEL, sizeof(float)) && bad++ < 5)
+            printf("write outside C at element offset %ld\n", off);
+    }
+    if (bad) { printf("%ld bad elements\n", bad); return 1; }
+    printf("ok\n");
+    return 0;
+}
+"""
+
+# long qm_call_checked(fn, A, B, C, ws): calls fn(A, B, C, ws) with known
+# values in the callee-saved registers; returns 0 if they and %rsp survive.
+WRAPPER_S = r"""
+	.text
+	.globl	qm_call_checked
+	.type	qm_call_checked,@function
+qm_call_checked:
+	pushq	%rbp
+	pushq	%rbx
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	subq	$8, %rsp
+	movq	%rsp, (%rsp)
+	movq	%rdi, %rax
+	movq	%rsi, %rdi
+	movq	%rdx, %rsi
+	movq	%rcx, %rdx
+	movq	%r8, %rcx
+	movabsq	$0x1111111111111111, %rbx
+	movabsq	$0x2222222222222222, %rbp
+	movabsq	$0x3333333333333333, %r12
+	movabsq	$0x4444444444444444, %r13
+	movabsq	$0x5555555555555555, %r14
+	movabsq	$0x6666666666666666, %r15
+	callq	*%rax
+	movl	$1, %eax
+	cmpq	%rsp, (%rsp)
+	jne	1f
+	movabsq	$0x1111111111111111, %rcx
+	cmpq	%rcx, %rbx
+	jne	1f
+	movabsq	$0x2222222222222222, %rcx
+	cmpq	%rcx, %rbp
+	jne	1f
+	movabsq	$0x3333333333333333, %rcx
+	cmpq	%rcx, %r12
+	jne	1f
+	movabsq	$0x4444444444444444, %rcx
+	cmpq	%rcx, %r13
+	jne	1f
+	movabsq	$0x5555555555555555, %rcx
+	cmpq	%rcx, %r14
+	jne	1f
+	movabsq	$0x6666666666666666, %rcx
+	cmpq	%rcx, %r15
+	jne	1f
+	xorl	%eax, %eax
+1:
+	addq	$8, %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbx
+	popq	%rbp
+	retq
+	.size	qm_call_checked, .-qm_call_checked
+	.section	.note.GNU-stack,"",@progbits
+"""
+
+# Requests whose kernels must compute C += op(A) * op(B) exactly.
+CORRECT = [
+    ("avx2_64x64x64_exact_tiles", request()),
+    ("avx2_13x33x8_edges_ku1", request(m=13, n=33, k=8, k_unroll=1)),
+    ("avx2_1x1x1", request(m=1, n=1, k=1, k_unroll=1)),
+    ("avx2_37x29x50_ta_multiblock_ku8",
+     request(m=37, n=29, k=50, trans_a=True, kc=16, mc=12, nc=16,
+             k_unroll=8)),
+    ("avx2_30x40x17_tt_padded_prefetch",
+     request(m=30, n=40, k=17, trans_a=True, trans_b=True, lda=33, ldb=20,
+             ldc=45, k_unroll=4, prefetch_a=256, prefetch_b=512)),
+    ("avx2_25x19x23_tb_8x8_vector_pack_a",
+     request(m=25, n=19, k=23, trans_a=True, trans_b=True, mr=8, nr=8,
+             mc=16, nc=16, kc=8, k_unroll=2)),
+    ("avx2_71x9x3_14x8_ku16", request(m=71, n=9, k=3, mr=14, nr=8, mc=28,
+                                      nc=8, k_unroll=16)),
+    ("avx512_57x70x33_14x32_tb_ku8",
+     request(isa="avx512", m=57, n=70, k=33, mr=14, nr=32, mc=28, nc=64,
+             kc=16, trans_b=True, k_unroll=8, ldc=75)),
+    ("avx512_20x50x9_6x48_tt",
+     request(isa="avx512", m=20, n=50, k=9, mr=6, nr=48, mc=12, nc=48,
+             trans_a=True, trans_b=True, k_unroll=2, prefetch_b=128)),
+]
+
+# Fault variants the harness must catch (it would be useless otherwise).
+# write-past-edge only shows when the extra column holds a live
+# accumulator: a row edge of >= 2 rows with full-width tiles.
+FAULTY = [
+    ("avx2_drop_k", request(m=13, n=33, k=8, k_unroll=4, fault="drop-k")),
+    ("avx2_write_past_edge", request(m=14, n=32, k=8,
+                                     fault="write-past-edge")),
+    ("avx512_drop_k", request(isa="avx512", m=20, n=20, k=9, mr=8, nr=16,
+                              mc=16, nc=32, k_unroll=2, fault="drop-k")),
+]
+
+
+def _args(req, text):
+    m, n, k = req["m"], req["n"], req["k"]
+    ta, tb = req.get("trans_a", False), req.get("trans_b", False)
+    lda = req.get("lda", m if ta else k)
+    ldb = req.get("ldb", k if tb else n)
+    ldc = req.get("ldc", n)
+    ws = int(header(text, "workspace_bytes"))
+    return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws)]
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
+                     "llvm-mc-22 on PATH")
+@unittest.skipUnless(GCC, "gcc not found on PATH")
+@unittest.skipUnless(cpu_has("avx2") and cpu_has("fma"),
+                     "host CPU lacks avx2/fma")
+class ExecutionTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="qm_exec_")
+        cls.harness_o = os.path.join(cls.tmp.name, "harness.o")
+        cls.wrapper_o = os.path.join(cls.tmp.name, "wrapper.o")
+        src = os.path.join(cls.tmp.name, "harness.c")
+        with open(src, "w", encoding="ascii") as f:
+            f.write(HARNESS_C)
+        subprocess.run([GCC, "-std=c11", "-O1", "-Wall", "-c", src, "-o",
+                        cls.harness_o], check=True, capture_output=True,
+                       timeout=60)
+        proc = assemble(WRAPPER_S, cls.wrapper_o)
+        if proc.returncode:
+            raise RuntimeError(proc.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_kernel(self, name, req):
+        """Returns (exit status, output) of the harness on req's kernel."""
+        text = emit(req)
+        symbol = header(text, "symbol")
+        source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
+        obj = os.path.join(self.tmp.name, name + ".o")
+        exe = os.path.join(self.tmp.name, name)
+        proc = assemble(source, obj)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        link = subprocess.run(
+            [GCC, self.harness_o, self.wrapper_o, obj, "-o", exe, "-lm"],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(link.returncode, 0, link.stderr)
+        run = subprocess.run([exe] + _args(req, text), capture_output=True,
+                             text=True, timeout=30)
+        return run.returncode, run.stdout + run.stderr
+
+    def skip_unless_cpu_runs(self, req):
+        if req["isa"] == "avx512" and not cpu_has("avx512f"):
+            self.skipTest("host CPU lacks avx512f")
+
+    def test_kernels_match_reference(self):
+        for name, req in CORRECT:
+            with self.subTest(name=name):
+                self.skip_unless_cpu_runs(req)
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
+    def test_harness_catches_faults(self):
+        for name, req in FAULTY:
+            with self.subTest(name=name):
+                self.skip_unless_cpu_runs(req)
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
+
+
+if __name__ == "__main__":
+    unittest.main()

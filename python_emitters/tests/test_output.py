@@ -1,0 +1,254 @@
+"""The output contract: headers, symbol, body rules, blocking, workspace."""
+
+import json
+import re
+import unittest
+
+from qimeng_emitters import GENERATOR_VERSION
+from qimeng_emitters.__main__ import run
+from qimeng_emitters.errors import RequestError
+
+from .support import BASE, body, clamped, code, emit, header, request
+
+VARIANTS = [
+    request(),
+    request(m=13, n=33, k=8),
+    request(m=1, n=1, k=1, k_unroll=1),
+    request(trans_a=True, trans_b=True, lda=80, ldb=96, ldc=70),
+    request(trans_a=True, m=37, n=29, k=50, kc=16, mc=12, nc=16,
+            prefetch_a=256, prefetch_b=512),
+    request(isa="avx512", nr=32, mr=14, mc=70, k_unroll=8),
+    request(isa="avx512", nr=16, mr=8, mc=64, m=100, n=70, k=33,
+            trans_b=True, fault="drop-k"),
+    request(m=20, n=20, k=20, fault="write-past-edge"),
+]
+
+JUMP = re.compile(r"^j[a-z]+\s+(\S+)$")
+LABEL_DEF = re.compile(r"^([^\s#:]+):")
+
+
+class HeaderTest(unittest.TestCase):
+
+    def test_required_headers(self):
+        for req in VARIANTS:
+            with self.subTest(req=req):
+                text = emit(req)
+                for key in ("symbol", "workspace_bytes", "generator",
+                            "clobbers"):
+                    self.assertIsNotNone(header(text, key), key)
+                self.assertEqual(header(text, "generator"), GENERATOR_VERSION)
+                self.assertRegex(header(text, "workspace_bytes"), r"^\d+$")
+
+    def test_header_precedes_code(self):
+        lines = emit(BASE).splitlines()
+        first_code = next(i for i, line in enumerate(lines)
+                          if line.strip() and not line.startswith("#"))
+        for key in ("symbol", "workspace_bytes", "generator", "clobbers"):
+            index = next(i for i, line in enumerate(lines)
+                         if line.startswith(f"# qm.{key}: "))
+            self.assertLess(index, first_code, key)
+
+    def test_clobbers_name_vector_registers_of_the_isa(self):
+        avx2 = header(emit(BASE), "clobbers").split(",")
+        self.assertIn("ymm15", avx2)
+        self.assertNotIn("ymm16", avx2)
+        self.assertIn("rbx", avx2)
+        avx512 = header(emit(request(isa="avx512", nr=32)), "clobbers")
+        self.assertIn("zmm31", avx512.split(","))
+
+    def test_request_echo_round_trips(self):
+        req = request(trans_b=True, prefetch_b=128)
+        echo = header(emit(req), "request")
+        self.assertIsNotNone(echo)
+        self.assertEqual(json.loads(echo), req)
+
+    def test_body_markers_once_and_in_order(self):
+        for req in VARIANTS:
+            with self.subTest(req=req):
+                lines = emit(req).splitlines()
+                self.assertEqual(lines.count("# qm.body.begin"), 1)
+                self.assertEqual(lines.count("# qm.body.end"), 1)
+                self.assertLess(lines.index("# qm.body.begin"),
+                                lines.index("# qm.body.end"))
+                self.assertTrue(body("\n".join(lines)))
+
+
+class SymbolTest(unittest.TestCase):
+
+    def test_symbol_is_defined_and_global(self):
+        for req in VARIANTS:
+            with self.subTest(req=req):
+                text = emit(req)
+                symbol = header(text, "symbol")
+                self.assertRegex(symbol, r"^[A-Za-z_][A-Za-z0-9_]*$")
+                lines = [line.strip() for line in text.splitlines()]
+                self.assertIn(f"{symbol}:", lines)
+                self.assertTrue(any(re.fullmatch(
+                    rf"\.globl\s+{re.escape(symbol)}", line)
+                    for line in lines))
+                self.assertTrue(symbol.endswith("_x86_64_" + req["isa"]))
+
+    def test_symbol_names_every_parameter(self):
+        req = request(m=37, n=29, k=50, trans_a=True, lda=41, ldb=31, ldc=33,
+                      mr=4, nr=24, k_unroll=2, kc=16, mc=12, nc=24,
+                      prefetch_a=256, prefetch_b=512)
+        symbol = header(emit(req), "symbol")
+        for part in ("37x29x50", "_tn_", "lda41", "ldb31", "ldc33", "4x24",
+                     "ku2", "kc16", "mc12", "nc24", "pfa256", "pfb512"):
+            self.assertIn(part, symbol)
+        self.assertTrue(symbol.endswith("_x86_64_avx2"), symbol)
+
+    def test_every_parameter_changes_the_symbol(self):
+        base = request(m=40, n=40, k=40, kc=32, mc=36, nc=32)
+        changes = [dict(m=41), dict(n=41), dict(k=41), dict(trans_a=True),
+                   dict(trans_b=True), dict(lda=48), dict(ldb=48),
+                   dict(ldc=48), dict(mr=4, mc=36), dict(nr=8, nc=32),
+                   dict(k_unroll=2), dict(kc=16), dict(mc=18), dict(nc=16),
+                   dict(prefetch_a=64), dict(prefetch_b=64),
+                   dict(fault="drop-k"), dict(isa="avx512", nr=16, nc=32)]
+        reference = header(emit(base), "symbol")
+        seen = {reference}
+        for change in changes:
+            with self.subTest(change=change):
+                req = dict(base, **change)
+                symbol = header(emit(req), "symbol")
+                self.assertNotEqual(symbol, reference)
+                self.assertNotIn(symbol, seen)
+                seen.add(symbol)
+
+    def test_default_leading_dimensions_are_spelled_out(self):
+        self.assertIn("_nn_lda64_ldb64_ldc64_", header(emit(BASE), "symbol"))
+        t = request(m=10, n=20, k=30, trans_a=True, trans_b=True)
+        # A is k x m when transposed (lda >= m), B is n x k (ldb >= k).
+        self.assertIn("_tt_lda10_ldb30_ldc20_", header(emit(t), "symbol"))
+
+    def test_fault_is_in_the_symbol(self):
+        symbol = header(emit(request(fault="write-past-edge")), "symbol")
+        self.assertIn("fault_write_past_edge", symbol)
+        self.assertTrue(symbol.endswith("_x86_64_avx2"))
+
+    def test_blocking_is_clamped(self):
+        symbol = header(emit(request(k=3)), "symbol")
+        self.assertIn("_kc3_", symbol)
+        symbol = header(emit(request(m=13, n=33)), "symbol")
+        self.assertIn("_mc18_", symbol)    # round_up(13, 6)
+        self.assertIn("_nc48_", symbol)    # round_up(33, 16)
+        symbol = header(emit(request(m=500, n=600, k=700)), "symbol")
+        self.assertIn("_kc256_mc72_nc512_", symbol)
+
+
+class BodyTest(unittest.TestCase):
+    """The body is inline asm: no stack, numeric local labels only."""
+
+    FORBIDDEN = re.compile(r"^(push|pop|call|ret|leave|enter|syscall)\w*\b")
+
+    def test_body_does_not_touch_the_stack(self):
+        for req in VARIANTS:
+            with self.subTest(req=req):
+                for line in body(emit(req)):
+                    text = code(line)
+                    self.assertNotRegex(text, self.FORBIDDEN)
+                    self.assertNotIn("%rsp", text)
+                    self.assertNotIn("%esp", text)
+                    self.assertNotIn("%rbp", text)
+                    self.assertNotIn("%ebp", text)
+
+    def test_labels_are_numeric_and_resolve(self):
+        for req in VARIANTS:
+            with self.subTest(req=req):
+                lines = [code(line) for line in body(emit(req))]
+                defined = {}
+                for index, text in enumerate(lines):
+                    match = LABEL_DEF.match(text)
+                    if match:
+                        self.assertRegex(match.group(1), r"^\d+$", text)
+                        defined.setdefault(match.group(1), []).append(index)
+                for index, text in enumerate(lines):
+                    match = JUMP.match(text)
+                    if not match:
+                        continue
+                    target = match.group(1)
+                    self.assertRegex(target, r"^\d+[fb]$", text)
+                    places = defined.get(target[:-1], [])
+                    if target.endswith("f"):
+                        self.assertTrue(any(p > index for p in places), text)
+                    else:
+                        self.assertTrue(any(p < index for p in places), text)
+
+    def test_no_symbolic_references_in_body(self):
+        text = "\n".join(code(line) for line in body(emit(BASE)))
+        symbol = header(emit(BASE), "symbol")
+        self.assertNotIn(symbol, text)
+        self.assertNotIn("%rip", text)
+        self.assertNotRegex(text, r"(?m)^\s*\.(globl|type|size|section)")
+
+
+class DeterminismAndWorkspaceTest(unittest.TestCase):
+
+    def test_same_request_same_text(self):
+        for req in VARIANTS:
+            with self.subTest(req=req):
+                self.assertEqual(emit(req), emit(req))
+
+    def test_key_order_does_not_matter(self):
+        text = json.dumps(BASE)
+        reordered = json.dumps(dict(reversed(list(BASE.items()))))
+        self.assertEqual(run(text), run(reordered))
+
+    def test_workspace_covers_packed_panels(self):
+        for req in VARIANTS + [request(m=500, n=600, k=700),
+                               request(k=3), request(m=13, n=33)]:
+            with self.subTest(req=req):
+                ws = int(header(emit(req), "workspace_bytes"))
+                kc, mc, nc = clamped(req)
+                self.assertEqual(ws % 64, 0, ws)
+                self.assertGreaterEqual(ws, 4 * (mc * kc + kc * nc))
+
+    def test_workspace_grows_with_blocking(self):
+        small = int(header(emit(request(kc=16)), "workspace_bytes"))
+        large = int(header(emit(request(kc=64)), "workspace_bytes"))
+        self.assertGreater(large, small)
+
+
+class EdgeCodeTest(unittest.TestCase):
+    """Edge code is emitted only when the shape (or a fault) needs it."""
+
+    def edge_comments(self, req):
+        text = emit(req)
+        return ("edge tile" in text, "edge sliver" in text)
+
+    def test_exact_multiples_have_no_edge_code(self):
+        req = request(m=12, n=32, k=8, mr=6, nr=16)
+        self.assertEqual(self.edge_comments(req), (False, False))
+
+    def test_ragged_shape_has_edge_code(self):
+        req = request(m=13, n=33, k=8, mr=6, nr=16)
+        self.assertEqual(self.edge_comments(req), (True, True))
+
+    def test_edge_in_one_dimension_only(self):
+        tile, sliver = self.edge_comments(request(m=13, n=32, k=8))
+        self.assertTrue(tile)
+        self.assertIn("pack A: edge sliver", emit(request(m=13, n=32, k=8)))
+        self.assertNotIn("pack B: edge sliver", emit(request(m=13, n=32, k=8)))
+        self.assertIn("pack B: edge sliver", emit(request(m=12, n=33, k=8)))
+        self.assertNotIn("pack A: edge sliver", emit(request(m=12, n=33, k=8)))
+
+    def test_k_remainder_does_not_need_edge_code(self):
+        self.assertEqual(self.edge_comments(request(m=12, n=32, k=7)),
+                         (False, False))
+
+
+class InProcessErrorTest(unittest.TestCase):
+    """run() raises RequestError (not some other exception) for bad input."""
+
+    def test_request_errors(self):
+        for text in ("nope", "[]", json.dumps(request(version=3)),
+                     json.dumps(request(mr=0)), json.dumps(request(nr=None)),
+                     json.dumps(request(fault=7))):
+            with self.subTest(text=text):
+                with self.assertRaises(RequestError):
+                    run(text)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,106 @@
+"""The stdin/stdout/stderr/exit-status protocol, through a real subprocess."""
+
+import json
+import unittest
+
+from .support import BASE, request, run_emitter
+
+
+class ProtocolGoodRequestTest(unittest.TestCase):
+
+    def test_good_request_succeeds(self):
+        proc = run_emitter(json.dumps(BASE))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stderr, "")
+        self.assertTrue(proc.stdout.strip())
+        self.assertIn("# qm.symbol: qm_sgemm_", proc.stdout)
+        self.assertTrue(proc.stdout.endswith("\n"))
+
+    def test_avx512_request_succeeds(self):
+        proc = run_emitter(json.dumps(request(isa="avx512", nr=32)))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stderr, "")
+        self.assertIn("_x86_64_avx512", proc.stdout)
+
+
+def _bad(**changes):
+    return json.dumps(request(**changes))
+
+
+# (name, stdin text, words the one error line must contain, case-insensitive)
+BAD_REQUESTS = [
+    ("invalid_json", '{"version": 1, "kind": ', ["json"]),
+    ("empty_input", "", ["json"]),
+    ("json_array", json.dumps([BASE]), ["object"]),
+    ("json_number", "1", ["object"]),
+    ("missing_version", _bad(version=None), ["version"]),
+    ("wrong_version", _bad(version=2), ["version", "2"]),
+    ("string_version", _bad(version="1"), ["version"]),
+    ("missing_kind", _bad(kind=None), ["kind"]),
+    ("unknown_kind", _bad(kind="dgemm"), ["kind", "dgemm"]),
+    ("unknown_field", _bad(colour="blue"), ["unknown field", "colour"]),
+    ("missing_isa", _bad(isa=None), ["isa"]),
+    ("unknown_isa", _bad(isa="sse2"), ["isa", "sse2"]),
+    ("isa_not_string", _bad(isa=2), ["isa"]),
+    ("m_zero", _bad(m=0), ["'m'", ">= 1"]),
+    ("m_string", _bad(m="7"), ["'m'", "integer"]),
+    ("m_float", _bad(m=7.0), ["'m'", "integer"]),
+    ("m_bool", _bad(m=True), ["'m'", "integer"]),
+    ("m_missing", _bad(m=None), ["'m'"]),
+    ("k_negative", _bad(k=-4), ["'k'"]),
+    ("n_too_large", _bad(n=1 << 31), ["'n'", "too large"]),
+    ("trans_a_string", _bad(trans_a="yes"), ["trans_a"]),
+    ("trans_b_int", _bad(trans_b=1), ["trans_b"]),
+    ("lda_below_k", _bad(lda=63), ["'lda'", "64"]),
+    ("lda_below_m_transposed", _bad(trans_a=True, m=40, lda=39),
+     ["'lda'", "40"]),
+    ("ldb_below_n", _bad(ldb=10), ["'ldb'"]),
+    ("ldc_below_n", _bad(ldc=63), ["'ldc'"]),
+    ("nr_not_lanes_avx2", _bad(nr=12), ["nr", "8"]),
+    ("nr_not_lanes_avx512", _bad(isa="avx512", nr=24), ["nr", "16"]),
+    ("block_too_many_registers_avx2", _bad(mr=8, nr=16, mc=64),
+     ["8x16", "19", "16"]),
+    ("block_too_many_registers_avx512", _bad(isa="avx512", mr=16, nr=32,
+                                             mc=64), ["16x32", "35", "32"]),
+    ("k_unroll_3", _bad(k_unroll=3), ["k_unroll", "3"]),
+    ("k_unroll_0", _bad(k_unroll=0), ["k_unroll"]),
+    ("mr_missing", _bad(mr=None), ["'mr'"]),
+    ("kc_missing", _bad(kc=None), ["'kc'"]),
+    ("mc_not_multiple_of_mr", _bad(mc=64), ["mc", "mr"]),
+    ("nc_not_multiple_of_nr", _bad(nc=100), ["nc", "nr"]),
+    ("prefetch_too_far", _bad(prefetch_a=8193), ["prefetch_a"]),
+    ("prefetch_negative", _bad(prefetch_b=-64), ["prefetch_b"]),
+    ("unknown_fault", _bad(fault="bit-flip"), ["fault", "bit-flip"]),
+]
+
+
+class ProtocolBadRequestTest(unittest.TestCase):
+    """Each bad request: exit 1, empty stdout, one ``error: `` line."""
+
+    def check_error(self, text, words):
+        proc = run_emitter(text)
+        self.assertEqual(proc.returncode, 1,
+                         f"stdout={proc.stdout[:200]!r} stderr={proc.stderr!r}")
+        self.assertEqual(proc.stdout, "")
+        lines = proc.stderr.splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        self.assertTrue(proc.stderr.endswith("\n"), proc.stderr)
+        self.assertTrue(lines[0].startswith("error: "), lines[0])
+        self.assertNotIn("internal", lines[0])
+        for word in words:
+            self.assertIn(word.lower(), lines[0].lower())
+
+
+def _make_test(text, words):
+    def test(self):
+        self.check_error(text, words)
+    return test
+
+
+for _name, _text, _words in BAD_REQUESTS:
+    setattr(ProtocolBadRequestTest, f"test_{_name}", _make_test(_text, _words))
+del _name, _text, _words
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine and builds QiMeng-TensorOp into build/.
+# Idempotent: installs only what is missing, then (re)configures and builds.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+PACKAGES=(
+  cmake ninja-build g++ python3
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  libopenblas-dev nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -G Ninja -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C "$ROOT/build"
+echo "setup: built into $ROOT/build (tools in build/bin, plugin build/lib/QiMengTensorOp.so)"

@@ -1,0 +1,111 @@
+// Ops the pass does not handle stay unchanged, with a remark naming why.
+// RUN: %qimeng-opt %s -split-input-file -verify-diagnostics \
+// RUN:   '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma validate=false' \
+// RUN: | FileCheck %s
+
+// CHECK-LABEL: func.func @matmul_f16(
+// CHECK:         linalg.matmul
+// CHECK-NOT:   llvm.func
+func.func @matmul_f16(%a: memref<8x8xf16>, %b: memref<8x8xf16>, %c: memref<8x8xf16>) {
+  // expected-remark @below {{not accelerated: element type 'f16' of operand A is not supported; need f32}}
+  linalg.matmul ins(%a, %b : memref<8x8xf16>, memref<8x8xf16>)
+                outs(%c : memref<8x8xf16>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_mixed_f64_output(
+// CHECK:         linalg.matmul
+func.func @matmul_mixed_f64_output(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf64>) {
+  // expected-remark @below {{not accelerated: element type 'f64' of operand C is not supported; need f32}}
+  linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>)
+                outs(%c : memref<8x8xf64>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_dynamic_m(
+// CHECK:         linalg.matmul
+func.func @matmul_dynamic_m(%a: memref<?x8xf32>, %b: memref<8x8xf32>, %c: memref<?x8xf32>) {
+  // expected-remark @below {{not accelerated: dynamic size in dimension M}}
+  linalg.matmul ins(%a, %b : memref<?x8xf32>, memref<8x8xf32>)
+                outs(%c : memref<?x8xf32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_dynamic_k(
+// CHECK:         linalg.matmul
+func.func @matmul_dynamic_k(%a: memref<8x?xf32>, %b: memref<?x8xf32>, %c: memref<8x8xf32>) {
+  // expected-remark @below {{not accelerated: dynamic size in dimension K}}
+  linalg.matmul ins(%a, %b : memref<8x?xf32>, memref<?x8xf32>)
+                outs(%c : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_tensor(
+// CHECK:         linalg.matmul
+func.func @matmul_tensor(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-remark @below {{not accelerated: tensor operands are not supported yet; bufferize first (--one-shot-bufferize)}}
+  %0 = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>)
+                     outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_non_unit_inner_stride(
+// CHECK:         linalg.matmul
+func.func @matmul_non_unit_inner_stride(%a: memref<8x8xf32, strided<[16, 2]>>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) {
+  // expected-remark @below {{not accelerated: non-unit inner stride 2 in operand A}}
+  linalg.matmul ins(%a, %b : memref<8x8xf32, strided<[16, 2]>>, memref<8x8xf32>)
+                outs(%c : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_dynamic_leading_dim(
+// CHECK:         linalg.matmul
+func.func @matmul_dynamic_leading_dim(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32, strided<[?, 1]>>) {
+  // expected-remark @below {{not accelerated: dynamic leading dimension (row stride) in operand C}}
+  linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>)
+                outs(%c : memref<8x8xf32, strided<[?, 1]>>)
+  return
+}
+
+// -----
+
+// A broadcast operand (A is a vector over k) is outside the slice.
+// CHECK-LABEL: func.func @matmul_broadcast_a(
+// CHECK:         linalg.matmul
+func.func @matmul_broadcast_a(%a: memref<8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) {
+  // expected-remark @below {{not accelerated: indexing maps are not a plain (m, n, k) contraction; batch and broadcast dimensions are not supported}}
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>,
+                                 affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                 affine_map<(d0, d1, d2) -> (d0, d1)>]
+                ins(%a, %b : memref<8xf32>, memref<8x8xf32>)
+                outs(%c : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// Only the unsupported op stays; the supported one in the same function is
+// rewritten.
+// CHECK-LABEL: func.func @matmul_one_of_two(
+// CHECK:         linalg.matmul {{.*}}memref<8x8xf16>
+// CHECK:         llvm.call @qm_sgemm_8x8x8_
+func.func @matmul_one_of_two(%a: memref<8x8xf16>, %c: memref<8x8xf16>, %x: memref<8x8xf32>, %z: memref<8x8xf32>) {
+  // expected-remark @below {{not accelerated: element type 'f16' of operand A is not supported; need f32}}
+  linalg.matmul ins(%a, %a : memref<8x8xf16>, memref<8x8xf16>)
+                outs(%c : memref<8x8xf16>)
+  linalg.matmul ins(%x, %x : memref<8x8xf32>, memref<8x8xf32>)
+                outs(%z : memref<8x8xf32>)
+  return
+}

@@ -1,0 +1,399 @@
+//===- GemmKernelTest.cpp - Emitted SGEMM kernels, end to end -------------===//
+//
+// Emit (Python) -> assemble (LLVM MC) -> load (ORC) -> run on the host and
+// validate against fp64 and OpenBLAS. Every test needs a host the emitters
+// support and skips otherwise. Each shape gets its own kernel: nothing is
+// reused across shapes, so every kernel is one the validator has checked.
+//
+//===----------------------------------------------------------------------===//
+#include "ErrorHelpers.h"
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Kernel/KernelConfig.h"
+#include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/Target.h"
+#include "qimeng/Runtime/GemmValidator.h"
+#include "qimeng/Runtime/JitKernel.h"
+#include "llvm/ADT/StringRef.h"
+#include <cstdint>
+#include <gtest/gtest.h>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace qimeng;
+
+namespace {
+
+const Target &host() {
+  static const Target target = Target::detectHost();
+  return target;
+}
+
+bool hostRunsAvx2() {
+  return host().bestIsa() != VectorIsa::None && host().hasFeature("avx2") &&
+         host().hasFeature("fma");
+}
+
+bool hostRunsAvx512() { return host().bestIsa() == VectorIsa::Avx512; }
+
+#define QM_SKIP_UNLESS_VECTOR_HOST()                                           \
+  do {                                                                         \
+    if (host().bestIsa() == VectorIsa::None)                                   \
+      GTEST_SKIP() << "host " << host().cpu                                    \
+                   << " has no vector isa the emitters support";               \
+  } while (0)
+
+/// The AVX2 6x16 block with blocking small enough that kc, mc and nc
+/// boundaries all fall inside the shapes below.
+GemmConfig smallAvx2Config() {
+  GemmConfig c;
+  c.isa = VectorIsa::Avx2;
+  c.mr = 6;
+  c.nr = 16;
+  c.kUnroll = 4;
+  c.kc = 16;
+  c.mc = 12;
+  c.nc = 32;
+  return c;
+}
+
+/// The AVX-512 12x32 block, blocking likewise small.
+GemmConfig smallAvx512Config() {
+  GemmConfig c;
+  c.isa = VectorIsa::Avx512;
+  c.mr = 12;
+  c.nr = 32;
+  c.kUnroll = 4;
+  c.kc = 16;
+  c.mc = 24;
+  c.nc = 64;
+  return c;
+}
+
+std::string describe(const GemmDesc &d, const GemmConfig &c,
+                     llvm::StringRef fault = "") {
+  std::string s = d.str() + " with " + c.str();
+  if (!fault.empty())
+    s += " fault " + fault.str();
+  return s;
+}
+
+/// Builds the kernel for `desc` and `config` on the host and validates it.
+/// `report` receives the validator's report when it ran.
+::testing::AssertionResult buildAndValidate(const GemmDesc &desc,
+                                            const GemmConfig &config,
+                                            const ValidationOptions &options,
+                                            ValidationReport &report,
+                                            llvm::StringRef fault = "") {
+  auto loaded =
+      buildGemmKernel(desc, config, host(), EmitterOptions::defaults(), fault);
+  if (!loaded)
+    return ::testing::AssertionFailure()
+           << describe(desc, config, fault)
+           << ": build failed: " << llvm::toString(loaded.takeError());
+  GemmKernelFn fn = loaded->jit->gemm();
+  auto result = validateGemm(
+      desc,
+      [fn](const float *a, const float *b, float *c, void *ws) {
+        fn(a, b, c, ws);
+      },
+      loaded->emitted.workspaceBytes, options);
+  if (!result)
+    return ::testing::AssertionFailure()
+           << describe(desc, config, fault)
+           << ": validator error: " << llvm::toString(result.takeError());
+  report = *result;
+  return ::testing::AssertionSuccess();
+}
+
+/// Succeeds when the kernel builds and validates.
+::testing::AssertionResult
+kernelValidates(const GemmDesc &desc, const GemmConfig &config,
+                const ValidationOptions &options = {}) {
+  ValidationReport report;
+  ::testing::AssertionResult built =
+      buildAndValidate(desc, config, options, report);
+  if (!built)
+    return built;
+  if (!report.passed)
+    return ::testing::AssertionFailure()
+           << describe(desc, config) << ": " << report.failure;
+  if (!(report.maxRelError <= gemmErrorBound(desc.k)))
+    return ::testing::AssertionFailure()
+           << describe(desc, config) << ": passed with max relative error "
+           << report.maxRelError << " above the bound "
+           << gemmErrorBound(desc.k);
+  return ::testing::AssertionSuccess();
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+/// Each shape with all four transposes, once packed and once with every
+/// leading dimension wider than its operand.
+void checkShapes(const std::vector<Shape> &shapes, const GemmConfig &config) {
+  for (const Shape &s : shapes)
+    for (int t = 0; t < 4; ++t)
+      for (bool padded : {false, true}) {
+        GemmDesc d = GemmDesc::packed(s.m, s.n, s.k, t & 1, t & 2);
+        if (padded) {
+          d.lda += 3;
+          d.ldb += 2;
+          d.ldc += 5;
+        }
+        EXPECT_TRUE(kernelValidates(d, config));
+      }
+}
+
+//===----------------------------------------------------------------------===//
+// (a), (b) Named edge shapes
+//===----------------------------------------------------------------------===//
+
+TEST(GemmKernelTest, Avx2EdgeShapes) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx2())
+    GTEST_SKIP() << "host has no avx2 and fma";
+  // 1, MR-1 x NR-1 with K = 1, MR x NR, MR+1 x NR+1, and a shape crossing
+  // many kc, mc and nc boundaries with edges in every dimension.
+  checkShapes({{1, 1, 1}, {5, 15, 1}, {6, 16, 4}, {7, 17, 5}, {257, 129, 67}},
+              smallAvx2Config());
+}
+
+TEST(GemmKernelTest, Avx2EdgeShapesOtherBlocks) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx2())
+    GTEST_SKIP() << "host has no avx2 and fma";
+  for (const MicroKernelShape &s : microKernelTable(VectorIsa::Avx2)) {
+    GemmConfig c = smallAvx2Config();
+    c.mr = s.mr;
+    c.nr = s.nr;
+    c.mc = 2 * s.mr;
+    c.nc = 2 * s.nr;
+    SCOPED_TRACE(c.str());
+    for (int t = 0; t < 4; ++t) {
+      GemmDesc d =
+          GemmDesc::packed(2 * s.mr + 1, 2 * s.nr + 1, 17, t & 1, t & 2);
+      d.lda += 1;
+      d.ldb += 2;
+      d.ldc += 3;
+      EXPECT_TRUE(kernelValidates(d, c));
+    }
+  }
+}
+
+TEST(GemmKernelTest, Avx512EdgeShapes) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx512())
+    GTEST_SKIP() << "host has no avx512f";
+  checkShapes({{1, 1, 1},
+               {5, 15, 1},
+               {6, 16, 4},
+               {7, 17, 5},
+               {11, 31, 1}, // MR-1, NR-1 of the 12x32 block
+               {13, 33, 5}, // MR+1, NR+1
+               {257, 129, 67}},
+              smallAvx512Config());
+}
+
+TEST(GemmKernelTest, HostDefaultConfig) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // The analytical config for the host, unmodified.
+  for (Shape s : {Shape{1, 1, 1}, Shape{100, 200, 300}, Shape{300, 33, 7}}) {
+    GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
+    QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, host()));
+    EXPECT_EQ(c.isa, host().bestIsa());
+    EXPECT_TRUE(kernelValidates(d, c));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// (c) Random shapes and configs
+//===----------------------------------------------------------------------===//
+
+TEST(GemmKernelTest, RandomShapesAndConfigs) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // The host's best ISA, and AVX2 as well where an AVX-512 host runs it.
+  std::vector<MicroKernelShape> shapes(
+      microKernelTable(host().bestIsa()).begin(),
+      microKernelTable(host().bestIsa()).end());
+  if (host().bestIsa() == VectorIsa::Avx512 && hostRunsAvx2())
+    for (const MicroKernelShape &s : microKernelTable(VectorIsa::Avx2))
+      shapes.push_back(s);
+  ASSERT_FALSE(shapes.empty());
+
+  ValidationOptions options;
+  options.distributions = {Distribution::SmallIntegers, Distribution::Uniform};
+
+  // Our own mapping from the stream, the same with every standard library.
+  std::mt19937_64 rng(0x9e3779b97f4a7c15ull);
+  auto pick = [&rng](int64_t lo, int64_t hi) {
+    return lo + int64_t(rng() % uint64_t(hi - lo + 1));
+  };
+  auto size = [&]() { return pick(1, 100) <= 90 ? pick(1, 96) : pick(1, 300); };
+  const int unrolls[] = {1, 2, 4, 8};
+  const int prefetches[] = {0, 256};
+
+  constexpr int kCases = 200;
+  int failures = 0;
+  for (int i = 0; i < kCases && failures < 10; ++i) {
+    GemmDesc d = GemmDesc::packed(size(), size(), size(), pick(0, 1) == 1,
+                                  pick(0, 1) == 1);
+    d.lda += pick(0, 5);
+    d.ldb += pick(0, 5);
+    d.ldc += pick(0, 5);
+    const MicroKernelShape &s =
+        shapes[size_t(pick(0, int64_t(shapes.size()) - 1))];
+    GemmConfig c;
+    c.isa = s.isa;
+    c.mr = s.mr;
+    c.nr = s.nr;
+    c.kUnroll = unrolls[pick(0, 3)];
+    c.kc = pick(1, 64);
+    c.mc = s.mr * pick(1, 4);
+    c.nc = s.nr * pick(1, 4);
+    c.prefetchA = prefetches[pick(0, 1)];
+    c.prefetchB = prefetches[pick(0, 1)];
+    ::testing::AssertionResult ok = kernelValidates(d, c, options);
+    if (!ok)
+      ++failures;
+    EXPECT_TRUE(ok) << "case " << i;
+  }
+  EXPECT_EQ(failures, 0) << "stopped after " << failures << " failures";
+}
+
+//===----------------------------------------------------------------------===//
+// (d) Broken kernels are caught
+//===----------------------------------------------------------------------===//
+
+TEST(GemmKernelTest, DropKIsCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx2())
+    GTEST_SKIP() << "host has no avx2 and fma";
+  GemmDesc d = GemmDesc::packed(8, 24, 5);
+  ValidationReport report;
+  ASSERT_TRUE(buildAndValidate(d, smallAvx2Config(), {}, report, "drop-k"));
+  EXPECT_FALSE(report.passed);
+  ::testing::Test::RecordProperty("failure", report.failure);
+  EXPECT_NE(report.failure.find("C("), std::string::npos) << report.failure;
+  EXPECT_NE(report.failure.find("expected"), std::string::npos)
+      << report.failure;
+  // The same request without the fault is a correct kernel.
+  EXPECT_TRUE(kernelValidates(d, smallAvx2Config()));
+}
+
+TEST(GemmKernelTest, WritePastEdgeWithGapIsCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx2())
+    GTEST_SKIP() << "host has no avx2 and fma";
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.ldc = 9;
+  ValidationReport report;
+  ASSERT_TRUE(
+      buildAndValidate(d, smallAvx2Config(), {}, report, "write-past-edge"));
+  EXPECT_FALSE(report.passed);
+  ::testing::Test::RecordProperty("failure", report.failure);
+  llvm::StringRef failure(report.failure);
+  EXPECT_TRUE(failure.contains("gap") || failure.contains("guard"))
+      << report.failure;
+  EXPECT_TRUE(failure.contains("C")) << report.failure;
+  EXPECT_TRUE(kernelValidates(d, smallAvx2Config()));
+}
+
+TEST(GemmKernelTest, WritePastEdgePackedIsCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx2())
+    GTEST_SKIP() << "host has no avx2 and fma";
+  // With ldc = n there is no gap: the extra column of each row lands on the
+  // first element of the next row, and the last row's on C's guard.
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  ValidationReport report;
+  ASSERT_TRUE(
+      buildAndValidate(d, smallAvx2Config(), {}, report, "write-past-edge"));
+  EXPECT_FALSE(report.passed);
+  ::testing::Test::RecordProperty("failure", report.failure);
+  llvm::StringRef failure(report.failure);
+  EXPECT_TRUE(failure.contains("guard after C") || failure.contains("C("))
+      << report.failure;
+  EXPECT_TRUE(kernelValidates(d, smallAvx2Config()));
+}
+
+TEST(GemmKernelTest, FaultsAreCaughtOnAvx512) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx512())
+    GTEST_SKIP() << "host has no avx512f";
+  ValidationReport report;
+  ASSERT_TRUE(buildAndValidate(GemmDesc::packed(13, 40, 5), smallAvx512Config(),
+                               {}, report, "drop-k"));
+  EXPECT_FALSE(report.passed);
+  ::testing::Test::RecordProperty("drop_k_failure", report.failure);
+  EXPECT_NE(report.failure.find("C("), std::string::npos) << report.failure;
+  GemmDesc d = GemmDesc::packed(13, 5, 3);
+  d.ldc = 9;
+  ASSERT_TRUE(
+      buildAndValidate(d, smallAvx512Config(), {}, report, "write-past-edge"));
+  EXPECT_FALSE(report.passed);
+  ::testing::Test::RecordProperty("write_past_edge_failure", report.failure);
+  llvm::StringRef failure(report.failure);
+  EXPECT_TRUE(failure.contains("gap") || failure.contains("guard"))
+      << report.failure;
+}
+
+//===----------------------------------------------------------------------===//
+// (e) Accumulate semantics, checked directly
+//===----------------------------------------------------------------------===//
+
+TEST(GemmKernelTest, TwoCallsAccumulateTwice) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  for (int t = 0; t < 4; ++t) {
+    GemmDesc d = GemmDesc::packed(9, 10, 11, t & 1, t & 2);
+    d.lda += t;
+    d.ldc += 1;
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(config, chooseGemmConfig(d, host()));
+    QM_ASSERT_EXPECTED(
+        loaded, buildGemmKernel(d, config, host(), EmitterOptions::defaults()));
+
+    // Small integers: every partial sum is exact, so C must be exactly
+    // C0 + 2 A B whatever order the kernel adds in.
+    std::vector<float> a(size_t(d.aSpan())), b(size_t(d.bSpan())),
+        c(size_t(d.cSpan()));
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = float(int(i * 7 % 9) - 4);
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = float(int(i * 5 % 7) - 3);
+    for (size_t i = 0; i < c.size(); ++i)
+      c[i] = float(int(i % 11) - 5);
+    const std::vector<float> c0 = c;
+
+    QM_ASSERT_EXPECTED(
+        workspace, GuardedBuffer::allocate(
+                       int64_t((loaded.emitted.workspaceBytes + 3) / 4), 0));
+    GemmKernelFn fn = loaded.jit->gemm();
+    fn(a.data(), b.data(), c.data(), workspace.data());
+    fn(a.data(), b.data(), c.data(), workspace.data());
+
+    for (int64_t i = 0; i < d.m; ++i)
+      for (int64_t j = 0; j < d.n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < d.k; ++p) {
+          double av =
+              d.transA ? a[size_t(p * d.lda + i)] : a[size_t(i * d.lda + p)];
+          double bv =
+              d.transB ? b[size_t(j * d.ldb + p)] : b[size_t(p * d.ldb + j)];
+          sum += av * bv;
+        }
+        double want = c0[size_t(i * d.ldc + j)] + 2 * sum;
+        EXPECT_EQ(double(c[size_t(i * d.ldc + j)]), want)
+            << "C(" << i << "," << j << ")";
+      }
+    // The gap of C between rows is untouched.
+    for (int64_t i = 0; i + 1 < d.m; ++i)
+      for (int64_t j = d.n; j < d.ldc; ++j)
+        EXPECT_EQ(c[size_t(i * d.ldc + j)], c0[size_t(i * d.ldc + j)])
+            << "gap (" << i << "," << j << ")";
+  }
+}
+
+} // namespace

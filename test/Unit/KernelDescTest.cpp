@@ -1,0 +1,416 @@
+//===- KernelDescTest.cpp - GemmDesc, GemmConfig and the blocking model ---===//
+#include "qimeng/Kernel/KernelDesc.h"
+#include "ErrorHelpers.h"
+#include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Kernel/KernelConfig.h"
+#include "qimeng/Kernel/Target.h"
+#include <gtest/gtest.h>
+
+using namespace qimeng;
+
+namespace {
+
+constexpr const char *kZnver3 = "x86_64-unknown-linux-gnu:znver3:+avx,+avx2,"
+                                "+fma:l1d=32K,l2=512K,l3=32M,cores=8";
+constexpr const char *kSkylakeAvx512 =
+    "x86_64-unknown-linux-gnu:skylake-avx512:+avx,+avx2,+fma,+avx512f:"
+    "l1d=32K,l2=1M,l3=16M,cores=4";
+
+Target parseTarget(llvm::StringRef spec) {
+  auto target = Target::parse(spec);
+  if (!target) {
+    ADD_FAILURE() << llvm::toString(target.takeError());
+    return Target();
+  }
+  return *target;
+}
+
+//===----------------------------------------------------------------------===//
+// GemmDesc
+//===----------------------------------------------------------------------===//
+
+TEST(GemmDescTest, PackedLeadingDimsNN) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  EXPECT_EQ(d.m, 7);
+  EXPECT_EQ(d.n, 5);
+  EXPECT_EQ(d.k, 3);
+  EXPECT_FALSE(d.transA);
+  EXPECT_FALSE(d.transB);
+  EXPECT_EQ(d.lda, 3);
+  EXPECT_EQ(d.ldb, 5);
+  EXPECT_EQ(d.ldc, 5);
+  QM_ASSERT_OK(d.verify());
+}
+
+TEST(GemmDescTest, PackedLeadingDimsTN) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3, /*transA=*/true, /*transB=*/false);
+  EXPECT_TRUE(d.transA);
+  EXPECT_FALSE(d.transB);
+  EXPECT_EQ(d.lda, 7); // A stored K x M
+  EXPECT_EQ(d.ldb, 5);
+  EXPECT_EQ(d.ldc, 5);
+  QM_ASSERT_OK(d.verify());
+}
+
+TEST(GemmDescTest, PackedLeadingDimsNT) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3, /*transA=*/false, /*transB=*/true);
+  EXPECT_EQ(d.lda, 3);
+  EXPECT_EQ(d.ldb, 3); // B stored N x K
+  EXPECT_EQ(d.ldc, 5);
+  QM_ASSERT_OK(d.verify());
+}
+
+TEST(GemmDescTest, PackedLeadingDimsTT) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3, /*transA=*/true, /*transB=*/true);
+  EXPECT_EQ(d.lda, 7);
+  EXPECT_EQ(d.ldb, 3);
+  EXPECT_EQ(d.ldc, 5);
+  QM_ASSERT_OK(d.verify());
+}
+
+TEST(GemmDescTest, StoredShapes) {
+  GemmDesc nn = GemmDesc::packed(7, 5, 3);
+  EXPECT_EQ(nn.aRows(), 7);
+  EXPECT_EQ(nn.aCols(), 3);
+  EXPECT_EQ(nn.bRows(), 3);
+  EXPECT_EQ(nn.bCols(), 5);
+  GemmDesc tt = GemmDesc::packed(7, 5, 3, true, true);
+  EXPECT_EQ(tt.aRows(), 3);
+  EXPECT_EQ(tt.aCols(), 7);
+  EXPECT_EQ(tt.bRows(), 5);
+  EXPECT_EQ(tt.bCols(), 3);
+  EXPECT_DOUBLE_EQ(nn.flops(), 2.0 * 7 * 5 * 3);
+}
+
+TEST(GemmDescTest, SpansPacked) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  EXPECT_EQ(d.aSpan(), 7 * 3);
+  EXPECT_EQ(d.bSpan(), 3 * 5);
+  EXPECT_EQ(d.cSpan(), 7 * 5);
+}
+
+TEST(GemmDescTest, SpansDoNotPadTheLastRow) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.lda = 4;
+  d.ldb = 8;
+  d.ldc = 9;
+  EXPECT_EQ(d.aSpan(), 6 * 4 + 3);
+  EXPECT_EQ(d.bSpan(), 2 * 8 + 5);
+  EXPECT_EQ(d.cSpan(), 6 * 9 + 5);
+
+  GemmDesc t = GemmDesc::packed(7, 5, 3, true, true);
+  t.lda = 10; // A stored 3 x 7
+  t.ldb = 4;  // B stored 5 x 3
+  EXPECT_EQ(t.aSpan(), 2 * 10 + 7);
+  EXPECT_EQ(t.bSpan(), 4 * 4 + 3);
+}
+
+TEST(GemmDescTest, StrFormat) {
+  EXPECT_EQ(GemmDesc::packed(7, 5, 3).str(),
+            "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn");
+  EXPECT_EQ(GemmDesc::packed(7, 5, 3, true, false).str(),
+            "sgemm_m7_n5_k3_lda7_ldb5_ldc5_tn");
+  EXPECT_EQ(GemmDesc::packed(7, 5, 3, false, true).str(),
+            "sgemm_m7_n5_k3_lda3_ldb3_ldc5_nt");
+  GemmDesc d = GemmDesc::packed(7, 5, 3, true, true);
+  d.ldc = 12;
+  EXPECT_EQ(d.str(), "sgemm_m7_n5_k3_lda7_ldb3_ldc12_tt");
+}
+
+TEST(GemmDescTest, Equality) {
+  GemmDesc a = GemmDesc::packed(7, 5, 3);
+  GemmDesc b = GemmDesc::packed(7, 5, 3);
+  EXPECT_TRUE(a == b);
+  b.ldc = 6;
+  EXPECT_FALSE(a == b);
+  EXPECT_FALSE(a == GemmDesc::packed(7, 5, 3, true, false));
+}
+
+TEST(GemmDescTest, VerifyRejectsZeroSizes) {
+  QM_ASSERT_FAILS_WITH(GemmDesc::packed(0, 5, 3).verify(),
+                       "invalid gemm shape 0x5x3: sizes must be >= 1");
+  QM_ASSERT_FAILS_WITH(GemmDesc::packed(7, 0, 3).verify(),
+                       "invalid gemm shape 7x0x3");
+  QM_ASSERT_FAILS_WITH(GemmDesc::packed(7, 5, 0).verify(),
+                       "invalid gemm shape 7x5x0");
+  QM_ASSERT_FAILS_WITH(GemmDesc().verify(), "sizes must be >= 1");
+}
+
+TEST(GemmDescTest, VerifyRejectsNegativeSizes) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.k = -1;
+  QM_ASSERT_FAILS_WITH(d.verify(), "sizes must be >= 1");
+}
+
+TEST(GemmDescTest, VerifyLdaTooSmall) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.lda = 2;
+  QM_ASSERT_FAILS_WITH(d.verify(),
+                       "lda 2 is smaller than the 3 columns of A as stored");
+}
+
+TEST(GemmDescTest, VerifyLdaTooSmallTransposed) {
+  // Transposed A is stored K x M: lda must cover M, not K.
+  GemmDesc d = GemmDesc::packed(7, 5, 3, /*transA=*/true);
+  d.lda = 6;
+  QM_ASSERT_FAILS_WITH(d.verify(),
+                       "lda 6 is smaller than the 7 columns of A as stored");
+  d.lda = 3; // wide enough for K, not for M
+  QM_ASSERT_FAILS_WITH(d.verify(), "lda 3 is smaller than the 7 columns");
+}
+
+TEST(GemmDescTest, VerifyLdbTooSmall) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.ldb = 4;
+  QM_ASSERT_FAILS_WITH(d.verify(),
+                       "ldb 4 is smaller than the 5 columns of B as stored");
+  GemmDesc t = GemmDesc::packed(7, 5, 3, false, /*transB=*/true);
+  t.ldb = 2;
+  QM_ASSERT_FAILS_WITH(t.verify(),
+                       "ldb 2 is smaller than the 3 columns of B as stored");
+}
+
+TEST(GemmDescTest, VerifyLdcTooSmall) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.ldc = 4;
+  QM_ASSERT_FAILS_WITH(d.verify(), "ldc 4 is smaller than the 5 columns of C");
+}
+
+TEST(GemmDescTest, VerifyAcceptsWideLeadingDims) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3, true, true);
+  d.lda = 100;
+  d.ldb = 100;
+  d.ldc = 100;
+  QM_ASSERT_OK(d.verify());
+}
+
+//===----------------------------------------------------------------------===//
+// GemmConfig
+//===----------------------------------------------------------------------===//
+
+TEST(GemmConfigTest, DefaultStr) {
+  EXPECT_EQ(GemmConfig().str(),
+            "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0");
+}
+
+TEST(GemmConfigTest, StrParseRoundTrip) {
+  GemmConfig c;
+  c.isa = VectorIsa::Avx512;
+  c.mr = 12;
+  c.nr = 32;
+  c.kUnroll = 8;
+  c.kc = 17;
+  c.mc = 36;
+  c.nc = 96;
+  c.prefetchA = 256;
+  c.prefetchB = 512;
+  std::string text = c.str();
+  EXPECT_EQ(text,
+            "isa=avx512,mr=12,nr=32,ku=8,kc=17,mc=36,nc=96,pfa=256,pfb=512");
+  QM_ASSERT_EXPECTED(back, GemmConfig::parse(text, GemmConfig()));
+  EXPECT_TRUE(back == c);
+  EXPECT_EQ(back.str(), text);
+}
+
+TEST(GemmConfigTest, ParsePartialKeepsBase) {
+  GemmConfig base;
+  base.isa = VectorIsa::Avx512;
+  base.mr = 12;
+  base.nr = 32;
+  base.prefetchB = 128;
+  QM_ASSERT_EXPECTED(c, GemmConfig::parse("kc=64, mc=24", base));
+  EXPECT_EQ(c.isa, VectorIsa::Avx512);
+  EXPECT_EQ(c.mr, 12);
+  EXPECT_EQ(c.nr, 32);
+  EXPECT_EQ(c.kUnroll, base.kUnroll);
+  EXPECT_EQ(c.kc, 64);
+  EXPECT_EQ(c.mc, 24);
+  EXPECT_EQ(c.nc, base.nc);
+  EXPECT_EQ(c.prefetchA, base.prefetchA);
+  EXPECT_EQ(c.prefetchB, 128);
+}
+
+TEST(GemmConfigTest, ParseEmptyIsBase) {
+  GemmConfig base;
+  base.kc = 33;
+  QM_ASSERT_EXPECTED(c, GemmConfig::parse("", base));
+  EXPECT_TRUE(c == base);
+}
+
+TEST(GemmConfigTest, ParseUnknownKey) {
+  QM_ASSERT_FAILS_WITH(GemmConfig::parse("mr=6,kq=3", GemmConfig()).takeError(),
+                       "unknown kernel config key 'kq'");
+}
+
+TEST(GemmConfigTest, ParseBadNumber) {
+  QM_ASSERT_FAILS_WITH(GemmConfig::parse("kc=abc", GemmConfig()).takeError(),
+                       "kernel config 'kc' needs a non-negative integer, got "
+                       "'abc'");
+  QM_ASSERT_FAILS_WITH(GemmConfig::parse("mr=-1", GemmConfig()).takeError(),
+                       "'mr' needs a non-negative integer, got '-1'");
+  QM_ASSERT_FAILS_WITH(GemmConfig::parse("nr=16x", GemmConfig()).takeError(),
+                       "got '16x'");
+}
+
+TEST(GemmConfigTest, ParseItemWithoutValue) {
+  QM_ASSERT_FAILS_WITH(GemmConfig::parse("mr", GemmConfig()).takeError(),
+                       "'mr' is not key=value");
+}
+
+TEST(GemmConfigTest, ParseBadIsa) {
+  QM_ASSERT_FAILS_WITH(GemmConfig::parse("isa=sse9", GemmConfig()).takeError(),
+                       "sse9");
+}
+
+//===----------------------------------------------------------------------===//
+// Blocking model
+//===----------------------------------------------------------------------===//
+
+TEST(BlockingModelTest, MicroKernelTables) {
+  auto avx2 = microKernelTable(VectorIsa::Avx2);
+  ASSERT_FALSE(avx2.empty());
+  EXPECT_EQ(avx2.front().mr, 6);
+  EXPECT_EQ(avx2.front().nr, 16);
+  auto avx512 = microKernelTable(VectorIsa::Avx512);
+  ASSERT_FALSE(avx512.empty());
+  EXPECT_EQ(avx512.front().mr, 12);
+  EXPECT_EQ(avx512.front().nr, 32);
+  EXPECT_TRUE(microKernelTable(VectorIsa::None).empty());
+  // Every row fits the register file and the lane width.
+  for (VectorIsa isa : {VectorIsa::Avx2, VectorIsa::Avx512}) {
+    int lanes = Target::vectorBits(isa) / 32;
+    for (const MicroKernelShape &s : microKernelTable(isa)) {
+      EXPECT_EQ(s.isa, isa);
+      EXPECT_EQ(s.nr % lanes, 0) << s.mr << "x" << s.nr;
+      int nv = s.nr / lanes;
+      EXPECT_LE(s.mr * nv + nv + 1, Target::vectorRegisters(isa))
+          << s.mr << "x" << s.nr;
+    }
+  }
+}
+
+TEST(BlockingModelTest, Znver3GivesAvx2) {
+  Target target = parseTarget(kZnver3);
+  QM_ASSERT_EXPECTED(
+      c, chooseGemmConfig(GemmDesc::packed(1024, 1024, 1024), target));
+  EXPECT_EQ(c.isa, VectorIsa::Avx2);
+  EXPECT_EQ(c.mr, 6);
+  EXPECT_EQ(c.nr, 16);
+  EXPECT_EQ(c.mc % c.mr, 0) << c.str();
+  EXPECT_EQ(c.nc % c.nr, 0) << c.str();
+  EXPECT_LE(c.kc * c.nr * 4, target.caches.l1d) << c.str();
+  EXPECT_GE(c.kc, 1);
+}
+
+TEST(BlockingModelTest, Avx512TargetGivesAvx512) {
+  Target target = parseTarget(kSkylakeAvx512);
+  QM_ASSERT_EXPECTED(
+      c, chooseGemmConfig(GemmDesc::packed(1024, 1024, 1024), target));
+  EXPECT_EQ(c.isa, VectorIsa::Avx512);
+  EXPECT_EQ(c.mr, 12);
+  EXPECT_EQ(c.nr, 32);
+  EXPECT_EQ(c.mc % c.mr, 0) << c.str();
+  EXPECT_EQ(c.nc % c.nr, 0) << c.str();
+  EXPECT_LE(c.kc * c.nr * 4, target.caches.l1d) << c.str();
+}
+
+TEST(BlockingModelTest, NoAvx2IsAnError) {
+  Target target = parseTarget("x86_64-unknown-linux-gnu:x86-64:+sse2");
+  QM_ASSERT_FAILS_WITH(
+      chooseGemmConfig(GemmDesc::packed(64, 64, 64), target).takeError(),
+      "no vector isa the emitters support");
+  // avx2 without fma is not enough either.
+  Target noFma =
+      parseTarget("x86_64-unknown-linux-gnu:haswell:+avx,+avx2,-fma");
+  QM_ASSERT_FAILS_WITH(
+      chooseGemmConfig(GemmDesc::packed(64, 64, 64), noFma).takeError(),
+      "need avx2 and fma");
+}
+
+TEST(BlockingModelTest, NonX86IsAnError) {
+  Target target = parseTarget("aarch64-unknown-linux-gnu:generic:+neon");
+  QM_ASSERT_FAILS_WITH(
+      chooseGemmConfig(GemmDesc::packed(64, 64, 64), target).takeError(),
+      "aarch64-unknown-linux-gnu");
+}
+
+TEST(BlockingModelTest, InvalidDescIsAnError) {
+  Target target = parseTarget(kZnver3);
+  GemmDesc d = GemmDesc::packed(8, 8, 8);
+  d.ldc = 4;
+  QM_ASSERT_FAILS_WITH(chooseGemmConfig(d, target).takeError(),
+                       "ldc 4 is smaller");
+}
+
+TEST(BlockingModelTest, ClampedToTinyProblem) {
+  for (const char *spec : {kZnver3, kSkylakeAvx512}) {
+    SCOPED_TRACE(spec);
+    Target target = parseTarget(spec);
+    QM_ASSERT_EXPECTED(c, chooseGemmConfig(GemmDesc::packed(1, 1, 1), target));
+    EXPECT_EQ(c.kc, 1);
+    EXPECT_EQ(c.mc, c.mr);
+    EXPECT_EQ(c.nc, c.nr);
+  }
+}
+
+TEST(BlockingModelTest, ClampToProblem) {
+  GemmConfig c; // 6x16, kc 256, mc 72, nc 4080
+  GemmConfig small = clampToProblem(c, GemmDesc::packed(7, 17, 5));
+  EXPECT_EQ(small.kc, 5);
+  EXPECT_EQ(small.mc, 12);
+  EXPECT_EQ(small.nc, 32);
+  EXPECT_EQ(small.mr, c.mr);
+  EXPECT_EQ(small.nr, c.nr);
+  EXPECT_EQ(small.kUnroll, c.kUnroll);
+  // A problem larger than the blocks leaves them alone.
+  GemmConfig large = clampToProblem(c, GemmDesc::packed(1000, 5000, 1000));
+  EXPECT_TRUE(large == c) << large.str();
+}
+
+TEST(BlockingModelTest, InvariantsAcrossShapesAndTargets) {
+  const char *specs[] = {
+      kZnver3,
+      kSkylakeAvx512,
+      "x86_64-unknown-linux-gnu:haswell:+avx,+avx2,+fma:l1d=16K,l2=256K,"
+      "l3=2M,cores=1",
+      "x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,+fma,+avx512f:"
+      "l1d=48K,l2=2M,l3=105M,cores=56",
+      "x86_64-unknown-linux-gnu:znver4:+avx,+avx2,+fma,+avx512f:l1d=32K,"
+      "l2=1M,l3=32M,cores=16",
+  };
+  const int64_t sizes[] = {1,  2,  5,  6,   7,   13,   16,
+                           17, 31, 64, 100, 257, 1000, 4097};
+  for (const char *spec : specs) {
+    Target target = parseTarget(spec);
+    for (int64_t m : sizes)
+      for (int64_t n : sizes)
+        for (int64_t k : {int64_t(1), int64_t(3), int64_t(64), int64_t(300),
+                          int64_t(5000)}) {
+          GemmDesc d = GemmDesc::packed(m, n, k);
+          auto c = chooseGemmConfig(d, target);
+          ASSERT_TRUE(static_cast<bool>(c)) << spec << " " << d.str() << ": "
+                                            << llvm::toString(c.takeError());
+          SCOPED_TRACE(std::string(spec) + " " + d.str() + " " + c->str());
+          EXPECT_EQ(c->isa, target.bestIsa());
+          EXPECT_GE(c->kc, 1);
+          EXPECT_LE(c->kc, k);
+          EXPECT_GE(c->mc, c->mr);
+          EXPECT_GE(c->nc, c->nr);
+          EXPECT_EQ(c->mc % c->mr, 0);
+          EXPECT_EQ(c->nc % c->nr, 0);
+          EXPECT_LE(c->mc, (m + c->mr - 1) / c->mr * c->mr);
+          EXPECT_LE(c->nc, (n + c->nr - 1) / c->nr * c->nr);
+          EXPECT_LE(c->kc * c->nr * 4, target.caches.l1d);
+        }
+  }
+}
+
+TEST(BlockingModelTest, Deterministic) {
+  Target target = parseTarget(kZnver3);
+  GemmDesc d = GemmDesc::packed(300, 200, 100);
+  QM_ASSERT_EXPECTED(a, chooseGemmConfig(d, target));
+  QM_ASSERT_EXPECTED(b, chooseGemmConfig(d, target));
+  EXPECT_EQ(a.str(), b.str());
+}
+
+} // namespace

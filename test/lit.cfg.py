@@ -1,0 +1,57 @@
+# lit configuration for QiMeng-TensorOp: the pass (IR and remarks) and
+# execution of its output under stock mlir-runner-22.
+import os
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "QiMeng-TensorOp"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.qimeng_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit"]
+
+llvm_config.with_system_environment(["HOME", "TMPDIR", "QIMENG_PYTHON"])
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.use_default_substitutions()
+
+tools = config.llvm_tools_dir
+plugin = os.path.join(config.qimeng_lib_dir, "QiMengTensorOp.so")
+runner_libs = ",".join(
+    os.path.join(config.llvm_lib_dir, lib)
+    for lib in ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so"))
+
+config.substitutions.append(
+    ("%qimeng-opt", os.path.join(config.qimeng_tools_dir, "qimeng-opt")))
+config.substitutions.append(
+    ("%qimeng-hostinfo",
+     os.path.join(config.qimeng_tools_dir, "qimeng-hostinfo")))
+config.substitutions.append(("%plugin", plugin))
+config.substitutions.append(("%mlir-opt", os.path.join(tools, "mlir-opt")))
+config.substitutions.append(
+    ("%mlir-runner", os.path.join(tools, "mlir-runner")))
+config.substitutions.append(
+    ("%mlir-translate", os.path.join(tools, "mlir-translate")))
+config.substitutions.append(("%llc", os.path.join(tools, "llc")))
+config.substitutions.append(("%runner-libs", runner_libs))
+# The stock lowering the pass's output must go through unchanged.
+config.substitutions.append(
+    ("%lower-to-llvm",
+     "--convert-linalg-to-loops --lower-affine --expand-strided-metadata "
+     "--convert-scf-to-cf --convert-to-llvm --reconcile-unrealized-casts"))
+
+# Host features, from our own tool, gate execution tests.
+hostinfo = os.path.join(config.qimeng_tools_dir, "qimeng-hostinfo")
+for feature in ("avx2", "fma", "avx512f"):
+    try:
+        rc = subprocess.run([hostinfo, "--has-feature=" + feature],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL).returncode
+    except OSError:
+        rc = 1
+    if rc == 0:
+        config.available_features.add("host-" + feature)
+if os.path.exists("/usr/bin/cc"):
+    config.available_features.add("host-cc")
