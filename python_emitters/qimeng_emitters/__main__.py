@@ -9,10 +9,11 @@ import sys
 
 from . import PROTOCOL_VERSION
 from .errors import RequestError
-from . import sgemm
+from . import peak, sgemm
 
 KINDS = {
     "sgemm": sgemm.emit,
+    "fma_peak": peak.emit,
 }
 
 

@@ -28,7 +28,9 @@ from .x86 import Asm, back, check_disp, fwd, lookup_isa, xmm
 SCRATCH_BYTES = 64          # saved A, B, C pointers
 TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
 
-FAULTS = (None, "drop-k", "write-past-edge")
+# Test-only deliberately broken kernels: the validator and the isolation
+# must catch each of them.
+FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 
 # Register map of the body (see docs/KernelContract.md).
 WS, JC, NB, PC, KB, IC, MB, JR, IR = (
@@ -121,8 +123,8 @@ class Params:
         self.fault = request.get("fault")
         if self.fault not in FAULTS:
             raise RequestError(
-                f"unknown fault {self.fault!r}; expected drop-k or "
-                "write-past-edge (test-only)")
+                f"unknown fault {self.fault!r}; expected one of drop-k, "
+                "write-past-edge, segfault, hang (test-only)")
         # Edge code exists only where the shape needs it (or a fault does).
         self.row_edges = self.m % self.mr != 0
         self.col_edges = self.n % self.nr != 0
@@ -399,6 +401,14 @@ def _emit_body(p):
     jc_loop = asm.label("jc: next nc block of columns")
     pc_loop = asm.label("pc: next kc block of the reduction")
     ic_loop = asm.label("ic: next mc block of rows")
+    if p.fault == "segfault":
+        asm.comment("fault segfault: store through a null pointer")
+        asm.ins("xorl %eax, %eax")
+        asm.ins("movl %eax, (%rax)")
+    elif p.fault == "hang":
+        spin = asm.label("fault hang: spin forever")
+        asm.place(spin)
+        asm.ins(f"jmp {back(spin)}")
     asm.ins("movq %rdi, 0(%rcx)")
     asm.ins("movq %rsi, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")

@@ -1,0 +1,49 @@
+//===- Benchmark.h - Side-by-side timing ------------------------*- C++ -*-===//
+//
+// Timing for benchmarks (never for tests): several candidates timed in one
+// process, interleaved round by round so that machine noise hits all of
+// them alike, summarised by medians.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_RUNTIME_BENCHMARK_H
+#define QIMENG_RUNTIME_BENCHMARK_H
+
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Kernel/Target.h"
+#include "llvm/Support/Error.h"
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace qimeng {
+
+/// One thing to time: `run` performs one call.
+struct TimedCandidate {
+  std::string name;
+  std::function<void()> run;
+};
+
+struct InterleavedTiming {
+  /// Per candidate: seconds per call of each round, in round order.
+  std::vector<std::vector<double>> secondsPerCall;
+  /// Calls per timed round (the same for every candidate).
+  int callsPerRound = 1;
+};
+
+/// Warms every candidate up, picks a call count per round so the slowest
+/// candidate's round takes about `roundSeconds`, then runs `rounds` rounds,
+/// each timing every candidate once in turn.
+InterleavedTiming timeInterleaved(const std::vector<TimedCandidate> &cands,
+                                  int rounds, double roundSeconds = 0.05);
+
+/// The median of `values` (empty: 0).
+double median(std::vector<double> values);
+
+/// Measures one core's FMA peak in GFLOPS with the emitter's fma_peak probe
+/// for `isa` (median of several runs).
+llvm::Expected<double> measureFmaPeakGflops(VectorIsa isa, const Target &host,
+                                            const EmitterOptions &options);
+
+} // namespace qimeng
+
+#endif // QIMENG_RUNTIME_BENCHMARK_H

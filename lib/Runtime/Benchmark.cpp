@@ -1,0 +1,86 @@
+//===- Benchmark.cpp - Side-by-side timing --------------------------------===//
+#include "qimeng/Runtime/Benchmark.h"
+#include "qimeng/Emit/Assembler.h"
+#include "qimeng/Runtime/JitKernel.h"
+#include "llvm/ADT/StringRef.h"
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+using namespace qimeng;
+
+static double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double qimeng::median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+InterleavedTiming
+qimeng::timeInterleaved(const std::vector<TimedCandidate> &cands, int rounds,
+                        double roundSeconds) {
+  InterleavedTiming t;
+  t.secondsPerCall.resize(cands.size());
+  // Warm-up and calibration: the slowest candidate sets the call count.
+  double slowest = 0;
+  for (const TimedCandidate &c : cands) {
+    c.run();
+    double t0 = now();
+    c.run();
+    slowest = std::max(slowest, now() - t0);
+  }
+  t.callsPerRound =
+      std::max(1, static_cast<int>(roundSeconds / std::max(slowest, 1e-9)));
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i = 0; i < cands.size(); ++i) {
+      double t0 = now();
+      for (int k = 0; k < t.callsPerRound; ++k)
+        cands[i].run();
+      t.secondsPerCall[i].push_back((now() - t0) / t.callsPerRound);
+    }
+  }
+  return t;
+}
+
+llvm::Expected<double>
+qimeng::measureFmaPeakGflops(VectorIsa isa, const Target &host,
+                             const EmitterOptions &options) {
+  std::string request = std::string("{\"version\":1,\"kind\":\"fma_peak\","
+                                    "\"isa\":\"") +
+                        isaName(isa).str() + "\"}";
+  auto emitted = runEmitter(request, options);
+  if (!emitted)
+    return emitted.takeError();
+  uint64_t flopsPerIteration = 0;
+  llvm::StringRef text(emitted->text);
+  size_t pos = text.find("# qm.flops_per_iteration: ");
+  if (pos == llvm::StringRef::npos ||
+      text.substr(pos + 26)
+          .take_until([](char c) { return c == '\n'; })
+          .getAsInteger(10, flopsPerIteration))
+    return llvm::createStringError("fma_peak probe lacks its flop count");
+  auto object = assembleToObject(emitted->text, host, "fma_peak.s");
+  if (!object)
+    return object.takeError();
+  auto jit = JitKernel::load(std::move(*object), emitted->symbol);
+  if (!jit)
+    return jit.takeError();
+  auto probe = reinterpret_cast<void (*)(uint64_t)>((*jit)->address());
+  const uint64_t iterations = 20'000'000;
+  probe(iterations / 10); // warm-up: clocks up, code paged in
+  std::vector<double> rates;
+  for (int i = 0; i < 7; ++i) {
+    double t0 = now();
+    probe(iterations);
+    rates.push_back(double(iterations) * flopsPerIteration / (now() - t0) *
+                    1e-9);
+  }
+  return median(rates);
+}

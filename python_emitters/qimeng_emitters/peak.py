@@ -1,0 +1,74 @@
+"""FMA throughput probe: the machine's measured peak, in our own instructions.
+
+``qm_fma_peak_<n>acc_x86_64_<isa>(uint64_t iterations)`` runs `iterations`
+rounds of `accumulators` independent vfmadd231ps on full vector registers,
+so a round is accumulators * lanes * 2 flops. Enough independent chains hide
+the FMA latency on every core we target (4 cycles x 2 ports = 8 for AVX2,
+more for AVX-512 with two FMA units).
+"""
+
+from . import GENERATOR_VERSION, PROTOCOL_VERSION
+from .errors import RequestError
+from .x86 import Asm, back, lookup_isa
+
+
+def emit(request):
+    known = {"version", "kind", "isa", "accumulators"}
+    unknown = sorted(set(request) - known)
+    if unknown:
+        raise RequestError("unknown field(s): " + ", ".join(unknown))
+    isa_name = request.get("isa")
+    if not isinstance(isa_name, str):
+        raise RequestError("field 'isa' must be a string such as \"avx2\"")
+    isa = lookup_isa(isa_name)
+    acc = request.get("accumulators", isa.registers - 4)
+    if isinstance(acc, bool) or not isinstance(acc, int) or not (
+            1 <= acc <= isa.registers - 2):
+        raise RequestError(
+            f"field 'accumulators' must be an integer in 1..{isa.registers - 2}")
+    symbol = f"qm_fma_peak_{acc}acc_x86_64_{isa.name}"
+    a, b = isa.reg(acc), isa.reg(acc + 1)
+    asm = Asm()
+    loop = asm.label("round")
+    asm.ins(f"vxorps %xmm0, %xmm0, %xmm0")
+    for r in range(acc):
+        if isa.name == "avx512":
+            asm.ins(f"vpxord {isa.reg(r)}, {isa.reg(r)}, {isa.reg(r)}")
+        else:
+            asm.ins(f"vxorps {isa.reg(r)}, {isa.reg(r)}, {isa.reg(r)}")
+    asm.ins(f"vmovaps {isa.reg(0)}, {a}")
+    asm.ins(f"vmovaps {isa.reg(0)}, {b}")
+    asm.ins("testq %rdi, %rdi")
+    done = asm.label("done")
+    asm.ins(f"jz {done[0]}f")
+    asm.raw("\t.p2align 5")
+    asm.place(loop)
+    for r in range(acc):
+        asm.ins(f"vfmadd231ps {a}, {b}, {isa.reg(r)}")
+    asm.ins("decq %rdi")
+    asm.ins(f"jnz {back(loop)}")
+    asm.place(done)
+    asm.ins("vzeroupper")
+    out = [
+        f"# QiMeng-TensorOp FMA peak probe, qimeng_emitters "
+        f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
+        f"# qm.symbol: {symbol}",
+        "# qm.workspace_bytes: 0",
+        f"# qm.flops_per_iteration: {acc * isa.lanes * 2}",
+        "# qm.clobbers: rdi," + ",".join(
+            f"{isa.reg_prefix}{i}" for i in range(isa.registers)),
+        "# qm.features: " + ",".join(isa.features),
+        f"# qm.generator: {GENERATOR_VERSION}",
+        "\t.text",
+        f"\t.globl\t{symbol}",
+        "\t.p2align\t5",
+        f"\t.type\t{symbol},@function",
+        f"{symbol}:",
+        "# qm.body.begin",
+        asm.text().rstrip("\n"),
+        "# qm.body.end",
+        "\tretq",
+        f"\t.size\t{symbol}, .-{symbol}",
+        "\t.section\t.note.GNU-stack,\"\",@progbits",
+    ]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,75 @@
+"""The FMA peak probe and the test-only crash/hang faults."""
+
+import json
+import os
+import tempfile
+import unittest
+
+from qimeng_emitters import PROTOCOL_VERSION
+from qimeng_emitters.errors import RequestError
+
+from tests.support import (assemble, body, code, emit, header, request,
+                           requires_llvm_mc, run_emitter, vector_registers)
+
+
+def peak_request(**changes):
+    req = {"version": PROTOCOL_VERSION, "kind": "fma_peak", "isa": "avx2"}
+    req.update(changes)
+    return req
+
+
+class FmaPeakTest(unittest.TestCase):
+    def test_defaults_fill_the_register_file(self):
+        for isa, acc, lanes in (("avx2", 12, 8), ("avx512", 28, 16)):
+            text = emit(peak_request(isa=isa))
+            self.assertEqual(header(text, "symbol"),
+                             f"qm_fma_peak_{acc}acc_x86_64_{isa}")
+            self.assertEqual(int(header(text, "flops_per_iteration")),
+                             acc * lanes * 2)
+            fmas = [l for l in body(text) if code(l).startswith("vfmadd231ps")]
+            self.assertEqual(len(fmas), acc)
+
+    def test_avx2_probe_has_no_zmm(self):
+        kinds = {kind for kind, _ in vector_registers(emit(peak_request()))}
+        self.assertNotIn("z", kinds)
+
+    def test_bad_accumulators(self):
+        for bad in (0, 15, "4", True):
+            with self.assertRaises(RequestError):
+                emit(peak_request(accumulators=bad))
+
+    def test_unknown_field_fails_over_the_protocol(self):
+        proc = run_emitter(json.dumps(peak_request(mr=6)))
+        self.assertEqual(proc.returncode, 1)
+        self.assertTrue(proc.stderr.startswith("error: unknown field(s): mr"))
+
+    @requires_llvm_mc
+    def test_assembles(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for isa in ("avx2", "avx512"):
+                obj = os.path.join(tmp, isa + ".o")
+                proc = assemble(emit(peak_request(isa=isa)), obj)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertEqual(proc.stderr, "")
+
+
+class CrashAndHangFaultTest(unittest.TestCase):
+    def test_segfault_stores_through_null_first(self):
+        lines = [code(l) for l in body(emit(request(fault="segfault")))]
+        lines = [l for l in lines if l]
+        self.assertEqual(lines[:2], ["xorl %eax, %eax", "movl %eax, (%rax)"])
+
+    def test_hang_spins_before_any_work(self):
+        lines = [code(l) for l in body(emit(request(fault="hang")))]
+        lines = [l for l in lines if l]
+        self.assertRegex(lines[0], r"^\d+:$")
+        self.assertEqual(lines[1], f"jmp {lines[0][:-1]}b")
+
+    def test_faults_are_in_the_symbol(self):
+        for fault in ("segfault", "hang"):
+            self.assertIn(f"_fault_{fault}_",
+                          header(emit(request(fault=fault)), "symbol"))
+
+
+if __name__ == "__main__":
+    unittest.main()

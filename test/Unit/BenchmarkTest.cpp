@@ -1,0 +1,35 @@
+//===- BenchmarkTest.cpp - Timing helpers (behaviour, not speed) ----------===//
+#include "qimeng/Runtime/Benchmark.h"
+#include "ErrorHelpers.h"
+#include <gtest/gtest.h>
+
+using namespace qimeng;
+
+TEST(BenchmarkTest, Median) {
+  EXPECT_EQ(median({}), 0);
+  EXPECT_EQ(median({3}), 3);
+  EXPECT_EQ(median({5, 1, 3}), 3);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
+}
+
+TEST(BenchmarkTest, InterleavedRunsEveryCandidateEveryRound) {
+  int calls[2] = {0, 0};
+  std::vector<TimedCandidate> cands = {{"a", [&] { ++calls[0]; }},
+                                       {"b", [&] { ++calls[1]; }}};
+  InterleavedTiming t = timeInterleaved(cands, 7, 0.001);
+  ASSERT_EQ(t.secondsPerCall.size(), 2u);
+  EXPECT_EQ(t.secondsPerCall[0].size(), 7u);
+  EXPECT_EQ(t.secondsPerCall[1].size(), 7u);
+  // Two warm-up calls each, then the same count per round for both.
+  EXPECT_EQ(calls[0], 2 + 7 * t.callsPerRound);
+  EXPECT_EQ(calls[1], calls[0]);
+}
+
+TEST(BenchmarkTest, PeakProbeRunsAndIsPositive) {
+  Target host = Target::detectHost();
+  if (host.bestIsa() == VectorIsa::None)
+    GTEST_SKIP() << "host has no avx2/fma or avx512f";
+  QM_ASSERT_EXPECTED(peak, measureFmaPeakGflops(host.bestIsa(), host,
+                                                EmitterOptions::defaults()));
+  EXPECT_GT(peak, 1.0);
+}

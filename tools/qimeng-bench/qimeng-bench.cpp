@@ -1,0 +1,294 @@
+//===- qimeng-bench.cpp - Our kernels against OpenBLAS, side by side ------===//
+//
+// For each shape: emit our kernel, validate it in a qimeng-runner process,
+// validate OpenBLAS with the same checker, then time both in this process,
+// interleaved round by round, same threads and the same semantics
+// (C += A * B, i.e. beta = 1), and report medians, ratios and the fraction
+// of this machine's measured FMA peak.
+//
+// OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE when it loads; some
+// machines set them. The benchmark re-executes itself with both unset so the
+// baseline is OpenBLAS as it chooses for this CPU, and says which core ran.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Kernel/Target.h"
+#include "qimeng/Runtime/Benchmark.h"
+#include "qimeng/Runtime/GemmValidator.h"
+#include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Runtime/JitKernel.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cblas.h>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <unistd.h>
+
+extern "C" {
+char *openblas_get_corename(void);
+char *openblas_get_config(void);
+void openblas_set_num_threads(int);
+}
+
+using namespace qimeng;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory benchCategory("qimeng-bench options");
+static cl::opt<std::string> opKind("op", cl::desc("Operation: sgemm"),
+                                   cl::init("sgemm"), cl::cat(benchCategory));
+static cl::opt<std::string>
+    shapesOpt("shapes",
+              cl::desc("Comma-separated MxNxK shapes (default: 64x64x64,"
+                       "128x128x128,256x256x256,512x512x512,1024x1024x1024,"
+                       "2048x2048x2048)"),
+              cl::init("64x64x64,128x128x128,256x256x256,512x512x512,"
+                       "1024x1024x1024,2048x2048x2048"),
+              cl::cat(benchCategory));
+// libLLVM.so already registers a hidden "threads" option, so ours is
+// "thread-count" and main() maps --threads onto it.
+static cl::opt<unsigned> threadsOpt("thread-count",
+                                    cl::desc("Threads for both libraries "
+                                             "(also spelled --threads)"),
+                                    cl::init(1), cl::cat(benchCategory));
+static cl::opt<unsigned> runsOpt("runs",
+                                 cl::desc("Timed rounds per shape (>= 7); "
+                                          "the median is reported"),
+                                 cl::init(9), cl::cat(benchCategory));
+static cl::opt<std::string>
+    transOpt("transpose", cl::desc("Operand layout: nn, nt, tn or tt"),
+             cl::init("nn"), cl::cat(benchCategory));
+static cl::opt<std::string>
+    configOpt("kernel-config",
+              cl::desc("Pin our kernel's configuration (as the pass option)"),
+              cl::init(""), cl::cat(benchCategory));
+static cl::opt<bool> jsonOpt("json", cl::desc("One JSON object per shape"),
+                             cl::init(false), cl::cat(benchCategory));
+
+static const char *kReexecMarker = "QIMENG_BENCH_OPENBLAS_ENV";
+
+/// Re-executes this program without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE,
+/// remembering in kReexecMarker what they were.
+static void reexecWithoutOpenBlasOverrides(char **argv) {
+  if (getenv(kReexecMarker))
+    return;
+  std::string was;
+  for (const char *name : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"}) {
+    if (const char *v = getenv(name)) {
+      was += std::string(was.empty() ? "" : " ") + name + "=" + v;
+      unsetenv(name);
+    }
+  }
+  if (was.empty())
+    return;
+  setenv(kReexecMarker, was.c_str(), 1);
+  execv("/proc/self/exe", argv);
+  // execv failed: go on, saying so.
+  setenv(kReexecMarker, ("re-exec failed, still set: " + was).c_str(), 1);
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+static llvm::Expected<std::vector<Shape>> parseShapes(llvm::StringRef s) {
+  std::vector<Shape> shapes;
+  llvm::SmallVector<llvm::StringRef> items;
+  s.split(items, ',', -1, false);
+  for (llvm::StringRef item : items) {
+    llvm::SmallVector<llvm::StringRef> dims;
+    item.trim().split(dims, 'x');
+    Shape sh;
+    if (dims.size() != 3 || dims[0].getAsInteger(10, sh.m) ||
+        dims[1].getAsInteger(10, sh.n) || dims[2].getAsInteger(10, sh.k) ||
+        sh.m < 1 || sh.n < 1 || sh.k < 1)
+      return llvm::createStringError("bad shape '" + item.str() +
+                                     "'; expected MxNxK with sizes >= 1");
+    shapes.push_back(sh);
+  }
+  if (shapes.empty())
+    return llvm::createStringError("no shapes given");
+  return shapes;
+}
+
+/// Rewrites --threads[=N] / -threads[=N] into --thread-count[=N].
+static std::vector<std::string> mapThreadsFlag(int argc, char **argv) {
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) {
+    llvm::StringRef a(argv[i]);
+    for (llvm::StringRef prefix : {"--threads", "-threads"}) {
+      if (a == prefix || a.starts_with((prefix + "=").str())) {
+        args.push_back("--thread-count" + a.substr(prefix.size()).str());
+        a = "";
+        break;
+      }
+    }
+    if (!a.empty())
+      args.push_back(a.str());
+  }
+  return args;
+}
+
+int main(int argc, char **argv) {
+  reexecWithoutOpenBlasOverrides(argv);
+  llvm::InitLLVM init(argc, argv);
+  std::vector<std::string> mapped = mapThreadsFlag(argc, argv);
+  std::vector<char *> mappedArgv;
+  for (std::string &a : mapped)
+    mappedArgv.push_back(a.data());
+  argc = static_cast<int>(mappedArgv.size());
+  argv = mappedArgv.data();
+  cl::HideUnrelatedOptions(benchCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "qimeng-bench: our generated kernels against OpenBLAS, timed side by "
+      "side\n\n"
+      "Each shape's kernel is validated in a qimeng-runner process first; "
+      "then ours and\ncblas_sgemm (beta = 1, the same C += A*B) are timed "
+      "interleaved in this process and\nthe medians compared. Results are "
+      "also given as a percentage of this core's\nmeasured FMA peak.\n");
+  llvm::ExitOnError exitOnErr("qimeng-bench: ");
+  if (opKind != "sgemm")
+    exitOnErr(llvm::createStringError("unsupported --op '" + opKind +
+                                      "'; this version benchmarks sgemm"));
+  if (runsOpt < 7)
+    exitOnErr(llvm::createStringError("--runs must be at least 7"));
+  if (threadsOpt != 1)
+    exitOnErr(llvm::createStringError(
+        "--threads must be 1: our kernels are single-threaded until the "
+        "tuner adds multi-core kernels"));
+  std::string trans = transOpt;
+  if (trans != "nn" && trans != "nt" && trans != "tn" && trans != "tt")
+    exitOnErr(llvm::createStringError("--transpose must be nn, nt, tn or tt"));
+  std::vector<Shape> shapes = exitOnErr(parseShapes(shapesOpt));
+
+  openblas_set_num_threads(threadsOpt);
+  Target host = Target::detectHost();
+  EmitterOptions emitter = EmitterOptions::defaults();
+  IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
+  VectorIsa isa = host.bestIsa();
+  if (isa == VectorIsa::None)
+    exitOnErr(llvm::createStringError(
+        "this host has no vector isa our emitters support"));
+  double peak = exitOnErr(measureFmaPeakGflops(isa, host, emitter));
+  std::string coreName = openblas_get_corename();
+  std::string blasConfig = llvm::StringRef(openblas_get_config()).trim().str();
+  const char *envNote = getenv(kReexecMarker);
+  std::string envLine =
+      envNote ? std::string("unset for this run (were ") + envNote + ")"
+              : "not set";
+
+  if (!jsonOpt) {
+    llvm::outs() << llvm::formatv(
+        "qimeng-bench: sgemm {0}, {1} thread(s), C += A*B (beta = 1), median "
+        "of {2} interleaved rounds\n",
+        trans, threadsOpt, unsigned(runsOpt));
+    llvm::outs() << llvm::formatv(
+        "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core ({3})\n",
+        host.cpu, host.triple, peak, isaName(isa));
+    llvm::outs() << "OpenBLAS: core " << coreName << ", config '" << blasConfig
+                 << "'; OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE " << envLine << "\n";
+    llvm::outs() << llvm::formatv(
+        "{0,-16} {1,11} {2,7} {3,15} {4,7} {5,7} {6,12} {7,10}  {8}\n", "shape",
+        "ours GFLOPS", "%peak", "OpenBLAS GFLOPS", "%peak", "ratio",
+        "max rel err", "validated", "kernel");
+  }
+  bool allValid = true;
+  for (const Shape &sh : shapes) {
+    GemmDesc desc =
+        GemmDesc::packed(sh.m, sh.n, sh.k, trans[0] == 't', trans[1] == 't');
+    GemmConfig config = exitOnErr(chooseGemmConfig(desc, host));
+    if (!configOpt.empty())
+      config =
+          clampToProblem(exitOnErr(GemmConfig::parse(configOpt, config)), desc);
+    EmittedKernel emitted = exitOnErr(emitGemmKernel(desc, config, emitter));
+    ValidationReport ours =
+        exitOnErr(validateGemmIsolated(desc, host, emitted, runner));
+    CBLAS_TRANSPOSE ta = desc.transA ? CblasTrans : CblasNoTrans;
+    CBLAS_TRANSPOSE tb = desc.transB ? CblasTrans : CblasNoTrans;
+    auto blasCall = [&](const float *a, const float *b, float *c, void *) {
+      cblas_sgemm(CblasRowMajor, ta, tb, desc.m, desc.n, desc.k, 1.0f, a,
+                  desc.lda, b, desc.ldb, 1.0f, c, desc.ldc);
+    };
+    ValidationOptions blasOpts;
+    blasOpts.compareOpenBlas = false;
+    ValidationReport blas =
+        exitOnErr(validateGemm(desc, blasCall, 0, blasOpts));
+    bool validated = ours.passed && blas.passed;
+    allValid &= validated;
+
+    double oursGflops = 0, blasGflops = 0;
+    if (ours.passed) {
+      // Trusted now: load it here and time it against OpenBLAS.
+      auto loaded = exitOnErr(buildGemmKernel(desc, config, host, emitter));
+      GemmKernelFn fn = loaded.jit->gemm();
+      auto a = exitOnErr(GuardedBuffer::allocate(desc.aSpan(), 0));
+      auto b = exitOnErr(GuardedBuffer::allocate(desc.bSpan(), 0));
+      auto c1 = exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0));
+      auto c2 = exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0));
+      auto ws = exitOnErr(GuardedBuffer::allocate(
+          int64_t(loaded.emitted.workspaceBytes / 4 + 16), 0));
+      std::mt19937 rng(42);
+      std::uniform_real_distribution<float> dist(-1, 1);
+      for (int64_t i = 0; i < desc.aSpan(); ++i)
+        a.data()[i] = dist(rng);
+      for (int64_t i = 0; i < desc.bSpan(); ++i)
+        b.data()[i] = dist(rng);
+      for (int64_t i = 0; i < desc.cSpan(); ++i)
+        c1.data()[i] = c2.data()[i] = 0;
+      std::vector<TimedCandidate> cands = {
+          {"ours", [&] { fn(a.data(), b.data(), c1.data(), ws.data()); }},
+          {"openblas",
+           [&] { blasCall(a.data(), b.data(), c2.data(), nullptr); }}};
+      InterleavedTiming t = timeInterleaved(cands, runsOpt);
+      oursGflops = desc.flops() / median(t.secondsPerCall[0]) * 1e-9;
+      blasGflops = desc.flops() / median(t.secondsPerCall[1]) * 1e-9;
+    }
+    double ratio = blasGflops > 0 ? oursGflops / blasGflops : 0;
+    if (jsonOpt) {
+      nlohmann::json row = {{"op", "sgemm"},
+                            {"m", sh.m},
+                            {"n", sh.n},
+                            {"k", sh.k},
+                            {"transpose", trans},
+                            {"threads", unsigned(threadsOpt)},
+                            {"ours_gflops", oursGflops},
+                            {"openblas_gflops", blasGflops},
+                            {"ratio", ratio},
+                            {"pct_peak", 100 * oursGflops / peak},
+                            {"openblas_pct_peak", 100 * blasGflops / peak},
+                            {"peak_gflops", peak},
+                            {"max_rel_err", ours.maxRelError},
+                            {"validated", validated},
+                            {"kernel", emitted.symbol},
+                            {"config", config.str()},
+                            {"openblas_core", coreName},
+                            {"openblas_env", envLine}};
+      if (!ours.passed)
+        row["failure"] = ours.failure;
+      llvm::outs() << row.dump(-1, ' ', false,
+                               nlohmann::json::error_handler_t::replace)
+                   << "\n";
+    } else {
+      llvm::outs() << llvm::formatv(
+          "{0,-16} {1,11:F1} {2,6:F1}% {3,15:F1} {4,6:F1}% {5,7:F2} "
+          "{6,12:E1} {7,10}  {8}\n",
+          llvm::formatv("{0}x{1}x{2}", sh.m, sh.n, sh.k).str(), oursGflops,
+          100 * oursGflops / peak, blasGflops, 100 * blasGflops / peak, ratio,
+          ours.maxRelError, validated ? "yes" : "NO", emitted.symbol);
+      if (!ours.passed)
+        llvm::outs() << "  ours failed validation: " << ours.failure << "\n";
+      if (!blas.passed)
+        llvm::outs() << "  OpenBLAS failed validation: " << blas.failure
+                     << "\n";
+    }
+    llvm::outs().flush();
+  }
+  return allValid ? 0 : 1;
+}
