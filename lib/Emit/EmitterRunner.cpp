@@ -1,6 +1,7 @@
 //===- EmitterRunner.cpp - Run the Python emitters ------------------------===//
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Config.h"
+#include "qimeng/Kernel/KernelJson.h"
 #include "qimeng/Support/Subprocess.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -80,28 +81,24 @@ llvm::Expected<std::string> EmittedKernel::body() const {
 }
 
 std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
-                                    llvm::StringRef fault) {
-  nlohmann::json r = {{"version", 1},
-                      {"kind", "sgemm"},
-                      {"isa", isaName(c.isa).str()},
-                      {"m", d.m},
-                      {"n", d.n},
-                      {"k", d.k},
-                      {"lda", d.lda},
-                      {"ldb", d.ldb},
-                      {"ldc", d.ldc},
-                      {"trans_a", d.transA},
-                      {"trans_b", d.transB},
-                      {"mr", c.mr},
-                      {"nr", c.nr},
-                      {"k_unroll", c.kUnroll},
-                      {"kc", c.kc},
-                      {"mc", c.mc},
-                      {"nc", c.nc},
-                      {"prefetch_a", c.prefetchA},
-                      {"prefetch_b", c.prefetchB}};
+                                    llvm::StringRef fault,
+                                    const Target *target) {
+  nlohmann::json r = toJson(d);
+  r["version"] = 1;
+  r["kind"] = "sgemm";
+  r["isa"] = isaName(c.isa).str();
+  r["mr"] = c.mr;
+  r["nr"] = c.nr;
+  r["k_unroll"] = c.kUnroll;
+  r["kc"] = c.kc;
+  r["mc"] = c.mc;
+  r["nc"] = c.nc;
+  r["prefetch_a"] = c.prefetchA;
+  r["prefetch_b"] = c.prefetchB;
   if (!fault.empty())
     r["fault"] = fault.str();
+  if (target)
+    r["target_features"] = target->features;
   return r.dump();
 }
 
@@ -143,8 +140,9 @@ qimeng::runEmitter(llvm::StringRef requestJson, const EmitterOptions &options) {
 
 llvm::Expected<EmittedKernel>
 qimeng::emitGemmKernel(const GemmDesc &desc, const GemmConfig &config,
-                       const EmitterOptions &options, llvm::StringRef fault) {
+                       const EmitterOptions &options, llvm::StringRef fault,
+                       const Target *target) {
   if (auto err = desc.verify())
     return std::move(err);
-  return runEmitter(gemmRequestJson(desc, config, fault), options);
+  return runEmitter(gemmRequestJson(desc, config, fault, target), options);
 }

@@ -65,7 +65,7 @@ llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
   if (table.empty())
     return llvm::createStringError(
         llvm::formatv("target {0} ({1}) has no vector isa the emitters "
-                      "support; need avx2 and fma, or avx512f",
+                      "support; need avx2 and fma, or avx512f and fma",
                       target.triple, target.cpu)
             .str());
   const MicroKernelShape &shape = table.front();

@@ -2,6 +2,7 @@
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Config.h"
 #include "qimeng/Emit/Assembler.h"
+#include "qimeng/Kernel/KernelJson.h"
 #include "qimeng/Runtime/JitKernel.h"
 #include "qimeng/Support/Subprocess.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -22,40 +23,15 @@ IsolatedValidationOptions IsolatedValidationOptions::defaults() {
 std::string qimeng::validationRequestJson(const GemmDesc &d,
                                           const Target &target,
                                           const EmittedKernel &kernel) {
-  json r = {{"version", 1},
-            {"op", "sgemm"},
-            {"m", d.m},
-            {"n", d.n},
-            {"k", d.k},
-            {"lda", d.lda},
-            {"ldb", d.ldb},
-            {"ldc", d.ldc},
-            {"trans_a", d.transA},
-            {"trans_b", d.transB},
-            {"target", target.str()},
-            {"kernel", kernel.text}};
+  json r = toJson(d);
+  r["version"] = 1;
+  r["op"] = "sgemm";
+  r["target"] = target.str();
+  r["kernel"] = kernel.text;
   return r.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // No-throw field access: a wrong-typed field is an error, never an abort.
-static llvm::Expected<int64_t> intField(const json &j, const char *name) {
-  auto it = j.find(name);
-  if (it == j.end() || !it->is_number_integer())
-    return llvm::createStringError(
-        llvm::formatv("validation request field '{0}' must be an integer", name)
-            .str());
-  return it->get<int64_t>();
-}
-
-static llvm::Expected<bool> boolField(const json &j, const char *name) {
-  auto it = j.find(name);
-  if (it == j.end() || !it->is_boolean())
-    return llvm::createStringError(
-        llvm::formatv("validation request field '{0}' must be a boolean", name)
-            .str());
-  return it->get<bool>();
-}
-
 static llvm::Expected<std::string> stringField(const json &j,
                                                const char *name) {
   auto it = j.find(name);
@@ -71,33 +47,16 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
   json r = json::parse(text.begin(), text.end(), nullptr, false);
   if (r.is_discarded() || !r.is_object())
     return llvm::createStringError("validation request is not a JSON object");
-  auto version = intField(r, "version");
-  if (!version)
-    return version.takeError();
-  if (*version != 1)
+  auto version = r.find("version");
+  if (version == r.end() || !version->is_number_integer() ||
+      version->get<int64_t>() != 1)
     return llvm::createStringError(
-        llvm::formatv("unsupported validation request version {0}", *version)
-            .str());
-  GemmDesc d;
-  for (auto [field, name] : {std::pair<int64_t *, const char *>{&d.m, "m"},
-                             {&d.n, "n"},
-                             {&d.k, "k"},
-                             {&d.lda, "lda"},
-                             {&d.ldb, "ldb"},
-                             {&d.ldc, "ldc"}}) {
-    auto v = intField(r, name);
-    if (!v)
-      return v.takeError();
-    *field = *v;
-  }
-  auto ta = boolField(r, "trans_a");
-  if (!ta)
-    return ta.takeError();
-  auto tb = boolField(r, "trans_b");
-  if (!tb)
-    return tb.takeError();
-  d.transA = *ta;
-  d.transB = *tb;
+        "unsupported validation request version " +
+        (version == r.end() ? std::string("(none)") : version->dump()));
+  auto desc = gemmDescFromJson(r, "validation request");
+  if (!desc)
+    return desc.takeError();
+  GemmDesc d = *desc;
   auto targetSpec = stringField(r, "target");
   if (!targetSpec)
     return targetSpec.takeError();

@@ -74,7 +74,7 @@ std::string asmConstraints(const EmittedKernel &k) {
   return c;
 }
 
-/// `llvm.func private @qm_sgemm_...(ptr, ptr, ptr, ptr)` whose body is the
+/// `llvm.func internal @qm_sgemm_...(ptr, ptr, ptr, ptr)` whose body is the
 /// kernel as one llvm.inline_asm; one per symbol in the module.
 LLVM::LLVMFuncOp getOrCreateKernelFunc(ModuleOp module,
                                        const ReadyKernel &kernel) {
@@ -217,7 +217,20 @@ struct QiMengTensorOpPass
       }
       config = clampToProblem(*pinned, desc);
     }
-    auto emitted = emitGemmKernel(desc, *config, o.emitter, o.fault);
+    // The emitter refuses an isa the target lacks; validation needs the
+    // kernel to run here.
+    if (o.validate && !o.targetIsHost) {
+      VectorIsa hostIsa = Target::detectHost().bestIsa();
+      if (hostIsa == VectorIsa::None ||
+          (config->isa == VectorIsa::Avx512 && hostIsa != VectorIsa::Avx512)) {
+        reason = "cannot validate an " + isaName(config->isa).str() +
+                 " kernel on this host; pass validate=false to generate for "
+                 "another machine";
+        return failure();
+      }
+    }
+    auto emitted =
+        emitGemmKernel(desc, *config, o.emitter, o.fault, &o.target);
     if (!emitted) {
       reason =
           "kernel generation failed: " + llvm::toString(emitted.takeError());

@@ -8,24 +8,17 @@ more for AVX-512 with two FMA units).
 """
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
-from .errors import RequestError
-from .x86 import Asm, back, lookup_isa
+from .fields import (check_known, check_target_features, int_field,
+                     isa_field)
+from .x86 import Asm, back
 
 
 def emit(request):
-    known = {"version", "kind", "isa", "accumulators"}
-    unknown = sorted(set(request) - known)
-    if unknown:
-        raise RequestError("unknown field(s): " + ", ".join(unknown))
-    isa_name = request.get("isa")
-    if not isinstance(isa_name, str):
-        raise RequestError("field 'isa' must be a string such as \"avx2\"")
-    isa = lookup_isa(isa_name)
-    acc = request.get("accumulators", isa.registers - 4)
-    if isinstance(acc, bool) or not isinstance(acc, int) or not (
-            1 <= acc <= isa.registers - 2):
-        raise RequestError(
-            f"field 'accumulators' must be an integer in 1..{isa.registers - 2}")
+    check_known(request, ("isa", "accumulators", "target_features"))
+    isa = isa_field(request)
+    check_target_features(request, isa)
+    acc = int_field(request, "accumulators", default=isa.registers - 4,
+                    maximum=isa.registers - 2)
     symbol = f"qm_fma_peak_{acc}acc_x86_64_{isa.name}"
     a, b = isa.reg(acc), isa.reg(acc + 1)
     asm = Asm()

@@ -22,7 +22,9 @@ import json
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
-from .x86 import Asm, back, check_disp, fwd, lookup_isa, xmm
+from .fields import (bool_field, check_known, check_target_features,
+                     int_field, isa_field)
+from .x86 import Asm, back, check_disp, fwd, xmm
 
 # Workspace layout (bytes from the workspace pointer).
 SCRATCH_BYTES = 64          # saved A, B, C pointers
@@ -44,52 +46,30 @@ def _round_up(value, multiple):
     return (value + multiple - 1) // multiple * multiple
 
 
-def _int_field(request, name, minimum=1, default=None):
-    value = request.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RequestError(f"field '{name}' must be an integer, got {value!r}")
-    if value < minimum:
-        raise RequestError(f"field '{name}' must be >= {minimum}, got {value}")
-    if value >= (1 << 31):
-        raise RequestError(f"field '{name}' = {value} is too large")
-    return value
-
-
-def _bool_field(request, name):
-    value = request.get(name, False)
-    if not isinstance(value, bool):
-        raise RequestError(f"field '{name}' must be true or false")
-    return value
-
-
 class Params:
     """A validated request with the blocking clamped to the problem."""
 
     def __init__(self, request):
-        known = {"version", "kind", "isa", "m", "n", "k", "lda", "ldb", "ldc",
-                 "trans_a", "trans_b", "mr", "nr", "k_unroll", "kc", "mc",
-                 "nc", "prefetch_a", "prefetch_b", "fault"}
-        unknown = sorted(set(request) - known)
-        if unknown:
-            raise RequestError("unknown field(s): " + ", ".join(unknown))
-        isa_name = request.get("isa")
-        if not isinstance(isa_name, str):
-            raise RequestError("field 'isa' must be a string such as \"avx2\"")
-        self.isa = lookup_isa(isa_name)
-        self.m = _int_field(request, "m")
-        self.n = _int_field(request, "n")
-        self.k = _int_field(request, "k")
-        self.trans_a = _bool_field(request, "trans_a")
-        self.trans_b = _bool_field(request, "trans_b")
+        check_known(request, (
+            "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
+            "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
+            "prefetch_b", "fault", "target_features"))
+        self.isa = isa_field(request)
+        check_target_features(request, self.isa)
+        self.m = int_field(request, "m")
+        self.n = int_field(request, "n")
+        self.k = int_field(request, "k")
+        self.trans_a = bool_field(request, "trans_a")
+        self.trans_b = bool_field(request, "trans_b")
         a_cols = self.m if self.trans_a else self.k
         b_cols = self.k if self.trans_b else self.n
-        self.lda = _int_field(request, "lda", minimum=a_cols,
+        self.lda = int_field(request, "lda", minimum=a_cols,
                               default=a_cols)
-        self.ldb = _int_field(request, "ldb", minimum=b_cols,
+        self.ldb = int_field(request, "ldb", minimum=b_cols,
                               default=b_cols)
-        self.ldc = _int_field(request, "ldc", minimum=self.n, default=self.n)
-        self.mr = _int_field(request, "mr")
-        self.nr = _int_field(request, "nr")
+        self.ldc = int_field(request, "ldc", minimum=self.n, default=self.n)
+        self.mr = int_field(request, "mr")
+        self.nr = int_field(request, "nr")
         lanes = self.isa.lanes
         if self.nr % lanes:
             raise RequestError(
@@ -101,13 +81,13 @@ class Params:
             raise RequestError(
                 f"a {self.mr}x{self.nr} register block needs {needed} vector "
                 f"registers; {self.isa.name} has {self.isa.registers}")
-        self.k_unroll = _int_field(request, "k_unroll", default=1)
+        self.k_unroll = int_field(request, "k_unroll", default=1)
         if self.k_unroll not in (1, 2, 4, 8, 16):
             raise RequestError(
                 f"k_unroll must be 1, 2, 4, 8 or 16, got {self.k_unroll}")
-        kc = _int_field(request, "kc")
-        mc = _int_field(request, "mc")
-        nc = _int_field(request, "nc")
+        kc = int_field(request, "kc")
+        mc = int_field(request, "mc")
+        nc = int_field(request, "nc")
         if mc % self.mr:
             raise RequestError(f"mc = {mc} must be a multiple of mr = {self.mr}")
         if nc % self.nr:
@@ -115,8 +95,8 @@ class Params:
         self.kc = min(kc, self.k)
         self.mc = min(mc, _round_up(self.m, self.mr))
         self.nc = min(nc, _round_up(self.n, self.nr))
-        self.prefetch_a = _int_field(request, "prefetch_a", 0, default=0)
-        self.prefetch_b = _int_field(request, "prefetch_b", 0, default=0)
+        self.prefetch_a = int_field(request, "prefetch_a", 0, default=0)
+        self.prefetch_b = int_field(request, "prefetch_b", 0, default=0)
         for name in ("prefetch_a", "prefetch_b"):
             if getattr(self, name) > 8192:
                 raise RequestError(f"{name} must be at most 8192 bytes")

@@ -71,5 +71,25 @@ class CrashAndHangFaultTest(unittest.TestCase):
                           header(emit(request(fault=fault)), "symbol"))
 
 
+class TargetFeaturesTest(unittest.TestCase):
+    """The assembler is not an ISA gate, so the emitter is."""
+
+    def test_avx512_refused_on_an_avx2_target(self):
+        req = request(isa="avx512", mr=12, nr=32,
+                      target_features=["avx", "avx2", "fma"])
+        with self.assertRaisesRegex(RequestError,
+                                    "isa avx512 needs avx512f which the "
+                                    "target lacks"):
+            emit(req)
+
+    def test_accepted_when_present(self):
+        emit(request(target_features=["avx", "avx2", "fma", "sse"]))
+        emit(peak_request(isa="avx512", target_features=["avx512f", "fma"]))
+
+    def test_malformed_list(self):
+        with self.assertRaises(RequestError):
+            emit(request(target_features="avx2"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -48,10 +48,13 @@ struct EmittedKernel {
 /// Parses an emitter's output header (symbol, workspace, clobbers, ...).
 llvm::Expected<EmittedKernel> parseEmitterOutput(std::string text);
 
-/// The JSON request for a GEMM kernel. `fault` is test-only: "drop-k" or
-/// "write-past-edge" make a deliberately broken kernel; "" for a real one.
+/// The JSON request for a GEMM kernel. `fault` is test-only ("drop-k",
+/// "write-past-edge", "segfault", "hang" make a deliberately broken kernel;
+/// "" a real one). With a `target`, its features go along and the emitter
+/// refuses an isa the target lacks.
 std::string gemmRequestJson(const GemmDesc &desc, const GemmConfig &config,
-                            llvm::StringRef fault = "");
+                            llvm::StringRef fault = "",
+                            const Target *target = nullptr);
 
 /// Runs the emitter on a raw JSON request.
 llvm::Expected<EmittedKernel> runEmitter(llvm::StringRef requestJson,
@@ -61,7 +64,8 @@ llvm::Expected<EmittedKernel> runEmitter(llvm::StringRef requestJson,
 llvm::Expected<EmittedKernel> emitGemmKernel(const GemmDesc &desc,
                                              const GemmConfig &config,
                                              const EmitterOptions &options,
-                                             llvm::StringRef fault = "");
+                                             llvm::StringRef fault = "",
+                                             const Target *target = nullptr);
 
 } // namespace qimeng
 

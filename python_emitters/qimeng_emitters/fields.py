@@ -1,0 +1,55 @@
+"""Typed access to request fields; every failure is a RequestError."""
+
+from .errors import RequestError
+from .x86 import lookup_isa
+
+
+def check_known(request, known):
+    """Rejects fields the kernel kind does not define."""
+    unknown = sorted(set(request) - set(known) - {"version", "kind"})
+    if unknown:
+        raise RequestError("unknown field(s): " + ", ".join(unknown))
+
+
+def isa_field(request):
+    """The VectorIsa row named by the 'isa' field."""
+    name = request.get("isa")
+    if not isinstance(name, str):
+        raise RequestError("field 'isa' must be a string such as \"avx2\"")
+    return lookup_isa(name)
+
+
+def int_field(request, name, minimum=1, default=None, maximum=(1 << 31) - 1):
+    """An integer field (booleans are not integers here)."""
+    value = request.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestError(f"field '{name}' must be an integer, got {value!r}")
+    if value < minimum:
+        raise RequestError(f"field '{name}' must be >= {minimum}, got {value}")
+    if value > maximum:
+        raise RequestError(f"field '{name}' = {value} is too large")
+    return value
+
+
+def bool_field(request, name):
+    value = request.get(name, False)
+    if not isinstance(value, bool):
+        raise RequestError(f"field '{name}' must be true or false")
+    return value
+
+
+def check_target_features(request, isa):
+    """With 'target_features' (LLVM names of the target's enabled features),
+    refuses an isa whose instructions the target lacks: the assembler is not
+    an ISA gate."""
+    features = request.get("target_features")
+    if features is None:
+        return
+    if not isinstance(features, list) or not all(
+            isinstance(f, str) for f in features):
+        raise RequestError("field 'target_features' must be a list of strings")
+    missing = [f for f in isa.features if f not in features]
+    if missing:
+        raise RequestError(
+            f"isa {isa.name} needs " + ", ".join(missing)
+            + " which the target lacks")
