@@ -247,6 +247,131 @@ def _emit_k_step(asm, p, u):
         asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
 
 
+def _emit_row_updates(asm, p, next_tile, masked=False):
+    """C += accumulators row by row for %rdx valid rows (1 <= %rdx <= MR),
+    vector wide; with `masked`, through the column masks in %k1.. (AVX-512),
+    whose masked-out lanes are neither read nor written."""
+    isa = p.isa
+    ldc4 = p.ldc * 4
+    tmp = isa.reg(p.mr * p.nv)  # the first B register, free after the K loop
+    for i in range(p.mr):
+        for v in range(p.nv):
+            acc = isa.reg(i * p.nv + v)
+            off = i * ldc4 + v * isa.vector_bytes
+            if masked:
+                asm.ins(f"vmovups {off}(%rdi), {tmp} {{%k{v + 1}}} {{z}}")
+                asm.ins(f"vaddps {tmp}, {acc}, {acc}")
+                asm.ins(f"vmovups {acc}, {off}(%rdi) {{%k{v + 1}}}")
+            else:
+                asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
+                asm.ins(f"vmovups {acc}, {off}(%rdi)")
+        if i + 1 < p.mr:
+            asm.ins(f"cmpq ${i + 1}, %rdx")
+            # The fault writes one row more than %rdx.
+            jump = "jb" if p.fault == "write-past-edge" else "jbe"
+            asm.ins(f"{jump} {fwd(next_tile)}")
+    asm.ins(f"jmp {fwd(next_tile)}")
+
+
+def _emit_column_masks(asm, p):
+    """%k1.. = lane masks of the %rsi valid columns (AVX-512 edge tiles)."""
+    extra = 1 if p.fault == "write-past-edge" else 0
+    if extra:
+        asm.comment("fault write-past-edge: masks one column too wide, "
+                    "one row too many")
+    for v in range(p.nv):
+        # bits = clamp(w + extra - lanes*v, 0, lanes); mask = ones >> (lanes - bits)
+        asm.ins(f"leaq {extra - p.isa.lanes * v}(%rsi), %rcx")
+        asm.ins("xorl %eax, %eax")
+        asm.ins("testq %rcx, %rcx")
+        asm.ins("cmovsq %rax, %rcx")
+        asm.ins(f"movl ${p.isa.lanes}, %eax")
+        asm.ins("cmpq %rax, %rcx")
+        asm.ins("cmovaq %rax, %rcx")
+        asm.ins(f"negl %ecx")
+        asm.ins(f"addl ${p.isa.lanes}, %ecx")
+        asm.ins(f"movl ${(1 << p.isa.lanes) - 1}, %eax")
+        asm.ins("shrl %cl, %eax")
+        asm.ins(f"kmovw %eax, %k{v + 1}")
+
+
+def _emit_c_update(asm, p, next_tile):
+    """C += the accumulators of one MR x NR tile, of which %r13 - %r15 rows
+    and %r9 - %r14 columns are valid. Full tiles take plain vector updates;
+    tiles short of rows update the valid rows only; tiles short of columns
+    use lane masks (AVX-512) or spill to the edge tile and add the valid
+    part with scalar code (AVX2). Nothing outside the valid part of C is read
+    or written."""
+    isa = p.isa
+    ldc4 = p.ldc * 4
+    col_edge = asm.label("tile short of columns")
+    row_edge = asm.label("tile short of rows")
+    if p.col_edges:
+        asm.ins(f"movq {NB}, %rsi")
+        asm.ins("subq %r14, %rsi")
+        asm.ins(f"cmpq ${p.nr}, %rsi")
+        asm.ins(f"jb {fwd(col_edge)}")
+    if p.row_edges:
+        asm.ins(f"movq {MB}, %rdx")
+        asm.ins("subq %r15, %rdx")
+        asm.ins(f"cmpq ${p.mr}, %rdx")
+        asm.ins(f"jb {fwd(row_edge)}")
+    asm.comment("full tile: C += accumulators")
+    for i in range(p.mr):
+        for v in range(p.nv):
+            acc = isa.reg(i * p.nv + v)
+            off = i * ldc4 + v * isa.vector_bytes
+            asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
+            asm.ins(f"vmovups {acc}, {off}(%rdi)")
+    if p.row_edges:
+        asm.ins(f"jmp {fwd(next_tile)}")
+        asm.place(row_edge)
+        asm.comment("tile short of rows: update the %rdx valid rows")
+        _emit_row_updates(asm, p, next_tile)
+    if not p.col_edges:
+        asm.place(next_tile)
+        return
+    if not p.row_edges:
+        asm.ins(f"jmp {fwd(next_tile)}")
+    asm.place(col_edge)
+    asm.ins(f"movq {MB}, %rdx")
+    asm.ins("subq %r15, %rdx")
+    _min_into(asm, "%rdx", p.mr)
+    if isa.name == "avx512":
+        asm.comment("tile short of columns: masked row updates")
+        _emit_column_masks(asm, p)
+        _emit_row_updates(asm, p, next_tile, masked=True)
+        asm.place(next_tile)
+        return
+    asm.comment("tile short of columns: spill, add the valid part to C")
+    for i in range(p.mr):
+        for v in range(p.nv):
+            off = TILE_OFFSET + (i * p.nr + v * isa.lanes) * 4
+            asm.ins(f"vmovaps {isa.reg(i * p.nv + v)}, {off}(%rbx)")
+    asm.ins("movq %rsi, %rcx")
+    asm.ins(f"leaq {TILE_OFFSET}(%rbx), %rsi")
+    e_row = asm.label("edge: next row")
+    e_col = asm.label("edge: next column")
+    asm.place(e_row)
+    asm.ins("xorl %eax, %eax")
+    asm.place(e_col)
+    asm.ins(f"vmovss (%rdi,%rax,4), {xmm(0)}")
+    asm.ins(f"vaddss (%rsi,%rax,4), {xmm(0)}, {xmm(0)}")
+    asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
+    asm.ins("incq %rax")
+    asm.ins("cmpq %rcx, %rax")
+    if p.fault == "write-past-edge":
+        asm.comment("fault write-past-edge: one column too many")
+        asm.ins(f"jbe {back(e_col)}")
+    else:
+        asm.ins(f"jb {back(e_col)}")
+    asm.ins(f"addq ${ldc4}, %rdi")
+    asm.ins(f"addq ${p.nr * 4}, %rsi")
+    asm.ins("decq %rdx")
+    asm.ins(f"jnz {back(e_row)}")
+    asm.place(next_tile)
+
+
 def _emit_compute(asm, p):
     """The jr/ir loops and the MR x NR microkernel with its C update."""
     isa = p.isa
@@ -257,7 +382,6 @@ def _emit_compute(asm, p):
     k_rem = asm.label("k remainder")
     k_rem_loop = asm.label("k remainder loop")
     k_done = asm.label("k done: update C")
-    edge = asm.label("edge tile")
     next_tile = asm.label("next tile")
     asm.comment(f"COMPUTE: {p.mr}x{p.nr} register block, "
                 f"{p.mr * p.nv} accumulators")
@@ -316,58 +440,7 @@ def _emit_compute(asm, p):
         asm.ins("decq %rcx")
         asm.ins(f"jnz {back(k_rem_loop)}")
     asm.place(k_done)
-    if p.row_edges:
-        asm.ins(f"movq {MB}, %rdx")
-        asm.ins("subq %r15, %rdx")
-        asm.ins(f"cmpq ${p.mr}, %rdx")
-        asm.ins(f"jb {fwd(edge)}")
-    if p.col_edges:
-        asm.ins(f"movq {NB}, %rdx")
-        asm.ins("subq %r14, %rdx")
-        asm.ins(f"cmpq ${p.nr}, %rdx")
-        asm.ins(f"jb {fwd(edge)}")
-    asm.comment("full tile: C += accumulators")
-    for i in range(p.mr):
-        for v in range(p.nv):
-            acc = isa.reg(i * p.nv + v)
-            off = i * ldc4 + v * isa.vector_bytes
-            asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
-            asm.ins(f"vmovups {acc}, {off}(%rdi)")
-    if p.row_edges or p.col_edges:
-        asm.ins(f"jmp {fwd(next_tile)}")
-        asm.place(edge)
-        asm.comment("edge tile: spill accumulators, add the valid part to C")
-        for i in range(p.mr):
-            for v in range(p.nv):
-                off = TILE_OFFSET + (i * p.nr + v * isa.lanes) * 4
-                asm.ins(f"vmovaps {isa.reg(i * p.nv + v)}, {off}(%rbx)")
-        asm.ins(f"movq {MB}, %rdx")
-        asm.ins("subq %r15, %rdx")
-        _min_into(asm, "%rdx", p.mr)
-        asm.ins(f"movq {NB}, %rcx")
-        asm.ins("subq %r14, %rcx")
-        _min_into(asm, "%rcx", p.nr)
-        asm.ins(f"leaq {TILE_OFFSET}(%rbx), %rsi")
-        e_row = asm.label("edge: next row")
-        e_col = asm.label("edge: next column")
-        asm.place(e_row)
-        asm.ins("xorl %eax, %eax")
-        asm.place(e_col)
-        asm.ins(f"vmovss (%rdi,%rax,4), {xmm(0)}")
-        asm.ins(f"vaddss (%rsi,%rax,4), {xmm(0)}, {xmm(0)}")
-        asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
-        asm.ins("incq %rax")
-        asm.ins("cmpq %rcx, %rax")
-        if p.fault == "write-past-edge":
-            asm.comment("fault write-past-edge: one column too many")
-            asm.ins(f"jbe {back(e_col)}")
-        else:
-            asm.ins(f"jb {back(e_col)}")
-        asm.ins(f"addq ${ldc4}, %rdi")
-        asm.ins(f"addq ${p.nr * 4}, %rsi")
-        asm.ins("decq %rdx")
-        asm.ins(f"jnz {back(e_row)}")
-        asm.place(next_tile)
+    _emit_c_update(asm, p, next_tile)
     asm.ins(f"addq ${p.mr}, %r15")
     asm.ins(f"cmpq {MB}, %r15")
     asm.ins(f"jb {back(ir_loop)}")
@@ -442,9 +515,12 @@ def emit(request):
                f" * {'B^T' if p.trans_b else 'B'}, K = {p.k}")
     out.append(f"# qm.symbol: {symbol}")
     out.append(f"# qm.workspace_bytes: {p.workspace_bytes}")
-    out.append("# qm.clobbers: " + ",".join(CLOBBERED_GPRS) + ","
-               + ",".join(f"{p.isa.reg_prefix}{i}"
-                          for i in range(p.isa.registers)))
+    masks = [f"k{v + 1}" for v in range(p.nv)] if p.isa.name == "avx512" \
+        else []
+    out.append("# qm.clobbers: " + ",".join(
+        list(CLOBBERED_GPRS)
+        + [f"{p.isa.reg_prefix}{i}" for i in range(p.isa.registers)]
+        + masks))
     out.append("# qm.features: " + ",".join(p.isa.features))
     out.append(f"# qm.generator: {GENERATOR_VERSION}")
     out.append("# qm.request: " + json.dumps(meta, sort_keys=True,

@@ -215,7 +215,7 @@ class EdgeCodeTest(unittest.TestCase):
 
     def edge_comments(self, req):
         text = emit(req)
-        return ("edge tile" in text, "edge sliver" in text)
+        return ("tile short of" in text, "edge sliver" in text)
 
     def test_exact_multiples_have_no_edge_code(self):
         req = request(m=12, n=32, k=8, mr=6, nr=16)

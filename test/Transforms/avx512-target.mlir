@@ -7,7 +7,7 @@
 // CHECK:         llvm.call @qm_sgemm_96x128x64_nn_lda64_ldb128_ldc128_12x32_ku4_{{.*}}_x86_64_avx512(
 // CHECK:       llvm.inline_asm
 // CHECK-SAME:    vfmadd231ps %zmm24, %zmm26, %zmm0
-// CHECK-SAME:    ~{zmm31},~{memory}
+// CHECK-SAME:    ~{zmm31},~{k1},~{k2},~{memory}
 func.func @matmul_avx512(%a: memref<96x64xf32>, %b: memref<64x128xf32>, %c: memref<96x128xf32>) {
   linalg.matmul ins(%a, %b : memref<96x64xf32>, memref<64x128xf32>)
                 outs(%c : memref<96x128xf32>)
