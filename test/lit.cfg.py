@@ -15,6 +15,9 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit"]
 
 llvm_config.with_system_environment(["HOME", "TMPDIR", "QIMENG_PYTHON"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# Tests never read or write the user's tuning database.
+config.environment["QIMENG_CACHE_DIR"] = os.path.join(
+    config.test_exec_root, "qimeng-cache")
 llvm_config.use_default_substitutions()
 
 tools = config.llvm_tools_dir
@@ -36,6 +39,9 @@ config.substitutions.append(
     ("%mlir-translate", os.path.join(tools, "mlir-translate")))
 config.substitutions.append(("%llc", os.path.join(tools, "llc")))
 config.substitutions.append(("%runner-libs", runner_libs))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    ("%qimeng-cache", os.path.join(config.qimeng_tools_dir, "qimeng-cache")))
 # The stock lowering the pass's output must go through unchanged.
 config.substitutions.append(
     ("%lower-to-llvm",

@@ -59,6 +59,10 @@ llvm::Expected<EmittedKernel> qimeng::parseEmitterOutput(std::string text) {
       k.clobbers = splitList(value);
     } else if (key == "features") {
       k.features = splitList(value);
+    } else if (key == "flops_per_iteration") {
+      if (value.getAsInteger(10, k.flopsPerIteration))
+        return llvm::createStringError(
+            "emitter output has a malformed flop count '" + value.str() + "'");
     }
   }
   if (k.symbol.empty() || !sawWorkspace || !sawBegin || !sawEnd)
@@ -102,15 +106,21 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
   return r.dump();
 }
 
-llvm::Expected<EmittedKernel>
-qimeng::runEmitter(llvm::StringRef requestJson, const EmitterOptions &options) {
-  // A fixed environment: the emitter sees its package and nothing of ours.
+/// A fixed environment: the emitter sees its package and nothing of ours
+/// (no API keys, no user site-packages).
+static SubprocessOptions emitterProcess(const EmitterOptions &options) {
   SubprocessOptions sp;
   sp.timeoutSeconds = options.timeoutSeconds;
   sp.outputCap = options.outputCap;
   sp.env = std::vector<std::string>{
       "PYTHONPATH=" + options.packageDir, "PYTHONDONTWRITEBYTECODE=1",
       "PYTHONHASHSEED=0", "LC_ALL=C", "PATH=/usr/bin:/bin"};
+  return sp;
+}
+
+llvm::Expected<EmittedKernel>
+qimeng::runEmitter(llvm::StringRef requestJson, const EmitterOptions &options) {
+  SubprocessOptions sp = emitterProcess(options);
   std::vector<std::string> args = {options.python, "-s", "-m",
                                    "qimeng_emitters"};
   auto result = runSubprocess(options.python, args, requestJson, sp);
@@ -145,4 +155,34 @@ qimeng::emitGemmKernel(const GemmDesc &desc, const GemmConfig &config,
   if (auto err = desc.verify())
     return std::move(err);
   return runEmitter(gemmRequestJson(desc, config, fault, target), options);
+}
+
+llvm::Expected<EmittedKernel>
+qimeng::emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options) {
+  nlohmann::json r = {
+      {"version", 1}, {"kind", "fma_peak"}, {"isa", isaName(isa).str()}};
+  auto probe = runEmitter(r.dump(), options);
+  if (!probe)
+    return probe.takeError();
+  if (probe->flopsPerIteration == 0)
+    return llvm::createStringError("fma_peak probe lacks its flop count");
+  return probe;
+}
+
+llvm::Expected<std::string>
+qimeng::emitterGeneratorVersion(const EmitterOptions &options) {
+  if (options.packageDir == QIMENG_EMITTER_DIR)
+    return std::string(QIMENG_GENERATOR_VERSION);
+  SubprocessOptions sp = emitterProcess(options);
+  auto result = runSubprocess(options.python,
+                              {options.python, "-s", "-m", "qimeng_emitters"},
+                              R"({"version":1,"kind":"version"})", sp);
+  if (!result)
+    return result.takeError();
+  llvm::StringRef version = llvm::StringRef(result->out).trim();
+  if (!result->succeeded() || version.empty() || version.contains('\n'))
+    return llvm::createStringError(
+        "cannot read the emitters' generator version from " +
+        options.packageDir);
+  return version.str();
 }

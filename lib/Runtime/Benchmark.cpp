@@ -2,7 +2,6 @@
 #include "qimeng/Runtime/Benchmark.h"
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Runtime/JitKernel.h"
-#include "llvm/ADT/StringRef.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -52,20 +51,10 @@ qimeng::timeInterleaved(const std::vector<TimedCandidate> &cands, int rounds,
 llvm::Expected<double>
 qimeng::measureFmaPeakGflops(VectorIsa isa, const Target &host,
                              const EmitterOptions &options) {
-  std::string request = std::string("{\"version\":1,\"kind\":\"fma_peak\","
-                                    "\"isa\":\"") +
-                        isaName(isa).str() + "\"}";
-  auto emitted = runEmitter(request, options);
+  auto emitted = emitFmaPeakProbe(isa, options);
   if (!emitted)
     return emitted.takeError();
-  uint64_t flopsPerIteration = 0;
-  llvm::StringRef text(emitted->text);
-  size_t pos = text.find("# qm.flops_per_iteration: ");
-  if (pos == llvm::StringRef::npos ||
-      text.substr(pos + 26)
-          .take_until([](char c) { return c == '\n'; })
-          .getAsInteger(10, flopsPerIteration))
-    return llvm::createStringError("fma_peak probe lacks its flop count");
+  uint64_t flopsPerIteration = emitted->flopsPerIteration;
   auto object = assembleToObject(emitted->text, host, "fma_peak.s");
   if (!object)
     return object.takeError();

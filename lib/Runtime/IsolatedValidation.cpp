@@ -3,10 +3,12 @@
 #include "qimeng/Config.h"
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Kernel/KernelJson.h"
+#include "qimeng/Runtime/Benchmark.h"
 #include "qimeng/Runtime/JitKernel.h"
 #include "qimeng/Support/Subprocess.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 using namespace qimeng;
@@ -42,6 +44,53 @@ static llvm::Expected<std::string> stringField(const json &j,
   return it->get<std::string>();
 }
 
+/// Loads a kernel's text for this host.
+static llvm::Expected<std::pair<EmittedKernel, std::unique_ptr<JitKernel>>>
+loadHere(const std::string &text) {
+  auto kernel = parseEmitterOutput(text);
+  if (!kernel)
+    return kernel.takeError();
+  Target host = Target::detectHost();
+  auto object = assembleToObject(kernel->text, host, kernel->symbol + ".s");
+  if (!object)
+    return object.takeError();
+  auto jit = JitKernel::load(std::move(*object), kernel->symbol);
+  if (!jit)
+    return jit.takeError();
+  return std::make_pair(std::move(*kernel), std::move(*jit));
+}
+
+/// Median seconds per call of `fn` over `runs` timed rounds of at least
+/// ~10 ms each, and the spread (max - min) / median.
+static std::pair<double, double> timeCalls(const std::function<void()> &fn,
+                                           int runs) {
+  InterleavedTiming t = timeInterleaved({{"kernel", fn}}, runs, 0.01);
+  const std::vector<double> &s = t.secondsPerCall[0];
+  double med = median(s);
+  double lo = *std::min_element(s.begin(), s.end());
+  double hi = *std::max_element(s.begin(), s.end());
+  return {med, med > 0 ? (hi - lo) / med : 0};
+}
+
+static llvm::Expected<std::string> servePeakRequest(const json &r) {
+  auto kernelText = stringField(r, "kernel");
+  if (!kernelText)
+    return kernelText.takeError();
+  auto loaded = loadHere(*kernelText);
+  if (!loaded)
+    return loaded.takeError();
+  uint64_t flopsPerIteration = loaded->first.flopsPerIteration;
+  if (flopsPerIteration == 0)
+    return llvm::createStringError("fma_peak probe lacks its flop count");
+  auto probe = reinterpret_cast<void (*)(uint64_t)>(loaded->second->address());
+  const uint64_t iterations = 2'000'000;
+  auto [seconds, spread] = timeCalls([&] { probe(iterations); }, 7);
+  json out = {
+      {"peak_gflops", double(iterations) * flopsPerIteration / seconds * 1e-9},
+      {"spread", spread}};
+  return out.dump();
+}
+
 llvm::Expected<std::string>
 qimeng::serveValidationRequest(llvm::StringRef text) {
   json r = json::parse(text.begin(), text.end(), nullptr, false);
@@ -53,70 +102,103 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
     return llvm::createStringError(
         "unsupported validation request version " +
         (version == r.end() ? std::string("(none)") : version->dump()));
+  auto op = r.find("op");
+  if (op != r.end() && op->is_string() && op->get<std::string>() == "fma_peak")
+    return servePeakRequest(r);
   auto desc = gemmDescFromJson(r, "validation request");
   if (!desc)
     return desc.takeError();
   GemmDesc d = *desc;
-  auto targetSpec = stringField(r, "target");
-  if (!targetSpec)
-    return targetSpec.takeError();
   auto kernelText = stringField(r, "kernel");
   if (!kernelText)
     return kernelText.takeError();
   if (auto err = d.verify())
     return std::move(err);
+  int runs = 0;
+  auto measure = r.find("measure_runs");
+  if (measure != r.end()) {
+    if (!measure->is_number_integer() || measure->get<int64_t>() < 1 ||
+        measure->get<int64_t>() > 1000)
+      return llvm::createStringError(
+          "validation request field 'measure_runs' must be an integer in "
+          "1..1000");
+    runs = measure->get<int>();
+  }
 
   // The kernel runs here, on this machine: assemble for the host.
-  auto kernel = parseEmitterOutput(*kernelText);
-  if (!kernel)
-    return kernel.takeError();
-  Target host = Target::detectHost();
-  auto object = assembleToObject(kernel->text, host, kernel->symbol + ".s");
-  if (!object)
-    return object.takeError();
-  auto jit = JitKernel::load(std::move(*object), kernel->symbol);
-  if (!jit)
-    return jit.takeError();
-  GemmKernelFn fn = (*jit)->gemm();
-  auto report = validateGemm(
-      d,
-      [fn](const float *a, const float *b, float *c, void *ws) {
-        fn(a, b, c, ws);
-      },
-      kernel->workspaceBytes);
+  auto loaded = loadHere(*kernelText);
+  if (!loaded)
+    return loaded.takeError();
+  const EmittedKernel &kernel = loaded->first;
+  GemmKernelFn fn = loaded->second->gemm();
+  auto call = [fn](const float *a, const float *b, float *c, void *ws) {
+    fn(a, b, c, ws);
+  };
+  auto report = validateGemm(d, call, kernel.workspaceBytes);
   if (!report)
     return report.takeError();
   json out = {{"passed", report->passed},
               {"failure", report->failure},
               {"max_rel_error", report->maxRelError},
               {"openblas_max_rel_error", report->openBlasMaxRelError},
-              {"symbol", kernel->symbol}};
+              {"symbol", kernel.symbol}};
+  if (runs > 0 && report->passed) {
+    // Validated: time it on fresh buffers, then validate it again.
+    auto a = GuardedBuffer::allocate(d.aSpan(), 0);
+    auto b = GuardedBuffer::allocate(d.bSpan(), 0);
+    auto c = GuardedBuffer::allocate(d.cSpan(), 0);
+    auto ws = GuardedBuffer::allocate(
+        int64_t(kernel.workspaceBytes / sizeof(float) + 16), 0);
+    if (!a || !b || !c || !ws)
+      return llvm::createStringError("cannot allocate timing buffers");
+    for (GuardedBuffer *buf : {&*a, &*b, &*c})
+      for (int64_t i = 0; i < buf->size(); ++i)
+        buf->data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
+    auto [seconds, spread] = timeCalls(
+        [&] { fn(a->data(), b->data(), c->data(), ws->data()); }, runs);
+    auto again = validateGemm(d, call, kernel.workspaceBytes);
+    if (!again)
+      return again.takeError();
+    out["gflops"] = d.flops() / seconds * 1e-9;
+    out["spread"] = spread;
+    if (!again->passed) {
+      out["passed"] = false;
+      out["failure"] = "after timing: " + again->failure;
+    }
+  }
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-llvm::Expected<ValidationReport>
-qimeng::validateGemmIsolated(const GemmDesc &desc, const Target &target,
-                             const EmittedKernel &kernel,
-                             const IsolatedValidationOptions &options) {
+namespace {
+/// What one qimeng-runner run gave: its JSON answer, or why the kernel
+/// failed (crash, timeout) with `answer` empty.
+struct RunnerOutcome {
+  json answer;
+  std::string failure;
+};
+} // namespace
+
+static llvm::Expected<RunnerOutcome>
+runRunner(const std::string &request,
+          const IsolatedValidationOptions &options) {
   SubprocessOptions sp;
   sp.timeoutSeconds = options.timeoutSeconds;
   sp.memoryLimitMB = options.memoryLimitMB;
   sp.outputCap = 1u << 20;
   std::vector<std::string> args = {options.runnerPath, "--validate-gemm"};
-  auto result = runSubprocess(options.runnerPath, args,
-                              validationRequestJson(desc, target, kernel), sp);
+  auto result = runSubprocess(options.runnerPath, args, request, sp);
   if (!result)
     return result.takeError();
-  ValidationReport report;
+  RunnerOutcome outcome;
   if (result->timedOut) {
-    report.failure = llvm::formatv("kernel did not finish within {0} s",
-                                   options.timeoutSeconds)
-                         .str();
-    return report;
+    outcome.failure = llvm::formatv("kernel did not finish within {0} s",
+                                    options.timeoutSeconds)
+                          .str();
+    return outcome;
   }
   if (result->crashed) {
-    report.failure = "kernel crashed the runner: " + result->statusMessage;
-    return report;
+    outcome.failure = "kernel crashed the runner: " + result->statusMessage;
+    return outcome;
   }
   if (result->exitCode != 0) {
     llvm::StringRef err = llvm::StringRef(result->err).trim();
@@ -125,10 +207,21 @@ qimeng::validateGemmIsolated(const GemmDesc &desc, const Target &target,
                       err.empty() ? "no message" : err)
             .str());
   }
-  json r = json::parse(result->out, nullptr, false);
-  if (r.is_discarded() || !r.is_object())
+  outcome.answer = json::parse(result->out, nullptr, false);
+  if (outcome.answer.is_discarded() || !outcome.answer.is_object())
     return llvm::createStringError("qimeng-runner answered something that is "
                                    "not a JSON object");
+  return outcome;
+}
+
+static llvm::Expected<ValidationReport>
+reportFromAnswer(const RunnerOutcome &outcome) {
+  ValidationReport report;
+  if (!outcome.failure.empty()) {
+    report.failure = outcome.failure;
+    return report;
+  }
+  const json &r = outcome.answer;
   auto passed = r.find("passed");
   auto failure = r.find("failure");
   auto maxRel = r.find("max_rel_error");
@@ -142,4 +235,59 @@ qimeng::validateGemmIsolated(const GemmDesc &desc, const Target &target,
   report.maxRelError = maxRel->get<double>();
   report.openBlasMaxRelError = blasRel->get<double>();
   return report;
+}
+
+llvm::Expected<ValidationReport>
+qimeng::validateGemmIsolated(const GemmDesc &desc, const Target &target,
+                             const EmittedKernel &kernel,
+                             const IsolatedValidationOptions &options) {
+  auto outcome =
+      runRunner(validationRequestJson(desc, target, kernel), options);
+  if (!outcome)
+    return outcome.takeError();
+  return reportFromAnswer(*outcome);
+}
+
+llvm::Expected<MeasuredKernel>
+qimeng::measureGemmIsolated(const GemmDesc &desc, const Target &target,
+                            const EmittedKernel &kernel, int runs,
+                            const IsolatedValidationOptions &options) {
+  json request = json::parse(validationRequestJson(desc, target, kernel));
+  request["measure_runs"] = runs;
+  auto outcome = runRunner(
+      request.dump(-1, ' ', false, json::error_handler_t::replace), options);
+  if (!outcome)
+    return outcome.takeError();
+  auto report = reportFromAnswer(*outcome);
+  if (!report)
+    return report.takeError();
+  MeasuredKernel m;
+  m.validation = *report;
+  if (report->passed) {
+    auto gflops = outcome->answer.find("gflops");
+    auto spread = outcome->answer.find("spread");
+    if (gflops == outcome->answer.end() || !gflops->is_number() ||
+        spread == outcome->answer.end() || !spread->is_number())
+      return llvm::createStringError("qimeng-runner's answer lacks its timing");
+    m.gflops = gflops->get<double>();
+    m.spread = spread->get<double>();
+  }
+  return m;
+}
+
+llvm::Expected<double>
+qimeng::measurePeakIsolated(const EmittedKernel &probe,
+                            const IsolatedValidationOptions &options) {
+  json request = {{"version", 1}, {"op", "fma_peak"}, {"kernel", probe.text}};
+  auto outcome = runRunner(request.dump(), options);
+  if (!outcome)
+    return outcome.takeError();
+  if (!outcome->failure.empty())
+    return llvm::createStringError("fma_peak probe failed: " +
+                                   outcome->failure);
+  auto peak = outcome->answer.find("peak_gflops");
+  if (peak == outcome->answer.end() || !peak->is_number() ||
+      !(peak->get<double>() > 0))
+    return llvm::createStringError("qimeng-runner's peak answer is invalid");
+  return peak->get<double>();
 }

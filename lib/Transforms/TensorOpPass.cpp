@@ -17,6 +17,8 @@
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "qimeng/Transforms/Passes.h"
+#include "qimeng/Tune/Tuner.h"
+#include "qimeng/Tune/TuningDatabase.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -37,6 +39,9 @@ struct ResolvedOptions {
   std::string kernelConfig;
   bool validate = true;
   std::string fault; ///< test only
+  std::string cacheDir;
+  unsigned tuneBudget = 0;
+  unsigned tuneSeconds = 0;
   EmitterOptions emitter;
   IsolatedValidationOptions runner;
 };
@@ -144,6 +149,8 @@ struct QiMengTensorOpPass
     : public qimeng::impl::QiMengTensorOpBase<QiMengTensorOpPass> {
   using QiMengTensorOpBase::QiMengTensorOpBase;
 
+  std::optional<TuningDatabase> database;
+
   /// Options -> plain data; a bad option is an error naming it.
   FailureOr<ResolvedOptions> resolveOptions(ModuleOp module) {
     ResolvedOptions o;
@@ -153,9 +160,9 @@ struct QiMengTensorOpPass
     } else {
       auto parsed = Target::parse(targetSpec);
       if (!parsed) {
-        module.emitError() << "qimeng-tensorop: invalid option target='"
-                           << targetSpec
-                           << "': " << llvm::toString(parsed.takeError());
+        mlir::emitError(module.getLoc())
+            << "qimeng-tensorop: invalid option target='" << targetSpec
+            << "': " << llvm::toString(parsed.takeError());
         return failure();
       }
       o.target = *parsed;
@@ -165,19 +172,30 @@ struct QiMengTensorOpPass
     if (!o.kernelConfig.empty()) {
       auto parsed = GemmConfig::parse(o.kernelConfig, GemmConfig());
       if (!parsed) {
-        module.emitError() << "qimeng-tensorop: invalid option kernel-config='"
-                           << o.kernelConfig
-                           << "': " << llvm::toString(parsed.takeError());
+        mlir::emitError(module.getLoc())
+            << "qimeng-tensorop: invalid option kernel-config='"
+            << o.kernelConfig << "': " << llvm::toString(parsed.takeError());
         return failure();
       }
     }
     o.validate = validate;
+    o.cacheDir = resolveCacheDir(cacheDir);
+    o.tuneBudget = tuneBudget;
+    o.tuneSeconds = tuneSeconds;
+    if (o.tuneBudget > 0 && !o.targetIsHost) {
+      mlir::emitError(module.getLoc())
+          << "qimeng-tensorop: invalid option tune-budget=" << o.tuneBudget
+          << ": tuning measures on this machine, so it needs "
+             "target=host";
+      return failure();
+    }
     o.fault = testInjectFault;
     if (!o.fault.empty() && o.fault != "drop-k" &&
         o.fault != "write-past-edge") {
-      module.emitError() << "qimeng-tensorop: invalid option "
-                            "test-inject-fault='"
-                         << o.fault << "': expected drop-k or write-past-edge";
+      mlir::emitError(module.getLoc())
+          << "qimeng-tensorop: invalid option "
+             "test-inject-fault='"
+          << o.fault << "': expected drop-k or write-past-edge";
       return failure();
     }
     o.emitter = EmitterOptions::defaults();
@@ -187,8 +205,9 @@ struct QiMengTensorOpPass
       o.emitter.packageDir = emitterDir;
     unsigned timeout = emitTimeout;
     if (timeout == 0) {
-      module.emitError() << "qimeng-tensorop: invalid option emit-timeout=0: "
-                            "need at least 1 second";
+      mlir::emitError(module.getLoc())
+          << "qimeng-tensorop: invalid option emit-timeout=0: "
+             "need at least 1 second";
       return failure();
     }
     o.emitter.timeoutSeconds = timeout;
@@ -217,6 +236,67 @@ struct QiMengTensorOpPass
       }
       config = clampToProblem(*pinned, desc);
     }
+    // The tuning database first: a hit is a kernel that was validated and
+    // timed when it was stored. Pinned configs and injected faults bypass
+    // it.
+    bool useDatabase = o.kernelConfig.empty() && o.fault.empty();
+    std::optional<TuningKey> key;
+    if (useDatabase) {
+      if (auto k = gemmTuningKey(desc, o.target, o.emitter))
+        key = *k;
+      else
+        llvm::consumeError(k.takeError());
+    }
+    if (key && database) {
+      std::vector<std::string> warnings;
+      std::optional<TuningRecord> hit = database->lookup(*key, warnings);
+      for (const std::string &w : warnings)
+        mlir::emitWarning(getOperation().getLoc()) << w;
+      if (hit) {
+        auto kernel = parseEmitterOutput(hit->kernelText);
+        if (kernel) {
+          auto body = kernel->body();
+          if (body)
+            return ReadyKernel{std::move(*kernel), std::move(*body)};
+          llvm::consumeError(body.takeError());
+        } else {
+          mlir::emitWarning(getOperation().getLoc())
+              << "tuning database: ignoring the entry for " << desc.str()
+              << ": " << llvm::toString(kernel.takeError());
+        }
+      }
+    }
+    if (key && o.tuneBudget > 0) {
+      TuneRequest request;
+      request.desc = desc;
+      request.target = o.target;
+      request.base = *config;
+      request.budget.trials = o.tuneBudget;
+      request.budget.seconds = o.tuneSeconds;
+      request.emitter = o.emitter;
+      request.runner = o.runner;
+      request.progress = [](const std::string &line) {
+        llvm::errs() << "qimeng-tensorop: " << line << "\n";
+      };
+      auto tuned = tuneGemm(request);
+      if (!tuned) {
+        reason = llvm::toString(tuned.takeError());
+        return failure();
+      }
+      if (database) {
+        if (auto err = database->store(tuned->record))
+          mlir::emitWarning(getOperation().getLoc())
+              << "tuning database: cannot store " << desc.str() << ": "
+              << llvm::toString(std::move(err));
+      }
+      auto body = tuned->kernel.body();
+      if (!body) {
+        reason = llvm::toString(body.takeError());
+        return failure();
+      }
+      return ReadyKernel{std::move(tuned->kernel), std::move(*body)};
+    }
+
     // The emitter refuses an isa the target lacks; validation needs the
     // kernel to run here.
     if (o.validate && !o.targetIsHost) {
@@ -229,8 +309,7 @@ struct QiMengTensorOpPass
         return failure();
       }
     }
-    auto emitted =
-        emitGemmKernel(desc, *config, o.emitter, o.fault, &o.target);
+    auto emitted = emitGemmKernel(desc, *config, o.emitter, o.fault, &o.target);
     if (!emitted) {
       reason =
           "kernel generation failed: " + llvm::toString(emitted.takeError());
@@ -265,6 +344,16 @@ struct QiMengTensorOpPass
 
     SmallVector<linalg::MatmulOp> matmuls;
     module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
+    if (matmuls.empty())
+      return;
+
+    // An unusable database is a warning: the pass then works without one.
+    if (auto db = TuningDatabase::open(options->cacheDir)) {
+      database = std::move(*db);
+    } else {
+      mlir::emitWarning(module.getLoc())
+          << "tuning database unavailable: " << llvm::toString(db.takeError());
+    }
 
     // One kernel per distinct descriptor; a failure is remembered too.
     llvm::StringMap<FailureOr<ReadyKernel>> kernels;

@@ -7,11 +7,19 @@ or 2 (internal error).
 import json
 import sys
 
-from . import PROTOCOL_VERSION
+from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 from . import peak, sgemm
 
+def _version(request):
+    """The generator version alone: a tuning-database key needs it."""
+    if set(request) - {"version", "kind"}:
+        raise RequestError("kind 'version' takes no fields")
+    return GENERATOR_VERSION + "\n"
+
+
 KINDS = {
+    "version": _version,
     "sgemm": sgemm.emit,
     "fma_peak": peak.emit,
 }

@@ -11,6 +11,7 @@
 // baseline is OpenBLAS as it chooses for this CPU, and says which core ran.
 //
 //===----------------------------------------------------------------------===//
+#include "qimeng/Emit/Assembler.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Target.h"
@@ -18,6 +19,8 @@
 #include "qimeng/Runtime/GemmValidator.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Runtime/JitKernel.h"
+#include "qimeng/Tune/Tuner.h"
+#include "qimeng/Tune/TuningDatabase.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -70,6 +73,20 @@ static cl::opt<std::string>
               cl::init(""), cl::cat(benchCategory));
 static cl::opt<bool> jsonOpt("json", cl::desc("One JSON object per shape"),
                              cl::init(false), cl::cat(benchCategory));
+static cl::opt<bool>
+    tunedOpt("tuned",
+             cl::desc("Benchmark the tuned kernel: the database's entry, or "
+                      "tune the shape first (see --tune-budget) and store it"),
+             cl::init(false), cl::cat(benchCategory));
+static cl::opt<unsigned>
+    tuneBudgetOpt("tune-budget",
+                  cl::desc("Trials when --tuned has to tune a shape"),
+                  cl::init(24), cl::cat(benchCategory));
+static cl::opt<std::string> cacheDirOpt(
+    "cache-dir",
+    cl::desc("Tuning database for --tuned (default: QIMENG_CACHE_DIR, then "
+             "$XDG_CACHE_HOME/qimeng-tensorop, then ~/.cache/qimeng-tensorop)"),
+    cl::init(""), cl::cat(benchCategory));
 
 static const char *kReexecMarker = "QIMENG_BENCH_OPENBLAS_ENV";
 
@@ -207,7 +224,38 @@ int main(int argc, char **argv) {
     if (!configOpt.empty())
       config =
           clampToProblem(exitOnErr(GemmConfig::parse(configOpt, config)), desc);
-    EmittedKernel emitted = exitOnErr(emitGemmKernel(desc, config, emitter));
+    EmittedKernel emitted;
+    int tunedTrials = 0;
+    if (tunedOpt) {
+      // The database's kernel, tuning the shape first when it has none.
+      TuningDatabase db =
+          exitOnErr(TuningDatabase::open(resolveCacheDir(cacheDirOpt)));
+      TuningKey key = exitOnErr(gemmTuningKey(desc, host, emitter));
+      std::vector<std::string> warnings;
+      std::optional<TuningRecord> record = db.lookup(key, warnings);
+      for (const std::string &w : warnings)
+        llvm::WithColor::warning(llvm::errs(), "qimeng-bench") << w << "\n";
+      if (!record) {
+        TuneRequest request;
+        request.desc = desc;
+        request.target = host;
+        request.base = config;
+        request.budget.trials = tuneBudgetOpt;
+        request.emitter = emitter;
+        request.runner = runner;
+        request.progress = [](const std::string &line) {
+          llvm::errs() << "qimeng-bench: " << line << "\n";
+        };
+        TuneResult tuned = exitOnErr(tuneGemm(request));
+        exitOnErr(db.store(tuned.record));
+        record = tuned.record;
+      }
+      config = record->config;
+      tunedTrials = record->trials;
+      emitted = exitOnErr(parseEmitterOutput(record->kernelText));
+    } else {
+      emitted = exitOnErr(emitGemmKernel(desc, config, emitter));
+    }
     ValidationReport ours =
         exitOnErr(validateGemmIsolated(desc, host, emitted, runner));
     CBLAS_TRANSPOSE ta = desc.transA ? CblasTrans : CblasNoTrans;
@@ -226,14 +274,16 @@ int main(int argc, char **argv) {
     double oursGflops = 0, blasGflops = 0;
     if (ours.passed) {
       // Trusted now: load it here and time it against OpenBLAS.
-      auto loaded = exitOnErr(buildGemmKernel(desc, config, host, emitter));
-      GemmKernelFn fn = loaded.jit->gemm();
+      auto object = exitOnErr(
+          assembleToObject(emitted.text, host, emitted.symbol + ".s"));
+      auto jit = exitOnErr(JitKernel::load(std::move(object), emitted.symbol));
+      GemmKernelFn fn = jit->gemm();
       auto a = exitOnErr(GuardedBuffer::allocate(desc.aSpan(), 0));
       auto b = exitOnErr(GuardedBuffer::allocate(desc.bSpan(), 0));
       auto c1 = exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0));
       auto c2 = exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0));
-      auto ws = exitOnErr(GuardedBuffer::allocate(
-          int64_t(loaded.emitted.workspaceBytes / 4 + 16), 0));
+      auto ws = exitOnErr(
+          GuardedBuffer::allocate(int64_t(emitted.workspaceBytes / 4 + 16), 0));
       std::mt19937 rng(42);
       std::uniform_real_distribution<float> dist(-1, 1);
       for (int64_t i = 0; i < desc.aSpan(); ++i)
@@ -268,6 +318,8 @@ int main(int argc, char **argv) {
                             {"validated", validated},
                             {"kernel", emitted.symbol},
                             {"config", config.str()},
+                            {"tuned", bool(tunedOpt)},
+                            {"tune_trials", tunedTrials},
                             {"openblas_core", coreName},
                             {"openblas_env", envLine}};
       if (!ours.passed)

@@ -39,6 +39,7 @@ struct EmittedKernel {
   std::string generatorVersion;
   std::vector<std::string> clobbers; ///< registers the body overwrites
   std::vector<std::string> features; ///< LLVM features the code needs
+  uint64_t flopsPerIteration = 0;    ///< fma_peak probes only
 
   /// The instructions between `# qm.body.begin` and `# qm.body.end`: what
   /// the pass embeds as inline asm. Same lines as in `text`, byte for byte.
@@ -59,6 +60,16 @@ std::string gemmRequestJson(const GemmDesc &desc, const GemmConfig &config,
 /// Runs the emitter on a raw JSON request.
 llvm::Expected<EmittedKernel> runEmitter(llvm::StringRef requestJson,
                                          const EmitterOptions &options);
+
+/// The emitters' GENERATOR_VERSION: the configure-time value when
+/// `options` use the configure-time package, else asked of the emitter
+/// (kind "version").
+llvm::Expected<std::string>
+emitterGeneratorVersion(const EmitterOptions &options);
+
+/// Emits the fma_peak probe for `isa` (docs/EmitterProtocol.md).
+llvm::Expected<EmittedKernel> emitFmaPeakProbe(VectorIsa isa,
+                                               const EmitterOptions &options);
 
 /// Emits the GEMM kernel for `desc` with `config`.
 llvm::Expected<EmittedKernel> emitGemmKernel(const GemmDesc &desc,

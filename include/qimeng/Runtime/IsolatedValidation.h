@@ -46,6 +46,27 @@ validateGemmIsolated(const GemmDesc &desc, const Target &target,
                      const EmittedKernel &kernel,
                      const IsolatedValidationOptions &options);
 
+/// A kernel validated, timed and validated again in qimeng-runner.
+struct MeasuredKernel {
+  ValidationReport validation; ///< passed = both validations passed
+  double gflops = 0;           ///< median over the timed rounds
+  double spread = 0;           ///< (max - min) / median
+};
+
+/// Validates `kernel`, times it for `runs` rounds (median), validates it
+/// again, all in one qimeng-runner process. A crash, timeout or wrong
+/// result is a report with passed = false and the reason.
+llvm::Expected<MeasuredKernel>
+measureGemmIsolated(const GemmDesc &desc, const Target &target,
+                    const EmittedKernel &kernel, int runs,
+                    const IsolatedValidationOptions &options);
+
+/// This core's FMA peak in GFLOPS, from the emitter's fma_peak probe run in
+/// qimeng-runner.
+llvm::Expected<double>
+measurePeakIsolated(const EmittedKernel &probe,
+                    const IsolatedValidationOptions &options);
+
 } // namespace qimeng
 
 #endif // QIMENG_RUNTIME_ISOLATEDVALIDATION_H

@@ -22,6 +22,11 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     --reconcile-unrealized-casts`) lowers it, `mlir-runner` runs it and
     `mlir-translate | llc` compiles it ahead of time.
 
+    With `tune-budget=N` an op whose kernel is not in the tuning database is
+    tuned (Monte Carlo tree search over the sketch parameters, every
+    candidate validated and timed in qimeng-runner) and the winner stored;
+    a database hit uses the stored, validated kernel directly.
+
     Ops the pass does not handle stay unchanged and get a remark
     `not accelerated: <reason>`.
   }];
@@ -34,6 +39,15 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "Pin the kernel configuration, overriding the analytical model "
            "key by key: `mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,"
            "isa=avx2`">,
+    Option<"cacheDir", "cache-dir", "std::string", /*default=*/"\"\"",
+           "Tuning database directory (default: QIMENG_CACHE_DIR, then "
+           "$XDG_CACHE_HOME/qimeng-tensorop, then ~/.cache/qimeng-tensorop); "
+           "a hit uses the tuned kernel without tuning again">,
+    Option<"tuneBudget", "tune-budget", "unsigned", /*default=*/"0",
+           "Candidate trials per op when the database misses: 0 uses the "
+           "analytical default and never tunes">,
+    Option<"tuneSeconds", "tune-seconds", "unsigned", /*default=*/"0",
+           "Wall-clock limit of one op's tuning in seconds; 0: none">,
     Option<"validate", "validate", "bool", /*default=*/"true",
            "Validate every kernel in a qimeng-runner process (OpenBLAS and "
            "fp64 references, guard bytes) before using it; an op whose kernel "

@@ -1,0 +1,54 @@
+//===- RunnerEvaluator.h - Measure candidates in qimeng-runner --*- C++ -*-===//
+//
+// The production Evaluator: emit the candidate, then in one qimeng-runner
+// process validate it, time it and validate it again. Any failure (emitter
+// error, assembly error, wrong result, out-of-bounds write, crash, hang,
+// a rate above the measured peak) is a failed evaluation with the reason;
+// nothing generated runs in the tuner's own process.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_TUNE_RUNNEREVALUATOR_H
+#define QIMENG_TUNE_RUNNEREVALUATOR_H
+
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Tune/Search.h"
+#include <functional>
+#include <map>
+#include <memory>
+
+namespace qimeng {
+
+class RunnerEvaluator : public Evaluator {
+public:
+  /// Test hook: the fault to inject for a config ("" for none).
+  using FaultHook = std::function<std::string(const GemmConfig &)>;
+
+  /// Measures this core's peak (fma_peak probe in qimeng-runner) once.
+  static llvm::Expected<std::unique_ptr<RunnerEvaluator>>
+  create(const GemmDesc &desc, const Target &target, EmitterOptions emitter,
+         IsolatedValidationOptions runner, int timedRuns = 7);
+
+  Evaluation evaluate(const GemmConfig &config) override;
+  double peakGflops() const override { return peak_; }
+
+  /// The emitted kernel of a config that evaluated ok, else nullptr.
+  const EmittedKernel *kernelFor(const GemmConfig &config) const;
+
+  void setFaultHook(FaultHook hook) { faultHook_ = std::move(hook); }
+
+private:
+  RunnerEvaluator() = default;
+  GemmDesc desc_;
+  Target target_;
+  EmitterOptions emitter_;
+  IsolatedValidationOptions runner_;
+  int timedRuns_ = 7;
+  double peak_ = 0;
+  FaultHook faultHook_;
+  std::map<std::string, EmittedKernel> kernels_;
+};
+
+} // namespace qimeng
+
+#endif // QIMENG_TUNE_RUNNEREVALUATOR_H

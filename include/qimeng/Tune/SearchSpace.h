@@ -1,0 +1,91 @@
+//===- SearchSpace.h - The decisions the tuner makes -------------*- C++
+//-*-===//
+//
+// A GEMM kernel's sketch parameters as an ordered list of decisions, each a
+// short list of choices. The MCTS tree has one level per decision; a path
+// from the root to a leaf is one complete candidate configuration.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_TUNE_SEARCHSPACE_H
+#define QIMENG_TUNE_SEARCHSPACE_H
+
+#include "qimeng/Kernel/KernelConfig.h"
+#include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/Target.h"
+#include "llvm/Support/Error.h"
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qimeng {
+
+/// One decision: a GemmConfig key (as in GemmConfig::str(), or "block" for
+/// the register block "MRxNR", which fixes isa, mr and nr together) and
+/// its choices, spelled as values of that key ("12x32", "256", ...).
+///
+/// "mc" and "nc" choices may also be footprint factors "xN" or "xN/D"
+/// (forGemm uses x1/4, x1/2, x1, x2): the packed block keeps that multiple
+/// of the model's mc * kc (nc * kc) elements whatever kc is chosen, so
+/// mc = f * mc0 * kc0 / kc, rounded to the nearest multiple of the chosen mr
+/// (at least mr), then clamped; mc0, kc0 from the base clamped to the
+/// problem. An mc or nc without a decision behaves as "x1".
+struct Decision {
+  std::string key;
+  std::vector<std::string> choices;
+  /// Index of the analytical model's choice (the built-in prior's centre).
+  int modelChoice = 0;
+};
+
+/// A full assignment: one choice index per decision, in decision order.
+using Assignment = std::vector<int>;
+
+class SearchSpace {
+public:
+  /// The space for `desc` on `target` around the model's `base` config:
+  /// register blocks from the target's table, K unroll, prefetch distances,
+  /// kc / mc / nc around the model's values, clamped to the problem.
+  ///
+  /// Decisions, in this order (the tree's levels): block (the rows of
+  /// microKernelTable(base.isa), the base's block first when it is not one
+  /// of them), ku {1, 2, 4, 8}, kc (the base kc clamped to K, and it times
+  /// 1/2, 3/4, 4/3, 2 rounded to multiples of 8, at least 8, at most K),
+  /// mc and nc (factors x1/4, x1/2, x1, x2, keeping only those that give a
+  /// distinct block for the base's block and kc), pfa {0, 256, 512}, pfb
+  /// {0, 256}. A base value missing from a list joins it
+  /// in sorted order; each modelChoice is the base's value, so
+  /// configFor(modelAssignment()) == clampToProblem(base, desc) whenever the
+  /// base is valid (mc a multiple of mr, nc of nr). Every assignment gives a
+  /// valid config. The target is not consulted beyond the base for now.
+  static SearchSpace forGemm(const GemmDesc &desc, const Target &target,
+                             const GemmConfig &base);
+
+  /// A space from explicit decisions (tests).
+  SearchSpace(GemmDesc desc, GemmConfig base, std::vector<Decision> decisions)
+      : desc_(desc), base_(base), decisions_(std::move(decisions)) {}
+
+  const std::vector<Decision> &decisions() const { return decisions_; }
+  const GemmConfig &base() const { return base_; }
+  const GemmDesc &desc() const { return desc_; }
+
+  /// Number of complete assignments (saturates at UINT64_MAX).
+  uint64_t size() const;
+
+  /// The assignment that reproduces the model's config.
+  Assignment modelAssignment() const;
+
+  /// The config an assignment stands for, clamped to the problem; an error
+  /// when the choices do not combine (mc not a multiple of mr, ...).
+  llvm::Expected<GemmConfig> configFor(const Assignment &a) const;
+
+  /// "block=12x32,ku=4,kc=256,...": stable text of an assignment.
+  std::string describe(const Assignment &a) const;
+
+private:
+  GemmDesc desc_;
+  GemmConfig base_;
+  std::vector<Decision> decisions_;
+};
+
+} // namespace qimeng
+
+#endif // QIMENG_TUNE_SEARCHSPACE_H

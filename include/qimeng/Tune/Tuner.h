@@ -1,0 +1,53 @@
+//===- Tuner.h - Tune one GEMM into the database -----------------*- C++
+//-*-===//
+//
+// Ties the stages together for one descriptor: the search space around the
+// analytical config, MCTS with the built-in priors, the qimeng-runner
+// evaluator, and a TuningRecord for the winner. Used by the pass
+// (tune-budget=N), qimeng-tune and qimeng-bench --tuned.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_TUNE_TUNER_H
+#define QIMENG_TUNE_TUNER_H
+
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Tune/Search.h"
+#include "qimeng/Tune/TuningDatabase.h"
+#include <functional>
+#include <string>
+
+namespace qimeng {
+
+struct TuneRequest {
+  GemmDesc desc;
+  Target target;
+  GemmConfig base; ///< the analytical (or pinned) starting point
+  SearchBudget budget;
+  uint64_t seed = 1;
+  int timedRuns = 7;
+  EmitterOptions emitter;
+  IsolatedValidationOptions runner;
+  /// One line per trial ("trial 3/16: 121.4 GFLOPS, best 130.2 ..."); may
+  /// be empty.
+  std::function<void(const std::string &)> progress;
+};
+
+struct TuneResult {
+  TuningRecord record;  ///< the winner, ready to store
+  EmittedKernel kernel; ///< its emitted text (record.kernelText)
+  SearchHistory history;
+};
+
+/// Runs the search. Error when the evaluator cannot start (no runner, no
+/// peak) or when no candidate validated.
+llvm::Expected<TuneResult> tuneGemm(const TuneRequest &request);
+
+/// The database key for `desc` on `target` with the emitters in `emitter`.
+llvm::Expected<TuningKey> gemmTuningKey(const GemmDesc &desc,
+                                        const Target &target,
+                                        const EmitterOptions &emitter);
+
+} // namespace qimeng
+
+#endif // QIMENG_TUNE_TUNER_H

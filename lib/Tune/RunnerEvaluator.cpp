@@ -1,0 +1,73 @@
+//===- RunnerEvaluator.cpp ------------------------------------------------===//
+#include "qimeng/Tune/RunnerEvaluator.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace qimeng;
+
+/// A measured rate may exceed the probe's by noise, not by this much.
+static constexpr double kPeakTolerance = 1.05;
+
+llvm::Expected<std::unique_ptr<RunnerEvaluator>>
+RunnerEvaluator::create(const GemmDesc &desc, const Target &target,
+                        EmitterOptions emitter,
+                        IsolatedValidationOptions runner, int timedRuns) {
+  if (auto err = desc.verify())
+    return std::move(err);
+  VectorIsa isa = target.bestIsa();
+  if (isa == VectorIsa::None)
+    return llvm::createStringError("target " + target.cpu +
+                                   " has no vector isa the emitters support");
+  auto probe = emitFmaPeakProbe(isa, emitter);
+  if (!probe)
+    return probe.takeError();
+  auto peak = measurePeakIsolated(*probe, runner);
+  if (!peak)
+    return peak.takeError();
+  std::unique_ptr<RunnerEvaluator> e(new RunnerEvaluator());
+  e->desc_ = desc;
+  e->target_ = target;
+  e->emitter_ = std::move(emitter);
+  e->runner_ = std::move(runner);
+  e->timedRuns_ = std::max(3, timedRuns);
+  e->peak_ = *peak;
+  return e;
+}
+
+Evaluation RunnerEvaluator::evaluate(const GemmConfig &config) {
+  Evaluation ev;
+  std::string fault = faultHook_ ? faultHook_(config) : "";
+  auto emitted = emitGemmKernel(desc_, config, emitter_, fault, &target_);
+  if (!emitted) {
+    ev.failure = "emitter: " + llvm::toString(emitted.takeError());
+    return ev;
+  }
+  auto measured =
+      measureGemmIsolated(desc_, target_, *emitted, timedRuns_, runner_);
+  if (!measured) {
+    ev.failure = "runner: " + llvm::toString(measured.takeError());
+    return ev;
+  }
+  ev.maxRelError = measured->validation.maxRelError;
+  if (!measured->validation.passed) {
+    ev.failure = measured->validation.failure;
+    return ev;
+  }
+  if (measured->gflops > kPeakTolerance * peak_) {
+    ev.failure = llvm::formatv("measured {0:F1} GFLOPS is above this core's "
+                               "peak of {1:F1}: a measurement error",
+                               measured->gflops, peak_)
+                     .str();
+    return ev;
+  }
+  ev.ok = true;
+  ev.gflops = measured->gflops;
+  ev.spread = measured->spread;
+  kernels_[config.str()] = std::move(*emitted);
+  return ev;
+}
+
+const EmittedKernel *
+RunnerEvaluator::kernelFor(const GemmConfig &config) const {
+  auto it = kernels_.find(config.str());
+  return it == kernels_.end() ? nullptr : &it->second;
+}

@@ -1,0 +1,282 @@
+//===- SearchSpace.cpp - The decisions the tuner makes --------------------===//
+//
+// forGemm lays out the decisions around the analytical model's config
+// (docs/Tuning.md, "Search space"); configFor turns one choice per decision
+// back into a GemmConfig the emitter accepts.
+//
+// mc and nc are chosen as factors of the model's packed-block footprint
+// ("x1/2", "x1", "x2"): mc = f * mc0 * kc0 / kc, rounded to the chosen
+// block's mr. The choices of every decision are then valid whatever the
+// block and kc above them are, and "x1" keeps the packed A block (and the B
+// panel) at the model's size in bytes when kc changes.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Tune/SearchSpace.h"
+#include "qimeng/Kernel/BlockingModel.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+
+using namespace qimeng;
+using llvm::StringRef;
+
+namespace {
+
+/// A footprint factor num/den, spelled "x1", "x2", "x1/2".
+struct Factor {
+  int64_t num = 1;
+  int64_t den = 1;
+};
+
+std::string factorText(Factor f) {
+  if (f.den == 1)
+    return llvm::formatv("x{0}", f.num).str();
+  return llvm::formatv("x{0}/{1}", f.num, f.den).str();
+}
+
+std::optional<Factor> parseFactor(StringRef text) {
+  if (!text.consume_front("x"))
+    return std::nullopt;
+  auto [numText, denText] = text.split('/');
+  Factor f;
+  if (numText.getAsInteger(10, f.num) || f.num <= 0)
+    return std::nullopt;
+  if (!denText.empty() && (denText.getAsInteger(10, f.den) || f.den <= 0))
+    return std::nullopt;
+  if (text.contains('/') && denText.empty())
+    return std::nullopt;
+  return f;
+}
+
+/// Parses "MRxNR" with both positive.
+std::optional<std::pair<int, int>> parseBlock(StringRef text) {
+  auto [mrText, nrText] = text.split('x');
+  int mr = 0, nr = 0;
+  if (mrText.getAsInteger(10, mr) || nrText.getAsInteger(10, nr) || mr <= 0 ||
+      nr <= 0)
+    return std::nullopt;
+  return std::make_pair(mr, nr);
+}
+
+std::string blockText(int mr, int nr) {
+  return llvm::formatv("{0}x{1}", mr, nr).str();
+}
+
+/// `ref * kcRef / kc * f`, rounded to the nearest multiple of `unit` and at
+/// least `unit`: a block that keeps `f` times the reference footprint.
+int64_t scaledBlock(int64_t ref, int64_t kcRef, int64_t kc, Factor f,
+                    int64_t unit) {
+  double rows = static_cast<double>(ref) * static_cast<double>(kcRef) /
+                static_cast<double>(kc) * static_cast<double>(f.num) /
+                static_cast<double>(f.den);
+  double units = std::round(rows / static_cast<double>(unit));
+  // Far beyond any problem: clampToProblem brings it back down.
+  units = std::min(units, 1e12);
+  return std::max<int64_t>(1, static_cast<int64_t>(units)) * unit;
+}
+
+int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+/// Sorted, deduplicated numeric choices containing `model`.
+Decision numericDecision(std::string key, std::vector<int64_t> values,
+                         int64_t model) {
+  std::set<int64_t> sorted(values.begin(), values.end());
+  sorted.insert(model);
+  Decision d;
+  d.key = std::move(key);
+  for (int64_t v : sorted) {
+    if (v == model)
+      d.modelChoice = static_cast<int>(d.choices.size());
+    d.choices.push_back(std::to_string(v));
+  }
+  return d;
+}
+
+/// The footprint factors for mc (or nc), keeping only those that give a
+/// distinct clamped block for the model's block and kc ("x1" always).
+Decision factorDecision(std::string key, int64_t ref, int64_t kcRef,
+                        int64_t unit, int64_t problem) {
+  static const Factor factors[] = {{1, 4}, {1, 2}, {1, 1}, {2, 1}};
+  auto clamped = [&](Factor f) {
+    return std::min(scaledBlock(ref, kcRef, kcRef, f, unit),
+                    roundUp(problem, unit));
+  };
+  int64_t modelValue = clamped(Factor{});
+  std::vector<int64_t> kept = {modelValue};
+  Decision d;
+  d.key = std::move(key);
+  for (Factor f : factors) {
+    bool isModel = f.num == 1 && f.den == 1;
+    int64_t v = clamped(f);
+    if (!isModel && std::find(kept.begin(), kept.end(), v) != kept.end())
+      continue;
+    if (isModel)
+      d.modelChoice = static_cast<int>(d.choices.size());
+    else
+      kept.push_back(v);
+    d.choices.push_back(factorText(f));
+  }
+  return d;
+}
+
+} // namespace
+
+SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
+                                 const GemmConfig &base) {
+  // The base's isa fixes the table of register blocks; the target only
+  // matters through the model's base config for now.
+  (void)target;
+  const GemmConfig ref = clampToProblem(base, desc);
+  std::vector<Decision> decisions;
+
+  // Register block: every row of the isa's table, the model's first when it
+  // is not one of them.
+  Decision block;
+  block.key = "block";
+  std::string baseBlock = blockText(base.mr, base.nr);
+  for (const MicroKernelShape &shape : microKernelTable(base.isa))
+    block.choices.push_back(blockText(shape.mr, shape.nr));
+  auto found = std::find(block.choices.begin(), block.choices.end(), baseBlock);
+  if (found == block.choices.end()) {
+    block.choices.insert(block.choices.begin(), baseBlock);
+    block.modelChoice = 0;
+  } else {
+    block.modelChoice = static_cast<int>(found - block.choices.begin());
+  }
+  decisions.push_back(std::move(block));
+
+  decisions.push_back(numericDecision("ku", {1, 2, 4, 8}, base.kUnroll));
+
+  // kc: around the model's (clamped) kc, multiples of 8 within K.
+  std::vector<int64_t> kcs;
+  for (auto [num, den] :
+       {std::pair<int64_t, int64_t>{1, 2}, {3, 4}, {1, 1}, {4, 3}, {2, 1}}) {
+    double scaled = static_cast<double>(ref.kc) * num / den;
+    int64_t kc = std::max<int64_t>(
+        8, static_cast<int64_t>(std::round(scaled / 8.0)) * 8);
+    if (kc <= desc.k)
+      kcs.push_back(kc);
+  }
+  decisions.push_back(numericDecision("kc", kcs, ref.kc));
+
+  decisions.push_back(factorDecision("mc", ref.mc, ref.kc, ref.mr, desc.m));
+  decisions.push_back(factorDecision("nc", ref.nc, ref.kc, ref.nr, desc.n));
+  decisions.push_back(numericDecision("pfa", {0, 256, 512}, base.prefetchA));
+  decisions.push_back(numericDecision("pfb", {0, 256}, base.prefetchB));
+  return SearchSpace(desc, base, std::move(decisions));
+}
+
+uint64_t SearchSpace::size() const {
+  uint64_t total = 1;
+  for (const Decision &d : decisions_) {
+    uint64_t n = d.choices.size();
+    if (n == 0)
+      return 0;
+    if (total > std::numeric_limits<uint64_t>::max() / n)
+      return std::numeric_limits<uint64_t>::max();
+    total *= n;
+  }
+  return total;
+}
+
+Assignment SearchSpace::modelAssignment() const {
+  Assignment a;
+  a.reserve(decisions_.size());
+  for (const Decision &d : decisions_) {
+    int last = std::max<int>(0, static_cast<int>(d.choices.size()) - 1);
+    a.push_back(std::clamp(d.modelChoice, 0, last));
+  }
+  return a;
+}
+
+llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
+  if (a.size() != decisions_.size())
+    return llvm::createStringError(
+        llvm::formatv("assignment has {0} choices but the space has {1} "
+                      "decisions",
+                      a.size(), decisions_.size())
+            .str());
+  // Factors refer to the model's config as clamped to the problem.
+  const GemmConfig ref = clampToProblem(base_, desc_);
+  GemmConfig c = ref;
+  // mc and nc not given as a number keep the model's footprint ("x1").
+  Factor mcFactor, ncFactor;
+  bool mcAbsolute = false, ncAbsolute = false;
+  for (size_t i = 0; i < decisions_.size(); ++i) {
+    const Decision &d = decisions_[i];
+    if (a[i] < 0 || a[i] >= static_cast<int>(d.choices.size()))
+      return llvm::createStringError(
+          llvm::formatv("choice {0} is out of range for decision '{1}' with "
+                        "{2} choices",
+                        a[i], d.key, d.choices.size())
+              .str());
+    StringRef text = d.choices[a[i]];
+    if (d.key == "block") {
+      auto block = parseBlock(text);
+      if (!block)
+        return llvm::createStringError(
+            llvm::formatv("block choice '{0}' is not MRxNR", text).str());
+      c.mr = block->first;
+      c.nr = block->second;
+      continue;
+    }
+    if ((d.key == "mc" || d.key == "nc") && text.starts_with("x")) {
+      auto f = parseFactor(text);
+      if (!f)
+        return llvm::createStringError(
+            llvm::formatv("{0} choice '{1}' is not a factor such as x2 or "
+                          "x1/2",
+                          d.key, text)
+                .str());
+      (d.key == "mc" ? mcFactor : ncFactor) = *f;
+      (d.key == "mc" ? mcAbsolute : ncAbsolute) = false;
+      continue;
+    }
+    auto parsed = GemmConfig::parse((d.key + "=" + text).str(), c);
+    if (!parsed)
+      return parsed.takeError();
+    c = *parsed;
+    if (d.key == "mc")
+      mcAbsolute = true;
+    if (d.key == "nc")
+      ncAbsolute = true;
+  }
+  if (c.mr <= 0 || c.nr <= 0 || c.kc <= 0 || c.kUnroll <= 0)
+    return llvm::createStringError(
+        llvm::formatv("config {0} needs positive mr, nr, kc and ku", c.str())
+            .str());
+  if (!mcAbsolute)
+    c.mc = scaledBlock(ref.mc, ref.kc, c.kc, mcFactor, c.mr);
+  if (!ncAbsolute)
+    c.nc = scaledBlock(ref.nc, ref.kc, c.kc, ncFactor, c.nr);
+  c = clampToProblem(c, desc_);
+  if (c.mc <= 0 || c.mc % c.mr != 0)
+    return llvm::createStringError(
+        llvm::formatv("mc {0} is not a positive multiple of mr {1}", c.mc, c.mr)
+            .str());
+  if (c.nc <= 0 || c.nc % c.nr != 0)
+    return llvm::createStringError(
+        llvm::formatv("nc {0} is not a positive multiple of nr {1}", c.nc, c.nr)
+            .str());
+  return c;
+}
+
+std::string SearchSpace::describe(const Assignment &a) const {
+  std::string out;
+  for (size_t i = 0; i < decisions_.size(); ++i) {
+    const Decision &d = decisions_[i];
+    if (i)
+      out += ',';
+    out += d.key;
+    out += '=';
+    if (i < a.size() && a[i] >= 0 && a[i] < static_cast<int>(d.choices.size()))
+      out += d.choices[a[i]];
+    else
+      out += '?';
+  }
+  return out;
+}

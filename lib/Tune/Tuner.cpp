@@ -1,0 +1,97 @@
+//===- Tuner.cpp
+//------------------------------------------------------------===//
+#include "qimeng/Tune/Tuner.h"
+#include "qimeng/Tune/RunnerEvaluator.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <chrono>
+#include <ctime>
+
+using namespace qimeng;
+
+llvm::Expected<TuningKey> qimeng::gemmTuningKey(const GemmDesc &desc,
+                                                const Target &target,
+                                                const EmitterOptions &emitter) {
+  auto version = emitterGeneratorVersion(emitter);
+  if (!version)
+    return version.takeError();
+  return TuningKey::forGemm(desc, target, *version, /*threads=*/1);
+}
+
+static std::string utcTimestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+llvm::Expected<TuneResult> qimeng::tuneGemm(const TuneRequest &request) {
+  auto key = gemmTuningKey(request.desc, request.target, request.emitter);
+  if (!key)
+    return key.takeError();
+  auto evaluator =
+      RunnerEvaluator::create(request.desc, request.target, request.emitter,
+                              request.runner, request.timedRuns);
+  if (!evaluator)
+    return evaluator.takeError();
+  SearchSpace space =
+      SearchSpace::forGemm(request.desc, request.target, request.base);
+  ModelPriorProposer proposer;
+  SearchOptions options;
+  options.seed = request.seed;
+  int budget = request.budget.trials;
+  std::string shape = llvm::formatv("{0}x{1}x{2}", request.desc.m,
+                                    request.desc.n, request.desc.k)
+                          .str();
+  if (request.progress) {
+    options.onTrial = [&](const Trial &t, const SearchHistory &h) {
+      const Trial *best = h.best();
+      std::string line = llvm::formatv(
+          "tuning sgemm {0}: trial {1}/{2} {3}: {4}; best {5}", shape,
+          t.index + 1, budget, t.description,
+          t.result.ok ? llvm::formatv("{0:F1} GFLOPS", t.result.gflops).str()
+                      : "failed (" + t.result.failure + ")",
+          best ? llvm::formatv("{0:F1} GFLOPS", best->result.gflops).str()
+               : std::string("none yet"));
+      request.progress(line);
+    };
+  }
+  SearchHistory history =
+      runMcts(space, **evaluator, proposer, request.budget, options);
+  const Trial *best = history.best();
+  if (!best)
+    return llvm::createStringError(
+        llvm::formatv("tuning sgemm {0}: none of {1} candidates validated; "
+                      "first failure: "
+                      "{2}",
+                      shape, history.trials.size(),
+                      history.trials.empty()
+                          ? std::string("no trials")
+                          : history.trials.front().result.failure)
+            .str());
+  const EmittedKernel *kernel = (*evaluator)->kernelFor(best->config);
+  if (!kernel)
+    return llvm::createStringError("tuner lost the winning kernel's text");
+
+  TuneResult result;
+  result.kernel = *kernel;
+  result.history = std::move(history);
+  TuningRecord &r = result.record;
+  r.key = *key;
+  r.config = best->config;
+  r.symbol = kernel->symbol;
+  r.kernelText = kernel->text;
+  r.kernelSha256 = sha256Hex(kernel->text);
+  r.workspaceBytes = kernel->workspaceBytes;
+  r.medianGflops = best->result.gflops;
+  r.spread = best->result.spread;
+  r.peakGflops = (*evaluator)->peakGflops();
+  r.fractionOfPeak = r.peakGflops > 0 ? r.medianGflops / r.peakGflops : 0;
+  r.maxRelError = best->result.maxRelError;
+  r.validated = true;
+  r.trials = static_cast<int>(result.history.trials.size());
+  r.source = "builtin";
+  r.timestamp = utcTimestamp();
+  return result;
+}

@@ -1,0 +1,312 @@
+//===- SearchSpaceTest.cpp - The tuner's decisions and their configs ------===//
+#include "qimeng/Tune/SearchSpace.h"
+#include "ErrorHelpers.h"
+#include "qimeng/Kernel/BlockingModel.h"
+#include <algorithm>
+#include <gtest/gtest.h>
+#include <set>
+
+using namespace qimeng;
+
+namespace {
+
+constexpr const char *zen3Spec =
+    "x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma:l1d=32K,l2=512K,l3=32M,"
+    "cores=8";
+constexpr const char *avx512Spec =
+    "x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,+fma,+avx512f:"
+    "l1d=48K,l2=2M,l3=260M,cores=2";
+
+Target pinned(const char *spec) {
+  auto target = Target::parse(spec);
+  EXPECT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  return target ? *target : Target{};
+}
+
+std::vector<std::string> keys(const SearchSpace &space) {
+  std::vector<std::string> out;
+  for (const Decision &d : space.decisions())
+    out.push_back(d.key);
+  return out;
+}
+
+/// Calls `f` on every assignment of `space` in lexicographic order.
+template <typename F> void forEachAssignment(const SearchSpace &space, F f) {
+  const auto &decisions = space.decisions();
+  Assignment a(decisions.size(), 0);
+  for (uint64_t i = 0; i < space.size(); ++i) {
+    f(a);
+    for (size_t d = decisions.size(); d-- > 0;) {
+      if (++a[d] < static_cast<int>(decisions[d].choices.size()))
+        break;
+      a[d] = 0;
+    }
+  }
+}
+
+/// Checks the config of every assignment against the emitter's rules.
+void expectAllValid(const SearchSpace &space) {
+  const GemmDesc &desc = space.desc();
+  auto table = microKernelTable(space.base().isa);
+  uint64_t count = 0;
+  forEachAssignment(space, [&](const Assignment &a) {
+    ++count;
+    auto config = space.configFor(a);
+    ASSERT_TRUE(static_cast<bool>(config))
+        << space.describe(a) << ": " << llvm::toString(config.takeError());
+    SCOPED_TRACE(space.describe(a) + " -> " + config->str());
+    EXPECT_EQ(config->isa, space.base().isa);
+    EXPECT_TRUE(
+        std::any_of(table.begin(), table.end(), [&](const MicroKernelShape &s) {
+          return s.mr == config->mr && s.nr == config->nr;
+        }));
+    EXPECT_GE(config->kc, 1);
+    EXPECT_LE(config->kc, desc.k);
+    EXPECT_GE(config->mc, config->mr);
+    EXPECT_EQ(config->mc % config->mr, 0);
+    EXPECT_LE(config->mc, (desc.m + config->mr - 1) / config->mr * config->mr);
+    EXPECT_GE(config->nc, config->nr);
+    EXPECT_EQ(config->nc % config->nr, 0);
+    EXPECT_LE(config->nc, (desc.n + config->nr - 1) / config->nr * config->nr);
+    EXPECT_TRUE(config->kUnroll == 1 || config->kUnroll == 2 ||
+                config->kUnroll == 4 || config->kUnroll == 8);
+    EXPECT_TRUE(config->prefetchA == 0 || config->prefetchA == 256 ||
+                config->prefetchA == 512);
+    EXPECT_TRUE(config->prefetchB == 0 || config->prefetchB == 256);
+  });
+  EXPECT_EQ(count, space.size());
+}
+
+SearchSpace modelSpace(const GemmDesc &desc, const Target &target) {
+  auto base = chooseGemmConfig(desc, target);
+  EXPECT_TRUE(static_cast<bool>(base)) << llvm::toString(base.takeError());
+  return SearchSpace::forGemm(desc, target, base ? *base : GemmConfig{});
+}
+
+TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
+  Target target = pinned(zen3Spec);
+  SearchSpace space = modelSpace(GemmDesc::packed(2048, 2048, 2048), target);
+  EXPECT_EQ(keys(space), (std::vector<std::string>{"block", "ku", "kc", "mc",
+                                                   "nc", "pfa", "pfb"}));
+  const auto &d = space.decisions();
+  EXPECT_EQ(d[0].choices, (std::vector<std::string>{"6x16", "4x24", "8x8"}));
+  EXPECT_EQ(d[0].modelChoice, 0);
+  EXPECT_EQ(d[1].choices, (std::vector<std::string>{"1", "2", "4", "8"}));
+  EXPECT_EQ(d[1].modelChoice, 2);
+  // Model kc 256: halves, three quarters, four thirds (341 -> 344), double.
+  EXPECT_EQ(d[2].choices,
+            (std::vector<std::string>{"128", "192", "256", "344", "512"}));
+  EXPECT_EQ(d[2].modelChoice, 2);
+  EXPECT_EQ(d[3].choices,
+            (std::vector<std::string>{"x1/4", "x1/2", "x1", "x2"}));
+  EXPECT_EQ(d[3].modelChoice, 2);
+  // The model's nc (2048) already covers N: "x2" would clamp to "x1".
+  EXPECT_EQ(d[4].choices, (std::vector<std::string>{"x1/4", "x1/2", "x1"}));
+  EXPECT_EQ(d[4].modelChoice, 2);
+  EXPECT_EQ(d[5].choices, (std::vector<std::string>{"0", "256", "512"}));
+  EXPECT_EQ(d[5].modelChoice, 0);
+  EXPECT_EQ(d[6].choices, (std::vector<std::string>{"0", "256"}));
+  EXPECT_EQ(d[6].modelChoice, 0);
+}
+
+TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
+  Target target = pinned(avx512Spec);
+  SearchSpace space = modelSpace(GemmDesc::packed(4096, 8192, 4096), target);
+  EXPECT_EQ(keys(space), (std::vector<std::string>{"block", "ku", "kc", "mc",
+                                                   "nc", "pfa", "pfb"}));
+  EXPECT_EQ(space.decisions()[0].choices,
+            (std::vector<std::string>{"12x32", "14x32", "6x64", "8x48"}));
+  EXPECT_EQ(space.base().isa, VectorIsa::Avx512);
+  EXPECT_EQ(space.decisions()[2].choices,
+            (std::vector<std::string>{"96", "144", "192", "256", "384"}));
+  EXPECT_EQ(space.decisions()[4].choices,
+            (std::vector<std::string>{"x1/4", "x1/2", "x1"}));
+}
+
+TEST(SearchSpaceTest, SizeIsTheProductOfChoiceCounts) {
+  for (const char *spec : {zen3Spec, avx512Spec}) {
+    SearchSpace space =
+        modelSpace(GemmDesc::packed(1000, 3000, 700), pinned(spec));
+    uint64_t product = 1;
+    for (const Decision &d : space.decisions())
+      product *= d.choices.size();
+    EXPECT_EQ(space.size(), product) << spec;
+    EXPECT_GT(space.size(), 1000u) << spec;
+  }
+  SearchSpace empty(GemmDesc::packed(8, 8, 8), GemmConfig{},
+                    {{"ku", {"1", "2"}, 0}, {"kc", {}, 0}});
+  EXPECT_EQ(empty.size(), 0u);
+  SearchSpace none(GemmDesc::packed(8, 8, 8), GemmConfig{}, {});
+  EXPECT_EQ(none.size(), 1u);
+}
+
+TEST(SearchSpaceTest, EveryAssignmentGivesAValidConfig) {
+  for (const char *spec : {zen3Spec, avx512Spec}) {
+    SCOPED_TRACE(spec);
+    Target target = pinned(spec);
+    for (GemmDesc desc :
+         {GemmDesc::packed(2048, 2048, 2048), GemmDesc::packed(100, 37, 50),
+          GemmDesc::packed(13, 1000, 9, true, true),
+          GemmDesc::packed(1, 1, 1)}) {
+      SCOPED_TRACE(desc.str());
+      expectAllValid(modelSpace(desc, target));
+      // A base that is not clamped to the problem, nor in the table.
+      GemmConfig odd;
+      odd.isa = target.bestIsa();
+      odd.mr = 5;
+      odd.nr = 16;
+      odd.kc = 300;
+      odd.mc = 500;
+      odd.nc = 9000;
+      SearchSpace space = SearchSpace::forGemm(desc, target, odd);
+      uint64_t count = 0;
+      forEachAssignment(space, [&](const Assignment &a) {
+        ++count;
+        auto config = space.configFor(a);
+        ASSERT_TRUE(static_cast<bool>(config))
+            << llvm::toString(config.takeError());
+        EXPECT_EQ(config->mc % config->mr, 0);
+        EXPECT_EQ(config->nc % config->nr, 0);
+        EXPECT_LE(config->kc, desc.k);
+      });
+      EXPECT_EQ(count, space.size());
+    }
+  }
+}
+
+TEST(SearchSpaceTest, ModelAssignmentReproducesTheModel) {
+  for (const char *spec : {zen3Spec, avx512Spec}) {
+    Target target = pinned(spec);
+    for (GemmDesc desc :
+         {GemmDesc::packed(2048, 2048, 2048), GemmDesc::packed(64, 48, 32),
+          GemmDesc::packed(20000, 100000, 20000), GemmDesc::packed(1, 1, 1),
+          GemmDesc::packed(7, 5, 3, false, true)}) {
+      QM_ASSERT_EXPECTED(model, chooseGemmConfig(desc, target));
+      SearchSpace space = SearchSpace::forGemm(desc, target, model);
+      QM_ASSERT_EXPECTED(config, space.configFor(space.modelAssignment()));
+      EXPECT_EQ(config, model) << spec << " " << desc.str() << ": "
+                               << config.str() << " vs " << model.str();
+    }
+  }
+  // A base that is not clamped: the model's assignment gives it clamped.
+  GemmDesc desc = GemmDesc::packed(64, 48, 32);
+  GemmConfig base; // avx2 6x16, kc 256, mc 72, nc 4080
+  base.prefetchA = 128;
+  base.kUnroll = 16;
+  SearchSpace space = SearchSpace::forGemm(desc, pinned(zen3Spec), base);
+  QM_ASSERT_EXPECTED(config, space.configFor(space.modelAssignment()));
+  EXPECT_EQ(config, clampToProblem(base, desc)) << config.str();
+  // Values the fixed lists lack join them at their sorted place.
+  EXPECT_EQ(space.decisions()[1].choices,
+            (std::vector<std::string>{"1", "2", "4", "8", "16"}));
+  EXPECT_EQ(space.decisions()[5].choices,
+            (std::vector<std::string>{"0", "128", "256", "512"}));
+  EXPECT_EQ(space.decisions()[5].modelChoice, 1);
+}
+
+TEST(SearchSpaceTest, BaseBlockOutsideTheTableComesFirst) {
+  GemmConfig base;
+  base.mr = 5;
+  base.nr = 16;
+  base.mc = 250;
+  SearchSpace space = SearchSpace::forGemm(GemmDesc::packed(512, 512, 512),
+                                           pinned(zen3Spec), base);
+  const Decision &block = space.decisions()[0];
+  EXPECT_EQ(block.choices,
+            (std::vector<std::string>{"5x16", "6x16", "4x24", "8x8"}));
+  EXPECT_EQ(block.modelChoice, 0);
+  QM_ASSERT_EXPECTED(config, space.configFor(space.modelAssignment()));
+  EXPECT_EQ(config.mr, 5);
+  EXPECT_EQ(config.mc, 250);
+}
+
+TEST(SearchSpaceTest, DescribeIsStable) {
+  Target target = pinned(avx512Spec);
+  SearchSpace space = modelSpace(GemmDesc::packed(4096, 8192, 4096), target);
+  EXPECT_EQ(space.describe(space.modelAssignment()),
+            "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0");
+  EXPECT_EQ(space.describe({3, 0, 4, 0, 1, 2, 1}),
+            "block=8x48,ku=1,kc=384,mc=x1/4,nc=x1/2,pfa=512,pfb=256");
+  EXPECT_EQ(space.describe({3, 0}),
+            "block=8x48,ku=1,kc=?,mc=?,nc=?,pfa=?,pfb=?");
+}
+
+TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
+  Target target = pinned(avx512Spec);
+  GemmDesc desc = GemmDesc::packed(20000, 100000, 20000);
+  QM_ASSERT_EXPECTED(model, chooseGemmConfig(desc, target));
+  ASSERT_EQ(model.kc, 192);
+  ASSERT_EQ(model.mc, 1356);
+  ASSERT_EQ(model.nc, 8192);
+  SearchSpace space = SearchSpace::forGemm(desc, target, model);
+  // block 12x32, ku 4, kc 96, mc x1, nc x1/2: half the kc, the same A
+  // block bytes (twice the rows), the same B panel bytes at x1/2.
+  QM_ASSERT_EXPECTED(config, space.configFor({0, 2, 0, 2, 1, 0, 0}));
+  EXPECT_EQ(config.kc, 96);
+  EXPECT_EQ(config.mc, 2712);
+  EXPECT_EQ(config.nc, 8192);
+  // 14x32 rounds mc to its mr: 1356 / 14 = 96.9 -> 97 * 14.
+  QM_ASSERT_EXPECTED(other, space.configFor({1, 2, 2, 2, 2, 0, 0}));
+  EXPECT_EQ(other.mr, 14);
+  EXPECT_EQ(other.mc, 1358);
+  EXPECT_EQ(other.mc % 14, 0);
+}
+
+TEST(SearchSpaceTest, TinyProblemStillHasChoices) {
+  for (const char *spec : {zen3Spec, avx512Spec}) {
+    SearchSpace space = modelSpace(GemmDesc::packed(1, 1, 1), pinned(spec));
+    EXPECT_GT(space.size(), 0u);
+    ASSERT_EQ(space.decisions().size(), 7u);
+    for (const Decision &d : space.decisions())
+      EXPECT_FALSE(d.choices.empty()) << d.key;
+    EXPECT_EQ(space.decisions()[2].choices, (std::vector<std::string>{"1"}));
+    EXPECT_EQ(space.decisions()[3].choices, (std::vector<std::string>{"x1"}));
+    EXPECT_EQ(space.decisions()[4].choices, (std::vector<std::string>{"x1"}));
+    expectAllValid(space);
+  }
+}
+
+TEST(SearchSpaceTest, BadAssignmentsAreErrors) {
+  SearchSpace space =
+      modelSpace(GemmDesc::packed(256, 256, 256), pinned(zen3Spec));
+  QM_ASSERT_FAILS_WITH(space.configFor({0, 1}).takeError(),
+                       "assignment has 2 choices but the space has 7");
+  QM_ASSERT_FAILS_WITH(space.configFor({0, 9, 0, 0, 0, 0, 0}).takeError(),
+                       "choice 9 is out of range for decision 'ku'");
+  QM_ASSERT_FAILS_WITH(space.configFor({-1, 0, 0, 0, 0, 0, 0}).takeError(),
+                       "out of range for decision 'block'");
+}
+
+TEST(SearchSpaceTest, ExplicitDecisionsThatDoNotCombineAreErrors) {
+  GemmDesc desc = GemmDesc::packed(512, 512, 512);
+  GemmConfig base; // 6x16, mc 72
+  SearchSpace space(desc, base,
+                    {{"block", {"6x16", "5x16", "bad"}, 0},
+                     {"mc", {"72", "70", "x2", "x0"}, 0},
+                     {"kc", {"128", "many"}, 0},
+                     {"frobs", {"1"}, 0}});
+  QM_ASSERT_FAILS_WITH(space.configFor({0, 0, 0, 0}).takeError(),
+                       "unknown kernel config key 'frobs'");
+  SearchSpace known(desc, base,
+                    {{"block", {"6x16", "5x16", "bad"}, 0},
+                     {"mc", {"72", "70", "x2", "x0"}, 0},
+                     {"kc", {"128", "many"}, 0}});
+  QM_ASSERT_EXPECTED(ok, known.configFor({0, 0, 0}));
+  EXPECT_EQ(ok.mc, 72);
+  EXPECT_EQ(ok.kc, 128);
+  QM_ASSERT_FAILS_WITH(known.configFor({0, 1, 0}).takeError(),
+                       "mc 70 is not a positive multiple of mr 6");
+  QM_ASSERT_FAILS_WITH(known.configFor({1, 0, 0}).takeError(),
+                       "mc 72 is not a positive multiple of mr 5");
+  QM_ASSERT_FAILS_WITH(known.configFor({2, 0, 0}).takeError(),
+                       "block choice 'bad' is not MRxNR");
+  QM_ASSERT_FAILS_WITH(known.configFor({0, 3, 0}).takeError(),
+                       "mc choice 'x0' is not a factor");
+  QM_ASSERT_FAILS_WITH(known.configFor({0, 0, 1}).takeError(),
+                       "kernel config 'kc' needs a non-negative integer");
+  // x2 with kc 128 (half the base's 256): four times the rows.
+  QM_ASSERT_EXPECTED(doubled, known.configFor({0, 2, 0}));
+  EXPECT_EQ(doubled.mc, 288);
+}
+
+} // namespace

@@ -1,0 +1,620 @@
+//===- SearchTest.cpp - MCTS and the baselines with a fake evaluator ------===//
+//
+// The search is a pure function of (space, seed, evaluator, proposer,
+// budget), so a synthetic performance landscape stands in for the machine.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Tune/Search.h"
+#include "ErrorHelpers.h"
+#include "qimeng/Kernel/BlockingModel.h"
+#include <chrono>
+#include <cmath>
+#include <gtest/gtest.h>
+#include <limits>
+#include <set>
+#include <thread>
+
+using namespace qimeng;
+
+namespace {
+
+constexpr const char *avx512Spec =
+    "x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,+fma,+avx512f:"
+    "l1d=48K,l2=2M,l3=260M,cores=2";
+
+/// The avx512 space of a large GEMM around the model's config: 4 blocks x 4
+/// ku x 5 kc x 4 mc x 3 nc x 3 pfa x 2 pfb = 5760 assignments.
+SearchSpace largeSpace() {
+  auto target = Target::parse(avx512Spec);
+  EXPECT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  GemmDesc desc = GemmDesc::packed(4096, 8192, 4096);
+  auto base = chooseGemmConfig(desc, *target);
+  EXPECT_TRUE(static_cast<bool>(base)) << llvm::toString(base.takeError());
+  return SearchSpace::forGemm(desc, *target, *base);
+}
+
+/// A small explicit space: 2 x 3 = 6 assignments.
+SearchSpace tinySpace() {
+  return SearchSpace(GemmDesc::packed(64, 64, 64), GemmConfig{},
+                     {{"ku", {"2", "4"}, 1}, {"pfa", {"0", "256", "512"}, 0}});
+}
+
+/// The model's assignment is {0, 2, 2, 2, 2, 0, 0}; the hidden optimum
+/// differs in five decisions: block 14x32, ku 8, kc 144, mc x1/2, pfa 256.
+const Assignment hiddenOptimum = {1, 3, 1, 1, 2, 1, 0};
+
+double log2Ratio(double a, double b) { return std::abs(std::log2(a / b)); }
+
+/// A synthetic performance landscape: 100 GFLOPS at the hidden optimum's
+/// config, 15 fewer per unit of a distance from it (a wrong block, prefetch
+/// distance, a factor of two in ku, mc or nc, a factor of sqrt(2) in kc),
+/// at least 1. ku 1 with pfa 512 "crashes". Counts its calls.
+class LandscapeEvaluator : public Evaluator {
+public:
+  explicit LandscapeEvaluator(GemmConfig optimum) : optimum_(optimum) {}
+
+  Evaluation evaluate(const GemmConfig &c) override {
+    ++calls;
+    Evaluation e;
+    if (c.kUnroll == 1 && c.prefetchA == 512) {
+      e.failure = "crashed: Segmentation fault";
+      return e;
+    }
+    e.ok = true;
+    e.gflops = std::max(1.0, 100.0 - 15.0 * distance(c));
+    return e;
+  }
+  double peakGflops() const override { return 125; }
+
+  double distance(const GemmConfig &c) const {
+    const GemmConfig &o = optimum_;
+    return (c.mr != o.mr || c.nr != o.nr ? 1.0 : 0.0) +
+           log2Ratio(c.kUnroll, o.kUnroll) + 2 * log2Ratio(c.kc, o.kc) +
+           log2Ratio(c.mc, o.mc) + log2Ratio(c.nc, o.nc) +
+           (c.prefetchA != o.prefetchA ? 1.0 : 0.0) +
+           (c.prefetchB != o.prefetchB ? 1.0 : 0.0);
+  }
+
+  int calls = 0;
+
+private:
+  GemmConfig optimum_;
+};
+
+LandscapeEvaluator landscape(const SearchSpace &space) {
+  auto optimum = space.configFor(hiddenOptimum);
+  EXPECT_TRUE(static_cast<bool>(optimum))
+      << llvm::toString(optimum.takeError());
+  return LandscapeEvaluator(optimum ? *optimum : GemmConfig{});
+}
+
+/// GFLOPS from ku and pfa only (for spaces without a block decision).
+class SimpleEvaluator : public Evaluator {
+public:
+  Evaluation evaluate(const GemmConfig &c) override {
+    ++calls;
+    Evaluation e;
+    e.ok = true;
+    e.gflops = 10.0 * c.kUnroll + c.prefetchA / 64.0;
+    return e;
+  }
+  double peakGflops() const override { return 100; }
+  int calls = 0;
+};
+
+/// Sleeps 20 ms per measurement.
+class SleepingEvaluator : public SimpleEvaluator {
+public:
+  Evaluation evaluate(const GemmConfig &c) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return SimpleEvaluator::evaluate(c);
+  }
+};
+
+/// Every candidate fails; the peak is unusable too.
+class FailingEvaluator : public Evaluator {
+public:
+  Evaluation evaluate(const GemmConfig &) override {
+    ++calls;
+    Evaluation e;
+    e.failure = "wrong result: max relative error 1";
+    return e;
+  }
+  double peakGflops() const override { return 0; }
+  int calls = 0;
+};
+
+/// Replies with fixed weights whatever it is asked.
+class FixedProposer : public Proposer {
+public:
+  explicit FixedProposer(std::vector<double> weights)
+      : weights_(std::move(weights)) {}
+  std::vector<double> priors(const SearchSpace &, const Assignment &,
+                             const SearchHistory &) override {
+    ++calls;
+    return weights_;
+  }
+  int calls = 0;
+
+private:
+  std::vector<double> weights_;
+};
+
+/// Uniform weights of the right size: what invalid replies fall back to.
+class UniformProposer : public Proposer {
+public:
+  std::vector<double> priors(const SearchSpace &space, const Assignment &prefix,
+                             const SearchHistory &) override {
+    size_t n = space.decisions()[prefix.size()].choices.size();
+    return std::vector<double>(n, 3.0);
+  }
+};
+
+double bestGflops(const SearchHistory &h) {
+  const Trial *best = h.best();
+  return best ? best->result.gflops : 0.0;
+}
+
+SearchOptions withSeed(uint64_t seed) {
+  SearchOptions options;
+  options.seed = seed;
+  return options;
+}
+
+/// Trial by trial, everything but the time.
+void expectSameHistory(const SearchHistory &a, const SearchHistory &b) {
+  ASSERT_EQ(a.trials.size(), b.trials.size());
+  for (size_t i = 0; i < a.trials.size(); ++i) {
+    const Trial &x = a.trials[i], &y = b.trials[i];
+    SCOPED_TRACE("trial " + std::to_string(i));
+    EXPECT_EQ(x.index, y.index);
+    EXPECT_EQ(x.assignment, y.assignment);
+    EXPECT_EQ(x.description, y.description);
+    EXPECT_EQ(x.config, y.config);
+    EXPECT_EQ(x.result.ok, y.result.ok);
+    EXPECT_EQ(x.result.gflops, y.result.gflops);
+    EXPECT_EQ(x.result.failure, y.result.failure);
+    EXPECT_EQ(x.reward, y.reward);
+  }
+}
+
+bool sameAssignments(const SearchHistory &a, const SearchHistory &b) {
+  if (a.trials.size() != b.trials.size())
+    return false;
+  for (size_t i = 0; i < a.trials.size(); ++i)
+    if (a.trials[i].assignment != b.trials[i].assignment)
+      return false;
+  return true;
+}
+
+void expectNoRepeats(const SearchHistory &h) {
+  std::set<Assignment> seen;
+  for (const Trial &t : h.trials)
+    EXPECT_TRUE(seen.insert(t.assignment).second)
+        << "evaluated twice: " << t.description;
+}
+
+TEST(SearchTest, ModelPriorsDecayWithDistanceFromTheModel) {
+  SearchSpace space = largeSpace();
+  SearchHistory history;
+  ModelPriorProposer proposer;
+  // block: 4 choices, the model's first.
+  std::vector<double> block = proposer.priors(space, {}, history);
+  ASSERT_EQ(block.size(), 4u);
+  double sum = 1 + 0.5 + 0.25 + 0.125;
+  EXPECT_DOUBLE_EQ(block[0], 1 / sum);
+  EXPECT_DOUBLE_EQ(block[1], 0.5 / sum);
+  EXPECT_DOUBLE_EQ(block[3], 0.125 / sum);
+  // ku: 4 choices, the model's is 4 (index 2).
+  std::vector<double> ku = proposer.priors(space, {0}, history);
+  ASSERT_EQ(ku.size(), 4u);
+  sum = 0.25 + 0.5 + 1 + 0.5;
+  EXPECT_DOUBLE_EQ(ku[0], 0.25 / sum);
+  EXPECT_DOUBLE_EQ(ku[2], 1 / sum);
+  EXPECT_DOUBLE_EQ(ku[3], 0.5 / sum);
+  ModelPriorProposer sharper(0.25);
+  EXPECT_LT(sharper.priors(space, {0}, history)[0], ku[0]);
+  // Nothing below the last decision.
+  EXPECT_TRUE(proposer.priors(space, Assignment(7, 0), history).empty());
+}
+
+TEST(SearchTest, BestIsTheFastestSuccessfulTrial) {
+  SearchHistory history;
+  EXPECT_EQ(history.best(), nullptr);
+  for (auto [ok, gflops] : {std::pair<bool, double>{true, 10},
+                            {false, 500},
+                            {true, 30},
+                            {true, 20},
+                            {true, 30}}) {
+    Trial t;
+    t.index = static_cast<int>(history.trials.size());
+    t.result.ok = ok;
+    t.result.gflops = gflops;
+    history.trials.push_back(t);
+  }
+  ASSERT_NE(history.best(), nullptr);
+  EXPECT_EQ(history.best()->index, 2); // the earliest of the two at 30
+  // Against a real search: the max-gflops ok trial.
+  SearchSpace space = largeSpace();
+  LandscapeEvaluator evaluator = landscape(space);
+  ModelPriorProposer proposer;
+  SearchHistory h = runMcts(space, evaluator, proposer, {200, 0}, {});
+  const Trial *best = h.best();
+  ASSERT_NE(best, nullptr);
+  for (const Trial &t : h.trials) {
+    if (t.result.ok) {
+      EXPECT_LE(t.result.gflops, best->result.gflops);
+    }
+  }
+  EXPECT_TRUE(best->result.ok);
+}
+
+TEST(SearchTest, FirstTrialIsTheModelsAssignment) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer;
+  for (uint64_t seed : {1, 2, 3, 99}) {
+    LandscapeEvaluator evaluator = landscape(space);
+    SearchHistory h =
+        runMcts(space, evaluator, proposer, {5, 0}, withSeed(seed));
+    ASSERT_FALSE(h.trials.empty());
+    EXPECT_EQ(h.trials[0].assignment, space.modelAssignment());
+    EXPECT_EQ(h.trials[0].description,
+              "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0");
+    auto model = space.configFor(space.modelAssignment());
+    ASSERT_TRUE(static_cast<bool>(model));
+    EXPECT_EQ(h.trials[0].config, *model);
+  }
+  // Even a proposer that puts all weight elsewhere starts at the model.
+  FixedProposer elsewhere({0, 0, 0, 1});
+  LandscapeEvaluator evaluator = landscape(space);
+  SearchHistory h = runMcts(space, evaluator, elsewhere, {3, 0}, {});
+  ASSERT_FALSE(h.trials.empty());
+  EXPECT_EQ(h.trials[0].assignment, space.modelAssignment());
+}
+
+TEST(SearchTest, ExpansionTriesTheRootsChildrenInPriorOrder) {
+  SearchSpace space = largeSpace();
+  LandscapeEvaluator evaluator = landscape(space);
+  ModelPriorProposer proposer;
+  SearchHistory h = runMcts(space, evaluator, proposer, {4, 0}, {});
+  ASSERT_EQ(h.trials.size(), 4u);
+  // The model's block first (trial 0), then the others by falling prior.
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(h.trials[i].assignment[0], i) << h.trials[i].description;
+}
+
+TEST(SearchTest, SameSeedSameHistory) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer;
+  LandscapeEvaluator e1 = landscape(space), e2 = landscape(space);
+  SearchHistory a = runMcts(space, e1, proposer, {120, 0}, withSeed(7));
+  SearchHistory b = runMcts(space, e2, proposer, {120, 0}, withSeed(7));
+  expectSameHistory(a, b);
+  LandscapeEvaluator e3 = landscape(space), e4 = landscape(space);
+  expectSameHistory(runRandomSearch(space, e3, {60, 0}, withSeed(7)),
+                    runRandomSearch(space, e4, {60, 0}, withSeed(7)));
+}
+
+TEST(SearchTest, DifferentSeedsGiveDifferentHistories) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer;
+  LandscapeEvaluator e1 = landscape(space), e2 = landscape(space);
+  SearchHistory a = runMcts(space, e1, proposer, {60, 0}, withSeed(1));
+  SearchHistory b = runMcts(space, e2, proposer, {60, 0}, withSeed(2));
+  EXPECT_EQ(a.trials.size(), b.trials.size());
+  EXPECT_FALSE(sameAssignments(a, b));
+  LandscapeEvaluator e3 = landscape(space), e4 = landscape(space);
+  EXPECT_FALSE(
+      sameAssignments(runRandomSearch(space, e3, {60, 0}, withSeed(1)),
+                      runRandomSearch(space, e4, {60, 0}, withSeed(2))));
+}
+
+TEST(SearchTest, NoAssignmentIsEvaluatedTwice) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer;
+  LandscapeEvaluator e1 = landscape(space), e2 = landscape(space),
+                     e3 = landscape(space);
+  SearchHistory mcts = runMcts(space, e1, proposer, {600, 0}, withSeed(3));
+  SearchHistory random = runRandomSearch(space, e2, {600, 0}, withSeed(3));
+  SearchHistory grid = runGridSearch(space, e3, {600, 0}, withSeed(3));
+  for (const SearchHistory *h : {&mcts, &random, &grid}) {
+    EXPECT_EQ(h->trials.size(), 600u);
+    expectNoRepeats(*h);
+  }
+  // Every candidate reached the evaluator exactly once.
+  EXPECT_EQ(e1.calls, 600);
+  EXPECT_EQ(e2.calls, 600);
+  EXPECT_EQ(e3.calls, 600);
+}
+
+TEST(SearchTest, MctsCanExhaustTheWholeSpace) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer;
+  LandscapeEvaluator evaluator = landscape(space);
+  SearchHistory h = runMcts(space, evaluator, proposer, {100000, 0}, {});
+  EXPECT_EQ(h.trials.size(), space.size());
+  expectNoRepeats(h);
+  ASSERT_NE(h.best(), nullptr);
+  EXPECT_EQ(h.best()->result.gflops, 100);
+}
+
+TEST(SearchTest, TrialBudgetIsExact) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer;
+  for (int budget : {0, 1, 2, 37}) {
+    LandscapeEvaluator e1 = landscape(space), e2 = landscape(space),
+                       e3 = landscape(space);
+    EXPECT_EQ(runMcts(space, e1, proposer, {budget, 0}, {}).trials.size(),
+              static_cast<size_t>(budget));
+    EXPECT_EQ(runRandomSearch(space, e2, {budget, 0}, {}).trials.size(),
+              static_cast<size_t>(budget));
+    EXPECT_EQ(runGridSearch(space, e3, {budget, 0}, {}).trials.size(),
+              static_cast<size_t>(budget));
+    EXPECT_EQ(e1.calls, budget);
+    EXPECT_EQ(e2.calls, budget);
+    EXPECT_EQ(e3.calls, budget);
+  }
+}
+
+TEST(SearchTest, TimeBudgetStopsTheSearch) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer;
+  SearchBudget budget{1000, 0.1};
+  for (int which = 0; which < 3; ++which) {
+    SCOPED_TRACE(which);
+    SleepingEvaluator evaluator;
+    auto start = std::chrono::steady_clock::now();
+    SearchHistory h =
+        which == 0   ? runMcts(space, evaluator, proposer, budget, {})
+        : which == 1 ? runRandomSearch(space, evaluator, budget, {})
+                     : runGridSearch(space, evaluator, budget, {});
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    // Evaluations start at 0, 20, ..., 100 ms at the latest: at most 6.
+    EXPECT_GE(h.trials.size(), 1u);
+    EXPECT_LE(h.trials.size(), 6u);
+    EXPECT_EQ(evaluator.calls, static_cast<int>(h.trials.size()));
+    // The last evaluation started within the budget.
+    EXPECT_LT(seconds, 0.1 + 0.5);
+    ASSERT_FALSE(h.trials.empty());
+    EXPECT_GE(h.trials.back().elapsedSeconds, 0.02);
+    for (size_t i = 1; i < h.trials.size(); ++i)
+      EXPECT_GE(h.trials[i].elapsedSeconds, h.trials[i - 1].elapsedSeconds);
+  }
+}
+
+TEST(SearchTest, FailuresAreRecordedAndTheSearchGoesOn) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer(0.9); // reach ku 1 with pfa 512 often enough
+  LandscapeEvaluator evaluator = landscape(space);
+  SearchHistory h = runMcts(space, evaluator, proposer, {300, 0}, {});
+  ASSERT_EQ(h.trials.size(), 300u);
+  int failed = 0;
+  for (const Trial &t : h.trials) {
+    bool crashes = t.config.kUnroll == 1 && t.config.prefetchA == 512;
+    EXPECT_EQ(t.result.ok, !crashes) << t.description;
+    if (t.result.ok) {
+      EXPECT_GT(t.reward, 0) << t.description;
+      EXPECT_LE(t.reward, 1) << t.description;
+      EXPECT_DOUBLE_EQ(t.reward, t.result.gflops / 125);
+      continue;
+    }
+    ++failed;
+    EXPECT_EQ(t.result.failure, "crashed: Segmentation fault");
+    EXPECT_EQ(t.reward, 0);
+  }
+  EXPECT_GT(failed, 0);
+
+  // A config that does not combine is a failed trial with configFor's
+  // message; the evaluator never sees it.
+  SearchSpace broken(GemmDesc::packed(512, 512, 512), GemmConfig{},
+                     {{"mc", {"72", "70"}, 0}, {"ku", {"2", "4", "8"}, 0}});
+  for (int which = 0; which < 3; ++which) {
+    SimpleEvaluator simple;
+    SearchHistory b =
+        which == 0   ? runMcts(broken, simple, proposer, {100, 0}, {})
+        : which == 1 ? runRandomSearch(broken, simple, {100, 0}, {})
+                     : runGridSearch(broken, simple, {100, 0}, {});
+    ASSERT_EQ(b.trials.size(), 6u);
+    int badConfigs = 0;
+    for (const Trial &t : b.trials) {
+      if (t.assignment[0] != 1) {
+        EXPECT_TRUE(t.result.ok);
+        continue;
+      }
+      ++badConfigs;
+      EXPECT_FALSE(t.result.ok);
+      EXPECT_EQ(t.reward, 0);
+      EXPECT_EQ(t.result.failure, "mc 70 is not a positive multiple of mr 6");
+    }
+    EXPECT_EQ(badConfigs, 3);
+    EXPECT_EQ(simple.calls, 3);
+  }
+}
+
+TEST(SearchTest, AllFailuresAndNoPeakDoNotStopTheSearch) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer;
+  FailingEvaluator evaluator;
+  SearchHistory h = runMcts(space, evaluator, proposer, {40, 0}, {});
+  EXPECT_EQ(h.trials.size(), 40u);
+  EXPECT_EQ(h.best(), nullptr);
+  expectNoRepeats(h);
+  for (const Trial &t : h.trials)
+    EXPECT_EQ(t.reward, 0);
+}
+
+TEST(SearchTest, ExhaustingASmallSpaceStopsEarly) {
+  SearchSpace space = tinySpace();
+  ASSERT_EQ(space.size(), 6u);
+  ModelPriorProposer proposer;
+  for (int which = 0; which < 3; ++which) {
+    SCOPED_TRACE(which);
+    SimpleEvaluator evaluator;
+    SearchHistory h =
+        which == 0   ? runMcts(space, evaluator, proposer, {100, 0}, {})
+        : which == 1 ? runRandomSearch(space, evaluator, {100, 0}, {})
+                     : runGridSearch(space, evaluator, {100, 0}, {});
+    EXPECT_EQ(h.trials.size(), 6u);
+    EXPECT_EQ(evaluator.calls, 6);
+    expectNoRepeats(h);
+    ASSERT_NE(h.best(), nullptr);
+    EXPECT_EQ(h.best()->description, "ku=4,pfa=512");
+  }
+  // No assignments at all, and exactly one (no decisions).
+  SearchSpace empty(GemmDesc::packed(8, 8, 8), GemmConfig{},
+                    {{"ku", {"1", "2"}, 0}, {"pfa", {}, 0}});
+  SearchSpace single(GemmDesc::packed(8, 8, 8), GemmConfig{}, {});
+  SimpleEvaluator evaluator;
+  EXPECT_TRUE(runMcts(empty, evaluator, proposer, {10, 0}, {}).trials.empty());
+  EXPECT_TRUE(runRandomSearch(empty, evaluator, {10, 0}, {}).trials.empty());
+  EXPECT_TRUE(runGridSearch(empty, evaluator, {10, 0}, {}).trials.empty());
+  EXPECT_EQ(evaluator.calls, 0);
+  SearchHistory one = runMcts(single, evaluator, proposer, {10, 0}, {});
+  ASSERT_EQ(one.trials.size(), 1u);
+  EXPECT_EQ(one.trials[0].config, clampToProblem(GemmConfig{}, single.desc()));
+  EXPECT_EQ(runRandomSearch(single, evaluator, {10, 0}, {}).trials.size(), 1u);
+  EXPECT_EQ(runGridSearch(single, evaluator, {10, 0}, {}).trials.size(), 1u);
+}
+
+TEST(SearchTest, BadProposersFallBackToUniformPriors) {
+  SearchSpace space = largeSpace();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  UniformProposer uniform;
+  LandscapeEvaluator reference = landscape(space);
+  SearchHistory expected =
+      runMcts(space, reference, uniform, {80, 0}, withSeed(5));
+  ASSERT_EQ(expected.trials.size(), 80u);
+  for (std::vector<double> reply :
+       std::vector<std::vector<double>>{{},
+                                        {1, 2, 3, 4, 5, 6},
+                                        std::vector<double>(9, 1.0),
+                                        {nan, nan, nan, nan},
+                                        {1, nan, 1, 1},
+                                        {0, 0, 0, 0},
+                                        {1, -1, 1, 1},
+                                        {inf, 1, 1, 1}}) {
+    // Every decision has at most 5 choices, so none of these is valid
+    // anywhere: the search must equal the uniform one.
+    FixedProposer bad(reply);
+    LandscapeEvaluator evaluator = landscape(space);
+    SearchHistory h = runMcts(space, evaluator, bad, {80, 0}, withSeed(5));
+    EXPECT_GT(bad.calls, 0);
+    expectNoRepeats(h);
+    expectSameHistory(h, expected);
+  }
+}
+
+TEST(SearchTest, ProposerIsAskedAboutValidPrefixes) {
+  class CheckingProposer : public Proposer {
+  public:
+    std::vector<double> priors(const SearchSpace &space,
+                               const Assignment &prefix,
+                               const SearchHistory &history) override {
+      EXPECT_LT(prefix.size(), space.decisions().size());
+      for (size_t d = 0; d < prefix.size(); ++d) {
+        EXPECT_GE(prefix[d], 0);
+        EXPECT_LT(prefix[d],
+                  static_cast<int>(space.decisions()[d].choices.size()));
+      }
+      EXPECT_GE(history.trials.size(), lastHistorySize);
+      lastHistorySize = history.trials.size();
+      ++calls;
+      return ModelPriorProposer().priors(space, prefix, history);
+    }
+    size_t lastHistorySize = 0;
+    int calls = 0;
+  } proposer;
+  SearchSpace space = largeSpace();
+  LandscapeEvaluator evaluator = landscape(space);
+  SearchHistory h = runMcts(space, evaluator, proposer, {50, 0}, {});
+  EXPECT_EQ(h.trials.size(), 50u);
+  EXPECT_GT(proposer.calls, 50);
+  EXPECT_EQ(proposer.lastHistorySize, 49u);
+}
+
+TEST(SearchTest, OnTrialIsCalledOncePerTrialInOrder) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer;
+  for (int which = 0; which < 3; ++which) {
+    std::vector<int> indices;
+    SearchOptions options;
+    options.onTrial = [&](const Trial &t, const SearchHistory &h) {
+      indices.push_back(t.index);
+      EXPECT_EQ(h.trials.size(), static_cast<size_t>(t.index) + 1);
+      EXPECT_EQ(&h.trials.back(), &t);
+    };
+    LandscapeEvaluator evaluator = landscape(space);
+    SearchHistory h =
+        which == 0   ? runMcts(space, evaluator, proposer, {25, 0}, options)
+        : which == 1 ? runRandomSearch(space, evaluator, {25, 0}, options)
+                     : runGridSearch(space, evaluator, {25, 0}, options);
+    ASSERT_EQ(indices.size(), 25u);
+    for (int i = 0; i < 25; ++i) {
+      EXPECT_EQ(indices[i], i);
+      EXPECT_EQ(h.trials[i].index, i);
+    }
+  }
+}
+
+TEST(SearchTest, GridSearchIsLexicographic) {
+  SearchSpace space = tinySpace();
+  SimpleEvaluator evaluator;
+  SearchHistory h = runGridSearch(space, evaluator, {100, 0}, {});
+  std::vector<std::string> order;
+  for (const Trial &t : h.trials)
+    order.push_back(t.description);
+  EXPECT_EQ(order, (std::vector<std::string>{"ku=2,pfa=0", "ku=2,pfa=256",
+                                             "ku=2,pfa=512", "ku=4,pfa=0",
+                                             "ku=4,pfa=256", "ku=4,pfa=512"}));
+  SearchSpace large = largeSpace();
+  LandscapeEvaluator landscapeEvaluator = landscape(large);
+  SearchHistory g = runGridSearch(large, landscapeEvaluator, {3, 0}, {});
+  ASSERT_EQ(g.trials.size(), 3u);
+  EXPECT_EQ(g.trials[0].assignment, Assignment({0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(g.trials[1].assignment, Assignment({0, 0, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(g.trials[2].assignment, Assignment({0, 0, 0, 0, 0, 1, 0}));
+}
+
+TEST(SearchTest, RandomSearchDoesNotStartAtTheModel) {
+  SearchSpace space = largeSpace();
+  int atModel = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    LandscapeEvaluator evaluator = landscape(space);
+    SearchHistory h = runRandomSearch(space, evaluator, {1, 0}, withSeed(seed));
+    ASSERT_EQ(h.trials.size(), 1u);
+    atModel += h.trials[0].assignment == space.modelAssignment();
+  }
+  EXPECT_LT(atModel, 10);
+}
+
+TEST(SearchTest, MctsFindsTheOptimumWhereRandomSearchDoesNot) {
+  // At 192 trials (a thirtieth of the space) MCTS gets within 5% of the
+  // hidden optimum for every seed; random search, on average, does not.
+  SearchSpace space = largeSpace();
+  ModelPriorProposer proposer;
+  const int budget = 192;
+  double mctsMean = 0, randomMean = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    LandscapeEvaluator e1 = landscape(space), e2 = landscape(space);
+    double mcts =
+        bestGflops(runMcts(space, e1, proposer, {budget, 0}, withSeed(seed)));
+    double random =
+        bestGflops(runRandomSearch(space, e2, {budget, 0}, withSeed(seed)));
+    EXPECT_GE(mcts, 95) << "seed " << seed;
+    mctsMean += mcts / 10;
+    randomMean += random / 10;
+  }
+  EXPECT_GE(mctsMean, randomMean);
+  EXPECT_GE(mctsMean, 95);
+  EXPECT_LT(randomMean, 95);
+  // The model's own config is far from the optimum.
+  LandscapeEvaluator evaluator = landscape(space);
+  auto model = space.configFor(space.modelAssignment());
+  ASSERT_TRUE(static_cast<bool>(model));
+  EXPECT_LT(evaluator.evaluate(*model).gflops, 50);
+}
+
+} // namespace

@@ -1,0 +1,104 @@
+//===- TunerTest.cpp - Tuning through qimeng-runner with bad candidates ---===//
+//
+// Candidates that segfault, hang, compute wrong results or write past C are
+// rejected with their reasons; tuning completes with a validated winner and
+// leaves no child process behind.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Tune/Tuner.h"
+#include "ErrorHelpers.h"
+#include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Tune/RunnerEvaluator.h"
+#include <cerrno>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+using namespace qimeng;
+
+namespace {
+
+Target hostOrSkip() { return Target::detectHost(); }
+
+TEST(TunerTest, BadCandidatesAreRejectedAndTuningCompletes) {
+  Target host = hostOrSkip();
+  if (host.bestIsa() == VectorIsa::None)
+    GTEST_SKIP() << "host has no avx2/fma or avx512f";
+  GemmDesc desc = GemmDesc::packed(29, 37, 23);
+  GemmConfig base = *chooseGemmConfig(desc, host);
+  IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
+  runner.timeoutSeconds = 3;
+  QM_ASSERT_EXPECTED(
+      evaluator, RunnerEvaluator::create(desc, host, EmitterOptions::defaults(),
+                                         runner, /*timedRuns=*/3));
+  EXPECT_GT(evaluator->peakGflops(), 0);
+  // Every second candidate after the first is broken, in four ways.
+  int calls = 0;
+  const char *faults[] = {"segfault", "hang", "drop-k", "write-past-edge"};
+  evaluator->setFaultHook([&](const GemmConfig &) -> std::string {
+    int i = calls++;
+    if (i == 0 || i % 2 == 1)
+      return "";
+    return faults[(i / 2 - 1) % 4];
+  });
+  SearchSpace space = SearchSpace::forGemm(desc, host, base);
+  ModelPriorProposer proposer;
+  SearchBudget budget;
+  budget.trials = 9;
+  SearchOptions options;
+  SearchHistory history = runMcts(space, *evaluator, proposer, budget, options);
+  ASSERT_EQ(history.trials.size(), 9u);
+  int failed = 0;
+  bool sawCrash = false, sawHang = false, sawWrong = false, sawPast = false;
+  for (const Trial &t : history.trials) {
+    if (t.result.ok)
+      continue;
+    ++failed;
+    EXPECT_EQ(t.reward, 0);
+    const std::string &f = t.result.failure;
+    sawCrash |= f.find("crashed") != std::string::npos;
+    sawHang |= f.find("did not finish") != std::string::npos;
+    sawWrong |= f.find("C(") != std::string::npos;
+    sawPast |= f.find("guard") != std::string::npos ||
+               f.find("gap") != std::string::npos ||
+               f.find("C(") != std::string::npos;
+  }
+  EXPECT_EQ(failed, 4);
+  EXPECT_TRUE(sawCrash && sawHang && sawWrong && sawPast);
+  const Trial *best = history.best();
+  ASSERT_NE(best, nullptr);
+  EXPECT_TRUE(best->result.ok);
+  EXPECT_NE(evaluator->kernelFor(best->config), nullptr);
+  // No runner left behind: this process has no children at all.
+  errno = 0;
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);
+}
+
+TEST(TunerTest, TuneGemmMakesAStorableRecord) {
+  Target host = hostOrSkip();
+  if (host.bestIsa() == VectorIsa::None)
+    GTEST_SKIP() << "host has no avx2/fma or avx512f";
+  TuneRequest request;
+  request.desc = GemmDesc::packed(24, 40, 16);
+  request.target = host;
+  request.base = *chooseGemmConfig(request.desc, host);
+  request.budget.trials = 3;
+  request.timedRuns = 3;
+  request.emitter = EmitterOptions::defaults();
+  request.runner = IsolatedValidationOptions::defaults();
+  std::vector<std::string> lines;
+  request.progress = [&](const std::string &l) { lines.push_back(l); };
+  QM_ASSERT_EXPECTED(result, tuneGemm(request));
+  EXPECT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines.front().find("trial 1/3"), std::string::npos);
+  EXPECT_TRUE(result.record.validated);
+  EXPECT_EQ(result.record.trials, 3);
+  EXPECT_GT(result.record.medianGflops, 0);
+  EXPECT_EQ(result.record.kernelText, result.kernel.text);
+  EXPECT_EQ(result.record.key.desc, request.desc);
+  // The record survives its own JSON.
+  QM_ASSERT_EXPECTED(back, recordFromJson(recordToJson(result.record)));
+  EXPECT_EQ(back.config, result.record.config);
+}
+
+} // namespace

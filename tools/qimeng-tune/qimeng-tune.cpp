@@ -1,0 +1,123 @@
+//===- qimeng-tune.cpp - Tune shapes ahead of time into the database ------===//
+//
+// For each shape: Monte Carlo tree search over the kernel's sketch
+// parameters from the analytical config, every candidate emitted, validated,
+// timed and validated again in qimeng-runner; the winner goes into the
+// tuning database, where --qimeng-tensorop and qimeng-bench --tuned find it.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Tune/Tuner.h"
+#include "qimeng/Tune/TuningDatabase.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace qimeng;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory tuneCategory("qimeng-tune options");
+static cl::opt<std::string>
+    shapesOpt("shapes", cl::desc("Comma-separated MxNxK shapes to tune"),
+              cl::Required, cl::cat(tuneCategory));
+static cl::opt<std::string>
+    transOpt("transpose", cl::desc("Operand layout: nn, nt, tn or tt"),
+             cl::init("nn"), cl::cat(tuneCategory));
+static cl::opt<unsigned> budgetOpt("budget",
+                                   cl::desc("Candidate trials per shape"),
+                                   cl::init(32), cl::cat(tuneCategory));
+static cl::opt<unsigned>
+    secondsOpt("seconds",
+               cl::desc("Wall-clock limit per shape in seconds (0: none)"),
+               cl::init(0), cl::cat(tuneCategory));
+static cl::opt<unsigned> seedOpt("seed", cl::desc("Search seed"), cl::init(1),
+                                 cl::cat(tuneCategory));
+static cl::opt<std::string> cacheDirOpt(
+    "cache-dir",
+    cl::desc("Tuning database (default: QIMENG_CACHE_DIR, then "
+             "$XDG_CACHE_HOME/qimeng-tensorop, then ~/.cache/qimeng-tensorop)"),
+    cl::init(""), cl::cat(tuneCategory));
+static cl::opt<bool> forceOpt("force",
+                              cl::desc("Tune even when the database has an "
+                                       "entry, and replace it"),
+                              cl::init(false), cl::cat(tuneCategory));
+static cl::opt<bool> quietOpt("quiet", cl::desc("No per-trial progress"),
+                              cl::init(false), cl::cat(tuneCategory));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(tuneCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "qimeng-tune: tunes SGEMM shapes ahead of time into the tuning "
+      "database\n\nProgress (trials done, best so far) goes to stderr; one "
+      "summary line per shape to\nstdout.\n");
+  llvm::ExitOnError exitOnErr("qimeng-tune: ");
+  std::string trans = transOpt;
+  if (trans != "nn" && trans != "nt" && trans != "tn" && trans != "tt")
+    exitOnErr(llvm::createStringError("--transpose must be nn, nt, tn or tt"));
+  if (budgetOpt == 0)
+    exitOnErr(llvm::createStringError("--budget must be at least 1"));
+  TuningDatabase db =
+      exitOnErr(TuningDatabase::open(resolveCacheDir(cacheDirOpt)));
+  Target host = Target::detectHost();
+  EmitterOptions emitter = EmitterOptions::defaults();
+
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(shapesOpt).split(items, ',', -1, false);
+  for (llvm::StringRef item : items) {
+    llvm::SmallVector<llvm::StringRef> dims;
+    item.trim().split(dims, 'x');
+    int64_t m = 0, n = 0, k = 0;
+    if (dims.size() != 3 || dims[0].getAsInteger(10, m) ||
+        dims[1].getAsInteger(10, n) || dims[2].getAsInteger(10, k))
+      exitOnErr(llvm::createStringError("bad shape '" + item.str() +
+                                        "'; expected MxNxK"));
+    GemmDesc desc = GemmDesc::packed(m, n, k, trans[0] == 't', trans[1] == 't');
+    TuningKey key = exitOnErr(gemmTuningKey(desc, host, emitter));
+    std::vector<std::string> warnings;
+    std::optional<TuningRecord> existing = db.lookup(key, warnings);
+    for (const std::string &w : warnings)
+      llvm::WithColor::warning(llvm::errs(), "qimeng-tune") << w << "\n";
+    if (existing && !forceOpt) {
+      llvm::outs() << llvm::formatv(
+          "{0}: in the database ({1:F1} GFLOPS, {2} trials, {3}); --force "
+          "retunes\n",
+          item.trim(), existing->medianGflops, existing->trials,
+          existing->config.str());
+      continue;
+    }
+    TuneRequest request;
+    request.desc = desc;
+    request.target = host;
+    request.base = exitOnErr(chooseGemmConfig(desc, host));
+    request.budget.trials = budgetOpt;
+    request.budget.seconds = secondsOpt;
+    request.seed = seedOpt;
+    request.emitter = emitter;
+    request.runner = IsolatedValidationOptions::defaults();
+    if (!quietOpt)
+      request.progress = [](const std::string &line) {
+        llvm::errs() << "qimeng-tune: " << line << "\n";
+      };
+    TuneResult result = exitOnErr(tuneGemm(request));
+    exitOnErr(db.store(result.record));
+    const Trial *first = result.history.trials.empty()
+                             ? nullptr
+                             : &result.history.trials.front();
+    llvm::outs() << llvm::formatv(
+        "{0}: {1:F1} GFLOPS ({2:F1}% of {3:F1} peak) after {4} trials; the "
+        "analytical config gave {5}; stored {6} ({7})\n",
+        item.trim(), result.record.medianGflops,
+        100 * result.record.fractionOfPeak, result.record.peakGflops,
+        result.record.trials,
+        first && first->result.ok
+            ? llvm::formatv("{0:F1}", first->result.gflops).str()
+            : std::string("no result"),
+        key.hash().substr(0, 12), result.record.config.str());
+  }
+  return 0;
+}
