@@ -7,7 +7,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PACKAGES=(
   cmake ninja-build g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  libopenblas-dev nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev
+  libomp-22-dev libopenblas-dev nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev
 )
 
 missing=()

@@ -24,7 +24,8 @@ tools = config.llvm_tools_dir
 plugin = os.path.join(config.qimeng_lib_dir, "QiMengTensorOp.so")
 runner_libs = ",".join(
     os.path.join(config.llvm_lib_dir, lib)
-    for lib in ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so"))
+    for lib in ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so",
+                "libomp.so"))
 
 config.substitutions.append(
     ("%qimeng-opt", os.path.join(config.qimeng_tools_dir, "qimeng-opt")))
@@ -40,6 +41,7 @@ config.substitutions.append(
 config.substitutions.append(("%llc", os.path.join(tools, "llc")))
 config.substitutions.append(("%runner-libs", runner_libs))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%llvm-lib-dir", config.llvm_lib_dir))
 config.substitutions.append(
     ("%qimeng-cache", os.path.join(config.qimeng_tools_dir, "qimeng-cache")))
 # The stock lowering the pass's output must go through unchanged.

@@ -99,6 +99,8 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
   r["nc"] = c.nc;
   r["prefetch_a"] = c.prefetchA;
   r["prefetch_b"] = c.prefetchB;
+  if (c.threads > 1)
+    r["parallel"] = true;
   if (!fault.empty())
     r["fault"] = fault.str();
   if (target)

@@ -7,9 +7,9 @@ using namespace qimeng;
 
 std::string GemmConfig::str() const {
   return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},mc={5},nc={6},"
-                       "pfa={7},pfb={8}",
+                       "pfa={7},pfb={8},threads={9}",
                        isaName(isa), mr, nr, kUnroll, kc, mc, nc, prefetchA,
-                       prefetchB)
+                       prefetchB, threads)
       .str();
 }
 
@@ -56,10 +56,15 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
       config.prefetchA = number;
     else if (key == "pfb")
       config.prefetchB = number;
+    else if (key == "threads") {
+      if (number < 1)
+        return llvm::createStringError("kernel config 'threads' must be >= 1");
+      config.threads = number;
+    }
     else
       return llvm::createStringError(
           llvm::formatv("unknown kernel config key '{0}'; expected isa, mr, "
-                        "nr, ku, kc, mc, nc, pfa or pfb",
+                        "nr, ku, kc, mc, nc, pfa, pfb or threads",
                         key)
               .str());
   }

@@ -9,6 +9,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
 #include <algorithm>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 using namespace qimeng;
@@ -22,14 +23,42 @@ IsolatedValidationOptions IsolatedValidationOptions::defaults() {
   return o;
 }
 
+void qimeng::runGemmParts(GemmKernelFn kernel,
+                          const std::vector<GemmRange> &parts,
+                          uint64_t workspaceBytes, const float *a,
+                          const float *b, float *c, void *workspace) {
+  if (parts.empty()) {
+    kernel(a, b, c, workspace);
+    return;
+  }
+  auto slice = [&](size_t i) {
+    return static_cast<char *>(workspace) + i * workspaceBytes;
+  };
+  for (size_t i = 0; i < parts.size(); ++i)
+    writeRange(slice(i), parts[i]);
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < parts.size(); ++i)
+    threads.emplace_back([&, i] { kernel(a, b, c, slice(i)); });
+  kernel(a, b, c, slice(0));
+  for (std::thread &t : threads)
+    t.join();
+}
+
 std::string qimeng::validationRequestJson(const GemmDesc &d,
                                           const Target &target,
-                                          const EmittedKernel &kernel) {
+                                          const EmittedKernel &kernel,
+                                          const std::vector<GemmRange> &parts) {
   json r = toJson(d);
   r["version"] = 1;
   r["op"] = "sgemm";
   r["target"] = target.str();
   r["kernel"] = kernel.text;
+  if (!parts.empty()) {
+    json list = json::array();
+    for (const GemmRange &p : parts)
+      list.push_back({p.mBegin, p.mEnd, p.nBegin, p.nEnd});
+    r["parts"] = list;
+  }
   return r.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -114,6 +143,28 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
     return kernelText.takeError();
   if (auto err = d.verify())
     return std::move(err);
+  std::vector<GemmRange> parts;
+  auto partsIt = r.find("parts");
+  if (partsIt != r.end()) {
+    if (!partsIt->is_array() || partsIt->empty() || partsIt->size() > 1024)
+      return llvm::createStringError(
+          "validation request field 'parts' must be a non-empty array");
+    for (const json &p : *partsIt) {
+      if (!p.is_array() || p.size() != 4 || !p[0].is_number_integer() ||
+          !p[1].is_number_integer() || !p[2].is_number_integer() ||
+          !p[3].is_number_integer())
+        return llvm::createStringError(
+            "validation request part must be [m_begin, m_end, n_begin, "
+            "n_end]");
+      GemmRange g{p[0].get<int64_t>(), p[1].get<int64_t>(),
+                  p[2].get<int64_t>(), p[3].get<int64_t>()};
+      if (g.mBegin < 0 || g.mEnd > d.m || g.mBegin > g.mEnd || g.nBegin < 0 ||
+          g.nEnd > d.n || g.nBegin > g.nEnd)
+        return llvm::createStringError(
+            "validation request part lies outside C");
+      parts.push_back(g);
+    }
+  }
   int runs = 0;
   auto measure = r.find("measure_runs");
   if (measure != r.end()) {
@@ -131,10 +182,12 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
     return loaded.takeError();
   const EmittedKernel &kernel = loaded->first;
   GemmKernelFn fn = loaded->second->gemm();
-  auto call = [fn](const float *a, const float *b, float *c, void *ws) {
-    fn(a, b, c, ws);
+  uint64_t wsBytes = kernel.workspaceBytes;
+  uint64_t totalWs = wsBytes * std::max<size_t>(1, parts.size());
+  auto call = [&](const float *a, const float *b, float *c, void *ws) {
+    runGemmParts(fn, parts, wsBytes, a, b, c, ws);
   };
-  auto report = validateGemm(d, call, kernel.workspaceBytes);
+  auto report = validateGemm(d, call, totalWs);
   if (!report)
     return report.takeError();
   json out = {{"passed", report->passed},
@@ -147,16 +200,15 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
     auto a = GuardedBuffer::allocate(d.aSpan(), 0);
     auto b = GuardedBuffer::allocate(d.bSpan(), 0);
     auto c = GuardedBuffer::allocate(d.cSpan(), 0);
-    auto ws = GuardedBuffer::allocate(
-        int64_t(kernel.workspaceBytes / sizeof(float) + 16), 0);
+    auto ws = GuardedBuffer::allocate(int64_t(totalWs / sizeof(float) + 16), 0);
     if (!a || !b || !c || !ws)
       return llvm::createStringError("cannot allocate timing buffers");
     for (GuardedBuffer *buf : {&*a, &*b, &*c})
       for (int64_t i = 0; i < buf->size(); ++i)
         buf->data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
     auto [seconds, spread] = timeCalls(
-        [&] { fn(a->data(), b->data(), c->data(), ws->data()); }, runs);
-    auto again = validateGemm(d, call, kernel.workspaceBytes);
+        [&] { call(a->data(), b->data(), c->data(), ws->data()); }, runs);
+    auto again = validateGemm(d, call, totalWs);
     if (!again)
       return again.takeError();
     out["gflops"] = d.flops() / seconds * 1e-9;
@@ -240,9 +292,10 @@ reportFromAnswer(const RunnerOutcome &outcome) {
 llvm::Expected<ValidationReport>
 qimeng::validateGemmIsolated(const GemmDesc &desc, const Target &target,
                              const EmittedKernel &kernel,
-                             const IsolatedValidationOptions &options) {
+                             const IsolatedValidationOptions &options,
+                             const std::vector<GemmRange> &parts) {
   auto outcome =
-      runRunner(validationRequestJson(desc, target, kernel), options);
+      runRunner(validationRequestJson(desc, target, kernel, parts), options);
   if (!outcome)
     return outcome.takeError();
   return reportFromAnswer(*outcome);
@@ -251,8 +304,10 @@ qimeng::validateGemmIsolated(const GemmDesc &desc, const Target &target,
 llvm::Expected<MeasuredKernel>
 qimeng::measureGemmIsolated(const GemmDesc &desc, const Target &target,
                             const EmittedKernel &kernel, int runs,
-                            const IsolatedValidationOptions &options) {
-  json request = json::parse(validationRequestJson(desc, target, kernel));
+                            const IsolatedValidationOptions &options,
+                            const std::vector<GemmRange> &parts) {
+  json request =
+      json::parse(validationRequestJson(desc, target, kernel, parts));
   request["measure_runs"] = runs;
   auto outcome = runRunner(
       request.dump(-1, ' ', false, json::error_handler_t::replace), options);

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "qimeng/Emit/EmitterRunner.h"
@@ -42,6 +43,7 @@ struct ResolvedOptions {
   std::string cacheDir;
   unsigned tuneBudget = 0;
   unsigned tuneSeconds = 0;
+  unsigned threads = 0; ///< 0: all of the target's cores
   EmitterOptions emitter;
   IsolatedValidationOptions runner;
 };
@@ -50,6 +52,8 @@ struct ResolvedOptions {
 struct ReadyKernel {
   EmittedKernel emitted;
   std::string body;
+  /// Parts of C for a parallel kernel (one call each); empty: one call.
+  std::vector<GemmRange> parts;
 };
 
 /// The inline-asm form of the body: `$` is the operand escape in LLVM's
@@ -110,6 +114,14 @@ LLVM::LLVMFuncOp getOrCreateKernelFunc(ModuleOp module,
   return fn;
 }
 
+/// The parts of C a kernel with `config` runs as; empty for one thread.
+std::vector<GemmRange> partsFor(const GemmDesc &desc,
+                                const GemmConfig &config) {
+  if (config.threads <= 1)
+    return {};
+  return partitionGemm(desc, config, config.threads);
+}
+
 /// Address of a memref's first element as !llvm.ptr.
 Value elementPointer(OpBuilder &b, Location loc, Value memref) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
@@ -123,24 +135,98 @@ Value elementPointer(OpBuilder &b, Location loc, Value memref) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
 }
 
-/// Replaces `op` with: workspace alloc, pointer extraction, call, dealloc.
-void replaceWithKernelCall(linalg::MatmulOp op, LLVM::LLVMFuncOp fn,
-                           uint64_t workspaceBytes) {
+/// The constant table of a parallel kernel's parts: T rows of (m_begin,
+/// m_end, n_begin, n_end), one global per kernel and part count.
+memref::GlobalOp getOrCreatePartsTable(ModuleOp module, StringRef symbol,
+                                       const std::vector<GemmRange> &parts) {
+  std::string name = (symbol + "_parts" + Twine(parts.size())).str();
+  if (auto existing = module.lookupSymbol<memref::GlobalOp>(name))
+    return existing;
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  auto type =
+      MemRefType::get({static_cast<int64_t>(parts.size()), 4}, b.getI64Type());
+  SmallVector<int64_t> values;
+  for (const GemmRange &p : parts)
+    values.append({p.mBegin, p.mEnd, p.nBegin, p.nEnd});
+  auto init = DenseIntElementsAttr::get(
+      RankedTensorType::get(type.getShape(), b.getI64Type()),
+      ArrayRef<int64_t>(values));
+  return memref::GlobalOp::create(b, module.getLoc(), name,
+                                  b.getStringAttr("private"), type, init,
+                                  /*constant=*/true, IntegerAttr());
+}
+
+/// Replaces `op` with: workspace alloc, pointer extraction, the call (or,
+/// for a parallel kernel, an omp.parallel wsloop with one call per part,
+/// each on its own workspace slice holding its range), dealloc.
+void replaceWithKernelCall(ModuleOp module, linalg::MatmulOp op,
+                           LLVM::LLVMFuncOp fn, const ReadyKernel &kernel) {
   OpBuilder b(op);
   Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto ptrType = LLVM::LLVMPointerType::get(ctx);
   Value a = elementPointer(b, loc, op.getDpsInputOperand(0)->get());
   Value bp = elementPointer(b, loc, op.getDpsInputOperand(1)->get());
   Value c = elementPointer(b, loc, op.getDpsInitOperand(0)->get());
-  auto wsType = MemRefType::get(
-      {static_cast<int64_t>(std::max<uint64_t>(workspaceBytes, 64))},
-      b.getI8Type());
+  // The emitter's workspace sizes are multiples of 64 bytes.
+  int64_t sliceBytes = static_cast<int64_t>(
+      std::max<uint64_t>(kernel.emitted.workspaceBytes, 64));
+  int64_t slices = std::max<int64_t>(1, kernel.parts.size());
+  auto wsType = MemRefType::get({slices * sliceBytes / 8}, b.getI64Type());
   auto ws = memref::AllocOp::create(b, loc, wsType, ValueRange(),
                                     b.getI64IntegerAttr(64));
   Value wsBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, ws);
-  Value wsInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), wsBase);
-  Value wsPtr = LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), wsInt);
-  LLVM::CallOp::create(b, loc, fn, ValueRange{a, bp, c, wsPtr});
+  auto slicePointer = [&](OpBuilder &ob, Value index) -> Value {
+    Value bytes = arith::ConstantIndexOp::create(ob, loc, sliceBytes);
+    Value offset = arith::MulIOp::create(ob, loc, index, bytes);
+    Value address = arith::AddIOp::create(ob, loc, wsBase, offset);
+    Value asInt = arith::IndexCastOp::create(ob, loc, ob.getI64Type(), address);
+    return LLVM::IntToPtrOp::create(ob, loc, ptrType, asInt);
+  };
+  if (kernel.parts.empty()) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    LLVM::CallOp::create(b, loc, fn,
+                         ValueRange{a, bp, c, slicePointer(b, zero)});
+  } else {
+    memref::GlobalOp table =
+        getOrCreatePartsTable(module, kernel.emitted.symbol, kernel.parts);
+    Value tableRef = memref::GetGlobalOp::create(b, loc, table.getType(),
+                                                 table.getSymName());
+    Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+    Value upper = arith::ConstantIndexOp::create(b, loc, slices);
+    Value step = arith::ConstantIndexOp::create(b, loc, 1);
+    auto parallel = omp::ParallelOp::create(b, loc, omp::ParallelOperands());
+    Block *parallelBody = b.createBlock(&parallel.getRegion());
+    b.setInsertionPointToStart(parallelBody);
+    auto wsloop = omp::WsloopOp::create(b, loc, omp::WsloopOperands());
+    b.createBlock(&wsloop.getRegion());
+    omp::LoopNestOperands bounds;
+    bounds.loopLowerBounds = {lower};
+    bounds.loopUpperBounds = {upper};
+    bounds.loopSteps = {step};
+    auto nest = omp::LoopNestOp::create(b, loc, bounds);
+    Block *body =
+        b.createBlock(&nest.getRegion(), {}, {b.getIndexType()}, {loc});
+    Value part = body->getArgument(0);
+    // The part's range goes where the kernel reads it (kRangeOffset).
+    Value perSlice = arith::ConstantIndexOp::create(b, loc, sliceBytes / 8);
+    Value first = arith::MulIOp::create(b, loc, part, perSlice);
+    for (int64_t j = 0; j < 4; ++j) {
+      Value col = arith::ConstantIndexOp::create(b, loc, j);
+      Value v = memref::LoadOp::create(b, loc, tableRef, ValueRange{part, col});
+      Value at = arith::AddIOp::create(
+          b, loc, first,
+          arith::ConstantIndexOp::create(b, loc, kRangeOffset / 8 + j));
+      memref::StoreOp::create(b, loc, v, ws, ValueRange{at});
+    }
+    LLVM::CallOp::create(b, loc, fn,
+                         ValueRange{a, bp, c, slicePointer(b, part)});
+    omp::YieldOp::create(b, loc, ValueRange());
+    b.setInsertionPointToEnd(parallelBody);
+    omp::TerminatorOp::create(b, loc);
+    b.setInsertionPointAfter(parallel);
+  }
   memref::DeallocOp::create(b, loc, ws);
   op.erase();
 }
@@ -182,6 +268,7 @@ struct QiMengTensorOpPass
     o.cacheDir = resolveCacheDir(cacheDir);
     o.tuneBudget = tuneBudget;
     o.tuneSeconds = tuneSeconds;
+    o.threads = threads;
     if (o.tuneBudget > 0 && !o.targetIsHost) {
       mlir::emitError(module.getLoc())
           << "qimeng-tensorop: invalid option tune-budget=" << o.tuneBudget
@@ -228,6 +315,9 @@ struct QiMengTensorOpPass
       reason = llvm::toString(config.takeError());
       return failure();
     }
+    // Threads: the option (0: all cores), at most one per part of C.
+    int threads = o.threads == 0 ? o.target.cores : static_cast<int>(o.threads);
+    config->threads = threads;
     if (!o.kernelConfig.empty()) {
       auto pinned = GemmConfig::parse(o.kernelConfig, *config);
       if (!pinned) {
@@ -236,13 +326,15 @@ struct QiMengTensorOpPass
       }
       config = clampToProblem(*pinned, desc);
     }
+    config->threads = static_cast<int>(std::max<size_t>(
+        1, partitionGemm(desc, *config, config->threads).size()));
     // The tuning database first: a hit is a kernel that was validated and
     // timed when it was stored. Pinned configs and injected faults bypass
     // it.
     bool useDatabase = o.kernelConfig.empty() && o.fault.empty();
     std::optional<TuningKey> key;
     if (useDatabase) {
-      if (auto k = gemmTuningKey(desc, o.target, o.emitter))
+      if (auto k = gemmTuningKey(desc, o.target, o.emitter, config->threads))
         key = *k;
       else
         llvm::consumeError(k.takeError());
@@ -257,7 +349,8 @@ struct QiMengTensorOpPass
         if (kernel) {
           auto body = kernel->body();
           if (body)
-            return ReadyKernel{std::move(*kernel), std::move(*body)};
+            return ReadyKernel{std::move(*kernel), std::move(*body),
+                               partsFor(desc, hit->config)};
           llvm::consumeError(body.takeError());
         } else {
           mlir::emitWarning(getOperation().getLoc())
@@ -294,7 +387,9 @@ struct QiMengTensorOpPass
         reason = llvm::toString(body.takeError());
         return failure();
       }
-      return ReadyKernel{std::move(tuned->kernel), std::move(*body)};
+      std::vector<GemmRange> parts = partsFor(desc, tuned->record.config);
+      return ReadyKernel{std::move(tuned->kernel), std::move(*body),
+                         std::move(parts)};
     }
 
     // The emitter refuses an isa the target lacks; validation needs the
@@ -321,7 +416,8 @@ struct QiMengTensorOpPass
       return failure();
     }
     if (o.validate) {
-      auto report = validateGemmIsolated(desc, o.target, *emitted, o.runner);
+      auto report = validateGemmIsolated(desc, o.target, *emitted, o.runner,
+                                         partsFor(desc, *config));
       if (!report) {
         reason = "kernel validation could not run: " +
                  llvm::toString(report.takeError());
@@ -333,7 +429,8 @@ struct QiMengTensorOpPass
         return failure();
       }
     }
-    return ReadyKernel{std::move(*emitted), std::move(*body)};
+    return ReadyKernel{std::move(*emitted), std::move(*body),
+                       partsFor(desc, *config)};
   }
 
   void runOnOperation() override {
@@ -378,7 +475,7 @@ struct QiMengTensorOpPass
         continue;
       }
       LLVM::LLVMFuncOp fn = getOrCreateKernelFunc(module, *it->second);
-      replaceWithKernelCall(op, fn, it->second->emitted.workspaceBytes);
+      replaceWithKernelCall(module, op, fn, *it->second);
     }
   }
 };

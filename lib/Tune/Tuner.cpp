@@ -10,11 +10,12 @@ using namespace qimeng;
 
 llvm::Expected<TuningKey> qimeng::gemmTuningKey(const GemmDesc &desc,
                                                 const Target &target,
-                                                const EmitterOptions &emitter) {
+                                                const EmitterOptions &emitter,
+                                                int threads) {
   auto version = emitterGeneratorVersion(emitter);
   if (!version)
     return version.takeError();
-  return TuningKey::forGemm(desc, target, *version, /*threads=*/1);
+  return TuningKey::forGemm(desc, target, *version, threads);
 }
 
 static std::string utcTimestamp() {
@@ -27,7 +28,8 @@ static std::string utcTimestamp() {
 }
 
 llvm::Expected<TuneResult> qimeng::tuneGemm(const TuneRequest &request) {
-  auto key = gemmTuningKey(request.desc, request.target, request.emitter);
+  auto key = gemmTuningKey(request.desc, request.target, request.emitter,
+                           request.base.threads);
   if (!key)
     return key.takeError();
   auto evaluator =
@@ -86,7 +88,8 @@ llvm::Expected<TuneResult> qimeng::tuneGemm(const TuneRequest &request) {
   r.workspaceBytes = kernel->workspaceBytes;
   r.medianGflops = best->result.gflops;
   r.spread = best->result.spread;
-  r.peakGflops = (*evaluator)->peakGflops();
+  r.peakGflops =
+      (*evaluator)->corePeakGflops() * std::max(1, best->config.threads);
   r.fractionOfPeak = r.peakGflops > 0 ? r.medianGflops / r.peakGflops : 0;
   r.maxRelError = best->result.maxRelError;
   r.validated = true;

@@ -27,7 +27,8 @@ from .fields import (bool_field, check_known, check_target_features,
 from .x86 import Asm, back, check_disp, fwd, xmm
 
 # Workspace layout (bytes from the workspace pointer).
-SCRATCH_BYTES = 64          # saved A, B, C pointers
+SCRATCH_BYTES = 64          # saved A, B, C pointers; the range (parallel)
+RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
 
 # Test-only deliberately broken kernels: the validator and the isolation
@@ -53,7 +54,7 @@ class Params:
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
-            "prefetch_b", "fault", "target_features"))
+            "prefetch_b", "fault", "target_features", "parallel"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -61,6 +62,7 @@ class Params:
         self.k = int_field(request, "k")
         self.trans_a = bool_field(request, "trans_a")
         self.trans_b = bool_field(request, "trans_b")
+        self.parallel = bool_field(request, "parallel")
         a_cols = self.m if self.trans_a else self.k
         b_cols = self.k if self.trans_b else self.n
         self.lda = int_field(request, "lda", minimum=a_cols,
@@ -126,11 +128,12 @@ class Params:
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
+        par = "_par" if self.parallel else ""
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}"
                 f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
-                f"_pfa{self.prefetch_a}_pfb{self.prefetch_b}{fault}"
+                f"_pfa{self.prefetch_a}_pfb{self.prefetch_b}{par}{fault}"
                 f"_x86_64_{self.isa.name}")
 
 
@@ -466,9 +469,26 @@ def _emit_body(p):
     asm.ins("movq %rsi, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
     asm.ins("movq %rcx, %rbx")
-    asm.ins("xorl %r8d, %r8d")
+    # The part of C this call computes: all of it, or (parallel) the rows
+    # and columns the caller wrote at RANGE_OFFSET (docs/KernelContract.md).
+    if p.parallel:
+        m_begin, m_end = f"{RANGE_OFFSET}(%rbx)", f"{RANGE_OFFSET + 8}(%rbx)"
+        n_begin, n_end = f"{RANGE_OFFSET + 16}(%rbx)", \
+            f"{RANGE_OFFSET + 24}(%rbx)"
+        done = asm.label("empty range: nothing to do")
+        asm.comment("parallel: C rows [m_begin, m_end), columns "
+                    "[n_begin, n_end) from the workspace")
+        asm.ins(f"movq {m_begin}, %rax")
+        asm.ins(f"cmpq {m_end}, %rax")
+        asm.ins(f"jge {fwd(done)}")
+        asm.ins(f"movq {n_begin}, {JC}")
+        asm.ins(f"cmpq {n_end}, {JC}")
+        asm.ins(f"jge {fwd(done)}")
+    else:
+        m_begin, m_end, n_end = None, f"${p.m}", f"${p.n}"
+        asm.ins("xorl %r8d, %r8d")
     asm.place(jc_loop)
-    asm.ins(f"movq ${p.n}, {NB}")
+    asm.ins(f"movq {n_end}, {NB}")
     asm.ins(f"subq {JC}, {NB}")
     _min_into(asm, NB, p.nc)
     asm.ins("xorl %r10d, %r10d")
@@ -480,9 +500,12 @@ def _emit_body(p):
     b_sk, b_sr = (1, p.ldb) if p.trans_b else (p.ldb, 1)
     _emit_pack(asm, p, "B", p.nr, b_sk, b_sr, NB, 8, PC, JC, p.bp_offset,
                p.col_edges)
-    asm.ins("xorl %r12d, %r12d")
+    if m_begin:
+        asm.ins(f"movq {m_begin}, {IC}")
+    else:
+        asm.ins("xorl %r12d, %r12d")
     asm.place(ic_loop)
-    asm.ins(f"movq ${p.m}, {MB}")
+    asm.ins(f"movq {m_end}, {MB}")
     asm.ins(f"subq {IC}, {MB}")
     _min_into(asm, MB, p.mc)
     # A(i, k): element (i, k) at i*lda + k, or k*lda + i when transposed.
@@ -491,14 +514,19 @@ def _emit_body(p):
                p.row_edges)
     _emit_compute(asm, p)
     asm.ins(f"addq ${p.mc}, {IC}")
-    asm.ins(f"cmpq ${p.m}, {IC}")
+    if p.parallel:
+        asm.ins(f"cmpq {m_end}, {IC}")
+    else:
+        asm.ins(f"cmpq ${p.m}, {IC}")
     asm.ins(f"jb {back(ic_loop)}")
     asm.ins(f"addq ${p.kc}, {PC}")
     asm.ins(f"cmpq ${p.k}, {PC}")
     asm.ins(f"jb {back(pc_loop)}")
     asm.ins(f"addq ${p.nc}, {JC}")
-    asm.ins(f"cmpq ${p.n}, {JC}")
+    asm.ins(f"cmpq {n_end}, {JC}")
     asm.ins(f"jb {back(jc_loop)}")
+    if p.parallel:
+        asm.place(done)
     asm.ins("vzeroupper")
     return asm.text()
 

@@ -91,5 +91,29 @@ class TargetFeaturesTest(unittest.TestCase):
             emit(request(target_features="avx2"))
 
 
+class ParallelFormTest(unittest.TestCase):
+    """The parallel form reads its part of C from the workspace."""
+
+    def test_reads_its_range_and_is_named(self):
+        text = emit(request(parallel=True))
+        self.assertIn("_par_x86_64_avx2", header(text, "symbol"))
+        lines = [code(l) for l in body(text)]
+        for operand in ("24(%rbx)", "32(%rbx)", "40(%rbx)", "48(%rbx)"):
+            self.assertTrue(any(operand in l for l in lines), operand)
+
+    def test_single_core_form_has_no_range(self):
+        lines = [code(l) for l in body(emit(request()))]
+        self.assertFalse(any("40(%rbx)" in l for l in lines))
+
+    @requires_llvm_mc
+    def test_parallel_form_assembles(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for isa, mr, nr in (("avx2", 6, 16), ("avx512", 12, 32)):
+                proc = assemble(emit(request(isa=isa, mr=mr, nr=nr, m=37,
+                                             n=45, parallel=True)),
+                                os.path.join(tmp, isa + ".o"))
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,5 +1,6 @@
 // Ahead of time: the output compiles through mlir-translate | llc and links with
-// nothing but libc (cc), then runs and checks itself against scalar loops
+// nothing but libc and libomp (multi-core kernels run inside omp.parallel),
+// then runs and checks itself against scalar loops
 // computed in the same run on integer-valued inputs (exact partial sums); the
 // exit status is the number of mismatches.
 // REQUIRES: host-avx2, host-fma, host-cc
@@ -7,7 +8,7 @@
 // RUN: FileCheck %s --check-prefix=IR < %t.mlir
 // RUN: %mlir-opt %t.mlir %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
 // RUN:   | %llc -O2 -filetype=obj -relocation-model=pic -o %t.o
-// RUN: cc %t.o -o %t.exe
+// RUN: cc %t.o -o %t.exe -L%llvm-lib-dir -lomp -Wl,-rpath,%llvm-lib-dir
 // RUN: %t.exe | FileCheck %s
 
 // IR-LABEL: func.func @matmul_aot_45x70x33(

@@ -1,7 +1,7 @@
 // IR shape of the rewrite, on a pinned target (no host dependence, no
 // validation run since the kernel may not run here).
 // RUN: %qimeng-opt %s -split-input-file \
-// RUN:   '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma:l1d=32K,l2=512K,l3=32M,cores=8 validate=false' \
+// RUN:   '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma:l1d=32K,l2=512K,l3=32M,cores=8 threads=1 validate=false' \
 // RUN: | FileCheck %s
 
 // CHECK-LABEL: func.func @matmul_static(
@@ -13,7 +13,7 @@
 // CHECK:         %[[PB:.+]] = llvm.inttoptr
 // CHECK:         memref.extract_aligned_pointer_as_index %[[C]]
 // CHECK:         %[[PC:.+]] = llvm.inttoptr
-// CHECK:         %[[WS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}xi8>
+// CHECK:         %[[WS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}xi64>
 // CHECK:         %[[PW:.+]] = llvm.inttoptr
 // CHECK:         llvm.call @[[KERNEL:qm_sgemm_64x48x32_nn_lda32_ldb48_ldc48_6x16_ku4_kc32_mc66_nc48_pfa0_pfb0_x86_64_avx2]](%[[PA]], %[[PB]], %[[PC]], %[[PW]])
 // CHECK:         memref.dealloc %[[WS]]

@@ -10,6 +10,7 @@
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include <gtest/gtest.h>
+#include <tuple>
 
 using namespace qimeng;
 
@@ -111,6 +112,62 @@ TEST(ValidationRequestTest, MalformedRequestsAreErrors) {
           "\"kernel\":\"garbage\"}")
           .takeError(),
       "lacks its header");
+}
+
+} // namespace
+
+namespace {
+
+TEST(PartitionTest, PartsTileCExactlyAtBlockBoundaries) {
+  GemmConfig config;
+  config.mr = 6;
+  config.nr = 16;
+  for (auto [m, n, t] : {std::tuple<int64_t, int64_t, int>{48, 64, 2},
+                         {100, 16, 2},
+                         {7, 5, 4},
+                         {1, 4096, 2},
+                         {4096, 64, 2},
+                         {1000, 1000, 3}}) {
+    GemmDesc desc = GemmDesc::packed(m, n, 8);
+    std::vector<GemmRange> parts = partitionGemm(desc, config, t);
+    ASSERT_FALSE(parts.empty());
+    EXPECT_LE(parts.size(), static_cast<size_t>(t));
+    int64_t area = 0;
+    for (const GemmRange &p : parts) {
+      EXPECT_LT(p.mBegin, p.mEnd);
+      EXPECT_LT(p.nBegin, p.nEnd);
+      EXPECT_EQ(p.mBegin % config.mr, 0);
+      EXPECT_EQ(p.nBegin % config.nr, 0);
+      area += (p.mEnd - p.mBegin) * (p.nEnd - p.nBegin);
+    }
+    EXPECT_EQ(area, m * n) << m << "x" << n << " in " << t;
+  }
+  // One thread: one part covering C.
+  GemmDesc d = GemmDesc::packed(30, 40, 8);
+  EXPECT_EQ(partitionGemm(d, config, 1),
+            (std::vector<GemmRange>{{0, 30, 0, 40}}));
+}
+
+TEST_F(IsolatedValidationTest, ParallelKernelPassesWithItsParts) {
+  GemmDesc desc = GemmDesc::packed(61, 83, 37);
+  auto config = chooseGemmConfig(desc, host);
+  ASSERT_TRUE(static_cast<bool>(config));
+  config->threads = 2;
+  auto emitted = emitGemmKernel(desc, *config, EmitterOptions::defaults());
+  ASSERT_TRUE(static_cast<bool>(emitted));
+  EXPECT_NE(emitted->symbol.find("_par_"), std::string::npos);
+  std::vector<GemmRange> parts = partitionGemm(desc, *config, 2);
+  ASSERT_EQ(parts.size(), 2u);
+  QM_ASSERT_EXPECTED(
+      good, validateGemmIsolated(desc, host, *emitted,
+                                 IsolatedValidationOptions::defaults(), parts));
+  EXPECT_TRUE(good.passed) << good.failure;
+  // Dropping a part leaves part of C uncomputed: caught.
+  QM_ASSERT_EXPECTED(bad,
+                     validateGemmIsolated(desc, host, *emitted,
+                                          IsolatedValidationOptions::defaults(),
+                                          {parts[0]}));
+  EXPECT_FALSE(bad.passed);
 }
 
 } // namespace

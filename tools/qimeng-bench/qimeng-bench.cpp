@@ -176,10 +176,8 @@ int main(int argc, char **argv) {
                                       "'; this version benchmarks sgemm"));
   if (runsOpt < 7)
     exitOnErr(llvm::createStringError("--runs must be at least 7"));
-  if (threadsOpt != 1)
-    exitOnErr(llvm::createStringError(
-        "--threads must be 1: our kernels are single-threaded until the "
-        "tuner adds multi-core kernels"));
+  if (threadsOpt < 1)
+    exitOnErr(llvm::createStringError("--threads must be at least 1"));
   std::string trans = transOpt;
   if (trans != "nn" && trans != "nt" && trans != "tn" && trans != "tt")
     exitOnErr(llvm::createStringError("--transpose must be nn, nt, tn or tt"));
@@ -193,7 +191,8 @@ int main(int argc, char **argv) {
   if (isa == VectorIsa::None)
     exitOnErr(llvm::createStringError(
         "this host has no vector isa our emitters support"));
-  double peak = exitOnErr(measureFmaPeakGflops(isa, host, emitter));
+  double corePeak = exitOnErr(measureFmaPeakGflops(isa, host, emitter));
+  double peak = corePeak * threadsOpt;
   std::string coreName = openblas_get_corename();
   std::string blasConfig = llvm::StringRef(openblas_get_config()).trim().str();
   const char *envNote = getenv(kReexecMarker);
@@ -207,8 +206,10 @@ int main(int argc, char **argv) {
         "of {2} interleaved rounds\n",
         trans, threadsOpt, unsigned(runsOpt));
     llvm::outs() << llvm::formatv(
-        "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core ({3})\n",
-        host.cpu, host.triple, peak, isaName(isa));
+        "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core ({3}), "
+        "{4:F1} for {5} thread(s)\n",
+        host.cpu, host.triple, corePeak, isaName(isa), peak,
+        unsigned(threadsOpt));
     llvm::outs() << "OpenBLAS: core " << coreName << ", config '" << blasConfig
                  << "'; OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE " << envLine << "\n";
     llvm::outs() << llvm::formatv(
@@ -224,13 +225,17 @@ int main(int argc, char **argv) {
     if (!configOpt.empty())
       config =
           clampToProblem(exitOnErr(GemmConfig::parse(configOpt, config)), desc);
+    // More than one thread: the parallel kernel, once per part of C.
+    config.threads = static_cast<int>(
+        std::max<size_t>(1, partitionGemm(desc, config, threadsOpt).size()));
     EmittedKernel emitted;
     int tunedTrials = 0;
     if (tunedOpt) {
       // The database's kernel, tuning the shape first when it has none.
       TuningDatabase db =
           exitOnErr(TuningDatabase::open(resolveCacheDir(cacheDirOpt)));
-      TuningKey key = exitOnErr(gemmTuningKey(desc, host, emitter));
+      TuningKey key =
+          exitOnErr(gemmTuningKey(desc, host, emitter, config.threads));
       std::vector<std::string> warnings;
       std::optional<TuningRecord> record = db.lookup(key, warnings);
       for (const std::string &w : warnings)
@@ -256,8 +261,11 @@ int main(int argc, char **argv) {
     } else {
       emitted = exitOnErr(emitGemmKernel(desc, config, emitter));
     }
+    std::vector<GemmRange> parts;
+    if (config.threads > 1)
+      parts = partitionGemm(desc, config, config.threads);
     ValidationReport ours =
-        exitOnErr(validateGemmIsolated(desc, host, emitted, runner));
+        exitOnErr(validateGemmIsolated(desc, host, emitted, runner, parts));
     CBLAS_TRANSPOSE ta = desc.transA ? CblasTrans : CblasNoTrans;
     CBLAS_TRANSPOSE tb = desc.transB ? CblasTrans : CblasNoTrans;
     auto blasCall = [&](const float *a, const float *b, float *c, void *) {
@@ -293,7 +301,11 @@ int main(int argc, char **argv) {
       for (int64_t i = 0; i < desc.cSpan(); ++i)
         c1.data()[i] = c2.data()[i] = 0;
       std::vector<TimedCandidate> cands = {
-          {"ours", [&] { fn(a.data(), b.data(), c1.data(), ws.data()); }},
+          {"ours",
+           [&] {
+             runGemmParts(fn, parts, emitted.workspaceBytes, a.data(), b.data(),
+                          c1.data(), ws.data());
+           }},
           {"openblas",
            [&] { blasCall(a.data(), b.data(), c2.data(), nullptr); }}};
       InterleavedTiming t = timeInterleaved(cands, runsOpt);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Kernel/Partition.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
 #include "llvm/ADT/SmallVector.h"
@@ -33,6 +34,10 @@ static cl::opt<unsigned>
     secondsOpt("seconds",
                cl::desc("Wall-clock limit per shape in seconds (0: none)"),
                cl::init(0), cl::cat(tuneCategory));
+static cl::opt<unsigned> threadsOpt(
+    "thread-count",
+    cl::desc("Threads of the tuned kernel (0: all cores; also --threads)"),
+    cl::init(1), cl::cat(tuneCategory));
 static cl::opt<unsigned> seedOpt("seed", cl::desc("Search seed"), cl::init(1),
                                  cl::cat(tuneCategory));
 static cl::opt<std::string> cacheDirOpt(
@@ -49,6 +54,20 @@ static cl::opt<bool> quietOpt("quiet", cl::desc("No per-trial progress"),
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // libLLVM.so registers a hidden "threads" option: map ours onto it.
+  std::vector<std::string> mapped;
+  for (int i = 0; i < argc; ++i) {
+    llvm::StringRef a(argv[i]);
+    if (a.consume_front("--threads") || a.consume_front("-threads"))
+      mapped.push_back("--thread-count" + a.str());
+    else
+      mapped.push_back(argv[i]);
+  }
+  std::vector<char *> mappedArgv;
+  for (std::string &a : mapped)
+    mappedArgv.push_back(a.data());
+  argc = static_cast<int>(mappedArgv.size());
+  argv = mappedArgv.data();
   cl::HideUnrelatedOptions(tuneCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -77,7 +96,12 @@ int main(int argc, char **argv) {
       exitOnErr(llvm::createStringError("bad shape '" + item.str() +
                                         "'; expected MxNxK"));
     GemmDesc desc = GemmDesc::packed(m, n, k, trans[0] == 't', trans[1] == 't');
-    TuningKey key = exitOnErr(gemmTuningKey(desc, host, emitter));
+    GemmConfig base = exitOnErr(chooseGemmConfig(desc, host));
+    base.threads = static_cast<int>(std::max<size_t>(
+        1, partitionGemm(desc, base,
+                         threadsOpt == 0 ? host.cores : int(threadsOpt))
+               .size()));
+    TuningKey key = exitOnErr(gemmTuningKey(desc, host, emitter, base.threads));
     std::vector<std::string> warnings;
     std::optional<TuningRecord> existing = db.lookup(key, warnings);
     for (const std::string &w : warnings)
@@ -93,7 +117,7 @@ int main(int argc, char **argv) {
     TuneRequest request;
     request.desc = desc;
     request.target = host;
-    request.base = exitOnErr(chooseGemmConfig(desc, host));
+    request.base = base;
     request.budget.trials = budgetOpt;
     request.budget.seconds = secondsOpt;
     request.seed = seedOpt;

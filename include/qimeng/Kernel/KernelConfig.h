@@ -26,8 +26,11 @@ struct GemmConfig {
   int64_t nc = 4080; ///< columns of B packed per block (multiple of nr)
   int prefetchA = 0; ///< bytes ahead on packed A in the K loop; 0: none
   int prefetchB = 0; ///< bytes ahead on packed B in the K loop; 0: none
+  /// Threads: 1 is the single-core kernel; more run the parallel form of
+  /// it once per part of C (Partition.h), each with its own workspace.
+  int threads = 1;
 
-  /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0".
+  /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,threads=1".
   std::string str() const;
 
   /// Parses a comma-separated `key=value` list (keys as in str()); keys not

@@ -13,10 +13,13 @@
 
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/Partition.h"
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Runtime/GemmValidator.h"
 #include "llvm/Support/Error.h"
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace qimeng {
 
@@ -29,9 +32,13 @@ struct IsolatedValidationOptions {
   static IsolatedValidationOptions defaults();
 };
 
-/// The runner's stdin: desc, target and kernel text as one JSON object.
+/// The runner's stdin: desc, target, kernel text and, for a parallel
+/// kernel, the parts of C (Partition.h) as one JSON object. With parts the
+/// runner calls the kernel once per part, each on its own thread and its
+/// own workspace, exactly as the compiled module will.
 std::string validationRequestJson(const GemmDesc &desc, const Target &target,
-                                  const EmittedKernel &kernel);
+                                  const EmittedKernel &kernel,
+                                  const std::vector<GemmRange> &parts = {});
 
 /// Runner side: parses a request, assembles and loads the kernel for the
 /// host, validates it and returns the report as JSON. Errors in the request
@@ -44,7 +51,8 @@ llvm::Expected<std::string> serveValidationRequest(llvm::StringRef json);
 llvm::Expected<ValidationReport>
 validateGemmIsolated(const GemmDesc &desc, const Target &target,
                      const EmittedKernel &kernel,
-                     const IsolatedValidationOptions &options);
+                     const IsolatedValidationOptions &options,
+                     const std::vector<GemmRange> &parts = {});
 
 /// A kernel validated, timed and validated again in qimeng-runner.
 struct MeasuredKernel {
@@ -59,13 +67,21 @@ struct MeasuredKernel {
 llvm::Expected<MeasuredKernel>
 measureGemmIsolated(const GemmDesc &desc, const Target &target,
                     const EmittedKernel &kernel, int runs,
-                    const IsolatedValidationOptions &options);
+                    const IsolatedValidationOptions &options,
+                    const std::vector<GemmRange> &parts = {});
 
 /// This core's FMA peak in GFLOPS, from the emitter's fma_peak probe run in
 /// qimeng-runner.
 llvm::Expected<double>
 measurePeakIsolated(const EmittedKernel &probe,
                     const IsolatedValidationOptions &options);
+
+/// `kernel` run as the compiled module runs it: once per part of C, each
+/// part on its own thread with its own slice of `workspace` (parts.size()
+/// slices of `workspaceBytes`); a plain call when `parts` is empty.
+void runGemmParts(GemmKernelFn kernel, const std::vector<GemmRange> &parts,
+                  uint64_t workspaceBytes, const float *a, const float *b,
+                  float *c, void *workspace);
 
 } // namespace qimeng
 

@@ -48,6 +48,10 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "analytical default and never tunes">,
     Option<"tuneSeconds", "tune-seconds", "unsigned", /*default=*/"0",
            "Wall-clock limit of one op's tuning in seconds; 0: none">,
+    Option<"threads", "threads", "unsigned", /*default=*/"0",
+           "Threads per kernel: 0 uses all of the target's cores; more than "
+           "one runs the kernel once per part of C inside omp.parallel "
+           "(lower with the stock pipeline, run with libomp)">,
     Option<"validate", "validate", "bool", /*default=*/"true",
            "Validate every kernel in a qimeng-runner process (OpenBLAS and "
            "fp64 references, guard bytes) before using it; an op whose kernel "
@@ -69,7 +73,7 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",
-    "mlir::arith::ArithDialect"
+    "mlir::arith::ArithDialect", "mlir::omp::OpenMPDialect"
   ];
 }
 

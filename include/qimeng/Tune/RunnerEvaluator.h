@@ -13,6 +13,7 @@
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Tune/Search.h"
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,7 +31,12 @@ public:
          IsolatedValidationOptions runner, int timedRuns = 7);
 
   Evaluation evaluate(const GemmConfig &config) override;
-  double peakGflops() const override { return peak_; }
+  /// The reward scale: this core's peak times the target's cores.
+  double peakGflops() const override {
+    return peak_ * std::max(1, target_.cores);
+  }
+  /// One core's measured FMA peak.
+  double corePeakGflops() const { return peak_; }
 
   /// The emitted kernel of a config that evaluated ok, else nullptr.
   const EmittedKernel *kernelFor(const GemmConfig &config) const;

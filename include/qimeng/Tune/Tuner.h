@@ -43,10 +43,12 @@ struct TuneResult {
 /// peak) or when no candidate validated.
 llvm::Expected<TuneResult> tuneGemm(const TuneRequest &request);
 
-/// The database key for `desc` on `target` with the emitters in `emitter`.
+/// The database key for `desc` on `target` with the emitters in `emitter`
+/// and `threads` threads.
 llvm::Expected<TuningKey> gemmTuningKey(const GemmDesc &desc,
                                         const Target &target,
-                                        const EmitterOptions &emitter);
+                                        const EmitterOptions &emitter,
+                                        int threads);
 
 } // namespace qimeng
 

@@ -1,0 +1,47 @@
+//===- Partition.h - Splitting a GEMM across threads -------------*- C++ -*-===//
+//
+// Multi-core kernels are the single-core kernel run once per part of C: a
+// kernel emitted with `parallel` reads the rows [mBegin, mEnd) and columns
+// [nBegin, nEnd) of C it owns from its workspace (docs/KernelContract.md),
+// so each thread calls it with its own workspace. The partition is a pure
+// function of (desc, config, threads): the validator, the benchmark and the
+// pass all use this one, so what was validated is what runs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_KERNEL_PARTITION_H
+#define QIMENG_KERNEL_PARTITION_H
+
+#include "qimeng/Kernel/KernelConfig.h"
+#include "qimeng/Kernel/KernelDesc.h"
+#include <cstdint>
+#include <vector>
+
+namespace qimeng {
+
+/// The part of C one call computes: rows [mBegin, mEnd), columns
+/// [nBegin, nEnd), all of K.
+struct GemmRange {
+  int64_t mBegin = 0, mEnd = 0, nBegin = 0, nEnd = 0;
+  bool operator==(const GemmRange &o) const {
+    return mBegin == o.mBegin && mEnd == o.mEnd && nBegin == o.nBegin &&
+           nEnd == o.nEnd;
+  }
+};
+
+/// Byte offsets in the workspace where a parallel kernel reads its range
+/// (four little-endian int64: mBegin, mEnd, nBegin, nEnd).
+constexpr uint64_t kRangeOffset = 24;
+
+/// Splits C into at most `threads` non-empty parts along N (at multiples of
+/// nr) when N has at least `threads` register blocks, else along M (at
+/// multiples of mr); fewer parts when the problem is too small. One part
+/// covers everything.
+std::vector<GemmRange> partitionGemm(const GemmDesc &desc,
+                                     const GemmConfig &config, int threads);
+
+/// Writes `range` where a parallel kernel reads it.
+void writeRange(void *workspace, const GemmRange &range);
+
+} // namespace qimeng
+
+#endif // QIMENG_KERNEL_PARTITION_H

@@ -1,0 +1,44 @@
+//===- Partition.cpp ------------------------------------------------------===//
+#include "qimeng/Kernel/Partition.h"
+#include <algorithm>
+#include <cstring>
+
+using namespace qimeng;
+
+/// Splits [0, extent) into at most `parts` pieces at multiples of `block`,
+/// as even as the blocks allow (earlier pieces get the extra block).
+static std::vector<std::pair<int64_t, int64_t>>
+splitExtent(int64_t extent, int64_t block, int parts) {
+  int64_t blocks = (extent + block - 1) / block;
+  int64_t n = std::max<int64_t>(1, std::min<int64_t>(parts, blocks));
+  std::vector<std::pair<int64_t, int64_t>> out;
+  int64_t begin = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t count = blocks / n + (i < blocks % n ? 1 : 0);
+    int64_t end = std::min(extent, begin + count * block);
+    out.emplace_back(begin, end);
+    begin = end;
+  }
+  return out;
+}
+
+std::vector<GemmRange> qimeng::partitionGemm(const GemmDesc &d,
+                                             const GemmConfig &c,
+                                             int threads) {
+  threads = std::max(1, threads);
+  std::vector<GemmRange> parts;
+  int64_t nBlocks = (d.n + c.nr - 1) / c.nr;
+  if (nBlocks >= threads || nBlocks >= (d.m + c.mr - 1) / c.mr) {
+    for (auto [b, e] : splitExtent(d.n, c.nr, threads))
+      parts.push_back({0, d.m, b, e});
+  } else {
+    for (auto [b, e] : splitExtent(d.m, c.mr, threads))
+      parts.push_back({b, e, 0, d.n});
+  }
+  return parts;
+}
+
+void qimeng::writeRange(void *workspace, const GemmRange &r) {
+  int64_t v[4] = {r.mBegin, r.mEnd, r.nBegin, r.nEnd};
+  std::memcpy(static_cast<char *>(workspace) + kRangeOffset, v, sizeof(v));
+}
