@@ -22,7 +22,8 @@ mlir-opt-22 "$OUT/matmul.qimeng.mlir" \
   --convert-scf-to-cf --convert-to-llvm --reconcile-unrealized-casts \
   -o "$OUT/matmul.llvm.mlir"
 mlir-runner-22 -O3 "$OUT/matmul.llvm.mlir" -e main -entry-point-result=void \
-  --shared-libs="$LLVM_LIB/libmlir_c_runner_utils.so,$LLVM_LIB/libmlir_runner_utils.so"
+  --shared-libs="$LLVM_LIB/libmlir_c_runner_utils.so,$LLVM_LIB/libmlir_runner_utils.so,$LLVM_LIB/libomp.so"
 
-echo "== qimeng-bench: the same shape against OpenBLAS (1 thread, C += A*B)"
+echo "== qimeng-bench: the same shape against OpenBLAS (1 thread and all cores, C += A*B)"
 "$BIN/qimeng-bench" --op sgemm --shapes 512x512x512 --threads 1
+"$BIN/qimeng-bench" --op sgemm --shapes 512x512x512 --threads "$(nproc)"

@@ -6,7 +6,7 @@
 //         --expand-strided-metadata --convert-scf-to-cf --convert-to-llvm \
 //         --reconcile-unrealized-casts \
 //     | mlir-runner-22 -O3 -e main -entry-point-result=void \
-//         --shared-libs=/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so,/usr/lib/llvm-22/lib/libmlir_runner_utils.so
+//         --shared-libs=/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so,/usr/lib/llvm-22/lib/libmlir_runner_utils.so,/usr/lib/llvm-22/lib/libomp.so
 
 func.func @matmul(%a: memref<512x512xf32>, %b: memref<512x512xf32>, %c: memref<512x512xf32>) {
   linalg.matmul ins(%a, %b : memref<512x512xf32>, memref<512x512xf32>)

@@ -99,6 +99,7 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
   r["nc"] = c.nc;
   r["prefetch_a"] = c.prefetchA;
   r["prefetch_b"] = c.prefetchB;
+  r["order"] = orderName(c.order).str();
   if (c.threads > 1)
     r["parallel"] = true;
   if (!fault.empty())

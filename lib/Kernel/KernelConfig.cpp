@@ -5,12 +5,32 @@
 
 using namespace qimeng;
 
+llvm::StringRef qimeng::orderName(KStepOrder order) {
+  switch (order) {
+  case KStepOrder::Broadcast:
+    return "bcast";
+  case KStepOrder::Pipelined:
+    return "pipelined";
+  case KStepOrder::Embedded:
+    return "embedded";
+  }
+  return "bcast";
+}
+
 std::string GemmConfig::str() const {
   return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},mc={5},nc={6},"
-                       "pfa={7},pfb={8},threads={9}",
+                       "pfa={7},pfb={8},order={9},threads={10}",
                        isaName(isa), mr, nr, kUnroll, kc, mc, nc, prefetchA,
-                       prefetchB, threads)
+                       prefetchB, orderName(order), threads)
       .str();
+}
+
+int GemmConfig::vectorRegistersNeeded(int lanes) const {
+  int nv = lanes > 0 ? (nr + lanes - 1) / lanes : 0;
+  int aRegisters = order == KStepOrder::Pipelined  ? 2
+                   : order == KStepOrder::Embedded ? 0
+                                                   : 1;
+  return mr * nv + nv + aRegisters;
 }
 
 llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
@@ -26,6 +46,19 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
       return llvm::createStringError(
           llvm::formatv("kernel config item '{0}' is not key=value", item)
               .str());
+    if (key == "order") {
+      if (value == "bcast")
+        config.order = KStepOrder::Broadcast;
+      else if (value == "pipelined")
+        config.order = KStepOrder::Pipelined;
+      else if (value == "embedded")
+        config.order = KStepOrder::Embedded;
+      else
+        return llvm::createStringError(
+            "unknown kernel config order '" + value.str() +
+            "'; expected bcast, pipelined or embedded");
+      continue;
+    }
     if (key == "isa") {
       auto isa = parseIsa(value);
       if (!isa)
@@ -60,11 +93,10 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
       if (number < 1)
         return llvm::createStringError("kernel config 'threads' must be >= 1");
       config.threads = number;
-    }
-    else
+    } else
       return llvm::createStringError(
           llvm::formatv("unknown kernel config key '{0}'; expected isa, mr, "
-                        "nr, ku, kc, mc, nc, pfa, pfb or threads",
+                        "nr, ku, kc, mc, nc, pfa, pfb, order or threads",
                         key)
               .str());
   }

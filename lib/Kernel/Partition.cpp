@@ -23,8 +23,7 @@ splitExtent(int64_t extent, int64_t block, int parts) {
 }
 
 std::vector<GemmRange> qimeng::partitionGemm(const GemmDesc &d,
-                                             const GemmConfig &c,
-                                             int threads) {
+                                             const GemmConfig &c, int threads) {
   threads = std::max(1, threads);
   std::vector<GemmRange> parts;
   int64_t nBlocks = (d.n + c.nr - 1) / c.nr;

@@ -44,8 +44,8 @@ Evaluation RunnerEvaluator::evaluate(const GemmConfig &config) {
   std::vector<GemmRange> parts;
   if (config.threads > 1)
     parts = partitionGemm(desc_, config, config.threads);
-  auto measured = measureGemmIsolated(desc_, target_, *emitted, timedRuns_,
-                                      runner_, parts);
+  auto measured =
+      measureGemmIsolated(desc_, target_, *emitted, timedRuns_, runner_, parts);
   if (!measured) {
     ev.failure = "runner: " + llvm::toString(measured.takeError());
     return ev;

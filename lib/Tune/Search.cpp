@@ -133,6 +133,9 @@ public:
   bool mayContinue() const {
     if (static_cast<int64_t>(history_.trials.size()) >= budget_.trials)
       return false;
+    // A space of nothing but invalid assignments must still end.
+    if (pruned_ >= kMaxPruned)
+      return false;
     if (budget_.seconds > 0 && elapsed() > budget_.seconds)
       return false;
     return !exhausted({});
@@ -162,18 +165,21 @@ public:
         break;
       prefix.push_back(a[d]);
     }
+    // An assignment whose choices do not combine (a block without the
+    // registers for an order, ...) is pruned: marked as tried, reward 0,
+    // but no trial is spent and none recorded.
+    auto config = space_.configFor(a);
+    if (!config) {
+      llvm::consumeError(config.takeError());
+      ++pruned_;
+      return 0;
+    }
     Trial trial;
     trial.index = static_cast<int>(history_.trials.size());
     trial.assignment = a;
     trial.description = space_.describe(a);
-    auto config = space_.configFor(a);
-    if (config) {
-      trial.config = *config;
-      trial.result = evaluator_.evaluate(trial.config);
-    } else {
-      trial.result.ok = false;
-      trial.result.failure = llvm::toString(config.takeError());
-    }
+    trial.config = *config;
+    trial.result = evaluator_.evaluate(trial.config);
     trial.reward = reward(trial.result);
     trial.elapsedSeconds = elapsed();
     history_.trials.push_back(std::move(trial));
@@ -196,6 +202,8 @@ private:
     return std::min(r, 1.0);
   }
 
+  static constexpr uint64_t kMaxPruned = 1000000;
+  uint64_t pruned_ = 0;
   const SearchSpace &space_;
   Evaluator &evaluator_;
   SearchBudget budget_;

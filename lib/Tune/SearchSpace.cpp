@@ -167,6 +167,15 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   decisions.push_back(factorDecision("nc", ref.nc, ref.kc, ref.nr, desc.n));
   decisions.push_back(numericDecision("pfa", {0, 256, 512}, base.prefetchA));
   decisions.push_back(numericDecision("pfb", {0, 256}, base.prefetchB));
+  // Instruction orders of the K step; blocks without the registers for
+  // one are pruned in configFor.
+  Decision order{"order", {"bcast", "pipelined"}, 0};
+  if (base.isa == VectorIsa::Avx512)
+    order.choices.push_back("embedded");
+  for (size_t i = 0; i < order.choices.size(); ++i)
+    if (order.choices[i] == orderName(base.order))
+      order.modelChoice = static_cast<int>(i);
+  decisions.push_back(std::move(order));
   return SearchSpace(desc, base, std::move(decisions));
 }
 
@@ -248,6 +257,15 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
   if (c.mr <= 0 || c.nr <= 0 || c.kc <= 0 || c.kUnroll <= 0)
     return llvm::createStringError(
         llvm::formatv("config {0} needs positive mr, nr, kc and ku", c.str())
+            .str());
+  int lanes = Target::vectorBits(c.isa) / 32;
+  if (c.vectorRegistersNeeded(lanes) > Target::vectorRegisters(c.isa))
+    return llvm::createStringError(
+        llvm::formatv("a {0}x{1} block with order {2} needs {3} vector "
+                      "registers; {4} has {5}",
+                      c.mr, c.nr, orderName(c.order),
+                      c.vectorRegistersNeeded(lanes), isaName(c.isa),
+                      Target::vectorRegisters(c.isa))
             .str());
   if (!mcAbsolute)
     c.mc = scaledBlock(ref.mc, ref.kc, c.kc, mcFactor, c.mr);

@@ -54,7 +54,7 @@ class Params:
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
-            "prefetch_b", "fault", "target_features", "parallel"))
+            "prefetch_b", "order", "fault", "target_features", "parallel"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -78,7 +78,15 @@ class Params:
                 f"nr = {self.nr} must be a multiple of {lanes} "
                 f"(f32 lanes of {self.isa.name})")
         self.nv = self.nr // lanes
-        needed = self.mr * self.nv + self.nv + 1
+        self.order = request.get("order", "bcast")
+        if self.order not in ORDERS:
+            raise RequestError(
+                f"unknown order {self.order!r}; expected one of "
+                + ", ".join(ORDERS))
+        if self.order == "embedded" and self.isa.name != "avx512":
+            raise RequestError("order 'embedded' needs avx512 (embedded "
+                               "broadcasts are EVEX only)")
+        needed = registers_needed(self.mr, self.nv, self.order)
         if needed > self.isa.registers:
             raise RequestError(
                 f"a {self.mr}x{self.nr} register block needs {needed} vector "
@@ -133,7 +141,9 @@ class Params:
                 f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
-                f"_pfa{self.prefetch_a}_pfb{self.prefetch_b}{par}{fault}"
+                f"_pfa{self.prefetch_a}_pfb{self.prefetch_b}"
+                f"{'' if self.order == 'bcast' else '_' + self.order}"
+                f"{par}{fault}"
                 f"_x86_64_{self.isa.name}")
 
 
@@ -230,22 +240,57 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
     asm.ins(f"jb {back(loop)}")
 
 
+# Instruction orders of the K step (the tuner's "order" decision):
+#   bcast      load the B vectors, then per row: broadcast A, FMAs;
+#   pipelined  the broadcast of row i+1 is issued before the FMAs of row i,
+#              alternating two A registers (one more register);
+#   embedded   AVX-512 only: FMAs take A straight from memory with an
+#              embedded {1toN} broadcast (no A register at all).
+ORDERS = ("bcast", "pipelined", "embedded")
+
+
+def registers_needed(mr, nv, order):
+    """Vector registers a K step uses: accumulators, B vectors, A."""
+    a_regs = {"bcast": 1, "pipelined": 2, "embedded": 0}[order]
+    return mr * nv + nv + a_regs
+
+
 def _emit_k_step(asm, p, u):
     """One k step of the COMPUTE microkernel at unroll position u."""
     isa = p.isa
     b_reg = p.mr * p.nv
-    a_reg = b_reg + p.nv
+    a_regs = [b_reg + p.nv, b_reg + p.nv + 1]
     for v in range(p.nv):
         asm.ins(f"vmovaps {(u * p.nr + v * isa.lanes) * 4}(%rsi), "
                 f"{isa.reg(b_reg + v)}")
     if p.prefetch_b:
         asm.ins(f"prefetcht0 {p.prefetch_b + u * p.nr * 4}(%rsi)")
-    for i in range(p.mr):
-        asm.ins(f"vbroadcastss {(u * p.mr + i) * 4}(%rax), {isa.reg(a_reg)}")
+
+    def a_addr(i):
+        return f"{(u * p.mr + i) * 4}(%rax)"
+
+    def fmas(i, a_operand):
         for v in range(p.nv):
             acc = i * p.nv + v
-            asm.ins(f"vfmadd231ps {isa.reg(b_reg + v)}, {isa.reg(a_reg)}, "
+            asm.ins(f"vfmadd231ps {a_operand}, {isa.reg(b_reg + v)}, "
+                    f"{isa.reg(acc)}" if p.order == "embedded" else
+                    f"vfmadd231ps {isa.reg(b_reg + v)}, {a_operand}, "
                     f"{isa.reg(acc)}")
+
+    if p.order == "embedded":
+        for i in range(p.mr):
+            fmas(i, f"{a_addr(i)}{{1to{isa.lanes}}}")
+    elif p.order == "pipelined":
+        asm.ins(f"vbroadcastss {a_addr(0)}, {isa.reg(a_regs[0])}")
+        for i in range(p.mr):
+            if i + 1 < p.mr:
+                asm.ins(f"vbroadcastss {a_addr(i + 1)}, "
+                        f"{isa.reg(a_regs[(i + 1) % 2])}")
+            fmas(i, isa.reg(a_regs[i % 2]))
+    else:
+        for i in range(p.mr):
+            asm.ins(f"vbroadcastss {a_addr(i)}, {isa.reg(a_regs[0])}")
+            fmas(i, isa.reg(a_regs[0]))
     if p.prefetch_a and (u * p.mr * 4) % 64 < p.mr * 4:
         asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
 

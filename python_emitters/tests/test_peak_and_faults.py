@@ -91,6 +91,54 @@ class TargetFeaturesTest(unittest.TestCase):
             emit(request(target_features="avx2"))
 
 
+class OrderTest(unittest.TestCase):
+    """The K step's instruction orders."""
+
+    def fma_lines(self, req):
+        return [code(l) for l in body(emit(req))
+                if code(l).startswith("vfmadd231ps")]
+
+    def test_embedded_uses_memory_broadcasts(self):
+        req = request(isa="avx512", mr=12, nr=32, order="embedded")
+        fmas = self.fma_lines(req)
+        self.assertTrue(fmas)
+        self.assertTrue(all("{1to16}" in l for l in fmas))
+        self.assertFalse(any(code(l).startswith("vbroadcastss")
+                             for l in body(emit(req))))
+        self.assertTrue(header(emit(req), "symbol").endswith(
+            "_embedded_x86_64_avx512"))
+
+    def test_embedded_needs_avx512(self):
+        with self.assertRaisesRegex(RequestError, "needs avx512"):
+            emit(request(order="embedded"))
+
+    def test_pipelined_alternates_two_a_registers(self):
+        fmas = self.fma_lines(request(order="pipelined"))
+        a_regs = {l.split(",")[1].strip() for l in fmas}
+        self.assertEqual(a_regs, {"%ymm14", "%ymm15"})
+
+    def test_pipelined_needs_one_more_register(self):
+        # 4x24: 12 + 3 + 2 = 17 > 16 registers.
+        with self.assertRaisesRegex(RequestError, "needs 17 vector registers"):
+            emit(request(mr=4, nr=24, order="pipelined"))
+
+    def test_unknown_order(self):
+        with self.assertRaisesRegex(RequestError, "unknown order"):
+            emit(request(order="backwards"))
+
+    @requires_llvm_mc
+    def test_orders_assemble(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for isa, mr, nr, order in (("avx2", 6, 16, "pipelined"),
+                                       ("avx512", 12, 32, "pipelined"),
+                                       ("avx512", 14, 32, "embedded")):
+                proc = assemble(emit(request(isa=isa, mr=mr, nr=nr, m=29,
+                                             n=40, mc=mr * 4, nc=nr * 4,
+                                             order=order)),
+                                os.path.join(tmp, order + ".o"))
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+
+
 class ParallelFormTest(unittest.TestCase):
     """The parallel form reads its part of C from the workspace."""
 

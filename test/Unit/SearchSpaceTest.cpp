@@ -44,22 +44,62 @@ template <typename F> void forEachAssignment(const SearchSpace &space, F f) {
   }
 }
 
-/// Checks the config of every assignment against the emitter's rules.
-void expectAllValid(const SearchSpace &space) {
+/// Whether `a` picks a register block and order whose K step needs more
+/// vector registers than the isa has: on avx2 (16 registers) only 4x24 with
+/// the pipelined order (12 accumulators, 3 B vectors, 2 A registers); on
+/// avx512 (32 registers) none of the blocks forGemm lists.
+bool lacksRegisters(const SearchSpace &space, const Assignment &a) {
+  std::string block, order;
+  for (size_t i = 0; i < space.decisions().size(); ++i) {
+    const Decision &d = space.decisions()[i];
+    if (d.key == "block")
+      block = d.choices[a[i]];
+    if (d.key == "order")
+      order = d.choices[a[i]];
+  }
+  return space.base().isa == VectorIsa::Avx2 && block == "4x24" &&
+         order == "pipelined";
+}
+
+/// What expectValidOrTooFewRegisters counted.
+struct Validity {
+  uint64_t valid = 0;
+  uint64_t tooFewRegisters = 0;
+};
+
+/// Checks the config of every assignment against the emitter's rules: each
+/// is valid, or fails only because its block cannot hold its order's
+/// registers (and then exactly when lacksRegisters says so). Every block
+/// keeps at least one valid order.
+Validity expectValidOrTooFewRegisters(const SearchSpace &space) {
   const GemmDesc &desc = space.desc();
   auto table = microKernelTable(space.base().isa);
-  uint64_t count = 0;
+  const int lanes = Target::vectorBits(space.base().isa) / 32;
+  const int registers = Target::vectorRegisters(space.base().isa);
+  Validity counts;
+  std::set<int> blocksWithAValidOrder;
   forEachAssignment(space, [&](const Assignment &a) {
-    ++count;
+    SCOPED_TRACE(space.describe(a));
     auto config = space.configFor(a);
-    ASSERT_TRUE(static_cast<bool>(config))
-        << space.describe(a) << ": " << llvm::toString(config.takeError());
-    SCOPED_TRACE(space.describe(a) + " -> " + config->str());
+    if (!config) {
+      ++counts.tooFewRegisters;
+      std::string message = llvm::toString(config.takeError());
+      EXPECT_TRUE(lacksRegisters(space, a)) << message;
+      EXPECT_NE(message.find("needs 17 vector registers; avx2 has 16"),
+                std::string::npos)
+          << message;
+      return;
+    }
+    ++counts.valid;
+    blocksWithAValidOrder.insert(a[0]);
+    EXPECT_FALSE(lacksRegisters(space, a));
+    SCOPED_TRACE(config->str());
     EXPECT_EQ(config->isa, space.base().isa);
     EXPECT_TRUE(
         std::any_of(table.begin(), table.end(), [&](const MicroKernelShape &s) {
           return s.mr == config->mr && s.nr == config->nr;
         }));
+    EXPECT_LE(config->vectorRegistersNeeded(lanes), registers);
     EXPECT_GE(config->kc, 1);
     EXPECT_LE(config->kc, desc.k);
     EXPECT_GE(config->mc, config->mr);
@@ -73,8 +113,14 @@ void expectAllValid(const SearchSpace &space) {
     EXPECT_TRUE(config->prefetchA == 0 || config->prefetchA == 256 ||
                 config->prefetchA == 512);
     EXPECT_TRUE(config->prefetchB == 0 || config->prefetchB == 256);
+    EXPECT_TRUE(config->order == KStepOrder::Broadcast ||
+                config->order == KStepOrder::Pipelined ||
+                (config->order == KStepOrder::Embedded &&
+                 config->isa == VectorIsa::Avx512));
   });
-  EXPECT_EQ(count, space.size());
+  EXPECT_EQ(counts.valid + counts.tooFewRegisters, space.size());
+  EXPECT_EQ(blocksWithAValidOrder.size(), space.decisions()[0].choices.size());
+  return counts;
 }
 
 SearchSpace modelSpace(const GemmDesc &desc, const Target &target) {
@@ -86,8 +132,9 @@ SearchSpace modelSpace(const GemmDesc &desc, const Target &target) {
 TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
   Target target = pinned(zen3Spec);
   SearchSpace space = modelSpace(GemmDesc::packed(2048, 2048, 2048), target);
-  EXPECT_EQ(keys(space), (std::vector<std::string>{"block", "ku", "kc", "mc",
-                                                   "nc", "pfa", "pfb"}));
+  EXPECT_EQ(keys(space),
+            (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
+                                      "pfb", "order"}));
   const auto &d = space.decisions();
   EXPECT_EQ(d[0].choices, (std::vector<std::string>{"6x16", "4x24", "8x8"}));
   EXPECT_EQ(d[0].modelChoice, 0);
@@ -107,13 +154,18 @@ TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
   EXPECT_EQ(d[5].modelChoice, 0);
   EXPECT_EQ(d[6].choices, (std::vector<std::string>{"0", "256"}));
   EXPECT_EQ(d[6].modelChoice, 0);
+  // The K step's instruction order; no embedded broadcasts on avx2.
+  EXPECT_EQ(d[7].choices, (std::vector<std::string>{"bcast", "pipelined"}));
+  EXPECT_EQ(d[7].modelChoice, 0);
+  EXPECT_EQ(space.size(), 3u * 4 * 5 * 4 * 3 * 3 * 2 * 2);
 }
 
 TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
   Target target = pinned(avx512Spec);
   SearchSpace space = modelSpace(GemmDesc::packed(4096, 8192, 4096), target);
-  EXPECT_EQ(keys(space), (std::vector<std::string>{"block", "ku", "kc", "mc",
-                                                   "nc", "pfa", "pfb"}));
+  EXPECT_EQ(keys(space),
+            (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
+                                      "pfb", "order"}));
   EXPECT_EQ(space.decisions()[0].choices,
             (std::vector<std::string>{"12x32", "14x32", "6x64", "8x48"}));
   EXPECT_EQ(space.base().isa, VectorIsa::Avx512);
@@ -121,6 +173,48 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
             (std::vector<std::string>{"96", "144", "192", "256", "384"}));
   EXPECT_EQ(space.decisions()[4].choices,
             (std::vector<std::string>{"x1/4", "x1/2", "x1"}));
+  EXPECT_EQ(space.decisions()[7].choices,
+            (std::vector<std::string>{"bcast", "pipelined", "embedded"}));
+  EXPECT_EQ(space.decisions()[7].modelChoice, 0);
+  EXPECT_EQ(space.size(), 4u * 4 * 5 * 4 * 3 * 3 * 2 * 3);
+}
+
+TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
+  GemmDesc desc = GemmDesc::packed(512, 512, 512);
+  // The base's isa decides, not the target: an avx2 base on the avx512
+  // host has no embedded order either.
+  for (const char *spec : {zen3Spec, avx512Spec}) {
+    SCOPED_TRACE(spec);
+    Target target = pinned(spec);
+    for (VectorIsa isa : {VectorIsa::Avx2, VectorIsa::Avx512}) {
+      SCOPED_TRACE(isaName(isa).str());
+      GemmConfig base;
+      base.isa = isa;
+      if (isa == VectorIsa::Avx512) {
+        base.mr = 12;
+        base.nr = 32;
+      }
+      SearchSpace space = SearchSpace::forGemm(desc, target, base);
+      ASSERT_EQ(space.decisions().size(), 8u);
+      const Decision &order = space.decisions().back();
+      EXPECT_EQ(order.key, "order");
+      std::vector<std::string> expected = {"bcast", "pipelined"};
+      if (isa == VectorIsa::Avx512)
+        expected.push_back("embedded");
+      EXPECT_EQ(order.choices, expected);
+      EXPECT_EQ(order.modelChoice, 0);
+      // Every order the list holds gives its KStepOrder in the config.
+      Assignment a = space.modelAssignment();
+      for (size_t i = 0; i < order.choices.size(); ++i) {
+        a.back() = static_cast<int>(i);
+        QM_ASSERT_EXPECTED(config, space.configFor(a));
+        EXPECT_EQ(orderName(config.order), order.choices[i]);
+        EXPECT_NE(config.str().find(",order=" + order.choices[i] + ",threads="),
+                  std::string::npos)
+            << config.str();
+      }
+    }
+  }
 }
 
 TEST(SearchSpaceTest, SizeIsTheProductOfChoiceCounts) {
@@ -140,7 +234,7 @@ TEST(SearchSpaceTest, SizeIsTheProductOfChoiceCounts) {
   EXPECT_EQ(none.size(), 1u);
 }
 
-TEST(SearchSpaceTest, EveryAssignmentGivesAValidConfig) {
+TEST(SearchSpaceTest, EveryAssignmentIsValidOrLacksOnlyRegisters) {
   for (const char *spec : {zen3Spec, avx512Spec}) {
     SCOPED_TRACE(spec);
     Target target = pinned(spec);
@@ -149,7 +243,12 @@ TEST(SearchSpaceTest, EveryAssignmentGivesAValidConfig) {
           GemmDesc::packed(13, 1000, 9, true, true),
           GemmDesc::packed(1, 1, 1)}) {
       SCOPED_TRACE(desc.str());
-      expectAllValid(modelSpace(desc, target));
+      SearchSpace model = modelSpace(desc, target);
+      Validity counts = expectValidOrTooFewRegisters(model);
+      // On avx2 the 4x24 block with the pipelined order (one block of
+      // three, one order of two) is out; on avx512 every block fits.
+      EXPECT_EQ(counts.tooFewRegisters,
+                model.base().isa == VectorIsa::Avx2 ? model.size() / 6 : 0u);
       // A base that is not clamped to the problem, nor in the table.
       GemmConfig odd;
       odd.isa = target.bestIsa();
@@ -159,19 +258,60 @@ TEST(SearchSpaceTest, EveryAssignmentGivesAValidConfig) {
       odd.mc = 500;
       odd.nc = 9000;
       SearchSpace space = SearchSpace::forGemm(desc, target, odd);
-      uint64_t count = 0;
+      Validity oddCounts;
+      std::set<int> blocksWithAValidOrder;
       forEachAssignment(space, [&](const Assignment &a) {
-        ++count;
         auto config = space.configFor(a);
-        ASSERT_TRUE(static_cast<bool>(config))
-            << llvm::toString(config.takeError());
+        if (!config) {
+          ++oddCounts.tooFewRegisters;
+          std::string message = llvm::toString(config.takeError());
+          EXPECT_TRUE(lacksRegisters(space, a)) << space.describe(a);
+          EXPECT_NE(message.find("needs 17 vector registers"),
+                    std::string::npos)
+              << message;
+          return;
+        }
+        ++oddCounts.valid;
+        blocksWithAValidOrder.insert(a[0]);
+        EXPECT_FALSE(lacksRegisters(space, a)) << space.describe(a);
         EXPECT_EQ(config->mc % config->mr, 0);
         EXPECT_EQ(config->nc % config->nr, 0);
         EXPECT_LE(config->kc, desc.k);
       });
-      EXPECT_EQ(count, space.size());
+      EXPECT_EQ(oddCounts.valid + oddCounts.tooFewRegisters, space.size());
+      // 5x16 fits with either order: on avx2 only the table's 4x24 (one
+      // block of four) loses its pipelined order.
+      EXPECT_EQ(oddCounts.tooFewRegisters,
+                space.base().isa == VectorIsa::Avx2 ? space.size() / 8 : 0u);
+      EXPECT_EQ(blocksWithAValidOrder.size(),
+                space.decisions()[0].choices.size());
     }
   }
+}
+
+TEST(SearchSpaceTest, TooFewRegistersIsAnErrorNamingTheCount) {
+  SearchSpace space =
+      modelSpace(GemmDesc::packed(2048, 2048, 2048), pinned(zen3Spec));
+  ASSERT_EQ(space.decisions()[0].choices[1], "4x24");
+  ASSERT_EQ(space.decisions()[7].choices[1], "pipelined");
+  Assignment a = space.modelAssignment();
+  a[0] = 1;
+  a[7] = 1;
+  // 12 accumulators, 3 B vectors and 2 A registers.
+  QM_ASSERT_FAILS_WITH(space.configFor(a).takeError(),
+                       "a 4x24 block with order pipelined needs 17 vector "
+                       "registers; avx2 has 16");
+  // The same block with the broadcast order needs 16, and fits.
+  a[7] = 0;
+  QM_ASSERT_EXPECTED(bcast, space.configFor(a));
+  EXPECT_EQ(bcast.vectorRegistersNeeded(8), 16);
+  EXPECT_EQ(bcast.order, KStepOrder::Broadcast);
+  // 6x16 pipelined needs exactly the 16 there are.
+  a[0] = 0;
+  a[7] = 1;
+  QM_ASSERT_EXPECTED(pipelined, space.configFor(a));
+  EXPECT_EQ(pipelined.vectorRegistersNeeded(8), 16);
+  EXPECT_EQ(pipelined.order, KStepOrder::Pipelined);
 }
 
 TEST(SearchSpaceTest, ModelAssignmentReproducesTheModel) {
@@ -186,6 +326,7 @@ TEST(SearchSpaceTest, ModelAssignmentReproducesTheModel) {
       QM_ASSERT_EXPECTED(config, space.configFor(space.modelAssignment()));
       EXPECT_EQ(config, model) << spec << " " << desc.str() << ": "
                                << config.str() << " vs " << model.str();
+      EXPECT_EQ(config.order, KStepOrder::Broadcast);
     }
   }
   // A base that is not clamped: the model's assignment gives it clamped.
@@ -202,6 +343,45 @@ TEST(SearchSpaceTest, ModelAssignmentReproducesTheModel) {
   EXPECT_EQ(space.decisions()[5].choices,
             (std::vector<std::string>{"0", "128", "256", "512"}));
   EXPECT_EQ(space.decisions()[5].modelChoice, 1);
+}
+
+TEST(SearchSpaceTest, ModelAssignmentKeepsTheBasesOrder) {
+  GemmDesc desc = GemmDesc::packed(2048, 2048, 2048);
+  // avx2 6x16 pipelined (16 registers: exactly the file).
+  GemmConfig pipelined;
+  pipelined.order = KStepOrder::Pipelined;
+  SearchSpace avx2 = SearchSpace::forGemm(desc, pinned(zen3Spec), pipelined);
+  EXPECT_EQ(avx2.decisions()[7].modelChoice, 1);
+  QM_ASSERT_EXPECTED(config, avx2.configFor(avx2.modelAssignment()));
+  EXPECT_EQ(config, clampToProblem(pipelined, desc)) << config.str();
+  EXPECT_EQ(config.order, KStepOrder::Pipelined);
+  // The avx512 model's config with embedded broadcasts.
+  Target target = pinned(avx512Spec);
+  QM_ASSERT_EXPECTED(model, chooseGemmConfig(desc, target));
+  for (KStepOrder order :
+       {KStepOrder::Broadcast, KStepOrder::Pipelined, KStepOrder::Embedded}) {
+    GemmConfig base = model;
+    base.order = order;
+    SearchSpace space = SearchSpace::forGemm(desc, target, base);
+    const Decision &d = space.decisions()[7];
+    EXPECT_EQ(d.choices[d.modelChoice], orderName(order).str());
+    QM_ASSERT_EXPECTED(same, space.configFor(space.modelAssignment()));
+    EXPECT_EQ(same, base) << same.str() << " vs " << base.str();
+    EXPECT_EQ(space.describe(space.modelAssignment()),
+              "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0,order=" +
+                  orderName(order).str());
+  }
+  // A base that cannot hold its own order's registers gives a model
+  // assignment configFor refuses (the search prunes it like any other).
+  GemmConfig tooWide;
+  tooWide.mr = 4;
+  tooWide.nr = 24;
+  tooWide.mc = 96;
+  tooWide.nc = 2040;
+  tooWide.order = KStepOrder::Pipelined;
+  SearchSpace wide = SearchSpace::forGemm(desc, pinned(zen3Spec), tooWide);
+  QM_ASSERT_FAILS_WITH(wide.configFor(wide.modelAssignment()).takeError(),
+                       "needs 17 vector registers");
 }
 
 TEST(SearchSpaceTest, BaseBlockOutsideTheTableComesFirst) {
@@ -224,11 +404,12 @@ TEST(SearchSpaceTest, DescribeIsStable) {
   Target target = pinned(avx512Spec);
   SearchSpace space = modelSpace(GemmDesc::packed(4096, 8192, 4096), target);
   EXPECT_EQ(space.describe(space.modelAssignment()),
-            "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0");
-  EXPECT_EQ(space.describe({3, 0, 4, 0, 1, 2, 1}),
-            "block=8x48,ku=1,kc=384,mc=x1/4,nc=x1/2,pfa=512,pfb=256");
+            "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0,order=bcast");
+  EXPECT_EQ(space.describe({3, 0, 4, 0, 1, 2, 1, 2}),
+            "block=8x48,ku=1,kc=384,mc=x1/4,nc=x1/2,pfa=512,pfb=256,"
+            "order=embedded");
   EXPECT_EQ(space.describe({3, 0}),
-            "block=8x48,ku=1,kc=?,mc=?,nc=?,pfa=?,pfb=?");
+            "block=8x48,ku=1,kc=?,mc=?,nc=?,pfa=?,pfb=?,order=?");
 }
 
 TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
@@ -241,28 +422,31 @@ TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
   SearchSpace space = SearchSpace::forGemm(desc, target, model);
   // block 12x32, ku 4, kc 96, mc x1, nc x1/2: half the kc, the same A
   // block bytes (twice the rows), the same B panel bytes at x1/2.
-  QM_ASSERT_EXPECTED(config, space.configFor({0, 2, 0, 2, 1, 0, 0}));
+  QM_ASSERT_EXPECTED(config, space.configFor({0, 2, 0, 2, 1, 0, 0, 0}));
   EXPECT_EQ(config.kc, 96);
   EXPECT_EQ(config.mc, 2712);
   EXPECT_EQ(config.nc, 8192);
-  // 14x32 rounds mc to its mr: 1356 / 14 = 96.9 -> 97 * 14.
-  QM_ASSERT_EXPECTED(other, space.configFor({1, 2, 2, 2, 2, 0, 0}));
-  EXPECT_EQ(other.mr, 14);
-  EXPECT_EQ(other.mc, 1358);
-  EXPECT_EQ(other.mc % 14, 0);
+  // 14x32 rounds mc to its mr: 1356 / 14 = 96.9 -> 97 * 14. The order does
+  // not change the blocking.
+  for (int order = 0; order < 3; ++order) {
+    QM_ASSERT_EXPECTED(other, space.configFor({1, 2, 2, 2, 2, 0, 0, order}));
+    EXPECT_EQ(other.mr, 14);
+    EXPECT_EQ(other.mc, 1358);
+    EXPECT_EQ(other.mc % 14, 0);
+  }
 }
 
 TEST(SearchSpaceTest, TinyProblemStillHasChoices) {
   for (const char *spec : {zen3Spec, avx512Spec}) {
     SearchSpace space = modelSpace(GemmDesc::packed(1, 1, 1), pinned(spec));
     EXPECT_GT(space.size(), 0u);
-    ASSERT_EQ(space.decisions().size(), 7u);
+    ASSERT_EQ(space.decisions().size(), 8u);
     for (const Decision &d : space.decisions())
       EXPECT_FALSE(d.choices.empty()) << d.key;
     EXPECT_EQ(space.decisions()[2].choices, (std::vector<std::string>{"1"}));
     EXPECT_EQ(space.decisions()[3].choices, (std::vector<std::string>{"x1"}));
     EXPECT_EQ(space.decisions()[4].choices, (std::vector<std::string>{"x1"}));
-    expectAllValid(space);
+    expectValidOrTooFewRegisters(space);
   }
 }
 
@@ -270,11 +454,17 @@ TEST(SearchSpaceTest, BadAssignmentsAreErrors) {
   SearchSpace space =
       modelSpace(GemmDesc::packed(256, 256, 256), pinned(zen3Spec));
   QM_ASSERT_FAILS_WITH(space.configFor({0, 1}).takeError(),
-                       "assignment has 2 choices but the space has 7");
-  QM_ASSERT_FAILS_WITH(space.configFor({0, 9, 0, 0, 0, 0, 0}).takeError(),
+                       "assignment has 2 choices but the space has 8");
+  QM_ASSERT_FAILS_WITH(space.configFor({0, 9, 0, 0, 0, 0, 0, 0}).takeError(),
                        "choice 9 is out of range for decision 'ku'");
-  QM_ASSERT_FAILS_WITH(space.configFor({-1, 0, 0, 0, 0, 0, 0}).takeError(),
+  QM_ASSERT_FAILS_WITH(space.configFor({-1, 0, 0, 0, 0, 0, 0, 0}).takeError(),
                        "out of range for decision 'block'");
+  // avx2 has no embedded order: index 2 is past the end.
+  QM_ASSERT_FAILS_WITH(space.configFor({0, 0, 0, 0, 0, 0, 0, 2}).takeError(),
+                       "choice 2 is out of range for decision 'order' with "
+                       "2 choices");
+  QM_ASSERT_FAILS_WITH(space.configFor({1, 0, 0, 0, 0, 0, 0, 1}).takeError(),
+                       "needs 17 vector registers");
 }
 
 TEST(SearchSpaceTest, ExplicitDecisionsThatDoNotCombineAreErrors) {
@@ -307,6 +497,23 @@ TEST(SearchSpaceTest, ExplicitDecisionsThatDoNotCombineAreErrors) {
   // x2 with kc 128 (half the base's 256): four times the rows.
   QM_ASSERT_EXPECTED(doubled, known.configFor({0, 2, 0}));
   EXPECT_EQ(doubled.mc, 288);
+  // Orders: unknown names are errors, and so is a block (given before or
+  // after the order) that cannot hold the order's registers.
+  SearchSpace orders(desc, base,
+                     {{"order", {"bcast", "pipelined", "sideways"}, 0},
+                      {"block", {"6x16", "4x24"}, 0},
+                      {"mc", {"x1"}, 0}});
+  QM_ASSERT_FAILS_WITH(orders.configFor({2, 0, 0}).takeError(),
+                       "unknown kernel config order 'sideways'");
+  QM_ASSERT_EXPECTED(fits, orders.configFor({1, 0, 0}));
+  EXPECT_EQ(fits.order, KStepOrder::Pipelined);
+  EXPECT_EQ(fits.mr, 6);
+  QM_ASSERT_FAILS_WITH(orders.configFor({1, 1, 0}).takeError(),
+                       "a 4x24 block with order pipelined needs 17 vector "
+                       "registers; avx2 has 16");
+  QM_ASSERT_EXPECTED(wide, orders.configFor({0, 1, 0}));
+  EXPECT_EQ(wide.nr, 24);
+  EXPECT_EQ(wide.mc % 4, 0);
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Partition.h"
+#include "qimeng/Tune/RunnerEvaluator.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
 #include "llvm/ADT/SmallVector.h"
@@ -16,6 +17,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include <algorithm>
+#include <chrono>
 
 using namespace qimeng;
 namespace cl = llvm::cl;
@@ -51,6 +54,74 @@ static cl::opt<bool> forceOpt("force",
                               cl::init(false), cl::cat(tuneCategory));
 static cl::opt<bool> quietOpt("quiet", cl::desc("No per-trial progress"),
                               cl::init(false), cl::cat(tuneCategory));
+static cl::opt<bool> ablationOpt(
+    "ablation",
+    cl::desc("Instead of tuning into the database, run MCTS, random search "
+             "and grid search with the same budget and evaluator and print "
+             "the best GFLOPS found after each trial (nothing is stored)"),
+    cl::init(false), cl::cat(tuneCategory));
+
+/// Best GFLOPS found after each trial of a history (0 before any success).
+static std::vector<double> bestCurve(const SearchHistory &h, size_t length) {
+  std::vector<double> curve;
+  double best = 0;
+  for (size_t i = 0; i < length; ++i) {
+    if (i < h.trials.size() && h.trials[i].result.ok)
+      best = std::max(best, h.trials[i].result.gflops);
+    curve.push_back(best);
+  }
+  return curve;
+}
+
+/// The ablation of the paper's search: MCTS against random and grid search
+/// at equal budgets, on the same space and evaluator.
+static void runAblation(const GemmDesc &desc, const Target &host,
+                        const GemmConfig &base, const EmitterOptions &emitter,
+                        llvm::ExitOnError &exitOnErr) {
+  auto evaluator = exitOnErr(RunnerEvaluator::create(
+      desc, host, emitter, IsolatedValidationOptions::defaults()));
+  SearchSpace space = SearchSpace::forGemm(desc, host, base);
+  SearchBudget budget;
+  budget.trials = budgetOpt;
+  budget.seconds = secondsOpt;
+  SearchOptions options;
+  options.seed = seedOpt;
+  ModelPriorProposer proposer;
+  auto timed = [&](const char *name, auto &&run) {
+    auto t0 = std::chrono::steady_clock::now();
+    SearchHistory h = run();
+    double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    llvm::errs() << llvm::formatv("qimeng-tune: ablation {0}: {1} trials in "
+                                  "{2:F1} s\n",
+                                  name, h.trials.size(), s);
+    return h;
+  };
+  SearchHistory mcts = timed("mcts", [&] {
+    return runMcts(space, *evaluator, proposer, budget, options);
+  });
+  SearchHistory random = timed("random", [&] {
+    return runRandomSearch(space, *evaluator, budget, options);
+  });
+  SearchHistory grid = timed("grid", [&] {
+    return runGridSearch(space, *evaluator, budget, options);
+  });
+  size_t length =
+      std::max({mcts.trials.size(), random.trials.size(), grid.trials.size()});
+  std::vector<double> m = bestCurve(mcts, length),
+                      r = bestCurve(random, length),
+                      g = bestCurve(grid, length);
+  llvm::outs() << llvm::formatv(
+      "ablation sgemm {0}x{1}x{2}: best GFLOPS found after each trial (space "
+      "of {3} assignments, seed {4})\n",
+      desc.m, desc.n, desc.k, space.size(), unsigned(seedOpt));
+  llvm::outs() << llvm::formatv("{0,6} {1,10} {2,10} {3,10}\n", "trial", "mcts",
+                                "random", "grid");
+  for (size_t i = 0; i < length; ++i)
+    llvm::outs() << llvm::formatv("{0,6} {1,10:F1} {2,10:F1} {3,10:F1}\n",
+                                  i + 1, m[i], r[i], g[i]);
+}
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -102,6 +173,10 @@ int main(int argc, char **argv) {
                          threadsOpt == 0 ? host.cores : int(threadsOpt))
                .size()));
     TuningKey key = exitOnErr(gemmTuningKey(desc, host, emitter, base.threads));
+    if (ablationOpt) {
+      runAblation(desc, host, base, emitter, exitOnErr);
+      continue;
+    }
     std::vector<std::string> warnings;
     std::optional<TuningRecord> existing = db.lookup(key, warnings);
     for (const std::string &w : warnings)

@@ -16,6 +16,16 @@
 
 namespace qimeng {
 
+/// Instruction order of the microkernel's K step (emitter field "order").
+enum class KStepOrder {
+  Broadcast, ///< "bcast": B loads, then per row a broadcast and its FMAs
+  Pipelined, ///< "pipelined": next row's broadcast before this row's FMAs
+  Embedded,  ///< "embedded": FMAs with {1toN} memory broadcasts (AVX-512)
+};
+
+/// "bcast", "pipelined", "embedded".
+llvm::StringRef orderName(KStepOrder order);
+
 struct GemmConfig {
   VectorIsa isa = VectorIsa::Avx2;
   int mr = 6;        ///< rows of the register block
@@ -26,11 +36,13 @@ struct GemmConfig {
   int64_t nc = 4080; ///< columns of B packed per block (multiple of nr)
   int prefetchA = 0; ///< bytes ahead on packed A in the K loop; 0: none
   int prefetchB = 0; ///< bytes ahead on packed B in the K loop; 0: none
+  KStepOrder order = KStepOrder::Broadcast;
   /// Threads: 1 is the single-core kernel; more run the parallel form of
   /// it once per part of C (Partition.h), each with its own workspace.
   int threads = 1;
 
-  /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,threads=1".
+  /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,
+  /// order=bcast,threads=1".
   std::string str() const;
 
   /// Parses a comma-separated `key=value` list (keys as in str()); keys not
@@ -40,6 +52,10 @@ struct GemmConfig {
                                           const GemmConfig &base);
 
   bool operator==(const GemmConfig &o) const { return str() == o.str(); }
+
+  /// Vector registers the microkernel's K step needs: accumulators, B
+  /// vectors and the A registers of the order (the emitter checks too).
+  int vectorRegistersNeeded(int lanes) const;
 };
 
 } // namespace qimeng

@@ -1,4 +1,5 @@
-//===- Partition.h - Splitting a GEMM across threads -------------*- C++ -*-===//
+//===- Partition.h - Splitting a GEMM across threads -------------*- C++
+//-*-===//
 //
 // Multi-core kernels are the single-core kernel run once per part of C: a
 // kernel emitted with `parallel` reads the rows [mBegin, mEnd) and columns

@@ -26,7 +26,9 @@ namespace qimeng {
 struct IsolatedValidationOptions {
   std::string runnerPath; ///< qimeng-runner executable
   unsigned timeoutSeconds = 120;
-  unsigned memoryLimitMB = 0; ///< 0: no limit
+  /// Address-space limit of the runner (its data segment and mappings);
+  /// 0: none.
+  unsigned memoryLimitMB = 8192;
 
   /// QIMENG_RUNNER when set, else the build's bin/qimeng-runner.
   static IsolatedValidationOptions defaults();

@@ -42,8 +42,8 @@ struct Trial {
   int index = 0; ///< 0-based, in evaluation order
   Assignment assignment;
   std::string description;   ///< SearchSpace::describe
-  GemmConfig config;         ///< default-constructed when configFor failed
-  Evaluation result;         ///< configFor's error as the failure, if it failed
+  GemmConfig config;         ///< what was evaluated
+  Evaluation result;         ///< the evaluator's answer
   double reward = 0;         ///< gflops / peak clamped to [0, 1], 0 on failure
   double elapsedSeconds = 0; ///< since the search started
 };

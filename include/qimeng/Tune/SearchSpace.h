@@ -51,11 +51,13 @@ public:
   /// 1/2, 3/4, 4/3, 2 rounded to multiples of 8, at least 8, at most K),
   /// mc and nc (factors x1/4, x1/2, x1, x2, keeping only those that give a
   /// distinct block for the base's block and kc), pfa {0, 256, 512}, pfb
-  /// {0, 256}. A base value missing from a list joins it
-  /// in sorted order; each modelChoice is the base's value, so
-  /// configFor(modelAssignment()) == clampToProblem(base, desc) whenever the
-  /// base is valid (mc a multiple of mr, nc of nr). Every assignment gives a
-  /// valid config. The target is not consulted beyond the base for now.
+  /// {0, 256}, order {bcast, pipelined, and embedded on avx512}. A base
+  /// value missing from a list joins it in sorted order; each modelChoice is
+  /// the base's value, so configFor(modelAssignment()) ==
+  /// clampToProblem(base, desc) whenever the base is valid (mc a multiple
+  /// of mr, nc of nr). An assignment whose block lacks the registers for its
+  /// order is refused by configFor (the search prunes it). The target is
+  /// not consulted beyond the base for now.
   static SearchSpace forGemm(const GemmDesc &desc, const Target &target,
                              const GemmConfig &base);
 
