@@ -1,16 +1,18 @@
-//===- qimeng-bench.cpp - Our kernels against OpenBLAS, side by side ------===//
+//===- qimeng-bench.cpp - Our kernels against BLAS libraries, side by side ===//
 //
 // For each shape: emit our kernel, validate it in a qimeng-runner process,
-// validate OpenBLAS with the same checker, then time both in this process,
-// interleaved round by round, same threads and the same semantics
-// (C += A * B, i.e. beta = 1), and report medians, ratios and the fraction
-// of this machine's measured FMA peak.
+// validate OpenBLAS, and BLIS and libxsmm where they load (ExternalGemm.h),
+// with the same checker, then time them all in this process, interleaved
+// round by round, same threads and the same semantics (C += A * B, i.e.
+// beta = 1), and report medians, ratios and the fraction of this machine's
+// measured FMA peak.
 //
 // OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE when it loads; some
 // machines set them. The benchmark re-executes itself with both unset so the
 // baseline is OpenBLAS as it chooses for this CPU, and says which core ran.
 //
 //===----------------------------------------------------------------------===//
+#include "ExternalGemm.h"
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
@@ -31,6 +33,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include <cblas.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <unistd.h>
 
@@ -56,10 +59,11 @@ static cl::opt<std::string>
               cl::cat(benchCategory));
 // libLLVM.so already registers a hidden "threads" option, so ours is
 // "thread-count" and main() maps --threads onto it.
-static cl::opt<unsigned> threadsOpt("thread-count",
-                                    cl::desc("Threads for both libraries "
-                                             "(also spelled --threads)"),
-                                    cl::init(1), cl::cat(benchCategory));
+static cl::opt<unsigned>
+    threadsOpt("thread-count",
+               cl::desc("Threads for ours, OpenBLAS and BLIS; libxsmm runs on "
+                        "one (also spelled --threads)"),
+               cl::init(1), cl::cat(benchCategory));
 static cl::opt<unsigned> runsOpt("runs",
                                  cl::desc("Timed rounds per shape (>= 7); "
                                           "the median is reported"),
@@ -87,6 +91,11 @@ static cl::opt<std::string> cacheDirOpt(
     cl::desc("Tuning database for --tuned (default: QIMENG_CACHE_DIR, then "
              "$XDG_CACHE_HOME/qimeng-tensorop, then ~/.cache/qimeng-tensorop)"),
     cl::init(""), cl::cat(benchCategory));
+static cl::opt<bool>
+    noExternalOpt("no-external",
+                  cl::desc("Skip BLIS and libxsmm: OpenBLAS is the only "
+                           "baseline"),
+                  cl::init(false), cl::cat(benchCategory));
 
 static const char *kReexecMarker = "QIMENG_BENCH_OPENBLAS_ENV";
 
@@ -152,6 +161,43 @@ static std::vector<std::string> mapThreadsFlag(int argc, char **argv) {
   return args;
 }
 
+/// A baseline column besides OpenBLAS: the library when it loaded, and the
+/// header line that says what it is or why it is missing.
+struct ExternalColumn {
+  std::string label;   ///< "BLIS", as in the table's column header
+  std::string jsonKey; ///< "blis", the prefix of its JSON fields
+  std::unique_ptr<ExternalGemm> lib;
+  std::string note;
+};
+
+/// One shape's outcome for one ExternalColumn.
+struct ExternalResult {
+  std::optional<double> gflops; ///< set when validated and timed
+  std::string failure;          ///< why validation failed, if it did
+  std::string path;             ///< ExternalGemm::pathFor
+};
+
+static ExternalColumn
+makeColumn(std::string label, std::string jsonKey,
+           llvm::Expected<std::unique_ptr<ExternalGemm>> lib) {
+  ExternalColumn col{std::move(label), std::move(jsonKey), nullptr, ""};
+  if (!lib) {
+    col.note = col.label + ": " + llvm::toString(lib.takeError());
+    return col;
+  }
+  col.lib = std::move(*lib);
+  std::string version = col.lib->version();
+  col.note = col.label + (version.empty() ? "" : " " + version) + ": " +
+             col.lib->describe();
+  return col;
+}
+
+/// A GFLOPS cell: the value with `mark` appended, or "n/a".
+static std::string gflopsCell(std::optional<double> gflops,
+                              llvm::StringRef mark = "") {
+  return gflops ? llvm::formatv("{0:F1}{1}", *gflops, mark).str() : "n/a";
+}
+
 int main(int argc, char **argv) {
   reexecWithoutOpenBlasOverrides(argv);
   llvm::InitLLVM init(argc, argv);
@@ -164,12 +210,29 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(benchCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "qimeng-bench: our generated kernels against OpenBLAS, timed side by "
-      "side\n\n"
-      "Each shape's kernel is validated in a qimeng-runner process first; "
-      "then ours and\ncblas_sgemm (beta = 1, the same C += A*B) are timed "
-      "interleaved in this process and\nthe medians compared. Results are "
-      "also given as a percentage of this core's\nmeasured FMA peak.\n");
+      "qimeng-bench: our generated kernels against OpenBLAS, BLIS and "
+      "libxsmm, timed side\nby side\n\n"
+      "Each shape's kernel is validated in a qimeng-runner process first, "
+      "each library with\nthe same checker in this process; then ours, "
+      "cblas_sgemm (OpenBLAS), bli_sgemm (BLIS)\nand libxsmm_sgemm, all "
+      "with beta = 1 (the same C += A*B), are timed interleaved\nin this "
+      "process and the medians compared. Results are also given as a "
+      "percentage\nof this core's measured FMA peak.\n\n"
+      "BLIS (libblis.so.4) and libxsmm (libxsmm.so.1) are loaded with dlopen "
+      "when present\n(the loader's search path, LD_LIBRARY_PATH included); "
+      "a missing one, or one that\nfails validation, shows n/a and the "
+      "header says why. libxsmm is single-threaded\nhere, and for M*N*K "
+      "above 64^3, or shapes it has no JIT kernel for, it calls the\n"
+      "process's BLAS sgemm_ (OpenBLAS): such cells are marked '*'.\n\n"
+      "Table columns: ours GFLOPS and %peak; OpenBLAS GFLOPS and %peak; "
+      "BLIS GFLOPS;\nlibxsmm GFLOPS; ratio = ours / OpenBLAS; vs best = "
+      "ours / the best of OpenBLAS,\nBLIS and libxsmm; max rel err and "
+      "validated are ours. --json rows carry\nopenblas_gflops, "
+      "blis_gflops and libxsmm_gflops (each only when measured),\n"
+      "best_other_gflops, ratio (ours / OpenBLAS), ratio_best_other (ours / "
+      "best_other),\n<lib>_version, <lib>_threads, libxsmm_path (jit or "
+      "blas-fallback) and "
+      "<lib>_failure when a\nlibrary fails validation.\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
   if (opKind != "sgemm")
     exitOnErr(llvm::createStringError("unsupported --op '" + opKind +
@@ -184,6 +247,22 @@ int main(int argc, char **argv) {
   std::vector<Shape> shapes = exitOnErr(parseShapes(shapesOpt));
 
   openblas_set_num_threads(threadsOpt);
+  // BLIS and libxsmm when present: a missing one is a note, not an error.
+  auto loadUnlessSkipped =
+      [](auto loader) -> llvm::Expected<std::unique_ptr<ExternalGemm>> {
+    if (noExternalOpt)
+      return llvm::createStringError("skipped (--no-external)");
+    return loader();
+  };
+  std::vector<ExternalColumn> externals;
+  externals.push_back(makeColumn("BLIS", "blis", loadUnlessSkipped([] {
+                                   return BlisGemm::load(threadsOpt);
+                                 })));
+  externals.push_back(
+      makeColumn("libxsmm", "libxsmm", loadUnlessSkipped(LibxsmmGemm::load)));
+  for (ExternalColumn &col : externals)
+    if (col.lib && col.lib->threads() < int(threadsOpt))
+      col.note += llvm::formatv("; the others run {0} threads", threadsOpt);
   Target host = Target::detectHost();
   EmitterOptions emitter = EmitterOptions::defaults();
   IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
@@ -212,10 +291,18 @@ int main(int argc, char **argv) {
         unsigned(threadsOpt));
     llvm::outs() << "OpenBLAS: core " << coreName << ", config '" << blasConfig
                  << "'; OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE " << envLine << "\n";
+    for (const ExternalColumn &col : externals)
+      llvm::outs() << col.note << "\n";
     llvm::outs() << llvm::formatv(
-        "{0,-16} {1,11} {2,7} {3,15} {4,7} {5,7} {6,12} {7,10}  {8}\n", "shape",
-        "ours GFLOPS", "%peak", "OpenBLAS GFLOPS", "%peak", "ratio",
-        "max rel err", "validated", "kernel");
+        "{0,-16} {1,11} {2,7} {3,15} {4,7} {5,11} {6,14} {7,7} {8,7} {9,12} "
+        "{10,10}  {11}\n",
+        "shape", "ours GFLOPS", "%peak", "OpenBLAS GFLOPS", "%peak",
+        "BLIS GFLOPS", "libxsmm GFLOPS", "ratio", "vs best", "max rel err",
+        "validated", "kernel");
+  } else {
+    // JSON rows stay on stdout; what was loaded, or why not, goes here.
+    for (const ExternalColumn &col : externals)
+      llvm::errs() << "qimeng-bench: " << col.note << "\n";
   }
   bool allValid = true;
   for (const Shape &sh : shapes) {
@@ -278,6 +365,21 @@ int main(int argc, char **argv) {
         exitOnErr(validateGemm(desc, blasCall, 0, blasOpts));
     bool validated = ours.passed && blas.passed;
     allValid &= validated;
+    // BLIS and libxsmm: the same checks as OpenBLAS before they are timed.
+    std::vector<ExternalResult> extResults(externals.size());
+    for (size_t i = 0; i < externals.size(); ++i) {
+      const ExternalGemm *lib = externals[i].lib.get();
+      if (!lib)
+        continue;
+      auto extCall = [&](const float *a, const float *b, float *c, void *) {
+        lib->gemm(desc, a, b, c);
+      };
+      ValidationReport report =
+          exitOnErr(validateGemm(desc, extCall, 0, blasOpts));
+      if (!report.passed)
+        extResults[i].failure = report.failure;
+      extResults[i].path = lib->pathFor(desc);
+    }
 
     double oursGflops = 0, blasGflops = 0;
     if (ours.passed) {
@@ -290,8 +392,11 @@ int main(int argc, char **argv) {
       auto b = exitOnErr(GuardedBuffer::allocate(desc.bSpan(), 0));
       auto c1 = exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0));
       auto c2 = exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0));
-      auto ws = exitOnErr(
-          GuardedBuffer::allocate(int64_t(emitted.workspaceBytes / 4 + 16), 0));
+      // One workspace slice per part, as runGemmParts uses them.
+      uint64_t wsBytes =
+          emitted.workspaceBytes * std::max<size_t>(1, parts.size());
+      auto ws =
+          exitOnErr(GuardedBuffer::allocate(int64_t(wsBytes / 4 + 16), 0));
       std::mt19937 rng(42);
       std::uniform_real_distribution<float> dist(-1, 1);
       for (int64_t i = 0; i < desc.aSpan(); ++i)
@@ -308,11 +413,34 @@ int main(int argc, char **argv) {
            }},
           {"openblas",
            [&] { blasCall(a.data(), b.data(), c2.data(), nullptr); }}};
+      // Each validated external library: the same A and B, its own C.
+      std::vector<GuardedBuffer> extC;
+      std::vector<std::pair<size_t, size_t>> timed; // (external, candidate)
+      for (size_t i = 0; i < externals.size(); ++i) {
+        const ExternalGemm *lib = externals[i].lib.get();
+        if (!lib || !extResults[i].failure.empty())
+          continue;
+        extC.push_back(exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0)));
+        float *c = extC.back().data();
+        std::fill_n(c, desc.cSpan(), 0.0f);
+        timed.push_back({i, cands.size()});
+        cands.push_back({externals[i].jsonKey, [&desc, &a, &b, lib, c] {
+                           lib->gemm(desc, a.data(), b.data(), c);
+                         }});
+      }
       InterleavedTiming t = timeInterleaved(cands, runsOpt);
       oursGflops = desc.flops() / median(t.secondsPerCall[0]) * 1e-9;
       blasGflops = desc.flops() / median(t.secondsPerCall[1]) * 1e-9;
+      for (auto [ext, cand] : timed)
+        extResults[ext].gflops =
+            desc.flops() / median(t.secondsPerCall[cand]) * 1e-9;
     }
     double ratio = blasGflops > 0 ? oursGflops / blasGflops : 0;
+    double bestOther = blasGflops;
+    for (const ExternalResult &r : extResults)
+      if (r.gflops)
+        bestOther = std::max(bestOther, *r.gflops);
+    double ratioBestOther = bestOther > 0 ? oursGflops / bestOther : 0;
     if (jsonOpt) {
       nlohmann::json row = {{"op", "sgemm"},
                             {"m", sh.m},
@@ -336,21 +464,51 @@ int main(int argc, char **argv) {
                             {"openblas_env", envLine}};
       if (!ours.passed)
         row["failure"] = ours.failure;
+      for (size_t i = 0; i < externals.size(); ++i) {
+        const ExternalColumn &col = externals[i];
+        const ExternalResult &r = extResults[i];
+        if (!col.lib)
+          continue;
+        std::string version = col.lib->version();
+        if (!version.empty())
+          row[col.jsonKey + "_version"] = version;
+        if (r.gflops) {
+          row[col.jsonKey + "_gflops"] = *r.gflops;
+          row[col.jsonKey + "_threads"] = col.lib->threads();
+          if (!r.path.empty())
+            row[col.jsonKey + "_path"] = r.path;
+        }
+        if (!r.failure.empty())
+          row[col.jsonKey + "_failure"] = r.failure;
+      }
+      row["best_other_gflops"] = bestOther;
+      row["ratio_best_other"] = ratioBestOther;
       llvm::outs() << row.dump(-1, ' ', false,
                                nlohmann::json::error_handler_t::replace)
                    << "\n";
     } else {
+      std::string extCells[2];
+      for (size_t i = 0; i < externals.size() && i < 2; ++i)
+        extCells[i] =
+            gflopsCell(extResults[i].gflops,
+                       extResults[i].path == "blas-fallback" ? "*" : "");
       llvm::outs() << llvm::formatv(
-          "{0,-16} {1,11:F1} {2,6:F1}% {3,15:F1} {4,6:F1}% {5,7:F2} "
-          "{6,12:E1} {7,10}  {8}\n",
+          "{0,-16} {1,11:F1} {2,6:F1}% {3,15:F1} {4,6:F1}% {5,11} {6,14} "
+          "{7,7:F2} {8,7:F2} {9,12:E1} {10,10}  {11}\n",
           llvm::formatv("{0}x{1}x{2}", sh.m, sh.n, sh.k).str(), oursGflops,
-          100 * oursGflops / peak, blasGflops, 100 * blasGflops / peak, ratio,
-          ours.maxRelError, validated ? "yes" : "NO", emitted.symbol);
+          100 * oursGflops / peak, blasGflops, 100 * blasGflops / peak,
+          extCells[0], extCells[1], ratio, ratioBestOther, ours.maxRelError,
+          validated ? "yes" : "NO", emitted.symbol);
       if (!ours.passed)
         llvm::outs() << "  ours failed validation: " << ours.failure << "\n";
       if (!blas.passed)
         llvm::outs() << "  OpenBLAS failed validation: " << blas.failure
                      << "\n";
+      for (size_t i = 0; i < externals.size(); ++i)
+        if (!extResults[i].failure.empty())
+          llvm::outs() << "  " << externals[i].label
+                       << " failed validation: " << extResults[i].failure
+                       << "\n";
     }
     llvm::outs().flush();
   }
