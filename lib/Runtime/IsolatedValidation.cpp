@@ -9,7 +9,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
 #include <algorithm>
-#include <thread>
 #include <nlohmann/json.hpp>
 
 using namespace qimeng;
@@ -21,27 +20,6 @@ IsolatedValidationOptions IsolatedValidationOptions::defaults() {
   if (auto v = llvm::sys::Process::GetEnv("QIMENG_RUNNER"))
     o.runnerPath = *v;
   return o;
-}
-
-void qimeng::runGemmParts(GemmKernelFn kernel,
-                          const std::vector<GemmRange> &parts,
-                          uint64_t workspaceBytes, const float *a,
-                          const float *b, float *c, void *workspace) {
-  if (parts.empty()) {
-    kernel(a, b, c, workspace);
-    return;
-  }
-  auto slice = [&](size_t i) {
-    return static_cast<char *>(workspace) + i * workspaceBytes;
-  };
-  for (size_t i = 0; i < parts.size(); ++i)
-    writeRange(slice(i), parts[i]);
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < parts.size(); ++i)
-    threads.emplace_back([&, i] { kernel(a, b, c, slice(i)); });
-  kernel(a, b, c, slice(0));
-  for (std::thread &t : threads)
-    t.join();
 }
 
 std::string qimeng::validationRequestJson(const GemmDesc &d,
@@ -60,165 +38,6 @@ std::string qimeng::validationRequestJson(const GemmDesc &d,
     r["parts"] = list;
   }
   return r.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// No-throw field access: a wrong-typed field is an error, never an abort.
-static llvm::Expected<std::string> stringField(const json &j,
-                                               const char *name) {
-  auto it = j.find(name);
-  if (it == j.end() || !it->is_string())
-    return llvm::createStringError(
-        llvm::formatv("validation request field '{0}' must be a string", name)
-            .str());
-  return it->get<std::string>();
-}
-
-/// Loads a kernel's text for this host.
-static llvm::Expected<std::pair<EmittedKernel, std::unique_ptr<JitKernel>>>
-loadHere(const std::string &text) {
-  auto kernel = parseEmitterOutput(text);
-  if (!kernel)
-    return kernel.takeError();
-  Target host = Target::detectHost();
-  auto object = assembleToObject(kernel->text, host, kernel->symbol + ".s");
-  if (!object)
-    return object.takeError();
-  auto jit = JitKernel::load(std::move(*object), kernel->symbol);
-  if (!jit)
-    return jit.takeError();
-  return std::make_pair(std::move(*kernel), std::move(*jit));
-}
-
-/// Median seconds per call of `fn` over `runs` timed rounds of at least
-/// ~10 ms each, and the spread (max - min) / median.
-static std::pair<double, double> timeCalls(const std::function<void()> &fn,
-                                           int runs) {
-  InterleavedTiming t = timeInterleaved({{"kernel", fn}}, runs, 0.01);
-  const std::vector<double> &s = t.secondsPerCall[0];
-  double med = median(s);
-  double lo = *std::min_element(s.begin(), s.end());
-  double hi = *std::max_element(s.begin(), s.end());
-  return {med, med > 0 ? (hi - lo) / med : 0};
-}
-
-static llvm::Expected<std::string> servePeakRequest(const json &r) {
-  auto kernelText = stringField(r, "kernel");
-  if (!kernelText)
-    return kernelText.takeError();
-  auto loaded = loadHere(*kernelText);
-  if (!loaded)
-    return loaded.takeError();
-  uint64_t flopsPerIteration = loaded->first.flopsPerIteration;
-  if (flopsPerIteration == 0)
-    return llvm::createStringError("fma_peak probe lacks its flop count");
-  auto probe = reinterpret_cast<void (*)(uint64_t)>(loaded->second->address());
-  const uint64_t iterations = 2'000'000;
-  auto [seconds, spread] = timeCalls([&] { probe(iterations); }, 7);
-  json out = {
-      {"peak_gflops", double(iterations) * flopsPerIteration / seconds * 1e-9},
-      {"spread", spread}};
-  return out.dump();
-}
-
-llvm::Expected<std::string>
-qimeng::serveValidationRequest(llvm::StringRef text) {
-  json r = json::parse(text.begin(), text.end(), nullptr, false);
-  if (r.is_discarded() || !r.is_object())
-    return llvm::createStringError("validation request is not a JSON object");
-  auto version = r.find("version");
-  if (version == r.end() || !version->is_number_integer() ||
-      version->get<int64_t>() != 1)
-    return llvm::createStringError(
-        "unsupported validation request version " +
-        (version == r.end() ? std::string("(none)") : version->dump()));
-  auto op = r.find("op");
-  if (op != r.end() && op->is_string() && op->get<std::string>() == "fma_peak")
-    return servePeakRequest(r);
-  auto desc = gemmDescFromJson(r, "validation request");
-  if (!desc)
-    return desc.takeError();
-  GemmDesc d = *desc;
-  auto kernelText = stringField(r, "kernel");
-  if (!kernelText)
-    return kernelText.takeError();
-  if (auto err = d.verify())
-    return std::move(err);
-  std::vector<GemmRange> parts;
-  auto partsIt = r.find("parts");
-  if (partsIt != r.end()) {
-    if (!partsIt->is_array() || partsIt->empty() || partsIt->size() > 1024)
-      return llvm::createStringError(
-          "validation request field 'parts' must be a non-empty array");
-    for (const json &p : *partsIt) {
-      if (!p.is_array() || p.size() != 4 || !p[0].is_number_integer() ||
-          !p[1].is_number_integer() || !p[2].is_number_integer() ||
-          !p[3].is_number_integer())
-        return llvm::createStringError(
-            "validation request part must be [m_begin, m_end, n_begin, "
-            "n_end]");
-      GemmRange g{p[0].get<int64_t>(), p[1].get<int64_t>(),
-                  p[2].get<int64_t>(), p[3].get<int64_t>()};
-      if (g.mBegin < 0 || g.mEnd > d.m || g.mBegin > g.mEnd || g.nBegin < 0 ||
-          g.nEnd > d.n || g.nBegin > g.nEnd)
-        return llvm::createStringError(
-            "validation request part lies outside C");
-      parts.push_back(g);
-    }
-  }
-  int runs = 0;
-  auto measure = r.find("measure_runs");
-  if (measure != r.end()) {
-    if (!measure->is_number_integer() || measure->get<int64_t>() < 1 ||
-        measure->get<int64_t>() > 1000)
-      return llvm::createStringError(
-          "validation request field 'measure_runs' must be an integer in "
-          "1..1000");
-    runs = measure->get<int>();
-  }
-
-  // The kernel runs here, on this machine: assemble for the host.
-  auto loaded = loadHere(*kernelText);
-  if (!loaded)
-    return loaded.takeError();
-  const EmittedKernel &kernel = loaded->first;
-  GemmKernelFn fn = loaded->second->gemm();
-  uint64_t wsBytes = kernel.workspaceBytes;
-  uint64_t totalWs = wsBytes * std::max<size_t>(1, parts.size());
-  auto call = [&](const float *a, const float *b, float *c, void *ws) {
-    runGemmParts(fn, parts, wsBytes, a, b, c, ws);
-  };
-  auto report = validateGemm(d, call, totalWs);
-  if (!report)
-    return report.takeError();
-  json out = {{"passed", report->passed},
-              {"failure", report->failure},
-              {"max_rel_error", report->maxRelError},
-              {"openblas_max_rel_error", report->openBlasMaxRelError},
-              {"symbol", kernel.symbol}};
-  if (runs > 0 && report->passed) {
-    // Validated: time it on fresh buffers, then validate it again.
-    auto a = GuardedBuffer::allocate(d.aSpan(), 0);
-    auto b = GuardedBuffer::allocate(d.bSpan(), 0);
-    auto c = GuardedBuffer::allocate(d.cSpan(), 0);
-    auto ws = GuardedBuffer::allocate(int64_t(totalWs / sizeof(float) + 16), 0);
-    if (!a || !b || !c || !ws)
-      return llvm::createStringError("cannot allocate timing buffers");
-    for (GuardedBuffer *buf : {&*a, &*b, &*c})
-      for (int64_t i = 0; i < buf->size(); ++i)
-        buf->data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
-    auto [seconds, spread] = timeCalls(
-        [&] { call(a->data(), b->data(), c->data(), ws->data()); }, runs);
-    auto again = validateGemm(d, call, totalWs);
-    if (!again)
-      return again.takeError();
-    out["gflops"] = d.flops() / seconds * 1e-9;
-    out["spread"] = spread;
-    if (!again->passed) {
-      out["passed"] = false;
-      out["failure"] = "after timing: " + again->failure;
-    }
-  }
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Runtime/RunnerService.h"
 #include "ErrorHelpers.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"

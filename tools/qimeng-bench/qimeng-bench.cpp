@@ -21,6 +21,7 @@
 #include "qimeng/Runtime/GemmValidator.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Runtime/JitKernel.h"
+#include "qimeng/Runtime/RunnerService.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
 #include "llvm/ADT/SmallVector.h"

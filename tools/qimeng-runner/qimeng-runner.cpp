@@ -8,7 +8,7 @@
 // crashes takes this process down with it, which is the point.
 //
 //===----------------------------------------------------------------------===//
-#include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Runtime/RunnerService.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -42,11 +42,6 @@ std::string validationRequestJson(const GemmDesc &desc, const Target &target,
                                   const EmittedKernel &kernel,
                                   const std::vector<GemmRange> &parts = {});
 
-/// Runner side: parses a request, assembles and loads the kernel for the
-/// host, validates it and returns the report as JSON. Errors in the request
-/// or the assembly come back as an llvm::Error.
-llvm::Expected<std::string> serveValidationRequest(llvm::StringRef json);
-
 /// Compiler side: runs the runner on `kernel`. A report with passed = false
 /// carries the reason (wrong result, crash, timeout); an llvm::Error means
 /// the runner itself could not be run or answered garbage.
@@ -77,13 +72,6 @@ measureGemmIsolated(const GemmDesc &desc, const Target &target,
 llvm::Expected<double>
 measurePeakIsolated(const EmittedKernel &probe,
                     const IsolatedValidationOptions &options);
-
-/// `kernel` run as the compiled module runs it: once per part of C, each
-/// part on its own thread with its own slice of `workspace` (parts.size()
-/// slices of `workspaceBytes`); a plain call when `parts` is empty.
-void runGemmParts(GemmKernelFn kernel, const std::vector<GemmRange> &parts,
-                  uint64_t workspaceBytes, const float *a, const float *b,
-                  float *c, void *workspace);
 
 } // namespace qimeng
 
