@@ -23,8 +23,12 @@ splitExtent(int64_t extent, int64_t block, int parts) {
 }
 
 std::vector<GemmRange> qimeng::partitionGemm(const GemmDesc &d,
-                                             const GemmConfig &c, int threads) {
+                                             const GemmConfig &c, int threads,
+                                             double minFlopsPerPart) {
   threads = std::max(1, threads);
+  if (minFlopsPerPart > 0)
+    threads = static_cast<int>(std::max<double>(
+        1, std::min<double>(threads, d.flops() / minFlopsPerPart)));
   std::vector<GemmRange> parts;
   int64_t nBlocks = (d.n + c.nr - 1) / c.nr;
   if (nBlocks >= threads || nBlocks >= (d.m + c.mr - 1) / c.mr) {

@@ -5,26 +5,26 @@
 // RUN:   '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma:cores=8 threads=2 validate=false' \
 // RUN: | FileCheck %s
 
-// N has 4 register blocks of 16: two parts of 32 columns each.
+// N has 32 register blocks of 16: two parts of 256 columns each.
 // CHECK-LABEL: func.func @matmul_split_n(
 // CHECK:         %[[WS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<[[WSN:[0-9]+]]xi64>
-// CHECK:         %[[TABLE:.+]] = memref.get_global @[[PARTS:qm_sgemm_48x64x16_.*_par_x86_64_avx2_parts2]] : memref<2x4xi64>
+// CHECK:         %[[TABLE:.+]] = memref.get_global @[[PARTS:qm_sgemm_384x512x64_.*_par_x86_64_avx2_parts2]] : memref<2x4xi64>
 // CHECK:         omp.parallel {
 // CHECK-NEXT:      omp.wsloop {
 // CHECK-NEXT:        omp.loop_nest (%[[I:.+]]) : index = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
 // CHECK:               memref.load %[[TABLE]][%[[I]], %{{.+}}] : memref<2x4xi64>
 // CHECK:               memref.store %{{.+}}, %[[WS]][%{{.+}}] : memref<[[WSN]]xi64>
-// CHECK:               llvm.call @qm_sgemm_48x64x16_{{.*}}_par_x86_64_avx2(
+// CHECK:               llvm.call @qm_sgemm_384x512x64_{{.*}}_par_x86_64_avx2(
 // CHECK:               omp.yield
 // CHECK:           omp.terminator
 // CHECK:         memref.dealloc %[[WS]]
-// CHECK:       llvm.func internal @qm_sgemm_48x64x16_{{.*}}_par_x86_64_avx2(
+// CHECK:       llvm.func internal @qm_sgemm_384x512x64_{{.*}}_par_x86_64_avx2(
 // CHECK:         llvm.inline_asm
 // CHECK-SAME:      movq 40(%rbx), %r8
-// CHECK:       memref.global "private" constant @[[PARTS]] : memref<2x4xi64> = dense<{{\[}}[0, 48, 0, 32], [0, 48, 32, 64]]>
-func.func @matmul_split_n(%a: memref<48x16xf32>, %b: memref<16x64xf32>, %c: memref<48x64xf32>) {
-  linalg.matmul ins(%a, %b : memref<48x16xf32>, memref<16x64xf32>)
-                outs(%c : memref<48x64xf32>)
+// CHECK:       memref.global "private" constant @[[PARTS]] : memref<2x4xi64> = dense<{{\[}}[0, 384, 0, 256], [0, 384, 256, 512]]>
+func.func @matmul_split_n(%a: memref<384x64xf32>, %b: memref<64x512xf32>, %c: memref<384x512xf32>) {
+  linalg.matmul ins(%a, %b : memref<384x64xf32>, memref<64x512xf32>)
+                outs(%c : memref<384x512xf32>)
   return
 }
 
@@ -33,16 +33,17 @@ func.func @matmul_split_n(%a: memref<48x16xf32>, %b: memref<16x64xf32>, %c: memr
 // N fits one register block, M has many: the parts split M at multiples
 // of mr = 6.
 // CHECK-LABEL: func.func @matmul_split_m(
-// CHECK:       memref.global "private" constant @qm_sgemm_100x16x8_{{.*}}_parts2 : memref<2x4xi64> = dense<{{\[}}[0, 54, 0, 16], [54, 100, 0, 16]]>
-func.func @matmul_split_m(%a: memref<100x8xf32>, %b: memref<8x16xf32>, %c: memref<100x16xf32>) {
-  linalg.matmul ins(%a, %b : memref<100x8xf32>, memref<8x16xf32>)
-                outs(%c : memref<100x16xf32>)
+// CHECK:       memref.global "private" constant @qm_sgemm_6000x16x64_{{.*}}_parts2 : memref<2x4xi64> = dense<{{\[}}[0, 3000, 0, 16], [3000, 6000, 0, 16]]>
+func.func @matmul_split_m(%a: memref<6000x64xf32>, %b: memref<64x16xf32>, %c: memref<6000x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<6000x64xf32>, memref<64x16xf32>)
+                outs(%c : memref<6000x16xf32>)
   return
 }
 
 // -----
 
-// Too small to split: one part, the single-core kernel, no OpenMP.
+// Too little work to split (under 4 MFLOP a part): one part, the
+// single-core kernel, no OpenMP.
 // CHECK-LABEL: func.func @matmul_too_small(
 // CHECK-NOT:     omp.parallel
 // CHECK:         llvm.call @qm_sgemm_4x8x4_{{.*}}_pfb0_x86_64_avx2(

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/IsolatedValidation.h"
-#include "qimeng/Runtime/RunnerService.h"
 #include "ErrorHelpers.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Runtime/RunnerService.h"
 #include <gtest/gtest.h>
 #include <tuple>
 
@@ -130,7 +130,7 @@ TEST(PartitionTest, PartsTileCExactlyAtBlockBoundaries) {
                          {4096, 64, 2},
                          {1000, 1000, 3}}) {
     GemmDesc desc = GemmDesc::packed(m, n, 8);
-    std::vector<GemmRange> parts = partitionGemm(desc, config, t);
+    std::vector<GemmRange> parts = partitionGemm(desc, config, t, 0);
     ASSERT_FALSE(parts.empty());
     EXPECT_LE(parts.size(), static_cast<size_t>(t));
     int64_t area = 0;
@@ -143,9 +143,13 @@ TEST(PartitionTest, PartsTileCExactlyAtBlockBoundaries) {
     }
     EXPECT_EQ(area, m * n) << m << "x" << n << " in " << t;
   }
+  // Too little work for two threads: one part (the default threshold).
+  EXPECT_EQ(partitionGemm(GemmDesc::packed(64, 64, 64), config, 2).size(), 1u);
+  EXPECT_EQ(partitionGemm(GemmDesc::packed(256, 256, 256), config, 2).size(),
+            2u);
   // One thread: one part covering C.
   GemmDesc d = GemmDesc::packed(30, 40, 8);
-  EXPECT_EQ(partitionGemm(d, config, 1),
+  EXPECT_EQ(partitionGemm(d, config, 1, 0),
             (std::vector<GemmRange>{{0, 30, 0, 40}}));
 }
 
@@ -157,7 +161,7 @@ TEST_F(IsolatedValidationTest, ParallelKernelPassesWithItsParts) {
   auto emitted = emitGemmKernel(desc, *config, EmitterOptions::defaults());
   ASSERT_TRUE(static_cast<bool>(emitted));
   EXPECT_NE(emitted->symbol.find("_par_"), std::string::npos);
-  std::vector<GemmRange> parts = partitionGemm(desc, *config, 2);
+  std::vector<GemmRange> parts = partitionGemm(desc, *config, 2, 0);
   ASSERT_EQ(parts.size(), 2u);
   QM_ASSERT_EXPECTED(
       good, validateGemmIsolated(desc, host, *emitted,

@@ -33,12 +33,17 @@ struct GemmRange {
 /// (four little-endian int64: mBegin, mEnd, nBegin, nEnd).
 constexpr uint64_t kRangeOffset = 24;
 
+/// Work below which another thread costs more than it brings: a fork/join
+/// of an OpenMP team is microseconds, 4 MFLOP is tens of microseconds.
+constexpr double kMinFlopsPerPart = 4e6;
+
 /// Splits C into at most `threads` non-empty parts along N (at multiples of
 /// nr) when N has at least `threads` register blocks, else along M (at
-/// multiples of mr); fewer parts when the problem is too small. One part
-/// covers everything.
+/// multiples of mr); fewer parts when the problem is too small, so that each
+/// part has at least `minFlopsPerPart` of work. One part covers everything.
 std::vector<GemmRange> partitionGemm(const GemmDesc &desc,
-                                     const GemmConfig &config, int threads);
+                                     const GemmConfig &config, int threads,
+                                     double minFlopsPerPart = kMinFlopsPerPart);
 
 /// Writes `range` where a parallel kernel reads it.
 void writeRange(void *workspace, const GemmRange &range);
