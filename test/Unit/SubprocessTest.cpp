@@ -185,3 +185,23 @@ TEST(SubprocessTest, MemoryLimitStopsABigAllocation) {
 }
 
 } // namespace
+
+#include "qimeng/Support/CommandLine.h"
+
+TEST(RenamedArgsTest, RenamesTheFlagInBothSpellingsOnly) {
+  const char *in[] = {"tool",       "--threads=2",      "-threads", "4",
+                      "--threadsx", "--thread-count=3", "threads=5"};
+  std::vector<char *> argv;
+  for (const char *a : in)
+    argv.push_back(const_cast<char *>(a));
+  qimeng::RenamedArgs r(static_cast<int>(argv.size()), argv.data(), "threads",
+                        "thread-count");
+  ASSERT_EQ(r.argc(), 7);
+  EXPECT_STREQ(r.argv()[0], "tool");
+  EXPECT_STREQ(r.argv()[1], "--thread-count=2");
+  EXPECT_STREQ(r.argv()[2], "--thread-count");
+  EXPECT_STREQ(r.argv()[3], "4");
+  EXPECT_STREQ(r.argv()[4], "--threadsx");
+  EXPECT_STREQ(r.argv()[5], "--thread-count=3");
+  EXPECT_STREQ(r.argv()[6], "threads=5");
+}

@@ -22,6 +22,7 @@
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Runtime/JitKernel.h"
 #include "qimeng/Runtime/RunnerService.h"
+#include "qimeng/Support/CommandLine.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
 #include "llvm/ADT/SmallVector.h"
@@ -59,7 +60,7 @@ static cl::opt<std::string>
                        "1024x1024x1024,2048x2048x2048"),
               cl::cat(benchCategory));
 // libLLVM.so already registers a hidden "threads" option, so ours is
-// "thread-count" and main() maps --threads onto it.
+// "thread-count" and main() maps --threads onto it (RenamedArgs).
 static cl::opt<unsigned>
     threadsOpt("thread-count",
                cl::desc("Threads for ours, OpenBLAS and BLIS; libxsmm runs on "
@@ -144,24 +145,6 @@ static llvm::Expected<std::vector<Shape>> parseShapes(llvm::StringRef s) {
   return shapes;
 }
 
-/// Rewrites --threads[=N] / -threads[=N] into --thread-count[=N].
-static std::vector<std::string> mapThreadsFlag(int argc, char **argv) {
-  std::vector<std::string> args;
-  for (int i = 0; i < argc; ++i) {
-    llvm::StringRef a(argv[i]);
-    for (llvm::StringRef prefix : {"--threads", "-threads"}) {
-      if (a == prefix || a.starts_with((prefix + "=").str())) {
-        args.push_back("--thread-count" + a.substr(prefix.size()).str());
-        a = "";
-        break;
-      }
-    }
-    if (!a.empty())
-      args.push_back(a.str());
-  }
-  return args;
-}
-
 /// A baseline column besides OpenBLAS: the library when it loaded, and the
 /// header line that says what it is or why it is missing.
 struct ExternalColumn {
@@ -202,12 +185,9 @@ static std::string gflopsCell(std::optional<double> gflops,
 int main(int argc, char **argv) {
   reexecWithoutOpenBlasOverrides(argv);
   llvm::InitLLVM init(argc, argv);
-  std::vector<std::string> mapped = mapThreadsFlag(argc, argv);
-  std::vector<char *> mappedArgv;
-  for (std::string &a : mapped)
-    mappedArgv.push_back(a.data());
-  argc = static_cast<int>(mappedArgv.size());
-  argv = mappedArgv.data();
+  RenamedArgs renamed(argc, argv, "threads", "thread-count");
+  argc = renamed.argc();
+  argv = renamed.argv();
   cl::HideUnrelatedOptions(benchCategory);
   cl::ParseCommandLineOptions(
       argc, argv,

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Partition.h"
+#include "qimeng/Support/CommandLine.h"
 #include "qimeng/Tune/RunnerEvaluator.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
@@ -125,20 +126,9 @@ static void runAblation(const GemmDesc &desc, const Target &host,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  // libLLVM.so registers a hidden "threads" option: map ours onto it.
-  std::vector<std::string> mapped;
-  for (int i = 0; i < argc; ++i) {
-    llvm::StringRef a(argv[i]);
-    if (a.consume_front("--threads") || a.consume_front("-threads"))
-      mapped.push_back("--thread-count" + a.str());
-    else
-      mapped.push_back(argv[i]);
-  }
-  std::vector<char *> mappedArgv;
-  for (std::string &a : mapped)
-    mappedArgv.push_back(a.data());
-  argc = static_cast<int>(mappedArgv.size());
-  argv = mappedArgv.data();
+  RenamedArgs renamed(argc, argv, "threads", "thread-count");
+  argc = renamed.argc();
+  argv = renamed.argv();
   cl::HideUnrelatedOptions(tuneCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
