@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <thread>
 
 using namespace qimeng;
 
@@ -70,6 +71,42 @@ qimeng::measureFmaPeakGflops(VectorIsa isa, const Target &host,
     probe(iterations);
     rates.push_back(double(iterations) * flopsPerIteration / (now() - t0) *
                     1e-9);
+  }
+  return median(rates);
+}
+
+double qimeng::gemmMinimumBytes(int64_t m, int64_t n, int64_t k) {
+  return 4.0 * (double(m) * k + double(k) * n + 2.0 * double(m) * n);
+}
+
+double qimeng::measureReadBandwidthGBps(int threads, size_t bytes) {
+  threads = std::max(1, threads);
+  // Integer sums: associative, so the compiler vectorizes them and the
+  // loop is bound by memory, not by an add's latency.
+  size_t count = bytes / sizeof(uint64_t);
+  std::vector<uint64_t> data(count, 1); // touches every page once
+  std::vector<uint64_t> sums(threads, 0);
+  auto sweep = [&] {
+    std::vector<std::thread> team;
+    size_t chunk = count / threads;
+    for (int t = 0; t < threads; ++t)
+      team.emplace_back([&, t] {
+        const uint64_t *p = data.data() + t * chunk;
+        uint64_t sum = 0;
+        for (size_t i = 0; i < chunk; ++i)
+          sum += p[i];
+        sums[t] += sum;
+      });
+    for (std::thread &th : team)
+      th.join();
+  };
+  sweep(); // warm-up
+  std::vector<double> rates;
+  for (int r = 0; r < 5; ++r) {
+    double t0 = now();
+    sweep();
+    rates.push_back(double(count / threads * threads) * sizeof(uint64_t) /
+                    (now() - t0) * 1e-9);
   }
   return median(rates);
 }

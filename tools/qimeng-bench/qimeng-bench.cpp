@@ -253,6 +253,7 @@ int main(int argc, char **argv) {
         "this host has no vector isa our emitters support"));
   double corePeak = exitOnErr(measureFmaPeakGflops(isa, host, emitter));
   double peak = corePeak * threadsOpt;
+  double bandwidth = measureReadBandwidthGBps(threadsOpt);
   std::string coreName = openblas_get_corename();
   std::string blasConfig = llvm::StringRef(openblas_get_config()).trim().str();
   const char *envNote = getenv(kReexecMarker);
@@ -270,6 +271,10 @@ int main(int argc, char **argv) {
         "{4:F1} for {5} thread(s)\n",
         host.cpu, host.triple, corePeak, isaName(isa), peak,
         unsigned(threadsOpt));
+    llvm::outs() << llvm::formatv(
+        "memory read bandwidth measured: {0:F1} GB/s with {1} thread(s) "
+        "(JSON rows give each shape's GB/s at its least traffic)\n",
+        bandwidth, unsigned(threadsOpt));
     llvm::outs() << "OpenBLAS: core " << coreName << ", config '" << blasConfig
                  << "'; OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE " << envLine << "\n";
     for (const ExternalColumn &col : externals)
@@ -417,32 +422,42 @@ int main(int argc, char **argv) {
             desc.flops() / median(t.secondsPerCall[cand]) * 1e-9;
     }
     double ratio = blasGflops > 0 ? oursGflops / blasGflops : 0;
+    // GB/s at the least traffic: GFLOPS / flops * bytes.
+    auto gbps = [&](double gflops) {
+      return gflops * gemmMinimumBytes(sh.m, sh.n, sh.k) / desc.flops();
+    };
     double bestOther = blasGflops;
     for (const ExternalResult &r : extResults)
       if (r.gflops)
         bestOther = std::max(bestOther, *r.gflops);
     double ratioBestOther = bestOther > 0 ? oursGflops / bestOther : 0;
     if (jsonOpt) {
-      nlohmann::json row = {{"op", "sgemm"},
-                            {"m", sh.m},
-                            {"n", sh.n},
-                            {"k", sh.k},
-                            {"transpose", trans},
-                            {"threads", unsigned(threadsOpt)},
-                            {"ours_gflops", oursGflops},
-                            {"openblas_gflops", blasGflops},
-                            {"ratio", ratio},
-                            {"pct_peak", 100 * oursGflops / peak},
-                            {"openblas_pct_peak", 100 * blasGflops / peak},
-                            {"peak_gflops", peak},
-                            {"max_rel_err", ours.maxRelError},
-                            {"validated", validated},
-                            {"kernel", emitted.symbol},
-                            {"config", config.str()},
-                            {"tuned", bool(tunedOpt)},
-                            {"tune_trials", tunedTrials},
-                            {"openblas_core", coreName},
-                            {"openblas_env", envLine}};
+      nlohmann::json row = {
+          {"op", "sgemm"},
+          {"m", sh.m},
+          {"n", sh.n},
+          {"k", sh.k},
+          {"transpose", trans},
+          {"threads", unsigned(threadsOpt)},
+          {"ours_gflops", oursGflops},
+          {"openblas_gflops", blasGflops},
+          {"ratio", ratio},
+          {"ours_gbps", gbps(oursGflops)},
+          {"openblas_gbps", gbps(blasGflops)},
+          {"bandwidth_gbps", bandwidth},
+          {"pct_bandwidth",
+           bandwidth > 0 ? 100 * gbps(oursGflops) / bandwidth : 0},
+          {"pct_peak", 100 * oursGflops / peak},
+          {"openblas_pct_peak", 100 * blasGflops / peak},
+          {"peak_gflops", peak},
+          {"max_rel_err", ours.maxRelError},
+          {"validated", validated},
+          {"kernel", emitted.symbol},
+          {"config", config.str()},
+          {"tuned", bool(tunedOpt)},
+          {"tune_trials", tunedTrials},
+          {"openblas_core", coreName},
+          {"openblas_env", envLine}};
       if (!ours.passed)
         row["failure"] = ours.failure;
       for (size_t i = 0; i < externals.size(); ++i) {

@@ -44,6 +44,15 @@ double median(std::vector<double> values);
 llvm::Expected<double> measureFmaPeakGflops(VectorIsa isa, const Target &host,
                                             const EmitterOptions &options);
 
+/// Memory read bandwidth in GB/s with `threads` threads, each summing its
+/// slice of a buffer far larger than the caches (median of several runs):
+/// the yardstick for memory-bound shapes such as 1x4096x4096.
+double measureReadBandwidthGBps(int threads, size_t bytes = size_t(512) << 20);
+
+/// The least memory traffic of C += A * B: A and B read once, C read and
+/// written once, in bytes.
+double gemmMinimumBytes(int64_t m, int64_t n, int64_t k);
+
 } // namespace qimeng
 
 #endif // QIMENG_RUNTIME_BENCHMARK_H
