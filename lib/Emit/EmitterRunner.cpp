@@ -100,6 +100,8 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
   r["prefetch_a"] = c.prefetchA;
   r["prefetch_b"] = c.prefetchB;
   r["order"] = orderName(c.order).str();
+  if (!c.packB)
+    r["pack_b"] = false;
   if (c.threads > 1)
     r["parallel"] = true;
   if (!fault.empty())

@@ -68,8 +68,21 @@ llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
                       "support; need avx2 and fma, or avx512f and fma",
                       target.triple, target.cpu)
             .str());
-  const MicroKernelShape &shape = table.front();
+  // Few rows of A (M within a register block or two): B is used once, so
+  // packing it only doubles B's traffic. Read it in place with the widest
+  // block whose nr divides N (docs/BlockingModel.md).
+  const MicroKernelShape *chosen = &table.front();
+  bool packB = true;
+  if (desc.m <= 16 && !desc.transB) {
+    for (const MicroKernelShape &s : table)
+      if (desc.n % s.nr == 0 && (packB || s.nr > chosen->nr)) {
+        chosen = &s;
+        packB = false;
+      }
+  }
+  const MicroKernelShape &shape = *chosen;
   GemmConfig c;
+  c.packB = packB;
   c.isa = isa;
   c.mr = shape.mr;
   c.nr = shape.nr;

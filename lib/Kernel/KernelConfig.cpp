@@ -19,9 +19,9 @@ llvm::StringRef qimeng::orderName(KStepOrder order) {
 
 std::string GemmConfig::str() const {
   return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},mc={5},nc={6},"
-                       "pfa={7},pfb={8},order={9},threads={10}",
+                       "pfa={7},pfb={8},order={9},threads={10},packb={11}",
                        isaName(isa), mr, nr, kUnroll, kc, mc, nc, prefetchA,
-                       prefetchB, orderName(order), threads)
+                       prefetchB, orderName(order), threads, packB ? 1 : 0)
       .str();
 }
 
@@ -89,14 +89,18 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
       config.prefetchA = number;
     else if (key == "pfb")
       config.prefetchB = number;
-    else if (key == "threads") {
+    else if (key == "packb") {
+      if (number > 1)
+        return llvm::createStringError("kernel config 'packb' must be 0 or 1");
+      config.packB = number == 1;
+    } else if (key == "threads") {
       if (number < 1)
         return llvm::createStringError("kernel config 'threads' must be >= 1");
       config.threads = number;
     } else
       return llvm::createStringError(
           llvm::formatv("unknown kernel config key '{0}'; expected isa, mr, "
-                        "nr, ku, kc, mc, nc, pfa, pfb, order or threads",
+                        "nr, ku, kc, mc, nc, pfa, pfb, order, threads or packb",
                         key)
               .str());
   }

@@ -54,7 +54,8 @@ class Params:
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
-            "prefetch_b", "order", "fault", "target_features", "parallel"))
+            "prefetch_b", "order", "pack_b", "fault", "target_features",
+            "parallel"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -63,6 +64,9 @@ class Params:
         self.trans_a = bool_field(request, "trans_a")
         self.trans_b = bool_field(request, "trans_b")
         self.parallel = bool_field(request, "parallel")
+        self.pack_b = request.get("pack_b", True)
+        if not isinstance(self.pack_b, bool):
+            raise RequestError("field 'pack_b' must be true or false")
         a_cols = self.m if self.trans_a else self.k
         b_cols = self.k if self.trans_b else self.n
         self.lda = int_field(request, "lda", minimum=a_cols,
@@ -118,6 +122,10 @@ class Params:
         # Edge code exists only where the shape needs it (or a fault does).
         self.row_edges = self.m % self.mr != 0
         self.col_edges = self.n % self.nr != 0
+        if not self.pack_b and (self.trans_b or self.col_edges):
+            raise RequestError(
+                "pack_b = false reads B in place, NR columns at a time: it "
+                "needs B not transposed and n a multiple of nr")
         if self.fault == "write-past-edge":
             self.row_edges = self.col_edges = True
         # Workspace.
@@ -125,7 +133,11 @@ class Params:
         self.ap_offset = TILE_OFFSET + self.tile_bytes
         self.ap_bytes = _round_up(self.mc * self.kc * 4, 64)
         self.bp_offset = self.ap_offset + self.ap_bytes
-        self.bp_bytes = _round_up(self.kc * self.nc * 4, 64)
+        self.bp_bytes = _round_up(self.kc * self.nc * 4, 64) \
+            if self.pack_b else 0
+        # Bytes from one k row of a B sliver to the next: packed NR floats,
+        # or B's own row stride when it is read in place.
+        self.b_row = self.nr * 4 if self.pack_b else self.ldb * 4
         self.workspace_bytes = self.bp_offset + self.bp_bytes
         check_disp(self.workspace_bytes, "workspace")
         check_disp(self.mr * self.ldc * 4, "C row")
@@ -143,6 +155,7 @@ class Params:
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
                 f"_pfa{self.prefetch_a}_pfb{self.prefetch_b}"
                 f"{'' if self.order == 'bcast' else '_' + self.order}"
+                f"{'' if self.pack_b else '_nopackb'}"
                 f"{par}{fault}"
                 f"_x86_64_{self.isa.name}")
 
@@ -261,10 +274,11 @@ def _emit_k_step(asm, p, u):
     b_reg = p.mr * p.nv
     a_regs = [b_reg + p.nv, b_reg + p.nv + 1]
     for v in range(p.nv):
-        asm.ins(f"vmovaps {(u * p.nr + v * isa.lanes) * 4}(%rsi), "
+        load = "vmovaps" if p.pack_b else "vmovups"
+        asm.ins(f"{load} {u * p.b_row + v * isa.vector_bytes}(%rsi), "
                 f"{isa.reg(b_reg + v)}")
     if p.prefetch_b:
-        asm.ins(f"prefetcht0 {p.prefetch_b + u * p.nr * 4}(%rsi)")
+        asm.ins(f"prefetcht0 {p.prefetch_b + u * p.b_row}(%rsi)")
 
     def a_addr(i):
         return f"{(u * p.mr + i) * 4}(%rax)"
@@ -440,9 +454,17 @@ def _emit_compute(asm, p):
     asm.ins("movq %r15, %rax")
     asm.ins(f"imulq {KB}, %rax")
     asm.ins(f"leaq {p.ap_offset}(%rbx,%rax,4), %rax")
-    asm.ins("movq %r14, %rsi")
-    asm.ins(f"imulq {KB}, %rsi")
-    asm.ins(f"leaq {p.bp_offset}(%rbx,%rsi,4), %rsi")
+    if p.pack_b:
+        asm.ins("movq %r14, %rsi")
+        asm.ins(f"imulq {KB}, %rsi")
+        asm.ins(f"leaq {p.bp_offset}(%rbx,%rsi,4), %rsi")
+    else:
+        asm.comment("B in place: row pc, column jc + jr")
+        asm.ins("movq 8(%rbx), %rsi")
+        asm.ins(f"imulq ${check_disp(p.ldb * 4, 'B row')}, {PC}, %rdx")
+        asm.ins("addq %rdx, %rsi")
+        asm.ins(f"leaq ({JC},%r14), %rdx")
+        asm.ins("leaq (%rsi,%rdx,4), %rsi")
     asm.ins(f"leaq ({IC},%r15), %rdi")
     asm.ins(f"imulq ${ldc4}, %rdi, %rdi")
     asm.ins(f"leaq ({JC},%r14), %rdx")
@@ -470,7 +492,7 @@ def _emit_compute(asm, p):
     for u in range(p.k_unroll):
         _emit_k_step(asm, p, u)
     asm.ins(f"addq ${p.k_unroll * p.mr * 4}, %rax")
-    asm.ins(f"addq ${p.k_unroll * p.nr * 4}, %rsi")
+    asm.ins(f"addq ${check_disp(p.k_unroll * p.b_row, 'B step')}, %rsi")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
     asm.place(k_rem)
@@ -484,7 +506,7 @@ def _emit_compute(asm, p):
         asm.place(k_rem_loop)
         _emit_k_step(asm, p, 0)
         asm.ins(f"addq ${p.mr * 4}, %rax")
-        asm.ins(f"addq ${p.nr * 4}, %rsi")
+        asm.ins(f"addq ${p.b_row}, %rsi")
         asm.ins("decq %rcx")
         asm.ins(f"jnz {back(k_rem_loop)}")
     asm.place(k_done)
@@ -543,8 +565,9 @@ def _emit_body(p):
     _min_into(asm, KB, p.kc)
     # B(k, j): element (k, j) at k*ldb + j, or j*ldb + k when transposed.
     b_sk, b_sr = (1, p.ldb) if p.trans_b else (p.ldb, 1)
-    _emit_pack(asm, p, "B", p.nr, b_sk, b_sr, NB, 8, PC, JC, p.bp_offset,
-               p.col_edges)
+    if p.pack_b:
+        _emit_pack(asm, p, "B", p.nr, b_sk, b_sr, NB, 8, PC, JC, p.bp_offset,
+                   p.col_edges)
     if m_begin:
         asm.ins(f"movq {m_begin}, {IC}")
     else:

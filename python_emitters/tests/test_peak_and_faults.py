@@ -139,6 +139,32 @@ class OrderTest(unittest.TestCase):
                 self.assertEqual(proc.returncode, 0, proc.stderr)
 
 
+class InPlaceBTest(unittest.TestCase):
+    """pack_b = false: B read in place with its own row stride."""
+
+    def test_no_b_packing_and_named(self):
+        text = emit(request(m=4, n=128, k=20, mr=6, nr=16, pack_b=False,
+                            ldb=140))
+        self.assertTrue(header(text, "symbol").endswith(
+            "_nopackb_x86_64_avx2"))
+        self.assertNotIn("PACK B", text)
+        lines = [code(l) for l in body(text)]
+        # B loads step by ldb floats: 140 * 4 bytes.
+        self.assertTrue(any(l.startswith("vmovups 560(%rsi)") for l in lines))
+
+    def test_refused_when_it_would_read_past_b(self):
+        for changes in ({"trans_b": True}, {"n": 100}):
+            with self.assertRaisesRegex(RequestError, "reads B in place"):
+                emit(request(m=4, k=20, pack_b=False, **changes))
+
+    def test_workspace_has_no_b_panel(self):
+        packed = int(header(emit(request(m=4, n=128, k=20)),
+                            "workspace_bytes"))
+        in_place = int(header(emit(request(m=4, n=128, k=20, pack_b=False)),
+                              "workspace_bytes"))
+        self.assertLess(in_place, packed)
+
+
 class ParallelFormTest(unittest.TestCase):
     """The parallel form reads its part of C from the workspace."""
 

@@ -46,7 +46,7 @@ func.func @matmul_split_m(%a: memref<6000x64xf32>, %b: memref<64x16xf32>, %c: me
 // single-core kernel, no OpenMP.
 // CHECK-LABEL: func.func @matmul_too_small(
 // CHECK-NOT:     omp.parallel
-// CHECK:         llvm.call @qm_sgemm_4x8x4_{{.*}}_pfb0_x86_64_avx2(
+// CHECK:         llvm.call @qm_sgemm_4x8x4_{{.*}}_x86_64_avx2(
 func.func @matmul_too_small(%a: memref<4x4xf32>, %b: memref<4x8xf32>, %c: memref<4x8xf32>) {
   linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x8xf32>)
                 outs(%c : memref<4x8xf32>)

@@ -40,9 +40,13 @@ struct GemmConfig {
   /// Threads: 1 is the single-core kernel; more run the parallel form of
   /// it once per part of C (Partition.h), each with its own workspace.
   int threads = 1;
+  /// Pack B into panels (the BLIS way), or read it in place (small M, where
+  /// packing B costs a full pass over B that is reused only once). In place
+  /// needs B not transposed and N a multiple of nr.
+  bool packB = true;
 
   /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,
-  /// order=bcast,threads=1".
+  /// order=bcast,threads=1,packb=1".
   std::string str() const;
 
   /// Parses a comma-separated `key=value` list (keys as in str()); keys not
