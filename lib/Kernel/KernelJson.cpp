@@ -1,6 +1,6 @@
 //===- KernelJson.cpp -----------------------------------------------------===//
 #include "qimeng/Kernel/KernelJson.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "qimeng/Support/JsonFieldReader.h"
 
 using namespace qimeng;
 using json = nlohmann::json;
@@ -20,28 +20,19 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
                                                   llvm::StringRef what) {
   if (!j.is_object())
     return llvm::createStringError(what.str() + " is not a JSON object");
+  JsonFieldReader fields(j, what.str());
   GemmDesc d;
   for (auto [field, name] : {std::pair<int64_t *, const char *>{&d.m, "m"},
                              {&d.n, "n"},
                              {&d.k, "k"},
                              {&d.lda, "lda"},
                              {&d.ldb, "ldb"},
-                             {&d.ldc, "ldc"}}) {
-    auto it = j.find(name);
-    if (it == j.end() || !it->is_number_integer())
-      return llvm::createStringError(
-          llvm::formatv("{0} field '{1}' must be an integer", what, name)
-              .str());
-    *field = it->get<int64_t>();
-  }
-  for (auto [field, name] :
-       {std::pair<bool *, const char *>{&d.transA, "trans_a"},
-        {&d.transB, "trans_b"}}) {
-    auto it = j.find(name);
-    if (it == j.end() || !it->is_boolean())
-      return llvm::createStringError(
-          llvm::formatv("{0} field '{1}' must be a boolean", what, name).str());
-    *field = it->get<bool>();
-  }
+                             {&d.ldc, "ldc"}})
+    if (auto err = fields.integer64(name, *field))
+      return std::move(err);
+  if (auto err = fields.boolean("trans_a", d.transA))
+    return std::move(err);
+  if (auto err = fields.boolean("trans_b", d.transB))
+    return std::move(err);
   return d;
 }

@@ -5,6 +5,7 @@
 #include "qimeng/Kernel/KernelJson.h"
 #include "qimeng/Runtime/Benchmark.h"
 #include "qimeng/Runtime/JitKernel.h"
+#include "qimeng/Support/JsonFieldReader.h"
 #include "qimeng/Support/Subprocess.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
@@ -93,18 +94,16 @@ reportFromAnswer(const RunnerOutcome &outcome) {
     return report;
   }
   const json &r = outcome.answer;
-  auto passed = r.find("passed");
-  auto failure = r.find("failure");
-  auto maxRel = r.find("max_rel_error");
-  auto blasRel = r.find("openblas_max_rel_error");
-  if (passed == r.end() || !passed->is_boolean() || failure == r.end() ||
-      !failure->is_string() || maxRel == r.end() || !maxRel->is_number() ||
-      blasRel == r.end() || !blasRel->is_number())
-    return llvm::createStringError("qimeng-runner's answer lacks fields");
-  report.passed = passed->get<bool>();
-  report.failure = failure->get<std::string>();
-  report.maxRelError = maxRel->get<double>();
-  report.openBlasMaxRelError = blasRel->get<double>();
+  JsonFieldReader fields(r, "qimeng-runner answer");
+  if (auto err = fields.boolean("passed", report.passed))
+    return std::move(err);
+  if (auto err = fields.string("failure", report.failure))
+    return std::move(err);
+  if (auto err = fields.number("max_rel_error", report.maxRelError))
+    return std::move(err);
+  if (auto err =
+          fields.number("openblas_max_rel_error", report.openBlasMaxRelError))
+    return std::move(err);
   return report;
 }
 
@@ -138,13 +137,11 @@ qimeng::measureGemmIsolated(const GemmDesc &desc, const Target &target,
   MeasuredKernel m;
   m.validation = *report;
   if (report->passed) {
-    auto gflops = outcome->answer.find("gflops");
-    auto spread = outcome->answer.find("spread");
-    if (gflops == outcome->answer.end() || !gflops->is_number() ||
-        spread == outcome->answer.end() || !spread->is_number())
-      return llvm::createStringError("qimeng-runner's answer lacks its timing");
-    m.gflops = gflops->get<double>();
-    m.spread = spread->get<double>();
+    JsonFieldReader fields(outcome->answer, "qimeng-runner answer");
+    if (auto err = fields.number("gflops", m.gflops))
+      return std::move(err);
+    if (auto err = fields.number("spread", m.spread))
+      return std::move(err);
   }
   return m;
 }

@@ -11,6 +11,7 @@
 #include "qimeng/Kernel/KernelJson.h"
 #include "qimeng/Runtime/Benchmark.h"
 #include "qimeng/Runtime/JitKernel.h"
+#include "qimeng/Support/JsonFieldReader.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -42,12 +43,10 @@ void qimeng::runGemmParts(GemmKernelFn kernel,
 // No-throw field access: a wrong-typed field is an error, never an abort.
 static llvm::Expected<std::string> stringField(const json &j,
                                                const char *name) {
-  auto it = j.find(name);
-  if (it == j.end() || !it->is_string())
-    return llvm::createStringError(
-        llvm::formatv("validation request field '{0}' must be a string", name)
-            .str());
-  return it->get<std::string>();
+  std::string value;
+  if (auto err = JsonFieldReader(j, "validation request").string(name, value))
+    return std::move(err);
+  return value;
 }
 
 /// Loads a kernel's text for this host.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Tune/TuningDatabase.h"
 #include "qimeng/Kernel/KernelJson.h"
+#include "qimeng/Support/JsonFieldReader.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -194,85 +195,6 @@ std::string qimeng::recordToJson(const TuningRecord &record) {
   return dumpJson(recordToJsonValue(record), 2) + "\n";
 }
 
-namespace {
-/// Reads typed fields of one JSON object; errors name the field as
-/// "<prefix><name>".
-class FieldReader {
-public:
-  FieldReader(const json &object, std::string prefix)
-      : object(object), prefix(std::move(prefix)) {}
-
-  const json *find(const char *name) const {
-    auto it = object.find(name);
-    return it == object.end() ? nullptr : &*it;
-  }
-
-  llvm::Error fail(const char *name, llvm::StringRef what) const {
-    return llvm::createStringError(
-        llvm::formatv("tuning record field '{0}{1}' must be {2}", prefix, name,
-                      what)
-            .str());
-  }
-
-  llvm::Error string(const char *name, std::string &out) const {
-    const json *v = find(name);
-    if (!v || !v->is_string())
-      return fail(name, "a string");
-    out = v->get<std::string>();
-    return llvm::Error::success();
-  }
-
-  llvm::Error boolean(const char *name, bool &out) const {
-    const json *v = find(name);
-    if (!v || !v->is_boolean())
-      return fail(name, "a boolean");
-    out = v->get<bool>();
-    return llvm::Error::success();
-  }
-
-  llvm::Error integer(const char *name, int &out) const {
-    const json *v = find(name);
-    if (!v || !v->is_number_integer())
-      return fail(name, "an integer");
-    if (v->is_number_unsigned()) {
-      uint64_t value = v->get<uint64_t>();
-      if (value > static_cast<uint64_t>(INT_MAX))
-        return fail(name, "an integer that fits in an int");
-      out = static_cast<int>(value);
-      return llvm::Error::success();
-    }
-    int64_t value = v->get<int64_t>();
-    if (value < INT_MIN || value > INT_MAX)
-      return fail(name, "an integer that fits in an int");
-    out = static_cast<int>(value);
-    return llvm::Error::success();
-  }
-
-  llvm::Error unsignedInteger(const char *name, uint64_t &out) const {
-    const json *v = find(name);
-    if (!v || !v->is_number_unsigned())
-      return fail(name, "a non-negative integer");
-    out = v->get<uint64_t>();
-    return llvm::Error::success();
-  }
-
-  llvm::Error number(const char *name, double &out) const {
-    const json *v = find(name);
-    if (!v || !v->is_number())
-      return fail(name, "a number");
-    double value = v->get<double>();
-    if (!std::isfinite(value))
-      return fail(name, "a finite number");
-    out = value;
-    return llvm::Error::success();
-  }
-
-private:
-  const json &object;
-  std::string prefix;
-};
-} // namespace
-
 static llvm::Expected<TuningRecord> recordFromJsonValue(const json &j) {
   if (!j.is_object())
     return llvm::createStringError("tuning record is not a JSON object");
@@ -299,7 +221,7 @@ static llvm::Expected<TuningRecord> recordFromJsonValue(const json &j) {
   if (keyIt == j.end() || !keyIt->is_object())
     return llvm::createStringError(
         "tuning record field 'key' must be an object");
-  FieldReader key(*keyIt, "key.");
+  JsonFieldReader key(*keyIt, "tuning record", "key.");
   if (llvm::Error err = key.string("op", r.key.op))
     return std::move(err);
   const json *desc = key.find("desc");
@@ -324,7 +246,7 @@ static llvm::Expected<TuningRecord> recordFromJsonValue(const json &j) {
   if (llvm::Error err = key.integer("threads", r.key.threads))
     return std::move(err);
 
-  FieldReader top(j, "");
+  JsonFieldReader top(j, "tuning record");
   std::string configText;
   if (llvm::Error err = top.string("config", configText))
     return std::move(err);
