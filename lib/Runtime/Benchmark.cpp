@@ -1,7 +1,5 @@
 //===- Benchmark.cpp - Side-by-side timing --------------------------------===//
 #include "qimeng/Runtime/Benchmark.h"
-#include "qimeng/Emit/Assembler.h"
-#include "qimeng/Runtime/JitKernel.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -47,32 +45,6 @@ qimeng::timeInterleaved(const std::vector<TimedCandidate> &cands, int rounds,
     }
   }
   return t;
-}
-
-llvm::Expected<double>
-qimeng::measureFmaPeakGflops(VectorIsa isa, const Target &host,
-                             const EmitterOptions &options) {
-  auto emitted = emitFmaPeakProbe(isa, options);
-  if (!emitted)
-    return emitted.takeError();
-  uint64_t flopsPerIteration = emitted->flopsPerIteration;
-  auto object = assembleToObject(emitted->text, host, "fma_peak.s");
-  if (!object)
-    return object.takeError();
-  auto jit = JitKernel::load(std::move(*object), emitted->symbol);
-  if (!jit)
-    return jit.takeError();
-  auto probe = reinterpret_cast<void (*)(uint64_t)>((*jit)->address());
-  const uint64_t iterations = 20'000'000;
-  probe(iterations / 10); // warm-up: clocks up, code paged in
-  std::vector<double> rates;
-  for (int i = 0; i < 7; ++i) {
-    double t0 = now();
-    probe(iterations);
-    rates.push_back(double(iterations) * flopsPerIteration / (now() - t0) *
-                    1e-9);
-  }
-  return median(rates);
 }
 
 double qimeng::gemmMinimumBytes(int64_t m, int64_t n, int64_t k) {

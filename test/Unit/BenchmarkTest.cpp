@@ -1,6 +1,7 @@
 //===- BenchmarkTest.cpp - Timing helpers (behaviour, not speed) ----------===//
 #include "qimeng/Runtime/Benchmark.h"
 #include "ErrorHelpers.h"
+#include "qimeng/Runtime/IsolatedValidation.h"
 #include <gtest/gtest.h>
 
 using namespace qimeng;
@@ -29,7 +30,9 @@ TEST(BenchmarkTest, PeakProbeRunsAndIsPositive) {
   Target host = Target::detectHost();
   if (host.bestIsa() == VectorIsa::None)
     GTEST_SKIP() << "host has no avx2/fma or avx512f";
-  QM_ASSERT_EXPECTED(peak, measureFmaPeakGflops(host.bestIsa(), host,
-                                                EmitterOptions::defaults()));
+  QM_ASSERT_EXPECTED(
+      probe, emitFmaPeakProbe(host.bestIsa(), EmitterOptions::defaults()));
+  QM_ASSERT_EXPECTED(
+      peak, measurePeakIsolated(probe, IsolatedValidationOptions::defaults()));
   EXPECT_GT(peak, 1.0);
 }

@@ -251,7 +251,9 @@ int main(int argc, char **argv) {
   if (isa == VectorIsa::None)
     exitOnErr(llvm::createStringError(
         "this host has no vector isa our emitters support"));
-  double corePeak = exitOnErr(measureFmaPeakGflops(isa, host, emitter));
+  // The peak probe runs in qimeng-runner, like every generated kernel.
+  double corePeak = exitOnErr(
+      measurePeakIsolated(exitOnErr(emitFmaPeakProbe(isa, emitter)), runner));
   double peak = corePeak * threadsOpt;
   double bandwidth = measureReadBandwidthGBps(threadsOpt);
   std::string coreName = openblas_get_corename();

@@ -8,9 +8,8 @@
 #ifndef QIMENG_RUNTIME_BENCHMARK_H
 #define QIMENG_RUNTIME_BENCHMARK_H
 
-#include "qimeng/Emit/EmitterRunner.h"
-#include "qimeng/Kernel/Target.h"
-#include "llvm/Support/Error.h"
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -38,11 +37,6 @@ InterleavedTiming timeInterleaved(const std::vector<TimedCandidate> &cands,
 
 /// The median of `values` (empty: 0).
 double median(std::vector<double> values);
-
-/// Measures one core's FMA peak in GFLOPS with the emitter's fma_peak probe
-/// for `isa` (median of several runs).
-llvm::Expected<double> measureFmaPeakGflops(VectorIsa isa, const Target &host,
-                                            const EmitterOptions &options);
 
 /// Memory read bandwidth in GB/s with `threads` threads, each summing its
 /// slice of a buffer far larger than the caches (median of several runs):

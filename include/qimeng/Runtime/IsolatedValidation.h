@@ -36,7 +36,7 @@ struct IsolatedValidationOptions {
 
 /// The runner's stdin: desc, target, kernel text and, for a parallel
 /// kernel, the parts of C (Partition.h) as one JSON object. With parts the
-/// runner calls the kernel once per part, each on its own thread and its
+/// runner calls the kernel once per part, on an OpenMP team, each part with its
 /// own workspace, exactly as the compiled module will.
 std::string validationRequestJson(const GemmDesc &desc, const Target &target,
                                   const EmittedKernel &kernel,

@@ -23,7 +23,7 @@ namespace qimeng {
 llvm::Expected<std::string> serveValidationRequest(llvm::StringRef json);
 
 /// `kernel` run as the compiled module runs it: once per part of C, each
-/// part on its own thread with its own slice of `workspace` (parts.size()
+/// part on an OpenMP team with its own slice of `workspace` (parts.size()
 /// slices of `workspaceBytes`); a plain call when `parts` is empty.
 void runGemmParts(GemmKernelFn kernel, const std::vector<GemmRange> &parts,
                   uint64_t workspaceBytes, const float *a, const float *b,
