@@ -18,11 +18,13 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include <cassert>
 #include <climits>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <link.h>
+#include <vector>
 
 using namespace qimeng;
 
@@ -187,7 +189,23 @@ static constexpr int kLibxsmmTransA = 1;
 static constexpr int kLibxsmmTransB = 2;
 
 llvm::Expected<std::unique_ptr<ExternalGemm>> LibxsmmGemm::load() {
-  static const char *const candidates[] = {"libxsmm.so.1", "libxsmm.so"};
+  // A shared libxsmm where one is installed; else the build's private shared
+  // object made from Debian's static libxsmm.a, beside the tool's bin/ in
+  // lib/ (tools/qimeng-bench/CMakeLists.txt).
+  std::vector<std::string> names = {"libxsmm.so.1", "libxsmm.so"};
+#ifdef QIMENG_LIBXSMM_SHARED
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&LibxsmmGemm::load));
+  if (!exe.empty()) {
+    llvm::SmallString<256> path(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(path, "lib", QIMENG_LIBXSMM_SHARED);
+    names.insert(names.begin(), std::string(path));
+  }
+#endif
+  std::vector<const char *> candidates;
+  for (const std::string &name : names)
+    candidates.push_back(name.c_str());
   auto lib = SharedLibrary::open(candidates);
   if (!lib) {
     // Debian's libxsmm-dev installs static archives only.
@@ -195,7 +213,8 @@ llvm::Expected<std::unique_ptr<ExternalGemm>> LibxsmmGemm::load() {
       return lib.takeError();
     return llvm::createStringError(
         llvm::toString(lib.takeError()) +
-        "; /usr/lib/libxsmm.a is a static archive, which dlopen cannot load");
+        "; /usr/lib/libxsmm.a is a static archive, which dlopen cannot load "
+        "(configure the build with it present to get a shared copy)");
   }
   auto sgemm = lib->function<SgemmFn>("libxsmm_sgemm");
   if (!sgemm)
