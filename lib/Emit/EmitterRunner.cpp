@@ -102,6 +102,8 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
   r["order"] = orderName(c.order).str();
   if (!c.packB)
     r["pack_b"] = false;
+  if (c.loop != MacroLoopOrder::JrIr)
+    r["loop_order"] = loopOrderName(c.loop).str();
   if (c.threads > 1)
     r["parallel"] = true;
   if (!fault.empty())

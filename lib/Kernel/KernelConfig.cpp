@@ -17,11 +17,29 @@ llvm::StringRef qimeng::orderName(KStepOrder order) {
   return "bcast";
 }
 
+llvm::StringRef qimeng::loopOrderName(MacroLoopOrder order) {
+  return order == MacroLoopOrder::IrJr ? "ir-jr" : "jr-ir";
+}
+
+llvm::StringRef qimeng::splitName(SplitAxis axis) {
+  switch (axis) {
+  case SplitAxis::Auto:
+    return "auto";
+  case SplitAxis::M:
+    return "m";
+  case SplitAxis::N:
+    return "n";
+  }
+  return "auto";
+}
+
 std::string GemmConfig::str() const {
   return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},mc={5},nc={6},"
-                       "pfa={7},pfb={8},order={9},threads={10},packb={11}",
+                       "pfa={7},pfb={8},order={9},threads={10},packb={11},"
+                       "loop={12},split={13}",
                        isaName(isa), mr, nr, kUnroll, kc, mc, nc, prefetchA,
-                       prefetchB, orderName(order), threads, packB ? 1 : 0)
+                       prefetchB, orderName(order), threads, packB ? 1 : 0,
+                       loopOrderName(loop), splitName(split))
       .str();
 }
 
@@ -57,6 +75,30 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
         return llvm::createStringError(
             "unknown kernel config order '" + value.str() +
             "'; expected bcast, pipelined or embedded");
+      continue;
+    }
+    if (key == "loop") {
+      if (value == "jr-ir")
+        config.loop = MacroLoopOrder::JrIr;
+      else if (value == "ir-jr")
+        config.loop = MacroLoopOrder::IrJr;
+      else
+        return llvm::createStringError("unknown kernel config loop '" +
+                                       value.str() +
+                                       "'; expected jr-ir or ir-jr");
+      continue;
+    }
+    if (key == "split") {
+      if (value == "auto")
+        config.split = SplitAxis::Auto;
+      else if (value == "m")
+        config.split = SplitAxis::M;
+      else if (value == "n")
+        config.split = SplitAxis::N;
+      else
+        return llvm::createStringError("unknown kernel config split '" +
+                                       value.str() +
+                                       "'; expected auto, m or n");
       continue;
     }
     if (key == "isa") {
@@ -100,7 +142,8 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
     } else
       return llvm::createStringError(
           llvm::formatv("unknown kernel config key '{0}'; expected isa, mr, "
-                        "nr, ku, kc, mc, nc, pfa, pfb, order, threads or packb",
+                        "nr, ku, kc, mc, nc, pfa, pfb, order, threads, packb, "
+                        "loop or split",
                         key)
               .str());
   }

@@ -31,7 +31,11 @@ std::vector<GemmRange> qimeng::partitionGemm(const GemmDesc &d,
         1, std::min<double>(threads, d.flops() / minFlopsPerPart)));
   std::vector<GemmRange> parts;
   int64_t nBlocks = (d.n + c.nr - 1) / c.nr;
-  if (nBlocks >= threads || nBlocks >= (d.m + c.mr - 1) / c.mr) {
+  int64_t mBlocks = (d.m + c.mr - 1) / c.mr;
+  bool alongN = c.split == SplitAxis::N ||
+                (c.split == SplitAxis::Auto &&
+                 (nBlocks >= threads || nBlocks >= mBlocks));
+  if (alongN) {
     for (auto [b, e] : splitExtent(d.n, c.nr, threads))
       parts.push_back({0, d.m, b, e});
   } else {

@@ -26,6 +26,11 @@ using llvm::StringRef;
 
 namespace {
 
+/// Rows of A up to which the space offers B in place (packb=0).
+constexpr int64_t kMaxRowsForInPlaceB = 64;
+/// Thread counts the space offers at most.
+constexpr size_t kMaxThreadChoices = 3;
+
 /// A footprint factor num/den, spelled "x1", "x2", "x1/2".
 struct Factor {
   int64_t num = 1;
@@ -176,6 +181,35 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
     if (order.choices[i] == orderName(base.order))
       order.modelChoice = static_cast<int>(i);
   decisions.push_back(std::move(order));
+
+  decisions.push_back({"loop",
+                       {loopOrderName(MacroLoopOrder::JrIr).str(),
+                        loopOrderName(MacroLoopOrder::IrJr).str()},
+                       base.loop == MacroLoopOrder::IrJr ? 1 : 0});
+
+  // B in place pays where B is used by few row blocks: offered for M up to
+  // kMaxRowsForInPlaceB (blocks whose nr does not divide N are pruned).
+  if (!desc.transB && desc.m <= kMaxRowsForInPlaceB)
+    decisions.push_back({"packb", {"1", "0"}, base.packB ? 0 : 1});
+
+  // Threads: every count up to the base's (at most kMaxThreadChoices of
+  // them, halving down from it), and the axis they split.
+  if (base.threads > 1) {
+    std::vector<int64_t> counts;
+    for (int64_t t = base.threads;
+         t >= 1 && counts.size() < kMaxThreadChoices; t /= 2)
+      counts.push_back(t);
+    if (counts.back() != 1)
+      counts.push_back(1);
+    decisions.push_back(numericDecision("threads", counts, base.threads));
+    Decision split{"split",
+                   {splitName(SplitAxis::Auto).str(),
+                    splitName(SplitAxis::M).str(),
+                    splitName(SplitAxis::N).str()},
+                   0};
+    split.modelChoice = static_cast<int>(base.split);
+    decisions.push_back(std::move(split));
+  }
   return SearchSpace(desc, base, std::move(decisions));
 }
 
@@ -267,6 +301,15 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       c.vectorRegistersNeeded(lanes), isaName(c.isa),
                       Target::vectorRegisters(c.isa))
             .str());
+  if (!c.packB && (desc_.transB || desc_.n % c.nr != 0))
+    return llvm::createStringError(
+        llvm::formatv("B in place (packb=0) needs B not transposed and N = "
+                      "{0} a multiple of nr = {1}",
+                      desc_.n, c.nr)
+            .str());
+  if (c.threads == 1 && c.split != SplitAxis::Auto)
+    return llvm::createStringError(
+        "a split axis other than auto means nothing with one thread");
   if (!mcAbsolute)
     c.mc = scaledBlock(ref.mc, ref.kc, c.kc, mcFactor, c.mr);
   if (!ncAbsolute)

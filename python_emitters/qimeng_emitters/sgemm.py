@@ -55,7 +55,7 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
             "prefetch_b", "order", "pack_b", "fault", "target_features",
-            "parallel"))
+            "parallel", "loop_order"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -95,6 +95,11 @@ class Params:
             raise RequestError(
                 f"a {self.mr}x{self.nr} register block needs {needed} vector "
                 f"registers; {self.isa.name} has {self.isa.registers}")
+        self.loop_order = request.get("loop_order", "jr-ir")
+        if self.loop_order not in LOOP_ORDERS:
+            raise RequestError(
+                f"unknown loop_order {self.loop_order!r}; expected one of "
+                + ", ".join(LOOP_ORDERS))
         self.k_unroll = int_field(request, "k_unroll", default=1)
         if self.k_unroll not in (1, 2, 4, 8, 16):
             raise RequestError(
@@ -156,6 +161,7 @@ class Params:
                 f"_pfa{self.prefetch_a}_pfb{self.prefetch_b}"
                 f"{'' if self.order == 'bcast' else '_' + self.order}"
                 f"{'' if self.pack_b else '_nopackb'}"
+                f"{'' if self.loop_order == 'jr-ir' else '_irjr'}"
                 f"{par}{fault}"
                 f"_x86_64_{self.isa.name}")
 
@@ -259,6 +265,7 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
 #              alternating two A registers (one more register);
 #   embedded   AVX-512 only: FMAs take A straight from memory with an
 #              embedded {1toN} broadcast (no A register at all).
+LOOP_ORDERS = ("jr-ir", "ir-jr")
 ORDERS = ("bcast", "pipelined", "embedded")
 
 
@@ -447,10 +454,17 @@ def _emit_compute(asm, p):
     next_tile = asm.label("next tile")
     asm.comment(f"COMPUTE: {p.mr}x{p.nr} register block, "
                 f"{p.mr * p.nv} accumulators")
-    asm.ins("xorl %r14d, %r14d")
-    asm.place(jr_loop)
-    asm.ins("xorl %r15d, %r15d")
-    asm.place(ir_loop)
+    # The macro-kernel's two loops over the packed block: jr (r14, columns
+    # of Bp in NR steps) and ir (r15, rows of Ap in MR steps). "jr-ir" keeps
+    # one B sliver in L1 while the A slivers stream from L2 (BLIS); "ir-jr"
+    # keeps one A sliver there while the B slivers stream.
+    jr = ("%r14", "%r14d", p.nr, NB, jr_loop)
+    ir = ("%r15", "%r15d", p.mr, MB, ir_loop)
+    outer, inner = (jr, ir) if p.loop_order == "jr-ir" else (ir, jr)
+    asm.ins(f"xorl {outer[1]}, {outer[1]}")
+    asm.place(outer[4])
+    asm.ins(f"xorl {inner[1]}, {inner[1]}")
+    asm.place(inner[4])
     asm.ins("movq %r15, %rax")
     asm.ins(f"imulq {KB}, %rax")
     asm.ins(f"leaq {p.ap_offset}(%rbx,%rax,4), %rax")
@@ -511,12 +525,10 @@ def _emit_compute(asm, p):
         asm.ins(f"jnz {back(k_rem_loop)}")
     asm.place(k_done)
     _emit_c_update(asm, p, next_tile)
-    asm.ins(f"addq ${p.mr}, %r15")
-    asm.ins(f"cmpq {MB}, %r15")
-    asm.ins(f"jb {back(ir_loop)}")
-    asm.ins(f"addq ${p.nr}, %r14")
-    asm.ins(f"cmpq {NB}, %r14")
-    asm.ins(f"jb {back(jr_loop)}")
+    for reg, _, step, bound, loop in (inner, outer):
+        asm.ins(f"addq ${step}, {reg}")
+        asm.ins(f"cmpq {bound}, {reg}")
+        asm.ins(f"jb {back(loop)}")
 
 
 def _emit_body(p):

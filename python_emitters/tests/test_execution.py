@@ -183,6 +183,11 @@ CORRECT = [
     ("avx512_20x50x9_6x48_tt",
      request(isa="avx512", m=20, n=50, k=9, mr=6, nr=48, mc=12, nc=48,
              trans_a=True, trans_b=True, k_unroll=2, prefetch_b=128)),
+    ("avx2_31x45x20_ir_jr_edges",
+     request(m=31, n=45, k=20, mc=18, nc=32, kc=8, loop_order="ir-jr")),
+    ("avx512_40x96x17_ir_jr_b_in_place",
+     request(isa="avx512", m=40, n=96, k=17, mr=12, nr=32, mc=24, nc=64,
+             kc=8, pack_b=False, loop_order="ir-jr")),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).

@@ -71,6 +71,7 @@ BAD_REQUESTS = [
     ("prefetch_too_far", _bad(prefetch_a=8193), ["prefetch_a"]),
     ("prefetch_negative", _bad(prefetch_b=-64), ["prefetch_b"]),
     ("unknown_fault", _bad(fault="bit-flip"), ["fault", "bit-flip"]),
+    ("unknown_loop_order", _bad(loop_order="ji"), ["loop_order", "ji"]),
 ]
 
 

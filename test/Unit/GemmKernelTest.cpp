@@ -255,6 +255,7 @@ TEST(GemmKernelTest, RandomShapesAndConfigs) {
     c.nc = s.nr * pick(1, 4);
     c.prefetchA = prefetches[pick(0, 1)];
     c.prefetchB = prefetches[pick(0, 1)];
+    c.loop = pick(0, 1) == 1 ? MacroLoopOrder::IrJr : MacroLoopOrder::JrIr;
     ::testing::AssertionResult ok = kernelValidates(d, c, options);
     if (!ok)
       ++failures;

@@ -143,6 +143,21 @@ TEST(PartitionTest, PartsTileCExactlyAtBlockBoundaries) {
     }
     EXPECT_EQ(area, m * n) << m << "x" << n << " in " << t;
   }
+  // A pinned axis: 256 rows and 256 columns split the way the config says;
+  // an axis with fewer blocks than threads gives fewer parts.
+  GemmDesc square = GemmDesc::packed(256, 256, 256);
+  config.split = SplitAxis::M;
+  EXPECT_EQ(partitionGemm(square, config, 2, 0),
+            (std::vector<GemmRange>{{0, 132, 0, 256}, {132, 256, 0, 256}}));
+  config.split = SplitAxis::N;
+  EXPECT_EQ(partitionGemm(square, config, 2, 0),
+            (std::vector<GemmRange>{{0, 256, 0, 128}, {0, 256, 128, 256}}));
+  EXPECT_EQ(partitionGemm(GemmDesc::packed(256, 16, 8), config, 2, 0).size(),
+            1u);
+  config.split = SplitAxis::M;
+  EXPECT_EQ(partitionGemm(GemmDesc::packed(4, 4096, 8), config, 2, 0).size(),
+            1u);
+  config.split = SplitAxis::Auto;
   // Too little work for two threads: one part (the default threshold).
   EXPECT_EQ(partitionGemm(GemmDesc::packed(64, 64, 64), config, 2).size(), 1u);
   EXPECT_EQ(partitionGemm(GemmDesc::packed(256, 256, 256), config, 2).size(),

@@ -44,33 +44,54 @@ template <typename F> void forEachAssignment(const SearchSpace &space, F f) {
   }
 }
 
+/// The choice `a` makes for `key`, or "" when the space has no such
+/// decision.
+std::string choiceOf(const SearchSpace &space, const Assignment &a,
+                     llvm::StringRef key) {
+  for (size_t i = 0; i < space.decisions().size(); ++i)
+    if (space.decisions()[i].key == key)
+      return space.decisions()[i].choices[a[i]];
+  return "";
+}
+
 /// Whether `a` picks a register block and order whose K step needs more
 /// vector registers than the isa has: on avx2 (16 registers) only 4x24 with
 /// the pipelined order (12 accumulators, 3 B vectors, 2 A registers); on
 /// avx512 (32 registers) none of the blocks forGemm lists.
 bool lacksRegisters(const SearchSpace &space, const Assignment &a) {
-  std::string block, order;
-  for (size_t i = 0; i < space.decisions().size(); ++i) {
-    const Decision &d = space.decisions()[i];
-    if (d.key == "block")
-      block = d.choices[a[i]];
-    if (d.key == "order")
-      order = d.choices[a[i]];
+  return space.base().isa == VectorIsa::Avx2 &&
+         choiceOf(space, a, "block") == "4x24" &&
+         choiceOf(space, a, "order") == "pipelined";
+}
+
+/// Why configFor must refuse `a` other than for registers (part of its
+/// message), or "" when it must not: B in place where the block's nr does
+/// not divide N, a split axis with one thread.
+std::string otherRefusal(const SearchSpace &space, const Assignment &a) {
+  if (choiceOf(space, a, "packb") == "0") {
+    std::string block = choiceOf(space, a, "block");
+    int nr = 0;
+    if (llvm::StringRef(block).split('x').second.getAsInteger(10, nr) || nr <= 0 ||
+        space.desc().n % nr != 0)
+      return "B in place (packb=0) needs";
   }
-  return space.base().isa == VectorIsa::Avx2 && block == "4x24" &&
-         order == "pipelined";
+  std::string split = choiceOf(space, a, "split");
+  if (!split.empty() && split != "auto" && choiceOf(space, a, "threads") == "1")
+    return "split axis other than auto";
+  return "";
 }
 
 /// What expectValidOrTooFewRegisters counted.
 struct Validity {
   uint64_t valid = 0;
   uint64_t tooFewRegisters = 0;
+  uint64_t otherRefusals = 0;
 };
 
 /// Checks the config of every assignment against the emitter's rules: each
-/// is valid, or fails only because its block cannot hold its order's
-/// registers (and then exactly when lacksRegisters says so). Every block
-/// keeps at least one valid order.
+/// is valid, or fails because its block cannot hold its order's registers
+/// (exactly when lacksRegisters says so, checked first), or for the reason
+/// otherRefusal gives. Every block keeps at least one valid order.
 Validity expectValidOrTooFewRegisters(const SearchSpace &space) {
   const GemmDesc &desc = space.desc();
   auto table = microKernelTable(space.base().isa);
@@ -81,15 +102,22 @@ Validity expectValidOrTooFewRegisters(const SearchSpace &space) {
   forEachAssignment(space, [&](const Assignment &a) {
     SCOPED_TRACE(space.describe(a));
     auto config = space.configFor(a);
+    std::string other = otherRefusal(space, a);
     if (!config) {
-      ++counts.tooFewRegisters;
       std::string message = llvm::toString(config.takeError());
-      EXPECT_TRUE(lacksRegisters(space, a)) << message;
-      EXPECT_NE(message.find("needs 17 vector registers; avx2 has 16"),
-                std::string::npos)
-          << message;
+      if (lacksRegisters(space, a)) {
+        ++counts.tooFewRegisters;
+        EXPECT_NE(message.find("needs 17 vector registers; avx2 has 16"),
+                  std::string::npos)
+            << message;
+      } else {
+        ++counts.otherRefusals;
+        EXPECT_FALSE(other.empty()) << message;
+        EXPECT_NE(message.find(other), std::string::npos) << message;
+      }
       return;
     }
+    EXPECT_EQ(other, "");
     ++counts.valid;
     blocksWithAValidOrder.insert(a[0]);
     EXPECT_FALSE(lacksRegisters(space, a));
@@ -118,7 +146,8 @@ Validity expectValidOrTooFewRegisters(const SearchSpace &space) {
                 (config->order == KStepOrder::Embedded &&
                  config->isa == VectorIsa::Avx512));
   });
-  EXPECT_EQ(counts.valid + counts.tooFewRegisters, space.size());
+  EXPECT_EQ(counts.valid + counts.tooFewRegisters + counts.otherRefusals,
+            space.size());
   EXPECT_EQ(blocksWithAValidOrder.size(), space.decisions()[0].choices.size());
   return counts;
 }
@@ -134,7 +163,7 @@ TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
   SearchSpace space = modelSpace(GemmDesc::packed(2048, 2048, 2048), target);
   EXPECT_EQ(keys(space),
             (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
-                                      "pfb", "order"}));
+                                      "pfb", "order", "loop"}));
   const auto &d = space.decisions();
   EXPECT_EQ(d[0].choices, (std::vector<std::string>{"6x16", "4x24", "8x8"}));
   EXPECT_EQ(d[0].modelChoice, 0);
@@ -157,7 +186,9 @@ TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
   // The K step's instruction order; no embedded broadcasts on avx2.
   EXPECT_EQ(d[7].choices, (std::vector<std::string>{"bcast", "pipelined"}));
   EXPECT_EQ(d[7].modelChoice, 0);
-  EXPECT_EQ(space.size(), 3u * 4 * 5 * 4 * 3 * 3 * 2 * 2);
+  EXPECT_EQ(d[8].choices, (std::vector<std::string>{"jr-ir", "ir-jr"}));
+  EXPECT_EQ(d[8].modelChoice, 0);
+  EXPECT_EQ(space.size(), 3u * 4 * 5 * 4 * 3 * 3 * 2 * 2 * 2);
 }
 
 TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
@@ -165,7 +196,7 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
   SearchSpace space = modelSpace(GemmDesc::packed(4096, 8192, 4096), target);
   EXPECT_EQ(keys(space),
             (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
-                                      "pfb", "order"}));
+                                      "pfb", "order", "loop"}));
   EXPECT_EQ(space.decisions()[0].choices,
             (std::vector<std::string>{"12x32", "14x32", "6x64", "8x48"}));
   EXPECT_EQ(space.base().isa, VectorIsa::Avx512);
@@ -176,7 +207,7 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
   EXPECT_EQ(space.decisions()[7].choices,
             (std::vector<std::string>{"bcast", "pipelined", "embedded"}));
   EXPECT_EQ(space.decisions()[7].modelChoice, 0);
-  EXPECT_EQ(space.size(), 4u * 4 * 5 * 4 * 3 * 3 * 2 * 3);
+  EXPECT_EQ(space.size(), 4u * 4 * 5 * 4 * 3 * 3 * 2 * 3 * 2);
 }
 
 TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
@@ -195,9 +226,11 @@ TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
         base.nr = 32;
       }
       SearchSpace space = SearchSpace::forGemm(desc, target, base);
-      ASSERT_EQ(space.decisions().size(), 8u);
-      const Decision &order = space.decisions().back();
+      // order, then loop (no packb: M > 64; no threads: one thread).
+      ASSERT_EQ(space.decisions().size(), 9u);
+      const Decision &order = space.decisions()[7];
       EXPECT_EQ(order.key, "order");
+      EXPECT_EQ(space.decisions()[8].key, "loop");
       std::vector<std::string> expected = {"bcast", "pipelined"};
       if (isa == VectorIsa::Avx512)
         expected.push_back("embedded");
@@ -206,7 +239,7 @@ TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
       // Every order the list holds gives its KStepOrder in the config.
       Assignment a = space.modelAssignment();
       for (size_t i = 0; i < order.choices.size(); ++i) {
-        a.back() = static_cast<int>(i);
+        a[7] = static_cast<int>(i);
         QM_ASSERT_EXPECTED(config, space.configFor(a));
         EXPECT_EQ(orderName(config.order), order.choices[i]);
         EXPECT_NE(config.str().find(",order=" + order.choices[i] + ",threads="),
@@ -263,9 +296,15 @@ TEST(SearchSpaceTest, EveryAssignmentIsValidOrLacksOnlyRegisters) {
       forEachAssignment(space, [&](const Assignment &a) {
         auto config = space.configFor(a);
         if (!config) {
-          ++oddCounts.tooFewRegisters;
           std::string message = llvm::toString(config.takeError());
-          EXPECT_TRUE(lacksRegisters(space, a)) << space.describe(a);
+          if (!lacksRegisters(space, a)) {
+            ++oddCounts.otherRefusals;
+            std::string other = otherRefusal(space, a);
+            EXPECT_FALSE(other.empty()) << message;
+            EXPECT_NE(message.find(other), std::string::npos) << message;
+            return;
+          }
+          ++oddCounts.tooFewRegisters;
           EXPECT_NE(message.find("needs 17 vector registers"),
                     std::string::npos)
               << message;
@@ -278,7 +317,9 @@ TEST(SearchSpaceTest, EveryAssignmentIsValidOrLacksOnlyRegisters) {
         EXPECT_EQ(config->nc % config->nr, 0);
         EXPECT_LE(config->kc, desc.k);
       });
-      EXPECT_EQ(oddCounts.valid + oddCounts.tooFewRegisters, space.size());
+      EXPECT_EQ(oddCounts.valid + oddCounts.tooFewRegisters +
+                    oddCounts.otherRefusals,
+                space.size());
       // 5x16 fits with either order: on avx2 only the table's 4x24 (one
       // block of four) loses its pipelined order.
       EXPECT_EQ(oddCounts.tooFewRegisters,
@@ -369,7 +410,7 @@ TEST(SearchSpaceTest, ModelAssignmentKeepsTheBasesOrder) {
     EXPECT_EQ(same, base) << same.str() << " vs " << base.str();
     EXPECT_EQ(space.describe(space.modelAssignment()),
               "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0,order=" +
-                  orderName(order).str());
+                  orderName(order).str() + ",loop=jr-ir");
   }
   // A base that cannot hold its own order's registers gives a model
   // assignment configFor refuses (the search prunes it like any other).
@@ -404,12 +445,13 @@ TEST(SearchSpaceTest, DescribeIsStable) {
   Target target = pinned(avx512Spec);
   SearchSpace space = modelSpace(GemmDesc::packed(4096, 8192, 4096), target);
   EXPECT_EQ(space.describe(space.modelAssignment()),
-            "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0,order=bcast");
-  EXPECT_EQ(space.describe({3, 0, 4, 0, 1, 2, 1, 2}),
+            "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0,order=bcast,"
+            "loop=jr-ir");
+  EXPECT_EQ(space.describe({3, 0, 4, 0, 1, 2, 1, 2, 1}),
             "block=8x48,ku=1,kc=384,mc=x1/4,nc=x1/2,pfa=512,pfb=256,"
-            "order=embedded");
+            "order=embedded,loop=ir-jr");
   EXPECT_EQ(space.describe({3, 0}),
-            "block=8x48,ku=1,kc=?,mc=?,nc=?,pfa=?,pfb=?,order=?");
+            "block=8x48,ku=1,kc=?,mc=?,nc=?,pfa=?,pfb=?,order=?,loop=?");
 }
 
 TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
@@ -422,14 +464,14 @@ TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
   SearchSpace space = SearchSpace::forGemm(desc, target, model);
   // block 12x32, ku 4, kc 96, mc x1, nc x1/2: half the kc, the same A
   // block bytes (twice the rows), the same B panel bytes at x1/2.
-  QM_ASSERT_EXPECTED(config, space.configFor({0, 2, 0, 2, 1, 0, 0, 0}));
+  QM_ASSERT_EXPECTED(config, space.configFor({0, 2, 0, 2, 1, 0, 0, 0, 0}));
   EXPECT_EQ(config.kc, 96);
   EXPECT_EQ(config.mc, 2712);
   EXPECT_EQ(config.nc, 8192);
   // 14x32 rounds mc to its mr: 1356 / 14 = 96.9 -> 97 * 14. The order does
   // not change the blocking.
   for (int order = 0; order < 3; ++order) {
-    QM_ASSERT_EXPECTED(other, space.configFor({1, 2, 2, 2, 2, 0, 0, order}));
+    QM_ASSERT_EXPECTED(other, space.configFor({1, 2, 2, 2, 2, 0, 0, order, 0}));
     EXPECT_EQ(other.mr, 14);
     EXPECT_EQ(other.mc, 1358);
     EXPECT_EQ(other.mc % 14, 0);
@@ -440,7 +482,8 @@ TEST(SearchSpaceTest, TinyProblemStillHasChoices) {
   for (const char *spec : {zen3Spec, avx512Spec}) {
     SearchSpace space = modelSpace(GemmDesc::packed(1, 1, 1), pinned(spec));
     EXPECT_GT(space.size(), 0u);
-    ASSERT_EQ(space.decisions().size(), 8u);
+    // 1x1x1 with B not transposed also offers B in place (packb).
+    ASSERT_EQ(space.decisions().size(), 10u);
     for (const Decision &d : space.decisions())
       EXPECT_FALSE(d.choices.empty()) << d.key;
     EXPECT_EQ(space.decisions()[2].choices, (std::vector<std::string>{"1"}));
@@ -454,16 +497,16 @@ TEST(SearchSpaceTest, BadAssignmentsAreErrors) {
   SearchSpace space =
       modelSpace(GemmDesc::packed(256, 256, 256), pinned(zen3Spec));
   QM_ASSERT_FAILS_WITH(space.configFor({0, 1}).takeError(),
-                       "assignment has 2 choices but the space has 8");
-  QM_ASSERT_FAILS_WITH(space.configFor({0, 9, 0, 0, 0, 0, 0, 0}).takeError(),
+                       "assignment has 2 choices but the space has 9");
+  QM_ASSERT_FAILS_WITH(space.configFor({0, 9, 0, 0, 0, 0, 0, 0, 0}).takeError(),
                        "choice 9 is out of range for decision 'ku'");
-  QM_ASSERT_FAILS_WITH(space.configFor({-1, 0, 0, 0, 0, 0, 0, 0}).takeError(),
+  QM_ASSERT_FAILS_WITH(space.configFor({-1, 0, 0, 0, 0, 0, 0, 0, 0}).takeError(),
                        "out of range for decision 'block'");
   // avx2 has no embedded order: index 2 is past the end.
-  QM_ASSERT_FAILS_WITH(space.configFor({0, 0, 0, 0, 0, 0, 0, 2}).takeError(),
+  QM_ASSERT_FAILS_WITH(space.configFor({0, 0, 0, 0, 0, 0, 0, 2, 0}).takeError(),
                        "choice 2 is out of range for decision 'order' with "
                        "2 choices");
-  QM_ASSERT_FAILS_WITH(space.configFor({1, 0, 0, 0, 0, 0, 0, 1}).takeError(),
+  QM_ASSERT_FAILS_WITH(space.configFor({1, 0, 0, 0, 0, 0, 0, 1, 0}).takeError(),
                        "needs 17 vector registers");
 }
 
@@ -514,6 +557,58 @@ TEST(SearchSpaceTest, ExplicitDecisionsThatDoNotCombineAreErrors) {
   QM_ASSERT_EXPECTED(wide, orders.configFor({0, 1, 0}));
   EXPECT_EQ(wide.nr, 24);
   EXPECT_EQ(wide.mc % 4, 0);
+}
+
+TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
+  Target target = pinned(avx512Spec);
+  // 16 rows: the model reads B in place; the space offers packing it too.
+  GemmDesc desc = GemmDesc::packed(16, 4096, 4096);
+  auto base = chooseGemmConfig(desc, target);
+  QM_ASSERT_EXPECTED(model, std::move(base));
+  model.threads = 4;
+  SearchSpace space = SearchSpace::forGemm(desc, target, model);
+  EXPECT_EQ(keys(space),
+            (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
+                                      "pfb", "order", "loop", "packb",
+                                      "threads", "split"}));
+  const auto &d = space.decisions();
+  EXPECT_EQ(d[9].choices, (std::vector<std::string>{"1", "0"}));
+  EXPECT_EQ(d[9].modelChoice, 1);
+  EXPECT_EQ(d[10].choices, (std::vector<std::string>{"1", "2", "4"}));
+  EXPECT_EQ(d[10].modelChoice, 2);
+  EXPECT_EQ(d[11].choices, (std::vector<std::string>{"auto", "m", "n"}));
+  EXPECT_EQ(d[11].modelChoice, 0);
+  QM_ASSERT_EXPECTED(same, space.configFor(space.modelAssignment()));
+  EXPECT_EQ(same, clampToProblem(model, desc));
+
+  Assignment a = space.modelAssignment();
+  a[8] = 1;  // ir-jr
+  a[9] = 0;  // pack B
+  a[10] = 1; // 2 threads
+  a[11] = 1; // split M
+  QM_ASSERT_EXPECTED(c, space.configFor(a));
+  EXPECT_EQ(c.loop, MacroLoopOrder::IrJr);
+  EXPECT_TRUE(c.packB);
+  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.split, SplitAxis::M);
+  EXPECT_NE(c.str().find(",packb=1,loop=ir-jr,split=m"), std::string::npos)
+      << c.str();
+  a[10] = 0; // one thread: only split=auto means something
+  QM_ASSERT_FAILS_WITH(space.configFor(a).takeError(),
+                       "a split axis other than auto means nothing");
+  Validity counts = expectValidOrTooFewRegisters(space);
+  EXPECT_EQ(counts.tooFewRegisters, 0u);
+  // Two of the nine (threads, split) pairs are refused: one thread with m
+  // or n. 4096 columns: every block's nr divides N except 48 (8x48).
+  uint64_t perThreadSplit = space.size() / 9;
+  EXPECT_EQ(counts.otherRefusals,
+            2 * perThreadSplit + (space.size() - 2 * perThreadSplit) / 4 / 2);
+
+  // Transposed B, or many rows: no packb decision.
+  GemmDesc transB = GemmDesc::packed(16, 4096, 4096, false, true);
+  EXPECT_EQ(keys(SearchSpace::forGemm(transB, target, model)).size(), 11u);
+  GemmDesc tall = GemmDesc::packed(65, 4096, 64);
+  EXPECT_EQ(keys(SearchSpace::forGemm(tall, target, model)).size(), 11u);
 }
 
 } // namespace

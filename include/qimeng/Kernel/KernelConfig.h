@@ -26,6 +26,27 @@ enum class KStepOrder {
 /// "bcast", "pipelined", "embedded".
 llvm::StringRef orderName(KStepOrder order);
 
+/// Order of the macro-kernel's loops over a packed block (emitter field
+/// "loop_order").
+enum class MacroLoopOrder {
+  JrIr, ///< "jr-ir": B sliver outer, held in L1 (BLIS)
+  IrJr, ///< "ir-jr": A sliver outer, held in L1
+};
+
+/// "jr-ir", "ir-jr".
+llvm::StringRef loopOrderName(MacroLoopOrder order);
+
+/// Which dimension of C a multi-threaded kernel splits among threads
+/// (Partition.h).
+enum class SplitAxis {
+  Auto, ///< N when it has a register block per thread, else M
+  M,    ///< rows, at multiples of mr
+  N,    ///< columns, at multiples of nr
+};
+
+/// "auto", "m", "n".
+llvm::StringRef splitName(SplitAxis axis);
+
 struct GemmConfig {
   VectorIsa isa = VectorIsa::Avx2;
   int mr = 6;        ///< rows of the register block
@@ -44,9 +65,12 @@ struct GemmConfig {
   /// packing B costs a full pass over B that is reused only once). In place
   /// needs B not transposed and N a multiple of nr.
   bool packB = true;
+  MacroLoopOrder loop = MacroLoopOrder::JrIr;
+  /// The dimension the threads split (threads > 1 only).
+  SplitAxis split = SplitAxis::Auto;
 
   /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,
-  /// order=bcast,threads=1,packb=1".
+  /// order=bcast,threads=1,packb=1,loop=jr-ir,split=auto".
   std::string str() const;
 
   /// Parses a comma-separated `key=value` list (keys as in str()); keys not

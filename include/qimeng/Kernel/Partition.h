@@ -37,10 +37,12 @@ constexpr uint64_t kRangeOffset = 24;
 /// of an OpenMP team is microseconds, 4 MFLOP is tens of microseconds.
 constexpr double kMinFlopsPerPart = 4e6;
 
-/// Splits C into at most `threads` non-empty parts along N (at multiples of
-/// nr) when N has at least `threads` register blocks, else along M (at
-/// multiples of mr); fewer parts when the problem is too small, so that each
-/// part has at least `minFlopsPerPart` of work. One part covers everything.
+/// Splits C into at most `threads` non-empty parts along the config's split
+/// axis: N at multiples of nr, M at multiples of mr, or (auto) N when N has
+/// at least `threads` register blocks (or as many as M), else M. Fewer parts
+/// when the problem is too small, so that each part has at least
+/// `minFlopsPerPart` of work, or when the axis has fewer blocks than
+/// threads. One part covers everything.
 std::vector<GemmRange> partitionGemm(const GemmDesc &desc,
                                      const GemmConfig &config, int threads,
                                      double minFlopsPerPart = kMinFlopsPerPart);

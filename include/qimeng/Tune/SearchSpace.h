@@ -51,13 +51,17 @@ public:
   /// 1/2, 3/4, 4/3, 2 rounded to multiples of 8, at least 8, at most K),
   /// mc and nc (factors x1/4, x1/2, x1, x2, keeping only those that give a
   /// distinct block for the base's block and kc), pfa {0, 256, 512}, pfb
-  /// {0, 256}, order {bcast, pipelined, and embedded on avx512}. A base
+  /// {0, 256}, order {bcast, pipelined, and embedded on avx512}, loop
+  /// {jr-ir, ir-jr}; then packb {1, 0} when B is not transposed and M <= 64;
+  /// then, when base.threads > 1, threads (the base's count, halved down to
+  /// 1, at most three counts) and split {auto, m, n}. A base
   /// value missing from a list joins it in sorted order; each modelChoice is
   /// the base's value, so configFor(modelAssignment()) ==
   /// clampToProblem(base, desc) whenever the base is valid (mc a multiple
-  /// of mr, nc of nr). An assignment whose block lacks the registers for its
-  /// order is refused by configFor (the search prunes it). The target is
-  /// not consulted beyond the base for now.
+  /// of mr, nc of nr). configFor refuses (the search prunes) an assignment
+  /// whose block lacks the registers for its order, B in place where nr
+  /// does not divide N, and a split other than auto with one thread. The
+  /// target is not consulted beyond the base for now.
   static SearchSpace forGemm(const GemmDesc &desc, const Target &target,
                              const GemmConfig &base);
 
