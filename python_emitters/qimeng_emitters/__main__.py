@@ -9,7 +9,7 @@ import sys
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
-from . import peak, sgemm
+from . import conv2d, peak, sgemm
 
 def _version(request):
     """The generator version alone: a tuning-database key needs it."""
@@ -21,6 +21,7 @@ def _version(request):
 KINDS = {
     "version": _version,
     "sgemm": sgemm.emit,
+    "sconv2d": conv2d.emit,
     "fma_peak": peak.emit,
 }
 

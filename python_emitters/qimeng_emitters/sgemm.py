@@ -50,6 +50,9 @@ def _round_up(value, multiple):
 class Params:
     """A validated request with the blocking clamped to the problem."""
 
+    #: The convolution this GEMM computes (conv2d.Conv), or None.
+    conv = None
+
     def __init__(self, request):
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
@@ -151,12 +154,16 @@ class Params:
 
     def symbol(self):
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
+        return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}"
+                f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
+                + self.blocking_suffix())
+
+    def blocking_suffix(self):
+        """The symbol's part after the operands: blocking, variants, isa."""
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
         par = "_par" if self.parallel else ""
-        return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}"
-                f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
-                f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
+        return (f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
                 f"_pfa{self.prefetch_a}_pfb{self.prefetch_b}"
                 f"{'' if self.order == 'bcast' else '_' + self.order}"
@@ -544,10 +551,18 @@ def _emit_body(p):
         spin = asm.label("fault hang: spin forever")
         asm.place(spin)
         asm.ins(f"jmp {back(spin)}")
-    asm.ins("movq %rdi, 0(%rcx)")
-    asm.ins("movq %rsi, 8(%rcx)")
-    asm.ins("movq %rdx, 16(%rcx)")
+    # A convolution (conv2d.py) gathers one operand from its input through
+    # offset tables; `conv` is None for a plain GEMM.
+    conv = p.conv
+    if conv is None:
+        asm.ins("movq %rdi, 0(%rcx)")
+        asm.ins("movq %rsi, 8(%rcx)")
+        asm.ins("movq %rdx, 16(%rcx)")
+    else:
+        conv.emit_save_pointers(asm)
     asm.ins("movq %rcx, %rbx")
+    if conv is not None:
+        conv.emit_tables(asm)
     # The part of C this call computes: all of it, or (parallel) the rows
     # and columns the caller wrote at RANGE_OFFSET (docs/KernelContract.md).
     if p.parallel:
@@ -564,7 +579,15 @@ def _emit_body(p):
         asm.ins(f"cmpq {n_end}, {JC}")
         asm.ins(f"jge {fwd(done)}")
     else:
-        m_begin, m_end, n_end = None, f"${p.m}", f"${p.n}"
+        m_begin, n_begin, m_end, n_end = None, None, f"${p.m}", f"${p.n}"
+    image_loop = None
+    if conv is not None and conv.images > 1:
+        image_loop = asm.label("next image of the batch")
+        conv.emit_batch_begin(asm)
+        asm.place(image_loop)
+    if n_begin:
+        asm.ins(f"movq {n_begin}, {JC}")
+    else:
         asm.ins("xorl %r8d, %r8d")
     asm.place(jc_loop)
     asm.ins(f"movq {n_end}, {NB}")
@@ -577,7 +600,9 @@ def _emit_body(p):
     _min_into(asm, KB, p.kc)
     # B(k, j): element (k, j) at k*ldb + j, or j*ldb + k when transposed.
     b_sk, b_sr = (1, p.ldb) if p.trans_b else (p.ldb, 1)
-    if p.pack_b:
+    if conv is not None and conv.gathers == "B":
+        conv.emit_gather_pack(asm, p, "B", p.nr, NB, 8, JC, p.bp_offset)
+    elif p.pack_b:
         _emit_pack(asm, p, "B", p.nr, b_sk, b_sr, NB, 8, PC, JC, p.bp_offset,
                    p.col_edges)
     if m_begin:
@@ -590,8 +615,11 @@ def _emit_body(p):
     _min_into(asm, MB, p.mc)
     # A(i, k): element (i, k) at i*lda + k, or k*lda + i when transposed.
     a_sk, a_sr = (p.lda, 1) if p.trans_a else (1, p.lda)
-    _emit_pack(asm, p, "A", p.mr, a_sk, a_sr, MB, 0, PC, IC, p.ap_offset,
-               p.row_edges)
+    if conv is not None and conv.gathers == "A":
+        conv.emit_gather_pack(asm, p, "A", p.mr, MB, 0, IC, p.ap_offset)
+    else:
+        _emit_pack(asm, p, "A", p.mr, a_sk, a_sr, MB, 0, PC, IC, p.ap_offset,
+                   p.row_edges)
     _emit_compute(asm, p)
     asm.ins(f"addq ${p.mc}, {IC}")
     if p.parallel:
@@ -605,6 +633,8 @@ def _emit_body(p):
     asm.ins(f"addq ${p.nc}, {JC}")
     asm.ins(f"cmpq {n_end}, {JC}")
     asm.ins(f"jb {back(jc_loop)}")
+    if image_loop is not None:
+        conv.emit_batch_next(asm, image_loop)
     if p.parallel:
         asm.place(done)
     asm.ins("vzeroupper")
@@ -613,14 +643,20 @@ def _emit_body(p):
 
 def emit(request):
     p = Params(request)
-    symbol = p.symbol()
+    return kernel_text(
+        p, p.symbol(), request, "sgemm",
+        f"C[{p.m}x{p.n}] += {'A^T' if p.trans_a else 'A'}"
+        f" * {'B^T' if p.trans_b else 'B'}, K = {p.k}")
+
+
+def kernel_text(p, symbol, request, kind, summary):
+    """The whole kernel: header lines, function prologue, body, epilogue."""
     body = _emit_body(p)
     meta = {k: request[k] for k in sorted(request)}
     out = []
-    out.append(f"# QiMeng-TensorOp sgemm kernel, qimeng_emitters "
+    out.append(f"# QiMeng-TensorOp {kind} kernel, qimeng_emitters "
                f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}")
-    out.append(f"# C[{p.m}x{p.n}] += {'A^T' if p.trans_a else 'A'}"
-               f" * {'B^T' if p.trans_b else 'B'}, K = {p.k}")
+    out.append(f"# {summary}")
     out.append(f"# qm.symbol: {symbol}")
     out.append(f"# qm.workspace_bytes: {p.workspace_bytes}")
     masks = [f"k{v + 1}" for v in range(p.nv)] if p.isa.name == "avx512" \

@@ -197,16 +197,29 @@ int main(int argc, char **argv) {
     const Trial *first = result.history.trials.empty()
                              ? nullptr
                              : &result.history.trials.front();
+    // How soon the search came within 5% of what it found: the first
+    // trial at or above 95% of the best, and the seconds it had taken.
+    const Trial *near = nullptr;
+    for (const Trial &t : result.history.trials)
+      if (t.result.ok && t.result.gflops >= 0.95 * result.record.medianGflops) {
+        near = &t;
+        break;
+      }
     llvm::outs() << llvm::formatv(
-        "{0}: {1:F1} GFLOPS ({2:F1}% of {3:F1} peak) after {4} trials; the "
-        "analytical config gave {5}; stored {6} ({7})\n",
+        "{0}: {1:F1} GFLOPS ({2:F1}% of {3:F1} peak) after {4} trials ({8:F1} "
+        "s; within 5% of it at trial {9}, {10:F1} s); the analytical config "
+        "gave {5}; stored {6} ({7})\n",
         item.trim(), result.record.medianGflops,
         100 * result.record.fractionOfPeak, result.record.peakGflops,
         result.record.trials,
         first && first->result.ok
             ? llvm::formatv("{0:F1}", first->result.gflops).str()
             : std::string("no result"),
-        key.hash().substr(0, 12), result.record.config.str());
+        key.hash().substr(0, 12), result.record.config.str(),
+        result.history.trials.empty()
+            ? 0.0
+            : result.history.trials.back().elapsedSeconds,
+        near ? near->index + 1 : 0, near ? near->elapsedSeconds : 0.0);
   }
   return 0;
 }

@@ -1,0 +1,298 @@
+"""2-D convolution (f32) as an implicit GEMM on the SGEMM kernel's loops.
+
+One request = one kernel for one convolution: output += conv(input, filter),
+with the strides, dilations and layout baked in. Padding is the caller's:
+the input is the padded buffer (or a strided view of one).
+
+    nhwc_hwcf: out[n, oh, ow, f] += in[n, oh*sh + kh*dh, ow*sw + kw*dw, c]
+                                    * flt[kh, kw, c, f]
+      GEMM M = N*OH*OW (output pixels), N = F, K = KH*KW*C (kh, kw, c).
+      A (pixels x K) is gathered from the input; B is the filter as it is
+      stored (a K x F row-major matrix); C is the output (ldc = F).
+    nchw_fchw: out[n, f, oh, ow] += in[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
+                                    * flt[f, c, kh, kw]
+      Per image: GEMM M = F, N = OH*OW, K = C*KH*KW (c, kh, kw).
+      A is the filter (an F x K row-major matrix); B (K x pixels) is
+      gathered from the input; C is the image's output (ldc = OH*OW).
+
+The gathered operand's element (k, r) sits at input + row[r] + col[k]
+(bytes): both tables live in the workspace, and the kernel fills them at
+each call. Its PACK gathers one kc x mc (or kc x nc) panel at a time into
+the layout the COMPUTE microkernel reads, so the im2col matrix never exists
+(docs/KernelContract.md, "Convolution").
+"""
+
+from .errors import RequestError
+from .fields import check_known, int_field
+from .sgemm import KB, PC, Params, kernel_text, _round_up
+from .x86 import back, check_disp, fwd, xmm
+
+LAYOUTS = ("nhwc_hwcf", "nchw_fchw")
+
+# Fields passed through to the GEMM underneath, as sgemm.py reads them.
+GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
+               "prefetch_b", "order", "pack_b", "fault", "target_features",
+               "parallel", "loop_order")
+
+# The convolution's scratch slots (bytes into its workspace region).
+KEND_SLOT = 0     # address one past the panel's last column-table entry
+VALID_SLOT = 8    # valid rows of an edge sliver
+IMAGES_SLOT = 16  # images left in the batch (nchw_fchw)
+CONV_SCRATCH = 64
+
+
+class Conv:
+    """A validated convolution request and the GEMM that computes it."""
+
+    def __init__(self, request):
+        check_known(request, GEMM_FIELDS + (
+            "layout", "n", "h", "w", "c", "f", "kh", "kw", "stride_h",
+            "stride_w", "dilation_h", "dilation_w", "input_strides"))
+        self.layout = request.get("layout")
+        if self.layout not in LAYOUTS:
+            raise RequestError(
+                f"unknown layout {self.layout!r}; expected one of "
+                + ", ".join(LAYOUTS))
+        for name in ("n", "h", "w", "c", "f", "kh", "kw"):
+            setattr(self, name, int_field(request, name))
+        self.sh = int_field(request, "stride_h", default=1)
+        self.sw = int_field(request, "stride_w", default=1)
+        self.dh = int_field(request, "dilation_h", default=1)
+        self.dw = int_field(request, "dilation_w", default=1)
+        span_h = self.dh * (self.kh - 1) + 1
+        span_w = self.dw * (self.kw - 1) + 1
+        if span_h > self.h or span_w > self.w:
+            raise RequestError(
+                f"a {self.kh}x{self.kw} filter with dilation "
+                f"{self.dh}x{self.dw} spans {span_h}x{span_w}, more than the "
+                f"{self.h}x{self.w} input")
+        self.oh = (self.h - span_h) // self.sh + 1
+        self.ow = (self.w - span_w) // self.sw + 1
+        nhwc = self.layout == "nhwc_hwcf"
+        # Input strides in elements: (n, h, w) with unit c for nhwc_hwcf,
+        # (n, c, h) with unit w for nchw_fchw; contiguous by default.
+        dense = ((self.h * self.w * self.c, self.w * self.c, self.c) if nhwc
+                 else (self.c * self.h * self.w, self.h * self.w, self.w))
+        strides = request.get("input_strides", list(dense))
+        if (not isinstance(strides, list) or len(strides) != 3
+                or not all(type(v) is int and v >= 1 for v in strides)):
+            raise RequestError(
+                "field 'input_strides' must be a list of three positive "
+                "integers (elements)")
+        self.strides = tuple(strides)
+        self.dense = self.strides == dense
+        s0, s1, s2 = self.strides
+        inner = self.c if nhwc else self.w
+        if s2 < inner or s1 < (self.w * s2 if nhwc else self.h * s2) or \
+                s0 < (self.h * s1 if nhwc else self.c * s1):
+            raise RequestError(
+                f"input_strides {list(self.strides)} overlap for a "
+                f"{self.n}x{self.h}x{self.w}x{self.c} input in {self.layout}")
+        if nhwc:
+            self.gathers = "A"
+            self.images = 1
+            gemm = {"m": self.n * self.oh * self.ow, "n": self.f,
+                    "k": self.kh * self.kw * self.c}
+            gemm["lda"] = gemm["k"]
+            gemm["ldb"] = gemm["ldc"] = self.f
+        else:
+            self.gathers = "B"
+            self.images = self.n
+            if request.get("pack_b", True) is not True:
+                raise RequestError(
+                    "pack_b = false reads B in place; nchw_fchw gathers B "
+                    "from the input, so it is always packed")
+            gemm = {"m": self.f, "n": self.oh * self.ow,
+                    "k": self.c * self.kh * self.kw}
+            gemm["lda"] = gemm["k"]
+            gemm["ldb"] = gemm["ldc"] = gemm["n"]
+        gemm.update({k: request[k] for k in GEMM_FIELDS if k in request})
+        self.gemm = Params(gemm)
+        self.gemm.conv = self
+        p = self.gemm
+        # Workspace: the GEMM's, then scratch and the two offset tables.
+        self.offset = _round_up(p.workspace_bytes, 64)
+        self.row_table = self.offset + CONV_SCRATCH
+        rows = p.m if nhwc else p.n
+        self.col_table = self.row_table + _round_up(rows * 8, 64)
+        p.workspace_bytes = self.col_table + _round_up(p.k * 8, 64)
+        check_disp(p.workspace_bytes, "workspace")
+        # Byte offsets of the gathered rows (pixels) and columns (k).
+        if nhwc:
+            self.row_dims = [(self.n, s0 * 4), (self.oh, self.sh * s1 * 4),
+                             (self.ow, self.sw * s2 * 4)]
+            self.col_dims = [(self.kh, self.dh * s1 * 4),
+                             (self.kw, self.dw * s2 * 4), (self.c, 4)]
+        else:
+            self.row_dims = [(self.oh, self.sh * s2 * 4), (self.ow, self.sw * 4)]
+            self.col_dims = [(self.c, s1 * 4), (self.kh, self.dh * s2 * 4),
+                             (self.kw, self.dw * 4)]
+        # Consecutive gathered rows in one output row are this far apart.
+        self.row_step = self.row_dims[-1][1]
+        for count, step in self.row_dims + self.col_dims:
+            check_disp(count * step, "input")
+        check_disp(max(p.mr, p.nr) * self.row_step, "gather")
+        self.image_bytes = (s0 * 4, p.m * p.n * 4)
+        for v in self.image_bytes:
+            check_disp(v, "image")
+
+    def symbol(self):
+        p = self.gemm
+        strides = "" if self.dense else "_is" + "x".join(
+            str(v) for v in self.strides)
+        return (f"qm_sconv2d_{self.layout}"
+                f"_{self.n}x{self.h}x{self.w}x{self.c}_f{self.f}"
+                f"_k{self.kh}x{self.kw}_s{self.sh}x{self.sw}"
+                f"_d{self.dh}x{self.dw}{strides}" + p.blocking_suffix())
+
+    # -- code the GEMM body calls ------------------------------------------
+
+    def emit_save_pointers(self, asm):
+        """Slots 0, 8, 16 hold the GEMM's A, B and C; the kernel's arguments
+        are (input, filter, output, workspace)."""
+        a, b = ("%rdi", "%rsi") if self.gathers == "A" else ("%rsi", "%rdi")
+        asm.ins(f"movq {a}, 0(%rcx)")
+        asm.ins(f"movq {b}, 8(%rcx)")
+        asm.ins("movq %rdx, 16(%rcx)")
+
+    def emit_tables(self, asm):
+        """Fills the row and column offset tables (int64 bytes)."""
+        asm.comment("offset tables of the gathered operand: row (pixel) "
+                    "and column (k) byte offsets into the input")
+        for name, offset, dims in (("row", self.row_table, self.row_dims),
+                                   ("column", self.col_table, self.col_dims)):
+            asm.ins(f"leaq {offset}(%rbx), %rdi")
+            _emit_offset_table(asm, name, dims)
+
+    def emit_batch_begin(self, asm):
+        asm.ins(f"movq ${self.images}, {self.offset + IMAGES_SLOT}(%rbx)")
+
+    def emit_batch_next(self, asm, image_loop):
+        """Moves the input (B) and output (C) pointers to the next image."""
+        input_bytes, output_bytes = self.image_bytes
+        asm.ins(f"addq ${input_bytes}, 8(%rbx)")
+        asm.ins(f"addq ${output_bytes}, 16(%rbx)")
+        asm.ins(f"decq {self.offset + IMAGES_SLOT}(%rbx)")
+        asm.ins(f"jnz {back(image_loop)}")
+
+    def emit_gather_pack(self, asm, p, name, R, width_reg, src_slot,
+                         inner_index, dst_offset):
+        """PACK of the gathered operand: R-wide slivers, k-major, zero-padded,
+        like sgemm's, with element (k, r) at src + row[inner + r] + col[pc+k].
+
+        A full sliver whose R rows lie in one output row (their row offsets
+        step by row_step) copies with fixed displacements, vectors when the
+        rows are adjacent floats; any other sliver (across output rows, or
+        an edge) reads each row's offset from the table.
+        """
+        isa = p.isa
+        kend = f"{self.offset + KEND_SLOT}(%rbx)"
+        valid = f"{self.offset + VALID_SLOT}(%rbx)"
+        loop = asm.label(f"gather {name}: next sliver")
+        slow_full = asm.label(f"gather {name}: full sliver across rows")
+        slow = asm.label(f"gather {name}: sliver by row table")
+        done = asm.label(f"gather {name}: sliver done")
+        asm.comment(f"PACK {name}: {R}-wide slivers gathered from the input")
+        asm.ins("xorl %r14d, %r14d")
+        asm.place(loop)
+        asm.ins("movq %r14, %rax")
+        asm.ins(f"imulq {KB}, %rax")
+        asm.ins(f"leaq {dst_offset}(%rbx,%rax,4), %rdi")
+        asm.ins(f"leaq ({inner_index},%r14), %rax")
+        asm.ins(f"leaq {self.row_table}(%rbx,%rax,8), %r15")
+        asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rdx")
+        asm.ins(f"leaq (%rdx,{KB},8), %rax")
+        asm.ins(f"movq %rax, {kend}")
+        asm.ins(f"movq {width_reg}, %rax")
+        asm.ins("subq %r14, %rax")
+        asm.ins(f"cmpq ${R}, %rax")
+        asm.ins(f"jb {fwd(slow)}")
+        asm.ins(f"movq {(R - 1) * 8}(%r15), %rax")
+        asm.ins("subq (%r15), %rax")
+        asm.ins(f"cmpq ${(R - 1) * self.row_step}, %rax")
+        asm.ins(f"jne {fwd(slow_full)}")
+        asm.ins(f"movq {src_slot}(%rbx), %rsi")
+        asm.ins("addq (%r15), %rsi")
+        fast_k = asm.label(f"gather {name}: one output row, next k")
+        asm.place(fast_k)
+        asm.ins("movq (%rdx), %rcx")
+        if self.row_step == 4 and R % isa.lanes == 0:
+            for v in range(R // isa.lanes):
+                off = v * isa.vector_bytes
+                asm.ins(f"vmovups {off}(%rsi,%rcx), {isa.reg(0)}")
+                asm.ins(f"vmovups {isa.reg(0)}, {off}(%rdi)")
+        else:
+            for r in range(R):
+                asm.ins(f"vmovss {r * self.row_step}(%rsi,%rcx), {xmm(0)}")
+                asm.ins(f"vmovss {xmm(0)}, {r * 4}(%rdi)")
+        asm.ins(f"addq ${R * 4}, %rdi")
+        asm.ins("addq $8, %rdx")
+        asm.ins(f"cmpq {kend}, %rdx")
+        asm.ins(f"jb {back(fast_k)}")
+        asm.ins(f"jmp {fwd(done)}")
+        asm.place(slow_full)
+        asm.ins(f"movq ${R}, %rax")
+        asm.place(slow)
+        asm.ins(f"movq %rax, {valid}")
+        asm.ins(f"vxorps {xmm(1)}, {xmm(1)}, {xmm(1)}")
+        slow_k = asm.label(f"gather {name}: by row table, next k")
+        slow_r = asm.label(f"gather {name}: by row table, next row")
+        asm.place(slow_k)
+        for r in range(R):
+            asm.ins(f"vmovss {xmm(1)}, {r * 4}(%rdi)")
+        asm.ins(f"movq {src_slot}(%rbx), %rsi")
+        asm.ins("addq (%rdx), %rsi")
+        asm.ins("xorl %eax, %eax")
+        asm.place(slow_r)
+        asm.ins("movq (%r15,%rax,8), %rcx")
+        asm.ins(f"vmovss (%rsi,%rcx), {xmm(0)}")
+        asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
+        asm.ins("incq %rax")
+        asm.ins(f"cmpq {valid}, %rax")
+        asm.ins(f"jb {back(slow_r)}")
+        asm.ins(f"addq ${R * 4}, %rdi")
+        asm.ins("addq $8, %rdx")
+        asm.ins(f"cmpq {kend}, %rdx")
+        asm.ins(f"jb {back(slow_k)}")
+        asm.place(done)
+        asm.ins(f"addq ${R}, %r14")
+        asm.ins(f"cmpq {width_reg}, %r14")
+        asm.ins(f"jb {back(loop)}")
+
+
+# (position, count) registers of each level of an offset table's loop nest.
+_TABLE_REGS = (("%rax", "%r8"), ("%rsi", "%r9"), ("%rdx", "%r10"))
+
+
+def _emit_offset_table(asm, name, dims):
+    """Writes sum(i_d * step_d) for every index tuple, last index fastest,
+    as int64 at %rdi onwards. dims: [(count, step bytes)], outer first."""
+    asm.ins(f"xorl {_TABLE_REGS[0][0].replace('%r', '%e')}, "
+            f"{_TABLE_REGS[0][0].replace('%r', '%e')}")
+
+    def level(i):
+        pos, count = _TABLE_REGS[i]
+        top = asm.label(f"{name} table: next index {i}")
+        asm.ins(f"movq ${dims[i][0]}, {count}")
+        asm.place(top)
+        if i + 1 == len(dims):
+            asm.ins(f"movq {pos}, (%rdi)")
+            asm.ins("addq $8, %rdi")
+        else:
+            asm.ins(f"movq {pos}, {_TABLE_REGS[i + 1][0]}")
+            level(i + 1)
+        asm.ins(f"addq ${dims[i][1]}, {pos}")
+        asm.ins(f"decq {count}")
+        asm.ins(f"jnz {back(top)}")
+
+    level(0)
+
+
+def emit(request):
+    conv = Conv(request)
+    p = conv.gemm
+    summary = (f"{conv.layout}: {conv.n}x{conv.h}x{conv.w}x{conv.c} input, "
+               f"{conv.f} filters {conv.kh}x{conv.kw}, stride "
+               f"{conv.sh}x{conv.sw}, dilation {conv.dh}x{conv.dw}; GEMM "
+               f"{p.m}x{p.n}x{p.k}")
+    return kernel_text(p, conv.symbol(), request, "sconv2d", summary)

@@ -1,0 +1,264 @@
+"""Convolution kernels (kind sconv2d) against a naive C reference.
+
+As test_execution.py does for GEMM: small integer inputs make every sum
+exact, so the output must equal out0 + 2 * conv(input, filter) bit for bit
+after two calls. The input's stride gaps hold NaN (a kernel must not read
+them), guard zones around the output a sentinel (it must not write them),
+and a wrapper checks the callee-saved registers.
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+from .support import LLVM_MC, assemble, cpu_has, emit, header, run_emitter
+from .test_execution import GCC, WRAPPER_S
+
+HARNESS_C = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void kernel_fn(const float *, const float *, float *, void *);
+extern kernel_fn qm_kernel;
+extern long qm_call_checked(kernel_fn *, const float *, const float *,
+                            float *, void *);
+
+#define GUARD 256
+static const float SENTINEL = -0.0f;
+
+static float *guarded(long count, float fill) {
+    float *buf = malloc(sizeof(float) * (count + 2 * GUARD));
+    if (!buf) { perror("malloc"); exit(3); }
+    for (long i = 0; i < count + 2 * GUARD; i++) buf[i] = fill;
+    return buf + GUARD;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 17) { fprintf(stderr, "usage\n"); return 3; }
+    long a[16];
+    for (int i = 0; i < 16; i++) a[i] = atol(argv[i + 1]);
+    int nchw = (int)a[0];
+    long N = a[1], H = a[2], W = a[3], C = a[4], F = a[5], KH = a[6],
+         KW = a[7], SH = a[8], SW = a[9], DH = a[10], DW = a[11], s0 = a[12],
+         s1 = a[13], s2 = a[14], ws_bytes = a[15];
+    long OH = (H - DH * (KH - 1) - 1) / SH + 1;
+    long OW = (W - DW * (KW - 1) - 1) / SW + 1;
+    /* Input element (n, c, h, w) at n*s0 + (nhwc: h*s1 + w*s2 + c;
+       nchw: c*s1 + h*s2 + w). */
+    long in_count = N * s0;
+    float *in = guarded(in_count, NAN);
+    #define IN(n, c, h, w) in[(n) * s0 + (nchw ? (c) * s1 + (h) * s2 + (w) \
+                                               : (h) * s1 + (w) * s2 + (c))]
+    for (long n = 0; n < N; n++)
+        for (long c = 0; c < C; c++)
+            for (long h = 0; h < H; h++)
+                for (long w = 0; w < W; w++)
+                    IN(n, c, h, w) = (float)((n * 3 + c * 7 + h * 5 + w * 11)
+                                             % 7) - 3.0f;
+    float *flt = guarded(KH * KW * C * F, NAN);
+    #define FLT(f, c, kh, kw) flt[nchw ? (((f) * C + (c)) * KH + (kh)) * KW \
+                                           + (kw) \
+                                     : (((kh) * KW + (kw)) * C + (c)) * F + (f)]
+    for (long f = 0; f < F; f++)
+        for (long c = 0; c < C; c++)
+            for (long kh = 0; kh < KH; kh++)
+                for (long kw = 0; kw < KW; kw++)
+                    FLT(f, c, kh, kw) = (float)((f * 5 + c * 3 + kh * 7
+                                                 + kw * 2) % 5) - 2.0f;
+    long out_count = N * OH * OW * F;
+    float *out = guarded(out_count, SENTINEL);
+    #define OUT(n, f, oh, ow) out[nchw ? (((n) * F + (f)) * OH + (oh)) * OW \
+                                           + (ow) \
+                                     : (((n) * OH + (oh)) * OW + (ow)) * F + (f)]
+    double *ref = malloc(sizeof(double) * out_count);
+    for (long n = 0; n < N; n++)
+        for (long f = 0; f < F; f++)
+            for (long oh = 0; oh < OH; oh++)
+                for (long ow = 0; ow < OW; ow++) {
+                    OUT(n, f, oh, ow) = (float)((n + f + oh + ow) % 3);
+                    double s = 0;
+                    for (long c = 0; c < C; c++)
+                        for (long kh = 0; kh < KH; kh++)
+                            for (long kw = 0; kw < KW; kw++)
+                                s += (double)IN(n, c, oh * SH + kh * DH,
+                                                ow * SW + kw * DW)
+                                     * FLT(f, c, kh, kw);
+                    long i = &OUT(n, f, oh, ow) - out;
+                    ref[i] = OUT(n, f, oh, ow) + 2 * s;
+                }
+    void *ws = aligned_alloc(64, (ws_bytes + 63) / 64 * 64);
+    if (!ws) { perror("aligned_alloc"); return 3; }
+    memset(ws, 0xff, ws_bytes);
+    for (int rep = 0; rep < 2; rep++)
+        if (qm_call_checked(qm_kernel, in, flt, out, ws)) {
+            printf("callee-saved register or %%rsp not preserved\n");
+            return 2;
+        }
+    long bad = 0;
+    for (long i = 0; i < out_count; i++)
+        if (out[i] != (float)ref[i] && bad++ < 5)
+            printf("mismatch out[%ld] = %g, want %g\n", i, out[i], ref[i]);
+    for (long g = 1; g <= GUARD; g++) {
+        if (memcmp(&out[-g], &SENTINEL, 4) && bad++ < 5)
+            printf("write before the output at %ld\n", -g);
+        if (memcmp(&out[out_count - 1 + g], &SENTINEL, 4) && bad++ < 5)
+            printf("write past the output at +%ld\n", g);
+    }
+    if (bad) { printf("%ld bad elements\n", bad); return 1; }
+    printf("ok\n");
+    return 0;
+}
+"""
+
+
+def conv_request(**fields):
+    req = {"version": 1, "kind": "sconv2d", "layout": "nhwc_hwcf",
+           "isa": "avx2", "n": 1, "h": 8, "w": 8, "c": 4, "f": 16, "kh": 3,
+           "kw": 3, "mr": 6, "nr": 16, "k_unroll": 4, "kc": 32, "mc": 24,
+           "nc": 32}
+    for key, value in fields.items():
+        if value is None:
+            req.pop(key, None)
+        else:
+            req[key] = value
+    return req
+
+
+def dense_strides(req):
+    n, h, w, c = req["n"], req["h"], req["w"], req["c"]
+    if req["layout"] == "nhwc_hwcf":
+        return [h * w * c, w * c, c]
+    return [c * h * w, h * w, w]
+
+
+CORRECT = [
+    ("nhwc_3x3_avx2", conv_request()),
+    ("nhwc_c1_stride2_edges", conv_request(h=11, w=9, c=1, f=5,
+                                           stride_h=2, stride_w=2)),
+    ("nhwc_dilation2_batch2_ku1", conv_request(n=2, h=9, w=10, c=3, f=20,
+                                               dilation_h=2, dilation_w=2,
+                                               k_unroll=1, kc=8)),
+    ("nhwc_1x1_b_in_place", conv_request(h=5, w=7, c=16, f=32, kh=1, kw=1,
+                                         pack_b=False)),
+    ("nhwc_strided_input_ir_jr", conv_request(
+        h=7, w=6, c=3, f=8, nr=8, input_strides=[7 * 9 * 5, 9 * 5, 5],
+        loop_order="ir-jr")),
+    ("nhwc_avx512_7x7_stride2", conv_request(
+        isa="avx512", h=23, w=21, c=3, f=32, kh=7, kw=7, stride_h=2,
+        stride_w=2, mr=12, nr=32, kc=64, mc=48, nc=64)),
+    ("nchw_3x3_avx2", conv_request(layout="nchw_fchw", c=3, f=7)),
+    ("nchw_stride1_vector_gather_batch3", conv_request(
+        layout="nchw_fchw", n=3, h=20, w=19, c=2, f=5, nr=16)),
+    ("nchw_stride2_dilation2_strided", conv_request(
+        layout="nchw_fchw", n=2, h=13, w=12, c=3, f=6, stride_h=2,
+        stride_w=2, dilation_h=2, dilation_w=2,
+        input_strides=[3 * 14 * 13 + 5, 14 * 13, 13])),
+    ("nchw_avx512_8x16_edges", conv_request(
+        layout="nchw_fchw", isa="avx512", h=10, w=10, c=4, f=9, mr=8,
+        nr=16, mc=16, nc=32)),
+]
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc not found")
+@unittest.skipUnless(GCC, "gcc not found on PATH")
+@unittest.skipUnless(cpu_has("avx2") and cpu_has("fma"),
+                     "host CPU lacks avx2/fma")
+class ConvExecutionTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="qm_conv_")
+        cls.harness_o = os.path.join(cls.tmp.name, "harness.o")
+        cls.wrapper_o = os.path.join(cls.tmp.name, "wrapper.o")
+        src = os.path.join(cls.tmp.name, "harness.c")
+        with open(src, "w", encoding="ascii") as f:
+            f.write(HARNESS_C)
+        subprocess.run([GCC, "-std=c11", "-O1", "-Wall", "-c", src, "-o",
+                        cls.harness_o], check=True, capture_output=True,
+                       timeout=60)
+        proc = assemble(WRAPPER_S, cls.wrapper_o)
+        if proc.returncode:
+            raise RuntimeError(proc.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_kernel(self, name, req):
+        text = emit(req)
+        symbol = header(text, "symbol")
+        source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
+        obj = os.path.join(self.tmp.name, name + ".o")
+        exe = os.path.join(self.tmp.name, name)
+        proc = assemble(source, obj)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        link = subprocess.run(
+            [GCC, self.harness_o, self.wrapper_o, obj, "-o", exe, "-lm"],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(link.returncode, 0, link.stderr)
+        strides = req.get("input_strides", dense_strides(req))
+        args = [1 if req["layout"] == "nchw_fchw" else 0, req["n"], req["h"],
+                req["w"], req["c"], req["f"], req["kh"], req["kw"],
+                req.get("stride_h", 1), req.get("stride_w", 1),
+                req.get("dilation_h", 1), req.get("dilation_w", 1)] + \
+            strides + [int(header(text, "workspace_bytes"))]
+        run = subprocess.run([exe] + [str(a) for a in args],
+                             capture_output=True, text=True, timeout=30)
+        return run.returncode, run.stdout + run.stderr
+
+    def test_kernels_match_reference(self):
+        for name, req in CORRECT:
+            with self.subTest(name=name):
+                if req["isa"] == "avx512" and not cpu_has("avx512f"):
+                    self.skipTest("host CPU lacks avx512f")
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
+    def test_harness_catches_a_wrong_kernel(self):
+        status, output = self.run_kernel(
+            "drop_k", conv_request(fault="drop-k"))
+        self.assertEqual(status, 1, output)
+        self.assertIn("bad elements", output)
+
+
+class ConvRequestTest(unittest.TestCase):
+    """Bad convolution requests: exit 1 and one error line naming the field."""
+
+    def check_error(self, req, words):
+        proc = run_emitter(json.dumps(req))
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        lines = proc.stderr.splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        self.assertTrue(lines[0].startswith("error: "), lines[0])
+        for word in words:
+            self.assertIn(word.lower(), lines[0].lower())
+
+    def test_bad_requests(self):
+        for req, words in [
+            (conv_request(layout="nhwc_fhwc"), ["layout", "nhwc_fhwc"]),
+            (conv_request(kh=9), ["spans", "9x3"]),
+            (conv_request(stride_h=0), ["stride_h", ">= 1"]),
+            (conv_request(c=None), ["'c'"]),
+            (conv_request(input_strides=[1, 2]), ["input_strides"]),
+            (conv_request(input_strides=[256, 32, 3]), ["overlap"]),
+            (conv_request(layout="nchw_fchw", pack_b=False), ["pack_b"]),
+            (conv_request(m=5), ["unknown field", "m"]),
+            (conv_request(mc=25), ["mc", "mr"]),
+        ]:
+            with self.subTest(req=req):
+                self.check_error(req, words)
+
+    def test_symbol_names_the_convolution(self):
+        text = emit(conv_request(stride_h=2, dilation_w=2, h=9, w=9))
+        self.assertEqual(
+            header(text, "symbol"),
+            "qm_sconv2d_nhwc_hwcf_1x9x9x4_f16_k3x3_s2x1_d1x2_6x16_ku4_kc32"
+            "_mc24_nc16_pfa0_pfb0_x86_64_avx2")
+        strided = emit(conv_request(input_strides=[8 * 8 * 6, 8 * 6, 6]))
+        self.assertIn("_is384x48x6_", header(strided, "symbol"))
