@@ -84,12 +84,9 @@ llvm::Expected<std::string> EmittedKernel::body() const {
   return t.slice(b + begin.size(), e).str();
 }
 
-std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
-                                    llvm::StringRef fault,
-                                    const Target *target) {
-  nlohmann::json r = toJson(d);
-  r["version"] = 1;
-  r["kind"] = "sgemm";
+/// The blocking and variant fields a GEMM-based kernel shares.
+static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
+                            llvm::StringRef fault, const Target *target) {
   r["isa"] = isaName(c.isa).str();
   r["mr"] = c.mr;
   r["nr"] = c.nr;
@@ -110,6 +107,39 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
     r["fault"] = fault.str();
   if (target)
     r["target_features"] = target->features;
+}
+
+std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
+                                    llvm::StringRef fault,
+                                    const Target *target) {
+  nlohmann::json r = toJson(d);
+  r["version"] = 1;
+  r["kind"] = "sgemm";
+  addConfigFields(r, c, fault, target);
+  return r.dump();
+}
+
+std::string qimeng::convRequestJson(const ConvDesc &d, const GemmConfig &c,
+                                    llvm::StringRef fault,
+                                    const Target *target) {
+  nlohmann::json r = {{"version", 1},
+                      {"kind", "sconv2d"},
+                      {"layout", convLayoutName(d.layout).str()},
+                      {"n", d.n},
+                      {"h", d.h},
+                      {"w", d.w},
+                      {"c", d.c},
+                      {"f", d.f},
+                      {"kh", d.kh},
+                      {"kw", d.kw},
+                      {"stride_h", d.strideH},
+                      {"stride_w", d.strideW},
+                      {"dilation_h", d.dilationH},
+                      {"dilation_w", d.dilationW}};
+  if (!d.inputIsDense())
+    r["input_strides"] = {d.inputStrides[0], d.inputStrides[1],
+                          d.inputStrides[2]};
+  addConfigFields(r, c, fault, target);
   return r.dump();
 }
 
@@ -162,6 +192,15 @@ qimeng::emitGemmKernel(const GemmDesc &desc, const GemmConfig &config,
   if (auto err = desc.verify())
     return std::move(err);
   return runEmitter(gemmRequestJson(desc, config, fault, target), options);
+}
+
+llvm::Expected<EmittedKernel>
+qimeng::emitConvKernel(const ConvDesc &desc, const GemmConfig &config,
+                       const EmitterOptions &options, llvm::StringRef fault,
+                       const Target *target) {
+  if (auto err = desc.verify())
+    return std::move(err);
+  return runEmitter(convRequestJson(desc, config, fault, target), options);
 }
 
 llvm::Expected<EmittedKernel>

@@ -46,3 +46,98 @@ std::string GemmDesc::str() const {
                        k, lda, ldb, ldc, transA ? 't' : 'n', transB ? 't' : 'n')
       .str();
 }
+
+llvm::StringRef qimeng::convLayoutName(ConvLayout layout) {
+  return layout == ConvLayout::NchwFchw ? "nchw_fchw" : "nhwc_hwcf";
+}
+
+ConvDesc ConvDesc::dense(ConvLayout layout, int64_t n, int64_t h, int64_t w,
+                         int64_t c, int64_t f, int64_t kh, int64_t kw,
+                         int64_t strideH, int64_t strideW, int64_t dilationH,
+                         int64_t dilationW) {
+  ConvDesc d;
+  d.layout = layout;
+  d.n = n;
+  d.h = h;
+  d.w = w;
+  d.c = c;
+  d.f = f;
+  d.kh = kh;
+  d.kw = kw;
+  d.strideH = strideH;
+  d.strideW = strideW;
+  d.dilationH = dilationH;
+  d.dilationW = dilationW;
+  d.denseInputStrides(d.inputStrides);
+  return d;
+}
+
+void ConvDesc::denseInputStrides(int64_t out[3]) const {
+  if (layout == ConvLayout::NhwcHwcf) {
+    out[0] = h * w * c;
+    out[1] = w * c;
+    out[2] = c;
+  } else {
+    out[0] = c * h * w;
+    out[1] = h * w;
+    out[2] = w;
+  }
+}
+
+bool ConvDesc::inputIsDense() const {
+  int64_t d[3];
+  denseInputStrides(d);
+  return d[0] == inputStrides[0] && d[1] == inputStrides[1] &&
+         d[2] == inputStrides[2];
+}
+
+GemmDesc ConvDesc::gemmView() const {
+  if (layout == ConvLayout::NhwcHwcf) {
+    GemmDesc g = GemmDesc::packed(n * oh() * ow(), f, kh * kw * c);
+    return g;
+  }
+  return GemmDesc::packed(f, oh() * ow(), c * kh * kw);
+}
+
+int64_t ConvDesc::inputSpan() const {
+  const int64_t *s = inputStrides;
+  if (layout == ConvLayout::NhwcHwcf)
+    return (n - 1) * s[0] + (h - 1) * s[1] + (w - 1) * s[2] + c;
+  return (n - 1) * s[0] + (c - 1) * s[1] + (h - 1) * s[2] + w;
+}
+
+llvm::Error ConvDesc::verify() const {
+  if (n < 1 || h < 1 || w < 1 || c < 1 || f < 1 || kh < 1 || kw < 1 ||
+      strideH < 1 || strideW < 1 || dilationH < 1 || dilationW < 1)
+    return llvm::createStringError(
+        llvm::formatv("invalid conv2d {0}: sizes, strides and dilations must "
+                      "be >= 1",
+                      str())
+            .str());
+  int64_t spanH = dilationH * (kh - 1) + 1, spanW = dilationW * (kw - 1) + 1;
+  if (spanH > h || spanW > w)
+    return llvm::createStringError(
+        llvm::formatv("a {0}x{1} filter with dilation {2}x{3} spans {4}x{5}, "
+                      "more than the {6}x{7} input",
+                      kh, kw, dilationH, dilationW, spanH, spanW, h, w)
+            .str());
+  const int64_t *s = inputStrides;
+  bool nhwc = layout == ConvLayout::NhwcHwcf;
+  int64_t inner = nhwc ? c : w;
+  if (s[2] < inner || s[1] < (nhwc ? w : h) * s[2] ||
+      s[0] < (nhwc ? h : c) * s[1])
+    return llvm::createStringError(
+        llvm::formatv("input strides {0}x{1}x{2} overlap for a {3} input",
+                      s[0], s[1], s[2], str())
+            .str());
+  return llvm::Error::success();
+}
+
+std::string ConvDesc::str() const {
+  return llvm::formatv("sconv2d_{0}_n{1}_h{2}_w{3}_c{4}_f{5}_k{6}x{7}_s{8}x{9}_"
+                       "d{10}x{11}_is{12}x{13}x{14}",
+                       convLayoutName(layout), n, h, w, c, f, kh, kw, strideH,
+                       strideW, dilationH, dilationW, inputStrides[0],
+                       inputStrides[1], inputStrides[2])
+      .str();
+}

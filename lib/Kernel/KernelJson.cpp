@@ -36,3 +36,62 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
     return std::move(err);
   return d;
 }
+
+json qimeng::toJson(const ConvDesc &d) {
+  return {{"layout", convLayoutName(d.layout).str()},
+          {"n", d.n},
+          {"h", d.h},
+          {"w", d.w},
+          {"c", d.c},
+          {"f", d.f},
+          {"kh", d.kh},
+          {"kw", d.kw},
+          {"stride_h", d.strideH},
+          {"stride_w", d.strideW},
+          {"dilation_h", d.dilationH},
+          {"dilation_w", d.dilationW},
+          {"input_strides",
+           {d.inputStrides[0], d.inputStrides[1], d.inputStrides[2]}}};
+}
+
+llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
+                                                  llvm::StringRef what) {
+  if (!j.is_object())
+    return llvm::createStringError(what.str() + " is not a JSON object");
+  JsonFieldReader fields(j, what.str());
+  ConvDesc d;
+  std::string layout;
+  if (auto err = fields.string("layout", layout))
+    return std::move(err);
+  if (layout == "nhwc_hwcf")
+    d.layout = ConvLayout::NhwcHwcf;
+  else if (layout == "nchw_fchw")
+    d.layout = ConvLayout::NchwFchw;
+  else
+    return llvm::createStringError(what.str() + " field 'layout' must be "
+                                                "nhwc_hwcf or nchw_fchw");
+  for (auto [field, name] :
+       {std::pair<int64_t *, const char *>{&d.n, "n"},
+        {&d.h, "h"},
+        {&d.w, "w"},
+        {&d.c, "c"},
+        {&d.f, "f"},
+        {&d.kh, "kh"},
+        {&d.kw, "kw"},
+        {&d.strideH, "stride_h"},
+        {&d.strideW, "stride_w"},
+        {&d.dilationH, "dilation_h"},
+        {&d.dilationW, "dilation_w"}})
+    if (auto err = fields.integer64(name, *field))
+      return std::move(err);
+  auto strides = j.find("input_strides");
+  if (strides == j.end() || !strides->is_array() || strides->size() != 3 ||
+      !(*strides)[0].is_number_integer() ||
+      !(*strides)[1].is_number_integer() || !(*strides)[2].is_number_integer())
+    return llvm::createStringError(what.str() +
+                                   " field 'input_strides' must be three "
+                                   "integers");
+  for (int i = 0; i < 3; ++i)
+    d.inputStrides[i] = (*strides)[i].get<int64_t>();
+  return d;
+}

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/GemmValidator.h"
+#include "ValidationSupport.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 #include <cblas.h>
@@ -20,6 +21,7 @@
 #include <random>
 
 using namespace qimeng;
+using namespace qimeng::validation;
 
 //===----------------------------------------------------------------------===//
 // GuardedBuffer
@@ -33,17 +35,6 @@ constexpr int64_t kMaxBufferFloats = int64_t(1) << 40;
 
 int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-uint32_t bitsOf(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof(bits));
-  return bits;
-}
-
-bool isSentinel(const float *p) {
-  uint32_t bits;
-  std::memcpy(&bits, p, sizeof(bits));
-  return bits == kGuardSentinelBits;
-}
 } // namespace
 
 llvm::Expected<GuardedBuffer> GuardedBuffer::allocate(int64_t size,
@@ -142,64 +133,12 @@ struct StoredLayout {
   int64_t rows, cols, ld;
 };
 
-/// Deterministic values of one distribution. The mapping from the 64-bit
-/// stream is our own (not std::uniform_*_distribution), so the inputs are
-/// the same with every standard library.
-class InputGenerator {
-public:
-  InputGenerator(Distribution dist, uint64_t seed)
-      : dist(dist), rng(seed ^ (0x9e3779b97f4a7c15ull * (uint64_t(dist) + 1))) {
-  }
-
-  float next() {
-    switch (dist) {
-    case Distribution::SmallIntegers:
-      return float(int64_t(rng() % 9) - 4);
-    case Distribution::Uniform: {
-      // Multiples of 2^-23 in [-1, 1): exact in float.
-      int64_t v = int64_t(rng() >> 40) - (int64_t(1) << 23);
-      return std::ldexp(float(v), -23);
-    }
-    case Distribution::Mixed: {
-      uint64_t r = rng();
-      float sign = (r & 1) ? -1.0f : 1.0f;
-      int e = int((r >> 1) % 17) - 8;
-      // 1 + u with 23 fraction bits: exact in float.
-      float mant = 1.0f + std::ldexp(float(rng() >> 41), -23);
-      return sign * std::ldexp(mant, e);
-    }
-    }
-    return 0.0f;
-  }
-
-private:
-  Distribution dist;
-  std::mt19937_64 rng;
-};
-
 /// Sentinel over the whole region, then the real elements from `gen`.
 void fillOperand(GuardedBuffer &buf, StoredLayout l, InputGenerator &gen) {
   buf.fillSentinel();
   for (int64_t r = 0; r < l.rows; ++r)
     for (int64_t c = 0; c < l.cols; ++c)
       buf.data()[r * l.ld + c] = gen.next();
-}
-
-std::vector<float> copyRegion(const GuardedBuffer &buf) {
-  return std::vector<float>(buf.regionBegin(),
-                            buf.regionBegin() + buf.regionSize());
-}
-
-std::string num(double v) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.9g", v);
-  return text;
-}
-
-std::string shortNum(double v) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.3g", v);
-  return text;
 }
 
 /// Describes where offset `off` from data() lies in an operand.
@@ -247,73 +186,6 @@ std::optional<std::string> checkUnchanged(llvm::StringRef name,
     if (bitsOf(now[i]) != bitsOf(pristine[i]))
       return describeOffset(name, buf, l, int64_t(i) - buf.guard());
   return std::nullopt;
-}
-
-/// The fp64 reference and magnitude, m x n row-major:
-///   ref(i,j) = c0(i,j) + sum_k A(i,k) B(k,j)
-///   mag(i,j) = |c0(i,j)| + sum_k |A(i,k) B(k,j)|
-/// A and B are first unpacked to logical row-major float copies so the inner
-/// loop runs unit-stride over a row of B and the accumulator rows; rows of C
-/// go in blocks so each row of B is reused from cache.
-void computeReference(const GemmDesc &d, const float *a, const float *b,
-                      const float *c0, std::vector<double> &ref,
-                      std::vector<double> &mag) {
-  const int64_t m = d.m, n = d.n, k = d.k;
-  std::vector<float> aL(size_t(m * k)), bL(size_t(k * n));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p)
-      aL[size_t(i * k + p)] = d.transA ? a[p * d.lda + i] : a[i * d.lda + p];
-  if (d.transB) {
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t p = 0; p < k; ++p)
-        bL[size_t(p * n + j)] = b[j * d.ldb + p];
-  } else {
-    for (int64_t p = 0; p < k; ++p)
-      std::copy_n(b + p * d.ldb, n, bL.data() + p * n);
-  }
-
-  ref.assign(size_t(m * n), 0.0);
-  mag.assign(size_t(m * n), 0.0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double c = c0[i * d.ldc + j];
-      ref[size_t(i * n + j)] = c;
-      mag[size_t(i * n + j)] = std::fabs(c);
-    }
-
-  constexpr int64_t kRowBlock = 4;
-  constexpr int64_t kColBlock = 512;
-  for (int64_t j0 = 0; j0 < n; j0 += kColBlock) {
-    const int64_t nj = std::min(kColBlock, n - j0);
-    for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
-      const int64_t ni = std::min(kRowBlock, m - i0);
-      for (int64_t p = 0; p < k; ++p) {
-        const float *bRow = bL.data() + p * n + j0;
-        for (int64_t r = 0; r < ni; ++r) {
-          const double av = aL[size_t((i0 + r) * k + p)];
-          double *refRow = ref.data() + (i0 + r) * n + j0;
-          double *magRow = mag.data() + (i0 + r) * n + j0;
-          for (int64_t j = 0; j < nj; ++j) {
-            double prod = av * double(bRow[j]);
-            refRow[j] += prod;
-            magRow[j] += std::fabs(prod);
-          }
-        }
-      }
-    }
-  }
-}
-
-/// |x - ref| / mag, with 0 / 0 = 0 and anything non-finite infinite.
-double relativeError(double x, double ref, double mag) {
-  if (!std::isfinite(x))
-    return std::numeric_limits<double>::infinity();
-  double err = std::fabs(x - ref);
-  if (err == 0)
-    return 0;
-  if (mag == 0)
-    return std::numeric_limits<double>::infinity();
-  return err / mag;
 }
 
 /// Whether `rows` rows `ld` apart stay far from overflowing the spans and
@@ -468,6 +340,61 @@ runOne(const GemmDesc &d,
 }
 
 } // namespace
+
+/// The fp64 reference and magnitude, m x n row-major:
+///   ref(i,j) = c0(i,j) + sum_k A(i,k) B(k,j)
+///   mag(i,j) = |c0(i,j)| + sum_k |A(i,k) B(k,j)|
+/// A and B are first unpacked to logical row-major float copies so the inner
+/// loop runs unit-stride over a row of B and the accumulator rows; rows of C
+/// go in blocks so each row of B is reused from cache.
+void qimeng::validation::computeReference(const GemmDesc &d, const float *a, const float *b,
+                      const float *c0, std::vector<double> &ref,
+                      std::vector<double> &mag) {
+  const int64_t m = d.m, n = d.n, k = d.k;
+  std::vector<float> aL(size_t(m * k)), bL(size_t(k * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      aL[size_t(i * k + p)] = d.transA ? a[p * d.lda + i] : a[i * d.lda + p];
+  if (d.transB) {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        bL[size_t(p * n + j)] = b[j * d.ldb + p];
+  } else {
+    for (int64_t p = 0; p < k; ++p)
+      std::copy_n(b + p * d.ldb, n, bL.data() + p * n);
+  }
+
+  ref.assign(size_t(m * n), 0.0);
+  mag.assign(size_t(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double c = c0[i * d.ldc + j];
+      ref[size_t(i * n + j)] = c;
+      mag[size_t(i * n + j)] = std::fabs(c);
+    }
+
+  constexpr int64_t kRowBlock = 4;
+  constexpr int64_t kColBlock = 512;
+  for (int64_t j0 = 0; j0 < n; j0 += kColBlock) {
+    const int64_t nj = std::min(kColBlock, n - j0);
+    for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
+      const int64_t ni = std::min(kRowBlock, m - i0);
+      for (int64_t p = 0; p < k; ++p) {
+        const float *bRow = bL.data() + p * n + j0;
+        for (int64_t r = 0; r < ni; ++r) {
+          const double av = aL[size_t((i0 + r) * k + p)];
+          double *refRow = ref.data() + (i0 + r) * n + j0;
+          double *magRow = mag.data() + (i0 + r) * n + j0;
+          for (int64_t j = 0; j < nj; ++j) {
+            double prod = av * double(bRow[j]);
+            refRow[j] += prod;
+            magRow[j] += std::fabs(prod);
+          }
+        }
+      }
+    }
+  }
+}
 
 llvm::Expected<ValidationReport> qimeng::validateGemm(
     const GemmDesc &desc,

@@ -41,6 +41,24 @@ std::string qimeng::validationRequestJson(const GemmDesc &d,
   return r.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+std::string qimeng::validationRequestJson(const ConvDesc &d,
+                                          const Target &target,
+                                          const EmittedKernel &kernel,
+                                          const std::vector<GemmRange> &parts) {
+  json r = toJson(d);
+  r["version"] = 1;
+  r["op"] = "sconv2d";
+  r["target"] = target.str();
+  r["kernel"] = kernel.text;
+  if (!parts.empty()) {
+    json list = json::array();
+    for (const GemmRange &p : parts)
+      list.push_back({p.mBegin, p.mEnd, p.nBegin, p.nEnd});
+    r["parts"] = list;
+  }
+  return r.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 namespace {
 /// What one qimeng-runner run gave: its JSON answer, or why the kernel
 /// failed (crash, timeout) with `answer` empty.
@@ -107,25 +125,19 @@ reportFromAnswer(const RunnerOutcome &outcome) {
   return report;
 }
 
-llvm::Expected<ValidationReport>
-qimeng::validateGemmIsolated(const GemmDesc &desc, const Target &target,
-                             const EmittedKernel &kernel,
-                             const IsolatedValidationOptions &options,
-                             const std::vector<GemmRange> &parts) {
-  auto outcome =
-      runRunner(validationRequestJson(desc, target, kernel, parts), options);
+static llvm::Expected<ValidationReport>
+validateRequest(const std::string &request,
+                const IsolatedValidationOptions &options) {
+  auto outcome = runRunner(request, options);
   if (!outcome)
     return outcome.takeError();
   return reportFromAnswer(*outcome);
 }
 
-llvm::Expected<MeasuredKernel>
-qimeng::measureGemmIsolated(const GemmDesc &desc, const Target &target,
-                            const EmittedKernel &kernel, int runs,
-                            const IsolatedValidationOptions &options,
-                            const std::vector<GemmRange> &parts) {
-  json request =
-      json::parse(validationRequestJson(desc, target, kernel, parts));
+static llvm::Expected<MeasuredKernel>
+measureRequest(const std::string &requestText, int runs,
+               const IsolatedValidationOptions &options) {
+  json request = json::parse(requestText);
   request["measure_runs"] = runs;
   auto outcome = runRunner(
       request.dump(-1, ' ', false, json::error_handler_t::replace), options);
@@ -144,6 +156,42 @@ qimeng::measureGemmIsolated(const GemmDesc &desc, const Target &target,
       return std::move(err);
   }
   return m;
+}
+
+llvm::Expected<ValidationReport>
+qimeng::validateGemmIsolated(const GemmDesc &desc, const Target &target,
+                             const EmittedKernel &kernel,
+                             const IsolatedValidationOptions &options,
+                             const std::vector<GemmRange> &parts) {
+  return validateRequest(validationRequestJson(desc, target, kernel, parts),
+                         options);
+}
+
+llvm::Expected<MeasuredKernel>
+qimeng::measureGemmIsolated(const GemmDesc &desc, const Target &target,
+                            const EmittedKernel &kernel, int runs,
+                            const IsolatedValidationOptions &options,
+                            const std::vector<GemmRange> &parts) {
+  return measureRequest(validationRequestJson(desc, target, kernel, parts),
+                        runs, options);
+}
+
+llvm::Expected<ValidationReport>
+qimeng::validateConvIsolated(const ConvDesc &desc, const Target &target,
+                             const EmittedKernel &kernel,
+                             const IsolatedValidationOptions &options,
+                             const std::vector<GemmRange> &parts) {
+  return validateRequest(validationRequestJson(desc, target, kernel, parts),
+                         options);
+}
+
+llvm::Expected<MeasuredKernel>
+qimeng::measureConvIsolated(const ConvDesc &desc, const Target &target,
+                            const EmittedKernel &kernel, int runs,
+                            const IsolatedValidationOptions &options,
+                            const std::vector<GemmRange> &parts) {
+  return measureRequest(validationRequestJson(desc, target, kernel, parts),
+                        runs, options);
 }
 
 llvm::Expected<double>

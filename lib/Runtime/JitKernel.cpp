@@ -34,18 +34,33 @@ JitKernel::load(std::unique_ptr<llvm::MemoryBuffer> object,
   return kernel;
 }
 
-llvm::Expected<LoadedGemmKernel>
+llvm::Expected<LoadedKernel>
+qimeng::loadEmittedKernel(EmittedKernel emitted, const Target &target) {
+  auto object = assembleToObject(emitted.text, target, emitted.symbol + ".s");
+  if (!object)
+    return object.takeError();
+  auto jit = JitKernel::load(std::move(*object), emitted.symbol);
+  if (!jit)
+    return jit.takeError();
+  return LoadedKernel{std::move(emitted), std::move(*jit)};
+}
+
+llvm::Expected<LoadedKernel>
 qimeng::buildGemmKernel(const GemmDesc &desc, const GemmConfig &config,
                         const Target &target, const EmitterOptions &options,
                         llvm::StringRef fault) {
   auto emitted = emitGemmKernel(desc, config, options, fault);
   if (!emitted)
     return emitted.takeError();
-  auto object = assembleToObject(emitted->text, target, emitted->symbol + ".s");
-  if (!object)
-    return object.takeError();
-  auto jit = JitKernel::load(std::move(*object), emitted->symbol);
-  if (!jit)
-    return jit.takeError();
-  return LoadedGemmKernel{std::move(*emitted), std::move(*jit)};
+  return loadEmittedKernel(std::move(*emitted), target);
+}
+
+llvm::Expected<LoadedKernel>
+qimeng::buildConvKernel(const ConvDesc &desc, const GemmConfig &config,
+                        const Target &target, const EmitterOptions &options,
+                        llvm::StringRef fault) {
+  auto emitted = emitConvKernel(desc, config, options, fault);
+  if (!emitted)
+    return emitted.takeError();
+  return loadEmittedKernel(std::move(*emitted), target);
 }

@@ -10,10 +10,12 @@
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Kernel/KernelJson.h"
 #include "qimeng/Runtime/Benchmark.h"
+#include "qimeng/Runtime/ConvValidator.h"
 #include "qimeng/Runtime/JitKernel.h"
 #include "qimeng/Support/JsonFieldReader.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 using namespace qimeng;
@@ -110,15 +112,36 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
   auto op = r.find("op");
   if (op != r.end() && op->is_string() && op->get<std::string>() == "fma_peak")
     return servePeakRequest(r);
-  auto desc = gemmDescFromJson(r, "validation request");
-  if (!desc)
-    return desc.takeError();
-  GemmDesc d = *desc;
+  // What is validated: a GEMM, or a convolution ("op": "sconv2d"). Both
+  // kernels take three float pointers and a workspace; parts split the
+  // GEMM (the convolution's GEMM view).
+  std::string opName = "sgemm";
+  if (op != r.end() && op->is_string())
+    opName = op->get<std::string>();
+  GemmDesc d;
+  std::optional<ConvDesc> conv;
+  if (opName == "sconv2d") {
+    auto desc = convDescFromJson(r, "validation request");
+    if (!desc)
+      return desc.takeError();
+    if (auto err = desc->verify())
+      return std::move(err);
+    conv = *desc;
+    d = desc->gemmView();
+  } else if (opName == "sgemm") {
+    auto desc = gemmDescFromJson(r, "validation request");
+    if (!desc)
+      return desc.takeError();
+    d = *desc;
+    if (auto err = d.verify())
+      return std::move(err);
+  } else {
+    return llvm::createStringError("unknown validation request op '" + opName +
+                                   "'; expected sgemm, sconv2d or fma_peak");
+  }
   auto kernelText = stringField(r, "kernel");
   if (!kernelText)
     return kernelText.takeError();
-  if (auto err = d.verify())
-    return std::move(err);
   std::vector<GemmRange> parts;
   auto partsIt = r.find("parts");
   if (partsIt != r.end()) {
@@ -163,7 +186,11 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
   auto call = [&](const float *a, const float *b, float *c, void *ws) {
     runGemmParts(fn, parts, wsBytes, a, b, c, ws);
   };
-  auto report = validateGemm(d, call, totalWs);
+  auto validate = [&]() {
+    return conv ? validateConv(*conv, call, totalWs)
+                : validateGemm(d, call, totalWs);
+  };
+  auto report = validate();
   if (!report)
     return report.takeError();
   json out = {{"passed", report->passed},
@@ -173,9 +200,11 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
               {"symbol", kernel.symbol}};
   if (runs > 0 && report->passed) {
     // Validated: time it on fresh buffers, then validate it again.
-    auto a = GuardedBuffer::allocate(d.aSpan(), 0);
-    auto b = GuardedBuffer::allocate(d.bSpan(), 0);
-    auto c = GuardedBuffer::allocate(d.cSpan(), 0);
+    auto a = GuardedBuffer::allocate(conv ? conv->inputSpan() : d.aSpan(), 0);
+    auto b =
+        GuardedBuffer::allocate(conv ? conv->filterElements() : d.bSpan(), 0);
+    auto c =
+        GuardedBuffer::allocate(conv ? conv->outputElements() : d.cSpan(), 0);
     auto ws = GuardedBuffer::allocate(int64_t(totalWs / sizeof(float) + 16), 0);
     if (!a || !b || !c || !ws)
       return llvm::createStringError("cannot allocate timing buffers");
@@ -184,10 +213,10 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
         buf->data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
     auto [seconds, spread] = timeCalls(
         [&] { call(a->data(), b->data(), c->data(), ws->data()); }, runs);
-    auto again = validateGemm(d, call, totalWs);
+    auto again = validate();
     if (!again)
       return again.takeError();
-    out["gflops"] = d.flops() / seconds * 1e-9;
+    out["gflops"] = (conv ? conv->flops() : d.flops()) / seconds * 1e-9;
     out["spread"] = spread;
     if (!again->passed) {
       out["passed"] = false;

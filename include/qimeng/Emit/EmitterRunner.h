@@ -57,6 +57,12 @@ std::string gemmRequestJson(const GemmDesc &desc, const GemmConfig &config,
                             llvm::StringRef fault = "",
                             const Target *target = nullptr);
 
+/// The JSON request for a convolution kernel (kind "sconv2d"); `config`
+/// blocks the GEMM of desc.gemmView(). Arguments as gemmRequestJson's.
+std::string convRequestJson(const ConvDesc &desc, const GemmConfig &config,
+                            llvm::StringRef fault = "",
+                            const Target *target = nullptr);
+
 /// Runs the emitter on a raw JSON request.
 llvm::Expected<EmittedKernel> runEmitter(llvm::StringRef requestJson,
                                          const EmitterOptions &options);
@@ -73,6 +79,14 @@ llvm::Expected<EmittedKernel> emitFmaPeakProbe(VectorIsa isa,
 
 /// Emits the GEMM kernel for `desc` with `config`.
 llvm::Expected<EmittedKernel> emitGemmKernel(const GemmDesc &desc,
+                                             const GemmConfig &config,
+                                             const EmitterOptions &options,
+                                             llvm::StringRef fault = "",
+                                             const Target *target = nullptr);
+
+/// Emits the convolution kernel for `desc` with `config`: called as
+/// kernel(input, filter, output, workspace).
+llvm::Expected<EmittedKernel> emitConvKernel(const ConvDesc &desc,
                                              const GemmConfig &config,
                                              const EmitterOptions &options,
                                              llvm::StringRef fault = "",

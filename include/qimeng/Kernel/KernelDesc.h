@@ -7,6 +7,7 @@
 #ifndef QIMENG_KERNEL_KERNELDESC_H
 #define QIMENG_KERNEL_KERNELDESC_H
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
 #include <string>
@@ -52,6 +53,74 @@ struct GemmDesc {
     return m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
            ldc == o.ldc && transA == o.transA && transB == o.transB;
   }
+};
+
+/// Memory layout of a 2-D convolution's input, filter and output, as the
+/// linalg op names it.
+enum class ConvLayout {
+  NhwcHwcf, ///< linalg.conv_2d_nhwc_hwcf
+  NchwFchw, ///< linalg.conv_2d_nchw_fchw
+};
+
+/// "nhwc_hwcf", "nchw_fchw".
+llvm::StringRef convLayoutName(ConvLayout layout);
+
+/// Single-precision 2-D convolution with linalg.conv_2d_*'s semantics
+/// (accumulating, no padding: the input is the padded buffer):
+///   nhwc_hwcf: O[n][oh][ow][f] += I[n][oh*sh + kh*dh][ow*sw + kw*dw][c]
+///                                 * W[kh][kw][c][f]
+///   nchw_fchw: O[n][f][oh][ow] += I[n][c][oh*sh + kh*dh][ow*sw + kw*dw]
+///                                 * W[f][c][kh][kw]
+/// The filter and output are dense. The input may be a strided view (a
+/// subview of a padded buffer): `inputStrides` are its element strides of
+/// (n, h, w) with unit c stride for nhwc_hwcf, of (n, c, h) with unit w
+/// stride for nchw_fchw.
+struct ConvDesc {
+  ConvLayout layout = ConvLayout::NhwcHwcf;
+  int64_t n = 0, h = 0, w = 0, c = 0; ///< input batch, height, width, channels
+  int64_t f = 0;                      ///< output channels (filters)
+  int64_t kh = 0, kw = 0;             ///< filter height and width
+  int64_t strideH = 1, strideW = 1;
+  int64_t dilationH = 1, dilationW = 1;
+  int64_t inputStrides[3] = {0, 0, 0};
+
+  /// A descriptor with a dense input.
+  static ConvDesc dense(ConvLayout layout, int64_t n, int64_t h, int64_t w,
+                        int64_t c, int64_t f, int64_t kh, int64_t kw,
+                        int64_t strideH = 1, int64_t strideW = 1,
+                        int64_t dilationH = 1, int64_t dilationW = 1);
+
+  /// Output height and width.
+  int64_t oh() const { return (h - dilationH * (kh - 1) - 1) / strideH + 1; }
+  int64_t ow() const { return (w - dilationW * (kw - 1) - 1) / strideW + 1; }
+
+  /// The dense input strides for this shape and layout.
+  void denseInputStrides(int64_t out[3]) const;
+  bool inputIsDense() const;
+
+  /// The GEMM the kernel computes (per image for nchw_fchw): nhwc_hwcf
+  /// M = N*OH*OW, N = F, K = KH*KW*C; nchw_fchw M = F, N = OH*OW,
+  /// K = C*KH*KW. Blocking and tuning work on this view.
+  GemmDesc gemmView() const;
+
+  /// Elements each operand spans from its base pointer.
+  int64_t inputSpan() const;
+  int64_t filterElements() const { return kh * kw * c * f; }
+  int64_t outputElements() const { return n * oh() * ow() * f; }
+
+  double flops() const {
+    return 2.0 * n * oh() * ow() * f * kh * kw * c;
+  }
+
+  /// Checks sizes >= 1, a filter that fits the input, and input strides
+  /// that do not overlap.
+  llvm::Error verify() const;
+
+  /// Stable, readable key:
+  /// "sconv2d_nhwc_hwcf_n1_h58_w58_c64_f64_k3x3_s1x1_d1x1_is215296x3712x64".
+  std::string str() const;
+
+  bool operator==(const ConvDesc &o) const { return str() == o.str(); }
 };
 
 } // namespace qimeng

@@ -67,6 +67,26 @@ measureGemmIsolated(const GemmDesc &desc, const Target &target,
                     const IsolatedValidationOptions &options,
                     const std::vector<GemmRange> &parts = {});
 
+/// The runner's stdin for a convolution kernel ("op": "sconv2d"); parts
+/// split its GEMM view (ConvDesc::gemmView).
+std::string validationRequestJson(const ConvDesc &desc, const Target &target,
+                                  const EmittedKernel &kernel,
+                                  const std::vector<GemmRange> &parts = {});
+
+/// validateGemmIsolated for a convolution kernel (ConvValidator.h).
+llvm::Expected<ValidationReport>
+validateConvIsolated(const ConvDesc &desc, const Target &target,
+                     const EmittedKernel &kernel,
+                     const IsolatedValidationOptions &options,
+                     const std::vector<GemmRange> &parts = {});
+
+/// measureGemmIsolated for a convolution kernel.
+llvm::Expected<MeasuredKernel>
+measureConvIsolated(const ConvDesc &desc, const Target &target,
+                    const EmittedKernel &kernel, int runs,
+                    const IsolatedValidationOptions &options,
+                    const std::vector<GemmRange> &parts = {});
+
 /// This core's FMA peak in GFLOPS, from the emitter's fma_peak probe run in
 /// qimeng-runner.
 llvm::Expected<double>

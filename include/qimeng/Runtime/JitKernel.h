@@ -34,18 +34,30 @@ private:
   void *address_ = nullptr;
 };
 
-/// An emitted, assembled and loaded GEMM kernel.
-struct LoadedGemmKernel {
+/// An emitted, assembled and loaded kernel (GEMM or convolution: both take
+/// three float pointers and a workspace).
+struct LoadedKernel {
   EmittedKernel emitted;
   std::unique_ptr<JitKernel> jit;
 };
 
 /// Emit -> assemble (LLVM MC) -> load (ORC) for the host.
-llvm::Expected<LoadedGemmKernel> buildGemmKernel(const GemmDesc &desc,
+llvm::Expected<LoadedKernel> buildGemmKernel(const GemmDesc &desc,
                                                  const GemmConfig &config,
                                                  const Target &target,
                                                  const EmitterOptions &options,
                                                  llvm::StringRef fault = "");
+
+/// Emit -> assemble -> load for a convolution kernel.
+llvm::Expected<LoadedKernel> buildConvKernel(const ConvDesc &desc,
+                                             const GemmConfig &config,
+                                             const Target &target,
+                                             const EmitterOptions &options,
+                                             llvm::StringRef fault = "");
+
+/// Assemble -> load for an emitted kernel's text.
+llvm::Expected<LoadedKernel> loadEmittedKernel(EmittedKernel emitted,
+                                               const Target &target);
 
 } // namespace qimeng
 

@@ -1,0 +1,295 @@
+//===- ConvValidator.cpp - Convolution kernels are checked too ------------===//
+//
+// Same order of checks as GemmValidator.cpp: the output's guards, the input
+// (gaps included) and filter unchanged bit for bit, the workspace's guards,
+// then every output element against the fp64 reference of the im2col GEMM,
+// then against OpenBLAS on that GEMM.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Runtime/ConvValidator.h"
+#include "ValidationSupport.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
+#include <cblas.h>
+#include <optional>
+
+using namespace qimeng;
+using namespace qimeng::validation;
+
+/// Offset of input element (n, c, h, w) from the input pointer.
+static int64_t inputOffset(const ConvDesc &d, int64_t n, int64_t c, int64_t h,
+                           int64_t w) {
+  const int64_t *s = d.inputStrides;
+  if (d.layout == ConvLayout::NhwcHwcf)
+    return n * s[0] + h * s[1] + w * s[2] + c;
+  return n * s[0] + c * s[1] + h * s[2] + w;
+}
+
+void qimeng::convIm2col(const ConvDesc &d, const float *input, int64_t image,
+                        std::vector<float> &out) {
+  const int64_t oh = d.oh(), ow = d.ow();
+  const GemmDesc g = d.gemmView();
+  out.resize(size_t(g.k * (d.layout == ConvLayout::NhwcHwcf ? g.m : g.n)));
+  if (d.layout == ConvLayout::NhwcHwcf) {
+    // Row (n, y, x), column (kh, kw, c): the channels are contiguous.
+    float *row = out.data();
+    for (int64_t n = 0; n < d.n; ++n)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x)
+          for (int64_t i = 0; i < d.kh; ++i)
+            for (int64_t j = 0; j < d.kw; ++j, row += d.c)
+              std::copy_n(input + inputOffset(d, n, 0, y * d.strideH +
+                                                           i * d.dilationH,
+                                              x * d.strideW + j * d.dilationW),
+                          d.c, row);
+    return;
+  }
+  // Row (c, kh, kw), column (y, x).
+  float *col = out.data();
+  for (int64_t c = 0; c < d.c; ++c)
+    for (int64_t i = 0; i < d.kh; ++i)
+      for (int64_t j = 0; j < d.kw; ++j)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t x = 0; x < ow; ++x)
+            *col++ = input[inputOffset(d, image, c,
+                                       y * d.strideH + i * d.dilationH,
+                                       x * d.strideW + j * d.dilationW)];
+}
+
+void qimeng::convIm2colSgemm(const ConvDesc &d, const float *input,
+                             const float *filter, float *output,
+                             std::vector<float> &scratch) {
+  const GemmDesc g = d.gemmView();
+  if (d.layout == ConvLayout::NhwcHwcf) {
+    convIm2col(d, input, 0, scratch);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(g.m),
+                blasint(g.n), blasint(g.k), 1.0f, scratch.data(), blasint(g.k),
+                filter, blasint(g.n), 1.0f, output, blasint(g.n));
+    return;
+  }
+  for (int64_t n = 0; n < d.n; ++n) {
+    convIm2col(d, input, n, scratch);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(g.m),
+                blasint(g.n), blasint(g.k), 1.0f, filter, blasint(g.k),
+                scratch.data(), blasint(g.n), 1.0f, output + n * g.m * g.n,
+                blasint(g.n));
+  }
+}
+
+namespace {
+
+/// "O(n,f,oh,ow)" or "O(n,oh,ow,f)": output element `i` in its layout.
+std::string outputElement(const ConvDesc &d, int64_t i) {
+  int64_t dims[4];
+  if (d.layout == ConvLayout::NhwcHwcf) {
+    int64_t extents[4] = {d.n, d.oh(), d.ow(), d.f};
+    for (int k = 3; k >= 0; --k) {
+      dims[k] = i % extents[k];
+      i /= extents[k];
+    }
+  } else {
+    int64_t extents[4] = {d.n, d.f, d.oh(), d.ow()};
+    for (int k = 3; k >= 0; --k) {
+      dims[k] = i % extents[k];
+      i /= extents[k];
+    }
+  }
+  return llvm::formatv("O({0},{1},{2},{3})", dims[0], dims[1], dims[2],
+                       dims[3])
+      .str();
+}
+
+/// The fp64 reference and magnitudes in the output's order.
+void convReference(const ConvDesc &d, const float *input, const float *filter,
+                   const float *out0, std::vector<double> &ref,
+                   std::vector<double> &mag) {
+  std::vector<float> cols;
+  const GemmDesc g = d.gemmView();
+  if (d.layout == ConvLayout::NhwcHwcf) {
+    convIm2col(d, input, 0, cols);
+    computeReference(g, cols.data(), filter, out0, ref, mag);
+    return;
+  }
+  ref.clear();
+  mag.clear();
+  std::vector<double> r, m;
+  for (int64_t n = 0; n < d.n; ++n) {
+    convIm2col(d, input, n, cols);
+    computeReference(g, filter, cols.data(), out0 + n * g.m * g.n, r, m);
+    ref.insert(ref.end(), r.begin(), r.end());
+    mag.insert(mag.end(), m.begin(), m.end());
+  }
+}
+
+/// Where offset `off` from data() lies: a guard, a stride gap or an element.
+std::string describeInputOffset(const GuardedBuffer &buf, int64_t off,
+                                llvm::StringRef name) {
+  if (off < 0)
+    return llvm::formatv("guard before {0} overwritten at element {1}", name,
+                         -off - 1)
+        .str();
+  if (off >= buf.size())
+    return llvm::formatv("guard after {0} overwritten at element {1}", name,
+                         off - buf.size())
+        .str();
+  return llvm::formatv("{0} changed at element offset {1}", name, off).str();
+}
+
+std::optional<std::string> checkUnchanged(llvm::StringRef name,
+                                          const GuardedBuffer &buf,
+                                          const std::vector<float> &pristine) {
+  const float *now = buf.regionBegin();
+  if (std::memcmp(now, pristine.data(), pristine.size() * sizeof(float)) == 0)
+    return std::nullopt;
+  for (size_t i = 0; i < pristine.size(); ++i)
+    if (bitsOf(now[i]) != bitsOf(pristine[i]))
+      return describeInputOffset(buf, int64_t(i) - buf.guard(), name);
+  return std::nullopt;
+}
+
+llvm::Expected<std::optional<std::string>>
+runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
+       const ValidationOptions &options, Distribution dist,
+       ValidationReport &report) {
+  const llvm::StringRef name = distributionName(dist);
+  const int64_t guard = options.guardElements;
+  auto in = GuardedBuffer::allocate(d.inputSpan(), guard);
+  if (!in)
+    return in.takeError();
+  auto flt = GuardedBuffer::allocate(d.filterElements(), guard);
+  if (!flt)
+    return flt.takeError();
+  auto out = GuardedBuffer::allocate(d.outputElements(), guard);
+  if (!out)
+    return out.takeError();
+  auto ws = GuardedBuffer::allocate(
+      int64_t((workspaceBytes + sizeof(float) - 1) / sizeof(float)), guard);
+  if (!ws)
+    return ws.takeError();
+  ws->fillSentinel();
+
+  // The input's stride gaps keep the sentinel: a kernel that reads one
+  // computes with a signalling NaN.
+  InputGenerator gen(dist, options.seed);
+  in->fillSentinel();
+  for (int64_t n = 0; n < d.n; ++n)
+    for (int64_t c = 0; c < d.c; ++c)
+      for (int64_t h = 0; h < d.h; ++h)
+        for (int64_t w = 0; w < d.w; ++w)
+          in->data()[inputOffset(d, n, c, h, w)] = gen.next();
+  for (GuardedBuffer *buf : {&*flt, &*out}) {
+    buf->fillSentinel();
+    for (int64_t i = 0; i < buf->size(); ++i)
+      buf->data()[i] = gen.next();
+  }
+  const std::vector<float> inPristine = copyRegion(*in);
+  const std::vector<float> fltPristine = copyRegion(*flt);
+  const std::vector<float> outPristine = copyRegion(*out);
+  const float *in0 = inPristine.data() + guard;
+  const float *flt0 = fltPristine.data() + guard;
+  const float *out0 = outPristine.data() + guard;
+
+  kernel(in->data(), flt->data(), out->data(), ws->data());
+
+  auto fail = [&](const std::string &why) {
+    return std::optional<std::string>((name + ": " + why).str());
+  };
+  if (std::optional<int64_t> off = out->firstDamagedGuard())
+    return fail(describeInputOffset(*out, *off, "the output"));
+  if (auto failure = checkUnchanged("the input", *in, inPristine))
+    return fail(*failure);
+  if (auto failure = checkUnchanged("the filter", *flt, fltPristine))
+    return fail(*failure);
+  if (std::optional<int64_t> off = ws->firstDamagedGuard())
+    return fail(describeInputOffset(*ws, *off, "the workspace"));
+
+  std::vector<double> ref, mag;
+  convReference(d, in0, flt0, out0, ref, mag);
+  const int64_t k = d.gemmView().k;
+  const double bound = gemmErrorBound(k);
+  const bool exact = dist == Distribution::SmallIntegers &&
+                     k <= ((int64_t(1) << 24) - 4) / 16;
+  std::optional<std::string> failure;
+  const float *o = out->data();
+  for (int64_t i = 0; i < out->size(); ++i) {
+    const double want = ref[size_t(i)], size = mag[size_t(i)];
+    const double rel = relativeError(o[i], want, size);
+    report.maxRelError = std::max(report.maxRelError, rel);
+    if (failure)
+      continue;
+    std::string why;
+    if (!std::isfinite(o[i]) && std::isfinite(want))
+      why = " (fp64)";
+    else if (exact && bitsOf(o[i]) != bitsOf(float(want)))
+      why = " (exact, bit for bit)";
+    else if (!exact && size == 0 && double(o[i]) != want)
+      why = " (fp64; every term is zero)";
+    else if (!exact && size != 0 &&
+             !(std::fabs(double(o[i]) - want) <= bound * size))
+      why = " (fp64), relative error " + shortNum(rel) + " > bound " +
+            shortNum(bound);
+    if (!why.empty())
+      failure = llvm::formatv("{0}: {1} = {2}, expected {3}{4}", name,
+                              outputElement(d, i), num(o[i]), num(want), why)
+                    .str();
+  }
+  if (failure || !options.compareOpenBlas)
+    return failure;
+
+  // OpenBLAS on the im2col GEMM of the pristine inputs: the cross-check,
+  // as for GEMM (ours within twice the bound of it where it is within the
+  // bound of fp64).
+  std::vector<float> blas(out0, out0 + out->size()), scratch;
+  convIm2colSgemm(d, in0, flt0, blas.data(), scratch);
+  for (int64_t i = 0; i < out->size(); ++i) {
+    const double want = ref[size_t(i)], size = mag[size_t(i)];
+    const double blasRel = relativeError(blas[size_t(i)], want, size);
+    report.openBlasMaxRelError = std::max(report.openBlasMaxRelError, blasRel);
+    if (failure || !(blasRel <= bound))
+      continue;
+    const double diff = std::fabs(double(o[i]) - double(blas[size_t(i)]));
+    if (!(diff <= 2 * bound * size))
+      failure = llvm::formatv("{0}: {1} = {2}, openblas im2col gives {3}, "
+                              "difference {4} > twice the bound {5} times "
+                              "magnitude {6}",
+                              name, outputElement(d, i), num(o[i]),
+                              num(blas[size_t(i)]), shortNum(diff),
+                              shortNum(bound), shortNum(size))
+                    .str();
+  }
+  return failure;
+}
+
+} // namespace
+
+llvm::Expected<ValidationReport>
+qimeng::validateConv(const ConvDesc &desc, const ConvKernel &kernel,
+                     size_t workspaceBytes, const ValidationOptions &options) {
+  if (llvm::Error err = desc.verify())
+    return std::move(err);
+  if (!kernel)
+    return llvm::createStringError("no kernel to validate");
+  if (options.distributions.empty())
+    return llvm::createStringError("no input distributions to validate with");
+  if (options.guardElements < 0)
+    return llvm::createStringError(
+        llvm::formatv("negative guard size {0}", options.guardElements).str());
+  const double elements = double(desc.inputSpan()) + desc.outputElements() +
+                          double(desc.gemmView().k) * desc.gemmView().m;
+  if (elements > double(int64_t(1) << 34))
+    return llvm::createStringError(
+        llvm::formatv("{0} is too large to validate", desc.str()).str());
+  ValidationReport report;
+  for (Distribution dist : options.distributions) {
+    auto failure = runOne(desc, kernel, workspaceBytes, options, dist, report);
+    if (!failure)
+      return failure.takeError();
+    if (*failure) {
+      report.passed = false;
+      report.failure = std::move(**failure);
+      return report;
+    }
+  }
+  report.passed = true;
+  return report;
+}

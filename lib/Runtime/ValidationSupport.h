@@ -1,0 +1,111 @@
+//===- ValidationSupport.h - Pieces the validators share ---------*- C++ -*-===//
+//
+// Private to lib/Runtime: the input generator, bit helpers, number
+// formatting, the relative error measure and the fp64 GEMM reference that
+// GemmValidator.cpp and ConvValidator.cpp both use.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_LIB_RUNTIME_VALIDATIONSUPPORT_H
+#define QIMENG_LIB_RUNTIME_VALIDATIONSUPPORT_H
+
+#include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Runtime/GemmValidator.h"
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace qimeng {
+namespace validation {
+
+inline uint32_t bitsOf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+inline bool isSentinel(const float *p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return bits == kGuardSentinelBits;
+}
+
+/// Deterministic values of one distribution. The mapping from the 64-bit
+/// stream is our own (not std::uniform_*_distribution), so the inputs are
+/// the same with every standard library.
+class InputGenerator {
+public:
+  InputGenerator(Distribution dist, uint64_t seed)
+      : dist(dist), rng(seed ^ (0x9e3779b97f4a7c15ull * (uint64_t(dist) + 1))) {
+  }
+
+  float next() {
+    switch (dist) {
+    case Distribution::SmallIntegers:
+      return float(int64_t(rng() % 9) - 4);
+    case Distribution::Uniform: {
+      // Multiples of 2^-23 in [-1, 1): exact in float.
+      int64_t v = int64_t(rng() >> 40) - (int64_t(1) << 23);
+      return std::ldexp(float(v), -23);
+    }
+    case Distribution::Mixed: {
+      uint64_t r = rng();
+      float sign = (r & 1) ? -1.0f : 1.0f;
+      int e = int((r >> 1) % 17) - 8;
+      // 1 + u with 23 fraction bits: exact in float.
+      float mant = 1.0f + std::ldexp(float(rng() >> 41), -23);
+      return sign * std::ldexp(mant, e);
+    }
+    }
+    return 0.0f;
+  }
+
+private:
+  Distribution dist;
+  std::mt19937_64 rng;
+};
+
+inline std::vector<float> copyRegion(const GuardedBuffer &buf) {
+  return std::vector<float>(buf.regionBegin(),
+                            buf.regionBegin() + buf.regionSize());
+}
+
+inline std::string num(double v) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.9g", v);
+  return text;
+}
+
+inline std::string shortNum(double v) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.3g", v);
+  return text;
+}
+
+/// |x - ref| / mag, with 0 / 0 = 0 and anything non-finite infinite.
+inline double relativeError(double x, double ref, double mag) {
+  if (!std::isfinite(x))
+    return std::numeric_limits<double>::infinity();
+  double err = std::fabs(x - ref);
+  if (err == 0)
+    return 0;
+  if (mag == 0)
+    return std::numeric_limits<double>::infinity();
+  return err / mag;
+}
+
+/// The fp64 reference and magnitude of C += op(A) op(B), m x n row-major:
+///   ref(i,j) = c0(i,j) + sum_k A(i,k) B(k,j)
+///   mag(i,j) = |c0(i,j)| + sum_k |A(i,k) B(k,j)|
+void computeReference(const GemmDesc &d, const float *a, const float *b,
+                      const float *c0, std::vector<double> &ref,
+                      std::vector<double> &mag);
+
+} // namespace validation
+} // namespace qimeng
+
+#endif // QIMENG_LIB_RUNTIME_VALIDATIONSUPPORT_H

@@ -1,0 +1,190 @@
+//===- ConvKernelTest.cpp - Emitted convolution kernels, end to end -------===//
+//
+// Emit (sconv2d) -> assemble -> load -> validate against fp64 and OpenBLAS
+// im2col + sgemm, for both layouts, odd shapes (C = 1 and 3, H and W not
+// multiples of anything, stride 2, dilation 2, strided input views, batch),
+// both isas; broken kernels are caught, in process and in qimeng-runner.
+//
+//===----------------------------------------------------------------------===//
+#include "ErrorHelpers.h"
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/Target.h"
+#include "qimeng/Runtime/ConvValidator.h"
+#include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Runtime/JitKernel.h"
+#include <gtest/gtest.h>
+
+using namespace qimeng;
+
+namespace {
+
+const Target &host() {
+  static const Target target = Target::detectHost();
+  return target;
+}
+
+#define QM_SKIP_UNLESS_VECTOR_HOST()                                           \
+  do {                                                                         \
+    if (host().bestIsa() == VectorIsa::None)                                   \
+      GTEST_SKIP() << "host " << host().cpu                                    \
+                   << " has no vector isa the emitters support";               \
+  } while (0)
+
+/// The model's config for the convolution's GEMM view, blocking shrunk so
+/// that kc, mc and nc boundaries fall inside small shapes.
+GemmConfig smallConfig(const ConvDesc &d) {
+  auto config = chooseGemmConfig(d.gemmView(), host());
+  EXPECT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
+  GemmConfig c = config ? *config : GemmConfig{};
+  c.packB = true;
+  c.kc = std::min<int64_t>(c.kc, 24);
+  c.mc = std::min<int64_t>(c.mc, 2 * c.mr);
+  c.nc = std::min<int64_t>(c.nc, 2 * c.nr);
+  return clampToProblem(c, d.gemmView());
+}
+
+::testing::AssertionResult validates(const ConvDesc &d, const GemmConfig &c,
+                                     llvm::StringRef fault = "",
+                                     ValidationReport *out = nullptr) {
+  auto loaded = buildConvKernel(d, c, host(), EmitterOptions::defaults(), fault);
+  if (!loaded)
+    return ::testing::AssertionFailure()
+           << d.str() << " with " << c.str()
+           << ": build failed: " << llvm::toString(loaded.takeError());
+  GemmKernelFn fn = loaded->jit->gemm();
+  auto report = validateConv(
+      d, [fn](const float *i, const float *f, float *o, void *ws) {
+        fn(i, f, o, ws);
+      },
+      loaded->emitted.workspaceBytes);
+  if (!report)
+    return ::testing::AssertionFailure()
+           << d.str() << ": validator error: "
+           << llvm::toString(report.takeError());
+  if (out)
+    *out = *report;
+  if (!report->passed)
+    return ::testing::AssertionFailure()
+           << d.str() << " with " << c.str() << ": " << report->failure;
+  return ::testing::AssertionSuccess();
+}
+
+ConvDesc nhwc(int64_t n, int64_t h, int64_t w, int64_t c, int64_t f,
+              int64_t k, int64_t s = 1, int64_t dil = 1) {
+  return ConvDesc::dense(ConvLayout::NhwcHwcf, n, h, w, c, f, k, k, s, s, dil,
+                         dil);
+}
+
+ConvDesc nchw(int64_t n, int64_t h, int64_t w, int64_t c, int64_t f,
+              int64_t k, int64_t s = 1, int64_t dil = 1) {
+  return ConvDesc::dense(ConvLayout::NchwFchw, n, h, w, c, f, k, k, s, s, dil,
+                         dil);
+}
+
+TEST(ConvDescTest, GemmViewAndOutputShape) {
+  ConvDesc d = nhwc(2, 58, 58, 64, 32, 3);
+  EXPECT_EQ(d.oh(), 56);
+  EXPECT_EQ(d.ow(), 56);
+  EXPECT_EQ(d.gemmView(), GemmDesc::packed(2 * 56 * 56, 32, 9 * 64));
+  EXPECT_DOUBLE_EQ(d.flops(), 2.0 * 2 * 56 * 56 * 32 * 9 * 64);
+  ConvDesc s = nchw(1, 229, 229, 3, 64, 7, 2);
+  EXPECT_EQ(s.oh(), 112);
+  EXPECT_EQ(s.gemmView(), GemmDesc::packed(64, 112 * 112, 3 * 49));
+  ConvDesc dil = nhwc(1, 9, 10, 3, 4, 3, 1, 2);
+  EXPECT_EQ(dil.oh(), 5);
+  EXPECT_EQ(dil.ow(), 6);
+  EXPECT_EQ(d.str(),
+            "sconv2d_nhwc_hwcf_n2_h58_w58_c64_f32_k3x3_s1x1_d1x1_is215296x"
+            "3712x64");
+  QM_ASSERT_FAILS_WITH(nhwc(1, 4, 4, 3, 4, 5).verify(),
+                       "a 5x5 filter with dilation 1x1 spans 5x5, more than "
+                       "the 4x4 input");
+  ConvDesc overlap = nhwc(1, 4, 4, 3, 4, 3);
+  overlap.inputStrides[2] = 2;
+  QM_ASSERT_FAILS_WITH(overlap.verify(), "overlap");
+}
+
+TEST(ConvKernelTest, OddShapesValidateInBothLayouts) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  for (ConvDesc d : {nhwc(1, 8, 8, 3, 16, 3), nhwc(1, 11, 9, 1, 5, 3, 2),
+                     nhwc(2, 9, 10, 3, 20, 3, 1, 2), nhwc(1, 7, 13, 16, 40, 1),
+                     nhwc(1, 17, 15, 3, 33, 7, 2), nhwc(3, 6, 5, 5, 7, 2),
+                     nchw(1, 8, 8, 3, 7, 3), nchw(3, 20, 19, 2, 5, 3),
+                     nchw(2, 13, 12, 3, 6, 3, 2, 2), nchw(1, 10, 10, 1, 9, 1),
+                     nchw(1, 16, 37, 4, 17, 5, 1)}) {
+    SCOPED_TRACE(d.str());
+    EXPECT_TRUE(validates(d, smallConfig(d)));
+  }
+}
+
+TEST(ConvKernelTest, StridedInputViewsValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A subview of a padded buffer: the input's rows and images are further
+  // apart than its extents; the gaps hold signalling NaNs.
+  ConvDesc a = nhwc(2, 7, 6, 3, 8, 3);
+  a.inputStrides[0] = 9 * 8 * 5 + 3;
+  a.inputStrides[1] = 8 * 5;
+  a.inputStrides[2] = 5;
+  ConvDesc b = nchw(2, 9, 8, 3, 6, 3, 2);
+  b.inputStrides[0] = 3 * 11 * 10 + 7;
+  b.inputStrides[1] = 11 * 10;
+  b.inputStrides[2] = 10;
+  for (const ConvDesc &d : {a, b}) {
+    SCOPED_TRACE(d.str());
+    ASSERT_FALSE(d.inputIsDense());
+    EXPECT_TRUE(validates(d, smallConfig(d)));
+  }
+}
+
+TEST(ConvKernelTest, ModelConfigsAndVariantsValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  ConvDesc d = nhwc(1, 30, 30, 16, 64, 3);
+  auto model = chooseGemmConfig(d.gemmView(), host());
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  EXPECT_TRUE(validates(d, *model));
+  GemmConfig inPlace = *model;
+  inPlace.packB = false; // the filter is a K x F matrix: read it in place
+  EXPECT_TRUE(validates(d, inPlace));
+  GemmConfig irjr = smallConfig(d);
+  irjr.loop = MacroLoopOrder::IrJr;
+  irjr.kUnroll = 1;
+  EXPECT_TRUE(validates(d, irjr));
+}
+
+TEST(ConvKernelTest, BrokenKernelsAreCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  ConvDesc d = nhwc(1, 9, 8, 3, 20, 3);
+  for (const char *fault : {"drop-k", "write-past-edge"}) {
+    SCOPED_TRACE(fault);
+    ValidationReport report;
+    EXPECT_FALSE(validates(d, smallConfig(d), fault, &report));
+    EXPECT_FALSE(report.passed);
+    EXPECT_FALSE(report.failure.empty());
+  }
+}
+
+TEST(ConvKernelTest, RunnerValidatesAndTimesAndCatchesACrash) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  ConvDesc d = nchw(1, 12, 11, 3, 8, 3);
+  GemmConfig c = smallConfig(d);
+  auto options = IsolatedValidationOptions::defaults();
+  QM_ASSERT_EXPECTED(good, emitConvKernel(d, c, EmitterOptions::defaults()));
+  QM_ASSERT_EXPECTED(measured, measureConvIsolated(d, host(), good, 3, options));
+  EXPECT_TRUE(measured.validation.passed) << measured.validation.failure;
+  EXPECT_GT(measured.gflops, 0);
+  QM_ASSERT_EXPECTED(wrong, emitConvKernel(d, c, EmitterOptions::defaults(),
+                                           "drop-k"));
+  QM_ASSERT_EXPECTED(rejected, validateConvIsolated(d, host(), wrong, options));
+  EXPECT_FALSE(rejected.passed);
+  EXPECT_NE(rejected.failure.find("O("), std::string::npos) << rejected.failure;
+  QM_ASSERT_EXPECTED(crash, emitConvKernel(d, c, EmitterOptions::defaults(),
+                                           "segfault"));
+  QM_ASSERT_EXPECTED(crashed, validateConvIsolated(d, host(), crash, options));
+  EXPECT_FALSE(crashed.passed);
+  EXPECT_NE(crashed.failure.find("crashed"), std::string::npos)
+      << crashed.failure;
+}
+
+} // namespace
