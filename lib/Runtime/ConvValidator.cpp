@@ -203,8 +203,21 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   if (std::optional<int64_t> off = ws->firstDamagedGuard())
     return fail(describeInputOffset(*ws, *off, "the workspace"));
 
-  std::vector<double> ref, mag;
-  convReference(d, in0, flt0, out0, ref, mag);
+  std::vector<double> refStore, magStore;
+  const std::vector<double> *refP = &refStore, *magP = &magStore;
+  const std::string cacheKey =
+      llvm::formatv("{0}/{1}/{2}", d.str(), name, options.seed).str();
+  const ReferenceCache::Entry *cached =
+      options.referenceCache ? options.referenceCache->find(cacheKey) : nullptr;
+  if (cached) {
+    refP = &cached->ref;
+    magP = &cached->mag;
+  } else {
+    convReference(d, in0, flt0, out0, refStore, magStore);
+    if (options.referenceCache)
+      options.referenceCache->store(cacheKey, {refStore, magStore});
+  }
+  const std::vector<double> &ref = *refP, &mag = *magP;
   const int64_t k = d.gemmView().k;
   const double bound = gemmErrorBound(k);
   const bool exact = dist == Distribution::SmallIntegers &&

@@ -186,9 +186,14 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
   auto call = [&](const float *a, const float *b, float *c, void *ws) {
     runGemmParts(fn, parts, wsBytes, a, b, c, ws);
   };
+  // Both validations (before and after timing) use the same inputs: the
+  // second reuses the first's fp64 references.
+  ReferenceCache references;
+  ValidationOptions options;
+  options.referenceCache = &references;
   auto validate = [&]() {
-    return conv ? validateConv(*conv, call, totalWs)
-                : validateGemm(d, call, totalWs);
+    return conv ? validateConv(*conv, call, totalWs, options)
+                : validateGemm(d, call, totalWs, options);
   };
   auto report = validate();
   if (!report)

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,27 @@ enum class Distribution {
 /// "small-integers", "uniform", "mixed".
 llvm::StringRef distributionName(Distribution dist);
 
+/// fp64 references (values and magnitudes) kept between validations of the
+/// same problem with the same inputs: qimeng-runner validates a candidate
+/// before and after timing it, and the reference of a large problem costs
+/// more than running the kernel. Keyed by problem, distribution and seed.
+class ReferenceCache {
+public:
+  struct Entry {
+    std::vector<double> ref, mag;
+  };
+  const Entry *find(const std::string &key) const {
+    auto it = entries.find(key);
+    return it == entries.end() ? nullptr : &it->second;
+  }
+  void store(const std::string &key, Entry entry) {
+    entries[key] = std::move(entry);
+  }
+
+private:
+  std::map<std::string, Entry> entries;
+};
+
 struct ValidationOptions {
   std::vector<Distribution> distributions = {
       Distribution::SmallIntegers, Distribution::Uniform, Distribution::Mixed};
@@ -47,6 +69,8 @@ struct ValidationOptions {
   bool compareOpenBlas = true;
   /// Guard floats before and after each buffer.
   int64_t guardElements = 64;
+  /// Where references are kept between calls; none when null.
+  ReferenceCache *referenceCache = nullptr;
 };
 
 struct ValidationReport {
