@@ -204,6 +204,15 @@ qimeng::emitConvKernel(const ConvDesc &desc, const GemmConfig &config,
 }
 
 llvm::Expected<EmittedKernel>
+qimeng::emitKernel(const KernelProblem &problem, const GemmConfig &config,
+                   const EmitterOptions &options, llvm::StringRef fault,
+                   const Target *target) {
+  if (const ConvDesc *conv = problem.conv())
+    return emitConvKernel(*conv, config, options, fault, target);
+  return emitGemmKernel(problem.gemm(), config, options, fault, target);
+}
+
+llvm::Expected<EmittedKernel>
 qimeng::emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options) {
   nlohmann::json r = {
       {"version", 1}, {"kind", "fma_peak"}, {"isa", isaName(isa).str()}};

@@ -194,6 +194,27 @@ qimeng::measureConvIsolated(const ConvDesc &desc, const Target &target,
                         runs, options);
 }
 
+llvm::Expected<ValidationReport>
+qimeng::validateIsolated(const KernelProblem &problem, const Target &target,
+                         const EmittedKernel &kernel,
+                         const IsolatedValidationOptions &options,
+                         const std::vector<GemmRange> &parts) {
+  if (const ConvDesc *conv = problem.conv())
+    return validateConvIsolated(*conv, target, kernel, options, parts);
+  return validateGemmIsolated(problem.gemm(), target, kernel, options, parts);
+}
+
+llvm::Expected<MeasuredKernel>
+qimeng::measureIsolated(const KernelProblem &problem, const Target &target,
+                        const EmittedKernel &kernel, int runs,
+                        const IsolatedValidationOptions &options,
+                        const std::vector<GemmRange> &parts) {
+  if (const ConvDesc *conv = problem.conv())
+    return measureConvIsolated(*conv, target, kernel, runs, options, parts);
+  return measureGemmIsolated(problem.gemm(), target, kernel, runs, options,
+                             parts);
+}
+
 llvm::Expected<double>
 qimeng::measurePeakIsolated(const EmittedKernel &probe,
                             const IsolatedValidationOptions &options) {

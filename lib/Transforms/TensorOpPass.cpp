@@ -334,7 +334,7 @@ struct QiMengTensorOpPass
     bool useDatabase = o.kernelConfig.empty() && o.fault.empty();
     std::optional<TuningKey> key;
     if (useDatabase) {
-      if (auto k = gemmTuningKey(desc, o.target, o.emitter, config->threads))
+      if (auto k = tuningKey(desc, o.target, o.emitter, config->threads))
         key = *k;
       else
         llvm::consumeError(k.takeError());
@@ -361,7 +361,7 @@ struct QiMengTensorOpPass
     }
     if (key && o.tuneBudget > 0) {
       TuneRequest request;
-      request.desc = desc;
+      request.problem = desc;
       request.target = o.target;
       request.base = *config;
       request.budget.trials = o.tuneBudget;
@@ -371,7 +371,7 @@ struct QiMengTensorOpPass
       request.progress = [](const std::string &line) {
         llvm::errs() << "qimeng-tensorop: " << line << "\n";
       };
-      auto tuned = tuneGemm(request);
+      auto tuned = tuneKernel(request);
       if (!tuned) {
         reason = llvm::toString(tuned.takeError());
         return failure();

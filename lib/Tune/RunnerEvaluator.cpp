@@ -8,10 +8,10 @@ using namespace qimeng;
 static constexpr double kPeakTolerance = 1.05;
 
 llvm::Expected<std::unique_ptr<RunnerEvaluator>>
-RunnerEvaluator::create(const GemmDesc &desc, const Target &target,
+RunnerEvaluator::create(const KernelProblem &problem, const Target &target,
                         EmitterOptions emitter,
                         IsolatedValidationOptions runner, int timedRuns) {
-  if (auto err = desc.verify())
+  if (auto err = problem.verify())
     return std::move(err);
   VectorIsa isa = target.bestIsa();
   if (isa == VectorIsa::None)
@@ -24,7 +24,7 @@ RunnerEvaluator::create(const GemmDesc &desc, const Target &target,
   if (!peak)
     return peak.takeError();
   std::unique_ptr<RunnerEvaluator> e(new RunnerEvaluator());
-  e->desc_ = desc;
+  e->problem_ = problem;
   e->target_ = target;
   e->emitter_ = std::move(emitter);
   e->runner_ = std::move(runner);
@@ -36,16 +36,16 @@ RunnerEvaluator::create(const GemmDesc &desc, const Target &target,
 Evaluation RunnerEvaluator::evaluate(const GemmConfig &config) {
   Evaluation ev;
   std::string fault = faultHook_ ? faultHook_(config) : "";
-  auto emitted = emitGemmKernel(desc_, config, emitter_, fault, &target_);
+  auto emitted = emitKernel(problem_, config, emitter_, fault, &target_);
   if (!emitted) {
     ev.failure = "emitter: " + llvm::toString(emitted.takeError());
     return ev;
   }
   std::vector<GemmRange> parts;
   if (config.threads > 1)
-    parts = partitionGemm(desc_, config, config.threads);
+    parts = partitionGemm(problem_.gemm(), config, config.threads);
   auto measured =
-      measureGemmIsolated(desc_, target_, *emitted, timedRuns_, runner_, parts);
+      measureIsolated(problem_, target_, *emitted, timedRuns_, runner_, parts);
   if (!measured) {
     ev.failure = "runner: " + llvm::toString(measured.takeError());
     return ev;

@@ -131,7 +131,7 @@ Decision factorDecision(std::string key, int64_t ref, int64_t kcRef,
 } // namespace
 
 SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
-                                 const GemmConfig &base) {
+                                 const GemmConfig &base, bool bInPlace) {
   // The base's isa fixes the table of register blocks; the target only
   // matters through the model's base config for now.
   (void)target;
@@ -189,7 +189,7 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
 
   // B in place pays where B is used by few row blocks: offered for M up to
   // kMaxRowsForInPlaceB (blocks whose nr does not divide N are pruned).
-  if (!desc.transB && desc.m <= kMaxRowsForInPlaceB)
+  if (bInPlace && !desc.transB && desc.m <= kMaxRowsForInPlaceB)
     decisions.push_back({"packb", {"1", "0"}, base.packB ? 0 : 1});
 
   // Threads: every count up to the base's (at most kMaxThreadChoices of

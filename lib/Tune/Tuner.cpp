@@ -8,14 +8,14 @@
 
 using namespace qimeng;
 
-llvm::Expected<TuningKey> qimeng::gemmTuningKey(const GemmDesc &desc,
-                                                const Target &target,
-                                                const EmitterOptions &emitter,
-                                                int threads) {
+llvm::Expected<TuningKey> qimeng::tuningKey(const KernelProblem &problem,
+                                            const Target &target,
+                                            const EmitterOptions &emitter,
+                                            int threads) {
   auto version = emitterGeneratorVersion(emitter);
   if (!version)
     return version.takeError();
-  return TuningKey::forGemm(desc, target, *version, threads);
+  return TuningKey::forProblem(problem, target, *version, threads);
 }
 
 static std::string utcTimestamp() {
@@ -27,35 +27,39 @@ static std::string utcTimestamp() {
   return buf;
 }
 
-llvm::Expected<TuneResult> qimeng::tuneGemm(const TuneRequest &request) {
-  auto key = gemmTuningKey(request.desc, request.target, request.emitter,
-                           request.base.threads);
+llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
+  auto key = tuningKey(request.problem, request.target, request.emitter,
+                       request.base.threads);
   if (!key)
     return key.takeError();
   auto evaluator =
-      RunnerEvaluator::create(request.desc, request.target, request.emitter,
+      RunnerEvaluator::create(request.problem, request.target, request.emitter,
                               request.runner, request.timedRuns);
   if (!evaluator)
     return evaluator.takeError();
-  SearchSpace space =
-      SearchSpace::forGemm(request.desc, request.target, request.base);
+  // An nchw_fchw convolution gathers B from its input: never in place.
+  const ConvDesc *conv = request.problem.conv();
+  bool bInPlace = !conv || conv->layout == ConvLayout::NhwcHwcf;
+  SearchSpace space = SearchSpace::forGemm(request.problem.gemm(),
+                                           request.target, request.base,
+                                           bInPlace);
   ModelPriorProposer proposer;
   SearchOptions options;
   options.seed = request.seed;
   int budget = request.budget.trials;
-  std::string shape = llvm::formatv("{0}x{1}x{2}", request.desc.m,
-                                    request.desc.n, request.desc.k)
-                          .str();
+  std::string shape = request.problem.shape();
+  std::string op = request.problem.opName().str();
   if (request.progress) {
     options.onTrial = [&](const Trial &t, const SearchHistory &h) {
       const Trial *best = h.best();
       std::string line = llvm::formatv(
-          "tuning sgemm {0}: trial {1}/{2} {3}: {4}; best {5}", shape,
+          "tuning {6} {0}: trial {1}/{2} {3}: {4}; best {5}", shape,
           t.index + 1, budget, t.description,
           t.result.ok ? llvm::formatv("{0:F1} GFLOPS", t.result.gflops).str()
                       : "failed (" + t.result.failure + ")",
           best ? llvm::formatv("{0:F1} GFLOPS", best->result.gflops).str()
-               : std::string("none yet"));
+               : std::string("none yet"),
+          op);
       request.progress(line);
     };
   }
@@ -64,13 +68,13 @@ llvm::Expected<TuneResult> qimeng::tuneGemm(const TuneRequest &request) {
   const Trial *best = history.best();
   if (!best)
     return llvm::createStringError(
-        llvm::formatv("tuning sgemm {0}: none of {1} candidates validated; "
-                      "first failure: "
-                      "{2}",
+        llvm::formatv("tuning {3} {0}: none of {1} candidates validated; "
+                      "first failure: {2}",
                       shape, history.trials.size(),
                       history.trials.empty()
                           ? std::string("no trials")
-                          : history.trials.front().result.failure)
+                          : history.trials.front().result.failure,
+                      op)
             .str());
   const EmittedKernel *kernel = (*evaluator)->kernelFor(best->config);
   if (!kernel)

@@ -130,6 +130,17 @@ TuningKey TuningKey::forGemm(const GemmDesc &desc, const Target &target,
   return key;
 }
 
+TuningKey TuningKey::forProblem(const KernelProblem &problem,
+                                const Target &target,
+                                llvm::StringRef generatorVersion,
+                                int threads) {
+  TuningKey key = forGemm(problem.gemm(), target, generatorVersion, threads);
+  key.op = problem.opName().str();
+  if (const ConvDesc *conv = problem.conv())
+    key.conv = *conv;
+  return key;
+}
+
 std::string TuningKey::canonical() const {
   return llvm::formatv("op={0} dtype={1} semantics={2} m={3} n={4} k={5} "
                        "lda={6} ldb={7} ldc={8} trans_a={9} trans_b={10} "
@@ -140,7 +151,8 @@ std::string TuningKey::canonical() const {
                        desc.transA ? 1 : 0, desc.transB ? 1 : 0, quote(triple),
                        quote(cpu), quote(features), quote(generatorVersion),
                        threads)
-      .str();
+             .str() +
+         (conv ? " conv=" + quote(conv->str()) : std::string());
 }
 
 std::string TuningKey::hash() const { return sha256Hex(canonical()); }
@@ -161,6 +173,8 @@ static ordered_json recordToJsonValue(const TuningRecord &r) {
   ordered_json key = ordered_json::object();
   key["op"] = r.key.op;
   key["desc"] = ordered_json(toJson(r.key.desc));
+  if (r.key.conv)
+    key["conv"] = ordered_json(toJson(*r.key.conv));
   key["dtype"] = r.key.dtype;
   key["semantics"] = r.key.semantics;
   key["triple"] = r.key.triple;
@@ -231,6 +245,16 @@ static llvm::Expected<TuningRecord> recordFromJsonValue(const json &j) {
   if (!parsedDesc)
     return parsedDesc.takeError();
   r.key.desc = *parsedDesc;
+  if (const json *conv = key.find("conv")) {
+    auto parsedConv = convDescFromJson(*conv, "tuning record key.conv");
+    if (!parsedConv)
+      return parsedConv.takeError();
+    r.key.conv = *parsedConv;
+  }
+  if ((r.key.op == "sconv2d") != r.key.conv.has_value())
+    return llvm::createStringError(
+        "tuning record key: op '" + r.key.op +
+        "' and the presence of key.conv disagree");
   if (llvm::Error err = key.string("dtype", r.key.dtype))
     return std::move(err);
   if (llvm::Error err = key.string("semantics", r.key.semantics))

@@ -79,26 +79,60 @@ TEST(TunerTest, TuneGemmMakesAStorableRecord) {
   if (host.bestIsa() == VectorIsa::None)
     GTEST_SKIP() << "host has no avx2/fma or avx512f";
   TuneRequest request;
-  request.desc = GemmDesc::packed(24, 40, 16);
+  request.problem = GemmDesc::packed(24, 40, 16);
   request.target = host;
-  request.base = *chooseGemmConfig(request.desc, host);
+  request.base = *chooseGemmConfig(request.problem.gemm(), host);
   request.budget.trials = 3;
   request.timedRuns = 3;
   request.emitter = EmitterOptions::defaults();
   request.runner = IsolatedValidationOptions::defaults();
   std::vector<std::string> lines;
   request.progress = [&](const std::string &l) { lines.push_back(l); };
-  QM_ASSERT_EXPECTED(result, tuneGemm(request));
+  QM_ASSERT_EXPECTED(result, tuneKernel(request));
   EXPECT_EQ(lines.size(), 3u);
   EXPECT_NE(lines.front().find("trial 1/3"), std::string::npos);
   EXPECT_TRUE(result.record.validated);
   EXPECT_EQ(result.record.trials, 3);
   EXPECT_GT(result.record.medianGflops, 0);
   EXPECT_EQ(result.record.kernelText, result.kernel.text);
-  EXPECT_EQ(result.record.key.desc, request.desc);
+  EXPECT_EQ(result.record.key.desc, request.problem.gemm());
   // The record survives its own JSON.
   QM_ASSERT_EXPECTED(back, recordFromJson(recordToJson(result.record)));
   EXPECT_EQ(back.config, result.record.config);
+}
+
+TEST(TunerTest, TuneConvMakesARecordKeyedByTheConvolution) {
+  Target host = hostOrSkip();
+  if (host.bestIsa() == VectorIsa::None)
+    GTEST_SKIP() << "host has no avx2/fma or avx512f";
+  ConvDesc conv =
+      ConvDesc::dense(ConvLayout::NchwFchw, 2, 11, 10, 3, 8, 3, 3, 2, 1);
+  TuneRequest request;
+  request.problem = conv;
+  request.target = host;
+  request.base = *chooseGemmConfig(conv.gemmView(), host);
+  request.budget.trials = 3;
+  request.timedRuns = 3;
+  request.emitter = EmitterOptions::defaults();
+  request.runner = IsolatedValidationOptions::defaults();
+  std::vector<std::string> lines;
+  request.progress = [&](const std::string &l) { lines.push_back(l); };
+  QM_ASSERT_EXPECTED(result, tuneKernel(request));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.front().find("tuning sconv2d sconv2d_nchw_fchw_n2_h11_w10"),
+            std::string::npos)
+      << lines.front();
+  EXPECT_TRUE(result.record.validated);
+  EXPECT_NE(result.record.symbol.find("qm_sconv2d_nchw_fchw"),
+            std::string::npos);
+  EXPECT_EQ(result.record.key.op, "sconv2d");
+  ASSERT_TRUE(result.record.key.conv.has_value());
+  EXPECT_EQ(*result.record.key.conv, conv);
+  // nchw_fchw gathers B: no candidate reads it in place.
+  for (const Trial &t : result.history.trials)
+    EXPECT_TRUE(t.config.packB) << t.description;
+  QM_ASSERT_EXPECTED(back, recordFromJson(recordToJson(result.record)));
+  EXPECT_EQ(back.key, result.record.key);
 }
 
 } // namespace

@@ -291,6 +291,58 @@ TEST_F(TuningDatabaseTest, ChangingAnyKeyFieldMisses) {
   EXPECT_TRUE(db.lookup(base, warnings).has_value());
 }
 
+TEST_F(TuningDatabaseTest, ConvolutionKeysHoldEveryConvAttribute) {
+  QM_ASSERT_EXPECTED(db, TuningDatabase::open(sub("db")));
+  Target target;
+  target.triple = "x86_64-pc-linux-gnu";
+  target.cpu = "znver3";
+  ConvDesc conv =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 58, 58, 64, 64, 3, 3);
+  TuningKey base = TuningKey::forProblem(conv, target, "1.1.0", 1);
+  EXPECT_EQ(base.op, "sconv2d");
+  EXPECT_EQ(base.desc, conv.gemmView());
+  TuningRecord record = testRecord(base);
+  QM_ASSERT_OK(db.store(record));
+  std::vector<std::string> warnings;
+  auto hit = db.lookup(base, warnings);
+  ASSERT_TRUE(hit.has_value());
+  ASSERT_TRUE(hit->key.conv.has_value());
+  EXPECT_EQ(*hit->key.conv, conv);
+  std::vector<std::pair<const char *, std::function<void(ConvDesc &)>>>
+      changes = {
+          {"layout", [](ConvDesc &c) { c.layout = ConvLayout::NchwFchw; }},
+          {"n", [](ConvDesc &c) { c.n += 1; }},
+          {"h", [](ConvDesc &c) { c.h += 1; }},
+          {"w", [](ConvDesc &c) { c.w += 1; }},
+          {"c", [](ConvDesc &c) { c.c += 1; }},
+          {"f", [](ConvDesc &c) { c.f += 1; }},
+          {"kh", [](ConvDesc &c) { c.kh += 1; }},
+          {"kw", [](ConvDesc &c) { c.kw += 1; }},
+          {"strideH", [](ConvDesc &c) { c.strideH += 1; }},
+          {"strideW", [](ConvDesc &c) { c.strideW += 1; }},
+          {"dilationH", [](ConvDesc &c) { c.dilationH += 1; }},
+          {"dilationW", [](ConvDesc &c) { c.dilationW += 1; }},
+          {"inputStrides", [](ConvDesc &c) { c.inputStrides[0] += 64; }},
+      };
+  std::set<std::string> hashes = {base.hash()};
+  for (auto &[name, change] : changes) {
+    ConvDesc other = conv;
+    change(other);
+    TuningKey key = base;
+    key.conv = other;
+    hashes.insert(key.hash());
+    EXPECT_FALSE(db.lookup(key, warnings).has_value()) << name;
+  }
+  EXPECT_EQ(hashes.size(), changes.size() + 1);
+  // A GEMM key with the conv's GEMM view is another entry.
+  TuningKey gemm = base;
+  gemm.op = "sgemm";
+  gemm.conv.reset();
+  EXPECT_NE(gemm.hash(), base.hash());
+  EXPECT_FALSE(db.lookup(gemm, warnings).has_value());
+  EXPECT_TRUE(warnings.empty());
+}
+
 TEST_F(TuningDatabaseTest, StoreReplacesTheEntry) {
   QM_ASSERT_EXPECTED(db, TuningDatabase::open(sub("db")));
   TuningRecord first = testRecord(testKey());

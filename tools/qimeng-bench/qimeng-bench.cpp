@@ -310,14 +310,14 @@ int main(int argc, char **argv) {
       TuningDatabase db =
           exitOnErr(TuningDatabase::open(resolveCacheDir(cacheDirOpt)));
       TuningKey key =
-          exitOnErr(gemmTuningKey(desc, host, emitter, config.threads));
+          exitOnErr(tuningKey(desc, host, emitter, config.threads));
       std::vector<std::string> warnings;
       std::optional<TuningRecord> record = db.lookup(key, warnings);
       for (const std::string &w : warnings)
         llvm::WithColor::warning(llvm::errs(), "qimeng-bench") << w << "\n";
       if (!record) {
         TuneRequest request;
-        request.desc = desc;
+        request.problem = desc;
         request.target = host;
         request.base = config;
         request.budget.trials = tuneBudgetOpt;
@@ -326,7 +326,7 @@ int main(int argc, char **argv) {
         request.progress = [](const std::string &line) {
           llvm::errs() << "qimeng-bench: " << line << "\n";
         };
-        TuneResult tuned = exitOnErr(tuneGemm(request));
+        TuneResult tuned = exitOnErr(tuneKernel(request));
         exitOnErr(db.store(tuned.record));
         record = tuned.record;
       }

@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
         1, partitionGemm(desc, base,
                          threadsOpt == 0 ? host.cores : int(threadsOpt))
                .size()));
-    TuningKey key = exitOnErr(gemmTuningKey(desc, host, emitter, base.threads));
+    TuningKey key = exitOnErr(tuningKey(desc, host, emitter, base.threads));
     if (ablationOpt) {
       runAblation(desc, host, base, emitter, exitOnErr);
       continue;
@@ -180,7 +180,7 @@ int main(int argc, char **argv) {
       continue;
     }
     TuneRequest request;
-    request.desc = desc;
+    request.problem = desc;
     request.target = host;
     request.base = base;
     request.budget.trials = budgetOpt;
@@ -192,7 +192,7 @@ int main(int argc, char **argv) {
       request.progress = [](const std::string &line) {
         llvm::errs() << "qimeng-tune: " << line << "\n";
       };
-    TuneResult result = exitOnErr(tuneGemm(request));
+    TuneResult result = exitOnErr(tuneKernel(request));
     exitOnErr(db.store(result.record));
     const Trial *first = result.history.trials.empty()
                              ? nullptr

@@ -11,6 +11,7 @@
 
 #include "qimeng/Kernel/KernelConfig.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/KernelProblem.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
@@ -91,6 +92,13 @@ llvm::Expected<EmittedKernel> emitConvKernel(const ConvDesc &desc,
                                              const EmitterOptions &options,
                                              llvm::StringRef fault = "",
                                              const Target *target = nullptr);
+
+/// emitGemmKernel or emitConvKernel, as `problem` is.
+llvm::Expected<EmittedKernel> emitKernel(const KernelProblem &problem,
+                                         const GemmConfig &config,
+                                         const EmitterOptions &options,
+                                         llvm::StringRef fault = "",
+                                         const Target *target = nullptr);
 
 } // namespace qimeng
 

@@ -87,6 +87,20 @@ measureConvIsolated(const ConvDesc &desc, const Target &target,
                     const IsolatedValidationOptions &options,
                     const std::vector<GemmRange> &parts = {});
 
+/// validateGemmIsolated or validateConvIsolated, as `problem` is.
+llvm::Expected<ValidationReport>
+validateIsolated(const KernelProblem &problem, const Target &target,
+                 const EmittedKernel &kernel,
+                 const IsolatedValidationOptions &options,
+                 const std::vector<GemmRange> &parts = {});
+
+/// measureGemmIsolated or measureConvIsolated, as `problem` is.
+llvm::Expected<MeasuredKernel>
+measureIsolated(const KernelProblem &problem, const Target &target,
+                const EmittedKernel &kernel, int runs,
+                const IsolatedValidationOptions &options,
+                const std::vector<GemmRange> &parts = {});
+
 /// This core's FMA peak in GFLOPS, from the emitter's fma_peak probe run in
 /// qimeng-runner.
 llvm::Expected<double>

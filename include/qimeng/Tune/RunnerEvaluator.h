@@ -27,7 +27,8 @@ public:
 
   /// Measures this core's peak (fma_peak probe in qimeng-runner) once.
   static llvm::Expected<std::unique_ptr<RunnerEvaluator>>
-  create(const GemmDesc &desc, const Target &target, EmitterOptions emitter,
+  create(const KernelProblem &problem, const Target &target,
+         EmitterOptions emitter,
          IsolatedValidationOptions runner, int timedRuns = 7);
 
   Evaluation evaluate(const GemmConfig &config) override;
@@ -45,7 +46,7 @@ public:
 
 private:
   RunnerEvaluator() = default;
-  GemmDesc desc_;
+  KernelProblem problem_;
   Target target_;
   EmitterOptions emitter_;
   IsolatedValidationOptions runner_;

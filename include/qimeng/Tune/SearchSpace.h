@@ -62,8 +62,10 @@ public:
   /// whose block lacks the registers for its order, B in place where nr
   /// does not divide N, and a split other than auto with one thread. The
   /// target is not consulted beyond the base for now.
+  /// Without `bInPlace` (a convolution that gathers B) there is no packb
+  /// decision.
   static SearchSpace forGemm(const GemmDesc &desc, const Target &target,
-                             const GemmConfig &base);
+                             const GemmConfig &base, bool bInPlace = true);
 
   /// A space from explicit decisions (tests).
   SearchSpace(GemmDesc desc, GemmConfig base, std::vector<Decision> decisions)

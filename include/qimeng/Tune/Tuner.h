@@ -1,7 +1,7 @@
-//===- Tuner.h - Tune one GEMM into the database -----------------*- C++
+//===- Tuner.h - Tune one kernel into the database -----------------*- C++
 //-*-===//
 //
-// Ties the stages together for one descriptor: the search space around the
+// Ties the stages together for one GEMM or convolution: the search space around the
 // analytical config, MCTS with the built-in priors, the qimeng-runner
 // evaluator, and a TuningRecord for the winner. Used by the pass
 // (tune-budget=N), qimeng-tune and qimeng-bench --tuned.
@@ -20,7 +20,7 @@
 namespace qimeng {
 
 struct TuneRequest {
-  GemmDesc desc;
+  KernelProblem problem; ///< a GemmDesc or a ConvDesc
   Target target;
   GemmConfig base; ///< the analytical (or pinned) starting point
   SearchBudget budget;
@@ -41,14 +41,14 @@ struct TuneResult {
 
 /// Runs the search. Error when the evaluator cannot start (no runner, no
 /// peak) or when no candidate validated.
-llvm::Expected<TuneResult> tuneGemm(const TuneRequest &request);
+llvm::Expected<TuneResult> tuneKernel(const TuneRequest &request);
 
-/// The database key for `desc` on `target` with the emitters in `emitter`
-/// and `threads` threads.
-llvm::Expected<TuningKey> gemmTuningKey(const GemmDesc &desc,
-                                        const Target &target,
-                                        const EmitterOptions &emitter,
-                                        int threads);
+/// The database key for `problem` on `target` with the emitters in
+/// `emitter` and `threads` threads.
+llvm::Expected<TuningKey> tuningKey(const KernelProblem &problem,
+                                    const Target &target,
+                                    const EmitterOptions &emitter,
+                                    int threads);
 
 } // namespace qimeng
 

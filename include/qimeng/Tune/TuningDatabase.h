@@ -13,6 +13,7 @@
 
 #include "qimeng/Kernel/KernelConfig.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/KernelProblem.h"
 #include "qimeng/Kernel/Target.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -24,8 +25,11 @@ namespace qimeng {
 
 /// Everything a tuned kernel depends on; changing any field misses.
 struct TuningKey {
-  std::string op = "sgemm";
-  GemmDesc desc; ///< shape, leading dims, transposes
+  std::string op = "sgemm"; ///< "sgemm" or "sconv2d"
+  GemmDesc desc; ///< shape, leading dims, transposes (a conv's GEMM view)
+  /// The convolution's layout, shape, strides, dilations and input strides
+  /// (op "sconv2d").
+  std::optional<ConvDesc> conv;
   std::string dtype = "f32";
   std::string semantics = "accumulate"; ///< C += A*B (linalg.matmul)
   std::string triple, cpu, features;    ///< target; features as "+a,+b"
@@ -34,6 +38,9 @@ struct TuningKey {
 
   static TuningKey forGemm(const GemmDesc &desc, const Target &target,
                            llvm::StringRef generatorVersion, int threads);
+  static TuningKey forProblem(const KernelProblem &problem,
+                              const Target &target,
+                              llvm::StringRef generatorVersion, int threads);
 
   /// Canonical one-line text of every field (what the hash covers).
   std::string canonical() const;
