@@ -56,8 +56,10 @@ GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
   return c;
 }
 
-llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
-                                                    const Target &target) {
+/// The model's config; `bInPlace` allows reading B in place for few rows.
+static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
+                                              const Target &target,
+                                              bool bInPlace) {
   if (auto err = desc.verify())
     return std::move(err);
   VectorIsa isa = target.bestIsa();
@@ -73,7 +75,7 @@ llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
   // block whose nr divides N (docs/BlockingModel.md).
   const MicroKernelShape *chosen = &table.front();
   bool packB = true;
-  if (desc.m <= 16 && !desc.transB) {
+  if (bInPlace && desc.m <= 16 && !desc.transB) {
     for (const MicroKernelShape &s : table)
       if (desc.n % s.nr == 0 && (packB || s.nr > chosen->nr)) {
         chosen = &s;
@@ -101,4 +103,19 @@ llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
   // Past a few thousand columns a larger panel only costs workspace.
   c.nc = std::min<int64_t>(c.nc, roundDownAtLeast(8192, c.nr));
   return clampToProblem(c, desc);
+}
+
+llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
+                                                    const Target &target) {
+  return modelConfig(desc, target, /*bInPlace=*/true);
+}
+
+llvm::Expected<GemmConfig>
+qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
+  const ConvDesc *conv = problem.conv();
+  if (conv)
+    if (auto err = conv->verify())
+      return std::move(err);
+  return modelConfig(problem.gemm(), target,
+                     !conv || conv->layout != ConvLayout::NchwFchw);
 }

@@ -48,7 +48,15 @@ std::string GemmDesc::str() const {
 }
 
 llvm::StringRef qimeng::convLayoutName(ConvLayout layout) {
-  return layout == ConvLayout::NchwFchw ? "nchw_fchw" : "nhwc_hwcf";
+  switch (layout) {
+  case ConvLayout::NhwcHwcf:
+    return "nhwc_hwcf";
+  case ConvLayout::NhwcFhwc:
+    return "nhwc_fhwc";
+  case ConvLayout::NchwFchw:
+    return "nchw_fchw";
+  }
+  return "nhwc_hwcf";
 }
 
 ConvDesc ConvDesc::dense(ConvLayout layout, int64_t n, int64_t h, int64_t w,
@@ -73,7 +81,7 @@ ConvDesc ConvDesc::dense(ConvLayout layout, int64_t n, int64_t h, int64_t w,
 }
 
 void ConvDesc::denseInputStrides(int64_t out[3]) const {
-  if (layout == ConvLayout::NhwcHwcf) {
+  if (isNhwc()) {
     out[0] = h * w * c;
     out[1] = w * c;
     out[2] = c;
@@ -92,16 +100,15 @@ bool ConvDesc::inputIsDense() const {
 }
 
 GemmDesc ConvDesc::gemmView() const {
-  if (layout == ConvLayout::NhwcHwcf) {
-    GemmDesc g = GemmDesc::packed(n * oh() * ow(), f, kh * kw * c);
-    return g;
-  }
+  if (isNhwc())
+    return GemmDesc::packed(n * oh() * ow(), f, kh * kw * c, false,
+                            layout == ConvLayout::NhwcFhwc);
   return GemmDesc::packed(f, oh() * ow(), c * kh * kw);
 }
 
 int64_t ConvDesc::inputSpan() const {
   const int64_t *s = inputStrides;
-  if (layout == ConvLayout::NhwcHwcf)
+  if (isNhwc())
     return (n - 1) * s[0] + (h - 1) * s[1] + (w - 1) * s[2] + c;
   return (n - 1) * s[0] + (c - 1) * s[1] + (h - 1) * s[2] + w;
 }
@@ -122,7 +129,7 @@ llvm::Error ConvDesc::verify() const {
                       kh, kw, dilationH, dilationW, spanH, spanW, h, w)
             .str());
   const int64_t *s = inputStrides;
-  bool nhwc = layout == ConvLayout::NhwcHwcf;
+  bool nhwc = isNhwc();
   int64_t inner = nhwc ? c : w;
   if (s[2] < inner || s[1] < (nhwc ? w : h) * s[2] ||
       s[0] < (nhwc ? h : c) * s[1])

@@ -65,11 +65,14 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
     return std::move(err);
   if (layout == "nhwc_hwcf")
     d.layout = ConvLayout::NhwcHwcf;
+  else if (layout == "nhwc_fhwc")
+    d.layout = ConvLayout::NhwcFhwc;
   else if (layout == "nchw_fchw")
     d.layout = ConvLayout::NchwFchw;
   else
     return llvm::createStringError(what.str() + " field 'layout' must be "
-                                                "nhwc_hwcf or nchw_fchw");
+                                                "nhwc_hwcf, nhwc_fhwc or "
+                                                "nchw_fchw");
   for (auto [field, name] :
        {std::pair<int64_t *, const char *>{&d.n, "n"},
         {&d.h, "h"},

@@ -20,7 +20,7 @@ using namespace qimeng::validation;
 static int64_t inputOffset(const ConvDesc &d, int64_t n, int64_t c, int64_t h,
                            int64_t w) {
   const int64_t *s = d.inputStrides;
-  if (d.layout == ConvLayout::NhwcHwcf)
+  if (d.isNhwc())
     return n * s[0] + h * s[1] + w * s[2] + c;
   return n * s[0] + c * s[1] + h * s[2] + w;
 }
@@ -29,8 +29,8 @@ void qimeng::convIm2col(const ConvDesc &d, const float *input, int64_t image,
                         std::vector<float> &out) {
   const int64_t oh = d.oh(), ow = d.ow();
   const GemmDesc g = d.gemmView();
-  out.resize(size_t(g.k * (d.layout == ConvLayout::NhwcHwcf ? g.m : g.n)));
-  if (d.layout == ConvLayout::NhwcHwcf) {
+  out.resize(size_t(g.k * (d.isNhwc() ? g.m : g.n)));
+  if (d.isNhwc()) {
     // Row (n, y, x), column (kh, kw, c): the channels are contiguous.
     float *row = out.data();
     for (int64_t n = 0; n < d.n; ++n)
@@ -60,11 +60,12 @@ void qimeng::convIm2colSgemm(const ConvDesc &d, const float *input,
                              const float *filter, float *output,
                              std::vector<float> &scratch) {
   const GemmDesc g = d.gemmView();
-  if (d.layout == ConvLayout::NhwcHwcf) {
+  if (d.isNhwc()) {
     convIm2col(d, input, 0, scratch);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(g.m),
+    cblas_sgemm(CblasRowMajor, CblasNoTrans,
+                g.transB ? CblasTrans : CblasNoTrans, blasint(g.m),
                 blasint(g.n), blasint(g.k), 1.0f, scratch.data(), blasint(g.k),
-                filter, blasint(g.n), 1.0f, output, blasint(g.n));
+                filter, blasint(g.ldb), 1.0f, output, blasint(g.n));
     return;
   }
   for (int64_t n = 0; n < d.n; ++n) {
@@ -81,7 +82,7 @@ namespace {
 /// "O(n,f,oh,ow)" or "O(n,oh,ow,f)": output element `i` in its layout.
 std::string outputElement(const ConvDesc &d, int64_t i) {
   int64_t dims[4];
-  if (d.layout == ConvLayout::NhwcHwcf) {
+  if (d.isNhwc()) {
     int64_t extents[4] = {d.n, d.oh(), d.ow(), d.f};
     for (int k = 3; k >= 0; --k) {
       dims[k] = i % extents[k];
@@ -105,7 +106,7 @@ void convReference(const ConvDesc &d, const float *input, const float *filter,
                    std::vector<double> &mag) {
   std::vector<float> cols;
   const GemmDesc g = d.gemmView();
-  if (d.layout == ConvLayout::NhwcHwcf) {
+  if (d.isNhwc()) {
     convIm2col(d, input, 0, cols);
     computeReference(g, cols.data(), filter, out0, ref, mag);
     return;

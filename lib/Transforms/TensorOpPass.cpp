@@ -1,8 +1,9 @@
 //===- TensorOpPass.cpp - --qimeng-tensorop
 //--------------------------------===//
 //
-// Thin: describe the op (GemmMatcher), ask the libraries for a kernel
-// (blocking model, emitter, isolated validation), rewrite, remark.
+// Thin: describe the op (GemmMatcher, ConvMatcher), ask the libraries for
+// a kernel (blocking model, emitter, isolated validation, tuning
+// database), rewrite, remark.
 //
 //===----------------------------------------------------------------------===//
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,6 +17,7 @@
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Transforms/ConvMatcher.h"
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "qimeng/Transforms/Passes.h"
 #include "qimeng/Tune/Tuner.h"
@@ -83,7 +85,8 @@ std::string asmConstraints(const EmittedKernel &k) {
   return c;
 }
 
-/// `llvm.func internal @qm_sgemm_...(ptr, ptr, ptr, ptr)` whose body is the
+/// `llvm.func internal @qm_sgemm_...(ptr, ptr, ptr, ptr)` (or
+/// @qm_sconv2d_...) whose body is the
 /// kernel as one llvm.inline_asm; one per symbol in the module.
 LLVM::LLVMFuncOp getOrCreateKernelFunc(ModuleOp module,
                                        const ReadyKernel &kernel) {
@@ -157,10 +160,11 @@ memref::GlobalOp getOrCreatePartsTable(ModuleOp module, StringRef symbol,
                                   /*constant=*/true, IntegerAttr());
 }
 
-/// Replaces `op` with: workspace alloc, pointer extraction, the call (or,
-/// for a parallel kernel, an omp.parallel wsloop with one call per part,
-/// each on its own workspace slice holding its range), dealloc.
-void replaceWithKernelCall(ModuleOp module, linalg::MatmulOp op,
+/// Replaces `op` (a matmul: A, B, C; a convolution: input, filter,
+/// output) with: workspace alloc, pointer extraction, the call (or, for a
+/// parallel kernel, an omp.parallel wsloop with one call per part, each on
+/// its own workspace slice holding its range), dealloc.
+void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
                            LLVM::LLVMFuncOp fn, const ReadyKernel &kernel) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -228,7 +232,7 @@ void replaceWithKernelCall(ModuleOp module, linalg::MatmulOp op,
     b.setInsertionPointAfter(parallel);
   }
   memref::DeallocOp::create(b, loc, ws);
-  op.erase();
+  op->erase();
 }
 
 struct QiMengTensorOpPass
@@ -305,12 +309,14 @@ struct QiMengTensorOpPass
     return o;
   }
 
-  /// Chooses, emits and validates the kernel for `desc`; the reason on
+  /// Chooses, emits and validates the kernel for `problem`; the reason on
   /// failure has no "not accelerated:" prefix.
-  FailureOr<ReadyKernel> prepareKernel(const GemmDesc &desc,
+  FailureOr<ReadyKernel> prepareKernel(const KernelProblem &problem,
                                        const ResolvedOptions &o,
                                        std::string &reason) {
-    auto config = chooseGemmConfig(desc, o.target);
+    // Blocking, threads and parts work on the GEMM (a convolution's view).
+    const GemmDesc &desc = problem.gemm();
+    auto config = chooseKernelConfig(problem, o.target);
     if (!config) {
       reason = llvm::toString(config.takeError());
       return failure();
@@ -334,7 +340,7 @@ struct QiMengTensorOpPass
     bool useDatabase = o.kernelConfig.empty() && o.fault.empty();
     std::optional<TuningKey> key;
     if (useDatabase) {
-      if (auto k = tuningKey(desc, o.target, o.emitter, config->threads))
+      if (auto k = tuningKey(problem, o.target, o.emitter, config->threads))
         key = *k;
       else
         llvm::consumeError(k.takeError());
@@ -354,14 +360,14 @@ struct QiMengTensorOpPass
           llvm::consumeError(body.takeError());
         } else {
           mlir::emitWarning(getOperation().getLoc())
-              << "tuning database: ignoring the entry for " << desc.str()
+              << "tuning database: ignoring the entry for " << problem.str()
               << ": " << llvm::toString(kernel.takeError());
         }
       }
     }
     if (key && o.tuneBudget > 0) {
       TuneRequest request;
-      request.problem = desc;
+      request.problem = problem;
       request.target = o.target;
       request.base = *config;
       request.budget.trials = o.tuneBudget;
@@ -379,7 +385,7 @@ struct QiMengTensorOpPass
       if (database) {
         if (auto err = database->store(tuned->record))
           mlir::emitWarning(getOperation().getLoc())
-              << "tuning database: cannot store " << desc.str() << ": "
+              << "tuning database: cannot store " << problem.str() << ": "
               << llvm::toString(std::move(err));
       }
       auto body = tuned->kernel.body();
@@ -404,7 +410,7 @@ struct QiMengTensorOpPass
         return failure();
       }
     }
-    auto emitted = emitGemmKernel(desc, *config, o.emitter, o.fault, &o.target);
+    auto emitted = emitKernel(problem, *config, o.emitter, o.fault, &o.target);
     if (!emitted) {
       reason =
           "kernel generation failed: " + llvm::toString(emitted.takeError());
@@ -416,8 +422,8 @@ struct QiMengTensorOpPass
       return failure();
     }
     if (o.validate) {
-      auto report = validateGemmIsolated(desc, o.target, *emitted, o.runner,
-                                         partsFor(desc, *config));
+      auto report = validateIsolated(problem, o.target, *emitted, o.runner,
+                                     partsFor(desc, *config));
       if (!report) {
         reason = "kernel validation could not run: " +
                  llvm::toString(report.takeError());
@@ -439,9 +445,13 @@ struct QiMengTensorOpPass
     if (failed(options))
       return signalPassFailure();
 
-    SmallVector<linalg::MatmulOp> matmuls;
-    module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
-    if (matmuls.empty())
+    // Matmuls and convolutions, in program order.
+    SmallVector<linalg::LinalgOp> ops;
+    module.walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp>(op.getOperation()) || isConvolution(op))
+        ops.push_back(op);
+    });
+    if (ops.empty())
       return;
 
     // An unusable database is a warning: the pass then works without one.
@@ -455,23 +465,31 @@ struct QiMengTensorOpPass
     // One kernel per distinct descriptor; a failure is remembered too.
     llvm::StringMap<FailureOr<ReadyKernel>> kernels;
     llvm::StringMap<std::string> failures;
-    for (linalg::MatmulOp op : matmuls) {
+    for (linalg::LinalgOp op : ops) {
       std::string reason;
-      FailureOr<GemmDesc> desc = describeMatmul(op, reason);
-      if (failed(desc)) {
-        op.emitRemark() << "not accelerated: " << reason;
+      std::optional<KernelProblem> problem;
+      if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
+        if (FailureOr<GemmDesc> desc = describeMatmul(matmul, reason);
+            succeeded(desc))
+          problem = KernelProblem(*desc);
+      } else if (FailureOr<ConvDesc> desc = describeConv(op, reason);
+                 succeeded(desc)) {
+        problem = KernelProblem(*desc);
+      }
+      if (!problem) {
+        op->emitRemark() << "not accelerated: " << reason;
         continue;
       }
-      std::string key = desc->str();
+      std::string key = problem->str();
       auto it = kernels.find(key);
       if (it == kernels.end()) {
         std::string why;
-        it =
-            kernels.try_emplace(key, prepareKernel(*desc, *options, why)).first;
+        it = kernels.try_emplace(key, prepareKernel(*problem, *options, why))
+                 .first;
         failures[key] = why;
       }
       if (failed(it->second)) {
-        op.emitRemark() << "not accelerated: " << failures[key];
+        op->emitRemark() << "not accelerated: " << failures[key];
         continue;
       }
       LLVM::LLVMFuncOp fn = getOrCreateKernelFunc(module, *it->second);

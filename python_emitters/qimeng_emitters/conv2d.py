@@ -9,6 +9,8 @@ the input is the padded buffer (or a strided view of one).
       GEMM M = N*OH*OW (output pixels), N = F, K = KH*KW*C (kh, kw, c).
       A (pixels x K) is gathered from the input; B is the filter as it is
       stored (a K x F row-major matrix); C is the output (ldc = F).
+    nhwc_fhwc: the same with flt[f, kh, kw, c]: B is the filter transposed
+      (an F x K row-major matrix, read as B^T with ldb = K).
     nchw_fchw: out[n, f, oh, ow] += in[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
                                     * flt[f, c, kh, kw]
       Per image: GEMM M = F, N = OH*OW, K = C*KH*KW (c, kh, kw).
@@ -27,7 +29,7 @@ from .fields import check_known, int_field
 from .sgemm import KB, PC, Params, kernel_text, _round_up
 from .x86 import back, check_disp, fwd, xmm
 
-LAYOUTS = ("nhwc_hwcf", "nchw_fchw")
+LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
 
 # Fields passed through to the GEMM underneath, as sgemm.py reads them.
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
@@ -68,7 +70,7 @@ class Conv:
                 f"{self.h}x{self.w} input")
         self.oh = (self.h - span_h) // self.sh + 1
         self.ow = (self.w - span_w) // self.sw + 1
-        nhwc = self.layout == "nhwc_hwcf"
+        nhwc = self.layout.startswith("nhwc")
         # Input strides in elements: (n, h, w) with unit c for nhwc_hwcf,
         # (n, c, h) with unit w for nchw_fchw; contiguous by default.
         dense = ((self.h * self.w * self.c, self.w * self.c, self.c) if nhwc
@@ -95,6 +97,9 @@ class Conv:
                     "k": self.kh * self.kw * self.c}
             gemm["lda"] = gemm["k"]
             gemm["ldb"] = gemm["ldc"] = self.f
+            if self.layout == "nhwc_fhwc":
+                gemm["trans_b"] = True
+                gemm["ldb"] = gemm["k"]
         else:
             self.gathers = "B"
             self.images = self.n

@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
     if (argc != 17) { fprintf(stderr, "usage\n"); return 3; }
     long a[16];
     for (int i = 0; i < 16; i++) a[i] = atol(argv[i + 1]);
-    int nchw = (int)a[0];
+    int nchw = a[0] == 1, fhwc = a[0] == 2;
     long N = a[1], H = a[2], W = a[3], C = a[4], F = a[5], KH = a[6],
          KW = a[7], SH = a[8], SW = a[9], DH = a[10], DW = a[11], s0 = a[12],
          s1 = a[13], s2 = a[14], ws_bytes = a[15];
@@ -62,6 +62,8 @@ int main(int argc, char **argv) {
     float *flt = guarded(KH * KW * C * F, NAN);
     #define FLT(f, c, kh, kw) flt[nchw ? (((f) * C + (c)) * KH + (kh)) * KW \
                                            + (kw) \
+                                  : fhwc ? (((f) * KH + (kh)) * KW + (kw)) * C \
+                                           + (c) \
                                      : (((kh) * KW + (kw)) * C + (c)) * F + (f)]
     for (long f = 0; f < F; f++)
         for (long c = 0; c < C; c++)
@@ -128,9 +130,12 @@ def conv_request(**fields):
     return req
 
 
+LAYOUT_CODES = {"nhwc_hwcf": 0, "nchw_fchw": 1, "nhwc_fhwc": 2}
+
+
 def dense_strides(req):
     n, h, w, c = req["n"], req["h"], req["w"], req["c"]
-    if req["layout"] == "nhwc_hwcf":
+    if req["layout"].startswith("nhwc"):
         return [h * w * c, w * c, c]
     return [c * h * w, h * w, w]
 
@@ -150,6 +155,11 @@ CORRECT = [
     ("nhwc_avx512_7x7_stride2", conv_request(
         isa="avx512", h=23, w=21, c=3, f=32, kh=7, kw=7, stride_h=2,
         stride_w=2, mr=12, nr=32, kc=64, mc=48, nc=64)),
+    ("nhwc_fhwc_3x3_edges", conv_request(layout="nhwc_fhwc", h=9, w=7, c=5,
+                                         f=21)),
+    ("nhwc_fhwc_avx512_stride2", conv_request(
+        layout="nhwc_fhwc", isa="avx512", h=12, w=11, c=16, f=40,
+        stride_h=2, stride_w=2, mr=14, nr=32, mc=28, nc=32)),
     ("nchw_3x3_avx2", conv_request(layout="nchw_fchw", c=3, f=7)),
     ("nchw_stride1_vector_gather_batch3", conv_request(
         layout="nchw_fchw", n=3, h=20, w=19, c=2, f=5, nr=16)),
@@ -201,7 +211,7 @@ class ConvExecutionTest(unittest.TestCase):
             capture_output=True, text=True, timeout=60)
         self.assertEqual(link.returncode, 0, link.stderr)
         strides = req.get("input_strides", dense_strides(req))
-        args = [1 if req["layout"] == "nchw_fchw" else 0, req["n"], req["h"],
+        args = [LAYOUT_CODES[req["layout"]], req["n"], req["h"],
                 req["w"], req["c"], req["f"], req["kh"], req["kw"],
                 req.get("stride_h", 1), req.get("stride_w", 1),
                 req.get("dilation_h", 1), req.get("dilation_w", 1)] + \
@@ -241,7 +251,8 @@ class ConvRequestTest(unittest.TestCase):
 
     def test_bad_requests(self):
         for req, words in [
-            (conv_request(layout="nhwc_fhwc"), ["layout", "nhwc_fhwc"]),
+            (conv_request(layout="nhwc_chwf"), ["layout", "nhwc_chwf"]),
+            (conv_request(layout="nhwc_fhwc", pack_b=False), ["pack_b"]),
             (conv_request(kh=9), ["spans", "9x3"]),
             (conv_request(stride_h=0), ["stride_h", ">= 1"]),
             (conv_request(c=None), ["'c'"]),

@@ -113,7 +113,11 @@ TEST(ConvKernelTest, OddShapesValidateInBothLayouts) {
                      nhwc(1, 17, 15, 3, 33, 7, 2), nhwc(3, 6, 5, 5, 7, 2),
                      nchw(1, 8, 8, 3, 7, 3), nchw(3, 20, 19, 2, 5, 3),
                      nchw(2, 13, 12, 3, 6, 3, 2, 2), nchw(1, 10, 10, 1, 9, 1),
-                     nchw(1, 16, 37, 4, 17, 5, 1)}) {
+                     nchw(1, 16, 37, 4, 17, 5, 1),
+                     ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 9, 7, 5, 21, 3,
+                                     3),
+                     ConvDesc::dense(ConvLayout::NhwcFhwc, 2, 12, 11, 16, 40,
+                                     3, 2, 2, 1, 1, 2)}) {
     SCOPED_TRACE(d.str());
     EXPECT_TRUE(validates(d, smallConfig(d)));
   }

@@ -11,6 +11,7 @@
 
 #include "qimeng/Kernel/KernelConfig.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/KernelProblem.h"
 #include "qimeng/Kernel/Target.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -36,6 +37,11 @@ llvm::Expected<GemmConfig> chooseGemmConfig(const GemmDesc &desc,
 /// Clamps kc, mc and nc to the problem (kc <= K, mc <= M rounded up to mr,
 /// nc <= N rounded up to nr), keeping the multiples the emitter requires.
 GemmConfig clampToProblem(GemmConfig config, const GemmDesc &desc);
+
+/// chooseGemmConfig for a GEMM or a convolution's GEMM view; an nchw_fchw
+/// convolution gathers B from its input, so B is always packed.
+llvm::Expected<GemmConfig> chooseKernelConfig(const KernelProblem &problem,
+                                              const Target &target);
 
 } // namespace qimeng
 

@@ -59,22 +59,24 @@ struct GemmDesc {
 /// linalg op names it.
 enum class ConvLayout {
   NhwcHwcf, ///< linalg.conv_2d_nhwc_hwcf
+  NhwcFhwc, ///< linalg.conv_2d_nhwc_fhwc
   NchwFchw, ///< linalg.conv_2d_nchw_fchw
 };
 
-/// "nhwc_hwcf", "nchw_fchw".
+/// "nhwc_hwcf", "nhwc_fhwc", "nchw_fchw".
 llvm::StringRef convLayoutName(ConvLayout layout);
 
 /// Single-precision 2-D convolution with linalg.conv_2d_*'s semantics
 /// (accumulating, no padding: the input is the padded buffer):
 ///   nhwc_hwcf: O[n][oh][ow][f] += I[n][oh*sh + kh*dh][ow*sw + kw*dw][c]
 ///                                 * W[kh][kw][c][f]
+///   nhwc_fhwc: the same with W[f][kh][kw][c]
 ///   nchw_fchw: O[n][f][oh][ow] += I[n][c][oh*sh + kh*dh][ow*sw + kw*dw]
 ///                                 * W[f][c][kh][kw]
 /// The filter and output are dense. The input may be a strided view (a
 /// subview of a padded buffer): `inputStrides` are its element strides of
-/// (n, h, w) with unit c stride for nhwc_hwcf, of (n, c, h) with unit w
-/// stride for nchw_fchw.
+/// (n, h, w) with unit c stride for the nhwc layouts, of (n, c, h) with
+/// unit w stride for nchw_fchw.
 struct ConvDesc {
   ConvLayout layout = ConvLayout::NhwcHwcf;
   int64_t n = 0, h = 0, w = 0, c = 0; ///< input batch, height, width, channels
@@ -97,10 +99,12 @@ struct ConvDesc {
   /// The dense input strides for this shape and layout.
   void denseInputStrides(int64_t out[3]) const;
   bool inputIsDense() const;
+  bool isNhwc() const { return layout != ConvLayout::NchwFchw; }
 
-  /// The GEMM the kernel computes (per image for nchw_fchw): nhwc_hwcf
-  /// M = N*OH*OW, N = F, K = KH*KW*C; nchw_fchw M = F, N = OH*OW,
-  /// K = C*KH*KW. Blocking and tuning work on this view.
+  /// The GEMM the kernel computes (per image for nchw_fchw): nhwc layouts
+  /// M = N*OH*OW, N = F, K = KH*KW*C (B transposed for nhwc_fhwc);
+  /// nchw_fchw M = F, N = OH*OW, K = C*KH*KW. Blocking and tuning work on
+  /// this view.
   GemmDesc gemmView() const;
 
   /// Elements each operand spans from its base pointer.

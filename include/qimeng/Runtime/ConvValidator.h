@@ -23,8 +23,8 @@ namespace qimeng {
 using ConvKernel =
     std::function<void(const float *, const float *, float *, void *)>;
 
-/// The im2col matrix of the GEMM view (ConvDesc::gemmView): for nhwc_hwcf
-/// the whole batch as M x K (pixels x (kh, kw, c)), for nchw_fchw image
+/// The im2col matrix of the GEMM view (ConvDesc::gemmView): for the nhwc
+/// layouts the whole batch as M x K (pixels x (kh, kw, c)), for nchw_fchw image
 /// `image` as K x N ((c, kh, kw) x pixels); row-major into `out`.
 void convIm2col(const ConvDesc &desc, const float *input, int64_t image,
                 std::vector<float> &out);

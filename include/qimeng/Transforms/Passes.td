@@ -5,12 +5,20 @@
 include "mlir/Pass/PassBase.td"
 
 def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
-  let summary = "Replace linalg.matmul with generated, validated kernels";
+  let summary = "Replace linalg.matmul and linalg.conv_2d ops with generated, "
+                "validated kernels";
   let description = [{
     Rewrites `linalg.matmul` on static-shaped f32 memrefs (identity layout,
     or strided with a unit inner stride such as `memref.subview` results;
     plain or with A or B transposed through `indexing_maps`) into a call to a
     kernel that the QiMeng emitters wrote for exactly that shape and layout.
+
+    Rewrites `linalg.conv_2d_nhwc_hwcf`, `linalg.conv_2d_nhwc_fhwc` and
+    `linalg.conv_2d_nchw_fchw` on static-shaped f32 memrefs, any strides and
+    dilations, likewise: an implicit GEMM whose PACK gathers the input's
+    patches one panel at a time (never the whole im2col matrix). Padding is
+    the producer's: the input may be a padded buffer or a subview of one
+    (unit channel or width stride); filter and output must be dense.
 
     Each kernel is emitted by the Python emitters, assembled with LLVM MC,
     and (unless `validate=false`) run in a separate `qimeng-runner` process

@@ -1,0 +1,233 @@
+//===- ConvMatcher.cpp - linalg.conv_2d_* -> ConvDesc ---------------------===//
+//
+// One reason per check, in the order a user would fix them, as in
+// GemmMatcher.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Transforms/ConvMatcher.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace qimeng;
+
+bool qimeng::isConvolution(linalg::LinalgOp op) {
+  return isa<linalg::ConvolutionOpInterface>(op.getOperation());
+}
+
+namespace {
+
+/// The op's layout, or failure for convolutions we do not take.
+FailureOr<ConvLayout> layoutOf(linalg::LinalgOp op) {
+  if (isa<linalg::Conv2DNhwcHwcfOp>(op))
+    return ConvLayout::NhwcHwcf;
+  if (isa<linalg::Conv2DNhwcFhwcOp>(op))
+    return ConvLayout::NhwcFhwc;
+  if (isa<linalg::Conv2DNchwFchwOp>(op))
+    return ConvLayout::NchwFchw;
+  return failure();
+}
+
+/// The two values of a strides or dilations attribute.
+FailureOr<std::pair<int64_t, int64_t>> pairOf(DenseIntElementsAttr attr) {
+  if (!attr || attr.getNumElements() != 2)
+    return failure();
+  auto values = attr.getValues<int64_t>();
+  return std::make_pair(values[0], values[1]);
+}
+
+/// Strides of a ranked memref, or a reason.
+FailureOr<SmallVector<int64_t>> stridesOf(MemRefType type, StringRef name,
+                                          std::string &reason) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset))) {
+    reason = ("the " + name + " has a layout that is not strided").str();
+    return failure();
+  }
+  for (int64_t s : strides)
+    if (ShapedType::isDynamic(s)) {
+      reason = ("dynamic stride in the " + name).str();
+      return failure();
+    }
+  return strides;
+}
+
+/// Whether `strides` are the dense row-major strides of `shape`.
+bool isDense(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
+  int64_t expected = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != expected)
+      return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+} // namespace
+
+FailureOr<ConvDesc> qimeng::describeConv(linalg::LinalgOp op,
+                                         std::string &reason) {
+  FailureOr<ConvLayout> layout = layoutOf(op);
+  if (failed(layout)) {
+    reason = (op->getName().getStringRef() +
+              " is not supported; supported convolutions are "
+              "linalg.conv_2d_nhwc_hwcf, linalg.conv_2d_nhwc_fhwc and "
+              "linalg.conv_2d_nchw_fchw (grouped, depthwise, quantized, 1-D "
+              "and 3-D convolutions are not)")
+                 .str();
+    return failure();
+  }
+  if (!op.hasPureBufferSemantics()) {
+    reason = "tensor operands are not supported yet; bufferize first "
+             "(--one-shot-bufferize)";
+    return failure();
+  }
+  Value input = op.getDpsInputOperand(0)->get();
+  Value filter = op.getDpsInputOperand(1)->get();
+  Value output = op.getDpsInitOperand(0)->get();
+  auto inType = dyn_cast<MemRefType>(input.getType());
+  auto fltType = dyn_cast<MemRefType>(filter.getType());
+  auto outType = dyn_cast<MemRefType>(output.getType());
+  if (!inType || !fltType || !outType) {
+    reason = "operands are not ranked memrefs";
+    return failure();
+  }
+  for (auto [type, name] : {std::pair<MemRefType, StringRef>{inType, "input"},
+                            {fltType, "filter"},
+                            {outType, "output"}}) {
+    if (!type.getElementType().isF32()) {
+      std::string typeName;
+      llvm::raw_string_ostream os(typeName);
+      type.getElementType().print(os);
+      reason = llvm::formatv("element type '{0}' of the {1} is not "
+                             "supported; need f32",
+                             typeName, name)
+                   .str();
+      return failure();
+    }
+    if (!type.hasStaticShape()) {
+      reason = ("dynamic size in the " + name).str();
+      return failure();
+    }
+  }
+  DenseIntElementsAttr stridesAttr, dilationsAttr;
+  if (auto c = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation())) {
+    stridesAttr = c.getStrides();
+    dilationsAttr = c.getDilations();
+  } else if (auto c = dyn_cast<linalg::Conv2DNhwcFhwcOp>(op.getOperation())) {
+    stridesAttr = c.getStrides();
+    dilationsAttr = c.getDilations();
+  } else if (auto c = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+    stridesAttr = c.getStrides();
+    dilationsAttr = c.getDilations();
+  }
+  auto strides = pairOf(stridesAttr);
+  auto dilations = pairOf(dilationsAttr);
+  if (failed(strides) || failed(dilations)) {
+    reason = "strides and dilations must have two values each";
+    return failure();
+  }
+
+  ArrayRef<int64_t> in = inType.getShape(), flt = fltType.getShape(),
+                    out = outType.getShape();
+  ConvDesc d;
+  d.layout = *layout;
+  d.n = in[0];
+  if (d.isNhwc()) {
+    d.h = in[1];
+    d.w = in[2];
+    d.c = in[3];
+  } else {
+    d.c = in[1];
+    d.h = in[2];
+    d.w = in[3];
+  }
+  switch (d.layout) {
+  case ConvLayout::NhwcHwcf:
+    d.kh = flt[0];
+    d.kw = flt[1];
+    d.f = flt[3];
+    break;
+  case ConvLayout::NhwcFhwc:
+    d.f = flt[0];
+    d.kh = flt[1];
+    d.kw = flt[2];
+    break;
+  case ConvLayout::NchwFchw:
+    d.f = flt[0];
+    d.kh = flt[2];
+    d.kw = flt[3];
+    break;
+  }
+  d.strideH = strides->first;
+  d.strideW = strides->second;
+  d.dilationH = dilations->first;
+  d.dilationW = dilations->second;
+  for (int64_t v : {d.n, d.h, d.w, d.c, d.f, d.kh, d.kw})
+    if (v == 0) {
+      reason = "empty convolution (a dimension is 0)";
+      return failure();
+    }
+  if (d.strideH < 1 || d.strideW < 1 || d.dilationH < 1 || d.dilationW < 1) {
+    reason = "strides and dilations must be >= 1";
+    return failure();
+  }
+  int64_t expectedOut[4];
+  if (d.isNhwc()) {
+    int64_t e[4] = {d.n, d.oh(), d.ow(), d.f};
+    std::copy(e, e + 4, expectedOut);
+  } else {
+    int64_t e[4] = {d.n, d.f, d.oh(), d.ow()};
+    std::copy(e, e + 4, expectedOut);
+  }
+  if (!llvm::equal(out, ArrayRef<int64_t>(expectedOut))) {
+    reason = "the output shape does not match the input, filter, strides and "
+             "dilations (the kernel computes every output element)";
+    return failure();
+  }
+
+  // The input may be a strided view with a unit innermost stride; the
+  // filter and output must be dense.
+  auto inStrides = stridesOf(inType, "input", reason);
+  if (failed(inStrides))
+    return failure();
+  if ((*inStrides)[3] != 1) {
+    reason = llvm::formatv("non-unit innermost stride {0} in the input",
+                           (*inStrides)[3])
+                 .str();
+    return failure();
+  }
+  d.inputStrides[0] = (*inStrides)[0];
+  d.inputStrides[1] = (*inStrides)[1];
+  d.inputStrides[2] = (*inStrides)[2];
+  // A size-1 dimension's stride never moves an address and may be
+  // anything; give it the least stride that does not overlap.
+  int64_t extents[4] = {d.n, d.isNhwc() ? d.h : d.c, d.isNhwc() ? d.w : d.h,
+                        d.isNhwc() ? d.c : d.w};
+  for (int i = 2; i >= 0; --i) {
+    int64_t inner = i == 2 ? extents[3] : extents[i + 1] * d.inputStrides[i + 1];
+    if (extents[i] == 1)
+      d.inputStrides[i] = std::max(d.inputStrides[i], inner);
+  }
+  for (auto [type, name] :
+       {std::pair<MemRefType, StringRef>{fltType, "filter"},
+        {outType, "output"}}) {
+    auto s = stridesOf(type, name, reason);
+    if (failed(s))
+      return failure();
+    if (!isDense(type.getShape(), *s)) {
+      reason = ("the " + name + " is not dense (only the input may be a " +
+                "strided view)")
+                   .str();
+      return failure();
+    }
+  }
+  if (auto err = d.verify()) {
+    reason = llvm::toString(std::move(err));
+    return failure();
+  }
+  return d;
+}
