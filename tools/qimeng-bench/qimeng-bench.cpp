@@ -12,6 +12,8 @@
 // baseline is OpenBLAS as it chooses for this CPU, and says which core ran.
 //
 //===----------------------------------------------------------------------===//
+#include "BenchKernel.h"
+#include "ConvBench.h"
 #include "ExternalGemm.h"
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Emit/EmitterRunner.h"
@@ -49,8 +51,15 @@ using namespace qimeng;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory benchCategory("qimeng-bench options");
-static cl::opt<std::string> opKind("op", cl::desc("Operation: sgemm"),
-                                   cl::init("sgemm"), cl::cat(benchCategory));
+static cl::opt<std::string>
+    opKind("op", cl::desc("Operation: sgemm, or conv2d (with --suite)"),
+           cl::init("sgemm"), cl::cat(benchCategory));
+static cl::opt<std::string>
+    suiteOpt("suite",
+             cl::desc("conv2d layers to run: resnet50 (ResNet-50's 3x3 "
+                      "stages, a 1x1 and the 7x7 stride-2 stem, batch 1, "
+                      "NHWC)"),
+             cl::init("resnet50"), cl::cat(benchCategory));
 static cl::opt<std::string>
     shapesOpt("shapes",
               cl::desc("Comma-separated MxNxK shapes (default: 64x64x64,"
@@ -215,9 +224,9 @@ int main(int argc, char **argv) {
       "blas-fallback) and "
       "<lib>_failure when a\nlibrary fails validation.\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
-  if (opKind != "sgemm")
+  if (opKind != "sgemm" && opKind != "conv2d")
     exitOnErr(llvm::createStringError("unsupported --op '" + opKind +
-                                      "'; this version benchmarks sgemm"));
+                                      "'; expected sgemm or conv2d"));
   if (runsOpt < 7)
     exitOnErr(llvm::createStringError("--runs must be at least 7"));
   if (threadsOpt < 1)
@@ -236,11 +245,13 @@ int main(int argc, char **argv) {
     return loader();
   };
   std::vector<ExternalColumn> externals;
-  externals.push_back(makeColumn("BLIS", "blis", loadUnlessSkipped([] {
-                                   return BlisGemm::load(threadsOpt);
-                                 })));
-  externals.push_back(
-      makeColumn("libxsmm", "libxsmm", loadUnlessSkipped(LibxsmmGemm::load)));
+  if (opKind == "sgemm") {
+    externals.push_back(makeColumn("BLIS", "blis", loadUnlessSkipped([] {
+                                     return BlisGemm::load(threadsOpt);
+                                   })));
+    externals.push_back(makeColumn("libxsmm", "libxsmm",
+                                   loadUnlessSkipped(LibxsmmGemm::load)));
+  }
   for (ExternalColumn &col : externals)
     if (col.lib && col.lib->threads() < int(threadsOpt))
       col.note += llvm::formatv("; the others run {0} threads", threadsOpt);
@@ -262,6 +273,26 @@ int main(int argc, char **argv) {
   std::string envLine =
       envNote ? std::string("unset for this run (were ") + envNote + ")"
               : "not set";
+
+  if (opKind == "conv2d") {
+    ConvBenchSettings settings;
+    settings.suite = suiteOpt;
+    settings.threads = threadsOpt;
+    settings.runs = runsOpt;
+    settings.json = jsonOpt;
+    settings.skipOneDnn = noExternalOpt;
+    settings.kernel.tuned = tunedOpt;
+    settings.kernel.tuneBudget = tuneBudgetOpt;
+    settings.kernel.cacheDir = cacheDirOpt;
+    settings.host = host;
+    settings.emitter = emitter;
+    settings.runner = runner;
+    settings.corePeak = corePeak;
+    settings.openBlasCore = coreName;
+    settings.openBlasConfig = blasConfig;
+    settings.openBlasEnv = envLine;
+    return exitOnErr(runConvBench(settings));
+  }
 
   if (!jsonOpt) {
     llvm::outs() << llvm::formatv(
@@ -303,42 +334,16 @@ int main(int argc, char **argv) {
     // More than one thread: the parallel kernel, once per part of C.
     config.threads = static_cast<int>(
         std::max<size_t>(1, partitionGemm(desc, config, threadsOpt).size()));
-    EmittedKernel emitted;
-    int tunedTrials = 0;
-    if (tunedOpt) {
-      // The database's kernel, tuning the shape first when it has none.
-      TuningDatabase db =
-          exitOnErr(TuningDatabase::open(resolveCacheDir(cacheDirOpt)));
-      TuningKey key =
-          exitOnErr(tuningKey(desc, host, emitter, config.threads));
-      std::vector<std::string> warnings;
-      std::optional<TuningRecord> record = db.lookup(key, warnings);
-      for (const std::string &w : warnings)
-        llvm::WithColor::warning(llvm::errs(), "qimeng-bench") << w << "\n";
-      if (!record) {
-        TuneRequest request;
-        request.problem = desc;
-        request.target = host;
-        request.base = config;
-        request.budget.trials = tuneBudgetOpt;
-        request.emitter = emitter;
-        request.runner = runner;
-        request.progress = [](const std::string &line) {
-          llvm::errs() << "qimeng-bench: " << line << "\n";
-        };
-        TuneResult tuned = exitOnErr(tuneKernel(request));
-        exitOnErr(db.store(tuned.record));
-        record = tuned.record;
-      }
-      config = record->config;
-      tunedTrials = record->trials;
-      emitted = exitOnErr(parseEmitterOutput(record->kernelText));
-    } else {
-      emitted = exitOnErr(emitGemmKernel(desc, config, emitter));
-    }
-    std::vector<GemmRange> parts;
-    if (config.threads > 1)
-      parts = partitionGemm(desc, config, config.threads);
+    BenchKernelOptions kernelOptions;
+    kernelOptions.tuned = tunedOpt;
+    kernelOptions.tuneBudget = tuneBudgetOpt;
+    kernelOptions.cacheDir = cacheDirOpt;
+    BenchKernel kernel = exitOnErr(
+        benchKernel(desc, config, host, emitter, runner, kernelOptions));
+    config = kernel.config;
+    const EmittedKernel &emitted = kernel.emitted;
+    const std::vector<GemmRange> &parts = kernel.parts;
+    int tunedTrials = kernel.tunedTrials;
     ValidationReport ours =
         exitOnErr(validateGemmIsolated(desc, host, emitted, runner, parts));
     CBLAS_TRANSPOSE ta = desc.transA ? CblasTrans : CblasNoTrans;

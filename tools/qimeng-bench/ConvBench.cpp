@@ -1,0 +1,279 @@
+//===- ConvBench.cpp - qimeng-bench --op conv2d ---------------------------===//
+//
+// Every layer is run on its padded input (H + 2p, W + 2p), as our kernel
+// takes it from linalg (padding is a separate op there); oneDNN gets the
+// same padded buffer with padding 0, so all three compute the same outputs
+// from the same bytes, and the checker validates each.
+//
+//===----------------------------------------------------------------------===//
+#include "ConvBench.h"
+#include "OneDnnConv.h"
+#include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Runtime/Benchmark.h"
+#include "qimeng/Runtime/ConvValidator.h"
+#include "qimeng/Runtime/GemmValidator.h"
+#include "qimeng/Runtime/JitKernel.h"
+#include "qimeng/Runtime/RunnerService.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+
+using namespace qimeng;
+
+namespace {
+
+/// One layer: an unpadded NHWC input of h x w x c, f filters k x k,
+/// stride s, padding p on every side.
+struct Layer {
+  const char *name;
+  int64_t h, w, c, f, k, stride, pad;
+
+  ConvDesc desc() const {
+    return ConvDesc::dense(ConvLayout::NhwcHwcf, 1, h + 2 * pad, w + 2 * pad,
+                           c, f, k, k, stride, stride);
+  }
+};
+
+/// ResNet-50 (batch 1): the four 3x3 stages, a 1x1 reduction and the 7x7
+/// stride-2 stem.
+const Layer kResNet50[] = {
+    {"res2_3x3", 56, 56, 64, 64, 3, 1, 1},
+    {"res3_3x3", 28, 28, 128, 128, 3, 1, 1},
+    {"res4_3x3", 14, 14, 256, 256, 3, 1, 1},
+    {"res5_3x3", 7, 7, 512, 512, 3, 1, 1},
+    {"res2_1x1_256to64", 56, 56, 256, 64, 1, 1, 0},
+    {"conv1_7x7_s2", 224, 224, 3, 64, 7, 2, 3},
+};
+
+std::string cell(std::optional<double> v) {
+  return v ? llvm::formatv("{0:F1}", *v).str() : "n/a";
+}
+
+} // namespace
+
+llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
+  if (s.suite != "resnet50")
+    return llvm::createStringError("unknown --suite '" + s.suite +
+                                   "'; expected resnet50");
+  std::unique_ptr<OneDnnConv> onednn;
+  std::string onednnNote;
+  if (s.skipOneDnn) {
+    onednnNote = "oneDNN: skipped (--no-external)";
+  } else if (auto lib = OneDnnConv::load(int(s.threads))) {
+    onednn = std::move(*lib);
+    onednnNote = onednn->describe();
+  } else {
+    onednnNote = "oneDNN: " + llvm::toString(lib.takeError());
+  }
+  const double peak = s.corePeak * s.threads;
+  if (!s.json) {
+    llvm::outs() << llvm::formatv(
+        "qimeng-bench: conv2d suite {0} (batch 1, NHWC, fp32), {1} "
+        "thread(s), out += conv, median of {2} interleaved rounds\n",
+        s.suite, s.threads, s.runs);
+    llvm::outs() << llvm::formatv(
+        "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core, {3:F1} "
+        "for {4} thread(s)\n",
+        s.host.cpu, s.host.triple, s.corePeak, peak, s.threads);
+    llvm::outs() << "im2col + OpenBLAS sgemm: core " << s.openBlasCore
+                 << ", config '" << s.openBlasConfig
+                 << "'; OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE " << s.openBlasEnv
+                 << "\n";
+    llvm::outs() << onednnNote << "\n";
+    llvm::outs() << "inputs are the padded buffers (H + 2p, W + 2p); every "
+                    "column computes the same outputs from them\n";
+    llvm::outs() << llvm::formatv(
+        "{0,-18} {1,-22} {2,11} {3,7} {4,15} {5,13} {6,9} {7,9} {8,10}  {9}\n",
+        "layer", "shape", "ours GFLOPS", "%peak", "im2col+OpenBLAS",
+        "oneDNN GFLOPS", "vs im2col", "vs oneDNN", "validated", "kernel");
+  } else {
+    llvm::errs() << "qimeng-bench: " << onednnNote << "\n";
+  }
+
+  bool allValid = true;
+  for (const Layer &layer : kResNet50) {
+    ConvDesc desc = layer.desc();
+    KernelProblem problem(desc);
+    auto base = chooseKernelConfig(problem, s.host);
+    if (!base)
+      return base.takeError();
+    base->threads = int(std::max<size_t>(
+        1, partitionGemm(desc.gemmView(), *base, int(s.threads)).size()));
+    auto kernel = benchKernel(problem, *base, s.host, s.emitter, s.runner,
+                              s.kernel);
+    if (!kernel)
+      return kernel.takeError();
+    auto ours = validateConvIsolated(desc, s.host, kernel->emitted, s.runner,
+                                     kernel->parts);
+    if (!ours)
+      return ours.takeError();
+    ValidationOptions plain;
+    plain.compareOpenBlas = false;
+    std::vector<float> scratch;
+    auto im2col = [&](const float *in, const float *flt, float *out, void *) {
+      convIm2colSgemm(desc, in, flt, out, scratch);
+    };
+    auto blas = validateConv(desc, im2col, 0, plain);
+    if (!blas)
+      return blas.takeError();
+    std::unique_ptr<OneDnnConvPrimitive> prim;
+    std::string onednnFailure;
+    if (onednn) {
+      if (auto p = onednn->prepare(desc)) {
+        prim = std::move(*p);
+        llvm::Error callError = llvm::Error::success();
+        auto call = [&](const float *in, const float *flt, float *out,
+                        void *) {
+          if (callError)
+            return;
+          if (auto e = prim->setFilter(flt))
+            callError = std::move(e);
+          else if (auto e2 = prim->run(in, out))
+            callError = std::move(e2);
+        };
+        auto report = validateConv(desc, call, 0, plain);
+        if (callError)
+          onednnFailure = llvm::toString(std::move(callError));
+        else if (!report)
+          onednnFailure = llvm::toString(report.takeError());
+        else if (!report->passed)
+          onednnFailure = "failed validation: " + report->failure;
+      } else {
+        onednnFailure = llvm::toString(p.takeError());
+      }
+      if (!onednnFailure.empty())
+        prim.reset();
+    }
+    bool validated = ours->passed && blas->passed;
+    allValid &= validated;
+
+    std::optional<double> oursGflops, blasGflops, onednnGflops;
+    if (ours->passed) {
+      auto loaded = loadEmittedKernel(kernel->emitted, s.host);
+      if (!loaded)
+        return loaded.takeError();
+      GemmKernelFn fn = loaded->jit->gemm();
+      auto in = GuardedBuffer::allocate(desc.inputSpan(), 0);
+      auto flt = GuardedBuffer::allocate(desc.filterElements(), 0);
+      auto out1 = GuardedBuffer::allocate(desc.outputElements(), 0);
+      auto out2 = GuardedBuffer::allocate(desc.outputElements(), 0);
+      auto out3 = GuardedBuffer::allocate(desc.outputElements(), 0);
+      uint64_t wsBytes = kernel->emitted.workspaceBytes *
+                         std::max<size_t>(1, kernel->parts.size());
+      auto ws = GuardedBuffer::allocate(int64_t(wsBytes / 4 + 16), 0);
+      for (auto *b : {&in, &flt, &out1, &out2, &out3, &ws})
+        if (!*b)
+          return b->takeError();
+      std::mt19937 rng(42);
+      std::uniform_real_distribution<float> dist(-1, 1);
+      for (GuardedBuffer *b : {&*in, &*flt})
+        for (int64_t i = 0; i < b->size(); ++i)
+          b->data()[i] = dist(rng);
+      for (GuardedBuffer *b : {&*out1, &*out2, &*out3})
+        std::fill_n(b->data(), b->size(), 0.0f);
+      std::vector<TimedCandidate> cands = {
+          {"ours",
+           [&] {
+             runGemmParts(fn, kernel->parts, kernel->emitted.workspaceBytes,
+                          in->data(), flt->data(), out1->data(), ws->data());
+           }},
+          {"im2col+openblas", [&] {
+             convIm2colSgemm(desc, in->data(), flt->data(), out2->data(),
+                             scratch);
+           }}};
+      if (prim) {
+        if (auto e = prim->setFilter(flt->data()))
+          return std::move(e);
+        cands.push_back({"onednn", [&] {
+                           llvm::consumeError(
+                               prim->run(in->data(), out3->data()));
+                         }});
+      }
+      InterleavedTiming t = timeInterleaved(cands, int(s.runs));
+      auto rate = [&](size_t i) {
+        return desc.flops() / median(t.secondsPerCall[i]) * 1e-9;
+      };
+      oursGflops = rate(0);
+      blasGflops = rate(1);
+      if (prim)
+        onednnGflops = rate(2);
+    }
+    auto ratio = [&](std::optional<double> other) -> std::optional<double> {
+      if (!oursGflops || !other || *other <= 0)
+        return std::nullopt;
+      return *oursGflops / *other;
+    };
+    std::string shape =
+        llvm::formatv("{0}x{1}x{2}->{3} {4}x{4}/{5}", layer.h, layer.w,
+                      layer.c, layer.f, layer.k, layer.stride)
+            .str();
+    if (s.json) {
+      nlohmann::json row = {
+          {"op", "conv2d"},
+          {"name", layer.name},
+          {"n", 1},
+          {"h", layer.h},
+          {"w", layer.w},
+          {"c", layer.c},
+          {"f", layer.f},
+          {"kh", layer.k},
+          {"kw", layer.k},
+          {"stride", layer.stride},
+          {"pad", layer.pad},
+          {"threads", s.threads},
+          {"ours_gflops", oursGflops.value_or(0)},
+          {"openblas_gflops", blasGflops.value_or(0)},
+          {"validated", validated},
+          {"pct_peak", 100 * oursGflops.value_or(0) / peak},
+          {"peak_gflops", peak},
+          {"max_rel_err", ours->maxRelError},
+          {"kernel", kernel->emitted.symbol},
+          {"config", kernel->config.str()},
+          {"tuned", s.kernel.tuned},
+          {"tune_trials", kernel->tunedTrials},
+          {"openblas_core", s.openBlasCore}};
+      if (onednnGflops) {
+        row["onednn_gflops"] = *onednnGflops;
+        row["onednn_impl"] = prim->implementation();
+      } else {
+        row["onednn_gflops"] = nullptr;
+      }
+      if (!onednnFailure.empty())
+        row["onednn_failure"] = onednnFailure;
+      if (auto r = ratio(blasGflops))
+        row["ratio_openblas"] = *r;
+      if (auto r = ratio(onednnGflops))
+        row["ratio_onednn"] = *r;
+      if (!ours->passed)
+        row["failure"] = ours->failure;
+      llvm::outs() << row.dump(-1, ' ', false,
+                               nlohmann::json::error_handler_t::replace)
+                   << "\n";
+    } else {
+      auto r1 = ratio(blasGflops), r2 = ratio(onednnGflops);
+      llvm::outs() << llvm::formatv(
+          "{0,-18} {1,-22} {2,11} {3,6:F1}% {4,15} {5,13} {6,9} {7,9} {8,10}  "
+          "{9}\n",
+          layer.name, shape, cell(oursGflops),
+          100 * oursGflops.value_or(0) / peak, cell(blasGflops),
+          cell(onednnGflops),
+          r1 ? llvm::formatv("{0:F2}", *r1).str() : "n/a",
+          r2 ? llvm::formatv("{0:F2}", *r2).str() : "n/a",
+          validated ? "yes" : "NO", kernel->emitted.symbol);
+      if (!ours->passed)
+        llvm::outs() << "  ours failed validation: " << ours->failure << "\n";
+      if (!blas->passed)
+        llvm::outs() << "  im2col + OpenBLAS failed validation: "
+                     << blas->failure << "\n";
+      if (!onednnFailure.empty())
+        llvm::outs() << "  oneDNN: " << onednnFailure << "\n";
+    }
+    llvm::outs().flush();
+  }
+  if (!s.json && onednn)
+    llvm::outs() << "oneDNN implementation: as reported per layer in --json "
+                    "(onednn_impl)\n";
+  return allValid ? 0 : 1;
+}

@@ -1,0 +1,39 @@
+//===- ConvBench.h - qimeng-bench --op conv2d -------------------*- C++ -*-===//
+//
+// ResNet-50's convolution layers (batch 1, NHWC, fp32): our implicit-GEMM
+// kernel against im2col + OpenBLAS sgemm and oneDNN, each validated with
+// the convolution checker first, then timed interleaved in this process
+// with the same threads and the same semantics (out += conv).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_TOOLS_QIMENG_BENCH_CONVBENCH_H
+#define QIMENG_TOOLS_QIMENG_BENCH_CONVBENCH_H
+
+#include "BenchKernel.h"
+#include "qimeng/Kernel/Target.h"
+#include <string>
+
+namespace qimeng {
+
+struct ConvBenchSettings {
+  std::string suite = "resnet50";
+  unsigned threads = 1;
+  unsigned runs = 9;
+  bool json = false;
+  bool skipOneDnn = false;
+  BenchKernelOptions kernel;
+  // What the caller measured and found.
+  Target host;
+  EmitterOptions emitter;
+  IsolatedValidationOptions runner;
+  double corePeak = 0;
+  std::string openBlasCore, openBlasConfig, openBlasEnv;
+};
+
+/// Runs the suite; 0 when every kernel validated, 1 otherwise. An error
+/// for an unknown suite or a broken setup.
+llvm::Expected<int> runConvBench(const ConvBenchSettings &settings);
+
+} // namespace qimeng
+
+#endif // QIMENG_TOOLS_QIMENG_BENCH_CONVBENCH_H

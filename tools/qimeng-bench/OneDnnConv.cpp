@@ -1,0 +1,272 @@
+//===- OneDnnConv.cpp - oneDNN's convolution, loaded at run time ----------===//
+#include "OneDnnConv.h"
+#include "ExternalGemm.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace qimeng;
+
+#if __has_include(<oneapi/dnnl/dnnl.h>)
+#include <oneapi/dnnl/dnnl.h>
+
+namespace {
+
+/// The C API functions used, resolved from the loaded library.
+struct Api {
+#define QM_DNNL_FN(name) decltype(&::name) name = nullptr;
+#define QM_DNNL_FNS(X)                                                         \
+  X(dnnl_engine_create)                                                        \
+  X(dnnl_engine_destroy)                                                       \
+  X(dnnl_stream_create)                                                        \
+  X(dnnl_stream_destroy)                                                       \
+  X(dnnl_stream_wait)                                                          \
+  X(dnnl_memory_desc_init_by_tag)                                              \
+  X(dnnl_memory_desc_equal)                                                    \
+  X(dnnl_dilated_convolution_forward_desc_init)                                \
+  X(dnnl_primitive_attr_create)                                                \
+  X(dnnl_primitive_attr_destroy)                                               \
+  X(dnnl_primitive_attr_set_post_ops)                                          \
+  X(dnnl_post_ops_create)                                                      \
+  X(dnnl_post_ops_destroy)                                                     \
+  X(dnnl_post_ops_append_sum)                                                  \
+  X(dnnl_primitive_desc_create)                                                \
+  X(dnnl_primitive_desc_destroy)                                               \
+  X(dnnl_primitive_desc_query)                                                 \
+  X(dnnl_primitive_desc_query_md)                                              \
+  X(dnnl_reorder_primitive_desc_create)                                        \
+  X(dnnl_primitive_create)                                                     \
+  X(dnnl_primitive_destroy)                                                    \
+  X(dnnl_primitive_execute)                                                    \
+  X(dnnl_memory_create)                                                        \
+  X(dnnl_memory_destroy)                                                       \
+  X(dnnl_memory_set_data_handle)                                               \
+  X(dnnl_version)
+  QM_DNNL_FNS(QM_DNNL_FN)
+#undef QM_DNNL_FN
+};
+
+llvm::Error check(dnnl_status_t status, const char *what) {
+  if (status == dnnl_success)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::formatv("oneDNN {0} failed with status {1}", what, int(status))
+          .str());
+}
+
+class Primitive final : public OneDnnConvPrimitive {
+public:
+  Primitive(const Api &api, dnnl_engine_t engine, dnnl_stream_t stream)
+      : api(api), engine(engine), stream(stream) {}
+  ~Primitive() override {
+    for (dnnl_memory_t m : {src, wei, weiUser, dst})
+      if (m)
+        api.dnnl_memory_destroy(m);
+    for (dnnl_primitive_t p : {conv, reorder})
+      if (p)
+        api.dnnl_primitive_destroy(p);
+    if (pd)
+      api.dnnl_primitive_desc_destroy(pd);
+  }
+
+  llvm::Error init(const ConvDesc &d) {
+    dnnl_memory_desc_t srcMd, weiUserMd, weiAnyMd, dstMd;
+    dnnl_dims_t srcDims = {d.n, d.c, d.h, d.w};
+    dnnl_dims_t weiDims = {d.f, d.c, d.kh, d.kw};
+    dnnl_dims_t dstDims = {d.n, d.f, d.oh(), d.ow()};
+    if (auto e = check(api.dnnl_memory_desc_init_by_tag(&srcMd, 4, srcDims,
+                                                         dnnl_f32, dnnl_nhwc),
+                       "src memory desc"))
+      return e;
+    if (auto e = check(api.dnnl_memory_desc_init_by_tag(
+                           &weiUserMd, 4, weiDims, dnnl_f32, dnnl_hwio),
+                       "weights memory desc"))
+      return e;
+    if (auto e = check(api.dnnl_memory_desc_init_by_tag(
+                           &weiAnyMd, 4, weiDims, dnnl_f32, dnnl_format_tag_any),
+                       "weights memory desc"))
+      return e;
+    if (auto e = check(api.dnnl_memory_desc_init_by_tag(&dstMd, 4, dstDims,
+                                                         dnnl_f32, dnnl_nhwc),
+                       "dst memory desc"))
+      return e;
+    dnnl_dims_t strides = {d.strideH, d.strideW};
+    dnnl_dims_t dilates = {d.dilationH - 1, d.dilationW - 1};
+    dnnl_dims_t pad = {0, 0};
+    dnnl_convolution_desc_t cd;
+    if (auto e = check(api.dnnl_dilated_convolution_forward_desc_init(
+                           &cd, dnnl_forward_inference, dnnl_convolution_auto,
+                           &srcMd, &weiAnyMd, nullptr, &dstMd, strides,
+                           dilates, pad, pad),
+                       "convolution desc"))
+      return e;
+    dnnl_primitive_attr_t attr = nullptr;
+    dnnl_post_ops_t postOps = nullptr;
+    if (auto e = check(api.dnnl_primitive_attr_create(&attr), "attr"))
+      return e;
+    if (auto e = check(api.dnnl_post_ops_create(&postOps), "post-ops")) {
+      api.dnnl_primitive_attr_destroy(attr);
+      return e;
+    }
+    // dst += conv: the sum post-op, our kernels' accumulate semantics.
+    llvm::Error e = check(api.dnnl_post_ops_append_sum(postOps, 1.0f), "sum");
+    if (!e)
+      e = check(api.dnnl_primitive_attr_set_post_ops(attr, postOps),
+                "set post-ops");
+    if (!e)
+      e = check(api.dnnl_primitive_desc_create(&pd, &cd, attr, engine, nullptr),
+                "convolution primitive desc");
+    api.dnnl_post_ops_destroy(postOps);
+    api.dnnl_primitive_attr_destroy(attr);
+    if (e)
+      return e;
+    if (auto e2 = check(api.dnnl_primitive_create(&conv, pd), "convolution"))
+      return e2;
+    const dnnl_memory_desc_t *weiMd =
+        api.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const char *impl = nullptr;
+    if (api.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
+                                      &impl) == dnnl_success &&
+        impl)
+      implName = impl;
+    for (auto [mem, md] : {std::pair<dnnl_memory_t *, const dnnl_memory_desc_t *>{
+                               &src, &srcMd},
+                           {&wei, weiMd},
+                           {&weiUser, &weiUserMd},
+                           {&dst, &dstMd}})
+      if (auto e3 = check(api.dnnl_memory_create(mem, md, engine,
+                                                 mem == &wei
+                                                     ? DNNL_MEMORY_ALLOCATE
+                                                     : DNNL_MEMORY_NONE),
+                          "memory"))
+        return e3;
+    dnnl_primitive_desc_t rpd = nullptr;
+    if (auto e4 = check(api.dnnl_reorder_primitive_desc_create(
+                            &rpd, &weiUserMd, engine, weiMd, engine, nullptr),
+                        "weights reorder desc"))
+      return e4;
+    llvm::Error e5 = check(api.dnnl_primitive_create(&reorder, rpd),
+                           "weights reorder");
+    api.dnnl_primitive_desc_destroy(rpd);
+    return e5;
+  }
+
+  llvm::Error setFilter(const float *filter) override {
+    if (auto e = check(api.dnnl_memory_set_data_handle(
+                           weiUser, const_cast<float *>(filter)),
+                       "weights handle"))
+      return e;
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, weiUser}, {DNNL_ARG_TO, wei}};
+    if (auto e = check(api.dnnl_primitive_execute(reorder, stream, 2, args),
+                       "weights reorder"))
+      return e;
+    return check(api.dnnl_stream_wait(stream), "stream wait");
+  }
+
+  llvm::Error run(const float *in, float *out) override {
+    if (auto e = check(api.dnnl_memory_set_data_handle(
+                           src, const_cast<float *>(in)),
+                       "src handle"))
+      return e;
+    if (auto e = check(api.dnnl_memory_set_data_handle(dst, out), "dst handle"))
+      return e;
+    dnnl_exec_arg_t args[] = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    if (auto e = check(api.dnnl_primitive_execute(conv, stream, 3, args),
+                       "convolution"))
+      return e;
+    return check(api.dnnl_stream_wait(stream), "stream wait");
+  }
+
+  std::string implementation() const override { return implName; }
+
+private:
+  const Api &api;
+  dnnl_engine_t engine;
+  dnnl_stream_t stream;
+  dnnl_primitive_desc_t pd = nullptr;
+  dnnl_primitive_t conv = nullptr, reorder = nullptr;
+  dnnl_memory_t src = nullptr, wei = nullptr, weiUser = nullptr, dst = nullptr;
+  std::string implName;
+};
+
+class Library final : public OneDnnConv {
+public:
+  Library(SharedLibrary lib, Api api, int threads)
+      : lib(std::move(lib)), api(api), threads(threads) {}
+  ~Library() override {
+    if (stream)
+      api.dnnl_stream_destroy(stream);
+    if (engine)
+      api.dnnl_engine_destroy(engine);
+  }
+
+  llvm::Error init() {
+    if (auto e = check(api.dnnl_engine_create(&engine, dnnl_cpu, 0), "engine"))
+      return e;
+    return check(
+        api.dnnl_stream_create(&stream, engine, dnnl_stream_default_flags),
+        "stream");
+  }
+
+  std::string describe() const override {
+    const dnnl_version_t *v = api.dnnl_version();
+    return llvm::formatv("oneDNN {0}.{1}.{2}: {3}, {4} thread(s) (its own "
+                         "OpenMP runtime), convolution_auto, NHWC source and "
+                         "destination, weights reordered once, sum post-op "
+                         "(dst += conv)",
+                         v ? v->major : 0, v ? v->minor : 0, v ? v->patch : 0,
+                         lib.path(), threads)
+        .str();
+  }
+
+  llvm::Expected<std::unique_ptr<OneDnnConvPrimitive>>
+  prepare(const ConvDesc &desc) override {
+    if (desc.layout != ConvLayout::NhwcHwcf || !desc.inputIsDense())
+      return llvm::createStringError(
+          "the oneDNN column takes nhwc_hwcf with a dense input");
+    auto p = std::make_unique<Primitive>(api, engine, stream);
+    if (auto e = p->init(desc))
+      return std::move(e);
+    return std::unique_ptr<OneDnnConvPrimitive>(std::move(p));
+  }
+
+private:
+  SharedLibrary lib;
+  Api api;
+  int threads;
+  dnnl_engine_t engine = nullptr;
+  dnnl_stream_t stream = nullptr;
+};
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<OneDnnConv>> OneDnnConv::load(int threads) {
+  static const char *const candidates[] = {"libdnnl.so.2", "libdnnl.so"};
+  // Its OpenMP team outlives the calls: keep it mapped (as BLIS).
+  auto lib = SharedLibrary::open(candidates, /*keepMapped=*/true);
+  if (!lib)
+    return lib.takeError();
+  Api api;
+#define QM_DNNL_RESOLVE(name)                                                  \
+  api.name = lib->function<decltype(&::name)>(#name);                          \
+  if (!api.name)                                                               \
+    return llvm::createStringError(lib->path() + " has no " #name);
+  QM_DNNL_FNS(QM_DNNL_RESOLVE)
+#undef QM_DNNL_RESOLVE
+  // libdnnl's OpenMP (GNU libgomp, loaded with it): its thread count.
+  using SetThreads = void (*)(int);
+  if (auto set = lib->function<SetThreads>("omp_set_num_threads"))
+    set(threads);
+  auto library = std::make_unique<Library>(std::move(*lib), api, threads);
+  if (auto e = library->init())
+    return std::move(e);
+  return std::unique_ptr<OneDnnConv>(std::move(library));
+}
+
+#else
+
+llvm::Expected<std::unique_ptr<OneDnnConv>> OneDnnConv::load(int) {
+  return llvm::createStringError(
+      "built without oneDNN's header (install libdnnl-dev and reconfigure)");
+}
+
+#endif
