@@ -8,7 +8,7 @@ PACKAGES=(
   cmake ninja-build g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libomp-22-dev libopenblas-dev nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev
-  libblis-dev libxsmm-dev
+  libblis-dev libxsmm-dev libdnnl-dev
 )
 
 missing=()
