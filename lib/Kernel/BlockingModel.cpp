@@ -116,6 +116,11 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
   if (conv)
     if (auto err = conv->verify())
       return std::move(err);
-  return modelConfig(problem.gemm(), target,
-                     !conv || conv->layout != ConvLayout::NchwFchw);
+  auto config = modelConfig(problem.gemm(), target,
+                            !conv || conv->layout != ConvLayout::NchwFchw);
+  // A convolution's A is gathered from its pixels: in rows, runs of
+  // channels are copied a vector at a time (docs/BlockingModel.md).
+  if (config && conv && conv->isNhwc())
+    config->aLayout = ALayout::Rows;
+  return config;
 }

@@ -2,6 +2,8 @@
 #include "qimeng/Kernel/KernelConfig.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <initializer_list>
+#include <utility>
 
 using namespace qimeng;
 
@@ -21,6 +23,10 @@ llvm::StringRef qimeng::loopOrderName(MacroLoopOrder order) {
   return order == MacroLoopOrder::IrJr ? "ir-jr" : "jr-ir";
 }
 
+llvm::StringRef qimeng::aLayoutName(ALayout layout) {
+  return layout == ALayout::Rows ? "rows" : "kmajor";
+}
+
 llvm::StringRef qimeng::splitName(SplitAxis axis) {
   switch (axis) {
   case SplitAxis::Auto:
@@ -36,10 +42,11 @@ llvm::StringRef qimeng::splitName(SplitAxis axis) {
 std::string GemmConfig::str() const {
   return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},mc={5},nc={6},"
                        "pfa={7},pfb={8},order={9},threads={10},packb={11},"
-                       "loop={12},split={13}",
+                       "loop={12},split={13},alayout={14}",
                        isaName(isa), mr, nr, kUnroll, kc, mc, nc, prefetchA,
                        prefetchB, orderName(order), threads, packB ? 1 : 0,
-                       loopOrderName(loop), splitName(split))
+                       loopOrderName(loop), splitName(split),
+                       aLayoutName(aLayout))
       .str();
 }
 
@@ -49,6 +56,31 @@ int GemmConfig::vectorRegistersNeeded(int lanes) const {
                    : order == KStepOrder::Embedded ? 0
                                                    : 1;
   return mr * nv + nv + aRegisters;
+}
+
+/// Sets `out` to the value named `value` among `choices`; an error naming
+/// the key and the choices otherwise ("unknown kernel config loop 'x';
+/// expected jr-ir or ir-jr").
+template <typename Enum>
+static llvm::Error
+parseChoice(llvm::StringRef key, llvm::StringRef value,
+            std::initializer_list<std::pair<const char *, Enum>> choices,
+            Enum &out) {
+  std::string expected;
+  size_t i = 0;
+  for (const auto &[name, v] : choices) {
+    if (value == name) {
+      out = v;
+      return llvm::Error::success();
+    }
+    expected += i == 0 ? "" : (i + 1 == choices.size() ? " or " : ", ");
+    expected += name;
+    ++i;
+  }
+  return llvm::createStringError(
+      llvm::formatv("unknown kernel config {0} '{1}'; expected {2}", key,
+                    value, expected)
+          .str());
 }
 
 llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
@@ -65,40 +97,38 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
           llvm::formatv("kernel config item '{0}' is not key=value", item)
               .str());
     if (key == "order") {
-      if (value == "bcast")
-        config.order = KStepOrder::Broadcast;
-      else if (value == "pipelined")
-        config.order = KStepOrder::Pipelined;
-      else if (value == "embedded")
-        config.order = KStepOrder::Embedded;
-      else
-        return llvm::createStringError(
-            "unknown kernel config order '" + value.str() +
-            "'; expected bcast, pipelined or embedded");
+      if (auto err = parseChoice<KStepOrder>(
+              key, value,
+              {{"bcast", KStepOrder::Broadcast},
+               {"pipelined", KStepOrder::Pipelined},
+               {"embedded", KStepOrder::Embedded}},
+              config.order))
+        return std::move(err);
       continue;
     }
     if (key == "loop") {
-      if (value == "jr-ir")
-        config.loop = MacroLoopOrder::JrIr;
-      else if (value == "ir-jr")
-        config.loop = MacroLoopOrder::IrJr;
-      else
-        return llvm::createStringError("unknown kernel config loop '" +
-                                       value.str() +
-                                       "'; expected jr-ir or ir-jr");
+      if (auto err = parseChoice<MacroLoopOrder>(
+              key, value,
+              {{"jr-ir", MacroLoopOrder::JrIr}, {"ir-jr", MacroLoopOrder::IrJr}},
+              config.loop))
+        return std::move(err);
+      continue;
+    }
+    if (key == "alayout") {
+      if (auto err = parseChoice<ALayout>(
+              key, value,
+              {{"kmajor", ALayout::KMajor}, {"rows", ALayout::Rows}},
+              config.aLayout))
+        return std::move(err);
       continue;
     }
     if (key == "split") {
-      if (value == "auto")
-        config.split = SplitAxis::Auto;
-      else if (value == "m")
-        config.split = SplitAxis::M;
-      else if (value == "n")
-        config.split = SplitAxis::N;
-      else
-        return llvm::createStringError("unknown kernel config split '" +
-                                       value.str() +
-                                       "'; expected auto, m or n");
+      if (auto err = parseChoice<SplitAxis>(key, value,
+                                            {{"auto", SplitAxis::Auto},
+                                             {"m", SplitAxis::M},
+                                             {"n", SplitAxis::N}},
+                                            config.split))
+        return std::move(err);
       continue;
     }
     if (key == "isa") {
@@ -143,7 +173,7 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
       return llvm::createStringError(
           llvm::formatv("unknown kernel config key '{0}'; expected isa, mr, "
                         "nr, ku, kc, mc, nc, pfa, pfb, order, threads, packb, "
-                        "loop or split",
+                        "loop, split or alayout",
                         key)
               .str());
   }

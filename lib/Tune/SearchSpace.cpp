@@ -187,6 +187,14 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
                         loopOrderName(MacroLoopOrder::IrJr).str()},
                        base.loop == MacroLoopOrder::IrJr ? 1 : 0});
 
+  // Packed A's sliver layout: rows copies rows of A (or of a convolution's
+  // pixels) with vector moves; only for A as stored.
+  if (!desc.transA)
+    decisions.push_back({"alayout",
+                         {aLayoutName(ALayout::KMajor).str(),
+                          aLayoutName(ALayout::Rows).str()},
+                         base.aLayout == ALayout::Rows ? 1 : 0});
+
   // B in place pays where B is used by few row blocks: offered for M up to
   // kMaxRowsForInPlaceB (blocks whose nr does not divide N are pruned).
   if (bInPlace && !desc.transB && desc.m <= kMaxRowsForInPlaceB)

@@ -26,7 +26,7 @@ the layout the COMPUTE microkernel reads, so the im2col matrix never exists
 
 from .errors import RequestError
 from .fields import check_known, int_field
-from .sgemm import KB, PC, Params, kernel_text, _round_up
+from .sgemm import KB, PC, Params, emit_row_zero, kernel_text, _round_up
 from .x86 import back, check_disp, fwd, xmm
 
 LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
@@ -34,7 +34,7 @@ LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
 # Fields passed through to the GEMM underneath, as sgemm.py reads them.
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
                "prefetch_b", "order", "pack_b", "fault", "target_features",
-               "parallel", "loop_order")
+               "parallel", "loop_order", "a_layout")
 
 # The convolution's scratch slots (bytes into its workspace region).
 KEND_SLOT = 0     # address one past the panel's last column-table entry
@@ -190,6 +190,9 @@ class Conv:
         rows are adjacent floats; any other sliver (across output rows, or
         an edge) reads each row's offset from the table.
         """
+        if name == "A" and p.a_rows:
+            return self._emit_gather_rows(asm, p, R, width_reg, src_slot,
+                                          inner_index, dst_offset)
         isa = p.isa
         kend = f"{self.offset + KEND_SLOT}(%rbx)"
         valid = f"{self.offset + VALID_SLOT}(%rbx)"
@@ -263,6 +266,77 @@ class Conv:
         asm.ins(f"addq ${R}, %r14")
         asm.ins(f"cmpq {width_reg}, %r14")
         asm.ins(f"jb {back(loop)}")
+
+
+    def _emit_gather_rows(self, asm, p, R, width_reg, src_slot, inner_index,
+                          dst_offset):
+        """PACK A, rows layout (sgemm's a_layout "rows"): sliver s holds its
+        MR pixels' rows of kb floats, kc floats apart; row r's float k is
+        input[row[inner + r0 + r] + col[pc + k]]. Runs of `lanes` columns
+        whose offsets are consecutive floats (a channel run) are copied as
+        one vector, the rest one float at a time; rows past M are zero."""
+        isa = p.isa
+        lanes = isa.lanes
+        valid = f"{self.offset + VALID_SLOT}(%rbx)"
+        sliver = asm.label("gather A rows: next sliver")
+        row = asm.label("gather A rows: next row")
+        chunk = asm.label("gather A rows: next run")
+        one = asm.label("gather A rows: one float")
+        copied = asm.label("gather A rows: row copied")
+        zero = asm.label("gather A rows: row past M")
+        next_row = asm.label("gather A rows: row done")
+        asm.comment(f"PACK A: {R}-pixel slivers gathered from the input, rows "
+                    f"of kb floats {p.kc} apart")
+        asm.ins("xorl %r14d, %r14d")
+        asm.place(sliver)
+        asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r14, %rax")
+        asm.ins(f"leaq {dst_offset}(%rbx,%rax), %rdi")
+        asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rdx")
+        asm.ins(f"movq {width_reg}, %rax")
+        asm.ins("subq %r14, %rax")
+        asm.ins(f"movq %rax, {valid}")
+        asm.ins("xorl %r15d, %r15d")
+        asm.place(row)
+        asm.ins(f"cmpq {valid}, %r15")
+        asm.ins(f"jae {fwd(zero)}")
+        asm.ins(f"leaq ({inner_index},%r14), %rax")
+        asm.ins("addq %r15, %rax")
+        asm.ins(f"movq {self.row_table}(%rbx,%rax,8), %rsi")
+        asm.ins(f"addq {src_slot}(%rbx), %rsi")
+        asm.ins("xorl %eax, %eax")
+        asm.place(chunk)
+        asm.ins(f"leaq {lanes}(%rax), %rcx")
+        asm.ins(f"cmpq {KB}, %rcx")
+        asm.ins(f"ja {fwd(one)}")
+        asm.ins(f"movq {(lanes - 1) * 8}(%rdx,%rax,8), %rcx")
+        asm.ins("subq (%rdx,%rax,8), %rcx")
+        asm.ins(f"cmpq ${(lanes - 1) * 4}, %rcx")
+        asm.ins(f"jne {fwd(one)}")
+        asm.ins("movq (%rdx,%rax,8), %rcx")
+        asm.ins(f"vmovups (%rsi,%rcx), {isa.reg(0)}")
+        asm.ins(f"vmovups {isa.reg(0)}, (%rdi,%rax,4)")
+        asm.ins(f"addq ${lanes}, %rax")
+        asm.ins(f"jmp {back(chunk)}")
+        asm.place(one)
+        asm.ins(f"cmpq {KB}, %rax")
+        asm.ins(f"jae {fwd(copied)}")
+        asm.ins("movq (%rdx,%rax,8), %rcx")
+        asm.ins(f"vmovss (%rsi,%rcx), {xmm(0)}")
+        asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
+        asm.ins("incq %rax")
+        asm.ins(f"jmp {back(chunk)}")
+        asm.place(copied)
+        asm.ins(f"jmp {fwd(next_row)}")
+        asm.place(zero)
+        emit_row_zero(asm, p, "gather A rows", "%rdi")
+        asm.place(next_row)
+        asm.ins(f"addq ${p.kc * 4}, %rdi")
+        asm.ins("incq %r15")
+        asm.ins(f"cmpq ${R}, %r15")
+        asm.ins(f"jb {back(row)}")
+        asm.ins(f"addq ${R}, %r14")
+        asm.ins(f"cmpq {width_reg}, %r14")
+        asm.ins(f"jb {back(sliver)}")
 
 
 # (position, count) registers of each level of an offset table's loop nest.

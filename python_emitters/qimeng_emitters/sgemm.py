@@ -58,7 +58,7 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
             "prefetch_b", "order", "pack_b", "fault", "target_features",
-            "parallel", "loop_order"))
+            "parallel", "loop_order", "a_layout"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -98,6 +98,16 @@ class Params:
             raise RequestError(
                 f"a {self.mr}x{self.nr} register block needs {needed} vector "
                 f"registers; {self.isa.name} has {self.isa.registers}")
+        self.a_layout = request.get("a_layout", "k-major")
+        if self.a_layout not in A_LAYOUTS:
+            raise RequestError(
+                f"unknown a_layout {self.a_layout!r}; expected one of "
+                + ", ".join(A_LAYOUTS))
+        if self.a_layout == "rows" and self.trans_a:
+            raise RequestError(
+                "a_layout 'rows' copies rows of A as stored: it needs "
+                "trans_a false")
+        self.a_rows = self.a_layout == "rows"
         self.loop_order = request.get("loop_order", "jr-ir")
         if self.loop_order not in LOOP_ORDERS:
             raise RequestError(
@@ -169,6 +179,7 @@ class Params:
                 f"{'' if self.order == 'bcast' else '_' + self.order}"
                 f"{'' if self.pack_b else '_nopackb'}"
                 f"{'' if self.loop_order == 'jr-ir' else '_irjr'}"
+                f"{'_arows' if self.a_rows else ''}"
                 f"{par}{fault}"
                 f"_x86_64_{self.isa.name}")
 
@@ -266,6 +277,93 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
     asm.ins(f"jb {back(loop)}")
 
 
+def emit_row_copy(asm, p, name, src, dst):
+    """Copies kb floats from `src` to `dst` (registers, unchanged), vector
+    by vector, then the rest one by one; clobbers %rax and vector 0."""
+    isa = p.isa
+    vec = asm.label(f"{name}: next vector")
+    tail = asm.label(f"{name}: remainder")
+    tail_loop = asm.label(f"{name}: next float")
+    done = asm.label(f"{name}: copied")
+    asm.ins("xorl %eax, %eax")
+    asm.ins(f"cmpq ${isa.lanes}, {KB}")
+    asm.ins(f"jb {fwd(tail)}")
+    asm.place(vec)
+    asm.ins(f"vmovups ({src},%rax,4), {isa.reg(0)}")
+    asm.ins(f"vmovups {isa.reg(0)}, ({dst},%rax,4)")
+    asm.ins(f"addq ${isa.lanes}, %rax")
+    asm.ins(f"leaq {isa.lanes}(%rax), %rcx")
+    asm.ins(f"cmpq {KB}, %rcx")
+    asm.ins(f"jbe {back(vec)}")
+    asm.place(tail)
+    asm.ins(f"cmpq {KB}, %rax")
+    asm.ins(f"jae {fwd(done)}")
+    asm.place(tail_loop)
+    asm.ins(f"vmovss ({src},%rax,4), {xmm(0)}")
+    asm.ins(f"vmovss {xmm(0)}, ({dst},%rax,4)")
+    asm.ins("incq %rax")
+    asm.ins(f"cmpq {KB}, %rax")
+    asm.ins(f"jb {back(tail_loop)}")
+    asm.place(done)
+
+
+def emit_row_zero(asm, p, name, dst):
+    """Zeroes kb floats at `dst`; clobbers %rax and vector 0."""
+    loop = asm.label(f"{name}: next zero")
+    done = asm.label(f"{name}: zeroed")
+    asm.ins(f"vxorps {xmm(0)}, {xmm(0)}, {xmm(0)}")
+    asm.ins("xorl %eax, %eax")
+    asm.place(loop)
+    asm.ins(f"vmovss {xmm(0)}, ({dst},%rax,4)")
+    asm.ins("incq %rax")
+    asm.ins(f"cmpq {KB}, %rax")
+    asm.ins(f"jb {back(loop)}")
+    asm.place(done)
+
+
+def _emit_pack_a_rows(asm, p):
+    """PACK A, rows layout: sliver s holds its MR rows of A, each the kb
+    floats A[ic + s*MR + r][pc .. pc+kb) copied as stored, kc floats apart;
+    rows past M are zero."""
+    R = p.mr
+    lda4 = p.lda * 4
+    sliver = asm.label("pack A rows: next sliver")
+    row = asm.label("pack A rows: next row")
+    zero = asm.label("pack A rows: row past M")
+    next_row = asm.label("pack A rows: row done")
+    asm.comment(f"PACK A: {R}-row slivers, rows of kb floats {p.kc} apart")
+    asm.ins("xorl %r14d, %r14d")
+    asm.place(sliver)
+    # %rsi = A + ((ic + r0) * lda + pc) * 4; %rdi = Ap + r0 * kc * 4
+    asm.ins("movq 0(%rbx), %rsi")
+    asm.ins(f"leaq ({IC},%r14), %rax")
+    asm.ins(f"imulq ${check_disp(lda4, 'A row')}, %rax, %rax")
+    asm.ins("addq %rax, %rsi")
+    asm.ins(f"leaq (%rsi,{PC},4), %rsi")
+    asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r14, %rax")
+    asm.ins(f"leaq {p.ap_offset}(%rbx,%rax), %rdi")
+    # %rdx = rows of this sliver inside M
+    asm.ins(f"movq {MB}, %rdx")
+    asm.ins("subq %r14, %rdx")
+    asm.ins("xorl %r15d, %r15d")
+    asm.place(row)
+    asm.ins("cmpq %rdx, %r15")
+    asm.ins(f"jae {fwd(zero)}")
+    emit_row_copy(asm, p, "pack A rows", "%rsi", "%rdi")
+    asm.ins(f"jmp {fwd(next_row)}")
+    asm.place(zero)
+    emit_row_zero(asm, p, "pack A rows", "%rdi")
+    asm.place(next_row)
+    asm.ins(f"addq ${lda4}, %rsi")
+    asm.ins(f"addq ${p.kc * 4}, %rdi")
+    asm.ins("incq %r15")
+    asm.ins(f"cmpq ${R}, %r15")
+    asm.ins(f"jb {back(row)}")
+    asm.ins(f"addq ${R}, %r14")
+    asm.ins(f"cmpq {MB}, %r14")
+    asm.ins(f"jb {back(sliver)}")
+
+
 # Instruction orders of the K step (the tuner's "order" decision):
 #   bcast      load the B vectors, then per row: broadcast A, FMAs;
 #   pipelined  the broadcast of row i+1 is issued before the FMAs of row i,
@@ -273,6 +371,9 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
 #   embedded   AVX-512 only: FMAs take A straight from memory with an
 #              embedded {1toN} broadcast (no A register at all).
 LOOP_ORDERS = ("jr-ir", "ir-jr")
+# Packed A slivers: k-major (MR floats per k, BLIS) or rows (each of the MR
+# rows kb floats long, kc floats apart).
+A_LAYOUTS = ("k-major", "rows")
 ORDERS = ("bcast", "pipelined", "embedded")
 
 
@@ -295,6 +396,8 @@ def _emit_k_step(asm, p, u):
         asm.ins(f"prefetcht0 {p.prefetch_b + u * p.b_row}(%rsi)")
 
     def a_addr(i):
+        if p.a_rows:
+            return f"{i * p.kc * 4 + u * 4}(%rax)"
         return f"{(u * p.mr + i) * 4}(%rax)"
 
     def fmas(i, a_operand):
@@ -319,7 +422,13 @@ def _emit_k_step(asm, p, u):
         for i in range(p.mr):
             asm.ins(f"vbroadcastss {a_addr(i)}, {isa.reg(a_regs[0])}")
             fmas(i, isa.reg(a_regs[0]))
-    if p.prefetch_a and (u * p.mr * 4) % 64 < p.mr * 4:
+    if p.prefetch_a and p.a_rows:
+        # Every 16 k steps (one line of each row), a line ahead per row.
+        if (u * 4) % 64 == 0:
+            for i in range(p.mr):
+                asm.ins(f"prefetcht0 "
+                        f"{p.prefetch_a + i * p.kc * 4 + u * 4}(%rax)")
+    elif p.prefetch_a and (u * p.mr * 4) % 64 < p.mr * 4:
         asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
 
 
@@ -472,9 +581,13 @@ def _emit_compute(asm, p):
     asm.place(outer[4])
     asm.ins(f"xorl {inner[1]}, {inner[1]}")
     asm.place(inner[4])
-    asm.ins("movq %r15, %rax")
-    asm.ins(f"imulq {KB}, %rax")
-    asm.ins(f"leaq {p.ap_offset}(%rbx,%rax,4), %rax")
+    if p.a_rows:
+        asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r15, %rax")
+        asm.ins(f"leaq {p.ap_offset}(%rbx,%rax), %rax")
+    else:
+        asm.ins("movq %r15, %rax")
+        asm.ins(f"imulq {KB}, %rax")
+        asm.ins(f"leaq {p.ap_offset}(%rbx,%rax,4), %rax")
     if p.pack_b:
         asm.ins("movq %r14, %rsi")
         asm.ins(f"imulq {KB}, %rsi")
@@ -512,7 +625,8 @@ def _emit_compute(asm, p):
     asm.place(k_loop)
     for u in range(p.k_unroll):
         _emit_k_step(asm, p, u)
-    asm.ins(f"addq ${p.k_unroll * p.mr * 4}, %rax")
+    a_step = 4 if p.a_rows else p.mr * 4
+    asm.ins(f"addq ${p.k_unroll * a_step}, %rax")
     asm.ins(f"addq ${check_disp(p.k_unroll * p.b_row, 'B step')}, %rsi")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
@@ -526,7 +640,7 @@ def _emit_compute(asm, p):
         asm.ins(f"jz {fwd(k_done)}")
         asm.place(k_rem_loop)
         _emit_k_step(asm, p, 0)
-        asm.ins(f"addq ${p.mr * 4}, %rax")
+        asm.ins(f"addq ${a_step}, %rax")
         asm.ins(f"addq ${p.b_row}, %rsi")
         asm.ins("decq %rcx")
         asm.ins(f"jnz {back(k_rem_loop)}")
@@ -617,6 +731,8 @@ def _emit_body(p):
     a_sk, a_sr = (p.lda, 1) if p.trans_a else (1, p.lda)
     if conv is not None and conv.gathers == "A":
         conv.emit_gather_pack(asm, p, "A", p.mr, MB, 0, IC, p.ap_offset)
+    elif p.a_rows:
+        _emit_pack_a_rows(asm, p)
     else:
         _emit_pack(asm, p, "A", p.mr, a_sk, a_sr, MB, 0, PC, IC, p.ap_offset,
                    p.row_edges)

@@ -160,6 +160,16 @@ CORRECT = [
     ("nhwc_fhwc_avx512_stride2", conv_request(
         layout="nhwc_fhwc", isa="avx512", h=12, w=11, c=16, f=40,
         stride_h=2, stride_w=2, mr=14, nr=32, mc=28, nc=32)),
+    ("nhwc_a_rows_c16_runs", conv_request(h=9, w=10, c=16, f=20,
+                                          a_layout="rows", kc=40)),
+    ("nhwc_a_rows_c3_stride2_avx512", conv_request(
+        isa="avx512", h=15, w=13, c=3, f=32, kh=5, kw=5, stride_h=2,
+        stride_w=2, mr=12, nr=32, mc=24, nc=32, kc=32, a_layout="rows")),
+    ("nhwc_a_rows_strided_dilated", conv_request(
+        h=9, w=8, c=5, f=16, dilation_h=2, dilation_w=2, a_layout="rows",
+        input_strides=[9 * 10 * 7, 10 * 7, 7])),
+    ("nchw_a_rows_filter", conv_request(layout="nchw_fchw", c=3, f=13,
+                                        a_layout="rows")),
     ("nchw_3x3_avx2", conv_request(layout="nchw_fchw", c=3, f=7)),
     ("nchw_stride1_vector_gather_batch3", conv_request(
         layout="nchw_fchw", n=3, h=20, w=19, c=2, f=5, nr=16)),

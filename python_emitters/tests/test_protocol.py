@@ -72,6 +72,9 @@ BAD_REQUESTS = [
     ("prefetch_negative", _bad(prefetch_b=-64), ["prefetch_b"]),
     ("unknown_fault", _bad(fault="bit-flip"), ["fault", "bit-flip"]),
     ("unknown_loop_order", _bad(loop_order="ji"), ["loop_order", "ji"]),
+    ("unknown_a_layout", _bad(a_layout="cols"), ["a_layout", "cols"]),
+    ("a_rows_transposed", _bad(a_layout="rows", trans_a=True),
+     ["a_layout", "trans_a"]),
 ]
 
 

@@ -163,7 +163,7 @@ TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
   SearchSpace space = modelSpace(GemmDesc::packed(2048, 2048, 2048), target);
   EXPECT_EQ(keys(space),
             (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
-                                      "pfb", "order", "loop"}));
+                                      "pfb", "order", "loop", "alayout"}));
   const auto &d = space.decisions();
   EXPECT_EQ(d[0].choices, (std::vector<std::string>{"6x16", "4x24", "8x8"}));
   EXPECT_EQ(d[0].modelChoice, 0);
@@ -188,7 +188,9 @@ TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
   EXPECT_EQ(d[7].modelChoice, 0);
   EXPECT_EQ(d[8].choices, (std::vector<std::string>{"jr-ir", "ir-jr"}));
   EXPECT_EQ(d[8].modelChoice, 0);
-  EXPECT_EQ(space.size(), 3u * 4 * 5 * 4 * 3 * 3 * 2 * 2 * 2);
+  EXPECT_EQ(d[9].choices, (std::vector<std::string>{"kmajor", "rows"}));
+  EXPECT_EQ(d[9].modelChoice, 0);
+  EXPECT_EQ(space.size(), 3u * 4 * 5 * 4 * 3 * 3 * 2 * 2 * 2 * 2);
 }
 
 TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
@@ -196,7 +198,7 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
   SearchSpace space = modelSpace(GemmDesc::packed(4096, 8192, 4096), target);
   EXPECT_EQ(keys(space),
             (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
-                                      "pfb", "order", "loop"}));
+                                      "pfb", "order", "loop", "alayout"}));
   EXPECT_EQ(space.decisions()[0].choices,
             (std::vector<std::string>{"12x32", "14x32", "6x64", "8x48"}));
   EXPECT_EQ(space.base().isa, VectorIsa::Avx512);
@@ -207,7 +209,7 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
   EXPECT_EQ(space.decisions()[7].choices,
             (std::vector<std::string>{"bcast", "pipelined", "embedded"}));
   EXPECT_EQ(space.decisions()[7].modelChoice, 0);
-  EXPECT_EQ(space.size(), 4u * 4 * 5 * 4 * 3 * 3 * 2 * 3 * 2);
+  EXPECT_EQ(space.size(), 4u * 4 * 5 * 4 * 3 * 3 * 2 * 3 * 2 * 2);
 }
 
 TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
@@ -226,8 +228,8 @@ TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
         base.nr = 32;
       }
       SearchSpace space = SearchSpace::forGemm(desc, target, base);
-      // order, then loop (no packb: M > 64; no threads: one thread).
-      ASSERT_EQ(space.decisions().size(), 9u);
+      // order, loop, alayout (no packb: M > 64; no threads: one thread).
+      ASSERT_EQ(space.decisions().size(), 10u);
       const Decision &order = space.decisions()[7];
       EXPECT_EQ(order.key, "order");
       EXPECT_EQ(space.decisions()[8].key, "loop");
@@ -410,7 +412,7 @@ TEST(SearchSpaceTest, ModelAssignmentKeepsTheBasesOrder) {
     EXPECT_EQ(same, base) << same.str() << " vs " << base.str();
     EXPECT_EQ(space.describe(space.modelAssignment()),
               "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0,order=" +
-                  orderName(order).str() + ",loop=jr-ir");
+                  orderName(order).str() + ",loop=jr-ir,alayout=kmajor");
   }
   // A base that cannot hold its own order's registers gives a model
   // assignment configFor refuses (the search prunes it like any other).
@@ -446,12 +448,13 @@ TEST(SearchSpaceTest, DescribeIsStable) {
   SearchSpace space = modelSpace(GemmDesc::packed(4096, 8192, 4096), target);
   EXPECT_EQ(space.describe(space.modelAssignment()),
             "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0,order=bcast,"
-            "loop=jr-ir");
-  EXPECT_EQ(space.describe({3, 0, 4, 0, 1, 2, 1, 2, 1}),
+            "loop=jr-ir,alayout=kmajor");
+  EXPECT_EQ(space.describe({3, 0, 4, 0, 1, 2, 1, 2, 1, 1}),
             "block=8x48,ku=1,kc=384,mc=x1/4,nc=x1/2,pfa=512,pfb=256,"
-            "order=embedded,loop=ir-jr");
+            "order=embedded,loop=ir-jr,alayout=rows");
   EXPECT_EQ(space.describe({3, 0}),
-            "block=8x48,ku=1,kc=?,mc=?,nc=?,pfa=?,pfb=?,order=?,loop=?");
+            "block=8x48,ku=1,kc=?,mc=?,nc=?,pfa=?,pfb=?,order=?,loop=?,"
+            "alayout=?");
 }
 
 TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
@@ -464,14 +467,14 @@ TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
   SearchSpace space = SearchSpace::forGemm(desc, target, model);
   // block 12x32, ku 4, kc 96, mc x1, nc x1/2: half the kc, the same A
   // block bytes (twice the rows), the same B panel bytes at x1/2.
-  QM_ASSERT_EXPECTED(config, space.configFor({0, 2, 0, 2, 1, 0, 0, 0, 0}));
+  QM_ASSERT_EXPECTED(config, space.configFor({0, 2, 0, 2, 1, 0, 0, 0, 0, 0}));
   EXPECT_EQ(config.kc, 96);
   EXPECT_EQ(config.mc, 2712);
   EXPECT_EQ(config.nc, 8192);
   // 14x32 rounds mc to its mr: 1356 / 14 = 96.9 -> 97 * 14. The order does
   // not change the blocking.
   for (int order = 0; order < 3; ++order) {
-    QM_ASSERT_EXPECTED(other, space.configFor({1, 2, 2, 2, 2, 0, 0, order, 0}));
+    QM_ASSERT_EXPECTED(other, space.configFor({1, 2, 2, 2, 2, 0, 0, order, 0, 0}));
     EXPECT_EQ(other.mr, 14);
     EXPECT_EQ(other.mc, 1358);
     EXPECT_EQ(other.mc % 14, 0);
@@ -483,7 +486,7 @@ TEST(SearchSpaceTest, TinyProblemStillHasChoices) {
     SearchSpace space = modelSpace(GemmDesc::packed(1, 1, 1), pinned(spec));
     EXPECT_GT(space.size(), 0u);
     // 1x1x1 with B not transposed also offers B in place (packb).
-    ASSERT_EQ(space.decisions().size(), 10u);
+    ASSERT_EQ(space.decisions().size(), 11u);
     for (const Decision &d : space.decisions())
       EXPECT_FALSE(d.choices.empty()) << d.key;
     EXPECT_EQ(space.decisions()[2].choices, (std::vector<std::string>{"1"}));
@@ -497,16 +500,16 @@ TEST(SearchSpaceTest, BadAssignmentsAreErrors) {
   SearchSpace space =
       modelSpace(GemmDesc::packed(256, 256, 256), pinned(zen3Spec));
   QM_ASSERT_FAILS_WITH(space.configFor({0, 1}).takeError(),
-                       "assignment has 2 choices but the space has 9");
-  QM_ASSERT_FAILS_WITH(space.configFor({0, 9, 0, 0, 0, 0, 0, 0, 0}).takeError(),
+                       "assignment has 2 choices but the space has 10");
+  QM_ASSERT_FAILS_WITH(space.configFor({0, 9, 0, 0, 0, 0, 0, 0, 0, 0}).takeError(),
                        "choice 9 is out of range for decision 'ku'");
-  QM_ASSERT_FAILS_WITH(space.configFor({-1, 0, 0, 0, 0, 0, 0, 0, 0}).takeError(),
+  QM_ASSERT_FAILS_WITH(space.configFor({-1, 0, 0, 0, 0, 0, 0, 0, 0, 0}).takeError(),
                        "out of range for decision 'block'");
   // avx2 has no embedded order: index 2 is past the end.
-  QM_ASSERT_FAILS_WITH(space.configFor({0, 0, 0, 0, 0, 0, 0, 2, 0}).takeError(),
+  QM_ASSERT_FAILS_WITH(space.configFor({0, 0, 0, 0, 0, 0, 0, 2, 0, 0}).takeError(),
                        "choice 2 is out of range for decision 'order' with "
                        "2 choices");
-  QM_ASSERT_FAILS_WITH(space.configFor({1, 0, 0, 0, 0, 0, 0, 1, 0}).takeError(),
+  QM_ASSERT_FAILS_WITH(space.configFor({1, 0, 0, 0, 0, 0, 0, 1, 0, 0}).takeError(),
                        "needs 17 vector registers");
 }
 
@@ -569,31 +572,34 @@ TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
   SearchSpace space = SearchSpace::forGemm(desc, target, model);
   EXPECT_EQ(keys(space),
             (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
-                                      "pfb", "order", "loop", "packb",
-                                      "threads", "split"}));
+                                      "pfb", "order", "loop", "alayout",
+                                      "packb", "threads", "split"}));
   const auto &d = space.decisions();
-  EXPECT_EQ(d[9].choices, (std::vector<std::string>{"1", "0"}));
-  EXPECT_EQ(d[9].modelChoice, 1);
-  EXPECT_EQ(d[10].choices, (std::vector<std::string>{"1", "2", "4"}));
-  EXPECT_EQ(d[10].modelChoice, 2);
-  EXPECT_EQ(d[11].choices, (std::vector<std::string>{"auto", "m", "n"}));
-  EXPECT_EQ(d[11].modelChoice, 0);
+  EXPECT_EQ(d[10].choices, (std::vector<std::string>{"1", "0"}));
+  EXPECT_EQ(d[10].modelChoice, 1);
+  EXPECT_EQ(d[11].choices, (std::vector<std::string>{"1", "2", "4"}));
+  EXPECT_EQ(d[11].modelChoice, 2);
+  EXPECT_EQ(d[12].choices, (std::vector<std::string>{"auto", "m", "n"}));
+  EXPECT_EQ(d[12].modelChoice, 0);
   QM_ASSERT_EXPECTED(same, space.configFor(space.modelAssignment()));
   EXPECT_EQ(same, clampToProblem(model, desc));
 
   Assignment a = space.modelAssignment();
   a[8] = 1;  // ir-jr
-  a[9] = 0;  // pack B
-  a[10] = 1; // 2 threads
-  a[11] = 1; // split M
+  a[9] = 1;  // A rows
+  a[10] = 0; // pack B
+  a[11] = 1; // 2 threads
+  a[12] = 1; // split M
   QM_ASSERT_EXPECTED(c, space.configFor(a));
   EXPECT_EQ(c.loop, MacroLoopOrder::IrJr);
   EXPECT_TRUE(c.packB);
   EXPECT_EQ(c.threads, 2);
   EXPECT_EQ(c.split, SplitAxis::M);
-  EXPECT_NE(c.str().find(",packb=1,loop=ir-jr,split=m"), std::string::npos)
+  EXPECT_EQ(c.aLayout, ALayout::Rows);
+  EXPECT_NE(c.str().find(",packb=1,loop=ir-jr,split=m,alayout=rows"),
+            std::string::npos)
       << c.str();
-  a[10] = 0; // one thread: only split=auto means something
+  a[11] = 0; // one thread: only split=auto means something
   QM_ASSERT_FAILS_WITH(space.configFor(a).takeError(),
                        "a split axis other than auto means nothing");
   Validity counts = expectValidOrTooFewRegisters(space);
@@ -606,9 +612,12 @@ TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
 
   // Transposed B, or many rows: no packb decision.
   GemmDesc transB = GemmDesc::packed(16, 4096, 4096, false, true);
-  EXPECT_EQ(keys(SearchSpace::forGemm(transB, target, model)).size(), 11u);
+  EXPECT_EQ(keys(SearchSpace::forGemm(transB, target, model)).size(), 12u);
   GemmDesc tall = GemmDesc::packed(65, 4096, 64);
-  EXPECT_EQ(keys(SearchSpace::forGemm(tall, target, model)).size(), 11u);
+  EXPECT_EQ(keys(SearchSpace::forGemm(tall, target, model)).size(), 12u);
+  // Transposed A: no alayout decision.
+  GemmDesc transA = GemmDesc::packed(16, 4096, 4096, true, false);
+  EXPECT_EQ(keys(SearchSpace::forGemm(transA, target, model)).size(), 12u);
 }
 
 } // namespace

@@ -36,6 +36,16 @@ enum class MacroLoopOrder {
 /// "jr-ir", "ir-jr".
 llvm::StringRef loopOrderName(MacroLoopOrder order);
 
+/// Layout of a packed A sliver (emitter field "a_layout").
+enum class ALayout {
+  KMajor, ///< "kmajor": MR floats per k (BLIS)
+  Rows,   ///< "rows": each row's kb floats, kc floats apart (needs A not
+          ///< transposed); copied from rows of A with vector moves
+};
+
+/// "kmajor", "rows".
+llvm::StringRef aLayoutName(ALayout layout);
+
 /// Which dimension of C a multi-threaded kernel splits among threads
 /// (Partition.h).
 enum class SplitAxis {
@@ -68,9 +78,10 @@ struct GemmConfig {
   MacroLoopOrder loop = MacroLoopOrder::JrIr;
   /// The dimension the threads split (threads > 1 only).
   SplitAxis split = SplitAxis::Auto;
+  ALayout aLayout = ALayout::KMajor;
 
   /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,
-  /// order=bcast,threads=1,packb=1,loop=jr-ir,split=auto".
+  /// order=bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor".
   std::string str() const;
 
   /// Parses a comma-separated `key=value` list (keys as in str()); keys not

@@ -52,7 +52,8 @@ public:
   /// mc and nc (factors x1/4, x1/2, x1, x2, keeping only those that give a
   /// distinct block for the base's block and kc), pfa {0, 256, 512}, pfb
   /// {0, 256}, order {bcast, pipelined, and embedded on avx512}, loop
-  /// {jr-ir, ir-jr}; then packb {1, 0} when B is not transposed and M <= 64;
+  /// {jr-ir, ir-jr}; alayout {kmajor, rows} when A is not transposed; then
+  /// packb {1, 0} when B is not transposed and M <= 64;
   /// then, when base.threads > 1, threads (the base's count, halved down to
   /// 1, at most three counts) and split {auto, m, n}. A base
   /// value missing from a list joins it in sorted order; each modelChoice is
