@@ -1,0 +1,328 @@
+//===- ChatClientTest.cpp - The LLM client, its transports, no network ----===//
+//
+// A fake transport scripts the server for the retry, parsing and key rules;
+// a recording and its replay must give the same replies; libcurl is tested
+// against a loopback server (loopback_server.py) that the test starts
+// itself: a good reply, a 429 with Retry-After, a reply slower than the
+// timeout, one larger than the cap, and a refused connection.
+//
+//===----------------------------------------------------------------------===//
+#include "ErrorHelpers.h"
+#include "qimeng/Config.h"
+#include "qimeng/LLM/ChatClient.h"
+#include "qimeng/LLM/HttpTransport.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include <chrono>
+#include <cstdlib>
+#include <deque>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+using namespace qimeng;
+
+namespace {
+
+/// Plays scripted outcomes and keeps the requests it was given.
+class FakeTransport : public HttpTransport {
+public:
+  std::deque<HttpOutcome> script;
+  std::vector<HttpRequest> requests;
+
+  HttpOutcome post(const HttpRequest &request, const HttpLimits &) override {
+    requests.push_back(request);
+    if (script.empty())
+      return HttpOutcome::fail(HttpOutcome::Failure::Other, "script ended");
+    HttpOutcome next = script.front();
+    script.pop_front();
+    return next;
+  }
+};
+
+HttpOutcome reply(long status, std::string body,
+                  std::map<std::string, std::string> headers = {}) {
+  HttpOutcome o;
+  o.response.status = status;
+  o.response.body = std::move(body);
+  o.response.headers = std::move(headers);
+  return o;
+}
+
+std::string chatReply(const std::string &content) {
+  nlohmann::json j = {
+      {"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}}}}};
+  return j.dump();
+}
+
+ChatConfig testConfig() {
+  ChatConfig c;
+  c.baseUrl = "http://127.0.0.1:9/v1/";
+  c.model = "test-model";
+  c.apiKeyEnv = "QIMENG_TEST_LLM_KEY";
+  return c;
+}
+
+struct Sleeps {
+  std::vector<double> seconds;
+  ChatClient::Sleeper sleeper() {
+    return [this](double s) { seconds.push_back(s); };
+  }
+};
+
+TEST(ChatClientTest, SendsTheOpenAiRequestAndReadsTheReply) {
+  setenv("QIMENG_TEST_LLM_KEY", "sk-test-secret", 1);
+  FakeTransport t;
+  t.script.push_back(reply(200, chatReply("hello")));
+  Sleeps sleeps;
+  ChatClient client(testConfig(), t, sleeps.sleeper());
+  QM_ASSERT_EXPECTED(text, client.complete({{"user", "hi"}}));
+  EXPECT_EQ(text, "hello");
+  ASSERT_EQ(t.requests.size(), 1u);
+  EXPECT_EQ(t.requests[0].url, "http://127.0.0.1:9/v1/chat/completions");
+  nlohmann::json body = nlohmann::json::parse(t.requests[0].body);
+  EXPECT_EQ(body["model"], "test-model");
+  EXPECT_EQ(body["messages"][0]["role"], "user");
+  EXPECT_EQ(body["messages"][0]["content"], "hi");
+  bool sawKey = false;
+  for (auto &[name, value] : t.requests[0].headers)
+    if (name == "Authorization")
+      sawKey = value == "Bearer sk-test-secret";
+  EXPECT_TRUE(sawKey);
+  EXPECT_TRUE(sleeps.seconds.empty());
+}
+
+TEST(ChatClientTest, RetriesWithBackoffAndHonoursRetryAfter) {
+  FakeTransport t;
+  t.script.push_back(HttpOutcome::fail(HttpOutcome::Failure::Timeout, "slow"));
+  t.script.push_back(reply(503, "busy"));
+  t.script.push_back(reply(429, "rate", {{"retry-after", "2"}}));
+  t.script.push_back(HttpOutcome::fail(HttpOutcome::Failure::Connect, "refused"));
+  t.script.push_back(reply(200, chatReply("done")));
+  Sleeps sleeps;
+  ChatConfig c = testConfig();
+  c.maxAttempts = 5;
+  ChatClient client(c, t, sleeps.sleeper());
+  QM_ASSERT_EXPECTED(text, client.complete({{"user", "x"}}));
+  EXPECT_EQ(text, "done");
+  EXPECT_EQ(client.lastAttempts(), 5);
+  ASSERT_EQ(sleeps.seconds.size(), 4u);
+  // Backoff 0.5 * 2^i jittered into [0.5, 1) of it; Retry-After exactly.
+  EXPECT_GE(sleeps.seconds[0], 0.25);
+  EXPECT_LT(sleeps.seconds[0], 0.5);
+  EXPECT_GE(sleeps.seconds[1], 0.5);
+  EXPECT_LT(sleeps.seconds[1], 1.0);
+  EXPECT_DOUBLE_EQ(sleeps.seconds[2], 2.0);
+  EXPECT_GE(sleeps.seconds[3], 2.0);
+  EXPECT_LT(sleeps.seconds[3], 4.0);
+}
+
+TEST(ChatClientTest, GivesUpOnRepeatedServerErrorsAndLongRetryAfter) {
+  FakeTransport t;
+  for (int i = 0; i < 3; ++i)
+    t.script.push_back(reply(500, "internal error"));
+  Sleeps sleeps;
+  ChatConfig c = testConfig();
+  c.maxAttempts = 3;
+  ChatClient client(c, t, sleeps.sleeper());
+  QM_ASSERT_FAILS_WITH(client.complete({{"user", "x"}}).takeError(),
+                       "gave up after 3 attempts: HTTP 500: internal error");
+  FakeTransport t2;
+  t2.script.push_back(reply(429, "later", {{"retry-after", "3600"}}));
+  ChatClient patient(c, t2, sleeps.sleeper());
+  QM_ASSERT_FAILS_WITH(patient.complete({{"user", "x"}}).takeError(),
+                       "asked to retry after 3600.0 s, more than the limit "
+                       "of 30.0 s");
+  EXPECT_EQ(t2.requests.size(), 1u);
+}
+
+TEST(ChatClientTest, ClientErrorsAndBadRepliesAreErrorsWithoutTheKey) {
+  setenv("QIMENG_TEST_LLM_KEY", "sk-test-secret", 1);
+  Sleeps sleeps;
+  struct Case {
+    HttpOutcome outcome;
+    const char *message;
+  } cases[] = {
+      {reply(401, "bad key sk-test-secret"), "HTTP 401: bad key [redacted]"},
+      {reply(200, "{not json"), "LLM reply is not a JSON object"},
+      {reply(200, "{\"choices\": []}"), "LLM reply has no choices"},
+      {reply(200, "{\"choices\": [{\"message\": {\"content\": 7}}]}"),
+       "no content string"},
+      {reply(200, "{\"choices\": [{\"text\": \"x\"}]}"),
+       "choice has no message"},
+      {HttpOutcome::fail(HttpOutcome::Failure::TooLarge, "reply larger"),
+       "reply larger"},
+  };
+  for (const Case &c : cases) {
+    FakeTransport t;
+    t.script.push_back(c.outcome);
+    ChatClient client(testConfig(), t, sleeps.sleeper());
+    auto result = client.complete({{"user", "x"}});
+    ASSERT_FALSE(static_cast<bool>(result)) << c.message;
+    std::string message = llvm::toString(result.takeError());
+    EXPECT_NE(message.find(c.message), std::string::npos) << message;
+    EXPECT_EQ(message.find("sk-test-secret"), std::string::npos) << message;
+    EXPECT_EQ(t.requests.size(), 1u) << "no retry for " << c.message;
+  }
+  ChatConfig noModel = testConfig();
+  noModel.model.clear();
+  FakeTransport t;
+  ChatClient client(noModel, t, sleeps.sleeper());
+  QM_ASSERT_FAILS_WITH(client.complete({{"user", "x"}}).takeError(),
+                       "no LLM model name given");
+  EXPECT_TRUE(t.requests.empty());
+}
+
+class TranscriptTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    llvm::SmallString<128> dir;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("qm-llm", dir));
+    root = std::string(dir);
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(root); }
+  std::string root;
+};
+
+TEST_F(TranscriptTest, ReplayGivesTheRecordedSessionWithoutTheKey) {
+  setenv("QIMENG_TEST_LLM_KEY", "sk-test-secret", 1);
+  std::string path = root + "/session.jsonl";
+  Sleeps sleeps;
+  FakeTransport server;
+  server.script.push_back(reply(429, "slow down", {{"retry-after", "1"}}));
+  server.script.push_back(reply(200, chatReply("first")));
+  server.script.push_back(reply(200, chatReply("second")));
+  RecordingTransport recorder(server, path);
+  ChatClient live(testConfig(), recorder, sleeps.sleeper());
+  QM_ASSERT_EXPECTED(a, live.complete({{"user", "one"}}));
+  QM_ASSERT_EXPECTED(b, live.complete({{"user", "two"}}));
+  auto text = llvm::MemoryBuffer::getFile(path);
+  ASSERT_TRUE(static_cast<bool>(text));
+  EXPECT_EQ((*text)->getBuffer().find("sk-test-secret"), llvm::StringRef::npos);
+  EXPECT_EQ((*text)->getBuffer().count('\n'), 3u);
+
+  QM_ASSERT_EXPECTED(replay, ReplayTransport::open(path));
+  ChatClient again(testConfig(), *replay, sleeps.sleeper());
+  QM_ASSERT_EXPECTED(a2, again.complete({{"user", "one"}}));
+  QM_ASSERT_EXPECTED(b2, again.complete({{"user", "two"}}));
+  EXPECT_EQ(a2, a);
+  EXPECT_EQ(b2, b);
+  EXPECT_EQ(replay->remaining(), 0u);
+  // Past the end, or a different request: a clear failure.
+  QM_ASSERT_FAILS_WITH(again.complete({{"user", "three"}}).takeError(),
+                       "past the end of the transcript");
+  QM_ASSERT_EXPECTED(other, ReplayTransport::open(path));
+  ChatClient differs(testConfig(), *other, sleeps.sleeper());
+  QM_ASSERT_FAILS_WITH(differs.complete({{"user", "changed"}}).takeError(),
+                       "request 1 differs from the transcript's (body)");
+  // A broken transcript is an error naming the line.
+  std::error_code ec;
+  llvm::raw_fd_ostream bad(root + "/bad.jsonl", ec);
+  bad << "{\"request\": {\"url\": \"u\", \"body\": \"b\"}}\n{oops\n";
+  bad.close();
+  QM_ASSERT_FAILS_WITH(ReplayTransport::open(root + "/bad.jsonl").takeError(),
+                       "line 1");
+}
+
+/// The loopback server, started for one test and waited for at the end.
+class LoopbackServer {
+public:
+  LoopbackServer(const std::string &dir, const nlohmann::json &replies)
+      : dir(dir) {
+    script = dir + "/script.json";
+    portFile = dir + "/port";
+    std::error_code ec;
+    llvm::raw_fd_ostream out(script, ec);
+    out << replies.dump();
+    out.close();
+    std::string server =
+        std::string(QIMENG_TEST_SOURCE_DIR) + "/Unit/loopback_server.py";
+    std::vector<llvm::StringRef> args = {QIMENG_PYTHON, server, script,
+                                         portFile};
+    process = llvm::sys::ExecuteNoWait(QIMENG_PYTHON, args, std::nullopt);
+    for (int i = 0; i < 500 && !llvm::sys::fs::exists(portFile); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (auto buf = llvm::MemoryBuffer::getFile(portFile))
+      port = (*buf)->getBuffer().trim().str();
+  }
+  ~LoopbackServer() {
+    std::string err;
+    llvm::sys::ProcessInfo done =
+        llvm::sys::Wait(process, 10u, &err);
+    if (done.Pid == 0)
+      llvm::sys::Wait(process, std::nullopt, &err);
+  }
+  std::string url() const { return "http://127.0.0.1:" + port + "/v1"; }
+  /// The requests the server saw, as JSON objects.
+  std::vector<nlohmann::json> requests() const {
+    std::vector<nlohmann::json> out;
+    auto buf = llvm::MemoryBuffer::getFile(script + ".requests");
+    if (!buf)
+      return out;
+    llvm::SmallVector<llvm::StringRef> lines;
+    (*buf)->getBuffer().split(lines, '\n', -1, false);
+    for (llvm::StringRef l : lines)
+      out.push_back(nlohmann::json::parse(l.str(), nullptr, false));
+    return out;
+  }
+  std::string port;
+
+private:
+  std::string dir, script, portFile;
+  llvm::sys::ProcessInfo process;
+};
+
+TEST_F(TranscriptTest, CurlTalksToALoopbackServer) {
+  setenv("QIMENG_TEST_LLM_KEY", "sk-test-secret", 1);
+  QM_ASSERT_EXPECTED(curl, CurlTransport::create());
+  nlohmann::json replies = nlohmann::json::array(
+      {{{"status", 429}, {"headers", {{"Retry-After", "0"}}}, {"body", "wait"}},
+       {{"status", 200}, {"body", chatReply("from the server")}},
+       {{"status", 200}, {"body", chatReply("late")}, {"delay", 1.5}},
+       {{"status", 200}, {"body", "x"}, {"repeat_body", 100000}}});
+  LoopbackServer server(root, replies);
+  ASSERT_FALSE(server.port.empty()) << "the loopback server did not start";
+  ChatConfig c = testConfig();
+  c.baseUrl = server.url();
+  Sleeps sleeps;
+  ChatClient client(c, *curl, sleeps.sleeper());
+  QM_ASSERT_EXPECTED(text, client.complete({{"user", "hi"}}));
+  EXPECT_EQ(text, "from the server");
+  EXPECT_EQ(client.lastAttempts(), 2);
+  ASSERT_EQ(sleeps.seconds.size(), 1u);
+  EXPECT_DOUBLE_EQ(sleeps.seconds[0], 0.0);
+  // Slower than the timeout: a timeout, retried until the attempts run out.
+  c.limits.totalTimeoutMs = 300;
+  c.maxAttempts = 1;
+  ChatClient impatient(c, *curl, sleeps.sleeper());
+  QM_ASSERT_FAILS_WITH(impatient.complete({{"user", "slow"}}).takeError(),
+                       "gave up after 1 attempts");
+  // Larger than the cap.
+  c.limits.totalTimeoutMs = 10000;
+  c.limits.maxResponseBytes = 1000;
+  ChatClient capped(c, *curl, sleeps.sleeper());
+  QM_ASSERT_FAILS_WITH(capped.complete({{"user", "big"}}).takeError(),
+                       "reply larger than 1000 bytes");
+  std::vector<nlohmann::json> seen = server.requests();
+  ASSERT_GE(seen.size(), 2u);
+  EXPECT_EQ(seen[0]["path"], "/v1/chat/completions");
+  EXPECT_EQ(seen[0]["headers"]["Authorization"], "Bearer sk-test-secret");
+  EXPECT_EQ(nlohmann::json::parse(seen[0]["body"].get<std::string>())["model"],
+            "test-model");
+}
+
+TEST(CurlTransportTest, ARefusedConnectionIsAConnectFailure) {
+  QM_ASSERT_EXPECTED(curl, CurlTransport::create());
+  HttpRequest request;
+  request.url = "http://127.0.0.1:9/v1/chat/completions"; // discard: closed
+  request.body = "{}";
+  HttpLimits limits;
+  limits.connectTimeoutMs = 2000;
+  HttpOutcome outcome = curl->post(request, limits);
+  EXPECT_EQ(outcome.failure, HttpOutcome::Failure::Connect) << outcome.message;
+}
+
+} // namespace
