@@ -4,6 +4,7 @@
 #include "qimeng/Tune/RunnerEvaluator.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <chrono>
+#include <optional>
 #include <ctime>
 
 using namespace qimeng;
@@ -43,7 +44,11 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
   SearchSpace space = SearchSpace::forGemm(request.problem.gemm(),
                                            request.target, request.base,
                                            bInPlace);
-  ModelPriorProposer proposer;
+  ModelPriorProposer builtin;
+  std::optional<LlmProposer> llm;
+  if (request.llm)
+    llm.emplace(*request.llm, builtin);
+  Proposer &proposer = llm ? static_cast<Proposer &>(*llm) : builtin;
   SearchOptions options;
   options.seed = request.seed;
   int budget = request.budget.trials;
@@ -98,7 +103,9 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
   r.maxRelError = best->result.maxRelError;
   r.validated = true;
   r.trials = static_cast<int>(result.history.trials.size());
-  r.source = "builtin";
+  r.source = llm ? "llm-assisted" : "builtin";
+  if (llm)
+    result.llmRounds = llm->rounds();
   r.timestamp = utcTimestamp();
   return result;
 }

@@ -218,6 +218,13 @@ TEST_F(TranscriptTest, ReplayGivesTheRecordedSessionWithoutTheKey) {
   ChatClient differs(testConfig(), *other, sleeps.sleeper());
   QM_ASSERT_FAILS_WITH(differs.complete({{"user", "changed"}}).takeError(),
                        "request 1 differs from the transcript's (body)");
+  // In order: the recorded replies whatever the prompts, counted.
+  QM_ASSERT_EXPECTED(loose, ReplayTransport::open(
+                                path, ReplayTransport::Matching::InOrder));
+  ChatClient inOrder(testConfig(), *loose, sleeps.sleeper());
+  QM_ASSERT_EXPECTED(a3, inOrder.complete({{"user", "changed"}}));
+  EXPECT_EQ(a3, a);
+  EXPECT_EQ(loose->differing(), 2u); // the 429 and its retry
   // A broken transcript is an error naming the line.
   std::error_code ec;
   llvm::raw_fd_ostream bad(root + "/bad.jsonl", ec);

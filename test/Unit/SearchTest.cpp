@@ -7,6 +7,9 @@
 #include "qimeng/Tune/Search.h"
 #include "ErrorHelpers.h"
 #include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Tune/LlmProposer.h"
+#include <deque>
+#include <nlohmann/json.hpp>
 #include <chrono>
 #include <cmath>
 #include <gtest/gtest.h>
@@ -810,6 +813,136 @@ TEST(SearchTest, MctsFindsTheOptimumWhereRandomSearchDoesNot) {
   auto model = space.configFor(space.modelAssignment());
   ASSERT_TRUE(static_cast<bool>(model));
   EXPECT_LT(evaluator.evaluate(*model).gflops, 50);
+}
+
+//===----------------------------------------------------------------------===//
+// The LLM proposer, against a scripted chat server
+//===----------------------------------------------------------------------===//
+
+/// Answers every chat request with the next scripted body (HTTP 200), or
+/// with `failure` once the script is empty.
+class ScriptedChat : public HttpTransport {
+public:
+  std::deque<std::string> replies;
+  std::vector<std::string> prompts;
+  HttpOutcome post(const HttpRequest &request, const HttpLimits &) override {
+    nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+    if (body.is_object())
+      prompts.push_back(body["messages"][1]["content"].get<std::string>());
+    if (replies.empty())
+      return HttpOutcome::fail(HttpOutcome::Failure::Other, "no more replies");
+    HttpOutcome o;
+    o.response.status = 200;
+    nlohmann::json r = {
+        {"choices",
+         {{{"message", {{"role", "assistant"}, {"content", replies.front()}}}}}}};
+    o.response.body = r.dump();
+    replies.pop_front();
+    return o;
+  }
+};
+
+ChatConfig scriptedConfig() {
+  ChatConfig c;
+  c.baseUrl = "http://127.0.0.1:9/v1";
+  c.model = "scripted";
+  c.maxAttempts = 1;
+  return c;
+}
+
+TEST(LlmProposerTest, RepliesBecomeMovesAndInvalidOnesAreMasked) {
+  SearchSpace space = largeSpace();
+  Assignment start = space.modelAssignment();
+  std::vector<std::string> rejected;
+  QM_ASSERT_EXPECTED(
+      moves,
+      LlmProposer::parseReply(
+          "Here you go:\n```json\n{\"candidates\": [\"kc=144,order=pipelined\", "
+          "{\"block\": \"14x32\", \"ku\": 8}, \"kc=7\", \"colour=blue\", "
+          "{\"order\": [1]}, 42, \"nonsense\"]}\n```",
+          space, start, rejected));
+  ASSERT_EQ(moves.size(), 2u);
+  QM_ASSERT_EXPECTED(first, space.configFor(moves[0]));
+  EXPECT_EQ(first.kc, 144);
+  EXPECT_EQ(first.order, KStepOrder::Pipelined);
+  EXPECT_EQ(first.mr, 12); // the rest is the starting point's
+  QM_ASSERT_EXPECTED(second, space.configFor(moves[1]));
+  EXPECT_EQ(second.mr, 14);
+  EXPECT_EQ(second.kUnroll, 8);
+  EXPECT_EQ(rejected, (std::vector<std::string>{
+                          "kc=7: not a choice of kc",
+                          "colour=blue: no decision named colour",
+                          "order: value is not a string or an integer",
+                          "a move is neither a string nor an object",
+                          "nonsense: not key=value"}));
+  QM_ASSERT_FAILS_WITH(
+      LlmProposer::parseReply("I think kc should be larger.", space, start,
+                              rejected)
+          .takeError(),
+      "the reply holds no JSON object");
+  QM_ASSERT_FAILS_WITH(
+      LlmProposer::parseReply("{\"moves\": []}", space, start, rejected)
+          .takeError(),
+      "no \"candidates\" array");
+}
+
+TEST(LlmProposerTest, GoodMovesReachTheOptimumSoonerThanTheBuiltInPriors) {
+  SearchSpace space = largeSpace();
+  // The LLM names the hidden optimum's distinctive choices.
+  std::string move = "{\"candidates\": [{\"block\": \"14x32\", \"ku\": \"8\", "
+                     "\"kc\": \"144\", \"mc\": \"x1/2\", \"pfa\": \"256\", "
+                     "\"order\": \"pipelined\", \"loop\": \"ir-jr\"}]}";
+  ScriptedChat chat;
+  for (int i = 0; i < 10; ++i)
+    chat.replies.push_back(move);
+  ChatClient client(scriptedConfig(), chat, [](double) {});
+  ModelPriorProposer builtin;
+  LlmProposer llm(client, builtin, /*batch=*/4);
+  const int budget = 24;
+  LandscapeEvaluator e1 = landscape(space), e2 = landscape(space);
+  SearchHistory withLlm = runMcts(space, e1, llm, {budget, 0}, withSeed(3));
+  SearchHistory without = runMcts(space, e2, builtin, {budget, 0}, withSeed(3));
+  EXPECT_EQ(bestGflops(withLlm), 100);
+  EXPECT_LT(bestGflops(without), 100);
+  ASSERT_FALSE(llm.rounds().empty());
+  EXPECT_EQ(llm.rounds()[0].accepted.size(), 1u);
+  // Later prompts carry the history: configs and measured GFLOPS.
+  ASSERT_GE(chat.prompts.size(), 2u);
+  EXPECT_NE(chat.prompts[1].find("GFLOPS"), std::string::npos);
+  EXPECT_NE(chat.prompts[1].find("block=12x32,ku=4"), std::string::npos);
+}
+
+TEST(LlmProposerTest, UnusableRepliesLeaveTheBuiltInSearchUnchanged) {
+  SearchSpace space = largeSpace();
+  ModelPriorProposer builtin;
+  LandscapeEvaluator reference = landscape(space);
+  SearchHistory expected =
+      runMcts(space, reference, builtin, {30, 0}, withSeed(5));
+  for (const char *reply :
+       {"no JSON here", "{\"candidates\": [\"kc=3\", \"block=99x99\"]}",
+        "{\"candidates\": 5}"}) {
+    SCOPED_TRACE(reply);
+    ScriptedChat chat;
+    for (int i = 0; i < 10; ++i)
+      chat.replies.push_back(reply);
+    ChatClient client(scriptedConfig(), chat, [](double) {});
+    LlmProposer llm(client, builtin, 4);
+    LandscapeEvaluator e = landscape(space);
+    SearchHistory h = runMcts(space, e, llm, {30, 0}, withSeed(5));
+    ASSERT_EQ(h.trials.size(), expected.trials.size());
+    for (size_t i = 0; i < h.trials.size(); ++i)
+      EXPECT_EQ(h.trials[i].description, expected.trials[i].description);
+  }
+  // A server that is down: every round records the error, the search is
+  // the built-in one.
+  ScriptedChat down;
+  ChatClient client(scriptedConfig(), down, [](double) {});
+  LlmProposer llm(client, builtin, 4);
+  LandscapeEvaluator e = landscape(space);
+  SearchHistory h = runMcts(space, e, llm, {30, 0}, withSeed(5));
+  EXPECT_EQ(h.trials.size(), expected.trials.size());
+  ASSERT_FALSE(llm.rounds().empty());
+  EXPECT_NE(llm.rounds()[0].error.find("no more replies"), std::string::npos);
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include "qimeng/Tune/RunnerEvaluator.h"
 #include <cerrno>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
 using namespace qimeng;
@@ -133,6 +134,64 @@ TEST(TunerTest, TuneConvMakesARecordKeyedByTheConvolution) {
     EXPECT_TRUE(t.config.packB) << t.description;
   QM_ASSERT_EXPECTED(back, recordFromJson(recordToJson(result.record)));
   EXPECT_EQ(back.key, result.record.key);
+}
+
+/// A chat server that always answers `content`, or fails when it is empty.
+class OneReplyChat : public HttpTransport {
+public:
+  explicit OneReplyChat(std::string content) : content(std::move(content)) {}
+  HttpOutcome post(const HttpRequest &, const HttpLimits &) override {
+    ++calls;
+    if (content.empty())
+      return HttpOutcome::fail(HttpOutcome::Failure::Connect, "refused");
+    HttpOutcome o;
+    o.response.status = 200;
+    nlohmann::json r = {
+        {"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}}}}};
+    o.response.body = r.dump();
+    return o;
+  }
+  std::string content;
+  int calls = 0;
+};
+
+TEST(TunerTest, AnLlmProposesMovesAndAnUnreachableOneChangesNothing) {
+  Target host = hostOrSkip();
+  if (host.bestIsa() == VectorIsa::None)
+    GTEST_SKIP() << "host has no avx2/fma or avx512f";
+  TuneRequest request;
+  request.problem = GemmDesc::packed(24, 40, 16);
+  request.target = host;
+  request.base = *chooseGemmConfig(request.problem.gemm(), host);
+  request.budget.trials = 4;
+  request.timedRuns = 3;
+  request.emitter = EmitterOptions::defaults();
+  request.runner = IsolatedValidationOptions::defaults();
+  ChatConfig config;
+  config.baseUrl = "http://127.0.0.1:9/v1";
+  config.model = "scripted";
+  config.maxAttempts = 2;
+  OneReplyChat good("{\"candidates\": [\"ku=2\", \"kc=999\"]}");
+  ChatClient client(config, good, [](double) {});
+  request.llm = &client;
+  QM_ASSERT_EXPECTED(result, tuneKernel(request));
+  EXPECT_EQ(result.record.source, "llm-assisted");
+  EXPECT_TRUE(result.record.validated);
+  ASSERT_FALSE(result.llmRounds.empty());
+  EXPECT_EQ(result.llmRounds[0].accepted.size(), 1u);
+  ASSERT_EQ(result.llmRounds[0].rejected.size(), 1u);
+  EXPECT_EQ(result.llmRounds[0].rejected[0], "kc=999: not a choice of kc");
+
+  OneReplyChat down("");
+  ChatClient unreachable(config, down, [](double) {});
+  request.llm = &unreachable;
+  QM_ASSERT_EXPECTED(offline, tuneKernel(request));
+  EXPECT_TRUE(offline.record.validated);
+  EXPECT_EQ(offline.record.trials, 4);
+  ASSERT_FALSE(offline.llmRounds.empty());
+  EXPECT_NE(offline.llmRounds[0].error.find("gave up after 2 attempts"),
+            std::string::npos)
+      << offline.llmRounds[0].error;
 }
 
 } // namespace

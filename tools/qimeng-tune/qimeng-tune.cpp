@@ -9,6 +9,8 @@
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Partition.h"
 #include "qimeng/Support/CommandLine.h"
+#include "qimeng/LLM/ChatClient.h"
+#include "qimeng/LLM/HttpTransport.h"
 #include "qimeng/Tune/RunnerEvaluator.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
@@ -61,6 +63,33 @@ static cl::opt<bool> ablationOpt(
              "and grid search with the same budget and evaluator and print "
              "the best GFLOPS found after each trial (nothing is stored)"),
     cl::init(false), cl::cat(tuneCategory));
+
+static cl::opt<std::string> llmEndpointOpt(
+    "llm-endpoint",
+    cl::desc("OpenAI-compatible API base (e.g. http://127.0.0.1:8000/v1): "
+             "the LLM proposes moves on top of the built-in priors "
+             "(default: QIMENG_LLM_ENDPOINT; none: offline)"),
+    cl::init(""), cl::cat(tuneCategory));
+static cl::opt<std::string>
+    llmModelOpt("llm-model",
+                cl::desc("Model name (default: QIMENG_LLM_MODEL)"),
+                cl::init(""), cl::cat(tuneCategory));
+static cl::opt<std::string> llmKeyEnvOpt(
+    "llm-api-key-env",
+    cl::desc("Environment variable holding the API key (default: "
+             "QIMENG_LLM_API_KEY_ENV; none: no key)"),
+    cl::init(""), cl::cat(tuneCategory));
+static cl::opt<std::string> llmTranscriptOpt(
+    "llm-transcript",
+    cl::desc("Append every LLM exchange to this JSON-lines file (the API key "
+             "is never written)"),
+    cl::init(""), cl::cat(tuneCategory));
+static cl::opt<std::string> llmReplayOpt(
+    "llm-replay",
+    cl::desc("Play a recorded transcript's replies back in order instead of "
+             "calling the endpoint (no network; prompts may differ, as they "
+             "hold this run's measurements)"),
+    cl::init(""), cl::cat(tuneCategory));
 
 /// Best GFLOPS found after each trial of a history (0 before any success).
 static std::vector<double> bestCurve(const SearchHistory &h, size_t length) {
@@ -143,6 +172,35 @@ int main(int argc, char **argv) {
     exitOnErr(llvm::createStringError("--budget must be at least 1"));
   TuningDatabase db =
       exitOnErr(TuningDatabase::open(resolveCacheDir(cacheDirOpt)));
+
+  // The LLM, when configured: flags over QIMENG_LLM_*; a replay needs no
+  // endpoint of its own beyond the recorded URL.
+  ChatConfig llmConfig = ChatConfig::fromEnvironment();
+  if (!llmEndpointOpt.empty())
+    llmConfig.baseUrl = llmEndpointOpt;
+  if (!llmModelOpt.empty())
+    llmConfig.model = llmModelOpt;
+  if (!llmKeyEnvOpt.empty())
+    llmConfig.apiKeyEnv = llmKeyEnvOpt;
+  std::unique_ptr<HttpTransport> network;
+  std::unique_ptr<HttpTransport> recorder;
+  std::unique_ptr<ChatClient> llm;
+  if (!llmConfig.baseUrl.empty() || !llmReplayOpt.empty()) {
+    exitOnErr(llmConfig.verify());
+    if (!llmReplayOpt.empty())
+      // In order: the prompts hold this run's measurements.
+      network = exitOnErr(ReplayTransport::open(
+          llmReplayOpt, ReplayTransport::Matching::InOrder));
+    else
+      network = exitOnErr(CurlTransport::create());
+    HttpTransport *transport = network.get();
+    if (!llmTranscriptOpt.empty()) {
+      recorder =
+          std::make_unique<RecordingTransport>(*network, llmTranscriptOpt);
+      transport = recorder.get();
+    }
+    llm = std::make_unique<ChatClient>(llmConfig, *transport);
+  }
   Target host = Target::detectHost();
   EmitterOptions emitter = EmitterOptions::defaults();
 
@@ -188,12 +246,32 @@ int main(int argc, char **argv) {
     request.seed = seedOpt;
     request.emitter = emitter;
     request.runner = IsolatedValidationOptions::defaults();
+    request.llm = llm.get();
     if (!quietOpt)
       request.progress = [](const std::string &line) {
         llvm::errs() << "qimeng-tune: " << line << "\n";
       };
     TuneResult result = exitOnErr(tuneKernel(request));
     exitOnErr(db.store(result.record));
+    if (llm) {
+      size_t accepted = 0, rejected = 0, unusable = 0;
+      std::string firstError;
+      for (const ProposalRound &r : result.llmRounds) {
+        accepted += r.accepted.size();
+        rejected += r.rejected.size();
+        if (!r.error.empty()) {
+          ++unusable;
+          if (firstError.empty())
+            firstError = r.error;
+        }
+      }
+      llvm::errs() << llvm::formatv(
+          "qimeng-tune: LLM: {0} round(s), {1} move(s) used, {2} masked, {3} "
+          "unusable round(s){4}\n",
+          result.llmRounds.size(), accepted, rejected, unusable,
+          firstError.empty() ? std::string()
+                             : " (first: " + firstError + ")");
+    }
     const Trial *first = result.history.trials.empty()
                              ? nullptr
                              : &result.history.trials.front();

@@ -102,14 +102,21 @@ private:
 };
 
 /// Plays a RecordingTransport's transcript back in order, with no network.
-/// A request whose URL or body differs from the recorded one, or one past
-/// the end of the transcript, is an Other failure naming the exchange.
+/// With Exact matching, a request whose URL or body differs from the
+/// recorded one is an Other failure naming the exchange; with InOrder, the
+/// recorded answer is given anyway and the difference counted (a tuning
+/// session's prompts hold measurements, which differ run to run). A request
+/// past the end of the transcript is always a failure.
 class ReplayTransport final : public HttpTransport {
 public:
+  enum class Matching { Exact, InOrder };
+
   /// Reads the transcript; an error for a file that is missing or has a
   /// line that is not a recorded exchange.
   static llvm::Expected<std::unique_ptr<ReplayTransport>>
-  open(llvm::StringRef path);
+  open(llvm::StringRef path, Matching matching = Matching::Exact);
+  /// Requests that differed from the transcript (InOrder matching).
+  size_t differing() const { return differed; }
   HttpOutcome post(const HttpRequest &request,
                    const HttpLimits &limits) override;
   /// Exchanges not played yet.
@@ -122,6 +129,8 @@ private:
   };
   std::vector<Exchange> exchanges;
   size_t next = 0;
+  size_t differed = 0;
+  Matching matching = Matching::Exact;
 };
 
 } // namespace qimeng

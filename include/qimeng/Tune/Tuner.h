@@ -11,7 +11,9 @@
 #define QIMENG_TUNE_TUNER_H
 
 #include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/LLM/ChatClient.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Tune/LlmProposer.h"
 #include "qimeng/Tune/Search.h"
 #include "qimeng/Tune/TuningDatabase.h"
 #include <functional>
@@ -31,12 +33,19 @@ struct TuneRequest {
   /// One line per trial ("trial 3/16: 121.4 GFLOPS, best 130.2 ..."); may
   /// be empty.
   std::function<void(const std::string &)> progress;
+  /// When set, an LlmProposer asks this client for moves every few trials,
+  /// on top of the built-in priors (docs/LLM.md); the record's source is
+  /// then "llm-assisted".
+  ChatClient *llm = nullptr;
 };
 
 struct TuneResult {
   TuningRecord record;  ///< the winner, ready to store
   EmittedKernel kernel; ///< its emitted text (record.kernelText)
   SearchHistory history;
+  /// The LLM's rounds (replies, accepted and rejected moves), if it was
+  /// asked.
+  std::vector<ProposalRound> llmRounds;
 };
 
 /// Runs the search. Error when the evaluator cannot start (no runner, no
