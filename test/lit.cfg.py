@@ -8,10 +8,10 @@ from lit.llvm import llvm_config
 
 config.name = "QiMeng-TensorOp"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.qimeng_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit", "Inputs"]
 
 llvm_config.with_system_environment(["HOME", "TMPDIR", "QIMENG_PYTHON"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -44,6 +44,9 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%llvm-lib-dir", config.llvm_lib_dir))
 config.substitutions.append(
     ("%qimeng-cache", os.path.join(config.qimeng_tools_dir, "qimeng-cache")))
+config.substitutions.append(
+    ("%qimeng-tensorop",
+     os.path.join(config.qimeng_tools_dir, "qimeng-tensorop")))
 # The stock lowering the pass's output must go through unchanged.
 config.substitutions.append(
     ("%lower-to-llvm",

@@ -11,6 +11,7 @@
 #include "qimeng/Config.h"
 #include "qimeng/LLM/ChatClient.h"
 #include "qimeng/LLM/HttpTransport.h"
+#include "qimeng/LLM/TaskPrompt.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -330,6 +331,73 @@ TEST(CurlTransportTest, ARefusedConnectionIsAConnectFailure) {
   limits.connectTimeoutMs = 2000;
   HttpOutcome outcome = curl->post(request, limits);
   EXPECT_EQ(outcome.failure, HttpOutcome::Failure::Connect) << outcome.message;
+}
+
+} // namespace
+
+namespace {
+
+TEST(TaskPromptTest, TheBuiltInParserReadsCommonPhrasings) {
+  QM_ASSERT_EXPECTED(gemm, parseTaskPrompt(
+                               "generate a 512x512x512 fp32 GEMM for this CPU"));
+  ASSERT_EQ(gemm.problem.conv(), nullptr);
+  EXPECT_EQ(gemm.problem.gemm(), GemmDesc::packed(512, 512, 512));
+  EXPECT_EQ(gemm.shape, "512x512x512");
+  QM_ASSERT_EXPECTED(tb, parseTaskPrompt("Matmul 128 x 3072 x 768 with B "
+                                         "transposed, float"));
+  EXPECT_EQ(tb.problem.gemm(), GemmDesc::packed(128, 3072, 768, false, true));
+  QM_ASSERT_EXPECTED(conv, parseTaskPrompt(
+                               "a conv2d on a 1x58x58x64 input to 64 filters "
+                               "3x3 stride 1"));
+  ASSERT_NE(conv.problem.conv(), nullptr);
+  EXPECT_EQ(*conv.problem.conv(),
+            ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 58, 58, 64, 64, 3, 3));
+  QM_ASSERT_EXPECTED(nchw, parseTaskPrompt(
+                               "NCHW convolution 2x3x230x230 -> 64, 7x7, "
+                               "stride 2"));
+  EXPECT_EQ(*nchw.problem.conv(),
+            ConvDesc::dense(ConvLayout::NchwFchw, 2, 230, 230, 3, 64, 7, 7, 2,
+                            2));
+}
+
+TEST(TaskPromptTest, WhatCannotBeReadIsAClearError) {
+  QM_ASSERT_FAILS_WITH(parseTaskPrompt("make it fast").takeError(),
+                       "cannot tell the operation");
+  QM_ASSERT_FAILS_WITH(parseTaskPrompt("a big GEMM please").takeError(),
+                       "cannot read the GEMM's shape");
+  QM_ASSERT_FAILS_WITH(parseTaskPrompt("fp16 gemm 64x64x64").takeError(),
+                       "only fp32 kernels can be generated; the prompt asks "
+                       "for fp16");
+  QM_ASSERT_FAILS_WITH(
+      parseTaskPrompt("gemm 64x64x64 for the znver4 cpu").takeError(),
+      "for this machine only; the prompt asks for 'znver4'");
+  QM_ASSERT_FAILS_WITH(parseTaskPrompt("gemm 64x64x64 on a GPU").takeError(),
+                       "asks for 'gpu'");
+  QM_ASSERT_FAILS_WITH(parseTaskPrompt("conv 1x8x8x3 3x3").takeError(),
+                       "cannot read the number of filters");
+  QM_ASSERT_FAILS_WITH(parseTaskPrompt("conv 1x4x4x3 to 8 5x5").takeError(),
+                       "spans 5x5, more than the 4x4 input");
+}
+
+TEST(TaskPromptTest, TheLlmExtractsTheTaskAndItIsCheckedToo) {
+  FakeTransport t;
+  t.script.push_back(reply(
+      200, chatReply("```json\n{\"op\": \"sgemm\", \"m\": 256, \"n\": 128, "
+                     "\"k\": 64, \"dtype\": \"f32\", \"target\": "
+                     "\"host\"}\n```")));
+  t.script.push_back(reply(200, chatReply("{\"op\": \"sgemm\", \"m\": \"big\"}")));
+  t.script.push_back(reply(200, chatReply("{\"op\": \"conv2d\", \"n\": 1, "
+                                          "\"h\": 9, \"w\": 9, \"c\": 3, "
+                                          "\"f\": 8, \"kh\": 3, \"kw\": 3, "
+                                          "\"target\": \"h100\"}")));
+  Sleeps sleeps;
+  ChatClient client(testConfig(), t, sleeps.sleeper());
+  QM_ASSERT_EXPECTED(task, extractTaskWithLlm("a GEMM of 256 rows...", client));
+  EXPECT_EQ(task.problem.gemm(), GemmDesc::packed(256, 128, 64));
+  QM_ASSERT_FAILS_WITH(extractTaskWithLlm("x", client).takeError(),
+                       "field 'm' must be an integer");
+  QM_ASSERT_FAILS_WITH(extractTaskWithLlm("x", client).takeError(),
+                       "the LLM read the target as 'h100'");
 }
 
 } // namespace

@@ -108,28 +108,6 @@ static cl::opt<bool>
                            "baseline"),
                   cl::init(false), cl::cat(benchCategory));
 
-static const char *kReexecMarker = "QIMENG_BENCH_OPENBLAS_ENV";
-
-/// Re-executes this program without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE,
-/// remembering in kReexecMarker what they were.
-static void reexecWithoutOpenBlasOverrides(char **argv) {
-  if (getenv(kReexecMarker))
-    return;
-  std::string was;
-  for (const char *name : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"}) {
-    if (const char *v = getenv(name)) {
-      was += std::string(was.empty() ? "" : " ") + name + "=" + v;
-      unsetenv(name);
-    }
-  }
-  if (was.empty())
-    return;
-  setenv(kReexecMarker, was.c_str(), 1);
-  execv("/proc/self/exe", argv);
-  // execv failed: go on, saying so.
-  setenv(kReexecMarker, ("re-exec failed, still set: " + was).c_str(), 1);
-}
-
 struct Shape {
   int64_t m, n, k;
 };
@@ -269,10 +247,7 @@ int main(int argc, char **argv) {
   double bandwidth = measureReadBandwidthGBps(threadsOpt);
   std::string coreName = openblas_get_corename();
   std::string blasConfig = llvm::StringRef(openblas_get_config()).trim().str();
-  const char *envNote = getenv(kReexecMarker);
-  std::string envLine =
-      envNote ? std::string("unset for this run (were ") + envNote + ")"
-              : "not set";
+  std::string envLine = openBlasOverridesNote();
 
   if (opKind == "conv2d") {
     ConvBenchSettings settings;
