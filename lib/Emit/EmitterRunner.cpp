@@ -3,9 +3,13 @@
 #include "qimeng/Config.h"
 #include "qimeng/Kernel/KernelJson.h"
 #include "qimeng/Support/Subprocess.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/Process.h"
 #include <nlohmann/json.hpp>
 
@@ -242,4 +246,72 @@ qimeng::emitterGeneratorVersion(const EmitterOptions &options) {
         "cannot read the emitters' generator version from " +
         options.packageDir);
   return version.str();
+}
+
+llvm::Expected<EmittedKernel>
+qimeng::runSandboxedEmitter(llvm::StringRef source, llvm::StringRef requestJson,
+                            const EmitterOptions &options,
+                            const SandboxLimits &limits,
+                            bool *networkIsolated) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("qimeng-sandbox", dir))
+    return llvm::createStringError("cannot create the sandbox directory: " +
+                                   ec.message());
+  std::string dirText(dir);
+  auto cleanup = llvm::make_scope_exit(
+      [&] { llvm::sys::fs::remove_directories(dirText); });
+  std::string emitterPath = dirText + "/llm_emitter.py";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(emitterPath, ec);
+    if (ec)
+      return llvm::createStringError("cannot write the emitter: " +
+                                     ec.message());
+    out << source;
+  }
+  std::string launcher = options.packageDir + "/qimeng_sandbox.py";
+  SubprocessOptions sp;
+  sp.timeoutSeconds = limits.timeoutSeconds;
+  sp.outputCap = limits.outputCap;
+  sp.env = std::vector<std::string>{}; // nothing of ours: no API key
+  std::vector<std::string> args = {
+      options.python, "-I", "-S", launcher, emitterPath, dirText,
+      std::to_string(limits.cpuSeconds), std::to_string(limits.memoryMB),
+      std::to_string(limits.fileSizeKB)};
+  auto result = runSubprocess(options.python, args, requestJson, sp);
+  if (!result)
+    return llvm::createStringError("cannot run the sandboxed emitter: " +
+                                   llvm::toString(result.takeError()));
+  llvm::StringRef err = llvm::StringRef(result->err);
+  if (networkIsolated)
+    *networkIsolated = err.starts_with("network: isolated");
+  if (result->timedOut)
+    return llvm::createStringError(
+        llvm::formatv("the emitter did not finish within {0} s",
+                      limits.timeoutSeconds)
+            .str());
+  if (result->crashed)
+    return llvm::createStringError(
+        "the emitter was killed (" + result->statusMessage +
+        "; it may have passed its CPU or memory limit)");
+  if (llvm::StringRef(result->out).ends_with("[output truncated]"))
+    return llvm::createStringError(
+        llvm::formatv("the emitter printed more than {0} bytes",
+                      limits.outputCap)
+            .str());
+  if (result->exitCode != 0) {
+    size_t pos = err.rfind("error: ");
+    llvm::StringRef message =
+        pos != llvm::StringRef::npos ? err.substr(pos + 7).trim() : err.trim();
+    return llvm::createStringError(
+        llvm::formatv("the emitter failed (exit {0}): {1}", result->exitCode,
+                      message.empty() ? "no message" : message)
+            .str());
+  }
+  auto kernel = parseEmitterOutput(std::move(result->out));
+  if (!kernel)
+    return llvm::createStringError("the emitter's output: " +
+                                   llvm::toString(kernel.takeError()));
+  return kernel;
 }

@@ -100,6 +100,30 @@ llvm::Expected<EmittedKernel> emitKernel(const KernelProblem &problem,
                                          llvm::StringRef fault = "",
                                          const Target *target = nullptr);
 
+/// Limits of an untrusted emitter's run (runSandboxedEmitter).
+struct SandboxLimits {
+  unsigned timeoutSeconds = 30; ///< wall clock
+  unsigned cpuSeconds = 20;     ///< RLIMIT_CPU
+  unsigned memoryMB = 1024;     ///< RLIMIT_AS
+  unsigned fileSizeKB = 1024;   ///< RLIMIT_FSIZE
+  size_t outputCap = 4u << 20;  ///< stdout bytes kept; more is a failure
+};
+
+/// Runs emitter `source` (Python defining emit(request), as an LLM wrote
+/// it) on `requestJson` in python_emitters/qimeng_sandbox.py: its own
+/// process with an empty environment, a fresh temporary directory as its
+/// only writable place, the limits above, no network where the kernel
+/// allows a network namespace (`networkIsolated` says), and an audit hook
+/// refusing sockets, subprocesses and native code. The kernel text it
+/// prints goes through parseEmitterOutput. Every failure (a traceback's
+/// last line, a timeout, a kill, too much output, a malformed header) is
+/// an llvm::Error whose message says which.
+llvm::Expected<EmittedKernel>
+runSandboxedEmitter(llvm::StringRef source, llvm::StringRef requestJson,
+                    const EmitterOptions &options,
+                    const SandboxLimits &limits = {},
+                    bool *networkIsolated = nullptr);
+
 } // namespace qimeng
 
 #endif // QIMENG_EMIT_EMITTERRUNNER_H

@@ -1,0 +1,61 @@
+//===- LlmEmitter.h - The LLM writes an emitter -----------------*- C++ -*-===//
+//
+// The paper's second stage: the LLM writes a Python emitter for the
+// requested kernel (few-shot: the emitter protocol and our own emitter for
+// the ISA), which runs sandboxed (runSandboxedEmitter); its output is
+// assembled and validated in qimeng-runner exactly like a built-in kernel.
+// A Python error, a sandbox refusal, an assembler message or a validation
+// failure goes back to the LLM for a bounded number of repair rounds.
+// Nothing it writes is trusted: a kernel comes back only after it
+// validated.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_TUNE_LLMEMITTER_H
+#define QIMENG_TUNE_LLMEMITTER_H
+
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/LLM/ChatClient.h"
+#include "qimeng/Runtime/IsolatedValidation.h"
+#include <string>
+#include <vector>
+
+namespace qimeng {
+
+struct AuthoringOptions {
+  int maxRounds = 3; ///< the first attempt and up to two repairs
+  SandboxLimits sandbox;
+};
+
+/// One round: what the LLM wrote and what became of it.
+struct AuthoringRound {
+  std::string code;    ///< the emitter extracted from the reply, if any
+  std::string failure; ///< empty for the round that validated
+};
+
+struct AuthoredKernel {
+  std::string emitterSource; ///< the emitter that produced `kernel`
+  EmittedKernel kernel;
+  ValidationReport validation;
+  std::vector<AuthoringRound> rounds;
+  bool networkIsolated = false;
+};
+
+/// The first ```python (or ```) block of `reply`, or an error "the reply
+/// holds no code".
+llvm::Expected<std::string> extractCode(llvm::StringRef reply);
+
+/// Asks the LLM for an emitter of the GEMM `desc` with `config` on
+/// `target`, runs and validates its kernel, and repairs. An error, holding
+/// every round's failure, when no round gave a kernel that validated; the
+/// caller then keeps the built-in kernel.
+llvm::Expected<AuthoredKernel>
+authorGemmKernel(ChatClient &client, const GemmDesc &desc,
+                 const GemmConfig &config, const Target &target,
+                 const EmitterOptions &emitter,
+                 const IsolatedValidationOptions &runner,
+                 const AuthoringOptions &options = {});
+
+} // namespace qimeng
+
+#endif // QIMENG_TUNE_LLMEMITTER_H

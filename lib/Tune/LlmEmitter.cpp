@@ -1,0 +1,116 @@
+//===- LlmEmitter.cpp - The LLM writes an emitter -------------------------===//
+#include "qimeng/Tune/LlmEmitter.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace qimeng;
+
+llvm::Expected<std::string> qimeng::extractCode(llvm::StringRef reply) {
+  for (llvm::StringRef fence : {"```python", "```py", "```"}) {
+    size_t open = reply.find(fence);
+    if (open == llvm::StringRef::npos)
+      continue;
+    size_t start = reply.find('\n', open);
+    if (start == llvm::StringRef::npos)
+      continue;
+    size_t close = reply.find("```", start + 1);
+    if (close == llvm::StringRef::npos)
+      continue;
+    return reply.slice(start + 1, close).str();
+  }
+  return llvm::createStringError(
+      "the reply holds no code: send the emitter in one ```python block");
+}
+
+/// The few-shot prompt: the protocol, our emitter for the ISA, the request.
+static std::string authoringPrompt(const EmitterOptions &emitter,
+                                   const std::string &request) {
+  std::string example;
+  if (auto buf = llvm::MemoryBuffer::getFile(
+          emitter.packageDir + "/qimeng_emitters/sgemm.py"))
+    example = (*buf)->getBuffer().str();
+  return "Write a Python 3 module (standard library only, self-contained: it "
+         "cannot import anything outside the standard library) that defines "
+         "emit(request) -> str for QiMeng-TensorOp's emitter protocol. The "
+         "request is a JSON object like the one below (kind sgemm: C += A * "
+         "B, row-major, M x N x K with leading dimensions lda, ldb, ldc in "
+         "elements, C already holds values to accumulate into). emit returns "
+         "AT&T x86-64 assembly: header comment lines '# qm.symbol: NAME', "
+         "'# qm.workspace_bytes: BYTES', '# qm.clobbers: rax,rbx,...' (every "
+         "register the body writes besides rdi, rsi, rdx, rcx), then a "
+         "function NAME(A, B, C, workspace) taking the pointers in rdi, rsi, "
+         "rdx and rcx, saving the callee-saved registers it uses, whose body "
+         "lies between the lines '# qm.body.begin' and '# qm.body.end'. Use "
+         "only instructions the target's features allow. Answer with the "
+         "whole module in one ```python block.\n\nThe request:\n" +
+         request + "\n\nOur own emitter for this kind, as an example of the "
+         "protocol and of a fast kernel:\n```python\n" + example + "\n```\n";
+}
+
+llvm::Expected<AuthoredKernel>
+qimeng::authorGemmKernel(ChatClient &client, const GemmDesc &desc,
+                         const GemmConfig &config, const Target &target,
+                         const EmitterOptions &emitter,
+                         const IsolatedValidationOptions &runner,
+                         const AuthoringOptions &options) {
+  std::string request = gemmRequestJson(desc, config, "", &target);
+  std::vector<ChatMessage> conversation = {
+      {"system", "You write x86-64 assembly emitters for GEMM kernels."},
+      {"user", authoringPrompt(emitter, request)}};
+  AuthoredKernel result;
+  for (int round = 0; round < std::max(1, options.maxRounds); ++round) {
+    auto reply = client.complete(conversation);
+    if (!reply)
+      return llvm::createStringError("the LLM did not answer: " +
+                                     llvm::toString(reply.takeError()));
+    conversation.push_back({"assistant", *reply});
+    AuthoringRound r;
+    auto fail = [&](std::string why) {
+      r.failure = std::move(why);
+      result.rounds.push_back(r);
+      conversation.push_back(
+          {"user", "That failed: " + r.failure +
+                       "\nFix it and send the whole module again in one "
+                       "```python block."});
+    };
+    auto code = extractCode(*reply);
+    if (!code) {
+      fail(llvm::toString(code.takeError()));
+      continue;
+    }
+    r.code = *code;
+    bool isolated = false;
+    auto kernel =
+        runSandboxedEmitter(*code, request, emitter, options.sandbox, &isolated);
+    result.networkIsolated = isolated;
+    if (!kernel) {
+      fail(llvm::toString(kernel.takeError()));
+      continue;
+    }
+    // Assembled and run in qimeng-runner, like any kernel.
+    auto report = validateGemmIsolated(desc, target, *kernel, runner);
+    if (!report) {
+      fail("the kernel could not be assembled or loaded: " +
+           llvm::toString(report.takeError()));
+      continue;
+    }
+    if (!report->passed) {
+      fail("the kernel failed validation: " + report->failure);
+      continue;
+    }
+    result.rounds.push_back(r);
+    result.emitterSource = *code;
+    result.kernel = std::move(*kernel);
+    result.validation = *report;
+    return result;
+  }
+  std::string all;
+  for (size_t i = 0; i < result.rounds.size(); ++i)
+    all += llvm::formatv("{0}round {1}: {2}", i ? "; " : "", i + 1,
+                         result.rounds[i].failure)
+               .str();
+  return llvm::createStringError(
+      llvm::formatv("no LLM-written emitter validated in {0} round(s): {1}",
+                    result.rounds.size(), all)
+          .str());
+}
