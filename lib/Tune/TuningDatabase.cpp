@@ -201,6 +201,8 @@ static ordered_json recordToJsonValue(const TuningRecord &r) {
   j["validated"] = r.validated;
   j["trials"] = r.trials;
   j["source"] = r.source;
+  if (!r.emitterSource.empty())
+    j["emitter_source"] = r.emitterSource;
   j["timestamp"] = r.timestamp;
   return j;
 }
@@ -305,6 +307,9 @@ static llvm::Expected<TuningRecord> recordFromJsonValue(const json &j) {
     return std::move(err);
   if (llvm::Error err = top.string("source", r.source))
     return std::move(err);
+  if (top.find("emitter_source"))
+    if (llvm::Error err = top.string("emitter_source", r.emitterSource))
+      return std::move(err);
   if (llvm::Error err = top.string("timestamp", r.timestamp))
     return std::move(err);
 
@@ -335,6 +340,7 @@ static llvm::Error checkStorable(const TuningRecord &r) {
         {&r.kernelText, "kernel_text"},
         {&r.kernelSha256, "kernel_sha256"},
         {&r.source, "source"},
+        {&r.emitterSource, "emitter_source"},
         {&r.timestamp, "timestamp"}}) {
     if (!llvm::json::isUTF8(*text))
       return llvm::createStringError(

@@ -12,6 +12,8 @@
 #include "qimeng/LLM/ChatClient.h"
 #include "qimeng/LLM/HttpTransport.h"
 #include "qimeng/LLM/TaskPrompt.h"
+#include "qimeng/LLM/HardwareComprehension.h"
+#include "qimeng/Support/Subprocess.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -398,6 +400,143 @@ TEST(TaskPromptTest, TheLlmExtractsTheTaskAndItIsCheckedToo) {
                        "field 'm' must be an integer");
   QM_ASSERT_FAILS_WITH(extractTaskWithLlm("x", client).takeError(),
                        "the LLM read the target as 'h100'");
+}
+
+} // namespace
+
+namespace {
+
+Target fixedTarget() {
+  auto t = Target::parse("x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,"
+                         "+fma,+avx512f:l1d=48K,l2=2M,l3=105M,cores=2");
+  EXPECT_TRUE(static_cast<bool>(t));
+  return t ? *t : Target{};
+}
+
+TEST(HardwareComprehensionTest, ThePromptTiesHintsToFactorsAndTheTarget) {
+  std::string p = hardwarePrompt(fixedTarget(), "Section 2.1: two FMA units");
+  for (const char *word : {"tiling", "reordering", "vectorization", "layout",
+                           "pipelining", "registers", "memory hierarchy",
+                           "load/compute/store", "cores", "sapphirerapids",
+                           "two FMA units", "\"l2_bytes\""})
+    EXPECT_NE(p.find(word), std::string::npos) << word;
+}
+
+TEST(HardwareComprehensionTest, DetectedFactsWinAndConflictsAreReported) {
+  Target t = fixedTarget();
+  QM_ASSERT_EXPECTED(
+      r, mergeHardwareReply(
+             "```json\n{\"registers\": {\"vector_registers\": 32, "
+             "\"vector_bits\": 512}, \"memory\": {\"l1d_bytes\": 49152, "
+             "\"l2_bytes\": 1048576}, \"instructions\": {\"fma\": true}, "
+             "\"cores\": 56, \"hints\": {\"tiling\": \"12x32 fits 32 zmm\", "
+             "\"layout\": \"pack B in L1\"}}\n```",
+             t));
+  EXPECT_EQ(r.merged.l2, 2 * 1024 * 1024);
+  EXPECT_EQ(r.merged.cores, 2);
+  EXPECT_EQ(r.merged.vectorRegisters, 32);
+  EXPECT_EQ(r.conflicts,
+            (std::vector<std::string>{
+                "l2: the LLM says 1048576, detection 2097152; kept the "
+                "detected value",
+                "cores: the LLM says 56, detection 2; kept the detected "
+                "value"}));
+  EXPECT_EQ(r.merged.hints.at("tiling"), "12x32 fits 32 zmm");
+  EXPECT_EQ(r.merged.hints.count("pipelining"), 0u);
+  QM_ASSERT_FAILS_WITH(mergeHardwareReply("no idea", t).takeError(),
+                       "holds no JSON object");
+  QM_ASSERT_FAILS_WITH(
+      mergeHardwareReply("{\"memory\": {\"l2_bytes\": \"2M\"}}", t)
+          .takeError(),
+      "field 'memory.l2_bytes' must be a non-negative integer");
+  QM_ASSERT_FAILS_WITH(
+      mergeHardwareReply("{\"instructions\": {\"fma\": 1}}", t).takeError(),
+      "'instructions.fma' must be true or false");
+}
+
+TEST(HardwareComprehensionTest, TheClientAsksOnce) {
+  FakeTransport fake;
+  fake.script.push_back(reply(200, chatReply("{\"cores\": 2}")));
+  Sleeps sleeps;
+  ChatClient client(testConfig(), fake, sleeps.sleeper());
+  QM_ASSERT_EXPECTED(r, comprehendHardware(client, fixedTarget()));
+  EXPECT_TRUE(r.conflicts.empty());
+  ASSERT_EQ(fake.requests.size(), 1u);
+  EXPECT_NE(fake.requests[0].body.find("pipelining"), std::string::npos);
+}
+
+} // namespace
+
+namespace {
+
+/// qimeng-tensorop end to end against the loopback server: the LLM reads
+/// the prompt (stage 0), the machine (stage 1), proposes tuning moves
+/// (stage 3) and writes an emitter (stage 2); the report says what came of
+/// each, and a server that has gone away leaves a correct offline run.
+TEST_F(TranscriptTest, QimengTensoropTalksToAnLlm) {
+  setenv("QIMENG_TEST_LLM_KEY", "sk-test-secret", 1);
+  std::string emitter =
+      "def emit(request):\n    raise RuntimeError('first draft')\n";
+  nlohmann::json replies = nlohmann::json::array(
+      {{{"body", chatReply("{\"op\": \"sgemm\", \"m\": 24, \"n\": 40, \"k\": "
+                           "16, \"dtype\": \"f32\", \"target\": \"host\"}")}},
+       {{"body", chatReply("{\"cores\": 64, \"hints\": {\"tiling\": \"x\"}}")}},
+       {{"body", chatReply("{\"candidates\": [\"ku=2\"]}")}},
+       {{"body", chatReply("```python\n" + emitter + "```")}},
+       {{"body", chatReply("no code this time")}},
+       {{"body", chatReply("still none")}}});
+  LoopbackServer server(root, replies);
+  ASSERT_FALSE(server.port.empty());
+  std::string tool = std::string(QIMENG_TEST_BINARY_DIR) + "/qimeng-tensorop";
+  std::vector<std::string> args = {
+      tool, "--json", "-o", root + "/out", "--budget", "4", "--cache-dir",
+      root + "/db", "--llm-endpoint", server.url(), "--llm-model", "m",
+      "--llm-api-key-env", "QIMENG_TEST_LLM_KEY",
+      "make me a small matrix multiply"};
+  SubprocessOptions sp;
+  sp.timeoutSeconds = 300;
+  QM_ASSERT_EXPECTED(run, runSubprocess(tool, args, "", sp));
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << run.out;
+  EXPECT_EQ(report["prompt_parsed_by"], "llm");
+  EXPECT_EQ(report["shape"], "24x40x16");
+  EXPECT_EQ(report["validated"], true);
+  EXPECT_EQ(report["source"], "llm-assisted");
+  EXPECT_NE(report["hardware_notes"][0].get<std::string>().find(
+                "cores: the LLM says 64"),
+            std::string::npos);
+  EXPECT_NE(report["llm_emitter"].get<std::string>().find(
+                "no LLM-written emitter validated in 3 round(s)"),
+            std::string::npos)
+      << report["llm_emitter"];
+  // The transcript holds every exchange and never the key.
+  auto transcript =
+      llvm::MemoryBuffer::getFile(root + "/out/llm-transcript.jsonl");
+  ASSERT_TRUE(static_cast<bool>(transcript));
+  EXPECT_EQ((*transcript)->getBuffer().count('\n'), 6u);
+  EXPECT_EQ((*transcript)->getBuffer().find("sk-test-secret"),
+            llvm::StringRef::npos);
+  EXPECT_EQ(run.err.find("sk-test-secret"), std::string::npos);
+}
+
+TEST_F(TranscriptTest, QimengTensoropWithAnUnreachableLlmRunsOffline) {
+  std::string tool = std::string(QIMENG_TEST_BINARY_DIR) + "/qimeng-tensorop";
+  std::vector<std::string> args = {
+      tool, "--json", "-o", root + "/out", "--budget", "2", "--cache-dir",
+      root + "/db", "--llm-endpoint", "http://127.0.0.1:9/v1", "--llm-model",
+      "m", "generate a 24x40x16 fp32 GEMM for this CPU"};
+  SubprocessOptions sp;
+  sp.timeoutSeconds = 300;
+  QM_ASSERT_EXPECTED(run, runSubprocess(tool, args, "", sp));
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << run.out;
+  EXPECT_EQ(report["prompt_parsed_by"], "builtin");
+  EXPECT_EQ(report["validated"], true);
+  EXPECT_NE(run.err.find("reading the prompt with the built-in parser"),
+            std::string::npos)
+      << run.err;
 }
 
 } // namespace

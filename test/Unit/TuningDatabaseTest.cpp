@@ -92,6 +92,7 @@ void expectSameRecord(const TuningRecord &a, const TuningRecord &b) {
   EXPECT_EQ(a.validated, b.validated);
   EXPECT_EQ(a.trials, b.trials);
   EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.emitterSource, b.emitterSource);
   EXPECT_EQ(a.timestamp, b.timestamp);
 }
 
@@ -224,6 +225,13 @@ TEST_F(TuningDatabaseTest, StoreThenLookupRoundTripsEveryField) {
   // And through the JSON text alone.
   QM_ASSERT_EXPECTED(parsed, recordFromJson(recordToJson(record)));
   expectSameRecord(parsed, record);
+  // An LLM-written emitter is kept with its kernel.
+  record.source = "llm";
+  record.emitterSource = "def emit(request):\n    return '...'\n";
+  QM_ASSERT_OK(db.store(record));
+  found = db.lookup(testKey(), warnings);
+  ASSERT_TRUE(found.has_value());
+  expectSameRecord(*found, record);
 }
 
 TEST_F(TuningDatabaseTest, EmptyChecksumIsFilledIn) {

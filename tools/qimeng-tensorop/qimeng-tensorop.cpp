@@ -13,6 +13,7 @@
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Partition.h"
 #include "qimeng/LLM/ChatClient.h"
+#include "qimeng/LLM/HardwareComprehension.h"
 #include "qimeng/LLM/HttpTransport.h"
 #include "qimeng/LLM/TaskPrompt.h"
 #include "qimeng/Runtime/Benchmark.h"
@@ -22,6 +23,7 @@
 #include "qimeng/Runtime/JitKernel.h"
 #include "qimeng/Runtime/RunnerService.h"
 #include "qimeng/Support/CommandLine.h"
+#include "qimeng/Tune/LlmEmitter.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
 #include "llvm/ADT/StringExtras.h"
@@ -29,6 +31,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -83,6 +86,12 @@ static cl::opt<std::string> llmTranscriptOpt(
     "llm-transcript",
     cl::desc("Append every LLM exchange to this JSON-lines file (default: "
              "DIR/llm-transcript.jsonl when an LLM is used)"),
+    cl::init(""), cl::cat(category));
+
+static cl::opt<std::string> manualOpt(
+    "manual",
+    cl::desc("A text file with an excerpt of the CPU's manual, given to the "
+             "LLM with the detected target (stage 1)"),
     cl::init(""), cl::cat(category));
 
 /// The C header for a kernel: its signature, workspace and contract.
@@ -196,6 +205,28 @@ int main(int argc, char **argv) {
   const KernelProblem &problem = task->problem;
 
   Target host = Target::detectHost();
+  // Stage 1: the LLM reads the machine; detected facts win.
+  std::vector<std::string> hardwareNotes;
+  if (llm) {
+    std::string manual;
+    if (!manualOpt.empty()) {
+      auto text = llvm::MemoryBuffer::getFile(manualOpt);
+      if (!text)
+        exitOnErr(llvm::createStringError("cannot read --manual " +
+                                          manualOpt + ": " +
+                                          text.getError().message()));
+      manual = (*text)->getBuffer().str();
+    }
+    if (auto hw = comprehendHardware(*llm, host, manual)) {
+      for (const std::string &c : hw->conflicts)
+        hardwareNotes.push_back(c);
+    } else {
+      hardwareNotes.push_back("the LLM's hardware reading was unusable: " +
+                              llvm::toString(hw.takeError()));
+    }
+    for (const std::string &n : hardwareNotes)
+      llvm::WithColor::note(llvm::errs(), "qimeng-tensorop") << n << "\n";
+  }
   EmitterOptions emitter = EmitterOptions::defaults();
   IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
   GemmConfig base = exitOnErr(chooseKernelConfig(problem, host));
@@ -216,6 +247,50 @@ int main(int argc, char **argv) {
       llvm::errs() << "qimeng-tensorop: " << line << "\n";
     };
   TuneResult tuned = exitOnErr(tuneKernel(request));
+  // Stage 2: the LLM writes an emitter; its kernel, validated, replaces the
+  // tuned one only when it is faster.
+  std::string authoring;
+  if (llm && !problem.conv() && tuned.record.config.threads == 1) {
+    auto authored = authorGemmKernel(*llm, problem.gemm(), base, host,
+                                     emitter, runner);
+    if (!authored) {
+      authoring = llvm::toString(authored.takeError());
+    } else {
+      auto timed = measureGemmIsolated(problem.gemm(), host, authored->kernel,
+                                       7, runner);
+      if (timed && timed->validation.passed &&
+          timed->gflops > tuned.record.medianGflops) {
+        authoring = llvm::formatv("the LLM's emitter won: {0:F1} against "
+                                  "{1:F1} GFLOPS",
+                                  timed->gflops, tuned.record.medianGflops)
+                        .str();
+        TuningRecord &r = tuned.record;
+        r.config = base;
+        r.symbol = authored->kernel.symbol;
+        r.kernelText = authored->kernel.text;
+        r.kernelSha256 = sha256Hex(authored->kernel.text);
+        r.workspaceBytes = authored->kernel.workspaceBytes;
+        r.medianGflops = timed->gflops;
+        r.spread = timed->spread;
+        r.fractionOfPeak =
+            r.peakGflops > 0 ? r.medianGflops / r.peakGflops : 0;
+        r.maxRelError = timed->validation.maxRelError;
+        r.source = "llm";
+        r.emitterSource = authored->emitterSource;
+        tuned.kernel = authored->kernel;
+      } else {
+        authoring = timed ? llvm::formatv("the LLM's emitter validated but "
+                                          "lost: {0:F1} against {1:F1} GFLOPS",
+                                          timed ? timed->gflops : 0.0,
+                                          tuned.record.medianGflops)
+                                .str()
+                          : "the LLM's kernel could not be timed: " +
+                                llvm::toString(timed.takeError());
+      }
+    }
+    llvm::WithColor::note(llvm::errs(), "qimeng-tensorop")
+        << "stage 2: " << authoring << "\n";
+  }
   if (auto db = TuningDatabase::open(resolveCacheDir(cacheDirOpt))) {
     if (auto err = db->store(tuned.record))
       llvm::WithColor::warning(llvm::errs(), "qimeng-tensorop")
@@ -290,7 +365,7 @@ int main(int argc, char **argv) {
   exitOnErr(writeFile(hdrPath, headerText(*task, kernel, tuned.record)));
 
   double peak = tuned.record.peakGflops;
-  std::string source = llm ? "llm-assisted" : "builtin";
+  std::string source = tuned.record.source;
   if (jsonOpt) {
     nlohmann::json files = {
         {"assembly", asmPath}, {"object", objPath}, {"header", hdrPath}};
@@ -317,6 +392,10 @@ int main(int argc, char **argv) {
         {"files", files}};
     if (!report.passed)
       out["failure"] = report.failure;
+    if (llm) {
+      out["hardware_notes"] = hardwareNotes;
+      out["llm_emitter"] = authoring;
+    }
     llvm::outs() << out.dump(2, ' ', false,
                              nlohmann::json::error_handler_t::replace)
                  << "\n";
@@ -326,8 +405,8 @@ int main(int argc, char **argv) {
         problem.conv() ? "conv2d" : "sgemm", task->shape, host.cpu,
         parsedBy == "llm" ? "LLM's" : "built-in");
     llvm::outs() << llvm::formatv(
-        "kernel {0}\n  from the {1} policy, {2} trials, config {3}\n",
-        kernel.symbol, llm ? "LLM-assisted" : "built-in", tuned.record.trials,
+        "kernel {0}\n  source {1}, {2} trials, config {3}\n",
+        kernel.symbol, source, tuned.record.trials,
         tuned.record.config.str());
     llvm::outs() << "  validated: "
                  << (report.passed ? "yes (fp64 reference and OpenBLAS, "

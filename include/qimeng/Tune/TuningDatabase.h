@@ -69,7 +69,10 @@ struct TuningRecord {
   double maxRelError = 0; ///< from validation
   bool validated = false;
   int trials = 0;                 ///< candidates the tuner evaluated
-  std::string source = "builtin"; ///< policy that proposed it
+  std::string source = "builtin"; ///< "builtin", "llm-assisted" or "llm"
+  /// The emitter's source when an LLM wrote it (source "llm"); empty for
+  /// our own emitters.
+  std::string emitterSource;
   std::string timestamp;          ///< UTC, ISO 8601
 };
 
