@@ -17,6 +17,8 @@
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/LLM/ChatClient.h"
+#include "qimeng/LLM/HttpTransport.h"
 #include "qimeng/Transforms/ConvMatcher.h"
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "qimeng/Transforms/Passes.h"
@@ -48,6 +50,8 @@ struct ResolvedOptions {
   unsigned threads = 0; ///< 0: all of the target's cores
   EmitterOptions emitter;
   IsolatedValidationOptions runner;
+  ChatConfig llm;            ///< baseUrl empty: offline
+  std::string llmTranscript; ///< empty: not recorded
 };
 
 /// A kernel ready to embed: the emitter's output, validated when asked.
@@ -240,6 +244,9 @@ struct QiMengTensorOpPass
   using QiMengTensorOpBase::QiMengTensorOpBase;
 
   std::optional<TuningDatabase> database;
+  // Per run (shared, since passes are copied when cloned).
+  std::shared_ptr<HttpTransport> network, recorder;
+  std::shared_ptr<ChatClient> llm;
 
   /// Options -> plain data; a bad option is an error naming it.
   FailureOr<ResolvedOptions> resolveOptions(ModuleOp module) {
@@ -306,6 +313,22 @@ struct QiMengTensorOpPass
     if (!std::string(runner).empty())
       o.runner.runnerPath = runner;
     o.runner.timeoutSeconds = std::max(timeout, 120u);
+    o.llm = ChatConfig::fromEnvironment();
+    if (!std::string(llmEndpoint).empty())
+      o.llm.baseUrl = llmEndpoint;
+    if (!std::string(llmModel).empty())
+      o.llm.model = llmModel;
+    if (!std::string(llmApiKeyEnv).empty())
+      o.llm.apiKeyEnv = llmApiKeyEnv;
+    o.llmTranscript = llmTranscript;
+    if (!o.llm.baseUrl.empty()) {
+      if (auto err = o.llm.verify()) {
+        mlir::emitError(module.getLoc())
+            << "qimeng-tensorop: invalid LLM options: "
+            << llvm::toString(std::move(err));
+        return failure();
+      }
+    }
     return o;
   }
 
@@ -377,7 +400,15 @@ struct QiMengTensorOpPass
       request.progress = [](const std::string &line) {
         llvm::errs() << "qimeng-tensorop: " << line << "\n";
       };
+      request.llm = llm.get();
       auto tuned = tuneKernel(request);
+      if (tuned && llm)
+        for (const ProposalRound &round : tuned->llmRounds)
+          if (!round.error.empty())
+            mlir::emitWarning(getOperation().getLoc())
+                << "LLM proposer round unusable for " << problem.str()
+                << ": " << round.error
+                << "; the built-in priors went on alone";
       if (!tuned) {
         reason = llvm::toString(tuned.takeError());
         return failure();
@@ -453,6 +484,25 @@ struct QiMengTensorOpPass
     });
     if (ops.empty())
       return;
+
+    // The LLM proposer when configured: a transport failure at run time is
+    // a warning per op, never an error.
+    if (!options->llm.baseUrl.empty() && options->tuneBudget > 0) {
+      if (auto curl = CurlTransport::create()) {
+        network = std::move(*curl);
+        HttpTransport *transport = network.get();
+        if (!options->llmTranscript.empty()) {
+          recorder = std::make_shared<RecordingTransport>(
+              *network, options->llmTranscript);
+          transport = recorder.get();
+        }
+        llm = std::make_shared<ChatClient>(options->llm, *transport);
+      } else {
+        mlir::emitWarning(module.getLoc())
+            << "LLM unavailable, tuning offline: "
+            << llvm::toString(curl.takeError());
+      }
+    }
 
     // An unusable database is a warning: the pass then works without one.
     if (auto db = TuningDatabase::open(options->cacheDir)) {

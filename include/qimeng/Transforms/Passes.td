@@ -74,6 +74,20 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "QIMENG_EMITTER_DIR, then the source tree's)">,
     Option<"emitTimeout", "emit-timeout", "unsigned", /*default=*/"60",
            "Seconds an emitter may take (validation gets at least 120)">,
+    Option<"llmEndpoint", "llm-endpoint", "std::string", /*default=*/"\"\"",
+           "OpenAI-compatible API base (e.g. http://127.0.0.1:8000/v1; "
+           "default QIMENG_LLM_ENDPOINT): when tuning, the LLM proposes "
+           "moves on top of the built-in priors; none: offline">,
+    Option<"llmModel", "llm-model", "std::string", /*default=*/"\"\"",
+           "LLM model name (default QIMENG_LLM_MODEL)">,
+    Option<"llmApiKeyEnv", "llm-api-key-env", "std::string",
+           /*default=*/"\"\"",
+           "Environment variable holding the LLM API key (default "
+           "QIMENG_LLM_API_KEY_ENV); the key is never printed">,
+    Option<"llmTranscript", "llm-transcript", "std::string",
+           /*default=*/"\"\"",
+           "Append every LLM exchange to this JSON-lines file (key "
+           "stripped)">,
     Option<"testInjectFault", "test-inject-fault", "std::string",
            /*default=*/"\"\"",
            "Test only: request a deliberately broken kernel (`drop-k` or "
