@@ -22,13 +22,29 @@ llvm::Expected<std::string> qimeng::extractCode(llvm::StringRef reply) {
       "the reply holds no code: send the emitter in one ```python block");
 }
 
-/// The few-shot prompt: the protocol, our emitter for the ISA, the request.
+/// The prompt: the protocol and the request; the hints and our emitter for
+/// the ISA as the options say.
 static std::string authoringPrompt(const EmitterOptions &emitter,
-                                   const std::string &request) {
+                                   const std::string &request,
+                                   const AuthoringOptions &options) {
+  using P = AuthoringOptions::Prompting;
   std::string example;
-  if (auto buf = llvm::MemoryBuffer::getFile(
-          emitter.packageDir + "/qimeng_emitters/sgemm.py"))
-    example = (*buf)->getBuffer().str();
+  if (options.prompting == P::FewShot)
+    if (auto buf = llvm::MemoryBuffer::getFile(
+            emitter.packageDir + "/qimeng_emitters/sgemm.py"))
+      example = (*buf)->getBuffer().str();
+  std::string hints;
+  if (options.prompting != P::Vanilla && !options.hints.empty()) {
+    hints = "\n\nWhat we know of this machine, hint by hint:\n";
+    for (const auto &[name, text] : options.hints)
+      hints += "- " + name + ": " + text + "\n";
+  }
+  std::string tail =
+      example.empty()
+          ? std::string("\n")
+          : "\n\nOur own emitter for this kind, as an example of the "
+            "protocol and of a fast kernel:\n```python\n" +
+                example + "\n```\n";
   return "Write a Python 3 module (standard library only, self-contained: it "
          "cannot import anything outside the standard library) that defines "
          "emit(request) -> str for QiMeng-TensorOp's emitter protocol. The "
@@ -43,8 +59,7 @@ static std::string authoringPrompt(const EmitterOptions &emitter,
          "lies between the lines '# qm.body.begin' and '# qm.body.end'. Use "
          "only instructions the target's features allow. Answer with the "
          "whole module in one ```python block.\n\nThe request:\n" +
-         request + "\n\nOur own emitter for this kind, as an example of the "
-         "protocol and of a fast kernel:\n```python\n" + example + "\n```\n";
+         request + hints + tail;
 }
 
 llvm::Expected<AuthoredKernel>
@@ -56,7 +71,7 @@ qimeng::authorGemmKernel(ChatClient &client, const GemmDesc &desc,
   std::string request = gemmRequestJson(desc, config, "", &target);
   std::vector<ChatMessage> conversation = {
       {"system", "You write x86-64 assembly emitters for GEMM kernels."},
-      {"user", authoringPrompt(emitter, request)}};
+      {"user", authoringPrompt(emitter, request, options)}};
   AuthoredKernel result;
   for (int round = 0; round < std::max(1, options.maxRounds); ++round) {
     auto reply = client.complete(conversation);

@@ -540,3 +540,58 @@ TEST_F(TranscriptTest, QimengTensoropWithAnUnreachableLlmRunsOffline) {
 }
 
 } // namespace
+
+namespace {
+
+/// The ablation against the scripted server: vanilla (a real scalar
+/// emitter, validated), hints only (no code: failed), the full pipeline.
+TEST_F(TranscriptTest, QimengTensoropAblation) {
+  std::string goodEmitter;
+  {
+    auto file = llvm::MemoryBuffer::getFile(
+        std::string(QIMENG_TEST_SOURCE_DIR) + "/Unit/Inputs/scalar_emitter.py");
+    ASSERT_TRUE(static_cast<bool>(file));
+    goodEmitter = (*file)->getBuffer().str();
+  }
+  nlohmann::json replies = nlohmann::json::array(
+      {{{"body", chatReply("{\"op\": \"sgemm\", \"m\": 13, \"n\": 21, "
+                           "\"k\": 17}")}},
+       {{"body", chatReply("```python\n" + goodEmitter + "```")}},
+       {{"body", chatReply("{\"hints\": {\"tiling\": \"12x32 blocks\"}}")}},
+       {{"body", chatReply("Use bigger tiles.")}},
+       {{"body", chatReply("{\"candidates\": [\"ku=2\"]}")}},
+       {{"body", chatReply("```python\n" + goodEmitter + "```")}}});
+  LoopbackServer server(root, replies);
+  ASSERT_FALSE(server.port.empty());
+  std::string tool = std::string(QIMENG_TEST_BINARY_DIR) + "/qimeng-tensorop";
+  std::vector<std::string> args = {
+      tool, "--json", "--ablation", "-o", root + "/out", "--budget", "2",
+      "--cache-dir", root + "/db", "--llm-endpoint", server.url(),
+      "--llm-model", "m", "a 13x21x17 matmul"};
+  SubprocessOptions sp;
+  sp.timeoutSeconds = 300;
+  QM_ASSERT_EXPECTED(run, runSubprocess(tool, args, "", sp));
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << run.out;
+  const nlohmann::json &rows = report["ablation"];
+  ASSERT_EQ(rows.size(), 3u) << run.out;
+  EXPECT_EQ(rows[0]["variant"], "vanilla");
+  EXPECT_EQ(rows[0]["validated"], true) << rows[0];
+  EXPECT_EQ(rows[1]["variant"], "hints-only");
+  EXPECT_EQ(rows[1]["validated"], false);
+  EXPECT_NE(rows[1]["failure"].get<std::string>().find("holds no code"),
+            std::string::npos);
+  EXPECT_EQ(rows[2]["variant"], "full-pipeline");
+  EXPECT_EQ(rows[2]["validated"], true);
+  EXPECT_GT(rows[2]["gflops"].get<double>(), 0);
+  // The hints reached the hints-only prompt; the vanilla one has none.
+  std::vector<nlohmann::json> seen = server.requests();
+  ASSERT_GE(seen.size(), 4u);
+  EXPECT_EQ(seen[1]["body"].get<std::string>().find("12x32 blocks"),
+            std::string::npos);
+  EXPECT_NE(seen[3]["body"].get<std::string>().find("12x32 blocks"),
+            std::string::npos);
+}
+
+} // namespace

@@ -11,6 +11,7 @@
 #include "ErrorHelpers.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Tune/LlmEmitter.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include <deque>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,55 +20,21 @@ using namespace qimeng;
 
 namespace {
 
-/// A self-contained emitter: C[i][j] += sum_k A[i][k] * B[k][j] with
-/// scalar FMAs, the shape and leading dimensions from the request.
-const char *kGoodEmitter = R"PY(
-def emit(request):
-    m, n, k = request["m"], request["n"], request["k"]
-    lda, ldb, ldc = request["lda"], request["ldb"], request["ldc"]
-    sym = f"llm_sgemm_{m}x{n}x{k}"
-    body = [
-        "xorl %r8d, %r8d",
-        "1:",
-        "xorl %r9d, %r9d",
-        "2:",
-        f"imulq ${ldc * 4}, %r8, %rax",
-        "leaq (%rdx,%rax), %r10",
-        "vmovss (%r10,%r9,4), %xmm0",
-        f"imulq ${lda * 4}, %r8, %rax",
-        "leaq (%rdi,%rax), %r11",
-        "leaq (%rsi,%r9,4), %rax",
-        "xorl %ecx, %ecx",
-        "3:",
-        "vmovss (%r11,%rcx,4), %xmm1",
-        "vfmadd231ss (%rax), %xmm1, %xmm0",
-        f"addq ${ldb * 4}, %rax",
-        "incq %rcx",
-        f"cmpq ${k}, %rcx",
-        "jb 3b",
-        "vmovss %xmm0, (%r10,%r9,4)",
-        "incq %r9",
-        f"cmpq ${n}, %r9",
-        "jb 2b",
-        "incq %r8",
-        f"cmpq ${m}, %r8",
-        "jb 1b",
-    ]
-    lines = [f"# qm.symbol: {sym}", "# qm.workspace_bytes: 64",
-             "# qm.clobbers: rax,rcx,r8,r9,r10,r11,xmm0,xmm1",
-             "# qm.features: avx,fma", "\t.text", f"\t.globl\t{sym}",
-             f"{sym}:", "# qm.body.begin"]
-    lines += ["\t" + b if not b.endswith(":") else b for b in body]
-    lines += ["# qm.body.end", "\tretq"]
-    return "\n".join(lines) + "\n"
-)PY";
+/// A self-contained emitter, as an LLM might write it (scalar FMA loops,
+/// correct for any shape): test/Unit/Inputs/scalar_emitter.py.
+std::string goodEmitter() {
+  auto file = llvm::MemoryBuffer::getFile(std::string(QIMENG_TEST_SOURCE_DIR) +
+                                          "/Unit/Inputs/scalar_emitter.py");
+  EXPECT_TRUE(static_cast<bool>(file));
+  return file ? (*file)->getBuffer().str() : std::string();
+}
 
 std::string fenced(const std::string &code) {
   return "Here is the emitter:\n```python\n" + code + "\n```\n";
 }
 
 std::string variant(const std::string &from, const std::string &to) {
-  std::string code = kGoodEmitter;
+  std::string code = goodEmitter();
   size_t at = code.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   if (at != std::string::npos)
@@ -136,7 +103,7 @@ TEST_F(LlmEmitterTest, AGoodEmitterValidatesAfterARepair) {
   setenv("QIMENG_TEST_LLM_KEY", "sk-sandbox-secret", 1);
   ScriptedChat chat;
   chat.replies.push_back("I would use a blocked loop nest.");
-  chat.replies.push_back(fenced(kGoodEmitter));
+  chat.replies.push_back(fenced(goodEmitter()));
   ChatClient client(scripted(), chat, [](double) {});
   QM_ASSERT_EXPECTED(authored,
                      authorGemmKernel(client, desc, config, host,

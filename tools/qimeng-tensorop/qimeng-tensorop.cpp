@@ -94,6 +94,15 @@ static cl::opt<std::string> manualOpt(
              "LLM with the detected target (stage 1)"),
     cl::init(""), cl::cat(category));
 
+static cl::opt<bool> ablationOpt(
+    "ablation",
+    cl::desc("With an LLM: the paper's ablation for a GEMM. A vanilla "
+             "prompt (the kernel asked for directly, one round), hints only "
+             "(stage 1's hints, one round) and the full pipeline (stage 1, "
+             "the LLM's emitter with repair rounds, and tuning with the "
+             "LLM's moves), each validated and timed the same way"),
+    cl::init(false), cl::cat(category));
+
 /// The C header for a kernel: its signature, workspace and contract.
 static std::string headerText(const Task &task, const EmittedKernel &k,
                               const TuningRecord &r) {
@@ -135,6 +144,117 @@ static llvm::Error writeFile(const std::string &path, llvm::StringRef data) {
                                    ec.message());
   out << data;
   return llvm::Error::success();
+}
+
+/// One row of the ablation.
+struct AblationRow {
+  std::string variant;
+  bool validated = false;
+  double gflops = 0;
+  int rounds = 0;
+  std::string failure;
+};
+
+/// The ablation (docs/LLM.md): the same validator and timing for each way
+/// of asking.
+static int runAblation(ChatClient &llm, const Task &task, const Target &host,
+                       const GemmConfig &base, const EmitterOptions &emitter,
+                       const IsolatedValidationOptions &runner, bool json,
+                       llvm::ExitOnError &exitOnErr) {
+  const GemmDesc &desc = task.problem.gemm();
+  std::vector<AblationRow> rows;
+  auto timeAuthored = [&](AblationRow &row,
+                          llvm::Expected<AuthoredKernel> authored) {
+    if (!authored) {
+      row.failure = llvm::toString(authored.takeError());
+      return;
+    }
+    row.rounds = static_cast<int>(authored->rounds.size());
+    auto timed = measureGemmIsolated(desc, host, authored->kernel, 7, runner);
+    if (!timed) {
+      row.failure = llvm::toString(timed.takeError());
+      return;
+    }
+    row.validated = timed->validation.passed;
+    row.gflops = timed->gflops;
+    if (!row.validated)
+      row.failure = timed->validation.failure;
+  };
+  // 1. Vanilla: the kernel asked for directly, one round.
+  AuthoringOptions vanilla;
+  vanilla.prompting = AuthoringOptions::Prompting::Vanilla;
+  vanilla.maxRounds = 1;
+  rows.push_back({"vanilla"});
+  timeAuthored(rows.back(), authorGemmKernel(llm, desc, base, host, emitter,
+                                             runner, vanilla));
+  // 2. Hints only: stage 1's hints, one round.
+  std::map<std::string, std::string> hints;
+  if (auto hw = comprehendHardware(llm, host))
+    hints = hw->merged.hints;
+  else
+    llvm::consumeError(hw.takeError());
+  AuthoringOptions hinted;
+  hinted.prompting = AuthoringOptions::Prompting::HintsOnly;
+  hinted.maxRounds = 1;
+  hinted.hints = hints;
+  rows.push_back({"hints-only"});
+  timeAuthored(rows.back(), authorGemmKernel(llm, desc, base, host, emitter,
+                                             runner, hinted));
+  // 3. The full pipeline: tuning with the LLM's moves, the LLM's emitter
+  // with repair rounds; the faster validated kernel counts.
+  rows.push_back({"full-pipeline"});
+  AblationRow &full = rows.back();
+  TuneRequest request;
+  request.problem = desc;
+  request.target = host;
+  request.base = base;
+  request.budget.trials = budgetOpt;
+  request.budget.seconds = secondsOpt;
+  request.emitter = emitter;
+  request.runner = runner;
+  request.llm = &llm;
+  if (auto tuned = tuneKernel(request)) {
+    full.validated = true;
+    full.gflops = tuned->record.medianGflops;
+  } else {
+    full.failure = llvm::toString(tuned.takeError());
+  }
+  AuthoringOptions piped;
+  piped.hints = hints;
+  AblationRow authoredRow;
+  timeAuthored(authoredRow, authorGemmKernel(llm, desc, base, host, emitter,
+                                             runner, piped));
+  full.rounds = authoredRow.rounds;
+  if (authoredRow.validated && authoredRow.gflops > full.gflops) {
+    full.validated = true;
+    full.gflops = authoredRow.gflops;
+  }
+  if (json) {
+    nlohmann::json out = {{"op", "sgemm"},
+                          {"shape", task.shape},
+                          {"ablation", nlohmann::json::array()}};
+    for (const AblationRow &r : rows) {
+      nlohmann::json row = {{"variant", r.variant},
+                            {"validated", r.validated},
+                            {"gflops", r.gflops},
+                            {"rounds", r.rounds}};
+      if (!r.failure.empty())
+        row["failure"] = r.failure;
+      out["ablation"].push_back(row);
+    }
+    llvm::outs() << out.dump(2, ' ', false,
+                             nlohmann::json::error_handler_t::replace)
+                 << "\n";
+  } else {
+    llvm::outs() << "ablation, sgemm " << task.shape
+                 << " (each kernel validated and timed in qimeng-runner):\n";
+    for (const AblationRow &r : rows)
+      llvm::outs() << llvm::formatv(
+          "  {0,-14} {1,-9} {2,8:F1} GFLOPS  {3} round(s){4}\n", r.variant,
+          r.validated ? "validated" : "failed", r.gflops, r.rounds,
+          r.failure.empty() ? std::string() : "  (" + r.failure + ")");
+  }
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -207,7 +327,13 @@ int main(int argc, char **argv) {
   Target host = Target::detectHost();
   // Stage 1: the LLM reads the machine; detected facts win.
   std::vector<std::string> hardwareNotes;
-  if (llm) {
+  if (ablationOpt && !llm)
+    exitOnErr(llvm::createStringError(
+        "--ablation compares LLM prompting strategies: give --llm-endpoint "
+        "and --llm-model (or QIMENG_LLM_ENDPOINT and QIMENG_LLM_MODEL)"));
+  if (ablationOpt && problem.conv())
+    exitOnErr(llvm::createStringError("--ablation runs on a GEMM prompt"));
+  if (llm && !ablationOpt) {
     std::string manual;
     if (!manualOpt.empty()) {
       auto text = llvm::MemoryBuffer::getFile(manualOpt);
@@ -230,6 +356,9 @@ int main(int argc, char **argv) {
   EmitterOptions emitter = EmitterOptions::defaults();
   IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
   GemmConfig base = exitOnErr(chooseKernelConfig(problem, host));
+  if (ablationOpt)
+    return runAblation(*llm, *task, host, base, emitter, runner, jsonOpt,
+                       exitOnErr);
   base.threads = static_cast<int>(std::max<size_t>(
       1, partitionGemm(problem.gemm(), base, int(threadsOpt)).size()));
 

@@ -17,6 +17,7 @@
 #include "qimeng/Kernel/KernelDesc.h"
 #include "qimeng/LLM/ChatClient.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ namespace qimeng {
 struct AuthoringOptions {
   int maxRounds = 3; ///< the first attempt and up to two repairs
   SandboxLimits sandbox;
+  /// What the prompt holds, for the ablation (docs/LLM.md): Vanilla asks
+  /// for the kernel with the protocol only; HintsOnly adds stage 1's
+  /// hints; FewShot (the pipeline) adds the hints, when given, and our own
+  /// emitter as the example.
+  enum class Prompting { Vanilla, HintsOnly, FewShot };
+  Prompting prompting = Prompting::FewShot;
+  /// Stage 1's text per hint ("tiling", ...), put in the prompt when not
+  /// Vanilla.
+  std::map<std::string, std::string> hints;
 };
 
 /// One round: what the LLM wrote and what became of it.
