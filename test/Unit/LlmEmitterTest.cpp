@@ -11,6 +11,7 @@
 #include "ErrorHelpers.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Tune/LlmEmitter.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include <deque>
 #include <gtest/gtest.h>
@@ -188,6 +189,32 @@ TEST_F(LlmEmitterTest, EveryBadEmitterIsRefusedWithItsReason) {
     EXPECT_NE(message.find(c.reason), std::string::npos) << message;
     EXPECT_EQ(message.find("sk-sandbox-secret"), std::string::npos);
   }
+}
+
+TEST_F(LlmEmitterTest, ReplayingTheTranscriptGivesTheSameKernel) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("qm-replay", dir));
+  std::string path = std::string(dir) + "/authoring.jsonl";
+  ScriptedChat chat;
+  chat.replies.push_back(fenced("def emit(request):\n    return 1\n"));
+  chat.replies.push_back(fenced(goodEmitter()));
+  RecordingTransport recorder(chat, path);
+  ChatClient live(scripted(), recorder, [](double) {});
+  QM_ASSERT_EXPECTED(first, authorGemmKernel(live, desc, config, host,
+                                             EmitterOptions::defaults(),
+                                             IsolatedValidationOptions::defaults(),
+                                             options));
+  QM_ASSERT_EXPECTED(replay, ReplayTransport::open(path));
+  ChatClient again(scripted(), *replay, [](double) {});
+  QM_ASSERT_EXPECTED(second, authorGemmKernel(again, desc, config, host,
+                                              EmitterOptions::defaults(),
+                                              IsolatedValidationOptions::defaults(),
+                                              options));
+  EXPECT_EQ(second.kernel.text, first.kernel.text);
+  EXPECT_EQ(second.emitterSource, first.emitterSource);
+  EXPECT_EQ(second.rounds.size(), 2u);
+  EXPECT_EQ(replay->remaining(), 0u);
+  llvm::sys::fs::remove_directories(dir);
 }
 
 } // namespace
