@@ -17,8 +17,7 @@
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
-#include "qimeng/LLM/ChatClient.h"
-#include "qimeng/LLM/HttpTransport.h"
+#include "qimeng/LLM/LlmSession.h"
 #include "qimeng/Transforms/ConvMatcher.h"
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "qimeng/Transforms/Passes.h"
@@ -245,8 +244,7 @@ struct QiMengTensorOpPass
 
   std::optional<TuningDatabase> database;
   // Per run (shared, since passes are copied when cloned).
-  std::shared_ptr<HttpTransport> network, recorder;
-  std::shared_ptr<ChatClient> llm;
+  std::shared_ptr<LlmSession> llm;
 
   /// Options -> plain data; a bad option is an error naming it.
   FailureOr<ResolvedOptions> resolveOptions(ModuleOp module) {
@@ -400,7 +398,7 @@ struct QiMengTensorOpPass
       request.progress = [](const std::string &line) {
         llvm::errs() << "qimeng-tensorop: " << line << "\n";
       };
-      request.llm = llm.get();
+      request.llm = llm ? &llm->client() : nullptr;
       auto tuned = tuneKernel(request);
       if (tuned && llm)
         for (const ProposalRound &round : tuned->llmRounds)
@@ -488,20 +486,12 @@ struct QiMengTensorOpPass
     // The LLM proposer when configured: a transport failure at run time is
     // a warning per op, never an error.
     if (!options->llm.baseUrl.empty() && options->tuneBudget > 0) {
-      if (auto curl = CurlTransport::create()) {
-        network = std::move(*curl);
-        HttpTransport *transport = network.get();
-        if (!options->llmTranscript.empty()) {
-          recorder = std::make_shared<RecordingTransport>(
-              *network, options->llmTranscript);
-          transport = recorder.get();
-        }
-        llm = std::make_shared<ChatClient>(options->llm, *transport);
-      } else {
+      if (auto opened = LlmSession::open(options->llm, options->llmTranscript))
+        llm = std::move(*opened);
+      else
         mlir::emitWarning(module.getLoc())
             << "LLM unavailable, tuning offline: "
-            << llvm::toString(curl.takeError());
-      }
+            << llvm::toString(opened.takeError());
     }
 
     // An unusable database is a warning: the pass then works without one.

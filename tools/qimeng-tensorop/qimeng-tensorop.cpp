@@ -12,6 +12,7 @@
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Partition.h"
+#include "LlmFlags.h"
 #include "qimeng/LLM/ChatClient.h"
 #include "qimeng/LLM/HardwareComprehension.h"
 #include "qimeng/LLM/HttpTransport.h"
@@ -69,25 +70,6 @@ static cl::opt<std::string> cacheDirOpt(
     cl::desc("Tuning database (default: QIMENG_CACHE_DIR, then the XDG cache "
              "directory)"),
     cl::init(""), cl::cat(category));
-static cl::opt<std::string> llmEndpointOpt(
-    "llm-endpoint",
-    cl::desc("OpenAI-compatible API base (default QIMENG_LLM_ENDPOINT; none: "
-             "the built-in parser and policy)"),
-    cl::init(""), cl::cat(category));
-static cl::opt<std::string>
-    llmModelOpt("llm-model", cl::desc("Model name (default QIMENG_LLM_MODEL)"),
-                cl::init(""), cl::cat(category));
-static cl::opt<std::string> llmKeyEnvOpt(
-    "llm-api-key-env",
-    cl::desc("Environment variable holding the API key (default "
-             "QIMENG_LLM_API_KEY_ENV)"),
-    cl::init(""), cl::cat(category));
-static cl::opt<std::string> llmTranscriptOpt(
-    "llm-transcript",
-    cl::desc("Append every LLM exchange to this JSON-lines file (default: "
-             "DIR/llm-transcript.jsonl when an LLM is used)"),
-    cl::init(""), cl::cat(category));
-
 static cl::opt<std::string> manualOpt(
     "manual",
     cl::desc("A text file with an excerpt of the CPU's manual, given to the "
@@ -159,8 +141,7 @@ struct AblationRow {
 /// of asking.
 static int runAblation(ChatClient &llm, const Task &task, const Target &host,
                        const GemmConfig &base, const EmitterOptions &emitter,
-                       const IsolatedValidationOptions &runner, bool json,
-                       llvm::ExitOnError &exitOnErr) {
+                       const IsolatedValidationOptions &runner, bool json) {
   const GemmDesc &desc = task.problem.gemm();
   std::vector<AblationRow> rows;
   auto timeAuthored = [&](AblationRow &row,
@@ -263,7 +244,7 @@ int main(int argc, char **argv) {
   RenamedArgs renamed(argc, argv, "threads", "thread-count");
   argc = renamed.argc();
   argv = renamed.argv();
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &llmflags::category});
   cl::ParseCommandLineOptions(
       argc, argv,
       "qimeng-tensorop: one sentence in, a tuned and validated kernel out\n\n"
@@ -281,29 +262,20 @@ int main(int argc, char **argv) {
   if (threadsOpt < 1)
     exitOnErr(llvm::createStringError("--threads must be at least 1"));
 
-  // The LLM, when configured.
-  ChatConfig llmConfig = ChatConfig::fromEnvironment();
-  if (!llmEndpointOpt.empty())
-    llmConfig.baseUrl = llmEndpointOpt;
-  if (!llmModelOpt.empty())
-    llmConfig.model = llmModelOpt;
-  if (!llmKeyEnvOpt.empty())
-    llmConfig.apiKeyEnv = llmKeyEnvOpt;
+  // The LLM, when configured (flags over QIMENG_LLM_*); its exchanges go
+  // to DIR/llm-transcript.jsonl unless --llm-transcript says elsewhere.
+  ChatConfig llmConfig = llmflags::config();
   exitOnErr(llvm::errorCodeToError(
       llvm::sys::fs::create_directories(outOpt)));
-  std::unique_ptr<CurlTransport> network;
-  std::unique_ptr<RecordingTransport> recorder;
-  std::unique_ptr<ChatClient> llm;
+  std::unique_ptr<LlmSession> session;
   std::string transcript;
   if (!llmConfig.baseUrl.empty()) {
-    exitOnErr(llmConfig.verify());
-    network = exitOnErr(CurlTransport::create());
-    transcript = llmTranscriptOpt.empty()
+    transcript = llmflags::transcript.empty()
                      ? outOpt + "/llm-transcript.jsonl"
-                     : std::string(llmTranscriptOpt);
-    recorder = std::make_unique<RecordingTransport>(*network, transcript);
-    llm = std::make_unique<ChatClient>(llmConfig, *recorder);
+                     : std::string(llmflags::transcript);
+    session = exitOnErr(LlmSession::open(llmConfig, transcript));
   }
+  ChatClient *llm = session ? &session->client() : nullptr;
 
   // The task: the LLM's reading, checked; the built-in parser otherwise.
   std::string parsedBy = "builtin";
@@ -357,8 +329,7 @@ int main(int argc, char **argv) {
   IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
   GemmConfig base = exitOnErr(chooseKernelConfig(problem, host));
   if (ablationOpt)
-    return runAblation(*llm, *task, host, base, emitter, runner, jsonOpt,
-                       exitOnErr);
+    return runAblation(*llm, *task, host, base, emitter, runner, jsonOpt);
   base.threads = static_cast<int>(std::max<size_t>(
       1, partitionGemm(problem.gemm(), base, int(threadsOpt)).size()));
 
@@ -370,7 +341,7 @@ int main(int argc, char **argv) {
   request.budget.seconds = secondsOpt;
   request.emitter = emitter;
   request.runner = runner;
-  request.llm = llm.get();
+  request.llm = llm;
   if (!jsonOpt)
     request.progress = [](const std::string &line) {
       llvm::errs() << "qimeng-tensorop: " << line << "\n";

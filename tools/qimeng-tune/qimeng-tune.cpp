@@ -9,8 +9,7 @@
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Partition.h"
 #include "qimeng/Support/CommandLine.h"
-#include "qimeng/LLM/ChatClient.h"
-#include "qimeng/LLM/HttpTransport.h"
+#include "LlmFlags.h"
 #include "qimeng/Tune/RunnerEvaluator.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
@@ -64,32 +63,12 @@ static cl::opt<bool> ablationOpt(
              "the best GFLOPS found after each trial (nothing is stored)"),
     cl::init(false), cl::cat(tuneCategory));
 
-static cl::opt<std::string> llmEndpointOpt(
-    "llm-endpoint",
-    cl::desc("OpenAI-compatible API base (e.g. http://127.0.0.1:8000/v1): "
-             "the LLM proposes moves on top of the built-in priors "
-             "(default: QIMENG_LLM_ENDPOINT; none: offline)"),
-    cl::init(""), cl::cat(tuneCategory));
-static cl::opt<std::string>
-    llmModelOpt("llm-model",
-                cl::desc("Model name (default: QIMENG_LLM_MODEL)"),
-                cl::init(""), cl::cat(tuneCategory));
-static cl::opt<std::string> llmKeyEnvOpt(
-    "llm-api-key-env",
-    cl::desc("Environment variable holding the API key (default: "
-             "QIMENG_LLM_API_KEY_ENV; none: no key)"),
-    cl::init(""), cl::cat(tuneCategory));
-static cl::opt<std::string> llmTranscriptOpt(
-    "llm-transcript",
-    cl::desc("Append every LLM exchange to this JSON-lines file (the API key "
-             "is never written)"),
-    cl::init(""), cl::cat(tuneCategory));
 static cl::opt<std::string> llmReplayOpt(
     "llm-replay",
     cl::desc("Play a recorded transcript's replies back in order instead of "
              "calling the endpoint (no network; prompts may differ, as they "
              "hold this run's measurements)"),
-    cl::init(""), cl::cat(tuneCategory));
+    cl::init(""), cl::cat(llmflags::category));
 
 /// Best GFLOPS found after each trial of a history (0 before any success).
 static std::vector<double> bestCurve(const SearchHistory &h, size_t length) {
@@ -158,7 +137,7 @@ int main(int argc, char **argv) {
   RenamedArgs renamed(argc, argv, "threads", "thread-count");
   argc = renamed.argc();
   argv = renamed.argv();
-  cl::HideUnrelatedOptions(tuneCategory);
+  cl::HideUnrelatedOptions({&tuneCategory, &llmflags::category});
   cl::ParseCommandLineOptions(
       argc, argv,
       "qimeng-tune: tunes SGEMM shapes ahead of time into the tuning "
@@ -173,34 +152,15 @@ int main(int argc, char **argv) {
   TuningDatabase db =
       exitOnErr(TuningDatabase::open(resolveCacheDir(cacheDirOpt)));
 
-  // The LLM, when configured: flags over QIMENG_LLM_*; a replay needs no
-  // endpoint of its own beyond the recorded URL.
-  ChatConfig llmConfig = ChatConfig::fromEnvironment();
-  if (!llmEndpointOpt.empty())
-    llmConfig.baseUrl = llmEndpointOpt;
-  if (!llmModelOpt.empty())
-    llmConfig.model = llmModelOpt;
-  if (!llmKeyEnvOpt.empty())
-    llmConfig.apiKeyEnv = llmKeyEnvOpt;
-  std::unique_ptr<HttpTransport> network;
-  std::unique_ptr<HttpTransport> recorder;
-  std::unique_ptr<ChatClient> llm;
-  if (!llmConfig.baseUrl.empty() || !llmReplayOpt.empty()) {
-    exitOnErr(llmConfig.verify());
-    if (!llmReplayOpt.empty())
-      // In order: the prompts hold this run's measurements.
-      network = exitOnErr(ReplayTransport::open(
-          llmReplayOpt, ReplayTransport::Matching::InOrder));
-    else
-      network = exitOnErr(CurlTransport::create());
-    HttpTransport *transport = network.get();
-    if (!llmTranscriptOpt.empty()) {
-      recorder =
-          std::make_unique<RecordingTransport>(*network, llmTranscriptOpt);
-      transport = recorder.get();
-    }
-    llm = std::make_unique<ChatClient>(llmConfig, *transport);
-  }
+  // The LLM, when configured (flags over QIMENG_LLM_*). A tuning
+  // session's prompts hold its measurements: a replay plays the recorded
+  // replies in order.
+  ChatConfig llmConfig = llmflags::config();
+  std::unique_ptr<LlmSession> session;
+  if (!llmConfig.baseUrl.empty() || !llmReplayOpt.empty())
+    session = exitOnErr(LlmSession::open(llmConfig, llmflags::transcript,
+                                         llmReplayOpt));
+  ChatClient *llm = session ? &session->client() : nullptr;
   Target host = Target::detectHost();
   EmitterOptions emitter = EmitterOptions::defaults();
 
@@ -246,7 +206,7 @@ int main(int argc, char **argv) {
     request.seed = seedOpt;
     request.emitter = emitter;
     request.runner = IsolatedValidationOptions::defaults();
-    request.llm = llm.get();
+    request.llm = llm;
     if (!quietOpt)
       request.progress = [](const std::string &line) {
         llvm::errs() << "qimeng-tune: " << line << "\n";
