@@ -204,21 +204,13 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   if (std::optional<int64_t> off = ws->firstDamagedGuard())
     return fail(describeInputOffset(*ws, *off, "the workspace"));
 
-  std::vector<double> refStore, magStore;
-  const std::vector<double> *refP = &refStore, *magP = &magStore;
-  const std::string cacheKey =
-      llvm::formatv("{0}/{1}/{2}", d.str(), name, options.seed).str();
-  const ReferenceCache::Entry *cached =
-      options.referenceCache ? options.referenceCache->find(cacheKey) : nullptr;
-  if (cached) {
-    refP = &cached->ref;
-    magP = &cached->mag;
-  } else {
-    convReference(d, in0, flt0, out0, refStore, magStore);
-    if (options.referenceCache)
-      options.referenceCache->store(cacheKey, {refStore, magStore});
-  }
-  const std::vector<double> &ref = *refP, &mag = *magP;
+  ReferenceCache::Entry storage;
+  const ReferenceCache::Entry &reference = referenceFor(
+      options, llvm::formatv("{0}/{1}/{2}", d.str(), name, options.seed).str(),
+      storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
+        convReference(d, in0, flt0, out0, ref, mag);
+      });
+  const std::vector<double> &ref = reference.ref, &mag = reference.mag;
   const int64_t k = d.gemmView().k;
   const double bound = gemmErrorBound(k);
   const bool exact = dist == Distribution::SmallIntegers &&
@@ -231,17 +223,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
     report.maxRelError = std::max(report.maxRelError, rel);
     if (failure)
       continue;
-    std::string why;
-    if (!std::isfinite(o[i]) && std::isfinite(want))
-      why = " (fp64)";
-    else if (exact && bitsOf(o[i]) != bitsOf(float(want)))
-      why = " (exact, bit for bit)";
-    else if (!exact && size == 0 && double(o[i]) != want)
-      why = " (fp64; every term is zero)";
-    else if (!exact && size != 0 &&
-             !(std::fabs(double(o[i]) - want) <= bound * size))
-      why = " (fp64), relative error " + shortNum(rel) + " > bound " +
-            shortNum(bound);
+    std::string why = elementFailure(o[i], want, size, exact, bound);
     if (!why.empty())
       failure = llvm::formatv("{0}: {1} = {2}, expected {3}{4}", name,
                               outputElement(d, i), num(o[i]), num(want), why)

@@ -265,21 +265,13 @@ runOne(const GemmDesc &d,
             .str());
 
   // (c) Every element against the fp64 reference.
-  std::vector<double> refStore, magStore;
-  const std::vector<double> *refP = &refStore, *magP = &magStore;
-  const std::string cacheKey =
-      llvm::formatv("{0}/{1}/{2}", d.str(), name, options.seed).str();
-  const ReferenceCache::Entry *cached =
-      options.referenceCache ? options.referenceCache->find(cacheKey) : nullptr;
-  if (cached) {
-    refP = &cached->ref;
-    magP = &cached->mag;
-  } else {
-    computeReference(d, a0, b0, c0, refStore, magStore);
-    if (options.referenceCache)
-      options.referenceCache->store(cacheKey, {refStore, magStore});
-  }
-  const std::vector<double> &ref = *refP, &mag = *magP;
+  ReferenceCache::Entry storage;
+  const ReferenceCache::Entry &reference = referenceFor(
+      options, llvm::formatv("{0}/{1}/{2}", d.str(), name, options.seed).str(),
+      storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
+        computeReference(d, a0, b0, c0, ref, mag);
+      });
+  const std::vector<double> &ref = reference.ref, &mag = reference.mag;
   const double bound = gemmErrorBound(d.k);
   // |a|, |b|, |c0| <= 4: every partial sum in any order is an integer of
   // magnitude <= 16 k + 4, exact in float while that is <= 2^24.
@@ -296,18 +288,7 @@ runOne(const GemmDesc &d,
       report.maxRelError = std::max(report.maxRelError, rel);
       if (failure)
         continue;
-      // Why this element fails, if it does.
-      std::string why;
-      if (!std::isfinite(got) && std::isfinite(want))
-        why = " (fp64)";
-      else if (exact && bitsOf(got) != bitsOf(float(want)))
-        why = " (exact, bit for bit)";
-      else if (!exact && size == 0 && double(got) != want)
-        why = " (fp64; every term is zero)";
-      else if (!exact && size != 0 &&
-               !(std::fabs(double(got) - want) <= bound * size))
-        why = " (fp64), relative error " + shortNum(rel) + " > bound " +
-              shortNum(bound);
+      std::string why = elementFailure(got, want, size, exact, bound);
       if (!why.empty())
         failure = llvm::formatv("{0}: C({1},{2}) = {3}, expected {4}{5}", name,
                                 i, j, num(got), num(want), why)

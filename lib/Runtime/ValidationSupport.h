@@ -105,6 +105,41 @@ void computeReference(const GemmDesc &d, const float *a, const float *b,
                       const float *c0, std::vector<double> &ref,
                       std::vector<double> &mag);
 
+/// The fp64 reference for `key`: the cache's entry when it has one, else
+/// `compute(ref, mag)` into `storage` (and into the cache, when there is
+/// one).
+template <typename Compute>
+const ReferenceCache::Entry &referenceFor(const ValidationOptions &options,
+                                          const std::string &key,
+                                          ReferenceCache::Entry &storage,
+                                          Compute compute) {
+  if (options.referenceCache)
+    if (const ReferenceCache::Entry *hit = options.referenceCache->find(key))
+      return *hit;
+  compute(storage.ref, storage.mag);
+  if (options.referenceCache)
+    options.referenceCache->store(key, storage);
+  return storage;
+}
+
+/// Why an output element `got` fails against fp64 `want` of magnitude
+/// `size` (" (exact, bit for bit)", " (fp64), relative error ..."), or ""
+/// when it passes: bit for bit when `exact`, else within `bound` * size.
+inline std::string elementFailure(float got, double want, double size,
+                                  bool exact, double bound) {
+  if (!std::isfinite(got) && std::isfinite(want))
+    return " (fp64)";
+  if (exact && bitsOf(got) != bitsOf(float(want)))
+    return " (exact, bit for bit)";
+  if (!exact && size == 0 && double(got) != want)
+    return " (fp64; every term is zero)";
+  if (!exact && size != 0 && !(std::fabs(double(got) - want) <= bound * size))
+    return " (fp64), relative error " +
+           shortNum(relativeError(got, want, size)) + " > bound " +
+           shortNum(bound);
+  return "";
+}
+
 } // namespace validation
 } // namespace qimeng
 
