@@ -595,3 +595,95 @@ TEST_F(TranscriptTest, QimengTensoropAblation) {
 }
 
 } // namespace
+
+namespace {
+
+/// Over HTTP, end to end: whatever the LLM's emitter does wrong, the
+/// command ends with a clear message and the built-in kernel, validated,
+/// in place; a 429 with Retry-After and a 503 are retried on the way.
+TEST_F(TranscriptTest, QimengTensoropKeepsTheBuiltInKernelForBadEmitters) {
+  std::string good;
+  {
+    auto file = llvm::MemoryBuffer::getFile(
+        std::string(QIMENG_TEST_SOURCE_DIR) + "/Unit/Inputs/scalar_emitter.py");
+    ASSERT_TRUE(static_cast<bool>(file));
+    good = (*file)->getBuffer().str();
+  }
+  auto swap = [&](const std::string &from, const std::string &to) {
+    std::string code = good;
+    size_t at = code.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos)
+      code.replace(at, from.size(), to);
+    return code;
+  };
+  struct Case {
+    const char *name;
+    std::string code;
+    const char *reason;
+  } cases[] = {
+      {"raises", "def emit(request):\n    raise ValueError('oops')\n",
+       "ValueError: oops"},
+      {"prints too much", "def emit(request):\n    return 'x' * (8 << 20)\n",
+       "printed more than"},
+      {"reads the key",
+       "import os\ndef emit(request):\n    return os.environ['QIMENG_TEST_LLM_KEY']\n",
+       "KeyError"},
+      {"opens a socket",
+       "import socket\ndef emit(request):\n    socket.socket()\n    return ''\n",
+       "sandbox: socket"},
+      {"does not assemble",
+       swap("vfmadd231ss (%rax), %xmm1, %xmm0", "vfmadd231ss (%rax), %xmm77, %xmm0"),
+       "could not be assembled"},
+      {"wrong results",
+       swap("vfmadd231ss (%rax), %xmm1, %xmm0", "vaddss (%rax), %xmm1, %xmm1"),
+       "failed validation"},
+      {"segfaults",
+       swap("\"xorl %r8d, %r8d\",",
+            "\"xorl %eax, %eax\", \"movl %eax, (%rax)\", \"xorl %r8d, %r8d\","),
+       "crashed"},
+  };
+  setenv("QIMENG_TEST_LLM_KEY", "sk-test-secret", 1);
+  int index = 0;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string dir = root + "/case" + std::to_string(index++);
+    ASSERT_FALSE(llvm::sys::fs::create_directories(dir));
+    std::string emitter = chatReply("```python\n" + c.code + "```");
+    nlohmann::json replies = nlohmann::json::array(
+        {{{"status", 429}, {"headers", {{"Retry-After", "0"}}}, {"body", "x"}},
+         {{"body", chatReply("{\"op\": \"sgemm\", \"m\": 13, \"n\": 21, "
+                             "\"k\": 17}")}},
+         {{"status", 503}, {"body", "busy"}},
+         {{"body", chatReply("{\"cores\": 2}")}},
+         {{"body", chatReply("{\"candidates\": []}")}},
+         {{"body", emitter}},
+         {{"body", emitter}},
+         {{"body", emitter}}});
+    LoopbackServer server(dir, replies);
+    ASSERT_FALSE(server.port.empty());
+    std::string tool = std::string(QIMENG_TEST_BINARY_DIR) + "/qimeng-tensorop";
+    std::vector<std::string> args = {
+        tool, "--json", "-o", dir + "/out", "--budget", "2", "--cache-dir",
+        dir + "/db", "--llm-endpoint", server.url(), "--llm-model", "m",
+        "--llm-api-key-env", "QIMENG_TEST_LLM_KEY", "a 13x21x17 matmul"};
+    SubprocessOptions sp;
+    sp.timeoutSeconds = 300;
+    QM_ASSERT_EXPECTED(run, runSubprocess(tool, args, "", sp));
+    ASSERT_EQ(run.exitCode, 0) << run.err;
+    nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+    ASSERT_TRUE(report.is_object()) << run.out;
+    EXPECT_EQ(report["prompt_parsed_by"], "llm");
+    EXPECT_EQ(report["validated"], true);
+    EXPECT_EQ(report["source"], "llm-assisted") << "the built-in kernel";
+    std::string why = report["llm_emitter"].get<std::string>();
+    EXPECT_NE(why.find("no LLM-written emitter validated in 3 round(s)"),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find(c.reason), std::string::npos) << why;
+    EXPECT_EQ(run.out.find("sk-test-secret"), std::string::npos);
+    EXPECT_EQ(run.err.find("sk-test-secret"), std::string::npos);
+  }
+}
+
+} // namespace
