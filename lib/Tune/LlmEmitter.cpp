@@ -1,7 +1,10 @@
 //===- LlmEmitter.cpp - The LLM writes an emitter -------------------------===//
 #include "qimeng/Tune/LlmEmitter.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "qimeng/Kernel/BlockingModel.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include <nlohmann/json.hpp>
+#include <optional>
 
 using namespace qimeng;
 
@@ -20,6 +23,36 @@ llvm::Expected<std::string> qimeng::extractCode(llvm::StringRef reply) {
   }
   return llvm::createStringError(
       "the reply holds no code: send the emitter in one ```python block");
+}
+
+/// The sketch in a reply's ```json block ({"config": "mr=..,nr=.."}):
+/// nothing when there is none, else the config or why it is invalid.
+static std::optional<llvm::Expected<GemmConfig>>
+sketchConfig(llvm::StringRef reply, const GemmConfig &base,
+             const GemmDesc &desc) {
+  size_t open = reply.find("```json");
+  if (open == llvm::StringRef::npos)
+    return std::nullopt;
+  size_t start = reply.find('\n', open);
+  size_t close = start == llvm::StringRef::npos
+                     ? llvm::StringRef::npos
+                     : reply.find("```", start + 1);
+  if (close == llvm::StringRef::npos)
+    return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(
+      reply.slice(start + 1, close).str(), nullptr, false);
+  auto field = j.is_object() ? j.find("config") : j.end();
+  if (!j.is_object() || field == j.end() || !field->is_string())
+    return llvm::Expected<GemmConfig>(llvm::createStringError(
+        "the ```json block must be {\"config\": \"key=value,...\"}"));
+  auto parsed = GemmConfig::parse(field->get<std::string>(), base);
+  if (!parsed)
+    return llvm::Expected<GemmConfig>(llvm::createStringError(
+        "the sketch is not a kernel config: " +
+        llvm::toString(parsed.takeError())));
+  GemmConfig c = clampToProblem(*parsed, desc);
+  c.threads = 1;
+  return llvm::Expected<GemmConfig>(c);
 }
 
 /// The prompt: the protocol and the request; the hints and our emitter for
@@ -58,7 +91,12 @@ static std::string authoringPrompt(const EmitterOptions &emitter,
          "rdx and rcx, saving the callee-saved registers it uses, whose body "
          "lies between the lines '# qm.body.begin' and '# qm.body.end'. Use "
          "only instructions the target's features allow. Answer with the "
-         "whole module in one ```python block.\n\nThe request:\n" +
+         "whole module in one ```python block. You may also choose the "
+         "sketch (register block and cache blocking) the request will carry: "
+         "add a ```json block such as {\"config\": \"mr=12,nr=32,ku=4,"
+         "kc=256,mc=96,nc=512\"} (keys isa, mr, nr, ku, kc, mc, nc, pfa, "
+         "pfb, order, loop, alayout); without it the request below is "
+         "used.\n\nThe request:\n" +
          request + hints + tail;
 }
 
@@ -94,9 +132,22 @@ qimeng::authorGemmKernel(ChatClient &client, const GemmDesc &desc,
       continue;
     }
     r.code = *code;
+    // The sketch the LLM chose, if it chose one: checked like a pinned
+    // kernel-config, clamped to the problem.
+    std::string roundRequest = request;
+    GemmConfig roundConfig = config;
+    if (auto sketch = sketchConfig(*reply, config, desc)) {
+      if (!*sketch) {
+        fail(llvm::toString(sketch->takeError()));
+        continue;
+      }
+      roundConfig = **sketch;
+      roundRequest = gemmRequestJson(desc, roundConfig, "", &target);
+    }
+    r.config = roundConfig;
     bool isolated = false;
-    auto kernel =
-        runSandboxedEmitter(*code, request, emitter, options.sandbox, &isolated);
+    auto kernel = runSandboxedEmitter(*code, roundRequest, emitter,
+                                      options.sandbox, &isolated);
     result.networkIsolated = isolated;
     if (!kernel) {
       fail(llvm::toString(kernel.takeError()));
@@ -117,6 +168,7 @@ qimeng::authorGemmKernel(ChatClient &client, const GemmDesc &desc,
     result.emitterSource = *code;
     result.kernel = std::move(*kernel);
     result.validation = *report;
+    result.config = roundConfig;
     return result;
   }
   std::string all;

@@ -452,6 +452,12 @@ llvm::Expected<TuningDatabase> TuningDatabase::open(llvm::StringRef dir) {
   return TuningDatabase(dir.str());
 }
 
+/// <dir>/v1/<hash>.llm.jsonl beside <dir>/v1/<hash>.json.
+static std::string transcriptPathFor(llvm::StringRef entry) {
+  return (entry.drop_back(llvm::StringRef(".json").size()) + ".llm.jsonl")
+      .str();
+}
+
 std::string TuningDatabase::entryPath(const TuningKey &key) const {
   return entryPathForHash(dir_, key.hash());
 }
@@ -569,7 +575,18 @@ llvm::Error TuningDatabase::remove(llvm::StringRef hashPrefix) const {
   if (std::error_code ec = llvm::sys::fs::remove(path))
     return llvm::createStringError(ec, "cannot remove " + path + ": " +
                                            ec.message());
+  // The entry's LLM transcript, if it has one, goes with it.
+  llvm::sys::fs::remove(transcriptPathFor(path));
   return llvm::Error::success();
+}
+
+std::string TuningDatabase::transcriptPath(const TuningKey &key) const {
+  return transcriptPathFor(entryPath(key));
+}
+
+llvm::Error TuningDatabase::storeTranscript(const TuningKey &key,
+                                            llvm::StringRef text) const {
+  return writeAtomically(transcriptPath(key), text);
 }
 
 llvm::Error TuningDatabase::exportTo(llvm::StringRef path,

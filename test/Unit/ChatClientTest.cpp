@@ -518,6 +518,13 @@ TEST_F(TranscriptTest, QimengTensoropTalksToAnLlm) {
   EXPECT_EQ((*transcript)->getBuffer().find("sk-test-secret"),
             llvm::StringRef::npos);
   EXPECT_EQ(run.err.find("sk-test-secret"), std::string::npos);
+  // ... and it is kept beside the tuning record it produced.
+  std::error_code ec;
+  int kept = 0;
+  for (llvm::sys::fs::directory_iterator it(root + "/db/v1", ec), end;
+       it != end && !ec; it.increment(ec))
+    kept += llvm::StringRef(it->path()).ends_with(".llm.jsonl");
+  EXPECT_EQ(kept, 1);
 }
 
 TEST_F(TranscriptTest, QimengTensoropWithAnUnreachableLlmRunsOffline) {

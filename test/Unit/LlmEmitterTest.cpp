@@ -217,4 +217,27 @@ TEST_F(LlmEmitterTest, ReplayingTheTranscriptGivesTheSameKernel) {
   llvm::sys::fs::remove_directories(dir);
 }
 
+TEST_F(LlmEmitterTest, TheLlmMayChooseTheSketchAndABadOneIsRepaired) {
+  ScriptedChat chat;
+  chat.replies.push_back(fenced(goodEmitter()) +
+                         "```json\n{\"config\": \"mr=99,kc=abc\"}\n```\n");
+  chat.replies.push_back(fenced(goodEmitter()) +
+                         "```json\n{\"config\": \"kc=8,ku=2\"}\n```\n");
+  ChatClient client(scripted(), chat, [](double) {});
+  QM_ASSERT_EXPECTED(authored,
+                     authorGemmKernel(client, desc, config, host,
+                                      EmitterOptions::defaults(),
+                                      IsolatedValidationOptions::defaults(),
+                                      options));
+  ASSERT_EQ(authored.rounds.size(), 2u);
+  EXPECT_NE(authored.rounds[0].failure.find("the sketch is not a kernel "
+                                            "config"),
+            std::string::npos)
+      << authored.rounds[0].failure;
+  EXPECT_EQ(authored.config.kc, 8);
+  EXPECT_EQ(authored.config.kUnroll, 2);
+  EXPECT_EQ(authored.config.mr, config.mr);
+  EXPECT_TRUE(authored.validation.passed);
+}
+
 } // namespace

@@ -365,7 +365,7 @@ int main(int argc, char **argv) {
                                   timed->gflops, tuned.record.medianGflops)
                         .str();
         TuningRecord &r = tuned.record;
-        r.config = base;
+        r.config = authored->config;
         r.symbol = authored->kernel.symbol;
         r.kernelText = authored->kernel.text;
         r.kernelSha256 = sha256Hex(authored->kernel.text);
@@ -395,6 +395,14 @@ int main(int argc, char **argv) {
     if (auto err = db->store(tuned.record))
       llvm::WithColor::warning(llvm::errs(), "qimeng-tensorop")
           << "tuning database: " << llvm::toString(std::move(err)) << "\n";
+    // The session's transcript beside the record it produced.
+    if (!transcript.empty())
+      if (auto text = llvm::MemoryBuffer::getFile(transcript))
+        if (auto err = db->storeTranscript(tuned.record.key,
+                                           (*text)->getBuffer()))
+          llvm::WithColor::warning(llvm::errs(), "qimeng-tensorop")
+              << "tuning database: " << llvm::toString(std::move(err))
+              << "\n";
   } else {
     llvm::WithColor::warning(llvm::errs(), "qimeng-tensorop")
         << "tuning database: " << llvm::toString(db.takeError()) << "\n";

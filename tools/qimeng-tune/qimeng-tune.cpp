@@ -17,6 +17,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
@@ -213,6 +214,10 @@ int main(int argc, char **argv) {
       };
     TuneResult result = exitOnErr(tuneKernel(request));
     exitOnErr(db.store(result.record));
+    // The session's transcript so far, beside the record it produced.
+    if (llm && !llmflags::transcript.empty())
+      if (auto text = llvm::MemoryBuffer::getFile(llmflags::transcript))
+        exitOnErr(db.storeTranscript(result.record.key, (*text)->getBuffer()));
     if (llm) {
       size_t accepted = 0, rejected = 0, unusable = 0;
       std::string firstError;

@@ -40,11 +40,15 @@ struct AuthoringOptions {
 /// One round: what the LLM wrote and what became of it.
 struct AuthoringRound {
   std::string code;    ///< the emitter extracted from the reply, if any
+  GemmConfig config;   ///< the sketch its request carried
   std::string failure; ///< empty for the round that validated
 };
 
 struct AuthoredKernel {
   std::string emitterSource; ///< the emitter that produced `kernel`
+  /// The sketch: the caller's config, or the one the LLM chose in a
+  /// ```json block ({"config": "mr=12,nr=32,..."}).
+  GemmConfig config;
   EmittedKernel kernel;
   ValidationReport validation;
   std::vector<AuthoringRound> rounds;

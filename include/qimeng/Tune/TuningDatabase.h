@@ -120,6 +120,14 @@ public:
   /// hex digits, unambiguous). Error when none or several match.
   llvm::Error remove(llvm::StringRef hashPrefix) const;
 
+  /// Where the LLM transcript that produced the entry for `key` is kept:
+  /// <dir>/v1/<hash>.llm.jsonl (docs/LLM.md).
+  std::string transcriptPath(const TuningKey &key) const;
+  /// Writes `text` (JSON lines, the API key already stripped) there,
+  /// atomically; remove() deletes it with the entry.
+  llvm::Error storeTranscript(const TuningKey &key,
+                              llvm::StringRef text) const;
+
   /// Writes every valid entry to `path` as one JSON document.
   llvm::Error exportTo(llvm::StringRef path,
                        std::vector<std::string> &warnings) const;
