@@ -59,13 +59,18 @@ sketchConfig(llvm::StringRef reply, const GemmConfig &base,
 /// the ISA as the options say.
 static std::string authoringPrompt(const EmitterOptions &emitter,
                                    const std::string &request,
-                                   const AuthoringOptions &options) {
+                                   const AuthoringOptions &options,
+                                   bool conv) {
   using P = AuthoringOptions::Prompting;
   std::string example;
   if (options.prompting == P::FewShot)
-    if (auto buf = llvm::MemoryBuffer::getFile(
-            emitter.packageDir + "/qimeng_emitters/sgemm.py"))
-      example = (*buf)->getBuffer().str();
+    for (const char *file : {"sgemm.py", "conv2d.py"}) {
+      if (!conv && llvm::StringRef(file) == "conv2d.py")
+        continue;
+      if (auto buf = llvm::MemoryBuffer::getFile(
+              emitter.packageDir + "/qimeng_emitters/" + file))
+        example += "# " + std::string(file) + "\n" + (*buf)->getBuffer().str();
+    }
   std::string hints;
   if (options.prompting != P::Vanilla && !options.hints.empty()) {
     hints = "\n\nWhat we know of this machine, hint by hint:\n";
@@ -83,7 +88,9 @@ static std::string authoringPrompt(const EmitterOptions &emitter,
          "emit(request) -> str for QiMeng-TensorOp's emitter protocol. The "
          "request is a JSON object like the one below (kind sgemm: C += A * "
          "B, row-major, M x N x K with leading dimensions lda, ldb, ldc in "
-         "elements, C already holds values to accumulate into). emit returns "
+         "elements, C already holds values to accumulate into; kind sconv2d: "
+         "output += conv2d(input, filter) in the layout the request names, "
+         "arguments (input, filter, output, workspace)). emit returns "
          "AT&T x86-64 assembly: header comment lines '# qm.symbol: NAME', "
          "'# qm.workspace_bytes: BYTES', '# qm.clobbers: rax,rbx,...' (every "
          "register the body writes besides rdi, rsi, rdx, rcx), then a "
@@ -101,15 +108,22 @@ static std::string authoringPrompt(const EmitterOptions &emitter,
 }
 
 llvm::Expected<AuthoredKernel>
-qimeng::authorGemmKernel(ChatClient &client, const GemmDesc &desc,
-                         const GemmConfig &config, const Target &target,
-                         const EmitterOptions &emitter,
-                         const IsolatedValidationOptions &runner,
-                         const AuthoringOptions &options) {
-  std::string request = gemmRequestJson(desc, config, "", &target);
+qimeng::authorKernel(ChatClient &client, const KernelProblem &problem,
+                     const GemmConfig &config, const Target &target,
+                     const EmitterOptions &emitter,
+                     const IsolatedValidationOptions &runner,
+                     const AuthoringOptions &options) {
+  const ConvDesc *conv = problem.conv();
+  const GemmDesc &desc = problem.gemm();
+  auto requestFor = [&](const GemmConfig &c) {
+    return conv ? convRequestJson(*conv, c, "", &target)
+                : gemmRequestJson(desc, c, "", &target);
+  };
+  std::string request = requestFor(config);
   std::vector<ChatMessage> conversation = {
-      {"system", "You write x86-64 assembly emitters for GEMM kernels."},
-      {"user", authoringPrompt(emitter, request, options)}};
+      {"system", "You write x86-64 assembly emitters for GEMM and "
+                 "convolution kernels."},
+      {"user", authoringPrompt(emitter, request, options, conv != nullptr)}};
   AuthoredKernel result;
   for (int round = 0; round < std::max(1, options.maxRounds); ++round) {
     auto reply = client.complete(conversation);
@@ -142,7 +156,7 @@ qimeng::authorGemmKernel(ChatClient &client, const GemmDesc &desc,
         continue;
       }
       roundConfig = **sketch;
-      roundRequest = gemmRequestJson(desc, roundConfig, "", &target);
+      roundRequest = requestFor(roundConfig);
     }
     r.config = roundConfig;
     bool isolated = false;
@@ -154,7 +168,7 @@ qimeng::authorGemmKernel(ChatClient &client, const GemmDesc &desc,
       continue;
     }
     // Assembled and run in qimeng-runner, like any kernel.
-    auto report = validateGemmIsolated(desc, target, *kernel, runner);
+    auto report = validateIsolated(problem, target, *kernel, runner);
     if (!report) {
       fail("the kernel could not be assembled or loaded: " +
            llvm::toString(report.takeError()));

@@ -240,4 +240,27 @@ TEST_F(LlmEmitterTest, TheLlmMayChooseTheSketchAndABadOneIsRepaired) {
   EXPECT_TRUE(authored.validation.passed);
 }
 
+TEST_F(LlmEmitterTest, AConvolutionGetsItsOwnRequestAndExamples) {
+  ConvDesc conv =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 8, 8, 3, 16, 3, 3);
+  GemmConfig base = *chooseKernelConfig(conv, host);
+  ScriptedChat chat;
+  chat.replies.push_back("no code");
+  chat.replies.push_back(fenced(goodEmitter())); // a GEMM emitter: wrong
+  ChatClient client(scripted(), chat, [](double) {});
+  AuthoringOptions two = options;
+  two.maxRounds = 2;
+  auto authored = authorKernel(client, conv, base, host,
+                               EmitterOptions::defaults(),
+                               IsolatedValidationOptions::defaults(), two);
+  ASSERT_FALSE(static_cast<bool>(authored));
+  std::string message = llvm::toString(authored.takeError());
+  EXPECT_NE(message.find("round 2: the emitter failed"), std::string::npos)
+      << message;
+  ASSERT_FALSE(chat.lastUserMessages.empty());
+  EXPECT_NE(chat.lastUserMessages[0].find("\"kind\":\"sconv2d\""),
+            std::string::npos);
+  EXPECT_NE(chat.lastUserMessages[0].find("# conv2d.py"), std::string::npos);
+}
+
 } // namespace

@@ -350,14 +350,14 @@ int main(int argc, char **argv) {
   // Stage 2: the LLM writes an emitter; its kernel, validated, replaces the
   // tuned one only when it is faster.
   std::string authoring;
-  if (llm && !problem.conv() && tuned.record.config.threads == 1) {
-    auto authored = authorGemmKernel(*llm, problem.gemm(), base, host,
-                                     emitter, runner);
+  if (llm && tuned.record.config.threads == 1) {
+    auto authored =
+        authorKernel(*llm, problem, base, host, emitter, runner);
     if (!authored) {
       authoring = llvm::toString(authored.takeError());
     } else {
-      auto timed = measureGemmIsolated(problem.gemm(), host, authored->kernel,
-                                       7, runner);
+      auto timed =
+          measureIsolated(problem, host, authored->kernel, 7, runner);
       if (timed && timed->validation.passed &&
           timed->gflops > tuned.record.medianGflops) {
         authoring = llvm::formatv("the LLM's emitter won: {0:F1} against "

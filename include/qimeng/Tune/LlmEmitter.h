@@ -15,6 +15,7 @@
 
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/KernelProblem.h"
 #include "qimeng/LLM/ChatClient.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include <map>
@@ -59,16 +60,27 @@ struct AuthoredKernel {
 /// holds no code".
 llvm::Expected<std::string> extractCode(llvm::StringRef reply);
 
-/// Asks the LLM for an emitter of the GEMM `desc` with `config` on
-/// `target`, runs and validates its kernel, and repairs. An error, holding
-/// every round's failure, when no round gave a kernel that validated; the
-/// caller then keeps the built-in kernel.
+/// Asks the LLM for an emitter of `problem` (a GEMM, kind sgemm, or a
+/// convolution, kind sconv2d) with `config` on `target`, runs and
+/// validates its kernel, and repairs. An error, holding every round's
+/// failure, when no round gave a kernel that validated; the caller then
+/// keeps the built-in kernel.
 llvm::Expected<AuthoredKernel>
+authorKernel(ChatClient &client, const KernelProblem &problem,
+             const GemmConfig &config, const Target &target,
+             const EmitterOptions &emitter,
+             const IsolatedValidationOptions &runner,
+             const AuthoringOptions &options = {});
+
+/// authorKernel for a GEMM.
+inline llvm::Expected<AuthoredKernel>
 authorGemmKernel(ChatClient &client, const GemmDesc &desc,
                  const GemmConfig &config, const Target &target,
                  const EmitterOptions &emitter,
                  const IsolatedValidationOptions &runner,
-                 const AuthoringOptions &options = {});
+                 const AuthoringOptions &options = {}) {
+  return authorKernel(client, desc, config, target, emitter, runner, options);
+}
 
 } // namespace qimeng
 
