@@ -122,5 +122,9 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
   // channels are copied a vector at a time (docs/BlockingModel.md).
   if (config && conv && conv->isNhwc())
     config->aLayout = ALayout::Rows;
+  // Threads split the gathered operand's dimension, so that each gathers
+  // only its own part: pixels are M for nhwc (A) and N for nchw (B).
+  if (config && conv)
+    config->split = conv->isNhwc() ? SplitAxis::M : SplitAxis::N;
   return config;
 }
