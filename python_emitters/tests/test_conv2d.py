@@ -8,13 +8,10 @@ and a wrapper checks the callee-saved registers.
 """
 
 import json
-import os
-import subprocess
-import tempfile
 import unittest
 
-from .support import LLVM_MC, assemble, cpu_has, emit, header, run_emitter
-from .test_execution import GCC, WRAPPER_S
+from .support import LLVM_MC, cpu_has, emit, header, run_emitter
+from .test_execution import GCC, HarnessTest
 
 HARNESS_C = r"""
 #include <math.h>
@@ -187,48 +184,19 @@ CORRECT = [
 @unittest.skipUnless(GCC, "gcc not found on PATH")
 @unittest.skipUnless(cpu_has("avx2") and cpu_has("fma"),
                      "host CPU lacks avx2/fma")
-class ConvExecutionTest(unittest.TestCase):
+class ConvExecutionTest(HarnessTest):
 
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory(prefix="qm_conv_")
-        cls.harness_o = os.path.join(cls.tmp.name, "harness.o")
-        cls.wrapper_o = os.path.join(cls.tmp.name, "wrapper.o")
-        src = os.path.join(cls.tmp.name, "harness.c")
-        with open(src, "w", encoding="ascii") as f:
-            f.write(HARNESS_C)
-        subprocess.run([GCC, "-std=c11", "-O1", "-Wall", "-c", src, "-o",
-                        cls.harness_o], check=True, capture_output=True,
-                       timeout=60)
-        proc = assemble(WRAPPER_S, cls.wrapper_o)
-        if proc.returncode:
-            raise RuntimeError(proc.stderr)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
+    HARNESS_C = HARNESS_C
 
     def run_kernel(self, name, req):
-        text = emit(req)
-        symbol = header(text, "symbol")
-        source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
-        obj = os.path.join(self.tmp.name, name + ".o")
-        exe = os.path.join(self.tmp.name, name)
-        proc = assemble(source, obj)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        link = subprocess.run(
-            [GCC, self.harness_o, self.wrapper_o, obj, "-o", exe, "-lm"],
-            capture_output=True, text=True, timeout=60)
-        self.assertEqual(link.returncode, 0, link.stderr)
-        strides = req.get("input_strides", dense_strides(req))
-        args = [LAYOUT_CODES[req["layout"]], req["n"], req["h"],
-                req["w"], req["c"], req["f"], req["kh"], req["kw"],
-                req.get("stride_h", 1), req.get("stride_w", 1),
-                req.get("dilation_h", 1), req.get("dilation_w", 1)] + \
-            strides + [int(header(text, "workspace_bytes"))]
-        run = subprocess.run([exe] + [str(a) for a in args],
-                             capture_output=True, text=True, timeout=30)
-        return run.returncode, run.stdout + run.stderr
+        def args(text):
+            strides = req.get("input_strides", dense_strides(req))
+            return [LAYOUT_CODES[req["layout"]], req["n"], req["h"], req["w"],
+                    req["c"], req["f"], req["kh"], req["kw"],
+                    req.get("stride_h", 1), req.get("stride_w", 1),
+                    req.get("dilation_h", 1), req.get("dilation_w", 1)] + \
+                strides + [int(header(text, "workspace_bytes"))]
+        return self.run_harness(name, req, args)
 
     def test_kernels_match_reference(self):
         for name, req in CORRECT:

@@ -218,12 +218,12 @@ def _args(req, text):
     return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws)]
 
 
-@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
-                     "llvm-mc-22 on PATH")
-@unittest.skipUnless(GCC, "gcc not found on PATH")
-@unittest.skipUnless(cpu_has("avx2") and cpu_has("fma"),
-                     "host CPU lacks avx2/fma")
-class ExecutionTest(unittest.TestCase):
+class HarnessTest(unittest.TestCase):
+    """Compiles HARNESS_C (a class attribute) and the register-checking
+    wrapper once per class; run_harness links a kernel with them and runs
+    it with the given arguments."""
+
+    HARNESS_C = HARNESS_C
 
     @classmethod
     def setUpClass(cls):
@@ -232,7 +232,7 @@ class ExecutionTest(unittest.TestCase):
         cls.wrapper_o = os.path.join(cls.tmp.name, "wrapper.o")
         src = os.path.join(cls.tmp.name, "harness.c")
         with open(src, "w", encoding="ascii") as f:
-            f.write(HARNESS_C)
+            f.write(cls.HARNESS_C)
         subprocess.run([GCC, "-std=c11", "-O1", "-Wall", "-c", src, "-o",
                         cls.harness_o], check=True, capture_output=True,
                        timeout=60)
@@ -244,8 +244,9 @@ class ExecutionTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def run_kernel(self, name, req):
-        """Returns (exit status, output) of the harness on req's kernel."""
+    def run_harness(self, name, req, args_for):
+        """(exit status, output) of the harness on req's kernel, called
+        with args_for(text)."""
         text = emit(req)
         symbol = header(text, "symbol")
         source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
@@ -257,9 +258,21 @@ class ExecutionTest(unittest.TestCase):
             [GCC, self.harness_o, self.wrapper_o, obj, "-o", exe, "-lm"],
             capture_output=True, text=True, timeout=60)
         self.assertEqual(link.returncode, 0, link.stderr)
-        run = subprocess.run([exe] + _args(req, text), capture_output=True,
-                             text=True, timeout=30)
+        run = subprocess.run([exe] + [str(a) for a in args_for(text)],
+                             capture_output=True, text=True, timeout=30)
         return run.returncode, run.stdout + run.stderr
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
+                     "llvm-mc-22 on PATH")
+@unittest.skipUnless(GCC, "gcc not found on PATH")
+@unittest.skipUnless(cpu_has("avx2") and cpu_has("fma"),
+                     "host CPU lacks avx2/fma")
+class ExecutionTest(HarnessTest):
+
+    def run_kernel(self, name, req):
+        """Returns (exit status, output) of the harness on req's kernel."""
+        return self.run_harness(name, req, lambda text: _args(req, text))
 
     def skip_unless_cpu_runs(self, req):
         if req["isa"] == "avx512" and not cpu_has("avx512f"):
