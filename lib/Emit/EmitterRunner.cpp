@@ -105,8 +105,8 @@ static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
     r["pack_b"] = false;
   if (c.loop != MacroLoopOrder::JrIr)
     r["loop_order"] = loopOrderName(c.loop).str();
-  if (c.aLayout == ALayout::Rows)
-    r["a_layout"] = "rows";
+  if (c.aLayout != ALayout::KMajor)
+    r["a_layout"] = c.aLayout == ALayout::Rows ? "rows" : "direct";
   if (c.threads > 1)
     r["parallel"] = true;
   if (!fault.empty())

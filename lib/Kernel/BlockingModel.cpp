@@ -120,8 +120,26 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
                             !conv || conv->layout != ConvLayout::NchwFchw);
   // A convolution's A is gathered from its pixels: in rows, runs of
   // channels are copied a vector at a time (docs/BlockingModel.md).
-  if (config && conv && conv->isNhwc())
+  if (config && conv && conv->isNhwc()) {
     config->aLayout = ALayout::Rows;
+    // With channels in runs of vectors, A is read in place: kc becomes
+    // the largest divisor of C not above the model's kc (a panel then lies
+    // in one (kh, kw)), and mc keeps the A block's L2 share.
+    int lanes = Target::vectorBits(config->isa) / 32;
+    if (lanes > 0 && conv->c % lanes == 0) {
+      int64_t kc = std::min<int64_t>(config->kc, conv->c);
+      while (conv->c % kc != 0)
+        --kc;
+      if (kc >= lanes) {
+        int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
+        config->kc = kc;
+        config->mc = std::max<int64_t>(
+            config->mr, l2 / 2 / (kc * 4) / config->mr * config->mr);
+        config->aLayout = ALayout::Direct;
+        *config = clampToProblem(*config, problem.gemm());
+      }
+    }
+  }
   // Threads split the gathered operand's dimension, so that each gathers
   // only its own part: pixels are M for nhwc (A) and N for nchw (B).
   if (config && conv)

@@ -24,7 +24,15 @@ llvm::StringRef qimeng::loopOrderName(MacroLoopOrder order) {
 }
 
 llvm::StringRef qimeng::aLayoutName(ALayout layout) {
-  return layout == ALayout::Rows ? "rows" : "kmajor";
+  switch (layout) {
+  case ALayout::KMajor:
+    return "kmajor";
+  case ALayout::Rows:
+    return "rows";
+  case ALayout::Direct:
+    return "direct";
+  }
+  return "kmajor";
 }
 
 llvm::StringRef qimeng::splitName(SplitAxis axis) {
@@ -117,7 +125,9 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
     if (key == "alayout") {
       if (auto err = parseChoice<ALayout>(
               key, value,
-              {{"kmajor", ALayout::KMajor}, {"rows", ALayout::Rows}},
+              {{"kmajor", ALayout::KMajor},
+               {"rows", ALayout::Rows},
+               {"direct", ALayout::Direct}},
               config.aLayout))
         return std::move(err);
       continue;

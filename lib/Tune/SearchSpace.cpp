@@ -189,11 +189,18 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
 
   // Packed A's sliver layout: rows copies rows of A (or of a convolution's
   // pixels) with vector moves; only for A as stored.
-  if (!desc.transA)
-    decisions.push_back({"alayout",
-                         {aLayoutName(ALayout::KMajor).str(),
-                          aLayoutName(ALayout::Rows).str()},
-                         base.aLayout == ALayout::Rows ? 1 : 0});
+  if (!desc.transA) {
+    Decision alayout{"alayout",
+                     {aLayoutName(ALayout::KMajor).str(),
+                      aLayoutName(ALayout::Rows).str()},
+                     base.aLayout == ALayout::Rows ? 1 : 0};
+    // A convolution's model reads A in place: that joins the list.
+    if (base.aLayout == ALayout::Direct) {
+      alayout.choices.push_back(aLayoutName(ALayout::Direct).str());
+      alayout.modelChoice = 2;
+    }
+    decisions.push_back(std::move(alayout));
+  }
 
   // B in place pays where B is used by few row blocks: offered for M up to
   // kMaxRowsForInPlaceB (blocks whose nr does not divide N are pruned).

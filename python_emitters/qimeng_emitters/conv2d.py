@@ -26,7 +26,8 @@ the layout the COMPUTE microkernel reads, so the im2col matrix never exists
 
 from .errors import RequestError
 from .fields import check_known, int_field
-from .sgemm import KB, PC, Params, emit_row_zero, kernel_text, _round_up
+from .sgemm import (KB, PC, Params, emit_row_copy, emit_row_zero, kernel_text,
+                    _round_up)
 from .x86 import back, check_disp, fwd, xmm
 
 LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
@@ -112,6 +113,12 @@ class Conv:
             gemm["lda"] = gemm["k"]
             gemm["ldb"] = gemm["ldc"] = gemm["n"]
         gemm.update({k: request[k] for k in GEMM_FIELDS if k in request})
+        # a_layout "direct": the microkernel reads A where it lies in the
+        # input (rows one pixel step apart); only slivers that are not in
+        # one output row are copied, into scratch with the same strides.
+        self.direct = gemm.get("a_layout") == "direct"
+        if self.direct:
+            gemm["a_layout"] = "rows"
         self.gemm = Params(gemm)
         self.gemm.conv = self
         p = self.gemm
@@ -134,6 +141,23 @@ class Conv:
                              (self.kw, self.dw * 4)]
         # Consecutive gathered rows in one output row are this far apart.
         self.row_step = self.row_dims[-1][1]
+        if self.direct:
+            if not nhwc:
+                raise RequestError("a_layout 'direct' reads A in place: it "
+                                   "needs an nhwc layout")
+            if self.c % p.kc or p.kc > self.c:
+                raise RequestError(
+                    f"a_layout 'direct' needs kc ({p.kc}) to divide C "
+                    f"({self.c}), so that each panel lies in one (kh, kw)")
+            p.a_row_stride = self.row_step
+            # Pointer table (one int64 per row of an mc block; slivers use
+            # the entry of their first row), then the scratch for slivers
+            # that cross output rows: mc rows one pixel step apart.
+            p.a_pointer_table = p.workspace_bytes
+            self.scratch = p.a_pointer_table + _round_up(p.mc * 8, 64)
+            p.workspace_bytes = self.scratch + _round_up(
+                p.mc * self.row_step, 64)
+            check_disp(p.mr * self.row_step, "gather")
         for count, step in self.row_dims + self.col_dims:
             check_disp(count * step, "input")
         check_disp(max(p.mr, p.nr) * self.row_step, "gather")
@@ -148,7 +172,9 @@ class Conv:
         return (f"qm_sconv2d_{self.layout}"
                 f"_{self.n}x{self.h}x{self.w}x{self.c}_f{self.f}"
                 f"_k{self.kh}x{self.kw}_s{self.sh}x{self.sw}"
-                f"_d{self.dh}x{self.dw}{strides}" + p.blocking_suffix())
+                f"_d{self.dh}x{self.dw}{strides}"
+                + (p.blocking_suffix().replace("_arows", "_adirect")
+                   if self.direct else p.blocking_suffix()))
 
     # -- code the GEMM body calls ------------------------------------------
 
@@ -190,6 +216,9 @@ class Conv:
         rows are adjacent floats; any other sliver (across output rows, or
         an edge) reads each row's offset from the table.
         """
+        if name == "A" and self.direct:
+            return self._emit_gather_direct(asm, p, R, width_reg, src_slot,
+                                            inner_index)
         if name == "A" and p.a_rows:
             return self._emit_gather_rows(asm, p, R, width_reg, src_slot,
                                           inner_index, dst_offset)
@@ -334,6 +363,74 @@ class Conv:
         asm.ins("incq %r15")
         asm.ins(f"cmpq ${R}, %r15")
         asm.ins(f"jb {back(row)}")
+        asm.ins(f"addq ${R}, %r14")
+        asm.ins(f"cmpq {width_reg}, %r14")
+        asm.ins(f"jb {back(sliver)}")
+
+
+    def _emit_gather_direct(self, asm, p, R, width_reg, src_slot,
+                            inner_index):
+        """A in place: for each sliver, its pointer for the microkernel. A
+        full sliver whose R pixels lie in one output row points into the
+        input (input + row[r0] + col[pc]); any other is copied, row by row
+        (kb floats each, contiguous since kc divides C), into scratch rows
+        one pixel step apart, zero past M, and points there."""
+        isa = p.isa
+        step = self.row_step
+        valid = f"{self.offset + VALID_SLOT}(%rbx)"
+        sliver = asm.label("direct A: next sliver")
+        copy = asm.label("direct A: sliver to scratch")
+        row = asm.label("direct A: scratch, next row")
+        zero = asm.label("direct A: scratch row past M")
+        next_row = asm.label("direct A: scratch row done")
+        done = asm.label("direct A: sliver done")
+        asm.comment(f"A in place: {R}-pixel slivers read from the input, "
+                    f"rows {step} bytes apart")
+        asm.ins("xorl %r14d, %r14d")
+        asm.place(sliver)
+        # %r15 = &row[inner + r0]; %rdx = col[pc] (this panel's offset).
+        asm.ins(f"leaq ({inner_index},%r14), %rax")
+        asm.ins(f"leaq {self.row_table}(%rbx,%rax,8), %r15")
+        asm.ins(f"movq {self.col_table}(%rbx,{PC},8), %rdx")
+        asm.ins(f"movq {width_reg}, %rax")
+        asm.ins("subq %r14, %rax")
+        asm.ins(f"movq %rax, {valid}")
+        asm.ins(f"cmpq ${R}, %rax")
+        asm.ins(f"jb {fwd(copy)}")
+        asm.ins(f"movq {(R - 1) * 8}(%r15), %rax")
+        asm.ins("subq (%r15), %rax")
+        asm.ins(f"cmpq ${(R - 1) * step}, %rax")
+        asm.ins(f"jne {fwd(copy)}")
+        asm.ins(f"movq {src_slot}(%rbx), %rax")
+        asm.ins("addq (%r15), %rax")
+        asm.ins("addq %rdx, %rax")
+        asm.ins(f"movq %rax, {p.a_pointer_table}(%rbx,%r14,8)")
+        asm.ins(f"jmp {fwd(done)}")
+        asm.place(copy)
+        # %rdi = scratch + r0 * step; its pointer goes in the table.
+        asm.ins(f"imulq ${check_disp(step, 'pixel step')}, %r14, %rdi")
+        asm.ins(f"leaq {self.scratch}(%rbx,%rdi), %rdi")
+        asm.ins(f"movq %rdi, {p.a_pointer_table}(%rbx,%r14,8)")
+        # The row counter lives in the scratch slot: the copy clobbers %rcx.
+        counter = f"{self.offset + KEND_SLOT}(%rbx)"
+        asm.ins(f"movq $0, {counter}")
+        asm.place(row)
+        asm.ins(f"movq {counter}, %rcx")
+        asm.ins(f"cmpq {valid}, %rcx")
+        asm.ins(f"jae {fwd(zero)}")
+        asm.ins("movq (%r15,%rcx,8), %rsi")
+        asm.ins(f"addq {src_slot}(%rbx), %rsi")
+        asm.ins("addq %rdx, %rsi")
+        emit_row_copy(asm, p, "direct A", "%rsi", "%rdi")
+        asm.ins(f"jmp {fwd(next_row)}")
+        asm.place(zero)
+        emit_row_zero(asm, p, "direct A", "%rdi")
+        asm.place(next_row)
+        asm.ins(f"addq ${step}, %rdi")
+        asm.ins(f"incq {counter}")
+        asm.ins(f"cmpq ${R}, {counter}")
+        asm.ins(f"jb {back(row)}")
+        asm.place(done)
         asm.ins(f"addq ${R}, %r14")
         asm.ins(f"cmpq {width_reg}, %r14")
         asm.ins(f"jb {back(sliver)}")

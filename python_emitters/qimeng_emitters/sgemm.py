@@ -108,6 +108,12 @@ class Params:
                 "a_layout 'rows' copies rows of A as stored: it needs "
                 "trans_a false")
         self.a_rows = self.a_layout == "rows"
+        # Bytes from one row of an A sliver to the next (rows layout); a
+        # convolution reading A in place sets its pixel step instead.
+        self.a_row_stride = None
+        # Workspace offset of the per-sliver A pointers (a convolution
+        # reading A in place); None: slivers are packed at ap_offset.
+        self.a_pointer_table = None
         self.loop_order = request.get("loop_order", "jr-ir")
         if self.loop_order not in LOOP_ORDERS:
             raise RequestError(
@@ -321,6 +327,11 @@ def emit_row_zero(asm, p, name, dst):
     asm.place(done)
 
 
+def a_row_stride(p):
+    """Bytes between the rows of an A sliver in the rows layout."""
+    return p.a_row_stride if p.a_row_stride is not None else p.kc * 4
+
+
 def _emit_pack_a_rows(asm, p):
     """PACK A, rows layout: sliver s holds its MR rows of A, each the kb
     floats A[ic + s*MR + r][pc .. pc+kb) copied as stored, kc floats apart;
@@ -374,6 +385,7 @@ LOOP_ORDERS = ("jr-ir", "ir-jr")
 # Packed A slivers: k-major (MR floats per k, BLIS) or rows (each of the MR
 # rows kb floats long, kc floats apart).
 A_LAYOUTS = ("k-major", "rows")
+# conv2d.py also takes "direct" (A read in place from the input).
 ORDERS = ("bcast", "pipelined", "embedded")
 
 
@@ -397,7 +409,7 @@ def _emit_k_step(asm, p, u):
 
     def a_addr(i):
         if p.a_rows:
-            return f"{i * p.kc * 4 + u * 4}(%rax)"
+            return f"{i * a_row_stride(p) + u * 4}(%rax)"
         return f"{(u * p.mr + i) * 4}(%rax)"
 
     def fmas(i, a_operand):
@@ -427,7 +439,8 @@ def _emit_k_step(asm, p, u):
         if (u * 4) % 64 == 0:
             for i in range(p.mr):
                 asm.ins(f"prefetcht0 "
-                        f"{p.prefetch_a + i * p.kc * 4 + u * 4}(%rax)")
+                        f"{p.prefetch_a + i * a_row_stride(p) + u * 4}"
+                        "(%rax)")
     elif p.prefetch_a and (u * p.mr * 4) % 64 < p.mr * 4:
         asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
 
@@ -581,7 +594,9 @@ def _emit_compute(asm, p):
     asm.place(outer[4])
     asm.ins(f"xorl {inner[1]}, {inner[1]}")
     asm.place(inner[4])
-    if p.a_rows:
+    if p.a_pointer_table is not None:
+        asm.ins(f"movq {p.a_pointer_table}(%rbx,%r15,8), %rax")
+    elif p.a_rows:
         asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r15, %rax")
         asm.ins(f"leaq {p.ap_offset}(%rbx,%rax), %rax")
     else:

@@ -167,6 +167,23 @@ CORRECT = [
         input_strides=[9 * 10 * 7, 10 * 7, 7])),
     ("nchw_a_rows_filter", conv_request(layout="nchw_fchw", c=3, f=13,
                                         a_layout="rows")),
+    ("nhwc_direct_c16_edges", conv_request(h=9, w=10, c=16, f=20, kc=16,
+                                           a_layout="direct")),
+    ("nhwc_direct_avx512_stride2_c32", conv_request(
+        isa="avx512", h=13, w=12, c=32, f=40, stride_h=2, stride_w=2,
+        mr=12, nr=32, mc=24, nc=32, kc=16, a_layout="direct",
+        prefetch_a=256)),
+    ("nhwc_direct_strided_dilated_kc_c", conv_request(
+        h=11, w=9, c=8, f=16, dilation_h=2, dilation_w=2, kc=8, mc=12,
+        a_layout="direct", input_strides=[11 * 10 * 9, 10 * 9, 9])),
+    ("nhwc_direct_in_row_slivers", conv_request(
+        h=8, w=14, c=32, f=24, kc=16, a_layout="direct")),
+    ("nhwc_direct_in_row_avx512", conv_request(
+        isa="avx512", n=2, h=6, w=26, c=32, f=32, mr=12, nr=32, mc=48, nc=32,
+        kc=16, a_layout="direct", order="embedded")),
+    ("nhwc_direct_1x1_batch2", conv_request(n=2, h=5, w=7, c=16, f=32, kh=1,
+                                            kw=1, kc=16, a_layout="direct",
+                                            k_unroll=8)),
     ("nchw_3x3_avx2", conv_request(layout="nchw_fchw", c=3, f=7)),
     ("nchw_stride1_vector_gather_batch3", conv_request(
         layout="nchw_fchw", n=3, h=20, w=19, c=2, f=5, nr=16)),
@@ -238,6 +255,9 @@ class ConvRequestTest(unittest.TestCase):
             (conv_request(input_strides=[256, 32, 3]), ["overlap"]),
             (conv_request(layout="nchw_fchw", pack_b=False), ["pack_b"]),
             (conv_request(m=5), ["unknown field", "m"]),
+            (conv_request(a_layout="direct", kc=3), ["direct", "divide"]),
+            (conv_request(layout="nchw_fchw", a_layout="direct", kc=4),
+             ["direct", "nhwc"]),
             (conv_request(mc=25), ["mc", "mr"]),
         ]:
             with self.subTest(req=req):

@@ -19,7 +19,7 @@
 // CHECK:       llvm.func internal @[[KERNEL]](
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att
 // CHECK-SAME:      offset tables of the gathered operand
-// CHECK-SAME:      gathered from the input
+// CHECK-SAME:      A in place: 6-pixel slivers read from the input
 // CHECK-NOT:       zmm
 // CHECK:         llvm.return
 func.func @conv_nhwc_hwcf(%in: memref<1x18x18x16xf32>, %flt: memref<3x3x16x32xf32>, %out: memref<1x16x16x32xf32>) {

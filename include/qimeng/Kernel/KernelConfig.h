@@ -41,9 +41,11 @@ enum class ALayout {
   KMajor, ///< "kmajor": MR floats per k (BLIS)
   Rows,   ///< "rows": each row's kb floats, kc floats apart (needs A not
           ///< transposed); copied from rows of A with vector moves
+  Direct, ///< "direct": nhwc convolutions only, A read where it lies in
+          ///< the input (kc must divide C); docs/KernelContract.md
 };
 
-/// "kmajor", "rows".
+/// "kmajor", "rows", "direct".
 llvm::StringRef aLayoutName(ALayout layout);
 
 /// Which dimension of C a multi-threaded kernel splits among threads
