@@ -322,7 +322,12 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       "{0} a multiple of nr = {1}",
                       desc_.n, c.nr)
             .str());
-  if (c.threads == 1 && c.split != SplitAxis::Auto)
+  // With a split decision, one thread takes only "auto" (the others would
+  // repeat its kernel); without one, the base's axis stays, unused.
+  bool splitDecided = std::any_of(
+      decisions_.begin(), decisions_.end(),
+      [](const Decision &d) { return d.key == "split"; });
+  if (splitDecided && c.threads == 1 && c.split != SplitAxis::Auto)
     return llvm::createStringError(
         "a split axis other than auto means nothing with one thread");
   if (!mcAbsolute)

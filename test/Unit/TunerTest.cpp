@@ -129,11 +129,24 @@ TEST(TunerTest, TuneConvMakesARecordKeyedByTheConvolution) {
   EXPECT_EQ(result.record.key.op, "sconv2d");
   ASSERT_TRUE(result.record.key.conv.has_value());
   EXPECT_EQ(*result.record.key.conv, conv);
+  EXPECT_EQ(result.record.trials, 3);
   // nchw_fchw gathers B: no candidate reads it in place.
   for (const Trial &t : result.history.trials)
     EXPECT_TRUE(t.config.packB) << t.description;
   QM_ASSERT_EXPECTED(back, recordFromJson(recordToJson(result.record)));
   EXPECT_EQ(back.key, result.record.key);
+
+  // An nhwc convolution: the model reads A in place and splits threads
+  // along the pixels; with one thread every candidate is still tried.
+  ConvDesc nhwc =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 10, 12, 16, 24, 3, 3);
+  request.problem = nhwc;
+  request.base = *chooseKernelConfig(nhwc, host);
+  EXPECT_EQ(request.base.aLayout, ALayout::Direct);
+  EXPECT_EQ(request.base.split, SplitAxis::M);
+  QM_ASSERT_EXPECTED(direct, tuneKernel(request));
+  EXPECT_EQ(direct.record.trials, 3);
+  EXPECT_TRUE(direct.record.validated);
 }
 
 /// A chat server that always answers `content`, or fails when it is empty.
