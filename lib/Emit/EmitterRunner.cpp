@@ -128,23 +128,12 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
 std::string qimeng::convRequestJson(const ConvDesc &d, const GemmConfig &c,
                                     llvm::StringRef fault,
                                     const Target *target) {
-  nlohmann::json r = {{"version", 1},
-                      {"kind", "sconv2d"},
-                      {"layout", convLayoutName(d.layout).str()},
-                      {"n", d.n},
-                      {"h", d.h},
-                      {"w", d.w},
-                      {"c", d.c},
-                      {"f", d.f},
-                      {"kh", d.kh},
-                      {"kw", d.kw},
-                      {"stride_h", d.strideH},
-                      {"stride_w", d.strideW},
-                      {"dilation_h", d.dilationH},
-                      {"dilation_w", d.dilationW}};
-  if (!d.inputIsDense())
-    r["input_strides"] = {d.inputStrides[0], d.inputStrides[1],
-                          d.inputStrides[2]};
+  nlohmann::json r = toJson(d);
+  r["version"] = 1;
+  r["kind"] = "sconv2d";
+  // The emitter's default is the dense input: only a strided one is sent.
+  if (d.inputIsDense())
+    r.erase("input_strides");
   addConfigFields(r, c, fault, target);
   return r.dump();
 }

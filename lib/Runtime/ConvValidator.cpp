@@ -125,26 +125,16 @@ void convReference(const ConvDesc &d, const float *input, const float *filter,
 /// Where offset `off` from data() lies: a guard, a stride gap or an element.
 std::string describeInputOffset(const GuardedBuffer &buf, int64_t off,
                                 llvm::StringRef name) {
-  if (off < 0)
-    return llvm::formatv("guard before {0} overwritten at element {1}", name,
-                         -off - 1)
-        .str();
-  if (off >= buf.size())
-    return llvm::formatv("guard after {0} overwritten at element {1}", name,
-                         off - buf.size())
-        .str();
+  if (auto guard = guardDamage(name, buf, off))
+    return *guard;
   return llvm::formatv("{0} changed at element offset {1}", name, off).str();
 }
 
 std::optional<std::string> checkUnchanged(llvm::StringRef name,
                                           const GuardedBuffer &buf,
                                           const std::vector<float> &pristine) {
-  const float *now = buf.regionBegin();
-  if (std::memcmp(now, pristine.data(), pristine.size() * sizeof(float)) == 0)
-    return std::nullopt;
-  for (size_t i = 0; i < pristine.size(); ++i)
-    if (bitsOf(now[i]) != bitsOf(pristine[i]))
-      return describeInputOffset(buf, int64_t(i) - buf.guard(), name);
+  if (std::optional<int64_t> off = firstChanged(buf, pristine))
+    return describeInputOffset(buf, *off, name);
   return std::nullopt;
 }
 
@@ -275,17 +265,8 @@ qimeng::validateConv(const ConvDesc &desc, const ConvKernel &kernel,
   if (elements > double(int64_t(1) << 34))
     return llvm::createStringError(
         llvm::formatv("{0} is too large to validate", desc.str()).str());
-  ValidationReport report;
-  for (Distribution dist : options.distributions) {
-    auto failure = runOne(desc, kernel, workspaceBytes, options, dist, report);
-    if (!failure)
-      return failure.takeError();
-    if (*failure) {
-      report.passed = false;
-      report.failure = std::move(**failure);
-      return report;
-    }
-  }
-  report.passed = true;
-  return report;
+  return validateEachDistribution(
+      options, [&](Distribution dist, ValidationReport &report) {
+        return runOne(desc, kernel, workspaceBytes, options, dist, report);
+      });
 }

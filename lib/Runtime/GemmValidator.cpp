@@ -144,14 +144,8 @@ void fillOperand(GuardedBuffer &buf, StoredLayout l, InputGenerator &gen) {
 /// Describes where offset `off` from data() lies in an operand.
 std::string describeOffset(llvm::StringRef name, const GuardedBuffer &buf,
                            StoredLayout l, int64_t off) {
-  if (off < 0)
-    return llvm::formatv("guard before {0} overwritten at element {1}", name,
-                         -off - 1)
-        .str();
-  if (off >= buf.size())
-    return llvm::formatv("guard after {0} overwritten at element {1}", name,
-                         off - buf.size())
-        .str();
+  if (auto guard = guardDamage(name, buf, off))
+    return *guard;
   int64_t r = off / l.ld, c = off % l.ld;
   if (c >= l.cols)
     return llvm::formatv("{0} gap (row {1}, column {2}) overwritten", name, r,
@@ -179,12 +173,8 @@ std::optional<std::string> checkUnchanged(llvm::StringRef name,
                                           const GuardedBuffer &buf,
                                           StoredLayout l,
                                           const std::vector<float> &pristine) {
-  const float *now = buf.regionBegin();
-  if (std::memcmp(now, pristine.data(), pristine.size() * sizeof(float)) == 0)
-    return std::nullopt;
-  for (size_t i = 0; i < pristine.size(); ++i)
-    if (bitsOf(now[i]) != bitsOf(pristine[i]))
-      return describeOffset(name, buf, l, int64_t(i) - buf.guard());
+  if (std::optional<int64_t> off = firstChanged(buf, pristine))
+    return describeOffset(name, buf, l, *off);
   return std::nullopt;
 }
 
@@ -400,17 +390,8 @@ llvm::Expected<ValidationReport> qimeng::validateGemm(
     return llvm::createStringError(
         llvm::formatv("negative guard size {0}", options.guardElements).str());
 
-  ValidationReport report;
-  for (Distribution dist : options.distributions) {
-    auto failure = runOne(desc, kernel, workspaceBytes, options, dist, report);
-    if (!failure)
-      return failure.takeError();
-    if (*failure) {
-      report.passed = false;
-      report.failure = std::move(**failure);
-      return report;
-    }
-  }
-  report.passed = true;
-  return report;
+  return validateEachDistribution(
+      options, [&](Distribution dist, ValidationReport &report) {
+        return runOne(desc, kernel, workspaceBytes, options, dist, report);
+      });
 }

@@ -23,31 +23,13 @@ IsolatedValidationOptions IsolatedValidationOptions::defaults() {
   return o;
 }
 
-std::string qimeng::validationRequestJson(const GemmDesc &d,
+std::string qimeng::validationRequestJson(const KernelProblem &problem,
                                           const Target &target,
                                           const EmittedKernel &kernel,
                                           const std::vector<GemmRange> &parts) {
-  json r = toJson(d);
+  json r = problem.conv() ? toJson(*problem.conv()) : toJson(problem.gemm());
   r["version"] = 1;
-  r["op"] = "sgemm";
-  r["target"] = target.str();
-  r["kernel"] = kernel.text;
-  if (!parts.empty()) {
-    json list = json::array();
-    for (const GemmRange &p : parts)
-      list.push_back({p.mBegin, p.mEnd, p.nBegin, p.nEnd});
-    r["parts"] = list;
-  }
-  return r.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string qimeng::validationRequestJson(const ConvDesc &d,
-                                          const Target &target,
-                                          const EmittedKernel &kernel,
-                                          const std::vector<GemmRange> &parts) {
-  json r = toJson(d);
-  r["version"] = 1;
-  r["op"] = "sconv2d";
+  r["op"] = problem.opName().str();
   r["target"] = target.str();
   r["kernel"] = kernel.text;
   if (!parts.empty()) {
@@ -125,19 +107,25 @@ reportFromAnswer(const RunnerOutcome &outcome) {
   return report;
 }
 
-static llvm::Expected<ValidationReport>
-validateRequest(const std::string &request,
-                const IsolatedValidationOptions &options) {
-  auto outcome = runRunner(request, options);
+llvm::Expected<ValidationReport>
+qimeng::validateIsolated(const KernelProblem &problem, const Target &target,
+                         const EmittedKernel &kernel,
+                         const IsolatedValidationOptions &options,
+                         const std::vector<GemmRange> &parts) {
+  auto outcome = runRunner(
+      validationRequestJson(problem, target, kernel, parts), options);
   if (!outcome)
     return outcome.takeError();
   return reportFromAnswer(*outcome);
 }
 
-static llvm::Expected<MeasuredKernel>
-measureRequest(const std::string &requestText, int runs,
-               const IsolatedValidationOptions &options) {
-  json request = json::parse(requestText);
+llvm::Expected<MeasuredKernel>
+qimeng::measureIsolated(const KernelProblem &problem, const Target &target,
+                        const EmittedKernel &kernel, int runs,
+                        const IsolatedValidationOptions &options,
+                        const std::vector<GemmRange> &parts) {
+  json request =
+      json::parse(validationRequestJson(problem, target, kernel, parts));
   request["measure_runs"] = runs;
   auto outcome = runRunner(
       request.dump(-1, ' ', false, json::error_handler_t::replace), options);
@@ -163,8 +151,7 @@ qimeng::validateGemmIsolated(const GemmDesc &desc, const Target &target,
                              const EmittedKernel &kernel,
                              const IsolatedValidationOptions &options,
                              const std::vector<GemmRange> &parts) {
-  return validateRequest(validationRequestJson(desc, target, kernel, parts),
-                         options);
+  return validateIsolated(desc, target, kernel, options, parts);
 }
 
 llvm::Expected<MeasuredKernel>
@@ -172,47 +159,7 @@ qimeng::measureGemmIsolated(const GemmDesc &desc, const Target &target,
                             const EmittedKernel &kernel, int runs,
                             const IsolatedValidationOptions &options,
                             const std::vector<GemmRange> &parts) {
-  return measureRequest(validationRequestJson(desc, target, kernel, parts),
-                        runs, options);
-}
-
-llvm::Expected<ValidationReport>
-qimeng::validateConvIsolated(const ConvDesc &desc, const Target &target,
-                             const EmittedKernel &kernel,
-                             const IsolatedValidationOptions &options,
-                             const std::vector<GemmRange> &parts) {
-  return validateRequest(validationRequestJson(desc, target, kernel, parts),
-                         options);
-}
-
-llvm::Expected<MeasuredKernel>
-qimeng::measureConvIsolated(const ConvDesc &desc, const Target &target,
-                            const EmittedKernel &kernel, int runs,
-                            const IsolatedValidationOptions &options,
-                            const std::vector<GemmRange> &parts) {
-  return measureRequest(validationRequestJson(desc, target, kernel, parts),
-                        runs, options);
-}
-
-llvm::Expected<ValidationReport>
-qimeng::validateIsolated(const KernelProblem &problem, const Target &target,
-                         const EmittedKernel &kernel,
-                         const IsolatedValidationOptions &options,
-                         const std::vector<GemmRange> &parts) {
-  if (const ConvDesc *conv = problem.conv())
-    return validateConvIsolated(*conv, target, kernel, options, parts);
-  return validateGemmIsolated(problem.gemm(), target, kernel, options, parts);
-}
-
-llvm::Expected<MeasuredKernel>
-qimeng::measureIsolated(const KernelProblem &problem, const Target &target,
-                        const EmittedKernel &kernel, int runs,
-                        const IsolatedValidationOptions &options,
-                        const std::vector<GemmRange> &parts) {
-  if (const ConvDesc *conv = problem.conv())
-    return measureConvIsolated(*conv, target, kernel, runs, options, parts);
-  return measureGemmIsolated(problem.gemm(), target, kernel, runs, options,
-                             parts);
+  return measureIsolated(desc, target, kernel, runs, options, parts);
 }
 
 llvm::Expected<double>

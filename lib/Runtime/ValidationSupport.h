@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -98,6 +99,33 @@ inline double relativeError(double x, double ref, double mag) {
   return err / mag;
 }
 
+/// The offset from data() of the first float of `buf`'s region (guards
+/// included) whose bits differ from `pristine` (a copyRegion of it).
+inline std::optional<int64_t> firstChanged(const GuardedBuffer &buf,
+                                           const std::vector<float> &pristine) {
+  const float *now = buf.regionBegin();
+  if (std::memcmp(now, pristine.data(), pristine.size() * sizeof(float)) == 0)
+    return std::nullopt;
+  for (size_t i = 0; i < pristine.size(); ++i)
+    if (bitsOf(now[i]) != bitsOf(pristine[i]))
+      return int64_t(i) - buf.guard();
+  return std::nullopt;
+}
+
+/// "guard before/after NAME overwritten at element N" when offset `off`
+/// from data() lies in one of `buf`'s guards; nullopt inside the data.
+inline std::optional<std::string> guardDamage(llvm::StringRef name,
+                                              const GuardedBuffer &buf,
+                                              int64_t off) {
+  if (off < 0)
+    return "guard before " + name.str() + " overwritten at element " +
+           std::to_string(-off - 1);
+  if (off >= buf.size())
+    return "guard after " + name.str() + " overwritten at element " +
+           std::to_string(off - buf.size());
+  return std::nullopt;
+}
+
 /// The fp64 reference and magnitude of C += op(A) op(B), m x n row-major:
 ///   ref(i,j) = c0(i,j) + sum_k A(i,k) B(k,j)
 ///   mag(i,j) = |c0(i,j)| + sum_k |A(i,k) B(k,j)|
@@ -138,6 +166,27 @@ inline std::string elementFailure(float got, double want, double size,
            shortNum(relativeError(got, want, size)) + " > bound " +
            shortNum(bound);
   return "";
+}
+
+/// Runs `runOne(dist, report)` for each of the options' distributions,
+/// stopping at the first failure, which becomes the report's (passed =
+/// false); an llvm::Error from runOne (allocation) is returned as is.
+template <typename RunOne>
+llvm::Expected<ValidationReport>
+validateEachDistribution(const ValidationOptions &options, RunOne runOne) {
+  ValidationReport report;
+  for (Distribution dist : options.distributions) {
+    llvm::Expected<std::optional<std::string>> failure = runOne(dist, report);
+    if (!failure)
+      return failure.takeError();
+    if (*failure) {
+      report.passed = false;
+      report.failure = std::move(**failure);
+      return report;
+    }
+  }
+  report.passed = true;
+  return report;
 }
 
 } // namespace validation

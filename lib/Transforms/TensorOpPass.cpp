@@ -485,6 +485,7 @@ struct QiMengTensorOpPass
 
     // The LLM proposer when configured: a transport failure at run time is
     // a warning per op, never an error.
+    llm.reset(); // a session belongs to one run
     if (!options->llm.baseUrl.empty() && options->tuneBudget > 0) {
       if (auto opened = LlmSession::open(options->llm, options->llmTranscript))
         llm = std::move(*opened);
@@ -498,6 +499,7 @@ struct QiMengTensorOpPass
     if (auto db = TuningDatabase::open(options->cacheDir)) {
       database = std::move(*db);
     } else {
+      database.reset();
       mlir::emitWarning(module.getLoc())
           << "tuning database unavailable: " << llvm::toString(db.takeError());
     }

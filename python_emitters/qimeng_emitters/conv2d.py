@@ -206,6 +206,14 @@ class Conv:
         asm.ins(f"decq {self.offset + IMAGES_SLOT}(%rbx)")
         asm.ins(f"jnz {back(image_loop)}")
 
+    def _emit_unless_in_row(self, asm, R, label):
+        """Jumps to `label` unless the R table rows at %r15 are pixels of
+        one output row (their offsets step by row_step); clobbers %rax."""
+        asm.ins(f"movq {(R - 1) * 8}(%r15), %rax")
+        asm.ins("subq (%r15), %rax")
+        asm.ins(f"cmpq ${(R - 1) * self.row_step}, %rax")
+        asm.ins(f"jne {fwd(label)}")
+
     def emit_gather_pack(self, asm, p, name, R, width_reg, src_slot,
                          inner_index, dst_offset):
         """PACK of the gathered operand: R-wide slivers, k-major, zero-padded,
@@ -244,10 +252,7 @@ class Conv:
         asm.ins("subq %r14, %rax")
         asm.ins(f"cmpq ${R}, %rax")
         asm.ins(f"jb {fwd(slow)}")
-        asm.ins(f"movq {(R - 1) * 8}(%r15), %rax")
-        asm.ins("subq (%r15), %rax")
-        asm.ins(f"cmpq ${(R - 1) * self.row_step}, %rax")
-        asm.ins(f"jne {fwd(slow_full)}")
+        self._emit_unless_in_row(asm, R, slow_full)
         asm.ins(f"movq {src_slot}(%rbx), %rsi")
         asm.ins("addq (%r15), %rsi")
         fast_k = asm.label(f"gather {name}: one output row, next k")
@@ -375,7 +380,6 @@ class Conv:
         input (input + row[r0] + col[pc]); any other is copied, row by row
         (kb floats each, contiguous since kc divides C), into scratch rows
         one pixel step apart, zero past M, and points there."""
-        isa = p.isa
         step = self.row_step
         valid = f"{self.offset + VALID_SLOT}(%rbx)"
         sliver = asm.label("direct A: next sliver")
@@ -397,10 +401,7 @@ class Conv:
         asm.ins(f"movq %rax, {valid}")
         asm.ins(f"cmpq ${R}, %rax")
         asm.ins(f"jb {fwd(copy)}")
-        asm.ins(f"movq {(R - 1) * 8}(%r15), %rax")
-        asm.ins("subq (%r15), %rax")
-        asm.ins(f"cmpq ${(R - 1) * step}, %rax")
-        asm.ins(f"jne {fwd(copy)}")
+        self._emit_unless_in_row(asm, R, copy)
         asm.ins(f"movq {src_slot}(%rbx), %rax")
         asm.ins("addq (%r15), %rax")
         asm.ins("addq %rdx, %rax")

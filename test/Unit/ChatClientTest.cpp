@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ErrorHelpers.h"
+#include "ScriptedChat.h"
 #include "qimeng/Config.h"
 #include "qimeng/LLM/ChatClient.h"
 #include "qimeng/LLM/HttpTransport.h"
@@ -53,12 +54,6 @@ HttpOutcome reply(long status, std::string body,
   o.response.body = std::move(body);
   o.response.headers = std::move(headers);
   return o;
-}
-
-std::string chatReply(const std::string &content) {
-  nlohmann::json j = {
-      {"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}}}}};
-  return j.dump();
 }
 
 ChatConfig testConfig() {
@@ -285,6 +280,22 @@ private:
   llvm::sys::ProcessInfo process;
 };
 
+/// Runs qimeng-tensorop with `args` (its path is put in front).
+llvm::Expected<SubprocessResult> runTensorop(std::vector<std::string> args) {
+  std::string tool = std::string(QIMENG_TEST_BINARY_DIR) + "/qimeng-tensorop";
+  args.insert(args.begin(), tool);
+  SubprocessOptions sp;
+  sp.timeoutSeconds = 300;
+  return runSubprocess(tool, args, "", sp);
+}
+
+/// The scalar emitter, checked to be there.
+std::string goodEmitter() {
+  std::string source = scalarEmitterSource();
+  EXPECT_FALSE(source.empty()) << "test/Unit/Inputs/scalar_emitter.py";
+  return source;
+}
+
 TEST_F(TranscriptTest, CurlTalksToALoopbackServer) {
   setenv("QIMENG_TEST_LLM_KEY", "sk-test-secret", 1);
   QM_ASSERT_EXPECTED(curl, CurlTransport::create());
@@ -487,15 +498,11 @@ TEST_F(TranscriptTest, QimengTensoropTalksToAnLlm) {
        {{"body", chatReply("still none")}}});
   LoopbackServer server(root, replies);
   ASSERT_FALSE(server.port.empty());
-  std::string tool = std::string(QIMENG_TEST_BINARY_DIR) + "/qimeng-tensorop";
-  std::vector<std::string> args = {
-      tool, "--json", "-o", root + "/out", "--budget", "4", "--cache-dir",
+  QM_ASSERT_EXPECTED(run, runTensorop({
+      "--json", "-o", root + "/out", "--budget", "4", "--cache-dir",
       root + "/db", "--llm-endpoint", server.url(), "--llm-model", "m",
       "--llm-api-key-env", "QIMENG_TEST_LLM_KEY",
-      "make me a small matrix multiply"};
-  SubprocessOptions sp;
-  sp.timeoutSeconds = 300;
-  QM_ASSERT_EXPECTED(run, runSubprocess(tool, args, "", sp));
+      "make me a small matrix multiply"}));
   ASSERT_EQ(run.exitCode, 0) << run.err;
   nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_TRUE(report.is_object()) << run.out;
@@ -528,14 +535,10 @@ TEST_F(TranscriptTest, QimengTensoropTalksToAnLlm) {
 }
 
 TEST_F(TranscriptTest, QimengTensoropWithAnUnreachableLlmRunsOffline) {
-  std::string tool = std::string(QIMENG_TEST_BINARY_DIR) + "/qimeng-tensorop";
-  std::vector<std::string> args = {
-      tool, "--json", "-o", root + "/out", "--budget", "2", "--cache-dir",
+  QM_ASSERT_EXPECTED(run, runTensorop({
+      "--json", "-o", root + "/out", "--budget", "2", "--cache-dir",
       root + "/db", "--llm-endpoint", "http://127.0.0.1:9/v1", "--llm-model",
-      "m", "generate a 24x40x16 fp32 GEMM for this CPU"};
-  SubprocessOptions sp;
-  sp.timeoutSeconds = 300;
-  QM_ASSERT_EXPECTED(run, runSubprocess(tool, args, "", sp));
+      "m", "generate a 24x40x16 fp32 GEMM for this CPU"}));
   ASSERT_EQ(run.exitCode, 0) << run.err;
   nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_TRUE(report.is_object()) << run.out;
@@ -553,31 +556,22 @@ namespace {
 /// The ablation against the scripted server: vanilla (a real scalar
 /// emitter, validated), hints only (no code: failed), the full pipeline.
 TEST_F(TranscriptTest, QimengTensoropAblation) {
-  std::string goodEmitter;
-  {
-    auto file = llvm::MemoryBuffer::getFile(
-        std::string(QIMENG_TEST_SOURCE_DIR) + "/Unit/Inputs/scalar_emitter.py");
-    ASSERT_TRUE(static_cast<bool>(file));
-    goodEmitter = (*file)->getBuffer().str();
-  }
+  std::string emitter = goodEmitter();
+  ASSERT_FALSE(emitter.empty());
   nlohmann::json replies = nlohmann::json::array(
       {{{"body", chatReply("{\"op\": \"sgemm\", \"m\": 13, \"n\": 21, "
                            "\"k\": 17}")}},
-       {{"body", chatReply("```python\n" + goodEmitter + "```")}},
+       {{"body", chatReply("```python\n" + emitter + "```")}},
        {{"body", chatReply("{\"hints\": {\"tiling\": \"12x32 blocks\"}}")}},
        {{"body", chatReply("Use bigger tiles.")}},
        {{"body", chatReply("{\"candidates\": [\"ku=2\"]}")}},
-       {{"body", chatReply("```python\n" + goodEmitter + "```")}}});
+       {{"body", chatReply("```python\n" + emitter + "```")}}});
   LoopbackServer server(root, replies);
   ASSERT_FALSE(server.port.empty());
-  std::string tool = std::string(QIMENG_TEST_BINARY_DIR) + "/qimeng-tensorop";
-  std::vector<std::string> args = {
-      tool, "--json", "--ablation", "-o", root + "/out", "--budget", "2",
+  QM_ASSERT_EXPECTED(run, runTensorop({
+      "--json", "--ablation", "-o", root + "/out", "--budget", "2",
       "--cache-dir", root + "/db", "--llm-endpoint", server.url(),
-      "--llm-model", "m", "a 13x21x17 matmul"};
-  SubprocessOptions sp;
-  sp.timeoutSeconds = 300;
-  QM_ASSERT_EXPECTED(run, runSubprocess(tool, args, "", sp));
+      "--llm-model", "m", "a 13x21x17 matmul"}));
   ASSERT_EQ(run.exitCode, 0) << run.err;
   nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_TRUE(report.is_object()) << run.out;
@@ -609,13 +603,8 @@ namespace {
 /// command ends with a clear message and the built-in kernel, validated,
 /// in place; a 429 with Retry-After and a 503 are retried on the way.
 TEST_F(TranscriptTest, QimengTensoropKeepsTheBuiltInKernelForBadEmitters) {
-  std::string good;
-  {
-    auto file = llvm::MemoryBuffer::getFile(
-        std::string(QIMENG_TEST_SOURCE_DIR) + "/Unit/Inputs/scalar_emitter.py");
-    ASSERT_TRUE(static_cast<bool>(file));
-    good = (*file)->getBuffer().str();
-  }
+  std::string good = goodEmitter();
+  ASSERT_FALSE(good.empty());
   auto swap = [&](const std::string &from, const std::string &to) {
     std::string code = good;
     size_t at = code.find(from);
@@ -669,14 +658,10 @@ TEST_F(TranscriptTest, QimengTensoropKeepsTheBuiltInKernelForBadEmitters) {
          {{"body", emitter}}});
     LoopbackServer server(dir, replies);
     ASSERT_FALSE(server.port.empty());
-    std::string tool = std::string(QIMENG_TEST_BINARY_DIR) + "/qimeng-tensorop";
-    std::vector<std::string> args = {
-        tool, "--json", "-o", dir + "/out", "--budget", "2", "--cache-dir",
+    QM_ASSERT_EXPECTED(run, runTensorop({
+        "--json", "-o", dir + "/out", "--budget", "2", "--cache-dir",
         dir + "/db", "--llm-endpoint", server.url(), "--llm-model", "m",
-        "--llm-api-key-env", "QIMENG_TEST_LLM_KEY", "a 13x21x17 matmul"};
-    SubprocessOptions sp;
-    sp.timeoutSeconds = 300;
-    QM_ASSERT_EXPECTED(run, runSubprocess(tool, args, "", sp));
+        "--llm-api-key-env", "QIMENG_TEST_LLM_KEY", "a 13x21x17 matmul"}));
     ASSERT_EQ(run.exitCode, 0) << run.err;
     nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
     ASSERT_TRUE(report.is_object()) << run.out;

@@ -175,17 +175,17 @@ TEST(ConvKernelTest, RunnerValidatesAndTimesAndCatchesACrash) {
   GemmConfig c = smallConfig(d);
   auto options = IsolatedValidationOptions::defaults();
   QM_ASSERT_EXPECTED(good, emitConvKernel(d, c, EmitterOptions::defaults()));
-  QM_ASSERT_EXPECTED(measured, measureConvIsolated(d, host(), good, 3, options));
+  QM_ASSERT_EXPECTED(measured, measureIsolated(d, host(), good, 3, options));
   EXPECT_TRUE(measured.validation.passed) << measured.validation.failure;
   EXPECT_GT(measured.gflops, 0);
   QM_ASSERT_EXPECTED(wrong, emitConvKernel(d, c, EmitterOptions::defaults(),
                                            "drop-k"));
-  QM_ASSERT_EXPECTED(rejected, validateConvIsolated(d, host(), wrong, options));
+  QM_ASSERT_EXPECTED(rejected, validateIsolated(d, host(), wrong, options));
   EXPECT_FALSE(rejected.passed);
   EXPECT_NE(rejected.failure.find("O("), std::string::npos) << rejected.failure;
   QM_ASSERT_EXPECTED(crash, emitConvKernel(d, c, EmitterOptions::defaults(),
                                            "segfault"));
-  QM_ASSERT_EXPECTED(crashed, validateConvIsolated(d, host(), crash, options));
+  QM_ASSERT_EXPECTED(crashed, validateIsolated(d, host(), crash, options));
   EXPECT_FALSE(crashed.passed);
   EXPECT_NE(crashed.failure.find("crashed"), std::string::npos)
       << crashed.failure;

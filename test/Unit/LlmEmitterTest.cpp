@@ -9,25 +9,22 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ErrorHelpers.h"
+#include "ScriptedChat.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Tune/LlmEmitter.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include <deque>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 using namespace qimeng;
 
 namespace {
 
-/// A self-contained emitter, as an LLM might write it (scalar FMA loops,
-/// correct for any shape): test/Unit/Inputs/scalar_emitter.py.
+/// The scalar emitter, checked to be there.
 std::string goodEmitter() {
-  auto file = llvm::MemoryBuffer::getFile(std::string(QIMENG_TEST_SOURCE_DIR) +
-                                          "/Unit/Inputs/scalar_emitter.py");
-  EXPECT_TRUE(static_cast<bool>(file));
-  return file ? (*file)->getBuffer().str() : std::string();
+  std::string source = scalarEmitterSource();
+  EXPECT_FALSE(source.empty()) << "test/Unit/Inputs/scalar_emitter.py";
+  return source;
 }
 
 std::string fenced(const std::string &code) {
@@ -41,37 +38,6 @@ std::string variant(const std::string &from, const std::string &to) {
   if (at != std::string::npos)
     code.replace(at, from.size(), to);
   return code;
-}
-
-class ScriptedChat : public HttpTransport {
-public:
-  std::deque<std::string> replies;
-  std::vector<std::string> lastUserMessages;
-  HttpOutcome post(const HttpRequest &request, const HttpLimits &) override {
-    nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
-    if (body.is_object() && body["messages"].is_array())
-      lastUserMessages.push_back(
-          body["messages"].back()["content"].get<std::string>());
-    if (replies.empty())
-      return HttpOutcome::fail(HttpOutcome::Failure::Other, "no more replies");
-    HttpOutcome o;
-    o.response.status = 200;
-    nlohmann::json r = {{"choices",
-                         {{{"message",
-                            {{"role", "assistant"},
-                             {"content", replies.front()}}}}}}};
-    o.response.body = r.dump();
-    replies.pop_front();
-    return o;
-  }
-};
-
-ChatConfig scripted() {
-  ChatConfig c;
-  c.baseUrl = "http://127.0.0.1:9/v1";
-  c.model = "scripted";
-  c.maxAttempts = 1;
-  return c;
 }
 
 class LlmEmitterTest : public ::testing::Test {
@@ -105,7 +71,7 @@ TEST_F(LlmEmitterTest, AGoodEmitterValidatesAfterARepair) {
   ScriptedChat chat;
   chat.replies.push_back("I would use a blocked loop nest.");
   chat.replies.push_back(fenced(goodEmitter()));
-  ChatClient client(scripted(), chat, [](double) {});
+  ChatClient client(scriptedChatConfig(), chat, [](double) {});
   QM_ASSERT_EXPECTED(authored,
                      authorGemmKernel(client, desc, config, host,
                                       EmitterOptions::defaults(),
@@ -119,14 +85,14 @@ TEST_F(LlmEmitterTest, AGoodEmitterValidatesAfterARepair) {
   EXPECT_EQ(authored.kernel.symbol, "llm_sgemm_13x21x17");
   EXPECT_EQ(authored.emitterSource, authored.rounds[1].code);
   // The repair request carried the failure back.
-  ASSERT_EQ(chat.lastUserMessages.size(), 2u);
-  EXPECT_NE(chat.lastUserMessages[1].find("That failed: the reply holds no "
+  ASSERT_EQ(chat.lastMessages.size(), 2u);
+  EXPECT_NE(chat.lastMessages[1].find("That failed: the reply holds no "
                                           "code"),
             std::string::npos);
   // The first prompt holds the request and our emitter as the example.
-  EXPECT_NE(chat.lastUserMessages[0].find("\"kind\":\"sgemm\""),
+  EXPECT_NE(chat.lastMessages[0].find("\"kind\":\"sgemm\""),
             std::string::npos);
-  EXPECT_NE(chat.lastUserMessages[0].find("def _emit_compute"),
+  EXPECT_NE(chat.lastMessages[0].find("def _emit_compute"),
             std::string::npos);
 }
 
@@ -174,7 +140,7 @@ TEST_F(LlmEmitterTest, EveryBadEmitterIsRefusedWithItsReason) {
     SCOPED_TRACE(c.name);
     ScriptedChat chat;
     chat.replies.push_back(fenced(c.code));
-    ChatClient client(scripted(), chat, [](double) {});
+    ChatClient client(scriptedChatConfig(), chat, [](double) {});
     AuthoringOptions one = options;
     one.maxRounds = 1;
     auto authored = authorGemmKernel(client, desc, config, host,
@@ -199,13 +165,13 @@ TEST_F(LlmEmitterTest, ReplayingTheTranscriptGivesTheSameKernel) {
   chat.replies.push_back(fenced("def emit(request):\n    return 1\n"));
   chat.replies.push_back(fenced(goodEmitter()));
   RecordingTransport recorder(chat, path);
-  ChatClient live(scripted(), recorder, [](double) {});
+  ChatClient live(scriptedChatConfig(), recorder, [](double) {});
   QM_ASSERT_EXPECTED(first, authorGemmKernel(live, desc, config, host,
                                              EmitterOptions::defaults(),
                                              IsolatedValidationOptions::defaults(),
                                              options));
   QM_ASSERT_EXPECTED(replay, ReplayTransport::open(path));
-  ChatClient again(scripted(), *replay, [](double) {});
+  ChatClient again(scriptedChatConfig(), *replay, [](double) {});
   QM_ASSERT_EXPECTED(second, authorGemmKernel(again, desc, config, host,
                                               EmitterOptions::defaults(),
                                               IsolatedValidationOptions::defaults(),
@@ -223,7 +189,7 @@ TEST_F(LlmEmitterTest, TheLlmMayChooseTheSketchAndABadOneIsRepaired) {
                          "```json\n{\"config\": \"mr=99,kc=abc\"}\n```\n");
   chat.replies.push_back(fenced(goodEmitter()) +
                          "```json\n{\"config\": \"kc=8,ku=2\"}\n```\n");
-  ChatClient client(scripted(), chat, [](double) {});
+  ChatClient client(scriptedChatConfig(), chat, [](double) {});
   QM_ASSERT_EXPECTED(authored,
                      authorGemmKernel(client, desc, config, host,
                                       EmitterOptions::defaults(),
@@ -247,7 +213,7 @@ TEST_F(LlmEmitterTest, AConvolutionGetsItsOwnRequestAndExamples) {
   ScriptedChat chat;
   chat.replies.push_back("no code");
   chat.replies.push_back(fenced(goodEmitter())); // a GEMM emitter: wrong
-  ChatClient client(scripted(), chat, [](double) {});
+  ChatClient client(scriptedChatConfig(), chat, [](double) {});
   AuthoringOptions two = options;
   two.maxRounds = 2;
   auto authored = authorKernel(client, conv, base, host,
@@ -257,10 +223,10 @@ TEST_F(LlmEmitterTest, AConvolutionGetsItsOwnRequestAndExamples) {
   std::string message = llvm::toString(authored.takeError());
   EXPECT_NE(message.find("round 2: the emitter failed"), std::string::npos)
       << message;
-  ASSERT_FALSE(chat.lastUserMessages.empty());
-  EXPECT_NE(chat.lastUserMessages[0].find("\"kind\":\"sconv2d\""),
+  ASSERT_FALSE(chat.lastMessages.empty());
+  EXPECT_NE(chat.lastMessages[0].find("\"kind\":\"sconv2d\""),
             std::string::npos);
-  EXPECT_NE(chat.lastUserMessages[0].find("# conv2d.py"), std::string::npos);
+  EXPECT_NE(chat.lastMessages[0].find("# conv2d.py"), std::string::npos);
 }
 
 } // namespace

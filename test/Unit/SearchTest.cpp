@@ -7,9 +7,8 @@
 #include "qimeng/Tune/Search.h"
 #include "ErrorHelpers.h"
 #include "qimeng/Kernel/BlockingModel.h"
+#include "ScriptedChat.h"
 #include "qimeng/Tune/LlmProposer.h"
-#include <deque>
-#include <nlohmann/json.hpp>
 #include <chrono>
 #include <cmath>
 #include <gtest/gtest.h>
@@ -819,37 +818,6 @@ TEST(SearchTest, MctsFindsTheOptimumWhereRandomSearchDoesNot) {
 // The LLM proposer, against a scripted chat server
 //===----------------------------------------------------------------------===//
 
-/// Answers every chat request with the next scripted body (HTTP 200), or
-/// with `failure` once the script is empty.
-class ScriptedChat : public HttpTransport {
-public:
-  std::deque<std::string> replies;
-  std::vector<std::string> prompts;
-  HttpOutcome post(const HttpRequest &request, const HttpLimits &) override {
-    nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
-    if (body.is_object())
-      prompts.push_back(body["messages"][1]["content"].get<std::string>());
-    if (replies.empty())
-      return HttpOutcome::fail(HttpOutcome::Failure::Other, "no more replies");
-    HttpOutcome o;
-    o.response.status = 200;
-    nlohmann::json r = {
-        {"choices",
-         {{{"message", {{"role", "assistant"}, {"content", replies.front()}}}}}}};
-    o.response.body = r.dump();
-    replies.pop_front();
-    return o;
-  }
-};
-
-ChatConfig scriptedConfig() {
-  ChatConfig c;
-  c.baseUrl = "http://127.0.0.1:9/v1";
-  c.model = "scripted";
-  c.maxAttempts = 1;
-  return c;
-}
-
 TEST(LlmProposerTest, RepliesBecomeMovesAndInvalidOnesAreMasked) {
   SearchSpace space = largeSpace();
   Assignment start = space.modelAssignment();
@@ -895,7 +863,7 @@ TEST(LlmProposerTest, GoodMovesReachTheOptimumSoonerThanTheBuiltInPriors) {
   ScriptedChat chat;
   for (int i = 0; i < 10; ++i)
     chat.replies.push_back(move);
-  ChatClient client(scriptedConfig(), chat, [](double) {});
+  ChatClient client(scriptedChatConfig(), chat, [](double) {});
   ModelPriorProposer builtin;
   LlmProposer llm(client, builtin, /*batch=*/4);
   const int budget = 24;
@@ -907,9 +875,9 @@ TEST(LlmProposerTest, GoodMovesReachTheOptimumSoonerThanTheBuiltInPriors) {
   ASSERT_FALSE(llm.rounds().empty());
   EXPECT_EQ(llm.rounds()[0].accepted.size(), 1u);
   // Later prompts carry the history: configs and measured GFLOPS.
-  ASSERT_GE(chat.prompts.size(), 2u);
-  EXPECT_NE(chat.prompts[1].find("GFLOPS"), std::string::npos);
-  EXPECT_NE(chat.prompts[1].find("block=12x32,ku=4"), std::string::npos);
+  ASSERT_GE(chat.lastMessages.size(), 2u);
+  EXPECT_NE(chat.lastMessages[1].find("GFLOPS"), std::string::npos);
+  EXPECT_NE(chat.lastMessages[1].find("block=12x32,ku=4"), std::string::npos);
 }
 
 TEST(LlmProposerTest, UnusableRepliesLeaveTheBuiltInSearchUnchanged) {
@@ -925,7 +893,7 @@ TEST(LlmProposerTest, UnusableRepliesLeaveTheBuiltInSearchUnchanged) {
     ScriptedChat chat;
     for (int i = 0; i < 10; ++i)
       chat.replies.push_back(reply);
-    ChatClient client(scriptedConfig(), chat, [](double) {});
+    ChatClient client(scriptedChatConfig(), chat, [](double) {});
     LlmProposer llm(client, builtin, 4);
     LandscapeEvaluator e = landscape(space);
     SearchHistory h = runMcts(space, e, llm, {30, 0}, withSeed(5));
@@ -936,7 +904,7 @@ TEST(LlmProposerTest, UnusableRepliesLeaveTheBuiltInSearchUnchanged) {
   // A server that is down: every round records the error, the search is
   // the built-in one.
   ScriptedChat down;
-  ChatClient client(scriptedConfig(), down, [](double) {});
+  ChatClient client(scriptedChatConfig(), down, [](double) {});
   LlmProposer llm(client, builtin, 4);
   LandscapeEvaluator e = landscape(space);
   SearchHistory h = runMcts(space, e, llm, {30, 0}, withSeed(5));

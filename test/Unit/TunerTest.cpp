@@ -7,11 +7,11 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Tune/Tuner.h"
 #include "ErrorHelpers.h"
+#include "ScriptedChat.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Tune/RunnerEvaluator.h"
 #include <cerrno>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
 using namespace qimeng;
@@ -75,18 +75,29 @@ TEST(TunerTest, BadCandidatesAreRejectedAndTuningCompletes) {
   EXPECT_EQ(errno, ECHILD);
 }
 
+/// A request for `problem` from the model's config: `trials` trials of 3
+/// timed runs each, the build's emitters and runner.
+TuneRequest smallRequest(const KernelProblem &problem, const Target &host,
+                         int trials) {
+  TuneRequest request;
+  request.problem = problem;
+  request.target = host;
+  auto base = chooseKernelConfig(problem, host);
+  EXPECT_TRUE(static_cast<bool>(base)) << llvm::toString(base.takeError());
+  if (base)
+    request.base = *base;
+  request.budget.trials = trials;
+  request.timedRuns = 3;
+  request.emitter = EmitterOptions::defaults();
+  request.runner = IsolatedValidationOptions::defaults();
+  return request;
+}
+
 TEST(TunerTest, TuneGemmMakesAStorableRecord) {
   Target host = hostOrSkip();
   if (host.bestIsa() == VectorIsa::None)
     GTEST_SKIP() << "host has no avx2/fma or avx512f";
-  TuneRequest request;
-  request.problem = GemmDesc::packed(24, 40, 16);
-  request.target = host;
-  request.base = *chooseGemmConfig(request.problem.gemm(), host);
-  request.budget.trials = 3;
-  request.timedRuns = 3;
-  request.emitter = EmitterOptions::defaults();
-  request.runner = IsolatedValidationOptions::defaults();
+  TuneRequest request = smallRequest(GemmDesc::packed(24, 40, 16), host, 3);
   std::vector<std::string> lines;
   request.progress = [&](const std::string &l) { lines.push_back(l); };
   QM_ASSERT_EXPECTED(result, tuneKernel(request));
@@ -108,14 +119,7 @@ TEST(TunerTest, TuneConvMakesARecordKeyedByTheConvolution) {
     GTEST_SKIP() << "host has no avx2/fma or avx512f";
   ConvDesc conv =
       ConvDesc::dense(ConvLayout::NchwFchw, 2, 11, 10, 3, 8, 3, 3, 2, 1);
-  TuneRequest request;
-  request.problem = conv;
-  request.target = host;
-  request.base = *chooseGemmConfig(conv.gemmView(), host);
-  request.budget.trials = 3;
-  request.timedRuns = 3;
-  request.emitter = EmitterOptions::defaults();
-  request.runner = IsolatedValidationOptions::defaults();
+  TuneRequest request = smallRequest(conv, host, 3);
   std::vector<std::string> lines;
   request.progress = [&](const std::string &l) { lines.push_back(l); };
   QM_ASSERT_EXPECTED(result, tuneKernel(request));
@@ -149,42 +153,14 @@ TEST(TunerTest, TuneConvMakesARecordKeyedByTheConvolution) {
   EXPECT_TRUE(direct.record.validated);
 }
 
-/// A chat server that always answers `content`, or fails when it is empty.
-class OneReplyChat : public HttpTransport {
-public:
-  explicit OneReplyChat(std::string content) : content(std::move(content)) {}
-  HttpOutcome post(const HttpRequest &, const HttpLimits &) override {
-    ++calls;
-    if (content.empty())
-      return HttpOutcome::fail(HttpOutcome::Failure::Connect, "refused");
-    HttpOutcome o;
-    o.response.status = 200;
-    nlohmann::json r = {
-        {"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}}}}};
-    o.response.body = r.dump();
-    return o;
-  }
-  std::string content;
-  int calls = 0;
-};
-
 TEST(TunerTest, AnLlmProposesMovesAndAnUnreachableOneChangesNothing) {
   Target host = hostOrSkip();
   if (host.bestIsa() == VectorIsa::None)
     GTEST_SKIP() << "host has no avx2/fma or avx512f";
-  TuneRequest request;
-  request.problem = GemmDesc::packed(24, 40, 16);
-  request.target = host;
-  request.base = *chooseGemmConfig(request.problem.gemm(), host);
-  request.budget.trials = 4;
-  request.timedRuns = 3;
-  request.emitter = EmitterOptions::defaults();
-  request.runner = IsolatedValidationOptions::defaults();
-  ChatConfig config;
-  config.baseUrl = "http://127.0.0.1:9/v1";
-  config.model = "scripted";
-  config.maxAttempts = 2;
-  OneReplyChat good("{\"candidates\": [\"ku=2\", \"kc=999\"]}");
+  TuneRequest request = smallRequest(GemmDesc::packed(24, 40, 16), host, 4);
+  ChatConfig config = scriptedChatConfig(2);
+  ScriptedChat good;
+  good.replies.assign(4, "{\"candidates\": [\"ku=2\", \"kc=999\"]}");
   ChatClient client(config, good, [](double) {});
   request.llm = &client;
   QM_ASSERT_EXPECTED(result, tuneKernel(request));
@@ -195,7 +171,8 @@ TEST(TunerTest, AnLlmProposesMovesAndAnUnreachableOneChangesNothing) {
   ASSERT_EQ(result.llmRounds[0].rejected.size(), 1u);
   EXPECT_EQ(result.llmRounds[0].rejected[0], "kc=999: not a choice of kc");
 
-  OneReplyChat down("");
+  ScriptedChat down; // nothing to say: a refused connection each time
+  down.whenEmpty = HttpOutcome::Failure::Connect;
   ChatClient unreachable(config, down, [](double) {});
   request.llm = &unreachable;
   QM_ASSERT_EXPECTED(offline, tuneKernel(request));

@@ -105,7 +105,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                               s.kernel);
     if (!kernel)
       return kernel.takeError();
-    auto ours = validateConvIsolated(desc, s.host, kernel->emitted, s.runner,
+    auto ours = validateIsolated(desc, s.host, kernel->emitted, s.runner,
                                      kernel->parts);
     if (!ours)
       return ours.takeError();

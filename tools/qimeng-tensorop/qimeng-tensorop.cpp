@@ -128,6 +128,25 @@ static llvm::Error writeFile(const std::string &path, llvm::StringRef data) {
   return llvm::Error::success();
 }
 
+/// Tuning as the flags say (--budget, --seconds), with `llm` proposing
+/// moves when not null.
+static TuneRequest tuneRequest(const KernelProblem &problem,
+                               const Target &host, const GemmConfig &base,
+                               const EmitterOptions &emitter,
+                               const IsolatedValidationOptions &runner,
+                               ChatClient *llm) {
+  TuneRequest request;
+  request.problem = problem;
+  request.target = host;
+  request.base = base;
+  request.budget.trials = budgetOpt;
+  request.budget.seconds = secondsOpt;
+  request.emitter = emitter;
+  request.runner = runner;
+  request.llm = llm;
+  return request;
+}
+
 /// One row of the ablation.
 struct AblationRow {
   std::string variant;
@@ -185,15 +204,8 @@ static int runAblation(ChatClient &llm, const Task &task, const Target &host,
   // with repair rounds; the faster validated kernel counts.
   rows.push_back({"full-pipeline"});
   AblationRow &full = rows.back();
-  TuneRequest request;
-  request.problem = desc;
-  request.target = host;
-  request.base = base;
-  request.budget.trials = budgetOpt;
-  request.budget.seconds = secondsOpt;
-  request.emitter = emitter;
-  request.runner = runner;
-  request.llm = &llm;
+  TuneRequest request =
+      tuneRequest(desc, host, base, emitter, runner, &llm);
   if (auto tuned = tuneKernel(request)) {
     full.validated = true;
     full.gflops = tuned->record.medianGflops;
@@ -333,15 +345,7 @@ int main(int argc, char **argv) {
   base.threads = static_cast<int>(std::max<size_t>(
       1, partitionGemm(problem.gemm(), base, int(threadsOpt)).size()));
 
-  TuneRequest request;
-  request.problem = problem;
-  request.target = host;
-  request.base = base;
-  request.budget.trials = budgetOpt;
-  request.budget.seconds = secondsOpt;
-  request.emitter = emitter;
-  request.runner = runner;
-  request.llm = llm;
+  TuneRequest request = tuneRequest(problem, host, base, emitter, runner, llm);
   if (!jsonOpt)
     request.progress = [](const std::string &line) {
       llvm::errs() << "qimeng-tensorop: " << line << "\n";

@@ -13,6 +13,7 @@
 
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/KernelProblem.h"
 #include "qimeng/Kernel/Partition.h"
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Runtime/GemmValidator.h"
@@ -34,17 +35,28 @@ struct IsolatedValidationOptions {
   static IsolatedValidationOptions defaults();
 };
 
-/// The runner's stdin: desc, target, kernel text and, for a parallel
-/// kernel, the parts of C (Partition.h) as one JSON object. With parts the
-/// runner calls the kernel once per part, on an OpenMP team, each part with its
-/// own workspace, exactly as the compiled module will.
-std::string validationRequestJson(const GemmDesc &desc, const Target &target,
+/// The runner's stdin: the problem ("op": "sgemm" with the GemmDesc, or
+/// "sconv2d" with the ConvDesc), target, kernel text and, for a parallel
+/// kernel, the parts of C (Partition.h; of a convolution's GEMM view) as
+/// one JSON object. With parts the runner calls the kernel once per part,
+/// on an OpenMP team, each part with its own workspace, exactly as the
+/// compiled module will.
+std::string validationRequestJson(const KernelProblem &problem,
+                                  const Target &target,
                                   const EmittedKernel &kernel,
                                   const std::vector<GemmRange> &parts = {});
 
-/// Compiler side: runs the runner on `kernel`. A report with passed = false
-/// carries the reason (wrong result, crash, timeout); an llvm::Error means
-/// the runner itself could not be run or answered garbage.
+/// Compiler side: runs the runner on `kernel` (GemmValidator.h or
+/// ConvValidator.h, as `problem` is). A report with passed = false carries
+/// the reason (wrong result, crash, timeout); an llvm::Error means the
+/// runner itself could not be run or answered garbage.
+llvm::Expected<ValidationReport>
+validateIsolated(const KernelProblem &problem, const Target &target,
+                 const EmittedKernel &kernel,
+                 const IsolatedValidationOptions &options,
+                 const std::vector<GemmRange> &parts = {});
+
+/// validateIsolated for a GEMM.
 llvm::Expected<ValidationReport>
 validateGemmIsolated(const GemmDesc &desc, const Target &target,
                      const EmittedKernel &kernel,
@@ -62,44 +74,17 @@ struct MeasuredKernel {
 /// again, all in one qimeng-runner process. A crash, timeout or wrong
 /// result is a report with passed = false and the reason.
 llvm::Expected<MeasuredKernel>
-measureGemmIsolated(const GemmDesc &desc, const Target &target,
-                    const EmittedKernel &kernel, int runs,
-                    const IsolatedValidationOptions &options,
-                    const std::vector<GemmRange> &parts = {});
-
-/// The runner's stdin for a convolution kernel ("op": "sconv2d"); parts
-/// split its GEMM view (ConvDesc::gemmView).
-std::string validationRequestJson(const ConvDesc &desc, const Target &target,
-                                  const EmittedKernel &kernel,
-                                  const std::vector<GemmRange> &parts = {});
-
-/// validateGemmIsolated for a convolution kernel (ConvValidator.h).
-llvm::Expected<ValidationReport>
-validateConvIsolated(const ConvDesc &desc, const Target &target,
-                     const EmittedKernel &kernel,
-                     const IsolatedValidationOptions &options,
-                     const std::vector<GemmRange> &parts = {});
-
-/// measureGemmIsolated for a convolution kernel.
-llvm::Expected<MeasuredKernel>
-measureConvIsolated(const ConvDesc &desc, const Target &target,
-                    const EmittedKernel &kernel, int runs,
-                    const IsolatedValidationOptions &options,
-                    const std::vector<GemmRange> &parts = {});
-
-/// validateGemmIsolated or validateConvIsolated, as `problem` is.
-llvm::Expected<ValidationReport>
-validateIsolated(const KernelProblem &problem, const Target &target,
-                 const EmittedKernel &kernel,
-                 const IsolatedValidationOptions &options,
-                 const std::vector<GemmRange> &parts = {});
-
-/// measureGemmIsolated or measureConvIsolated, as `problem` is.
-llvm::Expected<MeasuredKernel>
 measureIsolated(const KernelProblem &problem, const Target &target,
                 const EmittedKernel &kernel, int runs,
                 const IsolatedValidationOptions &options,
                 const std::vector<GemmRange> &parts = {});
+
+/// measureIsolated for a GEMM.
+llvm::Expected<MeasuredKernel>
+measureGemmIsolated(const GemmDesc &desc, const Target &target,
+                    const EmittedKernel &kernel, int runs,
+                    const IsolatedValidationOptions &options,
+                    const std::vector<GemmRange> &parts = {});
 
 /// This core's FMA peak in GFLOPS, from the emitter's fma_peak probe run in
 /// qimeng-runner.
