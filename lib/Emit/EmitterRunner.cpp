@@ -9,8 +9,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
 #include <nlohmann/json.hpp>
 
 using namespace qimeng;
@@ -198,10 +198,11 @@ qimeng::emitConvKernel(const ConvDesc &desc, const GemmConfig &config,
   return runEmitter(convRequestJson(desc, config, fault, target), options);
 }
 
-llvm::Expected<EmittedKernel>
-qimeng::emitKernel(const KernelProblem &problem, const GemmConfig &config,
-                   const EmitterOptions &options, llvm::StringRef fault,
-                   const Target *target) {
+llvm::Expected<EmittedKernel> qimeng::emitKernel(const KernelProblem &problem,
+                                                 const GemmConfig &config,
+                                                 const EmitterOptions &options,
+                                                 llvm::StringRef fault,
+                                                 const Target *target) {
   if (const ConvDesc *conv = problem.conv())
     return emitConvKernel(*conv, config, options, fault, target);
   return emitGemmKernel(problem.gemm(), config, options, fault, target);
@@ -264,10 +265,15 @@ qimeng::runSandboxedEmitter(llvm::StringRef source, llvm::StringRef requestJson,
   sp.timeoutSeconds = limits.timeoutSeconds;
   sp.outputCap = limits.outputCap;
   sp.env = std::vector<std::string>{}; // nothing of ours: no API key
-  std::vector<std::string> args = {
-      options.python, "-I", "-S", launcher, emitterPath, dirText,
-      std::to_string(limits.cpuSeconds), std::to_string(limits.memoryMB),
-      std::to_string(limits.fileSizeKB)};
+  std::vector<std::string> args = {options.python,
+                                   "-I",
+                                   "-S",
+                                   launcher,
+                                   emitterPath,
+                                   dirText,
+                                   std::to_string(limits.cpuSeconds),
+                                   std::to_string(limits.memoryMB),
+                                   std::to_string(limits.fileSizeKB)};
   auto result = runSubprocess(options.python, args, requestJson, sp);
   if (!result)
     return llvm::createStringError("cannot run the sandboxed emitter: " +

@@ -57,9 +57,8 @@ GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
 }
 
 /// The model's config; `bInPlace` allows reading B in place for few rows.
-static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
-                                              const Target &target,
-                                              bool bInPlace) {
+static llvm::Expected<GemmConfig>
+modelConfig(const GemmDesc &desc, const Target &target, bool bInPlace) {
   if (auto err = desc.verify())
     return std::move(err);
   VectorIsa isa = target.bestIsa();
@@ -133,8 +132,8 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
       if (kc >= lanes) {
         int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
         config->kc = kc;
-        config->mc = std::max<int64_t>(
-            config->mr, l2 / 2 / (kc * 4) / config->mr * config->mr);
+        config->mc = std::max<int64_t>(config->mr, l2 / 2 / (kc * 4) /
+                                                       config->mr * config->mr);
         config->aLayout = ALayout::Direct;
         *config = clampToProblem(*config, problem.gemm());
       }

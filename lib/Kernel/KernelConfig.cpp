@@ -86,8 +86,8 @@ parseChoice(llvm::StringRef key, llvm::StringRef value,
     ++i;
   }
   return llvm::createStringError(
-      llvm::formatv("unknown kernel config {0} '{1}'; expected {2}", key,
-                    value, expected)
+      llvm::formatv("unknown kernel config {0} '{1}'; expected {2}", key, value,
+                    expected)
           .str());
 }
 
@@ -105,30 +105,30 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
           llvm::formatv("kernel config item '{0}' is not key=value", item)
               .str());
     if (key == "order") {
-      if (auto err = parseChoice<KStepOrder>(
-              key, value,
-              {{"bcast", KStepOrder::Broadcast},
-               {"pipelined", KStepOrder::Pipelined},
-               {"embedded", KStepOrder::Embedded}},
-              config.order))
+      if (auto err =
+              parseChoice<KStepOrder>(key, value,
+                                      {{"bcast", KStepOrder::Broadcast},
+                                       {"pipelined", KStepOrder::Pipelined},
+                                       {"embedded", KStepOrder::Embedded}},
+                                      config.order))
         return std::move(err);
       continue;
     }
     if (key == "loop") {
-      if (auto err = parseChoice<MacroLoopOrder>(
-              key, value,
-              {{"jr-ir", MacroLoopOrder::JrIr}, {"ir-jr", MacroLoopOrder::IrJr}},
-              config.loop))
+      if (auto err =
+              parseChoice<MacroLoopOrder>(key, value,
+                                          {{"jr-ir", MacroLoopOrder::JrIr},
+                                           {"ir-jr", MacroLoopOrder::IrJr}},
+                                          config.loop))
         return std::move(err);
       continue;
     }
     if (key == "alayout") {
-      if (auto err = parseChoice<ALayout>(
-              key, value,
-              {{"kmajor", ALayout::KMajor},
-               {"rows", ALayout::Rows},
-               {"direct", ALayout::Direct}},
-              config.aLayout))
+      if (auto err = parseChoice<ALayout>(key, value,
+                                          {{"kmajor", ALayout::KMajor},
+                                           {"rows", ALayout::Rows},
+                                           {"direct", ALayout::Direct}},
+                                          config.aLayout))
         return std::move(err);
       continue;
     }

@@ -134,8 +134,8 @@ llvm::Error ConvDesc::verify() const {
   if (s[2] < inner || s[1] < (nhwc ? w : h) * s[2] ||
       s[0] < (nhwc ? h : c) * s[1])
     return llvm::createStringError(
-        llvm::formatv("input strides {0}x{1}x{2} overlap for a {3} input",
-                      s[0], s[1], s[2], str())
+        llvm::formatv("input strides {0}x{1}x{2} overlap for a {3} input", s[0],
+                      s[1], s[2], str())
             .str());
   return llvm::Error::success();
 }

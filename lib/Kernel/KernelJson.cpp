@@ -73,18 +73,17 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
     return llvm::createStringError(what.str() + " field 'layout' must be "
                                                 "nhwc_hwcf, nhwc_fhwc or "
                                                 "nchw_fchw");
-  for (auto [field, name] :
-       {std::pair<int64_t *, const char *>{&d.n, "n"},
-        {&d.h, "h"},
-        {&d.w, "w"},
-        {&d.c, "c"},
-        {&d.f, "f"},
-        {&d.kh, "kh"},
-        {&d.kw, "kw"},
-        {&d.strideH, "stride_h"},
-        {&d.strideW, "stride_w"},
-        {&d.dilationH, "dilation_h"},
-        {&d.dilationW, "dilation_w"}})
+  for (auto [field, name] : {std::pair<int64_t *, const char *>{&d.n, "n"},
+                             {&d.h, "h"},
+                             {&d.w, "w"},
+                             {&d.c, "c"},
+                             {&d.f, "f"},
+                             {&d.kh, "kh"},
+                             {&d.kw, "kw"},
+                             {&d.strideH, "stride_h"},
+                             {&d.strideW, "stride_w"},
+                             {&d.dilationH, "dilation_h"},
+                             {&d.dilationW, "dilation_w"}})
     if (auto err = fields.integer64(name, *field))
       return std::move(err);
   auto strides = j.find("input_strides");

@@ -4,10 +4,10 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
 #include <algorithm>
-#include <optional>
 #include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 using namespace qimeng;
@@ -150,16 +150,16 @@ ChatClient::complete(const std::vector<ChatMessage> &messages) {
     }
     const HttpResponse &r = outcome.response;
     if (retryableStatus(r.status)) {
-      lastProblem = llvm::formatv("HTTP {0}: {1}", r.status,
-                                  redact(excerpt(r.body)))
-                        .str();
+      lastProblem =
+          llvm::formatv("HTTP {0}: {1}", r.status, redact(excerpt(r.body)))
+              .str();
       serverWait = retryAfter(r);
       if (serverWait && *serverWait > config.maxRetryAfterSeconds)
         return llvm::createStringError(
             llvm::formatv("LLM endpoint {0} asked to retry after {1:F1} s, "
                           "more than the limit of {2:F1} s ({3})",
-                          request.url, *serverWait,
-                          config.maxRetryAfterSeconds, lastProblem)
+                          request.url, *serverWait, config.maxRetryAfterSeconds,
+                          lastProblem)
                 .str());
       continue;
     }

@@ -51,14 +51,13 @@ std::string qimeng::hardwarePrompt(const Target &target,
 llvm::Expected<HardwareReport>
 qimeng::mergeHardwareReply(llvm::StringRef reply, const Target &target) {
   size_t open = reply.find('{'), close = reply.rfind('}');
-  json j = open == llvm::StringRef::npos || close == llvm::StringRef::npos ||
-                   close < open
-               ? json()
-               : json::parse(reply.slice(open, close + 1).str(), nullptr,
-                             false);
+  json j =
+      open == llvm::StringRef::npos || close == llvm::StringRef::npos ||
+              close < open
+          ? json()
+          : json::parse(reply.slice(open, close + 1).str(), nullptr, false);
   if (j.is_discarded() || !j.is_object())
-    return llvm::createStringError(
-        "the hardware reply holds no JSON object");
+    return llvm::createStringError("the hardware reply holds no JSON object");
   HardwareReport r;
   r.detected = factorsOf(target);
   r.merged = r.detected;
@@ -73,8 +72,7 @@ qimeng::mergeHardwareReply(llvm::StringRef reply, const Target &target) {
         return llvm::Error::success();
       if (!g->is_object())
         return llvm::createStringError(
-            llvm::formatv("hardware reply field '{0}' must be an object",
-                          group)
+            llvm::formatv("hardware reply field '{0}' must be an object", group)
                 .str());
       at = &*g;
     }
@@ -100,8 +98,8 @@ qimeng::mergeHardwareReply(llvm::StringRef reply, const Target &target) {
   if (auto err = number("registers", "vector_registers", "vector registers",
                         d.vectorRegisters))
     return std::move(err);
-  if (auto err = number("registers", "vector_bits", "vector bits",
-                        d.vectorBits))
+  if (auto err =
+          number("registers", "vector_bits", "vector bits", d.vectorBits))
     return std::move(err);
   if (auto err = number("memory", "l1d_bytes", "l1d", d.l1d))
     return std::move(err);

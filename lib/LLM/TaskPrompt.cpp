@@ -20,8 +20,8 @@ bool has(const std::string &text, const char *word) {
 
 /// Checks dtype and target words shared by both kinds.
 llvm::Error checkTypeAndTarget(const std::string &text, Task &task) {
-  static const char *const others[] = {"fp16", "f16",  "bf16",  "half",
-                                       "int8", "i8",   "fp64",  "f64",
+  static const char *const others[] = {"fp16",   "f16",   "bf16", "half",
+                                       "int8",   "i8",    "fp64", "f64",
                                        "double", "int32", "fp8"};
   for (const char *t : others)
     if (has(text, t))
@@ -36,10 +36,9 @@ llvm::Error checkTypeAndTarget(const std::string &text, Task &task) {
   std::string what;
   if (std::regex_search(text, m, named))
     what = m[1];
-  static const char *const machines[] = {"gpu",   "cuda",    "nvidia",
-                                         "arm",   "aarch64", "neon",
-                                         "sve",   "riscv",   "a100",
-                                         "h100",  "h200",    "apple"};
+  static const char *const machines[] = {"gpu",     "cuda", "nvidia", "arm",
+                                         "aarch64", "neon", "sve",    "riscv",
+                                         "a100",    "h100", "h200",   "apple"};
   for (const char *name : machines)
     if (what.empty() && has(text, name))
       what = name;
@@ -61,8 +60,8 @@ llvm::Expected<Task> qimeng::parseTaskPrompt(llvm::StringRef prompt) {
   Task task;
   if (auto err = checkTypeAndTarget(text, task))
     return std::move(err);
-  bool conv = has(text, "conv") || has(text, "conv2d") ||
-              has(text, "convolution");
+  bool conv =
+      has(text, "conv") || has(text, "conv2d") || has(text, "convolution");
   bool gemm = has(text, "gemm") || has(text, "sgemm") || has(text, "matmul") ||
               text.find("matrix multipl") != std::string::npos;
   if (conv == gemm)
@@ -98,7 +97,8 @@ llvm::Expected<Task> qimeng::parseTaskPrompt(llvm::StringRef prompt) {
           c = std::stoll(m[4]);
   std::string rest = m.suffix();
   std::smatch f;
-  std::regex filters(R"((?:->|\bto)\s*(\d+)|(\d+)\s*(?:filters|output channels))");
+  std::regex filters(
+      R"((?:->|\bto)\s*(\d+)|(\d+)\s*(?:filters|output channels))");
   if (!std::regex_search(text, f, filters))
     return llvm::createStringError(
         "cannot read the number of filters: write 'to 64' or '64 filters'");
@@ -121,8 +121,8 @@ llvm::Expected<Task> qimeng::parseTaskPrompt(llvm::StringRef prompt) {
     stride = std::stoll(s[1]);
   if (std::regex_search(text, s, std::regex(R"(dilation\s*(\d+))")))
     dilation = std::stoll(s[1]);
-  ConvLayout layout = has(text, "nchw") ? ConvLayout::NchwFchw
-                                        : ConvLayout::NhwcHwcf;
+  ConvLayout layout =
+      has(text, "nchw") ? ConvLayout::NchwFchw : ConvLayout::NhwcHwcf;
   // For NCHW the input is written NxCxHxW.
   if (layout == ConvLayout::NchwFchw)
     std::swap(c, h), std::swap(h, w);
@@ -189,9 +189,8 @@ llvm::Expected<Task> qimeng::extractTaskWithLlm(llvm::StringRef prompt,
   };
   if (op == "sgemm" || op == "gemm" || op == "matmul") {
     int64_t m = 0, n = 0, k = 0;
-    for (auto [name, out] : {std::pair<const char *, int64_t *>{"m", &m},
-                             {"n", &n},
-                             {"k", &k}})
+    for (auto [name, out] :
+         {std::pair<const char *, int64_t *>{"m", &m}, {"n", &n}, {"k", &k}})
       if (auto err = integer(name, *out))
         return std::move(err);
     bool ta = false, tb = false;
@@ -216,14 +215,13 @@ llvm::Expected<Task> qimeng::extractTaskWithLlm(llvm::StringRef prompt,
     if (auto err = f.string("layout", layout))
       return std::move(err);
   int64_t n = 0, h = 0, w = 0, c = 0, fc = 0, kh = 0, kw = 0, s = 1, dl = 1;
-  for (auto [name, out] :
-       {std::pair<const char *, int64_t *>{"n", &n},
-        {"h", &h},
-        {"w", &w},
-        {"c", &c},
-        {"f", &fc},
-        {"kh", &kh},
-        {"kw", &kw}})
+  for (auto [name, out] : {std::pair<const char *, int64_t *>{"n", &n},
+                           {"h", &h},
+                           {"w", &w},
+                           {"c", &c},
+                           {"f", &fc},
+                           {"kh", &kh},
+                           {"kw", &kw}})
     if (auto err = integer(name, *out))
       return std::move(err);
   if (auto err = integer("stride", s, 1))

@@ -11,8 +11,8 @@
 #include "qimeng/LLM/HttpTransport.h"
 #include "qimeng/Support/JsonFieldReader.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include <nlohmann/json.hpp>
@@ -20,8 +20,8 @@
 using namespace qimeng;
 using json = nlohmann::json;
 
-static json headersJson(const std::vector<std::pair<std::string, std::string>>
-                            &headers) {
+static json
+headersJson(const std::vector<std::pair<std::string, std::string>> &headers) {
   json out = json::object();
   for (const auto &[name, value] : headers)
     if (!llvm::StringRef(name).equals_insensitive("authorization"))

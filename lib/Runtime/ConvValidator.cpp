@@ -38,8 +38,8 @@ void qimeng::convIm2col(const ConvDesc &d, const float *input, int64_t image,
         for (int64_t x = 0; x < ow; ++x)
           for (int64_t i = 0; i < d.kh; ++i)
             for (int64_t j = 0; j < d.kw; ++j, row += d.c)
-              std::copy_n(input + inputOffset(d, n, 0, y * d.strideH +
-                                                           i * d.dilationH,
+              std::copy_n(input + inputOffset(d, n, 0,
+                                              y * d.strideH + i * d.dilationH,
                                               x * d.strideW + j * d.dilationW),
                           d.c, row);
     return;
@@ -51,9 +51,9 @@ void qimeng::convIm2col(const ConvDesc &d, const float *input, int64_t image,
       for (int64_t j = 0; j < d.kw; ++j)
         for (int64_t y = 0; y < oh; ++y)
           for (int64_t x = 0; x < ow; ++x)
-            *col++ = input[inputOffset(d, image, c,
-                                       y * d.strideH + i * d.dilationH,
-                                       x * d.strideW + j * d.dilationW)];
+            *col++ =
+                input[inputOffset(d, image, c, y * d.strideH + i * d.dilationH,
+                                  x * d.strideW + j * d.dilationW)];
 }
 
 void qimeng::convIm2colSgemm(const ConvDesc &d, const float *input,
@@ -95,8 +95,7 @@ std::string outputElement(const ConvDesc &d, int64_t i) {
       i /= extents[k];
     }
   }
-  return llvm::formatv("O({0},{1},{2},{3})", dims[0], dims[1], dims[2],
-                       dims[3])
+  return llvm::formatv("O({0},{1},{2},{3})", dims[0], dims[1], dims[2], dims[3])
       .str();
 }
 
@@ -203,8 +202,8 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
   const int64_t k = d.gemmView().k;
   const double bound = gemmErrorBound(k);
-  const bool exact = dist == Distribution::SmallIntegers &&
-                     k <= ((int64_t(1) << 24) - 4) / 16;
+  const bool exact =
+      dist == Distribution::SmallIntegers && k <= ((int64_t(1) << 24) - 4) / 16;
   std::optional<std::string> failure;
   const float *o = out->data();
   for (int64_t i = 0; i < out->size(); ++i) {

@@ -112,8 +112,8 @@ qimeng::validateIsolated(const KernelProblem &problem, const Target &target,
                          const EmittedKernel &kernel,
                          const IsolatedValidationOptions &options,
                          const std::vector<GemmRange> &parts) {
-  auto outcome = runRunner(
-      validationRequestJson(problem, target, kernel, parts), options);
+  auto outcome =
+      runRunner(validationRequestJson(problem, target, kernel, parts), options);
   if (!outcome)
     return outcome.takeError();
   return reportFromAnswer(*outcome);

@@ -34,8 +34,8 @@ JitKernel::load(std::unique_ptr<llvm::MemoryBuffer> object,
   return kernel;
 }
 
-llvm::Expected<LoadedKernel>
-qimeng::loadEmittedKernel(EmittedKernel emitted, const Target &target) {
+llvm::Expected<LoadedKernel> qimeng::loadEmittedKernel(EmittedKernel emitted,
+                                                       const Target &target) {
   auto object = assembleToObject(emitted.text, target, emitted.symbol + ".s");
   if (!object)
     return object.takeError();

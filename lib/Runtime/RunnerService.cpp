@@ -15,8 +15,8 @@
 #include "qimeng/Support/JsonFieldReader.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 using namespace qimeng;
 using json = nlohmann::json;

@@ -1,4 +1,5 @@
-//===- ValidationSupport.h - Pieces the validators share ---------*- C++ -*-===//
+//===- ValidationSupport.h - Pieces the validators share ---------*- C++
+//-*-===//
 //
 // Private to lib/Runtime: the input generator, bit helpers, number
 // formatting, the relative error measure and the fp64 GEMM reference that
@@ -114,9 +115,8 @@ inline std::optional<int64_t> firstChanged(const GuardedBuffer &buf,
 
 /// "guard before/after NAME overwritten at element N" when offset `off`
 /// from data() lies in one of `buf`'s guards; nullopt inside the data.
-inline std::optional<std::string> guardDamage(llvm::StringRef name,
-                                              const GuardedBuffer &buf,
-                                              int64_t off) {
+inline std::optional<std::string>
+guardDamage(llvm::StringRef name, const GuardedBuffer &buf, int64_t off) {
   if (off < 0)
     return "guard before " + name.str() + " overwritten at element " +
            std::to_string(-off - 1);
@@ -137,10 +137,9 @@ void computeReference(const GemmDesc &d, const float *a, const float *b,
 /// `compute(ref, mag)` into `storage` (and into the cache, when there is
 /// one).
 template <typename Compute>
-const ReferenceCache::Entry &referenceFor(const ValidationOptions &options,
-                                          const std::string &key,
-                                          ReferenceCache::Entry &storage,
-                                          Compute compute) {
+const ReferenceCache::Entry &
+referenceFor(const ValidationOptions &options, const std::string &key,
+             ReferenceCache::Entry &storage, Compute compute) {
   if (options.referenceCache)
     if (const ReferenceCache::Entry *hit = options.referenceCache->find(key))
       return *hit;

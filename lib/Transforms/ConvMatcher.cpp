@@ -208,13 +208,13 @@ FailureOr<ConvDesc> qimeng::describeConv(linalg::LinalgOp op,
   int64_t extents[4] = {d.n, d.isNhwc() ? d.h : d.c, d.isNhwc() ? d.w : d.h,
                         d.isNhwc() ? d.c : d.w};
   for (int i = 2; i >= 0; --i) {
-    int64_t inner = i == 2 ? extents[3] : extents[i + 1] * d.inputStrides[i + 1];
+    int64_t inner =
+        i == 2 ? extents[3] : extents[i + 1] * d.inputStrides[i + 1];
     if (extents[i] == 1)
       d.inputStrides[i] = std::max(d.inputStrides[i], inner);
   }
-  for (auto [type, name] :
-       {std::pair<MemRefType, StringRef>{fltType, "filter"},
-        {outType, "output"}}) {
+  for (auto [type, name] : {std::pair<MemRefType, StringRef>{fltType, "filter"},
+                            {outType, "output"}}) {
     auto s = stridesOf(type, name, reason);
     if (failed(s))
       return failure();

@@ -16,8 +16,8 @@
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Target.h"
-#include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/LLM/LlmSession.h"
+#include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Transforms/ConvMatcher.h"
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "qimeng/Transforms/Passes.h"
@@ -404,9 +404,8 @@ struct QiMengTensorOpPass
         for (const ProposalRound &round : tuned->llmRounds)
           if (!round.error.empty())
             mlir::emitWarning(getOperation().getLoc())
-                << "LLM proposer round unusable for " << problem.str()
-                << ": " << round.error
-                << "; the built-in priors went on alone";
+                << "LLM proposer round unusable for " << problem.str() << ": "
+                << round.error << "; the built-in priors went on alone";
       if (!tuned) {
         reason = llvm::toString(tuned.takeError());
         return failure();

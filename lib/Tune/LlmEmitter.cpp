@@ -1,7 +1,7 @@
 //===- LlmEmitter.cpp - The LLM writes an emitter -------------------------===//
 #include "qimeng/Tune/LlmEmitter.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "qimeng/Kernel/BlockingModel.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -34,22 +34,21 @@ sketchConfig(llvm::StringRef reply, const GemmConfig &base,
   if (open == llvm::StringRef::npos)
     return std::nullopt;
   size_t start = reply.find('\n', open);
-  size_t close = start == llvm::StringRef::npos
-                     ? llvm::StringRef::npos
-                     : reply.find("```", start + 1);
+  size_t close = start == llvm::StringRef::npos ? llvm::StringRef::npos
+                                                : reply.find("```", start + 1);
   if (close == llvm::StringRef::npos)
     return std::nullopt;
-  nlohmann::json j = nlohmann::json::parse(
-      reply.slice(start + 1, close).str(), nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(reply.slice(start + 1, close).str(),
+                                           nullptr, false);
   auto field = j.is_object() ? j.find("config") : j.end();
   if (!j.is_object() || field == j.end() || !field->is_string())
     return llvm::Expected<GemmConfig>(llvm::createStringError(
         "the ```json block must be {\"config\": \"key=value,...\"}"));
   auto parsed = GemmConfig::parse(field->get<std::string>(), base);
   if (!parsed)
-    return llvm::Expected<GemmConfig>(llvm::createStringError(
-        "the sketch is not a kernel config: " +
-        llvm::toString(parsed.takeError())));
+    return llvm::Expected<GemmConfig>(
+        llvm::createStringError("the sketch is not a kernel config: " +
+                                llvm::toString(parsed.takeError())));
   GemmConfig c = clampToProblem(*parsed, desc);
   c.threads = 1;
   return llvm::Expected<GemmConfig>(c);
@@ -59,16 +58,15 @@ sketchConfig(llvm::StringRef reply, const GemmConfig &base,
 /// the ISA as the options say.
 static std::string authoringPrompt(const EmitterOptions &emitter,
                                    const std::string &request,
-                                   const AuthoringOptions &options,
-                                   bool conv) {
+                                   const AuthoringOptions &options, bool conv) {
   using P = AuthoringOptions::Prompting;
   std::string example;
   if (options.prompting == P::FewShot)
     for (const char *file : {"sgemm.py", "conv2d.py"}) {
       if (!conv && llvm::StringRef(file) == "conv2d.py")
         continue;
-      if (auto buf = llvm::MemoryBuffer::getFile(
-              emitter.packageDir + "/qimeng_emitters/" + file))
+      if (auto buf = llvm::MemoryBuffer::getFile(emitter.packageDir +
+                                                 "/qimeng_emitters/" + file))
         example += "# " + std::string(file) + "\n" + (*buf)->getBuffer().str();
     }
   std::string hints;
@@ -107,12 +105,10 @@ static std::string authoringPrompt(const EmitterOptions &emitter,
          request + hints + tail;
 }
 
-llvm::Expected<AuthoredKernel>
-qimeng::authorKernel(ChatClient &client, const KernelProblem &problem,
-                     const GemmConfig &config, const Target &target,
-                     const EmitterOptions &emitter,
-                     const IsolatedValidationOptions &runner,
-                     const AuthoringOptions &options) {
+llvm::Expected<AuthoredKernel> qimeng::authorKernel(
+    ChatClient &client, const KernelProblem &problem, const GemmConfig &config,
+    const Target &target, const EmitterOptions &emitter,
+    const IsolatedValidationOptions &runner, const AuthoringOptions &options) {
   const ConvDesc *conv = problem.conv();
   const GemmDesc &desc = problem.gemm();
   auto requestFor = [&](const GemmConfig &c) {

@@ -190,10 +190,10 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   // Packed A's sliver layout: rows copies rows of A (or of a convolution's
   // pixels) with vector moves; only for A as stored.
   if (!desc.transA) {
-    Decision alayout{"alayout",
-                     {aLayoutName(ALayout::KMajor).str(),
-                      aLayoutName(ALayout::Rows).str()},
-                     base.aLayout == ALayout::Rows ? 1 : 0};
+    Decision alayout{
+        "alayout",
+        {aLayoutName(ALayout::KMajor).str(), aLayoutName(ALayout::Rows).str()},
+        base.aLayout == ALayout::Rows ? 1 : 0};
     // A convolution's model reads A in place: that joins the list.
     if (base.aLayout == ALayout::Direct) {
       alayout.choices.push_back(aLayoutName(ALayout::Direct).str());
@@ -211,8 +211,8 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   // them, halving down from it), and the axis they split.
   if (base.threads > 1) {
     std::vector<int64_t> counts;
-    for (int64_t t = base.threads;
-         t >= 1 && counts.size() < kMaxThreadChoices; t /= 2)
+    for (int64_t t = base.threads; t >= 1 && counts.size() < kMaxThreadChoices;
+         t /= 2)
       counts.push_back(t);
     if (counts.back() != 1)
       counts.push_back(1);
@@ -324,9 +324,9 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
             .str());
   // With a split decision, one thread takes only "auto" (the others would
   // repeat its kernel); without one, the base's axis stays, unused.
-  bool splitDecided = std::any_of(
-      decisions_.begin(), decisions_.end(),
-      [](const Decision &d) { return d.key == "split"; });
+  bool splitDecided =
+      std::any_of(decisions_.begin(), decisions_.end(),
+                  [](const Decision &d) { return d.key == "split"; });
   if (splitDecided && c.threads == 1 && c.split != SplitAxis::Auto)
     return llvm::createStringError(
         "a split axis other than auto means nothing with one thread");

@@ -4,8 +4,8 @@
 #include "qimeng/Tune/RunnerEvaluator.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <chrono>
-#include <optional>
 #include <ctime>
+#include <optional>
 
 using namespace qimeng;
 
@@ -41,9 +41,8 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
   // An nchw_fchw convolution gathers B from its input: never in place.
   const ConvDesc *conv = request.problem.conv();
   bool bInPlace = !conv || conv->layout == ConvLayout::NhwcHwcf;
-  SearchSpace space = SearchSpace::forGemm(request.problem.gemm(),
-                                           request.target, request.base,
-                                           bInPlace);
+  SearchSpace space = SearchSpace::forGemm(
+      request.problem.gemm(), request.target, request.base, bInPlace);
   ModelPriorProposer builtin;
   std::optional<LlmProposer> llm;
   if (request.llm)

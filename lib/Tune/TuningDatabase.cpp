@@ -132,8 +132,7 @@ TuningKey TuningKey::forGemm(const GemmDesc &desc, const Target &target,
 
 TuningKey TuningKey::forProblem(const KernelProblem &problem,
                                 const Target &target,
-                                llvm::StringRef generatorVersion,
-                                int threads) {
+                                llvm::StringRef generatorVersion, int threads) {
   TuningKey key = forGemm(problem.gemm(), target, generatorVersion, threads);
   key.op = problem.opName().str();
   if (const ConvDesc *conv = problem.conv())
@@ -254,9 +253,8 @@ static llvm::Expected<TuningRecord> recordFromJsonValue(const json &j) {
     r.key.conv = *parsedConv;
   }
   if ((r.key.op == "sconv2d") != r.key.conv.has_value())
-    return llvm::createStringError(
-        "tuning record key: op '" + r.key.op +
-        "' and the presence of key.conv disagree");
+    return llvm::createStringError("tuning record key: op '" + r.key.op +
+                                   "' and the presence of key.conv disagree");
   if (llvm::Error err = key.string("dtype", r.key.dtype))
     return std::move(err);
   if (llvm::Error err = key.string("semantics", r.key.semantics))

@@ -7,13 +7,13 @@
 // timeout, one larger than the cap, and a refused connection.
 //
 //===----------------------------------------------------------------------===//
+#include "qimeng/LLM/ChatClient.h"
 #include "ErrorHelpers.h"
 #include "ScriptedChat.h"
 #include "qimeng/Config.h"
-#include "qimeng/LLM/ChatClient.h"
+#include "qimeng/LLM/HardwareComprehension.h"
 #include "qimeng/LLM/HttpTransport.h"
 #include "qimeng/LLM/TaskPrompt.h"
-#include "qimeng/LLM/HardwareComprehension.h"
 #include "qimeng/Support/Subprocess.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -98,7 +98,8 @@ TEST(ChatClientTest, RetriesWithBackoffAndHonoursRetryAfter) {
   t.script.push_back(HttpOutcome::fail(HttpOutcome::Failure::Timeout, "slow"));
   t.script.push_back(reply(503, "busy"));
   t.script.push_back(reply(429, "rate", {{"retry-after", "2"}}));
-  t.script.push_back(HttpOutcome::fail(HttpOutcome::Failure::Connect, "refused"));
+  t.script.push_back(
+      HttpOutcome::fail(HttpOutcome::Failure::Connect, "refused"));
   t.script.push_back(reply(200, chatReply("done")));
   Sleeps sleeps;
   ChatConfig c = testConfig();
@@ -217,8 +218,8 @@ TEST_F(TranscriptTest, ReplayGivesTheRecordedSessionWithoutTheKey) {
   QM_ASSERT_FAILS_WITH(differs.complete({{"user", "changed"}}).takeError(),
                        "request 1 differs from the transcript's (body)");
   // In order: the recorded replies whatever the prompts, counted.
-  QM_ASSERT_EXPECTED(loose, ReplayTransport::open(
-                                path, ReplayTransport::Matching::InOrder));
+  QM_ASSERT_EXPECTED(
+      loose, ReplayTransport::open(path, ReplayTransport::Matching::InOrder));
   ChatClient inOrder(testConfig(), *loose, sleeps.sleeper());
   QM_ASSERT_EXPECTED(a3, inOrder.complete({{"user", "changed"}}));
   EXPECT_EQ(a3, a);
@@ -255,8 +256,7 @@ public:
   }
   ~LoopbackServer() {
     std::string err;
-    llvm::sys::ProcessInfo done =
-        llvm::sys::Wait(process, 10u, &err);
+    llvm::sys::ProcessInfo done = llvm::sys::Wait(process, 10u, &err);
     if (done.Pid == 0)
       llvm::sys::Wait(process, std::nullopt, &err);
   }
@@ -351,26 +351,25 @@ TEST(CurlTransportTest, ARefusedConnectionIsAConnectFailure) {
 namespace {
 
 TEST(TaskPromptTest, TheBuiltInParserReadsCommonPhrasings) {
-  QM_ASSERT_EXPECTED(gemm, parseTaskPrompt(
-                               "generate a 512x512x512 fp32 GEMM for this CPU"));
+  QM_ASSERT_EXPECTED(
+      gemm, parseTaskPrompt("generate a 512x512x512 fp32 GEMM for this CPU"));
   ASSERT_EQ(gemm.problem.conv(), nullptr);
   EXPECT_EQ(gemm.problem.gemm(), GemmDesc::packed(512, 512, 512));
   EXPECT_EQ(gemm.shape, "512x512x512");
   QM_ASSERT_EXPECTED(tb, parseTaskPrompt("Matmul 128 x 3072 x 768 with B "
                                          "transposed, float"));
   EXPECT_EQ(tb.problem.gemm(), GemmDesc::packed(128, 3072, 768, false, true));
-  QM_ASSERT_EXPECTED(conv, parseTaskPrompt(
-                               "a conv2d on a 1x58x58x64 input to 64 filters "
-                               "3x3 stride 1"));
+  QM_ASSERT_EXPECTED(
+      conv, parseTaskPrompt("a conv2d on a 1x58x58x64 input to 64 filters "
+                            "3x3 stride 1"));
   ASSERT_NE(conv.problem.conv(), nullptr);
   EXPECT_EQ(*conv.problem.conv(),
             ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 58, 58, 64, 64, 3, 3));
-  QM_ASSERT_EXPECTED(nchw, parseTaskPrompt(
-                               "NCHW convolution 2x3x230x230 -> 64, 7x7, "
-                               "stride 2"));
-  EXPECT_EQ(*nchw.problem.conv(),
-            ConvDesc::dense(ConvLayout::NchwFchw, 2, 230, 230, 3, 64, 7, 7, 2,
-                            2));
+  QM_ASSERT_EXPECTED(nchw,
+                     parseTaskPrompt("NCHW convolution 2x3x230x230 -> 64, 7x7, "
+                                     "stride 2"));
+  EXPECT_EQ(*nchw.problem.conv(), ConvDesc::dense(ConvLayout::NchwFchw, 2, 230,
+                                                  230, 3, 64, 7, 7, 2, 2));
 }
 
 TEST(TaskPromptTest, WhatCannotBeReadIsAClearError) {
@@ -398,7 +397,8 @@ TEST(TaskPromptTest, TheLlmExtractsTheTaskAndItIsCheckedToo) {
       200, chatReply("```json\n{\"op\": \"sgemm\", \"m\": 256, \"n\": 128, "
                      "\"k\": 64, \"dtype\": \"f32\", \"target\": "
                      "\"host\"}\n```")));
-  t.script.push_back(reply(200, chatReply("{\"op\": \"sgemm\", \"m\": \"big\"}")));
+  t.script.push_back(
+      reply(200, chatReply("{\"op\": \"sgemm\", \"m\": \"big\"}")));
   t.script.push_back(reply(200, chatReply("{\"op\": \"conv2d\", \"n\": 1, "
                                           "\"h\": 9, \"w\": 9, \"c\": 3, "
                                           "\"f\": 8, \"kh\": 3, \"kw\": 3, "
@@ -426,10 +426,10 @@ Target fixedTarget() {
 
 TEST(HardwareComprehensionTest, ThePromptTiesHintsToFactorsAndTheTarget) {
   std::string p = hardwarePrompt(fixedTarget(), "Section 2.1: two FMA units");
-  for (const char *word : {"tiling", "reordering", "vectorization", "layout",
-                           "pipelining", "registers", "memory hierarchy",
-                           "load/compute/store", "cores", "sapphirerapids",
-                           "two FMA units", "\"l2_bytes\""})
+  for (const char *word :
+       {"tiling", "reordering", "vectorization", "layout", "pipelining",
+        "registers", "memory hierarchy", "load/compute/store", "cores",
+        "sapphirerapids", "two FMA units", "\"l2_bytes\""})
     EXPECT_NE(p.find(word), std::string::npos) << word;
 }
 
@@ -457,8 +457,7 @@ TEST(HardwareComprehensionTest, DetectedFactsWinAndConflictsAreReported) {
   QM_ASSERT_FAILS_WITH(mergeHardwareReply("no idea", t).takeError(),
                        "holds no JSON object");
   QM_ASSERT_FAILS_WITH(
-      mergeHardwareReply("{\"memory\": {\"l2_bytes\": \"2M\"}}", t)
-          .takeError(),
+      mergeHardwareReply("{\"memory\": {\"l2_bytes\": \"2M\"}}", t).takeError(),
       "field 'memory.l2_bytes' must be a non-negative integer");
   QM_ASSERT_FAILS_WITH(
       mergeHardwareReply("{\"instructions\": {\"fma\": 1}}", t).takeError(),
@@ -498,11 +497,12 @@ TEST_F(TranscriptTest, QimengTensoropTalksToAnLlm) {
        {{"body", chatReply("still none")}}});
   LoopbackServer server(root, replies);
   ASSERT_FALSE(server.port.empty());
-  QM_ASSERT_EXPECTED(run, runTensorop({
-      "--json", "-o", root + "/out", "--budget", "4", "--cache-dir",
-      root + "/db", "--llm-endpoint", server.url(), "--llm-model", "m",
-      "--llm-api-key-env", "QIMENG_TEST_LLM_KEY",
-      "make me a small matrix multiply"}));
+  QM_ASSERT_EXPECTED(
+      run,
+      runTensorop({"--json", "-o", root + "/out", "--budget", "4",
+                   "--cache-dir", root + "/db", "--llm-endpoint", server.url(),
+                   "--llm-model", "m", "--llm-api-key-env",
+                   "QIMENG_TEST_LLM_KEY", "make me a small matrix multiply"}));
   ASSERT_EQ(run.exitCode, 0) << run.err;
   nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_TRUE(report.is_object()) << run.out;
@@ -535,10 +535,11 @@ TEST_F(TranscriptTest, QimengTensoropTalksToAnLlm) {
 }
 
 TEST_F(TranscriptTest, QimengTensoropWithAnUnreachableLlmRunsOffline) {
-  QM_ASSERT_EXPECTED(run, runTensorop({
-      "--json", "-o", root + "/out", "--budget", "2", "--cache-dir",
-      root + "/db", "--llm-endpoint", "http://127.0.0.1:9/v1", "--llm-model",
-      "m", "generate a 24x40x16 fp32 GEMM for this CPU"}));
+  QM_ASSERT_EXPECTED(
+      run, runTensorop({"--json", "-o", root + "/out", "--budget", "2",
+                        "--cache-dir", root + "/db", "--llm-endpoint",
+                        "http://127.0.0.1:9/v1", "--llm-model", "m",
+                        "generate a 24x40x16 fp32 GEMM for this CPU"}));
   ASSERT_EQ(run.exitCode, 0) << run.err;
   nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_TRUE(report.is_object()) << run.out;
@@ -568,10 +569,11 @@ TEST_F(TranscriptTest, QimengTensoropAblation) {
        {{"body", chatReply("```python\n" + emitter + "```")}}});
   LoopbackServer server(root, replies);
   ASSERT_FALSE(server.port.empty());
-  QM_ASSERT_EXPECTED(run, runTensorop({
-      "--json", "--ablation", "-o", root + "/out", "--budget", "2",
-      "--cache-dir", root + "/db", "--llm-endpoint", server.url(),
-      "--llm-model", "m", "a 13x21x17 matmul"}));
+  QM_ASSERT_EXPECTED(
+      run,
+      runTensorop({"--json", "--ablation", "-o", root + "/out", "--budget", "2",
+                   "--cache-dir", root + "/db", "--llm-endpoint", server.url(),
+                   "--llm-model", "m", "a 13x21x17 matmul"}));
   ASSERT_EQ(run.exitCode, 0) << run.err;
   nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_TRUE(report.is_object()) << run.out;
@@ -623,13 +625,16 @@ TEST_F(TranscriptTest, QimengTensoropKeepsTheBuiltInKernelForBadEmitters) {
       {"prints too much", "def emit(request):\n    return 'x' * (8 << 20)\n",
        "printed more than"},
       {"reads the key",
-       "import os\ndef emit(request):\n    return os.environ['QIMENG_TEST_LLM_KEY']\n",
+       "import os\ndef emit(request):\n    return "
+       "os.environ['QIMENG_TEST_LLM_KEY']\n",
        "KeyError"},
       {"opens a socket",
-       "import socket\ndef emit(request):\n    socket.socket()\n    return ''\n",
+       "import socket\ndef emit(request):\n    socket.socket()\n    return "
+       "''\n",
        "sandbox: socket"},
       {"does not assemble",
-       swap("vfmadd231ss (%rax), %xmm1, %xmm0", "vfmadd231ss (%rax), %xmm77, %xmm0"),
+       swap("vfmadd231ss (%rax), %xmm1, %xmm0",
+            "vfmadd231ss (%rax), %xmm77, %xmm0"),
        "could not be assembled"},
       {"wrong results",
        swap("vfmadd231ss (%rax), %xmm1, %xmm0", "vaddss (%rax), %xmm1, %xmm1"),
@@ -658,10 +663,11 @@ TEST_F(TranscriptTest, QimengTensoropKeepsTheBuiltInKernelForBadEmitters) {
          {{"body", emitter}}});
     LoopbackServer server(dir, replies);
     ASSERT_FALSE(server.port.empty());
-    QM_ASSERT_EXPECTED(run, runTensorop({
-        "--json", "-o", dir + "/out", "--budget", "2", "--cache-dir",
-        dir + "/db", "--llm-endpoint", server.url(), "--llm-model", "m",
-        "--llm-api-key-env", "QIMENG_TEST_LLM_KEY", "a 13x21x17 matmul"}));
+    QM_ASSERT_EXPECTED(
+        run, runTensorop({"--json", "-o", dir + "/out", "--budget", "2",
+                          "--cache-dir", dir + "/db", "--llm-endpoint",
+                          server.url(), "--llm-model", "m", "--llm-api-key-env",
+                          "QIMENG_TEST_LLM_KEY", "a 13x21x17 matmul"}));
     ASSERT_EQ(run.exitCode, 0) << run.err;
     nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
     ASSERT_TRUE(report.is_object()) << run.out;

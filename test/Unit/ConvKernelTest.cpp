@@ -48,21 +48,23 @@ GemmConfig smallConfig(const ConvDesc &d) {
 ::testing::AssertionResult validates(const ConvDesc &d, const GemmConfig &c,
                                      llvm::StringRef fault = "",
                                      ValidationReport *out = nullptr) {
-  auto loaded = buildConvKernel(d, c, host(), EmitterOptions::defaults(), fault);
+  auto loaded =
+      buildConvKernel(d, c, host(), EmitterOptions::defaults(), fault);
   if (!loaded)
     return ::testing::AssertionFailure()
            << d.str() << " with " << c.str()
            << ": build failed: " << llvm::toString(loaded.takeError());
   GemmKernelFn fn = loaded->jit->gemm();
   auto report = validateConv(
-      d, [fn](const float *i, const float *f, float *o, void *ws) {
+      d,
+      [fn](const float *i, const float *f, float *o, void *ws) {
         fn(i, f, o, ws);
       },
       loaded->emitted.workspaceBytes);
   if (!report)
     return ::testing::AssertionFailure()
-           << d.str() << ": validator error: "
-           << llvm::toString(report.takeError());
+           << d.str()
+           << ": validator error: " << llvm::toString(report.takeError());
   if (out)
     *out = *report;
   if (!report->passed)
@@ -71,14 +73,14 @@ GemmConfig smallConfig(const ConvDesc &d) {
   return ::testing::AssertionSuccess();
 }
 
-ConvDesc nhwc(int64_t n, int64_t h, int64_t w, int64_t c, int64_t f,
-              int64_t k, int64_t s = 1, int64_t dil = 1) {
+ConvDesc nhwc(int64_t n, int64_t h, int64_t w, int64_t c, int64_t f, int64_t k,
+              int64_t s = 1, int64_t dil = 1) {
   return ConvDesc::dense(ConvLayout::NhwcHwcf, n, h, w, c, f, k, k, s, s, dil,
                          dil);
 }
 
-ConvDesc nchw(int64_t n, int64_t h, int64_t w, int64_t c, int64_t f,
-              int64_t k, int64_t s = 1, int64_t dil = 1) {
+ConvDesc nchw(int64_t n, int64_t h, int64_t w, int64_t c, int64_t f, int64_t k,
+              int64_t s = 1, int64_t dil = 1) {
   return ConvDesc::dense(ConvLayout::NchwFchw, n, h, w, c, f, k, k, s, s, dil,
                          dil);
 }
@@ -108,16 +110,16 @@ TEST(ConvDescTest, GemmViewAndOutputShape) {
 
 TEST(ConvKernelTest, OddShapesValidateInBothLayouts) {
   QM_SKIP_UNLESS_VECTOR_HOST();
-  for (ConvDesc d : {nhwc(1, 8, 8, 3, 16, 3), nhwc(1, 11, 9, 1, 5, 3, 2),
-                     nhwc(2, 9, 10, 3, 20, 3, 1, 2), nhwc(1, 7, 13, 16, 40, 1),
-                     nhwc(1, 17, 15, 3, 33, 7, 2), nhwc(3, 6, 5, 5, 7, 2),
-                     nchw(1, 8, 8, 3, 7, 3), nchw(3, 20, 19, 2, 5, 3),
-                     nchw(2, 13, 12, 3, 6, 3, 2, 2), nchw(1, 10, 10, 1, 9, 1),
-                     nchw(1, 16, 37, 4, 17, 5, 1),
-                     ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 9, 7, 5, 21, 3,
-                                     3),
-                     ConvDesc::dense(ConvLayout::NhwcFhwc, 2, 12, 11, 16, 40,
-                                     3, 2, 2, 1, 1, 2)}) {
+  for (ConvDesc d :
+       {nhwc(1, 8, 8, 3, 16, 3), nhwc(1, 11, 9, 1, 5, 3, 2),
+        nhwc(2, 9, 10, 3, 20, 3, 1, 2), nhwc(1, 7, 13, 16, 40, 1),
+        nhwc(1, 17, 15, 3, 33, 7, 2), nhwc(3, 6, 5, 5, 7, 2),
+        nchw(1, 8, 8, 3, 7, 3), nchw(3, 20, 19, 2, 5, 3),
+        nchw(2, 13, 12, 3, 6, 3, 2, 2), nchw(1, 10, 10, 1, 9, 1),
+        nchw(1, 16, 37, 4, 17, 5, 1),
+        ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 9, 7, 5, 21, 3, 3),
+        ConvDesc::dense(ConvLayout::NhwcFhwc, 2, 12, 11, 16, 40, 3, 2, 2, 1, 1,
+                        2)}) {
     SCOPED_TRACE(d.str());
     EXPECT_TRUE(validates(d, smallConfig(d)));
   }
@@ -178,13 +180,13 @@ TEST(ConvKernelTest, RunnerValidatesAndTimesAndCatchesACrash) {
   QM_ASSERT_EXPECTED(measured, measureIsolated(d, host(), good, 3, options));
   EXPECT_TRUE(measured.validation.passed) << measured.validation.failure;
   EXPECT_GT(measured.gflops, 0);
-  QM_ASSERT_EXPECTED(wrong, emitConvKernel(d, c, EmitterOptions::defaults(),
-                                           "drop-k"));
+  QM_ASSERT_EXPECTED(
+      wrong, emitConvKernel(d, c, EmitterOptions::defaults(), "drop-k"));
   QM_ASSERT_EXPECTED(rejected, validateIsolated(d, host(), wrong, options));
   EXPECT_FALSE(rejected.passed);
   EXPECT_NE(rejected.failure.find("O("), std::string::npos) << rejected.failure;
-  QM_ASSERT_EXPECTED(crash, emitConvKernel(d, c, EmitterOptions::defaults(),
-                                           "segfault"));
+  QM_ASSERT_EXPECTED(
+      crash, emitConvKernel(d, c, EmitterOptions::defaults(), "segfault"));
   QM_ASSERT_EXPECTED(crashed, validateIsolated(d, host(), crash, options));
   EXPECT_FALSE(crashed.passed);
   EXPECT_NE(crashed.failure.find("crashed"), std::string::npos)

@@ -190,7 +190,8 @@ TEST(GemmDescTest, VerifyAcceptsWideLeadingDims) {
 
 TEST(GemmConfigTest, DefaultStr) {
   EXPECT_EQ(GemmConfig().str(),
-            "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,order=bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor");
+            "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,order="
+            "bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor");
 }
 
 TEST(GemmConfigTest, StrParseRoundTrip) {
@@ -205,8 +206,10 @@ TEST(GemmConfigTest, StrParseRoundTrip) {
   c.prefetchA = 256;
   c.prefetchB = 512;
   std::string text = c.str();
-  EXPECT_EQ(text,
-            "isa=avx512,mr=12,nr=32,ku=8,kc=17,mc=36,nc=96,pfa=256,pfb=512,order=bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor");
+  EXPECT_EQ(
+      text,
+      "isa=avx512,mr=12,nr=32,ku=8,kc=17,mc=36,nc=96,pfa=256,pfb=512,order="
+      "bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor");
   QM_ASSERT_EXPECTED(back, GemmConfig::parse(text, GemmConfig()));
   EXPECT_TRUE(back == c);
   EXPECT_EQ(back.str(), text);

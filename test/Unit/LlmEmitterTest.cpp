@@ -8,10 +8,10 @@
 // the real one validates in qimeng-runner.
 //
 //===----------------------------------------------------------------------===//
+#include "qimeng/Tune/LlmEmitter.h"
 #include "ErrorHelpers.h"
 #include "ScriptedChat.h"
 #include "qimeng/Kernel/BlockingModel.h"
-#include "qimeng/Tune/LlmEmitter.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include <gtest/gtest.h>
@@ -58,7 +58,8 @@ protected:
 };
 
 TEST(LlmEmitterCodeTest, CodeComesFromTheFirstFencedBlock) {
-  QM_ASSERT_EXPECTED(a, extractCode("x\n```python\nprint(1)\n```\n```\n2\n```"));
+  QM_ASSERT_EXPECTED(a,
+                     extractCode("x\n```python\nprint(1)\n```\n```\n2\n```"));
   EXPECT_EQ(a, "print(1)\n");
   QM_ASSERT_EXPECTED(b, extractCode("```\ndef emit(r): pass\n```"));
   EXPECT_EQ(b, "def emit(r): pass\n");
@@ -72,11 +73,10 @@ TEST_F(LlmEmitterTest, AGoodEmitterValidatesAfterARepair) {
   chat.replies.push_back("I would use a blocked loop nest.");
   chat.replies.push_back(fenced(goodEmitter()));
   ChatClient client(scriptedChatConfig(), chat, [](double) {});
-  QM_ASSERT_EXPECTED(authored,
-                     authorGemmKernel(client, desc, config, host,
-                                      EmitterOptions::defaults(),
-                                      IsolatedValidationOptions::defaults(),
-                                      options));
+  QM_ASSERT_EXPECTED(
+      authored,
+      authorGemmKernel(client, desc, config, host, EmitterOptions::defaults(),
+                       IsolatedValidationOptions::defaults(), options));
   ASSERT_EQ(authored.rounds.size(), 2u);
   EXPECT_NE(authored.rounds[0].failure.find("holds no code"),
             std::string::npos);
@@ -87,13 +87,11 @@ TEST_F(LlmEmitterTest, AGoodEmitterValidatesAfterARepair) {
   // The repair request carried the failure back.
   ASSERT_EQ(chat.lastMessages.size(), 2u);
   EXPECT_NE(chat.lastMessages[1].find("That failed: the reply holds no "
-                                          "code"),
+                                      "code"),
             std::string::npos);
   // The first prompt holds the request and our emitter as the example.
-  EXPECT_NE(chat.lastMessages[0].find("\"kind\":\"sgemm\""),
-            std::string::npos);
-  EXPECT_NE(chat.lastMessages[0].find("def _emit_compute"),
-            std::string::npos);
+  EXPECT_NE(chat.lastMessages[0].find("\"kind\":\"sgemm\""), std::string::npos);
+  EXPECT_NE(chat.lastMessages[0].find("def _emit_compute"), std::string::npos);
 }
 
 TEST_F(LlmEmitterTest, EveryBadEmitterIsRefusedWithItsReason) {
@@ -107,8 +105,7 @@ TEST_F(LlmEmitterTest, EveryBadEmitterIsRefusedWithItsReason) {
        "ValueError: no idea"},
       {"loops", "def emit(request):\n    while True:\n        pass\n",
        "the emitter was killed"},
-      {"prints too much",
-       "def emit(request):\n    return 'x' * (8 << 20)\n",
+      {"prints too much", "def emit(request):\n    return 'x' * (8 << 20)\n",
        "printed more than"},
       {"reads the environment",
        "import os\ndef emit(request):\n    return "
@@ -118,8 +115,9 @@ TEST_F(LlmEmitterTest, EveryBadEmitterIsRefusedWithItsReason) {
        "import socket\ndef emit(request):\n    socket.create_connection(("
        "'127.0.0.1', 80))\n    return ''\n",
        "sandbox: socket"},
-      {"reads a file", "def emit(request):\n    return "
-                       "open('/etc/hostname').read()\n",
+      {"reads a file",
+       "def emit(request):\n    return "
+       "open('/etc/hostname').read()\n",
        "sandbox: reading /etc/hostname is not allowed"},
       {"does not assemble",
        variant("vfmadd231ss (%rax), %xmm1, %xmm0",
@@ -129,9 +127,10 @@ TEST_F(LlmEmitterTest, EveryBadEmitterIsRefusedWithItsReason) {
        variant("vfmadd231ss (%rax), %xmm1, %xmm0",
                "vaddss (%rax), %xmm1, %xmm1"),
        "failed validation"},
-      {"crashes", variant("\"xorl %r8d, %r8d\",",
-                          "\"xorl %eax, %eax\", \"movl %eax, (%rax)\", "
-                          "\"xorl %r8d, %r8d\","),
+      {"crashes",
+       variant("\"xorl %r8d, %r8d\",",
+               "\"xorl %eax, %eax\", \"movl %eax, (%rax)\", "
+               "\"xorl %r8d, %r8d\","),
        "crashed"},
       {"no header", "def emit(request):\n    return 'nop'\n",
        "lacks its header"},
@@ -143,10 +142,9 @@ TEST_F(LlmEmitterTest, EveryBadEmitterIsRefusedWithItsReason) {
     ChatClient client(scriptedChatConfig(), chat, [](double) {});
     AuthoringOptions one = options;
     one.maxRounds = 1;
-    auto authored = authorGemmKernel(client, desc, config, host,
-                                     EmitterOptions::defaults(),
-                                     IsolatedValidationOptions::defaults(),
-                                     one);
+    auto authored =
+        authorGemmKernel(client, desc, config, host, EmitterOptions::defaults(),
+                         IsolatedValidationOptions::defaults(), one);
     ASSERT_FALSE(static_cast<bool>(authored));
     std::string message = llvm::toString(authored.takeError());
     EXPECT_NE(message.find("no LLM-written emitter validated in 1 round"),
@@ -166,16 +164,16 @@ TEST_F(LlmEmitterTest, ReplayingTheTranscriptGivesTheSameKernel) {
   chat.replies.push_back(fenced(goodEmitter()));
   RecordingTransport recorder(chat, path);
   ChatClient live(scriptedChatConfig(), recorder, [](double) {});
-  QM_ASSERT_EXPECTED(first, authorGemmKernel(live, desc, config, host,
-                                             EmitterOptions::defaults(),
-                                             IsolatedValidationOptions::defaults(),
-                                             options));
+  QM_ASSERT_EXPECTED(
+      first,
+      authorGemmKernel(live, desc, config, host, EmitterOptions::defaults(),
+                       IsolatedValidationOptions::defaults(), options));
   QM_ASSERT_EXPECTED(replay, ReplayTransport::open(path));
   ChatClient again(scriptedChatConfig(), *replay, [](double) {});
-  QM_ASSERT_EXPECTED(second, authorGemmKernel(again, desc, config, host,
-                                              EmitterOptions::defaults(),
-                                              IsolatedValidationOptions::defaults(),
-                                              options));
+  QM_ASSERT_EXPECTED(
+      second,
+      authorGemmKernel(again, desc, config, host, EmitterOptions::defaults(),
+                       IsolatedValidationOptions::defaults(), options));
   EXPECT_EQ(second.kernel.text, first.kernel.text);
   EXPECT_EQ(second.emitterSource, first.emitterSource);
   EXPECT_EQ(second.rounds.size(), 2u);
@@ -190,11 +188,10 @@ TEST_F(LlmEmitterTest, TheLlmMayChooseTheSketchAndABadOneIsRepaired) {
   chat.replies.push_back(fenced(goodEmitter()) +
                          "```json\n{\"config\": \"kc=8,ku=2\"}\n```\n");
   ChatClient client(scriptedChatConfig(), chat, [](double) {});
-  QM_ASSERT_EXPECTED(authored,
-                     authorGemmKernel(client, desc, config, host,
-                                      EmitterOptions::defaults(),
-                                      IsolatedValidationOptions::defaults(),
-                                      options));
+  QM_ASSERT_EXPECTED(
+      authored,
+      authorGemmKernel(client, desc, config, host, EmitterOptions::defaults(),
+                       IsolatedValidationOptions::defaults(), options));
   ASSERT_EQ(authored.rounds.size(), 2u);
   EXPECT_NE(authored.rounds[0].failure.find("the sketch is not a kernel "
                                             "config"),
@@ -207,8 +204,7 @@ TEST_F(LlmEmitterTest, TheLlmMayChooseTheSketchAndABadOneIsRepaired) {
 }
 
 TEST_F(LlmEmitterTest, AConvolutionGetsItsOwnRequestAndExamples) {
-  ConvDesc conv =
-      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 8, 8, 3, 16, 3, 3);
+  ConvDesc conv = ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 8, 8, 3, 16, 3, 3);
   GemmConfig base = *chooseKernelConfig(conv, host);
   ScriptedChat chat;
   chat.replies.push_back("no code");
@@ -216,9 +212,9 @@ TEST_F(LlmEmitterTest, AConvolutionGetsItsOwnRequestAndExamples) {
   ChatClient client(scriptedChatConfig(), chat, [](double) {});
   AuthoringOptions two = options;
   two.maxRounds = 2;
-  auto authored = authorKernel(client, conv, base, host,
-                               EmitterOptions::defaults(),
-                               IsolatedValidationOptions::defaults(), two);
+  auto authored =
+      authorKernel(client, conv, base, host, EmitterOptions::defaults(),
+                   IsolatedValidationOptions::defaults(), two);
   ASSERT_FALSE(static_cast<bool>(authored));
   std::string message = llvm::toString(authored.takeError());
   EXPECT_NE(message.find("round 2: the emitter failed"), std::string::npos)

@@ -71,8 +71,8 @@ std::string otherRefusal(const SearchSpace &space, const Assignment &a) {
   if (choiceOf(space, a, "packb") == "0") {
     std::string block = choiceOf(space, a, "block");
     int nr = 0;
-    if (llvm::StringRef(block).split('x').second.getAsInteger(10, nr) || nr <= 0 ||
-        space.desc().n % nr != 0)
+    if (llvm::StringRef(block).split('x').second.getAsInteger(10, nr) ||
+        nr <= 0 || space.desc().n % nr != 0)
       return "B in place (packb=0) needs";
   }
   std::string split = choiceOf(space, a, "split");
@@ -474,7 +474,8 @@ TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
   // 14x32 rounds mc to its mr: 1356 / 14 = 96.9 -> 97 * 14. The order does
   // not change the blocking.
   for (int order = 0; order < 3; ++order) {
-    QM_ASSERT_EXPECTED(other, space.configFor({1, 2, 2, 2, 2, 0, 0, order, 0, 0}));
+    QM_ASSERT_EXPECTED(other,
+                       space.configFor({1, 2, 2, 2, 2, 0, 0, order, 0, 0}));
     EXPECT_EQ(other.mr, 14);
     EXPECT_EQ(other.mc, 1358);
     EXPECT_EQ(other.mc % 14, 0);
@@ -501,16 +502,20 @@ TEST(SearchSpaceTest, BadAssignmentsAreErrors) {
       modelSpace(GemmDesc::packed(256, 256, 256), pinned(zen3Spec));
   QM_ASSERT_FAILS_WITH(space.configFor({0, 1}).takeError(),
                        "assignment has 2 choices but the space has 10");
-  QM_ASSERT_FAILS_WITH(space.configFor({0, 9, 0, 0, 0, 0, 0, 0, 0, 0}).takeError(),
-                       "choice 9 is out of range for decision 'ku'");
-  QM_ASSERT_FAILS_WITH(space.configFor({-1, 0, 0, 0, 0, 0, 0, 0, 0, 0}).takeError(),
-                       "out of range for decision 'block'");
+  QM_ASSERT_FAILS_WITH(
+      space.configFor({0, 9, 0, 0, 0, 0, 0, 0, 0, 0}).takeError(),
+      "choice 9 is out of range for decision 'ku'");
+  QM_ASSERT_FAILS_WITH(
+      space.configFor({-1, 0, 0, 0, 0, 0, 0, 0, 0, 0}).takeError(),
+      "out of range for decision 'block'");
   // avx2 has no embedded order: index 2 is past the end.
-  QM_ASSERT_FAILS_WITH(space.configFor({0, 0, 0, 0, 0, 0, 0, 2, 0, 0}).takeError(),
-                       "choice 2 is out of range for decision 'order' with "
-                       "2 choices");
-  QM_ASSERT_FAILS_WITH(space.configFor({1, 0, 0, 0, 0, 0, 0, 1, 0, 0}).takeError(),
-                       "needs 17 vector registers");
+  QM_ASSERT_FAILS_WITH(
+      space.configFor({0, 0, 0, 0, 0, 0, 0, 2, 0, 0}).takeError(),
+      "choice 2 is out of range for decision 'order' with "
+      "2 choices");
+  QM_ASSERT_FAILS_WITH(
+      space.configFor({1, 0, 0, 0, 0, 0, 0, 1, 0, 0}).takeError(),
+      "needs 17 vector registers");
 }
 
 TEST(SearchSpaceTest, ExplicitDecisionsThatDoNotCombineAreErrors) {

@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Tune/Search.h"
 #include "ErrorHelpers.h"
-#include "qimeng/Kernel/BlockingModel.h"
 #include "ScriptedChat.h"
+#include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Tune/LlmProposer.h"
 #include <chrono>
 #include <cmath>
@@ -767,12 +767,9 @@ TEST(SearchTest, GridSearchIsLexicographic) {
   SearchHistory g = runGridSearch(large, landscapeEvaluator, {3, 0}, {});
   ASSERT_EQ(g.trials.size(), 3u);
   // The A layout (last, two choices) varies fastest, then the loop order.
-  EXPECT_EQ(g.trials[0].assignment,
-            Assignment({0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(g.trials[1].assignment,
-            Assignment({0, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
-  EXPECT_EQ(g.trials[2].assignment,
-            Assignment({0, 0, 0, 0, 0, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(g.trials[0].assignment, Assignment({0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(g.trials[1].assignment, Assignment({0, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(g.trials[2].assignment, Assignment({0, 0, 0, 0, 0, 0, 0, 0, 1, 0}));
 }
 
 TEST(SearchTest, RandomSearchDoesNotStartAtTheModel) {
@@ -825,7 +822,8 @@ TEST(LlmProposerTest, RepliesBecomeMovesAndInvalidOnesAreMasked) {
   QM_ASSERT_EXPECTED(
       moves,
       LlmProposer::parseReply(
-          "Here you go:\n```json\n{\"candidates\": [\"kc=144,order=pipelined\", "
+          "Here you go:\n```json\n{\"candidates\": "
+          "[\"kc=144,order=pipelined\", "
           "{\"block\": \"14x32\", \"ku\": 8}, \"kc=7\", \"colour=blue\", "
           "{\"order\": [1]}, 42, \"nonsense\"]}\n```",
           space, start, rejected));
@@ -843,11 +841,10 @@ TEST(LlmProposerTest, RepliesBecomeMovesAndInvalidOnesAreMasked) {
                           "order: value is not a string or an integer",
                           "a move is neither a string nor an object",
                           "nonsense: not key=value"}));
-  QM_ASSERT_FAILS_WITH(
-      LlmProposer::parseReply("I think kc should be larger.", space, start,
-                              rejected)
-          .takeError(),
-      "the reply holds no JSON object");
+  QM_ASSERT_FAILS_WITH(LlmProposer::parseReply("I think kc should be larger.",
+                                               space, start, rejected)
+                           .takeError(),
+                       "the reply holds no JSON object");
   QM_ASSERT_FAILS_WITH(
       LlmProposer::parseReply("{\"moves\": []}", space, start, rejected)
           .takeError(),

@@ -22,8 +22,7 @@ static llvm::cl::opt<std::string> endpoint(
                    "none: offline, the built-in policy)"),
     llvm::cl::init(""), llvm::cl::cat(category));
 static llvm::cl::opt<std::string>
-    model("llm-model",
-          llvm::cl::desc("Model name (default QIMENG_LLM_MODEL)"),
+    model("llm-model", llvm::cl::desc("Model name (default QIMENG_LLM_MODEL)"),
           llvm::cl::init(""), llvm::cl::cat(category));
 static llvm::cl::opt<std::string> apiKeyEnv(
     "llm-api-key-env",

@@ -31,8 +31,8 @@ struct Layer {
   int64_t h, w, c, f, k, stride, pad;
 
   ConvDesc desc() const {
-    return ConvDesc::dense(ConvLayout::NhwcHwcf, 1, h + 2 * pad, w + 2 * pad,
-                           c, f, k, k, stride, stride);
+    return ConvDesc::dense(ConvLayout::NhwcHwcf, 1, h + 2 * pad, w + 2 * pad, c,
+                           f, k, k, stride, stride);
   }
 };
 
@@ -101,12 +101,12 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       return base.takeError();
     base->threads = int(std::max<size_t>(
         1, partitionGemm(desc.gemmView(), *base, int(s.threads)).size()));
-    auto kernel = benchKernel(problem, *base, s.host, s.emitter, s.runner,
-                              s.kernel);
+    auto kernel =
+        benchKernel(problem, *base, s.host, s.emitter, s.runner, s.kernel);
     if (!kernel)
       return kernel.takeError();
     auto ours = validateIsolated(desc, s.host, kernel->emitted, s.runner,
-                                     kernel->parts);
+                                 kernel->parts);
     if (!ours)
       return ours.takeError();
     ValidationOptions plain;
@@ -124,8 +124,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       if (auto p = onednn->prepare(desc)) {
         prim = std::move(*p);
         llvm::Error callError = llvm::Error::success();
-        auto call = [&](const float *in, const float *flt, float *out,
-                        void *) {
+        auto call = [&](const float *in, const float *flt, float *out, void *) {
           if (callError)
             return;
           if (auto e = prim->setFilter(flt))
@@ -186,10 +185,9 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       if (prim) {
         if (auto e = prim->setFilter(flt->data()))
           return std::move(e);
-        cands.push_back({"onednn", [&] {
-                           llvm::consumeError(
-                               prim->run(in->data(), out3->data()));
-                         }});
+        cands.push_back(
+            {"onednn",
+             [&] { llvm::consumeError(prim->run(in->data(), out3->data())); }});
       }
       InterleavedTiming t = timeInterleaved(cands, int(s.runs));
       auto rate = [&](size_t i) {
@@ -206,34 +204,33 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       return *oursGflops / *other;
     };
     std::string shape =
-        llvm::formatv("{0}x{1}x{2}->{3} {4}x{4}/{5}", layer.h, layer.w,
-                      layer.c, layer.f, layer.k, layer.stride)
+        llvm::formatv("{0}x{1}x{2}->{3} {4}x{4}/{5}", layer.h, layer.w, layer.c,
+                      layer.f, layer.k, layer.stride)
             .str();
     if (s.json) {
-      nlohmann::json row = {
-          {"op", "conv2d"},
-          {"name", layer.name},
-          {"n", 1},
-          {"h", layer.h},
-          {"w", layer.w},
-          {"c", layer.c},
-          {"f", layer.f},
-          {"kh", layer.k},
-          {"kw", layer.k},
-          {"stride", layer.stride},
-          {"pad", layer.pad},
-          {"threads", s.threads},
-          {"ours_gflops", oursGflops.value_or(0)},
-          {"openblas_gflops", blasGflops.value_or(0)},
-          {"validated", validated},
-          {"pct_peak", 100 * oursGflops.value_or(0) / peak},
-          {"peak_gflops", peak},
-          {"max_rel_err", ours->maxRelError},
-          {"kernel", kernel->emitted.symbol},
-          {"config", kernel->config.str()},
-          {"tuned", s.kernel.tuned},
-          {"tune_trials", kernel->tunedTrials},
-          {"openblas_core", s.openBlasCore}};
+      nlohmann::json row = {{"op", "conv2d"},
+                            {"name", layer.name},
+                            {"n", 1},
+                            {"h", layer.h},
+                            {"w", layer.w},
+                            {"c", layer.c},
+                            {"f", layer.f},
+                            {"kh", layer.k},
+                            {"kw", layer.k},
+                            {"stride", layer.stride},
+                            {"pad", layer.pad},
+                            {"threads", s.threads},
+                            {"ours_gflops", oursGflops.value_or(0)},
+                            {"openblas_gflops", blasGflops.value_or(0)},
+                            {"validated", validated},
+                            {"pct_peak", 100 * oursGflops.value_or(0) / peak},
+                            {"peak_gflops", peak},
+                            {"max_rel_err", ours->maxRelError},
+                            {"kernel", kernel->emitted.symbol},
+                            {"config", kernel->config.str()},
+                            {"tuned", s.kernel.tuned},
+                            {"tune_trials", kernel->tunedTrials},
+                            {"openblas_core", s.openBlasCore}};
       if (onednnGflops) {
         row["onednn_gflops"] = *onednnGflops;
         row["onednn_impl"] = prim->implementation();
@@ -258,8 +255,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
           "{9}\n",
           layer.name, shape, cell(oursGflops),
           100 * oursGflops.value_or(0) / peak, cell(blasGflops),
-          cell(onednnGflops),
-          r1 ? llvm::formatv("{0:F2}", *r1).str() : "n/a",
+          cell(onednnGflops), r1 ? llvm::formatv("{0:F2}", *r1).str() : "n/a",
           r2 ? llvm::formatv("{0:F2}", *r2).str() : "n/a",
           validated ? "yes" : "NO", kernel->emitted.symbol);
       if (!ours->passed)

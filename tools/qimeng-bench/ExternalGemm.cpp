@@ -197,8 +197,8 @@ llvm::Expected<std::unique_ptr<ExternalGemm>> LibxsmmGemm::load() {
   std::string exe = llvm::sys::fs::getMainExecutable(
       nullptr, reinterpret_cast<void *>(&LibxsmmGemm::load));
   if (!exe.empty()) {
-    llvm::SmallString<256> path(llvm::sys::path::parent_path(
-        llvm::sys::path::parent_path(exe)));
+    llvm::SmallString<256> path(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
     llvm::sys::path::append(path, "lib", QIMENG_LIBXSMM_SHARED);
     names.insert(names.begin(), std::string(path));
   }

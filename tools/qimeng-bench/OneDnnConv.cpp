@@ -73,19 +73,20 @@ public:
     dnnl_dims_t weiDims = {d.f, d.c, d.kh, d.kw};
     dnnl_dims_t dstDims = {d.n, d.f, d.oh(), d.ow()};
     if (auto e = check(api.dnnl_memory_desc_init_by_tag(&srcMd, 4, srcDims,
-                                                         dnnl_f32, dnnl_nhwc),
+                                                        dnnl_f32, dnnl_nhwc),
                        "src memory desc"))
       return e;
-    if (auto e = check(api.dnnl_memory_desc_init_by_tag(
-                           &weiUserMd, 4, weiDims, dnnl_f32, dnnl_hwio),
+    if (auto e = check(api.dnnl_memory_desc_init_by_tag(&weiUserMd, 4, weiDims,
+                                                        dnnl_f32, dnnl_hwio),
                        "weights memory desc"))
       return e;
-    if (auto e = check(api.dnnl_memory_desc_init_by_tag(
-                           &weiAnyMd, 4, weiDims, dnnl_f32, dnnl_format_tag_any),
-                       "weights memory desc"))
+    if (auto e =
+            check(api.dnnl_memory_desc_init_by_tag(
+                      &weiAnyMd, 4, weiDims, dnnl_f32, dnnl_format_tag_any),
+                  "weights memory desc"))
       return e;
     if (auto e = check(api.dnnl_memory_desc_init_by_tag(&dstMd, 4, dstDims,
-                                                         dnnl_f32, dnnl_nhwc),
+                                                        dnnl_f32, dnnl_nhwc),
                        "dst memory desc"))
       return e;
     dnnl_dims_t strides = {d.strideH, d.strideW};
@@ -94,8 +95,8 @@ public:
     dnnl_convolution_desc_t cd;
     if (auto e = check(api.dnnl_dilated_convolution_forward_desc_init(
                            &cd, dnnl_forward_inference, dnnl_convolution_auto,
-                           &srcMd, &weiAnyMd, nullptr, &dstMd, strides,
-                           dilates, pad, pad),
+                           &srcMd, &weiAnyMd, nullptr, &dstMd, strides, dilates,
+                           pad, pad),
                        "convolution desc"))
       return e;
     dnnl_primitive_attr_t attr = nullptr;
@@ -123,28 +124,28 @@ public:
     const dnnl_memory_desc_t *weiMd =
         api.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     const char *impl = nullptr;
-    if (api.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
-                                      &impl) == dnnl_success &&
+    if (api.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
+            dnnl_success &&
         impl)
       implName = impl;
-    for (auto [mem, md] : {std::pair<dnnl_memory_t *, const dnnl_memory_desc_t *>{
-                               &src, &srcMd},
-                           {&wei, weiMd},
-                           {&weiUser, &weiUserMd},
-                           {&dst, &dstMd}})
-      if (auto e3 = check(api.dnnl_memory_create(mem, md, engine,
-                                                 mem == &wei
-                                                     ? DNNL_MEMORY_ALLOCATE
-                                                     : DNNL_MEMORY_NONE),
-                          "memory"))
+    for (auto [mem, md] :
+         {std::pair<dnnl_memory_t *, const dnnl_memory_desc_t *>{&src, &srcMd},
+          {&wei, weiMd},
+          {&weiUser, &weiUserMd},
+          {&dst, &dstMd}})
+      if (auto e3 =
+              check(api.dnnl_memory_create(mem, md, engine,
+                                           mem == &wei ? DNNL_MEMORY_ALLOCATE
+                                                       : DNNL_MEMORY_NONE),
+                    "memory"))
         return e3;
     dnnl_primitive_desc_t rpd = nullptr;
     if (auto e4 = check(api.dnnl_reorder_primitive_desc_create(
                             &rpd, &weiUserMd, engine, weiMd, engine, nullptr),
                         "weights reorder desc"))
       return e4;
-    llvm::Error e5 = check(api.dnnl_primitive_create(&reorder, rpd),
-                           "weights reorder");
+    llvm::Error e5 =
+        check(api.dnnl_primitive_create(&reorder, rpd), "weights reorder");
     api.dnnl_primitive_desc_destroy(rpd);
     return e5;
   }
@@ -162,9 +163,9 @@ public:
   }
 
   llvm::Error run(const float *in, float *out) override {
-    if (auto e = check(api.dnnl_memory_set_data_handle(
-                           src, const_cast<float *>(in)),
-                       "src handle"))
+    if (auto e =
+            check(api.dnnl_memory_set_data_handle(src, const_cast<float *>(in)),
+                  "src handle"))
       return e;
     if (auto e = check(api.dnnl_memory_set_data_handle(dst, out), "dst handle"))
       return e;

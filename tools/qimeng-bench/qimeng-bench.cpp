@@ -227,8 +227,8 @@ int main(int argc, char **argv) {
     externals.push_back(makeColumn("BLIS", "blis", loadUnlessSkipped([] {
                                      return BlisGemm::load(threadsOpt);
                                    })));
-    externals.push_back(makeColumn("libxsmm", "libxsmm",
-                                   loadUnlessSkipped(LibxsmmGemm::load)));
+    externals.push_back(
+        makeColumn("libxsmm", "libxsmm", loadUnlessSkipped(LibxsmmGemm::load)));
   }
   for (ExternalColumn &col : externals)
     if (col.lib && col.lib->threads() < int(threadsOpt))

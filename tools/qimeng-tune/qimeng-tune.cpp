@@ -6,10 +6,10 @@
 // tuning database, where --qimeng-tensorop and qimeng-bench --tuned find it.
 //
 //===----------------------------------------------------------------------===//
+#include "LlmFlags.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Partition.h"
 #include "qimeng/Support/CommandLine.h"
-#include "LlmFlags.h"
 #include "qimeng/Tune/RunnerEvaluator.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
@@ -159,8 +159,8 @@ int main(int argc, char **argv) {
   ChatConfig llmConfig = llmflags::config();
   std::unique_ptr<LlmSession> session;
   if (!llmConfig.baseUrl.empty() || !llmReplayOpt.empty())
-    session = exitOnErr(LlmSession::open(llmConfig, llmflags::transcript,
-                                         llmReplayOpt));
+    session = exitOnErr(
+        LlmSession::open(llmConfig, llmflags::transcript, llmReplayOpt));
   ChatClient *llm = session ? &session->client() : nullptr;
   Target host = Target::detectHost();
   EmitterOptions emitter = EmitterOptions::defaults();
@@ -234,8 +234,7 @@ int main(int argc, char **argv) {
           "qimeng-tune: LLM: {0} round(s), {1} move(s) used, {2} masked, {3} "
           "unusable round(s){4}\n",
           result.llmRounds.size(), accepted, rejected, unusable,
-          firstError.empty() ? std::string()
-                             : " (first: " + firstError + ")");
+          firstError.empty() ? std::string() : " (first: " + firstError + ")");
     }
     const Trial *first = result.history.trials.empty()
                              ? nullptr

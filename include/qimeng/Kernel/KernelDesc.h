@@ -112,9 +112,7 @@ struct ConvDesc {
   int64_t filterElements() const { return kh * kw * c * f; }
   int64_t outputElements() const { return n * oh() * ow() * f; }
 
-  double flops() const {
-    return 2.0 * n * oh() * ow() * f * kh * kw * c;
-  }
+  double flops() const { return 2.0 * n * oh() * ow() * f * kh * kw * c; }
 
   /// Checks sizes >= 1, a filter that fits the input, and input strides
   /// that do not overlap.

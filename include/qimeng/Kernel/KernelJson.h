@@ -1,9 +1,9 @@
 //===- KernelJson.h - GemmDesc <-> JSON --------------------------*- C++
 //-*-===//
 //
-// The one JSON spelling of a GemmDesc and of a ConvDesc, shared by the emitter request and the
-// qimeng-runner protocol. Reading never throws or aborts: a missing or
-// wrong-typed field is an llvm::Error naming it.
+// The one JSON spelling of a GemmDesc and of a ConvDesc, shared by the emitter
+// request and the qimeng-runner protocol. Reading never throws or aborts: a
+// missing or wrong-typed field is an llvm::Error naming it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QIMENG_KERNEL_KERNELJSON_H

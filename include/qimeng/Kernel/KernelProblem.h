@@ -31,7 +31,9 @@ public:
   /// "sgemm" or "sconv2d": the emitter kind and the database key's op.
   llvm::StringRef opName() const { return conv_ ? "sconv2d" : "sgemm"; }
   double flops() const { return conv_ ? conv_->flops() : gemm_.flops(); }
-  llvm::Error verify() const { return conv_ ? conv_->verify() : gemm_.verify(); }
+  llvm::Error verify() const {
+    return conv_ ? conv_->verify() : gemm_.verify();
+  }
   /// The descriptor's stable text (GemmDesc::str or ConvDesc::str).
   std::string str() const { return conv_ ? conv_->str() : gemm_.str(); }
   /// Short shape text for messages: "512x512x512" or the conv's str().

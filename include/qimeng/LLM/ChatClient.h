@@ -60,7 +60,8 @@ public:
   /// The assistant's reply text (choices[0].message.content). Errors name
   /// what failed: "LLM endpoint ...: HTTP 401: ...", "gave up after 5
   /// attempts: ...", "LLM reply is not JSON", ...
-  llvm::Expected<std::string> complete(const std::vector<ChatMessage> &messages);
+  llvm::Expected<std::string>
+  complete(const std::vector<ChatMessage> &messages);
 
   /// The request body complete() sends (tests, transcripts).
   std::string requestBody(const std::vector<ChatMessage> &messages) const;

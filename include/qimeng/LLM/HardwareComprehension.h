@@ -1,4 +1,5 @@
-//===- HardwareComprehension.h - Stage 1: the LLM reads the machine -*- C++ -*-//
+//===- HardwareComprehension.h - Stage 1: the LLM reads the machine -*- C++
+//-*-//
 //
 // The paper's first stage. The prompt ties the five generic optimization
 // hints (tiling, reordering, vectorization, layout, pipelining) to the four
@@ -22,8 +23,8 @@
 namespace qimeng {
 
 struct HardwareFactors {
-  int vectorRegisters = 0; ///< architectural vector registers
-  int vectorBits = 0;      ///< bits per vector register
+  int vectorRegisters = 0;         ///< architectural vector registers
+  int vectorBits = 0;              ///< bits per vector register
   int64_t l1d = 0, l2 = 0, l3 = 0; ///< bytes
   int cores = 0;
   bool fma = false;

@@ -29,8 +29,7 @@ public:
   static llvm::Expected<std::unique_ptr<LlmSession>>
   open(const ChatConfig &config, llvm::StringRef transcriptPath = "",
        llvm::StringRef replayPath = "",
-       ReplayTransport::Matching matching =
-           ReplayTransport::Matching::InOrder);
+       ReplayTransport::Matching matching = ReplayTransport::Matching::InOrder);
 
   ChatClient &client() { return *chat; }
 

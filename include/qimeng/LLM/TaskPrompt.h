@@ -1,4 +1,5 @@
-//===- TaskPrompt.h - "generate a 512x512x512 fp32 GEMM for this CPU" -*- C++ -*-//
+//===- TaskPrompt.h - "generate a 512x512x512 fp32 GEMM for this CPU" -*- C++
+//-*-//
 //
 // The paper's interface is one sentence. A task is what it asks for: the
 // operation and its shape, the element type and the machine. The built-in

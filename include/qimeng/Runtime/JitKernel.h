@@ -43,10 +43,10 @@ struct LoadedKernel {
 
 /// Emit -> assemble (LLVM MC) -> load (ORC) for the host.
 llvm::Expected<LoadedKernel> buildGemmKernel(const GemmDesc &desc,
-                                                 const GemmConfig &config,
-                                                 const Target &target,
-                                                 const EmitterOptions &options,
-                                                 llvm::StringRef fault = "");
+                                             const GemmConfig &config,
+                                             const Target &target,
+                                             const EmitterOptions &options,
+                                             llvm::StringRef fault = "");
 
 /// Emit -> assemble -> load for a convolution kernel.
 llvm::Expected<LoadedKernel> buildConvKernel(const ConvDesc &desc,

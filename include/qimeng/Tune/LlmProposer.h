@@ -24,11 +24,11 @@ namespace qimeng {
 
 /// One exchange with the LLM, for the record (transcripts, reports).
 struct ProposalRound {
-  int trialsSeen = 0;                    ///< history length when asked
-  std::string reply;                     ///< the reply text, or empty
-  std::string error;                     ///< why the reply was unusable
-  std::vector<Assignment> accepted;      ///< moves turned into assignments
-  std::vector<std::string> rejected;     ///< "kc=7: not a choice of kc"
+  int trialsSeen = 0;                ///< history length when asked
+  std::string reply;                 ///< the reply text, or empty
+  std::string error;                 ///< why the reply was unusable
+  std::vector<Assignment> accepted;  ///< moves turned into assignments
+  std::vector<std::string> rejected; ///< "kc=7: not a choice of kc"
 };
 
 class LlmProposer : public Proposer {

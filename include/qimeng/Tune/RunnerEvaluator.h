@@ -28,8 +28,8 @@ public:
   /// Measures this core's peak (fma_peak probe in qimeng-runner) once.
   static llvm::Expected<std::unique_ptr<RunnerEvaluator>>
   create(const KernelProblem &problem, const Target &target,
-         EmitterOptions emitter,
-         IsolatedValidationOptions runner, int timedRuns = 7);
+         EmitterOptions emitter, IsolatedValidationOptions runner,
+         int timedRuns = 7);
 
   Evaluation evaluate(const GemmConfig &config) override;
   /// The reward scale: this core's peak times the target's cores.

@@ -1,8 +1,8 @@
 //===- Tuner.h - Tune one kernel into the database -----------------*- C++
 //-*-===//
 //
-// Ties the stages together for one GEMM or convolution: the search space around the
-// analytical config, MCTS with the built-in priors, the qimeng-runner
+// Ties the stages together for one GEMM or convolution: the search space around
+// the analytical config, MCTS with the built-in priors, the qimeng-runner
 // evaluator, and a TuningRecord for the winner. Used by the pass
 // (tune-budget=N), qimeng-tune and qimeng-bench --tuned.
 //
@@ -56,8 +56,7 @@ llvm::Expected<TuneResult> tuneKernel(const TuneRequest &request);
 /// `emitter` and `threads` threads.
 llvm::Expected<TuningKey> tuningKey(const KernelProblem &problem,
                                     const Target &target,
-                                    const EmitterOptions &emitter,
-                                    int threads);
+                                    const EmitterOptions &emitter, int threads);
 
 } // namespace qimeng
 

@@ -73,7 +73,7 @@ struct TuningRecord {
   /// The emitter's source when an LLM wrote it (source "llm"); empty for
   /// our own emitters.
   std::string emitterSource;
-  std::string timestamp;          ///< UTC, ISO 8601
+  std::string timestamp; ///< UTC, ISO 8601
 };
 
 /// Where the database lives: the pass option when given, else
@@ -125,8 +125,7 @@ public:
   std::string transcriptPath(const TuningKey &key) const;
   /// Writes `text` (JSON lines, the API key already stripped) there,
   /// atomically; remove() deletes it with the entry.
-  llvm::Error storeTranscript(const TuningKey &key,
-                              llvm::StringRef text) const;
+  llvm::Error storeTranscript(const TuningKey &key, llvm::StringRef text) const;
 
   /// Writes every valid entry to `path` as one JSON document.
   llvm::Error exportTo(llvm::StringRef path,
