@@ -56,6 +56,29 @@ GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
   return c;
 }
 
+/// `c` with the register block `shape` and the cache blocking the model
+/// gives it (not clamped to a problem).
+static GemmConfig withShape(GemmConfig c, const MicroKernelShape &shape,
+                            const Target &target) {
+  c.mr = shape.mr;
+  c.nr = shape.nr;
+  c.kUnroll = shape.kUnroll;
+  c.prefetchA = shape.prefetchA;
+  c.prefetchB = shape.prefetchB;
+
+  const int64_t elem = 4;
+  int64_t l1 = std::max<int64_t>(target.caches.l1d, 16 * 1024);
+  int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
+  int64_t l3 = std::max<int64_t>(target.caches.l3, l2);
+  int64_t l3PerCore = l3 / std::max(1, target.cores);
+  c.kc = roundDownAtLeast(l1 / 2 / (c.nr * elem), 8);
+  c.mc = roundDownAtLeast(l2 / 2 / (c.kc * elem), c.mr);
+  c.nc = roundDownAtLeast(std::max(l3PerCore, l2) / 2 / (c.kc * elem), c.nr);
+  // Past a few thousand columns a larger panel only costs workspace.
+  c.nc = std::min<int64_t>(c.nc, roundDownAtLeast(8192, c.nr));
+  return c;
+}
+
 /// The model's config; `bInPlace` allows reading B in place for few rows.
 static llvm::Expected<GemmConfig>
 modelConfig(const GemmDesc &desc, const Target &target, bool bInPlace) {
@@ -81,27 +104,10 @@ modelConfig(const GemmDesc &desc, const Target &target, bool bInPlace) {
         packB = false;
       }
   }
-  const MicroKernelShape &shape = *chosen;
   GemmConfig c;
   c.packB = packB;
   c.isa = isa;
-  c.mr = shape.mr;
-  c.nr = shape.nr;
-  c.kUnroll = shape.kUnroll;
-  c.prefetchA = shape.prefetchA;
-  c.prefetchB = shape.prefetchB;
-
-  const int64_t elem = 4;
-  int64_t l1 = std::max<int64_t>(target.caches.l1d, 16 * 1024);
-  int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
-  int64_t l3 = std::max<int64_t>(target.caches.l3, l2);
-  int64_t l3PerCore = l3 / std::max(1, target.cores);
-  c.kc = roundDownAtLeast(l1 / 2 / (c.nr * elem), 8);
-  c.mc = roundDownAtLeast(l2 / 2 / (c.kc * elem), c.mr);
-  c.nc = roundDownAtLeast(std::max(l3PerCore, l2) / 2 / (c.kc * elem), c.nr);
-  // Past a few thousand columns a larger panel only costs workspace.
-  c.nc = std::min<int64_t>(c.nc, roundDownAtLeast(8192, c.nr));
-  return clampToProblem(c, desc);
+  return clampToProblem(withShape(c, *chosen, target), desc);
 }
 
 llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
@@ -117,27 +123,49 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
       return std::move(err);
   auto config = modelConfig(problem.gemm(), target,
                             !conv || conv->layout != ConvLayout::NchwFchw);
-  // A convolution's A is gathered from its pixels: in rows, runs of
-  // channels are copied a vector at a time (docs/BlockingModel.md).
+  // A convolution's A is gathered from its pixels, in rows: each row of a
+  // panel is a few runs of contiguous input (docs/BlockingModel.md).
   if (config && conv && conv->isNhwc()) {
     config->aLayout = ALayout::Rows;
-    // With channels in runs of vectors, A is read in place: kc becomes
-    // the largest divisor of C not above the model's kc (a panel then lies
-    // in one (kh, kw)), and mc keeps the A block's L2 share.
+    const int64_t run = conv->contiguousRun();
+    const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
     int lanes = Target::vectorBits(config->isa) / 32;
-    if (lanes > 0 && conv->c % lanes == 0) {
-      int64_t kc = std::min<int64_t>(config->kc, conv->c);
-      while (conv->c % kc != 0)
+    auto blockRows = [&](int64_t kc) {
+      return std::max<int64_t>(config->mr,
+                               l2 / 2 / (kc * 4) / config->mr * config->mr);
+    };
+    // The largest divisor of the run within the (clamped) model kc.
+    auto divisorKc = [&] {
+      int64_t kc = std::min(config->kc, run);
+      while (run % kc != 0)
         --kc;
-      if (kc >= lanes) {
-        int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
-        config->kc = kc;
-        config->mc = std::max<int64_t>(config->mr, l2 / 2 / (kc * 4) /
-                                                       config->mr * config->mr);
-        config->aLayout = ALayout::Direct;
-        *config = clampToProblem(*config, problem.gemm());
-      }
+      return kc;
+    };
+    // A is read in place when that divisor is at least a quarter of the
+    // model's kc (and a vector; below, the C updates of the many panels
+    // cost more than copying A): kc becomes it, so each panel row is one
+    // piece of the input. A block of the same nr whose mr divides the
+    // output width keeps every sliver in one output row: none is copied.
+    int64_t kc = divisorKc();
+    if (kc >= lanes && 4 * kc >= config->kc) {
+      if (conv->ow() % config->mr != 0)
+        for (const MicroKernelShape &shape : microKernelTable(config->isa))
+          if (shape.nr == config->nr && conv->ow() % shape.mr == 0) {
+            *config = clampToProblem(withShape(*config, shape, target),
+                                     problem.gemm());
+            kc = divisorKc();
+            break;
+          }
+      config->kc = kc;
+      config->mc = blockRows(kc);
+      config->aLayout = ALayout::Direct;
+    } else if (run < config->kc) {
+      // Packed in rows: kc a multiple of the run, so that every panel row
+      // is whole runs, each copied by a fixed sequence of vector moves.
+      config->kc = config->kc / run * run;
+      config->mc = blockRows(config->kc);
     }
+    *config = clampToProblem(*config, problem.gemm());
   }
   // Threads split the gathered operand's dimension, so that each gathers
   // only its own part: pixels are M for nhwc (A) and N for nchw (B).

@@ -1,6 +1,7 @@
 //===- KernelDesc.cpp -----------------------------------------------------===//
 #include "qimeng/Kernel/KernelDesc.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <utility>
 
 using namespace qimeng;
 
@@ -97,6 +98,28 @@ bool ConvDesc::inputIsDense() const {
   denseInputStrides(d);
   return d[0] == inputStrides[0] && d[1] == inputStrides[1] &&
          d[2] == inputStrides[2];
+}
+
+int64_t ConvDesc::contiguousRun() const {
+  // The GEMM view's k dimensions, outer first, as (count, input step).
+  const int64_t *s = inputStrides;
+  std::pair<int64_t, int64_t> dims[3];
+  if (isNhwc()) {
+    dims[0] = {kh, dilationH * s[1]};
+    dims[1] = {kw, dilationW * s[2]};
+    dims[2] = {c, 1};
+  } else {
+    dims[0] = {c, s[1]};
+    dims[1] = {kh, dilationH * s[2]};
+    dims[2] = {kw, dilationW};
+  }
+  int64_t run = 1;
+  for (int i = 2; i >= 0; --i) {
+    if (dims[i].first != 1 && dims[i].second != run)
+      break;
+    run *= dims[i].first;
+  }
+  return run;
 }
 
 GemmDesc ConvDesc::gemmView() const {

@@ -228,6 +228,53 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   return SearchSpace(desc, base, std::move(decisions));
 }
 
+SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
+                                    const Target &target,
+                                    const GemmConfig &base) {
+  const ConvDesc *conv = problem.conv();
+  const GemmDesc desc = problem.gemm();
+  // An nchw_fchw convolution gathers B from its input: never in place.
+  bool bInPlace = !conv || conv->layout == ConvLayout::NhwcHwcf;
+  SearchSpace space = forGemm(desc, target, base, bInPlace);
+  if (!conv || !conv->isNhwc())
+    return space;
+  const int64_t run = conv->contiguousRun();
+  space.directRun_ = run;
+  const GemmConfig ref = clampToProblem(base, desc);
+  // Values whose panel rows are whole pieces of a run.
+  std::set<int64_t> pieceKcs = {desc.k};
+  for (int64_t d = 8; d <= std::min(run, desc.k); ++d)
+    if (run % d == 0)
+      pieceKcs.insert(d);
+  for (int64_t m = run; m <= desc.k; m += run)
+    pieceKcs.insert(m);
+  int64_t divisor = std::min(ref.kc, run);
+  while (run % divisor != 0)
+    --divisor;
+  auto nearest = [&](int64_t kc) {
+    auto above = pieceKcs.lower_bound(kc);
+    if (above == pieceKcs.end())
+      return *pieceKcs.rbegin();
+    if (above == pieceKcs.begin())
+      return *above;
+    auto below = std::prev(above);
+    return kc - *below <= *above - kc ? *below : *above;
+  };
+  for (Decision &d : space.decisions_) {
+    if (d.key == "kc") {
+      std::vector<int64_t> kcs = {divisor};
+      for (const std::string &text : d.choices)
+        kcs.push_back(nearest(std::stoll(text)));
+      d = numericDecision("kc", kcs, ref.kc);
+    }
+    if (d.key == "alayout" &&
+        std::find(d.choices.begin(), d.choices.end(),
+                  aLayoutName(ALayout::Direct).str()) == d.choices.end())
+      d.choices.push_back(aLayoutName(ALayout::Direct).str());
+  }
+  return space;
+}
+
 uint64_t SearchSpace::size() const {
   uint64_t total = 1;
   for (const Decision &d : decisions_) {
@@ -322,6 +369,16 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       "{0} a multiple of nr = {1}",
                       desc_.n, c.nr)
             .str());
+  if (c.aLayout == ALayout::Direct &&
+      (directRun_ == 0 || directRun_ % std::min(c.kc, desc_.k) != 0))
+    return llvm::createStringError(
+        directRun_ == 0
+            ? std::string("alayout=direct reads A in place from an nhwc "
+                          "convolution's input; this is not one")
+            : llvm::formatv("alayout=direct needs kc = {0} to divide the "
+                            "run of {1} contiguous input floats",
+                            std::min(c.kc, desc_.k), directRun_)
+                  .str());
   // With a split decision, one thread takes only "auto" (the others would
   // repeat its kernel); without one, the base's axis stays, unused.
   bool splitDecided =

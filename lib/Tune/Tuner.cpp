@@ -38,11 +38,8 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
                               request.runner, request.timedRuns);
   if (!evaluator)
     return evaluator.takeError();
-  // An nchw_fchw convolution gathers B from its input: never in place.
-  const ConvDesc *conv = request.problem.conv();
-  bool bInPlace = !conv || conv->layout == ConvLayout::NhwcHwcf;
-  SearchSpace space = SearchSpace::forGemm(
-      request.problem.gemm(), request.target, request.base, bInPlace);
+  SearchSpace space =
+      SearchSpace::forProblem(request.problem, request.target, request.base);
   ModelPriorProposer builtin;
   std::optional<LlmProposer> llm;
   if (request.llm)

@@ -141,22 +141,31 @@ class Conv:
                              (self.kw, self.dw * 4)]
         # Consecutive gathered rows in one output row are this far apart.
         self.row_step = self.row_dims[-1][1]
+        # The run: how many consecutive k lie in consecutive floats of the
+        # input (innermost dimensions whose step is the run so far), e.g.
+        # C, or KW*C for nhwc with unit width dilation and dense pixels.
+        self.run = 1
+        for count, step in reversed(self.col_dims):
+            if count != 1 and step != self.run * 4:
+                break
+            self.run *= count
         if self.direct:
             if not nhwc:
                 raise RequestError("a_layout 'direct' reads A in place: it "
                                    "needs an nhwc layout")
-            if self.c % p.kc or p.kc > self.c:
+            if self.run % p.kc:
                 raise RequestError(
-                    f"a_layout 'direct' needs kc ({p.kc}) to divide C "
-                    f"({self.c}), so that each panel lies in one (kh, kw)")
+                    f"a_layout 'direct' needs kc ({p.kc}) to divide "
+                    f"{self.run}, the k that lie in consecutive floats of "
+                    f"the input, so that each panel row is one run")
             p.a_row_stride = self.row_step
             # Pointer table (one int64 per row of an mc block; slivers use
             # the entry of their first row), then the scratch for slivers
-            # that cross output rows: mc rows one pixel step apart.
+            # that cross output rows: packed in rows kc floats apart.
             p.a_pointer_table = p.workspace_bytes
+            p.a_scratch_rows = True
             self.scratch = p.a_pointer_table + _round_up(p.mc * 8, 64)
-            p.workspace_bytes = self.scratch + _round_up(
-                p.mc * self.row_step, 64)
+            p.workspace_bytes = self.scratch + _round_up(p.mc * p.kc * 4, 64)
             check_disp(p.mr * self.row_step, "gather")
         for count, step in self.row_dims + self.col_dims:
             check_disp(count * step, "input")
@@ -227,6 +236,11 @@ class Conv:
         if name == "A" and self.direct:
             return self._emit_gather_direct(asm, p, R, width_reg, src_slot,
                                             inner_index)
+        if name == "A" and p.a_rows and (p.kc % self.run == 0
+                                          or self.run % p.kc == 0):
+            return self._emit_gather_rows_runs(asm, p, R, width_reg,
+                                               src_slot, inner_index,
+                                               dst_offset)
         if name == "A" and p.a_rows:
             return self._emit_gather_rows(asm, p, R, width_reg, src_slot,
                                           inner_index, dst_offset)
@@ -373,13 +387,91 @@ class Conv:
         asm.ins(f"jb {back(sliver)}")
 
 
+    def _emit_gather_rows_runs(self, asm, p, R, width_reg, src_slot,
+                               inner_index, dst_offset):
+        """PACK A, rows layout, when kc is a multiple or a divisor of the
+        run: every panel row is whole pieces of U = min(kc, run) floats,
+        each contiguous in the input, so each piece is a fixed sequence of
+        vector moves (the last one masked, or scalar on AVX2) from the
+        offset its first column has in the table; rows past M are zero."""
+        isa = p.isa
+        lanes = isa.lanes
+        U = min(p.kc, self.run)
+        pieces_vary = p.kc > U
+        kend = f"{self.offset + KEND_SLOT}(%rbx)"
+        valid = f"{self.offset + VALID_SLOT}(%rbx)"
+        sliver = asm.label("gather A runs: next sliver")
+        row = asm.label("gather A runs: next row")
+        piece = asm.label("gather A runs: next piece")
+        zero = asm.label("gather A runs: row past M")
+        next_row = asm.label("gather A runs: row done")
+        tail = U % lanes
+        asm.comment(f"PACK A: {R}-pixel slivers gathered from the input, rows "
+                    f"of kb floats {p.kc} apart, in pieces of {U} "
+                    f"contiguous floats")
+        if tail and isa.name == "avx512":
+            asm.ins(f"movl ${(1 << tail) - 1}, %eax")
+            asm.ins("kmovw %eax, %k1")
+        if pieces_vary:
+            asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rax")
+            asm.ins(f"leaq (%rax,{KB},8), %rax")
+            asm.ins(f"movq %rax, {kend}")
+        asm.ins("xorl %r14d, %r14d")
+        asm.place(sliver)
+        asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r14, %rax")
+        asm.ins(f"leaq {dst_offset}(%rbx,%rax), %rdi")
+        asm.ins(f"movq {width_reg}, %rax")
+        asm.ins("subq %r14, %rax")
+        asm.ins(f"movq %rax, {valid}")
+        asm.ins("xorl %r15d, %r15d")
+        asm.place(row)
+        asm.ins(f"cmpq {valid}, %r15")
+        asm.ins(f"jae {fwd(zero)}")
+        asm.ins(f"leaq ({inner_index},%r14), %rax")
+        asm.ins("addq %r15, %rax")
+        asm.ins(f"movq {self.row_table}(%rbx,%rax,8), %rsi")
+        asm.ins(f"addq {src_slot}(%rbx), %rsi")
+        asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rdx")
+        asm.ins("movq %rdi, %rcx")
+        asm.place(piece)
+        asm.ins("movq (%rdx), %rax")
+        full = U - tail
+        for off in range(0, full * 4, isa.vector_bytes):
+            asm.ins(f"vmovups {off}(%rsi,%rax), {isa.reg(0)}")
+            asm.ins(f"vmovups {isa.reg(0)}, {off}(%rcx)")
+        if tail and isa.name == "avx512":
+            off = full * 4
+            asm.ins(f"vmovups {off}(%rsi,%rax), {isa.reg(0)} {{%k1}} {{z}}")
+            asm.ins(f"vmovups {isa.reg(0)}, {off}(%rcx) {{%k1}}")
+        else:
+            for j in range(full, U):
+                asm.ins(f"vmovss {j * 4}(%rsi,%rax), {xmm(0)}")
+                asm.ins(f"vmovss {xmm(0)}, {j * 4}(%rcx)")
+        if pieces_vary:
+            asm.ins(f"addq ${U * 4}, %rcx")
+            asm.ins(f"addq ${U * 8}, %rdx")
+            asm.ins(f"cmpq {kend}, %rdx")
+            asm.ins(f"jb {back(piece)}")
+        asm.ins(f"jmp {fwd(next_row)}")
+        asm.place(zero)
+        emit_row_zero(asm, p, "gather A runs", "%rdi")
+        asm.place(next_row)
+        asm.ins(f"addq ${p.kc * 4}, %rdi")
+        asm.ins("incq %r15")
+        asm.ins(f"cmpq ${R}, %r15")
+        asm.ins(f"jb {back(row)}")
+        asm.ins(f"addq ${R}, %r14")
+        asm.ins(f"cmpq {width_reg}, %r14")
+        asm.ins(f"jb {back(sliver)}")
+
     def _emit_gather_direct(self, asm, p, R, width_reg, src_slot,
                             inner_index):
         """A in place: for each sliver, its pointer for the microkernel. A
         full sliver whose R pixels lie in one output row points into the
         input (input + row[r0] + col[pc]); any other is copied, row by row
-        (kb floats each, contiguous since kc divides C), into scratch rows
-        one pixel step apart, zero past M, and points there."""
+        (kb floats each, contiguous since kc divides the run), into scratch
+        rows kc floats apart, zero past M, and points there with bit 0 set
+        (the microkernel's scratch-rows variant)."""
         step = self.row_step
         valid = f"{self.offset + VALID_SLOT}(%rbx)"
         sliver = asm.label("direct A: next sliver")
@@ -408,10 +500,12 @@ class Conv:
         asm.ins(f"movq %rax, {p.a_pointer_table}(%rbx,%r14,8)")
         asm.ins(f"jmp {fwd(done)}")
         asm.place(copy)
-        # %rdi = scratch + r0 * step; its pointer goes in the table.
-        asm.ins(f"imulq ${check_disp(step, 'pixel step')}, %r14, %rdi")
+        # %rdi = scratch + r0 * kc * 4; its pointer, bit 0 set (rows kc
+        # floats apart), goes in the table.
+        asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r14, %rdi")
         asm.ins(f"leaq {self.scratch}(%rbx,%rdi), %rdi")
-        asm.ins(f"movq %rdi, {p.a_pointer_table}(%rbx,%r14,8)")
+        asm.ins(f"leaq 1(%rdi), %rax")
+        asm.ins(f"movq %rax, {p.a_pointer_table}(%rbx,%r14,8)")
         # The row counter lives in the scratch slot: the copy clobbers %rcx.
         counter = f"{self.offset + KEND_SLOT}(%rbx)"
         asm.ins(f"movq $0, {counter}")
@@ -427,7 +521,7 @@ class Conv:
         asm.place(zero)
         emit_row_zero(asm, p, "direct A", "%rdi")
         asm.place(next_row)
-        asm.ins(f"addq ${step}, %rdi")
+        asm.ins(f"addq ${p.kc * 4}, %rdi")
         asm.ins(f"incq {counter}")
         asm.ins(f"cmpq ${R}, {counter}")
         asm.ins(f"jb {back(row)}")

@@ -114,6 +114,9 @@ class Params:
         # Workspace offset of the per-sliver A pointers (a convolution
         # reading A in place); None: slivers are packed at ap_offset.
         self.a_pointer_table = None
+        # With a pointer table: slivers copied to scratch have their rows
+        # kc floats apart and bit 0 of their pointer set.
+        self.a_scratch_rows = False
         self.loop_order = request.get("loop_order", "jr-ir")
         if self.loop_order not in LOOP_ORDERS:
             raise RequestError(
@@ -395,8 +398,9 @@ def registers_needed(mr, nv, order):
     return mr * nv + nv + a_regs
 
 
-def _emit_k_step(asm, p, u):
-    """One k step of the COMPUTE microkernel at unroll position u."""
+def _emit_k_step(asm, p, u, row_stride):
+    """One k step of the COMPUTE microkernel at unroll position u; in the
+    rows layout, A's rows are `row_stride` bytes apart."""
     isa = p.isa
     b_reg = p.mr * p.nv
     a_regs = [b_reg + p.nv, b_reg + p.nv + 1]
@@ -409,7 +413,7 @@ def _emit_k_step(asm, p, u):
 
     def a_addr(i):
         if p.a_rows:
-            return f"{i * a_row_stride(p) + u * 4}(%rax)"
+            return f"{i * row_stride + u * 4}(%rax)"
         return f"{(u * p.mr + i) * 4}(%rax)"
 
     def fmas(i, a_operand):
@@ -439,7 +443,7 @@ def _emit_k_step(asm, p, u):
         if (u * 4) % 64 == 0:
             for i in range(p.mr):
                 asm.ins(f"prefetcht0 "
-                        f"{p.prefetch_a + i * a_row_stride(p) + u * 4}"
+                        f"{p.prefetch_a + i * row_stride + u * 4}"
                         "(%rax)")
     elif p.prefetch_a and (u * p.mr * 4) % 64 < p.mr * 4:
         asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
@@ -570,15 +574,54 @@ def _emit_c_update(asm, p, next_tile):
     asm.place(next_tile)
 
 
+def _emit_k_loops(asm, p, row_stride, k_done):
+    """The K loop over kb, unrolled by k_unroll, and its remainder; falls
+    through (or jumps) to `k_done` with the accumulators complete."""
+    k_loop = asm.label(f"k loop, unrolled by {p.k_unroll}")
+    k_rem = asm.label("k remainder")
+    k_rem_loop = asm.label("k remainder loop")
+    shift = p.k_unroll.bit_length() - 1
+    if p.fault == "drop-k":
+        asm.comment("fault drop-k: the last k term of every block is lost")
+        asm.ins(f"leaq -1({KB}), %rcx")
+    else:
+        asm.ins(f"movq {KB}, %rcx")
+    if shift:
+        asm.ins(f"shrq ${shift}, %rcx")
+    else:
+        asm.ins("testq %rcx, %rcx")
+    asm.ins(f"jz {fwd(k_rem)}")
+    asm.raw("\t.p2align 5")
+    asm.place(k_loop)
+    for u in range(p.k_unroll):
+        _emit_k_step(asm, p, u, row_stride)
+    a_step = 4 if p.a_rows else p.mr * 4
+    asm.ins(f"addq ${p.k_unroll * a_step}, %rax")
+    asm.ins(f"addq ${check_disp(p.k_unroll * p.b_row, 'B step')}, %rsi")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(k_loop)}")
+    asm.place(k_rem)
+    if p.k_unroll > 1:
+        if p.fault == "drop-k":
+            asm.ins(f"leaq -1({KB}), %rcx")
+        else:
+            asm.ins(f"movq {KB}, %rcx")
+        asm.ins(f"andq ${p.k_unroll - 1}, %rcx")
+        asm.ins(f"jz {fwd(k_done)}")
+        asm.place(k_rem_loop)
+        _emit_k_step(asm, p, 0, row_stride)
+        asm.ins(f"addq ${a_step}, %rax")
+        asm.ins(f"addq ${p.b_row}, %rsi")
+        asm.ins("decq %rcx")
+        asm.ins(f"jnz {back(k_rem_loop)}")
+
+
 def _emit_compute(asm, p):
     """The jr/ir loops and the MR x NR microkernel with its C update."""
     isa = p.isa
     ldc4 = p.ldc * 4
     jr_loop = asm.label("jr: next NR sliver of Bp")
     ir_loop = asm.label("ir: next MR sliver of Ap")
-    k_loop = asm.label(f"k loop, unrolled by {p.k_unroll}")
-    k_rem = asm.label("k remainder")
-    k_rem_loop = asm.label("k remainder loop")
     k_done = asm.label("k done: update C")
     next_tile = asm.label("next tile")
     asm.comment(f"COMPUTE: {p.mr}x{p.nr} register block, "
@@ -625,40 +668,18 @@ def _emit_compute(asm, p):
             asm.ins(f"prefetcht0 {i * ldc4 + off}(%rdi)")
     for acc in range(p.mr * p.nv):
         _vzero(asm, isa, acc)
-    shift = p.k_unroll.bit_length() - 1
-    if p.fault == "drop-k":
-        asm.comment("fault drop-k: the last k term of every block is lost")
-        asm.ins(f"leaq -1({KB}), %rcx")
+    if p.a_pointer_table is not None and p.a_scratch_rows:
+        # A sliver copied to scratch (its pointer's bit 0 set) has its
+        # rows kc floats apart: the same K loop with that row stride.
+        packed = asm.label("A sliver in scratch rows")
+        asm.ins("btrq $0, %rax")
+        asm.ins(f"jc {fwd(packed)}")
+        _emit_k_loops(asm, p, a_row_stride(p), k_done)
+        asm.ins(f"jmp {fwd(k_done)}")
+        asm.place(packed)
+        _emit_k_loops(asm, p, p.kc * 4, k_done)
     else:
-        asm.ins(f"movq {KB}, %rcx")
-    if shift:
-        asm.ins(f"shrq ${shift}, %rcx")
-    else:
-        asm.ins("testq %rcx, %rcx")
-    asm.ins(f"jz {fwd(k_rem)}")
-    asm.raw("\t.p2align 5")
-    asm.place(k_loop)
-    for u in range(p.k_unroll):
-        _emit_k_step(asm, p, u)
-    a_step = 4 if p.a_rows else p.mr * 4
-    asm.ins(f"addq ${p.k_unroll * a_step}, %rax")
-    asm.ins(f"addq ${check_disp(p.k_unroll * p.b_row, 'B step')}, %rsi")
-    asm.ins("decq %rcx")
-    asm.ins(f"jnz {back(k_loop)}")
-    asm.place(k_rem)
-    if p.k_unroll > 1:
-        if p.fault == "drop-k":
-            asm.ins(f"leaq -1({KB}), %rcx")
-        else:
-            asm.ins(f"movq {KB}, %rcx")
-        asm.ins(f"andq ${p.k_unroll - 1}, %rcx")
-        asm.ins(f"jz {fwd(k_done)}")
-        asm.place(k_rem_loop)
-        _emit_k_step(asm, p, 0)
-        asm.ins(f"addq ${a_step}, %rax")
-        asm.ins(f"addq ${p.b_row}, %rsi")
-        asm.ins("decq %rcx")
-        asm.ins(f"jnz {back(k_rem_loop)}")
+        _emit_k_loops(asm, p, a_row_stride(p), k_done)
     asm.place(k_done)
     _emit_c_update(asm, p, next_tile)
     for reg, _, step, bound, loop in (inner, outer):

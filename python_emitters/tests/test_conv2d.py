@@ -184,6 +184,29 @@ CORRECT = [
     ("nhwc_direct_1x1_batch2", conv_request(n=2, h=5, w=7, c=16, f=32, kh=1,
                                             kw=1, kc=16, a_layout="direct",
                                             k_unroll=8)),
+    # kc spanning the kw of one kh (the run is KW*C), slivers across rows
+    # in scratch rows.
+    ("nhwc_direct_kc_kw_c", conv_request(h=9, w=10, c=16, f=20, kc=48,
+                                         a_layout="direct")),
+    ("nhwc_direct_kc_half_run_avx512", conv_request(
+        isa="avx512", h=11, w=13, c=16, f=40, mr=12, nr=32, mc=36, nc=32,
+        kc=24, a_layout="direct", order="pipelined")),
+    ("nhwc_direct_stem_c3_stride2", conv_request(
+        isa="avx512", h=23, w=21, c=3, f=32, kh=7, kw=7, stride_h=2,
+        stride_w=2, mr=14, nr=32, mc=28, nc=32, kc=21, a_layout="direct")),
+    # Rows gathered in pieces: kc a multiple of the run (last panel short)
+    # or a divisor of it.
+    ("nhwc_a_rows_pieces_c3_avx2", conv_request(
+        h=13, w=11, c=3, f=16, kh=5, kw=5, stride_h=2, stride_w=2, kc=30,
+        a_layout="rows")),
+    ("nhwc_a_rows_pieces_stem_avx512", conv_request(
+        isa="avx512", h=23, w=21, c=3, f=32, kh=7, kw=7, stride_h=2,
+        stride_w=2, mr=14, nr=32, mc=28, nc=32, kc=147, a_layout="rows")),
+    ("nhwc_a_rows_piece_divides_run", conv_request(
+        h=9, w=10, c=16, f=20, kc=24, a_layout="rows")),
+    ("nhwc_a_rows_pieces_dilated", conv_request(
+        isa="avx512", h=11, w=9, c=8, f=16, dilation_w=2, mr=12, nr=16,
+        mc=24, nc=16, kc=16, a_layout="rows")),
     ("nchw_3x3_avx2", conv_request(layout="nchw_fchw", c=3, f=7)),
     ("nchw_stride1_vector_gather_batch3", conv_request(
         layout="nchw_fchw", n=3, h=20, w=19, c=2, f=5, nr=16)),
@@ -255,7 +278,8 @@ class ConvRequestTest(unittest.TestCase):
             (conv_request(input_strides=[256, 32, 3]), ["overlap"]),
             (conv_request(layout="nchw_fchw", pack_b=False), ["pack_b"]),
             (conv_request(m=5), ["unknown field", "m"]),
-            (conv_request(a_layout="direct", kc=3), ["direct", "divide"]),
+            (conv_request(a_layout="direct", kc=5), ["direct", "divide",
+                                                     "12"]),
             (conv_request(layout="nchw_fchw", a_layout="direct", kc=4),
              ["direct", "nhwc"]),
             (conv_request(mc=25), ["mc", "mr"]),

@@ -108,6 +108,66 @@ TEST(ConvDescTest, GemmViewAndOutputShape) {
   QM_ASSERT_FAILS_WITH(overlap.verify(), "overlap");
 }
 
+TEST(ConvDescTest, ContiguousRun) {
+  EXPECT_EQ(nhwc(1, 58, 58, 64, 64, 3).contiguousRun(), 3 * 64);
+  EXPECT_EQ(nhwc(1, 230, 230, 3, 64, 7, 2).contiguousRun(), 7 * 3);
+  EXPECT_EQ(nhwc(1, 56, 56, 256, 64, 1).contiguousRun(), 256);
+  EXPECT_EQ(nhwc(1, 9, 10, 3, 4, 3, 1, 2).contiguousRun(), 3)
+      << "dilated: only the channels are contiguous";
+  ConvDesc view = nhwc(1, 7, 6, 3, 8, 3);
+  view.inputStrides[2] = 5; // pixels 5 floats apart
+  view.inputStrides[1] = 6 * 5;
+  view.inputStrides[0] = 7 * 6 * 5;
+  EXPECT_EQ(view.contiguousRun(), 3);
+  EXPECT_EQ(nchw(1, 8, 8, 3, 7, 3).contiguousRun(), 3);
+  // A filter as wide as the input: its rows follow one another.
+  EXPECT_EQ(nchw(1, 5, 3, 2, 4, 3).contiguousRun(), 3 * 3);
+}
+
+TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
+  auto target = Target::parse("x86_64-unknown-linux-gnu:sapphirerapids:+avx,"
+                              "+avx2,+fma,+avx512f:l1d=48K,l2=2M,l3=260M,"
+                              "cores=2");
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  // res2: read in place, kc the whole run (192), 14 rows (a quarter of the
+  // 56 output columns) so that no sliver crosses an output row.
+  QM_ASSERT_EXPECTED(res2,
+                     chooseKernelConfig(nhwc(1, 58, 58, 64, 64, 3), *target));
+  EXPECT_EQ(res2.aLayout, ALayout::Direct);
+  EXPECT_EQ(res2.kc, 192);
+  EXPECT_EQ(res2.mr, 14);
+  EXPECT_EQ(res2.split, SplitAxis::M);
+  // res3: the run (384) is over the model's kc; its largest divisor within.
+  QM_ASSERT_EXPECTED(res3,
+                     chooseKernelConfig(nhwc(1, 30, 30, 128, 128, 3), *target));
+  EXPECT_EQ(res3.aLayout, ALayout::Direct);
+  EXPECT_EQ(res3.kc, 192);
+  // The stem: a run of 21 is too short to read in place; packed in rows
+  // with kc a multiple of it (all of K here).
+  QM_ASSERT_EXPECTED(
+      stem, chooseKernelConfig(nhwc(1, 230, 230, 3, 64, 7, 2), *target));
+  EXPECT_EQ(stem.aLayout, ALayout::Rows);
+  EXPECT_EQ(stem.kc, 147);
+  // A dilated filter: runs of C = 5 floats; rows, kc a multiple of 5.
+  QM_ASSERT_EXPECTED(
+      dil, chooseKernelConfig(nhwc(1, 40, 40, 5, 32, 3, 1, 2), *target));
+  EXPECT_EQ(dil.aLayout, ALayout::Rows);
+  EXPECT_EQ(dil.kc % 5, 0);
+}
+
+TEST(ConvKernelTest, ModelConfigsValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // The model's own configs (direct with kc = KW*C, rows in pieces), with
+  // the blocks shrunk so that mc boundaries fall inside the shapes.
+  for (ConvDesc d : {nhwc(1, 18, 18, 16, 32, 3), nhwc(1, 16, 30, 16, 40, 3),
+                     nhwc(1, 37, 35, 3, 32, 7, 2), nhwc(2, 9, 11, 8, 16, 3)}) {
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
+    c.mc = std::min<int64_t>(c.mc, 3 * c.mr);
+    EXPECT_TRUE(validates(d, c)) << c.str();
+  }
+}
+
 TEST(ConvKernelTest, OddShapesValidateInBothLayouts) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   for (ConvDesc d :

@@ -626,3 +626,90 @@ TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Convolutions (forProblem)
+//===----------------------------------------------------------------------===//
+
+namespace {
+const Decision *decision(const SearchSpace &space, llvm::StringRef key) {
+  for (const Decision &d : space.decisions())
+    if (d.key == key)
+      return &d;
+  return nullptr;
+}
+} // namespace
+
+TEST(SearchSpaceTest, ConvolutionKcChoicesAreWholePiecesOfTheRun) {
+  Target target = pinned(avx512Spec);
+  // ResNet-50's res2 3x3 on its padded input: the run is KW*C = 192.
+  ConvDesc conv =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 58, 58, 64, 64, 3, 3);
+  ASSERT_EQ(conv.contiguousRun(), 192);
+  KernelProblem problem(conv);
+  QM_ASSERT_EXPECTED(base, chooseKernelConfig(problem, target));
+  SearchSpace space = SearchSpace::forProblem(problem, target, base);
+  const Decision *kc = decision(space, "kc");
+  ASSERT_NE(kc, nullptr);
+  std::set<std::string> choices(kc->choices.begin(), kc->choices.end());
+  EXPECT_TRUE(choices.count("192")) << "the largest divisor within the base";
+  for (const std::string &text : kc->choices) {
+    int64_t v = std::stoll(text);
+    EXPECT_TRUE(192 % v == 0 || v % 192 == 0 || v == 576) << v;
+  }
+  const Decision *alayout = decision(space, "alayout");
+  ASSERT_NE(alayout, nullptr);
+  EXPECT_NE(
+      std::find(alayout->choices.begin(), alayout->choices.end(), "direct"),
+      alayout->choices.end());
+  // Every assignment is a valid config or refused with its reason; direct
+  // with a kc that is not a divisor of the run is refused by name.
+  Assignment a = space.modelAssignment();
+  QM_ASSERT_EXPECTED(model, space.configFor(a));
+  EXPECT_EQ(model, clampToProblem(base, problem.gemm()));
+  size_t kcIndex = 0, alayoutIndex = 0;
+  for (size_t i = 0; i < space.decisions().size(); ++i) {
+    if (space.decisions()[i].key == "kc")
+      kcIndex = i;
+    if (space.decisions()[i].key == "alayout")
+      alayoutIndex = i;
+  }
+  for (size_t k = 0; k < kc->choices.size(); ++k) {
+    a[kcIndex] = int(k);
+    a[alayoutIndex] = int(
+        std::find(alayout->choices.begin(), alayout->choices.end(), "direct") -
+        alayout->choices.begin());
+    int64_t v = std::stoll(kc->choices[k]);
+    auto c = space.configFor(a);
+    if (192 % v == 0) {
+      EXPECT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+    } else {
+      QM_ASSERT_FAILS_WITH(c.takeError(),
+                           "alayout=direct needs kc = " + std::to_string(v) +
+                               " to divide the run of 192 contiguous input "
+                               "floats");
+    }
+  }
+}
+
+TEST(SearchSpaceTest, GemmAndNchwSpacesOfferNoDirectA) {
+  Target target = pinned(avx512Spec);
+  GemmDesc gemm = GemmDesc::packed(256, 256, 256);
+  QM_ASSERT_EXPECTED(base, chooseGemmConfig(gemm, target));
+  SearchSpace space =
+      SearchSpace::forProblem(KernelProblem(gemm), target, base);
+  SearchSpace plain = SearchSpace::forGemm(gemm, target, base);
+  ASSERT_EQ(space.decisions().size(), plain.decisions().size());
+  for (size_t i = 0; i < space.decisions().size(); ++i)
+    EXPECT_EQ(space.decisions()[i].choices, plain.decisions()[i].choices);
+  ConvDesc nchw = ConvDesc::dense(ConvLayout::NchwFchw, 1, 20, 20, 8, 16, 3, 3);
+  QM_ASSERT_EXPECTED(nbase, chooseKernelConfig(KernelProblem(nchw), target));
+  SearchSpace nspace =
+      SearchSpace::forProblem(KernelProblem(nchw), target, nbase);
+  EXPECT_EQ(decision(nspace, "packb"), nullptr) << "B is gathered";
+  const Decision *alayout = decision(nspace, "alayout");
+  ASSERT_NE(alayout, nullptr);
+  EXPECT_EQ(
+      std::find(alayout->choices.begin(), alayout->choices.end(), "direct"),
+      alayout->choices.end());
+}

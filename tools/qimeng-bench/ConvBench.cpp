@@ -16,6 +16,7 @@
 #include "qimeng/Runtime/RunnerService.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -57,6 +58,21 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   if (s.suite != "resnet50")
     return llvm::createStringError("unknown --suite '" + s.suite +
                                    "'; expected resnet50");
+  std::vector<const Layer *> layers;
+  for (const Layer &layer : kResNet50)
+    if (s.layers.empty() || std::find(s.layers.begin(), s.layers.end(),
+                                      layer.name) != s.layers.end())
+      layers.push_back(&layer);
+  for (const std::string &name : s.layers)
+    if (std::none_of(std::begin(kResNet50), std::end(kResNet50),
+                     [&](const Layer &l) { return name == l.name; })) {
+      std::string known;
+      for (const Layer &l : kResNet50)
+        known += std::string(known.empty() ? "" : ", ") + l.name;
+      return llvm::createStringError("unknown --layers name '" + name +
+                                     "'; the " + s.suite + " suite has " +
+                                     known);
+    }
   std::unique_ptr<OneDnnConv> onednn;
   std::string onednnNote;
   if (s.skipOneDnn) {
@@ -93,12 +109,19 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   }
 
   bool allValid = true;
-  for (const Layer &layer : kResNet50) {
+  for (const Layer *layerPtr : layers) {
+    const Layer &layer = *layerPtr;
     ConvDesc desc = layer.desc();
     KernelProblem problem(desc);
     auto base = chooseKernelConfig(problem, s.host);
     if (!base)
       return base.takeError();
+    if (!s.kernelConfig.empty()) {
+      auto pinned = GemmConfig::parse(s.kernelConfig, *base);
+      if (!pinned)
+        return pinned.takeError();
+      base = clampToProblem(*pinned, problem.gemm());
+    }
     base->threads = int(std::max<size_t>(
         1, partitionGemm(desc.gemmView(), *base, int(s.threads)).size()));
     auto kernel =

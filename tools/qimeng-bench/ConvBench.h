@@ -12,11 +12,16 @@
 #include "BenchKernel.h"
 #include "qimeng/Kernel/Target.h"
 #include <string>
+#include <vector>
 
 namespace qimeng {
 
 struct ConvBenchSettings {
   std::string suite = "resnet50";
+  /// Names of the suite's layers to run; empty: all of them.
+  std::vector<std::string> layers;
+  /// --kernel-config: settings laid over each layer's model config.
+  std::string kernelConfig;
   unsigned threads = 1;
   unsigned runs = 9;
   bool json = false;

@@ -61,6 +61,12 @@ static cl::opt<std::string>
                       "NHWC)"),
              cl::init("resnet50"), cl::cat(benchCategory));
 static cl::opt<std::string>
+    layersOpt("layers",
+              cl::desc("Comma-separated layer names of the conv2d suite to "
+                       "run (default: all; the names are the table's "
+                       "first column)"),
+              cl::init(""), cl::cat(benchCategory));
+static cl::opt<std::string>
     shapesOpt("shapes",
               cl::desc("Comma-separated MxNxK shapes (default: 64x64x64,"
                        "128x128x128,256x256x256,512x512x512,1024x1024x1024,"
@@ -252,6 +258,11 @@ int main(int argc, char **argv) {
   if (opKind == "conv2d") {
     ConvBenchSettings settings;
     settings.suite = suiteOpt;
+    settings.kernelConfig = configOpt;
+    llvm::SmallVector<llvm::StringRef> layers;
+    llvm::StringRef(layersOpt).split(layers, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef name : layers)
+      settings.layers.push_back(name.trim().str());
     settings.threads = threadsOpt;
     settings.runs = runsOpt;
     settings.json = jsonOpt;

@@ -101,6 +101,13 @@ struct ConvDesc {
   bool inputIsDense() const;
   bool isNhwc() const { return layout != ConvLayout::NchwFchw; }
 
+  /// The run: how many consecutive k of the GEMM view lie in consecutive
+  /// elements of the input (the innermost filter dimensions whose input
+  /// step is the run so far): C for nhwc, KW*C when the width dilation is 1
+  /// and pixels are C apart; KW (or more) for nchw. A panel of kc columns
+  /// is one contiguous piece per pixel when kc divides the run.
+  int64_t contiguousRun() const;
+
   /// The GEMM the kernel computes (per image for nchw_fchw): nhwc layouts
   /// M = N*OH*OW, N = F, K = KH*KW*C (B transposed for nhwc_fhwc);
   /// nchw_fchw M = F, N = OH*OW, K = C*KH*KW. Blocking and tuning work on

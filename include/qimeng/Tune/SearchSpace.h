@@ -11,6 +11,7 @@
 
 #include "qimeng/Kernel/KernelConfig.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/KernelProblem.h"
 #include "qimeng/Kernel/Target.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
@@ -68,6 +69,18 @@ public:
   static SearchSpace forGemm(const GemmDesc &desc, const Target &target,
                              const GemmConfig &base, bool bInPlace = true);
 
+  /// The space for a GEMM or a convolution. A GEMM's is forGemm's. A
+  /// convolution's is forGemm's on its GEMM view, with no packb decision
+  /// when it gathers B (nchw_fchw) and B transposed (nhwc_fhwc) as the view
+  /// says; for nhwc it also differs in two ways. Each kc choice is snapped
+  /// to the nearest value whose panel rows are whole pieces of the input's
+  /// contiguous run (a divisor of the run, at least 8, or a multiple of it,
+  /// or K), and the largest divisor of the run within the base kc joins
+  /// the list. The alayout decision offers direct (A read in place), which
+  /// configFor refuses unless kc divides the run.
+  static SearchSpace forProblem(const KernelProblem &problem,
+                                const Target &target, const GemmConfig &base);
+
   /// A space from explicit decisions (tests).
   SearchSpace(GemmDesc desc, GemmConfig base, std::vector<Decision> decisions)
       : desc_(desc), base_(base), decisions_(std::move(decisions)) {}
@@ -93,6 +106,9 @@ private:
   GemmDesc desc_;
   GemmConfig base_;
   std::vector<Decision> decisions_;
+  /// An nhwc convolution's contiguous run (ConvDesc::contiguousRun), which
+  /// a direct A layout's kc must divide; 0 for a GEMM.
+  int64_t directRun_ = 0;
 };
 
 } // namespace qimeng
