@@ -134,26 +134,31 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
       return std::max<int64_t>(config->mr,
                                l2 / 2 / (kc * 4) / config->mr * config->mr);
     };
-    // The largest divisor of the run within the (clamped) model kc.
-    auto divisorKc = [&] {
+    // kc for A read in place: the largest divisor of the run within the
+    // (clamped) model kc when that is at least a quarter of it (and a
+    // vector), so each panel row is one piece of the input; else, for runs
+    // of at least half a vector, the largest multiple of the run within
+    // it, so each panel row is whole runs, which the microkernel's K loop
+    // walks one at a time (segments). 0: copy A in rows instead.
+    auto directKc = [&]() -> int64_t {
       int64_t kc = std::min(config->kc, run);
       while (run % kc != 0)
         --kc;
-      return kc;
+      if (kc >= lanes && 4 * kc >= config->kc)
+        return kc;
+      if (2 * run >= lanes && run <= config->kc)
+        return config->kc / run * run;
+      return 0;
     };
-    // A is read in place when that divisor is at least a quarter of the
-    // model's kc (and a vector; below, the C updates of the many panels
-    // cost more than copying A): kc becomes it, so each panel row is one
-    // piece of the input. A block of the same nr whose mr divides the
-    // output width keeps every sliver in one output row: none is copied.
-    int64_t kc = divisorKc();
-    if (kc >= lanes && 4 * kc >= config->kc) {
+    // A block of the same nr whose mr divides the output width keeps every
+    // sliver in one output row, so that none is copied.
+    if (int64_t kc = directKc()) {
       if (conv->ow() % config->mr != 0)
         for (const MicroKernelShape &shape : microKernelTable(config->isa))
           if (shape.nr == config->nr && conv->ow() % shape.mr == 0) {
             *config = clampToProblem(withShape(*config, shape, target),
                                      problem.gemm());
-            kc = divisorKc();
+            kc = directKc();
             break;
           }
       config->kc = kc;

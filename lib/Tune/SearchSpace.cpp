@@ -262,7 +262,10 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
   };
   for (Decision &d : space.decisions_) {
     if (d.key == "kc") {
+      // The divisor, and all of K when it is within three base panels.
       std::vector<int64_t> kcs = {divisor};
+      if (desc.k <= 3 * ref.kc)
+        kcs.push_back(desc.k);
       for (const std::string &text : d.choices)
         kcs.push_back(nearest(std::stoll(text)));
       d = numericDecision("kc", kcs, ref.kc);
@@ -369,15 +372,18 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       "{0} a multiple of nr = {1}",
                       desc_.n, c.nr)
             .str());
+  const int64_t panelKc = std::min(c.kc, desc_.k);
   if (c.aLayout == ALayout::Direct &&
-      (directRun_ == 0 || directRun_ % std::min(c.kc, desc_.k) != 0))
+      (directRun_ == 0 ||
+       (directRun_ % panelKc != 0 && panelKc % directRun_ != 0)))
     return llvm::createStringError(
         directRun_ == 0
             ? std::string("alayout=direct reads A in place from an nhwc "
                           "convolution's input; this is not one")
             : llvm::formatv("alayout=direct needs kc = {0} to divide the "
-                            "run of {1} contiguous input floats",
-                            std::min(c.kc, desc_.k), directRun_)
+                            "run of {1} contiguous input floats or to be a "
+                            "multiple of it",
+                            panelKc, directRun_)
                   .str());
   // With a split decision, one thread takes only "auto" (the others would
   // repeat its kernel); without one, the base's axis stays, unused.

@@ -41,6 +41,8 @@ GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
 KEND_SLOT = 0     # address one past the panel's last column-table entry
 VALID_SLOT = 8    # valid rows of an edge sliver
 IMAGES_SLOT = 16  # images left in the batch (nchw_fchw)
+COUNTER_SLOT = 24  # row counter of a scratch copy
+BASE_SLOT = 32    # the sliver's base pointer (segmented K loop)
 CONV_SCRATCH = 64
 
 
@@ -117,6 +119,7 @@ class Conv:
         # input (rows one pixel step apart); only slivers that are not in
         # one output row are copied, into scratch with the same strides.
         self.direct = gemm.get("a_layout") == "direct"
+        self.segmented = False
         if self.direct:
             gemm["a_layout"] = "rows"
         self.gemm = Params(gemm)
@@ -153,17 +156,21 @@ class Conv:
             if not nhwc:
                 raise RequestError("a_layout 'direct' reads A in place: it "
                                    "needs an nhwc layout")
-            if self.run % p.kc:
+            if self.run % p.kc and p.kc % self.run:
                 raise RequestError(
                     f"a_layout 'direct' needs kc ({p.kc}) to divide "
                     f"{self.run}, the k that lie in consecutive floats of "
-                    f"the input, so that each panel row is one run")
+                    f"the input, or to be a multiple of it, so that each "
+                    f"panel row is one run or whole runs")
             p.a_row_stride = self.row_step
             # Pointer table (one int64 per row of an mc block; slivers use
             # the entry of their first row), then the scratch for slivers
             # that cross output rows: packed in rows kc floats apart.
             p.a_pointer_table = p.workspace_bytes
             p.a_scratch_rows = True
+            # kc a multiple of the run: the microkernel's K loop walks the
+            # panel's runs, each from its own column offset (segments).
+            self.segmented = p.kc > self.run
             self.scratch = p.a_pointer_table + _round_up(p.mc * 8, 64)
             p.workspace_bytes = self.scratch + _round_up(p.mc * p.kc * 4, 64)
             check_disp(p.mr * self.row_step, "gather")
@@ -394,28 +401,17 @@ class Conv:
         each contiguous in the input, so each piece is a fixed sequence of
         vector moves (the last one masked, or scalar on AVX2) from the
         offset its first column has in the table; rows past M are zero."""
-        isa = p.isa
-        lanes = isa.lanes
         U = min(p.kc, self.run)
         pieces_vary = p.kc > U
-        kend = f"{self.offset + KEND_SLOT}(%rbx)"
         valid = f"{self.offset + VALID_SLOT}(%rbx)"
         sliver = asm.label("gather A runs: next sliver")
         row = asm.label("gather A runs: next row")
-        piece = asm.label("gather A runs: next piece")
         zero = asm.label("gather A runs: row past M")
         next_row = asm.label("gather A runs: row done")
-        tail = U % lanes
         asm.comment(f"PACK A: {R}-pixel slivers gathered from the input, rows "
                     f"of kb floats {p.kc} apart, in pieces of {U} "
                     f"contiguous floats")
-        if tail and isa.name == "avx512":
-            asm.ins(f"movl ${(1 << tail) - 1}, %eax")
-            asm.ins("kmovw %eax, %k1")
-        if pieces_vary:
-            asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rax")
-            asm.ins(f"leaq (%rax,{KB},8), %rax")
-            asm.ins(f"movq %rax, {kend}")
+        self._emit_pieces_setup(asm, p, U, pieces_vary)
         asm.ins("xorl %r14d, %r14d")
         asm.place(sliver)
         asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r14, %rax")
@@ -431,11 +427,44 @@ class Conv:
         asm.ins("addq %r15, %rax")
         asm.ins(f"movq {self.row_table}(%rbx,%rax,8), %rsi")
         asm.ins(f"addq {src_slot}(%rbx), %rsi")
-        asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rdx")
         asm.ins("movq %rdi, %rcx")
+        self._emit_copy_pieces(asm, p, U, pieces_vary, "gather A runs")
+        asm.ins(f"jmp {fwd(next_row)}")
+        asm.place(zero)
+        emit_row_zero(asm, p, "gather A runs", "%rdi")
+        asm.place(next_row)
+        asm.ins(f"addq ${p.kc * 4}, %rdi")
+        asm.ins("incq %r15")
+        asm.ins(f"cmpq ${R}, %r15")
+        asm.ins(f"jb {back(row)}")
+        asm.ins(f"addq ${R}, %r14")
+        asm.ins(f"cmpq {width_reg}, %r14")
+        asm.ins(f"jb {back(sliver)}")
+
+    def _emit_pieces_setup(self, asm, p, U, pieces_vary):
+        """Before _emit_copy_pieces: the tail mask (AVX-512) and the end of
+        this panel's column-table entries; clobbers %rax."""
+        tail = U % p.isa.lanes
+        if tail and p.isa.name == "avx512":
+            asm.ins(f"movl ${(1 << tail) - 1}, %eax")
+            asm.ins("kmovw %eax, %k1")
+        if pieces_vary:
+            asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rax")
+            asm.ins(f"leaq (%rax,{KB},8), %rax")
+            asm.ins(f"movq %rax, {self.offset + KEND_SLOT}(%rbx)")
+
+    def _emit_copy_pieces(self, asm, p, U, pieces_vary, name):
+        """Copies one panel row, kb floats, to %rcx onwards: pieces of U
+        contiguous floats, piece j from %rsi + col[pc + j*U], each a fixed
+        sequence of vector moves (the last masked by %k1 on AVX-512, or
+        scalar). Clobbers %rax, %rcx, %rdx and vector 0."""
+        isa = p.isa
+        tail = U % isa.lanes
+        full = U - tail
+        piece = asm.label(f"{name}: next piece")
+        asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rdx")
         asm.place(piece)
         asm.ins("movq (%rdx), %rax")
-        full = U - tail
         for off in range(0, full * 4, isa.vector_bytes):
             asm.ins(f"vmovups {off}(%rsi,%rax), {isa.reg(0)}")
             asm.ins(f"vmovups {isa.reg(0)}, {off}(%rcx)")
@@ -450,19 +479,48 @@ class Conv:
         if pieces_vary:
             asm.ins(f"addq ${U * 4}, %rcx")
             asm.ins(f"addq ${U * 8}, %rdx")
-            asm.ins(f"cmpq {kend}, %rdx")
+            asm.ins(f"cmpq {self.offset + KEND_SLOT}(%rbx), %rdx")
             asm.ins(f"jb {back(piece)}")
-        asm.ins(f"jmp {fwd(next_row)}")
-        asm.place(zero)
-        emit_row_zero(asm, p, "gather A runs", "%rdi")
-        asm.place(next_row)
-        asm.ins(f"addq ${p.kc * 4}, %rdi")
-        asm.ins("incq %r15")
-        asm.ins(f"cmpq ${R}, %r15")
-        asm.ins(f"jb {back(row)}")
-        asm.ins(f"addq ${R}, %r14")
-        asm.ins(f"cmpq {width_reg}, %r14")
-        asm.ins(f"jb {back(sliver)}")
+
+    def emit_segmented_k_loops(self, asm, p, k_step):
+        """The K loop of a sliver read in place when kc is a multiple of the
+        run: %rax holds the sliver's base (input + row[r0]); each run of
+        the panel starts at base + col[pc + j*run] and is `run` k steps
+        (k_step(u) emits step u), B advancing throughout."""
+        run = self.run
+        ku = p.k_unroll
+        base = f"{self.offset + BASE_SLOT}(%rbx)"
+        seg = asm.label("segmented K: next run")
+        k_loop = asm.label(f"segmented K: k loop, unrolled by {ku}")
+        asm.comment(f"K in runs of {run}: each from its own column offset")
+        asm.ins(f"movq %rax, {base}")
+        asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rdx")
+        asm.place(seg)
+        asm.ins(f"movq {base}, %rax")
+        asm.ins("addq (%rdx), %rax")
+        steps = run
+        if p.fault == "drop-k":
+            asm.comment("fault drop-k: the last k term of every run is lost")
+            steps -= 1
+        if steps // ku:
+            asm.ins(f"movq ${steps // ku}, %rcx")
+            asm.raw("\t.p2align 5")
+            asm.place(k_loop)
+            for u in range(ku):
+                k_step(u)
+            asm.ins(f"addq ${ku * 4}, %rax")
+            asm.ins(f"addq ${check_disp(ku * p.b_row, 'B step')}, %rsi")
+            asm.ins("decq %rcx")
+            asm.ins(f"jnz {back(k_loop)}")
+        rem = steps % ku
+        for u in range(rem):
+            k_step(u)
+        if rem or steps < run:
+            skipped = (run - steps // ku * ku) * p.b_row
+            asm.ins(f"addq ${check_disp(skipped, 'B step')}, %rsi")
+        asm.ins(f"addq ${run * 8}, %rdx")
+        asm.ins(f"cmpq {self.offset + KEND_SLOT}(%rbx), %rdx")
+        asm.ins(f"jb {back(seg)}")
 
     def _emit_gather_direct(self, asm, p, R, width_reg, src_slot,
                             inner_index):
@@ -481,7 +539,10 @@ class Conv:
         next_row = asm.label("direct A: scratch row done")
         done = asm.label("direct A: sliver done")
         asm.comment(f"A in place: {R}-pixel slivers read from the input, "
-                    f"rows {step} bytes apart")
+                    f"rows {step} bytes apart"
+                    + (f", K in runs of {self.run}" if self.segmented else ""))
+        if self.segmented:
+            self._emit_pieces_setup(asm, p, self.run, True)
         asm.ins("xorl %r14d, %r14d")
         asm.place(sliver)
         # %r15 = &row[inner + r0]; %rdx = col[pc] (this panel's offset).
@@ -496,7 +557,8 @@ class Conv:
         self._emit_unless_in_row(asm, R, copy)
         asm.ins(f"movq {src_slot}(%rbx), %rax")
         asm.ins("addq (%r15), %rax")
-        asm.ins("addq %rdx, %rax")
+        if not self.segmented:
+            asm.ins("addq %rdx, %rax")
         asm.ins(f"movq %rax, {p.a_pointer_table}(%rbx,%r14,8)")
         asm.ins(f"jmp {fwd(done)}")
         asm.place(copy)
@@ -506,8 +568,8 @@ class Conv:
         asm.ins(f"leaq {self.scratch}(%rbx,%rdi), %rdi")
         asm.ins(f"leaq 1(%rdi), %rax")
         asm.ins(f"movq %rax, {p.a_pointer_table}(%rbx,%r14,8)")
-        # The row counter lives in the scratch slot: the copy clobbers %rcx.
-        counter = f"{self.offset + KEND_SLOT}(%rbx)"
+        # The row counter lives in a scratch slot: the copy clobbers %rcx.
+        counter = f"{self.offset + COUNTER_SLOT}(%rbx)"
         asm.ins(f"movq $0, {counter}")
         asm.place(row)
         asm.ins(f"movq {counter}, %rcx")
@@ -515,8 +577,12 @@ class Conv:
         asm.ins(f"jae {fwd(zero)}")
         asm.ins("movq (%r15,%rcx,8), %rsi")
         asm.ins(f"addq {src_slot}(%rbx), %rsi")
-        asm.ins("addq %rdx, %rsi")
-        emit_row_copy(asm, p, "direct A", "%rsi", "%rdi")
+        if self.segmented:
+            asm.ins("movq %rdi, %rcx")
+            self._emit_copy_pieces(asm, p, self.run, True, "direct A")
+        else:
+            asm.ins("addq %rdx, %rsi")
+            emit_row_copy(asm, p, "direct A", "%rsi", "%rdi")
         asm.ins(f"jmp {fwd(next_row)}")
         asm.place(zero)
         emit_row_zero(asm, p, "direct A", "%rdi")

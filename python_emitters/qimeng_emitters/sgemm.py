@@ -674,7 +674,11 @@ def _emit_compute(asm, p):
         packed = asm.label("A sliver in scratch rows")
         asm.ins("btrq $0, %rax")
         asm.ins(f"jc {fwd(packed)}")
-        _emit_k_loops(asm, p, a_row_stride(p), k_done)
+        if p.conv is not None and p.conv.segmented:
+            p.conv.emit_segmented_k_loops(
+                asm, p, lambda u: _emit_k_step(asm, p, u, a_row_stride(p)))
+        else:
+            _emit_k_loops(asm, p, a_row_stride(p), k_done)
         asm.ins(f"jmp {fwd(k_done)}")
         asm.place(packed)
         _emit_k_loops(asm, p, p.kc * 4, k_done)

@@ -194,6 +194,19 @@ CORRECT = [
     ("nhwc_direct_stem_c3_stride2", conv_request(
         isa="avx512", h=23, w=21, c=3, f=32, kh=7, kw=7, stride_h=2,
         stride_w=2, mr=14, nr=32, mc=28, nc=32, kc=21, a_layout="direct")),
+    # kc a multiple of the run: the K loop walks the panel's runs (the last
+    # panel shorter), slivers across rows copied a run at a time.
+    ("nhwc_direct_segmented_avx2", conv_request(
+        h=9, w=10, c=16, f=20, kc=96, a_layout="direct")),
+    ("nhwc_direct_segmented_ku_remainder", conv_request(
+        h=8, w=9, c=10, f=16, kc=60, k_unroll=8, a_layout="direct")),
+    ("nhwc_direct_segmented_stem_avx512", conv_request(
+        isa="avx512", h=23, w=33, c=3, f=32, kh=7, kw=7, stride_h=2,
+        stride_w=2, mr=14, nr=32, mc=28, nc=32, kc=147, a_layout="direct",
+        order="embedded")),
+    ("nhwc_direct_segmented_dilated_batch2", conv_request(
+        isa="avx512", n=2, h=11, w=12, c=16, f=32, dilation_w=2, mr=12,
+        nr=32, mc=24, nc=32, kc=64, a_layout="direct")),
     # Rows gathered in pieces: kc a multiple of the run (last panel short)
     # or a divisor of it.
     ("nhwc_a_rows_pieces_c3_avx2", conv_request(
@@ -278,8 +291,8 @@ class ConvRequestTest(unittest.TestCase):
             (conv_request(input_strides=[256, 32, 3]), ["overlap"]),
             (conv_request(layout="nchw_fchw", pack_b=False), ["pack_b"]),
             (conv_request(m=5), ["unknown field", "m"]),
-            (conv_request(a_layout="direct", kc=5), ["direct", "divide",
-                                                     "12"]),
+            (conv_request(a_layout="direct", kc=18), ["direct", "divide",
+                                                      "12", "multiple"]),
             (conv_request(layout="nchw_fchw", a_layout="direct", kc=4),
              ["direct", "nhwc"]),
             (conv_request(mc=25), ["mc", "mr"]),

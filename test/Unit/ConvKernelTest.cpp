@@ -142,13 +142,16 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
                      chooseKernelConfig(nhwc(1, 30, 30, 128, 128, 3), *target));
   EXPECT_EQ(res3.aLayout, ALayout::Direct);
   EXPECT_EQ(res3.kc, 192);
-  // The stem: a run of 21 is too short to read in place; packed in rows
-  // with kc a multiple of it (all of K here).
+  // The stem: a run of 21 has no divisor near the model's kc; read in
+  // place with kc a multiple of it (all of K here), the K loop walking the
+  // 7 runs, and 14 rows (112 output columns).
   QM_ASSERT_EXPECTED(
       stem, chooseKernelConfig(nhwc(1, 230, 230, 3, 64, 7, 2), *target));
-  EXPECT_EQ(stem.aLayout, ALayout::Rows);
+  EXPECT_EQ(stem.aLayout, ALayout::Direct);
   EXPECT_EQ(stem.kc, 147);
-  // A dilated filter: runs of C = 5 floats; rows, kc a multiple of 5.
+  EXPECT_EQ(stem.mr, 14);
+  // A dilated filter: runs of C = 5 floats, too short for the K loop to
+  // walk; packed in rows, kc a multiple of 5.
   QM_ASSERT_EXPECTED(
       dil, chooseKernelConfig(nhwc(1, 40, 40, 5, 32, 3, 1, 2), *target));
   EXPECT_EQ(dil.aLayout, ALayout::Rows);

@@ -76,8 +76,9 @@ public:
   /// to the nearest value whose panel rows are whole pieces of the input's
   /// contiguous run (a divisor of the run, at least 8, or a multiple of it,
   /// or K), and the largest divisor of the run within the base kc joins
-  /// the list. The alayout decision offers direct (A read in place), which
-  /// configFor refuses unless kc divides the run.
+  /// the list, as does K when it is at most three times the base kc. The
+  /// alayout decision offers direct (A read in place), which configFor refuses
+  /// unless kc divides the run or is a multiple of it.
   static SearchSpace forProblem(const KernelProblem &problem,
                                 const Target &target, const GemmConfig &base);
 
@@ -107,7 +108,7 @@ private:
   GemmConfig base_;
   std::vector<Decision> decisions_;
   /// An nhwc convolution's contiguous run (ConvDesc::contiguousRun), which
-  /// a direct A layout's kc must divide; 0 for a GEMM.
+  /// a direct A layout's kc must divide or be a multiple of; 0 otherwise.
   int64_t directRun_ = 0;
 };
 
