@@ -47,6 +47,15 @@ qimeng::timeInterleaved(const std::vector<TimedCandidate> &cands, int rounds,
   return t;
 }
 
+double qimeng::medianPairedSpeedup(const std::vector<double> &oursSeconds,
+                                   const std::vector<double> &otherSeconds) {
+  std::vector<double> ratios;
+  for (size_t r = 0; r < std::min(oursSeconds.size(), otherSeconds.size()); ++r)
+    if (oursSeconds[r] > 0)
+      ratios.push_back(otherSeconds[r] / oursSeconds[r]);
+  return median(std::move(ratios));
+}
+
 double qimeng::gemmMinimumBytes(int64_t m, int64_t n, int64_t k) {
   return 4.0 * (double(m) * k + double(k) * n + 2.0 * double(m) * n);
 }

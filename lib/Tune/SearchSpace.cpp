@@ -275,6 +275,19 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
                   aLayoutName(ALayout::Direct).str()) == d.choices.end())
       d.choices.push_back(aLayoutName(ALayout::Direct).str());
   }
+  // The filter in place (hwcf: a K x F matrix) is offered at any M: every
+  // pixel block reads the same filter, and reading it in place saves the
+  // pack of every panel.
+  bool hasPackB =
+      std::any_of(space.decisions_.begin(), space.decisions_.end(),
+                  [](const Decision &d) { return d.key == "packb"; });
+  if (!hasPackB && conv->layout == ConvLayout::NhwcHwcf) {
+    auto after =
+        std::find_if(space.decisions_.begin(), space.decisions_.end(),
+                     [](const Decision &d) { return d.key == "alayout"; });
+    space.decisions_.insert(after == space.decisions_.end() ? after : after + 1,
+                            Decision{"packb", {"1", "0"}, base.packB ? 0 : 1});
+  }
   return space;
 }
 

@@ -13,6 +13,15 @@ TEST(BenchmarkTest, Median) {
   EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
 }
 
+TEST(BenchmarkTest, MedianPairedSpeedup) {
+  // Round 2 is a slow spell for both: its ratio is still 2.
+  EXPECT_EQ(medianPairedSpeedup({1, 5, 1}, {2, 10, 2}), 2);
+  EXPECT_EQ(medianPairedSpeedup({1, 1, 1}, {3, 1, 2}), 2);
+  // Only the common rounds count; a zero time is skipped.
+  EXPECT_EQ(medianPairedSpeedup({2, 0, 4}, {4, 7, 4, 9}), 1.5);
+  EXPECT_EQ(medianPairedSpeedup({}, {1}), 0);
+}
+
 TEST(BenchmarkTest, InterleavedRunsEveryCandidateEveryRound) {
   int calls[2] = {0, 0};
   std::vector<TimedCandidate> cands = {{"a", [&] { ++calls[0]; }},

@@ -662,6 +662,16 @@ TEST(SearchSpaceTest, ConvolutionKcChoicesAreWholePiecesOfTheRun) {
   EXPECT_NE(
       std::find(alayout->choices.begin(), alayout->choices.end(), "direct"),
       alayout->choices.end());
+  // The filter may be read in place at any M (3136 here), right after
+  // alayout.
+  ASSERT_NE(decision(space, "packb"), nullptr);
+  std::vector<std::string> order;
+  for (const Decision &d : space.decisions())
+    order.push_back(d.key);
+  auto at = std::find(order.begin(), order.end(), "alayout");
+  ASSERT_NE(at, order.end());
+  ASSERT_NE(at + 1, order.end());
+  EXPECT_EQ(*(at + 1), "packb");
   // Direct A is valid with every kc choice (each divides the run or is a
   // multiple of it).
   Assignment a = space.modelAssignment();

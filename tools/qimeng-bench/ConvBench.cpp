@@ -100,6 +100,9 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
     llvm::outs() << onednnNote << "\n";
     llvm::outs() << "inputs are the padded buffers (H + 2p, W + 2p); every "
                     "column computes the same outputs from them\n";
+    llvm::outs() << "GFLOPS: medians over the rounds; vs im2col and vs "
+                    "oneDNN: the median over rounds of the round's time "
+                    "ratio (theirs / ours, run back to back)\n";
     llvm::outs() << llvm::formatv(
         "{0,-18} {1,-22} {2,11} {3,7} {4,15} {5,13} {6,9} {7,9} {8,10}  {9}\n",
         "layer", "shape", "ours GFLOPS", "%peak", "im2col+OpenBLAS",
@@ -172,6 +175,8 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
     allValid &= validated;
 
     std::optional<double> oursGflops, blasGflops, onednnGflops;
+    // ours / theirs: the median over rounds of the round's time ratio.
+    std::optional<double> pairedBlas, pairedOnednn;
     if (ours->passed) {
       auto loaded = loadEmittedKernel(kernel->emitted, s.host);
       if (!loaded)
@@ -218,8 +223,13 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       };
       oursGflops = rate(0);
       blasGflops = rate(1);
-      if (prim)
+      pairedBlas =
+          medianPairedSpeedup(t.secondsPerCall[0], t.secondsPerCall[1]);
+      if (prim) {
         onednnGflops = rate(2);
+        pairedOnednn =
+            medianPairedSpeedup(t.secondsPerCall[0], t.secondsPerCall[2]);
+      }
     }
     auto ratio = [&](std::optional<double> other) -> std::optional<double> {
       if (!oursGflops || !other || *other <= 0)
@@ -266,13 +276,17 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
         row["ratio_openblas"] = *r;
       if (auto r = ratio(onednnGflops))
         row["ratio_onednn"] = *r;
+      if (pairedBlas)
+        row["paired_ratio_openblas"] = *pairedBlas;
+      if (pairedOnednn)
+        row["paired_ratio_onednn"] = *pairedOnednn;
       if (!ours->passed)
         row["failure"] = ours->failure;
       llvm::outs() << row.dump(-1, ' ', false,
                                nlohmann::json::error_handler_t::replace)
                    << "\n";
     } else {
-      auto r1 = ratio(blasGflops), r2 = ratio(onednnGflops);
+      auto r1 = pairedBlas, r2 = pairedOnednn;
       llvm::outs() << llvm::formatv(
           "{0,-18} {1,-22} {2,11} {3,6:F1}% {4,15} {5,13} {6,9} {7,9} {8,10}  "
           "{9}\n",

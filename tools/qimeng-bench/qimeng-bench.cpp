@@ -206,7 +206,14 @@ int main(int argc, char **argv) {
       "best_other_gflops, ratio (ours / OpenBLAS), ratio_best_other (ours / "
       "best_other),\n<lib>_version, <lib>_threads, libxsmm_path (jit or "
       "blas-fallback) and "
-      "<lib>_failure when a\nlibrary fails validation.\n");
+      "<lib>_failure when a\nlibrary fails validation.\n\n"
+      "--op conv2d --suite resnet50 [--layers ...]: ResNet-50's layers "
+      "(batch 1, NHWC),\nours against im2col + OpenBLAS sgemm and oneDNN "
+      "(libdnnl.so.2, dlopened), each\nvalidated first. vs im2col and vs "
+      "oneDNN are the median over rounds of the\nround's time ratio; --json "
+      "rows carry ours_gflops, openblas_gflops,\nonednn_gflops (medians), "
+      "ratio_openblas and ratio_onednn (of the medians),\n"
+      "paired_ratio_openblas and paired_ratio_onednn (the table's).\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
   if (opKind != "sgemm" && opKind != "conv2d")
     exitOnErr(llvm::createStringError("unsupported --op '" + opKind +

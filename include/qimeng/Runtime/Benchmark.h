@@ -38,6 +38,13 @@ InterleavedTiming timeInterleaved(const std::vector<TimedCandidate> &cands,
 /// The median of `values` (empty: 0).
 double median(std::vector<double> values);
 
+/// The median over rounds of other[r] / ours[r]: how many times faster
+/// `ours` was than `other` within each round (the two ran back to back, so
+/// a slow spell of the machine hits both), then the round in the middle
+/// (0 when there are no common rounds).
+double medianPairedSpeedup(const std::vector<double> &oursSeconds,
+                           const std::vector<double> &otherSeconds);
+
 /// Memory read bandwidth in GB/s with `threads` threads, each summing its
 /// slice of a buffer far larger than the caches (median of several runs):
 /// the yardstick for memory-bound shapes such as 1x4096x4096.

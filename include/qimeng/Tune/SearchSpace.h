@@ -76,7 +76,8 @@ public:
   /// to the nearest value whose panel rows are whole pieces of the input's
   /// contiguous run (a divisor of the run, at least 8, or a multiple of it,
   /// or K), and the largest divisor of the run within the base kc joins
-  /// the list, as does K when it is at most three times the base kc. The
+  /// the list, as does K when it is at most three times the base kc; and
+  /// nhwc_hwcf has a packb decision at any M (after alayout). The
   /// alayout decision offers direct (A read in place), which configFor refuses
   /// unless kc divides the run or is a multiple of it.
   static SearchSpace forProblem(const KernelProblem &problem,
