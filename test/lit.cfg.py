@@ -45,6 +45,8 @@ config.substitutions.append(("%llvm-lib-dir", config.llvm_lib_dir))
 config.substitutions.append(
     ("%qimeng-cache", os.path.join(config.qimeng_tools_dir, "qimeng-cache")))
 config.substitutions.append(
+    ("%qimeng-bench", os.path.join(config.qimeng_tools_dir, "qimeng-bench")))
+config.substitutions.append(
     ("%qimeng-tensorop",
      os.path.join(config.qimeng_tools_dir, "qimeng-tensorop")))
 # The stock lowering the pass's output must go through unchanged.
