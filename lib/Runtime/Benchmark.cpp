@@ -23,7 +23,7 @@ double qimeng::median(std::vector<double> v) {
 
 InterleavedTiming
 qimeng::timeInterleaved(const std::vector<TimedCandidate> &cands, int rounds,
-                        double roundSeconds) {
+                        double roundSeconds, double settleSeconds) {
   InterleavedTiming t;
   t.secondsPerCall.resize(cands.size());
   // Warm-up and calibration: the slowest candidate sets the call count.
@@ -38,6 +38,13 @@ qimeng::timeInterleaved(const std::vector<TimedCandidate> &cands, int rounds,
       std::max(1, static_cast<int>(roundSeconds / std::max(slowest, 1e-9)));
   for (int r = 0; r < rounds; ++r) {
     for (size_t i = 0; i < cands.size(); ++i) {
+      if (settleSeconds > 0) {
+        // Let every thread team of the others go idle, then wake this
+        // candidate's own with one untimed call.
+        std::this_thread::sleep_for(
+            std::chrono::duration<double>(settleSeconds));
+        cands[i].run();
+      }
       double t0 = now();
       for (int k = 0; k < t.callsPerRound; ++k)
         cands[i].run();

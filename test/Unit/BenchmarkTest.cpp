@@ -2,6 +2,7 @@
 #include "qimeng/Runtime/Benchmark.h"
 #include "ErrorHelpers.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
+#include <chrono>
 #include <gtest/gtest.h>
 
 using namespace qimeng;
@@ -33,6 +34,20 @@ TEST(BenchmarkTest, InterleavedRunsEveryCandidateEveryRound) {
   // Two warm-up calls each, then the same count per round for both.
   EXPECT_EQ(calls[0], 2 + 7 * t.callsPerRound);
   EXPECT_EQ(calls[1], calls[0]);
+}
+
+TEST(BenchmarkTest, SettlingAddsOneUntimedCallPerRoundAndWaits) {
+  int calls[2] = {0, 0};
+  std::vector<TimedCandidate> cands = {{"a", [&] { ++calls[0]; }},
+                                       {"b", [&] { ++calls[1]; }}};
+  auto t0 = std::chrono::steady_clock::now();
+  InterleavedTiming t = timeInterleaved(cands, 3, 0.001, 0.01);
+  double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  EXPECT_EQ(calls[0], 2 + 3 * (1 + t.callsPerRound));
+  EXPECT_EQ(calls[1], calls[0]);
+  EXPECT_GE(elapsed, 6 * 0.01) << "one pause before each candidate's round";
 }
 
 TEST(BenchmarkTest, PeakProbeRunsAndIsPositive) {

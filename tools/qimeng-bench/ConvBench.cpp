@@ -87,8 +87,13 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   if (!s.json) {
     llvm::outs() << llvm::formatv(
         "qimeng-bench: conv2d suite {0} (batch 1, NHWC, fp32), {1} "
-        "thread(s), out += conv, median of {2} interleaved rounds\n",
-        s.suite, s.threads, s.runs);
+        "thread(s), out += conv, median of {2} interleaved rounds{3}\n",
+        s.suite, s.threads, s.runs,
+        s.settleSeconds > 0
+            ? llvm::formatv(", each after a {0} ms pause and an untimed call",
+                            int(s.settleSeconds * 1000 + 0.5))
+                  .str()
+            : std::string());
     llvm::outs() << llvm::formatv(
         "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core, {3:F1} "
         "for {4} thread(s)\n",
@@ -217,7 +222,8 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
             {"onednn",
              [&] { llvm::consumeError(prim->run(in->data(), out3->data())); }});
       }
-      InterleavedTiming t = timeInterleaved(cands, int(s.runs));
+      InterleavedTiming t =
+          timeInterleaved(cands, int(s.runs), 0.05, s.settleSeconds);
       auto rate = [&](size_t i) {
         return desc.flops() / median(t.secondsPerCall[i]) * 1e-9;
       };

@@ -22,6 +22,8 @@ struct ConvBenchSettings {
   std::vector<std::string> layers;
   /// --kernel-config: settings laid over each layer's model config.
   std::string kernelConfig;
+  /// Pause before each candidate's round (timeInterleaved).
+  double settleSeconds = 0;
   unsigned threads = 1;
   unsigned runs = 9;
   bool json = false;

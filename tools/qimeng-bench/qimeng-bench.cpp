@@ -60,6 +60,12 @@ static cl::opt<std::string>
                       "stages, a 1x1 and the 7x7 stride-2 stem, batch 1, "
                       "NHWC)"),
              cl::init("resnet50"), cl::cat(benchCategory));
+static cl::opt<int> settleMsOpt(
+    "settle-ms",
+    cl::desc("Pause before each candidate's round, in milliseconds, so that "
+             "the other libraries' thread teams stop spinning first (default: "
+             "250 with more than one thread, else 0)"),
+    cl::init(-1), cl::cat(benchCategory));
 static cl::opt<std::string>
     layersOpt("layers",
               cl::desc("Comma-separated layer names of the conv2d suite to "
@@ -175,6 +181,13 @@ static std::string gflopsCell(std::optional<double> gflops,
   return gflops ? llvm::formatv("{0:F1}{1}", *gflops, mark).str() : "n/a";
 }
 
+/// --settle-ms, or its default for `threads`.
+static double settleSeconds(unsigned threads) {
+  if (settleMsOpt >= 0)
+    return settleMsOpt / 1000.0;
+  return threads > 1 ? 0.25 : 0.0;
+}
+
 int main(int argc, char **argv) {
   reexecWithoutOpenBlasOverrides(argv);
   llvm::InitLLVM init(argc, argv);
@@ -266,6 +279,7 @@ int main(int argc, char **argv) {
     ConvBenchSettings settings;
     settings.suite = suiteOpt;
     settings.kernelConfig = configOpt;
+    settings.settleSeconds = settleSeconds(threadsOpt);
     llvm::SmallVector<llvm::StringRef> layers;
     llvm::StringRef(layersOpt).split(layers, ',', -1, /*KeepEmpty=*/false);
     for (llvm::StringRef name : layers)
@@ -290,8 +304,13 @@ int main(int argc, char **argv) {
   if (!jsonOpt) {
     llvm::outs() << llvm::formatv(
         "qimeng-bench: sgemm {0}, {1} thread(s), C += A*B (beta = 1), median "
-        "of {2} interleaved rounds\n",
-        trans, threadsOpt, unsigned(runsOpt));
+        "of {2} interleaved rounds{3}\n",
+        trans, threadsOpt, unsigned(runsOpt),
+        settleSeconds(threadsOpt) > 0
+            ? llvm::formatv(", each after a {0} ms pause and an untimed call",
+                            int(settleSeconds(threadsOpt) * 1000 + 0.5))
+                  .str()
+            : std::string());
     llvm::outs() << llvm::formatv(
         "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core ({3}), "
         "{4:F1} for {5} thread(s)\n",
@@ -414,7 +433,8 @@ int main(int argc, char **argv) {
                            lib->gemm(desc, a.data(), b.data(), c);
                          }});
       }
-      InterleavedTiming t = timeInterleaved(cands, runsOpt);
+      InterleavedTiming t =
+          timeInterleaved(cands, runsOpt, 0.05, settleSeconds(threadsOpt));
       oursGflops = desc.flops() / median(t.secondsPerCall[0]) * 1e-9;
       blasGflops = desc.flops() / median(t.secondsPerCall[1]) * 1e-9;
       for (auto [ext, cand] : timed)

@@ -31,9 +31,14 @@ struct InterleavedTiming {
 
 /// Warms every candidate up, picks a call count per round so the slowest
 /// candidate's round takes about `roundSeconds`, then runs `rounds` rounds,
-/// each timing every candidate once in turn.
+/// each timing every candidate once in turn. With `settleSeconds` > 0, each
+/// candidate's round is preceded by that long a sleep and one untimed call:
+/// multi-threaded libraries keep their thread teams spinning for a while
+/// after a call (libomp 200 ms by default), and without the pause a team
+/// still spinning would take cores from the next candidate.
 InterleavedTiming timeInterleaved(const std::vector<TimedCandidate> &cands,
-                                  int rounds, double roundSeconds = 0.05);
+                                  int rounds, double roundSeconds = 0.05,
+                                  double settleSeconds = 0);
 
 /// The median of `values` (empty: 0).
 double median(std::vector<double> values);
