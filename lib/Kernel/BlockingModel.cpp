@@ -29,6 +29,8 @@ const MicroKernelShape kAvx512Shapes[] = {
     {VectorIsa::Avx512, 14, 32, 4, 0, 0},
     {VectorIsa::Avx512, 6, 64, 4, 0, 0},
     {VectorIsa::Avx512, 8, 48, 4, 0, 0},
+    // Seven rows: one output row of a 7-wide convolution layer per sliver.
+    {VectorIsa::Avx512, 7, 32, 4, 0, 0},
 };
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }

@@ -142,6 +142,13 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
                      chooseKernelConfig(nhwc(1, 30, 30, 128, 128, 3), *target));
   EXPECT_EQ(res3.aLayout, ALayout::Direct);
   EXPECT_EQ(res3.kc, 192);
+  // res5: 7 output columns, 7 rows per sliver.
+  QM_ASSERT_EXPECTED(res5,
+                     chooseKernelConfig(nhwc(1, 9, 9, 512, 512, 3), *target));
+  EXPECT_EQ(res5.aLayout, ALayout::Direct);
+  EXPECT_EQ(res5.mr, 7);
+  EXPECT_EQ(res5.nr, 32);
+  EXPECT_EQ(res5.mc, 49);
   // The stem: a run of 21 has no divisor near the model's kc; read in
   // place with kc a multiple of it (all of K here), the K loop walking the
   // 7 runs, and 14 rows (112 output columns).

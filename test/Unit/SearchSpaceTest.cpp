@@ -199,8 +199,9 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
   EXPECT_EQ(keys(space),
             (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
                                       "pfb", "order", "loop", "alayout"}));
-  EXPECT_EQ(space.decisions()[0].choices,
-            (std::vector<std::string>{"12x32", "14x32", "6x64", "8x48"}));
+  EXPECT_EQ(
+      space.decisions()[0].choices,
+      (std::vector<std::string>{"12x32", "14x32", "6x64", "8x48", "7x32"}));
   EXPECT_EQ(space.base().isa, VectorIsa::Avx512);
   EXPECT_EQ(space.decisions()[2].choices,
             (std::vector<std::string>{"96", "144", "192", "256", "384"}));
@@ -209,7 +210,7 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
   EXPECT_EQ(space.decisions()[7].choices,
             (std::vector<std::string>{"bcast", "pipelined", "embedded"}));
   EXPECT_EQ(space.decisions()[7].modelChoice, 0);
-  EXPECT_EQ(space.size(), 4u * 4 * 5 * 4 * 3 * 3 * 2 * 3 * 2 * 2);
+  EXPECT_EQ(space.size(), 5u * 4 * 5 * 4 * 3 * 3 * 2 * 3 * 2 * 2);
 }
 
 TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
@@ -610,10 +611,11 @@ TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
   Validity counts = expectValidOrTooFewRegisters(space);
   EXPECT_EQ(counts.tooFewRegisters, 0u);
   // Two of the nine (threads, split) pairs are refused: one thread with m
-  // or n. 4096 columns: every block's nr divides N except 48 (8x48).
+  // or n. 4096 columns: every block's nr divides N except 48 (8x48, one
+  // of the five blocks).
   uint64_t perThreadSplit = space.size() / 9;
   EXPECT_EQ(counts.otherRefusals,
-            2 * perThreadSplit + (space.size() - 2 * perThreadSplit) / 4 / 2);
+            2 * perThreadSplit + (space.size() - 2 * perThreadSplit) / 5 / 2);
 
   // Transposed B, or many rows: no packb decision.
   GemmDesc transB = GemmDesc::packed(16, 4096, 4096, false, true);

@@ -234,13 +234,14 @@ TEST(SearchTest, ModelPriorsDecayWithDistanceFromTheModel) {
   SearchSpace space = largeSpace();
   SearchHistory history;
   ModelPriorProposer proposer;
-  // block: 4 choices, the model's first.
+  // block: 5 choices, the model's first.
   std::vector<double> block = proposer.priors(space, {}, history);
-  ASSERT_EQ(block.size(), 4u);
-  double sum = 1 + 0.5 + 0.25 + 0.125;
+  ASSERT_EQ(block.size(), 5u);
+  double sum = 1 + 0.5 + 0.25 + 0.125 + 0.0625;
   EXPECT_DOUBLE_EQ(block[0], 1 / sum);
   EXPECT_DOUBLE_EQ(block[1], 0.5 / sum);
   EXPECT_DOUBLE_EQ(block[3], 0.125 / sum);
+  EXPECT_DOUBLE_EQ(block[4], 0.0625 / sum);
   // ku: 4 choices, the model's is 4 (index 2).
   std::vector<double> ku = proposer.priors(space, {0}, history);
   ASSERT_EQ(ku.size(), 4u);
