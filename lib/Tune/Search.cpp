@@ -411,3 +411,62 @@ SearchHistory qimeng::runGridSearch(const SearchSpace &space,
   }
   return std::move(runner.history());
 }
+
+FinalistResult qimeng::remeasureFinalists(const SearchHistory &history,
+                                          Evaluator &evaluator, int count,
+                                          int rounds) {
+  // The fastest successful trials, one per config, fastest first.
+  std::vector<const Trial *> finalists;
+  for (const Trial &t : history.trials)
+    if (t.result.ok)
+      finalists.push_back(&t);
+  std::stable_sort(finalists.begin(), finalists.end(),
+                   [](const Trial *a, const Trial *b) {
+                     return a->result.gflops > b->result.gflops;
+                   });
+  std::vector<const Trial *> distinct;
+  for (const Trial *t : finalists)
+    if (int(distinct.size()) < std::max(count, 1) &&
+        std::none_of(distinct.begin(), distinct.end(),
+                     [&](const Trial *d) { return d->config == t->config; }))
+      distinct.push_back(t);
+  FinalistResult out;
+  out.finalists = static_cast<int>(distinct.size());
+  if (distinct.empty())
+    return out;
+  std::vector<std::vector<double>> samples(distinct.size());
+  std::vector<bool> alive(distinct.size(), true);
+  for (size_t i = 0; i < distinct.size(); ++i)
+    samples[i].push_back(distinct[i]->result.gflops);
+  if (distinct.size() > 1)
+    for (int r = 0; r < rounds; ++r)
+      for (size_t i = 0; i < distinct.size(); ++i) {
+        if (!alive[i])
+          continue;
+        Evaluation e = evaluator.evaluate(distinct[i]->config);
+        ++out.reevaluations;
+        if (!e.ok) {
+          alive[i] = false;
+          out.dropped.push_back(distinct[i]->description + ": " + e.failure);
+          continue;
+        }
+        samples[i].push_back(e.gflops);
+      }
+  double bestMedian = -1;
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    if (!alive[i])
+      continue;
+    std::vector<double> sorted = samples[i];
+    std::sort(sorted.begin(), sorted.end());
+    size_t n = sorted.size();
+    double med =
+        n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    if (med > bestMedian) {
+      bestMedian = med;
+      out.trialIndex = static_cast<int>(distinct[i] - history.trials.data());
+      out.medianGflops = med;
+      out.samples = samples[i];
+    }
+  }
+  return out;
+}

@@ -35,9 +35,10 @@ SearchSpace modelSpace(const char *spec, GemmDesc desc) {
   return SearchSpace::forGemm(desc, *target, *base);
 }
 
-/// The avx512 space of a large GEMM around the model's config: 4 blocks x 4
-/// ku x 5 kc x 4 mc x 3 nc x 3 pfa x 2 pfb x 3 orders = 17280 assignments,
-/// every one valid (32 registers hold every block with every order).
+/// The avx512 space of a large GEMM around the model's config: 5 blocks x 4
+/// ku x 5 kc x 4 mc x 3 nc x 3 pfa x 2 pfb x 3 orders x 2 loop orders x 2
+/// A layouts, every one valid (32 registers hold every block with every
+/// order).
 SearchSpace largeSpace() {
   return modelSpace(avx512Spec, GemmDesc::packed(4096, 8192, 4096));
 }
@@ -912,3 +913,88 @@ TEST(LlmProposerTest, UnusableRepliesLeaveTheBuiltInSearchUnchanged) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The finalists' re-measurement
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Answers each config's evaluations from its own script, in order.
+class ScriptedEvaluator : public Evaluator {
+public:
+  std::map<std::string, std::vector<Evaluation>> scripts;
+  std::vector<std::string> calls;
+  Evaluation evaluate(const GemmConfig &c) override {
+    calls.push_back(c.str());
+    std::vector<Evaluation> &script = scripts[c.str()];
+    if (script.empty())
+      return Evaluation{false, 0, 0, 0, "script exhausted"};
+    Evaluation e = script.front();
+    script.erase(script.begin());
+    return e;
+  }
+  double peakGflops() const override { return 200; }
+};
+
+Trial trialWith(int kUnroll, double gflops, bool ok = true) {
+  Trial t;
+  t.config.kUnroll = kUnroll;
+  t.description = "ku=" + std::to_string(kUnroll);
+  t.result.ok = ok;
+  t.result.gflops = gflops;
+  return t;
+}
+
+Evaluation measured(double gflops) {
+  return Evaluation{true, gflops, 0, 0, ""};
+}
+} // namespace
+
+TEST(SearchTest, FinalistsMeasuredAgainPickTheBestMedian) {
+  SearchHistory h;
+  h.trials = {trialWith(1, 90), trialWith(2, 150), trialWith(4, 120),
+              trialWith(8, 130), trialWith(16, 10, false)};
+  for (size_t i = 0; i < h.trials.size(); ++i)
+    h.trials[i].index = int(i);
+  ScriptedEvaluator ev;
+  // ku=2 was a lucky draw; ku=4 is steadily faster.
+  ev.scripts[h.trials[1].config.str()] = {measured(100), measured(105)};
+  ev.scripts[h.trials[2].config.str()] = {measured(125), measured(128)};
+  ev.scripts[h.trials[3].config.str()] = {measured(110), measured(112)};
+  FinalistResult r = remeasureFinalists(h, ev, 3, 2);
+  EXPECT_EQ(r.finalists, 3);
+  EXPECT_EQ(r.reevaluations, 6);
+  EXPECT_EQ(r.trialIndex, 2);
+  EXPECT_DOUBLE_EQ(r.medianGflops, 125);
+  EXPECT_EQ(r.samples, (std::vector<double>{120, 125, 128}));
+  // Interleaved: all three once, then again; the slowest (90) and the
+  // failed trial are not finalists.
+  ASSERT_EQ(ev.calls.size(), 6u);
+  EXPECT_EQ(ev.calls[0], h.trials[1].config.str());
+  EXPECT_EQ(ev.calls[1], h.trials[3].config.str());
+  EXPECT_EQ(ev.calls[2], h.trials[2].config.str());
+  EXPECT_EQ(ev.calls[3], h.trials[1].config.str());
+}
+
+TEST(SearchTest, AFinalistThatFailsAgainIsOut) {
+  SearchHistory h;
+  h.trials = {trialWith(2, 150), trialWith(4, 120)};
+  ScriptedEvaluator ev;
+  ev.scripts[h.trials[0].config.str()] = {
+      measured(160), Evaluation{false, 0, 0, 0, "validation: C[3] = 7"}};
+  ev.scripts[h.trials[1].config.str()] = {measured(119), measured(121)};
+  FinalistResult r = remeasureFinalists(h, ev, 3, 2);
+  EXPECT_EQ(r.trialIndex, 1);
+  ASSERT_EQ(r.dropped.size(), 1u);
+  EXPECT_EQ(r.dropped[0], "ku=2: validation: C[3] = 7");
+  // Every finalist failing leaves no winner.
+  ScriptedEvaluator failing;
+  FinalistResult none = remeasureFinalists(h, failing, 2, 1);
+  EXPECT_EQ(none.trialIndex, -1);
+  EXPECT_EQ(none.dropped.size(), 2u);
+  // No successful trial: nothing to measure.
+  SearchHistory empty;
+  empty.trials = {trialWith(1, 0, false)};
+  EXPECT_EQ(remeasureFinalists(empty, failing, 3, 2).trialIndex, -1);
+  EXPECT_EQ(remeasureFinalists(empty, failing, 3, 2).reevaluations, 0);
+}

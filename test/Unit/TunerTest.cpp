@@ -101,8 +101,14 @@ TEST(TunerTest, TuneGemmMakesAStorableRecord) {
   std::vector<std::string> lines;
   request.progress = [&](const std::string &l) { lines.push_back(l); };
   QM_ASSERT_EXPECTED(result, tuneKernel(request));
-  EXPECT_EQ(lines.size(), 3u);
+  // One line per trial, then the finalists' re-measurement, which picks
+  // the winner by its median.
+  ASSERT_EQ(lines.size(), 4u);
   EXPECT_NE(lines.front().find("trial 1/3"), std::string::npos);
+  EXPECT_NE(lines.back().find("3 finalists measured again (6 runs)"),
+            std::string::npos)
+      << lines.back();
+  EXPECT_NE(lines.back().find("wins with a median of"), std::string::npos);
   EXPECT_TRUE(result.record.validated);
   EXPECT_EQ(result.record.trials, 3);
   EXPECT_GT(result.record.medianGflops, 0);

@@ -457,7 +457,10 @@ int main(int argc, char **argv) {
                          1.0f, a.data(), g.lda, b.data(), g.ldb, 1.0f,
                          c2.data(), g.ldc);
          }}};
-    InterleavedTiming t = timeInterleaved(cands, 9);
+    // Several threads: a pause before each round, so that neither team is
+    // still spinning when the other runs (qimeng-bench --settle-ms).
+    InterleavedTiming t =
+        timeInterleaved(cands, 9, 0.05, threadsOpt > 1 ? 0.25 : 0.0);
     ours = problem.flops() / median(t.secondsPerCall[0]) * 1e-9;
     blas = problem.flops() / median(t.secondsPerCall[1]) * 1e-9;
   }

@@ -122,6 +122,24 @@ SearchHistory runGridSearch(const SearchSpace &space, Evaluator &evaluator,
                             const SearchBudget &budget,
                             const SearchOptions &options);
 
+/// The finalists' re-measurement: one measurement per trial is at the
+/// mercy of the machine's noise (±10-30% on a shared VM), so the search's
+/// best is often a lucky draw. The `count` fastest successful trials (one
+/// per config) are evaluated `rounds` more times, interleaved (all of them
+/// once, then again); a finalist that fails any re-evaluation is out. The
+/// winner is the finalist whose median over its measurements (the trial's
+/// and the re-measurements) is highest.
+struct FinalistResult {
+  int trialIndex = -1;              ///< into history.trials; -1: none succeeded
+  double medianGflops = 0;          ///< the winner's median
+  std::vector<double> samples;      ///< the winner's measurements, trial first
+  int finalists = 0;                ///< distinct configs measured again
+  int reevaluations = 0;            ///< evaluator calls made
+  std::vector<std::string> dropped; ///< "config: failure" per finalist out
+};
+FinalistResult remeasureFinalists(const SearchHistory &history,
+                                  Evaluator &evaluator, int count, int rounds);
+
 } // namespace qimeng
 
 #endif // QIMENG_TUNE_SEARCH_H

@@ -28,6 +28,11 @@ struct TuneRequest {
   SearchBudget budget;
   uint64_t seed = 1;
   int timedRuns = 7;
+  /// After the search, the `finalists` fastest configs are evaluated
+  /// `finalistRounds` more times and the best median wins
+  /// (remeasureFinalists); 1 or 0 rounds: the search's best as measured.
+  int finalists = 3;
+  int finalistRounds = 2;
   EmitterOptions emitter;
   IsolatedValidationOptions runner;
   /// One line per trial ("trial 3/16: 121.4 GFLOPS, best 130.2 ..."); may
