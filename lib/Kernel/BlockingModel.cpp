@@ -175,8 +175,15 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
     *config = clampToProblem(*config, problem.gemm());
   }
   // Threads split the gathered operand's dimension, so that each gathers
-  // only its own part: pixels are M for nhwc (A) and N for nchw (B).
-  if (config && conv)
+  // only its own part: pixels are M for nhwc (A) and N for nchw (B). A read
+  // in place is not gathered: then the larger operand's dimension is split,
+  // so that each thread packs or streams only its share of it (the filter,
+  // K x F, for layers with more filters than pixels).
+  if (config && conv) {
     config->split = conv->isNhwc() ? SplitAxis::M : SplitAxis::N;
+    const GemmDesc view = problem.gemm();
+    if (config->aLayout == ALayout::Direct && view.n > view.m)
+      config->split = SplitAxis::N;
+  }
   return config;
 }

@@ -149,6 +149,8 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
   EXPECT_EQ(res5.mr, 7);
   EXPECT_EQ(res5.nr, 32);
   EXPECT_EQ(res5.mc, 49);
+  // 49 pixels, 512 filters, A read in place: threads split the filters.
+  EXPECT_EQ(res5.split, SplitAxis::N);
   // The stem: a run of 21 has no divisor near the model's kc; read in
   // place with kc a multiple of it (all of K here), the K loop walking the
   // 7 runs, and 14 rows (112 output columns).
