@@ -38,13 +38,13 @@ qimeng::timeInterleaved(const std::vector<TimedCandidate> &cands, int rounds,
       std::max(1, static_cast<int>(roundSeconds / std::max(slowest, 1e-9)));
   for (int r = 0; r < rounds; ++r) {
     for (size_t i = 0; i < cands.size(); ++i) {
-      if (settleSeconds > 0) {
-        // Let every thread team of the others go idle, then wake this
-        // candidate's own with one untimed call.
+      // Let every thread team of the others go idle; then one untimed call
+      // brings this candidate's data (which the others' rounds evicted)
+      // and its team back.
+      if (settleSeconds > 0)
         std::this_thread::sleep_for(
             std::chrono::duration<double>(settleSeconds));
-        cands[i].run();
-      }
+      cands[i].run();
       double t0 = now();
       for (int k = 0; k < t.callsPerRound; ++k)
         cands[i].run();

@@ -87,13 +87,13 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   if (!s.json) {
     llvm::outs() << llvm::formatv(
         "qimeng-bench: conv2d suite {0} (batch 1, NHWC, fp32), {1} "
-        "thread(s), out += conv, median of {2} interleaved rounds{3}\n",
+        "thread(s), out += conv, median of {2} interleaved rounds (each "
+        "after an untimed call{3})\n",
         s.suite, s.threads, s.runs,
-        s.settleSeconds > 0
-            ? llvm::formatv(", each after a {0} ms pause and an untimed call",
-                            int(s.settleSeconds * 1000 + 0.5))
-                  .str()
-            : std::string());
+        s.settleSeconds > 0 ? llvm::formatv(" that follows a {0} ms pause",
+                                            int(s.settleSeconds * 1000 + 0.5))
+                                  .str()
+                            : std::string());
     llvm::outs() << llvm::formatv(
         "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core, {3:F1} "
         "for {4} thread(s)\n",

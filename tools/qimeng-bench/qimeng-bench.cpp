@@ -304,10 +304,10 @@ int main(int argc, char **argv) {
   if (!jsonOpt) {
     llvm::outs() << llvm::formatv(
         "qimeng-bench: sgemm {0}, {1} thread(s), C += A*B (beta = 1), median "
-        "of {2} interleaved rounds{3}\n",
+        "of {2} interleaved rounds (each after an untimed call{3})\n",
         trans, threadsOpt, unsigned(runsOpt),
         settleSeconds(threadsOpt) > 0
-            ? llvm::formatv(", each after a {0} ms pause and an untimed call",
+            ? llvm::formatv(" that follows a {0} ms pause",
                             int(settleSeconds(threadsOpt) * 1000 + 0.5))
                   .str()
             : std::string());

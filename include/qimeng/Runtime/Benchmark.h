@@ -31,11 +31,13 @@ struct InterleavedTiming {
 
 /// Warms every candidate up, picks a call count per round so the slowest
 /// candidate's round takes about `roundSeconds`, then runs `rounds` rounds,
-/// each timing every candidate once in turn. With `settleSeconds` > 0, each
-/// candidate's round is preceded by that long a sleep and one untimed call:
-/// multi-threaded libraries keep their thread teams spinning for a while
-/// after a call (libomp 200 ms by default), and without the pause a team
-/// still spinning would take cores from the next candidate.
+/// each timing every candidate once in turn. Each candidate's round starts
+/// with one untimed call, so that its operands, which the other candidates'
+/// rounds evicted from the caches, are back. With `settleSeconds` > 0 that
+/// call follows a sleep of that length: multi-threaded libraries keep their
+/// thread teams spinning for a while after a call (libomp 200 ms by
+/// default), and without the pause a team still spinning would take cores
+/// from the next candidate.
 InterleavedTiming timeInterleaved(const std::vector<TimedCandidate> &cands,
                                   int rounds, double roundSeconds = 0.05,
                                   double settleSeconds = 0);
