@@ -262,8 +262,11 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
   };
   for (Decision &d : space.decisions_) {
     if (d.key == "kc") {
-      // The divisor, and all of K when it is within three base panels.
-      std::vector<int64_t> kcs = {divisor};
+      // The divisor (if a piece of 8 or more), and all of K when it is
+      // within three base panels.
+      std::vector<int64_t> kcs;
+      if (divisor >= 8)
+        kcs.push_back(divisor);
       if (desc.k <= 3 * ref.kc)
         kcs.push_back(desc.k);
       for (const std::string &text : d.choices)

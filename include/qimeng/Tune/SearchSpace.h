@@ -72,14 +72,15 @@ public:
   /// The space for a GEMM or a convolution. A GEMM's is forGemm's. A
   /// convolution's is forGemm's on its GEMM view, with no packb decision
   /// when it gathers B (nchw_fchw) and B transposed (nhwc_fhwc) as the view
-  /// says; for nhwc it also differs in two ways. Each kc choice is snapped
-  /// to the nearest value whose panel rows are whole pieces of the input's
-  /// contiguous run (a divisor of the run, at least 8, or a multiple of it,
-  /// or K), and the largest divisor of the run within the base kc joins
-  /// the list, as does K when it is at most three times the base kc; and
-  /// nhwc_hwcf has a packb decision at any M (after alayout). The
-  /// alayout decision offers direct (A read in place), which configFor refuses
-  /// unless kc divides the run or is a multiple of it.
+  /// says. For nhwc it differs in three ways:
+  /// - each kc choice is snapped to the nearest value whose panel rows are
+  ///   whole pieces of the input's contiguous run (a divisor of the run, at
+  ///   least 8, or a multiple of it, or K); the largest divisor of the run
+  ///   within the base kc (if 8 or more) joins the list, as does K when it
+  ///   is at most three times the base kc;
+  /// - the alayout decision offers direct (A read in place), which
+  ///   configFor refuses unless kc divides the run or is a multiple of it;
+  /// - nhwc_hwcf has a packb decision at any M (after alayout).
   static SearchSpace forProblem(const KernelProblem &problem,
                                 const Target &target, const GemmConfig &base);
 
