@@ -26,8 +26,7 @@ the layout the COMPUTE microkernel reads, so the im2col matrix never exists
 
 from .errors import RequestError
 from .fields import check_known, int_field
-from .sgemm import (KB, PC, Params, emit_row_copy, emit_row_zero, kernel_text,
-                    _round_up)
+from .sgemm import KB, PC, Params, _round_up, emit_row_zero, kernel_text
 from .x86 import back, check_disp, fwd, xmm
 
 LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
@@ -117,7 +116,7 @@ class Conv:
         gemm.update({k: request[k] for k in GEMM_FIELDS if k in request})
         # a_layout "direct": the microkernel reads A where it lies in the
         # input (rows one pixel step apart); only slivers that are not in
-        # one output row are copied, into scratch with the same strides.
+        # one output row are copied, into scratch rows kc floats apart.
         self.direct = gemm.get("a_layout") == "direct"
         self.segmented = False
         if self.direct:
@@ -167,7 +166,6 @@ class Conv:
             # the entry of their first row), then the scratch for slivers
             # that cross output rows: packed in rows kc floats apart.
             p.a_pointer_table = p.workspace_bytes
-            p.a_scratch_rows = True
             # kc a multiple of the run: the microkernel's K loop walks the
             # panel's runs, each from its own column offset (segments).
             self.segmented = p.kc > self.run
@@ -323,30 +321,23 @@ class Conv:
         asm.ins(f"jb {back(loop)}")
 
 
-    def _emit_gather_rows(self, asm, p, R, width_reg, src_slot, inner_index,
-                          dst_offset):
-        """PACK A, rows layout (sgemm's a_layout "rows"): sliver s holds its
-        MR pixels' rows of kb floats, kc floats apart; row r's float k is
-        input[row[inner + r0 + r] + col[pc + k]]. Runs of `lanes` columns
-        whose offsets are consecutive floats (a channel run) are copied as
-        one vector, the rest one float at a time; rows past M are zero."""
-        isa = p.isa
-        lanes = isa.lanes
+    def _emit_rows_loops(self, asm, p, R, width_reg, src_slot, inner_index,
+                         dst_offset, name, copy_row):
+        """The sliver and row loops of PACK A in the rows layout (sgemm's
+        a_layout "rows"): sliver s holds its MR pixels' rows of kb floats,
+        kc floats apart. For each row inside M, %rsi is its pixel's input
+        (input + row[inner + r0 + r]) and %rdi its destination, and
+        copy_row() emits the copy of its kb floats, which may clobber %rax,
+        %rcx, %rdx and vector 0; rows past M are zero."""
         valid = f"{self.offset + VALID_SLOT}(%rbx)"
-        sliver = asm.label("gather A rows: next sliver")
-        row = asm.label("gather A rows: next row")
-        chunk = asm.label("gather A rows: next run")
-        one = asm.label("gather A rows: one float")
-        copied = asm.label("gather A rows: row copied")
-        zero = asm.label("gather A rows: row past M")
-        next_row = asm.label("gather A rows: row done")
-        asm.comment(f"PACK A: {R}-pixel slivers gathered from the input, rows "
-                    f"of kb floats {p.kc} apart")
+        sliver = asm.label(f"{name}: next sliver")
+        row = asm.label(f"{name}: next row")
+        zero = asm.label(f"{name}: row past M")
+        next_row = asm.label(f"{name}: row done")
         asm.ins("xorl %r14d, %r14d")
         asm.place(sliver)
         asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r14, %rax")
         asm.ins(f"leaq {dst_offset}(%rbx,%rax), %rdi")
-        asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rdx")
         asm.ins(f"movq {width_reg}, %rax")
         asm.ins("subq %r14, %rax")
         asm.ins(f"movq %rax, {valid}")
@@ -358,32 +349,10 @@ class Conv:
         asm.ins("addq %r15, %rax")
         asm.ins(f"movq {self.row_table}(%rbx,%rax,8), %rsi")
         asm.ins(f"addq {src_slot}(%rbx), %rsi")
-        asm.ins("xorl %eax, %eax")
-        asm.place(chunk)
-        asm.ins(f"leaq {lanes}(%rax), %rcx")
-        asm.ins(f"cmpq {KB}, %rcx")
-        asm.ins(f"ja {fwd(one)}")
-        asm.ins(f"movq {(lanes - 1) * 8}(%rdx,%rax,8), %rcx")
-        asm.ins("subq (%rdx,%rax,8), %rcx")
-        asm.ins(f"cmpq ${(lanes - 1) * 4}, %rcx")
-        asm.ins(f"jne {fwd(one)}")
-        asm.ins("movq (%rdx,%rax,8), %rcx")
-        asm.ins(f"vmovups (%rsi,%rcx), {isa.reg(0)}")
-        asm.ins(f"vmovups {isa.reg(0)}, (%rdi,%rax,4)")
-        asm.ins(f"addq ${lanes}, %rax")
-        asm.ins(f"jmp {back(chunk)}")
-        asm.place(one)
-        asm.ins(f"cmpq {KB}, %rax")
-        asm.ins(f"jae {fwd(copied)}")
-        asm.ins("movq (%rdx,%rax,8), %rcx")
-        asm.ins(f"vmovss (%rsi,%rcx), {xmm(0)}")
-        asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
-        asm.ins("incq %rax")
-        asm.ins(f"jmp {back(chunk)}")
-        asm.place(copied)
+        copy_row()
         asm.ins(f"jmp {fwd(next_row)}")
         asm.place(zero)
-        emit_row_zero(asm, p, "gather A rows", "%rdi")
+        emit_row_zero(asm, p, name, "%rdi")
         asm.place(next_row)
         asm.ins(f"addq ${p.kc * 4}, %rdi")
         asm.ins("incq %r15")
@@ -393,6 +362,48 @@ class Conv:
         asm.ins(f"cmpq {width_reg}, %r14")
         asm.ins(f"jb {back(sliver)}")
 
+    def _emit_gather_rows(self, asm, p, R, width_reg, src_slot, inner_index,
+                          dst_offset):
+        """PACK A, rows layout: row r's float k is
+        input[row[inner + r0 + r] + col[pc + k]]. Runs of `lanes` columns
+        whose offsets are consecutive floats (a channel run) are copied as
+        one vector, the rest one float at a time."""
+        isa = p.isa
+        lanes = isa.lanes
+
+        def copy_row():
+            chunk = asm.label("gather A rows: next run")
+            one = asm.label("gather A rows: one float")
+            copied = asm.label("gather A rows: row copied")
+            asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rdx")
+            asm.ins("xorl %eax, %eax")
+            asm.place(chunk)
+            asm.ins(f"leaq {lanes}(%rax), %rcx")
+            asm.ins(f"cmpq {KB}, %rcx")
+            asm.ins(f"ja {fwd(one)}")
+            asm.ins(f"movq {(lanes - 1) * 8}(%rdx,%rax,8), %rcx")
+            asm.ins("subq (%rdx,%rax,8), %rcx")
+            asm.ins(f"cmpq ${(lanes - 1) * 4}, %rcx")
+            asm.ins(f"jne {fwd(one)}")
+            asm.ins("movq (%rdx,%rax,8), %rcx")
+            asm.ins(f"vmovups (%rsi,%rcx), {isa.reg(0)}")
+            asm.ins(f"vmovups {isa.reg(0)}, (%rdi,%rax,4)")
+            asm.ins(f"addq ${lanes}, %rax")
+            asm.ins(f"jmp {back(chunk)}")
+            asm.place(one)
+            asm.ins(f"cmpq {KB}, %rax")
+            asm.ins(f"jae {fwd(copied)}")
+            asm.ins("movq (%rdx,%rax,8), %rcx")
+            asm.ins(f"vmovss (%rsi,%rcx), {xmm(0)}")
+            asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
+            asm.ins("incq %rax")
+            asm.ins(f"jmp {back(chunk)}")
+            asm.place(copied)
+
+        asm.comment(f"PACK A: {R}-pixel slivers gathered from the input, rows "
+                    f"of kb floats {p.kc} apart")
+        self._emit_rows_loops(asm, p, R, width_reg, src_slot, inner_index,
+                              dst_offset, "gather A rows", copy_row)
 
     def _emit_gather_rows_runs(self, asm, p, R, width_reg, src_slot,
                                inner_index, dst_offset):
@@ -400,46 +411,20 @@ class Conv:
         run: every panel row is whole pieces of U = min(kc, run) floats,
         each contiguous in the input, so each piece is a fixed sequence of
         vector moves (the last one masked, or scalar on AVX2) from the
-        offset its first column has in the table; rows past M are zero."""
+        offset its first column has in the table."""
         U = min(p.kc, self.run)
         pieces_vary = p.kc > U
-        valid = f"{self.offset + VALID_SLOT}(%rbx)"
-        sliver = asm.label("gather A runs: next sliver")
-        row = asm.label("gather A runs: next row")
-        zero = asm.label("gather A runs: row past M")
-        next_row = asm.label("gather A runs: row done")
+
+        def copy_row():
+            asm.ins("movq %rdi, %rcx")
+            self._emit_copy_pieces(asm, p, U, pieces_vary, "gather A runs")
+
         asm.comment(f"PACK A: {R}-pixel slivers gathered from the input, rows "
                     f"of kb floats {p.kc} apart, in pieces of {U} "
                     f"contiguous floats")
         self._emit_pieces_setup(asm, p, U, pieces_vary)
-        asm.ins("xorl %r14d, %r14d")
-        asm.place(sliver)
-        asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r14, %rax")
-        asm.ins(f"leaq {dst_offset}(%rbx,%rax), %rdi")
-        asm.ins(f"movq {width_reg}, %rax")
-        asm.ins("subq %r14, %rax")
-        asm.ins(f"movq %rax, {valid}")
-        asm.ins("xorl %r15d, %r15d")
-        asm.place(row)
-        asm.ins(f"cmpq {valid}, %r15")
-        asm.ins(f"jae {fwd(zero)}")
-        asm.ins(f"leaq ({inner_index},%r14), %rax")
-        asm.ins("addq %r15, %rax")
-        asm.ins(f"movq {self.row_table}(%rbx,%rax,8), %rsi")
-        asm.ins(f"addq {src_slot}(%rbx), %rsi")
-        asm.ins("movq %rdi, %rcx")
-        self._emit_copy_pieces(asm, p, U, pieces_vary, "gather A runs")
-        asm.ins(f"jmp {fwd(next_row)}")
-        asm.place(zero)
-        emit_row_zero(asm, p, "gather A runs", "%rdi")
-        asm.place(next_row)
-        asm.ins(f"addq ${p.kc * 4}, %rdi")
-        asm.ins("incq %r15")
-        asm.ins(f"cmpq ${R}, %r15")
-        asm.ins(f"jb {back(row)}")
-        asm.ins(f"addq ${R}, %r14")
-        asm.ins(f"cmpq {width_reg}, %r14")
-        asm.ins(f"jb {back(sliver)}")
+        self._emit_rows_loops(asm, p, R, width_reg, src_slot, inner_index,
+                              dst_offset, "gather A runs", copy_row)
 
     def _emit_pieces_setup(self, asm, p, U, pieces_vary):
         """Before _emit_copy_pieces: the tail mask (AVX-512) and the end of
@@ -526,10 +511,11 @@ class Conv:
                             inner_index):
         """A in place: for each sliver, its pointer for the microkernel. A
         full sliver whose R pixels lie in one output row points into the
-        input (input + row[r0] + col[pc]); any other is copied, row by row
-        (kb floats each, contiguous since kc divides the run), into scratch
-        rows kc floats apart, zero past M, and points there with bit 0 set
-        (the microkernel's scratch-rows variant)."""
+        input (input + row[r0] + col[pc], or input + row[r0] when the K
+        loop walks runs); any other is copied, row by row (kb floats each:
+        one piece of kc floats, or whole runs), into scratch rows kc floats
+        apart, zero past M, and points there with bit 0 set (the
+        microkernel's scratch-rows variant)."""
         step = self.row_step
         valid = f"{self.offset + VALID_SLOT}(%rbx)"
         sliver = asm.label("direct A: next sliver")
@@ -538,11 +524,13 @@ class Conv:
         zero = asm.label("direct A: scratch row past M")
         next_row = asm.label("direct A: scratch row done")
         done = asm.label("direct A: sliver done")
+        # A copied row is one piece of kc floats (kc divides the run) or
+        # whole runs (segmented).
+        piece = min(p.kc, self.run)
         asm.comment(f"A in place: {R}-pixel slivers read from the input, "
                     f"rows {step} bytes apart"
                     + (f", K in runs of {self.run}" if self.segmented else ""))
-        if self.segmented:
-            self._emit_pieces_setup(asm, p, self.run, True)
+        self._emit_pieces_setup(asm, p, piece, self.segmented)
         asm.ins("xorl %r14d, %r14d")
         asm.place(sliver)
         # %r15 = &row[inner + r0]; %rdx = col[pc] (this panel's offset).
@@ -577,12 +565,8 @@ class Conv:
         asm.ins(f"jae {fwd(zero)}")
         asm.ins("movq (%r15,%rcx,8), %rsi")
         asm.ins(f"addq {src_slot}(%rbx), %rsi")
-        if self.segmented:
-            asm.ins("movq %rdi, %rcx")
-            self._emit_copy_pieces(asm, p, self.run, True, "direct A")
-        else:
-            asm.ins("addq %rdx, %rsi")
-            emit_row_copy(asm, p, "direct A", "%rsi", "%rdi")
+        asm.ins("movq %rdi, %rcx")
+        self._emit_copy_pieces(asm, p, piece, self.segmented, "direct A")
         asm.ins(f"jmp {fwd(next_row)}")
         asm.place(zero)
         emit_row_zero(asm, p, "direct A", "%rdi")

@@ -113,10 +113,9 @@ class Params:
         self.a_row_stride = None
         # Workspace offset of the per-sliver A pointers (a convolution
         # reading A in place); None: slivers are packed at ap_offset.
+        # Slivers copied to scratch have their rows kc floats apart and
+        # bit 0 of their pointer set.
         self.a_pointer_table = None
-        # With a pointer table: slivers copied to scratch have their rows
-        # kc floats apart and bit 0 of their pointer set.
-        self.a_scratch_rows = False
         self.loop_order = request.get("loop_order", "jr-ir")
         if self.loop_order not in LOOP_ORDERS:
             raise RequestError(
@@ -668,7 +667,7 @@ def _emit_compute(asm, p):
             asm.ins(f"prefetcht0 {i * ldc4 + off}(%rdi)")
     for acc in range(p.mr * p.nv):
         _vzero(asm, isa, acc)
-    if p.a_pointer_table is not None and p.a_scratch_rows:
+    if p.a_pointer_table is not None:
         # A sliver copied to scratch (its pointer's bit 0 set) has its
         # rows kc floats apart: the same K loop with that row stride.
         packed = asm.label("A sliver in scratch rows")
