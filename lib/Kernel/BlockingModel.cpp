@@ -143,9 +143,7 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
     // it, so each panel row is whole runs, which the microkernel's K loop
     // walks one at a time (segments). 0: copy A in rows instead.
     auto directKc = [&]() -> int64_t {
-      int64_t kc = std::min(config->kc, run);
-      while (run % kc != 0)
-        --kc;
+      int64_t kc = conv->largestRunDivisorAtMost(config->kc);
       if (kc >= lanes && 4 * kc >= config->kc)
         return kc;
       if (2 * run >= lanes && run <= config->kc)

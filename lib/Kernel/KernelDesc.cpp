@@ -1,6 +1,7 @@
 //===- KernelDesc.cpp -----------------------------------------------------===//
 #include "qimeng/Kernel/KernelDesc.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
 #include <utility>
 
 using namespace qimeng;
@@ -120,6 +121,14 @@ int64_t ConvDesc::contiguousRun() const {
     run *= dims[i].first;
   }
   return run;
+}
+
+int64_t ConvDesc::largestRunDivisorAtMost(int64_t limit) const {
+  const int64_t run = contiguousRun();
+  int64_t d = std::max<int64_t>(1, std::min(limit, run));
+  while (run % d != 0)
+    --d;
+  return d;
 }
 
 GemmDesc ConvDesc::gemmView() const {

@@ -248,9 +248,7 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
       pieceKcs.insert(d);
   for (int64_t m = run; m <= desc.k; m += run)
     pieceKcs.insert(m);
-  int64_t divisor = std::min(ref.kc, run);
-  while (run % divisor != 0)
-    --divisor;
+  const int64_t divisor = conv->largestRunDivisorAtMost(ref.kc);
   auto nearest = [&](int64_t kc) {
     auto above = pieceKcs.lower_bound(kc);
     if (above == pieceKcs.end())

@@ -122,6 +122,13 @@ TEST(ConvDescTest, ContiguousRun) {
   EXPECT_EQ(nchw(1, 8, 8, 3, 7, 3).contiguousRun(), 3);
   // A filter as wide as the input: its rows follow one another.
   EXPECT_EQ(nchw(1, 5, 3, 2, 4, 3).contiguousRun(), 3 * 3);
+  // The largest divisor of the run within a limit: 384 = 3 * 128.
+  ConvDesc res3 = nhwc(1, 30, 30, 128, 128, 3);
+  EXPECT_EQ(res3.largestRunDivisorAtMost(192), 192);
+  EXPECT_EQ(res3.largestRunDivisorAtMost(191), 128);
+  EXPECT_EQ(res3.largestRunDivisorAtMost(1000), 384);
+  EXPECT_EQ(nhwc(1, 230, 230, 3, 64, 7, 2).largestRunDivisorAtMost(20), 7);
+  EXPECT_EQ(res3.largestRunDivisorAtMost(0), 1);
 }
 
 TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {

@@ -185,7 +185,7 @@ static std::string gflopsCell(std::optional<double> gflops,
 static double settleSeconds(unsigned threads) {
   if (settleMsOpt >= 0)
     return settleMsOpt / 1000.0;
-  return threads > 1 ? 0.25 : 0.0;
+  return defaultSettleSeconds(int(threads));
 }
 
 int main(int argc, char **argv) {

@@ -460,7 +460,7 @@ int main(int argc, char **argv) {
     // Several threads: a pause before each round, so that neither team is
     // still spinning when the other runs (qimeng-bench --settle-ms).
     InterleavedTiming t =
-        timeInterleaved(cands, 9, 0.05, threadsOpt > 1 ? 0.25 : 0.0);
+        timeInterleaved(cands, 9, 0.05, defaultSettleSeconds(int(threadsOpt)));
     ours = problem.flops() / median(t.secondsPerCall[0]) * 1e-9;
     blas = problem.flops() / median(t.secondsPerCall[1]) * 1e-9;
   }

@@ -107,6 +107,9 @@ struct ConvDesc {
   /// and pixels are C apart; KW (or more) for nchw. A panel of kc columns
   /// is one contiguous piece per pixel when kc divides the run.
   int64_t contiguousRun() const;
+  /// The largest divisor of contiguousRun() not above `limit` (at least 1):
+  /// the longest panel within `limit` whose rows are each one piece.
+  int64_t largestRunDivisorAtMost(int64_t limit) const;
 
   /// The GEMM the kernel computes (per image for nchw_fchw): nhwc layouts
   /// M = N*OH*OW, N = F, K = KH*KW*C (B transposed for nhwc_fhwc);

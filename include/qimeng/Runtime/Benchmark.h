@@ -42,6 +42,12 @@ InterleavedTiming timeInterleaved(const std::vector<TimedCandidate> &cands,
                                   int rounds, double roundSeconds = 0.05,
                                   double settleSeconds = 0);
 
+/// The settleSeconds the benchmarks use for `threads`: 0.25 s (longer
+/// than libomp's 200 ms spin) with more than one thread, else none.
+inline double defaultSettleSeconds(int threads) {
+  return threads > 1 ? 0.25 : 0.0;
+}
+
 /// The median of `values` (empty: 0).
 double median(std::vector<double> values);
 
