@@ -101,8 +101,10 @@ static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
   r["prefetch_a"] = c.prefetchA;
   r["prefetch_b"] = c.prefetchB;
   r["order"] = orderName(c.order).str();
-  if (!c.packB)
+  if (c.packB == BPacking::InPlace)
     r["pack_b"] = false;
+  if (c.packB == BPacking::Fused)
+    r["fuse_pack_b"] = true;
   if (c.loop != MacroLoopOrder::JrIr)
     r["loop_order"] = loopOrderName(c.loop).str();
   if (c.aLayout != ALayout::KMajor)

@@ -98,12 +98,13 @@ modelConfig(const GemmDesc &desc, const Target &target, bool bInPlace) {
   // packing it only doubles B's traffic. Read it in place with the widest
   // block whose nr divides N (docs/BlockingModel.md).
   const MicroKernelShape *chosen = &table.front();
-  bool packB = true;
+  BPacking packB = BPacking::Panels;
   if (bInPlace && desc.m <= 16 && !desc.transB) {
     for (const MicroKernelShape &s : table)
-      if (desc.n % s.nr == 0 && (packB || s.nr > chosen->nr)) {
+      if (desc.n % s.nr == 0 &&
+          (packB == BPacking::Panels || s.nr > chosen->nr)) {
         chosen = &s;
-        packB = false;
+        packB = BPacking::InPlace;
       }
   }
   GemmConfig c;
@@ -142,7 +143,14 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
     // of at least half a vector, the largest multiple of the run within
     // it, so each panel row is whole runs, which the microkernel's K loop
     // walks one at a time (segments). 0: copy A in rows instead.
+    // When a B sliver of all of K takes at most an eighth of L2 (and K is
+    // whole runs, as it is for unit width dilation), one panel spans K: C
+    // is then updated once per tile, not once per panel, and the sliver
+    // streams from L2.
     auto directKc = [&]() -> int64_t {
+      const int64_t k = problem.gemm().k;
+      if (k * config->nr * 4 <= l2 / 8 && k % run == 0 && 2 * run >= lanes)
+        return k;
       int64_t kc = conv->largestRunDivisorAtMost(config->kc);
       if (kc >= lanes && 4 * kc >= config->kc)
         return kc;
@@ -150,17 +158,29 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
         return config->kc / run * run;
       return 0;
     };
-    // A block of the same nr whose mr divides the output width keeps every
-    // sliver in one output row, so that none is copied.
+    // A block whose nr is all of the filters reads each pixel's input once
+    // per panel, in one sliver. Otherwise, a block of the same nr whose mr
+    // divides the output width keeps every sliver in one output row, so
+    // that none is copied.
     if (int64_t kc = directKc()) {
-      if (conv->ow() % config->mr != 0)
-        for (const MicroKernelShape &shape : microKernelTable(config->isa))
+      auto reshape = [&](const MicroKernelShape &shape) {
+        *config =
+            clampToProblem(withShape(*config, shape, target), problem.gemm());
+        kc = directKc();
+      };
+      auto table = microKernelTable(config->isa);
+      auto allFilters = std::find_if(
+          table.begin(), table.end(),
+          [&](const MicroKernelShape &s) { return s.nr == conv->f; });
+      if (allFilters != table.end()) {
+        reshape(*allFilters);
+      } else if (conv->ow() % config->mr != 0) {
+        for (const MicroKernelShape &shape : table)
           if (shape.nr == config->nr && conv->ow() % shape.mr == 0) {
-            *config = clampToProblem(withShape(*config, shape, target),
-                                     problem.gemm());
-            kc = directKc();
+            reshape(shape);
             break;
           }
+      }
       config->kc = kc;
       config->mc = blockRows(kc);
       config->aLayout = ALayout::Direct;
@@ -171,6 +191,12 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
       config->mc = blockRows(config->kc);
     }
     *config = clampToProblem(*config, problem.gemm());
+    // The filter is packed by the first tile that uses each sliver, from
+    // its K loop, rather than by a pass of its own before the tiles.
+    const GemmDesc view = problem.gemm();
+    if (config->packB == BPacking::Panels && !view.transB &&
+        view.n % config->nr == 0)
+      config->packB = BPacking::Fused;
   }
   // Threads split the gathered operand's dimension, so that each gathers
   // only its own part: pixels are M for nhwc (A) and N for nchw (B). A read

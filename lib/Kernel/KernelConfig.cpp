@@ -23,6 +23,18 @@ llvm::StringRef qimeng::loopOrderName(MacroLoopOrder order) {
   return order == MacroLoopOrder::IrJr ? "ir-jr" : "jr-ir";
 }
 
+llvm::StringRef qimeng::bPackingName(BPacking packing) {
+  switch (packing) {
+  case BPacking::InPlace:
+    return "0";
+  case BPacking::Panels:
+    return "1";
+  case BPacking::Fused:
+    return "fused";
+  }
+  return "1";
+}
+
 llvm::StringRef qimeng::aLayoutName(ALayout layout) {
   switch (layout) {
   case ALayout::KMajor:
@@ -52,9 +64,9 @@ std::string GemmConfig::str() const {
                        "pfa={7},pfb={8},order={9},threads={10},packb={11},"
                        "loop={12},split={13},alayout={14}",
                        isaName(isa), mr, nr, kUnroll, kc, mc, nc, prefetchA,
-                       prefetchB, orderName(order), threads, packB ? 1 : 0,
-                       loopOrderName(loop), splitName(split),
-                       aLayoutName(aLayout))
+                       prefetchB, orderName(order), threads,
+                       bPackingName(packB), loopOrderName(loop),
+                       splitName(split), aLayoutName(aLayout))
       .str();
 }
 
@@ -132,6 +144,15 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
         return std::move(err);
       continue;
     }
+    if (key == "packb") {
+      if (auto err = parseChoice<BPacking>(key, value,
+                                           {{"0", BPacking::InPlace},
+                                            {"1", BPacking::Panels},
+                                            {"fused", BPacking::Fused}},
+                                           config.packB))
+        return std::move(err);
+      continue;
+    }
     if (key == "split") {
       if (auto err = parseChoice<SplitAxis>(key, value,
                                             {{"auto", SplitAxis::Auto},
@@ -171,11 +192,7 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
       config.prefetchA = number;
     else if (key == "pfb")
       config.prefetchB = number;
-    else if (key == "packb") {
-      if (number > 1)
-        return llvm::createStringError("kernel config 'packb' must be 0 or 1");
-      config.packB = number == 1;
-    } else if (key == "threads") {
+    else if (key == "threads") {
       if (number < 1)
         return llvm::createStringError("kernel config 'threads' must be >= 1");
       config.threads = number;

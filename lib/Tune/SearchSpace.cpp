@@ -37,6 +37,18 @@ struct Factor {
   int64_t den = 1;
 };
 
+/// The packb decision over `choices` (config values); the base's value
+/// joins them if missing and is the model's choice.
+Decision packbDecision(std::vector<std::string> choices,
+                       const GemmConfig &base) {
+  const std::string value = bPackingName(base.packB).str();
+  auto at = std::find(choices.begin(), choices.end(), value);
+  if (at == choices.end())
+    at = choices.insert(choices.end(), value);
+  const int model = int(at - choices.begin());
+  return Decision{"packb", std::move(choices), model};
+}
+
 std::string factorText(Factor f) {
   if (f.den == 1)
     return llvm::formatv("x{0}", f.num).str();
@@ -205,7 +217,7 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   // B in place pays where B is used by few row blocks: offered for M up to
   // kMaxRowsForInPlaceB (blocks whose nr does not divide N are pruned).
   if (bInPlace && !desc.transB && desc.m <= kMaxRowsForInPlaceB)
-    decisions.push_back({"packb", {"1", "0"}, base.packB ? 0 : 1});
+    decisions.push_back(packbDecision({"1", "0"}, base));
 
   // Threads: every count up to the base's (at most kMaxThreadChoices of
   // them, halving down from it), and the axis they split.
@@ -276,18 +288,23 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
                   aLayoutName(ALayout::Direct).str()) == d.choices.end())
       d.choices.push_back(aLayoutName(ALayout::Direct).str());
   }
-  // The filter in place (hwcf: a K x F matrix) is offered at any M: every
-  // pixel block reads the same filter, and reading it in place saves the
-  // pack of every panel.
-  bool hasPackB =
-      std::any_of(space.decisions_.begin(), space.decisions_.end(),
-                  [](const Decision &d) { return d.key == "packb"; });
-  if (!hasPackB && conv->layout == ConvLayout::NhwcHwcf) {
-    auto after =
+  // The filter (hwcf: a K x F matrix) in place, or packed by the tiles
+  // (fused), is offered at any M: every pixel block reads the same filter,
+  // and either saves the pass that packs every panel.
+  if (conv->layout == ConvLayout::NhwcHwcf) {
+    auto packb =
         std::find_if(space.decisions_.begin(), space.decisions_.end(),
-                     [](const Decision &d) { return d.key == "alayout"; });
-    space.decisions_.insert(after == space.decisions_.end() ? after : after + 1,
-                            Decision{"packb", {"1", "0"}, base.packB ? 0 : 1});
+                     [](const Decision &d) { return d.key == "packb"; });
+    Decision d = packbDecision({"1", "0", "fused"}, base);
+    if (packb != space.decisions_.end()) {
+      *packb = std::move(d);
+    } else {
+      auto after =
+          std::find_if(space.decisions_.begin(), space.decisions_.end(),
+                       [](const Decision &d) { return d.key == "alayout"; });
+      space.decisions_.insert(
+          after == space.decisions_.end() ? after : after + 1, std::move(d));
+    }
   }
   return space;
 }
@@ -380,11 +397,13 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       c.vectorRegistersNeeded(lanes), isaName(c.isa),
                       Target::vectorRegisters(c.isa))
             .str());
-  if (!c.packB && (desc_.transB || desc_.n % c.nr != 0))
+  if (c.packB != BPacking::Panels && (desc_.transB || desc_.n % c.nr != 0))
     return llvm::createStringError(
-        llvm::formatv("B in place (packb=0) needs B not transposed and N = "
-                      "{0} a multiple of nr = {1}",
-                      desc_.n, c.nr)
+        llvm::formatv("B {0} (packb={1}) needs B not transposed and N = "
+                      "{2} a multiple of nr = {3}",
+                      c.packB == BPacking::InPlace ? "in place"
+                                                   : "packed by the tiles",
+                      bPackingName(c.packB), desc_.n, c.nr)
             .str());
   const int64_t panelKc = std::min(c.kc, desc_.k);
   if (c.aLayout == ALayout::Direct &&

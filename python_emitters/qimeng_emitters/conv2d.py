@@ -33,8 +33,8 @@ LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
 
 # Fields passed through to the GEMM underneath, as sgemm.py reads them.
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
-               "prefetch_b", "order", "pack_b", "fault", "target_features",
-               "parallel", "loop_order", "a_layout")
+               "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
+               "target_features", "parallel", "loop_order", "a_layout")
 
 # The convolution's scratch slots (bytes into its workspace region).
 KEND_SLOT = 0     # address one past the panel's last column-table entry
@@ -105,10 +105,12 @@ class Conv:
         else:
             self.gathers = "B"
             self.images = self.n
-            if request.get("pack_b", True) is not True:
+            if request.get("pack_b", True) is not True or \
+                    request.get("fuse_pack_b", False) is not False:
                 raise RequestError(
-                    "pack_b = false reads B in place; nchw_fchw gathers B "
-                    "from the input, so it is always packed")
+                    "pack_b = false and fuse_pack_b read B in place; "
+                    "nchw_fchw gathers B from the input, so its PACK B "
+                    "always runs")
             gemm = {"m": self.f, "n": self.oh * self.ow,
                     "k": self.c * self.kh * self.kw}
             gemm["lda"] = gemm["k"]
@@ -467,7 +469,7 @@ class Conv:
             asm.ins(f"cmpq {self.offset + KEND_SLOT}(%rbx), %rdx")
             asm.ins(f"jb {back(piece)}")
 
-    def emit_segmented_k_loops(self, asm, p, k_step):
+    def emit_segmented_k_loops(self, asm, p, b, k_step):
         """The K loop of a sliver read in place when kc is a multiple of the
         run: %rax holds the sliver's base (input + row[r0]); each run of
         the panel starts at base + col[pc + j*run] and is `run` k steps
@@ -494,15 +496,14 @@ class Conv:
             for u in range(ku):
                 k_step(u)
             asm.ins(f"addq ${ku * 4}, %rax")
-            asm.ins(f"addq ${check_disp(ku * p.b_row, 'B step')}, %rsi")
+            b.emit_advance(asm, ku)
             asm.ins("decq %rcx")
             asm.ins(f"jnz {back(k_loop)}")
         rem = steps % ku
         for u in range(rem):
             k_step(u)
         if rem or steps < run:
-            skipped = (run - steps // ku * ku) * p.b_row
-            asm.ins(f"addq ${check_disp(skipped, 'B step')}, %rsi")
+            b.emit_advance(asm, run - steps // ku * ku)
         asm.ins(f"addq ${run * 8}, %rdx")
         asm.ins(f"cmpq {self.offset + KEND_SLOT}(%rbx), %rdx")
         asm.ins(f"jb {back(seg)}")

@@ -16,6 +16,9 @@ Loop nest (the sketch):
           for jr in 0..nb step NR:
             for ir in 0..mb step MR:
               COMPUTE MR x NR += Ap sliver * Bp sliver over kb
+
+With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
+(the first ic block, ir = 0) reads B in place and stores Bp as it goes.
 """
 
 import json
@@ -33,6 +36,9 @@ TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
 
 # Test-only deliberately broken kernels: the validator and the isolation
 # must catch each of them.
+# How many k rows ahead the tile that packs a B sliver (fuse_pack_b)
+# prefetches B in place.
+FUSED_B_PREFETCH_ROWS = 8
 FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 
 # Register map of the body (see docs/KernelContract.md).
@@ -57,8 +63,8 @@ class Params:
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
-            "prefetch_b", "order", "pack_b", "fault", "target_features",
-            "parallel", "loop_order", "a_layout"))
+            "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
+            "target_features", "parallel", "loop_order", "a_layout"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -70,6 +76,7 @@ class Params:
         self.pack_b = request.get("pack_b", True)
         if not isinstance(self.pack_b, bool):
             raise RequestError("field 'pack_b' must be true or false")
+        self.fuse_pack_b = bool_field(request, "fuse_pack_b")
         a_cols = self.m if self.trans_a else self.k
         b_cols = self.k if self.trans_b else self.n
         self.lda = int_field(request, "lda", minimum=a_cols,
@@ -152,6 +159,12 @@ class Params:
             raise RequestError(
                 "pack_b = false reads B in place, NR columns at a time: it "
                 "needs B not transposed and n a multiple of nr")
+        if self.fuse_pack_b and (not self.pack_b or self.trans_b
+                                 or self.col_edges):
+            raise RequestError(
+                "fuse_pack_b packs each B sliver in the K loop of its first "
+                "tile, from B in place: it needs pack_b, B not transposed "
+                "and n a multiple of nr")
         if self.fault == "write-past-edge":
             self.row_edges = self.col_edges = True
         # Workspace.
@@ -186,6 +199,7 @@ class Params:
                 f"_pfa{self.prefetch_a}_pfb{self.prefetch_b}"
                 f"{'' if self.order == 'bcast' else '_' + self.order}"
                 f"{'' if self.pack_b else '_nopackb'}"
+                f"{'_fusedb' if self.fuse_pack_b else ''}"
                 f"{'' if self.loop_order == 'jr-ir' else '_irjr'}"
                 f"{'_arows' if self.a_rows else ''}"
                 f"{par}{fault}"
@@ -397,18 +411,49 @@ def registers_needed(mr, nv, order):
     return mr * nv + nv + a_regs
 
 
-def _emit_k_step(asm, p, u, row_stride):
+class BStream:
+    """How a K loop reads B: from %rsi, `row` bytes from one k to the next
+    (a packed sliver's NR floats, or B's own row stride in place). With
+    `copy_row`, B is read in place and every vector loaded is stored at
+    %rdi too, `copy_row` bytes per k: the tile that uses a B sliver first
+    packs it."""
+
+    def __init__(self, row, aligned, copy_row=None):
+        self.row, self.aligned, self.copy_row = row, aligned, copy_row
+
+    def emit_advance(self, asm, steps):
+        asm.ins(f"addq ${check_disp(steps * self.row, 'B step')}, %rsi")
+        if self.copy_row:
+            asm.ins(f"addq ${check_disp(steps * self.copy_row, 'B step')}, "
+                    "%rdi")
+
+
+def packed_b(p):
+    """B as the K loop reads it after PACK: packed, or in place."""
+    return BStream(p.b_row, p.pack_b)
+
+
+def _emit_k_step(asm, p, u, row_stride, b):
     """One k step of the COMPUTE microkernel at unroll position u; in the
     rows layout, A's rows are `row_stride` bytes apart."""
     isa = p.isa
     b_reg = p.mr * p.nv
     a_regs = [b_reg + p.nv, b_reg + p.nv + 1]
     for v in range(p.nv):
-        load = "vmovaps" if p.pack_b else "vmovups"
-        asm.ins(f"{load} {u * p.b_row + v * isa.vector_bytes}(%rsi), "
+        load = "vmovaps" if b.aligned else "vmovups"
+        asm.ins(f"{load} {u * b.row + v * isa.vector_bytes}(%rsi), "
                 f"{isa.reg(b_reg + v)}")
-    if p.prefetch_b:
-        asm.ins(f"prefetcht0 {p.prefetch_b + u * p.b_row}(%rsi)")
+        if b.copy_row:
+            asm.ins(f"vmovaps {isa.reg(b_reg + v)}, "
+                    f"{u * b.copy_row + v * isa.vector_bytes}(%rdi)")
+    if b.copy_row:
+        # B in place comes from L2 or beyond: each line of the sliver's
+        # row FUSED_B_PREFETCH_ROWS k ahead.
+        for off in range(0, p.nr * 4, 64):
+            ahead = (FUSED_B_PREFETCH_ROWS + u) * b.row + off
+            asm.ins(f"prefetcht0 {check_disp(ahead, 'B prefetch')}(%rsi)")
+    elif p.prefetch_b:
+        asm.ins(f"prefetcht0 {p.prefetch_b + u * b.row}(%rsi)")
 
     def a_addr(i):
         if p.a_rows:
@@ -573,7 +618,7 @@ def _emit_c_update(asm, p, next_tile):
     asm.place(next_tile)
 
 
-def _emit_k_loops(asm, p, row_stride, k_done):
+def _emit_k_loops(asm, p, row_stride, k_done, b):
     """The K loop over kb, unrolled by k_unroll, and its remainder; falls
     through (or jumps) to `k_done` with the accumulators complete."""
     k_loop = asm.label(f"k loop, unrolled by {p.k_unroll}")
@@ -593,10 +638,10 @@ def _emit_k_loops(asm, p, row_stride, k_done):
     asm.raw("\t.p2align 5")
     asm.place(k_loop)
     for u in range(p.k_unroll):
-        _emit_k_step(asm, p, u, row_stride)
+        _emit_k_step(asm, p, u, row_stride, b)
     a_step = 4 if p.a_rows else p.mr * 4
     asm.ins(f"addq ${p.k_unroll * a_step}, %rax")
-    asm.ins(f"addq ${check_disp(p.k_unroll * p.b_row, 'B step')}, %rsi")
+    b.emit_advance(asm, p.k_unroll)
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
     asm.place(k_rem)
@@ -608,11 +653,51 @@ def _emit_k_loops(asm, p, row_stride, k_done):
         asm.ins(f"andq ${p.k_unroll - 1}, %rcx")
         asm.ins(f"jz {fwd(k_done)}")
         asm.place(k_rem_loop)
-        _emit_k_step(asm, p, 0, row_stride)
+        _emit_k_step(asm, p, 0, row_stride, b)
         asm.ins(f"addq ${a_step}, %rax")
-        asm.ins(f"addq ${p.b_row}, %rsi")
+        b.emit_advance(asm, 1)
         asm.ins("decq %rcx")
         asm.ins(f"jnz {back(k_rem_loop)}")
+
+
+def _emit_c_pointer(asm, p):
+    """%rdi = C + (ic + ir)*ldc + jc + jr: the tile's first element."""
+    asm.ins(f"leaq ({IC},%r15), %rdi")
+    asm.ins(f"imulq ${p.ldc * 4}, %rdi, %rdi")
+    asm.ins(f"leaq ({JC},%r14), %rdx")
+    asm.ins("leaq (%rdi,%rdx,4), %rdi")
+    asm.ins("addq 16(%rbx), %rdi")
+
+
+def _emit_b_in_place(asm, p):
+    """%rsi = B + pc*ldb + jc + jr: the sliver's first element in place."""
+    asm.ins("movq 8(%rbx), %rsi")
+    asm.ins(f"imulq ${check_disp(p.ldb * 4, 'B row')}, {PC}, %rdx")
+    asm.ins("addq %rdx, %rsi")
+    asm.ins(f"leaq ({JC},%r14), %rdx")
+    asm.ins("leaq (%rsi,%rdx,4), %rsi")
+
+
+def _emit_a_k_loops(asm, p, k_done, b):
+    """The K loops for the sliver at %rax, by A's layout; every path ends
+    at `k_done`."""
+    if p.a_pointer_table is not None:
+        # A sliver copied to scratch (its pointer's bit 0 set) has its
+        # rows kc floats apart: the same K loop with that row stride.
+        packed = asm.label("A sliver in scratch rows")
+        asm.ins("btrq $0, %rax")
+        asm.ins(f"jc {fwd(packed)}")
+        if p.conv is not None and p.conv.segmented:
+            p.conv.emit_segmented_k_loops(
+                asm, p, b,
+                lambda u: _emit_k_step(asm, p, u, a_row_stride(p), b))
+        else:
+            _emit_k_loops(asm, p, a_row_stride(p), k_done, b)
+        asm.ins(f"jmp {fwd(k_done)}")
+        asm.place(packed)
+        _emit_k_loops(asm, p, p.kc * 4, k_done, b)
+    else:
+        _emit_k_loops(asm, p, a_row_stride(p), k_done, b)
 
 
 def _emit_compute(asm, p):
@@ -651,38 +736,37 @@ def _emit_compute(asm, p):
         asm.ins(f"leaq {p.bp_offset}(%rbx,%rsi,4), %rsi")
     else:
         asm.comment("B in place: row pc, column jc + jr")
-        asm.ins("movq 8(%rbx), %rsi")
-        asm.ins(f"imulq ${check_disp(p.ldb * 4, 'B row')}, {PC}, %rdx")
-        asm.ins("addq %rdx, %rsi")
-        asm.ins(f"leaq ({JC},%r14), %rdx")
-        asm.ins("leaq (%rsi,%rdx,4), %rsi")
-    asm.ins(f"leaq ({IC},%r15), %rdi")
-    asm.ins(f"imulq ${ldc4}, %rdi, %rdi")
-    asm.ins(f"leaq ({JC},%r14), %rdx")
-    asm.ins("leaq (%rdi,%rdx,4), %rdi")
-    asm.ins("addq 16(%rbx), %rdi")
+        _emit_b_in_place(asm, p)
+    _emit_c_pointer(asm, p)
     line_offsets = sorted(set(range(0, p.nr * 4, 64)) | {p.nr * 4 - 4})
     for i in range(p.mr):
         for off in line_offsets:
             asm.ins(f"prefetcht0 {i * ldc4 + off}(%rdi)")
     for acc in range(p.mr * p.nv):
         _vzero(asm, isa, acc)
-    if p.a_pointer_table is not None:
-        # A sliver copied to scratch (its pointer's bit 0 set) has its
-        # rows kc floats apart: the same K loop with that row stride.
-        packed = asm.label("A sliver in scratch rows")
-        asm.ins("btrq $0, %rax")
-        asm.ins(f"jc {fwd(packed)}")
-        if p.conv is not None and p.conv.segmented:
-            p.conv.emit_segmented_k_loops(
-                asm, p, lambda u: _emit_k_step(asm, p, u, a_row_stride(p)))
+    if p.fuse_pack_b:
+        # The first tile of a B sliver (first row block, ir = 0) reads the
+        # sliver in place and stores it packed as it goes; PACK B is not run.
+        packed_path = asm.label("B sliver packed already")
+        if p.parallel:
+            asm.ins(f"cmpq {RANGE_OFFSET}(%rbx), {IC}")
         else:
-            _emit_k_loops(asm, p, a_row_stride(p), k_done)
+            asm.ins(f"testq {IC}, {IC}")
+        asm.ins(f"jne {fwd(packed_path)}")
+        asm.ins("testq %r15, %r15")
+        asm.ins(f"jne {fwd(packed_path)}")
+        asm.comment("first tile of this B sliver: read B in place, store it "
+                    "packed")
+        asm.ins("movq %rsi, %rdi")
+        _emit_b_in_place(asm, p)
+        fused_done = asm.label("B sliver packed")
+        _emit_a_k_loops(asm, p, fused_done,
+                        BStream(p.ldb * 4, False, p.nr * 4))
+        asm.place(fused_done)
+        _emit_c_pointer(asm, p)
         asm.ins(f"jmp {fwd(k_done)}")
-        asm.place(packed)
-        _emit_k_loops(asm, p, p.kc * 4, k_done)
-    else:
-        _emit_k_loops(asm, p, a_row_stride(p), k_done)
+        asm.place(packed_path)
+    _emit_a_k_loops(asm, p, k_done, packed_b(p))
     asm.place(k_done)
     _emit_c_update(asm, p, next_tile)
     for reg, _, step, bound, loop in (inner, outer):
@@ -755,7 +839,7 @@ def _emit_body(p):
     b_sk, b_sr = (1, p.ldb) if p.trans_b else (p.ldb, 1)
     if conv is not None and conv.gathers == "B":
         conv.emit_gather_pack(asm, p, "B", p.nr, NB, 8, JC, p.bp_offset)
-    elif p.pack_b:
+    elif p.pack_b and not p.fuse_pack_b:
         _emit_pack(asm, p, "B", p.nr, b_sk, b_sr, NB, 8, PC, JC, p.bp_offset,
                    p.col_edges)
     if m_begin:

@@ -220,6 +220,17 @@ CORRECT = [
     ("nhwc_a_rows_pieces_dilated", conv_request(
         isa="avx512", h=11, w=9, c=8, f=16, dilation_w=2, mr=12, nr=16,
         mc=24, nc=16, kc=16, a_layout="rows")),
+    # The filter packed by each sliver's first tile (fuse_pack_b), with A
+    # in place (scratch slivers across rows too), in segments, and in rows
+    # over a batch (each image packs it again).
+    ("nhwc_direct_fused_b", conv_request(
+        h=9, w=10, c=16, f=32, kc=48, a_layout="direct", fuse_pack_b=True)),
+    ("nhwc_direct_segmented_fused_b_avx512", conv_request(
+        isa="avx512", n=2, h=11, w=12, c=16, f=64, mr=12, nr=32, mc=24,
+        nc=32, kc=96, a_layout="direct", loop_order="ir-jr",
+        fuse_pack_b=True)),
+    ("nhwc_a_rows_fused_b_batch2", conv_request(
+        n=2, h=8, w=9, c=3, f=16, kc=27, a_layout="rows", fuse_pack_b=True)),
     ("nchw_3x3_avx2", conv_request(layout="nchw_fchw", c=3, f=7)),
     ("nchw_stride1_vector_gather_batch3", conv_request(
         layout="nchw_fchw", n=3, h=20, w=19, c=2, f=5, nr=16)),
@@ -290,6 +301,10 @@ class ConvRequestTest(unittest.TestCase):
             (conv_request(input_strides=[1, 2]), ["input_strides"]),
             (conv_request(input_strides=[256, 32, 3]), ["overlap"]),
             (conv_request(layout="nchw_fchw", pack_b=False), ["pack_b"]),
+            (conv_request(layout="nchw_fchw", fuse_pack_b=True),
+             ["fuse_pack_b", "nchw_fchw"]),
+            (conv_request(layout="nhwc_fhwc", fuse_pack_b=True),
+             ["fuse_pack_b", "transposed"]),
             (conv_request(m=5), ["unknown field", "m"]),
             (conv_request(a_layout="direct", kc=18), ["direct", "divide",
                                                       "12", "multiple"]),

@@ -194,6 +194,17 @@ CORRECT = [
     ("avx512_40x96x17_ir_jr_b_in_place",
      request(isa="avx512", m=40, n=96, k=17, mr=12, nr=32, mc=24, nc=64,
              kc=8, pack_b=False, loop_order="ir-jr")),
+    # B packed by each sliver's first tile: several jc, pc and ic blocks
+    # (only the first row block packs), a K remainder, row edges.
+    ("avx2_61x48x70_fused_b_multiblock",
+     request(m=61, n=48, k=70, ldb=53, mc=24, nc=32, kc=32, k_unroll=4,
+             fuse_pack_b=True)),
+    ("avx512_45x64x35_fused_b_ir_jr_a_rows",
+     request(isa="avx512", m=45, n=64, k=35, mr=14, nr=32, mc=28, nc=64,
+             kc=24, a_layout="rows", order="embedded", loop_order="ir-jr",
+             fuse_pack_b=True)),
+    ("avx2_5x32x9_fused_b_one_tile_ta",
+     request(m=5, n=32, k=9, trans_a=True, k_unroll=8, fuse_pack_b=True)),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).

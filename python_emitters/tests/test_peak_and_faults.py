@@ -165,6 +165,42 @@ class InPlaceBTest(unittest.TestCase):
         self.assertLess(in_place, packed)
 
 
+class FusedPackBTest(unittest.TestCase):
+    """fuse_pack_b: a B sliver's first tile reads it in place and stores it
+    packed in its K loop; there is no PACK B pass."""
+
+    def test_first_tile_packs_and_named(self):
+        text = emit(request(m=40, n=64, k=20, ldb=70, fuse_pack_b=True))
+        self.assertTrue(header(text, "symbol").endswith(
+            "_fusedb_x86_64_avx2"))
+        self.assertNotIn("PACK B", text)
+        lines = [code(l) for l in body(text)]
+        # In place, B steps by ldb floats (280 bytes); packed, by NR (64).
+        self.assertIn("vmovups 280(%rsi), %ymm12", lines)
+        self.assertIn("vmovaps %ymm12, 64(%rdi)", lines)
+        self.assertIn("vmovaps 64(%rsi), %ymm12", lines)
+        # Prefetch B in place FUSED_B_PREFETCH_ROWS rows ahead.
+        self.assertIn(f"prefetcht0 {8 * 280}(%rsi)", lines)
+
+    def test_workspace_keeps_the_b_panel(self):
+        panels = int(header(emit(request(m=40, n=64, k=20)),
+                            "workspace_bytes"))
+        fused = int(header(emit(request(m=40, n=64, k=20, fuse_pack_b=True)),
+                           "workspace_bytes"))
+        self.assertEqual(fused, panels)
+
+    def test_refused_where_b_cannot_be_read_in_place(self):
+        for changes in ({"trans_b": True}, {"n": 100}, {"pack_b": False}):
+            with self.subTest(changes=changes):
+                with self.assertRaisesRegex(RequestError, "fuse_pack_b"):
+                    emit(request(m=4, k=20, fuse_pack_b=True, **changes))
+
+    def test_same_code_without_it(self):
+        self.assertEqual(
+            body(emit(request(m=40, n=64, k=20))),
+            body(emit(request(m=40, n=64, k=20, fuse_pack_b=False))))
+
+
 class ParallelFormTest(unittest.TestCase):
     """The parallel form reads its part of C from the workspace."""
 

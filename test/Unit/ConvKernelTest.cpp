@@ -10,6 +10,7 @@
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/Partition.h"
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Runtime/ConvValidator.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
@@ -38,7 +39,7 @@ GemmConfig smallConfig(const ConvDesc &d) {
   auto config = chooseGemmConfig(d.gemmView(), host());
   EXPECT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
   GemmConfig c = config ? *config : GemmConfig{};
-  c.packB = true;
+  c.packB = BPacking::Panels;
   c.kc = std::min<int64_t>(c.kc, 24);
   c.mc = std::min<int64_t>(c.mc, 2 * c.mr);
   c.nc = std::min<int64_t>(c.nc, 2 * c.nr);
@@ -136,19 +137,31 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
                               "+avx2,+fma,+avx512f:l1d=48K,l2=2M,l3=260M,"
                               "cores=2");
   ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
-  // res2: read in place, kc the whole run (192), 14 rows (a quarter of the
-  // 56 output columns) so that no sliver crosses an output row.
+  // res2: read in place, one 6x64 sliver across all 64 filters, and one
+  // panel of all of K (576 x 64 floats of filter, 144K: under L2/8).
   QM_ASSERT_EXPECTED(res2,
                      chooseKernelConfig(nhwc(1, 58, 58, 64, 64, 3), *target));
   EXPECT_EQ(res2.aLayout, ALayout::Direct);
-  EXPECT_EQ(res2.kc, 192);
-  EXPECT_EQ(res2.mr, 14);
+  EXPECT_EQ(res2.kc, 576);
+  EXPECT_EQ(res2.mr, 6);
+  EXPECT_EQ(res2.nr, 64);
   EXPECT_EQ(res2.split, SplitAxis::M);
-  // res3: the run (384) is over the model's kc; its largest divisor within.
+  // Every nhwc_hwcf filter is packed by the tiles (packb=fused).
+  EXPECT_EQ(res2.packB, BPacking::Fused);
+  // res3: 128 filters, 14 rows (half of the 28 output columns) so that no
+  // sliver crosses an output row; K = 1152 x 32 floats is 144K: one panel.
   QM_ASSERT_EXPECTED(res3,
                      chooseKernelConfig(nhwc(1, 30, 30, 128, 128, 3), *target));
   EXPECT_EQ(res3.aLayout, ALayout::Direct);
-  EXPECT_EQ(res3.kc, 192);
+  EXPECT_EQ(res3.mr, 14);
+  EXPECT_EQ(res3.kc, 1152);
+  EXPECT_EQ(res3.packB, BPacking::Fused);
+  // res4: K = 2304 is too deep for one panel; the run (768) is over the
+  // model's kc, so its largest divisor within.
+  QM_ASSERT_EXPECTED(res4,
+                     chooseKernelConfig(nhwc(1, 16, 16, 256, 256, 3), *target));
+  EXPECT_EQ(res4.aLayout, ALayout::Direct);
+  EXPECT_EQ(res4.kc, 192);
   // res5: 7 output columns, 7 rows per sliver.
   QM_ASSERT_EXPECTED(res5,
                      chooseKernelConfig(nhwc(1, 9, 9, 512, 512, 3), *target));
@@ -159,13 +172,18 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
   // 49 pixels, 512 filters, A read in place: threads split the filters.
   EXPECT_EQ(res5.split, SplitAxis::N);
   // The stem: a run of 21 has no divisor near the model's kc; read in
-  // place with kc a multiple of it (all of K here), the K loop walking the
-  // 7 runs, and 14 rows (112 output columns).
+  // place with kc all of K (147), the K loop walking the 7 runs, in 6x64
+  // slivers (64 filters).
   QM_ASSERT_EXPECTED(
       stem, chooseKernelConfig(nhwc(1, 230, 230, 3, 64, 7, 2), *target));
   EXPECT_EQ(stem.aLayout, ALayout::Direct);
   EXPECT_EQ(stem.kc, 147);
-  EXPECT_EQ(stem.mr, 14);
+  EXPECT_EQ(stem.nr, 64);
+  // nhwc_fhwc's filter is B transposed: packed by PACK B.
+  ConvDesc fhwc = nhwc(1, 30, 30, 128, 128, 3);
+  fhwc.layout = ConvLayout::NhwcFhwc;
+  QM_ASSERT_EXPECTED(t, chooseKernelConfig(fhwc, *target));
+  EXPECT_EQ(t.packB, BPacking::Panels);
   // A dilated filter: runs of C = 5 floats, too short for the K loop to
   // walk; packed in rows, kc a multiple of 5.
   QM_ASSERT_EXPECTED(
@@ -230,12 +248,40 @@ TEST(ConvKernelTest, ModelConfigsAndVariantsValidate) {
   ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
   EXPECT_TRUE(validates(d, *model));
   GemmConfig inPlace = *model;
-  inPlace.packB = false; // the filter is a K x F matrix: read it in place
+  inPlace.packB = BPacking::InPlace; // the filter is K x F: read in place
   EXPECT_TRUE(validates(d, inPlace));
+  GemmConfig fused = smallConfig(d);
+  fused.packB = BPacking::Fused; // packed by each sliver's first tile
+  fused.mc = 2 * fused.mr;       // later row blocks reuse the packed filter
+  EXPECT_TRUE(validates(d, fused));
   GemmConfig irjr = smallConfig(d);
   irjr.loop = MacroLoopOrder::IrJr;
   irjr.kUnroll = 1;
   EXPECT_TRUE(validates(d, irjr));
+}
+
+TEST(ConvKernelTest, ParallelFusedPackingValidates) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // Each thread packs its own filter slivers, the first time its first row
+  // block uses them: split along M (each thread packs all of them) and
+  // along N (each its own columns).
+  ConvDesc d = nhwc(1, 20, 21, 16, 64, 3);
+  for (SplitAxis split : {SplitAxis::M, SplitAxis::N}) {
+    SCOPED_TRACE(splitName(split).str());
+    GemmConfig c = smallConfig(d);
+    c.packB = BPacking::Fused;
+    c.threads = 2;
+    c.split = split;
+    c.mc = 2 * c.mr;
+    std::vector<GemmRange> parts = partitionGemm(d.gemmView(), c, 2, 0);
+    ASSERT_EQ(parts.size(), 2u);
+    QM_ASSERT_EXPECTED(emitted,
+                       emitConvKernel(d, c, EmitterOptions::defaults()));
+    QM_ASSERT_EXPECTED(
+        report, validateIsolated(d, host(), emitted,
+                                 IsolatedValidationOptions::defaults(), parts));
+    EXPECT_TRUE(report.passed) << report.failure;
+  }
 }
 
 TEST(ConvKernelTest, BrokenKernelsAreCaught) {

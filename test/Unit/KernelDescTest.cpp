@@ -215,6 +215,20 @@ TEST(GemmConfigTest, StrParseRoundTrip) {
   EXPECT_EQ(back.str(), text);
 }
 
+TEST(GemmConfigTest, PackbValues) {
+  for (BPacking p : {BPacking::InPlace, BPacking::Panels, BPacking::Fused}) {
+    GemmConfig c;
+    c.packB = p;
+    QM_ASSERT_EXPECTED(back, GemmConfig::parse(c.str(), GemmConfig()));
+    EXPECT_EQ(back.packB, p) << c.str();
+  }
+  QM_ASSERT_EXPECTED(fused, GemmConfig::parse("packb=fused", GemmConfig()));
+  EXPECT_NE(fused.str().find(",packb=fused,"), std::string::npos);
+  QM_ASSERT_FAILS_WITH(GemmConfig::parse("packb=2", GemmConfig()).takeError(),
+                       "unknown kernel config packb '2'; expected 0, 1 or "
+                       "fused");
+}
+
 TEST(GemmConfigTest, ParsePartialKeepsBase) {
   GemmConfig base;
   base.isa = VectorIsa::Avx512;

@@ -68,12 +68,14 @@ bool lacksRegisters(const SearchSpace &space, const Assignment &a) {
 /// message), or "" when it must not: B in place where the block's nr does
 /// not divide N, a split axis with one thread.
 std::string otherRefusal(const SearchSpace &space, const Assignment &a) {
-  if (choiceOf(space, a, "packb") == "0") {
+  const std::string packb = choiceOf(space, a, "packb");
+  if (packb == "0" || packb == "fused") {
     std::string block = choiceOf(space, a, "block");
     int nr = 0;
     if (llvm::StringRef(block).split('x').second.getAsInteger(10, nr) ||
         nr <= 0 || space.desc().n % nr != 0)
-      return "B in place (packb=0) needs";
+      return packb == "0" ? "B in place (packb=0) needs"
+                          : "B packed by the tiles (packb=fused) needs";
   }
   std::string split = choiceOf(space, a, "split");
   if (!split.empty() && split != "auto" && choiceOf(space, a, "threads") == "1")
@@ -598,7 +600,7 @@ TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
   a[12] = 1; // split M
   QM_ASSERT_EXPECTED(c, space.configFor(a));
   EXPECT_EQ(c.loop, MacroLoopOrder::IrJr);
-  EXPECT_TRUE(c.packB);
+  EXPECT_EQ(c.packB, BPacking::Panels);
   EXPECT_EQ(c.threads, 2);
   EXPECT_EQ(c.split, SplitAxis::M);
   EXPECT_EQ(c.aLayout, ALayout::Rows);
@@ -664,9 +666,11 @@ TEST(SearchSpaceTest, ConvolutionKcChoicesAreWholePiecesOfTheRun) {
   EXPECT_NE(
       std::find(alayout->choices.begin(), alayout->choices.end(), "direct"),
       alayout->choices.end());
-  // The filter may be read in place at any M (3136 here), right after
-  // alayout.
+  // The filter may be read in place, or packed by the tiles, at any M
+  // (3136 here), right after alayout.
   ASSERT_NE(decision(space, "packb"), nullptr);
+  EXPECT_EQ(decision(space, "packb")->choices,
+            (std::vector<std::string>{"1", "0", "fused"}));
   std::vector<std::string> order;
   for (const Decision &d : space.decisions())
     order.push_back(d.key);

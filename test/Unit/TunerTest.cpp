@@ -142,7 +142,7 @@ TEST(TunerTest, TuneConvMakesARecordKeyedByTheConvolution) {
   EXPECT_EQ(result.record.trials, 3);
   // nchw_fchw gathers B: no candidate reads it in place.
   for (const Trial &t : result.history.trials)
-    EXPECT_TRUE(t.config.packB) << t.description;
+    EXPECT_EQ(t.config.packB, BPacking::Panels) << t.description;
   QM_ASSERT_EXPECTED(back, recordFromJson(recordToJson(result.record)));
   EXPECT_EQ(back.key, result.record.key);
 

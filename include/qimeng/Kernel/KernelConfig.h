@@ -42,11 +42,25 @@ enum class ALayout {
   Rows,   ///< "rows": each row's kb floats, kc floats apart (needs A not
           ///< transposed); copied from rows of A with vector moves
   Direct, ///< "direct": nhwc convolutions only, A read where it lies in
-          ///< the input (kc must divide C); docs/KernelContract.md
+          ///< the input (kc divides the input's contiguous run, or is a
+          ///< multiple of it); docs/KernelContract.md
 };
 
 /// "kmajor", "rows", "direct".
 llvm::StringRef aLayoutName(ALayout layout);
+
+/// How B reaches the layout the K loop reads (config key "packb").
+enum class BPacking {
+  InPlace, ///< "0": read where it lies, with its own row stride (small M,
+           ///< where a packed B would be reused only once)
+  Panels,  ///< "1": PACK B copies each kc x nc panel into the workspace
+           ///< before the row blocks that use it (BLIS)
+  Fused,   ///< "fused": the first tile that uses a B sliver reads it in
+           ///< place and stores it packed from its K loop; no PACK B pass
+};
+
+/// "0", "1", "fused".
+llvm::StringRef bPackingName(BPacking packing);
 
 /// Which dimension of C a multi-threaded kernel splits among threads
 /// (Partition.h).
@@ -73,10 +87,8 @@ struct GemmConfig {
   /// Threads: 1 is the single-core kernel; more run the parallel form of
   /// it once per part of C (Partition.h), each with its own workspace.
   int threads = 1;
-  /// Pack B into panels (the BLIS way), or read it in place (small M, where
-  /// packing B costs a full pass over B that is reused only once). In place
-  /// needs B not transposed and N a multiple of nr.
-  bool packB = true;
+  /// In place and fused need B not transposed and N a multiple of nr.
+  BPacking packB = BPacking::Panels;
   MacroLoopOrder loop = MacroLoopOrder::JrIr;
   /// The dimension the threads split (threads > 1 only).
   SplitAxis split = SplitAxis::Auto;

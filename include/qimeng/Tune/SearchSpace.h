@@ -54,16 +54,17 @@ public:
   /// distinct block for the base's block and kc), pfa {0, 256, 512}, pfb
   /// {0, 256}, order {bcast, pipelined, and embedded on avx512}, loop
   /// {jr-ir, ir-jr}; alayout {kmajor, rows} when A is not transposed; then
-  /// packb {1, 0} when B is not transposed and M <= 64;
-  /// then, when base.threads > 1, threads (the base's count, halved down to
-  /// 1, at most three counts) and split {auto, m, n}. A base
-  /// value missing from a list joins it in sorted order; each modelChoice is
-  /// the base's value, so configFor(modelAssignment()) ==
-  /// clampToProblem(base, desc) whenever the base is valid (mc a multiple
-  /// of mr, nc of nr). configFor refuses (the search prunes) an assignment
-  /// whose block lacks the registers for its order, B in place where nr
-  /// does not divide N, and a split other than auto with one thread. The
-  /// target is not consulted beyond the base for now.
+  /// packb {1, 0} when B is not transposed and M <= 64 (the base's packb
+  /// joins them when it is fused); then, when base.threads > 1, threads
+  /// (the base's count, halved down to 1, at most three counts) and split
+  /// {auto, m, n}. A base value missing from a list joins it in sorted
+  /// order; each modelChoice is the base's value, so
+  /// configFor(modelAssignment()) == clampToProblem(base, desc) whenever
+  /// the base is valid (mc a multiple of mr, nc of nr). configFor refuses
+  /// (the search prunes) an assignment whose block lacks the registers for
+  /// its order, B in place or fused where nr does not divide N or B is
+  /// transposed, and a split other than auto with one thread. The target
+  /// is not consulted beyond the base for now.
   /// Without `bInPlace` (a convolution that gathers B) there is no packb
   /// decision.
   static SearchSpace forGemm(const GemmDesc &desc, const Target &target,
@@ -80,7 +81,8 @@ public:
   ///   is at most three times the base kc;
   /// - the alayout decision offers direct (A read in place), which
   ///   configFor refuses unless kc divides the run or is a multiple of it;
-  /// - nhwc_hwcf has a packb decision at any M (after alayout).
+  /// - nhwc_hwcf has a packb decision {1, 0, fused} at any M (after
+  ///   alayout).
   static SearchSpace forProblem(const KernelProblem &problem,
                                 const Target &target, const GemmConfig &base);
 
