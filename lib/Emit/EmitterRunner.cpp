@@ -251,8 +251,7 @@ qimeng::runSandboxedEmitter(llvm::StringRef source, llvm::StringRef requestJson,
     return llvm::createStringError("cannot create the sandbox directory: " +
                                    ec.message());
   std::string dirText(dir);
-  auto cleanup = llvm::make_scope_exit(
-      [&] { llvm::sys::fs::remove_directories(dirText); });
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove_directories(dirText); });
   std::string emitterPath = dirText + "/llm_emitter.py";
   {
     std::error_code ec;

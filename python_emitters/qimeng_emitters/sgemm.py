@@ -32,6 +32,7 @@ from .x86 import Asm, back, check_disp, fwd, xmm
 # Workspace layout (bytes from the workspace pointer).
 SCRATCH_BYTES = 64          # saved A, B, C pointers; the range (parallel)
 RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
+NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b)
 TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
 
 # Test-only deliberately broken kernels: the validator and the isolation
@@ -418,8 +419,11 @@ class BStream:
     %rdi too, `copy_row` bytes per k: the tile that uses a B sliver first
     packs it."""
 
-    def __init__(self, row, aligned, copy_row=None):
+    def __init__(self, row, aligned, copy_row=None, sweep=False):
         self.row, self.aligned, self.copy_row = row, aligned, copy_row
+        # With `sweep`, every K loop iteration also prefetches the next
+        # line of the next B panel in place into L2, %rdx walking it.
+        self.sweep = sweep
 
     def emit_advance(self, asm, steps):
         asm.ins(f"addq ${check_disp(steps * self.row, 'B step')}, %rsi")
@@ -430,7 +434,7 @@ class BStream:
 
 def packed_b(p):
     """B as the K loop reads it after PACK: packed, or in place."""
-    return BStream(p.b_row, p.pack_b)
+    return BStream(p.b_row, p.pack_b, sweep=p.sweep_next_panel)
 
 
 def _emit_k_step(asm, p, u, row_stride, b):
@@ -642,6 +646,9 @@ def _emit_k_loops(asm, p, row_stride, k_done, b):
     a_step = 4 if p.a_rows else p.mr * 4
     asm.ins(f"addq ${p.k_unroll * a_step}, %rax")
     b.emit_advance(asm, p.k_unroll)
+    if b.sweep:
+        asm.ins("prefetcht1 (%rdx)")
+        asm.ins("addq $64, %rdx")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
     asm.place(k_rem)
@@ -698,6 +705,18 @@ def _emit_a_k_loops(asm, p, k_done, b):
         _emit_k_loops(asm, p, p.kc * 4, k_done, b)
     else:
         _emit_k_loops(asm, p, a_row_stride(p), k_done, b)
+
+
+def _emit_swept_k_loops(asm, p, k_done, b):
+    """_emit_a_k_loops, then `k_done` placed after them; when `b` sweeps,
+    %rdx is loaded from the next panel's slot before them and stored back
+    at `k_done`."""
+    if b.sweep:
+        asm.ins(f"movq {NEXT_PANEL_SLOT}(%rbx), %rdx")
+    _emit_a_k_loops(asm, p, k_done, b)
+    asm.place(k_done)
+    if b.sweep:
+        asm.ins(f"movq %rdx, {NEXT_PANEL_SLOT}(%rbx)")
 
 
 def _emit_compute(asm, p):
@@ -760,14 +779,12 @@ def _emit_compute(asm, p):
         asm.ins("movq %rsi, %rdi")
         _emit_b_in_place(asm, p)
         fused_done = asm.label("B sliver packed")
-        _emit_a_k_loops(asm, p, fused_done,
-                        BStream(p.ldb * 4, False, p.nr * 4))
-        asm.place(fused_done)
+        _emit_swept_k_loops(asm, p, fused_done, BStream(
+            p.ldb * 4, False, p.nr * 4, sweep=p.sweep_next_panel))
         _emit_c_pointer(asm, p)
         asm.ins(f"jmp {fwd(k_done)}")
         asm.place(packed_path)
-    _emit_a_k_loops(asm, p, k_done, packed_b(p))
-    asm.place(k_done)
+    _emit_swept_k_loops(asm, p, k_done, packed_b(p))
     _emit_c_update(asm, p, next_tile)
     for reg, _, step, bound, loop in (inner, outer):
         asm.ins(f"addq ${step}, {reg}")
@@ -791,6 +808,11 @@ def _emit_body(p):
     # A convolution (conv2d.py) gathers one operand from its input through
     # offset tables; `conv` is None for a plain GEMM.
     conv = p.conv
+    # With B packed by the tiles and more than one pc block, the K loops
+    # prefetch the next panel into L2, a line per iteration (not where the
+    # segmented K loop holds the column table in %rdx).
+    p.sweep_next_panel = p.fuse_pack_b and p.k > p.kc and not (
+        conv is not None and conv.segmented)
     if conv is None:
         asm.ins("movq %rdi, 0(%rcx)")
         asm.ins("movq %rsi, 8(%rcx)")
@@ -835,6 +857,24 @@ def _emit_body(p):
     asm.ins(f"movq ${p.k}, {KB}")
     asm.ins(f"subq {PC}, {KB}")
     _min_into(asm, KB, p.kc)
+    if p.sweep_next_panel:
+        # The tiles prefetch the panel the next pc block packs, from its
+        # first row in place; after the last pc block, the next jc block's.
+        last = asm.label("next B panel: after the last pc block")
+        start = asm.label("next B panel: start set")
+        asm.ins("movq 8(%rbx), %rax")
+        asm.ins(f"leaq {p.kc}({PC}), %rdx")
+        asm.ins(f"cmpq ${p.k}, %rdx")
+        asm.ins(f"jae {fwd(last)}")
+        asm.ins(f"imulq ${check_disp(p.ldb * 4, 'B row')}, %rdx, %rdx")
+        asm.ins("addq %rdx, %rax")
+        asm.ins(f"leaq (%rax,{JC},4), %rax")
+        asm.ins(f"jmp {fwd(start)}")
+        asm.place(last)
+        asm.ins(f"leaq {check_disp(p.nc * 4, 'B column')}(%rax,{JC},4), "
+                "%rax")
+        asm.place(start)
+        asm.ins(f"movq %rax, {NEXT_PANEL_SLOT}(%rbx)")
     # B(k, j): element (k, j) at k*ldb + j, or j*ldb + k when transposed.
     b_sk, b_sr = (1, p.ldb) if p.trans_b else (p.ldb, 1)
     if conv is not None and conv.gathers == "B":

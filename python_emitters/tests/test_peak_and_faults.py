@@ -182,6 +182,19 @@ class FusedPackBTest(unittest.TestCase):
         # Prefetch B in place FUSED_B_PREFETCH_ROWS rows ahead.
         self.assertIn(f"prefetcht0 {8 * 280}(%rsi)", lines)
 
+    def test_tiles_prefetch_the_next_panel(self):
+        # K = 70 in kc = 32 blocks: the K loops walk the next panel in place.
+        lines = [code(l) for l in body(emit(request(
+            m=40, n=64, k=70, kc=32, fuse_pack_b=True)))]
+        self.assertIn("prefetcht1 (%rdx)", lines)
+        self.assertIn("movq %rdx, 56(%rbx)", lines)
+        # The next panel starts at row pc + kc; a row is 64 floats.
+        self.assertIn("imulq $256, %rdx, %rdx", lines)
+        # One pc block: there is no next panel.
+        one = [code(l) for l in body(emit(request(
+            m=40, n=64, k=20, fuse_pack_b=True)))]
+        self.assertNotIn("prefetcht1 (%rdx)", one)
+
     def test_workspace_keeps_the_b_panel(self):
         panels = int(header(emit(request(m=40, n=64, k=20)),
                             "workspace_bytes"))
