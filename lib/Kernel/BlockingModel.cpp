@@ -137,16 +137,15 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
       return std::max<int64_t>(config->mr,
                                l2 / 2 / (kc * 4) / config->mr * config->mr);
     };
-    // kc for A read in place: the largest divisor of the run within the
-    // (clamped) model kc when that is at least a quarter of it (and a
-    // vector), so each panel row is one piece of the input; else, for runs
-    // of at least half a vector, the largest multiple of the run within
-    // it, so each panel row is whole runs, which the microkernel's K loop
-    // walks one at a time (segments). 0: copy A in rows instead.
-    // When a B sliver of all of K takes at most an eighth of L2 (and K is
-    // whole runs, as it is for unit width dilation), one panel spans K: C
-    // is then updated once per tile, not once per panel, and the sliver
-    // streams from L2.
+    // kc for A read in place: all of K when a B sliver of all of K takes
+    // at most an eighth of L2 and K is whole runs (unit width dilation), so
+    // that each tile updates C once and its sliver streams from L2; else
+    // the largest divisor of the run within the (clamped) model kc when
+    // that is at least a quarter of it (and a vector), so each panel row is
+    // one piece of the input; else, for runs of at least half a vector, the
+    // largest multiple of the run within it, so each panel row is whole
+    // runs, which the microkernel's K loop walks one at a time (segments).
+    // 0: copy A in rows instead.
     auto directKc = [&]() -> int64_t {
       const int64_t k = problem.gemm().k;
       if (k * config->nr * 4 <= l2 / 8 && k % run == 0 && 2 * run >= lanes)
