@@ -148,7 +148,7 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
     // 0: copy A in rows instead.
     auto directKc = [&]() -> int64_t {
       const int64_t k = problem.gemm().k;
-      if (k * config->nr * 4 <= l2 / 8 && k % run == 0 && 2 * run >= lanes)
+      if (k * config->nr * 4 <= l2 / 4 && k % run == 0 && 2 * run >= lanes)
         return k;
       int64_t kc = conv->largestRunDivisorAtMost(config->kc);
       if (kc >= lanes && 4 * kc >= config->kc)
@@ -168,11 +168,12 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
         kc = directKc();
       };
       auto table = microKernelTable(config->isa);
-      auto allFilters = std::find_if(
-          table.begin(), table.end(),
-          [&](const MicroKernelShape &s) { return s.nr == conv->f; });
-      if (allFilters != table.end()) {
-        reshape(*allFilters);
+      const MicroKernelShape *widest = nullptr;
+      for (const MicroKernelShape &s : table)
+        if (conv->f % s.nr == 0 && (!widest || s.nr > widest->nr))
+          widest = &s;
+      if (widest && widest->nr > config->nr) {
+        reshape(*widest);
       } else if (conv->ow() % config->mr != 0) {
         for (const MicroKernelShape &shape : table)
           if (shape.nr == config->nr && conv->ow() % shape.mr == 0) {

@@ -138,7 +138,7 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
                               "cores=2");
   ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
   // res2: read in place, one 6x64 sliver across all 64 filters, and one
-  // panel of all of K (576 x 64 floats of filter, 144K: under L2/8).
+  // panel of all of K (576 x 64 floats of filter, 144K: under L2/4).
   QM_ASSERT_EXPECTED(res2,
                      chooseKernelConfig(nhwc(1, 58, 58, 64, 64, 3), *target));
   EXPECT_EQ(res2.aLayout, ALayout::Direct);
@@ -148,27 +148,41 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
   EXPECT_EQ(res2.split, SplitAxis::M);
   // Every nhwc_hwcf filter is packed by the tiles (packb=fused).
   EXPECT_EQ(res2.packB, BPacking::Fused);
-  // res3: 128 filters, 14 rows (half of the 28 output columns) so that no
-  // sliver crosses an output row; K = 1152 x 32 floats is 144K: one panel.
+  // res3: 128 filters, 6x64 (the widest block whose nr divides F); K =
+  // 1152 x 64 floats is 288K: one panel.
   QM_ASSERT_EXPECTED(res3,
                      chooseKernelConfig(nhwc(1, 30, 30, 128, 128, 3), *target));
   EXPECT_EQ(res3.aLayout, ALayout::Direct);
-  EXPECT_EQ(res3.mr, 14);
+  EXPECT_EQ(res3.mr, 6);
+  EXPECT_EQ(res3.nr, 64);
   EXPECT_EQ(res3.kc, 1152);
   EXPECT_EQ(res3.packB, BPacking::Fused);
   // res4: K = 2304 is too deep for one panel; the run (768) is over the
-  // model's kc, so its largest divisor within.
+  // model's kc for nr = 64 (96), so its largest divisor within.
   QM_ASSERT_EXPECTED(res4,
                      chooseKernelConfig(nhwc(1, 16, 16, 256, 256, 3), *target));
   EXPECT_EQ(res4.aLayout, ALayout::Direct);
-  EXPECT_EQ(res4.kc, 192);
-  // res5: 7 output columns, 7 rows per sliver.
+  EXPECT_EQ(res4.nr, 64);
+  EXPECT_EQ(res4.kc, 96);
+  // 32 filters: no block wider than the table's first (12x32); 14 rows
+  // (half of the 28 output columns) keep every sliver in one output row,
+  // and 7 rows for 7 columns.
+  QM_ASSERT_EXPECTED(f32,
+                     chooseKernelConfig(nhwc(1, 30, 30, 128, 32, 3), *target));
+  EXPECT_EQ(f32.mr, 14);
+  EXPECT_EQ(f32.nr, 32);
+  QM_ASSERT_EXPECTED(f32w7,
+                     chooseKernelConfig(nhwc(1, 9, 9, 128, 32, 3), *target));
+  EXPECT_EQ(f32w7.mr, 7);
+  EXPECT_EQ(f32w7.nr, 32);
+  // res5: 49 rows in 6-row slivers (the last one short), all of M in one
+  // block.
   QM_ASSERT_EXPECTED(res5,
                      chooseKernelConfig(nhwc(1, 9, 9, 512, 512, 3), *target));
   EXPECT_EQ(res5.aLayout, ALayout::Direct);
-  EXPECT_EQ(res5.mr, 7);
-  EXPECT_EQ(res5.nr, 32);
-  EXPECT_EQ(res5.mc, 49);
+  EXPECT_EQ(res5.mr, 6);
+  EXPECT_EQ(res5.nr, 64);
+  EXPECT_EQ(res5.mc, 54);
   // 49 pixels, 512 filters, A read in place: threads split the filters.
   EXPECT_EQ(res5.split, SplitAxis::N);
   // The stem: a run of 21 has no divisor near the model's kc; read in
