@@ -208,14 +208,22 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
 
 TEST(ConvKernelTest, ModelConfigsValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
-  // The model's own configs (direct with kc = KW*C, rows in pieces), with
-  // the blocks shrunk so that mc boundaries fall inside the shapes.
+  // The model's own configs (direct with kc = KW*C, rows in pieces; 6x64
+  // with the filter packed by the tiles for 64 filters, slivers across
+  // output rows, and for 128 filters over 256 channels, K in 24 panels
+  // with the next one prefetched), with the blocks shrunk so that mc
+  // boundaries fall inside the shapes.
   for (ConvDesc d : {nhwc(1, 18, 18, 16, 32, 3), nhwc(1, 16, 30, 16, 40, 3),
-                     nhwc(1, 37, 35, 3, 32, 7, 2), nhwc(2, 9, 11, 8, 16, 3)}) {
+                     nhwc(1, 37, 35, 3, 32, 7, 2), nhwc(2, 9, 11, 8, 16, 3),
+                     nhwc(1, 16, 17, 16, 64, 3), nhwc(1, 7, 8, 256, 128, 3)}) {
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
     c.mc = std::min<int64_t>(c.mc, 3 * c.mr);
     EXPECT_TRUE(validates(d, c)) << c.str();
+    if (d.f >= 64 && host().bestIsa() == VectorIsa::Avx512) {
+      EXPECT_EQ(c.nr, 64) << c.str();
+      EXPECT_EQ(c.packB, BPacking::Fused) << c.str();
+    }
   }
 }
 
