@@ -35,11 +35,12 @@ RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b)
 TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
 
-# Test-only deliberately broken kernels: the validator and the isolation
-# must catch each of them.
 # How many k rows ahead the tile that packs a B sliver (fuse_pack_b)
 # prefetches B in place.
 FUSED_B_PREFETCH_ROWS = 8
+
+# Test-only deliberately broken kernels: the validator and the isolation
+# must catch each of them.
 FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 
 # Register map of the body (see docs/KernelContract.md).
@@ -183,6 +184,14 @@ class Params:
         check_disp(self.mr * self.ldc * 4, "C row")
         check_disp(max(self.lda, self.ldb) * 4 * max(self.mr, self.nr),
                    "packing source")
+
+    @property
+    def sweep_next_panel(self):
+        """With B packed by the tiles and more than one pc block, the K
+        loops prefetch the next panel into L2, a line per iteration (not
+        where the segmented K loop holds the column table in %rdx)."""
+        return self.fuse_pack_b and self.k > self.kc and not (
+            self.conv is not None and self.conv.segmented)
 
     def symbol(self):
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
@@ -808,11 +817,6 @@ def _emit_body(p):
     # A convolution (conv2d.py) gathers one operand from its input through
     # offset tables; `conv` is None for a plain GEMM.
     conv = p.conv
-    # With B packed by the tiles and more than one pc block, the K loops
-    # prefetch the next panel into L2, a line per iteration (not where the
-    # segmented K loop holds the column table in %rdx).
-    p.sweep_next_panel = p.fuse_pack_b and p.k > p.kc and not (
-        conv is not None and conv.segmented)
     if conv is None:
         asm.ins("movq %rdi, 0(%rcx)")
         asm.ins("movq %rsi, 8(%rcx)")
