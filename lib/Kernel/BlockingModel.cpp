@@ -99,9 +99,9 @@ modelConfig(const GemmDesc &desc, const Target &target, bool bInPlace) {
   // block whose nr divides N (docs/BlockingModel.md).
   const MicroKernelShape *chosen = &table.front();
   BPacking packB = BPacking::Panels;
-  if (bInPlace && desc.m <= 16 && !desc.transB) {
+  if (bInPlace && desc.m <= 16) {
     for (const MicroKernelShape &s : table)
-      if (desc.n % s.nr == 0 &&
+      if (desc.bSliversInPlace(s.nr) &&
           (packB == BPacking::Panels || s.nr > chosen->nr)) {
         chosen = &s;
         packB = BPacking::InPlace;
@@ -193,9 +193,8 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
     *config = clampToProblem(*config, problem.gemm());
     // The filter is packed by the first tile that uses each sliver, from
     // its K loop, rather than by a pass of its own before the tiles.
-    const GemmDesc view = problem.gemm();
-    if (config->packB == BPacking::Panels && !view.transB &&
-        view.n % config->nr == 0)
+    if (config->packB == BPacking::Panels &&
+        problem.gemm().bSliversInPlace(config->nr))
       config->packB = BPacking::Fused;
   }
   // Threads split the gathered operand's dimension, so that each gathers

@@ -397,7 +397,7 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       c.vectorRegistersNeeded(lanes), isaName(c.isa),
                       Target::vectorRegisters(c.isa))
             .str());
-  if (c.packB != BPacking::Panels && (desc_.transB || desc_.n % c.nr != 0))
+  if (c.packB != BPacking::Panels && !desc_.bSliversInPlace(c.nr))
     return llvm::createStringError(
         llvm::formatv("B {0} (packb={1}) needs B not transposed and N = "
                       "{2} a multiple of nr = {3}",

@@ -43,6 +43,10 @@ struct GemmDesc {
 
   double flops() const { return 2.0 * m * n * k; }
 
+  /// Whether NR-wide slivers of B can be read where B lies (B in place, or
+  /// packed by the tiles): B not transposed and N a multiple of nr.
+  bool bSliversInPlace(int nr) const { return !transB && n % nr == 0; }
+
   /// Checks sizes >= 1 and leading dimensions wide enough.
   llvm::Error verify() const;
 
