@@ -18,7 +18,8 @@ using namespace qimeng;
 namespace {
 // Per-target microkernel tables: data, not code. Preferred block first.
 // Register use is mr * nr/lanes accumulators + nr/lanes B vectors + 1
-// broadcast register, which must fit the register file.
+// broadcast register, which must fit the register file; a block that needs
+// one more names an order (bmem) that holds one B vector fewer.
 const MicroKernelShape kAvx2Shapes[] = {
     {VectorIsa::Avx2, 6, 16, 4, 0, 0},
     {VectorIsa::Avx2, 4, 24, 4, 0, 0},
@@ -31,6 +32,8 @@ const MicroKernelShape kAvx512Shapes[] = {
     {VectorIsa::Avx512, 8, 48, 4, 0, 0},
     // Seven rows: one output row of a 7-wide convolution layer per sliver.
     {VectorIsa::Avx512, 7, 32, 4, 0, 0},
+    // 28 accumulators: the fourth B vector is read by its FMAs from L1.
+    {VectorIsa::Avx512, 7, 64, 4, 0, 0, KStepOrder::BMem},
 };
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -64,6 +67,7 @@ static GemmConfig withShape(GemmConfig c, const MicroKernelShape &shape,
                             const Target &target) {
   c.mr = shape.mr;
   c.nr = shape.nr;
+  c.order = shape.order;
   c.kUnroll = shape.kUnroll;
   c.prefetchA = shape.prefetchA;
   c.prefetchB = shape.prefetchB;
@@ -158,9 +162,10 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
       return 0;
     };
     // A block whose nr is all of the filters reads each pixel's input once
-    // per panel, in one sliver. Otherwise, a block of the same nr whose mr
-    // divides the output width keeps every sliver in one output row, so
-    // that none is copied.
+    // per panel, in one sliver: the widest whose nr divides F, of those the
+    // tallest, whose tiles stream each B sliver for the most rows.
+    // Otherwise, a block of the same nr whose mr divides the output width
+    // keeps every sliver in one output row, so that none is copied.
     if (int64_t kc = directKc()) {
       auto reshape = [&](const MicroKernelShape &shape) {
         *config =
@@ -170,7 +175,8 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
       auto table = microKernelTable(config->isa);
       const MicroKernelShape *widest = nullptr;
       for (const MicroKernelShape &s : table)
-        if (conv->f % s.nr == 0 && (!widest || s.nr > widest->nr))
+        if (conv->f % s.nr == 0 && (!widest || s.nr > widest->nr ||
+                                    (s.nr == widest->nr && s.mr > widest->mr)))
           widest = &s;
       if (widest && widest->nr > config->nr) {
         reshape(*widest);

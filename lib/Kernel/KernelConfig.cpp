@@ -2,6 +2,7 @@
 #include "qimeng/Kernel/KernelConfig.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
 #include <initializer_list>
 #include <utility>
 
@@ -15,6 +16,8 @@ llvm::StringRef qimeng::orderName(KStepOrder order) {
     return "pipelined";
   case KStepOrder::Embedded:
     return "embedded";
+  case KStepOrder::BMem:
+    return "bmem";
   }
   return "bcast";
 }
@@ -72,10 +75,12 @@ std::string GemmConfig::str() const {
 
 int GemmConfig::vectorRegistersNeeded(int lanes) const {
   int nv = lanes > 0 ? (nr + lanes - 1) / lanes : 0;
+  // bmem leaves the last B vector in memory.
+  int bRegisters = order == KStepOrder::BMem ? std::max(nv - 1, 0) : nv;
   int aRegisters = order == KStepOrder::Pipelined  ? 2
                    : order == KStepOrder::Embedded ? 0
                                                    : 1;
-  return mr * nv + nv + aRegisters;
+  return mr * nv + bRegisters + aRegisters;
 }
 
 /// Sets `out` to the value named `value` among `choices`; an error naming
@@ -121,7 +126,8 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
               parseChoice<KStepOrder>(key, value,
                                       {{"bcast", KStepOrder::Broadcast},
                                        {"pipelined", KStepOrder::Pipelined},
-                                       {"embedded", KStepOrder::Embedded}},
+                                       {"embedded", KStepOrder::Embedded},
+                                       {"bmem", KStepOrder::BMem}},
                                       config.order))
         return std::move(err);
       continue;

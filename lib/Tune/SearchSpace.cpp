@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Tune/SearchSpace.h"
 #include "qimeng/Kernel/BlockingModel.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
@@ -185,10 +186,17 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   decisions.push_back(numericDecision("pfa", {0, 256, 512}, base.prefetchA));
   decisions.push_back(numericDecision("pfb", {0, 256}, base.prefetchB));
   // Instruction orders of the K step; blocks without the registers for
-  // one are pruned in configFor.
+  // one are pruned in configFor. bmem (one B vector fewer) where a block of
+  // the table or the base needs it.
   Decision order{"order", {"bcast", "pipelined"}, 0};
   if (base.isa == VectorIsa::Avx512)
     order.choices.push_back("embedded");
+  llvm::ArrayRef<MicroKernelShape> table = microKernelTable(base.isa);
+  if (base.order == KStepOrder::BMem ||
+      llvm::any_of(table, [](const MicroKernelShape &s) {
+        return s.order == KStepOrder::BMem;
+      }))
+    order.choices.push_back(orderName(KStepOrder::BMem).str());
   for (size_t i = 0; i < order.choices.size(); ++i)
     if (order.choices[i] == orderName(base.order))
       order.modelChoice = static_cast<int>(i);

@@ -406,19 +406,23 @@ def _emit_pack_a_rows(asm, p):
 #   pipelined  the broadcast of row i+1 is issued before the FMAs of row i,
 #              alternating two A registers (one more register);
 #   embedded   AVX-512 only: FMAs take A straight from memory with an
-#              embedded {1toN} broadcast (no A register at all).
+#              embedded {1toN} broadcast (no A register at all);
+#   bmem       bcast, but the last B vector is not loaded: each row's FMA
+#              on it reads it from memory (L1), which frees its register
+#              (7x64 on AVX-512: 28 accumulators, 3 B vectors, A).
 LOOP_ORDERS = ("jr-ir", "ir-jr")
 # Packed A slivers: k-major (MR floats per k, BLIS) or rows (each of the MR
 # rows kb floats long, kc floats apart).
 A_LAYOUTS = ("k-major", "rows")
 # conv2d.py also takes "direct" (A read in place from the input).
-ORDERS = ("bcast", "pipelined", "embedded")
+ORDERS = ("bcast", "pipelined", "embedded", "bmem")
 
 
 def registers_needed(mr, nv, order):
     """Vector registers a K step uses: accumulators, B vectors, A."""
-    a_regs = {"bcast": 1, "pipelined": 2, "embedded": 0}[order]
-    return mr * nv + nv + a_regs
+    b_regs = nv - 1 if order == "bmem" else nv
+    a_regs = {"bcast": 1, "pipelined": 2, "embedded": 0, "bmem": 1}[order]
+    return mr * nv + b_regs + a_regs
 
 
 class BStream:
@@ -452,12 +456,23 @@ def _emit_k_step(asm, p, u, row_stride, b):
     isa = p.isa
     b_reg = p.mr * p.nv
     a_regs = [b_reg + p.nv, b_reg + p.nv + 1]
+    # B vectors held in registers; in bmem the last one's register holds A.
+    b_held = p.nv - 1 if p.order == "bmem" else p.nv
+    if p.order == "bmem":
+        a_regs = [b_reg + b_held]
+
+    def b_addr(v):
+        return f"{u * b.row + v * isa.vector_bytes}(%rsi)"
+
+    load = "vmovaps" if b.aligned else "vmovups"
     for v in range(p.nv):
-        load = "vmovaps" if b.aligned else "vmovups"
-        asm.ins(f"{load} {u * b.row + v * isa.vector_bytes}(%rsi), "
-                f"{isa.reg(b_reg + v)}")
+        # A vector not held is loaded only to be copied, through A's
+        # register, before A's first broadcast.
+        reg = isa.reg(b_reg + v if v < b_held else a_regs[0])
+        if v < b_held or b.copy_row:
+            asm.ins(f"{load} {b_addr(v)}, {reg}")
         if b.copy_row:
-            asm.ins(f"vmovaps {isa.reg(b_reg + v)}, "
+            asm.ins(f"vmovaps {reg}, "
                     f"{u * b.copy_row + v * isa.vector_bytes}(%rdi)")
     if b.copy_row:
         # B in place comes from L2 or beyond: each line of the sliver's
@@ -476,9 +491,10 @@ def _emit_k_step(asm, p, u, row_stride, b):
     def fmas(i, a_operand):
         for v in range(p.nv):
             acc = i * p.nv + v
-            asm.ins(f"vfmadd231ps {a_operand}, {isa.reg(b_reg + v)}, "
+            b_operand = isa.reg(b_reg + v) if v < b_held else b_addr(v)
+            asm.ins(f"vfmadd231ps {a_operand}, {b_operand}, "
                     f"{isa.reg(acc)}" if p.order == "embedded" else
-                    f"vfmadd231ps {isa.reg(b_reg + v)}, {a_operand}, "
+                    f"vfmadd231ps {b_operand}, {a_operand}, "
                     f"{isa.reg(acc)}")
 
     if p.order == "embedded":

@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
         for (long c = 0; c < C; c++)
             for (long h = 0; h < H; h++)
                 for (long w = 0; w < W; w++)
-                    IN(n, c, h, w) = (float)((n * 3 + c * 7 + h * 5 + w * 11)
+                    IN(n, c, h, w) = (float)((n * 3 + c * 2 + h * 5 + w * 11)
                                              % 7) - 3.0f;
     float *flt = guarded(KH * KW * C * F, NAN);
     #define FLT(f, c, kh, kw) flt[nchw ? (((f) * C + (c)) * KH + (kh)) * KW \
@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
         for (long c = 0; c < C; c++)
             for (long kh = 0; kh < KH; kh++)
                 for (long kw = 0; kw < KW; kw++)
-                    FLT(f, c, kh, kw) = (float)((f * 5 + c * 3 + kh * 7
+                    FLT(f, c, kh, kw) = (float)((f * 3 + c * 4 + kh * 7
                                                  + kw * 2) % 5) - 2.0f;
     long out_count = N * OH * OW * F;
     float *out = guarded(out_count, SENTINEL);
@@ -231,6 +231,14 @@ CORRECT = [
         fuse_pack_b=True)),
     ("nhwc_a_rows_fused_b_batch2", conv_request(
         n=2, h=8, w=9, c=3, f=16, kc=27, a_layout="rows", fuse_pack_b=True)),
+    # The conv model's 7x64 (bmem) block: one panel of all of K, and K in
+    # segments of whole runs.
+    ("nhwc_direct_fused_b_7x64_bmem", conv_request(
+        isa="avx512", h=9, w=9, c=16, f=64, mr=7, nr=64, mc=14, nc=64,
+        kc=144, a_layout="direct", fuse_pack_b=True, order="bmem")),
+    ("nhwc_direct_segmented_7x64_bmem_batch2", conv_request(
+        isa="avx512", n=2, h=10, w=11, c=16, f=128, mr=7, nr=64, mc=21,
+        nc=64, kc=96, a_layout="direct", fuse_pack_b=True, order="bmem")),
     ("nchw_3x3_avx2", conv_request(layout="nchw_fchw", c=3, f=7)),
     ("nchw_stride1_vector_gather_batch3", conv_request(
         layout="nchw_fchw", n=3, h=20, w=19, c=2, f=5, nr=16)),

@@ -205,6 +205,17 @@ CORRECT = [
              fuse_pack_b=True)),
     ("avx2_5x32x9_fused_b_one_tile_ta",
      request(m=5, n=32, k=9, trans_a=True, k_unroll=8, fuse_pack_b=True)),
+    # The last B vector read by the FMAs from memory: row and column edges,
+    # a K remainder; A in rows; B packed by the tiles (in place, copied).
+    ("avx512_50x130x37_7x64_bmem_edges",
+     request(isa="avx512", m=50, n=130, k=37, mr=7, nr=64, mc=14, nc=128,
+             kc=16, order="bmem", k_unroll=4)),
+    ("avx2_23x40x19_7x16_bmem_a_rows",
+     request(m=23, n=40, k=19, mr=7, nr=16, mc=14, nc=32, kc=8,
+             order="bmem", a_layout="rows")),
+    ("avx512_30x128x41_7x64_bmem_fused_b",
+     request(isa="avx512", m=30, n=128, k=41, mr=7, nr=64, mc=14, nc=128,
+             kc=16, ldb=133, order="bmem", fuse_pack_b=True)),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).

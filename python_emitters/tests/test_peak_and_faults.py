@@ -112,6 +112,28 @@ class OrderTest(unittest.TestCase):
         with self.assertRaisesRegex(RequestError, "needs avx512"):
             emit(request(order="embedded"))
 
+    def test_bmem_reads_the_last_b_vector_from_memory(self):
+        # 7x64: 28 accumulators, B vectors 0-2 in zmm28-30, A in zmm31.
+        req = request(isa="avx512", mr=7, nr=64, m=14, n=64, mc=14, nc=64,
+                      k_unroll=1, order="bmem")
+        fmas = self.fma_lines(req)
+        in_memory = [l for l in fmas if l.split()[1].endswith("(%rsi),")]
+        self.assertEqual(len(in_memory) * 4, len(fmas))
+        self.assertTrue(all(l.split()[1] == "192(%rsi)," for l in in_memory))
+        self.assertEqual({l.split(",")[1].strip() for l in fmas}, {"%zmm31"})
+        self.assertEqual({l.split()[1].rstrip(",") for l in fmas} - {
+            "192(%rsi)"}, {"%zmm28", "%zmm29", "%zmm30"})
+        self.assertTrue(header(emit(req), "symbol").endswith(
+            "_bmem_x86_64_avx512"))
+
+    def test_bmem_frees_one_register(self):
+        # 7x64 in bcast: 28 + 4 + 1 = 33 > 32 registers.
+        with self.assertRaisesRegex(RequestError, "needs 33 vector registers"):
+            emit(request(isa="avx512", mr=7, nr=64, order="bcast"))
+        emit(request(isa="avx512", mr=7, nr=64, mc=14, nc=64, order="bmem"))
+        # AVX2 too: 7x16 is 14 + 1 + 1.
+        emit(request(mr=7, nr=16, mc=14, nc=32, order="bmem"))
+
     def test_pipelined_alternates_two_a_registers(self):
         fmas = self.fma_lines(request(order="pipelined"))
         a_regs = {l.split(",")[1].strip() for l in fmas}
@@ -131,7 +153,8 @@ class OrderTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             for isa, mr, nr, order in (("avx2", 6, 16, "pipelined"),
                                        ("avx512", 12, 32, "pipelined"),
-                                       ("avx512", 14, 32, "embedded")):
+                                       ("avx512", 14, 32, "embedded"),
+                                       ("avx512", 7, 64, "bmem")):
                 proc = assemble(emit(request(isa=isa, mr=mr, nr=nr, m=29,
                                              n=40, mc=mr * 4, nc=nr * 4,
                                              order=order)),

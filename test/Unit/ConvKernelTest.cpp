@@ -137,23 +137,25 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
                               "+avx2,+fma,+avx512f:l1d=48K,l2=2M,l3=260M,"
                               "cores=2");
   ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
-  // res2: read in place, one 6x64 sliver across all 64 filters, and one
-  // panel of all of K (576 x 64 floats of filter, 144K: under L2/4).
+  // res2: read in place, one 7x64 sliver across all 64 filters (the
+  // tallest of the widest blocks, bmem), and one panel of all of K (576 x
+  // 64 floats of filter, 144K: under L2/4).
   QM_ASSERT_EXPECTED(res2,
                      chooseKernelConfig(nhwc(1, 58, 58, 64, 64, 3), *target));
   EXPECT_EQ(res2.aLayout, ALayout::Direct);
   EXPECT_EQ(res2.kc, 576);
-  EXPECT_EQ(res2.mr, 6);
+  EXPECT_EQ(res2.mr, 7);
   EXPECT_EQ(res2.nr, 64);
+  EXPECT_EQ(res2.order, KStepOrder::BMem);
   EXPECT_EQ(res2.split, SplitAxis::M);
   // Every nhwc_hwcf filter is packed by the tiles (packb=fused).
   EXPECT_EQ(res2.packB, BPacking::Fused);
-  // res3: 128 filters, 6x64 (the widest block whose nr divides F); K =
+  // res3: 128 filters, 7x64 (the widest block whose nr divides F); K =
   // 1152 x 64 floats is 288K: one panel.
   QM_ASSERT_EXPECTED(res3,
                      chooseKernelConfig(nhwc(1, 30, 30, 128, 128, 3), *target));
   EXPECT_EQ(res3.aLayout, ALayout::Direct);
-  EXPECT_EQ(res3.mr, 6);
+  EXPECT_EQ(res3.mr, 7);
   EXPECT_EQ(res3.nr, 64);
   EXPECT_EQ(res3.kc, 1152);
   EXPECT_EQ(res3.packB, BPacking::Fused);
@@ -175,18 +177,17 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
                      chooseKernelConfig(nhwc(1, 9, 9, 128, 32, 3), *target));
   EXPECT_EQ(f32w7.mr, 7);
   EXPECT_EQ(f32w7.nr, 32);
-  // res5: 49 rows in 6-row slivers (the last one short), all of M in one
-  // block.
+  // res5: 49 rows in seven 7-row slivers, all of M in one block.
   QM_ASSERT_EXPECTED(res5,
                      chooseKernelConfig(nhwc(1, 9, 9, 512, 512, 3), *target));
   EXPECT_EQ(res5.aLayout, ALayout::Direct);
-  EXPECT_EQ(res5.mr, 6);
+  EXPECT_EQ(res5.mr, 7);
   EXPECT_EQ(res5.nr, 64);
-  EXPECT_EQ(res5.mc, 54);
+  EXPECT_EQ(res5.mc, 49);
   // 49 pixels, 512 filters, A read in place: threads split the filters.
   EXPECT_EQ(res5.split, SplitAxis::N);
   // The stem: a run of 21 has no divisor near the model's kc; read in
-  // place with kc all of K (147), the K loop walking the 7 runs, in 6x64
+  // place with kc all of K (147), the K loop walking the 7 runs, in 7x64
   // slivers (64 filters).
   QM_ASSERT_EXPECTED(
       stem, chooseKernelConfig(nhwc(1, 230, 230, 3, 64, 7, 2), *target));
@@ -208,11 +209,11 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
 
 TEST(ConvKernelTest, ModelConfigsValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
-  // The model's own configs (direct with kc = KW*C, rows in pieces; 6x64
-  // with the filter packed by the tiles for 64 filters, slivers across
-  // output rows, and for 128 filters over 256 channels, K in 24 panels
-  // with the next one prefetched), with the blocks shrunk so that mc
-  // boundaries fall inside the shapes.
+  // The model's own configs (direct with kc = KW*C, rows in pieces; 7x64
+  // bmem with the filter packed by the tiles for 64 filters, slivers
+  // across output rows, and for 128 filters over 256 channels, K in 24
+  // panels with the next one prefetched), with the blocks shrunk so that
+  // mc boundaries fall inside the shapes.
   for (ConvDesc d : {nhwc(1, 18, 18, 16, 32, 3), nhwc(1, 16, 30, 16, 40, 3),
                      nhwc(1, 37, 35, 3, 32, 7, 2), nhwc(2, 9, 11, 8, 16, 3),
                      nhwc(1, 16, 17, 16, 64, 3), nhwc(1, 7, 8, 256, 128, 3)}) {
@@ -221,7 +222,9 @@ TEST(ConvKernelTest, ModelConfigsValidate) {
     c.mc = std::min<int64_t>(c.mc, 3 * c.mr);
     EXPECT_TRUE(validates(d, c)) << c.str();
     if (d.f >= 64 && host().bestIsa() == VectorIsa::Avx512) {
+      EXPECT_EQ(c.mr, 7) << c.str();
       EXPECT_EQ(c.nr, 64) << c.str();
+      EXPECT_EQ(c.order, KStepOrder::BMem) << c.str();
       EXPECT_EQ(c.packB, BPacking::Fused) << c.str();
     }
   }
@@ -286,11 +289,15 @@ TEST(ConvKernelTest, ParallelFusedPackingValidates) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // Each thread packs its own filter slivers, the first time its first row
   // block uses them: split along M (each thread packs all of them) and
-  // along N (each its own columns).
+  // along N (each its own columns); the model's block (7x64 bmem on
+  // AVX-512: 342 rows are not a multiple of 7) along M.
   ConvDesc d = nhwc(1, 20, 21, 16, 64, 3);
-  for (SplitAxis split : {SplitAxis::M, SplitAxis::N}) {
-    SCOPED_TRACE(splitName(split).str());
-    GemmConfig c = smallConfig(d);
+  QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+  for (auto [block, split] : {std::pair{smallConfig(d), SplitAxis::M},
+                              std::pair{smallConfig(d), SplitAxis::N},
+                              std::pair{model, SplitAxis::M}}) {
+    SCOPED_TRACE(splitName(split).str() + " " + block.str());
+    GemmConfig c = block;
     c.packB = BPacking::Fused;
     c.threads = 2;
     c.split = split;

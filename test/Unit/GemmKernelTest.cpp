@@ -249,6 +249,7 @@ TEST(GemmKernelTest, RandomShapesAndConfigs) {
     c.isa = s.isa;
     c.mr = s.mr;
     c.nr = s.nr;
+    c.order = s.order;
     c.kUnroll = unrolls[pick(0, 3)];
     c.kc = pick(1, 64);
     c.mc = s.mr * pick(1, 4);

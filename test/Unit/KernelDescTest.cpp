@@ -293,17 +293,29 @@ TEST(BlockingModelTest, MicroKernelTables) {
   EXPECT_EQ(avx512.front().mr, 12);
   EXPECT_EQ(avx512.front().nr, 32);
   EXPECT_TRUE(microKernelTable(VectorIsa::None).empty());
-  // Every row fits the register file and the lane width.
+  // Every row fits the register file with its order and the lane width;
+  // a row names an order other than bcast only where bcast does not fit.
   for (VectorIsa isa : {VectorIsa::Avx2, VectorIsa::Avx512}) {
     int lanes = Target::vectorBits(isa) / 32;
     for (const MicroKernelShape &s : microKernelTable(isa)) {
       EXPECT_EQ(s.isa, isa);
       EXPECT_EQ(s.nr % lanes, 0) << s.mr << "x" << s.nr;
-      int nv = s.nr / lanes;
-      EXPECT_LE(s.mr * nv + nv + 1, Target::vectorRegisters(isa))
+      GemmConfig c;
+      c.mr = s.mr;
+      c.nr = s.nr;
+      c.order = s.order;
+      EXPECT_LE(c.vectorRegistersNeeded(lanes), Target::vectorRegisters(isa))
+          << s.mr << "x" << s.nr;
+      c.order = KStepOrder::Broadcast;
+      EXPECT_EQ(s.order == KStepOrder::Broadcast,
+                c.vectorRegistersNeeded(lanes) <= Target::vectorRegisters(isa))
           << s.mr << "x" << s.nr;
     }
   }
+  // 7x64 fits AVX-512 with bmem: 28 accumulators, 3 B vectors, A.
+  EXPECT_TRUE(llvm::any_of(avx512, [](const MicroKernelShape &s) {
+    return s.mr == 7 && s.nr == 64 && s.order == KStepOrder::BMem;
+  }));
 }
 
 TEST(BlockingModelTest, Znver3GivesAvx2) {

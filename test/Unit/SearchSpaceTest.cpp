@@ -57,11 +57,23 @@ std::string choiceOf(const SearchSpace &space, const Assignment &a,
 /// Whether `a` picks a register block and order whose K step needs more
 /// vector registers than the isa has: on avx2 (16 registers) only 4x24 with
 /// the pipelined order (12 accumulators, 3 B vectors, 2 A registers); on
-/// avx512 (32 registers) none of the blocks forGemm lists.
+/// avx512 (32 registers) only 7x64 with bcast or pipelined (28
+/// accumulators, 4 B vectors, 1 or 2 A registers).
 bool lacksRegisters(const SearchSpace &space, const Assignment &a) {
-  return space.base().isa == VectorIsa::Avx2 &&
-         choiceOf(space, a, "block") == "4x24" &&
-         choiceOf(space, a, "order") == "pipelined";
+  const std::string block = choiceOf(space, a, "block");
+  const std::string order = choiceOf(space, a, "order");
+  if (space.base().isa == VectorIsa::Avx2)
+    return block == "4x24" && order == "pipelined";
+  return block == "7x64" && (order == "bcast" || order == "pipelined");
+}
+
+/// The part of configFor's message for an `a` that lacksRegisters.
+std::string registersMessage(const SearchSpace &space, const Assignment &a) {
+  if (space.base().isa == VectorIsa::Avx2)
+    return "needs 17 vector registers; avx2 has 16";
+  return choiceOf(space, a, "order") == "bcast"
+             ? "needs 33 vector registers; avx512 has 32"
+             : "needs 34 vector registers; avx512 has 32";
 }
 
 /// Why configFor must refuse `a` other than for registers (part of its
@@ -109,8 +121,7 @@ Validity expectValidOrTooFewRegisters(const SearchSpace &space) {
       std::string message = llvm::toString(config.takeError());
       if (lacksRegisters(space, a)) {
         ++counts.tooFewRegisters;
-        EXPECT_NE(message.find("needs 17 vector registers; avx2 has 16"),
-                  std::string::npos)
+        EXPECT_NE(message.find(registersMessage(space, a)), std::string::npos)
             << message;
       } else {
         ++counts.otherRefusals;
@@ -145,7 +156,8 @@ Validity expectValidOrTooFewRegisters(const SearchSpace &space) {
     EXPECT_TRUE(config->prefetchB == 0 || config->prefetchB == 256);
     EXPECT_TRUE(config->order == KStepOrder::Broadcast ||
                 config->order == KStepOrder::Pipelined ||
-                (config->order == KStepOrder::Embedded &&
+                ((config->order == KStepOrder::Embedded ||
+                  config->order == KStepOrder::BMem) &&
                  config->isa == VectorIsa::Avx512));
   });
   EXPECT_EQ(counts.valid + counts.tooFewRegisters + counts.otherRefusals,
@@ -201,18 +213,20 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
   EXPECT_EQ(keys(space),
             (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
                                       "pfb", "order", "loop", "alayout"}));
-  EXPECT_EQ(
-      space.decisions()[0].choices,
-      (std::vector<std::string>{"12x32", "14x32", "6x64", "8x48", "7x32"}));
+  EXPECT_EQ(space.decisions()[0].choices,
+            (std::vector<std::string>{"12x32", "14x32", "6x64", "8x48", "7x32",
+                                      "7x64"}));
   EXPECT_EQ(space.base().isa, VectorIsa::Avx512);
   EXPECT_EQ(space.decisions()[2].choices,
             (std::vector<std::string>{"96", "144", "192", "256", "384"}));
   EXPECT_EQ(space.decisions()[4].choices,
             (std::vector<std::string>{"x1/4", "x1/2", "x1"}));
-  EXPECT_EQ(space.decisions()[7].choices,
-            (std::vector<std::string>{"bcast", "pipelined", "embedded"}));
+  // bmem for 7x64, whose bcast needs 33 registers.
+  EXPECT_EQ(
+      space.decisions()[7].choices,
+      (std::vector<std::string>{"bcast", "pipelined", "embedded", "bmem"}));
   EXPECT_EQ(space.decisions()[7].modelChoice, 0);
-  EXPECT_EQ(space.size(), 5u * 4 * 5 * 4 * 3 * 3 * 2 * 3 * 2 * 2);
+  EXPECT_EQ(space.size(), 6u * 4 * 5 * 4 * 3 * 3 * 2 * 4 * 2 * 2);
 }
 
 TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
@@ -237,8 +251,10 @@ TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
       EXPECT_EQ(order.key, "order");
       EXPECT_EQ(space.decisions()[8].key, "loop");
       std::vector<std::string> expected = {"bcast", "pipelined"};
-      if (isa == VectorIsa::Avx512)
+      if (isa == VectorIsa::Avx512) {
         expected.push_back("embedded");
+        expected.push_back("bmem");
+      }
       EXPECT_EQ(order.choices, expected);
       EXPECT_EQ(order.modelChoice, 0);
       // Every order the list holds gives its KStepOrder in the config.
@@ -284,9 +300,11 @@ TEST(SearchSpaceTest, EveryAssignmentIsValidOrLacksOnlyRegisters) {
       SearchSpace model = modelSpace(desc, target);
       Validity counts = expectValidOrTooFewRegisters(model);
       // On avx2 the 4x24 block with the pipelined order (one block of
-      // three, one order of two) is out; on avx512 every block fits.
-      EXPECT_EQ(counts.tooFewRegisters,
-                model.base().isa == VectorIsa::Avx2 ? model.size() / 6 : 0u);
+      // three, one order of two) is out; on avx512 7x64 with bcast or
+      // pipelined (one block of six, two orders of four).
+      EXPECT_EQ(counts.tooFewRegisters, model.base().isa == VectorIsa::Avx2
+                                            ? model.size() / 6
+                                            : model.size() / 12);
       // A base that is not clamped to the problem, nor in the table.
       GemmConfig odd;
       odd.isa = target.bestIsa();
@@ -310,8 +328,7 @@ TEST(SearchSpaceTest, EveryAssignmentIsValidOrLacksOnlyRegisters) {
             return;
           }
           ++oddCounts.tooFewRegisters;
-          EXPECT_NE(message.find("needs 17 vector registers"),
-                    std::string::npos)
+          EXPECT_NE(message.find(registersMessage(space, a)), std::string::npos)
               << message;
           return;
         }
@@ -325,10 +342,12 @@ TEST(SearchSpaceTest, EveryAssignmentIsValidOrLacksOnlyRegisters) {
       EXPECT_EQ(oddCounts.valid + oddCounts.tooFewRegisters +
                     oddCounts.otherRefusals,
                 space.size());
-      // 5x16 fits with either order: on avx2 only the table's 4x24 (one
-      // block of four) loses its pipelined order.
-      EXPECT_EQ(oddCounts.tooFewRegisters,
-                space.base().isa == VectorIsa::Avx2 ? space.size() / 8 : 0u);
+      // 5x16 fits with every order: on avx2 only the table's 4x24 (one
+      // block of four) loses its pipelined order, on avx512 the table's
+      // 7x64 (one of seven) its bcast and pipelined (two of four).
+      EXPECT_EQ(oddCounts.tooFewRegisters, space.base().isa == VectorIsa::Avx2
+                                               ? space.size() / 8
+                                               : space.size() / 14);
       EXPECT_EQ(blocksWithAValidOrder.size(),
                 space.decisions()[0].choices.size());
     }
@@ -611,13 +630,14 @@ TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
   QM_ASSERT_FAILS_WITH(space.configFor(a).takeError(),
                        "a split axis other than auto means nothing");
   Validity counts = expectValidOrTooFewRegisters(space);
-  EXPECT_EQ(counts.tooFewRegisters, 0u);
-  // Two of the nine (threads, split) pairs are refused: one thread with m
-  // or n. 4096 columns: every block's nr divides N except 48 (8x48, one
-  // of the five blocks).
-  uint64_t perThreadSplit = space.size() / 9;
+  // 7x64 (one of six blocks) with bcast or pipelined (two of four orders).
+  const uint64_t lacking = space.size() / 6 / 2;
+  EXPECT_EQ(counts.tooFewRegisters, lacking);
+  // Of the rest, two of the nine (threads, split) pairs are refused: one
+  // thread with m or n. 4096 columns: every block's nr divides N except 48
+  // (8x48, one of the six blocks), refused with packb=0 (one of two).
   EXPECT_EQ(counts.otherRefusals,
-            2 * perThreadSplit + (space.size() - 2 * perThreadSplit) / 5 / 2);
+            2 * (space.size() - lacking) / 9 + space.size() / 6 / 2 / 9 * 7);
 
   // Transposed B, or many rows: no packb decision.
   GemmDesc transB = GemmDesc::packed(16, 4096, 4096, false, true);

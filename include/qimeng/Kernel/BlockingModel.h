@@ -24,6 +24,9 @@ struct MicroKernelShape {
   VectorIsa isa;
   int mr, nr, kUnroll;
   int prefetchA, prefetchB;
+  /// The K step's order: bcast where the block, its B vectors and a
+  /// broadcast register fit the register file.
+  KStepOrder order = KStepOrder::Broadcast;
 };
 
 /// The register blocks for an ISA, preferred first.

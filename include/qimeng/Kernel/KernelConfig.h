@@ -21,9 +21,10 @@ enum class KStepOrder {
   Broadcast, ///< "bcast": B loads, then per row a broadcast and its FMAs
   Pipelined, ///< "pipelined": next row's broadcast before this row's FMAs
   Embedded,  ///< "embedded": FMAs with {1toN} memory broadcasts (AVX-512)
+  BMem,      ///< "bmem": bcast with the last B vector an FMA memory operand
 };
 
-/// "bcast", "pipelined", "embedded".
+/// "bcast", "pipelined", "embedded", "bmem".
 llvm::StringRef orderName(KStepOrder order);
 
 /// Order of the macro-kernel's loops over a packed block (emitter field
