@@ -146,6 +146,61 @@ qimeng::measureIsolated(const KernelProblem &problem, const Target &target,
   return m;
 }
 
+llvm::Expected<std::vector<ComparedKernel>> qimeng::compareIsolated(
+    const KernelProblem &problem, const Target &target,
+    const std::vector<std::pair<EmittedKernel, std::vector<GemmRange>>>
+        &kernels,
+    int rounds, const IsolatedValidationOptions &options) {
+  if (kernels.empty())
+    return std::vector<ComparedKernel>{};
+  json request = json::parse(validationRequestJson(
+      problem, target, kernels.front().first, kernels.front().second));
+  request.erase("kernel");
+  request.erase("parts");
+  request["measure_runs"] = rounds;
+  json list = json::array();
+  for (const auto &[kernel, parts] : kernels) {
+    json entry = {{"kernel", kernel.text}};
+    if (!parts.empty()) {
+      json p = json::array();
+      for (const GemmRange &g : parts)
+        p.push_back({g.mBegin, g.mEnd, g.nBegin, g.nEnd});
+      entry["parts"] = p;
+    }
+    list.push_back(entry);
+  }
+  request["compare"] = list;
+  auto outcome = runRunner(
+      request.dump(-1, ' ', false, json::error_handler_t::replace), options);
+  if (!outcome)
+    return outcome.takeError();
+  if (!outcome->failure.empty())
+    return llvm::createStringError("side-by-side timing failed: " +
+                                   outcome->failure);
+  auto compared = outcome->answer.find("compared");
+  if (compared == outcome->answer.end() || !compared->is_array() ||
+      compared->size() != kernels.size())
+    return llvm::createStringError(
+        "qimeng-runner's comparison answer is invalid");
+  std::vector<ComparedKernel> out;
+  for (const json &e : *compared) {
+    ComparedKernel k;
+    JsonFieldReader fields(e, "qimeng-runner comparison");
+    if (auto err = fields.boolean("passed", k.passed))
+      return std::move(err);
+    if (auto err = fields.string("failure", k.failure))
+      return std::move(err);
+    if (k.passed) {
+      if (auto err = fields.number("gflops", k.gflops))
+        return std::move(err);
+      if (auto err = fields.number("speedup", k.speedup))
+        return std::move(err);
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
 llvm::Expected<ValidationReport>
 qimeng::validateGemmIsolated(const GemmDesc &desc, const Target &target,
                              const EmittedKernel &kernel,

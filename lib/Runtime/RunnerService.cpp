@@ -98,6 +98,152 @@ static llvm::Expected<std::string> servePeakRequest(const json &r) {
   return out.dump();
 }
 
+/// The "parts" of a request (or of one of its "compare" entries): none
+/// when absent, else each [m_begin, m_end, n_begin, n_end] inside C.
+static llvm::Expected<std::vector<GemmRange>> partsField(const json &r,
+                                                         const GemmDesc &d) {
+  std::vector<GemmRange> parts;
+  auto partsIt = r.find("parts");
+  if (partsIt == r.end())
+    return parts;
+  if (!partsIt->is_array() || partsIt->empty() || partsIt->size() > 1024)
+    return llvm::createStringError(
+        "validation request field 'parts' must be a non-empty array");
+  for (const json &p : *partsIt) {
+    if (!p.is_array() || p.size() != 4 || !p[0].is_number_integer() ||
+        !p[1].is_number_integer() || !p[2].is_number_integer() ||
+        !p[3].is_number_integer())
+      return llvm::createStringError(
+          "validation request part must be [m_begin, m_end, n_begin, "
+          "n_end]");
+    GemmRange g{p[0].get<int64_t>(), p[1].get<int64_t>(), p[2].get<int64_t>(),
+                p[3].get<int64_t>()};
+    if (g.mBegin < 0 || g.mEnd > d.m || g.mBegin > g.mEnd || g.nBegin < 0 ||
+        g.nEnd > d.n || g.nBegin > g.nEnd)
+      return llvm::createStringError("validation request part lies outside C");
+    parts.push_back(g);
+  }
+  return parts;
+}
+
+/// Fills timing buffers with the same values for every kernel timed.
+static void fillForTiming(GuardedBuffer &buf) {
+  for (int64_t i = 0; i < buf.size(); ++i)
+    buf.data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
+}
+
+/// "compare": several kernels for one problem, each validated, then timed
+/// side by side (interleaved round by round, timeInterleaved) for `runs`
+/// rounds on the same inputs. Each answer entry has the kernel's median
+/// GFLOPS and its speed relative to the first kernel (the median over the
+/// rounds of the first's time over its own); one that fails validation is
+/// not timed.
+static llvm::Expected<std::string>
+serveCompareRequest(const json &list, const GemmDesc &d,
+                    const std::optional<ConvDesc> &conv, int runs) {
+  if (!list.is_array() || list.empty() || list.size() > 16)
+    return llvm::createStringError(
+        "validation request field 'compare' must be an array of 1 to 16 "
+        "kernels");
+  struct Entry {
+    EmittedKernel kernel;
+    std::unique_ptr<JitKernel> jit;
+    std::vector<GemmRange> parts;
+    uint64_t totalWs = 0;
+    GuardedBuffer ws;
+    bool passed = false;
+    std::string failure;
+  };
+  std::vector<Entry> entries;
+  ReferenceCache references;
+  ValidationOptions options;
+  options.referenceCache = &references;
+  for (const json &e : list) {
+    if (!e.is_object())
+      return llvm::createStringError(
+          "validation request 'compare' entries must be objects");
+    auto text = stringField(e, "kernel");
+    if (!text)
+      return text.takeError();
+    auto parts = partsField(e, d);
+    if (!parts)
+      return parts.takeError();
+    auto loaded = loadHere(*text);
+    if (!loaded)
+      return loaded.takeError();
+    Entry entry;
+    entry.kernel = std::move(loaded->first);
+    entry.jit = std::move(loaded->second);
+    entry.parts = std::move(*parts);
+    entry.totalWs =
+        entry.kernel.workspaceBytes * std::max<size_t>(1, entry.parts.size());
+    entries.push_back(std::move(entry));
+  }
+  auto caller = [](const Entry &e) {
+    GemmKernelFn fn = e.jit->gemm();
+    uint64_t wsBytes = e.kernel.workspaceBytes;
+    const std::vector<GemmRange> *parts = &e.parts;
+    return [fn, wsBytes, parts](const float *a, const float *b, float *c,
+                                void *ws) {
+      runGemmParts(fn, *parts, wsBytes, a, b, c, ws);
+    };
+  };
+  auto a = GuardedBuffer::allocate(conv ? conv->inputSpan() : d.aSpan(), 0);
+  auto b =
+      GuardedBuffer::allocate(conv ? conv->filterElements() : d.bSpan(), 0);
+  auto c =
+      GuardedBuffer::allocate(conv ? conv->outputElements() : d.cSpan(), 0);
+  if (!a || !b || !c)
+    return llvm::createStringError("cannot allocate timing buffers");
+  for (GuardedBuffer *buf : {&*a, &*b, &*c})
+    fillForTiming(*buf);
+  std::vector<TimedCandidate> cands;
+  std::vector<size_t> timed;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Entry &e = entries[i];
+    auto call = caller(e);
+    auto report = conv ? validateConv(*conv, call, e.totalWs, options)
+                       : validateGemm(d, call, e.totalWs, options);
+    if (!report)
+      return report.takeError();
+    e.passed = report->passed;
+    e.failure = report->failure;
+    if (!e.passed)
+      continue;
+    auto ws =
+        GuardedBuffer::allocate(int64_t(e.totalWs / sizeof(float) + 16), 0);
+    if (!ws)
+      return llvm::createStringError("cannot allocate timing buffers");
+    e.ws = std::move(*ws);
+    float *pa = a->data(), *pb = b->data(), *pc = c->data();
+    void *pws = e.ws.data();
+    cands.push_back({e.kernel.symbol, [=] { call(pa, pb, pc, pws); }});
+    timed.push_back(i);
+  }
+  json answer = json::array();
+  InterleavedTiming t;
+  if (!cands.empty())
+    t = timeInterleaved(cands, runs, 0.02);
+  const double flops = conv ? conv->flops() : d.flops();
+  for (size_t i = 0, k = 0; i < entries.size(); ++i) {
+    const Entry &e = entries[i];
+    json out = {{"symbol", e.kernel.symbol},
+                {"passed", e.passed},
+                {"failure", e.failure}};
+    if (e.passed) {
+      const std::vector<double> &s = t.secondsPerCall[k];
+      out["gflops"] = flops / median(s) * 1e-9;
+      // Relative to the first kernel timed (the first entry when it
+      // passed).
+      out["speedup"] = medianPairedSpeedup(s, t.secondsPerCall[0]);
+      ++k;
+    }
+    answer.push_back(out);
+  }
+  json out = {{"compared", answer}};
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 llvm::Expected<std::string>
 qimeng::serveValidationRequest(llvm::StringRef text) {
   json r = json::parse(text.begin(), text.end(), nullptr, false);
@@ -139,31 +285,6 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
     return llvm::createStringError("unknown validation request op '" + opName +
                                    "'; expected sgemm, sconv2d or fma_peak");
   }
-  auto kernelText = stringField(r, "kernel");
-  if (!kernelText)
-    return kernelText.takeError();
-  std::vector<GemmRange> parts;
-  auto partsIt = r.find("parts");
-  if (partsIt != r.end()) {
-    if (!partsIt->is_array() || partsIt->empty() || partsIt->size() > 1024)
-      return llvm::createStringError(
-          "validation request field 'parts' must be a non-empty array");
-    for (const json &p : *partsIt) {
-      if (!p.is_array() || p.size() != 4 || !p[0].is_number_integer() ||
-          !p[1].is_number_integer() || !p[2].is_number_integer() ||
-          !p[3].is_number_integer())
-        return llvm::createStringError(
-            "validation request part must be [m_begin, m_end, n_begin, "
-            "n_end]");
-      GemmRange g{p[0].get<int64_t>(), p[1].get<int64_t>(), p[2].get<int64_t>(),
-                  p[3].get<int64_t>()};
-      if (g.mBegin < 0 || g.mEnd > d.m || g.mBegin > g.mEnd || g.nBegin < 0 ||
-          g.nEnd > d.n || g.nBegin > g.nEnd)
-        return llvm::createStringError(
-            "validation request part lies outside C");
-      parts.push_back(g);
-    }
-  }
   int runs = 0;
   auto measure = r.find("measure_runs");
   if (measure != r.end()) {
@@ -174,6 +295,15 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
           "1..1000");
     runs = measure->get<int>();
   }
+  auto compare = r.find("compare");
+  if (compare != r.end())
+    return serveCompareRequest(*compare, d, conv, runs > 0 ? runs : 11);
+  auto kernelText = stringField(r, "kernel");
+  if (!kernelText)
+    return kernelText.takeError();
+  auto parts = partsField(r, d);
+  if (!parts)
+    return parts.takeError();
 
   // The kernel runs here, on this machine: assemble for the host.
   auto loaded = loadHere(*kernelText);
@@ -182,9 +312,9 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
   const EmittedKernel &kernel = loaded->first;
   GemmKernelFn fn = loaded->second->gemm();
   uint64_t wsBytes = kernel.workspaceBytes;
-  uint64_t totalWs = wsBytes * std::max<size_t>(1, parts.size());
+  uint64_t totalWs = wsBytes * std::max<size_t>(1, parts->size());
   auto call = [&](const float *a, const float *b, float *c, void *ws) {
-    runGemmParts(fn, parts, wsBytes, a, b, c, ws);
+    runGemmParts(fn, *parts, wsBytes, a, b, c, ws);
   };
   // Both validations (before and after timing) use the same inputs: the
   // second reuses the first's fp64 references.
@@ -214,8 +344,7 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
     if (!a || !b || !c || !ws)
       return llvm::createStringError("cannot allocate timing buffers");
     for (GuardedBuffer *buf : {&*a, &*b, &*c})
-      for (int64_t i = 0; i < buf->size(); ++i)
-        buf->data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
+      fillForTiming(*buf);
     auto [seconds, spread] = timeCalls(
         [&] { call(a->data(), b->data(), c->data(), ws->data()); }, runs);
     auto again = validate();

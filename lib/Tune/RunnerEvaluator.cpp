@@ -70,6 +70,35 @@ Evaluation RunnerEvaluator::evaluate(const GemmConfig &config) {
   return ev;
 }
 
+std::optional<std::vector<SideBySide>>
+RunnerEvaluator::compare(const std::vector<GemmConfig> &configs, int rounds) {
+  std::vector<std::pair<EmittedKernel, std::vector<GemmRange>>> kernels;
+  for (const GemmConfig &config : configs) {
+    const EmittedKernel *kernel = kernelFor(config);
+    if (!kernel)
+      return std::nullopt;
+    std::vector<GemmRange> parts;
+    if (config.threads > 1)
+      parts = partitionGemm(problem_.gemm(), config, config.threads);
+    kernels.emplace_back(*kernel, std::move(parts));
+  }
+  auto compared = compareIsolated(problem_, target_, kernels, rounds, runner_);
+  if (!compared) {
+    llvm::consumeError(compared.takeError());
+    return std::nullopt;
+  }
+  std::vector<SideBySide> out;
+  for (const ComparedKernel &k : *compared) {
+    SideBySide s;
+    s.ok = k.passed;
+    s.failure = k.failure;
+    s.gflops = k.gflops;
+    s.speedup = k.speedup;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 const EmittedKernel *
 RunnerEvaluator::kernelFor(const GemmConfig &config) const {
   auto it = kernels_.find(config.str());

@@ -414,7 +414,9 @@ SearchHistory qimeng::runGridSearch(const SearchSpace &space,
 
 FinalistResult qimeng::remeasureFinalists(const SearchHistory &history,
                                           Evaluator &evaluator, int count,
-                                          int rounds) {
+                                          int rounds,
+                                          const GemmConfig *baseline,
+                                          int sideBySideRounds) {
   // The fastest successful trials, one per config, fastest first.
   std::vector<const Trial *> finalists;
   for (const Trial &t : history.trials)
@@ -424,9 +426,17 @@ FinalistResult qimeng::remeasureFinalists(const SearchHistory &history,
                    [](const Trial *a, const Trial *b) {
                      return a->result.gflops > b->result.gflops;
                    });
+  // The baseline's trial first, then up to `count` others.
   std::vector<const Trial *> distinct;
+  if (baseline)
+    for (const Trial *t : finalists)
+      if (t->config == *baseline) {
+        distinct.push_back(t);
+        break;
+      }
+  const size_t limit = distinct.size() + size_t(std::max(count, 1));
   for (const Trial *t : finalists)
-    if (int(distinct.size()) < std::max(count, 1) &&
+    if (distinct.size() < limit &&
         std::none_of(distinct.begin(), distinct.end(),
                      [&](const Trial *d) { return d->config == t->config; }))
       distinct.push_back(t);
@@ -434,6 +444,35 @@ FinalistResult qimeng::remeasureFinalists(const SearchHistory &history,
   out.finalists = static_cast<int>(distinct.size());
   if (distinct.empty())
     return out;
+  if (sideBySideRounds > 0 && distinct.size() > 1) {
+    std::vector<GemmConfig> configs;
+    for (const Trial *t : distinct)
+      configs.push_back(t->config);
+    auto compared = evaluator.compare(configs, sideBySideRounds);
+    if (compared && compared->size() == distinct.size()) {
+      out.sideBySide = true;
+      out.reevaluations = 1;
+      int winner = -1;
+      for (size_t i = 0; i < distinct.size(); ++i) {
+        const SideBySide &s = (*compared)[i];
+        if (!s.ok) {
+          out.dropped.push_back(distinct[i]->description + ": " + s.failure);
+          continue;
+        }
+        if (winner < 0 || s.speedup > (*compared)[winner].speedup)
+          winner = static_cast<int>(i);
+      }
+      if (winner >= 0) {
+        const SideBySide &w = (*compared)[winner];
+        out.trialIndex =
+            static_cast<int>(distinct[winner] - history.trials.data());
+        out.medianGflops = w.gflops;
+        out.samples = {distinct[winner]->result.gflops, w.gflops};
+        out.speedup = w.speedup;
+      }
+      return out;
+    }
+  }
   std::vector<std::vector<double>> samples(distinct.size());
   std::vector<bool> alive(distinct.size(), true);
   for (size_t i = 0; i < distinct.size(); ++i)

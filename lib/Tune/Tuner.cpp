@@ -70,9 +70,15 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
   // One measurement per trial is noisy: the fastest few are measured again,
   // interleaved, and the best median wins.
   double bestGflops = best ? best->result.gflops : 0;
-  if (best && request.finalists > 1 && request.finalistRounds > 0) {
+  if (best && request.finalists > 0 &&
+      (request.finalistRounds > 0 || request.sideBySideRounds > 0)) {
+    // The config the search space gives the base (clamped to the problem).
+    auto baseline = space.configFor(space.modelAssignment());
+    if (!baseline)
+      llvm::consumeError(baseline.takeError());
     FinalistResult final = remeasureFinalists(
-        history, **evaluator, request.finalists, request.finalistRounds);
+        history, **evaluator, request.finalists, request.finalistRounds,
+        baseline ? &*baseline : nullptr, request.sideBySideRounds);
     if (request.progress) {
       for (const std::string &d : final.dropped)
         request.progress(llvm::formatv("tuning {0} {1}: finalist dropped, "
@@ -90,7 +96,15 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
               .str());
     best = &history.trials[final.trialIndex];
     bestGflops = final.medianGflops;
-    if (request.progress) {
+    if (request.progress && final.sideBySide) {
+      request.progress(
+          llvm::formatv("tuning {0} {1}: {2} finalists side by side ({3} "
+                        "rounds, the model's config first): {4} wins at "
+                        "{5:F1} GFLOPS, {6:F3}x the first",
+                        op, shape, final.finalists, request.sideBySideRounds,
+                        best->description, bestGflops, final.speedup)
+              .str());
+    } else if (request.progress) {
       std::string samples;
       for (double g : final.samples)
         samples += llvm::formatv("{0}{1:F1}", samples.empty() ? "" : ", ", g);

@@ -325,6 +325,51 @@ TEST(ConvKernelTest, BrokenKernelsAreCaught) {
   }
 }
 
+TEST(ConvKernelTest, RunnerComparesKernelsSideBySide) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  ConvDesc d = nhwc(1, 12, 11, 16, 32, 3);
+  GemmConfig c = smallConfig(d);
+  GemmConfig unrolled = c;
+  unrolled.kUnroll = 1;
+  auto options = IsolatedValidationOptions::defaults();
+  std::vector<std::pair<EmittedKernel, std::vector<GemmRange>>> kernels;
+  for (const char *fault : {"", "", "drop-k"}) {
+    QM_ASSERT_EXPECTED(k, emitConvKernel(d, kernels.empty() ? c : unrolled,
+                                         EmitterOptions::defaults(), fault));
+    kernels.emplace_back(k, std::vector<GemmRange>{});
+  }
+  // The second's parallel form on two threads, each with its part of C.
+  GemmConfig twoThreads = unrolled;
+  twoThreads.threads = 2;
+  twoThreads.split = SplitAxis::M;
+  QM_ASSERT_EXPECTED(parallel,
+                     emitConvKernel(d, twoThreads, EmitterOptions::defaults()));
+  kernels.emplace_back(parallel, partitionGemm(d.gemmView(), twoThreads, 2, 0));
+  ASSERT_EQ(kernels.back().second.size(), 2u);
+  QM_ASSERT_EXPECTED(compared, compareIsolated(d, host(), kernels, 5, options));
+  ASSERT_EQ(compared.size(), 4u);
+  for (size_t i : {0, 1, 3}) {
+    EXPECT_TRUE(compared[i].passed) << i << ": " << compared[i].failure;
+    EXPECT_GT(compared[i].gflops, 0) << i;
+    EXPECT_GT(compared[i].speedup, 0) << i;
+  }
+  // Against itself in the same rounds: exactly 1.
+  EXPECT_DOUBLE_EQ(compared[0].speedup, 1.0);
+  // The wrong kernel is caught before it is timed.
+  EXPECT_FALSE(compared[2].passed);
+  EXPECT_NE(compared[2].failure.find("O("), std::string::npos)
+      << compared[2].failure;
+  EXPECT_EQ(compared[2].gflops, 0);
+  // A crash fails the whole comparison.
+  QM_ASSERT_EXPECTED(
+      crash, emitConvKernel(d, c, EmitterOptions::defaults(), "segfault"));
+  kernels.emplace_back(crash, std::vector<GemmRange>{});
+  auto crashed = compareIsolated(d, host(), kernels, 3, options);
+  ASSERT_FALSE(static_cast<bool>(crashed));
+  EXPECT_NE(llvm::toString(crashed.takeError()).find("crashed"),
+            std::string::npos);
+}
+
 TEST(ConvKernelTest, RunnerValidatesAndTimesAndCatchesACrash) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   ConvDesc d = nchw(1, 12, 11, 3, 8, 3);

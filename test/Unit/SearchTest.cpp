@@ -13,6 +13,8 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <limits>
+#include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -1005,4 +1007,82 @@ TEST(SearchTest, AFinalistThatFailsAgainIsOut) {
   empty.trials = {trialWith(1, 0, false)};
   EXPECT_EQ(remeasureFinalists(empty, failing, 3, 2).trialIndex, -1);
   EXPECT_EQ(remeasureFinalists(empty, failing, 3, 2).reevaluations, 0);
+}
+
+namespace {
+/// ScriptedEvaluator that also times side by side: each config's speed is
+/// `speeds[config]`, its speedup that over the first config's.
+class ComparingEvaluator : public ScriptedEvaluator {
+public:
+  std::map<std::string, double> speeds;
+  std::set<std::string> failing;
+  std::vector<std::vector<std::string>> comparisons;
+  std::optional<std::vector<SideBySide>>
+  compare(const std::vector<GemmConfig> &configs, int rounds) override {
+    EXPECT_EQ(rounds, 15);
+    comparisons.emplace_back();
+    std::vector<SideBySide> out;
+    for (const GemmConfig &c : configs) {
+      comparisons.back().push_back(c.str());
+      SideBySide s;
+      s.ok = !failing.count(c.str());
+      s.failure = s.ok ? "" : "validation: C[0] = 1";
+      s.gflops = speeds[c.str()];
+      s.speedup = s.gflops / speeds[configs.front().str()];
+      out.push_back(s);
+    }
+    return out;
+  }
+};
+} // namespace
+
+TEST(SearchTest, FinalistsSideBySideMustBeatTheBaseline) {
+  SearchHistory h;
+  // The model's config (ku=4) measured slow in its trial; ku=2 and ku=8
+  // were lucky draws.
+  h.trials = {trialWith(4, 100), trialWith(2, 150), trialWith(8, 140),
+              trialWith(1, 90), trialWith(16, 10, false)};
+  for (size_t i = 0; i < h.trials.size(); ++i)
+    h.trials[i].index = int(i);
+  const GemmConfig baseline = h.trials[0].config;
+  ComparingEvaluator ev;
+  ev.speeds = {{h.trials[0].config.str(), 130},
+               {h.trials[1].config.str(), 125},
+               {h.trials[2].config.str(), 130},
+               {h.trials[3].config.str(), 95}};
+  FinalistResult r = remeasureFinalists(h, ev, 2, 2, &baseline, 15);
+  // The baseline first, then the two fastest others; nothing evaluated
+  // one by one.
+  ASSERT_EQ(ev.comparisons.size(), 1u);
+  EXPECT_EQ(ev.comparisons[0],
+            (std::vector<std::string>{h.trials[0].config.str(),
+                                      h.trials[1].config.str(),
+                                      h.trials[2].config.str()}));
+  EXPECT_TRUE(ev.calls.empty());
+  EXPECT_TRUE(r.sideBySide);
+  EXPECT_EQ(r.finalists, 3);
+  // ku=8 ties with the baseline: the baseline stays.
+  EXPECT_EQ(r.trialIndex, 0);
+  EXPECT_DOUBLE_EQ(r.medianGflops, 130);
+  EXPECT_DOUBLE_EQ(r.speedup, 1.0);
+  // Faster than the baseline in the same rounds: it wins.
+  ev.speeds[h.trials[2].config.str()] = 136.5;
+  r = remeasureFinalists(h, ev, 2, 2, &baseline, 15);
+  EXPECT_EQ(r.trialIndex, 2);
+  EXPECT_DOUBLE_EQ(r.speedup, 1.05);
+  // A finalist that fails its validation there is out.
+  ev.failing = {h.trials[2].config.str()};
+  r = remeasureFinalists(h, ev, 2, 2, &baseline, 15);
+  EXPECT_EQ(r.trialIndex, 0);
+  ASSERT_EQ(r.dropped.size(), 1u);
+  EXPECT_EQ(r.dropped[0], "ku=8: validation: C[0] = 1");
+  // An evaluator that cannot compare: each finalist is measured again.
+  ScriptedEvaluator plain;
+  for (int i = 0; i < 3; ++i)
+    plain.scripts[h.trials[i].config.str()] = {measured(120 + i),
+                                               measured(121 + i)};
+  r = remeasureFinalists(h, plain, 2, 2, &baseline, 15);
+  EXPECT_FALSE(r.sideBySide);
+  EXPECT_EQ(r.reevaluations, 6);
+  EXPECT_EQ(plain.calls.front(), h.trials[0].config.str());
 }

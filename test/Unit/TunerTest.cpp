@@ -101,14 +101,15 @@ TEST(TunerTest, TuneGemmMakesAStorableRecord) {
   std::vector<std::string> lines;
   request.progress = [&](const std::string &l) { lines.push_back(l); };
   QM_ASSERT_EXPECTED(result, tuneKernel(request));
-  // One line per trial, then the finalists' re-measurement, which picks
-  // the winner by its median.
+  // One line per trial, then the finalists timed side by side in one
+  // runner process: the model's config (the first trial) and the others.
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_NE(lines.front().find("trial 1/3"), std::string::npos);
-  EXPECT_NE(lines.back().find("3 finalists measured again (6 runs)"),
+  EXPECT_NE(lines.back().find("3 finalists side by side (15 rounds, the "
+                              "model's config first)"),
             std::string::npos)
       << lines.back();
-  EXPECT_NE(lines.back().find("wins with a median of"), std::string::npos);
+  EXPECT_NE(lines.back().find(" wins at "), std::string::npos);
   EXPECT_TRUE(result.record.validated);
   EXPECT_EQ(result.record.trials, 3);
   EXPECT_GT(result.record.medianGflops, 0);
@@ -117,6 +118,18 @@ TEST(TunerTest, TuneGemmMakesAStorableRecord) {
   // The record survives its own JSON.
   QM_ASSERT_EXPECTED(back, recordFromJson(recordToJson(result.record)));
   EXPECT_EQ(back.config, result.record.config);
+
+  // Without side-by-side rounds: each finalist measured again, the best
+  // median wins.
+  request.sideBySideRounds = 0;
+  lines.clear();
+  QM_ASSERT_EXPECTED(again, tuneKernel(request));
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines.back().find("3 finalists measured again (6 runs)"),
+            std::string::npos)
+      << lines.back();
+  EXPECT_NE(lines.back().find("wins with a median of"), std::string::npos);
+  EXPECT_TRUE(again.record.validated);
 }
 
 TEST(TunerTest, TuneConvMakesARecordKeyedByTheConvolution) {

@@ -20,6 +20,7 @@
 #include "llvm/Support/Error.h"
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qimeng {
@@ -78,6 +79,27 @@ measureIsolated(const KernelProblem &problem, const Target &target,
                 const EmittedKernel &kernel, int runs,
                 const IsolatedValidationOptions &options,
                 const std::vector<GemmRange> &parts = {});
+
+/// One kernel of a side-by-side comparison: validated in the comparing
+/// process, then timed interleaved with the others.
+struct ComparedKernel {
+  bool passed = false; ///< validated (then timed)
+  std::string failure;
+  double gflops = 0;  ///< median over the rounds
+  double speedup = 0; ///< over the first kernel: median of per-round ratios
+};
+
+/// `kernels` (each with its parts of C; empty: one call) of one problem in
+/// one qimeng-runner process: each validated, then those that pass timed
+/// side by side, interleaved round by round for `rounds` rounds on the
+/// same inputs (timeInterleaved), so that the machine's slow spells hit
+/// all of them alike. speedup is relative to the first kernel timed. A
+/// crash or timeout of any kernel fails the whole comparison (an error).
+llvm::Expected<std::vector<ComparedKernel>> compareIsolated(
+    const KernelProblem &problem, const Target &target,
+    const std::vector<std::pair<EmittedKernel, std::vector<GemmRange>>>
+        &kernels,
+    int rounds, const IsolatedValidationOptions &options);
 
 /// measureIsolated for a GEMM.
 llvm::Expected<MeasuredKernel>

@@ -32,6 +32,11 @@ public:
          int timedRuns = 7);
 
   Evaluation evaluate(const GemmConfig &config) override;
+  /// The configs' kernels (from their evaluations) in one qimeng-runner
+  /// process, side by side (compareIsolated); nullopt when one was not
+  /// evaluated ok or the comparison failed (a crash, a runner error).
+  std::optional<std::vector<SideBySide>>
+  compare(const std::vector<GemmConfig> &configs, int rounds) override;
   /// The reward scale: this core's peak times the target's cores.
   double peakGflops() const override {
     return peak_ * std::max(1, target_.cores);

@@ -27,6 +27,14 @@ struct Evaluation {
   std::string failure; ///< why not ok: "crashed: Segmentation fault", ...
 };
 
+/// One config of a side-by-side timing (Evaluator::compare).
+struct SideBySide {
+  bool ok = false;
+  double gflops = 0;  ///< median over the rounds
+  double speedup = 0; ///< over the first config: median of per-round ratios
+  std::string failure;
+};
+
 /// Emits, validates and measures a configuration (in production: in a
 /// qimeng-runner process).
 class Evaluator {
@@ -35,6 +43,16 @@ public:
   virtual Evaluation evaluate(const GemmConfig &config) = 0;
   /// Reward scale: performance is normalised by this (the machine's peak).
   virtual double peakGflops() const = 0;
+  /// Times `configs` (each evaluated ok before) side by side: in one
+  /// process, interleaved round by round for `rounds` rounds, each one's
+  /// speedup over configs[0]. nullopt where this evaluator cannot (the
+  /// default) or the comparison failed as a whole.
+  virtual std::optional<std::vector<SideBySide>>
+  compare(const std::vector<GemmConfig> &configs, int rounds) {
+    (void)configs;
+    (void)rounds;
+    return std::nullopt;
+  }
 };
 
 /// One trial of the search, kept for the record (and for an LLM to read).
@@ -124,11 +142,18 @@ SearchHistory runGridSearch(const SearchSpace &space, Evaluator &evaluator,
 
 /// The finalists' re-measurement: one measurement per trial is at the
 /// mercy of the machine's noise (±10-30% on a shared VM), so the search's
-/// best is often a lucky draw. The `count` fastest successful trials (one
-/// per config) are evaluated `rounds` more times, interleaved (all of them
-/// once, then again); a finalist that fails any re-evaluation is out. The
-/// winner is the finalist whose median over its measurements (the trial's
-/// and the re-measurements) is highest.
+/// best is often a lucky draw. The finalists are the `baseline`'s trial
+/// (the model's config; when given and it succeeded) and the `count`
+/// fastest other successful trials, one per config.
+///
+/// With `sideBySideRounds` > 0 they are first timed side by side
+/// (Evaluator::compare, the baseline first): the one with the highest
+/// median speedup over the first wins, the first on a tie, so a config
+/// must beat the model's in the same rounds to replace it. Where the
+/// evaluator cannot compare, they are evaluated `rounds` more times each,
+/// interleaved (all of them once, then again); a finalist that fails any
+/// re-evaluation is out, and the highest median over its measurements
+/// (the trial's and the re-measurements) wins.
 struct FinalistResult {
   int trialIndex = -1;              ///< into history.trials; -1: none succeeded
   double medianGflops = 0;          ///< the winner's median
@@ -136,9 +161,13 @@ struct FinalistResult {
   int finalists = 0;                ///< distinct configs measured again
   int reevaluations = 0;            ///< evaluator calls made
   std::vector<std::string> dropped; ///< "config: failure" per finalist out
+  bool sideBySide = false;          ///< decided by Evaluator::compare
+  double speedup = 1; ///< side by side: the winner's over the first
 };
 FinalistResult remeasureFinalists(const SearchHistory &history,
-                                  Evaluator &evaluator, int count, int rounds);
+                                  Evaluator &evaluator, int count, int rounds,
+                                  const GemmConfig *baseline = nullptr,
+                                  int sideBySideRounds = 0);
 
 } // namespace qimeng
 

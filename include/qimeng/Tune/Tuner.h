@@ -28,11 +28,15 @@ struct TuneRequest {
   SearchBudget budget;
   uint64_t seed = 1;
   int timedRuns = 7;
-  /// After the search, the `finalists` fastest configs are evaluated
-  /// `finalistRounds` more times and the best median wins
-  /// (remeasureFinalists); 1 or 0 rounds: the search's best as measured.
+  /// After the search, the base's config and the `finalists` fastest others
+  /// are timed side by side for `sideBySideRounds` rounds in one
+  /// qimeng-runner process, and the fastest relative to the base wins (the
+  /// base on a tie); where that fails, each is evaluated `finalistRounds`
+  /// more times and the best median wins (remeasureFinalists). finalists
+  /// 0, or no rounds of either: the search's best as measured.
   int finalists = 3;
   int finalistRounds = 2;
+  int sideBySideRounds = 15;
   EmitterOptions emitter;
   IsolatedValidationOptions runner;
   /// One line per trial ("trial 3/16: 121.4 GFLOPS, best 130.2 ..."); may
