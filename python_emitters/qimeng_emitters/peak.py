@@ -25,10 +25,7 @@ def emit(request):
     loop = asm.label("round")
     asm.ins(f"vxorps %xmm0, %xmm0, %xmm0")
     for r in range(acc):
-        if isa.name == "avx512":
-            asm.ins(f"vpxord {isa.reg(r)}, {isa.reg(r)}, {isa.reg(r)}")
-        else:
-            asm.ins(f"vxorps {isa.reg(r)}, {isa.reg(r)}, {isa.reg(r)}")
+        asm.ins(isa.zero(r))
     asm.ins(f"vmovaps {isa.reg(0)}, {a}")
     asm.ins(f"vmovaps {isa.reg(0)}, {b}")
     asm.ins("testq %rdi, %rdi")

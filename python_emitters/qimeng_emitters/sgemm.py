@@ -216,13 +216,6 @@ class Params:
                 f"_x86_64_{self.isa.name}")
 
 
-def _vzero(asm, isa, reg):
-    if isa.name == "avx512":
-        asm.ins(f"vpxord {isa.reg(reg)}, {isa.reg(reg)}, {isa.reg(reg)}")
-    else:
-        asm.ins(f"vxorps {isa.reg(reg)}, {isa.reg(reg)}, {isa.reg(reg)}")
-
-
 def _min_into(asm, dst, limit):
     """dst = min(dst, limit) for unsigned dst; clobbers %rax."""
     asm.ins(f"movq ${limit}, %rax")
@@ -787,7 +780,7 @@ def _emit_compute(asm, p):
         for off in line_offsets:
             asm.ins(f"prefetcht0 {i * ldc4 + off}(%rdi)")
     for acc in range(p.mr * p.nv):
-        _vzero(asm, isa, acc)
+        asm.ins(isa.zero(acc))
     if p.fuse_pack_b:
         # The first tile of a B sliver (first row block, ir = 0) reads the
         # sliver in place and stores it packed as it goes; PACK B is not run.

@@ -26,6 +26,13 @@ class VectorIsa:
                 f"vector register {index} does not exist on {self.name}")
         return f"%{self.reg_prefix}{index}"
 
+    def zero(self, index):
+        """The instruction that zeroes register `index` (an xor with
+        itself, which breaks the dependency on its old value)."""
+        r = self.reg(index)
+        op = "vpxord" if self.name == "avx512" else "vxorps"
+        return f"{op} {r}, {r}, {r}"
+
 
 ISAS = {
     "avx2": VectorIsa("avx2", "ymm", 8, 16, ("avx", "avx2", "fma")),
