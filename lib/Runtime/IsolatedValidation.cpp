@@ -23,14 +23,18 @@ IsolatedValidationOptions IsolatedValidationOptions::defaults() {
   return o;
 }
 
-std::string qimeng::validationRequestJson(const KernelProblem &problem,
-                                          const Target &target,
-                                          const EmittedKernel &kernel,
-                                          const std::vector<GemmRange> &parts) {
+/// A request's problem fields: what is validated, for which target.
+static json problemRequest(const KernelProblem &problem, const Target &target) {
   json r = problem.conv() ? toJson(*problem.conv()) : toJson(problem.gemm());
   r["version"] = 1;
   r["op"] = problem.opName().str();
   r["target"] = target.str();
+  return r;
+}
+
+/// Sets `r`'s "kernel" and, when there are any, its "parts".
+static void setKernel(json &r, const EmittedKernel &kernel,
+                      const std::vector<GemmRange> &parts) {
   r["kernel"] = kernel.text;
   if (!parts.empty()) {
     json list = json::array();
@@ -38,7 +42,19 @@ std::string qimeng::validationRequestJson(const KernelProblem &problem,
       list.push_back({p.mBegin, p.mEnd, p.nBegin, p.nEnd});
     r["parts"] = list;
   }
+}
+
+static std::string dumpRequest(const json &r) {
   return r.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string qimeng::validationRequestJson(const KernelProblem &problem,
+                                          const Target &target,
+                                          const EmittedKernel &kernel,
+                                          const std::vector<GemmRange> &parts) {
+  json r = problemRequest(problem, target);
+  setKernel(r, kernel, parts);
+  return dumpRequest(r);
 }
 
 namespace {
@@ -124,11 +140,10 @@ qimeng::measureIsolated(const KernelProblem &problem, const Target &target,
                         const EmittedKernel &kernel, int runs,
                         const IsolatedValidationOptions &options,
                         const std::vector<GemmRange> &parts) {
-  json request =
-      json::parse(validationRequestJson(problem, target, kernel, parts));
+  json request = problemRequest(problem, target);
+  setKernel(request, kernel, parts);
   request["measure_runs"] = runs;
-  auto outcome = runRunner(
-      request.dump(-1, ' ', false, json::error_handler_t::replace), options);
+  auto outcome = runRunner(dumpRequest(request), options);
   if (!outcome)
     return outcome.takeError();
   auto report = reportFromAnswer(*outcome);
@@ -153,25 +168,16 @@ llvm::Expected<std::vector<ComparedKernel>> qimeng::compareIsolated(
     int rounds, const IsolatedValidationOptions &options) {
   if (kernels.empty())
     return std::vector<ComparedKernel>{};
-  json request = json::parse(validationRequestJson(
-      problem, target, kernels.front().first, kernels.front().second));
-  request.erase("kernel");
-  request.erase("parts");
+  json request = problemRequest(problem, target);
   request["measure_runs"] = rounds;
   json list = json::array();
   for (const auto &[kernel, parts] : kernels) {
-    json entry = {{"kernel", kernel.text}};
-    if (!parts.empty()) {
-      json p = json::array();
-      for (const GemmRange &g : parts)
-        p.push_back({g.mBegin, g.mEnd, g.nBegin, g.nEnd});
-      entry["parts"] = p;
-    }
+    json entry = json::object();
+    setKernel(entry, kernel, parts);
     list.push_back(entry);
   }
   request["compare"] = list;
-  auto outcome = runRunner(
-      request.dump(-1, ' ', false, json::error_handler_t::replace), options);
+  auto outcome = runRunner(dumpRequest(request), options);
   if (!outcome)
     return outcome.takeError();
   if (!outcome->failure.empty())

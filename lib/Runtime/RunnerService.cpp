@@ -15,6 +15,7 @@
 #include "qimeng/Support/JsonFieldReader.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -126,113 +127,157 @@ static llvm::Expected<std::vector<GemmRange>> partsField(const json &r,
   return parts;
 }
 
-/// Fills timing buffers with the same values for every kernel timed.
-static void fillForTiming(GuardedBuffer &buf) {
-  for (int64_t i = 0; i < buf.size(); ++i)
-    buf.data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
+namespace {
+/// What a validation request is about: a GEMM, or a convolution and its
+/// GEMM view.
+struct RequestProblem {
+  GemmDesc gemm;
+  std::optional<ConvDesc> conv;
+
+  double flops() const { return conv ? conv->flops() : gemm.flops(); }
+
+  llvm::Expected<ValidationReport> validate(
+      const std::function<void(const float *, const float *, float *, void *)>
+          &call,
+      uint64_t workspaceBytes, const ValidationOptions &options) const {
+    return conv ? validateConv(*conv, call, workspaceBytes, options)
+                : validateGemm(gemm, call, workspaceBytes, options);
+  }
+};
+
+/// A kernel assembled and loaded here, with the parts of C it runs on.
+struct RunnableKernel {
+  EmittedKernel kernel;
+  std::unique_ptr<JitKernel> jit;
+  std::vector<GemmRange> parts;
+
+  /// The workspace of all its parts.
+  uint64_t workspaceBytes() const {
+    return kernel.workspaceBytes * std::max<size_t>(1, parts.size());
+  }
+  /// Runs it as the compiled module does (runGemmParts).
+  void operator()(const float *a, const float *b, float *c, void *ws) const {
+    runGemmParts(jit->gemm(), parts, kernel.workspaceBytes, a, b, c, ws);
+  }
+};
+
+/// Operands to time kernels on: the same values for every kernel timed.
+struct TimingOperands {
+  GuardedBuffer a, b, c;
+};
+} // namespace
+
+/// Loads the kernel of `r` ("kernel", and "parts" when given) for this host.
+static llvm::Expected<RunnableKernel> loadRunnable(const json &r,
+                                                   const GemmDesc &d) {
+  auto text = stringField(r, "kernel");
+  if (!text)
+    return text.takeError();
+  auto parts = partsField(r, d);
+  if (!parts)
+    return parts.takeError();
+  auto loaded = loadHere(*text);
+  if (!loaded)
+    return loaded.takeError();
+  return RunnableKernel{std::move(loaded->first), std::move(loaded->second),
+                        std::move(*parts)};
+}
+
+static llvm::Expected<TimingOperands>
+allocateTimingOperands(const RequestProblem &p) {
+  const ConvDesc *conv = p.conv ? &*p.conv : nullptr;
+  auto a =
+      GuardedBuffer::allocate(conv ? conv->inputSpan() : p.gemm.aSpan(), 0);
+  auto b = GuardedBuffer::allocate(
+      conv ? conv->filterElements() : p.gemm.bSpan(), 0);
+  auto c = GuardedBuffer::allocate(
+      conv ? conv->outputElements() : p.gemm.cSpan(), 0);
+  if (!a || !b || !c)
+    return llvm::createStringError("cannot allocate timing buffers");
+  TimingOperands out{std::move(*a), std::move(*b), std::move(*c)};
+  for (GuardedBuffer *buf : {&out.a, &out.b, &out.c})
+    for (int64_t i = 0; i < buf->size(); ++i)
+      buf->data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
+  return out;
+}
+
+/// A workspace for `kernel`'s timed calls.
+static llvm::Expected<GuardedBuffer>
+allocateWorkspace(const RunnableKernel &kernel) {
+  auto ws = GuardedBuffer::allocate(
+      int64_t(kernel.workspaceBytes() / sizeof(float) + 16), 0);
+  if (!ws)
+    return llvm::createStringError("cannot allocate timing buffers");
+  return ws;
 }
 
 /// "compare": several kernels for one problem, each validated, then timed
 /// side by side (interleaved round by round, timeInterleaved) for `runs`
 /// rounds on the same inputs. Each answer entry has the kernel's median
-/// GFLOPS and its speed relative to the first kernel (the median over the
-/// rounds of the first's time over its own); one that fails validation is
-/// not timed.
+/// GFLOPS and its speed relative to the first kernel timed (the median over
+/// the rounds of the first's time over its own); one that fails validation
+/// is not timed.
 static llvm::Expected<std::string>
-serveCompareRequest(const json &list, const GemmDesc &d,
-                    const std::optional<ConvDesc> &conv, int runs) {
+serveCompareRequest(const json &list, const RequestProblem &problem, int runs) {
   if (!list.is_array() || list.empty() || list.size() > 16)
     return llvm::createStringError(
         "validation request field 'compare' must be an array of 1 to 16 "
         "kernels");
   struct Entry {
-    EmittedKernel kernel;
-    std::unique_ptr<JitKernel> jit;
-    std::vector<GemmRange> parts;
-    uint64_t totalWs = 0;
+    RunnableKernel kernel;
     GuardedBuffer ws;
     bool passed = false;
     std::string failure;
   };
   std::vector<Entry> entries;
-  ReferenceCache references;
-  ValidationOptions options;
-  options.referenceCache = &references;
   for (const json &e : list) {
     if (!e.is_object())
       return llvm::createStringError(
           "validation request 'compare' entries must be objects");
-    auto text = stringField(e, "kernel");
-    if (!text)
-      return text.takeError();
-    auto parts = partsField(e, d);
-    if (!parts)
-      return parts.takeError();
-    auto loaded = loadHere(*text);
-    if (!loaded)
-      return loaded.takeError();
-    Entry entry;
-    entry.kernel = std::move(loaded->first);
-    entry.jit = std::move(loaded->second);
-    entry.parts = std::move(*parts);
-    entry.totalWs =
-        entry.kernel.workspaceBytes * std::max<size_t>(1, entry.parts.size());
-    entries.push_back(std::move(entry));
+    auto kernel = loadRunnable(e, problem.gemm);
+    if (!kernel)
+      return kernel.takeError();
+    entries.push_back({std::move(*kernel), GuardedBuffer(), false, ""});
   }
-  auto caller = [](const Entry &e) {
-    GemmKernelFn fn = e.jit->gemm();
-    uint64_t wsBytes = e.kernel.workspaceBytes;
-    const std::vector<GemmRange> *parts = &e.parts;
-    return [fn, wsBytes, parts](const float *a, const float *b, float *c,
-                                void *ws) {
-      runGemmParts(fn, *parts, wsBytes, a, b, c, ws);
-    };
-  };
-  auto a = GuardedBuffer::allocate(conv ? conv->inputSpan() : d.aSpan(), 0);
-  auto b =
-      GuardedBuffer::allocate(conv ? conv->filterElements() : d.bSpan(), 0);
-  auto c =
-      GuardedBuffer::allocate(conv ? conv->outputElements() : d.cSpan(), 0);
-  if (!a || !b || !c)
-    return llvm::createStringError("cannot allocate timing buffers");
-  for (GuardedBuffer *buf : {&*a, &*b, &*c})
-    fillForTiming(*buf);
+  auto operands = allocateTimingOperands(problem);
+  if (!operands)
+    return operands.takeError();
+  // All of them validate on the same inputs: one set of fp64 references.
+  ReferenceCache references;
+  ValidationOptions options;
+  options.referenceCache = &references;
   std::vector<TimedCandidate> cands;
-  std::vector<size_t> timed;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    Entry &e = entries[i];
-    auto call = caller(e);
-    auto report = conv ? validateConv(*conv, call, e.totalWs, options)
-                       : validateGemm(d, call, e.totalWs, options);
+  for (Entry &e : entries) {
+    auto report = problem.validate(std::cref(e.kernel),
+                                   e.kernel.workspaceBytes(), options);
     if (!report)
       return report.takeError();
     e.passed = report->passed;
     e.failure = report->failure;
     if (!e.passed)
       continue;
-    auto ws =
-        GuardedBuffer::allocate(int64_t(e.totalWs / sizeof(float) + 16), 0);
+    auto ws = allocateWorkspace(e.kernel);
     if (!ws)
-      return llvm::createStringError("cannot allocate timing buffers");
+      return ws.takeError();
     e.ws = std::move(*ws);
-    float *pa = a->data(), *pb = b->data(), *pc = c->data();
+    const RunnableKernel *kernel = &e.kernel;
+    float *a = operands->a.data(), *b = operands->b.data(),
+          *c = operands->c.data();
     void *pws = e.ws.data();
-    cands.push_back({e.kernel.symbol, [=] { call(pa, pb, pc, pws); }});
-    timed.push_back(i);
+    cands.push_back({e.kernel.kernel.symbol, [=] { (*kernel)(a, b, c, pws); }});
   }
   json answer = json::array();
   InterleavedTiming t;
   if (!cands.empty())
     t = timeInterleaved(cands, runs, 0.02);
-  const double flops = conv ? conv->flops() : d.flops();
   for (size_t i = 0, k = 0; i < entries.size(); ++i) {
     const Entry &e = entries[i];
-    json out = {{"symbol", e.kernel.symbol},
+    json out = {{"symbol", e.kernel.kernel.symbol},
                 {"passed", e.passed},
                 {"failure", e.failure}};
     if (e.passed) {
       const std::vector<double> &s = t.secondsPerCall[k];
-      out["gflops"] = flops / median(s) * 1e-9;
+      out["gflops"] = problem.flops() / median(s) * 1e-9;
       // Relative to the first kernel timed (the first entry when it
       // passed).
       out["speedup"] = medianPairedSpeedup(s, t.secondsPerCall[0]);
@@ -264,22 +309,21 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
   std::string opName = "sgemm";
   if (op != r.end() && op->is_string())
     opName = op->get<std::string>();
-  GemmDesc d;
-  std::optional<ConvDesc> conv;
+  RequestProblem problem;
   if (opName == "sconv2d") {
     auto desc = convDescFromJson(r, "validation request");
     if (!desc)
       return desc.takeError();
     if (auto err = desc->verify())
       return std::move(err);
-    conv = *desc;
-    d = desc->gemmView();
+    problem.conv = *desc;
+    problem.gemm = desc->gemmView();
   } else if (opName == "sgemm") {
     auto desc = gemmDescFromJson(r, "validation request");
     if (!desc)
       return desc.takeError();
-    d = *desc;
-    if (auto err = d.verify())
+    problem.gemm = *desc;
+    if (auto err = problem.gemm.verify())
       return std::move(err);
   } else {
     return llvm::createStringError("unknown validation request op '" + opName +
@@ -297,33 +341,21 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
   }
   auto compare = r.find("compare");
   if (compare != r.end())
-    return serveCompareRequest(*compare, d, conv, runs > 0 ? runs : 11);
-  auto kernelText = stringField(r, "kernel");
-  if (!kernelText)
-    return kernelText.takeError();
-  auto parts = partsField(r, d);
-  if (!parts)
-    return parts.takeError();
+    return serveCompareRequest(*compare, problem, runs > 0 ? runs : 11);
 
   // The kernel runs here, on this machine: assemble for the host.
-  auto loaded = loadHere(*kernelText);
+  auto loaded = loadRunnable(r, problem.gemm);
   if (!loaded)
     return loaded.takeError();
-  const EmittedKernel &kernel = loaded->first;
-  GemmKernelFn fn = loaded->second->gemm();
-  uint64_t wsBytes = kernel.workspaceBytes;
-  uint64_t totalWs = wsBytes * std::max<size_t>(1, parts->size());
-  auto call = [&](const float *a, const float *b, float *c, void *ws) {
-    runGemmParts(fn, *parts, wsBytes, a, b, c, ws);
-  };
+  const RunnableKernel &kernel = *loaded;
   // Both validations (before and after timing) use the same inputs: the
   // second reuses the first's fp64 references.
   ReferenceCache references;
   ValidationOptions options;
   options.referenceCache = &references;
   auto validate = [&]() {
-    return conv ? validateConv(*conv, call, totalWs, options)
-                : validateGemm(d, call, totalWs, options);
+    return problem.validate(std::cref(kernel), kernel.workspaceBytes(),
+                            options);
   };
   auto report = validate();
   if (!report)
@@ -332,25 +364,25 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
               {"failure", report->failure},
               {"max_rel_error", report->maxRelError},
               {"openblas_max_rel_error", report->openBlasMaxRelError},
-              {"symbol", kernel.symbol}};
+              {"symbol", kernel.kernel.symbol}};
   if (runs > 0 && report->passed) {
     // Validated: time it on fresh buffers, then validate it again.
-    auto a = GuardedBuffer::allocate(conv ? conv->inputSpan() : d.aSpan(), 0);
-    auto b =
-        GuardedBuffer::allocate(conv ? conv->filterElements() : d.bSpan(), 0);
-    auto c =
-        GuardedBuffer::allocate(conv ? conv->outputElements() : d.cSpan(), 0);
-    auto ws = GuardedBuffer::allocate(int64_t(totalWs / sizeof(float) + 16), 0);
-    if (!a || !b || !c || !ws)
-      return llvm::createStringError("cannot allocate timing buffers");
-    for (GuardedBuffer *buf : {&*a, &*b, &*c})
-      fillForTiming(*buf);
+    auto operands = allocateTimingOperands(problem);
+    if (!operands)
+      return operands.takeError();
+    auto ws = allocateWorkspace(kernel);
+    if (!ws)
+      return ws.takeError();
     auto [seconds, spread] = timeCalls(
-        [&] { call(a->data(), b->data(), c->data(), ws->data()); }, runs);
+        [&] {
+          kernel(operands->a.data(), operands->b.data(), operands->c.data(),
+                 ws->data());
+        },
+        runs);
     auto again = validate();
     if (!again)
       return again.takeError();
-    out["gflops"] = (conv ? conv->flops() : d.flops()) / seconds * 1e-9;
+    out["gflops"] = problem.flops() / seconds * 1e-9;
     out["spread"] = spread;
     if (!again->passed) {
       out["passed"] = false;
