@@ -41,11 +41,8 @@ Evaluation RunnerEvaluator::evaluate(const GemmConfig &config) {
     ev.failure = "emitter: " + llvm::toString(emitted.takeError());
     return ev;
   }
-  std::vector<GemmRange> parts;
-  if (config.threads > 1)
-    parts = partitionGemm(problem_.gemm(), config, config.threads);
-  auto measured =
-      measureIsolated(problem_, target_, *emitted, timedRuns_, runner_, parts);
+  auto measured = measureIsolated(problem_, target_, *emitted, timedRuns_,
+                                  runner_, partsFor(config));
   if (!measured) {
     ev.failure = "runner: " + llvm::toString(measured.takeError());
     return ev;
@@ -77,10 +74,7 @@ RunnerEvaluator::compare(const std::vector<GemmConfig> &configs, int rounds) {
     const EmittedKernel *kernel = kernelFor(config);
     if (!kernel)
       return std::nullopt;
-    std::vector<GemmRange> parts;
-    if (config.threads > 1)
-      parts = partitionGemm(problem_.gemm(), config, config.threads);
-    kernels.emplace_back(*kernel, std::move(parts));
+    kernels.emplace_back(*kernel, partsFor(config));
   }
   auto compared = compareIsolated(problem_, target_, kernels, rounds, runner_);
   if (!compared) {
@@ -97,6 +91,13 @@ RunnerEvaluator::compare(const std::vector<GemmConfig> &configs, int rounds) {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+std::vector<GemmRange>
+RunnerEvaluator::partsFor(const GemmConfig &config) const {
+  if (config.threads <= 1)
+    return {};
+  return partitionGemm(problem_.gemm(), config, config.threads);
 }
 
 const EmittedKernel *

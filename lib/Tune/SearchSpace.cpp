@@ -153,10 +153,11 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
 
   // Register block: every row of the isa's table, the model's first when it
   // is not one of them.
+  const llvm::ArrayRef<MicroKernelShape> table = microKernelTable(base.isa);
   Decision block;
   block.key = "block";
   std::string baseBlock = blockText(base.mr, base.nr);
-  for (const MicroKernelShape &shape : microKernelTable(base.isa))
+  for (const MicroKernelShape &shape : table)
     block.choices.push_back(blockText(shape.mr, shape.nr));
   auto found = std::find(block.choices.begin(), block.choices.end(), baseBlock);
   if (found == block.choices.end()) {
@@ -191,7 +192,6 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   Decision order{"order", {"bcast", "pipelined"}, 0};
   if (base.isa == VectorIsa::Avx512)
     order.choices.push_back("embedded");
-  llvm::ArrayRef<MicroKernelShape> table = microKernelTable(base.isa);
   if (base.order == KStepOrder::BMem ||
       llvm::any_of(table, [](const MicroKernelShape &s) {
         return s.order == KStepOrder::BMem;

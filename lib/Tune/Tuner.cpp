@@ -67,8 +67,8 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
   SearchHistory history =
       runMcts(space, **evaluator, proposer, request.budget, options);
   const Trial *best = history.best();
-  // One measurement per trial is noisy: the fastest few are measured again,
-  // interleaved, and the best median wins.
+  // One measurement per trial is noisy: the model's config and the fastest
+  // few are timed again side by side (remeasureFinalists).
   double bestGflops = best ? best->result.gflops : 0;
   if (best && request.finalists > 0 &&
       (request.finalistRounds > 0 || request.sideBySideRounds > 0)) {

@@ -448,11 +448,9 @@ def _emit_k_step(asm, p, u, row_stride, b):
     rows layout, A's rows are `row_stride` bytes apart."""
     isa = p.isa
     b_reg = p.mr * p.nv
-    a_regs = [b_reg + p.nv, b_reg + p.nv + 1]
-    # B vectors held in registers; in bmem the last one's register holds A.
+    # B vectors held in registers (bmem: all but the last), then A's.
     b_held = p.nv - 1 if p.order == "bmem" else p.nv
-    if p.order == "bmem":
-        a_regs = [b_reg + b_held]
+    a_regs = [b_reg + b_held, b_reg + b_held + 1]
 
     def b_addr(v):
         return f"{u * b.row + v * isa.vector_bytes}(%rsi)"
