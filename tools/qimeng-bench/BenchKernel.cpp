@@ -1,7 +1,9 @@
 //===- BenchKernel.cpp ----------------------------------------------------===//
 #include "BenchKernel.h"
+#include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -60,4 +62,110 @@ qimeng::benchKernel(const KernelProblem &problem, const GemmConfig &config,
   if (k.config.threads > 1)
     k.parts = partitionGemm(problem.gemm(), k.config, k.config.threads);
   return k;
+}
+
+llvm::Expected<VariantComparison>
+qimeng::compareVariants(const KernelProblem &problem, const BenchKernel &ours,
+                        const std::vector<std::string> &variants,
+                        unsigned threads, int rounds, const Target &host,
+                        const EmitterOptions &emitter,
+                        const IsolatedValidationOptions &runner) {
+  const GemmDesc view = problem.gemm();
+  VariantComparison comparison;
+  std::vector<VariantResult> &results = comparison.variants;
+  std::vector<std::pair<EmittedKernel, std::vector<GemmRange>>> kernels = {
+      {ours.emitted, ours.parts}};
+  std::vector<size_t> compared; // results[compared[i]] is kernels[i + 1]
+  for (const std::string &settings : variants) {
+    auto parsed = GemmConfig::parse(settings, ours.config);
+    if (!parsed)
+      return llvm::createStringError("--variant '" + settings + "': " +
+                                     llvm::toString(parsed.takeError()));
+    GemmConfig config = clampToProblem(*parsed, view);
+    config.threads = int(
+        std::max<size_t>(1, partitionGemm(view, config, int(threads)).size()));
+    VariantResult r;
+    r.settings = settings;
+    r.config = config.str();
+    auto emitted = emitKernel(problem, config, emitter);
+    if (!emitted) {
+      r.failure = "not built: " + llvm::toString(emitted.takeError());
+    } else {
+      r.symbol = emitted->symbol;
+      std::vector<GemmRange> parts;
+      if (config.threads > 1)
+        parts = partitionGemm(view, config, config.threads);
+      kernels.push_back({std::move(*emitted), std::move(parts)});
+      compared.push_back(results.size());
+    }
+    results.push_back(std::move(r));
+  }
+  if (compared.empty())
+    return comparison;
+  auto timed = compareIsolated(problem, host, kernels, rounds, runner);
+  if (!timed) {
+    std::string why = llvm::toString(timed.takeError());
+    for (size_t i : compared)
+      results[i].failure = why;
+    return comparison;
+  }
+  if (!(*timed)[0].passed) {
+    for (size_t i : compared)
+      results[i].failure = "not timed: our kernel failed validation in the "
+                           "comparison: " +
+                           (*timed)[0].failure;
+    return comparison;
+  }
+  comparison.oursGflops = (*timed)[0].gflops;
+  for (size_t i = 0; i < compared.size(); ++i) {
+    const ComparedKernel &k = (*timed)[i + 1];
+    VariantResult &r = results[compared[i]];
+    r.validated = k.passed;
+    if (!k.passed) {
+      r.failure = "failed validation: " + k.failure;
+      continue;
+    }
+    r.gflops = k.gflops;
+    r.speedup = k.speedup;
+  }
+  return comparison;
+}
+
+nlohmann::json qimeng::variantsJson(const VariantComparison &comparison) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const VariantResult &v : comparison.variants) {
+    nlohmann::json e = {{"settings", v.settings},
+                        {"config", v.config},
+                        {"kernel", v.symbol},
+                        {"validated", v.validated}};
+    if (v.failure.empty()) {
+      e["gflops"] = v.gflops;
+      e["ours_gflops"] = comparison.oursGflops;
+      e["speedup_over_ours"] = v.speedup;
+    } else {
+      e["failure"] = v.failure;
+    }
+    list.push_back(std::move(e));
+  }
+  return list;
+}
+
+std::string qimeng::formatVariantLines(const VariantComparison &comparison) {
+  std::string out;
+  if (comparison.oursGflops > 0)
+    out += llvm::formatv("  side by side in one qimeng-runner process: ours "
+                         "{0:F1} GFLOPS\n",
+                         comparison.oursGflops)
+               .str();
+  for (const VariantResult &v : comparison.variants) {
+    out += "  variant '" + v.settings + "': ";
+    if (v.failure.empty())
+      out += llvm::formatv("{0:F1} GFLOPS, {1:F3}x ours side by side  {2}",
+                           v.gflops, v.speedup, v.symbol)
+                 .str();
+    else
+      out += v.failure;
+    out += "\n";
+  }
+  return out;
 }

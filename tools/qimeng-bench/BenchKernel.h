@@ -14,6 +14,7 @@
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "llvm/Support/Error.h"
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,47 @@ llvm::Expected<BenchKernel> benchKernel(const KernelProblem &problem,
                                         const EmitterOptions &emitter,
                                         const IsolatedValidationOptions &runner,
                                         const BenchKernelOptions &options);
+
+/// One --variant: our kernel with the variant's settings laid over its
+/// config, timed side by side with it.
+struct VariantResult {
+  std::string settings; ///< as given on the command line
+  std::string config;   ///< the variant's whole config (GemmConfig::str)
+  std::string symbol;   ///< empty when it was not built
+  std::string failure;  ///< why it was not built, validated or timed
+  bool validated = false;
+  double gflops = 0;  ///< median over the rounds
+  double speedup = 0; ///< over ours: the median of the per-round ratios
+};
+
+/// Our kernel and its variants, timed side by side.
+struct VariantComparison {
+  double oursGflops = 0; ///< ours in the same rounds (0: not timed)
+  std::vector<VariantResult> variants;
+};
+
+/// Each of `variants` (GemmConfig::parse settings laid over `ours.config`,
+/// clamped to the problem, on `threads` threads as ours) emitted, then all
+/// of them with `ours` first validated and timed interleaved for `rounds`
+/// rounds in one qimeng-runner process (compareIsolated). A variant the
+/// emitter refuses, one that fails validation, and a comparison that fails
+/// as a whole are reported in `failure`, not as errors; a settings text
+/// that does not parse is an error.
+llvm::Expected<VariantComparison>
+compareVariants(const KernelProblem &problem, const BenchKernel &ours,
+                const std::vector<std::string> &variants, unsigned threads,
+                int rounds, const Target &host, const EmitterOptions &emitter,
+                const IsolatedValidationOptions &runner);
+
+/// The variants as a JSON row's "variants": objects with settings, config,
+/// kernel, validated, gflops, ours_gflops (ours in the same rounds) and
+/// speedup_over_ours when timed, else failure.
+nlohmann::json variantsJson(const VariantComparison &comparison);
+
+/// The lines under a row of the table: ours in the comparison's rounds, then
+/// each variant's settings, GFLOPS and speedup over ours, or why there is
+/// none. Empty without variants.
+std::string formatVariantLines(const VariantComparison &comparison);
 
 } // namespace qimeng
 

@@ -237,6 +237,14 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
             medianPairedSpeedup(t.secondsPerCall[0], t.secondsPerCall[2]);
       }
     }
+    VariantComparison variantResults;
+    if (ours->passed && !s.variants.empty()) {
+      auto compared = compareVariants(problem, *kernel, s.variants, s.threads,
+                                      int(s.runs), s.host, s.emitter, s.runner);
+      if (!compared)
+        return compared.takeError();
+      variantResults = std::move(*compared);
+    }
     auto ratio = [&](std::optional<double> other) -> std::optional<double> {
       if (!oursGflops || !other || *other <= 0)
         return std::nullopt;
@@ -288,6 +296,8 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
         row["paired_ratio_onednn"] = *pairedOnednn;
       if (!ours->passed)
         row["failure"] = ours->failure;
+      if (!s.variants.empty())
+        row["variants"] = variantsJson(variantResults);
       llvm::outs() << row.dump(-1, ' ', false,
                                nlohmann::json::error_handler_t::replace)
                    << "\n";
@@ -301,6 +311,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
           cell(onednnGflops), r1 ? llvm::formatv("{0:F2}", *r1).str() : "n/a",
           r2 ? llvm::formatv("{0:F2}", *r2).str() : "n/a",
           validated ? "yes" : "NO", kernel->emitted.symbol);
+      llvm::outs() << formatVariantLines(variantResults);
       if (!ours->passed)
         llvm::outs() << "  ours failed validation: " << ours->failure << "\n";
       if (!blas->passed)

@@ -22,6 +22,9 @@ struct ConvBenchSettings {
   std::vector<std::string> layers;
   /// --kernel-config: settings laid over each layer's model config.
   std::string kernelConfig;
+  /// --variant: settings laid over our kernel's config, each timed side by
+  /// side with ours (compareVariants).
+  std::vector<std::string> variants;
   /// Pause before each candidate's round (timeInterleaved).
   double settleSeconds = 0;
   unsigned threads = 1;

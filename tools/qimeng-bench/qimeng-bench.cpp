@@ -114,6 +114,13 @@ static cl::opt<std::string> cacheDirOpt(
     cl::desc("Tuning database for --tuned (default: QIMENG_CACHE_DIR, then "
              "$XDG_CACHE_HOME/qimeng-tensorop, then ~/.cache/qimeng-tensorop)"),
     cl::init(""), cl::cat(benchCategory));
+static cl::list<std::string> variantOpt(
+    "variant",
+    cl::desc("Settings laid over our kernel's config (keys as "
+             "--kernel-config); that kernel is validated and timed side by "
+             "side with ours, and its speedup over ours printed under the "
+             "row (repeat for more variants)"),
+    cl::value_desc("settings"), cl::cat(benchCategory));
 static cl::opt<bool>
     noExternalOpt("no-external",
                   cl::desc("Skip BLIS and libxsmm: OpenBLAS is the only "
@@ -226,7 +233,13 @@ int main(int argc, char **argv) {
       "oneDNN are the median over rounds of the\nround's time ratio; --json "
       "rows carry ours_gflops, openblas_gflops,\nonednn_gflops (medians), "
       "ratio_openblas and ratio_onednn (of the medians),\n"
-      "paired_ratio_openblas and paired_ratio_onednn (the table's).\n");
+      "paired_ratio_openblas and paired_ratio_onednn (the table's).\n\n"
+      "--variant SETTINGS (repeatable): our kernel with SETTINGS laid over "
+      "its config,\nsuch as --variant mr=6,nr=64,kc=192; all of them and "
+      "ours are validated, then\ntimed interleaved for --runs rounds in one "
+      "qimeng-runner process. Each variant's\nline gives its GFLOPS and its "
+      "speedup over ours (the median of the per-round\nratios); --json rows "
+      "carry them in \"variants\".\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
   if (opKind != "sgemm" && opKind != "conv2d")
     exitOnErr(llvm::createStringError("unsupported --op '" + opKind +
@@ -239,6 +252,11 @@ int main(int argc, char **argv) {
   if (trans != "nn" && trans != "nt" && trans != "tn" && trans != "tt")
     exitOnErr(llvm::createStringError("--transpose must be nn, nt, tn or tt"));
   std::vector<Shape> shapes = exitOnErr(parseShapes(shapesOpt));
+  std::vector<std::string> variants(variantOpt.begin(), variantOpt.end());
+  for (const std::string &v : variants)
+    if (auto parsed = GemmConfig::parse(v, GemmConfig()); !parsed)
+      exitOnErr(llvm::createStringError(
+          "--variant '" + v + "': " + llvm::toString(parsed.takeError())));
 
   openblas_set_num_threads(threadsOpt);
   // BLIS and libxsmm when present: a missing one is a note, not an error.
@@ -279,6 +297,7 @@ int main(int argc, char **argv) {
     ConvBenchSettings settings;
     settings.suite = suiteOpt;
     settings.kernelConfig = configOpt;
+    settings.variants = variants;
     settings.settleSeconds = settleSeconds(threadsOpt);
     llvm::SmallVector<llvm::StringRef> layers;
     llvm::StringRef(layersOpt).split(layers, ',', -1, /*KeepEmpty=*/false);
@@ -441,6 +460,11 @@ int main(int argc, char **argv) {
         extResults[ext].gflops =
             desc.flops() / median(t.secondsPerCall[cand]) * 1e-9;
     }
+    VariantComparison variantResults;
+    if (ours.passed && !variants.empty())
+      variantResults =
+          exitOnErr(compareVariants(desc, kernel, variants, threadsOpt,
+                                    int(runsOpt), host, emitter, runner));
     double ratio = blasGflops > 0 ? oursGflops / blasGflops : 0;
     // GB/s at the least traffic: GFLOPS / flops * bytes.
     auto gbps = [&](double gflops) {
@@ -499,6 +523,8 @@ int main(int argc, char **argv) {
       }
       row["best_other_gflops"] = bestOther;
       row["ratio_best_other"] = ratioBestOther;
+      if (!variants.empty())
+        row["variants"] = variantsJson(variantResults);
       llvm::outs() << row.dump(-1, ' ', false,
                                nlohmann::json::error_handler_t::replace)
                    << "\n";
@@ -515,6 +541,7 @@ int main(int argc, char **argv) {
           100 * oursGflops / peak, blasGflops, 100 * blasGflops / peak,
           extCells[0], extCells[1], ratio, ratioBestOther, ours.maxRelError,
           validated ? "yes" : "NO", emitted.symbol);
+      llvm::outs() << formatVariantLines(variantResults);
       if (!ours.passed)
         llvm::outs() << "  ours failed validation: " << ours.failure << "\n";
       if (!blas.passed)
