@@ -64,12 +64,11 @@ qimeng::benchKernel(const KernelProblem &problem, const GemmConfig &config,
   return k;
 }
 
-llvm::Expected<VariantComparison>
-qimeng::compareVariants(const KernelProblem &problem, const BenchKernel &ours,
-                        const std::vector<std::string> &variants,
-                        unsigned threads, int rounds, const Target &host,
-                        const EmitterOptions &emitter,
-                        const IsolatedValidationOptions &runner) {
+llvm::Expected<VariantComparison> qimeng::compareVariants(
+    const KernelProblem &problem, const BenchKernel &ours, bool oursValidated,
+    const std::vector<std::string> &variants, unsigned threads, int rounds,
+    const Target &host, const EmitterOptions &emitter,
+    const IsolatedValidationOptions &runner) {
   const GemmDesc view = problem.gemm();
   VariantComparison comparison;
   std::vector<VariantResult> &results = comparison.variants;
@@ -99,6 +98,11 @@ qimeng::compareVariants(const KernelProblem &problem, const BenchKernel &ours,
       compared.push_back(results.size());
     }
     results.push_back(std::move(r));
+  }
+  if (!oursValidated) {
+    for (size_t i : compared)
+      results[i].failure = "not timed: our kernel failed validation";
+    return comparison;
   }
   if (compared.empty())
     return comparison;

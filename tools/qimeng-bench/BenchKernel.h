@@ -66,12 +66,14 @@ struct VariantComparison {
 /// of them with `ours` first validated and timed interleaved for `rounds`
 /// rounds in one qimeng-runner process (compareIsolated). A variant the
 /// emitter refuses, one that fails validation, and a comparison that fails
-/// as a whole are reported in `failure`, not as errors; a settings text
-/// that does not parse is an error.
+/// as a whole are reported in `failure`, not as errors, and so is every
+/// variant when `oursValidated` is false (nothing is timed then); a
+/// settings text that does not parse is an error.
 llvm::Expected<VariantComparison>
 compareVariants(const KernelProblem &problem, const BenchKernel &ours,
-                const std::vector<std::string> &variants, unsigned threads,
-                int rounds, const Target &host, const EmitterOptions &emitter,
+                bool oursValidated, const std::vector<std::string> &variants,
+                unsigned threads, int rounds, const Target &host,
+                const EmitterOptions &emitter,
                 const IsolatedValidationOptions &runner);
 
 /// The variants as a JSON row's "variants": objects with settings, config,

@@ -238,9 +238,10 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       }
     }
     VariantComparison variantResults;
-    if (ours->passed && !s.variants.empty()) {
-      auto compared = compareVariants(problem, *kernel, s.variants, s.threads,
-                                      int(s.runs), s.host, s.emitter, s.runner);
+    if (!s.variants.empty()) {
+      auto compared =
+          compareVariants(problem, *kernel, ours->passed, s.variants, s.threads,
+                          int(s.runs), s.host, s.emitter, s.runner);
       if (!compared)
         return compared.takeError();
       variantResults = std::move(*compared);

@@ -461,10 +461,10 @@ int main(int argc, char **argv) {
             desc.flops() / median(t.secondsPerCall[cand]) * 1e-9;
     }
     VariantComparison variantResults;
-    if (ours.passed && !variants.empty())
-      variantResults =
-          exitOnErr(compareVariants(desc, kernel, variants, threadsOpt,
-                                    int(runsOpt), host, emitter, runner));
+    if (!variants.empty())
+      variantResults = exitOnErr(
+          compareVariants(desc, kernel, ours.passed, variants, threadsOpt,
+                          int(runsOpt), host, emitter, runner));
     double ratio = blasGflops > 0 ? oursGflops / blasGflops : 0;
     // GB/s at the least traffic: GFLOPS / flops * bytes.
     auto gbps = [&](double gflops) {
