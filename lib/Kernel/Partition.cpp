@@ -45,6 +45,19 @@ std::vector<GemmRange> qimeng::partitionGemm(const GemmDesc &d,
   return parts;
 }
 
+int qimeng::partitionedThreads(const GemmDesc &desc, const GemmConfig &config,
+                               int threads) {
+  return static_cast<int>(
+      std::max<size_t>(1, partitionGemm(desc, config, threads).size()));
+}
+
+std::vector<GemmRange> qimeng::kernelParts(const GemmDesc &desc,
+                                           const GemmConfig &config) {
+  if (config.threads <= 1)
+    return {};
+  return partitionGemm(desc, config, config.threads);
+}
+
 void qimeng::writeRange(void *workspace, const GemmRange &r) {
   int64_t v[4] = {r.mBegin, r.mEnd, r.nBegin, r.nEnd};
   std::memcpy(static_cast<char *>(workspace) + kRangeOffset, v, sizeof(v));

@@ -120,14 +120,6 @@ LLVM::LLVMFuncOp getOrCreateKernelFunc(ModuleOp module,
   return fn;
 }
 
-/// The parts of C a kernel with `config` runs as; empty for one thread.
-std::vector<GemmRange> partsFor(const GemmDesc &desc,
-                                const GemmConfig &config) {
-  if (config.threads <= 1)
-    return {};
-  return partitionGemm(desc, config, config.threads);
-}
-
 /// Address of a memref's first element as !llvm.ptr.
 Value elementPointer(OpBuilder &b, Location loc, Value memref) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
@@ -353,8 +345,7 @@ struct QiMengTensorOpPass
       }
       config = clampToProblem(*pinned, desc);
     }
-    config->threads = static_cast<int>(std::max<size_t>(
-        1, partitionGemm(desc, *config, config->threads).size()));
+    config->threads = partitionedThreads(desc, *config, config->threads);
     // The tuning database first: a hit is a kernel that was validated and
     // timed when it was stored. Pinned configs and injected faults bypass
     // it.
@@ -377,7 +368,7 @@ struct QiMengTensorOpPass
           auto body = kernel->body();
           if (body)
             return ReadyKernel{std::move(*kernel), std::move(*body),
-                               partsFor(desc, hit->config)};
+                               kernelParts(desc, hit->config)};
           llvm::consumeError(body.takeError());
         } else {
           mlir::emitWarning(getOperation().getLoc())
@@ -421,7 +412,7 @@ struct QiMengTensorOpPass
         reason = llvm::toString(body.takeError());
         return failure();
       }
-      std::vector<GemmRange> parts = partsFor(desc, tuned->record.config);
+      std::vector<GemmRange> parts = kernelParts(desc, tuned->record.config);
       return ReadyKernel{std::move(tuned->kernel), std::move(*body),
                          std::move(parts)};
     }
@@ -449,9 +440,10 @@ struct QiMengTensorOpPass
       reason = llvm::toString(body.takeError());
       return failure();
     }
+    std::vector<GemmRange> parts = kernelParts(desc, *config);
     if (o.validate) {
-      auto report = validateIsolated(problem, o.target, *emitted, o.runner,
-                                     partsFor(desc, *config));
+      auto report =
+          validateIsolated(problem, o.target, *emitted, o.runner, parts);
       if (!report) {
         reason = "kernel validation could not run: " +
                  llvm::toString(report.takeError());
@@ -463,8 +455,7 @@ struct QiMengTensorOpPass
         return failure();
       }
     }
-    return ReadyKernel{std::move(*emitted), std::move(*body),
-                       partsFor(desc, *config)};
+    return ReadyKernel{std::move(*emitted), std::move(*body), std::move(parts)};
   }
 
   void runOnOperation() override {

@@ -41,8 +41,9 @@ Evaluation RunnerEvaluator::evaluate(const GemmConfig &config) {
     ev.failure = "emitter: " + llvm::toString(emitted.takeError());
     return ev;
   }
-  auto measured = measureIsolated(problem_, target_, *emitted, timedRuns_,
-                                  runner_, partsFor(config));
+  auto measured =
+      measureIsolated(problem_, target_, *emitted, timedRuns_, runner_,
+                      kernelParts(problem_.gemm(), config));
   if (!measured) {
     ev.failure = "runner: " + llvm::toString(measured.takeError());
     return ev;
@@ -74,7 +75,7 @@ RunnerEvaluator::compare(const std::vector<GemmConfig> &configs, int rounds) {
     const EmittedKernel *kernel = kernelFor(config);
     if (!kernel)
       return std::nullopt;
-    kernels.emplace_back(*kernel, partsFor(config));
+    kernels.emplace_back(*kernel, kernelParts(problem_.gemm(), config));
   }
   auto compared = compareIsolated(problem_, target_, kernels, rounds, runner_);
   if (!compared) {
@@ -91,13 +92,6 @@ RunnerEvaluator::compare(const std::vector<GemmConfig> &configs, int rounds) {
     out.push_back(std::move(s));
   }
   return out;
-}
-
-std::vector<GemmRange>
-RunnerEvaluator::partsFor(const GemmConfig &config) const {
-  if (config.threads <= 1)
-    return {};
-  return partitionGemm(problem_.gemm(), config, config.threads);
 }
 
 const EmittedKernel *

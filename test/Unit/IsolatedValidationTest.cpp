@@ -168,6 +168,25 @@ TEST(PartitionTest, PartsTileCExactlyAtBlockBoundaries) {
             (std::vector<GemmRange>{{0, 30, 0, 40}}));
 }
 
+TEST(PartitionTest, ThreadsAndKernelPartsFollowThePartition) {
+  GemmConfig config;
+  config.mr = 6;
+  config.nr = 16;
+  // Too little work for a second thread: the config gets one, and one
+  // thread runs as a single call (no parts).
+  GemmDesc small = GemmDesc::packed(64, 64, 64);
+  EXPECT_EQ(partitionedThreads(small, config, 2), 1);
+  config.threads = 1;
+  EXPECT_TRUE(kernelParts(small, config).empty());
+  // Enough work: two threads, and the kernel's parts are the partition's.
+  GemmDesc square = GemmDesc::packed(256, 256, 256);
+  EXPECT_EQ(partitionedThreads(square, config, 2), 2);
+  EXPECT_EQ(partitionedThreads(square, config, 0), 1);
+  config.threads = 2;
+  EXPECT_EQ(kernelParts(square, config), partitionGemm(square, config, 2));
+  EXPECT_EQ(kernelParts(square, config).size(), 2u);
+}
+
 TEST_F(IsolatedValidationTest, ParallelKernelPassesWithItsParts) {
   GemmDesc desc = GemmDesc::packed(61, 83, 37);
   auto config = chooseGemmConfig(desc, host);

@@ -59,8 +59,7 @@ qimeng::benchKernel(const KernelProblem &problem, const GemmConfig &config,
       return emitted.takeError();
     k.emitted = std::move(*emitted);
   }
-  if (k.config.threads > 1)
-    k.parts = partitionGemm(problem.gemm(), k.config, k.config.threads);
+  k.parts = kernelParts(problem.gemm(), k.config);
   return k;
 }
 
@@ -81,8 +80,7 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
       return llvm::createStringError("--variant '" + settings + "': " +
                                      llvm::toString(parsed.takeError()));
     GemmConfig config = clampToProblem(*parsed, view);
-    config.threads = int(
-        std::max<size_t>(1, partitionGemm(view, config, int(threads)).size()));
+    config.threads = partitionedThreads(view, config, int(threads));
     VariantResult r;
     r.settings = settings;
     r.config = config.str();
@@ -91,10 +89,7 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
       r.failure = "not built: " + llvm::toString(emitted.takeError());
     } else {
       r.symbol = emitted->symbol;
-      std::vector<GemmRange> parts;
-      if (config.threads > 1)
-        parts = partitionGemm(view, config, config.threads);
-      kernels.push_back({std::move(*emitted), std::move(parts)});
+      kernels.push_back({std::move(*emitted), kernelParts(view, config)});
       compared.push_back(results.size());
     }
     results.push_back(std::move(r));

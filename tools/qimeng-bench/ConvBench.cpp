@@ -130,8 +130,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
         return pinned.takeError();
       base = clampToProblem(*pinned, problem.gemm());
     }
-    base->threads = int(std::max<size_t>(
-        1, partitionGemm(desc.gemmView(), *base, int(s.threads)).size()));
+    base->threads = partitionedThreads(desc.gemmView(), *base, int(s.threads));
     auto kernel =
         benchKernel(problem, *base, s.host, s.emitter, s.runner, s.kernel);
     if (!kernel)

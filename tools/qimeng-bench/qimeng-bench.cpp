@@ -363,8 +363,7 @@ int main(int argc, char **argv) {
       config =
           clampToProblem(exitOnErr(GemmConfig::parse(configOpt, config)), desc);
     // More than one thread: the parallel kernel, once per part of C.
-    config.threads = static_cast<int>(
-        std::max<size_t>(1, partitionGemm(desc, config, threadsOpt).size()));
+    config.threads = partitionedThreads(desc, config, int(threadsOpt));
     BenchKernelOptions kernelOptions;
     kernelOptions.tuned = tunedOpt;
     kernelOptions.tuneBudget = tuneBudgetOpt;

@@ -341,8 +341,7 @@ int main(int argc, char **argv) {
   GemmConfig base = exitOnErr(chooseKernelConfig(problem, host));
   if (ablationOpt)
     return runAblation(*llm, *task, host, base, emitter, runner, jsonOpt);
-  base.threads = static_cast<int>(std::max<size_t>(
-      1, partitionGemm(problem.gemm(), base, int(threadsOpt)).size()));
+  base.threads = partitionedThreads(problem.gemm(), base, int(threadsOpt));
 
   TuneRequest request = tuneRequest(problem, host, base, emitter, runner, llm);
   if (!jsonOpt)
@@ -407,10 +406,8 @@ int main(int argc, char **argv) {
         << "tuning database: " << llvm::toString(db.takeError()) << "\n";
   }
   const EmittedKernel &kernel = tuned.kernel;
-  std::vector<GemmRange> parts;
-  if (tuned.record.config.threads > 1)
-    parts = partitionGemm(problem.gemm(), tuned.record.config,
-                          tuned.record.config.threads);
+  std::vector<GemmRange> parts =
+      kernelParts(problem.gemm(), tuned.record.config);
 
   // Nothing is trusted: the winner is validated once more before it is
   // written out.

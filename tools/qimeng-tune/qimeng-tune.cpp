@@ -177,10 +177,8 @@ int main(int argc, char **argv) {
                                         "'; expected MxNxK"));
     GemmDesc desc = GemmDesc::packed(m, n, k, trans[0] == 't', trans[1] == 't');
     GemmConfig base = exitOnErr(chooseGemmConfig(desc, host));
-    base.threads = static_cast<int>(std::max<size_t>(
-        1, partitionGemm(desc, base,
-                         threadsOpt == 0 ? host.cores : int(threadsOpt))
-               .size()));
+    base.threads = partitionedThreads(
+        desc, base, threadsOpt == 0 ? host.cores : int(threadsOpt));
     TuningKey key = exitOnErr(tuningKey(desc, host, emitter, base.threads));
     if (ablationOpt) {
       runAblation(desc, host, base, emitter, exitOnErr);

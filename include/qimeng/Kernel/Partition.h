@@ -47,6 +47,16 @@ std::vector<GemmRange> partitionGemm(const GemmDesc &desc,
                                      const GemmConfig &config, int threads,
                                      double minFlopsPerPart = kMinFlopsPerPart);
 
+/// The thread count partitionGemm gives `threads` for `config`: its number
+/// of parts, at least 1 (what a config's `threads` field is set to).
+int partitionedThreads(const GemmDesc &desc, const GemmConfig &config,
+                       int threads);
+
+/// The parts of C a kernel with `config` runs as, one call each
+/// (partitionGemm over `config.threads`); empty for one thread.
+std::vector<GemmRange> kernelParts(const GemmDesc &desc,
+                                   const GemmConfig &config);
+
 /// Writes `range` where a parallel kernel reads it.
 void writeRange(void *workspace, const GemmRange &range);
 

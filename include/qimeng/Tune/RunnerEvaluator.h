@@ -51,8 +51,6 @@ public:
 
 private:
   RunnerEvaluator() = default;
-  /// The parts of C a config's kernel runs on: one per thread, none for one.
-  std::vector<GemmRange> partsFor(const GemmConfig &config) const;
   KernelProblem problem_;
   Target target_;
   EmitterOptions emitter_;
