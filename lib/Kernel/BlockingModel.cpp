@@ -142,7 +142,7 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
                                l2 / 2 / (kc * 4) / config->mr * config->mr);
     };
     // kc for A read in place: all of K when a B sliver of all of K takes
-    // at most an eighth of L2 and K is whole runs (unit width dilation), so
+    // at most a quarter of L2 and K is whole runs (unit width dilation), so
     // that each tile updates C once and its sliver streams from L2; else
     // the largest divisor of the run within the (clamped) model kc when
     // that is at least a quarter of it (and a vector), so each panel row is

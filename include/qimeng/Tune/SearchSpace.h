@@ -52,7 +52,8 @@ public:
   /// 1/2, 3/4, 4/3, 2 rounded to multiples of 8, at least 8, at most K),
   /// mc and nc (factors x1/4, x1/2, x1, x2, keeping only those that give a
   /// distinct block for the base's block and kc), pfa {0, 256, 512}, pfb
-  /// {0, 256}, order {bcast, pipelined, embedded on avx512, bmem}, loop
+  /// {0, 256}, order {bcast, pipelined, embedded on avx512, bmem where a
+  /// block of the table or the base needs it}, loop
   /// {jr-ir, ir-jr}; alayout {kmajor, rows} when A is not transposed; then
   /// packb {1, 0} when B is not transposed and M <= 64 (the base's packb
   /// joins them when it is fused); then, when base.threads > 1, threads
