@@ -4,9 +4,6 @@
 
 using namespace qimeng;
 
-/// A measured rate may exceed the probe's by noise, not by this much.
-static constexpr double kPeakTolerance = 1.05;
-
 llvm::Expected<std::unique_ptr<RunnerEvaluator>>
 RunnerEvaluator::create(const KernelProblem &problem, const Target &target,
                         EmitterOptions emitter,
@@ -17,19 +14,16 @@ RunnerEvaluator::create(const KernelProblem &problem, const Target &target,
   if (isa == VectorIsa::None)
     return llvm::createStringError("target " + target.cpu +
                                    " has no vector isa the emitters support");
-  auto probe = emitFmaPeakProbe(isa, emitter);
-  if (!probe)
-    return probe.takeError();
-  auto peak = measurePeakIsolated(*probe, runner);
-  if (!peak)
-    return peak.takeError();
+  auto gauge = PeakGauge::forHost(isa, emitter, runner);
+  if (!gauge)
+    return gauge.takeError();
   std::unique_ptr<RunnerEvaluator> e(new RunnerEvaluator());
   e->problem_ = problem;
   e->target_ = target;
   e->emitter_ = std::move(emitter);
   e->runner_ = std::move(runner);
   e->timedRuns_ = std::max(3, timedRuns);
-  e->peak_ = *peak;
+  e->gauge_ = *gauge;
   return e;
 }
 
@@ -53,16 +47,26 @@ Evaluation RunnerEvaluator::evaluate(const GemmConfig &config) {
     ev.failure = measured->validation.failure;
     return ev;
   }
-  double peak = peak_ * std::max(1, config.threads);
-  if (measured->gflops > kPeakTolerance * peak) {
-    ev.failure = llvm::formatv("measured {0:F1} GFLOPS is above the peak of "
-                               "{1:F1} for {2} thread(s): a measurement error",
-                               measured->gflops, peak, config.threads)
-                     .str();
+  // Faster than the peak: measured again (and the peak probed again)
+  // before it is called a measurement error.
+  RateCheck rate = checkPlausibleRate(
+      measured->gflops, config.threads, *gauge_,
+      [&]() -> llvm::Expected<double> {
+        auto again =
+            measureIsolated(problem_, target_, *emitted, timedRuns_, runner_,
+                            kernelParts(problem_.gemm(), config));
+        if (!again)
+          return again.takeError();
+        if (!again->validation.passed)
+          return llvm::createStringError(again->validation.failure);
+        return again->gflops;
+      });
+  if (!rate.plausible) {
+    ev.failure = rate.failure;
     return ev;
   }
   ev.ok = true;
-  ev.gflops = measured->gflops;
+  ev.gflops = rate.gflops;
   ev.spread = measured->spread;
   kernels_[config.str()] = std::move(*emitted);
   return ev;

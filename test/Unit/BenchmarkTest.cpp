@@ -2,6 +2,8 @@
 #include "qimeng/Runtime/Benchmark.h"
 #include "ErrorHelpers.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Runtime/PeakGauge.h"
+#include <algorithm>
 #include <chrono>
 #include <gtest/gtest.h>
 
@@ -60,4 +62,102 @@ TEST(BenchmarkTest, PeakProbeRunsAndIsPositive) {
   QM_ASSERT_EXPECTED(
       peak, measurePeakIsolated(probe, IsolatedValidationOptions::defaults()));
   EXPECT_GT(peak, 1.0);
+}
+
+//===----------------------------------------------------------------------===//
+// PeakGauge and the plausibility rule, with scripted probes
+//===----------------------------------------------------------------------===//
+
+/// A probe that answers from a script, then repeats its last answer.
+static PeakGauge::Probe scripted(std::vector<double> answers, int *calls) {
+  return [answers, calls]() -> llvm::Expected<double> {
+    size_t i = std::min<size_t>(size_t((*calls)++), answers.size() - 1);
+    return answers[i];
+  };
+}
+
+TEST(PeakGaugeTest, ThePeakIsTheBestProbe) {
+  int calls = 0;
+  // The first probe ran in a slow moment; the best one counts.
+  PeakGauge gauge(scripted({110.6, 158.0, 156.0}, &calls));
+  EXPECT_EQ(gauge.gflops(), 0);
+  QM_ASSERT_OK(gauge.probe(3));
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(gauge.gflops(), 158.0);
+  EXPECT_NEAR(gauge.spread(), (158.0 - 110.6) / 158.0, 1e-12);
+  EXPECT_EQ(gauge.describe(), "best of 3 probe(s), 30.0% apart");
+}
+
+TEST(PeakGaugeTest, AFailedProbeKeepsTheEarlierOnes) {
+  int calls = 0;
+  PeakGauge gauge([&calls]() -> llvm::Expected<double> {
+    if (calls++ == 0)
+      return 150.0;
+    return llvm::createStringError("runner crashed");
+  });
+  QM_ASSERT_FAILS_WITH(gauge.probe(3), "runner crashed");
+  EXPECT_EQ(gauge.gflops(), 150.0);
+  EXPECT_EQ(gauge.probes().size(), 1u);
+  PeakGauge zero([]() -> llvm::Expected<double> { return 0.0; });
+  QM_ASSERT_FAILS_WITH(zero.probe(1), "peak probe gave 0.00 GFLOPS");
+}
+
+TEST(PeakGaugeTest, ARateWithinThePeakIsKept) {
+  int probes = 0, remeasures = 0;
+  PeakGauge gauge(scripted({100}, &probes));
+  QM_ASSERT_OK(gauge.probe(1));
+  auto remeasure = [&]() -> llvm::Expected<double> {
+    ++remeasures;
+    return 1.0;
+  };
+  RateCheck c = checkPlausibleRate(104, 1, gauge, remeasure);
+  EXPECT_TRUE(c.plausible);
+  EXPECT_EQ(c.gflops, 104);
+  EXPECT_FALSE(c.remeasured);
+  // Two threads: twice the core's peak.
+  EXPECT_TRUE(checkPlausibleRate(205, 2, gauge, remeasure).plausible);
+  EXPECT_EQ(remeasures, 0);
+  EXPECT_EQ(probes, 1);
+}
+
+TEST(PeakGaugeTest, ACandidateAboveANoisyPeakIsMeasuredAgain) {
+  // The case the gauge exists for: the probe ran in a noisy moment (110.6),
+  // the candidate really gives 125.4 and the core 156-159.
+  int probes = 0, remeasures = 0;
+  PeakGauge gauge(scripted({110.6, 157.0, 159.0}, &probes));
+  QM_ASSERT_OK(gauge.probe(1));
+  RateCheck c =
+      checkPlausibleRate(125.4, 1, gauge, [&]() -> llvm::Expected<double> {
+        ++remeasures;
+        return 124.9;
+      });
+  EXPECT_TRUE(c.plausible) << c.failure;
+  EXPECT_TRUE(c.remeasured);
+  EXPECT_EQ(c.gflops, 124.9);
+  EXPECT_EQ(remeasures, 1);
+  EXPECT_EQ(probes, 3); // two more probes
+  EXPECT_EQ(gauge.gflops(), 159.0);
+}
+
+TEST(PeakGaugeTest, ARateAboveThePeakTwiceIsRejected) {
+  int probes = 0;
+  PeakGauge gauge(scripted({100, 101, 99}, &probes));
+  QM_ASSERT_OK(gauge.probe(1));
+  RateCheck c = checkPlausibleRate(
+      180, 1, gauge, []() -> llvm::Expected<double> { return 175.0; });
+  EXPECT_FALSE(c.plausible);
+  EXPECT_TRUE(c.remeasured);
+  EXPECT_EQ(c.failure, "measured 180.0 and then 175.0 GFLOPS, above the peak "
+                       "of 101.0 for 1 thread(s) (best of 3 probe(s), 2.0% "
+                       "apart): a measurement error");
+  // A measurement that fails the second time is not plausible either.
+  RateCheck failed =
+      checkPlausibleRate(180, 1, gauge, []() -> llvm::Expected<double> {
+        return llvm::createStringError("wrong result at C[3]");
+      });
+  EXPECT_FALSE(failed.plausible);
+  EXPECT_NE(failed.failure.find("measuring it again failed: wrong result at "
+                                "C[3]"),
+            std::string::npos)
+      << failed.failure;
 }

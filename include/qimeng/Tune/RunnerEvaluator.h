@@ -3,7 +3,8 @@
 // The production Evaluator: emit the candidate, then in one qimeng-runner
 // process validate it, time it and validate it again. Any failure (emitter
 // error, assembly error, wrong result, out-of-bounds write, crash, hang,
-// a rate above the measured peak) is a failed evaluation with the reason;
+// a rate above the measured peak twice, the peak probed again between) is a
+// failed evaluation with the reason;
 // nothing generated runs in the tuner's own process.
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +13,7 @@
 
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
+#include "qimeng/Runtime/PeakGauge.h"
 #include "qimeng/Tune/Search.h"
 #include <algorithm>
 #include <functional>
@@ -25,7 +27,8 @@ public:
   /// Test hook: the fault to inject for a config ("" for none).
   using FaultHook = std::function<std::string(const GemmConfig &)>;
 
-  /// Measures this core's peak (fma_peak probe in qimeng-runner) once.
+  /// This core's peak is the process's PeakGauge for the target's isa
+  /// (measured on first use, best of several fma_peak probes).
   static llvm::Expected<std::unique_ptr<RunnerEvaluator>>
   create(const KernelProblem &problem, const Target &target,
          EmitterOptions emitter, IsolatedValidationOptions runner,
@@ -39,10 +42,10 @@ public:
   compare(const std::vector<GemmConfig> &configs, int rounds) override;
   /// The reward scale: this core's peak times the target's cores.
   double peakGflops() const override {
-    return peak_ * std::max(1, target_.cores);
+    return corePeakGflops() * std::max(1, target_.cores);
   }
   /// One core's measured FMA peak.
-  double corePeakGflops() const { return peak_; }
+  double corePeakGflops() const { return gauge_->gflops(); }
 
   /// The emitted kernel of a config that evaluated ok, else nullptr.
   const EmittedKernel *kernelFor(const GemmConfig &config) const;
@@ -56,7 +59,7 @@ private:
   EmitterOptions emitter_;
   IsolatedValidationOptions runner_;
   int timedRuns_ = 7;
-  double peak_ = 0;
+  PeakGauge *gauge_ = nullptr; ///< the process's, PeakGauge::forHost
   FaultHook faultHook_;
   std::map<std::string, EmittedKernel> kernels_;
 };
