@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConvBench.h"
-#include "OneDnnConv.h"
+#include "OneDnn.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Runtime/Benchmark.h"
 #include "qimeng/Runtime/ConvValidator.h"
@@ -73,13 +73,15 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                                      "'; the " + s.suite + " suite has " +
                                      known);
     }
-  std::unique_ptr<OneDnnConv> onednn;
+  std::unique_ptr<OneDnn> onednn;
   std::string onednnNote;
   if (s.skipOneDnn) {
     onednnNote = "oneDNN: skipped (--no-external)";
-  } else if (auto lib = OneDnnConv::load(int(s.threads))) {
+  } else if (auto lib = OneDnn::load(int(s.threads))) {
     onednn = std::move(*lib);
-    onednnNote = onednn->describe();
+    onednnNote = "oneDNN " + onednn->version() + ": " + onednn->describe() +
+                 ", convolution_auto, NHWC source and destination, weights "
+                 "reordered once, sum post-op (dst += conv)";
   } else {
     onednnNote = "oneDNN: " + llvm::toString(lib.takeError());
   }
@@ -95,13 +97,11 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                                   .str()
                             : std::string());
     llvm::outs() << llvm::formatv(
-        "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core, {3:F1} "
-        "for {4} thread(s)\n",
-        s.host.cpu, s.host.triple, s.corePeak, peak, s.threads);
-    llvm::outs() << "im2col + OpenBLAS sgemm: core " << s.openBlasCore
-                 << ", config '" << s.openBlasConfig
-                 << "'; OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE " << s.openBlasEnv
-                 << "\n";
+        "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core ({5}), "
+        "{3:F1} for {4} thread(s)\n",
+        s.host.cpu, s.host.triple, s.corePeak, peak, s.threads, s.peakNote);
+    llvm::outs() << "im2col + OpenBLAS sgemm: " << s.openBlas.describe()
+                 << ", config '" << s.openBlas.config << "'\n";
     llvm::outs() << onednnNote << "\n";
     llvm::outs() << "inputs are the padded buffers (H + 2p, W + 2p); every "
                     "column computes the same outputs from them\n";
@@ -151,7 +151,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
     std::unique_ptr<OneDnnConvPrimitive> prim;
     std::string onednnFailure;
     if (onednn) {
-      if (auto p = onednn->prepare(desc)) {
+      if (auto p = onednn->prepareConv(desc)) {
         prim = std::move(*p);
         llvm::Error callError = llvm::Error::success();
         auto call = [&](const float *in, const float *flt, float *out, void *) {
@@ -277,7 +277,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                             {"config", kernel->config.str()},
                             {"tuned", s.kernel.tuned},
                             {"tune_trials", kernel->tunedTrials},
-                            {"openblas_core", s.openBlasCore}};
+                            {"openblas_core", s.openBlas.running}};
       if (onednnGflops) {
         row["onednn_gflops"] = *onednnGflops;
         row["onednn_impl"] = prim->implementation();

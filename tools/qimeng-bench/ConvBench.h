@@ -11,6 +11,7 @@
 
 #include "BenchKernel.h"
 #include "qimeng/Kernel/Target.h"
+#include "qimeng/Runtime/PeerKernels.h"
 #include <string>
 #include <vector>
 
@@ -37,7 +38,8 @@ struct ConvBenchSettings {
   EmitterOptions emitter;
   IsolatedValidationOptions runner;
   double corePeak = 0;
-  std::string openBlasCore, openBlasConfig, openBlasEnv;
+  std::string peakNote; ///< PeakGauge::describe
+  OpenBlasSelection openBlas;
 };
 
 /// Runs the suite; 0 when every kernel validated, 1 otherwise. An error

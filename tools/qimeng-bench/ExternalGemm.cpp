@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ExternalGemm.h"
+#include "qimeng/Runtime/PeerKernels.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -24,6 +25,8 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace qimeng;
@@ -93,20 +96,155 @@ void *SharedLibrary::symbol(const char *name) const {
 static constexpr int kBlisNoTranspose = 0x0;
 static constexpr int kBlisTranspose = 0x8;
 
-llvm::Expected<std::unique_ptr<ExternalGemm>> BlisGemm::load(int threads) {
+/// The BLIS builds to try: the soname first (Debian's alternatives pick the
+/// variant), then the variants' own directories.
+static const char *const kBlisCandidates[] = {
+    "libblis.so.4",
+    "/usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4",
+    "/usr/lib/x86_64-linux-gnu/blis-pthread/libblis.so.4",
+    "/usr/lib/x86_64-linux-gnu/blis-serial/libblis.so.4",
+};
+
+namespace {
+/// What a BLIS initialised in a child process chose.
+struct BlisArchProbe {
+  std::string arch; ///< bli_arch_string of bli_arch_query_id
+  int requestedId = -1;
+};
+} // namespace
+
+/// In a child process (BLIS aborts the process when BLIS_ARCH_TYPE names a
+/// configuration its build lacks, and picks its kernels once per process):
+/// loads BLIS, sets BLIS_ARCH_TYPE to the number of the configuration named
+/// `arch` (none when empty), initialises it and reports what it runs.
+static llvm::Expected<BlisArchProbe> probeBlisArch(const std::string &arch) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return llvm::createStringError("pipe failed");
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return llvm::createStringError("fork failed");
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    unsetenv("BLIS_ARCH_TYPE");
+    void *h = nullptr;
+    for (const char *c : kBlisCandidates)
+      if ((h = dlopen(c, RTLD_NOW | RTLD_LOCAL)))
+        break;
+    using ArchIdFn = int (*)();
+    using ArchStringFn = const char *(*)(int);
+    using InitFn = void (*)();
+    auto archId =
+        h ? reinterpret_cast<ArchIdFn>(dlsym(h, "bli_arch_query_id")) : nullptr;
+    auto archString =
+        h ? reinterpret_cast<ArchStringFn>(dlsym(h, "bli_arch_string"))
+          : nullptr;
+    auto init = h ? reinterpret_cast<InitFn>(dlsym(h, "bli_init")) : nullptr;
+    if (!archId || !archString || !init)
+      _exit(2);
+    int id = -1;
+    if (!arch.empty()) {
+      // arch_t numbers differ between releases: find it by name. The
+      // generic configuration is the last of the enumeration.
+      for (int i = 0; i < 64 && id < 0; ++i) {
+        const char *name = archString(i);
+        if (!name)
+          break;
+        if (arch == name)
+          id = i;
+        if (llvm::StringRef(name) == "generic")
+          break;
+      }
+      if (id < 0)
+        _exit(3);
+      setenv("BLIS_ARCH_TYPE", std::to_string(id).c_str(), 1);
+    }
+    init();
+    std::string answer =
+        std::string(archString(archId())) + "\n" + std::to_string(id) + "\n";
+    ssize_t unused = write(fds[1], answer.data(), answer.size());
+    (void)unused;
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string answer;
+  char buf[256];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0)
+    answer.append(buf, size_t(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+      return llvm::createStringError("BLIS has no configuration named '" +
+                                     arch + "'");
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+      return llvm::createStringError("BLIS did not load in the probe");
+    return llvm::createStringError("BLIS aborted when asked for '" + arch +
+                                   "' (its build lacks that configuration)");
+  }
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(answer).split(lines, '\n', -1, false);
+  BlisArchProbe probe;
+  if (lines.size() != 2 || lines[1].getAsInteger(10, probe.requestedId))
+    return llvm::createStringError("BLIS probe gave no answer");
+  probe.arch = lines[0].str();
+  return probe;
+}
+
+/// Sets BLIS_ARCH_TYPE for the BLIS this process is about to load, and
+/// returns how its kernels were chosen, for describe().
+static std::string chooseBlisArch(const Target &host, bool asDetected) {
+  std::string machine;
+  if (const char *v = getenv("BLIS_ARCH_TYPE")) {
+    machine = std::string("; the machine's BLIS_ARCH_TYPE=") + v +
+              " unset for this run";
+    unsetenv("BLIS_ARCH_TYPE");
+  }
+  auto detected = probeBlisArch("");
+  if (!detected)
+    return "its own choice (the probe failed: " +
+           llvm::toString(detected.takeError()) + ")" + machine;
+  std::string best = bestBlisArch(host);
+  std::string force =
+      asDetected ? "" : kernelsToForce(detected->arch, best, blisArchRank);
+  if (force.empty()) {
+    if (asDetected && !best.empty() && best != detected->arch)
+      return "its own choice, kept by --baseline-as-detected; this CPU's "
+             "features allow " +
+             best + machine;
+    return "its own choice" +
+           (best.empty()             ? std::string()
+            : best == detected->arch ? ", the best for this CPU's features"
+                                     : ", ranked at least as high as " + best) +
+           machine;
+  }
+  auto forced = probeBlisArch(force);
+  if (!forced)
+    return "its own choice: forcing " + force + " failed (" +
+           llvm::toString(forced.takeError()) + ")" + machine;
+  if (forced->arch != force)
+    return "its own choice: asked for " + force + ", BLIS ran " + forced->arch +
+           machine;
+  setenv("BLIS_ARCH_TYPE", std::to_string(forced->requestedId).c_str(), 1);
+  return llvm::formatv("forced with BLIS_ARCH_TYPE={0} ({1}): BLIS picks {2} "
+                       "on this CPU, whose features allow {1}{3}",
+                       forced->requestedId, force, detected->arch, machine)
+      .str();
+}
+
+llvm::Expected<std::unique_ptr<ExternalGemm>>
+BlisGemm::load(int threads, const Target &host, bool asDetected) {
   // BLIS reads BLIS_NUM_THREADS when it initialises, on its first call; it
   // is the fallback for a build without bli_thread_set_num_threads.
   setenv("BLIS_NUM_THREADS", std::to_string(threads).c_str(), 1);
-  // The soname first (Debian's alternatives pick the variant), then the
-  // variants' own directories.
-  static const char *const candidates[] = {
-      "libblis.so.4",
-      "/usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4",
-      "/usr/lib/x86_64-linux-gnu/blis-pthread/libblis.so.4",
-      "/usr/lib/x86_64-linux-gnu/blis-serial/libblis.so.4",
-  };
+  std::string archNote = chooseBlisArch(host, asDetected);
   // An OpenMP or pthreads build keeps its worker threads after a call.
-  auto lib = SharedLibrary::open(candidates, /*keepMapped=*/true);
+  auto lib = SharedLibrary::open(kBlisCandidates, /*keepMapped=*/true);
   if (!lib)
     return lib.takeError();
   auto sgemm = lib->function<SgemmFn>("bli_sgemm");
@@ -129,8 +267,8 @@ llvm::Expected<std::unique_ptr<ExternalGemm>> BlisGemm::load(int threads) {
     setThreads(threads);
     via = "bli_thread_set_num_threads";
   }
-  return std::unique_ptr<ExternalGemm>(
-      new BlisGemm(std::move(*lib), sgemm, threads, std::move(via)));
+  return std::unique_ptr<ExternalGemm>(new BlisGemm(
+      std::move(*lib), sgemm, threads, std::move(via), std::move(archNote)));
 }
 
 std::string BlisGemm::version() const {
@@ -149,7 +287,7 @@ std::string BlisGemm::describe() const {
   auto archString = lib.function<ArchStringFn>("bli_arch_string");
   if (archId && archString)
     if (const char *arch = archString(archId()))
-      text += std::string(", kernels ") + arch;
+      text += std::string(", kernels ") + arch + " (" + archNote + ")";
   using FlagFn = int64_t (*)();
   const char *model = "unknown threading";
   auto openmp = lib.function<FlagFn>("bli_info_get_enable_openmp");

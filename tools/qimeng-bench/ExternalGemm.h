@@ -11,6 +11,7 @@
 #define QIMENG_TOOLS_QIMENG_BENCH_EXTERNALGEMM_H
 
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/Target.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -73,13 +74,21 @@ public:
   /// Threads the library computes with.
   virtual int threads() const = 0;
 
+  /// Work a library does once per problem, outside the timing (oneDNN
+  /// creates its primitive); call before gemm() with the same `desc`.
+  virtual llvm::Error prepare(const GemmDesc &desc) {
+    (void)desc;
+    return llvm::Error::success();
+  }
+
   /// C += A * B (alpha = beta = 1) for `desc`: row-major, leading
   /// dimensions in elements, transA/transB as GemmDesc defines them.
   virtual void gemm(const GemmDesc &desc, const float *a, const float *b,
                     float *c) const = 0;
 
   /// Which of the library's code paths computes `desc`, where that differs
-  /// by shape (libxsmm: "jit" or "blas-fallback"); "" otherwise.
+  /// by shape (libxsmm: "jit" or "blas-fallback"; oneDNN: the
+  /// implementation, "brg:avx512_core"); "" otherwise.
   virtual std::string pathFor(const GemmDesc &desc) const { return ""; }
 };
 
@@ -88,7 +97,13 @@ class BlisGemm final : public ExternalGemm {
 public:
   /// Loads BLIS to compute with `threads` threads: BLIS_NUM_THREADS is set
   /// before loading, and bli_thread_set_num_threads is called when present.
-  static llvm::Expected<std::unique_ptr<ExternalGemm>> load(int threads);
+  /// BLIS picks its kernels (its "arch") once, when it initialises; unless
+  /// `asDetected`, a configuration `bestBlisArch(host)` that ranks above
+  /// BLIS's own choice is forced with BLIS_ARCH_TYPE (BLIS 0.9 reads the
+  /// arch_t number), after a child process has shown that this build has
+  /// it (BLIS aborts on one it lacks). describe() says which ran and why.
+  static llvm::Expected<std::unique_ptr<ExternalGemm>>
+  load(int threads, const Target &host, bool asDetected);
 
   llvm::StringRef name() const override { return "BLIS"; }
   std::string version() const override;
@@ -106,14 +121,15 @@ private:
                            float *beta, float *c, int64_t rsc, int64_t csc);
 
   BlisGemm(SharedLibrary lib, SgemmFn sgemm, int numThreads,
-           std::string threadsVia)
+           std::string threadsVia, std::string archNote)
       : lib(std::move(lib)), sgemm(sgemm), numThreads(numThreads),
-        threadsVia(std::move(threadsVia)) {}
+        threadsVia(std::move(threadsVia)), archNote(std::move(archNote)) {}
 
   SharedLibrary lib;
   SgemmFn sgemm;
   int numThreads;
   std::string threadsVia;
+  std::string archNote; ///< how the kernels were chosen
 };
 
 /// libxsmm through libxsmm_sgemm, its BLAS-like column-major entry point,

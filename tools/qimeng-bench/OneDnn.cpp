@@ -1,7 +1,8 @@
-//===- OneDnnConv.cpp - oneDNN's convolution, loaded at run time ----------===//
-#include "OneDnnConv.h"
+//===- OneDnn.cpp - oneDNN matmul and convolution, loaded at run time -----===//
+#include "OneDnn.h"
 #include "ExternalGemm.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <tuple>
 
 using namespace qimeng;
 
@@ -20,6 +21,8 @@ struct Api {
   X(dnnl_stream_destroy)                                                       \
   X(dnnl_stream_wait)                                                          \
   X(dnnl_memory_desc_init_by_tag)                                              \
+  X(dnnl_memory_desc_init_by_strides)                                          \
+  X(dnnl_matmul_desc_init)                                                     \
   X(dnnl_memory_desc_equal)                                                    \
   X(dnnl_dilated_convolution_forward_desc_init)                                \
   X(dnnl_primitive_attr_create)                                                \
@@ -52,11 +55,125 @@ llvm::Error check(dnnl_status_t status, const char *what) {
           .str());
 }
 
-class Primitive final : public OneDnnConvPrimitive {
+/// The primitive descriptor of `opDesc` (a convolution or matmul
+/// descriptor) with a sum post-op: dst += op, our kernels' semantics.
+llvm::Error createAccumulating(const Api &api, dnnl_engine_t engine,
+                               const void *opDesc, dnnl_primitive_desc_t *pd,
+                               const char *what) {
+  dnnl_primitive_attr_t attr = nullptr;
+  dnnl_post_ops_t postOps = nullptr;
+  if (auto e = check(api.dnnl_primitive_attr_create(&attr), "attr"))
+    return e;
+  if (auto e = check(api.dnnl_post_ops_create(&postOps), "post-ops")) {
+    api.dnnl_primitive_attr_destroy(attr);
+    return e;
+  }
+  llvm::Error e = check(api.dnnl_post_ops_append_sum(postOps, 1.0f), "sum");
+  if (!e)
+    e = check(api.dnnl_primitive_attr_set_post_ops(attr, postOps),
+              "set post-ops");
+  if (!e)
+    e = check(api.dnnl_primitive_desc_create(
+                  pd, static_cast<const_dnnl_op_desc_t>(opDesc), attr, engine,
+                  nullptr),
+              what);
+  api.dnnl_post_ops_destroy(postOps);
+  api.dnnl_primitive_attr_destroy(attr);
+  return e;
+}
+
+/// The implementation oneDNN chose for `pd`, "" when it does not say.
+std::string implementationOf(const Api &api, const_dnnl_primitive_desc_t pd) {
+  const char *impl = nullptr;
+  if (api.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
+          dnnl_success &&
+      impl)
+    return impl;
+  return "";
+}
+
+class MatmulPrimitive final : public OneDnnMatmulPrimitive {
 public:
-  Primitive(const Api &api, dnnl_engine_t engine, dnnl_stream_t stream)
+  MatmulPrimitive(const Api &api, dnnl_engine_t engine, dnnl_stream_t stream)
       : api(api), engine(engine), stream(stream) {}
-  ~Primitive() override {
+  ~MatmulPrimitive() override {
+    for (dnnl_memory_t m : {src, wei, dst})
+      if (m)
+        api.dnnl_memory_destroy(m);
+    if (matmul)
+      api.dnnl_primitive_destroy(matmul);
+    if (pd)
+      api.dnnl_primitive_desc_destroy(pd);
+  }
+
+  llvm::Error init(const GemmDesc &d) {
+    // Row-major operands as they lie: A(m,k) at m*lda + k, or k*lda + m
+    // when transposed; likewise B; C(m,n) at m*ldc + n.
+    dnnl_memory_desc_t srcMd, weiMd, dstMd;
+    dnnl_dims_t srcDims = {d.m, d.k}, weiDims = {d.k, d.n},
+                dstDims = {d.m, d.n};
+    dnnl_dims_t srcStrides = {d.transA ? 1 : d.lda, d.transA ? d.lda : 1};
+    dnnl_dims_t weiStrides = {d.transB ? 1 : d.ldb, d.transB ? d.ldb : 1};
+    dnnl_dims_t dstStrides = {d.ldc, 1};
+    for (auto [md, dims, strides, what] :
+         {std::tuple{&srcMd, srcDims, srcStrides, "src memory desc"},
+          {&weiMd, weiDims, weiStrides, "weights memory desc"},
+          {&dstMd, dstDims, dstStrides, "dst memory desc"}})
+      if (auto e = check(api.dnnl_memory_desc_init_by_strides(
+                             md, 2, dims, dnnl_f32, strides),
+                         what))
+        return e;
+    dnnl_matmul_desc_t md;
+    if (auto e = check(
+            api.dnnl_matmul_desc_init(&md, &srcMd, &weiMd, nullptr, &dstMd),
+            "matmul desc"))
+      return e;
+    if (auto e =
+            createAccumulating(api, engine, &md, &pd, "matmul primitive desc"))
+      return e;
+    implName = implementationOf(api, pd);
+    if (auto e = check(api.dnnl_primitive_create(&matmul, pd), "matmul"))
+      return e;
+    for (auto [mem, mdp] :
+         {std::pair{&src, &srcMd}, {&wei, &weiMd}, {&dst, &dstMd}})
+      if (auto e =
+              check(api.dnnl_memory_create(mem, mdp, engine, DNNL_MEMORY_NONE),
+                    "memory"))
+        return e;
+    return llvm::Error::success();
+  }
+
+  llvm::Error run(const float *a, const float *b, float *c) override {
+    for (auto [mem, ptr] : {std::pair{src, const_cast<float *>(a)},
+                            {wei, const_cast<float *>(b)},
+                            {dst, c}})
+      if (auto e = check(api.dnnl_memory_set_data_handle(mem, ptr), "handle"))
+        return e;
+    dnnl_exec_arg_t args[] = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    if (auto e = check(api.dnnl_primitive_execute(matmul, stream, 3, args),
+                       "matmul"))
+      return e;
+    return check(api.dnnl_stream_wait(stream), "stream wait");
+  }
+
+  std::string implementation() const override { return implName; }
+
+private:
+  const Api &api;
+  dnnl_engine_t engine;
+  dnnl_stream_t stream;
+  dnnl_primitive_desc_t pd = nullptr;
+  dnnl_primitive_t matmul = nullptr;
+  dnnl_memory_t src = nullptr, wei = nullptr, dst = nullptr;
+  std::string implName;
+};
+
+class ConvPrimitive final : public OneDnnConvPrimitive {
+public:
+  ConvPrimitive(const Api &api, dnnl_engine_t engine, dnnl_stream_t stream)
+      : api(api), engine(engine), stream(stream) {}
+  ~ConvPrimitive() override {
     for (dnnl_memory_t m : {src, wei, weiUser, dst})
       if (m)
         api.dnnl_memory_destroy(m);
@@ -99,35 +216,14 @@ public:
                            pad, pad),
                        "convolution desc"))
       return e;
-    dnnl_primitive_attr_t attr = nullptr;
-    dnnl_post_ops_t postOps = nullptr;
-    if (auto e = check(api.dnnl_primitive_attr_create(&attr), "attr"))
-      return e;
-    if (auto e = check(api.dnnl_post_ops_create(&postOps), "post-ops")) {
-      api.dnnl_primitive_attr_destroy(attr);
-      return e;
-    }
-    // dst += conv: the sum post-op, our kernels' accumulate semantics.
-    llvm::Error e = check(api.dnnl_post_ops_append_sum(postOps, 1.0f), "sum");
-    if (!e)
-      e = check(api.dnnl_primitive_attr_set_post_ops(attr, postOps),
-                "set post-ops");
-    if (!e)
-      e = check(api.dnnl_primitive_desc_create(&pd, &cd, attr, engine, nullptr),
-                "convolution primitive desc");
-    api.dnnl_post_ops_destroy(postOps);
-    api.dnnl_primitive_attr_destroy(attr);
-    if (e)
+    if (auto e = createAccumulating(api, engine, &cd, &pd,
+                                    "convolution primitive desc"))
       return e;
     if (auto e2 = check(api.dnnl_primitive_create(&conv, pd), "convolution"))
       return e2;
     const dnnl_memory_desc_t *weiMd =
         api.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    const char *impl = nullptr;
-    if (api.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
-            dnnl_success &&
-        impl)
-      implName = impl;
+    implName = implementationOf(api, pd);
     for (auto [mem, md] :
          {std::pair<dnnl_memory_t *, const dnnl_memory_desc_t *>{&src, &srcMd},
           {&wei, weiMd},
@@ -189,7 +285,7 @@ private:
   std::string implName;
 };
 
-class Library final : public OneDnnConv {
+class Library final : public OneDnn {
 public:
   Library(SharedLibrary lib, Api api, int threads)
       : lib(std::move(lib)), api(api), threads(threads) {}
@@ -208,26 +304,35 @@ public:
         "stream");
   }
 
-  std::string describe() const override {
+  std::string version() const override {
     const dnnl_version_t *v = api.dnnl_version();
-    return llvm::formatv("oneDNN {0}.{1}.{2}: {3}, {4} thread(s) (its own "
-                         "OpenMP runtime), convolution_auto, NHWC source and "
-                         "destination, weights reordered once, sum post-op "
-                         "(dst += conv)",
-                         v ? v->major : 0, v ? v->minor : 0, v ? v->patch : 0,
+    return v ? llvm::formatv("{0}.{1}.{2}", v->major, v->minor, v->patch).str()
+             : "";
+  }
+
+  std::string describe() const override {
+    return llvm::formatv("{0}, {1} thread(s) (its own OpenMP runtime)",
                          lib.path(), threads)
         .str();
   }
 
   llvm::Expected<std::unique_ptr<OneDnnConvPrimitive>>
-  prepare(const ConvDesc &desc) override {
+  prepareConv(const ConvDesc &desc) override {
     if (desc.layout != ConvLayout::NhwcHwcf || !desc.inputIsDense())
       return llvm::createStringError(
           "the oneDNN column takes nhwc_hwcf with a dense input");
-    auto p = std::make_unique<Primitive>(api, engine, stream);
+    auto p = std::make_unique<ConvPrimitive>(api, engine, stream);
     if (auto e = p->init(desc))
       return std::move(e);
     return std::unique_ptr<OneDnnConvPrimitive>(std::move(p));
+  }
+
+  llvm::Expected<std::unique_ptr<OneDnnMatmulPrimitive>>
+  prepareMatmul(const GemmDesc &desc) override {
+    auto p = std::make_unique<MatmulPrimitive>(api, engine, stream);
+    if (auto e = p->init(desc))
+      return std::move(e);
+    return std::unique_ptr<OneDnnMatmulPrimitive>(std::move(p));
   }
 
 private:
@@ -240,7 +345,7 @@ private:
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<OneDnnConv>> OneDnnConv::load(int threads) {
+llvm::Expected<std::unique_ptr<OneDnn>> OneDnn::load(int threads) {
   static const char *const candidates[] = {"libdnnl.so.2", "libdnnl.so"};
   // Its OpenMP team outlives the calls: keep it mapped (as BLIS).
   auto lib = SharedLibrary::open(candidates, /*keepMapped=*/true);
@@ -260,14 +365,64 @@ llvm::Expected<std::unique_ptr<OneDnnConv>> OneDnnConv::load(int threads) {
   auto library = std::make_unique<Library>(std::move(*lib), api, threads);
   if (auto e = library->init())
     return std::move(e);
-  return std::unique_ptr<OneDnnConv>(std::move(library));
+  return std::unique_ptr<OneDnn>(std::move(library));
 }
 
 #else
 
-llvm::Expected<std::unique_ptr<OneDnnConv>> OneDnnConv::load(int) {
+llvm::Expected<std::unique_ptr<OneDnn>> OneDnn::load(int) {
   return llvm::createStringError(
       "built without oneDNN's header (install libdnnl-dev and reconfigure)");
 }
 
 #endif
+
+//===----------------------------------------------------------------------===//
+// OneDnnGemm
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<std::unique_ptr<ExternalGemm>> OneDnnGemm::load(int threads) {
+  auto lib = OneDnn::load(threads);
+  if (!lib)
+    return lib.takeError();
+  return std::unique_ptr<ExternalGemm>(
+      new OneDnnGemm(std::move(*lib), threads));
+}
+
+std::string OneDnnGemm::version() const { return lib->version(); }
+
+std::string OneDnnGemm::describe() const {
+  return lib->describe() +
+         ", fp32 matmul primitive made once per shape outside the timing, "
+         "operands as they lie (strides), sum post-op (dst += src * weights)";
+}
+
+llvm::Error OneDnnGemm::prepare(const GemmDesc &desc) {
+  if (primitive && preparedFor == desc.str())
+    return llvm::Error::success();
+  primitive.reset();
+  callError.clear();
+  auto p = lib->prepareMatmul(desc);
+  if (!p)
+    return p.takeError();
+  primitive = std::move(*p);
+  preparedFor = desc.str();
+  return llvm::Error::success();
+}
+
+void OneDnnGemm::gemm(const GemmDesc &desc, const float *a, const float *b,
+                      float *c) const {
+  if (!primitive || preparedFor != desc.str()) {
+    callError = "no primitive prepared for " + desc.str();
+    return;
+  }
+  if (llvm::Error e = primitive->run(a, b, c))
+    callError = llvm::toString(std::move(e));
+}
+
+std::string OneDnnGemm::pathFor(const GemmDesc &desc) const {
+  if (!callError.empty())
+    return "error: " + callError;
+  return primitive && preparedFor == desc.str() ? primitive->implementation()
+                                                : "";
+}

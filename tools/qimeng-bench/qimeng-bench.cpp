@@ -7,14 +7,18 @@
 // beta = 1), and report medians, ratios and the fraction of this machine's
 // measured FMA peak.
 //
-// OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE when it loads; some
-// machines set them. The benchmark re-executes itself with both unset so the
-// baseline is OpenBLAS as it chooses for this CPU, and says which core ran.
+// Every peer runs the best kernels it has for this CPU (PeerKernels.h):
+// OpenBLAS and BLIS pick theirs from the CPU's identity and misjudge newer
+// CPUs, so the benchmark re-executes itself with OPENBLAS_CORETYPE set and
+// loads BLIS with BLIS_ARCH_TYPE set where the CPU's features allow better
+// kernels than the library's own choice, confirms which ran and prints it.
+// --baseline-as-detected keeps each library's own choice.
 //
 //===----------------------------------------------------------------------===//
 #include "BenchKernel.h"
 #include "ConvBench.h"
 #include "ExternalGemm.h"
+#include "OneDnn.h"
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
@@ -23,6 +27,8 @@
 #include "qimeng/Runtime/GemmValidator.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Runtime/JitKernel.h"
+#include "qimeng/Runtime/PeakGauge.h"
+#include "qimeng/Runtime/PeerKernels.h"
 #include "qimeng/Runtime/RunnerService.h"
 #include "qimeng/Support/CommandLine.h"
 #include "qimeng/Tune/Tuner.h"
@@ -42,8 +48,6 @@
 #include <unistd.h>
 
 extern "C" {
-char *openblas_get_corename(void);
-char *openblas_get_config(void);
 void openblas_set_num_threads(int);
 }
 
@@ -123,9 +127,18 @@ static cl::list<std::string> variantOpt(
     cl::value_desc("settings"), cl::cat(benchCategory));
 static cl::opt<bool>
     noExternalOpt("no-external",
-                  cl::desc("Skip BLIS and libxsmm: OpenBLAS is the only "
-                           "baseline"),
+                  cl::desc("Skip BLIS, libxsmm and oneDNN: OpenBLAS is the "
+                           "only baseline"),
                   cl::init(false), cl::cat(benchCategory));
+// Read before llvm::cl parses (selectOpenBlasCore runs first); declared here
+// for --help and so that the parser accepts it.
+static cl::opt<bool> baselineAsDetectedOpt(
+    "baseline-as-detected",
+    cl::desc("Run OpenBLAS and BLIS with the kernels they pick by "
+             "themselves, even where this CPU's features allow better ones "
+             "(by default the benchmark forces the best: "
+             "OPENBLAS_CORETYPE, BLIS_ARCH_TYPE)"),
+    cl::init(false), cl::cat(benchCategory));
 
 struct Shape {
   int64_t m, n, k;
@@ -156,6 +169,7 @@ static llvm::Expected<std::vector<Shape>> parseShapes(llvm::StringRef s) {
 struct ExternalColumn {
   std::string label;   ///< "BLIS", as in the table's column header
   std::string jsonKey; ///< "blis", the prefix of its JSON fields
+  std::string pathKey; ///< JSON field of pathFor: "path", or "impl"
   std::unique_ptr<ExternalGemm> lib;
   std::string note;
 };
@@ -168,9 +182,10 @@ struct ExternalResult {
 };
 
 static ExternalColumn
-makeColumn(std::string label, std::string jsonKey,
+makeColumn(std::string label, std::string jsonKey, std::string pathKey,
            llvm::Expected<std::unique_ptr<ExternalGemm>> lib) {
-  ExternalColumn col{std::move(label), std::move(jsonKey), nullptr, ""};
+  ExternalColumn col{std::move(label), std::move(jsonKey), std::move(pathKey),
+                     nullptr, ""};
   if (!lib) {
     col.note = col.label + ": " + llvm::toString(lib.takeError());
     return col;
@@ -196,7 +211,8 @@ static double settleSeconds(unsigned threads) {
 }
 
 int main(int argc, char **argv) {
-  reexecWithoutOpenBlasOverrides(argv);
+  bool asDetected = hasFlag(argc, argv, "baseline-as-detected");
+  selectOpenBlasCore(argv, Target::detectHost(), asDetected);
   llvm::InitLLVM init(argc, argv);
   RenamedArgs renamed(argc, argv, "threads", "thread-count");
   argc = renamed.argc();
@@ -204,13 +220,19 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(benchCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "qimeng-bench: our generated kernels against OpenBLAS, BLIS and "
-      "libxsmm, timed side\nby side\n\n"
+      "qimeng-bench: our generated kernels against OpenBLAS, BLIS, libxsmm "
+      "and oneDNN, timed\nside by side\n\n"
+      "Every library runs the best kernels it has for this CPU: where "
+      "OpenBLAS or BLIS\npick worse ones than the CPU's features allow, "
+      "the benchmark forces the best\n(OPENBLAS_CORETYPE in its own "
+      "re-executed environment, BLIS_ARCH_TYPE), confirms\nwhich ran and "
+      "prints it (--baseline-as-detected keeps their own choice).\n\n"
       "Each shape's kernel is validated in a qimeng-runner process first, "
       "each library with\nthe same checker in this process; then ours, "
-      "cblas_sgemm (OpenBLAS), bli_sgemm (BLIS)\nand libxsmm_sgemm, all "
-      "with beta = 1 (the same C += A*B), are timed interleaved\nin this "
-      "process and the medians compared. Results are also given as a "
+      "cblas_sgemm (OpenBLAS), bli_sgemm (BLIS),\nlibxsmm_sgemm and "
+      "oneDNN's matmul primitive (a sum post-op), all with beta = 1\n(the "
+      "same C += A*B), are timed interleaved in this process and the "
+      "medians\ncompared. Results are also given as a "
       "percentage\nof this core's measured FMA peak.\n\n"
       "BLIS (libblis.so.4) and libxsmm (libxsmm.so.1) are loaded with dlopen "
       "when present\n(the loader's search path, LD_LIBRARY_PATH included); "
@@ -219,10 +241,11 @@ int main(int argc, char **argv) {
       "above 64^3, or shapes it has no JIT kernel for, it calls the\n"
       "process's BLAS sgemm_ (OpenBLAS): such cells are marked '*'.\n\n"
       "Table columns: ours GFLOPS and %peak; OpenBLAS GFLOPS and %peak; "
-      "BLIS GFLOPS;\nlibxsmm GFLOPS; ratio = ours / OpenBLAS; vs best = "
-      "ours / the best of OpenBLAS,\nBLIS and libxsmm; max rel err and "
-      "validated are ours. --json rows carry\nopenblas_gflops, "
-      "blis_gflops and libxsmm_gflops (each only when measured),\n"
+      "BLIS GFLOPS;\nlibxsmm GFLOPS; oneDNN GFLOPS; ratio = ours / "
+      "OpenBLAS; vs best = ours / the best\nof OpenBLAS, BLIS, libxsmm and "
+      "oneDNN; max rel err and validated are ours.\n--json rows carry "
+      "openblas_gflops, blis_gflops, libxsmm_gflops and\nonednn_gflops "
+      "(each only when measured), onednn_impl, openblas_core,\n"
       "best_other_gflops, ratio (ours / OpenBLAS), ratio_best_other (ours / "
       "best_other),\n<lib>_version, <lib>_threads, libxsmm_path (jit or "
       "blas-fallback) and "
@@ -268,11 +291,16 @@ int main(int argc, char **argv) {
   };
   std::vector<ExternalColumn> externals;
   if (opKind == "sgemm") {
-    externals.push_back(makeColumn("BLIS", "blis", loadUnlessSkipped([] {
-                                     return BlisGemm::load(threadsOpt);
-                                   })));
+    Target cpu = Target::detectHost();
     externals.push_back(
-        makeColumn("libxsmm", "libxsmm", loadUnlessSkipped(LibxsmmGemm::load)));
+        makeColumn("BLIS", "blis", "path", loadUnlessSkipped([&] {
+                     return BlisGemm::load(threadsOpt, cpu, asDetected);
+                   })));
+    externals.push_back(makeColumn("libxsmm", "libxsmm", "path",
+                                   loadUnlessSkipped(LibxsmmGemm::load)));
+    externals.push_back(makeColumn(
+        "oneDNN", "onednn", "impl",
+        loadUnlessSkipped([] { return OneDnnGemm::load(threadsOpt); })));
   }
   for (ExternalColumn &col : externals)
     if (col.lib && col.lib->threads() < int(threadsOpt))
@@ -284,14 +312,13 @@ int main(int argc, char **argv) {
   if (isa == VectorIsa::None)
     exitOnErr(llvm::createStringError(
         "this host has no vector isa our emitters support"));
-  // The peak probe runs in qimeng-runner, like every generated kernel.
-  double corePeak = exitOnErr(
-      measurePeakIsolated(exitOnErr(emitFmaPeakProbe(isa, emitter)), runner));
+  // The peak probe runs in qimeng-runner, like every generated kernel; the
+  // best of several probes (PeakGauge).
+  PeakGauge *gauge = exitOnErr(PeakGauge::forHost(isa, emitter, runner));
+  double corePeak = gauge->gflops();
   double peak = corePeak * threadsOpt;
   double bandwidth = measureReadBandwidthGBps(threadsOpt);
-  std::string coreName = openblas_get_corename();
-  std::string blasConfig = llvm::StringRef(openblas_get_config()).trim().str();
-  std::string envLine = openBlasOverridesNote();
+  OpenBlasSelection openBlas = openBlasSelection();
 
   if (opKind == "conv2d") {
     ConvBenchSettings settings;
@@ -314,9 +341,8 @@ int main(int argc, char **argv) {
     settings.emitter = emitter;
     settings.runner = runner;
     settings.corePeak = corePeak;
-    settings.openBlasCore = coreName;
-    settings.openBlasConfig = blasConfig;
-    settings.openBlasEnv = envLine;
+    settings.peakNote = gauge->describe();
+    settings.openBlas = openBlas;
     return exitOnErr(runConvBench(settings));
   }
 
@@ -331,24 +357,24 @@ int main(int argc, char **argv) {
                   .str()
             : std::string());
     llvm::outs() << llvm::formatv(
-        "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core ({3}), "
-        "{4:F1} for {5} thread(s)\n",
+        "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core ({3}, "
+        "{6}), {4:F1} for {5} thread(s)\n",
         host.cpu, host.triple, corePeak, isaName(isa), peak,
-        unsigned(threadsOpt));
+        unsigned(threadsOpt), gauge->describe());
     llvm::outs() << llvm::formatv(
         "memory read bandwidth measured: {0:F1} GB/s with {1} thread(s) "
         "(JSON rows give each shape's GB/s at its least traffic)\n",
         bandwidth, unsigned(threadsOpt));
-    llvm::outs() << "OpenBLAS: core " << coreName << ", config '" << blasConfig
-                 << "'; OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE " << envLine << "\n";
+    llvm::outs() << "OpenBLAS: " << openBlas.describe() << ", config '"
+                 << openBlas.config << "'\n";
     for (const ExternalColumn &col : externals)
       llvm::outs() << col.note << "\n";
     llvm::outs() << llvm::formatv(
-        "{0,-16} {1,11} {2,7} {3,15} {4,7} {5,11} {6,14} {7,7} {8,7} {9,12} "
-        "{10,10}  {11}\n",
+        "{0,-16} {1,11} {2,7} {3,15} {4,7} {5,11} {6,14} {7,13} {8,7} {9,7} "
+        "{10,12} {11,10}  {12}\n",
         "shape", "ours GFLOPS", "%peak", "OpenBLAS GFLOPS", "%peak",
-        "BLIS GFLOPS", "libxsmm GFLOPS", "ratio", "vs best", "max rel err",
-        "validated", "kernel");
+        "BLIS GFLOPS", "libxsmm GFLOPS", "oneDNN GFLOPS", "ratio", "vs best",
+        "max rel err", "validated", "kernel");
   } else {
     // JSON rows stay on stdout; what was loaded, or why not, goes here.
     for (const ExternalColumn &col : externals)
@@ -391,9 +417,13 @@ int main(int argc, char **argv) {
     // BLIS and libxsmm: the same checks as OpenBLAS before they are timed.
     std::vector<ExternalResult> extResults(externals.size());
     for (size_t i = 0; i < externals.size(); ++i) {
-      const ExternalGemm *lib = externals[i].lib.get();
+      ExternalGemm *lib = externals[i].lib.get();
       if (!lib)
         continue;
+      if (llvm::Error e = lib->prepare(desc)) {
+        extResults[i].failure = llvm::toString(std::move(e));
+        continue;
+      }
       auto extCall = [&](const float *a, const float *b, float *c, void *) {
         lib->gemm(desc, a, b, c);
       };
@@ -493,14 +523,16 @@ int main(int argc, char **argv) {
           {"pct_peak", 100 * oursGflops / peak},
           {"openblas_pct_peak", 100 * blasGflops / peak},
           {"peak_gflops", peak},
+          {"peak_probe_spread", gauge->spread()},
           {"max_rel_err", ours.maxRelError},
           {"validated", validated},
           {"kernel", emitted.symbol},
           {"config", config.str()},
           {"tuned", bool(tunedOpt)},
           {"tune_trials", tunedTrials},
-          {"openblas_core", coreName},
-          {"openblas_env", envLine}};
+          {"openblas_core", openBlas.running},
+          {"openblas_detected", openBlas.detected},
+          {"openblas_forced", !openBlas.requested.empty()}};
       if (!ours.passed)
         row["failure"] = ours.failure;
       for (size_t i = 0; i < externals.size(); ++i) {
@@ -515,7 +547,7 @@ int main(int argc, char **argv) {
           row[col.jsonKey + "_gflops"] = *r.gflops;
           row[col.jsonKey + "_threads"] = col.lib->threads();
           if (!r.path.empty())
-            row[col.jsonKey + "_path"] = r.path;
+            row[col.jsonKey + "_" + col.pathKey] = r.path;
         }
         if (!r.failure.empty())
           row[col.jsonKey + "_failure"] = r.failure;
@@ -528,18 +560,18 @@ int main(int argc, char **argv) {
                                nlohmann::json::error_handler_t::replace)
                    << "\n";
     } else {
-      std::string extCells[2];
-      for (size_t i = 0; i < externals.size() && i < 2; ++i)
+      std::string extCells[3] = {"n/a", "n/a", "n/a"};
+      for (size_t i = 0; i < externals.size() && i < 3; ++i)
         extCells[i] =
             gflopsCell(extResults[i].gflops,
                        extResults[i].path == "blas-fallback" ? "*" : "");
       llvm::outs() << llvm::formatv(
           "{0,-16} {1,11:F1} {2,6:F1}% {3,15:F1} {4,6:F1}% {5,11} {6,14} "
-          "{7,7:F2} {8,7:F2} {9,12:E1} {10,10}  {11}\n",
+          "{7,13} {8,7:F2} {9,7:F2} {10,12:E1} {11,10}  {12}\n",
           llvm::formatv("{0}x{1}x{2}", sh.m, sh.n, sh.k).str(), oursGflops,
           100 * oursGflops / peak, blasGflops, 100 * blasGflops / peak,
-          extCells[0], extCells[1], ratio, ratioBestOther, ours.maxRelError,
-          validated ? "yes" : "NO", emitted.symbol);
+          extCells[0], extCells[1], extCells[2], ratio, ratioBestOther,
+          ours.maxRelError, validated ? "yes" : "NO", emitted.symbol);
       llvm::outs() << formatVariantLines(variantResults);
       if (!ours.passed)
         llvm::outs() << "  ours failed validation: " << ours.failure << "\n";

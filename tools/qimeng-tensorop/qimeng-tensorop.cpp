@@ -22,6 +22,7 @@
 #include "qimeng/Runtime/GemmValidator.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Runtime/JitKernel.h"
+#include "qimeng/Runtime/PeerKernels.h"
 #include "qimeng/Runtime/RunnerService.h"
 #include "qimeng/Support/CommandLine.h"
 #include "qimeng/Tune/LlmEmitter.h"
@@ -77,6 +78,14 @@ static cl::opt<std::string> manualOpt(
     cl::desc("A text file with an excerpt of the CPU's manual, given to the "
              "LLM with the detected target (stage 1)"),
     cl::init(""), cl::cat(category));
+
+// Read before llvm::cl parses (selectOpenBlasCore runs first).
+static cl::opt<bool> baselineAsDetectedOpt(
+    "baseline-as-detected",
+    cl::desc("Time OpenBLAS with the kernels it picks by itself, even where "
+             "this CPU's features allow better ones (by default its best, "
+             "set with OPENBLAS_CORETYPE in this tool's own environment)"),
+    cl::init(false), cl::cat(category));
 
 static cl::opt<bool> ablationOpt(
     "ablation",
@@ -252,7 +261,8 @@ static int runAblation(ChatClient &llm, const Task &task, const Target &host,
 }
 
 int main(int argc, char **argv) {
-  reexecWithoutOpenBlasOverrides(argv);
+  selectOpenBlasCore(argv, Target::detectHost(),
+                     hasFlag(argc, argv, "baseline-as-detected"));
   llvm::InitLLVM init(argc, argv);
   RenamedArgs renamed(argc, argv, "threads", "thread-count");
   argc = renamed.argc();
@@ -479,24 +489,26 @@ int main(int argc, char **argv) {
         {"assembly", asmPath}, {"object", objPath}, {"header", hdrPath}};
     if (!transcript.empty())
       files["llm_transcript"] = transcript;
-    nlohmann::json out = {{"op", problem.conv() ? "conv2d" : "sgemm"},
-                          {"shape", task->shape},
-                          {"dtype", task->dtype},
-                          {"validated", report.passed},
-                          {"ours_gflops", ours},
-                          {"openblas_gflops", blas},
-                          {"ratio", blas > 0 ? ours / blas : 0},
-                          {"pct_peak", peak > 0 ? 100 * ours / peak : 0},
-                          {"peak_gflops", peak},
-                          {"source", source},
-                          {"prompt_parsed_by", parsedBy},
-                          {"kernel", kernel.symbol},
-                          {"workspace_bytes", kernel.workspaceBytes},
-                          {"threads", tuned.record.config.threads},
-                          {"config", tuned.record.config.str()},
-                          {"trials", tuned.record.trials},
-                          {"openblas_env", openBlasOverridesNote()},
-                          {"files", files}};
+    nlohmann::json out = {
+        {"op", problem.conv() ? "conv2d" : "sgemm"},
+        {"shape", task->shape},
+        {"dtype", task->dtype},
+        {"validated", report.passed},
+        {"ours_gflops", ours},
+        {"openblas_gflops", blas},
+        {"ratio", blas > 0 ? ours / blas : 0},
+        {"pct_peak", peak > 0 ? 100 * ours / peak : 0},
+        {"peak_gflops", peak},
+        {"source", source},
+        {"prompt_parsed_by", parsedBy},
+        {"kernel", kernel.symbol},
+        {"workspace_bytes", kernel.workspaceBytes},
+        {"threads", tuned.record.config.threads},
+        {"config", tuned.record.config.str()},
+        {"trials", tuned.record.trials},
+        {"openblas_core", openBlasSelection().running},
+        {"openblas_forced", !openBlasSelection().requested.empty()},
+        {"files", files}};
     if (!report.passed)
       out["failure"] = report.failure;
     if (llm) {
@@ -522,10 +534,10 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::formatv(
         "  {0:F1} GFLOPS ({1:F1}% of the {2:F1} GFLOPS peak measured here) "
         "against OpenBLAS{3} {4:F1}: {5:F2}x (median of 9 interleaved "
-        "rounds; OPENBLAS_CORETYPE/L2_SIZE {6})\n",
+        "rounds; OpenBLAS {6})\n",
         ours, peak > 0 ? 100 * ours / peak : 0, peak,
         problem.conv() ? " im2col + sgemm" : "", blas,
-        blas > 0 ? ours / blas : 0, openBlasOverridesNote());
+        blas > 0 ? ours / blas : 0, openBlasSelection().describe());
     llvm::outs() << "  files: " << asmPath << ", " << objPath << ", " << hdrPath
                  << "\n";
     if (!transcript.empty())

@@ -24,17 +24,6 @@ private:
   std::vector<char *> pointers_;
 };
 
-/// For tools that time OpenBLAS as a baseline: OpenBLAS reads
-/// OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE when it loads, and some machines
-/// set them. Re-executes this program (/proc/self/exe, same argv) with both
-/// unset, remembering in QIMENG_BENCH_OPENBLAS_ENV what they were; returns
-/// when neither is set, or in the re-executed program.
-void reexecWithoutOpenBlasOverrides(char **argv);
-
-/// What reexecWithoutOpenBlasOverrides did, for the report: "not set", or
-/// "unset for this run (were OPENBLAS_CORETYPE=...)".
-std::string openBlasOverridesNote();
-
 } // namespace qimeng
 
 #endif // QIMENG_SUPPORT_COMMANDLINE_H
