@@ -1,6 +1,7 @@
 //===- SubprocessTest.cpp - runSubprocess ---------------------------------===//
 #include "qimeng/Support/Subprocess.h"
 #include "ErrorHelpers.h"
+#include "qimeng/Support/Coprocess.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -10,6 +11,7 @@
 #include <csignal>
 #include <gtest/gtest.h>
 #include <sys/types.h>
+#include <thread>
 
 using namespace qimeng;
 
@@ -204,4 +206,54 @@ TEST(RenamedArgsTest, RenamesTheFlagInBothSpellingsOnly) {
   EXPECT_STREQ(r.argv()[4], "--threadsx");
   EXPECT_STREQ(r.argv()[5], "--thread-count=3");
   EXPECT_STREQ(r.argv()[6], "threads=5");
+}
+
+//===----------------------------------------------------------------------===//
+// Coprocess
+//===----------------------------------------------------------------------===//
+
+TEST(CoprocessTest, AConversationLineByLine) {
+  QM_ASSERT_EXPECTED(cat, Coprocess::start("/bin/cat", {"cat"}));
+  for (const char *line : {"hello", "", "a longer line with spaces"}) {
+    QM_ASSERT_EXPECTED(answer, cat.ask(line, 10));
+    EXPECT_EQ(answer, line);
+  }
+}
+
+TEST(CoprocessTest, AChildThatExitsSaysHow) {
+  QM_ASSERT_EXPECTED(child,
+                     Coprocess::start("/bin/sh", {"sh", "-c", "exit 3"}));
+  QM_ASSERT_FAILS_WITH(child.readLine(10).takeError(), "exited with status 3");
+  QM_ASSERT_EXPECTED(
+      crash, Coprocess::start("/bin/sh", {"sh", "-c", "kill -SEGV $$"}));
+  QM_ASSERT_FAILS_WITH(crash.readLine(10).takeError(), "killed by signal 11");
+  // Writing to a child that is gone is an error, not a SIGPIPE.
+  QM_ASSERT_EXPECTED(gone, Coprocess::start("/bin/sh", {"sh", "-c", "exit 0"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  QM_ASSERT_FAILS_WITH(gone.writeLine("anyone?"), "before reading its input");
+}
+
+TEST(CoprocessTest, SilenceTimesOutAndTheChildIsReaped) {
+  pid_t pid = -1;
+  {
+    QM_ASSERT_EXPECTED(sleeper,
+                       Coprocess::start("/bin/sleep", {"sleep", "100"}));
+    pid = sleeper.pid();
+    auto t0 = std::chrono::steady_clock::now();
+    QM_ASSERT_FAILS_WITH(sleeper.readLine(0.2).takeError(),
+                         "no answer from the child in 0.2 s");
+    EXPECT_LT(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count(),
+        5.0);
+  }
+  // The destructor killed and reaped it: no such process any more.
+  EXPECT_EQ(kill(pid, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+}
+
+TEST(CoprocessTest, AProgramThatCannotStart) {
+  QM_ASSERT_FAILS_WITH(
+      Coprocess::start("/nonexistent/program", {"program"}).takeError(),
+      "cannot start /nonexistent/program");
 }
