@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <thread>
 
 using namespace qimeng;
@@ -26,29 +27,44 @@ qimeng::timeInterleaved(const std::vector<TimedCandidate> &cands, int rounds,
                         double roundSeconds, double settleSeconds) {
   InterleavedTiming t;
   t.secondsPerCall.resize(cands.size());
-  // Warm-up and calibration: the slowest candidate sets the call count.
-  double slowest = 0;
-  for (const TimedCandidate &c : cands) {
+  t.failures.resize(cands.size());
+  // One round of candidate i: seconds per call, or nothing when it failed
+  // (its failure recorded).
+  auto roundOf = [&](size_t i, int calls) -> std::optional<double> {
+    const TimedCandidate &c = cands[i];
+    if (!t.failures[i].empty())
+      return std::nullopt;
+    if (c.round) {
+      auto seconds = c.round(calls);
+      if (!seconds) {
+        t.failures[i] = llvm::toString(seconds.takeError());
+        return std::nullopt;
+      }
+      return *seconds;
+    }
+    // One untimed call brings this candidate's data (which the others'
+    // rounds evicted) and its thread team back.
     c.run();
     double t0 = now();
-    c.run();
-    slowest = std::max(slowest, now() - t0);
-  }
+    for (int k = 0; k < calls; ++k)
+      c.run();
+    return (now() - t0) / calls;
+  };
+  // Warm-up and calibration: the slowest candidate sets the call count.
+  double slowest = 0;
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (std::optional<double> s = roundOf(i, 1))
+      slowest = std::max(slowest, *s);
   t.callsPerRound =
       std::max(1, static_cast<int>(roundSeconds / std::max(slowest, 1e-9)));
   for (int r = 0; r < rounds; ++r) {
     for (size_t i = 0; i < cands.size(); ++i) {
-      // Let every thread team of the others go idle; then one untimed call
-      // brings this candidate's data (which the others' rounds evicted)
-      // and its team back.
+      // Let every thread team of the others go idle first.
       if (settleSeconds > 0)
         std::this_thread::sleep_for(
             std::chrono::duration<double>(settleSeconds));
-      cands[i].run();
-      double t0 = now();
-      for (int k = 0; k < t.callsPerRound; ++k)
-        cands[i].run();
-      t.secondsPerCall[i].push_back((now() - t0) / t.callsPerRound);
+      if (std::optional<double> s = roundOf(i, t.callsPerRound))
+        t.secondsPerCall[i].push_back(*s);
     }
   }
   return t;

@@ -39,6 +39,49 @@ TEST(BenchmarkTest, InterleavedRunsEveryCandidateEveryRound) {
   EXPECT_EQ(calls[1], calls[0]);
 }
 
+TEST(BenchmarkTest, RoundsElsewhereAreInterleavedToo) {
+  // A candidate in another process runs whole rounds; the local one and it
+  // alternate, and both see the same call count per round.
+  std::vector<std::string> order;
+  std::vector<int> remoteCalls;
+  std::vector<TimedCandidate> cands = {
+      {"local", [&] { order.push_back("local"); }, nullptr},
+      {"remote", nullptr, [&](int calls) -> llvm::Expected<double> {
+         order.push_back("remote");
+         remoteCalls.push_back(calls);
+         return 0.5;
+       }}};
+  InterleavedTiming t = timeInterleaved(cands, 3, 0.001);
+  // Calibration: the remote round of 1 call took 0.5 s, the slowest.
+  EXPECT_EQ(t.callsPerRound, 1);
+  EXPECT_EQ(remoteCalls, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ(t.secondsPerCall[1], (std::vector<double>{0.5, 0.5, 0.5}));
+  EXPECT_EQ(t.secondsPerCall[0].size(), 3u);
+  EXPECT_EQ(t.failures, (std::vector<std::string>{"", ""}));
+  // local: 2 calibration calls, then 2 calls a round; remote: one a round.
+  std::vector<std::string> expected = {"local", "local", "remote"};
+  for (int r = 0; r < 3; ++r)
+    expected.insert(expected.end(), {"local", "local", "remote"});
+  EXPECT_EQ(order, expected);
+}
+
+TEST(BenchmarkTest, AFailedRoundStopsOnlyThatCandidate) {
+  int rounds = 0, local = 0;
+  std::vector<TimedCandidate> cands = {
+      {"local", [&] { ++local; }, nullptr},
+      {"crashes", nullptr, [&](int) -> llvm::Expected<double> {
+         if (++rounds == 3)
+           return llvm::createStringError("the child exited with status 1");
+         return 1e-3;
+       }}};
+  InterleavedTiming t = timeInterleaved(cands, 5, 1e-6);
+  EXPECT_EQ(t.secondsPerCall[1].size(), 1u); // calibration, round 1, then out
+  EXPECT_EQ(t.failures[1], "the child exited with status 1");
+  EXPECT_EQ(rounds, 3);
+  EXPECT_EQ(t.secondsPerCall[0].size(), 5u);
+  EXPECT_EQ(t.failures[0], "");
+}
+
 TEST(BenchmarkTest, SettlingWaitsBeforeEachRound) {
   int calls[2] = {0, 0};
   std::vector<TimedCandidate> cands = {{"a", [&] { ++calls[0]; }},

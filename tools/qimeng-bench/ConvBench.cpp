@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConvBench.h"
-#include "OneDnn.h"
+#include "PeerProcess.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Runtime/Benchmark.h"
 #include "qimeng/Runtime/ConvValidator.h"
@@ -73,24 +73,27 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                                      "'; the " + s.suite + " suite has " +
                                      known);
     }
-  std::unique_ptr<OneDnn> onednn;
+  // Each peer runs in a process of its own (PeerProcess.h): one loads
+  // oneDNN here for the header.
+  bool haveOneDnn = false;
   std::string onednnNote;
   if (s.skipOneDnn) {
     onednnNote = "oneDNN: skipped (--no-external)";
-  } else if (auto lib = OneDnn::load(int(s.threads))) {
-    onednn = std::move(*lib);
-    onednnNote = "oneDNN " + onednn->version() + ": " + onednn->describe() +
-                 ", convolution_auto, NHWC source and destination, weights "
-                 "reordered once, sum post-op (dst += conv)";
+  } else if (auto w =
+                 PeerProcess::start("onednn", KernelProblem(layers[0]->desc()),
+                                    int(s.threads), s.asDetected,
+                                    /*describeOnly=*/true)) {
+    haveOneDnn = true;
+    onednnNote = "oneDNN " + w->ready().version + ": " + w->ready().describe;
   } else {
-    onednnNote = "oneDNN: " + llvm::toString(lib.takeError());
+    onednnNote = "oneDNN: " + llvm::toString(w.takeError());
   }
   const double peak = s.corePeak * s.threads;
   if (!s.json) {
     llvm::outs() << llvm::formatv(
         "qimeng-bench: conv2d suite {0} (batch 1, NHWC, fp32), {1} "
         "thread(s), out += conv, median of {2} interleaved rounds (each "
-        "after an untimed call{3})\n",
+        "after an untimed call{3}); each peer in a process of its own\n",
         s.suite, s.threads, s.runs,
         s.settleSeconds > 0 ? llvm::formatv(" that follows a {0} ms pause",
                                             int(s.settleSeconds * 1000 + 0.5))
@@ -139,43 +142,30 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                                  kernel->parts);
     if (!ours)
       return ours.takeError();
-    ValidationOptions plain;
-    plain.compareOpenBlas = false;
-    std::vector<float> scratch;
-    auto im2col = [&](const float *in, const float *flt, float *out, void *) {
-      convIm2colSgemm(desc, in, flt, out, scratch);
-    };
-    auto blas = validateConv(desc, im2col, 0, plain);
-    if (!blas)
-      return blas.takeError();
-    std::unique_ptr<OneDnnConvPrimitive> prim;
-    std::string onednnFailure;
-    if (onednn) {
-      if (auto p = onednn->prepareConv(desc)) {
-        prim = std::move(*p);
-        llvm::Error callError = llvm::Error::success();
-        auto call = [&](const float *in, const float *flt, float *out, void *) {
-          if (callError)
-            return;
-          if (auto e = prim->setFilter(flt))
-            callError = std::move(e);
-          else if (auto e2 = prim->run(in, out))
-            callError = std::move(e2);
-        };
-        auto report = validateConv(desc, call, 0, plain);
-        if (callError)
-          onednnFailure = llvm::toString(std::move(callError));
-        else if (!report)
-          onednnFailure = llvm::toString(report.takeError());
-        else if (!report->passed)
-          onednnFailure = "failed validation: " + report->failure;
-      } else {
-        onednnFailure = llvm::toString(p.takeError());
+    // im2col + OpenBLAS and oneDNN, each in its own process: it validates
+    // itself with the convolution checker, then waits for its rounds.
+    auto startPeer = [&](const char *peer, std::string &failure,
+                         std::string *impl) -> std::optional<PeerProcess> {
+      auto w = PeerProcess::start(peer, problem, int(s.threads), s.asDetected);
+      if (!w) {
+        failure = llvm::toString(w.takeError());
+        return std::nullopt;
       }
-      if (!onednnFailure.empty())
-        prim.reset();
-    }
-    bool validated = ours->passed && blas->passed;
+      if (impl)
+        *impl = w->ready().path;
+      if (!w->ready().validated) {
+        failure = "failed validation: " + w->ready().failure;
+        return std::nullopt;
+      }
+      return std::move(*w);
+    };
+    std::string blasFailure, onednnFailure, onednnImpl;
+    std::optional<PeerProcess> blasWorker =
+        startPeer("openblas", blasFailure, nullptr);
+    std::optional<PeerProcess> onednnWorker;
+    if (haveOneDnn)
+      onednnWorker = startPeer("onednn", onednnFailure, &onednnImpl);
+    bool validated = ours->passed && blasWorker.has_value();
     allValid &= validated;
 
     std::optional<double> oursGflops, blasGflops, onednnGflops;
@@ -188,54 +178,59 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       GemmKernelFn fn = loaded->jit->gemm();
       auto in = GuardedBuffer::allocate(desc.inputSpan(), 0);
       auto flt = GuardedBuffer::allocate(desc.filterElements(), 0);
-      auto out1 = GuardedBuffer::allocate(desc.outputElements(), 0);
-      auto out2 = GuardedBuffer::allocate(desc.outputElements(), 0);
-      auto out3 = GuardedBuffer::allocate(desc.outputElements(), 0);
+      auto out = GuardedBuffer::allocate(desc.outputElements(), 0);
       uint64_t wsBytes = kernel->emitted.workspaceBytes *
                          std::max<size_t>(1, kernel->parts.size());
       auto ws = GuardedBuffer::allocate(int64_t(wsBytes / 4 + 16), 0);
-      for (auto *b : {&in, &flt, &out1, &out2, &out3, &ws})
+      for (auto *b : {&in, &flt, &out, &ws})
         if (!*b)
           return b->takeError();
+      // The operands every peer process makes too (seed 42).
       std::mt19937 rng(42);
       std::uniform_real_distribution<float> dist(-1, 1);
       for (GuardedBuffer *b : {&*in, &*flt})
         for (int64_t i = 0; i < b->size(); ++i)
           b->data()[i] = dist(rng);
-      for (GuardedBuffer *b : {&*out1, &*out2, &*out3})
-        std::fill_n(b->data(), b->size(), 0.0f);
+      std::fill_n(out->data(), out->size(), 0.0f);
       std::vector<TimedCandidate> cands = {
-          {"ours",
-           [&] {
+          {"ours", [&] {
              runGemmParts(fn, kernel->parts, kernel->emitted.workspaceBytes,
-                          in->data(), flt->data(), out1->data(), ws->data());
-           }},
-          {"im2col+openblas", [&] {
-             convIm2colSgemm(desc, in->data(), flt->data(), out2->data(),
-                             scratch);
+                          in->data(), flt->data(), out->data(), ws->data());
            }}};
-      if (prim) {
-        if (auto e = prim->setFilter(flt->data()))
-          return std::move(e);
+      // (worker, its candidate, its figures, its failure)
+      struct Timed {
+        PeerProcess *worker;
+        std::optional<double> *gflops, *paired;
+        std::string *failure;
+      };
+      std::vector<Timed> timed;
+      if (blasWorker)
+        timed.push_back({&*blasWorker, &blasGflops, &pairedBlas, &blasFailure});
+      if (onednnWorker)
+        timed.push_back(
+            {&*onednnWorker, &onednnGflops, &pairedOnednn, &onednnFailure});
+      for (const Timed &p : timed)
         cands.push_back(
-            {"onednn",
-             [&] { llvm::consumeError(prim->run(in->data(), out3->data())); }});
-      }
+            {p.worker->ready().label, nullptr,
+             [w = p.worker](int calls) { return w->round(calls); }});
       InterleavedTiming t =
           timeInterleaved(cands, int(s.runs), 0.05, s.settleSeconds);
       auto rate = [&](size_t i) {
         return desc.flops() / median(t.secondsPerCall[i]) * 1e-9;
       };
       oursGflops = rate(0);
-      blasGflops = rate(1);
-      pairedBlas =
-          medianPairedSpeedup(t.secondsPerCall[0], t.secondsPerCall[1]);
-      if (prim) {
-        onednnGflops = rate(2);
-        pairedOnednn =
-            medianPairedSpeedup(t.secondsPerCall[0], t.secondsPerCall[2]);
+      for (size_t i = 0; i < timed.size(); ++i) {
+        if (!t.failures[i + 1].empty()) {
+          *timed[i].failure = "timing failed: " + t.failures[i + 1];
+          continue;
+        }
+        *timed[i].gflops = rate(i + 1);
+        *timed[i].paired =
+            medianPairedSpeedup(t.secondsPerCall[0], t.secondsPerCall[i + 1]);
       }
     }
+    blasWorker.reset();
+    onednnWorker.reset();
     VariantComparison variantResults;
     if (!s.variants.empty()) {
       auto compared =
@@ -280,7 +275,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                             {"openblas_core", s.openBlas.running}};
       if (onednnGflops) {
         row["onednn_gflops"] = *onednnGflops;
-        row["onednn_impl"] = prim->implementation();
+        row["onednn_impl"] = onednnImpl;
       } else {
         row["onednn_gflops"] = nullptr;
       }
@@ -314,15 +309,14 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       llvm::outs() << formatVariantLines(variantResults);
       if (!ours->passed)
         llvm::outs() << "  ours failed validation: " << ours->failure << "\n";
-      if (!blas->passed)
-        llvm::outs() << "  im2col + OpenBLAS failed validation: "
-                     << blas->failure << "\n";
+      if (!blasFailure.empty())
+        llvm::outs() << "  im2col + OpenBLAS: " << blasFailure << "\n";
       if (!onednnFailure.empty())
         llvm::outs() << "  oneDNN: " << onednnFailure << "\n";
     }
     llvm::outs().flush();
   }
-  if (!s.json && onednn)
+  if (!s.json && haveOneDnn)
     llvm::outs() << "oneDNN implementation: as reported per layer in --json "
                     "(onednn_impl)\n";
   return allValid ? 0 : 1;

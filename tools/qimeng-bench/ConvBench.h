@@ -32,6 +32,7 @@ struct ConvBenchSettings {
   unsigned runs = 9;
   bool json = false;
   bool skipOneDnn = false;
+  bool asDetected = false; ///< --baseline-as-detected
   BenchKernelOptions kernel;
   // What the caller measured and found.
   Target host;

@@ -17,8 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "BenchKernel.h"
 #include "ConvBench.h"
-#include "ExternalGemm.h"
-#include "OneDnn.h"
+#include "PeerProcess.h"
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
@@ -164,36 +163,53 @@ static llvm::Expected<std::vector<Shape>> parseShapes(llvm::StringRef s) {
   return shapes;
 }
 
-/// A baseline column besides OpenBLAS: the library when it loaded, and the
-/// header line that says what it is or why it is missing.
-struct ExternalColumn {
+/// A peer library's column: its names, and the header line that says what
+/// it is or why it is missing.
+struct PeerColumn {
+  std::string peer;    ///< PeerProcess's name: "blis"
   std::string label;   ///< "BLIS", as in the table's column header
   std::string jsonKey; ///< "blis", the prefix of its JSON fields
-  std::string pathKey; ///< JSON field of pathFor: "path", or "impl"
-  std::unique_ptr<ExternalGemm> lib;
+  std::string pathKey; ///< JSON field of its path: "path", or "impl"
+  bool available = false;
+  std::string version;
+  int threads = 1;
   std::string note;
 };
 
-/// One shape's outcome for one ExternalColumn.
-struct ExternalResult {
+/// One shape's outcome for one PeerColumn.
+struct PeerResult {
   std::optional<double> gflops; ///< set when validated and timed
-  std::string failure;          ///< why validation failed, if it did
-  std::string path;             ///< ExternalGemm::pathFor
+  std::optional<double> paired; ///< ours' median per-round speedup over it
+  std::string failure;          ///< why it was not timed, if it was not
+  std::string path;             ///< pathFor: "jit", "brg:avx512_core"
 };
 
-static ExternalColumn
-makeColumn(std::string label, std::string jsonKey, std::string pathKey,
-           llvm::Expected<std::unique_ptr<ExternalGemm>> lib) {
-  ExternalColumn col{std::move(label), std::move(jsonKey), std::move(pathKey),
-                     nullptr, ""};
-  if (!lib) {
-    col.note = col.label + ": " + llvm::toString(lib.takeError());
+/// The column of `peer`, described by a worker that loads it (for the
+/// header) on `problem`; a missing library is a note, not an error.
+static PeerColumn describeColumn(std::string peer, std::string label,
+                                 std::string jsonKey, std::string pathKey,
+                                 const KernelProblem &problem, int threads,
+                                 bool asDetected) {
+  PeerColumn col{std::move(peer), std::move(label), std::move(jsonKey),
+                 std::move(pathKey)};
+  if (noExternalOpt && col.peer != "openblas") {
+    col.note = col.label + ": skipped (--no-external)";
     return col;
   }
-  col.lib = std::move(*lib);
-  std::string version = col.lib->version();
-  col.note = col.label + (version.empty() ? "" : " " + version) + ": " +
-             col.lib->describe();
+  auto worker = PeerProcess::start(col.peer, problem, threads, asDetected,
+                                   /*describeOnly=*/true);
+  if (!worker) {
+    col.note = col.label + ": " + llvm::toString(worker.takeError());
+    return col;
+  }
+  const PeerReady &r = worker->ready();
+  col.available = true;
+  col.version = r.version;
+  col.threads = r.threads;
+  col.note = col.label + (r.version.empty() ? "" : " " + r.version) + ": " +
+             r.describe;
+  if (r.threads < threads)
+    col.note += llvm::formatv("; the others run {0} threads", threads);
   return col;
 }
 
@@ -213,6 +229,9 @@ static double settleSeconds(unsigned threads) {
 int main(int argc, char **argv) {
   bool asDetected = hasFlag(argc, argv, "baseline-as-detected");
   selectOpenBlasCore(argv, Target::detectHost(), asDetected);
+  // A peer library's process (PeerProcess.h), started by a benchmark.
+  if (hasFlag(argc, argv, "peer-worker"))
+    return servePeerWorker();
   llvm::InitLLVM init(argc, argv);
   RenamedArgs renamed(argc, argv, "threads", "thread-count");
   argc = renamed.argc();
@@ -282,29 +301,6 @@ int main(int argc, char **argv) {
           "--variant '" + v + "': " + llvm::toString(parsed.takeError())));
 
   openblas_set_num_threads(threadsOpt);
-  // BLIS and libxsmm when present: a missing one is a note, not an error.
-  auto loadUnlessSkipped =
-      [](auto loader) -> llvm::Expected<std::unique_ptr<ExternalGemm>> {
-    if (noExternalOpt)
-      return llvm::createStringError("skipped (--no-external)");
-    return loader();
-  };
-  std::vector<ExternalColumn> externals;
-  if (opKind == "sgemm") {
-    Target cpu = Target::detectHost();
-    externals.push_back(
-        makeColumn("BLIS", "blis", "path", loadUnlessSkipped([&] {
-                     return BlisGemm::load(threadsOpt, cpu, asDetected);
-                   })));
-    externals.push_back(makeColumn("libxsmm", "libxsmm", "path",
-                                   loadUnlessSkipped(LibxsmmGemm::load)));
-    externals.push_back(makeColumn(
-        "oneDNN", "onednn", "impl",
-        loadUnlessSkipped([] { return OneDnnGemm::load(threadsOpt); })));
-  }
-  for (ExternalColumn &col : externals)
-    if (col.lib && col.lib->threads() < int(threadsOpt))
-      col.note += llvm::formatv("; the others run {0} threads", threadsOpt);
   Target host = Target::detectHost();
   EmitterOptions emitter = EmitterOptions::defaults();
   IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
@@ -334,6 +330,7 @@ int main(int argc, char **argv) {
     settings.runs = runsOpt;
     settings.json = jsonOpt;
     settings.skipOneDnn = noExternalOpt;
+    settings.asDetected = asDetected;
     settings.kernel.tuned = tunedOpt;
     settings.kernel.tuneBudget = tuneBudgetOpt;
     settings.kernel.cacheDir = cacheDirOpt;
@@ -346,10 +343,27 @@ int main(int argc, char **argv) {
     return exitOnErr(runConvBench(settings));
   }
 
+  // Each peer is timed in a process of its own (PeerProcess.h); the
+  // columns' header lines come from workers that load the libraries.
+  std::vector<PeerColumn> columns;
+  {
+    KernelProblem first(GemmDesc::packed(shapes[0].m, shapes[0].n, shapes[0].k,
+                                         trans[0] == 't', trans[1] == 't'));
+    int t = int(threadsOpt);
+    columns.push_back(describeColumn("openblas", "OpenBLAS", "openblas", "path",
+                                     first, t, asDetected));
+    columns.push_back(
+        describeColumn("blis", "BLIS", "blis", "path", first, t, asDetected));
+    columns.push_back(describeColumn("libxsmm", "libxsmm", "libxsmm", "path",
+                                     first, t, asDetected));
+    columns.push_back(describeColumn("onednn", "oneDNN", "onednn", "impl",
+                                     first, t, asDetected));
+  }
   if (!jsonOpt) {
     llvm::outs() << llvm::formatv(
         "qimeng-bench: sgemm {0}, {1} thread(s), C += A*B (beta = 1), median "
-        "of {2} interleaved rounds (each after an untimed call{3})\n",
+        "of {2} interleaved rounds (each after an untimed call{3}); each peer "
+        "in a process of its own\n",
         trans, threadsOpt, unsigned(runsOpt),
         settleSeconds(threadsOpt) > 0
             ? llvm::formatv(" that follows a {0} ms pause",
@@ -365,10 +379,11 @@ int main(int argc, char **argv) {
         "memory read bandwidth measured: {0:F1} GB/s with {1} thread(s) "
         "(JSON rows give each shape's GB/s at its least traffic)\n",
         bandwidth, unsigned(threadsOpt));
-    llvm::outs() << "OpenBLAS: " << openBlas.describe() << ", config '"
-                 << openBlas.config << "'\n";
-    for (const ExternalColumn &col : externals)
+    for (const PeerColumn &col : columns)
       llvm::outs() << col.note << "\n";
+    llvm::outs() << "ratio and vs best: ours' speedup in each round (the "
+                    "median over rounds of theirs / ours, run back to back); "
+                    "vs best takes the peer it is lowest against\n";
     llvm::outs() << llvm::formatv(
         "{0,-16} {1,11} {2,7} {3,15} {4,7} {5,11} {6,14} {7,13} {8,7} {9,7} "
         "{10,12} {11,10}  {12}\n",
@@ -377,7 +392,7 @@ int main(int argc, char **argv) {
         "max rel err", "validated", "kernel");
   } else {
     // JSON rows stay on stdout; what was loaded, or why not, goes here.
-    for (const ExternalColumn &col : externals)
+    for (const PeerColumn &col : columns)
       llvm::errs() << "qimeng-bench: " << col.note << "\n";
   }
   bool allValid = true;
@@ -402,107 +417,101 @@ int main(int argc, char **argv) {
     int tunedTrials = kernel.tunedTrials;
     ValidationReport ours =
         exitOnErr(validateGemmIsolated(desc, host, emitted, runner, parts));
-    CBLAS_TRANSPOSE ta = desc.transA ? CblasTrans : CblasNoTrans;
-    CBLAS_TRANSPOSE tb = desc.transB ? CblasTrans : CblasNoTrans;
-    auto blasCall = [&](const float *a, const float *b, float *c, void *) {
-      cblas_sgemm(CblasRowMajor, ta, tb, desc.m, desc.n, desc.k, 1.0f, a,
-                  desc.lda, b, desc.ldb, 1.0f, c, desc.ldc);
-    };
-    ValidationOptions blasOpts;
-    blasOpts.compareOpenBlas = false;
-    ValidationReport blas =
-        exitOnErr(validateGemm(desc, blasCall, 0, blasOpts));
-    bool validated = ours.passed && blas.passed;
-    allValid &= validated;
-    // BLIS and libxsmm: the same checks as OpenBLAS before they are timed.
-    std::vector<ExternalResult> extResults(externals.size());
-    for (size_t i = 0; i < externals.size(); ++i) {
-      ExternalGemm *lib = externals[i].lib.get();
-      if (!lib)
+    // Each peer in its own process: it validates itself with the same
+    // checker, then waits for its rounds.
+    std::vector<PeerResult> results(columns.size());
+    std::vector<std::optional<PeerProcess>> workers(columns.size());
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (!columns[i].available)
         continue;
-      if (llvm::Error e = lib->prepare(desc)) {
-        extResults[i].failure = llvm::toString(std::move(e));
+      auto worker = PeerProcess::start(columns[i].peer, KernelProblem(desc),
+                                       int(threadsOpt), asDetected);
+      if (!worker) {
+        results[i].failure = llvm::toString(worker.takeError());
         continue;
       }
-      auto extCall = [&](const float *a, const float *b, float *c, void *) {
-        lib->gemm(desc, a, b, c);
-      };
-      ValidationReport report =
-          exitOnErr(validateGemm(desc, extCall, 0, blasOpts));
-      if (!report.passed)
-        extResults[i].failure = report.failure;
-      extResults[i].path = lib->pathFor(desc);
+      results[i].path = worker->ready().path;
+      if (!worker->ready().validated)
+        results[i].failure = "failed validation: " + worker->ready().failure;
+      else
+        workers[i] = std::move(*worker);
     }
+    bool validated = ours.passed && workers[0].has_value();
+    allValid &= validated;
 
-    double oursGflops = 0, blasGflops = 0;
+    double oursGflops = 0;
     if (ours.passed) {
-      // Trusted now: load it here and time it against OpenBLAS.
+      // Trusted now: load it here and time it against the peers.
       auto object = exitOnErr(
           assembleToObject(emitted.text, host, emitted.symbol + ".s"));
       auto jit = exitOnErr(JitKernel::load(std::move(object), emitted.symbol));
       GemmKernelFn fn = jit->gemm();
       auto a = exitOnErr(GuardedBuffer::allocate(desc.aSpan(), 0));
       auto b = exitOnErr(GuardedBuffer::allocate(desc.bSpan(), 0));
-      auto c1 = exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0));
-      auto c2 = exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0));
+      auto c = exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0));
       // One workspace slice per part, as runGemmParts uses them.
       uint64_t wsBytes =
           emitted.workspaceBytes * std::max<size_t>(1, parts.size());
       auto ws =
           exitOnErr(GuardedBuffer::allocate(int64_t(wsBytes / 4 + 16), 0));
+      // The operands every peer process makes too (seed 42).
       std::mt19937 rng(42);
       std::uniform_real_distribution<float> dist(-1, 1);
       for (int64_t i = 0; i < desc.aSpan(); ++i)
         a.data()[i] = dist(rng);
       for (int64_t i = 0; i < desc.bSpan(); ++i)
         b.data()[i] = dist(rng);
-      for (int64_t i = 0; i < desc.cSpan(); ++i)
-        c1.data()[i] = c2.data()[i] = 0;
+      std::fill_n(c.data(), desc.cSpan(), 0.0f);
       std::vector<TimedCandidate> cands = {
-          {"ours",
-           [&] {
+          {"ours", [&] {
              runGemmParts(fn, parts, emitted.workspaceBytes, a.data(), b.data(),
-                          c1.data(), ws.data());
-           }},
-          {"openblas",
-           [&] { blasCall(a.data(), b.data(), c2.data(), nullptr); }}};
-      // Each validated external library: the same A and B, its own C.
-      std::vector<GuardedBuffer> extC;
-      std::vector<std::pair<size_t, size_t>> timed; // (external, candidate)
-      for (size_t i = 0; i < externals.size(); ++i) {
-        const ExternalGemm *lib = externals[i].lib.get();
-        if (!lib || !extResults[i].failure.empty())
+                          c.data(), ws.data());
+           }}};
+      std::vector<std::pair<size_t, size_t>> timed; // (column, candidate)
+      for (size_t i = 0; i < columns.size(); ++i) {
+        if (!workers[i])
           continue;
-        extC.push_back(exitOnErr(GuardedBuffer::allocate(desc.cSpan(), 0)));
-        float *c = extC.back().data();
-        std::fill_n(c, desc.cSpan(), 0.0f);
         timed.push_back({i, cands.size()});
-        cands.push_back({externals[i].jsonKey, [&desc, &a, &b, lib, c] {
-                           lib->gemm(desc, a.data(), b.data(), c);
-                         }});
+        PeerProcess *w = &*workers[i];
+        cands.push_back({columns[i].jsonKey, nullptr,
+                         [w](int calls) { return w->round(calls); }});
       }
       InterleavedTiming t =
           timeInterleaved(cands, runsOpt, 0.05, settleSeconds(threadsOpt));
       oursGflops = desc.flops() / median(t.secondsPerCall[0]) * 1e-9;
-      blasGflops = desc.flops() / median(t.secondsPerCall[1]) * 1e-9;
-      for (auto [ext, cand] : timed)
-        extResults[ext].gflops =
+      for (auto [col, cand] : timed) {
+        if (!t.failures[cand].empty()) {
+          results[col].failure = "timing failed: " + t.failures[cand];
+          continue;
+        }
+        results[col].gflops =
             desc.flops() / median(t.secondsPerCall[cand]) * 1e-9;
+        results[col].paired =
+            medianPairedSpeedup(t.secondsPerCall[0], t.secondsPerCall[cand]);
+      }
     }
+    workers.clear(); // the peer processes end
     VariantComparison variantResults;
     if (!variants.empty())
       variantResults = exitOnErr(
           compareVariants(desc, kernel, ours.passed, variants, threadsOpt,
                           int(runsOpt), host, emitter, runner));
+    const PeerResult &blasResult = results[0];
+    double blasGflops = blasResult.gflops.value_or(0);
     double ratio = blasGflops > 0 ? oursGflops / blasGflops : 0;
     // GB/s at the least traffic: GFLOPS / flops * bytes.
     auto gbps = [&](double gflops) {
       return gflops * gemmMinimumBytes(sh.m, sh.n, sh.k) / desc.flops();
     };
-    double bestOther = blasGflops;
-    for (const ExternalResult &r : extResults)
+    // The best peer by median, and ours' lowest paired speedup over any.
+    double bestOther = 0;
+    std::optional<double> pairedBest;
+    for (const PeerResult &r : results) {
       if (r.gflops)
         bestOther = std::max(bestOther, *r.gflops);
+      if (r.paired)
+        pairedBest = pairedBest ? std::min(*pairedBest, *r.paired) : *r.paired;
+    }
     double ratioBestOther = bestOther > 0 ? oursGflops / bestOther : 0;
     if (jsonOpt) {
       nlohmann::json row = {
@@ -535,23 +544,26 @@ int main(int argc, char **argv) {
           {"openblas_forced", !openBlas.requested.empty()}};
       if (!ours.passed)
         row["failure"] = ours.failure;
-      for (size_t i = 0; i < externals.size(); ++i) {
-        const ExternalColumn &col = externals[i];
-        const ExternalResult &r = extResults[i];
-        if (!col.lib)
+      for (size_t i = 0; i < columns.size(); ++i) {
+        const PeerColumn &col = columns[i];
+        const PeerResult &r = results[i];
+        if (!col.available)
           continue;
-        std::string version = col.lib->version();
-        if (!version.empty())
-          row[col.jsonKey + "_version"] = version;
+        if (!col.version.empty())
+          row[col.jsonKey + "_version"] = col.version;
         if (r.gflops) {
           row[col.jsonKey + "_gflops"] = *r.gflops;
-          row[col.jsonKey + "_threads"] = col.lib->threads();
+          row[col.jsonKey + "_threads"] = col.threads;
           if (!r.path.empty())
             row[col.jsonKey + "_" + col.pathKey] = r.path;
         }
+        if (r.paired)
+          row["paired_ratio_" + col.jsonKey] = *r.paired;
         if (!r.failure.empty())
           row[col.jsonKey + "_failure"] = r.failure;
       }
+      if (pairedBest)
+        row["paired_ratio_best_other"] = *pairedBest;
       row["best_other_gflops"] = bestOther;
       row["ratio_best_other"] = ratioBestOther;
       if (!variants.empty())
@@ -560,28 +572,27 @@ int main(int argc, char **argv) {
                                nlohmann::json::error_handler_t::replace)
                    << "\n";
     } else {
-      std::string extCells[3] = {"n/a", "n/a", "n/a"};
-      for (size_t i = 0; i < externals.size() && i < 3; ++i)
-        extCells[i] =
-            gflopsCell(extResults[i].gflops,
-                       extResults[i].path == "blas-fallback" ? "*" : "");
+      std::string cells[4];
+      for (size_t i = 0; i < 4; ++i)
+        cells[i] = gflopsCell(results[i].gflops,
+                              results[i].path == "blas-fallback" ? "*" : "");
+      auto ratioCell = [](std::optional<double> r) {
+        return r ? llvm::formatv("{0:F2}", *r).str() : std::string("n/a");
+      };
       llvm::outs() << llvm::formatv(
-          "{0,-16} {1,11:F1} {2,6:F1}% {3,15:F1} {4,6:F1}% {5,11} {6,14} "
-          "{7,13} {8,7:F2} {9,7:F2} {10,12:E1} {11,10}  {12}\n",
+          "{0,-16} {1,11:F1} {2,6:F1}% {3,15} {4,6:F1}% {5,11} {6,14} "
+          "{7,13} {8,7} {9,7} {10,12:E1} {11,10}  {12}\n",
           llvm::formatv("{0}x{1}x{2}", sh.m, sh.n, sh.k).str(), oursGflops,
-          100 * oursGflops / peak, blasGflops, 100 * blasGflops / peak,
-          extCells[0], extCells[1], extCells[2], ratio, ratioBestOther,
-          ours.maxRelError, validated ? "yes" : "NO", emitted.symbol);
+          100 * oursGflops / peak, cells[0], 100 * blasGflops / peak, cells[1],
+          cells[2], cells[3], ratioCell(results[0].paired),
+          ratioCell(pairedBest), ours.maxRelError, validated ? "yes" : "NO",
+          emitted.symbol);
       llvm::outs() << formatVariantLines(variantResults);
       if (!ours.passed)
         llvm::outs() << "  ours failed validation: " << ours.failure << "\n";
-      if (!blas.passed)
-        llvm::outs() << "  OpenBLAS failed validation: " << blas.failure
-                     << "\n";
-      for (size_t i = 0; i < externals.size(); ++i)
-        if (!extResults[i].failure.empty())
-          llvm::outs() << "  " << externals[i].label
-                       << " failed validation: " << extResults[i].failure
+      for (size_t i = 0; i < columns.size(); ++i)
+        if (!results[i].failure.empty())
+          llvm::outs() << "  " << columns[i].label << ": " << results[i].failure
                        << "\n";
     }
     llvm::outs().flush();

@@ -8,6 +8,7 @@
 #ifndef QIMENG_RUNTIME_BENCHMARK_H
 #define QIMENG_RUNTIME_BENCHMARK_H
 
+#include "llvm/Support/Error.h"
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,15 +17,22 @@
 
 namespace qimeng {
 
-/// One thing to time: `run` performs one call.
+/// One thing to time: `run` performs one call in this process; or, for a
+/// candidate that runs elsewhere (a process of its own), `round` runs one
+/// round there, an untimed call and then `calls` timed ones, and returns the
+/// seconds per call.
 struct TimedCandidate {
   std::string name;
   std::function<void()> run;
+  std::function<llvm::Expected<double>(int calls)> round;
 };
 
 struct InterleavedTiming {
   /// Per candidate: seconds per call of each round, in round order.
   std::vector<std::vector<double>> secondsPerCall;
+  /// Per candidate: why its rounds stopped ("" while they did not); only a
+  /// candidate with a `round` can fail, and its rounds so far are kept.
+  std::vector<std::string> failures;
   /// Calls per timed round (the same for every candidate).
   int callsPerRound = 1;
 };
