@@ -114,3 +114,28 @@ double qimeng::measureReadBandwidthGBps(int threads, size_t bytes) {
   }
   return median(rates);
 }
+
+double qimeng::measureSpinIterationSeconds() {
+  // libgomp's spin loop: load the flag, and `pause` while it is unchanged.
+  volatile int flag = 0;
+  const long iterations = 200000;
+  std::vector<double> samples;
+  for (int r = 0; r < 5; ++r) {
+    double t0 = now();
+    for (long i = 0; i < iterations && flag == 0; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#elif defined(__aarch64__)
+      asm volatile("yield");
+#endif
+    }
+    samples.push_back((now() - t0) / iterations);
+  }
+  return median(samples);
+}
+
+long qimeng::gompSpinCount(double seconds, double iterationSeconds) {
+  if (!(iterationSeconds > 0))
+    return 1;
+  return std::max(1L, static_cast<long>(seconds / iterationSeconds));
+}

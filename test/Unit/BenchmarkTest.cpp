@@ -82,6 +82,16 @@ TEST(BenchmarkTest, AFailedRoundStopsOnlyThatCandidate) {
   EXPECT_EQ(t.failures[0], "");
 }
 
+TEST(BenchmarkTest, GompSpinCountMatchesTheSpinTime) {
+  // 25 ns an iteration: 200 ms is 8 million of them.
+  EXPECT_EQ(gompSpinCount(0.2, 25e-9), 8000000);
+  EXPECT_EQ(gompSpinCount(0.2, 0), 1);
+  EXPECT_EQ(gompSpinCount(1e-9, 1e-6), 1);
+  double s = measureSpinIterationSeconds();
+  EXPECT_GT(s, 0);
+  EXPECT_LT(s, 1e-5); // a pause is nanoseconds, not tens of microseconds
+}
+
 TEST(BenchmarkTest, SettlingWaitsBeforeEachRound) {
   int calls[2] = {0, 0};
   std::vector<TimedCandidate> cands = {{"a", [&] { ++calls[0]; }},

@@ -106,6 +106,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
     llvm::outs() << "im2col + OpenBLAS sgemm: " << s.openBlas.describe()
                  << ", config '" << s.openBlas.config << "'\n";
     llvm::outs() << onednnNote << "\n";
+    llvm::outs() << "OpenMP wait policy: " << s.waitPolicy << "\n";
     llvm::outs() << "inputs are the padded buffers (H + 2p, W + 2p); every "
                     "column computes the same outputs from them\n";
     llvm::outs() << "GFLOPS: medians over the rounds; vs im2col and vs "

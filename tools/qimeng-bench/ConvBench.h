@@ -33,6 +33,7 @@ struct ConvBenchSettings {
   bool json = false;
   bool skipOneDnn = false;
   bool asDetected = false; ///< --baseline-as-detected
+  std::string waitPolicy;  ///< how the OpenMP teams wait, for the header
   BenchKernelOptions kernel;
   // What the caller measured and found.
   Target host;

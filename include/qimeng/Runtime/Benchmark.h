@@ -56,6 +56,19 @@ inline double defaultSettleSeconds(int threads) {
   return threads > 1 ? 0.25 : 0.0;
 }
 
+/// How long an OpenMP team spins after its work before it sleeps, for every
+/// runtime the benchmarks time: libomp's default (KMP_BLOCKTIME, 200 ms),
+/// which ours runs on. The settle pause is longer.
+inline constexpr double kTeamSpinSeconds = 0.2;
+
+/// Seconds one spin-wait iteration of GNU libgomp takes here (a `pause`
+/// instruction and a load; measured, median of several).
+double measureSpinIterationSeconds();
+
+/// GOMP_SPINCOUNT for libgomp to spin `seconds` when one iteration takes
+/// `iterationSeconds` (at least 1).
+long gompSpinCount(double seconds, double iterationSeconds);
+
 /// The median of `values` (empty: 0).
 double median(std::vector<double> values);
 
