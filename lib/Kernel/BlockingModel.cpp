@@ -114,7 +114,17 @@ modelConfig(const GemmDesc &desc, const Target &target, bool bInPlace) {
   GemmConfig c;
   c.packB = packB;
   c.isa = isa;
-  return clampToProblem(withShape(c, *chosen, target), desc);
+  c = withShape(c, *chosen, target);
+  if (packB == BPacking::InPlace) {
+    // B streams from memory once, row by row: each sweep of the column
+    // blocks walks kc rows of B at once, kc streams for the prefetchers,
+    // so kc is small (8 rows for one row block, 16 for more). Fewer rows
+    // than the block has: a block of exactly those rows, so that no FMA
+    // works on padding (docs/BlockingModel.md).
+    c.mr = static_cast<int>(std::min<int64_t>(c.mr, desc.m));
+    c.kc = desc.m <= c.mr ? 8 : 16;
+  }
+  return clampToProblem(c, desc);
 }
 
 llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
