@@ -85,9 +85,12 @@ static GemmConfig withShape(GemmConfig c, const MicroKernelShape &shape,
   return c;
 }
 
-/// The model's config; `bInPlace` allows reading B in place for few rows.
-static llvm::Expected<GemmConfig>
-modelConfig(const GemmDesc &desc, const Target &target, bool bInPlace) {
+/// The model's config; `bInPlace` allows reading B in place for few rows,
+/// `oneSliver` the blocking for one column sliver (plain GEMMs: the
+/// convolutions' model has its own rules for their A).
+static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
+                                              const Target &target,
+                                              bool bInPlace, bool oneSliver) {
   if (auto err = desc.verify())
     return std::move(err);
   VectorIsa isa = target.bestIsa();
@@ -111,10 +114,29 @@ modelConfig(const GemmDesc &desc, const Target &target, bool bInPlace) {
         packB = BPacking::InPlace;
       }
   }
+  // One column sliver (N is a block's nr) and many rows: each packed A
+  // block is used once, and C's updates, once per kc block, are most of
+  // the traffic. That block, all of K in one sliver while B's sliver fits
+  // L2 (C then stays in registers over K), a few row blocks per packed
+  // block, and A copied in rows, the cheaper packing.
+  const MicroKernelShape *sliverBlock = nullptr;
+  if (oneSliver && packB == BPacking::Panels)
+    for (const MicroKernelShape &s : table)
+      if (!sliverBlock && s.nr == desc.n && desc.m >= 4 * s.mr)
+        sliverBlock = &s; // the table's preferred block of that width
+  if (sliverBlock)
+    chosen = sliverBlock;
   GemmConfig c;
   c.packB = packB;
   c.isa = isa;
   c = withShape(c, *chosen, target);
+  if (sliverBlock) {
+    const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
+    c.kc = std::min(desc.k, roundDownAtLeast(l2 / (c.nr * 4), 8));
+    c.mc = 4 * c.mr;
+    if (!desc.transA)
+      c.aLayout = ALayout::Rows;
+  }
   if (packB == BPacking::InPlace) {
     // B streams from memory once, row by row: each sweep of the column
     // blocks walks kc rows of B at once, kc streams for the prefetchers,
@@ -129,7 +151,7 @@ modelConfig(const GemmDesc &desc, const Target &target, bool bInPlace) {
 
 llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
                                                     const Target &target) {
-  return modelConfig(desc, target, /*bInPlace=*/true);
+  return modelConfig(desc, target, /*bInPlace=*/true, /*oneSliver=*/true);
 }
 
 llvm::Expected<GemmConfig>
@@ -139,7 +161,8 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
     if (auto err = conv->verify())
       return std::move(err);
   auto config = modelConfig(problem.gemm(), target,
-                            !conv || conv->layout != ConvLayout::NchwFchw);
+                            !conv || conv->layout != ConvLayout::NchwFchw,
+                            /*oneSliver=*/!conv);
   // A convolution's A is gathered from its pixels, in rows: each row of a
   // panel is a few runs of contiguous input (docs/BlockingModel.md).
   if (config && conv && conv->isNhwc()) {

@@ -39,6 +39,14 @@ GemmConfig smallConfig(const ConvDesc &d) {
   auto config = chooseGemmConfig(d.gemmView(), host());
   EXPECT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
   GemmConfig c = config ? *config : GemmConfig{};
+  // The table's preferred block (the GEMM model takes a wider one when N is
+  // one sliver of it), k-major A.
+  if (auto table = microKernelTable(c.isa); !table.empty()) {
+    c.mr = table.front().mr;
+    c.nr = table.front().nr;
+    c.order = table.front().order;
+  }
+  c.aLayout = ALayout::KMajor;
   c.packB = BPacking::Panels;
   c.kc = std::min<int64_t>(c.kc, 24);
   c.mc = std::min<int64_t>(c.mc, 2 * c.mr);

@@ -429,9 +429,55 @@ TEST(BlockingModelTest, InvariantsAcrossShapesAndTargets) {
           EXPECT_EQ(c->nc % c->nr, 0);
           EXPECT_LE(c->mc, (m + c->mr - 1) / c->mr * c->mr);
           EXPECT_LE(c->nc, (n + c->nr - 1) / c->nr * c->nr);
-          EXPECT_LE(c->kc * c->nr * 4, target.caches.l1d);
+          // A B sliver stays in L1 (BLIS), except for one column sliver
+          // over all of K, which stays in L2.
+          if (c->nr == n && c->packB == BPacking::Panels && c->kc > 8)
+            EXPECT_LE(c->kc * c->nr * 4, target.caches.l2);
+          else
+            EXPECT_LE(c->kc * c->nr * 4, target.caches.l1d);
         }
   }
+}
+
+TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
+  Target target = parseTarget("x86_64-unknown-linux-gnu:znver4:+avx,+avx2,"
+                              "+fma,+avx512f:l1d=32K,l2=1M,l3=32M,cores=16");
+  // One row: B read in place, a block of exactly that row, 8 rows of B a
+  // sweep.
+  QM_ASSERT_EXPECTED(gemv,
+                     chooseGemmConfig(GemmDesc::packed(1, 4096, 4096), target));
+  EXPECT_EQ(gemv.packB, BPacking::InPlace);
+  EXPECT_EQ(gemv.mr, 1);
+  EXPECT_EQ(gemv.nr, 64);
+  EXPECT_EQ(gemv.kc, 8);
+  QM_ASSERT_EXPECTED(
+      rows16, chooseGemmConfig(GemmDesc::packed(16, 4096, 4096), target));
+  EXPECT_EQ(rows16.packB, BPacking::InPlace);
+  EXPECT_EQ(rows16.mr, 6);
+  EXPECT_EQ(rows16.kc, 16);
+  // One column sliver: that block, all of K while its B sliver fits L2,
+  // four row blocks a packed block, A copied in rows.
+  QM_ASSERT_EXPECTED(
+      tall, chooseGemmConfig(GemmDesc::packed(4096, 64, 4096), target));
+  EXPECT_EQ(tall.mr, 6);
+  EXPECT_EQ(tall.nr, 64);
+  EXPECT_EQ(tall.kc, 4096);
+  EXPECT_EQ(tall.mc, 24);
+  EXPECT_EQ(tall.aLayout, ALayout::Rows);
+  QM_ASSERT_EXPECTED(
+      deep, chooseGemmConfig(GemmDesc::packed(4096, 64, 9000), target));
+  EXPECT_EQ(deep.kc, 4096); // 1 MiB of L2 / (64 floats)
+  // A transposed cannot be copied in rows.
+  QM_ASSERT_EXPECTED(
+      transA,
+      chooseGemmConfig(GemmDesc::packed(4096, 64, 4096, true, false), target));
+  EXPECT_EQ(transA.aLayout, ALayout::KMajor);
+  // A square problem keeps the BLIS blocking.
+  QM_ASSERT_EXPECTED(square,
+                     chooseGemmConfig(GemmDesc::packed(512, 512, 512), target));
+  EXPECT_EQ(square.mr, 12);
+  EXPECT_EQ(square.nr, 32);
+  EXPECT_LE(square.kc * square.nr * 4, target.caches.l1d);
 }
 
 TEST(BlockingModelTest, Deterministic) {
