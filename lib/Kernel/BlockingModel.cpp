@@ -130,6 +130,18 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   c.packB = packB;
   c.isa = isa;
   c = withShape(c, *chosen, target);
+  // A problem whose operands together fit half of L2 (64^3, 128^3):
+  // packing buys no locality, so B is read in place (when its slivers can
+  // be) and A copied in rows, the cheaper packing (docs/BlockingModel.md).
+  const int64_t l2Bytes = std::max<int64_t>(target.caches.l2, 128 * 1024);
+  const double footprint =
+      4.0 * (double(desc.m) * desc.k + double(desc.k) * desc.n +
+             double(desc.m) * desc.n);
+  if (oneSliver && packB == BPacking::Panels && footprint <= l2Bytes / 2 &&
+      !desc.transA && desc.bSliversInPlace(c.nr)) {
+    c.packB = BPacking::InPlace;
+    c.aLayout = ALayout::Rows;
+  }
   if (sliverBlock) {
     const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
     c.kc = std::min(desc.k, roundDownAtLeast(l2 / (c.nr * 4), 8));

@@ -15,7 +15,7 @@
 // CHECK:         %[[PC:.+]] = llvm.inttoptr
 // CHECK:         %[[WS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}xi64>
 // CHECK:         %[[PW:.+]] = llvm.inttoptr
-// CHECK:         llvm.call @[[KERNEL:qm_sgemm_64x48x32_nn_lda32_ldb48_ldc48_6x16_ku4_kc32_mc66_nc48_pfa0_pfb0_x86_64_avx2]](%[[PA]], %[[PB]], %[[PC]], %[[PW]])
+// CHECK:         llvm.call @[[KERNEL:qm_sgemm_64x48x32_nn_lda32_ldb48_ldc48_6x16_ku4_kc32_mc66_nc48_pfa0_pfb0_nopackb_arows_x86_64_avx2]](%[[PA]], %[[PB]], %[[PC]], %[[PW]])
 // CHECK:         memref.dealloc %[[WS]]
 // CHECK:       llvm.func internal @[[KERNEL]](%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr) attributes {no_inline}
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att

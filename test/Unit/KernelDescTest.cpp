@@ -431,7 +431,7 @@ TEST(BlockingModelTest, InvariantsAcrossShapesAndTargets) {
           EXPECT_LE(c->nc, (n + c->nr - 1) / c->nr * c->nr);
           // A B sliver stays in L1 (BLIS), except for one column sliver
           // over all of K, which stays in L2.
-          if (c->nr == n && c->packB == BPacking::Panels && c->kc > 8)
+          if (c->nr == n && c->kc > 16)
             EXPECT_LE(c->kc * c->nr * 4, target.caches.l2);
           else
             EXPECT_LE(c->kc * c->nr * 4, target.caches.l1d);
