@@ -34,8 +34,9 @@ struct GemmRange {
 constexpr uint64_t kRangeOffset = 24;
 
 /// Work below which another thread costs more than it brings: a fork/join
-/// of an OpenMP team is microseconds, 4 MFLOP is tens of microseconds.
-constexpr double kMinFlopsPerPart = 4e6;
+/// of an OpenMP team is microseconds, 2 MFLOP is about twenty: 128^3 (4.2
+/// MFLOP) runs on two threads (161 GFLOPS on Zen 4 against 105 on one).
+constexpr double kMinFlopsPerPart = 2e6;
 
 /// Splits C into at most `threads` non-empty parts along the config's split
 /// axis: N at multiples of nr, M at multiples of mr, or (auto) N when N has
