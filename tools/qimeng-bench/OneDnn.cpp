@@ -92,6 +92,18 @@ std::string implementationOf(const Api &api, const_dnnl_primitive_desc_t pd) {
   return "";
 }
 
+/// Runs `prim` on `src` and `weights` into `dst` and waits for it.
+llvm::Error executeAndWait(const Api &api, dnnl_stream_t stream,
+                           dnnl_primitive_t prim, dnnl_memory_t src,
+                           dnnl_memory_t weights, dnnl_memory_t dst,
+                           const char *what) {
+  dnnl_exec_arg_t args[] = {
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  if (auto e = check(api.dnnl_primitive_execute(prim, stream, 3, args), what))
+    return e;
+  return check(api.dnnl_stream_wait(stream), "stream wait");
+}
+
 class MatmulPrimitive final : public OneDnnMatmulPrimitive {
 public:
   MatmulPrimitive(const Api &api, dnnl_engine_t engine, dnnl_stream_t stream)
@@ -149,12 +161,7 @@ public:
                             {dst, c}})
       if (auto e = check(api.dnnl_memory_set_data_handle(mem, ptr), "handle"))
         return e;
-    dnnl_exec_arg_t args[] = {
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-    if (auto e = check(api.dnnl_primitive_execute(matmul, stream, 3, args),
-                       "matmul"))
-      return e;
-    return check(api.dnnl_stream_wait(stream), "stream wait");
+    return executeAndWait(api, stream, matmul, src, wei, dst, "matmul");
   }
 
   std::string implementation() const override { return implName; }
@@ -265,12 +272,7 @@ public:
       return e;
     if (auto e = check(api.dnnl_memory_set_data_handle(dst, out), "dst handle"))
       return e;
-    dnnl_exec_arg_t args[] = {
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-    if (auto e = check(api.dnnl_primitive_execute(conv, stream, 3, args),
-                       "convolution"))
-      return e;
-    return check(api.dnnl_stream_wait(stream), "stream wait");
+    return executeAndWait(api, stream, conv, src, wei, dst, "convolution");
   }
 
   std::string implementation() const override { return implName; }

@@ -15,6 +15,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sched.h>
+#include <unistd.h>
 
 extern "C" void openblas_set_num_threads(int);
 
@@ -247,6 +249,15 @@ double now() {
 } // namespace
 
 int qimeng::servePeerWorker() {
+  // The benchmark binds its own OpenMP threads, its main thread among them,
+  // and this process inherited that thread's CPU: let it run on all of
+  // them again, for its library to place its threads as it would.
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  for (long i = 0; i < cpus && i < CPU_SETSIZE; ++i)
+    CPU_SET(i, &all);
+  sched_setaffinity(0, sizeof all, &all);
   std::string line;
   if (!std::getline(std::cin, line))
     return 1;
@@ -296,6 +307,8 @@ int qimeng::servePeerWorker() {
     if (llvm::Error e = validatePeer(lp, problem))
       return fail(llvm::toString(std::move(e)));
   answer(readyJson(lp.info));
+  if (flag("describe_only"))
+    return 0;
 
   // The timing operands: the same values in every process (seed 42).
   const ConvDesc *conv = problem.conv();

@@ -1,11 +1,12 @@
 //===- qimeng-bench.cpp - Our kernels against BLAS libraries, side by side ===//
 //
-// For each shape: emit our kernel, validate it in a qimeng-runner process,
-// validate OpenBLAS, and BLIS and libxsmm where they load (ExternalGemm.h),
-// with the same checker, then time them all in this process, interleaved
-// round by round, same threads and the same semantics (C += A * B, i.e.
-// beta = 1), and report medians, ratios and the fraction of this machine's
-// measured FMA peak.
+// For each shape: emit our kernel and validate it in a qimeng-runner
+// process; start OpenBLAS, BLIS, libxsmm and oneDNN each in a process of its
+// own (PeerProcess.h), where each is validated with the same checker; then
+// time them all interleaved round by round, one process at a time, same
+// threads and the same semantics (C += A * B, i.e. beta = 1), and report
+// medians, paired ratios and the fraction of this machine's measured FMA
+// peak.
 //
 // Every peer runs the best kernels it has for this CPU (PeerKernels.h):
 // OpenBLAS and BLIS pick theirs from the CPU's identity and misjudge newer
@@ -305,6 +306,20 @@ int main(int argc, char **argv) {
           "--variant '" + v + "': " + llvm::toString(parsed.takeError())));
 
   openblas_set_num_threads(threadsOpt);
+  // With several threads, every OpenMP team is bound one thread a core:
+  // unbound, the scheduler at times left both of our two threads on one
+  // core for a whole run (ours at 87 GFLOPS on 512x512x64 where it gives
+  // 180). Peer processes start unbound (PeerProcess.cpp) and bind their own.
+  std::string binding = "none (one thread)";
+  if (threadsOpt > 1) {
+    if (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES")) {
+      binding = "as the environment sets it (OMP_PROC_BIND, OMP_PLACES)";
+    } else {
+      setenv("OMP_PROC_BIND", "spread", 1);
+      setenv("OMP_PLACES", "cores", 1);
+      binding = "OMP_PROC_BIND=spread OMP_PLACES=cores (libomp and libgomp)";
+    }
+  }
   // One wait policy for every OpenMP runtime: a team spins as long as
   // libomp's does by default (ours), then sleeps; the settle pause outlasts
   // it. GNU libgomp (BLIS, oneDNN) spins far shorter by default, and on a
@@ -355,7 +370,7 @@ int main(int argc, char **argv) {
     settings.json = jsonOpt;
     settings.skipOneDnn = noExternalOpt;
     settings.asDetected = asDetected;
-    settings.waitPolicy = waitPolicy;
+    settings.waitPolicy = waitPolicy + "; thread binding: " + binding;
     settings.kernel.tuned = tunedOpt;
     settings.kernel.tuneBudget = tuneBudgetOpt;
     settings.kernel.cacheDir = cacheDirOpt;
@@ -406,7 +421,8 @@ int main(int argc, char **argv) {
         bandwidth, unsigned(threadsOpt));
     for (const PeerColumn &col : columns)
       llvm::outs() << col.note << "\n";
-    llvm::outs() << "OpenMP wait policy: " << waitPolicy << "\n";
+    llvm::outs() << "OpenMP wait policy: " << waitPolicy
+                 << "; thread binding: " << binding << "\n";
     llvm::outs() << "ratio and vs best: ours' speedup in each round (the "
                     "median over rounds of theirs / ours, run back to back); "
                     "vs best takes the peer it is lowest against\n";
