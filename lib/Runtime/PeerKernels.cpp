@@ -37,7 +37,7 @@ std::string qimeng::bestOpenBlasCore(const Target &cpu) {
 int qimeng::openBlasCoreRank(llvm::StringRef core) {
   return llvm::StringSwitch<int>(core.lower())
       .Case("sandybridge", 1)
-      .Cases("haswell", "zen", 2)
+      .Cases({"haswell", "zen"}, 2)
       .Case("skylakex", 3)
       .Case("cooperlake", 4)
       .Case("sapphirerapids", 5)
@@ -58,10 +58,11 @@ std::string qimeng::bestBlisArch(const Target &cpu) {
 
 int qimeng::blisArchRank(llvm::StringRef arch) {
   return llvm::StringSwitch<int>(arch.lower())
-      .Cases("sandybridge", "penryn", "bulldozer", "piledriver", "steamroller",
-             "excavator", 1)
-      .Cases("haswell", "zen", "zen2", "zen3", 2)
-      .Cases("skx", "zen4", "zen5", 3)
+      .Cases({"sandybridge", "penryn", "bulldozer", "piledriver",
+              "steamroller", "excavator"},
+             1)
+      .Cases({"haswell", "zen", "zen2", "zen3"}, 2)
+      .Cases({"skx", "zen4", "zen5"}, 3)
       .Default(0);
 }
 
