@@ -104,18 +104,37 @@ llvm::Error executeAndWait(const Api &api, dnnl_stream_t stream,
   return check(api.dnnl_stream_wait(stream), "stream wait");
 }
 
-class MatmulPrimitive final : public OneDnnMatmulPrimitive {
+/// What every primitive here holds: the library's functions, its engine and
+/// stream, the primitive descriptor (destroyed last) and the implementation
+/// oneDNN chose.
+struct PrimitiveState {
+  PrimitiveState(const Api &api, dnnl_engine_t engine, dnnl_stream_t stream)
+      : api(api), engine(engine), stream(stream) {}
+  PrimitiveState(const PrimitiveState &) = delete;
+  PrimitiveState &operator=(const PrimitiveState &) = delete;
+  ~PrimitiveState() {
+    if (pd)
+      api.dnnl_primitive_desc_destroy(pd);
+  }
+
+  const Api &api;
+  dnnl_engine_t engine;
+  dnnl_stream_t stream;
+  dnnl_primitive_desc_t pd = nullptr;
+  std::string implName;
+};
+
+class MatmulPrimitive final : public OneDnnMatmulPrimitive,
+                              private PrimitiveState {
 public:
   MatmulPrimitive(const Api &api, dnnl_engine_t engine, dnnl_stream_t stream)
-      : api(api), engine(engine), stream(stream) {}
+      : PrimitiveState(api, engine, stream) {}
   ~MatmulPrimitive() override {
     for (dnnl_memory_t m : {src, wei, dst})
       if (m)
         api.dnnl_memory_destroy(m);
     if (matmul)
       api.dnnl_primitive_destroy(matmul);
-    if (pd)
-      api.dnnl_primitive_desc_destroy(pd);
   }
 
   llvm::Error init(const GemmDesc &d) {
@@ -167,19 +186,14 @@ public:
   std::string implementation() const override { return implName; }
 
 private:
-  const Api &api;
-  dnnl_engine_t engine;
-  dnnl_stream_t stream;
-  dnnl_primitive_desc_t pd = nullptr;
   dnnl_primitive_t matmul = nullptr;
   dnnl_memory_t src = nullptr, wei = nullptr, dst = nullptr;
-  std::string implName;
 };
 
-class ConvPrimitive final : public OneDnnConvPrimitive {
+class ConvPrimitive final : public OneDnnConvPrimitive, private PrimitiveState {
 public:
   ConvPrimitive(const Api &api, dnnl_engine_t engine, dnnl_stream_t stream)
-      : api(api), engine(engine), stream(stream) {}
+      : PrimitiveState(api, engine, stream) {}
   ~ConvPrimitive() override {
     for (dnnl_memory_t m : {src, wei, weiUser, dst})
       if (m)
@@ -187,8 +201,6 @@ public:
     for (dnnl_primitive_t p : {conv, reorder})
       if (p)
         api.dnnl_primitive_destroy(p);
-    if (pd)
-      api.dnnl_primitive_desc_destroy(pd);
   }
 
   llvm::Error init(const ConvDesc &d) {
@@ -278,13 +290,8 @@ public:
   std::string implementation() const override { return implName; }
 
 private:
-  const Api &api;
-  dnnl_engine_t engine;
-  dnnl_stream_t stream;
-  dnnl_primitive_desc_t pd = nullptr;
   dnnl_primitive_t conv = nullptr, reorder = nullptr;
   dnnl_memory_t src = nullptr, wei = nullptr, weiUser = nullptr, dst = nullptr;
-  std::string implName;
 };
 
 class Library final : public OneDnn {
