@@ -10,7 +10,6 @@
 #include "PeerProcess.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Runtime/Benchmark.h"
-#include "qimeng/Runtime/ConvValidator.h"
 #include "qimeng/Runtime/GemmValidator.h"
 #include "qimeng/Runtime/JitKernel.h"
 #include "qimeng/Runtime/RunnerService.h"
@@ -145,33 +144,17 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       return ours.takeError();
     // im2col + OpenBLAS and oneDNN, each in its own process: it validates
     // itself with the convolution checker, then waits for its rounds.
-    auto startPeer = [&](const char *peer, std::string &failure,
-                         std::string *impl) -> std::optional<PeerProcess> {
-      auto w = PeerProcess::start(peer, problem, int(s.threads), s.asDetected);
-      if (!w) {
-        failure = llvm::toString(w.takeError());
-        return std::nullopt;
-      }
-      if (impl)
-        *impl = w->ready().path;
-      if (!w->ready().validated) {
-        failure = "failed validation: " + w->ready().failure;
-        return std::nullopt;
-      }
-      return std::move(*w);
-    };
-    std::string blasFailure, onednnFailure, onednnImpl;
+    PeerResult blas, onednn;
     std::optional<PeerProcess> blasWorker =
-        startPeer("openblas", blasFailure, nullptr);
+        blas.start("openblas", problem, int(s.threads), s.asDetected);
     std::optional<PeerProcess> onednnWorker;
     if (haveOneDnn)
-      onednnWorker = startPeer("onednn", onednnFailure, &onednnImpl);
+      onednnWorker =
+          onednn.start("onednn", problem, int(s.threads), s.asDetected);
     bool validated = ours->passed && blasWorker.has_value();
     allValid &= validated;
 
-    std::optional<double> oursGflops, blasGflops, onednnGflops;
-    // ours / theirs: the median over rounds of the round's time ratio.
-    std::optional<double> pairedBlas, pairedOnednn;
+    std::optional<double> oursGflops;
     if (ours->passed) {
       auto loaded = loadEmittedKernel(kernel->emitted, s.host);
       if (!loaded)
@@ -198,37 +181,18 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
              runGemmParts(fn, kernel->parts, kernel->emitted.workspaceBytes,
                           in->data(), flt->data(), out->data(), ws->data());
            }}};
-      // (worker, its candidate, its figures, its failure)
-      struct Timed {
-        PeerProcess *worker;
-        std::optional<double> *gflops, *paired;
-        std::string *failure;
-      };
-      std::vector<Timed> timed;
-      if (blasWorker)
-        timed.push_back({&*blasWorker, &blasGflops, &pairedBlas, &blasFailure});
-      if (onednnWorker)
-        timed.push_back(
-            {&*onednnWorker, &onednnGflops, &pairedOnednn, &onednnFailure});
-      for (const Timed &p : timed)
-        cands.push_back(
-            {p.worker->ready().label, nullptr,
-             [w = p.worker](int calls) { return w->round(calls); }});
+      std::vector<std::pair<PeerResult *, size_t>> timed; // (peer, candidate)
+      for (auto [result, worker] :
+           {std::pair{&blas, &blasWorker}, std::pair{&onednn, &onednnWorker}})
+        if (*worker) {
+          timed.push_back({result, cands.size()});
+          cands.push_back(PeerResult::candidate(**worker));
+        }
       InterleavedTiming t =
           timeInterleaved(cands, int(s.runs), 0.05, s.settleSeconds);
-      auto rate = [&](size_t i) {
-        return desc.flops() / median(t.secondsPerCall[i]) * 1e-9;
-      };
-      oursGflops = rate(0);
-      for (size_t i = 0; i < timed.size(); ++i) {
-        if (!t.failures[i + 1].empty()) {
-          *timed[i].failure = "timing failed: " + t.failures[i + 1];
-          continue;
-        }
-        *timed[i].gflops = rate(i + 1);
-        *timed[i].paired =
-            medianPairedSpeedup(t.secondsPerCall[0], t.secondsPerCall[i + 1]);
-      }
+      oursGflops = desc.flops() / median(t.secondsPerCall[0]) * 1e-9;
+      for (auto [result, cand] : timed)
+        result->record(t, cand, desc.flops());
     }
     blasWorker.reset();
     onednnWorker.reset();
@@ -264,7 +228,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                             {"pad", layer.pad},
                             {"threads", s.threads},
                             {"ours_gflops", oursGflops.value_or(0)},
-                            {"openblas_gflops", blasGflops.value_or(0)},
+                            {"openblas_gflops", blas.gflops.value_or(0)},
                             {"validated", validated},
                             {"pct_peak", 100 * oursGflops.value_or(0) / peak},
                             {"peak_gflops", peak},
@@ -274,22 +238,22 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                             {"tuned", s.kernel.tuned},
                             {"tune_trials", kernel->tunedTrials},
                             {"openblas_core", s.openBlas.running}};
-      if (onednnGflops) {
-        row["onednn_gflops"] = *onednnGflops;
-        row["onednn_impl"] = onednnImpl;
+      if (onednn.gflops) {
+        row["onednn_gflops"] = *onednn.gflops;
+        row["onednn_impl"] = onednn.path;
       } else {
         row["onednn_gflops"] = nullptr;
       }
-      if (!onednnFailure.empty())
-        row["onednn_failure"] = onednnFailure;
-      if (auto r = ratio(blasGflops))
+      if (!onednn.failure.empty())
+        row["onednn_failure"] = onednn.failure;
+      if (auto r = ratio(blas.gflops))
         row["ratio_openblas"] = *r;
-      if (auto r = ratio(onednnGflops))
+      if (auto r = ratio(onednn.gflops))
         row["ratio_onednn"] = *r;
-      if (pairedBlas)
-        row["paired_ratio_openblas"] = *pairedBlas;
-      if (pairedOnednn)
-        row["paired_ratio_onednn"] = *pairedOnednn;
+      if (blas.paired)
+        row["paired_ratio_openblas"] = *blas.paired;
+      if (onednn.paired)
+        row["paired_ratio_onednn"] = *onednn.paired;
       if (!ours->passed)
         row["failure"] = ours->failure;
       if (!s.variants.empty())
@@ -298,22 +262,22 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                                nlohmann::json::error_handler_t::replace)
                    << "\n";
     } else {
-      auto r1 = pairedBlas, r2 = pairedOnednn;
+      auto r1 = blas.paired, r2 = onednn.paired;
       llvm::outs() << llvm::formatv(
           "{0,-18} {1,-22} {2,11} {3,6:F1}% {4,15} {5,13} {6,9} {7,9} {8,10}  "
           "{9}\n",
           layer.name, shape, cell(oursGflops),
-          100 * oursGflops.value_or(0) / peak, cell(blasGflops),
-          cell(onednnGflops), r1 ? llvm::formatv("{0:F2}", *r1).str() : "n/a",
+          100 * oursGflops.value_or(0) / peak, cell(blas.gflops),
+          cell(onednn.gflops), r1 ? llvm::formatv("{0:F2}", *r1).str() : "n/a",
           r2 ? llvm::formatv("{0:F2}", *r2).str() : "n/a",
           validated ? "yes" : "NO", kernel->emitted.symbol);
       llvm::outs() << formatVariantLines(variantResults);
       if (!ours->passed)
         llvm::outs() << "  ours failed validation: " << ours->failure << "\n";
-      if (!blasFailure.empty())
-        llvm::outs() << "  im2col + OpenBLAS: " << blasFailure << "\n";
-      if (!onednnFailure.empty())
-        llvm::outs() << "  oneDNN: " << onednnFailure << "\n";
+      if (!blas.failure.empty())
+        llvm::outs() << "  im2col + OpenBLAS: " << blas.failure << "\n";
+      if (!onednn.failure.empty())
+        llvm::outs() << "  oneDNN: " << onednn.failure << "\n";
     }
     llvm::outs().flush();
   }

@@ -95,6 +95,38 @@ llvm::Expected<double> PeerProcess::round(int calls) {
   return s->get<double>();
 }
 
+std::optional<PeerProcess> PeerResult::start(llvm::StringRef peer,
+                                             const KernelProblem &problem,
+                                             int threads, bool asDetected) {
+  auto worker = PeerProcess::start(peer, problem, threads, asDetected);
+  if (!worker) {
+    failure = llvm::toString(worker.takeError());
+    return std::nullopt;
+  }
+  path = worker->ready().path;
+  if (!worker->ready().validated) {
+    failure = "failed validation: " + worker->ready().failure;
+    return std::nullopt;
+  }
+  return std::move(*worker);
+}
+
+void PeerResult::record(const InterleavedTiming &timing, size_t index,
+                        double flops) {
+  if (!timing.failures[index].empty()) {
+    failure = "timing failed: " + timing.failures[index];
+    return;
+  }
+  gflops = flops / median(timing.secondsPerCall[index]) * 1e-9;
+  paired = medianPairedSpeedup(timing.secondsPerCall[0],
+                               timing.secondsPerCall[index]);
+}
+
+TimedCandidate PeerResult::candidate(PeerProcess &worker) {
+  return {worker.ready().label, nullptr,
+          [w = &worker](int calls) { return w->round(calls); }};
+}
+
 //===----------------------------------------------------------------------===//
 // Worker side
 //===----------------------------------------------------------------------===//

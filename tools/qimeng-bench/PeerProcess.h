@@ -26,8 +26,10 @@
 #define QIMENG_TOOLS_QIMENG_BENCH_PEERPROCESS_H
 
 #include "qimeng/Kernel/KernelProblem.h"
+#include "qimeng/Runtime/Benchmark.h"
 #include "qimeng/Support/Coprocess.h"
 #include "llvm/Support/Error.h"
+#include <optional>
 #include <string>
 
 namespace qimeng {
@@ -68,6 +70,26 @@ private:
       : process_(std::move(process)), ready_(std::move(ready)) {}
   Coprocess process_;
   PeerReady ready_;
+};
+
+/// One problem's outcome for one peer, as the benchmarks report it.
+struct PeerResult {
+  std::optional<double> gflops; ///< median, set when validated and timed
+  std::optional<double> paired; ///< ours' median per-round speedup over it
+  std::string failure;          ///< why it was not timed, if it was not
+  std::string path;             ///< PeerReady::path
+
+  /// Starts `peer`'s worker on `problem` (PeerProcess::start): the worker
+  /// when the library validated; otherwise nothing, and `failure` says why.
+  std::optional<PeerProcess> start(llvm::StringRef peer,
+                                   const KernelProblem &problem, int threads,
+                                   bool asDetected);
+  /// Reads candidate `index` of `timing` (ours is candidate 0): its median
+  /// rate for `flops` a call and ours' paired speedup over it, or why its
+  /// rounds stopped.
+  void record(const InterleavedTiming &timing, size_t index, double flops);
+  /// A TimedCandidate whose rounds run in `worker`.
+  static TimedCandidate candidate(PeerProcess &worker);
 };
 
 /// The --peer-worker mode: serves the protocol above on stdin and stdout

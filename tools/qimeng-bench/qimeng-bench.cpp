@@ -41,15 +41,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
-#include <cblas.h>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <unistd.h>
-
-extern "C" {
-void openblas_set_num_threads(int);
-}
 
 using namespace qimeng;
 namespace cl = llvm::cl;
@@ -177,14 +172,6 @@ struct PeerColumn {
   std::string note;
 };
 
-/// One shape's outcome for one PeerColumn.
-struct PeerResult {
-  std::optional<double> gflops; ///< set when validated and timed
-  std::optional<double> paired; ///< ours' median per-round speedup over it
-  std::string failure;          ///< why it was not timed, if it was not
-  std::string path;             ///< pathFor: "jit", "brg:avx512_core"
-};
-
 /// The column of `peer`, described by a worker that loads it (for the
 /// header) on `problem`; a missing library is a note, not an error.
 static PeerColumn describeColumn(std::string peer, std::string label,
@@ -305,7 +292,6 @@ int main(int argc, char **argv) {
       exitOnErr(llvm::createStringError(
           "--variant '" + v + "': " + llvm::toString(parsed.takeError())));
 
-  openblas_set_num_threads(threadsOpt);
   // With several threads, every OpenMP team is bound one thread a core:
   // unbound, the scheduler at times left both of our two threads on one
   // core for a whole run (ours at 87 GFLOPS on 512x512x64 where it gives
@@ -464,19 +450,9 @@ int main(int argc, char **argv) {
     std::vector<PeerResult> results(columns.size());
     std::vector<std::optional<PeerProcess>> workers(columns.size());
     for (size_t i = 0; i < columns.size(); ++i) {
-      if (!columns[i].available)
-        continue;
-      auto worker = PeerProcess::start(columns[i].peer, KernelProblem(desc),
-                                       int(threadsOpt), asDetected);
-      if (!worker) {
-        results[i].failure = llvm::toString(worker.takeError());
-        continue;
-      }
-      results[i].path = worker->ready().path;
-      if (!worker->ready().validated)
-        results[i].failure = "failed validation: " + worker->ready().failure;
-      else
-        workers[i] = std::move(*worker);
+      if (columns[i].available)
+        workers[i] = results[i].start(columns[i].peer, KernelProblem(desc),
+                                      int(threadsOpt), asDetected);
     }
     bool validated = ours.passed && workers[0].has_value();
     allValid &= validated;
@@ -514,23 +490,13 @@ int main(int argc, char **argv) {
         if (!workers[i])
           continue;
         timed.push_back({i, cands.size()});
-        PeerProcess *w = &*workers[i];
-        cands.push_back({columns[i].jsonKey, nullptr,
-                         [w](int calls) { return w->round(calls); }});
+        cands.push_back(PeerResult::candidate(*workers[i]));
       }
       InterleavedTiming t =
           timeInterleaved(cands, runsOpt, 0.05, settleSeconds(threadsOpt));
       oursGflops = desc.flops() / median(t.secondsPerCall[0]) * 1e-9;
-      for (auto [col, cand] : timed) {
-        if (!t.failures[cand].empty()) {
-          results[col].failure = "timing failed: " + t.failures[cand];
-          continue;
-        }
-        results[col].gflops =
-            desc.flops() / median(t.secondsPerCall[cand]) * 1e-9;
-        results[col].paired =
-            medianPairedSpeedup(t.secondsPerCall[0], t.secondsPerCall[cand]);
-      }
+      for (auto [col, cand] : timed)
+        results[col].record(t, cand, desc.flops());
     }
     workers.clear(); // the peer processes end
     VariantComparison variantResults;
