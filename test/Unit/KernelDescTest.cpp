@@ -283,6 +283,15 @@ TEST(GemmConfigTest, ParseBadIsa) {
 // Blocking model
 //===----------------------------------------------------------------------===//
 
+/// The L1d share of the table row `c` was made from (1 for the blocks
+/// that in-place B narrows to fewer rows than any row has).
+double l1dShare(const GemmConfig &c) {
+  for (const MicroKernelShape &s : microKernelTable(c.isa))
+    if (s.mr == c.mr && s.nr == c.nr && s.order == c.order)
+      return s.bSliverL1dShare;
+  return 1.0;
+}
+
 TEST(BlockingModelTest, MicroKernelTables) {
   auto avx2 = microKernelTable(VectorIsa::Avx2);
   ASSERT_FALSE(avx2.empty());
@@ -290,8 +299,9 @@ TEST(BlockingModelTest, MicroKernelTables) {
   EXPECT_EQ(avx2.front().nr, 16);
   auto avx512 = microKernelTable(VectorIsa::Avx512);
   ASSERT_FALSE(avx512.empty());
-  EXPECT_EQ(avx512.front().mr, 12);
-  EXPECT_EQ(avx512.front().nr, 32);
+  EXPECT_EQ(avx512.front().mr, 6);
+  EXPECT_EQ(avx512.front().nr, 64);
+  EXPECT_EQ(avx512.front().bSliverL1dShare, 2.0);
   EXPECT_TRUE(microKernelTable(VectorIsa::None).empty());
   // Every row fits the register file with its order and the lane width;
   // a row names an order other than bcast only where bcast does not fit.
@@ -336,11 +346,12 @@ TEST(BlockingModelTest, Avx512TargetGivesAvx512) {
   QM_ASSERT_EXPECTED(
       c, chooseGemmConfig(GemmDesc::packed(1024, 1024, 1024), target));
   EXPECT_EQ(c.isa, VectorIsa::Avx512);
-  EXPECT_EQ(c.mr, 12);
-  EXPECT_EQ(c.nr, 32);
+  EXPECT_EQ(c.mr, 6);
+  EXPECT_EQ(c.nr, 64);
   EXPECT_EQ(c.mc % c.mr, 0) << c.str();
   EXPECT_EQ(c.nc % c.nr, 0) << c.str();
-  EXPECT_LE(c.kc * c.nr * 4, target.caches.l1d) << c.str();
+  // Its B sliver fills twice L1d (the row's share): kc 256 for 32 KiB.
+  EXPECT_EQ(c.kc, 256) << c.str();
 }
 
 TEST(BlockingModelTest, NoAvx2IsAnError) {
@@ -429,12 +440,13 @@ TEST(BlockingModelTest, InvariantsAcrossShapesAndTargets) {
           EXPECT_EQ(c->nc % c->nr, 0);
           EXPECT_LE(c->mc, (m + c->mr - 1) / c->mr * c->mr);
           EXPECT_LE(c->nc, (n + c->nr - 1) / c->nr * c->nr);
-          // A B sliver stays in L1 (BLIS), except for one column sliver
-          // over all of K, which stays in L2.
+          // A B sliver takes at most its block's share of L1d, except
+          // for one column sliver over all of K, which stays in L2.
           if (c->nr == n && c->kc > 16)
             EXPECT_LE(c->kc * c->nr * 4, target.caches.l2);
           else
-            EXPECT_LE(c->kc * c->nr * 4, target.caches.l1d);
+            EXPECT_LE(c->kc * c->nr * 4,
+                      l1dShare(*c) * double(target.caches.l1d));
         }
   }
 }
@@ -472,12 +484,12 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
       transA,
       chooseGemmConfig(GemmDesc::packed(4096, 64, 4096, true, false), target));
   EXPECT_EQ(transA.aLayout, ALayout::KMajor);
-  // A square problem keeps the BLIS blocking.
+  // A square problem keeps the table's preferred block and its kc.
   QM_ASSERT_EXPECTED(square,
                      chooseGemmConfig(GemmDesc::packed(512, 512, 512), target));
-  EXPECT_EQ(square.mr, 12);
-  EXPECT_EQ(square.nr, 32);
-  EXPECT_LE(square.kc * square.nr * 4, target.caches.l1d);
+  EXPECT_EQ(square.mr, 6);
+  EXPECT_EQ(square.nr, 64);
+  EXPECT_EQ(square.kc, 256);
 }
 
 TEST(BlockingModelTest, Deterministic) {

@@ -214,11 +214,11 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
             (std::vector<std::string>{"block", "ku", "kc", "mc", "nc", "pfa",
                                       "pfb", "order", "loop", "alayout"}));
   EXPECT_EQ(space.decisions()[0].choices,
-            (std::vector<std::string>{"12x32", "14x32", "6x64", "8x48", "7x32",
+            (std::vector<std::string>{"6x64", "12x32", "14x32", "8x48", "7x32",
                                       "7x64"}));
   EXPECT_EQ(space.base().isa, VectorIsa::Avx512);
   EXPECT_EQ(space.decisions()[2].choices,
-            (std::vector<std::string>{"96", "144", "192", "256", "384"}));
+            (std::vector<std::string>{"192", "288", "384", "512", "768"}));
   EXPECT_EQ(space.decisions()[4].choices,
             (std::vector<std::string>{"x1/4", "x1/2", "x1"}));
   // bmem for 7x64, whose bcast needs 33 registers.
@@ -433,7 +433,7 @@ TEST(SearchSpaceTest, ModelAssignmentKeepsTheBasesOrder) {
     QM_ASSERT_EXPECTED(same, space.configFor(space.modelAssignment()));
     EXPECT_EQ(same, base) << same.str() << " vs " << base.str();
     EXPECT_EQ(space.describe(space.modelAssignment()),
-              "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0,order=" +
+              "block=6x64,ku=4,kc=384,mc=x1,nc=x1,pfa=0,pfb=0,order=" +
                   orderName(order).str() + ",loop=jr-ir,alayout=kmajor");
   }
   // A base that cannot hold its own order's registers gives a model
@@ -469,10 +469,10 @@ TEST(SearchSpaceTest, DescribeIsStable) {
   Target target = pinned(avx512Spec);
   SearchSpace space = modelSpace(GemmDesc::packed(4096, 8192, 4096), target);
   EXPECT_EQ(space.describe(space.modelAssignment()),
-            "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0,order=bcast,"
+            "block=6x64,ku=4,kc=384,mc=x1,nc=x1,pfa=0,pfb=0,order=bcast,"
             "loop=jr-ir,alayout=kmajor");
   EXPECT_EQ(space.describe({3, 0, 4, 0, 1, 2, 1, 2, 1, 1}),
-            "block=8x48,ku=1,kc=384,mc=x1/4,nc=x1/2,pfa=512,pfb=256,"
+            "block=8x48,ku=1,kc=768,mc=x1/4,nc=x1/2,pfa=512,pfb=256,"
             "order=embedded,loop=ir-jr,alayout=rows");
   EXPECT_EQ(space.describe({3, 0}),
             "block=8x48,ku=1,kc=?,mc=?,nc=?,pfa=?,pfb=?,order=?,loop=?,"
@@ -483,23 +483,23 @@ TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
   Target target = pinned(avx512Spec);
   GemmDesc desc = GemmDesc::packed(20000, 100000, 20000);
   QM_ASSERT_EXPECTED(model, chooseGemmConfig(desc, target));
-  ASSERT_EQ(model.kc, 192);
-  ASSERT_EQ(model.mc, 1356);
+  ASSERT_EQ(model.kc, 384);
+  ASSERT_EQ(model.mc, 678);
   ASSERT_EQ(model.nc, 8192);
   SearchSpace space = SearchSpace::forGemm(desc, target, model);
-  // block 12x32, ku 4, kc 96, mc x1, nc x1/2: half the kc, the same A
+  // block 6x64, ku 4, kc 192, mc x1, nc x1/2: half the kc, the same A
   // block bytes (twice the rows), the same B panel bytes at x1/2.
   QM_ASSERT_EXPECTED(config, space.configFor({0, 2, 0, 2, 1, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(config.kc, 96);
-  EXPECT_EQ(config.mc, 2712);
+  EXPECT_EQ(config.kc, 192);
+  EXPECT_EQ(config.mc, 1356);
   EXPECT_EQ(config.nc, 8192);
-  // 14x32 rounds mc to its mr: 1356 / 14 = 96.9 -> 97 * 14. The order does
+  // 14x32 rounds mc to its mr: 678 / 14 = 48.4 -> 48 * 14. The order does
   // not change the blocking.
   for (int order = 0; order < 3; ++order) {
     QM_ASSERT_EXPECTED(other,
-                       space.configFor({1, 2, 2, 2, 2, 0, 0, order, 0, 0}));
+                       space.configFor({2, 2, 2, 2, 2, 0, 0, order, 0, 0}));
     EXPECT_EQ(other.mr, 14);
-    EXPECT_EQ(other.mc, 1358);
+    EXPECT_EQ(other.mc, 672);
     EXPECT_EQ(other.mc % 14, 0);
   }
 }

@@ -77,9 +77,9 @@ SearchSpace tinySpace() {
 }
 
 /// The model's assignment is {0, 2, 2, 2, 2, 0, 0, 0, 0, 0}; the hidden
-/// optimum differs in seven decisions: block 14x32, ku 8, kc 144, mc x1/2,
+/// optimum differs in seven decisions: block 14x32, ku 8, kc 288, mc x1/2,
 /// pfa 256, the pipelined order and the ir-jr loop order.
-const Assignment hiddenOptimum = {1, 3, 1, 1, 2, 1, 0, 1, 1, 0};
+const Assignment hiddenOptimum = {2, 3, 1, 1, 2, 1, 0, 1, 1, 0};
 
 double log2Ratio(double a, double b) { return std::abs(std::log2(a / b)); }
 
@@ -314,7 +314,7 @@ TEST(SearchTest, FirstTrialIsTheModelsAssignment) {
     ASSERT_FALSE(h.trials.empty());
     EXPECT_EQ(h.trials[0].assignment, space.modelAssignment());
     EXPECT_EQ(h.trials[0].description,
-              "block=12x32,ku=4,kc=192,mc=x1,nc=x1,pfa=0,pfb=0,order=bcast,"
+              "block=6x64,ku=4,kc=384,mc=x1,nc=x1,pfa=0,pfb=0,order=bcast,"
               "loop=jr-ir,alayout=kmajor");
     auto model = space.configFor(space.modelAssignment());
     ASSERT_TRUE(static_cast<bool>(model));
@@ -835,15 +835,15 @@ TEST(LlmProposerTest, RepliesBecomeMovesAndInvalidOnesAreMasked) {
       moves,
       LlmProposer::parseReply(
           "Here you go:\n```json\n{\"candidates\": "
-          "[\"kc=144,order=pipelined\", "
+          "[\"kc=288,order=pipelined\", "
           "{\"block\": \"14x32\", \"ku\": 8}, \"kc=7\", \"colour=blue\", "
           "{\"order\": [1]}, 42, \"nonsense\"]}\n```",
           space, start, rejected));
   ASSERT_EQ(moves.size(), 2u);
   QM_ASSERT_EXPECTED(first, space.configFor(moves[0]));
-  EXPECT_EQ(first.kc, 144);
+  EXPECT_EQ(first.kc, 288);
   EXPECT_EQ(first.order, KStepOrder::Pipelined);
-  EXPECT_EQ(first.mr, 12); // the rest is the starting point's
+  EXPECT_EQ(first.mr, 6); // the rest is the starting point's
   QM_ASSERT_EXPECTED(second, space.configFor(moves[1]));
   EXPECT_EQ(second.mr, 14);
   EXPECT_EQ(second.kUnroll, 8);
@@ -867,7 +867,7 @@ TEST(LlmProposerTest, GoodMovesReachTheOptimumSoonerThanTheBuiltInPriors) {
   SearchSpace space = largeSpace();
   // The LLM names the hidden optimum's distinctive choices.
   std::string move = "{\"candidates\": [{\"block\": \"14x32\", \"ku\": \"8\", "
-                     "\"kc\": \"144\", \"mc\": \"x1/2\", \"pfa\": \"256\", "
+                     "\"kc\": \"288\", \"mc\": \"x1/2\", \"pfa\": \"256\", "
                      "\"order\": \"pipelined\", \"loop\": \"ir-jr\"}]}";
   ScriptedChat chat;
   for (int i = 0; i < 10; ++i)
@@ -886,7 +886,7 @@ TEST(LlmProposerTest, GoodMovesReachTheOptimumSoonerThanTheBuiltInPriors) {
   // Later prompts carry the history: configs and measured GFLOPS.
   ASSERT_GE(chat.lastMessages.size(), 2u);
   EXPECT_NE(chat.lastMessages[1].find("GFLOPS"), std::string::npos);
-  EXPECT_NE(chat.lastMessages[1].find("block=12x32,ku=4"), std::string::npos);
+  EXPECT_NE(chat.lastMessages[1].find("block=6x64,ku=4"), std::string::npos);
 }
 
 TEST(LlmProposerTest, UnusableRepliesLeaveTheBuiltInSearchUnchanged) {

@@ -27,6 +27,11 @@ struct MicroKernelShape {
   /// The K step's order: bcast where the block, its B vectors and a
   /// broadcast register fit the register file.
   KStepOrder order = KStepOrder::Broadcast;
+  /// How much of L1d one packed B sliver (kc x nr floats) may fill: the
+  /// model's kc. Half (BLIS's rule: the sliver stays in L1) unless the
+  /// block was measured to run better with a deeper sliver streamed from L2
+  /// (docs/BlockingModel.md).
+  double bSliverL1dShare = 0.5;
 };
 
 /// The register blocks for an ISA, preferred first.
