@@ -55,6 +55,13 @@ config.substitutions.append(
      "--convert-linalg-to-loops --lower-affine --expand-strided-metadata "
      "--convert-scf-to-cf --convert-to-llvm --reconcile-unrealized-casts"))
 
+# What a frontend pipeline runs after bufferization: MLIR's standard
+# deallocation, then the stock lowering (test/Frontend).
+config.substitutions.append(
+    ("%dealloc", "--buffer-deallocation-pipeline --convert-bufferization-to-memref"))
+# printMemrefF32's output without the buffer's address, for diff.
+config.substitutions.append(("%strip-address", "sed -e 's/base@ = 0x[0-9a-f]*//'"))
+
 # Host features, from our own tool, gate execution tests.
 hostinfo = os.path.join(config.qimeng_tools_dir, "qimeng-hostinfo")
 for feature in ("avx2", "fma", "avx512f"):

@@ -38,23 +38,6 @@ FailureOr<std::pair<int64_t, int64_t>> pairOf(DenseIntElementsAttr attr) {
   return std::make_pair(values[0], values[1]);
 }
 
-/// Strides of a ranked memref, or a reason.
-FailureOr<SmallVector<int64_t>> stridesOf(MemRefType type, StringRef name,
-                                          std::string &reason) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset))) {
-    reason = ("the " + name + " has a layout that is not strided").str();
-    return failure();
-  }
-  for (int64_t s : strides)
-    if (ShapedType::isDynamic(s)) {
-      reason = ("dynamic stride in the " + name).str();
-      return failure();
-    }
-  return strides;
-}
-
 /// Whether `strides` are the dense row-major strides of `shape`.
 bool isDense(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
   int64_t expected = 1;
@@ -68,8 +51,10 @@ bool isDense(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
 
 } // namespace
 
-FailureOr<ConvDesc> qimeng::describeConv(linalg::LinalgOp op,
-                                         std::string &reason) {
+FailureOr<ConvDesc>
+qimeng::describeConv(linalg::LinalgOp op,
+                     SmallVectorImpl<StrideAssumption> &assumed,
+                     std::string &reason) {
   FailureOr<ConvLayout> layout = layoutOf(op);
   if (failed(layout)) {
     reason = (op->getName().getStringRef() +
@@ -191,7 +176,7 @@ FailureOr<ConvDesc> qimeng::describeConv(linalg::LinalgOp op,
 
   // The input may be a strided view with a unit innermost stride; the
   // filter and output must be dense.
-  auto inStrides = stridesOf(inType, "input", reason);
+  auto inStrides = resolveStrides(input, "input", assumed, reason);
   if (failed(inStrides))
     return failure();
   if ((*inStrides)[3] != 1) {
@@ -213,9 +198,10 @@ FailureOr<ConvDesc> qimeng::describeConv(linalg::LinalgOp op,
     if (extents[i] == 1)
       d.inputStrides[i] = std::max(d.inputStrides[i], inner);
   }
-  for (auto [type, name] : {std::pair<MemRefType, StringRef>{fltType, "filter"},
-                            {outType, "output"}}) {
-    auto s = stridesOf(type, name, reason);
+  for (auto [value, type, name] :
+       {std::tuple<Value, MemRefType, StringRef>{filter, fltType, "filter"},
+        {output, outType, "output"}}) {
+    auto s = resolveStrides(value, name, assumed, reason);
     if (failed(s))
       return failure();
     if (!isDense(type.getShape(), *s)) {

@@ -1,5 +1,4 @@
-//===- GemmMatcher.cpp - linalg.matmul -> GemmDesc
-//--------------------------===//
+//===- GemmMatcher.cpp - Contractions -> GemmDesc -------------------------===//
 //
 // One reason per check, in the order a user would fix them.
 //
@@ -10,150 +9,195 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+#include <optional>
 
 using namespace mlir;
 using namespace qimeng;
 
-namespace {
-/// Operand layout: row stride (leading dimension) of a 2-D memref whose
-/// inner stride is 1.
-FailureOr<int64_t> leadingDimension(MemRefType type, StringRef name,
-                                    std::string &reason) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset))) {
-    reason = ("operand " + name + " has a layout that is not strided").str();
-    return failure();
-  }
-  if (strides[1] != 1) {
-    reason = ShapedType::isDynamic(strides[1])
-                 ? ("dynamic inner stride in operand " + name).str()
-                 : llvm::formatv("non-unit inner stride {0} in operand {1}",
-                                 strides[1], name)
-                       .str();
-    return failure();
-  }
-  if (ShapedType::isDynamic(strides[0])) {
-    reason =
-        ("dynamic leading dimension (row stride) in operand " + name).str();
-    return failure();
-  }
-  return strides[0];
+bool qimeng::isContraction(linalg::LinalgOp op) {
+  return linalg::isaContractionOpInterface(op);
 }
 
-/// Matches `map` results against (d[x], d[y]); returns 0 for (x, y), 1 for
-/// (y, x), -1 otherwise.
-int matchPair(AffineMap map, unsigned x, unsigned y) {
-  if (map.getNumResults() != 2)
-    return -1;
-  auto r0 = dyn_cast<AffineDimExpr>(map.getResult(0));
-  auto r1 = dyn_cast<AffineDimExpr>(map.getResult(1));
-  if (!r0 || !r1)
-    return -1;
-  if (r0.getPosition() == x && r1.getPosition() == y)
-    return 0;
-  if (r0.getPosition() == y && r1.getPosition() == x)
-    return 1;
-  return -1;
+namespace {
+/// The stride of loop dimension `dim` in an operand with indexing map
+/// `map` and element strides `strides`; nullopt when the map does not use
+/// the dimension.
+std::optional<int64_t> strideOfLoop(AffineMap map, ArrayRef<int64_t> strides,
+                                    unsigned dim) {
+  for (unsigned r = 0; r < map.getNumResults(); ++r)
+    if (map.getDimPosition(r) == dim)
+      return strides[r];
+  return std::nullopt;
+}
+
+/// The position of loop dimension `dim` among `map`'s results.
+unsigned resultPosition(AffineMap map, unsigned dim) {
+  for (unsigned r = 0; r < map.getNumResults(); ++r)
+    if (map.getDimPosition(r) == dim)
+      return r;
+  return map.getNumResults();
 }
 } // namespace
 
-FailureOr<GemmDesc> qimeng::describeMatmul(linalg::MatmulOp op,
-                                           std::string &reason) {
+FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
+                                                          std::string &reason) {
   if (!op.hasPureBufferSemantics()) {
     reason = "tensor operands are not supported yet; bufferize first "
              "(--one-shot-bufferize)";
     return failure();
   }
-  Value a = op.getDpsInputOperand(0)->get();
-  Value b = op.getDpsInputOperand(1)->get();
-  Value c = op.getDpsInitOperand(0)->get();
-  auto aType = dyn_cast<MemRefType>(a.getType());
-  auto bType = dyn_cast<MemRefType>(b.getType());
-  auto cType = dyn_cast<MemRefType>(c.getType());
-  if (!aType || !bType || !cType) {
-    reason = "operands are not ranked memrefs";
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1) {
+    reason = "not two inputs and one output";
     return failure();
   }
-  for (auto [type, name] : {std::pair<MemRefType, StringRef>{aType, "A"},
-                            {bType, "B"},
-                            {cType, "C"}}) {
+  Value operands[3] = {op.getDpsInputOperand(0)->get(),
+                       op.getDpsInputOperand(1)->get(),
+                       op.getDpsInitOperand(0)->get()};
+  const char *names[3] = {"operand A", "operand B", "operand C"};
+  for (int i = 0; i < 3; ++i) {
+    auto type = dyn_cast<MemRefType>(operands[i].getType());
+    if (!type) {
+      reason = "operands are not ranked memrefs";
+      return failure();
+    }
     if (!type.getElementType().isF32()) {
       std::string typeName;
       llvm::raw_string_ostream os(typeName);
       type.getElementType().print(os);
-      reason = llvm::formatv("element type '{0}' of operand {1} is not "
-                             "supported; need f32",
-                             typeName, name)
+      reason = llvm::formatv("element type '{0}' of {1} is not supported; "
+                             "need f32",
+                             typeName, names[i])
                    .str();
       return failure();
     }
   }
 
-  // Dimensions from the indexing maps: linalg.matmul carries transposes
-  // (and broadcasts) in `indexing_maps`.
+  // Dimensions from the indexing maps: transposes and broadcasts live in
+  // them (linalg.matmul's and batch_matmul's `indexing_maps`, generics).
   FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(cast<linalg::LinalgOp>(op.getOperation()));
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1 || !dims->batch.empty()) {
-    reason = "indexing maps are not a plain (m, n, k) contraction; batch and "
-             "broadcast dimensions are not supported";
-    return failure();
-  }
-  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
+      linalg::inferContractionDims(op);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  int aOrder = matchPair(maps[0], m, k);
-  int bOrder = matchPair(maps[1], k, n);
-  int cOrder = matchPair(maps[2], m, n);
-  if (aOrder < 0 || bOrder < 0) {
-    reason = "indexing maps of A or B are not (m, k)/(k, m) and (k, n)/(n, "
-             "k)";
+  if (failed(dims) || !llvm::all_of(maps, [](AffineMap m) {
+        return m.isProjectedPermutation();
+      })) {
+    reason = "indexing maps are not projected permutations of the loops";
     return failure();
   }
-  if (cOrder != 0) {
-    reason = "output indexing map is not (m, n)";
+  // A dimension in A and C only is an M dimension to the interface; with
+  // two of them, the outer one (in C) is a batch over which B is
+  // broadcast. Likewise two N dimensions: A broadcast.
+  SmallVector<unsigned> mDims(dims->m.begin(), dims->m.end());
+  SmallVector<unsigned> nDims(dims->n.begin(), dims->n.end());
+  SmallVector<unsigned> batchDims(dims->batch.begin(), dims->batch.end());
+  auto splitOuter = [&](SmallVector<unsigned> &group) {
+    if (group.size() != 2)
+      return;
+    unsigned p0 = resultPosition(maps[2], group[0]);
+    unsigned p1 = resultPosition(maps[2], group[1]);
+    unsigned outer = p0 < p1 ? group[0] : group[1];
+    batchDims.push_back(outer);
+    group.erase(llvm::find(group, outer));
+  };
+  if (batchDims.empty())
+    splitOuter(mDims);
+  if (batchDims.empty())
+    splitOuter(nDims);
+  if (mDims.size() != 1 || nDims.size() != 1 || dims->k.size() != 1 ||
+      batchDims.size() > 1) {
+    reason = llvm::formatv(
+                 "{0} batch, {1} M, {2} N and {3} K dimensions; the kernel "
+                 "takes at most one batch and exactly one M, N and K "
+                 "(matrix-vector products and multi-dimensional contractions "
+                 "are not supported)",
+                 batchDims.size(), mDims.size(), nDims.size(), dims->k.size())
+                 .str();
+    return failure();
+  }
+  unsigned m = mDims[0], n = nDims[0], k = dims->k[0];
+
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  const char *dimNames[3] = {"M", "N", "K"};
+  unsigned dimIds[3] = {m, n, k};
+  for (int i = 0; i < 3; ++i)
+    if (ShapedType::isDynamic(ranges[dimIds[i]])) {
+      reason =
+          llvm::formatv("dynamic size in dimension {0}", dimNames[i]).str();
+      return failure();
+    }
+  if (!batchDims.empty() && ShapedType::isDynamic(ranges[batchDims[0]])) {
+    reason = "dynamic size in the batch dimension";
     return failure();
   }
 
-  GemmDesc d;
-  d.transA = aOrder == 1;
-  d.transB = bOrder == 1;
-  auto dimSize = [](MemRefType t, unsigned i) { return t.getDimSize(i); };
-  int64_t sizes[3] = {dimSize(cType, 0), dimSize(cType, 1),
-                      dimSize(aType, d.transA ? 0 : 1)};
-  const char *names[3] = {"M", "N", "K"};
+  MatchedContraction out;
+  SmallVector<int64_t> strides[3];
   for (int i = 0; i < 3; ++i) {
-    if (ShapedType::isDynamic(sizes[i])) {
-      reason = llvm::formatv("dynamic size in dimension {0}", names[i]).str();
+    auto s = resolveStrides(operands[i], names[i], out.assumed, reason);
+    if (failed(s))
       return failure();
-    }
+    strides[i] = std::move(*s);
   }
-  if (aType.getNumDynamicDims() || bType.getNumDynamicDims()) {
-    reason = "dynamic size in operand A or B";
-    return failure();
-  }
-  d.m = sizes[0];
-  d.n = sizes[1];
-  d.k = sizes[2];
+  GemmDesc &d = out.gemm;
+  d.m = ranges[m];
+  d.n = ranges[n];
+  d.k = ranges[k];
   if (d.m == 0 || d.n == 0 || d.k == 0) {
-    reason = "empty matmul (a dimension is 0)";
+    reason = "empty contraction (a dimension is 0)";
     return failure();
   }
-  auto lda = leadingDimension(aType, "A", reason);
-  if (failed(lda))
+  auto stride = [&](int operand, unsigned dim) {
+    return *strideOfLoop(maps[operand], strides[operand], dim);
+  };
+  // A(m, k): row-major when K has the unit stride, transposed when M has.
+  // A size-1 dimension's stride never moves an address: the leading
+  // dimension then is the least that verifies.
+  int64_t am = stride(0, m), ak = stride(0, k);
+  if (ak == 1 || d.k == 1) {
+    d.transA = false;
+    d.lda = d.m == 1 ? d.k : am;
+  } else if (am == 1 || d.m == 1) {
+    d.transA = true;
+    d.lda = d.k == 1 ? d.m : ak;
+  } else {
+    reason = llvm::formatv("operand A has no unit stride along M or K "
+                           "(strides {0} and {1})",
+                           am, ak)
+                 .str();
     return failure();
-  auto ldb = leadingDimension(bType, "B", reason);
-  if (failed(ldb))
+  }
+  int64_t bk = stride(1, k), bn = stride(1, n);
+  if (bn == 1 || d.n == 1) {
+    d.transB = false;
+    d.ldb = d.k == 1 ? d.n : bk;
+  } else if (bk == 1 || d.k == 1) {
+    d.transB = true;
+    d.ldb = d.n == 1 ? d.k : bn;
+  } else {
+    reason = llvm::formatv("operand B has no unit stride along K or N "
+                           "(strides {0} and {1})",
+                           bk, bn)
+                 .str();
     return failure();
-  auto ldc = leadingDimension(cType, "C", reason);
-  if (failed(ldc))
+  }
+  int64_t cm = stride(2, m), cn = stride(2, n);
+  if (cn != 1 && d.n != 1) {
+    reason = llvm::formatv("operand C is not row-major in (M, N): stride {0} "
+                           "along N",
+                           cn)
+                 .str();
     return failure();
-  d.lda = *lda;
-  d.ldb = *ldb;
-  d.ldc = *ldc;
+  }
+  d.ldc = d.m == 1 ? d.n : cm;
+  if (!batchDims.empty()) {
+    unsigned b = batchDims[0];
+    out.batch = ranges[b];
+    for (int i = 0; i < 3; ++i)
+      out.batchStrides[i] =
+          strideOfLoop(maps[i], strides[i], b).value_or(int64_t(0));
+  }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));
     return failure();
   }
-  return d;
+  return out;
 }

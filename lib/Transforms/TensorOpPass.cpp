@@ -7,10 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "qimeng/Emit/EmitterRunner.h"
@@ -21,6 +23,7 @@
 #include "qimeng/Transforms/ConvMatcher.h"
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "qimeng/Transforms/Passes.h"
+#include "qimeng/Transforms/StrideAssumptions.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
 #include "llvm/ADT/StringMap.h"
@@ -120,14 +123,20 @@ LLVM::LLVMFuncOp getOrCreateKernelFunc(ModuleOp module,
   return fn;
 }
 
-/// Address of a memref's first element as !llvm.ptr.
-Value elementPointer(OpBuilder &b, Location loc, Value memref) {
+/// Address of a memref's first element, as an index.
+Value elementAddress(OpBuilder &b, Location loc, Value memref) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   Value elemBytes = arith::ConstantIndexOp::create(b, loc, 4);
   Value offsetBytes =
       arith::MulIOp::create(b, loc, meta.getOffset(), elemBytes);
-  Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
+  return arith::AddIOp::create(b, loc, base, offsetBytes);
+}
+
+/// `address` (an index) plus `bytes` (an index or nothing) as !llvm.ptr.
+Value toPointer(OpBuilder &b, Location loc, Value address, Value bytes) {
+  if (bytes)
+    address = arith::AddIOp::create(b, loc, address, bytes);
   Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
   return LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
@@ -155,78 +164,142 @@ memref::GlobalOp getOrCreatePartsTable(ModuleOp module, StringRef symbol,
                                   /*constant=*/true, IntegerAttr());
 }
 
-/// Replaces `op` (a matmul: A, B, C; a convolution: input, filter,
-/// output) with: workspace alloc, pointer extraction, the call (or, for a
-/// parallel kernel, an omp.parallel wsloop with one call per part, each on
-/// its own workspace slice holding its range), dealloc.
-void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
-                           LLVM::LLVMFuncOp fn, const ReadyKernel &kernel) {
-  OpBuilder b(op);
+/// How an op's operands feed the kernel: `batch` calls, call i on the
+/// operands' first elements plus i times their batch strides (elements:
+/// A or input, B or filter, C or output).
+struct KernelLaunch {
+  int64_t batch = 1;
+  int64_t batchStrides[3] = {0, 0, 0};
+};
+
+/// Emits, at `b`, the kernel's calls on `op`'s operands: the workspace
+/// (aligned_alloc and free, below the memref level, so that
+/// ownership-based deallocation neither sees nor frees it), a loop over
+/// the batch when there is one, and per GEMM one call or, for a parallel
+/// kernel, an omp.parallel wsloop with one call per part, each on its own
+/// workspace slice holding its range.
+void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
+                     LLVM::LLVMFuncOp fn, const ReadyKernel &kernel,
+                     const KernelLaunch &launch) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   auto ptrType = LLVM::LLVMPointerType::get(ctx);
-  Value a = elementPointer(b, loc, op.getDpsInputOperand(0)->get());
-  Value bp = elementPointer(b, loc, op.getDpsInputOperand(1)->get());
-  Value c = elementPointer(b, loc, op.getDpsInitOperand(0)->get());
+  auto i64 = b.getI64Type();
+  Value operands[3] = {elementAddress(b, loc, op.getDpsInputOperand(0)->get()),
+                       elementAddress(b, loc, op.getDpsInputOperand(1)->get()),
+                       elementAddress(b, loc, op.getDpsInitOperand(0)->get())};
   // The emitter's workspace sizes are multiples of 64 bytes.
   int64_t sliceBytes = static_cast<int64_t>(
       std::max<uint64_t>(kernel.emitted.workspaceBytes, 64));
   int64_t slices = std::max<int64_t>(1, kernel.parts.size());
-  auto wsType = MemRefType::get({slices * sliceBytes / 8}, b.getI64Type());
-  auto ws = memref::AllocOp::create(b, loc, wsType, ValueRange(),
-                                    b.getI64IntegerAttr(64));
-  Value wsBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, ws);
+  auto allocFn = LLVM::lookupOrCreateAlignedAllocFn(b, module, i64);
+  auto freeFn = LLVM::lookupOrCreateFreeFn(b, module);
+  assert(succeeded(allocFn) && succeeded(freeFn) &&
+         "aligned_alloc and free have their C signatures in this module");
+  Value align = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(64));
+  Value size = LLVM::ConstantOp::create(
+      b, loc, i64, b.getI64IntegerAttr(slices * sliceBytes));
+  Value ws = LLVM::CallOp::create(b, loc, *allocFn, ValueRange{align, size})
+                 .getResult();
   auto slicePointer = [&](OpBuilder &ob, Value index) -> Value {
-    Value bytes = arith::ConstantIndexOp::create(ob, loc, sliceBytes);
-    Value offset = arith::MulIOp::create(ob, loc, index, bytes);
-    Value address = arith::AddIOp::create(ob, loc, wsBase, offset);
-    Value asInt = arith::IndexCastOp::create(ob, loc, ob.getI64Type(), address);
-    return LLVM::IntToPtrOp::create(ob, loc, ptrType, asInt);
+    Value bytes = arith::IndexCastOp::create(
+        ob, loc, i64,
+        arith::MulIOp::create(
+            ob, loc, index,
+            arith::ConstantIndexOp::create(ob, loc, sliceBytes)));
+    return LLVM::GEPOp::create(ob, loc, ptrType, ob.getI8Type(), ws,
+                               ValueRange{bytes});
   };
-  if (kernel.parts.empty()) {
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    LLVM::CallOp::create(b, loc, fn,
-                         ValueRange{a, bp, c, slicePointer(b, zero)});
-  } else {
+
+  auto emitGemm = [&](OpBuilder &ob, Value batchIndex) {
+    Value pointers[3];
+    for (int i = 0; i < 3; ++i) {
+      Value bytes;
+      if (batchIndex && launch.batchStrides[i] != 0)
+        bytes = arith::MulIOp::create(ob, loc, batchIndex,
+                                      arith::ConstantIndexOp::create(
+                                          ob, loc, launch.batchStrides[i] * 4));
+      pointers[i] = toPointer(ob, loc, operands[i], bytes);
+    }
+    if (kernel.parts.empty()) {
+      Value zero = arith::ConstantIndexOp::create(ob, loc, 0);
+      LLVM::CallOp::create(ob, loc, fn,
+                           ValueRange{pointers[0], pointers[1], pointers[2],
+                                      slicePointer(ob, zero)});
+      return;
+    }
     memref::GlobalOp table =
         getOrCreatePartsTable(module, kernel.emitted.symbol, kernel.parts);
-    Value tableRef = memref::GetGlobalOp::create(b, loc, table.getType(),
+    Value tableRef = memref::GetGlobalOp::create(ob, loc, table.getType(),
                                                  table.getSymName());
-    Value lower = arith::ConstantIndexOp::create(b, loc, 0);
-    Value upper = arith::ConstantIndexOp::create(b, loc, slices);
-    Value step = arith::ConstantIndexOp::create(b, loc, 1);
-    auto parallel = omp::ParallelOp::create(b, loc, omp::ParallelOperands());
-    Block *parallelBody = b.createBlock(&parallel.getRegion());
-    b.setInsertionPointToStart(parallelBody);
-    auto wsloop = omp::WsloopOp::create(b, loc, omp::WsloopOperands());
-    b.createBlock(&wsloop.getRegion());
+    Value lower = arith::ConstantIndexOp::create(ob, loc, 0);
+    Value upper = arith::ConstantIndexOp::create(ob, loc, slices);
+    Value step = arith::ConstantIndexOp::create(ob, loc, 1);
+    OpBuilder::InsertionGuard guard(ob);
+    auto parallel = omp::ParallelOp::create(ob, loc, omp::ParallelOperands());
+    Block *parallelBody = ob.createBlock(&parallel.getRegion());
+    ob.setInsertionPointToStart(parallelBody);
+    auto wsloop = omp::WsloopOp::create(ob, loc, omp::WsloopOperands());
+    ob.createBlock(&wsloop.getRegion());
     omp::LoopNestOperands bounds;
     bounds.loopLowerBounds = {lower};
     bounds.loopUpperBounds = {upper};
     bounds.loopSteps = {step};
-    auto nest = omp::LoopNestOp::create(b, loc, bounds);
+    auto nest = omp::LoopNestOp::create(ob, loc, bounds);
     Block *body =
-        b.createBlock(&nest.getRegion(), {}, {b.getIndexType()}, {loc});
+        ob.createBlock(&nest.getRegion(), {}, {ob.getIndexType()}, {loc});
     Value part = body->getArgument(0);
     // The part's range goes where the kernel reads it (kRangeOffset).
-    Value perSlice = arith::ConstantIndexOp::create(b, loc, sliceBytes / 8);
-    Value first = arith::MulIOp::create(b, loc, part, perSlice);
+    Value slice = slicePointer(ob, part);
     for (int64_t j = 0; j < 4; ++j) {
-      Value col = arith::ConstantIndexOp::create(b, loc, j);
-      Value v = memref::LoadOp::create(b, loc, tableRef, ValueRange{part, col});
-      Value at = arith::AddIOp::create(
-          b, loc, first,
-          arith::ConstantIndexOp::create(b, loc, kRangeOffset / 8 + j));
-      memref::StoreOp::create(b, loc, v, ws, ValueRange{at});
+      Value col = arith::ConstantIndexOp::create(ob, loc, j);
+      Value v =
+          memref::LoadOp::create(ob, loc, tableRef, ValueRange{part, col});
+      Value at = LLVM::GEPOp::create(
+          ob, loc, ptrType, i64, slice,
+          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(kRangeOffset / 8 + j)});
+      LLVM::StoreOp::create(ob, loc, v, at);
     }
-    LLVM::CallOp::create(b, loc, fn,
-                         ValueRange{a, bp, c, slicePointer(b, part)});
-    omp::YieldOp::create(b, loc, ValueRange());
-    b.setInsertionPointToEnd(parallelBody);
-    omp::TerminatorOp::create(b, loc);
-    b.setInsertionPointAfter(parallel);
+    LLVM::CallOp::create(
+        ob, loc, fn, ValueRange{pointers[0], pointers[1], pointers[2], slice});
+    omp::YieldOp::create(ob, loc, ValueRange());
+    ob.setInsertionPointToEnd(parallelBody);
+    omp::TerminatorOp::create(ob, loc);
+  };
+
+  if (launch.batch == 1) {
+    emitGemm(b, Value());
+  } else {
+    Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+    Value upper = arith::ConstantIndexOp::create(b, loc, launch.batch);
+    Value step = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ForOp::create(b, loc, lower, upper, step);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    emitGemm(b, loop.getInductionVar());
   }
-  memref::DeallocOp::create(b, loc, ws);
+  LLVM::CallOp::create(b, loc, *freeFn, ValueRange{ws});
+}
+
+/// Replaces `op` with its kernel's calls. Where the kernel was specialised
+/// for strides the types leave dynamic, the calls run when the strides are
+/// those at run time and a clone of `op` runs otherwise.
+void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
+                           LLVM::LLVMFuncOp fn, const ReadyKernel &kernel,
+                           const KernelLaunch &launch,
+                           ArrayRef<StrideAssumption> assumed) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  if (assumed.empty()) {
+    emitKernelCalls(b, module, op, fn, kernel, launch);
+  } else {
+    Value holds = buildAssumptionCheck(b, loc, assumed);
+    auto ifOp = scf::IfOp::create(b, loc, holds, /*withElseRegion=*/true);
+    OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+    emitKernelCalls(thenBuilder, module, op, fn, kernel, launch);
+    OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+    elseBuilder.clone(*op.getOperation());
+  }
   op->erase();
 }
 
@@ -464,10 +537,10 @@ struct QiMengTensorOpPass
     if (failed(options))
       return signalPassFailure();
 
-    // Matmuls and convolutions, in program order.
+    // Contractions and convolutions, in program order.
     SmallVector<linalg::LinalgOp> ops;
     module.walk([&](linalg::LinalgOp op) {
-      if (isa<linalg::MatmulOp>(op.getOperation()) || isConvolution(op))
+      if (isContraction(op) || isConvolution(op))
         ops.push_back(op);
     });
     if (ops.empty())
@@ -500,13 +573,19 @@ struct QiMengTensorOpPass
     for (linalg::LinalgOp op : ops) {
       std::string reason;
       std::optional<KernelProblem> problem;
-      if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
-        if (FailureOr<GemmDesc> desc = describeMatmul(matmul, reason);
+      KernelLaunch launch;
+      SmallVector<StrideAssumption> assumed;
+      if (isConvolution(op)) {
+        if (FailureOr<ConvDesc> desc = describeConv(op, assumed, reason);
             succeeded(desc))
           problem = KernelProblem(*desc);
-      } else if (FailureOr<ConvDesc> desc = describeConv(op, reason);
-                 succeeded(desc)) {
-        problem = KernelProblem(*desc);
+      } else if (FailureOr<MatchedContraction> matched =
+                     describeContraction(op, reason);
+                 succeeded(matched)) {
+        problem = KernelProblem(matched->gemm);
+        launch.batch = matched->batch;
+        llvm::copy(matched->batchStrides, launch.batchStrides);
+        assumed = std::move(matched->assumed);
       }
       if (!problem) {
         op->emitRemark() << "not accelerated: " << reason;
@@ -525,7 +604,7 @@ struct QiMengTensorOpPass
         continue;
       }
       LLVM::LLVMFuncOp fn = getOrCreateKernelFunc(module, *it->second);
-      replaceWithKernelCall(module, op, fn, *it->second);
+      replaceWithKernelCall(module, op, fn, *it->second, launch, assumed);
     }
   }
 };

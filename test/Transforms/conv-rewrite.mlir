@@ -8,14 +8,14 @@
 // CHECK-SAME:    %[[I:.+]]: memref<1x18x18x16xf32>, %[[W:.+]]: memref<3x3x16x32xf32>, %[[O:.+]]: memref<1x16x16x32xf32>)
 // CHECK-NOT:     linalg.conv_2d
 // CHECK:         memref.extract_aligned_pointer_as_index %[[I]]
-// CHECK:         %[[PI:.+]] = llvm.inttoptr
 // CHECK:         memref.extract_aligned_pointer_as_index %[[W]]
-// CHECK:         %[[PW:.+]] = llvm.inttoptr
 // CHECK:         memref.extract_aligned_pointer_as_index %[[O]]
+// CHECK:         %[[WS:.+]] = llvm.call @aligned_alloc(
+// CHECK:         %[[PI:.+]] = llvm.inttoptr
+// CHECK:         %[[PW:.+]] = llvm.inttoptr
 // CHECK:         %[[PO:.+]] = llvm.inttoptr
-// CHECK:         %[[WS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}xi64>
 // CHECK:         llvm.call @[[KERNEL:qm_sconv2d_nhwc_hwcf_1x18x18x16_f32_k3x3_s1x1_d1x1_6x16_[a-z0-9_]+_x86_64_avx2]](%[[PI]], %[[PW]], %[[PO]], %{{.+}})
-// CHECK:         memref.dealloc %[[WS]]
+// CHECK:         llvm.call @free(%[[WS]])
 // CHECK:       llvm.func internal @[[KERNEL]](
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att
 // CHECK-SAME:      offset tables of the gathered operand

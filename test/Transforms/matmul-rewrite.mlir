@@ -8,15 +8,18 @@
 // CHECK-SAME:    %[[A:.+]]: memref<64x32xf32>, %[[B:.+]]: memref<32x48xf32>, %[[C:.+]]: memref<64x48xf32>)
 // CHECK-NOT:     linalg.matmul
 // CHECK:         memref.extract_aligned_pointer_as_index %[[A]]
-// CHECK:         %[[PA:.+]] = llvm.inttoptr
 // CHECK:         memref.extract_aligned_pointer_as_index %[[B]]
-// CHECK:         %[[PB:.+]] = llvm.inttoptr
 // CHECK:         memref.extract_aligned_pointer_as_index %[[C]]
+// The workspace is below the memref level: deallocation passes leave it be.
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[WS:.+]] = llvm.call @aligned_alloc(%{{.+}}, %{{.+}}) : (i64, i64) -> !llvm.ptr
+// CHECK:         %[[PA:.+]] = llvm.inttoptr
+// CHECK:         %[[PB:.+]] = llvm.inttoptr
 // CHECK:         %[[PC:.+]] = llvm.inttoptr
-// CHECK:         %[[WS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}xi64>
-// CHECK:         %[[PW:.+]] = llvm.inttoptr
+// CHECK:         %[[PW:.+]] = llvm.getelementptr %[[WS]]
 // CHECK:         llvm.call @[[KERNEL:qm_sgemm_64x48x32_nn_lda32_ldb48_ldc48_6x16_ku4_kc32_mc66_nc48_pfa0_pfb0_nopackb_arows_x86_64_avx2]](%[[PA]], %[[PB]], %[[PC]], %[[PW]])
-// CHECK:         memref.dealloc %[[WS]]
+// CHECK:         llvm.call @free(%[[WS]])
+// CHECK-NOT:     memref.dealloc
 // CHECK:       llvm.func internal @[[KERNEL]](%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr) attributes {no_inline}
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att
 // CHECK-SAME:      vfmadd231ps %ymm12, %ymm14, %ymm0

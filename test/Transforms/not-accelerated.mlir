@@ -62,7 +62,7 @@ func.func @matmul_tensor(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x
 // CHECK-LABEL: func.func @matmul_non_unit_inner_stride(
 // CHECK:         linalg.matmul
 func.func @matmul_non_unit_inner_stride(%a: memref<8x8xf32, strided<[16, 2]>>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) {
-  // expected-remark @below {{not accelerated: non-unit inner stride 2 in operand A}}
+  // expected-remark @below {{not accelerated: operand A has no unit stride along M or K (strides 16 and 2)}}
   linalg.matmul ins(%a, %b : memref<8x8xf32, strided<[16, 2]>>, memref<8x8xf32>)
                 outs(%c : memref<8x8xf32>)
   return
@@ -70,10 +70,18 @@ func.func @matmul_non_unit_inner_stride(%a: memref<8x8xf32, strided<[16, 2]>>, %
 
 // -----
 
+// A dynamic leading dimension is accelerated for the dense one, checked at
+// run time; the op itself runs when the check fails.
 // CHECK-LABEL: func.func @matmul_dynamic_leading_dim(
-// CHECK:         linalg.matmul
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %arg2
+// CHECK:         %[[EIGHT:.*]] = arith.constant 8 : index
+// CHECK:         %[[SAME:.*]] = arith.cmpi eq, %[[STRIDES]]#0, %[[EIGHT]]
+// CHECK:         %[[ALL:.*]] = arith.andi %{{.*}}, %[[SAME]]
+// CHECK:         scf.if %[[ALL]] {
+// CHECK:           llvm.call @qm_sgemm_8x8x8_nn_lda8_ldb8_ldc8_
+// CHECK:         } else {
+// CHECK-NEXT:      linalg.matmul
 func.func @matmul_dynamic_leading_dim(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32, strided<[?, 1]>>) {
-  // expected-remark @below {{not accelerated: dynamic leading dimension (row stride) in operand C}}
   linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>)
                 outs(%c : memref<8x8xf32, strided<[?, 1]>>)
   return
@@ -85,7 +93,7 @@ func.func @matmul_dynamic_leading_dim(%a: memref<8x8xf32>, %b: memref<8x8xf32>, 
 // CHECK-LABEL: func.func @matmul_broadcast_a(
 // CHECK:         linalg.matmul
 func.func @matmul_broadcast_a(%a: memref<8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) {
-  // expected-remark @below {{not accelerated: indexing maps are not a plain (m, n, k) contraction; batch and broadcast dimensions are not supported}}
+  // expected-remark @below {{not accelerated: 0 batch, 0 M, 1 N and 1 K dimensions; the kernel takes at most one batch and exactly one M, N and K (matrix-vector products and multi-dimensional contractions are not supported)}}
   linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>,
                                  affine_map<(d0, d1, d2) -> (d2, d1)>,
                                  affine_map<(d0, d1, d2) -> (d0, d1)>]

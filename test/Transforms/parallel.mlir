@@ -7,17 +7,19 @@
 
 // N has 32 register blocks of 16: two parts of 256 columns each.
 // CHECK-LABEL: func.func @matmul_split_n(
-// CHECK:         %[[WS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<[[WSN:[0-9]+]]xi64>
+// CHECK:         %[[WS:.+]] = llvm.call @aligned_alloc(
 // CHECK:         %[[TABLE:.+]] = memref.get_global @[[PARTS:qm_sgemm_384x512x64_.*_par_x86_64_avx2_parts2]] : memref<2x4xi64>
 // CHECK:         omp.parallel {
 // CHECK-NEXT:      omp.wsloop {
 // CHECK-NEXT:        omp.loop_nest (%[[I:.+]]) : index = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
-// CHECK:               memref.load %[[TABLE]][%[[I]], %{{.+}}] : memref<2x4xi64>
-// CHECK:               memref.store %{{.+}}, %[[WS]][%{{.+}}] : memref<[[WSN]]xi64>
-// CHECK:               llvm.call @qm_sgemm_384x512x64_{{.*}}_par_x86_64_avx2(
+// CHECK:               %[[SLICE:.+]] = llvm.getelementptr %[[WS]]
+// CHECK:               %[[V:.+]] = memref.load %[[TABLE]][%[[I]], %{{.+}}] : memref<2x4xi64>
+// CHECK:               %[[AT:.+]] = llvm.getelementptr %[[SLICE]][3] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK:               llvm.store %[[V]], %[[AT]] : i64, !llvm.ptr
+// CHECK:               llvm.call @qm_sgemm_384x512x64_{{.*}}_par_x86_64_avx2(%{{.+}}, %{{.+}}, %{{.+}}, %[[SLICE]])
 // CHECK:               omp.yield
 // CHECK:           omp.terminator
-// CHECK:         memref.dealloc %[[WS]]
+// CHECK:         llvm.call @free(%[[WS]])
 // CHECK:       llvm.func internal @qm_sgemm_384x512x64_{{.*}}_par_x86_64_avx2(
 // CHECK:         llvm.inline_asm
 // CHECK-SAME:      movq 40(%rbx), %r8

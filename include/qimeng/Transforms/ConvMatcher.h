@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Support/LLVM.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Transforms/StrideAssumptions.h"
 #include <string>
 
 namespace qimeng {
@@ -19,10 +20,13 @@ bool isConvolution(mlir::linalg::LinalgOp op);
 /// cannot be accelerated ("linalg.depthwise_conv_2d_nhwc_hwc is not
 /// supported; ...", "dynamic size in the input", ...). The input may be a
 /// strided view (a subview of a padded buffer) with a unit innermost
-/// stride; the filter and output must be dense. The reason has no "not
-/// accelerated:" prefix.
-mlir::FailureOr<ConvDesc> describeConv(mlir::linalg::LinalgOp op,
-                                       std::string &reason);
+/// stride; the filter and output must be dense. Dynamic strides are
+/// taken as dense and recorded in `assumed` (StrideAssumptions.h). The
+/// reason has no "not accelerated:" prefix.
+mlir::FailureOr<ConvDesc>
+describeConv(mlir::linalg::LinalgOp op,
+             llvm::SmallVectorImpl<StrideAssumption> &assumed,
+             std::string &reason);
 
 } // namespace qimeng
 

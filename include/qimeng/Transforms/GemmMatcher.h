@@ -1,20 +1,48 @@
-//===- GemmMatcher.h - linalg.matmul -> GemmDesc -----------------*- C++
-//-*-===//
+//===- GemmMatcher.h - Contractions -> GemmDesc -----------------*- C++ -*-===//
+//
+// linalg.matmul, linalg.batch_matmul and contractions written as
+// linalg.generic, recognised through the contraction interface: what the
+// GEMM kernel computes for them, or why it cannot.
+//
+//===----------------------------------------------------------------------===//
 #ifndef QIMENG_TRANSFORMS_GEMMMATCHER_H
 #define QIMENG_TRANSFORMS_GEMMMATCHER_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Support/LLVM.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Transforms/StrideAssumptions.h"
 #include <string>
 
 namespace qimeng {
 
-/// Describes a linalg.matmul as a GemmDesc, or says why it cannot be
-/// accelerated ("dynamic size in dimension M", "element type 'f16' is not
-/// supported; need f32", ...). The reason has no "not accelerated:" prefix.
-mlir::FailureOr<GemmDesc> describeMatmul(mlir::linalg::MatmulOp op,
-                                         std::string &reason);
+/// A contraction as `batch` GEMMs: GEMM i reads A, B and C at their first
+/// element plus i times their batch stride (0 for an operand the batch
+/// dimension does not index: a 2-D operand broadcast over the batch).
+struct MatchedContraction {
+  GemmDesc gemm;
+  int64_t batch = 1;
+  int64_t batchStrides[3] = {0, 0, 0}; ///< elements: A, B, C
+  /// Strides the descriptor assumed where the types leave them dynamic.
+  llvm::SmallVector<StrideAssumption> assumed;
+};
+
+/// Whether the pass considers `op` a contraction: it implements linalg's
+/// contraction interface (a multiply-accumulate body and projected
+/// permutation maps), which covers linalg.matmul, linalg.batch_matmul,
+/// matvec-like ops and generic contractions.
+bool isContraction(mlir::linalg::LinalgOp op);
+
+/// Describes a contraction as batched GEMMs: one M, one N and one K
+/// dimension, at most one batch dimension (in all three operands, or in A
+/// and C with B broadcast, or in B and C with A broadcast), f32 operands on
+/// buffers with static sizes, A and B with a unit stride along one of their
+/// dimensions (which gives the transposes), C with a unit stride along N.
+/// Otherwise fails with a reason ("dynamic size in dimension M", "element
+/// type 'f16' of operand A is not supported; need f32", ...) that has no
+/// "not accelerated:" prefix.
+mlir::FailureOr<MatchedContraction>
+describeContraction(mlir::linalg::LinalgOp op, std::string &reason);
 
 } // namespace qimeng
 

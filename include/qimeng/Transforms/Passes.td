@@ -95,7 +95,8 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",
-    "mlir::arith::ArithDialect", "mlir::omp::OpenMPDialect"
+    "mlir::arith::ArithDialect", "mlir::omp::OpenMPDialect",
+    "mlir::scf::SCFDialect"
   ];
 }
 

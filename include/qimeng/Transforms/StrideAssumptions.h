@@ -1,0 +1,48 @@
+//===- StrideAssumptions.h - Strides a kernel is specialised for -*- C++
+//-*-===//
+//
+// Kernels take their operands' leading dimensions as immediates. Where a
+// memref type leaves a stride dynamic (the default function-boundary layout
+// of one-shot-bufferize, `strided<[?, ?], offset: ?>`), the matchers assume
+// the dense row-major stride of the operand's shape and record it here; the
+// rewrite checks every assumption at run time and runs the original op when
+// one fails (docs/FrontendIR.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_TRANSFORMS_STRIDEASSUMPTIONS_H
+#define QIMENG_TRANSFORMS_STRIDEASSUMPTIONS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+#include "mlir/Support/LLVM.h"
+#include <cstdint>
+#include <string>
+
+namespace qimeng {
+
+/// Dimension `dim` of `memref` has element stride `stride` (a guess the
+/// type does not promise).
+struct StrideAssumption {
+  mlir::Value memref;
+  unsigned dim = 0;
+  int64_t stride = 0;
+};
+
+/// The element strides of `memref`, whose type must be a memref with a
+/// static shape and a strided layout: each static stride as the type gives
+/// it, each dynamic one as the dense row-major stride of the shape,
+/// recorded in `assumed` (unless the dimension has size 1, whose stride
+/// never moves an address). Failure with a reason naming `name` otherwise.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+resolveStrides(mlir::Value memref, llvm::StringRef name,
+               llvm::SmallVectorImpl<StrideAssumption> &assumed,
+               std::string &reason);
+
+/// An i1 that is true when every assumption holds at run time (the
+/// strides read with memref.extract_strided_metadata).
+mlir::Value buildAssumptionCheck(mlir::OpBuilder &b, mlir::Location loc,
+                                 llvm::ArrayRef<StrideAssumption> assumed);
+
+} // namespace qimeng
+
+#endif // QIMENG_TRANSFORMS_STRIDEASSUMPTIONS_H
