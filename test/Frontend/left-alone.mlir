@@ -1,0 +1,60 @@
+// What the pass leaves alone in frontend IR, each op with a remark that
+// names it and says why: a dynamic-batch linear layer (the kernels take
+// static sizes), f16 and quantized ops (the low-precision work), a
+// matrix-vector product, depthwise and grouped convolutions.
+// RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" --mlir-print-debuginfo \
+// RUN:   | %qimeng-opt --qimeng-tensorop=validate=false -o %t.mlir 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=REMARK
+// RUN: FileCheck %s < %t.mlir
+
+// CHECK-LABEL: func.func @dynamic_batch_linear(
+// CHECK:         linalg.matmul
+// CHECK-NOT:     llvm.call
+func.func @dynamic_batch_linear(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>) -> tensor<?x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x16xf32>
+  %e = tensor.empty(%n) : tensor<?x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension M
+  %r = linalg.matmul ins(%x, %w : tensor<?x16xf32>, tensor<16x8xf32>) outs(%z : tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
+// CHECK-LABEL: func.func @half(
+func.func @half(%a: tensor<8x8xf16>, %b: tensor<8x8xf16>, %c: tensor<8x8xf16>) -> tensor<8x8xf16> {
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: element type 'f16' of operand A is not supported; need f32
+  %r = linalg.matmul ins(%a, %b : tensor<8x8xf16>, tensor<8x8xf16>) outs(%c : tensor<8x8xf16>) -> tensor<8x8xf16>
+  return %r : tensor<8x8xf16>
+}
+
+// CHECK-LABEL: func.func @matvec(
+func.func @matvec(%a: tensor<8x16xf32>, %x: tensor<16xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: 0 batch, 1 M, 0 N and 1 K dimensions
+  %r = linalg.matvec ins(%a, %x : tensor<8x16xf32>, tensor<16xf32>) outs(%y : tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// CHECK-LABEL: func.func @depthwise(
+func.func @depthwise(%x: tensor<1x10x10x8xf32>, %w: tensor<3x3x8xf32>, %o: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: linalg.depthwise_conv_2d_nhwc_hwc is not supported
+  %r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x10x10x8xf32>, tensor<3x3x8xf32>) outs(%o : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %r : tensor<1x8x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @grouped(
+func.func @grouped(%x: tensor<1x2x4x10x10xf32>, %w: tensor<2x4x4x3x3xf32>, %o: tensor<1x2x4x8x8xf32>) -> tensor<1x2x4x8x8xf32> {
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: linalg.conv_2d_ngchw_gfchw is not supported
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x2x4x10x10xf32>, tensor<2x4x4x3x3xf32>) outs(%o : tensor<1x2x4x8x8xf32>) -> tensor<1x2x4x8x8xf32>
+  return %r : tensor<1x2x4x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @quantized(
+func.func @quantized(%x: tensor<1x4x10x10xi8>, %w: tensor<8x4x3x3xi8>, %zx: i32, %zw: i32, %o: tensor<1x8x8x8xi32>) -> tensor<1x8x8x8xi32> {
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: linalg.conv_2d_nchw_fchw_q is not supported
+  %r = linalg.conv_2d_nchw_fchw_q {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w, %zx, %zw : tensor<1x4x10x10xi8>, tensor<8x4x3x3xi8>, i32, i32) outs(%o : tensor<1x8x8x8xi32>) -> tensor<1x8x8x8xi32>
+  return %r : tensor<1x8x8x8xi32>
+}
