@@ -59,6 +59,8 @@ llvm::Expected<EmittedKernel> qimeng::parseEmitterOutput(std::string text) {
       sawWorkspace = true;
     } else if (key == "generator") {
       k.generatorVersion = value.str();
+    } else if (key == "args") {
+      k.argRegisters = splitList(value);
     } else if (key == "clobbers") {
       k.clobbers = splitList(value);
     } else if (key == "features") {

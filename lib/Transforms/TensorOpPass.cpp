@@ -78,12 +78,17 @@ std::string escapeForInlineAsm(StringRef body) {
   return out;
 }
 
-/// Constraints: the four arguments arrive in %rdi, %rsi, %rdx, %rcx (tied
-/// outputs, since the body overwrites them); everything else it clobbers.
+/// Constraints: the four arguments arrive in the registers the kernel's
+/// header names (qm.args, its calling convention's), tied to outputs since
+/// the body overwrites them; everything else it clobbers.
 std::string asmConstraints(const EmittedKernel &k) {
-  std::string c = "={rdi},={rsi},={rdx},={rcx},0,1,2,3";
+  std::string c;
+  for (const std::string &reg : k.argRegisters)
+    c += "={" + reg + "},";
+  for (size_t i = 0; i < k.argRegisters.size(); ++i)
+    c += std::to_string(i) + (i + 1 < k.argRegisters.size() ? "," : "");
   for (const std::string &reg : k.clobbers) {
-    if (reg == "rdi" || reg == "rsi" || reg == "rdx" || reg == "rcx")
+    if (llvm::is_contained(k.argRegisters, reg))
       continue;
     c += ",~{" + reg + "}";
   }
@@ -598,6 +603,15 @@ struct QiMengTensorOpPass
         it = kernels.try_emplace(key, prepareKernel(*problem, *options, why))
                  .first;
         failures[key] = why;
+      }
+      if (succeeded(it->second) &&
+          it->second->emitted.argRegisters.size() != 4) {
+        failures[key] = llvm::formatv(
+            "kernel {0} names {1} argument registers (qm.args); the call "
+            "passes four: A, B, C and the workspace",
+            it->second->emitted.symbol,
+            it->second->emitted.argRegisters.size());
+        it->second = failure();
       }
       if (failed(it->second)) {
         op->emitRemark() << "not accelerated: " << failures[key];

@@ -27,7 +27,7 @@ from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 from .fields import (bool_field, check_known, check_target_features,
                      int_field, isa_field)
-from .x86 import Asm, back, check_disp, fwd, xmm
+from .x86 import SYSV, Asm, back, check_disp, fwd, xmm
 
 # Workspace layout (bytes from the workspace pointer).
 SCRATCH_BYTES = 64          # saved A, B, C pointers; the range (parallel)
@@ -46,9 +46,9 @@ FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 # Register map of the body (see docs/KernelContract.md).
 WS, JC, NB, PC, KB, IC, MB, JR, IR = (
     "%rbx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15")
-CLOBBERED_GPRS = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi",
-                  "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
-CALLEE_SAVED = ("%rbx", "%r12", "%r13", "%r14", "%r15")
+# The kernels' calling convention (x86.py): A, B, C and the workspace
+# arrive in its first four argument registers.
+ABI = SYSV
 
 
 def _round_up(value, multiple):
@@ -951,8 +951,9 @@ def kernel_text(p, symbol, request, kind, summary):
     out.append(f"# qm.workspace_bytes: {p.workspace_bytes}")
     masks = [f"k{v + 1}" for v in range(p.nv)] if p.isa.name == "avx512" \
         else []
+    out.append("# qm.args: " + ",".join(ABI.args))
     out.append("# qm.clobbers: " + ",".join(
-        list(CLOBBERED_GPRS)
+        list(ABI.gprs)
         + [f"{p.isa.reg_prefix}{i}" for i in range(p.isa.registers)]
         + masks))
     out.append("# qm.features: " + ",".join(p.isa.features))
@@ -964,13 +965,13 @@ def kernel_text(p, symbol, request, kind, summary):
     out.append("\t.p2align\t5")
     out.append(f"\t.type\t{symbol},@function")
     out.append(f"{symbol}:")
-    for reg in CALLEE_SAVED:
-        out.append(f"\tpushq\t{reg}")
+    for reg in ABI.callee_saved:
+        out.append(f"\tpushq\t%{reg}")
     out.append("# qm.body.begin")
     out.append(body.rstrip("\n"))
     out.append("# qm.body.end")
-    for reg in reversed(CALLEE_SAVED):
-        out.append(f"\tpopq\t{reg}")
+    for reg in reversed(ABI.callee_saved):
+        out.append(f"\tpopq\t%{reg}")
     out.append("\tretq")
     out.append(f"\t.size\t{symbol}, .-{symbol}")
     out.append("\t.section\t.note.GNU-stack,\"\",@progbits")

@@ -40,6 +40,25 @@ ISAS = {
 }
 
 
+@dataclass(frozen=True)
+class CallingConvention:
+    """How a kernel function receives its arguments and what it must keep:
+    the function form's prologue and epilogue follow it, and the pass reads
+    `args` from the kernel header (qm.args) to bind the inline-asm body's
+    operands. Data, one row per ABI."""
+    name: str
+    args: tuple          # integer argument registers, in order
+    callee_saved: tuple  # general-purpose registers the callee preserves
+    gprs: tuple          # every general-purpose register a body may use
+
+
+SYSV = CallingConvention(
+    "sysv", ("rdi", "rsi", "rdx", "rcx"),
+    ("rbx", "r12", "r13", "r14", "r15"),
+    ("rax", "rbx", "rcx", "rdx", "rsi", "rdi",
+     "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"))
+
+
 def lookup_isa(name):
     if name not in ISAS:
         raise RequestError(

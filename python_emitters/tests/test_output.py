@@ -34,7 +34,7 @@ class HeaderTest(unittest.TestCase):
             with self.subTest(req=req):
                 text = emit(req)
                 for key in ("symbol", "workspace_bytes", "generator",
-                            "clobbers"):
+                            "args", "clobbers"):
                     self.assertIsNotNone(header(text, key), key)
                 self.assertEqual(header(text, "generator"), GENERATOR_VERSION)
                 self.assertRegex(header(text, "workspace_bytes"), r"^\d+$")
@@ -55,6 +55,14 @@ class HeaderTest(unittest.TestCase):
         self.assertIn("rbx", avx2)
         avx512 = header(emit(request(isa="avx512", nr=32)), "clobbers")
         self.assertIn("zmm31", avx512.split(","))
+
+    def test_args_are_the_calling_conventions(self):
+        # A, B, C and the workspace in System V's first four integer
+        # argument registers; the prologue saves its callee-saved ones.
+        text = emit(BASE)
+        self.assertEqual(header(text, "args"), "rdi,rsi,rdx,rcx")
+        for reg in ("rbx", "r12", "r13", "r14", "r15"):
+            self.assertIn(f"\tpushq\t%{reg}", text)
 
     def test_request_echo_round_trips(self):
         req = request(trans_b=True, prefetch_b=128)

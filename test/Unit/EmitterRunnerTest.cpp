@@ -250,6 +250,8 @@ TEST(EmitterRunnerTest, Avx2Kernel) {
   EXPECT_EQ(k.workspaceBytes % 64, 0u);
   EXPECT_FALSE(k.generatorVersion.empty());
   EXPECT_EQ(k.features, (std::vector<std::string>{"avx", "avx2", "fma"}));
+  EXPECT_EQ(k.argRegisters,
+            (std::vector<std::string>{"rdi", "rsi", "rdx", "rcx"}));
   ASSERT_FALSE(k.clobbers.empty());
   EXPECT_NE(std::find(k.clobbers.begin(), k.clobbers.end(), "rbx"),
             k.clobbers.end());
@@ -342,6 +344,7 @@ TEST(EmitterRunnerTest, ParseMalformedWorkspace) {
 TEST(EmitterRunnerTest, ParseMinimalOutput) {
   QM_ASSERT_EXPECTED(k, parseEmitterOutput("# qm.symbol: f\n"
                                            "# qm.workspace_bytes: 128\n"
+                                           "# qm.args: x0, x1,x2,x3\n"
                                            "# qm.clobbers: rax, ymm0\n"
                                            "# qm.features: avx2,fma\n"
                                            "# qm.generator: 9.9\n"
@@ -354,6 +357,8 @@ TEST(EmitterRunnerTest, ParseMinimalOutput) {
   EXPECT_EQ(k.symbol, "f");
   EXPECT_EQ(k.workspaceBytes, 128u);
   EXPECT_EQ(k.generatorVersion, "9.9");
+  EXPECT_EQ(k.argRegisters,
+            (std::vector<std::string>{"x0", "x1", "x2", "x3"}));
   EXPECT_EQ(k.clobbers, (std::vector<std::string>{"rax", "ymm0"}));
   EXPECT_EQ(k.features, (std::vector<std::string>{"avx2", "fma"}));
   QM_ASSERT_EXPECTED(body, k.body());

@@ -38,6 +38,9 @@ struct EmittedKernel {
   std::string symbol;          ///< qm_sgemm_..._x86_64_avx2
   uint64_t workspaceBytes = 0; ///< bytes of 64-byte aligned workspace
   std::string generatorVersion;
+  /// Registers in which the body expects A, B, C and the workspace (its
+  /// calling convention's first four integer arguments, qm.args).
+  std::vector<std::string> argRegisters;
   std::vector<std::string> clobbers; ///< registers the body overwrites
   std::vector<std::string> features; ///< LLVM features the code needs
   uint64_t flopsPerIteration = 0;    ///< fma_peak probes only
