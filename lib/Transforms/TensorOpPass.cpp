@@ -147,26 +147,85 @@ Value toPointer(OpBuilder &b, Location loc, Value address, Value bytes) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
 }
 
-/// The constant table of a parallel kernel's parts: T rows of (m_begin,
-/// m_end, n_begin, n_end), one global per kernel and part count.
-memref::GlobalOp getOrCreatePartsTable(ModuleOp module, StringRef symbol,
-                                       const std::vector<GemmRange> &parts) {
-  std::string name = (symbol + "_parts" + Twine(parts.size())).str();
-  if (auto existing = module.lookupSymbol<memref::GlobalOp>(name))
+/// `llvm.func internal @<symbol>_parts<T>(A, B, C, workspace)`: the
+/// parallel form's launcher, one per kernel and part count. An
+/// omp.parallel wsloop over the T parts; part i writes its range (row
+/// m_begin, m_end, column n_begin, n_end: a constant table) at kRangeOffset
+/// of its own workspace slice, `sliceBytes` apart, and calls the kernel on
+/// it. It is LLVM dialect and OpenMP only, so that memref passes between
+/// the pass and the lowering (ownership-based deallocation, which would put
+/// its ownership constants into the OpenMP loop wrapper) leave it alone.
+LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
+                                          const ReadyKernel &kernel,
+                                          int64_t sliceBytes) {
+  const std::vector<GemmRange> &parts = kernel.parts;
+  std::string name =
+      (kernel.emitted.symbol + "_parts" + Twine(parts.size())).str();
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return existing;
-  OpBuilder b(module.getContext());
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
   b.setInsertionPointToEnd(module.getBody());
-  auto type =
-      MemRefType::get({static_cast<int64_t>(parts.size()), 4}, b.getI64Type());
+  Location loc = NameLoc::get(StringAttr::get(ctx, name));
+  auto i64 = b.getI64Type();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
   SmallVector<int64_t> values;
   for (const GemmRange &p : parts)
     values.append({p.mBegin, p.mEnd, p.nBegin, p.nEnd});
+  auto tableType = LLVM::LLVMArrayType::get(i64, values.size());
   auto init = DenseIntElementsAttr::get(
-      RankedTensorType::get(type.getShape(), b.getI64Type()),
+      RankedTensorType::get({static_cast<int64_t>(values.size())}, i64),
       ArrayRef<int64_t>(values));
-  return memref::GlobalOp::create(b, module.getLoc(), name,
-                                  b.getStringAttr("private"), type, init,
-                                  /*constant=*/true, IntegerAttr());
+  auto table =
+      LLVM::GlobalOp::create(b, loc, tableType, /*isConstant=*/true,
+                             LLVM::Linkage::Internal, name + "_table", init);
+  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                            {ptr, ptr, ptr, ptr});
+  auto launcher =
+      LLVM::LLVMFuncOp::create(b, loc, name, fnType, LLVM::Linkage::Internal);
+  Block *entry = launcher.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  auto constant = [&](int64_t v) -> Value {
+    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+  Value lower = constant(0), upper = constant(parts.size()), step = constant(1);
+  Value tableAddress = LLVM::AddressOfOp::create(b, loc, table);
+  auto parallel = omp::ParallelOp::create(b, loc, omp::ParallelOperands());
+  Block *parallelBody = b.createBlock(&parallel.getRegion());
+  b.setInsertionPointToStart(parallelBody);
+  auto wsloop = omp::WsloopOp::create(b, loc, omp::WsloopOperands());
+  b.createBlock(&wsloop.getRegion());
+  omp::LoopNestOperands bounds;
+  bounds.loopLowerBounds = {lower};
+  bounds.loopUpperBounds = {upper};
+  bounds.loopSteps = {step};
+  auto nest = omp::LoopNestOp::create(b, loc, bounds);
+  Block *body = b.createBlock(&nest.getRegion(), {}, {i64}, {loc});
+  Value part = body->getArgument(0);
+  Value sliceOffset = LLVM::MulOp::create(b, loc, part, constant(sliceBytes));
+  Value slice =
+      LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), entry->getArgument(3),
+                          ValueRange{sliceOffset});
+  Value row = LLVM::MulOp::create(b, loc, part, constant(4));
+  for (int64_t j = 0; j < 4; ++j) {
+    Value index = LLVM::AddOp::create(b, loc, row, constant(j));
+    Value from =
+        LLVM::GEPOp::create(b, loc, ptr, i64, tableAddress, ValueRange{index});
+    Value v = LLVM::LoadOp::create(b, loc, i64, from);
+    Value to = LLVM::GEPOp::create(
+        b, loc, ptr, i64, slice,
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(kRangeOffset / 8 + j)});
+    LLVM::StoreOp::create(b, loc, v, to);
+  }
+  LLVM::CallOp::create(b, loc, fn,
+                       ValueRange{entry->getArgument(0), entry->getArgument(1),
+                                  entry->getArgument(2), slice});
+  omp::YieldOp::create(b, loc, ValueRange());
+  b.setInsertionPointToEnd(parallelBody);
+  omp::TerminatorOp::create(b, loc);
+  b.setInsertionPointToEnd(entry);
+  LLVM::ReturnOp::create(b, loc, ValueRange());
+  return launcher;
 }
 
 /// How an op's operands feed the kernel: `batch` calls, call i on the
@@ -180,15 +239,12 @@ struct KernelLaunch {
 /// Emits, at `b`, the kernel's calls on `op`'s operands: the workspace
 /// (aligned_alloc and free, below the memref level, so that
 /// ownership-based deallocation neither sees nor frees it), a loop over
-/// the batch when there is one, and per GEMM one call or, for a parallel
-/// kernel, an omp.parallel wsloop with one call per part, each on its own
-/// workspace slice holding its range.
+/// the batch when there is one, and per GEMM one call of the kernel or, for
+/// a parallel kernel, of its parts launcher.
 void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
                      LLVM::LLVMFuncOp fn, const ReadyKernel &kernel,
                      const KernelLaunch &launch) {
   Location loc = op.getLoc();
-  MLIRContext *ctx = b.getContext();
-  auto ptrType = LLVM::LLVMPointerType::get(ctx);
   auto i64 = b.getI64Type();
   Value operands[3] = {elementAddress(b, loc, op.getDpsInputOperand(0)->get()),
                        elementAddress(b, loc, op.getDpsInputOperand(1)->get()),
@@ -206,16 +262,6 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
       b, loc, i64, b.getI64IntegerAttr(slices * sliceBytes));
   Value ws = LLVM::CallOp::create(b, loc, *allocFn, ValueRange{align, size})
                  .getResult();
-  auto slicePointer = [&](OpBuilder &ob, Value index) -> Value {
-    Value bytes = arith::IndexCastOp::create(
-        ob, loc, i64,
-        arith::MulIOp::create(
-            ob, loc, index,
-            arith::ConstantIndexOp::create(ob, loc, sliceBytes)));
-    return LLVM::GEPOp::create(ob, loc, ptrType, ob.getI8Type(), ws,
-                               ValueRange{bytes});
-  };
-
   auto emitGemm = [&](OpBuilder &ob, Value batchIndex) {
     Value pointers[3];
     for (int i = 0; i < 3; ++i) {
@@ -226,50 +272,12 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
                                           ob, loc, launch.batchStrides[i] * 4));
       pointers[i] = toPointer(ob, loc, operands[i], bytes);
     }
-    if (kernel.parts.empty()) {
-      Value zero = arith::ConstantIndexOp::create(ob, loc, 0);
-      LLVM::CallOp::create(ob, loc, fn,
-                           ValueRange{pointers[0], pointers[1], pointers[2],
-                                      slicePointer(ob, zero)});
-      return;
-    }
-    memref::GlobalOp table =
-        getOrCreatePartsTable(module, kernel.emitted.symbol, kernel.parts);
-    Value tableRef = memref::GetGlobalOp::create(ob, loc, table.getType(),
-                                                 table.getSymName());
-    Value lower = arith::ConstantIndexOp::create(ob, loc, 0);
-    Value upper = arith::ConstantIndexOp::create(ob, loc, slices);
-    Value step = arith::ConstantIndexOp::create(ob, loc, 1);
-    OpBuilder::InsertionGuard guard(ob);
-    auto parallel = omp::ParallelOp::create(ob, loc, omp::ParallelOperands());
-    Block *parallelBody = ob.createBlock(&parallel.getRegion());
-    ob.setInsertionPointToStart(parallelBody);
-    auto wsloop = omp::WsloopOp::create(ob, loc, omp::WsloopOperands());
-    ob.createBlock(&wsloop.getRegion());
-    omp::LoopNestOperands bounds;
-    bounds.loopLowerBounds = {lower};
-    bounds.loopUpperBounds = {upper};
-    bounds.loopSteps = {step};
-    auto nest = omp::LoopNestOp::create(ob, loc, bounds);
-    Block *body =
-        ob.createBlock(&nest.getRegion(), {}, {ob.getIndexType()}, {loc});
-    Value part = body->getArgument(0);
-    // The part's range goes where the kernel reads it (kRangeOffset).
-    Value slice = slicePointer(ob, part);
-    for (int64_t j = 0; j < 4; ++j) {
-      Value col = arith::ConstantIndexOp::create(ob, loc, j);
-      Value v =
-          memref::LoadOp::create(ob, loc, tableRef, ValueRange{part, col});
-      Value at = LLVM::GEPOp::create(
-          ob, loc, ptrType, i64, slice,
-          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(kRangeOffset / 8 + j)});
-      LLVM::StoreOp::create(ob, loc, v, at);
-    }
-    LLVM::CallOp::create(
-        ob, loc, fn, ValueRange{pointers[0], pointers[1], pointers[2], slice});
-    omp::YieldOp::create(ob, loc, ValueRange());
-    ob.setInsertionPointToEnd(parallelBody);
-    omp::TerminatorOp::create(ob, loc);
+    LLVM::LLVMFuncOp callee =
+        kernel.parts.empty()
+            ? fn
+            : getOrCreatePartsLauncher(module, fn, kernel, sliceBytes);
+    LLVM::CallOp::create(ob, loc, callee,
+                         ValueRange{pointers[0], pointers[1], pointers[2], ws});
   };
 
   if (launch.batch == 1) {
