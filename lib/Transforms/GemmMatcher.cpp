@@ -5,8 +5,11 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 #include <optional>
@@ -37,6 +40,72 @@ unsigned resultPosition(AffineMap map, unsigned dim) {
       return r;
   return map.getNumResults();
 }
+/// The buffer `v` is a view of (through view-like ops and casts).
+Value underlyingBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+/// Whether two memrefs may share memory: distinct allocations never do;
+/// anything else (function arguments, loads of memrefs) may.
+bool mayAlias(Value a, Value b) {
+  a = underlyingBuffer(a);
+  b = underlyingBuffer(b);
+  if (a == b)
+    return true;
+  auto fresh = [](Value v) {
+    return v.getDefiningOp<memref::AllocOp>() ||
+           v.getDefiningOp<memref::AllocaOp>();
+  };
+  return !fresh(a) && !fresh(b);
+}
+
+/// The linalg.transpose that fills `operand` when the contraction `use`
+/// may read its source instead: `operand` is a fresh allocation whose only
+/// users are that transpose (writing all of it), `use` and deallocations,
+/// the transpose comes first in the same block, and nothing in between
+/// may write the source.
+linalg::TransposeOp foldableTranspose(Value operand, Operation *use) {
+  auto alloc = operand.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return {};
+  linalg::TransposeOp transpose;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == use || isa<memref::DeallocOp>(user))
+      continue;
+    auto t = dyn_cast<linalg::TransposeOp>(user);
+    if (!t || transpose || t.getInit() != operand ||
+        !t.hasPureBufferSemantics())
+      return {};
+    transpose = t;
+  }
+  if (!transpose || transpose->getBlock() != use->getBlock() ||
+      !transpose->isBeforeInBlock(use))
+    return {};
+  Value source = transpose.getInput();
+  for (Operation *op = transpose->getNextNode(); op && op != use;
+       op = op->getNextNode()) {
+    if (isa<memref::DeallocOp>(op) && op->getOperand(0) == operand)
+      return {};
+    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+        getEffectsRecursively(op);
+    if (!effects)
+      return {};
+    for (const MemoryEffects::EffectInstance &e : *effects) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+        continue;
+      if (!e.getValue() || mayAlias(e.getValue(), source))
+        return {};
+    }
+  }
+  return transpose;
+}
+
 } // namespace
 
 FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
@@ -82,6 +151,24 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
       })) {
     reason = "indexing maps are not projected permutations of the loops";
     return failure();
+  }
+  // Inputs a foldable transpose fills: read its source, the operand's map
+  // composed with the permutation (the transpose's result dimension j is
+  // its source's dimension perm[j]).
+  MatchedContraction out;
+  for (int i = 0; i < 3; ++i)
+    out.operands[i] = operands[i];
+  for (int i = 0; i < 2; ++i) {
+    linalg::TransposeOp t = foldableTranspose(operands[i], op);
+    if (!t)
+      continue;
+    ArrayRef<int64_t> perm = t.getPermutation();
+    SmallVector<AffineExpr> results(perm.size());
+    for (size_t j = 0; j < perm.size(); ++j)
+      results[perm[j]] = maps[i].getResult(j);
+    maps[i] = AffineMap::get(maps[i].getNumDims(), 0, results, op.getContext());
+    out.operands[i] = t.getInput();
+    out.foldedTransposes.push_back(t);
   }
   // A dimension in A and C only is an M dimension to the interface; with
   // two of them, the outer one (in C) is a batch over which B is
@@ -129,10 +216,9 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
     return failure();
   }
 
-  MatchedContraction out;
   SmallVector<int64_t> strides[3];
   for (int i = 0; i < 3; ++i) {
-    auto s = resolveStrides(operands[i], names[i], out.assumed, reason);
+    auto s = resolveStrides(out.operands[i], names[i], out.assumed, reason);
     if (failed(s))
       return failure();
     strides[i] = std::move(*s);

@@ -232,8 +232,12 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
 /// operands' first elements plus i times their batch strides (elements:
 /// A or input, B or filter, C or output).
 struct KernelLaunch {
+  Value operands[3]; ///< the buffers the kernel reads and writes
   int64_t batch = 1;
   int64_t batchStrides[3] = {0, 0, 0};
+  /// Ops that only the original op needs (transposes the kernel reads
+  /// through): erased with it, or moved with it where it stays.
+  SmallVector<Operation *> foldedOps;
 };
 
 /// Emits, at `b`, the kernel's calls on `op`'s operands: the workspace
@@ -246,9 +250,9 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
                      const KernelLaunch &launch) {
   Location loc = op.getLoc();
   auto i64 = b.getI64Type();
-  Value operands[3] = {elementAddress(b, loc, op.getDpsInputOperand(0)->get()),
-                       elementAddress(b, loc, op.getDpsInputOperand(1)->get()),
-                       elementAddress(b, loc, op.getDpsInitOperand(0)->get())};
+  Value operands[3];
+  for (int i = 0; i < 3; ++i)
+    operands[i] = elementAddress(b, loc, launch.operands[i]);
   // The emitter's workspace sizes are multiples of 64 bytes.
   int64_t sliceBytes = static_cast<int64_t>(
       std::max<uint64_t>(kernel.emitted.workspaceBytes, 64));
@@ -296,7 +300,8 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
 
 /// Replaces `op` with its kernel's calls. Where the kernel was specialised
 /// for strides the types leave dynamic, the calls run when the strides are
-/// those at run time and a clone of `op` runs otherwise.
+/// those at run time and a clone of `op` (after clones of the ops it needs
+/// that the kernel does not: folded transposes) runs otherwise.
 void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
                            LLVM::LLVMFuncOp fn, const ReadyKernel &kernel,
                            const KernelLaunch &launch,
@@ -311,9 +316,13 @@ void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
     OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
     emitKernelCalls(thenBuilder, module, op, fn, kernel, launch);
     OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+    for (Operation *folded : launch.foldedOps)
+      elseBuilder.clone(*folded);
     elseBuilder.clone(*op.getOperation());
   }
   op->erase();
+  for (Operation *folded : launch.foldedOps)
+    folded->erase();
 }
 
 struct QiMengTensorOpPass
@@ -590,14 +599,20 @@ struct QiMengTensorOpPass
       SmallVector<StrideAssumption> assumed;
       if (isConvolution(op)) {
         if (FailureOr<ConvDesc> desc = describeConv(op, assumed, reason);
-            succeeded(desc))
+            succeeded(desc)) {
           problem = KernelProblem(*desc);
+          launch.operands[0] = op.getDpsInputOperand(0)->get();
+          launch.operands[1] = op.getDpsInputOperand(1)->get();
+          launch.operands[2] = op.getDpsInitOperand(0)->get();
+        }
       } else if (FailureOr<MatchedContraction> matched =
                      describeContraction(op, reason);
                  succeeded(matched)) {
         problem = KernelProblem(matched->gemm);
+        llvm::copy(matched->operands, launch.operands);
         launch.batch = matched->batch;
         llvm::copy(matched->batchStrides, launch.batchStrides);
+        launch.foldedOps = matched->foldedTransposes;
         assumed = std::move(matched->assumed);
       }
       if (!problem) {

@@ -41,26 +41,35 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
 // RUN: not diff %t.reference %t.fault > /dev/null
 
-// The input arrives with dynamic strides: the kernel is specialised for
-// the dense ones, checked at run time. The second layer's operands are
-// buffers of known layout (a call's result, the transposed weight).
+// The weights' transposes fold into the kernels (B read transposed, "nt").
+// The arguments arrive with dynamic strides: the kernels are specialised
+// for the dense ones, checked at run time; the transpose and the matmul
+// stay for the other case.
 // GUARDED-LABEL: func.func @linear_relu(
+// GUARDED-NOT:     linalg.transpose
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sgemm_4x32x16_nn_lda16_ldb32_ldc32_
+// GUARDED:           llvm.call @qm_sgemm_4x32x16_nt_lda16_ldb16_ldc32_
 // GUARDED:         } else {
+// GUARDED-NEXT:      linalg.transpose
 // GUARDED-NEXT:      linalg.matmul
 // GUARDED-LABEL: func.func @mlp(
-// GUARDED-NOT:     linalg.matmul
-// GUARDED:         llvm.call @qm_sgemm_4x16x32_nn_lda32_ldb16_ldc16_
+// GUARDED-NOT:     linalg.transpose
+// GUARDED:         scf.if
+// GUARDED:           llvm.call @qm_sgemm_4x16x32_nt_lda32_ldb32_ldc16_
+// GUARDED:         } else {
+// GUARDED-NEXT:      linalg.transpose
+// GUARDED-NEXT:      linalg.matmul
 // GUARDED-LABEL: func.func @main(
 
 // STATIC-LABEL: func.func @linear_relu(
+// STATIC-NOT:      linalg.transpose
 // STATIC-NOT:      linalg.matmul
 // STATIC-NOT:      scf.if
-// STATIC:          llvm.call @qm_sgemm_4x32x16_nn_lda16_ldb32_ldc32_
+// STATIC:          llvm.call @qm_sgemm_4x32x16_nt_lda16_ldb16_ldc32_
 // STATIC-LABEL: func.func @mlp(
+// STATIC-NOT:      linalg.transpose
 // STATIC-NOT:      linalg.matmul
-// STATIC:          llvm.call @qm_sgemm_4x16x32_nn_lda32_ldb16_ldc16_
+// STATIC:          llvm.call @qm_sgemm_4x16x32_nt_lda32_ldb32_ldc16_
 // STATIC-LABEL: func.func @main(
 
 // OUT: rank = 2 offset = 0 sizes = [4, 16]

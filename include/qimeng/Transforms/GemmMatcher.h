@@ -21,6 +21,12 @@ namespace qimeng {
 /// dimension does not index: a 2-D operand broadcast over the batch).
 struct MatchedContraction {
   GemmDesc gemm;
+  /// The buffers the kernel reads and writes: A, B and C, where an input
+  /// filled by a foldable linalg.transpose is replaced by its source.
+  mlir::Value operands[3];
+  /// Those transposes: the kernel reads their sources in transposed order,
+  /// so the rewrite removes them (or keeps them for the original op only).
+  llvm::SmallVector<mlir::Operation *> foldedTransposes;
   int64_t batch = 1;
   int64_t batchStrides[3] = {0, 0, 0}; ///< elements: A, B, C
   /// Strides the descriptor assumed where the types leave them dynamic.
@@ -38,9 +44,13 @@ bool isContraction(mlir::linalg::LinalgOp op);
 /// and C with B broadcast, or in B and C with A broadcast), f32 operands on
 /// buffers with static sizes, A and B with a unit stride along one of their
 /// dimensions (which gives the transposes), C with a unit stride along N.
-/// Otherwise fails with a reason ("dynamic size in dimension M", "element
-/// type 'f16' of operand A is not supported; need f32", ...) that has no
-/// "not accelerated:" prefix.
+/// An input that a linalg.transpose fills is read from the transpose's
+/// source instead when the transposed buffer is a fresh allocation that
+/// only the transpose writes and only this op reads, and nothing between
+/// the two may write the source (frontends transpose weights this way:
+/// torch-mlir's aten.linear). Otherwise fails with a reason ("dynamic size in
+/// dimension M", "element type 'f16' of operand A is not supported; need f32",
+/// ...) that has no "not accelerated:" prefix.
 mlir::FailureOr<MatchedContraction>
 describeContraction(mlir::linalg::LinalgOp op, std::string &reason);
 
