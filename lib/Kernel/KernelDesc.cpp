@@ -44,8 +44,9 @@ llvm::Error GemmDesc::verify() const {
 }
 
 std::string GemmDesc::str() const {
-  return llvm::formatv("sgemm_m{0}_n{1}_k{2}_lda{3}_ldb{4}_ldc{5}_{6}{7}", m, n,
-                       k, lda, ldb, ldc, transA ? 't' : 'n', transB ? 't' : 'n')
+  return llvm::formatv("sgemm_m{0}_n{1}_k{2}_lda{3}_ldb{4}_ldc{5}_{6}{7}{8}", m,
+                       n, k, lda, ldb, ldc, transA ? 't' : 'n',
+                       transB ? 't' : 'n', overwrite ? "_b0" : "")
       .str();
 }
 

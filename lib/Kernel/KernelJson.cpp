@@ -6,14 +6,18 @@ using namespace qimeng;
 using json = nlohmann::json;
 
 json qimeng::toJson(const GemmDesc &d) {
-  return {{"m", d.m},
-          {"n", d.n},
-          {"k", d.k},
-          {"lda", d.lda},
-          {"ldb", d.ldb},
-          {"ldc", d.ldc},
-          {"trans_a", d.transA},
-          {"trans_b", d.transB}};
+  json j = {{"m", d.m},
+            {"n", d.n},
+            {"k", d.k},
+            {"lda", d.lda},
+            {"ldb", d.ldb},
+            {"ldc", d.ldc},
+            {"trans_a", d.transA},
+            {"trans_b", d.transB}};
+  // Only when set, so that accumulating requests read as before.
+  if (d.overwrite)
+    j["overwrite"] = true;
+  return j;
 }
 
 llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
@@ -34,6 +38,9 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
     return std::move(err);
   if (auto err = fields.boolean("trans_b", d.transB))
     return std::move(err);
+  if (j.contains("overwrite"))
+    if (auto err = fields.boolean("overwrite", d.overwrite))
+      return std::move(err);
   return d;
 }
 

@@ -226,13 +226,22 @@ runOne(const GemmDesc &d,
   fillOperand(*aBuf, aLayout, gen);
   fillOperand(*bBuf, bLayout, gen);
   fillOperand(*cBuf, cLayout, gen);
+  // An overwriting kernel must not read C: its elements are NaN, which
+  // any read would carry into the result, and the reference starts from 0.
+  std::vector<float> zeros;
+  if (d.overwrite) {
+    for (int64_t i = 0; i < d.m; ++i)
+      std::fill_n(cBuf->data() + i * d.ldc, d.n,
+                  std::numeric_limits<float>::quiet_NaN());
+    zeros.assign(size_t(d.cSpan()), 0.0f);
+  }
   const std::vector<float> aPristine = copyRegion(*aBuf);
   const std::vector<float> bPristine = copyRegion(*bBuf);
   const std::vector<float> cPristine = copyRegion(*cBuf);
   const int64_t guard = options.guardElements;
   const float *a0 = aPristine.data() + guard;
   const float *b0 = bPristine.data() + guard;
-  const float *c0 = cPristine.data() + guard;
+  const float *c0 = d.overwrite ? zeros.data() : cPristine.data() + guard;
 
   kernel(aBuf->data(), bBuf->data(), cBuf->data(), workspace->data());
 

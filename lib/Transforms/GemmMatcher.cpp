@@ -8,6 +8,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -104,6 +105,39 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use) {
     }
   }
   return transpose;
+}
+
+/// The linalg.fill that zeroes all of `c` for the contraction `use` and
+/// nothing else: `c` is a fresh allocation, the fill writes all of it with
+/// a zero constant earlier in the same block, and no other user of `c`
+/// comes between them (a view of `c` would be such a user).
+linalg::FillOp zeroFillOf(Value c, Operation *use) {
+  auto alloc = c.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return {};
+  linalg::FillOp fill;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == use)
+      continue;
+    if (user->getBlock() != use->getBlock())
+      return {};
+    if (use->isBeforeInBlock(user))
+      continue;
+    auto f = dyn_cast<linalg::FillOp>(user);
+    if (!f || !f.hasPureBufferSemantics() || f.getOutputs()[0] != c)
+      return {};
+    // Of several fills before the op, the last one counts; any earlier
+    // user after it would be between.
+    if (!fill || fill->isBeforeInBlock(f))
+      fill = f;
+  }
+  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+    return {};
+  for (Operation *user : alloc->getUsers())
+    if (user != use && user != fill.getOperation() &&
+        fill->isBeforeInBlock(user) && user->isBeforeInBlock(use))
+      return {};
+  return fill;
 }
 
 } // namespace
@@ -280,6 +314,10 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
     for (int i = 0; i < 3; ++i)
       out.batchStrides[i] =
           strideOfLoop(maps[i], strides[i], b).value_or(int64_t(0));
+  }
+  if (linalg::FillOp fill = zeroFillOf(out.operands[2], op)) {
+    d.overwrite = true;
+    out.zeroFill = fill;
   }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));

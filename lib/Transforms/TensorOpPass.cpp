@@ -236,7 +236,8 @@ struct KernelLaunch {
   int64_t batch = 1;
   int64_t batchStrides[3] = {0, 0, 0};
   /// Ops that only the original op needs (transposes the kernel reads
-  /// through): erased with it, or moved with it where it stays.
+  /// through, the zero fill an overwriting kernel replaces): erased with
+  /// it, or moved with it where it stays.
   SmallVector<Operation *> foldedOps;
 };
 
@@ -613,6 +614,8 @@ struct QiMengTensorOpPass
         launch.batch = matched->batch;
         llvm::copy(matched->batchStrides, launch.batchStrides);
         launch.foldedOps = matched->foldedTransposes;
+        if (matched->zeroFill)
+          launch.foldedOps.push_back(matched->zeroFill);
         assumed = std::move(matched->assumed);
       }
       if (!problem) {

@@ -66,7 +66,8 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
-            "target_features", "parallel", "loop_order", "a_layout"))
+            "target_features", "parallel", "loop_order", "a_layout",
+            "overwrite"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -75,6 +76,9 @@ class Params:
         self.trans_a = bool_field(request, "trans_a")
         self.trans_b = bool_field(request, "trans_b")
         self.parallel = bool_field(request, "parallel")
+        # C = A * B: the first kc block stores the accumulators, C is never
+        # read (a zero-filled C whose fill the pass removed).
+        self.overwrite = bool_field(request, "overwrite")
         self.pack_b = request.get("pack_b", True)
         if not isinstance(self.pack_b, bool):
             raise RequestError("field 'pack_b' must be true or false")
@@ -195,7 +199,8 @@ class Params:
 
     def symbol(self):
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
-        return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}"
+        beta = "_b0" if self.overwrite else ""
+        return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}"
                 f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
                 + self.blocking_suffix())
 
@@ -513,10 +518,11 @@ def _emit_k_step(asm, p, u, row_stride, b):
         asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
 
 
-def _emit_row_updates(asm, p, next_tile, masked=False):
-    """C += accumulators row by row for %rdx valid rows (1 <= %rdx <= MR),
-    vector wide; with `masked`, through the column masks in %k1.. (AVX-512),
-    whose masked-out lanes are neither read nor written."""
+def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True):
+    """C += accumulators (C = accumulators unless `read_c`) row by row for
+    %rdx valid rows (1 <= %rdx <= MR), vector wide; with `masked`, through
+    the column masks in %k1.. (AVX-512), whose masked-out lanes are neither
+    read nor written."""
     isa = p.isa
     ldc4 = p.ldc * 4
     tmp = isa.reg(p.mr * p.nv)  # the first B register, free after the K loop
@@ -525,11 +531,13 @@ def _emit_row_updates(asm, p, next_tile, masked=False):
             acc = isa.reg(i * p.nv + v)
             off = i * ldc4 + v * isa.vector_bytes
             if masked:
-                asm.ins(f"vmovups {off}(%rdi), {tmp} {{%k{v + 1}}} {{z}}")
-                asm.ins(f"vaddps {tmp}, {acc}, {acc}")
+                if read_c:
+                    asm.ins(f"vmovups {off}(%rdi), {tmp} {{%k{v + 1}}} {{z}}")
+                    asm.ins(f"vaddps {tmp}, {acc}, {acc}")
                 asm.ins(f"vmovups {acc}, {off}(%rdi) {{%k{v + 1}}}")
             else:
-                asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
+                if read_c:
+                    asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
                 asm.ins(f"vmovups {acc}, {off}(%rdi)")
         if i + 1 < p.mr:
             asm.ins(f"cmpq ${i + 1}, %rdx")
@@ -562,12 +570,31 @@ def _emit_column_masks(asm, p):
 
 
 def _emit_c_update(asm, p, next_tile):
-    """C += the accumulators of one MR x NR tile, of which %r13 - %r15 rows
-    and %r9 - %r14 columns are valid. Full tiles take plain vector updates;
-    tiles short of rows update the valid rows only; tiles short of columns
-    use lane masks (AVX-512) or spill to the edge tile and add the valid
-    part with scalar code (AVX2). Nothing outside the valid part of C is read
-    or written."""
+    """C += the accumulators of one MR x NR tile; for an overwriting kernel,
+    C = the accumulators in the first kc block (pc = 0) and C += them
+    after, so that C is never read before it is written."""
+    if not p.overwrite:
+        _emit_c_write(asm, p, next_tile, read_c=True)
+        return
+    later = asm.label("later kc block: C += accumulators")
+    stored = asm.label("first kc block stored")
+    asm.ins(f"testq {PC}, {PC}")
+    asm.ins(f"jnz {fwd(later)}")
+    asm.comment("first kc block: C = accumulators (C is not read)")
+    _emit_c_write(asm, p, stored, read_c=False)
+    asm.ins(f"jmp {fwd(next_tile)}")
+    asm.place(later)
+    _emit_c_write(asm, p, next_tile, read_c=True)
+
+
+def _emit_c_write(asm, p, next_tile, read_c):
+    """C += the accumulators of one MR x NR tile (C = them unless `read_c`),
+    of which %r13 - %r15 rows and %r9 - %r14 columns are valid. Full tiles
+    take plain vector updates; tiles short of rows update the valid rows
+    only; tiles short of columns use lane masks (AVX-512) or spill to the
+    edge tile and add the valid part with scalar code (AVX2). Nothing
+    outside the valid part of C is read or written. Places `next_tile` at
+    its end."""
     isa = p.isa
     ldc4 = p.ldc * 4
     col_edge = asm.label("tile short of columns")
@@ -582,18 +609,19 @@ def _emit_c_update(asm, p, next_tile):
         asm.ins("subq %r15, %rdx")
         asm.ins(f"cmpq ${p.mr}, %rdx")
         asm.ins(f"jb {fwd(row_edge)}")
-    asm.comment("full tile: C += accumulators")
+    asm.comment("full tile: C " + ("+" if read_c else "") + "= accumulators")
     for i in range(p.mr):
         for v in range(p.nv):
             acc = isa.reg(i * p.nv + v)
             off = i * ldc4 + v * isa.vector_bytes
-            asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
+            if read_c:
+                asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
             asm.ins(f"vmovups {acc}, {off}(%rdi)")
     if p.row_edges:
         asm.ins(f"jmp {fwd(next_tile)}")
         asm.place(row_edge)
         asm.comment("tile short of rows: update the %rdx valid rows")
-        _emit_row_updates(asm, p, next_tile)
+        _emit_row_updates(asm, p, next_tile, read_c=read_c)
     if not p.col_edges:
         asm.place(next_tile)
         return
@@ -606,7 +634,7 @@ def _emit_c_update(asm, p, next_tile):
     if isa.name == "avx512":
         asm.comment("tile short of columns: masked row updates")
         _emit_column_masks(asm, p)
-        _emit_row_updates(asm, p, next_tile, masked=True)
+        _emit_row_updates(asm, p, next_tile, masked=True, read_c=read_c)
         asm.place(next_tile)
         return
     asm.comment("tile short of columns: spill, add the valid part to C")
@@ -621,8 +649,11 @@ def _emit_c_update(asm, p, next_tile):
     asm.place(e_row)
     asm.ins("xorl %eax, %eax")
     asm.place(e_col)
-    asm.ins(f"vmovss (%rdi,%rax,4), {xmm(0)}")
-    asm.ins(f"vaddss (%rsi,%rax,4), {xmm(0)}, {xmm(0)}")
+    if read_c:
+        asm.ins(f"vmovss (%rdi,%rax,4), {xmm(0)}")
+        asm.ins(f"vaddss (%rsi,%rax,4), {xmm(0)}, {xmm(0)}")
+    else:
+        asm.ins(f"vmovss (%rsi,%rax,4), {xmm(0)}")
     asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
     asm.ins("incq %rax")
     asm.ins("cmpq %rcx, %rax")

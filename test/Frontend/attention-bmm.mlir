@@ -47,36 +47,40 @@
 // GUARDED-LABEL: func.func @bmm(
 // GUARDED:         scf.if
 // GUARDED:           scf.for
-// GUARDED:             llvm.call @qm_sgemm_4x6x8_nn_lda8_ldb6_ldc6_
+// GUARDED:             llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_
 // GUARDED:         } else {
+// GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
 // GUARDED-LABEL: func.func @scores(
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nt_lda8_ldb8_ldc6_
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nt_b0_lda8_ldb8_ldc6_
 // GUARDED:         } else {
+// GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
 // GUARDED-LABEL: func.func @shared_weight(
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_lda8_ldb6_ldc6_
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_
 // GUARDED:         } else {
+// GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
 // GUARDED-LABEL: func.func @dot_general(
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_lda8_ldb6_ldc6_
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_
 // GUARDED:         } else {
+// GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.generic
 // GUARDED-LABEL: func.func @main(
 
 // STATIC-LABEL: func.func @bmm(
 // STATIC-NOT:      linalg.batch_matmul
 // STATIC:          scf.for
-// STATIC:            llvm.call @qm_sgemm_4x6x8_nn_lda8_ldb6_ldc6_
+// STATIC:            llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_
 // STATIC-LABEL: func.func @scores(
 // STATIC-NOT:      linalg.batch_matmul
-// STATIC:            llvm.call @qm_sgemm_4x6x8_nt_lda8_ldb8_ldc6_
+// STATIC:            llvm.call @qm_sgemm_4x6x8_nt_b0_lda8_ldb8_ldc6_
 // STATIC-LABEL: func.func @shared_weight(
 // STATIC-NOT:      linalg.batch_matmul
-// STATIC:            llvm.call @qm_sgemm_4x6x8_nn_lda8_ldb6_ldc6_
+// STATIC:            llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_
 // STATIC-LABEL: func.func @dot_general(
 // STATIC-NOT:      linalg.generic
-// STATIC:            llvm.call @qm_sgemm_4x6x8_nn_lda8_ldb6_ldc6_
+// STATIC:            llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_
 // STATIC-LABEL: func.func @main(
 
 // OUT-COUNT-4: rank = 3 offset = 0 sizes = [3, 4, 6]

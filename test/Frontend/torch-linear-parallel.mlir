@@ -18,9 +18,10 @@
 
 // CHECK-LABEL: func.func @linear_relu(
 // CHECK:         scf.if
-// CHECK:           llvm.call @qm_sgemm_96x256x128_nt_{{.*}}_par_{{.*}}_parts2(
+// CHECK:           llvm.call @qm_sgemm_96x256x128_nt_b0_{{.*}}_par_{{.*}}_parts2(
 // CHECK:         } else {
 // CHECK-NEXT:      linalg.transpose
+// CHECK-NEXT:      linalg.fill
 // CHECK-NEXT:      linalg.matmul
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>

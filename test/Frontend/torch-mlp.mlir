@@ -41,35 +41,42 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
 // RUN: not diff %t.reference %t.fault > /dev/null
 
-// The weights' transposes fold into the kernels (B read transposed, "nt").
+// The weights' transposes fold into the kernels (B read transposed, "nt"),
+// and so do the zero fills (the kernels overwrite C, "b0").
 // The arguments arrive with dynamic strides: the kernels are specialised
 // for the dense ones, checked at run time; the transpose and the matmul
 // stay for the other case.
 // GUARDED-LABEL: func.func @linear_relu(
 // GUARDED-NOT:     linalg.transpose
+// GUARDED-NOT:     linalg.fill
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sgemm_4x32x16_nt_lda16_ldb16_ldc32_
+// GUARDED:           llvm.call @qm_sgemm_4x32x16_nt_b0_lda16_ldb16_ldc32_
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.transpose
+// GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.matmul
 // GUARDED-LABEL: func.func @mlp(
 // GUARDED-NOT:     linalg.transpose
+// GUARDED-NOT:     linalg.fill
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sgemm_4x16x32_nt_lda32_ldb32_ldc16_
+// GUARDED:           llvm.call @qm_sgemm_4x16x32_nt_b0_lda32_ldb32_ldc16_
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.transpose
+// GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.matmul
 // GUARDED-LABEL: func.func @main(
 
 // STATIC-LABEL: func.func @linear_relu(
 // STATIC-NOT:      linalg.transpose
+// STATIC-NOT:      linalg.fill
 // STATIC-NOT:      linalg.matmul
 // STATIC-NOT:      scf.if
-// STATIC:          llvm.call @qm_sgemm_4x32x16_nt_lda16_ldb16_ldc32_
+// STATIC:          llvm.call @qm_sgemm_4x32x16_nt_b0_lda16_ldb16_ldc32_
 // STATIC-LABEL: func.func @mlp(
 // STATIC-NOT:      linalg.transpose
+// STATIC-NOT:      linalg.fill
 // STATIC-NOT:      linalg.matmul
-// STATIC:          llvm.call @qm_sgemm_4x16x32_nt_lda32_ldb32_ldc16_
+// STATIC:          llvm.call @qm_sgemm_4x16x32_nt_b0_lda32_ldb32_ldc16_
 // STATIC-LABEL: func.func @main(
 
 // OUT: rank = 2 offset = 0 sizes = [4, 16]

@@ -197,6 +197,65 @@ TEST(GemmKernelTest, Avx512EdgeShapes) {
               smallAvx512Config());
 }
 
+//===----------------------------------------------------------------------===//
+// Overwrite (C = A * B, C never read)
+//===----------------------------------------------------------------------===//
+
+TEST(GemmKernelTest, OverwriteNeverReadsC) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // The validator fills C with NaN for an overwriting descriptor: any read
+  // of C before its first store shows. K spans several kc blocks (the
+  // later ones accumulate); edges in both directions; B packed, in place
+  // and packed by the tiles; A in k-major slivers and in rows.
+  std::vector<GemmConfig> configs;
+  for (GemmConfig base : {smallAvx2Config(), smallAvx512Config()}) {
+    if (base.isa == VectorIsa::Avx512 && !hostRunsAvx512())
+      continue;
+    configs.push_back(base);
+    GemmConfig inPlace = base;
+    inPlace.packB = BPacking::InPlace;
+    inPlace.aLayout = ALayout::Rows;
+    configs.push_back(inPlace);
+    GemmConfig fused = base;
+    fused.packB = BPacking::Fused;
+    configs.push_back(fused);
+  }
+  for (const GemmConfig &config : configs)
+    for (Shape s : {Shape{1, 1, 1}, Shape{7, 17, 5}, Shape{13, 33, 37},
+                    Shape{50, 64, 40}}) {
+      GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
+      d.ldc += 3;
+      d.overwrite = true;
+      GemmConfig c = config;
+      if (c.packB != BPacking::Panels && !d.bSliversInPlace(c.nr))
+        c.packB = BPacking::Panels;
+      EXPECT_TRUE(kernelValidates(d, clampToProblem(c, d)));
+    }
+}
+
+TEST(GemmKernelTest, AccumulatingKernelFailsAsOverwrite) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A kernel that reads C, checked as one that must not: the NaN in C
+  // reaches the result.
+  GemmDesc accumulate = GemmDesc::packed(13, 33, 37);
+  GemmConfig c = clampToProblem(smallAvx2Config(), accumulate);
+  auto loaded =
+      buildGemmKernel(accumulate, c, host(), EmitterOptions::defaults(), "");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  GemmKernelFn fn = loaded->jit->gemm();
+  GemmDesc overwrite = accumulate;
+  overwrite.overwrite = true;
+  auto report = validateGemm(
+      overwrite,
+      [fn](const float *a, const float *b, float *cp, void *ws) {
+        fn(a, b, cp, ws);
+      },
+      loaded->emitted.workspaceBytes, ValidationOptions{});
+  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
+  EXPECT_FALSE(report->passed);
+  EXPECT_NE(report->failure.find("nan"), std::string::npos) << report->failure;
+}
+
 TEST(GemmKernelTest, HostDefaultConfig) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // The analytical config for the host, unmodified.

@@ -15,7 +15,8 @@
 namespace qimeng {
 
 /// Single-precision GEMM on row-major storage, with linalg.matmul semantics:
-/// C[m][n] += sum_k A(m,k) * B(k,n).
+/// C[m][n] += sum_k A(m,k) * B(k,n); or, with `overwrite`, C[m][n] = sum_k
+/// A(m,k) * B(k,n), C never read (a zero-filled C, the fill removed).
 ///
 /// A(m,k) is A[m*lda + k], or A[k*lda + m] when transA (A stored K x M).
 /// B(k,n) is B[k*ldb + n], or B[n*ldb + k] when transB (B stored N x K).
@@ -25,6 +26,7 @@ struct GemmDesc {
   int64_t lda = 0, ldb = 0, ldc = 0;
   bool transA = false;
   bool transB = false;
+  bool overwrite = false; ///< beta = 0: C is written, never read
 
   /// A descriptor with the tightest leading dimensions for its transposes.
   static GemmDesc packed(int64_t m, int64_t n, int64_t k, bool transA = false,
@@ -50,12 +52,14 @@ struct GemmDesc {
   /// Checks sizes >= 1 and leading dimensions wide enough.
   llvm::Error verify() const;
 
-  /// Stable, readable key: "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn".
+  /// Stable, readable key: "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn", with "_b0"
+  /// appended for overwrite.
   std::string str() const;
 
   bool operator==(const GemmDesc &o) const {
     return m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
-           ldc == o.ldc && transA == o.transA && transB == o.transB;
+           ldc == o.ldc && transA == o.transA && transB == o.transB &&
+           overwrite == o.overwrite;
   }
 };
 

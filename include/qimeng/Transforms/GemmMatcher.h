@@ -27,6 +27,8 @@ struct MatchedContraction {
   /// Those transposes: the kernel reads their sources in transposed order,
   /// so the rewrite removes them (or keeps them for the original op only).
   llvm::SmallVector<mlir::Operation *> foldedTransposes;
+  /// The zero linalg.fill of C that `gemm.overwrite` replaces, or null.
+  mlir::Operation *zeroFill = nullptr;
   int64_t batch = 1;
   int64_t batchStrides[3] = {0, 0, 0}; ///< elements: A, B, C
   /// Strides the descriptor assumed where the types leave them dynamic.
@@ -48,7 +50,10 @@ bool isContraction(mlir::linalg::LinalgOp op);
 /// source instead when the transposed buffer is a fresh allocation that
 /// only the transpose writes and only this op reads, and nothing between
 /// the two may write the source (frontends transpose weights this way:
-/// torch-mlir's aten.linear). Otherwise fails with a reason ("dynamic size in
+/// torch-mlir's aten.linear). A C that is a fresh allocation zero-filled
+/// by a linalg.fill just for this op (no other user between the two) makes
+/// the GEMM overwrite C instead, and the fill unnecessary. Otherwise fails
+/// with a reason ("dynamic size in
 /// dimension M", "element type 'f16' of operand A is not supported; need f32",
 /// ...) that has no "not accelerated:" prefix.
 mlir::FailureOr<MatchedContraction>

@@ -1,0 +1,67 @@
+// A zero linalg.fill of a fresh C just for the contraction becomes the
+// kernel's overwrite mode ("b0": C = A * B, never read) and goes. It stays
+// when the value is not zero, when something else uses C in between, or
+// when C is not a fresh allocation.
+// RUN: %qimeng-opt %s -split-input-file \
+// RUN:   '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma:l1d=32K,l2=512K,l3=32M,cores=8 threads=1 validate=false' \
+// RUN: | FileCheck %s
+
+// CHECK-LABEL: func.func @zero_fill(
+// CHECK-NOT:     linalg.fill
+// CHECK:         llvm.call @qm_sgemm_8x32x16_nn_b0_lda16_ldb32_ldc32_
+// CHECK:         memref.copy
+func.func @zero_fill(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %out: memref<8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  memref.copy %c, %out : memref<8x32xf32> to memref<8x32xf32>
+  memref.dealloc %c : memref<8x32xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @one_fill(
+// CHECK:         linalg.fill
+// CHECK:         llvm.call @qm_sgemm_8x32x16_nn_lda16_ldb32_ldc32_
+func.func @one_fill(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %out: memref<8x32xf32>) {
+  %one = arith.constant 1.0 : f32
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%one : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  memref.copy %c, %out : memref<8x32xf32> to memref<8x32xf32>
+  return
+}
+
+// -----
+
+// C is written through a view between the fill and the matmul.
+// CHECK-LABEL: func.func @written_between(
+// CHECK:         linalg.fill
+// CHECK:         memref.store
+// CHECK:         llvm.call @qm_sgemm_8x32x16_nn_lda16_ldb32_ldc32_
+func.func @written_between(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %out: memref<8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %i = arith.constant 3 : index
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  memref.store %two, %c[%i, %i] : memref<8x32xf32>
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  memref.copy %c, %out : memref<8x32xf32> to memref<8x32xf32>
+  return
+}
+
+// -----
+
+// C is the caller's buffer: the fill is the caller's to see.
+// CHECK-LABEL: func.func @argument(
+// CHECK:         linalg.fill
+// CHECK:         llvm.call @qm_sgemm_8x32x16_nn_lda16_ldb32_ldc32_
+func.func @argument(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %c: memref<8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  return
+}
