@@ -12,7 +12,7 @@
 // CHECK:         llvm.call @qm_sgemm_7x5x3_
 // CHECK:       llvm.func internal @qm_sgemm_7x5x3_
 // HELP: --qimeng-tensorop
-// HELP: Replace linalg.matmul and linalg.conv_2d ops with generated, validated kernels
+// HELP: Replace linalg contractions (matmul, batch_matmul, generic contractions) and 2-D convolutions with generated, validated kernels
 // HELP: --kernel-config=<string>
 // HELP: --target=<string>
 func.func @matmul_plugin(%a: memref<7x3xf32>, %b: memref<3x5xf32>, %c: memref<7x5xf32>) {

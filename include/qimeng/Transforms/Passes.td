@@ -5,13 +5,23 @@
 include "mlir/Pass/PassBase.td"
 
 def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
-  let summary = "Replace linalg.matmul and linalg.conv_2d ops with generated, "
+  let summary = "Replace linalg contractions (matmul, batch_matmul, generic "
+                "contractions) and 2-D convolutions with generated, "
                 "validated kernels";
   let description = [{
-    Rewrites `linalg.matmul` on static-shaped f32 memrefs (identity layout,
-    or strided with a unit inner stride such as `memref.subview` results;
-    plain or with A or B transposed through `indexing_maps`) into a call to a
-    kernel that the QiMeng emitters wrote for exactly that shape and layout.
+    Runs on bufferized IR, before or after `buffer-deallocation-pipeline`.
+
+    Rewrites every op with linalg's contraction interface that has one M,
+    one N, one K and at most one batch dimension (`linalg.matmul`,
+    `linalg.batch_matmul`, `linalg.generic` contractions such as
+    `dot_general`), on f32 memrefs of static shape, into calls of a kernel
+    that the QiMeng emitters wrote for exactly that shape and layout: A and
+    B transposed or not through `indexing_maps`, a 2-D operand broadcast
+    over the batch, subviews. Strides that the type leaves dynamic (the
+    default layout of `one-shot-bufferize{bufferize-function-boundaries}`)
+    are taken as dense and checked at run time; the original op runs when
+    they differ. A `linalg.transpose` that only feeds the contraction and
+    a zero `linalg.fill` of a fresh C fold into the kernel.
 
     Rewrites `linalg.conv_2d_nhwc_hwcf`, `linalg.conv_2d_nhwc_fhwc` and
     `linalg.conv_2d_nchw_fchw` on static-shaped f32 memrefs, any strides and
@@ -35,8 +45,9 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     candidate validated and timed in qimeng-runner) and the winner stored;
     a database hit uses the stored, validated kernel directly.
 
-    Ops the pass does not handle stay unchanged and get a remark
-    `not accelerated: <reason>`.
+    Contractions and convolutions the pass does not handle stay unchanged
+    and get a remark `not accelerated: <reason>`. docs/FrontendIR.md gives
+    the recommended pipeline for torch-mlir, StableHLO and TOSA users.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"host\"",
