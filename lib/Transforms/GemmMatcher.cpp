@@ -67,11 +67,13 @@ bool mayAlias(Value a, Value b) {
 }
 
 /// The linalg.transpose that fills `operand` when the contraction `use`
-/// may read its source instead: `operand` is a fresh allocation whose only
-/// users are that transpose (writing all of it), `use` and deallocations,
-/// the transpose comes first in the same block, and nothing in between
-/// may write the source.
-linalg::TransposeOp foldableTranspose(Value operand, Operation *use) {
+/// (writing `output`) may read its source instead: `operand` is a fresh
+/// allocation whose only users are that transpose (writing all of it),
+/// `use` and deallocations, the transpose comes first in the same block,
+/// nothing in between may write the source, and the source cannot be
+/// `output` (the copy kept the contraction's input apart from its output).
+linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
+                                      Value output) {
   auto alloc = operand.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return {};
@@ -89,6 +91,8 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use) {
       !transpose->isBeforeInBlock(use))
     return {};
   Value source = transpose.getInput();
+  if (mayAlias(source, output))
+    return {};
   for (Operation *op = transpose->getNextNode(); op && op != use;
        op = op->getNextNode()) {
     if (isa<memref::DeallocOp>(op) && op->getOperand(0) == operand)
@@ -193,7 +197,7 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
   for (int i = 0; i < 3; ++i)
     out.operands[i] = operands[i];
   for (int i = 0; i < 2; ++i) {
-    linalg::TransposeOp t = foldableTranspose(operands[i], op);
+    linalg::TransposeOp t = foldableTranspose(operands[i], op, operands[2]);
     if (!t)
       continue;
     ArrayRef<int64_t> perm = t.getPermutation();

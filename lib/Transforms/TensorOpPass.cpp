@@ -302,7 +302,8 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
 /// Replaces `op` with its kernel's calls. Where the kernel was specialised
 /// for strides the types leave dynamic, the calls run when the strides are
 /// those at run time and a clone of `op` (after clones of the ops it needs
-/// that the kernel does not: folded transposes) runs otherwise.
+/// that the kernel does not: folded transposes and zero fills) runs
+/// otherwise.
 void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
                            LLVM::LLVMFuncOp fn, const ReadyKernel &kernel,
                            const KernelLaunch &launch,
