@@ -3,7 +3,7 @@
 # bufferized with one-shot-bufferize's default function boundaries, then
 # once through the stock pipeline and once with --qimeng-tensorop placed
 # before buffer-deallocation-pipeline (docs/FrontendIR.md). Prints each
-# run's seconds per forward pass and checksum.
+# run's seconds per forward pass (best and mean of five) and checksum.
 #
 #   bench/mlp.sh [BUILD_DIR]
 set -euo pipefail
