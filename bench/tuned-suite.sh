@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tuned SGEMM suite of docs/Tuning.md ("Figures"): tunes every shape into
+# The tuned SGEMM suite of docs/Benchmarks.md (section 6): tunes every shape into
 # a fresh tuning database with qimeng-tune (trial budget and a 60 s cap per
 # shape), then benchmarks the tuned kernels against OpenBLAS, BLIS and
 # libxsmm with qimeng-bench --tuned, at each thread count.
