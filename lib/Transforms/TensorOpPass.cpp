@@ -228,6 +228,87 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
   return launcher;
 }
 
+/// `llvm.func internal @<symbol>_batch<B>_<sa>_<sb>_<sc>_t<T>(A, B, C,
+/// workspace)`: a single-part kernel's batch run concurrently. An
+/// omp.parallel of at most T threads with a wsloop over the B GEMMs; GEMM
+/// i reads and writes its operands at their first elements plus i times
+/// their batch strides (elements sa, sb, sc) and uses the workspace slice
+/// of the thread running it (omp_get_thread_num, `sliceBytes` apart: the
+/// caller allocates T). LLVM dialect and OpenMP only, like the parts
+/// launcher.
+LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
+                                          const ReadyKernel &kernel,
+                                          int64_t batch,
+                                          const int64_t batchStrides[3],
+                                          int threads, int64_t sliceBytes) {
+  std::string name =
+      llvm::formatv("{0}_batch{1}_{2}_{3}_{4}_t{5}", kernel.emitted.symbol,
+                    batch, batchStrides[0], batchStrides[1], batchStrides[2],
+                    threads)
+          .str();
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = NameLoc::get(StringAttr::get(ctx, name));
+  auto i32 = b.getI32Type();
+  auto i64 = b.getI64Type();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto threadNum = module.lookupSymbol<LLVM::LLVMFuncOp>("omp_get_thread_num");
+  if (!threadNum)
+    threadNum = LLVM::LLVMFuncOp::create(b, loc, "omp_get_thread_num",
+                                         LLVM::LLVMFunctionType::get(i32, {}));
+  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                            {ptr, ptr, ptr, ptr});
+  auto launcher =
+      LLVM::LLVMFuncOp::create(b, loc, name, fnType, LLVM::Linkage::Internal);
+  Block *entry = launcher.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  auto constant = [&](int64_t v) -> Value {
+    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+  Value lower = constant(0), upper = constant(batch), step = constant(1);
+  omp::ParallelOperands teamSize;
+  teamSize.numThreads =
+      LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(threads));
+  auto parallel = omp::ParallelOp::create(b, loc, teamSize);
+  Block *parallelBody = b.createBlock(&parallel.getRegion());
+  b.setInsertionPointToStart(parallelBody);
+  auto wsloop = omp::WsloopOp::create(b, loc, omp::WsloopOperands());
+  b.createBlock(&wsloop.getRegion());
+  omp::LoopNestOperands bounds;
+  bounds.loopLowerBounds = {lower};
+  bounds.loopUpperBounds = {upper};
+  bounds.loopSteps = {step};
+  auto nest = omp::LoopNestOp::create(b, loc, bounds);
+  Block *body = b.createBlock(&nest.getRegion(), {}, {i64}, {loc});
+  Value index = body->getArgument(0);
+  SmallVector<Value, 4> arguments;
+  for (int i = 0; i < 3; ++i) {
+    Value offset =
+        LLVM::MulOp::create(b, loc, index, constant(batchStrides[i]));
+    arguments.push_back(LLVM::GEPOp::create(b, loc, ptr, b.getF32Type(),
+                                            entry->getArgument(i),
+                                            ValueRange{offset}));
+  }
+  Value thread =
+      LLVM::CallOp::create(b, loc, threadNum, ValueRange()).getResult();
+  Value thread64 = LLVM::SExtOp::create(b, loc, i64, thread);
+  Value sliceOffset =
+      LLVM::MulOp::create(b, loc, thread64, constant(sliceBytes));
+  arguments.push_back(LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(),
+                                          entry->getArgument(3),
+                                          ValueRange{sliceOffset}));
+  LLVM::CallOp::create(b, loc, fn, arguments);
+  omp::YieldOp::create(b, loc, ValueRange());
+  b.setInsertionPointToEnd(parallelBody);
+  omp::TerminatorOp::create(b, loc);
+  b.setInsertionPointToEnd(entry);
+  LLVM::ReturnOp::create(b, loc, ValueRange());
+  return launcher;
+}
+
 /// How an op's operands feed the kernel: `batch` calls, call i on the
 /// operands' first elements plus i times their batch strides (elements:
 /// A or input, B or filter, C or output).
@@ -235,6 +316,9 @@ struct KernelLaunch {
   Value operands[3]; ///< the buffers the kernel reads and writes
   int64_t batch = 1;
   int64_t batchStrides[3] = {0, 0, 0};
+  /// Threads for the batch loop of a kernel too small to split: its GEMMs
+  /// then run concurrently, one per thread at a time.
+  int batchThreads = 1;
   /// Ops that only the original op needs (transposes the kernel reads
   /// through, the zero fill an overwriting kernel replaces): erased with
   /// it, or moved with it where it stays.
@@ -257,7 +341,13 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   // The emitter's workspace sizes are multiples of 64 bytes.
   int64_t sliceBytes = static_cast<int64_t>(
       std::max<uint64_t>(kernel.emitted.workspaceBytes, 64));
-  int64_t slices = std::max<int64_t>(1, kernel.parts.size());
+  // The batch runs concurrently when its GEMMs are too small to split.
+  const int batchThreads = launch.batch > 1 && kernel.parts.empty()
+                               ? static_cast<int>(std::min<int64_t>(
+                                     launch.batchThreads, launch.batch))
+                               : 1;
+  int64_t slices =
+      std::max<int64_t>({1, int64_t(kernel.parts.size()), batchThreads});
   auto allocFn = LLVM::lookupOrCreateAlignedAllocFn(b, module, i64);
   auto freeFn = LLVM::lookupOrCreateFreeFn(b, module);
   assert(succeeded(allocFn) && succeeded(freeFn) &&
@@ -287,6 +377,15 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
 
   if (launch.batch == 1) {
     emitGemm(b, Value());
+  } else if (batchThreads > 1) {
+    LLVM::LLVMFuncOp launcher =
+        getOrCreateBatchLauncher(module, fn, kernel, launch.batch,
+                                 launch.batchStrides, batchThreads, sliceBytes);
+    Value pointers[3];
+    for (int i = 0; i < 3; ++i)
+      pointers[i] = toPointer(b, loc, operands[i], Value());
+    LLVM::CallOp::create(b, loc, launcher,
+                         ValueRange{pointers[0], pointers[1], pointers[2], ws});
   } else {
     Value lower = arith::ConstantIndexOp::create(b, loc, 0);
     Value upper = arith::ConstantIndexOp::create(b, loc, launch.batch);
@@ -613,6 +712,9 @@ struct QiMengTensorOpPass
         problem = KernelProblem(matched->gemm);
         llvm::copy(matched->operands, launch.operands);
         launch.batch = matched->batch;
+        launch.batchThreads = options->threads == 0
+                                  ? options->target.cores
+                                  : static_cast<int>(options->threads);
         llvm::copy(matched->batchStrides, launch.batchStrides);
         launch.foldedOps = matched->foldedTransposes;
         if (matched->zeroFill)

@@ -11,14 +11,14 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
 //
 // Default layout (dynamic strides), the pass before deallocation:
-// RUN: %qimeng-opt %t.default.mlir --qimeng-tensorop -o %t.v1.mlir
+// RUN: %qimeng-opt %t.default.mlir --qimeng-tensorop=threads=2 -o %t.v1.mlir
 // RUN: FileCheck %s --check-prefix=GUARDED < %t.v1.mlir
 // RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
 // RUN: diff %t.reference %t.v1
 //
 // Identity layout, the pass before deallocation:
-// RUN: %qimeng-opt %t.identity.mlir --qimeng-tensorop -o %t.v2.mlir
+// RUN: %qimeng-opt %t.identity.mlir --qimeng-tensorop=threads=1 -o %t.v2.mlir
 // RUN: FileCheck %s --check-prefix=STATIC < %t.v2.mlir
 // RUN: %mlir-opt %t.v2.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
@@ -26,11 +26,11 @@
 //
 // Both layouts, the pass after deallocation:
 // RUN: %mlir-opt %t.default.mlir %dealloc \
-// RUN:   | %qimeng-opt --qimeng-tensorop | %mlir-opt %lower-to-llvm \
+// RUN:   | %qimeng-opt --qimeng-tensorop=threads=2 | %mlir-opt %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v3
 // RUN: diff %t.reference %t.v3
 // RUN: %mlir-opt %t.identity.mlir %dealloc \
-// RUN:   | %qimeng-opt --qimeng-tensorop | %mlir-opt %lower-to-llvm \
+// RUN:   | %qimeng-opt --qimeng-tensorop=threads=1 | %mlir-opt %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v4
 // RUN: diff %t.reference %t.v4
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
@@ -44,20 +44,22 @@
 
 // Every contraction is rewritten; default-layout arguments are checked at
 // run time.
+// With two threads the batch of GEMMs too small to split runs
+// concurrently, from a launcher with the batch strides (elements) baked in;
+// with one, an scf.for calls the kernel per batch.
 // GUARDED-LABEL: func.func @bmm(
 // GUARDED:         scf.if
-// GUARDED:           scf.for
-// GUARDED:             llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_{{.*}}_batch3_32_48_24_t2(
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
 // GUARDED-LABEL: func.func @scores(
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nt_b0_lda8_ldb8_ldc6_
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nt_b0_lda8_ldb8_ldc6_{{.*}}_batch3_32_48_24_t2(
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
 // GUARDED-LABEL: func.func @shared_weight(
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_{{.*}}_batch3_32_0_24_t2(
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
@@ -67,6 +69,10 @@
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.generic
 // GUARDED-LABEL: func.func @main(
+// GUARDED:       llvm.func internal @qm_sgemm_4x6x8_nn_b0_{{.*}}_batch3_32_48_24_t2(
+// GUARDED:         omp.parallel num_threads(%{{.+}} : i32) {
+// GUARDED:           omp.loop_nest
+// GUARDED:             llvm.call @omp_get_thread_num()
 
 // STATIC-LABEL: func.func @bmm(
 // STATIC-NOT:      linalg.batch_matmul
