@@ -14,6 +14,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 #include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace qimeng;
@@ -41,6 +42,21 @@ unsigned resultPosition(AffineMap map, unsigned dim) {
       return r;
   return map.getNumResults();
 }
+/// How a 2-D operand with logical dimensions (row, col) lies, from their
+/// sizes and element strides: as is when the column has the unit stride
+/// (the leading dimension is the row stride), transposed when the row has
+/// it (the leading dimension is the column stride). A size-1 dimension's
+/// stride never moves an address: the leading dimension then is the least
+/// that verifies. Nullopt when neither dimension has the unit stride.
+std::optional<std::pair<bool, int64_t>>
+orientation(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride) {
+  if (colStride == 1 || cols == 1)
+    return std::make_pair(false, rows == 1 ? cols : rowStride);
+  if (rowStride == 1 || rows == 1)
+    return std::make_pair(true, cols == 1 ? rows : colStride);
+  return std::nullopt;
+}
+
 /// The buffer `v` is a view of (through view-like ops and casts).
 Value underlyingBuffer(Value v) {
   while (Operation *def = v.getDefiningOp()) {
@@ -190,24 +206,6 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
     reason = "indexing maps are not projected permutations of the loops";
     return failure();
   }
-  // Inputs a foldable transpose fills: read its source, the operand's map
-  // composed with the permutation (the transpose's result dimension j is
-  // its source's dimension perm[j]).
-  MatchedContraction out;
-  for (int i = 0; i < 3; ++i)
-    out.operands[i] = operands[i];
-  for (int i = 0; i < 2; ++i) {
-    linalg::TransposeOp t = foldableTranspose(operands[i], op, operands[2]);
-    if (!t)
-      continue;
-    ArrayRef<int64_t> perm = t.getPermutation();
-    SmallVector<AffineExpr> results(perm.size());
-    for (size_t j = 0; j < perm.size(); ++j)
-      results[perm[j]] = maps[i].getResult(j);
-    maps[i] = AffineMap::get(maps[i].getNumDims(), 0, results, op.getContext());
-    out.operands[i] = t.getInput();
-    out.foldedTransposes.push_back(t);
-  }
   // A dimension in A and C only is an M dimension to the interface; with
   // two of them, the outer one (in C) is a batch over which B is
   // broadcast. Likewise two N dimensions: A broadcast.
@@ -254,6 +252,24 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
     return failure();
   }
 
+  MatchedContraction out;
+  for (int i = 0; i < 3; ++i)
+    out.operands[i] = operands[i];
+  // Inputs a foldable transpose fills: read its source, the operand's map
+  // composed with the permutation (the transpose's result dimension j is
+  // its source's dimension perm[j]).
+  for (int i = 0; i < 2; ++i) {
+    linalg::TransposeOp t = foldableTranspose(operands[i], op, operands[2]);
+    if (!t)
+      continue;
+    ArrayRef<int64_t> perm = t.getPermutation();
+    SmallVector<AffineExpr> results(perm.size());
+    for (size_t j = 0; j < perm.size(); ++j)
+      results[perm[j]] = maps[i].getResult(j);
+    maps[i] = AffineMap::get(maps[i].getNumDims(), 0, results, op.getContext());
+    out.operands[i] = t.getInput();
+    out.foldedTransposes.push_back(t);
+  }
   SmallVector<int64_t> strides[3];
   for (int i = 0; i < 3; ++i) {
     auto s = resolveStrides(out.operands[i], names[i], out.assumed, reason);
@@ -272,37 +288,27 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
   auto stride = [&](int operand, unsigned dim) {
     return *strideOfLoop(maps[operand], strides[operand], dim);
   };
-  // A(m, k): row-major when K has the unit stride, transposed when M has.
-  // A size-1 dimension's stride never moves an address: the leading
-  // dimension then is the least that verifies.
-  int64_t am = stride(0, m), ak = stride(0, k);
-  if (ak == 1 || d.k == 1) {
-    d.transA = false;
-    d.lda = d.m == 1 ? d.k : am;
-  } else if (am == 1 || d.m == 1) {
-    d.transA = true;
-    d.lda = d.k == 1 ? d.m : ak;
-  } else {
-    reason = llvm::formatv("operand A has no unit stride along M or K "
-                           "(strides {0} and {1})",
-                           am, ak)
-                 .str();
+  // A(m, k) and B(k, n): as stored or transposed, by their unit strides.
+  auto dimName = [&](unsigned dim) {
+    return dim == m ? "M" : dim == n ? "N" : "K";
+  };
+  auto orient = [&](int operand, unsigned row, unsigned col, bool &trans,
+                    int64_t &ld) {
+    int64_t rowStride = stride(operand, row), colStride = stride(operand, col);
+    auto lies = orientation(ranges[row], ranges[col], rowStride, colStride);
+    if (!lies) {
+      reason = llvm::formatv("operand {0} has no unit stride along {1} or {2} "
+                             "(strides {3} and {4})",
+                             operand == 0 ? "A" : "B", dimName(row),
+                             dimName(col), rowStride, colStride)
+                   .str();
+      return false;
+    }
+    std::tie(trans, ld) = *lies;
+    return true;
+  };
+  if (!orient(0, m, k, d.transA, d.lda) || !orient(1, k, n, d.transB, d.ldb))
     return failure();
-  }
-  int64_t bk = stride(1, k), bn = stride(1, n);
-  if (bn == 1 || d.n == 1) {
-    d.transB = false;
-    d.ldb = d.k == 1 ? d.n : bk;
-  } else if (bk == 1 || d.k == 1) {
-    d.transB = true;
-    d.ldb = d.n == 1 ? d.k : bn;
-  } else {
-    reason = llvm::formatv("operand B has no unit stride along K or N "
-                           "(strides {0} and {1})",
-                           bk, bn)
-                 .str();
-    return failure();
-  }
   int64_t cm = stride(2, m), cn = stride(2, n);
   if (cn != 1 && d.n != 1) {
     reason = llvm::formatv("operand C is not row-major in (M, N): stride {0} "
