@@ -147,79 +147,57 @@ Value toPointer(OpBuilder &b, Location loc, Value address, Value bytes) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
 }
 
-/// `llvm.func internal @<symbol>_parts<T>(A, B, C, workspace)`: the
-/// parallel form's launcher, one per kernel and part count. An
-/// omp.parallel wsloop over the T parts; part i writes its range (row
-/// m_begin, m_end, column n_begin, n_end: a constant table) at kRangeOffset
-/// of its own workspace slice, `sliceBytes` apart, and calls the kernel on
-/// it. It is LLVM dialect and OpenMP only, so that memref passes between
-/// the pass and the lowering (ownership-based deallocation, which would put
-/// its ownership constants into the OpenMP loop wrapper) leave it alone.
-LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
-                                          const ReadyKernel &kernel,
-                                          int64_t sliceBytes) {
-  const std::vector<GemmRange> &parts = kernel.parts;
-  std::string name =
-      (kernel.emitted.symbol + "_parts" + Twine(parts.size())).str();
-  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return existing;
+/// An i64 constant.
+Value i64Constant(OpBuilder &b, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                  b.getI64IntegerAttr(v));
+}
+
+/// The arguments of one kernel call in a launcher's loop, built at the loop
+/// body from the iteration's index and the launcher's entry block (whose
+/// arguments are A, B, C and the workspace).
+using LauncherIteration =
+    llvm::function_ref<SmallVector<Value, 4>(OpBuilder &, Value, Block *)>;
+
+/// `llvm.func internal @<name>(A, B, C, workspace)` at the end of `module`:
+/// an omp.parallel (of at most `threads` threads when given) with a wsloop
+/// over [0, iterations), each iteration calling `kernel` with the arguments
+/// `iteration` builds. LLVM dialect and OpenMP only, so that memref passes
+/// between the pass and the lowering (ownership-based deallocation, which
+/// would put its ownership constants into the OpenMP loop wrapper) leave it
+/// alone.
+LLVM::LLVMFuncOp createLauncher(ModuleOp module, StringRef name,
+                                LLVM::LLVMFuncOp kernel, int64_t iterations,
+                                std::optional<int> threads,
+                                LauncherIteration iteration) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(module.getBody());
   Location loc = NameLoc::get(StringAttr::get(ctx, name));
-  auto i64 = b.getI64Type();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
-  SmallVector<int64_t> values;
-  for (const GemmRange &p : parts)
-    values.append({p.mBegin, p.mEnd, p.nBegin, p.nEnd});
-  auto tableType = LLVM::LLVMArrayType::get(i64, values.size());
-  auto init = DenseIntElementsAttr::get(
-      RankedTensorType::get({static_cast<int64_t>(values.size())}, i64),
-      ArrayRef<int64_t>(values));
-  auto table =
-      LLVM::GlobalOp::create(b, loc, tableType, /*isConstant=*/true,
-                             LLVM::Linkage::Internal, name + "_table", init);
   auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
                                             {ptr, ptr, ptr, ptr});
   auto launcher =
       LLVM::LLVMFuncOp::create(b, loc, name, fnType, LLVM::Linkage::Internal);
   Block *entry = launcher.addEntryBlock(b);
   b.setInsertionPointToStart(entry);
-  auto constant = [&](int64_t v) -> Value {
-    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
-  };
-  Value lower = constant(0), upper = constant(parts.size()), step = constant(1);
-  Value tableAddress = LLVM::AddressOfOp::create(b, loc, table);
-  auto parallel = omp::ParallelOp::create(b, loc, omp::ParallelOperands());
+  omp::LoopNestOperands bounds;
+  bounds.loopLowerBounds = {i64Constant(b, loc, 0)};
+  bounds.loopUpperBounds = {i64Constant(b, loc, iterations)};
+  bounds.loopSteps = {i64Constant(b, loc, 1)};
+  omp::ParallelOperands team;
+  if (threads)
+    team.numThreads = LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                               b.getI32IntegerAttr(*threads));
+  auto parallel = omp::ParallelOp::create(b, loc, team);
   Block *parallelBody = b.createBlock(&parallel.getRegion());
   b.setInsertionPointToStart(parallelBody);
   auto wsloop = omp::WsloopOp::create(b, loc, omp::WsloopOperands());
   b.createBlock(&wsloop.getRegion());
-  omp::LoopNestOperands bounds;
-  bounds.loopLowerBounds = {lower};
-  bounds.loopUpperBounds = {upper};
-  bounds.loopSteps = {step};
   auto nest = omp::LoopNestOp::create(b, loc, bounds);
-  Block *body = b.createBlock(&nest.getRegion(), {}, {i64}, {loc});
-  Value part = body->getArgument(0);
-  Value sliceOffset = LLVM::MulOp::create(b, loc, part, constant(sliceBytes));
-  Value slice =
-      LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), entry->getArgument(3),
-                          ValueRange{sliceOffset});
-  Value row = LLVM::MulOp::create(b, loc, part, constant(4));
-  for (int64_t j = 0; j < 4; ++j) {
-    Value index = LLVM::AddOp::create(b, loc, row, constant(j));
-    Value from =
-        LLVM::GEPOp::create(b, loc, ptr, i64, tableAddress, ValueRange{index});
-    Value v = LLVM::LoadOp::create(b, loc, i64, from);
-    Value to = LLVM::GEPOp::create(
-        b, loc, ptr, i64, slice,
-        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(kRangeOffset / 8 + j)});
-    LLVM::StoreOp::create(b, loc, v, to);
-  }
-  LLVM::CallOp::create(b, loc, fn,
-                       ValueRange{entry->getArgument(0), entry->getArgument(1),
-                                  entry->getArgument(2), slice});
+  Block *body = b.createBlock(&nest.getRegion(), {}, {b.getI64Type()}, {loc});
+  LLVM::CallOp::create(b, loc, kernel,
+                       iteration(b, body->getArgument(0), entry));
   omp::YieldOp::create(b, loc, ValueRange());
   b.setInsertionPointToEnd(parallelBody);
   omp::TerminatorOp::create(b, loc);
@@ -228,14 +206,68 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
   return launcher;
 }
 
-/// `llvm.func internal @<symbol>_batch<B>_<sa>_<sb>_<sc>_t<T>(A, B, C,
-/// workspace)`: a single-part kernel's batch run concurrently. An
-/// omp.parallel of at most T threads with a wsloop over the B GEMMs; GEMM
-/// i reads and writes its operands at their first elements plus i times
-/// their batch strides (elements sa, sb, sc) and uses the workspace slice
-/// of the thread running it (omp_get_thread_num, `sliceBytes` apart: the
-/// caller allocates T). LLVM dialect and OpenMP only, like the parts
-/// launcher.
+/// `@<symbol>_parts<T>`: the parallel form's launcher (createLauncher),
+/// one per kernel and part count, over the T parts; part i writes its
+/// range (row m_begin, m_end, column n_begin, n_end: a constant table) at
+/// kRangeOffset of its own workspace slice, `sliceBytes` apart, and calls
+/// the kernel on it.
+LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
+                                          const ReadyKernel &kernel,
+                                          int64_t sliceBytes) {
+  const std::vector<GemmRange> &parts = kernel.parts;
+  std::string name =
+      (kernel.emitted.symbol + "_parts" + Twine(parts.size())).str();
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  auto i64 = b.getI64Type();
+  SmallVector<int64_t> values;
+  for (const GemmRange &p : parts)
+    values.append({p.mBegin, p.mEnd, p.nBegin, p.nEnd});
+  auto tableType = LLVM::LLVMArrayType::get(i64, values.size());
+  auto init = DenseIntElementsAttr::get(
+      RankedTensorType::get({static_cast<int64_t>(values.size())}, i64),
+      ArrayRef<int64_t>(values));
+  auto table =
+      LLVM::GlobalOp::create(b, module.getLoc(), tableType, /*isConstant=*/true,
+                             LLVM::Linkage::Internal, name + "_table", init);
+  return createLauncher(
+      module, name, fn, parts.size(), std::nullopt,
+      [&](OpBuilder &ob, Value part, Block *entry) {
+        Location loc = entry->getParentOp()->getLoc();
+        auto ptr = LLVM::LLVMPointerType::get(ob.getContext());
+        Value tableAddress = LLVM::AddressOfOp::create(ob, loc, table);
+        Value sliceOffset = LLVM::MulOp::create(
+            ob, loc, part, i64Constant(ob, loc, sliceBytes));
+        Value slice =
+            LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
+                                entry->getArgument(3), ValueRange{sliceOffset});
+        Value row = LLVM::MulOp::create(ob, loc, part, i64Constant(ob, loc, 4));
+        for (int64_t j = 0; j < 4; ++j) {
+          Value index =
+              LLVM::AddOp::create(ob, loc, row, i64Constant(ob, loc, j));
+          Value from = LLVM::GEPOp::create(ob, loc, ptr, i64, tableAddress,
+                                           ValueRange{index});
+          Value v = LLVM::LoadOp::create(ob, loc, i64, from);
+          Value to =
+              LLVM::GEPOp::create(ob, loc, ptr, i64, slice,
+                                  ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(
+                                      kRangeOffset / 8 + j)});
+          LLVM::StoreOp::create(ob, loc, v, to);
+        }
+        return SmallVector<Value, 4>{entry->getArgument(0),
+                                     entry->getArgument(1),
+                                     entry->getArgument(2), slice};
+      });
+}
+
+/// `@<symbol>_batch<B>_<sa>_<sb>_<sc>_t<T>`: a single-part kernel's batch
+/// run concurrently (createLauncher, at most T threads) over the B GEMMs;
+/// GEMM i reads and writes its operands at their first elements plus i
+/// times their batch strides (elements sa, sb, sc) and uses the workspace
+/// slice of the thread running it (omp_get_thread_num, `sliceBytes` apart:
+/// the caller allocates T).
 LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
                                           const ReadyKernel &kernel,
                                           int64_t batch,
@@ -248,65 +280,37 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
           .str();
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return existing;
-  MLIRContext *ctx = module.getContext();
-  OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  Location loc = NameLoc::get(StringAttr::get(ctx, name));
-  auto i32 = b.getI32Type();
-  auto i64 = b.getI64Type();
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto threadNum = module.lookupSymbol<LLVM::LLVMFuncOp>("omp_get_thread_num");
-  if (!threadNum)
-    threadNum = LLVM::LLVMFuncOp::create(b, loc, "omp_get_thread_num",
-                                         LLVM::LLVMFunctionType::get(i32, {}));
-  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                            {ptr, ptr, ptr, ptr});
-  auto launcher =
-      LLVM::LLVMFuncOp::create(b, loc, name, fnType, LLVM::Linkage::Internal);
-  Block *entry = launcher.addEntryBlock(b);
-  b.setInsertionPointToStart(entry);
-  auto constant = [&](int64_t v) -> Value {
-    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
-  };
-  Value lower = constant(0), upper = constant(batch), step = constant(1);
-  omp::ParallelOperands teamSize;
-  teamSize.numThreads =
-      LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(threads));
-  auto parallel = omp::ParallelOp::create(b, loc, teamSize);
-  Block *parallelBody = b.createBlock(&parallel.getRegion());
-  b.setInsertionPointToStart(parallelBody);
-  auto wsloop = omp::WsloopOp::create(b, loc, omp::WsloopOperands());
-  b.createBlock(&wsloop.getRegion());
-  omp::LoopNestOperands bounds;
-  bounds.loopLowerBounds = {lower};
-  bounds.loopUpperBounds = {upper};
-  bounds.loopSteps = {step};
-  auto nest = omp::LoopNestOp::create(b, loc, bounds);
-  Block *body = b.createBlock(&nest.getRegion(), {}, {i64}, {loc});
-  Value index = body->getArgument(0);
-  SmallVector<Value, 4> arguments;
-  for (int i = 0; i < 3; ++i) {
-    Value offset =
-        LLVM::MulOp::create(b, loc, index, constant(batchStrides[i]));
-    arguments.push_back(LLVM::GEPOp::create(b, loc, ptr, b.getF32Type(),
-                                            entry->getArgument(i),
-                                            ValueRange{offset}));
+  if (!threadNum) {
+    OpBuilder b(module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    threadNum = LLVM::LLVMFuncOp::create(
+        b, module.getLoc(), "omp_get_thread_num",
+        LLVM::LLVMFunctionType::get(b.getI32Type(), {}));
   }
-  Value thread =
-      LLVM::CallOp::create(b, loc, threadNum, ValueRange()).getResult();
-  Value thread64 = LLVM::SExtOp::create(b, loc, i64, thread);
-  Value sliceOffset =
-      LLVM::MulOp::create(b, loc, thread64, constant(sliceBytes));
-  arguments.push_back(LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(),
-                                          entry->getArgument(3),
-                                          ValueRange{sliceOffset}));
-  LLVM::CallOp::create(b, loc, fn, arguments);
-  omp::YieldOp::create(b, loc, ValueRange());
-  b.setInsertionPointToEnd(parallelBody);
-  omp::TerminatorOp::create(b, loc);
-  b.setInsertionPointToEnd(entry);
-  LLVM::ReturnOp::create(b, loc, ValueRange());
-  return launcher;
+  return createLauncher(
+      module, name, fn, batch, threads,
+      [&](OpBuilder &ob, Value index, Block *entry) {
+        Location loc = entry->getParentOp()->getLoc();
+        auto ptr = LLVM::LLVMPointerType::get(ob.getContext());
+        SmallVector<Value, 4> arguments;
+        for (int i = 0; i < 3; ++i) {
+          Value offset = LLVM::MulOp::create(
+              ob, loc, index, i64Constant(ob, loc, batchStrides[i]));
+          arguments.push_back(LLVM::GEPOp::create(ob, loc, ptr, ob.getF32Type(),
+                                                  entry->getArgument(i),
+                                                  ValueRange{offset}));
+        }
+        Value thread =
+            LLVM::CallOp::create(ob, loc, threadNum, ValueRange()).getResult();
+        Value thread64 = LLVM::SExtOp::create(ob, loc, ob.getI64Type(), thread);
+        Value sliceOffset = LLVM::MulOp::create(
+            ob, loc, thread64, i64Constant(ob, loc, sliceBytes));
+        arguments.push_back(LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
+                                                entry->getArgument(3),
+                                                ValueRange{sliceOffset}));
+        return arguments;
+      });
 }
 
 /// How an op's operands feed the kernel: `batch` calls, call i on the

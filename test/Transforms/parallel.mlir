@@ -20,10 +20,10 @@
 // CHECK-SAME:      movq 40(%rbx), %r8
 // CHECK:       llvm.mlir.global internal constant @[[LAUNCHER]]_table(dense<[0, 384, 0, 256, 0, 384, 256, 512]> : tensor<8xi64>)
 // CHECK:       llvm.func internal @[[LAUNCHER]](%[[A:.+]]: !llvm.ptr, %[[B:.+]]: !llvm.ptr, %[[C:.+]]: !llvm.ptr, %[[W:.+]]: !llvm.ptr)
-// CHECK:         %[[TABLE:.+]] = llvm.mlir.addressof @[[LAUNCHER]]_table
 // CHECK:         omp.parallel {
 // CHECK-NEXT:      omp.wsloop {
 // CHECK-NEXT:        omp.loop_nest (%[[I:.+]]) : i64 = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
+// CHECK:               %[[TABLE:.+]] = llvm.mlir.addressof @[[LAUNCHER]]_table
 // CHECK:               %[[SLICE:.+]] = llvm.getelementptr %[[W]][%{{.+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK:               %[[FROM:.+]] = llvm.getelementptr %[[TABLE]][%{{.+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i64
 // CHECK:               %[[V:.+]] = llvm.load %[[FROM]] : !llvm.ptr -> i64
