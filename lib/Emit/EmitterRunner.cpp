@@ -125,6 +125,10 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
   nlohmann::json r = toJson(d);
   r["version"] = 1;
   r["kind"] = "sgemm";
+  // A run-time-ld kernel takes its leading dimensions at each call.
+  if (d.runtimeLd)
+    for (const char *field : {"lda", "ldb", "ldc"})
+      r.erase(field);
   addConfigFields(r, c, fault, target);
   return r.dump();
 }

@@ -43,10 +43,21 @@ llvm::Error GemmDesc::verify() const {
   return llvm::Error::success();
 }
 
+GemmDesc GemmDesc::withPaddedLeadingDims(int64_t pad) const {
+  GemmDesc d = *this;
+  d.lda = aCols() + pad;
+  d.ldb = bCols() + pad;
+  d.ldc = n + pad;
+  return d;
+}
+
 std::string GemmDesc::str() const {
-  return llvm::formatv("sgemm_m{0}_n{1}_k{2}_lda{3}_ldb{4}_ldc{5}_{6}{7}{8}", m,
-                       n, k, lda, ldb, ldc, transA ? 't' : 'n',
-                       transB ? 't' : 'n', overwrite ? "_b0" : "")
+  std::string lds =
+      runtimeLd ? std::string("ldrt")
+                : llvm::formatv("lda{0}_ldb{1}_ldc{2}", lda, ldb, ldc).str();
+  return llvm::formatv("sgemm_m{0}_n{1}_k{2}_{3}_{4}{5}{6}", m, n, k, lds,
+                       transA ? 't' : 'n', transB ? 't' : 'n',
+                       overwrite ? "_b0" : "")
       .str();
 }
 

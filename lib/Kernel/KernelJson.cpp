@@ -17,6 +17,8 @@ json qimeng::toJson(const GemmDesc &d) {
   // Only when set, so that accumulating requests read as before.
   if (d.overwrite)
     j["overwrite"] = true;
+  if (d.runtimeLd)
+    j["runtime_ld"] = true;
   return j;
 }
 
@@ -40,6 +42,9 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
     return std::move(err);
   if (j.contains("overwrite"))
     if (auto err = fields.boolean("overwrite", d.overwrite))
+      return std::move(err);
+  if (j.contains("runtime_ld"))
+    if (auto err = fields.boolean("runtime_ld", d.runtimeLd))
       return std::move(err);
   return d;
 }

@@ -22,19 +22,22 @@
 using namespace qimeng;
 using json = nlohmann::json;
 
-void qimeng::runGemmParts(GemmKernelFn kernel,
+void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
                           const std::vector<GemmRange> &parts,
                           uint64_t workspaceBytes, const float *a,
                           const float *b, float *c, void *workspace) {
   if (parts.empty()) {
+    writeLeadingDims(workspace, desc);
     kernel(a, b, c, workspace);
     return;
   }
   auto slice = [&](size_t i) {
     return static_cast<char *>(workspace) + i * workspaceBytes;
   };
-  for (size_t i = 0; i < parts.size(); ++i)
+  for (size_t i = 0; i < parts.size(); ++i) {
     writeRange(slice(i), parts[i]);
+    writeLeadingDims(slice(i), desc);
+  }
   // OpenMP, as in the compiled module (omp.parallel + omp.wsloop): a
   // persistent team, one part per iteration, static schedule.
   const int64_t n = static_cast<int64_t>(parts.size());
@@ -134,23 +137,6 @@ static llvm::Expected<std::vector<GemmRange>> partsField(const json &r,
 }
 
 namespace {
-/// What a validation request is about: a GEMM, or a convolution and its
-/// GEMM view.
-struct RequestProblem {
-  GemmDesc gemm;
-  std::optional<ConvDesc> conv;
-
-  double flops() const { return conv ? conv->flops() : gemm.flops(); }
-
-  llvm::Expected<ValidationReport> validate(
-      const std::function<void(const float *, const float *, float *, void *)>
-          &call,
-      uint64_t workspaceBytes, const ValidationOptions &options) const {
-    return conv ? validateConv(*conv, call, workspaceBytes, options)
-                : validateGemm(gemm, call, workspaceBytes, options);
-  }
-};
-
 /// A kernel assembled and loaded here, with the parts of C it runs on.
 struct RunnableKernel {
   EmittedKernel kernel;
@@ -161,9 +147,41 @@ struct RunnableKernel {
   uint64_t workspaceBytes() const {
     return kernel.workspaceBytes * std::max<size_t>(1, parts.size());
   }
-  /// Runs it as the compiled module does (runGemmParts).
-  void operator()(const float *a, const float *b, float *c, void *ws) const {
-    runGemmParts(jit->gemm(), parts, kernel.workspaceBytes, a, b, c, ws);
+  /// Runs it on `desc`'s operands as the compiled module does
+  /// (runGemmParts).
+  void run(const GemmDesc &desc, const float *a, const float *b, float *c,
+           void *ws) const {
+    runGemmParts(jit->gemm(), desc, parts, kernel.workspaceBytes, a, b, c, ws);
+  }
+};
+
+/// What a validation request is about: a GEMM, or a convolution and its
+/// GEMM view.
+struct RequestProblem {
+  GemmDesc gemm;
+  std::optional<ConvDesc> conv;
+
+  double flops() const { return conv ? conv->flops() : gemm.flops(); }
+
+  /// Validates `kernel` on this problem; a run-time-ld GEMM on padded
+  /// leading dimensions, which its code must read from the header.
+  llvm::Expected<ValidationReport>
+  validate(const RunnableKernel &kernel,
+           const ValidationOptions &options) const {
+    if (conv)
+      return validateConv(
+          *conv,
+          [&](const float *a, const float *b, float *c, void *ws) {
+            kernel.run(gemm, a, b, c, ws);
+          },
+          kernel.workspaceBytes(), options);
+    GemmDesc checked = gemm.runtimeLd ? gemm.withPaddedLeadingDims() : gemm;
+    return validateGemm(
+        checked,
+        [&](const float *a, const float *b, float *c, void *ws) {
+          kernel.run(checked, a, b, c, ws);
+        },
+        kernel.workspaceBytes(), options);
   }
 };
 
@@ -254,8 +272,7 @@ serveCompareRequest(const json &list, const RequestProblem &problem, int runs) {
   options.referenceCache = &references;
   std::vector<TimedCandidate> cands;
   for (Entry &e : entries) {
-    auto report = problem.validate(std::cref(e.kernel),
-                                   e.kernel.workspaceBytes(), options);
+    auto report = problem.validate(e.kernel, options);
     if (!report)
       return report.takeError();
     e.passed = report->passed;
@@ -267,10 +284,12 @@ serveCompareRequest(const json &list, const RequestProblem &problem, int runs) {
       return ws.takeError();
     e.ws = std::move(*ws);
     const RunnableKernel *kernel = &e.kernel;
+    const GemmDesc *desc = &problem.gemm;
     float *a = operands->a.data(), *b = operands->b.data(),
           *c = operands->c.data();
     void *pws = e.ws.data();
-    cands.push_back({e.kernel.kernel.symbol, [=] { (*kernel)(a, b, c, pws); }});
+    cands.push_back(
+        {e.kernel.kernel.symbol, [=] { kernel->run(*desc, a, b, c, pws); }});
   }
   json answer = json::array();
   InterleavedTiming t;
@@ -359,10 +378,7 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
   ReferenceCache references;
   ValidationOptions options;
   options.referenceCache = &references;
-  auto validate = [&]() {
-    return problem.validate(std::cref(kernel), kernel.workspaceBytes(),
-                            options);
-  };
+  auto validate = [&]() { return problem.validate(kernel, options); };
   auto report = validate();
   if (!report)
     return report.takeError();
@@ -381,8 +397,8 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
       return ws.takeError();
     auto [seconds, spread] = timeCalls(
         [&] {
-          kernel(operands->a.data(), operands->b.data(), operands->c.data(),
-                 ws->data());
+          kernel.run(problem.gemm, operands->a.data(), operands->b.data(),
+                     operands->c.data(), ws->data());
         },
         runs);
     auto again = validate();

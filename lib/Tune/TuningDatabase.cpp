@@ -151,6 +151,7 @@ std::string TuningKey::canonical() const {
                        quote(cpu), quote(features), quote(generatorVersion),
                        threads)
              .str() +
+         (desc.runtimeLd ? " leading_dims=runtime" : "") +
          (conv ? " conv=" + quote(conv->str()) : std::string());
 }
 

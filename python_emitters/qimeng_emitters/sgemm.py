@@ -29,10 +29,13 @@ from .fields import (bool_field, check_known, check_target_features,
                      int_field, isa_field)
 from .x86 import SYSV, Asm, back, check_disp, fwd, xmm
 
-# Workspace layout (bytes from the workspace pointer).
-SCRATCH_BYTES = 64          # saved A, B, C pointers; the range (parallel)
+# Workspace layout (bytes from the workspace pointer): the header
+# (docs/KernelContract.md), then the edge tile and the packed blocks.
+SCRATCH_BYTES = 128         # the header
 RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b)
+LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
+LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
 TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
 
 # How many k rows ahead the tile that packs a B sliver (fuse_pack_b)
@@ -55,6 +58,44 @@ def _round_up(value, multiple):
     return (value + multiple - 1) // multiple * multiple
 
 
+class Stride:
+    """A byte stride the code steps by: an immediate, or (runtime_ld) the
+    workspace header slot that holds it, read as a memory operand."""
+
+    def __init__(self, nbytes=None, slot=None):
+        self.nbytes, self.slot = nbytes, slot
+
+    @property
+    def static(self):
+        return self.slot is None
+
+    def operand(self, what="stride"):
+        if self.static:
+            return f"${check_disp(self.nbytes, what)}"
+        return f"{self.slot}(%rbx)"
+
+    def add_to(self, asm, reg):
+        """reg += stride."""
+        asm.ins(f"addq {self.operand()}, {reg}")
+
+    def multiply(self, asm, src, dst, what="stride"):
+        """dst = src * stride (src may be dst)."""
+        if self.static:
+            asm.ins(f"imulq {self.operand(what)}, {src}, {dst}")
+            return
+        if src != dst:
+            asm.ins(f"movq {src}, {dst}")
+        asm.ins(f"imulq {self.slot}(%rbx), {dst}")
+
+    def times(self, count, what="stride"):
+        """count * stride as a displacement (static strides only)."""
+        assert self.static
+        return check_disp(count * self.nbytes, what)
+
+
+UNIT = Stride(4)
+
+
 class Params:
     """A validated request with the blocking clamped to the problem."""
 
@@ -67,7 +108,7 @@ class Params:
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
             "target_features", "parallel", "loop_order", "a_layout",
-            "overwrite"))
+            "overwrite", "runtime_ld"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -83,13 +124,30 @@ class Params:
         if not isinstance(self.pack_b, bool):
             raise RequestError("field 'pack_b' must be true or false")
         self.fuse_pack_b = bool_field(request, "fuse_pack_b")
-        a_cols = self.m if self.trans_a else self.k
-        b_cols = self.k if self.trans_b else self.n
-        self.lda = int_field(request, "lda", minimum=a_cols,
-                              default=a_cols)
-        self.ldb = int_field(request, "ldb", minimum=b_cols,
-                              default=b_cols)
-        self.ldc = int_field(request, "ldc", minimum=self.n, default=self.n)
+        # Leading dimensions: immediates in the code, or (runtime_ld) read
+        # from the workspace header at every call.
+        self.runtime_ld = bool_field(request, "runtime_ld")
+        if self.runtime_ld:
+            given = [f for f in ("lda", "ldb", "ldc") if f in request]
+            if given:
+                raise RequestError(
+                    "runtime_ld kernels read lda, ldb and ldc from the "
+                    "workspace at run time; the request must not fix them "
+                    "(got " + ", ".join(given) + ")")
+            self.lda = self.ldb = self.ldc = None
+            self.a_ld, self.b_ld, self.c_ld = (
+                Stride(slot=LD_BYTES_OFFSET + 8 * i) for i in range(3))
+        else:
+            a_cols = self.m if self.trans_a else self.k
+            b_cols = self.k if self.trans_b else self.n
+            self.lda = int_field(request, "lda", minimum=a_cols,
+                                  default=a_cols)
+            self.ldb = int_field(request, "ldb", minimum=b_cols,
+                                  default=b_cols)
+            self.ldc = int_field(request, "ldc", minimum=self.n,
+                                  default=self.n)
+            self.a_ld, self.b_ld, self.c_ld = (
+                Stride(ld * 4) for ld in (self.lda, self.ldb, self.ldc))
         self.mr = int_field(request, "mr")
         self.nr = int_field(request, "nr")
         lanes = self.isa.lanes
@@ -182,12 +240,13 @@ class Params:
             if self.pack_b else 0
         # Bytes from one k row of a B sliver to the next: packed NR floats,
         # or B's own row stride when it is read in place.
-        self.b_row = self.nr * 4 if self.pack_b else self.ldb * 4
+        self.b_row = Stride(self.nr * 4) if self.pack_b else self.b_ld
         self.workspace_bytes = self.bp_offset + self.bp_bytes
         check_disp(self.workspace_bytes, "workspace")
-        check_disp(self.mr * self.ldc * 4, "C row")
-        check_disp(max(self.lda, self.ldb) * 4 * max(self.mr, self.nr),
-                   "packing source")
+        if not self.runtime_ld:
+            check_disp(self.mr * self.ldc * 4, "C row")
+            check_disp(max(self.lda, self.ldb) * 4 * max(self.mr, self.nr),
+                       "packing source")
 
     @property
     def sweep_next_panel(self):
@@ -200,8 +259,9 @@ class Params:
     def symbol(self):
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
         beta = "_b0" if self.overwrite else ""
-        return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}"
-                f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
+        lds = "_ldrt" if self.runtime_ld else (
+            f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
+        return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}{lds}"
                 + self.blocking_suffix())
 
     def blocking_suffix(self):
@@ -232,13 +292,14 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
                outer_index, inner_step_index, dst_offset, has_edges):
     """Packs one panel into R-wide slivers, k-major, zero-padded.
 
-    Element (k, r) of the panel is at src + k*stride_k + r*stride_r elements,
-    where src = base + outer_index*stride_k + (inner base + r0)*stride_r.
-    Sliver s holds rows r0 = s*R .. s*R+R-1 as kb rows of R floats.
-    `width_reg` holds the panel's extent in r (nb or mb); %r14 walks r0.
+    Element (k, r) of the panel is at src + k*stride_k + r*stride_r bytes
+    (Strides), where src = base + outer_index*stride_k + (inner base +
+    r0)*stride_r. Sliver s holds rows r0 = s*R .. s*R+R-1 as kb rows of R
+    floats. `width_reg` holds the panel's extent in r (nb or mb); %r14
+    walks r0.
     """
     isa = p.isa
-    sk, sr = stride_k * 4, stride_r * 4
+    sk, sr = stride_k, stride_r
     loop = asm.label(f"pack {name}: next sliver")
     edge = asm.label(f"pack {name}: edge sliver")
     done = asm.label(f"pack {name}: sliver done")
@@ -247,10 +308,10 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
     asm.place(loop)
     # %rsi = base + outer*sk + (inner + r0)*sr
     asm.ins(f"movq {src_slot}(%rbx), %rsi")
-    asm.ins(f"imulq ${sk}, {outer_index}, %rax")
+    sk.multiply(asm, outer_index, "%rax")
     asm.ins("addq %rax, %rsi")
     asm.ins(f"leaq ({inner_step_index},%r14), %rax")
-    asm.ins(f"imulq ${sr}, %rax, %rax")
+    sr.multiply(asm, "%rax", "%rax")
     asm.ins("addq %rax, %rsi")
     # %rdi = ws + dst_offset + r0*kb*4
     asm.ins("movq %r14, %rax")
@@ -265,16 +326,24 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
     # Full sliver.
     row = asm.label(f"pack {name}: full sliver, next k")
     asm.place(row)
-    if sr == 4 and R % isa.lanes == 0:
+    if sr.static and sr.nbytes == 4 and R % isa.lanes == 0:
         for v in range(R // isa.lanes):
             off = v * isa.vector_bytes
             asm.ins(f"vmovups {off}(%rsi), {isa.reg(0)}")
             asm.ins(f"vmovups {isa.reg(0)}, {off}(%rdi)")
-    else:
+    elif sr.static:
         for r in range(R):
-            asm.ins(f"vmovss {check_disp(r * sr, 'pack')}(%rsi), {xmm(0)}")
+            asm.ins(f"vmovss {sr.times(r, 'pack')}(%rsi), {xmm(0)}")
             asm.ins(f"vmovss {xmm(0)}, {r * 4}(%rdi)")
-    asm.ins(f"addq ${sk}, %rsi")
+    else:
+        # Run-time stride: %r15 walks the sliver's row.
+        asm.ins("movq %rsi, %r15")
+        for r in range(R):
+            asm.ins(f"vmovss (%r15), {xmm(0)}")
+            asm.ins(f"vmovss {xmm(0)}, {r * 4}(%rdi)")
+            if r + 1 < R:
+                sr.add_to(asm, "%r15")
+    sk.add_to(asm, "%rsi")
     asm.ins(f"addq ${R * 4}, %rdi")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(row)}")
@@ -293,11 +362,11 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
         asm.place(ecol)
         asm.ins(f"vmovss (%r15), {xmm(0)}")
         asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
-        asm.ins(f"addq ${sr}, %r15")
+        sr.add_to(asm, "%r15")
         asm.ins("incq %rax")
         asm.ins("cmpq %rdx, %rax")
         asm.ins(f"jb {back(ecol)}")
-        asm.ins(f"addq ${sk}, %rsi")
+        sk.add_to(asm, "%rsi")
         asm.ins(f"addq ${R * 4}, %rdi")
         asm.ins("decq %rcx")
         asm.ins(f"jnz {back(erow)}")
@@ -361,7 +430,6 @@ def _emit_pack_a_rows(asm, p):
     floats A[ic + s*MR + r][pc .. pc+kb) copied as stored, kc floats apart;
     rows past M are zero."""
     R = p.mr
-    lda4 = p.lda * 4
     sliver = asm.label("pack A rows: next sliver")
     row = asm.label("pack A rows: next row")
     zero = asm.label("pack A rows: row past M")
@@ -372,7 +440,7 @@ def _emit_pack_a_rows(asm, p):
     # %rsi = A + ((ic + r0) * lda + pc) * 4; %rdi = Ap + r0 * kc * 4
     asm.ins("movq 0(%rbx), %rsi")
     asm.ins(f"leaq ({IC},%r14), %rax")
-    asm.ins(f"imulq ${check_disp(lda4, 'A row')}, %rax, %rax")
+    p.a_ld.multiply(asm, "%rax", "%rax", "A row")
     asm.ins("addq %rax, %rsi")
     asm.ins(f"leaq (%rsi,{PC},4), %rsi")
     asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r14, %rax")
@@ -389,7 +457,7 @@ def _emit_pack_a_rows(asm, p):
     asm.place(zero)
     emit_row_zero(asm, p, "pack A rows", "%rdi")
     asm.place(next_row)
-    asm.ins(f"addq ${lda4}, %rsi")
+    p.a_ld.add_to(asm, "%rsi")
     asm.ins(f"addq ${p.kc * 4}, %rdi")
     asm.ins("incq %r15")
     asm.ins(f"cmpq ${R}, %r15")
@@ -424,11 +492,15 @@ def registers_needed(mr, nv, order):
 
 
 class BStream:
-    """How a K loop reads B: from %rsi, `row` bytes from one k to the next
-    (a packed sliver's NR floats, or B's own row stride in place). With
-    `copy_row`, B is read in place and every vector loaded is stored at
-    %rdi too, `copy_row` bytes per k: the tile that uses a B sliver first
-    packs it."""
+    """How a K loop reads B: from %rsi, `row` (a Stride) from one k to the
+    next (a packed sliver's NR floats, or B's own row stride in place).
+    With `copy_row`, B is read in place and every vector loaded is stored
+    at %rdi too, `copy_row` bytes per k: the tile that uses a B sliver
+    first packs it. A static row is a displacement within an unrolled K
+    loop, and %rsi moves once per iteration; a run-time row (runtime_ld)
+    moves %rsi after every k step, and the prefetch ahead of a copied row
+    is at %rsi + %r15, which the caller sets to FUSED_B_PREFETCH_ROWS
+    rows."""
 
     def __init__(self, row, aligned, copy_row=None, sweep=False):
         self.row, self.aligned, self.copy_row = row, aligned, copy_row
@@ -436,8 +508,21 @@ class BStream:
         # line of the next B panel in place into L2, %rdx walking it.
         self.sweep = sweep
 
+    def address(self, u, offset):
+        """The B bytes `offset` into row u of an unrolled K loop."""
+        if self.row.static:
+            return f"{self.row.times(u, 'B step') + offset}(%rsi)"
+        return f"{offset}(%rsi)"
+
+    def emit_step_end(self, asm):
+        """After one k step: a run-time row moves %rsi now."""
+        if not self.row.static:
+            self.row.add_to(asm, "%rsi")
+
     def emit_advance(self, asm, steps):
-        asm.ins(f"addq ${check_disp(steps * self.row, 'B step')}, %rsi")
+        """After `steps` k steps: a static row moves %rsi now."""
+        if self.row.static:
+            asm.ins(f"addq ${self.row.times(steps, 'B step')}, %rsi")
         if self.copy_row:
             asm.ins(f"addq ${check_disp(steps * self.copy_row, 'B step')}, "
                     "%rdi")
@@ -458,7 +543,7 @@ def _emit_k_step(asm, p, u, row_stride, b):
     a_regs = [b_reg + b_held, b_reg + b_held + 1]
 
     def b_addr(v):
-        return f"{u * b.row + v * isa.vector_bytes}(%rsi)"
+        return b.address(u, v * isa.vector_bytes)
 
     load = "vmovaps" if b.aligned else "vmovups"
     for v in range(p.nv):
@@ -474,10 +559,14 @@ def _emit_k_step(asm, p, u, row_stride, b):
         # B in place comes from L2 or beyond: each line of the sliver's
         # row FUSED_B_PREFETCH_ROWS k ahead.
         for off in range(0, p.nr * 4, 64):
-            ahead = (FUSED_B_PREFETCH_ROWS + u) * b.row + off
-            asm.ins(f"prefetcht0 {check_disp(ahead, 'B prefetch')}(%rsi)")
+            if b.row.static:
+                ahead = b.row.times(FUSED_B_PREFETCH_ROWS + u) + off
+                asm.ins(f"prefetcht0 {check_disp(ahead, 'B prefetch')}"
+                        "(%rsi)")
+            else:
+                asm.ins(f"prefetcht0 {off}(%rsi,%r15)")
     elif p.prefetch_b:
-        asm.ins(f"prefetcht0 {p.prefetch_b + u * b.row}(%rsi)")
+        asm.ins(f"prefetcht0 {b.address(u, p.prefetch_b)}")
 
     def a_addr(i):
         if p.a_rows:
@@ -516,6 +605,7 @@ def _emit_k_step(asm, p, u, row_stride, b):
                         "(%rax)")
     elif p.prefetch_a and (u * p.mr * 4) % 64 < p.mr * 4:
         asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
+    b.emit_step_end(asm)
 
 
 def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True):
@@ -524,12 +614,11 @@ def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True):
     the column masks in %k1.. (AVX-512), whose masked-out lanes are neither
     read nor written."""
     isa = p.isa
-    ldc4 = p.ldc * 4
     tmp = isa.reg(p.mr * p.nv)  # the first B register, free after the K loop
     for i in range(p.mr):
         for v in range(p.nv):
             acc = isa.reg(i * p.nv + v)
-            off = i * ldc4 + v * isa.vector_bytes
+            off = _c_row_offset(p, i) + v * isa.vector_bytes
             if masked:
                 if read_c:
                     asm.ins(f"vmovups {off}(%rdi), {tmp} {{%k{v + 1}}} {{z}}")
@@ -544,7 +633,21 @@ def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True):
             # The fault writes one row more than %rdx.
             jump = "jb" if p.fault == "write-past-edge" else "jbe"
             asm.ins(f"{jump} {fwd(next_tile)}")
+            _emit_c_next_row(asm, p)
     asm.ins(f"jmp {fwd(next_tile)}")
+
+
+def _c_row_offset(p, i):
+    """Bytes from %rdi to row i of the tile: i*ldc, or 0 when ldc is a
+    run-time value and %rdi moves to each row (_emit_c_next_row)."""
+    return p.c_ld.times(i, "C row") if p.c_ld.static else 0
+
+
+def _emit_c_next_row(asm, p):
+    """Between two rows of a tile's C update: with a run-time ldc, %rdi
+    moves to the next row."""
+    if not p.c_ld.static:
+        p.c_ld.add_to(asm, "%rdi")
 
 
 def _emit_column_masks(asm, p):
@@ -596,7 +699,6 @@ def _emit_c_write(asm, p, next_tile, read_c):
     outside the valid part of C is read or written. Places `next_tile` at
     its end."""
     isa = p.isa
-    ldc4 = p.ldc * 4
     col_edge = asm.label("tile short of columns")
     row_edge = asm.label("tile short of rows")
     if p.col_edges:
@@ -613,10 +715,12 @@ def _emit_c_write(asm, p, next_tile, read_c):
     for i in range(p.mr):
         for v in range(p.nv):
             acc = isa.reg(i * p.nv + v)
-            off = i * ldc4 + v * isa.vector_bytes
+            off = _c_row_offset(p, i) + v * isa.vector_bytes
             if read_c:
                 asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
             asm.ins(f"vmovups {acc}, {off}(%rdi)")
+        if i + 1 < p.mr:
+            _emit_c_next_row(asm, p)
     if p.row_edges:
         asm.ins(f"jmp {fwd(next_tile)}")
         asm.place(row_edge)
@@ -662,7 +766,7 @@ def _emit_c_write(asm, p, next_tile, read_c):
         asm.ins(f"jbe {back(e_col)}")
     else:
         asm.ins(f"jb {back(e_col)}")
-    asm.ins(f"addq ${ldc4}, %rdi")
+    p.c_ld.add_to(asm, "%rdi")
     asm.ins(f"addq ${p.nr * 4}, %rsi")
     asm.ins("decq %rdx")
     asm.ins(f"jnz {back(e_row)}")
@@ -717,7 +821,7 @@ def _emit_k_loops(asm, p, row_stride, k_done, b):
 def _emit_c_pointer(asm, p):
     """%rdi = C + (ic + ir)*ldc + jc + jr: the tile's first element."""
     asm.ins(f"leaq ({IC},%r15), %rdi")
-    asm.ins(f"imulq ${p.ldc * 4}, %rdi, %rdi")
+    p.c_ld.multiply(asm, "%rdi", "%rdi", "C row")
     asm.ins(f"leaq ({JC},%r14), %rdx")
     asm.ins("leaq (%rdi,%rdx,4), %rdi")
     asm.ins("addq 16(%rbx), %rdi")
@@ -726,7 +830,7 @@ def _emit_c_pointer(asm, p):
 def _emit_b_in_place(asm, p):
     """%rsi = B + pc*ldb + jc + jr: the sliver's first element in place."""
     asm.ins("movq 8(%rbx), %rsi")
-    asm.ins(f"imulq ${check_disp(p.ldb * 4, 'B row')}, {PC}, %rdx")
+    p.b_ld.multiply(asm, PC, "%rdx", "B row")
     asm.ins("addq %rdx, %rsi")
     asm.ins(f"leaq ({JC},%r14), %rdx")
     asm.ins("leaq (%rsi,%rdx,4), %rsi")
@@ -769,7 +873,6 @@ def _emit_swept_k_loops(asm, p, k_done, b):
 def _emit_compute(asm, p):
     """The jr/ir loops and the MR x NR microkernel with its C update."""
     isa = p.isa
-    ldc4 = p.ldc * 4
     jr_loop = asm.label("jr: next NR sliver of Bp")
     ir_loop = asm.label("ir: next MR sliver of Ap")
     k_done = asm.label("k done: update C")
@@ -805,9 +908,17 @@ def _emit_compute(asm, p):
         _emit_b_in_place(asm, p)
     _emit_c_pointer(asm, p)
     line_offsets = sorted(set(range(0, p.nr * 4, 64)) | {p.nr * 4 - 4})
-    for i in range(p.mr):
-        for off in line_offsets:
-            asm.ins(f"prefetcht0 {i * ldc4 + off}(%rdi)")
+    if p.c_ld.static:
+        for i in range(p.mr):
+            for off in line_offsets:
+                asm.ins(f"prefetcht0 {p.c_ld.times(i) + off}(%rdi)")
+    else:
+        asm.ins("movq %rdi, %rcx")
+        for i in range(p.mr):
+            for off in line_offsets:
+                asm.ins(f"prefetcht0 {off}(%rcx)")
+            if i + 1 < p.mr:
+                p.c_ld.add_to(asm, "%rcx")
     for acc in range(p.mr * p.nv):
         asm.ins(isa.zero(acc))
     if p.fuse_pack_b:
@@ -825,9 +936,15 @@ def _emit_compute(asm, p):
                     "packed")
         asm.ins("movq %rsi, %rdi")
         _emit_b_in_place(asm, p)
+        if not p.b_ld.static:
+            # %r15 (ir, 0 on this path) = the prefetch distance in bytes.
+            asm.ins(f"imulq ${FUSED_B_PREFETCH_ROWS}, {p.b_ld.operand()}, "
+                    "%r15")
         fused_done = asm.label("B sliver packed")
         _emit_swept_k_loops(asm, p, fused_done, BStream(
-            p.ldb * 4, False, p.nr * 4, sweep=p.sweep_next_panel))
+            p.b_ld, False, p.nr * 4, sweep=p.sweep_next_panel))
+        if not p.b_ld.static:
+            asm.ins("xorl %r15d, %r15d")
         _emit_c_pointer(asm, p)
         asm.ins(f"jmp {fwd(k_done)}")
         asm.place(packed_path)
@@ -862,6 +979,12 @@ def _emit_body(p):
     else:
         conv.emit_save_pointers(asm)
     asm.ins("movq %rcx, %rbx")
+    if p.runtime_ld:
+        asm.comment("runtime_ld: lda, ldb, ldc (elements) -> bytes")
+        for i in range(3):
+            asm.ins(f"movq {LD_OFFSET + 8 * i}(%rbx), %rax")
+            asm.ins("shlq $2, %rax")
+            asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}(%rbx)")
     if conv is not None:
         conv.emit_tables(asm)
     # The part of C this call computes: all of it, or (parallel) the rows
@@ -908,7 +1031,7 @@ def _emit_body(p):
         asm.ins(f"leaq {p.kc}({PC}), %rdx")
         asm.ins(f"cmpq ${p.k}, %rdx")
         asm.ins(f"jae {fwd(last)}")
-        asm.ins(f"imulq ${check_disp(p.ldb * 4, 'B row')}, %rdx, %rdx")
+        p.b_ld.multiply(asm, "%rdx", "%rdx", "B row")
         asm.ins("addq %rdx, %rax")
         asm.ins(f"leaq (%rax,{JC},4), %rax")
         asm.ins(f"jmp {fwd(start)}")
@@ -918,7 +1041,7 @@ def _emit_body(p):
         asm.place(start)
         asm.ins(f"movq %rax, {NEXT_PANEL_SLOT}(%rbx)")
     # B(k, j): element (k, j) at k*ldb + j, or j*ldb + k when transposed.
-    b_sk, b_sr = (1, p.ldb) if p.trans_b else (p.ldb, 1)
+    b_sk, b_sr = (UNIT, p.b_ld) if p.trans_b else (p.b_ld, UNIT)
     if conv is not None and conv.gathers == "B":
         conv.emit_gather_pack(asm, p, "B", p.nr, NB, 8, JC, p.bp_offset)
     elif p.pack_b and not p.fuse_pack_b:
@@ -933,7 +1056,7 @@ def _emit_body(p):
     asm.ins(f"subq {IC}, {MB}")
     _min_into(asm, MB, p.mc)
     # A(i, k): element (i, k) at i*lda + k, or k*lda + i when transposed.
-    a_sk, a_sr = (p.lda, 1) if p.trans_a else (1, p.lda)
+    a_sk, a_sr = (p.a_ld, UNIT) if p.trans_a else (UNIT, p.a_ld)
     if conv is not None and conv.gathers == "A":
         conv.emit_gather_pack(asm, p, "A", p.mr, MB, 0, IC, p.ap_offset)
     elif p.a_rows:

@@ -7,6 +7,8 @@ kernel must not read), a sentinel in the padding of C and in guard zones
 around C (which a kernel must not write), NaN bytes in the workspace, calls
 the kernel twice through an assembly wrapper that checks the callee-saved
 registers and %rsp, and compares C with C0 + 2*op(A)*op(B) exactly.
+A runtime_ld kernel finds lda, ldb and ldc where the harness writes them,
+in the workspace header (docs/KernelContract.md).
 """
 
 import os
@@ -52,11 +54,12 @@ static float *matrix(long rows, long cols, long ld, long salt, float pad) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 10) { fprintf(stderr, "usage\n"); return 3; }
+    if (argc != 11) { fprintf(stderr, "usage\n"); return 3; }
     long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
     long lda = atol(argv[4]), ldb = atol(argv[5]), ldc = atol(argv[6]);
     int ta = atoi(argv[7]), tb = atoi(argv[8]);
     long ws_bytes = atol(argv[9]);
+    int runtime_ld = atoi(argv[10]);
     float *A = ta ? matrix(K, M, lda, 1, NAN) : matrix(M, K, lda, 1, NAN);
     float *B = tb ? matrix(N, K, ldb, 2, NAN) : matrix(K, N, ldb, 2, NAN);
     float *C = matrix(M, N, ldc, 3, SENTINEL);
@@ -74,6 +77,10 @@ int main(int argc, char **argv) {
     void *ws = aligned_alloc(64, ws_bytes);
     if (!ws) { perror("aligned_alloc"); return 3; }
     memset(ws, 0xff, ws_bytes);
+    if (runtime_ld) {
+        long lds[3] = {lda, ldb, ldc};
+        memcpy((char *)ws + 64, lds, sizeof lds);
+    }
     for (int rep = 0; rep < 2; rep++)
         if (qm_call_checked(qm_kernel, A, B, C, ws)) {
             printf("callee-saved register or %%rsp not preserved\n");
@@ -218,6 +225,36 @@ CORRECT = [
              kc=16, ldb=133, order="bmem", fuse_pack_b=True)),
 ]
 
+# runtime_ld kernels, each run with the leading dimensions given here
+# (padded, odd: immediates from the shape would read the wrong elements).
+RUNTIME_LD = [
+    ("avx512_rt_50x70x37_edges_nn",
+     request(isa="avx512", m=50, n=70, k=37, mr=6, nr=64, mc=12, nc=128,
+             kc=16, k_unroll=4, runtime_ld=True), (41, 77, 73)),
+    ("avx512_rt_30x40x17_tt_prefetch",
+     request(isa="avx512", m=30, n=40, k=17, trans_a=True, trans_b=True,
+             mr=6, nr=32, mc=12, nc=64, k_unroll=4, prefetch_a=256,
+             prefetch_b=512, runtime_ld=True), (33, 20, 45)),
+    ("avx512_rt_40x96x17_b_in_place_ir_jr",
+     request(isa="avx512", m=40, n=96, k=17, mr=12, nr=32, mc=24, nc=64,
+             kc=8, k_unroll=2, pack_b=False, loop_order="ir-jr",
+             prefetch_b=64, runtime_ld=True), (19, 101, 99)),
+    ("avx512_rt_61x128x70_fused_b_sweep",
+     request(isa="avx512", m=61, n=128, k=70, mr=6, nr=64, mc=24, nc=64,
+             kc=32, k_unroll=4, fuse_pack_b=True, runtime_ld=True),
+     (75, 131, 129)),
+    ("avx512_rt_45x70x35_a_rows_embedded",
+     request(isa="avx512", m=45, n=70, k=35, mr=14, nr=32, mc=28, nc=64,
+             kc=24, a_layout="rows", order="embedded", k_unroll=4,
+             runtime_ld=True), (36, 70, 71)),
+    ("avx2_rt_13x33x8_edges_ta",
+     request(m=13, n=33, k=8, trans_a=True, k_unroll=1, runtime_ld=True),
+     (15, 35, 34)),
+    ("avx2_rt_23x40x19_bmem_a_rows",
+     request(m=23, n=40, k=19, mr=7, nr=16, mc=14, nc=32, kc=8,
+             order="bmem", a_layout="rows", runtime_ld=True), (20, 41, 40)),
+]
+
 # Fault variants the harness must catch (it would be useless otherwise).
 # write-past-edge only shows when the extra column holds a live
 # accumulator: a row edge of >= 2 rows with full-width tiles.
@@ -230,14 +267,20 @@ FAULTY = [
 ]
 
 
-def _args(req, text):
+def _args(req, text, lds=None):
+    """The harness's arguments; `lds` (lda, ldb, ldc) for a runtime_ld
+    kernel, whose request has none."""
     m, n, k = req["m"], req["n"], req["k"]
     ta, tb = req.get("trans_a", False), req.get("trans_b", False)
     lda = req.get("lda", m if ta else k)
     ldb = req.get("ldb", k if tb else n)
     ldc = req.get("ldc", n)
+    if lds:
+        lda, ldb, ldc = lds
     ws = int(header(text, "workspace_bytes"))
-    return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws)]
+    runtime = int(req.get("runtime_ld", False))
+    return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws,
+                             runtime)]
 
 
 class HarnessTest(unittest.TestCase):
@@ -305,6 +348,15 @@ class ExecutionTest(HarnessTest):
             with self.subTest(name=name):
                 self.skip_unless_cpu_runs(req)
                 status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
+    def test_runtime_ld_kernels_match_reference(self):
+        for name, req, lds in RUNTIME_LD:
+            with self.subTest(name=name):
+                self.skip_unless_cpu_runs(req)
+                status, output = self.run_harness(
+                    name, req, lambda text: _args(req, text, lds))
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
 

@@ -130,6 +130,19 @@ class SymbolTest(unittest.TestCase):
         # A is k x m when transposed (lda >= m), B is n x k (ldb >= k).
         self.assertIn("_tt_lda10_ldb30_ldc20_", header(emit(t), "symbol"))
 
+    def test_runtime_ld_symbol_and_code(self):
+        """A runtime_ld kernel is named for it and reads its leading
+        dimensions from the workspace header (64, 72, 80), which the
+        emitter grows to 128 bytes: the edge tile starts there."""
+        text = emit(request(runtime_ld=True))
+        symbol = header(text, "symbol")
+        self.assertIn("_nn_ldrt_", symbol)
+        self.assertNotIn("lda", symbol)
+        code = body(text)
+        for offset in (64, 72, 80):
+            self.assertIn(f"\tmovq {offset}(%rbx), %rax", code)
+        self.assertNotEqual(header(emit(request()), "symbol"), symbol)
+
     def test_fault_is_in_the_symbol(self):
         symbol = header(emit(request(fault="write-past-edge")), "symbol")
         self.assertIn("fault_write_past_edge", symbol)

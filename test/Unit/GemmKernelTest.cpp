@@ -12,6 +12,7 @@
 #include "qimeng/Kernel/KernelConfig.h"
 #include "qimeng/Kernel/KernelDesc.h"
 #include "qimeng/Kernel/Target.h"
+#include "qimeng/Kernel/WorkspaceHeader.h"
 #include "qimeng/Runtime/GemmValidator.h"
 #include "qimeng/Runtime/JitKernel.h"
 #include "llvm/ADT/StringRef.h"
@@ -95,7 +96,8 @@ std::string describe(const GemmDesc &d, const GemmConfig &c,
   GemmKernelFn fn = loaded->jit->gemm();
   auto result = validateGemm(
       desc,
-      [fn](const float *a, const float *b, float *c, void *ws) {
+      [fn, &desc](const float *a, const float *b, float *c, void *ws) {
+        writeLeadingDims(ws, desc);
         fn(a, b, c, ws);
       },
       loaded->emitted.workspaceBytes, options);
@@ -254,6 +256,70 @@ TEST(GemmKernelTest, AccumulatingKernelFailsAsOverwrite) {
   ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
   EXPECT_FALSE(report->passed);
   EXPECT_NE(report->failure.find("nan"), std::string::npos) << report->failure;
+}
+
+//===----------------------------------------------------------------------===//
+// Run-time leading dimensions (read from the workspace header)
+//===----------------------------------------------------------------------===//
+
+TEST(GemmKernelTest, RuntimeLeadingDimsValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // One kernel per shape, transposes and config, run with leading
+  // dimensions it was not generated for (odd paddings): B packed, in place
+  // and packed by the tiles, A in rows, overwrite.
+  std::vector<GemmConfig> configs;
+  for (GemmConfig base : {smallAvx2Config(), smallAvx512Config()}) {
+    if (base.isa == VectorIsa::Avx512 && !hostRunsAvx512())
+      continue;
+    configs.push_back(base);
+    GemmConfig inPlace = base;
+    inPlace.packB = BPacking::InPlace;
+    inPlace.aLayout = ALayout::Rows;
+    configs.push_back(inPlace);
+    GemmConfig fused = base;
+    fused.packB = BPacking::Fused;
+    configs.push_back(fused);
+  }
+  for (const GemmConfig &config : configs)
+    for (Shape s : {Shape{1, 1, 1}, Shape{7, 17, 5}, Shape{50, 64, 40}})
+      for (int t = 0; t < 4; ++t)
+        for (bool overwrite : {false, true}) {
+          GemmDesc d = GemmDesc::packed(s.m, s.n, s.k, t & 1, t & 2);
+          d.runtimeLd = true;
+          d.overwrite = overwrite;
+          GemmConfig c = config;
+          if (c.packB != BPacking::Panels && !d.bSliversInPlace(c.nr))
+            c.packB = BPacking::Panels;
+          if (d.transA)
+            c.aLayout = ALayout::KMajor;
+          c = clampToProblem(c, d);
+          EXPECT_TRUE(kernelValidates(d.withPaddedLeadingDims(3), c));
+          EXPECT_TRUE(kernelValidates(d.withPaddedLeadingDims(16), c));
+        }
+}
+
+TEST(GemmKernelTest, ImmediateKernelFailsAsRuntimeLd) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A kernel with the dense strides as immediates, run on padded operands
+  // whose strides the header carries: it reads the wrong elements.
+  GemmDesc dense = GemmDesc::packed(13, 33, 37);
+  GemmConfig c = clampToProblem(smallAvx2Config(), dense);
+  auto loaded =
+      buildGemmKernel(dense, c, host(), EmitterOptions::defaults(), "");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  GemmKernelFn fn = loaded->jit->gemm();
+  GemmDesc runtime = dense;
+  runtime.runtimeLd = true;
+  GemmDesc padded = runtime.withPaddedLeadingDims();
+  auto report = validateGemm(
+      padded,
+      [fn, &padded](const float *a, const float *b, float *cp, void *ws) {
+        writeLeadingDims(ws, padded);
+        fn(a, b, cp, ws);
+      },
+      loaded->emitted.workspaceBytes, ValidationOptions{});
+  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
+  EXPECT_FALSE(report->passed);
 }
 
 TEST(GemmKernelTest, HostDefaultConfig) {

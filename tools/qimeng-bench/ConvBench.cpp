@@ -178,8 +178,9 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       std::fill_n(out->data(), out->size(), 0.0f);
       std::vector<TimedCandidate> cands = {
           {"ours", [&] {
-             runGemmParts(fn, kernel->parts, kernel->emitted.workspaceBytes,
-                          in->data(), flt->data(), out->data(), ws->data());
+             runGemmParts(fn, desc.gemmView(), kernel->parts,
+                          kernel->emitted.workspaceBytes, in->data(),
+                          flt->data(), out->data(), ws->data());
            }}};
       std::vector<std::pair<PeerResult *, size_t>> timed; // (peer, candidate)
       for (auto [result, worker] :

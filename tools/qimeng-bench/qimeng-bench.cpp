@@ -482,8 +482,8 @@ int main(int argc, char **argv) {
       std::fill_n(c.data(), desc.cSpan(), 0.0f);
       std::vector<TimedCandidate> cands = {
           {"ours", [&] {
-             runGemmParts(fn, parts, emitted.workspaceBytes, a.data(), b.data(),
-                          c.data(), ws.data());
+             runGemmParts(fn, desc, parts, emitted.workspaceBytes, a.data(),
+                          b.data(), c.data(), ws.data());
            }}};
       std::vector<std::pair<size_t, size_t>> timed; // (column, candidate)
       for (size_t i = 0; i < columns.size(); ++i) {

@@ -452,7 +452,7 @@ int main(int argc, char **argv) {
     std::vector<TimedCandidate> cands = {
         {"ours",
          [&] {
-           runGemmParts(fn, parts, kernel.workspaceBytes, a.data(), b.data(),
+           runGemmParts(fn, g, parts, kernel.workspaceBytes, a.data(), b.data(),
                         c1.data(), ws.data());
          }},
         {"openblas", [&] {

@@ -21,12 +21,19 @@ namespace qimeng {
 /// A(m,k) is A[m*lda + k], or A[k*lda + m] when transA (A stored K x M).
 /// B(k,n) is B[k*ldb + n], or B[n*ldb + k] when transB (B stored N x K).
 /// C(m,n) is C[m*ldc + n]. Leading dimensions are in elements.
+///
+/// With `runtimeLd` the leading dimensions are run-time values: the kernel
+/// reads them from its workspace header at every call (WorkspaceHeader.h)
+/// instead of holding them as immediates, so they are not part of the
+/// kernel or of its key, and lda, ldb and ldc are those of one call (the
+/// dense ones where the caller does not know better).
 struct GemmDesc {
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;
   bool transA = false;
   bool transB = false;
   bool overwrite = false; ///< beta = 0: C is written, never read
+  bool runtimeLd = false; ///< leading dimensions read at run time
 
   /// A descriptor with the tightest leading dimensions for its transposes.
   static GemmDesc packed(int64_t m, int64_t n, int64_t k, bool transA = false,
@@ -52,14 +59,20 @@ struct GemmDesc {
   /// Checks sizes >= 1 and leading dimensions wide enough.
   llvm::Error verify() const;
 
+  /// The same problem with every leading dimension `pad` elements wider
+  /// than its operand's columns: what a run-time-ld kernel is validated on,
+  /// so that one using the dense strides reads the wrong elements.
+  GemmDesc withPaddedLeadingDims(int64_t pad = 5) const;
+
   /// Stable, readable key: "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn", with "_b0"
-  /// appended for overwrite.
+  /// appended for overwrite; "sgemm_m7_n5_k3_ldrt_nn" for run-time leading
+  /// dimensions.
   std::string str() const;
 
   bool operator==(const GemmDesc &o) const {
     return m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
            ldc == o.ldc && transA == o.transA && transB == o.transB &&
-           overwrite == o.overwrite;
+           overwrite == o.overwrite && runtimeLd == o.runtimeLd;
   }
 };
 

@@ -14,6 +14,7 @@
 
 #include "qimeng/Kernel/KernelConfig.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/WorkspaceHeader.h"
 #include <cstdint>
 #include <vector>
 
@@ -28,10 +29,6 @@ struct GemmRange {
            nEnd == o.nEnd;
   }
 };
-
-/// Byte offsets in the workspace where a parallel kernel reads its range
-/// (four little-endian int64: mBegin, mEnd, nBegin, nEnd).
-constexpr uint64_t kRangeOffset = 24;
 
 /// Work below which another thread costs more than it brings: a fork/join
 /// of an OpenMP team is microseconds, 2 MFLOP is about twenty: 128^3 (4.2
@@ -58,7 +55,7 @@ int partitionedThreads(const GemmDesc &desc, const GemmConfig &config,
 std::vector<GemmRange> kernelParts(const GemmDesc &desc,
                                    const GemmConfig &config);
 
-/// Writes `range` where a parallel kernel reads it.
+/// Writes `range` where a parallel kernel reads it (kRangeOffset).
 void writeRange(void *workspace, const GemmRange &range);
 
 } // namespace qimeng

@@ -24,10 +24,12 @@ llvm::Expected<std::string> serveValidationRequest(llvm::StringRef json);
 
 /// `kernel` run as the compiled module runs it: once per part of C, each
 /// part on an OpenMP team with its own slice of `workspace` (parts.size()
-/// slices of `workspaceBytes`); a plain call when `parts` is empty.
-void runGemmParts(GemmKernelFn kernel, const std::vector<GemmRange> &parts,
-                  uint64_t workspaceBytes, const float *a, const float *b,
-                  float *c, void *workspace);
+/// slices of `workspaceBytes`); a plain call when `parts` is empty. Each
+/// slice's header gets its part and, for a run-time-ld `desc`, the
+/// leading dimensions.
+void runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
+                  const std::vector<GemmRange> &parts, uint64_t workspaceBytes,
+                  const float *a, const float *b, float *c, void *workspace);
 
 } // namespace qimeng
 
