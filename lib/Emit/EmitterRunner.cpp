@@ -65,6 +65,12 @@ llvm::Expected<EmittedKernel> qimeng::parseEmitterOutput(std::string text) {
       k.clobbers = splitList(value);
     } else if (key == "features") {
       k.features = splitList(value);
+    } else if (key == "leading_dims") {
+      if (value != "runtime" && value != "immediate")
+        return llvm::createStringError(
+            "emitter output has a malformed qm.leading_dims '" + value.str() +
+            "'; expected runtime or immediate");
+      k.runtimeLeadingDims = value == "runtime";
     } else if (key == "flops_per_iteration") {
       if (value.getAsInteger(10, k.flopsPerIteration))
         return llvm::createStringError(

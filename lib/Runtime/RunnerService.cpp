@@ -163,6 +163,15 @@ struct RequestProblem {
 
   double flops() const { return conv ? conv->flops() : gemm.flops(); }
 
+  /// The GEMM `kernel` is called on: this one, with its leading dimensions
+  /// written to the header when the problem or the kernel
+  /// (qm.leading_dims) says they are run-time values.
+  GemmDesc callDesc(const RunnableKernel &kernel) const {
+    GemmDesc d = gemm;
+    d.runtimeLd = d.runtimeLd || kernel.kernel.runtimeLeadingDims;
+    return d;
+  }
+
   /// Validates `kernel` on this problem; a run-time-ld GEMM on padded
   /// leading dimensions, which its code must read from the header.
   llvm::Expected<ValidationReport>
@@ -175,7 +184,8 @@ struct RequestProblem {
             kernel.run(gemm, a, b, c, ws);
           },
           kernel.workspaceBytes(), options);
-    GemmDesc checked = gemm.runtimeLd ? gemm.withPaddedLeadingDims() : gemm;
+    GemmDesc call = callDesc(kernel);
+    GemmDesc checked = call.runtimeLd ? call.withPaddedLeadingDims() : call;
     return validateGemm(
         checked,
         [&](const float *a, const float *b, float *c, void *ws) {
@@ -284,12 +294,12 @@ serveCompareRequest(const json &list, const RequestProblem &problem, int runs) {
       return ws.takeError();
     e.ws = std::move(*ws);
     const RunnableKernel *kernel = &e.kernel;
-    const GemmDesc *desc = &problem.gemm;
+    GemmDesc desc = problem.callDesc(e.kernel);
     float *a = operands->a.data(), *b = operands->b.data(),
           *c = operands->c.data();
     void *pws = e.ws.data();
     cands.push_back(
-        {e.kernel.kernel.symbol, [=] { kernel->run(*desc, a, b, c, pws); }});
+        {e.kernel.kernel.symbol, [=] { kernel->run(desc, a, b, c, pws); }});
   }
   json answer = json::array();
   InterleavedTiming t;
@@ -397,8 +407,8 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
       return ws.takeError();
     auto [seconds, spread] = timeCalls(
         [&] {
-          kernel.run(problem.gemm, operands->a.data(), operands->b.data(),
-                     operands->c.data(), ws->data());
+          kernel.run(problem.callDesc(kernel), operands->a.data(),
+                     operands->b.data(), operands->c.data(), ws->data());
         },
         runs);
     auto again = validate();

@@ -1103,6 +1103,8 @@ def kernel_text(p, symbol, request, kind, summary):
     out.append(f"# {summary}")
     out.append(f"# qm.symbol: {symbol}")
     out.append(f"# qm.workspace_bytes: {p.workspace_bytes}")
+    out.append("# qm.leading_dims: "
+               + ("runtime" if p.runtime_ld else "immediate"))
     masks = [f"k{v + 1}" for v in range(p.nv)] if p.isa.name == "avx512" \
         else []
     out.append("# qm.args: " + ",".join(ABI.args))

@@ -272,6 +272,32 @@ TEST(EmitterRunnerTest, Avx2Kernel) {
   EXPECT_EQ(k.text.find("zmm"), std::string::npos);
 }
 
+TEST(EmitterRunnerTest, RuntimeLeadingDimsKernel) {
+  // The request leaves lda, ldb and ldc out; the header announces the form.
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  EXPECT_NE(gemmRequestJson(d, avx2Config()).find("\"lda\""),
+            std::string::npos);
+  d.runtimeLd = true;
+  std::string request = gemmRequestJson(d, avx2Config());
+  EXPECT_EQ(request.find("\"lda\""), std::string::npos) << request;
+  EXPECT_NE(request.find("\"runtime_ld\":true"), std::string::npos) << request;
+  QM_ASSERT_EXPECTED(
+      k, emitGemmKernel(d, avx2Config(), EmitterOptions::defaults()));
+  EXPECT_TRUE(k.runtimeLeadingDims);
+  EXPECT_TRUE(llvm::StringRef(k.symbol).contains("7x5x3_nn_ldrt_")) << k.symbol;
+  QM_ASSERT_EXPECTED(fixed,
+                     emitGemmKernel(GemmDesc::packed(7, 5, 3), avx2Config(),
+                                    EmitterOptions::defaults()));
+  EXPECT_FALSE(fixed.runtimeLeadingDims);
+  QM_ASSERT_FAILS_WITH(parseEmitterOutput("# qm.symbol: f\n"
+                                          "# qm.workspace_bytes: 128\n"
+                                          "# qm.leading_dims: sometimes\n"
+                                          "# qm.body.begin\n"
+                                          "# qm.body.end\n")
+                           .takeError(),
+                       "malformed qm.leading_dims 'sometimes'");
+}
+
 TEST(EmitterRunnerTest, Avx512Kernel) {
   QM_ASSERT_EXPECTED(k,
                      emitGemmKernel(GemmDesc::packed(13, 33, 5), avx512Config(),
@@ -357,8 +383,7 @@ TEST(EmitterRunnerTest, ParseMinimalOutput) {
   EXPECT_EQ(k.symbol, "f");
   EXPECT_EQ(k.workspaceBytes, 128u);
   EXPECT_EQ(k.generatorVersion, "9.9");
-  EXPECT_EQ(k.argRegisters,
-            (std::vector<std::string>{"x0", "x1", "x2", "x3"}));
+  EXPECT_EQ(k.argRegisters, (std::vector<std::string>{"x0", "x1", "x2", "x3"}));
   EXPECT_EQ(k.clobbers, (std::vector<std::string>{"rax", "ymm0"}));
   EXPECT_EQ(k.features, (std::vector<std::string>{"avx2", "fma"}));
   QM_ASSERT_EXPECTED(body, k.body());

@@ -63,6 +63,22 @@ qimeng::benchKernel(const KernelProblem &problem, const GemmConfig &config,
   return k;
 }
 
+bool qimeng::takeRuntimeLdSetting(std::string &settings) {
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(settings).split(items, ',', -1, /*KeepEmpty=*/false);
+  bool found = false;
+  std::string rest;
+  for (llvm::StringRef item : items) {
+    if (item.trim() == "ld=runtime") {
+      found = true;
+      continue;
+    }
+    rest += (rest.empty() ? "" : ",") + item.str();
+  }
+  settings = rest;
+  return found;
+}
+
 llvm::Expected<VariantComparison> qimeng::compareVariants(
     const KernelProblem &problem, const BenchKernel &ours, bool oursValidated,
     const std::vector<std::string> &variants, unsigned threads, int rounds,
@@ -75,7 +91,9 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
       {ours.emitted, ours.parts}};
   std::vector<size_t> compared; // results[compared[i]] is kernels[i + 1]
   for (const std::string &settings : variants) {
-    auto parsed = GemmConfig::parse(settings, ours.config);
+    std::string keys = settings;
+    bool runtimeLd = takeRuntimeLdSetting(keys);
+    auto parsed = GemmConfig::parse(keys, ours.config);
     if (!parsed)
       return llvm::createStringError("--variant '" + settings + "': " +
                                      llvm::toString(parsed.takeError()));
@@ -84,7 +102,18 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
     VariantResult r;
     r.settings = settings;
     r.config = config.str();
-    auto emitted = emitKernel(problem, config, emitter);
+    KernelProblem variantProblem = problem;
+    if (runtimeLd) {
+      if (problem.conv())
+        return llvm::createStringError(
+            "--variant '" + settings +
+            "': ld=runtime is for GEMMs (convolutions take their strides as "
+            "immediates)");
+      GemmDesc d = view;
+      d.runtimeLd = true;
+      variantProblem = KernelProblem(d);
+    }
+    auto emitted = emitKernel(variantProblem, config, emitter);
     if (!emitted) {
       r.failure = "not built: " + llvm::toString(emitted.takeError());
     } else {

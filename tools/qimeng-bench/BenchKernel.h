@@ -61,8 +61,14 @@ struct VariantComparison {
   std::vector<VariantResult> variants;
 };
 
+/// A variant's settings: `ld=runtime` (the kernel reads its leading
+/// dimensions at run time, KernelContract.md) split off the GemmConfig
+/// keys. Returns whether it was there; `settings` keeps the rest.
+bool takeRuntimeLdSetting(std::string &settings);
+
 /// Each of `variants` (GemmConfig::parse settings laid over `ours.config`,
-/// clamped to the problem, on `threads` threads as ours) emitted, then all
+/// clamped to the problem, on `threads` threads as ours; `ld=runtime` for
+/// the run-time-ld form of the same GEMM) emitted, then all
 /// of them with `ours` first validated and timed interleaved for `rounds`
 /// rounds in one qimeng-runner process (compareIsolated). A variant the
 /// emitter refuses, one that fails validation, and a comparison that fails

@@ -45,11 +45,11 @@ llvm::Expected<PeerProcess> PeerProcess::start(llvm::StringRef peer,
   // This very binary: on Linux /proc/self/exe, which still runs it when its
   // file has been replaced (a rebuild during a long benchmark) where the
   // path would start the new build or nothing.
-  std::string exe = llvm::sys::fs::exists("/proc/self/exe")
-                        ? std::string("/proc/self/exe")
-                        : llvm::sys::fs::getMainExecutable(
-                              nullptr,
-                              reinterpret_cast<void *>(&servePeerWorker));
+  std::string exe =
+      llvm::sys::fs::exists("/proc/self/exe")
+          ? std::string("/proc/self/exe")
+          : llvm::sys::fs::getMainExecutable(
+                nullptr, reinterpret_cast<void *>(&servePeerWorker));
   auto process = Coprocess::start(exe, {"qimeng-bench", "--peer-worker"});
   if (!process)
     return process.takeError();

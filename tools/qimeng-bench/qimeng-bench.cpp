@@ -273,7 +273,10 @@ int main(int argc, char **argv) {
       "ours are validated, then\ntimed interleaved for --runs rounds in one "
       "qimeng-runner process. Each variant's\nline gives its GFLOPS and its "
       "speedup over ours (the median of the per-round\nratios); --json rows "
-      "carry them in \"variants\".\n");
+      "carry them in \"variants\". The setting ld=runtime makes the "
+      "variant the\nkernel that reads its leading dimensions at run time "
+      "(docs/KernelContract.md):\n--variant ld=runtime compares the two "
+      "forms of the same kernel.\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
   if (opKind != "sgemm" && opKind != "conv2d")
     exitOnErr(llvm::createStringError("unsupported --op '" + opKind +
@@ -287,10 +290,13 @@ int main(int argc, char **argv) {
     exitOnErr(llvm::createStringError("--transpose must be nn, nt, tn or tt"));
   std::vector<Shape> shapes = exitOnErr(parseShapes(shapesOpt));
   std::vector<std::string> variants(variantOpt.begin(), variantOpt.end());
-  for (const std::string &v : variants)
-    if (auto parsed = GemmConfig::parse(v, GemmConfig()); !parsed)
+  for (const std::string &v : variants) {
+    std::string keys = v;
+    takeRuntimeLdSetting(keys);
+    if (auto parsed = GemmConfig::parse(keys, GemmConfig()); !parsed)
       exitOnErr(llvm::createStringError(
           "--variant '" + v + "': " + llvm::toString(parsed.takeError())));
+  }
 
   // With several threads, every OpenMP team is bound one thread a core:
   // unbound, the scheduler at times left both of our two threads on one

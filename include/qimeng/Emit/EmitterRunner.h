@@ -44,6 +44,9 @@ struct EmittedKernel {
   std::vector<std::string> clobbers; ///< registers the body overwrites
   std::vector<std::string> features; ///< LLVM features the code needs
   uint64_t flopsPerIteration = 0;    ///< fma_peak probes only
+  /// The kernel reads lda, ldb and ldc from its workspace header
+  /// (qm.leading_dims: runtime) instead of holding them as immediates.
+  bool runtimeLeadingDims = false;
 
   /// The instructions between `# qm.body.begin` and `# qm.body.end`: what
   /// the pass embeds as inline asm. Same lines as in `text`, byte for byte.
