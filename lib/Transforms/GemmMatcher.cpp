@@ -318,6 +318,27 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
     return failure();
   }
   d.ldc = d.m == 1 ? d.n : cm;
+  // Where each leading dimension lies (orientation's rules), and whether
+  // the types leave one of them dynamic: then the kernel reads all three
+  // at run time and only the other strides stay assumptions.
+  auto leadingDim = [&](int operand, unsigned dim) -> std::optional<unsigned> {
+    if (ranges[dim] == 1)
+      return std::nullopt;
+    return resultPosition(maps[operand], dim);
+  };
+  out.leadingDimOf[0] = leadingDim(0, d.transA ? k : m);
+  out.leadingDimOf[1] = leadingDim(1, d.transB ? n : k);
+  out.leadingDimOf[2] = leadingDim(2, m);
+  auto isLeadingDim = [&](const StrideAssumption &a) {
+    for (int i = 0; i < 3; ++i)
+      if (a.memref == out.operands[i] && out.leadingDimOf[i] == a.dim)
+        return true;
+    return false;
+  };
+  if (llvm::any_of(out.assumed, isLeadingDim)) {
+    d.runtimeLd = true;
+    llvm::erase_if(out.assumed, isLeadingDim);
+  }
   if (!batchDims.empty()) {
     unsigned b = batchDims[0];
     out.batch = ranges[b];

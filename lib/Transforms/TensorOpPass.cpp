@@ -18,6 +18,7 @@
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/Target.h"
+#include "qimeng/Kernel/WorkspaceHeader.h"
 #include "qimeng/LLM/LlmSession.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Transforms/ConvMatcher.h"
@@ -327,7 +328,40 @@ struct KernelLaunch {
   /// through, the zero fill an overwriting kernel replaces): erased with
   /// it, or moved with it where it stays.
   SmallVector<Operation *> foldedOps;
+  /// For a kernel that reads its leading dimensions at run time: the
+  /// dimension of operands[i] whose stride is its leading dimension, or
+  /// nullopt for the constant in `leadingDimConstants`.
+  std::optional<unsigned> leadingDimOf[3];
+  int64_t leadingDimConstants[3] = {0, 0, 0};
 };
+
+/// Writes the leading dimensions of `launch`'s operands (their strides at
+/// run time) where a run-time-ld kernel reads them, in each of the
+/// `slices` workspace slices `sliceBytes` apart.
+void writeLeadingDims(OpBuilder &b, Location loc, const KernelLaunch &launch,
+                      Value ws, int64_t slices, int64_t sliceBytes) {
+  auto i64 = b.getI64Type();
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value lds[3];
+  for (int i = 0; i < 3; ++i) {
+    if (!launch.leadingDimOf[i]) {
+      lds[i] = i64Constant(b, loc, launch.leadingDimConstants[i]);
+      continue;
+    }
+    auto meta =
+        memref::ExtractStridedMetadataOp::create(b, loc, launch.operands[i]);
+    lds[i] = arith::IndexCastOp::create(
+        b, loc, i64, meta.getStrides()[*launch.leadingDimOf[i]]);
+  }
+  for (int64_t s = 0; s < slices; ++s)
+    for (int i = 0; i < 3; ++i) {
+      int64_t offset = s * sliceBytes + int64_t(kLeadingDimsOffset) + 8 * i;
+      Value at = LLVM::GEPOp::create(
+          b, loc, ptr, b.getI8Type(), ws,
+          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
+      LLVM::StoreOp::create(b, loc, lds[i], at);
+    }
+}
 
 /// Emits, at `b`, the kernel's calls on `op`'s operands: the workspace
 /// (aligned_alloc and free, below the memref level, so that
@@ -361,6 +395,8 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
       b, loc, i64, b.getI64IntegerAttr(slices * sliceBytes));
   Value ws = LLVM::CallOp::create(b, loc, *allocFn, ValueRange{align, size})
                  .getResult();
+  if (kernel.emitted.runtimeLeadingDims)
+    writeLeadingDims(b, loc, launch, ws, slices, sliceBytes);
   auto emitGemm = [&](OpBuilder &ob, Value batchIndex) {
     Value pointers[3];
     for (int i = 0; i < 3; ++i) {
@@ -723,6 +759,11 @@ struct QiMengTensorOpPass
         launch.foldedOps = matched->foldedTransposes;
         if (matched->zeroFill)
           launch.foldedOps.push_back(matched->zeroFill);
+        llvm::copy(matched->leadingDimOf, launch.leadingDimOf);
+        const GemmDesc &g = matched->gemm;
+        launch.leadingDimConstants[0] = g.lda;
+        launch.leadingDimConstants[1] = g.ldb;
+        launch.leadingDimConstants[2] = g.ldc;
         assumed = std::move(matched->assumed);
       }
       if (!problem) {
@@ -744,6 +785,17 @@ struct QiMengTensorOpPass
             "passes four: A, B, C and the workspace",
             it->second->emitted.symbol,
             it->second->emitted.argRegisters.size());
+        it->second = failure();
+      }
+      if (succeeded(it->second) &&
+          it->second->emitted.runtimeLeadingDims != problem->gemm().runtimeLd) {
+        failures[key] = llvm::formatv(
+            "kernel {0} takes its leading dimensions {1} (qm.leading_dims); "
+            "the call needs them {2}",
+            it->second->emitted.symbol,
+            it->second->emitted.runtimeLeadingDims ? "at run time"
+                                                   : "as immediates",
+            problem->gemm().runtimeLd ? "at run time" : "as immediates");
         it->second = failure();
       }
       if (failed(it->second)) {

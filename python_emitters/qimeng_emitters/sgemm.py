@@ -502,11 +502,15 @@ class BStream:
     is at %rsi + %r15, which the caller sets to FUSED_B_PREFETCH_ROWS
     rows."""
 
-    def __init__(self, row, aligned, copy_row=None, sweep=False):
+    def __init__(self, row, aligned, copy_row=None, sweep=False,
+                 row_reg=None):
         self.row, self.aligned, self.copy_row = row, aligned, copy_row
         # With `sweep`, every K loop iteration also prefetches the next
         # line of the next B panel in place into L2, %rdx walking it.
         self.sweep = sweep
+        # A register holding a run-time row (loaded by the caller before
+        # the K loops), added instead of the header slot.
+        self.row_reg = row_reg
 
     def address(self, u, offset):
         """The B bytes `offset` into row u of an unrolled K loop."""
@@ -516,7 +520,9 @@ class BStream:
 
     def emit_step_end(self, asm):
         """After one k step: a run-time row moves %rsi now."""
-        if not self.row.static:
+        if self.row_reg:
+            asm.ins(f"addq {self.row_reg}, %rsi")
+        elif not self.row.static:
             self.row.add_to(asm, "%rsi")
 
     def emit_advance(self, asm, steps):
@@ -615,39 +621,54 @@ def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True):
     read nor written."""
     isa = p.isa
     tmp = isa.reg(p.mr * p.nv)  # the first B register, free after the K loop
+    _emit_c_rows_setup(asm, p)
     for i in range(p.mr):
         for v in range(p.nv):
             acc = isa.reg(i * p.nv + v)
-            off = _c_row_offset(p, i) + v * isa.vector_bytes
+            addr = _c_address(p, i, v * isa.vector_bytes)
             if masked:
                 if read_c:
-                    asm.ins(f"vmovups {off}(%rdi), {tmp} {{%k{v + 1}}} {{z}}")
+                    asm.ins(f"vmovups {addr}, {tmp} {{%k{v + 1}}} {{z}}")
                     asm.ins(f"vaddps {tmp}, {acc}, {acc}")
-                asm.ins(f"vmovups {acc}, {off}(%rdi) {{%k{v + 1}}}")
+                asm.ins(f"vmovups {acc}, {addr} {{%k{v + 1}}}")
             else:
                 if read_c:
-                    asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
-                asm.ins(f"vmovups {acc}, {off}(%rdi)")
+                    asm.ins(f"vaddps {addr}, {acc}, {acc}")
+                asm.ins(f"vmovups {acc}, {addr}")
         if i + 1 < p.mr:
             asm.ins(f"cmpq ${i + 1}, %rdx")
             # The fault writes one row more than %rdx.
             jump = "jb" if p.fault == "write-past-edge" else "jbe"
             asm.ins(f"{jump} {fwd(next_tile)}")
-            _emit_c_next_row(asm, p)
+            _emit_c_next_row(asm, p, i)
     asm.ins(f"jmp {fwd(next_tile)}")
 
 
-def _c_row_offset(p, i):
-    """Bytes from %rdi to row i of the tile: i*ldc, or 0 when ldc is a
-    run-time value and %rdi moves to each row (_emit_c_next_row)."""
-    return p.c_ld.times(i, "C row") if p.c_ld.static else 0
-
-
-def _emit_c_next_row(asm, p):
-    """Between two rows of a tile's C update: with a run-time ldc, %rdi
-    moves to the next row."""
+# A tile's C rows with a run-time ldc: %rax = ldc and %rcx = 3*ldc bytes
+# (free once the K loop is done) reach four rows from %rdi, which then
+# moves four rows on with one lea; no load sits between two rows' stores.
+def _emit_c_rows_setup(asm, p):
+    """Before a tile's C update: with a run-time ldc, %rax and %rcx."""
     if not p.c_ld.static:
-        p.c_ld.add_to(asm, "%rdi")
+        asm.ins(f"movq {p.c_ld.operand()}, %rax")
+        asm.ins("leaq (%rax,%rax,2), %rcx")
+
+
+def _c_address(p, i, offset):
+    """Row i of the tile, `offset` bytes in: i*ldc + offset from %rdi, or
+    (run-time ldc) through %rax and %rcx from the group of four rows %rdi
+    is at."""
+    if p.c_ld.static:
+        return f"{p.c_ld.times(i, 'C row') + offset}(%rdi)"
+    return (f"{offset}(%rdi)", f"{offset}(%rdi,%rax)",
+            f"{offset}(%rdi,%rax,2)", f"{offset}(%rdi,%rcx)")[i % 4]
+
+
+def _emit_c_next_row(asm, p, i):
+    """After row i of a tile's C update, before row i + 1: with a run-time
+    ldc, %rdi moves to the next group of four rows."""
+    if not p.c_ld.static and i % 4 == 3:
+        asm.ins("leaq (%rdi,%rax,4), %rdi")
 
 
 def _emit_column_masks(asm, p):
@@ -712,15 +733,16 @@ def _emit_c_write(asm, p, next_tile, read_c):
         asm.ins(f"cmpq ${p.mr}, %rdx")
         asm.ins(f"jb {fwd(row_edge)}")
     asm.comment("full tile: C " + ("+" if read_c else "") + "= accumulators")
+    _emit_c_rows_setup(asm, p)
     for i in range(p.mr):
         for v in range(p.nv):
             acc = isa.reg(i * p.nv + v)
-            off = _c_row_offset(p, i) + v * isa.vector_bytes
+            addr = _c_address(p, i, v * isa.vector_bytes)
             if read_c:
-                asm.ins(f"vaddps {off}(%rdi), {acc}, {acc}")
-            asm.ins(f"vmovups {acc}, {off}(%rdi)")
+                asm.ins(f"vaddps {addr}, {acc}, {acc}")
+            asm.ins(f"vmovups {acc}, {addr}")
         if i + 1 < p.mr:
-            _emit_c_next_row(asm, p)
+            _emit_c_next_row(asm, p, i)
     if p.row_edges:
         asm.ins(f"jmp {fwd(next_tile)}")
         asm.place(row_edge)
@@ -913,12 +935,14 @@ def _emit_compute(asm, p):
             for off in line_offsets:
                 asm.ins(f"prefetcht0 {p.c_ld.times(i) + off}(%rdi)")
     else:
+        # %rcx walks two rows at a time, %rdx = ldc bytes.
+        asm.ins(f"movq {p.c_ld.operand()}, %rdx")
         asm.ins("movq %rdi, %rcx")
         for i in range(p.mr):
             for off in line_offsets:
-                asm.ins(f"prefetcht0 {off}(%rcx)")
-            if i + 1 < p.mr:
-                p.c_ld.add_to(asm, "%rcx")
+                asm.ins(f"prefetcht0 {off}(%rcx{',%rdx' if i % 2 else ''})")
+            if i % 2 and i + 1 < p.mr:
+                asm.ins("leaq (%rcx,%rdx,2), %rcx")
     for acc in range(p.mr * p.nv):
         asm.ins(isa.zero(acc))
     if p.fuse_pack_b:
@@ -948,7 +972,12 @@ def _emit_compute(asm, p):
         _emit_c_pointer(asm, p)
         asm.ins(f"jmp {fwd(k_done)}")
         asm.place(packed_path)
-    _emit_swept_k_loops(asm, p, k_done, packed_b(p))
+    b = packed_b(p)
+    if not b.row.static:
+        # B in place with a run-time ldb: %rdx holds it in the K loops.
+        asm.ins(f"movq {b.row.operand()}, %rdx")
+        b.row_reg = "%rdx"
+    _emit_swept_k_loops(asm, p, k_done, b)
     _emit_c_update(asm, p, next_tile)
     for reg, _, step, bound, loop in (inner, outer):
         asm.ins(f"addq ${step}, {reg}")

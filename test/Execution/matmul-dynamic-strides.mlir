@@ -1,9 +1,11 @@
 // Execution: a matmul whose operands have dynamic strides (one-shot-
-// bufferize's default function-boundary layout) runs the kernel
-// specialised for dense strides when the strides at run time are those,
-// and the op itself when they are not (B a column slice of a wider
-// buffer). With a fault injected into the kernel, only the dense call's
-// result changes: the check picks the path.
+// bufferize's default function-boundary layout) runs the kernel that reads
+// its leading dimensions at run time (qm.leading_dims: runtime) whatever
+// they are, dense or a view of a wider buffer (B a column slice, row
+// stride 16), and the op itself when an operand's inner stride is not 1
+// (B every other column), which the kernel does not take. With a fault
+// injected into the kernel, only the kernel's results change: the check
+// picks the path.
 // REQUIRES: host-avx2, host-fma
 // RUN: %mlir-opt %s %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
@@ -15,21 +17,28 @@
 // RUN: %qimeng-opt %s '--qimeng-tensorop=validate=false test-inject-fault=drop-k' \
 // RUN:   | %mlir-opt %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
-// RUN: head -n 9 %t.reference > %t.reference.dense
-// RUN: head -n 9 %t.fault > %t.fault.dense
+// RUN: sed -n 1,9p %t.reference > %t.reference.dense
+// RUN: sed -n 1,9p %t.fault > %t.fault.dense
 // RUN: not diff %t.reference.dense %t.fault.dense > /dev/null
-// RUN: tail -n 9 %t.reference > %t.reference.slice
-// RUN: tail -n 9 %t.fault > %t.fault.slice
-// RUN: diff %t.reference.slice %t.fault.slice
+// RUN: sed -n 10,18p %t.reference > %t.reference.slice
+// RUN: sed -n 10,18p %t.fault > %t.fault.slice
+// RUN: not diff %t.reference.slice %t.fault.slice > /dev/null
+// RUN: sed -n 19,27p %t.reference > %t.reference.every-other
+// RUN: sed -n 19,27p %t.fault > %t.fault.every-other
+// RUN: diff %t.reference.every-other %t.fault.every-other
 // RUN: FileCheck %s < %t.reference
 
+// The guard checks the unit strides only; the leading dimensions go to
+// the kernel's workspace header (offsets 64, 72, 80).
 // IR-LABEL: func.func @mm(
 // IR:         scf.if
-// IR:           llvm.call @qm_sgemm_8x8x8_nn_lda8_ldb8_ldc8_
+// IR:           memref.extract_strided_metadata
+// IR:           llvm.store {{.*}} : i64, !llvm.ptr
+// IR:           llvm.call @qm_sgemm_8x8x8_nn_ldrt_
 // IR:         } else {
 // IR-NEXT:      linalg.matmul
 
-// CHECK-COUNT-2: rank = 2 offset = {{[0-9]+}} sizes = [8, 8]
+// CHECK-COUNT-3: rank = 2 offset = {{[0-9]+}} sizes = [8, 8]
 
 #strided = strided<[?, ?], offset: ?>
 
@@ -98,5 +107,15 @@ func.func @main() {
   call @mm(%as, %sliced, %c2s) : (memref<8x8xf32, #strided>, memref<8x8xf32, #strided>, memref<8x8xf32, #strided>) -> ()
   %c2u = memref.cast %c2m : memref<8x8xf32> to memref<*xf32>
   call @printMemrefF32(%c2u) : (memref<*xf32>) -> ()
+  // B every other column of the 8x16 buffer (strides [16, 2]): the op.
+  %c3m = memref.alloc() : memref<8x8xf32>
+  %c3d = memref.cast %c3m : memref<8x8xf32> to memref<?x?xf32, #strided>
+  call @fill(%c3d, %c1, %c2) : (memref<?x?xf32, #strided>, index, index) -> ()
+  %every = memref.subview %wide[0, 0] [8, 8] [1, 2] : memref<8x16xf32> to memref<8x8xf32, strided<[16, 2]>>
+  %everyd = memref.cast %every : memref<8x8xf32, strided<[16, 2]>> to memref<8x8xf32, #strided>
+  %c3s = memref.cast %c3m : memref<8x8xf32> to memref<8x8xf32, #strided>
+  call @mm(%as, %everyd, %c3s) : (memref<8x8xf32, #strided>, memref<8x8xf32, #strided>, memref<8x8xf32, #strided>) -> ()
+  %c3u = memref.cast %c3m : memref<8x8xf32> to memref<*xf32>
+  call @printMemrefF32(%c3u) : (memref<*xf32>) -> ()
   return
 }

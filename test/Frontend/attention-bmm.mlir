@@ -42,29 +42,30 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
 // RUN: not diff %t.reference %t.fault > /dev/null
 
-// Every contraction is rewritten; default-layout arguments are checked at
-// run time.
+// Every contraction is rewritten; default-layout arguments give the
+// kernels their leading dimensions at run time ("ldrt") and have their
+// unit and batch strides checked at run time.
 // With two threads the batch of GEMMs too small to split runs
 // concurrently, from a launcher with the batch strides (elements) baked in;
 // with one, an scf.for calls the kernel per batch.
 // GUARDED-LABEL: func.func @bmm(
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_{{.*}}_batch3_32_48_24_t2(
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_ldrt_{{.*}}_batch3_32_48_24_t2(
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
 // GUARDED-LABEL: func.func @scores(
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nt_b0_lda8_ldb8_ldc6_{{.*}}_batch3_32_48_24_t2(
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nt_b0_ldrt_{{.*}}_batch3_32_48_24_t2(
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
 // GUARDED-LABEL: func.func @shared_weight(
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_{{.*}}_batch3_32_0_24_t2(
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_ldrt_{{.*}}_batch3_32_0_24_t2(
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
 // GUARDED-LABEL: func.func @dot_general(
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_lda8_ldb6_ldc6_
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_ldrt_
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.generic

@@ -43,14 +43,14 @@
 
 // The weights' transposes fold into the kernels (B read transposed, "nt"),
 // and so do the zero fills (the kernels overwrite C, "b0").
-// The arguments arrive with dynamic strides: the kernels are specialised
-// for the dense ones, checked at run time; the transpose and the matmul
-// stay for the other case.
+// The arguments arrive with dynamic strides: the kernels read the leading
+// dimensions at run time ("ldrt"), the unit inner strides are checked at
+// run time; the transpose and the matmul stay for the other case.
 // GUARDED-LABEL: func.func @linear_relu(
 // GUARDED-NOT:     linalg.transpose
 // GUARDED-NOT:     linalg.fill
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sgemm_4x32x16_nt_b0_lda16_ldb16_ldc32_
+// GUARDED:           llvm.call @qm_sgemm_4x32x16_nt_b0_ldrt_
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.transpose
 // GUARDED-NEXT:      linalg.fill
@@ -59,7 +59,7 @@
 // GUARDED-NOT:     linalg.transpose
 // GUARDED-NOT:     linalg.fill
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sgemm_4x16x32_nt_b0_lda32_ldb32_ldc16_
+// GUARDED:           llvm.call @qm_sgemm_4x16x32_nt_b0_ldrt_
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.transpose
 // GUARDED-NEXT:      linalg.fill

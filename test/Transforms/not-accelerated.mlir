@@ -70,20 +70,41 @@ func.func @matmul_non_unit_inner_stride(%a: memref<8x8xf32, strided<[16, 2]>>, %
 
 // -----
 
-// A dynamic leading dimension is accelerated for the dense one, checked at
-// run time; the op itself runs when the check fails.
+// A dynamic leading dimension goes to the kernel at run time (its
+// workspace header): the kernel reads all three, no check is needed.
 // CHECK-LABEL: func.func @matmul_dynamic_leading_dim(
+// CHECK-NOT:     scf.if
+// CHECK:         llvm.call @aligned_alloc
 // CHECK:         %{{.*}}, %{{.*}}, %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %arg2
-// CHECK:         %[[EIGHT:.*]] = arith.constant 8 : index
-// CHECK:         %[[SAME:.*]] = arith.cmpi eq, %[[STRIDES]]#0, %[[EIGHT]]
-// CHECK:         %[[ALL:.*]] = arith.andi %{{.*}}, %[[SAME]]
-// CHECK:         scf.if %[[ALL]] {
-// CHECK:           llvm.call @qm_sgemm_8x8x8_nn_lda8_ldb8_ldc8_
-// CHECK:         } else {
-// CHECK-NEXT:      linalg.matmul
+// CHECK:         %[[LDC:.*]] = arith.index_cast %[[STRIDES]]#0 : index to i64
+// CHECK:         %[[AT:.*]] = llvm.getelementptr %{{.*}}[80]
+// CHECK:         llvm.store %[[LDC]], %[[AT]] : i64, !llvm.ptr
+// CHECK:         llvm.call @qm_sgemm_8x8x8_nn_ldrt_
+// CHECK-NOT:     linalg.matmul
+// CHECK:         return
 func.func @matmul_dynamic_leading_dim(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32, strided<[?, 1]>>) {
   linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>)
                 outs(%c : memref<8x8xf32, strided<[?, 1]>>)
+  return
+}
+
+// -----
+
+// A dynamic inner stride is assumed to be 1, checked at run time; the op
+// itself runs when the check fails. The leading dimension goes to the
+// kernel.
+// CHECK-LABEL: func.func @matmul_dynamic_inner_stride(
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %arg2
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : index
+// CHECK:         %[[SAME:.*]] = arith.cmpi eq, %[[STRIDES]]#1, %[[ONE]]
+// CHECK:         %[[ALL:.*]] = arith.andi %{{.*}}, %[[SAME]]
+// CHECK:         scf.if %[[ALL]] {
+// CHECK:           llvm.call @qm_sgemm_8x8x8_nn_ldrt_
+// CHECK:         } else {
+// CHECK-NEXT:      linalg.matmul
+func.func @matmul_dynamic_inner_stride(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32, strided<[?, ?]>>) {
+  linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>)
+                outs(%c : memref<8x8xf32, strided<[?, ?]>>)
   return
 }
 

@@ -12,6 +12,7 @@
 #include "mlir/Support/LLVM.h"
 #include "qimeng/Kernel/KernelDesc.h"
 #include "qimeng/Transforms/StrideAssumptions.h"
+#include <optional>
 #include <string>
 
 namespace qimeng {
@@ -31,8 +32,15 @@ struct MatchedContraction {
   mlir::Operation *zeroFill = nullptr;
   int64_t batch = 1;
   int64_t batchStrides[3] = {0, 0, 0}; ///< elements: A, B, C
-  /// Strides the descriptor assumed where the types leave them dynamic.
+  /// Strides the descriptor assumed where the types leave them dynamic
+  /// (unit and batch strides; leading dimensions are run-time values
+  /// instead).
   llvm::SmallVector<StrideAssumption> assumed;
+  /// Where the leading dimension of A, B and C lies: the dimension of
+  /// `operands[i]` whose stride it is, or nullopt where the sizes decide it
+  /// (a row or column of one element) and it is `gemm`'s constant. With
+  /// `gemm.runtimeLd` the call passes these strides at run time.
+  std::optional<unsigned> leadingDimOf[3];
 };
 
 /// Whether the pass considers `op` a contraction: it implements linalg's
@@ -52,10 +60,13 @@ bool isContraction(mlir::linalg::LinalgOp op);
 /// the two may write the source (frontends transpose weights this way:
 /// torch-mlir's aten.linear). A C that is a fresh allocation zero-filled
 /// by a linalg.fill just for this op (no other user between the two) makes
-/// the GEMM overwrite C instead, and the fill unnecessary. Otherwise fails
-/// with a reason ("dynamic size in
-/// dimension M", "element type 'f16' of operand A is not supported; need f32",
-/// ...) that has no "not accelerated:" prefix.
+/// the GEMM overwrite C instead, and the fill unnecessary. A leading
+/// dimension the types leave dynamic makes the GEMM read its leading
+/// dimensions at run time (GemmDesc::runtimeLd, the dense ones standing in
+/// for them in the descriptor); other dynamic strides are assumed dense
+/// (`assumed`). Otherwise fails with a reason ("dynamic size in dimension
+/// M", "element type 'f16' of operand A is not supported; need f32", ...)
+/// that has no "not accelerated:" prefix.
 mlir::FailureOr<MatchedContraction>
 describeContraction(mlir::linalg::LinalgOp op, std::string &reason);
 
