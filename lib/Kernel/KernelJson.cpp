@@ -19,6 +19,8 @@ json qimeng::toJson(const GemmDesc &d) {
     j["overwrite"] = true;
   if (d.runtimeLd)
     j["runtime_ld"] = true;
+  if (d.dynamicM)
+    j["dynamic_m"] = true;
   return j;
 }
 
@@ -45,6 +47,9 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
       return std::move(err);
   if (j.contains("runtime_ld"))
     if (auto err = fields.boolean("runtime_ld", d.runtimeLd))
+      return std::move(err);
+  if (j.contains("dynamic_m"))
+    if (auto err = fields.boolean("dynamic_m", d.dynamicM))
       return std::move(err);
   return d;
 }

@@ -32,9 +32,10 @@ std::vector<GemmRange> qimeng::partitionGemm(const GemmDesc &d,
   std::vector<GemmRange> parts;
   int64_t nBlocks = (d.n + c.nr - 1) / c.nr;
   int64_t mBlocks = (d.m + c.mr - 1) / c.mr;
-  bool alongN =
-      c.split == SplitAxis::N || (c.split == SplitAxis::Auto &&
-                                  (nBlocks >= threads || nBlocks >= mBlocks));
+  // A run-time M leaves only N to split at compile time.
+  bool alongN = d.dynamicM || c.split == SplitAxis::N ||
+                (c.split == SplitAxis::Auto &&
+                 (nBlocks >= threads || nBlocks >= mBlocks));
   if (alongN) {
     for (auto [b, e] : splitExtent(d.n, c.nr, threads))
       parts.push_back({0, d.m, b, e});

@@ -266,7 +266,12 @@ runOne(const GemmDesc &d,
   // (c) Every element against the fp64 reference.
   ReferenceCache::Entry storage;
   const ReferenceCache::Entry &reference = referenceFor(
-      options, llvm::formatv("{0}/{1}/{2}", d.str(), name, options.seed).str(),
+      options,
+      // The leading dimensions too: a run-time-ld descriptor's str() has
+      // none.
+      llvm::formatv("{0}/lda{1}_ldb{2}_ldc{3}/{4}/{5}", d.str(), d.lda, d.ldb,
+                    d.ldc, name, options.seed)
+          .str(),
       storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
         computeReference(d, a0, b0, c0, ref, mag);
       });

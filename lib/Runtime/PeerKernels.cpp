@@ -58,8 +58,8 @@ std::string qimeng::bestBlisArch(const Target &cpu) {
 
 int qimeng::blisArchRank(llvm::StringRef arch) {
   return llvm::StringSwitch<int>(arch.lower())
-      .Cases({"sandybridge", "penryn", "bulldozer", "piledriver",
-              "steamroller", "excavator"},
+      .Cases({"sandybridge", "penryn", "bulldozer", "piledriver", "steamroller",
+              "excavator"},
              1)
       .Cases({"haswell", "zen", "zen2", "zen3"}, 2)
       .Cases({"skx", "zen4", "zen5"}, 3)

@@ -28,6 +28,8 @@ void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
                           const float *b, float *c, void *workspace) {
   if (parts.empty()) {
     writeLeadingDims(workspace, desc);
+    if (desc.dynamicM)
+      writeRange(workspace, GemmRange{0, desc.m, 0, desc.n});
     kernel(a, b, c, workspace);
     return;
   }
@@ -35,7 +37,10 @@ void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
     return static_cast<char *>(workspace) + i * workspaceBytes;
   };
   for (size_t i = 0; i < parts.size(); ++i) {
-    writeRange(slice(i), parts[i]);
+    GemmRange range = parts[i];
+    if (desc.dynamicM) // columns of the partition, all the call's rows
+      range.mBegin = 0, range.mEnd = desc.m;
+    writeRange(slice(i), range);
     writeLeadingDims(slice(i), desc);
   }
   // OpenMP, as in the compiled module (omp.parallel + omp.wsloop): a
@@ -173,7 +178,9 @@ struct RequestProblem {
   }
 
   /// Validates `kernel` on this problem; a run-time-ld GEMM on padded
-  /// leading dimensions, which its code must read from the header.
+  /// leading dimensions, which its code must read from the header; a
+  /// run-time M at its representative M and at fewer and more rows
+  /// (runtimeMChecks), the first failure reported.
   llvm::Expected<ValidationReport>
   validate(const RunnableKernel &kernel,
            const ValidationOptions &options) const {
@@ -184,14 +191,48 @@ struct RequestProblem {
             kernel.run(gemm, a, b, c, ws);
           },
           kernel.workspaceBytes(), options);
-    GemmDesc call = callDesc(kernel);
-    GemmDesc checked = call.runtimeLd ? call.withPaddedLeadingDims() : call;
-    return validateGemm(
-        checked,
-        [&](const float *a, const float *b, float *c, void *ws) {
-          kernel.run(checked, a, b, c, ws);
-        },
-        kernel.workspaceBytes(), options);
+    ValidationReport all;
+    all.passed = true;
+    for (int64_t m : rowsToCheck()) {
+      GemmDesc call = callDesc(kernel);
+      call.m = m;
+      if (call.transA && !call.runtimeLd)
+        call.lda = m; // A stored K x M
+      GemmDesc checked = call.runtimeLd ? call.withPaddedLeadingDims() : call;
+      auto report = validateGemm(
+          checked,
+          [&](const float *a, const float *b, float *c, void *ws) {
+            kernel.run(checked, a, b, c, ws);
+          },
+          kernel.workspaceBytes(), options);
+      if (!report)
+        return report.takeError();
+      all.maxRelError = std::max(all.maxRelError, report->maxRelError);
+      all.openBlasMaxRelError =
+          std::max(all.openBlasMaxRelError, report->openBlasMaxRelError);
+      if (!report->passed) {
+        all.passed = false;
+        all.failure =
+            gemm.dynamicM
+                ? llvm::formatv("M = {0}: {1}", m, report->failure).str()
+                : report->failure;
+        break;
+      }
+    }
+    return all;
+  }
+
+  /// The M values a kernel is validated at: the problem's, and for a
+  /// run-time M also one row, a third of it and one and a half times it
+  /// (row edges and more mc blocks than it was blocked for).
+  std::vector<int64_t> rowsToCheck() const {
+    if (!gemm.dynamicM)
+      return {gemm.m};
+    std::vector<int64_t> rows = {gemm.m, 1, std::max<int64_t>(1, gemm.m / 3),
+                                 gemm.m + gemm.m / 2 + 1};
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    return rows;
   }
 };
 

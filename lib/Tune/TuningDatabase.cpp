@@ -152,6 +152,7 @@ std::string TuningKey::canonical() const {
                        threads)
              .str() +
          (desc.runtimeLd ? " leading_dims=runtime" : "") +
+         (desc.dynamicM ? " m=runtime" : "") +
          (conv ? " conv=" + quote(conv->str()) : std::string());
 }
 

@@ -108,7 +108,7 @@ class Params:
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
             "target_features", "parallel", "loop_order", "a_layout",
-            "overwrite", "runtime_ld"))
+            "overwrite", "runtime_ld", "dynamic_m"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -117,6 +117,14 @@ class Params:
         self.trans_a = bool_field(request, "trans_a")
         self.trans_b = bool_field(request, "trans_b")
         self.parallel = bool_field(request, "parallel")
+        # M is a run-time value: the rows [m_begin, m_end) come from the
+        # header as in the parallel form, and `m` is only the size the
+        # blocking was clamped for (the tuning's representative).
+        self.dynamic_m = bool_field(request, "dynamic_m")
+        if self.dynamic_m and self.trans_a and not request.get("runtime_ld"):
+            raise RequestError(
+                "dynamic_m with trans_a needs runtime_ld: A is stored K x M, "
+                "its leading dimension is the run-time M")
         # C = A * B: the first kc block stores the accumulators, C is never
         # read (a zero-filled C whose fill the pass removed).
         self.overwrite = bool_field(request, "overwrite")
@@ -216,8 +224,9 @@ class Params:
             raise RequestError(
                 f"unknown fault {self.fault!r}; expected one of drop-k, "
                 "write-past-edge, segfault, hang (test-only)")
-        # Edge code exists only where the shape needs it (or a fault does).
-        self.row_edges = self.m % self.mr != 0
+        # Edge code exists only where the shape needs it (or a fault does,
+        # or M is a run-time value).
+        self.row_edges = self.m % self.mr != 0 or self.dynamic_m
         self.col_edges = self.n % self.nr != 0
         if not self.pack_b and (self.trans_b or self.col_edges):
             raise RequestError(
@@ -249,6 +258,12 @@ class Params:
                        "packing source")
 
     @property
+    def reads_range(self):
+        """The part of C comes from the header (parallel form, or M at run
+        time)."""
+        return self.parallel or self.dynamic_m
+
+    @property
     def sweep_next_panel(self):
         """With B packed by the tiles and more than one pc block, the K
         loops prefetch the next panel into L2, a line per iteration (not
@@ -258,7 +273,8 @@ class Params:
 
     def symbol(self):
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
-        beta = "_b0" if self.overwrite else ""
+        beta = ("_mrt" if self.dynamic_m else "") + (
+            "_b0" if self.overwrite else "")
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}{lds}"
@@ -949,7 +965,7 @@ def _emit_compute(asm, p):
         # The first tile of a B sliver (first row block, ir = 0) reads the
         # sliver in place and stores it packed as it goes; PACK B is not run.
         packed_path = asm.label("B sliver packed already")
-        if p.parallel:
+        if p.reads_range:
             asm.ins(f"cmpq {RANGE_OFFSET}(%rbx), {IC}")
         else:
             asm.ins(f"testq {IC}, {IC}")
@@ -1018,7 +1034,7 @@ def _emit_body(p):
         conv.emit_tables(asm)
     # The part of C this call computes: all of it, or (parallel) the rows
     # and columns the caller wrote at RANGE_OFFSET (docs/KernelContract.md).
-    if p.parallel:
+    if p.reads_range:
         m_begin, m_end = f"{RANGE_OFFSET}(%rbx)", f"{RANGE_OFFSET + 8}(%rbx)"
         n_begin, n_end = f"{RANGE_OFFSET + 16}(%rbx)", \
             f"{RANGE_OFFSET + 24}(%rbx)"
@@ -1095,7 +1111,7 @@ def _emit_body(p):
                    p.row_edges)
     _emit_compute(asm, p)
     asm.ins(f"addq ${p.mc}, {IC}")
-    if p.parallel:
+    if p.reads_range:
         asm.ins(f"cmpq {m_end}, {IC}")
     else:
         asm.ins(f"cmpq ${p.m}, {IC}")
@@ -1108,7 +1124,7 @@ def _emit_body(p):
     asm.ins(f"jb {back(jc_loop)}")
     if image_loop is not None:
         conv.emit_batch_next(asm, image_loop)
-    if p.parallel:
+    if p.reads_range:
         asm.place(done)
     asm.ins("vzeroupper")
     return asm.text()

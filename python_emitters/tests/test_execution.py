@@ -8,7 +8,8 @@ around C (which a kernel must not write), NaN bytes in the workspace, calls
 the kernel twice through an assembly wrapper that checks the callee-saved
 registers and %rsp, and compares C with C0 + 2*op(A)*op(B) exactly.
 A runtime_ld kernel finds lda, ldb and ldc where the harness writes them,
-in the workspace header (docs/KernelContract.md).
+in the workspace header (docs/KernelContract.md); a dynamic_m kernel finds
+the rows there too (the range [0, M) x [0, N)), M other than the request's.
 """
 
 import os
@@ -59,7 +60,7 @@ int main(int argc, char **argv) {
     long lda = atol(argv[4]), ldb = atol(argv[5]), ldc = atol(argv[6]);
     int ta = atoi(argv[7]), tb = atoi(argv[8]);
     long ws_bytes = atol(argv[9]);
-    int runtime_ld = atoi(argv[10]);
+    int header = atoi(argv[10]);  /* 1: leading dims, 2: the range */
     float *A = ta ? matrix(K, M, lda, 1, NAN) : matrix(M, K, lda, 1, NAN);
     float *B = tb ? matrix(N, K, ldb, 2, NAN) : matrix(K, N, ldb, 2, NAN);
     float *C = matrix(M, N, ldc, 3, SENTINEL);
@@ -77,9 +78,13 @@ int main(int argc, char **argv) {
     void *ws = aligned_alloc(64, ws_bytes);
     if (!ws) { perror("aligned_alloc"); return 3; }
     memset(ws, 0xff, ws_bytes);
-    if (runtime_ld) {
+    if (header & 1) {
         long lds[3] = {lda, ldb, ldc};
         memcpy((char *)ws + 64, lds, sizeof lds);
+    }
+    if (header & 2) {
+        long range[4] = {0, M, 0, N};
+        memcpy((char *)ws + 24, range, sizeof range);
     }
     for (int rep = 0; rep < 2; rep++)
         if (qm_call_checked(qm_kernel, A, B, C, ws)) {
@@ -255,6 +260,21 @@ RUNTIME_LD = [
              order="bmem", a_layout="rows", runtime_ld=True), (20, 41, 40)),
 ]
 
+# dynamic_m kernels (generated for the request's m), each run for the M
+# given here: fewer rows, one, more (several mc blocks), with row edges.
+DYNAMIC_M = [
+    ("avx512_dm_rep64_nn", request(isa="avx512", m=64, n=70, k=37, mr=6,
+                                   nr=64, mc=24, nc=128, kc=16, k_unroll=4,
+                                   dynamic_m=True), (1, 13, 64, 151)),
+    ("avx512_dm_rep32_fused_b_rt_ta",
+     request(isa="avx512", m=32, n=128, k=70, mr=6, nr=64, mc=12, nc=64,
+             kc=32, k_unroll=4, fuse_pack_b=True, trans_a=True,
+             runtime_ld=True, dynamic_m=True), (5, 32, 77)),
+    ("avx2_dm_rep16_b_in_place_a_rows",
+     request(m=16, n=32, k=19, mr=6, nr=16, mc=12, nc=32, kc=8,
+             pack_b=False, a_layout="rows", dynamic_m=True), (2, 16, 31)),
+]
+
 # Fault variants the harness must catch (it would be useless otherwise).
 # write-past-edge only shows when the extra column holds a live
 # accumulator: a row edge of >= 2 rows with full-width tiles.
@@ -267,10 +287,10 @@ FAULTY = [
 ]
 
 
-def _args(req, text, lds=None):
+def _args(req, text, lds=None, m=None):
     """The harness's arguments; `lds` (lda, ldb, ldc) for a runtime_ld
-    kernel, whose request has none."""
-    m, n, k = req["m"], req["n"], req["k"]
+    kernel, whose request has none; `m` the rows for a dynamic_m one."""
+    m, n, k = m or req["m"], req["n"], req["k"]
     ta, tb = req.get("trans_a", False), req.get("trans_b", False)
     lda = req.get("lda", m if ta else k)
     ldb = req.get("ldb", k if tb else n)
@@ -278,9 +298,10 @@ def _args(req, text, lds=None):
     if lds:
         lda, ldb, ldc = lds
     ws = int(header(text, "workspace_bytes"))
-    runtime = int(req.get("runtime_ld", False))
+    header_fields = (int(req.get("runtime_ld", False))
+                     | 2 * int(req.get("dynamic_m", False)))
     return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws,
-                             runtime)]
+                             header_fields)]
 
 
 class HarnessTest(unittest.TestCase):
@@ -359,6 +380,22 @@ class ExecutionTest(HarnessTest):
                     name, req, lambda text: _args(req, text, lds))
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
+
+    def test_dynamic_m_kernels_match_reference(self):
+        for name, req, ms in DYNAMIC_M:
+            for m in ms:
+                with self.subTest(name=name, m=m):
+                    self.skip_unless_cpu_runs(req)
+                    lds = None
+                    if req.get("runtime_ld"):
+                        # A transposed A is K x M: lda follows M.
+                        lds = (m + 3 if req.get("trans_a") else req["k"] + 3,
+                               req["n"] + 1, req["n"] + 2)
+                    status, output = self.run_harness(
+                        f"{name}_m{m}", req,
+                        lambda text: _args(req, text, lds, m))
+                    self.assertEqual(status, 0, output)
+                    self.assertEqual(output.strip(), "ok")
 
     def test_harness_catches_faults(self):
         for name, req in FAULTY:

@@ -59,6 +59,8 @@ BAD_REQUESTS = [
     ("runtime_ld_with_lda", _bad(runtime_ld=True, lda=64),
      ["runtime_ld", "lda"]),
     ("runtime_ld_not_bool", _bad(runtime_ld=1), ["runtime_ld"]),
+    ("dynamic_m_trans_a_immediate_lda", _bad(dynamic_m=True, trans_a=True),
+     ["dynamic_m", "runtime_ld"]),
     ("nr_not_lanes_avx2", _bad(nr=12), ["nr", "8"]),
     ("nr_not_lanes_avx512", _bad(isa="avx512", nr=24), ["nr", "16"]),
     ("block_too_many_registers_avx2", _bad(mr=8, nr=16, mc=64),

@@ -15,6 +15,7 @@
 #include "qimeng/Kernel/WorkspaceHeader.h"
 #include "qimeng/Runtime/GemmValidator.h"
 #include "qimeng/Runtime/JitKernel.h"
+#include "qimeng/Runtime/RunnerService.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
 #include <gtest/gtest.h>
@@ -320,6 +321,72 @@ TEST(GemmKernelTest, ImmediateKernelFailsAsRuntimeLd) {
       loaded->emitted.workspaceBytes, ValidationOptions{});
   ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
   EXPECT_FALSE(report->passed);
+}
+
+//===----------------------------------------------------------------------===//
+// Run-time M (the rows [0, M) from the workspace header)
+//===----------------------------------------------------------------------===//
+
+/// Validates the kernel built for `rep` rows at `m` rows, run as the
+/// compiled module runs it (runGemmParts writes the range).
+::testing::AssertionResult runtimeMValidates(const LoadedKernel &kernel,
+                                             GemmDesc desc, int64_t m) {
+  desc.m = m;
+  if (desc.runtimeLd)
+    desc = desc.withPaddedLeadingDims(m % 7 + 1);
+  GemmKernelFn fn = kernel.jit->gemm();
+  uint64_t wsBytes = kernel.emitted.workspaceBytes;
+  auto report = validateGemm(
+      desc,
+      [&](const float *a, const float *b, float *c, void *ws) {
+        runGemmParts(fn, desc, {}, wsBytes, a, b, c, ws);
+      },
+      wsBytes, ValidationOptions{});
+  if (!report)
+    return ::testing::AssertionFailure() << llvm::toString(report.takeError());
+  if (!report->passed)
+    return ::testing::AssertionFailure()
+           << desc.str() << " at M = " << m << ": " << report->failure;
+  return ::testing::AssertionSuccess();
+}
+
+TEST(GemmKernelTest, RuntimeMValidates) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // One kernel per representative M, run for fewer, as many and more rows
+  // (several mc blocks), with every transpose (a transposed A's leading
+  // dimension is M: run-time) and overwrite.
+  GemmConfig base = hostRunsAvx512() ? smallAvx512Config() : smallAvx2Config();
+  for (int64_t rep : {24, 50})
+    for (int t = 0; t < 4; ++t)
+      for (bool overwrite : {false, true}) {
+        GemmDesc d = GemmDesc::packed(rep, 70, 37, t & 1, t & 2);
+        d.dynamicM = true;
+        d.runtimeLd = d.transA;
+        d.overwrite = overwrite;
+        GemmConfig c = clampToProblem(base, d);
+        auto loaded =
+            buildGemmKernel(d, c, host(), EmitterOptions::defaults(), "");
+        ASSERT_TRUE(static_cast<bool>(loaded))
+            << llvm::toString(loaded.takeError());
+        for (int64_t m : {int64_t(1), int64_t(5), rep, 2 * rep + 7})
+          EXPECT_TRUE(runtimeMValidates(*loaded, d, m)) << describe(d, c);
+      }
+}
+
+TEST(GemmKernelTest, FixedMKernelFailsAsRuntimeM) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A kernel for 13 rows, called for 50: it ignores the range in the
+  // header and leaves rows 13 to 49 as they were. (Called for fewer rows it
+  // would write past C, which the guards catch in the isolated runner; in
+  // this process it would corrupt the heap.)
+  GemmDesc fixed = GemmDesc::packed(13, 70, 37);
+  GemmConfig c = clampToProblem(smallAvx2Config(), fixed);
+  auto loaded =
+      buildGemmKernel(fixed, c, host(), EmitterOptions::defaults(), "");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  GemmDesc dynamic = fixed;
+  dynamic.dynamicM = true;
+  EXPECT_FALSE(runtimeMValidates(*loaded, dynamic, 50));
 }
 
 TEST(GemmKernelTest, HostDefaultConfig) {

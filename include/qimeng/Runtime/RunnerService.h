@@ -26,7 +26,8 @@ llvm::Expected<std::string> serveValidationRequest(llvm::StringRef json);
 /// part on an OpenMP team with its own slice of `workspace` (parts.size()
 /// slices of `workspaceBytes`); a plain call when `parts` is empty. Each
 /// slice's header gets its part and, for a run-time-ld `desc`, the
-/// leading dimensions.
+/// leading dimensions; for a run-time M, the rows [0, desc.m) in each part
+/// (and a single call's range).
 void runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
                   const std::vector<GemmRange> &parts, uint64_t workspaceBytes,
                   const float *a, const float *b, float *c, void *workspace);
