@@ -162,8 +162,9 @@ linalg::FillOp zeroFillOf(Value c, Operation *use) {
 
 } // namespace
 
-FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
-                                                          std::string &reason) {
+FailureOr<MatchedContraction>
+qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
+                            int64_t representativeM) {
   if (!op.hasPureBufferSemantics()) {
     reason = "tensor operands are not supported yet; bufferize first "
              "(--one-shot-bufferize)";
@@ -239,6 +240,16 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
   unsigned m = mDims[0], n = nDims[0], k = dims->k[0];
 
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // A dynamic M is read at run time (a dynamic batch of a linear layer);
+  // the descriptor stands in `representativeM` for it.
+  const bool dynamicM = ShapedType::isDynamic(ranges[m]);
+  if (dynamicM && !batchDims.empty()) {
+    reason = "dynamic size in dimension M of a batched contraction (a "
+             "run-time M is supported without a batch dimension)";
+    return failure();
+  }
+  if (dynamicM)
+    ranges[m] = representativeM;
   const char *dimNames[3] = {"M", "N", "K"};
   unsigned dimIds[3] = {m, n, k};
   for (int i = 0; i < 3; ++i)
@@ -272,7 +283,8 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
   }
   SmallVector<int64_t> strides[3];
   for (int i = 0; i < 3; ++i) {
-    auto s = resolveStrides(out.operands[i], names[i], out.assumed, reason);
+    auto s = resolveStrides(out.operands[i], names[i], out.assumed, reason,
+                            /*allowDynamicSizes=*/dynamicM);
     if (failed(s))
       return failure();
     strides[i] = std::move(*s);
@@ -338,7 +350,25 @@ FailureOr<MatchedContraction> qimeng::describeContraction(linalg::LinalgOp op,
   if (llvm::any_of(out.assumed, isLeadingDim)) {
     d.runtimeLd = true;
     llvm::erase_if(out.assumed, isLeadingDim);
+    // The descriptor's leading dimensions stand for the run-time ones.
+    GemmDesc dense = GemmDesc::packed(d.m, d.n, d.k, d.transA, d.transB);
+    d.lda = dense.lda;
+    d.ldb = dense.ldb;
+    d.ldc = dense.ldc;
   }
+  for (const StrideAssumption &a : out.assumed)
+    if (!a.checkable()) {
+      int operand = a.memref == out.operands[0]   ? 0
+                    : a.memref == out.operands[1] ? 1
+                                                  : 2;
+      reason = llvm::formatv("the stride of dimension {0} of {1} is dynamic "
+                             "and its dense value depends on a dynamic size",
+                             a.dim, names[operand])
+                   .str();
+      return failure();
+    }
+  d.dynamicM = dynamicM;
+  out.mDimOfC = resultPosition(maps[2], m);
   if (!batchDims.empty()) {
     unsigned b = batchDims[0];
     out.batch = ranges[b];

@@ -10,13 +10,13 @@ using namespace qimeng;
 FailureOr<SmallVector<int64_t>>
 qimeng::resolveStrides(Value memref, StringRef name,
                        SmallVectorImpl<StrideAssumption> &assumed,
-                       std::string &reason) {
+                       std::string &reason, bool allowDynamicSizes) {
   auto type = dyn_cast<MemRefType>(memref.getType());
   if (!type) {
     reason = ("the " + name + " is not a ranked memref").str();
     return failure();
   }
-  if (!type.hasStaticShape()) {
+  if (!type.hasStaticShape() && !allowDynamicSizes) {
     reason = ("dynamic size in the " + name).str();
     return failure();
   }
@@ -35,7 +35,10 @@ qimeng::resolveStrides(Value memref, StringRef name,
       if (shape[i] != 1)
         mine.push_back({memref, static_cast<unsigned>(i), dense});
     }
-    dense *= shape[i];
+    // Past a dynamic size the dense stride is unknown.
+    dense = ShapedType::isDynamic(dense) || ShapedType::isDynamic(shape[i])
+                ? ShapedType::kDynamic
+                : dense * shape[i];
   }
   assumed.append(mine.rbegin(), mine.rend());
   return strides;

@@ -211,13 +211,16 @@ LLVM::LLVMFuncOp createLauncher(ModuleOp module, StringRef name,
 /// one per kernel and part count, over the T parts; part i writes its
 /// range (row m_begin, m_end, column n_begin, n_end: a constant table) at
 /// kRangeOffset of its own workspace slice, `sliceBytes` apart, and calls
-/// the kernel on it.
+/// the kernel on it. For a run-time M (`columnsOnly`, `_cols`), only the
+/// columns: the caller wrote the rows into every slice.
 LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
                                           const ReadyKernel &kernel,
-                                          int64_t sliceBytes) {
+                                          int64_t sliceBytes,
+                                          bool columnsOnly) {
   const std::vector<GemmRange> &parts = kernel.parts;
-  std::string name =
-      (kernel.emitted.symbol + "_parts" + Twine(parts.size())).str();
+  std::string name = (kernel.emitted.symbol + "_parts" + Twine(parts.size()) +
+                      (columnsOnly ? "_cols" : ""))
+                         .str();
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return existing;
   OpBuilder b(module.getContext());
@@ -245,7 +248,7 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
             LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
                                 entry->getArgument(3), ValueRange{sliceOffset});
         Value row = LLVM::MulOp::create(ob, loc, part, i64Constant(ob, loc, 4));
-        for (int64_t j = 0; j < 4; ++j) {
+        for (int64_t j = columnsOnly ? 2 : 0; j < 4; ++j) {
           Value index =
               LLVM::AddOp::create(ob, loc, row, i64Constant(ob, loc, j));
           Value from = LLVM::GEPOp::create(ob, loc, ptr, i64, tableAddress,
@@ -333,7 +336,33 @@ struct KernelLaunch {
   /// nullopt for the constant in `leadingDimConstants`.
   std::optional<unsigned> leadingDimOf[3];
   int64_t leadingDimConstants[3] = {0, 0, 0};
+  /// For a run-time M: the dimension of operands[2] (C) whose size it is.
+  std::optional<unsigned> mDimOfC;
+  int64_t n = 0; ///< columns of C (a run-time M's single call writes them)
 };
+
+/// Writes the rows [0, M) of a run-time-M kernel's call (M: the size of C
+/// along launch.mDimOfC) into each of the `slices` workspace slices, and
+/// for a single call (no parts) the columns [0, N) too.
+void writeRuntimeRows(OpBuilder &b, Location loc, const KernelLaunch &launch,
+                      Value ws, int64_t slices, int64_t sliceBytes,
+                      bool columnsToo) {
+  auto i64 = b.getI64Type();
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value m = arith::IndexCastOp::create(
+      b, loc, i64,
+      memref::DimOp::create(b, loc, launch.operands[2], *launch.mDimOfC));
+  Value values[4] = {i64Constant(b, loc, 0), m, i64Constant(b, loc, 0),
+                     i64Constant(b, loc, launch.n)};
+  for (int64_t s = 0; s < slices; ++s)
+    for (int j = 0; j < (columnsToo ? 4 : 2); ++j) {
+      int64_t offset = s * sliceBytes + int64_t(kRangeOffset) + 8 * j;
+      Value at = LLVM::GEPOp::create(
+          b, loc, ptr, b.getI8Type(), ws,
+          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
+      LLVM::StoreOp::create(b, loc, values[j], at);
+    }
+}
 
 /// Writes the leading dimensions of `launch`'s operands (their strides at
 /// run time) where a run-time-ld kernel reads them, in each of the
@@ -397,6 +426,9 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
                  .getResult();
   if (kernel.emitted.runtimeLeadingDims)
     writeLeadingDims(b, loc, launch, ws, slices, sliceBytes);
+  if (launch.mDimOfC)
+    writeRuntimeRows(b, loc, launch, ws, slices, sliceBytes,
+                     /*columnsToo=*/kernel.parts.empty());
   auto emitGemm = [&](OpBuilder &ob, Value batchIndex) {
     Value pointers[3];
     for (int i = 0; i < 3; ++i) {
@@ -410,7 +442,8 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
     LLVM::LLVMFuncOp callee =
         kernel.parts.empty()
             ? fn
-            : getOrCreatePartsLauncher(module, fn, kernel, sliceBytes);
+            : getOrCreatePartsLauncher(module, fn, kernel, sliceBytes,
+                                       /*columnsOnly=*/bool(launch.mDimOfC));
     LLVM::CallOp::create(ob, loc, callee,
                          ValueRange{pointers[0], pointers[1], pointers[2], ws});
   };
@@ -746,8 +779,8 @@ struct QiMengTensorOpPass
           launch.operands[1] = op.getDpsInputOperand(1)->get();
           launch.operands[2] = op.getDpsInitOperand(0)->get();
         }
-      } else if (FailureOr<MatchedContraction> matched =
-                     describeContraction(op, reason);
+      } else if (FailureOr<MatchedContraction> matched = describeContraction(
+                     op, reason, std::max(1u, unsigned(representativeM)));
                  succeeded(matched)) {
         problem = KernelProblem(matched->gemm);
         llvm::copy(matched->operands, launch.operands);
@@ -761,6 +794,9 @@ struct QiMengTensorOpPass
           launch.foldedOps.push_back(matched->zeroFill);
         llvm::copy(matched->leadingDimOf, launch.leadingDimOf);
         const GemmDesc &g = matched->gemm;
+        if (g.dynamicM)
+          launch.mDimOfC = matched->mDimOfC;
+        launch.n = g.n;
         launch.leadingDimConstants[0] = g.lda;
         launch.leadingDimConstants[1] = g.ldb;
         launch.leadingDimConstants[2] = g.ldc;

@@ -1,24 +1,39 @@
 // What the pass leaves alone in frontend IR, each op with a remark that
-// names it and says why: a dynamic-batch linear layer (the kernels take
-// static sizes), f16 and quantized ops (the low-precision work), a
+// names it and says why: a batched contraction with a dynamic M and a
+// linear layer with a dynamic N (the kernels read only M at run time, and
+// not under a batch), f16 and quantized ops (the low-precision work), a
 // matrix-vector product, depthwise and grouped convolutions.
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" --mlir-print-debuginfo \
 // RUN:   | %qimeng-opt --qimeng-tensorop=validate=false -o %t.mlir 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s < %t.mlir
 
-// CHECK-LABEL: func.func @dynamic_batch_linear(
+// CHECK-LABEL: func.func @dynamic_batch_bmm(
+// CHECK:         linalg.batch_matmul
+// CHECK-NOT:     llvm.call
+func.func @dynamic_batch_bmm(%x: tensor<3x?x16xf32>, %w: tensor<3x16x8xf32>) -> tensor<3x?x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c1 : tensor<3x?x16xf32>
+  %e = tensor.empty(%n) : tensor<3x?x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x?x8xf32>) -> tensor<3x?x8xf32>
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension M of a batched contraction (a run-time M is supported without a batch dimension)
+  %r = linalg.batch_matmul ins(%x, %w : tensor<3x?x16xf32>, tensor<3x16x8xf32>) outs(%z : tensor<3x?x8xf32>) -> tensor<3x?x8xf32>
+  return %r : tensor<3x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @dynamic_features_linear(
 // CHECK:         linalg.matmul
 // CHECK-NOT:     llvm.call
-func.func @dynamic_batch_linear(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>) -> tensor<?x8xf32> {
+func.func @dynamic_features_linear(%x: tensor<4x16xf32>, %w: tensor<16x?xf32>) -> tensor<4x?xf32> {
   %zero = arith.constant 0.0 : f32
-  %c0 = arith.constant 0 : index
-  %n = tensor.dim %x, %c0 : tensor<?x16xf32>
-  %e = tensor.empty(%n) : tensor<?x8xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
-  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension M
-  %r = linalg.matmul ins(%x, %w : tensor<?x16xf32>, tensor<16x8xf32>) outs(%z : tensor<?x8xf32>) -> tensor<?x8xf32>
-  return %r : tensor<?x8xf32>
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %w, %c1 : tensor<16x?xf32>
+  %e = tensor.empty(%n) : tensor<4x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x?xf32>) -> tensor<4x?xf32>
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension N
+  %r = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x?xf32>) outs(%z : tensor<4x?xf32>) -> tensor<4x?xf32>
+  return %r : tensor<4x?xf32>
 }
 
 // CHECK-LABEL: func.func @half(

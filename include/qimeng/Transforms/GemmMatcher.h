@@ -41,6 +41,9 @@ struct MatchedContraction {
   /// (a row or column of one element) and it is `gemm`'s constant. With
   /// `gemm.runtimeLd` the call passes these strides at run time.
   std::optional<unsigned> leadingDimOf[3];
+  /// With `gemm.dynamicM`: the dimension of operands[2] (C) whose size is M
+  /// at run time.
+  unsigned mDimOfC = 0;
 };
 
 /// Whether the pass considers `op` a contraction: it implements linalg's
@@ -67,8 +70,12 @@ bool isContraction(mlir::linalg::LinalgOp op);
 /// (`assumed`). Otherwise fails with a reason ("dynamic size in dimension
 /// M", "element type 'f16' of operand A is not supported; need f32", ...)
 /// that has no "not accelerated:" prefix.
+///
+/// A dynamic M (without a batch dimension) makes the GEMM read its rows at
+/// run time (GemmDesc::dynamicM), described with `representativeM` rows.
 mlir::FailureOr<MatchedContraction>
-describeContraction(mlir::linalg::LinalgOp op, std::string &reason);
+describeContraction(mlir::linalg::LinalgOp op, std::string &reason,
+                    int64_t representativeM = 256);
 
 } // namespace qimeng
 

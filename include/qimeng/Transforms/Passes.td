@@ -14,14 +14,18 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     Rewrites every op with linalg's contraction interface that has one M,
     one N, one K and at most one batch dimension (`linalg.matmul`,
     `linalg.batch_matmul`, `linalg.generic` contractions such as
-    `dot_general`), on f32 memrefs of static shape, into calls of a kernel
-    that the QiMeng emitters wrote for exactly that shape and layout: A and
-    B transposed or not through `indexing_maps`, a 2-D operand broadcast
-    over the batch, subviews. Strides that the type leaves dynamic (the
+    `dot_general`), on f32 memrefs, into calls of a kernel that the QiMeng
+    emitters wrote for that shape and layout: A and B transposed or not
+    through `indexing_maps`, a 2-D operand broadcast over the batch,
+    subviews. A leading dimension that the type leaves dynamic (the
     default layout of `one-shot-bufferize{bufferize-function-boundaries}`)
-    are taken as dense and checked at run time; the original op runs when
-    they differ. A `linalg.transpose` that only feeds the contraction and
-    a zero `linalg.fill` of a fresh C fold into the kernel.
+    is passed to the kernel at run time; other dynamic strides (unit and
+    batch strides) are taken as dense and checked at run time, the
+    original op running when they differ. A dynamic M (a dynamic batch of a
+    linear layer; no batch dimension) is passed at run time too, the
+    kernel blocked and tuned for `representative-m` rows. A
+    `linalg.transpose` that only feeds the contraction and a zero
+    `linalg.fill` of a fresh C fold into the kernel.
 
     Rewrites `linalg.conv_2d_nhwc_hwcf`, `linalg.conv_2d_nhwc_fhwc` and
     `linalg.conv_2d_nchw_fchw` on static-shaped f32 memrefs, any strides and
@@ -71,6 +75,11 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "Threads per kernel: 0 uses all of the target's cores; more than "
            "one runs the kernel once per part of C inside omp.parallel "
            "(lower with the stock pipeline, run with libomp)">,
+    Option<"representativeM", "representative-m", "unsigned",
+           /*default=*/"256",
+           "Rows a contraction with a dynamic M is blocked, validated and "
+           "tuned for (it runs for any M, read at run time; the tuning "
+           "database keys it by this value)">,
     Option<"validate", "validate", "bool", /*default=*/"true",
            "Validate every kernel in a qimeng-runner process (OpenBLAS and "
            "fp64 references, guard bytes) before using it; an op whose kernel "

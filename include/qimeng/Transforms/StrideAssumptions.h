@@ -24,25 +24,32 @@
 namespace qimeng {
 
 /// Dimension `dim` of `memref` has element stride `stride` (a guess the
-/// type does not promise).
+/// type does not promise). A stride of ShapedType::kDynamic is one with
+/// nothing to guess: the dense stride depends on a dynamic size.
 struct StrideAssumption {
   mlir::Value memref;
   unsigned dim = 0;
   int64_t stride = 0;
+
+  bool checkable() const { return stride != mlir::ShapedType::kDynamic; }
 };
 
 /// The element strides of `memref`, whose type must be a memref with a
-/// static shape and a strided layout: each static stride as the type gives
-/// it, each dynamic one as the dense row-major stride of the shape,
-/// recorded in `assumed` (unless the dimension has size 1, whose stride
-/// never moves an address). Failure with a reason naming `name` otherwise.
+/// strided layout: each static stride as the type gives it, each dynamic
+/// one as the dense row-major stride of the shape, recorded in `assumed`
+/// (unless the dimension has size 1, whose stride never moves an address).
+/// Where the dense stride depends on a dynamic size, it stays
+/// ShapedType::kDynamic and the assumption is not checkable: only a caller
+/// that takes that stride at run time can use it. Sizes may be dynamic only
+/// with `allowDynamicSizes`. Failure with a reason naming `name` otherwise.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 resolveStrides(mlir::Value memref, llvm::StringRef name,
                llvm::SmallVectorImpl<StrideAssumption> &assumed,
-               std::string &reason);
+               std::string &reason, bool allowDynamicSizes = false);
 
 /// An i1 that is true when every assumption holds at run time (the
-/// strides read with memref.extract_strided_metadata).
+/// strides read with memref.extract_strided_metadata); each must be
+/// checkable.
 mlir::Value buildAssumptionCheck(mlir::OpBuilder &b, mlir::Location loc,
                                  llvm::ArrayRef<StrideAssumption> assumed);
 
