@@ -55,9 +55,11 @@ std::string GemmDesc::str() const {
   std::string lds =
       runtimeLd ? std::string("ldrt")
                 : llvm::formatv("lda{0}_ldb{1}_ldc{2}", lda, ldb, ldc).str();
-  return llvm::formatv("sgemm_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}", m, n, k, lds,
-                       transA ? 't' : 'n', transB ? 't' : 'n',
-                       dynamicM ? "_mrt" : "", overwrite ? "_b0" : "")
+  return llvm::formatv("sgemm_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
+                       lds, transA ? 't' : 'n', transB ? 't' : 'n',
+                       dynamicM ? "_mrt" : "", overwrite ? "_b0" : "",
+                       bias == GemmBias::Columns ? "_bias" : "",
+                       relu ? "_relu" : "")
       .str();
 }
 

@@ -21,6 +21,10 @@ json qimeng::toJson(const GemmDesc &d) {
     j["runtime_ld"] = true;
   if (d.dynamicM)
     j["dynamic_m"] = true;
+  if (d.bias == GemmBias::Columns)
+    j["bias"] = "columns";
+  if (d.relu)
+    j["relu"] = true;
   return j;
 }
 
@@ -50,6 +54,19 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
       return std::move(err);
   if (j.contains("dynamic_m"))
     if (auto err = fields.boolean("dynamic_m", d.dynamicM))
+      return std::move(err);
+  if (j.contains("bias")) {
+    std::string bias;
+    if (auto err = fields.string("bias", bias))
+      return std::move(err);
+    if (bias == "columns")
+      d.bias = GemmBias::Columns;
+    else if (bias != "none")
+      return llvm::createStringError(what.str() +
+                                     " field 'bias' must be none or columns");
+  }
+  if (j.contains("relu"))
+    if (auto err = fields.boolean("relu", d.relu))
       return std::move(err);
   return d;
 }

@@ -11,3 +11,15 @@ void qimeng::writeLeadingDims(void *workspace, const GemmDesc &d) {
   std::memcpy(static_cast<char *>(workspace) + kLeadingDimsOffset, v,
               sizeof(v));
 }
+
+void qimeng::writeBias(void *workspace, const float *bias) {
+  std::memcpy(static_cast<char *>(workspace) + kBiasOffset, &bias,
+              sizeof(bias));
+}
+
+const float *qimeng::readBias(const void *workspace) {
+  const float *bias;
+  std::memcpy(&bias, static_cast<const char *>(workspace) + kBiasOffset,
+              sizeof(bias));
+  return bias;
+}

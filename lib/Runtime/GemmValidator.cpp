@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/GemmValidator.h"
 #include "ValidationSupport.h"
+#include "qimeng/Kernel/WorkspaceHeader.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 #include <cblas.h>
@@ -191,6 +192,24 @@ bool fitsBlas(const GemmDesc &d) {
          d.ldb <= maxInt && d.ldc <= maxInt;
 }
 
+/// The epilogue on the fp64 reference: + bias[j] (its magnitude added to
+/// the element's), then relu as arith.maximumf(x, 0).
+void applyEpilogue(const GemmDesc &d, const float *bias,
+                   std::vector<double> &ref, std::vector<double> &mag) {
+  if (!d.hasEpilogue())
+    return;
+  for (int64_t i = 0; i < d.m; ++i)
+    for (int64_t j = 0; j < d.n; ++j) {
+      double &r = ref[size_t(i * d.n + j)];
+      if (d.bias == GemmBias::Columns) {
+        r += double(bias[j]);
+        mag[size_t(i * d.n + j)] += std::fabs(double(bias[j]));
+      }
+      if (d.relu && !(r > 0.0) && !std::isnan(r))
+        r = 0.0;
+    }
+}
+
 /// One distribution's run. Returns the first failure, if any; updates the
 /// report's error maxima.
 llvm::Expected<std::optional<std::string>>
@@ -235,6 +254,16 @@ runOne(const GemmDesc &d,
                   std::numeric_limits<float>::quiet_NaN());
     zeros.assign(size_t(d.cSpan()), 0.0f);
   }
+  // An epilogue's bias, from the same generator, its pointer in the
+  // workspace header as the compiled module writes it.
+  const StoredLayout biasLayout{1, d.n, d.n};
+  auto biasBuf =
+      GuardedBuffer::allocate(d.hasEpilogue() ? d.n : 0, options.guardElements);
+  if (!biasBuf)
+    return biasBuf.takeError();
+  if (d.hasEpilogue())
+    fillOperand(*biasBuf, biasLayout, gen);
+  const std::vector<float> biasPristine = copyRegion(*biasBuf);
   const std::vector<float> aPristine = copyRegion(*aBuf);
   const std::vector<float> bPristine = copyRegion(*bBuf);
   const std::vector<float> cPristine = copyRegion(*cBuf);
@@ -242,7 +271,10 @@ runOne(const GemmDesc &d,
   const float *a0 = aPristine.data() + guard;
   const float *b0 = bPristine.data() + guard;
   const float *c0 = d.overwrite ? zeros.data() : cPristine.data() + guard;
+  const float *bias0 = biasPristine.data() + guard;
 
+  if (d.hasEpilogue())
+    writeBias(workspace->data(), biasBuf->data());
   kernel(aBuf->data(), bBuf->data(), cBuf->data(), workspace->data());
 
   // (a) C's guards and gaps.
@@ -253,6 +285,10 @@ runOne(const GemmDesc &d,
     return std::optional<std::string>((name + ": " + *failure).str());
   if (auto failure = checkUnchanged("B", *bBuf, bLayout, bPristine))
     return std::optional<std::string>((name + ": " + *failure).str());
+  if (d.hasEpilogue())
+    if (auto failure =
+            checkUnchanged("the bias", *biasBuf, biasLayout, biasPristine))
+      return std::optional<std::string>((name + ": " + *failure).str());
   // The workspace's contents are the kernel's, its guards are not.
   if (std::optional<int64_t> off = workspace->firstDamagedGuard())
     return std::optional<std::string>(
@@ -274,6 +310,7 @@ runOne(const GemmDesc &d,
           .str(),
       storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
         computeReference(d, a0, b0, c0, ref, mag);
+        applyEpilogue(d, bias0, ref, mag);
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
   const double bound = gemmErrorBound(d.k);
@@ -313,6 +350,15 @@ runOne(const GemmDesc &d,
               d.transB ? CblasTrans : CblasNoTrans, blasint(d.m), blasint(d.n),
               blasint(d.k), 1.0f, a0, blasint(d.lda), b0, blasint(d.ldb), 1.0f,
               cBlas.data(), blasint(d.ldc));
+  // The epilogue in float, as a fused kernel does it.
+  for (int64_t i = 0; i < d.m; ++i)
+    for (int64_t j = 0; j < d.n; ++j) {
+      float &v = cBlas[size_t(i * d.ldc + j)];
+      if (d.bias == GemmBias::Columns)
+        v += bias0[j];
+      if (d.relu && !(v > 0.0f) && !std::isnan(v))
+        v = 0.0f;
+    }
   for (int64_t i = 0; i < d.m; ++i) {
     for (int64_t j = 0; j < d.n; ++j) {
       const float got = c[i * d.ldc + j];

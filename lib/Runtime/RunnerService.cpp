@@ -36,7 +36,11 @@ void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
   auto slice = [&](size_t i) {
     return static_cast<char *>(workspace) + i * workspaceBytes;
   };
+  // The caller's epilogue operands are in the first slice's header.
+  const float *bias = desc.hasEpilogue() ? readBias(workspace) : nullptr;
   for (size_t i = 0; i < parts.size(); ++i) {
+    if (bias)
+      writeBias(slice(i), bias);
     GemmRange range = parts[i];
     if (desc.dynamicM) // columns of the partition, all the call's rows
       range.mBegin = 0, range.mEnd = desc.m;

@@ -36,6 +36,8 @@ RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b)
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
+BIAS_SLOT = 112             # the epilogue's bias pointer (caller)
+SAVE_SLOT = 120             # a register the AVX2 edge epilogue borrows
 TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
 
 # How many k rows ahead the tile that packs a B sliver (fuse_pack_b)
@@ -108,7 +110,7 @@ class Params:
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
             "target_features", "parallel", "loop_order", "a_layout",
-            "overwrite", "runtime_ld", "dynamic_m"))
+            "overwrite", "runtime_ld", "dynamic_m", "bias", "relu"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -121,6 +123,15 @@ class Params:
         # header as in the parallel form, and `m` is only the size the
         # blocking was clamped for (the tuning's representative).
         self.dynamic_m = bool_field(request, "dynamic_m")
+        # The epilogue, applied where the last kc block stores C: a bias
+        # per column (bias[j], pointer in the header) and relu (NaN stays
+        # NaN and -0 becomes +0, as arith.maximumf(x, 0)).
+        self.bias = request.get("bias", "none")
+        if self.bias not in BIASES:
+            raise RequestError(
+                f"unknown bias {self.bias!r}; expected one of "
+                + ", ".join(BIASES))
+        self.relu = bool_field(request, "relu")
         if self.dynamic_m and self.trans_a and not request.get("runtime_ld"):
             raise RequestError(
                 "dynamic_m with trans_a needs runtime_ld: A is stored K x M, "
@@ -177,6 +188,10 @@ class Params:
             raise RequestError(
                 f"a {self.mr}x{self.nr} register block needs {needed} vector "
                 f"registers; {self.isa.name} has {self.isa.registers}")
+        if self.relu and self.mr * self.nv + 2 > self.isa.registers:
+            raise RequestError(
+                "relu needs two vector registers beside the "
+                f"{self.mr * self.nv} accumulators")
         self.a_layout = request.get("a_layout", "k-major")
         if self.a_layout not in A_LAYOUTS:
             raise RequestError(
@@ -258,6 +273,10 @@ class Params:
                        "packing source")
 
     @property
+    def has_epilogue(self):
+        return self.bias != "none" or self.relu
+
+    @property
     def reads_range(self):
         """The part of C comes from the header (parallel form, or M at run
         time)."""
@@ -273,8 +292,10 @@ class Params:
 
     def symbol(self):
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
-        beta = ("_mrt" if self.dynamic_m else "") + (
-            "_b0" if self.overwrite else "")
+        beta = (("_mrt" if self.dynamic_m else "")
+                + ("_b0" if self.overwrite else "")
+                + ("_bias" if self.bias != "none" else "")
+                + ("_relu" if self.relu else ""))
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}{lds}"
@@ -498,6 +519,8 @@ LOOP_ORDERS = ("jr-ir", "ir-jr")
 A_LAYOUTS = ("k-major", "rows")
 # conv2d.py also takes "direct" (A read in place from the input).
 ORDERS = ("bcast", "pipelined", "embedded", "bmem")
+# Biases an epilogue adds: none, or bias[j] to every element of column j.
+BIASES = ("none", "columns")
 
 
 def registers_needed(mr, nv, order):
@@ -630,7 +653,8 @@ def _emit_k_step(asm, p, u, row_stride, b):
     b.emit_step_end(asm)
 
 
-def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True):
+def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True,
+                      epilogue=False):
     """C += accumulators (C = accumulators unless `read_c`) row by row for
     %rdx valid rows (1 <= %rdx <= MR), vector wide; with `masked`, through
     the column masks in %k1.. (AVX-512), whose masked-out lanes are neither
@@ -638,6 +662,8 @@ def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True):
     isa = p.isa
     tmp = isa.reg(p.mr * p.nv)  # the first B register, free after the K loop
     _emit_c_rows_setup(asm, p)
+    if epilogue:
+        _emit_epilogue_setup(asm, p)
     for i in range(p.mr):
         for v in range(p.nv):
             acc = isa.reg(i * p.nv + v)
@@ -646,10 +672,15 @@ def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True):
                 if read_c:
                     asm.ins(f"vmovups {addr}, {tmp} {{%k{v + 1}}} {{z}}")
                     asm.ins(f"vaddps {tmp}, {acc}, {acc}")
+                if epilogue:
+                    _emit_epilogue_vector(asm, p, acc, v,
+                                          f" {{%k{v + 1}}}")
                 asm.ins(f"vmovups {acc}, {addr} {{%k{v + 1}}}")
             else:
                 if read_c:
                     asm.ins(f"vaddps {addr}, {acc}, {acc}")
+                if epilogue:
+                    _emit_epilogue_vector(asm, p, acc, v)
                 asm.ins(f"vmovups {acc}, {addr}")
         if i + 1 < p.mr:
             asm.ins(f"cmpq ${i + 1}, %rdx")
@@ -712,23 +743,69 @@ def _emit_column_masks(asm, p):
 def _emit_c_update(asm, p, next_tile):
     """C += the accumulators of one MR x NR tile; for an overwriting kernel,
     C = the accumulators in the first kc block (pc = 0) and C += them
-    after, so that C is never read before it is written."""
-    if not p.overwrite:
-        _emit_c_write(asm, p, next_tile, read_c=True)
+    after, so that C is never read before it is written; with an
+    epilogue, the last kc block (pc + kb = K) applies it as it stores."""
+    if p.k <= p.kc:
+        # One kc block: the first and the last.
+        _emit_c_write(asm, p, next_tile, read_c=not p.overwrite,
+                      epilogue=p.has_epilogue)
         return
-    later = asm.label("later kc block: C += accumulators")
-    stored = asm.label("first kc block stored")
-    asm.ins(f"testq {PC}, {PC}")
-    asm.ins(f"jnz {fwd(later)}")
-    asm.comment("first kc block: C = accumulators (C is not read)")
-    _emit_c_write(asm, p, stored, read_c=False)
-    asm.ins(f"jmp {fwd(next_tile)}")
-    asm.place(later)
+    if p.overwrite:
+        later = asm.label("later kc block: C += accumulators")
+        stored = asm.label("first kc block stored")
+        asm.ins(f"testq {PC}, {PC}")
+        asm.ins(f"jnz {fwd(later)}")
+        asm.comment("first kc block: C = accumulators (C is not read)")
+        _emit_c_write(asm, p, stored, read_c=False)
+        asm.ins(f"jmp {fwd(next_tile)}")
+        asm.place(later)
+    if p.has_epilogue:
+        middle = asm.label("not the last kc block: no epilogue")
+        stored = asm.label("last kc block stored")
+        asm.ins(f"leaq ({PC},{KB}), %rax")
+        asm.ins(f"cmpq ${p.k}, %rax")
+        asm.ins(f"jne {fwd(middle)}")
+        asm.comment("last kc block: C = epilogue(C + accumulators)")
+        _emit_c_write(asm, p, stored, read_c=True, epilogue=True)
+        asm.ins(f"jmp {fwd(next_tile)}")
+        asm.place(middle)
     _emit_c_write(asm, p, next_tile, read_c=True)
 
 
-def _emit_c_write(asm, p, next_tile, read_c):
-    """C += the accumulators of one MR x NR tile (C = them unless `read_c`),
+def _zero_register(p):
+    """The vector register relu compares with: the second one past the
+    accumulators (the first is the masked updates' temporary)."""
+    return p.isa.reg(p.mr * p.nv + 1)
+
+
+def _emit_epilogue_setup(asm, p):
+    """Before a tile's epilogue: relu's zero register, and %rsi = the
+    bias of the tile's first column (bias + jc + jr)."""
+    if p.relu:
+        asm.ins(p.isa.zero(p.mr * p.nv + 1))
+    if p.bias == "columns":
+        asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
+        asm.ins(f"leaq (%rsi,{JC},4), %rsi")
+        asm.ins("leaq (%rsi,%r14,4), %rsi")
+
+
+def _emit_epilogue_vector(asm, p, acc, v, mask=""):
+    """acc = epilogue(acc) for vector v of a tile row: + bias (through
+    `mask`, whose masked-out lanes are not read), then relu as
+    arith.maximumf(x, 0): max with NaN and +0 from the second operand,
+    then + 0 turns -0 into +0."""
+    if p.bias == "columns":
+        asm.ins(f"vaddps {v * p.isa.vector_bytes}(%rsi), {acc}, {acc}"
+                f"{mask}")
+    if p.relu:
+        zero = _zero_register(p)
+        asm.ins(f"vmaxps {acc}, {zero}, {acc}")
+        asm.ins(f"vaddps {zero}, {acc}, {acc}")
+
+
+def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
+    """C += the accumulators of one MR x NR tile (C = them unless `read_c`;
+    with `epilogue`, C = epilogue(that)),
     of which %r13 - %r15 rows and %r9 - %r14 columns are valid. Full tiles
     take plain vector updates; tiles short of rows update the valid rows
     only; tiles short of columns use lane masks (AVX-512) or spill to the
@@ -748,14 +825,19 @@ def _emit_c_write(asm, p, next_tile, read_c):
         asm.ins("subq %r15, %rdx")
         asm.ins(f"cmpq ${p.mr}, %rdx")
         asm.ins(f"jb {fwd(row_edge)}")
-    asm.comment("full tile: C " + ("+" if read_c else "") + "= accumulators")
+    asm.comment("full tile: C " + ("+" if read_c else "") + "= accumulators"
+                + (", epilogue" if epilogue else ""))
     _emit_c_rows_setup(asm, p)
+    if epilogue:
+        _emit_epilogue_setup(asm, p)
     for i in range(p.mr):
         for v in range(p.nv):
             acc = isa.reg(i * p.nv + v)
             addr = _c_address(p, i, v * isa.vector_bytes)
             if read_c:
                 asm.ins(f"vaddps {addr}, {acc}, {acc}")
+            if epilogue:
+                _emit_epilogue_vector(asm, p, acc, v)
             asm.ins(f"vmovups {acc}, {addr}")
         if i + 1 < p.mr:
             _emit_c_next_row(asm, p, i)
@@ -763,7 +845,8 @@ def _emit_c_write(asm, p, next_tile, read_c):
         asm.ins(f"jmp {fwd(next_tile)}")
         asm.place(row_edge)
         asm.comment("tile short of rows: update the %rdx valid rows")
-        _emit_row_updates(asm, p, next_tile, read_c=read_c)
+        _emit_row_updates(asm, p, next_tile, read_c=read_c,
+                          epilogue=epilogue)
     if not p.col_edges:
         asm.place(next_tile)
         return
@@ -776,7 +859,8 @@ def _emit_c_write(asm, p, next_tile, read_c):
     if isa.name == "avx512":
         asm.comment("tile short of columns: masked row updates")
         _emit_column_masks(asm, p)
-        _emit_row_updates(asm, p, next_tile, masked=True, read_c=read_c)
+        _emit_row_updates(asm, p, next_tile, masked=True, read_c=read_c,
+                          epilogue=epilogue)
         asm.place(next_tile)
         return
     asm.comment("tile short of columns: spill, add the valid part to C")
@@ -786,6 +870,15 @@ def _emit_c_write(asm, p, next_tile, read_c):
             asm.ins(f"vmovaps {isa.reg(i * p.nv + v)}, {off}(%rbx)")
     asm.ins("movq %rsi, %rcx")
     asm.ins(f"leaq {TILE_OFFSET}(%rbx), %rsi")
+    if epilogue:
+        # No register is free: %r15 (ir) lends itself to the bias pointer
+        # and comes back from the header after the rows.
+        asm.ins(f"movq %r15, {SAVE_SLOT}(%rbx)")
+        if p.bias == "columns":
+            asm.ins(f"movq {BIAS_SLOT}(%rbx), %r15")
+            asm.ins(f"leaq (%r15,{JC},4), %r15")
+            asm.ins("leaq (%r15,%r14,4), %r15")
+        asm.ins(f"vxorps {xmm(1)}, {xmm(1)}, {xmm(1)}")
     e_row = asm.label("edge: next row")
     e_col = asm.label("edge: next column")
     asm.place(e_row)
@@ -796,6 +889,11 @@ def _emit_c_write(asm, p, next_tile, read_c):
         asm.ins(f"vaddss (%rsi,%rax,4), {xmm(0)}, {xmm(0)}")
     else:
         asm.ins(f"vmovss (%rsi,%rax,4), {xmm(0)}")
+    if epilogue and p.bias == "columns":
+        asm.ins(f"vaddss (%r15,%rax,4), {xmm(0)}, {xmm(0)}")
+    if epilogue and p.relu:
+        asm.ins(f"vmaxss {xmm(0)}, {xmm(1)}, {xmm(0)}")
+        asm.ins(f"vaddss {xmm(1)}, {xmm(0)}, {xmm(0)}")
     asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
     asm.ins("incq %rax")
     asm.ins("cmpq %rcx, %rax")
@@ -808,6 +906,8 @@ def _emit_c_write(asm, p, next_tile, read_c):
     asm.ins(f"addq ${p.nr * 4}, %rsi")
     asm.ins("decq %rdx")
     asm.ins(f"jnz {back(e_row)}")
+    if epilogue:
+        asm.ins(f"movq {SAVE_SLOT}(%rbx), %r15")
     asm.place(next_tile)
 
 

@@ -55,15 +55,17 @@ static float *matrix(long rows, long cols, long ld, long salt, float pad) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 11) { fprintf(stderr, "usage\n"); return 3; }
+    if (argc != 12) { fprintf(stderr, "usage\n"); return 3; }
     long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
     long lda = atol(argv[4]), ldb = atol(argv[5]), ldc = atol(argv[6]);
     int ta = atoi(argv[7]), tb = atoi(argv[8]);
     long ws_bytes = atol(argv[9]);
     int header = atoi(argv[10]);  /* 1: leading dims, 2: the range */
+    int epilogue = atoi(argv[11]);  /* 1: bias per column, 2: relu */
     float *A = ta ? matrix(K, M, lda, 1, NAN) : matrix(M, K, lda, 1, NAN);
     float *B = tb ? matrix(N, K, ldb, 2, NAN) : matrix(K, N, ldb, 2, NAN);
     float *C = matrix(M, N, ldc, 3, SENTINEL);
+    float *bias = matrix(1, N, N, 4, NAN);
     double *ref = malloc(sizeof(double) * M * N);
     for (long i = 0; i < M; i++)
         for (long j = 0; j < N; j++) {
@@ -73,7 +75,14 @@ int main(int argc, char **argv) {
                 double b = tb ? B[j * ldb + k] : B[k * ldb + j];
                 s += a * b;
             }
-            ref[i * N + j] = C[i * ldc + j] + 2 * s;
+            /* Two calls: C = epilogue(epilogue(C0 + s) + s). */
+            double r = C[i * ldc + j];
+            for (int rep = 0; rep < 2; rep++) {
+                r += s;
+                if (epilogue & 1) r += bias[j];
+                if ((epilogue & 2) && !(r > 0)) r = isnan(r) ? r : 0.0;
+            }
+            ref[i * N + j] = r;
         }
     void *ws = aligned_alloc(64, ws_bytes);
     if (!ws) { perror("aligned_alloc"); return 3; }
@@ -86,6 +95,7 @@ int main(int argc, char **argv) {
         long range[4] = {0, M, 0, N};
         memcpy((char *)ws + 24, range, sizeof range);
     }
+    memcpy((char *)ws + 112, &bias, sizeof bias);
     for (int rep = 0; rep < 2; rep++)
         if (qm_call_checked(qm_kernel, A, B, C, ws)) {
             printf("callee-saved register or %%rsp not preserved\n");
@@ -275,6 +285,29 @@ DYNAMIC_M = [
              pack_b=False, a_layout="rows", dynamic_m=True), (2, 16, 31)),
 ]
 
+# Epilogues: bias per column and relu where the last kc block stores C
+# (called twice: the second call's epilogue applies to the first's
+# result). Full tiles, row edges, column edges (AVX-512 masks, the AVX2
+# spill path), one and several kc blocks, B in place and packed by the
+# tiles, run-time leading dimensions and M.
+EPILOGUES = [
+    ("avx512_bias_relu_edges_multiblock",
+     request(isa="avx512", m=50, n=70, k=37, mr=6, nr=64, mc=12, nc=128,
+             kc=16, k_unroll=4, bias="columns", relu=True)),
+    ("avx512_relu_one_block_14x32_embedded",
+     request(isa="avx512", m=45, n=70, k=20, mr=14, nr=32, mc=28, nc=64,
+             kc=24, order="embedded", a_layout="rows", relu=True)),
+    ("avx512_bias_fused_b_rt_dm",
+     request(isa="avx512", m=32, n=128, k=70, mr=6, nr=64, mc=12, nc=64,
+             kc=32, fuse_pack_b=True, runtime_ld=True, dynamic_m=True,
+             bias="columns", relu=True)),
+    ("avx2_bias_relu_edges_spill",
+     request(m=13, n=33, k=19, kc=8, mc=12, nc=32, bias="columns",
+             relu=True)),
+    ("avx2_bias_b_in_place_one_block",
+     request(m=23, n=32, k=8, kc=8, pack_b=False, bias="columns")),
+]
+
 # Fault variants the harness must catch (it would be useless otherwise).
 # write-past-edge only shows when the extra column holds a live
 # accumulator: a row edge of >= 2 rows with full-width tiles.
@@ -300,8 +333,10 @@ def _args(req, text, lds=None, m=None):
     ws = int(header(text, "workspace_bytes"))
     header_fields = (int(req.get("runtime_ld", False))
                      | 2 * int(req.get("dynamic_m", False)))
+    epilogue = (int(req.get("bias", "none") == "columns")
+                | 2 * int(req.get("relu", False)))
     return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws,
-                             header_fields)]
+                             header_fields, epilogue)]
 
 
 class HarnessTest(unittest.TestCase):
@@ -396,6 +431,27 @@ class ExecutionTest(HarnessTest):
                         lambda text: _args(req, text, lds, m))
                     self.assertEqual(status, 0, output)
                     self.assertEqual(output.strip(), "ok")
+
+    def test_epilogue_kernels_match_reference(self):
+        for name, req in EPILOGUES:
+            with self.subTest(name=name):
+                self.skip_unless_cpu_runs(req)
+                lds = (req["k"] + 3, req["n"] + 1, req["n"] + 2) \
+                    if req.get("runtime_ld") else None
+                status, output = self.run_harness(
+                    name, req, lambda text: _args(req, text, lds))
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
+    def test_harness_catches_a_missing_epilogue(self):
+        """The kernel without its relu, checked as one with it."""
+        _, req = EPILOGUES[0]
+        plain = dict(req)
+        del plain["relu"]
+        status, output = self.run_harness(
+            "missing_relu", plain,
+            lambda text: _args(dict(plain, relu=True), text))
+        self.assertEqual(status, 1, output)
 
     def test_harness_catches_faults(self):
         for name, req in FAULTY:

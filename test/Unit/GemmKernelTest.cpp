@@ -389,6 +389,71 @@ TEST(GemmKernelTest, FixedMKernelFailsAsRuntimeM) {
   EXPECT_FALSE(runtimeMValidates(*loaded, dynamic, 50));
 }
 
+//===----------------------------------------------------------------------===//
+// Epilogues (bias per column, relu) where the last kc block stores C
+//===----------------------------------------------------------------------===//
+
+TEST(GemmKernelTest, EpiloguesValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // Bias, relu and both, accumulating and overwriting, K in one kc block
+  // and in several, edges both ways, B packed, in place and packed by the
+  // tiles, run-time leading dimensions.
+  std::vector<GemmConfig> configs;
+  for (GemmConfig base : {smallAvx2Config(), smallAvx512Config()}) {
+    if (base.isa == VectorIsa::Avx512 && !hostRunsAvx512())
+      continue;
+    configs.push_back(base);
+    GemmConfig inPlace = base;
+    inPlace.packB = BPacking::InPlace;
+    configs.push_back(inPlace);
+    GemmConfig fused = base;
+    fused.packB = BPacking::Fused;
+    configs.push_back(fused);
+  }
+  for (const GemmConfig &config : configs)
+    for (Shape s : {Shape{7, 17, 5}, Shape{50, 64, 40}, Shape{13, 33, 16}})
+      for (int epilogue = 1; epilogue < 4; ++epilogue)
+        for (bool overwrite : {false, true}) {
+          GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
+          d.bias = epilogue & 1 ? GemmBias::Columns : GemmBias::None;
+          d.relu = epilogue & 2;
+          d.overwrite = overwrite;
+          d.runtimeLd = s.m == 13;
+          GemmConfig c = config;
+          if (c.packB != BPacking::Panels && !d.bSliversInPlace(c.nr))
+            c.packB = BPacking::Panels;
+          c = clampToProblem(c, d);
+          EXPECT_TRUE(
+              kernelValidates(d.runtimeLd ? d.withPaddedLeadingDims(3) : d, c));
+        }
+}
+
+TEST(GemmKernelTest, MissingEpilogueIsCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A kernel without relu (and one without the bias), checked as one with
+  // them: negative sums (relu) and the bias show.
+  GemmDesc plain = GemmDesc::packed(13, 33, 37);
+  GemmConfig c = clampToProblem(smallAvx2Config(), plain);
+  auto loaded =
+      buildGemmKernel(plain, c, host(), EmitterOptions::defaults(), "");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  GemmKernelFn fn = loaded->jit->gemm();
+  for (int epilogue = 1; epilogue < 3; ++epilogue) {
+    GemmDesc claimed = plain;
+    claimed.bias = epilogue & 1 ? GemmBias::Columns : GemmBias::None;
+    claimed.relu = epilogue & 2;
+    auto report = validateGemm(
+        claimed,
+        [fn](const float *a, const float *b, float *cp, void *ws) {
+          fn(a, b, cp, ws);
+        },
+        loaded->emitted.workspaceBytes, ValidationOptions{});
+    ASSERT_TRUE(static_cast<bool>(report))
+        << llvm::toString(report.takeError());
+    EXPECT_FALSE(report->passed) << claimed.str();
+  }
+}
+
 TEST(GemmKernelTest, HostDefaultConfig) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // The analytical config for the host, unmodified.

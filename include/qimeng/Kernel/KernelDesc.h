@@ -28,17 +28,28 @@ namespace qimeng {
 /// kernel or of its key, and lda, ldb and ldc are those of one call (the
 /// dense ones where the caller does not know better).
 ///
+/// An epilogue applies to C where the kernel stores it for the last time
+/// (a fused elementwise consumer, as oneDNN's post-ops): `bias` adds
+/// bias[j] to column j (the bias pointer travels in the workspace header),
+/// then `relu` takes arith.maximumf(x, 0) (NaN stays NaN, -0 becomes +0).
+///
 /// With `dynamicM` the number of rows is a run-time value too: the kernel
 /// computes the rows [0, M) the caller writes into its header at each call,
 /// and `m` is the representative M its blocking was chosen and tuned for.
+enum class GemmBias { None, Columns };
+
 struct GemmDesc {
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;
   bool transA = false;
   bool transB = false;
-  bool overwrite = false; ///< beta = 0: C is written, never read
-  bool runtimeLd = false; ///< leading dimensions read at run time
-  bool dynamicM = false;  ///< M read at run time; `m` is representative
+  bool overwrite = false;         ///< beta = 0: C is written, never read
+  bool runtimeLd = false;         ///< leading dimensions read at run time
+  bool dynamicM = false;          ///< M read at run time; `m` is representative
+  GemmBias bias = GemmBias::None; ///< epilogue: + bias[j]
+  bool relu = false;              ///< epilogue: max(x, 0), after the bias
+
+  bool hasEpilogue() const { return bias != GemmBias::None || relu; }
 
   /// A descriptor with the tightest leading dimensions for its transposes.
   static GemmDesc packed(int64_t m, int64_t n, int64_t k, bool transA = false,
@@ -71,14 +82,15 @@ struct GemmDesc {
 
   /// Stable, readable key: "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn", with "_b0"
   /// appended for overwrite; "sgemm_m7_n5_k3_ldrt_nn" for run-time leading
-  /// dimensions; "_mrt" after the transposes for a run-time M.
+  /// dimensions; "_mrt" after the transposes for a run-time M; "_bias",
+  /// "_relu" at the end for an epilogue.
   std::string str() const;
 
   bool operator==(const GemmDesc &o) const {
     return m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
            ldc == o.ldc && transA == o.transA && transB == o.transB &&
            overwrite == o.overwrite && runtimeLd == o.runtimeLd &&
-           dynamicM == o.dynamicM;
+           dynamicM == o.dynamicM && bias == o.bias && relu == o.relu;
   }
 };
 

@@ -24,12 +24,21 @@ constexpr uint64_t kRangeOffset = 24;
 /// int64, in elements.
 constexpr uint64_t kLeadingDimsOffset = 64;
 
+/// Where a kernel with an epilogue reads its bias pointer (GemmDesc::bias).
+constexpr uint64_t kBiasOffset = 112;
+
 /// Bytes of the header; the kernel's own data follows.
 constexpr uint64_t kWorkspaceHeaderBytes = 128;
 
 /// Writes `desc`'s leading dimensions where a run-time-ld kernel reads
 /// them; nothing for a kernel with immediates.
 void writeLeadingDims(void *workspace, const GemmDesc &desc);
+
+/// Writes the bias pointer where a kernel with an epilogue reads it.
+void writeBias(void *workspace, const float *bias);
+
+/// The bias pointer written into `workspace` (null if none was).
+const float *readBias(const void *workspace);
 
 } // namespace qimeng
 

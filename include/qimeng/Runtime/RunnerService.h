@@ -27,7 +27,8 @@ llvm::Expected<std::string> serveValidationRequest(llvm::StringRef json);
 /// slices of `workspaceBytes`); a plain call when `parts` is empty. Each
 /// slice's header gets its part and, for a run-time-ld `desc`, the
 /// leading dimensions; for a run-time M, the rows [0, desc.m) in each part
-/// (and a single call's range).
+/// (and a single call's range). An epilogue's bias pointer is the
+/// caller's to write into the first slice (writeBias); each part gets it.
 void runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
                   const std::vector<GemmRange> &parts, uint64_t workspaceBytes,
                   const float *a, const float *b, float *c, void *workspace);
