@@ -338,6 +338,13 @@ struct KernelLaunch {
   int64_t leadingDimConstants[3] = {0, 0, 0};
   /// For a run-time M: the dimension of operands[2] (C) whose size it is.
   std::optional<unsigned> mDimOfC;
+  /// A fused epilogue: the elementwise op it replaces (after `op`: erased
+  /// with it, cloned after it where the op stays), its bias (whose address
+  /// goes into the header) and the allocation of its output, moved before
+  /// the op when it came after.
+  Operation *epilogueOp = nullptr;
+  Value bias;
+  Operation *outputAllocToHoist = nullptr;
   int64_t n = 0; ///< columns of C (a run-time M's single call writes them)
 };
 
@@ -429,6 +436,18 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   if (launch.mDimOfC)
     writeRuntimeRows(b, loc, launch, ws, slices, sliceBytes,
                      /*columnsToo=*/kernel.parts.empty());
+  if (launch.bias) {
+    Value bias =
+        toPointer(b, loc, elementAddress(b, loc, launch.bias), Value());
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    for (int64_t s = 0; s < slices; ++s) {
+      int64_t offset = s * sliceBytes + int64_t(kBiasOffset);
+      Value at = LLVM::GEPOp::create(
+          b, loc, ptr, b.getI8Type(), ws,
+          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
+      LLVM::StoreOp::create(b, loc, bias, at);
+    }
+  }
   auto emitGemm = [&](OpBuilder &ob, Value batchIndex) {
     Value pointers[3];
     for (int i = 0; i < 3; ++i) {
@@ -480,6 +499,8 @@ void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
                            LLVM::LLVMFuncOp fn, const ReadyKernel &kernel,
                            const KernelLaunch &launch,
                            ArrayRef<StrideAssumption> assumed) {
+  if (launch.outputAllocToHoist)
+    launch.outputAllocToHoist->moveBefore(op);
   OpBuilder b(op);
   Location loc = op.getLoc();
   if (assumed.empty()) {
@@ -493,10 +514,14 @@ void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
     for (Operation *folded : launch.foldedOps)
       elseBuilder.clone(*folded);
     elseBuilder.clone(*op.getOperation());
+    if (launch.epilogueOp)
+      elseBuilder.clone(*launch.epilogueOp);
   }
   op->erase();
   for (Operation *folded : launch.foldedOps)
     folded->erase();
+  if (launch.epilogueOp)
+    launch.epilogueOp->erase();
 }
 
 struct QiMengTensorOpPass
@@ -763,6 +788,10 @@ struct QiMengTensorOpPass
           << "tuning database unavailable: " << llvm::toString(db.takeError());
     }
 
+    ContractionMatchOptions matchOptions;
+    matchOptions.representativeM = std::max(1u, unsigned(representativeM));
+    matchOptions.fuseEpilogues = fuseEpilogues;
+
     // One kernel per distinct descriptor; a failure is remembered too.
     llvm::StringMap<FailureOr<ReadyKernel>> kernels;
     llvm::StringMap<std::string> failures;
@@ -779,8 +808,8 @@ struct QiMengTensorOpPass
           launch.operands[1] = op.getDpsInputOperand(1)->get();
           launch.operands[2] = op.getDpsInitOperand(0)->get();
         }
-      } else if (FailureOr<MatchedContraction> matched = describeContraction(
-                     op, reason, std::max(1u, unsigned(representativeM)));
+      } else if (FailureOr<MatchedContraction> matched =
+                     describeContraction(op, reason, matchOptions);
                  succeeded(matched)) {
         problem = KernelProblem(matched->gemm);
         llvm::copy(matched->operands, launch.operands);
@@ -793,6 +822,9 @@ struct QiMengTensorOpPass
         if (matched->zeroFill)
           launch.foldedOps.push_back(matched->zeroFill);
         llvm::copy(matched->leadingDimOf, launch.leadingDimOf);
+        launch.epilogueOp = matched->epilogueOp;
+        launch.bias = matched->bias;
+        launch.outputAllocToHoist = matched->outputAllocToHoist;
         const GemmDesc &g = matched->gemm;
         if (g.dynamicM)
           launch.mDimOfC = matched->mDimOfC;

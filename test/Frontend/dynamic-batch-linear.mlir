@@ -58,21 +58,22 @@
 // DEFAULT:           %[[M64:.*]] = arith.index_cast %[[M]] : index to i64
 // DEFAULT:           %[[AT:.*]] = llvm.getelementptr %{{.*}}[32]
 // DEFAULT:           llvm.store %[[M64]], %[[AT]] : i64, !llvm.ptr
-// DEFAULT:           llvm.call @qm_sgemm_8x32x16_nt_mrt_b0_ldrt_
+// DEFAULT:           llvm.call @qm_sgemm_8x32x16_nt_mrt_b0_bias_relu_ldrt_
 // DEFAULT:         } else {
 // DEFAULT-NEXT:      linalg.transpose
 // DEFAULT-NEXT:      linalg.fill
 // DEFAULT-NEXT:      linalg.matmul
+// DEFAULT-NEXT:      linalg.generic
 
 // With the identity layout every stride is static: the leading dimensions
 // are immediates, only M is read at run time, and nothing is checked.
 // IDENTITY-LABEL: func.func @linear_relu(
 // IDENTITY-NOT:     scf.if
 // IDENTITY-NOT:     linalg.matmul
-// IDENTITY:         llvm.call @qm_sgemm_8x32x16_nt_mrt_b0_lda16_ldb16_ldc32_
+// IDENTITY:         llvm.call @qm_sgemm_8x32x16_nt_mrt_b0_bias_relu_lda16_ldb16_ldc32_
 
 // The parts launcher writes only the columns of each part.
-// PARTS: llvm.call @qm_sgemm_4096x32x16_nt_mrt_b0_ldrt_{{.*}}_parts2_cols(
+// PARTS: llvm.call @qm_sgemm_4096x32x16_nt_mrt_b0_bias_relu_ldrt_{{.*}}_parts2_cols(
 
 // OUT: rank = 2 offset = 0 sizes = [1, 32]
 // OUT: rank = 2 offset = 0 sizes = [5, 32]

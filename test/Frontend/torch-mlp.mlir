@@ -42,7 +42,9 @@
 // RUN: not diff %t.reference %t.fault > /dev/null
 
 // The weights' transposes fold into the kernels (B read transposed, "nt"),
-// and so do the zero fills (the kernels overwrite C, "b0").
+// and so do the zero fills (the kernels overwrite C, "b0") and the bias
+// adds and relu that follow (the kernels' epilogues, "bias", "relu": they
+// write the generics' outputs).
 // The arguments arrive with dynamic strides: the kernels read the leading
 // dimensions at run time ("ldrt"), the unit inner strides are checked at
 // run time; the transpose and the matmul stay for the other case.
@@ -50,20 +52,28 @@
 // GUARDED-NOT:     linalg.transpose
 // GUARDED-NOT:     linalg.fill
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sgemm_4x32x16_nt_b0_ldrt_
+// GUARDED:           llvm.call @qm_sgemm_4x32x16_nt_b0_bias_relu_ldrt_
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.transpose
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.matmul
+// GUARDED-NEXT:      linalg.generic
+// GUARDED:         }
+// GUARDED-NOT:     linalg.generic
+// GUARDED:         return
 // GUARDED-LABEL: func.func @mlp(
 // GUARDED-NOT:     linalg.transpose
 // GUARDED-NOT:     linalg.fill
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sgemm_4x16x32_nt_b0_ldrt_
+// GUARDED:           llvm.call @qm_sgemm_4x16x32_nt_b0_bias_ldrt_
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.transpose
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.matmul
+// GUARDED-NEXT:      linalg.generic
+// GUARDED:         }
+// GUARDED-NOT:     linalg.generic
+// GUARDED:         return
 // GUARDED-LABEL: func.func @main(
 
 // STATIC-LABEL: func.func @linear_relu(
@@ -71,12 +81,16 @@
 // STATIC-NOT:      linalg.fill
 // STATIC-NOT:      linalg.matmul
 // STATIC-NOT:      scf.if
-// STATIC:          llvm.call @qm_sgemm_4x32x16_nt_b0_lda16_ldb16_ldc32_
+// STATIC:          llvm.call @qm_sgemm_4x32x16_nt_b0_bias_relu_lda16_ldb16_ldc32_
+// STATIC-NOT:      linalg.generic
+// STATIC:          return
 // STATIC-LABEL: func.func @mlp(
 // STATIC-NOT:      linalg.transpose
 // STATIC-NOT:      linalg.fill
 // STATIC-NOT:      linalg.matmul
-// STATIC:          llvm.call @qm_sgemm_4x16x32_nt_b0_lda32_ldb32_ldc16_
+// STATIC:          llvm.call @qm_sgemm_4x16x32_nt_b0_bias_lda32_ldb32_ldc16_
+// STATIC-NOT:      linalg.generic
+// STATIC:          return
 // STATIC-LABEL: func.func @main(
 
 // OUT: rank = 2 offset = 0 sizes = [4, 16]

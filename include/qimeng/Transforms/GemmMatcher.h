@@ -44,6 +44,23 @@ struct MatchedContraction {
   /// With `gemm.dynamicM`: the dimension of operands[2] (C) whose size is M
   /// at run time.
   unsigned mDimOfC = 0;
+  /// A fused epilogue (gemm.bias, gemm.relu): the linalg.generic that
+  /// applied it to the product, whose output buffer is now operands[2] (the
+  /// product's own buffer is no longer written); null when none.
+  mlir::Operation *epilogueOp = nullptr;
+  /// The bias the epilogue adds (a 1-D memref of N), or null.
+  mlir::Value bias;
+  /// The allocation of the epilogue's output when it comes after the
+  /// contraction: the rewrite moves it before, where the kernel writes it.
+  mlir::Operation *outputAllocToHoist = nullptr;
+};
+
+/// How describeContraction treats what the types leave open.
+struct ContractionMatchOptions {
+  /// Rows a dynamic M is described with (GemmDesc::dynamicM).
+  int64_t representativeM = 256;
+  /// Fuse an elementwise consumer (bias per column, relu) into the kernel.
+  bool fuseEpilogues = true;
 };
 
 /// Whether the pass considers `op` a contraction: it implements linalg's
@@ -73,9 +90,16 @@ bool isContraction(mlir::linalg::LinalgOp op);
 ///
 /// A dynamic M (without a batch dimension) makes the GEMM read its rows at
 /// run time (GemmDesc::dynamicM), described with `representativeM` rows.
+///
+/// With `fuseEpilogues`, a zero-filled 2-D product whose only other reader
+/// is a linalg.generic applying `+ bias[j]` (a 1-D bias broadcast along
+/// the rows), relu (`arith.maximumf(x, 0.0)` or `cmpf ugt` + `select`), or
+/// both, into a fresh buffer that nothing else uses, is described as the
+/// GEMM with that epilogue writing the generic's output (torch-mlir's
+/// aten.linear + relu, TOSA's bias add).
 mlir::FailureOr<MatchedContraction>
 describeContraction(mlir::linalg::LinalgOp op, std::string &reason,
-                    int64_t representativeM = 256);
+                    const ContractionMatchOptions &options = {});
 
 } // namespace qimeng
 

@@ -25,7 +25,9 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     linear layer; no batch dimension) is passed at run time too, the
     kernel blocked and tuned for `representative-m` rows. A
     `linalg.transpose` that only feeds the contraction and a zero
-    `linalg.fill` of a fresh C fold into the kernel.
+    `linalg.fill` of a fresh C fold into the kernel, and so does an
+    elementwise consumer of such a C that adds a bias along the columns
+    and applies relu (`fuse-epilogues`).
 
     Rewrites `linalg.conv_2d_nhwc_hwcf`, `linalg.conv_2d_nhwc_fhwc` and
     `linalg.conv_2d_nchw_fchw` on static-shaped f32 memrefs, any strides and
@@ -80,6 +82,10 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "Rows a contraction with a dynamic M is blocked, validated and "
            "tuned for (it runs for any M, read at run time; the tuning "
            "database keys it by this value)">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Fuse a bias add along the columns and relu that consume a "
+           "zero-initialised product into the kernel's store of C, as "
+           "oneDNN's post-ops (the fused kernel is validated with them)">,
     Option<"validate", "validate", "bool", /*default=*/"true",
            "Validate every kernel in a qimeng-runner process (OpenBLAS and "
            "fp64 references, guard bytes) before using it; an op whose kernel "

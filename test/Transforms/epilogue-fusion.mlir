@@ -1,0 +1,186 @@
+// Which elementwise consumers of a zero-filled product fuse into the
+// kernel's store of C (bias along the columns, relu with arith.maximumf's
+// semantics), and which stay linalg ops; each function run with and
+// without the pass on inputs that give negative sums, NaN-free, compared
+// exactly.
+// REQUIRES: host-avx2, host-fma
+// RUN: %qimeng-opt %s --qimeng-tensorop -o %t.mlir
+// RUN: FileCheck %s < %t.mlir
+// RUN: %qimeng-opt %s '--qimeng-tensorop=fuse-epilogues=false' | FileCheck %s --check-prefix=OFF
+// RUN: %mlir-opt %s %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
+// RUN: %mlir-opt %t.mlir %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.out
+// RUN: diff %t.reference %t.out
+// RUN: FileCheck %s --check-prefix=OUT < %t.reference
+
+// OFF: llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// OFF-NOT: _b0_relu
+// OFF-NOT: _b0_bias
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// relu as torch-mlir writes it: cmpf ugt + select; no bias. The output's
+// allocation comes after the matmul and moves before it.
+// CHECK-LABEL: func.func @relu_select(
+// CHECK:         memref.alloc() : memref<6x20xf32>
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_relu_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @relu_select(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %gt = arith.cmpf ugt, %v, %zero : f32
+    %r = arith.select %gt, %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
+// bias + c (operands the other way round) and maximumf(0, x).
+// CHECK-LABEL: func.func @bias_relu_commuted(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_relu_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @bias_relu_commuted(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  linalg.generic {indexing_maps = [#col, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias, %c : memref<20xf32>, memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%bv: f32, %v: f32, %out: f32):
+    %s = arith.addf %bv, %v : f32
+    %r = arith.maximumf %zero, %s : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
+// Left as linalg ops, the kernel without an epilogue:
+// maxnumf (0 for NaN, not NaN), a bias along the rows, and a product that
+// another op reads too.
+// CHECK-LABEL: func.func @not_fused(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         linalg.generic
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         linalg.generic
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         linalg.generic
+// CHECK:         memref.copy
+func.func @not_fused(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %rb: memref<6xf32>,
+                     %o1: memref<6x20xf32>, %o2: memref<6x20xf32>, %o3: memref<6x20xf32>, %keep: memref<6x20xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c1 = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c1 : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c1 : memref<6x20xf32>)
+  %t1 = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c1 : memref<6x20xf32>) outs(%t1 : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maxnumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %t1, %o1 : memref<6x20xf32> to memref<6x20xf32>
+  %c2 = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c2 : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c2 : memref<6x20xf32>)
+  %t2 = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2, %rb : memref<6x20xf32>, memref<6xf32>) outs(%t2 : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %r = arith.addf %v, %bv : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %t2, %o2 : memref<6x20xf32> to memref<6x20xf32>
+  %c3 = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c3 : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c3 : memref<6x20xf32>)
+  %t3 = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c3 : memref<6x20xf32>) outs(%t3 : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %c3, %keep : memref<6x20xf32> to memref<6x20xf32>
+  memref.copy %t3, %o3 : memref<6x20xf32> to memref<6x20xf32>
+  return
+}
+
+// (i * x + j * y) mod 7 - 3 as f32: small integers, both signs.
+func.func private @fill(%m: memref<?x?xf32>, %x: index, %y: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c3 = arith.constant 3 : i64
+  %rows = memref.dim %m, %c0 : memref<?x?xf32>
+  %cols = memref.dim %m, %c1 : memref<?x?xf32>
+  scf.for %i = %c0 to %rows step %c1 {
+    scf.for %j = %c0 to %cols step %c1 {
+      %ix = arith.muli %i, %x : index
+      %jy = arith.muli %j, %y : index
+      %s = arith.addi %ix, %jy : index
+      %r = arith.remui %s, %c7 : index
+      %ri = arith.index_cast %r : index to i64
+      %v = arith.subi %ri, %c3 : i64
+      %f = arith.sitofp %v : i64 to f32
+      memref.store %f, %m[%i, %j] : memref<?x?xf32>
+    }
+  }
+  return
+}
+
+func.func private @printMemrefF32(memref<*xf32>)
+
+func.func @print(%m: memref<6x20xf32>) {
+  %u = memref.cast %m : memref<6x20xf32> to memref<*xf32>
+  call @printMemrefF32(%u) : (memref<*xf32>) -> ()
+  return
+}
+
+// OUT-COUNT-6: rank = 2 offset = 0 sizes = [6, 20]
+
+func.func @main() {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %a = memref.alloc() : memref<6x9xf32>
+  %b = memref.alloc() : memref<9x20xf32>
+  %bias2 = memref.alloc() : memref<1x20xf32>
+  %rb2 = memref.alloc() : memref<6x1xf32>
+  %ad = memref.cast %a : memref<6x9xf32> to memref<?x?xf32>
+  %bd = memref.cast %b : memref<9x20xf32> to memref<?x?xf32>
+  %biasd = memref.cast %bias2 : memref<1x20xf32> to memref<?x?xf32>
+  %rbd = memref.cast %rb2 : memref<6x1xf32> to memref<?x?xf32>
+  call @fill(%ad, %c3, %c5) : (memref<?x?xf32>, index, index) -> ()
+  call @fill(%bd, %c2, %c3) : (memref<?x?xf32>, index, index) -> ()
+  call @fill(%biasd, %c1, %c2) : (memref<?x?xf32>, index, index) -> ()
+  call @fill(%rbd, %c1, %c1) : (memref<?x?xf32>, index, index) -> ()
+  %bias = memref.collapse_shape %bias2 [[0, 1]] : memref<1x20xf32> into memref<20xf32>
+  %rb = memref.collapse_shape %rb2 [[0, 1]] : memref<6x1xf32> into memref<6xf32>
+  %r1 = call @relu_select(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
+  call @print(%r1) : (memref<6x20xf32>) -> ()
+  %r2 = call @bias_relu_commuted(%a, %b, %bias) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>) -> memref<6x20xf32>
+  call @print(%r2) : (memref<6x20xf32>) -> ()
+  %o1 = memref.alloc() : memref<6x20xf32>
+  %o2 = memref.alloc() : memref<6x20xf32>
+  %o3 = memref.alloc() : memref<6x20xf32>
+  %keep = memref.alloc() : memref<6x20xf32>
+  call @not_fused(%a, %b, %rb, %o1, %o2, %o3, %keep) : (memref<6x9xf32>, memref<9x20xf32>, memref<6xf32>, memref<6x20xf32>, memref<6x20xf32>, memref<6x20xf32>, memref<6x20xf32>) -> ()
+  call @print(%o1) : (memref<6x20xf32>) -> ()
+  call @print(%o2) : (memref<6x20xf32>) -> ()
+  call @print(%o3) : (memref<6x20xf32>) -> ()
+  call @print(%keep) : (memref<6x20xf32>) -> ()
+  return
+}
