@@ -40,6 +40,9 @@ BIAS_SLOT = 112             # the epilogue's bias pointer (caller)
 SAVE_SLOT = 120             # a register the AVX2 edge epilogue borrows
 TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
 
+# Bytes ahead along each row that the transposed pack prefetches.
+TRANSPOSED_PREFETCH = 1024
+
 # How many k rows ahead the tile that packs a B sliver (fuse_pack_b)
 # prefetches B in place.
 FUSED_B_PREFETCH_ROWS = 8
@@ -362,6 +365,18 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
         asm.ins(f"jb {fwd(edge)}")
     # Full sliver.
     row = asm.label(f"pack {name}: full sliver, next k")
+    full_done = asm.label(f"pack {name}: full sliver copied")
+    block = isa.lanes
+    if sk.static and sk.nbytes == 4 and not (sr.static and sr.nbytes == 4) \
+            and R % block == 0:
+        # The sliver's R rows lie along k (a transposed B, or A with MR a
+        # multiple of the lanes): square blocks of a vector's lanes are
+        # read a row of `block` k at a time and transposed in registers;
+        # the kb % block last k go one by one below.
+        _emit_pack_transposed_chunks(asm, p, name, R, sr)
+        asm.ins(f"movq {KB}, %rcx")
+        asm.ins(f"andq ${block - 1}, %rcx")
+        asm.ins(f"jz {fwd(full_done)}")
     asm.place(row)
     if sr.static and sr.nbytes == 4 and R % isa.lanes == 0:
         for v in range(R // isa.lanes):
@@ -384,6 +399,7 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
     asm.ins(f"addq ${R * 4}, %rdi")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(row)}")
+    asm.place(full_done)
     if has_edges:
         asm.ins(f"jmp {fwd(done)}")
         # Edge sliver: zero the row, then copy the %rdx valid elements.
@@ -411,6 +427,98 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
     asm.ins(f"addq ${R}, %r14")
     asm.ins(f"cmpq {width_reg}, %r14")
     asm.ins(f"jb {back(loop)}")
+
+
+def _emit_transpose_16x16(asm):
+    """zmm0..15 hold 16 rows of 16 floats; leaves their transpose in
+    zmm0..15 (zmm j = element j of every row); zmm16..31 clobbered."""
+    z = [f"%zmm{i}" for i in range(32)]
+    # Pairs of rows interleaved within each 128-bit lane.
+    for i in range(8):
+        asm.ins(f"vunpcklps {z[2 * i + 1]}, {z[2 * i]}, {z[16 + 2 * i]}")
+        asm.ins(f"vunpckhps {z[2 * i + 1]}, {z[2 * i]}, {z[17 + 2 * i]}")
+    # Quads: zmm 4i + j holds, in lane L, rows 4i..4i+3 at k = 4L + j.
+    for i in range(4):
+        t = 16 + 4 * i
+        asm.ins(f"vunpcklpd {z[t + 2]}, {z[t]}, {z[4 * i]}")
+        asm.ins(f"vunpckhpd {z[t + 2]}, {z[t]}, {z[4 * i + 1]}")
+        asm.ins(f"vunpcklpd {z[t + 3]}, {z[t + 1]}, {z[4 * i + 2]}")
+        asm.ins(f"vunpckhpd {z[t + 3]}, {z[t + 1]}, {z[4 * i + 3]}")
+    # Lanes: k = 4L + j gathers lane L of the four quads' register j.
+    for j in range(4):
+        v0, v1, w0, w1 = (z[16 + 4 * j + x] for x in range(4))
+        asm.ins(f"vshuff32x4 $0x44, {z[4 + j]}, {z[j]}, {v0}")
+        asm.ins(f"vshuff32x4 $0xee, {z[4 + j]}, {z[j]}, {v1}")
+        asm.ins(f"vshuff32x4 $0x44, {z[12 + j]}, {z[8 + j]}, {w0}")
+        asm.ins(f"vshuff32x4 $0xee, {z[12 + j]}, {z[8 + j]}, {w1}")
+    for j in range(4):
+        v0, v1, w0, w1 = (z[16 + 4 * j + x] for x in range(4))
+        asm.ins(f"vshuff32x4 $0x88, {w0}, {v0}, {z[j]}")
+        asm.ins(f"vshuff32x4 $0xdd, {w0}, {v0}, {z[4 + j]}")
+        asm.ins(f"vshuff32x4 $0x88, {w1}, {v1}, {z[8 + j]}")
+        asm.ins(f"vshuff32x4 $0xdd, {w1}, {v1}, {z[12 + j]}")
+
+
+def _emit_transpose_8x8(asm):
+    """ymm0..7 hold 8 rows of 8 floats; leaves their transpose in ymm8..15
+    (ymm8 + j = element j of every row), ymm0..7 clobbered."""
+    y = [f"%ymm{i}" for i in range(16)]
+    # Pairs of rows interleaved, then quads, then the 128-bit halves.
+    for i in range(4):
+        asm.ins(f"vunpcklps {y[2 * i + 1]}, {y[2 * i]}, {y[8 + 2 * i]}")
+        asm.ins(f"vunpckhps {y[2 * i + 1]}, {y[2 * i]}, {y[9 + 2 * i]}")
+    for half in range(2):
+        a, b = 8 + 4 * half, 10 + 4 * half
+        asm.ins(f"vshufps $0x44, {y[b]}, {y[a]}, {y[4 * half]}")
+        asm.ins(f"vshufps $0xee, {y[b]}, {y[a]}, {y[4 * half + 1]}")
+        asm.ins(f"vshufps $0x44, {y[b + 1]}, {y[a + 1]}, {y[4 * half + 2]}")
+        asm.ins(f"vshufps $0xee, {y[b + 1]}, {y[a + 1]}, {y[4 * half + 3]}")
+    for j in range(4):
+        asm.ins(f"vperm2f128 $0x20, {y[4 + j]}, {y[j]}, {y[8 + j]}")
+        asm.ins(f"vperm2f128 $0x31, {y[4 + j]}, {y[j]}, {y[12 + j]}")
+
+
+def _emit_pack_transposed_chunks(asm, p, name, R, sr):
+    """The full-sliver copy of _emit_pack for slivers whose R rows lie
+    along k (row r at %rsi + r*sr, k contiguous), a vector's lanes of k at
+    a time (b = 8 on AVX2, 16 on AVX-512): per group of b rows, one vector
+    load per row, a b x b transpose in registers, one vector store per k
+    into the packed rows (R floats apart). Leaves %rsi and %rdi at the
+    first k not copied (kb rounded down to b); clobbers %rcx, %r15 and
+    the vector registers."""
+    b = p.isa.lanes
+    wide = b == 16
+    vb = 4 * b
+    chunk = asm.label(f"pack {name}: next {b} k, transposed")
+    skip = asm.label(f"pack {name}: fewer than {b} k")
+    asm.ins(f"movq {KB}, %rcx")
+    asm.ins(f"shrq ${b.bit_length() - 1}, %rcx")
+    asm.ins(f"jz {fwd(skip)}")
+    asm.place(chunk)
+    if not sr.static:
+        asm.ins("movq %rsi, %r15")
+    row_reg = (lambda i: f"%zmm{i}") if wide else (lambda i: f"%ymm{i}")
+    out_reg = (lambda j: f"%zmm{j}") if wide else (lambda j: f"%ymm{8 + j}")
+    for g in range(R // b):
+        for i in range(b):
+            if sr.static:
+                src = f"{sr.times(g * b + i, 'pack')}(%rsi)"
+            else:
+                src = "(%r15)"
+            asm.ins(f"vmovups {src}, {row_reg(i)}")
+            if not sr.static and g * b + i + 1 < R:
+                sr.add_to(asm, "%r15")
+        if wide:
+            _emit_transpose_16x16(asm)
+        else:
+            _emit_transpose_8x8(asm)
+        for j in range(b):
+            asm.ins(f"vmovups {out_reg(j)}, {j * R * 4 + g * vb}(%rdi)")
+    asm.ins(f"addq ${vb}, %rsi")
+    asm.ins(f"addq ${b * R * 4}, %rdi")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(chunk)}")
+    asm.place(skip)
 
 
 def emit_row_copy(asm, p, name, src, dst):

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Fused epilogues end to end under mlir-runner-22: the two linear layers of
+# bench/example/linear-relu.mlir (bias + relu after the GEMMs 128x3072x768
+# and 128x768x3072), bufferized with one-shot-bufferize's default function
+# boundaries, compiled with --qimeng-tensorop twice: fuse-epilogues=true
+# (the kernel adds the bias and applies relu as it stores C) and false (the
+# kernel, then the stock-lowered linalg.generic). The two executables run
+# alternately ROUNDS times (default 3); each run prints best and mean
+# seconds per call of 25 and a checksum, which must agree.
+#
+#   bench/epilogue.sh [BUILD_DIR] [ROUNDS] [EXTRA PASS OPTIONS]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build=${1:-$root/build}
+rounds=${2:-3}
+extra=${3:-}
+llvm_lib=/usr/lib/llvm-22/lib
+libs="$llvm_lib/libmlir_c_runner_utils.so,$llvm_lib/libmlir_runner_utils.so,$llvm_lib/libomp.so"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+lower=(--buffer-deallocation-pipeline --convert-bufferization-to-memref
+       --convert-linalg-to-loops --lower-affine --expand-strided-metadata
+       --convert-scf-to-cf --convert-to-llvm --reconcile-unrealized-casts)
+
+mlir-opt-22 "$root/bench/example/linear-relu.mlir" \
+  --one-shot-bufferize="bufferize-function-boundaries" -o "$work/memref.mlir"
+for fuse in true false; do
+  "$build/bin/qimeng-opt" "$work/memref.mlir" \
+    "--qimeng-tensorop=fuse-epilogues=$fuse $extra" -o "$work/$fuse.memref.mlir"
+  echo "== fuse-epilogues=$fuse: kernels"
+  grep -o 'llvm.call @qm_sgemm_[A-Za-z0-9_]*' "$work/$fuse.memref.mlir" \
+    | sort -u | sed 's/^/   /'
+  mlir-opt-22 "$work/$fuse.memref.mlir" "${lower[@]}" -o "$work/$fuse.mlir"
+done
+for round in $(seq "$rounds"); do
+  for fuse in true false; do
+    echo "== round $round, fuse-epilogues=$fuse"
+    mlir-runner-22 -O3 "$work/$fuse.mlir" -e main -entry-point-result=void \
+      --shared-libs="$libs"
+  done
+done
