@@ -40,9 +40,6 @@ BIAS_SLOT = 112             # the epilogue's bias pointer (caller)
 SAVE_SLOT = 120             # a register the AVX2 edge epilogue borrows
 TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
 
-# Bytes ahead along each row that the transposed pack prefetches.
-TRANSPOSED_PREFETCH = 1024
-
 # How many k rows ahead the tile that packs a B sliver (fuse_pack_b)
 # prefetches B in place.
 FUSED_B_PREFETCH_ROWS = 8
