@@ -139,15 +139,17 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
   return transpose;
 }
 
-/// The linalg.fill that zeroes all of `c` for the contraction `use` and
-/// nothing else: `c` is a fresh allocation, the fill writes all of it with
-/// a zero constant earlier in the same block, and no other user of `c`
-/// comes between them (a view of `c` would be such a user).
-linalg::FillOp zeroFillOf(Value c, Operation *use) {
+/// The op that initialises all of `c` for the contraction `use`: `c` is a
+/// fresh allocation and its last user before `use` (every user in the same
+/// block) is a linalg.fill with a zero constant or, when `bias` is given, a
+/// broadcast of a 1-D bias along the rows (linalg.broadcast with
+/// dimensions [0], or a linalg.generic `(i, j) -> (j)` into `(i, j)` that
+/// yields its input), whose bias goes to `*bias`. Null otherwise.
+Operation *cInitOf(Value c, Operation *use, Value *bias) {
   auto alloc = c.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return {};
-  linalg::FillOp fill;
+  Operation *last = nullptr;
   for (Operation *user : alloc->getUsers()) {
     if (user == use)
       continue;
@@ -155,21 +157,45 @@ linalg::FillOp zeroFillOf(Value c, Operation *use) {
       return {};
     if (use->isBeforeInBlock(user))
       continue;
-    auto f = dyn_cast<linalg::FillOp>(user);
-    if (!f || !f.hasPureBufferSemantics() || f.getOutputs()[0] != c)
-      return {};
-    // Of several fills before the op, the last one counts; any earlier
-    // user after it would be between.
-    if (!fill || fill->isBeforeInBlock(f))
-      fill = f;
+    if (!last || last->isBeforeInBlock(user))
+      last = user;
   }
-  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(last)) {
+    if (fill.hasPureBufferSemantics() && fill.getOutputs()[0] == c &&
+        matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+      return fill;
     return {};
-  for (Operation *user : alloc->getUsers())
-    if (user != use && user != fill.getOperation() &&
-        fill->isBeforeInBlock(user) && user->isBeforeInBlock(use))
-      return {};
-  return fill;
+  }
+  if (!bias || !last || cast<MemRefType>(c.getType()).getRank() != 2)
+    return {};
+  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(last)) {
+    if (broadcast.hasPureBufferSemantics() && broadcast.getInit() == c &&
+        broadcast.getDimensions() == ArrayRef<int64_t>{0}) {
+      *bias = broadcast.getInput();
+      return broadcast;
+    }
+    return {};
+  }
+  auto generic = dyn_cast<linalg::GenericOp>(last);
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getDpsInitOperand(0)->get() != c ||
+      generic.getNumReductionLoops() != 0 || generic.getNumLoops() != 2)
+    return {};
+  OpOperand *in = generic.getDpsInputOperand(0);
+  AffineMap inMap = generic.getMatchingIndexingMap(in);
+  if (inMap.getNumResults() != 1 || !inMap.isProjectedPermutation() ||
+      inMap.getDimPosition(0) != 1 ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity())
+    return {};
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 || yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != body.getArgument(0))
+    return {};
+  *bias = in->get();
+  return generic;
 }
 
 /// What an elementwise generic applies to its input `c` (block argument
@@ -237,7 +263,7 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
     return;
   linalg::GenericOp g;
   for (Operation *user : c.getUsers()) {
-    if (user == op.getOperation() || user == out.zeroFill ||
+    if (user == op.getOperation() || user == out.cInit ||
         isa<memref::DeallocOp>(user))
       continue;
     auto generic = dyn_cast<linalg::GenericOp>(user);
@@ -277,6 +303,9 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
   auto flags = epilogueOfBody(g, *cArg, biasArg);
   if (!flags)
     return;
+  // One bias: a bias init's, or the consumer's.
+  if (flags->first && out.gemm.bias != GemmBias::None)
+    return;
   // The output: a fresh buffer that only the generic uses up to the
   // generic (returns and deallocations come after), which the kernel now
   // writes where `op` was.
@@ -311,11 +340,13 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
       return;
   }
   GemmDesc &d = out.gemm;
-  d.bias = flags->first ? GemmBias::Columns : GemmBias::None;
+  if (flags->first) {
+    d.bias = GemmBias::Columns;
+    out.bias = bias;
+  }
   d.relu = flags->second;
   out.operands[2] = output;
   out.epilogueOp = g;
-  out.bias = bias;
   out.outputAllocToHoist = hoist;
   llvm::append_range(out.assumed, biasAssumed);
   (void)reason;
@@ -538,11 +569,33 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
       out.batchStrides[i] =
           strideOfLoop(maps[i], strides[i], b).value_or(int64_t(0));
   }
-  if (linalg::FillOp fill = zeroFillOf(out.operands[2], op)) {
-    d.overwrite = true;
-    out.zeroFill = fill;
-    if (options.fuseEpilogues && batchDims.empty())
-      fuseEpilogue(op, out, reason);
+  // A zero fill of C (or, without a batch, a bias broadcast into it)
+  // becomes the kernel's overwrite mode (and bias epilogue); then an
+  // elementwise consumer may fuse too.
+  Value initBias;
+  const bool biasInit = batchDims.empty() && options.fuseEpilogues;
+  if (Operation *init =
+          cInitOf(out.operands[2], op, biasInit ? &initBias : nullptr)) {
+    bool usable = true;
+    SmallVector<StrideAssumption> biasAssumed;
+    if (initBias) {
+      std::string why;
+      auto strides = resolveStrides(initBias, "bias", biasAssumed, why,
+                                    /*allowDynamicSizes=*/true);
+      usable = succeeded(strides) && (*strides)[0] == 1 &&
+               noWritesBetween(init, op, initBias);
+    }
+    if (usable) {
+      d.overwrite = true;
+      out.cInit = init;
+      if (initBias) {
+        d.bias = GemmBias::Columns;
+        out.bias = initBias;
+        llvm::append_range(out.assumed, biasAssumed);
+      }
+      if (options.fuseEpilogues && batchDims.empty())
+        fuseEpilogue(op, out, reason);
+    }
   }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));

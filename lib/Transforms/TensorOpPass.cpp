@@ -819,8 +819,8 @@ struct QiMengTensorOpPass
                                   : static_cast<int>(options->threads);
         llvm::copy(matched->batchStrides, launch.batchStrides);
         launch.foldedOps = matched->foldedTransposes;
-        if (matched->zeroFill)
-          launch.foldedOps.push_back(matched->zeroFill);
+        if (matched->cInit)
+          launch.foldedOps.push_back(matched->cInit);
         llvm::copy(matched->leadingDimOf, launch.leadingDimOf);
         launch.epilogueOp = matched->epilogueOp;
         launch.bias = matched->bias;

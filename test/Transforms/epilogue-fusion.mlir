@@ -66,6 +66,37 @@ func.func @bias_relu_commuted(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: 
   return %o : memref<6x20xf32>
 }
 
+// A bias broadcast into C before the matmul (linalg.broadcast, and a
+// generic that copies it) is the overwrite mode plus the bias epilogue; a
+// relu after it fuses as well.
+// CHECK-LABEL: func.func @bias_init(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_lda9_ldb20_ldc20_
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_relu_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @bias_init(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>, %o1: memref<6x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c1 = memref.alloc() : memref<6x20xf32>
+  linalg.broadcast ins(%bias : memref<20xf32>) outs(%c1 : memref<6x20xf32>) dimensions = [0]
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c1 : memref<6x20xf32>)
+  memref.copy %c1, %o1 : memref<6x20xf32> to memref<6x20xf32>
+  %c2 = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<20xf32>) outs(%c2 : memref<6x20xf32>) {
+  ^bb0(%bv: f32, %out: f32):
+    linalg.yield %bv : f32
+  }
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c2 : memref<6x20xf32>)
+  %o2 = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2 : memref<6x20xf32>) outs(%o2 : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %o2 : memref<6x20xf32>
+}
+
 // Left as linalg ops, the kernel without an epilogue:
 // maxnumf (0 for NaN, not NaN), a bias along the rows, and a product that
 // another op reads too.
@@ -148,7 +179,7 @@ func.func @print(%m: memref<6x20xf32>) {
   return
 }
 
-// OUT-COUNT-6: rank = 2 offset = 0 sizes = [6, 20]
+// OUT-COUNT-8: rank = 2 offset = 0 sizes = [6, 20]
 
 func.func @main() {
   %c1 = arith.constant 1 : index
@@ -182,5 +213,9 @@ func.func @main() {
   call @print(%o2) : (memref<6x20xf32>) -> ()
   call @print(%o3) : (memref<6x20xf32>) -> ()
   call @print(%keep) : (memref<6x20xf32>) -> ()
+  %i1 = memref.alloc() : memref<6x20xf32>
+  %i2 = call @bias_init(%a, %b, %bias, %i1) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>, memref<6x20xf32>) -> memref<6x20xf32>
+  call @print(%i1) : (memref<6x20xf32>) -> ()
+  call @print(%i2) : (memref<6x20xf32>) -> ()
   return
 }

@@ -28,8 +28,10 @@ struct MatchedContraction {
   /// Those transposes: the kernel reads their sources in transposed order,
   /// so the rewrite removes them (or keeps them for the original op only).
   llvm::SmallVector<mlir::Operation *> foldedTransposes;
-  /// The zero linalg.fill of C that `gemm.overwrite` replaces, or null.
-  mlir::Operation *zeroFill = nullptr;
+  /// The op that initialises C for the contraction and that the kernel
+  /// replaces (`gemm.overwrite`): a zero linalg.fill, or a broadcast of a
+  /// bias along the rows (then `gemm.bias` and `bias`); null when none.
+  mlir::Operation *cInit = nullptr;
   int64_t batch = 1;
   int64_t batchStrides[3] = {0, 0, 0}; ///< elements: A, B, C
   /// Strides the descriptor assumed where the types leave them dynamic
@@ -48,7 +50,8 @@ struct MatchedContraction {
   /// applied it to the product, whose output buffer is now operands[2] (the
   /// product's own buffer is no longer written); null when none.
   mlir::Operation *epilogueOp = nullptr;
-  /// The bias the epilogue adds (a 1-D memref of N), or null.
+  /// The bias the epilogue adds (a 1-D memref of N: from a fused consumer
+  /// or a bias-broadcast init), or null.
   mlir::Value bias;
   /// The allocation of the epilogue's output when it comes after the
   /// contraction: the rewrite moves it before, where the kernel writes it.
