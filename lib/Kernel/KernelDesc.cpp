@@ -58,7 +58,7 @@ std::string GemmDesc::str() const {
   return llvm::formatv("sgemm_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
                        lds, transA ? 't' : 'n', transB ? 't' : 'n',
                        dynamicM ? "_mrt" : "", overwrite ? "_b0" : "",
-                       bias == GemmBias::Columns ? "_bias" : "",
+                       bias != GemmBias::None ? "_bias" : "",
                        relu ? "_relu" : "")
       .str();
 }
@@ -146,10 +146,15 @@ int64_t ConvDesc::largestRunDivisorAtMost(int64_t limit) const {
 }
 
 GemmDesc ConvDesc::gemmView() const {
-  if (isNhwc())
-    return GemmDesc::packed(n * oh() * ow(), f, kh * kw * c, false,
-                            layout == ConvLayout::NhwcFhwc);
-  return GemmDesc::packed(f, oh() * ow(), c * kh * kw);
+  GemmDesc g = isNhwc()
+                   ? GemmDesc::packed(n * oh() * ow(), f, kh * kw * c, false,
+                                      layout == ConvLayout::NhwcFhwc)
+                   : GemmDesc::packed(f, oh() * ow(), c * kh * kw);
+  g.overwrite = overwrite;
+  if (bias)
+    g.bias = isNhwc() ? GemmBias::Columns : GemmBias::Rows;
+  g.relu = relu;
+  return g;
 }
 
 int64_t ConvDesc::inputSpan() const {
@@ -192,5 +197,7 @@ std::string ConvDesc::str() const {
                        convLayoutName(layout), n, h, w, c, f, kh, kw, strideH,
                        strideW, dilationH, dilationW, inputStrides[0],
                        inputStrides[1], inputStrides[2])
-      .str();
+             .str() +
+         (overwrite ? "_b0" : "") + (bias ? "_bias" : "") +
+         (relu ? "_relu" : "");
 }

@@ -21,8 +21,8 @@ json qimeng::toJson(const GemmDesc &d) {
     j["runtime_ld"] = true;
   if (d.dynamicM)
     j["dynamic_m"] = true;
-  if (d.bias == GemmBias::Columns)
-    j["bias"] = "columns";
+  if (d.bias != GemmBias::None)
+    j["bias"] = d.bias == GemmBias::Columns ? "columns" : "rows";
   if (d.relu)
     j["relu"] = true;
   return j;
@@ -61,9 +61,11 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
       return std::move(err);
     if (bias == "columns")
       d.bias = GemmBias::Columns;
+    else if (bias == "rows")
+      d.bias = GemmBias::Rows;
     else if (bias != "none")
-      return llvm::createStringError(what.str() +
-                                     " field 'bias' must be none or columns");
+      return llvm::createStringError(
+          what.str() + " field 'bias' must be none, columns or rows");
   }
   if (j.contains("relu"))
     if (auto err = fields.boolean("relu", d.relu))
@@ -72,20 +74,28 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
 }
 
 json qimeng::toJson(const ConvDesc &d) {
-  return {{"layout", convLayoutName(d.layout).str()},
-          {"n", d.n},
-          {"h", d.h},
-          {"w", d.w},
-          {"c", d.c},
-          {"f", d.f},
-          {"kh", d.kh},
-          {"kw", d.kw},
-          {"stride_h", d.strideH},
-          {"stride_w", d.strideW},
-          {"dilation_h", d.dilationH},
-          {"dilation_w", d.dilationW},
-          {"input_strides",
-           {d.inputStrides[0], d.inputStrides[1], d.inputStrides[2]}}};
+  json j = {{"layout", convLayoutName(d.layout).str()},
+            {"n", d.n},
+            {"h", d.h},
+            {"w", d.w},
+            {"c", d.c},
+            {"f", d.f},
+            {"kh", d.kh},
+            {"kw", d.kw},
+            {"stride_h", d.strideH},
+            {"stride_w", d.strideW},
+            {"dilation_h", d.dilationH},
+            {"dilation_w", d.dilationW},
+            {"input_strides",
+             {d.inputStrides[0], d.inputStrides[1], d.inputStrides[2]}}};
+  // Only when set, as for GEMMs.
+  for (auto [flag, name] :
+       {std::pair<bool, const char *>{d.overwrite, "overwrite"},
+        {d.bias, "bias"},
+        {d.relu, "relu"}})
+    if (flag)
+      j[name] = true;
+  return j;
 }
 
 llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
@@ -129,5 +139,12 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
                                    "integers");
   for (int i = 0; i < 3; ++i)
     d.inputStrides[i] = (*strides)[i].get<int64_t>();
+  for (auto [flag, name] :
+       {std::pair<bool *, const char *>{&d.overwrite, "overwrite"},
+        {&d.bias, "bias"},
+        {&d.relu, "relu"}})
+    if (j.contains(name))
+      if (auto err = fields.boolean(name, *flag))
+        return std::move(err);
   return d;
 }

@@ -8,9 +8,12 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/ConvValidator.h"
 #include "ValidationSupport.h"
+#include "qimeng/Kernel/WorkspaceHeader.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 #include <cblas.h>
+#include <cmath>
+#include <limits>
 #include <optional>
 
 using namespace qimeng;
@@ -121,6 +124,11 @@ void convReference(const ConvDesc &d, const float *input, const float *filter,
   }
 }
 
+/// The output channel of element i of the output (in its order).
+int64_t channelOf(const ConvDesc &d, int64_t i) {
+  return d.isNhwc() ? i % d.f : (i / (d.oh() * d.ow())) % d.f;
+}
+
 /// Where offset `off` from data() lies: a guard, a stride gap or an element.
 std::string describeInputOffset(const GuardedBuffer &buf, int64_t off,
                                 llvm::StringRef name) {
@@ -167,18 +175,34 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
       for (int64_t h = 0; h < d.h; ++h)
         for (int64_t w = 0; w < d.w; ++w)
           in->data()[inputOffset(d, n, c, h, w)] = gen.next();
-  for (GuardedBuffer *buf : {&*flt, &*out}) {
+  // The epilogue's bias per output channel.
+  auto bias = GuardedBuffer::allocate(d.bias ? d.f : 0, guard);
+  if (!bias)
+    return bias.takeError();
+  for (GuardedBuffer *buf : {&*flt, &*out, &*bias}) {
     buf->fillSentinel();
     for (int64_t i = 0; i < buf->size(); ++i)
       buf->data()[i] = gen.next();
   }
+  // An overwriting kernel must not read the output: NaN there would show,
+  // and the reference starts from 0.
+  std::vector<float> zeros;
+  if (d.overwrite) {
+    std::fill_n(out->data(), out->size(),
+                std::numeric_limits<float>::quiet_NaN());
+    zeros.assign(size_t(out->size()), 0.0f);
+  }
   const std::vector<float> inPristine = copyRegion(*in);
   const std::vector<float> fltPristine = copyRegion(*flt);
   const std::vector<float> outPristine = copyRegion(*out);
+  const std::vector<float> biasPristine = copyRegion(*bias);
   const float *in0 = inPristine.data() + guard;
   const float *flt0 = fltPristine.data() + guard;
-  const float *out0 = outPristine.data() + guard;
+  const float *out0 = d.overwrite ? zeros.data() : outPristine.data() + guard;
+  const float *bias0 = biasPristine.data() + guard;
 
+  if (d.bias)
+    writeBias(ws->data(), bias->data());
   kernel(in->data(), flt->data(), out->data(), ws->data());
 
   auto fail = [&](const std::string &why) {
@@ -190,6 +214,8 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
     return fail(*failure);
   if (auto failure = checkUnchanged("the filter", *flt, fltPristine))
     return fail(*failure);
+  if (auto failure = checkUnchanged("the bias", *bias, biasPristine))
+    return fail(*failure);
   if (std::optional<int64_t> off = ws->firstDamagedGuard())
     return fail(describeInputOffset(*ws, *off, "the workspace"));
 
@@ -198,6 +224,16 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
       options, llvm::formatv("{0}/{1}/{2}", d.str(), name, options.seed).str(),
       storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
         convReference(d, in0, flt0, out0, ref, mag);
+        // The epilogue: + bias[channel], then relu as arith.maximumf.
+        for (size_t i = 0; i < ref.size(); ++i) {
+          if (d.bias) {
+            const double b = bias0[channelOf(d, int64_t(i))];
+            ref[i] += b;
+            mag[i] += std::fabs(b);
+          }
+          if (d.relu && !(ref[i] > 0.0) && !std::isnan(ref[i]))
+            ref[i] = 0.0;
+        }
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
   const int64_t k = d.gemmView().k;
@@ -226,6 +262,12 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   // bound of fp64).
   std::vector<float> blas(out0, out0 + out->size()), scratch;
   convIm2colSgemm(d, in0, flt0, blas.data(), scratch);
+  for (size_t i = 0; i < blas.size(); ++i) {
+    if (d.bias)
+      blas[i] += bias0[channelOf(d, int64_t(i))];
+    if (d.relu && !(blas[i] > 0.0f) && !std::isnan(blas[i]))
+      blas[i] = 0.0f;
+  }
   for (int64_t i = 0; i < out->size(); ++i) {
     const double want = ref[size_t(i)], size = mag[size_t(i)];
     const double blasRel = relativeError(blas[size_t(i)], want, size);

@@ -192,7 +192,25 @@ bool fitsBlas(const GemmDesc &d) {
          d.ldb <= maxInt && d.ldc <= maxInt;
 }
 
-/// The epilogue on the fp64 reference: + bias[j] (its magnitude added to
+/// Elements of an epilogue's bias: N along the columns, M along the rows.
+int64_t biasElements(const GemmDesc &d) {
+  return d.bias == GemmBias::Rows ? d.m : d.n;
+}
+
+/// The bias element that C(i, j) gets, or 0 without a bias.
+float biasAt(const GemmDesc &d, const float *bias, int64_t i, int64_t j) {
+  switch (d.bias) {
+  case GemmBias::None:
+    return 0.0f;
+  case GemmBias::Columns:
+    return bias[j];
+  case GemmBias::Rows:
+    return bias[i];
+  }
+  return 0.0f;
+}
+
+/// The epilogue on the fp64 reference: + the bias (its magnitude added to
 /// the element's), then relu as arith.maximumf(x, 0).
 void applyEpilogue(const GemmDesc &d, const float *bias,
                    std::vector<double> &ref, std::vector<double> &mag) {
@@ -201,10 +219,9 @@ void applyEpilogue(const GemmDesc &d, const float *bias,
   for (int64_t i = 0; i < d.m; ++i)
     for (int64_t j = 0; j < d.n; ++j) {
       double &r = ref[size_t(i * d.n + j)];
-      if (d.bias == GemmBias::Columns) {
-        r += double(bias[j]);
-        mag[size_t(i * d.n + j)] += std::fabs(double(bias[j]));
-      }
+      const double b = biasAt(d, bias, i, j);
+      r += b;
+      mag[size_t(i * d.n + j)] += std::fabs(b);
       if (d.relu && !(r > 0.0) && !std::isnan(r))
         r = 0.0;
     }
@@ -256,9 +273,9 @@ runOne(const GemmDesc &d,
   }
   // An epilogue's bias, from the same generator, its pointer in the
   // workspace header as the compiled module writes it.
-  const StoredLayout biasLayout{1, d.n, d.n};
-  auto biasBuf =
-      GuardedBuffer::allocate(d.hasEpilogue() ? d.n : 0, options.guardElements);
+  const StoredLayout biasLayout{1, biasElements(d), biasElements(d)};
+  auto biasBuf = GuardedBuffer::allocate(d.hasEpilogue() ? biasElements(d) : 0,
+                                         options.guardElements);
   if (!biasBuf)
     return biasBuf.takeError();
   if (d.hasEpilogue())
@@ -354,8 +371,7 @@ runOne(const GemmDesc &d,
   for (int64_t i = 0; i < d.m; ++i)
     for (int64_t j = 0; j < d.n; ++j) {
       float &v = cBlas[size_t(i * d.ldc + j)];
-      if (d.bias == GemmBias::Columns)
-        v += bias0[j];
+      v += biasAt(d, bias0, i, j);
       if (d.relu && !(v > 0.0f) && !std::isnan(v))
         v = 0.0f;
     }

@@ -25,7 +25,7 @@ the layout the COMPUTE microkernel reads, so the im2col matrix never exists
 """
 
 from .errors import RequestError
-from .fields import check_known, int_field
+from .fields import bool_field, check_known, int_field
 from .sgemm import KB, PC, Params, _round_up, emit_row_zero, kernel_text
 from .x86 import back, check_disp, fwd, xmm
 
@@ -34,7 +34,8 @@ LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
 # Fields passed through to the GEMM underneath, as sgemm.py reads them.
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
                "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
-               "target_features", "parallel", "loop_order", "a_layout")
+               "target_features", "parallel", "loop_order", "a_layout",
+               "overwrite", "relu")
 
 # The convolution's scratch slots (bytes into its workspace region).
 KEND_SLOT = 0     # address one past the panel's last column-table entry
@@ -51,7 +52,7 @@ class Conv:
     def __init__(self, request):
         check_known(request, GEMM_FIELDS + (
             "layout", "n", "h", "w", "c", "f", "kh", "kw", "stride_h",
-            "stride_w", "dilation_h", "dilation_w", "input_strides"))
+            "stride_w", "dilation_h", "dilation_w", "input_strides", "bias"))
         self.layout = request.get("layout")
         if self.layout not in LAYOUTS:
             raise RequestError(
@@ -116,6 +117,11 @@ class Conv:
             gemm["lda"] = gemm["k"]
             gemm["ldb"] = gemm["ldc"] = gemm["n"]
         gemm.update({k: request[k] for k in GEMM_FIELDS if k in request})
+        # A bias per output channel (the epilogue): the GEMM's rows for
+        # nchw_fchw (M = F), its columns for the nhwc layouts (N = F).
+        self.bias = bool_field(request, "bias")
+        if self.bias:
+            gemm["bias"] = "columns" if nhwc else "rows"
         # a_layout "direct": the microkernel reads A where it lies in the
         # input (rows one pixel step apart); only slivers that are not in
         # one output row are copied, into scratch rows kc floats apart.
@@ -185,10 +191,13 @@ class Conv:
         p = self.gemm
         strides = "" if self.dense else "_is" + "x".join(
             str(v) for v in self.strides)
+        epilogue = (("_b0" if p.overwrite else "")
+                    + ("_bias" if self.bias else "")
+                    + ("_relu" if p.relu else ""))
         return (f"qm_sconv2d_{self.layout}"
                 f"_{self.n}x{self.h}x{self.w}x{self.c}_f{self.f}"
                 f"_k{self.kh}x{self.kw}_s{self.sh}x{self.sw}"
-                f"_d{self.dh}x{self.dw}{strides}"
+                f"_d{self.dh}x{self.dw}{strides}{epilogue}"
                 + (p.blocking_suffix().replace("_arows", "_adirect")
                    if self.direct else p.blocking_suffix()))
 

@@ -124,8 +124,9 @@ class Params:
         # blocking was clamped for (the tuning's representative).
         self.dynamic_m = bool_field(request, "dynamic_m")
         # The epilogue, applied where the last kc block stores C: a bias
-        # per column (bias[j], pointer in the header) and relu (NaN stays
-        # NaN and -0 becomes +0, as arith.maximumf(x, 0)).
+        # per column (bias[j]) or per row (bias[i]), its pointer in the
+        # header, and relu (NaN stays NaN and -0 becomes +0, as
+        # arith.maximumf(x, 0)).
         self.bias = request.get("bias", "none")
         if self.bias not in BIASES:
             raise RequestError(
@@ -192,6 +193,10 @@ class Params:
             raise RequestError(
                 "relu needs two vector registers beside the "
                 f"{self.mr * self.nv} accumulators")
+        if self.bias == "rows" and self.mr * self.nv + 3 > self.isa.registers:
+            raise RequestError(
+                "a bias along the rows needs three vector registers beside "
+                f"the {self.mr * self.nv} accumulators")
         self.a_layout = request.get("a_layout", "k-major")
         if self.a_layout not in A_LAYOUTS:
             raise RequestError(
@@ -624,8 +629,9 @@ LOOP_ORDERS = ("jr-ir", "ir-jr")
 A_LAYOUTS = ("k-major", "rows")
 # conv2d.py also takes "direct" (A read in place from the input).
 ORDERS = ("bcast", "pipelined", "embedded", "bmem")
-# Biases an epilogue adds: none, or bias[j] to every element of column j.
-BIASES = ("none", "columns")
+# Biases an epilogue adds: none, bias[j] to every element of column j, or
+# bias[i] to every element of row i (an NCHW convolution's channels).
+BIASES = ("none", "columns", "rows")
 
 
 def registers_needed(mr, nv, order):
@@ -770,6 +776,8 @@ def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True,
     if epilogue:
         _emit_epilogue_setup(asm, p)
     for i in range(p.mr):
+        if epilogue:
+            _emit_epilogue_row(asm, p, i)
         for v in range(p.nv):
             acc = isa.reg(i * p.nv + v)
             addr = _c_address(p, i, v * isa.vector_bytes)
@@ -885,13 +893,26 @@ def _zero_register(p):
 
 def _emit_epilogue_setup(asm, p):
     """Before a tile's epilogue: relu's zero register, and %rsi = the
-    bias of the tile's first column (bias + jc + jr)."""
+    bias of the tile's first column (bias + jc + jr) or row (bias + ic +
+    ir)."""
     if p.relu:
         asm.ins(p.isa.zero(p.mr * p.nv + 1))
     if p.bias == "columns":
         asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
         asm.ins(f"leaq (%rsi,{JC},4), %rsi")
         asm.ins("leaq (%rsi,%r14,4), %rsi")
+    elif p.bias == "rows":
+        asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
+        asm.ins(f"leaq (%rsi,{IC},4), %rsi")
+        asm.ins("leaq (%rsi,%r15,4), %rsi")
+
+
+def _emit_epilogue_row(asm, p, i):
+    """Before row i's vectors: a bias along the rows broadcast once into
+    the third register past the accumulators."""
+    if p.bias == "rows":
+        asm.ins(f"vbroadcastss {4 * i}(%rsi), "
+                f"{p.isa.reg(p.mr * p.nv + 2)}")
 
 
 def _emit_epilogue_vector(asm, p, acc, v, mask=""):
@@ -902,6 +923,8 @@ def _emit_epilogue_vector(asm, p, acc, v, mask=""):
     if p.bias == "columns":
         asm.ins(f"vaddps {v * p.isa.vector_bytes}(%rsi), {acc}, {acc}"
                 f"{mask}")
+    elif p.bias == "rows":
+        asm.ins(f"vaddps {p.isa.reg(p.mr * p.nv + 2)}, {acc}, {acc}")
     if p.relu:
         zero = _zero_register(p)
         asm.ins(f"vmaxps {acc}, {zero}, {acc}")
@@ -936,6 +959,8 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
     if epilogue:
         _emit_epilogue_setup(asm, p)
     for i in range(p.mr):
+        if epilogue:
+            _emit_epilogue_row(asm, p, i)
         for v in range(p.nv):
             acc = isa.reg(i * p.nv + v)
             addr = _c_address(p, i, v * isa.vector_bytes)
@@ -983,6 +1008,11 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
             asm.ins(f"movq {BIAS_SLOT}(%rbx), %r15")
             asm.ins(f"leaq (%r15,{JC},4), %r15")
             asm.ins("leaq (%r15,%r14,4), %r15")
+        elif p.bias == "rows":
+            # %r15 is ir: the tile's first row's bias from the saved value.
+            asm.ins(f"movq {BIAS_SLOT}(%rbx), %rax")
+            asm.ins(f"leaq (%rax,{IC},4), %rax")
+            asm.ins("leaq (%rax,%r15,4), %r15")
         asm.ins(f"vxorps {xmm(1)}, {xmm(1)}, {xmm(1)}")
     e_row = asm.label("edge: next row")
     e_col = asm.label("edge: next column")
@@ -996,6 +1026,8 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
         asm.ins(f"vmovss (%rsi,%rax,4), {xmm(0)}")
     if epilogue and p.bias == "columns":
         asm.ins(f"vaddss (%r15,%rax,4), {xmm(0)}, {xmm(0)}")
+    elif epilogue and p.bias == "rows":
+        asm.ins(f"vaddss (%r15), {xmm(0)}, {xmm(0)}")
     if epilogue and p.relu:
         asm.ins(f"vmaxss {xmm(0)}, {xmm(1)}, {xmm(0)}")
         asm.ins(f"vaddss {xmm(1)}, {xmm(0)}, {xmm(0)}")
@@ -1009,6 +1041,8 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
         asm.ins(f"jb {back(e_col)}")
     p.c_ld.add_to(asm, "%rdi")
     asm.ins(f"addq ${p.nr * 4}, %rsi")
+    if epilogue and p.bias == "rows":
+        asm.ins("addq $4, %r15")
     asm.ins("decq %rdx")
     asm.ins(f"jnz {back(e_row)}")
     if epilogue:

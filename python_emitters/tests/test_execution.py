@@ -61,11 +61,13 @@ int main(int argc, char **argv) {
     int ta = atoi(argv[7]), tb = atoi(argv[8]);
     long ws_bytes = atol(argv[9]);
     int header = atoi(argv[10]);  /* 1: leading dims, 2: the range */
-    int epilogue = atoi(argv[11]);  /* 1: bias per column, 2: relu */
+    /* 1: bias per column, 2: relu, 4: bias per row */
+    int epilogue = atoi(argv[11]);
     float *A = ta ? matrix(K, M, lda, 1, NAN) : matrix(M, K, lda, 1, NAN);
     float *B = tb ? matrix(N, K, ldb, 2, NAN) : matrix(K, N, ldb, 2, NAN);
     float *C = matrix(M, N, ldc, 3, SENTINEL);
-    float *bias = matrix(1, N, N, 4, NAN);
+    float *bias = (epilogue & 4) ? matrix(1, M, M, 5, NAN)
+                                 : matrix(1, N, N, 4, NAN);
     double *ref = malloc(sizeof(double) * M * N);
     for (long i = 0; i < M; i++)
         for (long j = 0; j < N; j++) {
@@ -80,6 +82,7 @@ int main(int argc, char **argv) {
             for (int rep = 0; rep < 2; rep++) {
                 r += s;
                 if (epilogue & 1) r += bias[j];
+                if (epilogue & 4) r += bias[i];
                 if ((epilogue & 2) && !(r > 0)) r = isnan(r) ? r : 0.0;
             }
             ref[i * N + j] = r;
@@ -306,6 +309,12 @@ EPILOGUES = [
              relu=True)),
     ("avx2_bias_b_in_place_one_block",
      request(m=23, n=32, k=8, kc=8, pack_b=False, bias="columns")),
+    ("avx512_row_bias_relu_edges_multiblock",
+     request(isa="avx512", m=50, n=70, k=37, mr=6, nr=64, mc=12, nc=128,
+             kc=16, k_unroll=4, bias="rows", relu=True)),
+    ("avx2_row_bias_relu_edges_spill",
+     request(m=13, n=33, k=19, kc=8, mc=12, nc=32, bias="rows",
+             relu=True)),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).
@@ -334,7 +343,8 @@ def _args(req, text, lds=None, m=None):
     header_fields = (int(req.get("runtime_ld", False))
                      | 2 * int(req.get("dynamic_m", False)))
     epilogue = (int(req.get("bias", "none") == "columns")
-                | 2 * int(req.get("relu", False)))
+                | 2 * int(req.get("relu", False))
+                | 4 * int(req.get("bias", "none") == "rows"))
     return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws,
                              header_fields, epilogue)]
 

@@ -241,6 +241,55 @@ TEST(ConvKernelTest, ModelConfigsValidate) {
   }
 }
 
+TEST(ConvKernelTest, EpiloguesValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // Overwrite (the output NaN before the call), a bias per channel (the
+  // GEMM's columns for nhwc, its rows for nchw) and relu, alone and
+  // together, in every layout, the model's configs and the small ones
+  // (row and column edges, several kc blocks).
+  for (ConvDesc base :
+       {nhwc(1, 9, 9, 4, 8, 3, 2), nhwc(1, 16, 17, 16, 64, 3),
+        nchw(1, 10, 10, 8, 8, 3), nchw(2, 13, 12, 3, 6, 3, 2, 2),
+        ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 9, 9, 4, 8, 3, 3, 1, 1, 2, 2)})
+    for (int e = 1; e < 8; ++e) {
+      ConvDesc d = base;
+      d.overwrite = e & 1;
+      d.bias = e & 2;
+      d.relu = e & 4;
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
+      EXPECT_TRUE(validates(d, c)) << c.str();
+      EXPECT_TRUE(validates(d, smallConfig(d)));
+    }
+}
+
+TEST(ConvKernelTest, MissingEpilogueIsCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A kernel without the epilogue (or without overwrite), checked as one
+  // with it: the bias, the negative sums and the NaN in the output show.
+  for (ConvDesc plain : {nhwc(1, 9, 9, 4, 8, 3), nchw(1, 10, 10, 8, 8, 3)})
+    for (int e = 1; e < 8; e <<= 1) {
+      auto loaded = buildConvKernel(plain, smallConfig(plain), host(),
+                                    EmitterOptions::defaults(), "");
+      ASSERT_TRUE(static_cast<bool>(loaded))
+          << llvm::toString(loaded.takeError());
+      GemmKernelFn fn = loaded->jit->gemm();
+      ConvDesc claimed = plain;
+      claimed.overwrite = e & 1;
+      claimed.bias = e & 2;
+      claimed.relu = e & 4;
+      auto report = validateConv(
+          claimed,
+          [fn](const float *i, const float *f, float *o, void *ws) {
+            fn(i, f, o, ws);
+          },
+          loaded->emitted.workspaceBytes);
+      ASSERT_TRUE(static_cast<bool>(report))
+          << llvm::toString(report.takeError());
+      EXPECT_FALSE(report->passed) << claimed.str();
+    }
+}
+
 TEST(ConvKernelTest, OddShapesValidateInBothLayouts) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   for (ConvDesc d :

@@ -30,13 +30,14 @@ namespace qimeng {
 ///
 /// An epilogue applies to C where the kernel stores it for the last time
 /// (a fused elementwise consumer, as oneDNN's post-ops): `bias` adds
-/// bias[j] to column j (the bias pointer travels in the workspace header),
+/// bias[j] to column j, or bias[i] to row i (Rows: an NCHW convolution's
+/// channels; the bias pointer travels in the workspace header),
 /// then `relu` takes arith.maximumf(x, 0) (NaN stays NaN, -0 becomes +0).
 ///
 /// With `dynamicM` the number of rows is a run-time value too: the kernel
 /// computes the rows [0, M) the caller writes into its header at each call,
 /// and `m` is the representative M its blocking was chosen and tuned for.
-enum class GemmBias { None, Columns };
+enum class GemmBias { None, Columns, Rows };
 
 struct GemmDesc {
   int64_t m = 0, n = 0, k = 0;
@@ -124,6 +125,12 @@ struct ConvDesc {
   int64_t strideH = 1, strideW = 1;
   int64_t dilationH = 1, dilationW = 1;
   int64_t inputStrides[3] = {0, 0, 0};
+  /// The output's initial value is not read (a zero fill), a bias per
+  /// output channel is added and relu applied where it is stored: the
+  /// GEMM view's overwrite and epilogue (GemmDesc).
+  bool overwrite = false;
+  bool bias = false;
+  bool relu = false;
 
   /// A descriptor with a dense input.
   static ConvDesc dense(ConvLayout layout, int64_t n, int64_t h, int64_t w,
@@ -152,8 +159,8 @@ struct ConvDesc {
 
   /// The GEMM the kernel computes (per image for nchw_fchw): nhwc layouts
   /// M = N*OH*OW, N = F, K = KH*KW*C (B transposed for nhwc_fhwc);
-  /// nchw_fchw M = F, N = OH*OW, K = C*KH*KW. Blocking and tuning work on
-  /// this view.
+  /// nchw_fchw M = F, N = OH*OW, K = C*KH*KW; the channel bias along N
+  /// (nhwc) or M (nchw). Blocking and tuning work on this view.
   GemmDesc gemmView() const;
 
   /// Elements each operand spans from its base pointer.
@@ -168,7 +175,8 @@ struct ConvDesc {
   llvm::Error verify() const;
 
   /// Stable, readable key:
-  /// "sconv2d_nhwc_hwcf_n1_h58_w58_c64_f64_k3x3_s1x1_d1x1_is215296x3712x64".
+  /// "sconv2d_nhwc_hwcf_n1_h58_w58_c64_f64_k3x3_s1x1_d1x1_is215296x3712x64",
+  /// with "_b0", "_bias", "_relu" appended as set.
   std::string str() const;
 
   bool operator==(const ConvDesc &o) const { return str() == o.str(); }
