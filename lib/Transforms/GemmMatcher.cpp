@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Transforms/GemmMatcher.h"
+#include "BufferEffects.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -57,50 +58,6 @@ orientation(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride) {
   if (rowStride == 1 || rows == 1)
     return std::make_pair(true, cols == 1 ? rows : colStride);
   return std::nullopt;
-}
-
-/// The buffer `v` is a view of (through view-like ops and casts).
-Value underlyingBuffer(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
-}
-
-/// Whether two memrefs may share memory: distinct allocations never do;
-/// anything else (function arguments, loads of memrefs) may.
-bool mayAlias(Value a, Value b) {
-  a = underlyingBuffer(a);
-  b = underlyingBuffer(b);
-  if (a == b)
-    return true;
-  auto fresh = [](Value v) {
-    return v.getDefiningOp<memref::AllocOp>() ||
-           v.getDefiningOp<memref::AllocaOp>();
-  };
-  return !fresh(a) && !fresh(b);
-}
-
-/// Whether no op strictly between `from` and `to` (the same block, `from`
-/// first) may write or free memory that `buffer` may share.
-bool noWritesBetween(Operation *from, Operation *to, Value buffer) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode()) {
-    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
-        getEffectsRecursively(op);
-    if (!effects)
-      return false;
-    for (const MemoryEffects::EffectInstance &e : *effects) {
-      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
-        continue;
-      if (!e.getValue() || mayAlias(e.getValue(), buffer))
-        return false;
-    }
-  }
-  return true;
 }
 
 /// The linalg.transpose that fills `operand` when the contraction `use`

@@ -801,12 +801,17 @@ struct QiMengTensorOpPass
       KernelLaunch launch;
       SmallVector<StrideAssumption> assumed;
       if (isConvolution(op)) {
-        if (FailureOr<ConvDesc> desc = describeConv(op, assumed, reason);
+        ConvInit init;
+        if (FailureOr<ConvDesc> desc =
+                describeConv(op, assumed, reason, &init, fuseEpilogues);
             succeeded(desc)) {
           problem = KernelProblem(*desc);
           launch.operands[0] = op.getDpsInputOperand(0)->get();
           launch.operands[1] = op.getDpsInputOperand(1)->get();
           launch.operands[2] = op.getDpsInitOperand(0)->get();
+          if (init.op)
+            launch.foldedOps.push_back(init.op);
+          launch.bias = init.bias;
         }
       } else if (FailureOr<MatchedContraction> matched =
                      describeContraction(op, reason, matchOptions);

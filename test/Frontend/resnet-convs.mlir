@@ -42,31 +42,38 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
 // RUN: not diff %t.reference %t.fault > /dev/null
 
-// The filters arrive with dynamic strides: checked at run time.
+// The filters arrive with dynamic strides: checked at run time. The
+// outputs' initialisers fold into the kernels: the bias broadcasts (torch,
+// TOSA) as overwrite plus a bias per channel ("_b0_bias"), the zero fill
+// (StableHLO) as overwrite; the op and its initialiser stay for the other
+// case.
 // GUARDED-LABEL: func.func @torch_block(
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_
+// GUARDED:           llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_b0_bias_
 // GUARDED:         } else {
-// GUARDED-NEXT:      linalg.conv_2d_nchw_fchw
+// GUARDED-NEXT:      linalg.generic
+// GUARDED:           linalg.conv_2d_nchw_fchw
 // GUARDED-LABEL: func.func @stablehlo_conv(
-// GUARDED:           llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s2x2_d1x1_
+// GUARDED:           llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s2x2_d1x1_b0_
 // GUARDED:         } else {
+// GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.conv_2d_nhwc_hwcf
 // GUARDED-LABEL: func.func @tosa_conv(
-// GUARDED:           llvm.call @qm_sconv2d_nhwc_fhwc_1x9x9x4_f8_k3x3_s1x1_d2x2_
+// GUARDED:           llvm.call @qm_sconv2d_nhwc_fhwc_1x9x9x4_f8_k3x3_s1x1_d2x2_b0_bias_
 // GUARDED:         } else {
-// GUARDED-NEXT:      linalg.conv_2d_nhwc_fhwc
+// GUARDED-NEXT:      linalg.generic
+// GUARDED:           linalg.conv_2d_nhwc_fhwc
 // GUARDED-LABEL: func.func @main(
 
 // STATIC-LABEL: func.func @torch_block(
 // STATIC-NOT:      linalg.conv_2d
-// STATIC:          llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_
+// STATIC:          llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_b0_bias_
 // STATIC-LABEL: func.func @stablehlo_conv(
 // STATIC-NOT:      linalg.conv_2d
-// STATIC:          llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s2x2_d1x1_
+// STATIC:          llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s2x2_d1x1_b0_
 // STATIC-LABEL: func.func @tosa_conv(
 // STATIC-NOT:      linalg.conv_2d
-// STATIC:          llvm.call @qm_sconv2d_nhwc_fhwc_1x9x9x4_f8_k3x3_s1x1_d2x2_
+// STATIC:          llvm.call @qm_sconv2d_nhwc_fhwc_1x9x9x4_f8_k3x3_s1x1_d2x2_b0_bias_
 // STATIC-LABEL: func.func @main(
 
 // OUT: rank = 4 offset = 0 sizes = [1, 8, 8, 8]

@@ -15,18 +15,29 @@ namespace qimeng {
 /// remark saying why).
 bool isConvolution(mlir::linalg::LinalgOp op);
 
+/// The op that initialises a convolution's output for it alone, which the
+/// kernel then replaces: a zero linalg.fill (ConvDesc::overwrite), or a
+/// broadcast of a bias along the output channels (overwrite and
+/// ConvDesc::bias, the bias in `bias`).
+struct ConvInit {
+  mlir::Operation *op = nullptr;
+  mlir::Value bias;
+};
+
 /// Describes linalg.conv_2d_nhwc_hwcf, conv_2d_nhwc_fhwc or
 /// conv_2d_nchw_fchw on static f32 memrefs as a ConvDesc, or says why it
 /// cannot be accelerated ("linalg.depthwise_conv_2d_nhwc_hwc is not
 /// supported; ...", "dynamic size in the input", ...). The input may be a
 /// strided view (a subview of a padded buffer) with a unit innermost
 /// stride; the filter and output must be dense. Dynamic strides are
-/// taken as dense and recorded in `assumed` (StrideAssumptions.h). The
-/// reason has no "not accelerated:" prefix.
-mlir::FailureOr<ConvDesc>
-describeConv(mlir::linalg::LinalgOp op,
-             llvm::SmallVectorImpl<StrideAssumption> &assumed,
-             std::string &reason);
+/// taken as dense and recorded in `assumed` (StrideAssumptions.h). When
+/// `init` is given, an initialiser of a fresh output just before the op (a
+/// zero fill; with `foldBiasInit`, a bias broadcast: linalg.broadcast, or a
+/// generic copying `(n, ...) -> (channel)`) is described too and returned
+/// there. The reason has no "not accelerated:" prefix.
+mlir::FailureOr<ConvDesc> describeConv(
+    mlir::linalg::LinalgOp op, llvm::SmallVectorImpl<StrideAssumption> &assumed,
+    std::string &reason, ConvInit *init = nullptr, bool foldBiasInit = true);
 
 } // namespace qimeng
 
