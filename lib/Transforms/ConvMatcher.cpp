@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Transforms/ConvMatcher.h"
 #include "BufferEffects.h"
+#include "EpilogueMatcher.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -291,9 +292,24 @@ qimeng::describeConv(linalg::LinalgOp op,
     return failure();
   }
   if (init) {
-    *init = convInitOf(output, op, d.isNhwc() ? 3 : 1, foldBiasInit, assumed);
+    const unsigned channel = d.isNhwc() ? 3 : 1;
+    *init = convInitOf(output, op, channel, foldBiasInit, assumed);
     d.overwrite = init->op != nullptr;
     d.bias = bool(init->bias);
+    // With the output initialised here, its elementwise consumer may fuse.
+    if (init->op && foldBiasInit)
+      if (std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
+              op, output, init->op, channel, /*biasAllowed=*/!d.bias)) {
+        d.relu = e->relu;
+        if (e->bias) {
+          d.bias = true;
+          init->bias = e->bias;
+        }
+        init->epilogueOp = e->op;
+        init->output = e->output;
+        init->outputAllocToHoist = e->outputAllocToHoist;
+        assumed.append(e->assumed.begin(), e->assumed.end());
+      }
   }
   return d;
 }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "BufferEffects.h"
+#include "EpilogueMatcher.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -155,158 +156,25 @@ Operation *cInitOf(Value c, Operation *use, Value *bias) {
   return generic;
 }
 
-/// What an elementwise generic applies to its input `c` (block argument
-/// `cArg`), with `biasArg` the bias's block argument if it has one: c, or
-/// c + bias, then optionally relu as arith.maximumf(x, +0.0) or
-/// select(cmpf ugt(x, +0.0), x, +0.0) (both keep NaN and give +0 for -0).
-/// Nullopt for any other body.
-std::optional<std::pair<bool, bool>>
-epilogueOfBody(linalg::GenericOp g, unsigned cArg,
-               std::optional<unsigned> biasArg) {
-  Block &body = g.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (yield->getNumOperands() != 1)
-    return std::nullopt;
-  SmallPtrSet<Operation *, 4> used;
-  Value v = yield->getOperand(0);
-  auto isPosZero = [](Value x) { return matchPattern(x, m_PosZeroFloat()); };
-  bool relu = false, bias = false;
-  if (auto max = v.getDefiningOp<arith::MaximumFOp>()) {
-    if (isPosZero(max.getRhs()) || isPosZero(max.getLhs())) {
-      v = isPosZero(max.getRhs()) ? max.getLhs() : max.getRhs();
-      relu = true;
-      used.insert(max);
-    }
-  } else if (auto select = v.getDefiningOp<arith::SelectOp>()) {
-    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-    if (cmp && cmp.getPredicate() == arith::CmpFPredicate::UGT &&
-        isPosZero(cmp.getRhs()) && isPosZero(select.getFalseValue()) &&
-        cmp.getLhs() == select.getTrueValue()) {
-      v = select.getTrueValue();
-      relu = true;
-      used.insert(select);
-      used.insert(cmp);
-    }
-  }
-  auto isArg = [&](Value x, unsigned index) {
-    auto arg = dyn_cast<BlockArgument>(x);
-    return arg && arg.getOwner() == &body && arg.getArgNumber() == index;
-  };
-  if (biasArg)
-    if (auto add = v.getDefiningOp<arith::AddFOp>()) {
-      if ((isArg(add.getLhs(), cArg) && isArg(add.getRhs(), *biasArg)) ||
-          (isArg(add.getLhs(), *biasArg) && isArg(add.getRhs(), cArg))) {
-        v = isArg(add.getLhs(), cArg) ? add.getLhs() : add.getRhs();
-        bias = true;
-        used.insert(add);
-      }
-    }
-  if (!isArg(v, cArg) || bias != biasArg.has_value() || !(bias || relu))
-    return std::nullopt;
-  for (Operation &o : body.without_terminator())
-    if (!used.contains(&o) && !isa<arith::ConstantOp>(o))
-      return std::nullopt;
-  return std::make_pair(bias, relu);
-}
-
-/// Fuses the elementwise consumer of the zero-filled product `out.operands
+/// Fuses the elementwise consumer of the initialised product `out.operands
 /// [2]` of `op` into `out` when it is one the kernel's epilogue computes
 /// (describeContraction); leaves `out` as it was otherwise.
-void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
-                  std::string &reason) {
-  Value c = out.operands[2];
-  auto cType = cast<MemRefType>(c.getType());
-  if (cType.getRank() != 2)
+void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out) {
+  std::optional<ElementwiseEpilogue> e =
+      matchElementwiseEpilogue(op, out.operands[2], out.cInit, /*biasDim=*/1,
+                               /*biasAllowed=*/out.gemm.bias == GemmBias::None);
+  if (!e)
     return;
-  linalg::GenericOp g;
-  for (Operation *user : c.getUsers()) {
-    if (user == op.getOperation() || user == out.cInit ||
-        isa<memref::DeallocOp>(user))
-      continue;
-    auto generic = dyn_cast<linalg::GenericOp>(user);
-    if (!generic || g)
-      return;
-    g = generic;
-  }
-  if (!g || g->getBlock() != op->getBlock() || !op->isBeforeInBlock(g) ||
-      !g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
-      g.getNumLoops() != 2 || g.getNumReductionLoops() != 0 ||
-      g.getNumDpsInputs() < 1 || g.getNumDpsInputs() > 2)
-    return;
-  // C read whole and in place, the output written whole and in place.
-  std::optional<unsigned> cArg, biasArg;
-  Value bias;
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(2, op.getContext());
-  for (OpOperand *input : g.getDpsInputOperands()) {
-    AffineMap map = g.getMatchingIndexingMap(input);
-    if (input->get() == c && map == identity && !cArg) {
-      cArg = input->getOperandNumber();
-      continue;
-    }
-    // A bias along the columns: (i, j) -> (j).
-    auto type = dyn_cast<MemRefType>(input->get().getType());
-    if (map.getNumResults() != 1 || map.getDimPosition(0) != 1 || !type ||
-        type.getRank() != 1 || !type.getElementType().isF32() ||
-        (!type.isDynamicDim(0) && type.getDimSize(0) != cType.getDimSize(1)))
-      return;
-    biasArg = input->getOperandNumber();
-    bias = input->get();
-  }
-  OpOperand *init = g.getDpsInitOperand(0);
-  Value output = init->get();
-  if (!cArg || g.getMatchingIndexingMap(init) != identity ||
-      output.getType() != c.getType())
-    return;
-  auto flags = epilogueOfBody(g, *cArg, biasArg);
-  if (!flags)
-    return;
-  // One bias: a bias init's, or the consumer's.
-  if (flags->first && out.gemm.bias != GemmBias::None)
-    return;
-  // The output: a fresh buffer that only the generic uses up to the
-  // generic (returns and deallocations come after), which the kernel now
-  // writes where `op` was.
-  auto alloc = output.getDefiningOp<memref::AllocOp>();
-  if (!alloc)
-    return;
-  for (Operation *user : output.getUsers()) {
-    if (user == g.getOperation())
-      continue;
-    Operation *inBlock = g->getBlock()->findAncestorOpInBlock(*user);
-    if (!inBlock || !g->isBeforeInBlock(inBlock))
-      return;
-  }
-  DominanceInfo dominance(op->getParentOp());
-  Operation *hoist = nullptr;
-  if (!dominance.properlyDominates(alloc.getOperation(), op)) {
-    if (alloc->getBlock() != op->getBlock() ||
-        !llvm::all_of(alloc->getOperands(), [&](Value v) {
-          return dominance.properlyDominates(v, op);
-        }))
-      return;
-    hoist = alloc;
-  }
-  // The bias, read where `op` was instead of where the generic was.
-  SmallVector<StrideAssumption> biasAssumed;
-  if (bias) {
-    std::string why;
-    auto strides = resolveStrides(bias, "bias", biasAssumed, why,
-                                  /*allowDynamicSizes=*/true);
-    if (failed(strides) || (*strides)[0] != 1 ||
-        !dominance.properlyDominates(bias, op) || !noWritesBetween(op, g, bias))
-      return;
-  }
   GemmDesc &d = out.gemm;
-  if (flags->first) {
+  if (e->bias) {
     d.bias = GemmBias::Columns;
-    out.bias = bias;
+    out.bias = e->bias;
   }
-  d.relu = flags->second;
-  out.operands[2] = output;
-  out.epilogueOp = g;
-  out.outputAllocToHoist = hoist;
-  llvm::append_range(out.assumed, biasAssumed);
-  (void)reason;
+  d.relu = e->relu;
+  out.operands[2] = e->output;
+  out.epilogueOp = e->op;
+  out.outputAllocToHoist = e->outputAllocToHoist;
+  llvm::append_range(out.assumed, e->assumed);
 }
 
 } // namespace
@@ -551,7 +419,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
         llvm::append_range(out.assumed, biasAssumed);
       }
       if (options.fuseEpilogues && batchDims.empty())
-        fuseEpilogue(op, out, reason);
+        fuseEpilogue(op, out);
     }
   }
   if (auto err = d.verify()) {

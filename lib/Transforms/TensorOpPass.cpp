@@ -812,6 +812,10 @@ struct QiMengTensorOpPass
           if (init.op)
             launch.foldedOps.push_back(init.op);
           launch.bias = init.bias;
+          if (init.output)
+            launch.operands[2] = init.output;
+          launch.epilogueOp = init.epilogueOp;
+          launch.outputAllocToHoist = init.outputAllocToHoist;
         }
       } else if (FailureOr<MatchedContraction> matched =
                      describeContraction(op, reason, matchOptions);

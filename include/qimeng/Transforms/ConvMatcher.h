@@ -15,13 +15,19 @@ namespace qimeng {
 /// remark saying why).
 bool isConvolution(mlir::linalg::LinalgOp op);
 
-/// The op that initialises a convolution's output for it alone, which the
-/// kernel then replaces: a zero linalg.fill (ConvDesc::overwrite), or a
+/// What the kernel replaces around a convolution: the op that initialises
+/// its output for it alone, a zero linalg.fill (ConvDesc::overwrite) or a
 /// broadcast of a bias along the output channels (overwrite and
-/// ConvDesc::bias, the bias in `bias`).
+/// ConvDesc::bias, the bias in `bias`); then perhaps the elementwise
+/// consumer of that output (a bias per channel and/or relu,
+/// ConvDesc::relu), whose output the kernel writes instead.
 struct ConvInit {
   mlir::Operation *op = nullptr;
   mlir::Value bias;
+  mlir::Operation *epilogueOp = nullptr;
+  mlir::Value output; ///< the consumer's output, or null
+  /// The consumer output's allocation when it came after the convolution.
+  mlir::Operation *outputAllocToHoist = nullptr;
 };
 
 /// Describes linalg.conv_2d_nhwc_hwcf, conv_2d_nhwc_fhwc or
@@ -34,7 +40,9 @@ struct ConvInit {
 /// `init` is given, an initialiser of a fresh output just before the op (a
 /// zero fill; with `foldBiasInit`, a bias broadcast: linalg.broadcast, or a
 /// generic copying `(n, ...) -> (channel)`) is described too and returned
-/// there. The reason has no "not accelerated:" prefix.
+/// there, and then (with `foldBiasInit`) an elementwise consumer the
+/// epilogue computes (EpilogueMatcher.h). The reason has no "not
+/// accelerated:" prefix.
 mlir::FailureOr<ConvDesc> describeConv(
     mlir::linalg::LinalgOp op, llvm::SmallVectorImpl<StrideAssumption> &assumed,
     std::string &reason, ConvInit *init = nullptr, bool foldBiasInit = true);

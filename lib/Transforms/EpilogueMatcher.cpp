@@ -1,0 +1,161 @@
+//===- EpilogueMatcher.cpp ------------------------------------------------===//
+#include "EpilogueMatcher.h"
+#include "BufferEffects.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace qimeng;
+
+namespace {
+
+/// What an elementwise generic applies to its input `c` (block argument
+/// `cArg`), with `biasArg` the bias's block argument if it has one: c, or
+/// c + bias, then optionally relu as arith.maximumf(x, +0.0) or
+/// select(cmpf ugt(x, +0.0), x, +0.0) (both keep NaN and give +0 for -0).
+/// Nullopt for any other body.
+std::optional<std::pair<bool, bool>>
+epilogueOfBody(linalg::GenericOp g, unsigned cArg,
+               std::optional<unsigned> biasArg) {
+  Block &body = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield->getNumOperands() != 1)
+    return std::nullopt;
+  SmallPtrSet<Operation *, 4> used;
+  Value v = yield->getOperand(0);
+  auto isPosZero = [](Value x) { return matchPattern(x, m_PosZeroFloat()); };
+  bool relu = false, bias = false;
+  if (auto max = v.getDefiningOp<arith::MaximumFOp>()) {
+    if (isPosZero(max.getRhs()) || isPosZero(max.getLhs())) {
+      v = isPosZero(max.getRhs()) ? max.getLhs() : max.getRhs();
+      relu = true;
+      used.insert(max);
+    }
+  } else if (auto select = v.getDefiningOp<arith::SelectOp>()) {
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+    if (cmp && cmp.getPredicate() == arith::CmpFPredicate::UGT &&
+        isPosZero(cmp.getRhs()) && isPosZero(select.getFalseValue()) &&
+        cmp.getLhs() == select.getTrueValue()) {
+      v = select.getTrueValue();
+      relu = true;
+      used.insert(select);
+      used.insert(cmp);
+    }
+  }
+  auto isArg = [&](Value x, unsigned index) {
+    auto arg = dyn_cast<BlockArgument>(x);
+    return arg && arg.getOwner() == &body && arg.getArgNumber() == index;
+  };
+  if (biasArg)
+    if (auto add = v.getDefiningOp<arith::AddFOp>()) {
+      if ((isArg(add.getLhs(), cArg) && isArg(add.getRhs(), *biasArg)) ||
+          (isArg(add.getLhs(), *biasArg) && isArg(add.getRhs(), cArg))) {
+        v = isArg(add.getLhs(), cArg) ? add.getLhs() : add.getRhs();
+        bias = true;
+        used.insert(add);
+      }
+    }
+  if (!isArg(v, cArg) || bias != biasArg.has_value() || !(bias || relu))
+    return std::nullopt;
+  for (Operation &o : body.without_terminator())
+    if (!used.contains(&o) && !isa<arith::ConstantOp>(o))
+      return std::nullopt;
+  return std::make_pair(bias, relu);
+}
+
+} // namespace
+
+std::optional<ElementwiseEpilogue>
+qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
+                                 unsigned biasDim, bool biasAllowed) {
+  auto cType = dyn_cast<MemRefType>(c.getType());
+  if (!cType)
+    return std::nullopt;
+  const unsigned rank = cType.getRank();
+  linalg::GenericOp g;
+  for (Operation *user : c.getUsers()) {
+    if (user == producer || user == cInit || isa<memref::DeallocOp>(user))
+      continue;
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || g)
+      return std::nullopt;
+    g = generic;
+  }
+  if (!g || g->getBlock() != producer->getBlock() ||
+      !producer->isBeforeInBlock(g) || !g.hasPureBufferSemantics() ||
+      g.getNumDpsInits() != 1 || g.getNumLoops() != rank ||
+      g.getNumReductionLoops() != 0 || g.getNumDpsInputs() < 1 ||
+      g.getNumDpsInputs() > 2)
+    return std::nullopt;
+  // C read whole and in place, the output written whole and in place.
+  std::optional<unsigned> cArg, biasArg;
+  Value bias;
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(rank, producer->getContext());
+  for (OpOperand *input : g.getDpsInputOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(input);
+    if (input->get() == c && map == identity && !cArg) {
+      cArg = input->getOperandNumber();
+      continue;
+    }
+    // A bias along loop `biasDim`.
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!biasAllowed || map.getNumResults() != 1 ||
+        !map.isProjectedPermutation() || map.getDimPosition(0) != biasDim ||
+        !type || type.getRank() != 1 || !type.getElementType().isF32() ||
+        (!type.isDynamicDim(0) &&
+         type.getDimSize(0) != cType.getDimSize(biasDim)))
+      return std::nullopt;
+    biasArg = input->getOperandNumber();
+    bias = input->get();
+  }
+  OpOperand *init = g.getDpsInitOperand(0);
+  Value output = init->get();
+  if (!cArg || g.getMatchingIndexingMap(init) != identity ||
+      output.getType() != c.getType())
+    return std::nullopt;
+  auto flags = epilogueOfBody(g, *cArg, biasArg);
+  if (!flags)
+    return std::nullopt;
+  // The output: a fresh buffer that only the generic uses up to the
+  // generic (returns and deallocations come after), which the kernel now
+  // writes where `producer` was.
+  auto alloc = output.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return std::nullopt;
+  for (Operation *user : output.getUsers()) {
+    if (user == g.getOperation())
+      continue;
+    Operation *inBlock = g->getBlock()->findAncestorOpInBlock(*user);
+    if (!inBlock || !g->isBeforeInBlock(inBlock))
+      return std::nullopt;
+  }
+  DominanceInfo dominance(producer->getParentOp());
+  ElementwiseEpilogue e;
+  if (!dominance.properlyDominates(alloc.getOperation(), producer)) {
+    if (alloc->getBlock() != producer->getBlock() ||
+        !llvm::all_of(alloc->getOperands(), [&](Value v) {
+          return dominance.properlyDominates(v, producer);
+        }))
+      return std::nullopt;
+    e.outputAllocToHoist = alloc;
+  }
+  // The bias, read where `producer` was instead of where the generic was.
+  if (bias) {
+    std::string why;
+    auto strides = resolveStrides(bias, "bias", e.assumed, why,
+                                  /*allowDynamicSizes=*/true);
+    if (failed(strides) || (*strides)[0] != 1 ||
+        !dominance.properlyDominates(bias, producer) ||
+        !noWritesBetween(producer, g, bias))
+      return std::nullopt;
+    e.bias = bias;
+  }
+  e.op = g;
+  e.output = output;
+  e.relu = flags->second;
+  return e;
+}

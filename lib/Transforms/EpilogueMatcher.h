@@ -1,0 +1,50 @@
+//===- EpilogueMatcher.h - Elementwise consumers a kernel can fuse -*- C++
+//-*-===//
+//
+// Private to lib/Transforms: the linalg.generic after a contraction or a
+// convolution that adds a bias along one dimension and/or applies relu,
+// which the kernel's epilogue computes as it stores its output
+// (docs/FrontendIR.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_LIB_TRANSFORMS_EPILOGUEMATCHER_H
+#define QIMENG_LIB_TRANSFORMS_EPILOGUEMATCHER_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "qimeng/Transforms/StrideAssumptions.h"
+#include <optional>
+
+namespace qimeng {
+
+/// A consumer the kernel's epilogue computes.
+struct ElementwiseEpilogue {
+  mlir::Operation *op = nullptr; ///< the linalg.generic, to be replaced
+  mlir::Value output;            ///< its output: the kernel writes it now
+  mlir::Value bias;              ///< the bias it adds, or null
+  bool relu = false;
+  /// The output's allocation when it comes after the producer (to move
+  /// before it), or null.
+  mlir::Operation *outputAllocToHoist = nullptr;
+  /// The bias's dynamic unit stride, to check at run time.
+  llvm::SmallVector<StrideAssumption> assumed;
+};
+
+/// The consumer of `c` (the output of `producer`, initialised by `cInit`
+/// just before it, no other reader) that the epilogue computes: a
+/// linalg.generic after `producer` in its block, all loops parallel,
+/// reading `c` whole through the identity map and, if `biasAllowed`, a 1-D
+/// f32 bias indexed by loop `biasDim` with a unit stride that nothing
+/// writes in between; its body c, c + bias, then optionally relu as
+/// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both keep
+/// NaN and give +0 for -0), and at least one of them; its output a fresh
+/// allocation of `c`'s type that nothing reads or writes before the
+/// generic, whose sizes are known before `producer`.
+std::optional<ElementwiseEpilogue>
+matchElementwiseEpilogue(mlir::Operation *producer, mlir::Value c,
+                         mlir::Operation *cInit, unsigned biasDim,
+                         bool biasAllowed);
+
+} // namespace qimeng
+
+#endif // QIMENG_LIB_TRANSFORMS_EPILOGUEMATCHER_H
