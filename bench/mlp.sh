@@ -14,7 +14,7 @@ libs="$llvm_lib/libmlir_c_runner_utils.so,$llvm_lib/libmlir_runner_utils.so,$llv
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 lower=(--buffer-deallocation-pipeline --convert-bufferization-to-memref
-       --convert-linalg-to-loops --lower-affine --expand-strided-metadata
+       --convert-linalg-to-loops --expand-strided-metadata --lower-affine
        --convert-scf-to-cf --convert-to-llvm --reconcile-unrealized-casts)
 
 mlir-opt-22 "$root/bench/example/mlp.mlir" \

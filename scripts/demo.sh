@@ -18,7 +18,7 @@ grep -o 'llvm.call @qm_sgemm_[A-Za-z0-9_]*' "$OUT/matmul.qimeng.mlir" | sort -u 
 
 echo "== stock lowering and mlir-runner-22"
 mlir-opt-22 "$OUT/matmul.qimeng.mlir" \
-  --convert-linalg-to-loops --lower-affine --expand-strided-metadata \
+  --convert-linalg-to-loops --expand-strided-metadata --lower-affine \
   --convert-scf-to-cf --convert-to-llvm --reconcile-unrealized-casts \
   -o "$OUT/matmul.llvm.mlir"
 mlir-runner-22 -O3 "$OUT/matmul.llvm.mlir" -e main -entry-point-result=void \

@@ -52,7 +52,7 @@ config.substitutions.append(
 # The stock lowering the pass's output must go through unchanged.
 config.substitutions.append(
     ("%lower-to-llvm",
-     "--convert-linalg-to-loops --lower-affine --expand-strided-metadata "
+     "--convert-linalg-to-loops --expand-strided-metadata --lower-affine "
      "--convert-scf-to-cf --convert-to-llvm --reconcile-unrealized-casts"))
 
 # What a frontend pipeline runs after bufferization: MLIR's standard

@@ -2,8 +2,8 @@
 // inside the module with rtclock and checked against scalar loops.
 //
 //   qimeng-opt matmul.mlir --qimeng-tensorop \
-//     | mlir-opt-22 --convert-linalg-to-loops --lower-affine \
-//         --expand-strided-metadata --convert-scf-to-cf --convert-to-llvm \
+//     | mlir-opt-22 --convert-linalg-to-loops --expand-strided-metadata \
+//         --lower-affine --convert-scf-to-cf --convert-to-llvm \
 //         --reconcile-unrealized-casts \
 //     | mlir-runner-22 -O3 -e main -entry-point-result=void \
 //         --shared-libs=/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so,/usr/lib/llvm-22/lib/libmlir_runner_utils.so,/usr/lib/llvm-22/lib/libomp.so

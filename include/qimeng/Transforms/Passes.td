@@ -41,8 +41,8 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     against OpenBLAS and an fp64 reference before it is used. Its
     instructions are embedded in the module as the body of an `llvm.func`
     holding one `llvm.inline_asm`, so the output is self-contained: the stock
-    pipeline (`--convert-linalg-to-loops --lower-affine
-    --expand-strided-metadata --convert-scf-to-cf --convert-to-llvm
+    pipeline (`--convert-linalg-to-loops --expand-strided-metadata
+    --lower-affine --convert-scf-to-cf --convert-to-llvm
     --reconcile-unrealized-casts`) lowers it, `mlir-runner` runs it and
     `mlir-translate | llc` compiles it ahead of time.
 
