@@ -395,9 +395,9 @@ TEST(GemmKernelTest, FixedMKernelFailsAsRuntimeM) {
 
 TEST(GemmKernelTest, EpiloguesValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
-  // Bias, relu and both, accumulating and overwriting, K in one kc block
-  // and in several, edges both ways, B packed, in place and packed by the
-  // tiles, run-time leading dimensions.
+  // A bias (along the columns or the rows), relu and both, accumulating
+  // and overwriting, K in one kc block and in several, edges both ways, B
+  // packed, in place and packed by the tiles, run-time leading dimensions.
   std::vector<GemmConfig> configs;
   for (GemmConfig base : {smallAvx2Config(), smallAvx512Config()}) {
     if (base.isa == VectorIsa::Avx512 && !hostRunsAvx512())
@@ -412,10 +412,15 @@ TEST(GemmKernelTest, EpiloguesValidate) {
   }
   for (const GemmConfig &config : configs)
     for (Shape s : {Shape{7, 17, 5}, Shape{50, 64, 40}, Shape{13, 33, 16}})
-      for (int epilogue = 1; epilogue < 4; ++epilogue)
+      for (int epilogue = 1; epilogue < 6; ++epilogue)
         for (bool overwrite : {false, true}) {
+          // 1: bias along the columns, 2: relu, 4: bias along the rows.
+          if ((epilogue & 5) == 5)
+            continue;
           GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
-          d.bias = epilogue & 1 ? GemmBias::Columns : GemmBias::None;
+          d.bias = epilogue & 1   ? GemmBias::Columns
+                   : epilogue & 4 ? GemmBias::Rows
+                                  : GemmBias::None;
           d.relu = epilogue & 2;
           d.overwrite = overwrite;
           d.runtimeLd = s.m == 13;
