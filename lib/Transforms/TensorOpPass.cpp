@@ -6,6 +6,7 @@
 // database), rewrite, remark.
 //
 //===----------------------------------------------------------------------===//
+#include "TensorPlacement.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -758,10 +759,41 @@ struct QiMengTensorOpPass
     if (failed(options))
       return signalPassFailure();
 
-    // Contractions and convolutions, in program order.
+    ContractionMatchOptions matchOptions;
+    matchOptions.representativeM = std::max(1u, unsigned(representativeM));
+    matchOptions.fuseEpilogues = fuseEpilogues;
+
+    // On tensors (before bufferization): a contraction or convolution
+    // moves onto buffers at its place when the matchers take its memref
+    // form (TensorPlacement.h), and is rewritten below like any other; one
+    // they do not take stays, with their reason.
+    SmallVector<linalg::LinalgOp> onTensors;
+    module.walk([&](linalg::LinalgOp op) {
+      if ((isContraction(op) || isConvolution(op)) &&
+          op.hasPureTensorSemantics())
+        onTensors.push_back(op);
+    });
+    for (linalg::LinalgOp op : onTensors) {
+      std::string reason;
+      linalg::LinalgOp placed = placeOnBuffers(
+          op,
+          [&](linalg::LinalgOp onBuffers) {
+            SmallVector<StrideAssumption> assumed;
+            return isConvolution(onBuffers)
+                       ? succeeded(describeConv(onBuffers, assumed, reason))
+                       : succeeded(describeContraction(onBuffers, reason,
+                                                       matchOptions));
+          },
+          reason);
+      if (!placed)
+        op->emitRemark() << "not accelerated: " << reason;
+    }
+
+    // Contractions and convolutions on buffers, in program order.
     SmallVector<linalg::LinalgOp> ops;
     module.walk([&](linalg::LinalgOp op) {
-      if (isContraction(op) || isConvolution(op))
+      if ((isContraction(op) || isConvolution(op)) &&
+          op.hasPureBufferSemantics())
         ops.push_back(op);
     });
     if (ops.empty())
@@ -787,10 +819,6 @@ struct QiMengTensorOpPass
       mlir::emitWarning(module.getLoc())
           << "tuning database unavailable: " << llvm::toString(db.takeError());
     }
-
-    ContractionMatchOptions matchOptions;
-    matchOptions.representativeM = std::max(1u, unsigned(representativeM));
-    matchOptions.fuseEpilogues = fuseEpilogues;
 
     // One kernel per distinct descriptor; a failure is remembered too.
     llvm::StringMap<FailureOr<ReadyKernel>> kernels;

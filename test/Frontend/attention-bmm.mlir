@@ -17,6 +17,14 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
 // RUN: diff %t.reference %t.v1
 //
+// On tensors, before bufferization (the ops move onto buffers in place:
+// to_buffer, a fresh allocation, to_tensor restrict writable):
+// RUN: %qimeng-opt %s --qimeng-tensorop=threads=2 -o %t.tensor.mlir
+// RUN: FileCheck %s --check-prefix=TENSOR < %t.tensor.mlir
+// RUN: %mlir-opt %t.tensor.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
+//
 // Identity layout, the pass before deallocation:
 // RUN: %qimeng-opt %t.identity.mlir --qimeng-tensorop=threads=1 -o %t.v2.mlir
 // RUN: FileCheck %s --check-prefix=STATIC < %t.v2.mlir
@@ -91,6 +99,9 @@
 // STATIC-LABEL: func.func @main(
 
 // OUT-COUNT-4: rank = 3 offset = 0 sizes = [3, 4, 6]
+
+// TENSOR: bufferization.to_tensor {{.*}} restrict writable
+// TENSOR: llvm.func internal @qm_s
 
 func.func @bmm(%a: tensor<3x4x8xf32>, %b: tensor<3x8x6xf32>) -> tensor<3x4x6xf32> {
   %zero = arith.constant 0.0 : f32

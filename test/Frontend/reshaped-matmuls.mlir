@@ -16,6 +16,14 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
 // RUN: diff %t.reference %t.v1
 //
+// On tensors, before bufferization (the ops move onto buffers in place:
+// to_buffer, a fresh allocation, to_tensor restrict writable):
+// RUN: %qimeng-opt %s --qimeng-tensorop -o %t.tensor.mlir
+// RUN: FileCheck %s --check-prefix=TENSOR < %t.tensor.mlir
+// RUN: %mlir-opt %t.tensor.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
+//
 // Identity layout, the pass before deallocation:
 // RUN: %qimeng-opt %t.identity.mlir --qimeng-tensorop -o %t.v2.mlir
 // RUN: FileCheck %s < %t.v2.mlir
@@ -55,6 +63,9 @@
 // OUT: rank = 3 offset = 0 sizes = [2, 3, 5]
 // OUT: rank = 4 offset = 0 sizes = [2, 2, 3, 5]
 // OUT: rank = 3 offset = 0 sizes = [1, 4, 6]
+
+// TENSOR: bufferization.to_tensor {{.*}} restrict writable
+// TENSOR: llvm.func internal @qm_s
 
 func.func @matmul3d(%x: tensor<2x3x8xf32>, %w: tensor<8x5xf32>) -> tensor<2x3x5xf32> {
   %zero = arith.constant 0.0 : f32

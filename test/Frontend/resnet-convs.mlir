@@ -17,6 +17,14 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
 // RUN: diff %t.reference %t.v1
 //
+// On tensors, before bufferization (the ops move onto buffers in place:
+// to_buffer, a fresh allocation, to_tensor restrict writable):
+// RUN: %qimeng-opt %s --qimeng-tensorop -o %t.tensor.mlir
+// RUN: FileCheck %s --check-prefix=TENSOR < %t.tensor.mlir
+// RUN: %mlir-opt %t.tensor.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
+//
 // Identity layout, the pass before deallocation:
 // RUN: %qimeng-opt %t.identity.mlir --qimeng-tensorop -o %t.v2.mlir
 // RUN: FileCheck %s --check-prefix=STATIC < %t.v2.mlir
@@ -79,6 +87,9 @@
 // OUT: rank = 4 offset = 0 sizes = [1, 8, 8, 8]
 // OUT: rank = 4 offset = 0 sizes = [1, 4, 4, 8]
 // OUT: rank = 4 offset = 0 sizes = [1, 5, 5, 8]
+
+// TENSOR: bufferization.to_tensor {{.*}} restrict writable
+// TENSOR: llvm.func internal @qm_s
 
 #nchw = affine_map<(n, c, h, w) -> (n, c, h, w)>
 #chan = affine_map<(n, c, h, w) -> (c)>

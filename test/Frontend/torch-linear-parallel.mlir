@@ -12,6 +12,14 @@
 // RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
 // RUN: diff %t.reference %t.v1
+//
+// On tensors, before bufferization (the ops move onto buffers in place:
+// to_buffer, a fresh allocation, to_tensor restrict writable):
+// RUN: %qimeng-opt %s --qimeng-tensorop=threads=2 -o %t.tensor.mlir
+// RUN: FileCheck %s --check-prefix=TENSOR < %t.tensor.mlir
+// RUN: %mlir-opt %t.tensor.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
 // RUN: %mlir-opt %t.default.mlir %dealloc | %qimeng-opt --qimeng-tensorop=threads=2 | %mlir-opt %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
 // RUN: diff %t.reference %t.v2
@@ -23,6 +31,9 @@
 // CHECK-NEXT:      linalg.transpose
 // CHECK-NEXT:      linalg.fill
 // CHECK-NEXT:      linalg.matmul
+
+// TENSOR: bufferization.to_tensor {{.*}} restrict writable
+// TENSOR: llvm.func internal @qm_s
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>

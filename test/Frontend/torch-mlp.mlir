@@ -16,6 +16,14 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
 // RUN: diff %t.reference %t.v1
 //
+// On tensors, before bufferization (the ops move onto buffers in place:
+// to_buffer, a fresh allocation, to_tensor restrict writable):
+// RUN: %qimeng-opt %s --qimeng-tensorop -o %t.tensor.mlir
+// RUN: FileCheck %s --check-prefix=TENSOR < %t.tensor.mlir
+// RUN: %mlir-opt %t.tensor.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
+//
 // Identity layout, the pass before deallocation:
 // RUN: %qimeng-opt %t.identity.mlir --qimeng-tensorop -o %t.v2.mlir
 // RUN: FileCheck %s --check-prefix=STATIC < %t.v2.mlir
@@ -95,6 +103,9 @@
 
 // OUT: rank = 2 offset = 0 sizes = [4, 16]
 // OUT-COUNT-4: [
+
+// TENSOR: bufferization.to_tensor {{.*}} restrict writable
+// TENSOR: llvm.func internal @qm_s
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>

@@ -51,13 +51,33 @@ func.func @matmul_dynamic_k(%a: memref<8x?xf32>, %b: memref<?x8xf32>, %c: memref
 
 // -----
 
+// On tensors the op moves onto buffers in place: its inputs read as
+// buffers, its init copied into a fresh allocation the kernel updates,
+// which becomes the result.
 // CHECK-LABEL: func.func @matmul_tensor(
-// CHECK:         linalg.matmul
+// CHECK:         %[[A:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<8x8xf32>
+// CHECK:         memref.copy %{{.*}}, %[[C]]
+// CHECK:         llvm.call @qm_sgemm_8x8x8_nn_ldrt_
+// CHECK:         %[[R:.*]] = bufferization.to_tensor %[[C]] restrict writable
+// CHECK:         return %[[R]]
 func.func @matmul_tensor(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-remark @below {{not accelerated: tensor operands are not supported yet; bufferize first (--one-shot-bufferize)}}
   %0 = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>)
                      outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// On tensors, an op the kernels do not take stays, with the reason.
+// CHECK-LABEL: func.func @matmul_tensor_f16(
+// CHECK-NOT:     bufferization
+// CHECK:         linalg.matmul
+func.func @matmul_tensor_f16(%a: tensor<8x8xf16>, %b: tensor<8x8xf16>, %c: tensor<8x8xf16>) -> tensor<8x8xf16> {
+  // expected-remark @below {{not accelerated: element type 'f16' of operand A is not supported; need f32}}
+  %0 = linalg.matmul ins(%a, %b : tensor<8x8xf16>, tensor<8x8xf16>)
+                     outs(%c : tensor<8x8xf16>) -> tensor<8x8xf16>
+  return %0 : tensor<8x8xf16>
 }
 
 // -----

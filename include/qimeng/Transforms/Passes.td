@@ -9,7 +9,11 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
                 "contractions) and 2-D convolutions with generated, "
                 "validated kernels";
   let description = [{
-    Runs on bufferized IR, before or after `buffer-deallocation-pipeline`.
+    Runs on bufferized IR, before or after `buffer-deallocation-pipeline`,
+    or on tensors before bufferization: there each op it takes moves onto
+    buffers at its place (`bufferization.to_buffer` of its inputs, a fresh
+    allocation for its output, `bufferization.to_tensor restrict writable`
+    of it as the result), which `one-shot-bufferize` then keeps.
 
     Rewrites every op with linalg's contraction interface that has one M,
     one N, one K and at most one batch dimension (`linalg.matmul`,
@@ -122,7 +126,8 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
   let dependentDialects = [
     "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",
     "mlir::arith::ArithDialect", "mlir::omp::OpenMPDialect",
-    "mlir::scf::SCFDialect"
+    "mlir::scf::SCFDialect", "mlir::bufferization::BufferizationDialect",
+    "mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect"
   ];
 }
 
