@@ -57,7 +57,7 @@ bool isDense(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
 
 /// The initialiser of the fresh `output` of `op` (ConvInit), if it is one
 /// the kernel computes: the last user before `op` (every user in its
-/// block) is a zero linalg.fill or, with `biasToo`, a broadcast of a
+/// block) is a linalg.fill with +0.0 or, with `biasToo`, a broadcast of a
 /// unit-stride 1-D f32 bias along output dimension `channel`.
 static ConvInit convInitOf(Value output, Operation *op, unsigned channel,
                            bool biasToo,
@@ -78,7 +78,7 @@ static ConvInit convInitOf(Value output, Operation *op, unsigned channel,
   }
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(last)) {
     if (fill.hasPureBufferSemantics() && fill.getOutputs()[0] == output &&
-        matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+        matchPattern(fill.getInputs()[0], m_PosZeroFloat()))
       return {fill, Value()};
     return {};
   }

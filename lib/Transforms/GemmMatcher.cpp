@@ -99,8 +99,9 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
 
 /// The op that initialises all of `c` for the contraction `use`: `c` is a
 /// fresh allocation and its last user before `use` (every user in the same
-/// block) is a linalg.fill with a zero constant or, when `bias` is given, a
-/// broadcast of a 1-D bias along the rows (linalg.broadcast with
+/// block) is a linalg.fill with +0.0 (the kernel's sums start from +0, as
+/// +0 + a product does; a -0 fill would keep a -0 sum) or, when `bias` is
+/// given, a broadcast of a 1-D bias along the rows (linalg.broadcast with
 /// dimensions [0], or a linalg.generic `(i, j) -> (j)` into `(i, j)` that
 /// yields its input), whose bias goes to `*bias`. Null otherwise.
 Operation *cInitOf(Value c, Operation *use, Value *bias) {
@@ -120,7 +121,7 @@ Operation *cInitOf(Value c, Operation *use, Value *bias) {
   }
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(last)) {
     if (fill.hasPureBufferSemantics() && fill.getOutputs()[0] == c &&
-        matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+        matchPattern(fill.getInputs()[0], m_PosZeroFloat()))
       return fill;
     return {};
   }

@@ -78,7 +78,7 @@ Value outputBuffer(OpBuilder &b, Location loc, Value init, Created &created,
   if (producer && init.hasOneUse()) {
     if (auto fill = dyn_cast<linalg::FillOp>(producer);
         fill && fill.hasPureTensorSemantics() &&
-        matchPattern(fill.getInputs()[0], m_AnyZeroFloat())) {
+        matchPattern(fill.getInputs()[0], m_PosZeroFloat())) {
       created.add(linalg::FillOp::create(b, loc, fill.getInputs()[0], alloc));
       movedProducers.push_back(fill);
       return alloc;

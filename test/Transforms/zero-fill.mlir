@@ -1,6 +1,6 @@
-// A zero linalg.fill of a fresh C just for the contraction becomes the
+// A +0.0 linalg.fill of a fresh C just for the contraction becomes the
 // kernel's overwrite mode ("b0": C = A * B, never read) and goes. It stays
-// when the value is not zero, when something else uses C in between, or
+// when the value is not +0.0, when something else uses C in between, or
 // when C is not a fresh allocation.
 // RUN: %qimeng-opt %s -split-input-file \
 // RUN:   '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma:l1d=32K,l2=512K,l3=32M,cores=8 threads=1 validate=false' \
@@ -29,6 +29,21 @@ func.func @one_fill(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %out: memref<8x
   %one = arith.constant 1.0 : f32
   %c = memref.alloc() : memref<8x32xf32>
   linalg.fill ins(%one : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  memref.copy %c, %out : memref<8x32xf32> to memref<8x32xf32>
+  return
+}
+
+// -----
+
+// -0.0 is not the kernel's +0 start: a sum of -0 products would stay -0.
+// CHECK-LABEL: func.func @negative_zero_fill(
+// CHECK:         linalg.fill
+// CHECK:         llvm.call @qm_sgemm_8x32x16_nn_lda16_ldb32_ldc32_
+func.func @negative_zero_fill(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %out: memref<8x32xf32>) {
+  %nz = arith.constant -0.0 : f32
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%nz : f32) outs(%c : memref<8x32xf32>)
   linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
   memref.copy %c, %out : memref<8x32xf32> to memref<8x32xf32>
   return
