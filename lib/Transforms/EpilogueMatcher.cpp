@@ -70,14 +70,16 @@ epilogueOfBody(linalg::GenericOp g, unsigned cArg,
 
 std::optional<ElementwiseEpilogue>
 qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
-                                 unsigned biasDim, bool biasAllowed) {
+                                 unsigned biasDim, bool biasAllowed,
+                                 Operation *goingAway) {
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!cType)
     return std::nullopt;
   const unsigned rank = cType.getRank();
   linalg::GenericOp g;
   for (Operation *user : c.getUsers()) {
-    if (user == producer || user == cInit || isa<memref::DeallocOp>(user))
+    if (user == producer || user == cInit || user == goingAway ||
+        isa<memref::DeallocOp>(user))
       continue;
     auto generic = dyn_cast<linalg::GenericOp>(user);
     if (!generic || g)

@@ -39,11 +39,12 @@ struct ElementwiseEpilogue {
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both keep
 /// NaN and give +0 for -0), and at least one of them; its output a fresh
 /// allocation of `c`'s type that nothing reads or writes before the
-/// generic, whose sizes are known before `producer`.
-std::optional<ElementwiseEpilogue>
-matchElementwiseEpilogue(mlir::Operation *producer, mlir::Value c,
-                         mlir::Operation *cInit, unsigned biasDim,
-                         bool biasAllowed);
+/// generic, whose sizes are known before `producer`. `goingAway` is a user
+/// of `c` to disregard: one the caller removes with the rewrite (the
+/// tensor-level placement's to_tensor of `c`, TensorPlacement.h).
+std::optional<ElementwiseEpilogue> matchElementwiseEpilogue(
+    mlir::Operation *producer, mlir::Value c, mlir::Operation *cInit,
+    unsigned biasDim, bool biasAllowed, mlir::Operation *goingAway = nullptr);
 
 } // namespace qimeng
 

@@ -1,9 +1,11 @@
 //===- TensorPlacement.cpp ------------------------------------------------===//
 #include "TensorPlacement.h"
+#include "EpilogueMatcher.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -72,22 +74,29 @@ Value inputBuffer(OpBuilder &b, Location loc, Value v, Created &created,
 /// zero linalg.fill (or a broadcast of a bias) producing it with no other
 /// user moves along onto the allocation; anything else is copied.
 Value outputBuffer(OpBuilder &b, Location loc, Value init, Created &created,
-                   SmallVectorImpl<Operation *> &movedProducers) {
-  Value alloc = allocLike(b, loc, init, created);
+                   SmallVectorImpl<Operation *> &movedProducers,
+                   Operation *&initOp) {
   Operation *producer = init.getDefiningOp();
-  if (producer && init.hasOneUse()) {
+  // A producer that moves along: the allocation takes the sizes of its own
+  // init (the tensor.dim of `init` would be a second use of it).
+  auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(producer);
+  const bool movable = dps && init.hasOneUse() && dps.getNumDpsInits() == 1;
+  Value alloc =
+      allocLike(b, loc, movable ? dps.getDpsInits()[0] : init, created);
+  if (movable) {
     if (auto fill = dyn_cast<linalg::FillOp>(producer);
         fill && fill.hasPureTensorSemantics() &&
         matchPattern(fill.getInputs()[0], m_PosZeroFloat())) {
-      created.add(linalg::FillOp::create(b, loc, fill.getInputs()[0], alloc));
+      initOp = created.add(
+          linalg::FillOp::create(b, loc, fill.getInputs()[0], alloc));
       movedProducers.push_back(fill);
       return alloc;
     }
     if (auto broadcast = dyn_cast<linalg::BroadcastOp>(producer);
         broadcast && broadcast.hasPureTensorSemantics()) {
       Value bias = readBuffer(b, loc, broadcast.getInput(), created);
-      created.add(linalg::BroadcastOp::create(b, loc, bias, alloc,
-                                              broadcast.getDimensions()));
+      initOp = created.add(linalg::BroadcastOp::create(
+          b, loc, bias, alloc, broadcast.getDimensions()));
       movedProducers.push_back(broadcast);
       return alloc;
     }
@@ -101,17 +110,72 @@ Value outputBuffer(OpBuilder &b, Location loc, Value init, Created &created,
       if (body.getOperations().size() == 1 &&
           body.getTerminator()->getOperand(0) == body.getArgument(0)) {
         Value in = readBuffer(b, loc, generic.getDpsInputs()[0], created);
-        auto copy = created.add(
+        initOp = created.add(
             mlir::clone(b, generic, TypeRange(), ValueRange{in, alloc}));
-        (void)copy;
         movedProducers.push_back(generic);
         return alloc;
       }
     }
   }
   Value source = readBuffer(b, loc, init, created);
-  created.add(memref::CopyOp::create(b, loc, source, alloc));
+  initOp = created.add(memref::CopyOp::create(b, loc, source, alloc));
   return alloc;
+}
+
+/// The elementwise consumer of a 2-D product placed on buffers (`out`,
+/// initialised by `initOp`, read back as the tensor `result`), moved onto
+/// buffers too when the epilogue matcher takes it there, so that the
+/// memref rewrite fuses it: at the consumer's place, its bias read as a
+/// buffer, its output a fresh allocation, its result that allocation as a
+/// tensor. Left on tensors otherwise.
+void moveEpilogueConsumer(linalg::LinalgOp onBuffers, Value out,
+                          Operation *initOp, bufferization::ToTensorOp result) {
+  if (cast<MemRefType>(out.getType()).getRank() != 2 || !result->hasOneUse())
+    return;
+  auto g = dyn_cast<linalg::GenericOp>(*result->user_begin());
+  if (!g || !g.hasPureTensorSemantics() || g->getNumResults() != 1 ||
+      g.getNumDpsInits() != 1 || g.getNumDpsInputs() > 2 ||
+      !isa<RankedTensorType>(g.getDpsInits()[0].getType()))
+    return;
+  // Its bias and output buffer before the product is made (the epilogue
+  // reads and writes them there), the generic itself where it was.
+  DominanceInfo dominance(onBuffers->getParentOp());
+  OpBuilder before(onBuffers);
+  Location loc = g.getLoc();
+  Created created;
+  SmallVector<Value> operands;
+  for (Value in : g.getDpsInputs()) {
+    if (in == result.getResult()) {
+      operands.push_back(out);
+    } else if (isa<RankedTensorType>(in.getType()) &&
+               dominance.properlyDominates(in, onBuffers)) {
+      operands.push_back(readBuffer(before, loc, in, created));
+    } else {
+      created.rollback();
+      return;
+    }
+  }
+  // Shaped as the product (identity maps): the sizes `out` was allocated
+  // with, known before the product.
+  auto outAlloc = out.getDefiningOp<memref::AllocOp>();
+  Value gOut = created.add(memref::AllocOp::create(
+      before, loc, outAlloc.getType(), outAlloc.getDynamicSizes()));
+  operands.push_back(gOut);
+  OpBuilder at(g);
+  auto moved = created.add(mlir::clone(at, g, TypeRange(), operands));
+  auto gResult = created.add(bufferization::ToTensorOp::create(
+      at, loc, g->getResult(0).getType(), gOut, /*restrict=*/true,
+      /*writable=*/true));
+  std::optional<ElementwiseEpilogue> e =
+      matchElementwiseEpilogue(onBuffers, out, initOp, /*biasDim=*/1,
+                               /*biasAllowed=*/true, result);
+  if (!e || e->op != moved.getOperation()) {
+    created.rollback();
+    return;
+  }
+  g->getResult(0).replaceAllUsesWith(gResult.getResult());
+  g->erase();
+  result->erase();
 }
 
 } // namespace
@@ -136,7 +200,8 @@ qimeng::placeOnBuffers(linalg::LinalgOp op,
   for (Value in : op.getDpsInputs())
     operands.push_back(inputBuffer(b, loc, in, created, movedProducers));
   Value init = op.getDpsInits()[0];
-  Value out = outputBuffer(b, loc, init, created, movedProducers);
+  Operation *initOp = nullptr;
+  Value out = outputBuffer(b, loc, init, created, movedProducers, initOp);
   operands.push_back(out);
   auto onBuffers = created.add(mlir::clone(b, op, TypeRange(), operands));
   auto result = created.add(bufferization::ToTensorOp::create(
@@ -151,5 +216,6 @@ qimeng::placeOnBuffers(linalg::LinalgOp op,
   for (Operation *p : movedProducers)
     if (p->use_empty())
       p->erase();
+  moveEpilogueConsumer(onBuffers, out, initOp, result);
   return onBuffers;
 }

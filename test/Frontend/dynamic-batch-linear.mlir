@@ -87,6 +87,7 @@
 // OUT: rank = 2 offset = 0 sizes = [5, 32]
 // OUT: rank = 2 offset = 0 sizes = [21, 32]
 
+// TENSOR: llvm.call @qm_sgemm_8x32x16_nt_mrt_b0_bias_relu_ldrt_
 // TENSOR: bufferization.to_tensor {{.*}} restrict writable
 // TENSOR: llvm.func internal @qm_s
 

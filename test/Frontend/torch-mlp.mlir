@@ -104,6 +104,9 @@
 // OUT: rank = 2 offset = 0 sizes = [4, 16]
 // OUT-COUNT-4: [
 
+// On tensors the transposes, zero fills, bias adds and relu fold as well
+// (the consumers move onto buffers with the product).
+// TENSOR: llvm.call @qm_sgemm_4x32x16_nt_b0_bias_relu_ldrt_
 // TENSOR: bufferization.to_tensor {{.*}} restrict writable
 // TENSOR: llvm.func internal @qm_s
 
