@@ -5,12 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Transforms/ConvMatcher.h"
-#include "BufferEffects.h"
 #include "EpilogueMatcher.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -54,78 +51,6 @@ bool isDense(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
 }
 
 } // namespace
-
-/// The initialiser of the fresh `output` of `op` (ConvInit), if it is one
-/// the kernel computes: the last user before `op` (every user in its
-/// block) is a linalg.fill with +0.0 or, with `biasToo`, a broadcast of a
-/// unit-stride 1-D f32 bias along output dimension `channel`.
-static ConvInit convInitOf(Value output, Operation *op, unsigned channel,
-                           bool biasToo,
-                           SmallVectorImpl<StrideAssumption> &assumed) {
-  auto alloc = output.getDefiningOp<memref::AllocOp>();
-  if (!alloc)
-    return {};
-  Operation *last = nullptr;
-  for (Operation *user : alloc->getUsers()) {
-    if (user == op)
-      continue;
-    if (user->getBlock() != op->getBlock())
-      return {};
-    if (op->isBeforeInBlock(user))
-      continue;
-    if (!last || last->isBeforeInBlock(user))
-      last = user;
-  }
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(last)) {
-    if (fill.hasPureBufferSemantics() && fill.getOutputs()[0] == output &&
-        matchPattern(fill.getInputs()[0], m_PosZeroFloat()))
-      return {fill, Value()};
-    return {};
-  }
-  if (!biasToo || !last)
-    return {};
-  Value bias;
-  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(last)) {
-    SmallVector<int64_t> others;
-    for (int64_t d = 0; d < 4; ++d)
-      if (d != channel)
-        others.push_back(d);
-    if (!broadcast.hasPureBufferSemantics() || broadcast.getInit() != output ||
-        broadcast.getDimensions() != ArrayRef<int64_t>(others))
-      return {};
-    bias = broadcast.getInput();
-  } else if (auto generic = dyn_cast<linalg::GenericOp>(last)) {
-    if (!generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 1 ||
-        generic.getNumDpsInits() != 1 ||
-        generic.getDpsInitOperand(0)->get() != output ||
-        generic.getNumLoops() != 4 || generic.getNumReductionLoops() != 0)
-      return {};
-    OpOperand *in = generic.getDpsInputOperand(0);
-    AffineMap inMap = generic.getMatchingIndexingMap(in);
-    Block &body = generic.getRegion().front();
-    auto yield = cast<linalg::YieldOp>(body.getTerminator());
-    if (inMap.getNumResults() != 1 || !inMap.isProjectedPermutation() ||
-        inMap.getDimPosition(0) != channel ||
-        !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
-             .isIdentity() ||
-        body.getOperations().size() != 1 || yield->getNumOperands() != 1 ||
-        yield->getOperand(0) != body.getArgument(0))
-      return {};
-    bias = in->get();
-  } else {
-    return {};
-  }
-  auto type = dyn_cast<MemRefType>(bias.getType());
-  if (!type || type.getRank() != 1 || !type.getElementType().isF32())
-    return {};
-  SmallVector<StrideAssumption> biasAssumed;
-  std::string why;
-  auto strides = resolveStrides(bias, "bias", biasAssumed, why);
-  if (failed(strides) || (*strides)[0] != 1 || !noWritesBetween(last, op, bias))
-    return {};
-  assumed.append(biasAssumed.begin(), biasAssumed.end());
-  return {last, bias};
-}
 
 FailureOr<ConvDesc>
 qimeng::describeConv(linalg::LinalgOp op,
@@ -293,7 +218,11 @@ qimeng::describeConv(linalg::LinalgOp op,
   }
   if (init) {
     const unsigned channel = d.isNhwc() ? 3 : 1;
-    *init = convInitOf(output, op, channel, foldBiasInit, assumed);
+    OutputInit found = outputInitOf(
+        output, op,
+        foldBiasInit ? std::optional<unsigned>(channel) : std::nullopt);
+    *init = ConvInit{found.op, found.bias};
+    assumed.append(found.assumed.begin(), found.assumed.end());
     d.overwrite = init->op != nullptr;
     d.bias = bool(init->bias);
     // With the output initialised here, its elementwise consumer may fuse.

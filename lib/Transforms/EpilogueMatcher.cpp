@@ -68,6 +68,78 @@ epilogueOfBody(linalg::GenericOp g, unsigned cArg,
 
 } // namespace
 
+OutputInit qimeng::outputInitOf(Value c, Operation *use,
+                                std::optional<unsigned> biasDim) {
+  auto alloc = c.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return {};
+  Operation *last = nullptr;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == use)
+      continue;
+    if (user->getBlock() != use->getBlock())
+      return {};
+    if (use->isBeforeInBlock(user))
+      continue;
+    if (!last || last->isBeforeInBlock(user))
+      last = user;
+  }
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(last)) {
+    OutputInit init;
+    if (fill.hasPureBufferSemantics() && fill.getOutputs()[0] == c &&
+        matchPattern(fill.getInputs()[0], m_PosZeroFloat()))
+      init.op = fill;
+    return init;
+  }
+  if (!biasDim || !last)
+    return {};
+  const int64_t rank = cast<MemRefType>(c.getType()).getRank();
+  Value bias;
+  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(last)) {
+    SmallVector<int64_t> others;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *biasDim)
+        others.push_back(d);
+    if (!broadcast.hasPureBufferSemantics() || broadcast.getInit() != c ||
+        broadcast.getDimensions() != ArrayRef<int64_t>(others))
+      return {};
+    bias = broadcast.getInput();
+  } else if (auto generic = dyn_cast<linalg::GenericOp>(last)) {
+    if (!generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 1 ||
+        generic.getNumDpsInits() != 1 ||
+        generic.getDpsInitOperand(0)->get() != c ||
+        generic.getNumLoops() != rank || generic.getNumReductionLoops() != 0)
+      return {};
+    OpOperand *in = generic.getDpsInputOperand(0);
+    AffineMap inMap = generic.getMatchingIndexingMap(in);
+    Block &body = generic.getRegion().front();
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    if (inMap.getNumResults() != 1 || !inMap.isProjectedPermutation() ||
+        inMap.getDimPosition(0) != *biasDim ||
+        !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+             .isIdentity() ||
+        body.getOperations().size() != 1 || yield->getNumOperands() != 1 ||
+        yield->getOperand(0) != body.getArgument(0))
+      return {};
+    bias = in->get();
+  } else {
+    return {};
+  }
+  auto type = dyn_cast<MemRefType>(bias.getType());
+  if (!type || type.getRank() != 1 || !type.getElementType().isF32())
+    return {};
+  OutputInit init;
+  std::string why;
+  auto strides = resolveStrides(bias, "bias", init.assumed, why,
+                                /*allowDynamicSizes=*/true);
+  if (failed(strides) || (*strides)[0] != 1 ||
+      !noWritesBetween(last, use, bias))
+    return {};
+  init.op = last;
+  init.bias = bias;
+  return init;
+}
+
 std::optional<ElementwiseEpilogue>
 qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
                                  unsigned biasDim, bool biasAllowed,

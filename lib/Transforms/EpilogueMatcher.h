@@ -1,9 +1,11 @@
-//===- EpilogueMatcher.h - Elementwise consumers a kernel can fuse -*- C++
-//-*-===//
+//===- EpilogueMatcher.h - What a kernel's store of its output computes -*-
+// C++ -*-===//
 //
-// Private to lib/Transforms: the linalg.generic after a contraction or a
-// convolution that adds a bias along one dimension and/or applies relu,
-// which the kernel's epilogue computes as it stores its output
+// Private to lib/Transforms: around a contraction or a convolution, the
+// op that initialises its fresh output (a +0.0 fill: the kernel's
+// overwrite mode; a bias broadcast: overwrite plus a bias) and the
+// linalg.generic after it that adds a bias along one dimension and/or
+// applies relu, both of which the kernel computes as it stores its output
 // (docs/FrontendIR.md).
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +18,25 @@
 #include <optional>
 
 namespace qimeng {
+
+/// The initialiser of an output that the kernel replaces.
+struct OutputInit {
+  mlir::Operation *op = nullptr; ///< null: none the kernel computes
+  mlir::Value bias;              ///< a bias broadcast's bias, or null
+  /// The bias's dynamic unit stride, to check at run time.
+  llvm::SmallVector<StrideAssumption> assumed;
+};
+
+/// The initialiser of `c` for `use` alone: `c` is a fresh allocation and
+/// its last user before `use` (every user in `use`'s block) is a
+/// linalg.fill with +0.0 (the kernel's sums start from +0, as +0 + a
+/// product does; a -0 fill would keep a -0 sum) or, with `biasDim`, a
+/// broadcast of a unit-stride 1-D f32 bias along dimension `*biasDim` of
+/// `c` (linalg.broadcast over every other dimension, or a linalg.generic
+/// that copies `(..) -> (biasDim)` into the identity) that nothing writes
+/// before `use`. Empty otherwise.
+OutputInit outputInitOf(mlir::Value c, mlir::Operation *use,
+                        std::optional<unsigned> biasDim);
 
 /// A consumer the kernel's epilogue computes.
 struct ElementwiseEpilogue {

@@ -6,15 +6,10 @@
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "BufferEffects.h"
 #include "EpilogueMatcher.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/Dominance.h"
-#include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 #include <optional>
@@ -95,66 +90,6 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
   if (!noWritesBetween(transpose, use, source))
     return {};
   return transpose;
-}
-
-/// The op that initialises all of `c` for the contraction `use`: `c` is a
-/// fresh allocation and its last user before `use` (every user in the same
-/// block) is a linalg.fill with +0.0 (the kernel's sums start from +0, as
-/// +0 + a product does; a -0 fill would keep a -0 sum) or, when `bias` is
-/// given, a broadcast of a 1-D bias along the rows (linalg.broadcast with
-/// dimensions [0], or a linalg.generic `(i, j) -> (j)` into `(i, j)` that
-/// yields its input), whose bias goes to `*bias`. Null otherwise.
-Operation *cInitOf(Value c, Operation *use, Value *bias) {
-  auto alloc = c.getDefiningOp<memref::AllocOp>();
-  if (!alloc)
-    return {};
-  Operation *last = nullptr;
-  for (Operation *user : alloc->getUsers()) {
-    if (user == use)
-      continue;
-    if (user->getBlock() != use->getBlock())
-      return {};
-    if (use->isBeforeInBlock(user))
-      continue;
-    if (!last || last->isBeforeInBlock(user))
-      last = user;
-  }
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(last)) {
-    if (fill.hasPureBufferSemantics() && fill.getOutputs()[0] == c &&
-        matchPattern(fill.getInputs()[0], m_PosZeroFloat()))
-      return fill;
-    return {};
-  }
-  if (!bias || !last || cast<MemRefType>(c.getType()).getRank() != 2)
-    return {};
-  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(last)) {
-    if (broadcast.hasPureBufferSemantics() && broadcast.getInit() == c &&
-        broadcast.getDimensions() == ArrayRef<int64_t>{0}) {
-      *bias = broadcast.getInput();
-      return broadcast;
-    }
-    return {};
-  }
-  auto generic = dyn_cast<linalg::GenericOp>(last);
-  if (!generic || !generic.hasPureBufferSemantics() ||
-      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
-      generic.getDpsInitOperand(0)->get() != c ||
-      generic.getNumReductionLoops() != 0 || generic.getNumLoops() != 2)
-    return {};
-  OpOperand *in = generic.getDpsInputOperand(0);
-  AffineMap inMap = generic.getMatchingIndexingMap(in);
-  if (inMap.getNumResults() != 1 || !inMap.isProjectedPermutation() ||
-      inMap.getDimPosition(0) != 1 ||
-      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
-           .isIdentity())
-    return {};
-  Block &body = generic.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (body.getOperations().size() != 1 || yield->getNumOperands() != 1 ||
-      yield->getOperand(0) != body.getArgument(0))
-    return {};
-  *bias = in->get();
-  return generic;
 }
 
 /// Fuses the elementwise consumer of the initialised product `out.operands
@@ -398,30 +333,21 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // A zero fill of C (or, without a batch, a bias broadcast into it)
   // becomes the kernel's overwrite mode (and bias epilogue); then an
   // elementwise consumer may fuse too.
-  Value initBias;
+  // A bias broadcast along the rows: bias[j] in column j, C's dimension 1.
   const bool biasInit = batchDims.empty() && options.fuseEpilogues;
-  if (Operation *init =
-          cInitOf(out.operands[2], op, biasInit ? &initBias : nullptr)) {
-    bool usable = true;
-    SmallVector<StrideAssumption> biasAssumed;
-    if (initBias) {
-      std::string why;
-      auto strides = resolveStrides(initBias, "bias", biasAssumed, why,
-                                    /*allowDynamicSizes=*/true);
-      usable = succeeded(strides) && (*strides)[0] == 1 &&
-               noWritesBetween(init, op, initBias);
+  OutputInit init =
+      outputInitOf(out.operands[2], op,
+                   biasInit ? std::optional<unsigned>(1) : std::nullopt);
+  if (init.op) {
+    d.overwrite = true;
+    out.cInit = init.op;
+    if (init.bias) {
+      d.bias = GemmBias::Columns;
+      out.bias = init.bias;
+      llvm::append_range(out.assumed, init.assumed);
     }
-    if (usable) {
-      d.overwrite = true;
-      out.cInit = init;
-      if (initBias) {
-        d.bias = GemmBias::Columns;
-        out.bias = initBias;
-        llvm::append_range(out.assumed, biasAssumed);
-      }
-      if (options.fuseEpilogues && batchDims.empty())
-        fuseEpilogue(op, out);
-    }
+    if (options.fuseEpilogues && batchDims.empty())
+      fuseEpilogue(op, out);
   }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));
