@@ -155,6 +155,22 @@ Value i64Constant(OpBuilder &b, Location loc, int64_t v) {
                                   b.getI64IntegerAttr(v));
 }
 
+/// Stores `values` (8 bytes each, one after the other) at byte `offset`
+/// of the header of each of the `slices` workspace slices at `ws`,
+/// `sliceBytes` apart (WorkspaceHeader.h).
+void storeInEverySlice(OpBuilder &b, Location loc, Value ws, int64_t slices,
+                       int64_t sliceBytes, uint64_t offset, ValueRange values) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  for (int64_t s = 0; s < slices; ++s)
+    for (auto [i, v] : llvm::enumerate(values)) {
+      int64_t at = s * sliceBytes + int64_t(offset) + 8 * int64_t(i);
+      Value address =
+          LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), ws,
+                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(at)});
+      LLVM::StoreOp::create(b, loc, v, address);
+    }
+}
+
 /// The arguments of one kernel call in a launcher's loop, built at the loop
 /// body from the iteration's index and the launcher's entry block (whose
 /// arguments are A, B, C and the workspace).
@@ -355,21 +371,13 @@ struct KernelLaunch {
 void writeRuntimeRows(OpBuilder &b, Location loc, const KernelLaunch &launch,
                       Value ws, int64_t slices, int64_t sliceBytes,
                       bool columnsToo) {
-  auto i64 = b.getI64Type();
-  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Value m = arith::IndexCastOp::create(
-      b, loc, i64,
+      b, loc, b.getI64Type(),
       memref::DimOp::create(b, loc, launch.operands[2], *launch.mDimOfC));
-  Value values[4] = {i64Constant(b, loc, 0), m, i64Constant(b, loc, 0),
-                     i64Constant(b, loc, launch.n)};
-  for (int64_t s = 0; s < slices; ++s)
-    for (int j = 0; j < (columnsToo ? 4 : 2); ++j) {
-      int64_t offset = s * sliceBytes + int64_t(kRangeOffset) + 8 * j;
-      Value at = LLVM::GEPOp::create(
-          b, loc, ptr, b.getI8Type(), ws,
-          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
-      LLVM::StoreOp::create(b, loc, values[j], at);
-    }
+  Value range[4] = {i64Constant(b, loc, 0), m, i64Constant(b, loc, 0),
+                    i64Constant(b, loc, launch.n)};
+  storeInEverySlice(b, loc, ws, slices, sliceBytes, kRangeOffset,
+                    ArrayRef<Value>(range).take_front(columnsToo ? 4 : 2));
 }
 
 /// Writes the leading dimensions of `launch`'s operands (their strides at
@@ -378,7 +386,6 @@ void writeRuntimeRows(OpBuilder &b, Location loc, const KernelLaunch &launch,
 void writeLeadingDims(OpBuilder &b, Location loc, const KernelLaunch &launch,
                       Value ws, int64_t slices, int64_t sliceBytes) {
   auto i64 = b.getI64Type();
-  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Value lds[3];
   for (int i = 0; i < 3; ++i) {
     if (!launch.leadingDimOf[i]) {
@@ -390,14 +397,7 @@ void writeLeadingDims(OpBuilder &b, Location loc, const KernelLaunch &launch,
     lds[i] = arith::IndexCastOp::create(
         b, loc, i64, meta.getStrides()[*launch.leadingDimOf[i]]);
   }
-  for (int64_t s = 0; s < slices; ++s)
-    for (int i = 0; i < 3; ++i) {
-      int64_t offset = s * sliceBytes + int64_t(kLeadingDimsOffset) + 8 * i;
-      Value at = LLVM::GEPOp::create(
-          b, loc, ptr, b.getI8Type(), ws,
-          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
-      LLVM::StoreOp::create(b, loc, lds[i], at);
-    }
+  storeInEverySlice(b, loc, ws, slices, sliceBytes, kLeadingDimsOffset, lds);
 }
 
 /// Emits, at `b`, the kernel's calls on `op`'s operands: the workspace
@@ -437,18 +437,10 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   if (launch.mDimOfC)
     writeRuntimeRows(b, loc, launch, ws, slices, sliceBytes,
                      /*columnsToo=*/kernel.parts.empty());
-  if (launch.bias) {
-    Value bias =
-        toPointer(b, loc, elementAddress(b, loc, launch.bias), Value());
-    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-    for (int64_t s = 0; s < slices; ++s) {
-      int64_t offset = s * sliceBytes + int64_t(kBiasOffset);
-      Value at = LLVM::GEPOp::create(
-          b, loc, ptr, b.getI8Type(), ws,
-          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
-      LLVM::StoreOp::create(b, loc, bias, at);
-    }
-  }
+  if (launch.bias)
+    storeInEverySlice(
+        b, loc, ws, slices, sliceBytes, kBiasOffset,
+        toPointer(b, loc, elementAddress(b, loc, launch.bias), Value()));
   auto emitGemm = [&](OpBuilder &ob, Value batchIndex) {
     Value pointers[3];
     for (int i = 0; i < 3; ++i) {
