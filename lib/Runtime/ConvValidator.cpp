@@ -231,8 +231,8 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
             ref[i] += b;
             mag[i] += std::fabs(b);
           }
-          if (d.relu && !(ref[i] > 0.0) && !std::isnan(ref[i]))
-            ref[i] = 0.0;
+          if (d.relu)
+            ref[i] = reluAsMaximumf(ref[i]);
         }
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
@@ -265,8 +265,8 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   for (size_t i = 0; i < blas.size(); ++i) {
     if (d.bias)
       blas[i] += bias0[channelOf(d, int64_t(i))];
-    if (d.relu && !(blas[i] > 0.0f) && !std::isnan(blas[i]))
-      blas[i] = 0.0f;
+    if (d.relu)
+      blas[i] = reluAsMaximumf(blas[i]);
   }
   for (int64_t i = 0; i < out->size(); ++i) {
     const double want = ref[size_t(i)], size = mag[size_t(i)];

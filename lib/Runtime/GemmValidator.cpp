@@ -222,8 +222,8 @@ void applyEpilogue(const GemmDesc &d, const float *bias,
       const double b = biasAt(d, bias, i, j);
       r += b;
       mag[size_t(i * d.n + j)] += std::fabs(b);
-      if (d.relu && !(r > 0.0) && !std::isnan(r))
-        r = 0.0;
+      if (d.relu)
+        r = reluAsMaximumf(r);
     }
 }
 
@@ -372,8 +372,8 @@ runOne(const GemmDesc &d,
     for (int64_t j = 0; j < d.n; ++j) {
       float &v = cBlas[size_t(i * d.ldc + j)];
       v += biasAt(d, bias0, i, j);
-      if (d.relu && !(v > 0.0f) && !std::isnan(v))
-        v = 0.0f;
+      if (d.relu)
+        v = reluAsMaximumf(v);
     }
   for (int64_t i = 0; i < d.m; ++i) {
     for (int64_t j = 0; j < d.n; ++j) {

@@ -71,6 +71,12 @@ private:
   std::mt19937_64 rng;
 };
 
+/// relu as the kernels' epilogue and arith.maximumf(x, 0) compute it: NaN
+/// stays NaN, anything not above 0 becomes +0.
+template <typename T> T reluAsMaximumf(T x) {
+  return x > T(0) || std::isnan(x) ? x : T(0);
+}
+
 inline std::vector<float> copyRegion(const GuardedBuffer &buf) {
   return std::vector<float>(buf.regionBegin(),
                             buf.regionBegin() + buf.regionSize());
