@@ -150,6 +150,38 @@ void checkShapes(const std::vector<Shape> &shapes, const GemmConfig &config) {
       }
 }
 
+/// The small AVX2 and (where the host runs it) AVX-512 configs, each with
+/// B packed, B in place (with A in rows when `inPlaceRows`) and B packed
+/// by the tiles.
+std::vector<GemmConfig> bPackingVariants(bool inPlaceRows) {
+  std::vector<GemmConfig> configs;
+  for (GemmConfig base : {smallAvx2Config(), smallAvx512Config()}) {
+    if (base.isa == VectorIsa::Avx512 && !hostRunsAvx512())
+      continue;
+    configs.push_back(base);
+    GemmConfig inPlace = base;
+    inPlace.packB = BPacking::InPlace;
+    if (inPlaceRows)
+      inPlace.aLayout = ALayout::Rows;
+    configs.push_back(inPlace);
+    GemmConfig fused = base;
+    fused.packB = BPacking::Fused;
+    configs.push_back(fused);
+  }
+  return configs;
+}
+
+/// `c` as the emitter takes it for `d`: B packed where its slivers do not
+/// lie in place, A k-major when transposed (rows copy A as stored),
+/// clamped to the problem.
+GemmConfig fitTo(GemmConfig c, const GemmDesc &d) {
+  if (c.packB != BPacking::Panels && !d.bSliversInPlace(c.nr))
+    c.packB = BPacking::Panels;
+  if (d.transA)
+    c.aLayout = ALayout::KMajor;
+  return clampToProblem(c, d);
+}
+
 //===----------------------------------------------------------------------===//
 // (a), (b) Named edge shapes
 //===----------------------------------------------------------------------===//
@@ -210,29 +242,13 @@ TEST(GemmKernelTest, OverwriteNeverReadsC) {
   // of C before its first store shows. K spans several kc blocks (the
   // later ones accumulate); edges in both directions; B packed, in place
   // and packed by the tiles; A in k-major slivers and in rows.
-  std::vector<GemmConfig> configs;
-  for (GemmConfig base : {smallAvx2Config(), smallAvx512Config()}) {
-    if (base.isa == VectorIsa::Avx512 && !hostRunsAvx512())
-      continue;
-    configs.push_back(base);
-    GemmConfig inPlace = base;
-    inPlace.packB = BPacking::InPlace;
-    inPlace.aLayout = ALayout::Rows;
-    configs.push_back(inPlace);
-    GemmConfig fused = base;
-    fused.packB = BPacking::Fused;
-    configs.push_back(fused);
-  }
-  for (const GemmConfig &config : configs)
+  for (const GemmConfig &config : bPackingVariants(/*inPlaceRows=*/true))
     for (Shape s : {Shape{1, 1, 1}, Shape{7, 17, 5}, Shape{13, 33, 37},
                     Shape{50, 64, 40}}) {
       GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
       d.ldc += 3;
       d.overwrite = true;
-      GemmConfig c = config;
-      if (c.packB != BPacking::Panels && !d.bSliversInPlace(c.nr))
-        c.packB = BPacking::Panels;
-      EXPECT_TRUE(kernelValidates(d, clampToProblem(c, d)));
+      EXPECT_TRUE(kernelValidates(d, fitTo(config, d)));
     }
 }
 
@@ -268,32 +284,14 @@ TEST(GemmKernelTest, RuntimeLeadingDimsValidate) {
   // One kernel per shape, transposes and config, run with leading
   // dimensions it was not generated for (odd paddings): B packed, in place
   // and packed by the tiles, A in rows, overwrite.
-  std::vector<GemmConfig> configs;
-  for (GemmConfig base : {smallAvx2Config(), smallAvx512Config()}) {
-    if (base.isa == VectorIsa::Avx512 && !hostRunsAvx512())
-      continue;
-    configs.push_back(base);
-    GemmConfig inPlace = base;
-    inPlace.packB = BPacking::InPlace;
-    inPlace.aLayout = ALayout::Rows;
-    configs.push_back(inPlace);
-    GemmConfig fused = base;
-    fused.packB = BPacking::Fused;
-    configs.push_back(fused);
-  }
-  for (const GemmConfig &config : configs)
+  for (const GemmConfig &config : bPackingVariants(/*inPlaceRows=*/true))
     for (Shape s : {Shape{1, 1, 1}, Shape{7, 17, 5}, Shape{50, 64, 40}})
       for (int t = 0; t < 4; ++t)
         for (bool overwrite : {false, true}) {
           GemmDesc d = GemmDesc::packed(s.m, s.n, s.k, t & 1, t & 2);
           d.runtimeLd = true;
           d.overwrite = overwrite;
-          GemmConfig c = config;
-          if (c.packB != BPacking::Panels && !d.bSliversInPlace(c.nr))
-            c.packB = BPacking::Panels;
-          if (d.transA)
-            c.aLayout = ALayout::KMajor;
-          c = clampToProblem(c, d);
+          GemmConfig c = fitTo(config, d);
           EXPECT_TRUE(kernelValidates(d.withPaddedLeadingDims(3), c));
           EXPECT_TRUE(kernelValidates(d.withPaddedLeadingDims(16), c));
         }
@@ -398,19 +396,7 @@ TEST(GemmKernelTest, EpiloguesValidate) {
   // A bias (along the columns or the rows), relu and both, accumulating
   // and overwriting, K in one kc block and in several, edges both ways, B
   // packed, in place and packed by the tiles, run-time leading dimensions.
-  std::vector<GemmConfig> configs;
-  for (GemmConfig base : {smallAvx2Config(), smallAvx512Config()}) {
-    if (base.isa == VectorIsa::Avx512 && !hostRunsAvx512())
-      continue;
-    configs.push_back(base);
-    GemmConfig inPlace = base;
-    inPlace.packB = BPacking::InPlace;
-    configs.push_back(inPlace);
-    GemmConfig fused = base;
-    fused.packB = BPacking::Fused;
-    configs.push_back(fused);
-  }
-  for (const GemmConfig &config : configs)
+  for (const GemmConfig &config : bPackingVariants(/*inPlaceRows=*/false))
     for (Shape s : {Shape{7, 17, 5}, Shape{50, 64, 40}, Shape{13, 33, 16}})
       for (int epilogue = 1; epilogue < 6; ++epilogue)
         for (bool overwrite : {false, true}) {
@@ -424,12 +410,8 @@ TEST(GemmKernelTest, EpiloguesValidate) {
           d.relu = epilogue & 2;
           d.overwrite = overwrite;
           d.runtimeLd = s.m == 13;
-          GemmConfig c = config;
-          if (c.packB != BPacking::Panels && !d.bSliversInPlace(c.nr))
-            c.packB = BPacking::Panels;
-          c = clampToProblem(c, d);
-          EXPECT_TRUE(
-              kernelValidates(d.runtimeLd ? d.withPaddedLeadingDims(3) : d, c));
+          EXPECT_TRUE(kernelValidates(
+              d.runtimeLd ? d.withPaddedLeadingDims(3) : d, fitTo(config, d)));
         }
 }
 
