@@ -14,13 +14,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build=${1:-$root/build}
 rounds=${2:-3}
 extra=${3:-}
-llvm_lib=/usr/lib/llvm-22/lib
-libs="$llvm_lib/libmlir_c_runner_utils.so,$llvm_lib/libmlir_runner_utils.so,$llvm_lib/libomp.so"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-lower=(--buffer-deallocation-pipeline --convert-bufferization-to-memref
-       --convert-linalg-to-loops --expand-strided-metadata --lower-affine
-       --convert-scf-to-cf --convert-to-llvm --reconcile-unrealized-casts)
+. "$root/bench/mlir-runner-env.sh"
 
 mlir-opt-22 "$root/bench/example/linear-relu.mlir" \
   --one-shot-bufferize="bufferize-function-boundaries" -o "$work/memref.mlir"
