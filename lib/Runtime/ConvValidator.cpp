@@ -239,7 +239,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   const int64_t k = d.gemmView().k;
   const double bound = gemmErrorBound(k);
   const bool exact =
-      dist == Distribution::SmallIntegers && k <= ((int64_t(1) << 24) - 4) / 16;
+      dist == Distribution::SmallIntegers && smallIntegersAreExact(k);
   std::optional<std::string> failure;
   const float *o = out->data();
   for (int64_t i = 0; i < out->size(); ++i) {

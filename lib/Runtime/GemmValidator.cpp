@@ -85,46 +85,11 @@ std::optional<int64_t> GuardedBuffer::firstDamagedGuard() const {
 }
 
 //===----------------------------------------------------------------------===//
-// Error bound
-//===----------------------------------------------------------------------===//
-
-// C(i,j) is c0 plus k products: k + 1 summands. Whatever the summation order
-// (blocked, tree, several accumulators added at the end) and whether
-// products are rounded separately or fused (FMA only removes roundings),
-// each summand passes through at most k + 1 roundings, so the classic bound
-// (Higham, Accuracy and Stability, 3.1) gives
-//   |fl(c) - c| <= gamma_{k+1} * (|c0| + sum_k |a b|),
-//   gamma_n = n u / (1 - n u), u = 2^-24 (round to nearest).
-// We allow twice that: the slack covers the fp64 reference's own rounding
-// (about (k + 1) * 2^-53 relative, six orders of magnitude below) and keeps
-// the gate from flaking on kernels that are correct by this bound, while a
-// dropped term, a wrong index or a lost accumulation is off by O(1)
-// relative error and far above it. Inputs here are normal floats with no
-// underflow, which the classic bound assumes. When (k + 1) u >= 1/2 no
-// useful bound exists and infinity is returned (only exact zero terms are
-// then checked).
-double qimeng::gemmErrorBound(int64_t k) {
-  const double u = std::ldexp(1.0, -24);
-  double nu = double(std::max<int64_t>(k, 0) + 1) * u;
-  if (nu >= 0.5)
-    return std::numeric_limits<double>::infinity();
-  return 2.0 * nu / (1.0 - nu);
-}
-
-//===----------------------------------------------------------------------===//
 // Validation
 //===----------------------------------------------------------------------===//
 
 llvm::StringRef qimeng::distributionName(Distribution dist) {
-  switch (dist) {
-  case Distribution::SmallIntegers:
-    return "small-integers";
-  case Distribution::Uniform:
-    return "uniform";
-  case Distribution::Mixed:
-    return "mixed";
-  }
-  return "unknown";
+  return distributionCName(dist);
 }
 
 namespace {
@@ -331,10 +296,8 @@ runOne(const GemmDesc &d,
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
   const double bound = gemmErrorBound(d.k);
-  // |a|, |b|, |c0| <= 4: every partial sum in any order is an integer of
-  // magnitude <= 16 k + 4, exact in float while that is <= 2^24.
-  const bool exact = dist == Distribution::SmallIntegers &&
-                     d.k <= ((int64_t(1) << 24) - 4) / 16;
+  const bool exact =
+      dist == Distribution::SmallIntegers && smallIntegersAreExact(d.k);
   std::optional<std::string> failure;
   const float *c = cBuf->data();
   for (int64_t i = 0; i < d.m; ++i) {

@@ -11,6 +11,7 @@
 
 #include "qimeng/Kernel/KernelDesc.h"
 #include "qimeng/Runtime/GemmValidator.h"
+#include "qimeng/Runtime/ValidationNumerics.h"
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -24,86 +25,9 @@
 namespace qimeng {
 namespace validation {
 
-inline uint32_t bitsOf(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof(bits));
-  return bits;
-}
-
-inline bool isSentinel(const float *p) {
-  uint32_t bits;
-  std::memcpy(&bits, p, sizeof(bits));
-  return bits == kGuardSentinelBits;
-}
-
-/// Deterministic values of one distribution. The mapping from the 64-bit
-/// stream is our own (not std::uniform_*_distribution), so the inputs are
-/// the same with every standard library.
-class InputGenerator {
-public:
-  InputGenerator(Distribution dist, uint64_t seed)
-      : dist(dist), rng(seed ^ (0x9e3779b97f4a7c15ull * (uint64_t(dist) + 1))) {
-  }
-
-  float next() {
-    switch (dist) {
-    case Distribution::SmallIntegers:
-      return float(int64_t(rng() % 9) - 4);
-    case Distribution::Uniform: {
-      // Multiples of 2^-23 in [-1, 1): exact in float.
-      int64_t v = int64_t(rng() >> 40) - (int64_t(1) << 23);
-      return std::ldexp(float(v), -23);
-    }
-    case Distribution::Mixed: {
-      uint64_t r = rng();
-      float sign = (r & 1) ? -1.0f : 1.0f;
-      int e = int((r >> 1) % 17) - 8;
-      // 1 + u with 23 fraction bits: exact in float.
-      float mant = 1.0f + std::ldexp(float(rng() >> 41), -23);
-      return sign * std::ldexp(mant, e);
-    }
-    }
-    return 0.0f;
-  }
-
-private:
-  Distribution dist;
-  std::mt19937_64 rng;
-};
-
-/// relu as the kernels' epilogue and arith.maximumf(x, 0) compute it: NaN
-/// stays NaN, anything not above 0 becomes +0.
-template <typename T> T reluAsMaximumf(T x) {
-  return x > T(0) || std::isnan(x) ? x : T(0);
-}
-
 inline std::vector<float> copyRegion(const GuardedBuffer &buf) {
   return std::vector<float>(buf.regionBegin(),
                             buf.regionBegin() + buf.regionSize());
-}
-
-inline std::string num(double v) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.9g", v);
-  return text;
-}
-
-inline std::string shortNum(double v) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.3g", v);
-  return text;
-}
-
-/// |x - ref| / mag, with 0 / 0 = 0 and anything non-finite infinite.
-inline double relativeError(double x, double ref, double mag) {
-  if (!std::isfinite(x))
-    return std::numeric_limits<double>::infinity();
-  double err = std::fabs(x - ref);
-  if (err == 0)
-    return 0;
-  if (mag == 0)
-    return std::numeric_limits<double>::infinity();
-  return err / mag;
 }
 
 /// The offset from data() of the first float of `buf`'s region (guards
@@ -153,24 +77,6 @@ referenceFor(const ValidationOptions &options, const std::string &key,
   if (options.referenceCache)
     options.referenceCache->store(key, storage);
   return storage;
-}
-
-/// Why an output element `got` fails against fp64 `want` of magnitude
-/// `size` (" (exact, bit for bit)", " (fp64), relative error ..."), or ""
-/// when it passes: bit for bit when `exact`, else within `bound` * size.
-inline std::string elementFailure(float got, double want, double size,
-                                  bool exact, double bound) {
-  if (!std::isfinite(got) && std::isfinite(want))
-    return " (fp64)";
-  if (exact && bitsOf(got) != bitsOf(float(want)))
-    return " (exact, bit for bit)";
-  if (!exact && size == 0 && double(got) != want)
-    return " (fp64; every term is zero)";
-  if (!exact && size != 0 && !(std::fabs(double(got) - want) <= bound * size))
-    return " (fp64), relative error " +
-           shortNum(relativeError(got, want, size)) + " > bound " +
-           shortNum(bound);
-  return "";
 }
 
 /// Runs `runOne(dist, report)` for each of the options' distributions,

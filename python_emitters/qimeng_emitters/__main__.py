@@ -9,7 +9,15 @@ import sys
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
-from . import conv2d, peak, sgemm
+from . import aarch64, conv2d, peak, riscv, sgemm
+
+#: sgemm emitters by the request's isa: the x86 generator for avx2 and
+#: avx512, the sketch-driven writers for the others.
+SGEMM_BY_ISA = {"neon": aarch64.emit, "rvv": riscv.emit}
+
+
+def _sgemm(request):
+    return SGEMM_BY_ISA.get(request.get("isa"), sgemm.emit)(request)
 
 def _version(request):
     """The generator version alone: a tuning-database key needs it."""
@@ -20,7 +28,7 @@ def _version(request):
 
 KINDS = {
     "version": _version,
-    "sgemm": sgemm.emit,
+    "sgemm": _sgemm,
     "sconv2d": conv2d.emit,
     "fma_peak": peak.emit,
 }

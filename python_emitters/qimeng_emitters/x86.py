@@ -6,6 +6,7 @@ Per-ISA knowledge is data: one row per ISA.
 from dataclasses import dataclass
 
 from .errors import RequestError
+from .isa import CallingConvention
 
 
 @dataclass(frozen=True)
@@ -40,23 +41,12 @@ ISAS = {
 }
 
 
-@dataclass(frozen=True)
-class CallingConvention:
-    """How a kernel function receives its arguments and what it must keep:
-    the function form's prologue and epilogue follow it, and the pass reads
-    `args` from the kernel header (qm.args) to bind the inline-asm body's
-    operands. Data, one row per ABI."""
-    name: str
-    args: tuple          # integer argument registers, in order
-    callee_saved: tuple  # general-purpose registers the callee preserves
-    gprs: tuple          # every general-purpose register a body may use
-
-
 SYSV = CallingConvention(
     "sysv", ("rdi", "rsi", "rdx", "rcx"),
     ("rbx", "r12", "r13", "r14", "r15"),
     ("rax", "rbx", "rcx", "rdx", "rsi", "rdi",
-     "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"))
+     "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"),
+    ("dirflag", "fpsr", "flags"))
 
 
 def lookup_isa(name):

@@ -9,6 +9,7 @@
 #define QIMENG_RUNTIME_GEMMVALIDATOR_H
 
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Runtime/ValidationNumerics.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstddef>
@@ -28,13 +29,6 @@ namespace qimeng {
 /// and at least the kernel's workspace size.
 using GemmKernelFn = void (*)(const float *a, const float *b, float *c,
                               void *workspace);
-
-/// Input distributions the validator runs.
-enum class Distribution {
-  SmallIntegers, ///< A, B, C in [-4, 4]: every partial sum exact, bit for bit
-  Uniform,       ///< uniform in [-1, 1): error bound grows with K
-  Mixed,         ///< uniform magnitudes spanning 2^-8 .. 2^8 with signs
-};
 
 /// The distribution's name as it appears in failure messages:
 /// "small-integers", "uniform", "mixed".
@@ -92,16 +86,6 @@ llvm::Expected<ValidationReport> validateGemm(
     const std::function<void(const float *, const float *, float *, void *)>
         &kernel,
     size_t workspaceBytes, const ValidationOptions &options = {});
-
-/// The error bound for the relative measure above at reduction length k:
-/// a few units of float rounding per term, growing with k.
-double gemmErrorBound(int64_t k);
-
-/// Bit pattern of the sentinel written into guards and leading-dimension
-/// gaps: a signalling NaN with a recognisable payload, so that a kernel that
-/// computes with it produces NaN and one that passes it through arithmetic
-/// changes its bits (the result is quieted).
-inline constexpr uint32_t kGuardSentinelBits = 0x7fa5a5a5u;
 
 /// Float storage whose first real element is 64-byte aligned, with `guard`
 /// floats on each side. Move-only; the memory is freed on destruction. The

@@ -1,0 +1,185 @@
+//===- ValidationNumerics.h - The validators' numbers, standard C++ only -*-===//
+//
+// What every validator of ours computes the same way, with nothing but the
+// C++ standard library: the input distributions and their deterministic
+// values, the guard sentinel, the relative error measure, the K-scaled
+// bound and the per-element verdict. The host validators (GemmValidator,
+// ConvValidator) and the cross-built runner that checks kernels under
+// qemu-user (tools/qimeng-cross-runner) include it, so a kernel for another
+// architecture passes exactly the checks a host kernel passes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_RUNTIME_VALIDATIONNUMERICS_H
+#define QIMENG_RUNTIME_VALIDATIONNUMERICS_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+
+namespace qimeng {
+
+/// Input distributions the validators run.
+enum class Distribution {
+  SmallIntegers, ///< A, B, C in [-4, 4]: every partial sum exact, bit for bit
+  Uniform,       ///< uniform in [-1, 1): error bound grows with K
+  Mixed,         ///< uniform magnitudes spanning 2^-8 .. 2^8 with signs
+};
+
+/// The distribution's name as it appears in failure messages:
+/// "small-integers", "uniform", "mixed".
+inline const char *distributionCName(Distribution dist) {
+  switch (dist) {
+  case Distribution::SmallIntegers:
+    return "small-integers";
+  case Distribution::Uniform:
+    return "uniform";
+  case Distribution::Mixed:
+    return "mixed";
+  }
+  return "unknown";
+}
+
+/// Bit pattern of the sentinel written into guards and leading-dimension
+/// gaps: a signalling NaN with a recognisable payload, so that a kernel that
+/// computes with it produces NaN and one that passes it through arithmetic
+/// changes its bits (the result is quieted).
+inline constexpr uint32_t kGuardSentinelBits = 0x7fa5a5a5u;
+
+// C(i,j) is c0 plus k products: k + 1 summands. Whatever the summation order
+// (blocked, tree, several accumulators added at the end) and whether
+// products are rounded separately or fused (FMA only removes roundings),
+// each summand passes through at most k + 1 roundings, so the classic bound
+// (Higham, Accuracy and Stability, 3.1) gives
+//   |fl(c) - c| <= gamma_{k+1} * (|c0| + sum_k |a b|),
+//   gamma_n = n u / (1 - n u), u = 2^-24 (round to nearest).
+// We allow twice that: the slack covers the fp64 reference's own rounding
+// (about (k + 1) * 2^-53 relative, six orders of magnitude below) and keeps
+// the gate from flaking on kernels that are correct by this bound, while a
+// dropped term, a wrong index or a lost accumulation is off by O(1)
+// relative error and far above it. Inputs here are normal floats with no
+// underflow, which the classic bound assumes. When (k + 1) u >= 1/2 no
+// useful bound exists and infinity is returned (only exact zero terms are
+// then checked).
+/// The error bound for the relative measure at reduction length k: a few
+/// units of float rounding per term, growing with k.
+inline double gemmErrorBound(int64_t k) {
+  const double u = std::ldexp(1.0, -24);
+  double nu = double(std::max<int64_t>(k, 0) + 1) * u;
+  if (nu >= 0.5)
+    return std::numeric_limits<double>::infinity();
+  return 2.0 * nu / (1.0 - nu);
+}
+
+namespace validation {
+
+inline uint32_t bitsOf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+inline bool isSentinel(const float *p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return bits == kGuardSentinelBits;
+}
+
+/// Deterministic values of one distribution. The mapping from the 64-bit
+/// stream is our own (not std::uniform_*_distribution), so the inputs are
+/// the same with every standard library.
+class InputGenerator {
+public:
+  InputGenerator(Distribution dist, uint64_t seed)
+      : dist(dist), rng(seed ^ (0x9e3779b97f4a7c15ull * (uint64_t(dist) + 1))) {
+  }
+
+  float next() {
+    switch (dist) {
+    case Distribution::SmallIntegers:
+      return float(int64_t(rng() % 9) - 4);
+    case Distribution::Uniform: {
+      // Multiples of 2^-23 in [-1, 1): exact in float.
+      int64_t v = int64_t(rng() >> 40) - (int64_t(1) << 23);
+      return std::ldexp(float(v), -23);
+    }
+    case Distribution::Mixed: {
+      uint64_t r = rng();
+      float sign = (r & 1) ? -1.0f : 1.0f;
+      int e = int((r >> 1) % 17) - 8;
+      // 1 + u with 23 fraction bits: exact in float.
+      float mant = 1.0f + std::ldexp(float(rng() >> 41), -23);
+      return sign * std::ldexp(mant, e);
+    }
+    }
+    return 0.0f;
+  }
+
+private:
+  Distribution dist;
+  std::mt19937_64 rng;
+};
+
+/// relu as the kernels' epilogue and arith.maximumf(x, 0) compute it: NaN
+/// stays NaN, anything not above 0 becomes +0.
+template <typename T> T reluAsMaximumf(T x) {
+  return x > T(0) || std::isnan(x) ? x : T(0);
+}
+
+inline std::string num(double v) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.9g", v);
+  return text;
+}
+
+inline std::string shortNum(double v) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.3g", v);
+  return text;
+}
+
+/// |x - ref| / mag, with 0 / 0 = 0 and anything non-finite infinite.
+inline double relativeError(double x, double ref, double mag) {
+  if (!std::isfinite(x))
+    return std::numeric_limits<double>::infinity();
+  double err = std::fabs(x - ref);
+  if (err == 0)
+    return 0;
+  if (mag == 0)
+    return std::numeric_limits<double>::infinity();
+  return err / mag;
+}
+
+/// True when small-integer inputs (|a|, |b|, |c0| <= 4) make every partial
+/// sum of a k-term reduction exact in float in any order: an integer of
+/// magnitude <= 16 k + 4, exact while that is <= 2^24.
+inline bool smallIntegersAreExact(int64_t k) {
+  return k <= ((int64_t(1) << 24) - 4) / 16;
+}
+
+/// Why an output element `got` fails against fp64 `want` of magnitude
+/// `size` (" (exact, bit for bit)", " (fp64), relative error ..."), or ""
+/// when it passes: bit for bit when `exact`, else within `bound` * size.
+inline std::string elementFailure(float got, double want, double size,
+                                  bool exact, double bound) {
+  if (!std::isfinite(got) && std::isfinite(want))
+    return " (fp64)";
+  if (exact && bitsOf(got) != bitsOf(float(want)))
+    return " (exact, bit for bit)";
+  if (!exact && size == 0 && double(got) != want)
+    return " (fp64; every term is zero)";
+  if (!exact && size != 0 && !(std::fabs(double(got) - want) <= bound * size))
+    return " (fp64), relative error " +
+           shortNum(relativeError(got, want, size)) + " > bound " +
+           shortNum(bound);
+  return "";
+}
+
+} // namespace validation
+} // namespace qimeng
+
+#endif // QIMENG_RUNTIME_VALIDATIONNUMERICS_H

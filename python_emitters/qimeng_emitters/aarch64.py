@@ -1,0 +1,270 @@
+"""AArch64: the NEON table row, the AAPCS64 calling convention and the NEON
+instruction writer of the shared GEMM sketch (sketch.py).
+
+The microkernel is the fmla-by-element form: a row of A is loaded four k at a
+time into one q register, and each k step multiplies a row of B vectors by
+one of its lanes. Column edges load narrower registers (q: 4 lanes, d: 2,
+s: 1), so no edge needs packing or a workspace tile.
+"""
+
+from dataclasses import dataclass
+
+from .errors import RequestError
+from .fields import int_field
+from .isa import CallingConvention, Labels, VectorIsaRow
+from .sketch import (LD_OFFSET, Sketch, fault_suffix, kernel_text,
+                     parse_request, registers_needed)
+
+NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
+                    features=("neon",), vector_bits_fixed=False)
+
+AAPCS64 = CallingConvention(
+    name="aapcs64", args=("x0", "x1", "x2", "x3"),
+    callee_saved=tuple(f"x{i}" for i in range(19, 29)),
+    # x18 is the platform register, x29/x30 the frame and link registers.
+    gprs=tuple(f"x{i}" for i in range(0, 18)) + tuple(
+        f"x{i}" for i in range(19, 29)),
+    machine_state=("nzcv",))
+
+# Register map of the body.
+A, B, C, WS = "x0", "x1", "x2", "x3"
+LDA, LDB, LDC = "x4", "x5", "x6"
+JR, IR, KI = "x7", "x8", "x9"
+BPANEL, CPANEL, ABLOCK, CBLOCK = "x10", "x11", "x12", "x13"
+BPTR, CROW = "x14", "x15"
+A_STEP, C_STEP = "x16", "x17"      # MR rows of A and of C, in bytes
+A_ROWS = tuple(f"x{i}" for i in range(19, 27))
+USED_GPRS = ("x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
+             "x14", "x15", "x16", "x17") + A_ROWS
+
+#: Register form of a vector `width` lanes wide: (load/store prefix, the
+#: arrangement fmla and fadd use, bytes).
+WIDTH_FORMS = {4: ("q", "4s", 16), 2: ("d", "2s", 8), 1: ("s", None, 4)}
+
+K_UNROLLS = (4, 8)
+
+
+def split_width(width):
+    """NEON loads 4, 2 or 1 lanes: 3 is a d and an s register."""
+    return {1: [1], 2: [2], 3: [2, 1]}[width]
+
+
+def mov_imm(lines, reg, value):
+    """reg = value (64-bit, unsigned) with movz/movk, no literal pool."""
+    if value < (1 << 16):
+        lines.append(f"\tmov\t{reg}, #{value}")
+        return
+    lines.append(f"\tmovz\t{reg}, #{value & 0xffff}")
+    for shift in (16, 32, 48):
+        part = (value >> shift) & 0xffff
+        if part:
+            lines.append(f"\tmovk\t{reg}, #{part}, lsl #{shift}")
+
+
+def add_imm(lines, reg, value, scratch="x15"):
+    if value == 0:
+        return
+    if value < 4096:
+        lines.append(f"\tadd\t{reg}, {reg}, #{value}")
+    else:
+        mov_imm(lines, scratch, value)
+        lines.append(f"\tadd\t{reg}, {reg}, {scratch}")
+
+
+class NeonWriter:
+    """Writes the sketch's loops and microkernel in AArch64 NEON."""
+
+    isa = NEON
+    conv = AAPCS64
+    comment_prefix = "//"
+
+    def __init__(self, k_unroll):
+        self.k_unroll = k_unroll
+        self.lines = []
+        self.labels = Labels()
+
+    split_width = staticmethod(split_width)
+
+    def ins(self, text):
+        self.lines.append("\t" + text)
+
+    def clobbers(self):
+        return (list(USED_GPRS) + [f"v{i}" for i in range(32)]
+                + list(self.conv.machine_state))
+
+    def prologue(self):
+        return ["\tstp\tx19, x20, [sp, #-128]!",
+                "\tstp\tx21, x22, [sp, #16]",
+                "\tstp\tx23, x24, [sp, #32]",
+                "\tstp\tx25, x26, [sp, #48]",
+                "\tstp\td8, d9, [sp, #64]",
+                "\tstp\td10, d11, [sp, #80]",
+                "\tstp\td12, d13, [sp, #96]",
+                "\tstp\td14, d15, [sp, #112]"]
+
+    def epilogue(self):
+        return ["\tldp\td14, d15, [sp, #112]",
+                "\tldp\td12, d13, [sp, #96]",
+                "\tldp\td10, d11, [sp, #80]",
+                "\tldp\td8, d9, [sp, #64]",
+                "\tldp\tx25, x26, [sp, #48]",
+                "\tldp\tx23, x24, [sp, #32]",
+                "\tldp\tx21, x22, [sp, #16]",
+                "\tldp\tx19, x20, [sp], #128",
+                "\tret"]
+
+    # -- the loop nest ------------------------------------------------------
+
+    def begin(self, sk):
+        self.ins("// leading dimensions from the workspace header, in bytes")
+        for i, reg in enumerate((LDA, LDB, LDC)):
+            self.ins(f"ldr\t{reg}, [{WS}, #{LD_OFFSET + 8 * i}]")
+            self.ins(f"lsl\t{reg}, {reg}, #2")
+        mov_imm(self.lines, A_STEP, sk.mr)
+        self.ins(f"mul\t{C_STEP}, {LDC}, {A_STEP}")
+        self.ins(f"mul\t{A_STEP}, {LDA}, {A_STEP}")
+        self.ins(f"mov\t{BPANEL}, {B}")
+        self.ins(f"mov\t{CPANEL}, {C}")
+
+    def panel_loop(self, panel, body):
+        self.ins(f"// {panel.count} panel(s) of {panel.columns} columns "
+                 f"({'+'.join(map(str, panel.widths))})")
+        loop = None
+        if panel.count > 1:
+            mov_imm(self.lines, JR, panel.count)
+            loop = self.labels.place(self.lines, "column panel")
+        self.ins(f"mov\t{ABLOCK}, {A}")
+        self.ins(f"mov\t{CBLOCK}, {CPANEL}")
+        body()
+        add_imm(self.lines, BPANEL, panel.columns * 4)
+        add_imm(self.lines, CPANEL, panel.columns * 4)
+        if loop is not None:
+            self.ins(f"subs\t{JR}, {JR}, #1")
+            self.ins(f"b.ne\t{loop}b")
+
+    def row_loop(self, count, rows, body):
+        mov_imm(self.lines, IR, count)
+        loop = self.labels.place(self.lines, f"{rows}-row block")
+        body()
+        self.ins(f"add\t{ABLOCK}, {ABLOCK}, {A_STEP}")
+        self.ins(f"add\t{CBLOCK}, {CBLOCK}, {C_STEP}")
+        self.ins(f"subs\t{IR}, {IR}, #1")
+        self.ins(f"b.ne\t{loop}b")
+
+    def end(self, sk):
+        if sk.fault == "write-past-edge":
+            # One float just past the last column of C's last row.
+            mov_imm(self.lines, CROW, sk.m - 1)
+            self.ins(f"madd\t{CROW}, {CROW}, {LDC}, {C}")
+            add_imm(self.lines, CROW, sk.n * 4, scratch=BPTR)
+            self.ins(f"str\twzr, [{CROW}]")
+
+    def fault_segfault(self):
+        self.ins(f"mov\t{CROW}, #0")
+        self.ins(f"ldr\t{CROW}, [{CROW}]")
+
+    def fault_hang(self):
+        loop = self.labels.place(self.lines, "hang")
+        self.ins(f"b\t{loop}b")
+
+    # -- the microkernel ----------------------------------------------------
+
+    def microkernel(self, sk, rows, widths):
+        nv = len(widths)
+        acc = lambda i, v: i * nv + v
+        a_reg = lambda i: rows * nv + i
+        b_reg = lambda v: rows * nv + rows + v
+        if registers_needed(rows, nv, rows) > 32:
+            raise RequestError(f"a {rows}-row block of {nv} vectors needs "
+                               f"{registers_needed(rows, nv, rows)} vector "
+                               "registers; neon has 32")
+        offsets = [sum(widths[:v]) * 4 for v in range(nv)]
+        self.ins(f"// {rows} x {sum(widths)} block")
+        self.ins(f"mov\t{A_ROWS[0]}, {ABLOCK}")
+        for i in range(1, rows):
+            self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
+        self.ins(f"mov\t{BPTR}, {BPANEL}")
+        for i in range(rows):
+            for v in range(nv):
+                self.ins(f"movi\tv{acc(i, v)}.16b, #0")
+
+        def k_step(lane):
+            for v, w in enumerate(widths):
+                prefix = WIDTH_FORMS[w][0]
+                self.ins(f"ldr\t{prefix}{b_reg(v)}, [{BPTR}, #{offsets[v]}]")
+            self.ins(f"add\t{BPTR}, {BPTR}, {LDB}")
+            for i in range(rows):
+                for v, w in enumerate(widths):
+                    arr = WIDTH_FORMS[w][1]
+                    if arr:
+                        self.ins(f"fmla\tv{acc(i, v)}.{arr}, v{b_reg(v)}.{arr},"
+                                 f" v{a_reg(i)}.s[{lane}]")
+                    else:
+                        self.ins(f"fmla\ts{acc(i, v)}, s{b_reg(v)}, "
+                                 f"v{a_reg(i)}.s[{lane}]")
+
+        def chunk(lanes):
+            prefix = "q" if lanes == 4 else "s"
+            for i in range(rows):
+                self.ins(f"ldr\t{prefix}{a_reg(i)}, [{A_ROWS[i]}], "
+                         f"#{4 * lanes}")
+            for lane in range(lanes):
+                k_step(lane)
+
+        ks = sk.k_steps
+        chunks = self.k_unroll // 4
+        iterations, rest = divmod(ks, self.k_unroll)
+        if iterations:
+            mov_imm(self.lines, KI, iterations)
+            loop = self.labels.place(self.lines, "k")
+            for _ in range(chunks):
+                chunk(4)
+            self.ins(f"subs\t{KI}, {KI}, #1")
+            self.ins(f"b.ne\t{loop}b")
+        for _ in range(rest // 4):
+            chunk(4)
+        for _ in range(rest % 4):
+            chunk(1)
+
+        self.ins(f"mov\t{CROW}, {CBLOCK}")
+        for i in range(rows):
+            if i:
+                self.ins(f"add\t{CROW}, {CROW}, {LDC}")
+            for v, w in enumerate(widths):
+                prefix, arr, _ = WIDTH_FORMS[w]
+                if not sk.overwrite:
+                    self.ins(f"ldr\t{prefix}{b_reg(v)}, [{CROW}, "
+                             f"#{offsets[v]}]")
+                    if arr:
+                        self.ins(f"fadd\tv{acc(i, v)}.{arr}, v{acc(i, v)}."
+                                 f"{arr}, v{b_reg(v)}.{arr}")
+                    else:
+                        self.ins(f"fadd\ts{acc(i, v)}, s{acc(i, v)}, "
+                                 f"s{b_reg(v)}")
+                self.ins(f"str\t{prefix}{acc(i, v)}, [{CROW}, #{offsets[v]}]")
+
+
+def emit(request):
+    fields = parse_request(request, "neon")
+    k_unroll = int_field(request, "k_unroll", default=4)
+    if k_unroll not in K_UNROLLS:
+        raise RequestError(f"k_unroll must be 4 or 8 on neon (A is loaded "
+                           f"four k at a time), got {k_unroll}")
+    nr = int_field(request, "nr")
+    if nr % NEON.lanes:
+        raise RequestError(f"nr = {nr} must be a multiple of 4 (f32 lanes "
+                           "of neon)")
+    NEON.check_target_features(request)
+    sk = Sketch(lanes=NEON.lanes, nv=nr // NEON.lanes, k_unroll=k_unroll,
+                **fields)
+    needed = registers_needed(sk.mr, sk.nv, sk.mr)
+    if needed > NEON.registers:
+        raise RequestError(
+            f"a {sk.mr}x{nr} register block needs {needed} vector registers "
+            f"(accumulators, B vectors and one A register a row); neon has "
+            f"{NEON.registers}")
+    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_nn"
+              f"{'_b0' if sk.overwrite else ''}_ldrt_{sk.mr}x{nr}"
+              f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_neon")
+    return kernel_text(sk, NeonWriter(k_unroll), symbol, request, AAPCS64)
+

@@ -1,0 +1,268 @@
+"""RISC-V: the RVV 1.0 table row, the LP64D calling convention and the RVV
+instruction writer of the shared GEMM sketch (sketch.py).
+
+The microkernel is the vfmacc.vf form: each k step loads a row of B as
+register groups (LMUL registers each) and multiplies it by one scalar of A
+per row. A kernel is built for one VLEN (a group holds VLEN * LMUL / 32
+floats): the symbol and the `qm.vector_bits` header say which, and
+validation runs it at that VLEN. The last columns need no packing: the
+edge panel sets vl to its width.
+"""
+
+from .errors import RequestError
+from .fields import int_field
+from .isa import CallingConvention, Labels, VectorIsaRow
+from .sketch import (LD_OFFSET, Sketch, fault_suffix, kernel_text,
+                     parse_request, registers_needed)
+
+RVV = VectorIsaRow(name="rvv", arch="riscv64", lanes=0, registers=32,
+                   features=("v",), vector_bits_fixed=True)
+
+LP64D = CallingConvention(
+    name="lp64d", args=("a0", "a1", "a2", "a3"),
+    callee_saved=tuple(f"s{i}" for i in range(12)),
+    # s0 is the frame pointer; gp and tp are the platform's.
+    gprs=tuple(f"a{i}" for i in range(8)) + tuple(
+        f"t{i}" for i in range(7)) + tuple(f"s{i}" for i in range(1, 12)),
+    machine_state=())
+
+# Register map of the body.
+A, B, C, WS = "a0", "a1", "a2", "a3"
+LDA, LDB, LDC = "a4", "a5", "a6"
+BPANEL = "a7"
+TMP, JR, IR, KI, CPANEL, ABLOCK, CBLOCK = (
+    "t0", "t1", "t2", "t3", "t4", "t5", "t6")
+BPTR, CROW, A_STEP = "s1", "s10", "s11"
+A_ROWS = tuple(f"s{i}" for i in range(2, 10))
+USED_GPRS = ("a4", "a5", "a6", "a7", "t0", "t1", "t2", "t3", "t4", "t5",
+             "t6") + tuple(f"s{i}" for i in range(1, 12))
+# A's scalars: two banks of caller-saved float registers, alternating k.
+F_BANKS = (tuple(f"ft{i}" for i in range(8)), tuple(f"fa{i}" for i in
+                                                      range(8)))
+VLENS = (128, 256, 512, 1024)
+LMULS = (1, 2, 4, 8)
+K_UNROLLS = (1, 2, 4, 8)
+SAVED = tuple(f"s{i}" for i in range(1, 12))
+
+
+def add_imm(lines, reg, value):
+    if value == 0:
+        return
+    if -2048 <= value < 2048:
+        lines.append(f"\taddi\t{reg}, {reg}, {value}")
+    else:
+        lines.append(f"\tli\t{TMP}, {value}")
+        lines.append(f"\tadd\t{reg}, {reg}, {TMP}")
+
+
+class RvvWriter:
+    """Writes the sketch's loops and microkernel in RVV 1.0."""
+
+    isa = RVV
+    conv = LP64D
+    comment_prefix = "#"
+
+    def __init__(self, vlen, lmul, k_unroll):
+        self.isa_vector_bits = vlen
+        self.lmul = lmul
+        self.lanes = vlen * lmul // 32
+        self.k_unroll = k_unroll
+        self.lines = []
+        self.labels = Labels()
+
+    def split_width(self, width):
+        return [width]
+
+    def ins(self, text):
+        self.lines.append("\t" + text)
+
+    def label(self, comment):
+        return self.labels.place(self.lines, comment, "#")
+
+    def loop_back(self, counter, label):
+        """counter -= 1, back to `label` while non-zero; a jal reaches any
+        body size (a conditional branch only 4 KiB)."""
+        self.ins(f"addi\t{counter}, {counter}, -1")
+        done = self.labels.next
+        self.labels.next += 1
+        self.ins(f"beqz\t{counter}, {done}f")
+        self.ins(f"j\t{label}b")
+        self.lines.append(f"{done}:")
+
+    def vreg(self, group):
+        return f"v{group * self.lmul}"
+
+    def clobbers(self):
+        return (list(USED_GPRS) + list(F_BANKS[0]) + list(F_BANKS[1])
+                + [f"v{i}" for i in range(32)] + ["vl", "vtype"]
+                + list(self.conv.machine_state))
+
+    def prologue(self):
+        out = [f"\taddi\tsp, sp, -{8 * len(SAVED) + 8}"]
+        out += [f"\tsd\t{r}, {8 * i}(sp)" for i, r in enumerate(SAVED)]
+        return out
+
+    def epilogue(self):
+        out = [f"\tld\t{r}, {8 * i}(sp)" for i, r in enumerate(SAVED)]
+        out += [f"\taddi\tsp, sp, {8 * len(SAVED) + 8}", "\tret"]
+        return out
+
+    # -- the loop nest ------------------------------------------------------
+
+    def begin(self, sk):
+        self.ins("# leading dimensions from the workspace header, in bytes")
+        for i, reg in enumerate((LDA, LDB, LDC)):
+            self.ins(f"ld\t{reg}, {LD_OFFSET + 8 * i}({WS})")
+            self.ins(f"slli\t{reg}, {reg}, 2")
+        self.ins(f"li\t{TMP}, {sk.mr}")
+        self.ins(f"mul\t{A_STEP}, {LDA}, {TMP}")
+        self.ins(f"mv\t{BPANEL}, {B}")
+        self.ins(f"mv\t{CPANEL}, {C}")
+
+    def panel_loop(self, panel, body):
+        self.ins(f"# {panel.count} panel(s) of {panel.columns} columns")
+        # One vl for the whole panel: its vectors are all as wide.
+        self.ins(f"li\t{TMP}, {panel.widths[0]}")
+        self.ins(f"vsetvli\tzero, {TMP}, e32, m{self.lmul}, ta, ma")
+        loop = None
+        if panel.count > 1:
+            self.ins(f"li\t{JR}, {panel.count}")
+            loop = self.label("column panel")
+        self.ins(f"mv\t{ABLOCK}, {A}")
+        self.ins(f"mv\t{CBLOCK}, {CPANEL}")
+        body()
+        add_imm(self.lines, BPANEL, panel.columns * 4)
+        add_imm(self.lines, CPANEL, panel.columns * 4)
+        if loop is not None:
+            self.loop_back(JR, loop)
+
+    def row_loop(self, count, rows, body):
+        self.ins(f"li\t{IR}, {count}")
+        loop = self.label(f"{rows}-row block")
+        body()
+        self.ins(f"add\t{ABLOCK}, {ABLOCK}, {A_STEP}")
+        for _ in range(rows):
+            self.ins(f"add\t{CBLOCK}, {CBLOCK}, {LDC}")
+        self.loop_back(IR, loop)
+
+    def end(self, sk):
+        if sk.fault == "write-past-edge":
+            self.ins(f"li\t{CROW}, {sk.m - 1}")
+            self.ins(f"mul\t{CROW}, {CROW}, {LDC}")
+            self.ins(f"add\t{CROW}, {CROW}, {C}")
+            add_imm(self.lines, CROW, sk.n * 4)
+            self.ins(f"sw\tzero, 0({CROW})")
+
+    def fault_segfault(self):
+        self.ins(f"ld\t{TMP}, 0(zero)")
+
+    def fault_hang(self):
+        loop = self.label("hang")
+        self.ins(f"j\t{loop}b")
+
+    # -- the microkernel ----------------------------------------------------
+
+    def microkernel(self, sk, rows, widths):
+        nv = len(widths)
+        groups = 32 // self.lmul
+        if registers_needed(rows, nv, 0) > groups:
+            raise RequestError(
+                f"a {rows}-row block of {nv} vectors needs "
+                f"{registers_needed(rows, nv, 0)} register groups; LMUL "
+                f"{self.lmul} gives {groups}")
+        acc = lambda i, v: self.vreg(i * nv + v)
+        b_reg = lambda v: self.vreg(rows * nv + v)
+        offsets = [sum(widths[:v]) * 4 for v in range(nv)]
+        self.ins(f"# {rows} x {sum(widths)} block")
+        self.ins(f"mv\t{A_ROWS[0]}, {ABLOCK}")
+        for i in range(1, rows):
+            self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
+        self.ins(f"mv\t{BPTR}, {BPANEL}")
+        for i in range(rows):
+            for v in range(nv):
+                self.ins(f"vmv.v.i\t{acc(i, v)}, 0")
+
+        def load_b(v, base):
+            if offsets[v]:
+                self.ins(f"addi\t{TMP}, {base}, {offsets[v]}")
+                self.ins(f"vle32.v\t{b_reg(v)}, ({TMP})")
+            else:
+                self.ins(f"vle32.v\t{b_reg(v)}, ({base})")
+
+        def k_step(u):
+            bank = F_BANKS[u % 2]
+            for i in range(rows):
+                self.ins(f"flw\t{bank[i]}, {4 * u}({A_ROWS[i]})")
+            for v in range(nv):
+                load_b(v, BPTR)
+            self.ins(f"add\t{BPTR}, {BPTR}, {LDB}")
+            for i in range(rows):
+                for v in range(nv):
+                    self.ins(f"vfmacc.vf\t{acc(i, v)}, {bank[i]}, "
+                             f"{b_reg(v)}")
+
+        def advance_a(steps):
+            for i in range(rows):
+                self.ins(f"addi\t{A_ROWS[i]}, {A_ROWS[i]}, {4 * steps}")
+
+        iterations, rest = divmod(sk.k_steps, self.k_unroll)
+        if iterations:
+            self.ins(f"li\t{KI}, {iterations}")
+            loop = self.label("k")
+            for u in range(self.k_unroll):
+                k_step(u)
+            advance_a(self.k_unroll)
+            self.ins(f"addi\t{KI}, {KI}, -1")
+            self.ins(f"bnez\t{KI}, {loop}b")
+        for u in range(rest):
+            k_step(u)
+
+        self.ins(f"mv\t{CROW}, {CBLOCK}")
+        for i in range(rows):
+            if i:
+                self.ins(f"add\t{CROW}, {CROW}, {LDC}")
+            for v in range(nv):
+                if offsets[v]:
+                    self.ins(f"addi\t{TMP}, {CROW}, {offsets[v]}")
+                    addr = TMP
+                else:
+                    addr = CROW
+                if not sk.overwrite:
+                    self.ins(f"vle32.v\t{b_reg(v)}, ({addr})")
+                    self.ins(f"vfadd.vv\t{acc(i, v)}, {acc(i, v)}, "
+                             f"{b_reg(v)}")
+                self.ins(f"vse32.v\t{acc(i, v)}, ({addr})")
+
+
+def emit(request):
+    fields = parse_request(request, "rvv", extra_fields=("vlen", "lmul"))
+    vlen = int_field(request, "vlen", default=128)
+    if vlen not in VLENS:
+        raise RequestError(f"vlen must be one of 128, 256, 512, 1024, got "
+                           f"{vlen}")
+    lmul = int_field(request, "lmul", default=1)
+    if lmul not in LMULS:
+        raise RequestError(f"lmul must be 1, 2, 4 or 8, got {lmul}")
+    k_unroll = int_field(request, "k_unroll", default=1)
+    if k_unroll not in K_UNROLLS:
+        raise RequestError(f"k_unroll must be 1, 2, 4 or 8, got {k_unroll}")
+    lanes = vlen * lmul // 32
+    nr = int_field(request, "nr")
+    if nr % lanes:
+        raise RequestError(
+            f"nr = {nr} must be a multiple of {lanes} (f32 lanes of a "
+            f"LMUL {lmul} group at VLEN {vlen})")
+    extra = (f"zvl{vlen}b",) if vlen > 128 else ()
+    RVV.check_target_features(request, extra)
+    sk = Sketch(lanes=lanes, nv=nr // lanes, k_unroll=k_unroll, **fields)
+    groups = RVV.registers // lmul
+    needed = registers_needed(sk.mr, sk.nv, 0)
+    if needed > groups:
+        raise RequestError(
+            f"a {sk.mr}x{nr} register block needs {needed} register groups "
+            f"(accumulators and B vectors); LMUL {lmul} gives {groups}")
+    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_nn"
+              f"{'_b0' if sk.overwrite else ''}_ldrt_{sk.mr}x{nr}_m{lmul}"
+              f"_ku{k_unroll}{fault_suffix(sk)}_riscv64_rvv_vlen{vlen}")
+    return kernel_text(sk, RvvWriter(vlen, lmul, k_unroll), symbol, request,
+                       LP64D)

@@ -1,0 +1,280 @@
+"""The sketch-driven emitters for AArch64 NEON and RISC-V RVV: requests,
+headers, assembly for their triples, and execution under qemu-user.
+
+Execution uses the project's cross runner (tools/qimeng-cross-runner), built
+here with the target's cross g++ and run under qemu with the CPU model and
+vector length the kernel was built for. Each kernel runs on three input
+distributions (small integers bit for bit, random floats within a K-scaled
+bound), with sentinel guards around C and in its leading-dimension gaps,
+and A and B checked unchanged.
+"""
+
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from qimeng_emitters.errors import RequestError
+from qimeng_emitters.__main__ import run
+from .support import EMITTER_ROOT, LLVM_MC, emit, header
+
+import json
+
+PROJECT_ROOT = os.path.dirname(EMITTER_ROOT)
+RUNNER_SOURCE = os.path.join(PROJECT_ROOT, "tools", "qimeng-cross-runner",
+                             "qimeng-cross-runner.cpp")
+OBJCOPY = shutil.which("llvm-objcopy-22")
+
+TARGETS = {
+    "aarch64": {
+        "triple": "aarch64-linux-gnu", "mattr": "+neon",
+        "cxx": shutil.which("aarch64-linux-gnu-g++"),
+        "qemu": shutil.which("qemu-aarch64"),
+    },
+    "riscv64": {
+        "triple": "riscv64-linux-gnu", "mattr": "+m,+a,+f,+d,+c,+v",
+        "cxx": shutil.which("riscv64-linux-gnu-g++"),
+        "qemu": shutil.which("qemu-riscv64"),
+    },
+}
+
+
+def neon(**fields):
+    req = {"version": 1, "kind": "sgemm", "isa": "neon", "m": 19, "n": 23,
+           "k": 13, "mr": 8, "nr": 8, "k_unroll": 4, "runtime_ld": True}
+    req.update(fields)
+    return req
+
+
+def rvv(**fields):
+    req = {"version": 1, "kind": "sgemm", "isa": "rvv", "vlen": 256,
+           "lmul": 4, "m": 19, "n": 45, "k": 13, "mr": 7, "nr": 32,
+           "k_unroll": 2, "runtime_ld": True}
+    req.update(fields)
+    return req
+
+
+def assemble_for(arch, text, obj_path):
+    t = TARGETS[arch]
+    return subprocess.run(
+        [LLVM_MC, f"-triple={t['triple']}", f"-mattr={t['mattr']}",
+         "-filetype=obj", "-o", obj_path],
+        input=text, capture_output=True, text=True, timeout=60)
+
+
+def missing_tools(arch):
+    t = TARGETS[arch]
+    missing = [name for name, path in (
+        ("llvm-mc-22", LLVM_MC), ("llvm-objcopy-22", OBJCOPY),
+        (f"{arch}-linux-gnu-g++", t["cxx"]),
+        (f"qemu-{arch}", t["qemu"])) if not path]
+    return missing
+
+
+class RequestTest(unittest.TestCase):
+    def test_symbols_name_every_parameter_isa_last(self):
+        self.assertEqual(
+            header(emit(neon()), "symbol"),
+            "qm_sgemm_19x23x13_nn_ldrt_8x8_ku4_aarch64_neon")
+        self.assertEqual(
+            header(emit(rvv(overwrite=True)), "symbol"),
+            "qm_sgemm_19x45x13_nn_b0_ldrt_7x32_m4_ku2_riscv64_rvv_vlen256")
+
+    def test_headers_carry_the_calling_convention(self):
+        text = emit(neon())
+        self.assertEqual(header(text, "args"), "x0,x1,x2,x3")
+        clobbers = header(text, "clobbers").split(",")
+        self.assertIn("nzcv", clobbers)
+        self.assertIn("v31", clobbers)
+        self.assertNotIn("x18", clobbers)  # the platform register
+        self.assertEqual(header(text, "leading_dims"), "runtime")
+        self.assertIsNone(header(text, "vector_bits"))
+        text = emit(rvv())
+        self.assertEqual(header(text, "args"), "a0,a1,a2,a3")
+        clobbers = header(text, "clobbers").split(",")
+        for reg in ("vl", "vtype", "v0", "ft0", "s11"):
+            self.assertIn(reg, clobbers)
+        self.assertNotIn("s0", clobbers)  # the frame pointer
+        self.assertEqual(header(text, "vector_bits"), "256")
+
+    def test_bad_requests_are_refused_with_the_reason(self):
+        cases = [
+            (neon(runtime_ld=None), "needs runtime_ld true"),
+            (neon(trans_b=True), "do not support trans_b"),
+            (neon(nr=6), "multiple of 4"),
+            (neon(k_unroll=2), "k_unroll must be 4 or 8"),
+            (neon(mr=8, nr=16), "needs 44 vector registers"),
+            (neon(mr=9), "more rows than the 8 A row pointers"),
+            (neon(target_features=["fp-armv8"]), "neon needs neon"),
+            (rvv(nr=16), "multiple of 32"),
+            (rvv(lmul=8, mr=4, nr=64), "needs 5 register groups"),
+            (rvv(vlen=96), "vlen must be one of"),
+            (rvv(target_features=["m", "v"]), "needs zvl256b"),
+            (rvv(fault="drop-k", k=1), "needs k >= 2"),
+        ]
+        for req, message in cases:
+            req = {k: v for k, v in req.items() if v is not None}
+            with self.subTest(req=req):
+                with self.assertRaises(RequestError) as ctx:
+                    run(json.dumps(req))
+                self.assertIn(message, str(ctx.exception))
+
+    def test_defaults_fit_the_register_files(self):
+        # 8 rows x 2 vectors of 4: 16 accumulators, 8 A and 2 B registers.
+        emit(neon(mr=8, nr=8))
+        # LMUL 4 at VLEN 256: 7 accumulator groups and one for B.
+        emit(rvv(mr=7, nr=32, lmul=4))
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc-22 not found")
+class AssemblyTest(unittest.TestCase):
+    REQUESTS = [
+        ("aarch64", neon()),
+        ("aarch64", neon(m=1, n=1, k=1, mr=1, nr=4)),
+        ("aarch64", neon(m=64, n=64, k=64, mr=7, nr=12, k_unroll=8)),
+        ("aarch64", neon(m=9, n=7, k=5, overwrite=True)),
+        ("riscv64", rvv()),
+        ("riscv64", rvv(vlen=128, lmul=1, mr=6, nr=16, k_unroll=8)),
+        ("riscv64", rvv(vlen=512, lmul=2, mr=5, nr=64, m=200, n=300,
+                        k=100)),
+    ]
+
+    def test_output_assembles_for_its_triple(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for arch, req in self.REQUESTS:
+                with self.subTest(arch=arch, req=req):
+                    obj = os.path.join(tmp, "k.o")
+                    result = assemble_for(arch, emit(req), obj)
+                    self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_neon_uses_no_sve_registers(self):
+        text = emit(neon(m=64, n=67, k=9))
+        body = text.split("# qm.body.begin")[1].split("# qm.body.end")[0]
+        for line in body.splitlines():
+            code = line.split("//")[0]
+            self.assertNotRegex(code, r"\bz\d+\.|\bp\d+\b", line)
+
+
+class CrossRunner:
+    """The cross runner built for `arch`, and a way to run a kernel in it
+    under qemu."""
+
+    def __init__(self, arch, tmp):
+        self.arch = arch
+        self.tmp = tmp
+        self.exe = os.path.join(tmp, f"runner-{arch}")
+        t = TARGETS[arch]
+        subprocess.run(
+            [t["cxx"], "-std=c++17", "-O2", "-static",
+             "-I" + os.path.join(PROJECT_ROOT, "include"), RUNNER_SOURCE,
+             "-o", self.exe], check=True, capture_output=True, timeout=300)
+
+    def run(self, req, cpu, lda, ldb, ldc):
+        text = emit(req)
+        obj = os.path.join(self.tmp, "k.o")
+        code = os.path.join(self.tmp, "k.bin")
+        result = assemble_for(self.arch, text, obj)
+        if result.returncode:
+            raise AssertionError(result.stderr)
+        subprocess.run([OBJCOPY, "-O", "binary", "--only-section=.text", obj,
+                        code], check=True, timeout=60)
+        args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
+                "0", str(req["m"]), str(req["n"]), str(req["k"]), str(lda),
+                str(ldb), str(ldc), header(text, "workspace_bytes"),
+                "1" if req.get("overwrite") else "0", "7", "1"]
+        try:
+            out = subprocess.run(args, capture_output=True, text=True,
+                                 timeout=60)
+        except subprocess.TimeoutExpired:
+            return {"passed": False, "failure": "timed out"}
+        if out.returncode != 0:
+            return {"passed": False,
+                    "failure": f"exit {out.returncode}: {out.stderr.strip()}"}
+        return json.loads(out.stdout)
+
+
+def random_shapes(seed, count):
+    rng = random.Random(seed)
+    for _ in range(count):
+        m, n, k = (rng.randint(1, 70) for _ in range(3))
+        yield m, n, k, k + rng.choice((0, 0, 3)), n + rng.choice((0, 5)), \
+            n + rng.choice((0, 0, 2))
+
+
+class QemuExecutionTest(unittest.TestCase):
+    """>= 50 random shapes per target configuration, exact under qemu."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def runner(self, arch):
+        missing = missing_tools(arch)
+        if missing:
+            self.skipTest("needs " + ", ".join(missing)
+                          + " (scripts/setup.sh installs them)")
+        return CrossRunner(arch, self.tmp.name)
+
+    def check_shapes(self, runner, make, cpu, seed):
+        for m, n, k, lda, ldb, ldc in random_shapes(seed, 50):
+            req = make(m, n, k)
+            with self.subTest(cpu=cpu, req=req, lds=(lda, ldb, ldc)):
+                result = runner.run(req, cpu, lda, ldb, ldc)
+                self.assertTrue(result["passed"], result["failure"])
+
+    def test_neon_on_cortex_a76_and_neoverse_n1(self):
+        runner = self.runner("aarch64")
+        blocks = [(8, 8, 4), (7, 12, 8), (4, 16, 4), (6, 8, 8)]
+        for cpu, seed in (("cortex-a76", 1), ("neoverse-n1", 2)):
+            def make(m, n, k, i=[0]):
+                mr, nr, ku = blocks[i[0] % len(blocks)]
+                i[0] += 1
+                return neon(m=m, n=n, k=k, mr=mr, nr=nr, k_unroll=ku,
+                            overwrite=i[0] % 5 == 0)
+            self.check_shapes(runner, make, cpu, seed)
+
+    def test_rvv_at_vlen_128_256_512(self):
+        runner = self.runner("riscv64")
+        for vlen, seed in ((128, 3), (256, 4), (512, 5)):
+            cpu = f"rv64,v=true,vext_spec=v1.0,vlen={vlen},elen=64"
+            blocks = [(7, 4, 1), (6, 2, 2), (4, 1, 4), (3, 1, 8)]
+
+            def make(m, n, k, i=[0]):
+                mr, lmul, ku = blocks[i[0] % len(blocks)]
+                i[0] += 1
+                lanes = vlen * lmul // 32
+                return rvv(vlen=vlen, lmul=lmul, m=m, n=n, k=k, mr=mr,
+                           nr=lanes, k_unroll=ku, overwrite=i[0] % 5 == 0)
+            self.check_shapes(runner, make, cpu, seed)
+
+    def test_a_kernel_runs_only_at_its_vector_length(self):
+        runner = self.runner("riscv64")
+        req = rvv(vlen=256, m=9, n=40, k=5)
+        cpu = "rv64,v=true,vext_spec=v1.0,vlen={},elen=64"
+        self.assertTrue(runner.run(req, cpu.format(256), 5, 40, 40)["passed"])
+        self.assertFalse(runner.run(req, cpu.format(128), 5, 40, 40)["passed"])
+
+    def test_faults_are_caught_under_emulation(self):
+        for arch, make, cpu in (
+                ("aarch64", neon, "neoverse-n1"),
+                ("riscv64", rvv, "rv64,v=true,vext_spec=v1.0,vlen=256,"
+                                 "elen=64")):
+            runner = self.runner(arch)
+            for fault, expect in (("drop-k", "exact, bit for bit"),
+                                  ("write-past-edge", "gap overwritten"),
+                                  ("segfault", "exit"),
+                                  ("hang", "timed out")):
+                if fault == "hang":
+                    continue  # a 60 s timeout; test_protocol covers hangs
+                with self.subTest(arch=arch, fault=fault):
+                    req = make(fault=fault)
+                    result = runner.run(req, cpu, req["k"], req["n"],
+                                        req["n"] + 1)
+                    self.assertFalse(result["passed"])
+                    self.assertIn(expect, result["failure"])
+
+
+if __name__ == "__main__":
+    unittest.main()
