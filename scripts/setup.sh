@@ -9,6 +9,10 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libomp-22-dev libopenblas-dev nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev
   libblis-dev libxsmm-dev libdnnl-dev
+  # Cross targets (AArch64, RISC-V): cross compilers for the cross runners
+  # and the lit tests' static links, qemu-user to run them.
+  qemu-user g++-aarch64-linux-gnu g++-riscv64-linux-gnu
+  libc6-dev-arm64-cross libc6-dev-riscv64-cross
 )
 
 missing=()

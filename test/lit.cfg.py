@@ -75,3 +75,18 @@ for feature in ("avx2", "fma", "avx512f"):
         config.available_features.add("host-" + feature)
 if os.path.exists("/usr/bin/cc"):
     config.available_features.add("host-cc")
+
+# Cross targets: the cross compiler links the pass's output statically and
+# qemu-user runs it; the cross runner (built with the same compiler)
+# validates the kernels. All three, or the tests report themselves
+# unsupported (scripts/setup.sh installs them).
+import shutil
+for arch in ("aarch64", "riscv64"):
+    cc = shutil.which(arch + "-linux-gnu-gcc")
+    qemu = shutil.which("qemu-" + arch)
+    runner = os.path.join(config.qimeng_tools_dir,
+                          "qimeng-cross-runner-" + arch)
+    if cc and qemu and os.access(runner, os.X_OK):
+        config.available_features.add("cross-" + arch)
+        config.substitutions.append(("%cross-cc-" + arch, cc + " -static"))
+        config.substitutions.append(("%qemu-" + arch, qemu))

@@ -100,6 +100,24 @@ llvm::Expected<std::string> EmittedKernel::body() const {
 static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
                             llvm::StringRef fault, const Target *target) {
   r["isa"] = isaName(c.isa).str();
+  // The sketch-driven writers take the register block and the K unroll;
+  // they read A and B in place, so no cache blocking.
+  if (isSketchIsa(c.isa)) {
+    r["mr"] = c.mr;
+    r["nr"] = c.nr;
+    r["k_unroll"] = c.kUnroll;
+    if (c.isa == VectorIsa::Rvv) {
+      r["vlen"] = target && target->vlen ? target->vlen : 128;
+      r["lmul"] = c.lmul;
+    }
+    if (c.threads > 1)
+      r["parallel"] = true;
+    if (!fault.empty())
+      r["fault"] = fault.str();
+    if (target)
+      r["target_features"] = target->features;
+    return;
+  }
   r["mr"] = c.mr;
   r["nr"] = c.nr;
   r["k_unroll"] = c.kUnroll;

@@ -52,6 +52,8 @@ llvm::ArrayRef<MicroKernelShape> qimeng::microKernelTable(VectorIsa isa) {
     return kAvx2Shapes;
   case VectorIsa::Avx512:
     return kAvx512Shapes;
+  case VectorIsa::Neon:
+  case VectorIsa::Rvv:
   case VectorIsa::None:
     break;
   }
@@ -171,8 +173,36 @@ llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
   return modelConfig(desc, target, /*bInPlace=*/true, /*oneSliver=*/true);
 }
 
+/// The register block of the sketch-driven ISAs, which read A and B in
+/// place: NEON 8 rows by two q registers (16 accumulators, 8 A and 2 B
+/// registers of 32); RVV at LMUL 4, 7 rows by one group (7 accumulator
+/// groups and one for B: all 32 registers), K unrolled twice.
+static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
+                                               const Target &target) {
+  if (problem.conv())
+    return llvm::createStringError("convolutions are not generated for " +
+                                   isaName(target.bestIsa()) + " yet");
+  if (auto err = problem.gemm().verify())
+    return std::move(err);
+  GemmConfig c;
+  c.isa = target.bestIsa();
+  if (c.isa == VectorIsa::Neon) {
+    c.mr = 8;
+    c.nr = 8;
+    c.kUnroll = 4;
+  } else {
+    c.lmul = 4;
+    c.mr = 7;
+    c.nr = std::max(target.vlen, 128) * c.lmul / 32;
+    c.kUnroll = 2;
+  }
+  return c;
+}
+
 llvm::Expected<GemmConfig>
 qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
+  if (isSketchIsa(target.bestIsa()))
+    return sketchConfig(problem, target);
   const ConvDesc *conv = problem.conv();
   if (conv)
     if (auto err = conv->verify())

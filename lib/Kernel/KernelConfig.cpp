@@ -70,7 +70,8 @@ std::string GemmConfig::str() const {
                        prefetchB, orderName(order), threads,
                        bPackingName(packB), loopOrderName(loop),
                        splitName(split), aLayoutName(aLayout))
-      .str();
+             .str() +
+         (isa == VectorIsa::Rvv ? ",lmul=" + std::to_string(lmul) : "");
 }
 
 int GemmConfig::vectorRegistersNeeded(int lanes) const {
@@ -188,6 +189,8 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
       config.nr = number;
     else if (key == "ku")
       config.kUnroll = number;
+    else if (key == "lmul")
+      config.lmul = number;
     else if (key == "kc")
       config.kc = number;
     else if (key == "mc")

@@ -44,17 +44,86 @@ StringRef qimeng::isaName(VectorIsa isa) {
     return "avx2";
   case VectorIsa::Avx512:
     return "avx512";
+  case VectorIsa::Neon:
+    return "neon";
+  case VectorIsa::Rvv:
+    return "rvv";
   }
   llvm_unreachable("unknown VectorIsa");
 }
 
+bool qimeng::isSketchIsa(VectorIsa isa) {
+  return isa == VectorIsa::Neon || isa == VectorIsa::Rvv;
+}
+
 llvm::Expected<VectorIsa> qimeng::parseIsa(StringRef name) {
-  for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512})
+  for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512,
+                        VectorIsa::Neon, VectorIsa::Rvv})
     if (name == isaName(isa))
       return isa;
   return llvm::createStringError("unknown vector isa '" + name +
-                                 "'; expected avx2 or avx512");
+                                 "'; expected avx2, avx512, neon or rvv");
 }
+
+//===----------------------------------------------------------------------===//
+// Architectures and CPUs: one row each
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// What the generator knows of an architecture.
+struct ArchRow {
+  llvm::Triple::ArchType arch;
+  /// Its vector ISA and the feature that enables it.
+  VectorIsa isa;
+  const char *isaFeature;
+  /// Machine state inline asm changes (LLVM clobber names).
+  std::vector<const char *> asmState;
+  /// qemu-user program for it.
+  const char *qemu;
+};
+
+const ArchRow archRows[] = {
+    {llvm::Triple::x86_64,
+     VectorIsa::None,
+     "",
+     {"dirflag", "fpsr", "flags"},
+     "qemu-x86_64"},
+    {llvm::Triple::aarch64, VectorIsa::Neon, "neon", {"nzcv"}, "qemu-aarch64"},
+    {llvm::Triple::riscv64, VectorIsa::Rvv, "v", {}, "qemu-riscv64"},
+};
+
+const ArchRow *archRowOf(const std::string &triple) {
+  llvm::Triple::ArchType arch = llvm::Triple(triple).getArch();
+  for (const ArchRow &row : archRows)
+    if (row.arch == arch)
+      return &row;
+  return nullptr;
+}
+
+/// CPUs whose vector length the target string need not repeat.
+struct CpuRow {
+  const char *cpu;
+  int vlen;
+};
+const CpuRow cpuRows[] = {
+    {"spacemit-x60", 256}, // SpacemiT K1
+    {"sifive-x280", 512},
+    {"sifive-p670", 128},
+};
+
+/// The qemu -cpu model for an AArch64 LLVM CPU name: the same name where
+/// qemu has the model (its Cortex-A76 and Neoverse-N1 refuse SVE, which
+/// catches code newer than the core), else "max".
+std::string qemuAArch64Cpu(StringRef cpu) {
+  for (const char *model : {"cortex-a53", "cortex-a57", "cortex-a72",
+                            "cortex-a76", "neoverse-n1", "a64fx"})
+    if (cpu == model)
+      return model;
+  return "max";
+}
+
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Sizes and sysfs
@@ -205,6 +274,16 @@ static llvm::Error applyCaches(StringRef list, Target &t) {
       *slot = *size;
       continue;
     }
+    if (key == "vlen") {
+      unsigned bits = 0;
+      if (value.getAsInteger(10, bits) || bits < 128 || bits > 65536 ||
+          (bits & (bits - 1)))
+        return llvm::createStringError(
+            "invalid vlen '" + value +
+            "'; expected a power of two from 128 to 65536 bits");
+      t.vlen = static_cast<int>(bits);
+      continue;
+    }
     if (key == "cores") {
       unsigned cores = 0;
       if (value.getAsInteger(10, cores) || cores == 0 ||
@@ -215,7 +294,7 @@ static llvm::Error applyCaches(StringRef list, Target &t) {
       continue;
     }
     return llvm::createStringError("unknown cache key '" + key +
-                                   "'; expected l1d, l2, l3 or cores");
+                                   "'; expected l1d, l2, l3, cores or vlen");
   }
   return llvm::Error::success();
 }
@@ -245,6 +324,34 @@ llvm::Expected<Target> Target::parse(StringRef spec) {
   if (fields.size() > 3)
     if (llvm::Error err = applyCaches(fields[3], t))
       return std::move(err);
+  bool riscvVector = llvm::Triple(t.triple).isRISCV() && t.hasFeature("v");
+  if (t.vlen && !riscvVector)
+    return llvm::createStringError(
+        "vlen is the RISC-V vector length; target '" + spec +
+        "' is not RISC-V with +v");
+  if (riscvVector && !t.vlen) {
+    // The widest zvlNb feature, else the CPU's row, else RVV's least.
+    for (const std::string &f : t.features) {
+      StringRef name(f);
+      unsigned bits = 0;
+      if (name.consume_front("zvl") && name.consume_back("b") &&
+          !name.getAsInteger(10, bits))
+        t.vlen = std::max(t.vlen, static_cast<int>(bits));
+    }
+    for (const CpuRow &row : cpuRows)
+      if (!t.vlen && t.cpu == row.cpu)
+        t.vlen = row.vlen;
+    t.vlen = std::max(t.vlen, 128);
+  }
+  // The vector length as LLVM's feature too, so that the emitter's check
+  // and llc see the same machine.
+  if (riscvVector && t.vlen > 128) {
+    std::string zvl = "zvl" + std::to_string(t.vlen) + "b";
+    if (!t.hasFeature(zvl)) {
+      t.features.push_back(zvl);
+      llvm::sort(t.features);
+    }
+  }
   return t;
 }
 
@@ -256,7 +363,44 @@ bool Target::isX86_64() const {
   return llvm::Triple(triple).getArch() == llvm::Triple::x86_64;
 }
 
+std::string Target::archName() const {
+  return llvm::Triple(triple).getArchName().str();
+}
+
+bool Target::sameArchAsHost() const {
+  return llvm::Triple(triple).getArch() ==
+         llvm::Triple(llvm::sys::getProcessTriple()).getArch();
+}
+
+std::vector<std::string> Target::inlineAsmStateClobbers() const {
+  std::vector<std::string> state;
+  if (const ArchRow *row = archRowOf(triple))
+    state.assign(row->asmState.begin(), row->asmState.end());
+  return state;
+}
+
+llvm::Expected<Target::Emulation> Target::emulation() const {
+  const ArchRow *row = archRowOf(triple);
+  if (!row)
+    return llvm::createStringError("no emulator for target triple '" + triple +
+                                   "'");
+  Emulation e;
+  e.program = row->qemu;
+  llvm::Triple t(triple);
+  if (t.isAArch64())
+    e.args = {"-cpu", qemuAArch64Cpu(cpu)};
+  else if (t.isRISCV64())
+    e.args = {"-cpu",
+              "rv64,v=" + std::string(hasFeature("v") ? "true" : "false") +
+                  ",vext_spec=v1.0,vlen=" +
+                  std::to_string(std::max(vlen, 128)) + ",elen=64"};
+  return e;
+}
+
 VectorIsa Target::bestIsa() const {
+  if (const ArchRow *row = archRowOf(triple))
+    if (row->isa != VectorIsa::None)
+      return hasFeature(row->isaFeature) ? row->isa : VectorIsa::None;
   if (!isX86_64() || !hasFeature("fma"))
     return VectorIsa::None;
   if (hasFeature("avx512f"))
@@ -274,6 +418,9 @@ int Target::vectorBits(VectorIsa isa) {
     return 256;
   case VectorIsa::Avx512:
     return 512;
+  case VectorIsa::Neon:
+  case VectorIsa::Rvv:
+    return 128;
   }
   llvm_unreachable("unknown VectorIsa");
 }
@@ -285,6 +432,8 @@ int Target::vectorRegisters(VectorIsa isa) {
   case VectorIsa::Avx2:
     return 16;
   case VectorIsa::Avx512:
+  case VectorIsa::Neon:
+  case VectorIsa::Rvv:
     return 32;
   }
   llvm_unreachable("unknown VectorIsa");
@@ -307,7 +456,9 @@ std::string Target::str() const {
   return triple + ":" + cpu + ":" + featureString() +
          ":l1d=" + formatByteSize(caches.l1d) +
          ",l2=" + formatByteSize(caches.l2) +
-         ",l3=" + formatByteSize(caches.l3) + ",cores=" + std::to_string(cores);
+         ",l3=" + formatByteSize(caches.l3) +
+         ",cores=" + std::to_string(cores) +
+         (vlen ? ",vlen=" + std::to_string(vlen) : std::string());
 }
 
 std::string Target::toJson() const {
@@ -324,6 +475,8 @@ std::string Target::toJson() const {
   j["isa"] = isaName(isa).str();
   j["vector_bits"] = vectorBits(isa);
   j["vector_registers"] = vectorRegisters(isa);
+  if (vlen)
+    j["vlen"] = vlen;
   j["caches"] = std::move(caches);
   j["cores"] = cores;
   // The default error handler throws (here: aborts) on invalid UTF-8, which

@@ -301,7 +301,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
         return true;
     return false;
   };
-  if (llvm::any_of(out.assumed, isLeadingDim)) {
+  if (options.runtimeLeadingDims || llvm::any_of(out.assumed, isLeadingDim)) {
     d.runtimeLd = true;
     llvm::erase_if(out.assumed, isLeadingDim);
     // The descriptor's leading dimensions stand for the run-time ones.

@@ -21,6 +21,7 @@
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Kernel/WorkspaceHeader.h"
 #include "qimeng/LLM/LlmSession.h"
+#include "qimeng/Runtime/EmulatedValidation.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Transforms/ConvMatcher.h"
 #include "qimeng/Transforms/GemmMatcher.h"
@@ -29,6 +30,7 @@
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace qimeng {
@@ -82,19 +84,25 @@ std::string escapeForInlineAsm(StringRef body) {
 
 /// Constraints: the four arguments arrive in the registers the kernel's
 /// header names (qm.args, its calling convention's), tied to outputs since
-/// the body overwrites them; everything else it clobbers.
-std::string asmConstraints(const EmittedKernel &k) {
+/// the body overwrites them; everything else it clobbers (qm.clobbers),
+/// memory, and the machine state the target's inline asm changes
+/// (Target::inlineAsmStateClobbers: x86's flags, AArch64's nzcv).
+std::string asmConstraints(const EmittedKernel &k, const Target &target) {
   std::string c;
   for (const std::string &reg : k.argRegisters)
     c += "={" + reg + "},";
   for (size_t i = 0; i < k.argRegisters.size(); ++i)
     c += std::to_string(i) + (i + 1 < k.argRegisters.size() ? "," : "");
-  for (const std::string &reg : k.clobbers) {
-    if (llvm::is_contained(k.argRegisters, reg))
+  std::vector<std::string> clobbers = k.clobbers;
+  clobbers.push_back("memory");
+  for (const std::string &state : target.inlineAsmStateClobbers())
+    clobbers.push_back(state);
+  llvm::StringSet<> seen;
+  for (const std::string &reg : clobbers) {
+    if (llvm::is_contained(k.argRegisters, reg) || !seen.insert(reg).second)
       continue;
     c += ",~{" + reg + "}";
   }
-  c += ",~{memory},~{dirflag},~{fpsr},~{flags}";
   return c;
 }
 
@@ -102,7 +110,8 @@ std::string asmConstraints(const EmittedKernel &k) {
 /// @qm_sconv2d_...) whose body is the
 /// kernel as one llvm.inline_asm; one per symbol in the module.
 LLVM::LLVMFuncOp getOrCreateKernelFunc(ModuleOp module,
-                                       const ReadyKernel &kernel) {
+                                       const ReadyKernel &kernel,
+                                       const Target &target) {
   if (auto existing =
           module.lookupSymbol<LLVM::LLVMFuncOp>(kernel.emitted.symbol))
     return existing;
@@ -121,7 +130,7 @@ LLVM::LLVMFuncOp getOrCreateKernelFunc(ModuleOp module,
   auto resultType = LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr, ptr, ptr});
   LLVM::InlineAsmOp::create(
       b, loc, resultType, entry->getArguments(),
-      escapeForInlineAsm(kernel.body), asmConstraints(kernel.emitted),
+      escapeForInlineAsm(kernel.body), asmConstraints(kernel.emitted, target),
       /*has_side_effects=*/true, /*is_align_stack=*/false,
       LLVM::tailcallkind::TailCallKind::None,
       LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
@@ -623,6 +632,9 @@ struct QiMengTensorOpPass
     }
     // Threads: the option (0: all cores), at most one per part of C.
     int threads = o.threads == 0 ? o.target.cores : static_cast<int>(o.threads);
+    // The sketch-driven ISAs have no parallel form yet.
+    if (isSketchIsa(config->isa))
+      threads = 1;
     config->threads = threads;
     if (!o.kernelConfig.empty()) {
       auto pinned = GemmConfig::parse(o.kernelConfig, *config);
@@ -705,8 +717,8 @@ struct QiMengTensorOpPass
     }
 
     // The emitter refuses an isa the target lacks; validation needs the
-    // kernel to run here.
-    if (o.validate && !o.targetIsHost) {
+    // kernel to run here, or (another architecture) under its emulator.
+    if (o.validate && !o.targetIsHost && o.target.sameArchAsHost()) {
       VectorIsa hostIsa = Target::detectHost().bestIsa();
       if (hostIsa == VectorIsa::None ||
           (config->isa == VectorIsa::Avx512 && hostIsa != VectorIsa::Avx512)) {
@@ -728,7 +740,19 @@ struct QiMengTensorOpPass
       return failure();
     }
     std::vector<GemmRange> parts = kernelParts(desc, *config);
-    if (o.validate) {
+    if (o.validate && !o.target.sameArchAsHost()) {
+      auto run = validateGemmUnderEmulation(desc, o.target, *emitted);
+      if (!run) {
+        reason = "kernel validation could not run: " +
+                 llvm::toString(run.takeError());
+        return failure();
+      }
+      if (!run->report.passed) {
+        reason = "generated kernel " + emitted->symbol +
+                 " failed validation under emulation: " + run->report.failure;
+        return failure();
+      }
+    } else if (o.validate) {
       auto report =
           validateIsolated(problem, o.target, *emitted, o.runner, parts);
       if (!report) {
@@ -754,6 +778,12 @@ struct QiMengTensorOpPass
     ContractionMatchOptions matchOptions;
     matchOptions.representativeM = std::max(1u, unsigned(representativeM));
     matchOptions.fuseEpilogues = fuseEpilogues;
+    // The sketch-driven ISAs take every leading dimension at run time and
+    // have no epilogues yet.
+    if (isSketchIsa(options->target.bestIsa())) {
+      matchOptions.runtimeLeadingDims = true;
+      matchOptions.fuseEpilogues = false;
+    }
 
     // On tensors (before bufferization): a contraction or convolution
     // moves onto buffers at its place when the matchers take its memref
@@ -899,7 +929,8 @@ struct QiMengTensorOpPass
         op->emitRemark() << "not accelerated: " << failures[key];
         continue;
       }
-      LLVM::LLVMFuncOp fn = getOrCreateKernelFunc(module, *it->second);
+      LLVM::LLVMFuncOp fn =
+          getOrCreateKernelFunc(module, *it->second, options->target);
       replaceWithKernelCall(module, op, fn, *it->second, launch, assumed);
     }
   }

@@ -211,6 +211,66 @@ TEST(TargetTest, BestIsa) {
                                         "+avx2,+fma"));
   EXPECT_FALSE(arm.isX86_64());
   EXPECT_EQ(arm.bestIsa(), VectorIsa::None);
+  QM_ASSERT_EXPECTED(neon,
+                     Target::parse("aarch64-linux-gnu:neoverse-n1:+neon"));
+  EXPECT_EQ(neon.bestIsa(), VectorIsa::Neon);
+  QM_ASSERT_EXPECTED(rvv, Target::parse("riscv64-linux-gnu:generic:+m,+v"));
+  EXPECT_EQ(rvv.bestIsa(), VectorIsa::Rvv);
+  QM_ASSERT_EXPECTED(scalar, Target::parse("riscv64-linux-gnu:generic:+m"));
+  EXPECT_EQ(scalar.bestIsa(), VectorIsa::None);
+  EXPECT_TRUE(isSketchIsa(VectorIsa::Neon));
+  EXPECT_TRUE(isSketchIsa(VectorIsa::Rvv));
+  EXPECT_FALSE(isSketchIsa(VectorIsa::Avx512));
+}
+
+TEST(TargetTest, RiscvVectorLength) {
+  // RVV 1.0's least, a zvl feature, the CPU's row, the vlen key: the
+  // vector length also becomes LLVM's zvl feature.
+  QM_ASSERT_EXPECTED(least, Target::parse("riscv64-linux-gnu:generic:+v"));
+  EXPECT_EQ(least.vlen, 128);
+  QM_ASSERT_EXPECTED(zvl,
+                     Target::parse("riscv64-linux-gnu:generic:+v,+zvl512b"));
+  EXPECT_EQ(zvl.vlen, 512);
+  QM_ASSERT_EXPECTED(k1, Target::parse("riscv64-linux-gnu:spacemit-x60:+v"));
+  EXPECT_EQ(k1.vlen, 256);
+  EXPECT_TRUE(k1.hasFeature("zvl256b"));
+  QM_ASSERT_EXPECTED(
+      given, Target::parse("riscv64-linux-gnu:spacemit-x60:+v:vlen=1024"));
+  EXPECT_EQ(given.vlen, 1024);
+  EXPECT_NE(given.str().find(",vlen=1024"), std::string::npos);
+  QM_ASSERT_EXPECTED(back, Target::parse(given.str()));
+  EXPECT_EQ(back.str(), given.str());
+  QM_ASSERT_EXPECTED(x86, Target::parse("x86_64-unknown-linux-gnu"));
+  EXPECT_EQ(x86.vlen, 0);
+  QM_ASSERT_FAILS_WITH(
+      Target::parse("riscv64-linux-gnu:generic:+v:vlen=96").takeError(),
+      "invalid vlen '96'");
+  QM_ASSERT_FAILS_WITH(
+      Target::parse("aarch64-linux-gnu:generic:+neon:vlen=256").takeError(),
+      "vlen is the RISC-V vector length");
+}
+
+TEST(TargetTest, InlineAsmStateAndEmulationAreTargetData) {
+  QM_ASSERT_EXPECTED(x86, Target::parse("x86_64-unknown-linux-gnu"));
+  EXPECT_EQ(x86.inlineAsmStateClobbers(),
+            (std::vector<std::string>{"dirflag", "fpsr", "flags"}));
+  QM_ASSERT_EXPECTED(a76, Target::parse("aarch64-linux-gnu:cortex-a76:+neon"));
+  EXPECT_EQ(a76.inlineAsmStateClobbers(), (std::vector<std::string>{"nzcv"}));
+  QM_ASSERT_EXPECTED(a76Emu, a76.emulation());
+  EXPECT_EQ(a76Emu.program, "qemu-aarch64");
+  EXPECT_EQ(a76Emu.args, (std::vector<std::string>{"-cpu", "cortex-a76"}));
+  QM_ASSERT_EXPECTED(generic, Target::parse("aarch64-linux-gnu::+neon"));
+  QM_ASSERT_EXPECTED(genericEmu, generic.emulation());
+  EXPECT_EQ(genericEmu.args, (std::vector<std::string>{"-cpu", "max"}));
+  QM_ASSERT_EXPECTED(k1, Target::parse("riscv64-linux-gnu:spacemit-x60:+v"));
+  EXPECT_TRUE(k1.inlineAsmStateClobbers().empty());
+  QM_ASSERT_EXPECTED(k1Emu, k1.emulation());
+  EXPECT_EQ(k1Emu.program, "qemu-riscv64");
+  EXPECT_EQ(k1Emu.args,
+            (std::vector<std::string>{
+                "-cpu", "rv64,v=true,vext_spec=v1.0,vlen=256,elen=64"}));
+  QM_ASSERT_EXPECTED(ppc, Target::parse("powerpc64le-linux-gnu"));
+  QM_ASSERT_FAILS_WITH(ppc.emulation().takeError(), "no emulator");
 }
 
 TEST(TargetTest, VectorShapes) {
@@ -223,7 +283,8 @@ TEST(TargetTest, VectorShapes) {
 }
 
 TEST(TargetTest, IsaNames) {
-  for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512}) {
+  for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512,
+                        VectorIsa::Neon, VectorIsa::Rvv}) {
     QM_ASSERT_EXPECTED(back, parseIsa(isaName(isa)));
     EXPECT_EQ(back, isa);
   }
@@ -231,7 +292,8 @@ TEST(TargetTest, IsaNames) {
   EXPECT_EQ(isaName(VectorIsa::Avx512), "avx512");
   EXPECT_EQ(isaName(VectorIsa::None), "none");
   QM_ASSERT_FAILS_WITH(parseIsa("sse").takeError(),
-                       "unknown vector isa 'sse'; expected avx2 or avx512");
+                       "unknown vector isa 'sse'; expected avx2, avx512, "
+                       "neon or rvv");
 }
 
 TEST(TargetTest, ToJsonParsesBack) {

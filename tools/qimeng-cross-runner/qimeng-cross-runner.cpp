@@ -162,8 +162,9 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
   for (int64_t i = -kGuard; i < p.m * p.ldc + kGuard; ++i) {
     bool inside = i >= 0 && i < p.m * p.ldc && i % p.ldc < p.n;
     if (!inside && !isSentinel(&c.data()[i]))
-      return name + ": C's guard or leading-dimension gap overwritten at "
-                    "element " +
+      return name +
+             ": C's guard or leading-dimension gap overwritten at "
+             "element " +
              std::to_string(i);
   }
   for (int64_t i = 0; i < p.m; ++i) {
@@ -171,8 +172,8 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
       double ref = p.overwrite ? 0 : double(c0[size_t(kGuard + i * p.ldc + j)]);
       double mag = std::fabs(ref);
       for (int64_t l = 0; l < p.k; ++l) {
-        double t = double(a.data()[i * p.lda + l]) *
-                   double(b.data()[l * p.ldb + j]);
+        double t =
+            double(a.data()[i * p.lda + l]) * double(b.data()[l * p.ldb + j]);
         ref += t;
         mag += std::fabs(t);
       }

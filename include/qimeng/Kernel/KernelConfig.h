@@ -94,9 +94,13 @@ struct GemmConfig {
   /// The dimension the threads split (threads > 1 only).
   SplitAxis split = SplitAxis::Auto;
   ALayout aLayout = ALayout::KMajor;
+  /// RVV only: vector registers per group (LMUL 1, 2, 4 or 8); a "vector"
+  /// of nr is one group of vlen * lmul / 32 floats.
+  int lmul = 1;
 
   /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,
-  /// order=bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor".
+  /// order=bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor",
+  /// then ",lmul=N" for rvv.
   std::string str() const;
 
   /// Parses a comma-separated `key=value` list (keys as in str()); keys not

@@ -16,10 +16,17 @@
 
 namespace qimeng {
 
-/// Vector ISA a kernel is written for. The emitters implement these.
-enum class VectorIsa { None, Avx2, Avx512 };
+/// Vector ISA a kernel is written for. The emitters implement these: the
+/// x86 generator Avx2 and Avx512, the sketch-driven writers Neon (AArch64)
+/// and Rvv (RISC-V vector 1.0, built for one VLEN).
+enum class VectorIsa { None, Avx2, Avx512, Neon, Rvv };
 
-/// "avx2", "avx512", "none".
+/// True for the ISAs of the sketch-driven generator (python_emitters
+/// sketch.py): kernels that take their leading dimensions at run time, A
+/// and B in place, one thread, no transposes or epilogues yet.
+bool isSketchIsa(VectorIsa isa);
+
+/// "avx2", "avx512", "neon", "rvv", "none".
 llvm::StringRef isaName(VectorIsa isa);
 /// Inverse of isaName; error for anything else.
 llvm::Expected<VectorIsa> parseIsa(llvm::StringRef name);
@@ -47,13 +54,18 @@ struct Target {
   std::vector<std::string> features;
   CacheSizes caches;
   int cores = 1;
+  /// RISC-V vector length in bits (VLEN) for targets with +v: from a
+  /// "vlen=N" key, a zvlNb feature or the CPU's row (spacemit-x60: 256),
+  /// else 128, the least RVV 1.0 allows. 0 on other architectures.
+  int vlen = 0;
 
   /// The host, from LLVM's host detection and Linux sysfs.
   static Target detectHost();
 
   /// Parses "TRIPLE[:CPU[:FEATURES]]" where FEATURES is a comma-separated
   /// LLVM feature list ("+avx2,+fma,-avx512f"); cache sizes and cores may
-  /// follow as ":l1d=48K,l2=2M,l3=32M,cores=2". Errors say what is wrong.
+  /// follow as ":l1d=48K,l2=2M,l3=32M,cores=2" (and "vlen=256" on RISC-V).
+  /// Errors say what is wrong.
   ///
   /// Features apply in order, so a later "-avx2" removes an earlier "+avx2".
   /// An empty CPU is "generic"; caches and cores not given keep the
@@ -63,13 +75,35 @@ struct Target {
 
   bool hasFeature(llvm::StringRef name) const;
   bool isX86_64() const;
+  /// The triple's architecture name: "x86_64", "aarch64", "riscv64".
+  std::string archName() const;
+  /// True when the host can run this target's code natively: same
+  /// architecture (the features are the emitter's and validator's
+  /// business).
+  bool sameArchAsHost() const;
+
+  /// Machine state that inline asm changes beside the registers a kernel
+  /// names, as LLVM clobber names: x86's "dirflag", "fpsr", "flags";
+  /// AArch64's "nzcv"; none on RISC-V (vl and vtype are registers the
+  /// kernel names).
+  std::vector<std::string> inlineAsmStateClobbers() const;
+
+  /// How a kernel for this target runs on a host of another architecture:
+  /// qemu-user and its -cpu model (the CPU, or its vector length).
+  struct Emulation {
+    std::string program;           ///< "qemu-aarch64"
+    std::vector<std::string> args; ///< {"-cpu", "neoverse-n1"}
+  };
+  /// Error for an architecture we do not emulate.
+  llvm::Expected<Emulation> emulation() const;
 
   /// Widest vector ISA our emitters support on this target: Avx512 on
   /// x86_64 with avx512f and fma, Avx2 on x86_64 with avx2 and fma, else
   /// None.
   VectorIsa bestIsa() const;
   /// Vector register width in bits and register count for an ISA (512 and
-  /// 32, 256 and 16, 0 and 0 for None).
+  /// 32, 256 and 16, 0 and 0 for None; Neon 128 and 32; Rvv 128, its
+  /// least VLEN, and 32: a target's own is `vlen`).
   static int vectorBits(VectorIsa isa);
   static int vectorRegisters(VectorIsa isa);
 

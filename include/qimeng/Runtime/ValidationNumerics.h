@@ -1,4 +1,5 @@
-//===- ValidationNumerics.h - The validators' numbers, standard C++ only -*-===//
+//===- ValidationNumerics.h - The validators' numbers, standard C++ only
+//-*-===//
 //
 // What every validator of ours computes the same way, with nothing but the
 // C++ standard library: the input distributions and their deterministic

@@ -64,6 +64,10 @@ struct ContractionMatchOptions {
   int64_t representativeM = 256;
   /// Fuse an elementwise consumer (bias per column, relu) into the kernel.
   bool fuseEpilogues = true;
+  /// Describe every GEMM with its leading dimensions read at run time
+  /// (GemmDesc::runtimeLd), static or not: the form the sketch-driven ISAs
+  /// generate.
+  bool runtimeLeadingDims = false;
 };
 
 /// Whether the pass considers `op` a contraction: it implements linalg's

@@ -1,0 +1,31 @@
+// REQUIRES: cross-aarch64
+// A matmul on the strided memrefs one-shot-bufferize gives function
+// arguments, for a Neoverse-N1 target: the NEON kernel (validated under
+// qemu by the pass), its AAPCS64 registers and clobbers in the inline asm;
+// the stock lowering, llc for AArch64, a static link with the cross gcc and
+// a run under qemu against the reference in gemm_main.c, on leading
+// dimensions the types leave dynamic.
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" | FileCheck %s
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" \
+// RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -filetype=obj -o %t.o
+// RUN: %cross-cc-aarch64 -DM=37 -DN=45 -DK=29 -DLDA=31 -DLDB=47 -DLDC=50 %S/Inputs/gemm_main.c %t.o -o %t.exe
+// RUN: %qemu-aarch64 -cpu neoverse-n1 %t.exe | FileCheck %s --check-prefix=EXEC
+// RUN: %qemu-aarch64 -cpu cortex-a76 %t.exe | FileCheck %s --check-prefix=EXEC
+
+// CHECK-LABEL: func.func @gemm
+// CHECK-NOT: linalg.matmul
+// CHECK: llvm.call @qm_sgemm_37x45x29_nn_ldrt_8x8_ku4_aarch64_neon
+// CHECK: llvm.func internal @qm_sgemm_37x45x29_nn_ldrt_8x8_ku4_aarch64_neon
+// CHECK-SAME: no_inline
+// CHECK: llvm.inline_asm has_side_effects {{.*}}fmla{{.*}}"={x0},={x1},={x2},={x3},0,1,2,3,{{.*}}~{x19}{{.*}}~{v31},~{nzcv},~{memory}"
+// EXEC: PASS 37x45x29
+func.func @gemm(%a: memref<37x29xf32, strided<[?, ?], offset: ?>>,
+                %b: memref<29x45xf32, strided<[?, ?], offset: ?>>,
+                %c: memref<37x45xf32, strided<[?, ?], offset: ?>>)
+    attributes {llvm.emit_c_interface} {
+  linalg.matmul ins(%a, %b : memref<37x29xf32, strided<[?, ?], offset: ?>>,
+                             memref<29x45xf32, strided<[?, ?], offset: ?>>)
+                outs(%c : memref<37x45xf32, strided<[?, ?], offset: ?>>)
+  return
+}
