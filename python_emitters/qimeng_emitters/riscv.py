@@ -171,7 +171,11 @@ class RvvWriter:
                 f"{registers_needed(rows, nv, 0)} register groups; LMUL "
                 f"{self.lmul} gives {groups}")
         acc = lambda i, v: self.vreg(i * nv + v)
-        b_reg = lambda v: self.vreg(rows * nv + v)
+        # Two sets of B vectors, alternating k, where the groups allow: an
+        # in-order core (the X60) then loads the next row of B while the
+        # FMAs of this one issue, instead of waiting for them to read it.
+        b_sets = 2 if registers_needed(rows, nv, 0) + nv <= groups else 1
+        b_reg = lambda v, u=0: self.vreg(rows * nv + (u % b_sets) * nv + v)
         offsets = [sum(widths[:v]) * 4 for v in range(nv)]
         self.ins(f"# {rows} x {sum(widths)} block")
         self.ins(f"mv\t{A_ROWS[0]}, {ABLOCK}")
@@ -182,24 +186,51 @@ class RvvWriter:
             for v in range(nv):
                 self.ins(f"vmv.v.i\t{acc(i, v)}, 0")
 
-        def load_b(v, base):
-            if offsets[v]:
-                self.ins(f"addi\t{TMP}, {base}, {offsets[v]}")
-                self.ins(f"vle32.v\t{b_reg(v)}, ({TMP})")
-            else:
-                self.ins(f"vle32.v\t{b_reg(v)}, ({base})")
-
-        def k_step(u):
+        def a_loads(u):
             bank = F_BANKS[u % 2]
-            for i in range(rows):
-                self.ins(f"flw\t{bank[i]}, {4 * u}({A_ROWS[i]})")
+            return [f"flw\t{bank[i]}, {4 * u}({A_ROWS[i]})"
+                    for i in range(rows)]
+
+        def b_loads(u):
+            out = []
             for v in range(nv):
-                load_b(v, BPTR)
-            self.ins(f"add\t{BPTR}, {BPTR}, {LDB}")
-            for i in range(rows):
-                for v in range(nv):
-                    self.ins(f"vfmacc.vf\t{acc(i, v)}, {bank[i]}, "
-                             f"{b_reg(v)}")
+                if offsets[v]:
+                    out.append(f"addi\t{TMP}, {BPTR}, {offsets[v]}")
+                    out.append(f"vle32.v\t{b_reg(v, u)}, ({TMP})")
+                else:
+                    out.append(f"vle32.v\t{b_reg(v, u)}, ({BPTR})")
+            out.append(f"add\t{BPTR}, {BPTR}, {LDB}")
+            return out
+
+        def fmas(u):
+            bank = F_BANKS[u % 2]
+            return [f"vfmacc.vf\t{acc(i, v)}, {bank[i]}, {b_reg(v, u)}"
+                    for i in range(rows) for v in range(nv)]
+
+        def k_steps(count):
+            """`count` k steps, software-pipelined for an in-order core:
+            the loads of step u + 1 (into the other bank of A scalars and,
+            where there are two, the other set of B vectors) issue between
+            the FMAs of step u."""
+            pending = a_loads(0) + b_loads(0)
+            for line in pending:
+                self.ins(line)
+            for u in range(count):
+                ahead = []
+                if u + 1 < count:
+                    ahead = a_loads(u + 1)
+                    if b_sets == 2:
+                        ahead += b_loads(u + 1)
+                work = fmas(u)
+                for n, line in enumerate(work):
+                    self.ins(line)
+                    if n < len(ahead):
+                        self.ins(ahead[n])
+                for line in ahead[len(work):]:
+                    self.ins(line)
+                if u + 1 < count and b_sets == 1:
+                    for line in b_loads(u + 1):
+                        self.ins(line)
 
         def advance_a(steps):
             for i in range(rows):
@@ -209,13 +240,12 @@ class RvvWriter:
         if iterations:
             self.ins(f"li\t{KI}, {iterations}")
             loop = self.label("k")
-            for u in range(self.k_unroll):
-                k_step(u)
+            k_steps(self.k_unroll)
             advance_a(self.k_unroll)
             self.ins(f"addi\t{KI}, {KI}, -1")
             self.ins(f"bnez\t{KI}, {loop}b")
-        for u in range(rest):
-            k_step(u)
+        if rest:
+            k_steps(rest)
 
         self.ins(f"mv\t{CROW}, {CBLOCK}")
         for i in range(rows):
