@@ -174,9 +174,12 @@ llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
 }
 
 /// The register block of the sketch-driven ISAs, which read A and B in
-/// place: NEON 8 rows by two q registers (16 accumulators, 8 A and 2 B
-/// registers of 32); RVV at LMUL 4, 7 rows by one group (7 accumulator
-/// groups and one for B: all 32 registers), K unrolled twice.
+/// place, chosen by llvm-mca's models of the paper's cores (docs/
+/// CrossTargets.md): NEON 7 rows by three q registers (21 accumulators, 7 A
+/// and 3 B registers of 32; 98% of Neoverse-N1's two FMAs a cycle); RVV at
+/// LMUL 4, 6 rows by one group (6 accumulator groups, two for B, so that the
+/// next row of B loads while the FMAs issue; 93% of the X60's one LMUL-1
+/// vfmacc a cycle), K unrolled 8 times.
 static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
                                                const Target &target) {
   if (problem.conv())
@@ -187,14 +190,14 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
   GemmConfig c;
   c.isa = target.bestIsa();
   if (c.isa == VectorIsa::Neon) {
-    c.mr = 8;
-    c.nr = 8;
+    c.mr = 7;
+    c.nr = 12;
     c.kUnroll = 4;
   } else {
     c.lmul = 4;
-    c.mr = 7;
+    c.mr = 6;
     c.nr = std::max(target.vlen, 128) * c.lmul / 32;
-    c.kUnroll = 2;
+    c.kUnroll = 8;
   }
   return c;
 }

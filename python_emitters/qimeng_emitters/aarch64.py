@@ -189,9 +189,20 @@ class NeonWriter:
                 self.ins(f"movi\tv{acc(i, v)}.16b, #0")
 
         def k_step(lane):
-            for v, w in enumerate(widths):
-                prefix = WIDTH_FORMS[w][0]
+            # Two q vectors of B in one ldp: a Neoverse-N1 load is two
+            # micro-ops either way, and dispatch (three a cycle) is what
+            # the FMAs otherwise wait on.
+            v = 0
+            while v < nv:
+                if (v + 1 < nv and widths[v] == widths[v + 1] == 4
+                        and offsets[v] <= 1008):
+                    self.ins(f"ldp\tq{b_reg(v)}, q{b_reg(v + 1)}, "
+                             f"[{BPTR}, #{offsets[v]}]")
+                    v += 2
+                    continue
+                prefix = WIDTH_FORMS[widths[v]][0]
                 self.ins(f"ldr\t{prefix}{b_reg(v)}, [{BPTR}, #{offsets[v]}]")
+                v += 1
             self.ins(f"add\t{BPTR}, {BPTR}, {LDB}")
             for i in range(rows):
                 for v, w in enumerate(widths):

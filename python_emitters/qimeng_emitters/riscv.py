@@ -218,9 +218,10 @@ class RvvWriter:
             for u in range(count):
                 ahead = []
                 if u + 1 < count:
+                    # B first: its load is the longest.
                     ahead = a_loads(u + 1)
                     if b_sets == 2:
-                        ahead += b_loads(u + 1)
+                        ahead = b_loads(u + 1) + ahead
                 work = fmas(u)
                 for n, line in enumerate(work):
                     self.ins(line)

@@ -226,7 +226,7 @@ class QemuExecutionTest(unittest.TestCase):
 
     def test_neon_on_cortex_a76_and_neoverse_n1(self):
         runner = self.runner("aarch64")
-        blocks = [(8, 8, 4), (7, 12, 8), (4, 16, 4), (6, 8, 8)]
+        blocks = [(7, 12, 4), (8, 8, 4), (5, 16, 8), (6, 8, 8)]
         for cpu, seed in (("cortex-a76", 1), ("neoverse-n1", 2)):
             def make(m, n, k, i=[0]):
                 mr, nr, ku = blocks[i[0] % len(blocks)]
@@ -239,7 +239,7 @@ class QemuExecutionTest(unittest.TestCase):
         runner = self.runner("riscv64")
         for vlen, seed in ((128, 3), (256, 4), (512, 5)):
             cpu = f"rv64,v=true,vext_spec=v1.0,vlen={vlen},elen=64"
-            blocks = [(7, 4, 1), (6, 2, 2), (4, 1, 4), (3, 1, 8)]
+            blocks = [(6, 4, 8), (7, 4, 1), (6, 2, 2), (3, 1, 8)]
 
             def make(m, n, k, i=[0]):
                 mr, lmul, ku = blocks[i[0] % len(blocks)]

@@ -8,7 +8,7 @@
 // CHECK: linalg.matmul
 // CHECK-NOT: llvm.inline_asm
 func.func @gemm(%a: memref<19x13xf32>, %b: memref<13x23xf32>, %c: memref<19x23xf32>) {
-  // expected-remark @below {{not accelerated: generated kernel qm_sgemm_19x23x13_nn_ldrt_8x8_ku4_fault_drop_k_aarch64_neon failed validation under emulation: small-integers: C(0,0)}}
+  // expected-remark @below {{not accelerated: generated kernel qm_sgemm_19x23x13_nn_ldrt_7x12_ku4_fault_drop_k_aarch64_neon failed validation under emulation: small-integers: C(0,0)}}
   linalg.matmul ins(%a, %b : memref<19x13xf32>, memref<13x23xf32>) outs(%c : memref<19x23xf32>)
   return
 }

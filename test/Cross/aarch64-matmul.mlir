@@ -15,8 +15,8 @@
 
 // CHECK-LABEL: func.func @gemm
 // CHECK-NOT: linalg.matmul
-// CHECK: llvm.call @qm_sgemm_37x45x29_nn_ldrt_8x8_ku4_aarch64_neon
-// CHECK: llvm.func internal @qm_sgemm_37x45x29_nn_ldrt_8x8_ku4_aarch64_neon
+// CHECK: llvm.call @qm_sgemm_37x45x29_nn_ldrt_7x12_ku4_aarch64_neon
+// CHECK: llvm.func internal @qm_sgemm_37x45x29_nn_ldrt_7x12_ku4_aarch64_neon
 // CHECK-SAME: no_inline
 // CHECK: llvm.inline_asm has_side_effects {{.*}}fmla{{.*}}"={x0},={x1},={x2},={x3},0,1,2,3,{{.*}}~{x19}{{.*}}~{v31},~{nzcv},~{memory}"
 // EXEC: PASS 37x45x29

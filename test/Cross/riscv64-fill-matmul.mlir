@@ -17,7 +17,7 @@
 // CHECK-LABEL: func.func @gemm
 // CHECK-NOT: linalg.fill
 // CHECK-NOT: linalg.matmul
-// CHECK: llvm.call @qm_sgemm_50x70x33_nn_b0_ldrt_7x32_m4_ku2_riscv64_rvv_vlen256
+// CHECK: llvm.call @qm_sgemm_50x70x33_nn_b0_ldrt_6x32_m4_ku8_riscv64_rvv_vlen256
 // CHECK: llvm.inline_asm has_side_effects {{.*}}vfmacc.vf{{.*}}"={a0},={a1},={a2},={a3},0,1,2,3,{{.*}}~{s11},~{ft0}{{.*}}~{v31},~{vl},~{vtype},~{memory}"
 // EXEC: PASS 50x70x33
 func.func @gemm(%a: memref<50x33xf32, strided<[?, ?], offset: ?>>,
