@@ -71,6 +71,16 @@ llvm::Expected<EmittedKernel> qimeng::parseEmitterOutput(std::string text) {
             "emitter output has a malformed qm.leading_dims '" + value.str() +
             "'; expected runtime or immediate");
       k.runtimeLeadingDims = value == "runtime";
+    } else if (key == "inner_loop_flops") {
+      if (value.getAsInteger(10, k.innerLoopFlops))
+        return llvm::createStringError(
+            "emitter output has a malformed qm.inner_loop_flops '" +
+            value.str() + "'");
+    } else if (key == "vector_bits") {
+      if (value.getAsInteger(10, k.vectorBits))
+        return llvm::createStringError(
+            "emitter output has a malformed qm.vector_bits '" + value.str() +
+            "'");
     } else if (key == "flops_per_iteration") {
       if (value.getAsInteger(10, k.flopsPerIteration))
         return llvm::createStringError(
@@ -94,6 +104,20 @@ llvm::Expected<std::string> EmittedKernel::body() const {
   if (b == llvm::StringRef::npos || e == llvm::StringRef::npos || e < b)
     return llvm::createStringError("kernel " + symbol + " has no body markers");
   return t.slice(b + begin.size(), e).str();
+}
+
+llvm::Expected<std::string> EmittedKernel::innerLoop() const {
+  llvm::StringRef t(text);
+  size_t b = t.find(" qm.inner_loop.begin\n");
+  size_t e = t.find(" qm.inner_loop.end\n");
+  if (innerLoopFlops == 0 || b == llvm::StringRef::npos ||
+      e == llvm::StringRef::npos || e < b)
+    return llvm::createStringError(
+        "kernel " + symbol +
+        " marks no inner loop (qm.inner_loop_flops and the "
+        "qm.inner_loop.begin/end lines: a full register block's K loop)");
+  b = t.find('\n', b) + 1;
+  return t.slice(b, t.rfind('\n', e) + 1).str();
 }
 
 /// The blocking and variant fields a GEMM-based kernel shares.

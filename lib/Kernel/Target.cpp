@@ -101,15 +101,41 @@ const ArchRow *archRowOf(const std::string &triple) {
   return nullptr;
 }
 
-/// CPUs whose vector length the target string need not repeat.
+/// CPUs the generator knows beyond LLVM's name: the vector length the
+/// target string need not repeat (0: not RISC-V), and the static model's
+/// llvm-mca CPU and fp32 FMA lanes a cycle (0: no model).
 struct CpuRow {
   const char *cpu;
   int vlen;
+  const char *mcaCpu;
+  int fmaLanesPerCycle;
 };
 const CpuRow cpuRows[] = {
-    {"spacemit-x60", 256}, // SpacemiT K1
-    {"sifive-x280", 512},
-    {"sifive-p670", 128},
+    // SpacemiT K1's core: RVV 1.0 at VLEN 256, one LMUL-1 vfmacc a cycle.
+    {"spacemit-x60", 256, "spacemit-x60", 8},
+    {"sifive-x280", 512, nullptr, 0},
+    {"sifive-p670", 128, nullptr, 0},
+    // Two 128-bit FMA pipes; LLVM's cortex-a76 is the A57 model.
+    {"neoverse-n1", 0, "neoverse-n1", 8},
+    {"cortex-a76", 0, "neoverse-n1", 8},
+};
+
+/// The paper's machines by the names people use for them.
+struct MachineRow {
+  std::vector<const char *> names;
+  const char *spec;
+};
+const MachineRow machineRows[] = {
+    {{"spacemit k1", "spacemit-k1", "k1", "spacemit x60", "spacemit-x60",
+      "bananapi bpi-f3"},
+     "riscv64-unknown-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v,+zvl256b:"
+     "l1d=32K,l2=512K,l3=512K,cores=8"},
+    {{"cortex-a76", "cortex a76", "a76", "raspberry pi 5"},
+     "aarch64-unknown-linux-gnu:cortex-a76:+neon:l1d=64K,l2=512K,l3=2M,"
+     "cores=4"},
+    {{"neoverse-n1", "neoverse n1", "n1", "graviton2", "ampere altra"},
+     "aarch64-unknown-linux-gnu:neoverse-n1:+neon:l1d=64K,l2=1M,l3=32M,"
+     "cores=1"},
 };
 
 /// The qemu -cpu model for an AArch64 LLVM CPU name: the same name where
@@ -377,6 +403,46 @@ std::vector<std::string> Target::inlineAsmStateClobbers() const {
   if (const ArchRow *row = archRowOf(triple))
     state.assign(row->asmState.begin(), row->asmState.end());
   return state;
+}
+
+llvm::Expected<Target::CoreModel> Target::coreModel() const {
+  for (const CpuRow &row : cpuRows)
+    if (cpu == row.cpu && row.mcaCpu) {
+      CoreModel m;
+      m.mcaCpu = row.mcaCpu;
+      m.fmaLanesPerCycle = row.fmaLanesPerCycle;
+      return m;
+    }
+  return llvm::createStringError(
+      "no performance model for CPU '" + cpu +
+      "'; the static model knows spacemit-x60, neoverse-n1 and cortex-a76");
+}
+
+std::optional<std::string> Target::specOfMachine(StringRef name) {
+  std::string lower = name.trim().lower();
+  for (const MachineRow &row : machineRows)
+    for (const char *n : row.names)
+      if (lower == n)
+        return std::string(row.spec);
+  return std::nullopt;
+}
+
+std::vector<std::string> Target::machineNames() {
+  std::vector<std::string> names;
+  for (const MachineRow &row : machineRows)
+    for (const char *n : row.names)
+      names.push_back(n);
+  llvm::stable_sort(names, [](const std::string &a, const std::string &b) {
+    return a.size() > b.size();
+  });
+  return names;
+}
+
+std::vector<std::string> Target::machineTitles() {
+  std::vector<std::string> titles;
+  for (const MachineRow &row : machineRows)
+    titles.push_back(row.names.front());
+  return titles;
 }
 
 llvm::Expected<Target::Emulation> Target::emulation() const {

@@ -1,5 +1,6 @@
 //===- TaskPrompt.cpp - One sentence to a task ----------------------------===//
 #include "qimeng/LLM/TaskPrompt.h"
+#include "qimeng/Kernel/Target.h"
 #include "qimeng/Support/JsonFieldReader.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -29,6 +30,16 @@ llvm::Error checkTypeAndTarget(const std::string &text, Task &task) {
           std::string("only fp32 kernels can be generated; the prompt asks "
                       "for ") +
           t);
+  task.dtype = "f32";
+  // A machine of the paper's by name ("for the SpacemiT K1", "... a
+  // Cortex-A76"): generated, validated under emulation and ranked by the
+  // static model there.
+  for (const std::string &name : Target::machineNames())
+    if (has(text, std::regex_replace(name, std::regex(R"([-.])"), R"(\$&)")
+                      .c_str())) {
+      task.target = *Target::specOfMachine(name);
+      return llvm::Error::success();
+    }
   // "for/on <name> cpu|machine|gpu|processor", or a machine named outright.
   std::smatch m;
   std::regex named(
@@ -45,10 +56,10 @@ llvm::Error checkTypeAndTarget(const std::string &text, Task &task) {
   if (!what.empty() && what != "this" && what != "host" && what != "my" &&
       what != "our" && what != "local" && what != "x86" && what != "x86-64")
     return llvm::createStringError(
-        "kernels are generated and tuned for this machine only; the prompt "
-        "asks for '" +
-        what + "' (run qimeng-tensorop on that machine)");
-  task.dtype = "f32";
+        "kernels are tuned on this machine, or by the static model for a "
+        "machine it knows (" +
+        llvm::join(Target::machineTitles(), ", ") + "); the prompt asks for '" +
+        what + "'");
   task.target = "host";
   return llvm::Error::success();
 }
@@ -172,12 +183,18 @@ llvm::Expected<Task> qimeng::extractTaskWithLlm(llvm::StringRef prompt,
     return llvm::createStringError("only fp32 kernels can be generated; the "
                                    "LLM read the type as " +
                                    dtype);
-  if (target != "host")
-    return llvm::createStringError(
-        "kernels are generated and tuned for this machine only; the LLM "
-        "read the target as '" +
-        target + "'");
+  if (target != "host") {
+    std::optional<std::string> spec = Target::specOfMachine(target);
+    if (!spec)
+      return llvm::createStringError(
+          "kernels are tuned on this machine, or by the static model for a "
+          "machine it knows (" +
+          llvm::join(Target::machineTitles(), ", ") +
+          "); the LLM read the target as '" + target + "'");
+    target = *spec;
+  }
   Task task;
+  task.target = target;
   auto integer = [&](const char *name, int64_t &out,
                      std::optional<int64_t> fallback =
                          std::nullopt) -> llvm::Error {

@@ -13,7 +13,7 @@ from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, Labels, VectorIsaRow
 from .sketch import (LD_OFFSET, Sketch, fault_suffix, kernel_text,
-                     parse_request, registers_needed)
+                     mark_inner_loop, parse_request, registers_needed)
 
 NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
                     features=("neon",), vector_bits_fixed=False)
@@ -228,9 +228,12 @@ class NeonWriter:
         if iterations:
             mov_imm(self.lines, KI, iterations)
             loop = self.labels.place(self.lines, "k")
+            marked = mark_inner_loop(self, sk, rows, widths)
             for _ in range(chunks):
                 chunk(4)
             self.ins(f"subs\t{KI}, {KI}, #1")
+            if marked:
+                self.lines.append("// qm.inner_loop.end")
             self.ins(f"b.ne\t{loop}b")
         for _ in range(rest // 4):
             chunk(4)

@@ -13,7 +13,7 @@ from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, Labels, VectorIsaRow
 from .sketch import (LD_OFFSET, Sketch, fault_suffix, kernel_text,
-                     parse_request, registers_needed)
+                     mark_inner_loop, parse_request, registers_needed)
 
 RVV = VectorIsaRow(name="rvv", arch="riscv64", lanes=0, registers=32,
                    features=("v",), vector_bits_fixed=True)
@@ -241,9 +241,15 @@ class RvvWriter:
         if iterations:
             self.ins(f"li\t{KI}, {iterations}")
             loop = self.label("k")
+            # llvm-mca reads the vector type from these comments.
+            marked = mark_inner_loop(self, sk, rows, widths, [
+                f"# LLVM-MCA-RISCV-LMUL M{self.lmul}",
+                "# LLVM-MCA-RISCV-SEW E32"])
             k_steps(self.k_unroll)
             advance_a(self.k_unroll)
             self.ins(f"addi\t{KI}, {KI}, -1")
+            if marked:
+                self.lines.append("# qm.inner_loop.end")
             self.ins(f"bnez\t{KI}, {loop}b")
         if rest:
             k_steps(rest)

@@ -147,6 +147,21 @@ def parse_request(request, isa, extra_fields=()):
     return fields
 
 
+def mark_inner_loop(writer, sk, rows, widths, model_lines=()):
+    """Marks the K loop of the first full register block (all MR rows, all
+    NV vectors full) for the static performance model: the lines between
+    `qm.inner_loop.begin` and `qm.inner_loop.end` are one iteration without
+    its back branch, ready for llvm-mca, and `writer.inner_loop_flops` its
+    flops (the header's qm.inner_loop_flops). Returns whether it marked."""
+    if (getattr(writer, "inner_loop_flops", None) is not None
+            or rows != sk.mr or tuple(widths) != (sk.lanes,) * sk.nv):
+        return False
+    writer.inner_loop_flops = 2 * rows * sk.nr * writer.k_unroll
+    writer.lines.append(f"{writer.comment_prefix} qm.inner_loop.begin")
+    writer.lines.extend(model_lines)
+    return True
+
+
 def fault_suffix(sk):
     """The symbol's mark of a test-only broken kernel."""
     return "" if sk.fault is None else "_fault_" + sk.fault.replace("-", "_")
@@ -194,6 +209,8 @@ def kernel_text(sk, writer, symbol, request, conv):
     ]
     if writer.isa.vector_bits_fixed:
         out.append(f"# qm.vector_bits: {writer.isa_vector_bits}")
+    if getattr(writer, "inner_loop_flops", None):
+        out.append(f"# qm.inner_loop_flops: {writer.inner_loop_flops}")
     out += [
         f"# qm.generator: {GENERATOR_VERSION}",
         "# qm.request: " + json.dumps(meta, sort_keys=True,

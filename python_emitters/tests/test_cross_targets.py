@@ -121,6 +121,30 @@ class RequestTest(unittest.TestCase):
                     run(json.dumps(req))
                 self.assertIn(message, str(ctx.exception))
 
+    def test_the_inner_loop_is_marked_for_the_model(self):
+        for req, prefix, fmas in (
+                (neon(m=64, n=64, k=64, mr=7, nr=12, k_unroll=4), "//",
+                 "fmla"),
+                (rvv(m=64, n=64, k=64, mr=6, nr=32, lmul=4, k_unroll=8), "#",
+                 "vfmacc.vf")):
+            with self.subTest(isa=req["isa"]):
+                text = emit(req)
+                lines = text.splitlines()
+                self.assertEqual(lines.count(f"{prefix} qm.inner_loop.begin"),
+                                 1)
+                begin = lines.index(f"{prefix} qm.inner_loop.begin")
+                end = lines.index(f"{prefix} qm.inner_loop.end")
+                loop = lines[begin + 1:end]
+                count = sum(1 for l in loop if l.split()[:1] == [fmas])
+                nv = req["nr"] // (4 if req["isa"] == "neon" else 32)
+                self.assertEqual(count, req["mr"] * nv * req["k_unroll"])
+                self.assertEqual(int(header(text, "inner_loop_flops")),
+                                 2 * req["mr"] * req["nr"] * req["k_unroll"])
+                # The back branch stays outside; no label inside.
+                self.assertFalse(any(l.split(":")[0].isdigit() for l in loop))
+        # K below the unroll: no K loop, no mark.
+        self.assertIsNone(header(emit(neon(k=3)), "inner_loop_flops"))
+
     def test_defaults_fit_the_register_files(self):
         # 8 rows x 2 vectors of 4: 16 accumulators, 8 A and 2 B registers.
         emit(neon(mr=8, nr=8))
@@ -183,7 +207,7 @@ class CrossRunner:
         args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
                 "0", str(req["m"]), str(req["n"]), str(req["k"]), str(lda),
                 str(ldb), str(ldc), header(text, "workspace_bytes"),
-                "1" if req.get("overwrite") else "0", "7", "1"]
+                "1" if req.get("overwrite") else "0", "7", "1", "all"]
         try:
             out = subprocess.run(args, capture_output=True, text=True,
                                  timeout=60)

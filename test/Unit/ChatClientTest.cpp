@@ -382,13 +382,33 @@ TEST(TaskPromptTest, WhatCannotBeReadIsAClearError) {
                        "for fp16");
   QM_ASSERT_FAILS_WITH(
       parseTaskPrompt("gemm 64x64x64 for the znver4 cpu").takeError(),
-      "for this machine only; the prompt asks for 'znver4'");
+      "a machine it knows (spacemit k1, ");
+  QM_ASSERT_FAILS_WITH(
+      parseTaskPrompt("gemm 64x64x64 for the znver4 cpu").takeError(),
+      "); the prompt asks for 'znver4'");
   QM_ASSERT_FAILS_WITH(parseTaskPrompt("gemm 64x64x64 on a GPU").takeError(),
                        "asks for 'gpu'");
   QM_ASSERT_FAILS_WITH(parseTaskPrompt("conv 1x8x8x3 3x3").takeError(),
                        "cannot read the number of filters");
   QM_ASSERT_FAILS_WITH(parseTaskPrompt("conv 1x4x4x3 to 8 5x5").takeError(),
                        "spans 5x5, more than the 4x4 input");
+}
+
+TEST(TaskPromptTest, MachinesOfThePaperByName) {
+  QM_ASSERT_EXPECTED(k1, parseTaskPrompt("generate a 1024x1024x1024 fp32 "
+                                         "GEMM for the SpacemiT K1"));
+  EXPECT_EQ(k1.problem.gemm(), GemmDesc::packed(1024, 1024, 1024));
+  QM_ASSERT_EXPECTED(k1Target, Target::parse(k1.target));
+  EXPECT_EQ(k1Target.cpu, "spacemit-x60");
+  EXPECT_EQ(k1Target.vlen, 256);
+  EXPECT_EQ(k1Target.bestIsa(), VectorIsa::Rvv);
+  QM_ASSERT_EXPECTED(a76, parseTaskPrompt("sgemm 512x512x512 for a "
+                                          "Cortex-A76"));
+  QM_ASSERT_EXPECTED(a76Target, Target::parse(a76.target));
+  EXPECT_EQ(a76Target.cpu, "cortex-a76");
+  EXPECT_EQ(a76Target.bestIsa(), VectorIsa::Neon);
+  QM_ASSERT_EXPECTED(host, parseTaskPrompt("gemm 64x64x64 for this cpu"));
+  EXPECT_EQ(host.target, "host");
 }
 
 TEST(TaskPromptTest, TheLlmExtractsTheTaskAndItIsCheckedToo) {

@@ -44,6 +44,12 @@ struct EmittedKernel {
   std::vector<std::string> clobbers; ///< registers the body overwrites
   std::vector<std::string> features; ///< LLVM features the code needs
   uint64_t flopsPerIteration = 0;    ///< fma_peak probes only
+  /// Flops of one iteration of the marked inner loop (qm.inner_loop_flops);
+  /// 0 when the kernel marks none.
+  uint64_t innerLoopFlops = 0;
+  /// The vector length the kernel was built for (qm.vector_bits: RVV);
+  /// 0 for fixed-width ISAs.
+  uint64_t vectorBits = 0;
   /// The kernel reads lda, ldb and ldc from its workspace header
   /// (qm.leading_dims: runtime) instead of holding them as immediates.
   bool runtimeLeadingDims = false;
@@ -51,6 +57,12 @@ struct EmittedKernel {
   /// The instructions between `# qm.body.begin` and `# qm.body.end`: what
   /// the pass embeds as inline asm. Same lines as in `text`, byte for byte.
   llvm::Expected<std::string> body() const;
+
+  /// One iteration of the K loop of a full register block, without its
+  /// back branch: the lines between `qm.inner_loop.begin` and
+  /// `qm.inner_loop.end` (comment lines of the ISA's syntax), what the
+  /// static performance model runs through llvm-mca.
+  llvm::Expected<std::string> innerLoop() const;
 };
 
 /// Parses an emitter's output header (symbol, workspace, clobbers, ...).

@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,28 @@ struct Target {
   /// AArch64's "nzcv"; none on RISC-V (vl and vtype are registers the
   /// kernel names).
   std::vector<std::string> inlineAsmStateClobbers() const;
+
+  /// What the static performance model knows of a core: the llvm-mca
+  /// scheduling model that stands for it (Cortex-A76 is modelled by
+  /// Neoverse-N1's: LLVM's own A76 falls back to the A57 model, which halves
+  /// its FMA rate) and its fp32 FMA peak in lanes a cycle (Neoverse-N1 and
+  /// A76: two 128-bit FMA pipes, 8; SpacemiT X60: one LMUL-1 vfmacc a cycle
+  /// at VLEN 256, 8).
+  struct CoreModel {
+    std::string mcaCpu;
+    int fmaLanesPerCycle = 0;
+  };
+  /// The CPU's row; an error for a CPU without one.
+  llvm::Expected<CoreModel> coreModel() const;
+
+  /// The target string of a machine named in words ("spacemit k1",
+  /// "cortex-a76", "neoverse n1", "k1"), or nullopt: the machines of the
+  /// paper, with their caches and cores.
+  static std::optional<std::string> specOfMachine(llvm::StringRef name);
+  /// Every name specOfMachine knows, longest first.
+  static std::vector<std::string> machineNames();
+  /// One name a machine, for messages: "spacemit k1", "cortex-a76", ...
+  static std::vector<std::string> machineTitles();
 
   /// How a kernel for this target runs on a host of another architecture:
   /// qemu-user and its -cpu model (the CPU, or its vector length).

@@ -21,8 +21,10 @@ namespace qimeng {
 struct Task {
   KernelProblem problem;
   std::string dtype = "f32";
-  std::string target = "host"; ///< only this machine: tuning measures here
-  std::string shape;           ///< as written back to the user: "512x512x512"
+  /// "host" (tuning measures here) or the target string of a machine the
+  /// static model knows (Target::specOfMachine), named in the prompt.
+  std::string target = "host";
+  std::string shape; ///< as written back to the user: "512x512x512"
 };
 
 /// The built-in parser. Understands, case-insensitively:
@@ -33,8 +35,9 @@ struct Task {
 ///   "dilation D", "nchw" (default nhwc);
 /// - the type: "fp32", "f32", "float32", "float" or "single" (the default);
 ///   others ("fp16", "int8", ...) are errors;
-/// - the machine: "this cpu", "this machine", "host" or nothing; another
-///   machine is an error (tuning runs here).
+/// - the machine: "this cpu", "this machine", "host" or nothing (tuned
+///   here), or one the static model knows by name ("the SpacemiT K1", "a
+///   Cortex-A76": Target::specOfMachine); another machine is an error.
 /// The error says what could not be read.
 llvm::Expected<Task> parseTaskPrompt(llvm::StringRef prompt);
 

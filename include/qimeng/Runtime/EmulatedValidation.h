@@ -25,10 +25,13 @@ namespace qimeng {
 struct EmulatedValidationOptions {
   /// Directory holding qimeng-cross-runner-<arch>.
   std::string runnerDir;
+  /// Limit of one run of the runner, plus a second per 4e6 multiply-adds
+  /// of the GEMM.
   unsigned timeoutSeconds = 120;
   uint64_t seed = 0x5eed;
-  /// Timed calls after the checks (emulated time: a model's input only).
-  int timedRuns = 1;
+  /// Timed calls after the checks (emulated time, not the hardware's: 0
+  /// skips them).
+  int timedRuns = 0;
 
   /// QIMENG_CROSS_RUNNER_DIR when set, else the build's bin/.
   static EmulatedValidationOptions defaults();
@@ -54,10 +57,11 @@ struct EmulatedRun {
 };
 
 /// Runs `kernel` (a GEMM for `desc`, leading dimensions at run time) in
-/// the target's cross runner under its emulator, on the dense and on padded
-/// leading dimensions. A wrong result, crash or timeout is a report with
-/// passed = false and the reason; an llvm::Error means the runner or the
-/// emulator could not be run (missing tools name the package).
+/// the target's cross runner under its emulator: the three distributions on
+/// the dense leading dimensions, the exact one on padded ones. A wrong result,
+/// crash or timeout is a report with passed = false and the reason; an
+/// llvm::Error means the runner or the emulator could not be run (missing tools
+/// name the package).
 llvm::Expected<EmulatedRun>
 validateGemmUnderEmulation(const GemmDesc &desc, const Target &target,
                            const EmittedKernel &kernel,

@@ -1,0 +1,98 @@
+//===- ModelEvaluator.h - Tuning without the hardware -----------*- C++ -*-===//
+//
+// For a machine we do not have (the SpacemiT K1, a Cortex-A76), candidates
+// are ranked by a static model instead of a stopwatch: the kernel's marked
+// inner loop (a full register block's K loop, EmittedKernel::innerLoop) goes
+// through llvm-mca with the core's scheduling model (Target::coreModel),
+// which predicts its cycles an iteration; against the core's FMA peak that
+// is the fraction of peak the microkernel reaches, and times the GEMM's
+// flops (edge blocks counted as full) the predicted cycles of the kernel.
+// Every figure is a model's and is labelled so: memory, the C updates and
+// the edges' own code are outside it. Each candidate is validated under
+// emulation before it is ranked.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_TUNE_MODELEVALUATOR_H
+#define QIMENG_TUNE_MODELEVALUATOR_H
+
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Kernel/KernelConfig.h"
+#include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/Target.h"
+#include "qimeng/Runtime/EmulatedValidation.h"
+#include "llvm/Support/Error.h"
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace qimeng {
+
+struct ModelOptions {
+  std::string llvmMca; ///< LLVM 22's llvm-mca
+  int iterations = 200;
+  unsigned timeoutSeconds = 60;
+  /// QIMENG_LLVM_MCA when set, else the configure-time one.
+  static ModelOptions defaults();
+};
+
+/// What llvm-mca predicts for one kernel's inner loop.
+struct InnerLoopPrediction {
+  std::string mcaCpu;            ///< the scheduling model used
+  double cyclesPerIteration = 0; ///< steady state, llvm-mca's total / runs
+  double flopsPerIteration = 0;  ///< qm.inner_loop_flops
+  double peakFlopsPerCycle = 0;  ///< 2 x the core's FMA lanes a cycle
+  double fractionOfPeak() const {
+    return cyclesPerIteration > 0 && peakFlopsPerCycle > 0
+               ? flopsPerIteration / (cyclesPerIteration * peakFlopsPerCycle)
+               : 0;
+  }
+};
+
+/// Runs `kernel`'s inner loop through llvm-mca for `target`'s core.
+llvm::Expected<InnerLoopPrediction>
+predictInnerLoop(const EmittedKernel &kernel, const Target &target,
+                 const ModelOptions &options = ModelOptions::defaults());
+
+/// One candidate of the model-driven search, validated and predicted.
+struct ModelCandidate {
+  GemmConfig config;
+  EmittedKernel kernel;
+  InnerLoopPrediction prediction;
+  /// The GEMM's flops, its edge blocks counted as full, at the inner
+  /// loop's predicted rate.
+  double predictedCycles = 0;
+};
+
+/// The register blocks the model ranks for `target`'s ISA (NEON: rows and
+/// q registers that fit 32 registers, K unroll 4 or 8; RVV: LMUL, rows and
+/// groups that fit, K unroll 4 or 8).
+std::vector<GemmConfig> modelSearchSpace(const Target &target);
+
+/// The model's ranking: the candidates it predicted, fastest first, and
+/// the best of them validated under emulation.
+struct ModelRanking {
+  std::vector<ModelCandidate> predicted;
+  /// The first `validateBest` of `predicted` that passed validation, in
+  /// rank order; candidates ranked above them failed it.
+  std::vector<ModelCandidate> validated;
+  /// Why each candidate above the validated ones failed.
+  std::vector<std::string> failures;
+};
+
+/// Emits and predicts every candidate of modelSearchSpace for `desc`
+/// (leading dimensions at run time), then validates them under emulation
+/// in rank order until `validateBest` have passed: the model ranks, only
+/// validated code is ever returned for use, and a large GEMM costs the
+/// emulator one validation, not one per candidate. `progress` gets a line
+/// a step.
+llvm::Expected<ModelRanking>
+rankByModel(const GemmDesc &desc, const Target &target,
+            const EmitterOptions &emitter,
+            const EmulatedValidationOptions &emulation,
+            const ModelOptions &model = ModelOptions::defaults(),
+            const std::function<void(const std::string &)> &progress = {},
+            size_t validateBest = 1);
+
+} // namespace qimeng
+
+#endif // QIMENG_TUNE_MODELEVALUATOR_H
