@@ -63,7 +63,10 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"host\"",
            "Machine to generate for: `host`, or "
            "TRIPLE[:CPU[:FEATURES[:CACHES]]] such as "
-           "`x86_64-unknown-linux-gnu:znver3:+avx2,+fma:l1d=32K,l2=512K`">,
+           "`x86_64-unknown-linux-gnu:znver3:+avx2,+fma:l1d=32K,l2=512K`, "
+           "`aarch64-linux-gnu:neoverse-n1:+neon` or "
+           "`riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v` (validated "
+           "under qemu-user; docs/CrossTargets.md)">,
     Option<"kernelConfig", "kernel-config", "std::string", /*default=*/"\"\"",
            "Pin the kernel configuration, overriding the analytical model "
            "key by key: `mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,"
