@@ -130,10 +130,10 @@ static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
     r["mr"] = c.mr;
     r["nr"] = c.nr;
     r["k_unroll"] = c.kUnroll;
-    if (c.isa == VectorIsa::Rvv) {
+    if (c.isa == VectorIsa::Rvv || c.isa == VectorIsa::Sve)
       r["vlen"] = target && target->vlen ? target->vlen : 128;
+    if (c.isa == VectorIsa::Rvv)
       r["lmul"] = c.lmul;
-    }
     if (c.threads > 1)
       r["parallel"] = true;
     if (!fault.empty())

@@ -53,6 +53,7 @@ llvm::ArrayRef<MicroKernelShape> qimeng::microKernelTable(VectorIsa isa) {
   case VectorIsa::Avx512:
     return kAvx512Shapes;
   case VectorIsa::Neon:
+  case VectorIsa::Sve:
   case VectorIsa::Rvv:
   case VectorIsa::None:
     break;
@@ -192,6 +193,11 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
   if (c.isa == VectorIsa::Neon) {
     c.mr = 7;
     c.nr = 12;
+    c.kUnroll = 4;
+  } else if (c.isa == VectorIsa::Sve) {
+    // NEON's block in SVE vectors of the target's length (no model yet).
+    c.mr = 7;
+    c.nr = 3 * std::max(target.vlen, 128) / 32;
     c.kUnroll = 4;
   } else {
     c.lmul = 4;

@@ -46,6 +46,8 @@ StringRef qimeng::isaName(VectorIsa isa) {
     return "avx512";
   case VectorIsa::Neon:
     return "neon";
+  case VectorIsa::Sve:
+    return "sve";
   case VectorIsa::Rvv:
     return "rvv";
   }
@@ -53,16 +55,17 @@ StringRef qimeng::isaName(VectorIsa isa) {
 }
 
 bool qimeng::isSketchIsa(VectorIsa isa) {
-  return isa == VectorIsa::Neon || isa == VectorIsa::Rvv;
+  return isa == VectorIsa::Neon || isa == VectorIsa::Sve ||
+         isa == VectorIsa::Rvv;
 }
 
 llvm::Expected<VectorIsa> qimeng::parseIsa(StringRef name) {
   for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512,
-                        VectorIsa::Neon, VectorIsa::Rvv})
+                        VectorIsa::Neon, VectorIsa::Sve, VectorIsa::Rvv})
     if (name == isaName(isa))
       return isa;
   return llvm::createStringError("unknown vector isa '" + name +
-                                 "'; expected avx2, avx512, neon or rvv");
+                                 "'; expected avx2, avx512, neon, sve or rvv");
 }
 
 //===----------------------------------------------------------------------===//
@@ -74,9 +77,9 @@ namespace {
 /// What the generator knows of an architecture.
 struct ArchRow {
   llvm::Triple::ArchType arch;
-  /// Its vector ISA and the feature that enables it.
-  VectorIsa isa;
-  const char *isaFeature;
+  /// Its vector ISAs of the sketch-driven generator and the features that
+  /// enable them, preferred first (x86's are chosen below, by features).
+  std::vector<std::pair<VectorIsa, const char *>> isas;
   /// Machine state inline asm changes (LLVM clobber names).
   std::vector<const char *> asmState;
   /// qemu-user program for it.
@@ -84,13 +87,12 @@ struct ArchRow {
 };
 
 const ArchRow archRows[] = {
-    {llvm::Triple::x86_64,
-     VectorIsa::None,
-     "",
-     {"dirflag", "fpsr", "flags"},
-     "qemu-x86_64"},
-    {llvm::Triple::aarch64, VectorIsa::Neon, "neon", {"nzcv"}, "qemu-aarch64"},
-    {llvm::Triple::riscv64, VectorIsa::Rvv, "v", {}, "qemu-riscv64"},
+    {llvm::Triple::x86_64, {}, {"dirflag", "fpsr", "flags"}, "qemu-x86_64"},
+    {llvm::Triple::aarch64,
+     {{VectorIsa::Sve, "sve"}, {VectorIsa::Neon, "neon"}},
+     {"nzcv"},
+     "qemu-aarch64"},
+    {llvm::Triple::riscv64, {{VectorIsa::Rvv, "v"}}, {}, "qemu-riscv64"},
 };
 
 const ArchRow *archRowOf(const std::string &triple) {
@@ -118,6 +120,10 @@ const CpuRow cpuRows[] = {
     // Two 128-bit FMA pipes; LLVM's cortex-a76 is the A57 model.
     {"neoverse-n1", 0, "neoverse-n1", 8},
     {"cortex-a76", 0, "neoverse-n1", 8},
+    // SVE vector lengths.
+    {"a64fx", 512, nullptr, 0},
+    {"neoverse-v1", 256, nullptr, 0},
+    {"neoverse-n2", 128, nullptr, 0},
 };
 
 /// The paper's machines by the names people use for them.
@@ -351,10 +357,17 @@ llvm::Expected<Target> Target::parse(StringRef spec) {
     if (llvm::Error err = applyCaches(fields[3], t))
       return std::move(err);
   bool riscvVector = llvm::Triple(t.triple).isRISCV() && t.hasFeature("v");
-  if (t.vlen && !riscvVector)
+  bool sve = llvm::Triple(t.triple).isAArch64() && t.hasFeature("sve");
+  if (t.vlen && !riscvVector && !sve)
     return llvm::createStringError(
-        "vlen is the RISC-V vector length; target '" + spec +
-        "' is not RISC-V with +v");
+        "vlen is the vector length of RVV or SVE kernels; target '" + spec +
+        "' is neither RISC-V with +v nor AArch64 with +sve");
+  if (sve && !t.vlen) {
+    for (const CpuRow &row : cpuRows)
+      if (t.cpu == row.cpu)
+        t.vlen = row.vlen;
+    t.vlen = std::max(t.vlen, 128);
+  }
   if (riscvVector && !t.vlen) {
     // The widest zvlNb feature, else the CPU's row, else RVV's least.
     for (const std::string &f : t.features) {
@@ -453,7 +466,9 @@ llvm::Expected<Target::Emulation> Target::emulation() const {
   Emulation e;
   e.program = row->qemu;
   llvm::Triple t(triple);
-  if (t.isAArch64())
+  if (t.isAArch64() && hasFeature("sve"))
+    e.args = {"-cpu", "max,sve" + std::to_string(std::max(vlen, 128)) + "=on"};
+  else if (t.isAArch64())
     e.args = {"-cpu", qemuAArch64Cpu(cpu)};
   else if (t.isRISCV64())
     e.args = {"-cpu",
@@ -465,8 +480,12 @@ llvm::Expected<Target::Emulation> Target::emulation() const {
 
 VectorIsa Target::bestIsa() const {
   if (const ArchRow *row = archRowOf(triple))
-    if (row->isa != VectorIsa::None)
-      return hasFeature(row->isaFeature) ? row->isa : VectorIsa::None;
+    if (!row->isas.empty()) {
+      for (const auto &[isa, feature] : row->isas)
+        if (hasFeature(feature))
+          return isa;
+      return VectorIsa::None;
+    }
   if (!isX86_64() || !hasFeature("fma"))
     return VectorIsa::None;
   if (hasFeature("avx512f"))
@@ -485,6 +504,7 @@ int Target::vectorBits(VectorIsa isa) {
   case VectorIsa::Avx512:
     return 512;
   case VectorIsa::Neon:
+  case VectorIsa::Sve:
   case VectorIsa::Rvv:
     return 128;
   }
@@ -499,6 +519,7 @@ int Target::vectorRegisters(VectorIsa isa) {
     return 16;
   case VectorIsa::Avx512:
   case VectorIsa::Neon:
+  case VectorIsa::Sve:
   case VectorIsa::Rvv:
     return 32;
   }

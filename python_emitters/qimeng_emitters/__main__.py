@@ -13,7 +13,8 @@ from . import aarch64, conv2d, peak, riscv, sgemm
 
 #: sgemm emitters by the request's isa: the x86 generator for avx2 and
 #: avx512, the sketch-driven writers for the others.
-SGEMM_BY_ISA = {"neon": aarch64.emit, "rvv": riscv.emit}
+SGEMM_BY_ISA = {"neon": aarch64.emit, "sve": aarch64.emit_sve,
+                "rvv": riscv.emit}
 
 
 def _sgemm(request):

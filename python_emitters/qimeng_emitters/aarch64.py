@@ -282,3 +282,161 @@ def emit(request):
               f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_neon")
     return kernel_text(sk, NeonWriter(k_unroll), symbol, request, AAPCS64)
 
+
+
+# -- SVE ---------------------------------------------------------------------
+
+SVE = VectorIsaRow(name="sve", arch="aarch64", lanes=0, registers=32,
+                   features=("sve",), vector_bits_fixed=True)
+SVE_VLS = (128, 256, 512)
+# Element offsets of a block's second and third B (and C) vectors: SVE's
+# register-offset addressing, which does not scale with the hardware's
+# vector length as `mul vl` immediates would.
+B_OFFSETS = ("x27", "x28")
+FULL, PARTIAL = "p0", "p1"
+
+
+class SveWriter(NeonWriter):
+    """The NEON loop nest with an SVE microkernel, built for one vector
+    length: A four k at a time replicated into every 128-bit segment
+    (ld1rqw) and multiplied by lane (indexed fmla); B and C through
+    predicates, `ptrue ... vlN` for whole vectors (so a kernel built for 256
+    bits stays correct on a longer machine) and `whilelt` for the last
+    columns, which therefore need no special code."""
+
+    isa = SVE
+
+    def __init__(self, vl_bits, k_unroll):
+        super().__init__(k_unroll)
+        self.isa_vector_bits = vl_bits
+        self.lanes = vl_bits // 32
+
+    def split_width(self, width):
+        return [width]
+
+    def clobbers(self):
+        return (list(USED_GPRS) + list(B_OFFSETS)
+                + [f"z{i}" for i in range(32)] + [FULL, PARTIAL]
+                + list(self.conv.machine_state))
+
+    def prologue(self):
+        return (["\tstp\tx27, x28, [sp, #-16]!"] + super().prologue())
+
+    def epilogue(self):
+        return (super().epilogue()[:-1]
+                + ["\tldp\tx27, x28, [sp], #16", "\tret"])
+
+    def microkernel(self, sk, rows, widths):
+        nv = len(widths)
+        if nv > len(B_OFFSETS) + 1:
+            raise RequestError(f"sve blocks have at most "
+                               f"{len(B_OFFSETS) + 1} vectors, got {nv}")
+        # The indexed fmla takes its multiplier from z0-z7: A first.
+        a_reg = lambda i: i
+        acc = lambda i, v: rows + i * nv + v
+        b_reg = lambda v: rows + rows * nv + v
+        if registers_needed(rows, nv, rows) > 32:
+            raise RequestError(f"a {rows}-row block of {nv} vectors needs "
+                               f"{registers_needed(rows, nv, rows)} vector "
+                               "registers; sve has 32")
+        pred = [FULL if w == self.lanes else PARTIAL for w in widths]
+        self.ins(f"// {rows} x {sum(widths)} block")
+        self.ins(f"ptrue\t{FULL}.s, vl{self.lanes}")
+        if PARTIAL in pred:
+            mov_imm(self.lines, CROW, widths[-1])
+            self.ins(f"whilelt\t{PARTIAL}.s, xzr, {CROW}")
+        for v in range(1, nv):
+            mov_imm(self.lines, B_OFFSETS[v - 1], sum(widths[:v]))
+
+        def addr(base, v):
+            return f"[{base}]" if v == 0 else \
+                f"[{base}, {B_OFFSETS[v - 1]}, lsl #2]"
+
+        self.ins(f"mov\t{A_ROWS[0]}, {ABLOCK}")
+        for i in range(1, rows):
+            self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
+        self.ins(f"mov\t{BPTR}, {BPANEL}")
+        for i in range(rows):
+            for v in range(nv):
+                self.ins(f"mov\tz{acc(i, v)}.s, #0")
+
+        def k_step(lane):
+            for v in range(nv):
+                self.ins(f"ld1w\t{{z{b_reg(v)}.s}}, {pred[v]}/z, "
+                         f"{addr(BPTR, v)}")
+            self.ins(f"add\t{BPTR}, {BPTR}, {LDB}")
+            for i in range(rows):
+                for v in range(nv):
+                    self.ins(f"fmla\tz{acc(i, v)}.s, z{b_reg(v)}.s, "
+                             f"z{a_reg(i)}.s[{lane}]")
+
+        def chunk(lanes):
+            # Four k of a row replicated into each 128-bit segment, or one
+            # broadcast into every lane (the K tail: no read past the row).
+            op = "ld1rqw" if lanes == 4 else "ld1rw"
+            for i in range(rows):
+                self.ins(f"{op}\t{{z{a_reg(i)}.s}}, {FULL}/z, [{A_ROWS[i]}]")
+                self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i]}, #{4 * lanes}")
+            for lane in range(lanes):
+                k_step(lane)
+
+        ks = sk.k_steps
+        iterations, rest = divmod(ks, self.k_unroll)
+        if iterations:
+            mov_imm(self.lines, KI, iterations)
+            loop = self.labels.place(self.lines, "k")
+            marked = mark_inner_loop(self, sk, rows, widths)
+            for _ in range(self.k_unroll // 4):
+                chunk(4)
+            self.ins(f"subs\t{KI}, {KI}, #1")
+            if marked:
+                self.lines.append("// qm.inner_loop.end")
+            self.ins(f"b.ne\t{loop}b")
+        for _ in range(rest // 4):
+            chunk(4)
+        for _ in range(rest % 4):
+            chunk(1)
+
+        self.ins(f"mov\t{CROW}, {CBLOCK}")
+        for i in range(rows):
+            if i:
+                self.ins(f"add\t{CROW}, {CROW}, {LDC}")
+            for v in range(nv):
+                if not sk.overwrite:
+                    self.ins(f"ld1w\t{{z{b_reg(v)}.s}}, {pred[v]}/z, "
+                             f"{addr(CROW, v)}")
+                    self.ins(f"fadd\tz{acc(i, v)}.s, z{acc(i, v)}.s, "
+                             f"z{b_reg(v)}.s")
+                self.ins(f"st1w\t{{z{acc(i, v)}.s}}, {pred[v]}, "
+                         f"{addr(CROW, v)}")
+
+
+def emit_sve(request):
+    fields = parse_request(request, "sve", extra_fields=("vlen",))
+    vl = int_field(request, "vlen", default=128)
+    if vl not in SVE_VLS:
+        raise RequestError(f"vlen must be 128, 256 or 512 on sve, got {vl}")
+    k_unroll = int_field(request, "k_unroll", default=4)
+    if k_unroll not in K_UNROLLS:
+        raise RequestError(f"k_unroll must be 4 or 8 on sve (A is loaded "
+                           f"four k at a time), got {k_unroll}")
+    lanes = vl // 32
+    nr = int_field(request, "nr")
+    if nr % lanes:
+        raise RequestError(f"nr = {nr} must be a multiple of {lanes} (f32 "
+                           f"lanes of sve at {vl} bits)")
+    SVE.check_target_features(request)
+    sk = Sketch(lanes=lanes, nv=nr // lanes, k_unroll=k_unroll, **fields)
+    if sk.nv > len(B_OFFSETS) + 1:
+        raise RequestError(f"sve blocks have at most {len(B_OFFSETS) + 1} "
+                           f"vectors; nr = {nr} is {sk.nv}")
+    needed = registers_needed(sk.mr, sk.nv, sk.mr)
+    if needed > SVE.registers:
+        raise RequestError(
+            f"a {sk.mr}x{nr} register block needs {needed} vector registers "
+            f"(accumulators, B vectors and one A register a row); sve has "
+            f"{SVE.registers}")
+    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_nn"
+              f"{'_b0' if sk.overwrite else ''}_ldrt_{sk.mr}x{nr}"
+              f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_sve_vl{vl}")
+    return kernel_text(sk, SveWriter(vl, k_unroll), symbol, request, AAPCS64)

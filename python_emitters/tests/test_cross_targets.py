@@ -29,7 +29,7 @@ OBJCOPY = shutil.which("llvm-objcopy-22")
 
 TARGETS = {
     "aarch64": {
-        "triple": "aarch64-linux-gnu", "mattr": "+neon",
+        "triple": "aarch64-linux-gnu", "mattr": "+neon,+sve",
         "cxx": shutil.which("aarch64-linux-gnu-g++"),
         "qemu": shutil.which("qemu-aarch64"),
     },
@@ -44,6 +44,14 @@ TARGETS = {
 def neon(**fields):
     req = {"version": 1, "kind": "sgemm", "isa": "neon", "m": 19, "n": 23,
            "k": 13, "mr": 8, "nr": 8, "k_unroll": 4, "runtime_ld": True}
+    req.update(fields)
+    return req
+
+
+def sve(**fields):
+    req = {"version": 1, "kind": "sgemm", "isa": "sve", "vlen": 256,
+           "m": 19, "n": 45, "k": 13, "mr": 7, "nr": 24, "k_unroll": 4,
+           "runtime_ld": True}
     req.update(fields)
     return req
 
@@ -79,6 +87,9 @@ class RequestTest(unittest.TestCase):
             header(emit(neon()), "symbol"),
             "qm_sgemm_19x23x13_nn_ldrt_8x8_ku4_aarch64_neon")
         self.assertEqual(
+            header(emit(sve(vlen=512, nr=32, mr=6)), "symbol"),
+            "qm_sgemm_19x45x13_nn_ldrt_6x32_ku4_aarch64_sve_vl512")
+        self.assertEqual(
             header(emit(rvv(overwrite=True)), "symbol"),
             "qm_sgemm_19x45x13_nn_b0_ldrt_7x32_m4_ku2_riscv64_rvv_vlen256")
 
@@ -108,6 +119,10 @@ class RequestTest(unittest.TestCase):
             (neon(mr=8, nr=16), "needs 44 vector registers"),
             (neon(mr=9), "more rows than the 8 A row pointers"),
             (neon(target_features=["fp-armv8"]), "neon needs neon"),
+            (sve(nr=20), "multiple of 8"),
+            (sve(nr=32, mr=4), "at most 3 vectors"),
+            (sve(vlen=1024), "vlen must be 128, 256 or 512 on sve"),
+            (sve(target_features=["neon"]), "sve needs sve"),
             (rvv(nr=16), "multiple of 32"),
             (rvv(lmul=8, mr=4, nr=64), "needs 5 register groups"),
             (rvv(vlen=96), "vlen must be one of"),
@@ -159,6 +174,8 @@ class AssemblyTest(unittest.TestCase):
         ("aarch64", neon(m=1, n=1, k=1, mr=1, nr=4)),
         ("aarch64", neon(m=64, n=64, k=64, mr=7, nr=12, k_unroll=8)),
         ("aarch64", neon(m=9, n=7, k=5, overwrite=True)),
+        ("aarch64", sve()),
+        ("aarch64", sve(vlen=128, m=5, n=3, k=2, mr=4, nr=12)),
         ("riscv64", rvv()),
         ("riscv64", rvv(vlen=128, lmul=1, mr=6, nr=16, k_unroll=8)),
         ("riscv64", rvv(vlen=512, lmul=2, mr=5, nr=64, m=200, n=300,
@@ -259,6 +276,31 @@ class QemuExecutionTest(unittest.TestCase):
                             overwrite=i[0] % 5 == 0)
             self.check_shapes(runner, make, cpu, seed)
 
+    def test_sve_at_128_256_512_bits(self):
+        runner = self.runner("aarch64")
+        for vl, seed in ((128, 6), (256, 7), (512, 8)):
+            cpu = f"max,sve{vl}=on"
+            lanes = vl // 32
+            blocks = [(7, 3, 4), (8, 2, 8), (4, 1, 4), (6, 3, 8)]
+
+            def make(m, n, k, i=[0]):
+                mr, nv, ku = blocks[i[0] % len(blocks)]
+                i[0] += 1
+                return sve(vlen=vl, m=m, n=n, k=k, mr=mr, nr=nv * lanes,
+                           k_unroll=ku, overwrite=i[0] % 5 == 0)
+            self.check_shapes(runner, make, cpu, seed)
+
+    def test_sve_kernels_need_their_vector_length_and_sve(self):
+        runner = self.runner("aarch64")
+        req = sve(vlen=256, m=9, n=40, k=5)
+        self.assertTrue(runner.run(req, "max,sve256=on", 5, 40, 40)["passed"])
+        # ptrue vl8: a longer vector runs it too, a shorter one cannot.
+        self.assertTrue(runner.run(req, "max,sve512=on", 5, 40, 40)["passed"])
+        self.assertFalse(runner.run(req, "max,sve128=on", 5, 40, 40)["passed"])
+        # Neoverse-N1 has no SVE: the kernel dies on its first instruction.
+        result = runner.run(req, "neoverse-n1", 5, 40, 40)
+        self.assertFalse(result["passed"])
+
     def test_rvv_at_vlen_128_256_512(self):
         runner = self.runner("riscv64")
         for vlen, seed in ((128, 3), (256, 4), (512, 5)):
@@ -283,6 +325,7 @@ class QemuExecutionTest(unittest.TestCase):
     def test_faults_are_caught_under_emulation(self):
         for arch, make, cpu in (
                 ("aarch64", neon, "neoverse-n1"),
+                ("aarch64", sve, "max,sve256=on"),
                 ("riscv64", rvv, "rv64,v=true,vext_spec=v1.0,vlen=256,"
                                  "elen=64")):
             runner = self.runner(arch)

@@ -214,6 +214,13 @@ TEST(TargetTest, BestIsa) {
   QM_ASSERT_EXPECTED(neon,
                      Target::parse("aarch64-linux-gnu:neoverse-n1:+neon"));
   EXPECT_EQ(neon.bestIsa(), VectorIsa::Neon);
+  QM_ASSERT_EXPECTED(sve, Target::parse("aarch64-linux-gnu:a64fx:+neon,+sve"));
+  EXPECT_EQ(sve.bestIsa(), VectorIsa::Sve);
+  EXPECT_EQ(sve.vlen, 512);
+  QM_ASSERT_EXPECTED(sveEmu, sve.emulation());
+  EXPECT_EQ(sveEmu.args, (std::vector<std::string>{"-cpu", "max,sve512=on"}));
+  QM_ASSERT_EXPECTED(sve256, Target::parse("aarch64-linux-gnu::+sve:vlen=256"));
+  EXPECT_EQ(sve256.vlen, 256);
   QM_ASSERT_EXPECTED(rvv, Target::parse("riscv64-linux-gnu:generic:+m,+v"));
   EXPECT_EQ(rvv.bestIsa(), VectorIsa::Rvv);
   QM_ASSERT_EXPECTED(scalar, Target::parse("riscv64-linux-gnu:generic:+m"));
@@ -247,7 +254,7 @@ TEST(TargetTest, RiscvVectorLength) {
       "invalid vlen '96'");
   QM_ASSERT_FAILS_WITH(
       Target::parse("aarch64-linux-gnu:generic:+neon:vlen=256").takeError(),
-      "vlen is the RISC-V vector length");
+      "vlen is the vector length of RVV or SVE kernels");
 }
 
 TEST(TargetTest, InlineAsmStateAndEmulationAreTargetData) {
@@ -284,7 +291,7 @@ TEST(TargetTest, VectorShapes) {
 
 TEST(TargetTest, IsaNames) {
   for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512,
-                        VectorIsa::Neon, VectorIsa::Rvv}) {
+                        VectorIsa::Neon, VectorIsa::Sve, VectorIsa::Rvv}) {
     QM_ASSERT_EXPECTED(back, parseIsa(isaName(isa)));
     EXPECT_EQ(back, isa);
   }
@@ -293,7 +300,7 @@ TEST(TargetTest, IsaNames) {
   EXPECT_EQ(isaName(VectorIsa::None), "none");
   QM_ASSERT_FAILS_WITH(parseIsa("sse").takeError(),
                        "unknown vector isa 'sse'; expected avx2, avx512, "
-                       "neon or rvv");
+                       "neon, sve or rvv");
 }
 
 TEST(TargetTest, ToJsonParsesBack) {

@@ -18,16 +18,17 @@
 namespace qimeng {
 
 /// Vector ISA a kernel is written for. The emitters implement these: the
-/// x86 generator Avx2 and Avx512, the sketch-driven writers Neon (AArch64)
-/// and Rvv (RISC-V vector 1.0, built for one VLEN).
-enum class VectorIsa { None, Avx2, Avx512, Neon, Rvv };
+/// x86 generator Avx2 and Avx512, the sketch-driven writers Neon and Sve
+/// (AArch64; SVE built for one vector length) and Rvv (RISC-V vector 1.0,
+/// built for one VLEN).
+enum class VectorIsa { None, Avx2, Avx512, Neon, Sve, Rvv };
 
 /// True for the ISAs of the sketch-driven generator (python_emitters
 /// sketch.py): kernels that take their leading dimensions at run time, A
 /// and B in place, one thread, no transposes or epilogues yet.
 bool isSketchIsa(VectorIsa isa);
 
-/// "avx2", "avx512", "neon", "rvv", "none".
+/// "avx2", "avx512", "neon", "sve", "rvv", "none".
 llvm::StringRef isaName(VectorIsa isa);
 /// Inverse of isaName; error for anything else.
 llvm::Expected<VectorIsa> parseIsa(llvm::StringRef name);
@@ -55,9 +56,11 @@ struct Target {
   std::vector<std::string> features;
   CacheSizes caches;
   int cores = 1;
-  /// RISC-V vector length in bits (VLEN) for targets with +v: from a
-  /// "vlen=N" key, a zvlNb feature or the CPU's row (spacemit-x60: 256),
-  /// else 128, the least RVV 1.0 allows. 0 on other architectures.
+  /// The vector length in bits a length-agnostic ISA's kernels are built
+  /// for: RISC-V's VLEN with +v (a "vlen=N" key, a zvlNb feature or the
+  /// CPU's row, spacemit-x60: 256) or SVE's with +sve (a "vlen=N" key or the
+  /// CPU's row, a64fx: 512); else 128, the least either allows. 0 on other
+  /// targets.
   int vlen = 0;
 
   /// The host, from LLVM's host detection and Linux sysfs.
@@ -65,7 +68,8 @@ struct Target {
 
   /// Parses "TRIPLE[:CPU[:FEATURES]]" where FEATURES is a comma-separated
   /// LLVM feature list ("+avx2,+fma,-avx512f"); cache sizes and cores may
-  /// follow as ":l1d=48K,l2=2M,l3=32M,cores=2" (and "vlen=256" on RISC-V).
+  /// follow as ":l1d=48K,l2=2M,l3=32M,cores=2" (and "vlen=256" for RVV or
+  /// SVE).
   /// Errors say what is wrong.
   ///
   /// Features apply in order, so a later "-avx2" removes an earlier "+avx2".
