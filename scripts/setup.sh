@@ -13,6 +13,9 @@ PACKAGES=(
   # and the lit tests' static links, qemu-user to run them.
   qemu-user g++-aarch64-linux-gnu g++-riscv64-linux-gnu
   libc6-dev-arm64-cross libc6-dev-riscv64-cross
+  # The remote-board evaluator runs the cross runner over ssh; its test
+  # stands an sshd up on loopback.
+  openssh-client openssh-server
 )
 
 missing=()

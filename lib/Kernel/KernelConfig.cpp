@@ -63,6 +63,13 @@ llvm::StringRef qimeng::splitName(SplitAxis axis) {
 }
 
 std::string GemmConfig::str() const {
+  // The sketch-driven ISAs read A and B in place: their block is all there
+  // is to say.
+  if (isSketchIsa(isa))
+    return llvm::formatv("isa={0},mr={1},nr={2},ku={3}", isaName(isa), mr, nr,
+                         kUnroll)
+               .str() +
+           (isa == VectorIsa::Rvv ? ",lmul=" + std::to_string(lmul) : "");
   return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},mc={5},nc={6},"
                        "pfa={7},pfb={8},order={9},threads={10},packb={11},"
                        "loop={12},split={13},alayout={14}",
@@ -70,8 +77,7 @@ std::string GemmConfig::str() const {
                        prefetchB, orderName(order), threads,
                        bPackingName(packB), loopOrderName(loop),
                        splitName(split), aLayoutName(aLayout))
-             .str() +
-         (isa == VectorIsa::Rvv ? ",lmul=" + std::to_string(lmul) : "");
+      .str();
 }
 
 int GemmConfig::vectorRegistersNeeded(int lanes) const {

@@ -21,7 +21,7 @@
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Kernel/WorkspaceHeader.h"
 #include "qimeng/LLM/LlmSession.h"
-#include "qimeng/Runtime/EmulatedValidation.h"
+#include "qimeng/Runtime/CrossValidation.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Transforms/ConvMatcher.h"
 #include "qimeng/Transforms/GemmMatcher.h"
@@ -741,7 +741,7 @@ struct QiMengTensorOpPass
     }
     std::vector<GemmRange> parts = kernelParts(desc, *config);
     if (o.validate && !o.target.sameArchAsHost()) {
-      auto run = validateGemmUnderEmulation(desc, o.target, *emitted);
+      auto run = validateGemmCross(desc, o.target, *emitted);
       if (!run) {
         reason = "kernel validation could not run: " +
                  llvm::toString(run.takeError());

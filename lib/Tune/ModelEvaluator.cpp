@@ -107,7 +107,7 @@ std::vector<GemmConfig> qimeng::modelSearchSpace(const Target &target) {
 
 llvm::Expected<ModelRanking> qimeng::rankByModel(
     const GemmDesc &desc, const Target &target, const EmitterOptions &emitter,
-    const EmulatedValidationOptions &emulation, const ModelOptions &model,
+    const CrossValidationOptions &emulation, const ModelOptions &model,
     const std::function<void(const std::string &)> &progress,
     size_t validateBest) {
   std::vector<GemmConfig> space = modelSearchSpace(target);
@@ -168,8 +168,9 @@ llvm::Expected<ModelRanking> qimeng::rankByModel(
   for (const ModelCandidate &c : ranking.predicted) {
     if (ranking.validated.size() >= validateBest)
       break;
-    say("validating " + c.kernel.symbol + " under emulation");
-    auto run = validateGemmUnderEmulation(desc, target, c.kernel, emulation);
+    say("validating " + c.kernel.symbol + " on " +
+        crossBackendName(target, emulation));
+    auto run = validateGemmCross(desc, target, c.kernel, emulation);
     if (!run)
       return run.takeError();
     if (!run->report.passed) {
@@ -178,6 +179,8 @@ llvm::Expected<ModelRanking> qimeng::rankByModel(
       continue;
     }
     ranking.validated.push_back(c);
+    if (!emulation.remoteHost.empty())
+      ranking.validated.back().measuredNs = run->medianNs;
   }
   return ranking;
 }

@@ -107,7 +107,7 @@ TEST(ModelEvaluatorTest, RankingValidatesTheModelsChoice) {
   if (!haveMca() || !emulation ||
       !llvm::sys::findProgramByName(emulation->program) ||
       !llvm::sys::fs::can_execute(
-          EmulatedValidationOptions::defaults().runnerDir +
+          CrossValidationOptions::defaults().runnerDir +
           "/qimeng-cross-runner-aarch64")) {
     if (!emulation)
       llvm::consumeError(emulation.takeError());
@@ -119,7 +119,7 @@ TEST(ModelEvaluatorTest, RankingValidatesTheModelsChoice) {
   QM_ASSERT_EXPECTED(ranking,
                      rankByModel(
                          desc, n1, EmitterOptions::defaults(),
-                         EmulatedValidationOptions::defaults(),
+                         CrossValidationOptions::defaults(),
                          ModelOptions::defaults(),
                          [&](const std::string &l) { lines.push_back(l); },
                          /*validateBest=*/2));

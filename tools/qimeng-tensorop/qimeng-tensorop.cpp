@@ -19,7 +19,7 @@
 #include "qimeng/LLM/TaskPrompt.h"
 #include "qimeng/Runtime/Benchmark.h"
 #include "qimeng/Runtime/ConvValidator.h"
-#include "qimeng/Runtime/EmulatedValidation.h"
+#include "qimeng/Runtime/CrossValidation.h"
 #include "qimeng/Runtime/GemmValidator.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Runtime/JitKernel.h"
@@ -75,6 +75,22 @@ static cl::opt<std::string> cacheDirOpt(
     cl::desc("Tuning database (default: QIMENG_CACHE_DIR, then the XDG cache "
              "directory)"),
     cl::init(""), cl::cat(category));
+static cl::opt<std::string> remoteOpt(
+    "remote",
+    cl::desc("For a machine named in the prompt: run the cross runner on "
+             "this board over ssh (user@host) instead of qemu, time the "
+             "model's three best there and keep the fastest"),
+    cl::value_desc("DEST"), cl::init(""), cl::cat(category));
+static cl::list<std::string>
+    sshOptionOpt("ssh-option",
+                 cl::desc("An argument for ssh with --remote (repeat: "
+                          "--ssh-option=-p --ssh-option=2222)"),
+                 cl::cat(category));
+static cl::opt<std::string>
+    remoteRunnerOpt("remote-runner",
+                    cl::desc("The runner's command on the board (default "
+                             "qimeng-cross-runner-<arch> on its PATH)"),
+                    cl::init(""), cl::cat(category));
 static cl::opt<std::string> manualOpt(
     "manual",
     cl::desc("A text file with an excerpt of the CPU's manual, given to the "
@@ -289,10 +305,17 @@ static int generateForModelledMachine(const Task &task,
     if (!jsonOpt)
       llvm::errs() << "qimeng-tensorop: " << line << "\n";
   };
-  ModelRanking ranking =
-      exitOnErr(rankByModel(desc, target, EmitterOptions::defaults(),
-                            EmulatedValidationOptions::defaults(),
-                            ModelOptions::defaults(), progress));
+  CrossValidationOptions cross = CrossValidationOptions::defaults();
+  const bool onBoard = !remoteOpt.empty();
+  if (onBoard) {
+    cross.remoteHost = remoteOpt;
+    cross.sshOptions.assign(sshOptionOpt.begin(), sshOptionOpt.end());
+    cross.remoteRunner = remoteRunnerOpt;
+    cross.timedRuns = 9;
+  }
+  ModelRanking ranking = exitOnErr(rankByModel(
+      desc, target, EmitterOptions::defaults(), cross, ModelOptions::defaults(),
+      progress, /*validateBest=*/onBoard ? 3 : 1));
   if (ranking.validated.empty())
     exitOnErr(llvm::createStringError(
         ranking.predicted.empty()
@@ -300,12 +323,21 @@ static int generateForModelledMachine(const Task &task,
               "K unroll has no inner loop to model)"
             : "no predicted candidate passed validation: " +
                   llvm::join(ranking.failures, "; ")));
+  // On a board the stopwatch decides among the model's best; else the
+  // model alone.
+  if (onBoard)
+    std::stable_sort(ranking.validated.begin(), ranking.validated.end(),
+                     [](const ModelCandidate &a, const ModelCandidate &b) {
+                       return a.measuredNs < b.measuredNs;
+                     });
   const ModelCandidate &best = ranking.validated.front();
+  const double boardGflops = onBoard && best.measuredNs > 0
+                                 ? task.problem.flops() / best.measuredNs
+                                 : 0;
   const size_t ranked = ranking.predicted.size();
   const EmittedKernel &kernel = best.kernel;
-  Target::Emulation emulation = exitOnErr(target.emulation());
-  std::string where = "under " + emulation.program + " " +
-                      llvm::join(emulation.args, " ") +
+  std::string where = (onBoard ? "on " : "under ") +
+                      crossBackendName(target, cross) +
                       " (fp64 reference, three input distributions, guards)";
 
   std::string stem = outOpt + "/" + kernel.symbol;
@@ -340,6 +372,7 @@ static int generateForModelledMachine(const Task &task,
           {"predicted_cycles", best.predictedCycles},
           {"predicted_flops_per_cycle", flopsPerCycle}}},
         {"prompt_parsed_by", parsedBy},
+        {"board_gflops", boardGflops},
         {"workspace_bytes", kernel.workspaceBytes},
         {"files",
          {{"assembly", asmPath}, {"object", objPath}, {"header", hdrPath}}}};
@@ -363,6 +396,11 @@ static int generateForModelledMachine(const Task &task,
       p.mcaCpu, p.cyclesPerIteration, p.flopsPerIteration,
       100 * p.fractionOfPeak(), p.peakFlopsPerCycle, best.predictedCycles,
       flopsPerCycle);
+  if (onBoard)
+    llvm::outs() << llvm::formatv(
+        "  MEASURED on {0}: {1:F2} GFLOPS (median of 9 calls; the fastest "
+        "of the model's {2} best)\n",
+        remoteOpt, boardGflops, ranking.validated.size());
   llvm::outs() << "  files: " << asmPath << ", " << objPath << ", " << hdrPath
                << "\n";
   return 0;

@@ -99,8 +99,9 @@ struct GemmConfig {
   int lmul = 1;
 
   /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,
-  /// order=bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor",
-  /// then ",lmul=N" for rvv.
+  /// order=bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor";
+  /// for the sketch-driven ISAs only "isa=neon,mr=7,nr=12,ku=4" (and
+  /// ",lmul=N" for rvv).
   std::string str() const;
 
   /// Parses a comma-separated `key=value` list (keys as in str()); keys not

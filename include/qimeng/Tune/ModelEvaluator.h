@@ -19,7 +19,7 @@
 #include "qimeng/Kernel/KernelConfig.h"
 #include "qimeng/Kernel/KernelDesc.h"
 #include "qimeng/Kernel/Target.h"
-#include "qimeng/Runtime/EmulatedValidation.h"
+#include "qimeng/Runtime/CrossValidation.h"
 #include "llvm/Support/Error.h"
 #include <functional>
 #include <string>
@@ -61,6 +61,9 @@ struct ModelCandidate {
   /// The GEMM's flops, its edge blocks counted as full, at the inner
   /// loop's predicted rate.
   double predictedCycles = 0;
+  /// On a board (CrossValidationOptions::remoteHost with timedRuns): the
+  /// median time of one call there; 0 under an emulator.
+  double measuredNs = 0;
 };
 
 /// The register blocks the model ranks for `target`'s ISA (NEON: rows and
@@ -88,7 +91,7 @@ struct ModelRanking {
 llvm::Expected<ModelRanking>
 rankByModel(const GemmDesc &desc, const Target &target,
             const EmitterOptions &emitter,
-            const EmulatedValidationOptions &emulation,
+            const CrossValidationOptions &emulation,
             const ModelOptions &model = ModelOptions::defaults(),
             const std::function<void(const std::string &)> &progress = {},
             size_t validateBest = 1);

@@ -1,8 +1,9 @@
-//===- EmulatedValidation.cpp - Validate a kernel for another architecture ===//
-#include "qimeng/Runtime/EmulatedValidation.h"
+//===- CrossValidation.cpp - Validate a kernel for another architecture ===//
+#include "qimeng/Runtime/CrossValidation.h"
 #include "qimeng/Config.h"
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Support/Subprocess.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -13,8 +14,8 @@
 
 using namespace qimeng;
 
-EmulatedValidationOptions EmulatedValidationOptions::defaults() {
-  EmulatedValidationOptions o;
+CrossValidationOptions CrossValidationOptions::defaults() {
+  CrossValidationOptions o;
   o.runnerDir = QIMENG_BINARY_DIR;
   if (auto dir = llvm::sys::Process::GetEnv("QIMENG_CROSS_RUNNER_DIR"))
     o.runnerDir = *dir;
@@ -71,24 +72,52 @@ llvm::Expected<KernelCode> qimeng::kernelCode(const EmittedKernel &kernel,
                                  kernel.symbol);
 }
 
+/// How the runner is started: under qemu here with the code in a file, or
+/// over ssh on a board with the code on stdin.
+struct Backend {
+  std::string program;
+  std::vector<std::string> argv; ///< up to the runner's own arguments
+  std::string codeArg;           ///< the CODE argument
+  std::string input;             ///< the runner's stdin
+  bool remote = false;
+  std::string name;
+};
+
+/// The shell word `word` quoted for a POSIX shell.
+static std::string shellQuote(llvm::StringRef word) {
+  std::string out = "'";
+  for (char c : word)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 /// One run of the cross runner on `desc`'s leading dimensions.
-static llvm::Expected<EmulatedRun>
-runOnce(const GemmDesc &desc, const EmittedKernel &kernel,
-        llvm::StringRef codePath, uint64_t entry, const std::string &runner,
-        const Target::Emulation &emulation,
-        const EmulatedValidationOptions &options, bool allDistributions,
-        int timedRuns) {
-  std::vector<std::string> args = {emulation.program};
-  args.insert(args.end(), emulation.args.begin(), emulation.args.end());
-  for (const std::string &arg :
-       {runner, codePath.str(), std::to_string(entry), std::to_string(desc.m),
-        std::to_string(desc.n), std::to_string(desc.k),
-        std::to_string(desc.lda), std::to_string(desc.ldb),
-        std::to_string(desc.ldc), std::to_string(kernel.workspaceBytes),
-        std::string(desc.overwrite ? "1" : "0"), std::to_string(options.seed),
-        std::to_string(timedRuns),
-        std::string(allDistributions ? "all" : "small-integers")})
-    args.push_back(arg);
+static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
+                                        const EmittedKernel &kernel,
+                                        uint64_t entry, const Backend &backend,
+                                        const CrossValidationOptions &options,
+                                        bool allDistributions, int timedRuns) {
+  std::vector<std::string> runnerArgs = {
+      std::to_string(entry),      std::to_string(desc.m),
+      std::to_string(desc.n),     std::to_string(desc.k),
+      std::to_string(desc.lda),   std::to_string(desc.ldb),
+      std::to_string(desc.ldc),   std::to_string(kernel.workspaceBytes),
+      desc.overwrite ? "1" : "0", std::to_string(options.seed),
+      std::to_string(timedRuns),  allDistributions ? "all" : "small-integers"};
+  std::vector<std::string> args = backend.argv;
+  if (backend.remote) {
+    // One shell command on the board: the code from stdin into a
+    // temporary file, the runner on it, the file removed, its status.
+    std::string command =
+        "f=$(mktemp) && cat > \"$f\" && " + args.back() + " \"$f\"";
+    for (const std::string &a : runnerArgs)
+      command += " " + shellQuote(a);
+    command += "; s=$?; rm -f \"$f\"; exit $s";
+    args.back() = command;
+  } else {
+    args.push_back(backend.codeArg);
+    args.insert(args.end(), runnerArgs.begin(), runnerArgs.end());
+  }
   // An emulator runs the kernel and the fp64 reference some hundred times
   // slower than the hardware: the limit grows with the work (a 1024^3 GEMM
   // takes about a minute a distribution under qemu-riscv64).
@@ -96,10 +125,10 @@ runOnce(const GemmDesc &desc, const EmittedKernel &kernel,
   sp.timeoutSeconds =
       options.timeoutSeconds +
       unsigned(double(desc.m) * double(desc.n) * double(desc.k) / 4e6);
-  auto result = runSubprocess(emulation.program, args, "", sp);
+  auto result = runSubprocess(backend.program, args, backend.input, sp);
   if (!result)
     return result.takeError();
-  EmulatedRun run;
+  CrossRun run;
   if (result->timedOut || result->crashed || result->exitCode != 0) {
     run.report.passed = false;
     std::string status =
@@ -108,7 +137,7 @@ runOnce(const GemmDesc &desc, const EmittedKernel &kernel,
         : result->crashed ? result->statusMessage
                           : "exit status " + std::to_string(result->exitCode);
     run.report.failure =
-        "the kernel's run under " + emulation.program + " failed: " + status;
+        "the kernel's run on " + backend.name + " failed: " + status;
     llvm::StringRef err = llvm::StringRef(result->err).trim();
     if (!err.empty())
       run.report.failure += " (" + err.take_back(300).str() + ")";
@@ -131,15 +160,41 @@ runOnce(const GemmDesc &desc, const EmittedKernel &kernel,
   return run;
 }
 
-llvm::Expected<EmulatedRun>
-qimeng::validateGemmUnderEmulation(const GemmDesc &desc, const Target &target,
-                                   const EmittedKernel &kernel,
-                                   const EmulatedValidationOptions &options) {
-  if (!kernel.runtimeLeadingDims)
-    return llvm::createStringError(
-        "kernel " + kernel.symbol +
-        " holds its leading dimensions as immediates; the cross runner runs "
-        "kernels that take them at run time");
+std::string qimeng::crossBackendName(const Target &target,
+                                     const CrossValidationOptions &options) {
+  if (!options.remoteHost.empty())
+    return "ssh " + options.remoteHost;
+  auto emulation = target.emulation();
+  if (!emulation) {
+    llvm::consumeError(emulation.takeError());
+    return "no emulator";
+  }
+  return emulation->program + " " + llvm::join(emulation->args, " ");
+}
+
+/// The backend `options` choose for `target`, checked: its programs exist.
+static llvm::Expected<Backend> backendFor(const Target &target,
+                                          const CrossValidationOptions &options,
+                                          const KernelCode &code,
+                                          llvm::StringRef codePath) {
+  Backend b;
+  b.name = crossBackendName(target, options);
+  if (!options.remoteHost.empty()) {
+    if (!llvm::sys::findProgramByName("ssh"))
+      return llvm::createStringError("cannot run on " + options.remoteHost +
+                                     ": no ssh (package openssh-client)");
+    b.program = "ssh";
+    b.argv = {"ssh", "-o", "BatchMode=yes"};
+    b.argv.insert(b.argv.end(), options.sshOptions.begin(),
+                  options.sshOptions.end());
+    b.argv.push_back(options.remoteHost);
+    b.argv.push_back(options.remoteRunner.empty()
+                         ? "qimeng-cross-runner-" + target.archName()
+                         : options.remoteRunner);
+    b.input = code.bytes;
+    b.remote = true;
+    return b;
+  }
   auto emulation = target.emulation();
   if (!emulation)
     return emulation.takeError();
@@ -155,6 +210,23 @@ qimeng::validateGemmUnderEmulation(const GemmDesc &desc, const Target &target,
         runner + " (built when the " + target.archName() +
         "-linux-gnu-g++ cross compiler is installed; scripts/setup.sh "
         "installs it)");
+  b.program = emulation->program;
+  b.argv = {emulation->program};
+  b.argv.insert(b.argv.end(), emulation->args.begin(), emulation->args.end());
+  b.argv.push_back(runner);
+  b.codeArg = codePath.str();
+  return b;
+}
+
+llvm::Expected<CrossRun>
+qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
+                          const EmittedKernel &kernel,
+                          const CrossValidationOptions &options) {
+  if (!kernel.runtimeLeadingDims)
+    return llvm::createStringError(
+        "kernel " + kernel.symbol +
+        " holds its leading dimensions as immediates; the cross runner runs "
+        "kernels that take them at run time");
   auto code = kernelCode(kernel, target);
   if (!code)
     return code.takeError();
@@ -173,16 +245,19 @@ qimeng::validateGemmUnderEmulation(const GemmDesc &desc, const Target &target,
       return llvm::createStringError("cannot write the kernel's code to " +
                                      path.str().str());
   }
-  EmulatedRun total;
+  auto backend = backendFor(target, options, *code, path);
+  if (!backend)
+    return backend.takeError();
+  CrossRun total;
   total.report.passed = true;
   // Every distribution on the dense leading dimensions, the exact one on
-  // padded ones (what they add is the strides; each run costs the
-  // emulator a whole fp64 reference).
+  // padded ones (what they add is the strides; under an emulator each run
+  // costs a whole fp64 reference).
   const GemmDesc shapes[2] = {desc, desc.withPaddedLeadingDims()};
   for (int i = 0; i < 2; ++i) {
-    auto run = runOnce(shapes[i], kernel, path, code->entry, runner, *emulation,
-                       options, /*allDistributions=*/i == 0,
-                       i == 0 ? options.timedRuns : 0);
+    auto run =
+        runOnce(shapes[i], kernel, code->entry, *backend, options,
+                /*allDistributions=*/i == 0, i == 0 ? options.timedRuns : 0);
     if (!run)
       return run.takeError();
     total.report.maxRelError =
