@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/CrossValidation.h"
 #include "ErrorHelpers.h"
+#include "TestTargets.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/KernelProblem.h"
@@ -24,16 +25,6 @@
 using namespace qimeng;
 
 namespace {
-
-Target targetOf(llvm::StringRef spec) {
-  auto t = Target::parse(spec);
-  EXPECT_TRUE(static_cast<bool>(t)) << spec.str();
-  if (!t) {
-    llvm::consumeError(t.takeError());
-    return Target();
-  }
-  return *t;
-}
 
 /// Why emulated runs cannot happen here, or "".
 std::string missingTools(const Target &target) {

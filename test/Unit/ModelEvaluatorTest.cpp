@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Tune/ModelEvaluator.h"
 #include "ErrorHelpers.h"
+#include "TestTargets.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/KernelProblem.h"
@@ -17,16 +18,6 @@
 using namespace qimeng;
 
 namespace {
-
-Target targetOf(llvm::StringRef spec) {
-  auto t = Target::parse(spec);
-  EXPECT_TRUE(static_cast<bool>(t)) << spec.str();
-  if (!t) {
-    llvm::consumeError(t.takeError());
-    return Target();
-  }
-  return *t;
-}
 
 bool haveMca() {
   return llvm::sys::fs::can_execute(ModelOptions::defaults().llvmMca);
