@@ -95,8 +95,9 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "oneDNN's post-ops (the fused kernel is validated with them)">,
     Option<"validate", "validate", "bool", /*default=*/"true",
            "Validate every kernel in a qimeng-runner process (OpenBLAS and "
-           "fp64 references, guard bytes) before using it; an op whose kernel "
-           "fails stays unchanged">,
+           "fp64 references, guard bytes), or for another architecture in "
+           "its cross runner under qemu-user, before using it; an op whose "
+           "kernel fails stays unchanged">,
     Option<"runner", "runner", "std::string", /*default=*/"\"\"",
            "Path of qimeng-runner (default: QIMENG_RUNNER, then the build's)">,
     Option<"python", "python", "std::string", /*default=*/"\"\"",
