@@ -9,6 +9,14 @@
 // RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1 -filetype=obj -o %t.o
 // RUN: %cross-cc-aarch64 -DM=37 -DN=45 -DK=29 -DLDA=31 -DLDB=47 -DLDC=50 %S/Inputs/gemm_main.c %t.o -o %t.exe
 // RUN: %qemu-aarch64 -cpu max,sve256=on %t.exe | FileCheck %s --check-prefix=EXEC
+// The kernel path is what ran: the same module with a deliberately broken
+// kernel (validation off) gives a wrong C.
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-v1:+neon,+sve test-inject-fault=drop-k validate=false" \
+// RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1 -filetype=obj -o %t.broken.o
+// RUN: %cross-cc-aarch64 -DM=37 -DN=45 -DK=29 -DLDA=31 -DLDB=47 -DLDC=50 %S/Inputs/gemm_main.c %t.broken.o -o %t.broken.exe
+// RUN: not %qemu-aarch64 -cpu max,sve256=on %t.broken.exe | FileCheck %s --check-prefix=BROKEN
+// BROKEN: FAIL
 
 // CHECK-LABEL: func.func @gemm
 // CHECK-NOT: linalg.matmul

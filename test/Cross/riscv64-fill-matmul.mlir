@@ -13,6 +13,14 @@
 // RUN:   | %llc -O2 -mtriple=riscv64-linux-gnu -mattr=+m,+a,+f,+d,+c,+v,+zvl256b -filetype=obj -o %t.o
 // RUN: %cross-cc-riscv64 -DOVERWRITE -DM=50 -DN=70 -DK=33 -DLDA=35 -DLDB=71 -DLDC=75 %S/Inputs/gemm_main.c %t.o -o %t.exe
 // RUN: %qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256,elen=64 %t.exe | FileCheck %s --check-prefix=EXEC
+// The kernel path is what ran: the same module with a deliberately broken
+// kernel (validation off) gives a wrong C.
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v test-inject-fault=drop-k validate=false" \
+// RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=riscv64-linux-gnu -mattr=+m,+a,+f,+d,+c,+v,+zvl256b -filetype=obj -o %t.broken.o
+// RUN: %cross-cc-riscv64 -DOVERWRITE -DM=50 -DN=70 -DK=33 -DLDA=35 -DLDB=71 -DLDC=75 %S/Inputs/gemm_main.c %t.broken.o -o %t.broken.exe
+// RUN: not %qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256,elen=64 %t.broken.exe | FileCheck %s --check-prefix=BROKEN
+// BROKEN: FAIL
 
 // CHECK-LABEL: func.func @gemm
 // CHECK-NOT: linalg.fill
