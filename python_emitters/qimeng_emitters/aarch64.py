@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from .errors import RequestError
 from .fields import int_field
-from .isa import CallingConvention, Labels, VectorIsaRow
-from .sketch import (LD_OFFSET, Sketch, fault_suffix, kernel_text,
-                     mark_inner_loop, parse_request, registers_needed)
+from .isa import CallingConvention, VectorIsaRow
+from .sketch import (LD_OFFSET, Sketch, Writer, fault_suffix, kernel_text,
+                     parse_request, registers_needed)
 
 NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
                     features=("neon",), vector_bits_fixed=False)
@@ -71,22 +71,14 @@ def add_imm(lines, reg, value, scratch="x15"):
         lines.append(f"\tadd\t{reg}, {reg}, {scratch}")
 
 
-class NeonWriter:
+class NeonWriter(Writer):
     """Writes the sketch's loops and microkernel in AArch64 NEON."""
 
     isa = NEON
     conv = AAPCS64
     comment_prefix = "//"
 
-    def __init__(self, k_unroll):
-        self.k_unroll = k_unroll
-        self.lines = []
-        self.labels = Labels()
-
     split_width = staticmethod(split_width)
-
-    def ins(self, text):
-        self.lines.append("\t" + text)
 
     def clobbers(self):
         return (list(USED_GPRS) + [f"v{i}" for i in range(32)]
@@ -169,6 +161,33 @@ class NeonWriter:
 
     # -- the microkernel ----------------------------------------------------
 
+    def start_block(self, rows):
+        """A's row pointers and B's from the block's and the panel's."""
+        self.ins(f"mov\t{A_ROWS[0]}, {ABLOCK}")
+        for i in range(1, rows):
+            self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
+        self.ins(f"mov\t{BPTR}, {BPANEL}")
+
+    def k_loop(self, sk, rows, widths, chunk):
+        """The K steps in `chunk(4)` (four k of each A row at once) and
+        `chunk(1)` (the tail): k_unroll / 4 chunks an iteration, marked for
+        the model when the block is a full one."""
+        iterations, rest = divmod(sk.k_steps, self.k_unroll)
+        if iterations:
+            mov_imm(self.lines, KI, iterations)
+            loop = self.labels.place(self.lines, "k")
+            marked = self.mark_inner_loop(sk, rows, widths)
+            for _ in range(self.k_unroll // 4):
+                chunk(4)
+            self.ins(f"subs\t{KI}, {KI}, #1")
+            if marked:
+                self.end_inner_loop()
+            self.ins(f"b.ne\t{loop}b")
+        for _ in range(rest // 4):
+            chunk(4)
+        for _ in range(rest % 4):
+            chunk(1)
+
     def microkernel(self, sk, rows, widths):
         nv = len(widths)
         acc = lambda i, v: i * nv + v
@@ -180,10 +199,7 @@ class NeonWriter:
                                "registers; neon has 32")
         offsets = [sum(widths[:v]) * 4 for v in range(nv)]
         self.ins(f"// {rows} x {sum(widths)} block")
-        self.ins(f"mov\t{A_ROWS[0]}, {ABLOCK}")
-        for i in range(1, rows):
-            self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
-        self.ins(f"mov\t{BPTR}, {BPANEL}")
+        self.start_block(rows)
         for i in range(rows):
             for v in range(nv):
                 self.ins(f"movi\tv{acc(i, v)}.16b, #0")
@@ -222,23 +238,7 @@ class NeonWriter:
             for lane in range(lanes):
                 k_step(lane)
 
-        ks = sk.k_steps
-        chunks = self.k_unroll // 4
-        iterations, rest = divmod(ks, self.k_unroll)
-        if iterations:
-            mov_imm(self.lines, KI, iterations)
-            loop = self.labels.place(self.lines, "k")
-            marked = mark_inner_loop(self, sk, rows, widths)
-            for _ in range(chunks):
-                chunk(4)
-            self.ins(f"subs\t{KI}, {KI}, #1")
-            if marked:
-                self.lines.append("// qm.inner_loop.end")
-            self.ins(f"b.ne\t{loop}b")
-        for _ in range(rest // 4):
-            chunk(4)
-        for _ in range(rest % 4):
-            chunk(1)
+        self.k_loop(sk, rows, widths, chunk)
 
         self.ins(f"mov\t{CROW}, {CBLOCK}")
         for i in range(rows):
@@ -352,10 +352,7 @@ class SveWriter(NeonWriter):
             return f"[{base}]" if v == 0 else \
                 f"[{base}, {B_OFFSETS[v - 1]}, lsl #2]"
 
-        self.ins(f"mov\t{A_ROWS[0]}, {ABLOCK}")
-        for i in range(1, rows):
-            self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
-        self.ins(f"mov\t{BPTR}, {BPANEL}")
+        self.start_block(rows)
         for i in range(rows):
             for v in range(nv):
                 self.ins(f"mov\tz{acc(i, v)}.s, #0")
@@ -380,22 +377,7 @@ class SveWriter(NeonWriter):
             for lane in range(lanes):
                 k_step(lane)
 
-        ks = sk.k_steps
-        iterations, rest = divmod(ks, self.k_unroll)
-        if iterations:
-            mov_imm(self.lines, KI, iterations)
-            loop = self.labels.place(self.lines, "k")
-            marked = mark_inner_loop(self, sk, rows, widths)
-            for _ in range(self.k_unroll // 4):
-                chunk(4)
-            self.ins(f"subs\t{KI}, {KI}, #1")
-            if marked:
-                self.lines.append("// qm.inner_loop.end")
-            self.ins(f"b.ne\t{loop}b")
-        for _ in range(rest // 4):
-            chunk(4)
-        for _ in range(rest % 4):
-            chunk(1)
+        self.k_loop(sk, rows, widths, chunk)
 
         self.ins(f"mov\t{CROW}, {CBLOCK}")
         for i in range(rows):

@@ -11,9 +11,9 @@ edge panel sets vl to its width.
 
 from .errors import RequestError
 from .fields import int_field
-from .isa import CallingConvention, Labels, VectorIsaRow
-from .sketch import (LD_OFFSET, Sketch, fault_suffix, kernel_text,
-                     mark_inner_loop, parse_request, registers_needed)
+from .isa import CallingConvention, VectorIsaRow
+from .sketch import (LD_OFFSET, Sketch, Writer, fault_suffix, kernel_text,
+                     parse_request, registers_needed)
 
 RVV = VectorIsaRow(name="rvv", arch="riscv64", lanes=0, registers=32,
                    features=("v",), vector_bits_fixed=True)
@@ -55,7 +55,7 @@ def add_imm(lines, reg, value):
         lines.append(f"\tadd\t{reg}, {reg}, {TMP}")
 
 
-class RvvWriter:
+class RvvWriter(Writer):
     """Writes the sketch's loops and microkernel in RVV 1.0."""
 
     isa = RVV
@@ -63,18 +63,13 @@ class RvvWriter:
     comment_prefix = "#"
 
     def __init__(self, vlen, lmul, k_unroll):
+        super().__init__(k_unroll)
         self.isa_vector_bits = vlen
         self.lmul = lmul
         self.lanes = vlen * lmul // 32
-        self.k_unroll = k_unroll
-        self.lines = []
-        self.labels = Labels()
 
     def split_width(self, width):
         return [width]
-
-    def ins(self, text):
-        self.lines.append("\t" + text)
 
     def label(self, comment):
         return self.labels.place(self.lines, comment, "#")
@@ -242,14 +237,14 @@ class RvvWriter:
             self.ins(f"li\t{KI}, {iterations}")
             loop = self.label("k")
             # llvm-mca reads the vector type from these comments.
-            marked = mark_inner_loop(self, sk, rows, widths, [
+            marked = self.mark_inner_loop(sk, rows, widths, [
                 f"# LLVM-MCA-RISCV-LMUL M{self.lmul}",
                 "# LLVM-MCA-RISCV-SEW E32"])
             k_steps(self.k_unroll)
             advance_a(self.k_unroll)
             self.ins(f"addi\t{KI}, {KI}, -1")
             if marked:
-                self.lines.append("# qm.inner_loop.end")
+                self.end_inner_loop()
             self.ins(f"bnez\t{KI}, {loop}b")
         if rest:
             k_steps(rest)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 from .fields import bool_field, check_known, int_field
+from .isa import Labels
 
 HEADER_BYTES = 128   # the workspace header (docs/KernelContract.md)
 LD_OFFSET = 64       # lda, ldb, ldc as int64 elements, written by the caller
@@ -147,19 +148,40 @@ def parse_request(request, isa, extra_fields=()):
     return fields
 
 
-def mark_inner_loop(writer, sk, rows, widths, model_lines=()):
-    """Marks the K loop of the first full register block (all MR rows, all
-    NV vectors full) for the static performance model: the lines between
-    `qm.inner_loop.begin` and `qm.inner_loop.end` are one iteration without
-    its back branch, ready for llvm-mca, and `writer.inner_loop_flops` its
-    flops (the header's qm.inner_loop_flops). Returns whether it marked."""
-    if (getattr(writer, "inner_loop_flops", None) is not None
-            or rows != sk.mr or tuple(widths) != (sk.lanes,) * sk.nv):
-        return False
-    writer.inner_loop_flops = 2 * rows * sk.nr * writer.k_unroll
-    writer.lines.append(f"{writer.comment_prefix} qm.inner_loop.begin")
-    writer.lines.extend(model_lines)
-    return True
+class Writer:
+    """What every ISA writer keeps: its lines, labels and K unroll, and the
+    inner loop it marks for the static performance model."""
+
+    comment_prefix = "#"
+
+    def __init__(self, k_unroll):
+        self.k_unroll = k_unroll
+        self.lines = []
+        self.labels = Labels()
+        # Flops of one iteration of the marked inner loop; None until one
+        # is marked (the header's qm.inner_loop_flops).
+        self.inner_loop_flops = None
+
+    def ins(self, text):
+        self.lines.append("\t" + text)
+
+    def mark_inner_loop(self, sk, rows, widths, model_lines=()):
+        """Marks the K loop of the first full register block (all MR rows,
+        all NV vectors full) for the static performance model: the lines
+        between `qm.inner_loop.begin` and `qm.inner_loop.end` (end_inner_loop)
+        are one iteration without its back branch, ready for llvm-mca.
+        Returns whether it marked."""
+        if (self.inner_loop_flops is not None or rows != sk.mr
+                or tuple(widths) != (sk.lanes,) * sk.nv):
+            return False
+        self.inner_loop_flops = 2 * rows * sk.nr * self.k_unroll
+        self.lines.append(f"{self.comment_prefix} qm.inner_loop.begin")
+        self.lines.extend(model_lines)
+        return True
+
+    def end_inner_loop(self):
+        """Closes the mark, before the loop's back branch."""
+        self.lines.append(f"{self.comment_prefix} qm.inner_loop.end")
 
 
 def fault_suffix(sk):
@@ -209,7 +231,7 @@ def kernel_text(sk, writer, symbol, request, conv):
     ]
     if writer.isa.vector_bits_fixed:
         out.append(f"# qm.vector_bits: {writer.isa_vector_bits}")
-    if getattr(writer, "inner_loop_flops", None):
+    if writer.inner_loop_flops:
         out.append(f"# qm.inner_loop_flops: {writer.inner_loop_flops}")
     out += [
         f"# qm.generator: {GENERATOR_VERSION}",
