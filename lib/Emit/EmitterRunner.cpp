@@ -124,27 +124,24 @@ llvm::Expected<std::string> EmittedKernel::innerLoop() const {
 static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
                             llvm::StringRef fault, const Target *target) {
   r["isa"] = isaName(c.isa).str();
-  // The sketch-driven writers take the register block and the K unroll;
-  // they read A and B in place, so no cache blocking.
+  r["mr"] = c.mr;
+  r["nr"] = c.nr;
+  r["k_unroll"] = c.kUnroll;
+  if (c.threads > 1)
+    r["parallel"] = true;
+  if (!fault.empty())
+    r["fault"] = fault.str();
+  if (target)
+    r["target_features"] = target->features;
+  // The sketch-driven writers take the register block, the K unroll and a
+  // vector length; they read A and B in place, so no cache blocking.
   if (isSketchIsa(c.isa)) {
-    r["mr"] = c.mr;
-    r["nr"] = c.nr;
-    r["k_unroll"] = c.kUnroll;
     if (c.isa == VectorIsa::Rvv || c.isa == VectorIsa::Sve)
       r["vlen"] = target && target->vlen ? target->vlen : 128;
     if (c.isa == VectorIsa::Rvv)
       r["lmul"] = c.lmul;
-    if (c.threads > 1)
-      r["parallel"] = true;
-    if (!fault.empty())
-      r["fault"] = fault.str();
-    if (target)
-      r["target_features"] = target->features;
     return;
   }
-  r["mr"] = c.mr;
-  r["nr"] = c.nr;
-  r["k_unroll"] = c.kUnroll;
   r["kc"] = c.kc;
   r["mc"] = c.mc;
   r["nc"] = c.nc;
@@ -159,12 +156,6 @@ static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
     r["loop_order"] = loopOrderName(c.loop).str();
   if (c.aLayout != ALayout::KMajor)
     r["a_layout"] = c.aLayout == ALayout::Rows ? "rows" : "direct";
-  if (c.threads > 1)
-    r["parallel"] = true;
-  if (!fault.empty())
-    r["fault"] = fault.str();
-  if (target)
-    r["target_features"] = target->features;
 }
 
 std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,

@@ -131,6 +131,13 @@ struct MachineRow {
   std::vector<const char *> names;
   const char *spec;
 };
+const CpuRow *cpuRowOf(const std::string &cpu) {
+  for (const CpuRow &row : cpuRows)
+    if (cpu == row.cpu)
+      return &row;
+  return nullptr;
+}
+
 const MachineRow machineRows[] = {
     {{"spacemit k1", "spacemit-k1", "k1", "spacemit x60", "spacemit-x60",
       "bananapi bpi-f3"},
@@ -362,24 +369,19 @@ llvm::Expected<Target> Target::parse(StringRef spec) {
     return llvm::createStringError(
         "vlen is the vector length of RVV or SVE kernels; target '" + spec +
         "' is neither RISC-V with +v nor AArch64 with +sve");
-  if (sve && !t.vlen) {
-    for (const CpuRow &row : cpuRows)
-      if (t.cpu == row.cpu)
-        t.vlen = row.vlen;
-    t.vlen = std::max(t.vlen, 128);
-  }
-  if (riscvVector && !t.vlen) {
-    // The widest zvlNb feature, else the CPU's row, else RVV's least.
-    for (const std::string &f : t.features) {
-      StringRef name(f);
-      unsigned bits = 0;
-      if (name.consume_front("zvl") && name.consume_back("b") &&
-          !name.getAsInteger(10, bits))
-        t.vlen = std::max(t.vlen, static_cast<int>(bits));
-    }
-    for (const CpuRow &row : cpuRows)
-      if (!t.vlen && t.cpu == row.cpu)
-        t.vlen = row.vlen;
+  if ((riscvVector || sve) && !t.vlen) {
+    // RVV: the widest zvlNb feature; else the CPU's row; else the least
+    // either ISA allows.
+    if (riscvVector)
+      for (const std::string &f : t.features) {
+        StringRef name(f);
+        unsigned bits = 0;
+        if (name.consume_front("zvl") && name.consume_back("b") &&
+            !name.getAsInteger(10, bits))
+          t.vlen = std::max(t.vlen, static_cast<int>(bits));
+      }
+    if (const CpuRow *row = cpuRowOf(t.cpu); row && !t.vlen)
+      t.vlen = row->vlen;
     t.vlen = std::max(t.vlen, 128);
   }
   // The vector length as LLVM's feature too, so that the emitter's check
@@ -419,13 +421,12 @@ std::vector<std::string> Target::inlineAsmStateClobbers() const {
 }
 
 llvm::Expected<Target::CoreModel> Target::coreModel() const {
-  for (const CpuRow &row : cpuRows)
-    if (cpu == row.cpu && row.mcaCpu) {
-      CoreModel m;
-      m.mcaCpu = row.mcaCpu;
-      m.fmaLanesPerCycle = row.fmaLanesPerCycle;
-      return m;
-    }
+  if (const CpuRow *row = cpuRowOf(cpu); row && row->mcaCpu) {
+    CoreModel m;
+    m.mcaCpu = row->mcaCpu;
+    m.fmaLanesPerCycle = row->fmaLanesPerCycle;
+    return m;
+  }
   return llvm::createStringError(
       "no performance model for CPU '" + cpu +
       "'; the static model knows spacemit-x60, neoverse-n1 and cortex-a76");

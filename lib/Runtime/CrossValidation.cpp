@@ -10,6 +10,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+#include <memory>
 #include <nlohmann/json.hpp>
 
 using namespace qimeng;
@@ -79,6 +80,8 @@ struct Backend {
   std::vector<std::string> argv; ///< up to the runner's own arguments
   std::string codeArg;           ///< the CODE argument
   std::string input;             ///< the runner's stdin
+  /// Removes the code file (qemu) when the backend goes.
+  std::unique_ptr<llvm::FileRemover> codeFile;
   bool remote = false;
   std::string name;
 };
@@ -173,10 +176,11 @@ std::string qimeng::crossBackendName(const Target &target,
 }
 
 /// The backend `options` choose for `target`, checked: its programs exist.
+/// Under qemu the code goes into a temporary file, which lives as long as
+/// the backend; a board gets it on ssh's stdin.
 static llvm::Expected<Backend> backendFor(const Target &target,
                                           const CrossValidationOptions &options,
-                                          const KernelCode &code,
-                                          llvm::StringRef codePath) {
+                                          const KernelCode &code) {
   Backend b;
   b.name = crossBackendName(target, options);
   if (!options.remoteHost.empty()) {
@@ -210,11 +214,26 @@ static llvm::Expected<Backend> backendFor(const Target &target,
         runner + " (built when the " + target.archName() +
         "-linux-gnu-g++ cross compiler is installed; scripts/setup.sh "
         "installs it)");
+  llvm::SmallString<128> path;
+  int fd = -1;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("qimeng-kernel", "bin", fd, path))
+    return llvm::createStringError("cannot create a file for the kernel's "
+                                   "code: " +
+                                   ec.message());
+  b.codeFile = std::make_unique<llvm::FileRemover>(path);
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << code.bytes;
+    if (out.has_error())
+      return llvm::createStringError("cannot write the kernel's code to " +
+                                     path.str().str());
+  }
   b.program = emulation->program;
   b.argv = {emulation->program};
   b.argv.insert(b.argv.end(), emulation->args.begin(), emulation->args.end());
   b.argv.push_back(runner);
-  b.codeArg = codePath.str();
+  b.codeArg = path.str().str();
   return b;
 }
 
@@ -230,22 +249,7 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
   auto code = kernelCode(kernel, target);
   if (!code)
     return code.takeError();
-  llvm::SmallString<128> path;
-  int fd = -1;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("qimeng-kernel", "bin", fd, path))
-    return llvm::createStringError("cannot create a file for the kernel's "
-                                   "code: " +
-                                   ec.message());
-  llvm::FileRemover remover(path);
-  {
-    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
-    out << code->bytes;
-    if (out.has_error())
-      return llvm::createStringError("cannot write the kernel's code to " +
-                                     path.str().str());
-  }
-  auto backend = backendFor(target, options, *code, path);
+  auto backend = backendFor(target, options, *code);
   if (!backend)
     return backend.takeError();
   CrossRun total;

@@ -41,13 +41,19 @@ EmittedKernel emit(const GemmDesc &desc, GemmConfig config,
   return *kernel;
 }
 
-TEST(ModelEvaluatorTest, InnerLoopIsMarkedWithItsFlops) {
-  Target n1 = targetOf("aarch64-linux-gnu:neoverse-n1:+neon");
+/// NEON's 7 x 12 block, K unrolled 4 times.
+GemmConfig neon7x12() {
   GemmConfig c;
   c.isa = VectorIsa::Neon;
   c.mr = 7;
   c.nr = 12;
   c.kUnroll = 4;
+  return c;
+}
+
+TEST(ModelEvaluatorTest, InnerLoopIsMarkedWithItsFlops) {
+  Target n1 = targetOf("aarch64-linux-gnu:neoverse-n1:+neon");
+  GemmConfig c = neon7x12();
   EmittedKernel k = emit(runtimeLdGemm(64, 64, 64), c, n1);
   EXPECT_EQ(k.innerLoopFlops, 2u * 7 * 12 * 4);
   QM_ASSERT_EXPECTED(loop, k.innerLoop());
@@ -83,11 +89,7 @@ TEST(ModelEvaluatorTest, DefaultBlocksReachNinetyPercentOfTheModelledPeak) {
 
 TEST(ModelEvaluatorTest, CoresWithoutAModelSayWhich) {
   Target a72 = targetOf("aarch64-linux-gnu:cortex-a72:+neon");
-  GemmConfig c;
-  c.isa = VectorIsa::Neon;
-  c.mr = 7;
-  c.nr = 12;
-  EmittedKernel k = emit(runtimeLdGemm(64, 64, 64), c, a72);
+  EmittedKernel k = emit(runtimeLdGemm(64, 64, 64), neon7x12(), a72);
   QM_ASSERT_FAILS_WITH(predictInnerLoop(k, a72).takeError(),
                        "no performance model for CPU 'cortex-a72'");
 }

@@ -162,6 +162,28 @@ static llvm::Error writeFile(const std::string &path, llvm::StringRef data) {
   return llvm::Error::success();
 }
 
+/// The kernel's files in the output directory: <symbol>.s, the object
+/// assembled for `target`, and the C header with `header`.
+struct KernelFiles {
+  std::string assembly, object, header;
+};
+static llvm::Expected<KernelFiles> writeKernelFiles(const EmittedKernel &kernel,
+                                                    const Target &target,
+                                                    llvm::StringRef header) {
+  std::string stem = outOpt + "/" + kernel.symbol;
+  KernelFiles files{stem + ".s", stem + ".o", stem + ".h"};
+  if (auto err = writeFile(files.assembly, kernel.text))
+    return std::move(err);
+  auto object = assembleToObject(kernel.text, target, kernel.symbol + ".s");
+  if (!object)
+    return object.takeError();
+  if (auto err = writeFile(files.object, (*object)->getBuffer()))
+    return std::move(err);
+  if (auto err = writeFile(files.header, header))
+    return std::move(err);
+  return files;
+}
+
 /// Tuning as the flags say (--budget, --seconds), with `llm` proposing
 /// moves when not null.
 static TuneRequest tuneRequest(const KernelProblem &problem, const Target &host,
@@ -340,14 +362,10 @@ static int generateForModelledMachine(const Task &task,
                       crossBackendName(target, cross) +
                       " (fp64 reference, three input distributions, guards)";
 
-  std::string stem = outOpt + "/" + kernel.symbol;
-  std::string asmPath = stem + ".s", objPath = stem + ".o",
-              hdrPath = stem + ".h";
-  exitOnErr(writeFile(asmPath, kernel.text));
-  auto object =
-      exitOnErr(assembleToObject(kernel.text, target, kernel.symbol + ".s"));
-  exitOnErr(writeFile(objPath, object->getBuffer()));
-  exitOnErr(writeFile(hdrPath, headerText(task, kernel, best.config, where)));
+  KernelFiles files = exitOnErr(writeKernelFiles(
+      kernel, target, headerText(task, kernel, best.config, where)));
+  const std::string &asmPath = files.assembly, &objPath = files.object,
+                    &hdrPath = files.header;
 
   const InnerLoopPrediction &p = best.prediction;
   double flopsPerCycle = task.problem.flops() / best.predictedCycles;
@@ -624,15 +642,11 @@ int main(int argc, char **argv) {
   }
 
   // The files: assembly, object, C header.
-  std::string stem = outOpt + "/" + kernel.symbol;
-  std::string asmPath = stem + ".s", objPath = stem + ".o",
-              hdrPath = stem + ".h";
-  exitOnErr(writeFile(asmPath, kernel.text));
-  auto object =
-      exitOnErr(assembleToObject(kernel.text, host, kernel.symbol + ".s"));
-  exitOnErr(writeFile(objPath, object->getBuffer()));
-  exitOnErr(writeFile(hdrPath, headerText(*task, kernel, tuned.record.config,
-                                          "on this machine")));
+  KernelFiles files = exitOnErr(writeKernelFiles(
+      kernel, host,
+      headerText(*task, kernel, tuned.record.config, "on this machine")));
+  const std::string &asmPath = files.assembly, &objPath = files.object,
+                    &hdrPath = files.header;
 
   double peak = tuned.record.peakGflops;
   std::string source = tuned.record.source;
