@@ -5,21 +5,44 @@ rounds of `accumulators` independent vfmadd231ps on full vector registers,
 so a round is accumulators * lanes * 2 flops. Enough independent chains hide
 the FMA latency on every core we target (4 cycles x 2 ports = 8 for AVX2,
 more for AVX-512 with two FMA units).
+
+With ``"instruction": "bf16-dot"`` (avx512 with AVX512-BF16) the chains are
+VDPBF16PS, two bf16 products per f32 lane: a round is accumulators * lanes
+* 4 flops, the peak of the bf16 kernels (``qm_bf16dot_peak_...``).
 """
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .fields import (check_known, check_target_features, int_field,
                      isa_field)
+from .errors import RequestError
 from .x86 import Asm, back
+
+#: Probe instructions: mnemonic, flops per f32 lane, symbol prefix and the
+#: features beyond the isa's.
+INSTRUCTIONS = {
+    "fma": ("vfmadd231ps", 2, "fma", ()),
+    "bf16-dot": ("vdpbf16ps", 4, "bf16dot", ("avx512bw", "avx512bf16")),
+}
 
 
 def emit(request):
-    check_known(request, ("isa", "accumulators", "target_features"))
+    check_known(request, ("isa", "accumulators", "target_features",
+                          "instruction"))
     isa = isa_field(request)
     check_target_features(request, isa)
     acc = int_field(request, "accumulators", default=isa.registers - 4,
                     maximum=isa.registers - 2)
-    symbol = f"qm_fma_peak_{acc}acc_x86_64_{isa.name}"
+    instruction = request.get("instruction", "fma")
+    if instruction not in INSTRUCTIONS:
+        raise RequestError(
+            f"unknown instruction {instruction!r}; expected one of "
+            + ", ".join(INSTRUCTIONS))
+    mnemonic, flops_per_lane, prefix, extra = INSTRUCTIONS[instruction]
+    if extra and isa.name != "avx512":
+        raise RequestError(f"instruction {instruction} needs isa avx512")
+    features = tuple(isa.features) + tuple(
+        f for f in extra if f not in isa.features)
+    symbol = f"qm_{prefix}_peak_{acc}acc_x86_64_{isa.name}"
     a, b = isa.reg(acc), isa.reg(acc + 1)
     asm = Asm()
     loop = asm.label("round")
@@ -34,7 +57,7 @@ def emit(request):
     asm.raw("\t.p2align 5")
     asm.place(loop)
     for r in range(acc):
-        asm.ins(f"vfmadd231ps {a}, {b}, {isa.reg(r)}")
+        asm.ins(f"{mnemonic} {a}, {b}, {isa.reg(r)}")
     asm.ins("decq %rdi")
     asm.ins(f"jnz {back(loop)}")
     asm.place(done)
@@ -44,10 +67,10 @@ def emit(request):
         f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
         f"# qm.symbol: {symbol}",
         "# qm.workspace_bytes: 0",
-        f"# qm.flops_per_iteration: {acc * isa.lanes * 2}",
+        f"# qm.flops_per_iteration: {acc * isa.lanes * flops_per_lane}",
         "# qm.clobbers: rdi," + ",".join(
             f"{isa.reg_prefix}{i}" for i in range(isa.registers)),
-        "# qm.features: " + ",".join(isa.features),
+        "# qm.features: " + ",".join(features),
         f"# qm.generator: {GENERATOR_VERSION}",
         "\t.text",
         f"\t.globl\t{symbol}",

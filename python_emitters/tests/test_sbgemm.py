@@ -1,0 +1,192 @@
+"""sbgemm (bf16 x bf16 -> f32, AVX512-BF16): requests, and kernels run on
+this CPU against a reference, with guards; broken variants caught."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from qimeng_emitters.errors import RequestError
+from qimeng_emitters.sbgemm import emit as emit_sbgemm
+
+from .support import LLVM_MC, cpu_has, header
+
+GCC = shutil.which("gcc") or shutil.which("cc")
+
+BASE = {"version": 1, "kind": "sbgemm", "isa": "avx512", "m": 37, "n": 45,
+        "k": 29, "mr": 8, "nr": 48, "k_unroll": 2, "kc": 10, "mc": 16,
+        "nc": 48, "runtime_ld": True}
+
+# C harness: bf16 operands of small integers (exact in bf16 and in every
+# f32 sum), leading dimensions padded by 3, 5 and 7, NaN sentinels in C's
+# gaps and after it; C checked element by element against a double
+# reference, the gaps and A and B unchanged. Arguments: M N K overwrite
+# workspace-bytes runtime-ld.
+HARNESS = r"""
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+void qm_kernel(const void *, const void *, float *, void *);
+static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); return u >> 16; }
+static float fl(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
+int main(int argc, char **argv) {
+  long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
+  int ow = atoi(argv[4]); long ws = atol(argv[5]);
+  long lda = K + 3, ldb = N + 5, ldc = N + 7, tail = 64;
+  uint16_t *A = malloc(2 * (M * lda + tail)), *B = malloc(2 * (K * ldb + tail));
+  float *C = malloc(4 * (M * ldc + tail));
+  int64_t *W = aligned_alloc(64, (ws + 63) / 64 * 64);
+  W[8] = lda; W[9] = ldb; W[10] = ldc;
+  srand(7);
+  for (long i = 0; i < M * lda + tail; i++) A[i] = bf((float)(rand() % 9 - 4));
+  for (long i = 0; i < K * ldb + tail; i++) B[i] = bf((float)(rand() % 9 - 4));
+  for (long i = 0; i < M * ldc + tail; i++) C[i] = (i % ldc) < N && i < M * ldc ? (ow ? NAN : (float)(rand() % 5)) : -7.25f;
+  uint16_t *A0 = malloc(2 * (M * lda + tail)), *B0 = malloc(2 * (K * ldb + tail));
+  memcpy(A0, A, 2 * (M * lda + tail)); memcpy(B0, B, 2 * (K * ldb + tail));
+  double *R = malloc(8 * M * N);
+  for (long i = 0; i < M; i++)
+    for (long j = 0; j < N; j++) {
+      double s = ow ? 0 : C[i * ldc + j];
+      for (long k = 0; k < K; k++) s += (double)fl(A[i * lda + k]) * fl(B[k * ldb + j]);
+      R[i * N + j] = s;
+    }
+  qm_kernel(A, B, C, W);
+  long bad = 0;
+  for (long i = 0; i < M * ldc + tail; i++) {
+    long r = i / ldc, c = i % ldc;
+    int inside = r < M && c < N;
+    float want = inside ? (float)R[r * N + c] : -7.25f;
+    if (!(C[i] == want)) { if (bad < 3) printf("C[%ld] (%ld,%ld) = %g, want %g\n", i, r, c, C[i], want); bad++; }
+  }
+  if (memcmp(A, A0, 2 * (M * lda + tail)) || memcmp(B, B0, 2 * (K * ldb + tail))) { printf("A or B changed\n"); bad++; }
+  if (bad) { printf("%ld bad elements\n", bad); return 1; }
+  printf("ok\n");
+  return 0;
+}
+"""
+
+
+def request(**changes):
+    req = dict(BASE)
+    for key, value in changes.items():
+        if value is None:
+            req.pop(key, None)
+        else:
+            req[key] = value
+    return req
+
+
+class RequestTest(unittest.TestCase):
+
+    def refuses(self, req, words):
+        with self.assertRaises(RequestError) as ctx:
+            emit_sbgemm(req)
+        self.assertIn(words, str(ctx.exception))
+
+    def test_refusals(self):
+        self.refuses(request(kc=9), "must be even")
+        self.refuses(request(nr=40), "multiple of 16")
+        self.refuses(request(mr=14, nr=48), "vector registers")
+        self.refuses(request(trans_b=True), "no transposes")
+        self.refuses(request(isa="avx2"), "avx512")
+        self.refuses(request(order="bcast"), "unknown field")
+        self.refuses(request(k_unroll=3), "k_unroll")
+        self.refuses(request(runtime_ld=None, lda=10), ">= 29")
+        self.refuses(request(lda=40), "must not fix them")
+        self.refuses(request(target_features=["avx512f", "avx512bw"]),
+                     "avx512bf16")
+
+    def test_header(self):
+        text = emit_sbgemm(request())
+        self.assertEqual(header(text, "leading_dims"), "runtime")
+        self.assertIn("avx512bf16", header(text, "features"))
+        self.assertTrue(header(text, "symbol").startswith(
+            "qm_sbgemm_37x45x29_nn_ldrt_8x48_ku2_kc10_mc16_nc48"))
+        # Mask registers k1-k3, one per B vector, are declared clobbered.
+        self.assertIn("k3", header(text, "clobbers").split(","))
+        self.assertNotIn("k4", header(text, "clobbers").split(","))
+        # The K loop is VDPBF16PS on zmm registers, one per accumulator and
+        # k pair of the unroll.
+        self.assertEqual(text.count("vdpbf16ps"), 8 * 3 * 2)
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
+                     "llvm-mc-22 on PATH")
+@unittest.skipUnless(GCC, "no C compiler on PATH")
+@unittest.skipUnless(cpu_has("avx512_bf16") and cpu_has("avx512bw"),
+                     "host CPU lacks AVX512-BF16")
+class ExecutionTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        src = os.path.join(cls.tmp.name, "harness.c")
+        with open(src, "w") as f:
+            f.write(HARNESS)
+        cls.harness_o = os.path.join(cls.tmp.name, "harness.o")
+        subprocess.run([GCC, "-O1", "-c", src, "-o", cls.harness_o],
+                       check=True, timeout=60)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_kernel(self, name, req):
+        text = emit_sbgemm(req)
+        symbol = header(text, "symbol")
+        source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
+        obj = os.path.join(self.tmp.name, name + ".o")
+        exe = os.path.join(self.tmp.name, name)
+        proc = subprocess.run(
+            [LLVM_MC, "-triple=x86_64-unknown-linux-gnu",
+             "-mattr=+avx512f,+avx512bw,+avx512vl,+avx512bf16,+bmi2",
+             "-filetype=obj", "-o", obj], input=source, capture_output=True,
+            text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        subprocess.run([GCC, self.harness_o, obj, "-o", exe, "-lm"],
+                       check=True, timeout=60)
+        args = [req["m"], req["n"], req["k"],
+                1 if req.get("overwrite") else 0,
+                header(text, "workspace_bytes")]
+        run = subprocess.run([exe] + [str(a) for a in args],
+                             capture_output=True, text=True, timeout=60)
+        return run.returncode, run.stdout
+
+    def test_kernels_match_reference(self):
+        cases = {
+            "edges_odd_k": request(),
+            "one_element": request(m=1, n=1, k=1, kc=2, mc=8, nc=48),
+            "k_two": request(m=9, n=17, k=2),
+            "several_blocks": request(m=70, n=200, k=301, mr=4, nr=96,
+                                      k_unroll=4, kc=128, mc=32, nc=96),
+            "tall_block": request(m=100, n=33, k=64, mr=14, nr=32,
+                                  k_unroll=8, kc=32, mc=28, nc=64),
+            "wide": request(m=5, n=130, k=40, mr=6, nr=64, k_unroll=1,
+                            kc=40, mc=6, nc=128),
+            "overwrite": request(overwrite=True, kc=8),
+            # Panels of 256 columns and more: column counts past BZHI's
+            # 8-bit index.
+            "wide_panels": request(m=9, n=600, k=20, nc=576),
+            "immediate_lds": request(runtime_ld=None, lda=32, ldb=50,
+                                     ldc=52),
+        }
+        for name, req in cases.items():
+            with self.subTest(name=name):
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
+    def test_faults_are_caught(self):
+        for fault in ("drop-k", "swap-pairs", "write-past-edge"):
+            with self.subTest(fault=fault):
+                status, output = self.run_kernel(
+                    fault, request(fault=fault))
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
+
+
+if __name__ == "__main__":
+    unittest.main()
