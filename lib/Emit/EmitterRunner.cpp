@@ -163,12 +163,24 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
                                     const Target *target) {
   nlohmann::json r = toJson(d);
   r["version"] = 1;
-  r["kind"] = "sgemm";
+  // The kind names the element types: "sbgemm" is bf16 x bf16 -> f32.
+  r["kind"] = d.precision == GemmPrecision::Bf16 ? "sbgemm" : "sgemm";
+  r.erase("dtype");
   // A run-time-ld kernel takes its leading dimensions at each call.
   if (d.runtimeLd)
     for (const char *field : {"lda", "ldb", "ldc"})
       r.erase(field);
   addConfigFields(r, c, fault, target);
+  // The bf16 emitter has no prefetch distances or K-step orders: the
+  // defaults go unsaid, anything else reaches it and is refused.
+  if (d.precision == GemmPrecision::Bf16) {
+    if (c.prefetchA == 0)
+      r.erase("prefetch_a");
+    if (c.prefetchB == 0)
+      r.erase("prefetch_b");
+    if (c.order == KStepOrder::Broadcast)
+      r.erase("order");
+  }
   return r.dump();
 }
 
@@ -256,9 +268,12 @@ llvm::Expected<EmittedKernel> qimeng::emitKernel(const KernelProblem &problem,
 }
 
 llvm::Expected<EmittedKernel>
-qimeng::emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options) {
+qimeng::emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options,
+                         GemmPrecision precision) {
   nlohmann::json r = {
       {"version", 1}, {"kind", "fma_peak"}, {"isa", isaName(isa).str()}};
+  if (precision == GemmPrecision::Bf16)
+    r["instruction"] = "bf16-dot";
   auto probe = runEmitter(r.dump(), options);
   if (!probe)
     return probe.takeError();

@@ -40,13 +40,27 @@ const MicroKernelShape kAvx512Shapes[] = {
     {VectorIsa::Avx512, 7, 64, 4, 0, 0, KStepOrder::BMem},
 };
 
+// bf16 x bf16 -> f32 on AVX512-BF16 (sbgemm.py): each VDPBF16PS takes a k
+// pair, so a B vector is 16 columns of two rows. The same register budget
+// (mr * nr/16 accumulators, nr/16 B vectors, one broadcast); K unrolled in
+// pairs.
+const MicroKernelShape kAvx512Bf16Shapes[] = {
+    {VectorIsa::Avx512, 8, 48, 4, 0, 0},  {VectorIsa::Avx512, 4, 96, 4, 0, 0},
+    {VectorIsa::Avx512, 12, 32, 4, 0, 0}, {VectorIsa::Avx512, 14, 32, 4, 0, 0},
+    {VectorIsa::Avx512, 6, 64, 4, 0, 0},  {VectorIsa::Avx512, 7, 48, 4, 0, 0},
+};
+
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 int64_t roundDownAtLeast(int64_t v, int64_t m) {
   return std::max<int64_t>(m, v / m * m);
 }
 } // namespace
 
-llvm::ArrayRef<MicroKernelShape> qimeng::microKernelTable(VectorIsa isa) {
+llvm::ArrayRef<MicroKernelShape>
+qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
+  if (precision == GemmPrecision::Bf16)
+    return isa == VectorIsa::Avx512 ? llvm::ArrayRef(kAvx512Bf16Shapes)
+                                    : llvm::ArrayRef<MicroKernelShape>();
   switch (isa) {
   case VectorIsa::Avx2:
     return kAvx2Shapes;
@@ -62,7 +76,10 @@ llvm::ArrayRef<MicroKernelShape> qimeng::microKernelTable(VectorIsa isa) {
 }
 
 GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
-  c.kc = std::max<int64_t>(1, std::min(c.kc, d.k));
+  // bf16 blocks hold whole k pairs: kc stays even.
+  const int64_t kLimit =
+      d.precision == GemmPrecision::Bf16 ? roundUp(d.k, 2) : d.k;
+  c.kc = std::max<int64_t>(1, std::min(c.kc, kLimit));
   c.mc = std::min(c.mc, roundUp(d.m, c.mr));
   c.nc = std::min(c.nc, roundUp(d.n, c.nr));
   return c;
@@ -169,8 +186,13 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   return clampToProblem(c, desc);
 }
 
+static llvm::Expected<GemmConfig> bf16Config(const KernelProblem &problem,
+                                             const Target &target);
+
 llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
                                                     const Target &target) {
+  if (desc.precision == GemmPrecision::Bf16)
+    return bf16Config(KernelProblem(desc), target);
   return modelConfig(desc, target, /*bInPlace=*/true, /*oneSliver=*/true);
 }
 
@@ -208,8 +230,49 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
   return c;
 }
 
+/// bf16 x bf16 -> f32 (sbgemm.py), AVX512-BF16 only: 8 rows by three
+/// vectors (24 accumulators); kc from L1d as for f32 counting the packed B
+/// sliver's 4 bytes per k pair and column, at least 128 pairs deep, since
+/// the C tile's update is paid once per kc block; mc and nc from L2 and L3
+/// for the bf16 A block and B panel.
+static llvm::Expected<GemmConfig> bf16Config(const KernelProblem &problem,
+                                             const Target &target) {
+  if (problem.conv())
+    return llvm::createStringError("bf16 convolutions are not generated yet");
+  const GemmDesc desc = problem.gemm();
+  if (auto err = desc.verify())
+    return std::move(err);
+  if (target.bestIsa() != VectorIsa::Avx512 ||
+      !target.hasFeature("avx512bf16") || !target.hasFeature("avx512bw"))
+    return llvm::createStringError(
+        llvm::formatv("bf16 GEMM needs AVX512-BF16 (VDPBF16PS), which target "
+                      "{0} ({1}) lacks",
+                      target.triple, target.cpu)
+            .str());
+  if (desc.transA || desc.transB || desc.dynamicM || desc.hasEpilogue())
+    return llvm::createStringError(
+        "bf16 GEMM takes A and B as stored, a static M and no epilogue yet");
+  const MicroKernelShape &shape = kAvx512Bf16Shapes[0];
+  GemmConfig c;
+  c.isa = shape.isa;
+  c.mr = shape.mr;
+  c.nr = shape.nr;
+  c.kUnroll = shape.kUnroll;
+  const int64_t l1 = std::max<int64_t>(target.caches.l1d, 16 * 1024);
+  const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
+  const int64_t l3PerCore =
+      std::max(target.caches.l3 / std::max(1, target.cores), l2);
+  c.kc = std::max<int64_t>(256, roundDownAtLeast(l1 / (c.nr * 2), 16));
+  c.mc = roundDownAtLeast(l2 / 2 / (c.kc * 2), c.mr);
+  c.nc = std::min<int64_t>(roundDownAtLeast(l3PerCore / 2 / (c.kc * 2), c.nr),
+                           roundDownAtLeast(8192, c.nr));
+  return clampToProblem(c, desc);
+}
+
 llvm::Expected<GemmConfig>
 qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
+  if (!problem.conv() && problem.gemm().precision == GemmPrecision::Bf16)
+    return bf16Config(problem, target);
   if (isSketchIsa(target.bestIsa()))
     return sketchConfig(problem, target);
   const ConvDesc *conv = problem.conv();

@@ -55,12 +55,17 @@ std::string GemmDesc::str() const {
   std::string lds =
       runtimeLd ? std::string("ldrt")
                 : llvm::formatv("lda{0}_ldb{1}_ldc{2}", lda, ldb, ldc).str();
-  return llvm::formatv("sgemm_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
+  return llvm::formatv("{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
                        lds, transA ? 't' : 'n', transB ? 't' : 'n',
                        dynamicM ? "_mrt" : "", overwrite ? "_b0" : "",
                        bias != GemmBias::None ? "_bias" : "",
-                       relu ? "_relu" : "")
+                       relu ? "_relu" : "",
+                       precision == GemmPrecision::Bf16 ? "sbgemm" : "sgemm")
       .str();
+}
+
+llvm::StringRef qimeng::precisionName(GemmPrecision precision) {
+  return precision == GemmPrecision::Bf16 ? "bf16" : "f32";
 }
 
 llvm::StringRef qimeng::convLayoutName(ConvLayout layout) {

@@ -25,6 +25,8 @@ json qimeng::toJson(const GemmDesc &d) {
     j["bias"] = d.bias == GemmBias::Columns ? "columns" : "rows";
   if (d.relu)
     j["relu"] = true;
+  if (d.precision != GemmPrecision::F32)
+    j["dtype"] = precisionName(d.precision).str();
   return j;
 }
 
@@ -70,6 +72,16 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
   if (j.contains("relu"))
     if (auto err = fields.boolean("relu", d.relu))
       return std::move(err);
+  if (j.contains("dtype")) {
+    std::string dtype;
+    if (auto err = fields.string("dtype", dtype))
+      return std::move(err);
+    if (dtype == "bf16")
+      d.precision = GemmPrecision::Bf16;
+    else if (dtype != "f32")
+      return llvm::createStringError(
+          what.str() + " field 'dtype' must be f32 or bf16, got " + dtype);
+  }
   return d;
 }
 

@@ -19,7 +19,9 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
+#include <tuple>
 
 using namespace qimeng;
 using namespace qimeng::validation;
@@ -118,6 +120,45 @@ std::string describeOffset(llvm::StringRef name, const GuardedBuffer &buf,
                          c)
         .str();
   return llvm::formatv("{0} changed at ({1},{2})", name, r, c).str();
+}
+
+/// A bf16 copy of the operand in `floats` (whose elements are already bf16
+/// values): the same rows and leading dimension in 16-bit elements, the
+/// sentinel in its guards and gaps. What a bf16 kernel reads.
+llvm::Expected<GuardedBuffer> bf16Operand(const GuardedBuffer &floats,
+                                          StoredLayout l, int64_t guard) {
+  const int64_t span = l.rows > 0 ? (l.rows - 1) * l.ld + l.cols : 0;
+  auto buf = GuardedBuffer::allocate((span + 1) / 2, guard);
+  if (!buf)
+    return buf.takeError();
+  buf->fillSentinel();
+  auto *bits = reinterpret_cast<uint16_t *>(buf->data());
+  for (int64_t r = 0; r < l.rows; ++r)
+    for (int64_t c = 0; c < l.cols; ++c)
+      bits[r * l.ld + c] = bf16BitsOf(floats.data()[r * l.ld + c]);
+  return buf;
+}
+
+/// Rounds the operand's elements to bf16 in place.
+void roundOperandToBf16(GuardedBuffer &buf, StoredLayout l) {
+  for (int64_t r = 0; r < l.rows; ++r)
+    for (int64_t c = 0; c < l.cols; ++c)
+      buf.data()[r * l.ld + c] = roundToBf16(buf.data()[r * l.ld + c]);
+}
+
+/// describeOffset for a bf16 operand: `off` counts floats, two elements.
+std::string describeBf16Offset(llvm::StringRef name, const GuardedBuffer &buf,
+                               StoredLayout l, int64_t off) {
+  if (auto guard = guardDamage(name, buf, off))
+    return *guard;
+  const int64_t r = 2 * off / l.ld, c = 2 * off % l.ld;
+  if (c >= l.cols)
+    return llvm::formatv("{0} gap (row {1}, column {2} or {3}) overwritten",
+                         name, r, c, c + 1)
+        .str();
+  return llvm::formatv("{0} changed at ({1},{2}) or the element after it", name,
+                       r, c)
+      .str();
 }
 
 /// Check (a): C's guards and leading-dimension gaps still hold the sentinel.
@@ -227,6 +268,24 @@ runOne(const GemmDesc &d,
   fillOperand(*aBuf, aLayout, gen);
   fillOperand(*bBuf, bLayout, gen);
   fillOperand(*cBuf, cLayout, gen);
+  // bf16 operands: A and B hold bf16 values, the kernel reads their bf16
+  // copies, the reference and OpenBLAS the same values in f32.
+  const bool bf16 = d.precision == GemmPrecision::Bf16;
+  std::optional<GuardedBuffer> aBf16, bBf16;
+  if (bf16) {
+    roundOperandToBf16(*aBuf, aLayout);
+    roundOperandToBf16(*bBuf, bLayout);
+    auto a = bf16Operand(*aBuf, aLayout, options.guardElements);
+    if (!a)
+      return a.takeError();
+    auto b = bf16Operand(*bBuf, bLayout, options.guardElements);
+    if (!b)
+      return b.takeError();
+    aBf16 = std::move(*a);
+    bBf16 = std::move(*b);
+  }
+  const GuardedBuffer &aRead = bf16 ? *aBf16 : *aBuf;
+  const GuardedBuffer &bRead = bf16 ? *bBf16 : *bBuf;
   // An overwriting kernel must not read C: its elements are NaN, which
   // any read would carry into the result, and the reference starts from 0.
   std::vector<float> zeros;
@@ -249,6 +308,8 @@ runOne(const GemmDesc &d,
   const std::vector<float> aPristine = copyRegion(*aBuf);
   const std::vector<float> bPristine = copyRegion(*bBuf);
   const std::vector<float> cPristine = copyRegion(*cBuf);
+  const std::vector<float> aReadPristine = copyRegion(aRead);
+  const std::vector<float> bReadPristine = copyRegion(bRead);
   const int64_t guard = options.guardElements;
   const float *a0 = aPristine.data() + guard;
   const float *b0 = bPristine.data() + guard;
@@ -257,16 +318,21 @@ runOne(const GemmDesc &d,
 
   if (d.hasEpilogue())
     writeBias(workspace->data(), biasBuf->data());
-  kernel(aBuf->data(), bBuf->data(), cBuf->data(), workspace->data());
+  kernel(aRead.data(), bRead.data(), cBuf->data(), workspace->data());
 
   // (a) C's guards and gaps.
   if (auto failure = checkGuardsAndGaps("C", *cBuf, cLayout))
     return std::optional<std::string>((name + ": " + *failure).str());
   // (b) A and B unchanged.
-  if (auto failure = checkUnchanged("A", *aBuf, aLayout, aPristine))
-    return std::optional<std::string>((name + ": " + *failure).str());
-  if (auto failure = checkUnchanged("B", *bBuf, bLayout, bPristine))
-    return std::optional<std::string>((name + ": " + *failure).str());
+  for (auto [what, buf, layout, pristine] :
+       {std::tuple{"A", &aRead, aLayout, &aReadPristine},
+        {"B", &bRead, bLayout, &bReadPristine}})
+    if (std::optional<int64_t> off = firstChanged(*buf, *pristine))
+      return std::optional<std::string>(
+          (name + ": " +
+           (bf16 ? describeBf16Offset(what, *buf, layout, *off)
+                 : describeOffset(what, *buf, layout, *off)))
+              .str());
   if (d.hasEpilogue())
     if (auto failure =
             checkUnchanged("the bias", *biasBuf, biasLayout, biasPristine))

@@ -37,14 +37,17 @@ std::string PeakGauge::describe() const {
 
 llvm::Expected<PeakGauge *>
 PeakGauge::forHost(VectorIsa isa, const EmitterOptions &emitter,
-                   const IsolatedValidationOptions &runner, int initialProbes) {
+                   const IsolatedValidationOptions &runner, int initialProbes,
+                   GemmPrecision precision) {
   static std::mutex mutex;
-  static std::map<VectorIsa, std::unique_ptr<PeakGauge>> gauges;
+  static std::map<std::pair<VectorIsa, GemmPrecision>,
+                  std::unique_ptr<PeakGauge>>
+      gauges;
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = gauges.find(isa);
+  auto it = gauges.find({isa, precision});
   if (it != gauges.end())
     return it->second.get();
-  auto kernel = emitFmaPeakProbe(isa, emitter);
+  auto kernel = emitFmaPeakProbe(isa, emitter, precision);
   if (!kernel)
     return kernel.takeError();
   auto gauge =
@@ -54,7 +57,7 @@ PeakGauge::forHost(VectorIsa isa, const EmitterOptions &emitter,
   if (auto err = gauge->probe(std::max(1, initialProbes)))
     return std::move(err);
   PeakGauge *raw = gauge.get();
-  gauges.emplace(isa, std::move(gauge));
+  gauges.emplace(std::pair{isa, precision}, std::move(gauge));
   return raw;
 }
 

@@ -277,6 +277,14 @@ allocateTimingOperands(const RequestProblem &p) {
   for (GuardedBuffer *buf : {&out.a, &out.b, &out.c})
     for (int64_t i = 0; i < buf->size(); ++i)
       buf->data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
+  // bf16 operands: the same values as bf16 in the first half (the buffers
+  // hold twice what they need), never NaN patterns from float bits.
+  if (!conv && p.gemm.precision == GemmPrecision::Bf16)
+    for (GuardedBuffer *buf : {&out.a, &out.b}) {
+      auto *bits = reinterpret_cast<uint16_t *>(buf->data());
+      for (int64_t i = 0; i < buf->size(); ++i)
+        bits[i] = validation::bf16BitsOf(float((i * 7) % 13) / 13.0f - 0.5f);
+    }
   return out;
 }
 

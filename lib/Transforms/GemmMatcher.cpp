@@ -6,6 +6,7 @@
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "BufferEffects.h"
 #include "EpilogueMatcher.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineExpr.h"
@@ -113,6 +114,49 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out) {
   llvm::append_range(out.assumed, e->assumed);
 }
 
+/// The precision of a contraction on A, B and C of `types`: f32 x f32 ->
+/// f32, or bf16 x bf16 -> f32 with the product taken in f32 (linalg.matmul
+/// extends its bf16 inputs to the output type before it multiplies; a
+/// generic must do the same: a product rounded to bf16 first is another
+/// computation).
+FailureOr<GemmPrecision> precisionOf(linalg::LinalgOp op, Type types[3],
+                                     const char *names[3],
+                                     std::string &reason) {
+  auto typeName = [](Type t) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    t.print(os);
+    return s;
+  };
+  if (types[0].isF32() && types[1].isF32() && types[2].isF32())
+    return GemmPrecision::F32;
+  if (types[0].isBF16() && types[1].isBF16() && types[2].isF32()) {
+    for (Operation &inner : op.getBlock()->without_terminator())
+      if (isa<arith::MulFOp>(inner) && !inner.getResult(0).getType().isF32()) {
+        reason = "the products are rounded to " +
+                 typeName(inner.getResult(0).getType()) +
+                 " before the f32 sum (the kernel multiplies in f32: extend "
+                 "the bf16 inputs before arith.mulf)";
+        return failure();
+      }
+    return GemmPrecision::Bf16;
+  }
+  reason.clear();
+  for (int i = 0; i < 3 && reason.empty(); ++i)
+    if (!types[i].isF32() && !(i < 2 && types[i].isBF16()))
+      reason = llvm::formatv("element type '{0}' of {1} is not supported; "
+                             "need f32, or bf16 inputs with an f32 output",
+                             typeName(types[i]), names[i])
+                   .str();
+  if (reason.empty())
+    reason = llvm::formatv("element types {0} x {1} -> {2} are not supported; "
+                           "need f32 x f32 -> f32 or bf16 x bf16 -> f32",
+                           typeName(types[0]), typeName(types[1]),
+                           typeName(types[2]))
+                 .str();
+  return failure();
+}
+
 } // namespace
 
 FailureOr<MatchedContraction>
@@ -132,23 +176,19 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
                        op.getDpsInputOperand(1)->get(),
                        op.getDpsInitOperand(0)->get()};
   const char *names[3] = {"operand A", "operand B", "operand C"};
+  Type elementTypes[3];
   for (int i = 0; i < 3; ++i) {
     auto type = dyn_cast<MemRefType>(operands[i].getType());
     if (!type) {
       reason = "operands are not ranked memrefs";
       return failure();
     }
-    if (!type.getElementType().isF32()) {
-      std::string typeName;
-      llvm::raw_string_ostream os(typeName);
-      type.getElementType().print(os);
-      reason = llvm::formatv("element type '{0}' of {1} is not supported; "
-                             "need f32",
-                             typeName, names[i])
-                   .str();
-      return failure();
-    }
+    elementTypes[i] = type.getElementType();
   }
+  FailureOr<GemmPrecision> precision =
+      precisionOf(op, elementTypes, names, reason);
+  if (failed(precision))
+    return failure();
 
   // Dimensions from the indexing maps: transposes and broadcasts live in
   // them (linalg.matmul's and batch_matmul's `indexing_maps`, generics).
@@ -244,6 +284,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     strides[i] = std::move(*s);
   }
   GemmDesc &d = out.gemm;
+  d.precision = *precision;
   d.m = ranges[m];
   d.n = ranges[n];
   d.k = ranges[k];
@@ -334,7 +375,9 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // becomes the kernel's overwrite mode (and bias epilogue); then an
   // elementwise consumer may fuse too.
   // A bias broadcast along the rows: bias[j] in column j, C's dimension 1.
-  const bool biasInit = batchDims.empty() && options.fuseEpilogues;
+  // bf16 kernels have no epilogue yet: the consumer stays.
+  const bool fuse = options.fuseEpilogues && d.precision == GemmPrecision::F32;
+  const bool biasInit = batchDims.empty() && fuse;
   OutputInit init =
       outputInitOf(out.operands[2], op,
                    biasInit ? std::optional<unsigned>(1) : std::nullopt);
@@ -346,7 +389,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
       out.bias = init.bias;
       llvm::append_range(out.assumed, init.assumed);
     }
-    if (options.fuseEpilogues && batchDims.empty())
+    if (fuse && batchDims.empty())
       fuseEpilogue(op, out);
   }
   if (auto err = d.verify()) {

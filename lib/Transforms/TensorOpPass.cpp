@@ -32,6 +32,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <array>
 
 namespace qimeng {
 #define GEN_PASS_DEF_QIMENGTENSOROP
@@ -139,11 +140,17 @@ LLVM::LLVMFuncOp getOrCreateKernelFunc(ModuleOp module,
   return fn;
 }
 
+/// Bytes of one element of a memref (f32 4, bf16 2).
+int64_t elementBytesOf(Value memref) {
+  return cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+}
+
 /// Address of a memref's first element, as an index.
 Value elementAddress(OpBuilder &b, Location loc, Value memref) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value elemBytes = arith::ConstantIndexOp::create(b, loc, 4);
+  Value elemBytes =
+      arith::ConstantIndexOp::create(b, loc, elementBytesOf(memref));
   Value offsetBytes =
       arith::MulIOp::create(b, loc, meta.getOffset(), elemBytes);
   return arith::AddIOp::create(b, loc, base, offsetBytes);
@@ -295,13 +302,15 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
 /// `@<symbol>_batch<B>_<sa>_<sb>_<sc>_t<T>`: a single-part kernel's batch
 /// run concurrently (createLauncher, at most T threads) over the B GEMMs;
 /// GEMM i reads and writes its operands at their first elements plus i
-/// times their batch strides (elements sa, sb, sc) and uses the workspace
+/// times their batch strides (elements sa, sb, sc of `elementBytes` bytes
+/// each) and uses the workspace
 /// slice of the thread running it (omp_get_thread_num, `sliceBytes` apart:
 /// the caller allocates T).
 LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
                                           const ReadyKernel &kernel,
                                           int64_t batch,
                                           const int64_t batchStrides[3],
+                                          const int64_t elementBytes[3],
                                           int threads, int64_t sliceBytes) {
   std::string name =
       llvm::formatv("{0}_batch{1}_{2}_{3}_{4}_t{5}", kernel.emitted.symbol,
@@ -326,8 +335,9 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
         SmallVector<Value, 4> arguments;
         for (int i = 0; i < 3; ++i) {
           Value offset = LLVM::MulOp::create(
-              ob, loc, index, i64Constant(ob, loc, batchStrides[i]));
-          arguments.push_back(LLVM::GEPOp::create(ob, loc, ptr, ob.getF32Type(),
+              ob, loc, index,
+              i64Constant(ob, loc, batchStrides[i] * elementBytes[i]));
+          arguments.push_back(LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
                                                   entry->getArgument(i),
                                                   ValueRange{offset}));
         }
@@ -455,9 +465,11 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
     for (int i = 0; i < 3; ++i) {
       Value bytes;
       if (batchIndex && launch.batchStrides[i] != 0)
-        bytes = arith::MulIOp::create(ob, loc, batchIndex,
-                                      arith::ConstantIndexOp::create(
-                                          ob, loc, launch.batchStrides[i] * 4));
+        bytes = arith::MulIOp::create(
+            ob, loc, batchIndex,
+            arith::ConstantIndexOp::create(
+                ob, loc,
+                launch.batchStrides[i] * elementBytesOf(launch.operands[i])));
       pointers[i] = toPointer(ob, loc, operands[i], bytes);
     }
     LLVM::LLVMFuncOp callee =
@@ -472,9 +484,13 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   if (launch.batch == 1) {
     emitGemm(b, Value());
   } else if (batchThreads > 1) {
-    LLVM::LLVMFuncOp launcher =
-        getOrCreateBatchLauncher(module, fn, kernel, launch.batch,
-                                 launch.batchStrides, batchThreads, sliceBytes);
+    LLVM::LLVMFuncOp launcher = getOrCreateBatchLauncher(
+        module, fn, kernel, launch.batch, launch.batchStrides,
+        std::array<int64_t, 3>{elementBytesOf(launch.operands[0]),
+                               elementBytesOf(launch.operands[1]),
+                               elementBytesOf(launch.operands[2])}
+            .data(),
+        batchThreads, sliceBytes);
     Value pointers[3];
     for (int i = 0; i < 3; ++i)
       pointers[i] = toPointer(b, loc, operands[i], Value());
@@ -632,8 +648,9 @@ struct QiMengTensorOpPass
     }
     // Threads: the option (0: all cores), at most one per part of C.
     int threads = o.threads == 0 ? o.target.cores : static_cast<int>(o.threads);
-    // The sketch-driven ISAs have no parallel form yet.
-    if (isSketchIsa(config->isa))
+    // The sketch-driven ISAs and the bf16 kernels have no parallel form
+    // yet.
+    if (isSketchIsa(config->isa) || desc.precision != GemmPrecision::F32)
       threads = 1;
     config->threads = threads;
     if (!o.kernelConfig.empty()) {

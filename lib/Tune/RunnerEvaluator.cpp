@@ -14,7 +14,10 @@ RunnerEvaluator::create(const KernelProblem &problem, const Target &target,
   if (isa == VectorIsa::None)
     return llvm::createStringError("target " + target.cpu +
                                    " has no vector isa the emitters support");
-  auto gauge = PeakGauge::forHost(isa, emitter, runner);
+  // The peak of the instructions the kernels run: FMAs, or VDPBF16PS.
+  auto gauge = PeakGauge::forHost(isa, emitter, runner, /*initialProbes=*/3,
+                                  problem.conv() ? GemmPrecision::F32
+                                                 : problem.gemm().precision);
   if (!gauge)
     return gauge.takeError();
   std::unique_ptr<RunnerEvaluator> e(new RunnerEvaluator());

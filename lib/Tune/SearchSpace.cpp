@@ -153,7 +153,8 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
 
   // Register block: every row of the isa's table, the model's first when it
   // is not one of them.
-  const llvm::ArrayRef<MicroKernelShape> table = microKernelTable(base.isa);
+  const llvm::ArrayRef<MicroKernelShape> table =
+      microKernelTable(base.isa, desc.precision);
   Decision block;
   block.key = "block";
   std::string baseBlock = blockText(base.mr, base.nr);
@@ -184,6 +185,10 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
 
   decisions.push_back(factorDecision("mc", ref.mc, ref.kc, ref.mr, desc.m));
   decisions.push_back(factorDecision("nc", ref.nc, ref.kc, ref.nr, desc.n));
+  // The bf16 kernels (sbgemm.py) have one K-step order, one loop order,
+  // packed A and B and one thread: their space ends here.
+  if (desc.precision == GemmPrecision::Bf16)
+    return SearchSpace(desc, base, std::move(decisions));
   decisions.push_back(numericDecision("pfa", {0, 256, 512}, base.prefetchA));
   decisions.push_back(numericDecision("pfb", {0, 256}, base.prefetchB));
   // Instruction orders of the K step; blocks without the registers for

@@ -586,6 +586,72 @@ TEST(GemmKernelTest, FaultsAreCaughtOnAvx512) {
       << report.failure;
 }
 
+/// bf16 x bf16 -> f32 (sbgemm.py): edges of every kind (odd K, a kc that
+/// leaves a short last block, rows and columns past the block), padded
+/// run-time leading dimensions, overwrite; the three distributions, the
+/// small integers bit for bit.
+TEST(GemmKernelTest, Bf16KernelsValidate) {
+  if (!host().hasFeature("avx512bf16") || !host().hasFeature("avx512bw"))
+    GTEST_SKIP() << "host has no AVX512-BF16";
+  GemmConfig small;
+  small.isa = VectorIsa::Avx512;
+  small.mr = 8;
+  small.nr = 48;
+  small.kUnroll = 2;
+  small.kc = 10;
+  small.mc = 16;
+  small.nc = 96;
+  struct Case {
+    int64_t m, n, k;
+    bool overwrite;
+  };
+  // 300 columns: a panel of more than 255 (the model's config), where a
+  // column count overflows BZHI's 8-bit index.
+  for (Case c :
+       {Case{1, 1, 1, false}, Case{37, 45, 29, false}, Case{17, 100, 64, true},
+        Case{64, 64, 64, false}, Case{24, 300, 40, false}}) {
+    GemmDesc d = GemmDesc::packed(c.m, c.n, c.k);
+    d.precision = GemmPrecision::Bf16;
+    d.overwrite = c.overwrite;
+    d.runtimeLd = true;
+    d = d.withPaddedLeadingDims();
+    auto model = chooseKernelConfig(KernelProblem(d), host());
+    ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+    for (const GemmConfig &config : {clampToProblem(small, d), *model})
+      EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+  }
+}
+
+/// Broken bf16 kernels fail validation: a k pair dropped, B's rows
+/// interleaved the wrong way round (A(i,k) meets B(k+1,j)), stores past N
+/// (16 rows, so that they stay within C's gaps and its guard after it:
+/// the validator runs the kernel in this process).
+TEST(GemmKernelTest, Bf16FaultsAreCaught) {
+  if (!host().hasFeature("avx512bf16") || !host().hasFeature("avx512bw"))
+    GTEST_SKIP() << "host has no AVX512-BF16";
+  GemmDesc d = GemmDesc::packed(16, 40, 9);
+  d.precision = GemmPrecision::Bf16;
+  d.ldc = 43;
+  GemmConfig c;
+  c.isa = VectorIsa::Avx512;
+  c.mr = 8;
+  c.nr = 32;
+  c.kUnroll = 2;
+  c.kc = 10;
+  c.mc = 16;
+  c.nc = 64;
+  for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
+    ValidationReport report;
+    ASSERT_TRUE(buildAndValidate(d, c, {}, report, fault));
+    EXPECT_FALSE(report.passed) << fault;
+    ::testing::Test::RecordProperty(std::string(fault) + "_failure",
+                                    report.failure);
+  }
+  ValidationReport report;
+  ASSERT_TRUE(buildAndValidate(d, c, {}, report));
+  EXPECT_TRUE(report.passed) << report.failure;
+}
+
 //===----------------------------------------------------------------------===//
 // (e) Accumulate semantics, checked directly
 //===----------------------------------------------------------------------===//

@@ -92,9 +92,11 @@ llvm::Expected<EmittedKernel> runEmitter(llvm::StringRef requestJson,
 llvm::Expected<std::string>
 emitterGeneratorVersion(const EmitterOptions &options);
 
-/// Emits the fma_peak probe for `isa` (docs/EmitterProtocol.md).
-llvm::Expected<EmittedKernel> emitFmaPeakProbe(VectorIsa isa,
-                                               const EmitterOptions &options);
+/// Emits the fma_peak probe for `isa` (docs/EmitterProtocol.md): FMAs, or
+/// for bf16 the VDPBF16PS chains the bf16 kernels run on.
+llvm::Expected<EmittedKernel>
+emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options,
+                 GemmPrecision precision = GemmPrecision::F32);
 
 /// Emits the GEMM kernel for `desc` with `config`.
 llvm::Expected<EmittedKernel> emitGemmKernel(const GemmDesc &desc,

@@ -34,8 +34,10 @@ struct MicroKernelShape {
   double bSliverL1dShare = 0.5;
 };
 
-/// The register blocks for an ISA, preferred first.
-llvm::ArrayRef<MicroKernelShape> microKernelTable(VectorIsa isa);
+/// The register blocks for an ISA and operand precision, preferred first
+/// (bf16: AVX512-BF16's, empty for other ISAs).
+llvm::ArrayRef<MicroKernelShape>
+microKernelTable(VectorIsa isa, GemmPrecision precision = GemmPrecision::F32);
 
 /// The analytical config for `desc` on `target`, blocking clamped to the
 /// problem. Error when the target has no supported vector ISA.

@@ -39,6 +39,17 @@ namespace qimeng {
 /// and `m` is the representative M its blocking was chosen and tuned for.
 enum class GemmBias { None, Columns, Rows };
 
+/// Element types of a GEMM's operands: A and B as stored, C and the
+/// accumulation.
+enum class GemmPrecision {
+  F32,  ///< f32 x f32 -> f32
+  Bf16, ///< bf16 x bf16 -> f32: every product exact in f32, the sums in f32
+        ///< (OpenBLAS's sbgemm, linalg.matmul on bf16 operands into f32)
+};
+
+/// "f32", "bf16".
+llvm::StringRef precisionName(GemmPrecision precision);
+
 struct GemmDesc {
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;
@@ -49,6 +60,7 @@ struct GemmDesc {
   bool dynamicM = false;          ///< M read at run time; `m` is representative
   GemmBias bias = GemmBias::None; ///< epilogue: + bias[j]
   bool relu = false;              ///< epilogue: max(x, 0), after the bias
+  GemmPrecision precision = GemmPrecision::F32;
 
   bool hasEpilogue() const { return bias != GemmBias::None || relu; }
 
@@ -69,6 +81,11 @@ struct GemmDesc {
 
   double flops() const { return 2.0 * m * n * k; }
 
+  /// Bytes of one element of A and B as stored (C is f32).
+  int64_t operandElementBytes() const {
+    return precision == GemmPrecision::Bf16 ? 2 : 4;
+  }
+
   /// Whether NR-wide slivers of B can be read where B lies (B in place, or
   /// packed by the tiles): B not transposed and N a multiple of nr.
   bool bSliversInPlace(int nr) const { return !transB && n % nr == 0; }
@@ -84,14 +101,15 @@ struct GemmDesc {
   /// Stable, readable key: "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn", with "_b0"
   /// appended for overwrite; "sgemm_m7_n5_k3_ldrt_nn" for run-time leading
   /// dimensions; "_mrt" after the transposes for a run-time M; "_bias",
-  /// "_relu" at the end for an epilogue.
+  /// "_relu" at the end for an epilogue; "sbgemm_..." for bf16 operands.
   std::string str() const;
 
   bool operator==(const GemmDesc &o) const {
     return m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
            ldc == o.ldc && transA == o.transA && transB == o.transB &&
            overwrite == o.overwrite && runtimeLd == o.runtimeLd &&
-           dynamicM == o.dynamicM && bias == o.bias && relu == o.relu;
+           dynamicM == o.dynamicM && bias == o.bias && relu == o.relu &&
+           precision == o.precision;
   }
 };
 

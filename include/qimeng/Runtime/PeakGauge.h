@@ -43,13 +43,15 @@ public:
   /// "best of 3 probes, 2.1% apart".
   std::string describe() const;
 
-  /// The process's gauge for this host's `isa`: the emitter's fma_peak
-  /// probe run in qimeng-runner, probed `initialProbes` times on first use,
-  /// then the same gauge (and the probes that raised it since) for the
-  /// rest of the process.
+  /// The process's gauge for this host's `isa` and the kernels'
+  /// `precision` (bf16: VDPBF16PS chains, twice the FMA's flops): the
+  /// emitter's fma_peak probe run in qimeng-runner, probed `initialProbes`
+  /// times on first use, then the same gauge (and the probes that raised it
+  /// since) for the rest of the process.
   static llvm::Expected<PeakGauge *>
   forHost(VectorIsa isa, const EmitterOptions &emitter,
-          const IsolatedValidationOptions &runner, int initialProbes = 3);
+          const IsolatedValidationOptions &runner, int initialProbes = 3,
+          GemmPrecision precision = GemmPrecision::F32);
 
 private:
   Probe probe_;

@@ -84,6 +84,27 @@ inline uint32_t bitsOf(float f) {
   return bits;
 }
 
+/// The bf16 nearest `f` (round to nearest, ties to even), as its 16 bits:
+/// the upper half of the f32 after rounding. NaN stays a quiet NaN.
+inline uint16_t bf16BitsOf(float f) {
+  uint32_t bits = bitsOf(f);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return uint16_t((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return uint16_t(bits >> 16);
+}
+
+/// The f32 value of bf16 bits (exact: bf16 is f32's upper half).
+inline float floatOfBf16(uint16_t h) {
+  const uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+/// `f` rounded to bf16, as a float.
+inline float roundToBf16(float f) { return floatOfBf16(bf16BitsOf(f)); }
+
 inline bool isSentinel(const float *p) {
   uint32_t bits;
   std::memcpy(&bits, p, sizeof(bits));

@@ -1,0 +1,222 @@
+// bf16 operands as torch-mlir emits them for a bf16 model: a zero-filled
+// f32 accumulator, linalg.matmul on bf16 x bf16 -> f32 (linalg extends the
+// inputs, so each product is exact in f32), then arith.truncf back to bf16;
+// a batch_matmul of the same kind, and a generic contraction that extends
+// its inputs in its body. On tensors, bufferized with one-shot-bufferize's
+// function boundaries (dynamic strides). The contractions become sbgemm
+// kernels (AVX512-BF16's VDPBF16PS), the truncf stays; run with and
+// without the pass and compared exactly (small-integer inputs, exact in
+// bf16 and in every f32 sum).
+// REQUIRES: host-avx512f, host-avx512bw, host-avx512bf16
+// RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
+// RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
+// RUN: %qimeng-opt %t.default.mlir --qimeng-tensorop -o %t.v1.mlir
+// RUN: FileCheck %s < %t.v1.mlir
+// RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
+// RUN: diff %t.reference %t.v1
+// RUN: FileCheck %s --check-prefix=OUT < %t.reference
+//
+// On tensors, before bufferization:
+// RUN: %qimeng-opt %s --qimeng-tensorop | %mlir-opt --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
+//
+// The kernels are what ran: broken ones (validation off) change the output.
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=validate=false test-inject-fault=drop-k' \
+// RUN:   | %mlir-opt %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
+// RUN: not diff %t.reference %t.fault > /dev/null
+//
+// A product rounded to bf16 before the sum is another computation: left
+// alone, with the reason.
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+
+// CHECK-LABEL: func.func @linear_bf16(
+// CHECK-NOT:     linalg.fill
+// CHECK-NOT:     linalg.matmul
+// CHECK:         llvm.call @qm_sbgemm_67x45x33_nn_b0_ldrt_
+// CHECK:         linalg.generic
+// CHECK:           arith.truncf
+// CHECK-LABEL: func.func @bmm_bf16(
+// CHECK-NOT:     linalg.batch_matmul
+// CHECK:         @qm_sbgemm_20x37x19_nn_ldrt_
+// CHECK-LABEL: func.func @generic_bf16(
+// CHECK:         llvm.call @qm_sbgemm_9x70x131_nn_ldrt_
+// CHECK-LABEL: func.func @product_in_bf16(
+// CHECK:         linalg.generic
+// CHECK: llvm.func internal @qm_sbgemm_
+
+// REMARK: remark: not accelerated: the products are rounded to bf16 before the f32 sum
+
+// OUT-COUNT-4: rank = {{[23]}}
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+func.func @linear_bf16(%x: tensor<67x33xbf16>, %w: tensor<33x45xbf16>) -> tensor<67x45xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tensor.empty() : tensor<67x45xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<67x45xf32>) -> tensor<67x45xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<67x33xbf16>, tensor<33x45xbf16>) outs(%acc : tensor<67x45xf32>) -> tensor<67x45xf32>
+  %out0 = tensor.empty() : tensor<67x45xbf16>
+  %out = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<67x45xf32>) outs(%out0 : tensor<67x45xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<67x45xbf16>
+  return %out : tensor<67x45xbf16>
+}
+
+func.func @bmm_bf16(%a: tensor<3x20x19xbf16>, %b: tensor<3x19x37xbf16>, %c: tensor<3x20x37xf32>) -> tensor<3x20x37xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<3x20x19xbf16>, tensor<3x19x37xbf16>) outs(%c : tensor<3x20x37xf32>) -> tensor<3x20x37xf32>
+  return %r : tensor<3x20x37xf32>
+}
+
+func.func @generic_bf16(%a: tensor<9x131xbf16>, %b: tensor<131x70xbf16>, %c: tensor<9x70xf32>) -> tensor<9x70xf32> {
+  %r = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<9x131xbf16>, tensor<131x70xbf16>) outs(%c : tensor<9x70xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<9x70xf32>
+  return %r : tensor<9x70xf32>
+}
+
+func.func @product_in_bf16(%a: tensor<4x8xbf16>, %b: tensor<8x5xbf16>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %r = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<4x8xbf16>, tensor<8x5xbf16>) outs(%c : tensor<4x5xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %p = arith.mulf %x, %y : bf16
+    %pf = arith.extf %p : bf16 to f32
+    %s = arith.addf %acc, %pf : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}
+
+// (i * x + j * y) mod 7 - 3: small integers, exact in bf16.
+func.func private @pattern2(%t: tensor<?x?xbf16>, %x: index, %y: index) -> tensor<?x?xbf16> {
+  %r = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%t : tensor<?x?xbf16>) {
+  ^bb0(%o: bf16):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %ix = arith.muli %i, %x : index
+    %jy = arith.muli %j, %y : index
+    %s = arith.addi %ix, %jy : index
+    %c7 = arith.constant 7 : index
+    %m = arith.remui %s, %c7 : index
+    %mi = arith.index_cast %m : index to i64
+    %c3 = arith.constant 3 : i64
+    %v = arith.subi %mi, %c3 : i64
+    %f = arith.sitofp %v : i64 to bf16
+    linalg.yield %f : bf16
+  } -> tensor<?x?xbf16>
+  return %r : tensor<?x?xbf16>
+}
+
+func.func private @matrix(%rows: index, %cols: index, %x: index, %y: index) -> tensor<?x?xbf16> {
+  %e = tensor.empty(%rows, %cols) : tensor<?x?xbf16>
+  %r = call @pattern2(%e, %x, %y) : (tensor<?x?xbf16>, index, index) -> tensor<?x?xbf16>
+  return %r : tensor<?x?xbf16>
+}
+
+func.func private @widen(%t: tensor<?x?xbf16>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d0 = tensor.dim %t, %c0 : tensor<?x?xbf16>
+  %d1 = tensor.dim %t, %c1 : tensor<?x?xbf16>
+  %e = tensor.empty(%d0, %d1) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<?x?xbf16>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%v: bf16, %o: f32):
+    %f = arith.extf %v : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+func.func private @printMemrefF32(memref<*xf32>)
+
+func.func private @print2(%t: tensor<?x?xf32>) {
+  %m = bufferization.to_buffer %t : tensor<?x?xf32> to memref<?x?xf32>
+  %u = memref.cast %m : memref<?x?xf32> to memref<*xf32>
+  call @printMemrefF32(%u) : (memref<*xf32>) -> ()
+  return
+}
+
+func.func @main() {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c9 = arith.constant 9 : index
+  %c19 = arith.constant 19 : index
+  %c20 = arith.constant 20 : index
+  %c33 = arith.constant 33 : index
+  %c37 = arith.constant 37 : index
+  %c45 = arith.constant 45 : index
+  %c57 = arith.constant 57 : index
+  %c60 = arith.constant 60 : index
+  %c67 = arith.constant 67 : index
+  %c70 = arith.constant 70 : index
+  %c131 = arith.constant 131 : index
+
+  %xd = call @matrix(%c67, %c33, %c3, %c5) : (index, index, index, index) -> tensor<?x?xbf16>
+  %wd = call @matrix(%c33, %c45, %c2, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
+  %x = tensor.cast %xd : tensor<?x?xbf16> to tensor<67x33xbf16>
+  %w = tensor.cast %wd : tensor<?x?xbf16> to tensor<33x45xbf16>
+  %y = call @linear_bf16(%x, %w) : (tensor<67x33xbf16>, tensor<33x45xbf16>) -> tensor<67x45xbf16>
+  %yd = tensor.cast %y : tensor<67x45xbf16> to tensor<?x?xbf16>
+  %yf = call @widen(%yd) : (tensor<?x?xbf16>) -> tensor<?x?xf32>
+  call @print2(%yf) : (tensor<?x?xf32>) -> ()
+
+  // batch_matmul: three 20x19 by 19x37 products into a C of 1s.
+  %ad = call @matrix(%c60, %c19, %c1, %c2) : (index, index, index, index) -> tensor<?x?xbf16>
+  %bd = call @matrix(%c57, %c37, %c2, %c5) : (index, index, index, index) -> tensor<?x?xbf16>
+  %as = tensor.cast %ad : tensor<?x?xbf16> to tensor<60x19xbf16>
+  %bs = tensor.cast %bd : tensor<?x?xbf16> to tensor<57x37xbf16>
+  %a = tensor.expand_shape %as [[0, 1], [2]] output_shape [3, 20, 19] : tensor<60x19xbf16> into tensor<3x20x19xbf16>
+  %b = tensor.expand_shape %bs [[0, 1], [2]] output_shape [3, 19, 37] : tensor<57x37xbf16> into tensor<3x19x37xbf16>
+  %one = arith.constant 1.0 : f32
+  %c0e = tensor.empty() : tensor<3x20x37xf32>
+  %c0f = linalg.fill ins(%one : f32) outs(%c0e : tensor<3x20x37xf32>) -> tensor<3x20x37xf32>
+  %bmm = call @bmm_bf16(%a, %b, %c0f) : (tensor<3x20x19xbf16>, tensor<3x19x37xbf16>, tensor<3x20x37xf32>) -> tensor<3x20x37xf32>
+  %bmmm = bufferization.to_buffer %bmm : tensor<3x20x37xf32> to memref<3x20x37xf32>
+  %bmmu = memref.cast %bmmm : memref<3x20x37xf32> to memref<*xf32>
+  call @printMemrefF32(%bmmu) : (memref<*xf32>) -> ()
+
+  // The generic contraction, into a C of 2s.
+  %gad = call @matrix(%c9, %c131, %c5, %c1) : (index, index, index, index) -> tensor<?x?xbf16>
+  %gbd = call @matrix(%c131, %c70, %c4, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
+  %ga = tensor.cast %gad : tensor<?x?xbf16> to tensor<9x131xbf16>
+  %gb = tensor.cast %gbd : tensor<?x?xbf16> to tensor<131x70xbf16>
+  %two = arith.constant 2.0 : f32
+  %gce = tensor.empty() : tensor<9x70xf32>
+  %gc = linalg.fill ins(%two : f32) outs(%gce : tensor<9x70xf32>) -> tensor<9x70xf32>
+  %g = call @generic_bf16(%ga, %gb, %gc) : (tensor<9x131xbf16>, tensor<131x70xbf16>, tensor<9x70xf32>) -> tensor<9x70xf32>
+  %gd = tensor.cast %g : tensor<9x70xf32> to tensor<?x?xf32>
+  call @print2(%gd) : (tensor<?x?xf32>) -> ()
+
+  // The product in bf16 (left alone): 4x8 by 8x5 into zeros.
+  %c8 = arith.constant 8 : index
+  %pad = call @matrix(%c4, %c8, %c1, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
+  %pa = tensor.cast %pad : tensor<?x?xbf16> to tensor<4x8xbf16>
+  %pbd = call @matrix(%c8, %c5, %c2, %c1) : (index, index, index, index) -> tensor<?x?xbf16>
+  %pb = tensor.cast %pbd : tensor<?x?xbf16> to tensor<8x5xbf16>
+  %zero = arith.constant 0.0 : f32
+  %pce = tensor.empty() : tensor<4x5xf32>
+  %pc = linalg.fill ins(%zero : f32) outs(%pce : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %p = call @product_in_bf16(%pa, %pb, %pc) : (tensor<4x8xbf16>, tensor<8x5xbf16>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  %pd = tensor.cast %p : tensor<4x5xf32> to tensor<?x?xf32>
+  call @print2(%pd) : (tensor<?x?xf32>) -> ()
+  return
+}
