@@ -146,13 +146,17 @@ public:
     dnnl_dims_t srcStrides = {d.transA ? 1 : d.lda, d.transA ? d.lda : 1};
     dnnl_dims_t weiStrides = {d.transB ? 1 : d.ldb, d.transB ? d.ldb : 1};
     dnnl_dims_t dstStrides = {d.ldc, 1};
-    for (auto [md, dims, strides, what] :
-         {std::tuple{&srcMd, srcDims, srcStrides, "src memory desc"},
-          {&weiMd, weiDims, weiStrides, "weights memory desc"},
-          {&dstMd, dstDims, dstStrides, "dst memory desc"}})
-      if (auto e = check(api.dnnl_memory_desc_init_by_strides(
-                             md, 2, dims, dnnl_f32, strides),
-                         what))
+    // bf16 x bf16 -> f32 as ours: bf16 source and weights, f32 destination
+    // (oneDNN accumulates in f32).
+    const dnnl_data_type_t in =
+        d.precision == GemmPrecision::Bf16 ? dnnl_bf16 : dnnl_f32;
+    for (auto [md, dims, strides, type, what] :
+         {std::tuple{&srcMd, srcDims, srcStrides, in, "src memory desc"},
+          {&weiMd, weiDims, weiStrides, in, "weights memory desc"},
+          {&dstMd, dstDims, dstStrides, dnnl_f32, "dst memory desc"}})
+      if (auto e = check(
+              api.dnnl_memory_desc_init_by_strides(md, 2, dims, type, strides),
+              what))
         return e;
     dnnl_matmul_desc_t md;
     if (auto e = check(
@@ -402,8 +406,10 @@ std::string OneDnnGemm::version() const { return lib->version(); }
 
 std::string OneDnnGemm::describe() const {
   return lib->describe() +
-         ", fp32 matmul primitive made once per shape outside the timing, "
-         "operands as they lie (strides), sum post-op (dst += src * weights)";
+         ", matmul primitive (fp32, or bf16 source and weights into an f32 "
+         "destination for --dtype bf16) made once per shape outside the "
+         "timing, operands as they lie (strides), sum post-op (dst += src * "
+         "weights)";
 }
 
 llvm::Error OneDnnGemm::prepare(const GemmDesc &desc) {

@@ -11,6 +11,7 @@
 #include <cblas.h>
 #include <chrono>
 #include <cstdio>
+#include <dlfcn.h>
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -171,7 +172,33 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
   // OpenBLAS computes with `threads` in every peer's process: libxsmm hands
   // the shapes it has no kernel for to it.
   openblas_set_num_threads(threads);
-  if (peer == "openblas") {
+  const bool bf16 = !conv && g.precision == GemmPrecision::Bf16;
+  if (bf16 && (peer == "blis" || peer == "libxsmm"))
+    return llvm::createStringError(
+        "no bf16 GEMM compared (BLIS 0.9 has none; libxsmm's bf16 kernels "
+        "are not wired into this benchmark)");
+  if (bf16 && peer == "openblas") {
+    // cblas_sbgemm exists only in builds with BUILD_BFLOAT16 (Debian's
+    // 0.3.21 has none): looked up, not linked.
+    using SbgemmFn =
+        void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint,
+                 blasint, blasint, float, const uint16_t *, blasint,
+                 const uint16_t *, blasint, float, float *, blasint);
+    auto sbgemm =
+        reinterpret_cast<SbgemmFn>(dlsym(RTLD_DEFAULT, "cblas_sbgemm"));
+    if (!sbgemm)
+      return llvm::createStringError(
+          "this OpenBLAS exports no cblas_sbgemm (built without "
+          "BUILD_BFLOAT16)");
+    OpenBlasSelection sel = openBlasSelection();
+    lp.info.label = "OpenBLAS sbgemm";
+    lp.info.describe = sel.describe() + ", config '" + sel.config + "'";
+    lp.validationCall = [g, sbgemm](const float *a, const float *b, float *c) {
+      sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.m, g.n, g.k, 1.0f,
+             reinterpret_cast<const uint16_t *>(a), g.lda,
+             reinterpret_cast<const uint16_t *>(b), g.ldb, 1.0f, c, g.ldc);
+    };
+  } else if (peer == "openblas") {
     OpenBlasSelection sel = openBlasSelection();
     lp.info.label = conv ? "im2col + OpenBLAS sgemm" : "OpenBLAS";
     lp.info.describe = sel.describe() + ", config '" + sel.config + "'";
@@ -286,6 +313,20 @@ double now() {
 
 } // namespace
 
+void qimeng::fillTimingOperands(GuardedBuffer &a, GuardedBuffer &b, bool bf16) {
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (GuardedBuffer *buf : {&a, &b}) {
+    auto *bits = reinterpret_cast<uint16_t *>(buf->data());
+    for (int64_t j = 0; j < buf->size(); ++j) {
+      if (bf16)
+        bits[j] = validation::bf16BitsOf(dist(rng));
+      else
+        buf->data()[j] = dist(rng);
+    }
+  }
+}
+
 int qimeng::servePeerWorker() {
   // The benchmark binds its own OpenMP threads, its main thread among them,
   // and this process inherited that thread's CPU: let it run on all of
@@ -361,11 +402,8 @@ int qimeng::servePeerWorker() {
       return 1;
     operands.push_back(std::move(*b));
   }
-  std::mt19937 rng(42);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  for (int i = 0; i < 2; ++i)
-    for (int64_t j = 0; j < operands[i].size(); ++j)
-      operands[i].data()[j] = dist(rng);
+  fillTimingOperands(operands[0], operands[1],
+                     !conv && g.precision == GemmPrecision::Bf16);
   std::fill_n(operands[2].data(), operands[2].size(), 0.0f);
   if (lp.beforeTiming)
     if (llvm::Error e = lp.beforeTiming(operands[1].data())) {

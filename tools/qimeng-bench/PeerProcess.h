@@ -27,6 +27,7 @@
 
 #include "qimeng/Kernel/KernelProblem.h"
 #include "qimeng/Runtime/Benchmark.h"
+#include "qimeng/Runtime/GemmValidator.h"
 #include "qimeng/Support/Coprocess.h"
 #include "llvm/Support/Error.h"
 #include <optional>
@@ -95,6 +96,12 @@ struct PeerResult {
 /// The --peer-worker mode: serves the protocol above on stdin and stdout
 /// for this process's life. Returns the exit code.
 int servePeerWorker();
+
+/// The timing operands of a GEMM or convolution, the same values in the
+/// benchmark and every peer process (seed 42, uniform in [-1, 1)): the
+/// first operand's elements, then the second's; with `bf16` as bf16 values
+/// in the first half of each buffer (one element per bf16 of its size).
+void fillTimingOperands(GuardedBuffer &a, GuardedBuffer &b, bool bf16);
 
 } // namespace qimeng
 

@@ -51,8 +51,17 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory benchCategory("qimeng-bench options");
 static cl::opt<std::string>
-    opKind("op", cl::desc("Operation: sgemm, or conv2d (with --suite)"),
+    opKind("op",
+           cl::desc("Operation: gemm (also spelt sgemm), or conv2d (with "
+                    "--suite)"),
            cl::init("sgemm"), cl::cat(benchCategory));
+static cl::opt<std::string> dtypeOpt(
+    "dtype",
+    cl::desc("GEMM operand type: f32, or bf16 (bf16 A and B, f32 C and "
+             "accumulation: ours' AVX512-BF16 kernels against oneDNN's bf16 "
+             "matmul and OpenBLAS's sbgemm where the build has it; one "
+             "thread)"),
+    cl::init("f32"), cl::cat(benchCategory));
 static cl::opt<std::string>
     suiteOpt("suite",
              cl::desc("conv2d layers to run: resnet50 (ResNet-50's 3x3 "
@@ -278,9 +287,21 @@ int main(int argc, char **argv) {
       "(docs/KernelContract.md):\n--variant ld=runtime compares the two "
       "forms of the same kernel.\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
+  if (opKind == "gemm")
+    opKind = "sgemm";
   if (opKind != "sgemm" && opKind != "conv2d")
     exitOnErr(llvm::createStringError("unsupported --op '" + opKind +
-                                      "'; expected sgemm or conv2d"));
+                                      "'; expected gemm or conv2d"));
+  if (dtypeOpt != "f32" && dtypeOpt != "bf16")
+    exitOnErr(llvm::createStringError("unsupported --dtype '" + dtypeOpt +
+                                      "'; expected f32 or bf16"));
+  const GemmPrecision precision =
+      dtypeOpt == "bf16" ? GemmPrecision::Bf16 : GemmPrecision::F32;
+  if (precision != GemmPrecision::F32 &&
+      (opKind != "sgemm" || threadsOpt != 1 || transOpt != "nn"))
+    exitOnErr(llvm::createStringError(
+        "--dtype bf16 benchmarks GEMMs on one thread with A and B as stored "
+        "(--op gemm --threads 1 --transpose nn)"));
   if (runsOpt < 7)
     exitOnErr(llvm::createStringError("--runs must be at least 7"));
   if (threadsOpt < 1)
@@ -341,7 +362,9 @@ int main(int argc, char **argv) {
         "this host has no vector isa our emitters support"));
   // The peak probe runs in qimeng-runner, like every generated kernel; the
   // best of several probes (PeakGauge).
-  PeakGauge *gauge = exitOnErr(PeakGauge::forHost(isa, emitter, runner));
+  // The peak of the instructions the kernels run: FMAs, or VDPBF16PS.
+  PeakGauge *gauge = exitOnErr(
+      PeakGauge::forHost(isa, emitter, runner, /*initialProbes=*/3, precision));
   double corePeak = gauge->gflops();
   double peak = corePeak * threadsOpt;
   double bandwidth = measureReadBandwidthGBps(threadsOpt);
@@ -379,8 +402,10 @@ int main(int argc, char **argv) {
   // columns' header lines come from workers that load the libraries.
   std::vector<PeerColumn> columns;
   {
-    KernelProblem first(GemmDesc::packed(shapes[0].m, shapes[0].n, shapes[0].k,
-                                         trans[0] == 't', trans[1] == 't'));
+    GemmDesc firstDesc = GemmDesc::packed(shapes[0].m, shapes[0].n, shapes[0].k,
+                                          trans[0] == 't', trans[1] == 't');
+    firstDesc.precision = precision;
+    KernelProblem first(firstDesc);
     int t = int(threadsOpt);
     columns.push_back(describeColumn("openblas", "OpenBLAS", "openblas", "path",
                                      first, t, asDetected));
@@ -393,7 +418,7 @@ int main(int argc, char **argv) {
   }
   if (!jsonOpt) {
     llvm::outs() << llvm::formatv(
-        "qimeng-bench: sgemm {0}, {1} thread(s), C += A*B (beta = 1), median "
+        "qimeng-bench: {4} {0}, {1} thread(s), C += A*B (beta = 1), median "
         "of {2} interleaved rounds (each after an untimed call{3}); each peer "
         "in a process of its own\n",
         trans, threadsOpt, unsigned(runsOpt),
@@ -401,12 +426,16 @@ int main(int argc, char **argv) {
             ? llvm::formatv(" that follows a {0} ms pause",
                             int(settleSeconds(threadsOpt) * 1000 + 0.5))
                   .str()
-            : std::string());
+            : std::string(),
+        precision == GemmPrecision::Bf16
+            ? "sbgemm (bf16 A and B, f32 C, products exact, sums in f32)"
+            : "sgemm");
     llvm::outs() << llvm::formatv(
-        "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core ({3}, "
+        "host: {0} ({1}); {7} peak measured: {2:F1} GFLOPS per core ({3}, "
         "{6}), {4:F1} for {5} thread(s)\n",
         host.cpu, host.triple, corePeak, isaName(isa), peak,
-        unsigned(threadsOpt), gauge->describe());
+        unsigned(threadsOpt), gauge->describe(),
+        precision == GemmPrecision::Bf16 ? "VDPBF16PS" : "FMA");
     llvm::outs() << llvm::formatv(
         "memory read bandwidth measured: {0:F1} GB/s with {1} thread(s) "
         "(JSON rows give each shape's GB/s at its least traffic)\n",
@@ -433,6 +462,7 @@ int main(int argc, char **argv) {
   for (const Shape &sh : shapes) {
     GemmDesc desc =
         GemmDesc::packed(sh.m, sh.n, sh.k, trans[0] == 't', trans[1] == 't');
+    desc.precision = precision;
     GemmConfig config = exitOnErr(chooseGemmConfig(desc, host));
     if (!configOpt.empty())
       config =
@@ -460,7 +490,9 @@ int main(int argc, char **argv) {
         workers[i] = results[i].start(columns[i].peer, KernelProblem(desc),
                                       int(threadsOpt), asDetected);
     }
-    bool validated = ours.passed && workers[0].has_value();
+    // OpenBLAS's column is the reference column where it has the op.
+    bool validated =
+        ours.passed && (workers[0].has_value() || !columns[0].available);
     allValid &= validated;
 
     double oursGflops = 0;
@@ -479,12 +511,7 @@ int main(int argc, char **argv) {
       auto ws =
           exitOnErr(GuardedBuffer::allocate(int64_t(wsBytes / 4 + 16), 0));
       // The operands every peer process makes too (seed 42).
-      std::mt19937 rng(42);
-      std::uniform_real_distribution<float> dist(-1, 1);
-      for (int64_t i = 0; i < desc.aSpan(); ++i)
-        a.data()[i] = dist(rng);
-      for (int64_t i = 0; i < desc.bSpan(); ++i)
-        b.data()[i] = dist(rng);
+      fillTimingOperands(a, b, desc.precision == GemmPrecision::Bf16);
       std::fill_n(c.data(), desc.cSpan(), 0.0f);
       std::vector<TimedCandidate> cands = {
           {"ours", [&] {
@@ -529,7 +556,8 @@ int main(int argc, char **argv) {
     double ratioBestOther = bestOther > 0 ? oursGflops / bestOther : 0;
     if (jsonOpt) {
       nlohmann::json row = {
-          {"op", "sgemm"},
+          {"op", precision == GemmPrecision::Bf16 ? "sbgemm" : "sgemm"},
+          {"dtype", precisionName(precision).str()},
           {"m", sh.m},
           {"n", sh.n},
           {"k", sh.k},
@@ -558,6 +586,12 @@ int main(int argc, char **argv) {
           {"openblas_forced", !openBlas.requested.empty()}};
       if (!ours.passed)
         row["failure"] = ours.failure;
+      // No OpenBLAS figures where it has no such GEMM (bf16 without
+      // cblas_sbgemm), rather than zeros.
+      if (!columns[0].available)
+        for (const char *key :
+             {"openblas_gflops", "ratio", "openblas_gbps", "openblas_pct_peak"})
+          row.erase(key);
       for (size_t i = 0; i < columns.size(); ++i) {
         const PeerColumn &col = columns[i];
         const PeerResult &r = results[i];
