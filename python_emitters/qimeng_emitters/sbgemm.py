@@ -39,6 +39,7 @@ from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 from .fields import (bool_field, check_known, check_target_features,
                      int_field)
+from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
 from .x86 import SYSV, Asm, back, check_disp, fwd
 
 # Workspace (bytes from its pointer): the header of docs/KernelContract.md,
@@ -51,8 +52,10 @@ INDEX_OFFSET = 128          # 32 words: B(k, j) to word 2j, B(k+1, j) to 2j+1
 COUNTS_OFFSET = 192         # per kc block: see _COUNT_SLOTS
 AP_OFFSET = 256
 
-# Per-kc-block counts the packs and the K loop read (int64 slots).
-PAIRS, ODD, PAD_PAIRS, ITERATIONS = (COUNTS_OFFSET + 8 * i for i in range(4))
+# Per-kc-block counts the packs and the K loop read (int64 slots), and the
+# pairs of the current A sliver that PACK A's transposes copied.
+PAIRS, ODD, PAD_PAIRS, ITERATIONS, VECTOR_PAIRS = (
+    COUNTS_OFFSET + 8 * i for i in range(5))
 
 #: Features the code needs: VDPBF16PS, word-granular masked loads
 #: (VMOVDQU16, VPERMT2W) and BZHI for the column masks.
@@ -306,7 +309,10 @@ def _emit_pack_b(asm, p):
 
 def _emit_pack_a(asm, p):
     """Ap: each MR-tall sliver of A[ic:ic+mb, pc:pc+kb], per pair of k the
-    MR dwords (A(i,k), A(i,k+1)); rows past mb zero. One row at a time:
+    MR dwords (A(i,k), A(i,k+1)); rows past mb zero. With MR a multiple of
+    8, a sliver of whole rows first has its pairs copied 8 at a time by 8 x
+    8 dword transposes (a pair is a dword: rows of 8 pairs in, 8 pairs of
+    8 rows out); then one row at a time, from the first pair not copied:
     its pairs are consecutive dwords of A, MR dwords apart in Ap."""
     row = asm.label("PACK A: next row")
     pairs = asm.label("PACK A: next pair")
@@ -315,6 +321,7 @@ def _emit_pack_a(asm, p):
     pad_loop = asm.label("PACK A: next zero pair")
     zero_rows = asm.label("PACK A: rows past mb")
     zero_loop = asm.label("PACK A: next zero dword")
+    pad_done = asm.label("PACK A: row copied")
     next_row = asm.label("PACK A: row done")
     done = asm.label("PACK A: done")
     step = p.mr * 4
@@ -327,24 +334,22 @@ def _emit_pack_a(asm, p):
     asm.ins(f"leaq {AP_OFFSET}({WS}), %rdx")      # this row's first dword
     asm.ins(f"xorl {IR}d, {IR}d")                   # row
     asm.ins(f"xorl {JR}d, {JR}d")                   # row within the sliver
+    asm.ins(f"movq $0, {VECTOR_PAIRS}({WS})")
     asm.ins("vpxord %xmm0, %xmm0, %xmm0")
     asm.place(row)
     asm.ins(f"cmpq {MB}, {IR}")
     asm.ins(f"jae {fwd(zero_rows)}")
-    asm.ins("movq %rsi, %rcx")
-    asm.ins("movq %rdx, %rdi")
-    if p.fault == "drop-k":
-        asm.comment("fault drop-k: the first pair of the row zeroed")
-        asm.ins("movl $0, (%rdi)")
-        asm.ins("addq $4, %rcx")
-        asm.ins(f"addq ${step}, %rdi")
-        asm.ins(f"movq {PAIRS}({WS}), %rax")
-        asm.ins("decq %rax")
-        asm.ins(f"jle {fwd(odd)}")
-    else:
-        asm.ins(f"movq {PAIRS}({WS}), %rax")
-        asm.ins("testq %rax, %rax")
-        asm.ins(f"jz {fwd(odd)}")
+    row_copy = asm.label("PACK A: this row's remaining pairs")
+    if p.mr % 8 == 0:
+        _emit_pack_a_transposed(asm, p, row_copy)
+    asm.place(row_copy)
+    asm.ins(f"movq {VECTOR_PAIRS}({WS}), %rax")
+    asm.ins("leaq (%rsi, %rax, 4), %rcx")
+    asm.ins(f"imulq ${step}, %rax, %rdi")
+    asm.ins("addq %rdx, %rdi")
+    asm.ins(f"subq {PAIRS}({WS}), %rax")
+    asm.ins("negq %rax")
+    asm.ins(f"jz {fwd(odd)}")
     asm.place(pairs)
     asm.ins("vmovd (%rcx), %xmm1")
     asm.ins("vmovd %xmm1, (%rdi)")
@@ -361,12 +366,16 @@ def _emit_pack_a(asm, p):
     asm.place(pad)
     asm.ins(f"movq {PAD_PAIRS}({WS}), %rax")
     asm.ins("testq %rax, %rax")
-    asm.ins(f"jz {fwd(next_row)}")
+    asm.ins(f"jz {fwd(pad_done)}")
     asm.place(pad_loop)
     asm.ins("movl $0, (%rdi)")
     asm.ins(f"addq ${step}, %rdi")
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(pad_loop)}")
+    asm.place(pad_done)
+    if p.fault == "drop-k":
+        asm.comment("fault drop-k: the first pair of the row zeroed")
+        asm.ins("movl $0, (%rdx)")
     asm.ins(f"jmp {fwd(next_row)}")
     asm.place(zero_rows)
     asm.ins("movq %rdx, %rdi")
@@ -394,6 +403,57 @@ def _emit_pack_a(asm, p):
     asm.ins(f"jb {back(row)}")
     asm.ins(f"testq {JR}, {JR}")
     asm.ins(f"jnz {back(row)}")
+
+
+def _emit_pack_a_transposed(asm, p, row_copy):
+    """At the first row of a sliver (JR = 0) whose MR rows all lie before
+    mb: its first pairs / 8 * 8 pairs, 8 at a time, by transposes (ymm0-15,
+    and xmm0 zeroed again after); their count into VECTOR_PAIRS, 0 for any
+    other sliver. %rsi is the sliver's first row, %rdx its packed base;
+    JR serves as the source pointer and is 0 again after."""
+    chunk = asm.label("PACK A: next 8 pairs of the sliver, transposed")
+    none = asm.label("PACK A: no transposed pairs in this sliver")
+    asm.ins(f"testq {JR}, {JR}")
+    asm.ins(f"jnz {fwd(row_copy)}")
+    asm.ins(f"movq $0, {VECTOR_PAIRS}({WS})")
+    asm.ins(f"leaq {p.mr}({IR}), %rax")
+    asm.ins(f"cmpq {MB}, %rax")
+    asm.ins(f"ja {fwd(row_copy)}")
+    asm.ins(f"movq {PAIRS}({WS}), %rax")
+    asm.ins("shrq $3, %rax")
+    asm.ins(f"jz {fwd(none)}")
+    asm.ins(f"movq %rsi, {JR}")
+    asm.ins("movq %rdx, %rdi")
+    asm.place(chunk)
+    for g in range(p.mr // 8):
+        asm.ins(f"movq {JR}, %rcx")
+        if g:
+            asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
+            asm.ins(f"imulq ${8 * g}, %rsi")
+            asm.ins("addq %rsi, %rcx")
+        for i in range(8):
+            asm.ins(f"vmovdqu (%rcx), %ymm{i}")
+            if i < 7:
+                asm.ins(f"addq {LD_BYTES_OFFSET}({WS}), %rcx")
+        emit_transpose_8x8(asm)
+        for j in range(8):
+            asm.ins(f"vmovdqu %ymm{8 + j}, {j * p.mr * 4 + g * 32}(%rdi)")
+    asm.ins(f"addq $32, {JR}")
+    asm.ins(f"addq ${8 * p.mr * 4}, %rdi")
+    asm.ins("decq %rax")
+    asm.ins(f"jnz {back(chunk)}")
+    asm.comment("restore the row pointer and the row counter")
+    asm.ins(f"movq {IC}, %rsi")
+    asm.ins(f"addq {IR}, %rsi")
+    asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rsi")
+    asm.ins(f"leaq (%rsi, {PC}, 2), %rsi")
+    asm.ins(f"addq 0({WS}), %rsi")
+    asm.ins(f"xorl {JR}d, {JR}d")
+    asm.ins(f"movq {PAIRS}({WS}), %rax")
+    asm.ins("andq $-8, %rax")
+    asm.ins(f"movq %rax, {VECTOR_PAIRS}({WS})")
+    asm.ins("vpxord %xmm0, %xmm0, %xmm0")
+    asm.place(none)
 
 
 def _acc(p, i, v):

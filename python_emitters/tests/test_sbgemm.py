@@ -170,6 +170,11 @@ class ExecutionTest(unittest.TestCase):
             # Panels of 256 columns and more: column counts past BZHI's
             # 8-bit index.
             "wide_panels": request(m=9, n=600, k=20, nc=576),
+            # Slivers of whole rows with 8 pairs or more: A packed by
+            # transposes, the rest of each row one pair at a time.
+            "transposed_a": request(m=37, n=45, k=77, kc=40, mc=24),
+            "transposed_a_16_rows": request(m=40, n=20, k=99, mr=16, nr=16,
+                                            kc=64, mc=32, nc=32),
             "immediate_lds": request(runtime_ld=None, lda=32, ldb=50,
                                      ldc=52),
         }
