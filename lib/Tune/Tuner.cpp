@@ -49,7 +49,11 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
   options.seed = request.seed;
   int budget = request.budget.trials;
   std::string shape = request.problem.shape();
+  // The progress lines name the element types too ("sbgemm" for bf16).
   std::string op = request.problem.opName().str();
+  if (!request.problem.conv() &&
+      request.problem.gemm().precision == GemmPrecision::Bf16)
+    op = "sbgemm";
   if (request.progress) {
     options.onTrial = [&](const Trial &t, const SearchHistory &h) {
       const Trial *best = h.best();

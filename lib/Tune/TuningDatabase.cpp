@@ -122,6 +122,7 @@ TuningKey TuningKey::forGemm(const GemmDesc &desc, const Target &target,
                              llvm::StringRef generatorVersion, int threads) {
   TuningKey key;
   key.desc = desc;
+  key.dtype = precisionName(desc.precision).str();
   key.triple = target.triple;
   key.cpu = target.cpu;
   key.features = target.featureString();

@@ -168,6 +168,18 @@ TEST_F(TuningDatabaseTest, ForGemmFillsTheTarget) {
   EXPECT_EQ(key.desc, GemmDesc::packed(512, 512, 256));
 }
 
+/// The same shape on bf16 operands is another key: dtype and the
+/// descriptor say so, and the hashes differ.
+TEST_F(TuningDatabaseTest, Bf16OperandsAreAnotherKey) {
+  GemmDesc d = GemmDesc::packed(512, 512, 256);
+  d.precision = GemmPrecision::Bf16;
+  TuningKey bf16 = TuningKey::forGemm(d, testTarget(), "7", 1);
+  EXPECT_EQ(bf16.dtype, "bf16");
+  EXPECT_NE(bf16.hash(), TuningKey::forGemm(GemmDesc::packed(512, 512, 256),
+                                            testTarget(), "7", 1)
+                             .hash());
+}
+
 TEST_F(TuningDatabaseTest, CanonicalAndHashAreDeterministic) {
   TuningKey a = testKey(), b = testKey();
   EXPECT_EQ(a.canonical(), b.canonical());

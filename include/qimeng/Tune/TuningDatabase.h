@@ -30,7 +30,7 @@ struct TuningKey {
   /// The convolution's layout, shape, strides, dilations and input strides
   /// (op "sconv2d").
   std::optional<ConvDesc> conv;
-  std::string dtype = "f32";
+  std::string dtype = "f32"; ///< A's and B's: "f32" or "bf16" (precisionName)
   std::string semantics = "accumulate"; ///< C += A*B (linalg.matmul)
   std::string triple, cpu, features;    ///< target; features as "+a,+b"
   std::string generatorVersion;         ///< qimeng_emitters GENERATOR_VERSION
