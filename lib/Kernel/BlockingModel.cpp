@@ -251,9 +251,9 @@ static llvm::Expected<GemmConfig> bf16Config(const KernelProblem &problem,
                       "{0} ({1}) lacks",
                       target.triple, target.cpu)
             .str());
-  if (desc.transA || desc.transB || desc.dynamicM || desc.hasEpilogue())
+  if (desc.dynamicM || desc.hasEpilogue())
     return llvm::createStringError(
-        "bf16 GEMM takes A and B as stored, a static M and no epilogue yet");
+        "bf16 GEMM takes a static M and no epilogue yet");
   const MicroKernelShape &shape = kAvx512Bf16Shapes[0];
   GemmConfig c;
   c.isa = shape.isa;

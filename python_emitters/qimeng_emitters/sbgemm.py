@@ -98,10 +98,10 @@ class Params:
         self.m = int_field(request, "m")
         self.n = int_field(request, "n")
         self.k = int_field(request, "k")
-        if bool_field(request, "trans_a") or bool_field(request, "trans_b"):
-            raise RequestError(
-                "sbgemm kernels take A and B as stored row-major (no "
-                "transposes yet)")
+        # A stored K x M, B stored N x K: the packs swap roles (a
+        # transposed operand is packed as the other one as stored).
+        self.trans_a = bool_field(request, "trans_a")
+        self.trans_b = bool_field(request, "trans_b")
         self.overwrite = bool_field(request, "overwrite")
         self.runtime_ld = bool_field(request, "runtime_ld")
         if self.runtime_ld:
@@ -113,10 +113,12 @@ class Params:
                     "(got " + ", ".join(given) + ")")
             self.lda = self.ldb = self.ldc = None
         else:
-            self.lda = int_field(request, "lda", minimum=self.k,
-                                  default=self.k)
-            self.ldb = int_field(request, "ldb", minimum=self.n,
-                                  default=self.n)
+            a_cols = self.m if self.trans_a else self.k
+            b_cols = self.k if self.trans_b else self.n
+            self.lda = int_field(request, "lda", minimum=a_cols,
+                                  default=a_cols)
+            self.ldb = int_field(request, "ldb", minimum=b_cols,
+                                  default=b_cols)
             self.ldc = int_field(request, "ldc", minimum=self.n,
                                   default=self.n)
         self.mr = int_field(request, "mr")
@@ -178,7 +180,8 @@ class Params:
             f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
-        return (f"qm_sbgemm_{self.m}x{self.n}x{self.k}_nn"
+        trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
+        return (f"qm_sbgemm_{self.m}x{self.n}x{self.k}_{trans}"
                 f"{'_b0' if self.overwrite else ''}{lds}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}{fault}"
@@ -198,17 +201,23 @@ def _min_into(asm, dst, limit):
     asm.ins(f"cmovaq %rax, {dst}")
 
 
-def _column_masks(asm, p, columns):
-    """k1..k_nv: the lanes of each vector of a sliver that lie before N,
-    from `columns` (a 32-bit register: columns left, >= 1), each count
-    clamped to [0, 16] (BZHI reads only its index's low byte). Clobbers
+def _lane_masks(asm, p, lanes_left, vectors, width):
+    """k1..k<vectors>: the lanes of each 16-lane vector of a sliver `width`
+    lanes wide that lie before the edge, from `lanes_left` (a 32-bit
+    register, >= 1): min(lanes_left, width) - 16 v, clamped to [0, 16]
+    (BZHI reads only its index's low byte); all lanes with the
+    write-past-edge fault (the packs then read past the edge too, so that
+    what the C update writes there differs from what was there). Clobbers
     %eax, %edx."""
-    for v in range(p.nv):
+    for v in range(vectors):
         if p.fault == "write-past-edge":
             asm.ins("movl $-1, %eax")
             asm.ins(f"kmovw %eax, %k{v + 1}")
             continue
-        asm.ins(f"movl {columns}, %eax")
+        asm.ins(f"movl {lanes_left}, %eax")
+        asm.ins(f"movl ${width}, %edx")
+        asm.ins("cmpl %edx, %eax")
+        asm.ins("cmovgl %edx, %eax")
         if v:
             asm.ins(f"subl ${LANES * v}, %eax")
         asm.ins("xorl %edx, %edx")
@@ -220,6 +229,39 @@ def _column_masks(asm, p, columns):
         asm.ins("movl $-1, %edx")
         asm.ins("bzhil %eax, %edx, %edx")
         asm.ins(f"kmovw %edx, %k{v + 1}")
+
+
+class Operand:
+    """One operand's packing: its slivers are `lanes` wide (MR rows of A,
+    NR columns of B), each pair of k holding `lanes` dwords. `k_major`:
+    the operand as stored has k along its rows (B, or A transposed), so
+    two rows interleave into a pair of k per lane; otherwise each lane is
+    a row of it with k along the row (A, or B transposed), its pairs
+    consecutive dwords."""
+
+    def __init__(self, name, lanes, base_slot, ld_slot, dst_offset,
+                 sliver_bytes, block, count, k_major):
+        self.name, self.lanes = name, lanes
+        self.base_slot, self.ld_slot = base_slot, ld_slot
+        self.dst_offset, self.sliver_bytes = dst_offset, sliver_bytes
+        self.block, self.count, self.k_major = block, count, k_major
+
+    @property
+    def vectors(self):
+        return -(-self.lanes // LANES)
+
+    @property
+    def partial_lanes(self):
+        """Lanes of the last vector when it is not whole, else 0."""
+        return self.lanes % LANES
+
+
+def _operands(p):
+    a = Operand("A", p.mr, 0, LD_BYTES_OFFSET, AP_OFFSET, p.a_sliver, IC,
+                MB, p.trans_a)
+    b = Operand("B", p.nr, 8, LD_BYTES_OFFSET + 8, p.bp_offset, p.b_sliver,
+                JC, NB, not p.trans_b)
+    return a, b
 
 
 def _emit_block_counts(asm, p):
@@ -243,105 +285,124 @@ def _emit_block_counts(asm, p):
     asm.ins(f"movq %rax, {PAD_PAIRS}({WS})")
 
 
-def _emit_pack_b(asm, p):
-    """Bp: each NR-wide sliver of B[pc:pc+kb, jc:jc+nb], per pair of k the
-    NR dwords (B(k,j), B(k+1,j)); columns past nb zero (masked loads)."""
-    sliver = asm.label("PACK B: next sliver")
-    pairs = asm.label("PACK B: next pair of rows")
-    odd = asm.label("PACK B: the last half pair")
-    pad = asm.label("PACK B: zero pairs")
-    pad_loop = asm.label("PACK B: next zero pair")
-    done = asm.label("PACK B: sliver done")
-    asm.comment("PACK B")
+def _emit_pack_k_major(asm, p, op):
+    """Each sliver of an operand stored with k along its rows, per pair of
+    k `lanes` dwords (X(k, l), X(k+1, l)): two rows of 16 lanes
+    interleaved by VPERMT2W; lanes past the block's edge zero (masked
+    loads), a sliver narrower than a vector stored under a mask (k7)."""
+    name = op.name
+    sliver = asm.label(f"PACK {name}: next sliver")
+    pairs = asm.label(f"PACK {name}: next pair of rows")
+    odd = asm.label(f"PACK {name}: the last half pair")
+    pad = asm.label(f"PACK {name}: zero pairs")
+    pad_loop = asm.label(f"PACK {name}: next zero pair")
+    done = asm.label(f"PACK {name}: sliver done")
+    step = op.lanes * 4
+    asm.comment(f"PACK {name} (k along its rows)")
     asm.ins(f"vmovdqu64 {INDEX_OFFSET}({WS}), %zmm31")
     asm.ins("vpxord %zmm30, %zmm30, %zmm30")
-    asm.ins(f"leaq {p.bp_offset}({WS}), %rdi")
+    if op.partial_lanes:
+        asm.ins(f"movl ${(1 << op.partial_lanes) - 1}, %eax")
+        asm.ins("kmovw %eax, %k7")
+
+    def store(src, v, where):
+        last = op.partial_lanes and v == op.vectors - 1
+        mask = "{%k7}" if last else ""
+        asm.ins(f"vmovdqu32 {src}, {64 * v}({where}){mask}")
+
+    asm.ins(f"leaq {op.dst_offset}({WS}), %rdi")
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.place(sliver)
-    asm.ins(f"movl {NB}d, %ecx")
+    asm.ins(f"movl {op.count}d, %ecx")
     asm.ins(f"subl {JR}d, %ecx")
-    _column_masks(asm, p, "%ecx")
-    asm.comment("source: B + pc * ldb + (jc + jr) * 2")
+    _lane_masks(asm, p, "%ecx", op.vectors, op.lanes)
+    asm.comment(f"source: {name} + pc * ld + (block + lane) * 2")
     asm.ins(f"movq {PC}, %rsi")
-    asm.ins(f"imulq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
-    asm.ins(f"leaq ({JC}, {JR}), %rax")
+    asm.ins(f"imulq {op.ld_slot}({WS}), %rsi")
+    asm.ins(f"leaq ({op.block}, {JR}), %rax")
     asm.ins("leaq (%rsi, %rax, 2), %rsi")
-    asm.ins(f"addq 8({WS}), %rsi")
-    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rcx")
+    asm.ins(f"addq {op.base_slot}({WS}), %rsi")
+    asm.ins(f"movq {op.ld_slot}({WS}), %rcx")
     asm.ins("movq %rdi, %rdx")
     asm.ins(f"movq {PAIRS}({WS}), %rax")
     asm.ins("testq %rax, %rax")
     asm.ins(f"jz {fwd(odd)}")
     asm.place(pairs)
-    for v in range(p.nv):
+    for v in range(op.vectors):
         asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{{%k{v + 1}}}{{z}}")
         asm.ins(f"vmovdqu16 {32 * v}(%rsi, %rcx), %ymm1{{%k{v + 1}}}{{z}}")
         asm.ins("vpermt2w %zmm1, %zmm31, %zmm0")
-        asm.ins(f"vmovdqu64 %zmm0, {64 * v}(%rdx)")
+        store("%zmm0", v, "%rdx")
     asm.ins("leaq (%rsi, %rcx, 2), %rsi")
-    asm.ins(f"addq ${p.nr * 4}, %rdx")
+    asm.ins(f"addq ${step}, %rdx")
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(pairs)}")
     asm.place(odd)
     asm.ins(f"cmpq $0, {ODD}({WS})")
     asm.ins(f"je {fwd(pad)}")
-    for v in range(p.nv):
+    for v in range(op.vectors):
         asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{{%k{v + 1}}}{{z}}")
         asm.ins("vpermt2w %zmm30, %zmm31, %zmm0")
-        asm.ins(f"vmovdqu64 %zmm0, {64 * v}(%rdx)")
-    asm.ins(f"addq ${p.nr * 4}, %rdx")
+        store("%zmm0", v, "%rdx")
+    asm.ins(f"addq ${step}, %rdx")
     asm.place(pad)
     asm.ins(f"movq {PAD_PAIRS}({WS}), %rax")
     asm.ins("testq %rax, %rax")
     asm.ins(f"jz {fwd(done)}")
     asm.place(pad_loop)
-    for v in range(p.nv):
-        asm.ins(f"vmovdqu64 %zmm30, {64 * v}(%rdx)")
-    asm.ins(f"addq ${p.nr * 4}, %rdx")
+    for v in range(op.vectors):
+        store("%zmm30", v, "%rdx")
+    asm.ins(f"addq ${step}, %rdx")
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(pad_loop)}")
     asm.place(done)
-    asm.ins(f"addq ${p.b_sliver}, %rdi")
-    asm.ins(f"addq ${p.nr}, {JR}")
-    asm.ins(f"cmpq {NB}, {JR}")
+    if p.fault == "drop-k" and name == "A":
+        asm.comment("fault drop-k: the sliver's first pair zeroed")
+        for v in range(op.vectors):
+            store("%zmm30", v, "%rdi")
+    asm.ins(f"addq ${op.sliver_bytes}, %rdi")
+    asm.ins(f"addq ${op.lanes}, {JR}")
+    asm.ins(f"cmpq {op.count}, {JR}")
     asm.ins(f"jb {back(sliver)}")
 
 
-def _emit_pack_a(asm, p):
-    """Ap: each MR-tall sliver of A[ic:ic+mb, pc:pc+kb], per pair of k the
-    MR dwords (A(i,k), A(i,k+1)); rows past mb zero. With MR a multiple of
-    8, a sliver of whole rows first has its pairs copied 8 at a time by 8 x
-    8 dword transposes (a pair is a dword: rows of 8 pairs in, 8 pairs of
-    8 rows out); then one row at a time, from the first pair not copied:
-    its pairs are consecutive dwords of A, MR dwords apart in Ap."""
-    row = asm.label("PACK A: next row")
-    pairs = asm.label("PACK A: next pair")
-    odd = asm.label("PACK A: the last half pair")
-    pad = asm.label("PACK A: zero pairs")
-    pad_loop = asm.label("PACK A: next zero pair")
-    zero_rows = asm.label("PACK A: rows past mb")
-    zero_loop = asm.label("PACK A: next zero dword")
-    pad_done = asm.label("PACK A: row copied")
-    next_row = asm.label("PACK A: row done")
-    done = asm.label("PACK A: done")
-    step = p.mr * 4
-    asm.comment("PACK A")
-    asm.comment("source row: A + ic * lda + pc * 2")
-    asm.ins(f"movq {IC}, %rsi")
-    asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rsi")
+def _emit_pack_lane_major(asm, p, op):
+    """Each sliver of an operand stored with its lanes as rows (A, or B
+    transposed), per pair of k `lanes` dwords (X(l,k), X(l,k+1)); lanes
+    past the block's edge zero. With `lanes` a multiple of 8, a sliver of
+    whole rows first has its pairs copied 8 at a time by 8 x 8 dword
+    transposes (a pair is a dword: rows of 8 pairs in, 8 pairs of 8 rows
+    out); then one row at a time, from the first pair not copied: its
+    pairs are consecutive dwords, `lanes` dwords apart in the sliver."""
+    name = op.name
+    row = asm.label(f"PACK {name}: next row")
+    pairs = asm.label(f"PACK {name}: next pair")
+    odd = asm.label(f"PACK {name}: the last half pair")
+    pad = asm.label(f"PACK {name}: zero pairs")
+    pad_loop = asm.label(f"PACK {name}: next zero pair")
+    zero_rows = asm.label(f"PACK {name}: rows past the edge")
+    zero_loop = asm.label(f"PACK {name}: next zero dword")
+    pad_done = asm.label(f"PACK {name}: row copied")
+    next_row = asm.label(f"PACK {name}: row done")
+    done = asm.label(f"PACK {name}: done")
+    step = op.lanes * 4
+    asm.comment(f"PACK {name} (lanes along its rows)")
+    asm.comment(f"source row: {name} + block * ld + pc * 2")
+    asm.ins(f"movq {op.block}, %rsi")
+    asm.ins(f"imulq {op.ld_slot}({WS}), %rsi")
     asm.ins(f"leaq (%rsi, {PC}, 2), %rsi")
-    asm.ins(f"addq 0({WS}), %rsi")
-    asm.ins(f"leaq {AP_OFFSET}({WS}), %rdx")      # this row's first dword
+    asm.ins(f"addq {op.base_slot}({WS}), %rsi")
+    asm.ins(f"leaq {op.dst_offset}({WS}), %rdx")  # this row's first dword
     asm.ins(f"xorl {IR}d, {IR}d")                   # row
     asm.ins(f"xorl {JR}d, {JR}d")                   # row within the sliver
     asm.ins(f"movq $0, {VECTOR_PAIRS}({WS})")
     asm.ins("vpxord %xmm0, %xmm0, %xmm0")
     asm.place(row)
-    asm.ins(f"cmpq {MB}, {IR}")
+    asm.ins(f"cmpq {op.count}, {IR}")
     asm.ins(f"jae {fwd(zero_rows)}")
     row_copy = asm.label("PACK A: this row's remaining pairs")
-    if p.mr % 8 == 0:
-        _emit_pack_a_transposed(asm, p, row_copy)
+    if op.lanes % 8 == 0:
+        _emit_pack_transposed(asm, p, op, row_copy)
     asm.place(row_copy)
     asm.ins(f"movq {VECTOR_PAIRS}({WS}), %rax")
     asm.ins("leaq (%rsi, %rax, 4), %rcx")
@@ -373,7 +434,7 @@ def _emit_pack_a(asm, p):
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(pad_loop)}")
     asm.place(pad_done)
-    if p.fault == "drop-k":
+    if p.fault == "drop-k" and name == "A":
         asm.comment("fault drop-k: the first pair of the row zeroed")
         asm.ins("movl $0, (%rdx)")
     asm.ins(f"jmp {fwd(next_row)}")
@@ -387,37 +448,38 @@ def _emit_pack_a(asm, p):
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(zero_loop)}")
     asm.place(next_row)
-    asm.ins(f"addq {LD_BYTES_OFFSET}({WS}), %rsi")
+    asm.ins(f"addq {op.ld_slot}({WS}), %rsi")
     asm.ins("addq $4, %rdx")
     asm.ins(f"incq {JR}")
-    asm.ins(f"cmpq ${p.mr}, {JR}")
+    asm.ins(f"cmpq ${op.lanes}, {JR}")
     asm.ins(f"jb {fwd(done)}")
     asm.comment("the sliver is full: the next one")
     asm.ins(f"xorl {JR}d, {JR}d")
-    asm.ins(f"addq ${p.a_sliver - p.mr * 4}, %rdx")
+    asm.ins(f"addq ${op.sliver_bytes - op.lanes * 4}, %rdx")
     asm.place(done)
-    asm.comment("rows up to mb, then zero rows while the last sliver is "
-                "not full")
+    asm.comment("rows up to the edge, then zero rows while the last sliver "
+                "is not full")
     asm.ins(f"incq {IR}")
-    asm.ins(f"cmpq {MB}, {IR}")
+    asm.ins(f"cmpq {op.count}, {IR}")
     asm.ins(f"jb {back(row)}")
     asm.ins(f"testq {JR}, {JR}")
     asm.ins(f"jnz {back(row)}")
 
 
-def _emit_pack_a_transposed(asm, p, row_copy):
-    """At the first row of a sliver (JR = 0) whose MR rows all lie before
-    mb: its first pairs / 8 * 8 pairs, 8 at a time, by transposes (ymm0-15,
-    and xmm0 zeroed again after); their count into VECTOR_PAIRS, 0 for any
-    other sliver. %rsi is the sliver's first row, %rdx its packed base;
-    JR serves as the source pointer and is 0 again after."""
-    chunk = asm.label("PACK A: next 8 pairs of the sliver, transposed")
-    none = asm.label("PACK A: no transposed pairs in this sliver")
+def _emit_pack_transposed(asm, p, op, row_copy):
+    """At the first row of a sliver (JR = 0) whose rows all lie before the
+    edge: its first pairs / 8 * 8 pairs, 8 at a time, by transposes
+    (ymm0-15, and xmm0 zeroed again after); their count into VECTOR_PAIRS,
+    0 for any other sliver. %rsi is the sliver's first row, %rdx its packed
+    base; JR serves as the source pointer and is 0 again after."""
+    chunk = asm.label(f"PACK {op.name}: next 8 pairs of the sliver, "
+                      "transposed")
+    none = asm.label(f"PACK {op.name}: no transposed pairs in this sliver")
     asm.ins(f"testq {JR}, {JR}")
     asm.ins(f"jnz {fwd(row_copy)}")
     asm.ins(f"movq $0, {VECTOR_PAIRS}({WS})")
-    asm.ins(f"leaq {p.mr}({IR}), %rax")
-    asm.ins(f"cmpq {MB}, %rax")
+    asm.ins(f"leaq {op.lanes}({IR}), %rax")
+    asm.ins(f"cmpq {op.count}, %rax")
     asm.ins(f"ja {fwd(row_copy)}")
     asm.ins(f"movq {PAIRS}({WS}), %rax")
     asm.ins("shrq $3, %rax")
@@ -425,35 +487,42 @@ def _emit_pack_a_transposed(asm, p, row_copy):
     asm.ins(f"movq %rsi, {JR}")
     asm.ins("movq %rdx, %rdi")
     asm.place(chunk)
-    for g in range(p.mr // 8):
+    for g in range(op.lanes // 8):
         asm.ins(f"movq {JR}, %rcx")
         if g:
-            asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
+            asm.ins(f"movq {op.ld_slot}({WS}), %rsi")
             asm.ins(f"imulq ${8 * g}, %rsi")
             asm.ins("addq %rsi, %rcx")
         for i in range(8):
             asm.ins(f"vmovdqu (%rcx), %ymm{i}")
             if i < 7:
-                asm.ins(f"addq {LD_BYTES_OFFSET}({WS}), %rcx")
+                asm.ins(f"addq {op.ld_slot}({WS}), %rcx")
         emit_transpose_8x8(asm)
         for j in range(8):
-            asm.ins(f"vmovdqu %ymm{8 + j}, {j * p.mr * 4 + g * 32}(%rdi)")
+            asm.ins(f"vmovdqu %ymm{8 + j}, {j * op.lanes * 4 + g * 32}(%rdi)")
     asm.ins(f"addq $32, {JR}")
-    asm.ins(f"addq ${8 * p.mr * 4}, %rdi")
+    asm.ins(f"addq ${8 * op.lanes * 4}, %rdi")
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(chunk)}")
     asm.comment("restore the row pointer and the row counter")
-    asm.ins(f"movq {IC}, %rsi")
+    asm.ins(f"movq {op.block}, %rsi")
     asm.ins(f"addq {IR}, %rsi")
-    asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rsi")
+    asm.ins(f"imulq {op.ld_slot}({WS}), %rsi")
     asm.ins(f"leaq (%rsi, {PC}, 2), %rsi")
-    asm.ins(f"addq 0({WS}), %rsi")
+    asm.ins(f"addq {op.base_slot}({WS}), %rsi")
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.ins(f"movq {PAIRS}({WS}), %rax")
     asm.ins("andq $-8, %rax")
     asm.ins(f"movq %rax, {VECTOR_PAIRS}({WS})")
     asm.ins("vpxord %xmm0, %xmm0, %xmm0")
     asm.place(none)
+
+
+def _emit_pack(asm, p, op):
+    if op.k_major:
+        _emit_pack_k_major(asm, p, op)
+    else:
+        _emit_pack_lane_major(asm, p, op)
 
 
 def _acc(p, i, v):
@@ -517,7 +586,7 @@ def _emit_compute(asm, p):
     asm.comment("C update: rows left in %rsi")
     asm.ins(f"movl {NB}d, %ecx")
     asm.ins(f"subl {JR}d, %ecx")
-    _column_masks(asm, p, "%ecx")
+    _lane_masks(asm, p, "%ecx", p.nv, p.nr)
     asm.ins(f"movq {MB}, %rsi")
     asm.ins(f"subq {IR}, %rsi")
     if p.fault == "write-past-edge":
@@ -601,13 +670,14 @@ def _emit_body(p):
     asm.ins(f"subq {PC}, {KB}")
     _min_into(asm, KB, p.kc)
     _emit_block_counts(asm, p)
-    _emit_pack_b(asm, p)
+    a_op, b_op = _operands(p)
+    _emit_pack(asm, p, b_op)
     asm.ins(f"xorl {IC}d, {IC}d")
     asm.place(ic_loop)
     asm.ins(f"movq ${p.m}, {MB}")
     asm.ins(f"subq {IC}, {MB}")
     _min_into(asm, MB, p.mc)
-    _emit_pack_a(asm, p)
+    _emit_pack(asm, p, a_op)
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.place(jr_loop)
     asm.ins(f"xorl {IR}d, {IR}d")
@@ -641,14 +711,16 @@ def emit(request):
         f"# QiMeng-TensorOp sbgemm kernel, qimeng_emitters "
         f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
         f"# C[{p.m}x{p.n}] (f32) {'=' if p.overwrite else '+='} "
-        f"A (bf16) * B (bf16), K = {p.k}",
+        f"{'A^T' if p.trans_a else 'A'} (bf16) * "
+        f"{'B^T' if p.trans_b else 'B'} (bf16), K = {p.k}",
         f"# qm.symbol: {symbol}",
         f"# qm.workspace_bytes: {p.workspace_bytes}",
         "# qm.leading_dims: " + ("runtime" if p.runtime_ld else "immediate"),
         "# qm.args: " + ",".join(ABI.args),
         "# qm.clobbers: " + ",".join(
             list(ABI.gprs) + [f"zmm{i}" for i in range(REGISTERS)]
-            + [f"k{v + 1}" for v in range(p.nv)]),
+            + [f"k{v + 1}" for v in range(p.nv)]
+            + (["k7"] if p.trans_a and p.nv < 7 else [])),
         "# qm.features: " + ",".join(FEATURES),
         f"# qm.inner_loop_flops: {64 * p.mr * p.nv * p.k_unroll}",
         f"# qm.generator: {GENERATOR_VERSION}",

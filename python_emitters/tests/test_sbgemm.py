@@ -22,7 +22,7 @@ BASE = {"version": 1, "kind": "sbgemm", "isa": "avx512", "m": 37, "n": 45,
 # f32 sum), leading dimensions padded by 3, 5 and 7, NaN sentinels in C's
 # gaps and after it; C checked element by element against a double
 # reference, the gaps and A and B unchanged. Arguments: M N K overwrite
-# workspace-bytes runtime-ld.
+# workspace-bytes trans-a trans-b (A stored K x M, B stored N x K).
 HARNESS = r"""
 #include <math.h>
 #include <stdint.h>
@@ -35,22 +35,25 @@ static float fl(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f
 int main(int argc, char **argv) {
   long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
   int ow = atoi(argv[4]); long ws = atol(argv[5]);
-  long lda = K + 3, ldb = N + 5, ldc = N + 7, tail = 64;
-  uint16_t *A = malloc(2 * (M * lda + tail)), *B = malloc(2 * (K * ldb + tail));
+  int ta = atoi(argv[6]), tb = atoi(argv[7]);
+  long ar = ta ? K : M, br = tb ? N : K;
+  long lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7, tail = 64;
+  uint16_t *A = malloc(2 * (ar * lda + tail)), *B = malloc(2 * (br * ldb + tail));
   float *C = malloc(4 * (M * ldc + tail));
   int64_t *W = aligned_alloc(64, (ws + 63) / 64 * 64);
   W[8] = lda; W[9] = ldb; W[10] = ldc;
   srand(7);
-  for (long i = 0; i < M * lda + tail; i++) A[i] = bf((float)(rand() % 9 - 4));
-  for (long i = 0; i < K * ldb + tail; i++) B[i] = bf((float)(rand() % 9 - 4));
+  for (long i = 0; i < ar * lda + tail; i++) A[i] = bf((float)(rand() % 9 - 4));
+  for (long i = 0; i < br * ldb + tail; i++) B[i] = bf((float)(rand() % 9 - 4));
   for (long i = 0; i < M * ldc + tail; i++) C[i] = (i % ldc) < N && i < M * ldc ? (ow ? NAN : (float)(rand() % 5)) : -7.25f;
-  uint16_t *A0 = malloc(2 * (M * lda + tail)), *B0 = malloc(2 * (K * ldb + tail));
-  memcpy(A0, A, 2 * (M * lda + tail)); memcpy(B0, B, 2 * (K * ldb + tail));
+  uint16_t *A0 = malloc(2 * (ar * lda + tail)), *B0 = malloc(2 * (br * ldb + tail));
+  memcpy(A0, A, 2 * (ar * lda + tail)); memcpy(B0, B, 2 * (br * ldb + tail));
   double *R = malloc(8 * M * N);
   for (long i = 0; i < M; i++)
     for (long j = 0; j < N; j++) {
       double s = ow ? 0 : C[i * ldc + j];
-      for (long k = 0; k < K; k++) s += (double)fl(A[i * lda + k]) * fl(B[k * ldb + j]);
+      for (long k = 0; k < K; k++)
+        s += (double)fl(A[ta ? k * lda + i : i * lda + k]) * fl(B[tb ? j * ldb + k : k * ldb + j]);
       R[i * N + j] = s;
     }
   qm_kernel(A, B, C, W);
@@ -61,7 +64,7 @@ int main(int argc, char **argv) {
     float want = inside ? (float)R[r * N + c] : -7.25f;
     if (!(C[i] == want)) { if (bad < 3) printf("C[%ld] (%ld,%ld) = %g, want %g\n", i, r, c, C[i], want); bad++; }
   }
-  if (memcmp(A, A0, 2 * (M * lda + tail)) || memcmp(B, B0, 2 * (K * ldb + tail))) { printf("A or B changed\n"); bad++; }
+  if (memcmp(A, A0, 2 * (ar * lda + tail)) || memcmp(B, B0, 2 * (br * ldb + tail))) { printf("A or B changed\n"); bad++; }
   if (bad) { printf("%ld bad elements\n", bad); return 1; }
   printf("ok\n");
   return 0;
@@ -90,7 +93,6 @@ class RequestTest(unittest.TestCase):
         self.refuses(request(kc=9), "must be even")
         self.refuses(request(nr=40), "multiple of 16")
         self.refuses(request(mr=14, nr=48), "vector registers")
-        self.refuses(request(trans_b=True), "no transposes")
         self.refuses(request(isa="avx2"), "avx512")
         self.refuses(request(order="bcast"), "unknown field")
         self.refuses(request(k_unroll=3), "k_unroll")
@@ -150,7 +152,9 @@ class ExecutionTest(unittest.TestCase):
                        check=True, timeout=60)
         args = [req["m"], req["n"], req["k"],
                 1 if req.get("overwrite") else 0,
-                header(text, "workspace_bytes")]
+                header(text, "workspace_bytes"),
+                1 if req.get("trans_a") else 0,
+                1 if req.get("trans_b") else 0]
         run = subprocess.run([exe] + [str(a) for a in args],
                              capture_output=True, text=True, timeout=60)
         return run.returncode, run.stdout
@@ -177,6 +181,18 @@ class ExecutionTest(unittest.TestCase):
                                             kc=64, mc=32, nc=32),
             "immediate_lds": request(runtime_ld=None, lda=32, ldb=50,
                                      ldc=52),
+            # Transposes: a transposed operand is packed as the other one
+            # as stored (B^T as A, by rows and transposes; A^T as B, two
+            # rows of k interleaved, a sliver of 8 lanes under a mask).
+            "trans_b": request(trans_b=True, k=77, kc=40, mc=24),
+            "trans_a": request(trans_a=True),
+            "trans_ab": request(trans_a=True, trans_b=True, m=70, n=100,
+                                k=61, mr=12, nr=32, kc=24, mc=36, nc=64),
+            "trans_a_16_rows": request(trans_a=True, m=40, n=20, k=99,
+                                       mr=16, nr=16, kc=64, mc=32, nc=32),
+            "trans_ab_immediate": request(trans_a=True, trans_b=True,
+                                          runtime_ld=None, lda=40, ldb=34,
+                                          ldc=52),
         }
         for name, req in cases.items():
             with self.subTest(name=name):

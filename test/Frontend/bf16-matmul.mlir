@@ -1,6 +1,7 @@
-// bf16 operands as torch-mlir emits them for a bf16 model: a zero-filled
-// f32 accumulator, linalg.matmul on bf16 x bf16 -> f32 (linalg extends the
-// inputs, so each product is exact in f32), then arith.truncf back to bf16;
+// bf16 operands as torch-mlir emits them for a bf16 model: aten.linear's
+// weight through linalg.transpose, a zero-filled f32 accumulator,
+// linalg.matmul on bf16 x bf16 -> f32 (linalg extends the inputs, so each
+// product is exact in f32), then arith.truncf back to bf16;
 // a batch_matmul of the same kind, and a generic contraction that extends
 // its inputs in its body. On tensors, bufferized with one-shot-bufferize's
 // function boundaries (dynamic strides). The contractions become sbgemm
@@ -34,9 +35,10 @@
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
 // CHECK-LABEL: func.func @linear_bf16(
+// CHECK-NOT:     linalg.transpose
 // CHECK-NOT:     linalg.fill
 // CHECK-NOT:     linalg.matmul
-// CHECK:         llvm.call @qm_sbgemm_67x45x33_nn_b0_ldrt_
+// CHECK:         llvm.call @qm_sbgemm_67x45x33_nt_b0_ldrt_
 // CHECK:         linalg.generic
 // CHECK:           arith.truncf
 // CHECK-LABEL: func.func @bmm_bf16(
@@ -57,11 +59,13 @@
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
 
-func.func @linear_bf16(%x: tensor<67x33xbf16>, %w: tensor<33x45xbf16>) -> tensor<67x45xbf16> {
+func.func @linear_bf16(%x: tensor<67x33xbf16>, %w: tensor<45x33xbf16>) -> tensor<67x45xbf16> {
   %zero = arith.constant 0.0 : f32
+  %wt0 = tensor.empty() : tensor<33x45xbf16>
+  %wt = linalg.transpose ins(%w : tensor<45x33xbf16>) outs(%wt0 : tensor<33x45xbf16>) permutation = [1, 0]
   %acc0 = tensor.empty() : tensor<67x45xf32>
   %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<67x45xf32>) -> tensor<67x45xf32>
-  %mm = linalg.matmul ins(%x, %w : tensor<67x33xbf16>, tensor<33x45xbf16>) outs(%acc : tensor<67x45xf32>) -> tensor<67x45xf32>
+  %mm = linalg.matmul ins(%x, %wt : tensor<67x33xbf16>, tensor<33x45xbf16>) outs(%acc : tensor<67x45xf32>) -> tensor<67x45xf32>
   %out0 = tensor.empty() : tensor<67x45xbf16>
   %out = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
       ins(%mm : tensor<67x45xf32>) outs(%out0 : tensor<67x45xbf16>) {
@@ -171,10 +175,10 @@ func.func @main() {
   %c131 = arith.constant 131 : index
 
   %xd = call @matrix(%c67, %c33, %c3, %c5) : (index, index, index, index) -> tensor<?x?xbf16>
-  %wd = call @matrix(%c33, %c45, %c2, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
+  %wd = call @matrix(%c45, %c33, %c2, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
   %x = tensor.cast %xd : tensor<?x?xbf16> to tensor<67x33xbf16>
-  %w = tensor.cast %wd : tensor<?x?xbf16> to tensor<33x45xbf16>
-  %y = call @linear_bf16(%x, %w) : (tensor<67x33xbf16>, tensor<33x45xbf16>) -> tensor<67x45xbf16>
+  %w = tensor.cast %wd : tensor<?x?xbf16> to tensor<45x33xbf16>
+  %y = call @linear_bf16(%x, %w) : (tensor<67x33xbf16>, tensor<45x33xbf16>) -> tensor<67x45xbf16>
   %yd = tensor.cast %y : tensor<67x45xbf16> to tensor<?x?xbf16>
   %yf = call @widen(%yd) : (tensor<?x?xbf16>) -> tensor<?x?xf32>
   call @print2(%yf) : (tensor<?x?xf32>) -> ()

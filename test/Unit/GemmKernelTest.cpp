@@ -603,14 +603,17 @@ TEST(GemmKernelTest, Bf16KernelsValidate) {
   small.nc = 96;
   struct Case {
     int64_t m, n, k;
-    bool overwrite;
+    bool overwrite, transA = false, transB = false;
   };
   // 300 columns: a panel of more than 255 (the model's config), where a
-  // column count overflows BZHI's 8-bit index.
+  // column count overflows BZHI's 8-bit index. Transposed operands are
+  // packed as the other one as stored.
   for (Case c :
        {Case{1, 1, 1, false}, Case{37, 45, 29, false}, Case{17, 100, 64, true},
-        Case{64, 64, 64, false}, Case{24, 300, 40, false}}) {
-    GemmDesc d = GemmDesc::packed(c.m, c.n, c.k);
+        Case{64, 64, 64, false}, Case{24, 300, 40, false},
+        Case{37, 45, 77, false, false, true}, Case{30, 50, 41, true, true},
+        Case{19, 33, 25, false, true, true}}) {
+    GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, c.transA, c.transB);
     d.precision = GemmPrecision::Bf16;
     d.overwrite = c.overwrite;
     d.runtimeLd = true;

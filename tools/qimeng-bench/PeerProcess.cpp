@@ -194,7 +194,8 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
     lp.info.label = "OpenBLAS sbgemm";
     lp.info.describe = sel.describe() + ", config '" + sel.config + "'";
     lp.validationCall = [g, sbgemm](const float *a, const float *b, float *c) {
-      sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.m, g.n, g.k, 1.0f,
+      sbgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
+             g.transB ? CblasTrans : CblasNoTrans, g.m, g.n, g.k, 1.0f,
              reinterpret_cast<const uint16_t *>(a), g.lda,
              reinterpret_cast<const uint16_t *>(b), g.ldb, 1.0f, c, g.ldc);
     };

@@ -297,11 +297,10 @@ int main(int argc, char **argv) {
                                       "'; expected f32 or bf16"));
   const GemmPrecision precision =
       dtypeOpt == "bf16" ? GemmPrecision::Bf16 : GemmPrecision::F32;
-  if (precision != GemmPrecision::F32 &&
-      (opKind != "sgemm" || threadsOpt != 1 || transOpt != "nn"))
+  if (precision != GemmPrecision::F32 && (opKind != "sgemm" || threadsOpt != 1))
     exitOnErr(llvm::createStringError(
-        "--dtype bf16 benchmarks GEMMs on one thread with A and B as stored "
-        "(--op gemm --threads 1 --transpose nn)"));
+        "--dtype bf16 benchmarks GEMMs on one thread (--op gemm --threads "
+        "1)"));
   if (runsOpt < 7)
     exitOnErr(llvm::createStringError("--runs must be at least 7"));
   if (threadsOpt < 1)
