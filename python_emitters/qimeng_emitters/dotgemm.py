@@ -1,39 +1,48 @@
-"""bf16 GEMM with f32 accumulation for x86-64 AVX512-BF16 (VDPBF16PS).
+"""GEMMs on the dot-product instructions of x86-64 AVX-512: bf16 with f32
+accumulation (VDPBF16PS, kind "sbgemm") and 8-bit integers with int32
+accumulation (VPDPBUSD, kind "igemm").
 
-C (f32) += A (bf16) * B (bf16), row-major, every product exact in f32 and
-each pair of products summed into an f32 accumulator (OpenBLAS calls this
-sbgemm). One request = one kernel for one shape, in the function and body
-forms of docs/KernelContract.md (A, B, C and the workspace in %rdi, %rsi,
-%rdx, %rcx).
+C += A * B, row-major: sbgemm has bf16 A and B and an f32 C (each product
+exact in f32, each pair of products summed into an f32 accumulator; what
+OpenBLAS calls sbgemm); igemm has u8 or s8 A, s8 B and an s32 C (sums
+modulo 2^32, as arith.addi). One request = one kernel for one shape, in the
+function and body forms of docs/KernelContract.md (A, B, C and the
+workspace in %rdi, %rsi, %rdx, %rcx).
 
-VDPBF16PS multiplies a register of 16 bf16 pairs by another and adds each
-pair's two products to one f32 lane: its operands must hold the two k of a
-pair side by side (the "VNNI" layout). The sketch is the f32 one
-(sgemm.py), with pairs of k where it has k:
+Both instructions multiply a register of 16 groups of k by another and add
+each group's products to one 32-bit lane: their operands must hold the k of
+a group side by side (the "VNNI" layout), 2 bf16 or 4 bytes a dword. The
+sketch is the f32 one (sgemm.py), with groups of k where it has k:
 
     for jc in 0..N step nc:              nb = min(nc, N - jc)
-      for pc in 0..K step kc:            kb = min(kc, K - pc), kc even
-        PACK B[pc:pc+kb, jc:jc+nb] -> Bp   NR-wide slivers; per k pair NR
-                                           dwords (B(k,j), B(k+1,j))
+      for pc in 0..K step kc:            kb = min(kc, K - pc), kc whole groups
+        PACK B[pc:pc+kb, jc:jc+nb] -> Bp   NR-wide slivers; per k group NR
+                                           dwords (B(k,j), B(k+1,j), ..)
         for ic in 0..M step mc:          mb = min(mc, M - ic)
-          PACK A[ic:ic+mb, pc:pc+kb] -> Ap MR-tall slivers; per k pair MR
-                                           dwords (A(i,k), A(i,k+1))
+          PACK A[ic:ic+mb, pc:pc+kb] -> Ap MR-tall slivers; per k group MR
+                                           dwords (A(i,k), A(i,k+1), ..)
           for jr in 0..nb step NR:
             for ir in 0..mb step MR:
-              COMPUTE MR x NR += Ap sliver * Bp sliver over the pairs
+              COMPUTE MR x NR += Ap sliver * Bp sliver over the groups
 
-Both packs pad with zeros: an odd kb's last pair has a zero partner, the
-pairs are padded to a multiple of the K unroll, rows past mb and columns
-past nb are zero. So the K loop has no edge code, zero times zero adds
-nothing, and the C update masks the columns past N (AVX-512 mask
-registers) and stops at the last row.
+Both packs pad with zeros: the last group of a K that is not whole groups,
+the groups up to a multiple of the K unroll, rows past mb and columns past
+nb. So the K loop has no edge code, zero times zero adds nothing, and the C
+update masks the columns past N (AVX-512 mask registers) and stops at the
+last row.
 
-Leading dimensions are in elements (A and B in bf16, C in f32), immediates
-or (runtime_ld) read from the workspace header at every call; the kernel
-keeps them in bytes in the header either way.
+VPDPBUSD multiplies unsigned bytes of one source by signed bytes of the
+other. An s8 A is packed plus 128 (its sign bit flipped), which makes it
+u8, and each kc block's sum_k 128 B(k,j), taken from the packed B with the
+same instruction, is subtracted from the tile before it meets C.
+
+Leading dimensions are in elements of each operand, immediates or
+(runtime_ld) read from the workspace header at every call; the kernel keeps
+them in bytes in the header either way.
 """
 
 import json
+from dataclasses import dataclass
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
@@ -48,23 +57,56 @@ from .x86 import SYSV, Asm, back, check_disp, fwd
 HEADER_BYTES = 128
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
-INDEX_OFFSET = 128          # 32 words: B(k, j) to word 2j, B(k+1, j) to 2j+1
+INDEX_OFFSET = 128          # bf16: 32 words, B(k, j) to word 2j, B(k+1, j) to 2j+1
 COUNTS_OFFSET = 192         # per kc block: see _COUNT_SLOTS
 AP_OFFSET = 256
 
-# Per-kc-block counts the packs and the K loop read (int64 slots), and the
-# pairs of the current A sliver that PACK A's transposes copied.
-PAIRS, ODD, PAD_PAIRS, ITERATIONS, VECTOR_PAIRS = (
+# Per-kc-block counts the packs and the K loop read (int64 slots): whole k
+# groups, the k of a last partial group, the zero groups that pad to the K
+# unroll, the K loop's iterations; and the groups of the current sliver
+# that a lane-major pack's transposes copied.
+GROUPS, REM, PAD_GROUPS, ITERATIONS, VECTOR_GROUPS = (
     COUNTS_OFFSET + 8 * i for i in range(5))
 
-#: Features the code needs: VDPBF16PS, word-granular masked loads
-#: (VMOVDQU16, VPERMT2W) and BZHI for the column masks.
-FEATURES = ("avx512f", "avx512bw", "avx512vl", "avx512bf16", "bmi2")
+
+
+@dataclass(frozen=True)
+class DotType:
+    """One row per element-type combination: data, not code."""
+    name: str           # "bf16", "u8s8", "s8s8"
+    kind: str           # the request's kind
+    element_bytes: int  # of A and B
+    group: int          # k per 32-bit lane of the instruction
+    dot: str            # the instruction: acc += dot(A group, B group)
+    add: str            # C + tile
+    shift_a: bool       # s8 A packed plus 128, corrected by 128 sum_k B
+    ops_per_lane: int   # multiplies and adds per 32-bit lane
+    suffix: str         # the symbol's ISA part
+    #: Features the code needs beyond the dot instruction's: byte and word
+    #: masked loads (VMOVDQU8/16, AVX512BW and VL) and BZHI for the masks.
+    features: tuple
+
+    @property
+    def types(self):
+        return {"bf16": ("bf16", "bf16", "f32"), "u8s8": ("u8", "s8", "s32"),
+                "s8s8": ("s8", "s8", "s32")}[self.name]
+
+
+_COMMON = ("avx512f", "avx512bw", "avx512vl", "bmi2")
+DOT_TYPES = {
+    "bf16": DotType("bf16", "sbgemm", 2, 2, "vdpbf16ps", "vaddps", False, 4,
+                    "avx512bf16", _COMMON + ("avx512bf16",)),
+    "u8s8": DotType("u8s8", "igemm", 1, 4, "vpdpbusd", "vpaddd", False, 8,
+                    "avx512vnni", _COMMON + ("avx512vnni",)),
+    "s8s8": DotType("s8s8", "igemm", 1, 4, "vpdpbusd", "vpaddd", True, 8,
+                    "avx512vnni", _COMMON + ("avx512vnni",)),
+}
 
 # Test-only deliberately broken kernels the validator must catch:
-# drop-k zeroes the first pair of every packed A row, swap-pairs
-# interleaves B's two rows the wrong way round (A(i,k) meets B(k+1,j)),
-# write-past-edge stores whole vectors past N and rows past M.
+# drop-k zeroes the first group of every packed A row, swap-pairs
+# interleaves B's first two rows of a group the wrong way round (A(i,k)
+# meets B(k+1,j)), write-past-edge stores whole vectors past N and rows
+# past M.
 FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
           "hang")
 
@@ -72,7 +114,7 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 WS, JC, NB, PC, KB, IC, MB, JR, IR = (
     "%rbx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15")
 ABI = SYSV
-LANES = 16          # f32 lanes of a zmm register: one lane per bf16 pair
+LANES = 16          # 32-bit lanes of a zmm register: one per k group
 REGISTERS = 32
 
 
@@ -84,17 +126,28 @@ class Params:
     """A validated request with the blocking clamped to the problem."""
 
     def __init__(self, request):
+        kind = request.get("kind", "sbgemm")
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
-            "fault", "target_features"))
+            "fault", "target_features")
+            + (("a_type",) if kind == "igemm" else ()))
+        if kind == "igemm":
+            a_type = request.get("a_type", "u8")
+            if a_type not in ("u8", "s8"):
+                raise RequestError(
+                    f"field 'a_type' must be \"u8\" or \"s8\" (B is s8), "
+                    f"got {a_type!r}")
+            self.dt = DOT_TYPES[a_type + "s8"]
+        else:
+            self.dt = DOT_TYPES["bf16"]
         if request.get("isa") != "avx512":
             raise RequestError(
-                "sbgemm kernels are written for isa avx512 (with "
-                "AVX512-BF16), got " + repr(request.get("isa")))
-        self.features = FEATURES
-        check_target_features(request, _FeatureRow)
+                f"{kind} kernels are written for isa avx512 (with "
+                f"{self.dt.dot.upper()}), got " + repr(request.get("isa")))
+        self.features = self.dt.features
+        check_target_features(request, _FeatureRow(self.dt))
         self.m = int_field(request, "m")
         self.n = int_field(request, "n")
         self.k = int_field(request, "k")
@@ -141,19 +194,21 @@ class Params:
         self.k_unroll = int_field(request, "k_unroll", default=1)
         if self.k_unroll not in (1, 2, 4, 8):
             raise RequestError(
-                f"k_unroll (pairs per K iteration) must be 1, 2, 4 or 8, "
+                f"k_unroll (k groups per K iteration) must be 1, 2, 4 or 8, "
                 f"got {self.k_unroll}")
         kc = int_field(request, "kc")
         mc = int_field(request, "mc")
         nc = int_field(request, "nc")
-        if kc % 2:
+        g = self.dt.group
+        if kc % g:
             raise RequestError(
-                f"kc = {kc} must be even: a block holds whole k pairs")
+                f"kc = {kc} must be a multiple of {g}: a block holds whole "
+                f"groups of {g} k")
         if mc % self.mr:
             raise RequestError(f"mc = {mc} must be a multiple of mr = {self.mr}")
         if nc % self.nr:
             raise RequestError(f"nc = {nc} must be a multiple of nr = {self.nr}")
-        self.kc = min(kc, _round_up(self.k, 2))
+        self.kc = min(kc, _round_up(self.k, g))
         self.mc = min(mc, _round_up(self.m, self.mr))
         self.nc = min(nc, _round_up(self.n, self.nr))
         self.fault = request.get("fault")
@@ -161,18 +216,22 @@ class Params:
             raise RequestError(
                 f"unknown fault {self.fault!r}; expected one of "
                 + ", ".join(f for f in FAULTS if f) + " (test-only)")
-        # Packed slivers: kc_pairs pairs each, a whole number of K
-        # iterations; A slivers MR dwords per pair, B slivers NR.
-        self.kc_pairs = _round_up(self.kc // 2, self.k_unroll)
-        self.a_sliver = self.mr * self.kc_pairs * 4
-        self.b_sliver = self.nr * self.kc_pairs * 4
+        # Packed slivers: kc_groups groups each, a whole number of K
+        # iterations; A slivers MR dwords per group, B slivers NR.
+        self.kc_groups = _round_up(self.kc // g, self.k_unroll)
+        self.a_sliver = self.mr * self.kc_groups * 4
+        self.b_sliver = self.nr * self.kc_groups * 4
         self.ap_bytes = _round_up((self.mc // self.mr) * self.a_sliver, 64)
         self.bp_offset = AP_OFFSET + self.ap_bytes
         self.bp_bytes = _round_up((self.nc // self.nr) * self.b_sliver, 64)
-        self.workspace_bytes = self.bp_offset + self.bp_bytes
+        # s8 A: per column of the B panel, this block's 128 sum_k B(k, j).
+        self.corr_offset = self.bp_offset + self.bp_bytes
+        self.corr_bytes = self.nc * 4 if self.dt.shift_a else 0
+        self.workspace_bytes = self.corr_offset + self.corr_bytes
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
-            for ld, size in ((self.lda, 2), (self.ldb, 2), (self.ldc, 4)):
+            eb = self.dt.element_bytes
+            for ld, size in ((self.lda, eb), (self.ldb, eb), (self.ldc, 4)):
                 check_disp(ld * size * max(self.m, self.k), "row")
 
     def symbol(self):
@@ -181,17 +240,21 @@ class Params:
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
-        return (f"qm_sbgemm_{self.m}x{self.n}x{self.k}_{trans}"
+        kind = self.dt.kind if self.dt.kind == "sbgemm" else \
+            f"{self.dt.name}gemm"
+        return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                 f"{'_b0' if self.overwrite else ''}{lds}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}{fault}"
-                "_x86_64_avx512bf16")
+                f"_x86_64_{self.dt.suffix}")
 
 
 class _FeatureRow:
     """What check_target_features needs of an ISA row."""
-    name = "avx512 (bf16)"
-    features = FEATURES
+
+    def __init__(self, dt):
+        self.name = f"avx512 ({dt.dot.upper()})"
+        self.features = dt.features
 
 
 def _min_into(asm, dst, limit):
@@ -266,30 +329,36 @@ def _operands(p):
 
 def _emit_block_counts(asm, p):
     """The counts of this kc block (kb in %r11) into the header slots:
-    whole pairs, whether a half pair is left, the zero pairs that pad to
-    a multiple of the K unroll, and the K loop's iterations."""
+    whole groups, the k of a partial last group (only the last block's,
+    K % group, is ever non-zero: kc is whole groups), the zero groups that
+    pad to a multiple of the K unroll, and the K loop's iterations."""
+    g = p.dt.group
+    shift = g.bit_length() - 1
     asm.comment("counts of this kc block")
     asm.ins(f"movq {KB}, %rax")
-    asm.ins("shrq $1, %rax")
-    asm.ins(f"movq %rax, {PAIRS}({WS})")
+    asm.ins(f"shrq ${shift}, %rax")
+    asm.ins(f"movq %rax, {GROUPS}({WS})")
     asm.ins(f"movq {KB}, %rdx")
-    asm.ins("andq $1, %rdx")
-    asm.ins(f"movq %rdx, {ODD}({WS})")
-    asm.ins("addq %rax, %rdx")                       # ceil(kb / 2)
+    asm.ins(f"andq ${g - 1}, %rdx")
+    asm.ins(f"movq %rdx, {REM}({WS})")
+    asm.ins(f"leaq {g - 1}({KB}), %rdx")
+    asm.ins(f"shrq ${shift}, %rdx")                  # ceil(kb / group)
     ku = p.k_unroll
     asm.ins(f"leaq {ku - 1}(%rdx), %rax")
     asm.ins(f"shrq ${ku.bit_length() - 1}, %rax")    # iterations
     asm.ins(f"movq %rax, {ITERATIONS}({WS})")
     asm.ins(f"shlq ${ku.bit_length() - 1}, %rax")    # padded pairs
     asm.ins("subq %rdx, %rax")
-    asm.ins(f"movq %rax, {PAD_PAIRS}({WS})")
+    asm.ins(f"movq %rax, {PAD_GROUPS}({WS})")
 
 
 def _emit_pack_k_major(asm, p, op):
-    """Each sliver of an operand stored with k along its rows, per pair of
-    k `lanes` dwords (X(k, l), X(k+1, l)): two rows of 16 lanes
-    interleaved by VPERMT2W; lanes past the block's edge zero (masked
-    loads), a sliver narrower than a vector stored under a mask (k7)."""
+    """Each sliver of an operand stored with k along its rows, per group of
+    k `lanes` dwords (X(k, l), X(k+1, l), ..): bf16, two rows of 16 lanes
+    interleaved by VPERMT2W; bytes, four rows of 16 lanes by byte then
+    word unpacks. Lanes past the block's edge are zero (masked loads), a
+    sliver narrower than a vector is stored under a mask (k7); an s8 A is
+    stored plus 128 (its real bytes' sign bits flipped)."""
     name = op.name
     sliver = asm.label(f"PACK {name}: next sliver")
     pairs = asm.label(f"PACK {name}: next pair of rows")
@@ -298,9 +367,16 @@ def _emit_pack_k_major(asm, p, op):
     pad_loop = asm.label(f"PACK {name}: next zero pair")
     done = asm.label(f"PACK {name}: sliver done")
     step = op.lanes * 4
+    g, eb = p.dt.group, p.dt.element_bytes
+    rem = p.k % g
+    shifted = p.dt.shift_a and name == "A"
     asm.comment(f"PACK {name} (k along its rows)")
-    asm.ins(f"vmovdqu64 {INDEX_OFFSET}({WS}), %zmm31")
+    if g == 2:
+        asm.ins(f"vmovdqu64 {INDEX_OFFSET}({WS}), %zmm31")
     asm.ins("vpxord %zmm30, %zmm30, %zmm30")
+    if shifted:
+        asm.ins("movl $0x80808080, %eax")
+        asm.ins("vpbroadcastd %eax, %zmm29")
     if op.partial_lanes:
         asm.ins(f"movl ${(1 << op.partial_lanes) - 1}, %eax")
         asm.ins("kmovw %eax, %k7")
@@ -316,37 +392,38 @@ def _emit_pack_k_major(asm, p, op):
     asm.ins(f"movl {op.count}d, %ecx")
     asm.ins(f"subl {JR}d, %ecx")
     _lane_masks(asm, p, "%ecx", op.vectors, op.lanes)
-    asm.comment(f"source: {name} + pc * ld + (block + lane) * 2")
+    asm.comment(f"source: {name} + pc * ld + (block + lane) * {eb}")
     asm.ins(f"movq {PC}, %rsi")
     asm.ins(f"imulq {op.ld_slot}({WS}), %rsi")
     asm.ins(f"leaq ({op.block}, {JR}), %rax")
-    asm.ins("leaq (%rsi, %rax, 2), %rsi")
+    asm.ins(f"leaq (%rsi, %rax, {eb}), %rsi")
     asm.ins(f"addq {op.base_slot}({WS}), %rsi")
     asm.ins(f"movq {op.ld_slot}({WS}), %rcx")
+    if g == 4:
+        asm.ins(f"leaq (%rcx, %rcx, 2), {IR}")      # three rows
     asm.ins("movq %rdi, %rdx")
-    asm.ins(f"movq {PAIRS}({WS}), %rax")
+    asm.ins(f"movq {GROUPS}({WS}), %rax")
     asm.ins("testq %rax, %rax")
     asm.ins(f"jz {fwd(odd)}")
     asm.place(pairs)
     for v in range(op.vectors):
-        asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{{%k{v + 1}}}{{z}}")
-        asm.ins(f"vmovdqu16 {32 * v}(%rsi, %rcx), %ymm1{{%k{v + 1}}}{{z}}")
-        asm.ins("vpermt2w %zmm1, %zmm31, %zmm0")
+        _emit_k_major_group(asm, p, v, g, g, shifted)
         store("%zmm0", v, "%rdx")
-    asm.ins("leaq (%rsi, %rcx, 2), %rsi")
+    asm.ins(f"leaq (%rsi, %rcx, {g}), %rsi")
     asm.ins(f"addq ${step}, %rdx")
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(pairs)}")
     asm.place(odd)
-    asm.ins(f"cmpq $0, {ODD}({WS})")
-    asm.ins(f"je {fwd(pad)}")
-    for v in range(op.vectors):
-        asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{{%k{v + 1}}}{{z}}")
-        asm.ins("vpermt2w %zmm30, %zmm31, %zmm0")
-        store("%zmm0", v, "%rdx")
-    asm.ins(f"addq ${step}, %rdx")
+    if rem:
+        asm.ins(f"cmpq $0, {REM}({WS})")
+        asm.ins(f"je {fwd(pad)}")
+        asm.comment(f"the last {rem} k of K, the rest of the group zero")
+        for v in range(op.vectors):
+            _emit_k_major_group(asm, p, v, g, rem, shifted)
+            store("%zmm0", v, "%rdx")
+        asm.ins(f"addq ${step}, %rdx")
     asm.place(pad)
-    asm.ins(f"movq {PAD_PAIRS}({WS}), %rax")
+    asm.ins(f"movq {PAD_GROUPS}({WS}), %rax")
     asm.ins("testq %rax, %rax")
     asm.ins(f"jz {fwd(done)}")
     asm.place(pad_loop)
@@ -364,6 +441,41 @@ def _emit_pack_k_major(asm, p, op):
     asm.ins(f"addq ${op.lanes}, {JR}")
     asm.ins(f"cmpq {op.count}, {JR}")
     asm.ins(f"jb {back(sliver)}")
+
+
+def _emit_k_major_group(asm, p, v, g, rows, shifted):
+    """zmm0 = vector v's 16 lanes of one group of k from `rows` rows at
+    %rsi, %rsi + %rcx, .. (three rows at %rsi + IR); rows past `rows` are
+    zero. Lanes masked by k<v+1>."""
+    mask = f"{{%k{v + 1}}}"
+    if g == 2:
+        asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{mask}{{z}}")
+        second = "%zmm30"
+        if rows > 1:
+            asm.ins(f"vmovdqu16 {32 * v}(%rsi, %rcx), %ymm1{mask}{{z}}")
+            second = "%zmm1"
+        asm.ins(f"vpermt2w {second}, %zmm31, %zmm0")
+        return
+    srcs = ["(%rsi)", "(%rsi, %rcx)", "(%rsi, %rcx, 2)", f"(%rsi, {IR})"]
+    for r in range(4):
+        if r < rows:
+            asm.ins(f"vmovdqu8 {16 * v}{srcs[r]}, %xmm{r}{mask}{{z}}")
+            if shifted:
+                asm.ins(f"vpxord %xmm29, %xmm{r}, %xmm{r}{mask}")
+        else:
+            asm.ins(f"vpxord %xmm{r}, %xmm{r}, %xmm{r}")
+    first, second = ("%xmm1", "%xmm0") if p.fault == "swap-pairs" else \
+        ("%xmm0", "%xmm1")
+    asm.ins(f"vpunpcklbw {second}, {first}, %xmm4")   # rows 0, 1: lanes 0-7
+    asm.ins(f"vpunpckhbw {second}, {first}, %xmm5")   # lanes 8-15
+    asm.ins("vpunpcklbw %xmm3, %xmm2, %xmm6")          # rows 2, 3
+    asm.ins("vpunpckhbw %xmm3, %xmm2, %xmm7")
+    asm.ins("vpunpcklwd %xmm6, %xmm4, %xmm0")          # lanes 0-3
+    asm.ins("vpunpckhwd %xmm6, %xmm4, %xmm1")          # lanes 4-7
+    asm.ins("vpunpcklwd %xmm7, %xmm5, %xmm2")          # lanes 8-11
+    asm.ins("vpunpckhwd %xmm7, %xmm5, %xmm3")          # lanes 12-15
+    for q in range(1, 4):
+        asm.ins(f"vinserti32x4 ${q}, %xmm{q}, %zmm0, %zmm0")
 
 
 def _emit_pack_lane_major(asm, p, op):
@@ -386,46 +498,64 @@ def _emit_pack_lane_major(asm, p, op):
     next_row = asm.label(f"PACK {name}: row done")
     done = asm.label(f"PACK {name}: done")
     step = op.lanes * 4
+    g, eb = p.dt.group, p.dt.element_bytes
+    rem = p.k % g
+    shifted = p.dt.shift_a and name == "A"
     asm.comment(f"PACK {name} (lanes along its rows)")
-    asm.comment(f"source row: {name} + block * ld + pc * 2")
+    if shifted:
+        asm.ins("movl $0x80808080, %eax")
+        asm.ins("vpbroadcastd %eax, %zmm29")
+    if rem and g == 4:
+        asm.ins(f"movl ${(1 << rem) - 1}, %eax")
+        asm.ins("kmovw %eax, %k6")
+    asm.comment(f"source row: {name} + block * ld + pc * {eb}")
     asm.ins(f"movq {op.block}, %rsi")
     asm.ins(f"imulq {op.ld_slot}({WS}), %rsi")
-    asm.ins(f"leaq (%rsi, {PC}, 2), %rsi")
+    asm.ins(f"leaq (%rsi, {PC}, {eb}), %rsi")
     asm.ins(f"addq {op.base_slot}({WS}), %rsi")
     asm.ins(f"leaq {op.dst_offset}({WS}), %rdx")  # this row's first dword
     asm.ins(f"xorl {IR}d, {IR}d")                   # row
     asm.ins(f"xorl {JR}d, {JR}d")                   # row within the sliver
-    asm.ins(f"movq $0, {VECTOR_PAIRS}({WS})")
+    asm.ins(f"movq $0, {VECTOR_GROUPS}({WS})")
     asm.ins("vpxord %xmm0, %xmm0, %xmm0")
     asm.place(row)
     asm.ins(f"cmpq {op.count}, {IR}")
     asm.ins(f"jae {fwd(zero_rows)}")
-    row_copy = asm.label("PACK A: this row's remaining pairs")
+    row_copy = asm.label(f"PACK {name}: this row's remaining groups")
     if op.lanes % 8 == 0:
         _emit_pack_transposed(asm, p, op, row_copy)
     asm.place(row_copy)
-    asm.ins(f"movq {VECTOR_PAIRS}({WS}), %rax")
+    asm.ins(f"movq {VECTOR_GROUPS}({WS}), %rax")
     asm.ins("leaq (%rsi, %rax, 4), %rcx")
     asm.ins(f"imulq ${step}, %rax, %rdi")
     asm.ins("addq %rdx, %rdi")
-    asm.ins(f"subq {PAIRS}({WS}), %rax")
+    asm.ins(f"subq {GROUPS}({WS}), %rax")
     asm.ins("negq %rax")
     asm.ins(f"jz {fwd(odd)}")
     asm.place(pairs)
     asm.ins("vmovd (%rcx), %xmm1")
+    if shifted:
+        asm.ins("vpxord %xmm29, %xmm1, %xmm1")
     asm.ins("vmovd %xmm1, (%rdi)")
     asm.ins("addq $4, %rcx")
     asm.ins(f"addq ${step}, %rdi")
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(pairs)}")
     asm.place(odd)
-    asm.ins(f"cmpq $0, {ODD}({WS})")
-    asm.ins(f"je {fwd(pad)}")
-    asm.ins("vpinsrw $0, (%rcx), %xmm0, %xmm1")
-    asm.ins("vmovd %xmm1, (%rdi)")
-    asm.ins(f"addq ${step}, %rdi")
+    if rem:
+        asm.ins(f"cmpq $0, {REM}({WS})")
+        asm.ins(f"je {fwd(pad)}")
+        asm.comment(f"the last {rem} k of K, the rest of the group zero")
+        if g == 2:
+            asm.ins("vpinsrw $0, (%rcx), %xmm0, %xmm1")
+        else:
+            asm.ins("vmovdqu8 (%rcx), %xmm1{%k6}{z}")
+            if shifted:
+                asm.ins("vpxord %xmm29, %xmm1, %xmm1{%k6}")
+        asm.ins("vmovd %xmm1, (%rdi)")
+        asm.ins(f"addq ${step}, %rdi")
     asm.place(pad)
-    asm.ins(f"movq {PAD_PAIRS}({WS}), %rax")
+    asm.ins(f"movq {PAD_GROUPS}({WS}), %rax")
     asm.ins("testq %rax, %rax")
     asm.ins(f"jz {fwd(pad_done)}")
     asm.place(pad_loop)
@@ -469,7 +599,7 @@ def _emit_pack_lane_major(asm, p, op):
 def _emit_pack_transposed(asm, p, op, row_copy):
     """At the first row of a sliver (JR = 0) whose rows all lie before the
     edge: its first pairs / 8 * 8 pairs, 8 at a time, by transposes
-    (ymm0-15, and xmm0 zeroed again after); their count into VECTOR_PAIRS,
+    (ymm0-15, and xmm0 zeroed again after); their count into VECTOR_GROUPS,
     0 for any other sliver. %rsi is the sliver's first row, %rdx its packed
     base; JR serves as the source pointer and is 0 again after."""
     chunk = asm.label(f"PACK {op.name}: next 8 pairs of the sliver, "
@@ -477,11 +607,11 @@ def _emit_pack_transposed(asm, p, op, row_copy):
     none = asm.label(f"PACK {op.name}: no transposed pairs in this sliver")
     asm.ins(f"testq {JR}, {JR}")
     asm.ins(f"jnz {fwd(row_copy)}")
-    asm.ins(f"movq $0, {VECTOR_PAIRS}({WS})")
+    asm.ins(f"movq $0, {VECTOR_GROUPS}({WS})")
     asm.ins(f"leaq {op.lanes}({IR}), %rax")
     asm.ins(f"cmpq {op.count}, %rax")
     asm.ins(f"ja {fwd(row_copy)}")
-    asm.ins(f"movq {PAIRS}({WS}), %rax")
+    asm.ins(f"movq {GROUPS}({WS}), %rax")
     asm.ins("shrq $3, %rax")
     asm.ins(f"jz {fwd(none)}")
     asm.ins(f"movq %rsi, {JR}")
@@ -495,6 +625,8 @@ def _emit_pack_transposed(asm, p, op, row_copy):
             asm.ins("addq %rsi, %rcx")
         for i in range(8):
             asm.ins(f"vmovdqu (%rcx), %ymm{i}")
+            if p.dt.shift_a and op.name == "A":
+                asm.ins(f"vpxord %ymm29, %ymm{i}, %ymm{i}")
             if i < 7:
                 asm.ins(f"addq {op.ld_slot}({WS}), %rcx")
         emit_transpose_8x8(asm)
@@ -508,14 +640,48 @@ def _emit_pack_transposed(asm, p, op, row_copy):
     asm.ins(f"movq {op.block}, %rsi")
     asm.ins(f"addq {IR}, %rsi")
     asm.ins(f"imulq {op.ld_slot}({WS}), %rsi")
-    asm.ins(f"leaq (%rsi, {PC}, 2), %rsi")
+    asm.ins(f"leaq (%rsi, {PC}, {p.dt.element_bytes}), %rsi")
     asm.ins(f"addq {op.base_slot}({WS}), %rsi")
     asm.ins(f"xorl {JR}d, {JR}d")
-    asm.ins(f"movq {PAIRS}({WS}), %rax")
+    asm.ins(f"movq {GROUPS}({WS}), %rax")
     asm.ins("andq $-8, %rax")
-    asm.ins(f"movq %rax, {VECTOR_PAIRS}({WS})")
+    asm.ins(f"movq %rax, {VECTOR_GROUPS}({WS})")
     asm.ins("vpxord %xmm0, %xmm0, %xmm0")
     asm.place(none)
+
+
+def _emit_b_column_sums(asm, p):
+    """s8 A: for each column of the packed B panel, 128 sum_k B(k, j) over
+    this kc block (VPDPBUSD of 0x80 bytes by the packed groups; padding
+    is zero), into the workspace: what the tiles, whose A is plus 128,
+    subtract."""
+    sliver = asm.label("COLUMN SUMS: next sliver")
+    groups = asm.label("COLUMN SUMS: next group")
+    asm.comment("COLUMN SUMS of the packed B, times 128")
+    asm.ins("movl $0x80808080, %eax")
+    asm.ins("vpbroadcastd %eax, %zmm29")
+    asm.ins(f"leaq {p.bp_offset}({WS}), %rsi")
+    asm.ins(f"leaq {p.corr_offset}({WS}), %rdi")
+    asm.ins(f"xorl {JR}d, {JR}d")
+    asm.place(sliver)
+    for v in range(p.nv):
+        asm.ins(f"vpxord %zmm{v}, %zmm{v}, %zmm{v}")
+    asm.ins("movq %rsi, %rdx")
+    asm.ins(f"movq {ITERATIONS}({WS}), %rax")
+    asm.ins(f"imulq ${p.k_unroll}, %rax")
+    asm.place(groups)
+    for v in range(p.nv):
+        asm.ins(f"vpdpbusd {64 * v}(%rdx), %zmm29, %zmm{v}")
+    asm.ins(f"addq ${p.nr * 4}, %rdx")
+    asm.ins("decq %rax")
+    asm.ins(f"jnz {back(groups)}")
+    for v in range(p.nv):
+        asm.ins(f"vmovdqu32 %zmm{v}, {64 * v}(%rdi)")
+    asm.ins(f"addq ${p.b_sliver}, %rsi")
+    asm.ins(f"addq ${p.nr * 4}, %rdi")
+    asm.ins(f"addq ${p.nr}, {JR}")
+    asm.ins(f"cmpq {NB}, {JR}")
+    asm.ins(f"jb {back(sliver)}")
 
 
 def _emit_pack(asm, p, op):
@@ -545,9 +711,9 @@ def _emit_compute(asm, p):
     add = asm.label("C += the tile")
     done = asm.label("tile stored")
     asm.comment("COMPUTE: packed A sliver -> %rax, B sliver -> %rsi")
-    asm.ins(f"imulq ${p.kc_pairs * 4}, {IR}, %rax")
+    asm.ins(f"imulq ${p.kc_groups * 4}, {IR}, %rax")
     asm.ins(f"leaq {AP_OFFSET}({WS}, %rax), %rax")
-    asm.ins(f"imulq ${p.kc_pairs * 4}, {JR}, %rsi")
+    asm.ins(f"imulq ${p.kc_groups * 4}, {JR}, %rsi")
     asm.ins(f"leaq {p.bp_offset}({WS}, %rsi), %rsi")
     for i in range(p.mr):
         for v in range(p.nv):
@@ -577,7 +743,7 @@ def _emit_compute(asm, p):
         for i in range(p.mr):
             asm.ins(f"vpbroadcastd {(u * p.mr + i) * 4}(%rax), {a}")
             for v in range(p.nv):
-                asm.ins(f"vdpbf16ps {_b_reg(p, v)}, {a}, {_acc(p, i, v)}")
+                asm.ins(f"{p.dt.dot} {_b_reg(p, v)}, {a}, {_acc(p, i, v)}")
     asm.ins(f"addq ${p.k_unroll * p.mr * 4}, %rax")
     asm.ins(f"addq ${p.k_unroll * p.nr * 4}, %rsi")
     asm.ins("decq %rcx")
@@ -604,18 +770,38 @@ def _emit_compute(asm, p):
 
 def _emit_c_rows(asm, p, done, read_c):
     t = _a_reg(p)
+    if p.dt.shift_a:
+        asm.comment("the sliver's 128 sum_k B(k, j) -> %rdx")
+        asm.ins(f"leaq {p.corr_offset}({WS}, {JR}, 4), %rdx")
     for i in range(p.mr):
         for v in range(p.nv):
             mask = f"{{%k{v + 1}}}"
             acc = _acc(p, i, v)
+            if p.dt.shift_a:
+                asm.ins(f"vpsubd {64 * v}(%rdx), {acc}, {acc}")
             if read_c:
                 asm.ins(f"vmovups {64 * v}(%rdi), {t}{mask}{{z}}")
-                asm.ins(f"vaddps {t}, {acc}, {acc}")
+                asm.ins(f"{p.dt.add} {t}, {acc}, {acc}")
             asm.ins(f"vmovups {acc}, {64 * v}(%rdi){mask}")
         if i + 1 < p.mr:
             asm.ins(f"cmpq ${i + 1}, %rsi")
             asm.ins(f"jbe {fwd(done)}")
             asm.ins("addq %rcx, %rdi")
+
+
+def _emit_interleave_index(asm, p):
+    """The VPERMT2W index into the header: word 2j <- row k's j, 2j+1 <-
+    row k+1's j (32 + j)."""
+    for q in range(8):
+        words = []
+        for w in range(4 * q, 4 * q + 4):
+            j, second = divmod(w, 2)
+            if p.fault == "swap-pairs":
+                second = 1 - second
+            words.append(j + 32 * second)
+        value = sum(word << (16 * n) for n, word in enumerate(words))
+        asm.ins(f"movabsq ${value:#x}, %rax")
+        asm.ins(f"movq %rax, {INDEX_OFFSET + 8 * q}({WS})")
 
 
 def _emit_body(p):
@@ -637,8 +823,10 @@ def _emit_body(p):
     asm.ins("movq %rsi, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
     asm.ins(f"movq %rcx, {WS}")
-    asm.comment("lda, ldb (bf16) and ldc (f32) in bytes")
-    for i, size in enumerate((2, 2, 4)):
+    a_type, b_type, c_type = p.dt.types
+    asm.comment(f"lda, ldb ({a_type}, {b_type}) and ldc ({c_type}) in bytes")
+    eb = p.dt.element_bytes
+    for i, size in enumerate((eb, eb, 4)):
         if p.runtime_ld:
             asm.ins(f"movq {LD_OFFSET + 8 * i}({WS}), %rax")
             asm.ins(f"shlq ${size.bit_length() - 1}, %rax")
@@ -646,18 +834,8 @@ def _emit_body(p):
             ld = (p.lda, p.ldb, p.ldc)[i]
             asm.ins(f"movq ${ld * size}, %rax")
         asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
-    asm.comment("the VPERMT2W index: word 2j <- row k's j, 2j+1 <- row "
-                "k+1's j (32 + j)")
-    for q in range(8):
-        words = []
-        for w in range(4 * q, 4 * q + 4):
-            j, second = divmod(w, 2)
-            if p.fault == "swap-pairs":
-                second = 1 - second
-            words.append(j + 32 * second)
-        value = sum(word << (16 * n) for n, word in enumerate(words))
-        asm.ins(f"movabsq ${value:#x}, %rax")
-        asm.ins(f"movq %rax, {INDEX_OFFSET + 8 * q}({WS})")
+    if p.dt.group == 2:
+        _emit_interleave_index(asm, p)
 
     asm.ins(f"xorl {JC}d, {JC}d")
     asm.place(jc_loop)
@@ -672,6 +850,8 @@ def _emit_body(p):
     _emit_block_counts(asm, p)
     a_op, b_op = _operands(p)
     _emit_pack(asm, p, b_op)
+    if p.dt.shift_a:
+        _emit_b_column_sums(asm, p)
     asm.ins(f"xorl {IC}d, {IC}d")
     asm.place(ic_loop)
     asm.ins(f"movq ${p.m}, {MB}")
@@ -708,11 +888,12 @@ def emit(request):
     body = _emit_body(p)
     meta = {k: request[k] for k in sorted(request)}
     out = [
-        f"# QiMeng-TensorOp sbgemm kernel, qimeng_emitters "
+        f"# QiMeng-TensorOp {p.dt.kind} kernel, qimeng_emitters "
         f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
-        f"# C[{p.m}x{p.n}] (f32) {'=' if p.overwrite else '+='} "
-        f"{'A^T' if p.trans_a else 'A'} (bf16) * "
-        f"{'B^T' if p.trans_b else 'B'} (bf16), K = {p.k}",
+        f"# C[{p.m}x{p.n}] ({p.dt.types[2]}) "
+        f"{'=' if p.overwrite else '+='} "
+        f"{'A^T' if p.trans_a else 'A'} ({p.dt.types[0]}) * "
+        f"{'B^T' if p.trans_b else 'B'} ({p.dt.types[1]}), K = {p.k}",
         f"# qm.symbol: {symbol}",
         f"# qm.workspace_bytes: {p.workspace_bytes}",
         "# qm.leading_dims: " + ("runtime" if p.runtime_ld else "immediate"),
@@ -720,9 +901,11 @@ def emit(request):
         "# qm.clobbers: " + ",".join(
             list(ABI.gprs) + [f"zmm{i}" for i in range(REGISTERS)]
             + [f"k{v + 1}" for v in range(p.nv)]
+            + (["k6"] if p.dt.group == 4 and p.k % 4 else [])
             + (["k7"] if p.trans_a and p.nv < 7 else [])),
-        "# qm.features: " + ",".join(FEATURES),
-        f"# qm.inner_loop_flops: {64 * p.mr * p.nv * p.k_unroll}",
+        "# qm.features: " + ",".join(p.dt.features),
+        "# qm.inner_loop_flops: "
+        f"{LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll}",
         f"# qm.generator: {GENERATOR_VERSION}",
         "# qm.request: " + json.dumps(meta, sort_keys=True,
                                       separators=(",", ":")),

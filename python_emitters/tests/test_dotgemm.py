@@ -1,5 +1,7 @@
-"""sbgemm (bf16 x bf16 -> f32, AVX512-BF16): requests, and kernels run on
-this CPU against a reference, with guards; broken variants caught."""
+"""The dot-product GEMMs (dotgemm.py): sbgemm (bf16 x bf16 -> f32,
+AVX512-BF16) and igemm (u8 or s8 x s8 -> s32, AVX512-VNNI). Requests, and
+kernels run on this CPU against a reference, with guards; broken variants
+caught."""
 
 import os
 import shutil
@@ -8,7 +10,7 @@ import tempfile
 import unittest
 
 from qimeng_emitters.errors import RequestError
-from qimeng_emitters.sbgemm import emit as emit_sbgemm
+from qimeng_emitters.dotgemm import emit as emit_dot
 
 from .support import LLVM_MC, cpu_has, header
 
@@ -72,6 +74,70 @@ int main(int argc, char **argv) {
 """
 
 
+INT8_BASE = dict(BASE, kind="igemm", a_type="s8", kc=12)
+
+# The int8 harness: A u8 or s8 (argument 8), B s8, over their whole ranges
+# (and the extremes), C s32; compared exactly (no sum can overflow at these
+# K); NaN-pattern sentinels in C's gaps and after it.
+INT8_HARNESS = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+void qm_kernel(const void *, const void *, int32_t *, void *);
+int main(int argc, char **argv) {
+  long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
+  int ow = atoi(argv[4]); long ws = atol(argv[5]);
+  int ta = atoi(argv[6]), tb = atoi(argv[7]), au = atoi(argv[8]);
+  long ar = ta ? K : M, br = tb ? N : K;
+  long lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7, tail = 64;
+  uint8_t *A = malloc(ar * lda + tail); int8_t *B = malloc(br * ldb + tail);
+  int32_t *C = malloc(4 * (M * ldc + tail));
+  int64_t *W = aligned_alloc(64, (ws + 63) / 64 * 64);
+  const int32_t sentinel = 0x7fa5a5a5;
+  W[8] = lda; W[9] = ldb; W[10] = ldc;
+  srand(11);
+  for (long i = 0; i < ar * lda + tail; i++) A[i] = (uint8_t)(i % 7 == 0 ? (au ? 255 : 128) : rand());
+  for (long i = 0; i < br * ldb + tail; i++) B[i] = (int8_t)(i % 5 == 0 ? -128 : rand());
+  for (long i = 0; i < M * ldc + tail; i++) C[i] = (i % ldc) < N && i < M * ldc ? (ow ? sentinel : rand() % 1000 - 500) : sentinel;
+  uint8_t *A0 = malloc(ar * lda + tail); int8_t *B0 = malloc(br * ldb + tail);
+  memcpy(A0, A, ar * lda + tail); memcpy(B0, B, br * ldb + tail);
+  int64_t *R = malloc(8 * M * N);
+  for (long i = 0; i < M; i++)
+    for (long j = 0; j < N; j++) {
+      int64_t s = ow ? 0 : C[i * ldc + j];
+      for (long k = 0; k < K; k++) {
+        uint8_t a = A[ta ? k * lda + i : i * lda + k];
+        s += (int64_t)(au ? (int)a : (int)(int8_t)a) * B[tb ? j * ldb + k : k * ldb + j];
+      }
+      R[i * N + j] = s;
+    }
+  qm_kernel(A, B, C, W);
+  long bad = 0;
+  for (long i = 0; i < M * ldc + tail; i++) {
+    long r = i / ldc, c = i % ldc;
+    int inside = r < M && c < N;
+    int64_t want = inside ? R[r * N + c] : sentinel;
+    if (C[i] != want) { if (bad < 3) printf("C[%ld] (%ld,%ld) = %d, want %lld\n", i, r, c, C[i], (long long)want); bad++; }
+  }
+  if (memcmp(A, A0, ar * lda + tail) || memcmp(B, B0, br * ldb + tail)) { printf("A or B changed\n"); bad++; }
+  if (bad) { printf("%ld bad elements\n", bad); return 1; }
+  printf("ok\n");
+  return 0;
+}
+"""
+
+
+def int8_request(**changes):
+    req = dict(INT8_BASE)
+    for key, value in changes.items():
+        if value is None:
+            req.pop(key, None)
+        else:
+            req[key] = value
+    return req
+
+
 def request(**changes):
     req = dict(BASE)
     for key, value in changes.items():
@@ -86,11 +152,17 @@ class RequestTest(unittest.TestCase):
 
     def refuses(self, req, words):
         with self.assertRaises(RequestError) as ctx:
-            emit_sbgemm(req)
+            emit_dot(req)
         self.assertIn(words, str(ctx.exception))
 
     def test_refusals(self):
-        self.refuses(request(kc=9), "must be even")
+        self.refuses(request(kc=9), "must be a multiple of 2")
+        self.refuses(int8_request(kc=10), "must be a multiple of 4")
+        self.refuses(int8_request(a_type="u16"), "a_type")
+        self.refuses(request(a_type="u8"), "unknown field")
+        self.refuses(int8_request(target_features=["avx512f", "avx512bw",
+                                                   "avx512vl", "bmi2"]),
+                     "avx512vnni")
         self.refuses(request(nr=40), "multiple of 16")
         self.refuses(request(mr=14, nr=48), "vector registers")
         self.refuses(request(isa="avx2"), "avx512")
@@ -102,7 +174,7 @@ class RequestTest(unittest.TestCase):
                      "avx512bf16")
 
     def test_header(self):
-        text = emit_sbgemm(request())
+        text = emit_dot(request())
         self.assertEqual(header(text, "leading_dims"), "runtime")
         self.assertIn("avx512bf16", header(text, "features"))
         self.assertTrue(header(text, "symbol").startswith(
@@ -118,16 +190,16 @@ class RequestTest(unittest.TestCase):
 @unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
                      "llvm-mc-22 on PATH")
 @unittest.skipUnless(GCC, "no C compiler on PATH")
-@unittest.skipUnless(cpu_has("avx512_bf16") and cpu_has("avx512bw"),
-                     "host CPU lacks AVX512-BF16")
-class ExecutionTest(unittest.TestCase):
+class HarnessTest(unittest.TestCase):
+    HARNESS = HARNESS
+    MATTR = "+avx512f,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2"
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         src = os.path.join(cls.tmp.name, "harness.c")
         with open(src, "w") as f:
-            f.write(HARNESS)
+            f.write(cls.HARNESS)
         cls.harness_o = os.path.join(cls.tmp.name, "harness.o")
         subprocess.run([GCC, "-O1", "-c", src, "-o", cls.harness_o],
                        check=True, timeout=60)
@@ -137,14 +209,14 @@ class ExecutionTest(unittest.TestCase):
         cls.tmp.cleanup()
 
     def run_kernel(self, name, req):
-        text = emit_sbgemm(req)
+        text = emit_dot(req)
         symbol = header(text, "symbol")
         source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
         obj = os.path.join(self.tmp.name, name + ".o")
         exe = os.path.join(self.tmp.name, name)
         proc = subprocess.run(
             [LLVM_MC, "-triple=x86_64-unknown-linux-gnu",
-             "-mattr=+avx512f,+avx512bw,+avx512vl,+avx512bf16,+bmi2",
+             "-mattr=" + self.MATTR,
              "-filetype=obj", "-o", obj], input=source, capture_output=True,
             text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -154,10 +226,20 @@ class ExecutionTest(unittest.TestCase):
                 1 if req.get("overwrite") else 0,
                 header(text, "workspace_bytes"),
                 1 if req.get("trans_a") else 0,
-                1 if req.get("trans_b") else 0]
+                1 if req.get("trans_b") else 0,
+                1 if req.get("a_type") == "u8" else 0]
         run = subprocess.run([exe] + [str(a) for a in args],
                              capture_output=True, text=True, timeout=60)
         return run.returncode, run.stdout
+
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
+                     "llvm-mc-22 on PATH")
+@unittest.skipUnless(GCC, "no C compiler on PATH")
+@unittest.skipUnless(cpu_has("avx512_bf16") and cpu_has("avx512bw"),
+                     "host CPU lacks AVX512-BF16")
+class Bf16ExecutionTest(HarnessTest):
 
     def test_kernels_match_reference(self):
         cases = {
@@ -207,6 +289,57 @@ class ExecutionTest(unittest.TestCase):
                     fault, request(fault=fault))
                 self.assertEqual(status, 1, output)
                 self.assertIn("bad elements", output)
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
+                     "llvm-mc-22 on PATH")
+@unittest.skipUnless(GCC, "no C compiler on PATH")
+@unittest.skipUnless(cpu_has("avx512_vnni") and cpu_has("avx512bw"),
+                     "host CPU lacks AVX512-VNNI")
+class Int8ExecutionTest(HarnessTest):
+    HARNESS = INT8_HARNESS
+
+    def test_kernels_match_reference(self):
+        cases = {}
+        for a_type in ("s8", "u8"):
+            for name, req in {
+                "edges": int8_request(),
+                "k_rem_1": int8_request(k=33, kc=16),
+                "k_rem_3": int8_request(k=7, kc=8),
+                "one_element": int8_request(m=1, n=1, k=1, kc=4, mc=8,
+                                            nc=48),
+                "transposed_a_rows": int8_request(m=37, n=45, k=130, kc=64,
+                                                  mc=24),
+                "several_blocks": int8_request(m=70, n=200, k=301, mr=4,
+                                               nr=96, k_unroll=4, kc=128,
+                                               mc=32, nc=96),
+                "overwrite": int8_request(overwrite=True, k=50),
+                "wide_panels": int8_request(m=9, n=600, k=20, nc=576),
+                "trans_b": int8_request(trans_b=True, k=77, kc=40, mc=24),
+                "trans_a": int8_request(trans_a=True, k=31),
+                "trans_ab": int8_request(trans_a=True, trans_b=True, m=70,
+                                         n=100, k=61, mr=12, nr=32, kc=24,
+                                         mc=36, nc=64),
+                "immediate_lds": int8_request(runtime_ld=None, lda=32,
+                                              ldb=50, ldc=52),
+            }.items():
+                cases[f"{a_type}_{name}"] = dict(req, a_type=a_type)
+        for name, req in cases.items():
+            with self.subTest(name=name):
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
+    def test_faults_are_caught(self):
+        for fault in ("drop-k", "swap-pairs", "write-past-edge"):
+            with self.subTest(fault=fault):
+                status, output = self.run_kernel(
+                    fault, int8_request(fault=fault))
+                # write-past-edge's masks read past the operands too, which
+                # may end the process on this harness's small buffers.
+                self.assertNotEqual(status, 0, output)
+                if status == 1:
+                    self.assertIn("bad elements", output)
 
 
 if __name__ == "__main__":
