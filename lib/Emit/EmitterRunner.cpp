@@ -163,17 +163,22 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
                                     const Target *target) {
   nlohmann::json r = toJson(d);
   r["version"] = 1;
-  // The kind names the element types: "sbgemm" is bf16 x bf16 -> f32.
-  r["kind"] = d.precision == GemmPrecision::Bf16 ? "sbgemm" : "sgemm";
+  // The kind names the element types: "sbgemm" is bf16 x bf16 -> f32,
+  // "igemm" u8 or s8 (a_type) x s8 -> s32.
+  r["kind"] = d.precision == GemmPrecision::F32    ? "sgemm"
+              : d.precision == GemmPrecision::Bf16 ? "sbgemm"
+                                                   : "igemm";
+  if (isIntegerPrecision(d.precision))
+    r["a_type"] = d.precision == GemmPrecision::U8S8 ? "u8" : "s8";
   r.erase("dtype");
   // A run-time-ld kernel takes its leading dimensions at each call.
   if (d.runtimeLd)
     for (const char *field : {"lda", "ldb", "ldc"})
       r.erase(field);
   addConfigFields(r, c, fault, target);
-  // The bf16 emitter has no prefetch distances or K-step orders: the
-  // defaults go unsaid, anything else reaches it and is refused.
-  if (d.precision == GemmPrecision::Bf16) {
+  // The dot-product emitter has no prefetch distances or K-step orders:
+  // the defaults go unsaid, anything else reaches it and is refused.
+  if (d.precision != GemmPrecision::F32) {
     if (c.prefetchA == 0)
       r.erase("prefetch_a");
     if (c.prefetchB == 0)
@@ -274,6 +279,8 @@ qimeng::emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options,
       {"version", 1}, {"kind", "fma_peak"}, {"isa", isaName(isa).str()}};
   if (precision == GemmPrecision::Bf16)
     r["instruction"] = "bf16-dot";
+  else if (isIntegerPrecision(precision))
+    r["instruction"] = "vnni-dot";
   auto probe = runEmitter(r.dump(), options);
   if (!probe)
     return probe.takeError();

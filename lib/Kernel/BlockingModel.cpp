@@ -40,11 +40,12 @@ const MicroKernelShape kAvx512Shapes[] = {
     {VectorIsa::Avx512, 7, 64, 4, 0, 0, KStepOrder::BMem},
 };
 
-// bf16 x bf16 -> f32 on AVX512-BF16 (sbgemm.py): each VDPBF16PS takes a k
-// pair, so a B vector is 16 columns of two rows. The same register budget
-// (mr * nr/16 accumulators, nr/16 B vectors, one broadcast); K unrolled in
-// pairs.
-const MicroKernelShape kAvx512Bf16Shapes[] = {
+// The dot-product kernels on AVX-512 (dotgemm.py): bf16 x bf16 -> f32 on
+// VDPBF16PS, 8-bit x 8-bit -> s32 on VPDPBUSD. Each takes a group of k (2
+// or 4) per 32-bit lane, so a B vector is 16 columns of a group of rows.
+// The same register budget (mr * nr/16 accumulators, nr/16 B vectors, one
+// broadcast); K unrolled in groups.
+const MicroKernelShape kAvx512DotShapes[] = {
     {VectorIsa::Avx512, 8, 48, 4, 0, 0},  {VectorIsa::Avx512, 4, 96, 4, 0, 0},
     {VectorIsa::Avx512, 12, 32, 4, 0, 0}, {VectorIsa::Avx512, 14, 32, 4, 0, 0},
     {VectorIsa::Avx512, 6, 64, 4, 0, 0},  {VectorIsa::Avx512, 7, 48, 4, 0, 0},
@@ -58,8 +59,9 @@ int64_t roundDownAtLeast(int64_t v, int64_t m) {
 
 llvm::ArrayRef<MicroKernelShape>
 qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
-  if (precision == GemmPrecision::Bf16)
-    return isa == VectorIsa::Avx512 ? llvm::ArrayRef(kAvx512Bf16Shapes)
+  // The dot-product kernels (bf16 and 8-bit) share their blocks.
+  if (precision != GemmPrecision::F32)
+    return isa == VectorIsa::Avx512 ? llvm::ArrayRef(kAvx512DotShapes)
                                     : llvm::ArrayRef<MicroKernelShape>();
   switch (isa) {
   case VectorIsa::Avx2:
@@ -76,9 +78,11 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
 }
 
 GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
-  // bf16 blocks hold whole k pairs: kc stays even.
+  // The dot-product kernels' blocks hold whole groups of k (2 bf16, 4
+  // bytes).
+  const int64_t group = 4 / std::min<int64_t>(4, d.operandElementBytes());
   const int64_t kLimit =
-      d.precision == GemmPrecision::Bf16 ? roundUp(d.k, 2) : d.k;
+      d.precision == GemmPrecision::F32 ? d.k : roundUp(d.k, group);
   c.kc = std::max<int64_t>(1, std::min(c.kc, kLimit));
   c.mc = std::min(c.mc, roundUp(d.m, c.mr));
   c.nc = std::min(c.nc, roundUp(d.n, c.nr));
@@ -186,13 +190,13 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   return clampToProblem(c, desc);
 }
 
-static llvm::Expected<GemmConfig> bf16Config(const KernelProblem &problem,
-                                             const Target &target);
+static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
+                                            const Target &target);
 
 llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
                                                     const Target &target) {
-  if (desc.precision == GemmPrecision::Bf16)
-    return bf16Config(KernelProblem(desc), target);
+  if (desc.precision != GemmPrecision::F32)
+    return dotConfig(KernelProblem(desc), target);
   return modelConfig(desc, target, /*bInPlace=*/true, /*oneSliver=*/true);
 }
 
@@ -230,51 +234,59 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
   return c;
 }
 
-/// bf16 x bf16 -> f32 (sbgemm.py), AVX512-BF16 only: 8 rows by three
-/// vectors (24 accumulators). kc deep: a packed B sliver (kc/2 pairs of nr
-/// dwords) of an eighth of L2, at most 1024, at least 256, since each kc
-/// block pays a C tile update that costs more than streaming the sliver
-/// from L2 (measured on Zen 4, 1024^3 and 2048^3: kc 1024 1.08-1.14x kc 336,
-/// the sliver that fills L1d); mc and nc from L2 and L3 for the bf16 A
-/// block and B panel.
-static llvm::Expected<GemmConfig> bf16Config(const KernelProblem &problem,
-                                             const Target &target) {
-  if (problem.conv())
-    return llvm::createStringError("bf16 convolutions are not generated yet");
+/// The dot-product GEMMs (dotgemm.py): bf16 x bf16 -> f32 on AVX512-BF16,
+/// 8-bit x 8-bit -> s32 on AVX512-VNNI. 8 rows by three vectors (24
+/// accumulators). kc deep: a packed B sliver (kc/group groups of nr dwords)
+/// of an eighth of L2, 128 to 512 groups, since each kc block pays a C
+/// tile update that costs more than streaming the sliver from L2 (measured
+/// on Zen 4 for bf16, 1024^3 and 2048^3: kc 1024 1.08-1.14x kc 336, the
+/// sliver that fills L1d); mc and nc from L2 and L3 for the A block and B
+/// panel of these element sizes.
+static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
+                                            const Target &target) {
   const GemmDesc desc = problem.gemm();
+  const std::string type = precisionName(desc.precision).str();
+  if (problem.conv())
+    return llvm::createStringError(type + " convolutions are not generated "
+                                          "yet");
   if (auto err = desc.verify())
     return std::move(err);
-  if (target.bestIsa() != VectorIsa::Avx512 ||
-      !target.hasFeature("avx512bf16") || !target.hasFeature("avx512bw"))
+  const bool bf16 = desc.precision == GemmPrecision::Bf16;
+  const char *feature = bf16 ? "avx512bf16" : "avx512vnni";
+  if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||
+      !target.hasFeature("avx512bw"))
     return llvm::createStringError(
-        llvm::formatv("bf16 GEMM needs AVX512-BF16 (VDPBF16PS), which target "
-                      "{0} ({1}) lacks",
+        llvm::formatv("{0} GEMM needs {1}, which target {2} ({3}) lacks", type,
+                      bf16 ? "AVX512-BF16 (VDPBF16PS)"
+                           : "AVX512-VNNI (VPDPBUSD)",
                       target.triple, target.cpu)
             .str());
   if (desc.dynamicM || desc.hasEpilogue())
-    return llvm::createStringError(
-        "bf16 GEMM takes a static M and no epilogue yet");
-  const MicroKernelShape &shape = kAvx512Bf16Shapes[0];
+    return llvm::createStringError(type +
+                                   " GEMM takes a static M and no epilogue "
+                                   "yet");
+  const MicroKernelShape &shape = kAvx512DotShapes[0];
   GemmConfig c;
   c.isa = shape.isa;
   c.mr = shape.mr;
   c.nr = shape.nr;
   c.kUnroll = shape.kUnroll;
+  const int64_t eb = desc.operandElementBytes(), group = 4 / eb;
   const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
   const int64_t l3PerCore =
       std::max(target.caches.l3 / std::max(1, target.cores), l2);
-  c.kc =
-      std::clamp<int64_t>(roundDownAtLeast(l2 / 8 / (c.nr * 2), 16), 256, 1024);
-  c.mc = roundDownAtLeast(l2 / 2 / (c.kc * 2), c.mr);
-  c.nc = std::min<int64_t>(roundDownAtLeast(l3PerCore / 2 / (c.kc * 2), c.nr),
+  c.kc = std::clamp<int64_t>(roundDownAtLeast(l2 / 8 / (c.nr * eb), 16),
+                             128 * group, 512 * group);
+  c.mc = roundDownAtLeast(l2 / 2 / (c.kc * eb), c.mr);
+  c.nc = std::min<int64_t>(roundDownAtLeast(l3PerCore / 2 / (c.kc * eb), c.nr),
                            roundDownAtLeast(8192, c.nr));
   return clampToProblem(c, desc);
 }
 
 llvm::Expected<GemmConfig>
 qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
-  if (!problem.conv() && problem.gemm().precision == GemmPrecision::Bf16)
-    return bf16Config(problem, target);
+  if (!problem.conv() && problem.gemm().precision != GemmPrecision::F32)
+    return dotConfig(problem, target);
   if (isSketchIsa(target.bestIsa()))
     return sketchConfig(problem, target);
   const ConvDesc *conv = problem.conv();

@@ -60,12 +60,33 @@ std::string GemmDesc::str() const {
                        dynamicM ? "_mrt" : "", overwrite ? "_b0" : "",
                        bias != GemmBias::None ? "_bias" : "",
                        relu ? "_relu" : "",
-                       precision == GemmPrecision::Bf16 ? "sbgemm" : "sgemm")
+                       precision == GemmPrecision::F32 ? "sgemm"
+                       : precision == GemmPrecision::Bf16
+                           ? "sbgemm"
+                           : (precisionName(precision) + "gemm").str())
       .str();
 }
 
 llvm::StringRef qimeng::precisionName(GemmPrecision precision) {
-  return precision == GemmPrecision::Bf16 ? "bf16" : "f32";
+  switch (precision) {
+  case GemmPrecision::F32:
+    return "f32";
+  case GemmPrecision::Bf16:
+    return "bf16";
+  case GemmPrecision::S8S8:
+    return "s8s8";
+  case GemmPrecision::U8S8:
+    return "u8s8";
+  }
+  return "f32";
+}
+
+std::optional<GemmPrecision> qimeng::parsePrecision(llvm::StringRef name) {
+  for (GemmPrecision p : {GemmPrecision::F32, GemmPrecision::Bf16,
+                          GemmPrecision::S8S8, GemmPrecision::U8S8})
+    if (precisionName(p) == name)
+      return p;
+  return std::nullopt;
 }
 
 llvm::StringRef qimeng::convLayoutName(ConvLayout layout) {

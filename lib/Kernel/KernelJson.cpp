@@ -76,11 +76,13 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
     std::string dtype;
     if (auto err = fields.string("dtype", dtype))
       return std::move(err);
-    if (dtype == "bf16")
-      d.precision = GemmPrecision::Bf16;
-    else if (dtype != "f32")
-      return llvm::createStringError(
-          what.str() + " field 'dtype' must be f32 or bf16, got " + dtype);
+    std::optional<GemmPrecision> p = parsePrecision(dtype);
+    if (!p)
+      return llvm::createStringError(what.str() +
+                                     " field 'dtype' must be f32, bf16, s8s8 "
+                                     "or u8s8, got " +
+                                     dtype);
+    d.precision = *p;
   }
   return d;
 }

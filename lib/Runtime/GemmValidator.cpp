@@ -139,6 +139,52 @@ llvm::Expected<GuardedBuffer> bf16Operand(const GuardedBuffer &floats,
   return buf;
 }
 
+/// An 8-bit copy of the operand in `floats` (whose elements are already
+/// integers in the type's range): the same rows and leading dimension in
+/// bytes, the sentinel in its guards and gaps. What an 8-bit kernel reads.
+llvm::Expected<GuardedBuffer> int8Operand(const GuardedBuffer &floats,
+                                          StoredLayout l, int64_t guard) {
+  const int64_t span = l.rows > 0 ? (l.rows - 1) * l.ld + l.cols : 0;
+  auto buf = GuardedBuffer::allocate((span + 3) / 4, guard);
+  if (!buf)
+    return buf.takeError();
+  buf->fillSentinel();
+  auto *bytes = reinterpret_cast<uint8_t *>(buf->data());
+  for (int64_t r = 0; r < l.rows; ++r)
+    for (int64_t c = 0; c < l.cols; ++c)
+      bytes[r * l.ld + c] =
+          uint8_t(int32_t(floats.data()[r * l.ld + c]) & 0xff);
+  return buf;
+}
+
+/// The generated values of an 8-bit operand, in place: small integers as
+/// they are (their magnitude for u8), uniform ones across the whole type,
+/// mixed ones at its extremes (and next to zero) to catch sign and offset
+/// errors.
+void toInt8Values(GuardedBuffer &buf, StoredLayout l, Distribution dist,
+                  bool isUnsigned) {
+  for (int64_t r = 0; r < l.rows; ++r)
+    for (int64_t c = 0; c < l.cols; ++c) {
+      float &x = buf.data()[r * l.ld + c];
+      double v = 0;
+      switch (dist) {
+      case Distribution::SmallIntegers:
+        v = isUnsigned ? std::fabs(x) : x;
+        break;
+      case Distribution::Uniform:
+        v = isUnsigned ? std::floor((double(x) + 1) * 128)
+                       : std::floor(double(x) * 128);
+        break;
+      case Distribution::Mixed:
+        v = std::fabs(x) >= 1 ? (x > 0 || isUnsigned ? 255 : -128)
+                              : (x > 0 || isUnsigned ? 1 : -1);
+        break;
+      }
+      x = float(
+          std::clamp(v, isUnsigned ? 0.0 : -128.0, isUnsigned ? 255.0 : 127.0));
+    }
+}
+
 /// Rounds the operand's elements to bf16 in place.
 void roundOperandToBf16(GuardedBuffer &buf, StoredLayout l) {
   for (int64_t r = 0; r < l.rows; ++r)
@@ -158,6 +204,17 @@ std::string describeBf16Offset(llvm::StringRef name, const GuardedBuffer &buf,
         .str();
   return llvm::formatv("{0} changed at ({1},{2}) or the element after it", name,
                        r, c)
+      .str();
+}
+
+/// describeOffset for an 8-bit operand: `off` counts floats, four elements.
+std::string describeInt8Offset(llvm::StringRef name, const GuardedBuffer &buf,
+                               StoredLayout l, int64_t off) {
+  if (auto guard = guardDamage(name, buf, off))
+    return *guard;
+  const int64_t r = 4 * off / l.ld, c = 4 * off % l.ld;
+  return llvm::formatv("{0} changed at or after ({1},{2}) (within 4 bytes)",
+                       name, r, c)
       .str();
 }
 
@@ -271,7 +328,7 @@ runOne(const GemmDesc &d,
   // bf16 operands: A and B hold bf16 values, the kernel reads their bf16
   // copies, the reference and OpenBLAS the same values in f32.
   const bool bf16 = d.precision == GemmPrecision::Bf16;
-  std::optional<GuardedBuffer> aBf16, bBf16;
+  std::optional<GuardedBuffer> aNarrow, bNarrow;
   if (bf16) {
     roundOperandToBf16(*aBuf, aLayout);
     roundOperandToBf16(*bBuf, bLayout);
@@ -281,11 +338,36 @@ runOne(const GemmDesc &d,
     auto b = bf16Operand(*bBuf, bLayout, options.guardElements);
     if (!b)
       return b.takeError();
-    aBf16 = std::move(*a);
-    bBf16 = std::move(*b);
+    aNarrow = std::move(*a);
+    bNarrow = std::move(*b);
   }
-  const GuardedBuffer &aRead = bf16 ? *aBf16 : *aBuf;
-  const GuardedBuffer &bRead = bf16 ? *bBf16 : *bBuf;
+  // 8-bit operands likewise, and an s32 C: small integers, its bits in
+  // C's buffer, their values in cInts for the reference.
+  const bool integer = isIntegerPrecision(d.precision);
+  std::vector<float> cInts;
+  if (integer) {
+    toInt8Values(*aBuf, aLayout, dist, d.precision == GemmPrecision::U8S8);
+    toInt8Values(*bBuf, bLayout, dist, false);
+    auto a = int8Operand(*aBuf, aLayout, options.guardElements);
+    if (!a)
+      return a.takeError();
+    auto b = int8Operand(*bBuf, bLayout, options.guardElements);
+    if (!b)
+      return b.takeError();
+    aNarrow = std::move(*a);
+    bNarrow = std::move(*b);
+    cInts.assign(size_t(d.cSpan()), 0.0f);
+    for (int64_t i = 0; i < d.m; ++i)
+      for (int64_t j = 0; j < d.n; ++j) {
+        float &x = cBuf->data()[i * d.ldc + j];
+        const int32_t v = int32_t(std::lround(double(x) * 1000));
+        cInts[size_t(i * d.ldc + j)] = float(v);
+        std::memcpy(&x, &v, sizeof(v));
+      }
+  }
+  const bool narrow = bf16 || integer;
+  const GuardedBuffer &aRead = narrow ? *aNarrow : *aBuf;
+  const GuardedBuffer &bRead = narrow ? *bNarrow : *bBuf;
   // An overwriting kernel must not read C: its elements are NaN, which
   // any read would carry into the result, and the reference starts from 0.
   std::vector<float> zeros;
@@ -313,7 +395,9 @@ runOne(const GemmDesc &d,
   const int64_t guard = options.guardElements;
   const float *a0 = aPristine.data() + guard;
   const float *b0 = bPristine.data() + guard;
-  const float *c0 = d.overwrite ? zeros.data() : cPristine.data() + guard;
+  const float *c0 = d.overwrite ? zeros.data()
+                    : integer   ? cInts.data()
+                                : cPristine.data() + guard;
   const float *bias0 = biasPristine.data() + guard;
 
   if (d.hasEpilogue())
@@ -330,8 +414,9 @@ runOne(const GemmDesc &d,
     if (std::optional<int64_t> off = firstChanged(*buf, *pristine))
       return std::optional<std::string>(
           (name + ": " +
-           (bf16 ? describeBf16Offset(what, *buf, layout, *off)
-                 : describeOffset(what, *buf, layout, *off)))
+           (bf16      ? describeBf16Offset(what, *buf, layout, *off)
+            : integer ? describeInt8Offset(what, *buf, layout, *off)
+                      : describeOffset(what, *buf, layout, *off)))
               .str());
   if (d.hasEpilogue())
     if (auto failure =
@@ -366,6 +451,22 @@ runOne(const GemmDesc &d,
       dist == Distribution::SmallIntegers && smallIntegersAreExact(d.k);
   std::optional<std::string> failure;
   const float *c = cBuf->data();
+  // s32: exact, the sum modulo 2^32 as arith.addi.
+  if (integer) {
+    for (int64_t i = 0; i < d.m && !failure; ++i)
+      for (int64_t j = 0; j < d.n && !failure; ++j) {
+        int32_t got;
+        std::memcpy(&got, c + i * d.ldc + j, sizeof(got));
+        const int64_t want64 = int64_t(ref[size_t(i * d.n + j)]);
+        const int32_t want = int32_t(uint32_t(uint64_t(want64)));
+        if (got != want)
+          failure = llvm::formatv("{0}: C({1},{2}) = {3}, expected {4} "
+                                  "(exact)",
+                                  name, i, j, got, want)
+                        .str();
+      }
+    return failure;
+  }
   for (int64_t i = 0; i < d.m; ++i) {
     for (int64_t j = 0; j < d.n; ++j) {
       const float got = c[i * d.ldc + j];

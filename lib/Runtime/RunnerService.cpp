@@ -278,13 +278,24 @@ allocateTimingOperands(const RequestProblem &p) {
     for (int64_t i = 0; i < buf->size(); ++i)
       buf->data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
   // bf16 operands: the same values as bf16 in the first half (the buffers
-  // hold twice what they need), never NaN patterns from float bits.
+  // hold twice what they need), never NaN patterns from float bits; 8-bit
+  // ones as bytes over their range, C as small s32.
   if (!conv && p.gemm.precision == GemmPrecision::Bf16)
     for (GuardedBuffer *buf : {&out.a, &out.b}) {
       auto *bits = reinterpret_cast<uint16_t *>(buf->data());
       for (int64_t i = 0; i < buf->size(); ++i)
         bits[i] = validation::bf16BitsOf(float((i * 7) % 13) / 13.0f - 0.5f);
     }
+  if (!conv && isIntegerPrecision(p.gemm.precision)) {
+    for (GuardedBuffer *buf : {&out.a, &out.b}) {
+      auto *bytes = reinterpret_cast<uint8_t *>(buf->data());
+      for (int64_t i = 0; i < buf->size(); ++i)
+        bytes[i] = uint8_t((i * 37) % 251);
+    }
+    auto *c = reinterpret_cast<int32_t *>(out.c.data());
+    for (int64_t i = 0; i < out.c.size(); ++i)
+      c[i] = int32_t(i % 7) - 3;
+  }
   return out;
 }
 

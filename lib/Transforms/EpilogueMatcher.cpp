@@ -87,8 +87,9 @@ OutputInit qimeng::outputInitOf(Value c, Operation *use,
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(last)) {
     OutputInit init;
     if (fill.hasPureBufferSemantics() && fill.getOutputs()[0] == c &&
-        matchPattern(fill.getInputs()[0], m_PosZeroFloat()))
-      init.op = fill;
+        (matchPattern(fill.getInputs()[0], m_PosZeroFloat()) ||
+         matchPattern(fill.getInputs()[0], m_Zero())))
+      init.op = fill; // +0.0, or integer 0 for an s32 C
     return init;
   }
   if (!biasDim || !last)

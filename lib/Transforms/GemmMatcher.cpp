@@ -141,16 +141,56 @@ FailureOr<GemmPrecision> precisionOf(linalg::LinalgOp op, Type types[3],
       }
     return GemmPrecision::Bf16;
   }
+  // 8-bit inputs into i32: each input extended to i32 before arith.muli,
+  // A by extsi (s8) or extui (u8), B by extsi (VPDPBUSD takes unsigned A
+  // bytes and signed B bytes).
+  if (types[0].isInteger(8) && types[1].isInteger(8) &&
+      types[2].isInteger(32)) {
+    Block *body = op.getBlock();
+    std::optional<bool> isSigned[2];
+    for (int i = 0; i < 2; ++i) {
+      for (Operation *user : body->getArgument(i).getUsers()) {
+        if (isa<arith::ExtSIOp>(user))
+          isSigned[i] = true;
+        else if (isa<arith::ExtUIOp>(user))
+          isSigned[i] = false;
+      }
+      if (!isSigned[i]) {
+        reason = llvm::formatv("{0} is not extended to i32 before the "
+                               "multiply (the kernel multiplies into i32)",
+                               names[i])
+                     .str();
+        return failure();
+      }
+    }
+    for (Operation &inner : body->without_terminator())
+      if (isa<arith::MulIOp>(inner) &&
+          !inner.getResult(0).getType().isInteger(32)) {
+        reason = "the products are " + typeName(inner.getResult(0).getType()) +
+                 ", not i32 (the kernel multiplies into i32)";
+        return failure();
+      }
+    if (!*isSigned[1]) {
+      reason = "operand B is unsigned (zero-extended): VPDPBUSD takes "
+               "unsigned A and signed B bytes";
+      return failure();
+    }
+    return *isSigned[0] ? GemmPrecision::S8S8 : GemmPrecision::U8S8;
+  }
   reason.clear();
   for (int i = 0; i < 3 && reason.empty(); ++i)
-    if (!types[i].isF32() && !(i < 2 && types[i].isBF16()))
+    if (!types[i].isF32() && !(i < 2 && types[i].isBF16()) &&
+        !(i < 2 && types[i].isInteger(8)) &&
+        !(i == 2 && types[i].isInteger(32)))
       reason = llvm::formatv("element type '{0}' of {1} is not supported; "
-                             "need f32, or bf16 inputs with an f32 output",
+                             "need f32, bf16 inputs with an f32 output, or "
+                             "i8 inputs with an i32 output",
                              typeName(types[i]), names[i])
                    .str();
   if (reason.empty())
     reason = llvm::formatv("element types {0} x {1} -> {2} are not supported; "
-                           "need f32 x f32 -> f32 or bf16 x bf16 -> f32",
+                           "need f32 x f32 -> f32, bf16 x bf16 -> f32 or "
+                           "i8 x i8 -> i32",
                            typeName(types[0]), typeName(types[1]),
                            typeName(types[2]))
                  .str();

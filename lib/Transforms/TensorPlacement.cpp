@@ -86,7 +86,8 @@ Value outputBuffer(OpBuilder &b, Location loc, Value init, Created &created,
   if (movable) {
     if (auto fill = dyn_cast<linalg::FillOp>(producer);
         fill && fill.hasPureTensorSemantics() &&
-        matchPattern(fill.getInputs()[0], m_PosZeroFloat())) {
+        (matchPattern(fill.getInputs()[0], m_PosZeroFloat()) ||
+         matchPattern(fill.getInputs()[0], m_Zero()))) {
       initOp = created.add(
           linalg::FillOp::create(b, loc, fill.getInputs()[0], alloc));
       movedProducers.push_back(fill);

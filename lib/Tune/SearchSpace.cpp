@@ -185,9 +185,9 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
 
   decisions.push_back(factorDecision("mc", ref.mc, ref.kc, ref.mr, desc.m));
   decisions.push_back(factorDecision("nc", ref.nc, ref.kc, ref.nr, desc.n));
-  // The bf16 kernels (sbgemm.py) have one K-step order, one loop order,
-  // packed A and B and one thread: their space ends here.
-  if (desc.precision == GemmPrecision::Bf16)
+  // The dot-product kernels (dotgemm.py) have one K-step order, one loop
+  // order, packed A and B and one thread: their space ends here.
+  if (desc.precision != GemmPrecision::F32)
     return SearchSpace(desc, base, std::move(decisions));
   decisions.push_back(numericDecision("pfa", {0, 256, 512}, base.prefetchA));
   decisions.push_back(numericDecision("pfb", {0, 256}, base.prefetchB));

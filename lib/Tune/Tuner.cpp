@@ -49,11 +49,12 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
   options.seed = request.seed;
   int budget = request.budget.trials;
   std::string shape = request.problem.shape();
-  // The progress lines name the element types too ("sbgemm" for bf16).
+  // The progress lines name the element types too ("sbgemm" for bf16,
+  // "u8s8gemm", ...): the key's prefix.
   std::string op = request.problem.opName().str();
   if (!request.problem.conv() &&
-      request.problem.gemm().precision == GemmPrecision::Bf16)
-    op = "sbgemm";
+      request.problem.gemm().precision != GemmPrecision::F32)
+    op = llvm::StringRef(request.problem.gemm().str()).split('_').first.str();
   if (request.progress) {
     options.onTrial = [&](const Trial &t, const SearchHistory &h) {
       const Trial *best = h.best();

@@ -8,7 +8,9 @@ more for AVX-512 with two FMA units).
 
 With ``"instruction": "bf16-dot"`` (avx512 with AVX512-BF16) the chains are
 VDPBF16PS, two bf16 products per f32 lane: a round is accumulators * lanes
-* 4 flops, the peak of the bf16 kernels (``qm_bf16dot_peak_...``).
+* 4 flops, the peak of the bf16 kernels (``qm_bf16dot_peak_...``); with
+``"vnni-dot"`` (AVX512-VNNI) VPDPBUSD, four byte products per s32 lane, 8
+ops (``qm_vnnidot_peak_...``).
 """
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
@@ -22,6 +24,7 @@ from .x86 import Asm, back
 INSTRUCTIONS = {
     "fma": ("vfmadd231ps", 2, "fma", ()),
     "bf16-dot": ("vdpbf16ps", 4, "bf16dot", ("avx512bw", "avx512bf16")),
+    "vnni-dot": ("vpdpbusd", 8, "vnnidot", ("avx512bw", "avx512vnni")),
 }
 
 

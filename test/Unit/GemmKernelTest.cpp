@@ -586,7 +586,7 @@ TEST(GemmKernelTest, FaultsAreCaughtOnAvx512) {
       << report.failure;
 }
 
-/// bf16 x bf16 -> f32 (sbgemm.py): edges of every kind (odd K, a kc that
+/// bf16 x bf16 -> f32 (dotgemm.py): edges of every kind (odd K, a kc that
 /// leaves a short last block, rows and columns past the block), padded
 /// run-time leading dimensions, overwrite; the three distributions, the
 /// small integers bit for bit.
@@ -649,6 +649,67 @@ TEST(GemmKernelTest, Bf16FaultsAreCaught) {
     EXPECT_FALSE(report.passed) << fault;
     ::testing::Test::RecordProperty(std::string(fault) + "_failure",
                                     report.failure);
+  }
+  ValidationReport report;
+  ASSERT_TRUE(buildAndValidate(d, c, {}, report));
+  EXPECT_TRUE(report.passed) << report.failure;
+}
+
+/// u8 x s8 and s8 x s8 -> s32 (dotgemm.py, VPDPBUSD): edges (a K that is
+/// not whole groups of 4), padded run-time leading dimensions, overwrite,
+/// transposes; exact over the types' ranges and extremes.
+TEST(GemmKernelTest, Int8KernelsValidate) {
+  if (!host().hasFeature("avx512vnni") || !host().hasFeature("avx512bw"))
+    GTEST_SKIP() << "host has no AVX512-VNNI";
+  GemmConfig small;
+  small.isa = VectorIsa::Avx512;
+  small.mr = 8;
+  small.nr = 32;
+  small.kUnroll = 2;
+  small.kc = 12;
+  small.mc = 16;
+  small.nc = 64;
+  struct Case {
+    int64_t m, n, k;
+    bool overwrite, transA = false, transB = false;
+  };
+  for (GemmPrecision p : {GemmPrecision::U8S8, GemmPrecision::S8S8})
+    for (Case c :
+         {Case{1, 1, 1, false}, Case{37, 45, 29, false},
+          Case{17, 100, 66, true}, Case{24, 300, 43, false},
+          Case{37, 45, 77, false, false, true}, Case{30, 50, 41, true, true}}) {
+      GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, c.transA, c.transB);
+      d.precision = p;
+      d.overwrite = c.overwrite;
+      d.runtimeLd = true;
+      d = d.withPaddedLeadingDims();
+      auto model = chooseKernelConfig(KernelProblem(d), host());
+      ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+      for (const GemmConfig &config : {clampToProblem(small, d), *model})
+        EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+    }
+}
+
+/// Broken 8-bit kernels fail validation: a k group dropped, B's rows
+/// interleaved the wrong way round, stores past N.
+TEST(GemmKernelTest, Int8FaultsAreCaught) {
+  if (!host().hasFeature("avx512vnni") || !host().hasFeature("avx512bw"))
+    GTEST_SKIP() << "host has no AVX512-VNNI";
+  GemmDesc d = GemmDesc::packed(16, 40, 9);
+  d.precision = GemmPrecision::S8S8;
+  d.ldc = 43;
+  GemmConfig c;
+  c.isa = VectorIsa::Avx512;
+  c.mr = 8;
+  c.nr = 32;
+  c.kUnroll = 2;
+  c.kc = 12;
+  c.mc = 16;
+  c.nc = 64;
+  for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
+    ValidationReport report;
+    ASSERT_TRUE(buildAndValidate(d, c, {}, report, fault));
+    EXPECT_FALSE(report.passed) << fault;
   }
   ValidationReport report;
   ASSERT_TRUE(buildAndValidate(d, c, {}, report));

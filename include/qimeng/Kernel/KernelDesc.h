@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace qimeng {
@@ -45,10 +46,18 @@ enum class GemmPrecision {
   F32,  ///< f32 x f32 -> f32
   Bf16, ///< bf16 x bf16 -> f32: every product exact in f32, the sums in f32
         ///< (OpenBLAS's sbgemm, linalg.matmul on bf16 operands into f32)
+  S8S8, ///< s8 x s8 -> s32, sums modulo 2^32 (arith.addi)
+  U8S8, ///< u8 x s8 -> s32 (A zero-extended, B sign-extended)
 };
 
-/// "f32", "bf16".
+/// "f32", "bf16", "s8s8", "u8s8".
 llvm::StringRef precisionName(GemmPrecision precision);
+/// The precision `name` (precisionName's), or none.
+std::optional<GemmPrecision> parsePrecision(llvm::StringRef name);
+/// Whether A, B and C are integers (C s32).
+inline bool isIntegerPrecision(GemmPrecision p) {
+  return p == GemmPrecision::S8S8 || p == GemmPrecision::U8S8;
+}
 
 struct GemmDesc {
   int64_t m = 0, n = 0, k = 0;
@@ -81,9 +90,18 @@ struct GemmDesc {
 
   double flops() const { return 2.0 * m * n * k; }
 
-  /// Bytes of one element of A and B as stored (C is f32).
+  /// Bytes of one element of A and B as stored (C's are 4: f32 or s32).
   int64_t operandElementBytes() const {
-    return precision == GemmPrecision::Bf16 ? 2 : 4;
+    switch (precision) {
+    case GemmPrecision::Bf16:
+      return 2;
+    case GemmPrecision::S8S8:
+    case GemmPrecision::U8S8:
+      return 1;
+    case GemmPrecision::F32:
+      break;
+    }
+    return 4;
   }
 
   /// Whether NR-wide slivers of B can be read where B lies (B in place, or
@@ -101,7 +119,8 @@ struct GemmDesc {
   /// Stable, readable key: "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn", with "_b0"
   /// appended for overwrite; "sgemm_m7_n5_k3_ldrt_nn" for run-time leading
   /// dimensions; "_mrt" after the transposes for a run-time M; "_bias",
-  /// "_relu" at the end for an epilogue; "sbgemm_..." for bf16 operands.
+  /// "_relu" at the end for an epilogue; "sbgemm_..." for bf16 operands,
+  /// "s8s8gemm_..." and "u8s8gemm_..." for 8-bit ones.
   std::string str() const;
 
   bool operator==(const GemmDesc &o) const {
