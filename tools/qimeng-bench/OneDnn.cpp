@@ -148,12 +148,28 @@ public:
     dnnl_dims_t dstStrides = {d.ldc, 1};
     // bf16 x bf16 -> f32 as ours: bf16 source and weights, f32 destination
     // (oneDNN accumulates in f32).
-    const dnnl_data_type_t in =
-        d.precision == GemmPrecision::Bf16 ? dnnl_bf16 : dnnl_f32;
+    // 8-bit: s8 or u8 source, s8 weights, s32 destination.
+    dnnl_data_type_t srcType = dnnl_f32, weiType = dnnl_f32, dstType = dnnl_f32;
+    switch (d.precision) {
+    case GemmPrecision::Bf16:
+      srcType = weiType = dnnl_bf16;
+      break;
+    case GemmPrecision::S8S8:
+      srcType = weiType = dnnl_s8;
+      dstType = dnnl_s32;
+      break;
+    case GemmPrecision::U8S8:
+      srcType = dnnl_u8;
+      weiType = dnnl_s8;
+      dstType = dnnl_s32;
+      break;
+    case GemmPrecision::F32:
+      break;
+    }
     for (auto [md, dims, strides, type, what] :
-         {std::tuple{&srcMd, srcDims, srcStrides, in, "src memory desc"},
-          {&weiMd, weiDims, weiStrides, in, "weights memory desc"},
-          {&dstMd, dstDims, dstStrides, dnnl_f32, "dst memory desc"}})
+         {std::tuple{&srcMd, srcDims, srcStrides, srcType, "src memory desc"},
+          {&weiMd, weiDims, weiStrides, weiType, "weights memory desc"},
+          {&dstMd, dstDims, dstStrides, dstType, "dst memory desc"}})
       if (auto e = check(
               api.dnnl_memory_desc_init_by_strides(md, 2, dims, type, strides),
               what))
@@ -406,9 +422,10 @@ std::string OneDnnGemm::version() const { return lib->version(); }
 
 std::string OneDnnGemm::describe() const {
   return lib->describe() +
-         ", matmul primitive (fp32, or bf16 source and weights into an f32 "
-         "destination for --dtype bf16) made once per shape outside the "
-         "timing, operands as they lie (strides), sum post-op (dst += src * "
+         ", matmul primitive (fp32; bf16 source and weights into an f32 "
+         "destination for --dtype bf16; s8 or u8 source and s8 weights into "
+         "s32 for s8 and u8s8) made once per shape outside the timing, "
+         "operands as they lie (strides), sum post-op (dst += src * "
          "weights)";
 }
 

@@ -173,10 +173,14 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
   // the shapes it has no kernel for to it.
   openblas_set_num_threads(threads);
   const bool bf16 = !conv && g.precision == GemmPrecision::Bf16;
-  if (bf16 && (peer == "blis" || peer == "libxsmm"))
+  const bool int8 = !conv && isIntegerPrecision(g.precision);
+  if ((bf16 || int8) && (peer == "blis" || peer == "libxsmm"))
     return llvm::createStringError(
-        "no bf16 GEMM compared (BLIS 0.9 has none; libxsmm's bf16 kernels "
+        "no " + precisionName(g.precision).str() +
+        " GEMM compared (BLIS 0.9 has none; libxsmm's low-precision kernels "
         "are not wired into this benchmark)");
+  if (int8 && peer == "openblas")
+    return llvm::createStringError("OpenBLAS has no 8-bit integer GEMM");
   if (bf16 && peer == "openblas") {
     // cblas_sbgemm exists only in builds with BUILD_BFLOAT16 (Debian's
     // 0.3.21 has none): looked up, not linked.
@@ -314,16 +318,21 @@ double now() {
 
 } // namespace
 
-void qimeng::fillTimingOperands(GuardedBuffer &a, GuardedBuffer &b, bool bf16) {
+void qimeng::fillTimingOperands(GuardedBuffer &a, GuardedBuffer &b,
+                                GemmPrecision precision) {
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> dist(-1, 1);
   for (GuardedBuffer *buf : {&a, &b}) {
     auto *bits = reinterpret_cast<uint16_t *>(buf->data());
+    auto *bytes = reinterpret_cast<int8_t *>(buf->data());
     for (int64_t j = 0; j < buf->size(); ++j) {
-      if (bf16)
-        bits[j] = validation::bf16BitsOf(dist(rng));
+      const float x = dist(rng);
+      if (precision == GemmPrecision::Bf16)
+        bits[j] = validation::bf16BitsOf(x);
+      else if (isIntegerPrecision(precision))
+        bytes[j] = int8_t(std::lround(x * 127));
       else
-        buf->data()[j] = dist(rng);
+        buf->data()[j] = x;
     }
   }
 }
@@ -404,7 +413,7 @@ int qimeng::servePeerWorker() {
     operands.push_back(std::move(*b));
   }
   fillTimingOperands(operands[0], operands[1],
-                     !conv && g.precision == GemmPrecision::Bf16);
+                     conv ? GemmPrecision::F32 : g.precision);
   std::fill_n(operands[2].data(), operands[2].size(), 0.0f);
   if (lp.beforeTiming)
     if (llvm::Error e = lp.beforeTiming(operands[1].data())) {

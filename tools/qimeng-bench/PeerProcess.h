@@ -99,9 +99,11 @@ int servePeerWorker();
 
 /// The timing operands of a GEMM or convolution, the same values in the
 /// benchmark and every peer process (seed 42, uniform in [-1, 1)): the
-/// first operand's elements, then the second's; with `bf16` as bf16 values
-/// in the first half of each buffer (one element per bf16 of its size).
-void fillTimingOperands(GuardedBuffer &a, GuardedBuffer &b, bool bf16);
+/// first operand's elements, then the second's; for bf16 as bf16 values
+/// in the first half of each buffer, for 8-bit types as bytes (times 127)
+/// in its first quarter (one element per float of its size).
+void fillTimingOperands(GuardedBuffer &a, GuardedBuffer &b,
+                        GemmPrecision precision);
 
 } // namespace qimeng
 

@@ -57,10 +57,12 @@ static cl::opt<std::string>
            cl::init("sgemm"), cl::cat(benchCategory));
 static cl::opt<std::string> dtypeOpt(
     "dtype",
-    cl::desc("GEMM operand type: f32, or bf16 (bf16 A and B, f32 C and "
+    cl::desc("GEMM operand types: f32; bf16 (bf16 A and B, f32 C and "
              "accumulation: ours' AVX512-BF16 kernels against oneDNN's bf16 "
-             "matmul and OpenBLAS's sbgemm where the build has it; one "
-             "thread)"),
+             "matmul and OpenBLAS's sbgemm where the build has it); s8 (s8 A "
+             "and B, s32 C) or u8s8 (u8 A): ours' AVX512-VNNI kernels "
+             "against oneDNN's int8 matmul. The low-precision types run one "
+             "thread"),
     cl::init("f32"), cl::cat(benchCategory));
 static cl::opt<std::string>
     suiteOpt("suite",
@@ -292,15 +294,16 @@ int main(int argc, char **argv) {
   if (opKind != "sgemm" && opKind != "conv2d")
     exitOnErr(llvm::createStringError("unsupported --op '" + opKind +
                                       "'; expected gemm or conv2d"));
-  if (dtypeOpt != "f32" && dtypeOpt != "bf16")
+  std::optional<GemmPrecision> parsedPrecision = parsePrecision(
+      dtypeOpt == "s8" ? std::string("s8s8") : std::string(dtypeOpt));
+  if (!parsedPrecision)
     exitOnErr(llvm::createStringError("unsupported --dtype '" + dtypeOpt +
-                                      "'; expected f32 or bf16"));
-  const GemmPrecision precision =
-      dtypeOpt == "bf16" ? GemmPrecision::Bf16 : GemmPrecision::F32;
+                                      "'; expected f32, bf16, s8 or u8s8"));
+  const GemmPrecision precision = *parsedPrecision;
   if (precision != GemmPrecision::F32 && (opKind != "sgemm" || threadsOpt != 1))
     exitOnErr(llvm::createStringError(
-        "--dtype bf16 benchmarks GEMMs on one thread (--op gemm --threads "
-        "1)"));
+        "--dtype " + dtypeOpt +
+        " benchmarks GEMMs on one thread (--op gemm --threads 1)"));
   if (runsOpt < 7)
     exitOnErr(llvm::createStringError("--runs must be at least 7"));
   if (threadsOpt < 1)
@@ -428,13 +431,19 @@ int main(int argc, char **argv) {
             : std::string(),
         precision == GemmPrecision::Bf16
             ? "sbgemm (bf16 A and B, f32 C, products exact, sums in f32)"
+        : precision == GemmPrecision::S8S8
+            ? "s8s8gemm (s8 A and B, s32 C, exact)"
+        : precision == GemmPrecision::U8S8
+            ? "u8s8gemm (u8 A, s8 B, s32 C, exact)"
             : "sgemm");
     llvm::outs() << llvm::formatv(
         "host: {0} ({1}); {7} peak measured: {2:F1} GFLOPS per core ({3}, "
         "{6}), {4:F1} for {5} thread(s)\n",
         host.cpu, host.triple, corePeak, isaName(isa), peak,
         unsigned(threadsOpt), gauge->describe(),
-        precision == GemmPrecision::Bf16 ? "VDPBF16PS" : "FMA");
+        precision == GemmPrecision::Bf16 ? "VDPBF16PS"
+        : isIntegerPrecision(precision)  ? "VPDPBUSD (ops: multiplies and adds)"
+                                         : "FMA");
     llvm::outs() << llvm::formatv(
         "memory read bandwidth measured: {0:F1} GB/s with {1} thread(s) "
         "(JSON rows give each shape's GB/s at its least traffic)\n",
@@ -510,7 +519,7 @@ int main(int argc, char **argv) {
       auto ws =
           exitOnErr(GuardedBuffer::allocate(int64_t(wsBytes / 4 + 16), 0));
       // The operands every peer process makes too (seed 42).
-      fillTimingOperands(a, b, desc.precision == GemmPrecision::Bf16);
+      fillTimingOperands(a, b, desc.precision);
       std::fill_n(c.data(), desc.cSpan(), 0.0f);
       std::vector<TimedCandidate> cands = {
           {"ours", [&] {
@@ -555,7 +564,7 @@ int main(int argc, char **argv) {
     double ratioBestOther = bestOther > 0 ? oursGflops / bestOther : 0;
     if (jsonOpt) {
       nlohmann::json row = {
-          {"op", precision == GemmPrecision::Bf16 ? "sbgemm" : "sgemm"},
+          {"op", llvm::StringRef(desc.str()).split('_').first.str()},
           {"dtype", precisionName(precision).str()},
           {"m", sh.m},
           {"n", sh.n},
