@@ -49,7 +49,7 @@ from .errors import RequestError
 from .fields import (bool_field, check_known, check_target_features,
                      int_field)
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
-from .x86 import SYSV, Asm, back, check_disp, fwd
+from .x86 import SYSV, Asm, back, check_disp, emit_fault_entry, fwd
 
 # Workspace (bytes from its pointer): the header of docs/KernelContract.md,
 # then the VPERMT2W index that interleaves two rows of B, per-block counts,
@@ -811,14 +811,7 @@ def _emit_body(p):
     ic_loop = asm.label("ic: next mc block of rows")
     jr_loop = asm.label("jr: next sliver of B")
     ir_loop = asm.label("ir: next sliver of A")
-    if p.fault == "segfault":
-        asm.comment("fault segfault: store through a null pointer")
-        asm.ins("xorl %eax, %eax")
-        asm.ins("movl %eax, (%rax)")
-    elif p.fault == "hang":
-        spin = asm.label("fault hang: spin forever")
-        asm.place(spin)
-        asm.ins(f"jmp {back(spin)}")
+    emit_fault_entry(asm, p.fault)
     asm.ins("movq %rdi, 0(%rcx)")
     asm.ins("movq %rsi, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")

@@ -27,7 +27,7 @@ from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 from .fields import (bool_field, check_known, check_target_features,
                      int_field, isa_field)
-from .x86 import SYSV, Asm, back, check_disp, fwd, xmm
+from .x86 import SYSV, Asm, back, check_disp, emit_fault_entry, fwd, xmm
 
 # Workspace layout (bytes from the workspace pointer): the header
 # (docs/KernelContract.md), then the edge tile and the packed blocks.
@@ -1245,14 +1245,7 @@ def _emit_body(p):
     jc_loop = asm.label("jc: next nc block of columns")
     pc_loop = asm.label("pc: next kc block of the reduction")
     ic_loop = asm.label("ic: next mc block of rows")
-    if p.fault == "segfault":
-        asm.comment("fault segfault: store through a null pointer")
-        asm.ins("xorl %eax, %eax")
-        asm.ins("movl %eax, (%rax)")
-    elif p.fault == "hang":
-        spin = asm.label("fault hang: spin forever")
-        asm.place(spin)
-        asm.ins(f"jmp {back(spin)}")
+    emit_fault_entry(asm, p.fault)
     # A convolution (conv2d.py) gathers one operand from its input through
     # offset tables; `conv` is None for a plain GEMM.
     conv = p.conv

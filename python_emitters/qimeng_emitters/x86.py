@@ -102,6 +102,19 @@ def back(label):
     return f"{label[0]}b"
 
 
+def emit_fault_entry(asm, fault):
+    """The body's first lines for the test-only faults that stop it from
+    running at all: a store through a null pointer, or a spin forever."""
+    if fault == "segfault":
+        asm.comment("fault segfault: store through a null pointer")
+        asm.ins("xorl %eax, %eax")
+        asm.ins("movl %eax, (%rax)")
+    elif fault == "hang":
+        spin = asm.label("fault hang: spin forever")
+        asm.place(spin)
+        asm.ins(f"jmp {back(spin)}")
+
+
 def check_disp(value, what):
     """x86 displacements are signed 32-bit."""
     if not -(1 << 31) <= value < (1 << 31):

@@ -586,134 +586,105 @@ TEST(GemmKernelTest, FaultsAreCaughtOnAvx512) {
       << report.failure;
 }
 
-/// bf16 x bf16 -> f32 (dotgemm.py): edges of every kind (odd K, a kc that
-/// leaves a short last block, rows and columns past the block), padded
-/// run-time leading dimensions, overwrite; the three distributions, the
-/// small integers bit for bit.
-TEST(GemmKernelTest, Bf16KernelsValidate) {
-  if (!host().hasFeature("avx512bf16") || !host().hasFeature("avx512bw"))
-    GTEST_SKIP() << "host has no AVX512-BF16";
-  GemmConfig small;
-  small.isa = VectorIsa::Avx512;
-  small.mr = 8;
-  small.nr = 48;
-  small.kUnroll = 2;
-  small.kc = 10;
-  small.mc = 16;
-  small.nc = 96;
+/// The dot-product kernels' small blocking (dotgemm.py): an 8-row block of
+/// two vectors, kc a few k groups, so that every kind of edge falls inside
+/// the shapes below.
+GemmConfig smallDotConfig(int64_t kc) {
+  GemmConfig c;
+  c.isa = VectorIsa::Avx512;
+  c.mr = 8;
+  c.nr = 32;
+  c.kUnroll = 2;
+  c.kc = kc;
+  c.mc = 16;
+  c.nc = 64;
+  return c;
+}
+
+/// Validates `precision`'s kernels with the small blocking and the model's:
+/// edges of every kind (a K that is not whole k groups, a kc that leaves a
+/// short last block, rows and columns past the block; 300 columns, a
+/// panel wider than BZHI's 8-bit count), padded run-time leading
+/// dimensions, overwrite, transposes (a transposed operand is packed as
+/// the other one as stored).
+void expectDotKernelsValidate(GemmPrecision precision, int64_t kc) {
   struct Case {
     int64_t m, n, k;
     bool overwrite, transA = false, transB = false;
   };
-  // 300 columns: a panel of more than 255 (the model's config), where a
-  // column count overflows BZHI's 8-bit index. Transposed operands are
-  // packed as the other one as stored.
   for (Case c :
-       {Case{1, 1, 1, false}, Case{37, 45, 29, false}, Case{17, 100, 64, true},
-        Case{64, 64, 64, false}, Case{24, 300, 40, false},
+       {Case{1, 1, 1, false}, Case{37, 45, 29, false}, Case{17, 100, 66, true},
+        Case{64, 64, 64, false}, Case{24, 300, 43, false},
         Case{37, 45, 77, false, false, true}, Case{30, 50, 41, true, true},
         Case{19, 33, 25, false, true, true}}) {
     GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, c.transA, c.transB);
-    d.precision = GemmPrecision::Bf16;
+    d.precision = precision;
     d.overwrite = c.overwrite;
     d.runtimeLd = true;
     d = d.withPaddedLeadingDims();
     auto model = chooseKernelConfig(KernelProblem(d), host());
     ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-    for (const GemmConfig &config : {clampToProblem(small, d), *model})
+    for (const GemmConfig &config :
+         {clampToProblem(smallDotConfig(kc), d), *model})
       EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
   }
 }
 
-/// Broken bf16 kernels fail validation: a k pair dropped, B's rows
-/// interleaved the wrong way round (A(i,k) meets B(k+1,j)), stores past N
-/// (16 rows, so that they stay within C's gaps and its guard after it:
-/// the validator runs the kernel in this process).
-TEST(GemmKernelTest, Bf16FaultsAreCaught) {
-  if (!host().hasFeature("avx512bf16") || !host().hasFeature("avx512bw"))
+/// Broken `precision` kernels fail validation and the same request without
+/// the fault passes: a k group dropped, B's rows interleaved the wrong way
+/// round (A(i,k) meets B(k+1,j)), stores past N (16 rows, so that they
+/// stay within C's gaps and its guard after it: the validator runs the
+/// kernel in this process).
+void expectDotFaultsAreCaught(GemmPrecision precision, int64_t kc) {
+  GemmDesc d = GemmDesc::packed(16, 40, 9);
+  d.precision = precision;
+  d.ldc = 43;
+  for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
+    ValidationReport report;
+    ASSERT_TRUE(buildAndValidate(d, smallDotConfig(kc), {}, report, fault));
+    EXPECT_FALSE(report.passed) << fault;
+    ::testing::Test::RecordProperty(
+        (precisionName(precision) + "_" + fault + "_failure").str(),
+        report.failure);
+  }
+  ValidationReport report;
+  ASSERT_TRUE(buildAndValidate(d, smallDotConfig(kc), {}, report));
+  EXPECT_TRUE(report.passed) << report.failure;
+}
+
+bool hostRunsBf16() {
+  return host().hasFeature("avx512bf16") && host().hasFeature("avx512bw");
+}
+
+bool hostRunsVnni() {
+  return host().hasFeature("avx512vnni") && host().hasFeature("avx512bw");
+}
+
+TEST(GemmKernelTest, Bf16KernelsValidate) {
+  if (!hostRunsBf16())
     GTEST_SKIP() << "host has no AVX512-BF16";
-  GemmDesc d = GemmDesc::packed(16, 40, 9);
-  d.precision = GemmPrecision::Bf16;
-  d.ldc = 43;
-  GemmConfig c;
-  c.isa = VectorIsa::Avx512;
-  c.mr = 8;
-  c.nr = 32;
-  c.kUnroll = 2;
-  c.kc = 10;
-  c.mc = 16;
-  c.nc = 64;
-  for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
-    ValidationReport report;
-    ASSERT_TRUE(buildAndValidate(d, c, {}, report, fault));
-    EXPECT_FALSE(report.passed) << fault;
-    ::testing::Test::RecordProperty(std::string(fault) + "_failure",
-                                    report.failure);
-  }
-  ValidationReport report;
-  ASSERT_TRUE(buildAndValidate(d, c, {}, report));
-  EXPECT_TRUE(report.passed) << report.failure;
+  expectDotKernelsValidate(GemmPrecision::Bf16, 10);
 }
 
-/// u8 x s8 and s8 x s8 -> s32 (dotgemm.py, VPDPBUSD): edges (a K that is
-/// not whole groups of 4), padded run-time leading dimensions, overwrite,
-/// transposes; exact over the types' ranges and extremes.
+TEST(GemmKernelTest, Bf16FaultsAreCaught) {
+  if (!hostRunsBf16())
+    GTEST_SKIP() << "host has no AVX512-BF16";
+  expectDotFaultsAreCaught(GemmPrecision::Bf16, 10);
+}
+
+/// u8 x s8 and s8 x s8 -> s32 (VPDPBUSD), exact over the types' ranges and
+/// extremes; an s8 A goes through the plus-128 packing and its correction.
 TEST(GemmKernelTest, Int8KernelsValidate) {
-  if (!host().hasFeature("avx512vnni") || !host().hasFeature("avx512bw"))
+  if (!hostRunsVnni())
     GTEST_SKIP() << "host has no AVX512-VNNI";
-  GemmConfig small;
-  small.isa = VectorIsa::Avx512;
-  small.mr = 8;
-  small.nr = 32;
-  small.kUnroll = 2;
-  small.kc = 12;
-  small.mc = 16;
-  small.nc = 64;
-  struct Case {
-    int64_t m, n, k;
-    bool overwrite, transA = false, transB = false;
-  };
-  for (GemmPrecision p : {GemmPrecision::U8S8, GemmPrecision::S8S8})
-    for (Case c :
-         {Case{1, 1, 1, false}, Case{37, 45, 29, false},
-          Case{17, 100, 66, true}, Case{24, 300, 43, false},
-          Case{37, 45, 77, false, false, true}, Case{30, 50, 41, true, true}}) {
-      GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, c.transA, c.transB);
-      d.precision = p;
-      d.overwrite = c.overwrite;
-      d.runtimeLd = true;
-      d = d.withPaddedLeadingDims();
-      auto model = chooseKernelConfig(KernelProblem(d), host());
-      ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-      for (const GemmConfig &config : {clampToProblem(small, d), *model})
-        EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
-    }
+  expectDotKernelsValidate(GemmPrecision::U8S8, 12);
+  expectDotKernelsValidate(GemmPrecision::S8S8, 12);
 }
 
-/// Broken 8-bit kernels fail validation: a k group dropped, B's rows
-/// interleaved the wrong way round, stores past N.
 TEST(GemmKernelTest, Int8FaultsAreCaught) {
-  if (!host().hasFeature("avx512vnni") || !host().hasFeature("avx512bw"))
+  if (!hostRunsVnni())
     GTEST_SKIP() << "host has no AVX512-VNNI";
-  GemmDesc d = GemmDesc::packed(16, 40, 9);
-  d.precision = GemmPrecision::S8S8;
-  d.ldc = 43;
-  GemmConfig c;
-  c.isa = VectorIsa::Avx512;
-  c.mr = 8;
-  c.nr = 32;
-  c.kUnroll = 2;
-  c.kc = 12;
-  c.mc = 16;
-  c.nc = 64;
-  for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
-    ValidationReport report;
-    ASSERT_TRUE(buildAndValidate(d, c, {}, report, fault));
-    EXPECT_FALSE(report.passed) << fault;
-  }
-  ValidationReport report;
-  ASSERT_TRUE(buildAndValidate(d, c, {}, report));
-  EXPECT_TRUE(report.passed) << report.failure;
+  expectDotFaultsAreCaught(GemmPrecision::S8S8, 12);
 }
 
 //===----------------------------------------------------------------------===//
