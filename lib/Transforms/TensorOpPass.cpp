@@ -648,9 +648,8 @@ struct QiMengTensorOpPass
     }
     // Threads: the option (0: all cores), at most one per part of C.
     int threads = o.threads == 0 ? o.target.cores : static_cast<int>(o.threads);
-    // The sketch-driven ISAs and the bf16 kernels have no parallel form
-    // yet.
-    if (isSketchIsa(config->isa) || desc.precision != GemmPrecision::F32)
+    // The sketch-driven ISAs have no parallel form yet.
+    if (isSketchIsa(config->isa))
       threads = 1;
     config->threads = threads;
     if (!o.kernelConfig.empty()) {

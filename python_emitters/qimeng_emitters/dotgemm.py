@@ -55,6 +55,7 @@ from .x86 import SYSV, Asm, back, check_disp, emit_fault_entry, fwd
 # then the VPERMT2W index that interleaves two rows of B, per-block counts,
 # and the packed blocks.
 HEADER_BYTES = 128
+RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
 INDEX_OFFSET = 128          # bf16: 32 words, B(k, j) to word 2j, B(k+1, j) to 2j+1
@@ -131,7 +132,7 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
-            "fault", "target_features")
+            "fault", "target_features", "parallel", "dynamic_m")
             + (("a_type",) if kind == "igemm" else ()))
         if kind == "igemm":
             a_type = request.get("a_type", "u8")
@@ -157,6 +158,17 @@ class Params:
         self.trans_b = bool_field(request, "trans_b")
         self.overwrite = bool_field(request, "overwrite")
         self.runtime_ld = bool_field(request, "runtime_ld")
+        # The part of C from the header, as sgemm.py's: rows [m_begin,
+        # m_end) and columns [n_begin, n_end) for one part of a parallel
+        # call, or for a run-time M (`m` is then the representative M the
+        # blocking was clamped for).
+        self.parallel = bool_field(request, "parallel")
+        self.dynamic_m = bool_field(request, "dynamic_m")
+        self.reads_range = self.parallel or self.dynamic_m
+        if self.dynamic_m and self.trans_a and not self.runtime_ld:
+            raise RequestError(
+                "dynamic_m with trans_a needs runtime_ld: A is stored K x M, "
+                "its leading dimension is the run-time M")
         if self.runtime_ld:
             given = [f for f in ("lda", "ldb", "ldc") if f in request]
             if given:
@@ -243,9 +255,11 @@ class Params:
         kind = self.dt.kind if self.dt.kind == "sbgemm" else \
             f"{self.dt.name}gemm"
         return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
+                f"{'_mrt' if self.dynamic_m else ''}"
                 f"{'_b0' if self.overwrite else ''}{lds}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
-                f"_kc{self.kc}_mc{self.mc}_nc{self.nc}{fault}"
+                f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
+                f"{'_par' if self.parallel else ''}{fault}"
                 f"_x86_64_{self.dt.suffix}")
 
 
@@ -830,9 +844,24 @@ def _emit_body(p):
     if p.dt.group == 2:
         _emit_interleave_index(asm, p)
 
-    asm.ins(f"xorl {JC}d, {JC}d")
+    if p.reads_range:
+        m_begin, m_end = f"{RANGE_OFFSET}({WS})", f"{RANGE_OFFSET + 8}({WS})"
+        n_begin, n_end = (f"{RANGE_OFFSET + 16}({WS})",
+                          f"{RANGE_OFFSET + 24}({WS})")
+        done = asm.label("empty part of C: nothing to do")
+        asm.comment("rows [m_begin, m_end), columns [n_begin, n_end) from "
+                    "the header")
+        asm.ins(f"movq {m_begin}, %rax")
+        asm.ins(f"cmpq {m_end}, %rax")
+        asm.ins(f"jge {fwd(done)}")
+        asm.ins(f"movq {n_begin}, {JC}")
+        asm.ins(f"cmpq {n_end}, {JC}")
+        asm.ins(f"jge {fwd(done)}")
+    else:
+        m_begin, m_end, n_begin, n_end = None, f"${p.m}", None, f"${p.n}"
+        asm.ins(f"xorl {JC}d, {JC}d")
     asm.place(jc_loop)
-    asm.ins(f"movq ${p.n}, {NB}")
+    asm.ins(f"movq {n_end}, {NB}")
     asm.ins(f"subq {JC}, {NB}")
     _min_into(asm, NB, p.nc)
     asm.ins(f"xorl {PC}d, {PC}d")
@@ -845,9 +874,12 @@ def _emit_body(p):
     _emit_pack(asm, p, b_op)
     if p.dt.shift_a:
         _emit_b_column_sums(asm, p)
-    asm.ins(f"xorl {IC}d, {IC}d")
+    if m_begin:
+        asm.ins(f"movq {m_begin}, {IC}")
+    else:
+        asm.ins(f"xorl {IC}d, {IC}d")
     asm.place(ic_loop)
-    asm.ins(f"movq ${p.m}, {MB}")
+    asm.ins(f"movq {m_end}, {MB}")
     asm.ins(f"subq {IC}, {MB}")
     _min_into(asm, MB, p.mc)
     _emit_pack(asm, p, a_op)
@@ -863,14 +895,16 @@ def _emit_body(p):
     asm.ins(f"cmpq {NB}, {JR}")
     asm.ins(f"jb {back(jr_loop)}")
     asm.ins(f"addq ${p.mc}, {IC}")
-    asm.ins(f"cmpq ${p.m}, {IC}")
+    asm.ins(f"cmpq {m_end}, {IC}")
     asm.ins(f"jb {back(ic_loop)}")
     asm.ins(f"addq ${p.kc}, {PC}")
     asm.ins(f"cmpq ${p.k}, {PC}")
     asm.ins(f"jb {back(pc_loop)}")
     asm.ins(f"addq ${p.nc}, {JC}")
-    asm.ins(f"cmpq ${p.n}, {JC}")
+    asm.ins(f"cmpq {n_end}, {JC}")
     asm.ins(f"jb {back(jc_loop)}")
+    if p.reads_range:
+        asm.place(done)
     asm.ins("vzeroupper")
     return asm.text()
 

@@ -38,6 +38,7 @@ int main(int argc, char **argv) {
   long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
   int ow = atoi(argv[4]); long ws = atol(argv[5]);
   int ta = atoi(argv[6]), tb = atoi(argv[7]);
+  long split = atol(argv[9]);
   long ar = ta ? K : M, br = tb ? N : K;
   long lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7, tail = 64;
   uint16_t *A = malloc(2 * (ar * lda + tail)), *B = malloc(2 * (br * ldb + tail));
@@ -58,7 +59,13 @@ int main(int argc, char **argv) {
         s += (double)fl(A[ta ? k * lda + i : i * lda + k]) * fl(B[tb ? j * ldb + k : k * ldb + j]);
       R[i * N + j] = s;
     }
-  qm_kernel(A, B, C, W);
+  if (split < 0) {
+    qm_kernel(A, B, C, W);
+  } else {  /* the part of C in the header: rows [0, split), [split, M) */
+    W[3] = 0; W[4] = split > 0 ? split : M; W[5] = 0; W[6] = N;
+    qm_kernel(A, B, C, W);
+    if (split > 0) { W[3] = split; W[4] = M; qm_kernel(A, B, C, W); }
+  }
   long bad = 0;
   for (long i = 0; i < M * ldc + tail; i++) {
     long r = i / ldc, c = i % ldc;
@@ -89,6 +96,7 @@ int main(int argc, char **argv) {
   long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
   int ow = atoi(argv[4]); long ws = atol(argv[5]);
   int ta = atoi(argv[6]), tb = atoi(argv[7]), au = atoi(argv[8]);
+  long split = atol(argv[9]);
   long ar = ta ? K : M, br = tb ? N : K;
   long lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7, tail = 64;
   uint8_t *A = malloc(ar * lda + tail); int8_t *B = malloc(br * ldb + tail);
@@ -112,7 +120,13 @@ int main(int argc, char **argv) {
       }
       R[i * N + j] = s;
     }
-  qm_kernel(A, B, C, W);
+  if (split < 0) {
+    qm_kernel(A, B, C, W);
+  } else {  /* the part of C in the header: rows [0, split), [split, M) */
+    W[3] = 0; W[4] = split > 0 ? split : M; W[5] = 0; W[6] = N;
+    qm_kernel(A, B, C, W);
+    if (split > 0) { W[3] = split; W[4] = M; qm_kernel(A, B, C, W); }
+  }
   long bad = 0;
   for (long i = 0; i < M * ldc + tail; i++) {
     long r = i / ldc, c = i % ldc;
@@ -192,6 +206,22 @@ class RequestTest(unittest.TestCase):
 @unittest.skipUnless(GCC, "no C compiler on PATH")
 class HarnessTest(unittest.TestCase):
     HARNESS = HARNESS
+
+    def check_runtime_parts(self, req):
+        """A run-time M (blocked for req's m) at fewer, as many and more
+        rows; the parallel form on two parts of the rows."""
+        dyn = dict(req, dynamic_m=True)
+        for m in (1, 13, req["m"], 2 * req["m"] + 5):
+            with self.subTest(dynamic_m=m):
+                status, output = self.run_kernel(f"dyn{m}", dyn, m=m,
+                                                  split=0)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+        par = dict(req, parallel=True)
+        with self.subTest(parallel=True):
+            status, output = self.run_kernel("par", par, split=16)
+            self.assertEqual(status, 0, output)
+            self.assertEqual(output.strip(), "ok")
     MATTR = "+avx512f,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2"
 
     @classmethod
@@ -208,7 +238,11 @@ class HarnessTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def run_kernel(self, name, req):
+    def run_kernel(self, name, req, m=None, split=-1):
+        """Runs req's kernel on an M x N x K problem (M = req's m unless
+        given: a run-time M); `split` >= 0 writes the part of C into the
+        header, rows [0, split) and [split, M) in two calls (0: one call on
+        all of them)."""
         text = emit_dot(req)
         symbol = header(text, "symbol")
         source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
@@ -222,12 +256,12 @@ class HarnessTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         subprocess.run([GCC, self.harness_o, obj, "-o", exe, "-lm"],
                        check=True, timeout=60)
-        args = [req["m"], req["n"], req["k"],
+        args = [m or req["m"], req["n"], req["k"],
                 1 if req.get("overwrite") else 0,
                 header(text, "workspace_bytes"),
                 1 if req.get("trans_a") else 0,
                 1 if req.get("trans_b") else 0,
-                1 if req.get("a_type") == "u8" else 0]
+                1 if req.get("a_type") == "u8" else 0, split]
         run = subprocess.run([exe] + [str(a) for a in args],
                              capture_output=True, text=True, timeout=60)
         return run.returncode, run.stdout
@@ -240,6 +274,9 @@ class HarnessTest(unittest.TestCase):
 @unittest.skipUnless(cpu_has("avx512_bf16") and cpu_has("avx512bw"),
                      "host CPU lacks AVX512-BF16")
 class Bf16ExecutionTest(HarnessTest):
+
+    def test_runtime_rows_and_parts(self):
+        self.check_runtime_parts(request(m=24, k=37, trans_b=True))
 
     def test_kernels_match_reference(self):
         cases = {
@@ -298,6 +335,9 @@ class Bf16ExecutionTest(HarnessTest):
                      "host CPU lacks AVX512-VNNI")
 class Int8ExecutionTest(HarnessTest):
     HARNESS = INT8_HARNESS
+
+    def test_runtime_rows_and_parts(self):
+        self.check_runtime_parts(int8_request(m=24, k=37))
 
     def test_kernels_match_reference(self):
         cases = {}

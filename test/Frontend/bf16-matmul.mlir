@@ -17,6 +17,15 @@
 // RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
 // RUN: diff %t.reference %t.v1
+//
+// On two threads: the dynamic-M kernel (blocked for 4096 rows, enough
+// work for two parts) in its parallel form, once per part of C's columns
+// on all the call's rows (the launcher in omp.parallel).
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=2 representative-m=4096' -o %t.v2.mlir
+// RUN: FileCheck %s --check-prefix=PARTS < %t.v2.mlir
+// RUN: %mlir-opt %t.v2.mlir %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
+// RUN: diff %t.reference %t.v2
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
 //
 // On tensors, before bufferization:
@@ -46,13 +55,18 @@
 // CHECK:         @qm_sbgemm_20x37x19_nn_ldrt_
 // CHECK-LABEL: func.func @generic_bf16(
 // CHECK:         llvm.call @qm_sbgemm_9x70x131_nn_ldrt_
+// The batch's M is read at run time (`_mrt`).
+// CHECK-LABEL: func.func @linear_dynamic_batch(
+// CHECK:         llvm.call @qm_sbgemm_256x100x33_nt_mrt_b0_ldrt_
 // CHECK-LABEL: func.func @product_in_bf16(
 // CHECK:         linalg.generic
 // CHECK: llvm.func internal @qm_sbgemm_
 
 // REMARK: remark: not accelerated: the products are rounded to bf16 before the f32 sum
 
-// OUT-COUNT-4: rank = {{[23]}}
+// PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_avx512bf16_parts2_cols(
+
+// OUT-COUNT-5: rank = {{[23]}}
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #mk = affine_map<(m, n, k) -> (m, k)>
@@ -92,6 +106,18 @@ func.func @generic_bf16(%a: tensor<9x131xbf16>, %b: tensor<131x70xbf16>, %c: ten
     linalg.yield %s : f32
   } -> tensor<9x70xf32>
   return %r : tensor<9x70xf32>
+}
+
+func.func @linear_dynamic_batch(%x: tensor<?x33xbf16>, %w: tensor<100x33xbf16>) -> tensor<?x100xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = tensor.dim %x, %c0 : tensor<?x33xbf16>
+  %wt0 = tensor.empty() : tensor<33x100xbf16>
+  %wt = linalg.transpose ins(%w : tensor<100x33xbf16>) outs(%wt0 : tensor<33x100xbf16>) permutation = [1, 0]
+  %acc0 = tensor.empty(%rows) : tensor<?x100xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<?x100xf32>) -> tensor<?x100xf32>
+  %mm = linalg.matmul ins(%x, %wt : tensor<?x33xbf16>, tensor<33x100xbf16>) outs(%acc : tensor<?x100xf32>) -> tensor<?x100xf32>
+  return %mm : tensor<?x100xf32>
 }
 
 func.func @product_in_bf16(%a: tensor<4x8xbf16>, %b: tensor<8x5xbf16>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
@@ -182,6 +208,17 @@ func.func @main() {
   %yd = tensor.cast %y : tensor<67x45xbf16> to tensor<?x?xbf16>
   %yf = call @widen(%yd) : (tensor<?x?xbf16>) -> tensor<?x?xf32>
   call @print2(%yf) : (tensor<?x?xf32>) -> ()
+
+  // A batch of 21 rows known at run time only, 100 outputs.
+  %c21 = arith.constant 21 : index
+  %c100 = arith.constant 100 : index
+  %xdd = call @matrix(%c21, %c33, %c5, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
+  %xdyn = tensor.cast %xdd : tensor<?x?xbf16> to tensor<?x33xbf16>
+  %w2d = call @matrix(%c100, %c33, %c3, %c2) : (index, index, index, index) -> tensor<?x?xbf16>
+  %w2 = tensor.cast %w2d : tensor<?x?xbf16> to tensor<100x33xbf16>
+  %yd2 = call @linear_dynamic_batch(%xdyn, %w2) : (tensor<?x33xbf16>, tensor<100x33xbf16>) -> tensor<?x100xf32>
+  %yd2c = tensor.cast %yd2 : tensor<?x100xf32> to tensor<?x?xf32>
+  call @print2(%yd2c) : (tensor<?x?xf32>) -> ()
 
   // batch_matmul: three 20x19 by 19x37 products into a C of 1s.
   %ad = call @matrix(%c60, %c19, %c1, %c2) : (index, index, index, index) -> tensor<?x?xbf16>

@@ -61,8 +61,7 @@ static cl::opt<std::string> dtypeOpt(
              "accumulation: ours' AVX512-BF16 kernels against oneDNN's bf16 "
              "matmul and OpenBLAS's sbgemm where the build has it); s8 (s8 A "
              "and B, s32 C) or u8s8 (u8 A): ours' AVX512-VNNI kernels "
-             "against oneDNN's int8 matmul. The low-precision types run one "
-             "thread"),
+             "against oneDNN's int8 matmul"),
     cl::init("f32"), cl::cat(benchCategory));
 static cl::opt<std::string>
     suiteOpt("suite",
@@ -300,10 +299,9 @@ int main(int argc, char **argv) {
     exitOnErr(llvm::createStringError("unsupported --dtype '" + dtypeOpt +
                                       "'; expected f32, bf16, s8 or u8s8"));
   const GemmPrecision precision = *parsedPrecision;
-  if (precision != GemmPrecision::F32 && (opKind != "sgemm" || threadsOpt != 1))
-    exitOnErr(llvm::createStringError(
-        "--dtype " + dtypeOpt +
-        " benchmarks GEMMs on one thread (--op gemm --threads 1)"));
+  if (precision != GemmPrecision::F32 && opKind != "sgemm")
+    exitOnErr(llvm::createStringError("--dtype " + dtypeOpt +
+                                      " benchmarks GEMMs (--op gemm)"));
   if (runsOpt < 7)
     exitOnErr(llvm::createStringError("--runs must be at least 7"));
   if (threadsOpt < 1)
