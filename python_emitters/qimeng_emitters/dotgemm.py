@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 from .fields import (bool_field, check_known, check_target_features,
-                     int_field)
+                     int_field, leading_dims)
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
 from .x86 import SYSV, Asm, back, check_disp, emit_fault_entry, fwd
 
@@ -169,23 +169,8 @@ class Params:
             raise RequestError(
                 "dynamic_m with trans_a needs runtime_ld: A is stored K x M, "
                 "its leading dimension is the run-time M")
-        if self.runtime_ld:
-            given = [f for f in ("lda", "ldb", "ldc") if f in request]
-            if given:
-                raise RequestError(
-                    "runtime_ld kernels read lda, ldb and ldc from the "
-                    "workspace at run time; the request must not fix them "
-                    "(got " + ", ".join(given) + ")")
-            self.lda = self.ldb = self.ldc = None
-        else:
-            a_cols = self.m if self.trans_a else self.k
-            b_cols = self.k if self.trans_b else self.n
-            self.lda = int_field(request, "lda", minimum=a_cols,
-                                  default=a_cols)
-            self.ldb = int_field(request, "ldb", minimum=b_cols,
-                                  default=b_cols)
-            self.ldc = int_field(request, "ldc", minimum=self.n,
-                                  default=self.n)
+        self.lda, self.ldb, self.ldc = leading_dims(
+            request, self.m, self.n, self.k, self.trans_a, self.trans_b)
         self.mr = int_field(request, "mr")
         self.nr = int_field(request, "nr")
         if self.nr % LANES:

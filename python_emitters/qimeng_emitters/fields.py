@@ -53,3 +53,24 @@ def check_target_features(request, isa):
         raise RequestError(
             f"isa {isa.name} needs " + ", ".join(missing)
             + " which the target lacks")
+
+
+def leading_dims(request, m, n, k, trans_a, trans_b):
+    """(lda, ldb, ldc) in elements: the request's, at least the stored
+    operands' columns (A is K x M when trans_a, B is N x K when trans_b),
+    the dense ones by default; (None, None, None) with runtime_ld, whose
+    kernels read them from the workspace and whose requests must not fix
+    them."""
+    if bool_field(request, "runtime_ld"):
+        given = [f for f in ("lda", "ldb", "ldc") if f in request]
+        if given:
+            raise RequestError(
+                "runtime_ld kernels read lda, ldb and ldc from the "
+                "workspace at run time; the request must not fix them "
+                "(got " + ", ".join(given) + ")")
+        return None, None, None
+    a_cols = m if trans_a else k
+    b_cols = k if trans_b else n
+    return (int_field(request, "lda", minimum=a_cols, default=a_cols),
+            int_field(request, "ldb", minimum=b_cols, default=b_cols),
+            int_field(request, "ldc", minimum=n, default=n))

@@ -26,7 +26,7 @@ import json
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 from .fields import (bool_field, check_known, check_target_features,
-                     int_field, isa_field)
+                     int_field, isa_field, leading_dims)
 from .x86 import SYSV, Asm, back, check_disp, emit_fault_entry, fwd, xmm
 
 # Workspace layout (bytes from the workspace pointer): the header
@@ -147,25 +147,12 @@ class Params:
         # Leading dimensions: immediates in the code, or (runtime_ld) read
         # from the workspace header at every call.
         self.runtime_ld = bool_field(request, "runtime_ld")
+        self.lda, self.ldb, self.ldc = leading_dims(
+            request, self.m, self.n, self.k, self.trans_a, self.trans_b)
         if self.runtime_ld:
-            given = [f for f in ("lda", "ldb", "ldc") if f in request]
-            if given:
-                raise RequestError(
-                    "runtime_ld kernels read lda, ldb and ldc from the "
-                    "workspace at run time; the request must not fix them "
-                    "(got " + ", ".join(given) + ")")
-            self.lda = self.ldb = self.ldc = None
             self.a_ld, self.b_ld, self.c_ld = (
                 Stride(slot=LD_BYTES_OFFSET + 8 * i) for i in range(3))
         else:
-            a_cols = self.m if self.trans_a else self.k
-            b_cols = self.k if self.trans_b else self.n
-            self.lda = int_field(request, "lda", minimum=a_cols,
-                                  default=a_cols)
-            self.ldb = int_field(request, "ldb", minimum=b_cols,
-                                  default=b_cols)
-            self.ldc = int_field(request, "ldc", minimum=self.n,
-                                  default=self.n)
             self.a_ld, self.b_ld, self.c_ld = (
                 Stride(ld * 4) for ld in (self.lda, self.ldb, self.ldc))
         self.mr = int_field(request, "mr")
