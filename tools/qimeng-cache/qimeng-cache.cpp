@@ -39,10 +39,12 @@ static void printWarnings(const std::vector<std::string> &warnings) {
     llvm::errs() << "qimeng-cache: warning: " << warning << "\n";
 }
 
-/// "sgemm 512x512x512 nn".
+/// "sgemm 512x512x512 nn", "sgemm bf16 512x512x512 nn" for other operand
+/// types.
 static std::string describeShape(const TuningKey &key) {
-  return llvm::formatv("{0} {1}x{2}x{3} {4}{5}", key.op, key.desc.m, key.desc.n,
-                       key.desc.k, key.desc.transA ? 't' : 'n',
+  return llvm::formatv("{0} {1}{2}x{3}x{4} {5}{6}", key.op,
+                       key.dtype == "f32" ? "" : key.dtype + " ", key.desc.m,
+                       key.desc.n, key.desc.k, key.desc.transA ? 't' : 'n',
                        key.desc.transB ? 't' : 'n')
       .str();
 }
