@@ -47,6 +47,8 @@ config.substitutions.append(
 config.substitutions.append(
     ("%qimeng-bench", os.path.join(config.qimeng_tools_dir, "qimeng-bench")))
 config.substitutions.append(
+    ("%qimeng-tune", os.path.join(config.qimeng_tools_dir, "qimeng-tune")))
+config.substitutions.append(
     ("%qimeng-tensorop",
      os.path.join(config.qimeng_tools_dir, "qimeng-tensorop")))
 # The stock lowering the pass's output must go through unchanged.

@@ -33,6 +33,12 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     transOpt("transpose", cl::desc("Operand layout: nn, nt, tn or tt"),
              cl::init("nn"), cl::cat(tuneCategory));
+static cl::opt<std::string> dtypeOpt(
+    "dtype",
+    cl::desc("Operand types: f32, bf16 (bf16 A and B, f32 C), s8 (s8 A and "
+             "B, s32 C) or u8s8 (u8 A); the low-precision ones need "
+             "AVX512-BF16 or AVX512-VNNI"),
+    cl::init("f32"), cl::cat(tuneCategory));
 static cl::opt<unsigned> budgetOpt("budget",
                                    cl::desc("Candidate trials per shape"),
                                    cl::init(32), cl::cat(tuneCategory));
@@ -150,6 +156,11 @@ int main(int argc, char **argv) {
     exitOnErr(llvm::createStringError("--transpose must be nn, nt, tn or tt"));
   if (budgetOpt == 0)
     exitOnErr(llvm::createStringError("--budget must be at least 1"));
+  std::optional<GemmPrecision> precision = parsePrecision(
+      dtypeOpt == "s8" ? std::string("s8s8") : std::string(dtypeOpt));
+  if (!precision)
+    exitOnErr(llvm::createStringError("unsupported --dtype '" + dtypeOpt +
+                                      "'; expected f32, bf16, s8 or u8s8"));
   TuningDatabase db =
       exitOnErr(TuningDatabase::open(resolveCacheDir(cacheDirOpt)));
 
@@ -176,6 +187,7 @@ int main(int argc, char **argv) {
       exitOnErr(llvm::createStringError("bad shape '" + item.str() +
                                         "'; expected MxNxK"));
     GemmDesc desc = GemmDesc::packed(m, n, k, trans[0] == 't', trans[1] == 't');
+    desc.precision = *precision;
     GemmConfig base = exitOnErr(chooseGemmConfig(desc, host));
     base.threads = partitionedThreads(
         desc, base, threadsOpt == 0 ? host.cores : int(threadsOpt));
