@@ -434,14 +434,18 @@ int main(int argc, char **argv) {
         : precision == GemmPrecision::U8S8
             ? "u8s8gemm (u8 A, s8 B, s32 C, exact)"
             : "sgemm");
+    // Integer GEMMs count operations, not floating-point ones (the JSON
+    // keys keep their names).
+    const char *unit = isIntegerPrecision(precision) ? "GOPS" : "GFLOPS";
     llvm::outs() << llvm::formatv(
-        "host: {0} ({1}); {7} peak measured: {2:F1} GFLOPS per core ({3}, "
+        "host: {0} ({1}); {7} peak measured: {2:F1} {8} per core ({3}, "
         "{6}), {4:F1} for {5} thread(s)\n",
         host.cpu, host.triple, corePeak, isaName(isa), peak,
         unsigned(threadsOpt), gauge->describe(),
         precision == GemmPrecision::Bf16 ? "VDPBF16PS"
-        : isIntegerPrecision(precision)  ? "VPDPBUSD (ops: multiplies and adds)"
-                                         : "FMA");
+        : isIntegerPrecision(precision)  ? "VPDPBUSD"
+                                         : "FMA",
+        unit);
     llvm::outs() << llvm::formatv(
         "memory read bandwidth measured: {0:F1} GB/s with {1} thread(s) "
         "(JSON rows give each shape's GB/s at its least traffic)\n",
@@ -453,11 +457,14 @@ int main(int argc, char **argv) {
     llvm::outs() << "ratio and vs best: ours' speedup in each round (the "
                     "median over rounds of theirs / ours, run back to back); "
                     "vs best takes the peer it is lowest against\n";
+    auto column = [&](const char *who) {
+      return llvm::formatv("{0} {1}", who, unit).str();
+    };
     llvm::outs() << llvm::formatv(
         "{0,-16} {1,11} {2,7} {3,15} {4,7} {5,11} {6,14} {7,13} {8,7} {9,7} "
         "{10,12} {11,10}  {12}\n",
-        "shape", "ours GFLOPS", "%peak", "OpenBLAS GFLOPS", "%peak",
-        "BLIS GFLOPS", "libxsmm GFLOPS", "oneDNN GFLOPS", "ratio", "vs best",
+        "shape", column("ours"), "%peak", column("OpenBLAS"), "%peak",
+        column("BLIS"), column("libxsmm"), column("oneDNN"), "ratio", "vs best",
         "max rel err", "validated", "kernel");
   } else {
     // JSON rows stay on stdout; what was loaded, or why not, goes here.
