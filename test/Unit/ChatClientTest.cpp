@@ -380,6 +380,9 @@ TEST(TaskPromptTest, WhatCannotBeReadIsAClearError) {
   QM_ASSERT_FAILS_WITH(parseTaskPrompt("fp16 gemm 64x64x64").takeError(),
                        "only fp32 kernels can be generated; the prompt asks "
                        "for fp16");
+  QM_ASSERT_FAILS_WITH(parseTaskPrompt("bf16 gemm 64x64x64").takeError(),
+                       "for bf16 (bf16 and int8 GEMMs: the pass, qimeng-tune "
+                       "--dtype and qimeng-bench --dtype)");
   QM_ASSERT_FAILS_WITH(
       parseTaskPrompt("gemm 64x64x64 for the znver4 cpu").takeError(),
       "a machine it knows (spacemit k1, ");
