@@ -25,8 +25,8 @@ the layout the COMPUTE microkernel reads, so the im2col matrix never exists
 """
 
 from .errors import RequestError
-from .fields import bool_field, check_known, int_field
-from .sgemm import KB, PC, Params, _round_up, emit_row_zero, kernel_text
+from .fields import bool_field, check_known, int_field, round_up
+from .sgemm import KB, PC, Params, emit_row_zero, kernel_text
 from .x86 import back, check_disp, fwd, xmm
 
 LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
@@ -133,11 +133,11 @@ class Conv:
         self.gemm.conv = self
         p = self.gemm
         # Workspace: the GEMM's, then scratch and the two offset tables.
-        self.offset = _round_up(p.workspace_bytes, 64)
+        self.offset = round_up(p.workspace_bytes, 64)
         self.row_table = self.offset + CONV_SCRATCH
         rows = p.m if nhwc else p.n
-        self.col_table = self.row_table + _round_up(rows * 8, 64)
-        p.workspace_bytes = self.col_table + _round_up(p.k * 8, 64)
+        self.col_table = self.row_table + round_up(rows * 8, 64)
+        p.workspace_bytes = self.col_table + round_up(p.k * 8, 64)
         check_disp(p.workspace_bytes, "workspace")
         # Byte offsets of the gathered rows (pixels) and columns (k).
         if nhwc:
@@ -177,8 +177,8 @@ class Conv:
             # kc a multiple of the run: the microkernel's K loop walks the
             # panel's runs, each from its own column offset (segments).
             self.segmented = p.kc > self.run
-            self.scratch = p.a_pointer_table + _round_up(p.mc * 8, 64)
-            p.workspace_bytes = self.scratch + _round_up(p.mc * p.kc * 4, 64)
+            self.scratch = p.a_pointer_table + round_up(p.mc * 8, 64)
+            p.workspace_bytes = self.scratch + round_up(p.mc * p.kc * 4, 64)
             check_disp(p.mr * self.row_step, "gather")
         for count, step in self.row_dims + self.col_dims:
             check_disp(count * step, "input")

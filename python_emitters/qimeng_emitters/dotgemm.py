@@ -41,15 +41,17 @@ Leading dimensions are in elements of each operand, immediates or
 them in bytes in the header either way.
 """
 
-import json
 from dataclasses import dataclass
 
-from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
-from .fields import (bool_field, check_known, check_target_features,
-                     int_field, leading_dims)
+from .fields import (bool_field, cache_blocks, check_known,
+                     check_target_features, int_field, leading_dims,
+                     round_up)
+# The body's register map is sgemm.py's (docs/KernelContract.md).
+from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
-from .x86 import SYSV, Asm, back, check_disp, emit_fault_entry, fwd
+from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
+                  fwd)
 
 # Workspace (bytes from its pointer): the header of docs/KernelContract.md,
 # then the VPERMT2W index that interleaves two rows of B, per-block counts,
@@ -111,16 +113,8 @@ DOT_TYPES = {
 FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
           "hang")
 
-# Register map of the body (as sgemm.py).
-WS, JC, NB, PC, KB, IC, MB, JR, IR = (
-    "%rbx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15")
-ABI = SYSV
 LANES = 16          # 32-bit lanes of a zmm register: one per k group
 REGISTERS = 32
-
-
-def _round_up(value, multiple):
-    return (value + multiple - 1) // multiple * multiple
 
 
 class Params:
@@ -165,12 +159,9 @@ class Params:
         self.parallel = bool_field(request, "parallel")
         self.dynamic_m = bool_field(request, "dynamic_m")
         self.reads_range = self.parallel or self.dynamic_m
-        if self.dynamic_m and self.trans_a and not self.runtime_ld:
-            raise RequestError(
-                "dynamic_m with trans_a needs runtime_ld: A is stored K x M, "
-                "its leading dimension is the run-time M")
         self.lda, self.ldb, self.ldc = leading_dims(
-            request, self.m, self.n, self.k, self.trans_a, self.trans_b)
+            request, self.m, self.n, self.k, self.trans_a, self.trans_b,
+            self.dynamic_m)
         self.mr = int_field(request, "mr")
         self.nr = int_field(request, "nr")
         if self.nr % LANES:
@@ -193,21 +184,8 @@ class Params:
             raise RequestError(
                 f"k_unroll (k groups per K iteration) must be 1, 2, 4 or 8, "
                 f"got {self.k_unroll}")
-        kc = int_field(request, "kc")
-        mc = int_field(request, "mc")
-        nc = int_field(request, "nc")
-        g = self.dt.group
-        if kc % g:
-            raise RequestError(
-                f"kc = {kc} must be a multiple of {g}: a block holds whole "
-                f"groups of {g} k")
-        if mc % self.mr:
-            raise RequestError(f"mc = {mc} must be a multiple of mr = {self.mr}")
-        if nc % self.nr:
-            raise RequestError(f"nc = {nc} must be a multiple of nr = {self.nr}")
-        self.kc = min(kc, _round_up(self.k, g))
-        self.mc = min(mc, _round_up(self.m, self.mr))
-        self.nc = min(nc, _round_up(self.n, self.nr))
+        self.kc, self.mc, self.nc = cache_blocks(
+            request, self.m, self.n, self.k, self.mr, self.nr, self.dt.group)
         self.fault = request.get("fault")
         if self.fault not in FAULTS:
             raise RequestError(
@@ -215,12 +193,12 @@ class Params:
                 + ", ".join(f for f in FAULTS if f) + " (test-only)")
         # Packed slivers: kc_groups groups each, a whole number of K
         # iterations; A slivers MR dwords per group, B slivers NR.
-        self.kc_groups = _round_up(self.kc // g, self.k_unroll)
+        self.kc_groups = round_up(self.kc // self.dt.group, self.k_unroll)
         self.a_sliver = self.mr * self.kc_groups * 4
         self.b_sliver = self.nr * self.kc_groups * 4
-        self.ap_bytes = _round_up((self.mc // self.mr) * self.a_sliver, 64)
+        self.ap_bytes = round_up((self.mc // self.mr) * self.a_sliver, 64)
         self.bp_offset = AP_OFFSET + self.ap_bytes
-        self.bp_bytes = _round_up((self.nc // self.nr) * self.b_sliver, 64)
+        self.bp_bytes = round_up((self.nc // self.nr) * self.b_sliver, 64)
         # s8 A: per column of the B panel, this block's 128 sum_k B(k, j).
         self.corr_offset = self.bp_offset + self.bp_bytes
         self.corr_bytes = self.nc * 4 if self.dt.shift_a else 0
@@ -256,13 +234,6 @@ class _FeatureRow:
         self.features = dt.features
 
 
-def _min_into(asm, dst, limit):
-    """dst = min(dst, limit) for unsigned dst; clobbers %rax."""
-    asm.ins(f"movq ${limit}, %rax")
-    asm.ins(f"cmpq %rax, {dst}")
-    asm.ins(f"cmovaq %rax, {dst}")
-
-
 def _lane_masks(asm, p, lanes_left, vectors, width):
     """k1..k<vectors>: the lanes of each 16-lane vector of a sliver `width`
     lanes wide that lie before the edge, from `lanes_left` (a 32-bit
@@ -295,18 +266,24 @@ def _lane_masks(asm, p, lanes_left, vectors, width):
 
 class Operand:
     """One operand's packing: its slivers are `lanes` wide (MR rows of A,
-    NR columns of B), each pair of k holding `lanes` dwords. `k_major`:
+    NR columns of B), each group of k holding `lanes` dwords. `k_major`:
     the operand as stored has k along its rows (B, or A transposed), so
-    two rows interleave into a pair of k per lane; otherwise each lane is
-    a row of it with k along the row (A, or B transposed), its pairs
-    consecutive dwords."""
+    a group of rows interleaves into a group of k per lane; otherwise each
+    lane is a row of it with k along the row (A, or B transposed), its
+    groups consecutive dwords. `shifted`: an s8 A, packed plus 128."""
 
     def __init__(self, name, lanes, base_slot, ld_slot, dst_offset,
-                 sliver_bytes, block, count, k_major):
+                 sliver_bytes, block, count, k_major, shifted):
         self.name, self.lanes = name, lanes
         self.base_slot, self.ld_slot = base_slot, ld_slot
         self.dst_offset, self.sliver_bytes = dst_offset, sliver_bytes
         self.block, self.count, self.k_major = block, count, k_major
+        self.shifted = shifted
+
+    @property
+    def step(self):
+        """Bytes of one group of k in a packed sliver."""
+        return self.lanes * 4
 
     @property
     def vectors(self):
@@ -320,10 +297,17 @@ class Operand:
 
 def _operands(p):
     a = Operand("A", p.mr, 0, LD_BYTES_OFFSET, AP_OFFSET, p.a_sliver, IC,
-                MB, p.trans_a)
+                MB, p.trans_a, p.dt.shift_a)
     b = Operand("B", p.nr, 8, LD_BYTES_OFFSET + 8, p.bp_offset, p.b_sliver,
-                JC, NB, not p.trans_b)
+                JC, NB, not p.trans_b, False)
     return a, b
+
+
+def _emit_sign_bias(asm):
+    """zmm29 = 0x80 in every byte: what flips an s8 A's sign bits (plus
+    128), and the u8 128 the column sums multiply B by."""
+    asm.ins("movl $0x80808080, %eax")
+    asm.ins("vpbroadcastd %eax, %zmm29")
 
 
 def _emit_block_counts(asm, p):
@@ -365,17 +349,15 @@ def _emit_pack_k_major(asm, p, op):
     pad = asm.label(f"PACK {name}: zero pairs")
     pad_loop = asm.label(f"PACK {name}: next zero pair")
     done = asm.label(f"PACK {name}: sliver done")
-    step = op.lanes * 4
+    step, shifted = op.step, op.shifted
     g, eb = p.dt.group, p.dt.element_bytes
     rem = p.k % g
-    shifted = p.dt.shift_a and name == "A"
     asm.comment(f"PACK {name} (k along its rows)")
     if g == 2:
         asm.ins(f"vmovdqu64 {INDEX_OFFSET}({WS}), %zmm31")
     asm.ins("vpxord %zmm30, %zmm30, %zmm30")
     if shifted:
-        asm.ins("movl $0x80808080, %eax")
-        asm.ins("vpbroadcastd %eax, %zmm29")
+        _emit_sign_bias(asm)
     if op.partial_lanes:
         asm.ins(f"movl ${(1 << op.partial_lanes) - 1}, %eax")
         asm.ins("kmovw %eax, %k7")
@@ -479,12 +461,13 @@ def _emit_k_major_group(asm, p, v, g, rows, shifted):
 
 def _emit_pack_lane_major(asm, p, op):
     """Each sliver of an operand stored with its lanes as rows (A, or B
-    transposed), per pair of k `lanes` dwords (X(l,k), X(l,k+1)); lanes
-    past the block's edge zero. With `lanes` a multiple of 8, a sliver of
-    whole rows first has its pairs copied 8 at a time by 8 x 8 dword
-    transposes (a pair is a dword: rows of 8 pairs in, 8 pairs of 8 rows
-    out); then one row at a time, from the first pair not copied: its
-    pairs are consecutive dwords, `lanes` dwords apart in the sliver."""
+    transposed), per group of k `lanes` dwords (X(l,k), X(l,k+1), ..);
+    lanes past the block's edge zero. With `lanes` a multiple of 8, a
+    sliver of whole rows first has its groups copied 8 at a time by 8 x 8
+    dword transposes (a group is a dword: rows of 8 groups in, 8 groups of
+    8 rows out); then one row at a time, from the first group not copied:
+    its groups are consecutive dwords, `lanes` dwords apart in the
+    sliver."""
     name = op.name
     row = asm.label(f"PACK {name}: next row")
     pairs = asm.label(f"PACK {name}: next pair")
@@ -496,14 +479,12 @@ def _emit_pack_lane_major(asm, p, op):
     pad_done = asm.label(f"PACK {name}: row copied")
     next_row = asm.label(f"PACK {name}: row done")
     done = asm.label(f"PACK {name}: done")
-    step = op.lanes * 4
+    step, shifted = op.step, op.shifted
     g, eb = p.dt.group, p.dt.element_bytes
     rem = p.k % g
-    shifted = p.dt.shift_a and name == "A"
     asm.comment(f"PACK {name} (lanes along its rows)")
     if shifted:
-        asm.ins("movl $0x80808080, %eax")
-        asm.ins("vpbroadcastd %eax, %zmm29")
+        _emit_sign_bias(asm)
     if rem and g == 4:
         asm.ins(f"movl ${(1 << rem) - 1}, %eax")
         asm.ins("kmovw %eax, %k6")
@@ -597,7 +578,7 @@ def _emit_pack_lane_major(asm, p, op):
 
 def _emit_pack_transposed(asm, p, op, row_copy):
     """At the first row of a sliver (JR = 0) whose rows all lie before the
-    edge: its first pairs / 8 * 8 pairs, 8 at a time, by transposes
+    edge: its first groups / 8 * 8 groups, 8 at a time, by transposes
     (ymm0-15, and xmm0 zeroed again after); their count into VECTOR_GROUPS,
     0 for any other sliver. %rsi is the sliver's first row, %rdx its packed
     base; JR serves as the source pointer and is 0 again after."""
@@ -624,7 +605,7 @@ def _emit_pack_transposed(asm, p, op, row_copy):
             asm.ins("addq %rsi, %rcx")
         for i in range(8):
             asm.ins(f"vmovdqu (%rcx), %ymm{i}")
-            if p.dt.shift_a and op.name == "A":
+            if op.shifted:
                 asm.ins(f"vpxord %ymm29, %ymm{i}, %ymm{i}")
             if i < 7:
                 asm.ins(f"addq {op.ld_slot}({WS}), %rcx")
@@ -657,8 +638,7 @@ def _emit_b_column_sums(asm, p):
     sliver = asm.label("COLUMN SUMS: next sliver")
     groups = asm.label("COLUMN SUMS: next group")
     asm.comment("COLUMN SUMS of the packed B, times 128")
-    asm.ins("movl $0x80808080, %eax")
-    asm.ins("vpbroadcastd %eax, %zmm29")
+    _emit_sign_bias(asm)
     asm.ins(f"leaq {p.bp_offset}({WS}), %rsi")
     asm.ins(f"leaq {p.corr_offset}({WS}), %rdi")
     asm.ins(f"xorl {JR}d, {JR}d")
@@ -703,7 +683,7 @@ def _a_reg(p):
 
 
 def _emit_compute(asm, p):
-    """One MR x NR tile at (ic + ir, jc + jr) over the block's pairs, then
+    """One MR x NR tile at (ic + ir, jc + jr) over the block's groups, then
     C updated: the accumulators added to C (or stored, for the first block
     of an overwriting kernel), masked past N, up to row mb."""
     k_loop = asm.label("K loop: next k_unroll pairs")
@@ -896,42 +876,17 @@ def _emit_body(p):
 
 def emit(request):
     p = Params(request)
-    symbol = p.symbol()
-    body = _emit_body(p)
-    meta = {k: request[k] for k in sorted(request)}
-    out = [
-        f"# QiMeng-TensorOp {p.dt.kind} kernel, qimeng_emitters "
-        f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
-        f"# C[{p.m}x{p.n}] ({p.dt.types[2]}) "
-        f"{'=' if p.overwrite else '+='} "
-        f"{'A^T' if p.trans_a else 'A'} ({p.dt.types[0]}) * "
-        f"{'B^T' if p.trans_b else 'B'} ({p.dt.types[1]}), K = {p.k}",
-        f"# qm.symbol: {symbol}",
-        f"# qm.workspace_bytes: {p.workspace_bytes}",
-        "# qm.leading_dims: " + ("runtime" if p.runtime_ld else "immediate"),
-        "# qm.args: " + ",".join(ABI.args),
-        "# qm.clobbers: " + ",".join(
-            list(ABI.gprs) + [f"zmm{i}" for i in range(REGISTERS)]
-            + [f"k{v + 1}" for v in range(p.nv)]
-            + (["k6"] if p.dt.group == 4 and p.k % 4 else [])
-            + (["k7"] if p.trans_a and p.nv < 7 else [])),
-        "# qm.features: " + ",".join(p.dt.features),
-        "# qm.inner_loop_flops: "
-        f"{LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll}",
-        f"# qm.generator: {GENERATOR_VERSION}",
-        "# qm.request: " + json.dumps(meta, sort_keys=True,
-                                      separators=(",", ":")),
-        "\t.text",
-        f"\t.globl\t{symbol}",
-        "\t.p2align\t5",
-        f"\t.type\t{symbol},@function",
-        f"{symbol}:",
-    ]
-    out += [f"\tpushq\t%{reg}" for reg in ABI.callee_saved]
-    out.append("# qm.body.begin")
-    out.append(body.rstrip("\n"))
-    out.append("# qm.body.end")
-    out += [f"\tpopq\t%{reg}" for reg in reversed(ABI.callee_saved)]
-    out += ["\tretq", f"\t.size\t{symbol}, .-{symbol}",
-            "\t.section\t.note.GNU-stack,\"\",@progbits"]
-    return "\n".join(out) + "\n"
+    a_type, b_type, c_type = p.dt.types
+    return function_text(
+        p.dt.kind,
+        f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
+        f"{'A^T' if p.trans_a else 'A'} ({a_type}) * "
+        f"{'B^T' if p.trans_b else 'B'} ({b_type}), K = {p.k}",
+        p.symbol(), _emit_body(p), request, p.workspace_bytes, p.runtime_ld,
+        [f"zmm{i}" for i in range(REGISTERS)]
+        + [f"k{v + 1}" for v in range(p.nv)]
+        + (["k6"] if p.dt.group == 4 and p.k % 4 else [])
+        + (["k7"] if p.trans_a and p.nv < 7 else []),
+        p.dt.features,
+        headers=["# qm.inner_loop_flops: "
+                 f"{LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll}"])

@@ -55,12 +55,16 @@ def check_target_features(request, isa):
             + " which the target lacks")
 
 
-def leading_dims(request, m, n, k, trans_a, trans_b):
+def leading_dims(request, m, n, k, trans_a, trans_b, dynamic_m=False):
     """(lda, ldb, ldc) in elements: the request's, at least the stored
     operands' columns (A is K x M when trans_a, B is N x K when trans_b),
     the dense ones by default; (None, None, None) with runtime_ld, whose
     kernels read them from the workspace and whose requests must not fix
-    them."""
+    them. A run-time M with A transposed needs runtime_ld: lda is then M."""
+    if dynamic_m and trans_a and not bool_field(request, "runtime_ld"):
+        raise RequestError(
+            "dynamic_m with trans_a needs runtime_ld: A is stored K x M, "
+            "its leading dimension is the run-time M")
     if bool_field(request, "runtime_ld"):
         given = [f for f in ("lda", "ldb", "ldc") if f in request]
         if given:
@@ -74,3 +78,27 @@ def leading_dims(request, m, n, k, trans_a, trans_b):
     return (int_field(request, "lda", minimum=a_cols, default=a_cols),
             int_field(request, "ldb", minimum=b_cols, default=b_cols),
             int_field(request, "ldc", minimum=n, default=n))
+
+
+def round_up(value, multiple):
+    return (value + multiple - 1) // multiple * multiple
+
+
+def cache_blocks(request, m, n, k, mr, nr, k_group=1):
+    """(kc, mc, nc) of the request clamped to the problem: mc a multiple of
+    mr, nc of nr, kc of `k_group` (the k a dot-product lane takes), each at
+    most the problem's size rounded up to its multiple."""
+    kc = int_field(request, "kc")
+    mc = int_field(request, "mc")
+    nc = int_field(request, "nc")
+    if kc % k_group:
+        raise RequestError(
+            f"kc = {kc} must be a multiple of {k_group}: a block holds whole "
+            f"groups of {k_group} k")
+    if mc % mr:
+        raise RequestError(f"mc = {mc} must be a multiple of mr = {mr}")
+    if nc % nr:
+        raise RequestError(f"nc = {nc} must be a multiple of nr = {nr}")
+    return (min(kc, round_up(k, k_group)), min(mc, round_up(m, mr)),
+            min(nc, round_up(n, nr)))
+

@@ -21,13 +21,12 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 (the first ic block, ir = 0) reads B in place and stores Bp as it goes.
 """
 
-import json
-
-from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
-from .fields import (bool_field, check_known, check_target_features,
-                     int_field, isa_field, leading_dims)
-from .x86 import SYSV, Asm, back, check_disp, emit_fault_entry, fwd, xmm
+from .fields import (bool_field, cache_blocks, check_known,
+                     check_target_features, int_field, isa_field,
+                     leading_dims, round_up)
+from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
+                  fwd, xmm)
 
 # Workspace layout (bytes from the workspace pointer): the header
 # (docs/KernelContract.md), then the edge tile and the packed blocks.
@@ -51,13 +50,7 @@ FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 # Register map of the body (see docs/KernelContract.md).
 WS, JC, NB, PC, KB, IC, MB, JR, IR = (
     "%rbx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15")
-# The kernels' calling convention (x86.py): A, B, C and the workspace
-# arrive in its first four argument registers.
-ABI = SYSV
 
-
-def _round_up(value, multiple):
-    return (value + multiple - 1) // multiple * multiple
 
 
 class Stride:
@@ -133,10 +126,6 @@ class Params:
                 f"unknown bias {self.bias!r}; expected one of "
                 + ", ".join(BIASES))
         self.relu = bool_field(request, "relu")
-        if self.dynamic_m and self.trans_a and not request.get("runtime_ld"):
-            raise RequestError(
-                "dynamic_m with trans_a needs runtime_ld: A is stored K x M, "
-                "its leading dimension is the run-time M")
         # C = A * B: the first kc block stores the accumulators, C is never
         # read (a zero-filled C whose fill the pass removed).
         self.overwrite = bool_field(request, "overwrite")
@@ -148,7 +137,8 @@ class Params:
         # from the workspace header at every call.
         self.runtime_ld = bool_field(request, "runtime_ld")
         self.lda, self.ldb, self.ldc = leading_dims(
-            request, self.m, self.n, self.k, self.trans_a, self.trans_b)
+            request, self.m, self.n, self.k, self.trans_a, self.trans_b,
+            self.dynamic_m)
         if self.runtime_ld:
             self.a_ld, self.b_ld, self.c_ld = (
                 Stride(slot=LD_BYTES_OFFSET + 8 * i) for i in range(3))
@@ -211,16 +201,8 @@ class Params:
         if self.k_unroll not in (1, 2, 4, 8, 16):
             raise RequestError(
                 f"k_unroll must be 1, 2, 4, 8 or 16, got {self.k_unroll}")
-        kc = int_field(request, "kc")
-        mc = int_field(request, "mc")
-        nc = int_field(request, "nc")
-        if mc % self.mr:
-            raise RequestError(f"mc = {mc} must be a multiple of mr = {self.mr}")
-        if nc % self.nr:
-            raise RequestError(f"nc = {nc} must be a multiple of nr = {self.nr}")
-        self.kc = min(kc, self.k)
-        self.mc = min(mc, _round_up(self.m, self.mr))
-        self.nc = min(nc, _round_up(self.n, self.nr))
+        self.kc, self.mc, self.nc = cache_blocks(
+            request, self.m, self.n, self.k, self.mr, self.nr)
         self.prefetch_a = int_field(request, "prefetch_a", 0, default=0)
         self.prefetch_b = int_field(request, "prefetch_b", 0, default=0)
         for name in ("prefetch_a", "prefetch_b"):
@@ -248,11 +230,11 @@ class Params:
         if self.fault == "write-past-edge":
             self.row_edges = self.col_edges = True
         # Workspace.
-        self.tile_bytes = _round_up(self.mr * self.nr * 4, 64)
+        self.tile_bytes = round_up(self.mr * self.nr * 4, 64)
         self.ap_offset = TILE_OFFSET + self.tile_bytes
-        self.ap_bytes = _round_up(self.mc * self.kc * 4, 64)
+        self.ap_bytes = round_up(self.mc * self.kc * 4, 64)
         self.bp_offset = self.ap_offset + self.ap_bytes
-        self.bp_bytes = _round_up(self.kc * self.nc * 4, 64) \
+        self.bp_bytes = round_up(self.kc * self.nc * 4, 64) \
             if self.pack_b else 0
         # Bytes from one k row of a B sliver to the next: packed NR floats,
         # or B's own row stride when it is read in place.
@@ -1359,40 +1341,10 @@ def emit(request):
 
 def kernel_text(p, symbol, request, kind, summary):
     """The whole kernel: header lines, function prologue, body, epilogue."""
-    body = _emit_body(p)
-    meta = {k: request[k] for k in sorted(request)}
-    out = []
-    out.append(f"# QiMeng-TensorOp {kind} kernel, qimeng_emitters "
-               f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}")
-    out.append(f"# {summary}")
-    out.append(f"# qm.symbol: {symbol}")
-    out.append(f"# qm.workspace_bytes: {p.workspace_bytes}")
-    out.append("# qm.leading_dims: "
-               + ("runtime" if p.runtime_ld else "immediate"))
     masks = [f"k{v + 1}" for v in range(p.nv)] if p.isa.name == "avx512" \
         else []
-    out.append("# qm.args: " + ",".join(ABI.args))
-    out.append("# qm.clobbers: " + ",".join(
-        list(ABI.gprs)
-        + [f"{p.isa.reg_prefix}{i}" for i in range(p.isa.registers)]
-        + masks))
-    out.append("# qm.features: " + ",".join(p.isa.features))
-    out.append(f"# qm.generator: {GENERATOR_VERSION}")
-    out.append("# qm.request: " + json.dumps(meta, sort_keys=True,
-                                             separators=(",", ":")))
-    out.append("\t.text")
-    out.append(f"\t.globl\t{symbol}")
-    out.append("\t.p2align\t5")
-    out.append(f"\t.type\t{symbol},@function")
-    out.append(f"{symbol}:")
-    for reg in ABI.callee_saved:
-        out.append(f"\tpushq\t%{reg}")
-    out.append("# qm.body.begin")
-    out.append(body.rstrip("\n"))
-    out.append("# qm.body.end")
-    for reg in reversed(ABI.callee_saved):
-        out.append(f"\tpopq\t%{reg}")
-    out.append("\tretq")
-    out.append(f"\t.size\t{symbol}, .-{symbol}")
-    out.append("\t.section\t.note.GNU-stack,\"\",@progbits")
-    return "\n".join(out) + "\n"
+    return function_text(
+        kind, summary, symbol, _emit_body(p), request, p.workspace_bytes,
+        p.runtime_ld,
+        [f"{p.isa.reg_prefix}{i}" for i in range(p.isa.registers)] + masks,
+        p.isa.features)

@@ -3,8 +3,10 @@
 Per-ISA knowledge is data: one row per ISA.
 """
 
+import json
 from dataclasses import dataclass
 
+from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 from .isa import CallingConvention
 
@@ -120,3 +122,38 @@ def check_disp(value, what):
     if not -(1 << 31) <= value < (1 << 31):
         raise RequestError(f"{what} offset {value} does not fit in 32 bits")
     return value
+
+
+def function_text(kind, summary, symbol, body, request, workspace_bytes,
+                  runtime_ld, clobbers, features, headers=()):
+    """The whole kernel file of an x86-64 kernel: the protocol's header
+    lines (`headers` after qm.features), the function form (SYSV: the
+    callee-saved registers pushed, the body between its markers, popped)."""
+    meta = {k: request[k] for k in sorted(request)}
+    out = [
+        f"# QiMeng-TensorOp {kind} kernel, qimeng_emitters "
+        f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
+        f"# {summary}",
+        f"# qm.symbol: {symbol}",
+        f"# qm.workspace_bytes: {workspace_bytes}",
+        "# qm.leading_dims: " + ("runtime" if runtime_ld else "immediate"),
+        "# qm.args: " + ",".join(SYSV.args),
+        "# qm.clobbers: " + ",".join(list(SYSV.gprs) + list(clobbers)),
+        "# qm.features: " + ",".join(features),
+        *headers,
+        f"# qm.generator: {GENERATOR_VERSION}",
+        "# qm.request: " + json.dumps(meta, sort_keys=True,
+                                      separators=(",", ":")),
+        "\t.text",
+        f"\t.globl\t{symbol}",
+        "\t.p2align\t5",
+        f"\t.type\t{symbol},@function",
+        f"{symbol}:",
+    ]
+    out += [f"\tpushq\t%{reg}" for reg in SYSV.callee_saved]
+    out += ["# qm.body.begin", body.rstrip("\n"), "# qm.body.end"]
+    out += [f"\tpopq\t%{reg}" for reg in reversed(SYSV.callee_saved)]
+    out += ["\tretq", f"\t.size\t{symbol}, .-{symbol}",
+            "\t.section\t.note.GNU-stack,\"\",@progbits"]
+    return "\n".join(out) + "\n"
+

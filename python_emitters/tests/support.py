@@ -25,15 +25,21 @@ BASE = {
 }
 
 
-def request(**changes):
-    """BASE with fields changed; a value of None removes the field."""
-    req = copy.deepcopy(BASE)
+def changed(base, **changes):
+    """A copy of `base` with fields changed; a value of None removes the
+    field."""
+    req = copy.deepcopy(base)
     for key, value in changes.items():
         if value is None:
             req.pop(key, None)
         else:
             req[key] = value
     return req
+
+
+def request(**changes):
+    """BASE with fields changed; a value of None removes the field."""
+    return changed(BASE, **changes)
 
 
 def emit(req):

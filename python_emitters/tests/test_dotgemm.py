@@ -12,7 +12,7 @@ import unittest
 from qimeng_emitters.errors import RequestError
 from qimeng_emitters.dotgemm import emit as emit_dot
 
-from .support import LLVM_MC, cpu_has, header
+from .support import LLVM_MC, changed, cpu_has, header
 
 GCC = shutil.which("gcc") or shutil.which("cc")
 
@@ -143,23 +143,11 @@ int main(int argc, char **argv) {
 
 
 def int8_request(**changes):
-    req = dict(INT8_BASE)
-    for key, value in changes.items():
-        if value is None:
-            req.pop(key, None)
-        else:
-            req[key] = value
-    return req
+    return changed(INT8_BASE, **changes)
 
 
 def request(**changes):
-    req = dict(BASE)
-    for key, value in changes.items():
-        if value is None:
-            req.pop(key, None)
-        else:
-            req[key] = value
-    return req
+    return changed(BASE, **changes)
 
 
 class RequestTest(unittest.TestCase):
