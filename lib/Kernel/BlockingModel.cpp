@@ -46,9 +46,12 @@ const MicroKernelShape kAvx512Shapes[] = {
 // The same register budget (mr * nr/16 accumulators, nr/16 B vectors, one
 // broadcast); K unrolled in groups.
 const MicroKernelShape kAvx512DotShapes[] = {
-    {VectorIsa::Avx512, 8, 48, 4, 0, 0},  {VectorIsa::Avx512, 4, 96, 4, 0, 0},
-    {VectorIsa::Avx512, 12, 32, 4, 0, 0}, {VectorIsa::Avx512, 14, 32, 4, 0, 0},
-    {VectorIsa::Avx512, 6, 64, 4, 0, 0},  {VectorIsa::Avx512, 7, 48, 4, 0, 0},
+    {VectorIsa::Avx512, 8, 48, 4, 0, 0},
+    {VectorIsa::Avx512, 4, 96, 4, 0, 0},
+    {VectorIsa::Avx512, 12, 32, 4, 0, 0},
+    {VectorIsa::Avx512, 14, 32, 4, 0, 0},
+    {VectorIsa::Avx512, 6, 64, 4, 0, 0},
+    {VectorIsa::Avx512, 7, 48, 4, 0, 0},
     // 16 rows by one vector: M of 9 to 16 in one A sliver (dotConfig).
     {VectorIsa::Avx512, 16, 16, 4, 0, 0},
 };
@@ -81,11 +84,8 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
 
 GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
   // The dot-product kernels' blocks hold whole groups of k (2 bf16, 4
-  // bytes).
-  const int64_t group = 4 / std::min<int64_t>(4, d.operandElementBytes());
-  const int64_t kLimit =
-      d.precision == GemmPrecision::F32 ? d.k : roundUp(d.k, group);
-  c.kc = std::max<int64_t>(1, std::min(c.kc, kLimit));
+  // bytes; f32's group is one k).
+  c.kc = std::max<int64_t>(1, std::min(c.kc, roundUp(d.k, d.kGroup())));
   c.mc = std::min(c.mc, roundUp(d.m, c.mr));
   c.nc = std::min(c.nc, roundUp(d.n, c.nr));
   return c;
@@ -271,15 +271,12 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   c.mr = shape.mr;
   c.nr = shape.nr;
   c.kUnroll = shape.kUnroll;
-  const int64_t eb = desc.operandElementBytes(), group = 4 / eb;
+  const int64_t eb = desc.operandElementBytes(), group = desc.kGroup();
   const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
   const int64_t l3PerCore =
       std::max(target.caches.l3 / std::max(1, target.cores), l2);
   c.kc = std::clamp<int64_t>(roundDownAtLeast(l2 / 8 / (c.nr * eb), 16),
                              128 * group, 512 * group);
-  c.mc = roundDownAtLeast(l2 / 2 / (c.kc * eb), c.mr);
-  c.nc = std::min<int64_t>(roundDownAtLeast(l3PerCore / 2 / (c.kc * eb), c.nr),
-                           roundDownAtLeast(8192, c.nr));
   // Few rows (M <= 16, a token or a small batch through a linear layer):
   // each packed B element serves those rows only, so the panel stays in L2
   // (nc from L2, not L3), and the block is one vector wide and as tall as
@@ -287,12 +284,17 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // packed 16 rows of B^T at a time). bf16 with B transposed on Zen 4:
   // 16x4096x4096 1.6-1.7x and 8x4096x4096 1.28x the 8 x 48 block with the
   // L3 panel.
-  if (desc.m <= 16) {
+  const bool fewRows = desc.m <= 16;
+  if (fewRows) {
     c.mr = desc.m > 8 ? 16 : 8;
     c.nr = 16;
-    c.mc = roundDownAtLeast(l2 / 2 / (c.kc * eb), c.mr);
-    c.nc = roundDownAtLeast(l2 / 2 / (c.kc * eb), c.nr);
   }
+  const int64_t blockBytes = c.kc * eb; // one row of A's block, B's panel
+  c.mc = roundDownAtLeast(l2 / 2 / blockBytes, c.mr);
+  c.nc = fewRows ? roundDownAtLeast(l2 / 2 / blockBytes, c.nr)
+                 : std::min<int64_t>(
+                       roundDownAtLeast(l3PerCore / 2 / blockBytes, c.nr),
+                       roundDownAtLeast(8192, c.nr));
   return clampToProblem(c, desc);
 }
 

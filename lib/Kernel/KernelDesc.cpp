@@ -59,12 +59,22 @@ std::string GemmDesc::str() const {
                        lds, transA ? 't' : 'n', transB ? 't' : 'n',
                        dynamicM ? "_mrt" : "", overwrite ? "_b0" : "",
                        bias != GemmBias::None ? "_bias" : "",
-                       relu ? "_relu" : "",
-                       precision == GemmPrecision::F32 ? "sgemm"
-                       : precision == GemmPrecision::Bf16
-                           ? "sbgemm"
-                           : (precisionName(precision) + "gemm").str())
+                       relu ? "_relu" : "", gemmOpName(precision))
       .str();
+}
+
+llvm::StringRef qimeng::gemmOpName(GemmPrecision precision) {
+  switch (precision) {
+  case GemmPrecision::F32:
+    return "sgemm";
+  case GemmPrecision::Bf16:
+    return "sbgemm";
+  case GemmPrecision::S8S8:
+    return "s8s8gemm";
+  case GemmPrecision::U8S8:
+    return "u8s8gemm";
+  }
+  return "sgemm";
 }
 
 llvm::StringRef qimeng::precisionName(GemmPrecision precision) {

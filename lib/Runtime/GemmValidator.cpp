@@ -122,38 +122,24 @@ std::string describeOffset(llvm::StringRef name, const GuardedBuffer &buf,
   return llvm::formatv("{0} changed at ({1},{2})", name, r, c).str();
 }
 
-/// A bf16 copy of the operand in `floats` (whose elements are already bf16
-/// values): the same rows and leading dimension in 16-bit elements, the
-/// sentinel in its guards and gaps. What a bf16 kernel reads.
-llvm::Expected<GuardedBuffer> bf16Operand(const GuardedBuffer &floats,
-                                          StoredLayout l, int64_t guard) {
+/// A copy of the operand in `floats` in `Element`s of `narrow(float)`
+/// (bf16 bits, bytes): the same rows and leading dimension in those
+/// elements, the sentinel in its guards and gaps. What a bf16 or 8-bit
+/// kernel reads.
+template <typename Element, typename Narrow>
+llvm::Expected<GuardedBuffer> narrowOperand(const GuardedBuffer &floats,
+                                            StoredLayout l, int64_t guard,
+                                            Narrow narrow) {
+  constexpr int64_t perFloat = sizeof(float) / sizeof(Element);
   const int64_t span = l.rows > 0 ? (l.rows - 1) * l.ld + l.cols : 0;
-  auto buf = GuardedBuffer::allocate((span + 1) / 2, guard);
+  auto buf = GuardedBuffer::allocate((span + perFloat - 1) / perFloat, guard);
   if (!buf)
     return buf.takeError();
   buf->fillSentinel();
-  auto *bits = reinterpret_cast<uint16_t *>(buf->data());
+  auto *out = reinterpret_cast<Element *>(buf->data());
   for (int64_t r = 0; r < l.rows; ++r)
     for (int64_t c = 0; c < l.cols; ++c)
-      bits[r * l.ld + c] = bf16BitsOf(floats.data()[r * l.ld + c]);
-  return buf;
-}
-
-/// An 8-bit copy of the operand in `floats` (whose elements are already
-/// integers in the type's range): the same rows and leading dimension in
-/// bytes, the sentinel in its guards and gaps. What an 8-bit kernel reads.
-llvm::Expected<GuardedBuffer> int8Operand(const GuardedBuffer &floats,
-                                          StoredLayout l, int64_t guard) {
-  const int64_t span = l.rows > 0 ? (l.rows - 1) * l.ld + l.cols : 0;
-  auto buf = GuardedBuffer::allocate((span + 3) / 4, guard);
-  if (!buf)
-    return buf.takeError();
-  buf->fillSentinel();
-  auto *bytes = reinterpret_cast<uint8_t *>(buf->data());
-  for (int64_t r = 0; r < l.rows; ++r)
-    for (int64_t c = 0; c < l.cols; ++c)
-      bytes[r * l.ld + c] =
-          uint8_t(int32_t(floats.data()[r * l.ld + c]) & 0xff);
+      out[r * l.ld + c] = narrow(floats.data()[r * l.ld + c]);
   return buf;
 }
 
@@ -192,29 +178,21 @@ void roundOperandToBf16(GuardedBuffer &buf, StoredLayout l) {
       buf.data()[r * l.ld + c] = roundToBf16(buf.data()[r * l.ld + c]);
 }
 
-/// describeOffset for a bf16 operand: `off` counts floats, two elements.
-std::string describeBf16Offset(llvm::StringRef name, const GuardedBuffer &buf,
-                               StoredLayout l, int64_t off) {
+/// describeOffset for an operand of `perFloat` elements to a float (bf16:
+/// 2, bytes: 4): `off` counts floats.
+std::string describeNarrowOffset(llvm::StringRef name, const GuardedBuffer &buf,
+                                 StoredLayout l, int64_t off,
+                                 int64_t perFloat) {
   if (auto guard = guardDamage(name, buf, off))
     return *guard;
-  const int64_t r = 2 * off / l.ld, c = 2 * off % l.ld;
+  const int64_t r = perFloat * off / l.ld, c = perFloat * off % l.ld;
   if (c >= l.cols)
-    return llvm::formatv("{0} gap (row {1}, column {2} or {3}) overwritten",
-                         name, r, c, c + 1)
+    return llvm::formatv("{0} gap (row {1}, from column {2}) overwritten", name,
+                         r, c)
         .str();
-  return llvm::formatv("{0} changed at ({1},{2}) or the element after it", name,
-                       r, c)
-      .str();
-}
-
-/// describeOffset for an 8-bit operand: `off` counts floats, four elements.
-std::string describeInt8Offset(llvm::StringRef name, const GuardedBuffer &buf,
-                               StoredLayout l, int64_t off) {
-  if (auto guard = guardDamage(name, buf, off))
-    return *guard;
-  const int64_t r = 4 * off / l.ld, c = 4 * off % l.ld;
-  return llvm::formatv("{0} changed at or after ({1},{2}) (within 4 bytes)",
-                       name, r, c)
+  return llvm::formatv("{0} changed at ({1},{2}) or one of the {3} elements "
+                       "after it",
+                       name, r, c, perFloat - 1)
       .str();
 }
 
@@ -332,10 +310,12 @@ runOne(const GemmDesc &d,
   if (bf16) {
     roundOperandToBf16(*aBuf, aLayout);
     roundOperandToBf16(*bBuf, bLayout);
-    auto a = bf16Operand(*aBuf, aLayout, options.guardElements);
+    auto a = narrowOperand<uint16_t>(*aBuf, aLayout, options.guardElements,
+                                     bf16BitsOf);
     if (!a)
       return a.takeError();
-    auto b = bf16Operand(*bBuf, bLayout, options.guardElements);
+    auto b = narrowOperand<uint16_t>(*bBuf, bLayout, options.guardElements,
+                                     bf16BitsOf);
     if (!b)
       return b.takeError();
     aNarrow = std::move(*a);
@@ -348,10 +328,14 @@ runOne(const GemmDesc &d,
   if (integer) {
     toInt8Values(*aBuf, aLayout, dist, d.precision == GemmPrecision::U8S8);
     toInt8Values(*bBuf, bLayout, dist, false);
-    auto a = int8Operand(*aBuf, aLayout, options.guardElements);
+    // The values are integers of the type's range: their low byte.
+    auto toByte = [](float x) { return uint8_t(int32_t(x) & 0xff); };
+    auto a =
+        narrowOperand<uint8_t>(*aBuf, aLayout, options.guardElements, toByte);
     if (!a)
       return a.takeError();
-    auto b = int8Operand(*bBuf, bLayout, options.guardElements);
+    auto b =
+        narrowOperand<uint8_t>(*bBuf, bLayout, options.guardElements, toByte);
     if (!b)
       return b.takeError();
     aNarrow = std::move(*a);
@@ -390,8 +374,16 @@ runOne(const GemmDesc &d,
   const std::vector<float> aPristine = copyRegion(*aBuf);
   const std::vector<float> bPristine = copyRegion(*bBuf);
   const std::vector<float> cPristine = copyRegion(*cBuf);
-  const std::vector<float> aReadPristine = copyRegion(aRead);
-  const std::vector<float> bReadPristine = copyRegion(bRead);
+  // What the kernel reads, as it was: for f32 the copies above.
+  std::vector<float> aNarrowPristine, bNarrowPristine;
+  if (narrow) {
+    aNarrowPristine = copyRegion(aRead);
+    bNarrowPristine = copyRegion(bRead);
+  }
+  const std::vector<float> &aReadPristine =
+      narrow ? aNarrowPristine : aPristine;
+  const std::vector<float> &bReadPristine =
+      narrow ? bNarrowPristine : bPristine;
   const int64_t guard = options.guardElements;
   const float *a0 = aPristine.data() + guard;
   const float *b0 = bPristine.data() + guard;
@@ -414,9 +406,9 @@ runOne(const GemmDesc &d,
     if (std::optional<int64_t> off = firstChanged(*buf, *pristine))
       return std::optional<std::string>(
           (name + ": " +
-           (bf16      ? describeBf16Offset(what, *buf, layout, *off)
-            : integer ? describeInt8Offset(what, *buf, layout, *off)
-                      : describeOffset(what, *buf, layout, *off)))
+           (narrow ? describeNarrowOffset(what, *buf, layout, *off,
+                                          4 / d.operandElementBytes())
+                   : describeOffset(what, *buf, layout, *off)))
               .str());
   if (d.hasEpilogue())
     if (auto failure =

@@ -14,7 +14,8 @@ RunnerEvaluator::create(const KernelProblem &problem, const Target &target,
   if (isa == VectorIsa::None)
     return llvm::createStringError("target " + target.cpu +
                                    " has no vector isa the emitters support");
-  // The peak of the instructions the kernels run: FMAs, or VDPBF16PS.
+  // The peak of the instructions the kernels run: FMAs, VDPBF16PS or
+  // VPDPBUSD.
   auto gauge = PeakGauge::forHost(isa, emitter, runner, /*initialProbes=*/3,
                                   problem.conv() ? GemmPrecision::F32
                                                  : problem.gemm().precision);

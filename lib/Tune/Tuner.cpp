@@ -50,11 +50,10 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
   int budget = request.budget.trials;
   std::string shape = request.problem.shape();
   // The progress lines name the element types too ("sbgemm" for bf16,
-  // "u8s8gemm", ...): the key's prefix.
-  std::string op = request.problem.opName().str();
-  if (!request.problem.conv() &&
-      request.problem.gemm().precision != GemmPrecision::F32)
-    op = llvm::StringRef(request.problem.gemm().str()).split('_').first.str();
+  // "u8s8gemm", ...).
+  std::string op = request.problem.conv()
+                       ? request.problem.opName().str()
+                       : gemmOpName(request.problem.gemm().precision).str();
   if (request.progress) {
     options.onTrial = [&](const Trial &t, const SearchHistory &h) {
       const Trial *best = h.best();

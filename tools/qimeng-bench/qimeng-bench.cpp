@@ -569,7 +569,7 @@ int main(int argc, char **argv) {
     double ratioBestOther = bestOther > 0 ? oursGflops / bestOther : 0;
     if (jsonOpt) {
       nlohmann::json row = {
-          {"op", llvm::StringRef(desc.str()).split('_').first.str()},
+          {"op", gemmOpName(precision).str()},
           {"dtype", precisionName(precision).str()},
           {"m", sh.m},
           {"n", sh.n},

@@ -52,6 +52,9 @@ enum class GemmPrecision {
 
 /// "f32", "bf16", "s8s8", "u8s8".
 llvm::StringRef precisionName(GemmPrecision precision);
+/// The GEMM's name for these operand types, the prefix of GemmDesc::str():
+/// "sgemm", "sbgemm", "s8s8gemm", "u8s8gemm".
+llvm::StringRef gemmOpName(GemmPrecision precision);
 /// The precision `name` (precisionName's), or none.
 std::optional<GemmPrecision> parsePrecision(llvm::StringRef name);
 /// Whether A, B and C are integers (C s32).
@@ -103,6 +106,10 @@ struct GemmDesc {
     }
     return 4;
   }
+
+  /// k per 32-bit lane of the dot-product instructions that multiply these
+  /// operands (2 bf16, 4 bytes; 1 for f32): a kc block holds whole groups.
+  int64_t kGroup() const { return 4 / operandElementBytes(); }
 
   /// Whether NR-wide slivers of B can be read where B lies (B in place, or
   /// packed by the tiles): B not transposed and N a multiple of nr.
