@@ -58,6 +58,12 @@
 // The batch's M is read at run time (`_mrt`).
 // CHECK-LABEL: func.func @linear_dynamic_batch(
 // CHECK:         llvm.call @qm_sbgemm_256x100x33_nt_mrt_b0_ldrt_
+// A bias and relu after a bf16 product are not fused (no epilogue for
+// these types yet): the kernel writes the f32 product, the generic stays.
+// CHECK-LABEL: func.func @linear_bias_relu(
+// CHECK:         llvm.call @qm_sbgemm_67x45x33_nn_b0_ldrt_
+// CHECK:         linalg.generic
+// CHECK:           arith.maximumf
 // CHECK-LABEL: func.func @product_in_bf16(
 // CHECK:         linalg.generic
 // CHECK: llvm.func internal @qm_sbgemm_
@@ -66,9 +72,10 @@
 
 // PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_avx512bf16_parts2_cols(
 
-// OUT-COUNT-5: rank = {{[23]}}
+// OUT-COUNT-6: rank = {{[23]}}
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
@@ -118,6 +125,22 @@ func.func @linear_dynamic_batch(%x: tensor<?x33xbf16>, %w: tensor<100x33xbf16>) 
   %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<?x100xf32>) -> tensor<?x100xf32>
   %mm = linalg.matmul ins(%x, %wt : tensor<?x33xbf16>, tensor<33x100xbf16>) outs(%acc : tensor<?x100xf32>) -> tensor<?x100xf32>
   return %mm : tensor<?x100xf32>
+}
+
+func.func @linear_bias_relu(%x: tensor<67x33xbf16>, %w: tensor<33x45xbf16>, %b: tensor<45xf32>) -> tensor<67x45xf32> {
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tensor.empty() : tensor<67x45xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<67x45xf32>) -> tensor<67x45xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<67x33xbf16>, tensor<33x45xbf16>) outs(%acc : tensor<67x45xf32>) -> tensor<67x45xf32>
+  %out0 = tensor.empty() : tensor<67x45xf32>
+  %out = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<67x45xf32>, tensor<45xf32>) outs(%out0 : tensor<67x45xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<67x45xf32>
+  return %out : tensor<67x45xf32>
 }
 
 func.func @product_in_bf16(%a: tensor<4x8xbf16>, %b: tensor<8x5xbf16>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
@@ -208,6 +231,23 @@ func.func @main() {
   %yd = tensor.cast %y : tensor<67x45xbf16> to tensor<?x?xbf16>
   %yf = call @widen(%yd) : (tensor<?x?xbf16>) -> tensor<?x?xf32>
   call @print2(%yf) : (tensor<?x?xf32>) -> ()
+
+  // The same input through a 33x45 weight, a bias of -20 .. 24 and relu.
+  %wbd = call @matrix(%c33, %c45, %c2, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
+  %wb = tensor.cast %wbd : tensor<?x?xbf16> to tensor<33x45xbf16>
+  %bias0 = tensor.empty() : tensor<45xf32>
+  %bias = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%bias0 : tensor<45xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %twenty = arith.constant 20 : i64
+    %v = arith.subi %ii, %twenty : i64
+    %fv = arith.sitofp %v : i64 to f32
+    linalg.yield %fv : f32
+  } -> tensor<45xf32>
+  %yb = call @linear_bias_relu(%x, %wb, %bias) : (tensor<67x33xbf16>, tensor<33x45xbf16>, tensor<45xf32>) -> tensor<67x45xf32>
+  %ybd = tensor.cast %yb : tensor<67x45xf32> to tensor<?x?xf32>
+  call @print2(%ybd) : (tensor<?x?xf32>) -> ()
 
   // A batch of 21 rows known at run time only, 100 outputs.
   %c21 = arith.constant 21 : index
