@@ -275,13 +275,11 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
 
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   // A dynamic M is read at run time (a dynamic batch of a linear layer);
-  // the descriptor stands in `representativeM` for it.
+  // the descriptor stands in `representativeM` for it. A dynamic batch
+  // size is the call's loop bound.
   const bool dynamicM = ShapedType::isDynamic(ranges[m]);
-  if (dynamicM && !batchDims.empty()) {
-    reason = "dynamic size in dimension M of a batched contraction (a "
-             "run-time M is supported without a batch dimension)";
-    return failure();
-  }
+  const bool dynamicBatch =
+      !batchDims.empty() && ShapedType::isDynamic(ranges[batchDims[0]]);
   if (dynamicM)
     ranges[m] = representativeM;
   const char *dimNames[3] = {"M", "N", "K"};
@@ -292,10 +290,6 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
           llvm::formatv("dynamic size in dimension {0}", dimNames[i]).str();
       return failure();
     }
-  if (!batchDims.empty() && ShapedType::isDynamic(ranges[batchDims[0]])) {
-    reason = "dynamic size in the batch dimension";
-    return failure();
-  }
 
   MatchedContraction out;
   for (int i = 0; i < 3; ++i)
@@ -318,7 +312,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   SmallVector<int64_t> strides[3];
   for (int i = 0; i < 3; ++i) {
     auto s = resolveStrides(out.operands[i], names[i], out.assumed, reason,
-                            /*allowDynamicSizes=*/dynamicM);
+                            /*allowDynamicSizes=*/dynamicM || dynamicBatch);
     if (failed(s))
       return failure();
     strides[i] = std::move(*s);
@@ -391,6 +385,21 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     d.ldb = dense.ldb;
     d.ldc = dense.ldc;
   }
+  // Batch strides the types leave dynamic are read at run time too.
+  std::optional<unsigned> batchPosition[3];
+  if (!batchDims.empty())
+    for (int i = 0; i < 3; ++i)
+      if (unsigned r = resultPosition(maps[i], batchDims[0]);
+          r < maps[i].getNumResults())
+        batchPosition[i] = r;
+  llvm::erase_if(out.assumed, [&](const StrideAssumption &a) {
+    for (int i = 0; i < 3; ++i)
+      if (a.memref == out.operands[i] && batchPosition[i] == a.dim) {
+        out.batchStrideDimOf[i] = a.dim;
+        return true;
+      }
+    return false;
+  });
   for (const StrideAssumption &a : out.assumed)
     if (!a.checkable()) {
       int operand = a.memref == out.operands[0]   ? 0
@@ -407,9 +416,12 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   if (!batchDims.empty()) {
     unsigned b = batchDims[0];
     out.batch = ranges[b];
+    out.batchDimOfC = *batchPosition[2];
     for (int i = 0; i < 3; ++i)
       out.batchStrides[i] =
-          strideOfLoop(maps[i], strides[i], b).value_or(int64_t(0));
+          out.batchStrideDimOf[i]
+              ? ShapedType::kDynamic
+              : strideOfLoop(maps[i], strides[i], b).value_or(int64_t(0));
   }
   // A zero fill of C (or, without a batch, a bias broadcast into it)
   // becomes the kernel's overwrite mode (and bias epilogue); then an

@@ -189,19 +189,23 @@ void storeInEverySlice(OpBuilder &b, Location loc, Value ws, int64_t slices,
 
 /// The arguments of one kernel call in a launcher's loop, built at the loop
 /// body from the iteration's index and the launcher's entry block (whose
-/// arguments are A, B, C and the workspace).
+/// arguments are A, B, C and the workspace, then the launcher's i64
+/// arguments).
 using LauncherIteration =
     llvm::function_ref<SmallVector<Value, 4>(OpBuilder &, Value, Block *)>;
 
-/// `llvm.func internal @<name>(A, B, C, workspace)` at the end of `module`:
-/// an omp.parallel (of at most `threads` threads when given) with a wsloop
-/// over [0, iterations), each iteration calling `kernel` with the arguments
-/// `iteration` builds. LLVM dialect and OpenMP only, so that memref passes
+/// `llvm.func internal @<name>(A, B, C, workspace, i64 x extraArguments)`
+/// at the end of `module`: an omp.parallel (of at most `threads` threads
+/// when given) with a wsloop over [0, iterations), each iteration calling
+/// `kernel` with the arguments `iteration` builds. Without `iterations`,
+/// the count is the launcher's fifth argument (the first i64). LLVM dialect and OpenMP only, so that memref passes
 /// between the pass and the lowering (ownership-based deallocation, which
 /// would put its ownership constants into the OpenMP loop wrapper) leave it
 /// alone.
 LLVM::LLVMFuncOp createLauncher(ModuleOp module, StringRef name,
-                                LLVM::LLVMFuncOp kernel, int64_t iterations,
+                                LLVM::LLVMFuncOp kernel,
+                                unsigned extraArguments,
+                                std::optional<int64_t> iterations,
                                 std::optional<int> threads,
                                 LauncherIteration iteration) {
   MLIRContext *ctx = module.getContext();
@@ -209,15 +213,18 @@ LLVM::LLVMFuncOp createLauncher(ModuleOp module, StringRef name,
   b.setInsertionPointToEnd(module.getBody());
   Location loc = NameLoc::get(StringAttr::get(ctx, name));
   auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                            {ptr, ptr, ptr, ptr});
+  SmallVector<Type> arguments(4, ptr);
+  arguments.append(extraArguments, b.getI64Type());
+  auto fnType =
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), arguments);
   auto launcher =
       LLVM::LLVMFuncOp::create(b, loc, name, fnType, LLVM::Linkage::Internal);
   Block *entry = launcher.addEntryBlock(b);
   b.setInsertionPointToStart(entry);
   omp::LoopNestOperands bounds;
   bounds.loopLowerBounds = {i64Constant(b, loc, 0)};
-  bounds.loopUpperBounds = {i64Constant(b, loc, iterations)};
+  bounds.loopUpperBounds = {iterations ? i64Constant(b, loc, *iterations)
+                                        : entry->getArgument(4)};
   bounds.loopSteps = {i64Constant(b, loc, 1)};
   omp::ParallelOperands team;
   if (threads)
@@ -270,7 +277,8 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
       LLVM::GlobalOp::create(b, module.getLoc(), tableType, /*isConstant=*/true,
                              LLVM::Linkage::Internal, name + "_table", init);
   return createLauncher(
-      module, name, fn, parts.size(), std::nullopt,
+      module, name, fn, /*extraArguments=*/0, int64_t(parts.size()),
+      std::nullopt,
       [&](OpBuilder &ob, Value part, Block *entry) {
         Location loc = entry->getParentOp()->getLoc();
         auto ptr = LLVM::LLVMPointerType::get(ob.getContext());
@@ -299,24 +307,18 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
       });
 }
 
-/// `@<symbol>_batch<B>_<sa>_<sb>_<sc>_t<T>`: a single-part kernel's batch
-/// run concurrently (createLauncher, at most T threads) over the B GEMMs;
-/// GEMM i reads and writes its operands at their first elements plus i
-/// times their batch strides (elements sa, sb, sc of `elementBytes` bytes
-/// each) and uses the workspace
-/// slice of the thread running it (omp_get_thread_num, `sliceBytes` apart:
-/// the caller allocates T).
+/// `@<symbol>_batch_t<T>(A, B, C, workspace, count, sa, sb, sc)`: a
+/// single-part kernel's batch run concurrently (createLauncher, at most T
+/// threads) over `count` GEMMs; GEMM i reads and writes its operands at
+/// A, B and C plus i times their batch strides (bytes sa, sb, sc: run-time
+/// values, so that dynamic batch sizes and strides need no second launcher)
+/// and uses the workspace slice of the thread running it
+/// (omp_get_thread_num, `sliceBytes` apart: the caller allocates T).
 LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
                                           const ReadyKernel &kernel,
-                                          int64_t batch,
-                                          const int64_t batchStrides[3],
-                                          const int64_t elementBytes[3],
                                           int threads, int64_t sliceBytes) {
   std::string name =
-      llvm::formatv("{0}_batch{1}_{2}_{3}_{4}_t{5}", kernel.emitted.symbol,
-                    batch, batchStrides[0], batchStrides[1], batchStrides[2],
-                    threads)
-          .str();
+      llvm::formatv("{0}_batch_t{1}", kernel.emitted.symbol, threads).str();
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return existing;
   auto threadNum = module.lookupSymbol<LLVM::LLVMFuncOp>("omp_get_thread_num");
@@ -328,15 +330,14 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
         LLVM::LLVMFunctionType::get(b.getI32Type(), {}));
   }
   return createLauncher(
-      module, name, fn, batch, threads,
+      module, name, fn, /*extraArguments=*/4, std::nullopt, threads,
       [&](OpBuilder &ob, Value index, Block *entry) {
         Location loc = entry->getParentOp()->getLoc();
         auto ptr = LLVM::LLVMPointerType::get(ob.getContext());
         SmallVector<Value, 4> arguments;
         for (int i = 0; i < 3; ++i) {
-          Value offset = LLVM::MulOp::create(
-              ob, loc, index,
-              i64Constant(ob, loc, batchStrides[i] * elementBytes[i]));
+          Value offset =
+              LLVM::MulOp::create(ob, loc, index, entry->getArgument(5 + i));
           arguments.push_back(LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
                                                   entry->getArgument(i),
                                                   ValueRange{offset}));
@@ -358,8 +359,14 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
 /// A or input, B or filter, C or output).
 struct KernelLaunch {
   Value operands[3]; ///< the buffers the kernel reads and writes
+  /// The number of GEMMs, or ShapedType::kDynamic for the size of C's
+  /// dimension `batchDimOfC` at run time.
   int64_t batch = 1;
+  unsigned batchDimOfC = 0;
+  /// Batch strides: constants, or where `batchStrideDimOf[i]` is set the
+  /// run-time stride of that dimension of operands[i].
   int64_t batchStrides[3] = {0, 0, 0};
+  std::optional<unsigned> batchStrideDimOf[3];
   /// Threads for the batch loop of a kernel too small to split: its GEMMs
   /// then run concurrently, one per thread at a time.
   int batchThreads = 1;
@@ -436,10 +443,14 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   int64_t sliceBytes = static_cast<int64_t>(
       std::max<uint64_t>(kernel.emitted.workspaceBytes, 64));
   // The batch runs concurrently when its GEMMs are too small to split.
-  const int batchThreads = launch.batch > 1 && kernel.parts.empty()
-                               ? static_cast<int>(std::min<int64_t>(
-                                     launch.batchThreads, launch.batch))
-                               : 1;
+  const bool batched = launch.batch != 1;
+  const int batchThreads =
+      batched && kernel.parts.empty()
+          ? static_cast<int>(ShapedType::isDynamic(launch.batch)
+                                 ? launch.batchThreads
+                                 : std::min<int64_t>(launch.batchThreads,
+                                                     launch.batch))
+          : 1;
   int64_t slices =
       std::max<int64_t>({1, int64_t(kernel.parts.size()), batchThreads});
   auto allocFn = LLVM::lookupOrCreateAlignedAllocFn(b, module, i64);
@@ -460,16 +471,35 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
     storeInEverySlice(
         b, loc, ws, slices, sliceBytes, kBiasOffset,
         toPointer(b, loc, elementAddress(b, loc, launch.bias), Value()));
+  // The batch's count and strides in bytes (index values), where it has
+  // more than one GEMM.
+  Value batchCount, batchStrideBytes[3];
+  if (batched) {
+    batchCount = ShapedType::isDynamic(launch.batch)
+                     ? Value(memref::DimOp::create(b, loc, launch.operands[2],
+                                                   launch.batchDimOfC))
+                     : Value(arith::ConstantIndexOp::create(b, loc,
+                                                            launch.batch));
+    for (int i = 0; i < 3; ++i) {
+      Value elementBytes = arith::ConstantIndexOp::create(
+          b, loc, elementBytesOf(launch.operands[i]));
+      Value stride =
+          launch.batchStrideDimOf[i]
+              ? Value(memref::ExtractStridedMetadataOp::create(
+                          b, loc, launch.operands[i])
+                          .getStrides()[*launch.batchStrideDimOf[i]])
+              : Value(arith::ConstantIndexOp::create(b, loc,
+                                                     launch.batchStrides[i]));
+      batchStrideBytes[i] = arith::MulIOp::create(b, loc, stride, elementBytes);
+    }
+  }
   auto emitGemm = [&](OpBuilder &ob, Value batchIndex) {
     Value pointers[3];
     for (int i = 0; i < 3; ++i) {
       Value bytes;
-      if (batchIndex && launch.batchStrides[i] != 0)
-        bytes = arith::MulIOp::create(
-            ob, loc, batchIndex,
-            arith::ConstantIndexOp::create(
-                ob, loc,
-                launch.batchStrides[i] * elementBytesOf(launch.operands[i])));
+      if (batchIndex)
+        bytes =
+            arith::MulIOp::create(ob, loc, batchIndex, batchStrideBytes[i]);
       pointers[i] = toPointer(ob, loc, operands[i], bytes);
     }
     LLVM::LLVMFuncOp callee =
@@ -481,26 +511,23 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
                          ValueRange{pointers[0], pointers[1], pointers[2], ws});
   };
 
-  if (launch.batch == 1) {
+  if (!batched) {
     emitGemm(b, Value());
   } else if (batchThreads > 1) {
-    LLVM::LLVMFuncOp launcher = getOrCreateBatchLauncher(
-        module, fn, kernel, launch.batch, launch.batchStrides,
-        std::array<int64_t, 3>{elementBytesOf(launch.operands[0]),
-                               elementBytesOf(launch.operands[1]),
-                               elementBytesOf(launch.operands[2])}
-            .data(),
-        batchThreads, sliceBytes);
-    Value pointers[3];
+    LLVM::LLVMFuncOp launcher =
+        getOrCreateBatchLauncher(module, fn, kernel, batchThreads, sliceBytes);
+    SmallVector<Value, 8> arguments;
     for (int i = 0; i < 3; ++i)
-      pointers[i] = toPointer(b, loc, operands[i], Value());
-    LLVM::CallOp::create(b, loc, launcher,
-                         ValueRange{pointers[0], pointers[1], pointers[2], ws});
+      arguments.push_back(toPointer(b, loc, operands[i], Value()));
+    arguments.push_back(ws);
+    for (Value v : {batchCount, batchStrideBytes[0], batchStrideBytes[1],
+                    batchStrideBytes[2]})
+      arguments.push_back(arith::IndexCastOp::create(b, loc, i64, v));
+    LLVM::CallOp::create(b, loc, launcher, arguments);
   } else {
     Value lower = arith::ConstantIndexOp::create(b, loc, 0);
-    Value upper = arith::ConstantIndexOp::create(b, loc, launch.batch);
     Value step = arith::ConstantIndexOp::create(b, loc, 1);
-    auto loop = scf::ForOp::create(b, loc, lower, upper, step);
+    auto loop = scf::ForOp::create(b, loc, lower, batchCount, step);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
     emitGemm(b, loop.getInductionVar());
@@ -889,6 +916,8 @@ struct QiMengTensorOpPass
         problem = KernelProblem(matched->gemm);
         llvm::copy(matched->operands, launch.operands);
         launch.batch = matched->batch;
+        launch.batchDimOfC = matched->batchDimOfC;
+        llvm::copy(matched->batchStrideDimOf, launch.batchStrideDimOf);
         launch.batchThreads = options->threads == 0
                                   ? options->target.cores
                                   : static_cast<int>(options->threads);

@@ -51,24 +51,27 @@
 // RUN: not diff %t.reference %t.fault > /dev/null
 
 // Every contraction is rewritten; default-layout arguments give the
-// kernels their leading dimensions at run time ("ldrt") and have their
-// unit and batch strides checked at run time.
+// kernels their leading dimensions and the calls their batch strides at
+// run time ("ldrt"; the strides in bytes from extract_strided_metadata)
+// and have their unit strides checked at run time.
 // With two threads the batch of GEMMs too small to split runs
-// concurrently, from a launcher with the batch strides (elements) baked in;
+// concurrently, from a launcher that takes the batch's count and strides;
 // with one, an scf.for calls the kernel per batch.
 // GUARDED-LABEL: func.func @bmm(
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_ldrt_{{.*}}_batch3_32_48_24_t2(
+// GUARDED:           arith.muli %strides_{{[0-9]+}}#0, %c4
+// GUARDED:           arith.muli %strides_{{[0-9]+}}#0, %c4
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_ldrt_{{.*}}_batch_t2(
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
 // GUARDED-LABEL: func.func @scores(
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nt_b0_ldrt_{{.*}}_batch3_32_48_24_t2(
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nt_b0_ldrt_{{.*}}_batch_t2(
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
 // GUARDED-LABEL: func.func @shared_weight(
-// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_ldrt_{{.*}}_batch3_32_0_24_t2(
+// GUARDED:           llvm.call @qm_sgemm_4x6x8_nn_b0_ldrt_{{.*}}_batch_t2(
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.batch_matmul
@@ -78,7 +81,7 @@
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.generic
 // GUARDED-LABEL: func.func @main(
-// GUARDED:       llvm.func internal @qm_sgemm_4x6x8_nn_b0_{{.*}}_batch3_32_48_24_t2(
+// GUARDED:       llvm.func internal @qm_sgemm_4x6x8_nn_b0_{{.*}}_batch_t2(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
 // GUARDED:         omp.parallel num_threads(%{{.+}} : i32) {
 // GUARDED:           omp.loop_nest
 // GUARDED:             llvm.call @omp_get_thread_num()

@@ -1,25 +1,24 @@
 // What the pass leaves alone in frontend IR, each op with a remark that
-// names it and says why: a batched contraction with a dynamic M and a
-// linear layer with a dynamic N (the kernels read only M at run time, and
-// not under a batch), f16 and quantized ops (the low-precision work), a
+// names it and says why: a batched contraction with a dynamic K and a
+// linear layer with a dynamic N (the kernels read only M and the batch at
+// run time), f16 and quantized ops (the low-precision work), a
 // matrix-vector product, depthwise and grouped convolutions.
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" --mlir-print-debuginfo \
 // RUN:   | %qimeng-opt --qimeng-tensorop=validate=false -o %t.mlir 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s < %t.mlir
 
-// CHECK-LABEL: func.func @dynamic_batch_bmm(
+// Attention's probabilities times V over a dynamic sequence length: K.
+// CHECK-LABEL: func.func @dynamic_sequence_bmm(
 // CHECK:         linalg.batch_matmul
 // CHECK-NOT:     llvm.call
-func.func @dynamic_batch_bmm(%x: tensor<3x?x16xf32>, %w: tensor<3x16x8xf32>) -> tensor<3x?x8xf32> {
+func.func @dynamic_sequence_bmm(%p: tensor<3x4x?xf32>, %v: tensor<3x?x8xf32>) -> tensor<3x4x8xf32> {
   %zero = arith.constant 0.0 : f32
-  %c1 = arith.constant 1 : index
-  %n = tensor.dim %x, %c1 : tensor<3x?x16xf32>
-  %e = tensor.empty(%n) : tensor<3x?x8xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x?x8xf32>) -> tensor<3x?x8xf32>
-  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension M of a batched contraction (a run-time M is supported without a batch dimension)
-  %r = linalg.batch_matmul ins(%x, %w : tensor<3x?x16xf32>, tensor<3x16x8xf32>) outs(%z : tensor<3x?x8xf32>) -> tensor<3x?x8xf32>
-  return %r : tensor<3x?x8xf32>
+  %e = tensor.empty() : tensor<3x4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension K
+  %r = linalg.batch_matmul ins(%p, %v : tensor<3x4x?xf32>, tensor<3x?x8xf32>) outs(%z : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
+  return %r : tensor<3x4x8xf32>
 }
 
 // CHECK-LABEL: func.func @dynamic_features_linear(

@@ -32,11 +32,18 @@ struct MatchedContraction {
   /// replaces (`gemm.overwrite`): a zero linalg.fill, or a broadcast of a
   /// bias along the rows (then `gemm.bias` and `bias`); null when none.
   mlir::Operation *cInit = nullptr;
+  /// The number of GEMMs; ShapedType::kDynamic for the size of C's
+  /// dimension `batchDimOfC` at run time.
   int64_t batch = 1;
+  unsigned batchDimOfC = 0;
   int64_t batchStrides[3] = {0, 0, 0}; ///< elements: A, B, C
+  /// Batch strides the types leave dynamic: the dimension of operands[i]
+  /// whose stride the call reads at run time (then batchStrides[i] is
+  /// ShapedType::kDynamic).
+  std::optional<unsigned> batchStrideDimOf[3];
   /// Strides the descriptor assumed where the types leave them dynamic
-  /// (unit and batch strides; leading dimensions are run-time values
-  /// instead).
+  /// (unit strides; leading dimensions and batch strides are run-time
+  /// values instead).
   llvm::SmallVector<StrideAssumption> assumed;
   /// Where the leading dimension of A, B and C lies: the dimension of
   /// `operands[i]` whose stride it is, or nullopt where the sizes decide it
@@ -95,8 +102,9 @@ bool isContraction(mlir::linalg::LinalgOp op);
 /// M", "element type 'f16' of operand A is not supported; need f32", ...)
 /// that has no "not accelerated:" prefix.
 ///
-/// A dynamic M (without a batch dimension) makes the GEMM read its rows at
-/// run time (GemmDesc::dynamicM), described with `representativeM` rows.
+/// A dynamic M makes the GEMM read its rows at run time
+/// (GemmDesc::dynamicM), described with `representativeM` rows; a dynamic
+/// batch size and dynamic batch strides are read by the call at run time.
 ///
 /// With `fuseEpilogues`, a zero-filled 2-D product whose only other reader
 /// is a linalg.generic applying `+ bias[j]` (a 1-D bias broadcast along

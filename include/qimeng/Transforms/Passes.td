@@ -23,11 +23,12 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     through `indexing_maps`, a 2-D operand broadcast over the batch,
     subviews. A leading dimension that the type leaves dynamic (the
     default layout of `one-shot-bufferize{bufferize-function-boundaries}`)
-    is passed to the kernel at run time; other dynamic strides (unit and
-    batch strides) are taken as dense and checked at run time, the
-    original op running when they differ. A dynamic M (a dynamic batch of a
-    linear layer; no batch dimension) is passed at run time too, the
-    kernel blocked and tuned for `representative-m` rows. A
+    is passed to the kernel at run time, and so are batch strides and a
+    dynamic batch size; unit strides the type leaves dynamic are taken as
+    1 and checked at run time, the original op running when they differ.
+    A dynamic M (a dynamic batch of a linear layer, rows under a batch) is
+    passed at run time too, the kernel blocked and tuned for
+    `representative-m` rows. A
     `linalg.transpose` that only feeds the contraction and a zero
     `linalg.fill` of a fresh C fold into the kernel, and so does an
     elementwise consumer of such a C that adds a bias along the columns

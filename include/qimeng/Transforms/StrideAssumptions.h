@@ -1,15 +1,15 @@
 //===- StrideAssumptions.h - Strides a kernel is specialised for -*- C++
 //-*-===//
 //
-// Kernels need a unit inner stride, and take batch strides (and a
-// convolution's strides) as constants. Where a memref type leaves such a
-// stride dynamic (the default function-boundary layout of
-// one-shot-bufferize, `strided<[?, ?], offset: ?>`), the matchers assume
+// Kernels need a unit inner stride, and convolutions take their strides as
+// constants. Where a memref type leaves such a stride dynamic (the default
+// function-boundary layout of one-shot-bufferize,
+// `strided<[?, ?], offset: ?>`), the matchers assume
 // the dense row-major stride of the operand's shape and record it here; the
 // rewrite checks every assumption at run time and runs the original op when
-// one fails (docs/FrontendIR.md). A GEMM's leading dimensions are not
-// assumed: the matcher takes them out, and the kernel reads them at run
-// time.
+// one fails (docs/FrontendIR.md). A GEMM's leading dimensions and batch
+// strides are not assumed: the matcher takes them out, and the kernel (or
+// the call's batch loop) reads them at run time.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QIMENG_TRANSFORMS_STRIDEASSUMPTIONS_H
