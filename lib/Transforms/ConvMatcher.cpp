@@ -234,6 +234,10 @@ qimeng::describeConv(linalg::LinalgOp op,
           d.bias = true;
           init->bias = e->bias;
         }
+        if (e->residual) {
+          d.overwrite = false; // the output starts as the residual
+          init->residual = e->residual;
+        }
         init->epilogueOp = e->op;
         init->output = e->output;
         init->outputAllocToHoist = e->outputAllocToHoist;

@@ -6,20 +6,29 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
+#include <functional>
 
 using namespace mlir;
 using namespace qimeng;
 
 namespace {
 
+/// What an elementwise generic's body computes from its block arguments.
+struct BodyEpilogue {
+  bool relu = false;
+};
+
 /// What an elementwise generic applies to its input `c` (block argument
-/// `cArg`), with `biasArg` the bias's block argument if it has one: c, or
-/// c + bias, then optionally relu as arith.maximumf(x, +0.0) or
-/// select(cmpf ugt(x, +0.0), x, +0.0) (both keep NaN and give +0 for -0).
-/// Nullopt for any other body.
-std::optional<std::pair<bool, bool>>
-epilogueOfBody(linalg::GenericOp g, unsigned cArg,
-               std::optional<unsigned> biasArg) {
+/// `cArg`), with `biasArg` and `residualArg` the bias's and the residual's
+/// block arguments if it has them: the sum of c and each of them, added in
+/// any order (arith.addf; the kernel adds the residual first and the bias
+/// last: a reassociation, as its K sums are), then optionally relu as
+/// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both
+/// keep NaN and give +0 for -0). Nullopt for any other body, and for c
+/// alone.
+std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
+                                           std::optional<unsigned> biasArg,
+                                           std::optional<unsigned> residualArg) {
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (yield->getNumOperands() != 1)
@@ -27,7 +36,7 @@ epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   SmallPtrSet<Operation *, 4> used;
   Value v = yield->getOperand(0);
   auto isPosZero = [](Value x) { return matchPattern(x, m_PosZeroFloat()); };
-  bool relu = false, bias = false;
+  bool relu = false;
   if (auto max = v.getDefiningOp<arith::MaximumFOp>()) {
     if (isPosZero(max.getRhs()) || isPosZero(max.getLhs())) {
       v = isPosZero(max.getRhs()) ? max.getLhs() : max.getRhs();
@@ -45,25 +54,39 @@ epilogueOfBody(linalg::GenericOp g, unsigned cArg,
       used.insert(cmp);
     }
   }
-  auto isArg = [&](Value x, unsigned index) {
-    auto arg = dyn_cast<BlockArgument>(x);
-    return arg && arg.getOwner() == &body && arg.getArgNumber() == index;
-  };
-  if (biasArg)
-    if (auto add = v.getDefiningOp<arith::AddFOp>()) {
-      if ((isArg(add.getLhs(), cArg) && isArg(add.getRhs(), *biasArg)) ||
-          (isArg(add.getLhs(), *biasArg) && isArg(add.getRhs(), cArg))) {
-        v = isArg(add.getLhs(), cArg) ? add.getLhs() : add.getRhs();
-        bias = true;
-        used.insert(add);
-      }
+  // The sum below relu: a tree of arith.addf whose leaves are the block
+  // arguments of c, the bias and the residual, each exactly once.
+  SmallVector<unsigned, 3> leaves;
+  std::function<bool(Value)> collect = [&](Value x) {
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() != &body)
+        return false;
+      leaves.push_back(arg.getArgNumber());
+      return true;
     }
-  if (!isArg(v, cArg) || bias != biasArg.has_value() || !(bias || relu))
+    auto add = x.getDefiningOp<arith::AddFOp>();
+    if (!add || !add->hasOneUse() || used.contains(add))
+      return false;
+    used.insert(add);
+    return collect(add.getLhs()) && collect(add.getRhs());
+  };
+  if (!collect(v))
+    return std::nullopt;
+  SmallVector<unsigned, 3> expected{cArg};
+  if (biasArg)
+    expected.push_back(*biasArg);
+  if (residualArg)
+    expected.push_back(*residualArg);
+  llvm::sort(leaves);
+  llvm::sort(expected);
+  if (leaves != expected || (expected.size() == 1 && !relu))
     return std::nullopt;
   for (Operation &o : body.without_terminator())
     if (!used.contains(&o) && !isa<arith::ConstantOp>(o))
       return std::nullopt;
-  return std::make_pair(bias, relu);
+  BodyEpilogue e;
+  e.relu = relu;
+  return e;
 }
 
 } // namespace
@@ -163,11 +186,11 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
       !producer->isBeforeInBlock(g) || !g.hasPureBufferSemantics() ||
       g.getNumDpsInits() != 1 || g.getNumLoops() != rank ||
       g.getNumReductionLoops() != 0 || g.getNumDpsInputs() < 1 ||
-      g.getNumDpsInputs() > 2)
+      g.getNumDpsInputs() > 3)
     return std::nullopt;
   // C read whole and in place, the output written whole and in place.
-  std::optional<unsigned> cArg, biasArg;
-  Value bias;
+  std::optional<unsigned> cArg, biasArg, residualArg;
+  Value bias, residual;
   AffineMap identity =
       AffineMap::getMultiDimIdentityMap(rank, producer->getContext());
   for (OpOperand *input : g.getDpsInputOperands()) {
@@ -176,9 +199,18 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
       cArg = input->getOperandNumber();
       continue;
     }
-    // A bias along loop `biasDim`.
     auto type = dyn_cast<MemRefType>(input->get().getType());
-    if (!biasAllowed || map.getNumResults() != 1 ||
+    // A residual: another f32 buffer of C's shape, read in place.
+    if (map == identity && type && input->get() != c && !residualArg &&
+        type.getShape() == cType.getShape() &&
+        type.getElementType() == cType.getElementType() &&
+        type.getElementType().isF32()) {
+      residualArg = input->getOperandNumber();
+      residual = input->get();
+      continue;
+    }
+    // A bias along loop `biasDim`.
+    if (!biasAllowed || biasArg || map.getNumResults() != 1 ||
         !map.isProjectedPermutation() || map.getDimPosition(0) != biasDim ||
         !type || type.getRank() != 1 || !type.getElementType().isF32() ||
         (!type.isDynamicDim(0) &&
@@ -192,8 +224,8 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   if (!cArg || g.getMatchingIndexingMap(init) != identity ||
       output.getType() != c.getType())
     return std::nullopt;
-  auto flags = epilogueOfBody(g, *cArg, biasArg);
-  if (!flags)
+  auto body = epilogueOfBody(g, *cArg, biasArg, residualArg);
+  if (!body)
     return std::nullopt;
   // The output: a fresh buffer that only the generic uses up to the
   // generic (returns and deallocations come after), which the kernel now
@@ -229,8 +261,16 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
       return std::nullopt;
     e.bias = bias;
   }
+  // The residual, copied into the output where `producer` was.
+  if (residual) {
+    if (residual == output ||
+        !dominance.properlyDominates(residual, producer) ||
+        !noWritesBetween(producer, g, residual))
+      return std::nullopt;
+    e.residual = residual;
+  }
   e.op = g;
   e.output = output;
-  e.relu = flags->second;
+  e.relu = body->relu;
   return e;
 }

@@ -4,9 +4,9 @@
 // Private to lib/Transforms: around a contraction or a convolution, the
 // op that initialises its fresh output (a +0.0 fill: the kernel's
 // overwrite mode; a bias broadcast: overwrite plus a bias) and the
-// linalg.generic after it that adds a bias along one dimension and/or
-// applies relu, both of which the kernel computes as it stores its output
-// (docs/FrontendIR.md).
+// linalg.generic after it that adds a bias along one dimension and/or a
+// residual and/or applies relu, which the kernel computes as it stores its
+// output (docs/FrontendIR.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef QIMENG_LIB_TRANSFORMS_EPILOGUEMATCHER_H
@@ -43,6 +43,11 @@ struct ElementwiseEpilogue {
   mlir::Operation *op = nullptr; ///< the linalg.generic, to be replaced
   mlir::Value output;            ///< its output: the kernel writes it now
   mlir::Value bias;              ///< the bias it adds, or null
+  /// The residual it adds (a buffer of the output's shape and type), or
+  /// null. The kernel then accumulates: the call copies the residual into
+  /// the output first, and the kernel adds its product to it (oneDNN's sum
+  /// post-op), so the output is not overwritten.
+  mlir::Value residual;
   bool relu = false;
   /// The output's allocation when it comes after the producer (to move
   /// before it), or null.
@@ -55,10 +60,12 @@ struct ElementwiseEpilogue {
 /// just before it, no other reader) that the epilogue computes: a
 /// linalg.generic after `producer` in its block, all loops parallel,
 /// reading `c` whole through the identity map and, if `biasAllowed`, a 1-D
-/// f32 bias indexed by loop `biasDim` with a unit stride that nothing
-/// writes in between; its body c, c + bias, then optionally relu as
+/// f32 bias indexed by loop `biasDim` with a unit stride, and perhaps a
+/// residual (another f32 buffer of c's shape, through the identity map,
+/// defined before `producer`), neither written in between; its body the
+/// sum of c and those (arith.addf in any order), then optionally relu as
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both keep
-/// NaN and give +0 for -0), and at least one of them; its output a fresh
+/// NaN and give +0 for -0), and more than c alone; its output a fresh
 /// allocation of `c`'s type that nothing reads or writes before the
 /// generic, whose sizes are known before `producer`. `goingAway` is a user
 /// of `c` to disregard: one the caller removes with the rewrite (the

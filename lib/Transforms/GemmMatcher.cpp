@@ -108,6 +108,10 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out) {
     out.bias = e->bias;
   }
   d.relu = e->relu;
+  if (e->residual) {
+    d.overwrite = false; // C starts as the residual
+    out.residual = e->residual;
+  }
   out.operands[2] = e->output;
   out.epilogueOp = e->op;
   out.outputAllocToHoist = e->outputAllocToHoist;

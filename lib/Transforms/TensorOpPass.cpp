@@ -387,6 +387,9 @@ struct KernelLaunch {
   /// the op when it came after.
   Operation *epilogueOp = nullptr;
   Value bias;
+  /// A residual the epilogue adds: copied into operands[2] before the
+  /// kernel, which accumulates onto it.
+  Value residual;
   Operation *outputAllocToHoist = nullptr;
   int64_t n = 0; ///< columns of C (a run-time M's single call writes them)
 };
@@ -436,6 +439,10 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
                      const KernelLaunch &launch) {
   Location loc = op.getLoc();
   auto i64 = b.getI64Type();
+  // A fused residual is where the kernel's output starts (linalg.copy: the
+  // stock pipeline lowers it to loops, with nothing of a runtime library).
+  if (launch.residual)
+    linalg::CopyOp::create(b, loc, launch.residual, launch.operands[2]);
   Value operands[3];
   for (int i = 0; i < 3; ++i)
     operands[i] = elementAddress(b, loc, launch.operands[i]);
@@ -905,6 +912,7 @@ struct QiMengTensorOpPass
           if (init.op)
             launch.foldedOps.push_back(init.op);
           launch.bias = init.bias;
+          launch.residual = init.residual;
           if (init.output)
             launch.operands[2] = init.output;
           launch.epilogueOp = init.epilogueOp;
@@ -928,6 +936,7 @@ struct QiMengTensorOpPass
         llvm::copy(matched->leadingDimOf, launch.leadingDimOf);
         launch.epilogueOp = matched->epilogueOp;
         launch.bias = matched->bias;
+        launch.residual = matched->residual;
         launch.outputAllocToHoist = matched->outputAllocToHoist;
         const GemmDesc &g = matched->gemm;
         if (g.dynamicM)

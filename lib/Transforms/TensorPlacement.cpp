@@ -135,7 +135,7 @@ void moveEpilogueConsumer(linalg::LinalgOp onBuffers, Value out,
     return;
   auto g = dyn_cast<linalg::GenericOp>(*result->user_begin());
   if (!g || !g.hasPureTensorSemantics() || g->getNumResults() != 1 ||
-      g.getNumDpsInits() != 1 || g.getNumDpsInputs() > 2 ||
+      g.getNumDpsInits() != 1 || g.getNumDpsInputs() > 3 ||
       !isa<RankedTensorType>(g.getDpsInits()[0].getType()))
     return;
   // Its bias and output buffer before the product is made (the epilogue

@@ -1,6 +1,7 @@
 // Convolutions as frontends write them: torch's conv2d (NCHW/FCHW, the
 // input padded by tensor.pad, the output initialised with the broadcast
-// bias, relu and a residual add after), StableHLO's NHWC/HWCF convolution
+// bias, relu and a residual add after; and a ResNet basic block's tail,
+// the residual added before relu), StableHLO's NHWC/HWCF convolution
 // with a zero fill and stride 2, TOSA's NHWC/FHWC convolution with
 // dilation 2 and a bias init. Bufferized, run with and without
 // --qimeng-tensorop in four placements and compared exactly.
@@ -61,6 +62,18 @@
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.generic
 // GUARDED:           linalg.conv_2d_nchw_fchw
+// The basic block's tail, relu(conv + bias + x), is the kernel's epilogue
+// after bufferization: x copied into the output, the kernel accumulating
+// onto it with the bias and relu ("_bias_relu", no "_b0"). (At the
+// tensor-level placement convolutions do not fuse yet.)
+// GUARDED-LABEL: func.func @torch_basic_block(
+// GUARDED:         scf.if
+// GUARDED:           linalg.copy
+// GUARDED:           llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_bias_relu_
+// GUARDED:         } else {
+// GUARDED-NEXT:      linalg.generic
+// GUARDED:           linalg.conv_2d_nchw_fchw
+// GUARDED:           linalg.generic
 // GUARDED-LABEL: func.func @stablehlo_conv(
 // GUARDED:           llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s2x2_d1x1_b0_
 // GUARDED:         } else {
@@ -76,6 +89,11 @@
 // STATIC-LABEL: func.func @torch_block(
 // STATIC-NOT:      linalg.conv_2d
 // STATIC:          llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_b0_bias_
+// STATIC-LABEL: func.func @torch_basic_block(
+// STATIC-NOT:      linalg.conv_2d
+// STATIC:          linalg.copy
+// STATIC:          llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_bias_relu_
+// STATIC-NOT:      linalg.generic
 // STATIC-LABEL: func.func @stablehlo_conv(
 // STATIC-NOT:      linalg.conv_2d
 // STATIC:          llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s2x2_d1x1_b0_
@@ -84,6 +102,7 @@
 // STATIC:          llvm.call @qm_sconv2d_nhwc_fhwc_1x9x9x4_f8_k3x3_s1x1_d2x2_b0_bias_
 // STATIC-LABEL: func.func @main(
 
+// OUT: rank = 4 offset = 0 sizes = [1, 8, 8, 8]
 // OUT: rank = 4 offset = 0 sizes = [1, 8, 8, 8]
 // OUT: rank = 4 offset = 0 sizes = [1, 4, 4, 8]
 // OUT: rank = 4 offset = 0 sizes = [1, 5, 5, 8]
@@ -116,6 +135,31 @@ func.func @torch_block(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %bias: 
     %r = arith.maximumf %v, %zero : f32
     %s = arith.addf %r, %res : f32
     linalg.yield %s : f32
+  } -> tensor<1x8x8x8xf32>
+  return %out : tensor<1x8x8x8xf32>
+}
+
+func.func @torch_basic_block(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %bias: tensor<8xf32>) -> tensor<1x8x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %padded = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x8x8xf32> to tensor<1x8x10x10xf32>
+  %e = tensor.empty() : tensor<1x8x8x8xf32>
+  %init = linalg.generic {indexing_maps = [#chan, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<8xf32>) outs(%e : tensor<1x8x8x8xf32>) {
+  ^bb0(%b: f32, %o: f32):
+    linalg.yield %b : f32
+  } -> tensor<1x8x8x8xf32>
+  %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%padded, %w : tensor<1x8x10x10xf32>, tensor<8x8x3x3xf32>) outs(%init : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %e2 = tensor.empty() : tensor<1x8x8x8xf32>
+  %out = linalg.generic {indexing_maps = [#nchw, #nchw, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%conv, %x : tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>) outs(%e2 : tensor<1x8x8x8xf32>) {
+  ^bb0(%v: f32, %res: f32, %o: f32):
+    %s = arith.addf %v, %res : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
   } -> tensor<1x8x8x8xf32>
   return %out : tensor<1x8x8x8xf32>
 }
@@ -240,6 +284,9 @@ func.func @main() {
   %r1 = call @torch_block(%x, %w, %bias) : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
   %r1d = tensor.cast %r1 : tensor<1x8x8x8xf32> to tensor<?x?x?x?xf32>
   call @print4(%r1d) : (tensor<?x?x?x?xf32>) -> ()
+  %r4 = call @torch_basic_block(%x, %w, %bias) : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+  %r4d = tensor.cast %r4 : tensor<1x8x8x8xf32> to tensor<?x?x?x?xf32>
+  call @print4(%r4d) : (tensor<?x?x?x?xf32>) -> ()
   %ey = tensor.empty(%c1, %c9, %c9, %c4) : tensor<?x?x?x?xf32>
   %yd = call @pattern4(%ey, %c1, %c2, %c3, %c5) : (tensor<?x?x?x?xf32>, index, index, index, index) -> tensor<?x?x?x?xf32>
   %y = tensor.cast %yd : tensor<?x?x?x?xf32> to tensor<1x9x9x4xf32>

@@ -1,6 +1,7 @@
 // torch-mlir style: a 2-layer MLP as aten.linear lowers it (the weight
 // through linalg.transpose, a zero-filled matmul, a broadcast bias add and
-// relu as maximumf), bufferized with one-shot-bufferize's function
+// relu as maximumf) with a residual connection around it (x + mlp(x), the
+// residual add elementwise-fused with the second bias add), bufferized with one-shot-bufferize's function
 // boundaries, run with and without --qimeng-tensorop in four placements
 // and compared exactly (small-integer inputs: every sum is exact).
 // REQUIRES: host-avx2, host-fma
@@ -69,11 +70,14 @@
 // GUARDED:         }
 // GUARDED-NOT:     linalg.generic
 // GUARDED:         return
+// The second layer's consumer adds the bias and the residual x: x is
+// copied into the output and the kernel accumulates onto it (no "b0").
 // GUARDED-LABEL: func.func @mlp(
 // GUARDED-NOT:     linalg.transpose
 // GUARDED-NOT:     linalg.fill
 // GUARDED:         scf.if
-// GUARDED:           llvm.call @qm_sgemm_4x16x32_nt_b0_bias_ldrt_
+// GUARDED:           linalg.copy ins(%arg0
+// GUARDED:           llvm.call @qm_sgemm_4x16x32_nt_bias_ldrt_
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.transpose
 // GUARDED-NEXT:      linalg.fill
@@ -96,7 +100,8 @@
 // STATIC-NOT:      linalg.transpose
 // STATIC-NOT:      linalg.fill
 // STATIC-NOT:      linalg.matmul
-// STATIC:          llvm.call @qm_sgemm_4x16x32_nt_b0_bias_lda32_ldb32_ldc16_
+// STATIC:          linalg.copy ins(%arg0
+// STATIC:          llvm.call @qm_sgemm_4x16x32_nt_bias_lda32_ldb32_ldc16_
 // STATIC-NOT:      linalg.generic
 // STATIC:          return
 // STATIC-LABEL: func.func @main(
@@ -104,9 +109,11 @@
 // OUT: rank = 2 offset = 0 sizes = [4, 16]
 // OUT-COUNT-4: [
 
-// On tensors the transposes, zero fills, bias adds and relu fold as well
-// (the consumers move onto buffers with the product).
+// On tensors the transposes, zero fills, bias adds, residual and relu fold
+// as well (the consumers move onto buffers with the product).
 // TENSOR: llvm.call @qm_sgemm_4x32x16_nt_b0_bias_relu_ldrt_
+// TENSOR: linalg.copy
+// TENSOR: llvm.call @qm_sgemm_4x16x32_nt_bias_ldrt_
 // TENSOR: bufferization.to_tensor {{.*}} restrict writable
 // TENSOR: llvm.func internal @qm_s
 
@@ -141,11 +148,12 @@ func.func @mlp(%x: tensor<4x16xf32>, %w1: tensor<32x16xf32>, %b1: tensor<32xf32>
   %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<4x16xf32>) -> tensor<4x16xf32>
   %mm = linalg.matmul ins(%h, %w2t : tensor<4x32xf32>, tensor<32x16xf32>) outs(%acc : tensor<4x16xf32>) -> tensor<4x16xf32>
   %out0 = tensor.empty() : tensor<4x16xf32>
-  %y = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%mm, %b2 : tensor<4x16xf32>, tensor<16xf32>) outs(%out0 : tensor<4x16xf32>) {
-  ^bb0(%v: f32, %bias: f32, %o: f32):
+  %y = linalg.generic {indexing_maps = [#id2, #row, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b2, %x : tensor<4x16xf32>, tensor<16xf32>, tensor<4x16xf32>) outs(%out0 : tensor<4x16xf32>) {
+  ^bb0(%v: f32, %bias: f32, %res: f32, %o: f32):
     %s = arith.addf %v, %bias : f32
-    linalg.yield %s : f32
+    %t = arith.addf %res, %s : f32
+    linalg.yield %t : f32
   } -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }

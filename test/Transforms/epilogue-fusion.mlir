@@ -1,6 +1,6 @@
 // Which elementwise consumers of a zero-filled product fuse into the
-// kernel's store of C (bias along the columns, relu with arith.maximumf's
-// semantics), and which stay linalg ops; each function run with and
+// kernel's store of C (bias along the columns, a residual, relu with
+// arith.maximumf's semantics), and which stay linalg ops; each function run with and
 // without the pass on inputs that give negative sums, NaN-free, compared
 // exactly.
 // REQUIRES: host-avx2, host-fma
@@ -97,6 +97,57 @@ func.func @bias_init(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20
   return %o2 : memref<6x20xf32>
 }
 
+// A residual connection: relu((c + residual) + bias). The residual is
+// copied into the output, the kernel accumulates onto it (no "_b0") and
+// adds the bias and applies relu as it stores; the fill and the generic go.
+// CHECK-LABEL: func.func @residual_bias_relu(
+// CHECK-SAME:      %[[RES:[^:]+]]: memref<6x20xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         linalg.copy ins(%[[RES]] : memref<6x20xf32>) outs(%[[FUSED:.*]] : memref<6x20xf32>)
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_bias_relu_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[FUSED]]
+func.func @residual_bias_relu(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>, %res: memref<6x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias, %res : memref<6x20xf32>, memref<20xf32>, memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %rv: f32, %out: f32):
+    %s = arith.addf %v, %rv : f32
+    %t = arith.addf %s, %bv : f32
+    %r = arith.maximumf %t, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
+// The residual written between the product and the consumer: the copy
+// before the kernel would read the old value, so nothing fuses.
+// CHECK-LABEL: func.func @residual_written_between(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         memref.store
+// CHECK:         linalg.generic
+func.func @residual_written_between(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %res: memref<6x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %seven = arith.constant 7.0 : f32
+  %c0 = arith.constant 0 : index
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  memref.store %seven, %res[%c0, %c0] : memref<6x20xf32>
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%res, %c : memref<6x20xf32>, memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%rv: f32, %v: f32, %out: f32):
+    %s = arith.addf %rv, %v : f32
+    linalg.yield %s : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
 // Left as linalg ops, the kernel without an epilogue:
 // maxnumf (0 for NaN, not NaN), a bias along the rows, and a product that
 // another op reads too.
@@ -179,7 +230,7 @@ func.func @print(%m: memref<6x20xf32>) {
   return
 }
 
-// OUT-COUNT-8: rank = 2 offset = 0 sizes = [6, 20]
+// OUT-COUNT-10: rank = 2 offset = 0 sizes = [6, 20]
 
 func.func @main() {
   %c1 = arith.constant 1 : index
@@ -217,5 +268,12 @@ func.func @main() {
   %i2 = call @bias_init(%a, %b, %bias, %i1) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>, memref<6x20xf32>) -> memref<6x20xf32>
   call @print(%i1) : (memref<6x20xf32>) -> ()
   call @print(%i2) : (memref<6x20xf32>) -> ()
+  %res = memref.alloc() : memref<6x20xf32>
+  %resd = memref.cast %res : memref<6x20xf32> to memref<?x?xf32>
+  call @fill(%resd, %c5, %c1) : (memref<?x?xf32>, index, index) -> ()
+  %r3 = call @residual_bias_relu(%a, %b, %bias, %res) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>, memref<6x20xf32>) -> memref<6x20xf32>
+  call @print(%r3) : (memref<6x20xf32>) -> ()
+  %r4 = call @residual_written_between(%a, %b, %res) : (memref<6x9xf32>, memref<9x20xf32>, memref<6x20xf32>) -> memref<6x20xf32>
+  call @print(%r4) : (memref<6x20xf32>) -> ()
   return
 }

@@ -19,13 +19,16 @@ bool isConvolution(mlir::linalg::LinalgOp op);
 /// its output for it alone, a zero linalg.fill (ConvDesc::overwrite) or a
 /// broadcast of a bias along the output channels (overwrite and
 /// ConvDesc::bias, the bias in `bias`); then perhaps the elementwise
-/// consumer of that output (a bias per channel and/or relu,
+/// consumer of that output (a bias per channel, a residual and/or relu,
 /// ConvDesc::relu), whose output the kernel writes instead.
 struct ConvInit {
   mlir::Operation *op = nullptr;
   mlir::Value bias;
   mlir::Operation *epilogueOp = nullptr;
   mlir::Value output; ///< the consumer's output, or null
+  /// A residual the consumer adds: copied into `output` before the kernel,
+  /// which then accumulates (ConvDesc::overwrite false); or null.
+  mlir::Value residual;
   /// The consumer output's allocation when it came after the convolution.
   mlir::Operation *outputAllocToHoist = nullptr;
 };

@@ -60,6 +60,10 @@ struct MatchedContraction {
   /// The bias the epilogue adds (a 1-D memref of N: from a fused consumer
   /// or a bias-broadcast init), or null.
   mlir::Value bias;
+  /// The residual the epilogue adds: the call copies it into operands[2]
+  /// before the kernel, which then accumulates (not gemm.overwrite); or
+  /// null.
+  mlir::Value residual;
   /// The allocation of the epilogue's output when it comes after the
   /// contraction: the rewrite moves it before, where the kernel writes it.
   mlir::Operation *outputAllocToHoist = nullptr;
@@ -108,10 +112,11 @@ bool isContraction(mlir::linalg::LinalgOp op);
 ///
 /// With `fuseEpilogues`, a zero-filled 2-D product whose only other reader
 /// is a linalg.generic applying `+ bias[j]` (a 1-D bias broadcast along
-/// the rows), relu (`arith.maximumf(x, 0.0)` or `cmpf ugt` + `select`), or
-/// both, into a fresh buffer that nothing else uses, is described as the
-/// GEMM with that epilogue writing the generic's output (torch-mlir's
-/// aten.linear + relu, TOSA's bias add).
+/// the rows), `+ residual[i][j]`, relu (`arith.maximumf(x, 0.0)` or
+/// `cmpf ugt` + `select`), or several of them, into a fresh buffer that
+/// nothing else uses, is described as the GEMM with that epilogue writing
+/// the generic's output (torch-mlir's aten.linear + relu, TOSA's bias add,
+/// a residual connection).
 mlir::FailureOr<MatchedContraction>
 describeContraction(mlir::linalg::LinalgOp op, std::string &reason,
                     const ContractionMatchOptions &options = {});

@@ -32,7 +32,7 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     `linalg.transpose` that only feeds the contraction and a zero
     `linalg.fill` of a fresh C fold into the kernel, and so does an
     elementwise consumer of such a C that adds a bias along the columns
-    and applies relu (`fuse-epilogues`).
+    and/or a residual and applies relu (`fuse-epilogues`).
 
     Rewrites `linalg.conv_2d_nhwc_hwcf`, `linalg.conv_2d_nhwc_fhwc` and
     `linalg.conv_2d_nchw_fchw` on static-shaped f32 memrefs, any strides and
@@ -91,9 +91,11 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "tuned for (it runs for any M, read at run time; the tuning "
            "database keys it by this value)">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
-           "Fuse a bias add along the columns and relu that consume a "
-           "zero-initialised product into the kernel's store of C, as "
-           "oneDNN's post-ops (the fused kernel is validated with them)">,
+           "Fuse a bias add along the columns, a residual add and relu "
+           "that consume a zero-initialised product into the kernel's "
+           "store of C, as oneDNN's post-ops (the fused kernel is "
+           "validated with them; a residual is copied into C first and "
+           "the kernel accumulates onto it, as oneDNN's sum post-op)">,
     Option<"validate", "validate", "bool", /*default=*/"true",
            "Validate every kernel in a qimeng-runner process (OpenBLAS and "
            "fp64 references, guard bytes), or for another architecture in "
