@@ -2,6 +2,8 @@
 #include "qimeng/Kernel/KernelDesc.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <utility>
 
 using namespace qimeng;
@@ -40,6 +42,28 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         llvm::formatv("ldc {0} is smaller than the {1} columns of C", ldc, n)
             .str());
+  return verifyReluMax(relu, reluMax);
+}
+
+std::string qimeng::reluSuffix(bool relu, std::optional<float> reluMax) {
+  if (!relu)
+    return "";
+  if (!reluMax)
+    return "_relu";
+  uint32_t bits;
+  std::memcpy(&bits, &*reluMax, sizeof bits);
+  return llvm::formatv("_relu_max{0:x-8}", bits).str();
+}
+
+llvm::Error qimeng::verifyReluMax(bool relu, std::optional<float> reluMax) {
+  if (!reluMax)
+    return llvm::Error::success();
+  if (!relu)
+    return llvm::createStringError("a bound on relu (relu_max) needs relu");
+  if (!(*reluMax > 0.0f) || !std::isfinite(*reluMax))
+    return llvm::createStringError(
+        llvm::formatv("relu_max {0} must be positive and finite", *reluMax)
+            .str());
   return llvm::Error::success();
 }
 
@@ -59,7 +83,7 @@ std::string GemmDesc::str() const {
                        lds, transA ? 't' : 'n', transB ? 't' : 'n',
                        dynamicM ? "_mrt" : "", overwrite ? "_b0" : "",
                        bias != GemmBias::None ? "_bias" : "",
-                       relu ? "_relu" : "", gemmOpName(precision))
+                       reluSuffix(relu, reluMax), gemmOpName(precision))
       .str();
 }
 
@@ -190,6 +214,7 @@ GemmDesc ConvDesc::gemmView() const {
   if (bias)
     g.bias = isNhwc() ? GemmBias::Columns : GemmBias::Rows;
   g.relu = relu;
+  g.reluMax = reluMax;
   return g;
 }
 
@@ -224,7 +249,7 @@ llvm::Error ConvDesc::verify() const {
         llvm::formatv("input strides {0}x{1}x{2} overlap for a {3} input", s[0],
                       s[1], s[2], str())
             .str());
-  return llvm::Error::success();
+  return verifyReluMax(relu, reluMax);
 }
 
 std::string ConvDesc::str() const {
@@ -235,5 +260,5 @@ std::string ConvDesc::str() const {
                        inputStrides[1], inputStrides[2])
              .str() +
          (overwrite ? "_b0" : "") + (bias ? "_bias" : "") +
-         (relu ? "_relu" : "");
+         reluSuffix(relu, reluMax);
 }

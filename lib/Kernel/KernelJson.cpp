@@ -5,6 +5,31 @@
 using namespace qimeng;
 using json = nlohmann::json;
 
+namespace {
+
+/// relu's bound as a request field, `relu_max` (a number), when set.
+void writeReluMax(json &j, std::optional<float> reluMax) {
+  if (reluMax)
+    j["relu_max"] = static_cast<double>(*reluMax);
+}
+
+/// Reads `relu_max` when present: a number that binary32 holds exactly.
+llvm::Error readReluMax(const json &j, const JsonFieldReader &fields,
+                        std::optional<float> &out) {
+  const json *v = fields.find("relu_max");
+  if (!v)
+    return llvm::Error::success();
+  if (!v->is_number())
+    return fields.fail("relu_max", "a number");
+  double value = v->get<double>();
+  if (static_cast<double>(static_cast<float>(value)) != value)
+    return fields.fail("relu_max", "a binary32 value");
+  out = static_cast<float>(value);
+  return llvm::Error::success();
+}
+
+} // namespace
+
 json qimeng::toJson(const GemmDesc &d) {
   json j = {{"m", d.m},
             {"n", d.n},
@@ -25,6 +50,7 @@ json qimeng::toJson(const GemmDesc &d) {
     j["bias"] = d.bias == GemmBias::Columns ? "columns" : "rows";
   if (d.relu)
     j["relu"] = true;
+  writeReluMax(j, d.reluMax);
   if (d.precision != GemmPrecision::F32)
     j["dtype"] = precisionName(d.precision).str();
   return j;
@@ -72,6 +98,8 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
   if (j.contains("relu"))
     if (auto err = fields.boolean("relu", d.relu))
       return std::move(err);
+  if (auto err = readReluMax(j, fields, d.reluMax))
+    return std::move(err);
   if (j.contains("dtype")) {
     std::string dtype;
     if (auto err = fields.string("dtype", dtype))
@@ -109,6 +137,7 @@ json qimeng::toJson(const ConvDesc &d) {
         {d.relu, "relu"}})
     if (flag)
       j[name] = true;
+  writeReluMax(j, d.reluMax);
   return j;
 }
 
@@ -160,5 +189,7 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
     if (j.contains(name))
       if (auto err = fields.boolean(name, *flag))
         return std::move(err);
+  if (auto err = readReluMax(j, fields, d.reluMax))
+    return std::move(err);
   return d;
 }

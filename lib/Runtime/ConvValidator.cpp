@@ -224,7 +224,8 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
       options, llvm::formatv("{0}/{1}/{2}", d.str(), name, options.seed).str(),
       storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
         convReference(d, in0, flt0, out0, ref, mag);
-        // The epilogue: + bias[channel], then relu as arith.maximumf.
+        // The epilogue: + bias[channel], then relu as arith.maximumf and
+        // its bound.
         for (size_t i = 0; i < ref.size(); ++i) {
           if (d.bias) {
             const double b = bias0[channelOf(d, int64_t(i))];
@@ -232,7 +233,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
             mag[i] += std::fabs(b);
           }
           if (d.relu)
-            ref[i] = reluAsMaximumf(ref[i]);
+            ref[i] = reluEpilogue(ref[i], d.reluMax);
         }
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
@@ -266,7 +267,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
     if (d.bias)
       blas[i] += bias0[channelOf(d, int64_t(i))];
     if (d.relu)
-      blas[i] = reluAsMaximumf(blas[i]);
+      blas[i] = reluEpilogue(blas[i], d.reluMax);
   }
   for (int64_t i = 0; i < out->size(); ++i) {
     const double want = ref[size_t(i)], size = mag[size_t(i)];

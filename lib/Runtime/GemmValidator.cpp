@@ -252,7 +252,7 @@ float biasAt(const GemmDesc &d, const float *bias, int64_t i, int64_t j) {
 }
 
 /// The epilogue on the fp64 reference: + the bias (its magnitude added to
-/// the element's), then relu as arith.maximumf(x, 0).
+/// the element's), then relu as arith.maximumf(x, 0) and its bound.
 void applyEpilogue(const GemmDesc &d, const float *bias,
                    std::vector<double> &ref, std::vector<double> &mag) {
   if (!d.hasEpilogue())
@@ -264,7 +264,7 @@ void applyEpilogue(const GemmDesc &d, const float *bias,
       r += b;
       mag[size_t(i * d.n + j)] += std::fabs(b);
       if (d.relu)
-        r = reluAsMaximumf(r);
+        r = reluEpilogue(r, d.reluMax);
     }
 }
 
@@ -495,7 +495,7 @@ runOne(const GemmDesc &d,
       float &v = cBlas[size_t(i * d.ldc + j)];
       v += biasAt(d, bias0, i, j);
       if (d.relu)
-        v = reluAsMaximumf(v);
+        v = reluEpilogue(v, d.reluMax);
     }
   for (int64_t i = 0; i < d.m; ++i) {
     for (int64_t j = 0; j < d.n; ++j) {

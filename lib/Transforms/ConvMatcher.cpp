@@ -230,6 +230,7 @@ qimeng::describeConv(linalg::LinalgOp op,
       if (std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
               op, output, init->op, channel, /*biasAllowed=*/!d.bias)) {
         d.relu = e->relu;
+        d.reluMax = e->reluMax;
         if (e->bias) {
           d.bias = true;
           init->bias = e->bias;

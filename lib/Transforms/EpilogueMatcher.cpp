@@ -6,6 +6,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
+#include <cmath>
 #include <functional>
 
 using namespace mlir;
@@ -16,6 +17,7 @@ namespace {
 /// What an elementwise generic's body computes from its block arguments.
 struct BodyEpilogue {
   bool relu = false;
+  std::optional<float> reluMax;
 };
 
 /// What an elementwise generic applies to its input `c` (block argument
@@ -24,8 +26,9 @@ struct BodyEpilogue {
 /// any order (arith.addf; the kernel adds the residual first and the bias
 /// last: a reassociation, as its K sums are), then optionally relu as
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both
-/// keep NaN and give +0 for -0). Nullopt for any other body, and for c
-/// alone.
+/// keep NaN and give +0 for -0), and after relu (or before it) optionally
+/// arith.minimumf with a positive finite constant, relu's bound (relu6).
+/// Nullopt for any other body, and for c alone.
 std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
                                            std::optional<unsigned> biasArg,
                                            std::optional<unsigned> residualArg) {
@@ -37,6 +40,28 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   Value v = yield->getOperand(0);
   auto isPosZero = [](Value x) { return matchPattern(x, m_PosZeroFloat()); };
   bool relu = false;
+  std::optional<float> reluMax;
+  // arith.minimumf(x, max) with a positive finite f32 constant: the bound.
+  // min(max(x, 0), b) and max(min(x, b), 0) agree everywhere (NaN too).
+  auto peelBound = [&]() {
+    auto min = v.getDefiningOp<arith::MinimumFOp>();
+    if (!min || reluMax)
+      return;
+    for (auto [bound, other] : {std::pair(min.getRhs(), min.getLhs()),
+                                std::pair(min.getLhs(), min.getRhs())}) {
+      FloatAttr attr;
+      if (!matchPattern(bound, m_Constant(&attr)) || !attr.getType().isF32())
+        continue;
+      float b = attr.getValue().convertToFloat();
+      if (!(b > 0.0f) || !std::isfinite(b))
+        continue;
+      reluMax = b;
+      v = other;
+      used.insert(min);
+      return;
+    }
+  };
+  peelBound();
   if (auto max = v.getDefiningOp<arith::MaximumFOp>()) {
     if (isPosZero(max.getRhs()) || isPosZero(max.getLhs())) {
       v = isPosZero(max.getRhs()) ? max.getLhs() : max.getRhs();
@@ -54,6 +79,10 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
       used.insert(cmp);
     }
   }
+  if (relu)
+    peelBound();
+  if (reluMax && !relu)
+    return std::nullopt; // a clamp from above alone is not an epilogue yet
   // The sum below relu: a tree of arith.addf whose leaves are the block
   // arguments of c, the bias and the residual, each exactly once.
   SmallVector<unsigned, 3> leaves;
@@ -86,6 +115,7 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
       return std::nullopt;
   BodyEpilogue e;
   e.relu = relu;
+  e.reluMax = reluMax;
   return e;
 }
 
@@ -272,5 +302,6 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   e.op = g;
   e.output = output;
   e.relu = body->relu;
+  e.reluMax = body->reluMax;
   return e;
 }

@@ -49,6 +49,7 @@ struct ElementwiseEpilogue {
   /// post-op), so the output is not overwritten.
   mlir::Value residual;
   bool relu = false;
+  std::optional<float> reluMax; ///< relu's bound (relu6), with relu
   /// The output's allocation when it comes after the producer (to move
   /// before it), or null.
   mlir::Operation *outputAllocToHoist = nullptr;
@@ -65,7 +66,8 @@ struct ElementwiseEpilogue {
 /// defined before `producer`), neither written in between; its body the
 /// sum of c and those (arith.addf in any order), then optionally relu as
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both keep
-/// NaN and give +0 for -0), and more than c alone; its output a fresh
+/// NaN and give +0 for -0) bounded perhaps by arith.minimumf with a
+/// positive constant (relu6), and more than c alone; its output a fresh
 /// allocation of `c`'s type that nothing reads or writes before the
 /// generic, whose sizes are known before `producer`. `goingAway` is a user
 /// of `c` to disregard: one the caller removes with the rewrite (the

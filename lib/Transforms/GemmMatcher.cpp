@@ -108,6 +108,7 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out) {
     out.bias = e->bias;
   }
   d.relu = e->relu;
+  d.reluMax = e->reluMax;
   if (e->residual) {
     d.overwrite = false; // C starts as the residual
     out.residual = e->residual;

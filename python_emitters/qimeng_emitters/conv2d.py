@@ -25,7 +25,7 @@ the layout the COMPUTE microkernel reads, so the im2col matrix never exists
 """
 
 from .errors import RequestError
-from .fields import bool_field, check_known, int_field, round_up
+from .fields import bool_field, check_known, int_field, relu_suffix, round_up
 from .sgemm import KB, PC, Params, emit_row_zero, kernel_text
 from .x86 import back, check_disp, fwd, xmm
 
@@ -35,7 +35,7 @@ LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
                "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
                "target_features", "parallel", "loop_order", "a_layout",
-               "overwrite", "relu")
+               "overwrite", "relu", "relu_max")
 
 # The convolution's scratch slots (bytes into its workspace region).
 KEND_SLOT = 0     # address one past the panel's last column-table entry
@@ -193,7 +193,7 @@ class Conv:
             str(v) for v in self.strides)
         epilogue = (("_b0" if p.overwrite else "")
                     + ("_bias" if self.bias else "")
-                    + ("_relu" if p.relu else ""))
+                    + relu_suffix(p.relu, p.relu_max))
         return (f"qm_sconv2d_{self.layout}"
                 f"_{self.n}x{self.h}x{self.w}x{self.c}_f{self.f}"
                 f"_k{self.kh}x{self.kw}_s{self.sh}x{self.sw}"

@@ -1,5 +1,8 @@
 """Typed access to request fields; every failure is a RequestError."""
 
+import math
+import struct
+
 from .errors import RequestError
 from .x86 import lookup_isa
 
@@ -102,3 +105,37 @@ def cache_blocks(request, m, n, k, mr, nr, k_group=1):
     return (min(kc, round_up(k, k_group)), min(mc, round_up(m, mr)),
             min(nc, round_up(n, nr)))
 
+
+
+def float_bits(value):
+    """The IEEE binary32 bits of `value` as an int."""
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def relu_max_field(request, relu):
+    """The optional bound on relu, 'relu_max' (relu6: 6.0): a positive
+    finite number that binary32 holds exactly; it needs 'relu'."""
+    value = request.get("relu_max")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RequestError("field 'relu_max' must be a number")
+    value = float(value)
+    if not relu:
+        raise RequestError("field 'relu_max' needs 'relu'")
+    if not (0.0 < value < math.inf):
+        raise RequestError("field 'relu_max' must be positive and finite")
+    if struct.unpack("<f", struct.pack("<f", value))[0] != value:
+        raise RequestError(f"field 'relu_max' {value!r} is not a binary32 "
+                           "value")
+    return value
+
+
+def relu_suffix(relu, relu_max):
+    """The symbol's part for relu and its bound: "_relu", then
+    "_max<binary32 bits in hex>" (exact, and a valid symbol)."""
+    if not relu:
+        return ""
+    if relu_max is None:
+        return "_relu"
+    return f"_relu_max{float_bits(relu_max):08x}"

@@ -23,8 +23,8 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
-                     check_target_features, int_field, isa_field,
-                     leading_dims, round_up)
+                     check_target_features, float_bits, int_field, isa_field,
+                     leading_dims, relu_max_field, relu_suffix, round_up)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd, xmm)
 
@@ -103,7 +103,8 @@ class Params:
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
             "target_features", "parallel", "loop_order", "a_layout",
-            "overwrite", "runtime_ld", "dynamic_m", "bias", "relu"))
+            "overwrite", "runtime_ld", "dynamic_m", "bias", "relu",
+            "relu_max"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -126,6 +127,9 @@ class Params:
                 f"unknown bias {self.bias!r}; expected one of "
                 + ", ".join(BIASES))
         self.relu = bool_field(request, "relu")
+        # A bound on relu (relu6 and other clamps to [0, max]): min(x, max)
+        # after relu, NaN kept (arith.minimumf).
+        self.relu_max = relu_max_field(request, self.relu)
         # C = A * B: the first kc block stores the accumulators, C is never
         # read (a zero-filled C whose fill the pass removed).
         self.overwrite = bool_field(request, "overwrite")
@@ -169,6 +173,11 @@ class Params:
         if self.relu and self.mr * self.nv + 2 > self.isa.registers:
             raise RequestError(
                 "relu needs two vector registers beside the "
+                f"{self.mr * self.nv} accumulators")
+        if (self.relu_max is not None
+                and self.mr * self.nv + 4 > self.isa.registers):
+            raise RequestError(
+                "a bound on relu needs four vector registers beside the "
                 f"{self.mr * self.nv} accumulators")
         if self.bias == "rows" and self.mr * self.nv + 3 > self.isa.registers:
             raise RequestError(
@@ -269,7 +278,7 @@ class Params:
         beta = (("_mrt" if self.dynamic_m else "")
                 + ("_b0" if self.overwrite else "")
                 + ("_bias" if self.bias != "none" else "")
-                + ("_relu" if self.relu else ""))
+                + relu_suffix(self.relu, self.relu_max))
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}{lds}"
@@ -860,12 +869,39 @@ def _zero_register(p):
     return p.isa.reg(p.mr * p.nv + 1)
 
 
+def _bound_register(p):
+    """The vector register holding relu's bound: the fourth one past the
+    accumulators (the third is a bias along the rows)."""
+    return p.isa.reg(p.mr * p.nv + 3)
+
+
+def _emit_relu_max_constant(asm, p):
+    """relu's bound as data in the body (jumped over), where the epilogue
+    loads it from (%rip-relative: resolved by the assembler, no
+    relocation). Sets p.relu_max_label."""
+    if p.relu_max is None:
+        return
+    over = asm.label("past relu's bound")
+    p.relu_max_label = asm.label(f"relu's bound, {p.relu_max!r}")
+    asm.ins(f"jmp {fwd(over)}")
+    asm.ins(".p2align 2")
+    asm.place(p.relu_max_label)
+    asm.ins(f".long {float_bits(p.relu_max):#010x}")
+    asm.place(over)
+
+
+def _relu_max_address(p):
+    return f"{p.relu_max_label[0]}b(%rip)"
+
+
 def _emit_epilogue_setup(asm, p):
-    """Before a tile's epilogue: relu's zero register, and %rsi = the
-    bias of the tile's first column (bias + jc + jr) or row (bias + ic +
-    ir)."""
+    """Before a tile's epilogue: relu's zero register (and its bound), and
+    %rsi = the bias of the tile's first column (bias + jc + jr) or row
+    (bias + ic + ir)."""
     if p.relu:
         asm.ins(p.isa.zero(p.mr * p.nv + 1))
+    if p.relu_max is not None:
+        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {_bound_register(p)}")
     if p.bias == "columns":
         asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
         asm.ins(f"leaq (%rsi,{JC},4), %rsi")
@@ -898,6 +934,9 @@ def _emit_epilogue_vector(asm, p, acc, v, mask=""):
         zero = _zero_register(p)
         asm.ins(f"vmaxps {acc}, {zero}, {acc}")
         asm.ins(f"vaddps {zero}, {acc}, {acc}")
+    if p.relu_max is not None:
+        # min(bound, x) returns its second operand, x, for a NaN x.
+        asm.ins(f"vminps {acc}, {_bound_register(p)}, {acc}")
 
 
 def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
@@ -983,6 +1022,9 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
             asm.ins(f"leaq (%rax,{IC},4), %rax")
             asm.ins("leaq (%rax,%r15,4), %r15")
         asm.ins(f"vxorps {xmm(1)}, {xmm(1)}, {xmm(1)}")
+        if p.relu_max is not None:
+            # %xmm2 held accumulators, now in the edge tile.
+            asm.ins(f"vmovss {_relu_max_address(p)}, {xmm(2)}")
     e_row = asm.label("edge: next row")
     e_col = asm.label("edge: next column")
     asm.place(e_row)
@@ -1000,6 +1042,8 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
     if epilogue and p.relu:
         asm.ins(f"vmaxss {xmm(0)}, {xmm(1)}, {xmm(0)}")
         asm.ins(f"vaddss {xmm(1)}, {xmm(0)}, {xmm(0)}")
+    if epilogue and p.relu_max is not None:
+        asm.ins(f"vminss {xmm(0)}, {xmm(2)}, {xmm(0)}")
     asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
     asm.ins("incq %rax")
     asm.ins("cmpq %rcx, %rax")
@@ -1225,6 +1269,7 @@ def _emit_body(p):
     else:
         conv.emit_save_pointers(asm)
     asm.ins("movq %rcx, %rbx")
+    _emit_relu_max_constant(asm, p)
     if p.runtime_ld:
         asm.comment("runtime_ld: lda, ldb, ldc (elements) -> bytes")
         for i in range(3):

@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
     int ta = atoi(argv[7]), tb = atoi(argv[8]);
     long ws_bytes = atol(argv[9]);
     int header = atoi(argv[10]);  /* 1: leading dims, 2: the range */
-    /* 1: bias per column, 2: relu, 4: bias per row */
+    /* 1: bias per column, 2: relu, 4: bias per row, 8: relu bounded by 6 */
     int epilogue = atoi(argv[11]);
     float *A = ta ? matrix(K, M, lda, 1, NAN) : matrix(M, K, lda, 1, NAN);
     float *B = tb ? matrix(N, K, ldb, 2, NAN) : matrix(K, N, ldb, 2, NAN);
@@ -84,6 +84,7 @@ int main(int argc, char **argv) {
                 if (epilogue & 1) r += bias[j];
                 if (epilogue & 4) r += bias[i];
                 if ((epilogue & 2) && !(r > 0)) r = isnan(r) ? r : 0.0;
+                if ((epilogue & 8) && r > 6.0) r = 6.0;
             }
             ref[i * N + j] = r;
         }
@@ -315,6 +316,14 @@ EPILOGUES = [
     ("avx2_row_bias_relu_edges_spill",
      request(m=13, n=33, k=19, kc=8, mc=12, nc=32, bias="rows",
              relu=True)),
+    # relu6: the bound from data in the body, on vectors, masked columns
+    # and the AVX2 spill path.
+    ("avx512_bias_relu6_edges_multiblock",
+     request(isa="avx512", m=50, n=70, k=37, mr=6, nr=64, mc=12, nc=128,
+             kc=16, k_unroll=4, bias="columns", relu=True, relu_max=6.0)),
+    ("avx2_relu6_edges_spill",
+     request(m=13, n=33, k=19, kc=8, mc=12, nc=32, relu=True,
+             relu_max=6.0)),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).
@@ -342,9 +351,12 @@ def _args(req, text, lds=None, m=None):
     ws = int(header(text, "workspace_bytes"))
     header_fields = (int(req.get("runtime_ld", False))
                      | 2 * int(req.get("dynamic_m", False)))
+    if req.get("relu_max") not in (None, 6.0):
+        raise ValueError("the harness bounds relu by 6 only")
     epilogue = (int(req.get("bias", "none") == "columns")
                 | 2 * int(req.get("relu", False))
-                | 4 * int(req.get("bias", "none") == "rows"))
+                | 4 * int(req.get("bias", "none") == "rows")
+                | 8 * int(req.get("relu_max") is not None))
     return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws,
                              header_fields, epilogue)]
 
@@ -461,6 +473,15 @@ class ExecutionTest(HarnessTest):
         status, output = self.run_harness(
             "missing_relu", plain,
             lambda text: _args(dict(plain, relu=True), text))
+        self.assertEqual(status, 1, output)
+
+    def test_harness_catches_a_missing_bound(self):
+        """The relu6 kernel without its bound, checked as one with it."""
+        req = dict(EPILOGUES[-1][1])
+        del req["relu_max"]
+        status, output = self.run_harness(
+            "missing_bound", req,
+            lambda text: _args(dict(req, relu_max=6.0), text))
         self.assertEqual(status, 1, output)
 
     def test_harness_catches_faults(self):

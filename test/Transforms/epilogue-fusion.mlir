@@ -1,6 +1,7 @@
 // Which elementwise consumers of a zero-filled product fuse into the
 // kernel's store of C (bias along the columns, a residual, relu with
-// arith.maximumf's semantics), and which stay linalg ops; each function run with and
+// arith.maximumf's semantics and its bound, relu6), and which stay linalg
+// ops; each function run with and
 // without the pass on inputs that give negative sums, NaN-free, compared
 // exactly.
 // REQUIRES: host-avx2, host-fma
@@ -124,6 +125,50 @@ func.func @residual_bias_relu(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: 
   return %o : memref<6x20xf32>
 }
 
+// relu6 as min then max (max(min(x, 6), 0) equals min(max(x, 0), 6),
+// NaN included): relu with its bound, by its binary32 bits.
+// CHECK-LABEL: func.func @bias_relu6(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_relu_max40c00000_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @bias_relu6(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x20xf32>, memref<20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    %m = arith.minimumf %s, %six : f32
+    %r = arith.maximumf %m, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
+// A bound without relu (a clamp from above only) is not an epilogue yet.
+// CHECK-LABEL: func.func @bound_only(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         linalg.generic
+func.func @bound_only(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %m = arith.minimumf %v, %six : f32
+    linalg.yield %m : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
 // The residual written between the product and the consumer: the copy
 // before the kernel would read the old value, so nothing fuses.
 // CHECK-LABEL: func.func @residual_written_between(
@@ -230,7 +275,7 @@ func.func @print(%m: memref<6x20xf32>) {
   return
 }
 
-// OUT-COUNT-10: rank = 2 offset = 0 sizes = [6, 20]
+// OUT-COUNT-12: rank = 2 offset = 0 sizes = [6, 20]
 
 func.func @main() {
   %c1 = arith.constant 1 : index
@@ -275,5 +320,9 @@ func.func @main() {
   call @print(%r3) : (memref<6x20xf32>) -> ()
   %r4 = call @residual_written_between(%a, %b, %res) : (memref<6x9xf32>, memref<9x20xf32>, memref<6x20xf32>) -> memref<6x20xf32>
   call @print(%r4) : (memref<6x20xf32>) -> ()
+  %r5 = call @bias_relu6(%a, %b, %bias) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>) -> memref<6x20xf32>
+  call @print(%r5) : (memref<6x20xf32>) -> ()
+  %r6 = call @bound_only(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
+  call @print(%r6) : (memref<6x20xf32>) -> ()
   return
 }

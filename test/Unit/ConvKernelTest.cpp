@@ -256,6 +256,8 @@ TEST(ConvKernelTest, EpiloguesValidate) {
       d.overwrite = e & 1;
       d.bias = e & 2;
       d.relu = e & 4;
+      if (d.relu && d.overwrite)
+        d.reluMax = 1.5f; // relu6's form, a clamp to [0, 1.5]
       SCOPED_TRACE(d.str());
       QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
       EXPECT_TRUE(validates(d, c)) << c.str();

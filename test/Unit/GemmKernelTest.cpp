@@ -395,7 +395,9 @@ TEST(GemmKernelTest, EpiloguesValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // A bias (along the columns or the rows), relu and both, accumulating
   // and overwriting, K in one kc block and in several, edges both ways, B
-  // packed, in place and packed by the tiles, run-time leading dimensions.
+  // packed, in place and packed by the tiles, run-time leading dimensions;
+  // relu bounded (a clamp to [0, 1.5], relu6's form) where C is
+  // overwritten.
   for (const GemmConfig &config : bPackingVariants(/*inPlaceRows=*/false))
     for (Shape s : {Shape{7, 17, 5}, Shape{50, 64, 40}, Shape{13, 33, 16}})
       for (int epilogue = 1; epilogue < 6; ++epilogue)
@@ -409,6 +411,8 @@ TEST(GemmKernelTest, EpiloguesValidate) {
                                   : GemmBias::None;
           d.relu = epilogue & 2;
           d.overwrite = overwrite;
+          if (d.relu && overwrite)
+            d.reluMax = 1.5f;
           d.runtimeLd = s.m == 13;
           EXPECT_TRUE(kernelValidates(
               d.runtimeLd ? d.withPaddedLeadingDims(3) : d, fitTo(config, d)));
@@ -439,6 +443,27 @@ TEST(GemmKernelTest, MissingEpilogueIsCaught) {
         << llvm::toString(report.takeError());
     EXPECT_FALSE(report->passed) << claimed.str();
   }
+}
+
+TEST(GemmKernelTest, MissingReluBoundIsCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A relu kernel checked as relu bounded by 1: the sums above 1 show.
+  GemmDesc relu = GemmDesc::packed(13, 33, 37);
+  relu.relu = true;
+  GemmConfig c = clampToProblem(smallAvx2Config(), relu);
+  auto loaded = buildGemmKernel(relu, c, host(), EmitterOptions::defaults(), "");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  GemmKernelFn fn = loaded->jit->gemm();
+  GemmDesc claimed = relu;
+  claimed.reluMax = 1.0f;
+  auto report = validateGemm(
+      claimed,
+      [fn](const float *a, const float *b, float *cp, void *ws) {
+        fn(a, b, cp, ws);
+      },
+      loaded->emitted.workspaceBytes, ValidationOptions{});
+  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
+  EXPECT_FALSE(report->passed) << claimed.str();
 }
 
 TEST(GemmKernelTest, HostDefaultConfig) {

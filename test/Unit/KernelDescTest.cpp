@@ -115,6 +115,21 @@ TEST(GemmDescTest, StrFormat) {
   GemmDesc d = GemmDesc::packed(7, 5, 3, true, true);
   d.ldc = 12;
   EXPECT_EQ(d.str(), "sgemm_m7_n5_k3_lda7_ldb3_ldc12_tt");
+  // relu's bound by its binary32 bits (6.0f is 0x40c00000).
+  GemmDesc r = GemmDesc::packed(7, 5, 3);
+  r.relu = true;
+  r.reluMax = 6.0f;
+  EXPECT_EQ(r.str(), "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_relu_max40c00000");
+}
+
+TEST(GemmDescTest, VerifyChecksReluBound) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.reluMax = 6.0f;
+  QM_ASSERT_FAILS_WITH(d.verify(), "needs relu");
+  d.relu = true;
+  EXPECT_FALSE(static_cast<bool>(d.verify()));
+  d.reluMax = -1.0f;
+  QM_ASSERT_FAILS_WITH(d.verify(), "positive and finite");
 }
 
 TEST(GemmDescTest, Equality) {

@@ -33,7 +33,9 @@ namespace qimeng {
 /// (a fused elementwise consumer, as oneDNN's post-ops): `bias` adds
 /// bias[j] to column j, or bias[i] to row i (Rows: an NCHW convolution's
 /// channels; the bias pointer travels in the workspace header),
-/// then `relu` takes arith.maximumf(x, 0) (NaN stays NaN, -0 becomes +0).
+/// then `relu` takes arith.maximumf(x, 0) (NaN stays NaN, -0 becomes +0),
+/// then `reluMax` (with relu) arith.minimumf(x, max): relu6 and other
+/// clamps to [0, max].
 ///
 /// With `dynamicM` the number of rows is a run-time value too: the kernel
 /// computes the rows [0, M) the caller writes into its header at each call,
@@ -72,6 +74,7 @@ struct GemmDesc {
   bool dynamicM = false;          ///< M read at run time; `m` is representative
   GemmBias bias = GemmBias::None; ///< epilogue: + bias[j]
   bool relu = false;              ///< epilogue: max(x, 0), after the bias
+  std::optional<float> reluMax;   ///< epilogue: min(x, *reluMax), after relu
   GemmPrecision precision = GemmPrecision::F32;
 
   bool hasEpilogue() const { return bias != GemmBias::None || relu; }
@@ -126,7 +129,8 @@ struct GemmDesc {
   /// Stable, readable key: "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn", with "_b0"
   /// appended for overwrite; "sgemm_m7_n5_k3_ldrt_nn" for run-time leading
   /// dimensions; "_mrt" after the transposes for a run-time M; "_bias",
-  /// "_relu" at the end for an epilogue; "sbgemm_..." for bf16 operands,
+  /// "_relu" (and "_max<bits>" for reluMax, reluSuffix) at the end for an
+  /// epilogue; "sbgemm_..." for bf16 operands,
   /// "s8s8gemm_..." and "u8s8gemm_..." for 8-bit ones.
   std::string str() const;
 
@@ -135,7 +139,7 @@ struct GemmDesc {
            ldc == o.ldc && transA == o.transA && transB == o.transB &&
            overwrite == o.overwrite && runtimeLd == o.runtimeLd &&
            dynamicM == o.dynamicM && bias == o.bias && relu == o.relu &&
-           precision == o.precision;
+           reluMax == o.reluMax && precision == o.precision;
   }
 };
 
@@ -175,6 +179,7 @@ struct ConvDesc {
   bool overwrite = false;
   bool bias = false;
   bool relu = false;
+  std::optional<float> reluMax; ///< min(x, max) after relu (GemmDesc)
 
   /// A descriptor with a dense input.
   static ConvDesc dense(ConvLayout layout, int64_t n, int64_t h, int64_t w,
@@ -220,11 +225,19 @@ struct ConvDesc {
 
   /// Stable, readable key:
   /// "sconv2d_nhwc_hwcf_n1_h58_w58_c64_f64_k3x3_s1x1_d1x1_is215296x3712x64",
-  /// with "_b0", "_bias", "_relu" appended as set.
+  /// with "_b0", "_bias", "_relu" (reluSuffix) appended as set.
   std::string str() const;
 
   bool operator==(const ConvDesc &o) const { return str() == o.str(); }
 };
+
+/// The key's (and the emitters' symbols') part for relu and its bound:
+/// "", "_relu", or "_relu_max" and the bound's binary32 bits in 8 hex
+/// digits (exact, and valid in a symbol).
+std::string reluSuffix(bool relu, std::optional<float> reluMax);
+
+/// Checks that a bound on relu comes with relu and is positive and finite.
+llvm::Error verifyReluMax(bool relu, std::optional<float> reluMax);
 
 } // namespace qimeng
 

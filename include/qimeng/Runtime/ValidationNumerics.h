@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -150,6 +151,13 @@ private:
 /// stays NaN, anything not above 0 becomes +0.
 template <typename T> T reluAsMaximumf(T x) {
   return x > T(0) || std::isnan(x) ? x : T(0);
+}
+
+/// relu, then its bound when there is one, as the kernels' epilogue and
+/// arith.minimumf(arith.maximumf(x, 0), max) compute them: NaN stays NaN.
+template <typename T> T reluEpilogue(T x, std::optional<float> max) {
+  x = reluAsMaximumf(x);
+  return max && x > T(*max) ? T(*max) : x;
 }
 
 inline std::string num(double v) {
