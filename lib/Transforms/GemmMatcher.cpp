@@ -96,9 +96,10 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
 /// Fuses the elementwise consumer of the initialised product `out.operands
 /// [2]` of `op` into `out` when it is one the kernel's epilogue computes
 /// (describeContraction); leaves `out` as it was otherwise.
-void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out) {
+void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
+                  unsigned nDimOfC) {
   std::optional<ElementwiseEpilogue> e =
-      matchElementwiseEpilogue(op, out.operands[2], out.cInit, /*biasDim=*/1,
+      matchElementwiseEpilogue(op, out.operands[2], out.cInit, nDimOfC,
                                /*biasAllowed=*/out.gemm.bias == GemmBias::None);
   if (!e)
     return;
@@ -428,16 +429,17 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
               ? ShapedType::kDynamic
               : strideOfLoop(maps[i], strides[i], b).value_or(int64_t(0));
   }
-  // A zero fill of C (or, without a batch, a bias broadcast into it)
-  // becomes the kernel's overwrite mode (and bias epilogue); then an
-  // elementwise consumer may fuse too.
-  // A bias broadcast along the rows: bias[j] in column j, C's dimension 1.
+  // A zero fill of C (or a bias broadcast into it) becomes the kernel's
+  // overwrite mode (and bias epilogue); then an elementwise consumer may
+  // fuse too, on every GEMM of a batch alike (one bias, in the header of
+  // every workspace slice).
+  // A bias broadcast along the rows: bias[j] in column j, C's dimension N.
   // bf16 kernels have no epilogue yet: the consumer stays.
   const bool fuse = options.fuseEpilogues && d.precision == GemmPrecision::F32;
-  const bool biasInit = batchDims.empty() && fuse;
+  const unsigned nDimOfC = resultPosition(maps[2], n);
   OutputInit init =
       outputInitOf(out.operands[2], op,
-                   biasInit ? std::optional<unsigned>(1) : std::nullopt);
+                   fuse ? std::optional<unsigned>(nDimOfC) : std::nullopt);
   if (init.op) {
     d.overwrite = true;
     out.cInit = init.op;
@@ -446,8 +448,8 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
       out.bias = init.bias;
       llvm::append_range(out.assumed, init.assumed);
     }
-    if (fuse && batchDims.empty())
-      fuseEpilogue(op, out);
+    if (fuse)
+      fuseEpilogue(op, out, nDimOfC);
   }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));

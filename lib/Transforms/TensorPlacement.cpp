@@ -123,7 +123,8 @@ Value outputBuffer(OpBuilder &b, Location loc, Value init, Created &created,
   return alloc;
 }
 
-/// The elementwise consumer of a 2-D product placed on buffers (`out`,
+/// The elementwise consumer of a 2-D or batched product placed on buffers
+/// (`out`,
 /// initialised by `initOp`, read back as the tensor `result`), moved onto
 /// buffers too when the epilogue matcher takes it there, so that the
 /// memref rewrite fuses it: at the consumer's place, its bias read as a
@@ -131,7 +132,8 @@ Value outputBuffer(OpBuilder &b, Location loc, Value init, Created &created,
 /// tensor. Left on tensors otherwise.
 void moveEpilogueConsumer(linalg::LinalgOp onBuffers, Value out,
                           Operation *initOp, bufferization::ToTensorOp result) {
-  if (cast<MemRefType>(out.getType()).getRank() != 2 || !result->hasOneUse())
+  const int64_t rank = cast<MemRefType>(out.getType()).getRank();
+  if ((rank != 2 && rank != 3) || !result->hasOneUse())
     return;
   auto g = dyn_cast<linalg::GenericOp>(*result->user_begin());
   if (!g || !g.hasPureTensorSemantics() || g->getNumResults() != 1 ||
@@ -168,7 +170,8 @@ void moveEpilogueConsumer(linalg::LinalgOp onBuffers, Value out,
       at, loc, g->getResult(0).getType(), gOut, /*restrict=*/true,
       /*writable=*/true));
   std::optional<ElementwiseEpilogue> e =
-      matchElementwiseEpilogue(onBuffers, out, initOp, /*biasDim=*/1,
+      matchElementwiseEpilogue(onBuffers, out, initOp,
+                               /*biasDim=*/static_cast<unsigned>(rank - 1),
                                /*biasAllowed=*/true, result);
   if (!e || e->op != moved.getOperation()) {
     created.rollback();

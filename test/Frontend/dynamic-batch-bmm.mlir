@@ -6,7 +6,8 @@
 // not printed); a
 // bmm whose rows (M) are dynamic under a static batch; and a linear layer
 // on a [?, ?, 16] input, a batch_matmul with its 2-D weight broadcast over
-// a dynamic batch of dynamic row counts. Bufferized with one-shot-bufferize,
+// a dynamic batch of dynamic row counts, then a bias and relu (the
+// kernel's epilogue on every GEMM of the batch). Bufferized with one-shot-bufferize,
 // run with and without --qimeng-tensorop in four placements and compared
 // exactly (small-integer inputs). The call reads the batch's count
 // (memref.dim) and each operand's batch stride (extract_strided_metadata)
@@ -75,7 +76,13 @@
 // DEFAULT-LABEL: func.func @rows(
 // DEFAULT:           llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_ldrt_{{.*}}_batch_t2(
 // DEFAULT-LABEL: func.func @linear3d(
-// DEFAULT:           llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_ldrt_{{.*}}_batch_t2(
+// DEFAULT:           llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_bias_relu_ldrt_{{.*}}_batch_t2(
+// DEFAULT:         } else {
+// DEFAULT:           linalg.batch_matmul
+// DEFAULT-NEXT:      linalg.generic
+// DEFAULT:         }
+// DEFAULT-NOT:     linalg.generic
+// DEFAULT:         return
 
 // With the identity layout the strides are static and the count is not:
 // one scf.for to C's dimension 0, nothing checked.
@@ -90,7 +97,9 @@
 // IDENTITY:           llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_lda16_ldb8_ldc8_
 // IDENTITY-LABEL: func.func @linear3d(
 // IDENTITY-NOT:     linalg.batch_matmul
-// IDENTITY:           llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_lda16_ldb8_ldc8_
+// IDENTITY:           llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_bias_relu_lda16_ldb8_ldc8_
+// IDENTITY-NOT:     linalg.generic
+// IDENTITY:         return
 
 // TENSOR-LABEL: func.func @scores(
 // TENSOR:         llvm.call @qm_sgemm_4x6x8_nt_b0_ldrt_
@@ -98,7 +107,7 @@
 // TENSOR-LABEL: func.func @rows(
 // TENSOR:         llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_ldrt_
 // TENSOR-LABEL: func.func @linear3d(
-// TENSOR:         llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_ldrt_
+// TENSOR:         llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_bias_relu_ldrt_
 
 // OUT: rank = 3 offset = 0 sizes = [2, 4, 6]
 // OUT: rank = 3 offset = 0 sizes = [3, 4, 6]
@@ -134,7 +143,7 @@ func.func @rows(%x: tensor<3x?x16xf32>, %w: tensor<3x16x8xf32>) -> tensor<3x?x8x
   return %r : tensor<3x?x8xf32>
 }
 
-func.func @linear3d(%x: tensor<?x?x16xf32>, %w: tensor<16x8xf32>) -> tensor<?x?x8xf32> {
+func.func @linear3d(%x: tensor<?x?x16xf32>, %w: tensor<16x8xf32>, %bias: tensor<8xf32>) -> tensor<?x?x8xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
@@ -147,7 +156,15 @@ func.func @linear3d(%x: tensor<?x?x16xf32>, %w: tensor<16x8xf32>) -> tensor<?x?x
          affine_map<(b, m, n, k) -> (k, n)>,
          affine_map<(b, m, n, k) -> (b, m, n)>]
        ins(%x, %w : tensor<?x?x16xf32>, tensor<16x8xf32>) outs(%z : tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
-  return %r : tensor<?x?x8xf32>
+  %e2 = tensor.empty(%b, %m) : tensor<?x?x8xf32>
+  %y = linalg.generic {indexing_maps = [#id3, affine_map<(d0, d1, d2) -> (d2)>, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%r, %bias : tensor<?x?x8xf32>, tensor<8xf32>) outs(%e2 : tensor<?x?x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %relu = arith.maximumf %s, %zero : f32
+    linalg.yield %relu : f32
+  } -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
 }
 
 // (i * x + j * y + l * z) mod 7 - 3 as f32: small integers.
@@ -208,14 +225,14 @@ func.func @run_rows(%rows: index, %w: tensor<3x16x8xf32>) {
   return
 }
 
-func.func @run_linear3d(%batch: index, %rows: index, %w: tensor<16x8xf32>) {
+func.func @run_linear3d(%batch: index, %rows: index, %w: tensor<16x8xf32>, %bias: tensor<8xf32>) {
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
   %c5 = arith.constant 5 : index
   %c16 = arith.constant 16 : index
   %xd = call @make(%batch, %rows, %c16, %c5, %c2, %c3) : (index, index, index, index, index, index) -> tensor<?x?x?xf32>
   %x = tensor.cast %xd : tensor<?x?x?xf32> to tensor<?x?x16xf32>
-  %y = call @linear3d(%x, %w) : (tensor<?x?x16xf32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  %y = call @linear3d(%x, %w, %bias) : (tensor<?x?x16xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   %yd = tensor.cast %y : tensor<?x?x8xf32> to tensor<?x?x?xf32>
   call @print3(%yd) : (tensor<?x?x?xf32>) -> ()
   return
@@ -268,7 +285,10 @@ func.func @main() {
   %w2d = call @make(%c1, %c16, %c8, %c0, %c3, %c1) : (index, index, index, index, index, index) -> tensor<?x?x?xf32>
   %w2s = tensor.cast %w2d : tensor<?x?x?xf32> to tensor<1x16x8xf32>
   %w2 = tensor.collapse_shape %w2s [[0, 1], [2]] : tensor<1x16x8xf32> into tensor<16x8xf32>
-  call @run_linear3d(%c2, %c5, %w2) : (index, index, tensor<16x8xf32>) -> ()
-  call @run_linear3d(%c4, %c13, %w2) : (index, index, tensor<16x8xf32>) -> ()
+  %bd = call @make(%c1, %c1, %c8, %c0, %c0, %c5) : (index, index, index, index, index, index) -> tensor<?x?x?xf32>
+  %bs = tensor.cast %bd : tensor<?x?x?xf32> to tensor<1x1x8xf32>
+  %bias = tensor.collapse_shape %bs [[0, 1, 2]] : tensor<1x1x8xf32> into tensor<8xf32>
+  call @run_linear3d(%c2, %c5, %w2, %bias) : (index, index, tensor<16x8xf32>, tensor<8xf32>) -> ()
+  call @run_linear3d(%c4, %c13, %w2, %bias) : (index, index, tensor<16x8xf32>, tensor<8xf32>) -> ()
   return
 }

@@ -110,10 +110,11 @@ bool isContraction(mlir::linalg::LinalgOp op);
 /// (GemmDesc::dynamicM), described with `representativeM` rows; a dynamic
 /// batch size and dynamic batch strides are read by the call at run time.
 ///
-/// With `fuseEpilogues`, a zero-filled 2-D product whose only other reader
-/// is a linalg.generic applying `+ bias[j]` (a 1-D bias broadcast along
-/// the rows), `+ residual[i][j]`, relu (`arith.maximumf(x, 0.0)` or
-/// `cmpf ugt` + `select`), or several of them, into a fresh buffer that
+/// With `fuseEpilogues`, a zero-filled product (batched or not) whose only
+/// other reader is a linalg.generic applying `+ bias[j]` (a 1-D bias
+/// broadcast along the rows), `+ residual[i][j]`, relu
+/// (`arith.maximumf(x, 0.0)` or `cmpf ugt` + `select`, perhaps bounded by
+/// `arith.minimumf`), or several of them, into a fresh buffer that
 /// nothing else uses, is described as the GEMM with that epilogue writing
 /// the generic's output (torch-mlir's aten.linear + relu, TOSA's bias add,
 /// a residual connection).
