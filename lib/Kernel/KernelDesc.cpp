@@ -42,6 +42,10 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         llvm::formatv("ldc {0} is smaller than the {1} columns of C", ldc, n)
             .str());
+  if (dynamicN && !runtimeLd)
+    return llvm::createStringError(
+        "a run-time N needs run-time leading dimensions (a dense C's ldc "
+        "is N)");
   return verifyReluMax(relu, reluMax);
 }
 
@@ -81,7 +85,9 @@ std::string GemmDesc::str() const {
                 : llvm::formatv("lda{0}_ldb{1}_ldc{2}", lda, ldb, ldc).str();
   return llvm::formatv("{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
                        lds, transA ? 't' : 'n', transB ? 't' : 'n',
-                       dynamicM ? "_mrt" : "", overwrite ? "_b0" : "",
+                       std::string(dynamicM ? "_mrt" : "") +
+                           (dynamicN ? "_nrt" : ""),
+                       overwrite ? "_b0" : "",
                        bias != GemmBias::None ? "_bias" : "",
                        reluSuffix(relu, reluMax), gemmOpName(precision))
       .str();

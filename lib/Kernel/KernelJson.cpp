@@ -46,6 +46,8 @@ json qimeng::toJson(const GemmDesc &d) {
     j["runtime_ld"] = true;
   if (d.dynamicM)
     j["dynamic_m"] = true;
+  if (d.dynamicN)
+    j["dynamic_n"] = true;
   if (d.bias != GemmBias::None)
     j["bias"] = d.bias == GemmBias::Columns ? "columns" : "rows";
   if (d.relu)
@@ -82,6 +84,9 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
       return std::move(err);
   if (j.contains("dynamic_m"))
     if (auto err = fields.boolean("dynamic_m", d.dynamicM))
+      return std::move(err);
+  if (j.contains("dynamic_n"))
+    if (auto err = fields.boolean("dynamic_n", d.dynamicN))
       return std::move(err);
   if (j.contains("bias")) {
     std::string bias;

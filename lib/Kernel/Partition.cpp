@@ -32,10 +32,15 @@ std::vector<GemmRange> qimeng::partitionGemm(const GemmDesc &d,
   std::vector<GemmRange> parts;
   int64_t nBlocks = (d.n + c.nr - 1) / c.nr;
   int64_t mBlocks = (d.m + c.mr - 1) / c.mr;
-  // A run-time M leaves only N to split at compile time.
-  bool alongN = d.dynamicM || c.split == SplitAxis::N ||
-                (c.split == SplitAxis::Auto &&
-                 (nBlocks >= threads || nBlocks >= mBlocks));
+  // A run-time M leaves only N to split at compile time, a run-time N
+  // only M; with both, the GEMM is one part.
+  if (d.dynamicM && d.dynamicN)
+    return {GemmRange{0, d.m, 0, d.n}};
+  bool alongN = d.dynamicM ||
+                (!d.dynamicN &&
+                 (c.split == SplitAxis::N ||
+                  (c.split == SplitAxis::Auto &&
+                   (nBlocks >= threads || nBlocks >= mBlocks))));
   if (alongN) {
     for (auto [b, e] : splitExtent(d.n, c.nr, threads))
       parts.push_back({0, d.m, b, e});

@@ -28,7 +28,7 @@ void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
                           const float *b, float *c, void *workspace) {
   if (parts.empty()) {
     writeLeadingDims(workspace, desc);
-    if (desc.dynamicM)
+    if (desc.dynamicM || desc.dynamicN)
       writeRange(workspace, GemmRange{0, desc.m, 0, desc.n});
     kernel(a, b, c, workspace);
     return;
@@ -44,6 +44,8 @@ void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
     GemmRange range = parts[i];
     if (desc.dynamicM) // columns of the partition, all the call's rows
       range.mBegin = 0, range.mEnd = desc.m;
+    if (desc.dynamicN) // rows of the partition, all the call's columns
+      range.nBegin = 0, range.nEnd = desc.n;
     writeRange(slice(i), range);
     writeLeadingDims(slice(i), desc);
   }
@@ -183,8 +185,8 @@ struct RequestProblem {
 
   /// Validates `kernel` on this problem; a run-time-ld GEMM on padded
   /// leading dimensions, which its code must read from the header; a
-  /// run-time M at its representative M and at fewer and more rows
-  /// (runtimeMChecks), the first failure reported.
+  /// run-time M or N at its representative size and at smaller and larger
+  /// ones (sizesToCheck), the first failure reported.
   llvm::Expected<ValidationReport>
   validate(const RunnableKernel &kernel,
            const ValidationOptions &options) const {
@@ -197,9 +199,10 @@ struct RequestProblem {
           kernel.workspaceBytes(), options);
     ValidationReport all;
     all.passed = true;
-    for (int64_t m : rowsToCheck()) {
+    for (auto [m, n] : sizesToCheck()) {
       GemmDesc call = callDesc(kernel);
       call.m = m;
+      call.n = n;
       if (call.transA && !call.runtimeLd)
         call.lda = m; // A stored K x M
       GemmDesc checked = call.runtimeLd ? call.withPaddedLeadingDims() : call;
@@ -217,8 +220,10 @@ struct RequestProblem {
       if (!report->passed) {
         all.passed = false;
         all.failure =
-            gemm.dynamicM
-                ? llvm::formatv("M = {0}: {1}", m, report->failure).str()
+            gemm.dynamicM || gemm.dynamicN
+                ? llvm::formatv("M = {0}, N = {1}: {2}", m, n,
+                                report->failure)
+                      .str()
                 : report->failure;
         break;
       }
@@ -226,17 +231,24 @@ struct RequestProblem {
     return all;
   }
 
-  /// The M values a kernel is validated at: the problem's, and for a
-  /// run-time M also one row, a third of it and one and a half times it
-  /// (row edges and more mc blocks than it was blocked for).
-  std::vector<int64_t> rowsToCheck() const {
-    if (!gemm.dynamicM)
-      return {gemm.m};
-    std::vector<int64_t> rows = {gemm.m, 1, std::max<int64_t>(1, gemm.m / 3),
-                                 gemm.m + gemm.m / 2 + 1};
-    std::sort(rows.begin(), rows.end());
-    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-    return rows;
+  /// The (M, N) a kernel is validated at: the problem's, and for a
+  /// run-time size also one, a third of it and one and a half times it
+  /// (edges and more blocks than it was blocked for), both run-time sizes
+  /// moving together.
+  std::vector<std::pair<int64_t, int64_t>> sizesToCheck() const {
+    auto values = [](int64_t v, bool dynamic) {
+      return dynamic ? std::vector<int64_t>{1, std::max<int64_t>(1, v / 3), v,
+                                            v + v / 2 + 1}
+                     : std::vector<int64_t>{v, v, v, v};
+    };
+    std::vector<int64_t> ms = values(gemm.m, gemm.dynamicM),
+                         ns = values(gemm.n, gemm.dynamicN);
+    std::vector<std::pair<int64_t, int64_t>> sizes;
+    for (size_t i = 0; i < ms.size(); ++i)
+      sizes.emplace_back(ms[i], ns[i]);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    return sizes;
   }
 };
 

@@ -288,12 +288,21 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
       !batchDims.empty() && ShapedType::isDynamic(ranges[batchDims[0]]);
   if (dynamicM)
     ranges[m] = representativeM;
+  // A dynamic N likewise (f32 kernels), with run-time leading dimensions.
+  const bool dynamicN = ShapedType::isDynamic(ranges[n]) &&
+                        *precision == GemmPrecision::F32;
+  if (dynamicN)
+    ranges[n] = options.representativeN;
   const char *dimNames[3] = {"M", "N", "K"};
   unsigned dimIds[3] = {m, n, k};
   for (int i = 0; i < 3; ++i)
     if (ShapedType::isDynamic(ranges[dimIds[i]])) {
       reason =
-          llvm::formatv("dynamic size in dimension {0}", dimNames[i]).str();
+          llvm::formatv("dynamic size in dimension {0}{1}", dimNames[i],
+                        i == 1 ? " (a run-time N is supported for f32 "
+                                 "contractions only)"
+                               : "")
+              .str();
       return failure();
     }
 
@@ -318,7 +327,8 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   SmallVector<int64_t> strides[3];
   for (int i = 0; i < 3; ++i) {
     auto s = resolveStrides(out.operands[i], names[i], out.assumed, reason,
-                            /*allowDynamicSizes=*/dynamicM || dynamicBatch);
+                            /*allowDynamicSizes=*/dynamicM || dynamicN ||
+                                dynamicBatch);
     if (failed(s))
       return failure();
     strides[i] = std::move(*s);
@@ -382,7 +392,8 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
         return true;
     return false;
   };
-  if (options.runtimeLeadingDims || llvm::any_of(out.assumed, isLeadingDim)) {
+  if (options.runtimeLeadingDims || dynamicN ||
+      llvm::any_of(out.assumed, isLeadingDim)) {
     d.runtimeLd = true;
     llvm::erase_if(out.assumed, isLeadingDim);
     // The descriptor's leading dimensions stand for the run-time ones.
@@ -418,7 +429,9 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
       return failure();
     }
   d.dynamicM = dynamicM;
+  d.dynamicN = dynamicN;
   out.mDimOfC = resultPosition(maps[2], m);
+  out.nDimOfC = resultPosition(maps[2], n);
   if (!batchDims.empty()) {
     unsigned b = batchDims[0];
     out.batch = ranges[b];

@@ -251,16 +251,21 @@ LLVM::LLVMFuncOp createLauncher(ModuleOp module, StringRef name,
 /// one per kernel and part count, over the T parts; part i writes its
 /// range (row m_begin, m_end, column n_begin, n_end: a constant table) at
 /// kRangeOffset of its own workspace slice, `sliceBytes` apart, and calls
-/// the kernel on it. For a run-time M (`columnsOnly`, `_cols`), only the
-/// columns: the caller wrote the rows into every slice.
+/// the kernel on it. For a run-time M (`runtimeRows`, `_cols`), only the
+/// columns, and for a run-time N (`runtimeColumns`, `_rows`) only the
+/// rows: the caller wrote the run-time ones into every slice.
 LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
                                           const ReadyKernel &kernel,
-                                          int64_t sliceBytes,
-                                          bool columnsOnly) {
+                                          int64_t sliceBytes, bool runtimeRows,
+                                          bool runtimeColumns) {
   const std::vector<GemmRange> &parts = kernel.parts;
-  std::string name = (kernel.emitted.symbol + "_parts" + Twine(parts.size()) +
-                      (columnsOnly ? "_cols" : ""))
-                         .str();
+  std::string name =
+      (kernel.emitted.symbol + "_parts" + Twine(parts.size()) +
+       (runtimeRows && runtimeColumns ? "_caller"
+        : runtimeRows                 ? "_cols"
+        : runtimeColumns              ? "_rows"
+                                      : ""))
+          .str();
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return existing;
   OpBuilder b(module.getContext());
@@ -289,7 +294,8 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
             LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
                                 entry->getArgument(3), ValueRange{sliceOffset});
         Value row = LLVM::MulOp::create(ob, loc, part, i64Constant(ob, loc, 4));
-        for (int64_t j = columnsOnly ? 2 : 0; j < 4; ++j) {
+        for (int64_t j = runtimeRows ? 2 : 0; j < (runtimeColumns ? 2 : 4);
+             ++j) {
           Value index =
               LLVM::AddOp::create(ob, loc, row, i64Constant(ob, loc, j));
           Value from = LLVM::GEPOp::create(ob, loc, ptr, i64, tableAddress,
@@ -379,8 +385,9 @@ struct KernelLaunch {
   /// nullopt for the constant in `leadingDimConstants`.
   std::optional<unsigned> leadingDimOf[3];
   int64_t leadingDimConstants[3] = {0, 0, 0};
-  /// For a run-time M: the dimension of operands[2] (C) whose size it is.
-  std::optional<unsigned> mDimOfC;
+  /// For a run-time M or N: the dimension of operands[2] (C) whose size it
+  /// is.
+  std::optional<unsigned> mDimOfC, nDimOfC;
   /// A fused epilogue: the elementwise op it replaces (after `op`: erased
   /// with it, cloned after it where the op stays), its bias (whose address
   /// goes into the header) and the allocation of its output, moved before
@@ -391,22 +398,34 @@ struct KernelLaunch {
   /// kernel, which accumulates onto it.
   Value residual;
   Operation *outputAllocToHoist = nullptr;
-  int64_t n = 0; ///< columns of C (a run-time M's single call writes them)
+  /// Rows and columns of C where they are static (a run-time size's single
+  /// call writes the other one too).
+  int64_t m = 0, n = 0;
 };
 
-/// Writes the rows [0, M) of a run-time-M kernel's call (M: the size of C
-/// along launch.mDimOfC) into each of the `slices` workspace slices, and
-/// for a single call (no parts) the columns [0, N) too.
-void writeRuntimeRows(OpBuilder &b, Location loc, const KernelLaunch &launch,
-                      Value ws, int64_t slices, int64_t sliceBytes,
-                      bool columnsToo) {
-  Value m = arith::IndexCastOp::create(
-      b, loc, b.getI64Type(),
-      memref::DimOp::create(b, loc, launch.operands[2], *launch.mDimOfC));
-  Value range[4] = {i64Constant(b, loc, 0), m, i64Constant(b, loc, 0),
-                    i64Constant(b, loc, launch.n)};
-  storeInEverySlice(b, loc, ws, slices, sliceBytes, kRangeOffset,
-                    ArrayRef<Value>(range).take_front(columnsToo ? 4 : 2));
+/// Writes the run-time part of a run-time-M or -N kernel's range (M, N:
+/// the sizes of C along launch.mDimOfC, nDimOfC) into each of the `slices`
+/// workspace slices: for a single call (no parts) rows [0, M) and columns
+/// [0, N); for parts (the launcher writes the static side from its table)
+/// the run-time side only.
+void writeRuntimeRange(OpBuilder &b, Location loc, const KernelLaunch &launch,
+                       Value ws, int64_t slices, int64_t sliceBytes,
+                       bool singleCall) {
+  auto size = [&](std::optional<unsigned> dim, int64_t constant) -> Value {
+    if (!dim)
+      return i64Constant(b, loc, constant);
+    return arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        memref::DimOp::create(b, loc, launch.operands[2], *dim));
+  };
+  Value zero = i64Constant(b, loc, 0);
+  Value rows[2] = {zero, size(launch.mDimOfC, launch.m)};
+  Value columns[2] = {zero, size(launch.nDimOfC, launch.n)};
+  if (singleCall || launch.mDimOfC)
+    storeInEverySlice(b, loc, ws, slices, sliceBytes, kRangeOffset, rows);
+  if (singleCall || launch.nDimOfC)
+    storeInEverySlice(b, loc, ws, slices, sliceBytes, kRangeOffset + 16,
+                      columns);
 }
 
 /// Writes the leading dimensions of `launch`'s operands (their strides at
@@ -471,9 +490,9 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
                  .getResult();
   if (kernel.emitted.runtimeLeadingDims)
     writeLeadingDims(b, loc, launch, ws, slices, sliceBytes);
-  if (launch.mDimOfC)
-    writeRuntimeRows(b, loc, launch, ws, slices, sliceBytes,
-                     /*columnsToo=*/kernel.parts.empty());
+  if (launch.mDimOfC || launch.nDimOfC)
+    writeRuntimeRange(b, loc, launch, ws, slices, sliceBytes,
+                      /*singleCall=*/kernel.parts.empty());
   if (launch.bias)
     storeInEverySlice(
         b, loc, ws, slices, sliceBytes, kBiasOffset,
@@ -513,7 +532,9 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
         kernel.parts.empty()
             ? fn
             : getOrCreatePartsLauncher(module, fn, kernel, sliceBytes,
-                                       /*columnsOnly=*/bool(launch.mDimOfC));
+                                       /*runtimeRows=*/bool(launch.mDimOfC),
+                                       /*runtimeColumns=*/
+                                       bool(launch.nDimOfC));
     LLVM::CallOp::create(ob, loc, callee,
                          ValueRange{pointers[0], pointers[1], pointers[2], ws});
   };
@@ -827,6 +848,7 @@ struct QiMengTensorOpPass
 
     ContractionMatchOptions matchOptions;
     matchOptions.representativeM = std::max(1u, unsigned(representativeM));
+    matchOptions.representativeN = std::max(1u, unsigned(representativeN));
     matchOptions.fuseEpilogues = fuseEpilogues;
     // The sketch-driven ISAs take every leading dimension at run time and
     // have no epilogues yet.
@@ -941,6 +963,9 @@ struct QiMengTensorOpPass
         const GemmDesc &g = matched->gemm;
         if (g.dynamicM)
           launch.mDimOfC = matched->mDimOfC;
+        if (g.dynamicN)
+          launch.nDimOfC = matched->nDimOfC;
+        launch.m = g.m;
         launch.n = g.n;
         launch.leadingDimConstants[0] = g.lda;
         launch.leadingDimConstants[1] = g.ldb;

@@ -154,6 +154,7 @@ std::string TuningKey::canonical() const {
              .str() +
          (desc.runtimeLd ? " leading_dims=runtime" : "") +
          (desc.dynamicM ? " m=runtime" : "") +
+         (desc.dynamicN ? " n=runtime" : "") +
          (conv ? " conv=" + quote(conv->str()) : std::string());
 }
 

@@ -103,8 +103,8 @@ class Params:
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
             "target_features", "parallel", "loop_order", "a_layout",
-            "overwrite", "runtime_ld", "dynamic_m", "bias", "relu",
-            "relu_max"))
+            "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "bias",
+            "relu", "relu_max"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -117,6 +117,9 @@ class Params:
         # header as in the parallel form, and `m` is only the size the
         # blocking was clamped for (the tuning's representative).
         self.dynamic_m = bool_field(request, "dynamic_m")
+        # N likewise: the columns [n_begin, n_end) from the header, `n` the
+        # representative; C's ldc then is a run-time value too.
+        self.dynamic_n = bool_field(request, "dynamic_n")
         # The epilogue, applied where the last kc block stores C: a bias
         # per column (bias[j]) or per row (bias[i]), its pointer in the
         # header, and relu (NaN stays NaN and -0 becomes +0, as
@@ -225,17 +228,21 @@ class Params:
         # Edge code exists only where the shape needs it (or a fault does,
         # or M is a run-time value).
         self.row_edges = self.m % self.mr != 0 or self.dynamic_m
-        self.col_edges = self.n % self.nr != 0
+        self.col_edges = self.n % self.nr != 0 or self.dynamic_n
         if not self.pack_b and (self.trans_b or self.col_edges):
             raise RequestError(
                 "pack_b = false reads B in place, NR columns at a time: it "
-                "needs B not transposed and n a multiple of nr")
+                "needs B not transposed and n a multiple of nr (not a "
+                "run-time n)")
         if self.fuse_pack_b and (not self.pack_b or self.trans_b
                                  or self.col_edges):
             raise RequestError(
                 "fuse_pack_b packs each B sliver in the K loop of its first "
                 "tile, from B in place: it needs pack_b, B not transposed "
-                "and n a multiple of nr")
+                "and n a multiple of nr (not a run-time n)")
+        if self.dynamic_n and not self.runtime_ld:
+            raise RequestError(
+                "dynamic_n needs runtime_ld (a dense C's ldc is n)")
         if self.fault == "write-past-edge":
             self.row_edges = self.col_edges = True
         # Workspace.
@@ -261,9 +268,9 @@ class Params:
 
     @property
     def reads_range(self):
-        """The part of C comes from the header (parallel form, or M at run
-        time)."""
-        return self.parallel or self.dynamic_m
+        """The part of C comes from the header (parallel form, or M or N at
+        run time)."""
+        return self.parallel or self.dynamic_m or self.dynamic_n
 
     @property
     def sweep_next_panel(self):
@@ -276,6 +283,7 @@ class Params:
     def symbol(self):
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
         beta = (("_mrt" if self.dynamic_m else "")
+                + ("_nrt" if self.dynamic_n else "")
                 + ("_b0" if self.overwrite else "")
                 + ("_bias" if self.bias != "none" else "")
                 + relu_suffix(self.relu, self.relu_max))

@@ -289,6 +289,25 @@ DYNAMIC_M = [
              pack_b=False, a_layout="rows", dynamic_m=True), (2, 16, 31)),
 ]
 
+# Run-time N (and M): columns [0, N) from the header, with run-time
+# leading dimensions; fewer, as many as and more columns than the
+# representative (column edges, several nc blocks), B transposed too, and
+# an epilogue whose bias follows the columns.
+DYNAMIC_N = [
+    ("avx512_dn_rep64", request(isa="avx512", m=37, n=64, k=29, mr=6,
+                                nr=32, mc=24, nc=64, kc=16, k_unroll=4,
+                                runtime_ld=True, dynamic_n=True),
+     ((37, 1), (37, 21), (37, 64), (37, 97))),
+    ("avx512_dn_dm_tb_bias_relu",
+     request(isa="avx512", m=16, n=48, k=40, mr=6, nr=32, mc=12, nc=64,
+             kc=16, trans_b=True, runtime_ld=True, dynamic_m=True,
+             dynamic_n=True, bias="columns", relu=True),
+     ((1, 1), (5, 16), (16, 48), (25, 131))),
+    ("avx2_dn_rep32", request(m=13, n=32, k=19, mr=6, nr=16, mc=12, nc=32,
+                              kc=8, runtime_ld=True, dynamic_n=True),
+     ((13, 3), (13, 32), (13, 49))),
+]
+
 # Epilogues: bias per column and relu where the last kc block stores C
 # (called twice: the second call's epilogue applies to the first's
 # result). Full tiles, row edges, column edges (AVX-512 masks, the AVX2
@@ -338,10 +357,11 @@ FAULTY = [
 ]
 
 
-def _args(req, text, lds=None, m=None):
+def _args(req, text, lds=None, m=None, n=None):
     """The harness's arguments; `lds` (lda, ldb, ldc) for a runtime_ld
-    kernel, whose request has none; `m` the rows for a dynamic_m one."""
-    m, n, k = m or req["m"], req["n"], req["k"]
+    kernel, whose request has none; `m` the rows for a dynamic_m one, `n`
+    the columns for a dynamic_n one."""
+    m, n, k = m or req["m"], n or req["n"], req["k"]
     ta, tb = req.get("trans_a", False), req.get("trans_b", False)
     lda = req.get("lda", m if ta else k)
     ldb = req.get("ldb", k if tb else n)
@@ -350,7 +370,8 @@ def _args(req, text, lds=None, m=None):
         lda, ldb, ldc = lds
     ws = int(header(text, "workspace_bytes"))
     header_fields = (int(req.get("runtime_ld", False))
-                     | 2 * int(req.get("dynamic_m", False)))
+                     | 2 * int(req.get("dynamic_m", False)
+                               or req.get("dynamic_n", False)))
     if req.get("relu_max") not in (None, 6.0):
         raise ValueError("the harness bounds relu by 6 only")
     epilogue = (int(req.get("bias", "none") == "columns")
@@ -451,6 +472,20 @@ class ExecutionTest(HarnessTest):
                     status, output = self.run_harness(
                         f"{name}_m{m}", req,
                         lambda text: _args(req, text, lds, m))
+                    self.assertEqual(status, 0, output)
+                    self.assertEqual(output.strip(), "ok")
+
+    def test_dynamic_n_kernels_match_reference(self):
+        for name, req, sizes in DYNAMIC_N:
+            for m, n in sizes:
+                with self.subTest(name=name, m=m, n=n):
+                    self.skip_unless_cpu_runs(req)
+                    k = req["k"]
+                    lds = (k + 3, (k if req.get("trans_b") else n) + 1,
+                           n + 2)
+                    status, output = self.run_harness(
+                        f"{name}_m{m}_n{n}", req,
+                        lambda text: _args(req, text, lds, m, n))
                     self.assertEqual(status, 0, output)
                     self.assertEqual(output.strip(), "ok")
 

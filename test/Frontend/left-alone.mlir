@@ -1,7 +1,7 @@
 // What the pass leaves alone in frontend IR, each op with a remark that
 // names it and says why: a batched contraction with a dynamic K and a
-// linear layer with a dynamic N (the kernels read only M and the batch at
-// run time), f16 and quantized ops (the low-precision work), a
+// bf16 linear layer with a dynamic N (the kernels read M, the batch and,
+// for f32, N at run time), f16 and quantized ops (the low-precision work), a
 // matrix-vector product, depthwise and grouped convolutions.
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" --mlir-print-debuginfo \
 // RUN:   | %qimeng-opt --qimeng-tensorop=validate=false -o %t.mlir 2>&1 \
@@ -24,14 +24,14 @@ func.func @dynamic_sequence_bmm(%p: tensor<3x4x?xf32>, %v: tensor<3x?x8xf32>) ->
 // CHECK-LABEL: func.func @dynamic_features_linear(
 // CHECK:         linalg.matmul
 // CHECK-NOT:     llvm.call
-func.func @dynamic_features_linear(%x: tensor<4x16xf32>, %w: tensor<16x?xf32>) -> tensor<4x?xf32> {
+func.func @dynamic_features_linear(%x: tensor<4x16xbf16>, %w: tensor<16x?xbf16>) -> tensor<4x?xf32> {
   %zero = arith.constant 0.0 : f32
   %c1 = arith.constant 1 : index
-  %n = tensor.dim %w, %c1 : tensor<16x?xf32>
+  %n = tensor.dim %w, %c1 : tensor<16x?xbf16>
   %e = tensor.empty(%n) : tensor<4x?xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x?xf32>) -> tensor<4x?xf32>
-  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension N
-  %r = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x?xf32>) outs(%z : tensor<4x?xf32>) -> tensor<4x?xf32>
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension N (a run-time N is supported for f32 contractions only)
+  %r = linalg.matmul ins(%x, %w : tensor<4x16xbf16>, tensor<16x?xbf16>) outs(%z : tensor<4x?xf32>) -> tensor<4x?xf32>
   return %r : tensor<4x?xf32>
 }
 

@@ -325,11 +325,15 @@ TEST(GemmKernelTest, ImmediateKernelFailsAsRuntimeLd) {
 // Run-time M (the rows [0, M) from the workspace header)
 //===----------------------------------------------------------------------===//
 
-/// Validates the kernel built for `rep` rows at `m` rows, run as the
-/// compiled module runs it (runGemmParts writes the range).
+/// Validates the kernel built for `rep` rows at `m` rows (and, given, `n`
+/// columns), run as the compiled module runs it (runGemmParts writes the
+/// range).
 ::testing::AssertionResult runtimeMValidates(const LoadedKernel &kernel,
-                                             GemmDesc desc, int64_t m) {
+                                             GemmDesc desc, int64_t m,
+                                             std::optional<int64_t> n = {}) {
   desc.m = m;
+  if (n)
+    desc.n = *n;
   if (desc.runtimeLd)
     desc = desc.withPaddedLeadingDims(m % 7 + 1);
   GemmKernelFn fn = kernel.jit->gemm();
@@ -344,7 +348,8 @@ TEST(GemmKernelTest, ImmediateKernelFailsAsRuntimeLd) {
     return ::testing::AssertionFailure() << llvm::toString(report.takeError());
   if (!report->passed)
     return ::testing::AssertionFailure()
-           << desc.str() << " at M = " << m << ": " << report->failure;
+           << desc.str() << " at M = " << m << ", N = " << desc.n << ": "
+           << report->failure;
   return ::testing::AssertionSuccess();
 }
 
@@ -385,6 +390,46 @@ TEST(GemmKernelTest, FixedMKernelFailsAsRuntimeM) {
   GemmDesc dynamic = fixed;
   dynamic.dynamicM = true;
   EXPECT_FALSE(runtimeMValidates(*loaded, dynamic, 50));
+}
+
+TEST(GemmKernelTest, RuntimeNValidates) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // One kernel per representative N, run for fewer, as many and more
+  // columns (several nc blocks), every transpose, with and without a
+  // run-time M too.
+  GemmConfig base = hostRunsAvx512() ? smallAvx512Config() : smallAvx2Config();
+  for (int64_t rep : {32, 70})
+    for (int t = 0; t < 4; ++t)
+      for (bool dynamicM : {false, true}) {
+        GemmDesc d = GemmDesc::packed(29, rep, 37, t & 1, t & 2);
+        d.dynamicN = true;
+        d.dynamicM = dynamicM;
+        d.runtimeLd = true;
+        d.overwrite = t == 3;
+        GemmConfig c = clampToProblem(base, d);
+        auto loaded =
+            buildGemmKernel(d, c, host(), EmitterOptions::defaults(), "");
+        ASSERT_TRUE(static_cast<bool>(loaded))
+            << llvm::toString(loaded.takeError());
+        for (int64_t n : {int64_t(1), int64_t(9), rep, 2 * rep + 5})
+          EXPECT_TRUE(runtimeMValidates(*loaded, d, dynamicM ? n % 40 + 1 : 29,
+                                        n))
+              << describe(d, c);
+      }
+}
+
+TEST(GemmKernelTest, FixedNKernelFailsAsRuntimeN) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A kernel for 48 columns, called for 90: it computes only its 48.
+  GemmDesc fixed = GemmDesc::packed(13, 48, 37);
+  fixed.runtimeLd = true;
+  GemmConfig c = clampToProblem(smallAvx2Config(), fixed);
+  auto loaded =
+      buildGemmKernel(fixed, c, host(), EmitterOptions::defaults(), "");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  GemmDesc dynamic = fixed;
+  dynamic.dynamicN = true;
+  EXPECT_FALSE(runtimeMValidates(*loaded, dynamic, 13, 90));
 }
 
 //===----------------------------------------------------------------------===//

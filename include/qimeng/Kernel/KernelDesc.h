@@ -40,6 +40,8 @@ namespace qimeng {
 /// With `dynamicM` the number of rows is a run-time value too: the kernel
 /// computes the rows [0, M) the caller writes into its header at each call,
 /// and `m` is the representative M its blocking was chosen and tuned for.
+/// `dynamicN` likewise for the columns [0, N) (with run-time leading
+/// dimensions, since a dense C's ldc is N).
 enum class GemmBias { None, Columns, Rows };
 
 /// Element types of a GEMM's operands: A and B as stored, C and the
@@ -72,6 +74,7 @@ struct GemmDesc {
   bool overwrite = false;         ///< beta = 0: C is written, never read
   bool runtimeLd = false;         ///< leading dimensions read at run time
   bool dynamicM = false;          ///< M read at run time; `m` is representative
+  bool dynamicN = false;          ///< N read at run time; `n` is representative
   GemmBias bias = GemmBias::None; ///< epilogue: + bias[j]
   bool relu = false;              ///< epilogue: max(x, 0), after the bias
   std::optional<float> reluMax;   ///< epilogue: min(x, *reluMax), after relu
@@ -116,7 +119,9 @@ struct GemmDesc {
 
   /// Whether NR-wide slivers of B can be read where B lies (B in place, or
   /// packed by the tiles): B not transposed and N a multiple of nr.
-  bool bSliversInPlace(int nr) const { return !transB && n % nr == 0; }
+  bool bSliversInPlace(int nr) const {
+    return !transB && !dynamicN && n % nr == 0;
+  }
 
   /// Checks sizes >= 1 and leading dimensions wide enough.
   llvm::Error verify() const;
@@ -128,7 +133,8 @@ struct GemmDesc {
 
   /// Stable, readable key: "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn", with "_b0"
   /// appended for overwrite; "sgemm_m7_n5_k3_ldrt_nn" for run-time leading
-  /// dimensions; "_mrt" after the transposes for a run-time M; "_bias",
+  /// dimensions; "_mrt" after the transposes for a run-time M, "_nrt" for
+  /// a run-time N; "_bias",
   /// "_relu" (and "_max<bits>" for reluMax, reluSuffix) at the end for an
   /// epilogue; "sbgemm_..." for bf16 operands,
   /// "s8s8gemm_..." and "u8s8gemm_..." for 8-bit ones.
@@ -138,7 +144,8 @@ struct GemmDesc {
     return m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
            ldc == o.ldc && transA == o.transA && transB == o.transB &&
            overwrite == o.overwrite && runtimeLd == o.runtimeLd &&
-           dynamicM == o.dynamicM && bias == o.bias && relu == o.relu &&
+           dynamicM == o.dynamicM && dynamicN == o.dynamicN &&
+           bias == o.bias && relu == o.relu &&
            reluMax == o.reluMax && precision == o.precision;
   }
 };

@@ -53,6 +53,9 @@ struct MatchedContraction {
   /// With `gemm.dynamicM`: the dimension of operands[2] (C) whose size is M
   /// at run time.
   unsigned mDimOfC = 0;
+  /// With `gemm.dynamicN`: the dimension of operands[2] (C) whose size is N
+  /// at run time.
+  unsigned nDimOfC = 0;
   /// A fused epilogue (gemm.bias, gemm.relu): the linalg.generic that
   /// applied it to the product, whose output buffer is now operands[2] (the
   /// product's own buffer is no longer written); null when none.
@@ -73,6 +76,8 @@ struct MatchedContraction {
 struct ContractionMatchOptions {
   /// Rows a dynamic M is described with (GemmDesc::dynamicM).
   int64_t representativeM = 256;
+  /// Columns a dynamic N is described with (GemmDesc::dynamicN).
+  int64_t representativeN = 256;
   /// Fuse an elementwise consumer (bias per column, relu) into the kernel.
   bool fuseEpilogues = true;
   /// Describe every GEMM with its leading dimensions read at run time
@@ -108,7 +113,9 @@ bool isContraction(mlir::linalg::LinalgOp op);
 ///
 /// A dynamic M makes the GEMM read its rows at run time
 /// (GemmDesc::dynamicM), described with `representativeM` rows; a dynamic
-/// batch size and dynamic batch strides are read by the call at run time.
+/// N (f32) its columns (GemmDesc::dynamicN, `representativeN`, with
+/// run-time leading dimensions); a dynamic batch size and dynamic batch
+/// strides are read by the call at run time.
 ///
 /// With `fuseEpilogues`, a zero-filled product (batched or not) whose only
 /// other reader is a linalg.generic applying `+ bias[j]` (a 1-D bias

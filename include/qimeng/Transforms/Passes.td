@@ -28,7 +28,8 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     1 and checked at run time, the original op running when they differ.
     A dynamic M (a dynamic batch of a linear layer, rows under a batch) is
     passed at run time too, the kernel blocked and tuned for
-    `representative-m` rows. A
+    `representative-m` rows, and so is a dynamic N of an f32 contraction
+    (`representative-n` columns). A
     `linalg.transpose` that only feeds the contraction and a zero
     `linalg.fill` of a fresh C fold into the kernel, and so does an
     elementwise consumer of such a C that adds a bias along the columns
@@ -90,6 +91,10 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "Rows a contraction with a dynamic M is blocked, validated and "
            "tuned for (it runs for any M, read at run time; the tuning "
            "database keys it by this value)">,
+    Option<"representativeN", "representative-n", "unsigned",
+           /*default=*/"256",
+           "Columns an f32 contraction with a dynamic N is blocked, "
+           "validated and tuned for (it runs for any N, read at run time)">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Fuse a bias add along the columns, a residual add and relu "
            "that consume a zero-initialised product into the kernel's "
