@@ -46,6 +46,14 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         "a run-time N needs run-time leading dimensions (a dense C's ldc "
         "is N)");
+  if (dynamicK && !runtimeLd)
+    return llvm::createStringError(
+        "a run-time K needs run-time leading dimensions (a dense A's lda "
+        "is K)");
+  if (dynamicK && (overwrite || hasEpilogue()))
+    return llvm::createStringError(
+        "a run-time K cannot overwrite C or apply an epilogue (with K = 0 "
+        "no kc block stores C)");
   return verifyReluMax(relu, reluMax);
 }
 
@@ -86,7 +94,7 @@ std::string GemmDesc::str() const {
   return llvm::formatv("{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
                        lds, transA ? 't' : 'n', transB ? 't' : 'n',
                        std::string(dynamicM ? "_mrt" : "") +
-                           (dynamicN ? "_nrt" : ""),
+                           (dynamicN ? "_nrt" : "") + (dynamicK ? "_krt" : ""),
                        overwrite ? "_b0" : "",
                        bias != GemmBias::None ? "_bias" : "",
                        reluSuffix(relu, reluMax), gemmOpName(precision))

@@ -48,6 +48,8 @@ json qimeng::toJson(const GemmDesc &d) {
     j["dynamic_m"] = true;
   if (d.dynamicN)
     j["dynamic_n"] = true;
+  if (d.dynamicK)
+    j["dynamic_k"] = true;
   if (d.bias != GemmBias::None)
     j["bias"] = d.bias == GemmBias::Columns ? "columns" : "rows";
   if (d.relu)
@@ -87,6 +89,9 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
       return std::move(err);
   if (j.contains("dynamic_n"))
     if (auto err = fields.boolean("dynamic_n", d.dynamicN))
+      return std::move(err);
+  if (j.contains("dynamic_k"))
+    if (auto err = fields.boolean("dynamic_k", d.dynamicK))
       return std::move(err);
   if (j.contains("bias")) {
     std::string bias;

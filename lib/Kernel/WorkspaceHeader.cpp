@@ -12,6 +12,13 @@ void qimeng::writeLeadingDims(void *workspace, const GemmDesc &d) {
               sizeof(v));
 }
 
+void qimeng::writeRuntimeK(void *workspace, const GemmDesc &desc) {
+  if (!desc.dynamicK)
+    return;
+  int64_t k = desc.k;
+  std::memcpy(static_cast<char *>(workspace) + kRuntimeKOffset, &k, sizeof k);
+}
+
 void qimeng::writeBias(void *workspace, const float *bias) {
   std::memcpy(static_cast<char *>(workspace) + kBiasOffset, &bias,
               sizeof(bias));

@@ -16,6 +16,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 #include <functional>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -30,6 +31,7 @@ void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
     writeLeadingDims(workspace, desc);
     if (desc.dynamicM || desc.dynamicN)
       writeRange(workspace, GemmRange{0, desc.m, 0, desc.n});
+    writeRuntimeK(workspace, desc);
     kernel(a, b, c, workspace);
     return;
   }
@@ -48,6 +50,7 @@ void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
       range.nBegin = 0, range.nEnd = desc.n;
     writeRange(slice(i), range);
     writeLeadingDims(slice(i), desc);
+    writeRuntimeK(slice(i), desc);
   }
   // OpenMP, as in the compiled module (omp.parallel + omp.wsloop): a
   // persistent team, one part per iteration, static schedule.
@@ -199,10 +202,11 @@ struct RequestProblem {
           kernel.workspaceBytes(), options);
     ValidationReport all;
     all.passed = true;
-    for (auto [m, n] : sizesToCheck()) {
+    for (auto [m, n, k] : sizesToCheck()) {
       GemmDesc call = callDesc(kernel);
       call.m = m;
       call.n = n;
+      call.k = k;
       if (call.transA && !call.runtimeLd)
         call.lda = m; // A stored K x M
       GemmDesc checked = call.runtimeLd ? call.withPaddedLeadingDims() : call;
@@ -220,8 +224,8 @@ struct RequestProblem {
       if (!report->passed) {
         all.passed = false;
         all.failure =
-            gemm.dynamicM || gemm.dynamicN
-                ? llvm::formatv("M = {0}, N = {1}: {2}", m, n,
+            gemm.dynamicM || gemm.dynamicN || gemm.dynamicK
+                ? llvm::formatv("M = {0}, N = {1}, K = {2}: {3}", m, n, k,
                                 report->failure)
                       .str()
                 : report->failure;
@@ -231,21 +235,22 @@ struct RequestProblem {
     return all;
   }
 
-  /// The (M, N) a kernel is validated at: the problem's, and for a
+  /// The (M, N, K) a kernel is validated at: the problem's, and for a
   /// run-time size also one, a third of it and one and a half times it
-  /// (edges and more blocks than it was blocked for), both run-time sizes
+  /// (edges and more blocks than it was blocked for), the run-time sizes
   /// moving together.
-  std::vector<std::pair<int64_t, int64_t>> sizesToCheck() const {
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> sizesToCheck() const {
     auto values = [](int64_t v, bool dynamic) {
       return dynamic ? std::vector<int64_t>{1, std::max<int64_t>(1, v / 3), v,
                                             v + v / 2 + 1}
                      : std::vector<int64_t>{v, v, v, v};
     };
     std::vector<int64_t> ms = values(gemm.m, gemm.dynamicM),
-                         ns = values(gemm.n, gemm.dynamicN);
-    std::vector<std::pair<int64_t, int64_t>> sizes;
+                         ns = values(gemm.n, gemm.dynamicN),
+                         ks = values(gemm.k, gemm.dynamicK);
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes;
     for (size_t i = 0; i < ms.size(); ++i)
-      sizes.emplace_back(ms[i], ns[i]);
+      sizes.emplace_back(ms[i], ns[i], ks[i]);
     std::sort(sizes.begin(), sizes.end());
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
     return sizes;

@@ -293,15 +293,24 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
                         *precision == GemmPrecision::F32;
   if (dynamicN)
     ranges[n] = options.representativeN;
+  // And a dynamic K (attention's probabilities times V over a dynamic
+  // sequence): the kernel accumulates into C, which keeps its
+  // initialisation (with K = 0 no kc block would store it).
+  const bool dynamicK = ShapedType::isDynamic(ranges[k]) &&
+                        *precision == GemmPrecision::F32;
+  if (dynamicK)
+    ranges[k] = options.representativeK;
   const char *dimNames[3] = {"M", "N", "K"};
   unsigned dimIds[3] = {m, n, k};
   for (int i = 0; i < 3; ++i)
     if (ShapedType::isDynamic(ranges[dimIds[i]])) {
       reason =
           llvm::formatv("dynamic size in dimension {0}{1}", dimNames[i],
-                        i == 1 ? " (a run-time N is supported for f32 "
-                                 "contractions only)"
-                               : "")
+                        i == 0 ? ""
+                               : llvm::formatv(" (a run-time {0} is supported "
+                                               "for f32 contractions only)",
+                                               dimNames[i])
+                                     .str())
               .str();
       return failure();
     }
@@ -328,7 +337,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   for (int i = 0; i < 3; ++i) {
     auto s = resolveStrides(out.operands[i], names[i], out.assumed, reason,
                             /*allowDynamicSizes=*/dynamicM || dynamicN ||
-                                dynamicBatch);
+                                dynamicK || dynamicBatch);
     if (failed(s))
       return failure();
     strides[i] = std::move(*s);
@@ -392,7 +401,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
         return true;
     return false;
   };
-  if (options.runtimeLeadingDims || dynamicN ||
+  if (options.runtimeLeadingDims || dynamicN || dynamicK ||
       llvm::any_of(out.assumed, isLeadingDim)) {
     d.runtimeLd = true;
     llvm::erase_if(out.assumed, isLeadingDim);
@@ -430,8 +439,10 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     }
   d.dynamicM = dynamicM;
   d.dynamicN = dynamicN;
+  d.dynamicK = dynamicK;
   out.mDimOfC = resultPosition(maps[2], m);
   out.nDimOfC = resultPosition(maps[2], n);
+  out.kDimOfA = resultPosition(maps[0], k);
   if (!batchDims.empty()) {
     unsigned b = batchDims[0];
     out.batch = ranges[b];
@@ -451,8 +462,10 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   const bool fuse = options.fuseEpilogues && d.precision == GemmPrecision::F32;
   const unsigned nDimOfC = resultPosition(maps[2], n);
   OutputInit init =
-      outputInitOf(out.operands[2], op,
-                   fuse ? std::optional<unsigned>(nDimOfC) : std::nullopt);
+      dynamicK ? OutputInit()
+               : outputInitOf(out.operands[2], op,
+                              fuse ? std::optional<unsigned>(nDimOfC)
+                                   : std::nullopt);
   if (init.op) {
     d.overwrite = true;
     out.cInit = init.op;

@@ -386,8 +386,8 @@ struct KernelLaunch {
   std::optional<unsigned> leadingDimOf[3];
   int64_t leadingDimConstants[3] = {0, 0, 0};
   /// For a run-time M or N: the dimension of operands[2] (C) whose size it
-  /// is.
-  std::optional<unsigned> mDimOfC, nDimOfC;
+  /// is; for a run-time K, the dimension of operands[0] (A).
+  std::optional<unsigned> mDimOfC, nDimOfC, kDimOfA;
   /// A fused epilogue: the elementwise op it replaces (after `op`: erased
   /// with it, cloned after it where the op stays), its bias (whose address
   /// goes into the header) and the allocation of its output, moved before
@@ -493,6 +493,13 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   if (launch.mDimOfC || launch.nDimOfC)
     writeRuntimeRange(b, loc, launch, ws, slices, sliceBytes,
                       /*singleCall=*/kernel.parts.empty());
+  if (launch.kDimOfA)
+    storeInEverySlice(
+        b, loc, ws, slices, sliceBytes, kRuntimeKOffset,
+        Value(arith::IndexCastOp::create(
+            b, loc, i64,
+            memref::DimOp::create(b, loc, launch.operands[0],
+                                  *launch.kDimOfA))));
   if (launch.bias)
     storeInEverySlice(
         b, loc, ws, slices, sliceBytes, kBiasOffset,
@@ -849,6 +856,7 @@ struct QiMengTensorOpPass
     ContractionMatchOptions matchOptions;
     matchOptions.representativeM = std::max(1u, unsigned(representativeM));
     matchOptions.representativeN = std::max(1u, unsigned(representativeN));
+    matchOptions.representativeK = std::max(1u, unsigned(representativeK));
     matchOptions.fuseEpilogues = fuseEpilogues;
     // The sketch-driven ISAs take every leading dimension at run time and
     // have no epilogues yet.
@@ -965,6 +973,8 @@ struct QiMengTensorOpPass
           launch.mDimOfC = matched->mDimOfC;
         if (g.dynamicN)
           launch.nDimOfC = matched->nDimOfC;
+        if (g.dynamicK)
+          launch.kDimOfA = matched->kDimOfA;
         launch.m = g.m;
         launch.n = g.n;
         launch.leadingDimConstants[0] = g.lda;

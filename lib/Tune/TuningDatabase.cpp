@@ -155,6 +155,7 @@ std::string TuningKey::canonical() const {
          (desc.runtimeLd ? " leading_dims=runtime" : "") +
          (desc.dynamicM ? " m=runtime" : "") +
          (desc.dynamicN ? " n=runtime" : "") +
+         (desc.dynamicK ? " k=runtime" : "") +
          (conv ? " conv=" + quote(conv->str()) : std::string());
 }
 

@@ -33,6 +33,8 @@ from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
 SCRATCH_BYTES = 128         # the header
 RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b)
+K_SLOT = 56                 # K at run time (dynamic_k, caller; excludes
+                            # fuse_pack_b, whose slot it is otherwise)
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
 BIAS_SLOT = 112             # the epilogue's bias pointer (caller)
@@ -103,8 +105,8 @@ class Params:
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
             "target_features", "parallel", "loop_order", "a_layout",
-            "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "bias",
-            "relu", "relu_max"))
+            "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "dynamic_k",
+            "bias", "relu", "relu_max"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -120,6 +122,9 @@ class Params:
         # N likewise: the columns [n_begin, n_end) from the header, `n` the
         # representative; C's ldc then is a run-time value too.
         self.dynamic_n = bool_field(request, "dynamic_n")
+        # K likewise: from the header (K_SLOT) at each call, `k` the
+        # representative the kc blocking was clamped for.
+        self.dynamic_k = bool_field(request, "dynamic_k")
         # The epilogue, applied where the last kc block stores C: a bias
         # per column (bias[j]) or per row (bias[i]), its pointer in the
         # header, and relu (NaN stays NaN and -0 becomes +0, as
@@ -243,6 +248,18 @@ class Params:
         if self.dynamic_n and not self.runtime_ld:
             raise RequestError(
                 "dynamic_n needs runtime_ld (a dense C's ldc is n)")
+        if self.dynamic_k:
+            if not self.runtime_ld:
+                raise RequestError(
+                    "dynamic_k needs runtime_ld (a dense A's lda is k)")
+            if self.fuse_pack_b:
+                raise RequestError(
+                    "dynamic_k and fuse_pack_b exclude each other (K's "
+                    "header slot is the fused packing's)")
+            if self.overwrite or self.has_epilogue:
+                raise RequestError(
+                    "dynamic_k cannot overwrite C or apply an epilogue: "
+                    "with K = 0 no kc block runs to store C")
         if self.fault == "write-past-edge":
             self.row_edges = self.col_edges = True
         # Workspace.
@@ -277,13 +294,15 @@ class Params:
         """With B packed by the tiles and more than one pc block, the K
         loops prefetch the next panel into L2, a line per iteration (not
         where the segmented K loop holds the column table in %rdx)."""
-        return self.fuse_pack_b and self.k > self.kc and not (
+        return self.fuse_pack_b and self.k > self.kc and not self.dynamic_k \
+            and not (
             self.conv is not None and self.conv.segmented)
 
     def symbol(self):
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
         beta = (("_mrt" if self.dynamic_m else "")
                 + ("_nrt" if self.dynamic_n else "")
+                + ("_krt" if self.dynamic_k else "")
                 + ("_b0" if self.overwrite else "")
                 + ("_bias" if self.bias != "none" else "")
                 + relu_suffix(self.relu, self.relu_max))
@@ -844,7 +863,7 @@ def _emit_c_update(asm, p, next_tile):
     C = the accumulators in the first kc block (pc = 0) and C += them
     after, so that C is never read before it is written; with an
     epilogue, the last kc block (pc + kb = K) applies it as it stores."""
-    if p.k <= p.kc:
+    if p.k <= p.kc and not p.dynamic_k:
         # One kc block: the first and the last.
         _emit_c_write(asm, p, next_tile, read_c=not p.overwrite,
                       epilogue=p.has_epilogue)
@@ -862,13 +881,19 @@ def _emit_c_update(asm, p, next_tile):
         middle = asm.label("not the last kc block: no epilogue")
         stored = asm.label("last kc block stored")
         asm.ins(f"leaq ({PC},{KB}), %rax")
-        asm.ins(f"cmpq ${p.k}, %rax")
+        asm.ins(f"cmpq {_k_operand(p)}, %rax")
         asm.ins(f"jne {fwd(middle)}")
         asm.comment("last kc block: C = epilogue(C + accumulators)")
         _emit_c_write(asm, p, stored, read_c=True, epilogue=True)
         asm.ins(f"jmp {fwd(next_tile)}")
         asm.place(middle)
     _emit_c_write(asm, p, next_tile, read_c=True)
+
+
+def _k_operand(p):
+    """K as an instruction operand: an immediate, or (dynamic_k) the header
+    slot the caller writes."""
+    return f"{K_SLOT}(%rbx)" if p.dynamic_k else f"${p.k}"
 
 
 def _zero_register(p):
@@ -1278,6 +1303,10 @@ def _emit_body(p):
         conv.emit_save_pointers(asm)
     asm.ins("movq %rcx, %rbx")
     _emit_relu_max_constant(asm, p)
+    no_k = asm.label("K = 0: C stays as it is")
+    if p.dynamic_k:
+        asm.ins(f"cmpq $0, {K_SLOT}(%rbx)")
+        asm.ins(f"jle {fwd(no_k)}")
     if p.runtime_ld:
         asm.comment("runtime_ld: lda, ldb, ldc (elements) -> bytes")
         for i in range(3):
@@ -1318,7 +1347,7 @@ def _emit_body(p):
     _min_into(asm, NB, p.nc)
     asm.ins("xorl %r10d, %r10d")
     asm.place(pc_loop)
-    asm.ins(f"movq ${p.k}, {KB}")
+    asm.ins(f"movq {_k_operand(p)}, {KB}")
     asm.ins(f"subq {PC}, {KB}")
     _min_into(asm, KB, p.kc)
     if p.sweep_next_panel:
@@ -1371,7 +1400,7 @@ def _emit_body(p):
         asm.ins(f"cmpq ${p.m}, {IC}")
     asm.ins(f"jb {back(ic_loop)}")
     asm.ins(f"addq ${p.kc}, {PC}")
-    asm.ins(f"cmpq ${p.k}, {PC}")
+    asm.ins(f"cmpq {_k_operand(p)}, {PC}")
     asm.ins(f"jb {back(pc_loop)}")
     asm.ins(f"addq ${p.nc}, {JC}")
     asm.ins(f"cmpq {n_end}, {JC}")
@@ -1380,6 +1409,8 @@ def _emit_body(p):
         conv.emit_batch_next(asm, image_loop)
     if p.reads_range:
         asm.place(done)
+    if p.dynamic_k:
+        asm.place(no_k)
     asm.ins("vzeroupper")
     return asm.text()
 

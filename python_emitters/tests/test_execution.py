@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
     long lda = atol(argv[4]), ldb = atol(argv[5]), ldc = atol(argv[6]);
     int ta = atoi(argv[7]), tb = atoi(argv[8]);
     long ws_bytes = atol(argv[9]);
-    int header = atoi(argv[10]);  /* 1: leading dims, 2: the range */
+    int header = atoi(argv[10]);  /* 1: leading dims, 2: the range, 4: K */
     /* 1: bias per column, 2: relu, 4: bias per row, 8: relu bounded by 6 */
     int epilogue = atoi(argv[11]);
     float *A = ta ? matrix(K, M, lda, 1, NAN) : matrix(M, K, lda, 1, NAN);
@@ -99,6 +99,8 @@ int main(int argc, char **argv) {
         long range[4] = {0, M, 0, N};
         memcpy((char *)ws + 24, range, sizeof range);
     }
+    if (header & 4)
+        memcpy((char *)ws + 56, &K, sizeof K);
     memcpy((char *)ws + 112, &bias, sizeof bias);
     for (int rep = 0; rep < 2; rep++)
         if (qm_call_checked(qm_kernel, A, B, C, ws)) {
@@ -308,6 +310,21 @@ DYNAMIC_N = [
      ((13, 3), (13, 32), (13, 49))),
 ]
 
+# Run-time K: from the header at each call (with run-time leading
+# dimensions); none, fewer than one kc block, several blocks and a
+# remainder of the K unroll; with a run-time N and B transposed too.
+DYNAMIC_K = [
+    ("avx512_dk_rep32", request(isa="avx512", m=37, n=70, k=32, mr=6,
+                                nr=32, mc=24, nc=64, kc=16, k_unroll=4,
+                                runtime_ld=True, dynamic_k=True),
+     ((37, 70, 0), (37, 70, 1), (37, 70, 11), (37, 70, 32), (37, 70, 53))),
+    ("avx2_dk_dn_tb", request(m=13, n=32, k=24, mr=6, nr=16, mc=12, nc=32,
+                              kc=8, k_unroll=2, trans_b=True, trans_a=True,
+                              runtime_ld=True, dynamic_n=True,
+                              dynamic_k=True),
+     ((13, 5, 3), (13, 32, 24), (13, 40, 41))),
+]
+
 # Epilogues: bias per column and relu where the last kc block stores C
 # (called twice: the second call's epilogue applies to the first's
 # result). Full tiles, row edges, column edges (AVX-512 masks, the AVX2
@@ -357,11 +374,12 @@ FAULTY = [
 ]
 
 
-def _args(req, text, lds=None, m=None, n=None):
+def _args(req, text, lds=None, m=None, n=None, k=None):
     """The harness's arguments; `lds` (lda, ldb, ldc) for a runtime_ld
     kernel, whose request has none; `m` the rows for a dynamic_m one, `n`
-    the columns for a dynamic_n one."""
-    m, n, k = m or req["m"], n or req["n"], req["k"]
+    the columns for a dynamic_n one, `k` the depth for a dynamic_k one."""
+    m, n = m or req["m"], n or req["n"]
+    k = req["k"] if k is None else k
     ta, tb = req.get("trans_a", False), req.get("trans_b", False)
     lda = req.get("lda", m if ta else k)
     ldb = req.get("ldb", k if tb else n)
@@ -371,7 +389,8 @@ def _args(req, text, lds=None, m=None, n=None):
     ws = int(header(text, "workspace_bytes"))
     header_fields = (int(req.get("runtime_ld", False))
                      | 2 * int(req.get("dynamic_m", False)
-                               or req.get("dynamic_n", False)))
+                               or req.get("dynamic_n", False))
+                     | 4 * int(req.get("dynamic_k", False)))
     if req.get("relu_max") not in (None, 6.0):
         raise ValueError("the harness bounds relu by 6 only")
     epilogue = (int(req.get("bias", "none") == "columns")
@@ -486,6 +505,19 @@ class ExecutionTest(HarnessTest):
                     status, output = self.run_harness(
                         f"{name}_m{m}_n{n}", req,
                         lambda text: _args(req, text, lds, m, n))
+                    self.assertEqual(status, 0, output)
+                    self.assertEqual(output.strip(), "ok")
+
+    def test_dynamic_k_kernels_match_reference(self):
+        for name, req, sizes in DYNAMIC_K:
+            for m, n, k in sizes:
+                with self.subTest(name=name, m=m, n=n, k=k):
+                    self.skip_unless_cpu_runs(req)
+                    ta, tb = req.get("trans_a"), req.get("trans_b")
+                    lds = ((m if ta else k) + 3, (k if tb else n) + 1, n + 2)
+                    status, output = self.run_harness(
+                        f"{name}_m{m}_n{n}_k{k}", req,
+                        lambda text: _args(req, text, lds, m, n, k))
                     self.assertEqual(status, 0, output)
                     self.assertEqual(output.strip(), "ok")
 

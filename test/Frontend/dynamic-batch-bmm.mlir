@@ -5,7 +5,8 @@
 // tensor (a batch stride twice the dense one) and on an empty batch (run,
 // not printed); a
 // bmm whose rows (M) are dynamic under a static batch; attention scores
-// over a dynamic key length (N) and batch; a linear layer with a dynamic
+// over a dynamic key length (N) and batch; the probabilities times V over
+// a dynamic sequence (K) and batch; a linear layer with a dynamic
 // number of output features (N); and a linear layer
 // on a [?, ?, 16] input, a batch_matmul with its 2-D weight broadcast over
 // a dynamic batch of dynamic row counts, then a bias and relu (the
@@ -15,7 +16,9 @@
 // (memref.dim) and each operand's batch stride (extract_strided_metadata)
 // at run time; a dynamic M is the kernel's run-time rows (`_mrt`, blocked
 // for representative-m = 8 rows), a dynamic N its run-time columns
-// (`_nrt`, representative-n = 8, leading dimensions at run time).
+// (`_nrt`, representative-n = 8, leading dimensions at run time), a
+// dynamic K its run-time depth (`_krt`, representative-k = 8; C's zero
+// fill stays and the kernel accumulates: with K = 0 it stores nothing).
 // REQUIRES: host-avx2, host-fma
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -o %t.identity.mlir
@@ -24,14 +27,14 @@
 //
 // Default layout (dynamic strides), the pass before deallocation, two
 // threads (the batches run concurrently from the batch launcher):
-// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=representative-m=8 representative-n=8 threads=2' -o %t.v1.mlir
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=representative-m=8 representative-n=8 representative-k=8 threads=2' -o %t.v1.mlir
 // RUN: FileCheck %s --check-prefix=DEFAULT < %t.v1.mlir
 // RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
 // RUN: diff %t.reference %t.v1
 //
 // On tensors, before bufferization:
-// RUN: %qimeng-opt %s '--qimeng-tensorop=representative-m=8 representative-n=8 threads=1' -o %t.tensor.mlir
+// RUN: %qimeng-opt %s '--qimeng-tensorop=representative-m=8 representative-n=8 representative-k=8 threads=1' -o %t.tensor.mlir
 // RUN: FileCheck %s --check-prefix=TENSOR < %t.tensor.mlir
 // RUN: %mlir-opt %t.tensor.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
@@ -39,7 +42,7 @@
 //
 // Identity layout, the pass before deallocation, one thread (an scf.for
 // up to the run-time count):
-// RUN: %qimeng-opt %t.identity.mlir '--qimeng-tensorop=representative-m=8 representative-n=8 threads=1' -o %t.v2.mlir
+// RUN: %qimeng-opt %t.identity.mlir '--qimeng-tensorop=representative-m=8 representative-n=8 representative-k=8 threads=1' -o %t.v2.mlir
 // RUN: FileCheck %s --check-prefix=IDENTITY < %t.v2.mlir
 // RUN: %mlir-opt %t.v2.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
@@ -47,11 +50,11 @@
 //
 // Both layouts, the pass after deallocation:
 // RUN: %mlir-opt %t.default.mlir %dealloc \
-// RUN:   | %qimeng-opt '--qimeng-tensorop=representative-m=8 representative-n=8 threads=2' | %mlir-opt %lower-to-llvm \
+// RUN:   | %qimeng-opt '--qimeng-tensorop=representative-m=8 representative-n=8 representative-k=8 threads=2' | %mlir-opt %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v3
 // RUN: diff %t.reference %t.v3
 // RUN: %mlir-opt %t.identity.mlir %dealloc \
-// RUN:   | %qimeng-opt '--qimeng-tensorop=representative-m=8 representative-n=8 threads=1' | %mlir-opt %lower-to-llvm \
+// RUN:   | %qimeng-opt '--qimeng-tensorop=representative-m=8 representative-n=8 representative-k=8 threads=1' | %mlir-opt %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v4
 // RUN: diff %t.reference %t.v4
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
@@ -99,6 +102,14 @@
 // DEFAULT:           %[[AT:.*]] = llvm.getelementptr %{{.*}}[48]
 // DEFAULT:           llvm.store %[[N64]], %[[AT]] : i64, !llvm.ptr
 // DEFAULT:           llvm.call @qm_sgemm_4x8x8_nt_nrt_b0_ldrt_{{.*}}_batch_t2(
+// K is A's dimension 2, written at offset 56 of the header.
+// DEFAULT-LABEL: func.func @values(
+// DEFAULT:           linalg.fill
+// DEFAULT:           %[[K:.*]] = memref.dim %{{.*}}, %c2
+// DEFAULT:           %[[K64:.*]] = arith.index_cast %[[K]] : index to i64
+// DEFAULT:           %[[AT:.*]] = llvm.getelementptr %{{.*}}[56]
+// DEFAULT:           llvm.store %[[K64]], %[[AT]] : i64, !llvm.ptr
+// DEFAULT:           llvm.call @qm_sgemm_4x8x8_nn_krt_ldrt_{{.*}}_batch_t2(
 // DEFAULT-LABEL: func.func @features(
 // DEFAULT:           llvm.call @qm_sgemm_64x8x16_nn_nrt_b0_bias_relu_ldrt_
 // DEFAULT-LABEL: func.func @linear3d(
@@ -123,6 +134,8 @@
 // IDENTITY:           llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_lda16_ldb8_ldc8_
 // IDENTITY-LABEL: func.func @keys(
 // IDENTITY:           llvm.call @qm_sgemm_4x8x8_nt_nrt_b0_ldrt_
+// IDENTITY-LABEL: func.func @values(
+// IDENTITY:           llvm.call @qm_sgemm_4x8x8_nn_krt_ldrt_
 // IDENTITY-LABEL: func.func @features(
 // IDENTITY:         llvm.call @qm_sgemm_64x8x16_nn_nrt_b0_bias_relu_ldrt_
 // IDENTITY-NOT:     linalg.generic
@@ -140,6 +153,8 @@
 // TENSOR:         llvm.call @qm_sgemm_8x8x16_nn_mrt_b0_ldrt_
 // TENSOR-LABEL: func.func @keys(
 // TENSOR:         llvm.call @qm_sgemm_4x8x8_nt_nrt_b0_ldrt_
+// TENSOR-LABEL: func.func @values(
+// TENSOR:         llvm.call @qm_sgemm_4x8x8_nn_krt_ldrt_
 // TENSOR-LABEL: func.func @features(
 // TENSOR:         llvm.call @qm_sgemm_64x8x16_nn_nrt_b0_bias_relu_ldrt_
 // TENSOR-LABEL: func.func @linear3d(
@@ -153,6 +168,10 @@
 // OUT: rank = 3 offset = 0 sizes = [2, 4, 1]
 // OUT: rank = 3 offset = 0 sizes = [3, 4, 8]
 // OUT: rank = 3 offset = 0 sizes = [2, 4, 21]
+// OUT: rank = 3 offset = 0 sizes = [2, 4, 8]
+// OUT: rank = 3 offset = 0 sizes = [3, 4, 8]
+// OUT: rank = 3 offset = 0 sizes = [2, 4, 8]
+// OUT: rank = 3 offset = 0 sizes = [1, 4, 8]
 // OUT: rank = 3 offset = 0 sizes = [1, 64, 3]
 // OUT: rank = 3 offset = 0 sizes = [1, 64, 8]
 // OUT: rank = 3 offset = 0 sizes = [1, 64, 37]
@@ -199,6 +218,32 @@ func.func @keys(%q: tensor<?x4x8xf32>, %k: tensor<?x?x8xf32>) -> tensor<?x4x?xf3
          affine_map<(b, m, n, k) -> (b, m, n)>]
        ins(%q, %k : tensor<?x4x8xf32>, tensor<?x?x8xf32>) outs(%z : tensor<?x4x?xf32>) -> tensor<?x4x?xf32>
   return %r : tensor<?x4x?xf32>
+}
+
+func.func @values(%p: tensor<?x4x?xf32>, %v: tensor<?x?x8xf32>) -> tensor<?x4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %batch = tensor.dim %p, %c0 : tensor<?x4x?xf32>
+  %e = tensor.empty(%batch) : tensor<?x4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4x8xf32>) -> tensor<?x4x8xf32>
+  %r = linalg.batch_matmul ins(%p, %v : tensor<?x4x?xf32>, tensor<?x?x8xf32>) outs(%z : tensor<?x4x8xf32>) -> tensor<?x4x8xf32>
+  return %r : tensor<?x4x8xf32>
+}
+
+func.func @run_values(%batch: index, %seq: index) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %pd = call @make(%batch, %c4, %seq, %c2, %c1, %c3) : (index, index, index, index, index, index) -> tensor<?x?x?xf32>
+  %p = tensor.cast %pd : tensor<?x?x?xf32> to tensor<?x4x?xf32>
+  %vd = call @make(%batch, %seq, %c8, %c1, %c3, %c2) : (index, index, index, index, index, index) -> tensor<?x?x?xf32>
+  %v = tensor.cast %vd : tensor<?x?x?xf32> to tensor<?x?x8xf32>
+  %o = call @values(%p, %v) : (tensor<?x4x?xf32>, tensor<?x?x8xf32>) -> tensor<?x4x8xf32>
+  %od = tensor.cast %o : tensor<?x4x8xf32> to tensor<?x?x?xf32>
+  call @print3(%od) : (tensor<?x?x?xf32>) -> ()
+  return
 }
 
 func.func @features(%x: tensor<64x16xf32>, %w: tensor<16x?xf32>, %bias: tensor<?xf32>) -> tensor<64x?xf32> {
@@ -400,6 +445,13 @@ func.func @main() {
   call @run_keys(%c2, %c1) : (index, index) -> ()
   call @run_keys(%c3, %c8) : (index, index) -> ()
   call @run_keys(%c2, %c21) : (index, index) -> ()
+  // Sequences of 1, 8 and 29 (the K loop's remainder, several kc blocks)
+  // and of none (C stays the zero fill).
+  %c29 = arith.constant 29 : index
+  call @run_values(%c2, %c1) : (index, index) -> ()
+  call @run_values(%c3, %c8) : (index, index) -> ()
+  call @run_values(%c2, %c29) : (index, index) -> ()
+  call @run_values(%c1, %c0) : (index, index) -> ()
   // Output features: 3, 8 and 37.
   %c37 = arith.constant 37 : index
   call @run_features(%c3) : (index) -> ()

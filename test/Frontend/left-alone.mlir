@@ -1,7 +1,7 @@
 // What the pass leaves alone in frontend IR, each op with a remark that
-// names it and says why: a batched contraction with a dynamic K and a
-// bf16 linear layer with a dynamic N (the kernels read M, the batch and,
-// for f32, N at run time), f16 and quantized ops (the low-precision work), a
+// names it and says why: a bf16 batched contraction with a dynamic K and a
+// bf16 linear layer with a dynamic N (the kernels read M and the batch at
+// run time, and for f32 N and K too), f16 and quantized ops (the low-precision work), a
 // matrix-vector product, depthwise and grouped convolutions.
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" --mlir-print-debuginfo \
 // RUN:   | %qimeng-opt --qimeng-tensorop=validate=false -o %t.mlir 2>&1 \
@@ -12,12 +12,12 @@
 // CHECK-LABEL: func.func @dynamic_sequence_bmm(
 // CHECK:         linalg.batch_matmul
 // CHECK-NOT:     llvm.call
-func.func @dynamic_sequence_bmm(%p: tensor<3x4x?xf32>, %v: tensor<3x?x8xf32>) -> tensor<3x4x8xf32> {
+func.func @dynamic_sequence_bmm(%p: tensor<3x4x?xbf16>, %v: tensor<3x?x8xbf16>) -> tensor<3x4x8xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<3x4x8xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
-  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension K
-  %r = linalg.batch_matmul ins(%p, %v : tensor<3x4x?xf32>, tensor<3x?x8xf32>) outs(%z : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension K (a run-time K is supported for f32 contractions only)
+  %r = linalg.batch_matmul ins(%p, %v : tensor<3x4x?xbf16>, tensor<3x?x8xbf16>) outs(%z : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
   return %r : tensor<3x4x8xf32>
 }
 

@@ -330,10 +330,13 @@ TEST(GemmKernelTest, ImmediateKernelFailsAsRuntimeLd) {
 /// range).
 ::testing::AssertionResult runtimeMValidates(const LoadedKernel &kernel,
                                              GemmDesc desc, int64_t m,
-                                             std::optional<int64_t> n = {}) {
+                                             std::optional<int64_t> n = {},
+                                             std::optional<int64_t> k = {}) {
   desc.m = m;
   if (n)
     desc.n = *n;
+  if (k)
+    desc.k = *k;
   if (desc.runtimeLd)
     desc = desc.withPaddedLeadingDims(m % 7 + 1);
   GemmKernelFn fn = kernel.jit->gemm();
@@ -348,7 +351,8 @@ TEST(GemmKernelTest, ImmediateKernelFailsAsRuntimeLd) {
     return ::testing::AssertionFailure() << llvm::toString(report.takeError());
   if (!report->passed)
     return ::testing::AssertionFailure()
-           << desc.str() << " at M = " << m << ", N = " << desc.n << ": "
+           << desc.str() << " at M = " << m << ", N = " << desc.n
+           << ", K = " << desc.k << ": "
            << report->failure;
   return ::testing::AssertionSuccess();
 }
@@ -416,6 +420,44 @@ TEST(GemmKernelTest, RuntimeNValidates) {
                                         n))
               << describe(d, c);
       }
+}
+
+TEST(GemmKernelTest, RuntimeKValidates) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // One kernel per representative K, run for one, fewer and more k than a
+  // kc block and the K unroll hold, every transpose, with a run-time N too.
+  GemmConfig base = hostRunsAvx512() ? smallAvx512Config() : smallAvx2Config();
+  for (int64_t rep : {16, 45})
+    for (int t = 0; t < 4; ++t)
+      for (bool dynamicN : {false, true}) {
+        GemmDesc d = GemmDesc::packed(29, 40, rep, t & 1, t & 2);
+        d.dynamicK = true;
+        d.dynamicN = dynamicN;
+        d.runtimeLd = true;
+        GemmConfig c = clampToProblem(base, d);
+        auto loaded =
+            buildGemmKernel(d, c, host(), EmitterOptions::defaults(), "");
+        ASSERT_TRUE(static_cast<bool>(loaded))
+            << llvm::toString(loaded.takeError());
+        for (int64_t k : {int64_t(1), int64_t(7), rep, 2 * rep + 3})
+          EXPECT_TRUE(runtimeMValidates(*loaded, d, 29,
+                                        dynamicN ? k % 50 + 1 : 40, k))
+              << describe(d, c);
+      }
+}
+
+TEST(GemmKernelTest, FixedKKernelFailsAsRuntimeK) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A kernel for K = 20, called for 50: it sums only 20 terms.
+  GemmDesc fixed = GemmDesc::packed(13, 48, 20);
+  fixed.runtimeLd = true;
+  GemmConfig c = clampToProblem(smallAvx2Config(), fixed);
+  auto loaded =
+      buildGemmKernel(fixed, c, host(), EmitterOptions::defaults(), "");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  GemmDesc dynamic = fixed;
+  dynamic.dynamicK = true;
+  EXPECT_FALSE(runtimeMValidates(*loaded, dynamic, 13, 48, 50));
 }
 
 TEST(GemmKernelTest, FixedNKernelFailsAsRuntimeN) {

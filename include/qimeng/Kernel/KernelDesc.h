@@ -41,7 +41,9 @@ namespace qimeng {
 /// computes the rows [0, M) the caller writes into its header at each call,
 /// and `m` is the representative M its blocking was chosen and tuned for.
 /// `dynamicN` likewise for the columns [0, N) (with run-time leading
-/// dimensions, since a dense C's ldc is N).
+/// dimensions, since a dense C's ldc is N), and `dynamicK` for the depth K
+/// (run-time leading dimensions too; no overwrite or epilogue: with K = 0
+/// no kc block runs to store C).
 enum class GemmBias { None, Columns, Rows };
 
 /// Element types of a GEMM's operands: A and B as stored, C and the
@@ -75,6 +77,7 @@ struct GemmDesc {
   bool runtimeLd = false;         ///< leading dimensions read at run time
   bool dynamicM = false;          ///< M read at run time; `m` is representative
   bool dynamicN = false;          ///< N read at run time; `n` is representative
+  bool dynamicK = false;          ///< K read at run time; `k` is representative
   GemmBias bias = GemmBias::None; ///< epilogue: + bias[j]
   bool relu = false;              ///< epilogue: max(x, 0), after the bias
   std::optional<float> reluMax;   ///< epilogue: min(x, *reluMax), after relu
@@ -134,7 +137,7 @@ struct GemmDesc {
   /// Stable, readable key: "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn", with "_b0"
   /// appended for overwrite; "sgemm_m7_n5_k3_ldrt_nn" for run-time leading
   /// dimensions; "_mrt" after the transposes for a run-time M, "_nrt" for
-  /// a run-time N; "_bias",
+  /// a run-time N, "_krt" for a run-time K; "_bias",
   /// "_relu" (and "_max<bits>" for reluMax, reluSuffix) at the end for an
   /// epilogue; "sbgemm_..." for bf16 operands,
   /// "s8s8gemm_..." and "u8s8gemm_..." for 8-bit ones.
@@ -145,6 +148,7 @@ struct GemmDesc {
            ldc == o.ldc && transA == o.transA && transB == o.transB &&
            overwrite == o.overwrite && runtimeLd == o.runtimeLd &&
            dynamicM == o.dynamicM && dynamicN == o.dynamicN &&
+           dynamicK == o.dynamicK &&
            bias == o.bias && relu == o.relu &&
            reluMax == o.reluMax && precision == o.precision;
   }

@@ -24,6 +24,10 @@ constexpr uint64_t kRangeOffset = 24;
 /// int64, in elements.
 constexpr uint64_t kLeadingDimsOffset = 64;
 
+/// Where a run-time-K kernel reads K (GemmDesc::dynamicK): one
+/// little-endian int64. (Other kernels may use the slot for themselves.)
+constexpr uint64_t kRuntimeKOffset = 56;
+
 /// Where a kernel with an epilogue reads its bias pointer (GemmDesc::bias).
 constexpr uint64_t kBiasOffset = 112;
 
@@ -36,6 +40,10 @@ void writeLeadingDims(void *workspace, const GemmDesc &desc);
 
 /// Writes the bias pointer where a kernel with an epilogue reads it.
 void writeBias(void *workspace, const float *bias);
+
+/// Writes `desc`'s K where a run-time-K kernel reads it; nothing for a
+/// kernel with K as an immediate.
+void writeRuntimeK(void *workspace, const GemmDesc &desc);
 
 /// The bias pointer written into `workspace` (null if none was).
 const float *readBias(const void *workspace);

@@ -56,6 +56,9 @@ struct MatchedContraction {
   /// With `gemm.dynamicN`: the dimension of operands[2] (C) whose size is N
   /// at run time.
   unsigned nDimOfC = 0;
+  /// With `gemm.dynamicK`: the dimension of operands[0] (A) whose size is K
+  /// at run time.
+  unsigned kDimOfA = 0;
   /// A fused epilogue (gemm.bias, gemm.relu): the linalg.generic that
   /// applied it to the product, whose output buffer is now operands[2] (the
   /// product's own buffer is no longer written); null when none.
@@ -78,6 +81,8 @@ struct ContractionMatchOptions {
   int64_t representativeM = 256;
   /// Columns a dynamic N is described with (GemmDesc::dynamicN).
   int64_t representativeN = 256;
+  /// Depth a dynamic K is described with (GemmDesc::dynamicK).
+  int64_t representativeK = 256;
   /// Fuse an elementwise consumer (bias per column, relu) into the kernel.
   bool fuseEpilogues = true;
   /// Describe every GEMM with its leading dimensions read at run time
@@ -114,8 +119,10 @@ bool isContraction(mlir::linalg::LinalgOp op);
 /// A dynamic M makes the GEMM read its rows at run time
 /// (GemmDesc::dynamicM), described with `representativeM` rows; a dynamic
 /// N (f32) its columns (GemmDesc::dynamicN, `representativeN`, with
-/// run-time leading dimensions); a dynamic batch size and dynamic batch
-/// strides are read by the call at run time.
+/// run-time leading dimensions), a dynamic K (f32) its depth
+/// (GemmDesc::dynamicK, `representativeK`; C's initialisation then stays);
+/// a dynamic batch size and dynamic batch strides are read by the call at
+/// run time.
 ///
 /// With `fuseEpilogues`, a zero-filled product (batched or not) whose only
 /// other reader is a linalg.generic applying `+ bias[j]` (a 1-D bias

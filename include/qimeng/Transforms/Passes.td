@@ -28,8 +28,8 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     1 and checked at run time, the original op running when they differ.
     A dynamic M (a dynamic batch of a linear layer, rows under a batch) is
     passed at run time too, the kernel blocked and tuned for
-    `representative-m` rows, and so is a dynamic N of an f32 contraction
-    (`representative-n` columns). A
+    `representative-m` rows, and so are a dynamic N and K of an f32
+    contraction (`representative-n`, `representative-k`). A
     `linalg.transpose` that only feeds the contraction and a zero
     `linalg.fill` of a fresh C fold into the kernel, and so does an
     elementwise consumer of such a C that adds a bias along the columns
@@ -95,6 +95,11 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            /*default=*/"256",
            "Columns an f32 contraction with a dynamic N is blocked, "
            "validated and tuned for (it runs for any N, read at run time)">,
+    Option<"representativeK", "representative-k", "unsigned",
+           /*default=*/"256",
+           "Depth an f32 contraction with a dynamic K is blocked, "
+           "validated and tuned for (it runs for any K, read at run time; "
+           "C's zero fill then stays: the kernel accumulates)">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Fuse a bias add along the columns, a residual add and relu "
            "that consume a zero-initialised product into the kernel's "
