@@ -71,6 +71,19 @@ llvm::Expected<EmittedKernel> qimeng::parseEmitterOutput(std::string text) {
             "emitter output has a malformed qm.leading_dims '" + value.str() +
             "'; expected runtime or immediate");
       k.runtimeLeadingDims = value == "runtime";
+    } else if (key == "runtime_sizes") {
+      for (const std::string &size : splitList(value)) {
+        if (size == "m")
+          k.runtimeM = true;
+        else if (size == "n")
+          k.runtimeN = true;
+        else if (size == "k")
+          k.runtimeK = true;
+        else
+          return llvm::createStringError(
+              "emitter output has a malformed qm.runtime_sizes '" +
+              value.str() + "'; expected some of m, n and k");
+      }
     } else if (key == "inner_loop_flops") {
       if (value.getAsInteger(10, k.innerLoopFlops))
         return llvm::createStringError(

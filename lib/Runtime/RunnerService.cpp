@@ -183,6 +183,9 @@ struct RequestProblem {
   GemmDesc callDesc(const RunnableKernel &kernel) const {
     GemmDesc d = gemm;
     d.runtimeLd = d.runtimeLd || kernel.kernel.runtimeLeadingDims;
+    d.dynamicM = d.dynamicM || kernel.kernel.runtimeM;
+    d.dynamicN = d.dynamicN || kernel.kernel.runtimeN;
+    d.dynamicK = d.dynamicK || kernel.kernel.runtimeK;
     return d;
   }
 
@@ -202,8 +205,9 @@ struct RequestProblem {
           kernel.workspaceBytes(), options);
     ValidationReport all;
     all.passed = true;
-    for (auto [m, n, k] : sizesToCheck()) {
-      GemmDesc call = callDesc(kernel);
+    const GemmDesc base = callDesc(kernel);
+    for (auto [m, n, k] : sizesToCheck(base)) {
+      GemmDesc call = base;
       call.m = m;
       call.n = n;
       call.k = k;
@@ -224,7 +228,7 @@ struct RequestProblem {
       if (!report->passed) {
         all.passed = false;
         all.failure =
-            gemm.dynamicM || gemm.dynamicN || gemm.dynamicK
+            base.dynamicM || base.dynamicN || base.dynamicK
                 ? llvm::formatv("M = {0}, N = {1}, K = {2}: {3}", m, n, k,
                                 report->failure)
                       .str()
@@ -239,7 +243,8 @@ struct RequestProblem {
   /// run-time size also one, a third of it and one and a half times it
   /// (edges and more blocks than it was blocked for), the run-time sizes
   /// moving together.
-  std::vector<std::tuple<int64_t, int64_t, int64_t>> sizesToCheck() const {
+  static std::vector<std::tuple<int64_t, int64_t, int64_t>>
+  sizesToCheck(const GemmDesc &gemm) {
     auto values = [](int64_t v, bool dynamic) {
       return dynamic ? std::vector<int64_t>{1, std::max<int64_t>(1, v / 3), v,
                                             v + v / 2 + 1}

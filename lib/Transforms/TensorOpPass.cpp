@@ -428,6 +428,15 @@ void writeRuntimeRange(OpBuilder &b, Location loc, const KernelLaunch &launch,
                       columns);
 }
 
+/// "m, n" and the like for the sizes a kernel reads at run time; "none".
+std::string runtimeSizesText(bool m, bool n, bool k) {
+  std::string s;
+  for (auto [set, name] : {std::pair{m, "m"}, {n, "n"}, {k, "k"}})
+    if (set)
+      s += (s.empty() ? "" : ", ") + std::string(name);
+  return s.empty() ? "none" : s;
+}
+
 /// Writes the leading dimensions of `launch`'s operands (their strides at
 /// run time) where a run-time-ld kernel reads them, in each of the
 /// `slices` workspace slices `sliceBytes` apart.
@@ -1013,6 +1022,19 @@ struct QiMengTensorOpPass
                                                    : "as immediates",
             problem->gemm().runtimeLd ? "at run time" : "as immediates");
         it->second = failure();
+      }
+      if (succeeded(it->second) && !problem->conv()) {
+        const EmittedKernel &k = it->second->emitted;
+        const GemmDesc &g = problem->gemm();
+        if (k.runtimeM != g.dynamicM || k.runtimeN != g.dynamicN ||
+            k.runtimeK != g.dynamicK) {
+          failures[key] = llvm::formatv(
+              "kernel {0} reads {1} from its header (qm.runtime_sizes); the "
+              "call writes {2}",
+              k.symbol, runtimeSizesText(k.runtimeM, k.runtimeN, k.runtimeK),
+              runtimeSizesText(g.dynamicM, g.dynamicN, g.dynamicK));
+          it->second = failure();
+        }
       }
       if (failed(it->second)) {
         op->emitRemark() << "not accelerated: " << failures[key];

@@ -889,4 +889,5 @@ def emit(request):
         + (["k7"] if p.trans_a and p.nv < 7 else []),
         p.dt.features,
         headers=["# qm.inner_loop_flops: "
-                 f"{LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll}"])
+                 f"{LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll}"],
+        runtime_sizes=("m",) if p.dynamic_m else ())

@@ -284,6 +284,13 @@ class Params:
         return self.bias != "none" or self.relu
 
     @property
+    def runtime_sizes(self):
+        """Which of m, n and k the kernel reads from its header."""
+        return tuple(name for name, dynamic in (
+            ("m", self.dynamic_m), ("n", self.dynamic_n),
+            ("k", self.dynamic_k)) if dynamic)
+
+    @property
     def reads_range(self):
         """The part of C comes from the header (parallel form, or M or N at
         run time)."""
@@ -1431,4 +1438,4 @@ def kernel_text(p, symbol, request, kind, summary):
         kind, summary, symbol, _emit_body(p), request, p.workspace_bytes,
         p.runtime_ld,
         [f"{p.isa.reg_prefix}{i}" for i in range(p.isa.registers)] + masks,
-        p.isa.features)
+        p.isa.features, runtime_sizes=p.runtime_sizes)

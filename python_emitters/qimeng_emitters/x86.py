@@ -125,10 +125,13 @@ def check_disp(value, what):
 
 
 def function_text(kind, summary, symbol, body, request, workspace_bytes,
-                  runtime_ld, clobbers, features, headers=()):
+                  runtime_ld, clobbers, features, headers=(),
+                  runtime_sizes=()):
     """The whole kernel file of an x86-64 kernel: the protocol's header
-    lines (`headers` after qm.features), the function form (SYSV: the
-    callee-saved registers pushed, the body between its markers, popped)."""
+    lines (`headers` after qm.features; qm.runtime_sizes when the kernel
+    reads some of M, N and K from its header), the function form (SYSV:
+    the callee-saved registers pushed, the body between its markers,
+    popped)."""
     meta = {k: request[k] for k in sorted(request)}
     out = [
         f"# QiMeng-TensorOp {kind} kernel, qimeng_emitters "
@@ -137,6 +140,8 @@ def function_text(kind, summary, symbol, body, request, workspace_bytes,
         f"# qm.symbol: {symbol}",
         f"# qm.workspace_bytes: {workspace_bytes}",
         "# qm.leading_dims: " + ("runtime" if runtime_ld else "immediate"),
+        *(["# qm.runtime_sizes: " + ",".join(runtime_sizes)]
+          if runtime_sizes else []),
         "# qm.args: " + ",".join(SYSV.args),
         "# qm.clobbers: " + ",".join(list(SYSV.gprs) + list(clobbers)),
         "# qm.features: " + ",".join(features),

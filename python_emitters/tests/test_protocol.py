@@ -16,6 +16,16 @@ class ProtocolGoodRequestTest(unittest.TestCase):
         self.assertIn("# qm.symbol: qm_sgemm_", proc.stdout)
         self.assertTrue(proc.stdout.endswith("\n"))
 
+    def test_runtime_sizes_are_announced(self):
+        proc = run_emitter(json.dumps(request(
+            runtime_ld=True, lda=None, ldb=None, ldc=None, dynamic_m=True,
+            dynamic_n=True, dynamic_k=True)))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("# qm.runtime_sizes: m,n,k\n", proc.stdout)
+        self.assertIn("_mrt_nrt_krt_ldrt_", proc.stdout)
+        plain = run_emitter(json.dumps(BASE))
+        self.assertNotIn("qm.runtime_sizes", plain.stdout)
+
     def test_avx512_request_succeeds(self):
         proc = run_emitter(json.dumps(request(isa="avx512", nr=32)))
         self.assertEqual(proc.returncode, 0, proc.stderr)

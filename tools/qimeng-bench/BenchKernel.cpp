@@ -63,20 +63,24 @@ qimeng::benchKernel(const KernelProblem &problem, const GemmConfig &config,
   return k;
 }
 
-bool qimeng::takeRuntimeLdSetting(std::string &settings) {
+VariantForm qimeng::takeFormSettings(std::string &settings) {
   llvm::SmallVector<llvm::StringRef> items;
   llvm::StringRef(settings).split(items, ',', -1, /*KeepEmpty=*/false);
-  bool found = false;
+  VariantForm form;
   std::string rest;
   for (llvm::StringRef item : items) {
     if (item.trim() == "ld=runtime") {
-      found = true;
+      form.runtimeLd = true;
+      continue;
+    }
+    if (item.trim() == "sizes=runtime") {
+      form.runtimeSizes = true;
       continue;
     }
     rest += (rest.empty() ? "" : ",") + item.str();
   }
   settings = rest;
-  return found;
+  return form;
 }
 
 llvm::Expected<VariantComparison> qimeng::compareVariants(
@@ -92,25 +96,29 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
   std::vector<size_t> compared; // results[compared[i]] is kernels[i + 1]
   for (const std::string &settings : variants) {
     std::string keys = settings;
-    bool runtimeLd = takeRuntimeLdSetting(keys);
+    VariantForm form = takeFormSettings(keys);
     auto parsed = GemmConfig::parse(keys, ours.config);
     if (!parsed)
       return llvm::createStringError("--variant '" + settings + "': " +
                                      llvm::toString(parsed.takeError()));
     GemmConfig config = clampToProblem(*parsed, view);
+    if (form.runtimeSizes && config.packB != BPacking::Panels)
+      config.packB = BPacking::Panels; // a run-time N packs B
     config.threads = partitionedThreads(view, config, int(threads));
     VariantResult r;
     r.settings = settings;
     r.config = config.str();
     KernelProblem variantProblem = problem;
-    if (runtimeLd) {
+    if (form.runtimeLd || form.runtimeSizes) {
       if (problem.conv())
         return llvm::createStringError(
             "--variant '" + settings +
-            "': ld=runtime is for GEMMs (convolutions take their strides as "
-            "immediates)");
+            "': ld=runtime and sizes=runtime are for GEMMs (convolutions "
+            "take their sizes and strides as immediates)");
       GemmDesc d = view;
       d.runtimeLd = true;
+      if (form.runtimeSizes)
+        d.dynamicM = d.dynamicN = d.dynamicK = true;
       variantProblem = KernelProblem(d);
     }
     auto emitted = emitKernel(variantProblem, config, emitter);

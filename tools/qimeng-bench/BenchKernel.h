@@ -61,14 +61,21 @@ struct VariantComparison {
   std::vector<VariantResult> variants;
 };
 
+/// What a variant changes in the kernel's form rather than its config.
+struct VariantForm {
+  bool runtimeLd = false;    ///< `ld=runtime`: leading dimensions
+  bool runtimeSizes = false; ///< `sizes=runtime`: M, N, K (and the lds)
+};
+
 /// A variant's settings: `ld=runtime` (the kernel reads its leading
-/// dimensions at run time, KernelContract.md) split off the GemmConfig
-/// keys. Returns whether it was there; `settings` keeps the rest.
-bool takeRuntimeLdSetting(std::string &settings);
+/// dimensions at run time, KernelContract.md) and `sizes=runtime` (M, N
+/// and K too) split off the GemmConfig keys; `settings` keeps the rest.
+VariantForm takeFormSettings(std::string &settings);
 
 /// Each of `variants` (GemmConfig::parse settings laid over `ours.config`,
 /// clamped to the problem, on `threads` threads as ours; `ld=runtime` for
-/// the run-time-ld form of the same GEMM) emitted, then all
+/// the run-time-ld form of the same GEMM, `sizes=runtime` for its
+/// run-time-size form, B then packed) emitted, then all
 /// of them with `ours` first validated and timed interleaved for `rounds`
 /// rounds in one qimeng-runner process (compareIsolated). A variant the
 /// emitter refuses, one that fails validation, and a comparison that fails

@@ -286,7 +286,8 @@ int main(int argc, char **argv) {
       "carry them in \"variants\". The setting ld=runtime makes the "
       "variant the\nkernel that reads its leading dimensions at run time "
       "(docs/KernelContract.md):\n--variant ld=runtime compares the two "
-      "forms of the same kernel.\n");
+      "forms of the same kernel; sizes=runtime\nmakes it the kernel that "
+      "reads M, N and K at run time too (B packed).\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
   if (opKind == "gemm")
     opKind = "sgemm";
@@ -313,7 +314,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> variants(variantOpt.begin(), variantOpt.end());
   for (const std::string &v : variants) {
     std::string keys = v;
-    takeRuntimeLdSetting(keys);
+    takeFormSettings(keys);
     if (auto parsed = GemmConfig::parse(keys, GemmConfig()); !parsed)
       exitOnErr(llvm::createStringError(
           "--variant '" + v + "': " + llvm::toString(parsed.takeError())));
