@@ -40,16 +40,14 @@ json qimeng::toJson(const GemmDesc &d) {
             {"trans_a", d.transA},
             {"trans_b", d.transB}};
   // Only when set, so that accumulating requests read as before.
-  if (d.overwrite)
-    j["overwrite"] = true;
-  if (d.runtimeLd)
-    j["runtime_ld"] = true;
-  if (d.dynamicM)
-    j["dynamic_m"] = true;
-  if (d.dynamicN)
-    j["dynamic_n"] = true;
-  if (d.dynamicK)
-    j["dynamic_k"] = true;
+  for (auto [flag, name] :
+       {std::pair<bool, const char *>{d.overwrite, "overwrite"},
+        {d.runtimeLd, "runtime_ld"},
+        {d.dynamicM, "dynamic_m"},
+        {d.dynamicN, "dynamic_n"},
+        {d.dynamicK, "dynamic_k"}})
+    if (flag)
+      j[name] = true;
   if (d.bias != GemmBias::None)
     j["bias"] = d.bias == GemmBias::Columns ? "columns" : "rows";
   if (d.relu)
@@ -78,21 +76,15 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
     return std::move(err);
   if (auto err = fields.boolean("trans_b", d.transB))
     return std::move(err);
-  if (j.contains("overwrite"))
-    if (auto err = fields.boolean("overwrite", d.overwrite))
-      return std::move(err);
-  if (j.contains("runtime_ld"))
-    if (auto err = fields.boolean("runtime_ld", d.runtimeLd))
-      return std::move(err);
-  if (j.contains("dynamic_m"))
-    if (auto err = fields.boolean("dynamic_m", d.dynamicM))
-      return std::move(err);
-  if (j.contains("dynamic_n"))
-    if (auto err = fields.boolean("dynamic_n", d.dynamicN))
-      return std::move(err);
-  if (j.contains("dynamic_k"))
-    if (auto err = fields.boolean("dynamic_k", d.dynamicK))
-      return std::move(err);
+  for (auto [flag, name] :
+       {std::pair<bool *, const char *>{&d.overwrite, "overwrite"},
+        {&d.runtimeLd, "runtime_ld"},
+        {&d.dynamicM, "dynamic_m"},
+        {&d.dynamicN, "dynamic_n"},
+        {&d.dynamicK, "dynamic_k"}})
+    if (j.contains(name))
+      if (auto err = fields.boolean(name, *flag))
+        return std::move(err);
   if (j.contains("bias")) {
     std::string bias;
     if (auto err = fields.string("bias", bias))

@@ -322,23 +322,24 @@ TEST(GemmKernelTest, ImmediateKernelFailsAsRuntimeLd) {
 }
 
 //===----------------------------------------------------------------------===//
-// Run-time M (the rows [0, M) from the workspace header)
+// Run-time sizes (M, N or K from the workspace header)
 //===----------------------------------------------------------------------===//
 
-/// Validates the kernel built for `rep` rows at `m` rows (and, given, `n`
-/// columns), run as the compiled module runs it (runGemmParts writes the
-/// range).
-::testing::AssertionResult runtimeMValidates(const LoadedKernel &kernel,
-                                             GemmDesc desc, int64_t m,
-                                             std::optional<int64_t> n = {},
-                                             std::optional<int64_t> k = {}) {
-  desc.m = m;
-  if (n)
-    desc.n = *n;
-  if (k)
-    desc.k = *k;
+/// Sizes a run-time-size kernel is called for.
+struct CallSizes {
+  int64_t m, n, k;
+};
+
+/// Validates the kernel built for `desc` (its representative sizes) at
+/// the sizes `at`, run as the compiled module runs it (runGemmParts writes
+/// the range and K).
+::testing::AssertionResult validatesAt(const LoadedKernel &kernel,
+                                       GemmDesc desc, CallSizes at) {
+  desc.m = at.m;
+  desc.n = at.n;
+  desc.k = at.k;
   if (desc.runtimeLd)
-    desc = desc.withPaddedLeadingDims(m % 7 + 1);
+    desc = desc.withPaddedLeadingDims(at.m % 7 + 1);
   GemmKernelFn fn = kernel.jit->gemm();
   uint64_t wsBytes = kernel.emitted.workspaceBytes;
   auto report = validateGemm(
@@ -351,10 +352,20 @@ TEST(GemmKernelTest, ImmediateKernelFailsAsRuntimeLd) {
     return ::testing::AssertionFailure() << llvm::toString(report.takeError());
   if (!report->passed)
     return ::testing::AssertionFailure()
-           << desc.str() << " at M = " << m << ", N = " << desc.n
-           << ", K = " << desc.k << ": "
-           << report->failure;
+           << desc.str() << " at M = " << at.m << ", N = " << at.n
+           << ", K = " << at.k << ": " << report->failure;
   return ::testing::AssertionSuccess();
+}
+
+/// Builds the kernel for `d` from `base` (clamped) and expects it to
+/// validate at each of `sizes`.
+void expectValidatesAt(const GemmDesc &d, const GemmConfig &base,
+                       std::initializer_list<CallSizes> sizes) {
+  GemmConfig c = clampToProblem(base, d);
+  auto loaded = buildGemmKernel(d, c, host(), EmitterOptions::defaults(), "");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  for (CallSizes at : sizes)
+    EXPECT_TRUE(validatesAt(*loaded, d, at)) << describe(d, c);
 }
 
 TEST(GemmKernelTest, RuntimeMValidates) {
@@ -370,37 +381,17 @@ TEST(GemmKernelTest, RuntimeMValidates) {
         d.dynamicM = true;
         d.runtimeLd = d.transA;
         d.overwrite = overwrite;
-        GemmConfig c = clampToProblem(base, d);
-        auto loaded =
-            buildGemmKernel(d, c, host(), EmitterOptions::defaults(), "");
-        ASSERT_TRUE(static_cast<bool>(loaded))
-            << llvm::toString(loaded.takeError());
-        for (int64_t m : {int64_t(1), int64_t(5), rep, 2 * rep + 7})
-          EXPECT_TRUE(runtimeMValidates(*loaded, d, m)) << describe(d, c);
+        expectValidatesAt(
+            d, base,
+            {{1, 70, 37}, {5, 70, 37}, {rep, 70, 37}, {2 * rep + 7, 70, 37}});
       }
-}
-
-TEST(GemmKernelTest, FixedMKernelFailsAsRuntimeM) {
-  QM_SKIP_UNLESS_VECTOR_HOST();
-  // A kernel for 13 rows, called for 50: it ignores the range in the
-  // header and leaves rows 13 to 49 as they were. (Called for fewer rows it
-  // would write past C, which the guards catch in the isolated runner; in
-  // this process it would corrupt the heap.)
-  GemmDesc fixed = GemmDesc::packed(13, 70, 37);
-  GemmConfig c = clampToProblem(smallAvx2Config(), fixed);
-  auto loaded =
-      buildGemmKernel(fixed, c, host(), EmitterOptions::defaults(), "");
-  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
-  GemmDesc dynamic = fixed;
-  dynamic.dynamicM = true;
-  EXPECT_FALSE(runtimeMValidates(*loaded, dynamic, 50));
 }
 
 TEST(GemmKernelTest, RuntimeNValidates) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // One kernel per representative N, run for fewer, as many and more
   // columns (several nc blocks), every transpose, with and without a
-  // run-time M too.
+  // run-time M too (then the rows change with the columns).
   GemmConfig base = hostRunsAvx512() ? smallAvx512Config() : smallAvx2Config();
   for (int64_t rep : {32, 70})
     for (int t = 0; t < 4; ++t)
@@ -410,15 +401,12 @@ TEST(GemmKernelTest, RuntimeNValidates) {
         d.dynamicM = dynamicM;
         d.runtimeLd = true;
         d.overwrite = t == 3;
-        GemmConfig c = clampToProblem(base, d);
-        auto loaded =
-            buildGemmKernel(d, c, host(), EmitterOptions::defaults(), "");
-        ASSERT_TRUE(static_cast<bool>(loaded))
-            << llvm::toString(loaded.takeError());
-        for (int64_t n : {int64_t(1), int64_t(9), rep, 2 * rep + 5})
-          EXPECT_TRUE(runtimeMValidates(*loaded, d, dynamicM ? n % 40 + 1 : 29,
-                                        n))
-              << describe(d, c);
+        auto m = [&](int64_t n) { return dynamicM ? n % 40 + 1 : 29; };
+        expectValidatesAt(d, base,
+                          {{m(1), 1, 37},
+                           {m(9), 9, 37},
+                           {m(rep), rep, 37},
+                           {m(2 * rep + 5), 2 * rep + 5, 37}});
       }
 }
 
@@ -434,44 +422,39 @@ TEST(GemmKernelTest, RuntimeKValidates) {
         d.dynamicK = true;
         d.dynamicN = dynamicN;
         d.runtimeLd = true;
-        GemmConfig c = clampToProblem(base, d);
-        auto loaded =
-            buildGemmKernel(d, c, host(), EmitterOptions::defaults(), "");
-        ASSERT_TRUE(static_cast<bool>(loaded))
-            << llvm::toString(loaded.takeError());
-        for (int64_t k : {int64_t(1), int64_t(7), rep, 2 * rep + 3})
-          EXPECT_TRUE(runtimeMValidates(*loaded, d, 29,
-                                        dynamicN ? k % 50 + 1 : 40, k))
-              << describe(d, c);
+        auto n = [&](int64_t k) { return dynamicN ? k % 50 + 1 : 40; };
+        expectValidatesAt(d, base,
+                          {{29, n(1), 1},
+                           {29, n(7), 7},
+                           {29, n(rep), rep},
+                           {29, n(2 * rep + 3), 2 * rep + 3}});
       }
 }
 
-TEST(GemmKernelTest, FixedKKernelFailsAsRuntimeK) {
+TEST(GemmKernelTest, FixedSizeKernelFailsAsRuntimeSizes) {
   QM_SKIP_UNLESS_VECTOR_HOST();
-  // A kernel for K = 20, called for 50: it sums only 20 terms.
+  // A kernel for 13 x 48 x 20 called as one that reads M (50 rows), N (90
+  // columns) or K (50 terms) from its header: it computes its own sizes
+  // and leaves the rest of C as it was, or sums only 20 terms. (Called for
+  // fewer rows or columns it would write past C, which the guards catch in
+  // the isolated runner; in this process it would corrupt the heap.)
   GemmDesc fixed = GemmDesc::packed(13, 48, 20);
   fixed.runtimeLd = true;
   GemmConfig c = clampToProblem(smallAvx2Config(), fixed);
   auto loaded =
       buildGemmKernel(fixed, c, host(), EmitterOptions::defaults(), "");
   ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
-  GemmDesc dynamic = fixed;
-  dynamic.dynamicK = true;
-  EXPECT_FALSE(runtimeMValidates(*loaded, dynamic, 13, 48, 50));
-}
-
-TEST(GemmKernelTest, FixedNKernelFailsAsRuntimeN) {
-  QM_SKIP_UNLESS_VECTOR_HOST();
-  // A kernel for 48 columns, called for 90: it computes only its 48.
-  GemmDesc fixed = GemmDesc::packed(13, 48, 37);
-  fixed.runtimeLd = true;
-  GemmConfig c = clampToProblem(smallAvx2Config(), fixed);
-  auto loaded =
-      buildGemmKernel(fixed, c, host(), EmitterOptions::defaults(), "");
-  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
-  GemmDesc dynamic = fixed;
-  dynamic.dynamicN = true;
-  EXPECT_FALSE(runtimeMValidates(*loaded, dynamic, 13, 90));
+  for (int size = 0; size < 3; ++size) {
+    GemmDesc dynamic = fixed;
+    CallSizes at{13, 48, 20};
+    if (size == 0)
+      dynamic.dynamicM = true, at.m = 50;
+    else if (size == 1)
+      dynamic.dynamicN = true, at.n = 90;
+    else
+      dynamic.dynamicK = true, at.k = 50;
+    EXPECT_FALSE(validatesAt(*loaded, dynamic, at)) << dynamic.str();
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -538,7 +521,8 @@ TEST(GemmKernelTest, MissingReluBoundIsCaught) {
   GemmDesc relu = GemmDesc::packed(13, 33, 37);
   relu.relu = true;
   GemmConfig c = clampToProblem(smallAvx2Config(), relu);
-  auto loaded = buildGemmKernel(relu, c, host(), EmitterOptions::defaults(), "");
+  auto loaded =
+      buildGemmKernel(relu, c, host(), EmitterOptions::defaults(), "");
   ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
   GemmKernelFn fn = loaded->jit->gemm();
   GemmDesc claimed = relu;
