@@ -1,6 +1,7 @@
 //===- TensorPlacement.cpp ------------------------------------------------===//
 #include "TensorPlacement.h"
 #include "EpilogueMatcher.h"
+#include "qimeng/Transforms/ConvMatcher.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -123,17 +124,30 @@ Value outputBuffer(OpBuilder &b, Location loc, Value init, Created &created,
   return alloc;
 }
 
-/// The elementwise consumer of a 2-D or batched product placed on buffers
-/// (`out`,
-/// initialised by `initOp`, read back as the tensor `result`), moved onto
-/// buffers too when the epilogue matcher takes it there, so that the
-/// memref rewrite fuses it: at the consumer's place, its bias read as a
-/// buffer, its output a fresh allocation, its result that allocation as a
-/// tensor. Left on tensors otherwise.
+/// The dimension of `op`'s output along which its epilogue's bias runs:
+/// N (the last) of a contraction's 2-D or batched product, the channels of
+/// a convolution; nullopt for other outputs.
+std::optional<unsigned> epilogueBiasDim(linalg::LinalgOp op, int64_t rank) {
+  if (isa<linalg::Conv2DNchwFchwOp>(op))
+    return 1;
+  if (isa<linalg::Conv2DNhwcHwcfOp, linalg::Conv2DNhwcFhwcOp>(op))
+    return 3;
+  if (isConvolution(op) || (rank != 2 && rank != 3))
+    return std::nullopt;
+  return static_cast<unsigned>(rank - 1);
+}
+
+/// The elementwise consumer of a product or convolution placed on buffers
+/// (`out`, initialised by `initOp`, read back as the tensor `result`),
+/// moved onto buffers too when the epilogue matcher takes it there, so
+/// that the memref rewrite fuses it: at the consumer's place, its bias read
+/// as a buffer, its output a fresh allocation, its result that allocation
+/// as a tensor. Left on tensors otherwise.
 void moveEpilogueConsumer(linalg::LinalgOp onBuffers, Value out,
                           Operation *initOp, bufferization::ToTensorOp result) {
   const int64_t rank = cast<MemRefType>(out.getType()).getRank();
-  if ((rank != 2 && rank != 3) || !result->hasOneUse())
+  std::optional<unsigned> biasDim = epilogueBiasDim(onBuffers, rank);
+  if (!biasDim || !result->hasOneUse())
     return;
   auto g = dyn_cast<linalg::GenericOp>(*result->user_begin());
   if (!g || !g.hasPureTensorSemantics() || g->getNumResults() != 1 ||
@@ -170,8 +184,7 @@ void moveEpilogueConsumer(linalg::LinalgOp onBuffers, Value out,
       at, loc, g->getResult(0).getType(), gOut, /*restrict=*/true,
       /*writable=*/true));
   std::optional<ElementwiseEpilogue> e =
-      matchElementwiseEpilogue(onBuffers, out, initOp,
-                               /*biasDim=*/static_cast<unsigned>(rank - 1),
+      matchElementwiseEpilogue(onBuffers, out, initOp, *biasDim,
                                /*biasAllowed=*/true, result);
   if (!e || e->op != moved.getOperation()) {
     created.rollback();

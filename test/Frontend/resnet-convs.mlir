@@ -64,8 +64,8 @@
 // GUARDED:           linalg.conv_2d_nchw_fchw
 // The basic block's tail, relu(conv + bias + x), is the kernel's epilogue
 // after bufferization: x copied into the output, the kernel accumulating
-// onto it with the bias and relu ("_bias_relu", no "_b0"). (At the
-// tensor-level placement convolutions do not fuse yet.)
+// onto it with the bias and relu ("_bias_relu", no "_b0"), at the
+// tensor-level placement too.
 // GUARDED-LABEL: func.func @torch_basic_block(
 // GUARDED:         scf.if
 // GUARDED:           linalg.copy
@@ -107,7 +107,11 @@
 // OUT: rank = 4 offset = 0 sizes = [1, 4, 4, 8]
 // OUT: rank = 4 offset = 0 sizes = [1, 5, 5, 8]
 
-// TENSOR: bufferization.to_tensor {{.*}} restrict writable
+// TENSOR-LABEL: func.func @torch_basic_block(
+// TENSOR:         linalg.copy
+// TENSOR:         llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_bias_relu_
+// TENSOR:         bufferization.to_tensor {{.*}} restrict writable
+// TENSOR-LABEL: func.func @stablehlo_conv(
 // TENSOR: llvm.func internal @qm_s
 
 #nchw = affine_map<(n, c, h, w) -> (n, c, h, w)>
