@@ -229,6 +229,15 @@ static SubprocessOptions emitterProcess(const EmitterOptions &options) {
 
 llvm::Expected<EmittedKernel>
 qimeng::runEmitter(llvm::StringRef requestJson, const EmitterOptions &options) {
+  auto text = runEmitterText(requestJson, options);
+  if (!text)
+    return text.takeError();
+  return parseEmitterOutput(std::move(*text));
+}
+
+llvm::Expected<std::string>
+qimeng::runEmitterText(llvm::StringRef requestJson,
+                       const EmitterOptions &options) {
   SubprocessOptions sp = emitterProcess(options);
   std::vector<std::string> args = {options.python, "-s", "-m",
                                    "qimeng_emitters"};
@@ -254,7 +263,7 @@ qimeng::runEmitter(llvm::StringRef requestJson, const EmitterOptions &options) {
                       message)
             .str());
   }
-  return parseEmitterOutput(std::move(result->out));
+  return std::move(result->out);
 }
 
 llvm::Expected<EmittedKernel>

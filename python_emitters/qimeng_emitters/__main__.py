@@ -9,7 +9,7 @@ import sys
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
-from . import aarch64, conv2d, dotgemm, peak, riscv, sgemm
+from . import aarch64, conv2d, cuda_gemm, dotgemm, peak, riscv, sgemm
 
 #: sgemm emitters by the request's isa: the x86 generator for avx2 and
 #: avx512, the sketch-driven writers for the others.
@@ -33,6 +33,7 @@ KINDS = {
     "sbgemm": dotgemm.emit,
     "igemm": dotgemm.emit,
     "sconv2d": conv2d.emit,
+    "cuda_gemm": cuda_gemm.emit,
     "fma_peak": peak.emit,
 }
 

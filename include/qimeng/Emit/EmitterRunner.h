@@ -89,6 +89,11 @@ std::string convRequestJson(const ConvDesc &desc, const GemmConfig &config,
 llvm::Expected<EmittedKernel> runEmitter(llvm::StringRef requestJson,
                                          const EmitterOptions &options);
 
+/// Runs the emitter on a raw JSON request and returns what it wrote, not
+/// parsed (kinds whose output is not x86 assembly: cuda_gemm's CUDA C++).
+llvm::Expected<std::string> runEmitterText(llvm::StringRef requestJson,
+                                           const EmitterOptions &options);
+
 /// The emitters' GENERATOR_VERSION: the configure-time value when
 /// `options` use the configure-time package, else asked of the emitter
 /// (kind "version").

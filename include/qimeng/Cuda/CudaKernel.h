@@ -1,0 +1,84 @@
+//===- CudaKernel.h - Emitted CUDA kernels and NVRTC ------------*- C++ -*-===//
+//
+// The NVIDIA path's first stage: a CUDA C++ kernel the emitters wrote
+// (kind cuda_gemm, python_emitters/qimeng_emitters/cuda_gemm.py), its
+// `// qm.` header read back, and its compilation in process with NVRTC to
+// a cubin for its architecture, with ptxas's resource report (registers,
+// spills, stack) and warnings recorded: a kernel that spills or draws a
+// ptxas warning is not a clean candidate. No GPU is needed for any of it;
+// the CUDA driver is never linked (docs/Cuda.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_CUDA_CUDAKERNEL_H
+#define QIMENG_CUDA_CUDAKERNEL_H
+
+#include "qimeng/Emit/EmitterRunner.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qimeng {
+
+/// An emitted CUDA kernel: its source and how to launch it.
+struct CudaKernelSource {
+  std::string text;   ///< the .cu source, header comments included
+  std::string symbol; ///< the extern "C" __global__ function
+  std::string arch;   ///< sm_80, sm_90a, ...
+  std::array<unsigned, 3> grid = {1, 1, 1};
+  std::array<unsigned, 3> block = {1, 1, 1};
+  uint64_t sharedBytes = 0; ///< static shared memory per block
+  std::string generatorVersion;
+};
+
+/// Reads the `// qm.` header of a CUDA kernel (symbol, arch, grid, block,
+/// shared_bytes required).
+llvm::Expected<CudaKernelSource> parseCudaKernel(std::string text);
+
+/// Runs the emitter on a cuda_gemm request (JSON) and parses its kernel.
+llvm::Expected<CudaKernelSource> emitCudaKernel(llvm::StringRef requestJson,
+                                                const EmitterOptions &options);
+
+/// What ptxas reported for a kernel (`--ptxas-options=-v`).
+struct PtxasReport {
+  unsigned registers = 0;
+  uint64_t stackBytes = 0, spillStores = 0, spillLoads = 0;
+  /// ptxas's warnings (C7xxx pipeline warnings among them) and NVRTC's.
+  std::vector<std::string> warnings;
+
+  bool clean() const {
+    return spillStores == 0 && spillLoads == 0 && warnings.empty();
+  }
+};
+
+/// Reads a compilation log: the first function's resource lines and every
+/// warning line.
+PtxasReport parsePtxasLog(llvm::StringRef log);
+
+/// A kernel compiled for its architecture.
+struct CompiledCudaKernel {
+  std::string cubin; ///< the ELF image the driver loads
+  std::string log;   ///< NVRTC's and ptxas's messages
+  PtxasReport ptxas;
+};
+
+/// Whether this build compiles CUDA kernels (NVRTC found at configure
+/// time); the reason when it does not.
+bool nvrtcAvailable();
+std::string nvrtcUnavailableReason();
+
+/// NVRTC's version, "13.0".
+std::string nvrtcVersionText();
+
+/// Compiles `kernel` with NVRTC for `kernel.arch` straight to a cubin
+/// (`--gpu-architecture=<arch>`, ptxas verbose). A compile error is an
+/// error carrying NVRTC's log, whose lines name the source line
+/// ("<symbol>.cu(12): error: ...").
+llvm::Expected<CompiledCudaKernel>
+compileCudaKernel(const CudaKernelSource &kernel);
+
+} // namespace qimeng
+
+#endif // QIMENG_CUDA_CUDAKERNEL_H

@@ -1,0 +1,109 @@
+//===- CudaKernel.cpp - Emitted CUDA kernels ------------------------------===//
+#include "qimeng/Cuda/CudaKernel.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace qimeng;
+
+/// "x,y,z" as three positive integers.
+static bool parseTriple(llvm::StringRef value, std::array<unsigned, 3> &out) {
+  llvm::SmallVector<llvm::StringRef, 3> parts;
+  value.split(parts, ',');
+  if (parts.size() != 3)
+    return false;
+  for (int i = 0; i < 3; ++i)
+    if (parts[i].trim().getAsInteger(10, out[i]) || out[i] == 0)
+      return false;
+  return true;
+}
+
+llvm::Expected<CudaKernelSource> qimeng::parseCudaKernel(std::string text) {
+  CudaKernelSource k;
+  bool sawGrid = false, sawBlock = false, sawShared = false;
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(text).split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (!line.consume_front("// qm."))
+      continue;
+    auto [key, value] = line.split(':');
+    value = value.trim();
+    auto malformed = [&](const char *what) {
+      return llvm::createStringError(
+          llvm::formatv("CUDA kernel has a malformed qm.{0} '{1}'; expected "
+                        "{2}",
+                        key, value, what)
+              .str());
+    };
+    if (key == "symbol") {
+      k.symbol = value.str();
+    } else if (key == "arch") {
+      k.arch = value.str();
+    } else if (key == "grid") {
+      if (!parseTriple(value, k.grid))
+        return malformed("three positive integers");
+      sawGrid = true;
+    } else if (key == "block") {
+      if (!parseTriple(value, k.block))
+        return malformed("three positive integers");
+      sawBlock = true;
+    } else if (key == "shared_bytes") {
+      if (value.getAsInteger(10, k.sharedBytes))
+        return malformed("an integer");
+      sawShared = true;
+    } else if (key == "generator") {
+      k.generatorVersion = value.str();
+    }
+  }
+  if (k.symbol.empty() || k.arch.empty() || !sawGrid || !sawBlock || !sawShared)
+    return llvm::createStringError(
+        "CUDA kernel lacks one of the qm.symbol, qm.arch, qm.grid, qm.block "
+        "and qm.shared_bytes header lines");
+  k.text = std::move(text);
+  return k;
+}
+
+llvm::Expected<CudaKernelSource>
+qimeng::emitCudaKernel(llvm::StringRef requestJson,
+                       const EmitterOptions &options) {
+  auto text = runEmitterText(requestJson, options);
+  if (!text)
+    return text.takeError();
+  return parseCudaKernel(std::move(*text));
+}
+
+/// The integer just before `what` in `line` ("12 bytes spill stores").
+static uint64_t numberBefore(llvm::StringRef line, llvm::StringRef what) {
+  size_t at = line.find(what);
+  if (at == llvm::StringRef::npos)
+    return 0;
+  llvm::StringRef before = line.take_front(at).rtrim();
+  size_t start = before.find_last_not_of("0123456789");
+  uint64_t v = 0;
+  before.substr(start == llvm::StringRef::npos ? 0 : start + 1)
+      .getAsInteger(10, v);
+  return v;
+}
+
+PtxasReport qimeng::parsePtxasLog(llvm::StringRef log) {
+  PtxasReport r;
+  bool sawRegisters = false, sawFrame = false;
+  llvm::SmallVector<llvm::StringRef> lines;
+  log.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (line.contains("warning")) {
+      r.warnings.push_back(line.trim().str());
+      continue;
+    }
+    if (!sawFrame && line.contains("bytes stack frame")) {
+      r.stackBytes = numberBefore(line, "bytes stack frame");
+      r.spillStores = numberBefore(line, "bytes spill stores");
+      r.spillLoads = numberBefore(line, "bytes spill loads");
+      sawFrame = true;
+    } else if (!sawRegisters && line.contains("Used ") &&
+               line.contains(" registers")) {
+      r.registers = unsigned(numberBefore(line, "registers"));
+      sawRegisters = true;
+    }
+  }
+  return r;
+}

@@ -1,0 +1,139 @@
+//===- CudaKernelTest.cpp - Emitted CUDA kernels, compiled by NVRTC -------===//
+//
+// No GPU is needed: the emitters write the kernels, NVRTC compiles them to
+// cubins in this process, and ptxas's report must be clean (no spills, no
+// warnings). Running them needs a GPU and is not part of this suite.
+//
+//===----------------------------------------------------------------------===//
+#include "qimeng/Cuda/CudaKernel.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "gtest/gtest.h"
+
+using namespace qimeng;
+
+namespace {
+
+#define QM_SKIP_UNLESS_NVRTC()                                                 \
+  do {                                                                         \
+    if (!nvrtcAvailable())                                                     \
+      GTEST_SKIP() << nvrtcUnavailableReason();                                \
+  } while (0)
+
+std::string request(llvm::StringRef dtype, llvm::StringRef arch, int64_t m,
+                    int64_t n, int64_t k, bool overwrite = false) {
+  return llvm::formatv("{{\"version\": 1, \"kind\": \"cuda_gemm\", "
+                       "\"arch\": \"{0}\", \"dtype\": \"{1}\", \"m\": {2}, "
+                       "\"n\": {3}, \"k\": {4}, \"overwrite\": {5}}",
+                       arch, dtype, m, n, k, overwrite ? "true" : "false")
+      .str();
+}
+
+TEST(CudaKernelTest, HeaderSaysHowToLaunch) {
+  // 1000 x 770 in 128 x 128 tiles: a grid of 7 x 8 blocks of 8 warps.
+  auto k = emitCudaKernel(request("bf16", "sm_90a", 1000, 770, 333),
+                          EmitterOptions::defaults());
+  ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+  EXPECT_EQ(k->symbol, "qm_cuda_bf16gemm_1000x770x333_bm128_bn128_bk32_"
+                       "64x32_sm_90a");
+  EXPECT_EQ(k->arch, "sm_90a");
+  EXPECT_EQ(k->grid, (std::array<unsigned, 3>{7, 8, 1}));
+  EXPECT_EQ(k->block, (std::array<unsigned, 3>{256, 1, 1}));
+  EXPECT_GT(k->sharedBytes, 0u);
+  EXPECT_NE(k->text.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16"),
+            std::string::npos);
+}
+
+TEST(CudaKernelTest, MalformedHeaderIsAnError) {
+  auto k = parseCudaKernel("// qm.symbol: f\n// qm.arch: sm_80\n"
+                           "// qm.grid: 1,0,1\n");
+  ASSERT_FALSE(static_cast<bool>(k));
+  EXPECT_NE(llvm::toString(k.takeError()).find("qm.grid"), std::string::npos);
+}
+
+TEST(CudaKernelTest, PtxasReportIsRead) {
+  PtxasReport r = parsePtxasLog(
+      "ptxas info    : Compiling entry function 'f' for 'sm_80'\n"
+      "ptxas info    : Function properties for f\n"
+      "ptxas         .     16 bytes stack frame, 24 bytes spill stores, 8 "
+      "bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 1 barriers, 18944 bytes "
+      "smem\n"
+      "ptxas warning : (C7515) Potential Performance Loss: wgmma.mma_async "
+      "instructions are serialized\n");
+  EXPECT_EQ(r.registers, 255u);
+  EXPECT_EQ(r.stackBytes, 16u);
+  EXPECT_EQ(r.spillStores, 24u);
+  EXPECT_EQ(r.spillLoads, 8u);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("C7515"), std::string::npos);
+  EXPECT_FALSE(r.clean());
+  EXPECT_TRUE(parsePtxasLog("ptxas         .     0 bytes stack frame, 0 bytes "
+                            "spill stores, 0 bytes spill loads\n"
+                            "ptxas info    : Used 64 registers\n")
+                  .clean());
+}
+
+TEST(CudaKernelTest, EmittedKernelsCompileClean) {
+  QM_SKIP_UNLESS_NVRTC();
+  // FFMA and tensor-core kernels, for Ampere and Hopper, on a shape with
+  // edges in every dimension and on a large square one, accumulating and
+  // overwriting: each a cubin, without spills or ptxas warnings.
+  struct Case {
+    const char *dtype;
+    int64_t m, n, k;
+    bool overwrite;
+  };
+  for (const char *arch : {"sm_80", "sm_90a"})
+    for (Case c : {Case{"f32", 1000, 770, 333, false},
+                   Case{"f32", 4096, 4096, 4096, true},
+                   Case{"bf16", 1000, 770, 333, true},
+                   Case{"bf16", 8192, 8192, 8192, false}}) {
+      auto k =
+          emitCudaKernel(request(c.dtype, arch, c.m, c.n, c.k, c.overwrite),
+                         EmitterOptions::defaults());
+      ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+      auto compiled = compileCudaKernel(*k);
+      ASSERT_TRUE(static_cast<bool>(compiled))
+          << llvm::toString(compiled.takeError());
+      SCOPED_TRACE(k->symbol + "\n" + compiled->log);
+      ASSERT_GE(compiled->cubin.size(), 4u);
+      EXPECT_EQ(compiled->cubin.substr(0, 4), "\x7f"
+                                              "ELF");
+      EXPECT_GT(compiled->ptxas.registers, 0u);
+      EXPECT_TRUE(compiled->ptxas.clean());
+    }
+}
+
+TEST(CudaKernelTest, CompileErrorsNameTheLine) {
+  QM_SKIP_UNLESS_NVRTC();
+  auto k = parseCudaKernel("// qm.symbol: broken\n// qm.arch: sm_80\n"
+                           "// qm.grid: 1,1,1\n// qm.block: 32,1,1\n"
+                           "// qm.shared_bytes: 0\n"
+                           "extern \"C\" __global__ void broken(float *c) {\n"
+                           "  c[0] = undeclared;\n"
+                           "}\n");
+  ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+  auto compiled = compileCudaKernel(*k);
+  ASSERT_FALSE(static_cast<bool>(compiled));
+  std::string message = llvm::toString(compiled.takeError());
+  EXPECT_NE(message.find("broken.cu(7)"), std::string::npos) << message;
+  EXPECT_NE(message.find("undeclared"), std::string::npos) << message;
+}
+
+TEST(CudaKernelTest, ArchitectureWithoutTheInstructionFails) {
+  QM_SKIP_UNLESS_NVRTC();
+  // mma.sync with bf16 needs sm_80: the emitter refuses older ones, and
+  // NVRTC refuses the instruction for them.
+  auto refused = emitCudaKernel(request("bf16", "sm_75", 64, 64, 64),
+                                EmitterOptions::defaults());
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("arch"),
+            std::string::npos);
+  auto k = emitCudaKernel(request("bf16", "sm_80", 64, 64, 64),
+                          EmitterOptions::defaults());
+  ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+  k->arch = "sm_75";
+  EXPECT_FALSE(static_cast<bool>(compileCudaKernel(*k)));
+}
+
+} // namespace
