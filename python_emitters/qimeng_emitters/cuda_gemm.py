@@ -266,6 +266,8 @@ def emit(request):
         f"// qm.grid: {grid}",
         f"// qm.block: {r.threads},1,1",
         f"// qm.shared_bytes: {r.shared}",
+        f"// qm.problem: m={r.m} n={r.n} k={r.k} dtype={r.dtype} "
+        f"overwrite={int(r.overwrite)}",
         "// qm.args: A,B,C",
         f"// qm.generator: {GENERATOR_VERSION}",
         "// qm.request: " + json.dumps(meta, sort_keys=True,

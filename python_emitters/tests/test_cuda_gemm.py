@@ -39,6 +39,8 @@ class CudaGemmTest(unittest.TestCase):
         # warps.
         self.assertEqual(header(text, "grid"), "7,8,1")
         self.assertEqual(header(text, "block"), "256,1,1")
+        self.assertEqual(header(text, "problem"),
+                         "m=1000 n=770 k=333 dtype=bf16 overwrite=0")
         # Two padded bf16 tiles: 128 x 40 and 32 x 136 elements.
         self.assertEqual(header(text, "shared_bytes"),
                          str(2 * (128 * 40 + 32 * 136)))

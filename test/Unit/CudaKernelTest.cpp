@@ -2,11 +2,16 @@
 //
 // No GPU is needed: the emitters write the kernels, NVRTC compiles them to
 // cubins in this process, and ptxas's report must be clean (no spills, no
-// warnings). Running them needs a GPU and is not part of this suite.
+// warnings). Running them needs a GPU: qimeng-cuda-runner does, and its
+// test here reports itself skipped, with the runner's reason, where there
+// is none.
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Cuda/CudaKernel.h"
+#include "qimeng/Support/Subprocess.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
 using namespace qimeng;
@@ -134,6 +139,36 @@ TEST(CudaKernelTest, ArchitectureWithoutTheInstructionFails) {
   ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
   k->arch = "sm_75";
   EXPECT_FALSE(static_cast<bool>(compileCudaKernel(*k)));
+}
+
+TEST(CudaKernelTest, RunnerValidatesOnTheGpu) {
+  QM_SKIP_UNLESS_NVRTC();
+  // A bf16 kernel with edges in every dimension, overwriting (C starts
+  // NaN), through the runner process: validated on the GPU and timed
+  // against cuBLAS; without a GPU the runner says why and exits 77.
+  auto k = emitCudaKernel(request("bf16", "sm_80", 200, 136, 88, true),
+                          EmitterOptions::defaults());
+  ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("qimeng-cuda", "cu", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    out << k->text;
+  }
+  const std::string runner =
+      std::string(QIMENG_TEST_BINARY_DIR) + "/qimeng-cuda-runner";
+  SubprocessOptions options;
+  options.timeoutSeconds = 300;
+  auto result = runSubprocess(runner, {runner, std::string(path)}, "", options);
+  llvm::sys::fs::remove(path);
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  if (result->exitCode == 77)
+    GTEST_SKIP() << llvm::StringRef(result->err).trim().str();
+  EXPECT_EQ(result->exitCode, 0) << result->out << result->err;
+  EXPECT_NE(result->out.find("validated: yes"), std::string::npos)
+      << result->out;
 }
 
 } // namespace
