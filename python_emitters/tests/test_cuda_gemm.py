@@ -7,18 +7,14 @@ import unittest
 from qimeng_emitters.cuda_gemm import emit
 from qimeng_emitters.errors import RequestError
 
+from .support import changed
+
 BASE = {"version": 1, "kind": "cuda_gemm", "arch": "sm_80", "dtype": "bf16",
         "m": 1000, "n": 770, "k": 333}
 
 
 def request(**changes):
-    r = dict(BASE)
-    for key, value in changes.items():
-        if value is None:
-            r.pop(key, None)
-        else:
-            r[key] = value
-    return r
+    return changed(BASE, **changes)
 
 
 def header(text, key):
