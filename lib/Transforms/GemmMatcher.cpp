@@ -288,9 +288,8 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
       !batchDims.empty() && ShapedType::isDynamic(ranges[batchDims[0]]);
   if (dynamicM)
     ranges[m] = representativeM;
-  // A dynamic N likewise (f32 kernels), with run-time leading dimensions.
-  const bool dynamicN = ShapedType::isDynamic(ranges[n]) &&
-                        *precision == GemmPrecision::F32;
+  // A dynamic N likewise, with run-time leading dimensions.
+  const bool dynamicN = ShapedType::isDynamic(ranges[n]);
   if (dynamicN)
     ranges[n] = options.representativeN;
   // And a dynamic K (attention's probabilities times V over a dynamic
@@ -306,11 +305,9 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     if (ShapedType::isDynamic(ranges[dimIds[i]])) {
       reason =
           llvm::formatv("dynamic size in dimension {0}{1}", dimNames[i],
-                        i == 0 ? ""
-                               : llvm::formatv(" (a run-time {0} is supported "
-                                               "for f32 contractions only)",
-                                               dimNames[i])
-                                     .str())
+                        i == 2 ? " (a run-time K is supported for f32 "
+                                 "contractions only)"
+                               : "")
               .str();
       return failure();
     }

@@ -126,7 +126,7 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
-            "fault", "target_features", "parallel", "dynamic_m")
+            "fault", "target_features", "parallel", "dynamic_m", "dynamic_n")
             + (("a_type",) if kind == "igemm" else ()))
         if kind == "igemm":
             a_type = request.get("a_type", "u8")
@@ -158,7 +158,12 @@ class Params:
         # blocking was clamped for).
         self.parallel = bool_field(request, "parallel")
         self.dynamic_m = bool_field(request, "dynamic_m")
-        self.reads_range = self.parallel or self.dynamic_m
+        # N likewise (the columns are masked at run time in any case).
+        self.dynamic_n = bool_field(request, "dynamic_n")
+        self.reads_range = self.parallel or self.dynamic_m or self.dynamic_n
+        if self.dynamic_n and not self.runtime_ld:
+            raise RequestError(
+                "dynamic_n needs runtime_ld (a dense C's ldc is n)")
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, self.trans_a, self.trans_b,
             self.dynamic_m)
@@ -219,6 +224,7 @@ class Params:
             f"{self.dt.name}gemm"
         return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                 f"{'_mrt' if self.dynamic_m else ''}"
+                f"{'_nrt' if self.dynamic_n else ''}"
                 f"{'_b0' if self.overwrite else ''}{lds}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
@@ -890,4 +896,5 @@ def emit(request):
         p.dt.features,
         headers=["# qm.inner_loop_flops: "
                  f"{LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll}"],
-        runtime_sizes=("m",) if p.dynamic_m else ())
+        runtime_sizes=tuple(size for size, dynamic in (
+            ("m", p.dynamic_m), ("n", p.dynamic_n)) if dynamic))

@@ -197,11 +197,19 @@ class HarnessTest(unittest.TestCase):
 
     def check_runtime_parts(self, req):
         """A run-time M (blocked for req's m) at fewer, as many and more
-        rows; the parallel form on two parts of the rows."""
+        rows, a run-time N likewise for columns; the parallel form on two
+        parts of the rows."""
         dyn = dict(req, dynamic_m=True)
         for m in (1, 13, req["m"], 2 * req["m"] + 5):
             with self.subTest(dynamic_m=m):
                 status, output = self.run_kernel(f"dyn{m}", dyn, m=m,
+                                                  split=0)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+        dyn = dict(req, dynamic_n=True)
+        for n in (1, 13, req["n"], 2 * req["n"] + 5):
+            with self.subTest(dynamic_n=n):
+                status, output = self.run_kernel(f"dynn{n}", dyn, n=n,
                                                   split=0)
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
@@ -226,9 +234,10 @@ class HarnessTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def run_kernel(self, name, req, m=None, split=-1):
+    def run_kernel(self, name, req, m=None, split=-1, n=None):
         """Runs req's kernel on an M x N x K problem (M = req's m unless
-        given: a run-time M); `split` >= 0 writes the part of C into the
+        given: a run-time M; N likewise); `split` >= 0 writes the part of
+        C into the
         header, rows [0, split) and [split, M) in two calls (0: one call on
         all of them)."""
         text = emit_dot(req)
@@ -244,7 +253,7 @@ class HarnessTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         subprocess.run([GCC, self.harness_o, obj, "-o", exe, "-lm"],
                        check=True, timeout=60)
-        args = [m or req["m"], req["n"], req["k"],
+        args = [m or req["m"], n or req["n"], req["k"],
                 1 if req.get("overwrite") else 0,
                 header(text, "workspace_bytes"),
                 1 if req.get("trans_a") else 0,

@@ -58,6 +58,9 @@
 // The batch's M is read at run time (`_mrt`).
 // CHECK-LABEL: func.func @linear_dynamic_batch(
 // CHECK:         llvm.call @qm_sbgemm_256x100x33_nt_mrt_b0_ldrt_
+// A dynamic number of output features: N is read at run time (`_nrt`).
+// CHECK-LABEL: func.func @linear_dynamic_features(
+// CHECK:         llvm.call @qm_sbgemm_67x256x33_nn_nrt_b0_ldrt_
 // A bias and relu after a bf16 product are not fused (no epilogue for
 // these types yet): the kernel writes the f32 product, the generic stays.
 // CHECK-LABEL: func.func @linear_bias_relu(
@@ -72,7 +75,7 @@
 
 // PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_avx512bf16_parts2_cols(
 
-// OUT-COUNT-6: rank = {{[23]}}
+// OUT-COUNT-7: rank = {{[23]}}
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -125,6 +128,16 @@ func.func @linear_dynamic_batch(%x: tensor<?x33xbf16>, %w: tensor<100x33xbf16>) 
   %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<?x100xf32>) -> tensor<?x100xf32>
   %mm = linalg.matmul ins(%x, %wt : tensor<?x33xbf16>, tensor<33x100xbf16>) outs(%acc : tensor<?x100xf32>) -> tensor<?x100xf32>
   return %mm : tensor<?x100xf32>
+}
+
+func.func @linear_dynamic_features(%x: tensor<67x33xbf16>, %w: tensor<33x?xbf16>) -> tensor<67x?xf32> {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %w, %c1 : tensor<33x?xbf16>
+  %acc0 = tensor.empty(%n) : tensor<67x?xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<67x?xf32>) -> tensor<67x?xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<67x33xbf16>, tensor<33x?xbf16>) outs(%acc : tensor<67x?xf32>) -> tensor<67x?xf32>
+  return %mm : tensor<67x?xf32>
 }
 
 func.func @linear_bias_relu(%x: tensor<67x33xbf16>, %w: tensor<33x45xbf16>, %b: tensor<45xf32>) -> tensor<67x45xf32> {
@@ -259,6 +272,14 @@ func.func @main() {
   %yd2 = call @linear_dynamic_batch(%xdyn, %w2) : (tensor<?x33xbf16>, tensor<100x33xbf16>) -> tensor<?x100xf32>
   %yd2c = tensor.cast %yd2 : tensor<?x100xf32> to tensor<?x?xf32>
   call @print2(%yd2c) : (tensor<?x?xf32>) -> ()
+
+  // 300 output features known at run time only (a kernel blocked for 256).
+  %c300 = arith.constant 300 : index
+  %wfd = call @matrix(%c33, %c300, %c1, %c4) : (index, index, index, index) -> tensor<?x?xbf16>
+  %wf = tensor.cast %wfd : tensor<?x?xbf16> to tensor<33x?xbf16>
+  %yf3 = call @linear_dynamic_features(%x, %wf) : (tensor<67x33xbf16>, tensor<33x?xbf16>) -> tensor<67x?xf32>
+  %yf3c = tensor.cast %yf3 : tensor<67x?xf32> to tensor<?x?xf32>
+  call @print2(%yf3c) : (tensor<?x?xf32>) -> ()
 
   // batch_matmul: three 20x19 by 19x37 products into a C of 1s.
   %ad = call @matrix(%c60, %c19, %c1, %c2) : (index, index, index, index) -> tensor<?x?xbf16>

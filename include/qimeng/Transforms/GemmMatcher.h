@@ -118,7 +118,7 @@ bool isContraction(mlir::linalg::LinalgOp op);
 ///
 /// A dynamic M makes the GEMM read its rows at run time
 /// (GemmDesc::dynamicM), described with `representativeM` rows; a dynamic
-/// N (f32) its columns (GemmDesc::dynamicN, `representativeN`, with
+/// N its columns (GemmDesc::dynamicN, `representativeN`, with
 /// run-time leading dimensions), a dynamic K (f32) its depth
 /// (GemmDesc::dynamicK, `representativeK`; C's initialisation then stays);
 /// a dynamic batch size and dynamic batch strides are read by the call at

@@ -28,8 +28,8 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     1 and checked at run time, the original op running when they differ.
     A dynamic M (a dynamic batch of a linear layer, rows under a batch) is
     passed at run time too, the kernel blocked and tuned for
-    `representative-m` rows, and so are a dynamic N and K of an f32
-    contraction (`representative-n`, `representative-k`). A
+    `representative-m` rows, and so are a dynamic N
+    (`representative-n`) and, for f32, a dynamic K (`representative-k`). A
     `linalg.transpose` that only feeds the contraction and a zero
     `linalg.fill` of a fresh C fold into the kernel, and so does an
     elementwise consumer of such a C that adds a bias along the columns
@@ -93,7 +93,7 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "database keys it by this value)">,
     Option<"representativeN", "representative-n", "unsigned",
            /*default=*/"256",
-           "Columns an f32 contraction with a dynamic N is blocked, "
+           "Columns a contraction with a dynamic N is blocked, "
            "validated and tuned for (it runs for any N, read at run time)">,
     Option<"representativeK", "representative-k", "unsigned",
            /*default=*/"256",
