@@ -37,10 +37,9 @@ std::vector<GemmRange> qimeng::partitionGemm(const GemmDesc &d,
   if (d.dynamicM && d.dynamicN)
     return {GemmRange{0, d.m, 0, d.n}};
   bool alongN = d.dynamicM ||
-                (!d.dynamicN &&
-                 (c.split == SplitAxis::N ||
-                  (c.split == SplitAxis::Auto &&
-                   (nBlocks >= threads || nBlocks >= mBlocks))));
+                (!d.dynamicN && (c.split == SplitAxis::N ||
+                                 (c.split == SplitAxis::Auto &&
+                                  (nBlocks >= threads || nBlocks >= mBlocks))));
   if (alongN) {
     for (auto [b, e] : splitExtent(d.n, c.nr, threads))
       parts.push_back({0, d.m, b, e});

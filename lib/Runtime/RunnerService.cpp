@@ -16,9 +16,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 #include <functional>
-#include <tuple>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 
 using namespace qimeng;
 using json = nlohmann::json;
@@ -227,12 +227,11 @@ struct RequestProblem {
           std::max(all.openBlasMaxRelError, report->openBlasMaxRelError);
       if (!report->passed) {
         all.passed = false;
-        all.failure =
-            base.dynamicM || base.dynamicN || base.dynamicK
-                ? llvm::formatv("M = {0}, N = {1}, K = {2}: {3}", m, n, k,
-                                report->failure)
-                      .str()
-                : report->failure;
+        all.failure = base.dynamicM || base.dynamicN || base.dynamicK
+                          ? llvm::formatv("M = {0}, N = {1}, K = {2}: {3}", m,
+                                          n, k, report->failure)
+                                .str()
+                          : report->failure;
         break;
       }
     }

@@ -29,9 +29,10 @@ struct BodyEpilogue {
 /// keep NaN and give +0 for -0), and after relu (or before it) optionally
 /// arith.minimumf with a positive finite constant, relu's bound (relu6).
 /// Nullopt for any other body, and for c alone.
-std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
-                                           std::optional<unsigned> biasArg,
-                                           std::optional<unsigned> residualArg) {
+std::optional<BodyEpilogue>
+epilogueOfBody(linalg::GenericOp g, unsigned cArg,
+               std::optional<unsigned> biasArg,
+               std::optional<unsigned> residualArg) {
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (yield->getNumOperands() != 1)

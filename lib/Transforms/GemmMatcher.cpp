@@ -295,20 +295,19 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // And a dynamic K (attention's probabilities times V over a dynamic
   // sequence): the kernel accumulates into C, which keeps its
   // initialisation (with K = 0 no kc block would store it).
-  const bool dynamicK = ShapedType::isDynamic(ranges[k]) &&
-                        *precision == GemmPrecision::F32;
+  const bool dynamicK =
+      ShapedType::isDynamic(ranges[k]) && *precision == GemmPrecision::F32;
   if (dynamicK)
     ranges[k] = options.representativeK;
   const char *dimNames[3] = {"M", "N", "K"};
   unsigned dimIds[3] = {m, n, k};
   for (int i = 0; i < 3; ++i)
     if (ShapedType::isDynamic(ranges[dimIds[i]])) {
-      reason =
-          llvm::formatv("dynamic size in dimension {0}{1}", dimNames[i],
-                        i == 2 ? " (a run-time K is supported for f32 "
-                                 "contractions only)"
-                               : "")
-              .str();
+      reason = llvm::formatv("dynamic size in dimension {0}{1}", dimNames[i],
+                             i == 2 ? " (a run-time K is supported for f32 "
+                                      "contractions only)"
+                                    : "")
+                   .str();
       return failure();
     }
 
@@ -458,11 +457,11 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // bf16 kernels have no epilogue yet: the consumer stays.
   const bool fuse = options.fuseEpilogues && d.precision == GemmPrecision::F32;
   const unsigned nDimOfC = resultPosition(maps[2], n);
-  OutputInit init =
-      dynamicK ? OutputInit()
-               : outputInitOf(out.operands[2], op,
-                              fuse ? std::optional<unsigned>(nDimOfC)
-                                   : std::nullopt);
+  OutputInit init = dynamicK
+                        ? OutputInit()
+                        : outputInitOf(out.operands[2], op,
+                                       fuse ? std::optional<unsigned>(nDimOfC)
+                                            : std::nullopt);
   if (init.op) {
     d.overwrite = true;
     out.cInit = init.op;

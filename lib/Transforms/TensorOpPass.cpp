@@ -198,16 +198,14 @@ using LauncherIteration =
 /// at the end of `module`: an omp.parallel (of at most `threads` threads
 /// when given) with a wsloop over [0, iterations), each iteration calling
 /// `kernel` with the arguments `iteration` builds. Without `iterations`,
-/// the count is the launcher's fifth argument (the first i64). LLVM dialect and OpenMP only, so that memref passes
-/// between the pass and the lowering (ownership-based deallocation, which
-/// would put its ownership constants into the OpenMP loop wrapper) leave it
-/// alone.
-LLVM::LLVMFuncOp createLauncher(ModuleOp module, StringRef name,
-                                LLVM::LLVMFuncOp kernel,
-                                unsigned extraArguments,
-                                std::optional<int64_t> iterations,
-                                std::optional<int> threads,
-                                LauncherIteration iteration) {
+/// the count is the launcher's fifth argument (the first i64). LLVM dialect and
+/// OpenMP only, so that memref passes between the pass and the lowering
+/// (ownership-based deallocation, which would put its ownership constants into
+/// the OpenMP loop wrapper) leave it alone.
+LLVM::LLVMFuncOp
+createLauncher(ModuleOp module, StringRef name, LLVM::LLVMFuncOp kernel,
+               unsigned extraArguments, std::optional<int64_t> iterations,
+               std::optional<int> threads, LauncherIteration iteration) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(module.getBody());
@@ -224,7 +222,7 @@ LLVM::LLVMFuncOp createLauncher(ModuleOp module, StringRef name,
   omp::LoopNestOperands bounds;
   bounds.loopLowerBounds = {i64Constant(b, loc, 0)};
   bounds.loopUpperBounds = {iterations ? i64Constant(b, loc, *iterations)
-                                        : entry->getArgument(4)};
+                                       : entry->getArgument(4)};
   bounds.loopSteps = {i64Constant(b, loc, 1)};
   omp::ParallelOperands team;
   if (threads)
@@ -259,13 +257,12 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
                                           int64_t sliceBytes, bool runtimeRows,
                                           bool runtimeColumns) {
   const std::vector<GemmRange> &parts = kernel.parts;
-  std::string name =
-      (kernel.emitted.symbol + "_parts" + Twine(parts.size()) +
-       (runtimeRows && runtimeColumns ? "_caller"
-        : runtimeRows                 ? "_cols"
-        : runtimeColumns              ? "_rows"
-                                      : ""))
-          .str();
+  std::string name = (kernel.emitted.symbol + "_parts" + Twine(parts.size()) +
+                      (runtimeRows && runtimeColumns ? "_caller"
+                       : runtimeRows                 ? "_cols"
+                       : runtimeColumns              ? "_rows"
+                                                     : ""))
+                         .str();
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return existing;
   OpBuilder b(module.getContext());
@@ -283,8 +280,7 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
                              LLVM::Linkage::Internal, name + "_table", init);
   return createLauncher(
       module, name, fn, /*extraArguments=*/0, int64_t(parts.size()),
-      std::nullopt,
-      [&](OpBuilder &ob, Value part, Block *entry) {
+      std::nullopt, [&](OpBuilder &ob, Value part, Block *entry) {
         Location loc = entry->getParentOp()->getLoc();
         auto ptr = LLVM::LLVMPointerType::get(ob.getContext());
         Value tableAddress = LLVM::AddressOfOp::create(ob, loc, table);
@@ -481,10 +477,10 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   const bool batched = launch.batch != 1;
   const int batchThreads =
       batched && kernel.parts.empty()
-          ? static_cast<int>(ShapedType::isDynamic(launch.batch)
-                                 ? launch.batchThreads
-                                 : std::min<int64_t>(launch.batchThreads,
-                                                     launch.batch))
+          ? static_cast<int>(
+                ShapedType::isDynamic(launch.batch)
+                    ? launch.batchThreads
+                    : std::min<int64_t>(launch.batchThreads, launch.batch))
           : 1;
   int64_t slices =
       std::max<int64_t>({1, int64_t(kernel.parts.size()), batchThreads});
@@ -503,12 +499,11 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
     writeRuntimeRange(b, loc, launch, ws, slices, sliceBytes,
                       /*singleCall=*/kernel.parts.empty());
   if (launch.kDimOfA)
-    storeInEverySlice(
-        b, loc, ws, slices, sliceBytes, kRuntimeKOffset,
-        Value(arith::IndexCastOp::create(
-            b, loc, i64,
-            memref::DimOp::create(b, loc, launch.operands[0],
-                                  *launch.kDimOfA))));
+    storeInEverySlice(b, loc, ws, slices, sliceBytes, kRuntimeKOffset,
+                      Value(arith::IndexCastOp::create(
+                          b, loc, i64,
+                          memref::DimOp::create(b, loc, launch.operands[0],
+                                                *launch.kDimOfA))));
   if (launch.bias)
     storeInEverySlice(
         b, loc, ws, slices, sliceBytes, kBiasOffset,
@@ -517,21 +512,20 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   // more than one GEMM.
   Value batchCount, batchStrideBytes[3];
   if (batched) {
-    batchCount = ShapedType::isDynamic(launch.batch)
-                     ? Value(memref::DimOp::create(b, loc, launch.operands[2],
-                                                   launch.batchDimOfC))
-                     : Value(arith::ConstantIndexOp::create(b, loc,
-                                                            launch.batch));
+    batchCount =
+        ShapedType::isDynamic(launch.batch)
+            ? Value(memref::DimOp::create(b, loc, launch.operands[2],
+                                          launch.batchDimOfC))
+            : Value(arith::ConstantIndexOp::create(b, loc, launch.batch));
     for (int i = 0; i < 3; ++i) {
       Value elementBytes = arith::ConstantIndexOp::create(
           b, loc, elementBytesOf(launch.operands[i]));
-      Value stride =
-          launch.batchStrideDimOf[i]
-              ? Value(memref::ExtractStridedMetadataOp::create(
-                          b, loc, launch.operands[i])
-                          .getStrides()[*launch.batchStrideDimOf[i]])
-              : Value(arith::ConstantIndexOp::create(b, loc,
-                                                     launch.batchStrides[i]));
+      Value stride = launch.batchStrideDimOf[i]
+                         ? Value(memref::ExtractStridedMetadataOp::create(
+                                     b, loc, launch.operands[i])
+                                     .getStrides()[*launch.batchStrideDimOf[i]])
+                         : Value(arith::ConstantIndexOp::create(
+                               b, loc, launch.batchStrides[i]));
       batchStrideBytes[i] = arith::MulIOp::create(b, loc, stride, elementBytes);
     }
   }
@@ -540,8 +534,7 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
     for (int i = 0; i < 3; ++i) {
       Value bytes;
       if (batchIndex)
-        bytes =
-            arith::MulIOp::create(ob, loc, batchIndex, batchStrideBytes[i]);
+        bytes = arith::MulIOp::create(ob, loc, batchIndex, batchStrideBytes[i]);
       pointers[i] = toPointer(ob, loc, operands[i], bytes);
     }
     LLVM::LLVMFuncOp callee =

@@ -1,13 +1,13 @@
 //===- TensorPlacement.cpp ------------------------------------------------===//
 #include "TensorPlacement.h"
 #include "EpilogueMatcher.h"
-#include "qimeng/Transforms/ConvMatcher.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
+#include "qimeng/Transforms/ConvMatcher.h"
 
 using namespace mlir;
 using namespace qimeng;

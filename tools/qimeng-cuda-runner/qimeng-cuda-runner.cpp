@@ -133,8 +133,8 @@ Kernel readKernel(const char *path) {
   k.source = text.str();
   k.symbol = headerValue(k.source, "symbol");
   k.arch = headerValue(k.source, "arch");
-  if (std::sscanf(headerValue(k.source, "grid").c_str(), "%u,%u,%u",
-                  &k.grid[0], &k.grid[1], &k.grid[2]) != 3 ||
+  if (std::sscanf(headerValue(k.source, "grid").c_str(), "%u,%u,%u", &k.grid[0],
+                  &k.grid[1], &k.grid[2]) != 3 ||
       std::sscanf(headerValue(k.source, "block").c_str(), "%u,%u,%u",
                   &k.block[0], &k.block[1], &k.block[2]) != 3)
     die(2, "malformed qm.grid or qm.block");
@@ -210,9 +210,9 @@ struct Problem {
 
   void launch(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) const {
     void *args[] = {&a, &b, &c};
-    cu.check(cu.cuLaunchKernel_(fn, k.grid[0], k.grid[1], k.grid[2],
-                                k.block[0], k.block[1], k.block[2], 0, nullptr,
-                                args, nullptr),
+    cu.check(cu.cuLaunchKernel_(fn, k.grid[0], k.grid[1], k.grid[2], k.block[0],
+                                k.block[1], k.block[2], 0, nullptr, args,
+                                nullptr),
              "cuLaunchKernel");
   }
 
@@ -235,7 +235,7 @@ struct Problem {
     for (size_t i = 0; i < c0.size(); ++i)
       c0[i] = i >= size_t(m * n) ? sentinel
               : k.overwrite      ? NAN
-                                 : (integers ? float(small(rng)) : uniform(rng));
+                            : (integers ? float(small(rng)) : uniform(rng));
     auto upload = [&](const std::vector<float> &v, DeviceBuffer &d) {
       if (!bf16() || &v == &c0) {
         cu.check(cu.cuMemcpyHtoD_(d.ptr, v.data(), v.size() * 4), "upload");
@@ -285,10 +285,10 @@ struct Problem {
         const double start = k.overwrite ? 0.0 : c0[size_t(i * n + j)];
         const double want = ref[size_t(j)] + start;
         const double got = c[size_t(i * n + j)];
-        const double bound =
-            integers ? 0.0
-                     : 4.0 * double(kk + 1) * std::ldexp(1.0, -24) *
-                           (mag[size_t(j)] + std::fabs(start));
+        const double bound = integers
+                                 ? 0.0
+                                 : 4.0 * double(kk + 1) * std::ldexp(1.0, -24) *
+                                       (mag[size_t(j)] + std::fabs(start));
         const double err = std::fabs(got - want);
         if (!(err <= bound)) {
           char text[160];
@@ -379,8 +379,8 @@ int main(int argc, char **argv) {
   // Timing inputs: random bits in [-1, 1) (never zeros, which time faster).
   std::mt19937 timingRng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (auto [buffer, count] : {std::pair{&a, size_t(k.m * k.k)},
-                               std::pair{&b, size_t(k.k * k.n)}}) {
+  for (auto [buffer, count] :
+       {std::pair{&a, size_t(k.m * k.k)}, std::pair{&b, size_t(k.k * k.n)}}) {
     if (problem.bf16()) {
       std::vector<uint16_t> h(count);
       for (uint16_t &v : h)
@@ -395,8 +395,8 @@ int main(int argc, char **argv) {
   }
   cu.check(cu.cuMemsetD8_(c.ptr, 0, size_t(k.m * k.n) * 4), "cuMemsetD8");
   double ours = medianMs(runs, [&] { problem.launch(a.ptr, b.ptr, c.ptr); });
-  std::printf("ours: %.3f ms, %.1f TFLOP/s (median of %d, L2 flushed)\n",
-              ours, flops / ours * 1e-9, runs);
+  std::printf("ours: %.3f ms, %.1f TFLOP/s (median of %d, L2 flushed)\n", ours,
+              flops / ours * 1e-9, runs);
 #ifdef QIMENG_HAVE_CUBLAS
   // cuBLAS at the same precision and accumulation: row-major C = A B as
   // column-major C^T = B^T A^T; bf16 inputs with f32 compute and output,
@@ -408,19 +408,20 @@ int main(int argc, char **argv) {
   cudaDataType_t in = problem.bf16() ? CUDA_R_16BF : CUDA_R_32F;
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
   double theirs = medianMs(runs, [&] {
-    status = cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(k.n), int(k.m),
-                          int(k.k), &alpha, reinterpret_cast<void *>(b.ptr),
-                          in, int(k.n), reinterpret_cast<void *>(a.ptr), in,
-                          int(k.k), &beta, reinterpret_cast<void *>(c.ptr),
-                          CUDA_R_32F, int(k.n), CUBLAS_COMPUTE_32F,
-                          CUBLAS_GEMM_DEFAULT);
+    status =
+        cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(k.n), int(k.m),
+                     int(k.k), &alpha, reinterpret_cast<void *>(b.ptr), in,
+                     int(k.n), reinterpret_cast<void *>(a.ptr), in, int(k.k),
+                     &beta, reinterpret_cast<void *>(c.ptr), CUDA_R_32F,
+                     int(k.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   });
   if (status != CUBLAS_STATUS_SUCCESS)
     die(1, "cublasGemmEx failed");
-  std::printf("cuBLAS: %.3f ms, %.1f TFLOP/s (cublasGemmEx, %s inputs, f32 "
-              "compute and output, CUBLAS_GEMM_DEFAULT)\nours / cuBLAS: %.2fx\n",
-              theirs, flops / theirs * 1e-9, problem.bf16() ? "bf16" : "f32",
-              theirs / ours);
+  std::printf(
+      "cuBLAS: %.3f ms, %.1f TFLOP/s (cublasGemmEx, %s inputs, f32 "
+      "compute and output, CUBLAS_GEMM_DEFAULT)\nours / cuBLAS: %.2fx\n",
+      theirs, flops / theirs * 1e-9, problem.bf16() ? "bf16" : "f32",
+      theirs / ours);
   cublasDestroy(handle);
 #endif
   return 0;

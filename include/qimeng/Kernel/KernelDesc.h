@@ -148,8 +148,7 @@ struct GemmDesc {
            ldc == o.ldc && transA == o.transA && transB == o.transB &&
            overwrite == o.overwrite && runtimeLd == o.runtimeLd &&
            dynamicM == o.dynamicM && dynamicN == o.dynamicN &&
-           dynamicK == o.dynamicK &&
-           bias == o.bias && relu == o.relu &&
+           dynamicK == o.dynamicK && bias == o.bias && relu == o.relu &&
            reluMax == o.reluMax && precision == o.precision;
   }
 };
