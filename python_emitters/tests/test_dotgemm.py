@@ -199,20 +199,14 @@ class HarnessTest(unittest.TestCase):
         """A run-time M (blocked for req's m) at fewer, as many and more
         rows, a run-time N likewise for columns; the parallel form on two
         parts of the rows."""
-        dyn = dict(req, dynamic_m=True)
-        for m in (1, 13, req["m"], 2 * req["m"] + 5):
-            with self.subTest(dynamic_m=m):
-                status, output = self.run_kernel(f"dyn{m}", dyn, m=m,
-                                                  split=0)
-                self.assertEqual(status, 0, output)
-                self.assertEqual(output.strip(), "ok")
-        dyn = dict(req, dynamic_n=True)
-        for n in (1, 13, req["n"], 2 * req["n"] + 5):
-            with self.subTest(dynamic_n=n):
-                status, output = self.run_kernel(f"dynn{n}", dyn, n=n,
-                                                  split=0)
-                self.assertEqual(status, 0, output)
-                self.assertEqual(output.strip(), "ok")
+        for size in ("m", "n"):
+            dyn = dict(req, **{f"dynamic_{size}": True})
+            for v in (1, 13, req[size], 2 * req[size] + 5):
+                with self.subTest(**{f"dynamic_{size}": v}):
+                    status, output = self.run_kernel(
+                        f"dyn{size}{v}", dyn, split=0, **{size: v})
+                    self.assertEqual(status, 0, output)
+                    self.assertEqual(output.strip(), "ok")
         par = dict(req, parallel=True)
         with self.subTest(parallel=True):
             status, output = self.run_kernel("par", par, split=16)
