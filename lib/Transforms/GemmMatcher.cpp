@@ -96,10 +96,9 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
 /// Fuses the elementwise consumer of the initialised product `out.operands
 /// [2]` of `op` into `out` when it is one the kernel's epilogue computes
 /// (describeContraction); leaves `out` as it was otherwise.
-void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
-                  unsigned nDimOfC) {
+void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out) {
   std::optional<ElementwiseEpilogue> e =
-      matchElementwiseEpilogue(op, out.operands[2], out.cInit, nDimOfC,
+      matchElementwiseEpilogue(op, out.operands[2], out.cInit, out.nDimOfC,
                                /*biasAllowed=*/out.gemm.bias == GemmBias::None);
   if (!e)
     return;
@@ -456,12 +455,11 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // A bias broadcast along the rows: bias[j] in column j, C's dimension N.
   // bf16 kernels have no epilogue yet: the consumer stays.
   const bool fuse = options.fuseEpilogues && d.precision == GemmPrecision::F32;
-  const unsigned nDimOfC = resultPosition(maps[2], n);
-  OutputInit init = dynamicK
-                        ? OutputInit()
-                        : outputInitOf(out.operands[2], op,
-                                       fuse ? std::optional<unsigned>(nDimOfC)
-                                            : std::nullopt);
+  OutputInit init =
+      dynamicK ? OutputInit()
+               : outputInitOf(out.operands[2], op,
+                              fuse ? std::optional<unsigned>(out.nDimOfC)
+                                   : std::nullopt);
   if (init.op) {
     d.overwrite = true;
     out.cInit = init.op;
@@ -471,7 +469,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
       llvm::append_range(out.assumed, init.assumed);
     }
     if (fuse)
-      fuseEpilogue(op, out, nDimOfC);
+      fuseEpilogue(op, out);
   }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));

@@ -171,6 +171,19 @@ Value i64Constant(OpBuilder &b, Location loc, int64_t v) {
                                   b.getI64IntegerAttr(v));
 }
 
+/// The size of dimension `dim` of `memref` at run time, as an i64.
+Value runtimeSize(OpBuilder &b, Location loc, Value memref, unsigned dim) {
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                    memref::DimOp::create(b, loc, memref, dim));
+}
+
+/// The stride (elements) of dimension `dim` of `memref` at run time, as an
+/// index.
+Value runtimeStride(OpBuilder &b, Location loc, Value memref, unsigned dim) {
+  return memref::ExtractStridedMetadataOp::create(b, loc, memref)
+      .getStrides()[dim];
+}
+
 /// Stores `values` (8 bytes each, one after the other) at byte `offset`
 /// of the header of each of the `slices` workspace slices at `ws`,
 /// `sliceBytes` apart (WorkspaceHeader.h).
@@ -408,11 +421,8 @@ void writeRuntimeRange(OpBuilder &b, Location loc, const KernelLaunch &launch,
                        Value ws, int64_t slices, int64_t sliceBytes,
                        bool singleCall) {
   auto size = [&](std::optional<unsigned> dim, int64_t constant) -> Value {
-    if (!dim)
-      return i64Constant(b, loc, constant);
-    return arith::IndexCastOp::create(
-        b, loc, b.getI64Type(),
-        memref::DimOp::create(b, loc, launch.operands[2], *dim));
+    return dim ? runtimeSize(b, loc, launch.operands[2], *dim)
+               : i64Constant(b, loc, constant);
   };
   Value zero = i64Constant(b, loc, 0);
   Value rows[2] = {zero, size(launch.mDimOfC, launch.m)};
@@ -445,10 +455,9 @@ void writeLeadingDims(OpBuilder &b, Location loc, const KernelLaunch &launch,
       lds[i] = i64Constant(b, loc, launch.leadingDimConstants[i]);
       continue;
     }
-    auto meta =
-        memref::ExtractStridedMetadataOp::create(b, loc, launch.operands[i]);
     lds[i] = arith::IndexCastOp::create(
-        b, loc, i64, meta.getStrides()[*launch.leadingDimOf[i]]);
+        b, loc, i64,
+        runtimeStride(b, loc, launch.operands[i], *launch.leadingDimOf[i]));
   }
   storeInEverySlice(b, loc, ws, slices, sliceBytes, kLeadingDimsOffset, lds);
 }
@@ -500,10 +509,7 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
                       /*singleCall=*/kernel.parts.empty());
   if (launch.kDimOfA)
     storeInEverySlice(b, loc, ws, slices, sliceBytes, kRuntimeKOffset,
-                      Value(arith::IndexCastOp::create(
-                          b, loc, i64,
-                          memref::DimOp::create(b, loc, launch.operands[0],
-                                                *launch.kDimOfA))));
+                      runtimeSize(b, loc, launch.operands[0], *launch.kDimOfA));
   if (launch.bias)
     storeInEverySlice(
         b, loc, ws, slices, sliceBytes, kBiasOffset,
@@ -521,9 +527,8 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
       Value elementBytes = arith::ConstantIndexOp::create(
           b, loc, elementBytesOf(launch.operands[i]));
       Value stride = launch.batchStrideDimOf[i]
-                         ? Value(memref::ExtractStridedMetadataOp::create(
-                                     b, loc, launch.operands[i])
-                                     .getStrides()[*launch.batchStrideDimOf[i]])
+                         ? runtimeStride(b, loc, launch.operands[i],
+                                         *launch.batchStrideDimOf[i])
                          : Value(arith::ConstantIndexOp::create(
                                b, loc, launch.batchStrides[i]));
       batchStrideBytes[i] = arith::MulIOp::create(b, loc, stride, elementBytes);
