@@ -161,12 +161,9 @@ class Params:
         # N likewise (the columns are masked at run time in any case).
         self.dynamic_n = bool_field(request, "dynamic_n")
         self.reads_range = self.parallel or self.dynamic_m or self.dynamic_n
-        if self.dynamic_n and not self.runtime_ld:
-            raise RequestError(
-                "dynamic_n needs runtime_ld (a dense C's ldc is n)")
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, self.trans_a, self.trans_b,
-            self.dynamic_m)
+            self.dynamic_m, self.dynamic_n)
         self.mr = int_field(request, "mr")
         self.nr = int_field(request, "nr")
         if self.nr % LANES:

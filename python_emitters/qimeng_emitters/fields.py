@@ -58,17 +58,26 @@ def check_target_features(request, isa):
             + " which the target lacks")
 
 
-def leading_dims(request, m, n, k, trans_a, trans_b, dynamic_m=False):
+def leading_dims(request, m, n, k, trans_a, trans_b, dynamic_m=False,
+                 dynamic_n=False, dynamic_k=False):
     """(lda, ldb, ldc) in elements: the request's, at least the stored
     operands' columns (A is K x M when trans_a, B is N x K when trans_b),
     the dense ones by default; (None, None, None) with runtime_ld, whose
     kernels read them from the workspace and whose requests must not fix
-    them. A run-time M with A transposed needs runtime_ld: lda is then M."""
-    if dynamic_m and trans_a and not bool_field(request, "runtime_ld"):
+    them. A run-time size that a leading dimension follows needs
+    runtime_ld: M with A transposed, N (C's ldc), K (A's lda, or B's)."""
+    runtime_ld = bool_field(request, "runtime_ld")
+    if dynamic_m and trans_a and not runtime_ld:
         raise RequestError(
             "dynamic_m with trans_a needs runtime_ld: A is stored K x M, "
             "its leading dimension is the run-time M")
-    if bool_field(request, "runtime_ld"):
+    if dynamic_n and not runtime_ld:
+        raise RequestError(
+            "dynamic_n needs runtime_ld (a dense C's ldc is n)")
+    if dynamic_k and not runtime_ld:
+        raise RequestError(
+            "dynamic_k needs runtime_ld (a dense A's lda is k)")
+    if runtime_ld:
         given = [f for f in ("lda", "ldb", "ldc") if f in request]
         if given:
             raise RequestError(

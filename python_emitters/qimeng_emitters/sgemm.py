@@ -150,7 +150,7 @@ class Params:
         self.runtime_ld = bool_field(request, "runtime_ld")
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, self.trans_a, self.trans_b,
-            self.dynamic_m)
+            self.dynamic_m, self.dynamic_n, self.dynamic_k)
         if self.runtime_ld:
             self.a_ld, self.b_ld, self.c_ld = (
                 Stride(slot=LD_BYTES_OFFSET + 8 * i) for i in range(3))
@@ -245,13 +245,7 @@ class Params:
                 "fuse_pack_b packs each B sliver in the K loop of its first "
                 "tile, from B in place: it needs pack_b, B not transposed "
                 "and n a multiple of nr (not a run-time n)")
-        if self.dynamic_n and not self.runtime_ld:
-            raise RequestError(
-                "dynamic_n needs runtime_ld (a dense C's ldc is n)")
         if self.dynamic_k:
-            if not self.runtime_ld:
-                raise RequestError(
-                    "dynamic_k needs runtime_ld (a dense A's lda is k)")
             if self.fuse_pack_b:
                 raise RequestError(
                     "dynamic_k and fuse_pack_b exclude each other (K's "
