@@ -22,7 +22,7 @@ esac
 echo "CUDA: $("$CUDA/bin/nvcc" --version | tail -1)  arch: $arch"
 
 runner="$OUT/qimeng-cuda-runner"
-g++ -O2 -std=c++17 -DQIMENG_HAVE_CUBLAS=1 -I"$CUDA/include" \
+g++ -O2 -std=c++17 -DQIMENG_HAVE_CUBLAS=1 -I"$ROOT/include" -I"$CUDA/include" \
   "$ROOT/tools/qimeng-cuda-runner/qimeng-cuda-runner.cpp" \
   -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lnvrtc -lcublas -ldl -o "$runner"
 

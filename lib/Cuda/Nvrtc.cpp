@@ -9,7 +9,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #ifdef QIMENG_HAVE_NVRTC
-#include <nvrtc.h>
+#include "qimeng/Cuda/NvrtcCompile.h"
 #endif
 
 using namespace qimeng;
@@ -27,58 +27,15 @@ std::string qimeng::nvrtcVersionText() {
   return llvm::formatv("{0}.{1}", major, minor).str();
 }
 
-namespace {
-/// One NVRTC program, destroyed on every path.
-struct Program {
-  nvrtcProgram handle = nullptr;
-  ~Program() {
-    if (handle)
-      nvrtcDestroyProgram(&handle);
-  }
-};
-} // namespace
-
 llvm::Expected<CompiledCudaKernel>
 qimeng::compileCudaKernel(const CudaKernelSource &kernel) {
-  auto fail = [&](llvm::StringRef step, nvrtcResult r) {
-    return llvm::createStringError(
-        llvm::formatv("NVRTC {0} failed for {1}: {2}", step, kernel.symbol,
-                      nvrtcGetErrorString(r))
-            .str());
-  };
-  Program program;
-  const std::string name = kernel.symbol + ".cu";
-  if (nvrtcResult r = nvrtcCreateProgram(&program.handle, kernel.text.c_str(),
-                                         name.c_str(), 0, nullptr, nullptr);
-      r != NVRTC_SUCCESS)
-    return fail("nvrtcCreateProgram", r);
-  // Straight to SASS for the architecture (sm_90a's wgmma needs the "a"
-  // variant); ptxas's resource lines and warnings come back in the log.
-  const std::string arch = "--gpu-architecture=" + kernel.arch;
-  const char *options[] = {arch.c_str(), "--std=c++17", "--ptxas-options=-v"};
-  nvrtcResult compiled =
-      nvrtcCompileProgram(program.handle, std::size(options), options);
+  NvrtcOutput compiled =
+      nvrtcCompileToCubin(kernel.text, kernel.symbol, kernel.arch);
+  if (!compiled.error.empty())
+    return llvm::createStringError(compiled.error);
   CompiledCudaKernel out;
-  size_t logSize = 0;
-  if (nvrtcGetProgramLogSize(program.handle, &logSize) == NVRTC_SUCCESS &&
-      logSize > 1) {
-    out.log.resize(logSize);
-    nvrtcGetProgramLog(program.handle, out.log.data());
-    out.log.resize(logSize - 1); // the terminating NUL
-  }
-  if (compiled != NVRTC_SUCCESS)
-    return llvm::createStringError(
-        llvm::formatv("NVRTC could not compile {0} for {1}:\n{2}",
-                      kernel.symbol, kernel.arch, out.log)
-            .str());
-  size_t cubinSize = 0;
-  if (nvrtcResult r = nvrtcGetCUBINSize(program.handle, &cubinSize);
-      r != NVRTC_SUCCESS)
-    return fail("nvrtcGetCUBINSize", r);
-  out.cubin.resize(cubinSize);
-  if (nvrtcResult r = nvrtcGetCUBIN(program.handle, out.cubin.data());
-      r != NVRTC_SUCCESS)
-    return fail("nvrtcGetCUBIN", r);
+  out.cubin = std::move(compiled.cubin);
+  out.log = std::move(compiled.log);
   out.ptxas = parsePtxasLog(out.log);
   return out;
 }

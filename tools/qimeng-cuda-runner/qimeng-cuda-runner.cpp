@@ -6,9 +6,10 @@
 // with NVRTC for the GPU here, validates it, times it and times cuBLAS on
 // the same problem at the same precision. A process of its own, so that a
 // kernel that faults or hangs takes its context down, not its caller.
-// Plain C++17 with NVRTC and cuBLAS linked and the driver loaded with
-// dlopen, nothing of LLVM: scripts/device-check.sh builds it with g++ on a
-// GPU machine that has only the CUDA toolkit.
+// Plain C++17 with NVRTC (through qimeng/Cuda/NvrtcCompile.h, as lib/Cuda)
+// and cuBLAS linked and the driver loaded with dlopen, nothing of LLVM:
+// scripts/device-check.sh builds it with g++ on a GPU machine that has only the
+// CUDA toolkit.
 //
 // Validation, on fresh inputs per distribution (every row of C, or 48 of
 // them on large problems): small integers (exact in
@@ -24,8 +25,8 @@
 // error, 77 no GPU here (no CUDA driver or device): the message says why.
 //
 //===----------------------------------------------------------------------===//
+#include "qimeng/Cuda/NvrtcCompile.h"
 #include <cuda.h>
-#include <nvrtc.h>
 #ifdef QIMENG_HAVE_CUBLAS
 #include <cublas_v2.h>
 #endif
@@ -152,28 +153,13 @@ Kernel readKernel(const char *path) {
 }
 
 std::string compile(const Kernel &k) {
-  nvrtcProgram program;
-  std::string name = k.symbol + ".cu";
-  if (nvrtcCreateProgram(&program, k.source.c_str(), name.c_str(), 0, nullptr,
-                         nullptr) != NVRTC_SUCCESS)
-    die(2, "nvrtcCreateProgram failed");
-  std::string arch = "--gpu-architecture=" + k.arch;
-  const char *options[] = {arch.c_str(), "--std=c++17", "--ptxas-options=-v"};
-  nvrtcResult r = nvrtcCompileProgram(program, 3, options);
-  size_t logSize = 0;
-  nvrtcGetProgramLogSize(program, &logSize);
-  std::string log(logSize, '\0');
-  nvrtcGetProgramLog(program, log.data());
-  if (r != NVRTC_SUCCESS)
-    die(2, "NVRTC could not compile " + k.symbol + ":\n" + log);
-  size_t size = 0;
-  nvrtcGetCUBINSize(program, &size);
-  std::string cubin(size, '\0');
-  nvrtcGetCUBIN(program, cubin.data());
-  nvrtcDestroyProgram(&program);
+  qimeng::NvrtcOutput out =
+      qimeng::nvrtcCompileToCubin(k.source, k.symbol, k.arch);
+  if (!out.error.empty())
+    die(2, out.error);
   std::printf("compiled %s for %s\n%s", k.symbol.c_str(), k.arch.c_str(),
-              log.c_str());
-  return cubin;
+              out.log.c_str());
+  return out.cubin;
 }
 
 /// f32 -> bf16 bits, round to nearest even (inputs here are finite).
