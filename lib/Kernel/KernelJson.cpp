@@ -14,7 +14,7 @@ void writeReluMax(json &j, std::optional<float> reluMax) {
 }
 
 /// Reads `relu_max` when present: a number that binary32 holds exactly.
-llvm::Error readReluMax(const json &j, const JsonFieldReader &fields,
+llvm::Error readReluMax(const JsonFieldReader &fields,
                         std::optional<float> &out) {
   const json *v = fields.find("relu_max");
   if (!v)
@@ -100,7 +100,7 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
   if (j.contains("relu"))
     if (auto err = fields.boolean("relu", d.relu))
       return std::move(err);
-  if (auto err = readReluMax(j, fields, d.reluMax))
+  if (auto err = readReluMax(fields, d.reluMax))
     return std::move(err);
   if (j.contains("dtype")) {
     std::string dtype;
@@ -191,7 +191,7 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
     if (j.contains(name))
       if (auto err = fields.boolean(name, *flag))
         return std::move(err);
-  if (auto err = readReluMax(j, fields, d.reluMax))
+  if (auto err = readReluMax(fields, d.reluMax))
     return std::move(err);
   return d;
 }
