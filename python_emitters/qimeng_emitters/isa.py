@@ -1,12 +1,14 @@
 """What every ISA writer shares: the table row of a vector ISA, a calling
-convention row, and numeric local labels.
+convention row, numeric local labels and the kernel file's form.
 
 Per-ISA knowledge is data: x86.py, aarch64.py and riscv.py each hold their
 rows; sketch.py holds the loop nest they all follow.
 """
 
+import json
 from dataclasses import dataclass
 
+from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 
 
@@ -62,3 +64,46 @@ class Labels:
         self.next += 1
         lines.append(f"{number}:\t{comment_prefix} {comment}")
         return number
+
+
+def kernel_file(*, comment, kind, summary, symbol, workspace_bytes,
+                runtime_ld, args, clobbers, features, request, align,
+                prologue, body, epilogue, runtime_sizes=(), headers=()):
+    """A kernel file in the protocol's form (docs/EmitterProtocol.md,
+    Output), for any ISA: two comment lines (`comment` is the assembler's
+    comment prefix), the qm. header lines (qm.runtime_sizes when the kernel
+    reads some of M, N and K from its header, `headers` after qm.features),
+    then the function: `prologue` lines, the `body` lines between their
+    markers, `epilogue` lines (its return included), aligned to
+    2^`align` bytes."""
+    meta = {k: request[k] for k in sorted(request)}
+    out = [
+        f"{comment} QiMeng-TensorOp {kind} kernel, qimeng_emitters "
+        f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
+        f"{comment} {summary}",
+        f"# qm.symbol: {symbol}",
+        f"# qm.workspace_bytes: {workspace_bytes}",
+        "# qm.leading_dims: " + ("runtime" if runtime_ld else "immediate"),
+        *(["# qm.runtime_sizes: " + ",".join(runtime_sizes)]
+          if runtime_sizes else []),
+        "# qm.args: " + ",".join(args),
+        "# qm.clobbers: " + ",".join(clobbers),
+        "# qm.features: " + ",".join(features),
+        *headers,
+        f"# qm.generator: {GENERATOR_VERSION}",
+        "# qm.request: " + json.dumps(meta, sort_keys=True,
+                                      separators=(",", ":")),
+        "\t.text",
+        f"\t.globl\t{symbol}",
+        f"\t.p2align\t{align}",
+        f"\t.type\t{symbol},@function",
+        f"{symbol}:",
+        *prologue,
+        "# qm.body.begin",
+        *body,
+        "# qm.body.end",
+        *epilogue,
+        f"\t.size\t{symbol}, .-{symbol}",
+        "\t.section\t.note.GNU-stack,\"\",@progbits",
+    ]
+    return "\n".join(out) + "\n"

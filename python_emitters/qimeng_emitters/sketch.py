@@ -25,10 +25,9 @@ Loop nest, for each column panel kind (full panels, then the edge panels):
 import json
 from dataclasses import dataclass
 
-from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 from .fields import bool_field, check_known, int_field
-from .isa import Labels
+from .isa import Labels, kernel_file
 
 HEADER_BYTES = 128   # the workspace header (docs/KernelContract.md)
 LD_OFFSET = 64       # lda, ldb, ldc as int64 elements, written by the caller
@@ -212,42 +211,21 @@ def _row_loops(sk, writer, panel):
 
 
 def kernel_text(sk, writer, symbol, request, conv):
-    """The whole kernel file: the protocol's header lines, the function form
-    (prologue, body, epilogue of `conv`, the ISA's calling convention)."""
-    body = drive(sk, writer)
-    meta = {k: request[k] for k in sorted(request)}
-    c = writer.comment_prefix
-    out = [
-        f"{c} QiMeng-TensorOp sgemm kernel, qimeng_emitters "
-        f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
-        f"{c} C[{sk.m}x{sk.n}] {'=' if sk.overwrite else '+='} A * B, "
-        f"K = {sk.k}",
-        f"# qm.symbol: {symbol}",
-        f"# qm.workspace_bytes: {HEADER_BYTES}",
-        "# qm.leading_dims: runtime",
-        "# qm.args: " + ",".join(conv.args),
-        "# qm.clobbers: " + ",".join(writer.clobbers()),
-        "# qm.features: " + ",".join(writer.isa.features),
-    ]
+    """The whole kernel file (isa.kernel_file) in the function form of
+    `conv`, the ISA's calling convention (the writer's prologue and
+    epilogue)."""
+    body = drive(sk, writer)  # marks the inner loop: inner_loop_flops
+    headers = []
     if writer.isa.vector_bits_fixed:
-        out.append(f"# qm.vector_bits: {writer.isa_vector_bits}")
+        headers.append(f"# qm.vector_bits: {writer.isa_vector_bits}")
     if writer.inner_loop_flops:
-        out.append(f"# qm.inner_loop_flops: {writer.inner_loop_flops}")
-    out += [
-        f"# qm.generator: {GENERATOR_VERSION}",
-        "# qm.request: " + json.dumps(meta, sort_keys=True,
-                                      separators=(",", ":")),
-        "\t.text",
-        f"\t.globl\t{symbol}",
-        "\t.p2align\t4",
-        f"\t.type\t{symbol},@function",
-        f"{symbol}:",
-    ]
-    out += writer.prologue()
-    out.append("# qm.body.begin")
-    out += body
-    out.append("# qm.body.end")
-    out += writer.epilogue()
-    out += [f"\t.size\t{symbol}, .-{symbol}",
-            "\t.section\t.note.GNU-stack,\"\",@progbits"]
-    return "\n".join(out) + "\n"
+        headers.append(f"# qm.inner_loop_flops: {writer.inner_loop_flops}")
+    return kernel_file(
+        comment=writer.comment_prefix, kind="sgemm",
+        summary=f"C[{sk.m}x{sk.n}] {'=' if sk.overwrite else '+='} A * B, "
+        f"K = {sk.k}",
+        symbol=symbol, workspace_bytes=HEADER_BYTES, runtime_ld=True,
+        args=conv.args, clobbers=writer.clobbers(),
+        features=writer.isa.features, request=request, align=4,
+        prologue=writer.prologue(), body=body, epilogue=writer.epilogue(),
+        headers=headers)

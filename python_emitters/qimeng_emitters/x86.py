@@ -3,12 +3,10 @@
 Per-ISA knowledge is data: one row per ISA.
 """
 
-import json
 from dataclasses import dataclass
 
-from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
-from .isa import CallingConvention
+from .isa import CallingConvention, kernel_file
 
 
 @dataclass(frozen=True)
@@ -127,38 +125,17 @@ def check_disp(value, what):
 def function_text(kind, summary, symbol, body, request, workspace_bytes,
                   runtime_ld, clobbers, features, headers=(),
                   runtime_sizes=()):
-    """The whole kernel file of an x86-64 kernel: the protocol's header
-    lines (`headers` after qm.features; qm.runtime_sizes when the kernel
-    reads some of M, N and K from its header), the function form (SYSV:
-    the callee-saved registers pushed, the body between its markers,
-    popped)."""
-    meta = {k: request[k] for k in sorted(request)}
-    out = [
-        f"# QiMeng-TensorOp {kind} kernel, qimeng_emitters "
-        f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
-        f"# {summary}",
-        f"# qm.symbol: {symbol}",
-        f"# qm.workspace_bytes: {workspace_bytes}",
-        "# qm.leading_dims: " + ("runtime" if runtime_ld else "immediate"),
-        *(["# qm.runtime_sizes: " + ",".join(runtime_sizes)]
-          if runtime_sizes else []),
-        "# qm.args: " + ",".join(SYSV.args),
-        "# qm.clobbers: " + ",".join(list(SYSV.gprs) + list(clobbers)),
-        "# qm.features: " + ",".join(features),
-        *headers,
-        f"# qm.generator: {GENERATOR_VERSION}",
-        "# qm.request: " + json.dumps(meta, sort_keys=True,
-                                      separators=(",", ":")),
-        "\t.text",
-        f"\t.globl\t{symbol}",
-        "\t.p2align\t5",
-        f"\t.type\t{symbol},@function",
-        f"{symbol}:",
-    ]
-    out += [f"\tpushq\t%{reg}" for reg in SYSV.callee_saved]
-    out += ["# qm.body.begin", body.rstrip("\n"), "# qm.body.end"]
-    out += [f"\tpopq\t%{reg}" for reg in reversed(SYSV.callee_saved)]
-    out += ["\tretq", f"\t.size\t{symbol}, .-{symbol}",
-            "\t.section\t.note.GNU-stack,\"\",@progbits"]
-    return "\n".join(out) + "\n"
+    """The whole kernel file of an x86-64 kernel (isa.kernel_file) in the
+    function form of SYSV: the callee-saved registers pushed, the body,
+    popped, returned."""
+    return kernel_file(
+        comment="#", kind=kind, summary=summary, symbol=symbol,
+        workspace_bytes=workspace_bytes, runtime_ld=runtime_ld,
+        args=SYSV.args, clobbers=list(SYSV.gprs) + list(clobbers),
+        features=features, request=request, align=5,
+        prologue=[f"\tpushq\t%{reg}" for reg in SYSV.callee_saved],
+        body=[body.rstrip("\n")],
+        epilogue=[f"\tpopq\t%{reg}" for reg in reversed(SYSV.callee_saved)]
+        + ["\tretq"],
+        runtime_sizes=runtime_sizes, headers=headers)
 
