@@ -100,9 +100,12 @@ static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
                                         uint64_t entry, const Backend &backend,
                                         const CrossValidationOptions &options,
                                         bool allDistributions, int timedRuns) {
+  const std::string transposes = {desc.transA ? 't' : 'n',
+                                  desc.transB ? 't' : 'n'};
   std::vector<std::string> runnerArgs = {
       std::to_string(entry),      std::to_string(desc.m),
       std::to_string(desc.n),     std::to_string(desc.k),
+      transposes,
       std::to_string(desc.lda),   std::to_string(desc.ldb),
       std::to_string(desc.ldc),   std::to_string(kernel.workspaceBytes),
       desc.overwrite ? "1" : "0", std::to_string(options.seed),

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (LD_OFFSET, Sketch, Writer, fault_suffix, kernel_text,
-                     parse_request, registers_needed)
+from .sketch import (LD_OFFSET, PACKED_B, Sketch, Writer, fault_suffix,
+                     kernel_text, parse_request, registers_needed)
 
 NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
                     features=("neon",), vector_bits_fixed=False)
@@ -118,7 +118,7 @@ class NeonWriter(Writer):
         self.ins(f"mov\t{BPANEL}, {B}")
         self.ins(f"mov\t{CPANEL}, {C}")
 
-    def panel_loop(self, panel, body):
+    def panel_loop(self, sk, panel, body):
         self.ins(f"// {panel.count} panel(s) of {panel.columns} columns "
                  f"({'+'.join(map(str, panel.widths))})")
         loop = None
@@ -128,7 +128,13 @@ class NeonWriter(Writer):
         self.ins(f"mov\t{ABLOCK}, {A}")
         self.ins(f"mov\t{CBLOCK}, {CPANEL}")
         body()
-        add_imm(self.lines, BPANEL, panel.columns * 4)
+        if sk.trans_b:
+            # The next panel's columns are B^T's next rows.
+            self.ins(f"ldr\t{BPTR}, [{WS}, #{LD_OFFSET + 8}]")
+            mov_imm(self.lines, CROW, panel.columns * 4)
+            self.ins(f"madd\t{BPANEL}, {BPTR}, {CROW}, {BPANEL}")
+        else:
+            add_imm(self.lines, BPANEL, panel.columns * 4)
         add_imm(self.lines, CPANEL, panel.columns * 4)
         if loop is not None:
             self.ins(f"subs\t{JR}, {JR}, #1")
@@ -142,6 +148,41 @@ class NeonWriter(Writer):
         self.ins(f"add\t{CBLOCK}, {CBLOCK}, {C_STEP}")
         self.ins(f"subs\t{IR}, {IR}, #1")
         self.ins(f"b.ne\t{loop}b")
+
+    def pack_b_panel(self, sk, panel):
+        """B^T's rows j .. j + width (each K floats, ldb apart) into the
+        workspace as K rows of `width` floats: four k of a row at a time,
+        stored lane by lane a packed row apart. LDB then holds the packed
+        row step for the microkernels of this panel; the row pointers of A
+        and the K and row counters are free here."""
+        width = panel.columns
+        src, dst, ldb, col_src, col_dst = A_ROWS[:5]
+        self.ins(f"// pack B^T rows -> {sk.k} x {width} at workspace + "
+                 f"{PACKED_B}")
+        self.ins(f"ldr\t{ldb}, [{WS}, #{LD_OFFSET + 8}]")
+        self.ins(f"lsl\t{ldb}, {ldb}, #2")
+        mov_imm(self.lines, LDB, width * 4)
+        self.ins(f"mov\t{src}, {BPANEL}")
+        self.ins(f"add\t{dst}, {WS}, #{PACKED_B}")
+        mov_imm(self.lines, IR, width)
+        column = self.labels.place(self.lines, "pack: a column of B")
+        self.ins(f"mov\t{col_src}, {src}")
+        self.ins(f"mov\t{col_dst}, {dst}")
+        if sk.k // 4:
+            mov_imm(self.lines, KI, sk.k // 4)
+            four = self.labels.place(self.lines, "pack: four k")
+            self.ins(f"ld1\t{{v0.4s}}, [{col_src}], #16")
+            for lane in range(4):
+                self.ins(f"st1\t{{v0.s}}[{lane}], [{col_dst}], {LDB}")
+            self.ins(f"subs\t{KI}, {KI}, #1")
+            self.ins(f"b.ne\t{four}b")
+        for _ in range(sk.k % 4):
+            self.ins(f"ld1\t{{v0.s}}[0], [{col_src}], #4")
+            self.ins(f"st1\t{{v0.s}}[0], [{col_dst}], {LDB}")
+        self.ins(f"add\t{src}, {src}, {ldb}")
+        self.ins(f"add\t{dst}, {dst}, #4")
+        self.ins(f"subs\t{IR}, {IR}, #1")
+        self.ins(f"b.ne\t{column}b")
 
     def end(self, sk):
         if sk.fault == "write-past-edge":
@@ -161,12 +202,16 @@ class NeonWriter(Writer):
 
     # -- the microkernel ----------------------------------------------------
 
-    def start_block(self, rows):
-        """A's row pointers and B's from the block's and the panel's."""
+    def start_block(self, sk, rows):
+        """A's row pointers and B's from the block's and the panel's (the
+        packed panel with trans_b)."""
         self.ins(f"mov\t{A_ROWS[0]}, {ABLOCK}")
         for i in range(1, rows):
             self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
-        self.ins(f"mov\t{BPTR}, {BPANEL}")
+        if sk.trans_b:
+            self.ins(f"add\t{BPTR}, {WS}, #{PACKED_B}")
+        else:
+            self.ins(f"mov\t{BPTR}, {BPANEL}")
 
     def k_loop(self, sk, rows, widths, chunk):
         """The K steps in `chunk(4)` (four k of each A row at once) and
@@ -199,7 +244,7 @@ class NeonWriter(Writer):
                                "registers; neon has 32")
         offsets = [sum(widths[:v]) * 4 for v in range(nv)]
         self.ins(f"// {rows} x {sum(widths)} block")
-        self.start_block(rows)
+        self.start_block(sk, rows)
         for i in range(rows):
             for v in range(nv):
                 self.ins(f"movi\tv{acc(i, v)}.16b, #0")
@@ -277,7 +322,7 @@ def emit(request):
             f"a {sk.mr}x{nr} register block needs {needed} vector registers "
             f"(accumulators, B vectors and one A register a row); neon has "
             f"{NEON.registers}")
-    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_nn"
+    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_{sk.layout}"
               f"{'_b0' if sk.overwrite else ''}_ldrt_{sk.mr}x{nr}"
               f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_neon")
     return kernel_text(sk, NeonWriter(k_unroll), symbol, request, AAPCS64)
@@ -352,7 +397,7 @@ class SveWriter(NeonWriter):
             return f"[{base}]" if v == 0 else \
                 f"[{base}, {B_OFFSETS[v - 1]}, lsl #2]"
 
-        self.start_block(rows)
+        self.start_block(sk, rows)
         for i in range(rows):
             for v in range(nv):
                 self.ins(f"mov\tz{acc(i, v)}.s, #0")
@@ -418,7 +463,7 @@ def emit_sve(request):
             f"a {sk.mr}x{nr} register block needs {needed} vector registers "
             f"(accumulators, B vectors and one A register a row); sve has "
             f"{SVE.registers}")
-    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_nn"
+    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_{sk.layout}"
               f"{'_b0' if sk.overwrite else ''}_ldrt_{sk.mr}x{nr}"
               f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_sve_vl{vl}")
     return kernel_text(sk, SveWriter(vl, k_unroll), symbol, request, AAPCS64)

@@ -12,8 +12,8 @@ edge panel sets vl to its width.
 from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (LD_OFFSET, Sketch, Writer, fault_suffix, kernel_text,
-                     parse_request, registers_needed)
+from .sketch import (LD_OFFSET, PACKED_B, Sketch, Writer, fault_suffix,
+                     kernel_text, parse_request, registers_needed)
 
 RVV = VectorIsaRow(name="rvv", arch="riscv64", lanes=0, registers=32,
                    features=("v",), vector_bits_fixed=True)
@@ -114,11 +114,14 @@ class RvvWriter(Writer):
         self.ins(f"mv\t{BPANEL}, {B}")
         self.ins(f"mv\t{CPANEL}, {C}")
 
-    def panel_loop(self, panel, body):
-        self.ins(f"# {panel.count} panel(s) of {panel.columns} columns")
-        # One vl for the whole panel: its vectors are all as wide.
+    def set_panel_vl(self, panel):
+        """One vl for the whole panel: its vectors are all as wide."""
         self.ins(f"li\t{TMP}, {panel.widths[0]}")
         self.ins(f"vsetvli\tzero, {TMP}, e32, m{self.lmul}, ta, ma")
+
+    def panel_loop(self, sk, panel, body):
+        self.ins(f"# {panel.count} panel(s) of {panel.columns} columns")
+        self.set_panel_vl(panel)
         loop = None
         if panel.count > 1:
             self.ins(f"li\t{JR}, {panel.count}")
@@ -126,7 +129,14 @@ class RvvWriter(Writer):
         self.ins(f"mv\t{ABLOCK}, {A}")
         self.ins(f"mv\t{CBLOCK}, {CPANEL}")
         body()
-        add_imm(self.lines, BPANEL, panel.columns * 4)
+        if sk.trans_b:
+            # The next panel's columns are B^T's next rows.
+            self.ins(f"ld\t{TMP}, {LD_OFFSET + 8}({WS})")
+            self.ins(f"li\t{CROW}, {panel.columns * 4}")
+            self.ins(f"mul\t{TMP}, {TMP}, {CROW}")
+            self.ins(f"add\t{BPANEL}, {BPANEL}, {TMP}")
+        else:
+            add_imm(self.lines, BPANEL, panel.columns * 4)
         add_imm(self.lines, CPANEL, panel.columns * 4)
         if loop is not None:
             self.loop_back(JR, loop)
@@ -139,6 +149,42 @@ class RvvWriter(Writer):
         for _ in range(rows):
             self.ins(f"add\t{CBLOCK}, {CBLOCK}, {LDC}")
         self.loop_back(IR, loop)
+
+    def pack_b_panel(self, sk, panel):
+        """B^T's rows j .. j + width (each K floats, ldb apart) into the
+        workspace as K rows of `width` floats: a row of B^T loaded as long
+        vectors (LMUL 8, vl from vsetvli) and stored with a stride of one
+        packed row (vsse32). LDB then holds that stride for the
+        microkernels of this panel; the panel's vl is set again after."""
+        width = panel.columns
+        src, dst, ldb, col_src, col_dst, left, vl, step = A_ROWS
+        self.ins(f"# pack B^T rows -> {sk.k} x {width} at workspace + "
+                 f"{PACKED_B}")
+        self.ins(f"ld\t{ldb}, {LD_OFFSET + 8}({WS})")
+        self.ins(f"slli\t{ldb}, {ldb}, 2")
+        self.ins(f"li\t{LDB}, {width * 4}")
+        self.ins(f"mv\t{src}, {BPANEL}")
+        self.ins(f"addi\t{dst}, {WS}, {PACKED_B}")
+        self.ins(f"li\t{IR}, {width}")
+        column = self.label("pack: a column of B")
+        self.ins(f"mv\t{col_src}, {src}")
+        self.ins(f"mv\t{col_dst}, {dst}")
+        self.ins(f"li\t{left}, {sk.k}")
+        chunk = self.label("pack: as many k as a vector holds")
+        self.ins(f"vsetvli\t{vl}, {left}, e32, m8, ta, ma")
+        self.ins(f"vle32.v\tv0, ({col_src})")
+        self.ins(f"vsse32.v\tv0, ({col_dst}), {LDB}")
+        self.ins(f"sub\t{left}, {left}, {vl}")
+        self.ins(f"slli\t{step}, {vl}, 2")
+        self.ins(f"add\t{col_src}, {col_src}, {step}")
+        self.ins(f"mul\t{step}, {vl}, {LDB}")
+        self.ins(f"add\t{col_dst}, {col_dst}, {step}")
+        self.ins(f"bnez\t{left}, {chunk}b")
+        self.ins(f"add\t{src}, {src}, {ldb}")
+        self.ins(f"addi\t{dst}, {dst}, 4")
+        self.ins(f"addi\t{IR}, {IR}, -1")
+        self.ins(f"bnez\t{IR}, {column}b")
+        self.set_panel_vl(panel)
 
     def end(self, sk):
         if sk.fault == "write-past-edge":
@@ -176,7 +222,10 @@ class RvvWriter(Writer):
         self.ins(f"mv\t{A_ROWS[0]}, {ABLOCK}")
         for i in range(1, rows):
             self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
-        self.ins(f"mv\t{BPTR}, {BPANEL}")
+        if sk.trans_b:
+            self.ins(f"addi\t{BPTR}, {WS}, {PACKED_B}")
+        else:
+            self.ins(f"mv\t{BPTR}, {BPANEL}")
         for i in range(rows):
             for v in range(nv):
                 self.ins(f"vmv.v.i\t{acc(i, v)}, 0")
@@ -293,7 +342,7 @@ def emit(request):
         raise RequestError(
             f"a {sk.mr}x{nr} register block needs {needed} register groups "
             f"(accumulators and B vectors); LMUL {lmul} gives {groups}")
-    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_nn"
+    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_{sk.layout}"
               f"{'_b0' if sk.overwrite else ''}_ldrt_{sk.mr}x{nr}_m{lmul}"
               f"_ku{k_unroll}{fault_suffix(sk)}_riscv64_rvv_vlen{vlen}")
     return kernel_text(sk, RvvWriter(vlen, lmul, k_unroll), symbol, request,

@@ -12,11 +12,16 @@ supplies the instructions: loops, pointer steps and the microkernel body.
 
 Kernels of this generator take their leading dimensions at run time from
 the workspace header (docs/KernelContract.md, the runtime_ld form) and read
-A and B in place: C[M x N] (+)= A[M x K] * B[K x N], row-major.
+A in place: C[M x N] (+)= A[M x K] * op(B), row-major. B is read in place
+too, unless it is stored transposed (trans_b: N x K, as a torch linear
+layer's weights): then each column panel of B is first packed into the
+workspace as K rows of the panel's width, where the microkernel reads it
+as it reads B itself, only with the panel's width as the row step.
 
 Loop nest, for each column panel kind (full panels, then the edge panels):
 
     for jr in panels of that kind:               B columns j .. j + width
+      [PACK B^T rows j .. j + width -> workspace + 128, K x width]
       for ir in 0..M - M % MR step MR:           full row blocks
         MICROKERNEL(MR rows, panel vectors)
       MICROKERNEL(M % MR rows, panel vectors)    row edge, when M % MR
@@ -31,6 +36,7 @@ from .isa import Labels, kernel_file
 
 HEADER_BYTES = 128   # the workspace header (docs/KernelContract.md)
 LD_OFFSET = 64       # lda, ldb, ldc as int64 elements, written by the caller
+PACKED_B = HEADER_BYTES  # where a transposed B's panel is packed
 
 # Test-only deliberately broken kernels: validation and isolation must catch
 # each (under emulation as on the host).
@@ -41,7 +47,7 @@ MAX_ROWS = 8
 
 # Request fields of the x86 generator this one accepts only at their
 # defaults (a descriptor always sends the transposes).
-UNSUPPORTED = {"trans_a": False, "trans_b": False, "parallel": False,
+UNSUPPORTED = {"trans_a": False, "parallel": False,
                "dynamic_m": False, "bias": "none", "relu": False}
 
 
@@ -70,6 +76,7 @@ class Sketch:
     k_unroll: int
     overwrite: bool   # C = A * B: C is never read
     fault: object     # None or one of FAULTS
+    trans_b: bool = False  # B stored N x K: each panel packed first
 
     @property
     def nr(self):
@@ -103,6 +110,19 @@ class Sketch:
             plan.append(Panel(1, tuple(split_width(rest % self.lanes))))
         return plan
 
+    def workspace_bytes(self, split_width):
+        """The header, and with trans_b the packed panel: K rows of the
+        widest panel's columns, rounded to 64 bytes."""
+        if not self.trans_b:
+            return HEADER_BYTES
+        widest = max(p.columns for p in self.panels(split_width))
+        return HEADER_BYTES + (self.k * widest * 4 + 63) // 64 * 64
+
+    @property
+    def layout(self):
+        """The symbol's transposes: nn, or nt with B stored N x K."""
+        return "nt" if self.trans_b else "nn"
+
 
 def registers_needed(rows, vectors, a_registers):
     """Vector registers (groups) of a block: the accumulators, one B vector
@@ -115,7 +135,8 @@ def parse_request(request, isa, extra_fields=()):
     fields as a dict, the request's k_unroll)."""
     check_known(request, (
         "isa", "m", "n", "k", "mr", "nr", "k_unroll", "overwrite",
-        "runtime_ld", "fault", "target_features") + tuple(UNSUPPORTED)
+        "trans_b", "runtime_ld", "fault", "target_features")
+                + tuple(UNSUPPORTED)
                 + tuple(extra_fields))
     if request.get("runtime_ld") is not True:
         raise RequestError(
@@ -136,6 +157,7 @@ def parse_request(request, isa, extra_fields=()):
         "k": int_field(request, "k"),
         "mr": int_field(request, "mr"),
         "overwrite": bool_field(request, "overwrite"),
+        "trans_b": bool_field(request, "trans_b"),
         "fault": fault,
     }
     if fields["mr"] > MAX_ROWS:
@@ -193,7 +215,7 @@ def drive(sk, writer):
     every ISA. Returns the body's assembly lines."""
     writer.begin(sk)
     for panel in sk.panels(writer.split_width):
-        writer.panel_loop(panel, lambda: _row_loops(sk, writer, panel))
+        writer.panel_loop(sk, panel, lambda: _panel_body(sk, writer, panel))
     if sk.fault == "segfault":
         writer.fault_segfault()
     if sk.fault == "hang":
@@ -202,7 +224,9 @@ def drive(sk, writer):
     return writer.lines
 
 
-def _row_loops(sk, writer, panel):
+def _panel_body(sk, writer, panel):
+    if sk.trans_b:
+        writer.pack_b_panel(sk, panel)
     if sk.row_blocks:
         writer.row_loop(sk.row_blocks, sk.mr, lambda: writer.microkernel(
             sk, sk.mr, panel.widths))
@@ -222,9 +246,10 @@ def kernel_text(sk, writer, symbol, request, conv):
         headers.append(f"# qm.inner_loop_flops: {writer.inner_loop_flops}")
     return kernel_file(
         comment=writer.comment_prefix, kind="sgemm",
-        summary=f"C[{sk.m}x{sk.n}] {'=' if sk.overwrite else '+='} A * B, "
-        f"K = {sk.k}",
-        symbol=symbol, workspace_bytes=HEADER_BYTES, runtime_ld=True,
+        summary=f"C[{sk.m}x{sk.n}] {'=' if sk.overwrite else '+='} A * "
+        f"{'B^T' if sk.trans_b else 'B'}, K = {sk.k}",
+        symbol=symbol, workspace_bytes=sk.workspace_bytes(writer.split_width),
+        runtime_ld=True,
         args=conv.args, clobbers=writer.clobbers(),
         features=writer.isa.features, request=request, align=4,
         prologue=writer.prologue(), body=body, epilogue=writer.epilogue(),

@@ -92,6 +92,21 @@ class RequestTest(unittest.TestCase):
         self.assertEqual(
             header(emit(rvv(overwrite=True)), "symbol"),
             "qm_sgemm_19x45x13_nn_b0_ldrt_7x32_m4_ku2_riscv64_rvv_vlen256")
+        self.assertEqual(
+            header(emit(neon(trans_b=True)), "symbol"),
+            "qm_sgemm_19x23x13_nt_ldrt_8x8_ku4_aarch64_neon")
+
+    def test_a_transposed_b_is_packed_into_the_workspace(self):
+        # The widest panel (NR columns) K rows deep after the header.
+        self.assertEqual(header(emit(neon()), "workspace_bytes"), "128")
+        self.assertEqual(header(emit(neon(trans_b=True)), "workspace_bytes"),
+                         str(128 + (13 * 8 * 4 + 63) // 64 * 64))
+        # N below NR: the panel is N wide.
+        self.assertEqual(
+            header(emit(rvv(n=5, trans_b=True)), "workspace_bytes"),
+            str(128 + (13 * 5 * 4 + 63) // 64 * 64))
+        body = emit(rvv(trans_b=True)).split("# qm.body.begin")[1]
+        self.assertIn("vsse32.v", body)
 
     def test_headers_carry_the_calling_convention(self):
         text = emit(neon())
@@ -113,7 +128,7 @@ class RequestTest(unittest.TestCase):
     def test_bad_requests_are_refused_with_the_reason(self):
         cases = [
             (neon(runtime_ld=None), "needs runtime_ld true"),
-            (neon(trans_b=True), "do not support trans_b"),
+            (neon(trans_a=True), "do not support trans_a"),
             (neon(nr=6), "multiple of 4"),
             (neon(k_unroll=2), "k_unroll must be 4 or 8"),
             (neon(mr=8, nr=16), "needs 44 vector registers"),
@@ -175,6 +190,9 @@ class AssemblyTest(unittest.TestCase):
         ("aarch64", neon(m=64, n=64, k=64, mr=7, nr=12, k_unroll=8)),
         ("aarch64", neon(m=9, n=7, k=5, overwrite=True)),
         ("aarch64", sve()),
+        ("aarch64", neon(trans_b=True, k=70)),
+        ("aarch64", sve(trans_b=True)),
+        ("riscv64", rvv(trans_b=True, n=300)),
         ("aarch64", sve(vlen=128, m=5, n=3, k=2, mr=4, nr=12)),
         ("riscv64", rvv()),
         ("riscv64", rvv(vlen=128, lmul=1, mr=6, nr=16, k_unroll=8)),
@@ -221,9 +239,10 @@ class CrossRunner:
             raise AssertionError(result.stderr)
         subprocess.run([OBJCOPY, "-O", "binary", "--only-section=.text", obj,
                         code], check=True, timeout=60)
+        transposes = "nt" if req.get("trans_b") else "nn"
         args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
-                "0", str(req["m"]), str(req["n"]), str(req["k"]), str(lda),
-                str(ldb), str(ldc), header(text, "workspace_bytes"),
+                "0", str(req["m"]), str(req["n"]), str(req["k"]), transposes,
+                str(lda), str(ldb), str(ldc), header(text, "workspace_bytes"),
                 "1" if req.get("overwrite") else "0", "7", "1", "all"]
         try:
             out = subprocess.run(args, capture_output=True, text=True,
@@ -259,8 +278,14 @@ class QemuExecutionTest(unittest.TestCase):
         return CrossRunner(arch, self.tmp.name)
 
     def check_shapes(self, runner, make, cpu, seed):
-        for m, n, k, lda, ldb, ldc in random_shapes(seed, 50):
+        """50 random shapes; every third kernel reads B transposed (N x K,
+        packed panel by panel), its ldb then as long as K plus the pad."""
+        for index, (m, n, k, lda, ldb, ldc) in enumerate(
+                random_shapes(seed, 50)):
             req = make(m, n, k)
+            if index % 3 == 2:
+                req["trans_b"] = True
+                ldb += k - n
             with self.subTest(cpu=cpu, req=req, lds=(lda, ldb, ldc)):
                 result = runner.run(req, cpu, lda, ldb, ldc)
                 self.assertTrue(result["passed"], result["failure"])

@@ -10,9 +10,11 @@
 //
 //   {"passed":true,"failure":"","max_rel_error":1e-07,"median_ns":1234}
 //
-// Usage: qimeng-cross-runner CODE ENTRY M N K LDA LDB LDC WORKSPACE
-//                            OVERWRITE SEED RUNS DISTRIBUTIONS
-// with ENTRY the kernel's byte offset in CODE, OVERWRITE 0 or 1 (C = A*B:
+// Usage: qimeng-cross-runner CODE ENTRY M N K TRANSPOSES LDA LDB LDC
+//                            WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS
+// with ENTRY the kernel's byte offset in CODE, TRANSPOSES nn, nt, tn or tt
+// (A stored K x M with lda >= M after a t in first place, B stored N x K
+// with ldb >= K after a t in second place), OVERWRITE 0 or 1 (C = A*B:
 // C starts as the NaN sentinel and must not be read), RUNS timed calls
 // after the checks (0: none) and DISTRIBUTIONS "all" or "small-integers"
 // (the exact one alone). Exit 0 when a verdict
@@ -51,6 +53,7 @@ struct Guarded {
 
 struct Problem {
   int64_t m, n, k, lda, ldb, ldc, workspace;
+  bool transA = false, transB = false;
   bool overwrite;
   uint64_t seed;
   int runs;
@@ -70,8 +73,8 @@ std::string jsonEscape(const std::string &s) {
 [[noreturn]] void usage(const char *why) {
   std::fprintf(stderr,
                "qimeng-cross-runner: %s\nusage: qimeng-cross-runner CODE "
-               "ENTRY M N K LDA LDB LDC WORKSPACE OVERWRITE SEED RUNS "
-               "DISTRIBUTIONS\n",
+               "ENTRY M N K TRANSPOSES LDA LDB LDC WORKSPACE OVERWRITE SEED "
+               "RUNS DISTRIBUTIONS\n",
                why);
   std::exit(2);
 }
@@ -135,17 +138,29 @@ int64_t firstChanged(Guarded &g, const std::vector<float> &pristine) {
   return INT64_MIN;
 }
 
+/// Rows of A and B as stored: A is K x M when transposed, B N x K.
+int64_t aRows(const Problem &p) { return p.transA ? p.k : p.m; }
+int64_t bRows(const Problem &p) { return p.transB ? p.n : p.k; }
+
+/// Index of A(i, l) and B(l, j) in their storage.
+int64_t aAt(const Problem &p, int64_t i, int64_t l) {
+  return p.transA ? l * p.lda + i : i * p.lda + l;
+}
+int64_t bAt(const Problem &p, int64_t l, int64_t j) {
+  return p.transB ? j * p.ldb + l : l * p.ldb + j;
+}
+
 /// Runs one distribution; the failure, or "" when it passes.
 std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
                    double &maxRel) {
-  Guarded a(p.m * p.lda), b(p.k * p.ldb), c(p.m * p.ldc);
+  Guarded a(aRows(p) * p.lda), b(bRows(p) * p.ldb), c(p.m * p.ldc);
   InputGenerator gen(dist, p.seed);
   for (int64_t i = 0; i < p.m; ++i)
     for (int64_t l = 0; l < p.k; ++l)
-      a.data()[i * p.lda + l] = gen.next();
+      a.data()[aAt(p, i, l)] = gen.next();
   for (int64_t l = 0; l < p.k; ++l)
     for (int64_t j = 0; j < p.n; ++j)
-      b.data()[l * p.ldb + j] = gen.next();
+      b.data()[bAt(p, l, j)] = gen.next();
   if (!p.overwrite)
     for (int64_t i = 0; i < p.m; ++i)
       for (int64_t j = 0; j < p.n; ++j)
@@ -171,16 +186,23 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
              std::to_string(i);
   }
   // The fp64 reference a row at a time, B read along its rows (the
-  // emulator pays for every cache miss of a column walk).
+  // emulator pays for every cache miss of a column walk): B as K x N and a
+  // row of A gathered first, whatever their storage.
+  std::vector<float> bRowMajor(size_t(p.k * p.n)), aRow(size_t(p.k));
+  for (int64_t l = 0; l < p.k; ++l)
+    for (int64_t j = 0; j < p.n; ++j)
+      bRowMajor[size_t(l * p.n + j)] = b.data()[bAt(p, l, j)];
   std::vector<double> ref(size_t(p.n)), mag(size_t(p.n));
   for (int64_t i = 0; i < p.m; ++i) {
     for (int64_t j = 0; j < p.n; ++j) {
       ref[j] = p.overwrite ? 0 : double(c0[size_t(kGuard + i * p.ldc + j)]);
       mag[j] = std::fabs(ref[j]);
     }
+    for (int64_t l = 0; l < p.k; ++l)
+      aRow[size_t(l)] = a.data()[aAt(p, i, l)];
     for (int64_t l = 0; l < p.k; ++l) {
-      const double av = a.data()[i * p.lda + l];
-      const float *brow = b.data() + l * p.ldb;
+      const double av = aRow[size_t(l)];
+      const float *brow = bRowMajor.data() + l * p.n;
       for (int64_t j = 0; j < p.n; ++j) {
         double t = av * double(brow[j]);
         ref[j] += t;
@@ -200,7 +222,7 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
 }
 
 double medianNs(KernelFn kernel, const Problem &p) {
-  Guarded a(p.m * p.lda), b(p.k * p.ldb), c(p.m * p.ldc);
+  Guarded a(aRows(p) * p.lda), b(bRows(p) * p.ldb), c(p.m * p.ldc);
   InputGenerator gen(Distribution::Uniform, p.seed);
   for (int64_t i = 0; i < a.size(); ++i)
     a.data()[i] = gen.next();
@@ -225,32 +247,39 @@ double medianNs(KernelFn kernel, const Problem &p) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 14)
-    usage("expected 13 arguments");
+  if (argc != 15)
+    usage("expected 14 arguments");
   Problem p;
   int64_t entry = parseInt(argv[2], "entry");
   p.m = parseInt(argv[3], "m");
   p.n = parseInt(argv[4], "n");
   p.k = parseInt(argv[5], "k");
-  p.lda = parseInt(argv[6], "lda");
-  p.ldb = parseInt(argv[7], "ldb");
-  p.ldc = parseInt(argv[8], "ldc");
-  p.workspace = parseInt(argv[9], "workspace");
-  p.overwrite = parseInt(argv[10], "overwrite") != 0;
-  p.seed = uint64_t(parseInt(argv[11], "seed"));
-  p.runs = int(parseInt(argv[12], "runs"));
-  if (p.m < 1 || p.n < 1 || p.k < 1 || p.lda < p.k || p.ldb < p.n ||
-      p.ldc < p.n)
-    usage("sizes must be positive and leading dimensions at least the rows");
+  const std::string transposes = argv[6];
+  if (transposes.size() != 2 ||
+      transposes.find_first_not_of("nt") != std::string::npos)
+    usage("TRANSPOSES must be nn, nt, tn or tt");
+  p.transA = transposes[0] == 't';
+  p.transB = transposes[1] == 't';
+  p.lda = parseInt(argv[7], "lda");
+  p.ldb = parseInt(argv[8], "ldb");
+  p.ldc = parseInt(argv[9], "ldc");
+  p.workspace = parseInt(argv[10], "workspace");
+  p.overwrite = parseInt(argv[11], "overwrite") != 0;
+  p.seed = uint64_t(parseInt(argv[12], "seed"));
+  p.runs = int(parseInt(argv[13], "runs"));
+  if (p.m < 1 || p.n < 1 || p.k < 1 || p.lda < (p.transA ? p.m : p.k) ||
+      p.ldb < (p.transB ? p.k : p.n) || p.ldc < p.n)
+    usage("sizes must be positive and each leading dimension at least its "
+          "rows' length");
   KernelFn kernel = loadCode(argv[1], entry);
 
   double maxRel = 0;
   std::string failure;
   std::vector<Distribution> dists = {Distribution::SmallIntegers};
-  if (std::strcmp(argv[13], "all") == 0)
+  if (std::strcmp(argv[14], "all") == 0)
     dists = {Distribution::SmallIntegers, Distribution::Uniform,
              Distribution::Mixed};
-  else if (std::strcmp(argv[13], "small-integers") != 0)
+  else if (std::strcmp(argv[14], "small-integers") != 0)
     usage("DISTRIBUTIONS must be all or small-integers");
   for (Distribution dist : dists) {
     failure = runOne(kernel, p, dist, maxRel);

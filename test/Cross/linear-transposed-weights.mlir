@@ -1,0 +1,86 @@
+// REQUIRES: cross-aarch64, cross-riscv64
+// torch's linear layer with relu on tensors (aten.linear: the weight through
+// linalg.transpose, a zero fill, the matmul, a broadcast bias add and relu),
+// for NEON (Neoverse-N1), 256-bit SVE (Neoverse-V1) and RVV at VLEN 256
+// (SpacemiT X60). The transpose folds into the kernel, which reads the
+// weight as stored (N x K: "nt") and packs each column panel of it into its
+// workspace; the fill folds into overwrite ("b0"); the bias add and relu
+// stay as the stock generic (these ISAs have no epilogues yet). NEON runs
+// the pass on tensors before bufferization, SVE and RVV after
+// one-shot-bufferize's defaults (dynamic strides at the function boundary).
+// Each module is lowered with the stock pipeline, compiled with llc for
+// the target, linked statically with linear_main.c and run under qemu
+// against its reference: X 13 x 70 with a leading dimension of 72, W 37 x
+// 70 with 73 (K not a multiple of the unroll, N leaving a one-column edge
+// panel on NEON).
+//
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefixes=CHECK,NEON
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" --one-shot-bufferize="bufferize-function-boundaries" %dealloc \
+// RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -filetype=obj -o %t.neon.o
+// RUN: %cross-cc-aarch64 -DM=13 -DN=37 -DK=70 -DLDX=72 -DLDW=73 %S/Inputs/linear_main.c %t.neon.o -o %t.neon.exe
+// RUN: %qemu-aarch64 -cpu neoverse-n1 %t.neon.exe | FileCheck %s --check-prefix=EXEC
+//
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-v1:+neon,+sve" | FileCheck %s --check-prefixes=CHECK,SVE
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-v1:+neon,+sve" %dealloc \
+// RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1 -filetype=obj -o %t.sve.o
+// RUN: %cross-cc-aarch64 -DM=13 -DN=37 -DK=70 -DLDX=72 -DLDW=73 %S/Inputs/linear_main.c %t.sve.o -o %t.sve.exe
+// RUN: %qemu-aarch64 -cpu max,sve256=on %t.sve.exe | FileCheck %s --check-prefix=EXEC
+//
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v" | FileCheck %s --check-prefixes=CHECK,RVV
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v" %dealloc \
+// RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=riscv64-linux-gnu -mattr=+m,+a,+f,+d,+c,+v,+zvl256b -filetype=obj -o %t.rvv.o
+// RUN: %cross-cc-riscv64 -DM=13 -DN=37 -DK=70 -DLDX=72 -DLDW=73 %S/Inputs/linear_main.c %t.rvv.o -o %t.rvv.exe
+// RUN: %qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256,elen=64 %t.rvv.exe | FileCheck %s --check-prefix=EXEC
+//
+// The kernel path is what ran: each module with a deliberately broken
+// kernel (validation off) gives a wrong Y.
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon test-inject-fault=drop-k validate=false" --one-shot-bufferize="bufferize-function-boundaries" %dealloc \
+// RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -filetype=obj -o %t.neon.broken.o
+// RUN: %cross-cc-aarch64 -DM=13 -DN=37 -DK=70 -DLDX=72 -DLDW=73 %S/Inputs/linear_main.c %t.neon.broken.o -o %t.neon.broken.exe
+// RUN: not %qemu-aarch64 -cpu neoverse-n1 %t.neon.broken.exe | FileCheck %s --check-prefix=BROKEN
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-v1:+neon,+sve test-inject-fault=drop-k validate=false" %dealloc \
+// RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1 -filetype=obj -o %t.sve.broken.o
+// RUN: %cross-cc-aarch64 -DM=13 -DN=37 -DK=70 -DLDX=72 -DLDW=73 %S/Inputs/linear_main.c %t.sve.broken.o -o %t.sve.broken.exe
+// RUN: not %qemu-aarch64 -cpu max,sve256=on %t.sve.broken.exe | FileCheck %s --check-prefix=BROKEN
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v test-inject-fault=drop-k validate=false" %dealloc \
+// RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=riscv64-linux-gnu -mattr=+m,+a,+f,+d,+c,+v,+zvl256b -filetype=obj -o %t.rvv.broken.o
+// RUN: %cross-cc-riscv64 -DM=13 -DN=37 -DK=70 -DLDX=72 -DLDW=73 %S/Inputs/linear_main.c %t.rvv.broken.o -o %t.rvv.broken.exe
+// RUN: not %qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256,elen=64 %t.rvv.broken.exe | FileCheck %s --check-prefix=BROKEN
+// BROKEN: FAIL
+
+// CHECK-LABEL: func.func @linear
+// CHECK-NOT:   linalg.fill
+// CHECK:       scf.if
+// NEON:          llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_7x12_ku4_aarch64_neon
+// SVE:           llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_sve_vl256
+// RVV:           llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
+// CHECK:       } else {
+// CHECK:         linalg.transpose
+// CHECK:         linalg.matmul
+// CHECK:       }
+// CHECK:       linalg.generic
+// EXEC: PASS 13x37x70
+func.func @linear(%x: tensor<13x70xf32>, %w: tensor<37x70xf32>, %bias: tensor<37xf32>) -> tensor<13x37xf32>
+    attributes {llvm.emit_c_interface} {
+  %zero = arith.constant 0.0 : f32
+  %wt0 = tensor.empty() : tensor<70x37xf32>
+  %wt = linalg.transpose ins(%w : tensor<37x70xf32>) outs(%wt0 : tensor<70x37xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<13x37xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<13x37xf32>) -> tensor<13x37xf32>
+  %mm = linalg.matmul ins(%x, %wt : tensor<13x70xf32>, tensor<70x37xf32>) outs(%f : tensor<13x37xf32>) -> tensor<13x37xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<13x37xf32>, tensor<37xf32>) outs(%e : tensor<13x37xf32>) {
+  ^bb0(%m: f32, %b: f32, %o: f32):
+    %s = arith.addf %m, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<13x37xf32>
+  return %y : tensor<13x37xf32>
+}
