@@ -209,11 +209,12 @@ llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
 /// LMUL 4, 6 rows by one group (6 accumulator groups, two for B, so that the
 /// next row of B loads while the FMAs issue; 93% of the X60's one LMUL-1
 /// vfmacc a cycle), K unrolled 8 times.
+/// A convolution (nhwc) is the same GEMM with A gathered per filter tap.
 static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
                                                const Target &target) {
-  if (problem.conv())
-    return llvm::createStringError("convolutions are not generated for " +
-                                   isaName(target.bestIsa()) + " yet");
+  if (const ConvDesc *conv = problem.conv())
+    if (auto err = conv->verify())
+      return std::move(err);
   if (auto err = problem.gemm().verify())
     return std::move(err);
   GemmConfig c;

@@ -94,22 +94,11 @@ static std::string shellQuote(llvm::StringRef word) {
   return out + "'";
 }
 
-/// One run of the cross runner on `desc`'s leading dimensions.
-static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
-                                        const EmittedKernel &kernel,
-                                        uint64_t entry, const Backend &backend,
-                                        const CrossValidationOptions &options,
-                                        bool allDistributions, int timedRuns) {
-  const std::string transposes = {desc.transA ? 't' : 'n',
-                                  desc.transB ? 't' : 'n'};
-  std::vector<std::string> runnerArgs = {
-      std::to_string(entry),      std::to_string(desc.m),
-      std::to_string(desc.n),     std::to_string(desc.k),
-      transposes,
-      std::to_string(desc.lda),   std::to_string(desc.ldb),
-      std::to_string(desc.ldc),   std::to_string(kernel.workspaceBytes),
-      desc.overwrite ? "1" : "0", std::to_string(options.seed),
-      std::to_string(timedRuns),  allDistributions ? "all" : "small-integers"};
+/// One run of the cross runner with `runnerArgs` (its arguments after
+/// CODE) on a problem of `multiplyAdds`.
+static llvm::Expected<CrossRun>
+runRunner(const std::vector<std::string> &runnerArgs, double multiplyAdds,
+          const Backend &backend, const CrossValidationOptions &options) {
   std::vector<std::string> args = backend.argv;
   if (backend.remote) {
     // One shell command on the board: the code from stdin into a
@@ -128,9 +117,7 @@ static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
   // slower than the hardware: the limit grows with the work (a 1024^3 GEMM
   // takes about a minute a distribution under qemu-riscv64).
   SubprocessOptions sp;
-  sp.timeoutSeconds =
-      options.timeoutSeconds +
-      unsigned(double(desc.m) * double(desc.n) * double(desc.k) / 4e6);
+  sp.timeoutSeconds = options.timeoutSeconds + unsigned(multiplyAdds / 4e6);
   auto result = runSubprocess(backend.program, args, backend.input, sp);
   if (!result)
     return result.takeError();
@@ -164,6 +151,27 @@ static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
   if (auto it = answer.find("median_ns"); it != answer.end() && it->is_number())
     run.medianNs = it->get<double>();
   return run;
+}
+
+/// One run of a GEMM on `desc`'s leading dimensions.
+static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
+                                        const EmittedKernel &kernel,
+                                        uint64_t entry, const Backend &backend,
+                                        const CrossValidationOptions &options,
+                                        bool allDistributions, int timedRuns) {
+  const std::string transposes = {desc.transA ? 't' : 'n',
+                                  desc.transB ? 't' : 'n'};
+  std::vector<std::string> runnerArgs = {
+      std::to_string(entry),      std::to_string(desc.m),
+      std::to_string(desc.n),     std::to_string(desc.k),
+      transposes,                 std::to_string(desc.lda),
+      std::to_string(desc.ldb),   std::to_string(desc.ldc),
+      std::to_string(kernel.workspaceBytes),
+      desc.overwrite ? "1" : "0", std::to_string(options.seed),
+      std::to_string(timedRuns),  allDistributions ? "all" : "small-integers"};
+  return runRunner(runnerArgs,
+                   double(desc.m) * double(desc.n) * double(desc.k), backend,
+                   options);
 }
 
 std::string qimeng::crossBackendName(const Target &target,
@@ -278,4 +286,39 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
       total.medianNs = run->medianNs;
   }
   return total;
+}
+
+llvm::Expected<CrossRun>
+qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
+                          const EmittedKernel &kernel,
+                          const CrossValidationOptions &options) {
+  if (!desc.isNhwc())
+    return llvm::createStringError(
+        "the cross runner runs convolutions in the nhwc layouts; " +
+        desc.str() + " is " + convLayoutName(desc.layout).str());
+  if (desc.bias || desc.relu || desc.reluMax)
+    return llvm::createStringError(
+        "the cross runner runs convolutions without epilogues; " +
+        desc.str() + " has one");
+  auto code = kernelCode(kernel, target);
+  if (!code)
+    return code.takeError();
+  auto backend = backendFor(target, options, *code);
+  if (!backend)
+    return backend.takeError();
+  std::vector<std::string> runnerArgs = {std::to_string(code->entry), "conv",
+                                         convLayoutName(desc.layout).str()};
+  for (int64_t v : {desc.n, desc.h, desc.w, desc.c, desc.f, desc.kh, desc.kw,
+                    desc.strideH, desc.strideW, desc.dilationH,
+                    desc.dilationW, desc.inputStrides[0],
+                    desc.inputStrides[1], desc.inputStrides[2],
+                    int64_t(kernel.workspaceBytes)})
+    runnerArgs.push_back(std::to_string(v));
+  for (std::string v :
+       {std::string(desc.overwrite ? "1" : "0"), std::to_string(options.seed),
+        std::to_string(options.timedRuns), std::string("all")})
+    runnerArgs.push_back(v);
+  const GemmDesc g = desc.gemmView();
+  return runRunner(runnerArgs, double(g.m) * double(g.n) * double(g.k),
+                   *backend, options);
 }

@@ -826,7 +826,9 @@ struct QiMengTensorOpPass
     }
     std::vector<GemmRange> parts = kernelParts(desc, *config);
     if (o.validate && !o.target.sameArchAsHost()) {
-      auto run = validateGemmCross(desc, o.target, *emitted);
+      auto run = problem.conv()
+                     ? validateConvCross(*problem.conv(), o.target, *emitted)
+                     : validateGemmCross(desc, o.target, *emitted);
       if (!run) {
         reason = "kernel validation could not run: " +
                  llvm::toString(run.takeError());
@@ -940,7 +942,8 @@ struct QiMengTensorOpPass
       if (isConvolution(op)) {
         ConvInit init;
         if (FailureOr<ConvDesc> desc =
-                describeConv(op, assumed, reason, &init, fuseEpilogues);
+                describeConv(op, assumed, reason, &init,
+                             matchOptions.fuseEpilogues);
             succeeded(desc)) {
           problem = KernelProblem(*desc);
           launch.operands[0] = op.getDpsInputOperand(0)->get();

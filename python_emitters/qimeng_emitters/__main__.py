@@ -11,14 +11,19 @@ from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
 from . import aarch64, conv2d, cuda_gemm, dotgemm, peak, riscv, sgemm
 
-#: sgemm emitters by the request's isa: the x86 generator for avx2 and
-#: avx512, the sketch-driven writers for the others.
-SGEMM_BY_ISA = {"neon": aarch64.emit, "sve": aarch64.emit_sve,
-                "rvv": riscv.emit}
+#: sgemm and sconv2d emitters by the request's isa: the x86 generators
+#: for avx2 and avx512, the sketch-driven writers (GEMMs and nhwc
+#: convolutions alike) for the others.
+SKETCH_BY_ISA = {"neon": aarch64.emit, "sve": aarch64.emit_sve,
+                 "rvv": riscv.emit}
 
 
 def _sgemm(request):
-    return SGEMM_BY_ISA.get(request.get("isa"), sgemm.emit)(request)
+    return SKETCH_BY_ISA.get(request.get("isa"), sgemm.emit)(request)
+
+
+def _sconv2d(request):
+    return SKETCH_BY_ISA.get(request.get("isa"), conv2d.emit)(request)
 
 def _version(request):
     """The generator version alone: a tuning-database key needs it."""
@@ -32,7 +37,7 @@ KINDS = {
     "sgemm": _sgemm,
     "sbgemm": dotgemm.emit,
     "igemm": dotgemm.emit,
-    "sconv2d": conv2d.emit,
+    "sconv2d": _sconv2d,
     "cuda_gemm": cuda_gemm.emit,
     "fma_peak": peak.emit,
 }

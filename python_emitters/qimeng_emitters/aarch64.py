@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (LD_OFFSET, PACKED_B, Sketch, Writer, fault_suffix,
-                     kernel_text, parse_request, registers_needed)
+from .sketch import (LD_OFFSET, Sketch, Writer, fault_suffix, kernel_text,
+                     parse_request, registers_needed)
 
 NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
                     features=("neon",), vector_bits_fixed=False)
@@ -107,7 +107,14 @@ class NeonWriter(Writer):
 
     # -- the loop nest ------------------------------------------------------
 
+    def ws_address(self, reg, offset, scratch):
+        """reg = workspace + offset."""
+        self.ins(f"mov\t{reg}, {WS}")
+        add_imm(self.lines, reg, offset, scratch=scratch)
+
     def begin(self, sk):
+        if sk.conv is not None:
+            self.conv_tables(sk)
         self.ins("// leading dimensions from the workspace header, in bytes")
         for i, reg in enumerate((LDA, LDB, LDC)):
             self.ins(f"ldr\t{reg}, [{WS}, #{LD_OFFSET + 8 * i}]")
@@ -115,8 +122,47 @@ class NeonWriter(Writer):
         mov_imm(self.lines, A_STEP, sk.mr)
         self.ins(f"mul\t{C_STEP}, {LDC}, {A_STEP}")
         self.ins(f"mul\t{A_STEP}, {LDA}, {A_STEP}")
+        if sk.conv is not None:
+            # A row block is MR entries of the pixel table.
+            mov_imm(self.lines, A_STEP, sk.mr * 8)
         self.ins(f"mov\t{BPANEL}, {B}")
         self.ins(f"mov\t{CPANEL}, {C}")
+
+    def conv_tables(self, sk):
+        """A convolution's entry: its leading dimensions into the header,
+        each filter tap's byte offset into the tap table, each output
+        pixel's address in the input into the pixel table (three loops:
+        images, output rows, pixels)."""
+        self.ins("// convolution: leading dimensions, tap and pixel tables")
+        for i, value in enumerate(sk.immediate_lds()):
+            mov_imm(self.lines, CROW, value)
+            self.ins(f"str\t{CROW}, [{WS}, #{LD_OFFSET + 8 * i}]")
+        for tap, offset in enumerate(sk.tap_offsets()):
+            mov_imm(self.lines, CROW, offset)
+            self.ins(f"str\t{CROW}, [{WS}, #{sk.tap_table + 8 * tap}]")
+        entry = A_ROWS[0]
+        self.ws_address(entry, sk.pixel_table, scratch=CROW)
+        pointers = (A_ROWS[1], A_ROWS[2], A_ROWS[3])
+        steps = (A_ROWS[4], A_ROWS[5], A_ROWS[6])
+        counters = (IR, KI, BPTR)
+        levels = sk.pixel_steps()
+        for (count, step), reg in zip(levels, steps):
+            mov_imm(self.lines, reg, step)
+        self.ins(f"mov\t{pointers[0]}, {A}")
+        loops = []
+        for depth, (count, _) in enumerate(levels):
+            if depth:
+                self.ins(f"mov\t{pointers[depth]}, {pointers[depth - 1]}")
+            mov_imm(self.lines, counters[depth], count)
+            loops.append(self.labels.place(
+                self.lines, ("pixels: an image", "pixels: an output row",
+                             "pixels")[depth]))
+        self.ins(f"str\t{pointers[2]}, [{entry}], #8")
+        for depth in (2, 1, 0):
+            self.ins(f"add\t{pointers[depth]}, {pointers[depth]}, "
+                     f"{steps[depth]}")
+            self.ins(f"subs\t{counters[depth]}, {counters[depth]}, #1")
+            self.ins(f"b.ne\t{loops[depth]}b")
 
     def panel_loop(self, sk, panel, body):
         self.ins(f"// {panel.count} panel(s) of {panel.columns} columns "
@@ -125,7 +171,10 @@ class NeonWriter(Writer):
         if panel.count > 1:
             mov_imm(self.lines, JR, panel.count)
             loop = self.labels.place(self.lines, "column panel")
-        self.ins(f"mov\t{ABLOCK}, {A}")
+        if sk.conv is None:
+            self.ins(f"mov\t{ABLOCK}, {A}")
+        else:
+            self.ws_address(ABLOCK, sk.pixel_table, scratch=CROW)
         self.ins(f"mov\t{CBLOCK}, {CPANEL}")
         body()
         if sk.trans_b:
@@ -156,14 +205,14 @@ class NeonWriter(Writer):
         row step for the microkernels of this panel; the row pointers of A
         and the K and row counters are free here."""
         width = panel.columns
-        src, dst, ldb, col_src, col_dst = A_ROWS[:5]
+        src, dst, ldb, col_src, col_dst, scratch = A_ROWS[:6]
         self.ins(f"// pack B^T rows -> {sk.k} x {width} at workspace + "
-                 f"{PACKED_B}")
+                 f"{sk.packed_b}")
         self.ins(f"ldr\t{ldb}, [{WS}, #{LD_OFFSET + 8}]")
         self.ins(f"lsl\t{ldb}, {ldb}, #2")
         mov_imm(self.lines, LDB, width * 4)
         self.ins(f"mov\t{src}, {BPANEL}")
-        self.ins(f"add\t{dst}, {WS}, #{PACKED_B}")
+        self.ws_address(dst, sk.packed_b, scratch=scratch)
         mov_imm(self.lines, IR, width)
         column = self.labels.place(self.lines, "pack: a column of B")
         self.ins(f"mov\t{col_src}, {src}")
@@ -204,14 +253,35 @@ class NeonWriter(Writer):
 
     def start_block(self, sk, rows):
         """A's row pointers and B's from the block's and the panel's (the
-        packed panel with trans_b)."""
-        self.ins(f"mov\t{A_ROWS[0]}, {ABLOCK}")
-        for i in range(1, rows):
-            self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
+        packed panel with trans_b). A convolution sets A's per tap
+        (k_loops)."""
+        if sk.conv is None:
+            self.ins(f"mov\t{A_ROWS[0]}, {ABLOCK}")
+            for i in range(1, rows):
+                self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
         if sk.trans_b:
-            self.ins(f"add\t{BPTR}, {WS}, #{PACKED_B}")
+            self.ws_address(BPTR, sk.packed_b, scratch=CROW)
         else:
             self.ins(f"mov\t{BPTR}, {BPANEL}")
+
+    def k_loops(self, sk, rows, widths, chunk):
+        """The block's K loop; a convolution's once per filter tap, A's row
+        pointers each time the block's pixels plus the tap's offset (LDA,
+        unused by a convolution, walks the tap table)."""
+        if sk.conv is None:
+            self.k_loop(sk, rows, widths, chunk)
+            return
+        self.ws_address(LDA, sk.tap_table, scratch=CROW)
+        loop = self.labels.place(self.lines, "a filter tap")
+        self.ins(f"ldr\t{CROW}, [{LDA}], #8")
+        for i in range(rows):
+            self.ins(f"ldr\t{A_ROWS[i]}, [{ABLOCK}, #{8 * i}]")
+            self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i]}, {CROW}")
+        self.k_loop(sk, rows, widths, chunk)
+        # Below 4096 (MAX_TAPS): an add immediate, no scratch register.
+        self.ws_address(CROW, sk.tap_table + 8 * sk.taps, scratch=None)
+        self.ins(f"cmp\t{LDA}, {CROW}")
+        self.ins(f"b.ne\t{loop}b")
 
     def k_loop(self, sk, rows, widths, chunk):
         """The K steps in `chunk(4)` (four k of each A row at once) and
@@ -283,7 +353,7 @@ class NeonWriter(Writer):
             for lane in range(lanes):
                 k_step(lane)
 
-        self.k_loop(sk, rows, widths, chunk)
+        self.k_loops(sk, rows, widths, chunk)
 
         self.ins(f"mov\t{CROW}, {CBLOCK}")
         for i in range(rows):
@@ -322,8 +392,7 @@ def emit(request):
             f"a {sk.mr}x{nr} register block needs {needed} vector registers "
             f"(accumulators, B vectors and one A register a row); neon has "
             f"{NEON.registers}")
-    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_{sk.layout}"
-              f"{'_b0' if sk.overwrite else ''}_ldrt_{sk.mr}x{nr}"
+    symbol = (f"{sk.symbol_stem()}_{sk.mr}x{nr}"
               f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_neon")
     return kernel_text(sk, NeonWriter(k_unroll), symbol, request, AAPCS64)
 
@@ -422,7 +491,7 @@ class SveWriter(NeonWriter):
             for lane in range(lanes):
                 k_step(lane)
 
-        self.k_loop(sk, rows, widths, chunk)
+        self.k_loops(sk, rows, widths, chunk)
 
         self.ins(f"mov\t{CROW}, {CBLOCK}")
         for i in range(rows):
@@ -463,7 +532,6 @@ def emit_sve(request):
             f"a {sk.mr}x{nr} register block needs {needed} vector registers "
             f"(accumulators, B vectors and one A register a row); sve has "
             f"{SVE.registers}")
-    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_{sk.layout}"
-              f"{'_b0' if sk.overwrite else ''}_ldrt_{sk.mr}x{nr}"
+    symbol = (f"{sk.symbol_stem()}_{sk.mr}x{nr}"
               f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_sve_vl{vl}")
     return kernel_text(sk, SveWriter(vl, k_unroll), symbol, request, AAPCS64)

@@ -24,6 +24,8 @@ the layout the COMPUTE microkernel reads, so the im2col matrix never exists
 (docs/KernelContract.md, "Convolution").
 """
 
+from dataclasses import dataclass
+
 from .errors import RequestError
 from .fields import bool_field, check_known, int_field, relu_suffix, round_up
 from .sgemm import KB, PC, Params, emit_row_zero, kernel_text
@@ -46,53 +48,98 @@ BASE_SLOT = 32    # the sliver's base pointer (segmented K loop)
 CONV_SCRATCH = 64
 
 
+#: The request fields of a convolution's geometry (conv_geometry).
+GEOMETRY_FIELDS = ("layout", "n", "h", "w", "c", "f", "kh", "kw", "stride_h",
+                   "stride_w", "dilation_h", "dilation_w", "input_strides")
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """A convolution's shape, checked: what every ISA's generator reads."""
+    layout: str
+    n: int
+    h: int
+    w: int
+    c: int
+    f: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    oh: int
+    ow: int
+    strides: tuple  # input strides in elements: (n, h, w) or (n, c, h)
+    dense: bool     # the strides of a contiguous input
+
+    @property
+    def nhwc(self):
+        return self.layout.startswith("nhwc")
+
+    def symbol_stem(self):
+        """qm_sconv2d_<layout>_<input>_f<F>_k<KH>x<KW>_s.._d..[_is..]"""
+        strides = "" if self.dense else "_is" + "x".join(
+            str(v) for v in self.strides)
+        return (f"qm_sconv2d_{self.layout}"
+                f"_{self.n}x{self.h}x{self.w}x{self.c}_f{self.f}"
+                f"_k{self.kh}x{self.kw}_s{self.sh}x{self.sw}"
+                f"_d{self.dh}x{self.dw}{strides}")
+
+
+def conv_geometry(request, layouts=LAYOUTS):
+    """The geometry fields of a convolution request, checked (`layouts`: the
+    ones the caller generates)."""
+    layout = request.get("layout")
+    if layout not in layouts:
+        raise RequestError(
+            f"unknown layout {layout!r}; expected one of "
+            + ", ".join(layouts))
+    n, h, w, c, f, kh, kw = (int_field(request, name) for name in
+                             ("n", "h", "w", "c", "f", "kh", "kw"))
+    sh = int_field(request, "stride_h", default=1)
+    sw = int_field(request, "stride_w", default=1)
+    dh = int_field(request, "dilation_h", default=1)
+    dw = int_field(request, "dilation_w", default=1)
+    span_h = dh * (kh - 1) + 1
+    span_w = dw * (kw - 1) + 1
+    if span_h > h or span_w > w:
+        raise RequestError(
+            f"a {kh}x{kw} filter with dilation {dh}x{dw} spans "
+            f"{span_h}x{span_w}, more than the {h}x{w} input")
+    nhwc = layout.startswith("nhwc")
+    # Input strides in elements: (n, h, w) with unit c for nhwc_hwcf,
+    # (n, c, h) with unit w for nchw_fchw; contiguous by default.
+    dense = ((h * w * c, w * c, c) if nhwc else (c * h * w, h * w, w))
+    strides = request.get("input_strides", list(dense))
+    if (not isinstance(strides, list) or len(strides) != 3
+            or not all(type(v) is int and v >= 1 for v in strides)):
+        raise RequestError(
+            "field 'input_strides' must be a list of three positive "
+            "integers (elements)")
+    s0, s1, s2 = strides
+    inner = c if nhwc else w
+    if s2 < inner or s1 < (w * s2 if nhwc else h * s2) or \
+            s0 < (h * s1 if nhwc else c * s1):
+        raise RequestError(
+            f"input_strides {list(strides)} overlap for a "
+            f"{n}x{h}x{w}x{c} input in {layout}")
+    return ConvGeometry(
+        layout=layout, n=n, h=h, w=w, c=c, f=f, kh=kh, kw=kw, sh=sh, sw=sw,
+        dh=dh, dw=dw, oh=(h - span_h) // sh + 1, ow=(w - span_w) // sw + 1,
+        strides=tuple(strides), dense=tuple(strides) == dense)
+
+
 class Conv:
     """A validated convolution request and the GEMM that computes it."""
 
     def __init__(self, request):
-        check_known(request, GEMM_FIELDS + (
-            "layout", "n", "h", "w", "c", "f", "kh", "kw", "stride_h",
-            "stride_w", "dilation_h", "dilation_w", "input_strides", "bias"))
-        self.layout = request.get("layout")
-        if self.layout not in LAYOUTS:
-            raise RequestError(
-                f"unknown layout {self.layout!r}; expected one of "
-                + ", ".join(LAYOUTS))
-        for name in ("n", "h", "w", "c", "f", "kh", "kw"):
-            setattr(self, name, int_field(request, name))
-        self.sh = int_field(request, "stride_h", default=1)
-        self.sw = int_field(request, "stride_w", default=1)
-        self.dh = int_field(request, "dilation_h", default=1)
-        self.dw = int_field(request, "dilation_w", default=1)
-        span_h = self.dh * (self.kh - 1) + 1
-        span_w = self.dw * (self.kw - 1) + 1
-        if span_h > self.h or span_w > self.w:
-            raise RequestError(
-                f"a {self.kh}x{self.kw} filter with dilation "
-                f"{self.dh}x{self.dw} spans {span_h}x{span_w}, more than the "
-                f"{self.h}x{self.w} input")
-        self.oh = (self.h - span_h) // self.sh + 1
-        self.ow = (self.w - span_w) // self.sw + 1
-        nhwc = self.layout.startswith("nhwc")
-        # Input strides in elements: (n, h, w) with unit c for nhwc_hwcf,
-        # (n, c, h) with unit w for nchw_fchw; contiguous by default.
-        dense = ((self.h * self.w * self.c, self.w * self.c, self.c) if nhwc
-                 else (self.c * self.h * self.w, self.h * self.w, self.w))
-        strides = request.get("input_strides", list(dense))
-        if (not isinstance(strides, list) or len(strides) != 3
-                or not all(type(v) is int and v >= 1 for v in strides)):
-            raise RequestError(
-                "field 'input_strides' must be a list of three positive "
-                "integers (elements)")
-        self.strides = tuple(strides)
-        self.dense = self.strides == dense
+        check_known(request, GEMM_FIELDS + GEOMETRY_FIELDS + ("bias",))
+        self.geometry = conv_geometry(request)
+        for name, value in vars(self.geometry).items():
+            setattr(self, name, value)
+        nhwc = self.geometry.nhwc
         s0, s1, s2 = self.strides
-        inner = self.c if nhwc else self.w
-        if s2 < inner or s1 < (self.w * s2 if nhwc else self.h * s2) or \
-                s0 < (self.h * s1 if nhwc else self.c * s1):
-            raise RequestError(
-                f"input_strides {list(self.strides)} overlap for a "
-                f"{self.n}x{self.h}x{self.w}x{self.c} input in {self.layout}")
         if nhwc:
             self.gathers = "A"
             self.images = 1
@@ -189,15 +236,10 @@ class Conv:
 
     def symbol(self):
         p = self.gemm
-        strides = "" if self.dense else "_is" + "x".join(
-            str(v) for v in self.strides)
         epilogue = (("_b0" if p.overwrite else "")
                     + ("_bias" if self.bias else "")
                     + relu_suffix(p.relu, p.relu_max))
-        return (f"qm_sconv2d_{self.layout}"
-                f"_{self.n}x{self.h}x{self.w}x{self.c}_f{self.f}"
-                f"_k{self.kh}x{self.kw}_s{self.sh}x{self.sw}"
-                f"_d{self.dh}x{self.dw}{strides}{epilogue}"
+        return (f"{self.geometry.symbol_stem()}{epilogue}"
                 + (p.blocking_suffix().replace("_arows", "_adirect")
                    if self.direct else p.blocking_suffix()))
 

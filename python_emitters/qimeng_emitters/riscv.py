@@ -12,8 +12,8 @@ edge panel sets vl to its width.
 from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (LD_OFFSET, PACKED_B, Sketch, Writer, fault_suffix,
-                     kernel_text, parse_request, registers_needed)
+from .sketch import (LD_OFFSET, Sketch, Writer, fault_suffix, kernel_text,
+                     parse_request, registers_needed)
 
 RVV = VectorIsaRow(name="rvv", arch="riscv64", lanes=0, registers=32,
                    features=("v",), vector_bits_fixed=True)
@@ -75,14 +75,26 @@ class RvvWriter(Writer):
         return self.labels.place(self.lines, comment, "#")
 
     def loop_back(self, counter, label):
-        """counter -= 1, back to `label` while non-zero; a jal reaches any
-        body size (a conditional branch only 4 KiB)."""
+        """counter -= 1, back to `label` while non-zero."""
         self.ins(f"addi\t{counter}, {counter}, -1")
+        self.loop_back_unless_zero(counter, label)
+
+    def loop_back_unless_zero(self, reg, label):
+        """Back to `label` while reg is non-zero; a jal reaches any body
+        size (a conditional branch only 4 KiB)."""
         done = self.labels.next
         self.labels.next += 1
-        self.ins(f"beqz\t{counter}, {done}f")
+        self.ins(f"beqz\t{reg}, {done}f")
         self.ins(f"j\t{label}b")
         self.lines.append(f"{done}:")
+
+    def ws_address(self, reg, offset):
+        """reg = workspace + offset (TMP as scratch beyond addi's range)."""
+        if -2048 <= offset < 2048:
+            self.ins(f"addi\t{reg}, {WS}, {offset}")
+        else:
+            self.ins(f"li\t{TMP}, {offset}")
+            self.ins(f"add\t{reg}, {WS}, {TMP}")
 
     def vreg(self, group):
         return f"v{group * self.lmul}"
@@ -105,14 +117,57 @@ class RvvWriter(Writer):
     # -- the loop nest ------------------------------------------------------
 
     def begin(self, sk):
+        if sk.conv is not None:
+            self.conv_tables(sk)
         self.ins("# leading dimensions from the workspace header, in bytes")
         for i, reg in enumerate((LDA, LDB, LDC)):
             self.ins(f"ld\t{reg}, {LD_OFFSET + 8 * i}({WS})")
             self.ins(f"slli\t{reg}, {reg}, 2")
-        self.ins(f"li\t{TMP}, {sk.mr}")
-        self.ins(f"mul\t{A_STEP}, {LDA}, {TMP}")
+        if sk.conv is None:
+            self.ins(f"li\t{TMP}, {sk.mr}")
+            self.ins(f"mul\t{A_STEP}, {LDA}, {TMP}")
+        else:
+            # A row block is MR entries of the pixel table.
+            self.ins(f"li\t{A_STEP}, {sk.mr * 8}")
         self.ins(f"mv\t{BPANEL}, {B}")
         self.ins(f"mv\t{CPANEL}, {C}")
+
+    def conv_tables(self, sk):
+        """A convolution's entry: its leading dimensions into the header,
+        each filter tap's byte offset into the tap table, each output
+        pixel's address in the input into the pixel table (three loops:
+        images, output rows, pixels)."""
+        self.ins("# convolution: leading dimensions, tap and pixel tables")
+        for i, value in enumerate(sk.immediate_lds()):
+            self.ins(f"li\t{TMP}, {value}")
+            self.ins(f"sd\t{TMP}, {LD_OFFSET + 8 * i}({WS})")
+        for tap, offset in enumerate(sk.tap_offsets()):
+            self.ins(f"li\t{TMP}, {offset}")
+            self.ins(f"sd\t{TMP}, {sk.tap_table + 8 * tap}({WS})")
+        entry = A_ROWS[0]
+        self.ws_address(entry, sk.pixel_table)
+        pointers = A_ROWS[1:4]
+        steps = A_ROWS[4:7]
+        counters = (IR, KI, BPTR)
+        levels = sk.pixel_steps()
+        for (_, step), reg in zip(levels, steps):
+            self.ins(f"li\t{reg}, {step}")
+        self.ins(f"mv\t{pointers[0]}, {A}")
+        loops = []
+        for depth, (count, _) in enumerate(levels):
+            if depth:
+                self.ins(f"mv\t{pointers[depth]}, {pointers[depth - 1]}")
+            self.ins(f"li\t{counters[depth]}, {count}")
+            loops.append(self.label(("pixels: an image",
+                                     "pixels: an output row",
+                                     "pixels")[depth]))
+        self.ins(f"sd\t{pointers[2]}, 0({entry})")
+        self.ins(f"addi\t{entry}, {entry}, 8")
+        for depth in (2, 1, 0):
+            self.ins(f"add\t{pointers[depth]}, {pointers[depth]}, "
+                     f"{steps[depth]}")
+            self.ins(f"addi\t{counters[depth]}, {counters[depth]}, -1")
+            self.ins(f"bnez\t{counters[depth]}, {loops[depth]}b")
 
     def set_panel_vl(self, panel):
         """One vl for the whole panel: its vectors are all as wide."""
@@ -126,7 +181,10 @@ class RvvWriter(Writer):
         if panel.count > 1:
             self.ins(f"li\t{JR}, {panel.count}")
             loop = self.label("column panel")
-        self.ins(f"mv\t{ABLOCK}, {A}")
+        if sk.conv is None:
+            self.ins(f"mv\t{ABLOCK}, {A}")
+        else:
+            self.ws_address(ABLOCK, sk.pixel_table)
         self.ins(f"mv\t{CBLOCK}, {CPANEL}")
         body()
         if sk.trans_b:
@@ -159,12 +217,12 @@ class RvvWriter(Writer):
         width = panel.columns
         src, dst, ldb, col_src, col_dst, left, vl, step = A_ROWS
         self.ins(f"# pack B^T rows -> {sk.k} x {width} at workspace + "
-                 f"{PACKED_B}")
+                 f"{sk.packed_b}")
         self.ins(f"ld\t{ldb}, {LD_OFFSET + 8}({WS})")
         self.ins(f"slli\t{ldb}, {ldb}, 2")
         self.ins(f"li\t{LDB}, {width * 4}")
         self.ins(f"mv\t{src}, {BPANEL}")
-        self.ins(f"addi\t{dst}, {WS}, {PACKED_B}")
+        self.ws_address(dst, sk.packed_b)
         self.ins(f"li\t{IR}, {width}")
         column = self.label("pack: a column of B")
         self.ins(f"mv\t{col_src}, {src}")
@@ -219,11 +277,12 @@ class RvvWriter(Writer):
         b_reg = lambda v, u=0: self.vreg(rows * nv + (u % b_sets) * nv + v)
         offsets = [sum(widths[:v]) * 4 for v in range(nv)]
         self.ins(f"# {rows} x {sum(widths)} block")
-        self.ins(f"mv\t{A_ROWS[0]}, {ABLOCK}")
-        for i in range(1, rows):
-            self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
+        if sk.conv is None:
+            self.ins(f"mv\t{A_ROWS[0]}, {ABLOCK}")
+            for i in range(1, rows):
+                self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
         if sk.trans_b:
-            self.ins(f"addi\t{BPTR}, {WS}, {PACKED_B}")
+            self.ws_address(BPTR, sk.packed_b)
         else:
             self.ins(f"mv\t{BPTR}, {BPANEL}")
         for i in range(rows):
@@ -281,22 +340,41 @@ class RvvWriter(Writer):
             for i in range(rows):
                 self.ins(f"addi\t{A_ROWS[i]}, {A_ROWS[i]}, {4 * steps}")
 
-        iterations, rest = divmod(sk.k_steps, self.k_unroll)
-        if iterations:
-            self.ins(f"li\t{KI}, {iterations}")
-            loop = self.label("k")
-            # llvm-mca reads the vector type from these comments.
-            marked = self.mark_inner_loop(sk, rows, widths, [
-                f"# LLVM-MCA-RISCV-LMUL M{self.lmul}",
-                "# LLVM-MCA-RISCV-SEW E32"])
-            k_steps(self.k_unroll)
-            advance_a(self.k_unroll)
-            self.ins(f"addi\t{KI}, {KI}, -1")
-            if marked:
-                self.end_inner_loop()
-            self.ins(f"bnez\t{KI}, {loop}b")
-        if rest:
-            k_steps(rest)
+        def k_loop():
+            iterations, rest = divmod(sk.k_steps, self.k_unroll)
+            if iterations:
+                self.ins(f"li\t{KI}, {iterations}")
+                loop = self.label("k")
+                # llvm-mca reads the vector type from these comments.
+                marked = self.mark_inner_loop(sk, rows, widths, [
+                    f"# LLVM-MCA-RISCV-LMUL M{self.lmul}",
+                    "# LLVM-MCA-RISCV-SEW E32"])
+                k_steps(self.k_unroll)
+                advance_a(self.k_unroll)
+                self.ins(f"addi\t{KI}, {KI}, -1")
+                if marked:
+                    self.end_inner_loop()
+                self.ins(f"bnez\t{KI}, {loop}b")
+            if rest:
+                k_steps(rest)
+
+        if sk.conv is None:
+            k_loop()
+        else:
+            # Once per filter tap: A's row pointers the block's pixels plus
+            # the tap's offset (LDA, unused by a convolution, walks the tap
+            # table).
+            self.ws_address(LDA, sk.tap_table)
+            tap = self.label("a filter tap")
+            self.ins(f"ld\t{CROW}, 0({LDA})")
+            self.ins(f"addi\t{LDA}, {LDA}, 8")
+            for i in range(rows):
+                self.ins(f"ld\t{A_ROWS[i]}, {8 * i}({ABLOCK})")
+                self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i]}, {CROW}")
+            k_loop()
+            self.ws_address(TMP, sk.tap_table + 8 * sk.taps)
+            self.ins(f"sub\t{TMP}, {LDA}, {TMP}")
+            self.loop_back_unless_zero(TMP, tap)
 
         self.ins(f"mv\t{CROW}, {CBLOCK}")
         for i in range(rows):
@@ -342,8 +420,7 @@ def emit(request):
         raise RequestError(
             f"a {sk.mr}x{nr} register block needs {needed} register groups "
             f"(accumulators and B vectors); LMUL {lmul} gives {groups}")
-    symbol = (f"qm_sgemm_{sk.m}x{sk.n}x{sk.k}_{sk.layout}"
-              f"{'_b0' if sk.overwrite else ''}_ldrt_{sk.mr}x{nr}_m{lmul}"
+    symbol = (f"{sk.symbol_stem()}_{sk.mr}x{nr}_m{lmul}"
               f"_ku{k_unroll}{fault_suffix(sk)}_riscv64_rvv_vlen{vlen}")
     return kernel_text(sk, RvvWriter(vlen, lmul, k_unroll), symbol, request,
                        LP64D)

@@ -21,17 +21,30 @@ as it reads B itself, only with the panel's width as the row step.
 Loop nest, for each column panel kind (full panels, then the edge panels):
 
     for jr in panels of that kind:               B columns j .. j + width
-      [PACK B^T rows j .. j + width -> workspace + 128, K x width]
+      [PACK B^T rows j .. j + width -> workspace, K x width]
       for ir in 0..M - M % MR step MR:           full row blocks
         MICROKERNEL(MR rows, panel vectors)
       MICROKERNEL(M % MR rows, panel vectors)    row edge, when M % MR
+
+A convolution in an nhwc layout (kind sconv2d) is the same GEMM with A
+gathered from the input as the loop goes: M = N*OH*OW output pixels, N = F
+filters, K = KH*KW*C in (kh, kw, c) order, B the filter (HWCF: K x F as
+stored; FHWC: F x K, the transposed form above), C the output. At entry
+the kernel writes two tables into its workspace: each output pixel's
+address in the input (its first tap, channel 0) and each filter tap's
+offset from it. The microkernel's K loop then runs once per tap over the C
+channels, the block's A row pointers set from the two tables; B and C walk
+on unchanged. The geometry is immediate (qm.leading_dims: immediate): the
+kernel writes its own leading dimensions into the header slots the runtime
+form reads.
 """
 
 import json
 from dataclasses import dataclass
 
+from .conv2d import GEOMETRY_FIELDS, conv_geometry
 from .errors import RequestError
-from .fields import bool_field, check_known, int_field
+from .fields import bool_field, check_known, int_field, round_up
 from .isa import Labels, kernel_file
 
 HEADER_BYTES = 128   # the workspace header (docs/KernelContract.md)
@@ -49,6 +62,13 @@ MAX_ROWS = 8
 # defaults (a descriptor always sends the transposes).
 UNSUPPORTED = {"trans_a": False, "parallel": False,
                "dynamic_m": False, "bias": "none", "relu": False}
+# The same for convolutions (whose bias is a flag).
+CONV_UNSUPPORTED = {"parallel": False, "bias": False, "relu": False}
+
+#: Convolution layouts of this generator: those whose A rows are pixels.
+CONV_LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc")
+# Filter taps a kernel's tap table holds (its stores use 12-bit offsets).
+MAX_TAPS = 200
 
 
 @dataclass(frozen=True)
@@ -77,6 +97,7 @@ class Sketch:
     overwrite: bool   # C = A * B: C is never read
     fault: object     # None or one of FAULTS
     trans_b: bool = False  # B stored N x K: each panel packed first
+    conv: object = None    # conv2d.ConvGeometry: A gathered from pixels
 
     @property
     def nr(self):
@@ -92,8 +113,58 @@ class Sketch:
 
     @property
     def k_steps(self):
-        """K steps the microkernel runs (one fewer under drop-k)."""
-        return self.k - 1 if self.fault == "drop-k" else self.k
+        """K steps of one run of the microkernel's K loop (one fewer under
+        drop-k): all of K, or a convolution's C channels of one tap."""
+        steps = self.k if self.conv is None else self.conv.c
+        return steps - 1 if self.fault == "drop-k" else steps
+
+    # -- a convolution's workspace: header, tap table, pixel table, packed B
+
+    @property
+    def taps(self):
+        return self.conv.kh * self.conv.kw
+
+    @property
+    def tap_table(self):
+        return HEADER_BYTES
+
+    @property
+    def pixel_table(self):
+        return self.tap_table + round_up(self.taps * 8, 64)
+
+    @property
+    def packed_b(self):
+        """Where a transposed B's panel is packed."""
+        if self.conv is None:
+            return HEADER_BYTES
+        return self.pixel_table + round_up(self.m * 8, 64)
+
+    def tap_offsets(self):
+        """Byte offset of each filter tap (kh, kw) from a pixel's address."""
+        g = self.conv
+        _, s1, s2 = g.strides
+        return [4 * (kh * g.dh * s1 + kw * g.dw * s2)
+                for kh in range(g.kh) for kw in range(g.kw)]
+
+    def pixel_steps(self):
+        """Bytes between consecutive images, output rows and output pixels
+        in the input, with their counts: (count, step) outermost first."""
+        g = self.conv
+        s0, s1, s2 = g.strides
+        return [(g.n, 4 * s0), (g.oh, 4 * g.sh * s1), (g.ow, 4 * g.sw * s2)]
+
+    def immediate_lds(self):
+        """A convolution's lda (unused: A comes from the tables), ldb and
+        ldc in elements, which its kernel writes into the header."""
+        return (self.k, self.k if self.trans_b else self.n, self.n)
+
+    def symbol_stem(self):
+        """The symbol up to the register block: the problem, its layout
+        and overwrite."""
+        b0 = "_b0" if self.overwrite else ""
+        if self.conv is not None:
+            return f"{self.conv.symbol_stem()}{b0}"
+        return f"qm_sgemm_{self.m}x{self.n}x{self.k}_{self.layout}{b0}_ldrt"
 
     def panels(self, split_width):
         """The column plan: full panels, then the edge columns as panels of
@@ -111,12 +182,12 @@ class Sketch:
         return plan
 
     def workspace_bytes(self, split_width):
-        """The header, and with trans_b the packed panel: K rows of the
-        widest panel's columns, rounded to 64 bytes."""
+        """The header, a convolution's tables, and with trans_b the packed
+        panel: K rows of the widest panel's columns, rounded to 64 bytes."""
         if not self.trans_b:
-            return HEADER_BYTES
+            return self.packed_b
         widest = max(p.columns for p in self.panels(split_width))
-        return HEADER_BYTES + (self.k * widest * 4 + 63) // 64 * 64
+        return self.packed_b + round_up(self.k * widest * 4, 64)
 
     @property
     def layout(self):
@@ -131,18 +202,38 @@ def registers_needed(rows, vectors, a_registers):
 
 
 def parse_request(request, isa, extra_fields=()):
-    """The fields every sketch-driven ISA shares, checked; returns (sketch
-    fields as a dict, the request's k_unroll)."""
-    check_known(request, (
-        "isa", "m", "n", "k", "mr", "nr", "k_unroll", "overwrite",
-        "trans_b", "runtime_ld", "fault", "target_features")
-                + tuple(UNSUPPORTED)
-                + tuple(extra_fields))
-    if request.get("runtime_ld") is not True:
-        raise RequestError(
-            f"isa {isa} kernels read lda, ldb and ldc from the workspace "
-            "header at run time: the request needs runtime_ld true")
-    for field, default in UNSUPPORTED.items():
+    """The fields every sketch-driven ISA shares, checked, for a GEMM
+    (kind sgemm) or a convolution (kind sconv2d); returns the sketch's
+    fields as a dict."""
+    common = ("isa", "mr", "nr", "k_unroll", "overwrite", "fault",
+              "target_features") + tuple(extra_fields)
+    if request.get("kind") == "sconv2d":
+        check_known(request, common + GEOMETRY_FIELDS
+                    + tuple(CONV_UNSUPPORTED))
+        unsupported = CONV_UNSUPPORTED
+        layout = request.get("layout")
+        if layout in ("nchw_fchw",):
+            raise RequestError(
+                f"isa {isa} convolutions are generated for the "
+                f"{' and '.join(CONV_LAYOUTS)} layouts; {layout} is not yet")
+        g = conv_geometry(request, CONV_LAYOUTS)
+        fields = {"m": g.n * g.oh * g.ow, "n": g.f, "k": g.kh * g.kw * g.c,
+                  "trans_b": g.layout == "nhwc_fhwc", "conv": g}
+        if g.kh * g.kw > MAX_TAPS:
+            raise RequestError(
+                f"a {g.kh}x{g.kw} filter has more than {MAX_TAPS} taps")
+    else:
+        check_known(request, common + ("m", "n", "k", "trans_b", "runtime_ld")
+                    + tuple(UNSUPPORTED))
+        unsupported = UNSUPPORTED
+        if request.get("runtime_ld") is not True:
+            raise RequestError(
+                f"isa {isa} kernels read lda, ldb and ldc from the workspace "
+                "header at run time: the request needs runtime_ld true")
+        fields = {"m": int_field(request, "m"), "n": int_field(request, "n"),
+                  "k": int_field(request, "k"),
+                  "trans_b": bool_field(request, "trans_b")}
+    for field, default in unsupported.items():
         if request.get(field, default) != default:
             raise RequestError(f"isa {isa} kernels do not support "
                                f"{field} = {json.dumps(request[field])} yet")
@@ -151,21 +242,16 @@ def parse_request(request, isa, extra_fields=()):
         raise RequestError(
             f"unknown fault {fault!r}; expected one of drop-k, "
             "write-past-edge, segfault, hang (test-only)")
-    fields = {
-        "m": int_field(request, "m"),
-        "n": int_field(request, "n"),
-        "k": int_field(request, "k"),
-        "mr": int_field(request, "mr"),
-        "overwrite": bool_field(request, "overwrite"),
-        "trans_b": bool_field(request, "trans_b"),
-        "fault": fault,
-    }
+    fields.update(mr=int_field(request, "mr"),
+                  overwrite=bool_field(request, "overwrite"), fault=fault)
     if fields["mr"] > MAX_ROWS:
         raise RequestError(
             f"mr = {fields['mr']} is more rows than the {MAX_ROWS} A row "
             "pointers the writers keep in registers")
-    if fault == "drop-k" and fields["k"] < 2:
-        raise RequestError("fault drop-k needs k >= 2")
+    steps = fields["conv"].c if "conv" in fields else fields["k"]
+    if fault == "drop-k" and steps < 2:
+        raise RequestError("fault drop-k needs k >= 2 (c >= 2 for a "
+                           "convolution: it drops a k of each tap)")
     return fields
 
 
@@ -244,12 +330,20 @@ def kernel_text(sk, writer, symbol, request, conv):
         headers.append(f"# qm.vector_bits: {writer.isa_vector_bits}")
     if writer.inner_loop_flops:
         headers.append(f"# qm.inner_loop_flops: {writer.inner_loop_flops}")
+    if sk.conv is None:
+        summary = (f"C[{sk.m}x{sk.n}] {'=' if sk.overwrite else '+='} A * "
+                   f"{'B^T' if sk.trans_b else 'B'}, K = {sk.k}")
+    else:
+        g = sk.conv
+        summary = (f"output {'=' if sk.overwrite else '+='} conv2d "
+                   f"{g.layout}: input {g.n}x{g.h}x{g.w}x{g.c}, {g.f} "
+                   f"filters {g.kh}x{g.kw}, output {g.n}x{g.oh}x{g.ow}x{g.f}"
+                   f" (GEMM {sk.m}x{sk.n}x{sk.k})")
     return kernel_file(
-        comment=writer.comment_prefix, kind="sgemm",
-        summary=f"C[{sk.m}x{sk.n}] {'=' if sk.overwrite else '+='} A * "
-        f"{'B^T' if sk.trans_b else 'B'}, K = {sk.k}",
+        comment=writer.comment_prefix,
+        kind="sgemm" if sk.conv is None else "sconv2d", summary=summary,
         symbol=symbol, workspace_bytes=sk.workspace_bytes(writer.split_width),
-        runtime_ld=True,
+        runtime_ld=sk.conv is None,
         args=conv.args, clobbers=writer.clobbers(),
         features=writer.isa.features, request=request, align=4,
         prologue=writer.prologue(), body=body, epilogue=writer.epilogue(),

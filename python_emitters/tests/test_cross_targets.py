@@ -143,6 +143,15 @@ class RequestTest(unittest.TestCase):
             (rvv(vlen=96), "vlen must be one of"),
             (rvv(target_features=["m", "v"]), "needs zvl256b"),
             (rvv(fault="drop-k", k=1), "needs k >= 2"),
+            (dict(conv_req(neon()), kind="sconv2d", layout="nchw_fchw", n=1,
+                  h=8, w=8, c=4, f=8, kh=3, kw=3),
+             "nchw_fchw is not yet"),
+            (dict(conv_req(rvv()), kind="sconv2d", layout="nhwc_hwcf", n=1,
+                  h=8, w=8, c=4, f=8, kh=3, kw=3, bias=True),
+             "do not support bias"),
+            (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
+                  h=8, w=8, c=1, f=8, kh=3, kw=3, fault="drop-k"),
+             "c >= 2 for a convolution"),
         ]
         for req, message in cases:
             req = {k: v for k, v in req.items() if v is not None}
@@ -254,6 +263,75 @@ class CrossRunner:
                     "failure": f"exit {out.returncode}: {out.stderr.strip()}"}
         return json.loads(out.stdout)
 
+    def run_conv(self, req, cpu):
+        """Runs a convolution kernel (kind sconv2d) in the runner's conv
+        mode on its request's geometry."""
+        text = emit(req)
+        obj = os.path.join(self.tmp, "k.o")
+        code = os.path.join(self.tmp, "k.bin")
+        result = assemble_for(self.arch, text, obj)
+        if result.returncode:
+            raise AssertionError(result.stderr)
+        subprocess.run([OBJCOPY, "-O", "binary", "--only-section=.text", obj,
+                        code], check=True, timeout=60)
+        g = {"stride_h": 1, "stride_w": 1, "dilation_h": 1, "dilation_w": 1}
+        g.update(req)
+        strides = g.get("input_strides", [g["h"] * g["w"] * g["c"],
+                                          g["w"] * g["c"], g["c"]])
+        args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
+                "0", "conv", g["layout"]] + [str(g[f]) for f in (
+                    "n", "h", "w", "c", "f", "kh", "kw", "stride_h",
+                    "stride_w", "dilation_h", "dilation_w")] + [
+                str(s) for s in strides] + [
+                header(text, "workspace_bytes"),
+                "1" if req.get("overwrite") else "0", "7", "1", "all"]
+        out = subprocess.run(args, capture_output=True, text=True,
+                             timeout=120)
+        if out.returncode != 0:
+            return {"passed": False,
+                    "failure": f"exit {out.returncode}: {out.stderr.strip()}"}
+        return json.loads(out.stdout)
+
+
+def padded(c, h, w):
+    """Input strides with gaps after each pixel, row and image."""
+    s2 = c + 2
+    s1 = w * s2 + 3
+    return [h * s1 + 5, s1, s2]
+
+
+#: Convolution layers for every target (n, h, w, c, f, kh, kw and the
+#: rest): 3x3, 1x1, 5x5 and 7x7 filters, strides, dilations, C not a
+#: multiple of four, batches, padded inputs, both nhwc filter layouts.
+CONV_LAYERS = [
+    dict(layout="nhwc_hwcf", n=1, h=8, w=8, c=4, f=8, kh=3, kw=3),
+    dict(layout="nhwc_fhwc", n=2, h=9, w=7, c=5, f=13, kh=3, kw=3,
+         stride_h=2, stride_w=2),
+    dict(layout="nhwc_hwcf", n=1, h=10, w=10, c=3, f=16, kh=1, kw=1,
+         overwrite=True),
+    dict(layout="nhwc_hwcf", n=1, h=12, w=11, c=6, f=7, kh=3, kw=3,
+         dilation_h=2, dilation_w=2),
+    dict(layout="nhwc_fhwc", n=1, h=9, w=9, c=8, f=24, kh=5, kw=5),
+    dict(layout="nhwc_hwcf", n=1, h=7, w=7, c=16, f=9, kh=1, kw=1,
+         stride_h=2, stride_w=2, input_strides=padded(16, 7, 7)),
+    dict(layout="nhwc_hwcf", n=3, h=6, w=6, c=2, f=5, kh=2, kw=3,
+         stride_w=2),
+    dict(layout="nhwc_fhwc", n=1, h=15, w=15, c=3, f=12, kh=7, kw=7,
+         stride_h=2, stride_w=2, overwrite=True),
+    dict(layout="nhwc_hwcf", n=1, h=8, w=8, c=33, f=3, kh=3, kw=3),
+    dict(layout="nhwc_hwcf", n=1, h=5, w=6, c=1, f=1, kh=1, kw=1),
+    dict(layout="nhwc_fhwc", n=1, h=14, w=14, c=12, f=20, kh=3, kw=3,
+         overwrite=True, input_strides=padded(12, 14, 14)),
+    dict(layout="nhwc_hwcf", n=2, h=8, w=8, c=7, f=17, kh=3, kw=1,
+         input_strides=padded(7, 8, 8)),
+]
+
+
+def conv_req(gemm_req):
+    """A GEMM request's ISA and blocking fields, for a convolution."""
+    return {k: v for k, v in gemm_req.items()
+            if k not in ("m", "n", "k", "runtime_ld")}
+
 
 def random_shapes(seed, count):
     rng = random.Random(seed)
@@ -346,6 +424,51 @@ class QemuExecutionTest(unittest.TestCase):
         cpu = "rv64,v=true,vext_spec=v1.0,vlen={},elen=64"
         self.assertTrue(runner.run(req, cpu.format(256), 5, 40, 40)["passed"])
         self.assertFalse(runner.run(req, cpu.format(128), 5, 40, 40)["passed"])
+
+    def check_conv_layers(self, runner, make, cpu):
+        for index, layer in enumerate(CONV_LAYERS):
+            req = make(index)
+            req.update(layer, kind="sconv2d")
+            with self.subTest(cpu=cpu, req=req):
+                result = runner.run_conv(req, cpu)
+                self.assertTrue(result["passed"], result["failure"])
+
+    def test_conv_layers_on_every_target(self):
+        """The 12 layers of CONV_LAYERS on NEON (Cortex-A76, Neoverse-N1),
+        SVE at 128/256/512 bits and RVV at VLEN 128/256/512."""
+        runner = self.runner("aarch64")
+        for cpu in ("cortex-a76", "neoverse-n1"):
+            blocks = [(7, 12, 4), (8, 8, 4), (5, 16, 8)]
+            self.check_conv_layers(runner, lambda i: conv_req(neon(
+                mr=blocks[i % 3][0], nr=blocks[i % 3][1],
+                k_unroll=blocks[i % 3][2])), cpu)
+        for vl in (128, 256, 512):
+            lanes = vl // 32
+            self.check_conv_layers(runner, lambda i: conv_req(sve(
+                vlen=vl, mr=(7, 6)[i % 2], nr=(3, 2)[i % 2] * lanes)),
+                f"max,sve{vl}=on")
+        runner = self.runner("riscv64")
+        for vlen in (128, 256, 512):
+            self.check_conv_layers(runner, lambda i: conv_req(rvv(
+                vlen=vlen, lmul=(4, 1)[i % 2], mr=6,
+                nr=vlen * (4, 1)[i % 2] // 32, k_unroll=(8, 2)[i % 2])),
+                f"rv64,v=true,vext_spec=v1.0,vlen={vlen},elen=64")
+
+    def test_conv_faults_are_caught(self):
+        layer = dict(CONV_LAYERS[1], kind="sconv2d")
+        for arch, make, cpu in (
+                ("aarch64", neon, "neoverse-n1"),
+                ("riscv64", rvv, "rv64,v=true,vext_spec=v1.0,vlen=256,"
+                                 "elen=64")):
+            runner = self.runner(arch)
+            for fault, expect in (("drop-k", "exact, bit for bit"),
+                                  ("write-past-edge", "guard overwritten")):
+                with self.subTest(arch=arch, fault=fault):
+                    req = conv_req(make(fault=fault))
+                    req.update(layer)
+                    result = runner.run_conv(req, cpu)
+                    self.assertFalse(result["passed"])
+                    self.assertIn(expect, result["failure"])
 
     def test_faults_are_caught_under_emulation(self):
         for arch, make, cpu in (

@@ -17,8 +17,16 @@
 // with ldb >= K after a t in second place), OVERWRITE 0 or 1 (C = A*B:
 // C starts as the NaN sentinel and must not be read), RUNS timed calls
 // after the checks (0: none) and DISTRIBUTIONS "all" or "small-integers"
-// (the exact one alone). Exit 0 when a verdict
-// was printed (passed or not), 2 for bad arguments or I/O.
+// (the exact one alone). A convolution kernel (input, filter, output,
+// workspace) in an nhwc layout runs with
+//
+//   qimeng-cross-runner CODE ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW
+//                       S0 S1 S2 WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS
+//
+// LAYOUT nhwc_hwcf or nhwc_fhwc, S0 S1 S2 the input's strides in elements
+// (image, row, pixel; channels unit), the gaps between pixels NaN so that a
+// kernel reading them fails; the filter and output dense. Exit 0 when a
+// verdict was printed (passed or not), 2 for bad arguments or I/O.
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/ValidationNumerics.h"
@@ -74,7 +82,9 @@ std::string jsonEscape(const std::string &s) {
   std::fprintf(stderr,
                "qimeng-cross-runner: %s\nusage: qimeng-cross-runner CODE "
                "ENTRY M N K TRANSPOSES LDA LDB LDC WORKSPACE OVERWRITE SEED "
-               "RUNS DISTRIBUTIONS\n",
+               "RUNS DISTRIBUTIONS\n       qimeng-cross-runner CODE ENTRY "
+               "conv LAYOUT N H W C F KH KW SH SW DH DW S0 S1 S2 WORKSPACE "
+               "OVERWRITE SEED RUNS DISTRIBUTIONS\n",
                why);
   std::exit(2);
 }
@@ -116,15 +126,16 @@ KernelFn loadCode(const char *path, int64_t entry) {
 }
 
 /// A 64-byte aligned workspace whose header holds lda, ldb, ldc at 64
-/// (docs/KernelContract.md); the rest zero.
+/// (docs/KernelContract.md; zero for a convolution, whose kernel writes
+/// them); the rest zero.
 struct Workspace {
   std::vector<unsigned char> storage;
   unsigned char *base;
-  explicit Workspace(const Problem &p)
-      : storage(size_t(std::max<int64_t>(p.workspace, 128) + 64), 0) {
+  Workspace(int64_t bytes, int64_t lda = 0, int64_t ldb = 0, int64_t ldc = 0)
+      : storage(size_t(std::max<int64_t>(bytes, 128) + 64), 0) {
     uintptr_t addr = reinterpret_cast<uintptr_t>(storage.data());
     base = storage.data() + ((64 - addr % 64) % 64);
-    int64_t lds[3] = {p.lda, p.ldb, p.ldc};
+    int64_t lds[3] = {lda, ldb, ldc};
     std::memcpy(base + 64, lds, sizeof(lds));
   }
 };
@@ -166,7 +177,7 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
       for (int64_t j = 0; j < p.n; ++j)
         c.data()[i * p.ldc + j] = gen.next();
   const std::vector<float> a0 = a.region, b0 = b.region, c0 = c.region;
-  Workspace ws(p);
+  Workspace ws(p.workspace, p.lda, p.ldb, p.ldc);
   kernel(a.data(), b.data(), c.data(), ws.base);
 
   const std::string name = distributionCName(dist);
@@ -221,6 +232,131 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
   return "";
 }
 
+/// A convolution in an nhwc layout (docs/CrossTargets.md).
+struct ConvProblem {
+  bool fhwc = false; ///< filter F x KH x KW x C, else KH x KW x C x F
+  int64_t n, h, w, c, f, kh, kw, sh, sw, dh, dw, s[3], workspace;
+  bool overwrite;
+  uint64_t seed;
+  int runs;
+  int64_t oh() const { return (h - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t ow() const { return (w - dw * (kw - 1) - 1) / sw + 1; }
+  int64_t inputSpan() const {
+    return (n - 1) * s[0] + (h - 1) * s[1] + (w - 1) * s[2] + c;
+  }
+  int64_t taps() const { return kh * kw; }
+  /// Index of filter element (tap, channel, filter) as stored.
+  int64_t filterAt(int64_t tap, int64_t ch, int64_t fi) const {
+    return fhwc ? (fi * taps() + tap) * c + ch : (tap * c + ch) * f + fi;
+  }
+};
+
+/// Runs one distribution of a convolution; the failure, or "".
+std::string runConvOne(KernelFn kernel, const ConvProblem &p,
+                       Distribution dist, double &maxRel) {
+  const int64_t oh = p.oh(), ow = p.ow(), k = p.taps() * p.c;
+  const int64_t outSize = p.n * oh * ow * p.f;
+  Guarded in(p.inputSpan()), flt(p.taps() * p.c * p.f), out(outSize);
+  InputGenerator gen(dist, p.seed);
+  // Pixels' channels get values; the gaps between them stay NaN.
+  for (int64_t b = 0; b < p.n; ++b)
+    for (int64_t y = 0; y < p.h; ++y)
+      for (int64_t x = 0; x < p.w; ++x)
+        for (int64_t ch = 0; ch < p.c; ++ch)
+          in.data()[b * p.s[0] + y * p.s[1] + x * p.s[2] + ch] = gen.next();
+  for (int64_t i = 0; i < flt.size(); ++i)
+    flt.data()[i] = gen.next();
+  if (!p.overwrite)
+    for (int64_t i = 0; i < outSize; ++i)
+      out.data()[i] = gen.next();
+  const std::vector<float> in0 = in.region, flt0 = flt.region,
+                           out0 = out.region;
+  Workspace ws(p.workspace);
+  kernel(in.data(), flt.data(), out.data(), ws.base);
+
+  const std::string name = distributionCName(dist);
+  if (int64_t at = firstChanged(in, in0); at != INT64_MIN)
+    return name + ": the input changed at element " + std::to_string(at);
+  if (int64_t at = firstChanged(flt, flt0); at != INT64_MIN)
+    return name + ": the filter changed at element " + std::to_string(at);
+  for (int64_t i = -kGuard; i < outSize + kGuard; ++i)
+    if ((i < 0 || i >= outSize) && !isSentinel(&out.data()[i]))
+      return name + ": the output's guard overwritten at element " +
+             std::to_string(i);
+  const double bound = gemmErrorBound(k);
+  const bool exact =
+      dist == Distribution::SmallIntegers && smallIntegersAreExact(k);
+  // The filter as (tap, channel) rows of F, then each output pixel's F
+  // sums a row of the filter at a time.
+  std::vector<float> rows(size_t(k * p.f));
+  for (int64_t tap = 0; tap < p.taps(); ++tap)
+    for (int64_t ch = 0; ch < p.c; ++ch)
+      for (int64_t fi = 0; fi < p.f; ++fi)
+        rows[size_t((tap * p.c + ch) * p.f + fi)] =
+            flt.data()[p.filterAt(tap, ch, fi)];
+  std::vector<double> ref(size_t(p.f)), mag(size_t(p.f));
+  for (int64_t b = 0; b < p.n; ++b)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t x = 0; x < ow; ++x) {
+        const int64_t pixel = (b * oh + y) * ow + x;
+        for (int64_t fi = 0; fi < p.f; ++fi) {
+          ref[fi] = p.overwrite
+                        ? 0
+                        : double(out0[size_t(kGuard + pixel * p.f + fi)]);
+          mag[fi] = std::fabs(ref[fi]);
+        }
+        for (int64_t i = 0; i < p.kh; ++i)
+          for (int64_t j = 0; j < p.kw; ++j)
+            for (int64_t ch = 0; ch < p.c; ++ch) {
+              const double v =
+                  in.data()[b * p.s[0] + (y * p.sh + i * p.dh) * p.s[1] +
+                            (x * p.sw + j * p.dw) * p.s[2] + ch];
+              const float *row = rows.data() + ((i * p.kw + j) * p.c + ch) * p.f;
+              for (int64_t fi = 0; fi < p.f; ++fi) {
+                const double t = v * double(row[fi]);
+                ref[fi] += t;
+                mag[fi] += std::fabs(t);
+              }
+            }
+        for (int64_t fi = 0; fi < p.f; ++fi) {
+          const float got = out.data()[pixel * p.f + fi];
+          maxRel = std::max(maxRel, relativeError(got, ref[fi], mag[fi]));
+          std::string why =
+              elementFailure(got, ref[fi], mag[fi], exact, bound);
+          if (!why.empty())
+            return name + ": output(" + std::to_string(b) + "," +
+                   std::to_string(y) + "," + std::to_string(x) + "," +
+                   std::to_string(fi) + ") = " + num(got) + ", expected " +
+                   num(ref[fi]) + why;
+        }
+      }
+  return "";
+}
+
+double convMedianNs(KernelFn kernel, const ConvProblem &p) {
+  Guarded in(p.inputSpan()), flt(p.taps() * p.c * p.f),
+      out(p.n * p.oh() * p.ow() * p.f);
+  InputGenerator gen(Distribution::Uniform, p.seed);
+  for (int64_t i = 0; i < in.size(); ++i)
+    in.data()[i] = gen.next();
+  for (int64_t i = 0; i < flt.size(); ++i)
+    flt.data()[i] = gen.next();
+  for (int64_t i = 0; i < out.size(); ++i)
+    out.data()[i] = 0;
+  Workspace ws(p.workspace);
+  std::vector<double> times;
+  for (int r = 0; r < p.runs; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    kernel(in.data(), flt.data(), out.data(), ws.base);
+    auto t1 = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+  }
+  if (times.empty())
+    return 0;
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
 double medianNs(KernelFn kernel, const Problem &p) {
   Guarded a(aRows(p) * p.lda), b(bRows(p) * p.ldb), c(p.m * p.ldc);
   InputGenerator gen(Distribution::Uniform, p.seed);
@@ -230,7 +366,7 @@ double medianNs(KernelFn kernel, const Problem &p) {
     b.data()[i] = gen.next();
   for (int64_t i = 0; i < c.size(); ++i)
     c.data()[i] = 0;
-  Workspace ws(p);
+  Workspace ws(p.workspace, p.lda, p.ldb, p.ldc);
   std::vector<double> times;
   for (int r = 0; r < p.runs; ++r) {
     auto t0 = std::chrono::steady_clock::now();
@@ -246,7 +382,65 @@ double medianNs(KernelFn kernel, const Problem &p) {
 
 } // namespace
 
+/// The distributions DISTRIBUTIONS names.
+std::vector<Distribution> distributions(const char *which) {
+  if (std::strcmp(which, "all") == 0)
+    return {Distribution::SmallIntegers, Distribution::Uniform,
+            Distribution::Mixed};
+  if (std::strcmp(which, "small-integers") != 0)
+    usage("DISTRIBUTIONS must be all or small-integers");
+  return {Distribution::SmallIntegers};
+}
+
+void printVerdict(const std::string &failure, double maxRel, double ns) {
+  std::printf("{\"passed\":%s,\"failure\":\"%s\",\"max_rel_error\":%.9g,"
+              "\"median_ns\":%.1f}\n",
+              failure.empty() ? "true" : "false", jsonEscape(failure).c_str(),
+              maxRel, ns);
+}
+
+int convMain(int argc, char **argv) {
+  if (argc != 24)
+    usage("a convolution takes 23 arguments");
+  ConvProblem p;
+  int64_t entry = parseInt(argv[2], "entry");
+  const std::string layout = argv[4];
+  if (layout != "nhwc_hwcf" && layout != "nhwc_fhwc")
+    usage("LAYOUT must be nhwc_hwcf or nhwc_fhwc");
+  p.fhwc = layout == "nhwc_fhwc";
+  int64_t *fields[] = {&p.n,  &p.h,  &p.w,    &p.c,    &p.f,   &p.kh,
+                       &p.kw, &p.sh, &p.sw,   &p.dh,   &p.dw,  &p.s[0],
+                       &p.s[1], &p.s[2], &p.workspace};
+  const char *names[] = {"n",  "h",  "w",  "c",  "f",  "kh", "kw",
+                         "sh", "sw", "dh", "dw", "s0", "s1", "s2",
+                         "workspace"};
+  for (int i = 0; i < 15; ++i)
+    *fields[i] = parseInt(argv[5 + i], names[i]);
+  p.overwrite = parseInt(argv[20], "overwrite") != 0;
+  p.seed = uint64_t(parseInt(argv[21], "seed"));
+  p.runs = int(parseInt(argv[22], "runs"));
+  if (p.n < 1 || p.c < 1 || p.f < 1 || p.kh < 1 || p.kw < 1 || p.sh < 1 ||
+      p.sw < 1 || p.dh < 1 || p.dw < 1 || p.h < p.dh * (p.kh - 1) + 1 ||
+      p.w < p.dw * (p.kw - 1) + 1 || p.s[2] < p.c || p.s[1] < p.w * p.s[2] ||
+      p.s[0] < p.h * p.s[1])
+    usage("sizes must be positive, the filter within the input and the "
+          "strides apart");
+  KernelFn kernel = loadCode(argv[1], entry);
+  double maxRel = 0;
+  std::string failure;
+  for (Distribution dist : distributions(argv[23])) {
+    failure = runConvOne(kernel, p, dist, maxRel);
+    if (!failure.empty())
+      break;
+  }
+  printVerdict(failure, maxRel,
+               failure.empty() && p.runs > 0 ? convMedianNs(kernel, p) : 0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 3 && std::strcmp(argv[3], "conv") == 0)
+    return convMain(argc, argv);
   if (argc != 15)
     usage("expected 14 arguments");
   Problem p;
@@ -275,21 +469,12 @@ int main(int argc, char **argv) {
 
   double maxRel = 0;
   std::string failure;
-  std::vector<Distribution> dists = {Distribution::SmallIntegers};
-  if (std::strcmp(argv[14], "all") == 0)
-    dists = {Distribution::SmallIntegers, Distribution::Uniform,
-             Distribution::Mixed};
-  else if (std::strcmp(argv[14], "small-integers") != 0)
-    usage("DISTRIBUTIONS must be all or small-integers");
-  for (Distribution dist : dists) {
+  for (Distribution dist : distributions(argv[14])) {
     failure = runOne(kernel, p, dist, maxRel);
     if (!failure.empty())
       break;
   }
-  double ns = failure.empty() && p.runs > 0 ? medianNs(kernel, p) : 0;
-  std::printf("{\"passed\":%s,\"failure\":\"%s\",\"max_rel_error\":%.9g,"
-              "\"median_ns\":%.1f}\n",
-              failure.empty() ? "true" : "false", jsonEscape(failure).c_str(),
-              maxRel, ns);
+  printVerdict(failure, maxRel,
+               failure.empty() && p.runs > 0 ? medianNs(kernel, p) : 0);
   return 0;
 }
