@@ -84,6 +84,7 @@ struct Backend {
   std::unique_ptr<llvm::FileRemover> codeFile;
   bool remote = false;
   std::string name;
+  uint64_t entry = 0; ///< the kernel's offset in its code
 };
 
 /// The shell word `word` quoted for a POSIX shell.
@@ -156,22 +157,27 @@ runRunner(const std::vector<std::string> &runnerArgs, double multiplyAdds,
 /// One run of a GEMM on `desc`'s leading dimensions.
 static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
                                         const EmittedKernel &kernel,
-                                        uint64_t entry, const Backend &backend,
+                                        const Backend &backend,
                                         const CrossValidationOptions &options,
                                         bool allDistributions, int timedRuns) {
   const std::string transposes = {desc.transA ? 't' : 'n',
                                   desc.transB ? 't' : 'n'};
-  std::vector<std::string> runnerArgs = {
-      std::to_string(entry),      std::to_string(desc.m),
-      std::to_string(desc.n),     std::to_string(desc.k),
-      transposes,                 std::to_string(desc.lda),
-      std::to_string(desc.ldb),   std::to_string(desc.ldc),
-      std::to_string(kernel.workspaceBytes),
-      desc.overwrite ? "1" : "0", std::to_string(options.seed),
-      std::to_string(timedRuns),  allDistributions ? "all" : "small-integers"};
-  return runRunner(runnerArgs,
-                   double(desc.m) * double(desc.n) * double(desc.k), backend,
-                   options);
+  std::vector<std::string> runnerArgs = {std::to_string(backend.entry),
+                                         std::to_string(desc.m),
+                                         std::to_string(desc.n),
+                                         std::to_string(desc.k),
+                                         transposes,
+                                         std::to_string(desc.lda),
+                                         std::to_string(desc.ldb),
+                                         std::to_string(desc.ldc),
+                                         std::to_string(kernel.workspaceBytes),
+                                         desc.overwrite ? "1" : "0",
+                                         std::to_string(options.seed),
+                                         std::to_string(timedRuns),
+                                         allDistributions ? "all"
+                                                          : "small-integers"};
+  return runRunner(runnerArgs, double(desc.m) * double(desc.n) * double(desc.k),
+                   backend, options);
 }
 
 std::string qimeng::crossBackendName(const Target &target,
@@ -248,6 +254,19 @@ static llvm::Expected<Backend> backendFor(const Target &target,
   return b;
 }
 
+/// `kernel` assembled for `target` and placed where `options` run it.
+static llvm::Expected<Backend> backendFor(const Target &target,
+                                          const CrossValidationOptions &options,
+                                          const EmittedKernel &kernel) {
+  auto code = kernelCode(kernel, target);
+  if (!code)
+    return code.takeError();
+  auto backend = backendFor(target, options, *code);
+  if (backend)
+    backend->entry = code->entry;
+  return backend;
+}
+
 llvm::Expected<CrossRun>
 qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
                           const EmittedKernel &kernel,
@@ -257,10 +276,7 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
         "kernel " + kernel.symbol +
         " holds its leading dimensions as immediates; the cross runner runs "
         "kernels that take them at run time");
-  auto code = kernelCode(kernel, target);
-  if (!code)
-    return code.takeError();
-  auto backend = backendFor(target, options, *code);
+  auto backend = backendFor(target, options, kernel);
   if (!backend)
     return backend.takeError();
   CrossRun total;
@@ -271,7 +287,7 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
   const GemmDesc shapes[2] = {desc, desc.withPaddedLeadingDims()};
   for (int i = 0; i < 2; ++i) {
     auto run =
-        runOnce(shapes[i], kernel, code->entry, *backend, options,
+        runOnce(shapes[i], kernel, *backend, options,
                 /*allDistributions=*/i == 0, i == 0 ? options.timedRuns : 0);
     if (!run)
       return run.takeError();
@@ -298,21 +314,18 @@ qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
         desc.str() + " is " + convLayoutName(desc.layout).str());
   if (desc.bias || desc.relu || desc.reluMax)
     return llvm::createStringError(
-        "the cross runner runs convolutions without epilogues; " +
-        desc.str() + " has one");
-  auto code = kernelCode(kernel, target);
-  if (!code)
-    return code.takeError();
-  auto backend = backendFor(target, options, *code);
+        "the cross runner runs convolutions without epilogues; " + desc.str() +
+        " has one");
+  auto backend = backendFor(target, options, kernel);
   if (!backend)
     return backend.takeError();
-  std::vector<std::string> runnerArgs = {std::to_string(code->entry), "conv",
+  // The geometry is the kernel's: one set of strides, all distributions.
+  std::vector<std::string> runnerArgs = {std::to_string(backend->entry), "conv",
                                          convLayoutName(desc.layout).str()};
   for (int64_t v : {desc.n, desc.h, desc.w, desc.c, desc.f, desc.kh, desc.kw,
-                    desc.strideH, desc.strideW, desc.dilationH,
-                    desc.dilationW, desc.inputStrides[0],
-                    desc.inputStrides[1], desc.inputStrides[2],
-                    int64_t(kernel.workspaceBytes)})
+                    desc.strideH, desc.strideW, desc.dilationH, desc.dilationW,
+                    desc.inputStrides[0], desc.inputStrides[1],
+                    desc.inputStrides[2], int64_t(kernel.workspaceBytes)})
     runnerArgs.push_back(std::to_string(v));
   for (std::string v :
        {std::string(desc.overwrite ? "1" : "0"), std::to_string(options.seed),

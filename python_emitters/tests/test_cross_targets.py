@@ -239,8 +239,8 @@ class CrossRunner:
              "-I" + os.path.join(PROJECT_ROOT, "include"), RUNNER_SOURCE,
              "-o", self.exe], check=True, capture_output=True, timeout=300)
 
-    def run(self, req, cpu, lda, ldb, ldc):
-        text = emit(req)
+    def code_file(self, text):
+        """The kernel's .text bytes in a file, assembled for the target."""
         obj = os.path.join(self.tmp, "k.o")
         code = os.path.join(self.tmp, "k.bin")
         result = assemble_for(self.arch, text, obj)
@@ -248,14 +248,15 @@ class CrossRunner:
             raise AssertionError(result.stderr)
         subprocess.run([OBJCOPY, "-O", "binary", "--only-section=.text", obj,
                         code], check=True, timeout=60)
-        transposes = "nt" if req.get("trans_b") else "nn"
-        args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
-                "0", str(req["m"]), str(req["n"]), str(req["k"]), transposes,
-                str(lda), str(ldb), str(ldc), header(text, "workspace_bytes"),
-                "1" if req.get("overwrite") else "0", "7", "1", "all"]
+        return code
+
+    @staticmethod
+    def verdict(args, timeout):
+        """The runner's JSON verdict, or a failure for a timeout or an exit
+        status other than 0."""
         try:
             out = subprocess.run(args, capture_output=True, text=True,
-                                 timeout=60)
+                                 timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"passed": False, "failure": "timed out"}
         if out.returncode != 0:
@@ -263,17 +264,21 @@ class CrossRunner:
                     "failure": f"exit {out.returncode}: {out.stderr.strip()}"}
         return json.loads(out.stdout)
 
+    def run(self, req, cpu, lda, ldb, ldc):
+        text = emit(req)
+        code = self.code_file(text)
+        transposes = "nt" if req.get("trans_b") else "nn"
+        args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
+                "0", str(req["m"]), str(req["n"]), str(req["k"]), transposes,
+                str(lda), str(ldb), str(ldc), header(text, "workspace_bytes"),
+                "1" if req.get("overwrite") else "0", "7", "1", "all"]
+        return self.verdict(args, timeout=60)
+
     def run_conv(self, req, cpu):
         """Runs a convolution kernel (kind sconv2d) in the runner's conv
         mode on its request's geometry."""
         text = emit(req)
-        obj = os.path.join(self.tmp, "k.o")
-        code = os.path.join(self.tmp, "k.bin")
-        result = assemble_for(self.arch, text, obj)
-        if result.returncode:
-            raise AssertionError(result.stderr)
-        subprocess.run([OBJCOPY, "-O", "binary", "--only-section=.text", obj,
-                        code], check=True, timeout=60)
+        code = self.code_file(text)
         g = {"stride_h": 1, "stride_w": 1, "dilation_h": 1, "dilation_w": 1}
         g.update(req)
         strides = g.get("input_strides", [g["h"] * g["w"] * g["c"],
@@ -285,12 +290,7 @@ class CrossRunner:
                 str(s) for s in strides] + [
                 header(text, "workspace_bytes"),
                 "1" if req.get("overwrite") else "0", "7", "1", "all"]
-        out = subprocess.run(args, capture_output=True, text=True,
-                             timeout=120)
-        if out.returncode != 0:
-            return {"passed": False,
-                    "failure": f"exit {out.returncode}: {out.stderr.strip()}"}
-        return json.loads(out.stdout)
+        return self.verdict(args, timeout=120)
 
 
 def padded(c, h, w):

@@ -103,8 +103,8 @@ TEST_P(CrossValidationTest, ConvolutionsPassAndBrokenOnesAreCaught) {
     GTEST_SKIP() << why;
   // TOSA's form (FHWC, stride and dilation 2) and StableHLO's (HWCF) on a
   // padded input view, through the model's config and the validator.
-  ConvDesc fhwc = ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 11, 11, 5, 7, 3, 3,
-                                  2, 2, 2, 2);
+  ConvDesc fhwc =
+      ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 11, 11, 5, 7, 3, 3, 2, 2, 2, 2);
   ConvDesc hwcf =
       ConvDesc::dense(ConvLayout::NhwcHwcf, 2, 8, 8, 3, 6, 3, 3, 1, 1);
   hwcf.inputStrides[2] = 4;
@@ -114,15 +114,15 @@ TEST_P(CrossValidationTest, ConvolutionsPassAndBrokenOnesAreCaught) {
   for (const ConvDesc &desc : {fhwc, hwcf}) {
     KernelProblem problem(desc);
     QM_ASSERT_EXPECTED(config, chooseKernelConfig(problem, target));
-    QM_ASSERT_EXPECTED(kernel, emitKernel(problem, config,
-                                          EmitterOptions::defaults(), "",
-                                          &target));
+    QM_ASSERT_EXPECTED(
+        kernel,
+        emitKernel(problem, config, EmitterOptions::defaults(), "", &target));
     EXPECT_FALSE(kernel.runtimeLeadingDims);
     QM_ASSERT_EXPECTED(run, validateConvCross(desc, target, kernel));
     EXPECT_TRUE(run.report.passed) << desc.str() << ": " << run.report.failure;
-    QM_ASSERT_EXPECTED(broken, emitKernel(problem, config,
-                                          EmitterOptions::defaults(),
-                                          "drop-k", &target));
+    QM_ASSERT_EXPECTED(broken,
+                       emitKernel(problem, config, EmitterOptions::defaults(),
+                                  "drop-k", &target));
     QM_ASSERT_EXPECTED(caught, validateConvCross(desc, target, broken));
     EXPECT_FALSE(caught.report.passed) << desc.str();
     EXPECT_NE(caught.report.failure.find("exact, bit for bit"),

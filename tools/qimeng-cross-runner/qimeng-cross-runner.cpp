@@ -252,8 +252,8 @@ struct ConvProblem {
 };
 
 /// Runs one distribution of a convolution; the failure, or "".
-std::string runConvOne(KernelFn kernel, const ConvProblem &p,
-                       Distribution dist, double &maxRel) {
+std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
+                       double &maxRel) {
   const int64_t oh = p.oh(), ow = p.ow(), k = p.taps() * p.c;
   const int64_t outSize = p.n * oh * ow * p.f;
   Guarded in(p.inputSpan()), flt(p.taps() * p.c * p.f), out(outSize);
@@ -300,9 +300,8 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p,
       for (int64_t x = 0; x < ow; ++x) {
         const int64_t pixel = (b * oh + y) * ow + x;
         for (int64_t fi = 0; fi < p.f; ++fi) {
-          ref[fi] = p.overwrite
-                        ? 0
-                        : double(out0[size_t(kGuard + pixel * p.f + fi)]);
+          ref[fi] =
+              p.overwrite ? 0 : double(out0[size_t(kGuard + pixel * p.f + fi)]);
           mag[fi] = std::fabs(ref[fi]);
         }
         for (int64_t i = 0; i < p.kh; ++i)
@@ -311,7 +310,8 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p,
               const double v =
                   in.data()[b * p.s[0] + (y * p.sh + i * p.dh) * p.s[1] +
                             (x * p.sw + j * p.dw) * p.s[2] + ch];
-              const float *row = rows.data() + ((i * p.kw + j) * p.c + ch) * p.f;
+              const float *row =
+                  rows.data() + ((i * p.kw + j) * p.c + ch) * p.f;
               for (int64_t fi = 0; fi < p.f; ++fi) {
                 const double t = v * double(row[fi]);
                 ref[fi] += t;
@@ -321,8 +321,7 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p,
         for (int64_t fi = 0; fi < p.f; ++fi) {
           const float got = out.data()[pixel * p.f + fi];
           maxRel = std::max(maxRel, relativeError(got, ref[fi], mag[fi]));
-          std::string why =
-              elementFailure(got, ref[fi], mag[fi], exact, bound);
+          std::string why = elementFailure(got, ref[fi], mag[fi], exact, bound);
           if (!why.empty())
             return name + ": output(" + std::to_string(b) + "," +
                    std::to_string(y) + "," + std::to_string(x) + "," +
@@ -333,49 +332,26 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p,
   return "";
 }
 
-double convMedianNs(KernelFn kernel, const ConvProblem &p) {
-  Guarded in(p.inputSpan()), flt(p.taps() * p.c * p.f),
-      out(p.n * p.oh() * p.ow() * p.f);
-  InputGenerator gen(Distribution::Uniform, p.seed);
-  for (int64_t i = 0; i < in.size(); ++i)
-    in.data()[i] = gen.next();
-  for (int64_t i = 0; i < flt.size(); ++i)
-    flt.data()[i] = gen.next();
-  for (int64_t i = 0; i < out.size(); ++i)
-    out.data()[i] = 0;
-  Workspace ws(p.workspace);
-  std::vector<double> times;
-  for (int r = 0; r < p.runs; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    kernel(in.data(), flt.data(), out.data(), ws.base);
-    auto t1 = std::chrono::steady_clock::now();
-    times.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
-  }
-  if (times.empty())
+/// The median time of `runs` calls on uniform inputs of `in0` and `in1`
+/// floats, an output of `out` zeros and `ws` (0 without runs).
+double medianNs(KernelFn kernel, int runs, uint64_t seed, int64_t in0,
+                int64_t in1, int64_t out, const Workspace &ws) {
+  if (runs <= 0)
     return 0;
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-double medianNs(KernelFn kernel, const Problem &p) {
-  Guarded a(aRows(p) * p.lda), b(bRows(p) * p.ldb), c(p.m * p.ldc);
-  InputGenerator gen(Distribution::Uniform, p.seed);
-  for (int64_t i = 0; i < a.size(); ++i)
-    a.data()[i] = gen.next();
-  for (int64_t i = 0; i < b.size(); ++i)
-    b.data()[i] = gen.next();
+  Guarded a(in0), b(in1), c(out);
+  InputGenerator gen(Distribution::Uniform, seed);
+  for (Guarded *g : {&a, &b})
+    for (int64_t i = 0; i < g->size(); ++i)
+      g->data()[i] = gen.next();
   for (int64_t i = 0; i < c.size(); ++i)
     c.data()[i] = 0;
-  Workspace ws(p.workspace, p.lda, p.ldb, p.ldc);
   std::vector<double> times;
-  for (int r = 0; r < p.runs; ++r) {
+  for (int r = 0; r < runs; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     kernel(a.data(), b.data(), c.data(), ws.base);
     auto t1 = std::chrono::steady_clock::now();
     times.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
   }
-  if (times.empty())
-    return 0;
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -392,11 +368,23 @@ std::vector<Distribution> distributions(const char *which) {
   return {Distribution::SmallIntegers};
 }
 
-void printVerdict(const std::string &failure, double maxRel, double ns) {
+/// Runs `check(dist, maxRel)` for each distribution DISTRIBUTIONS names
+/// until one fails, then `time()` when all passed, and prints the verdict.
+template <typename Check, typename Time>
+int report(const char *distributionsArg, Check check, Time time) {
+  double maxRel = 0;
+  std::string failure;
+  for (Distribution dist : distributions(distributionsArg)) {
+    failure = check(dist, maxRel);
+    if (!failure.empty())
+      break;
+  }
+  const double ns = failure.empty() ? time() : 0;
   std::printf("{\"passed\":%s,\"failure\":\"%s\",\"max_rel_error\":%.9g,"
               "\"median_ns\":%.1f}\n",
               failure.empty() ? "true" : "false", jsonEscape(failure).c_str(),
               maxRel, ns);
+  return 0;
 }
 
 int convMain(int argc, char **argv) {
@@ -408,12 +396,11 @@ int convMain(int argc, char **argv) {
   if (layout != "nhwc_hwcf" && layout != "nhwc_fhwc")
     usage("LAYOUT must be nhwc_hwcf or nhwc_fhwc");
   p.fhwc = layout == "nhwc_fhwc";
-  int64_t *fields[] = {&p.n,  &p.h,  &p.w,    &p.c,    &p.f,   &p.kh,
-                       &p.kw, &p.sh, &p.sw,   &p.dh,   &p.dw,  &p.s[0],
-                       &p.s[1], &p.s[2], &p.workspace};
-  const char *names[] = {"n",  "h",  "w",  "c",  "f",  "kh", "kw",
-                         "sh", "sw", "dh", "dw", "s0", "s1", "s2",
-                         "workspace"};
+  int64_t *fields[] = {&p.n,  &p.h,    &p.w,    &p.c,    &p.f,
+                       &p.kh, &p.kw,   &p.sh,   &p.sw,   &p.dh,
+                       &p.dw, &p.s[0], &p.s[1], &p.s[2], &p.workspace};
+  const char *names[] = {"n",  "h",  "w",  "c",  "f",  "kh", "kw",       "sh",
+                         "sw", "dh", "dw", "s0", "s1", "s2", "workspace"};
   for (int i = 0; i < 15; ++i)
     *fields[i] = parseInt(argv[5 + i], names[i]);
   p.overwrite = parseInt(argv[20], "overwrite") != 0;
@@ -426,16 +413,16 @@ int convMain(int argc, char **argv) {
     usage("sizes must be positive, the filter within the input and the "
           "strides apart");
   KernelFn kernel = loadCode(argv[1], entry);
-  double maxRel = 0;
-  std::string failure;
-  for (Distribution dist : distributions(argv[23])) {
-    failure = runConvOne(kernel, p, dist, maxRel);
-    if (!failure.empty())
-      break;
-  }
-  printVerdict(failure, maxRel,
-               failure.empty() && p.runs > 0 ? convMedianNs(kernel, p) : 0);
-  return 0;
+  return report(
+      argv[23],
+      [&](Distribution dist, double &maxRel) {
+        return runConvOne(kernel, p, dist, maxRel);
+      },
+      [&] {
+        return medianNs(kernel, p.runs, p.seed, p.inputSpan(),
+                        p.taps() * p.c * p.f, p.n * p.oh() * p.ow() * p.f,
+                        Workspace(p.workspace));
+      });
 }
 
 int main(int argc, char **argv) {
@@ -466,15 +453,14 @@ int main(int argc, char **argv) {
     usage("sizes must be positive and each leading dimension at least its "
           "rows' length");
   KernelFn kernel = loadCode(argv[1], entry);
-
-  double maxRel = 0;
-  std::string failure;
-  for (Distribution dist : distributions(argv[14])) {
-    failure = runOne(kernel, p, dist, maxRel);
-    if (!failure.empty())
-      break;
-  }
-  printVerdict(failure, maxRel,
-               failure.empty() && p.runs > 0 ? medianNs(kernel, p) : 0);
-  return 0;
+  return report(
+      argv[14],
+      [&](Distribution dist, double &maxRel) {
+        return runOne(kernel, p, dist, maxRel);
+      },
+      [&] {
+        return medianNs(kernel, p.runs, p.seed, aRows(p) * p.lda,
+                        bRows(p) * p.ldb, p.m * p.ldc,
+                        Workspace(p.workspace, p.lda, p.ldb, p.ldc));
+      });
 }
