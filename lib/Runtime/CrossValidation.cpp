@@ -7,6 +7,7 @@
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -283,9 +284,19 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
   total.report.passed = true;
   // Every distribution on the dense leading dimensions, the exact one on
   // padded ones (what they add is the strides; under an emulator each run
-  // costs a whole fp64 reference).
-  const GemmDesc shapes[2] = {desc, desc.withPaddedLeadingDims()};
-  for (int i = 0; i < 2; ++i) {
+  // costs a whole fp64 reference); a run-time M also at one row, a third of
+  // M and one and a half times M plus one (edges, and more blocks than the
+  // kernel was built for), exact and padded.
+  std::vector<GemmDesc> shapes = {desc, desc.withPaddedLeadingDims()};
+  if (desc.dynamicM)
+    for (int64_t m : {int64_t(1), std::max<int64_t>(1, desc.m / 3),
+                      desc.m + desc.m / 2 + 1}) {
+      GemmDesc other = desc;
+      other.m = m;
+      if (m != desc.m)
+        shapes.push_back(other.withPaddedLeadingDims());
+    }
+  for (size_t i = 0; i < shapes.size(); ++i) {
     auto run =
         runOnce(shapes[i], kernel, *backend, options,
                 /*allDistributions=*/i == 0, i == 0 ? options.timedRuns : 0);
@@ -294,8 +305,12 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
     total.report.maxRelError =
         std::max(total.report.maxRelError, run->report.maxRelError);
     if (!run->report.passed) {
-      run->report.failure =
-          (i == 0 ? "" : "padded leading dimensions: ") + run->report.failure;
+      std::string where =
+          i == 0 ? ""
+                 : llvm::formatv("padded leading dimensions, M = {0}: ",
+                                 shapes[i].m)
+                       .str();
+      run->report.failure = where + run->report.failure;
       return run;
     }
     if (!total.medianNs)

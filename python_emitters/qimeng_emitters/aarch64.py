@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (LD_OFFSET, Sketch, Writer, fault_suffix, kernel_text,
-                     parse_request, registers_needed)
+from .sketch import (LD_OFFSET, RANGE_OFFSET, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT,
+                     Sketch, Writer, fault_suffix, kernel_text, parse_request,
+                     registers_needed)
 
 NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
                     features=("neon",), vector_bits_fixed=False)
@@ -125,8 +126,27 @@ class NeonWriter(Writer):
         if sk.conv is not None:
             # A row block is MR entries of the pixel table.
             mov_imm(self.lines, A_STEP, sk.mr * 8)
+        if sk.dynamic_m:
+            self.runtime_rows(sk)
         self.ins(f"mov\t{BPANEL}, {B}")
         self.ins(f"mov\t{CPANEL}, {C}")
+
+    def runtime_rows(self, sk):
+        """Rows [m_begin, m_end) from the header: A and C start at row
+        m_begin; the full row blocks and the last block's rows go to the
+        header's slots for every panel's row loops."""
+        first, rows, blocks, mr = IR, KI, JR, CROW
+        self.ins("// run-time M: rows m_begin .. m_end from the header")
+        self.ins(f"ldr\t{first}, [{WS}, #{RANGE_OFFSET}]")
+        self.ins(f"ldr\t{rows}, [{WS}, #{RANGE_OFFSET + 8}]")
+        self.ins(f"sub\t{rows}, {rows}, {first}")
+        self.ins(f"madd\t{A}, {first}, {LDA}, {A}")
+        self.ins(f"madd\t{C}, {first}, {LDC}, {C}")
+        mov_imm(self.lines, mr, sk.mr)
+        self.ins(f"udiv\t{blocks}, {rows}, {mr}")
+        self.ins(f"msub\t{rows}, {blocks}, {mr}, {rows}")
+        self.ins(f"str\t{blocks}, [{WS}, #{ROW_BLOCKS_SLOT}]")
+        self.ins(f"str\t{rows}, [{WS}, #{ROW_EDGE_SLOT}]")
 
     def conv_tables(self, sk):
         """A convolution's entry: its leading dimensions into the header,
@@ -190,13 +210,40 @@ class NeonWriter(Writer):
             self.ins(f"b.ne\t{loop}b")
 
     def row_loop(self, count, rows, body):
-        mov_imm(self.lines, IR, count)
+        """`count` blocks of `rows` rows; count None: as many as the header
+        says (run-time M), perhaps none."""
+        skip = None
+        if count is None:
+            self.ins(f"ldr\t{IR}, [{WS}, #{ROW_BLOCKS_SLOT}]")
+            skip = self.labels.next
+            self.labels.next += 1
+            self.ins(f"cbz\t{IR}, {skip}f")
+        else:
+            mov_imm(self.lines, IR, count)
         loop = self.labels.place(self.lines, f"{rows}-row block")
         body()
         self.ins(f"add\t{ABLOCK}, {ABLOCK}, {A_STEP}")
         self.ins(f"add\t{CBLOCK}, {CBLOCK}, {C_STEP}")
         self.ins(f"subs\t{IR}, {IR}, #1")
         self.ins(f"b.ne\t{loop}b")
+        if skip is not None:
+            self.lines.append(f"{skip}:")
+
+    def row_edges(self, sk, microkernel):
+        """Run-time M's last rows: the microkernel for the count in the
+        header (none for 0)."""
+        done = self.labels.next
+        self.labels.next += 1
+        for rows in range(1, sk.mr):
+            self.ins(f"ldr\t{CROW}, [{WS}, #{ROW_EDGE_SLOT}]")
+            self.ins(f"cmp\t{CROW}, #{rows}")
+            other = self.labels.next
+            self.labels.next += 1
+            self.ins(f"b.ne\t{other}f")
+            microkernel(rows)
+            self.ins(f"b\t{done}f")
+            self.lines.append(f"{other}:")
+        self.lines.append(f"{done}:")
 
     def pack_b_panel(self, sk, panel):
         """B^T's rows j .. j + width (each K floats, ldb apart) into the

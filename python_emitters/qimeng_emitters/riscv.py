@@ -12,8 +12,9 @@ edge panel sets vl to its width.
 from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (LD_OFFSET, Sketch, Writer, fault_suffix, kernel_text,
-                     parse_request, registers_needed)
+from .sketch import (LD_OFFSET, RANGE_OFFSET, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT,
+                     Sketch, Writer, fault_suffix, kernel_text, parse_request,
+                     registers_needed)
 
 RVV = VectorIsaRow(name="rvv", arch="riscv64", lanes=0, registers=32,
                    features=("v",), vector_bits_fixed=True)
@@ -129,8 +130,29 @@ class RvvWriter(Writer):
         else:
             # A row block is MR entries of the pixel table.
             self.ins(f"li\t{A_STEP}, {sk.mr * 8}")
+        if sk.dynamic_m:
+            self.runtime_rows(sk)
         self.ins(f"mv\t{BPANEL}, {B}")
         self.ins(f"mv\t{CPANEL}, {C}")
+
+    def runtime_rows(self, sk):
+        """Rows [m_begin, m_end) from the header: A and C start at row
+        m_begin; the full row blocks and the last block's rows go to the
+        header's slots for every panel's row loops."""
+        first, rows, blocks, mr = IR, KI, JR, CROW
+        self.ins("# run-time M: rows m_begin .. m_end from the header")
+        self.ins(f"ld\t{first}, {RANGE_OFFSET}({WS})")
+        self.ins(f"ld\t{rows}, {RANGE_OFFSET + 8}({WS})")
+        self.ins(f"sub\t{rows}, {rows}, {first}")
+        self.ins(f"mul\t{TMP}, {first}, {LDA}")
+        self.ins(f"add\t{A}, {A}, {TMP}")
+        self.ins(f"mul\t{TMP}, {first}, {LDC}")
+        self.ins(f"add\t{C}, {C}, {TMP}")
+        self.ins(f"li\t{mr}, {sk.mr}")
+        self.ins(f"divu\t{blocks}, {rows}, {mr}")
+        self.ins(f"remu\t{rows}, {rows}, {mr}")
+        self.ins(f"sd\t{blocks}, {ROW_BLOCKS_SLOT}({WS})")
+        self.ins(f"sd\t{rows}, {ROW_EDGE_SLOT}({WS})")
 
     def conv_tables(self, sk):
         """A convolution's entry: its leading dimensions into the header,
@@ -199,14 +221,50 @@ class RvvWriter(Writer):
         if loop is not None:
             self.loop_back(JR, loop)
 
+    def jump_unless(self, condition, label):
+        """To `label` (forward) unless `condition` (a branch to 1f) holds;
+        a jal reaches past any body (a conditional branch only 4 KiB)."""
+        taken = self.labels.next
+        self.labels.next += 1
+        self.ins(condition.format(f"{taken}f"))
+        self.ins(f"j\t{label}f")
+        self.lines.append(f"{taken}:")
+
     def row_loop(self, count, rows, body):
-        self.ins(f"li\t{IR}, {count}")
+        """`count` blocks of `rows` rows; count None: as many as the header
+        says (run-time M), perhaps none."""
+        skip = None
+        if count is None:
+            self.ins(f"ld\t{IR}, {ROW_BLOCKS_SLOT}({WS})")
+            skip = self.labels.next
+            self.labels.next += 1
+            self.jump_unless(f"bnez\t{IR}, {{}}", skip)
+        else:
+            self.ins(f"li\t{IR}, {count}")
         loop = self.label(f"{rows}-row block")
         body()
         self.ins(f"add\t{ABLOCK}, {ABLOCK}, {A_STEP}")
         for _ in range(rows):
             self.ins(f"add\t{CBLOCK}, {CBLOCK}, {LDC}")
         self.loop_back(IR, loop)
+        if skip is not None:
+            self.lines.append(f"{skip}:")
+
+    def row_edges(self, sk, microkernel):
+        """Run-time M's last rows: the microkernel for the count in the
+        header (none for 0)."""
+        done = self.labels.next
+        self.labels.next += 1
+        for rows in range(1, sk.mr):
+            self.ins(f"ld\t{CROW}, {ROW_EDGE_SLOT}({WS})")
+            self.ins(f"li\t{TMP}, {rows}")
+            other = self.labels.next
+            self.labels.next += 1
+            self.jump_unless(f"beq\t{CROW}, {TMP}, {{}}", other)
+            microkernel(rows)
+            self.ins(f"j\t{done}f")
+            self.lines.append(f"{other}:")
+        self.lines.append(f"{done}:")
 
     def pack_b_panel(self, sk, panel):
         """B^T's rows j .. j + width (each K floats, ldb apart) into the

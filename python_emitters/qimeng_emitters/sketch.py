@@ -26,6 +26,11 @@ Loop nest, for each column panel kind (full panels, then the edge panels):
         MICROKERNEL(MR rows, panel vectors)
       MICROKERNEL(M % MR rows, panel vectors)    row edge, when M % MR
 
+With a run-time M (dynamic_m) the kernel reads rows [m_begin, m_end) from
+the header (RANGE_OFFSET), keeps the number of full blocks and the rows of
+the last one in its header slots, and chooses the row edge's microkernel
+(one for each count below MR) at run time.
+
 A convolution in an nhwc layout (kind sconv2d) is the same GEMM with A
 gathered from the input as the loop goes: M = N*OH*OW output pixels, N = F
 filters, K = KH*KW*C in (kh, kw, c) order, B the filter (HWCF: K x F as
@@ -49,7 +54,11 @@ from .isa import Labels, kernel_file
 
 HEADER_BYTES = 128   # the workspace header (docs/KernelContract.md)
 LD_OFFSET = 64       # lda, ldb, ldc as int64 elements, written by the caller
-PACKED_B = HEADER_BYTES  # where a transposed B's panel is packed
+RANGE_OFFSET = 24    # m_begin, m_end (run-time M), written by the caller
+# Run-time M: the kernel's own header slots for its full row blocks and the
+# rows of its last block, from m_end - m_begin.
+ROW_BLOCKS_SLOT = 96
+ROW_EDGE_SLOT = 104
 
 # Test-only deliberately broken kernels: validation and isolation must catch
 # each (under emulation as on the host).
@@ -60,8 +69,8 @@ MAX_ROWS = 8
 
 # Request fields of the x86 generator this one accepts only at their
 # defaults (a descriptor always sends the transposes).
-UNSUPPORTED = {"trans_a": False, "parallel": False,
-               "dynamic_m": False, "bias": "none", "relu": False}
+UNSUPPORTED = {"trans_a": False, "parallel": False, "bias": "none",
+               "relu": False}
 # The same for convolutions (whose bias is a flag).
 CONV_UNSUPPORTED = {"parallel": False, "bias": False, "relu": False}
 
@@ -98,6 +107,7 @@ class Sketch:
     fault: object     # None or one of FAULTS
     trans_b: bool = False  # B stored N x K: each panel packed first
     conv: object = None    # conv2d.ConvGeometry: A gathered from pixels
+    dynamic_m: bool = False  # rows [m_begin, m_end) from the header
 
     @property
     def nr(self):
@@ -164,7 +174,9 @@ class Sketch:
         b0 = "_b0" if self.overwrite else ""
         if self.conv is not None:
             return f"{self.conv.symbol_stem()}{b0}"
-        return f"qm_sgemm_{self.m}x{self.n}x{self.k}_{self.layout}{b0}_ldrt"
+        mrt = "_mrt" if self.dynamic_m else ""
+        return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{self.layout}{mrt}{b0}"
+                "_ldrt")
 
     def panels(self, split_width):
         """The column plan: full panels, then the edge columns as panels of
@@ -223,8 +235,8 @@ def parse_request(request, isa, extra_fields=()):
             raise RequestError(
                 f"a {g.kh}x{g.kw} filter has more than {MAX_TAPS} taps")
     else:
-        check_known(request, common + ("m", "n", "k", "trans_b", "runtime_ld")
-                    + tuple(UNSUPPORTED))
+        check_known(request, common + ("m", "n", "k", "trans_b", "dynamic_m",
+                                       "runtime_ld") + tuple(UNSUPPORTED))
         unsupported = UNSUPPORTED
         if request.get("runtime_ld") is not True:
             raise RequestError(
@@ -232,7 +244,8 @@ def parse_request(request, isa, extra_fields=()):
                 "header at run time: the request needs runtime_ld true")
         fields = {"m": int_field(request, "m"), "n": int_field(request, "n"),
                   "k": int_field(request, "k"),
-                  "trans_b": bool_field(request, "trans_b")}
+                  "trans_b": bool_field(request, "trans_b"),
+                  "dynamic_m": bool_field(request, "dynamic_m")}
     for field, default in unsupported.items():
         if request.get(field, default) != default:
             raise RequestError(f"isa {isa} kernels do not support "
@@ -313,6 +326,14 @@ def drive(sk, writer):
 def _panel_body(sk, writer, panel):
     if sk.trans_b:
         writer.pack_b_panel(sk, panel)
+    if sk.dynamic_m:
+        # Full blocks as many as the header says, then the last rows: one
+        # microkernel for each count below MR, chosen at run time.
+        writer.row_loop(None, sk.mr, lambda: writer.microkernel(
+            sk, sk.mr, panel.widths))
+        writer.row_edges(sk, lambda rows: writer.microkernel(
+            sk, rows, panel.widths))
+        return
     if sk.row_blocks:
         writer.row_loop(sk.row_blocks, sk.mr, lambda: writer.microkernel(
             sk, sk.mr, panel.widths))
@@ -344,6 +365,7 @@ def kernel_text(sk, writer, symbol, request, conv):
         kind="sgemm" if sk.conv is None else "sconv2d", summary=summary,
         symbol=symbol, workspace_bytes=sk.workspace_bytes(writer.split_width),
         runtime_ld=sk.conv is None,
+        runtime_sizes=("m",) if sk.dynamic_m else (),
         args=conv.args, clobbers=writer.clobbers(),
         features=writer.isa.features, request=request, align=4,
         prologue=writer.prologue(), body=body, epilogue=writer.epilogue(),

@@ -95,6 +95,11 @@ class RequestTest(unittest.TestCase):
         self.assertEqual(
             header(emit(neon(trans_b=True)), "symbol"),
             "qm_sgemm_19x23x13_nt_ldrt_8x8_ku4_aarch64_neon")
+        text = emit(rvv(dynamic_m=True, overwrite=True))
+        self.assertEqual(
+            header(text, "symbol"),
+            "qm_sgemm_19x45x13_nn_mrt_b0_ldrt_7x32_m4_ku2_riscv64_rvv_vlen256")
+        self.assertEqual(header(text, "runtime_sizes"), "m")
 
     def test_a_transposed_b_is_packed_into_the_workspace(self):
         # The widest panel (NR columns) K rows deep after the header.
@@ -129,6 +134,7 @@ class RequestTest(unittest.TestCase):
         cases = [
             (neon(runtime_ld=None), "needs runtime_ld true"),
             (neon(trans_a=True), "do not support trans_a"),
+            (neon(parallel=True), "do not support parallel"),
             (neon(nr=6), "multiple of 4"),
             (neon(k_unroll=2), "k_unroll must be 4 or 8"),
             (neon(mr=8, nr=16), "needs 44 vector registers"),
@@ -264,12 +270,15 @@ class CrossRunner:
                     "failure": f"exit {out.returncode}: {out.stderr.strip()}"}
         return json.loads(out.stdout)
 
-    def run(self, req, cpu, lda, ldb, ldc):
+    def run(self, req, cpu, lda, ldb, ldc, m=None):
+        """Runs a GEMM kernel on M = `m` rows (a run-time-M kernel's call;
+        default: the request's M)."""
         text = emit(req)
         code = self.code_file(text)
         transposes = "nt" if req.get("trans_b") else "nn"
         args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
-                "0", str(req["m"]), str(req["n"]), str(req["k"]), transposes,
+                "0", str(m or req["m"]), str(req["n"]), str(req["k"]),
+                transposes,
                 str(lda), str(ldb), str(ldc), header(text, "workspace_bytes"),
                 "1" if req.get("overwrite") else "0", "7", "1", "all"]
         return self.verdict(args, timeout=60)
@@ -357,15 +366,19 @@ class QemuExecutionTest(unittest.TestCase):
 
     def check_shapes(self, runner, make, cpu, seed):
         """50 random shapes; every third kernel reads B transposed (N x K,
-        packed panel by panel), its ldb then as long as K plus the pad."""
+        packed panel by panel), its ldb then as long as K plus the pad;
+        every fourth takes M at run time (built for 24 rows, run on the
+        shape's)."""
         for index, (m, n, k, lda, ldb, ldc) in enumerate(
                 random_shapes(seed, 50)):
             req = make(m, n, k)
             if index % 3 == 2:
                 req["trans_b"] = True
                 ldb += k - n
-            with self.subTest(cpu=cpu, req=req, lds=(lda, ldb, ldc)):
-                result = runner.run(req, cpu, lda, ldb, ldc)
+            if index % 4 == 1:
+                req.update(dynamic_m=True, m=24)
+            with self.subTest(cpu=cpu, req=req, m=m, lds=(lda, ldb, ldc)):
+                result = runner.run(req, cpu, lda, ldb, ldc, m=m)
                 self.assertTrue(result["passed"], result["failure"])
 
     def test_neon_on_cortex_a76_and_neoverse_n1(self):

@@ -65,7 +65,17 @@
 // CHECK:         linalg.matmul
 // CHECK:       }
 // CHECK:       linalg.generic
-// EXEC: PASS 13x37x70
+// The same layer over a dynamic number of rows (a batch of tokens): the
+// run-time-M kernel ("mrt", rows from its header; validated by the pass at
+// 1, M/3, M and 1.5M+1 rows of the representative M, 256), run at 1, 5, 13
+// and 29 rows.
+// CHECK-LABEL: func.func @linear_dyn
+// CHECK-NOT:   linalg.fill
+// NEON:          llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_7x12_ku4_aarch64_neon
+// SVE:           llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_sve_vl256
+// RVV:           llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
+// CHECK:       linalg.generic
+// EXEC: PASS 13x37x70 and 1, 5, 13, 29 rows
 func.func @linear(%x: tensor<13x70xf32>, %w: tensor<37x70xf32>, %bias: tensor<37xf32>) -> tensor<13x37xf32>
     attributes {llvm.emit_c_interface} {
   %zero = arith.constant 0.0 : f32
@@ -83,4 +93,25 @@ func.func @linear(%x: tensor<13x70xf32>, %w: tensor<37x70xf32>, %bias: tensor<37
     linalg.yield %r : f32
   } -> tensor<13x37xf32>
   return %y : tensor<13x37xf32>
+}
+
+func.func @linear_dyn(%x: tensor<?x70xf32>, %w: tensor<37x70xf32>, %bias: tensor<37xf32>) -> tensor<?x37xf32>
+    attributes {llvm.emit_c_interface} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x70xf32>
+  %wt0 = tensor.empty() : tensor<70x37xf32>
+  %wt = linalg.transpose ins(%w : tensor<37x70xf32>) outs(%wt0 : tensor<70x37xf32>) permutation = [1, 0]
+  %e = tensor.empty(%m) : tensor<?x37xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x37xf32>) -> tensor<?x37xf32>
+  %mm = linalg.matmul ins(%x, %wt : tensor<?x70xf32>, tensor<70x37xf32>) outs(%f : tensor<?x37xf32>) -> tensor<?x37xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<?x37xf32>, tensor<37xf32>) outs(%e : tensor<?x37xf32>) {
+  ^bb0(%mv: f32, %b: f32, %o: f32):
+    %s = arith.addf %mv, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x37xf32>
+  return %y : tensor<?x37xf32>
 }

@@ -97,6 +97,30 @@ TEST_P(CrossValidationTest, BrokenKernelsAreCaught) {
   }
 }
 
+TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
+  Target target = targetOf(GetParam().target);
+  if (std::string why = missingTools(target); !why.empty())
+    GTEST_SKIP() << why;
+  // torch's linear layer over a dynamic batch: B stored N x K, M at run
+  // time (validated at 1, 8, 24 and 37 rows).
+  GemmDesc desc = GemmDesc::packed(24, 37, 70, false, true);
+  desc.runtimeLd = true;
+  desc.dynamicM = true;
+  desc.overwrite = true;
+  QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
+  QM_ASSERT_EXPECTED(
+      kernel,
+      emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &target));
+  EXPECT_TRUE(kernel.runtimeM);
+  QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel));
+  EXPECT_TRUE(run.report.passed) << run.report.failure;
+  QM_ASSERT_EXPECTED(broken,
+                     emitGemmKernel(desc, config, EmitterOptions::defaults(),
+                                    "drop-k", &target));
+  QM_ASSERT_EXPECTED(caught, validateGemmCross(desc, target, broken));
+  EXPECT_FALSE(caught.report.passed);
+}
+
 TEST_P(CrossValidationTest, ConvolutionsPassAndBrokenOnesAreCaught) {
   Target target = targetOf(GetParam().target);
   if (std::string why = missingTools(target); !why.empty())

@@ -60,11 +60,11 @@ struct Guarded {
 };
 
 struct Problem {
-  int64_t m, n, k, lda, ldb, ldc, workspace;
+  int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, workspace = 0;
   bool transA = false, transB = false;
-  bool overwrite;
-  uint64_t seed;
-  int runs;
+  bool overwrite = false;
+  uint64_t seed = 0;
+  int runs = 0;
 };
 
 std::string jsonEscape(const std::string &s) {
@@ -125,17 +125,20 @@ KernelFn loadCode(const char *path, int64_t entry) {
   return fn;
 }
 
-/// A 64-byte aligned workspace whose header holds lda, ldb, ldc at 64
-/// (docs/KernelContract.md; zero for a convolution, whose kernel writes
-/// them); the rest zero.
+/// A 64-byte aligned workspace whose header holds the part of C at 24
+/// (rows 0 .. M, columns 0 .. N: what a run-time-M kernel reads) and lda,
+/// ldb, ldc at 64 (docs/KernelContract.md; zero for a convolution, whose
+/// kernel writes them); the rest zero.
 struct Workspace {
   std::vector<unsigned char> storage;
   unsigned char *base;
-  Workspace(int64_t bytes, int64_t lda = 0, int64_t ldb = 0, int64_t ldc = 0)
+  explicit Workspace(int64_t bytes) : Workspace(bytes, Problem{}) {}
+  Workspace(int64_t bytes, const Problem &p)
       : storage(size_t(std::max<int64_t>(bytes, 128) + 64), 0) {
     uintptr_t addr = reinterpret_cast<uintptr_t>(storage.data());
     base = storage.data() + ((64 - addr % 64) % 64);
-    int64_t lds[3] = {lda, ldb, ldc};
+    int64_t range[4] = {0, p.m, 0, p.n}, lds[3] = {p.lda, p.ldb, p.ldc};
+    std::memcpy(base + 24, range, sizeof(range));
     std::memcpy(base + 64, lds, sizeof(lds));
   }
 };
@@ -177,7 +180,7 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
       for (int64_t j = 0; j < p.n; ++j)
         c.data()[i * p.ldc + j] = gen.next();
   const std::vector<float> a0 = a.region, b0 = b.region, c0 = c.region;
-  Workspace ws(p.workspace, p.lda, p.ldb, p.ldc);
+  Workspace ws(p.workspace, p);
   kernel(a.data(), b.data(), c.data(), ws.base);
 
   const std::string name = distributionCName(dist);
@@ -461,6 +464,6 @@ int main(int argc, char **argv) {
       [&] {
         return medianNs(kernel, p.runs, p.seed, aRows(p) * p.lda,
                         bRows(p) * p.ldb, p.m * p.ldc,
-                        Workspace(p.workspace, p.lda, p.ldb, p.ldc));
+                        Workspace(p.workspace, p));
       });
 }

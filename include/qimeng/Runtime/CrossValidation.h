@@ -77,10 +77,10 @@ std::string crossBackendName(const Target &target,
 /// Runs `kernel` (a GEMM for `desc`, leading dimensions at run time) in
 /// the target's cross runner, under its emulator or on the board: the three
 /// distributions on the dense leading dimensions, the exact one on padded
-/// ones. A wrong result,
-/// crash or timeout is a report with passed = false and the reason; an
-/// llvm::Error means the runner or the emulator could not be run (missing tools
-/// name the package).
+/// ones, and for a run-time M (desc.dynamicM) the exact one at 1, M/3 and
+/// 1.5M+1 rows too. A wrong result, crash or timeout is a report with
+/// passed = false and the reason; an llvm::Error means the runner or the
+/// emulator could not be run (missing tools name the package).
 llvm::Expected<CrossRun> validateGemmCross(
     const GemmDesc &desc, const Target &target, const EmittedKernel &kernel,
     const CrossValidationOptions &options = CrossValidationOptions::defaults());
