@@ -16,7 +16,17 @@ PACKAGES=(
   # The remote-board evaluator runs the cross runner over ssh; its test
   # stands an sshd up on loopback.
   openssh-client openssh-server
+  # The static model's side by side reads OpenBLAS's own arm64 kernels
+  # (disassembled, never run): the arm64 library through multiarch.
+  libopenblas0-pthread:arm64
 )
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "setup: adding the arm64 architecture (multiarch) for libopenblas0-pthread:arm64"
+  $SUDO dpkg --add-architecture arm64
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -26,8 +36,6 @@ for p in "${PACKAGES[@]}"; do
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi

@@ -93,3 +93,9 @@ for arch in ("aarch64", "riscv64"):
         config.available_features.add("cross-" + arch)
         config.substitutions.append(("%cross-cc-" + arch, cc + " -static"))
         config.substitutions.append(("%qemu-" + arch, qemu))
+
+# Debian's arm64 OpenBLAS through multiarch: the static model sets its NEON
+# kernels beside ours (disassembled, never run).
+if os.path.exists(
+        "/usr/lib/aarch64-linux-gnu/openblas-pthread/libopenblas.so.0"):
+    config.available_features.add("arm64-openblas")

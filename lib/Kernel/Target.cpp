@@ -104,13 +104,16 @@ const ArchRow *archRowOf(const std::string &triple) {
 }
 
 /// CPUs the generator knows beyond LLVM's name: the vector length the
-/// target string need not repeat (0: not RISC-V), and the static model's
-/// llvm-mca CPU and fp32 FMA lanes a cycle (0: no model).
+/// target string need not repeat (0: not RISC-V), the static model's
+/// llvm-mca CPU and fp32 FMA lanes a cycle (0: no model), and the core
+/// whose kernels OpenBLAS's DYNAMIC_ARCH build runs there (its symbols'
+/// suffix; none: no peer in the model's side by side).
 struct CpuRow {
   const char *cpu;
   int vlen;
   const char *mcaCpu;
   int fmaLanesPerCycle;
+  const char *openBlasCore = nullptr;
 };
 const CpuRow cpuRows[] = {
     // SpacemiT K1's core: RVV 1.0 at VLEN 256, one LMUL-1 vfmacc a cycle.
@@ -118,8 +121,8 @@ const CpuRow cpuRows[] = {
     {"sifive-x280", 512, nullptr, 0},
     {"sifive-p670", 128, nullptr, 0},
     // Two 128-bit FMA pipes; LLVM's cortex-a76 is the A57 model.
-    {"neoverse-n1", 0, "neoverse-n1", 8},
-    {"cortex-a76", 0, "neoverse-n1", 8},
+    {"neoverse-n1", 0, "neoverse-n1", 8, "NEOVERSEN1"},
+    {"cortex-a76", 0, "neoverse-n1", 8, "NEOVERSEN1"},
     // SVE vector lengths.
     {"a64fx", 512, nullptr, 0},
     {"neoverse-v1", 256, nullptr, 0},
@@ -425,6 +428,8 @@ llvm::Expected<Target::CoreModel> Target::coreModel() const {
     CoreModel m;
     m.mcaCpu = row->mcaCpu;
     m.fmaLanesPerCycle = row->fmaLanesPerCycle;
+    if (row->openBlasCore)
+      m.openBlasCore = row->openBlasCore;
     return m;
   }
   return llvm::createStringError(

@@ -3,7 +3,9 @@
 #include "qimeng/Config.h"
 #include "qimeng/Support/Subprocess.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include <algorithm>
@@ -34,15 +36,14 @@ static std::optional<double> summaryValue(llvm::StringRef report,
   return value;
 }
 
-llvm::Expected<InnerLoopPrediction>
-qimeng::predictInnerLoop(const EmittedKernel &kernel, const Target &target,
-                         const ModelOptions &options) {
+/// llvm-mca's prediction for `loop` (one iteration, no back branch) on
+/// `target`'s core, with `flops` an iteration; `what` names the loop.
+static llvm::Expected<InnerLoopPrediction>
+predictLoop(llvm::StringRef loop, double flops, const Target &target,
+            const ModelOptions &options, const std::string &what) {
   auto core = target.coreModel();
   if (!core)
     return core.takeError();
-  auto loop = kernel.innerLoop();
-  if (!loop)
-    return loop.takeError();
   if (!llvm::sys::fs::can_execute(options.llvmMca))
     return llvm::createStringError("cannot run the performance model: no "
                                    "llvm-mca at " +
@@ -55,12 +56,12 @@ qimeng::predictInnerLoop(const EmittedKernel &kernel, const Target &target,
     args.push_back("-mattr=" + target.featureString());
   SubprocessOptions sp;
   sp.timeoutSeconds = options.timeoutSeconds;
-  auto result = runSubprocess(options.llvmMca, args, *loop, sp);
+  auto result = runSubprocess(options.llvmMca, args, loop, sp);
   if (!result)
     return result.takeError();
   if (!result->succeeded())
     return llvm::createStringError(
-        "llvm-mca failed on " + kernel.symbol + "'s inner loop: " +
+        "llvm-mca failed on " + what + ": " +
         llvm::StringRef(result->err).trim().take_back(400).str());
   std::optional<double> cycles = summaryValue(result->out, "Total Cycles:");
   std::optional<double> runs = summaryValue(result->out, "Iterations:");
@@ -69,9 +70,148 @@ qimeng::predictInnerLoop(const EmittedKernel &kernel, const Target &target,
   InnerLoopPrediction p;
   p.mcaCpu = core->mcaCpu;
   p.cyclesPerIteration = *cycles / *runs;
-  p.flopsPerIteration = double(kernel.innerLoopFlops);
+  p.flopsPerIteration = flops;
   p.peakFlopsPerCycle = 2.0 * core->fmaLanesPerCycle;
   return p;
+}
+
+llvm::Expected<InnerLoopPrediction>
+qimeng::predictInnerLoop(const EmittedKernel &kernel, const Target &target,
+                         const ModelOptions &options) {
+  auto loop = kernel.innerLoop();
+  if (!loop)
+    return loop.takeError();
+  return predictLoop(*loop, double(kernel.innerLoopFlops), target, options,
+                     kernel.symbol + "'s inner loop");
+}
+
+namespace {
+/// One instruction of a disassembly: its address and text.
+struct Disassembled {
+  uint64_t address = 0;
+  std::string text;
+  llvm::StringRef mnemonic() const {
+    return llvm::StringRef(text).take_until(
+        [](char c) { return c == ' ' || c == '\t'; });
+  }
+  /// The address a branch goes to (its "0x..." operand), if it is one.
+  std::optional<uint64_t> branchTarget() const {
+    llvm::StringRef m = mnemonic();
+    if (!(m == "b" || m.starts_with("b.") || m == "cbz" || m == "cbnz" ||
+          m == "tbz" || m == "tbnz"))
+      return std::nullopt;
+    size_t at = llvm::StringRef(text).find("0x");
+    uint64_t value = 0;
+    if (at == llvm::StringRef::npos || llvm::StringRef(text)
+                                           .substr(at + 2)
+                                           .take_while(llvm::isHexDigit)
+                                           .getAsInteger(16, value))
+      return std::nullopt;
+    return value;
+  }
+  /// fp32 flops of an AArch64 fmla: 8 on four lanes, 4 on two, 2 scalar.
+  double fmlaFlops() const {
+    if (mnemonic() != "fmla")
+      return 0;
+    llvm::StringRef operands = llvm::StringRef(text).drop_front(4).trim();
+    llvm::StringRef first =
+        operands.take_until([](char c) { return c == ','; });
+    if (first.ends_with(".4s"))
+      return 8;
+    if (first.ends_with(".2s"))
+      return 4;
+    return first.starts_with("s") ? 2 : 0;
+  }
+};
+} // namespace
+
+llvm::Expected<PeerLoopPrediction>
+qimeng::predictOpenBlasInnerLoop(const Target &target,
+                                 const ModelOptions &options) {
+  auto core = target.coreModel();
+  if (!core)
+    return core.takeError();
+  if (core->openBlasCore.empty())
+    return llvm::createStringError("no OpenBLAS kernel is known for CPU '" +
+                                   target.cpu + "'");
+  PeerLoopPrediction peer;
+  peer.library = options.openBlasLibrary.empty()
+                     ? "/usr/lib/" + target.archName() +
+                           "-linux-gnu/openblas-pthread/libopenblas.so.0"
+                     : options.openBlasLibrary;
+  peer.symbol = "sgemm_kernel_" + core->openBlasCore;
+  if (!llvm::sys::fs::exists(peer.library))
+    return llvm::createStringError(
+        "no " + target.archName() + " OpenBLAS at " + peer.library +
+        " (scripts/setup.sh installs libopenblas0-pthread:arm64)");
+  llvm::SmallString<128> objdump(llvm::sys::path::parent_path(options.llvmMca));
+  llvm::sys::path::append(objdump, "llvm-objdump");
+  SubprocessOptions sp;
+  sp.timeoutSeconds = options.timeoutSeconds;
+  sp.outputCap = 64 << 20;
+  auto result =
+      runSubprocess(objdump.str().str(),
+                    {objdump.str().str(), "-d", "--no-show-raw-insn",
+                     "--disassemble-symbols=" + peer.symbol, peer.library},
+                    "", sp);
+  if (!result)
+    return result.takeError();
+  if (!result->succeeded())
+    return llvm::createStringError(
+        "llvm-objdump cannot disassemble " + peer.symbol + " in " +
+        peer.library + ": " +
+        llvm::StringRef(result->err).trim().take_back(300).str());
+  // "  6297a0:      \tfmla\tv16.4s, v0.4s, v8.s[0]" -> address and text.
+  std::vector<Disassembled> code;
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(result->out).split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    auto [head, tail] = line.split(':');
+    Disassembled d;
+    if (tail.empty() || head.trim().getAsInteger(16, d.address))
+      continue;
+    d.text = tail.split("//").first.trim().str();
+    if (!d.text.empty())
+      code.push_back(std::move(d));
+  }
+  // The innermost loop (a backward branch over straight-line code) with
+  // the most FMAs: the microkernel's K loop.
+  size_t bestBegin = 0, bestEnd = 0;
+  double bestFlops = 0;
+  for (size_t i = 0; i < code.size(); ++i) {
+    std::optional<uint64_t> to = code[i].branchTarget();
+    if (!to || *to >= code[i].address)
+      continue;
+    size_t begin = i;
+    while (begin > 0 && code[begin - 1].address >= *to)
+      --begin;
+    if (code[begin].address != *to)
+      continue;
+    double flops = 0;
+    bool straight = true;
+    for (size_t j = begin; j < i && straight; ++j) {
+      straight = !code[j].branchTarget();
+      flops += code[j].fmlaFlops();
+    }
+    if (straight && flops > bestFlops) {
+      bestFlops = flops;
+      bestBegin = begin;
+      bestEnd = i;
+    }
+  }
+  if (bestFlops == 0)
+    return llvm::createStringError("found no loop of fmla instructions in " +
+                                   peer.symbol);
+  std::string loop;
+  for (size_t j = bestBegin; j < bestEnd; ++j)
+    loop += "\t" + code[j].text + "\n";
+  peer.instructions = bestEnd - bestBegin;
+  auto prediction = predictLoop(loop, bestFlops, target, options,
+                                peer.symbol + "'s inner loop");
+  if (!prediction)
+    return prediction.takeError();
+  peer.prediction = *prediction;
+  return peer;
 }
 
 std::vector<GemmConfig> qimeng::modelSearchSpace(const Target &target) {

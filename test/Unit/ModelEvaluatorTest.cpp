@@ -87,6 +87,32 @@ TEST(ModelEvaluatorTest, DefaultBlocksReachNinetyPercentOfTheModelledPeak) {
   }
 }
 
+TEST(ModelEvaluatorTest, OpenBlasNeonKernelGoesThroughTheSameModel) {
+  if (!haveMca())
+    GTEST_SKIP() << "no llvm-mca 22 at " << ModelOptions::defaults().llvmMca;
+  Target n1 = targetOf("aarch64-linux-gnu:neoverse-n1:+neon");
+  auto peer = predictOpenBlasInnerLoop(n1);
+  if (!peer) {
+    std::string why = llvm::toString(peer.takeError());
+    if (why.find("no aarch64 OpenBLAS") != std::string::npos)
+      GTEST_SKIP() << why;
+    FAIL() << why;
+  }
+  EXPECT_EQ(peer->symbol, "sgemm_kernel_NEOVERSEN1");
+  // A K loop of OpenBLAS's microkernel: dozens of instructions, its FMAs
+  // four lanes wide, a fraction of the modelled peak that is possible.
+  EXPECT_GT(peer->instructions, 16u);
+  EXPECT_GE(peer->prediction.flopsPerIteration, 8 * 16);
+  EXPECT_GT(peer->prediction.fractionOfPeak(), 0.3);
+  EXPECT_LE(peer->prediction.fractionOfPeak(), 1.001);
+  // No peer for a core OpenBLAS has no kernel for here.
+  Target k1 = targetOf("riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v");
+  auto none = predictOpenBlasInnerLoop(k1);
+  ASSERT_FALSE(static_cast<bool>(none));
+  EXPECT_NE(llvm::toString(none.takeError()).find("no OpenBLAS kernel"),
+            std::string::npos);
+}
+
 TEST(ModelEvaluatorTest, CoresWithoutAModelSayWhich) {
   Target a72 = targetOf("aarch64-linux-gnu:cortex-a72:+neon");
   EmittedKernel k = emit(runtimeLdGemm(64, 64, 64), neon7x12(), a72);
@@ -99,9 +125,8 @@ TEST(ModelEvaluatorTest, RankingValidatesTheModelsChoice) {
   auto emulation = n1.emulation();
   if (!haveMca() || !emulation ||
       !llvm::sys::findProgramByName(emulation->program) ||
-      !llvm::sys::fs::can_execute(
-          CrossValidationOptions::defaults().runnerDir +
-          "/qimeng-cross-runner-aarch64")) {
+      !llvm::sys::fs::can_execute(CrossValidationOptions::defaults().runnerDir +
+                                  "/qimeng-cross-runner-aarch64")) {
     if (!emulation)
       llvm::consumeError(emulation.takeError());
     GTEST_SKIP() << "needs llvm-mca 22, qemu-aarch64 and the aarch64 cross "
@@ -109,13 +134,12 @@ TEST(ModelEvaluatorTest, RankingValidatesTheModelsChoice) {
   }
   GemmDesc desc = runtimeLdGemm(48, 72, 40);
   std::vector<std::string> lines;
-  QM_ASSERT_EXPECTED(ranking,
-                     rankByModel(
-                         desc, n1, EmitterOptions::defaults(),
-                         CrossValidationOptions::defaults(),
-                         ModelOptions::defaults(),
-                         [&](const std::string &l) { lines.push_back(l); },
-                         /*validateBest=*/2));
+  QM_ASSERT_EXPECTED(
+      ranking, rankByModel(
+                   desc, n1, EmitterOptions::defaults(),
+                   CrossValidationOptions::defaults(), ModelOptions::defaults(),
+                   [&](const std::string &l) { lines.push_back(l); },
+                   /*validateBest=*/2));
   ASSERT_GE(ranking.predicted.size(), 10u);
   for (size_t i = 1; i < ranking.predicted.size(); ++i)
     EXPECT_LE(ranking.predicted[i - 1].predictedCycles,

@@ -369,6 +369,35 @@ static int generateForModelledMachine(const Task &task,
 
   const InnerLoopPrediction &p = best.prediction;
   double flopsPerCycle = task.problem.flops() / best.predictedCycles;
+  // The same model on OpenBLAS's kernel for this core, where there is one:
+  // its inner loop at the rate llvm-mca predicts, for the GEMM's flops.
+  auto peer = predictOpenBlasInnerLoop(target);
+  nlohmann::json peerJson = nullptr;
+  std::string peerLine;
+  if (peer) {
+    const InnerLoopPrediction &q = peer->prediction;
+    const double peerCycles =
+        task.problem.flops() * q.cyclesPerIteration / q.flopsPerIteration;
+    peerJson = {{"library", peer->library},
+                {"symbol", peer->symbol},
+                {"inner_loop_instructions", peer->instructions},
+                {"inner_loop_cycles", q.cyclesPerIteration},
+                {"inner_loop_flops", q.flopsPerIteration},
+                {"predicted_pct_peak", 100 * q.fractionOfPeak()},
+                {"predicted_cycles", peerCycles},
+                {"ours_over_openblas", peerCycles / best.predictedCycles}};
+    peerLine = llvm::formatv(
+        "  MODEL side by side: OpenBLAS {0} ({1}), its K loop ({2} "
+        "instructions) through the same model: {3:F1} cycles for {4:F0} "
+        "flops, {5:F1}% of peak; the GEMM {6:E3} cycles at that rate; ours "
+        "{7:F2}x (OpenBLAS's packing not modelled either)\n",
+        peer->symbol, peer->library, peer->instructions, q.cyclesPerIteration,
+        q.flopsPerIteration, 100 * q.fractionOfPeak(), peerCycles,
+        peerCycles / best.predictedCycles);
+  } else {
+    peerLine = "  MODEL side by side: none (" +
+               llvm::toString(peer.takeError()) + ")\n";
+  }
   if (jsonOpt) {
     nlohmann::json out = {
         {"op", "sgemm"},
@@ -389,6 +418,7 @@ static int generateForModelledMachine(const Task &task,
           {"predicted_pct_peak", 100 * p.fractionOfPeak()},
           {"predicted_cycles", best.predictedCycles},
           {"predicted_flops_per_cycle", flopsPerCycle}}},
+        {"openblas_model", peerJson},
         {"prompt_parsed_by", parsedBy},
         {"board_gflops", boardGflops},
         {"workspace_bytes", kernel.workspaceBytes},
@@ -414,6 +444,7 @@ static int generateForModelledMachine(const Task &task,
       p.mcaCpu, p.cyclesPerIteration, p.flopsPerIteration,
       100 * p.fractionOfPeak(), p.peakFlopsPerCycle, best.predictedCycles,
       flopsPerCycle);
+  llvm::outs() << peerLine;
   if (onBoard)
     llvm::outs() << llvm::formatv(
         "  MEASURED on {0}: {1:F2} GFLOPS (median of 9 calls; the fastest "

@@ -102,6 +102,9 @@ struct Target {
   struct CoreModel {
     std::string mcaCpu;
     int fmaLanesPerCycle = 0;
+    /// OpenBLAS's DYNAMIC_ARCH core for this CPU ("NEOVERSEN1"), whose
+    /// sgemm kernel the model sets beside ours; empty: none.
+    std::string openBlasCore;
   };
   /// The CPU's row; an error for a CPU without one.
   llvm::Expected<CoreModel> coreModel() const;

@@ -28,7 +28,11 @@
 namespace qimeng {
 
 struct ModelOptions {
-  std::string llvmMca; ///< LLVM 22's llvm-mca
+  std::string llvmMca; ///< LLVM 22's llvm-mca (llvm-objdump beside it)
+  /// The peer library for predictOpenBlasInnerLoop; empty: Debian's
+  /// multiarch OpenBLAS of the target's architecture
+  /// (/usr/lib/aarch64-linux-gnu/openblas-pthread/libopenblas.so.0).
+  std::string openBlasLibrary;
   int iterations = 200;
   unsigned timeoutSeconds = 60;
   /// QIMENG_LLVM_MCA when set, else the configure-time one.
@@ -52,6 +56,23 @@ struct InnerLoopPrediction {
 llvm::Expected<InnerLoopPrediction>
 predictInnerLoop(const EmittedKernel &kernel, const Target &target,
                  const ModelOptions &options = ModelOptions::defaults());
+
+/// The same model on a peer's kernel: OpenBLAS's sgemm microkernel for the
+/// target's core (Target::CoreModel::openBlasCore, from its DYNAMIC_ARCH
+/// build), disassembled with llvm-objdump; its K loop is the innermost
+/// backward branch over straight-line code with the most fmla
+/// instructions, which goes through llvm-mca like ours.
+struct PeerLoopPrediction {
+  std::string library; ///< the shared library read
+  std::string symbol;  ///< "sgemm_kernel_NEOVERSEN1"
+  size_t instructions = 0;
+  InnerLoopPrediction prediction;
+};
+/// An error when the target's CPU has no OpenBLAS core, the library is not
+/// installed (scripts/setup.sh installs the arm64 one) or has no such loop.
+llvm::Expected<PeerLoopPrediction> predictOpenBlasInnerLoop(
+    const Target &target,
+    const ModelOptions &options = ModelOptions::defaults());
 
 /// One candidate of the model-driven search, validated and predicted.
 struct ModelCandidate {
