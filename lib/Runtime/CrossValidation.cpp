@@ -323,10 +323,6 @@ llvm::Expected<CrossRun>
 qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
                           const EmittedKernel &kernel,
                           const CrossValidationOptions &options) {
-  if (!desc.isNhwc())
-    return llvm::createStringError(
-        "the cross runner runs convolutions in the nhwc layouts; " +
-        desc.str() + " is " + convLayoutName(desc.layout).str());
   if (desc.bias || desc.relu || desc.reluMax)
     return llvm::createStringError(
         "the cross runner runs convolutions without epilogues; " + desc.str() +

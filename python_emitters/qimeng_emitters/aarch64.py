@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (LD_OFFSET, RANGE_OFFSET, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT,
-                     Sketch, Writer, fault_suffix, kernel_text, parse_request,
+from .sketch import (IMAGE_SLOT, IMAGES_LEFT_SLOT, LD_OFFSET, OUTPUT_SLOT,
+                     RANGE_OFFSET, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch,
+                     Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
 
 NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
@@ -123,13 +124,14 @@ class NeonWriter(Writer):
         mov_imm(self.lines, A_STEP, sk.mr)
         self.ins(f"mul\t{C_STEP}, {LDC}, {A_STEP}")
         self.ins(f"mul\t{A_STEP}, {LDA}, {A_STEP}")
-        if sk.conv is not None:
+        if sk.gathers_a:
             # A row block is MR entries of the pixel table.
             mov_imm(self.lines, A_STEP, sk.mr * 8)
         if sk.dynamic_m:
             self.runtime_rows(sk)
-        self.ins(f"mov\t{BPANEL}, {B}")
-        self.ins(f"mov\t{CPANEL}, {C}")
+        if not sk.gathers_b:  # else per image (image_loop)
+            self.ins(f"mov\t{BPANEL}, {B}")
+            self.ins(f"mov\t{CPANEL}, {C}")
 
     def runtime_rows(self, sk):
         """Rows [m_begin, m_end) from the header: A and C start at row
@@ -150,39 +152,62 @@ class NeonWriter(Writer):
 
     def conv_tables(self, sk):
         """A convolution's entry: its leading dimensions into the header,
-        each filter tap's byte offset into the tap table, each output
-        pixel's address in the input into the pixel table (three loops:
-        images, output rows, pixels)."""
+        then its tap and pixel tables (Sketch.tables), each by nested
+        loops."""
         self.ins("// convolution: leading dimensions, tap and pixel tables")
         for i, value in enumerate(sk.immediate_lds()):
             mov_imm(self.lines, CROW, value)
             self.ins(f"str\t{CROW}, [{WS}, #{LD_OFFSET + 8 * i}]")
-        for tap, offset in enumerate(sk.tap_offsets()):
-            mov_imm(self.lines, CROW, offset)
-            self.ins(f"str\t{CROW}, [{WS}, #{sk.tap_table + 8 * tap}]")
+        for offset, levels, absolute in sk.tables():
+            self.fill_table(offset, levels, absolute)
+
+    def fill_table(self, offset, levels, absolute):
+        """The int64 table at workspace + offset: for each index of
+        `levels` ((count, bytes a step), outermost first, at most three),
+        the sum of index x step, plus the input's address (A) when
+        `absolute`."""
+        depth = len(levels)
         entry = A_ROWS[0]
-        self.ws_address(entry, sk.pixel_table, scratch=CROW)
-        pointers = (A_ROWS[1], A_ROWS[2], A_ROWS[3])
-        steps = (A_ROWS[4], A_ROWS[5], A_ROWS[6])
-        counters = (IR, KI, BPTR)
-        levels = sk.pixel_steps()
-        for (count, step), reg in zip(levels, steps):
+        values, steps = A_ROWS[1:1 + depth], A_ROWS[4:4 + depth]
+        counters = (IR, KI, BPTR)[:depth]
+        self.ws_address(entry, offset, scratch=CROW)
+        for (_, step), reg in zip(levels, steps):
             mov_imm(self.lines, reg, step)
-        self.ins(f"mov\t{pointers[0]}, {A}")
+        self.ins(f"mov\t{values[0]}, {A if absolute else 'xzr'}")
         loops = []
-        for depth, (count, _) in enumerate(levels):
-            if depth:
-                self.ins(f"mov\t{pointers[depth]}, {pointers[depth - 1]}")
-            mov_imm(self.lines, counters[depth], count)
-            loops.append(self.labels.place(
-                self.lines, ("pixels: an image", "pixels: an output row",
-                             "pixels")[depth]))
-        self.ins(f"str\t{pointers[2]}, [{entry}], #8")
-        for depth in (2, 1, 0):
-            self.ins(f"add\t{pointers[depth]}, {pointers[depth]}, "
-                     f"{steps[depth]}")
-            self.ins(f"subs\t{counters[depth]}, {counters[depth]}, #1")
-            self.ins(f"b.ne\t{loops[depth]}b")
+        for d, (count, _) in enumerate(levels):
+            if d:
+                self.ins(f"mov\t{values[d]}, {values[d - 1]}")
+            mov_imm(self.lines, counters[d], count)
+            loops.append(self.labels.place(self.lines, f"table level {d}"))
+        self.ins(f"str\t{values[-1]}, [{entry}], #8")
+        for d in reversed(range(depth)):
+            self.ins(f"add\t{values[d]}, {values[d]}, {steps[d]}")
+            self.ins(f"subs\t{counters[d]}, {counters[d]}, #1")
+            self.ins(f"b.ne\t{loops[d]}b")
+
+    def image_loop(self, sk, body):
+        """An nchw convolution's images, one GEMM each: the image's input
+        and output and the images left in the header's slots (the panel
+        loops use every register); the panels start at the pixel table."""
+        step_in, step_out = sk.image_steps()
+        self.ins("// nchw: a GEMM an image, B gathered from the image")
+        self.ins(f"str\t{A}, [{WS}, #{IMAGE_SLOT}]")
+        self.ins(f"str\t{C}, [{WS}, #{OUTPUT_SLOT}]")
+        mov_imm(self.lines, CROW, sk.conv.n)
+        self.ins(f"str\t{CROW}, [{WS}, #{IMAGES_LEFT_SLOT}]")
+        loop = self.labels.place(self.lines, "an image")
+        self.ins(f"ldr\t{CPANEL}, [{WS}, #{OUTPUT_SLOT}]")
+        self.ws_address(BPANEL, sk.pixel_table, scratch=CROW)
+        body()
+        for slot, step in ((IMAGE_SLOT, step_in), (OUTPUT_SLOT, step_out)):
+            self.ins(f"ldr\t{CROW}, [{WS}, #{slot}]")
+            add_imm(self.lines, CROW, step, scratch=BPTR)
+            self.ins(f"str\t{CROW}, [{WS}, #{slot}]")
+        self.ins(f"ldr\t{CROW}, [{WS}, #{IMAGES_LEFT_SLOT}]")
+        self.ins(f"subs\t{CROW}, {CROW}, #1")
+        self.ins(f"str\t{CROW}, [{WS}, #{IMAGES_LEFT_SLOT}]")
+        self.ins(f"b.ne\t{loop}b")
 
     def panel_loop(self, sk, panel, body):
         self.ins(f"// {panel.count} panel(s) of {panel.columns} columns "
@@ -191,13 +216,16 @@ class NeonWriter(Writer):
         if panel.count > 1:
             mov_imm(self.lines, JR, panel.count)
             loop = self.labels.place(self.lines, "column panel")
-        if sk.conv is None:
-            self.ins(f"mov\t{ABLOCK}, {A}")
-        else:
+        if sk.gathers_a:
             self.ws_address(ABLOCK, sk.pixel_table, scratch=CROW)
+        else:
+            # An nchw convolution's A is the filter, its second argument.
+            self.ins(f"mov\t{ABLOCK}, {B if sk.gathers_b else A}")
         self.ins(f"mov\t{CBLOCK}, {CPANEL}")
         body()
-        if sk.trans_b:
+        if sk.gathers_b:
+            pass  # the gather walked BPANEL through the panel's pixels
+        elif sk.trans_b:
             # The next panel's columns are B^T's next rows.
             self.ins(f"ldr\t{BPTR}, [{WS}, #{LD_OFFSET + 8}]")
             mov_imm(self.lines, CROW, panel.columns * 4)
@@ -246,6 +274,43 @@ class NeonWriter(Writer):
         self.lines.append(f"{done}:")
 
     def pack_b_panel(self, sk, panel):
+        if sk.gathers_b:
+            self.gather_b_panel(sk, panel)
+        else:
+            self.pack_bt_panel(sk, panel)
+
+    def gather_b_panel(self, sk, panel):
+        """An nchw convolution's B columns j .. j + width (output pixels)
+        gathered from the image into the workspace as K rows of `width`
+        floats, a pixel at a time: its offset from the pixel table
+        (BPANEL walks it), each k's from the tap table. LDB then holds the
+        packed row step."""
+        width = panel.columns
+        image, column, taps, src, dst, offset = A_ROWS[:6]
+        self.ins(f"// gather B: {sk.k} x {width} at workspace + "
+                 f"{sk.packed_b}")
+        self.ins(f"ldr\t{image}, [{WS}, #{IMAGE_SLOT}]")
+        mov_imm(self.lines, LDB, width * 4)
+        self.ws_address(column, sk.packed_b, scratch=CROW)
+        mov_imm(self.lines, IR, width)
+        pixel = self.labels.place(self.lines, "gather: a pixel")
+        self.ins(f"ldr\t{src}, [{BPANEL}], #8")
+        self.ins(f"add\t{src}, {src}, {image}")
+        self.ws_address(taps, sk.tap_table, scratch=CROW)
+        self.ins(f"mov\t{dst}, {column}")
+        mov_imm(self.lines, KI, sk.k)
+        k = self.labels.place(self.lines, "gather: a k")
+        self.ins(f"ldr\t{offset}, [{taps}], #8")
+        self.ins(f"ldr\ts0, [{src}, {offset}]")
+        self.ins(f"str\ts0, [{dst}]")
+        self.ins(f"add\t{dst}, {dst}, {LDB}")
+        self.ins(f"subs\t{KI}, {KI}, #1")
+        self.ins(f"b.ne\t{k}b")
+        self.ins(f"add\t{column}, {column}, #4")
+        self.ins(f"subs\t{IR}, {IR}, #1")
+        self.ins(f"b.ne\t{pixel}b")
+
+    def pack_bt_panel(self, sk, panel):
         """B^T's rows j .. j + width (each K floats, ldb apart) into the
         workspace as K rows of `width` floats: four k of a row at a time,
         stored lane by lane a packed row apart. LDB then holds the packed
@@ -282,10 +347,16 @@ class NeonWriter(Writer):
 
     def end(self, sk):
         if sk.fault == "write-past-edge":
-            # One float just past the last column of C's last row.
-            mov_imm(self.lines, CROW, sk.m - 1)
-            self.ins(f"madd\t{CROW}, {CROW}, {LDC}, {C}")
-            add_imm(self.lines, CROW, sk.n * 4, scratch=BPTR)
+            # One float just past the last column of C's last row (past
+            # a convolution's whole output).
+            if sk.conv is not None:
+                self.ins(f"mov\t{CROW}, {C}")
+                add_imm(self.lines, CROW, sk.output_floats * 4,
+                        scratch=BPTR)
+            else:
+                mov_imm(self.lines, CROW, sk.m - 1)
+                self.ins(f"madd\t{CROW}, {CROW}, {LDC}, {C}")
+                add_imm(self.lines, CROW, sk.n * 4, scratch=BPTR)
             self.ins(f"str\twzr, [{CROW}]")
 
     def fault_segfault(self):
@@ -302,11 +373,11 @@ class NeonWriter(Writer):
         """A's row pointers and B's from the block's and the panel's (the
         packed panel with trans_b). A convolution sets A's per tap
         (k_loops)."""
-        if sk.conv is None:
+        if not sk.gathers_a:
             self.ins(f"mov\t{A_ROWS[0]}, {ABLOCK}")
             for i in range(1, rows):
                 self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
-        if sk.trans_b:
+        if sk.packs_b:
             self.ws_address(BPTR, sk.packed_b, scratch=CROW)
         else:
             self.ins(f"mov\t{BPTR}, {BPANEL}")
@@ -315,7 +386,7 @@ class NeonWriter(Writer):
         """The block's K loop; a convolution's once per filter tap, A's row
         pointers each time the block's pixels plus the tap's offset (LDA,
         unused by a convolution, walks the tap table)."""
-        if sk.conv is None:
+        if not sk.gathers_a:
             self.k_loop(sk, rows, widths, chunk)
             return
         self.ws_address(LDA, sk.tap_table, scratch=CROW)

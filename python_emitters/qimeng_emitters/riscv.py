@@ -12,8 +12,9 @@ edge panel sets vl to its width.
 from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (LD_OFFSET, RANGE_OFFSET, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT,
-                     Sketch, Writer, fault_suffix, kernel_text, parse_request,
+from .sketch import (IMAGE_SLOT, IMAGES_LEFT_SLOT, LD_OFFSET, OUTPUT_SLOT,
+                     RANGE_OFFSET, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch,
+                     Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
 
 RVV = VectorIsaRow(name="rvv", arch="riscv64", lanes=0, registers=32,
@@ -124,16 +125,17 @@ class RvvWriter(Writer):
         for i, reg in enumerate((LDA, LDB, LDC)):
             self.ins(f"ld\t{reg}, {LD_OFFSET + 8 * i}({WS})")
             self.ins(f"slli\t{reg}, {reg}, 2")
-        if sk.conv is None:
-            self.ins(f"li\t{TMP}, {sk.mr}")
-            self.ins(f"mul\t{A_STEP}, {LDA}, {TMP}")
-        else:
+        if sk.gathers_a:
             # A row block is MR entries of the pixel table.
             self.ins(f"li\t{A_STEP}, {sk.mr * 8}")
+        else:
+            self.ins(f"li\t{TMP}, {sk.mr}")
+            self.ins(f"mul\t{A_STEP}, {LDA}, {TMP}")
         if sk.dynamic_m:
             self.runtime_rows(sk)
-        self.ins(f"mv\t{BPANEL}, {B}")
-        self.ins(f"mv\t{CPANEL}, {C}")
+        if not sk.gathers_b:  # else per image (image_loop)
+            self.ins(f"mv\t{BPANEL}, {B}")
+            self.ins(f"mv\t{CPANEL}, {C}")
 
     def runtime_rows(self, sk):
         """Rows [m_begin, m_end) from the header: A and C start at row
@@ -156,40 +158,63 @@ class RvvWriter(Writer):
 
     def conv_tables(self, sk):
         """A convolution's entry: its leading dimensions into the header,
-        each filter tap's byte offset into the tap table, each output
-        pixel's address in the input into the pixel table (three loops:
-        images, output rows, pixels)."""
+        then its tap and pixel tables (Sketch.tables), each by nested
+        loops."""
         self.ins("# convolution: leading dimensions, tap and pixel tables")
         for i, value in enumerate(sk.immediate_lds()):
             self.ins(f"li\t{TMP}, {value}")
             self.ins(f"sd\t{TMP}, {LD_OFFSET + 8 * i}({WS})")
-        for tap, offset in enumerate(sk.tap_offsets()):
-            self.ins(f"li\t{TMP}, {offset}")
-            self.ins(f"sd\t{TMP}, {sk.tap_table + 8 * tap}({WS})")
+        for offset, levels, absolute in sk.tables():
+            self.fill_table(offset, levels, absolute)
+
+    def fill_table(self, offset, levels, absolute):
+        """The int64 table at workspace + offset: for each index of
+        `levels` ((count, bytes a step), outermost first, at most three),
+        the sum of index x step, plus the input's address (A) when
+        `absolute`."""
+        depth = len(levels)
         entry = A_ROWS[0]
-        self.ws_address(entry, sk.pixel_table)
-        pointers = A_ROWS[1:4]
-        steps = A_ROWS[4:7]
-        counters = (IR, KI, BPTR)
-        levels = sk.pixel_steps()
+        values, steps = A_ROWS[1:1 + depth], A_ROWS[4:4 + depth]
+        counters = (IR, KI, BPTR)[:depth]
+        self.ws_address(entry, offset)
         for (_, step), reg in zip(levels, steps):
             self.ins(f"li\t{reg}, {step}")
-        self.ins(f"mv\t{pointers[0]}, {A}")
+        self.ins(f"mv\t{values[0]}, {A if absolute else 'zero'}")
         loops = []
-        for depth, (count, _) in enumerate(levels):
-            if depth:
-                self.ins(f"mv\t{pointers[depth]}, {pointers[depth - 1]}")
-            self.ins(f"li\t{counters[depth]}, {count}")
-            loops.append(self.label(("pixels: an image",
-                                     "pixels: an output row",
-                                     "pixels")[depth]))
-        self.ins(f"sd\t{pointers[2]}, 0({entry})")
+        for d, (count, _) in enumerate(levels):
+            if d:
+                self.ins(f"mv\t{values[d]}, {values[d - 1]}")
+            self.ins(f"li\t{counters[d]}, {count}")
+            loops.append(self.label(f"table level {d}"))
+        self.ins(f"sd\t{values[-1]}, 0({entry})")
         self.ins(f"addi\t{entry}, {entry}, 8")
-        for depth in (2, 1, 0):
-            self.ins(f"add\t{pointers[depth]}, {pointers[depth]}, "
-                     f"{steps[depth]}")
-            self.ins(f"addi\t{counters[depth]}, {counters[depth]}, -1")
-            self.ins(f"bnez\t{counters[depth]}, {loops[depth]}b")
+        for d in reversed(range(depth)):
+            self.ins(f"add\t{values[d]}, {values[d]}, {steps[d]}")
+            self.ins(f"addi\t{counters[d]}, {counters[d]}, -1")
+            self.ins(f"bnez\t{counters[d]}, {loops[d]}b")
+
+    def image_loop(self, sk, body):
+        """An nchw convolution's images, one GEMM each: the image's input
+        and output and the images left in the header's slots (the panel
+        loops use every register); the panels start at the pixel table."""
+        step_in, step_out = sk.image_steps()
+        self.ins("# nchw: a GEMM an image, B gathered from the image")
+        self.ins(f"sd\t{A}, {IMAGE_SLOT}({WS})")
+        self.ins(f"sd\t{C}, {OUTPUT_SLOT}({WS})")
+        self.ins(f"li\t{TMP}, {sk.conv.n}")
+        self.ins(f"sd\t{TMP}, {IMAGES_LEFT_SLOT}({WS})")
+        loop = self.label("an image")
+        self.ins(f"ld\t{CPANEL}, {OUTPUT_SLOT}({WS})")
+        self.ws_address(BPANEL, sk.pixel_table)
+        body()
+        for slot, step in ((IMAGE_SLOT, step_in), (OUTPUT_SLOT, step_out)):
+            self.ins(f"ld\t{CROW}, {slot}({WS})")
+            add_imm(self.lines, CROW, step)
+            self.ins(f"sd\t{CROW}, {slot}({WS})")
+        self.ins(f"ld\t{CROW}, {IMAGES_LEFT_SLOT}({WS})")
+        self.ins(f"addi\t{CROW}, {CROW}, -1")
+        self.ins(f"sd\t{CROW}, {IMAGES_LEFT_SLOT}({WS})")
+        self.loop_back_unless_zero(CROW, loop)
 
     def set_panel_vl(self, panel):
         """One vl for the whole panel: its vectors are all as wide."""
@@ -203,13 +228,16 @@ class RvvWriter(Writer):
         if panel.count > 1:
             self.ins(f"li\t{JR}, {panel.count}")
             loop = self.label("column panel")
-        if sk.conv is None:
-            self.ins(f"mv\t{ABLOCK}, {A}")
-        else:
+        if sk.gathers_a:
             self.ws_address(ABLOCK, sk.pixel_table)
+        else:
+            # An nchw convolution's A is the filter, its second argument.
+            self.ins(f"mv\t{ABLOCK}, {B if sk.gathers_b else A}")
         self.ins(f"mv\t{CBLOCK}, {CPANEL}")
         body()
-        if sk.trans_b:
+        if sk.gathers_b:
+            pass  # the gather walked BPANEL through the panel's pixels
+        elif sk.trans_b:
             # The next panel's columns are B^T's next rows.
             self.ins(f"ld\t{TMP}, {LD_OFFSET + 8}({WS})")
             self.ins(f"li\t{CROW}, {panel.columns * 4}")
@@ -267,6 +295,46 @@ class RvvWriter(Writer):
         self.lines.append(f"{done}:")
 
     def pack_b_panel(self, sk, panel):
+        if sk.gathers_b:
+            self.gather_b_panel(sk, panel)
+        else:
+            self.pack_bt_panel(sk, panel)
+
+    def gather_b_panel(self, sk, panel):
+        """An nchw convolution's B columns j .. j + width (output pixels)
+        gathered from the image into the workspace as K rows of `width`
+        floats, a pixel at a time: its offset from the pixel table
+        (BPANEL walks it), each k's from the tap table. LDB then holds the
+        packed row step."""
+        width = panel.columns
+        image, column, taps, src, dst, offset = A_ROWS[:6]
+        self.ins(f"# gather B: {sk.k} x {width} at workspace + "
+                 f"{sk.packed_b}")
+        self.ins(f"ld\t{image}, {IMAGE_SLOT}({WS})")
+        self.ins(f"li\t{LDB}, {width * 4}")
+        self.ws_address(column, sk.packed_b)
+        self.ins(f"li\t{IR}, {width}")
+        pixel = self.label("gather: a pixel")
+        self.ins(f"ld\t{src}, 0({BPANEL})")
+        self.ins(f"addi\t{BPANEL}, {BPANEL}, 8")
+        self.ins(f"add\t{src}, {src}, {image}")
+        self.ws_address(taps, sk.tap_table)
+        self.ins(f"mv\t{dst}, {column}")
+        self.ins(f"li\t{KI}, {sk.k}")
+        k = self.label("gather: a k")
+        self.ins(f"ld\t{offset}, 0({taps})")
+        self.ins(f"addi\t{taps}, {taps}, 8")
+        self.ins(f"add\t{offset}, {offset}, {src}")
+        self.ins(f"flw\tft0, 0({offset})")
+        self.ins(f"fsw\tft0, 0({dst})")
+        self.ins(f"add\t{dst}, {dst}, {LDB}")
+        self.ins(f"addi\t{KI}, {KI}, -1")
+        self.ins(f"bnez\t{KI}, {k}b")
+        self.ins(f"addi\t{column}, {column}, 4")
+        self.ins(f"addi\t{IR}, {IR}, -1")
+        self.ins(f"bnez\t{IR}, {pixel}b")
+
+    def pack_bt_panel(self, sk, panel):
         """B^T's rows j .. j + width (each K floats, ldb apart) into the
         workspace as K rows of `width` floats: a row of B^T loaded as long
         vectors (LMUL 8, vl from vsetvli) and stored with a stride of one
@@ -304,10 +372,16 @@ class RvvWriter(Writer):
 
     def end(self, sk):
         if sk.fault == "write-past-edge":
-            self.ins(f"li\t{CROW}, {sk.m - 1}")
-            self.ins(f"mul\t{CROW}, {CROW}, {LDC}")
-            self.ins(f"add\t{CROW}, {CROW}, {C}")
-            add_imm(self.lines, CROW, sk.n * 4)
+            # One float just past the last column of C's last row (past
+            # a convolution's whole output).
+            if sk.conv is not None:
+                self.ins(f"mv\t{CROW}, {C}")
+                add_imm(self.lines, CROW, sk.output_floats * 4)
+            else:
+                self.ins(f"li\t{CROW}, {sk.m - 1}")
+                self.ins(f"mul\t{CROW}, {CROW}, {LDC}")
+                self.ins(f"add\t{CROW}, {CROW}, {C}")
+                add_imm(self.lines, CROW, sk.n * 4)
             self.ins(f"sw\tzero, 0({CROW})")
 
     def fault_segfault(self):
@@ -335,11 +409,11 @@ class RvvWriter(Writer):
         b_reg = lambda v, u=0: self.vreg(rows * nv + (u % b_sets) * nv + v)
         offsets = [sum(widths[:v]) * 4 for v in range(nv)]
         self.ins(f"# {rows} x {sum(widths)} block")
-        if sk.conv is None:
+        if not sk.gathers_a:
             self.ins(f"mv\t{A_ROWS[0]}, {ABLOCK}")
             for i in range(1, rows):
                 self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
-        if sk.trans_b:
+        if sk.packs_b:
             self.ws_address(BPTR, sk.packed_b)
         else:
             self.ins(f"mv\t{BPTR}, {BPANEL}")
@@ -416,7 +490,7 @@ class RvvWriter(Writer):
             if rest:
                 k_steps(rest)
 
-        if sk.conv is None:
+        if not sk.gathers_a:
             k_loop()
         else:
             # Once per filter tap: A's row pointers the block's pixels plus

@@ -39,7 +39,16 @@ the kernel writes two tables into its workspace: each output pixel's
 address in the input (its first tap, channel 0) and each filter tap's
 offset from it. The microkernel's K loop then runs once per tap over the C
 channels, the block's A row pointers set from the two tables; B and C walk
-on unchanged. The geometry is immediate (qm.leading_dims: immediate): the
+on unchanged.
+
+In nchw_fchw (torch's layout) the pixels are B's columns instead: one GEMM
+an image, M = F filters (A: the filter, F x K as stored), N = OH*OW, K =
+C*KH*KW in (c, kh, kw) order, C the image's output. The tables hold each
+k's offset in an image and each output pixel's; each column panel of B is
+gathered from the image into the workspace (as a transposed B is packed)
+before its row blocks run.
+
+A convolution's geometry is immediate (qm.leading_dims: immediate): the
 kernel writes its own leading dimensions into the header slots the runtime
 form reads.
 """
@@ -59,6 +68,11 @@ RANGE_OFFSET = 24    # m_begin, m_end (run-time M), written by the caller
 # rows of its last block, from m_end - m_begin.
 ROW_BLOCKS_SLOT = 96
 ROW_EDGE_SLOT = 104
+# An nchw convolution's image loop: the kernel's own slots for the image's
+# input, the images left and the image's output.
+IMAGE_SLOT = 0
+IMAGES_LEFT_SLOT = 8
+OUTPUT_SLOT = 16
 
 # Test-only deliberately broken kernels: validation and isolation must catch
 # each (under emulation as on the host).
@@ -74,9 +88,11 @@ UNSUPPORTED = {"trans_a": False, "parallel": False, "bias": "none",
 # The same for convolutions (whose bias is a flag).
 CONV_UNSUPPORTED = {"parallel": False, "bias": False, "relu": False}
 
-#: Convolution layouts of this generator: those whose A rows are pixels.
-CONV_LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc")
-# Filter taps a kernel's tap table holds (its stores use 12-bit offsets).
+#: Convolution layouts of this generator: A's rows are pixels (nhwc) or
+#: B's columns are (nchw).
+CONV_LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
+# Filter taps of an nhwc kernel (the end of its tap table is an add
+# immediate).
 MAX_TAPS = 200
 
 
@@ -106,7 +122,7 @@ class Sketch:
     overwrite: bool   # C = A * B: C is never read
     fault: object     # None or one of FAULTS
     trans_b: bool = False  # B stored N x K: each panel packed first
-    conv: object = None    # conv2d.ConvGeometry: A gathered from pixels
+    conv: object = None    # conv2d.ConvGeometry: A or B gathered
     dynamic_m: bool = False  # rows [m_begin, m_end) from the header
 
     @property
@@ -122,17 +138,42 @@ class Sketch:
         return self.m % self.mr
 
     @property
+    def gathers_a(self):
+        """An nhwc convolution: A's rows are output pixels."""
+        return self.conv is not None and self.conv.nhwc
+
+    @property
+    def gathers_b(self):
+        """An nchw convolution: B's columns are output pixels, gathered a
+        panel at a time."""
+        return self.conv is not None and not self.conv.nhwc
+
+    @property
+    def packs_b(self):
+        """Each column panel of B is packed (transposed) or gathered into
+        the workspace before its row blocks."""
+        return self.trans_b or self.gathers_b
+
+    @property
     def k_steps(self):
         """K steps of one run of the microkernel's K loop (one fewer under
-        drop-k): all of K, or a convolution's C channels of one tap."""
-        steps = self.k if self.conv is None else self.conv.c
+        drop-k): all of K, or an nhwc convolution's C channels of one tap."""
+        steps = self.conv.c if self.gathers_a else self.k
         return steps - 1 if self.fault == "drop-k" else steps
 
     # -- a convolution's workspace: header, tap table, pixel table, packed B
 
     @property
     def taps(self):
-        return self.conv.kh * self.conv.kw
+        """Entries of the tap table: the filter taps (nhwc), every k
+        (nchw)."""
+        return self.conv.kh * self.conv.kw if self.gathers_a else self.k
+
+    @property
+    def pixels(self):
+        """Entries of the pixel table: every output pixel of the batch
+        (nhwc), of one image (nchw)."""
+        return self.m if self.gathers_a else self.conv.oh * self.conv.ow
 
     @property
     def tap_table(self):
@@ -144,28 +185,45 @@ class Sketch:
 
     @property
     def packed_b(self):
-        """Where a transposed B's panel is packed."""
+        """Where B's panel is packed (transposed) or gathered."""
         if self.conv is None:
             return HEADER_BYTES
-        return self.pixel_table + round_up(self.m * 8, 64)
+        return self.pixel_table + round_up(self.pixels * 8, 64)
 
-    def tap_offsets(self):
-        """Byte offset of each filter tap (kh, kw) from a pixel's address."""
-        g = self.conv
-        _, s1, s2 = g.strides
-        return [4 * (kh * g.dh * s1 + kw * g.dw * s2)
-                for kh in range(g.kh) for kw in range(g.kw)]
-
-    def pixel_steps(self):
-        """Bytes between consecutive images, output rows and output pixels
-        in the input, with their counts: (count, step) outermost first."""
+    def tables(self):
+        """A convolution's two tables as (workspace offset, levels,
+        absolute): an int64 for each index of the levels ((count, bytes a
+        step), outermost first), the sum of index x step, plus the input's
+        address when absolute. nhwc: the taps' offsets (kh, kw) and the
+        pixels' addresses (n, oh, ow); nchw: each k's offset in an image
+        (c, kh, kw) and each pixel's (oh, ow)."""
         g = self.conv
         s0, s1, s2 = g.strides
-        return [(g.n, 4 * s0), (g.oh, 4 * g.sh * s1), (g.ow, 4 * g.sw * s2)]
+        if g.nhwc:
+            return [(self.tap_table, [(g.kh, 4 * g.dh * s1),
+                                      (g.kw, 4 * g.dw * s2)], False),
+                    (self.pixel_table, [(g.n, 4 * s0), (g.oh, 4 * g.sh * s1),
+                                        (g.ow, 4 * g.sw * s2)], True)]
+        return [(self.tap_table, [(g.c, 4 * s1), (g.kh, 4 * g.dh * s2),
+                                  (g.kw, 4 * g.dw)], False),
+                (self.pixel_table, [(g.oh, 4 * g.sh * s2),
+                                    (g.ow, 4 * g.sw)], False)]
+
+    def image_steps(self):
+        """An nchw convolution's bytes from one image to the next: in the
+        input and in the output."""
+        g = self.conv
+        return 4 * g.strides[0], 4 * g.f * g.oh * g.ow
+
+    @property
+    def output_floats(self):
+        """The elements of a convolution's whole output."""
+        g = self.conv
+        return g.n * g.oh * g.ow * g.f
 
     def immediate_lds(self):
-        """A convolution's lda (unused: A comes from the tables), ldb and
-        ldc in elements, which its kernel writes into the header."""
+        """A convolution's lda, ldb and ldc in elements, which its kernel
+        writes into the header (a gathered operand's is not read)."""
         return (self.k, self.k if self.trans_b else self.n, self.n)
 
     def symbol_stem(self):
@@ -194,9 +252,9 @@ class Sketch:
         return plan
 
     def workspace_bytes(self, split_width):
-        """The header, a convolution's tables, and with trans_b the packed
+        """The header, a convolution's tables, and when B is packed the
         panel: K rows of the widest panel's columns, rounded to 64 bytes."""
-        if not self.trans_b:
+        if not self.packs_b:
             return self.packed_b
         widest = max(p.columns for p in self.panels(split_width))
         return self.packed_b + round_up(self.k * widest * 4, 64)
@@ -223,15 +281,15 @@ def parse_request(request, isa, extra_fields=()):
         check_known(request, common + GEOMETRY_FIELDS
                     + tuple(CONV_UNSUPPORTED))
         unsupported = CONV_UNSUPPORTED
-        layout = request.get("layout")
-        if layout in ("nchw_fchw",):
-            raise RequestError(
-                f"isa {isa} convolutions are generated for the "
-                f"{' and '.join(CONV_LAYOUTS)} layouts; {layout} is not yet")
         g = conv_geometry(request, CONV_LAYOUTS)
-        fields = {"m": g.n * g.oh * g.ow, "n": g.f, "k": g.kh * g.kw * g.c,
-                  "trans_b": g.layout == "nhwc_fhwc", "conv": g}
-        if g.kh * g.kw > MAX_TAPS:
+        if g.nhwc:
+            fields = {"m": g.n * g.oh * g.ow, "n": g.f,
+                      "k": g.kh * g.kw * g.c,
+                      "trans_b": g.layout == "nhwc_fhwc", "conv": g}
+        else:
+            fields = {"m": g.f, "n": g.oh * g.ow, "k": g.c * g.kh * g.kw,
+                      "conv": g}
+        if g.nhwc and g.kh * g.kw > MAX_TAPS:
             raise RequestError(
                 f"a {g.kh}x{g.kw} filter has more than {MAX_TAPS} taps")
     else:
@@ -261,7 +319,8 @@ def parse_request(request, isa, extra_fields=()):
         raise RequestError(
             f"mr = {fields['mr']} is more rows than the {MAX_ROWS} A row "
             "pointers the writers keep in registers")
-    steps = fields["conv"].c if "conv" in fields else fields["k"]
+    conv = fields.get("conv")
+    steps = conv.c if conv is not None and conv.nhwc else fields["k"]
     if fault == "drop-k" and steps < 2:
         raise RequestError("fault drop-k needs k >= 2 (c >= 2 for a "
                            "convolution: it drops a k of each tap)")
@@ -313,8 +372,15 @@ def drive(sk, writer):
     """Writes the loop nest through `writer`: the same control structure on
     every ISA. Returns the body's assembly lines."""
     writer.begin(sk)
-    for panel in sk.panels(writer.split_width):
-        writer.panel_loop(sk, panel, lambda: _panel_body(sk, writer, panel))
+
+    def panels():
+        for panel in sk.panels(writer.split_width):
+            writer.panel_loop(sk, panel,
+                              lambda: _panel_body(sk, writer, panel))
+    if sk.gathers_b:
+        writer.image_loop(sk, panels)
+    else:
+        panels()
     if sk.fault == "segfault":
         writer.fault_segfault()
     if sk.fault == "hang":
@@ -324,7 +390,7 @@ def drive(sk, writer):
 
 
 def _panel_body(sk, writer, panel):
-    if sk.trans_b:
+    if sk.packs_b:
         writer.pack_b_panel(sk, panel)
     if sk.dynamic_m:
         # Full blocks as many as the header says, then the last rows: one

@@ -149,9 +149,9 @@ class RequestTest(unittest.TestCase):
             (rvv(vlen=96), "vlen must be one of"),
             (rvv(target_features=["m", "v"]), "needs zvl256b"),
             (rvv(fault="drop-k", k=1), "needs k >= 2"),
-            (dict(conv_req(neon()), kind="sconv2d", layout="nchw_fchw", n=1,
+            (dict(conv_req(neon()), kind="sconv2d", layout="ncdhw", n=1,
                   h=8, w=8, c=4, f=8, kh=3, kw=3),
-             "nchw_fchw is not yet"),
+             "unknown layout 'ncdhw'"),
             (dict(conv_req(rvv()), kind="sconv2d", layout="nhwc_hwcf", n=1,
                   h=8, w=8, c=4, f=8, kh=3, kw=3, bias=True),
              "do not support bias"),
@@ -290,8 +290,10 @@ class CrossRunner:
         code = self.code_file(text)
         g = {"stride_h": 1, "stride_w": 1, "dilation_h": 1, "dilation_w": 1}
         g.update(req)
-        strides = g.get("input_strides", [g["h"] * g["w"] * g["c"],
-                                          g["w"] * g["c"], g["c"]])
+        nhwc = g["layout"].startswith("nhwc")
+        dense = ([g["h"] * g["w"] * g["c"], g["w"] * g["c"], g["c"]] if nhwc
+                 else [g["c"] * g["h"] * g["w"], g["h"] * g["w"], g["w"]])
+        strides = g.get("input_strides", dense)
         args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
                 "0", "conv", g["layout"]] + [str(g[f]) for f in (
                     "n", "h", "w", "c", "f", "kh", "kw", "stride_h",
@@ -303,10 +305,18 @@ class CrossRunner:
 
 
 def padded(c, h, w):
-    """Input strides with gaps after each pixel, row and image."""
+    """nhwc input strides with gaps after each pixel, row and image."""
     s2 = c + 2
     s1 = w * s2 + 3
     return [h * s1 + 5, s1, s2]
+
+
+def padded_nchw(c, h, w):
+    """nchw input strides with gaps after each row, channel and image (a
+    view of a padded buffer)."""
+    s2 = w + 2
+    s1 = h * s2 + 3
+    return [c * s1 + 5, s1, s2]
 
 
 #: Convolution layers for every target (n, h, w, c, f, kh, kw and the
@@ -333,6 +343,16 @@ CONV_LAYERS = [
          overwrite=True, input_strides=padded(12, 14, 14)),
     dict(layout="nhwc_hwcf", n=2, h=8, w=8, c=7, f=17, kh=3, kw=1,
          input_strides=padded(7, 8, 8)),
+    # torch's layout: B's columns are the pixels, gathered panel by panel.
+    dict(layout="nchw_fchw", n=2, h=9, w=8, c=5, f=13, kh=3, kw=3),
+    dict(layout="nchw_fchw", n=1, h=10, w=10, c=8, f=16, kh=3, kw=3,
+         overwrite=True, input_strides=padded_nchw(8, 10, 10)),
+    dict(layout="nchw_fchw", n=1, h=15, w=15, c=3, f=9, kh=7, kw=7,
+         stride_h=2, stride_w=2),
+    dict(layout="nchw_fchw", n=3, h=7, w=7, c=12, f=7, kh=1, kw=1,
+         stride_h=2, stride_w=2),
+    dict(layout="nchw_fchw", n=1, h=12, w=11, c=6, f=20, kh=3, kw=3,
+         dilation_h=2, dilation_w=2),
 ]
 
 
@@ -447,7 +467,7 @@ class QemuExecutionTest(unittest.TestCase):
                 self.assertTrue(result["passed"], result["failure"])
 
     def test_conv_layers_on_every_target(self):
-        """The 12 layers of CONV_LAYERS on NEON (Cortex-A76, Neoverse-N1),
+        """The 17 layers of CONV_LAYERS on NEON (Cortex-A76, Neoverse-N1),
         SVE at 128/256/512 bits and RVV at VLEN 128/256/512."""
         runner = self.runner("aarch64")
         for cpu in ("cortex-a76", "neoverse-n1"):
@@ -468,15 +488,19 @@ class QemuExecutionTest(unittest.TestCase):
                 f"rv64,v=true,vext_spec=v1.0,vlen={vlen},elen=64")
 
     def test_conv_faults_are_caught(self):
-        layer = dict(CONV_LAYERS[1], kind="sconv2d")
-        for arch, make, cpu in (
-                ("aarch64", neon, "neoverse-n1"),
+        for arch, make, cpu, layer in (
+                ("aarch64", neon, "neoverse-n1", CONV_LAYERS[1]),
+                ("aarch64", neon, "neoverse-n1", CONV_LAYERS[12]),
                 ("riscv64", rvv, "rv64,v=true,vext_spec=v1.0,vlen=256,"
-                                 "elen=64")):
+                                 "elen=64", CONV_LAYERS[1]),
+                ("riscv64", rvv, "rv64,v=true,vext_spec=v1.0,vlen=256,"
+                                 "elen=64", CONV_LAYERS[12])):
             runner = self.runner(arch)
+            layer = dict(layer, kind="sconv2d")
             for fault, expect in (("drop-k", "exact, bit for bit"),
                                   ("write-past-edge", "guard overwritten")):
-                with self.subTest(arch=arch, fault=fault):
+                with self.subTest(arch=arch, layout=layer["layout"],
+                                  fault=fault):
                     req = conv_req(make(fault=fault))
                     req.update(layer)
                     result = runner.run_conv(req, cpu)

@@ -135,7 +135,13 @@ TEST_P(CrossValidationTest, ConvolutionsPassAndBrokenOnesAreCaught) {
   hwcf.inputStrides[1] = 8 * 4 + 1;
   hwcf.inputStrides[0] = 8 * 33 + 2;
   hwcf.overwrite = true;
-  for (const ConvDesc &desc : {fhwc, hwcf}) {
+  // torch's (NCHW, a batch of 2) on a padded view: B gathered per panel.
+  ConvDesc nchw =
+      ConvDesc::dense(ConvLayout::NchwFchw, 2, 10, 9, 4, 11, 3, 3, 1, 1);
+  nchw.inputStrides[2] = 9 + 2;
+  nchw.inputStrides[1] = 10 * 11 + 3;
+  nchw.inputStrides[0] = 4 * 113 + 5;
+  for (const ConvDesc &desc : {fhwc, hwcf, nchw}) {
     KernelProblem problem(desc);
     QM_ASSERT_EXPECTED(config, chooseKernelConfig(problem, target));
     QM_ASSERT_EXPECTED(

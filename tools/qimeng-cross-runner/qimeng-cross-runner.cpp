@@ -18,15 +18,16 @@
 // C starts as the NaN sentinel and must not be read), RUNS timed calls
 // after the checks (0: none) and DISTRIBUTIONS "all" or "small-integers"
 // (the exact one alone). A convolution kernel (input, filter, output,
-// workspace) in an nhwc layout runs with
+// workspace) runs with
 //
 //   qimeng-cross-runner CODE ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW
 //                       S0 S1 S2 WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS
 //
-// LAYOUT nhwc_hwcf or nhwc_fhwc, S0 S1 S2 the input's strides in elements
-// (image, row, pixel; channels unit), the gaps between pixels NaN so that a
-// kernel reading them fails; the filter and output dense. Exit 0 when a
-// verdict was printed (passed or not), 2 for bad arguments or I/O.
+// LAYOUT nhwc_hwcf, nhwc_fhwc or nchw_fchw, S0 S1 S2 the input's strides
+// in elements (nhwc: image, row, pixel, channels unit; nchw: image,
+// channel, row, pixels unit), the gaps NaN so that a kernel reading them
+// fails; the filter and output dense. Exit 0 when a verdict was printed
+// (passed or not), 2 for bad arguments or I/O.
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/ValidationNumerics.h"
@@ -235,22 +236,42 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
   return "";
 }
 
-/// A convolution in an nhwc layout (docs/CrossTargets.md).
+/// A convolution (docs/CrossTargets.md) in one of linalg's layouts.
 struct ConvProblem {
-  bool fhwc = false; ///< filter F x KH x KW x C, else KH x KW x C x F
+  enum Layout { NhwcHwcf, NhwcFhwc, NchwFchw } layout = NhwcHwcf;
   int64_t n, h, w, c, f, kh, kw, sh, sw, dh, dw, s[3], workspace;
   bool overwrite;
   uint64_t seed;
   int runs;
+  bool nhwc() const { return layout != NchwFchw; }
   int64_t oh() const { return (h - dh * (kh - 1) - 1) / sh + 1; }
   int64_t ow() const { return (w - dw * (kw - 1) - 1) / sw + 1; }
   int64_t inputSpan() const {
-    return (n - 1) * s[0] + (h - 1) * s[1] + (w - 1) * s[2] + c;
+    return nhwc() ? (n - 1) * s[0] + (h - 1) * s[1] + (w - 1) * s[2] + c
+                  : (n - 1) * s[0] + (c - 1) * s[1] + (h - 1) * s[2] + w;
   }
   int64_t taps() const { return kh * kw; }
+  /// Index of input element (image, row, column, channel) as stored.
+  int64_t inputAt(int64_t b, int64_t y, int64_t x, int64_t ch) const {
+    return nhwc() ? b * s[0] + y * s[1] + x * s[2] + ch
+                  : b * s[0] + ch * s[1] + y * s[2] + x;
+  }
   /// Index of filter element (tap, channel, filter) as stored.
   int64_t filterAt(int64_t tap, int64_t ch, int64_t fi) const {
-    return fhwc ? (fi * taps() + tap) * c + ch : (tap * c + ch) * f + fi;
+    switch (layout) {
+    case NhwcHwcf:
+      return (tap * c + ch) * f + fi;
+    case NhwcFhwc:
+      return (fi * taps() + tap) * c + ch;
+    case NchwFchw:
+      break;
+    }
+    return (fi * c + ch) * taps() + tap;
+  }
+  /// Index of output element (image, row, column, filter).
+  int64_t outputAt(int64_t b, int64_t y, int64_t x, int64_t fi) const {
+    return nhwc() ? ((b * oh() + y) * ow() + x) * f + fi
+                  : ((b * f + fi) * oh() + y) * ow() + x;
   }
 };
 
@@ -261,12 +282,12 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
   const int64_t outSize = p.n * oh * ow * p.f;
   Guarded in(p.inputSpan()), flt(p.taps() * p.c * p.f), out(outSize);
   InputGenerator gen(dist, p.seed);
-  // Pixels' channels get values; the gaps between them stay NaN.
+  // The input's elements get values; the gaps between them stay NaN.
   for (int64_t b = 0; b < p.n; ++b)
     for (int64_t y = 0; y < p.h; ++y)
       for (int64_t x = 0; x < p.w; ++x)
         for (int64_t ch = 0; ch < p.c; ++ch)
-          in.data()[b * p.s[0] + y * p.s[1] + x * p.s[2] + ch] = gen.next();
+          in.data()[p.inputAt(b, y, x, ch)] = gen.next();
   for (int64_t i = 0; i < flt.size(); ++i)
     flt.data()[i] = gen.next();
   if (!p.overwrite)
@@ -301,18 +322,18 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
   for (int64_t b = 0; b < p.n; ++b)
     for (int64_t y = 0; y < oh; ++y)
       for (int64_t x = 0; x < ow; ++x) {
-        const int64_t pixel = (b * oh + y) * ow + x;
         for (int64_t fi = 0; fi < p.f; ++fi) {
           ref[fi] =
-              p.overwrite ? 0 : double(out0[size_t(kGuard + pixel * p.f + fi)]);
+              p.overwrite
+                  ? 0
+                  : double(out0[size_t(kGuard + p.outputAt(b, y, x, fi))]);
           mag[fi] = std::fabs(ref[fi]);
         }
         for (int64_t i = 0; i < p.kh; ++i)
           for (int64_t j = 0; j < p.kw; ++j)
             for (int64_t ch = 0; ch < p.c; ++ch) {
-              const double v =
-                  in.data()[b * p.s[0] + (y * p.sh + i * p.dh) * p.s[1] +
-                            (x * p.sw + j * p.dw) * p.s[2] + ch];
+              const double v = in.data()[p.inputAt(b, y * p.sh + i * p.dh,
+                                                   x * p.sw + j * p.dw, ch)];
               const float *row =
                   rows.data() + ((i * p.kw + j) * p.c + ch) * p.f;
               for (int64_t fi = 0; fi < p.f; ++fi) {
@@ -322,7 +343,7 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
               }
             }
         for (int64_t fi = 0; fi < p.f; ++fi) {
-          const float got = out.data()[pixel * p.f + fi];
+          const float got = out.data()[p.outputAt(b, y, x, fi)];
           maxRel = std::max(maxRel, relativeError(got, ref[fi], mag[fi]));
           std::string why = elementFailure(got, ref[fi], mag[fi], exact, bound);
           if (!why.empty())
@@ -396,9 +417,14 @@ int convMain(int argc, char **argv) {
   ConvProblem p;
   int64_t entry = parseInt(argv[2], "entry");
   const std::string layout = argv[4];
-  if (layout != "nhwc_hwcf" && layout != "nhwc_fhwc")
-    usage("LAYOUT must be nhwc_hwcf or nhwc_fhwc");
-  p.fhwc = layout == "nhwc_fhwc";
+  if (layout == "nhwc_hwcf")
+    p.layout = ConvProblem::NhwcHwcf;
+  else if (layout == "nhwc_fhwc")
+    p.layout = ConvProblem::NhwcFhwc;
+  else if (layout == "nchw_fchw")
+    p.layout = ConvProblem::NchwFchw;
+  else
+    usage("LAYOUT must be nhwc_hwcf, nhwc_fhwc or nchw_fchw");
   int64_t *fields[] = {&p.n,  &p.h,    &p.w,    &p.c,    &p.f,
                        &p.kh, &p.kw,   &p.sh,   &p.sw,   &p.dh,
                        &p.dw, &p.s[0], &p.s[1], &p.s[2], &p.workspace};
@@ -411,8 +437,10 @@ int convMain(int argc, char **argv) {
   p.runs = int(parseInt(argv[22], "runs"));
   if (p.n < 1 || p.c < 1 || p.f < 1 || p.kh < 1 || p.kw < 1 || p.sh < 1 ||
       p.sw < 1 || p.dh < 1 || p.dw < 1 || p.h < p.dh * (p.kh - 1) + 1 ||
-      p.w < p.dw * (p.kw - 1) + 1 || p.s[2] < p.c || p.s[1] < p.w * p.s[2] ||
-      p.s[0] < p.h * p.s[1])
+      p.w < p.dw * (p.kw - 1) + 1 ||
+      (p.nhwc()
+           ? p.s[2] < p.c || p.s[1] < p.w * p.s[2] || p.s[0] < p.h * p.s[1]
+           : p.s[2] < p.w || p.s[1] < p.h * p.s[2] || p.s[0] < p.c * p.s[1]))
     usage("sizes must be positive, the filter within the input and the "
           "strides apart");
   KernelFn kernel = loadCode(argv[1], entry);

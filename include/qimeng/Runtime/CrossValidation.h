@@ -85,10 +85,10 @@ llvm::Expected<CrossRun> validateGemmCross(
     const GemmDesc &desc, const Target &target, const EmittedKernel &kernel,
     const CrossValidationOptions &options = CrossValidationOptions::defaults());
 
-/// Runs `kernel` (a convolution in an nhwc layout, no epilogue, for
-/// `desc`) in the target's cross runner: the three distributions on the
-/// descriptor's input strides (the kernel holds them as immediates), the
-/// gaps between pixels NaN. Errors and reports as validateGemmCross.
+/// Runs `kernel` (a convolution without epilogue, for `desc`) in the
+/// target's cross runner: the three distributions on the descriptor's input
+/// strides (the kernel holds them as immediates), the gaps in the input
+/// NaN. Errors and reports as validateGemmCross.
 llvm::Expected<CrossRun> validateConvCross(
     const ConvDesc &desc, const Target &target, const EmittedKernel &kernel,
     const CrossValidationOptions &options = CrossValidationOptions::defaults());
