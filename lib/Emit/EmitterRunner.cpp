@@ -149,7 +149,9 @@ static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
   // The sketch-driven writers take the register block, the K unroll and a
   // vector length; they read A and B in place, so no cache blocking.
   if (isSketchIsa(c.isa)) {
-    if (c.isa == VectorIsa::Rvv || c.isa == VectorIsa::Sve)
+    if (c.isa == VectorIsa::Sve && target && target->scalableVectors)
+      r["vlen"] = "scalable";
+    else if (c.isa == VectorIsa::Rvv || c.isa == VectorIsa::Sve)
       r["vlen"] = target && target->vlen ? target->vlen : 128;
     if (c.isa == VectorIsa::Rvv)
       r["lmul"] = c.lmul;

@@ -224,9 +224,10 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
     c.nr = 12;
     c.kUnroll = 4;
   } else if (c.isa == VectorIsa::Sve) {
-    // NEON's block in SVE vectors of the target's length (no model yet).
+    // NEON's block in SVE vectors of the target's length (no model yet);
+    // a scalable kernel's columns count at the least length, 128 bits.
     c.mr = 7;
-    c.nr = 3 * std::max(target.vlen, 128) / 32;
+    c.nr = 3 * (target.scalableVectors ? 128 : std::max(target.vlen, 128)) / 32;
     c.kUnroll = 4;
   } else {
     c.lmul = 4;

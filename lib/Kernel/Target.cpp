@@ -316,13 +316,18 @@ static llvm::Error applyCaches(StringRef list, Target &t) {
       *slot = *size;
       continue;
     }
+    if (key == "vlen" && value == "scalable") {
+      t.scalableVectors = true;
+      continue;
+    }
     if (key == "vlen") {
       unsigned bits = 0;
       if (value.getAsInteger(10, bits) || bits < 128 || bits > 65536 ||
           (bits & (bits - 1)))
         return llvm::createStringError(
             "invalid vlen '" + value +
-            "'; expected a power of two from 128 to 65536 bits");
+            "'; expected a power of two from 128 to 65536 bits, or scalable "
+            "(SVE)");
       t.vlen = static_cast<int>(bits);
       continue;
     }
@@ -372,6 +377,10 @@ llvm::Expected<Target> Target::parse(StringRef spec) {
     return llvm::createStringError(
         "vlen is the vector length of RVV or SVE kernels; target '" + spec +
         "' is neither RISC-V with +v nor AArch64 with +sve");
+  if (t.scalableVectors && !sve)
+    return llvm::createStringError(
+        "vlen=scalable asks for SVE kernels of any vector length; target '" +
+        spec + "' is not AArch64 with +sve");
   if ((riscvVector || sve) && !t.vlen) {
     // RVV: the widest zvlNb feature; else the CPU's row; else the least
     // either ISA allows.
@@ -551,7 +560,9 @@ std::string Target::str() const {
          ",l2=" + formatByteSize(caches.l2) +
          ",l3=" + formatByteSize(caches.l3) +
          ",cores=" + std::to_string(cores) +
-         (vlen ? ",vlen=" + std::to_string(vlen) : std::string());
+         (scalableVectors ? std::string(",vlen=scalable")
+          : vlen          ? ",vlen=" + std::to_string(vlen)
+                          : std::string());
 }
 
 std::string Target::toJson() const {
@@ -568,7 +579,9 @@ std::string Target::toJson() const {
   j["isa"] = isaName(isa).str();
   j["vector_bits"] = vectorBits(isa);
   j["vector_registers"] = vectorRegisters(isa);
-  if (vlen)
+  if (scalableVectors)
+    j["vlen"] = "scalable";
+  else if (vlen)
     j["vlen"] = vlen;
   j["caches"] = std::move(caches);
   j["cores"] = cores;

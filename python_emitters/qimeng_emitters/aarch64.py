@@ -13,8 +13,8 @@ from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
 from .sketch import (IMAGE_SLOT, IMAGES_LEFT_SLOT, LD_OFFSET, OUTPUT_SLOT,
-                     RANGE_OFFSET, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch,
-                     Writer, fault_suffix, kernel_text, parse_request,
+                     RANGE_OFFSET, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Panel,
+                     Sketch, Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
 
 NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
@@ -273,6 +273,12 @@ class NeonWriter(Writer):
             self.lines.append(f"{other}:")
         self.lines.append(f"{done}:")
 
+    def packed_widths(self, sk, panel):
+        """For packing the panel: LDB = the packed row step, IR = the
+        columns to pack."""
+        mov_imm(self.lines, LDB, panel.columns * 4)
+        mov_imm(self.lines, IR, panel.columns)
+
     def pack_b_panel(self, sk, panel):
         if sk.gathers_b:
             self.gather_b_panel(sk, panel)
@@ -290,9 +296,8 @@ class NeonWriter(Writer):
         self.ins(f"// gather B: {sk.k} x {width} at workspace + "
                  f"{sk.packed_b}")
         self.ins(f"ldr\t{image}, [{WS}, #{IMAGE_SLOT}]")
-        mov_imm(self.lines, LDB, width * 4)
+        self.packed_widths(sk, panel)
         self.ws_address(column, sk.packed_b, scratch=CROW)
-        mov_imm(self.lines, IR, width)
         pixel = self.labels.place(self.lines, "gather: a pixel")
         self.ins(f"ldr\t{src}, [{BPANEL}], #8")
         self.ins(f"add\t{src}, {src}, {image}")
@@ -322,10 +327,9 @@ class NeonWriter(Writer):
                  f"{sk.packed_b}")
         self.ins(f"ldr\t{ldb}, [{WS}, #{LD_OFFSET + 8}]")
         self.ins(f"lsl\t{ldb}, {ldb}, #2")
-        mov_imm(self.lines, LDB, width * 4)
+        self.packed_widths(sk, panel)
         self.ins(f"mov\t{src}, {BPANEL}")
         self.ws_address(dst, sk.packed_b, scratch=scratch)
-        mov_imm(self.lines, IR, width)
         column = self.labels.place(self.lines, "pack: a column of B")
         self.ins(f"mov\t{col_src}, {src}")
         self.ins(f"mov\t{col_dst}, {dst}")
@@ -558,6 +562,19 @@ class SveWriter(NeonWriter):
         return (super().epilogue()[:-1]
                 + ["\tldp\tx27, x28, [sp], #16", "\tret"])
 
+    def block_predicates(self, widths):
+        """The predicate of each B (and C) vector of a block: `ptrue vlN`
+        for whole vectors, `whilelt` for the last partial one; A's FULL;
+        the second and third vectors' element offsets."""
+        pred = [FULL if w == self.lanes else PARTIAL for w in widths]
+        self.ins(f"ptrue\t{FULL}.s, vl{self.lanes}")
+        if PARTIAL in pred:
+            mov_imm(self.lines, CROW, widths[-1])
+            self.ins(f"whilelt\t{PARTIAL}.s, xzr, {CROW}")
+        for v in range(1, len(widths)):
+            mov_imm(self.lines, B_OFFSETS[v - 1], sum(widths[:v]))
+        return pred
+
     def microkernel(self, sk, rows, widths):
         nv = len(widths)
         if nv > len(B_OFFSETS) + 1:
@@ -571,14 +588,8 @@ class SveWriter(NeonWriter):
             raise RequestError(f"a {rows}-row block of {nv} vectors needs "
                                f"{registers_needed(rows, nv, rows)} vector "
                                "registers; sve has 32")
-        pred = [FULL if w == self.lanes else PARTIAL for w in widths]
-        self.ins(f"// {rows} x {sum(widths)} block")
-        self.ins(f"ptrue\t{FULL}.s, vl{self.lanes}")
-        if PARTIAL in pred:
-            mov_imm(self.lines, CROW, widths[-1])
-            self.ins(f"whilelt\t{PARTIAL}.s, xzr, {CROW}")
-        for v in range(1, nv):
-            mov_imm(self.lines, B_OFFSETS[v - 1], sum(widths[:v]))
+        self.ins(f"// {rows}-row block of {nv} vectors")
+        pred = self.block_predicates(widths)
 
         def addr(base, v):
             return f"[{base}]" if v == 0 else \
@@ -625,11 +636,89 @@ class SveWriter(NeonWriter):
                          f"{addr(CROW, v)}")
 
 
+#: Predicates of a vector-length-agnostic block's B and C vectors.
+SCALABLE_PREDICATES = ("p1", "p2", "p3")
+
+
+class SveScalableWriter(SveWriter):
+    """The SVE writer for any vector length (the hardware's, read at run
+    time): one kind of column panel, NV vectors wide, stepping by NV
+    vectors' lanes (`incw`) while columns are left; each vector's predicate
+    is `whilelt` of its first column against N, so the last panel needs no
+    code of its own; B and C advance by `addvl`, the vectors' element
+    offsets come from `cntw`. Its K loop is not marked for the model (no
+    fixed length to model)."""
+
+    def __init__(self, k_unroll):
+        super().__init__(128, k_unroll)
+        self.isa_vector_bits = None
+
+    def clobbers(self):
+        return super().clobbers() + [p for p in SCALABLE_PREDICATES
+                                     if p not in (FULL, PARTIAL)]
+
+    def panel_plan(self, sk):
+        return [Panel(count=0, widths=(0,) * sk.nv)]
+
+    def block_predicates(self, widths):
+        self.ins(f"ptrue\t{FULL}.s")
+        return list(SCALABLE_PREDICATES[:len(widths)])
+
+    def panel_loop(self, sk, panel, body):
+        nv = len(panel.widths)
+        self.ins(f"// panels of {nv} vectors of the hardware's length")
+        self.ins(f"mov\t{JR}, #0")
+        for v in range(1, nv):
+            self.ins(f"cntw\t{B_OFFSETS[v - 1]}, all, mul #{v}")
+        loop = self.labels.place(self.lines, "column panel")
+        mov_imm(self.lines, CROW, sk.n)
+        self.ins(f"whilelt\t{SCALABLE_PREDICATES[0]}.s, {JR}, {CROW}")
+        for v in range(1, nv):
+            self.ins(f"add\t{BPTR}, {JR}, {B_OFFSETS[v - 1]}")
+            self.ins(f"whilelt\t{SCALABLE_PREDICATES[v]}.s, {BPTR}, "
+                     f"{CROW}")
+        if sk.gathers_a:
+            self.ws_address(ABLOCK, sk.pixel_table, scratch=CROW)
+        else:
+            self.ins(f"mov\t{ABLOCK}, {B if sk.gathers_b else A}")
+        self.ins(f"mov\t{CBLOCK}, {CPANEL}")
+        body()
+        if sk.gathers_b:
+            pass  # the gather walked BPANEL through the panel's pixels
+        elif sk.trans_b:
+            # The next panel's columns are B^T's next NV x VL rows.
+            self.ins(f"ldr\t{BPTR}, [{WS}, #{LD_OFFSET + 8}]")
+            self.ins(f"cntw\t{CROW}, all, mul #{nv}")
+            self.ins(f"mul\t{BPTR}, {BPTR}, {CROW}")
+            self.ins(f"add\t{BPANEL}, {BPANEL}, {BPTR}, lsl #2")
+        else:
+            self.ins(f"addvl\t{BPANEL}, {BPANEL}, #{nv}")
+        self.ins(f"addvl\t{CPANEL}, {CPANEL}, #{nv}")
+        self.ins(f"incw\t{JR}, all, mul #{nv}")
+        mov_imm(self.lines, CROW, sk.n)
+        self.ins(f"cmp\t{JR}, {CROW}")
+        self.ins(f"b.lt\t{loop}b")
+
+    def packed_widths(self, sk, panel):
+        """LDB = NV vectors' bytes (the packed row step); IR = the columns
+        left, at most NV vectors' lanes."""
+        nv = len(panel.widths)
+        self.ins(f"cntb\t{LDB}, all, mul #{nv}")
+        self.ins(f"cntw\t{BPTR}, all, mul #{nv}")
+        mov_imm(self.lines, CROW, sk.n)
+        self.ins(f"sub\t{CROW}, {CROW}, {JR}")
+        self.ins(f"cmp\t{CROW}, {BPTR}")
+        self.ins(f"csel\t{IR}, {CROW}, {BPTR}, lo")
+
+
 def emit_sve(request):
     fields = parse_request(request, "sve", extra_fields=("vlen",))
+    if request.get("vlen") == "scalable":
+        return emit_sve_scalable(request, fields)
     vl = int_field(request, "vlen", default=128)
     if vl not in SVE_VLS:
-        raise RequestError(f"vlen must be 128, 256 or 512 on sve, got {vl}")
+        raise RequestError(f"vlen must be 128, 256, 512 or \"scalable\" on "
+                           f"sve, got {vl}")
     k_unroll = int_field(request, "k_unroll", default=4)
     if k_unroll not in K_UNROLLS:
         raise RequestError(f"k_unroll must be 4 or 8 on sve (A is loaded "
@@ -653,3 +742,32 @@ def emit_sve(request):
     symbol = (f"{sk.symbol_stem()}_{sk.mr}x{nr}"
               f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_sve_vl{vl}")
     return kernel_text(sk, SveWriter(vl, k_unroll), symbol, request, AAPCS64)
+
+
+def emit_sve_scalable(request, fields):
+    """A vector-length-agnostic SVE kernel (vlen "scalable"): `nr` counts
+    the block's columns at the least length, 128 bits (4 lanes a vector);
+    the hardware's length scales them."""
+    k_unroll = int_field(request, "k_unroll", default=4)
+    if k_unroll not in K_UNROLLS:
+        raise RequestError(f"k_unroll must be 4 or 8 on sve (A is loaded "
+                           f"four k at a time), got {k_unroll}")
+    nr = int_field(request, "nr")
+    if nr % 4:
+        raise RequestError(f"nr = {nr} must be a multiple of 4 (f32 lanes "
+                           "of a 128-bit vector, the least sve length)")
+    SVE.check_target_features(request)
+    sk = Sketch(lanes=4, nv=nr // 4, k_unroll=k_unroll, scalable=True,
+                **fields)
+    if sk.nv > len(B_OFFSETS) + 1:
+        raise RequestError(f"sve blocks have at most {len(B_OFFSETS) + 1} "
+                           f"vectors; nr = {nr} is {sk.nv}")
+    needed = registers_needed(sk.mr, sk.nv, sk.mr)
+    if needed > SVE.registers:
+        raise RequestError(
+            f"a {sk.mr}-row block of {sk.nv} vectors needs {needed} vector "
+            f"registers; sve has {SVE.registers}")
+    symbol = (f"{sk.symbol_stem()}_{sk.mr}x{sk.nv}v"
+              f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_sve_scalable")
+    return kernel_text(sk, SveScalableWriter(k_unroll), symbol, request,
+                       AAPCS64)

@@ -94,6 +94,9 @@ CONV_LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
 # Filter taps of an nhwc kernel (the end of its tap table is an add
 # immediate).
 MAX_TAPS = 200
+# f32 lanes of the longest scalable vector (SVE: 2048 bits), for the
+# packed panel of a vector-length-agnostic kernel.
+MAX_SCALABLE_LANES = 64
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,9 @@ class Sketch:
     trans_b: bool = False  # B stored N x K: each panel packed first
     conv: object = None    # conv2d.ConvGeometry: A or B gathered
     dynamic_m: bool = False  # rows [m_begin, m_end) from the header
+    # Vector-length agnostic (SVE): `lanes` is the least length's (4); a
+    # vector holds a multiple of it, known at run time.
+    scalable: bool = False
 
     @property
     def nr(self):
@@ -256,7 +262,8 @@ class Sketch:
         panel: K rows of the widest panel's columns, rounded to 64 bytes."""
         if not self.packs_b:
             return self.packed_b
-        widest = max(p.columns for p in self.panels(split_width))
+        widest = (self.nv * MAX_SCALABLE_LANES if self.scalable else
+                  max(p.columns for p in self.panels(split_width)))
         return self.packed_b + round_up(self.k * widest * 4, 64)
 
     @property
@@ -344,6 +351,10 @@ class Writer:
     def ins(self, text):
         self.lines.append("\t" + text)
 
+    def panel_plan(self, sk):
+        """The column panels the loop nest runs (Sketch.panels)."""
+        return sk.panels(self.split_width)
+
     def mark_inner_loop(self, sk, rows, widths, model_lines=()):
         """Marks the K loop of the first full register block (all MR rows,
         all NV vectors full) for the static performance model: the lines
@@ -374,7 +385,7 @@ def drive(sk, writer):
     writer.begin(sk)
 
     def panels():
-        for panel in sk.panels(writer.split_width):
+        for panel in writer.panel_plan(sk):
             writer.panel_loop(sk, panel,
                               lambda: _panel_body(sk, writer, panel))
     if sk.gathers_b:
@@ -413,7 +424,7 @@ def kernel_text(sk, writer, symbol, request, conv):
     epilogue)."""
     body = drive(sk, writer)  # marks the inner loop: inner_loop_flops
     headers = []
-    if writer.isa.vector_bits_fixed:
+    if writer.isa.vector_bits_fixed and writer.isa_vector_bits:
         headers.append(f"# qm.vector_bits: {writer.isa_vector_bits}")
     if writer.inner_loop_flops:
         headers.append(f"# qm.inner_loop_flops: {writer.inner_loop_flops}")

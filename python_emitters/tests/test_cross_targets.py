@@ -95,6 +95,11 @@ class RequestTest(unittest.TestCase):
         self.assertEqual(
             header(emit(neon(trans_b=True)), "symbol"),
             "qm_sgemm_19x23x13_nt_ldrt_8x8_ku4_aarch64_neon")
+        text = emit(sve(vlen="scalable", nr=12))
+        self.assertEqual(
+            header(text, "symbol"),
+            "qm_sgemm_19x45x13_nn_ldrt_7x3v_ku4_aarch64_sve_scalable")
+        self.assertIsNone(header(text, "vector_bits"))
         text = emit(rvv(dynamic_m=True, overwrite=True))
         self.assertEqual(
             header(text, "symbol"),
@@ -142,7 +147,8 @@ class RequestTest(unittest.TestCase):
             (neon(target_features=["fp-armv8"]), "neon needs neon"),
             (sve(nr=20), "multiple of 8"),
             (sve(nr=32, mr=4), "at most 3 vectors"),
-            (sve(vlen=1024), "vlen must be 128, 256 or 512 on sve"),
+            (sve(vlen=1024), "vlen must be 128, 256, 512 or \"scalable\""),
+            (sve(vlen="scalable", nr=6), "multiple of 4"),
             (sve(target_features=["neon"]), "sve needs sve"),
             (rvv(nr=16), "multiple of 32"),
             (rvv(lmul=8, mr=4, nr=64), "needs 5 register groups"),
@@ -207,6 +213,8 @@ class AssemblyTest(unittest.TestCase):
         ("aarch64", sve()),
         ("aarch64", neon(trans_b=True, k=70)),
         ("aarch64", sve(trans_b=True)),
+        ("aarch64", sve(vlen="scalable", nr=12, trans_b=True,
+                        dynamic_m=True)),
         ("riscv64", rvv(trans_b=True, n=300)),
         ("aarch64", sve(vlen=128, m=5, n=3, k=2, mr=4, nr=12)),
         ("riscv64", rvv()),
@@ -425,6 +433,37 @@ class QemuExecutionTest(unittest.TestCase):
                 return sve(vlen=vl, m=m, n=n, k=k, mr=mr, nr=nv * lanes,
                            k_unroll=ku, overwrite=i[0] % 5 == 0)
             self.check_shapes(runner, make, cpu, seed)
+
+    def test_sve_scalable_kernels_run_at_every_length(self):
+        """One vector-length-agnostic kernel per shape, run at 128, 256,
+        512 and 2048 bits: 20 random shapes (every third with B
+        transposed, every fourth with M at run time) and nhwc and nchw
+        convolution layers."""
+        runner = self.runner("aarch64")
+        blocks = [(7, 12, 4), (8, 8, 8), (4, 4, 4), (6, 12, 8)]
+        for index, (m, n, k, lda, ldb, ldc) in enumerate(
+                random_shapes(9, 20)):
+            mr, nr, ku = blocks[index % len(blocks)]
+            req = sve(vlen="scalable", m=m, n=n, k=k, mr=mr, nr=nr,
+                      k_unroll=ku, overwrite=index % 5 == 0)
+            if index % 3 == 2:
+                req["trans_b"] = True
+                ldb += k - n
+            if index % 4 == 1:
+                req.update(dynamic_m=True, m=24)
+            for vl in (128, 256, 512, 2048):
+                with self.subTest(vl=vl, req=req, m=m, lds=(lda, ldb, ldc)):
+                    result = runner.run(req, f"max,sve{vl}=on", lda, ldb,
+                                        ldc, m=m)
+                    self.assertTrue(result["passed"], result["failure"])
+        for layer in (CONV_LAYERS[1], CONV_LAYERS[5], CONV_LAYERS[12],
+                      CONV_LAYERS[14]):
+            req = conv_req(sve(vlen="scalable", mr=7, nr=12))
+            req.update(layer, kind="sconv2d")
+            for vl in (128, 512):
+                with self.subTest(vl=vl, req=req):
+                    result = runner.run_conv(req, f"max,sve{vl}=on")
+                    self.assertTrue(result["passed"], result["failure"])
 
     def test_sve_kernels_need_their_vector_length_and_sve(self):
         runner = self.runner("aarch64")

@@ -28,6 +28,17 @@
 // RUN: %cross-cc-aarch64 -DM=13 -DN=37 -DK=70 -DLDX=72 -DLDW=73 %S/Inputs/linear_main.c %t.sve.o -o %t.sve.exe
 // RUN: %qemu-aarch64 -cpu max,sve256=on %t.sve.exe | FileCheck %s --check-prefix=EXEC
 //
+// SVE for any vector length (vlen=scalable): one kernel, run at 128, 512
+// and 2048 bits.
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu::+neon,+sve:vlen=scalable" | FileCheck %s --check-prefixes=CHECK,SCALABLE
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu::+neon,+sve:vlen=scalable" %dealloc \
+// RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mattr=+sve -filetype=obj -o %t.sva.o
+// RUN: %cross-cc-aarch64 -DM=13 -DN=37 -DK=70 -DLDX=72 -DLDW=73 %S/Inputs/linear_main.c %t.sva.o -o %t.sva.exe
+// RUN: %qemu-aarch64 -cpu max,sve128=on %t.sva.exe | FileCheck %s --check-prefix=EXEC
+// RUN: %qemu-aarch64 -cpu max,sve512=on %t.sva.exe | FileCheck %s --check-prefix=EXEC
+// RUN: %qemu-aarch64 -cpu max,sve2048=on %t.sva.exe | FileCheck %s --check-prefix=EXEC
+//
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v" | FileCheck %s --check-prefixes=CHECK,RVV
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v" %dealloc \
 // RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
@@ -59,6 +70,7 @@
 // CHECK:       scf.if
 // NEON:          llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_7x12_ku4_aarch64_neon
 // SVE:           llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_sve_vl256
+// SCALABLE:      llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_7x3v_ku4_aarch64_sve_scalable
 // RVV:           llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
 // CHECK:       } else {
 // CHECK:         linalg.transpose
@@ -73,6 +85,7 @@
 // CHECK-NOT:   linalg.fill
 // NEON:          llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_7x12_ku4_aarch64_neon
 // SVE:           llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_sve_vl256
+// SCALABLE:      llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_7x3v_ku4_aarch64_sve_scalable
 // RVV:           llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
 // CHECK:       linalg.generic
 // EXEC: PASS 13x37x70 and 1, 5, 13, 29 rows

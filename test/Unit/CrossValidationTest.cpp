@@ -169,6 +169,7 @@ INSTANTIATE_TEST_SUITE_P(
         CrossCase{"aarch64-linux-gnu::+neon,+sve", "Sve128"},
         CrossCase{"aarch64-linux-gnu:neoverse-v1:+neon,+sve", "Sve256"},
         CrossCase{"aarch64-linux-gnu:a64fx:+neon,+sve", "Sve512"},
+        CrossCase{"aarch64-linux-gnu::+neon,+sve:vlen=scalable", "SveScalable"},
         CrossCase{"riscv64-linux-gnu:generic:+m,+a,+f,+d,+c,+v", "Rvv128"},
         CrossCase{"riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v",
                   "RvvSpacemitX60"},

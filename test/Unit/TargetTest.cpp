@@ -221,6 +221,18 @@ TEST(TargetTest, BestIsa) {
   EXPECT_EQ(sveEmu.args, (std::vector<std::string>{"-cpu", "max,sve512=on"}));
   QM_ASSERT_EXPECTED(sve256, Target::parse("aarch64-linux-gnu::+sve:vlen=256"));
   EXPECT_EQ(sve256.vlen, 256);
+  // Kernels for any SVE length, validated at the least.
+  QM_ASSERT_EXPECTED(scalable,
+                     Target::parse("aarch64-linux-gnu::+sve:vlen=scalable"));
+  EXPECT_TRUE(scalable.scalableVectors);
+  EXPECT_EQ(scalable.vlen, 128);
+  EXPECT_NE(scalable.str().find(",vlen=scalable"), std::string::npos);
+  QM_ASSERT_EXPECTED(again, Target::parse(scalable.str()));
+  EXPECT_TRUE(again.scalableVectors);
+  auto notSve = Target::parse("riscv64-linux-gnu:generic:+m,+v:vlen=scalable");
+  ASSERT_FALSE(static_cast<bool>(notSve));
+  EXPECT_NE(llvm::toString(notSve.takeError()).find("not AArch64 with +sve"),
+            std::string::npos);
   QM_ASSERT_EXPECTED(rvv, Target::parse("riscv64-linux-gnu:generic:+m,+v"));
   EXPECT_EQ(rvv.bestIsa(), VectorIsa::Rvv);
   QM_ASSERT_EXPECTED(scalar, Target::parse("riscv64-linux-gnu:generic:+m"));

@@ -62,6 +62,10 @@ struct Target {
   /// CPU's row, a64fx: 512); else 128, the least either allows. 0 on other
   /// targets.
   int vlen = 0;
+  /// SVE kernels for any vector length (a "vlen=scalable" key): the
+  /// hardware's length is read at run time; `vlen` is then 128, the least,
+  /// at which the emulator validates.
+  bool scalableVectors = false;
 
   /// The host, from LLVM's host detection and Linux sysfs.
   static Target detectHost();
@@ -69,7 +73,7 @@ struct Target {
   /// Parses "TRIPLE[:CPU[:FEATURES]]" where FEATURES is a comma-separated
   /// LLVM feature list ("+avx2,+fma,-avx512f"); cache sizes and cores may
   /// follow as ":l1d=48K,l2=2M,l3=32M,cores=2" (and "vlen=256" for RVV or
-  /// SVE).
+  /// SVE, "vlen=scalable" for SVE kernels of any length).
   /// Errors say what is wrong.
   ///
   /// Features apply in order, so a later "-avx2" removes an earlier "+avx2".
