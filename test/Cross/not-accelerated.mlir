@@ -13,8 +13,8 @@ func.func @matmul_transpose_a(%a: memref<16x8xf32>, %b: memref<16x32xf32>, %c: m
 
 // -----
 
-func.func @conv_nchw(%in: memref<1x4x8x8xf32>, %f: memref<8x4x3x3xf32>, %out: memref<1x8x6x6xf32>) {
-  // expected-remark @below {{not accelerated: kernel generation failed: emitter failed (exit 1): isa neon convolutions are generated for the nhwc_hwcf and nhwc_fhwc layouts; nchw_fchw is not yet}}
-  linalg.conv_2d_nchw_fchw ins(%in, %f : memref<1x4x8x8xf32>, memref<8x4x3x3xf32>) outs(%out : memref<1x8x6x6xf32>)
+func.func @depthwise(%in: memref<1x8x8x4xf32>, %f: memref<3x3x4xf32>, %out: memref<1x6x6x4xf32>) {
+  // expected-remark @below {{not accelerated: linalg.depthwise_conv_2d_nhwc_hwc is not supported; supported convolutions are linalg.conv_2d_nhwc_hwcf, linalg.conv_2d_nhwc_fhwc and linalg.conv_2d_nchw_fchw (grouped, depthwise, quantized, 1-D and 3-D convolutions are not)}}
+  linalg.depthwise_conv_2d_nhwc_hwc ins(%in, %f : memref<1x8x8x4xf32>, memref<3x3x4xf32>) outs(%out : memref<1x6x6x4xf32>)
   return
 }
