@@ -59,6 +59,10 @@ bool qimeng::isSketchIsa(VectorIsa isa) {
          isa == VectorIsa::Rvv;
 }
 
+bool qimeng::isaAppliesEpilogues(VectorIsa isa) {
+  return isa != VectorIsa::Rvv && isa != VectorIsa::None;
+}
+
 llvm::Expected<VectorIsa> qimeng::parseIsa(StringRef name) {
   for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512,
                         VectorIsa::Neon, VectorIsa::Sve, VectorIsa::Rvv})

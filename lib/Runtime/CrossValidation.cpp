@@ -155,6 +155,22 @@ runRunner(const std::vector<std::string> &runnerArgs, double multiplyAdds,
   return run;
 }
 
+/// The runner's EPILOGUE: "none" or a comma list ("bias=columns", "relu",
+/// "relu_max=6"); a convolution's bias is "bias" (per output channel).
+static std::string epilogueArg(GemmBias bias, bool relu,
+                               std::optional<float> reluMax, bool conv) {
+  std::vector<std::string> items;
+  if (bias != GemmBias::None)
+    items.push_back(conv                        ? "bias"
+                    : bias == GemmBias::Columns ? "bias=columns"
+                                                : "bias=rows");
+  if (relu)
+    items.push_back("relu");
+  if (reluMax)
+    items.push_back(llvm::formatv("relu_max={0:e9}", *reluMax).str());
+  return items.empty() ? "none" : llvm::join(items, ",");
+}
+
 /// One run of a GEMM on `desc`'s leading dimensions.
 static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
                                         const EmittedKernel &kernel,
@@ -163,20 +179,21 @@ static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
                                         bool allDistributions, int timedRuns) {
   const std::string transposes = {desc.transA ? 't' : 'n',
                                   desc.transB ? 't' : 'n'};
-  std::vector<std::string> runnerArgs = {std::to_string(backend.entry),
-                                         std::to_string(desc.m),
-                                         std::to_string(desc.n),
-                                         std::to_string(desc.k),
-                                         transposes,
-                                         std::to_string(desc.lda),
-                                         std::to_string(desc.ldb),
-                                         std::to_string(desc.ldc),
-                                         std::to_string(kernel.workspaceBytes),
-                                         desc.overwrite ? "1" : "0",
-                                         std::to_string(options.seed),
-                                         std::to_string(timedRuns),
-                                         allDistributions ? "all"
-                                                          : "small-integers"};
+  std::vector<std::string> runnerArgs = {
+      std::to_string(backend.entry),
+      std::to_string(desc.m),
+      std::to_string(desc.n),
+      std::to_string(desc.k),
+      transposes,
+      std::to_string(desc.lda),
+      std::to_string(desc.ldb),
+      std::to_string(desc.ldc),
+      std::to_string(kernel.workspaceBytes),
+      desc.overwrite ? "1" : "0",
+      std::to_string(options.seed),
+      std::to_string(timedRuns),
+      allDistributions ? "all" : "small-integers",
+      epilogueArg(desc.bias, desc.relu, desc.reluMax, /*conv=*/false)};
   return runRunner(runnerArgs, double(desc.m) * double(desc.n) * double(desc.k),
                    backend, options);
 }
@@ -323,10 +340,6 @@ llvm::Expected<CrossRun>
 qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
                           const EmittedKernel &kernel,
                           const CrossValidationOptions &options) {
-  if (desc.bias || desc.relu || desc.reluMax)
-    return llvm::createStringError(
-        "the cross runner runs convolutions without epilogues; " + desc.str() +
-        " has one");
   auto backend = backendFor(target, options, kernel);
   if (!backend)
     return backend.takeError();
@@ -340,7 +353,9 @@ qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
     runnerArgs.push_back(std::to_string(v));
   for (std::string v :
        {std::string(desc.overwrite ? "1" : "0"), std::to_string(options.seed),
-        std::to_string(options.timedRuns), std::string("all")})
+        std::to_string(options.timedRuns), std::string("all"),
+        epilogueArg(desc.bias ? GemmBias::Columns : GemmBias::None, desc.relu,
+                    desc.reluMax, /*conv=*/true)})
     runnerArgs.push_back(v);
   const GemmDesc g = desc.gemmView();
   return runRunner(runnerArgs, double(g.m) * double(g.n) * double(g.k),

@@ -867,12 +867,12 @@ struct QiMengTensorOpPass
     matchOptions.representativeN = std::max(1u, unsigned(representativeN));
     matchOptions.representativeK = std::max(1u, unsigned(representativeK));
     matchOptions.fuseEpilogues = fuseEpilogues;
-    // The sketch-driven ISAs take every leading dimension at run time and
-    // have no epilogues yet.
-    if (isSketchIsa(options->target.bestIsa())) {
+    // The sketch-driven ISAs take every leading dimension at run time;
+    // consumers fuse where the ISA's kernels apply epilogues.
+    if (isSketchIsa(options->target.bestIsa()))
       matchOptions.runtimeLeadingDims = true;
+    if (!isaAppliesEpilogues(options->target.bestIsa()))
       matchOptions.fuseEpilogues = false;
-    }
 
     // On tensors (before bufferization): a contraction or convolution
     // moves onto buffers at its place when the matchers take its memref
@@ -941,9 +941,8 @@ struct QiMengTensorOpPass
       SmallVector<StrideAssumption> assumed;
       if (isConvolution(op)) {
         ConvInit init;
-        if (FailureOr<ConvDesc> desc =
-                describeConv(op, assumed, reason, &init,
-                             matchOptions.fuseEpilogues);
+        if (FailureOr<ConvDesc> desc = describeConv(op, assumed, reason, &init,
+                                                    matchOptions.fuseEpilogues);
             succeeded(desc)) {
           problem = KernelProblem(*desc);
           launch.operands[0] = op.getDpsInputOperand(0)->get();

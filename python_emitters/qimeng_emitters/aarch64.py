@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (IMAGE_SLOT, IMAGES_LEFT_SLOT, LD_OFFSET, OUTPUT_SLOT,
-                     RANGE_OFFSET, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Panel,
+from .fields import float_bits
+from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, IMAGE_SLOT,
+                     IMAGES_LEFT_SLOT, LD_OFFSET, OUTPUT_SLOT, RANGE_OFFSET,
+                     ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Panel,
                      Sketch, Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
 
@@ -115,6 +117,7 @@ class NeonWriter(Writer):
         add_imm(self.lines, reg, offset, scratch=scratch)
 
     def begin(self, sk):
+        self.sketch = sk
         if sk.conv is not None:
             self.conv_tables(sk)
         self.ins("// leading dimensions from the workspace header, in bytes")
@@ -129,9 +132,25 @@ class NeonWriter(Writer):
             mov_imm(self.lines, A_STEP, sk.mr * 8)
         if sk.dynamic_m:
             self.runtime_rows(sk)
+        if sk.bias == "columns":
+            self.ins("// the column panels' bias cursor")
+            self.ins(f"ldr\t{CROW}, [{WS}, #{BIAS_OFFSET}]")
+            self.ins(f"str\t{CROW}, [{WS}, #{COLUMN_BIAS_SLOT}]")
         if not sk.gathers_b:  # else per image (image_loop)
             self.ins(f"mov\t{BPANEL}, {B}")
             self.ins(f"mov\t{CPANEL}, {C}")
+
+    def panel_bias(self, sk, step=None):
+        """At a panel's start (step None): the row blocks' bias cursor
+        from the bias (rows); at its end: the column cursor `step` on (a
+        callable that adds to CROW)."""
+        if step is None and sk.bias == "rows":
+            self.ins(f"ldr\t{CROW}, [{WS}, #{BIAS_OFFSET}]")
+            self.ins(f"str\t{CROW}, [{WS}, #{ROW_BIAS_SLOT}]")
+        if step is not None and sk.bias == "columns":
+            self.ins(f"ldr\t{CROW}, [{WS}, #{COLUMN_BIAS_SLOT}]")
+            step()
+            self.ins(f"str\t{CROW}, [{WS}, #{COLUMN_BIAS_SLOT}]")
 
     def runtime_rows(self, sk):
         """Rows [m_begin, m_end) from the header: A and C start at row
@@ -149,6 +168,11 @@ class NeonWriter(Writer):
         self.ins(f"msub\t{rows}, {blocks}, {mr}, {rows}")
         self.ins(f"str\t{blocks}, [{WS}, #{ROW_BLOCKS_SLOT}]")
         self.ins(f"str\t{rows}, [{WS}, #{ROW_EDGE_SLOT}]")
+        if sk.bias == "rows":
+            # Row m_begin's bias first.
+            self.ins(f"ldr\t{mr}, [{WS}, #{BIAS_OFFSET}]")
+            self.ins(f"add\t{mr}, {mr}, {first}, lsl #2")
+            self.ins(f"str\t{mr}, [{WS}, #{BIAS_OFFSET}]")
 
     def conv_tables(self, sk):
         """A convolution's entry: its leading dimensions into the header,
@@ -222,6 +246,7 @@ class NeonWriter(Writer):
             # An nchw convolution's A is the filter, its second argument.
             self.ins(f"mov\t{ABLOCK}, {B if sk.gathers_b else A}")
         self.ins(f"mov\t{CBLOCK}, {CPANEL}")
+        self.panel_bias(sk)
         body()
         if sk.gathers_b:
             pass  # the gather walked BPANEL through the panel's pixels
@@ -233,6 +258,8 @@ class NeonWriter(Writer):
         else:
             add_imm(self.lines, BPANEL, panel.columns * 4)
         add_imm(self.lines, CPANEL, panel.columns * 4)
+        self.panel_bias(sk, lambda: add_imm(
+            self.lines, CROW, panel.columns * 4, scratch=BPTR))
         if loop is not None:
             self.ins(f"subs\t{JR}, {JR}, #1")
             self.ins(f"b.ne\t{loop}b")
@@ -252,6 +279,10 @@ class NeonWriter(Writer):
         body()
         self.ins(f"add\t{ABLOCK}, {ABLOCK}, {A_STEP}")
         self.ins(f"add\t{CBLOCK}, {CBLOCK}, {C_STEP}")
+        if self.sketch.bias == "rows":
+            self.ins(f"ldr\t{CROW}, [{WS}, #{ROW_BIAS_SLOT}]")
+            self.ins(f"add\t{CROW}, {CROW}, #{rows * 4}")
+            self.ins(f"str\t{CROW}, [{WS}, #{ROW_BIAS_SLOT}]")
         self.ins(f"subs\t{IR}, {IR}, #1")
         self.ins(f"b.ne\t{loop}b")
         if skip is not None:
@@ -477,22 +508,61 @@ class NeonWriter(Writer):
 
         self.k_loops(sk, rows, widths, chunk)
 
+        # The epilogue's registers: A's (free after the K loop) and the
+        # unused ones.
+        used = {acc(i, v) for i in range(rows) for v in range(nv)} | {
+            b_reg(v) for v in range(nv)}
+        free = [r for r in range(32) if r not in used]
+        bias_v, zero, bound, row_bias = free[:nv], free[nv], free[nv + 1], \
+            free[nv + 2]
+        self.epilogue_setup(sk, [(f"{WIDTH_FORMS[w][0]}{bias_v[v]}",
+                                  offsets[v]) for v, w in enumerate(widths)],
+                            zero, bound)
+
+        def op(name, reg, other, w):
+            arr = WIDTH_FORMS[w][1]
+            if arr:
+                self.ins(f"{name}\tv{reg}.{arr}, v{reg}.{arr}, v{other}.{arr}")
+            else:
+                self.ins(f"{name}\ts{reg}, s{reg}, s{other}")
+
         self.ins(f"mov\t{CROW}, {CBLOCK}")
         for i in range(rows):
             if i:
                 self.ins(f"add\t{CROW}, {CROW}, {LDC}")
+            if sk.bias == "rows":
+                self.ins(f"ld1r\t{{v{row_bias}.4s}}, [{BPTR}], #4")
             for v, w in enumerate(widths):
                 prefix, arr, _ = WIDTH_FORMS[w]
                 if not sk.overwrite:
                     self.ins(f"ldr\t{prefix}{b_reg(v)}, [{CROW}, "
                              f"#{offsets[v]}]")
-                    if arr:
-                        self.ins(f"fadd\tv{acc(i, v)}.{arr}, v{acc(i, v)}."
-                                 f"{arr}, v{b_reg(v)}.{arr}")
-                    else:
-                        self.ins(f"fadd\ts{acc(i, v)}, s{acc(i, v)}, "
-                                 f"s{b_reg(v)}")
+                    op("fadd", acc(i, v), b_reg(v), w)
+                if sk.bias != "none":
+                    op("fadd", acc(i, v),
+                       bias_v[v] if sk.bias == "columns" else row_bias, w)
+                if sk.relu:
+                    op("fmax", acc(i, v), zero, w)
+                if sk.relu_max is not None:
+                    op("fmin", acc(i, v), bound, w)
                 self.ins(f"str\t{prefix}{acc(i, v)}, [{CROW}, #{offsets[v]}]")
+
+    def epilogue_setup(self, sk, column_loads, zero, bound):
+        """Before a block stores C: the column bias of each vector
+        (`column_loads`: register and byte offset), zero for relu, the
+        bound for relu_max; for a row bias BPTR points at the block's
+        first row's."""
+        if sk.bias == "columns":
+            self.ins(f"ldr\t{BPTR}, [{WS}, #{COLUMN_BIAS_SLOT}]")
+            for reg, offset in column_loads:
+                self.ins(f"ldr\t{reg}, [{BPTR}, #{offset}]")
+        if sk.bias == "rows":
+            self.ins(f"ldr\t{BPTR}, [{WS}, #{ROW_BIAS_SLOT}]")
+        if sk.relu:
+            self.ins(f"movi\tv{zero}.16b, #0")
+        if sk.relu_max is not None:
+            mov_imm(self.lines, KI, float_bits(sk.relu_max))
+            self.ins(f"dup\tv{bound}.4s, w{KI[1:]}")
 
 
 def emit(request):
@@ -622,16 +692,45 @@ class SveWriter(NeonWriter):
 
         self.k_loops(sk, rows, widths, chunk)
 
+        used = {acc(i, v) for i in range(rows) for v in range(nv)} | {
+            b_reg(v) for v in range(nv)}
+        free = [r for r in range(32) if r not in used]
+        bias_v, zero, bound, row_bias = free[:nv], free[nv], free[nv + 1], \
+            free[nv + 2]
+        if sk.bias == "columns":
+            self.ins(f"ldr\t{BPTR}, [{WS}, #{COLUMN_BIAS_SLOT}]")
+            for v in range(nv):
+                self.ins(f"ld1w\t{{z{bias_v[v]}.s}}, {pred[v]}/z, "
+                         f"{addr(BPTR, v)}")
+        if sk.bias == "rows":
+            self.ins(f"ldr\t{BPTR}, [{WS}, #{ROW_BIAS_SLOT}]")
+        if sk.relu:
+            self.ins(f"mov\tz{zero}.s, #0")
+        if sk.relu_max is not None:
+            mov_imm(self.lines, KI, float_bits(sk.relu_max))
+            self.ins(f"mov\tz{bound}.s, w{KI[1:]}")
+
         self.ins(f"mov\t{CROW}, {CBLOCK}")
         for i in range(rows):
             if i:
                 self.ins(f"add\t{CROW}, {CROW}, {LDC}")
+            if sk.bias == "rows":
+                self.ins(f"ld1rw\t{{z{row_bias}.s}}, {FULL}/z, [{BPTR}]")
+                self.ins(f"add\t{BPTR}, {BPTR}, #4")
             for v in range(nv):
+                a = f"z{acc(i, v)}.s"
                 if not sk.overwrite:
                     self.ins(f"ld1w\t{{z{b_reg(v)}.s}}, {pred[v]}/z, "
                              f"{addr(CROW, v)}")
-                    self.ins(f"fadd\tz{acc(i, v)}.s, z{acc(i, v)}.s, "
-                             f"z{b_reg(v)}.s")
+                    self.ins(f"fadd\t{a}, {a}, z{b_reg(v)}.s")
+                if sk.bias != "none":
+                    other = bias_v[v] if sk.bias == "columns" else row_bias
+                    self.ins(f"fadd\t{a}, {a}, z{other}.s")
+                # FMAX and FMIN keep a NaN (FMAXNM would drop it).
+                if sk.relu:
+                    self.ins(f"fmax\t{a}, {FULL}/m, {a}, z{zero}.s")
+                if sk.relu_max is not None:
+                    self.ins(f"fmin\t{a}, {FULL}/m, {a}, z{bound}.s")
                 self.ins(f"st1w\t{{z{acc(i, v)}.s}}, {pred[v]}, "
                          f"{addr(CROW, v)}")
 
@@ -682,7 +781,10 @@ class SveScalableWriter(SveWriter):
         else:
             self.ins(f"mov\t{ABLOCK}, {B if sk.gathers_b else A}")
         self.ins(f"mov\t{CBLOCK}, {CPANEL}")
+        self.panel_bias(sk)
         body()
+        self.panel_bias(sk, lambda: self.ins(
+            f"addvl\t{CROW}, {CROW}, #{nv}"))
         if sk.gathers_b:
             pass  # the gather walked BPANEL through the panel's pixels
         elif sk.trans_b:

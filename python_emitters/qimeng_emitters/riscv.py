@@ -527,6 +527,12 @@ class RvvWriter(Writer):
 
 def emit(request):
     fields = parse_request(request, "rvv", extra_fields=("vlen", "lmul"))
+    if fields["bias"] != "none" or fields["relu"]:
+        # vfmax.vf is IEEE maximumNumber: max(NaN, 0) is 0, where relu
+        # (arith.maximumf) keeps the NaN; keeping it needs a class mask in
+        # v0, which holds an accumulator group.
+        raise RequestError("isa rvv kernels apply no epilogue (bias, relu) "
+                           "yet")
     vlen = int_field(request, "vlen", default=128)
     if vlen not in VLENS:
         raise RequestError(f"vlen must be one of 128, 256, 512, 1024, got "

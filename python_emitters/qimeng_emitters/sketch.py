@@ -58,7 +58,8 @@ from dataclasses import dataclass
 
 from .conv2d import GEOMETRY_FIELDS, conv_geometry
 from .errors import RequestError
-from .fields import bool_field, check_known, int_field, round_up
+from .fields import (bool_field, check_known, int_field, relu_max_field,
+                     relu_suffix, round_up)
 from .isa import Labels, kernel_file
 
 HEADER_BYTES = 128   # the workspace header (docs/KernelContract.md)
@@ -68,6 +69,12 @@ RANGE_OFFSET = 24    # m_begin, m_end (run-time M), written by the caller
 # rows of its last block, from m_end - m_begin.
 ROW_BLOCKS_SLOT = 96
 ROW_EDGE_SLOT = 104
+# The epilogue's bias pointer, written by the caller (kBiasOffset), and the
+# kernel's own cursors into it: the column panel's bias and the row
+# block's.
+BIAS_OFFSET = 112
+COLUMN_BIAS_SLOT = 88
+ROW_BIAS_SLOT = 120
 # An nchw convolution's image loop: the kernel's own slots for the image's
 # input, the images left and the image's output.
 IMAGE_SLOT = 0
@@ -83,10 +90,10 @@ MAX_ROWS = 8
 
 # Request fields of the x86 generator this one accepts only at their
 # defaults (a descriptor always sends the transposes).
-UNSUPPORTED = {"trans_a": False, "parallel": False, "bias": "none",
-               "relu": False}
+UNSUPPORTED = {"trans_a": False, "parallel": False}
 # The same for convolutions (whose bias is a flag).
-CONV_UNSUPPORTED = {"parallel": False, "bias": False, "relu": False}
+CONV_UNSUPPORTED = {"parallel": False}
+EPILOGUE_FIELDS = ("bias", "relu", "relu_max")
 
 #: Convolution layouts of this generator: A's rows are pixels (nhwc) or
 #: B's columns are (nchw).
@@ -130,6 +137,15 @@ class Sketch:
     # Vector-length agnostic (SVE): `lanes` is the least length's (4); a
     # vector holds a multiple of it, known at run time.
     scalable: bool = False
+    # The epilogue where C is stored: + bias[j] ("columns") or bias[i]
+    # ("rows"), then relu (arith.maximumf(x, 0)), then min(x, relu_max).
+    bias: str = "none"
+    relu: bool = False
+    relu_max: object = None
+
+    @property
+    def has_epilogue(self):
+        return self.bias != "none" or self.relu
 
     @property
     def nr(self):
@@ -236,11 +252,13 @@ class Sketch:
         """The symbol up to the register block: the problem, its layout
         and overwrite."""
         b0 = "_b0" if self.overwrite else ""
+        epilogue = (("_bias" if self.bias != "none" else "")
+                    + relu_suffix(self.relu, self.relu_max))
         if self.conv is not None:
-            return f"{self.conv.symbol_stem()}{b0}"
+            return f"{self.conv.symbol_stem()}{b0}{epilogue}"
         mrt = "_mrt" if self.dynamic_m else ""
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{self.layout}{mrt}{b0}"
-                "_ldrt")
+                f"{epilogue}_ldrt")
 
     def panels(self, split_width):
         """The column plan: full panels, then the edge columns as panels of
@@ -285,7 +303,7 @@ def parse_request(request, isa, extra_fields=()):
     common = ("isa", "mr", "nr", "k_unroll", "overwrite", "fault",
               "target_features") + tuple(extra_fields)
     if request.get("kind") == "sconv2d":
-        check_known(request, common + GEOMETRY_FIELDS
+        check_known(request, common + GEOMETRY_FIELDS + EPILOGUE_FIELDS
                     + tuple(CONV_UNSUPPORTED))
         unsupported = CONV_UNSUPPORTED
         g = conv_geometry(request, CONV_LAYOUTS)
@@ -296,12 +314,16 @@ def parse_request(request, isa, extra_fields=()):
         else:
             fields = {"m": g.f, "n": g.oh * g.ow, "k": g.c * g.kh * g.kw,
                       "conv": g}
+        # A bias per output channel: B's columns (nhwc) or A's rows (nchw).
+        fields["bias"] = ("none" if not bool_field(request, "bias")
+                          else "columns" if g.nhwc else "rows")
         if g.nhwc and g.kh * g.kw > MAX_TAPS:
             raise RequestError(
                 f"a {g.kh}x{g.kw} filter has more than {MAX_TAPS} taps")
     else:
         check_known(request, common + ("m", "n", "k", "trans_b", "dynamic_m",
-                                       "runtime_ld") + tuple(UNSUPPORTED))
+                                       "runtime_ld") + EPILOGUE_FIELDS
+                    + tuple(UNSUPPORTED))
         unsupported = UNSUPPORTED
         if request.get("runtime_ld") is not True:
             raise RequestError(
@@ -310,7 +332,11 @@ def parse_request(request, isa, extra_fields=()):
         fields = {"m": int_field(request, "m"), "n": int_field(request, "n"),
                   "k": int_field(request, "k"),
                   "trans_b": bool_field(request, "trans_b"),
-                  "dynamic_m": bool_field(request, "dynamic_m")}
+                  "dynamic_m": bool_field(request, "dynamic_m"),
+                  "bias": request.get("bias", "none")}
+        if fields["bias"] not in ("none", "columns", "rows"):
+            raise RequestError("field 'bias' must be \"none\", "
+                               "\"columns\" or \"rows\"")
     for field, default in unsupported.items():
         if request.get(field, default) != default:
             raise RequestError(f"isa {isa} kernels do not support "
@@ -320,8 +346,10 @@ def parse_request(request, isa, extra_fields=()):
         raise RequestError(
             f"unknown fault {fault!r}; expected one of drop-k, "
             "write-past-edge, segfault, hang (test-only)")
+    relu = bool_field(request, "relu")
     fields.update(mr=int_field(request, "mr"),
-                  overwrite=bool_field(request, "overwrite"), fault=fault)
+                  overwrite=bool_field(request, "overwrite"), fault=fault,
+                  relu=relu, relu_max=relu_max_field(request, relu))
     if fields["mr"] > MAX_ROWS:
         raise RequestError(
             f"mr = {fields['mr']} is more rows than the {MAX_ROWS} A row "

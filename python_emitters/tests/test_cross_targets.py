@@ -155,12 +155,15 @@ class RequestTest(unittest.TestCase):
             (rvv(vlen=96), "vlen must be one of"),
             (rvv(target_features=["m", "v"]), "needs zvl256b"),
             (rvv(fault="drop-k", k=1), "needs k >= 2"),
+            (rvv(bias="columns"), "rvv kernels apply no epilogue"),
+            (neon(bias="diagonal"), "field 'bias' must be"),
+            (neon(relu_max=6.0), "'relu_max' needs 'relu'"),
             (dict(conv_req(neon()), kind="sconv2d", layout="ncdhw", n=1,
                   h=8, w=8, c=4, f=8, kh=3, kw=3),
              "unknown layout 'ncdhw'"),
             (dict(conv_req(rvv()), kind="sconv2d", layout="nhwc_hwcf", n=1,
                   h=8, w=8, c=4, f=8, kh=3, kw=3, bias=True),
-             "do not support bias"),
+             "rvv kernels apply no epilogue"),
             (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
                   h=8, w=8, c=1, f=8, kh=3, kw=3, fault="drop-k"),
              "c >= 2 for a convolution"),
@@ -284,11 +287,14 @@ class CrossRunner:
         text = emit(req)
         code = self.code_file(text)
         transposes = "nt" if req.get("trans_b") else "nn"
+        epilogue = [f"bias={req['bias']}"] if req.get("bias", "none") != \
+            "none" else []
         args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
                 "0", str(m or req["m"]), str(req["n"]), str(req["k"]),
                 transposes,
                 str(lda), str(ldb), str(ldc), header(text, "workspace_bytes"),
-                "1" if req.get("overwrite") else "0", "7", "1", "all"]
+                "1" if req.get("overwrite") else "0", "7", "1", "all",
+                epilogue_arg(req, epilogue)]
         return self.verdict(args, timeout=60)
 
     def run_conv(self, req, cpu):
@@ -308,8 +314,20 @@ class CrossRunner:
                     "stride_w", "dilation_h", "dilation_w")] + [
                 str(s) for s in strides] + [
                 header(text, "workspace_bytes"),
-                "1" if req.get("overwrite") else "0", "7", "1", "all"]
+                "1" if req.get("overwrite") else "0", "7", "1", "all",
+                epilogue_arg(req, ["bias"] if req.get("bias") else [])]
         return self.verdict(args, timeout=120)
+
+
+def epilogue_arg(req, bias):
+    """The runner's EPILOGUE for a request: its bias items, relu and
+    relu_max, or none."""
+    items = list(bias)
+    if req.get("relu"):
+        items.append("relu")
+    if req.get("relu_max") is not None:
+        items.append(f"relu_max={req['relu_max']!r}")
+    return ",".join(items) or "none"
 
 
 def padded(c, h, w):
@@ -392,11 +410,12 @@ class QemuExecutionTest(unittest.TestCase):
                           + " (scripts/setup.sh installs them)")
         return CrossRunner(arch, self.tmp.name)
 
-    def check_shapes(self, runner, make, cpu, seed):
+    def check_shapes(self, runner, make, cpu, seed, epilogues=True):
         """50 random shapes; every third kernel reads B transposed (N x K,
         packed panel by panel), its ldb then as long as K plus the pad;
         every fourth takes M at run time (built for 24 rows, run on the
-        shape's)."""
+        shape's); with `epilogues`, every fifth adds a bias per column and
+        relu, every seventh a bias per row, relu and relu6's bound."""
         for index, (m, n, k, lda, ldb, ldc) in enumerate(
                 random_shapes(seed, 50)):
             req = make(m, n, k)
@@ -405,6 +424,10 @@ class QemuExecutionTest(unittest.TestCase):
                 ldb += k - n
             if index % 4 == 1:
                 req.update(dynamic_m=True, m=24)
+            if epilogues and index % 5 == 3:
+                req.update(bias="columns", relu=True)
+            if epilogues and index % 7 == 4:
+                req.update(bias="rows", relu=True, relu_max=6.0)
             with self.subTest(cpu=cpu, req=req, m=m, lds=(lda, ldb, ldc)):
                 result = runner.run(req, cpu, lda, ldb, ldc, m=m)
                 self.assertTrue(result["passed"], result["failure"])
@@ -451,6 +474,8 @@ class QemuExecutionTest(unittest.TestCase):
                 ldb += k - n
             if index % 4 == 1:
                 req.update(dynamic_m=True, m=24)
+            if index % 5 == 3:
+                req.update(bias="columns", relu=True, relu_max=6.0)
             for vl in (128, 256, 512, 2048):
                 with self.subTest(vl=vl, req=req, m=m, lds=(lda, ldb, ldc)):
                     result = runner.run(req, f"max,sve{vl}=on", lda, ldb,
@@ -488,7 +513,7 @@ class QemuExecutionTest(unittest.TestCase):
                 lanes = vlen * lmul // 32
                 return rvv(vlen=vlen, lmul=lmul, m=m, n=n, k=k, mr=mr,
                            nr=lanes, k_unroll=ku, overwrite=i[0] % 5 == 0)
-            self.check_shapes(runner, make, cpu, seed)
+            self.check_shapes(runner, make, cpu, seed, epilogues=False)
 
     def test_a_kernel_runs_only_at_its_vector_length(self):
         runner = self.runner("riscv64")
@@ -497,10 +522,14 @@ class QemuExecutionTest(unittest.TestCase):
         self.assertTrue(runner.run(req, cpu.format(256), 5, 40, 40)["passed"])
         self.assertFalse(runner.run(req, cpu.format(128), 5, 40, 40)["passed"])
 
-    def check_conv_layers(self, runner, make, cpu):
+    def check_conv_layers(self, runner, make, cpu, epilogues=True):
+        """Every layer; with `epilogues` every third adds a bias per output
+        channel and relu (a bias column in nhwc, row in nchw)."""
         for index, layer in enumerate(CONV_LAYERS):
             req = make(index)
             req.update(layer, kind="sconv2d")
+            if epilogues and index % 3 == 0:
+                req.update(bias=True, relu=True)
             with self.subTest(cpu=cpu, req=req):
                 result = runner.run_conv(req, cpu)
                 self.assertTrue(result["passed"], result["failure"])
@@ -524,7 +553,8 @@ class QemuExecutionTest(unittest.TestCase):
             self.check_conv_layers(runner, lambda i: conv_req(rvv(
                 vlen=vlen, lmul=(4, 1)[i % 2], mr=6,
                 nr=vlen * (4, 1)[i % 2] // 32, k_unroll=(8, 2)[i % 2])),
-                f"rv64,v=true,vext_spec=v1.0,vlen={vlen},elen=64")
+                f"rv64,v=true,vext_spec=v1.0,vlen={vlen},elen=64",
+                epilogues=False)
 
     def test_conv_faults_are_caught(self):
         for arch, make, cpu, layer in (

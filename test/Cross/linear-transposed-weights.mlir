@@ -4,25 +4,29 @@
 // for NEON (Neoverse-N1), 256-bit SVE (Neoverse-V1) and RVV at VLEN 256
 // (SpacemiT X60). The transpose folds into the kernel, which reads the
 // weight as stored (N x K: "nt") and packs each column panel of it into its
-// workspace; the fill folds into overwrite ("b0"); the bias add and relu
-// stay as the stock generic (these ISAs have no epilogues yet). NEON runs
-// the pass on tensors before bufferization, SVE and RVV after
-// one-shot-bufferize's defaults (dynamic strides at the function boundary).
+// workspace; the fill folds into overwrite ("b0"). NEON and 256-bit SVE
+// run the pass on tensors before bufferization, where the bias add and
+// relu fold into the kernels' epilogue ("bias_relu"; FMAX keeps a NaN as
+// arith.maximumf does); scalable SVE and RVV after one-shot-bufferize's
+// defaults (dynamic strides at the function boundary), where they stay the
+// stock generic (the bufferized generic reads and writes the product's
+// buffer, which the buffer-level matcher does not fuse; RVV kernels apply
+// no epilogue: its vfmax drops NaNs).
 // Each module is lowered with the stock pipeline, compiled with llc for
 // the target, linked statically with linear_main.c and run under qemu
 // against its reference: X 13 x 70 with a leading dimension of 72, W 37 x
 // 70 with 73 (K not a multiple of the unroll, N leaving a one-column edge
 // panel on NEON).
 //
-// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefixes=CHECK,NEON
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefixes=CHECK,NEON,FUSED
 // RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" --one-shot-bufferize="bufferize-function-boundaries" %dealloc \
 // RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
 // RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -filetype=obj -o %t.neon.o
 // RUN: %cross-cc-aarch64 -DM=13 -DN=37 -DK=70 -DLDX=72 -DLDW=73 %S/Inputs/linear_main.c %t.neon.o -o %t.neon.exe
 // RUN: %qemu-aarch64 -cpu neoverse-n1 %t.neon.exe | FileCheck %s --check-prefix=EXEC
 //
-// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-v1:+neon,+sve" | FileCheck %s --check-prefixes=CHECK,SVE
-// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-v1:+neon,+sve" %dealloc \
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-v1:+neon,+sve" --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefixes=CHECK,SVE,FUSED
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-v1:+neon,+sve" --one-shot-bufferize="bufferize-function-boundaries" %dealloc \
 // RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
 // RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1 -filetype=obj -o %t.sve.o
 // RUN: %cross-cc-aarch64 -DM=13 -DN=37 -DK=70 -DLDX=72 -DLDW=73 %S/Inputs/linear_main.c %t.sve.o -o %t.sve.exe
@@ -30,7 +34,7 @@
 //
 // SVE for any vector length (vlen=scalable): one kernel, run at 128, 512
 // and 2048 bits.
-// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu::+neon,+sve:vlen=scalable" | FileCheck %s --check-prefixes=CHECK,SCALABLE
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu::+neon,+sve:vlen=scalable" | FileCheck %s --check-prefixes=CHECK,SCALABLE,SEPARATE
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu::+neon,+sve:vlen=scalable" %dealloc \
 // RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
 // RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mattr=+sve -filetype=obj -o %t.sva.o
@@ -39,7 +43,7 @@
 // RUN: %qemu-aarch64 -cpu max,sve512=on %t.sva.exe | FileCheck %s --check-prefix=EXEC
 // RUN: %qemu-aarch64 -cpu max,sve2048=on %t.sva.exe | FileCheck %s --check-prefix=EXEC
 //
-// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v" | FileCheck %s --check-prefixes=CHECK,RVV
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v" | FileCheck %s --check-prefixes=CHECK,RVV,SEPARATE
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v" %dealloc \
 // RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
 // RUN:   | %llc -O2 -mtriple=riscv64-linux-gnu -mattr=+m,+a,+f,+d,+c,+v,+zvl256b -filetype=obj -o %t.rvv.o
@@ -68,23 +72,26 @@
 // CHECK-LABEL: func.func @linear
 // CHECK-NOT:   linalg.fill
 // CHECK:       scf.if
-// NEON:          llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_7x12_ku4_aarch64_neon
-// SVE:           llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_sve_vl256
+// NEON:          llvm.call @qm_sgemm_13x37x70_nt_b0_bias_relu_ldrt_7x12_ku4_aarch64_neon
+// SVE:           llvm.call @qm_sgemm_13x37x70_nt_b0_bias_relu_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_sve_vl256
 // SCALABLE:      llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_7x3v_ku4_aarch64_sve_scalable
 // RVV:           llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
 // CHECK:       } else {
 // CHECK:         linalg.transpose
 // CHECK:         linalg.matmul
-// CHECK:       }
-// CHECK:       linalg.generic
+// FUSED:         linalg.generic
+// FUSED-NOT:   linalg.generic
+// FUSED:       return
+// SEPARATE:    linalg.generic
+// SEPARATE:    return
 // The same layer over a dynamic number of rows (a batch of tokens): the
 // run-time-M kernel ("mrt", rows from its header; validated by the pass at
 // 1, M/3, M and 1.5M+1 rows of the representative M, 256), run at 1, 5, 13
 // and 29 rows.
 // CHECK-LABEL: func.func @linear_dyn
 // CHECK-NOT:   linalg.fill
-// NEON:          llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_7x12_ku4_aarch64_neon
-// SVE:           llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_sve_vl256
+// NEON:          llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_bias_relu_ldrt_7x12_ku4_aarch64_neon
+// SVE:           llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_bias_relu_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_sve_vl256
 // SCALABLE:      llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_7x3v_ku4_aarch64_sve_scalable
 // RVV:           llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
 // CHECK:       linalg.generic

@@ -97,6 +97,30 @@ TEST_P(CrossValidationTest, BrokenKernelsAreCaught) {
   }
 }
 
+TEST_P(CrossValidationTest, AKernelWithoutTheEpilogueFailsItsCheck) {
+  Target target = targetOf(GetParam().target);
+  if (std::string why = missingTools(target); !why.empty())
+    GTEST_SKIP() << why;
+  if (!isaAppliesEpilogues(target.bestIsa()))
+    GTEST_SKIP() << isaName(target.bestIsa()).str()
+                 << " kernels apply no epilogue";
+  GemmDesc plain = runtimeLdGemm(19, 23, 13);
+  GemmDesc withBias = plain;
+  withBias.bias = GemmBias::Rows;
+  withBias.relu = true;
+  QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(plain), target));
+  QM_ASSERT_EXPECTED(
+      kernel,
+      emitGemmKernel(plain, config, EmitterOptions::defaults(), "", &target));
+  QM_ASSERT_EXPECTED(run, validateGemmCross(withBias, target, kernel));
+  EXPECT_FALSE(run.report.passed);
+  QM_ASSERT_EXPECTED(fused,
+                     emitGemmKernel(withBias, config,
+                                    EmitterOptions::defaults(), "", &target));
+  QM_ASSERT_EXPECTED(good, validateGemmCross(withBias, target, fused));
+  EXPECT_TRUE(good.report.passed) << good.report.failure;
+}
+
 TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
   Target target = targetOf(GetParam().target);
   if (std::string why = missingTools(target); !why.empty())
@@ -107,6 +131,12 @@ TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
   desc.runtimeLd = true;
   desc.dynamicM = true;
   desc.overwrite = true;
+  // With its bias and relu where the ISA's kernels apply epilogues.
+  if (isaAppliesEpilogues(target.bestIsa())) {
+    desc.bias = GemmBias::Columns;
+    desc.relu = true;
+    desc.reluMax = 6.0f;
+  }
   QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
   QM_ASSERT_EXPECTED(
       kernel,

@@ -12,21 +12,26 @@
 //
 // Usage: qimeng-cross-runner CODE ENTRY M N K TRANSPOSES LDA LDB LDC
 //                            WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS
+//                            EPILOGUE
 // with ENTRY the kernel's byte offset in CODE, TRANSPOSES nn, nt, tn or tt
 // (A stored K x M with lda >= M after a t in first place, B stored N x K
 // with ldb >= K after a t in second place), OVERWRITE 0 or 1 (C = A*B:
 // C starts as the NaN sentinel and must not be read), RUNS timed calls
 // after the checks (0: none) and DISTRIBUTIONS "all" or "small-integers"
-// (the exact one alone). A convolution kernel (input, filter, output,
+// (the exact one alone), EPILOGUE "none" or a comma list of
+// "bias=columns" or "bias=rows", "relu", "relu_max=X" (the bias's pointer
+// in the header at 112). A convolution kernel (input, filter, output,
 // workspace) runs with
 //
 //   qimeng-cross-runner CODE ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW
 //                       S0 S1 S2 WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS
+//                       EPILOGUE
 //
 // LAYOUT nhwc_hwcf, nhwc_fhwc or nchw_fchw, S0 S1 S2 the input's strides
 // in elements (nhwc: image, row, pixel, channels unit; nchw: image,
 // channel, row, pixels unit), the gaps NaN so that a kernel reading them
-// fails; the filter and output dense. Exit 0 when a verdict was printed
+// fails; the filter and output dense; EPILOGUE's bias ("bias") is one per
+// output channel. Exit 0 when a verdict was printed
 // (passed or not), 2 for bad arguments or I/O.
 //
 //===----------------------------------------------------------------------===//
@@ -60,8 +65,24 @@ struct Guarded {
   int64_t size() const { return int64_t(region.size()) - 2 * kGuard; }
 };
 
+/// The epilogue a kernel applies where it stores C (EPILOGUE): "none", or a
+/// comma list of "bias=columns" or "bias=rows" (a GEMM's), "bias" (a
+/// convolution's: one per output channel), "relu", "relu_max=X". The bias
+/// pointer goes into the workspace header at 112 (kBiasOffset).
+struct Epilogue {
+  enum Bias { None, Columns, Rows } bias = None;
+  bool relu = false;
+  std::optional<float> reluMax;
+  /// The reference after the epilogue, of sum `x` and bias `b`.
+  double apply(double x, double b) const {
+    x += b;
+    return relu ? reluEpilogue(x, reluMax) : x;
+  }
+};
+
 struct Problem {
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, workspace = 0;
+  Epilogue epilogue;
   bool transA = false, transB = false;
   bool overwrite = false;
   uint64_t seed = 0;
@@ -83,12 +104,15 @@ std::string jsonEscape(const std::string &s) {
   std::fprintf(stderr,
                "qimeng-cross-runner: %s\nusage: qimeng-cross-runner CODE "
                "ENTRY M N K TRANSPOSES LDA LDB LDC WORKSPACE OVERWRITE SEED "
-               "RUNS DISTRIBUTIONS\n       qimeng-cross-runner CODE ENTRY "
-               "conv LAYOUT N H W C F KH KW SH SW DH DW S0 S1 S2 WORKSPACE "
-               "OVERWRITE SEED RUNS DISTRIBUTIONS\n",
+               "RUNS DISTRIBUTIONS EPILOGUE\n       qimeng-cross-runner CODE "
+               "ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW S0 S1 S2 "
+               "WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS EPILOGUE\n",
                why);
   std::exit(2);
 }
+
+/// EPILOGUE (Epilogue); `conv`: a bias is per output channel.
+Epilogue parseEpilogue(const std::string &text, bool conv);
 
 int64_t parseInt(const char *text, const char *what) {
   char *end = nullptr;
@@ -134,6 +158,7 @@ struct Workspace {
   std::vector<unsigned char> storage;
   unsigned char *base;
   explicit Workspace(int64_t bytes) : Workspace(bytes, Problem{}) {}
+  Workspace(const Workspace &) = delete; // `base` points into `storage`
   Workspace(int64_t bytes, const Problem &p)
       : storage(size_t(std::max<int64_t>(bytes, 128) + 64), 0) {
     uintptr_t addr = reinterpret_cast<uintptr_t>(storage.data());
@@ -151,6 +176,48 @@ int64_t firstChanged(Guarded &g, const std::vector<float> &pristine) {
     if (bitsOf(g.region[i]) != bitsOf(pristine[i]))
       return int64_t(i) - kGuard;
   return INT64_MIN;
+}
+
+Epilogue parseEpilogue(const std::string &text, bool conv) {
+  Epilogue e;
+  if (text == "none")
+    return e;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos)
+      end = text.size();
+    const std::string item = text.substr(start, end - start);
+    if (item == "relu")
+      e.relu = true;
+    else if (conv && item == "bias")
+      e.bias = Epilogue::Columns; // per output channel
+    else if (!conv && item == "bias=columns")
+      e.bias = Epilogue::Columns;
+    else if (!conv && item == "bias=rows")
+      e.bias = Epilogue::Rows;
+    else if (item.rfind("relu_max=", 0) == 0) {
+      char *tail = nullptr;
+      const char *value = item.c_str() + 9;
+      e.reluMax = std::strtof(value, &tail);
+      if (!*value || *tail || !(*e.reluMax > 0))
+        usage(("invalid relu_max in EPILOGUE '" + text + "'").c_str());
+    } else
+      usage(("invalid EPILOGUE '" + text + "'").c_str());
+    start = end + 1;
+  }
+  return e;
+}
+
+/// The epilogue's bias, values from `gen` after the operands', its
+/// pointer in the header.
+std::vector<float> biasFor(Workspace &ws, int64_t count, InputGenerator &gen) {
+  std::vector<float> bias(static_cast<size_t>(count));
+  for (float &v : bias)
+    v = gen.next();
+  const float *at = bias.data();
+  std::memcpy(ws.base + 112, &at, sizeof(at));
+  return bias;
 }
 
 /// Rows of A and B as stored: A is K x M when transposed, B N x K.
@@ -182,6 +249,12 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
         c.data()[i * p.ldc + j] = gen.next();
   const std::vector<float> a0 = a.region, b0 = b.region, c0 = c.region;
   Workspace ws(p.workspace, p);
+  const Epilogue &e = p.epilogue;
+  const std::vector<float> bias = biasFor(ws,
+                                          e.bias == Epilogue::Columns ? p.n
+                                          : e.bias == Epilogue::Rows  ? p.m
+                                                                      : 0,
+                                          gen);
   kernel(a.data(), b.data(), c.data(), ws.base);
 
   const std::string name = distributionCName(dist);
@@ -225,6 +298,11 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
       }
     }
     for (int64_t j = 0; j < p.n; ++j) {
+      const double bv = e.bias == Epilogue::Columns ? bias[size_t(j)]
+                        : e.bias == Epilogue::Rows  ? bias[size_t(i)]
+                                                    : 0.0;
+      mag[j] += std::fabs(bv);
+      ref[j] = e.apply(ref[j], bv);
       float got = c.data()[i * p.ldc + j];
       maxRel = std::max(maxRel, relativeError(got, ref[j], mag[j]));
       std::string why = elementFailure(got, ref[j], mag[j], exact, bound);
@@ -240,6 +318,7 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
 struct ConvProblem {
   enum Layout { NhwcHwcf, NhwcFhwc, NchwFchw } layout = NhwcHwcf;
   int64_t n, h, w, c, f, kh, kw, sh, sw, dh, dw, s[3], workspace;
+  Epilogue epilogue; ///< a bias per output channel
   bool overwrite;
   uint64_t seed;
   int runs;
@@ -296,6 +375,8 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
   const std::vector<float> in0 = in.region, flt0 = flt.region,
                            out0 = out.region;
   Workspace ws(p.workspace);
+  const std::vector<float> bias =
+      biasFor(ws, p.epilogue.bias == Epilogue::None ? 0 : p.f, gen);
   kernel(in.data(), flt.data(), out.data(), ws.base);
 
   const std::string name = distributionCName(dist);
@@ -343,6 +424,9 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
               }
             }
         for (int64_t fi = 0; fi < p.f; ++fi) {
+          const double bv = bias.empty() ? 0.0 : bias[size_t(fi)];
+          mag[fi] += std::fabs(bv);
+          ref[fi] = p.epilogue.apply(ref[fi], bv);
           const float got = out.data()[p.outputAt(b, y, x, fi)];
           maxRel = std::max(maxRel, relativeError(got, ref[fi], mag[fi]));
           std::string why = elementFailure(got, ref[fi], mag[fi], exact, bound);
@@ -357,9 +441,10 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
 }
 
 /// The median time of `runs` calls on uniform inputs of `in0` and `in1`
-/// floats, an output of `out` zeros and `ws` (0 without runs).
+/// floats, an output of `out` zeros, `ws` and a bias of `biasCount` (0
+/// without runs).
 double medianNs(KernelFn kernel, int runs, uint64_t seed, int64_t in0,
-                int64_t in1, int64_t out, const Workspace &ws) {
+                int64_t in1, int64_t out, Workspace &ws, int64_t biasCount) {
   if (runs <= 0)
     return 0;
   Guarded a(in0), b(in1), c(out);
@@ -367,6 +452,7 @@ double medianNs(KernelFn kernel, int runs, uint64_t seed, int64_t in0,
   for (Guarded *g : {&a, &b})
     for (int64_t i = 0; i < g->size(); ++i)
       g->data()[i] = gen.next();
+  const std::vector<float> bias = biasFor(ws, biasCount, gen);
   for (int64_t i = 0; i < c.size(); ++i)
     c.data()[i] = 0;
   std::vector<double> times;
@@ -412,8 +498,8 @@ int report(const char *distributionsArg, Check check, Time time) {
 }
 
 int convMain(int argc, char **argv) {
-  if (argc != 24)
-    usage("a convolution takes 23 arguments");
+  if (argc != 25)
+    usage("a convolution takes 24 arguments");
   ConvProblem p;
   int64_t entry = parseInt(argv[2], "entry");
   const std::string layout = argv[4];
@@ -435,6 +521,7 @@ int convMain(int argc, char **argv) {
   p.overwrite = parseInt(argv[20], "overwrite") != 0;
   p.seed = uint64_t(parseInt(argv[21], "seed"));
   p.runs = int(parseInt(argv[22], "runs"));
+  p.epilogue = parseEpilogue(argv[24], /*conv=*/true);
   if (p.n < 1 || p.c < 1 || p.f < 1 || p.kh < 1 || p.kw < 1 || p.sh < 1 ||
       p.sw < 1 || p.dh < 1 || p.dw < 1 || p.h < p.dh * (p.kh - 1) + 1 ||
       p.w < p.dw * (p.kw - 1) + 1 ||
@@ -450,17 +537,18 @@ int convMain(int argc, char **argv) {
         return runConvOne(kernel, p, dist, maxRel);
       },
       [&] {
+        Workspace ws(p.workspace);
         return medianNs(kernel, p.runs, p.seed, p.inputSpan(),
-                        p.taps() * p.c * p.f, p.n * p.oh() * p.ow() * p.f,
-                        Workspace(p.workspace));
+                        p.taps() * p.c * p.f, p.n * p.oh() * p.ow() * p.f, ws,
+                        p.epilogue.bias == Epilogue::None ? 0 : p.f);
       });
 }
 
 int main(int argc, char **argv) {
   if (argc > 3 && std::strcmp(argv[3], "conv") == 0)
     return convMain(argc, argv);
-  if (argc != 15)
-    usage("expected 14 arguments");
+  if (argc != 16)
+    usage("expected 15 arguments");
   Problem p;
   int64_t entry = parseInt(argv[2], "entry");
   p.m = parseInt(argv[3], "m");
@@ -479,6 +567,7 @@ int main(int argc, char **argv) {
   p.overwrite = parseInt(argv[11], "overwrite") != 0;
   p.seed = uint64_t(parseInt(argv[12], "seed"));
   p.runs = int(parseInt(argv[13], "runs"));
+  p.epilogue = parseEpilogue(argv[15], /*conv=*/false);
   if (p.m < 1 || p.n < 1 || p.k < 1 || p.lda < (p.transA ? p.m : p.k) ||
       p.ldb < (p.transB ? p.k : p.n) || p.ldc < p.n)
     usage("sizes must be positive and each leading dimension at least its "
@@ -490,8 +579,12 @@ int main(int argc, char **argv) {
         return runOne(kernel, p, dist, maxRel);
       },
       [&] {
+        const Epilogue &e = p.epilogue;
+        Workspace ws(p.workspace, p);
         return medianNs(kernel, p.runs, p.seed, aRows(p) * p.lda,
-                        bRows(p) * p.ldb, p.m * p.ldc,
-                        Workspace(p.workspace, p));
+                        bRows(p) * p.ldb, p.m * p.ldc, ws,
+                        e.bias == Epilogue::Columns ? p.n
+                        : e.bias == Epilogue::Rows  ? p.m
+                                                    : 0);
       });
 }

@@ -24,9 +24,15 @@ namespace qimeng {
 enum class VectorIsa { None, Avx2, Avx512, Neon, Sve, Rvv };
 
 /// True for the ISAs of the sketch-driven generator (python_emitters
-/// sketch.py): kernels that take their leading dimensions at run time, A
-/// and B in place, one thread, no transposes or epilogues yet.
+/// sketch.py): kernels that take their leading dimensions at run time, one
+/// thread, no transposed A yet.
 bool isSketchIsa(VectorIsa isa);
+
+/// Whether `isa`'s kernels apply the epilogue (bias, relu, relu's bound)
+/// where they store C, so that the pass fuses consumers into them: x86,
+/// NEON and SVE (FMAX keeps a NaN as arith.maximumf does); not RVV, whose
+/// vfmax is IEEE maximumNumber (max(NaN, 0) = 0).
+bool isaAppliesEpilogues(VectorIsa isa);
 
 /// "avx2", "avx512", "neon", "sve", "rvv", "none".
 llvm::StringRef isaName(VectorIsa isa);
