@@ -48,6 +48,17 @@ WIDTH_FORMS = {4: ("q", "4s", 16), 2: ("d", "2s", 8), 1: ("s", None, 4)}
 K_UNROLLS = (4, 8)
 
 
+def epilogue_registers(rows, nv, acc, b_reg):
+    """Vector registers for the epilogue of a `rows` x `nv` block, from
+    those the accumulators (`acc(i, v)`) and B (`b_reg(v)`) leave: A's,
+    free after the K loop, and the unused ones. Returns (a bias register
+    per vector, zero, relu's bound, a row's bias)."""
+    used = {acc(i, v) for i in range(rows) for v in range(nv)} | {
+        b_reg(v) for v in range(nv)}
+    free = [r for r in range(32) if r not in used]
+    return free[:nv], free[nv], free[nv + 1], free[nv + 2]
+
+
 def split_width(width):
     """NEON loads 4, 2 or 1 lanes: 3 is a d and an s register."""
     return {1: [1], 2: [2], 3: [2, 1]}[width]
@@ -310,12 +321,6 @@ class NeonWriter(Writer):
         mov_imm(self.lines, LDB, panel.columns * 4)
         mov_imm(self.lines, IR, panel.columns)
 
-    def pack_b_panel(self, sk, panel):
-        if sk.gathers_b:
-            self.gather_b_panel(sk, panel)
-        else:
-            self.pack_bt_panel(sk, panel)
-
     def gather_b_panel(self, sk, panel):
         """An nchw convolution's B columns j .. j + width (output pixels)
         gathered from the image into the workspace as K rows of `width`
@@ -508,13 +513,8 @@ class NeonWriter(Writer):
 
         self.k_loops(sk, rows, widths, chunk)
 
-        # The epilogue's registers: A's (free after the K loop) and the
-        # unused ones.
-        used = {acc(i, v) for i in range(rows) for v in range(nv)} | {
-            b_reg(v) for v in range(nv)}
-        free = [r for r in range(32) if r not in used]
-        bias_v, zero, bound, row_bias = free[:nv], free[nv], free[nv + 1], \
-            free[nv + 2]
+        bias_v, zero, bound, row_bias = epilogue_registers(
+            rows, nv, acc, b_reg)
         self.epilogue_setup(sk, [(f"{WIDTH_FORMS[w][0]}{bias_v[v]}",
                                   offsets[v]) for v, w in enumerate(widths)],
                             zero, bound)
@@ -692,11 +692,8 @@ class SveWriter(NeonWriter):
 
         self.k_loops(sk, rows, widths, chunk)
 
-        used = {acc(i, v) for i in range(rows) for v in range(nv)} | {
-            b_reg(v) for v in range(nv)}
-        free = [r for r in range(32) if r not in used]
-        bias_v, zero, bound, row_bias = free[:nv], free[nv], free[nv + 1], \
-            free[nv + 2]
+        bias_v, zero, bound, row_bias = epilogue_registers(
+            rows, nv, acc, b_reg)
         if sk.bias == "columns":
             self.ins(f"ldr\t{BPTR}, [{WS}, #{COLUMN_BIAS_SLOT}]")
             for v in range(nv):

@@ -294,12 +294,6 @@ class RvvWriter(Writer):
             self.lines.append(f"{other}:")
         self.lines.append(f"{done}:")
 
-    def pack_b_panel(self, sk, panel):
-        if sk.gathers_b:
-            self.gather_b_panel(sk, panel)
-        else:
-            self.pack_bt_panel(sk, panel)
-
     def gather_b_panel(self, sk, panel):
         """An nchw convolution's B columns j .. j + width (output pixels)
         gathered from the image into the workspace as K rows of `width`

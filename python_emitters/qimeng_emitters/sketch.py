@@ -383,6 +383,15 @@ class Writer:
         """The column panels the loop nest runs (Sketch.panels)."""
         return sk.panels(self.split_width)
 
+    def pack_b_panel(self, sk, panel):
+        """A panel of B into the workspace before its row blocks: gathered
+        from an nchw convolution's image, or packed from a transposed B
+        (the ISA's gather_b_panel and pack_bt_panel)."""
+        if sk.gathers_b:
+            self.gather_b_panel(sk, panel)
+        else:
+            self.pack_bt_panel(sk, panel)
+
     def mark_inner_loop(self, sk, rows, widths, model_lines=()):
         """Marks the K loop of the first full register block (all MR rows,
         all NV vectors full) for the static performance model: the lines
