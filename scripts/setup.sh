@@ -16,15 +16,16 @@ PACKAGES=(
   # The remote-board evaluator runs the cross runner over ssh; its test
   # stands an sshd up on loopback.
   openssh-client openssh-server
-  # The static model's side by side reads OpenBLAS's own arm64 kernels
-  # (disassembled, never run): the arm64 library through multiarch.
-  libopenblas0-pthread:arm64
+  # OpenBLAS for arm64 through multiarch: the static model's side by side
+  # reads its NEON kernels (disassembled), and the aarch64 cross runner
+  # links its static library as a second opinion on the fp64 reference.
+  libopenblas-pthread-dev:arm64
 )
 
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-  echo "setup: adding the arm64 architecture (multiarch) for libopenblas0-pthread:arm64"
+  echo "setup: adding the arm64 architecture (multiarch) for libopenblas-pthread-dev:arm64"
   $SUDO dpkg --add-architecture arm64
 fi
 

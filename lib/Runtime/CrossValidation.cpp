@@ -152,6 +152,9 @@ runRunner(const std::vector<std::string> &runnerArgs, double multiplyAdds,
     run.report.maxRelError = it->get<double>();
   if (auto it = answer.find("median_ns"); it != answer.end() && it->is_number())
     run.medianNs = it->get<double>();
+  if (auto it = answer.find("openblas_max_rel_error");
+      it != answer.end() && it->is_number())
+    run.report.openBlasMaxRelError = it->get<double>();
   return run;
 }
 
@@ -321,6 +324,8 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
       return run.takeError();
     total.report.maxRelError =
         std::max(total.report.maxRelError, run->report.maxRelError);
+    total.report.openBlasMaxRelError = std::max(
+        total.report.openBlasMaxRelError, run->report.openBlasMaxRelError);
     if (!run->report.passed) {
       std::string where =
           i == 0 ? ""

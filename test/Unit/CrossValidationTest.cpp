@@ -74,6 +74,14 @@ TEST_P(CrossValidationTest, ModelKernelsPassUnderEmulation) {
     QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel));
     EXPECT_TRUE(run.report.passed) << desc.str() << ": " << run.report.failure;
     EXPECT_LE(run.report.maxRelError, gemmErrorBound(k));
+    // The aarch64 runner's second opinion where arm64 OpenBLAS is
+    // installed: it ran, on random floats it rounds too, within the bound.
+    if (k > 1 && target.archName() == "aarch64" &&
+        llvm::sys::fs::exists(
+            "/usr/lib/aarch64-linux-gnu/openblas-pthread/libopenblas.a")) {
+      EXPECT_GT(run.report.openBlasMaxRelError, 0) << desc.str();
+      EXPECT_LE(run.report.openBlasMaxRelError, gemmErrorBound(k));
+    }
   }
 }
 
@@ -101,14 +109,20 @@ TEST_P(CrossValidationTest, AKernelWithoutTheEpilogueFailsItsCheck) {
   Target target = targetOf(GetParam().target);
   if (std::string why = missingTools(target); !why.empty())
     GTEST_SKIP() << why;
-  if (!isaAppliesEpilogues(target.bestIsa()))
-    GTEST_SKIP() << isaName(target.bestIsa()).str()
-                 << " kernels apply no epilogue";
   GemmDesc plain = runtimeLdGemm(19, 23, 13);
   GemmDesc withBias = plain;
   withBias.bias = GemmBias::Rows;
   withBias.relu = true;
   QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(plain), target));
+  if (!isaAppliesEpilogues(target.bestIsa())) {
+    // The emitter refuses, with the reason the pass's remark gives.
+    auto refused = emitGemmKernel(withBias, config, EmitterOptions::defaults(),
+                                  "", &target);
+    ASSERT_FALSE(static_cast<bool>(refused));
+    EXPECT_NE(llvm::toString(refused.takeError()).find("apply no epilogue"),
+              std::string::npos);
+    return;
+  }
   QM_ASSERT_EXPECTED(
       kernel,
       emitGemmKernel(plain, config, EmitterOptions::defaults(), "", &target));
