@@ -135,6 +135,8 @@ class NeonWriter(Writer):
         for i, reg in enumerate((LDA, LDB, LDC)):
             self.ins(f"ldr\t{reg}, [{WS}, #{LD_OFFSET + 8 * i}]")
             self.ins(f"lsl\t{reg}, {reg}, #2")
+        if sk.trans_a:
+            self.transpose_a(sk)
         mov_imm(self.lines, A_STEP, sk.mr)
         self.ins(f"mul\t{C_STEP}, {LDC}, {A_STEP}")
         self.ins(f"mul\t{A_STEP}, {LDA}, {A_STEP}")
@@ -358,7 +360,7 @@ class NeonWriter(Writer):
         row step for the microkernels of this panel; the row pointers of A
         and the K and row counters are free here."""
         width = panel.columns
-        src, dst, ldb, col_src, col_dst, scratch = A_ROWS[:6]
+        src, dst, ldb, scratch = A_ROWS[0], A_ROWS[1], A_ROWS[2], A_ROWS[5]
         self.ins(f"// pack B^T rows -> {sk.k} x {width} at workspace + "
                  f"{sk.packed_b}")
         self.ins(f"ldr\t{ldb}, [{WS}, #{LD_OFFSET + 8}]")
@@ -366,24 +368,46 @@ class NeonWriter(Writer):
         self.packed_widths(sk, panel)
         self.ins(f"mov\t{src}, {BPANEL}")
         self.ws_address(dst, sk.packed_b, scratch=scratch)
-        column = self.labels.place(self.lines, "pack: a column of B")
+        self.transpose_rows(src, ldb, dst, LDB, sk.k)
+
+    def transpose_rows(self, src, stride, dst, step, length):
+        """IR rows of `length` floats (`src`, `stride` bytes apart) into
+        columns of the destination (`dst`, rows `step` bytes apart): four
+        of a row at a time, stored lane by lane a destination row apart.
+        Uses IR, KI, v0 and the row pointers of A after the first three."""
+        col_src, col_dst = A_ROWS[3], A_ROWS[4]
+        column = self.labels.place(self.lines, "transpose: a row")
         self.ins(f"mov\t{col_src}, {src}")
         self.ins(f"mov\t{col_dst}, {dst}")
-        if sk.k // 4:
-            mov_imm(self.lines, KI, sk.k // 4)
-            four = self.labels.place(self.lines, "pack: four k")
+        if length // 4:
+            mov_imm(self.lines, KI, length // 4)
+            four = self.labels.place(self.lines, "transpose: four")
             self.ins(f"ld1\t{{v0.4s}}, [{col_src}], #16")
             for lane in range(4):
-                self.ins(f"st1\t{{v0.s}}[{lane}], [{col_dst}], {LDB}")
+                self.ins(f"st1\t{{v0.s}}[{lane}], [{col_dst}], {step}")
             self.ins(f"subs\t{KI}, {KI}, #1")
             self.ins(f"b.ne\t{four}b")
-        for _ in range(sk.k % 4):
+        for _ in range(length % 4):
             self.ins(f"ld1\t{{v0.s}}[0], [{col_src}], #4")
-            self.ins(f"st1\t{{v0.s}}[0], [{col_dst}], {LDB}")
-        self.ins(f"add\t{src}, {src}, {ldb}")
+            self.ins(f"st1\t{{v0.s}}[0], [{col_dst}], {step}")
+        self.ins(f"add\t{src}, {src}, {stride}")
         self.ins(f"add\t{dst}, {dst}, #4")
         self.ins(f"subs\t{IR}, {IR}, #1")
         self.ins(f"b.ne\t{column}b")
+
+    def transpose_a(self, sk):
+        """A stored K x M (LDA bytes a row) copied once into the workspace
+        as M rows of K; A and LDA then name the copy."""
+        src, dst = A_ROWS[0], A_ROWS[1]
+        self.ins(f"// A stored transposed: M x K copy at workspace + "
+                 f"{sk.packed_a(self.split_width)}")
+        self.ins(f"mov\t{src}, {A}")
+        self.ws_address(dst, sk.packed_a(self.split_width), scratch=CROW)
+        mov_imm(self.lines, C_STEP, sk.k * 4)
+        mov_imm(self.lines, IR, sk.k)
+        self.transpose_rows(src, LDA, dst, C_STEP, sk.m)
+        self.ws_address(A, sk.packed_a(self.split_width), scratch=CROW)
+        mov_imm(self.lines, LDA, sk.k * 4)
 
     def end(self, sk):
         if sk.fault == "write-past-edge":

@@ -125,6 +125,8 @@ class RvvWriter(Writer):
         for i, reg in enumerate((LDA, LDB, LDC)):
             self.ins(f"ld\t{reg}, {LD_OFFSET + 8 * i}({WS})")
             self.ins(f"slli\t{reg}, {reg}, 2")
+        if sk.trans_a:
+            self.transpose_a(sk)
         if sk.gathers_a:
             # A row block is MR entries of the pixel table.
             self.ins(f"li\t{A_STEP}, {sk.mr * 8}")
@@ -335,7 +337,7 @@ class RvvWriter(Writer):
         packed row (vsse32). LDB then holds that stride for the
         microkernels of this panel; the panel's vl is set again after."""
         width = panel.columns
-        src, dst, ldb, col_src, col_dst, left, vl, step = A_ROWS
+        src, dst, ldb = A_ROWS[:3]
         self.ins(f"# pack B^T rows -> {sk.k} x {width} at workspace + "
                  f"{sk.packed_b}")
         self.ins(f"ld\t{ldb}, {LD_OFFSET + 8}({WS})")
@@ -344,25 +346,48 @@ class RvvWriter(Writer):
         self.ins(f"mv\t{src}, {BPANEL}")
         self.ws_address(dst, sk.packed_b)
         self.ins(f"li\t{IR}, {width}")
-        column = self.label("pack: a column of B")
+        self.transpose_rows(src, ldb, dst, LDB, sk.k)
+        self.set_panel_vl(panel)
+
+    def transpose_rows(self, src, stride, dst, step, length):
+        """IR rows of `length` floats (`src`, `stride` bytes apart) into
+        columns of the destination (`dst`, rows `step` bytes apart): a row
+        loaded as long vectors (LMUL 8, vl from vsetvli) and stored with a
+        stride of one destination row (vsse32). Changes vtype; uses IR, v0
+        and the row pointers of A after the first three."""
+        col_src, col_dst, left, vl, scratch = A_ROWS[3:8]
+        column = self.label("transpose: a row")
         self.ins(f"mv\t{col_src}, {src}")
         self.ins(f"mv\t{col_dst}, {dst}")
-        self.ins(f"li\t{left}, {sk.k}")
-        chunk = self.label("pack: as many k as a vector holds")
+        self.ins(f"li\t{left}, {length}")
+        chunk = self.label("transpose: as many as a vector holds")
         self.ins(f"vsetvli\t{vl}, {left}, e32, m8, ta, ma")
         self.ins(f"vle32.v\tv0, ({col_src})")
-        self.ins(f"vsse32.v\tv0, ({col_dst}), {LDB}")
+        self.ins(f"vsse32.v\tv0, ({col_dst}), {step}")
         self.ins(f"sub\t{left}, {left}, {vl}")
-        self.ins(f"slli\t{step}, {vl}, 2")
-        self.ins(f"add\t{col_src}, {col_src}, {step}")
-        self.ins(f"mul\t{step}, {vl}, {LDB}")
-        self.ins(f"add\t{col_dst}, {col_dst}, {step}")
+        self.ins(f"slli\t{scratch}, {vl}, 2")
+        self.ins(f"add\t{col_src}, {col_src}, {scratch}")
+        self.ins(f"mul\t{scratch}, {vl}, {step}")
+        self.ins(f"add\t{col_dst}, {col_dst}, {scratch}")
         self.ins(f"bnez\t{left}, {chunk}b")
-        self.ins(f"add\t{src}, {src}, {ldb}")
+        self.ins(f"add\t{src}, {src}, {stride}")
         self.ins(f"addi\t{dst}, {dst}, 4")
         self.ins(f"addi\t{IR}, {IR}, -1")
         self.ins(f"bnez\t{IR}, {column}b")
-        self.set_panel_vl(panel)
+
+    def transpose_a(self, sk):
+        """A stored K x M (LDA bytes a row) copied once into the workspace
+        as M rows of K; A and LDA then name the copy."""
+        src, dst, step = A_ROWS[:3]
+        offset = sk.packed_a(self.split_width)
+        self.ins(f"# A stored transposed: M x K copy at workspace + {offset}")
+        self.ins(f"mv\t{src}, {A}")
+        self.ws_address(dst, offset)
+        self.ins(f"li\t{step}, {sk.k * 4}")
+        self.ins(f"li\t{IR}, {sk.k}")
+        self.transpose_rows(src, LDA, dst, step, sk.m)
+        self.ws_address(A, offset)
+        self.ins(f"li\t{LDA}, {sk.k * 4}")
 
     def end(self, sk):
         if sk.fault == "write-past-edge":

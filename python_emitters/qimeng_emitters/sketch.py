@@ -90,7 +90,7 @@ MAX_ROWS = 8
 
 # Request fields of the x86 generator this one accepts only at their
 # defaults (a descriptor always sends the transposes).
-UNSUPPORTED = {"trans_a": False, "parallel": False}
+UNSUPPORTED = {"parallel": False}
 # The same for convolutions (whose bias is a flag).
 CONV_UNSUPPORTED = {"parallel": False}
 EPILOGUE_FIELDS = ("bias", "relu", "relu_max")
@@ -132,6 +132,7 @@ class Sketch:
     overwrite: bool   # C = A * B: C is never read
     fault: object     # None or one of FAULTS
     trans_b: bool = False  # B stored N x K: each panel packed first
+    trans_a: bool = False  # A stored K x M: transposed once at entry
     conv: object = None    # conv2d.ConvGeometry: A or B gathered
     dynamic_m: bool = False  # rows [m_begin, m_end) from the header
     # Vector-length agnostic (SVE): `lanes` is the least length's (4); a
@@ -278,6 +279,11 @@ class Sketch:
     def workspace_bytes(self, split_width):
         """The header, a convolution's tables, and when B is packed the
         panel: K rows of the widest panel's columns, rounded to 64 bytes."""
+        return self.packed_a(split_width) + (
+            round_up(self.m * self.k * 4, 64) if self.trans_a else 0)
+
+    def packed_a(self, split_width):
+        """Where a transposed A is copied, M rows of K (after B's panel)."""
         if not self.packs_b:
             return self.packed_b
         widest = (self.nv * MAX_SCALABLE_LANES if self.scalable else
@@ -286,8 +292,9 @@ class Sketch:
 
     @property
     def layout(self):
-        """The symbol's transposes: nn, or nt with B stored N x K."""
-        return "nt" if self.trans_b else "nn"
+        """The symbol's transposes: t for an operand stored transposed (A
+        K x M, B N x K)."""
+        return ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
 
 
 def registers_needed(rows, vectors, a_registers):
@@ -321,9 +328,9 @@ def parse_request(request, isa, extra_fields=()):
             raise RequestError(
                 f"a {g.kh}x{g.kw} filter has more than {MAX_TAPS} taps")
     else:
-        check_known(request, common + ("m", "n", "k", "trans_b", "dynamic_m",
-                                       "runtime_ld") + EPILOGUE_FIELDS
-                    + tuple(UNSUPPORTED))
+        check_known(request, common + ("m", "n", "k", "trans_a", "trans_b",
+                                       "dynamic_m", "runtime_ld")
+                    + EPILOGUE_FIELDS + tuple(UNSUPPORTED))
         unsupported = UNSUPPORTED
         if request.get("runtime_ld") is not True:
             raise RequestError(
@@ -332,8 +339,14 @@ def parse_request(request, isa, extra_fields=()):
         fields = {"m": int_field(request, "m"), "n": int_field(request, "n"),
                   "k": int_field(request, "k"),
                   "trans_b": bool_field(request, "trans_b"),
+                  "trans_a": bool_field(request, "trans_a"),
                   "dynamic_m": bool_field(request, "dynamic_m"),
                   "bias": request.get("bias", "none")}
+        if fields["trans_a"] and fields["dynamic_m"]:
+            raise RequestError(
+                f"isa {isa} kernels copy a transposed A into the workspace "
+                "whole, which a run-time M does not size: trans_a needs a "
+                "static m")
         if fields["bias"] not in ("none", "columns", "rows"):
             raise RequestError("field 'bias' must be \"none\", "
                                "\"columns\" or \"rows\"")

@@ -138,7 +138,7 @@ class RequestTest(unittest.TestCase):
     def test_bad_requests_are_refused_with_the_reason(self):
         cases = [
             (neon(runtime_ld=None), "needs runtime_ld true"),
-            (neon(trans_a=True), "do not support trans_a"),
+            (neon(trans_a=True, dynamic_m=True), "trans_a needs a static m"),
             (neon(parallel=True), "do not support parallel"),
             (neon(nr=6), "multiple of 4"),
             (neon(k_unroll=2), "k_unroll must be 4 or 8"),
@@ -286,7 +286,8 @@ class CrossRunner:
         default: the request's M)."""
         text = emit(req)
         code = self.code_file(text)
-        transposes = "nt" if req.get("trans_b") else "nn"
+        transposes = ("t" if req.get("trans_a") else "n") + (
+            "t" if req.get("trans_b") else "n")
         epilogue = [f"bias={req['bias']}"] if req.get("bias", "none") != \
             "none" else []
         args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
@@ -414,7 +415,8 @@ class QemuExecutionTest(unittest.TestCase):
         """50 random shapes; every third kernel reads B transposed (N x K,
         packed panel by panel), its ldb then as long as K plus the pad;
         every fourth takes M at run time (built for 24 rows, run on the
-        shape's); with `epilogues`, every fifth adds a bias per column and
+        shape's), and of the others every sixth reads A transposed (K x M,
+        copied once); with `epilogues`, every fifth adds a bias per column and
         relu, every seventh a bias per row, relu and relu6's bound."""
         for index, (m, n, k, lda, ldb, ldc) in enumerate(
                 random_shapes(seed, 50)):
@@ -424,6 +426,10 @@ class QemuExecutionTest(unittest.TestCase):
                 ldb += k - n
             if index % 4 == 1:
                 req.update(dynamic_m=True, m=24)
+            elif index % 6 == 5:
+                # A stored K x M, copied once: lda as long as M plus the pad.
+                req["trans_a"] = True
+                lda += m - k
             if epilogues and index % 5 == 3:
                 req.update(bias="columns", relu=True)
             if epilogues and index % 7 == 4:

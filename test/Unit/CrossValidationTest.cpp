@@ -135,6 +135,23 @@ TEST_P(CrossValidationTest, AKernelWithoutTheEpilogueFailsItsCheck) {
   EXPECT_TRUE(good.report.passed) << good.report.failure;
 }
 
+TEST_P(CrossValidationTest, TransposedAPasses) {
+  Target target = targetOf(GetParam().target);
+  if (std::string why = missingTools(target); !why.empty())
+    GTEST_SKIP() << why;
+  // A stored K x M (a backward pass's A^T * B), with and without B^T.
+  for (bool transB : {false, true}) {
+    GemmDesc desc = GemmDesc::packed(21, 30, 17, /*transA=*/true, transB);
+    desc.runtimeLd = true;
+    QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
+    QM_ASSERT_EXPECTED(
+        kernel,
+        emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &target));
+    QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel));
+    EXPECT_TRUE(run.report.passed) << desc.str() << ": " << run.report.failure;
+  }
+}
+
 TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
   Target target = targetOf(GetParam().target);
   if (std::string why = missingTools(target); !why.empty())
