@@ -147,7 +147,8 @@ static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
   if (target)
     r["target_features"] = target->features;
   // The sketch-driven writers take the register block, the K unroll and a
-  // vector length; they read A and B in place, so no cache blocking.
+  // vector length; they read A and B in place (a transposed operand is
+  // copied whole or a panel at a time), so no cache blocking.
   if (isSketchIsa(c.isa)) {
     if (c.isa == VectorIsa::Sve && target && target->scalableVectors)
       r["vlen"] = "scalable";

@@ -63,8 +63,9 @@ llvm::StringRef qimeng::splitName(SplitAxis axis) {
 }
 
 std::string GemmConfig::str() const {
-  // The sketch-driven ISAs read A and B in place: their block is all there
-  // is to say.
+  // The sketch-driven ISAs have no cache blocking (A and B in place, a
+  // transposed operand copied whole or a panel at a time): their block is
+  // all there is to say.
   if (isSketchIsa(isa))
     return llvm::formatv("isa={0},mr={1},nr={2},ku={3}", isaName(isa), mr, nr,
                          kUnroll)

@@ -4,7 +4,8 @@ instruction writer of the shared GEMM sketch (sketch.py).
 The microkernel is the fmla-by-element form: a row of A is loaded four k at a
 time into one q register, and each k step multiplies a row of B vectors by
 one of its lanes. Column edges load narrower registers (q: 4 lanes, d: 2,
-s: 1), so no edge needs packing or a workspace tile.
+s: 1), so no edge needs packing or a workspace tile. The SVE writers (the
+same loop nest; one vector length, or any: SveScalableWriter) follow.
 """
 
 from dataclasses import dataclass
