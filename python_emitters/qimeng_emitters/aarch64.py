@@ -307,8 +307,9 @@ class NeonWriter(Writer):
         header (none for 0)."""
         done = self.labels.next
         self.labels.next += 1
+        # Loaded once: a count that does not match runs no microkernel.
+        self.ins(f"ldr\t{CROW}, [{WS}, #{ROW_EDGE_SLOT}]")
         for rows in range(1, sk.mr):
-            self.ins(f"ldr\t{CROW}, [{WS}, #{ROW_EDGE_SLOT}]")
             self.ins(f"cmp\t{CROW}, #{rows}")
             other = self.labels.next
             self.labels.next += 1
@@ -540,9 +541,10 @@ class NeonWriter(Writer):
 
         bias_v, zero, bound, row_bias = epilogue_registers(
             rows, nv, acc, b_reg)
-        self.epilogue_setup(sk, [(f"{WIDTH_FORMS[w][0]}{bias_v[v]}",
-                                  offsets[v]) for v, w in enumerate(widths)],
-                            zero, bound)
+        self.epilogue_setup(
+            sk, [f"ldr\t{WIDTH_FORMS[w][0]}{bias_v[v]}, [{BPTR}, "
+                 f"#{offsets[v]}]" for v, w in enumerate(widths)],
+            zero, bound)
 
         def op(name, reg, other, w):
             arr = WIDTH_FORMS[w][1]
@@ -574,20 +576,27 @@ class NeonWriter(Writer):
 
     def epilogue_setup(self, sk, column_loads, zero, bound):
         """Before a block stores C: the column bias of each vector
-        (`column_loads`: register and byte offset), zero for relu, the
-        bound for relu_max; for a row bias BPTR points at the block's
-        first row's."""
+        (`column_loads`: the loads from BPTR, the panel's bias), zero for
+        relu, the bound for relu_max; for a row bias BPTR points at the
+        block's first row's."""
         if sk.bias == "columns":
             self.ins(f"ldr\t{BPTR}, [{WS}, #{COLUMN_BIAS_SLOT}]")
-            for reg, offset in column_loads:
-                self.ins(f"ldr\t{reg}, [{BPTR}, #{offset}]")
+            for load in column_loads:
+                self.ins(load)
         if sk.bias == "rows":
             self.ins(f"ldr\t{BPTR}, [{WS}, #{ROW_BIAS_SLOT}]")
         if sk.relu:
-            self.ins(f"movi\tv{zero}.16b, #0")
+            self.vector_zero(zero)
         if sk.relu_max is not None:
             mov_imm(self.lines, KI, float_bits(sk.relu_max))
-            self.ins(f"dup\tv{bound}.4s, w{KI[1:]}")
+            self.vector_splat(bound, f"w{KI[1:]}")
+
+    def vector_zero(self, reg):
+        self.ins(f"movi\tv{reg}.16b, #0")
+
+    def vector_splat(self, reg, wreg):
+        """Every f32 lane of vector `reg` = the bits in `wreg`."""
+        self.ins(f"dup\tv{reg}.4s, {wreg}")
 
 
 def emit(request):
@@ -670,6 +679,12 @@ class SveWriter(NeonWriter):
             mov_imm(self.lines, B_OFFSETS[v - 1], sum(widths[:v]))
         return pred
 
+    def vector_zero(self, reg):
+        self.ins(f"mov\tz{reg}.s, #0")
+
+    def vector_splat(self, reg, wreg):
+        self.ins(f"mov\tz{reg}.s, {wreg}")
+
     def microkernel(self, sk, rows, widths):
         nv = len(widths)
         if nv > len(B_OFFSETS) + 1:
@@ -719,18 +734,9 @@ class SveWriter(NeonWriter):
 
         bias_v, zero, bound, row_bias = epilogue_registers(
             rows, nv, acc, b_reg)
-        if sk.bias == "columns":
-            self.ins(f"ldr\t{BPTR}, [{WS}, #{COLUMN_BIAS_SLOT}]")
-            for v in range(nv):
-                self.ins(f"ld1w\t{{z{bias_v[v]}.s}}, {pred[v]}/z, "
-                         f"{addr(BPTR, v)}")
-        if sk.bias == "rows":
-            self.ins(f"ldr\t{BPTR}, [{WS}, #{ROW_BIAS_SLOT}]")
-        if sk.relu:
-            self.ins(f"mov\tz{zero}.s, #0")
-        if sk.relu_max is not None:
-            mov_imm(self.lines, KI, float_bits(sk.relu_max))
-            self.ins(f"mov\tz{bound}.s, w{KI[1:]}")
+        self.epilogue_setup(
+            sk, [f"ld1w\t{{z{bias_v[v]}.s}}, {pred[v]}/z, {addr(BPTR, v)}"
+                 for v in range(nv)], zero, bound)
 
         self.ins(f"mov\t{CROW}, {CBLOCK}")
         for i in range(rows):

@@ -285,8 +285,9 @@ class RvvWriter(Writer):
         header (none for 0)."""
         done = self.labels.next
         self.labels.next += 1
+        # Loaded once: a count that does not match runs no microkernel.
+        self.ins(f"ld\t{CROW}, {ROW_EDGE_SLOT}({WS})")
         for rows in range(1, sk.mr):
-            self.ins(f"ld\t{CROW}, {ROW_EDGE_SLOT}({WS})")
             self.ins(f"li\t{TMP}, {rows}")
             other = self.labels.next
             self.labels.next += 1

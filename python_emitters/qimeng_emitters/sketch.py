@@ -89,10 +89,8 @@ FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 MAX_ROWS = 8
 
 # Request fields of the x86 generator this one accepts only at their
-# defaults (a descriptor always sends the transposes).
+# defaults, GEMM or convolution.
 UNSUPPORTED = {"parallel": False}
-# The same for convolutions (whose bias is a flag).
-CONV_UNSUPPORTED = {"parallel": False}
 EPILOGUE_FIELDS = ("bias", "relu", "relu_max")
 
 #: Convolution layouts of this generator: A's rows are pixels (nhwc) or
@@ -308,11 +306,10 @@ def parse_request(request, isa, extra_fields=()):
     (kind sgemm) or a convolution (kind sconv2d); returns the sketch's
     fields as a dict."""
     common = ("isa", "mr", "nr", "k_unroll", "overwrite", "fault",
-              "target_features") + tuple(extra_fields)
+              "target_features") + EPILOGUE_FIELDS + tuple(UNSUPPORTED) + \
+        tuple(extra_fields)
     if request.get("kind") == "sconv2d":
-        check_known(request, common + GEOMETRY_FIELDS + EPILOGUE_FIELDS
-                    + tuple(CONV_UNSUPPORTED))
-        unsupported = CONV_UNSUPPORTED
+        check_known(request, common + GEOMETRY_FIELDS)
         g = conv_geometry(request, CONV_LAYOUTS)
         if g.nhwc:
             fields = {"m": g.n * g.oh * g.ow, "n": g.f,
@@ -329,9 +326,7 @@ def parse_request(request, isa, extra_fields=()):
                 f"a {g.kh}x{g.kw} filter has more than {MAX_TAPS} taps")
     else:
         check_known(request, common + ("m", "n", "k", "trans_a", "trans_b",
-                                       "dynamic_m", "runtime_ld")
-                    + EPILOGUE_FIELDS + tuple(UNSUPPORTED))
-        unsupported = UNSUPPORTED
+                                       "dynamic_m", "runtime_ld"))
         if request.get("runtime_ld") is not True:
             raise RequestError(
                 f"isa {isa} kernels read lda, ldb and ldc from the workspace "
@@ -350,7 +345,7 @@ def parse_request(request, isa, extra_fields=()):
         if fields["bias"] not in ("none", "columns", "rows"):
             raise RequestError("field 'bias' must be \"none\", "
                                "\"columns\" or \"rows\"")
-    for field, default in unsupported.items():
+    for field, default in UNSUPPORTED.items():
         if request.get(field, default) != default:
             raise RequestError(f"isa {isa} kernels do not support "
                                f"{field} = {json.dumps(request[field])} yet")
