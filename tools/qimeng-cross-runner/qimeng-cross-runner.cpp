@@ -235,6 +235,13 @@ std::vector<float> biasFor(Workspace &ws, int64_t count, InputGenerator &gen) {
   return bias;
 }
 
+/// The GEMM's bias entries: one a column or a row of C, or none.
+int64_t biasCount(const Problem &p) {
+  return p.epilogue.bias == Epilogue::Columns ? p.n
+         : p.epilogue.bias == Epilogue::Rows  ? p.m
+                                              : 0;
+}
+
 /// Rows of A and B as stored: A is K x M when transposed, B N x K.
 int64_t aRows(const Problem &p) { return p.transA ? p.k : p.m; }
 int64_t bRows(const Problem &p) { return p.transB ? p.n : p.k; }
@@ -265,11 +272,7 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
   const std::vector<float> a0 = a.region, b0 = b.region, c0 = c.region;
   Workspace ws(p.workspace, p);
   const Epilogue &e = p.epilogue;
-  const std::vector<float> bias = biasFor(ws,
-                                          e.bias == Epilogue::Columns ? p.n
-                                          : e.bias == Epilogue::Rows  ? p.m
-                                                                      : 0,
-                                          gen);
+  const std::vector<float> bias = biasFor(ws, biasCount(p), gen);
   kernel(a.data(), b.data(), c.data(), ws.base);
 
   const std::string name = distributionCName(dist);
@@ -478,10 +481,10 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
 }
 
 /// The median time of `runs` calls on uniform inputs of `in0` and `in1`
-/// floats, an output of `out` zeros, `ws` and a bias of `biasCount` (0
+/// floats, an output of `out` zeros, `ws` and a bias of `biasEntries` (0
 /// without runs).
 double medianNs(KernelFn kernel, int runs, uint64_t seed, int64_t in0,
-                int64_t in1, int64_t out, Workspace &ws, int64_t biasCount) {
+                int64_t in1, int64_t out, Workspace &ws, int64_t biasEntries) {
   if (runs <= 0)
     return 0;
   Guarded a(in0), b(in1), c(out);
@@ -489,7 +492,7 @@ double medianNs(KernelFn kernel, int runs, uint64_t seed, int64_t in0,
   for (Guarded *g : {&a, &b})
     for (int64_t i = 0; i < g->size(); ++i)
       g->data()[i] = gen.next();
-  const std::vector<float> bias = biasFor(ws, biasCount, gen);
+  const std::vector<float> bias = biasFor(ws, biasEntries, gen);
   for (int64_t i = 0; i < c.size(); ++i)
     c.data()[i] = 0;
   std::vector<double> times;
@@ -624,12 +627,8 @@ int main(int argc, char **argv) {
         return runOne(kernel, p, dist, maxRel);
       },
       [&] {
-        const Epilogue &e = p.epilogue;
         Workspace ws(p.workspace, p);
         return medianNs(kernel, p.runs, p.seed, aRows(p) * p.lda,
-                        bRows(p) * p.ldb, p.m * p.ldc, ws,
-                        e.bias == Epilogue::Columns ? p.n
-                        : e.bias == Epilogue::Rows  ? p.m
-                                                    : 0);
+                        bRows(p) * p.ldb, p.m * p.ldc, ws, biasCount(p));
       });
 }
