@@ -154,6 +154,18 @@ class NeonWriter(Writer):
             self.ins(f"mov\t{BPANEL}, {B}")
             self.ins(f"mov\t{CPANEL}, {C}")
 
+    def panel_start(self, sk):
+        """A column panel's first row block: A's (the pixel table for an
+        nhwc convolution, the filter for an nchw one), C's, and the rows'
+        bias cursor."""
+        if sk.gathers_a:
+            self.ws_address(ABLOCK, sk.pixel_table, scratch=CROW)
+        else:
+            # An nchw convolution's A is the filter, its second argument.
+            self.ins(f"mov\t{ABLOCK}, {B if sk.gathers_b else A}")
+        self.ins(f"mov\t{CBLOCK}, {CPANEL}")
+        self.panel_bias(sk)
+
     def panel_bias(self, sk, step=None):
         """At a panel's start (step None): the row blocks' bias cursor
         from the bias (rows); at its end: the column cursor `step` on (a
@@ -254,13 +266,7 @@ class NeonWriter(Writer):
         if panel.count > 1:
             mov_imm(self.lines, JR, panel.count)
             loop = self.labels.place(self.lines, "column panel")
-        if sk.gathers_a:
-            self.ws_address(ABLOCK, sk.pixel_table, scratch=CROW)
-        else:
-            # An nchw convolution's A is the filter, its second argument.
-            self.ins(f"mov\t{ABLOCK}, {B if sk.gathers_b else A}")
-        self.ins(f"mov\t{CBLOCK}, {CPANEL}")
-        self.panel_bias(sk)
+        self.panel_start(sk)
         body()
         if sk.gathers_b:
             pass  # the gather walked BPANEL through the panel's pixels
@@ -804,12 +810,7 @@ class SveScalableWriter(SveWriter):
             self.ins(f"add\t{BPTR}, {JR}, {B_OFFSETS[v - 1]}")
             self.ins(f"whilelt\t{SCALABLE_PREDICATES[v]}.s, {BPTR}, "
                      f"{CROW}")
-        if sk.gathers_a:
-            self.ws_address(ABLOCK, sk.pixel_table, scratch=CROW)
-        else:
-            self.ins(f"mov\t{ABLOCK}, {B if sk.gathers_b else A}")
-        self.ins(f"mov\t{CBLOCK}, {CPANEL}")
-        self.panel_bias(sk)
+        self.panel_start(sk)
         body()
         self.panel_bias(sk, lambda: self.ins(
             f"addvl\t{CROW}, {CROW}, #{nv}"))
