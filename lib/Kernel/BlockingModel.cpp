@@ -145,11 +145,8 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
         packB = BPacking::InPlace;
       }
   }
-  // One column sliver (N is a block's nr) and many rows: each packed A
-  // block is used once, and C's updates, once per kc block, are most of
-  // the traffic. That block, all of K in one sliver while B's sliver fits
-  // L2 (C then stays in registers over K), a few row blocks per packed
-  // block, and A copied in rows, the cheaper packing.
+  // One column sliver (N is a block's nr) and many rows: the table's
+  // preferred block of that width (its cache blocks below).
   const MicroKernelShape *sliverBlock = nullptr;
   if (oneSliver && packB == BPacking::Panels)
     for (const MicroKernelShape &s : table)
@@ -161,24 +158,30 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   c.packB = packB;
   c.isa = isa;
   c = withShape(c, *chosen, target);
+  // A as stored is read in place (its leading dimension in the code) or
+  // copied in rows, the cheaper packing; a transposed A is packed k-major
+  // (docs/BlockingModel.md, "A in place").
+  const bool aInPlace = oneSliver && desc.aSliversInPlace();
+  if (oneSliver && !desc.transA)
+    c.aLayout = aInPlace ? ALayout::Direct : ALayout::Rows;
   // A problem whose operands together fit half of L2 (64^3, 128^3):
   // packing buys no locality, so B is read in place (when its slivers can
-  // be) and A copied in rows, the cheaper packing (docs/BlockingModel.md).
+  // be) too (docs/BlockingModel.md).
   const int64_t l2Bytes = std::max<int64_t>(target.caches.l2, 128 * 1024);
   const double footprint =
       4.0 * (double(desc.m) * desc.k + double(desc.k) * desc.n +
              double(desc.m) * desc.n);
   if (oneSliver && packB == BPacking::Panels && footprint <= l2Bytes / 2 &&
-      !desc.transA && desc.bSliversInPlace(c.nr)) {
+      !desc.transA && desc.bSliversInPlace(c.nr))
     c.packB = BPacking::InPlace;
-    c.aLayout = ALayout::Rows;
-  }
-  if (sliverBlock) {
+  // One column sliver with A packed: each packed block is used once, so
+  // all of K in one block while B's sliver fits L2 (C then stays in
+  // registers over K), a few row blocks per packed block. With A in place
+  // nothing is packed and the general blocks stand.
+  if (sliverBlock && !aInPlace) {
     const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
     c.kc = std::min(desc.k, roundDownAtLeast(l2 / (c.nr * 4), 8));
     c.mc = 4 * c.mr;
-    if (!desc.transA)
-      c.aLayout = ALayout::Rows;
   }
   if (packB == BPacking::InPlace) {
     // B streams from memory once, row by row: each sweep of the column

@@ -212,17 +212,19 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
                         loopOrderName(MacroLoopOrder::IrJr).str()},
                        base.loop == MacroLoopOrder::IrJr ? 1 : 0});
 
-  // Packed A's sliver layout: rows copies rows of A (or of a convolution's
-  // pixels) with vector moves; only for A as stored.
+  // A's sliver layout: rows copies rows of A (or of a convolution's
+  // pixels) with vector moves; direct reads them in place (an f32 GEMM's
+  // A with its leading dimension in the code); only for A as stored.
   if (!desc.transA) {
     Decision alayout{
         "alayout",
         {aLayoutName(ALayout::KMajor).str(), aLayoutName(ALayout::Rows).str()},
         base.aLayout == ALayout::Rows ? 1 : 0};
     // A convolution's model reads A in place: that joins the list.
-    if (base.aLayout == ALayout::Direct) {
+    if (base.aLayout == ALayout::Direct || desc.aSliversInPlace()) {
       alayout.choices.push_back(aLayoutName(ALayout::Direct).str());
-      alayout.modelChoice = 2;
+      if (base.aLayout == ALayout::Direct)
+        alayout.modelChoice = 2;
     }
     decisions.push_back(std::move(alayout));
   }
@@ -261,8 +263,16 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
   // An nchw_fchw convolution gathers B from its input: never in place.
   bool bInPlace = !conv || conv->layout == ConvLayout::NhwcHwcf;
   SearchSpace space = forGemm(desc, target, base, bInPlace);
-  if (!conv || !conv->isNhwc())
+  if (!conv)
     return space;
+  space.conv_ = true;
+  if (!conv->isNhwc()) {
+    // Only an nhwc input is read in place (the GEMM view's A is gathered).
+    for (Decision &d : space.decisions_)
+      if (d.key == "alayout")
+        llvm::erase(d.choices, aLayoutName(ALayout::Direct).str());
+    return space;
+  }
   const int64_t run = conv->contiguousRun();
   space.directRun_ = run;
   const GemmConfig ref = clampToProblem(base, desc);
@@ -419,7 +429,12 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       bPackingName(c.packB), desc_.n, c.nr)
             .str());
   const int64_t panelKc = std::min(c.kc, desc_.k);
-  if (c.aLayout == ALayout::Direct &&
+  if (c.aLayout == ALayout::Direct && !conv_ && !desc_.aSliversInPlace())
+    return llvm::createStringError(
+        "alayout=direct reads A in place with lda in the code: it needs an "
+        "f32 GEMM with A not transposed and leading dimensions that are not "
+        "run-time values");
+  if (c.aLayout == ALayout::Direct && conv_ &&
       (directRun_ == 0 ||
        (directRun_ % panelKc != 0 && panelKc % directRun_ != 0)))
     return llvm::createStringError(

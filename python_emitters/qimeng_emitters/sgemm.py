@@ -196,11 +196,18 @@ class Params:
             raise RequestError(
                 f"unknown a_layout {self.a_layout!r}; expected one of "
                 + ", ".join(A_LAYOUTS))
-        if self.a_layout == "rows" and self.trans_a:
+        if self.a_layout in ("rows", "direct") and self.trans_a:
             raise RequestError(
-                "a_layout 'rows' copies rows of A as stored: it needs "
-                "trans_a false")
-        self.a_rows = self.a_layout == "rows"
+                f"a_layout '{self.a_layout}' reads rows of A as stored: it "
+                "needs trans_a false")
+        if self.a_layout == "direct" and self.runtime_ld:
+            raise RequestError(
+                "a_layout 'direct' addresses A's rows with lda in the "
+                "instructions: it needs runtime_ld false")
+        # Direct slivers are rows too, lda apart (the pointer table and the
+        # scratch sliver are placed with the workspace below).
+        self.a_direct = self.a_layout == "direct"
+        self.a_rows = self.a_layout in ("rows", "direct")
         # Bytes from one row of an A sliver to the next (rows layout); a
         # convolution reading A in place sets its pixel step instead.
         self.a_row_stride = None
@@ -260,6 +267,16 @@ class Params:
         self.tile_bytes = round_up(self.mr * self.nr * 4, 64)
         self.ap_offset = TILE_OFFSET + self.tile_bytes
         self.ap_bytes = round_up(self.mc * self.kc * 4, 64)
+        if self.a_direct:
+            # No packed A: the slivers' pointers (one int64 per row of an
+            # mc block; a sliver uses its first row's), then one scratch
+            # sliver for the rows short of MR at the end of M.
+            self.a_row_stride = check_disp(self.lda * 4, "A row")
+            check_disp(self.mr * self.lda * 4, "A row")
+            self.a_pointer_table = self.ap_offset
+            self.a_scratch = self.ap_offset + round_up(self.mc * 8, 64)
+            self.ap_bytes = round_up(self.mc * 8, 64) + round_up(
+                self.mr * self.kc * 4, 64)
         self.bp_offset = self.ap_offset + self.ap_bytes
         self.bp_bytes = round_up(self.kc * self.nc * 4, 64) \
             if self.pack_b else 0
@@ -324,7 +341,8 @@ class Params:
                 f"{'' if self.pack_b else '_nopackb'}"
                 f"{'_fusedb' if self.fuse_pack_b else ''}"
                 f"{'' if self.loop_order == 'jr-ir' else '_irjr'}"
-                f"{'_arows' if self.a_rows else ''}"
+                f"{'_adirect' if self.a_direct else ''}"
+                f"{'_arows' if self.a_rows and not self.a_direct else ''}"
                 f"{par}{fault}"
                 f"_x86_64_{self.isa.name}")
 
@@ -584,9 +602,6 @@ def _emit_pack_a_rows(asm, p):
     rows past M are zero."""
     R = p.mr
     sliver = asm.label("pack A rows: next sliver")
-    row = asm.label("pack A rows: next row")
-    zero = asm.label("pack A rows: row past M")
-    next_row = asm.label("pack A rows: row done")
     asm.comment(f"PACK A: {R}-row slivers, rows of kb floats {p.kc} apart")
     asm.ins("xorl %r14d, %r14d")
     asm.place(sliver)
@@ -601,20 +616,66 @@ def _emit_pack_a_rows(asm, p):
     # %rdx = rows of this sliver inside M
     asm.ins(f"movq {MB}, %rdx")
     asm.ins("subq %r14, %rdx")
+    _emit_sliver_rows_copy(asm, p, "pack A rows")
+    asm.ins(f"addq ${R}, %r14")
+    asm.ins(f"cmpq {MB}, %r14")
+    asm.ins(f"jb {back(sliver)}")
+
+
+def _emit_sliver_rows_copy(asm, p, name):
+    """Copies the MR rows of A from %rsi (rows lda apart) to %rdi (rows kc
+    floats apart), kb floats each; rows from %rdx on (rows of the sliver
+    inside M) are zero. Clobbers %rsi, %rdi, %r15, %rax, %rcx, vector 0."""
+    row = asm.label(f"{name}: next row")
+    zero = asm.label(f"{name}: row past M")
+    next_row = asm.label(f"{name}: row done")
     asm.ins("xorl %r15d, %r15d")
     asm.place(row)
     asm.ins("cmpq %rdx, %r15")
     asm.ins(f"jae {fwd(zero)}")
-    emit_row_copy(asm, p, "pack A rows", "%rsi", "%rdi")
+    emit_row_copy(asm, p, name, "%rsi", "%rdi")
     asm.ins(f"jmp {fwd(next_row)}")
     asm.place(zero)
-    emit_row_zero(asm, p, "pack A rows", "%rdi")
+    emit_row_zero(asm, p, name, "%rdi")
     asm.place(next_row)
     p.a_ld.add_to(asm, "%rsi")
     asm.ins(f"addq ${p.kc * 4}, %rdi")
     asm.ins("incq %r15")
-    asm.ins(f"cmpq ${R}, %r15")
+    asm.ins(f"cmpq ${p.mr}, %r15")
     asm.ins(f"jb {back(row)}")
+
+
+def _emit_a_in_place(asm, p):
+    """A in place (a_layout "direct"): each sliver's pointer for the
+    microkernel, in the pointer table. A sliver of MR rows inside M points
+    at A + ((ic + r0) * lda + pc) * 4, its rows lda apart; the one short of
+    rows (the last of M) is copied into the scratch sliver, rows kc floats
+    apart and zero past M, and points there with bit 0 set."""
+    R = p.mr
+    sliver = asm.label("A in place: next sliver")
+    copy = asm.label("A in place: sliver short of rows")
+    done = asm.label("A in place: sliver done")
+    asm.comment(f"A in place: {R}-row slivers read where they lie, rows "
+                f"{p.a_row_stride} bytes apart; no PACK A")
+    asm.ins("xorl %r14d, %r14d")
+    asm.place(sliver)
+    asm.ins("movq 0(%rbx), %rsi")
+    asm.ins(f"leaq ({IC},%r14), %rax")
+    p.a_ld.multiply(asm, "%rax", "%rax", "A row")
+    asm.ins("addq %rax, %rsi")
+    asm.ins(f"leaq (%rsi,{PC},4), %rsi")
+    asm.ins(f"movq {MB}, %rdx")
+    asm.ins("subq %r14, %rdx")
+    asm.ins(f"cmpq ${R}, %rdx")
+    asm.ins(f"jb {fwd(copy)}")
+    asm.ins(f"movq %rsi, {p.a_pointer_table}(%rbx,%r14,8)")
+    asm.ins(f"jmp {fwd(done)}")
+    asm.place(copy)
+    asm.ins(f"leaq {p.a_scratch}(%rbx), %rdi")
+    asm.ins("leaq 1(%rdi), %rax")
+    asm.ins(f"movq %rax, {p.a_pointer_table}(%rbx,%r14,8)")
+    _emit_sliver_rows_copy(asm, p, "A in place, short sliver")
+    asm.place(done)
     asm.ins(f"addq ${R}, %r14")
     asm.ins(f"cmpq {MB}, %r14")
     asm.ins(f"jb {back(sliver)}")
@@ -630,10 +691,11 @@ def _emit_pack_a_rows(asm, p):
 #              on it reads it from memory (L1), which frees its register
 #              (7x64 on AVX-512: 28 accumulators, 3 B vectors, A).
 LOOP_ORDERS = ("jr-ir", "ir-jr")
-# Packed A slivers: k-major (MR floats per k, BLIS) or rows (each of the MR
-# rows kb floats long, kc floats apart).
-A_LAYOUTS = ("k-major", "rows")
-# conv2d.py also takes "direct" (A read in place from the input).
+# A slivers: packed k-major (MR floats per k, BLIS), packed in rows (each
+# of the MR rows kb floats long, kc floats apart), or direct: read in place,
+# rows lda apart (libxsmm), only the sliver short of rows copied (in
+# conv2d.py: A read in place from the input).
+A_LAYOUTS = ("k-major", "rows", "direct")
 ORDERS = ("bcast", "pipelined", "embedded", "bmem")
 # Biases an epilogue adds: none, bias[j] to every element of column j, or
 # bias[i] to every element of row i (an NCHW convolution's channels).
@@ -1388,6 +1450,8 @@ def _emit_body(p):
     a_sk, a_sr = (p.a_ld, UNIT) if p.trans_a else (UNIT, p.a_ld)
     if conv is not None and conv.gathers == "A":
         conv.emit_gather_pack(asm, p, "A", p.mr, MB, 0, IC, p.ap_offset)
+    elif p.a_direct:
+        _emit_a_in_place(asm, p)
     elif p.a_rows:
         _emit_pack_a_rows(asm, p)
     else:

@@ -244,6 +244,19 @@ CORRECT = [
     ("avx512_30x128x41_7x64_bmem_fused_b",
      request(isa="avx512", m=30, n=128, k=41, mr=7, nr=64, mc=14, nc=128,
              kc=16, ldb=133, order="bmem", fuse_pack_b=True)),
+    # A read in place, rows lda apart: the last sliver short of rows (one
+    # and MR-1 rows) copied to scratch; several ic and pc blocks, a K
+    # remainder, prefetch along the rows, B in place and packed by tiles.
+    ("avx512_55x70x37_a_direct_edges_prefetch",
+     request(isa="avx512", m=55, n=70, k=37, lda=41, mr=6, nr=64, mc=24,
+             nc=128, kc=16, k_unroll=4, a_layout="direct", prefetch_a=256)),
+    ("avx512_61x64x35_a_direct_fused_b_ir_jr",
+     request(isa="avx512", m=61, n=64, k=35, mr=14, nr=32, mc=28, nc=64,
+             kc=24, a_layout="direct", order="embedded", loop_order="ir-jr",
+             fuse_pack_b=True)),
+    ("avx2_23x32x19_a_direct_b_in_place_bmem",
+     request(m=23, n=32, k=19, mr=7, nr=16, mc=14, nc=32, kc=8,
+             order="bmem", a_layout="direct", pack_b=False)),
 ]
 
 # runtime_ld kernels, each run with the leading dimensions given here

@@ -105,6 +105,10 @@ BAD_REQUESTS = [
     ("unknown_a_layout", _bad(a_layout="cols"), ["a_layout", "cols"]),
     ("a_rows_transposed", _bad(a_layout="rows", trans_a=True),
      ["a_layout", "trans_a"]),
+    ("a_direct_transposed", _bad(a_layout="direct", trans_a=True),
+     ["a_layout", "trans_a"]),
+    ("a_direct_runtime_ld", _bad(a_layout="direct", runtime_ld=True),
+     ["a_layout 'direct'", "runtime_ld"]),
 ]
 
 

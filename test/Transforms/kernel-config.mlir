@@ -5,7 +5,7 @@
 // RUN: | FileCheck %s
 
 // CHECK-LABEL: func.func @matmul_pinned_config(
-// CHECK:         llvm.call @qm_sgemm_32x48x64_nn_lda64_ldb48_ldc48_4x24_ku2_kc16_mc8_nc48_pfa0_pfb0_nopackb_arows_x86_64_avx2
+// CHECK:         llvm.call @qm_sgemm_32x48x64_nn_lda64_ldb48_ldc48_4x24_ku2_kc16_mc8_nc48_pfa0_pfb0_nopackb_adirect_x86_64_avx2
 // CHECK:       llvm.func internal @qm_sgemm_32x48x64_
 // The 4x24 block: 12 accumulators, three B vectors in ymm12-14, A in ymm15.
 // CHECK:         vfmadd231ps %ymm14, %ymm15, %ymm11

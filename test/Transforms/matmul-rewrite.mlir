@@ -16,7 +16,7 @@
 // CHECK:         %[[PA:.+]] = llvm.inttoptr
 // CHECK:         %[[PB:.+]] = llvm.inttoptr
 // CHECK:         %[[PC:.+]] = llvm.inttoptr
-// CHECK:         llvm.call @[[KERNEL:qm_sgemm_64x48x32_nn_lda32_ldb48_ldc48_6x16_ku4_kc32_mc66_nc48_pfa0_pfb0_nopackb_arows_x86_64_avx2]](%[[PA]], %[[PB]], %[[PC]], %[[WS]])
+// CHECK:         llvm.call @[[KERNEL:qm_sgemm_64x48x32_nn_lda32_ldb48_ldc48_6x16_ku4_kc32_mc66_nc48_pfa0_pfb0_nopackb_adirect_x86_64_avx2]](%[[PA]], %[[PB]], %[[PC]], %[[WS]])
 // CHECK:         llvm.call @free(%[[WS]])
 // CHECK-NOT:     memref.dealloc
 // CHECK:       llvm.func internal @[[KERNEL]](%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr) attributes {no_inline}

@@ -172,13 +172,16 @@ std::vector<GemmConfig> bPackingVariants(bool inPlaceRows) {
 }
 
 /// `c` as the emitter takes it for `d`: B packed where its slivers do not
-/// lie in place, A k-major when transposed (rows copy A as stored),
+/// lie in place, A k-major when transposed (rows copy A as stored), A
+/// copied in rows where it cannot be read in place (lda at run time),
 /// clamped to the problem.
 GemmConfig fitTo(GemmConfig c, const GemmDesc &d) {
   if (c.packB != BPacking::Panels && !d.bSliversInPlace(c.nr))
     c.packB = BPacking::Panels;
   if (d.transA)
     c.aLayout = ALayout::KMajor;
+  if (c.aLayout == ALayout::Direct && !d.aSliversInPlace())
+    c.aLayout = ALayout::Rows;
   return clampToProblem(c, d);
 }
 
@@ -230,6 +233,48 @@ TEST(GemmKernelTest, Avx512EdgeShapes) {
                {13, 33, 5}, // MR+1, NR+1
                {257, 129, 67}},
               smallAvx512Config());
+}
+
+//===----------------------------------------------------------------------===//
+// A read in place (alayout=direct)
+//===----------------------------------------------------------------------===//
+
+TEST(GemmKernelTest, AInPlaceValidates) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // The slivers read where A lies, rows lda apart (padded lda too), the
+  // last one short of rows copied to scratch: M short of a block by every
+  // count, K over several kc blocks, B packed, in place and packed by the
+  // tiles, B transposed, C overwritten, and a bias + relu epilogue.
+  for (GemmConfig config : bPackingVariants(/*inPlaceRows=*/false)) {
+    config.aLayout = ALayout::Direct;
+    for (Shape s : {Shape{1, 1, 1}, Shape{7, 17, 5}, Shape{13, 33, 37},
+                    Shape{50, 64, 40}, Shape{23, 64, 16}, Shape{257, 129, 67}})
+      for (int variant = 0; variant < 4; ++variant) {
+        GemmDesc d = GemmDesc::packed(s.m, s.n, s.k, false, variant == 1);
+        d.lda += variant == 2 ? 7 : 0;
+        d.overwrite = variant == 3;
+        if (variant == 3) {
+          d.bias = GemmBias::Columns;
+          d.relu = true;
+        }
+        GemmConfig c = fitTo(config, d);
+        ASSERT_EQ(c.aLayout, ALayout::Direct);
+        EXPECT_TRUE(kernelValidates(d, c));
+      }
+  }
+}
+
+TEST(GemmKernelTest, AInPlaceRefusesWhatItCannotAddress) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  GemmConfig c = smallAvx2Config();
+  c.aLayout = ALayout::Direct;
+  GemmDesc runtimeLd = GemmDesc::packed(13, 33, 37);
+  runtimeLd.runtimeLd = true;
+  auto built = buildGemmKernel(runtimeLd, clampToProblem(c, runtimeLd),
+                               host(), EmitterOptions::defaults(), "");
+  ASSERT_FALSE(static_cast<bool>(built));
+  EXPECT_NE(llvm::toString(built.takeError()).find("needs runtime_ld false"),
+            std::string::npos);
 }
 
 //===----------------------------------------------------------------------===//
@@ -597,6 +642,8 @@ TEST(GemmKernelTest, RandomShapesAndConfigs) {
     c.prefetchA = prefetches[pick(0, 1)];
     c.prefetchB = prefetches[pick(0, 1)];
     c.loop = pick(0, 1) == 1 ? MacroLoopOrder::IrJr : MacroLoopOrder::JrIr;
+    // A k-major, in rows or in place (the last two need A as stored).
+    c.aLayout = d.transA ? ALayout::KMajor : ALayout(pick(0, 2));
     ::testing::AssertionResult ok = kernelValidates(d, c, options);
     if (!ok)
       ++failures;

@@ -482,19 +482,29 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(rows16.packB, BPacking::InPlace);
   EXPECT_EQ(rows16.mr, 6);
   EXPECT_EQ(rows16.kc, 16);
-  // One column sliver: that block, all of K while its B sliver fits L2,
-  // four row blocks a packed block, A copied in rows.
+  // One column sliver: that block; A read in place, so the general blocks
+  // (kc: the sliver in twice L1d; mc: half of L2).
   QM_ASSERT_EXPECTED(
       tall, chooseGemmConfig(GemmDesc::packed(4096, 64, 4096), target));
   EXPECT_EQ(tall.mr, 6);
   EXPECT_EQ(tall.nr, 64);
-  EXPECT_EQ(tall.kc, 4096);
-  EXPECT_EQ(tall.mc, 24);
-  EXPECT_EQ(tall.aLayout, ALayout::Rows);
-  QM_ASSERT_EXPECTED(
-      deep, chooseGemmConfig(GemmDesc::packed(4096, 64, 9000), target));
+  EXPECT_EQ(tall.kc, 256);
+  EXPECT_EQ(tall.mc, 510);
+  EXPECT_EQ(tall.aLayout, ALayout::Direct);
+  // Leading dimensions at run time: A copied in rows, and then each packed
+  // block is used once: all of K while the B sliver fits L2, four row
+  // blocks a packed block.
+  GemmDesc tallRuntime = GemmDesc::packed(4096, 64, 4096);
+  tallRuntime.runtimeLd = true;
+  QM_ASSERT_EXPECTED(rows, chooseGemmConfig(tallRuntime, target));
+  EXPECT_EQ(rows.aLayout, ALayout::Rows);
+  EXPECT_EQ(rows.kc, 4096);
+  EXPECT_EQ(rows.mc, 24);
+  GemmDesc deepRuntime = GemmDesc::packed(4096, 64, 9000);
+  deepRuntime.runtimeLd = true;
+  QM_ASSERT_EXPECTED(deep, chooseGemmConfig(deepRuntime, target));
   EXPECT_EQ(deep.kc, 4096); // 1 MiB of L2 / (64 floats)
-  // A transposed cannot be copied in rows.
+  // A transposed is neither read nor copied in rows.
   QM_ASSERT_EXPECTED(
       transA,
       chooseGemmConfig(GemmDesc::packed(4096, 64, 4096, true, false), target));

@@ -202,9 +202,11 @@ TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
   EXPECT_EQ(d[7].modelChoice, 0);
   EXPECT_EQ(d[8].choices, (std::vector<std::string>{"jr-ir", "ir-jr"}));
   EXPECT_EQ(d[8].modelChoice, 0);
-  EXPECT_EQ(d[9].choices, (std::vector<std::string>{"kmajor", "rows"}));
-  EXPECT_EQ(d[9].modelChoice, 0);
-  EXPECT_EQ(space.size(), 3u * 4 * 5 * 4 * 3 * 3 * 2 * 2 * 2 * 2);
+  // A in place: the model's choice for an A as stored, lda in the code.
+  EXPECT_EQ(d[9].choices,
+            (std::vector<std::string>{"kmajor", "rows", "direct"}));
+  EXPECT_EQ(d[9].modelChoice, 2);
+  EXPECT_EQ(space.size(), 3u * 4 * 5 * 4 * 3 * 3 * 2 * 2 * 2 * 3);
 }
 
 TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
@@ -226,7 +228,7 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
       space.decisions()[7].choices,
       (std::vector<std::string>{"bcast", "pipelined", "embedded", "bmem"}));
   EXPECT_EQ(space.decisions()[7].modelChoice, 0);
-  EXPECT_EQ(space.size(), 6u * 4 * 5 * 4 * 3 * 3 * 2 * 4 * 2 * 2);
+  EXPECT_EQ(space.size(), 6u * 4 * 5 * 4 * 3 * 3 * 2 * 4 * 2 * 3);
 }
 
 TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
@@ -434,7 +436,7 @@ TEST(SearchSpaceTest, ModelAssignmentKeepsTheBasesOrder) {
     EXPECT_EQ(same, base) << same.str() << " vs " << base.str();
     EXPECT_EQ(space.describe(space.modelAssignment()),
               "block=6x64,ku=4,kc=384,mc=x1,nc=x1,pfa=0,pfb=0,order=" +
-                  orderName(order).str() + ",loop=jr-ir,alayout=kmajor");
+                  orderName(order).str() + ",loop=jr-ir,alayout=direct");
   }
   // A base that cannot hold its own order's registers gives a model
   // assignment configFor refuses (the search prunes it like any other).
@@ -470,7 +472,7 @@ TEST(SearchSpaceTest, DescribeIsStable) {
   SearchSpace space = modelSpace(GemmDesc::packed(4096, 8192, 4096), target);
   EXPECT_EQ(space.describe(space.modelAssignment()),
             "block=6x64,ku=4,kc=384,mc=x1,nc=x1,pfa=0,pfb=0,order=bcast,"
-            "loop=jr-ir,alayout=kmajor");
+            "loop=jr-ir,alayout=direct");
   EXPECT_EQ(space.describe({3, 0, 4, 0, 1, 2, 1, 2, 1, 1}),
             "block=8x48,ku=1,kc=768,mc=x1/4,nc=x1/2,pfa=512,pfb=256,"
             "order=embedded,loop=ir-jr,alayout=rows");
@@ -720,19 +722,35 @@ TEST(SearchSpaceTest, ConvolutionKcChoicesAreWholePiecesOfTheRun) {
   }
 }
 
-TEST(SearchSpaceTest, DirectAOutsideAConvolutionIsRefused) {
+TEST(SearchSpaceTest, DirectANeedsAAsStoredWithItsLdInTheCode) {
   Target target = pinned(avx512Spec);
   GemmDesc gemm = GemmDesc::packed(64, 64, 64);
   QM_ASSERT_EXPECTED(base, chooseGemmConfig(gemm, target));
+  EXPECT_EQ(base.aLayout, ALayout::Direct);
   SearchSpace space(gemm, base, {{"alayout", {"rows", "direct"}, 0}});
-  QM_ASSERT_FAILS_WITH(space.configFor({1}).takeError(),
-                       "alayout=direct reads A in place from an nhwc "
-                       "convolution's input; this is not one");
-  QM_ASSERT_EXPECTED(rows, space.configFor({0}));
-  EXPECT_EQ(rows.aLayout, ALayout::Rows);
+  QM_ASSERT_EXPECTED(direct, space.configFor({1}));
+  EXPECT_EQ(direct.aLayout, ALayout::Direct);
+  GemmDesc runtimeLd = gemm;
+  runtimeLd.runtimeLd = true;
+  GemmDesc transA = GemmDesc::packed(64, 64, 64, true, false);
+  for (const GemmDesc &desc : {runtimeLd, transA}) {
+    SearchSpace refused(desc, base, {{"alayout", {"rows", "direct"}, 0}});
+    QM_ASSERT_FAILS_WITH(refused.configFor({1}).takeError(),
+                         "alayout=direct reads A in place with lda in the "
+                         "code: it needs an f32 GEMM with A not transposed");
+    // Nor does the space around the model's config offer it.
+    QM_ASSERT_EXPECTED(model, chooseGemmConfig(desc, target));
+    EXPECT_NE(model.aLayout, ALayout::Direct);
+    SearchSpace offered = SearchSpace::forGemm(desc, target, model);
+    const Decision *alayout = decision(offered, "alayout");
+    if (alayout)
+      EXPECT_EQ(std::count(alayout->choices.begin(), alayout->choices.end(),
+                           "direct"),
+                0);
+  }
 }
 
-TEST(SearchSpaceTest, GemmAndNchwSpacesOfferNoDirectA) {
+TEST(SearchSpaceTest, GemmSpacesAreForGemmsAndNchwOffersNoDirectA) {
   Target target = pinned(avx512Spec);
   GemmDesc gemm = GemmDesc::packed(256, 256, 256);
   QM_ASSERT_EXPECTED(base, chooseGemmConfig(gemm, target));

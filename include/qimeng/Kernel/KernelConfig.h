@@ -42,9 +42,11 @@ enum class ALayout {
   KMajor, ///< "kmajor": MR floats per k (BLIS)
   Rows,   ///< "rows": each row's kb floats, kc floats apart (needs A not
           ///< transposed); copied from rows of A with vector moves
-  Direct, ///< "direct": nhwc convolutions only, A read where it lies in
-          ///< the input (kc divides the input's contiguous run, or is a
-          ///< multiple of it); docs/KernelContract.md
+  Direct, ///< "direct": A read where it lies, no PACK A: an f32 GEMM's A
+          ///< as stored with lda in the code (GemmDesc::aSliversInPlace),
+          ///< or an nhwc convolution's input (kc divides the input's
+          ///< contiguous run, or is a multiple of it);
+          ///< docs/KernelContract.md
 };
 
 /// "kmajor", "rows", "direct".

@@ -126,6 +126,13 @@ struct GemmDesc {
     return !transB && !dynamicN && n % nr == 0;
   }
 
+  /// Whether the f32 microkernel can read A's slivers where A lies
+  /// (alayout=direct): A not transposed and its rows lda apart in the
+  /// instructions' displacements, so lda is not a run-time value.
+  bool aSliversInPlace() const {
+    return !transA && !runtimeLd && precision == GemmPrecision::F32;
+  }
+
   /// Checks sizes >= 1 and leading dimensions wide enough.
   llvm::Error verify() const;
 

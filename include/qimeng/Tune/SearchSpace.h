@@ -115,6 +115,8 @@ private:
   /// An nhwc convolution's contiguous run (ConvDesc::contiguousRun), which
   /// a direct A layout's kc must divide or be a multiple of; 0 otherwise.
   int64_t directRun_ = 0;
+  /// A convolution's space (forProblem): direct follows directRun_ there.
+  bool conv_ = false;
 };
 
 } // namespace qimeng
