@@ -116,6 +116,31 @@ static GemmConfig withShape(GemmConfig c, const MicroKernelShape &shape,
   return c;
 }
 
+/// Of the table's blocks as fast per FMA as its preferred one (as many
+/// accumulators, at most 10% more loads per FMA: 8x48 beside 6x64), the one
+/// whose tiles pad M and N least, where that is at least 1% less work than
+/// the preferred block's tiles.
+static const MicroKernelShape &
+leastPaddedBlock(llvm::ArrayRef<MicroKernelShape> table, const GemmDesc &desc) {
+  const MicroKernelShape &first = table.front();
+  const int lanes = Target::vectorBits(first.isa) / 32;
+  auto accumulators = [&](const MicroKernelShape &s) {
+    return s.mr * (s.nr / lanes);
+  };
+  auto loadsPerFma = [&](const MicroKernelShape &s) {
+    return double(s.mr + s.nr / lanes) / accumulators(s);
+  };
+  auto padded = [&](const MicroKernelShape &s) {
+    return double(roundUp(desc.m, s.mr)) * double(roundUp(desc.n, s.nr));
+  };
+  const MicroKernelShape *best = &first;
+  for (const MicroKernelShape &s : table)
+    if (accumulators(s) == accumulators(first) &&
+        loadsPerFma(s) <= 1.1 * loadsPerFma(first) && padded(s) < padded(*best))
+      best = &s;
+  return padded(*best) <= 0.99 * padded(first) ? *best : first;
+}
+
 /// The model's config; `bInPlace` allows reading B in place for few rows,
 /// `oneSliver` the blocking for one column sliver (plain GEMMs: the
 /// convolutions' model has its own rules for their A).
@@ -154,6 +179,11 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
         sliverBlock = &s; // the table's preferred block of that width
   if (sliverBlock)
     chosen = sliverBlock;
+  // A plain GEMM takes the block that pads its tiles least of those as
+  // fast per FMA (128x768: 8x48 leaves no row of padding where 6x64 pads
+  // 4 of 128).
+  if (oneSliver && packB == BPacking::Panels && !sliverBlock)
+    chosen = &leastPaddedBlock(table, desc);
   GemmConfig c;
   c.packB = packB;
   c.isa = isa;
@@ -164,16 +194,28 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   const bool aInPlace = oneSliver && desc.aSliversInPlace();
   if (oneSliver && !desc.transA)
     c.aLayout = aInPlace ? ALayout::Direct : ALayout::Rows;
+  // With A in place, L2 holds the packed B panel while A's rows stream
+  // past it: kc x nc fills half of L2 (no A block is packed there).
+  const int64_t l2Bytes = std::max<int64_t>(target.caches.l2, 128 * 1024);
+  if (aInPlace && packB == BPacking::Panels)
+    c.nc = roundDownAtLeast(l2Bytes / 2 / (std::min(c.kc, desc.k) * 4), c.nr);
   // A problem whose operands together fit half of L2 (64^3, 128^3):
   // packing buys no locality, so B is read in place (when its slivers can
   // be) too (docs/BlockingModel.md).
-  const int64_t l2Bytes = std::max<int64_t>(target.caches.l2, 128 * 1024);
   const double footprint =
       4.0 * (double(desc.m) * desc.k + double(desc.k) * desc.n +
              double(desc.m) * desc.n);
   if (oneSliver && packB == BPacking::Panels && footprint <= l2Bytes / 2 &&
       !desc.transA && desc.bSliversInPlace(c.nr))
     c.packB = BPacking::InPlace;
+  // All of M in one row block (M <= mc): every packed B sliver is used by
+  // that block's tiles only, so they pack it as they first read it
+  // (packb=fused) and no PACK B pass runs (not with a run-time K, whose
+  // header slot is the fused packing's).
+  else if (oneSliver && c.packB == BPacking::Panels && !sliverBlock &&
+           desc.bSliversInPlace(c.nr) && !desc.dynamicK &&
+           roundUp(desc.m, c.mr) <= c.mc)
+    c.packB = BPacking::Fused;
   // One column sliver with A packed: each packed block is used once, so
   // all of K in one block while B's sliver fits L2 (C then stays in
   // registers over K), a few row blocks per packed block. With A in place

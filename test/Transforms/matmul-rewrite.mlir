@@ -16,12 +16,12 @@
 // CHECK:         %[[PA:.+]] = llvm.inttoptr
 // CHECK:         %[[PB:.+]] = llvm.inttoptr
 // CHECK:         %[[PC:.+]] = llvm.inttoptr
-// CHECK:         llvm.call @[[KERNEL:qm_sgemm_64x48x32_nn_lda32_ldb48_ldc48_6x16_ku4_kc32_mc66_nc48_pfa0_pfb0_nopackb_adirect_x86_64_avx2]](%[[PA]], %[[PB]], %[[PC]], %[[WS]])
+// CHECK:         llvm.call @[[KERNEL:qm_sgemm_64x48x32_nn_lda32_ldb48_ldc48_4x24_ku4_kc32_mc64_nc48_pfa0_pfb0_nopackb_adirect_x86_64_avx2]](%[[PA]], %[[PB]], %[[PC]], %[[WS]])
 // CHECK:         llvm.call @free(%[[WS]])
 // CHECK-NOT:     memref.dealloc
 // CHECK:       llvm.func internal @[[KERNEL]](%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr) attributes {no_inline}
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att
-// CHECK-SAME:      vfmadd231ps %ymm12, %ymm14, %ymm0
+// CHECK-SAME:      vfmadd231ps %ymm12, %ymm15, %ymm0
 // CHECK-SAME:      "={rdi},={rsi},={rdx},={rcx},0,1,2,3,~{rax},~{rbx}
 // CHECK-SAME:      ~{ymm15},~{memory},~{dirflag},~{fpsr},~{flags}"
 // CHECK-NOT:       zmm

@@ -517,6 +517,45 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(square.kc, 256);
 }
 
+TEST(BlockingModelTest, AInPlaceBlocksBForL2AndPadsLeast) {
+  Target target = parseTarget("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,"
+                              "+fma,+avx512f:l1d=48K,l2=1M,l3=32M,cores=2");
+  // A in place: B's panel fills half of L2 (kc 384: 341 -> 320 columns),
+  // several row blocks, so PACK B runs once per panel.
+  QM_ASSERT_EXPECTED(square, chooseGemmConfig(
+                                 GemmDesc::packed(1024, 1024, 1024), target));
+  EXPECT_EQ(square.aLayout, ALayout::Direct);
+  EXPECT_EQ(square.mr, 6);
+  EXPECT_EQ(square.nr, 64);
+  EXPECT_EQ(square.kc, 384);
+  EXPECT_EQ(square.nc, 320);
+  EXPECT_EQ(square.packB, BPacking::Panels);
+  // 128 rows: 8x48 pads no row where 6x64 pads 4 (3%); one row block, so
+  // its tiles pack B as they first read it.
+  QM_ASSERT_EXPECTED(mlp, chooseGemmConfig(GemmDesc::packed(128, 3072, 768),
+                                           target));
+  EXPECT_EQ(mlp.mr, 8);
+  EXPECT_EQ(mlp.nr, 48);
+  EXPECT_EQ(mlp.mc, 128);
+  EXPECT_EQ(mlp.packB, BPacking::Fused);
+  // With run-time leading dimensions A is copied in rows; the B rules are
+  // the same, the panel's width the cache's (L3's share) as before.
+  GemmDesc runtime = GemmDesc::packed(128, 3072, 768);
+  runtime.runtimeLd = true;
+  QM_ASSERT_EXPECTED(rows, chooseGemmConfig(runtime, target));
+  EXPECT_EQ(rows.aLayout, ALayout::Rows);
+  EXPECT_EQ(rows.packB, BPacking::Fused);
+  // A 0.2% padding difference keeps the table's preferred block; a run-time
+  // K keeps B in a PACK B pass (K's header slot is the fused packing's).
+  GemmDesc dynamicK = GemmDesc::packed(128, 3072, 768);
+  dynamicK.runtimeLd = dynamicK.dynamicK = true;
+  QM_ASSERT_EXPECTED(deep, chooseGemmConfig(dynamicK, target));
+  EXPECT_EQ(deep.packB, BPacking::Panels);
+  QM_ASSERT_EXPECTED(
+      tall, chooseGemmConfig(GemmDesc::packed(2048, 2048, 2048), target));
+  EXPECT_EQ(tall.mr, 6);
+}
+
 TEST(BlockingModelTest, Deterministic) {
   Target target = parseTarget(kZnver3);
   GemmDesc d = GemmDesc::packed(300, 200, 100);

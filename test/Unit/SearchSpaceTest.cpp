@@ -190,8 +190,10 @@ TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
   EXPECT_EQ(d[3].choices,
             (std::vector<std::string>{"x1/4", "x1/2", "x1", "x2"}));
   EXPECT_EQ(d[3].modelChoice, 2);
-  // The model's nc (2048) already covers N: "x2" would clamp to "x1".
-  EXPECT_EQ(d[4].choices, (std::vector<std::string>{"x1/4", "x1/2", "x1"}));
+  // With A in place the model's B panel fills half of L2 (nc 256 of 2048
+  // columns): every factor gives a distinct panel.
+  EXPECT_EQ(d[4].choices,
+            (std::vector<std::string>{"x1/4", "x1/2", "x1", "x2"}));
   EXPECT_EQ(d[4].modelChoice, 2);
   EXPECT_EQ(d[5].choices, (std::vector<std::string>{"0", "256", "512"}));
   EXPECT_EQ(d[5].modelChoice, 0);
@@ -206,7 +208,7 @@ TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
   EXPECT_EQ(d[9].choices,
             (std::vector<std::string>{"kmajor", "rows", "direct"}));
   EXPECT_EQ(d[9].modelChoice, 2);
-  EXPECT_EQ(space.size(), 3u * 4 * 5 * 4 * 3 * 3 * 2 * 2 * 2 * 3);
+  EXPECT_EQ(space.size(), 3u * 4 * 5 * 4 * 4 * 3 * 2 * 2 * 2 * 3);
 }
 
 TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
@@ -222,13 +224,13 @@ TEST(SearchSpaceTest, Avx512BlocksFromTheTable) {
   EXPECT_EQ(space.decisions()[2].choices,
             (std::vector<std::string>{"192", "288", "384", "512", "768"}));
   EXPECT_EQ(space.decisions()[4].choices,
-            (std::vector<std::string>{"x1/4", "x1/2", "x1"}));
+            (std::vector<std::string>{"x1/4", "x1/2", "x1", "x2"}));
   // bmem for 7x64, whose bcast needs 33 registers.
   EXPECT_EQ(
       space.decisions()[7].choices,
       (std::vector<std::string>{"bcast", "pipelined", "embedded", "bmem"}));
   EXPECT_EQ(space.decisions()[7].modelChoice, 0);
-  EXPECT_EQ(space.size(), 6u * 4 * 5 * 4 * 3 * 3 * 2 * 4 * 2 * 3);
+  EXPECT_EQ(space.size(), 6u * 4 * 5 * 4 * 4 * 3 * 2 * 4 * 2 * 3);
 }
 
 TEST(SearchSpaceTest, OrderListsEmbeddedOnlyForAvx512) {
@@ -487,14 +489,14 @@ TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
   QM_ASSERT_EXPECTED(model, chooseGemmConfig(desc, target));
   ASSERT_EQ(model.kc, 384);
   ASSERT_EQ(model.mc, 678);
-  ASSERT_EQ(model.nc, 8192);
+  ASSERT_EQ(model.nc, 640); // A in place: the B panel in half of L2
   SearchSpace space = SearchSpace::forGemm(desc, target, model);
   // block 6x64, ku 4, kc 192, mc x1, nc x1/2: half the kc, the same A
   // block bytes (twice the rows), the same B panel bytes at x1/2.
   QM_ASSERT_EXPECTED(config, space.configFor({0, 2, 0, 2, 1, 0, 0, 0, 0, 0}));
   EXPECT_EQ(config.kc, 192);
   EXPECT_EQ(config.mc, 1356);
-  EXPECT_EQ(config.nc, 8192);
+  EXPECT_EQ(config.nc, 640);
   // 14x32 rounds mc to its mr: 678 / 14 = 48.4 -> 48 * 14. The order does
   // not change the blocking.
   for (int order = 0; order < 3; ++order) {
