@@ -191,7 +191,9 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // A as stored is read in place (its leading dimension in the code) or
   // copied in rows, the cheaper packing; a transposed A is packed k-major
   // (docs/BlockingModel.md, "A in place").
-  const bool aInPlace = oneSliver && desc.aSliversInPlace();
+  const bool aInPlace =
+      oneSliver && desc.aSliversInPlace() &&
+      (!desc.runtimeLd || c.mr <= Target::directRowsWithRuntimeLd(c.isa));
   if (oneSliver && !desc.transA)
     c.aLayout = aInPlace ? ALayout::Direct : ALayout::Rows;
   // With A in place, L2 holds the packed B panel while A's rows stream

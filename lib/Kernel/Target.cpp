@@ -545,6 +545,10 @@ int Target::vectorRegisters(VectorIsa isa) {
   llvm_unreachable("unknown VectorIsa");
 }
 
+int Target::directRowsWithRuntimeLd(VectorIsa isa) {
+  return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512 ? 9 : 0;
+}
+
 std::string Target::featureString() const {
   std::vector<std::string> sorted = features;
   llvm::sort(sorted);

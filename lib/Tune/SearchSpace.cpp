@@ -431,9 +431,14 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
   const int64_t panelKc = std::min(c.kc, desc_.k);
   if (c.aLayout == ALayout::Direct && !conv_ && !desc_.aSliversInPlace())
     return llvm::createStringError(
-        "alayout=direct reads A in place with lda in the code: it needs an "
-        "f32 GEMM with A not transposed and leading dimensions that are not "
-        "run-time values");
+        "alayout=direct reads A's rows in place: it needs an f32 GEMM with A "
+        "not transposed");
+  if (c.aLayout == ALayout::Direct && !conv_ && desc_.runtimeLd &&
+      c.mr > Target::directRowsWithRuntimeLd(c.isa))
+    return llvm::createStringError(llvm::formatv(
+        "alayout=direct with run-time leading dimensions reaches {0} rows of "
+        "A in place; the {1}x{2} block has {1}",
+        Target::directRowsWithRuntimeLd(c.isa), c.mr, c.nr));
   if (c.aLayout == ALayout::Direct && conv_ &&
       (directRun_ == 0 ||
        (directRun_ % panelKc != 0 && panelKc % directRun_ != 0)))

@@ -49,6 +49,15 @@ FUSED_B_PREFETCH_ROWS = 8
 # must catch each of them.
 FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 
+# A read in place with a run-time lda (a_layout "direct", runtime_ld): the
+# K loop reaches row i of a sliver at base i // 3 plus (i % 3) * lda, lda
+# in bytes in %r9; the bases are %rax (row 0), %r13 (row 3) and %rdi (row
+# 6). %r9 (nc block's columns) and %r13 (mc block's rows) wait in the
+# workspace meanwhile, and %rdi (the C tile) is computed again.
+RUNTIME_A_ROWS = "runtime"
+A_ROW_BASES = ("%rax", "%r13", "%rdi")
+A_LDA_REG = "%r9"
+
 # Register map of the body (see docs/KernelContract.md).
 WS, JC, NB, PC, KB, IC, MB, JR, IR = (
     "%rbx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15")
@@ -200,10 +209,12 @@ class Params:
             raise RequestError(
                 f"a_layout '{self.a_layout}' reads rows of A as stored: it "
                 "needs trans_a false")
-        if self.a_layout == "direct" and self.runtime_ld:
+        if (self.a_layout == "direct" and self.runtime_ld
+                and self.mr > len(A_ROW_BASES) * 3):
             raise RequestError(
-                "a_layout 'direct' addresses A's rows with lda in the "
-                "instructions: it needs runtime_ld false")
+                "a_layout 'direct' with runtime_ld addresses A's rows from "
+                f"{len(A_ROW_BASES)} base registers, three rows each: it "
+                f"needs mr <= {len(A_ROW_BASES) * 3}, got {self.mr}")
         # Direct slivers are rows too, lda apart (the pointer table and the
         # scratch sliver are placed with the workspace below).
         self.a_direct = self.a_layout == "direct"
@@ -268,15 +279,23 @@ class Params:
         self.ap_offset = TILE_OFFSET + self.tile_bytes
         self.ap_bytes = round_up(self.mc * self.kc * 4, 64)
         if self.a_direct:
-            # No packed A: the slivers' pointers (one int64 per row of an
-            # mc block; a sliver uses its first row's), then one scratch
-            # sliver for the rows short of MR at the end of M.
-            self.a_row_stride = check_disp(self.lda * 4, "A row")
-            check_disp(self.mr * self.lda * 4, "A row")
-            self.a_pointer_table = self.ap_offset
-            self.a_scratch = self.ap_offset + round_up(self.mc * 8, 64)
-            self.ap_bytes = round_up(self.mc * 8, 64) + round_up(
-                self.mr * self.kc * 4, 64)
+            # No packed A: two slots (the row and column counts, kept
+            # while a run-time lda's K loop borrows their registers), the
+            # slivers' pointers (one int64 per row of an mc block; a sliver
+            # uses its first row's), then one scratch sliver for the rows
+            # short of MR at the end of M (or, see a_first_sliver_copied,
+            # for the first sliver).
+            if self.runtime_ld:
+                self.a_row_stride = RUNTIME_A_ROWS
+            else:
+                self.a_row_stride = check_disp(self.lda * 4, "A row")
+                check_disp(self.mr * self.lda * 4, "A row")
+            self.a_slots = self.ap_offset
+            self.a_pointer_table = self.ap_offset + 64
+            self.a_scratch = self.a_pointer_table + round_up(self.mc * 8, 64)
+            self.a_sliver_bytes = round_up(self.mr * self.kc * 4, 64)
+            self.ap_bytes = 64 + round_up(self.mc * 8, 64) + (
+                2 if self.a_first_sliver_copied else 1) * self.a_sliver_bytes
         self.bp_offset = self.ap_offset + self.ap_bytes
         self.bp_bytes = round_up(self.kc * self.nc * 4, 64) \
             if self.pack_b else 0
@@ -289,6 +308,21 @@ class Params:
             check_disp(self.mr * self.ldc * 4, "C row")
             check_disp(max(self.lda, self.ldb) * 4 * max(self.mr, self.nr),
                        "packing source")
+
+    @property
+    def runtime_a_rows(self):
+        """A read in place with a run-time lda: its K loop addresses the
+        rows from base registers (A_ROW_BASES) and lda in %r9."""
+        return self.a_direct and self.runtime_ld
+
+    @property
+    def a_first_sliver_copied(self):
+        """The tiles that pack B (fuse_pack_b) hold their copy's
+        destination in %rdi, the third base of a run-time-lda sliver of
+        more than six rows: the first sliver of each block, the only one
+        those tiles read, is then copied to the scratch sliver."""
+        return (self.runtime_a_rows and self.fuse_pack_b
+                and self.mr > 2 * 3)
 
     @property
     def has_epilogue(self):
@@ -656,7 +690,13 @@ def _emit_a_in_place(asm, p):
     copy = asm.label("A in place: sliver short of rows")
     done = asm.label("A in place: sliver done")
     asm.comment(f"A in place: {R}-row slivers read where they lie, rows "
-                f"{p.a_row_stride} bytes apart; no PACK A")
+                + ("lda" if p.runtime_ld else f"{p.a_row_stride}")
+                + " bytes apart; no PACK A")
+    if p.runtime_a_rows:
+        # The block's column and row counts wait here while the K loops
+        # borrow their registers.
+        asm.ins(f"movq {NB}, {p.a_slots}(%rbx)")
+        asm.ins(f"movq {MB}, {p.a_slots + 8}(%rbx)")
     asm.ins("xorl %r14d, %r14d")
     asm.place(sliver)
     asm.ins("movq 0(%rbx), %rsi")
@@ -668,10 +708,22 @@ def _emit_a_in_place(asm, p):
     asm.ins("subq %r14, %rdx")
     asm.ins(f"cmpq ${R}, %rdx")
     asm.ins(f"jb {fwd(copy)}")
+    if p.a_first_sliver_copied:
+        # The first sliver to the second scratch sliver (the first is the
+        # short one's).
+        first = asm.label("A in place: first sliver to scratch")
+        asm.ins("testq %r14, %r14")
+        asm.ins(f"jz {fwd(first)}")
     asm.ins(f"movq %rsi, {p.a_pointer_table}(%rbx,%r14,8)")
     asm.ins(f"jmp {fwd(done)}")
     asm.place(copy)
     asm.ins(f"leaq {p.a_scratch}(%rbx), %rdi")
+    if p.a_first_sliver_copied:
+        rows_copy = asm.label("A in place: sliver to scratch")
+        asm.ins(f"jmp {fwd(rows_copy)}")
+        asm.place(first)
+        asm.ins(f"leaq {p.a_scratch + p.a_sliver_bytes}(%rbx), %rdi")
+        asm.place(rows_copy)
     asm.ins("leaq 1(%rdi), %rax")
     asm.ins(f"movq %rax, {p.a_pointer_table}(%rbx,%r14,8)")
     _emit_sliver_rows_copy(asm, p, "A in place, short sliver")
@@ -792,10 +844,15 @@ def _emit_k_step(asm, p, u, row_stride, b):
     elif p.prefetch_b:
         asm.ins(f"prefetcht0 {b.address(u, p.prefetch_b)}")
 
-    def a_addr(i):
+    def a_addr(i, disp=0):
+        if row_stride == RUNTIME_A_ROWS:
+            base, scale = A_ROW_BASES[i // 3], i % 3
+            index = "" if scale == 0 else (
+                f",{A_LDA_REG}" if scale == 1 else f",{A_LDA_REG},2")
+            return f"{disp + u * 4}({base}{index})"
         if p.a_rows:
-            return f"{i * row_stride + u * 4}(%rax)"
-        return f"{(u * p.mr + i) * 4}(%rax)"
+            return f"{disp + i * row_stride + u * 4}(%rax)"
+        return f"{disp + (u * p.mr + i) * 4}(%rax)"
 
     def fmas(i, a_operand):
         for v in range(p.nv):
@@ -824,9 +881,7 @@ def _emit_k_step(asm, p, u, row_stride, b):
         # Every 16 k steps (one line of each row), a line ahead per row.
         if (u * 4) % 64 == 0:
             for i in range(p.mr):
-                asm.ins(f"prefetcht0 "
-                        f"{p.prefetch_a + i * row_stride + u * 4}"
-                        "(%rax)")
+                asm.ins(f"prefetcht0 {a_addr(i, p.prefetch_a)}")
     elif p.prefetch_a and (u * p.mr * 4) % 64 < p.mr * 4:
         asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
     b.emit_step_end(asm)
@@ -1181,7 +1236,8 @@ def _emit_k_loops(asm, p, row_stride, k_done, b):
     for u in range(p.k_unroll):
         _emit_k_step(asm, p, u, row_stride, b)
     a_step = 4 if p.a_rows else p.mr * 4
-    asm.ins(f"addq ${p.k_unroll * a_step}, %rax")
+    for base in _a_bases(p, row_stride):
+        asm.ins(f"addq ${p.k_unroll * a_step}, {base}")
     b.emit_advance(asm, p.k_unroll)
     if b.sweep:
         asm.ins("prefetcht1 (%rdx)")
@@ -1198,10 +1254,37 @@ def _emit_k_loops(asm, p, row_stride, k_done, b):
         asm.ins(f"jz {fwd(k_done)}")
         asm.place(k_rem_loop)
         _emit_k_step(asm, p, 0, row_stride, b)
-        asm.ins(f"addq ${a_step}, %rax")
+        for base in _a_bases(p, row_stride):
+            asm.ins(f"addq ${a_step}, {base}")
         b.emit_advance(asm, 1)
         asm.ins("decq %rcx")
         asm.ins(f"jnz {back(k_rem_loop)}")
+
+
+def _a_bases(p, row_stride):
+    """The registers a K loop advances along A: %rax, and the further row
+    bases of a run-time-lda sliver read in place."""
+    if row_stride != RUNTIME_A_ROWS:
+        return ("%rax",)
+    return A_ROW_BASES[:(p.mr + 2) // 3]
+
+
+def _emit_runtime_a_rows_setup(asm, p):
+    """Before the K loop of a sliver read in place with a run-time lda:
+    %r9 = lda bytes, and each further base three rows below the last."""
+    asm.ins(f"movq {LD_BYTES_OFFSET}(%rbx), {A_LDA_REG}")
+    bases = _a_bases(p, RUNTIME_A_ROWS)
+    for prev, base in zip(bases, bases[1:]):
+        asm.ins(f"leaq ({prev},{A_LDA_REG},2), {base}")
+        asm.ins(f"addq {A_LDA_REG}, {base}")
+
+
+def _emit_runtime_a_rows_restore(asm, p):
+    """After the K loops: the registers a run-time-lda sliver borrowed."""
+    asm.ins(f"movq {p.a_slots}(%rbx), {NB}")
+    asm.ins(f"movq {p.a_slots + 8}(%rbx), {MB}")
+    if len(_a_bases(p, RUNTIME_A_ROWS)) > 2:
+        _emit_c_pointer(asm, p)
 
 
 def _emit_c_pointer(asm, p):
@@ -1222,15 +1305,21 @@ def _emit_b_in_place(asm, p):
     asm.ins("leaq (%rsi,%rdx,4), %rsi")
 
 
-def _emit_a_k_loops(asm, p, k_done, b):
+def _emit_a_k_loops(asm, p, k_done, b, scratch_only=False):
     """The K loops for the sliver at %rax, by A's layout; every path ends
-    at `k_done`."""
+    at `k_done`. With `scratch_only` the sliver is known to be in scratch
+    rows."""
     if p.a_pointer_table is not None:
         # A sliver copied to scratch (its pointer's bit 0 set) has its
         # rows kc floats apart: the same K loop with that row stride.
         packed = asm.label("A sliver in scratch rows")
         asm.ins("btrq $0, %rax")
+        if scratch_only:
+            _emit_k_loops(asm, p, p.kc * 4, k_done, b)
+            return
         asm.ins(f"jc {fwd(packed)}")
+        if p.runtime_a_rows:
+            _emit_runtime_a_rows_setup(asm, p)
         if p.conv is not None and p.conv.segmented:
             p.conv.emit_segmented_k_loops(
                 asm, p, b,
@@ -1244,16 +1333,18 @@ def _emit_a_k_loops(asm, p, k_done, b):
         _emit_k_loops(asm, p, a_row_stride(p), k_done, b)
 
 
-def _emit_swept_k_loops(asm, p, k_done, b):
+def _emit_swept_k_loops(asm, p, k_done, b, scratch_only=False):
     """_emit_a_k_loops, then `k_done` placed after them; when `b` sweeps,
     %rdx is loaded from the next panel's slot before them and stored back
     at `k_done`."""
     if b.sweep:
         asm.ins(f"movq {NEXT_PANEL_SLOT}(%rbx), %rdx")
-    _emit_a_k_loops(asm, p, k_done, b)
+    _emit_a_k_loops(asm, p, k_done, b, scratch_only)
     asm.place(k_done)
     if b.sweep:
         asm.ins(f"movq %rdx, {NEXT_PANEL_SLOT}(%rbx)")
+    if p.runtime_a_rows and not scratch_only:
+        _emit_runtime_a_rows_restore(asm, p)
 
 
 def _emit_compute(asm, p):
@@ -1330,7 +1421,8 @@ def _emit_compute(asm, p):
                     "%r15")
         fused_done = asm.label("B sliver packed")
         _emit_swept_k_loops(asm, p, fused_done, BStream(
-            p.b_ld, False, p.nr * 4, sweep=p.sweep_next_panel))
+            p.b_ld, False, p.nr * 4, sweep=p.sweep_next_panel),
+            scratch_only=p.a_first_sliver_copied)
         if not p.b_ld.static:
             asm.ins("xorl %r15d, %r15d")
         _emit_c_pointer(asm, p)

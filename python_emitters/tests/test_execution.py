@@ -287,6 +287,25 @@ RUNTIME_LD = [
     ("avx2_rt_23x40x19_bmem_a_rows",
      request(m=23, n=40, k=19, mr=7, nr=16, mc=14, nc=32, kc=8,
              order="bmem", a_layout="rows", runtime_ld=True), (20, 41, 40)),
+    # A in place with a run-time lda: rows from two bases (six rows) and
+    # three (eight); B packed by the tiles (eight rows: the first sliver
+    # copied), in place and in panels; row edges, K remainders, prefetch.
+    ("avx512_rt_55x70x37_a_direct_prefetch",
+     request(isa="avx512", m=55, n=70, k=37, mr=6, nr=64, mc=24, nc=128,
+             kc=16, k_unroll=4, a_layout="direct", prefetch_a=256,
+             runtime_ld=True), (45, 77, 73)),
+    ("avx512_rt_61x96x70_8x48_a_direct_fused_b",
+     request(isa="avx512", m=61, n=96, k=70, mr=8, nr=48, mc=24, nc=96,
+             kc=32, k_unroll=4, a_layout="direct", fuse_pack_b=True,
+             runtime_ld=True), (75, 101, 99)),
+    ("avx512_rt_29x64x35_6x64_a_direct_fused_b",
+     request(isa="avx512", m=29, n=64, k=35, mr=6, nr=64, mc=18, nc=64,
+             kc=16, k_unroll=2, a_layout="direct", fuse_pack_b=True,
+             runtime_ld=True), (36, 70, 71)),
+    ("avx2_rt_23x32x19_7x16_bmem_a_direct_b_in_place",
+     request(m=23, n=32, k=19, mr=7, nr=16, mc=14, nc=32, kc=8,
+             order="bmem", a_layout="direct", pack_b=False,
+             runtime_ld=True), (20, 41, 40)),
 ]
 
 # dynamic_m kernels (generated for the request's m), each run for the M
@@ -321,6 +340,13 @@ DYNAMIC_N = [
     ("avx2_dn_rep32", request(m=13, n=32, k=19, mr=6, nr=16, mc=12, nc=32,
                               kc=8, runtime_ld=True, dynamic_n=True),
      ((13, 3), (13, 32), (13, 49))),
+    # A in place with run-time M and N (lda at run time): row edges of
+    # every count, an epilogue.
+    ("avx512_dn_dm_8x48_a_direct_bias_relu",
+     request(isa="avx512", m=40, n=96, k=37, mr=8, nr=48, mc=24, nc=96,
+             kc=16, runtime_ld=True, dynamic_m=True, dynamic_n=True,
+             a_layout="direct", bias="columns", relu=True),
+     ((1, 1), (7, 50), (40, 96), (61, 145))),
 ]
 
 # Run-time K: from the header at each call (with run-time leading
@@ -336,6 +362,11 @@ DYNAMIC_K = [
                               runtime_ld=True, dynamic_n=True,
                               dynamic_k=True),
      ((13, 5, 3), (13, 32, 24), (13, 40, 41))),
+    ("avx512_dk_a_direct", request(isa="avx512", m=29, n=64, k=32, mr=6,
+                                   nr=64, mc=18, nc=64, kc=16, k_unroll=4,
+                                   runtime_ld=True, dynamic_k=True,
+                                   a_layout="direct"),
+     ((29, 64, 0), (29, 64, 1), (29, 64, 19), (29, 64, 45))),
 ]
 
 # Epilogues: bias per column and relu where the last kc block stores C

@@ -107,8 +107,10 @@ BAD_REQUESTS = [
      ["a_layout", "trans_a"]),
     ("a_direct_transposed", _bad(a_layout="direct", trans_a=True),
      ["a_layout", "trans_a"]),
-    ("a_direct_runtime_ld", _bad(a_layout="direct", runtime_ld=True),
-     ["a_layout 'direct'", "runtime_ld"]),
+    ("a_direct_runtime_ld_ten_rows",
+     _bad(isa="avx512", a_layout="direct", runtime_ld=True, mr=10, nr=32,
+          mc=20, nc=64),
+     ["a_layout 'direct'", "runtime_ld", "mr <= 9"]),
 ]
 
 

@@ -491,24 +491,25 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(tall.kc, 256);
   EXPECT_EQ(tall.mc, 510);
   EXPECT_EQ(tall.aLayout, ALayout::Direct);
-  // Leading dimensions at run time: A copied in rows, and then each packed
-  // block is used once: all of K while the B sliver fits L2, four row
-  // blocks a packed block.
+  // Leading dimensions at run time: A in place too (six rows).
   GemmDesc tallRuntime = GemmDesc::packed(4096, 64, 4096);
   tallRuntime.runtimeLd = true;
-  QM_ASSERT_EXPECTED(rows, chooseGemmConfig(tallRuntime, target));
-  EXPECT_EQ(rows.aLayout, ALayout::Rows);
-  EXPECT_EQ(rows.kc, 4096);
-  EXPECT_EQ(rows.mc, 24);
-  GemmDesc deepRuntime = GemmDesc::packed(4096, 64, 9000);
-  deepRuntime.runtimeLd = true;
-  QM_ASSERT_EXPECTED(deep, chooseGemmConfig(deepRuntime, target));
-  EXPECT_EQ(deep.kc, 4096); // 1 MiB of L2 / (64 floats)
-  // A transposed is neither read nor copied in rows.
+  QM_ASSERT_EXPECTED(runtime, chooseGemmConfig(tallRuntime, target));
+  EXPECT_EQ(runtime.aLayout, ALayout::Direct);
+  EXPECT_EQ(runtime.kc, 256);
+  // A transposed is neither read nor copied in rows: packed k-major, and
+  // then each packed block is used once: all of K while the B sliver fits
+  // L2, four row blocks a packed block.
   QM_ASSERT_EXPECTED(
       transA,
       chooseGemmConfig(GemmDesc::packed(4096, 64, 4096, true, false), target));
   EXPECT_EQ(transA.aLayout, ALayout::KMajor);
+  EXPECT_EQ(transA.kc, 4096);
+  EXPECT_EQ(transA.mc, 24);
+  QM_ASSERT_EXPECTED(
+      deep,
+      chooseGemmConfig(GemmDesc::packed(4096, 64, 9000, true, false), target));
+  EXPECT_EQ(deep.kc, 4096); // 1 MiB of L2 / (64 floats)
   // A square problem keeps the table's preferred block and its kc.
   QM_ASSERT_EXPECTED(square,
                      chooseGemmConfig(GemmDesc::packed(512, 512, 512), target));
@@ -538,12 +539,20 @@ TEST(BlockingModelTest, AInPlaceBlocksBForL2AndPadsLeast) {
   EXPECT_EQ(mlp.nr, 48);
   EXPECT_EQ(mlp.mc, 128);
   EXPECT_EQ(mlp.packB, BPacking::Fused);
-  // With run-time leading dimensions A is copied in rows; the B rules are
-  // the same, the panel's width the cache's (L3's share) as before.
+  // With run-time leading dimensions the same (eight rows reached from
+  // three base registers).
   GemmDesc runtime = GemmDesc::packed(128, 3072, 768);
   runtime.runtimeLd = true;
-  QM_ASSERT_EXPECTED(rows, chooseGemmConfig(runtime, target));
-  EXPECT_EQ(rows.aLayout, ALayout::Rows);
+  QM_ASSERT_EXPECTED(runtimeMlp, chooseGemmConfig(runtime, target));
+  EXPECT_EQ(runtimeMlp.aLayout, ALayout::Direct);
+  EXPECT_EQ(runtimeMlp.mr, 8);
+  EXPECT_EQ(runtimeMlp.packB, BPacking::Fused);
+  // A transposed: copied k-major; the B rules are the same, the panel's
+  // width the cache's (L3's share).
+  QM_ASSERT_EXPECTED(rows, chooseGemmConfig(GemmDesc::packed(
+                                                128, 3072, 768, true, false),
+                                            target));
+  EXPECT_EQ(rows.aLayout, ALayout::KMajor);
   EXPECT_EQ(rows.packB, BPacking::Fused);
   // A 0.2% padding difference keeps the table's preferred block; a run-time
   // K keeps B in a PACK B pass (K's header slot is the fused packing's).

@@ -724,7 +724,7 @@ TEST(SearchSpaceTest, ConvolutionKcChoicesAreWholePiecesOfTheRun) {
   }
 }
 
-TEST(SearchSpaceTest, DirectANeedsAAsStoredWithItsLdInTheCode) {
+TEST(SearchSpaceTest, DirectANeedsAAsStored) {
   Target target = pinned(avx512Spec);
   GemmDesc gemm = GemmDesc::packed(64, 64, 64);
   QM_ASSERT_EXPECTED(base, chooseGemmConfig(gemm, target));
@@ -732,24 +732,28 @@ TEST(SearchSpaceTest, DirectANeedsAAsStoredWithItsLdInTheCode) {
   SearchSpace space(gemm, base, {{"alayout", {"rows", "direct"}, 0}});
   QM_ASSERT_EXPECTED(direct, space.configFor({1}));
   EXPECT_EQ(direct.aLayout, ALayout::Direct);
+  // With a run-time lda too, up to nine rows (three base registers).
   GemmDesc runtimeLd = gemm;
   runtimeLd.runtimeLd = true;
+  SearchSpace runtime(runtimeLd, base,
+                      {{"block", {"6x64", "12x32"}, 0},
+                       {"alayout", {"rows", "direct"}, 0}});
+  QM_ASSERT_EXPECTED(sixRows, runtime.configFor({0, 1}));
+  EXPECT_EQ(sixRows.aLayout, ALayout::Direct);
+  QM_ASSERT_FAILS_WITH(runtime.configFor({1, 1}).takeError(),
+                       "alayout=direct with run-time leading dimensions "
+                       "reaches 9 rows of A in place; the 12x32 block has 12");
+  // A transposed: refused, and the space around the model's config does
+  // not offer it.
   GemmDesc transA = GemmDesc::packed(64, 64, 64, true, false);
-  for (const GemmDesc &desc : {runtimeLd, transA}) {
-    SearchSpace refused(desc, base, {{"alayout", {"rows", "direct"}, 0}});
-    QM_ASSERT_FAILS_WITH(refused.configFor({1}).takeError(),
-                         "alayout=direct reads A in place with lda in the "
-                         "code: it needs an f32 GEMM with A not transposed");
-    // Nor does the space around the model's config offer it.
-    QM_ASSERT_EXPECTED(model, chooseGemmConfig(desc, target));
-    EXPECT_NE(model.aLayout, ALayout::Direct);
-    SearchSpace offered = SearchSpace::forGemm(desc, target, model);
-    const Decision *alayout = decision(offered, "alayout");
-    if (alayout)
-      EXPECT_EQ(std::count(alayout->choices.begin(), alayout->choices.end(),
-                           "direct"),
-                0);
-  }
+  SearchSpace refused(transA, base, {{"alayout", {"rows", "direct"}, 0}});
+  QM_ASSERT_FAILS_WITH(refused.configFor({1}).takeError(),
+                       "alayout=direct reads A's rows in place: it needs an "
+                       "f32 GEMM with A not transposed");
+  QM_ASSERT_EXPECTED(model, chooseGemmConfig(transA, target));
+  EXPECT_NE(model.aLayout, ALayout::Direct);
+  SearchSpace offered = SearchSpace::forGemm(transA, target, model);
+  EXPECT_EQ(decision(offered, "alayout"), nullptr);
 }
 
 TEST(SearchSpaceTest, GemmSpacesAreForGemmsAndNchwOffersNoDirectA) {

@@ -9,6 +9,7 @@
 #include "ScriptedChat.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Tune/LlmProposer.h"
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <gtest/gtest.h>
@@ -29,18 +30,27 @@ constexpr const char *zen3Spec =
     "x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma:l1d=32K,l2=512K,l3=32M,"
     "cores=8";
 
-/// The space around the model's config for `desc` with run-time leading
-/// dimensions and A packed k-major: two A layouts (k-major, rows; no A in
-/// place), the model's the first, so that the search tests below do not
-/// move with the model's choice of A layout.
+/// The space around the model's config for `desc` with A packed k-major
+/// (the model's config for A transposed, which packs A) and without the
+/// choice of A in place: two A layouts (k-major, rows), the model's the
+/// first, so that the search tests below do not move with the model's
+/// rules for A in place.
 SearchSpace modelSpace(const char *spec, GemmDesc desc) {
   auto target = Target::parse(spec);
   EXPECT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
-  desc.runtimeLd = true;
-  auto base = chooseGemmConfig(desc, *target);
+  GemmDesc packedA = desc;
+  packedA.transA = true;
+  auto base = chooseGemmConfig(packedA, *target);
   EXPECT_TRUE(static_cast<bool>(base)) << llvm::toString(base.takeError());
   base->aLayout = ALayout::KMajor;
-  return SearchSpace::forGemm(desc, *target, *base);
+  std::vector<Decision> decisions =
+      SearchSpace::forGemm(desc, *target, *base).decisions();
+  for (Decision &d : decisions)
+    if (d.key == "alayout")
+      d.choices.erase(std::remove(d.choices.begin(), d.choices.end(),
+                                  aLayoutName(ALayout::Direct).str()),
+                      d.choices.end());
+  return SearchSpace(desc, *base, std::move(decisions));
 }
 
 /// The avx512 space of a 4096x8192x4096 GEMM: 6 blocks x 4 x 5 x 4 x 3 x 3

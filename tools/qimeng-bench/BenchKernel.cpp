@@ -97,18 +97,11 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
   for (const std::string &settings : variants) {
     std::string keys = settings;
     VariantForm form = takeFormSettings(keys);
-    auto parsed = GemmConfig::parse(keys, ours.config);
-    if (!parsed)
-      return llvm::createStringError("--variant '" + settings + "': " +
-                                     llvm::toString(parsed.takeError()));
-    GemmConfig config = clampToProblem(*parsed, view);
-    if (form.runtimeSizes && config.packB != BPacking::Panels)
-      config.packB = BPacking::Panels; // a run-time N packs B
-    config.threads = partitionedThreads(view, config, int(threads));
-    VariantResult r;
-    r.settings = settings;
-    r.config = config.str();
     KernelProblem variantProblem = problem;
+    // The run-time forms start from the config the model gives them (the
+    // pass's kernel for such an operand: A copied in rows where the
+    // immediate form reads it in place), unless ours is a tuned one.
+    GemmConfig base = ours.config;
     if (form.runtimeLd || form.runtimeSizes) {
       if (problem.conv())
         return llvm::createStringError(
@@ -120,7 +113,26 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
       if (form.runtimeSizes)
         d.dynamicM = d.dynamicN = d.dynamicK = true;
       variantProblem = KernelProblem(d);
+      if (ours.tunedTrials == 0) {
+        auto model = chooseKernelConfig(variantProblem, host);
+        if (!model)
+          return model.takeError();
+        base = *model;
+      } else if (base.aLayout == ALayout::Direct) {
+        base.aLayout = ALayout::Rows; // lda is not in the code
+      }
     }
+    auto parsed = GemmConfig::parse(keys, base);
+    if (!parsed)
+      return llvm::createStringError("--variant '" + settings + "': " +
+                                     llvm::toString(parsed.takeError()));
+    GemmConfig config = clampToProblem(*parsed, view);
+    if (form.runtimeSizes && config.packB != BPacking::Panels)
+      config.packB = BPacking::Panels; // a run-time N packs B
+    config.threads = partitionedThreads(view, config, int(threads));
+    VariantResult r;
+    r.settings = settings;
+    r.config = config.str();
     auto emitted = emitKernel(variantProblem, config, emitter);
     if (!emitted) {
       r.failure = "not built: " + llvm::toString(emitted.takeError());

@@ -127,10 +127,10 @@ struct GemmDesc {
   }
 
   /// Whether the f32 microkernel can read A's slivers where A lies
-  /// (alayout=direct): A not transposed and its rows lda apart in the
-  /// instructions' displacements, so lda is not a run-time value.
+  /// (alayout=direct): A not transposed. With a run-time lda the block's
+  /// rows are reached from a few base registers (kMaxRuntimeLdDirectRows).
   bool aSliversInPlace() const {
-    return !transA && !runtimeLd && precision == GemmPrecision::F32;
+    return !transA && precision == GemmPrecision::F32;
   }
 
   /// Checks sizes >= 1 and leading dimensions wide enough.

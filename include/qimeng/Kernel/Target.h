@@ -146,6 +146,10 @@ struct Target {
   /// least VLEN, and 32: a target's own is `vlen`).
   static int vectorBits(VectorIsa isa);
   static int vectorRegisters(VectorIsa isa);
+  /// Rows of an A sliver the f32 microkernel reads in place when lda is a
+  /// run-time value: x86 reaches them from three base registers, three
+  /// rows each (sgemm.py, A_ROW_BASES); 0 where A is not read in place.
+  static int directRowsWithRuntimeLd(VectorIsa isa);
 
   /// The features as an LLVM -mattr string: "+avx,+avx2,+fma".
   std::string featureString() const;
