@@ -809,10 +809,12 @@ def packed_b(p):
     return BStream(p.b_row, p.pack_b, sweep=p.sweep_next_panel)
 
 
-def _emit_k_step(asm, p, u, row_stride, b):
+def _emit_k_step(asm, p, u, row_stride, b, rows=None):
     """One k step of the COMPUTE microkernel at unroll position u; in the
-    rows layout, A's rows are `row_stride` bytes apart."""
+    rows layout, A's rows are `row_stride` bytes apart. With `rows`, only
+    the block's first `rows` rows (the others' accumulators stay zero)."""
     isa = p.isa
+    rows = p.mr if rows is None else rows
     b_reg = p.mr * p.nv
     # B vectors held in registers (bmem: all but the last), then A's.
     b_held = p.nv - 1 if p.order == "bmem" else p.nv
@@ -864,23 +866,23 @@ def _emit_k_step(asm, p, u, row_stride, b):
                     f"{isa.reg(acc)}")
 
     if p.order == "embedded":
-        for i in range(p.mr):
+        for i in range(rows):
             fmas(i, f"{a_addr(i)}{{1to{isa.lanes}}}")
     elif p.order == "pipelined":
         asm.ins(f"vbroadcastss {a_addr(0)}, {isa.reg(a_regs[0])}")
-        for i in range(p.mr):
-            if i + 1 < p.mr:
+        for i in range(rows):
+            if i + 1 < rows:
                 asm.ins(f"vbroadcastss {a_addr(i + 1)}, "
                         f"{isa.reg(a_regs[(i + 1) % 2])}")
             fmas(i, isa.reg(a_regs[i % 2]))
     else:
-        for i in range(p.mr):
+        for i in range(rows):
             asm.ins(f"vbroadcastss {a_addr(i)}, {isa.reg(a_regs[0])}")
             fmas(i, isa.reg(a_regs[0]))
     if p.prefetch_a and p.a_rows:
         # Every 16 k steps (one line of each row), a line ahead per row.
         if (u * 4) % 64 == 0:
-            for i in range(p.mr):
+            for i in range(rows):
                 asm.ins(f"prefetcht0 {a_addr(i, p.prefetch_a)}")
     elif p.prefetch_a and (u * p.mr * 4) % 64 < p.mr * 4:
         asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
@@ -1214,9 +1216,10 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
     asm.place(next_tile)
 
 
-def _emit_k_loops(asm, p, row_stride, k_done, b):
+def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
     """The K loop over kb, unrolled by k_unroll, and its remainder; falls
-    through (or jumps) to `k_done` with the accumulators complete."""
+    through (or jumps) to `k_done` with the accumulators complete. With
+    `rows`, the FMAs of the block's first `rows` rows only."""
     k_loop = asm.label(f"k loop, unrolled by {p.k_unroll}")
     k_rem = asm.label("k remainder")
     k_rem_loop = asm.label("k remainder loop")
@@ -1234,7 +1237,7 @@ def _emit_k_loops(asm, p, row_stride, k_done, b):
     asm.raw("\t.p2align 5")
     asm.place(k_loop)
     for u in range(p.k_unroll):
-        _emit_k_step(asm, p, u, row_stride, b)
+        _emit_k_step(asm, p, u, row_stride, b, rows)
     a_step = 4 if p.a_rows else p.mr * 4
     for base in _a_bases(p, row_stride):
         asm.ins(f"addq ${p.k_unroll * a_step}, {base}")
@@ -1253,7 +1256,7 @@ def _emit_k_loops(asm, p, row_stride, k_done, b):
         asm.ins(f"andq ${p.k_unroll - 1}, %rcx")
         asm.ins(f"jz {fwd(k_done)}")
         asm.place(k_rem_loop)
-        _emit_k_step(asm, p, 0, row_stride, b)
+        _emit_k_step(asm, p, 0, row_stride, b, rows)
         for base in _a_bases(p, row_stride):
             asm.ins(f"addq ${a_step}, {base}")
         b.emit_advance(asm, 1)
@@ -1317,6 +1320,12 @@ def _emit_a_k_loops(asm, p, k_done, b, scratch_only=False):
         if scratch_only:
             _emit_k_loops(asm, p, p.kc * 4, k_done, b)
             return
+        # A GEMM's scratch sliver is the last of M, M % MR rows when M is
+        # known: its K loop works on those rows only.
+        short_rows = None
+        if (p.conv is None and p.a_direct and not p.dynamic_m
+                and not p.a_first_sliver_copied and p.m % p.mr):
+            short_rows = p.m % p.mr
         asm.ins(f"jc {fwd(packed)}")
         if p.runtime_a_rows:
             _emit_runtime_a_rows_setup(asm, p)
@@ -1328,7 +1337,7 @@ def _emit_a_k_loops(asm, p, k_done, b, scratch_only=False):
             _emit_k_loops(asm, p, a_row_stride(p), k_done, b)
         asm.ins(f"jmp {fwd(k_done)}")
         asm.place(packed)
-        _emit_k_loops(asm, p, p.kc * 4, k_done, b)
+        _emit_k_loops(asm, p, p.kc * 4, k_done, b, short_rows)
     else:
         _emit_k_loops(asm, p, a_row_stride(p), k_done, b)
 
