@@ -37,7 +37,9 @@ const MicroKernelShape kAvx512Shapes[] = {
     // Seven rows: one output row of a 7-wide convolution layer per sliver.
     {VectorIsa::Avx512, 7, 32, 4, 0, 0},
     // 28 accumulators: the fourth B vector is read by its FMAs from L1.
-    {VectorIsa::Avx512, 7, 64, 4, 0, 0, KStepOrder::BMem},
+    // Its sliver fills twice L1d too (kc 384 measured 1.05x kc 96 on
+    // ResNet-50's res3 and res4 layers on Zen 5, docs/BlockingModel.md).
+    {VectorIsa::Avx512, 7, 64, 4, 0, 0, KStepOrder::BMem, 2.0},
 };
 
 // The dot-product kernels on AVX-512 (dotgemm.py): bf16 x bf16 -> f32 on

@@ -171,12 +171,13 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
   EXPECT_EQ(res3.kc, 1152);
   EXPECT_EQ(res3.packB, BPacking::Fused);
   // res4: K = 2304 is too deep for one panel; the run (768) is over the
-  // model's kc for nr = 64 (96), so its largest divisor within.
+  // model's kc for the 7x64 block (384: its B sliver in twice L1d), so its
+  // largest divisor within.
   QM_ASSERT_EXPECTED(res4,
                      chooseKernelConfig(nhwc(1, 16, 16, 256, 256, 3), *target));
   EXPECT_EQ(res4.aLayout, ALayout::Direct);
   EXPECT_EQ(res4.nr, 64);
-  EXPECT_EQ(res4.kc, 96);
+  EXPECT_EQ(res4.kc, 384);
   // 32 filters: no block wider than the table's first (12x32); 14 rows
   // (half of the 28 output columns) keep every sliver in one output row,
   // and 7 rows for 7 columns.
