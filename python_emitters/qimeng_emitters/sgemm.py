@@ -639,21 +639,26 @@ def _emit_pack_a_rows(asm, p):
     asm.comment(f"PACK A: {R}-row slivers, rows of kb floats {p.kc} apart")
     asm.ins("xorl %r14d, %r14d")
     asm.place(sliver)
-    # %rsi = A + ((ic + r0) * lda + pc) * 4; %rdi = Ap + r0 * kc * 4
+    _emit_a_sliver_start(asm, p)
+    # %rdi = Ap + r0 * kc * 4
+    asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r14, %rax")
+    asm.ins(f"leaq {p.ap_offset}(%rbx,%rax), %rdi")
+    _emit_sliver_rows_copy(asm, p, "pack A rows")
+    asm.ins(f"addq ${R}, %r14")
+    asm.ins(f"cmpq {MB}, %r14")
+    asm.ins(f"jb {back(sliver)}")
+
+
+def _emit_a_sliver_start(asm, p):
+    """For the A sliver at row r0 = %r14 of the block: %rsi = A + ((ic +
+    r0) * lda + pc) * 4, where it lies; %rdx = its rows inside M."""
     asm.ins("movq 0(%rbx), %rsi")
     asm.ins(f"leaq ({IC},%r14), %rax")
     p.a_ld.multiply(asm, "%rax", "%rax", "A row")
     asm.ins("addq %rax, %rsi")
     asm.ins(f"leaq (%rsi,{PC},4), %rsi")
-    asm.ins(f"imulq ${check_disp(p.kc * 4, 'A row')}, %r14, %rax")
-    asm.ins(f"leaq {p.ap_offset}(%rbx,%rax), %rdi")
-    # %rdx = rows of this sliver inside M
     asm.ins(f"movq {MB}, %rdx")
     asm.ins("subq %r14, %rdx")
-    _emit_sliver_rows_copy(asm, p, "pack A rows")
-    asm.ins(f"addq ${R}, %r14")
-    asm.ins(f"cmpq {MB}, %r14")
-    asm.ins(f"jb {back(sliver)}")
 
 
 def _emit_sliver_rows_copy(asm, p, name):
@@ -699,13 +704,7 @@ def _emit_a_in_place(asm, p):
         asm.ins(f"movq {MB}, {p.a_slots + 8}(%rbx)")
     asm.ins("xorl %r14d, %r14d")
     asm.place(sliver)
-    asm.ins("movq 0(%rbx), %rsi")
-    asm.ins(f"leaq ({IC},%r14), %rax")
-    p.a_ld.multiply(asm, "%rax", "%rax", "A row")
-    asm.ins("addq %rax, %rsi")
-    asm.ins(f"leaq (%rsi,{PC},4), %rsi")
-    asm.ins(f"movq {MB}, %rdx")
-    asm.ins("subq %r14, %rdx")
+    _emit_a_sliver_start(asm, p)
     asm.ins(f"cmpq ${R}, %rdx")
     asm.ins(f"jb {fwd(copy)}")
     if p.a_first_sliver_copied:
