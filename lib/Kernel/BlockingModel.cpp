@@ -223,11 +223,15 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // One column sliver with A packed: each packed block is used once, so
   // all of K in one block while B's sliver fits L2 (C then stays in
   // registers over K), a few row blocks per packed block. With A in place
-  // nothing is packed and the general blocks stand.
-  if (sliverBlock && !aInPlace) {
+  // nothing is packed: the sliver takes a quarter of L2 (the C tile's
+  // updates amortised over a deeper K; A's rows stream past it), and mc
+  // stands.
+  if (sliverBlock) {
     const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
-    c.kc = std::min(desc.k, roundDownAtLeast(l2 / (c.nr * 4), 8));
-    c.mc = 4 * c.mr;
+    c.kc = std::min(desc.k,
+                    roundDownAtLeast(l2 / (aInPlace ? 4 : 1) / (c.nr * 4), 8));
+    if (!aInPlace)
+      c.mc = 4 * c.mr;
   }
   if (packB == BPacking::InPlace) {
     // B streams from memory once, row by row: each sweep of the column

@@ -482,13 +482,14 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(rows16.packB, BPacking::InPlace);
   EXPECT_EQ(rows16.mr, 6);
   EXPECT_EQ(rows16.kc, 16);
-  // One column sliver: that block; A read in place, so the general blocks
-  // (kc: the sliver in twice L1d; mc: half of L2).
+  // One column sliver: that block; A read in place: the B sliver in a
+  // quarter of L2 (1024 rows of 64 floats), mc the general one (half of
+  // L2 for the model's kc).
   QM_ASSERT_EXPECTED(
       tall, chooseGemmConfig(GemmDesc::packed(4096, 64, 4096), target));
   EXPECT_EQ(tall.mr, 6);
   EXPECT_EQ(tall.nr, 64);
-  EXPECT_EQ(tall.kc, 256);
+  EXPECT_EQ(tall.kc, 1024);
   EXPECT_EQ(tall.mc, 510);
   EXPECT_EQ(tall.aLayout, ALayout::Direct);
   // Leading dimensions at run time: A in place too (six rows).
@@ -496,7 +497,7 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   tallRuntime.runtimeLd = true;
   QM_ASSERT_EXPECTED(runtime, chooseGemmConfig(tallRuntime, target));
   EXPECT_EQ(runtime.aLayout, ALayout::Direct);
-  EXPECT_EQ(runtime.kc, 256);
+  EXPECT_EQ(runtime.kc, 1024);
   // A transposed is neither read nor copied in rows: packed k-major, and
   // then each packed block is used once: all of K while the B sliver fits
   // L2, four row blocks a packed block.
