@@ -84,6 +84,11 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
   return {};
 }
 
+bool qimeng::readsAInPlace(const GemmDesc &desc, int mr, VectorIsa isa) {
+  return desc.aSliversInPlace() &&
+         (!desc.runtimeLd || mr <= Target::directRowsWithRuntimeLd(isa));
+}
+
 GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
   // The dot-product kernels' blocks hold whole groups of k (2 bf16, 4
   // bytes; f32's group is one k).
@@ -190,12 +195,10 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   c.packB = packB;
   c.isa = isa;
   c = withShape(c, *chosen, target);
-  // A as stored is read in place (its leading dimension in the code) or
+  // A as stored is read in place (a run-time lda for at most nine rows) or
   // copied in rows, the cheaper packing; a transposed A is packed k-major
   // (docs/BlockingModel.md, "A in place").
-  const bool aInPlace =
-      oneSliver && desc.aSliversInPlace() &&
-      (!desc.runtimeLd || c.mr <= Target::directRowsWithRuntimeLd(c.isa));
+  const bool aInPlace = oneSliver && readsAInPlace(desc, c.mr, c.isa);
   if (oneSliver && !desc.transA)
     c.aLayout = aInPlace ? ALayout::Direct : ALayout::Rows;
   // With A in place, L2 holds the packed B panel while A's rows stream
@@ -227,9 +230,8 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // updates amortised over a deeper K; A's rows stream past it), and mc
   // stands.
   if (sliverBlock) {
-    const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
-    c.kc = std::min(desc.k,
-                    roundDownAtLeast(l2 / (aInPlace ? 4 : 1) / (c.nr * 4), 8));
+    c.kc = std::min(
+        desc.k, roundDownAtLeast(l2Bytes / (aInPlace ? 4 : 1) / (c.nr * 4), 8));
     if (!aInPlace)
       c.mc = 4 * c.mr;
   }

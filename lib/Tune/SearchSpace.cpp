@@ -214,7 +214,8 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
 
   // A's sliver layout: rows copies rows of A (or of a convolution's
   // pixels) with vector moves; direct reads them in place (an f32 GEMM's
-  // A with its leading dimension in the code); only for A as stored.
+  // A; configFor bounds the rows where lda is a run-time value); only for
+  // A as stored.
   if (!desc.transA) {
     Decision alayout{
         "alayout",
@@ -433,8 +434,8 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
     return llvm::createStringError(
         "alayout=direct reads A's rows in place: it needs an f32 GEMM with A "
         "not transposed");
-  if (c.aLayout == ALayout::Direct && !conv_ && desc_.runtimeLd &&
-      c.mr > Target::directRowsWithRuntimeLd(c.isa))
+  if (c.aLayout == ALayout::Direct && !conv_ &&
+      !readsAInPlace(desc_, c.mr, c.isa))
     return llvm::createStringError(llvm::formatv(
         "alayout=direct with run-time leading dimensions reaches {0} rows of "
         "A in place; the {1}x{2} block has {1}",

@@ -180,9 +180,7 @@ GemmConfig fitTo(GemmConfig c, const GemmDesc &d) {
     c.packB = BPacking::Panels;
   if (d.transA)
     c.aLayout = ALayout::KMajor;
-  if (c.aLayout == ALayout::Direct &&
-      (!d.aSliversInPlace() ||
-       (d.runtimeLd && c.mr > Target::directRowsWithRuntimeLd(c.isa))))
+  if (c.aLayout == ALayout::Direct && !readsAInPlace(d, c.mr, c.isa))
     c.aLayout = ALayout::Rows;
   return clampToProblem(c, d);
 }
@@ -273,8 +271,8 @@ TEST(GemmKernelTest, AInPlaceRefusesWhatItCannotAddress) {
   c.aLayout = ALayout::Direct;
   GemmDesc runtimeLd = GemmDesc::packed(13, 33, 37);
   runtimeLd.runtimeLd = true;
-  auto built = buildGemmKernel(runtimeLd, clampToProblem(c, runtimeLd),
-                               host(), EmitterOptions::defaults(), "");
+  auto built = buildGemmKernel(runtimeLd, clampToProblem(c, runtimeLd), host(),
+                               EmitterOptions::defaults(), "");
   ASSERT_FALSE(static_cast<bool>(built));
   EXPECT_NE(llvm::toString(built.takeError()).find("needs mr <= 9, got 12"),
             std::string::npos);

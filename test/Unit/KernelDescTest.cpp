@@ -524,8 +524,8 @@ TEST(BlockingModelTest, AInPlaceBlocksBForL2AndPadsLeast) {
                               "+fma,+avx512f:l1d=48K,l2=1M,l3=32M,cores=2");
   // A in place: B's panel fills half of L2 (kc 384: 341 -> 320 columns),
   // several row blocks, so PACK B runs once per panel.
-  QM_ASSERT_EXPECTED(square, chooseGemmConfig(
-                                 GemmDesc::packed(1024, 1024, 1024), target));
+  QM_ASSERT_EXPECTED(
+      square, chooseGemmConfig(GemmDesc::packed(1024, 1024, 1024), target));
   EXPECT_EQ(square.aLayout, ALayout::Direct);
   EXPECT_EQ(square.mr, 6);
   EXPECT_EQ(square.nr, 64);
@@ -534,8 +534,8 @@ TEST(BlockingModelTest, AInPlaceBlocksBForL2AndPadsLeast) {
   EXPECT_EQ(square.packB, BPacking::Panels);
   // 128 rows: 8x48 pads no row where 6x64 pads 4 (3%); one row block, so
   // its tiles pack B as they first read it.
-  QM_ASSERT_EXPECTED(mlp, chooseGemmConfig(GemmDesc::packed(128, 3072, 768),
-                                           target));
+  QM_ASSERT_EXPECTED(
+      mlp, chooseGemmConfig(GemmDesc::packed(128, 3072, 768), target));
   EXPECT_EQ(mlp.mr, 8);
   EXPECT_EQ(mlp.nr, 48);
   EXPECT_EQ(mlp.mc, 128);
@@ -550,11 +550,11 @@ TEST(BlockingModelTest, AInPlaceBlocksBForL2AndPadsLeast) {
   EXPECT_EQ(runtimeMlp.packB, BPacking::Fused);
   // A transposed: copied k-major; the B rules are the same, the panel's
   // width the cache's (L3's share).
-  QM_ASSERT_EXPECTED(rows, chooseGemmConfig(GemmDesc::packed(
-                                                128, 3072, 768, true, false),
-                                            target));
-  EXPECT_EQ(rows.aLayout, ALayout::KMajor);
-  EXPECT_EQ(rows.packB, BPacking::Fused);
+  QM_ASSERT_EXPECTED(
+      kmajor,
+      chooseGemmConfig(GemmDesc::packed(128, 3072, 768, true, false), target));
+  EXPECT_EQ(kmajor.aLayout, ALayout::KMajor);
+  EXPECT_EQ(kmajor.packB, BPacking::Fused);
   // A 0.2% padding difference keeps the table's preferred block; a run-time
   // K keeps B in a PACK B pass (K's header slot is the fused packing's).
   GemmDesc dynamicK = GemmDesc::packed(128, 3072, 768);

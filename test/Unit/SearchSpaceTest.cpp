@@ -204,7 +204,7 @@ TEST(SearchSpaceTest, Zen3DecisionsInOrder) {
   EXPECT_EQ(d[7].modelChoice, 0);
   EXPECT_EQ(d[8].choices, (std::vector<std::string>{"jr-ir", "ir-jr"}));
   EXPECT_EQ(d[8].modelChoice, 0);
-  // A in place: the model's choice for an A as stored, lda in the code.
+  // A in place: the model's choice for an A as stored.
   EXPECT_EQ(d[9].choices,
             (std::vector<std::string>{"kmajor", "rows", "direct"}));
   EXPECT_EQ(d[9].modelChoice, 2);
@@ -735,9 +735,9 @@ TEST(SearchSpaceTest, DirectANeedsAAsStored) {
   // With a run-time lda too, up to nine rows (three base registers).
   GemmDesc runtimeLd = gemm;
   runtimeLd.runtimeLd = true;
-  SearchSpace runtime(runtimeLd, base,
-                      {{"block", {"6x64", "12x32"}, 0},
-                       {"alayout", {"rows", "direct"}, 0}});
+  SearchSpace runtime(
+      runtimeLd, base,
+      {{"block", {"6x64", "12x32"}, 0}, {"alayout", {"rows", "direct"}, 0}});
   QM_ASSERT_EXPECTED(sixRows, runtime.configFor({0, 1}));
   EXPECT_EQ(sixRows.aLayout, ALayout::Direct);
   QM_ASSERT_FAILS_WITH(runtime.configFor({1, 1}).takeError(),

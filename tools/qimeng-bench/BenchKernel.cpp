@@ -99,8 +99,9 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
     VariantForm form = takeFormSettings(keys);
     KernelProblem variantProblem = problem;
     // The run-time forms start from the config the model gives them (the
-    // pass's kernel for such an operand: A copied in rows where the
-    // immediate form reads it in place), unless ours is a tuned one.
+    // pass's kernel for such an operand), unless ours is a tuned one; that
+    // keeps its blocks, A copied in rows where its block is too tall to
+    // read A in place with a run-time lda.
     GemmConfig base = ours.config;
     if (form.runtimeLd || form.runtimeSizes) {
       if (problem.conv())
@@ -118,8 +119,9 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
         if (!model)
           return model.takeError();
         base = *model;
-      } else if (base.aLayout == ALayout::Direct) {
-        base.aLayout = ALayout::Rows; // lda is not in the code
+      } else if (base.aLayout == ALayout::Direct &&
+                 !readsAInPlace(d, base.mr, base.isa)) {
+        base.aLayout = ALayout::Rows;
       }
     }
     auto parsed = GemmConfig::parse(keys, base);

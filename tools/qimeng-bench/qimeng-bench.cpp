@@ -286,10 +286,10 @@ int main(int argc, char **argv) {
       "carry them in \"variants\". The setting ld=runtime makes the "
       "variant the\nkernel that reads its leading dimensions at run time "
       "(docs/KernelContract.md):\n--variant ld=runtime compares the two "
-      "forms, each with the model's\nconfig for it (the run-time form "
-      "copies A in rows where ours reads it in place,\nwhich needs lda in "
-      "the code; a tuned config is kept, A in rows); sizes=runtime\nmakes "
-      "it the kernel that reads M, N and K at run time too (B packed).\n");
+      "forms, each with the model's\nconfig for it (a tuned config is "
+      "kept, A copied in rows where its block is\ntoo tall to read A in "
+      "place with a run-time lda); sizes=runtime makes it the\nkernel that "
+      "reads M, N and K at run time too (B packed).\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
   if (opKind == "gemm")
     opKind = "sgemm";

@@ -44,6 +44,11 @@ microKernelTable(VectorIsa isa, GemmPrecision precision = GemmPrecision::F32);
 llvm::Expected<GemmConfig> chooseGemmConfig(const GemmDesc &desc,
                                             const Target &target);
 
+/// Whether a block of `mr` rows on `isa` can read `desc`'s A in place
+/// (alayout=direct): GemmDesc::aSliversInPlace, and with a run-time lda at
+/// most Target::directRowsWithRuntimeLd rows.
+bool readsAInPlace(const GemmDesc &desc, int mr, VectorIsa isa);
+
 /// Clamps kc, mc and nc to the problem (kc <= K, mc <= M rounded up to mr,
 /// nc <= N rounded up to nr), keeping the multiples the emitter requires.
 GemmConfig clampToProblem(GemmConfig config, const GemmDesc &desc);

@@ -128,7 +128,8 @@ struct GemmDesc {
 
   /// Whether the f32 microkernel can read A's slivers where A lies
   /// (alayout=direct): A not transposed. With a run-time lda the block's
-  /// rows are reached from a few base registers (kMaxRuntimeLdDirectRows).
+  /// rows are reached from a few base registers: readsAInPlace
+  /// (BlockingModel.h) bounds the block's rows too.
   bool aSliversInPlace() const {
     return !transA && precision == GemmPrecision::F32;
   }
