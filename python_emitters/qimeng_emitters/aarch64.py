@@ -842,6 +842,28 @@ class SveScalableWriter(SveWriter):
         self.ins(f"csel\t{IR}, {CROW}, {BPTR}, lo")
 
 
+def _sve_k_unroll(request):
+    """The request's K unroll, one SVE takes (A loaded four k at a time)."""
+    k_unroll = int_field(request, "k_unroll", default=4)
+    if k_unroll not in K_UNROLLS:
+        raise RequestError(f"k_unroll must be 4 or 8 on sve (A is loaded "
+                           f"four k at a time), got {k_unroll}")
+    return k_unroll
+
+
+def _check_sve_block(sk, nr, block, registers_detail):
+    """Refuses an SVE block of more B vectors than the writers address or
+    more registers than SVE has; `block` names it in the message."""
+    if sk.nv > len(B_OFFSETS) + 1:
+        raise RequestError(f"sve blocks have at most {len(B_OFFSETS) + 1} "
+                           f"vectors; nr = {nr} is {sk.nv}")
+    needed = registers_needed(sk.mr, sk.nv, sk.mr)
+    if needed > SVE.registers:
+        raise RequestError(
+            f"{block} needs {needed} vector registers{registers_detail}; "
+            f"sve has {SVE.registers}")
+
+
 def emit_sve(request):
     fields = parse_request(request, "sve", extra_fields=("vlen",))
     if request.get("vlen") == "scalable":
@@ -850,10 +872,7 @@ def emit_sve(request):
     if vl not in SVE_VLS:
         raise RequestError(f"vlen must be 128, 256, 512 or \"scalable\" on "
                            f"sve, got {vl}")
-    k_unroll = int_field(request, "k_unroll", default=4)
-    if k_unroll not in K_UNROLLS:
-        raise RequestError(f"k_unroll must be 4 or 8 on sve (A is loaded "
-                           f"four k at a time), got {k_unroll}")
+    k_unroll = _sve_k_unroll(request)
     lanes = vl // 32
     nr = int_field(request, "nr")
     if nr % lanes:
@@ -861,15 +880,8 @@ def emit_sve(request):
                            f"lanes of sve at {vl} bits)")
     SVE.check_target_features(request)
     sk = Sketch(lanes=lanes, nv=nr // lanes, k_unroll=k_unroll, **fields)
-    if sk.nv > len(B_OFFSETS) + 1:
-        raise RequestError(f"sve blocks have at most {len(B_OFFSETS) + 1} "
-                           f"vectors; nr = {nr} is {sk.nv}")
-    needed = registers_needed(sk.mr, sk.nv, sk.mr)
-    if needed > SVE.registers:
-        raise RequestError(
-            f"a {sk.mr}x{nr} register block needs {needed} vector registers "
-            f"(accumulators, B vectors and one A register a row); sve has "
-            f"{SVE.registers}")
+    _check_sve_block(sk, nr, f"a {sk.mr}x{nr} register block",
+                     " (accumulators, B vectors and one A register a row)")
     symbol = (f"{sk.symbol_stem()}_{sk.mr}x{nr}"
               f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_sve_vl{vl}")
     return kernel_text(sk, SveWriter(vl, k_unroll), symbol, request, AAPCS64)
@@ -879,10 +891,7 @@ def emit_sve_scalable(request, fields):
     """A vector-length-agnostic SVE kernel (vlen "scalable"): `nr` counts
     the block's columns at the least length, 128 bits (4 lanes a vector);
     the hardware's length scales them."""
-    k_unroll = int_field(request, "k_unroll", default=4)
-    if k_unroll not in K_UNROLLS:
-        raise RequestError(f"k_unroll must be 4 or 8 on sve (A is loaded "
-                           f"four k at a time), got {k_unroll}")
+    k_unroll = _sve_k_unroll(request)
     nr = int_field(request, "nr")
     if nr % 4:
         raise RequestError(f"nr = {nr} must be a multiple of 4 (f32 lanes "
@@ -890,14 +899,7 @@ def emit_sve_scalable(request, fields):
     SVE.check_target_features(request)
     sk = Sketch(lanes=4, nv=nr // 4, k_unroll=k_unroll, scalable=True,
                 **fields)
-    if sk.nv > len(B_OFFSETS) + 1:
-        raise RequestError(f"sve blocks have at most {len(B_OFFSETS) + 1} "
-                           f"vectors; nr = {nr} is {sk.nv}")
-    needed = registers_needed(sk.mr, sk.nv, sk.mr)
-    if needed > SVE.registers:
-        raise RequestError(
-            f"a {sk.mr}-row block of {sk.nv} vectors needs {needed} vector "
-            f"registers; sve has {SVE.registers}")
+    _check_sve_block(sk, nr, f"a {sk.mr}-row block of {sk.nv} vectors", "")
     symbol = (f"{sk.symbol_stem()}_{sk.mr}x{sk.nv}v"
               f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_sve_scalable")
     return kernel_text(sk, SveScalableWriter(k_unroll), symbol, request,

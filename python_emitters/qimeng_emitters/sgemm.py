@@ -316,13 +316,24 @@ class Params:
         return self.a_direct and self.runtime_ld
 
     @property
+    def a_row_bases(self):
+        """The registers a K loop over a sliver read in place with a
+        run-time lda advances: one base every three rows."""
+        return A_ROW_BASES[:(self.mr + 2) // 3]
+
+    @property
+    def a_rows_borrow_rdi(self):
+        """A run-time-lda sliver of more than six rows takes %rdi (the C
+        tile's pointer) as its third base."""
+        return self.runtime_a_rows and "%rdi" in self.a_row_bases
+
+    @property
     def a_first_sliver_copied(self):
         """The tiles that pack B (fuse_pack_b) hold their copy's
-        destination in %rdi, the third base of a run-time-lda sliver of
-        more than six rows: the first sliver of each block, the only one
-        those tiles read, is then copied to the scratch sliver."""
-        return (self.runtime_a_rows and self.fuse_pack_b
-                and self.mr > 2 * 3)
+        destination in %rdi: where the sliver would borrow it, the first
+        sliver of each block, the only one those tiles read, is copied to
+        the scratch sliver."""
+        return self.a_rows_borrow_rdi and self.fuse_pack_b
 
     @property
     def has_epilogue(self):
@@ -1266,16 +1277,14 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
 def _a_bases(p, row_stride):
     """The registers a K loop advances along A: %rax, and the further row
     bases of a run-time-lda sliver read in place."""
-    if row_stride != RUNTIME_A_ROWS:
-        return ("%rax",)
-    return A_ROW_BASES[:(p.mr + 2) // 3]
+    return p.a_row_bases if row_stride == RUNTIME_A_ROWS else ("%rax",)
 
 
 def _emit_runtime_a_rows_setup(asm, p):
     """Before the K loop of a sliver read in place with a run-time lda:
     %r9 = lda bytes, and each further base three rows below the last."""
     asm.ins(f"movq {LD_BYTES_OFFSET}(%rbx), {A_LDA_REG}")
-    bases = _a_bases(p, RUNTIME_A_ROWS)
+    bases = p.a_row_bases
     for prev, base in zip(bases, bases[1:]):
         asm.ins(f"leaq ({prev},{A_LDA_REG},2), {base}")
         asm.ins(f"addq {A_LDA_REG}, {base}")
@@ -1285,7 +1294,7 @@ def _emit_runtime_a_rows_restore(asm, p):
     """After the K loops: the registers a run-time-lda sliver borrowed."""
     asm.ins(f"movq {p.a_slots}(%rbx), {NB}")
     asm.ins(f"movq {p.a_slots + 8}(%rbx), {MB}")
-    if len(_a_bases(p, RUNTIME_A_ROWS)) > 2:
+    if p.a_rows_borrow_rdi:
         _emit_c_pointer(asm, p)
 
 
