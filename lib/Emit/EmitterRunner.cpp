@@ -71,6 +71,12 @@ llvm::Expected<EmittedKernel> qimeng::parseEmitterOutput(std::string text) {
             "emitter output has a malformed qm.leading_dims '" + value.str() +
             "'; expected runtime or immediate");
       k.runtimeLeadingDims = value == "runtime";
+    } else if (key == "input_strides") {
+      if (value != "runtime")
+        return llvm::createStringError(
+            "emitter output has a malformed qm.input_strides '" + value.str() +
+            "'; expected runtime");
+      k.runtimeInputStrides = true;
     } else if (key == "runtime_sizes") {
       for (const std::string &size : splitList(value)) {
         if (size == "m")
@@ -211,8 +217,9 @@ std::string qimeng::convRequestJson(const ConvDesc &d, const GemmConfig &c,
   nlohmann::json r = toJson(d);
   r["version"] = 1;
   r["kind"] = "sconv2d";
-  // The emitter's default is the dense input: only a strided one is sent.
-  if (d.inputIsDense())
+  // The emitter's default is the dense input: only a strided one is sent,
+  // and none to a kernel that reads them at run time.
+  if (d.inputIsDense() || d.runtimeStrides)
     r.erase("input_strides");
   addConfigFields(r, c, fault, target);
   return r.dump();

@@ -192,14 +192,20 @@ bool ConvDesc::inputIsDense() const {
 int64_t ConvDesc::contiguousRun() const {
   // The GEMM view's k dimensions, outer first, as (count, input step).
   const int64_t *s = inputStrides;
+  // A step read at run time: never a known multiple of the run (the emitter
+  // does the same, conv2d.py).
+  const int64_t atRunTime = -1;
+  auto step = [&](int64_t factor, int index) {
+    return runtimeStrides ? atRunTime : factor * s[index];
+  };
   std::pair<int64_t, int64_t> dims[3];
   if (isNhwc()) {
-    dims[0] = {kh, dilationH * s[1]};
-    dims[1] = {kw, dilationW * s[2]};
+    dims[0] = {kh, step(dilationH, 1)};
+    dims[1] = {kw, dilationW * s[2]}; // the pixel stride is an immediate
     dims[2] = {c, 1};
   } else {
-    dims[0] = {c, s[1]};
-    dims[1] = {kh, dilationH * s[2]};
+    dims[0] = {c, step(1, 1)};
+    dims[1] = {kh, step(dilationH, 2)};
     dims[2] = {kw, dilationW};
   }
   int64_t run = 1;
@@ -230,6 +236,23 @@ GemmDesc ConvDesc::gemmView() const {
   g.relu = relu;
   g.reluMax = reluMax;
   return g;
+}
+
+ConvDesc ConvDesc::withPaddedInputStrides() const {
+  ConvDesc d = *this;
+  if (!runtimeStrides)
+    return d;
+  int64_t *s = d.inputStrides;
+  // Uneven pads, so that no stride is a multiple of another by accident.
+  if (isNhwc()) {
+    s[1] += 3 * c;
+    s[0] = h * s[1] + 5;
+  } else {
+    s[2] += 3;
+    s[1] = h * s[2] + 7;
+    s[0] = c * s[1] + 5;
+  }
+  return d;
 }
 
 int64_t ConvDesc::inputSpan() const {
@@ -263,15 +286,25 @@ llvm::Error ConvDesc::verify() const {
         llvm::formatv("input strides {0}x{1}x{2} overlap for a {3} input", s[0],
                       s[1], s[2], str())
             .str());
+  if (runtimeStrides && nhwc && s[2] != c)
+    return llvm::createStringError(
+        llvm::formatv("{0}: with run-time strides the input's w stride is "
+                      "the kernel's immediate C ({1}), not {2}",
+                      str(), c, s[2])
+            .str());
   return verifyReluMax(relu, reluMax);
 }
 
 std::string ConvDesc::str() const {
+  std::string strides = runtimeStrides
+                            ? std::string("rt")
+                            : llvm::formatv("{0}x{1}x{2}", inputStrides[0],
+                                            inputStrides[1], inputStrides[2])
+                                  .str();
   return llvm::formatv("sconv2d_{0}_n{1}_h{2}_w{3}_c{4}_f{5}_k{6}x{7}_s{8}x{9}_"
-                       "d{10}x{11}_is{12}x{13}x{14}",
+                       "d{10}x{11}_is{12}",
                        convLayoutName(layout), n, h, w, c, f, kh, kw, strideH,
-                       strideW, dilationH, dilationW, inputStrides[0],
-                       inputStrides[1], inputStrides[2])
+                       strideW, dilationH, dilationW, strides)
              .str() +
          (overwrite ? "_b0" : "") + (bias ? "_bias" : "") +
          reluSuffix(relu, reluMax);

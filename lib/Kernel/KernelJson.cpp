@@ -134,7 +134,8 @@ json qimeng::toJson(const ConvDesc &d) {
              {d.inputStrides[0], d.inputStrides[1], d.inputStrides[2]}}};
   // Only when set, as for GEMMs.
   for (auto [flag, name] :
-       {std::pair<bool, const char *>{d.overwrite, "overwrite"},
+       {std::pair<bool, const char *>{d.runtimeStrides, "runtime_strides"},
+        {d.overwrite, "overwrite"},
         {d.bias, "bias"},
         {d.relu, "relu"}})
     if (flag)
@@ -185,7 +186,8 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
   for (int i = 0; i < 3; ++i)
     d.inputStrides[i] = (*strides)[i].get<int64_t>();
   for (auto [flag, name] :
-       {std::pair<bool *, const char *>{&d.overwrite, "overwrite"},
+       {std::pair<bool *, const char *>{&d.runtimeStrides, "runtime_strides"},
+        {&d.overwrite, "overwrite"},
         {&d.bias, "bias"},
         {&d.relu, "relu"}})
     if (j.contains(name))

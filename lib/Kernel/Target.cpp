@@ -63,6 +63,10 @@ bool qimeng::isaAppliesEpilogues(VectorIsa isa) {
   return isa != VectorIsa::Rvv && isa != VectorIsa::None;
 }
 
+bool qimeng::isaReadsConvStridesAtRunTime(VectorIsa isa) {
+  return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512;
+}
+
 llvm::Expected<VectorIsa> qimeng::parseIsa(StringRef name) {
   for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512,
                         VectorIsa::Neon, VectorIsa::Sve, VectorIsa::Rvv})

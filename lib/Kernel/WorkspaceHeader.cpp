@@ -12,6 +12,13 @@ void qimeng::writeLeadingDims(void *workspace, const GemmDesc &d) {
               sizeof(v));
 }
 
+void qimeng::writeInputStrides(void *workspace, const ConvDesc &d) {
+  if (!d.runtimeStrides)
+    return;
+  std::memcpy(static_cast<char *>(workspace) + kInputStridesOffset,
+              d.inputStrides, sizeof(d.inputStrides));
+}
+
 void qimeng::writeRuntimeK(void *workspace, const GemmDesc &desc) {
   if (!desc.dynamicK)
     return;

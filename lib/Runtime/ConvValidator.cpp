@@ -203,6 +203,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
 
   if (d.bias)
     writeBias(ws->data(), bias->data());
+  writeInputStrides(ws->data(), d);
   kernel(in->data(), flt->data(), out->data(), ws->data());
 
   auto fail = [&](const std::string &why) {
@@ -221,7 +222,11 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
 
   ReferenceCache::Entry storage;
   const ReferenceCache::Entry &reference = referenceFor(
-      options, llvm::formatv("{0}/{1}/{2}", d.str(), name, options.seed).str(),
+      options,
+      // The strides too: a run-time-strides key does not name them.
+      llvm::formatv("{0}/{1}x{2}x{3}/{4}/{5}", d.str(), d.inputStrides[0],
+                    d.inputStrides[1], d.inputStrides[2], name, options.seed)
+          .str(),
       storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
         convReference(d, in0, flt0, out0, ref, mag);
         // The epilogue: + bias[channel], then relu as arith.maximumf and

@@ -15,7 +15,9 @@
 #include "qimeng/Support/JsonFieldReader.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <tuple>
@@ -58,6 +60,13 @@ void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
 #pragma omp parallel for num_threads(n) schedule(static)
   for (int64_t i = 0; i < n; ++i)
     kernel(a, b, c, slice(i));
+}
+
+/// `x` as JSON can hold it: an infinite or NaN error (a kernel that
+/// computed inf or read a NaN) as the largest double, which no bound
+/// admits, rather than the null JSON would make of it.
+static double jsonNumber(double x) {
+  return std::isfinite(x) ? x : std::numeric_limits<double>::max();
 }
 
 // No-throw field access: a wrong-typed field is an error, never an abort.
@@ -167,6 +176,15 @@ struct RunnableKernel {
            void *ws) const {
     runGemmParts(jit->gemm(), desc, parts, kernel.workspaceBytes, a, b, c, ws);
   }
+  /// Runs it on a convolution's operands (input, filter, output): with
+  /// run-time strides, `conv`'s written into every part's header first.
+  void run(const ConvDesc &conv, const float *in, const float *flt, float *out,
+           void *ws) const {
+    for (size_t i = 0; i < std::max<size_t>(1, parts.size()); ++i)
+      writeInputStrides(static_cast<char *>(ws) + i * kernel.workspaceBytes,
+                        conv);
+    run(conv.gemmView(), in, flt, out, ws);
+  }
 };
 
 /// What a validation request is about: a GEMM, or a convolution and its
@@ -192,17 +210,13 @@ struct RequestProblem {
   /// Validates `kernel` on this problem; a run-time-ld GEMM on padded
   /// leading dimensions, which its code must read from the header; a
   /// run-time M or N at its representative size and at smaller and larger
-  /// ones (sizesToCheck), the first failure reported.
+  /// ones (sizesToCheck); a run-time-strides convolution on its input and
+  /// on a view of a larger one; the first failure reported.
   llvm::Expected<ValidationReport>
   validate(const RunnableKernel &kernel,
            const ValidationOptions &options) const {
     if (conv)
-      return validateConv(
-          *conv,
-          [&](const float *a, const float *b, float *c, void *ws) {
-            kernel.run(gemm, a, b, c, ws);
-          },
-          kernel.workspaceBytes(), options);
+      return validateConvViews(kernel, options);
     ValidationReport all;
     all.passed = true;
     const GemmDesc base = callDesc(kernel);
@@ -236,6 +250,57 @@ struct RequestProblem {
       }
     }
     return all;
+  }
+
+  llvm::Expected<ValidationReport>
+  validateConvViews(const RunnableKernel &kernel,
+                    const ValidationOptions &options) const {
+    ConvDesc base = *conv;
+    base.runtimeStrides =
+        base.runtimeStrides || kernel.kernel.runtimeInputStrides;
+    std::vector<ConvDesc> views = {base};
+    if (base.runtimeStrides)
+      views.push_back(base.withPaddedInputStrides());
+    ValidationReport all;
+    all.passed = true;
+    for (const ConvDesc &view : views) {
+      auto report = validateConv(
+          view,
+          [&](const float *in, const float *flt, float *out, void *ws) {
+            kernel.run(view, in, flt, out, ws);
+          },
+          kernel.workspaceBytes(), options);
+      if (!report)
+        return report.takeError();
+      all.maxRelError = std::max(all.maxRelError, report->maxRelError);
+      all.openBlasMaxRelError =
+          std::max(all.openBlasMaxRelError, report->openBlasMaxRelError);
+      if (!report->passed) {
+        all.passed = false;
+        all.failure =
+            views.size() > 1
+                ? llvm::formatv("input strides {0}x{1}x{2}: {3}",
+                                view.inputStrides[0], view.inputStrides[1],
+                                view.inputStrides[2], report->failure)
+                      .str()
+                : report->failure;
+        break;
+      }
+    }
+    return all;
+  }
+
+  /// Runs `kernel` on this problem's operands, as the module calls it.
+  void run(const RunnableKernel &kernel, const float *a, const float *b,
+           float *c, void *ws) const {
+    if (conv) {
+      ConvDesc call = *conv;
+      call.runtimeStrides =
+          call.runtimeStrides || kernel.kernel.runtimeInputStrides;
+      kernel.run(call, a, b, c, ws);
+      return;
+    }
+    kernel.run(callDesc(kernel), a, b, c, ws);
   }
 
   /// The (M, N, K) a kernel is validated at: the problem's, and for a
@@ -379,12 +444,12 @@ serveCompareRequest(const json &list, const RequestProblem &problem, int runs) {
       return ws.takeError();
     e.ws = std::move(*ws);
     const RunnableKernel *kernel = &e.kernel;
-    GemmDesc desc = problem.callDesc(e.kernel);
+    const RequestProblem *p = &problem;
     float *a = operands->a.data(), *b = operands->b.data(),
           *c = operands->c.data();
     void *pws = e.ws.data();
     cands.push_back(
-        {e.kernel.kernel.symbol, [=] { kernel->run(desc, a, b, c, pws); }});
+        {e.kernel.kernel.symbol, [=] { p->run(*kernel, a, b, c, pws); }});
   }
   json answer = json::array();
   InterleavedTiming t;
@@ -477,11 +542,12 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
   auto report = validate();
   if (!report)
     return report.takeError();
-  json out = {{"passed", report->passed},
-              {"failure", report->failure},
-              {"max_rel_error", report->maxRelError},
-              {"openblas_max_rel_error", report->openBlasMaxRelError},
-              {"symbol", kernel.kernel.symbol}};
+  json out = {
+      {"passed", report->passed},
+      {"failure", report->failure},
+      {"max_rel_error", jsonNumber(report->maxRelError)},
+      {"openblas_max_rel_error", jsonNumber(report->openBlasMaxRelError)},
+      {"symbol", kernel.kernel.symbol}};
   if (runs > 0 && report->passed) {
     // Validated: time it on fresh buffers, then validate it again.
     auto operands = allocateTimingOperands(problem);
@@ -492,8 +558,8 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
       return ws.takeError();
     auto [seconds, spread] = timeCalls(
         [&] {
-          kernel.run(problem.callDesc(kernel), operands->a.data(),
-                     operands->b.data(), operands->c.data(), ws->data());
+          problem.run(kernel, operands->a.data(), operands->b.data(),
+                      operands->c.data(), ws->data());
         },
         runs);
     auto again = validate();

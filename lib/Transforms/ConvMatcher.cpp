@@ -55,7 +55,8 @@ bool isDense(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
 FailureOr<ConvDesc>
 qimeng::describeConv(linalg::LinalgOp op,
                      SmallVectorImpl<StrideAssumption> &assumed,
-                     std::string &reason, ConvInit *init, bool foldBiasInit) {
+                     std::string &reason, ConvInit *init, bool foldBiasInit,
+                     bool stridesAtRunTime) {
   FailureOr<ConvLayout> layout = layoutOf(op);
   if (failed(layout)) {
     reason = (op->getName().getStringRef() +
@@ -177,9 +178,29 @@ qimeng::describeConv(linalg::LinalgOp op,
 
   // The input may be a strided view with a unit innermost stride; the
   // filter and output must be dense.
-  auto inStrides = resolveStrides(input, "input", assumed, reason);
+  SmallVector<StrideAssumption> inputAssumed;
+  auto inStrides = resolveStrides(input, "input", inputAssumed, reason);
   if (failed(inStrides))
     return failure();
+  // Outer strides the type leaves dynamic: read at run time where the
+  // kernels can (all three, the (n, h) of nhwc with its w stride C, or the
+  // (n, c, h) of nchw), the dense ones their representative.
+  const unsigned runtimeDims = d.isNhwc() ? 2 : 3;
+  if (stridesAtRunTime &&
+      llvm::any_of(
+          inputAssumed,
+          [&](const StrideAssumption &a) { return a.dim < runtimeDims; }) &&
+      (runtimeDims == 3 || (*inStrides)[2] == d.c)) {
+    d.runtimeStrides = true;
+    llvm::erase_if(inputAssumed, [&](const StrideAssumption &a) {
+      return a.dim < runtimeDims;
+    });
+    int64_t dense[3];
+    d.denseInputStrides(dense);
+    for (unsigned i = 0; i < runtimeDims; ++i)
+      (*inStrides)[i] = dense[i];
+  }
+  assumed.append(inputAssumed.begin(), inputAssumed.end());
   if ((*inStrides)[3] != 1) {
     reason = llvm::formatv("non-unit innermost stride {0} in the input",
                            (*inStrides)[3])

@@ -390,9 +390,12 @@ struct KernelLaunch {
   /// it, or moved with it where it stays.
   SmallVector<Operation *> foldedOps;
   /// For a kernel that reads its leading dimensions at run time: the
-  /// dimension of operands[i] whose stride is its leading dimension, or
-  /// nullopt for the constant in `leadingDimConstants`.
+  /// dimension of operands[leadingDimOperand[i]] whose stride is its i-th
+  /// leading dimension, or nullopt for the constant in
+  /// `leadingDimConstants`. (A convolution with run-time strides: the
+  /// input's three outer strides, in the same header slots.)
   std::optional<unsigned> leadingDimOf[3];
+  unsigned leadingDimOperand[3] = {0, 1, 2};
   int64_t leadingDimConstants[3] = {0, 0, 0};
   /// For a run-time M or N: the dimension of operands[2] (C) whose size it
   /// is; for a run-time K, the dimension of operands[0] (A).
@@ -444,8 +447,9 @@ std::string runtimeSizesText(bool m, bool n, bool k) {
 }
 
 /// Writes the leading dimensions of `launch`'s operands (their strides at
-/// run time) where a run-time-ld kernel reads them, in each of the
-/// `slices` workspace slices `sliceBytes` apart.
+/// run time) where a run-time-ld kernel reads them (a convolution's input
+/// strides where it reads those), in each of the `slices` workspace slices
+/// `sliceBytes` apart.
 void writeLeadingDims(OpBuilder &b, Location loc, const KernelLaunch &launch,
                       Value ws, int64_t slices, int64_t sliceBytes) {
   auto i64 = b.getI64Type();
@@ -457,7 +461,8 @@ void writeLeadingDims(OpBuilder &b, Location loc, const KernelLaunch &launch,
     }
     lds[i] = arith::IndexCastOp::create(
         b, loc, i64,
-        runtimeStride(b, loc, launch.operands[i], *launch.leadingDimOf[i]));
+        runtimeStride(b, loc, launch.operands[launch.leadingDimOperand[i]],
+                      *launch.leadingDimOf[i]));
   }
   storeInEverySlice(b, loc, ws, slices, sliceBytes, kLeadingDimsOffset, lds);
 }
@@ -502,7 +507,7 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
       b, loc, i64, b.getI64IntegerAttr(slices * sliceBytes));
   Value ws = LLVM::CallOp::create(b, loc, *allocFn, ValueRange{align, size})
                  .getResult();
-  if (kernel.emitted.runtimeLeadingDims)
+  if (kernel.emitted.runtimeLeadingDims || kernel.emitted.runtimeInputStrides)
     writeLeadingDims(b, loc, launch, ws, slices, sliceBytes);
   if (launch.mDimOfC || launch.nDimOfC)
     writeRuntimeRange(b, loc, launch, ws, slices, sliceBytes,
@@ -941,10 +946,17 @@ struct QiMengTensorOpPass
       SmallVector<StrideAssumption> assumed;
       if (isConvolution(op)) {
         ConvInit init;
-        if (FailureOr<ConvDesc> desc = describeConv(op, assumed, reason, &init,
-                                                    matchOptions.fuseEpilogues);
+        if (FailureOr<ConvDesc> desc = describeConv(
+                op, assumed, reason, &init, matchOptions.fuseEpilogues,
+                isaReadsConvStridesAtRunTime(options->target.bestIsa()));
             succeeded(desc)) {
           problem = KernelProblem(*desc);
+          // Run-time strides: the input's (n, h, w) or (n, c, h).
+          if (desc->runtimeStrides)
+            for (unsigned i = 0; i < 3; ++i) {
+              launch.leadingDimOperand[i] = 0;
+              launch.leadingDimOf[i] = i;
+            }
           launch.operands[0] = op.getDpsInputOperand(0)->get();
           launch.operands[1] = op.getDpsInputOperand(1)->get();
           launch.operands[2] = op.getDpsInitOperand(0)->get();
@@ -1021,6 +1033,18 @@ struct QiMengTensorOpPass
             it->second->emitted.runtimeLeadingDims ? "at run time"
                                                    : "as immediates",
             problem->gemm().runtimeLd ? "at run time" : "as immediates");
+        it->second = failure();
+      }
+      if (succeeded(it->second) && problem->conv() &&
+          it->second->emitted.runtimeInputStrides !=
+              problem->conv()->runtimeStrides) {
+        failures[key] = llvm::formatv(
+            "kernel {0} takes the input's strides {1} (qm.input_strides); "
+            "the call needs them {2}",
+            it->second->emitted.symbol,
+            it->second->emitted.runtimeInputStrides ? "at run time"
+                                                    : "as immediates",
+            problem->conv()->runtimeStrides ? "at run time" : "as immediates");
         it->second = failure();
       }
       if (succeeded(it->second) && !problem->conv()) {

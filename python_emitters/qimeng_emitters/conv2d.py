@@ -2,7 +2,11 @@
 
 One request = one kernel for one convolution: output += conv(input, filter),
 with the strides, dilations and layout baked in. Padding is the caller's:
-the input is the padded buffer (or a strided view of one).
+the input is the padded buffer (or a strided view of one). The input's
+outer strides are immediates (input_strides), or with runtime_strides read
+from the workspace header at each call (three int64 elements at 64: the
+n, h and w strides for nhwc, whose w stride must be C; the n, c and h
+strides for nchw_fchw), so one kernel serves any view of the input.
 
     nhwc_hwcf: out[n, oh, ow, f] += in[n, oh*sh + kh*dh, ow*sw + kw*dw, c]
                                     * flt[kh, kw, c, f]
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 
 from .errors import RequestError
 from .fields import bool_field, check_known, int_field, relu_suffix, round_up
-from .sgemm import KB, PC, Params, emit_row_zero, kernel_text
+from .sgemm import KB, LD_OFFSET, PC, Params, emit_row_zero, kernel_text
 from .x86 import back, check_disp, fwd, xmm
 
 LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
@@ -46,6 +50,9 @@ IMAGES_SLOT = 16  # images left in the batch (nchw_fchw)
 COUNTER_SLOT = 24  # row counter of a scratch copy
 BASE_SLOT = 32    # the sliver's base pointer (segmented K loop)
 CONV_SCRATCH = 64
+# runtime_strides: the table and image steps in bytes, computed at entry
+# from the strides in the header (the scratch grows by these slots).
+STEP_SLOTS = 64
 
 
 #: The request fields of a convolution's geometry (conv_geometry).
@@ -134,7 +141,14 @@ class Conv:
     """A validated convolution request and the GEMM that computes it."""
 
     def __init__(self, request):
-        check_known(request, GEMM_FIELDS + GEOMETRY_FIELDS + ("bias",))
+        check_known(request, GEMM_FIELDS + GEOMETRY_FIELDS
+                    + ("bias", "runtime_strides"))
+        self.runtime_strides = bool_field(request, "runtime_strides")
+        if self.runtime_strides and "input_strides" in request:
+            raise RequestError(
+                "runtime_strides reads the input's strides from the "
+                "workspace header at each call; input_strides gives them as "
+                "immediates: pass one or the other")
         self.geometry = conv_geometry(request)
         for name, value in vars(self.geometry).items():
             setattr(self, name, value)
@@ -181,26 +195,50 @@ class Conv:
         p = self.gemm
         # Workspace: the GEMM's, then scratch and the two offset tables.
         self.offset = round_up(p.workspace_bytes, 64)
-        self.row_table = self.offset + CONV_SCRATCH
+        # Steps that depend on a run-time stride: (slot operand, header
+        # stride index, bytes per element of that stride).
+        self.runtime_steps = []
+
+        def stride_step(index, factor):
+            """factor * strides[index] * 4 bytes: an immediate, or with
+            runtime_strides the operand of a slot the kernel fills at
+            entry."""
+            if not self.runtime_strides:
+                return factor * self.strides[index] * 4
+            slot = (f"{self.offset + STEP_SLOTS + 8 * len(self.runtime_steps)}"
+                    "(%rbx)")
+            self.runtime_steps.append((slot, index, factor * 4))
+            return slot
+
+        scratch = CONV_SCRATCH
+        if self.runtime_strides:
+            scratch = STEP_SLOTS + 8 * (3 if nhwc else 4)
+        self.row_table = self.offset + round_up(scratch, 64)
         rows = p.m if nhwc else p.n
         self.col_table = self.row_table + round_up(rows * 8, 64)
         p.workspace_bytes = self.col_table + round_up(p.k * 8, 64)
         check_disp(p.workspace_bytes, "workspace")
         # Byte offsets of the gathered rows (pixels) and columns (k).
+        # A step is bytes (an immediate) or, for a run-time stride, a slot.
+        # With runtime_strides the nhwc pixel stride stays the immediate C.
         if nhwc:
-            self.row_dims = [(self.n, s0 * 4), (self.oh, self.sh * s1 * 4),
+            self.row_dims = [(self.n, stride_step(0, 1)),
+                             (self.oh, stride_step(1, self.sh)),
                              (self.ow, self.sw * s2 * 4)]
-            self.col_dims = [(self.kh, self.dh * s1 * 4),
+            self.col_dims = [(self.kh, stride_step(1, self.dh)),
                              (self.kw, self.dw * s2 * 4), (self.c, 4)]
         else:
-            self.row_dims = [(self.oh, self.sh * s2 * 4), (self.ow, self.sw * 4)]
-            self.col_dims = [(self.c, s1 * 4), (self.kh, self.dh * s2 * 4),
+            self.row_dims = [(self.oh, stride_step(2, self.sh)),
+                             (self.ow, self.sw * 4)]
+            self.col_dims = [(self.c, stride_step(1, 1)),
+                             (self.kh, stride_step(2, self.dh)),
                              (self.kw, self.dw * 4)]
         # Consecutive gathered rows in one output row are this far apart.
         self.row_step = self.row_dims[-1][1]
         # The run: how many consecutive k lie in consecutive floats of the
         # input (innermost dimensions whose step is the run so far), e.g.
-        # C, or KW*C for nhwc with unit width dilation and dense pixels.
+        # C, or KW*C for nhwc with unit width dilation and dense pixels; a
+        # run-time step ends it (ConvDesc::contiguousRun).
         self.run = 1
         for count, step in reversed(self.col_dims):
             if count != 1 and step != self.run * 4:
@@ -227,19 +265,23 @@ class Conv:
             self.scratch = p.a_pointer_table + round_up(p.mc * 8, 64)
             p.workspace_bytes = self.scratch + round_up(p.mc * p.kc * 4, 64)
             check_disp(p.mr * self.row_step, "gather")
-        for count, step in self.row_dims + self.col_dims:
-            check_disp(count * step, "input")
+        for count, bytes_ in self.row_dims + self.col_dims:
+            if isinstance(bytes_, int):
+                check_disp(count * bytes_, "input")
         check_disp(max(p.mr, p.nr) * self.row_step, "gather")
-        self.image_bytes = (s0 * 4, p.m * p.n * 4)
-        for v in self.image_bytes:
-            check_disp(v, "image")
+        # The steps to the next image (nchw_fchw) of the input and output.
+        self.image_bytes = (s0 * 4 if nhwc else stride_step(0, 1),
+                            check_disp(p.m * p.n * 4, "image"))
+        if isinstance(self.image_bytes[0], int):
+            check_disp(self.image_bytes[0], "image")
 
     def symbol(self):
         p = self.gemm
         epilogue = (("_b0" if p.overwrite else "")
                     + ("_bias" if self.bias else "")
                     + relu_suffix(p.relu, p.relu_max))
-        return (f"{self.geometry.symbol_stem()}{epilogue}"
+        return (f"{self.geometry.symbol_stem()}"
+                f"{'_isrt' if self.runtime_strides else ''}{epilogue}"
                 + (p.blocking_suffix().replace("_arows", "_adirect")
                    if self.direct else p.blocking_suffix()))
 
@@ -254,7 +296,15 @@ class Conv:
         asm.ins("movq %rdx, 16(%rcx)")
 
     def emit_tables(self, asm):
-        """Fills the row and column offset tables (int64 bytes)."""
+        """Fills the row and column offset tables (int64 bytes), after the
+        steps that depend on run-time strides."""
+        if self.runtime_strides:
+            asm.comment("runtime_strides: the input's strides (elements, "
+                        "header) -> the tables' and images' byte steps")
+            for slot, index, factor in self.runtime_steps:
+                asm.ins(f"imulq ${factor}, {LD_OFFSET + 8 * index}(%rbx), "
+                        "%rax")
+                asm.ins(f"movq %rax, {slot}")
         asm.comment("offset tables of the gathered operand: row (pixel) "
                     "and column (k) byte offsets into the input")
         for name, offset, dims in (("row", self.row_table, self.row_dims),
@@ -268,7 +318,11 @@ class Conv:
     def emit_batch_next(self, asm, image_loop):
         """Moves the input (B) and output (C) pointers to the next image."""
         input_bytes, output_bytes = self.image_bytes
-        asm.ins(f"addq ${input_bytes}, 8(%rbx)")
+        if isinstance(input_bytes, int):
+            asm.ins(f"addq ${input_bytes}, 8(%rbx)")
+        else:
+            asm.ins(f"movq {input_bytes}, %rax")
+            asm.ins("addq %rax, 8(%rbx)")
         asm.ins(f"addq ${output_bytes}, 16(%rbx)")
         asm.ins(f"decq {self.offset + IMAGES_SLOT}(%rbx)")
         asm.ins(f"jnz {back(image_loop)}")
@@ -639,7 +693,8 @@ _TABLE_REGS = (("%rax", "%r8"), ("%rsi", "%r9"), ("%rdx", "%r10"))
 
 def _emit_offset_table(asm, name, dims):
     """Writes sum(i_d * step_d) for every index tuple, last index fastest,
-    as int64 at %rdi onwards. dims: [(count, step bytes)], outer first."""
+    as int64 at %rdi onwards. dims: [(count, step)], outer first, the step
+    bytes or the operand of a slot holding them."""
     asm.ins(f"xorl {_TABLE_REGS[0][0].replace('%r', '%e')}, "
             f"{_TABLE_REGS[0][0].replace('%r', '%e')}")
 
@@ -654,7 +709,9 @@ def _emit_offset_table(asm, name, dims):
         else:
             asm.ins(f"movq {pos}, {_TABLE_REGS[i + 1][0]}")
             level(i + 1)
-        asm.ins(f"addq ${dims[i][1]}, {pos}")
+        step = dims[i][1]
+        asm.ins(f"addq {f'${step}' if isinstance(step, int) else step}, "
+                f"{pos}")
         asm.ins(f"decq {count}")
         asm.ins(f"jnz {back(top)}")
 
@@ -668,4 +725,6 @@ def emit(request):
                f"{conv.f} filters {conv.kh}x{conv.kw}, stride "
                f"{conv.sh}x{conv.sw}, dilation {conv.dh}x{conv.dw}; GEMM "
                f"{p.m}x{p.n}x{p.k}")
-    return kernel_text(p, conv.symbol(), request, "sconv2d", summary)
+    return kernel_text(p, conv.symbol(), request, "sconv2d", summary,
+                       headers=(["# qm.input_strides: runtime"]
+                                if conv.runtime_strides else []))

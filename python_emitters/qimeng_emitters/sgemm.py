@@ -1597,12 +1597,13 @@ def emit(request):
         f" * {'B^T' if p.trans_b else 'B'}, K = {p.k}")
 
 
-def kernel_text(p, symbol, request, kind, summary):
-    """The whole kernel: header lines, function prologue, body, epilogue."""
+def kernel_text(p, symbol, request, kind, summary, headers=()):
+    """The whole kernel: header lines (`headers`: further qm. lines),
+    function prologue, body, epilogue."""
     masks = [f"k{v + 1}" for v in range(p.nv)] if p.isa.name == "avx512" \
         else []
     return function_text(
         kind, summary, symbol, _emit_body(p), request, p.workspace_bytes,
         p.runtime_ld,
         [f"{p.isa.reg_prefix}{i}" for i in range(p.isa.registers)] + masks,
-        p.isa.features, runtime_sizes=p.runtime_sizes)
+        p.isa.features, runtime_sizes=p.runtime_sizes, headers=headers)

@@ -4,7 +4,8 @@ As test_execution.py does for GEMM: small integer inputs make every sum
 exact, so the output must equal out0 + 2 * conv(input, filter) bit for bit
 after two calls. The input's stride gaps hold NaN (a kernel must not read
 them), guard zones around the output a sentinel (it must not write them),
-and a wrapper checks the callee-saved registers.
+and a wrapper checks the callee-saved registers. The input's strides also
+go into the workspace header, where a runtime_strides kernel reads them.
 """
 
 import json
@@ -35,9 +36,11 @@ static float *guarded(long count, float fill) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 17) { fprintf(stderr, "usage\n"); return 3; }
-    long a[16];
-    for (int i = 0; i < 16; i++) a[i] = atol(argv[i + 1]);
+    /* Three more arguments: the strides the header says (default: the
+       input's), to see that a kernel reads them there. */
+    if (argc != 17 && argc != 20) { fprintf(stderr, "usage\n"); return 3; }
+    long a[19];
+    for (int i = 0; i < argc - 1; i++) a[i] = atol(argv[i + 1]);
     int nchw = a[0] == 1, fhwc = a[0] == 2;
     long N = a[1], H = a[2], W = a[3], C = a[4], F = a[5], KH = a[6],
          KW = a[7], SH = a[8], SW = a[9], DH = a[10], DW = a[11], s0 = a[12],
@@ -92,6 +95,11 @@ int main(int argc, char **argv) {
     void *ws = aligned_alloc(64, (ws_bytes + 63) / 64 * 64);
     if (!ws) { perror("aligned_alloc"); return 3; }
     memset(ws, 0xff, ws_bytes);
+    /* The header's stride slots (runtime_strides kernels read them). */
+    long *header = ws;
+    header[8] = argc == 20 ? a[16] : s0;
+    header[9] = argc == 20 ? a[17] : s1;
+    header[10] = argc == 20 ? a[18] : s2;
     for (int rep = 0; rep < 2; rep++)
         if (qm_call_checked(qm_kernel, in, flt, out, ws)) {
             printf("callee-saved register or %%rsp not preserved\n");
@@ -252,6 +260,36 @@ CORRECT = [
 ]
 
 
+# runtime_strides kernels: (name, request, the input strides of each call);
+# one kernel runs on a dense input and on views of larger buffers.
+RUNTIME_STRIDES = [
+    ("nhwc_3x3_avx2", conv_request(runtime_strides=True),
+     [[8 * 8 * 4, 8 * 4, 4], [9 * 11 * 4 + 3, 11 * 4, 4]]),
+    ("nhwc_rows_stride2_avx512", conv_request(
+        isa="avx512", n=2, h=11, w=9, c=3, f=32, mr=12, nr=32, kc=27,
+        stride_h=2, stride_w=2, a_layout="rows", runtime_strides=True),
+     [[11 * 9 * 3, 9 * 3, 3], [13 * 12 * 3 + 1, 12 * 3 + 2, 3]]),
+    # With the h stride at run time the run is KW*C (48): kc 48.
+    ("nhwc_direct_fused_b", conv_request(
+        n=2, h=9, w=10, c=16, f=32, kc=48, a_layout="direct",
+        fuse_pack_b=True, runtime_strides=True),
+     [[9 * 10 * 16, 10 * 16, 16], [3 * 9 * 10 * 16, 13 * 16, 16]]),
+    ("nhwc_fhwc_dilation2_direct_avx512", conv_request(
+        layout="nhwc_fhwc", isa="avx512", h=11, w=12, c=16, f=40, mr=12,
+        nr=32, kc=16, dilation_h=2, dilation_w=2, a_layout="direct",
+        runtime_strides=True),
+     [[11 * 12 * 16, 12 * 16, 16], [12 * 20 * 16, 20 * 16 + 16, 16]]),
+    ("nchw_batch3", conv_request(
+        layout="nchw_fchw", n=3, h=12, w=11, c=3, f=7, runtime_strides=True),
+     [[3 * 12 * 11, 12 * 11, 11], [4 * 14 * 16 + 7, 14 * 16 + 5, 16]]),
+    ("nchw_stride2_dilation2_avx512", conv_request(
+        layout="nchw_fchw", isa="avx512", n=2, h=13, w=12, c=4, f=9, mr=8,
+        nr=16, mc=16, stride_h=2, stride_w=2, dilation_h=2, dilation_w=2,
+        runtime_strides=True),
+     [[4 * 13 * 12, 13 * 12, 12], [5 * 15 * 13, 15 * 13, 13]]),
+]
+
+
 @unittest.skipUnless(LLVM_MC, "llvm-mc not found")
 @unittest.skipUnless(GCC, "gcc not found on PATH")
 @unittest.skipUnless(cpu_has("avx2") and cpu_has("fma"),
@@ -260,15 +298,20 @@ class ConvExecutionTest(HarnessTest):
 
     HARNESS_C = HARNESS_C
 
-    def run_kernel(self, name, req):
-        def args(text):
-            strides = req.get("input_strides", dense_strides(req))
-            return [LAYOUT_CODES[req["layout"]], req["n"], req["h"], req["w"],
-                    req["c"], req["f"], req["kh"], req["kw"],
-                    req.get("stride_h", 1), req.get("stride_w", 1),
-                    req.get("dilation_h", 1), req.get("dilation_w", 1)] + \
-                strides + [int(header(text, "workspace_bytes"))]
-        return self.run_harness(name, req, args)
+    @staticmethod
+    def args(req, text, strides=None):
+        """The harness's arguments: the convolution, the input's strides
+        (`strides`, or the request's), the workspace size."""
+        strides = strides or req.get("input_strides", dense_strides(req))
+        return [LAYOUT_CODES[req["layout"]], req["n"], req["h"], req["w"],
+                req["c"], req["f"], req["kh"], req["kw"],
+                req.get("stride_h", 1), req.get("stride_w", 1),
+                req.get("dilation_h", 1), req.get("dilation_w", 1)] + \
+            strides + [int(header(text, "workspace_bytes"))]
+
+    def run_kernel(self, name, req, strides=None):
+        return self.run_harness(
+            name, req, lambda text: self.args(req, text, strides))
 
     def test_kernels_match_reference(self):
         for name, req in CORRECT:
@@ -279,11 +322,37 @@ class ConvExecutionTest(HarnessTest):
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
 
+    def test_runtime_strides_serve_every_view(self):
+        for name, req, calls in RUNTIME_STRIDES:
+            for strides in calls:
+                with self.subTest(name=name, strides=strides):
+                    if req["isa"] == "avx512" and not cpu_has("avx512f"):
+                        self.skipTest("host CPU lacks avx512f")
+                    status, output = self.run_kernel(name, req, strides)
+                    self.assertEqual(status, 0, output)
+                    self.assertEqual(output.strip(), "ok")
+
     def test_harness_catches_a_wrong_kernel(self):
         status, output = self.run_kernel(
             "drop_k", conv_request(fault="drop-k"))
         self.assertEqual(status, 1, output)
         self.assertIn("bad elements", output)
+
+    def test_runtime_strides_come_from_the_header(self):
+        # A view of a larger input while the header says dense: a kernel
+        # that reads its strides from the header computes the wrong pixels.
+        for layout in ("nhwc_hwcf", "nchw_fchw"):
+            with self.subTest(layout=layout):
+                req = conv_request(layout=layout, n=2, h=9, w=8, c=3, f=7,
+                                   runtime_strides=True)
+                view = ([11 * 10 * 3, 10 * 3, 3] if layout == "nhwc_hwcf"
+                        else [3 * 11 * 10, 11 * 10, 10])
+                status, output = self.run_harness(
+                    "stale_header", req,
+                    lambda text: self.args(req, text, view)
+                    + dense_strides(req))
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
 
 
 class ConvRequestTest(unittest.TestCase):
@@ -319,6 +388,16 @@ class ConvRequestTest(unittest.TestCase):
             (conv_request(layout="nchw_fchw", a_layout="direct", kc=4),
              ["direct", "nhwc"]),
             (conv_request(mc=25), ["mc", "mr"]),
+            (conv_request(runtime_strides=True,
+                          input_strides=[8 * 8 * 4, 8 * 4, 4]),
+             ["runtime_strides", "input_strides", "one or the other"]),
+            (conv_request(runtime_strides=1), ["runtime_strides",
+                                               "true or false"]),
+            # A 3-wide input: KH*KW*C = 36 floats in a row when dense
+            # (kc 18 divides it); at run time the h stride ends the run at
+            # KW*C = 12.
+            (conv_request(w=3, runtime_strides=True, a_layout="direct",
+                          kc=18), ["direct", "divide", "12"]),
         ]:
             with self.subTest(req=req):
                 self.check_error(req, words)
@@ -331,3 +410,7 @@ class ConvRequestTest(unittest.TestCase):
             "_mc24_nc16_pfa0_pfb0_x86_64_avx2")
         strided = emit(conv_request(input_strides=[8 * 8 * 6, 8 * 6, 6]))
         self.assertIn("_is384x48x6_", header(strided, "symbol"))
+        runtime = emit(conv_request(runtime_strides=True))
+        self.assertIn("_d1x1_isrt_6x16_", header(runtime, "symbol"))
+        self.assertEqual(header(runtime, "input_strides"), "runtime")
+        self.assertEqual(header(text, "input_strides"), None)

@@ -51,11 +51,13 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
 // RUN: not diff %t.reference %t.fault > /dev/null
 
-// The filters arrive with dynamic strides: checked at run time. The
-// outputs' initialisers fold into the kernels: the bias broadcasts (torch,
-// TOSA) as overwrite plus a bias per channel ("_b0_bias"), the zero fill
-// (StableHLO) as overwrite; the op and its initialiser stay for the other
-// case.
+// The filters arrive with dynamic strides: checked at run time. An input
+// that arrives so too (StableHLO, TOSA: a function argument; torch's is
+// the fresh padded buffer) is read through its strides at run time, "_isrt"
+// (the kernel reads them from its header). The outputs' initialisers fold
+// into the kernels: the bias broadcasts (torch, TOSA) as overwrite plus a
+// bias per channel ("_b0_bias"), the zero fill (StableHLO) as overwrite;
+// the op and its initialiser stay for the other case.
 // GUARDED-LABEL: func.func @torch_block(
 // GUARDED:         scf.if
 // GUARDED:           llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_b0_bias_
@@ -75,12 +77,12 @@
 // GUARDED:           linalg.conv_2d_nchw_fchw
 // GUARDED:           linalg.generic
 // GUARDED-LABEL: func.func @stablehlo_conv(
-// GUARDED:           llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s2x2_d1x1_b0_
+// GUARDED:           llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s2x2_d1x1_isrt_b0_
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.fill
 // GUARDED-NEXT:      linalg.conv_2d_nhwc_hwcf
 // GUARDED-LABEL: func.func @tosa_conv(
-// GUARDED:           llvm.call @qm_sconv2d_nhwc_fhwc_1x9x9x4_f8_k3x3_s1x1_d2x2_b0_bias_
+// GUARDED:           llvm.call @qm_sconv2d_nhwc_fhwc_1x9x9x4_f8_k3x3_s1x1_d2x2_isrt_b0_bias_
 // GUARDED:         } else {
 // GUARDED-NEXT:      linalg.generic
 // GUARDED:           linalg.conv_2d_nhwc_fhwc
@@ -109,7 +111,7 @@
 
 // TENSOR-LABEL: func.func @torch_basic_block(
 // TENSOR:         linalg.copy
-// TENSOR:         llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_bias_relu_
+// TENSOR:         llvm.call @qm_sconv2d_nchw_fchw_1x10x10x8_f8_k3x3_s1x1_d1x1_isrt_bias_relu_
 // TENSOR:         bufferization.to_tensor {{.*}} restrict writable
 // TENSOR-LABEL: func.func @stablehlo_conv(
 // TENSOR: llvm.func internal @qm_s

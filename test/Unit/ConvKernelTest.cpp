@@ -120,6 +120,44 @@ TEST(ConvDescTest, GemmViewAndOutputShape) {
   QM_ASSERT_FAILS_WITH(overlap.verify(), "overlap");
 }
 
+TEST(ConvDescTest, RuntimeStrides) {
+  ConvDesc d = nhwc(2, 9, 8, 3, 4, 3);
+  d.runtimeStrides = true;
+  // The key names the form, not the representative strides.
+  EXPECT_EQ(d.str(), "sconv2d_nhwc_hwcf_n2_h9_w8_c3_f4_k3x3_s1x1_d1x1_isrt");
+  QM_ASSERT_OK(d.verify());
+  // The padded view: rows and images further apart, pixels still C apart.
+  ConvDesc view = d.withPaddedInputStrides();
+  EXPECT_EQ(view.inputStrides[2], 3);
+  EXPECT_GT(view.inputStrides[1], 8 * 3);
+  EXPECT_GT(view.inputStrides[0], 9 * view.inputStrides[1]);
+  QM_ASSERT_OK(view.verify());
+  ConvDesc c = nchw(2, 9, 8, 3, 4, 3).withPaddedInputStrides();
+  EXPECT_TRUE(c.inputIsDense()) << "immediates: nothing to pad";
+  c.runtimeStrides = true;
+  ConvDesc cv = c.withPaddedInputStrides();
+  EXPECT_GT(cv.inputStrides[2], 8);
+  EXPECT_GT(cv.inputStrides[1], 9 * cv.inputStrides[2]);
+  EXPECT_GT(cv.inputStrides[0], 3 * cv.inputStrides[1]);
+  QM_ASSERT_OK(cv.verify());
+  // An nhwc kernel holds the pixel stride C as an immediate.
+  ConvDesc wide = d;
+  wide.inputStrides[2] = 5;
+  wide.inputStrides[1] = 8 * 5;
+  wide.inputStrides[0] = 9 * 8 * 5;
+  QM_ASSERT_FAILS_WITH(wide.verify(), "w stride");
+  // A step the kernel reads at run time ends the contiguous run: a filter
+  // as wide as the input no longer joins its rows.
+  ConvDesc full = nchw(1, 5, 3, 2, 4, 3);
+  ASSERT_EQ(full.contiguousRun(), 3 * 3);
+  full.runtimeStrides = true;
+  EXPECT_EQ(full.contiguousRun(), 3);
+  ConvDesc pixels = nhwc(1, 5, 3, 4, 4, 3); // KH*KW*C in a row when dense
+  ASSERT_EQ(pixels.contiguousRun(), 3 * 3 * 4);
+  pixels.runtimeStrides = true;
+  EXPECT_EQ(pixels.contiguousRun(), 3 * 4);
+}
+
 TEST(ConvDescTest, ContiguousRun) {
   EXPECT_EQ(nhwc(1, 58, 58, 64, 64, 3).contiguousRun(), 3 * 64);
   EXPECT_EQ(nhwc(1, 230, 230, 3, 64, 7, 2).contiguousRun(), 7 * 3);
@@ -327,6 +365,52 @@ TEST(ConvKernelTest, StridedInputViewsValidate) {
     ASSERT_FALSE(d.inputIsDense());
     EXPECT_TRUE(validates(d, smallConfig(d)));
   }
+}
+
+TEST(ConvKernelTest, RuntimeStridesValidateOnEveryView) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  auto options = IsolatedValidationOptions::defaults();
+  for (ConvDesc d : {nhwc(2, 9, 8, 3, 20, 3), nchw(2, 9, 8, 3, 6, 3, 2),
+                     ConvDesc::dense(ConvLayout::NhwcFhwc, 2, 11, 12, 16, 40, 3,
+                                     3, 1, 1, 2, 2)}) {
+    d.runtimeStrides = true;
+    SCOPED_TRACE(d.str());
+    // In process, on the dense input and on a view of a larger one.
+    for (const ConvDesc &view : {d, d.withPaddedInputStrides()}) {
+      SCOPED_TRACE(view.str());
+      EXPECT_TRUE(validates(view, smallConfig(d)));
+    }
+    QM_ASSERT_EXPECTED(
+        kernel, emitConvKernel(d, smallConfig(d), EmitterOptions::defaults()));
+    EXPECT_TRUE(kernel.runtimeInputStrides);
+    EXPECT_NE(kernel.symbol.find("_isrt_"), std::string::npos) << kernel.symbol;
+    // qimeng-runner checks both views, each part's header written.
+    QM_ASSERT_EXPECTED(report, validateIsolated(d, host(), kernel, options));
+    EXPECT_TRUE(report.passed) << report.failure;
+    // The model's config, with its own blocking and A layout.
+    auto model = chooseKernelConfig(KernelProblem(d), host());
+    ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+    EXPECT_TRUE(validates(d.withPaddedInputStrides(), *model));
+  }
+}
+
+TEST(ConvKernelTest, RunnerCatchesStridesNotReadAtRunTime) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A kernel with the dense strides as immediates, offered as one that
+  // reads them: right on the dense input, wrong on the view, which the
+  // runner checks too.
+  ConvDesc d = nchw(2, 9, 8, 3, 6, 3);
+  QM_ASSERT_EXPECTED(
+      immediate, emitConvKernel(d, smallConfig(d), EmitterOptions::defaults()));
+  ASSERT_FALSE(immediate.runtimeInputStrides);
+  ConvDesc runtime = d;
+  runtime.runtimeStrides = true;
+  QM_ASSERT_EXPECTED(report,
+                     validateIsolated(runtime, host(), immediate,
+                                      IsolatedValidationOptions::defaults()));
+  EXPECT_FALSE(report.passed);
+  EXPECT_NE(report.failure.find("input strides"), std::string::npos)
+      << report.failure;
 }
 
 TEST(ConvKernelTest, ModelConfigsAndVariantsValidate) {

@@ -343,6 +343,7 @@ TEST_F(TuningDatabaseTest, ConvolutionKeysHoldEveryConvAttribute) {
           {"dilationH", [](ConvDesc &c) { c.dilationH += 1; }},
           {"dilationW", [](ConvDesc &c) { c.dilationW += 1; }},
           {"inputStrides", [](ConvDesc &c) { c.inputStrides[0] += 64; }},
+          {"runtimeStrides", [](ConvDesc &c) { c.runtimeStrides = true; }},
       };
   std::set<std::string> hashes = {base.hash()};
   for (auto &[name, change] : changes) {
@@ -354,6 +355,16 @@ TEST_F(TuningDatabaseTest, ConvolutionKeysHoldEveryConvAttribute) {
     EXPECT_FALSE(db.lookup(key, warnings).has_value()) << name;
   }
   EXPECT_EQ(hashes.size(), changes.size() + 1);
+  // The run-time-strides form is an entry of its own, read back as one.
+  ConvDesc runtime = conv;
+  runtime.runtimeStrides = true;
+  TuningKey runtimeKey = TuningKey::forProblem(runtime, target, "1.1.0", 1);
+  QM_ASSERT_OK(db.store(testRecord(runtimeKey)));
+  auto runtimeHit = db.lookup(runtimeKey, warnings);
+  ASSERT_TRUE(runtimeHit.has_value());
+  ASSERT_TRUE(runtimeHit->key.conv.has_value());
+  EXPECT_TRUE(runtimeHit->key.conv->runtimeStrides);
+  EXPECT_TRUE(db.lookup(base, warnings).has_value());
   // A GEMM key with the conv's GEMM view is another entry.
   TuningKey gemm = base;
   gemm.op = "sgemm";

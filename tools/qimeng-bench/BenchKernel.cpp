@@ -103,12 +103,24 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
     // keeps its blocks, A copied in rows where its block is too tall to
     // read A in place with a run-time lda.
     GemmConfig base = ours.config;
-    if (form.runtimeLd || form.runtimeSizes) {
-      if (problem.conv())
-        return llvm::createStringError(
-            "--variant '" + settings +
-            "': ld=runtime and sizes=runtime are for GEMMs (convolutions "
-            "take their sizes and strides as immediates)");
+    if (problem.conv() && form.runtimeSizes)
+      return llvm::createStringError(
+          "--variant '" + settings +
+          "': sizes=runtime is for GEMMs (a convolution's sizes are "
+          "immediates)");
+    if (problem.conv() && form.runtimeLd) {
+      // A convolution's ld=runtime: the kernel that reads the input's
+      // strides at run time (ConvDesc::runtimeStrides).
+      ConvDesc c = *problem.conv();
+      c.runtimeStrides = true;
+      variantProblem = KernelProblem(c);
+      if (ours.tunedTrials == 0) {
+        auto model = chooseKernelConfig(variantProblem, host);
+        if (!model)
+          return model.takeError();
+        base = *model;
+      }
+    } else if (form.runtimeLd || form.runtimeSizes) {
       GemmDesc d = view;
       d.runtimeLd = true;
       if (form.runtimeSizes)

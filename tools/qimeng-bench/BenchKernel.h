@@ -63,7 +63,8 @@ struct VariantComparison {
 
 /// What a variant changes in the kernel's form rather than its config.
 struct VariantForm {
-  bool runtimeLd = false;    ///< `ld=runtime`: leading dimensions
+  /// `ld=runtime`: leading dimensions (a convolution's input strides)
+  bool runtimeLd = false;
   bool runtimeSizes = false; ///< `sizes=runtime`: M, N, K (and the lds)
 };
 
@@ -74,8 +75,9 @@ VariantForm takeFormSettings(std::string &settings);
 
 /// Each of `variants` (GemmConfig::parse settings laid over `ours.config`,
 /// clamped to the problem, on `threads` threads as ours; `ld=runtime` for
-/// the run-time-ld form of the same GEMM, `sizes=runtime` for its
-/// run-time-size form, B then packed) emitted, then all
+/// the run-time-ld form of the same GEMM or the run-time-strides form of
+/// the same convolution, `sizes=runtime` for a GEMM's run-time-size form,
+/// B then packed) emitted, then all
 /// of them with `ours` first validated and timed interleaved for `rounds`
 /// rounds in one qimeng-runner process (compareIsolated). A variant the
 /// emitter refuses, one that fails validation, and a comparison that fails

@@ -53,6 +53,9 @@ struct EmittedKernel {
   /// The kernel reads lda, ldb and ldc from its workspace header
   /// (qm.leading_dims: runtime) instead of holding them as immediates.
   bool runtimeLeadingDims = false;
+  /// A convolution kernel that reads its input's strides from its
+  /// workspace header (qm.input_strides: runtime; ConvDesc::runtimeStrides).
+  bool runtimeInputStrides = false;
   /// Which sizes the kernel reads from its workspace header at each call
   /// (qm.runtime_sizes: m, n, k; GemmDesc::dynamicM/N/K).
   bool runtimeM = false, runtimeN = false, runtimeK = false;

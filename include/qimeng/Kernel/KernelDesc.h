@@ -182,7 +182,10 @@ llvm::StringRef convLayoutName(ConvLayout layout);
 /// The filter and output are dense. The input may be a strided view (a
 /// subview of a padded buffer): `inputStrides` are its element strides of
 /// (n, h, w) with unit c stride for the nhwc layouts, of (n, c, h) with
-/// unit w stride for nchw_fchw.
+/// unit w stride for nchw_fchw. With `runtimeStrides` the kernel reads them
+/// from its workspace header at each call (writeInputStrides), one kernel
+/// for every view; `inputStrides` are then the call's (the dense ones when
+/// it is described for tuning), and an nhwc input's w stride must be C.
 struct ConvDesc {
   ConvLayout layout = ConvLayout::NhwcHwcf;
   int64_t n = 0, h = 0, w = 0, c = 0; ///< input batch, height, width, channels
@@ -191,6 +194,8 @@ struct ConvDesc {
   int64_t strideH = 1, strideW = 1;
   int64_t dilationH = 1, dilationW = 1;
   int64_t inputStrides[3] = {0, 0, 0};
+  /// The input's strides at run time (the key says "_isrt", not them).
+  bool runtimeStrides = false;
   /// The output's initial value is not read (a zero fill), a bias per
   /// output channel is added and relu applied where it is stored: the
   /// GEMM view's overwrite and epilogue (GemmDesc).
@@ -217,8 +222,9 @@ struct ConvDesc {
   /// The run: how many consecutive k of the GEMM view lie in consecutive
   /// elements of the input (the innermost filter dimensions whose input
   /// step is the run so far): C for nhwc, KW*C when the width dilation is 1
-  /// and pixels are C apart; KW (or more) for nchw. A panel of kc columns
-  /// is one contiguous piece per pixel when kc divides the run.
+  /// and pixels are C apart; KW (or more) for nchw. A step that depends on
+  /// a run-time stride ends it. A panel of kc columns is one contiguous
+  /// piece per pixel when kc divides the run.
   int64_t contiguousRun() const;
   /// The largest divisor of contiguousRun() not above `limit` (at least 1):
   /// the longest panel within `limit` whose rows are each one piece.
@@ -230,6 +236,11 @@ struct ConvDesc {
   /// (nhwc) or M (nchw). Blocking and tuning work on this view.
   GemmDesc gemmView() const;
 
+  /// The same convolution on a view of a larger input: every stride the
+  /// kernel reads at run time padded (what validation calls a run-time
+  /// -strides kernel on besides the dense input).
+  ConvDesc withPaddedInputStrides() const;
+
   /// Elements each operand spans from its base pointer.
   int64_t inputSpan() const;
   int64_t filterElements() const { return kh * kw * c * f; }
@@ -237,13 +248,14 @@ struct ConvDesc {
 
   double flops() const { return 2.0 * n * oh() * ow() * f * kh * kw * c; }
 
-  /// Checks sizes >= 1, a filter that fits the input, and input strides
-  /// that do not overlap.
+  /// Checks sizes >= 1, a filter that fits the input, input strides that
+  /// do not overlap, and with run-time strides an nhwc w stride of C.
   llvm::Error verify() const;
 
   /// Stable, readable key:
-  /// "sconv2d_nhwc_hwcf_n1_h58_w58_c64_f64_k3x3_s1x1_d1x1_is215296x3712x64",
-  /// with "_b0", "_bias", "_relu" (reluSuffix) appended as set.
+  /// "sconv2d_nhwc_hwcf_n1_h58_w58_c64_f64_k3x3_s1x1_d1x1_is215296x3712x64"
+  /// ("_isrt" for run-time strides), with "_b0", "_bias", "_relu"
+  /// (reluSuffix) appended as set.
   std::string str() const;
 
   bool operator==(const ConvDesc &o) const { return str() == o.str(); }

@@ -34,6 +34,11 @@ bool isSketchIsa(VectorIsa isa);
 /// vfmax is IEEE maximumNumber (max(NaN, 0) = 0).
 bool isaAppliesEpilogues(VectorIsa isa);
 
+/// Whether `isa`'s convolution kernels can read the input's strides from
+/// their header at run time (ConvDesc::runtimeStrides): the x86 generator's
+/// (conv2d.py); the sketch-driven ISAs take them as immediates.
+bool isaReadsConvStridesAtRunTime(VectorIsa isa);
+
 /// "avx2", "avx512", "neon", "sve", "rvv", "none".
 llvm::StringRef isaName(VectorIsa isa);
 /// Inverse of isaName; error for anything else.

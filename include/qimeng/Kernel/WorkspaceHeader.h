@@ -24,6 +24,11 @@ constexpr uint64_t kRangeOffset = 24;
 /// int64, in elements.
 constexpr uint64_t kLeadingDimsOffset = 64;
 
+/// Where a convolution with run-time strides reads its input's three
+/// outer strides (ConvDesc::inputStrides): the leading dimensions' slots,
+/// which a convolution's GEMM does not use.
+constexpr uint64_t kInputStridesOffset = kLeadingDimsOffset;
+
 /// Where a run-time-K kernel reads K (GemmDesc::dynamicK): one
 /// little-endian int64. (Other kernels may use the slot for themselves.)
 constexpr uint64_t kRuntimeKOffset = 56;
@@ -37,6 +42,10 @@ constexpr uint64_t kWorkspaceHeaderBytes = 128;
 /// Writes `desc`'s leading dimensions where a run-time-ld kernel reads
 /// them; nothing for a kernel with immediates.
 void writeLeadingDims(void *workspace, const GemmDesc &desc);
+
+/// Writes `desc`'s input strides where a run-time-strides convolution reads
+/// them; nothing for one with immediates.
+void writeInputStrides(void *workspace, const ConvDesc &desc);
 
 /// Writes the bias pointer where a kernel with an epilogue reads it.
 void writeBias(void *workspace, const float *bias);

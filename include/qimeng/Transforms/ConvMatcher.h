@@ -38,17 +38,24 @@ struct ConvInit {
 /// cannot be accelerated ("linalg.depthwise_conv_2d_nhwc_hwc is not
 /// supported; ...", "dynamic size in the input", ...). The input may be a
 /// strided view (a subview of a padded buffer) with a unit innermost
-/// stride; the filter and output must be dense. Dynamic strides are
-/// taken as dense and recorded in `assumed` (StrideAssumptions.h). When
+/// stride; the filter and output must be dense. With `stridesAtRunTime`
+/// (the target's kernels can read them, isaReadsConvStridesAtRunTime),
+/// input strides the type leaves dynamic make the kernel read all of them
+/// at run time (ConvDesc::runtimeStrides, the dense ones as its
+/// representative); the unit inner stride, an nhwc input's w stride (C)
+/// and other dynamic strides are taken as dense and recorded in `assumed`
+/// (StrideAssumptions.h). When
 /// `init` is given, an initialiser of a fresh output just before the op (a
 /// zero fill; with `foldBiasInit`, a bias broadcast: linalg.broadcast, or a
 /// generic copying `(n, ...) -> (channel)`) is described too and returned
 /// there, and then (with `foldBiasInit`) an elementwise consumer the
 /// epilogue computes (EpilogueMatcher.h). The reason has no "not
 /// accelerated:" prefix.
-mlir::FailureOr<ConvDesc> describeConv(
-    mlir::linalg::LinalgOp op, llvm::SmallVectorImpl<StrideAssumption> &assumed,
-    std::string &reason, ConvInit *init = nullptr, bool foldBiasInit = true);
+mlir::FailureOr<ConvDesc>
+describeConv(mlir::linalg::LinalgOp op,
+             llvm::SmallVectorImpl<StrideAssumption> &assumed,
+             std::string &reason, ConvInit *init = nullptr,
+             bool foldBiasInit = true, bool stridesAtRunTime = false);
 
 } // namespace qimeng
 
