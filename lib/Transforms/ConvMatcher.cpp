@@ -56,7 +56,7 @@ FailureOr<ConvDesc>
 qimeng::describeConv(linalg::LinalgOp op,
                      SmallVectorImpl<StrideAssumption> &assumed,
                      std::string &reason, ConvInit *init, bool foldBiasInit,
-                     bool stridesAtRunTime) {
+                     bool stridesAtRunTime, bool *dynamicBatch) {
   FailureOr<ConvLayout> layout = layoutOf(op);
   if (failed(layout)) {
     reason = (op->getName().getStringRef() +
@@ -95,11 +95,19 @@ qimeng::describeConv(linalg::LinalgOp op,
                    .str();
       return failure();
     }
-    if (!type.hasStaticShape()) {
-      reason = ("dynamic size in the " + name).str();
-      return failure();
-    }
+    // Only the batch may be dynamic (dimension 0 of the input and output):
+    // the call then runs the one-image kernel once per image.
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (type.isDynamicDim(i) && (i != 0 || name == "filter")) {
+        reason = ("dynamic size in the " + name +
+                  (name == "filter" ? "" : " other than the batch"))
+                     .str();
+        return failure();
+      }
   }
+  const bool batchIsDynamic = inType.isDynamicDim(0) || outType.isDynamicDim(0);
+  if (dynamicBatch)
+    *dynamicBatch = batchIsDynamic;
   DenseIntElementsAttr stridesAttr, dilationsAttr;
   if (auto c = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation())) {
     stridesAttr = c.getStrides();
@@ -122,7 +130,7 @@ qimeng::describeConv(linalg::LinalgOp op,
                     out = outType.getShape();
   ConvDesc d;
   d.layout = *layout;
-  d.n = in[0];
+  d.n = batchIsDynamic ? 1 : in[0];
   if (d.isNhwc()) {
     d.h = in[1];
     d.w = in[2];
@@ -170,6 +178,8 @@ qimeng::describeConv(linalg::LinalgOp op,
     int64_t e[4] = {d.n, d.f, d.oh(), d.ow()};
     std::copy(e, e + 4, expectedOut);
   }
+  if (batchIsDynamic)
+    expectedOut[0] = out[0]; // the images are the call's loop
   if (!llvm::equal(out, ArrayRef<int64_t>(expectedOut))) {
     reason = "the output shape does not match the input, filter, strides and "
              "dilations (the kernel computes every output element)";
@@ -179,9 +189,17 @@ qimeng::describeConv(linalg::LinalgOp op,
   // The input may be a strided view with a unit innermost stride; the
   // filter and output must be dense.
   SmallVector<StrideAssumption> inputAssumed;
-  auto inStrides = resolveStrides(input, "input", inputAssumed, reason);
+  auto inStrides = resolveStrides(input, "input", inputAssumed, reason,
+                                  /*allowDynamicSizes=*/batchIsDynamic);
   if (failed(inStrides))
     return failure();
+  // A dynamic batch: the call's loop steps the input and output by their
+  // batch strides at run time; the kernel sees one image.
+  auto notBatch = [&](SmallVectorImpl<StrideAssumption> &a) {
+    if (batchIsDynamic)
+      llvm::erase_if(a, [](const StrideAssumption &s) { return s.dim == 0; });
+  };
+  notBatch(inputAssumed);
   // Outer strides the type leaves dynamic: read at run time where the
   // kernels can (all three, the (n, h) of nhwc with its w stride C, or the
   // (n, c, h) of nchw), the dense ones their representative.
@@ -223,10 +241,18 @@ qimeng::describeConv(linalg::LinalgOp op,
   for (auto [value, type, name] :
        {std::tuple<Value, MemRefType, StringRef>{filter, fltType, "filter"},
         {output, outType, "output"}}) {
-    auto s = resolveStrides(value, name, assumed, reason);
+    SmallVector<StrideAssumption> operandAssumed;
+    auto s = resolveStrides(value, name, operandAssumed, reason,
+                            /*allowDynamicSizes=*/batchIsDynamic);
     if (failed(s))
       return failure();
-    if (!isDense(type.getShape(), *s)) {
+    // Each image dense; with a dynamic batch the images may lie anywhere.
+    const bool perImage = batchIsDynamic && name == "output";
+    if (perImage)
+      notBatch(operandAssumed);
+    assumed.append(operandAssumed.begin(), operandAssumed.end());
+    if (!isDense(type.getShape().drop_front(perImage ? 1 : 0),
+                 ArrayRef<int64_t>(*s).drop_front(perImage ? 1 : 0))) {
       reason = ("the " + name + " is not dense (only the input may be a " +
                 "strided view)")
                    .str();

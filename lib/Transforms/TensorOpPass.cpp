@@ -946,11 +946,25 @@ struct QiMengTensorOpPass
       SmallVector<StrideAssumption> assumed;
       if (isConvolution(op)) {
         ConvInit init;
+        bool dynamicBatch = false;
         if (FailureOr<ConvDesc> desc = describeConv(
                 op, assumed, reason, &init, matchOptions.fuseEpilogues,
-                isaReadsConvStridesAtRunTime(options->target.bestIsa()));
+                isaReadsConvStridesAtRunTime(options->target.bestIsa()),
+                &dynamicBatch);
             succeeded(desc)) {
           problem = KernelProblem(*desc);
+          // A dynamic batch: one call of the one-image kernel per image,
+          // the input and output stepped by their batch strides (read at
+          // run time), the filter the same for all.
+          if (dynamicBatch) {
+            launch.batch = ShapedType::kDynamic;
+            launch.batchDimOfC = 0;
+            launch.batchStrideDimOf[0] = 0;
+            launch.batchStrideDimOf[2] = 0;
+            launch.batchThreads = options->threads == 0
+                                      ? options->target.cores
+                                      : static_cast<int>(options->threads);
+          }
           // Run-time strides: the input's (n, h, w) or (n, c, h).
           if (desc->runtimeStrides)
             for (unsigned i = 0; i < 3; ++i) {

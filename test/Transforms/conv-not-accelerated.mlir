@@ -48,12 +48,25 @@ func.func @f16(%in: memref<1x8x8x4xf16>, %flt: memref<3x3x4x8xf16>, %out: memref
 
 // -----
 
-// CHECK-LABEL: func.func @dynamic_batch(
+// A dynamic batch is taken (one kernel call per image,
+// test/Frontend/dynamic-batch-conv.mlir); other dynamic sizes are not.
+// CHECK-LABEL: func.func @dynamic_height(
 // CHECK:         linalg.conv_2d_nchw_fchw
-func.func @dynamic_batch(%in: memref<?x4x8x8xf32>, %flt: memref<8x4x3x3xf32>, %out: memref<?x8x6x6xf32>) {
-  // expected-remark @below {{not accelerated: dynamic size in the input}}
+func.func @dynamic_height(%in: memref<1x4x?x8xf32>, %flt: memref<8x4x3x3xf32>, %out: memref<1x8x?x6xf32>) {
+  // expected-remark @below {{not accelerated: dynamic size in the input other than the batch}}
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-      ins(%in, %flt : memref<?x4x8x8xf32>, memref<8x4x3x3xf32>) outs(%out : memref<?x8x6x6xf32>)
+      ins(%in, %flt : memref<1x4x?x8xf32>, memref<8x4x3x3xf32>) outs(%out : memref<1x8x?x6xf32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dynamic_filter(
+// CHECK:         linalg.conv_2d_nhwc_hwcf
+func.func @dynamic_filter(%in: memref<?x8x8x4xf32>, %flt: memref<3x3x4x?xf32>, %out: memref<?x6x6x?xf32>) {
+  // expected-remark @below {{not accelerated: dynamic size in the filter}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%in, %flt : memref<?x8x8x4xf32>, memref<3x3x4x?xf32>) outs(%out : memref<?x6x6x?xf32>)
   return
 }
 

@@ -34,7 +34,7 @@ struct ConvInit {
 };
 
 /// Describes linalg.conv_2d_nhwc_hwcf, conv_2d_nhwc_fhwc or
-/// conv_2d_nchw_fchw on static f32 memrefs as a ConvDesc, or says why it
+/// conv_2d_nchw_fchw on f32 memrefs as a ConvDesc, or says why it
 /// cannot be accelerated ("linalg.depthwise_conv_2d_nhwc_hwc is not
 /// supported; ...", "dynamic size in the input", ...). The input may be a
 /// strided view (a subview of a padded buffer) with a unit innermost
@@ -44,18 +44,20 @@ struct ConvInit {
 /// at run time (ConvDesc::runtimeStrides, the dense ones as its
 /// representative); the unit inner stride, an nhwc input's w stride (C)
 /// and other dynamic strides are taken as dense and recorded in `assumed`
-/// (StrideAssumptions.h). When
+/// (StrideAssumptions.h). A dynamic batch (dimension 0 of the input and
+/// output; any other dynamic size is refused) describes one image
+/// (ConvDesc::n = 1), sets `*dynamicBatch` when given, and leaves the batch
+/// strides to the caller's loop. When
 /// `init` is given, an initialiser of a fresh output just before the op (a
 /// zero fill; with `foldBiasInit`, a bias broadcast: linalg.broadcast, or a
 /// generic copying `(n, ...) -> (channel)`) is described too and returned
 /// there, and then (with `foldBiasInit`) an elementwise consumer the
 /// epilogue computes (EpilogueMatcher.h). The reason has no "not
 /// accelerated:" prefix.
-mlir::FailureOr<ConvDesc>
-describeConv(mlir::linalg::LinalgOp op,
-             llvm::SmallVectorImpl<StrideAssumption> &assumed,
-             std::string &reason, ConvInit *init = nullptr,
-             bool foldBiasInit = true, bool stridesAtRunTime = false);
+mlir::FailureOr<ConvDesc> describeConv(
+    mlir::linalg::LinalgOp op, llvm::SmallVectorImpl<StrideAssumption> &assumed,
+    std::string &reason, ConvInit *init = nullptr, bool foldBiasInit = true,
+    bool stridesAtRunTime = false, bool *dynamicBatch = nullptr);
 
 } // namespace qimeng
 
