@@ -203,15 +203,28 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   if (!cType)
     return std::nullopt;
   const unsigned rank = cType.getRank();
+  // The consumer: c's one other user, or (in place: c its input and its
+  // output) its first user after `producer`, c's users after it being the
+  // output's.
   linalg::GenericOp g;
   for (Operation *user : c.getUsers()) {
-    if (user == producer || user == cInit || user == goingAway ||
-        isa<memref::DeallocOp>(user))
-      continue;
     auto generic = dyn_cast<linalg::GenericOp>(user);
-    if (!generic || g)
+    if (generic && generic->getBlock() == producer->getBlock() &&
+        producer->isBeforeInBlock(generic) &&
+        (!g || generic->isBeforeInBlock(g)))
+      g = generic;
+  }
+  if (!g)
+    return std::nullopt;
+  const bool inPlace =
+      g.getNumDpsInits() == 1 && g.getDpsInitOperand(0)->get() == c;
+  for (Operation *user : c.getUsers()) {
+    if (user == producer || user == cInit || user == goingAway ||
+        user == g.getOperation() || isa<memref::DeallocOp>(user))
+      continue;
+    Operation *inBlock = g->getBlock()->findAncestorOpInBlock(*user);
+    if (!inPlace || !inBlock || !g->isBeforeInBlock(inBlock))
       return std::nullopt;
-    g = generic;
   }
   if (!g || g->getBlock() != producer->getBlock() ||
       !producer->isBeforeInBlock(g) || !g.hasPureBufferSemantics() ||
@@ -258,22 +271,27 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   auto body = epilogueOfBody(g, *cArg, biasArg, residualArg);
   if (!body)
     return std::nullopt;
-  // The output: a fresh buffer that only the generic uses up to the
+  DominanceInfo dominance(producer->getParentOp());
+  ElementwiseEpilogue e;
+  // The output: c itself (the generic rewrites the product in place, as
+  // one-shot-bufferize makes of a tensor.empty the fill and the consumer
+  // share), or a fresh buffer that only the generic uses up to the
   // generic (returns and deallocations come after), which the kernel now
   // writes where `producer` was.
   auto alloc = output.getDefiningOp<memref::AllocOp>();
-  if (!alloc)
+  if (!alloc && !inPlace)
     return std::nullopt;
   for (Operation *user : output.getUsers()) {
+    if (inPlace)
+      break; // c's users were checked above
     if (user == g.getOperation())
       continue;
     Operation *inBlock = g->getBlock()->findAncestorOpInBlock(*user);
     if (!inBlock || !g->isBeforeInBlock(inBlock))
       return std::nullopt;
   }
-  DominanceInfo dominance(producer->getParentOp());
-  ElementwiseEpilogue e;
-  if (!dominance.properlyDominates(alloc.getOperation(), producer)) {
+  if (!inPlace &&
+      !dominance.properlyDominates(alloc.getOperation(), producer)) {
     if (alloc->getBlock() != producer->getBlock() ||
         !llvm::all_of(alloc->getOperands(), [&](Value v) {
           return dominance.properlyDominates(v, producer);

@@ -69,7 +69,8 @@ struct ElementwiseEpilogue {
 /// NaN and give +0 for -0) bounded perhaps by arith.minimumf with a
 /// positive constant (relu6), and more than c alone; its output a fresh
 /// allocation of `c`'s type that nothing reads or writes before the
-/// generic, whose sizes are known before `producer`. `goingAway` is a user
+/// generic, whose sizes are known before `producer`, or `c` itself (the
+/// generic rewrites the product in place). `goingAway` is a user
 /// of `c` to disregard: one the caller removes with the rewrite (the
 /// tensor-level placement's to_tensor of `c`, TensorPlacement.h).
 std::optional<ElementwiseEpilogue> matchElementwiseEpilogue(

@@ -8,10 +8,10 @@
 // run the pass on tensors before bufferization, where the bias add and
 // relu fold into the kernels' epilogue ("bias_relu"; FMAX keeps a NaN as
 // arith.maximumf does); scalable SVE and RVV after one-shot-bufferize's
-// defaults (dynamic strides at the function boundary), where they stay the
-// stock generic (the bufferized generic reads and writes the product's
-// buffer, which the buffer-level matcher does not fuse; RVV kernels apply
-// no epilogue: its vfmax drops NaNs).
+// defaults (dynamic strides at the function boundary), where the fill and
+// the generic share a tensor.empty and the bufferized generic rewrites the
+// product's buffer in place: scalable SVE fuses it too, RVV keeps the
+// stock generic (its kernels apply no epilogue: its vfmax drops NaNs).
 // Each module is lowered with the stock pipeline, compiled with llc for
 // the target, linked statically with linear_main.c and run under qemu
 // against its reference: X 13 x 70 with a leading dimension of 72, W 37 x
@@ -34,7 +34,7 @@
 //
 // SVE for any vector length (vlen=scalable): one kernel, run at 128, 512
 // and 2048 bits.
-// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu::+neon,+sve:vlen=scalable" | FileCheck %s --check-prefixes=CHECK,SCALABLE,SEPARATE
+// RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu::+neon,+sve:vlen=scalable" | FileCheck %s --check-prefixes=CHECK,SCALABLE,FUSED
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu::+neon,+sve:vlen=scalable" %dealloc \
 // RUN:   | %mlir-opt %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
 // RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mattr=+sve -filetype=obj -o %t.sva.o
@@ -74,7 +74,7 @@
 // CHECK:       scf.if
 // NEON:          llvm.call @qm_sgemm_13x37x70_nt_b0_bias_relu_ldrt_7x12_ku4_aarch64_neon
 // SVE:           llvm.call @qm_sgemm_13x37x70_nt_b0_bias_relu_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_sve_vl256
-// SCALABLE:      llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_7x3v_ku4_aarch64_sve_scalable
+// SCALABLE:      llvm.call @qm_sgemm_13x37x70_nt_b0_bias_relu_ldrt_7x3v_ku4_aarch64_sve_scalable
 // RVV:           llvm.call @qm_sgemm_13x37x70_nt_b0_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
 // CHECK:       } else {
 // CHECK:         linalg.transpose
@@ -92,7 +92,7 @@
 // CHECK-NOT:   linalg.fill
 // NEON:          llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_bias_relu_ldrt_7x12_ku4_aarch64_neon
 // SVE:           llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_bias_relu_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_sve_vl256
-// SCALABLE:      llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_7x3v_ku4_aarch64_sve_scalable
+// SCALABLE:      llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_bias_relu_ldrt_7x3v_ku4_aarch64_sve_scalable
 // RVV:           llvm.call @qm_sgemm_256x37x70_nt_mrt_b0_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
 // CHECK:       linalg.generic
 // EXEC: PASS 13x37x70 and 1, 5, 13, 29 rows

@@ -67,6 +67,50 @@ func.func @bias_relu_commuted(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: 
   return %o : memref<6x20xf32>
 }
 
+// In place, as one-shot-bufferize leaves torch's linear when the fill and
+// the bias add share one tensor.empty: the generic reads the product and
+// writes it back. The kernel stores the epilogue's result into C itself;
+// C's users after the generic (the return) are the output's.
+// CHECK-LABEL: func.func @bias_relu_in_place(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_relu_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @bias_relu_in_place(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x20xf32>, memref<20xf32>) outs(%c : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %c : memref<6x20xf32>
+}
+
+// In place, but the product is read before the generic rewrites it: the
+// kernel without an epilogue, the generic stays.
+// CHECK-LABEL: func.func @in_place_read_before(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         memref.copy
+// CHECK:         linalg.generic
+func.func @in_place_read_before(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %keep: memref<6x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  memref.copy %c, %keep : memref<6x20xf32> to memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<6x20xf32>) outs(%c : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %c : memref<6x20xf32>
+}
+
 // A bias broadcast into C before the matmul (linalg.broadcast, and a
 // generic that copies it) is the overwrite mode plus the bias epilogue; a
 // relu after it fuses as well.
@@ -275,7 +319,7 @@ func.func @print(%m: memref<6x20xf32>) {
   return
 }
 
-// OUT-COUNT-12: rank = 2 offset = 0 sizes = [6, 20]
+// OUT-COUNT-15: rank = 2 offset = 0 sizes = [6, 20]
 
 func.func @main() {
   %c1 = arith.constant 1 : index
@@ -324,5 +368,11 @@ func.func @main() {
   call @print(%r5) : (memref<6x20xf32>) -> ()
   %r6 = call @bound_only(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
   call @print(%r6) : (memref<6x20xf32>) -> ()
+  %r7 = call @bias_relu_in_place(%a, %b, %bias) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>) -> memref<6x20xf32>
+  call @print(%r7) : (memref<6x20xf32>) -> ()
+  %kept = memref.alloc() : memref<6x20xf32>
+  %r8 = call @in_place_read_before(%a, %b, %kept) : (memref<6x9xf32>, memref<9x20xf32>, memref<6x20xf32>) -> memref<6x20xf32>
+  call @print(%kept) : (memref<6x20xf32>) -> ()
+  call @print(%r8) : (memref<6x20xf32>) -> ()
   return
 }
