@@ -55,6 +55,9 @@ struct ResolvedOptions {
   unsigned tuneBudget = 0;
   unsigned tuneSeconds = 0;
   unsigned threads = 0; ///< 0: all of the target's cores
+  /// m-buckets: row counts with kernels of their own for a run-time M,
+  /// ascending.
+  SmallVector<int64_t> mBuckets;
   EmitterOptions emitter;
   IsolatedValidationOptions runner;
   ChatConfig llm;            ///< baseUrl empty: offline
@@ -582,26 +585,59 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   LLVM::CallOp::create(b, loc, *freeFn, ValueRange{ws});
 }
 
-/// Replaces `op` with its kernel's calls. Where the kernel was specialised
-/// for strides the types leave dynamic, the calls run when the strides are
-/// those at run time and a clone of `op` (after clones of the ops it needs
-/// that the kernel does not: folded transposes and zero fills) runs
-/// otherwise.
+/// A kernel for a run-time M of at most `rows` rows (m-buckets).
+struct MBucketKernel {
+  LLVM::LLVMFuncOp fn;
+  const ReadyKernel *kernel = nullptr;
+  int64_t rows = 0;
+};
+
+/// The kernel's calls, or with `buckets` (fewest rows first) a choice at
+/// run time on M (C's size along launch.mDimOfC): the first bucket whose
+/// rows are not below M, else the kernel.
+void emitKernelCallsForM(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
+                         LLVM::LLVMFuncOp fn, const ReadyKernel &kernel,
+                         const KernelLaunch &launch,
+                         ArrayRef<MBucketKernel> buckets) {
+  if (buckets.empty()) {
+    emitKernelCalls(b, module, op, fn, kernel, launch);
+    return;
+  }
+  Location loc = op.getLoc();
+  Value m = memref::DimOp::create(b, loc, launch.operands[2], *launch.mDimOfC);
+  Value few = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ule, m,
+      arith::ConstantIndexOp::create(b, loc, buckets.front().rows));
+  auto ifOp = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
+  OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+  emitKernelCalls(thenBuilder, module, op, buckets.front().fn,
+                  *buckets.front().kernel, launch);
+  OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+  emitKernelCallsForM(elseBuilder, module, op, fn, kernel, launch,
+                      buckets.drop_front());
+}
+
+/// Replaces `op` with its kernel's calls (and the buckets' for few rows).
+/// Where the kernel was specialised for strides the types leave dynamic,
+/// the calls run when the strides are those at run time and a clone of
+/// `op` (after clones of the ops it needs that the kernel does not: folded
+/// transposes and zero fills) runs otherwise.
 void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
                            LLVM::LLVMFuncOp fn, const ReadyKernel &kernel,
                            const KernelLaunch &launch,
-                           ArrayRef<StrideAssumption> assumed) {
+                           ArrayRef<StrideAssumption> assumed,
+                           ArrayRef<MBucketKernel> buckets) {
   if (launch.outputAllocToHoist)
     launch.outputAllocToHoist->moveBefore(op);
   OpBuilder b(op);
   Location loc = op.getLoc();
   if (assumed.empty()) {
-    emitKernelCalls(b, module, op, fn, kernel, launch);
+    emitKernelCallsForM(b, module, op, fn, kernel, launch, buckets);
   } else {
     Value holds = buildAssumptionCheck(b, loc, assumed);
     auto ifOp = scf::IfOp::create(b, loc, holds, /*withElseRegion=*/true);
     OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
-    emitKernelCalls(thenBuilder, module, op, fn, kernel, launch);
+    emitKernelCallsForM(thenBuilder, module, op, fn, kernel, launch, buckets);
     OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
     for (Operation *folded : launch.foldedOps)
       elseBuilder.clone(*folded);
@@ -656,6 +692,26 @@ struct QiMengTensorOpPass
     o.tuneBudget = tuneBudget;
     o.tuneSeconds = tuneSeconds;
     o.threads = threads;
+    // m-buckets: "none", or positive row counts separated by commas.
+    StringRef buckets = StringRef(mBuckets).trim();
+    if (buckets != "none" && !buckets.empty()) {
+      SmallVector<StringRef> items;
+      buckets.split(items, ',');
+      for (StringRef item : items) {
+        int64_t rows = 0;
+        if (item.trim().getAsInteger(10, rows) || rows < 1) {
+          mlir::emitError(module.getLoc())
+              << "qimeng-tensorop: invalid option m-buckets='" << buckets
+              << "': expected positive row counts separated by commas, or "
+                 "none";
+          return failure();
+        }
+        o.mBuckets.push_back(rows);
+      }
+      llvm::sort(o.mBuckets);
+      o.mBuckets.erase(std::unique(o.mBuckets.begin(), o.mBuckets.end()),
+                       o.mBuckets.end());
+    }
     if (o.tuneBudget > 0 && !o.targetIsHost) {
       mlir::emitError(module.getLoc())
           << "qimeng-tensorop: invalid option tune-budget=" << o.tuneBudget
@@ -936,9 +992,67 @@ struct QiMengTensorOpPass
           << "tuning database unavailable: " << llvm::toString(db.takeError());
     }
 
-    // One kernel per distinct descriptor; a failure is remembered too.
+    // One kernel per distinct descriptor, checked against the call it
+    // serves; a failure is remembered too, with its reason.
     llvm::StringMap<FailureOr<ReadyKernel>> kernels;
     llvm::StringMap<std::string> failures;
+    auto kernelFor =
+        [&](const KernelProblem &problem) -> FailureOr<ReadyKernel> & {
+      std::string key = problem.str();
+      auto it = kernels.find(key);
+      if (it != kernels.end())
+        return it->second;
+      std::string why;
+      it =
+          kernels.try_emplace(key, prepareKernel(problem, *options, why)).first;
+      failures[key] = why;
+      if (succeeded(it->second) &&
+          it->second->emitted.argRegisters.size() != 4) {
+        failures[key] = llvm::formatv(
+            "kernel {0} names {1} argument registers (qm.args); the call "
+            "passes four: A, B, C and the workspace",
+            it->second->emitted.symbol,
+            it->second->emitted.argRegisters.size());
+        it->second = failure();
+      }
+      if (succeeded(it->second) &&
+          it->second->emitted.runtimeLeadingDims != problem.gemm().runtimeLd) {
+        failures[key] = llvm::formatv(
+            "kernel {0} takes its leading dimensions {1} (qm.leading_dims); "
+            "the call needs them {2}",
+            it->second->emitted.symbol,
+            it->second->emitted.runtimeLeadingDims ? "at run time"
+                                                   : "as immediates",
+            problem.gemm().runtimeLd ? "at run time" : "as immediates");
+        it->second = failure();
+      }
+      if (succeeded(it->second) && problem.conv() &&
+          it->second->emitted.runtimeInputStrides !=
+              problem.conv()->runtimeStrides) {
+        failures[key] = llvm::formatv(
+            "kernel {0} takes the input's strides {1} (qm.input_strides); "
+            "the call needs them {2}",
+            it->second->emitted.symbol,
+            it->second->emitted.runtimeInputStrides ? "at run time"
+                                                    : "as immediates",
+            problem.conv()->runtimeStrides ? "at run time" : "as immediates");
+        it->second = failure();
+      }
+      if (succeeded(it->second) && !problem.conv()) {
+        const EmittedKernel &k = it->second->emitted;
+        const GemmDesc &g = problem.gemm();
+        if (k.runtimeM != g.dynamicM || k.runtimeN != g.dynamicN ||
+            k.runtimeK != g.dynamicK) {
+          failures[key] = llvm::formatv(
+              "kernel {0} reads {1} from its header (qm.runtime_sizes); the "
+              "call writes {2}",
+              k.symbol, runtimeSizesText(k.runtimeM, k.runtimeN, k.runtimeK),
+              runtimeSizesText(g.dynamicM, g.dynamicN, g.dynamicK));
+          it->second = failure();
+        }
+      }
+      return it->second;
+    };
     for (linalg::LinalgOp op : ops) {
       std::string reason;
       std::optional<KernelProblem> problem;
@@ -1021,66 +1135,34 @@ struct QiMengTensorOpPass
         op->emitRemark() << "not accelerated: " << reason;
         continue;
       }
-      std::string key = problem->str();
-      auto it = kernels.find(key);
-      if (it == kernels.end()) {
-        std::string why;
-        it = kernels.try_emplace(key, prepareKernel(*problem, *options, why))
-                 .first;
-        failures[key] = why;
-      }
-      if (succeeded(it->second) &&
-          it->second->emitted.argRegisters.size() != 4) {
-        failures[key] = llvm::formatv(
-            "kernel {0} names {1} argument registers (qm.args); the call "
-            "passes four: A, B, C and the workspace",
-            it->second->emitted.symbol,
-            it->second->emitted.argRegisters.size());
-        it->second = failure();
-      }
-      if (succeeded(it->second) &&
-          it->second->emitted.runtimeLeadingDims != problem->gemm().runtimeLd) {
-        failures[key] = llvm::formatv(
-            "kernel {0} takes its leading dimensions {1} (qm.leading_dims); "
-            "the call needs them {2}",
-            it->second->emitted.symbol,
-            it->second->emitted.runtimeLeadingDims ? "at run time"
-                                                   : "as immediates",
-            problem->gemm().runtimeLd ? "at run time" : "as immediates");
-        it->second = failure();
-      }
-      if (succeeded(it->second) && problem->conv() &&
-          it->second->emitted.runtimeInputStrides !=
-              problem->conv()->runtimeStrides) {
-        failures[key] = llvm::formatv(
-            "kernel {0} takes the input's strides {1} (qm.input_strides); "
-            "the call needs them {2}",
-            it->second->emitted.symbol,
-            it->second->emitted.runtimeInputStrides ? "at run time"
-                                                    : "as immediates",
-            problem->conv()->runtimeStrides ? "at run time" : "as immediates");
-        it->second = failure();
-      }
-      if (succeeded(it->second) && !problem->conv()) {
-        const EmittedKernel &k = it->second->emitted;
-        const GemmDesc &g = problem->gemm();
-        if (k.runtimeM != g.dynamicM || k.runtimeN != g.dynamicN ||
-            k.runtimeK != g.dynamicK) {
-          failures[key] = llvm::formatv(
-              "kernel {0} reads {1} from its header (qm.runtime_sizes); the "
-              "call writes {2}",
-              k.symbol, runtimeSizesText(k.runtimeM, k.runtimeN, k.runtimeK),
-              runtimeSizesText(g.dynamicM, g.dynamicN, g.dynamicK));
-          it->second = failure();
-        }
-      }
-      if (failed(it->second)) {
-        op->emitRemark() << "not accelerated: " << failures[key];
+      FailureOr<ReadyKernel> &ready = kernelFor(*problem);
+      if (failed(ready)) {
+        op->emitRemark() << "not accelerated: " << failures[problem->str()];
         continue;
       }
       LLVM::LLVMFuncOp fn =
-          getOrCreateKernelFunc(module, *it->second, options->target);
-      replaceWithKernelCall(module, op, fn, *it->second, launch, assumed);
+          getOrCreateKernelFunc(module, *ready, options->target);
+      // A run-time M: kernels for few rows, chosen at run time.
+      SmallVector<MBucketKernel> buckets;
+      if (!problem->conv() && problem->gemm().dynamicM)
+        for (int64_t rows : options->mBuckets) {
+          if (rows >= problem->gemm().m)
+            break;
+          GemmDesc few = problem->gemm();
+          few.m = rows;
+          KernelProblem fewRows(few);
+          FailureOr<ReadyKernel> &bucket = kernelFor(fewRows);
+          if (succeeded(bucket))
+            buckets.push_back(
+                {getOrCreateKernelFunc(module, *bucket, options->target),
+                 &*bucket, rows});
+          else
+            op->emitRemark()
+                << "no kernel of its own for at most " << rows << " rows (the "
+                << problem->gemm().m
+                << "-row kernel runs them): " << failures[fewRows.str()];
+        }
+      replaceWithKernelCall(module, op, fn, *ready, launch, assumed, buckets);
     }
   }
 };

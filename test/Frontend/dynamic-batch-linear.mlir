@@ -12,8 +12,9 @@
 // RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
 //
-// Default layout (dynamic strides), the pass before deallocation:
-// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=representative-m=8' -o %t.v1.mlir
+// Default layout (dynamic strides), the pass before deallocation, one
+// kernel for every M (m-buckets=none; the buckets' dispatch is below):
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=representative-m=8 m-buckets=none' -o %t.v1.mlir
 // RUN: FileCheck %s --check-prefix=DEFAULT < %t.v1.mlir
 // RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
@@ -27,8 +28,8 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
 // RUN: diff %t.reference %t.tensor
 //
-// Identity layout, the pass before deallocation:
-// RUN: %qimeng-opt %t.identity.mlir '--qimeng-tensorop=representative-m=8' -o %t.v2.mlir
+// Identity layout, the pass before deallocation, one kernel for every M:
+// RUN: %qimeng-opt %t.identity.mlir '--qimeng-tensorop=representative-m=8 m-buckets=none' -o %t.v2.mlir
 // RUN: FileCheck %s --check-prefix=IDENTITY < %t.v2.mlir
 // RUN: %mlir-opt %t.v2.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
@@ -49,6 +50,22 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v4
 // RUN: diff %t.reference %t.v4
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
+//
+// Two kernels for M (m-buckets): one blocked for at most 4 rows runs the
+// batch of 1, the one blocked for 64 the batches of 5 and 21, chosen at run
+// time; a fault in both changes every batch's output (the first printed
+// block is the one-row batch: the small kernel ran it).
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=representative-m=64 m-buckets=4' -o %t.v5.mlir
+// RUN: FileCheck %s --check-prefix=BUCKETS < %t.v5.mlir
+// RUN: %mlir-opt %t.v5.mlir %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v5
+// RUN: diff %t.reference %t.v5
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=representative-m=64 m-buckets=4 validate=false test-inject-fault=drop-k' \
+// RUN:   | %mlir-opt %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v5.fault
+// RUN: head -2 %t.reference > %t.reference.one-row
+// RUN: head -2 %t.v5.fault > %t.v5.fault.one-row
+// RUN: not diff %t.reference.one-row %t.v5.fault.one-row > /dev/null
 //
 // The kernel is what ran: with a fault injected into it the output differs.
 // RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=representative-m=8 validate=false test-inject-fault=drop-k' \
@@ -79,6 +96,15 @@
 // IDENTITY-NOT:     scf.if
 // IDENTITY-NOT:     linalg.matmul
 // IDENTITY:         llvm.call @qm_sgemm_8x32x16_nt_mrt_b0_bias_relu_lda16_ldb16_ldc32_
+
+// BUCKETS-LABEL: func.func @linear_relu(
+// BUCKETS:         scf.if
+// BUCKETS:           %[[M:.*]] = memref.dim %{{.*}}, %c0
+// BUCKETS:           %[[FEW:.*]] = arith.cmpi ule, %[[M]], %c4
+// BUCKETS:           scf.if %[[FEW]] {
+// BUCKETS:             llvm.call @qm_sgemm_4x32x16_nt_mrt_b0_bias_relu_ldrt_
+// BUCKETS:           } else {
+// BUCKETS:             llvm.call @qm_sgemm_64x32x16_nt_mrt_b0_bias_relu_ldrt_
 
 // The parts launcher writes only the columns of each part.
 // PARTS: llvm.call @qm_sgemm_4096x32x16_nt_mrt_b0_bias_relu_ldrt_{{.*}}_parts2_cols(

@@ -13,6 +13,8 @@
 // RUN:   | FileCheck %s --check-prefix=TIMEOUT
 // RUN: not %qimeng-opt %s '--qimeng-tensorop=validate=maybe' 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BOOL
+// RUN: not %qimeng-opt %s '--qimeng-tensorop=m-buckets=1,0' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BUCKETS
 
 // TARGET: error: qimeng-tensorop: invalid option target='x86_64:znver3:avx2': feature 'avx2' needs a + or - sign
 // EMPTY: error: qimeng-tensorop: invalid option target=':znver3'
@@ -20,6 +22,7 @@
 // NUMBER: error: qimeng-tensorop: invalid option kernel-config='mr=six': kernel config 'mr' needs a non-negative integer, got 'six'
 // FAULT: error: qimeng-tensorop: invalid option test-inject-fault='explode': expected drop-k or write-past-edge
 // TIMEOUT: error: qimeng-tensorop: invalid option emit-timeout=0: need at least 1 second
+// BUCKETS: error: qimeng-tensorop: invalid option m-buckets='1,0': expected positive row counts separated by commas, or none
 // BOOL: for the --validate option: 'maybe' is invalid value for boolean argument
 func.func @matmul(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) {
   linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>)
