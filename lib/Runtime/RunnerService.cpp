@@ -187,6 +187,25 @@ struct RunnableKernel {
   }
 };
 
+/// Several validations of one kernel as one report: the largest errors,
+/// the first failure, named by `where` when there are several.
+struct ReportsOfOneKernel {
+  ValidationReport all;
+  explicit ReportsOfOneKernel() { all.passed = true; }
+  /// Adds `report`; false once one has failed (stop there).
+  bool add(const ValidationReport &report, bool several,
+           const std::function<std::string()> &where) {
+    all.maxRelError = std::max(all.maxRelError, report.maxRelError);
+    all.openBlasMaxRelError =
+        std::max(all.openBlasMaxRelError, report.openBlasMaxRelError);
+    if (report.passed)
+      return true;
+    all.passed = false;
+    all.failure = several ? where() + ": " + report.failure : report.failure;
+    return false;
+  }
+};
+
 /// What a validation request is about: a GEMM, or a convolution and its
 /// GEMM view.
 struct RequestProblem {
@@ -217,8 +236,7 @@ struct RequestProblem {
            const ValidationOptions &options) const {
     if (conv)
       return validateConvViews(kernel, options);
-    ValidationReport all;
-    all.passed = true;
+    ReportsOfOneKernel reports;
     const GemmDesc base = callDesc(kernel);
     for (auto [m, n, k] : sizesToCheck(base)) {
       GemmDesc call = base;
@@ -236,20 +254,14 @@ struct RequestProblem {
           kernel.workspaceBytes(), options);
       if (!report)
         return report.takeError();
-      all.maxRelError = std::max(all.maxRelError, report->maxRelError);
-      all.openBlasMaxRelError =
-          std::max(all.openBlasMaxRelError, report->openBlasMaxRelError);
-      if (!report->passed) {
-        all.passed = false;
-        all.failure = base.dynamicM || base.dynamicN || base.dynamicK
-                          ? llvm::formatv("M = {0}, N = {1}, K = {2}: {3}", m,
-                                          n, k, report->failure)
-                                .str()
-                          : report->failure;
+      if (!reports.add(
+              *report, base.dynamicM || base.dynamicN || base.dynamicK, [&] {
+                return llvm::formatv("M = {0}, N = {1}, K = {2}", m, n, k)
+                    .str();
+              }))
         break;
-      }
     }
-    return all;
+    return reports.all;
   }
 
   llvm::Expected<ValidationReport>
@@ -261,8 +273,7 @@ struct RequestProblem {
     std::vector<ConvDesc> views = {base};
     if (base.runtimeStrides)
       views.push_back(base.withPaddedInputStrides());
-    ValidationReport all;
-    all.passed = true;
+    ReportsOfOneKernel reports;
     for (const ConvDesc &view : views) {
       auto report = validateConv(
           view,
@@ -272,22 +283,15 @@ struct RequestProblem {
           kernel.workspaceBytes(), options);
       if (!report)
         return report.takeError();
-      all.maxRelError = std::max(all.maxRelError, report->maxRelError);
-      all.openBlasMaxRelError =
-          std::max(all.openBlasMaxRelError, report->openBlasMaxRelError);
-      if (!report->passed) {
-        all.passed = false;
-        all.failure =
-            views.size() > 1
-                ? llvm::formatv("input strides {0}x{1}x{2}: {3}",
-                                view.inputStrides[0], view.inputStrides[1],
-                                view.inputStrides[2], report->failure)
-                      .str()
-                : report->failure;
+      if (!reports.add(*report, views.size() > 1, [&] {
+            return llvm::formatv("input strides {0}x{1}x{2}",
+                                 view.inputStrides[0], view.inputStrides[1],
+                                 view.inputStrides[2])
+                .str();
+          }))
         break;
-      }
     }
-    return all;
+    return reports.all;
   }
 
   /// Runs `kernel` on this problem's operands, as the module calls it.

@@ -1015,29 +1015,29 @@ struct QiMengTensorOpPass
             it->second->emitted.argRegisters.size());
         it->second = failure();
       }
-      if (succeeded(it->second) &&
-          it->second->emitted.runtimeLeadingDims != problem.gemm().runtimeLd) {
+      // What the kernel's header says it reads at run time against what
+      // the call writes.
+      auto sameForm = [&](StringRef what, StringRef header, bool kernelReads,
+                          bool callWrites) {
+        if (failed(it->second) || kernelReads == callWrites)
+          return;
+        auto form = [](bool atRunTime) {
+          return atRunTime ? "at run time" : "as immediates";
+        };
         failures[key] = llvm::formatv(
-            "kernel {0} takes its leading dimensions {1} (qm.leading_dims); "
-            "the call needs them {2}",
-            it->second->emitted.symbol,
-            it->second->emitted.runtimeLeadingDims ? "at run time"
-                                                   : "as immediates",
-            problem.gemm().runtimeLd ? "at run time" : "as immediates");
+            "kernel {0} takes {1} {2} ({3}); the call needs them {4}",
+            it->second->emitted.symbol, what, form(kernelReads), header,
+            form(callWrites));
         it->second = failure();
-      }
-      if (succeeded(it->second) && problem.conv() &&
-          it->second->emitted.runtimeInputStrides !=
-              problem.conv()->runtimeStrides) {
-        failures[key] = llvm::formatv(
-            "kernel {0} takes the input's strides {1} (qm.input_strides); "
-            "the call needs them {2}",
-            it->second->emitted.symbol,
-            it->second->emitted.runtimeInputStrides ? "at run time"
-                                                    : "as immediates",
-            problem.conv()->runtimeStrides ? "at run time" : "as immediates");
-        it->second = failure();
-      }
+      };
+      if (succeeded(it->second))
+        sameForm("its leading dimensions", "qm.leading_dims",
+                 it->second->emitted.runtimeLeadingDims,
+                 problem.gemm().runtimeLd);
+      if (succeeded(it->second) && problem.conv())
+        sameForm("the input's strides", "qm.input_strides",
+                 it->second->emitted.runtimeInputStrides,
+                 problem.conv()->runtimeStrides);
       if (succeeded(it->second) && !problem.conv()) {
         const EmittedKernel &k = it->second->emitted;
         const GemmDesc &g = problem.gemm();
