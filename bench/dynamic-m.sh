@@ -3,7 +3,7 @@
 # under mlir-runner-22: bench/example/dynamic-m-linear.mlir (a 4096 -> 4096
 # linear layer on a dynamic number of rows) compiled with --qimeng-tensorop
 # twice, m-buckets=none (one kernel, blocked for representative-m rows,
-# for every M) and the default (kernels of their own for 1 and at most 8
+# for every M) and the default (kernels of their own for 1 and at most 16
 # rows, chosen at run time). The two executables run alternately ROUNDS
 # times (default 3); each prints the best of 20 calls, in seconds, at 1, 4,
 # 16 and 256 rows.

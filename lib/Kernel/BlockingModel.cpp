@@ -237,12 +237,16 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   }
   if (packB == BPacking::InPlace) {
     // B streams from memory once, row by row: each sweep of the column
-    // blocks walks kc rows of B at once, kc streams for the prefetchers,
-    // so kc is small (8 rows for one row block, 16 for more). Fewer rows
-    // than the block has: a block of exactly those rows, so that no FMA
-    // works on padding (docs/BlockingModel.md).
+    // blocks walks kc rows of B at once, kc streams for the prefetchers.
+    // With at most two rows each B vector feeds two FMAs at most and the
+    // product runs at the read bandwidth: kc 8; with more, kc 32, and the
+    // A sliver outer (ir-jr), so that each row sliver sweeps B's kc rows
+    // from end to end, in the order they lie. Fewer rows than the block
+    // has: a block of exactly those rows, so that no FMA works on padding
+    // (docs/BlockingModel.md).
     c.mr = static_cast<int>(std::min<int64_t>(c.mr, desc.m));
-    c.kc = desc.m <= c.mr ? 8 : 16;
+    c.kc = desc.m <= 2 ? 8 : 32;
+    c.loop = MacroLoopOrder::IrJr;
   }
   return clampToProblem(c, desc);
 }

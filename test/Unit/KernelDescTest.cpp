@@ -478,10 +478,17 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(gemv.nr, 64);
   EXPECT_EQ(gemv.kc, 8);
   QM_ASSERT_EXPECTED(
+      rows2, chooseGemmConfig(GemmDesc::packed(2, 4096, 4096), target));
+  EXPECT_EQ(rows2.mr, 2);
+  EXPECT_EQ(rows2.kc, 8);
+  // More rows: each B vector feeds more FMAs; 32 rows of B a sweep, each
+  // row sliver sweeping them end to end (ir-jr).
+  QM_ASSERT_EXPECTED(
       rows16, chooseGemmConfig(GemmDesc::packed(16, 4096, 4096), target));
   EXPECT_EQ(rows16.packB, BPacking::InPlace);
   EXPECT_EQ(rows16.mr, 6);
-  EXPECT_EQ(rows16.kc, 16);
+  EXPECT_EQ(rows16.kc, 32);
+  EXPECT_EQ(rows16.loop, MacroLoopOrder::IrJr);
   // One column sliver: that block; A read in place: the B sliver in a
   // quarter of L2 (1024 rows of 64 floats), mc the general one (half of
   // L2 for the model's kc).

@@ -29,7 +29,7 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     A dynamic M (a dynamic batch of a linear layer, rows under a batch) is
     passed at run time too, the kernel blocked and tuned for
     `representative-m` rows; kernels blocked for fewer rows (`m-buckets`,
-    by default one row and eight) run the calls with at most that many (a
+    by default one row and sixteen) run the calls with at most that many (a
     decoder's one token), chosen at run time on M. So are a dynamic N
     (`representative-n`) and, for f32, a dynamic K (`representative-k`). A
     `linalg.transpose` that only feeds the contraction and a zero
@@ -93,7 +93,7 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "Rows a contraction with a dynamic M is blocked, validated and "
            "tuned for (it runs for any M, read at run time; the tuning "
            "database keys it by this value)">,
-    Option<"mBuckets", "m-buckets", "std::string", /*default=*/"\"1,8\"",
+    Option<"mBuckets", "m-buckets", "std::string", /*default=*/"\"1,16\"",
            "Row counts below representative-m for which a contraction with "
            "a dynamic M gets a kernel of its own, comma-separated: the call "
            "runs the one for the fewest rows not below M (a matrix-vector "
