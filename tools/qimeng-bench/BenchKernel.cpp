@@ -114,27 +114,21 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
       ConvDesc c = *problem.conv();
       c.runtimeStrides = true;
       variantProblem = KernelProblem(c);
-      if (ours.tunedTrials == 0) {
-        auto model = chooseKernelConfig(variantProblem, host);
-        if (!model)
-          return model.takeError();
-        base = *model;
-      }
     } else if (form.runtimeLd || form.runtimeSizes) {
       GemmDesc d = view;
       d.runtimeLd = true;
       if (form.runtimeSizes)
         d.dynamicM = d.dynamicN = d.dynamicK = true;
       variantProblem = KernelProblem(d);
-      if (ours.tunedTrials == 0) {
-        auto model = chooseKernelConfig(variantProblem, host);
-        if (!model)
-          return model.takeError();
-        base = *model;
-      } else if (base.aLayout == ALayout::Direct &&
-                 !readsAInPlace(d, base.mr, base.isa)) {
+      if (ours.tunedTrials != 0 && base.aLayout == ALayout::Direct &&
+          !readsAInPlace(d, base.mr, base.isa))
         base.aLayout = ALayout::Rows;
-      }
+    }
+    if ((form.runtimeLd || form.runtimeSizes) && ours.tunedTrials == 0) {
+      auto model = chooseKernelConfig(variantProblem, host);
+      if (!model)
+        return model.takeError();
+      base = *model;
     }
     auto parsed = GemmConfig::parse(keys, base);
     if (!parsed)
