@@ -195,7 +195,7 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
   r.erase("dtype");
   // A run-time-ld kernel takes its leading dimensions at each call.
   if (d.runtimeLd)
-    for (const char *field : {"lda", "ldb", "ldc"})
+    for (const char *field : {"lda", "ldb", "ldc", "ldd"})
       r.erase(field);
   addConfigFields(r, c, fault, target);
   // The dot-product emitter has no prefetch distances or K-step orders:

@@ -19,6 +19,7 @@ GemmDesc GemmDesc::packed(int64_t m, int64_t n, int64_t k, bool transA,
   d.lda = transA ? m : k;
   d.ldb = transB ? k : n;
   d.ldc = n;
+  d.ldd = n;
   return d;
 }
 
@@ -54,6 +55,18 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         "a run-time K cannot overwrite C or apply an epilogue (with K = 0 "
         "no kc block stores C)");
+  if (bf16Output) {
+    if (precision != GemmPrecision::Bf16)
+      return llvm::createStringError(
+          "a bf16 output needs bf16 operands (an sbgemm)");
+    if (hasEpilogue() || dynamicK)
+      return llvm::createStringError(
+          "a bf16 output takes no epilogue and no run-time K yet");
+    if (ldd < n)
+      return llvm::createStringError(
+          llvm::formatv("ldd {0} is smaller than the {1} columns of D", ldd, n)
+              .str());
+  }
   return verifyReluMax(relu, reluMax);
 }
 
@@ -84,18 +97,22 @@ GemmDesc GemmDesc::withPaddedLeadingDims(int64_t pad) const {
   d.lda = aCols() + pad;
   d.ldb = bCols() + pad;
   d.ldc = n + pad;
+  if (bf16Output)
+    d.ldd = n + pad + 2;
   return d;
 }
 
 std::string GemmDesc::str() const {
   std::string lds =
       runtimeLd ? std::string("ldrt")
-                : llvm::formatv("lda{0}_ldb{1}_ldc{2}", lda, ldb, ldc).str();
+                : llvm::formatv("lda{0}_ldb{1}_ldc{2}", lda, ldb, ldc).str() +
+                      (bf16Output ? llvm::formatv("_ldd{0}", ldd).str() : "");
   return llvm::formatv("{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
                        lds, transA ? 't' : 'n', transB ? 't' : 'n',
                        std::string(dynamicM ? "_mrt" : "") +
                            (dynamicN ? "_nrt" : "") + (dynamicK ? "_krt" : ""),
-                       overwrite ? "_b0" : "",
+                       std::string(overwrite ? "_b0" : "") +
+                           (bf16Output ? "_obf16" : ""),
                        bias != GemmBias::None ? "_bias" : "",
                        reluSuffix(relu, reluMax), gemmOpName(precision))
       .str();

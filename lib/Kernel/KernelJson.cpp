@@ -55,6 +55,10 @@ json qimeng::toJson(const GemmDesc &d) {
   writeReluMax(j, d.reluMax);
   if (d.precision != GemmPrecision::F32)
     j["dtype"] = precisionName(d.precision).str();
+  if (d.bf16Output) {
+    j["bf16_output"] = true;
+    j["ldd"] = d.ldd;
+  }
   return j;
 }
 
@@ -114,6 +118,12 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
                                      dtype);
     d.precision = *p;
   }
+  if (j.contains("bf16_output"))
+    if (auto err = fields.boolean("bf16_output", d.bf16Output))
+      return std::move(err);
+  if (d.bf16Output)
+    if (auto err = fields.integer64("ldd", d.ldd))
+      return std::move(err);
   return d;
 }
 

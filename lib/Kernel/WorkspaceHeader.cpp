@@ -10,6 +10,9 @@ void qimeng::writeLeadingDims(void *workspace, const GemmDesc &d) {
   int64_t v[3] = {d.lda, d.ldb, d.ldc};
   std::memcpy(static_cast<char *>(workspace) + kLeadingDimsOffset, v,
               sizeof(v));
+  if (d.bf16Output)
+    std::memcpy(static_cast<char *>(workspace) + kBf16OutputLdOffset, &d.ldd,
+                sizeof(d.ldd));
 }
 
 void qimeng::writeInputStrides(void *workspace, const ConvDesc &d) {
@@ -36,4 +39,16 @@ const float *qimeng::readBias(const void *workspace) {
   std::memcpy(&bias, static_cast<const char *>(workspace) + kBiasOffset,
               sizeof(bias));
   return bias;
+}
+
+void qimeng::writeBf16Output(void *workspace, void *d) {
+  std::memcpy(static_cast<char *>(workspace) + kBf16OutputOffset, &d,
+              sizeof(d));
+}
+
+void *qimeng::readBf16Output(const void *workspace) {
+  void *d;
+  std::memcpy(&d, static_cast<const char *>(workspace) + kBf16OutputOffset,
+              sizeof(d));
+  return d;
 }

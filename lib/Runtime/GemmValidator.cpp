@@ -268,6 +268,72 @@ void applyEpilogue(const GemmDesc &d, const float *bias,
     }
 }
 
+/// bf16 bits that mark an element of D the kernel must write (a NaN).
+constexpr uint16_t kUnwrittenBf16 = 0x7fc0;
+
+/// A bf16 output D (GemmDesc::bf16Output) for a kernel to write: its M x N
+/// elements a NaN, its gaps and guards the sentinel.
+llvm::Expected<GuardedBuffer> allocateBf16Output(const GemmDesc &d,
+                                                 int64_t guard) {
+  auto buf = GuardedBuffer::allocate((d.dSpan() + 1) / 2, guard);
+  if (!buf)
+    return buf.takeError();
+  buf->fillSentinel();
+  auto *bits = reinterpret_cast<uint16_t *>(buf->data());
+  for (int64_t i = 0; i < d.m; ++i)
+    std::fill_n(bits + i * d.ldd, d.n, kUnwrittenBf16);
+  return buf;
+}
+
+/// Checks a bf16 output against the fp64 reference: each element the
+/// reference rounded once to bf16 (to nearest even), bit for bit when the
+/// f32 sums are exact, else within bf16OutputErrorBound (and 2^-126
+/// absolute for the instruction's flushed subnormals); nothing else of its
+/// region written.
+std::optional<std::string> checkBf16Output(
+    const GemmDesc &d, const GuardedBuffer &out,
+    const std::vector<float> &pristine, const std::vector<double> &ref,
+    const std::vector<double> &mag, bool exact, double bound,
+    llvm::StringRef name, ValidationReport &report) {
+  const auto *now = reinterpret_cast<const uint16_t *>(out.regionBegin());
+  const auto *before = reinterpret_cast<const uint16_t *>(pristine.data());
+  const int64_t begin = 2 * (out.data() - out.regionBegin());
+  std::optional<std::string> failure;
+  for (int64_t u = 0; u < 2 * out.regionSize() && !failure; ++u) {
+    const int64_t off = u - begin;
+    const int64_t i = off >= 0 ? off / d.ldd : -1, j = off >= 0 ? off % d.ldd : -1;
+    if (i < 0 || i >= d.m || j >= d.n) {
+      if (now[u] != before[u])
+        failure = llvm::formatv("{0}: D {1} (bf16 element {2} from its start) "
+                                "overwritten",
+                                name,
+                                off < 0 || off >= d.dSpan() ? "guard" : "gap",
+                                off)
+                      .str();
+      continue;
+    }
+    const float got = floatOfBf16(now[u]);
+    const double want = ref[size_t(i * d.n + j)];
+    const double size = mag[size_t(i * d.n + j)];
+    report.maxRelError =
+        std::max(report.maxRelError, relativeError(got, want, size));
+    const uint16_t rounded = bf16BitsOf(float(want));
+    const double allowed = bound * size + std::ldexp(1.0, -126);
+    if (exact ? now[u] != rounded
+              : !(std::fabs(double(got) - want) <= allowed))
+      failure =
+          llvm::formatv("{0}: D({1},{2}) = {3}, expected {4}{5}", name, i, j,
+                        num(got), num(want),
+                        exact ? llvm::formatv(" rounded to bf16, {0} (exact, "
+                                              "bit for bit)",
+                                              num(floatOfBf16(rounded)))
+                                    .str()
+                              : " (fp64 rounded once to bf16)")
+              .str();
+  }
+  return failure;
+}
+
 /// One distribution's run. Returns the first failure, if any; updates the
 /// report's error maxima.
 llvm::Expected<std::optional<std::string>>
@@ -391,6 +457,17 @@ runOne(const GemmDesc &d,
                     : integer   ? cInts.data()
                                 : cPristine.data() + guard;
   const float *bias0 = biasPristine.data() + guard;
+  // A bf16 output, its pointer in the header as the module writes it.
+  std::optional<GuardedBuffer> dBuf;
+  std::vector<float> dPristine;
+  if (d.bf16Output) {
+    auto out = allocateBf16Output(d, options.guardElements);
+    if (!out)
+      return out.takeError();
+    dBuf = std::move(*out);
+    dPristine = copyRegion(*dBuf);
+    writeBf16Output(workspace->data(), dBuf->data());
+  }
 
   if (d.hasEpilogue())
     writeBias(workspace->data(), biasBuf->data());
@@ -443,6 +520,11 @@ runOne(const GemmDesc &d,
       dist == Distribution::SmallIntegers && smallIntegersAreExact(d.k);
   std::optional<std::string> failure;
   const float *c = cBuf->data();
+  // C is the kernel's scratch when it writes D (its guards and gaps were
+  // checked above).
+  if (d.bf16Output)
+    return checkBf16Output(d, *dBuf, dPristine, ref, mag, exact,
+                           bf16OutputErrorBound(d.k), name, report);
   // s32: exact, the sum modulo 2^32 as arith.addi.
   if (integer) {
     for (int64_t i = 0; i < d.m && !failure; ++i)
@@ -580,7 +662,8 @@ llvm::Expected<ValidationReport> qimeng::validateGemm(
   if (options.distributions.empty())
     return llvm::createStringError("no input distributions to validate with");
   if (!spanFits(desc.aRows(), desc.lda) || !spanFits(desc.bRows(), desc.ldb) ||
-      !spanFits(desc.m, desc.ldc) || !fitsBlas(desc))
+      !spanFits(desc.m, desc.ldc) ||
+      (desc.bf16Output && !spanFits(desc.m, desc.ldd)) || !fitsBlas(desc))
     return llvm::createStringError(
         llvm::formatv("operands of {0} are too large to validate", desc.str())
             .str());

@@ -40,11 +40,15 @@ void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
   auto slice = [&](size_t i) {
     return static_cast<char *>(workspace) + i * workspaceBytes;
   };
-  // The caller's epilogue operands are in the first slice's header.
+  // The caller's epilogue operands and bf16 output are in the first
+  // slice's header.
   const float *bias = desc.hasEpilogue() ? readBias(workspace) : nullptr;
+  void *out = desc.bf16Output ? readBf16Output(workspace) : nullptr;
   for (size_t i = 0; i < parts.size(); ++i) {
     if (bias)
       writeBias(slice(i), bias);
+    if (out)
+      writeBf16Output(slice(i), out);
     GemmRange range = parts[i];
     if (desc.dynamicM) // columns of the partition, all the call's rows
       range.mBegin = 0, range.mEnd = desc.m;
@@ -333,6 +337,17 @@ struct RequestProblem {
 /// Operands to time kernels on: the same values for every kernel timed.
 struct TimingOperands {
   GuardedBuffer a, b, c;
+  /// An epilogue's bias and a bf16 output, when the problem has them.
+  GuardedBuffer bias, out;
+
+  /// Writes their pointers into a timed kernel's workspace header, as the
+  /// module does before each call (runGemmParts copies them to the parts).
+  void writeHeader(const GemmDesc &d, void *ws) const {
+    if (d.hasEpilogue())
+      writeBias(ws, bias.data());
+    if (d.bf16Output)
+      writeBf16Output(ws, out.data());
+  }
 };
 } // namespace
 
@@ -363,8 +378,16 @@ allocateTimingOperands(const RequestProblem &p) {
       conv ? conv->outputElements() : p.gemm.cSpan(), 0);
   if (!a || !b || !c)
     return llvm::createStringError("cannot allocate timing buffers");
-  TimingOperands out{std::move(*a), std::move(*b), std::move(*c)};
-  for (GuardedBuffer *buf : {&out.a, &out.b, &out.c})
+  // A bias as long as either side; D in bf16 (half a float each).
+  const GemmDesc &g = p.gemm;
+  auto bias = GuardedBuffer::allocate(
+      g.hasEpilogue() ? std::max(g.m, g.n) : 0, 0);
+  auto d = GuardedBuffer::allocate(g.bf16Output ? (g.dSpan() + 1) / 2 : 0, 0);
+  if (!bias || !d)
+    return llvm::createStringError("cannot allocate timing buffers");
+  TimingOperands out{std::move(*a), std::move(*b), std::move(*c),
+                     std::move(*bias), std::move(*d)};
+  for (GuardedBuffer *buf : {&out.a, &out.b, &out.c, &out.bias})
     for (int64_t i = 0; i < buf->size(); ++i)
       buf->data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
   // bf16 operands: the same values as bf16 in the first half (the buffers
@@ -447,6 +470,7 @@ serveCompareRequest(const json &list, const RequestProblem &problem, int runs) {
     if (!ws)
       return ws.takeError();
     e.ws = std::move(*ws);
+    operands->writeHeader(problem.gemm, e.ws.data());
     const RunnableKernel *kernel = &e.kernel;
     const RequestProblem *p = &problem;
     float *a = operands->a.data(), *b = operands->b.data(),
@@ -560,6 +584,7 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
     auto ws = allocateWorkspace(kernel);
     if (!ws)
       return ws.takeError();
+    operands->writeHeader(problem.gemm, ws->data());
     auto [seconds, spread] = timeCalls(
         [&] {
           problem.run(kernel, operands->a.data(), operands->b.data(),

@@ -39,6 +39,16 @@ same instruction, is subtracted from the tile before it meets C.
 Leading dimensions are in elements of each operand, immediates or
 (runtime_ld) read from the workspace header at every call; the kernel keeps
 them in bytes in the header either way.
+
+An sbgemm with `bf16_output` also writes D = bf16(C + A * B), rounded once
+(VCVTNEPS2BF16: to nearest even), into a bf16 matrix D whose pointer the
+caller writes into the header at 120 (and its leading dimension, in bf16
+elements, at 56 in the runtime_ld form; `ldd`, default n, otherwise): the
+last kc block adds C to its tile and stores the rounding into D instead of
+the sum into C, so C holds only the partial sums of the earlier blocks
+(nothing at all when K fits one block) and is scratch to the caller. What
+torch-mlir's bf16 matmul (an f32 accumulator, then arith.truncf) becomes
+in one kernel.
 """
 
 from dataclasses import dataclass
@@ -60,6 +70,8 @@ HEADER_BYTES = 128
 RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
+OUTPUT_LD_OFFSET = 56       # bf16_output, runtime_ld: ldd as int64 elements
+OUTPUT_OFFSET = 120         # bf16_output: D's pointer
 INDEX_OFFSET = 128          # bf16: 32 words, B(k, j) to word 2j, B(k+1, j) to 2j+1
 COUNTS_OFFSET = 192         # per kc block: see _COUNT_SLOTS
 AP_OFFSET = 256
@@ -70,6 +82,9 @@ AP_OFFSET = 256
 # that a lane-major pack's transposes copied.
 GROUPS, REM, PAD_GROUPS, ITERATIONS, VECTOR_GROUPS = (
     COUNTS_OFFSET + 8 * i for i in range(5))
+# bf16_output: D's leading dimension in bytes, written by the kernel.
+LDD_BYTES = COUNTS_OFFSET + 8 * 5
+assert LDD_BYTES + 8 <= AP_OFFSET
 
 
 
@@ -127,7 +142,7 @@ class Params:
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
             "fault", "target_features", "parallel", "dynamic_m", "dynamic_n")
-            + (("a_type",) if kind == "igemm" else ()))
+            + (("a_type",) if kind == "igemm" else ("bf16_output", "ldd")))
         if kind == "igemm":
             a_type = request.get("a_type", "u8")
             if a_type not in ("u8", "s8"):
@@ -164,6 +179,20 @@ class Params:
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, self.trans_a, self.trans_b,
             self.dynamic_m, self.dynamic_n)
+        # D = bf16(C + A * B) from the last kc block (sbgemm only).
+        self.bf16_output = bool_field(request, "bf16_output")
+        self.ldd = None
+        if "ldd" in request and not self.bf16_output:
+            raise RequestError("field 'ldd' is D's leading dimension: it "
+                               "needs bf16_output")
+        if self.bf16_output and self.runtime_ld:
+            if "ldd" in request:
+                raise RequestError(
+                    "runtime_ld kernels read ldd from the workspace at run "
+                    "time; the request must not fix it")
+        elif self.bf16_output:
+            self.ldd = int_field(request, "ldd", minimum=self.n,
+                                 default=self.n)
         self.mr = int_field(request, "mr")
         self.nr = int_field(request, "nr")
         if self.nr % LANES:
@@ -208,12 +237,14 @@ class Params:
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
             eb = self.dt.element_bytes
-            for ld, size in ((self.lda, eb), (self.ldb, eb), (self.ldc, 4)):
+            for ld, size in ((self.lda, eb), (self.ldb, eb), (self.ldc, 4),
+                             (self.ldd or 0, 2)):
                 check_disp(ld * size * max(self.m, self.k), "row")
 
     def symbol(self):
         lds = "_ldrt" if self.runtime_ld else (
-            f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
+            f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
+            + (f"_ldd{self.ldd}" if self.bf16_output else ""))
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
@@ -222,7 +253,8 @@ class Params:
         return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                 f"{'_mrt' if self.dynamic_m else ''}"
                 f"{'_nrt' if self.dynamic_n else ''}"
-                f"{'_b0' if self.overwrite else ''}{lds}"
+                f"{'_b0' if self.overwrite else ''}"
+                f"{'_obf16' if self.bf16_output else ''}{lds}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
                 f"{'_par' if self.parallel else ''}{fault}"
@@ -701,19 +733,24 @@ def _emit_compute(asm, p):
         for v in range(p.nv):
             r = _acc(p, i, v)
             asm.ins(f"vpxord {r}, {r}, {r}")
-    asm.comment("C tile: %rdi = C + (ic + ir) * ldc + (jc + jr) * 4, its "
-                "lines prefetched while the K loop runs")
+    # With D written from the only kc block and C not read, C is not
+    # touched at all.
+    only_d = p.bf16_output and p.k <= p.kc and p.overwrite
+    asm.comment("C tile: %rdi = C + (ic + ir) * ldc + (jc + jr) * 4"
+                + ("" if only_d else
+                   ", its lines prefetched while the K loop runs"))
     asm.ins(f"leaq ({IC}, {IR}), %rdi")
     asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
     asm.ins(f"leaq ({JC}, {JR}), %rdx")
     asm.ins("leaq (%rdi, %rdx, 4), %rdi")
     asm.ins(f"addq 16({WS}), %rdi")
-    asm.ins("movq %rdi, %rdx")
-    for i in range(p.mr):
-        for v in range(p.nv):
-            asm.ins(f"prefetcht0 {64 * v}(%rdx)")
-        if i + 1 < p.mr:
-            asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdx")
+    if not only_d:
+        asm.ins("movq %rdi, %rdx")
+        for i in range(p.mr):
+            for v in range(p.nv):
+                asm.ins(f"prefetcht0 {64 * v}(%rdx)")
+            if i + 1 < p.mr:
+                asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdx")
     asm.ins(f"movq {ITERATIONS}({WS}), %rcx")
     asm.ins(".p2align 4")
     asm.place(k_loop)
@@ -740,13 +777,25 @@ def _emit_compute(asm, p):
     if p.fault == "write-past-edge":
         asm.ins(f"movq ${p.mr}, %rsi")
     asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rcx")
-    if p.overwrite:
-        asm.ins(f"testq {PC}, {PC}")
-        asm.ins(f"jnz {fwd(add)}")
-        _emit_c_rows(asm, p, done, read_c=False)
-        asm.ins(f"jmp {fwd(done)}")
-    asm.place(add)
-    _emit_c_rows(asm, p, done, read_c=True)
+    if p.bf16_output and p.k <= p.kc:
+        _emit_d_rows(asm, p, done, read_c=not p.overwrite)
+    else:
+        to_d = asm.label("the last kc block: D = bf16(C + the tile)")
+        if p.bf16_output:
+            asm.ins(f"leaq ({PC}, {KB}), %rdx")
+            asm.ins(f"cmpq ${p.k}, %rdx")
+            asm.ins(f"je {fwd(to_d)}")
+        if p.overwrite:
+            asm.ins(f"testq {PC}, {PC}")
+            asm.ins(f"jnz {fwd(add)}")
+            _emit_c_rows(asm, p, done, read_c=False)
+            asm.ins(f"jmp {fwd(done)}")
+        asm.place(add)
+        _emit_c_rows(asm, p, done, read_c=True)
+        if p.bf16_output:
+            asm.ins(f"jmp {fwd(done)}")
+            asm.place(to_d)
+            _emit_d_rows(asm, p, done, read_c=True)
     asm.place(done)
 
 
@@ -769,6 +818,37 @@ def _emit_c_rows(asm, p, done, read_c):
             asm.ins(f"cmpq ${i + 1}, %rsi")
             asm.ins(f"jbe {fwd(done)}")
             asm.ins("addq %rcx, %rdi")
+
+
+def _emit_d_rows(asm, p, done, read_c):
+    """D = bf16(C + the tile) (C read with read_c), rows and columns as
+    _emit_c_rows's; %rdi is C's tile, %rcx ldc in bytes, %rsi the rows
+    left. D's tile goes in %rdx."""
+    t = _a_reg(p)
+    asm.comment("D tile: %rdx = D + (ic + ir) * ldd + (jc + jr) * 2")
+    asm.ins(f"leaq ({IC}, {IR}), %rdx")
+    asm.ins(f"imulq {LDD_BYTES}({WS}), %rdx")
+    asm.ins(f"leaq ({JC}, {JR}), %rax")
+    asm.ins("leaq (%rdx, %rax, 2), %rdx")
+    asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdx")
+    for i in range(p.mr):
+        for v in range(p.nv):
+            mask = f"{{%k{v + 1}}}"
+            acc = _acc(p, i, v)
+            if read_c:
+                asm.ins(f"vmovups {64 * v}(%rdi), {t}{mask}{{z}}")
+                asm.ins(f"vaddps {t}, {acc}, {acc}")
+            # 16 floats to 16 bf16 in the low half; the dword lane mask
+            # selects the same 16 words.
+            half = acc.replace("zmm", "ymm")
+            asm.ins(f"vcvtneps2bf16 {acc}, {half}")
+            asm.ins(f"vmovdqu16 {half}, {32 * v}(%rdx){mask}")
+        if i + 1 < p.mr:
+            asm.ins(f"cmpq ${i + 1}, %rsi")
+            asm.ins(f"jbe {fwd(done)}")
+            if read_c:
+                asm.ins("addq %rcx, %rdi")
+            asm.ins(f"addq {LDD_BYTES}({WS}), %rdx")
 
 
 def _emit_interleave_index(asm, p):
@@ -809,6 +889,14 @@ def _emit_body(p):
             ld = (p.lda, p.ldb, p.ldc)[i]
             asm.ins(f"movq ${ld * size}, %rax")
         asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
+    if p.bf16_output:
+        asm.comment("ldd (bf16) in bytes")
+        if p.runtime_ld:
+            asm.ins(f"movq {OUTPUT_LD_OFFSET}({WS}), %rax")
+            asm.ins("addq %rax, %rax")
+        else:
+            asm.ins(f"movq ${p.ldd * 2}, %rax")
+        asm.ins(f"movq %rax, {LDD_BYTES}({WS})")
     if p.dt.group == 2:
         _emit_interleave_index(asm, p)
 
@@ -880,11 +968,15 @@ def _emit_body(p):
 def emit(request):
     p = Params(request)
     a_type, b_type, c_type = p.dt.types
+    product = (f"{'A^T' if p.trans_a else 'A'} ({a_type}) * "
+               f"{'B^T' if p.trans_b else 'B'} ({b_type})")
+    summary = (f"D[{p.m}x{p.n}] (bf16) = bf16("
+               f"{'' if p.overwrite else 'C (f32) + '}{product})"
+               if p.bf16_output else
+               f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
+               + product)
     return function_text(
-        p.dt.kind,
-        f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
-        f"{'A^T' if p.trans_a else 'A'} ({a_type}) * "
-        f"{'B^T' if p.trans_b else 'B'} ({b_type}), K = {p.k}",
+        p.dt.kind, f"{summary}, K = {p.k}",
         p.symbol(), _emit_body(p), request, p.workspace_bytes, p.runtime_ld,
         [f"zmm{i}" for i in range(REGISTERS)]
         + [f"k{v + 1}" for v in range(p.nv)]

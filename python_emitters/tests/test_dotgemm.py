@@ -24,7 +24,11 @@ BASE = {"version": 1, "kind": "sbgemm", "isa": "avx512", "m": 37, "n": 45,
 # f32 sum), leading dimensions padded by 3, 5 and 7, NaN sentinels in C's
 # gaps and after it; C checked element by element against a double
 # reference, the gaps and A and B unchanged. Arguments: M N K overwrite
-# workspace-bytes trans-a trans-b (A stored K x M, B stored N x K).
+# workspace-bytes trans-a trans-b (A stored K x M, B stored N x K), an
+# unused one, the split and bf16-output: then D (ldd N + 9, NaN before the
+# call) is checked against the reference rounded to bf16 (to nearest even;
+# the sums of most cases need more than bf16's 8 bits), C only outside its
+# M x N elements (the kernel's scratch inside).
 HARNESS = r"""
 #include <math.h>
 #include <stdint.h>
@@ -34,17 +38,22 @@ HARNESS = r"""
 void qm_kernel(const void *, const void *, float *, void *);
 static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); return u >> 16; }
 static float fl(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
+static uint16_t rne(float f) { uint32_t u; memcpy(&u, &f, 4); return (u + 0x7fff + ((u >> 16) & 1)) >> 16; }
 int main(int argc, char **argv) {
   long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
   int ow = atoi(argv[4]); long ws = atol(argv[5]);
   int ta = atoi(argv[6]), tb = atoi(argv[7]);
   long split = atol(argv[9]);
+  int out = argc > 10 && atoi(argv[10]);
   long ar = ta ? K : M, br = tb ? N : K;
   long lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7, tail = 64;
+  long ldd = N + 9;
+  uint16_t *D = malloc(2 * (M * ldd + tail));
+  for (long i = 0; i < M * ldd + tail; i++) D[i] = (i % ldd) < N && i < M * ldd ? 0x7fc0 : 0xdead;
   uint16_t *A = malloc(2 * (ar * lda + tail)), *B = malloc(2 * (br * ldb + tail));
   float *C = malloc(4 * (M * ldc + tail));
   int64_t *W = aligned_alloc(64, (ws + 63) / 64 * 64);
-  W[8] = lda; W[9] = ldb; W[10] = ldc;
+  W[8] = lda; W[9] = ldb; W[10] = ldc; W[7] = ldd; W[15] = (int64_t)D;
   srand(7);
   for (long i = 0; i < ar * lda + tail; i++) A[i] = bf((float)(rand() % 9 - 4));
   for (long i = 0; i < br * ldb + tail; i++) B[i] = bf((float)(rand() % 9 - 4));
@@ -71,7 +80,14 @@ int main(int argc, char **argv) {
     long r = i / ldc, c = i % ldc;
     int inside = r < M && c < N;
     float want = inside ? (float)R[r * N + c] : -7.25f;
+    if (out && inside) continue;
     if (!(C[i] == want)) { if (bad < 3) printf("C[%ld] (%ld,%ld) = %g, want %g\n", i, r, c, C[i], want); bad++; }
+  }
+  for (long i = 0; i < M * ldd + tail; i++) {
+    long r = i / ldd, c = i % ldd;
+    int inside = out && r < M && c < N;
+    uint16_t want = inside ? rne((float)R[r * N + c]) : (r < M && c < N ? 0x7fc0 : 0xdead);
+    if (D[i] != want) { if (bad < 3) printf("D[%ld] (%ld,%ld) = %#x, want %#x\n", i, r, c, D[i], want); bad++; }
   }
   if (memcmp(A, A0, 2 * (ar * lda + tail)) || memcmp(B, B0, 2 * (br * ldb + tail))) { printf("A or B changed\n"); bad++; }
   if (bad) { printf("%ld bad elements\n", bad); return 1; }
@@ -174,6 +190,9 @@ class RequestTest(unittest.TestCase):
         self.refuses(request(lda=40), "must not fix them")
         self.refuses(request(target_features=["avx512f", "avx512bw"]),
                      "avx512bf16")
+        self.refuses(request(ldd=50), "needs bf16_output")
+        self.refuses(request(bf16_output=True, ldd=50), "must not fix it")
+        self.refuses(int8_request(bf16_output=True), "unknown field")
 
     def test_header(self):
         text = emit_dot(request())
@@ -252,7 +271,8 @@ class HarnessTest(unittest.TestCase):
                 header(text, "workspace_bytes"),
                 1 if req.get("trans_a") else 0,
                 1 if req.get("trans_b") else 0,
-                1 if req.get("a_type") == "u8" else 0, split]
+                1 if req.get("a_type") == "u8" else 0, split,
+                1 if req.get("bf16_output") else 0]
         run = subprocess.run([exe] + [str(a) for a in args],
                              capture_output=True, text=True, timeout=60)
         return run.returncode, run.stdout
@@ -268,6 +288,10 @@ class Bf16ExecutionTest(HarnessTest):
 
     def test_runtime_rows_and_parts(self):
         self.check_runtime_parts(request(m=24, k=37, trans_b=True))
+
+    def test_bf16_output_rows_and_parts(self):
+        self.check_runtime_parts(request(m=24, k=37, trans_b=True,
+                                         bf16_output=True, overwrite=True))
 
     def test_kernels_match_reference(self):
         cases = {
@@ -303,6 +327,23 @@ class Bf16ExecutionTest(HarnessTest):
             "trans_ab_immediate": request(trans_a=True, trans_b=True,
                                           runtime_ld=None, lda=40, ldb=34,
                                           ldc=52),
+            # D = bf16(C + A * B), rounded once: from the only kc block
+            # (C never touched when it overwrites), and from the last of
+            # several (the earlier ones sum into C).
+            "bf16_output_one_block": request(bf16_output=True,
+                                             overwrite=True, kc=30),
+            "bf16_output_blocks": request(bf16_output=True, overwrite=True,
+                                          m=70, n=200, k=301, mr=4, nr=96,
+                                          k_unroll=4, kc=128, mc=32,
+                                          nc=96),
+            "bf16_output_accumulates": request(bf16_output=True,
+                                               trans_b=True),
+            "bf16_output_one_block_accumulates": request(
+                bf16_output=True, kc=30),
+            "bf16_output_immediate": request(bf16_output=True,
+                                             overwrite=True,
+                                             runtime_ld=None, lda=32,
+                                             ldb=50, ldc=52, ldd=54),
         }
         for name, req in cases.items():
             with self.subTest(name=name):
@@ -312,11 +353,12 @@ class Bf16ExecutionTest(HarnessTest):
 
     def test_faults_are_caught(self):
         for fault in ("drop-k", "swap-pairs", "write-past-edge"):
-            with self.subTest(fault=fault):
-                status, output = self.run_kernel(
-                    fault, request(fault=fault))
-                self.assertEqual(status, 1, output)
-                self.assertIn("bad elements", output)
+            for out in (False, True):
+                with self.subTest(fault=fault, bf16_output=out):
+                    status, output = self.run_kernel(
+                        fault, request(fault=fault, bf16_output=out))
+                    self.assertEqual(status, 1, output)
+                    self.assertIn("bad elements", output)
 
 
 @unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "

@@ -82,6 +82,14 @@ struct GemmDesc {
   bool relu = false;              ///< epilogue: max(x, 0), after the bias
   std::optional<float> reluMax;   ///< epilogue: min(x, *reluMax), after relu
   GemmPrecision precision = GemmPrecision::F32;
+  /// bf16 operands only: the result also goes, rounded once to bf16 (to
+  /// nearest even), into a second matrix D (ldd elements a row, its pointer
+  /// and a run-time ldd in the workspace header, writeBf16Output); C is
+  /// then the kernel's scratch for the partial sums of all but the last kc
+  /// block, its elements unspecified after the call. What an f32
+  /// accumulator followed by arith.truncf to bf16 becomes.
+  bool bf16Output = false;
+  int64_t ldd = 0;
 
   bool hasEpilogue() const { return bias != GemmBias::None || relu; }
 
@@ -99,6 +107,8 @@ struct GemmDesc {
   int64_t aSpan() const { return (aRows() - 1) * lda + aCols(); }
   int64_t bSpan() const { return (bRows() - 1) * ldb + bCols(); }
   int64_t cSpan() const { return (m - 1) * ldc + n; }
+  /// bf16 elements D spans (bf16Output).
+  int64_t dSpan() const { return (m - 1) * ldd + n; }
 
   double flops() const { return 2.0 * m * n * k; }
 
@@ -148,7 +158,9 @@ struct GemmDesc {
   /// a run-time N, "_krt" for a run-time K; "_bias",
   /// "_relu" (and "_max<bits>" for reluMax, reluSuffix) at the end for an
   /// epilogue; "sbgemm_..." for bf16 operands,
-  /// "s8s8gemm_..." and "u8s8gemm_..." for 8-bit ones.
+  /// "s8s8gemm_..." and "u8s8gemm_..." for 8-bit ones; "_obf16" after
+  /// "_b0" for a bf16 output (and "_ldd<ldd>" after the other leading
+  /// dimensions).
   std::string str() const;
 
   bool operator==(const GemmDesc &o) const {
@@ -157,7 +169,8 @@ struct GemmDesc {
            overwrite == o.overwrite && runtimeLd == o.runtimeLd &&
            dynamicM == o.dynamicM && dynamicN == o.dynamicN &&
            dynamicK == o.dynamicK && bias == o.bias && relu == o.relu &&
-           reluMax == o.reluMax && precision == o.precision;
+           reluMax == o.reluMax && precision == o.precision &&
+           bf16Output == o.bf16Output && ldd == o.ldd;
   }
 };
 

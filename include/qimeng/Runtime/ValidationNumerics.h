@@ -77,6 +77,14 @@ inline double gemmErrorBound(int64_t k) {
   return 2.0 * nu / (1.0 - nu);
 }
 
+/// The bound for a result rounded once more to bf16 (a bf16 output): the
+/// f32 sum's, then half an ulp of bf16's 8 significant bits, at most 2^-8
+/// of the value (so of its magnitude), on top.
+inline double bf16OutputErrorBound(int64_t k) {
+  const double r = std::ldexp(1.0, -8);
+  return gemmErrorBound(k) * (1 + r) + r;
+}
+
 namespace validation {
 
 inline uint32_t bitsOf(float f) {
