@@ -18,6 +18,7 @@ namespace {
 struct BodyEpilogue {
   bool relu = false;
   std::optional<float> reluMax;
+  bool bf16Output = false;
 };
 
 /// What an elementwise generic applies to its input `c` (block argument
@@ -27,18 +28,28 @@ struct BodyEpilogue {
 /// last: a reassociation, as its K sums are), then optionally relu as
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both
 /// keep NaN and give +0 for -0), and after relu (or before it) optionally
-/// arith.minimumf with a positive finite constant, relu's bound (relu6).
-/// Nullopt for any other body, and for c alone.
+/// arith.minimumf with a positive finite constant, relu's bound (relu6);
+/// with `bf16Output`, perhaps all that rounded by arith.truncf to bf16
+/// last (to nearest even: truncf without a rounding mode). Nullopt for any
+/// other body, and for c alone unless it is rounded.
 std::optional<BodyEpilogue>
 epilogueOfBody(linalg::GenericOp g, unsigned cArg,
                std::optional<unsigned> biasArg,
-               std::optional<unsigned> residualArg) {
+               std::optional<unsigned> residualArg, bool bf16Output) {
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (yield->getNumOperands() != 1)
     return std::nullopt;
   SmallPtrSet<Operation *, 4> used;
   Value v = yield->getOperand(0);
+  bool truncated = false;
+  if (auto trunc = v.getDefiningOp<arith::TruncFOp>();
+      trunc && bf16Output && trunc.getType().isBF16() &&
+      trunc.getIn().getType().isF32() && !trunc.getRoundingmodeAttr()) {
+    truncated = true;
+    v = trunc.getIn();
+    used.insert(trunc);
+  }
   auto isPosZero = [](Value x) { return matchPattern(x, m_PosZeroFloat()); };
   bool relu = false;
   std::optional<float> reluMax;
@@ -109,7 +120,7 @@ epilogueOfBody(linalg::GenericOp g, unsigned cArg,
     expected.push_back(*residualArg);
   llvm::sort(leaves);
   llvm::sort(expected);
-  if (leaves != expected || (expected.size() == 1 && !relu))
+  if (leaves != expected || (expected.size() == 1 && !relu && !truncated))
     return std::nullopt;
   for (Operation &o : body.without_terminator())
     if (!used.contains(&o) && !isa<arith::ConstantOp>(o))
@@ -117,6 +128,7 @@ epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   BodyEpilogue e;
   e.relu = relu;
   e.reluMax = reluMax;
+  e.bf16Output = truncated;
   return e;
 }
 
@@ -198,7 +210,7 @@ OutputInit qimeng::outputInitOf(Value c, Operation *use,
 std::optional<ElementwiseEpilogue>
 qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
                                  unsigned biasDim, bool biasAllowed,
-                                 Operation *goingAway) {
+                                 Operation *goingAway, bool bf16Output) {
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!cType)
     return std::nullopt;
@@ -265,11 +277,16 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   }
   OpOperand *init = g.getDpsInitOperand(0);
   Value output = init->get();
+  // A bf16 output has c's shape, in its own layout.
+  auto outputType = dyn_cast<MemRefType>(output.getType());
+  const bool narrows = bf16Output && outputType && !inPlace &&
+                       outputType.getElementType().isBF16() &&
+                       outputType.getShape() == cType.getShape();
   if (!cArg || g.getMatchingIndexingMap(init) != identity ||
-      output.getType() != c.getType())
+      (output.getType() != c.getType() && !narrows))
     return std::nullopt;
-  auto body = epilogueOfBody(g, *cArg, biasArg, residualArg);
-  if (!body)
+  auto body = epilogueOfBody(g, *cArg, biasArg, residualArg, narrows);
+  if (!body || body->bf16Output != narrows)
     return std::nullopt;
   DominanceInfo dominance(producer->getParentOp());
   ElementwiseEpilogue e;
@@ -322,5 +339,6 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   e.output = output;
   e.relu = body->relu;
   e.reluMax = body->reluMax;
+  e.bf16Output = body->bf16Output;
   return e;
 }

@@ -50,6 +50,9 @@ struct ElementwiseEpilogue {
   mlir::Value residual;
   bool relu = false;
   std::optional<float> reluMax; ///< relu's bound (relu6), with relu
+  /// The result is rounded to bf16 last (arith.truncf): `output` is a bf16
+  /// buffer of c's shape, not c's type.
+  bool bf16Output = false;
   /// The output's allocation when it comes after the producer (to move
   /// before it), or null.
   mlir::Operation *outputAllocToHoist = nullptr;
@@ -72,10 +75,13 @@ struct ElementwiseEpilogue {
 /// generic, whose sizes are known before `producer`, or `c` itself (the
 /// generic rewrites the product in place). `goingAway` is a user
 /// of `c` to disregard: one the caller removes with the rewrite (the
-/// tensor-level placement's to_tensor of `c`, TensorPlacement.h).
+/// tensor-level placement's to_tensor of `c`, TensorPlacement.h). With
+/// `bf16Output` the body may end in arith.truncf to bf16 (and may then be
+/// that alone), its output a fresh bf16 buffer of c's shape in any layout.
 std::optional<ElementwiseEpilogue> matchElementwiseEpilogue(
     mlir::Operation *producer, mlir::Value c, mlir::Operation *cInit,
-    unsigned biasDim, bool biasAllowed, mlir::Operation *goingAway = nullptr);
+    unsigned biasDim, bool biasAllowed, mlir::Operation *goingAway = nullptr,
+    bool bf16Output = false);
 
 } // namespace qimeng
 

@@ -119,6 +119,46 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out) {
   llvm::append_range(out.assumed, e->assumed);
 }
 
+/// Moves the arith.truncf to bf16 after a bf16 contraction (an f32
+/// accumulator `out.operands[2]`, then a generic that rounds it into a bf16
+/// buffer, as torch-mlir writes a bf16 matmul) into the kernel: it writes
+/// D, that buffer, and C stays its scratch (GemmDesc::bf16Output). D's row
+/// stride is ldd: an immediate where the kernel's leading dimensions are,
+/// read at run time where they are (a run-time D row stride with
+/// immediates elsewhere is left alone); its unit stride along N is assumed
+/// where the type leaves it dynamic.
+void fuseBf16Output(linalg::LinalgOp op, MatchedContraction &out) {
+  std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
+      op, out.operands[2], out.cInit, out.nDimOfC, /*biasAllowed=*/false,
+      /*goingAway=*/nullptr, /*bf16Output=*/true);
+  if (!e || !e->bf16Output || e->relu || e->residual)
+    return;
+  GemmDesc &d = out.gemm;
+  SmallVector<StrideAssumption> assumed;
+  std::string why;
+  auto strides = resolveStrides(e->output, "the bf16 output", assumed, why,
+                                /*allowDynamicSizes=*/true);
+  if (failed(strides))
+    return;
+  if ((*strides)[out.nDimOfC] != 1 && d.n != 1)
+    return;
+  const std::optional<unsigned> rows = out.leadingDimOf[2];
+  auto isRowStride = [&](const StrideAssumption &a) {
+    return rows && a.dim == *rows;
+  };
+  if (llvm::any_of(assumed, isRowStride)) {
+    if (!d.runtimeLd)
+      return;
+    llvm::erase_if(assumed, isRowStride);
+  }
+  d.bf16Output = true;
+  d.ldd = d.runtimeLd || !rows ? d.n : (*strides)[*rows];
+  out.bf16Output = e->output;
+  out.epilogueOp = e->op;
+  out.outputAllocToHoist = e->outputAllocToHoist;
+  llvm::append_range(out.assumed, assumed);
+}
+
 /// The precision of a contraction on A, B and C of `types`: f32 x f32 ->
 /// f32, or bf16 x bf16 -> f32 with the product taken in f32 (linalg.matmul
 /// extends its bf16 inputs to the output type before it multiplies; a
@@ -453,8 +493,12 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // fuse too, on every GEMM of a batch alike (one bias, in the header of
   // every workspace slice).
   // A bias broadcast along the rows: bias[j] in column j, C's dimension N.
-  // bf16 kernels have no epilogue yet: the consumer stays.
+  // bf16 kernels have no epilogue yet but the rounding of their f32
+  // result to bf16 (one GEMM at a time: not for a batch).
   const bool fuse = options.fuseEpilogues && d.precision == GemmPrecision::F32;
+  const bool fuseRounding = options.fuseEpilogues &&
+                            d.precision == GemmPrecision::Bf16 &&
+                            batchDims.empty();
   OutputInit init =
       dynamicK ? OutputInit()
                : outputInitOf(out.operands[2], op,
@@ -470,6 +514,8 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     }
     if (fuse)
       fuseEpilogue(op, out);
+    else if (fuseRounding)
+      fuseBf16Output(op, out);
   }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));

@@ -413,6 +413,11 @@ struct KernelLaunch {
   /// kernel, which accumulates onto it.
   Value residual;
   Operation *outputAllocToHoist = nullptr;
+  /// A bf16 output (GemmDesc::bf16Output): the buffer, whose pointer goes
+  /// into the header, and with run-time leading dimensions its ldd, the
+  /// stride of its dimension leadingDimOf[2] (as C's), or for a single row
+  /// `n`.
+  Value bf16Output;
   /// Rows and columns of C where they are static (a run-time size's single
   /// call writes the other one too).
   int64_t m = 0, n = 0;
@@ -522,6 +527,20 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
     storeInEverySlice(
         b, loc, ws, slices, sliceBytes, kBiasOffset,
         toPointer(b, loc, elementAddress(b, loc, launch.bias), Value()));
+  if (launch.bf16Output) {
+    storeInEverySlice(
+        b, loc, ws, slices, sliceBytes, kBf16OutputOffset,
+        toPointer(b, loc, elementAddress(b, loc, launch.bf16Output), Value()));
+    if (kernel.emitted.runtimeLeadingDims)
+      storeInEverySlice(
+          b, loc, ws, slices, sliceBytes, kBf16OutputLdOffset,
+          launch.leadingDimOf[2]
+              ? Value(arith::IndexCastOp::create(
+                    b, loc, i64,
+                    runtimeStride(b, loc, launch.bf16Output,
+                                  *launch.leadingDimOf[2])))
+              : i64Constant(b, loc, launch.n));
+  }
   // The batch's count and strides in bytes (index values), where it has
   // more than one GEMM.
   Value batchCount, batchStrideBytes[3];
@@ -1117,6 +1136,7 @@ struct QiMengTensorOpPass
         launch.bias = matched->bias;
         launch.residual = matched->residual;
         launch.outputAllocToHoist = matched->outputAllocToHoist;
+        launch.bf16Output = matched->bf16Output;
         const GemmDesc &g = matched->gemm;
         if (g.dynamicM)
           launch.mDimOfC = matched->mDimOfC;

@@ -5,7 +5,9 @@
 // a batch_matmul of the same kind, and a generic contraction that extends
 // its inputs in its body. On tensors, bufferized with one-shot-bufferize's
 // function boundaries (dynamic strides). The contractions become sbgemm
-// kernels (AVX512-BF16's VDPBF16PS), the truncf stays; run with and
+// kernels (AVX512-BF16's VDPBF16PS); the linear layer's truncf becomes its
+// kernel's bf16 output (rounded once, as the truncf rounds the f32 sum),
+// its f32 accumulator the kernel's scratch; run with and
 // without the pass and compared exactly (small-integer inputs, exact in
 // bf16 and in every f32 sum).
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512bf16
@@ -43,12 +45,16 @@
 // alone, with the reason.
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
+// The truncf is the kernel's (the else branch, for strides other than the
+// unit ones the kernel assumes, keeps the ops).
 // CHECK-LABEL: func.func @linear_bf16(
-// CHECK-NOT:     linalg.transpose
-// CHECK-NOT:     linalg.fill
-// CHECK-NOT:     linalg.matmul
-// CHECK:         llvm.call @qm_sbgemm_67x45x33_nt_b0_ldrt_
-// CHECK:         linalg.generic
+// CHECK:         scf.if
+// CHECK-NOT:       linalg.
+// CHECK-NOT:       arith.truncf
+// CHECK:           llvm.call @qm_sbgemm_67x45x33_nt_b0_obf16_ldrt_
+// CHECK-NEXT:      llvm.call @free
+// CHECK-NEXT:    } else {
+// CHECK:           linalg.matmul
 // CHECK:           arith.truncf
 // CHECK-LABEL: func.func @bmm_bf16(
 // CHECK-NOT:     linalg.batch_matmul
@@ -58,6 +64,9 @@
 // The batch's M is read at run time (`_mrt`).
 // CHECK-LABEL: func.func @linear_dynamic_batch(
 // CHECK:         llvm.call @qm_sbgemm_256x100x33_nt_mrt_b0_ldrt_
+// CHECK-LABEL: func.func @linear_dynamic_batch_bf16(
+// CHECK:         llvm.call @qm_sbgemm_16x40x150_nn_mrt_b0_obf16_ldrt_
+// CHECK:         llvm.call @qm_sbgemm_256x40x150_nn_mrt_b0_obf16_ldrt_
 // A dynamic number of output features: N is read at run time (`_nrt`).
 // CHECK-LABEL: func.func @linear_dynamic_features(
 // CHECK:         llvm.call @qm_sbgemm_67x256x33_nn_nrt_b0_ldrt_
@@ -75,7 +84,7 @@
 
 // PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_avx512bf16_parts2_cols(
 
-// OUT-COUNT-7: rank = {{[23]}}
+// OUT-COUNT-9: rank = {{[23]}}
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -128,6 +137,26 @@ func.func @linear_dynamic_batch(%x: tensor<?x33xbf16>, %w: tensor<100x33xbf16>) 
   %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<?x100xf32>) -> tensor<?x100xf32>
   %mm = linalg.matmul ins(%x, %wt : tensor<?x33xbf16>, tensor<33x100xbf16>) outs(%acc : tensor<?x100xf32>) -> tensor<?x100xf32>
   return %mm : tensor<?x100xf32>
+}
+
+// A bf16 linear layer over a batch known at run time, K deep enough for
+// sums past bf16's 8 bits (rounded to nearest even by the kernel as by the
+// truncf): the kernel for its rows (m-buckets) writes the bf16 output.
+func.func @linear_dynamic_batch_bf16(%x: tensor<?x150xbf16>, %w: tensor<150x40xbf16>) -> tensor<?x40xbf16> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = tensor.dim %x, %c0 : tensor<?x150xbf16>
+  %acc0 = tensor.empty(%rows) : tensor<?x40xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<?x40xf32>) -> tensor<?x40xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<?x150xbf16>, tensor<150x40xbf16>) outs(%acc : tensor<?x40xf32>) -> tensor<?x40xf32>
+  %out0 = tensor.empty(%rows) : tensor<?x40xbf16>
+  %out = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<?x40xf32>) outs(%out0 : tensor<?x40xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<?x40xbf16>
+  return %out : tensor<?x40xbf16>
 }
 
 func.func @linear_dynamic_features(%x: tensor<67x33xbf16>, %w: tensor<33x?xbf16>) -> tensor<67x?xf32> {
@@ -272,6 +301,24 @@ func.func @main() {
   %yd2 = call @linear_dynamic_batch(%xdyn, %w2) : (tensor<?x33xbf16>, tensor<100x33xbf16>) -> tensor<?x100xf32>
   %yd2c = tensor.cast %yd2 : tensor<?x100xf32> to tensor<?x?xf32>
   call @print2(%yd2c) : (tensor<?x?xf32>) -> ()
+
+  // The same in bf16 through K = 150, for 21 rows and for 3.
+  %c150 = arith.constant 150 : index
+  %c40 = arith.constant 40 : index
+  %x3d = call @matrix(%c21, %c150, %c5, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
+  %x3 = tensor.cast %x3d : tensor<?x?xbf16> to tensor<?x150xbf16>
+  %w3d = call @matrix(%c150, %c40, %c3, %c2) : (index, index, index, index) -> tensor<?x?xbf16>
+  %w3 = tensor.cast %w3d : tensor<?x?xbf16> to tensor<150x40xbf16>
+  %y3 = call @linear_dynamic_batch_bf16(%x3, %w3) : (tensor<?x150xbf16>, tensor<150x40xbf16>) -> tensor<?x40xbf16>
+  %y3d = tensor.cast %y3 : tensor<?x40xbf16> to tensor<?x?xbf16>
+  %y3f = call @widen(%y3d) : (tensor<?x?xbf16>) -> tensor<?x?xf32>
+  call @print2(%y3f) : (tensor<?x?xf32>) -> ()
+  %x4d = call @matrix(%c3, %c150, %c5, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
+  %x4 = tensor.cast %x4d : tensor<?x?xbf16> to tensor<?x150xbf16>
+  %y4 = call @linear_dynamic_batch_bf16(%x4, %w3) : (tensor<?x150xbf16>, tensor<150x40xbf16>) -> tensor<?x40xbf16>
+  %y4d = tensor.cast %y4 : tensor<?x40xbf16> to tensor<?x?xbf16>
+  %y4f = call @widen(%y4d) : (tensor<?x?xbf16>) -> tensor<?x?xf32>
+  call @print2(%y4f) : (tensor<?x?xf32>) -> ()
 
   // 300 output features known at run time only (a kernel blocked for 256).
   %c300 = arith.constant 300 : index

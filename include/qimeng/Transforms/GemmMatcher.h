@@ -73,6 +73,11 @@ struct MatchedContraction {
   /// The allocation of the epilogue's output when it comes after the
   /// contraction: the rewrite moves it before, where the kernel writes it.
   mlir::Operation *outputAllocToHoist = nullptr;
+  /// With `gemm.bf16Output`: the bf16 buffer the kernel writes the rounded
+  /// result into (the fused arith.truncf's output, `epilogueOp`; operands[2]
+  /// stays the kernel's f32 scratch), of C's shape and dimensions: its row
+  /// stride is ldd (along C's leadingDimOf[2]).
+  mlir::Value bf16Output;
 };
 
 /// How describeContraction treats what the types leave open.
