@@ -6,6 +6,7 @@
 // database), rewrite, remark.
 //
 //===----------------------------------------------------------------------===//
+#include "KernelWorkspace.h"
 #include "TensorPlacement.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
@@ -476,8 +477,8 @@ void writeLeadingDims(OpBuilder &b, Location loc, const KernelLaunch &launch,
 }
 
 /// Emits, at `b`, the kernel's calls on `op`'s operands: the workspace
-/// (aligned_alloc and free, below the memref level, so that
-/// ownership-based deallocation neither sees nor frees it), a loop over
+/// (KernelWorkspace.h: the module's cached one, below the memref level, so
+/// that ownership-based deallocation neither sees nor frees it), a loop over
 /// the batch when there is one, and per GEMM one call of the kernel or, for
 /// a parallel kernel, of its parts launcher.
 void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
@@ -506,15 +507,9 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
           : 1;
   int64_t slices =
       std::max<int64_t>({1, int64_t(kernel.parts.size()), batchThreads});
-  auto allocFn = LLVM::lookupOrCreateAlignedAllocFn(b, module, i64);
-  auto freeFn = LLVM::lookupOrCreateFreeFn(b, module);
-  assert(succeeded(allocFn) && succeeded(freeFn) &&
-         "aligned_alloc and free have their C signatures in this module");
-  Value align = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(64));
   Value size = LLVM::ConstantOp::create(
       b, loc, i64, b.getI64IntegerAttr(slices * sliceBytes));
-  Value ws = LLVM::CallOp::create(b, loc, *allocFn, ValueRange{align, size})
-                 .getResult();
+  Value ws = acquireWorkspace(b, loc, module, size);
   if (kernel.emitted.runtimeLeadingDims || kernel.emitted.runtimeInputStrides)
     writeLeadingDims(b, loc, launch, ws, slices, sliceBytes);
   if (launch.mDimOfC || launch.nDimOfC)
@@ -601,7 +596,7 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
     b.setInsertionPoint(loop.getBody()->getTerminator());
     emitGemm(b, loop.getInductionVar());
   }
-  LLVM::CallOp::create(b, loc, *freeFn, ValueRange{ws});
+  releaseWorkspace(b, loc, module, ws);
 }
 
 /// A kernel for a run-time M of at most `rows` rows (m-buckets).

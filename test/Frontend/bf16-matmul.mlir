@@ -52,7 +52,7 @@
 // CHECK-NOT:       linalg.
 // CHECK-NOT:       arith.truncf
 // CHECK:           llvm.call @qm_sbgemm_67x45x33_nt_b0_obf16_ldrt_
-// CHECK-NEXT:      llvm.call @free
+// CHECK-NEXT:      llvm.call @qm_workspace_release
 // CHECK-NEXT:    } else {
 // CHECK:           linalg.matmul
 // CHECK:           arith.truncf

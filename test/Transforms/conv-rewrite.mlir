@@ -10,12 +10,12 @@
 // CHECK:         memref.extract_aligned_pointer_as_index %[[I]]
 // CHECK:         memref.extract_aligned_pointer_as_index %[[W]]
 // CHECK:         memref.extract_aligned_pointer_as_index %[[O]]
-// CHECK:         %[[WS:.+]] = llvm.call @aligned_alloc(
+// CHECK:         %[[WS:.+]] = llvm.call @qm_workspace_acquire(
 // CHECK:         %[[PI:.+]] = llvm.inttoptr
 // CHECK:         %[[PW:.+]] = llvm.inttoptr
 // CHECK:         %[[PO:.+]] = llvm.inttoptr
 // CHECK:         llvm.call @[[KERNEL:qm_sconv2d_nhwc_hwcf_1x18x18x16_f32_k3x3_s1x1_d1x1_6x16_[a-z0-9_]+_x86_64_avx2]](%[[PI]], %[[PW]], %[[PO]], %{{.+}})
-// CHECK:         llvm.call @free(%[[WS]])
+// CHECK:         llvm.call @qm_workspace_release(%[[WS]])
 // CHECK:       llvm.func internal @[[KERNEL]](
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att
 // CHECK-SAME:      offset tables of the gathered operand

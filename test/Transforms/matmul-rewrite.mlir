@@ -12,12 +12,12 @@
 // CHECK:         memref.extract_aligned_pointer_as_index %[[C]]
 // The workspace is below the memref level: deallocation passes leave it be.
 // CHECK-NOT:     memref.alloc
-// CHECK:         %[[WS:.+]] = llvm.call @aligned_alloc(%{{.+}}, %{{.+}}) : (i64, i64) -> !llvm.ptr
+// CHECK:         %[[WS:.+]] = llvm.call @qm_workspace_acquire(%{{.+}}) : (i64) -> !llvm.ptr
 // CHECK:         %[[PA:.+]] = llvm.inttoptr
 // CHECK:         %[[PB:.+]] = llvm.inttoptr
 // CHECK:         %[[PC:.+]] = llvm.inttoptr
 // CHECK:         llvm.call @[[KERNEL:qm_sgemm_64x48x32_nn_lda32_ldb48_ldc48_4x24_ku4_kc32_mc64_nc48_pfa0_pfb0_nopackb_adirect_x86_64_avx2]](%[[PA]], %[[PB]], %[[PC]], %[[WS]])
-// CHECK:         llvm.call @free(%[[WS]])
+// CHECK:         llvm.call @qm_workspace_release(%[[WS]])
 // CHECK-NOT:     memref.dealloc
 // CHECK:       llvm.func internal @[[KERNEL]](%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr) attributes {no_inline}
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att
@@ -26,6 +26,20 @@
 // CHECK-SAME:      ~{ymm15},~{memory},~{dirflag},~{fpsr},~{flags}"
 // CHECK-NOT:       zmm
 // CHECK:         llvm.return
+// The module's one workspace: claimed atomically, grown (the new one
+// cached before the old is freed) when a call needs more, given back; a
+// call that finds it claimed allocates its own.
+// CHECK:       llvm.func internal @qm_workspace_acquire(%[[BYTES:.+]]: i64) -> !llvm.ptr
+// CHECK:         llvm.atomicrmw xchg %{{.+}}, %{{.+}} acquire
+// CHECK:         llvm.call @aligned_alloc(%{{.+}}, %[[BYTES]])
+// CHECK:         llvm.icmp "uge"
+// CHECK:         %[[OLD:.+]] = llvm.load {{.+}} atomic monotonic
+// CHECK:         %[[NEW:.+]] = llvm.call @aligned_alloc(%{{.+}}, %[[BYTES]])
+// CHECK:         llvm.store %[[NEW]], {{.+}} atomic monotonic
+// CHECK:         llvm.call @free(%[[OLD]])
+// CHECK:       llvm.func internal @qm_workspace_release(
+// CHECK:         llvm.store {{.+}} atomic release
+// CHECK:         llvm.call @free(
 func.func @matmul_static(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %c: memref<64x48xf32>) {
   linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x48xf32>)
                 outs(%c : memref<64x48xf32>)

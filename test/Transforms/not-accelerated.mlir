@@ -97,7 +97,7 @@ func.func @matmul_non_unit_inner_stride(%a: memref<8x8xf32, strided<[16, 2]>>, %
 // workspace header): the kernel reads all three, no check is needed.
 // CHECK-LABEL: func.func @matmul_dynamic_leading_dim(
 // CHECK-NOT:     scf.if
-// CHECK:         llvm.call @aligned_alloc
+// CHECK:         llvm.call @qm_workspace_acquire
 // CHECK:         %{{.*}}, %{{.*}}, %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %arg2
 // CHECK:         %[[LDC:.*]] = arith.index_cast %[[STRIDES]]#0 : index to i64
 // CHECK:         %[[AT:.*]] = llvm.getelementptr %{{.*}}[80]

@@ -12,9 +12,9 @@
 
 // N has 32 register blocks of 16: two parts of 256 columns each.
 // CHECK-LABEL: func.func @matmul_split_n(
-// CHECK:         %[[WS:.+]] = llvm.call @aligned_alloc(
+// CHECK:         %[[WS:.+]] = llvm.call @qm_workspace_acquire(
 // CHECK:         llvm.call @[[LAUNCHER:qm_sgemm_384x512x64_.*_par_x86_64_avx2_parts2]](%{{.+}}, %{{.+}}, %{{.+}}, %[[WS]])
-// CHECK:         llvm.call @free(%[[WS]])
+// CHECK:         llvm.call @qm_workspace_release(%[[WS]])
 // CHECK:       llvm.func internal @[[KERNEL:qm_sgemm_384x512x64_.*_par_x86_64_avx2]](
 // CHECK:         llvm.inline_asm
 // CHECK-SAME:      movq 40(%rbx), %r8
