@@ -19,7 +19,6 @@ GemmDesc GemmDesc::packed(int64_t m, int64_t n, int64_t k, bool transA,
   d.lda = transA ? m : k;
   d.ldb = transB ? k : n;
   d.ldc = n;
-  d.ldd = n;
   return d;
 }
 

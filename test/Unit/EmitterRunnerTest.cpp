@@ -8,6 +8,7 @@
 #include "ErrorHelpers.h"
 #include "qimeng/Kernel/KernelConfig.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/KernelJson.h"
 #include "llvm/ADT/StringRef.h"
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -102,6 +103,37 @@ TEST(EmitterRunnerTest, RequestJsonCarriesTheFields) {
       nlohmann::json::parse(gemmRequestJson(d, avx2Config()), nullptr, false);
   ASSERT_FALSE(real.is_discarded());
   EXPECT_FALSE(real.contains("fault"));
+}
+
+/// A bf16 output reaches the emitter as `bf16_output` with its `ldd` (none
+/// in the runtime form, which reads it from the header), and the
+/// descriptor survives its JSON (what the runner is sent) with both.
+TEST(EmitterRunnerTest, Bf16OutputFieldsTravel) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.precision = GemmPrecision::Bf16;
+  d.overwrite = true;
+  d.bf16Output = true;
+  d.ldd = 11;
+  nlohmann::json r =
+      nlohmann::json::parse(gemmRequestJson(d, avx2Config()), nullptr, false);
+  ASSERT_FALSE(r.is_discarded());
+  EXPECT_EQ(r["kind"], "sbgemm");
+  EXPECT_EQ(r["bf16_output"], true);
+  EXPECT_EQ(r["ldd"], 11);
+  auto back = gemmDescFromJson(toJson(d), "test");
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(*back, d);
+  EXPECT_NE(d.str().find("_ldd11_nn_b0_obf16"), std::string::npos) << d.str();
+  d.runtimeLd = true;
+  r = nlohmann::json::parse(gemmRequestJson(d, avx2Config()), nullptr, false);
+  EXPECT_EQ(r["bf16_output"], true);
+  EXPECT_FALSE(r.contains("ldd"));
+  EXPECT_FALSE(r.contains("ldc"));
+  // Only bf16 operands take one.
+  d.precision = GemmPrecision::F32;
+  llvm::Error err = d.verify();
+  EXPECT_TRUE(bool(err));
+  llvm::consumeError(std::move(err));
 }
 
 //===----------------------------------------------------------------------===//
