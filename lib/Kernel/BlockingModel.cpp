@@ -324,8 +324,6 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                            : "AVX512-VNNI (VPDPBUSD)",
                       target.triple, target.cpu)
             .str());
-  if (desc.hasEpilogue())
-    return llvm::createStringError(type + " GEMM takes no epilogue yet");
   const MicroKernelShape &shape = kAvx512DotShapes[0];
   GemmConfig c;
   c.isa = shape.isa;

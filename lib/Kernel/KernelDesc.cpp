@@ -54,13 +54,17 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         "a run-time K cannot overwrite C or apply an epilogue (with K = 0 "
         "no kc block stores C)");
+  if (hasEpilogue() && precision != GemmPrecision::F32 &&
+      (precision != GemmPrecision::Bf16 || bias == GemmBias::Rows))
+    return llvm::createStringError(
+        "an epilogue on bf16 operands adds a bias along the columns; 8-bit "
+        "operands take none yet");
   if (bf16Output) {
     if (precision != GemmPrecision::Bf16)
       return llvm::createStringError(
           "a bf16 output needs bf16 operands (an sbgemm)");
-    if (hasEpilogue() || dynamicK)
-      return llvm::createStringError(
-          "a bf16 output takes no epilogue and no run-time K yet");
+    if (dynamicK)
+      return llvm::createStringError("a bf16 output takes no run-time K");
     if (ldd < n)
       return llvm::createStringError(
           llvm::formatv("ldd {0} is smaller than the {1} columns of D", ldd, n)

@@ -96,13 +96,50 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
 /// Fuses the elementwise consumer of the initialised product `out.operands
 /// [2]` of `op` into `out` when it is one the kernel's epilogue computes
 /// (describeContraction); leaves `out` as it was otherwise.
-void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out) {
-  std::optional<ElementwiseEpilogue> e =
-      matchElementwiseEpilogue(op, out.operands[2], out.cInit, out.nDimOfC,
-                               /*biasAllowed=*/out.gemm.bias == GemmBias::None);
+///
+/// After a bf16 contraction (an f32 accumulator `out.operands[2]`) the
+/// generic may end by rounding its result to bf16 into a bf16 buffer (as
+/// torch-mlir writes a bf16 matmul, StableHLO a dot_general with an f32
+/// preferred type and a convert): with `bf16Output`, the kernel writes that
+/// buffer, D, and C stays its scratch (GemmDesc::bf16Output). D's row stride
+/// is ldd: an immediate where the kernel's leading dimensions are, read at
+/// run time where they are (a run-time D row stride with immediates
+/// elsewhere is left alone); its unit stride along N is assumed where the
+/// type leaves it dynamic. A residual is not taken with it.
+void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
+                  bool bf16Output) {
+  std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
+      op, out.operands[2], out.cInit, out.nDimOfC,
+      /*biasAllowed=*/out.gemm.bias == GemmBias::None, /*goingAway=*/nullptr,
+      bf16Output);
   if (!e)
     return;
   GemmDesc &d = out.gemm;
+  if (e->bf16Output) {
+    if (e->residual)
+      return;
+    SmallVector<StrideAssumption> assumed;
+    std::string why;
+    auto strides = resolveStrides(e->output, "the bf16 output", assumed, why,
+                                  /*allowDynamicSizes=*/true);
+    if (failed(strides) || ((*strides)[out.nDimOfC] != 1 && d.n != 1))
+      return;
+    const std::optional<unsigned> rows = out.leadingDimOf[2];
+    auto isRowStride = [&](const StrideAssumption &a) {
+      return rows && a.dim == *rows;
+    };
+    if (llvm::any_of(assumed, isRowStride)) {
+      if (!d.runtimeLd)
+        return;
+      llvm::erase_if(assumed, isRowStride);
+    }
+    d.bf16Output = true;
+    d.ldd = d.runtimeLd || !rows ? d.n : (*strides)[*rows];
+    out.bf16Output = e->output;
+    llvm::append_range(out.assumed, assumed);
+  } else {
+    out.operands[2] = e->output;
+  }
   if (e->bias) {
     d.bias = GemmBias::Columns;
     out.bias = e->bias;
@@ -113,50 +150,9 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out) {
     d.overwrite = false; // C starts as the residual
     out.residual = e->residual;
   }
-  out.operands[2] = e->output;
   out.epilogueOp = e->op;
   out.outputAllocToHoist = e->outputAllocToHoist;
   llvm::append_range(out.assumed, e->assumed);
-}
-
-/// Moves the arith.truncf to bf16 after a bf16 contraction (an f32
-/// accumulator `out.operands[2]`, then a generic that rounds it into a bf16
-/// buffer, as torch-mlir writes a bf16 matmul) into the kernel: it writes
-/// D, that buffer, and C stays its scratch (GemmDesc::bf16Output). D's row
-/// stride is ldd: an immediate where the kernel's leading dimensions are,
-/// read at run time where they are (a run-time D row stride with
-/// immediates elsewhere is left alone); its unit stride along N is assumed
-/// where the type leaves it dynamic.
-void fuseBf16Output(linalg::LinalgOp op, MatchedContraction &out) {
-  std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
-      op, out.operands[2], out.cInit, out.nDimOfC, /*biasAllowed=*/false,
-      /*goingAway=*/nullptr, /*bf16Output=*/true);
-  if (!e || !e->bf16Output || e->relu || e->residual)
-    return;
-  GemmDesc &d = out.gemm;
-  SmallVector<StrideAssumption> assumed;
-  std::string why;
-  auto strides = resolveStrides(e->output, "the bf16 output", assumed, why,
-                                /*allowDynamicSizes=*/true);
-  if (failed(strides))
-    return;
-  if ((*strides)[out.nDimOfC] != 1 && d.n != 1)
-    return;
-  const std::optional<unsigned> rows = out.leadingDimOf[2];
-  auto isRowStride = [&](const StrideAssumption &a) {
-    return rows && a.dim == *rows;
-  };
-  if (llvm::any_of(assumed, isRowStride)) {
-    if (!d.runtimeLd)
-      return;
-    llvm::erase_if(assumed, isRowStride);
-  }
-  d.bf16Output = true;
-  d.ldd = d.runtimeLd || !rows ? d.n : (*strides)[*rows];
-  out.bf16Output = e->output;
-  out.epilogueOp = e->op;
-  out.outputAllocToHoist = e->outputAllocToHoist;
-  llvm::append_range(out.assumed, assumed);
 }
 
 /// The precision of a contraction on A, B and C of `types`: f32 x f32 ->
@@ -493,12 +489,12 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // fuse too, on every GEMM of a batch alike (one bias, in the header of
   // every workspace slice).
   // A bias broadcast along the rows: bias[j] in column j, C's dimension N.
-  // bf16 kernels have no epilogue yet but the rounding of their f32
-  // result to bf16 (one GEMM at a time: not for a batch).
-  const bool fuse = options.fuseEpilogues && d.precision == GemmPrecision::F32;
-  const bool fuseRounding = options.fuseEpilogues &&
-                            d.precision == GemmPrecision::Bf16 &&
-                            batchDims.empty();
+  // bf16 kernels take the same epilogues and a rounding of their f32
+  // result to bf16 (one GEMM at a time: not for a batch); 8-bit ones none
+  // yet.
+  const bool fuse =
+      options.fuseEpilogues && (d.precision == GemmPrecision::F32 ||
+                                d.precision == GemmPrecision::Bf16);
   OutputInit init =
       dynamicK ? OutputInit()
                : outputInitOf(out.operands[2], op,
@@ -513,9 +509,9 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
       llvm::append_range(out.assumed, init.assumed);
     }
     if (fuse)
-      fuseEpilogue(op, out);
-    else if (fuseRounding)
-      fuseBf16Output(op, out);
+      fuseEpilogue(op, out,
+                   /*bf16Output=*/d.precision == GemmPrecision::Bf16 &&
+                       batchDims.empty());
   }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));

@@ -56,10 +56,11 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
-                     round_up)
+                     relu_max_field, relu_suffix, round_up)
 # The body's register map is sgemm.py's (docs/KernelContract.md).
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
+from .sgemm import _emit_relu_max_constant, _relu_max_address
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd)
 
@@ -71,6 +72,7 @@ RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
 OUTPUT_LD_OFFSET = 56       # bf16_output, runtime_ld: ldd as int64 elements
+BIAS_OFFSET = 112           # the epilogue's bias pointer (sbgemm)
 OUTPUT_OFFSET = 120         # bf16_output: D's pointer
 INDEX_OFFSET = 128          # bf16: 32 words, B(k, j) to word 2j, B(k+1, j) to 2j+1
 COUNTS_OFFSET = 192         # per kc block: see _COUNT_SLOTS
@@ -142,7 +144,8 @@ class Params:
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
             "fault", "target_features", "parallel", "dynamic_m", "dynamic_n")
-            + (("a_type",) if kind == "igemm" else ("bf16_output", "ldd")))
+            + (("a_type",) if kind == "igemm" else
+               ("bf16_output", "ldd", "bias", "relu", "relu_max")))
         if kind == "igemm":
             a_type = request.get("a_type", "u8")
             if a_type not in ("u8", "s8"):
@@ -179,6 +182,17 @@ class Params:
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, self.trans_a, self.trans_b,
             self.dynamic_m, self.dynamic_n)
+        # The epilogue (sbgemm): + bias[j] (its pointer in the header),
+        # then relu and its bound, as sgemm's, where the last kc block
+        # stores C (or D).
+        self.bias = request.get("bias", "none")
+        if self.bias not in ("none", "columns"):
+            raise RequestError(
+                f"bias {self.bias!r}: an sbgemm adds a bias along the "
+                "columns (\"columns\") or none")
+        self.relu = bool_field(request, "relu")
+        self.relu_max = relu_max_field(request, self.relu)
+        self.relu_max_label = None
         # D = bf16(C + A * B) from the last kc block (sbgemm only).
         self.bf16_output = bool_field(request, "bf16_output")
         self.ldd = None
@@ -200,6 +214,13 @@ class Params:
                 f"nr = {self.nr} must be a multiple of {LANES} (f32 lanes "
                 "of a zmm register)")
         self.nv = self.nr // LANES
+        # relu's bound waits in the second B register, or the one past A
+        # for a single B vector.
+        if (self.relu_max is not None and self.nv == 1
+                and self.mr + 2 >= REGISTERS):
+            raise RequestError(
+                f"a {self.mr}x{self.nr} block leaves no register for relu's "
+                "bound")
         if self.nv > 7:
             raise RequestError(
                 f"nr = {self.nr}: at most 7 vectors (one mask register "
@@ -254,6 +275,8 @@ class Params:
                 f"{'_mrt' if self.dynamic_m else ''}"
                 f"{'_nrt' if self.dynamic_n else ''}"
                 f"{'_b0' if self.overwrite else ''}"
+                f"{'_bias' if self.bias != 'none' else ''}"
+                f"{relu_suffix(self.relu, self.relu_max)}"
                 f"{'_obf16' if self.bf16_output else ''}{lds}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
@@ -717,6 +740,44 @@ def _a_reg(p):
     return f"%zmm{p.mr * p.nv + p.nv}"
 
 
+def _has_epilogue(p):
+    return p.bias != "none" or p.relu
+
+
+def _bound_reg(p):
+    """relu's bound: the second B register, free once the K loop is done,
+    or the register past A's for a single B vector."""
+    return _b_reg(p, 1) if p.nv > 1 else f"%zmm{p.mr * p.nv + p.nv + 1}"
+
+
+def _emit_epilogue_setup(asm, p):
+    """Before the last store of a tile: relu's zero (the first B register)
+    and bound, %rax = the bias of the tile's first column."""
+    if p.relu:
+        zero = _b_reg(p, 0)
+        asm.ins(f"vpxord {zero}, {zero}, {zero}")
+    if p.relu_max is not None:
+        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {_bound_reg(p)}")
+    if p.bias == "columns":
+        asm.ins(f"movq {BIAS_OFFSET}({WS}), %rax")
+        asm.ins(f"leaq (%rax, {JC}, 4), %rax")
+        asm.ins(f"leaq (%rax, {JR}, 4), %rax")
+
+
+def _emit_epilogue_vector(asm, p, acc, v, mask):
+    """acc = relu(acc + bias), as sgemm.py's: the bias through the lane
+    mask (masked-out lanes are not read), max with NaN and +0 from the
+    second operand, + 0 for -0, min with the bound keeping NaN."""
+    if p.bias == "columns":
+        asm.ins(f"vaddps {64 * v}(%rax), {acc}, {acc}{mask}")
+    if p.relu:
+        zero = _b_reg(p, 0)
+        asm.ins(f"vmaxps {acc}, {zero}, {acc}")
+        asm.ins(f"vaddps {zero}, {acc}, {acc}")
+    if p.relu_max is not None:
+        asm.ins(f"vminps {acc}, {_bound_reg(p)}, {acc}")
+
+
 def _emit_compute(asm, p):
     """One MR x NR tile at (ic + ir, jc + jr) over the block's groups, then
     C updated: the accumulators added to C (or stored, for the first block
@@ -777,14 +838,28 @@ def _emit_compute(asm, p):
     if p.fault == "write-past-edge":
         asm.ins(f"movq ${p.mr}, %rsi")
     asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rcx")
-    if p.bf16_output and p.k <= p.kc:
-        _emit_d_rows(asm, p, done, read_c=not p.overwrite)
-    else:
-        to_d = asm.label("the last kc block: D = bf16(C + the tile)")
+
+    def last_store(read_c):
+        """The last kc block's store: the epilogue, into C or D."""
+        if _has_epilogue(p):
+            _emit_epilogue_setup(asm, p)
         if p.bf16_output:
+            _emit_d_rows(asm, p, done, read_c)
+        else:
+            _emit_c_rows(asm, p, done, read_c, epilogue=True)
+
+    special_last = p.bf16_output or _has_epilogue(p)
+    if special_last and p.k <= p.kc:
+        last_store(read_c=not p.overwrite)
+    else:
+        last = asm.label("the last kc block: "
+                         + ("D = bf16(" if p.bf16_output else "C = (")
+                         + "C + the tile)"
+                         + (" and the epilogue" if _has_epilogue(p) else ""))
+        if special_last:
             asm.ins(f"leaq ({PC}, {KB}), %rdx")
             asm.ins(f"cmpq ${p.k}, %rdx")
-            asm.ins(f"je {fwd(to_d)}")
+            asm.ins(f"je {fwd(last)}")
         if p.overwrite:
             asm.ins(f"testq {PC}, {PC}")
             asm.ins(f"jnz {fwd(add)}")
@@ -792,14 +867,14 @@ def _emit_compute(asm, p):
             asm.ins(f"jmp {fwd(done)}")
         asm.place(add)
         _emit_c_rows(asm, p, done, read_c=True)
-        if p.bf16_output:
+        if special_last:
             asm.ins(f"jmp {fwd(done)}")
-            asm.place(to_d)
-            _emit_d_rows(asm, p, done, read_c=True)
+            asm.place(last)
+            last_store(read_c=True)
     asm.place(done)
 
 
-def _emit_c_rows(asm, p, done, read_c):
+def _emit_c_rows(asm, p, done, read_c, epilogue=False):
     t = _a_reg(p)
     if p.dt.shift_a:
         asm.comment("the sliver's 128 sum_k B(k, j) -> %rdx")
@@ -813,6 +888,8 @@ def _emit_c_rows(asm, p, done, read_c):
             if read_c:
                 asm.ins(f"vmovups {64 * v}(%rdi), {t}{mask}{{z}}")
                 asm.ins(f"{p.dt.add} {t}, {acc}, {acc}")
+            if epilogue:
+                _emit_epilogue_vector(asm, p, acc, v, mask)
             asm.ins(f"vmovups {acc}, {64 * v}(%rdi){mask}")
         if i + 1 < p.mr:
             asm.ins(f"cmpq ${i + 1}, %rsi")
@@ -821,16 +898,16 @@ def _emit_c_rows(asm, p, done, read_c):
 
 
 def _emit_d_rows(asm, p, done, read_c):
-    """D = bf16(C + the tile) (C read with read_c), rows and columns as
-    _emit_c_rows's; %rdi is C's tile, %rcx ldc in bytes, %rsi the rows
-    left. D's tile goes in %rdx."""
+    """D = bf16(epilogue(C + the tile)) (C read with read_c), rows and
+    columns as _emit_c_rows's; %rdi is C's tile, %rcx ldc in bytes, %rsi
+    the rows left, %rax the bias. D's tile goes in %rdx."""
     t = _a_reg(p)
     asm.comment("D tile: %rdx = D + (ic + ir) * ldd + (jc + jr) * 2")
     asm.ins(f"leaq ({IC}, {IR}), %rdx")
     asm.ins(f"imulq {LDD_BYTES}({WS}), %rdx")
-    asm.ins(f"leaq ({JC}, {JR}), %rax")
-    asm.ins("leaq (%rdx, %rax, 2), %rdx")
     asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdx")
+    asm.ins(f"leaq (%rdx, {JC}, 2), %rdx")
+    asm.ins(f"leaq (%rdx, {JR}, 2), %rdx")
     for i in range(p.mr):
         for v in range(p.nv):
             mask = f"{{%k{v + 1}}}"
@@ -838,6 +915,7 @@ def _emit_d_rows(asm, p, done, read_c):
             if read_c:
                 asm.ins(f"vmovups {64 * v}(%rdi), {t}{mask}{{z}}")
                 asm.ins(f"vaddps {t}, {acc}, {acc}")
+            _emit_epilogue_vector(asm, p, acc, v, mask)
             # 16 floats to 16 bf16 in the low half; the dword lane mask
             # selects the same 16 words.
             half = acc.replace("zmm", "ymm")
@@ -874,6 +952,7 @@ def _emit_body(p):
     jr_loop = asm.label("jr: next sliver of B")
     ir_loop = asm.label("ir: next sliver of A")
     emit_fault_entry(asm, p.fault)
+    _emit_relu_max_constant(asm, p)
     asm.ins("movq %rdi, 0(%rcx)")
     asm.ins("movq %rsi, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")

@@ -28,7 +28,9 @@ BASE = {"version": 1, "kind": "sbgemm", "isa": "avx512", "m": 37, "n": 45,
 # unused one, the split and bf16-output: then D (ldd N + 9, NaN before the
 # call) is checked against the reference rounded to bf16 (to nearest even;
 # the sums of most cases need more than bf16's 8 bits), C only outside its
-# M x N elements (the kernel's scratch inside).
+# M x N elements (the kernel's scratch inside); then the epilogue: bit 0 a
+# bias per column (its pointer in the header), bit 1 relu, bit 2 relu's
+# bound 6.
 HARNESS = r"""
 #include <math.h>
 #include <stdint.h>
@@ -45,15 +47,22 @@ int main(int argc, char **argv) {
   int ta = atoi(argv[6]), tb = atoi(argv[7]);
   long split = atol(argv[9]);
   int out = argc > 10 && atoi(argv[10]);
+  int epi = argc > 11 ? atoi(argv[11]) : 0;
+  float *bias = malloc(4 * (N + 64));
+  for (long j = 0; j < N + 64; j++) bias[j] = (float)(j % 7 - 3);
   long ar = ta ? K : M, br = tb ? N : K;
   long lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7, tail = 64;
   long ldd = N + 9;
-  uint16_t *D = malloc(2 * (M * ldd + tail));
+  /* C and D have room for 16 rows past M: a kernel that stores past the
+     last row (the write-past-edge fault) overwrites the checked tail
+     after row M instead of faulting on memory past the allocation. */
+  uint16_t *D = malloc(2 * ((M + 16) * ldd + tail));
   for (long i = 0; i < M * ldd + tail; i++) D[i] = (i % ldd) < N && i < M * ldd ? 0x7fc0 : 0xdead;
   uint16_t *A = malloc(2 * (ar * lda + tail)), *B = malloc(2 * (br * ldb + tail));
-  float *C = malloc(4 * (M * ldc + tail));
+  float *C = malloc(4 * ((M + 16) * ldc + tail));
   int64_t *W = aligned_alloc(64, (ws + 63) / 64 * 64);
   W[8] = lda; W[9] = ldb; W[10] = ldc; W[7] = ldd; W[15] = (int64_t)D;
+  W[14] = (int64_t)bias;
   srand(7);
   for (long i = 0; i < ar * lda + tail; i++) A[i] = bf((float)(rand() % 9 - 4));
   for (long i = 0; i < br * ldb + tail; i++) B[i] = bf((float)(rand() % 9 - 4));
@@ -66,6 +75,9 @@ int main(int argc, char **argv) {
       double s = ow ? 0 : C[i * ldc + j];
       for (long k = 0; k < K; k++)
         s += (double)fl(A[ta ? k * lda + i : i * lda + k]) * fl(B[tb ? j * ldb + k : k * ldb + j]);
+      if (epi & 1) s += bias[j];
+      if ((epi & 2) && s < 0) s = 0;
+      if ((epi & 4) && s > 6) s = 6;
       R[i * N + j] = s;
     }
   if (split < 0) {
@@ -116,7 +128,7 @@ int main(int argc, char **argv) {
   long ar = ta ? K : M, br = tb ? N : K;
   long lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7, tail = 64;
   uint8_t *A = malloc(ar * lda + tail); int8_t *B = malloc(br * ldb + tail);
-  int32_t *C = malloc(4 * (M * ldc + tail));
+  int32_t *C = malloc(4 * ((M + 16) * ldc + tail));  /* as the bf16 harness's */
   int64_t *W = aligned_alloc(64, (ws + 63) / 64 * 64);
   const int32_t sentinel = 0x7fa5a5a5;
   W[8] = lda; W[9] = ldb; W[10] = ldc;
@@ -193,6 +205,9 @@ class RequestTest(unittest.TestCase):
         self.refuses(request(ldd=50), "needs bf16_output")
         self.refuses(request(bf16_output=True, ldd=50), "must not fix it")
         self.refuses(int8_request(bf16_output=True), "unknown field")
+        self.refuses(int8_request(bias="columns"), "unknown field")
+        self.refuses(request(bias="rows"), "along the columns")
+        self.refuses(request(relu_max=6.0), "needs 'relu'")
 
     def test_header(self):
         text = emit_dot(request())
@@ -272,7 +287,10 @@ class HarnessTest(unittest.TestCase):
                 1 if req.get("trans_a") else 0,
                 1 if req.get("trans_b") else 0,
                 1 if req.get("a_type") == "u8" else 0, split,
-                1 if req.get("bf16_output") else 0]
+                1 if req.get("bf16_output") else 0,
+                (1 if req.get("bias") == "columns" else 0)
+                | (2 if req.get("relu") else 0)
+                | (4 if req.get("relu_max") == 6.0 else 0)]
         run = subprocess.run([exe] + [str(a) for a in args],
                              capture_output=True, text=True, timeout=60)
         return run.returncode, run.stdout
@@ -344,6 +362,31 @@ class Bf16ExecutionTest(HarnessTest):
                                              overwrite=True,
                                              runtime_ld=None, lda=32,
                                              ldb=50, ldc=52, ldd=54),
+            # The epilogue where the last kc block stores, into C or D:
+            # from the only block and from the last of several, over
+            # column edges (the bias read under the lane masks), a
+            # single B vector (relu's bound past A's register).
+            "bias_relu": request(bias="columns", relu=True, overwrite=True),
+            "bias_relu_one_block": request(bias="columns", relu=True,
+                                           kc=30, overwrite=True),
+            "relu6_accumulates": request(relu=True, relu_max=6.0),
+            "bias_relu6_bf16_output": request(
+                bias="columns", relu=True, relu_max=6.0, bf16_output=True,
+                overwrite=True, m=70, n=200, k=301, mr=4, nr=96,
+                k_unroll=4, kc=128, mc=32, nc=96),
+            "bias_bf16_output_one_block": request(
+                bias="columns", bf16_output=True, overwrite=True, kc=30),
+            "relu6_one_vector": request(relu=True, relu_max=6.0, mr=14,
+                                        nr=16, mc=28, nc=32,
+                                        overwrite=True),
+            # K whole groups of whole unrolls: the last B vectors loaded
+            # are data, not the packs' zero padding, in the registers the
+            # epilogue takes over.
+            "relu_unpadded": request(relu=True, k=64, kc=32, k_unroll=4,
+                                     overwrite=True),
+            "relu_unpadded_bf16_output": request(
+                relu=True, relu_max=6.0, k=64, kc=32, k_unroll=4,
+                bf16_output=True),
         }
         for name, req in cases.items():
             with self.subTest(name=name):

@@ -70,12 +70,24 @@
 // A dynamic number of output features: N is read at run time (`_nrt`).
 // CHECK-LABEL: func.func @linear_dynamic_features(
 // CHECK:         llvm.call @qm_sbgemm_67x256x33_nn_nrt_b0_ldrt_
-// A bias and relu after a bf16 product are not fused (no epilogue for
-// these types yet): the kernel writes the f32 product, the generic stays.
+// A bias and relu after a bf16 product are the kernel's epilogue, as for
+// f32 (the else branch, for a bias stride other than the unit one the
+// kernel assumes, keeps the generic).
 // CHECK-LABEL: func.func @linear_bias_relu(
-// CHECK:         llvm.call @qm_sbgemm_67x45x33_nn_b0_ldrt_
-// CHECK:         linalg.generic
+// CHECK:         scf.if
+// CHECK-NOT:       arith.maximumf
+// CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_b0_bias_relu_ldrt_
+// CHECK:         } else {
 // CHECK:           arith.maximumf
+// StableHLO's dot_general with an f32 preferred type, a bias, relu6 (a
+// clamp to [0, 6]) and a convert to bf16, in one generic: all of it the
+// kernel's, rounded once at the end.
+// CHECK-LABEL: func.func @linear_bias_relu6_to_bf16(
+// CHECK:         scf.if
+// CHECK-NOT:       arith.truncf
+// CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_b0_bias_relu_max40c00000_obf16_ldrt_
+// CHECK:         } else {
+// CHECK:           arith.truncf
 // CHECK-LABEL: func.func @product_in_bf16(
 // CHECK:         linalg.generic
 // CHECK: llvm.func internal @qm_sbgemm_
@@ -84,7 +96,7 @@
 
 // PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_avx512bf16_parts2_cols(
 
-// OUT-COUNT-9: rank = {{[23]}}
+// OUT-COUNT-10: rank = {{[23]}}
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -183,6 +195,25 @@ func.func @linear_bias_relu(%x: tensor<67x33xbf16>, %w: tensor<33x45xbf16>, %b: 
     linalg.yield %r : f32
   } -> tensor<67x45xf32>
   return %out : tensor<67x45xf32>
+}
+
+func.func @linear_bias_relu6_to_bf16(%x: tensor<67x33xbf16>, %w: tensor<33x45xbf16>, %b: tensor<45xf32>) -> tensor<67x45xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %acc0 = tensor.empty() : tensor<67x45xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<67x45xf32>) -> tensor<67x45xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<67x33xbf16>, tensor<33x45xbf16>) outs(%acc : tensor<67x45xf32>) -> tensor<67x45xf32>
+  %out0 = tensor.empty() : tensor<67x45xbf16>
+  %out = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<67x45xf32>, tensor<45xf32>) outs(%out0 : tensor<67x45xbf16>) {
+  ^bb0(%v: f32, %bias: f32, %o: bf16):
+    %s = arith.addf %v, %bias : f32
+    %r = arith.maximumf %s, %zero : f32
+    %c = arith.minimumf %r, %six : f32
+    %t = arith.truncf %c : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<67x45xbf16>
+  return %out : tensor<67x45xbf16>
 }
 
 func.func @product_in_bf16(%a: tensor<4x8xbf16>, %b: tensor<8x5xbf16>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
@@ -290,6 +321,10 @@ func.func @main() {
   %yb = call @linear_bias_relu(%x, %wb, %bias) : (tensor<67x33xbf16>, tensor<33x45xbf16>, tensor<45xf32>) -> tensor<67x45xf32>
   %ybd = tensor.cast %yb : tensor<67x45xf32> to tensor<?x?xf32>
   call @print2(%ybd) : (tensor<?x?xf32>) -> ()
+  %y6 = call @linear_bias_relu6_to_bf16(%x, %wb, %bias) : (tensor<67x33xbf16>, tensor<33x45xbf16>, tensor<45xf32>) -> tensor<67x45xbf16>
+  %y6d = tensor.cast %y6 : tensor<67x45xbf16> to tensor<?x?xbf16>
+  %y6f = call @widen(%y6d) : (tensor<?x?xbf16>) -> tensor<?x?xf32>
+  call @print2(%y6f) : (tensor<?x?xf32>) -> ()
 
   // A batch of 21 rows known at run time only, 100 outputs.
   %c21 = arith.constant 21 : index

@@ -848,6 +848,39 @@ TEST(GemmKernelTest, Bf16OutputValidates) {
   }
 }
 
+/// A bias per column, relu and relu6 on bf16 kernels, into the f32 C or
+/// before the rounding into D; through the validator, whose reference
+/// applies the same epilogue (and fills the bias like the operands).
+/// 8-bit kernels refuse an epilogue (the descriptor says so).
+TEST(GemmKernelTest, Bf16EpilogueValidates) {
+  if (!hostRunsBf16())
+    GTEST_SKIP() << "host has no AVX512-BF16";
+  for (bool out : {false, true})
+    for (int e = 0; e < 3; ++e) {
+      GemmDesc d = GemmDesc::packed(37, 45, 64);
+      d.precision = GemmPrecision::Bf16;
+      d.overwrite = e != 2;
+      d.bias = e != 1 ? GemmBias::Columns : GemmBias::None;
+      d.relu = true;
+      if (e == 1)
+        d.reluMax = 6.0f;
+      d.bf16Output = out;
+      d.runtimeLd = true;
+      d = d.withPaddedLeadingDims();
+      auto model = chooseKernelConfig(KernelProblem(d), host());
+      ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+      for (const GemmConfig &config :
+           {clampToProblem(smallDotConfig(10), d), *model})
+        EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+    }
+  GemmDesc s8 = GemmDesc::packed(8, 8, 8);
+  s8.precision = GemmPrecision::S8S8;
+  s8.relu = true;
+  llvm::Error err = s8.verify();
+  ASSERT_TRUE(bool(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("8-bit"), std::string::npos);
+}
+
 TEST(GemmKernelTest, Bf16OutputFaultsAreCaught) {
   if (!hostRunsBf16())
     GTEST_SKIP() << "host has no AVX512-BF16";

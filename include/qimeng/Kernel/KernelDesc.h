@@ -87,7 +87,8 @@ struct GemmDesc {
   /// and a run-time ldd in the workspace header, writeBf16Output); C is
   /// then the kernel's scratch for the partial sums of all but the last kc
   /// block, its elements unspecified after the call. What an f32
-  /// accumulator followed by arith.truncf to bf16 becomes.
+  /// accumulator followed by arith.truncf to bf16 becomes. An epilogue
+  /// applies before the rounding.
   bool bf16Output = false;
   int64_t ldd = 0;
 
