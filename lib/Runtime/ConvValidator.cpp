@@ -151,10 +151,12 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
        ValidationReport &report) {
   const llvm::StringRef name = distributionName(dist);
   const int64_t guard = options.guardElements;
-  auto in = GuardedBuffer::allocate(d.inputSpan(), guard);
+  // The input and filter end against a page with no access, as a GEMM's
+  // A and B (GemmValidator.cpp).
+  auto in = GuardedBuffer::allocateBeforeUnmapped(d.inputSpan(), guard);
   if (!in)
     return in.takeError();
-  auto flt = GuardedBuffer::allocate(d.filterElements(), guard);
+  auto flt = GuardedBuffer::allocateBeforeUnmapped(d.filterElements(), guard);
   if (!flt)
     return flt.takeError();
   auto out = GuardedBuffer::allocate(d.outputElements(), guard);

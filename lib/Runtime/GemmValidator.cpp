@@ -21,7 +21,9 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <sys/mman.h>
 #include <tuple>
+#include <unistd.h>
 
 using namespace qimeng;
 using namespace qimeng::validation;
@@ -67,6 +69,46 @@ llvm::Expected<GuardedBuffer> GuardedBuffer::allocate(int64_t size,
   buf.dataPtr = buf.storage.get() + prefix;
   buf.numElements = size;
   buf.numGuard = guard;
+  buf.numGuardAfter = guard;
+  return std::move(buf);
+}
+
+void GuardedBuffer::Release::operator()(float *p) const {
+  if (mappedBytes)
+    munmap(p, mappedBytes);
+  else
+    std::free(p);
+}
+
+llvm::Expected<GuardedBuffer>
+GuardedBuffer::allocateBeforeUnmapped(int64_t size, int64_t guard) {
+  if (size < 0 || guard < 0 || size > kMaxBufferFloats ||
+      guard > kMaxBufferFloats)
+    return llvm::createStringError(
+        llvm::formatv("invalid buffer of {0} floats with {1} guard floats",
+                      size, guard)
+            .str());
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t used = size_t(guard + size) * sizeof(float);
+  const size_t readable = (used + page - 1) / page * page;
+  const size_t mapped = readable + page;
+  void *raw = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED)
+    return llvm::createStringError(
+        llvm::formatv("cannot map {0} bytes", mapped).str());
+  auto *base = static_cast<char *>(raw);
+  if (mprotect(base + readable, page, PROT_NONE) != 0) {
+    munmap(raw, mapped);
+    return llvm::createStringError("cannot protect the page after a buffer");
+  }
+  GuardedBuffer buf;
+  buf.storage = std::unique_ptr<float, Release>(static_cast<float *>(raw),
+                                                Release(mapped));
+  buf.dataPtr = reinterpret_cast<float *>(base + readable) - size;
+  buf.numElements = size;
+  buf.numGuard = guard;
+  buf.numGuardAfter = 0;
   return std::move(buf);
 }
 
@@ -80,7 +122,7 @@ std::optional<int64_t> GuardedBuffer::firstDamagedGuard() const {
   for (int64_t off = -1; off >= -numGuard; --off)
     if (!isSentinel(dataPtr + off))
       return off;
-  for (int64_t off = numElements; off < numElements + numGuard; ++off)
+  for (int64_t off = numElements; off < numElements + numGuardAfter; ++off)
     if (!isSentinel(dataPtr + off))
       return off;
   return std::nullopt;
@@ -124,15 +166,17 @@ std::string describeOffset(llvm::StringRef name, const GuardedBuffer &buf,
 
 /// A copy of the operand in `floats` in `Element`s of `narrow(float)`
 /// (bf16 bits, bytes): the same rows and leading dimension in those
-/// elements, the sentinel in its guards and gaps. What a bf16 or 8-bit
-/// kernel reads.
+/// elements, the sentinel in its guards and gaps, its end against a page
+/// with no access (allocateBeforeUnmapped). What a bf16 or 8-bit kernel
+/// reads.
 template <typename Element, typename Narrow>
 llvm::Expected<GuardedBuffer> narrowOperand(const GuardedBuffer &floats,
                                             StoredLayout l, int64_t guard,
                                             Narrow narrow) {
   constexpr int64_t perFloat = sizeof(float) / sizeof(Element);
   const int64_t span = l.rows > 0 ? (l.rows - 1) * l.ld + l.cols : 0;
-  auto buf = GuardedBuffer::allocate((span + perFloat - 1) / perFloat, guard);
+  auto buf = GuardedBuffer::allocateBeforeUnmapped(
+      (span + perFloat - 1) / perFloat, guard);
   if (!buf)
     return buf.takeError();
   buf->fillSentinel();
@@ -347,10 +391,15 @@ runOne(const GemmDesc &d,
   const StoredLayout bLayout{d.bRows(), d.bCols(), d.ldb};
   const StoredLayout cLayout{d.m, d.n, d.ldc};
 
-  auto aBuf = GuardedBuffer::allocate(d.aSpan(), options.guardElements);
+  // A and B end against a page with no access: a kernel that reads past
+  // them faults here (the runner reports the crash) rather than in a
+  // caller whose buffer ends a page.
+  auto aBuf =
+      GuardedBuffer::allocateBeforeUnmapped(d.aSpan(), options.guardElements);
   if (!aBuf)
     return aBuf.takeError();
-  auto bBuf = GuardedBuffer::allocate(d.bSpan(), options.guardElements);
+  auto bBuf =
+      GuardedBuffer::allocateBeforeUnmapped(d.bSpan(), options.guardElements);
   if (!bBuf)
     return bBuf.takeError();
   auto cBuf = GuardedBuffer::allocate(d.cSpan(), options.guardElements);

@@ -296,15 +296,8 @@ def _lane_masks(asm, p, lanes_left, vectors, width):
     """k1..k<vectors>: the lanes of each 16-lane vector of a sliver `width`
     lanes wide that lie before the edge, from `lanes_left` (a 32-bit
     register, >= 1): min(lanes_left, width) - 16 v, clamped to [0, 16]
-    (BZHI reads only its index's low byte); all lanes with the
-    write-past-edge fault (the packs then read past the edge too, so that
-    what the C update writes there differs from what was there). Clobbers
-    %eax, %edx."""
+    (BZHI reads only its index's low byte). Clobbers %eax, %edx."""
     for v in range(vectors):
-        if p.fault == "write-past-edge":
-            asm.ins("movl $-1, %eax")
-            asm.ins(f"kmovw %eax, %k{v + 1}")
-            continue
         asm.ins(f"movl {lanes_left}, %eax")
         asm.ins(f"movl ${width}, %edx")
         asm.ins("cmpl %edx, %eax")
@@ -836,7 +829,20 @@ def _emit_compute(asm, p):
     asm.ins(f"movq {MB}, %rsi")
     asm.ins(f"subq {IR}, %rsi")
     if p.fault == "write-past-edge":
+        # Every lane and row stored, each accumulator's bits plus one, so
+        # that what lands past the edge differs from what was there (a
+        # zero lane added to an s32 sentinel would not); the packs read
+        # nothing past the operands.
+        asm.comment("fault write-past-edge: all lanes, all rows, bits + 1")
         asm.ins(f"movq ${p.mr}, %rsi")
+        asm.ins("movl $-1, %eax")
+        for v in range(p.nv):
+            asm.ins(f"kmovw %eax, %k{v + 1}")
+        t = _a_reg(p)
+        asm.ins(f"vpternlogd $0xff, {t}, {t}, {t}")
+        for i in range(p.mr):
+            for v in range(p.nv):
+                asm.ins(f"vpsubd {t}, {_acc(p, i, v)}, {_acc(p, i, v)}")
     asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rcx")
 
     def last_store(read_c):

@@ -14,6 +14,7 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <unistd.h>
 #include <vector>
 
 using namespace qimeng;
@@ -262,14 +263,17 @@ TEST(GemmValidatorTest, GarbageKernelFails) {
   EXPECT_FALSE(validate(d, nothing).passed);
 }
 
+/// C and the workspace are 64-byte aligned; A and B end a page (the next
+/// one has no access: ReadPastAFaults).
 TEST(GemmValidatorTest, BuffersAndWorkspaceAreAligned) {
   GemmDesc d = padded(5, 3, 7, false, true, 1);
   bool sawWorkspace = false;
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   for (size_t bytes : {size_t(0), size_t(1), size_t(1000)}) {
     KernelFn check = [&, d](const float *a, const float *b, float *c,
                             void *ws) {
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % 64, 0u);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(a + d.aSpan()) % page, 0u);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(b + d.bSpan()) % page, 0u);
       EXPECT_EQ(reinterpret_cast<uintptr_t>(c) % 64, 0u);
       ASSERT_NE(ws, nullptr);
       EXPECT_EQ(reinterpret_cast<uintptr_t>(ws) % 64, 0u);
@@ -281,6 +285,27 @@ TEST(GemmValidatorTest, BuffersAndWorkspaceAreAligned) {
     EXPECT_TRUE(report.passed) << report.failure;
   }
   EXPECT_TRUE(sawWorkspace);
+}
+
+/// A kernel that reads one float past A (a vector load over the last
+/// row's end, say) faults in validation, where the runner reports it,
+/// rather than passing on whatever follows A and faulting later in a
+/// caller whose A ends a page.
+TEST(GemmValidatorTest, ReadPastAFaults) {
+  GemmDesc d = GemmDesc::packed(4, 4, 4);
+  KernelFn overread = [d](const float *a, const float *b, float *c, void *ws) {
+    volatile float past = a[d.aSpan()];
+    (void)past;
+    naiveKernel(d)(a, b, c, ws);
+  };
+  EXPECT_DEATH((void)validateGemm(d, overread, 0), "");
+  KernelFn inside = [d](const float *a, const float *b, float *c, void *ws) {
+    volatile float last = a[d.aSpan() - 1];
+    (void)last;
+    naiveKernel(d)(a, b, c, ws);
+  };
+  QM_ASSERT_EXPECTED(report, validateGemm(d, inside, 0));
+  EXPECT_TRUE(report.passed) << report.failure;
 }
 
 TEST(GemmValidatorTest, WritePastWorkspaceFails) {

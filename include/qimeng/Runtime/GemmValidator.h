@@ -98,15 +98,25 @@ public:
   /// aligned, non-null data() pointer.
   static llvm::Expected<GuardedBuffer> allocate(int64_t size, int64_t guard);
 
-  /// The first real element, 64-byte aligned.
+  /// Allocates `size` floats with `guard` before them and none after: the
+  /// last float ends a page, and the page after it is mapped with no
+  /// access, so that a kernel reading (or writing) past the end faults
+  /// instead of passing on whatever lies there. For the operands a kernel
+  /// reads; data() is then only 4-byte aligned (kernels take any address).
+  static llvm::Expected<GuardedBuffer> allocateBeforeUnmapped(int64_t size,
+                                                              int64_t guard);
+
+  /// The first real element, 64-byte aligned (allocate) or ending a page
+  /// (allocateBeforeUnmapped).
   float *data() const { return dataPtr; }
   int64_t size() const { return numElements; }
   int64_t guard() const { return numGuard; }
 
   /// The whole region, guards included: guard() floats before data(), size()
-  /// floats, guard() floats after.
+  /// floats, guardAfter() floats after.
   float *regionBegin() const { return dataPtr - numGuard; }
-  int64_t regionSize() const { return numElements + 2 * numGuard; }
+  int64_t regionSize() const { return numElements + numGuard + numGuardAfter; }
+  int64_t guardAfter() const { return numGuardAfter; }
 
   /// Writes kGuardSentinelBits over the whole region, guards included.
   void fillSentinel();
@@ -117,13 +127,19 @@ public:
   std::optional<int64_t> firstDamagedGuard() const;
 
 private:
-  struct FreeDeleter {
-    void operator()(float *p) const { std::free(p); }
+  /// free() for allocate's storage, munmap of the whole mapping for
+  /// allocateBeforeUnmapped's.
+  struct Release {
+    Release() : mappedBytes(0) {}
+    explicit Release(size_t bytes) : mappedBytes(bytes) {}
+    size_t mappedBytes;
+    void operator()(float *p) const;
   };
-  std::unique_ptr<float, FreeDeleter> storage;
+  std::unique_ptr<float, Release> storage;
   float *dataPtr = nullptr;
   int64_t numElements = 0;
   int64_t numGuard = 0;
+  int64_t numGuardAfter = 0;
 };
 
 } // namespace qimeng
