@@ -752,6 +752,16 @@ GemmConfig smallDotConfig(int64_t kc) {
 /// panel wider than BZHI's 8-bit count), padded run-time leading
 /// dimensions, overwrite, transposes (a transposed operand is packed as
 /// the other one as stored).
+/// `d` validates with the model's config and with a small one (kc `kc`,
+/// several blocks).
+void expectDotConfigsValidate(const GemmDesc &d, int64_t kc) {
+  auto model = chooseKernelConfig(KernelProblem(d), host());
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  for (const GemmConfig &config :
+       {clampToProblem(smallDotConfig(kc), d), *model})
+    EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+}
+
 void expectDotKernelsValidate(GemmPrecision precision, int64_t kc) {
   struct Case {
     int64_t m, n, k;
@@ -767,11 +777,7 @@ void expectDotKernelsValidate(GemmPrecision precision, int64_t kc) {
     d.overwrite = c.overwrite;
     d.runtimeLd = true;
     d = d.withPaddedLeadingDims();
-    auto model = chooseKernelConfig(KernelProblem(d), host());
-    ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-    for (const GemmConfig &config :
-         {clampToProblem(smallDotConfig(kc), d), *model})
-      EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+    expectDotConfigsValidate(d, kc);
   }
 }
 
@@ -840,11 +846,7 @@ TEST(GemmKernelTest, Bf16OutputValidates) {
     d.bf16Output = true;
     d.runtimeLd = c.runtimeLd;
     d = d.withPaddedLeadingDims();
-    auto model = chooseKernelConfig(KernelProblem(d), host());
-    ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-    for (const GemmConfig &config :
-         {clampToProblem(smallDotConfig(10), d), *model})
-      EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+    expectDotConfigsValidate(d, 10);
   }
 }
 
@@ -867,11 +869,7 @@ TEST(GemmKernelTest, Bf16EpilogueValidates) {
       d.bf16Output = out;
       d.runtimeLd = true;
       d = d.withPaddedLeadingDims();
-      auto model = chooseKernelConfig(KernelProblem(d), host());
-      ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-      for (const GemmConfig &config :
-           {clampToProblem(smallDotConfig(10), d), *model})
-        EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+      expectDotConfigsValidate(d, 10);
     }
   GemmDesc s8 = GemmDesc::packed(8, 8, 8);
   s8.precision = GemmPrecision::S8S8;
