@@ -105,7 +105,8 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
 /// is ldd: an immediate where the kernel's leading dimensions are, read at
 /// run time where they are (a run-time D row stride with immediates
 /// elsewhere is left alone); its unit stride along N is assumed where the
-/// type leaves it dynamic. A residual is not taken with it.
+/// type leaves it dynamic; in a batch, its batch stride is a constant or
+/// read at run time. A residual is not taken with it.
 void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
                   bool bf16Output) {
   std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
@@ -133,6 +134,23 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
         return;
       llvm::erase_if(assumed, isRowStride);
     }
+    // A batch: each GEMM's D is its batch stride further on, read at run
+    // time where the type leaves it dynamic.
+    std::optional<unsigned> batchStrideDim;
+    if (out.batch != 1) {
+      auto isBatchStride = [&](const StrideAssumption &a) {
+        return a.dim == out.batchDimOfC;
+      };
+      if (llvm::any_of(assumed, isBatchStride))
+        batchStrideDim = out.batchDimOfC;
+      llvm::erase_if(assumed, isBatchStride);
+    }
+    if (!llvm::all_of(assumed,
+                      [](const StrideAssumption &a) { return a.checkable(); }))
+      return;
+    out.bf16OutputBatchStrideDim = batchStrideDim;
+    out.bf16OutputBatchStride =
+        out.batch == 1 || batchStrideDim ? 0 : (*strides)[out.batchDimOfC];
     d.bf16Output = true;
     d.ldd = d.runtimeLd || !rows ? d.n : (*strides)[*rows];
     out.bf16Output = e->output;
@@ -490,8 +508,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // every workspace slice).
   // A bias broadcast along the rows: bias[j] in column j, C's dimension N.
   // bf16 kernels take the same epilogues and a rounding of their f32
-  // result to bf16 (one GEMM at a time: not for a batch); 8-bit ones none
-  // yet.
+  // result to bf16; 8-bit ones none yet.
   const bool fuse =
       options.fuseEpilogues && (d.precision == GemmPrecision::F32 ||
                                 d.precision == GemmPrecision::Bf16);
@@ -510,8 +527,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     }
     if (fuse)
       fuseEpilogue(op, out,
-                   /*bf16Output=*/d.precision == GemmPrecision::Bf16 &&
-                       batchDims.empty());
+                   /*bf16Output=*/d.precision == GemmPrecision::Bf16);
   }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));

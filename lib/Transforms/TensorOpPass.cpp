@@ -332,10 +332,13 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
 /// A, B and C plus i times their batch strides (bytes sa, sb, sc: run-time
 /// values, so that dynamic batch sizes and strides need no second launcher)
 /// and uses the workspace slice of the thread running it
-/// (omp_get_thread_num, `sliceBytes` apart: the caller allocates T).
+/// (omp_get_thread_num, `sliceBytes` apart: the caller allocates T). With
+/// `bf16Output` two more: D's address and batch stride in bytes; GEMM i's
+/// D pointer goes into its slice's header first.
 LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
                                           const ReadyKernel &kernel,
-                                          int threads, int64_t sliceBytes) {
+                                          int threads, int64_t sliceBytes,
+                                          bool bf16Output) {
   std::string name =
       llvm::formatv("{0}_batch_t{1}", kernel.emitted.symbol, threads).str();
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
@@ -349,7 +352,8 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
         LLVM::LLVMFunctionType::get(b.getI32Type(), {}));
   }
   return createLauncher(
-      module, name, fn, /*extraArguments=*/4, std::nullopt, threads,
+      module, name, fn, /*extraArguments=*/bf16Output ? 6 : 4, std::nullopt,
+      threads,
       [&](OpBuilder &ob, Value index, Block *entry) {
         Location loc = entry->getParentOp()->getLoc();
         auto ptr = LLVM::LLVMPointerType::get(ob.getContext());
@@ -366,9 +370,21 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
         Value thread64 = LLVM::SExtOp::create(ob, loc, ob.getI64Type(), thread);
         Value sliceOffset = LLVM::MulOp::create(
             ob, loc, thread64, i64Constant(ob, loc, sliceBytes));
-        arguments.push_back(LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
-                                                entry->getArgument(3),
-                                                ValueRange{sliceOffset}));
+        Value slice = LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
+                                          entry->getArgument(3),
+                                          ValueRange{sliceOffset});
+        if (bf16Output) {
+          Value out = LLVM::AddOp::create(
+              ob, loc, entry->getArgument(8),
+              LLVM::MulOp::create(ob, loc, index, entry->getArgument(9)));
+          Value at = LLVM::GEPOp::create(
+              ob, loc, ptr, ob.getI8Type(), slice,
+              ArrayRef<LLVM::GEPArg>{int32_t(kBf16OutputOffset)});
+          LLVM::StoreOp::create(ob, loc,
+                                LLVM::IntToPtrOp::create(ob, loc, ptr, out),
+                                at);
+        }
+        arguments.push_back(slice);
         return arguments;
       });
 }
@@ -417,8 +433,11 @@ struct KernelLaunch {
   /// A bf16 output (GemmDesc::bf16Output): the buffer, whose pointer goes
   /// into the header, and with run-time leading dimensions its ldd, the
   /// stride of its dimension leadingDimOf[2] (as C's), or for a single row
-  /// `n`.
+  /// `n`; in a batch, its batch stride (a constant, or the run-time stride
+  /// of its dimension `bf16OutputBatchStrideDim`).
   Value bf16Output;
+  int64_t bf16OutputBatchStride = 0;
+  std::optional<unsigned> bf16OutputBatchStrideDim;
   /// Rows and columns of C where they are static (a run-time size's single
   /// call writes the other one too).
   int64_t m = 0, n = 0;
@@ -522,10 +541,13 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
     storeInEverySlice(
         b, loc, ws, slices, sliceBytes, kBiasOffset,
         toPointer(b, loc, elementAddress(b, loc, launch.bias), Value()));
+  // The bf16 output: its pointer here, or in a batch per GEMM (below).
+  Value outputAddress;
   if (launch.bf16Output) {
-    storeInEverySlice(
-        b, loc, ws, slices, sliceBytes, kBf16OutputOffset,
-        toPointer(b, loc, elementAddress(b, loc, launch.bf16Output), Value()));
+    outputAddress = elementAddress(b, loc, launch.bf16Output);
+    if (!batched)
+      storeInEverySlice(b, loc, ws, slices, sliceBytes, kBf16OutputOffset,
+                        toPointer(b, loc, outputAddress, Value()));
     if (kernel.emitted.runtimeLeadingDims)
       storeInEverySlice(
           b, loc, ws, slices, sliceBytes, kBf16OutputLdOffset,
@@ -538,7 +560,17 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   }
   // The batch's count and strides in bytes (index values), where it has
   // more than one GEMM.
-  Value batchCount, batchStrideBytes[3];
+  Value batchCount, batchStrideBytes[3], outputStrideBytes;
+  if (batched && launch.bf16Output)
+    outputStrideBytes = arith::MulIOp::create(
+        b, loc,
+        launch.bf16OutputBatchStrideDim
+            ? runtimeStride(b, loc, launch.bf16Output,
+                            *launch.bf16OutputBatchStrideDim)
+            : Value(arith::ConstantIndexOp::create(
+                  b, loc, launch.bf16OutputBatchStride)),
+        arith::ConstantIndexOp::create(b, loc,
+                                       elementBytesOf(launch.bf16Output)));
   if (batched) {
     batchCount =
         ShapedType::isDynamic(launch.batch)
@@ -564,6 +596,12 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
         bytes = arith::MulIOp::create(ob, loc, batchIndex, batchStrideBytes[i]);
       pointers[i] = toPointer(ob, loc, operands[i], bytes);
     }
+    if (batchIndex && launch.bf16Output)
+      storeInEverySlice(
+          ob, loc, ws, slices, sliceBytes, kBf16OutputOffset,
+          toPointer(ob, loc, outputAddress,
+                    arith::MulIOp::create(ob, loc, batchIndex,
+                                          outputStrideBytes)));
     LLVM::LLVMFuncOp callee =
         kernel.parts.empty()
             ? fn
@@ -579,13 +617,17 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
     emitGemm(b, Value());
   } else if (batchThreads > 1) {
     LLVM::LLVMFuncOp launcher =
-        getOrCreateBatchLauncher(module, fn, kernel, batchThreads, sliceBytes);
+        getOrCreateBatchLauncher(module, fn, kernel, batchThreads, sliceBytes,
+                                 /*bf16Output=*/bool(launch.bf16Output));
     SmallVector<Value, 8> arguments;
     for (int i = 0; i < 3; ++i)
       arguments.push_back(toPointer(b, loc, operands[i], Value()));
     arguments.push_back(ws);
-    for (Value v : {batchCount, batchStrideBytes[0], batchStrideBytes[1],
-                    batchStrideBytes[2]})
+    SmallVector<Value, 6> counts = {batchCount, batchStrideBytes[0],
+                                    batchStrideBytes[1], batchStrideBytes[2]};
+    if (launch.bf16Output)
+      counts.append({outputAddress, outputStrideBytes});
+    for (Value v : counts)
       arguments.push_back(arith::IndexCastOp::create(b, loc, i64, v));
     LLVM::CallOp::create(b, loc, launcher, arguments);
   } else {
@@ -1132,6 +1174,8 @@ struct QiMengTensorOpPass
         launch.residual = matched->residual;
         launch.outputAllocToHoist = matched->outputAllocToHoist;
         launch.bf16Output = matched->bf16Output;
+        launch.bf16OutputBatchStride = matched->bf16OutputBatchStride;
+        launch.bf16OutputBatchStrideDim = matched->bf16OutputBatchStrideDim;
         const GemmDesc &g = matched->gemm;
         if (g.dynamicM)
           launch.mDimOfC = matched->mDimOfC;

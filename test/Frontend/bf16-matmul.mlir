@@ -30,6 +30,15 @@
 // RUN: diff %t.reference %t.v2
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
 //
+// On one thread: a batch's GEMMs one after the other (scf.for), each
+// call's bf16 output pointer written into the header before it (on two
+// threads, above, the batch launcher writes it into each thread's slice).
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=1' -o %t.v3.mlir
+// RUN: FileCheck %s --check-prefix=ONE < %t.v3.mlir
+// RUN: %mlir-opt %t.v3.mlir %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v3
+// RUN: diff %t.reference %t.v3
+//
 // On tensors, before bufferization:
 // RUN: %qimeng-opt %s --qimeng-tensorop | %mlir-opt --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
@@ -59,6 +68,13 @@
 // CHECK-LABEL: func.func @bmm_bf16(
 // CHECK-NOT:     linalg.batch_matmul
 // CHECK:         @qm_sbgemm_20x37x19_nn_ldrt_
+// CHECK-LABEL: func.func @bmm_bf16_to_bf16(
+// CHECK-NOT:       arith.truncf
+// CHECK:           llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_
+// ONE-LABEL: func.func @bmm_bf16_to_bf16(
+// ONE:         scf.for
+// ONE-NOT:       arith.truncf
+// ONE:           llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{[a-z0-9_]*}}avx512bf16(
 // CHECK-LABEL: func.func @generic_bf16(
 // CHECK:         llvm.call @qm_sbgemm_9x70x131_nn_ldrt_
 // The batch's M is read at run time (`_mrt`).
@@ -94,9 +110,10 @@
 
 // REMARK: remark: not accelerated: the products are rounded to bf16 before the f32 sum
 
+// PARTS: llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{.*}}_x86_64_avx512bf16_batch_t2(
 // PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_avx512bf16_parts2_cols(
 
-// OUT-COUNT-10: rank = {{[23]}}
+// OUT-COUNT-11: rank = {{[23]}}
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -124,6 +141,27 @@ func.func @linear_bf16(%x: tensor<67x33xbf16>, %w: tensor<45x33xbf16>) -> tensor
 func.func @bmm_bf16(%a: tensor<3x20x19xbf16>, %b: tensor<3x19x37xbf16>, %c: tensor<3x20x37xf32>) -> tensor<3x20x37xf32> {
   %r = linalg.batch_matmul ins(%a, %b : tensor<3x20x19xbf16>, tensor<3x19x37xbf16>) outs(%c : tensor<3x20x37xf32>) -> tensor<3x20x37xf32>
   return %r : tensor<3x20x37xf32>
+}
+
+// Attention scores in bf16 over a batch known at run time: a zero-filled
+// f32 accumulator, batch_matmul, truncf back to bf16; each GEMM of the
+// batch writes its own bf16 output (its pointer stepped by the output's
+// batch stride, read at run time).
+func.func @bmm_bf16_to_bf16(%a: tensor<?x20x19xbf16>, %b: tensor<?x19x37xbf16>) -> tensor<?x20x37xbf16> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %a, %c0 : tensor<?x20x19xbf16>
+  %acc0 = tensor.empty(%n) : tensor<?x20x37xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<?x20x37xf32>) -> tensor<?x20x37xf32>
+  %mm = linalg.batch_matmul ins(%a, %b : tensor<?x20x19xbf16>, tensor<?x19x37xbf16>) outs(%acc : tensor<?x20x37xf32>) -> tensor<?x20x37xf32>
+  %out0 = tensor.empty(%n) : tensor<?x20x37xbf16>
+  %out = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mm : tensor<?x20x37xf32>) outs(%out0 : tensor<?x20x37xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<?x20x37xbf16>
+  return %out : tensor<?x20x37xbf16>
 }
 
 func.func @generic_bf16(%a: tensor<9x131xbf16>, %b: tensor<131x70xbf16>, %c: tensor<9x70xf32>) -> tensor<9x70xf32> {
@@ -377,6 +415,13 @@ func.func @main() {
   %bmmm = bufferization.to_buffer %bmm : tensor<3x20x37xf32> to memref<3x20x37xf32>
   %bmmu = memref.cast %bmmm : memref<3x20x37xf32> to memref<*xf32>
   call @printMemrefF32(%bmmu) : (memref<*xf32>) -> ()
+  %ad3 = tensor.cast %a : tensor<3x20x19xbf16> to tensor<?x20x19xbf16>
+  %bd3 = tensor.cast %b : tensor<3x19x37xbf16> to tensor<?x19x37xbf16>
+  %s3 = call @bmm_bf16_to_bf16(%ad3, %bd3) : (tensor<?x20x19xbf16>, tensor<?x19x37xbf16>) -> tensor<?x20x37xbf16>
+  %s3c = tensor.collapse_shape %s3 [[0, 1], [2]] : tensor<?x20x37xbf16> into tensor<?x37xbf16>
+  %s3d = tensor.cast %s3c : tensor<?x37xbf16> to tensor<?x?xbf16>
+  %s3f = call @widen(%s3d) : (tensor<?x?xbf16>) -> tensor<?x?xf32>
+  call @print2(%s3f) : (tensor<?x?xf32>) -> ()
 
   // The generic contraction, into a C of 2s.
   %gad = call @matrix(%c9, %c131, %c5, %c1) : (index, index, index, index) -> tensor<?x?xbf16>

@@ -78,6 +78,10 @@ struct MatchedContraction {
   /// stays the kernel's f32 scratch), of C's shape and dimensions: its row
   /// stride is ldd (along C's leadingDimOf[2]).
   mlir::Value bf16Output;
+  /// In a batch: the bf16 output's batch stride in elements, or the
+  /// dimension (C's batchDimOfC) whose stride the call reads at run time.
+  int64_t bf16OutputBatchStride = 0;
+  std::optional<unsigned> bf16OutputBatchStrideDim;
 };
 
 /// How describeContraction treats what the types leave open.
