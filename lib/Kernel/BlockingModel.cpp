@@ -348,6 +348,11 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
     c.mr = desc.m > 8 ? 16 : 8;
     c.nr = 16;
   }
+  // One row of bf16 A against B^T (a token through a torch linear layer):
+  // B^T read in place, a dot product per column (dotgemm.py, pack_b
+  // false), so B is read once and never packed.
+  if (desc.m == 1 && desc.bTransposedRowsInPlace())
+    c.packB = BPacking::InPlace;
   const int64_t blockBytes = c.kc * eb; // one row of A's block, B's panel
   c.mc = roundDownAtLeast(l2 / 2 / blockBytes, c.mr);
   c.nc = fewRows ? roundDownAtLeast(l2 / 2 / blockBytes, c.nr)

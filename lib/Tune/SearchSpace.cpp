@@ -421,7 +421,14 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       c.vectorRegistersNeeded(lanes), isaName(c.isa),
                       Target::vectorRegisters(c.isa))
             .str());
-  if (c.packB != BPacking::Panels && !desc_.bSliversInPlace(c.nr))
+  if (desc_.precision != GemmPrecision::F32 && c.packB != BPacking::Panels &&
+      (c.packB == BPacking::Fused || !desc_.bTransposedRowsInPlace()))
+    return llvm::createStringError(
+        "a bf16 or 8-bit kernel packs B, or (packb=0) reads B^T in place as "
+        "a matrix-vector product per row of A: bf16, B transposed, A not, "
+        "no bf16 output or epilogue, N static");
+  if (desc_.precision == GemmPrecision::F32 && c.packB != BPacking::Panels &&
+      !desc_.bSliversInPlace(c.nr))
     return llvm::createStringError(
         llvm::formatv("B {0} (packb={1}) needs B not transposed and N = "
                       "{2} a multiple of nr = {3}",

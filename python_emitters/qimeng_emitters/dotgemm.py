@@ -49,6 +49,17 @@ the sum into C, so C holds only the partial sums of the earlier blocks
 (nothing at all when K fits one block) and is scratch to the caller. What
 torch-mlir's bf16 matmul (an f32 accumulator, then arith.truncf) becomes
 in one kernel.
+
+An sbgemm with `pack_b: false` (B transposed, A not) is a matrix-vector
+product per row of A instead: no packs, B^T read where it lies. For each
+row of A and each group of GEMV_ROWS rows of B^T (columns of C), one zmm
+accumulator per row of B^T takes VDPBF16PS of 32 bf16 of A against 32 of
+that row, k along the rows; a K that is not whole chunks ends in masked
+loads of both; then a reduction tree sums the accumulators' lanes into
+GEMV_ROWS results, stored (added to C) under a mask past N. Rows of B^T
+past N are the last row again (read, never stored), so nothing past B is
+read. For one row of A (a token through a linear layer), where packing B
+would read and write all of it for one use.
 """
 
 from dataclasses import dataclass
@@ -132,6 +143,13 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 
 LANES = 16          # 32-bit lanes of a zmm register: one per k group
 REGISTERS = 32
+GEMV_ROWS = 8       # rows of B^T (columns of C) a GEMV pass takes at once
+GEMV_CHUNK = 32     # bf16 of k a VDPBF16PS takes from each row
+# The GEMV's own slots after the header: the row of A, the column, C's
+# row, and the part's first column and ends.
+GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_N_BEGIN, GEMV_M_END, GEMV_N_END = (
+    HEADER_BYTES + 8 * i for i in range(6))
+GEMV_WORKSPACE = HEADER_BYTES + 64
 
 
 class Params:
@@ -143,7 +161,8 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
-            "fault", "target_features", "parallel", "dynamic_m", "dynamic_n")
+            "fault", "target_features", "parallel", "dynamic_m", "dynamic_n",
+            "pack_b")
             + (("a_type",) if kind == "igemm" else
                ("bf16_output", "ldd", "bias", "relu", "relu_max")))
         if kind == "igemm":
@@ -245,6 +264,23 @@ class Params:
                 + ", ".join(f for f in FAULTS if f) + " (test-only)")
         # Packed slivers: kc_groups groups each, a whole number of K
         # iterations; A slivers MR dwords per group, B slivers NR.
+        # B^T read in place, one matrix-vector product per row of A.
+        self.gemv = "pack_b" in request and not bool_field(request, "pack_b")
+        if "pack_b" in request and not self.gemv:
+            raise RequestError("field 'pack_b' may only be false (B^T read "
+                               "in place)")
+        if self.gemv:
+            why = ("bf16 operands" if self.dt.name != "bf16" else
+                   "B transposed" if not self.trans_b else
+                   "A not transposed" if self.trans_a else
+                   "no bf16 output" if self.bf16_output else
+                   "no epilogue" if self.bias != "none" or self.relu else
+                   "a static N" if self.dynamic_n else
+                   "no swap-pairs fault (it has no pairs to swap)"
+                   if self.fault == "swap-pairs" else None)
+            if why:
+                raise RequestError(f"pack_b false (B^T read in place) needs "
+                                   f"{why}")
         self.kc_groups = round_up(self.kc // self.dt.group, self.k_unroll)
         self.a_sliver = self.mr * self.kc_groups * 4
         self.b_sliver = self.nr * self.kc_groups * 4
@@ -254,7 +290,8 @@ class Params:
         # s8 A: per column of the B panel, this block's 128 sum_k B(k, j).
         self.corr_offset = self.bp_offset + self.bp_bytes
         self.corr_bytes = self.nc * 4 if self.dt.shift_a else 0
-        self.workspace_bytes = self.corr_offset + self.corr_bytes
+        self.workspace_bytes = (GEMV_WORKSPACE if self.gemv else
+                                self.corr_offset + self.corr_bytes)
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
             eb = self.dt.element_bytes
@@ -271,6 +308,12 @@ class Params:
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
         kind = self.dt.kind if self.dt.kind == "sbgemm" else \
             f"{self.dt.name}gemm"
+        if self.gemv:
+            return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
+                    f"{'_mrt' if self.dynamic_m else ''}"
+                    f"{'_b0' if self.overwrite else ''}{lds}_gemv"
+                    f"{GEMV_ROWS}{'_par' if self.parallel else ''}{fault}"
+                    f"_x86_64_{self.dt.suffix}")
         return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                 f"{'_mrt' if self.dynamic_m else ''}"
                 f"{'_nrt' if self.dynamic_n else ''}"
@@ -1050,6 +1093,147 @@ def _emit_body(p):
     return asm.text()
 
 
+def _emit_gemv_body(p):
+    """The pack_b false form: per row i of A in the part and per group of
+    GEMV_ROWS rows j of B^T, C(i, j) (+)= sum over K of A(i, k) B^T(j, k),
+    B^T read in place (module docstring)."""
+    asm = Asm()
+    row_loop = asm.label("GEMV: next row of A")
+    col_loop = asm.label("GEMV: next rows of B^T")
+    k_loop = asm.label("GEMV: next 32 k")
+    done = asm.label("empty part: nothing to do")
+    emit_fault_entry(asm, p.fault)
+    asm.ins("movq %rdi, 0(%rcx)")
+    asm.ins("movq %rsi, 8(%rcx)")
+    asm.ins("movq %rdx, 16(%rcx)")
+    asm.ins(f"movq %rcx, {WS}")
+    asm.comment("lda, ldb (bf16) and ldc (f32) in bytes")
+    for i, size in enumerate((2, 2, 4)):
+        if p.runtime_ld:
+            asm.ins(f"movq {LD_OFFSET + 8 * i}({WS}), %rax")
+            asm.ins(f"shlq ${size.bit_length() - 1}, %rax")
+        else:
+            asm.ins(f"movq ${(p.lda, p.ldb, p.ldc)[i] * size}, %rax")
+        asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
+    asm.comment("the part: rows [m_begin, m_end), columns [n_begin, n_end)")
+    if p.reads_range:
+        asm.ins(f"movq {RANGE_OFFSET}({WS}), %rax")
+        asm.ins(f"movq {RANGE_OFFSET + 8}({WS}), %rcx")
+        asm.ins(f"movq {RANGE_OFFSET + 16}({WS}), %rdx")
+        asm.ins(f"movq {RANGE_OFFSET + 24}({WS}), %rsi")
+    else:
+        asm.ins("xorl %eax, %eax")
+        asm.ins(f"movq ${p.m}, %rcx")
+        asm.ins("xorl %edx, %edx")
+        asm.ins(f"movq ${p.n}, %rsi")
+    asm.ins("cmpq %rcx, %rax")
+    asm.ins(f"jge {fwd(done)}")
+    asm.ins("cmpq %rsi, %rdx")
+    asm.ins(f"jge {fwd(done)}")
+    asm.ins(f"movq %rax, {GEMV_ROW}({WS})")
+    asm.ins(f"movq %rcx, {GEMV_M_END}({WS})")
+    asm.ins(f"movq %rdx, {GEMV_N_BEGIN}({WS})")
+    asm.ins(f"movq %rsi, {GEMV_N_END}({WS})")
+    chunks, tail = divmod(p.k, GEMV_CHUNK)
+    if p.fault == "drop-k":
+        asm.comment("fault drop-k: the last full chunk of K (or the tail) "
+                    "left out")
+        if chunks:
+            chunks -= 1
+        else:
+            tail = 0
+    acc = [f"%zmm{r}" for r in range(GEMV_ROWS)]
+    asm.place(row_loop)
+    asm.comment("A's row -> %rdi, C's row -> slot")
+    asm.ins(f"movq {GEMV_ROW}({WS}), %rax")
+    asm.ins("movq %rax, %rdi")
+    asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rdi")
+    asm.ins(f"addq 0({WS}), %rdi")
+    asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rax")
+    asm.ins(f"addq 16({WS}), %rax")
+    asm.ins(f"movq %rax, {GEMV_C_ROW}({WS})")
+    asm.ins(f"movq {GEMV_N_BEGIN}({WS}), %rax")
+    asm.ins(f"movq %rax, {GEMV_COL}({WS})")
+    asm.place(col_loop)
+    asm.comment(f"rows j .. j + {GEMV_ROWS - 1} of B^T -> %r8 .. %r15, "
+                "those past N the last one again")
+    asm.ins(f"movq {GEMV_N_END}({WS}), %rcx")
+    asm.ins("decq %rcx")
+    for r in range(GEMV_ROWS):
+        reg = f"%r{8 + r}"
+        asm.ins(f"movq {GEMV_COL}({WS}), %rax")
+        if r:
+            asm.ins(f"addq ${r}, %rax")
+            asm.ins("cmpq %rcx, %rax")
+            asm.ins("cmovgq %rcx, %rax")
+        asm.ins(f"imulq {LD_BYTES_OFFSET + 8}({WS}), %rax")
+        asm.ins(f"addq 8({WS}), %rax")
+        asm.ins(f"movq %rax, {reg}")
+    for a in acc:
+        asm.ins(f"vpxord {a}, {a}, {a}")
+    asm.ins("xorl %eax, %eax")
+    if chunks:
+        asm.ins(f"movq ${chunks}, %rcx")
+        asm.ins(".p2align 4")
+        asm.place(k_loop)
+        asm.ins("vmovdqu16 (%rdi, %rax), %zmm16")
+        for r in range(GEMV_ROWS):
+            asm.ins(f"vdpbf16ps (%r{8 + r}, %rax), %zmm16, {acc[r]}")
+        asm.ins(f"addq ${GEMV_CHUNK * 2}, %rax")
+        asm.ins("decq %rcx")
+        asm.ins(f"jnz {back(k_loop)}")
+    if tail:
+        asm.comment(f"the last {tail} k: A and each row under a word mask")
+        asm.ins(f"movl ${(1 << tail) - 1:#x}, %ecx")
+        asm.ins("kmovd %ecx, %k1")
+        asm.ins("vmovdqu16 (%rdi, %rax), %zmm16{%k1}{z}")
+        for r in range(GEMV_ROWS):
+            asm.ins(f"vmovdqu16 (%r{8 + r}, %rax), %zmm17{{%k1}}{{z}}")
+            asm.ins(f"vdpbf16ps %zmm17, %zmm16, {acc[r]}")
+    asm.comment("each accumulator's 16 lanes summed: 16 -> 8 -> 4, then "
+                "two VHADDPS levels: ymm0 = the 8 sums")
+    for r in range(GEMV_ROWS):
+        asm.ins(f"vextractf64x4 $1, {acc[r]}, %ymm16")
+        asm.ins(f"vaddps %ymm16, %ymm{r}, %ymm{r}")
+    for r in range(GEMV_ROWS):
+        asm.ins(f"vextractf32x4 $1, %ymm{r}, %xmm16")
+        asm.ins(f"vaddps %xmm16, %xmm{r}, %xmm{r}")
+    for base in (0, 4):
+        asm.ins(f"vhaddps %xmm{base + 1}, %xmm{base}, %xmm{base}")
+        asm.ins(f"vhaddps %xmm{base + 3}, %xmm{base + 2}, %xmm{base + 2}")
+        asm.ins(f"vhaddps %xmm{base + 2}, %xmm{base}, %xmm{base}")
+    asm.ins("vinsertf128 $1, %xmm4, %ymm0, %ymm0")
+    asm.comment("C(i, j ..) (+)= them, masked past N")
+    asm.ins(f"movq {GEMV_N_END}({WS}), %rcx")
+    asm.ins(f"subq {GEMV_COL}({WS}), %rcx")
+    if p.fault == "write-past-edge":
+        asm.ins(f"movl ${(1 << GEMV_ROWS) - 1}, %eax")
+    else:
+        asm.ins(f"movl ${GEMV_ROWS}, %edx")
+        asm.ins("cmpl %edx, %ecx")
+        asm.ins("cmovgl %edx, %ecx")
+        asm.ins("movl $-1, %eax")
+        asm.ins("bzhil %ecx, %eax, %eax")
+    asm.ins("kmovw %eax, %k2")
+    asm.ins(f"movq {GEMV_COL}({WS}), %rdx")
+    asm.ins("shlq $2, %rdx")
+    asm.ins(f"addq {GEMV_C_ROW}({WS}), %rdx")
+    if not p.overwrite:
+        asm.ins("vaddps (%rdx), %ymm0, %ymm0{%k2}")
+    asm.ins("vmovups %ymm0, (%rdx){%k2}")
+    asm.ins(f"addq ${GEMV_ROWS}, {GEMV_COL}({WS})")
+    asm.ins(f"movq {GEMV_COL}({WS}), %rax")
+    asm.ins(f"cmpq {GEMV_N_END}({WS}), %rax")
+    asm.ins(f"jl {back(col_loop)}")
+    asm.ins(f"incq {GEMV_ROW}({WS})")
+    asm.ins(f"movq {GEMV_ROW}({WS}), %rax")
+    asm.ins(f"cmpq {GEMV_M_END}({WS}), %rax")
+    asm.ins(f"jl {back(row_loop)}")
+    asm.place(done)
+    asm.ins("vzeroupper")
+    return asm.text()
+
+
 def emit(request):
     p = Params(request)
     a_type, b_type, c_type = p.dt.types
@@ -1062,13 +1246,15 @@ def emit(request):
                + product)
     return function_text(
         p.dt.kind, f"{summary}, K = {p.k}",
-        p.symbol(), _emit_body(p), request, p.workspace_bytes, p.runtime_ld,
+        p.symbol(), _emit_gemv_body(p) if p.gemv else _emit_body(p), request,
+        p.workspace_bytes, p.runtime_ld,
         [f"zmm{i}" for i in range(REGISTERS)]
-        + [f"k{v + 1}" for v in range(p.nv)]
+        + [f"k{v + 1}" for v in range(2 if p.gemv else p.nv)]
         + (["k6"] if p.dt.group == 4 and p.k % 4 else [])
         + (["k7"] if p.trans_a and p.nv < 7 else []),
         p.dt.features,
         headers=["# qm.inner_loop_flops: "
-                 f"{LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll}"],
+                 + str(GEMV_ROWS * GEMV_CHUNK * 2 if p.gemv else
+                       LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll)],
         runtime_sizes=tuple(size for size, dynamic in (
             ("m", p.dynamic_m), ("n", p.dynamic_n)) if dynamic))

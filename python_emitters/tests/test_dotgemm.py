@@ -208,6 +208,14 @@ class RequestTest(unittest.TestCase):
         self.refuses(int8_request(bias="columns"), "unknown field")
         self.refuses(request(bias="rows"), "along the columns")
         self.refuses(request(relu_max=6.0), "needs 'relu'")
+        self.refuses(request(pack_b=True), "may only be false")
+        self.refuses(request(pack_b=False), "B transposed")
+        self.refuses(request(pack_b=False, trans_b=True, trans_a=True),
+                     "A not transposed")
+        self.refuses(request(pack_b=False, trans_b=True, bf16_output=True),
+                     "no bf16 output")
+        self.refuses(int8_request(pack_b=False, trans_b=True),
+                     "bf16 operands")
 
     def test_header(self):
         text = emit_dot(request())
@@ -306,6 +314,46 @@ class Bf16ExecutionTest(HarnessTest):
 
     def test_runtime_rows_and_parts(self):
         self.check_runtime_parts(request(m=24, k=37, trans_b=True))
+
+    def test_gemv(self):
+        """pack_b false: B^T read in place, a matrix-vector product per
+        row of A; K in whole chunks of 32, a tail only and both; N a
+        multiple of 8 or not; accumulating or not; several rows of A, a
+        run-time M and two parts of the rows."""
+        gemv = dict(m=1, n=45, k=77, trans_b=True, pack_b=False)
+        cases = {
+            "gemv": request(**gemv),
+            "gemv_tail_only": request(**dict(gemv, k=20, overwrite=True)),
+            "gemv_whole_chunks": request(**dict(gemv, k=64, n=16,
+                                                overwrite=True)),
+            "gemv_immediate": request(**dict(gemv, runtime_ld=None,
+                                             lda=80, ldb=82, ldc=52)),
+            "gemv_rows": request(**dict(gemv, m=5, overwrite=True)),
+        }
+        for name, req in cases.items():
+            with self.subTest(name=name):
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+        dyn = request(**dict(gemv, dynamic_m=True))
+        for rows in (1, 3):
+            with self.subTest(dynamic_m=rows):
+                status, output = self.run_kernel(f"gemv_dyn{rows}", dyn,
+                                                 split=0, m=rows)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+        with self.subTest(parallel=True):
+            status, output = self.run_kernel(
+                "gemv_par", request(**dict(gemv, m=4, parallel=True)),
+                split=2)
+            self.assertEqual(status, 0, output)
+            self.assertEqual(output.strip(), "ok")
+        for fault in ("drop-k", "write-past-edge"):
+            with self.subTest(fault=fault):
+                status, output = self.run_kernel(
+                    "gemv_" + fault, request(**dict(gemv, fault=fault)))
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
 
     def test_bf16_output_rows_and_parts(self):
         self.check_runtime_parts(request(m=24, k=37, trans_b=True,

@@ -78,7 +78,10 @@
 // CHECK-LABEL: func.func @generic_bf16(
 // CHECK:         llvm.call @qm_sbgemm_9x70x131_nn_ldrt_
 // The batch's M is read at run time (`_mrt`).
+// One row at run time takes the 1-row bucket's kernel, which reads the
+// transposed weight in place, a dot product per output (`_gemv8`).
 // CHECK-LABEL: func.func @linear_dynamic_batch(
+// CHECK:         llvm.call @qm_sbgemm_1x100x33_nt_mrt_b0_ldrt_gemv8_
 // CHECK:         llvm.call @qm_sbgemm_256x100x33_nt_mrt_b0_ldrt_
 // CHECK-LABEL: func.func @linear_dynamic_batch_bf16(
 // CHECK:         llvm.call @qm_sbgemm_16x40x150_nn_mrt_b0_obf16_ldrt_
@@ -113,7 +116,7 @@
 // PARTS: llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{.*}}_x86_64_avx512bf16_batch_t2(
 // PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_avx512bf16_parts2_cols(
 
-// OUT-COUNT-11: rank = {{[23]}}
+// OUT-COUNT-12: rank = {{[23]}}
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -374,6 +377,12 @@ func.func @main() {
   %yd2 = call @linear_dynamic_batch(%xdyn, %w2) : (tensor<?x33xbf16>, tensor<100x33xbf16>) -> tensor<?x100xf32>
   %yd2c = tensor.cast %yd2 : tensor<?x100xf32> to tensor<?x?xf32>
   call @print2(%yd2c) : (tensor<?x?xf32>) -> ()
+  // The same layer for one row (a token): the 1-row kernel.
+  %x1d = call @matrix(%c1, %c33, %c5, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
+  %x1 = tensor.cast %x1d : tensor<?x?xbf16> to tensor<?x33xbf16>
+  %y1 = call @linear_dynamic_batch(%x1, %w2) : (tensor<?x33xbf16>, tensor<100x33xbf16>) -> tensor<?x100xf32>
+  %y1c = tensor.cast %y1 : tensor<?x100xf32> to tensor<?x?xf32>
+  call @print2(%y1c) : (tensor<?x?xf32>) -> ()
 
   // The same in bf16 through K = 150, for 21 rows and for 3.
   %c150 = arith.constant 150 : index

@@ -879,6 +879,35 @@ TEST(GemmKernelTest, Bf16EpilogueValidates) {
   EXPECT_NE(llvm::toString(std::move(err)).find("8-bit"), std::string::npos);
 }
 
+/// One row of bf16 A against B^T (a token through a linear layer): the
+/// model reads B^T in place, a dot product per column (packb=0), which
+/// validates at every K tail (none, a partial chunk, an odd k) and N
+/// edge, accumulating or not, with run-time and immediate leading
+/// dimensions; the packed form stays available (packb=1). (Run-time M and
+/// parallel parts: python tests/test_dotgemm.py, which writes the range.)
+TEST(GemmKernelTest, Bf16GemvValidates) {
+  if (!hostRunsBf16())
+    GTEST_SKIP() << "host has no AVX512-BF16";
+  for (int64_t k : {1, 31, 32, 77, 96}) {
+    GemmDesc d = GemmDesc::packed(1, 45, k, false, true);
+    d.precision = GemmPrecision::Bf16;
+    d.overwrite = k % 2 == 1;
+    d.runtimeLd = k != 77;
+    d = d.withPaddedLeadingDims();
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
+    EXPECT_EQ(model.packB, BPacking::InPlace) << model.str();
+    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
+    GemmConfig packed = model;
+    packed.packB = BPacking::Panels;
+    EXPECT_TRUE(kernelValidates(d, packed)) << describe(d, packed);
+  }
+  // Not for B as stored, nor with a bf16 output.
+  GemmDesc nn = GemmDesc::packed(1, 45, 77);
+  nn.precision = GemmPrecision::Bf16;
+  QM_ASSERT_EXPECTED(nnModel, chooseKernelConfig(KernelProblem(nn), host()));
+  EXPECT_EQ(nnModel.packB, BPacking::Panels);
+}
+
 TEST(GemmKernelTest, Bf16OutputFaultsAreCaught) {
   if (!hostRunsBf16())
     GTEST_SKIP() << "host has no AVX512-BF16";

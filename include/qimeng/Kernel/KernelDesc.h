@@ -137,6 +137,15 @@ struct GemmDesc {
     return !transB && !dynamicN && n % nr == 0;
   }
 
+  /// Whether a bf16 kernel can read B^T where it lies, a matrix-vector
+  /// product per row of A (packb=0 for the dot-product kernels: dotgemm.py's
+  /// pack_b false): B transposed, A not, no bf16 output, no epilogue, N
+  /// static.
+  bool bTransposedRowsInPlace() const {
+    return precision == GemmPrecision::Bf16 && transB && !transA &&
+           !bf16Output && !hasEpilogue() && !dynamicN;
+  }
+
   /// Whether the f32 microkernel can read A's slivers where A lies
   /// (alayout=direct): A not transposed. With a run-time lda the block's
   /// rows are reached from a few base registers: readsAInPlace
