@@ -993,6 +993,22 @@ def _emit_interleave_index(asm, p):
         asm.ins(f"movq %rax, {INDEX_OFFSET + 8 * q}({WS})")
 
 
+def _emit_leading_dims_in_bytes(asm, p):
+    """lda, ldb and ldc in bytes into the header (88, 96, 104), from the
+    caller's elements (runtime_ld) or the immediates."""
+    a_type, b_type, c_type = p.dt.types
+    asm.comment(f"lda, ldb ({a_type}, {b_type}) and ldc ({c_type}) in bytes")
+    eb = p.dt.element_bytes
+    for i, size in enumerate((eb, eb, 4)):
+        if p.runtime_ld:
+            asm.ins(f"movq {LD_OFFSET + 8 * i}({WS}), %rax")
+            asm.ins(f"shlq ${size.bit_length() - 1}, %rax")
+        else:
+            ld = (p.lda, p.ldb, p.ldc)[i]
+            asm.ins(f"movq ${ld * size}, %rax")
+        asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
+
+
 def _emit_body(p):
     asm = Asm()
     jc_loop = asm.label("jc: next nc block of columns")
@@ -1006,17 +1022,7 @@ def _emit_body(p):
     asm.ins("movq %rsi, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
     asm.ins(f"movq %rcx, {WS}")
-    a_type, b_type, c_type = p.dt.types
-    asm.comment(f"lda, ldb ({a_type}, {b_type}) and ldc ({c_type}) in bytes")
-    eb = p.dt.element_bytes
-    for i, size in enumerate((eb, eb, 4)):
-        if p.runtime_ld:
-            asm.ins(f"movq {LD_OFFSET + 8 * i}({WS}), %rax")
-            asm.ins(f"shlq ${size.bit_length() - 1}, %rax")
-        else:
-            ld = (p.lda, p.ldb, p.ldc)[i]
-            asm.ins(f"movq ${ld * size}, %rax")
-        asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
+    _emit_leading_dims_in_bytes(asm, p)
     if p.bf16_output:
         asm.comment("ldd (bf16) in bytes")
         if p.runtime_ld:
@@ -1107,14 +1113,7 @@ def _emit_gemv_body(p):
     asm.ins("movq %rsi, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
     asm.ins(f"movq %rcx, {WS}")
-    asm.comment("lda, ldb (bf16) and ldc (f32) in bytes")
-    for i, size in enumerate((2, 2, 4)):
-        if p.runtime_ld:
-            asm.ins(f"movq {LD_OFFSET + 8 * i}({WS}), %rax")
-            asm.ins(f"shlq ${size.bit_length() - 1}, %rax")
-        else:
-            asm.ins(f"movq ${(p.lda, p.ldb, p.ldc)[i] * size}, %rax")
-        asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
+    _emit_leading_dims_in_bytes(asm, p)
     asm.comment("the part: rows [m_begin, m_end), columns [n_begin, n_end)")
     if p.reads_range:
         asm.ins(f"movq {RANGE_OFFSET}({WS}), %rax")
