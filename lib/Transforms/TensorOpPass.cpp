@@ -30,6 +30,7 @@
 #include "qimeng/Transforms/StrideAssumptions.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -701,11 +702,26 @@ void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
     if (launch.epilogueOp)
       elseBuilder.clone(*launch.epilogueOp);
   }
+  // The buffers only folded transposes wrote (their fresh allocations)
+  // are dead once those are gone: no allocation, no deallocation.
+  llvm::SetVector<Operation *> transposed;
+  for (Operation *folded : launch.foldedOps)
+    if (auto t = dyn_cast<linalg::TransposeOp>(folded))
+      if (auto alloc = t.getInit().getDefiningOp<memref::AllocOp>())
+        transposed.insert(alloc);
   op->erase();
   for (Operation *folded : launch.foldedOps)
     folded->erase();
   if (launch.epilogueOp)
     launch.epilogueOp->erase();
+  for (Operation *alloc : transposed) {
+    if (!llvm::all_of(alloc->getUsers(),
+                      [](Operation *u) { return isa<memref::DeallocOp>(u); }))
+      continue;
+    for (Operation *dealloc : llvm::make_early_inc_range(alloc->getUsers()))
+      dealloc->erase();
+    alloc->erase();
+  }
 }
 
 struct QiMengTensorOpPass

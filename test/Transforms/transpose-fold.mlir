@@ -7,10 +7,15 @@
 // RUN:   '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma:l1d=32K,l2=512K,l3=32M,cores=8 threads=1 validate=false' \
 // RUN: | FileCheck %s
 
+// Their buffers go with them (allocation and deallocation): only C's
+// allocation is left.
 // CHECK-LABEL: func.func @folds(
 // CHECK-NOT:     linalg.transpose
+// CHECK:         memref.alloc() : memref<8x32xf32>
+// CHECK-NOT:     memref.alloc
 // CHECK:         llvm.call @qm_sgemm_8x32x16_tt_lda8_ldb16_ldc32_
 // CHECK-NOT:     linalg.transpose
+// CHECK-NOT:     memref.dealloc
 // CHECK:         return
 func.func @folds(%x: memref<16x8xf32>, %w: memref<32x16xf32>) -> memref<8x32xf32> {
   %xt = memref.alloc() : memref<8x16xf32>
