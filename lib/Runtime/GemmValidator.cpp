@@ -40,10 +40,8 @@ constexpr int64_t kMaxBufferFloats = int64_t(1) << 40;
 
 int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-} // namespace
-
-llvm::Expected<GuardedBuffer> GuardedBuffer::allocate(int64_t size,
-                                                      int64_t guard) {
+/// A buffer's sizes, checked before either allocation computes with them.
+llvm::Error checkBufferSizes(int64_t size, int64_t guard) {
   if (size < 0 || guard < 0)
     return llvm::createStringError(
         llvm::formatv("invalid buffer of {0} floats with {1} guard floats",
@@ -54,6 +52,15 @@ llvm::Expected<GuardedBuffer> GuardedBuffer::allocate(int64_t size,
         llvm::formatv("buffer of {0} floats with {1} guard floats is too large",
                       size, guard)
             .str());
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<GuardedBuffer> GuardedBuffer::allocate(int64_t size,
+                                                      int64_t guard) {
+  if (llvm::Error err = checkBufferSizes(size, guard))
+    return std::move(err);
   // The guard before sits at the end of an aligned prefix so that data() is
   // aligned; the total is a multiple of the alignment as aligned_alloc needs.
   int64_t prefix = roundUp(guard, kAlignFloats);
@@ -82,12 +89,8 @@ void GuardedBuffer::Release::operator()(float *p) const {
 
 llvm::Expected<GuardedBuffer>
 GuardedBuffer::allocateBeforeUnmapped(int64_t size, int64_t guard) {
-  if (size < 0 || guard < 0 || size > kMaxBufferFloats ||
-      guard > kMaxBufferFloats)
-    return llvm::createStringError(
-        llvm::formatv("invalid buffer of {0} floats with {1} guard floats",
-                      size, guard)
-            .str());
+  if (llvm::Error err = checkBufferSizes(size, guard))
+    return std::move(err);
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
   const size_t used = size_t(guard + size) * sizeof(float);
   const size_t readable = (used + page - 1) / page * page;

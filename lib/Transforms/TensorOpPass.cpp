@@ -189,6 +189,17 @@ Value runtimeStride(OpBuilder &b, Location loc, Value memref, unsigned dim) {
       .getStrides()[dim];
 }
 
+/// The batch stride of `memref` in bytes, as an index: the run-time stride
+/// of its dimension `dim` when given, else `elements`.
+Value batchStrideInBytes(OpBuilder &b, Location loc, Value memref,
+                         std::optional<unsigned> dim, int64_t elements) {
+  Value elementBytes =
+      arith::ConstantIndexOp::create(b, loc, elementBytesOf(memref));
+  Value stride = dim ? runtimeStride(b, loc, memref, *dim)
+                     : Value(arith::ConstantIndexOp::create(b, loc, elements));
+  return arith::MulIOp::create(b, loc, stride, elementBytes);
+}
+
 /// Stores `values` (8 bytes each, one after the other) at byte `offset`
 /// of the header of each of the `slices` workspace slices at `ws`,
 /// `sliceBytes` apart (WorkspaceHeader.h).
@@ -562,32 +573,20 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   // The batch's count and strides in bytes (index values), where it has
   // more than one GEMM.
   Value batchCount, batchStrideBytes[3], outputStrideBytes;
-  if (batched && launch.bf16Output)
-    outputStrideBytes = arith::MulIOp::create(
-        b, loc,
-        launch.bf16OutputBatchStrideDim
-            ? runtimeStride(b, loc, launch.bf16Output,
-                            *launch.bf16OutputBatchStrideDim)
-            : Value(arith::ConstantIndexOp::create(
-                  b, loc, launch.bf16OutputBatchStride)),
-        arith::ConstantIndexOp::create(b, loc,
-                                       elementBytesOf(launch.bf16Output)));
   if (batched) {
     batchCount =
         ShapedType::isDynamic(launch.batch)
             ? Value(memref::DimOp::create(b, loc, launch.operands[2],
                                           launch.batchDimOfC))
             : Value(arith::ConstantIndexOp::create(b, loc, launch.batch));
-    for (int i = 0; i < 3; ++i) {
-      Value elementBytes = arith::ConstantIndexOp::create(
-          b, loc, elementBytesOf(launch.operands[i]));
-      Value stride = launch.batchStrideDimOf[i]
-                         ? runtimeStride(b, loc, launch.operands[i],
-                                         *launch.batchStrideDimOf[i])
-                         : Value(arith::ConstantIndexOp::create(
-                               b, loc, launch.batchStrides[i]));
-      batchStrideBytes[i] = arith::MulIOp::create(b, loc, stride, elementBytes);
-    }
+    for (int i = 0; i < 3; ++i)
+      batchStrideBytes[i] =
+          batchStrideInBytes(b, loc, launch.operands[i],
+                             launch.batchStrideDimOf[i], launch.batchStrides[i]);
+    if (launch.bf16Output)
+      outputStrideBytes = batchStrideInBytes(
+          b, loc, launch.bf16Output, launch.bf16OutputBatchStrideDim,
+          launch.bf16OutputBatchStride);
   }
   auto emitGemm = [&](OpBuilder &ob, Value batchIndex) {
     Value pointers[3];

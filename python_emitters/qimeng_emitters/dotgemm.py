@@ -892,10 +892,8 @@ def _emit_compute(asm, p):
         """The last kc block's store: the epilogue, into C or D."""
         if _has_epilogue(p):
             _emit_epilogue_setup(asm, p)
-        if p.bf16_output:
-            _emit_d_rows(asm, p, done, read_c)
-        else:
-            _emit_c_rows(asm, p, done, read_c, epilogue=True)
+        _emit_tile_store(asm, p, done, read_c, epilogue=True,
+                         to_d=p.bf16_output)
 
     special_last = p.bf16_output or _has_epilogue(p)
     if special_last and p.k <= p.kc:
@@ -912,10 +910,10 @@ def _emit_compute(asm, p):
         if p.overwrite:
             asm.ins(f"testq {PC}, {PC}")
             asm.ins(f"jnz {fwd(add)}")
-            _emit_c_rows(asm, p, done, read_c=False)
+            _emit_tile_store(asm, p, done, read_c=False)
             asm.ins(f"jmp {fwd(done)}")
         asm.place(add)
-        _emit_c_rows(asm, p, done, read_c=True)
+        _emit_tile_store(asm, p, done, read_c=True)
         if special_last:
             asm.ins(f"jmp {fwd(done)}")
             asm.place(last)
@@ -923,8 +921,20 @@ def _emit_compute(asm, p):
     asm.place(done)
 
 
-def _emit_c_rows(asm, p, done, read_c, epilogue=False):
+def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
+    """The tile's rows up to the last valid one (%rsi rows left), each
+    vector masked past N: C (%rdi, ldc bytes in %rcx) added with `read_c`
+    (an s8 A's correction subtracted first), the epilogue applied with
+    `epilogue` (bias pointer in %rax), then stored into C or, with `to_d`,
+    rounded to bf16 into D (its tile in %rdx, rows ldd apart)."""
     t = _a_reg(p)
+    if to_d:
+        asm.comment("D tile: %rdx = D + (ic + ir) * ldd + (jc + jr) * 2")
+        asm.ins(f"leaq ({IC}, {IR}), %rdx")
+        asm.ins(f"imulq {LDD_BYTES}({WS}), %rdx")
+        asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdx")
+        asm.ins(f"leaq (%rdx, {JC}, 2), %rdx")
+        asm.ins(f"leaq (%rdx, {JR}, 2), %rdx")
     if p.dt.shift_a:
         asm.comment("the sliver's 128 sum_k B(k, j) -> %rdx")
         asm.ins(f"leaq {p.corr_offset}({WS}, {JR}, 4), %rdx")
@@ -939,43 +949,21 @@ def _emit_c_rows(asm, p, done, read_c, epilogue=False):
                 asm.ins(f"{p.dt.add} {t}, {acc}, {acc}")
             if epilogue:
                 _emit_epilogue_vector(asm, p, acc, v, mask)
-            asm.ins(f"vmovups {acc}, {64 * v}(%rdi){mask}")
+            if to_d:
+                # 16 floats to 16 bf16 in the low half; the dword lane mask
+                # selects the same 16 words.
+                half = acc.replace("zmm", "ymm")
+                asm.ins(f"vcvtneps2bf16 {acc}, {half}")
+                asm.ins(f"vmovdqu16 {half}, {32 * v}(%rdx){mask}")
+            else:
+                asm.ins(f"vmovups {acc}, {64 * v}(%rdi){mask}")
         if i + 1 < p.mr:
             asm.ins(f"cmpq ${i + 1}, %rsi")
             asm.ins(f"jbe {fwd(done)}")
-            asm.ins("addq %rcx, %rdi")
-
-
-def _emit_d_rows(asm, p, done, read_c):
-    """D = bf16(epilogue(C + the tile)) (C read with read_c), rows and
-    columns as _emit_c_rows's; %rdi is C's tile, %rcx ldc in bytes, %rsi
-    the rows left, %rax the bias. D's tile goes in %rdx."""
-    t = _a_reg(p)
-    asm.comment("D tile: %rdx = D + (ic + ir) * ldd + (jc + jr) * 2")
-    asm.ins(f"leaq ({IC}, {IR}), %rdx")
-    asm.ins(f"imulq {LDD_BYTES}({WS}), %rdx")
-    asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdx")
-    asm.ins(f"leaq (%rdx, {JC}, 2), %rdx")
-    asm.ins(f"leaq (%rdx, {JR}, 2), %rdx")
-    for i in range(p.mr):
-        for v in range(p.nv):
-            mask = f"{{%k{v + 1}}}"
-            acc = _acc(p, i, v)
-            if read_c:
-                asm.ins(f"vmovups {64 * v}(%rdi), {t}{mask}{{z}}")
-                asm.ins(f"vaddps {t}, {acc}, {acc}")
-            _emit_epilogue_vector(asm, p, acc, v, mask)
-            # 16 floats to 16 bf16 in the low half; the dword lane mask
-            # selects the same 16 words.
-            half = acc.replace("zmm", "ymm")
-            asm.ins(f"vcvtneps2bf16 {acc}, {half}")
-            asm.ins(f"vmovdqu16 {half}, {32 * v}(%rdx){mask}")
-        if i + 1 < p.mr:
-            asm.ins(f"cmpq ${i + 1}, %rsi")
-            asm.ins(f"jbe {fwd(done)}")
-            if read_c:
+            if read_c or not to_d:
                 asm.ins("addq %rcx, %rdi")
-            asm.ins(f"addq {LDD_BYTES}({WS}), %rdx")
+            if to_d:
+                asm.ins(f"addq {LDD_BYTES}({WS}), %rdx")
 
 
 def _emit_interleave_index(asm, p):

@@ -113,10 +113,10 @@ public:
   int64_t guard() const { return numGuard; }
 
   /// The whole region, guards included: guard() floats before data(), size()
-  /// floats, guardAfter() floats after.
+  /// floats, and guard() floats after (allocate) or none
+  /// (allocateBeforeUnmapped).
   float *regionBegin() const { return dataPtr - numGuard; }
   int64_t regionSize() const { return numElements + numGuard + numGuardAfter; }
-  int64_t guardAfter() const { return numGuardAfter; }
 
   /// Writes kGuardSentinelBits over the whole region, guards included.
   void fillSentinel();
