@@ -337,25 +337,26 @@ llvm::Expected<GuardedBuffer> allocateBf16Output(const GemmDesc &d,
 /// f32 sums are exact, else within bf16OutputErrorBound (and 2^-126
 /// absolute for the instruction's flushed subnormals); nothing else of its
 /// region written.
-std::optional<std::string> checkBf16Output(
-    const GemmDesc &d, const GuardedBuffer &out,
-    const std::vector<float> &pristine, const std::vector<double> &ref,
-    const std::vector<double> &mag, bool exact, double bound,
-    llvm::StringRef name, ValidationReport &report) {
+std::optional<std::string>
+checkBf16Output(const GemmDesc &d, const GuardedBuffer &out,
+                const std::vector<float> &pristine,
+                const std::vector<double> &ref, const std::vector<double> &mag,
+                bool exact, double bound, llvm::StringRef name,
+                ValidationReport &report) {
   const auto *now = reinterpret_cast<const uint16_t *>(out.regionBegin());
   const auto *before = reinterpret_cast<const uint16_t *>(pristine.data());
   const int64_t begin = 2 * (out.data() - out.regionBegin());
   std::optional<std::string> failure;
   for (int64_t u = 0; u < 2 * out.regionSize() && !failure; ++u) {
     const int64_t off = u - begin;
-    const int64_t i = off >= 0 ? off / d.ldd : -1, j = off >= 0 ? off % d.ldd : -1;
+    const int64_t i = off >= 0 ? off / d.ldd : -1,
+                  j = off >= 0 ? off % d.ldd : -1;
     if (i < 0 || i >= d.m || j >= d.n) {
       if (now[u] != before[u])
-        failure = llvm::formatv("{0}: D {1} (bf16 element {2} from its start) "
-                                "overwritten",
-                                name,
-                                off < 0 || off >= d.dSpan() ? "guard" : "gap",
-                                off)
+        failure = llvm::formatv(
+                      "{0}: D {1} (bf16 element {2} from its start) "
+                      "overwritten",
+                      name, off < 0 || off >= d.dSpan() ? "guard" : "gap", off)
                       .str();
       continue;
     }
@@ -366,8 +367,7 @@ std::optional<std::string> checkBf16Output(
         std::max(report.maxRelError, relativeError(got, want, size));
     const uint16_t rounded = bf16BitsOf(float(want));
     const double allowed = bound * size + std::ldexp(1.0, -126);
-    if (exact ? now[u] != rounded
-              : !(std::fabs(double(got) - want) <= allowed))
+    if (exact ? now[u] != rounded : !(std::fabs(double(got) - want) <= allowed))
       failure =
           llvm::formatv("{0}: D({1},{2}) = {3}, expected {4}{5}", name, i, j,
                         num(got), num(want),

@@ -380,8 +380,8 @@ allocateTimingOperands(const RequestProblem &p) {
     return llvm::createStringError("cannot allocate timing buffers");
   // A bias as long as either side; D in bf16 (half a float each).
   const GemmDesc &g = p.gemm;
-  auto bias = GuardedBuffer::allocate(
-      g.hasEpilogue() ? std::max(g.m, g.n) : 0, 0);
+  auto bias =
+      GuardedBuffer::allocate(g.hasEpilogue() ? std::max(g.m, g.n) : 0, 0);
   auto d = GuardedBuffer::allocate(g.bf16Output ? (g.dSpan() + 1) / 2 : 0, 0);
   if (!bias || !d)
     return llvm::createStringError("cannot allocate timing buffers");

@@ -32,10 +32,10 @@ struct BodyEpilogue {
 /// with `bf16Output`, perhaps all that rounded by arith.truncf to bf16
 /// last (to nearest even: truncf without a rounding mode). Nullopt for any
 /// other body, and for c alone unless it is rounded.
-std::optional<BodyEpilogue>
-epilogueOfBody(linalg::GenericOp g, unsigned cArg,
-               std::optional<unsigned> biasArg,
-               std::optional<unsigned> residualArg, bool bf16Output) {
+std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
+                                           std::optional<unsigned> biasArg,
+                                           std::optional<unsigned> residualArg,
+                                           bool bf16Output) {
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (yield->getNumOperands() != 1)

@@ -78,10 +78,11 @@ struct ElementwiseEpilogue {
 /// tensor-level placement's to_tensor of `c`, TensorPlacement.h). With
 /// `bf16Output` the body may end in arith.truncf to bf16 (and may then be
 /// that alone), its output a fresh bf16 buffer of c's shape in any layout.
-std::optional<ElementwiseEpilogue> matchElementwiseEpilogue(
-    mlir::Operation *producer, mlir::Value c, mlir::Operation *cInit,
-    unsigned biasDim, bool biasAllowed, mlir::Operation *goingAway = nullptr,
-    bool bf16Output = false);
+std::optional<ElementwiseEpilogue>
+matchElementwiseEpilogue(mlir::Operation *producer, mlir::Value c,
+                         mlir::Operation *cInit, unsigned biasDim,
+                         bool biasAllowed, mlir::Operation *goingAway = nullptr,
+                         bool bf16Output = false);
 
 } // namespace qimeng
 

@@ -109,10 +109,10 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
 /// read at run time. A residual is not taken with it.
 void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
                   bool bf16Output) {
-  std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
-      op, out.operands[2], out.cInit, out.nDimOfC,
-      /*biasAllowed=*/out.gemm.bias == GemmBias::None, /*goingAway=*/nullptr,
-      bf16Output);
+  std::optional<ElementwiseEpilogue> e =
+      matchElementwiseEpilogue(op, out.operands[2], out.cInit, out.nDimOfC,
+                               /*biasAllowed=*/out.gemm.bias == GemmBias::None,
+                               /*goingAway=*/nullptr, bf16Output);
   if (!e)
     return;
   GemmDesc &d = out.gemm;
@@ -510,8 +510,8 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // bf16 kernels take the same epilogues and a rounding of their f32
   // result to bf16; 8-bit ones none yet.
   const bool fuse =
-      options.fuseEpilogues && (d.precision == GemmPrecision::F32 ||
-                                d.precision == GemmPrecision::Bf16);
+      options.fuseEpilogues &&
+      (d.precision == GemmPrecision::F32 || d.precision == GemmPrecision::Bf16);
   OutputInit init =
       dynamicK ? OutputInit()
                : outputInitOf(out.operands[2], op,

@@ -30,15 +30,14 @@ void getOrCreateGlobal(OpBuilder &b, ModuleOp module, StringRef name,
   b.setInsertionPointToStart(init);
   Value zero = isa<LLVM::LLVMPointerType>(type)
                    ? Value(LLVM::ZeroOp::create(b, loc, type))
-                   : Value(LLVM::ConstantOp::create(
-                         b, loc, type, b.getIntegerAttr(type, 0)));
+                   : Value(LLVM::ConstantOp::create(b, loc, type,
+                                                    b.getIntegerAttr(type, 0)));
   LLVM::ReturnOp::create(b, loc, zero);
 }
 
 Value addressOf(OpBuilder &b, Location loc, StringRef name) {
-  return LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(
-                                               b.getContext()),
-                                   name);
+  return LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), name);
 }
 
 /// @qm_workspace_acquire(i64 bytes) -> ptr:
@@ -69,9 +68,9 @@ LLVM::LLVMFuncOp getOrCreateAcquire(OpBuilder &b, ModuleOp module) {
   assert(succeeded(allocFn) && succeeded(freeFn) &&
          "aligned_alloc and free have their C signatures in this module");
   Location loc = NameLoc::get(b.getStringAttr(kAcquire));
-  auto fn = LLVM::LLVMFuncOp::create(
-      b, loc, kAcquire, LLVM::LLVMFunctionType::get(ptr, {i64}),
-      LLVM::Linkage::Internal);
+  auto fn = LLVM::LLVMFuncOp::create(b, loc, kAcquire,
+                                     LLVM::LLVMFunctionType::get(ptr, {i64}),
+                                     LLVM::Linkage::Internal);
   Block *entry = fn.addEntryBlock(b);
   Block *own = b.createBlock(&fn.getBody());
   Block *claimed = b.createBlock(&fn.getBody());
@@ -87,11 +86,11 @@ LLVM::LLVMFuncOp getOrCreateAcquire(OpBuilder &b, ModuleOp module) {
   b.setInsertionPointToStart(entry);
   Value one = LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(1));
   Value zero = LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(0));
-  Value previous = LLVM::AtomicRMWOp::create(
-      b, loc, LLVM::AtomicBinOp::xchg, addressOf(b, loc, kClaimed), one,
-      LLVM::AtomicOrdering::acquire);
-  Value free = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, previous,
-                                    zero);
+  Value previous = LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::xchg,
+                                             addressOf(b, loc, kClaimed), one,
+                                             LLVM::AtomicOrdering::acquire);
+  Value free =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, previous, zero);
   LLVM::CondBrOp::create(b, loc, free, claimed, own);
 
   b.setInsertionPointToStart(own);

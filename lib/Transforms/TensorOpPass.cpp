@@ -365,8 +365,7 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
   }
   return createLauncher(
       module, name, fn, /*extraArguments=*/bf16Output ? 6 : 4, std::nullopt,
-      threads,
-      [&](OpBuilder &ob, Value index, Block *entry) {
+      threads, [&](OpBuilder &ob, Value index, Block *entry) {
         Location loc = entry->getParentOp()->getLoc();
         auto ptr = LLVM::LLVMPointerType::get(ob.getContext());
         SmallVector<Value, 4> arguments;
@@ -382,9 +381,9 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
         Value thread64 = LLVM::SExtOp::create(ob, loc, ob.getI64Type(), thread);
         Value sliceOffset = LLVM::MulOp::create(
             ob, loc, thread64, i64Constant(ob, loc, sliceBytes));
-        Value slice = LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
-                                          entry->getArgument(3),
-                                          ValueRange{sliceOffset});
+        Value slice =
+            LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
+                                entry->getArgument(3), ValueRange{sliceOffset});
         if (bf16Output) {
           Value out = LLVM::AddOp::create(
               ob, loc, entry->getArgument(8),
@@ -392,9 +391,8 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
           Value at = LLVM::GEPOp::create(
               ob, loc, ptr, ob.getI8Type(), slice,
               ArrayRef<LLVM::GEPArg>{int32_t(kBf16OutputOffset)});
-          LLVM::StoreOp::create(ob, loc,
-                                LLVM::IntToPtrOp::create(ob, loc, ptr, out),
-                                at);
+          LLVM::StoreOp::create(
+              ob, loc, LLVM::IntToPtrOp::create(ob, loc, ptr, out), at);
         }
         arguments.push_back(slice);
         return arguments;
@@ -561,14 +559,13 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
       storeInEverySlice(b, loc, ws, slices, sliceBytes, kBf16OutputOffset,
                         toPointer(b, loc, outputAddress, Value()));
     if (kernel.emitted.runtimeLeadingDims)
-      storeInEverySlice(
-          b, loc, ws, slices, sliceBytes, kBf16OutputLdOffset,
-          launch.leadingDimOf[2]
-              ? Value(arith::IndexCastOp::create(
-                    b, loc, i64,
-                    runtimeStride(b, loc, launch.bf16Output,
-                                  *launch.leadingDimOf[2])))
-              : i64Constant(b, loc, launch.n));
+      storeInEverySlice(b, loc, ws, slices, sliceBytes, kBf16OutputLdOffset,
+                        launch.leadingDimOf[2]
+                            ? Value(arith::IndexCastOp::create(
+                                  b, loc, i64,
+                                  runtimeStride(b, loc, launch.bf16Output,
+                                                *launch.leadingDimOf[2])))
+                            : i64Constant(b, loc, launch.n));
   }
   // The batch's count and strides in bytes (index values), where it has
   // more than one GEMM.
@@ -580,13 +577,13 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
                                           launch.batchDimOfC))
             : Value(arith::ConstantIndexOp::create(b, loc, launch.batch));
     for (int i = 0; i < 3; ++i)
-      batchStrideBytes[i] =
-          batchStrideInBytes(b, loc, launch.operands[i],
-                             launch.batchStrideDimOf[i], launch.batchStrides[i]);
+      batchStrideBytes[i] = batchStrideInBytes(b, loc, launch.operands[i],
+                                               launch.batchStrideDimOf[i],
+                                               launch.batchStrides[i]);
     if (launch.bf16Output)
-      outputStrideBytes = batchStrideInBytes(
-          b, loc, launch.bf16Output, launch.bf16OutputBatchStrideDim,
-          launch.bf16OutputBatchStride);
+      outputStrideBytes = batchStrideInBytes(b, loc, launch.bf16Output,
+                                             launch.bf16OutputBatchStrideDim,
+                                             launch.bf16OutputBatchStride);
   }
   auto emitGemm = [&](OpBuilder &ob, Value batchIndex) {
     Value pointers[3];
@@ -597,11 +594,10 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
       pointers[i] = toPointer(ob, loc, operands[i], bytes);
     }
     if (batchIndex && launch.bf16Output)
-      storeInEverySlice(
-          ob, loc, ws, slices, sliceBytes, kBf16OutputOffset,
-          toPointer(ob, loc, outputAddress,
-                    arith::MulIOp::create(ob, loc, batchIndex,
-                                          outputStrideBytes)));
+      storeInEverySlice(ob, loc, ws, slices, sliceBytes, kBf16OutputOffset,
+                        toPointer(ob, loc, outputAddress,
+                                  arith::MulIOp::create(ob, loc, batchIndex,
+                                                        outputStrideBytes)));
     LLVM::LLVMFuncOp callee =
         kernel.parts.empty()
             ? fn

@@ -122,8 +122,8 @@ kernelValidates(const GemmDesc &desc, const GemmConfig &config,
   if (!report.passed)
     return ::testing::AssertionFailure()
            << describe(desc, config) << ": " << report.failure;
-  const double bound = desc.bf16Output ? bf16OutputErrorBound(desc.k)
-                                       : gemmErrorBound(desc.k);
+  const double bound =
+      desc.bf16Output ? bf16OutputErrorBound(desc.k) : gemmErrorBound(desc.k);
   if (!(report.maxRelError <= bound))
     return ::testing::AssertionFailure()
            << describe(desc, config) << ": passed with max relative error "
@@ -836,10 +836,10 @@ TEST(GemmKernelTest, Bf16OutputValidates) {
     int64_t m, n, k;
     bool overwrite, transB = false, runtimeLd = true;
   };
-  for (Case c : {Case{1, 1, 1, true}, Case{37, 45, 29, true},
-                 Case{17, 100, 66, false}, Case{64, 64, 64, true, true},
-                 Case{24, 300, 130, true, false, false},
-                 Case{19, 33, 25, false, true, false}}) {
+  for (Case c :
+       {Case{1, 1, 1, true}, Case{37, 45, 29, true}, Case{17, 100, 66, false},
+        Case{64, 64, 64, true, true}, Case{24, 300, 130, true, false, false},
+        Case{19, 33, 25, false, true, false}}) {
     GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, false, c.transB);
     d.precision = GemmPrecision::Bf16;
     d.overwrite = c.overwrite;
