@@ -9,7 +9,8 @@ import sys
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
-from . import aarch64, conv2d, cuda_gemm, dotgemm, peak, riscv, sgemm
+from . import (aarch64, conv2d, cuda_gemm, dotconv, dotgemm, peak, riscv,
+               sgemm)
 
 #: sgemm and sconv2d emitters by the request's isa: the x86 generators
 #: for avx2 and avx512, the sketch-driven writers (GEMMs and nhwc
@@ -38,6 +39,8 @@ KINDS = {
     "sbgemm": dotgemm.emit,
     "igemm": dotgemm.emit,
     "sconv2d": _sconv2d,
+    "sbconv2d": dotconv.emit,
+    "iconv2d": dotconv.emit,
     "cuda_gemm": cuda_gemm.emit,
     "fma_peak": peak.emit,
 }

@@ -84,11 +84,11 @@ class ConvGeometry:
     def nhwc(self):
         return self.layout.startswith("nhwc")
 
-    def symbol_stem(self):
-        """qm_sconv2d_<layout>_<input>_f<F>_k<KH>x<KW>_s.._d..[_is..]"""
+    def symbol_stem(self, kind="sconv2d"):
+        """qm_<kind>_<layout>_<input>_f<F>_k<KH>x<KW>_s.._d..[_is..]"""
         strides = "" if self.dense else "_is" + "x".join(
             str(v) for v in self.strides)
-        return (f"qm_sconv2d_{self.layout}"
+        return (f"qm_{kind}_{self.layout}"
                 f"_{self.n}x{self.h}x{self.w}x{self.c}_f{self.f}"
                 f"_k{self.kh}x{self.kw}_s{self.sh}x{self.sw}"
                 f"_d{self.dh}x{self.dw}{strides}")
@@ -135,6 +135,73 @@ def conv_geometry(request, layouts=LAYOUTS):
         layout=layout, n=n, h=h, w=w, c=c, f=f, kh=kh, kw=kw, sh=sh, sw=sw,
         dh=dh, dw=dw, oh=(h - span_h) // sh + 1, ow=(w - span_w) // sw + 1,
         strides=tuple(strides), dense=tuple(strides) == dense)
+
+
+class StrideSteps:
+    """The byte step of factor * strides[index] input elements (a call
+    returns it): an immediate, or with run-time strides the operand of a
+    workspace slot (from `first_slot`, 8 bytes each) that the kernel fills
+    at entry (emit_gather_tables); `steps` lists those slots as (slot
+    operand, header stride index, bytes per element of that stride)."""
+
+    def __init__(self, geometry, element_bytes, runtime, first_slot):
+        self.geometry, self.element_bytes = geometry, element_bytes
+        self.runtime, self.first_slot = runtime, first_slot
+        self.steps = []
+
+    def __call__(self, index, factor):
+        bytes_ = factor * self.element_bytes
+        if not self.runtime:
+            return bytes_ * self.geometry.strides[index]
+        slot = f"{self.first_slot + 8 * len(self.steps)}(%rbx)"
+        self.steps.append((slot, index, bytes_))
+        return slot
+
+
+def gather_dims(g, element_bytes, stride_step):
+    """The gathered operand's rows (pixels) and columns (k) as offset-table
+    dimensions [(count, byte step)], outer first: a step is bytes or, for a
+    run-time stride, a slot (stride_step, a StrideSteps). With run-time
+    strides the nhwc pixel step stays the immediate C."""
+    eb, s2 = element_bytes, g.strides[2]
+    if g.nhwc:
+        return ([(g.n, stride_step(0, 1)), (g.oh, stride_step(1, g.sh)),
+                 (g.ow, g.sw * s2 * eb)],
+                [(g.kh, stride_step(1, g.dh)), (g.kw, g.dw * s2 * eb),
+                 (g.c, eb)])
+    return ([(g.oh, stride_step(2, g.sh)), (g.ow, g.sw * eb)],
+            [(g.c, stride_step(1, 1)), (g.kh, stride_step(2, g.dh)),
+             (g.kw, g.dw * eb)])
+
+
+def contiguous_run(col_dims, element_bytes):
+    """How many consecutive k lie in consecutive elements of the input (the
+    innermost dimensions whose step is the run so far), e.g. C, or KW*C
+    for nhwc with unit width dilation and dense pixels; a run-time step
+    ends it (ConvDesc::contiguousRun)."""
+    run = 1
+    for count, step in reversed(col_dims):
+        if count != 1 and step != run * element_bytes:
+            break
+        run *= count
+    return run
+
+
+def emit_gather_tables(asm, runtime_steps, tables):
+    """The steps that depend on run-time strides (StrideSteps.steps), then
+    each offset table [(workspace offset, dims)]: the gathered rows' and
+    columns' byte offsets into the input, int64."""
+    if runtime_steps:
+        asm.comment("runtime_strides: the input's strides (elements, "
+                    "header) -> the tables' and images' byte steps")
+        for slot, index, factor in runtime_steps:
+            asm.ins(f"imulq ${factor}, {LD_OFFSET + 8 * index}(%rbx), %rax")
+            asm.ins(f"movq %rax, {slot}")
+    asm.comment("offset tables of the gathered operand: row (pixel) "
+                "and column (k) byte offsets into the input")
+    for (offset, dims), name in zip(tables, ("row", "column")):
+        asm.ins(f"leaq {offset}(%rbx), %rdi")
+        _emit_offset_table(asm, name, dims)
 
 
 class Conv:
@@ -195,20 +262,9 @@ class Conv:
         p = self.gemm
         # Workspace: the GEMM's, then scratch and the two offset tables.
         self.offset = round_up(p.workspace_bytes, 64)
-        # Steps that depend on a run-time stride: (slot operand, header
-        # stride index, bytes per element of that stride).
-        self.runtime_steps = []
-
-        def stride_step(index, factor):
-            """factor * strides[index] * 4 bytes: an immediate, or with
-            runtime_strides the operand of a slot the kernel fills at
-            entry."""
-            if not self.runtime_strides:
-                return factor * self.strides[index] * 4
-            slot = (f"{self.offset + STEP_SLOTS + 8 * len(self.runtime_steps)}"
-                    "(%rbx)")
-            self.runtime_steps.append((slot, index, factor * 4))
-            return slot
+        stride_step = StrideSteps(self.geometry, 4, self.runtime_strides,
+                                  self.offset + STEP_SLOTS)
+        self.runtime_steps = stride_step.steps
 
         scratch = CONV_SCRATCH
         if self.runtime_strides:
@@ -218,32 +274,11 @@ class Conv:
         self.col_table = self.row_table + round_up(rows * 8, 64)
         p.workspace_bytes = self.col_table + round_up(p.k * 8, 64)
         check_disp(p.workspace_bytes, "workspace")
-        # Byte offsets of the gathered rows (pixels) and columns (k).
-        # A step is bytes (an immediate) or, for a run-time stride, a slot.
-        # With runtime_strides the nhwc pixel stride stays the immediate C.
-        if nhwc:
-            self.row_dims = [(self.n, stride_step(0, 1)),
-                             (self.oh, stride_step(1, self.sh)),
-                             (self.ow, self.sw * s2 * 4)]
-            self.col_dims = [(self.kh, stride_step(1, self.dh)),
-                             (self.kw, self.dw * s2 * 4), (self.c, 4)]
-        else:
-            self.row_dims = [(self.oh, stride_step(2, self.sh)),
-                             (self.ow, self.sw * 4)]
-            self.col_dims = [(self.c, stride_step(1, 1)),
-                             (self.kh, stride_step(2, self.dh)),
-                             (self.kw, self.dw * 4)]
+        self.row_dims, self.col_dims = gather_dims(self.geometry, 4,
+                                                   stride_step)
         # Consecutive gathered rows in one output row are this far apart.
         self.row_step = self.row_dims[-1][1]
-        # The run: how many consecutive k lie in consecutive floats of the
-        # input (innermost dimensions whose step is the run so far), e.g.
-        # C, or KW*C for nhwc with unit width dilation and dense pixels; a
-        # run-time step ends it (ConvDesc::contiguousRun).
-        self.run = 1
-        for count, step in reversed(self.col_dims):
-            if count != 1 and step != self.run * 4:
-                break
-            self.run *= count
+        self.run = contiguous_run(self.col_dims, 4)
         if self.direct:
             if not nhwc:
                 raise RequestError("a_layout 'direct' reads A in place: it "
@@ -298,19 +333,9 @@ class Conv:
     def emit_tables(self, asm):
         """Fills the row and column offset tables (int64 bytes), after the
         steps that depend on run-time strides."""
-        if self.runtime_strides:
-            asm.comment("runtime_strides: the input's strides (elements, "
-                        "header) -> the tables' and images' byte steps")
-            for slot, index, factor in self.runtime_steps:
-                asm.ins(f"imulq ${factor}, {LD_OFFSET + 8 * index}(%rbx), "
-                        "%rax")
-                asm.ins(f"movq %rax, {slot}")
-        asm.comment("offset tables of the gathered operand: row (pixel) "
-                    "and column (k) byte offsets into the input")
-        for name, offset, dims in (("row", self.row_table, self.row_dims),
-                                   ("column", self.col_table, self.col_dims)):
-            asm.ins(f"leaq {offset}(%rbx), %rdi")
-            _emit_offset_table(asm, name, dims)
+        emit_gather_tables(asm, self.runtime_steps,
+                           ((self.row_table, self.row_dims),
+                            (self.col_table, self.col_dims)))
 
     def emit_batch_begin(self, asm):
         asm.ins(f"movq ${self.images}, {self.offset + IMAGES_SLOT}(%rbx)")

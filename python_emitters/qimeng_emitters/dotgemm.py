@@ -155,6 +155,9 @@ GEMV_WORKSPACE = HEADER_BYTES + 64
 class Params:
     """A validated request with the blocking clamped to the problem."""
 
+    #: The convolution whose A this GEMM gathers (dotconv.DotConv), or None.
+    conv = None
+
     def __init__(self, request):
         kind = request.get("kind", "sbgemm")
         check_known(request, (
@@ -582,11 +585,19 @@ def _emit_pack_lane_major(asm, p, op):
     if rem and g == 4:
         asm.ins(f"movl ${(1 << rem) - 1}, %eax")
         asm.ins("kmovw %eax, %k6")
-    asm.comment(f"source row: {name} + block * ld + pc * {eb}")
-    asm.ins(f"movq {op.block}, %rsi")
-    asm.ins(f"imulq {op.ld_slot}({WS}), %rsi")
-    asm.ins(f"leaq (%rsi, {PC}, {eb}), %rsi")
-    asm.ins(f"addq {op.base_slot}({WS}), %rsi")
+    gather = _gather(p, op)
+    if gather:
+        asm.comment(f"source rows: input + column[pc] + row[block + row] "
+                    "(the offset tables)")
+        asm.ins(f"movq {gather.col_table}({WS}, {PC}, 8), %rax")
+        asm.ins(f"addq {op.base_slot}({WS}), %rax")
+        asm.ins(f"movq %rax, {gather.base_slot}({WS})")
+    else:
+        asm.comment(f"source row: {name} + block * ld + pc * {eb}")
+        asm.ins(f"movq {op.block}, %rsi")
+        asm.ins(f"imulq {op.ld_slot}({WS}), %rsi")
+        asm.ins(f"leaq (%rsi, {PC}, {eb}), %rsi")
+        asm.ins(f"addq {op.base_slot}({WS}), %rsi")
     asm.ins(f"leaq {op.dst_offset}({WS}), %rdx")  # this row's first dword
     asm.ins(f"xorl {IR}d, {IR}d")                   # row
     asm.ins(f"xorl {JR}d, {JR}d")                   # row within the sliver
@@ -595,6 +606,8 @@ def _emit_pack_lane_major(asm, p, op):
     asm.place(row)
     asm.ins(f"cmpq {op.count}, {IR}")
     asm.ins(f"jae {fwd(zero_rows)}")
+    if gather:
+        _emit_gathered_row(asm, op, gather)
     row_copy = asm.label(f"PACK {name}: this row's remaining groups")
     if op.lanes % 8 == 0:
         _emit_pack_transposed(asm, p, op, row_copy)
@@ -652,7 +665,8 @@ def _emit_pack_lane_major(asm, p, op):
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(zero_loop)}")
     asm.place(next_row)
-    asm.ins(f"addq {op.ld_slot}({WS}), %rsi")
+    if not gather:
+        asm.ins(f"addq {op.ld_slot}({WS}), %rsi")
     asm.ins("addq $4, %rdx")
     asm.ins(f"incq {JR}")
     asm.ins(f"cmpq ${op.lanes}, {JR}")
@@ -688,10 +702,30 @@ def _emit_pack_transposed(asm, p, op, row_copy):
     asm.ins(f"movq {GROUPS}({WS}), %rax")
     asm.ins("shrq $3, %rax")
     asm.ins(f"jz {fwd(none)}")
-    asm.ins(f"movq %rsi, {JR}")
+    gather = _gather(p, op)
+    if gather:
+        asm.comment("JR: input + column[pc] + 32 per chunk; %rsi: the "
+                    "sliver's first row's index into the row table")
+        asm.ins(f"movq {gather.base_slot}({WS}), {JR}")
+        asm.ins(f"leaq ({op.block}, {IR}), %rsi")
+    else:
+        asm.ins(f"movq %rsi, {JR}")
     asm.ins("movq %rdx, %rdi")
     asm.place(chunk)
     for g in range(op.lanes // 8):
+        if gather:
+            for i in range(8):
+                asm.ins(f"movq {JR}, %rcx")
+                asm.ins(f"addq {gather.row_table + 8 * (8 * g + i)}({WS}, "
+                        "%rsi, 8), %rcx")
+                asm.ins(f"vmovdqu (%rcx), %ymm{i}")
+                if op.shifted:
+                    asm.ins(f"vpxord %ymm29, %ymm{i}, %ymm{i}")
+            emit_transpose_8x8(asm)
+            for j in range(8):
+                asm.ins(f"vmovdqu %ymm{8 + j}, "
+                        f"{j * op.lanes * 4 + g * 32}(%rdi)")
+            continue
         asm.ins(f"movq {JR}, %rcx")
         if g:
             asm.ins(f"movq {op.ld_slot}({WS}), %rsi")
@@ -711,17 +745,35 @@ def _emit_pack_transposed(asm, p, op, row_copy):
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(chunk)}")
     asm.comment("restore the row pointer and the row counter")
-    asm.ins(f"movq {op.block}, %rsi")
-    asm.ins(f"addq {IR}, %rsi")
-    asm.ins(f"imulq {op.ld_slot}({WS}), %rsi")
-    asm.ins(f"leaq (%rsi, {PC}, {p.dt.element_bytes}), %rsi")
-    asm.ins(f"addq {op.base_slot}({WS}), %rsi")
+    if gather:
+        _emit_gathered_row(asm, op, gather)
+    else:
+        asm.ins(f"movq {op.block}, %rsi")
+        asm.ins(f"addq {IR}, %rsi")
+        asm.ins(f"imulq {op.ld_slot}({WS}), %rsi")
+        asm.ins(f"leaq (%rsi, {PC}, {p.dt.element_bytes}), %rsi")
+        asm.ins(f"addq {op.base_slot}({WS}), %rsi")
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.ins(f"movq {GROUPS}({WS}), %rax")
     asm.ins("andq $-8, %rax")
     asm.ins(f"movq %rax, {VECTOR_GROUPS}({WS})")
     asm.ins("vpxord %xmm0, %xmm0, %xmm0")
     asm.place(none)
+
+
+def _gather(p, op):
+    """The convolution whose input A's rows are gathered from (dotconv.py),
+    or None: B, or a plain GEMM."""
+    return p.conv if op.name == "A" else None
+
+
+def _emit_gathered_row(asm, op, gather):
+    """%rsi = row (block + IR)'s source: its row-table offset plus the
+    block's input + column[pc]. A kc block lies within one run of
+    consecutive k (dotconv.py), so the row's groups follow each other."""
+    asm.ins(f"leaq ({op.block}, {IR}), %rax")
+    asm.ins(f"movq {gather.row_table}({WS}, %rax, 8), %rsi")
+    asm.ins(f"addq {gather.base_slot}({WS}), %rsi")
 
 
 def _emit_b_column_sums(asm, p):
@@ -1021,6 +1073,8 @@ def _emit_body(p):
         asm.ins(f"movq %rax, {LDD_BYTES}({WS})")
     if p.dt.group == 2:
         _emit_interleave_index(asm, p)
+    if p.conv is not None:
+        p.conv.emit_tables(asm)
 
     if p.reads_range:
         m_begin, m_end = f"{RANGE_OFFSET}({WS})", f"{RANGE_OFFSET + 8}({WS})"
@@ -1231,9 +1285,15 @@ def emit(request):
                if p.bf16_output else
                f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
                + product)
+    return kernel_text(p, p.symbol(), request, p.dt.kind,
+                       f"{summary}, K = {p.k}")
+
+
+def kernel_text(p, symbol, request, kind, summary, headers=()):
+    """The kernel file of the GEMM `p` (a convolution's too: dotconv.py)."""
     return function_text(
-        p.dt.kind, f"{summary}, K = {p.k}",
-        p.symbol(), _emit_gemv_body(p) if p.gemv else _emit_body(p), request,
+        kind, summary, symbol,
+        _emit_gemv_body(p) if p.gemv else _emit_body(p), request,
         p.workspace_bytes, p.runtime_ld,
         [f"zmm{i}" for i in range(REGISTERS)]
         + [f"k{v + 1}" for v in range(2 if p.gemv else p.nv)]
@@ -1242,6 +1302,7 @@ def emit(request):
         p.dt.features,
         headers=["# qm.inner_loop_flops: "
                  + str(GEMV_ROWS * GEMV_CHUNK * 2 if p.gemv else
-                       LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll)],
+                       LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll)]
+        + list(headers),
         runtime_sizes=tuple(size for size, dynamic in (
             ("m", p.dynamic_m), ("n", p.dynamic_n)) if dynamic))

@@ -1,0 +1,290 @@
+"""Convolutions on the dot-product instructions (dotconv.py): sbconv2d
+(bf16 x bf16 -> f32) and iconv2d (u8 or s8 x s8 -> s32), nhwc layouts.
+Requests, and kernels run on this CPU against an exact reference: small
+integers in bf16 (every f32 sum exact), 8-bit values over their whole
+ranges (no s32 sum overflows at these sizes); the input's stride gaps and
+the bytes past it hold values a kernel must not read, the output's tail a
+sentinel it must not write; broken variants caught."""
+
+import os
+import subprocess
+import tempfile
+import unittest
+
+from qimeng_emitters.dotconv import emit as emit_conv
+from qimeng_emitters.errors import RequestError
+
+from .support import LLVM_MC, cpu_has, header
+from .test_dotgemm import GCC
+
+BASE = {"version": 1, "kind": "sbconv2d", "isa": "avx512",
+        "layout": "nhwc_hwcf", "n": 2, "h": 7, "w": 9, "c": 6, "f": 37,
+        "kh": 3, "kw": 2, "mr": 8, "nr": 32, "k_unroll": 2, "kc": 12,
+        "mc": 16, "nc": 32}
+
+# Arguments: type (0 bf16, 1 u8 input, 2 s8 input), fhwc, N H W C F KH KW
+# SH SW DH DW, the input's strides s0 s1 s2 (elements; s2 > C leaves gaps
+# between pixels), workspace bytes, overwrite, runtime strides (written to
+# the header at 64), epilogue bits (1 bias per channel, 2 relu), and two
+# parts of the output's rows (split > 0) or one call (0).
+HARNESS = r"""
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+void qm_kernel(const void *, const void *, void *, void *);
+static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); return u >> 16; }
+int main(int argc, char **argv) {
+  long a[21];
+  for (int i = 1; i < argc && i <= 21; i++) a[i - 1] = atol(argv[i]);
+  int type = a[0], fhwc = a[1];
+  long N = a[2], H = a[3], W = a[4], C = a[5], F = a[6], KH = a[7], KW = a[8];
+  long SH = a[9], SW = a[10], DH = a[11], DW = a[12];
+  long s0 = a[13], s1 = a[14], s2 = a[15], ws = a[16];
+  int ow = a[17], rt = a[18], epi = a[19]; long split = a[20];
+  long OH = (H - DH * (KH - 1) - 1) / SH + 1, OW = (W - DW * (KW - 1) - 1) / SW + 1;
+  long M = N * OH * OW, K = KH * KW * C, tail = 64;
+  int eb = type ? 1 : 2;
+  long in_n = N * s0 + tail, flt_n = K * F + tail, out_n = (M + 16) * F + tail;
+  unsigned char *in = malloc(in_n * eb), *flt = malloc(flt_n * eb);
+  float *out = malloc(4 * out_n); int32_t *iout = (int32_t *)out;
+  double *val = malloc(8 * in_n), *fv = malloc(8 * flt_n);
+  srand(5);
+  /* Every element, gaps and tail too, gets a value; the reference reads
+     only the input's elements. Gaps are NaN (bf16) or the extremes. */
+  for (long i = 0; i < in_n; i++) {
+    long n = i / s0, r = i % s0, h = r / s1, w = (r % s1) / s2, c = r % s1 % s2;
+    int inside = n < N && h < H && w < W && c < C && r % s1 < W * s2;
+    double v;
+    if (type == 0) {
+      v = inside ? rand() % 9 - 4 : NAN;
+      ((uint16_t *)in)[i] = bf((float)v);
+    } else {
+      v = inside ? (type == 1 ? rand() % 256 : rand() % 256 - 128) : (type == 1 ? 255 : -128);
+      in[i] = (unsigned char)(int)v;
+    }
+    val[i] = v;
+  }
+  for (long i = 0; i < flt_n; i++) {
+    double v = type ? (i % 5 == 0 ? -128 : rand() % 256 - 128) : rand() % 9 - 4;
+    if (type) flt[i] = (unsigned char)(int)v; else ((uint16_t *)flt)[i] = bf((float)v);
+    fv[i] = v;
+  }
+  float bias[1024];
+  for (long j = 0; j < F; j++) bias[j] = (float)(j % 7 - 3);
+  for (long i = 0; i < out_n; i++) {
+    if (type) iout[i] = i < M * F ? (ow ? 0x7fa5a5a5 : rand() % 1000 - 500) : 0x7fa5a5a5;
+    else out[i] = i < M * F ? (ow ? NAN : (float)(rand() % 5)) : -7.25f;
+  }
+  unsigned char *in0 = malloc(in_n * eb), *flt0 = malloc(flt_n * eb);
+  memcpy(in0, in, in_n * eb); memcpy(flt0, flt, flt_n * eb);
+  double *R = malloc(8 * M * F);
+  for (long n = 0; n < N; n++) for (long y = 0; y < OH; y++) for (long x = 0; x < OW; x++)
+    for (long f = 0; f < F; f++) {
+      long o = ((n * OH + y) * OW + x) * F + f;
+      double s = ow ? 0 : (type ? iout[o] : out[o]);
+      for (long i = 0; i < KH; i++) for (long j = 0; j < KW; j++) for (long c = 0; c < C; c++) {
+        long k = (i * KW + j) * C + c;
+        s += val[n * s0 + (y * SH + i * DH) * s1 + (x * SW + j * DW) * s2 + c]
+             * fv[fhwc ? f * K + k : k * F + f];
+      }
+      if (epi & 1) s += bias[f];
+      if ((epi & 2) && s < 0) s = 0;
+      R[o] = s;
+    }
+  int64_t *Wk = aligned_alloc(64, (ws + 63) / 64 * 64);
+  Wk[14] = (int64_t)bias;
+  if (rt) { Wk[8] = s0; Wk[9] = s1; Wk[10] = s2; }
+  if (split > 0) {
+    Wk[3] = 0; Wk[4] = split; Wk[5] = 0; Wk[6] = F; qm_kernel(in, flt, out, Wk);
+    Wk[3] = split; Wk[4] = M; qm_kernel(in, flt, out, Wk);
+  } else {
+    qm_kernel(in, flt, out, Wk);
+  }
+  long bad = 0;
+  for (long i = 0; i < out_n; i++) {
+    int inside = i < M * F;
+    int ok = type ? iout[i] == (inside ? (int32_t)(int64_t)R[i] : 0x7fa5a5a5)
+                  : out[i] == (inside ? (float)R[i] : -7.25f);
+    if (!ok) {
+      if (bad < 3) printf("out[%ld] = %g, want %g\n", i, type ? (double)iout[i] : out[i], inside ? R[i] : -1.0);
+      bad++;
+    }
+  }
+  if (memcmp(in, in0, in_n * eb) || memcmp(flt, flt0, flt_n * eb)) { printf("input or filter changed\n"); bad++; }
+  if (bad) { printf("%ld bad elements\n", bad); return 1; }
+  printf("ok\n");
+  return 0;
+}
+"""
+
+
+def request(**changes):
+    return dict(BASE, **changes)
+
+
+class DotConvRequestTest(unittest.TestCase):
+
+    def refuses(self, req, words):
+        with self.assertRaises(RequestError) as ctx:
+            emit_conv(req)
+        self.assertIn(words, str(ctx.exception))
+
+    def test_refusals(self):
+        self.refuses(request(layout="nchw_fchw"), "gathers B")
+        self.refuses(request(c=5), "whole groups of 2")
+        self.refuses(request(kind="iconv2d", c=6, kc=12), "whole groups of 4")
+        # A kc block must lie in one run of consecutive k (C = 6 here: the
+        # width dilation breaks KW*C).
+        self.refuses(request(dilation_w=2, kc=12), "must divide 6")
+        self.refuses(request(kind="iconv2d", c=8, kc=8, relu=True),
+                     "unknown field")
+        self.refuses(request(runtime_strides=True,
+                             input_strides=[200, 20, 6]), "one or the other")
+        self.refuses(request(bias="columns"), "must be true or false")
+
+    def test_header(self):
+        text = emit_conv(request(runtime_strides=True, overwrite=True))
+        self.assertEqual(header(text, "input_strides"), "runtime")
+        self.assertEqual(
+            header(text, "symbol"),
+            "qm_sbconv2d_nhwc_hwcf_2x7x9x6_f37_k3x2_s1x1_d1x1_isrt_b0_8x32"
+            "_ku2_kc12_mc16_nc32_x86_64_avx512bf16")
+        text = emit_conv(request(kind="iconv2d", a_type="s8", c=8, kc=16))
+        self.assertTrue(header(text, "symbol").startswith(
+            "qm_s8s8conv2d_nhwc_hwcf_2x7x9x8_f37"))
+        self.assertIn("avx512vnni", header(text, "features"))
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
+                     "llvm-mc-22 on PATH")
+@unittest.skipUnless(GCC, "no C compiler on PATH")
+@unittest.skipUnless(cpu_has("avx512_bf16") and cpu_has("avx512_vnni")
+                     and cpu_has("avx512bw"),
+                     "host CPU lacks AVX512-BF16 or AVX512-VNNI")
+class DotConvExecutionTest(unittest.TestCase):
+    MATTR = "+avx512f,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        src = os.path.join(cls.tmp.name, "harness.c")
+        with open(src, "w") as f:
+            f.write(HARNESS)
+        cls.harness_o = os.path.join(cls.tmp.name, "harness.o")
+        subprocess.run([GCC, "-O1", "-c", src, "-o", cls.harness_o],
+                       check=True, timeout=60)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_kernel(self, name, req, strides=None, split=0):
+        """Runs req's kernel on an input with `strides` (elements; the
+        dense ones by default) and returns (status, output)."""
+        text = emit_conv(req)
+        symbol = header(text, "symbol")
+        source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
+        obj = os.path.join(self.tmp.name, name + ".o")
+        exe = os.path.join(self.tmp.name, name)
+        proc = subprocess.run(
+            [LLVM_MC, "-triple=x86_64-unknown-linux-gnu",
+             "-mattr=" + self.MATTR, "-filetype=obj", "-o", obj],
+            input=source, capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        subprocess.run([GCC, self.harness_o, obj, "-o", exe, "-lm"],
+                       check=True, timeout=60)
+        c, h, w = req["c"], req["h"], req["w"]
+        s0, s1, s2 = strides or req.get("input_strides",
+                                        [h * w * c, w * c, c])
+        kind = (0 if req["kind"] == "sbconv2d" else
+                1 if req.get("a_type", "u8") == "u8" else 2)
+        args = [kind, 1 if req["layout"] == "nhwc_fhwc" else 0,
+                req["n"], h, w, c, req["f"], req["kh"], req["kw"],
+                req.get("stride_h", 1), req.get("stride_w", 1),
+                req.get("dilation_h", 1), req.get("dilation_w", 1),
+                s0, s1, s2, header(text, "workspace_bytes"),
+                1 if req.get("overwrite") else 0,
+                1 if req.get("runtime_strides") else 0,
+                (1 if req.get("bias") else 0)
+                | (2 if req.get("relu") else 0), split]
+        run = subprocess.run([exe] + [str(a) for a in args],
+                             capture_output=True, text=True, timeout=60)
+        return run.returncode, run.stdout
+
+    def check(self, name, req, **kwargs):
+        status, output = self.run_kernel(name, req, **kwargs)
+        self.assertEqual(status, 0, output)
+        self.assertEqual(output.strip(), "ok")
+
+    CASES = [
+        # (name, changes): layouts, blocks of one tap and of several
+        # (kc 12 of a run of KW*C = 12), strides, dilations, edges in M
+        # and N, the 8-row transposed copies (mr 16), K unrolls.
+        ("hwcf", {}),
+        ("fhwc", {"layout": "nhwc_fhwc"}),
+        ("tap_blocks", {"kc": 6, "k_unroll": 1}),
+        ("strided", {"stride_h": 2, "stride_w": 2, "h": 9, "w": 11}),
+        ("dilated", {"dilation_h": 2, "dilation_w": 2, "kc": 6}),
+        ("mr16", {"mr": 16, "nr": 16, "mc": 32, "nc": 16, "c": 16,
+                  "kc": 32, "f": 40}),
+        ("overwrite", {"overwrite": True}),
+        ("epilogue", {"bias": True, "relu": True}),
+        ("one_block", {"kh": 1, "kw": 1, "c": 24, "kc": 24}),
+    ]
+
+    def test_bf16(self):
+        for name, changes in self.CASES:
+            with self.subTest(name):
+                self.check("bf16_" + name, request(**changes))
+
+    def test_int8(self):
+        for a_type in ("u8", "s8"):
+            for name, changes in self.CASES:
+                if "bias" in changes:
+                    continue
+                changes = dict(changes, kind="iconv2d", a_type=a_type)
+                # C whole quads of bytes, kc whole quads in one run.
+                changes["c"] = 8 if changes.get("c", 6) == 6 else \
+                    changes["c"]
+                changes["kc"] = {12: 16, 6: 8}.get(changes.get("kc", 12),
+                                                   changes.get("kc"))
+                with self.subTest(f"{a_type} {name}"):
+                    self.check(f"{a_type}_{name}", request(**changes))
+
+    def test_strides(self):
+        """A view of a larger input (gaps hold NaN or byte extremes): as
+        immediates, and read from the header at run time, where one kernel
+        takes the dense input and the view (whose pixels are C apart, as
+        the run-time form requires: a window of a padded image)."""
+        # Pixels 10 apart: a block is one tap's C = 6 channels at most.
+        view = [7 * 13 * 10 + 3, 13 * 10, 10]
+        self.check("bf16_view", request(input_strides=view, kc=6),
+                   strides=view)
+        rt = request(runtime_strides=True)
+        window = [8 * 13 * 6 + 3, 13 * 6, 6]
+        self.check("bf16_rt_dense", rt)
+        self.check("bf16_rt_window", rt, strides=window)
+        self.check("s8_rt_window", request(kind="iconv2d", a_type="s8", c=8,
+                                           kc=16, runtime_strides=True),
+                   strides=[8 * 13 * 8 + 5, 13 * 8, 8])
+
+    def test_parts(self):
+        """The parallel form: two parts of the output's rows (pixels)."""
+        self.check("bf16_parts", request(parallel=True), split=37)
+        self.check("s8_parts", request(kind="iconv2d", a_type="s8", c=8,
+                                       kc=16, parallel=True), split=21)
+
+    def test_faults_are_caught(self):
+        for fault in ("drop-k", "swap-pairs", "write-past-edge"):
+            with self.subTest(fault):
+                status, output = self.run_kernel(
+                    "fault_" + fault.replace("-", "_"),
+                    request(fault=fault))
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
+
+
+if __name__ == "__main__":
+    unittest.main()
