@@ -180,6 +180,26 @@ static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
     r["a_layout"] = c.aLayout == ALayout::Rows ? "rows" : "direct";
 }
 
+/// The kind's element types (an 8-bit A's signedness), and for the
+/// dot-product emitters (dotgemm.py, dotconv.py), which have no prefetch
+/// distances, K-step orders or A layouts, those fields left unsaid at
+/// their defaults: anything else reaches them and is refused.
+static void addDotFields(nlohmann::json &r, GemmPrecision precision,
+                         const GemmConfig &c) {
+  if (isIntegerPrecision(precision))
+    r["a_type"] = precision == GemmPrecision::U8S8 ? "u8" : "s8";
+  if (precision == GemmPrecision::F32)
+    return;
+  if (c.prefetchA == 0)
+    r.erase("prefetch_a");
+  if (c.prefetchB == 0)
+    r.erase("prefetch_b");
+  if (c.order == KStepOrder::Broadcast)
+    r.erase("order");
+  if (c.aLayout == ALayout::KMajor)
+    r.erase("a_layout");
+}
+
 std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
                                     llvm::StringRef fault,
                                     const Target *target) {
@@ -190,24 +210,13 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
   r["kind"] = d.precision == GemmPrecision::F32    ? "sgemm"
               : d.precision == GemmPrecision::Bf16 ? "sbgemm"
                                                    : "igemm";
-  if (isIntegerPrecision(d.precision))
-    r["a_type"] = d.precision == GemmPrecision::U8S8 ? "u8" : "s8";
   r.erase("dtype");
   // A run-time-ld kernel takes its leading dimensions at each call.
   if (d.runtimeLd)
     for (const char *field : {"lda", "ldb", "ldc", "ldd"})
       r.erase(field);
   addConfigFields(r, c, fault, target);
-  // The dot-product emitter has no prefetch distances or K-step orders:
-  // the defaults go unsaid, anything else reaches it and is refused.
-  if (d.precision != GemmPrecision::F32) {
-    if (c.prefetchA == 0)
-      r.erase("prefetch_a");
-    if (c.prefetchB == 0)
-      r.erase("prefetch_b");
-    if (c.order == KStepOrder::Broadcast)
-      r.erase("order");
-  }
+  addDotFields(r, d.precision, c);
   return r.dump();
 }
 
@@ -216,12 +225,18 @@ std::string qimeng::convRequestJson(const ConvDesc &d, const GemmConfig &c,
                                     const Target *target) {
   nlohmann::json r = toJson(d);
   r["version"] = 1;
-  r["kind"] = "sconv2d";
+  // "sbconv2d" is bf16 x bf16 -> f32, "iconv2d" u8 or s8 (a_type) x s8 ->
+  // s32 (dotconv.py).
+  r["kind"] = d.precision == GemmPrecision::F32    ? "sconv2d"
+              : d.precision == GemmPrecision::Bf16 ? "sbconv2d"
+                                                   : "iconv2d";
+  r.erase("dtype");
   // The emitter's default is the dense input: only a strided one is sent,
   // and none to a kernel that reads them at run time.
   if (d.inputIsDense() || d.runtimeStrides)
     r.erase("input_strides");
   addConfigFields(r, c, fault, target);
+  addDotFields(r, d.precision, c);
   return r.dump();
 }
 

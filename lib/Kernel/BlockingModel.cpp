@@ -305,13 +305,18 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
 /// on Zen 4 for bf16, 1024^3 and 2048^3: kc 1024 1.08-1.14x kc 336, the
 /// sliver that fills L1d); mc and nc from L2 and L3 for the A block and B
 /// panel of these element sizes.
+/// A convolution (nhwc, A gathered by dotconv.py) is its GEMM view with kc
+/// the largest divisor of the contiguous run within that, in whole groups,
+/// so that each packed row of a block is one piece of the input; threads
+/// split the pixels (M), as for f32.
 static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                                             const Target &target) {
   const GemmDesc desc = problem.gemm();
   const std::string type = precisionName(desc.precision).str();
-  if (problem.conv())
-    return llvm::createStringError(type + " convolutions are not generated "
-                                          "yet");
+  const ConvDesc *conv = problem.conv();
+  if (conv)
+    if (auto err = conv->verify())
+      return std::move(err);
   if (auto err = desc.verify())
     return std::move(err);
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
@@ -353,6 +358,14 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // false), so B is read once and never packed.
   if (desc.m == 1 && desc.bTransposedRowsInPlace())
     c.packB = BPacking::InPlace;
+  if (conv) {
+    const int64_t run = conv->contiguousRun();
+    int64_t kc = std::min(c.kc, run) / group * group;
+    while (run % kc)
+      kc -= group; // ends at the group at the latest: C is whole groups
+    c.kc = kc;
+    c.split = SplitAxis::M;
+  }
   const int64_t blockBytes = c.kc * eb; // one row of A's block, B's panel
   c.mc = roundDownAtLeast(l2 / 2 / blockBytes, c.mr);
   c.nc = fewRows ? roundDownAtLeast(l2 / 2 / blockBytes, c.nr)
@@ -364,7 +377,7 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
 
 llvm::Expected<GemmConfig>
 qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
-  if (!problem.conv() && problem.gemm().precision != GemmPrecision::F32)
+  if (problem.gemm().precision != GemmPrecision::F32)
     return dotConfig(problem, target);
   if (isSketchIsa(target.bestIsa()))
     return sketchConfig(problem, target);

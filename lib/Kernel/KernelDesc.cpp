@@ -135,6 +135,20 @@ llvm::StringRef qimeng::gemmOpName(GemmPrecision precision) {
   return "sgemm";
 }
 
+llvm::StringRef qimeng::convOpName(GemmPrecision precision) {
+  switch (precision) {
+  case GemmPrecision::F32:
+    return "sconv2d";
+  case GemmPrecision::Bf16:
+    return "sbconv2d";
+  case GemmPrecision::S8S8:
+    return "s8s8conv2d";
+  case GemmPrecision::U8S8:
+    return "u8s8conv2d";
+  }
+  return "sconv2d";
+}
+
 llvm::StringRef qimeng::precisionName(GemmPrecision precision) {
   switch (precision) {
   case GemmPrecision::F32:
@@ -255,6 +269,7 @@ GemmDesc ConvDesc::gemmView() const {
     g.bias = isNhwc() ? GemmBias::Columns : GemmBias::Rows;
   g.relu = relu;
   g.reluMax = reluMax;
+  g.precision = precision;
   return g;
 }
 
@@ -312,6 +327,26 @@ llvm::Error ConvDesc::verify() const {
                       "the kernel's immediate C ({1}), not {2}",
                       str(), c, s[2])
             .str());
+  if (precision != GemmPrecision::F32) {
+    const int64_t group = gemmView().kGroup();
+    const llvm::StringRef type = precisionName(precision);
+    if (!isNhwc())
+      return llvm::createStringError(
+          llvm::formatv("{0}: {1} convolutions gather the pixels of an nhwc "
+                        "input (A); nchw_fchw is f32 only",
+                        str(), type)
+              .str());
+    if (c % group)
+      return llvm::createStringError(
+          llvm::formatv("{0}: {1} convolutions need the channels in whole "
+                        "groups of {2} (the k of a dot-product lane), not {3}",
+                        str(), type, group, c)
+              .str());
+    if (isIntegerPrecision(precision) && (bias || relu))
+      return llvm::createStringError(
+          llvm::formatv("{0}: 8-bit convolutions take no bias or relu", str())
+              .str());
+  }
   return verifyReluMax(relu, reluMax);
 }
 
@@ -321,10 +356,11 @@ std::string ConvDesc::str() const {
                             : llvm::formatv("{0}x{1}x{2}", inputStrides[0],
                                             inputStrides[1], inputStrides[2])
                                   .str();
-  return llvm::formatv("sconv2d_{0}_n{1}_h{2}_w{3}_c{4}_f{5}_k{6}x{7}_s{8}x{9}_"
+  return llvm::formatv("{13}_{0}_n{1}_h{2}_w{3}_c{4}_f{5}_k{6}x{7}_s{8}x{9}_"
                        "d{10}x{11}_is{12}",
                        convLayoutName(layout), n, h, w, c, f, kh, kw, strideH,
-                       strideW, dilationH, dilationW, strides)
+                       strideW, dilationH, dilationW, strides,
+                       convOpName(precision))
              .str() +
          (overwrite ? "_b0" : "") + (bias ? "_bias" : "") +
          reluSuffix(relu, reluMax);

@@ -28,6 +28,24 @@ llvm::Error readReluMax(const JsonFieldReader &fields,
   return llvm::Error::success();
 }
 
+/// Reads `dtype` when present (f32 otherwise): a precisionName.
+llvm::Error readPrecision(const JsonFieldReader &fields, const json &j,
+                          llvm::StringRef what, GemmPrecision &out) {
+  if (!j.contains("dtype"))
+    return llvm::Error::success();
+  std::string dtype;
+  if (auto err = fields.string("dtype", dtype))
+    return err;
+  std::optional<GemmPrecision> p = parsePrecision(dtype);
+  if (!p)
+    return llvm::createStringError(what.str() +
+                                   " field 'dtype' must be f32, bf16, s8s8 "
+                                   "or u8s8, got " +
+                                   dtype);
+  out = *p;
+  return llvm::Error::success();
+}
+
 } // namespace
 
 json qimeng::toJson(const GemmDesc &d) {
@@ -106,18 +124,8 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
       return std::move(err);
   if (auto err = readReluMax(fields, d.reluMax))
     return std::move(err);
-  if (j.contains("dtype")) {
-    std::string dtype;
-    if (auto err = fields.string("dtype", dtype))
-      return std::move(err);
-    std::optional<GemmPrecision> p = parsePrecision(dtype);
-    if (!p)
-      return llvm::createStringError(what.str() +
-                                     " field 'dtype' must be f32, bf16, s8s8 "
-                                     "or u8s8, got " +
-                                     dtype);
-    d.precision = *p;
-  }
+  if (auto err = readPrecision(fields, j, what, d.precision))
+    return std::move(err);
   if (j.contains("bf16_output"))
     if (auto err = fields.boolean("bf16_output", d.bf16Output))
       return std::move(err);
@@ -151,6 +159,8 @@ json qimeng::toJson(const ConvDesc &d) {
     if (flag)
       j[name] = true;
   writeReluMax(j, d.reluMax);
+  if (d.precision != GemmPrecision::F32)
+    j["dtype"] = precisionName(d.precision).str();
   return j;
 }
 
@@ -204,6 +214,8 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
       if (auto err = fields.boolean(name, *flag))
         return std::move(err);
   if (auto err = readReluMax(fields, d.reluMax))
+    return std::move(err);
+  if (auto err = readPrecision(fields, j, what, d.precision))
     return std::move(err);
   return d;
 }

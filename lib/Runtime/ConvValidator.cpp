@@ -145,6 +145,40 @@ std::optional<std::string> checkUnchanged(llvm::StringRef name,
   return std::nullopt;
 }
 
+/// Calls f(offset) for each element of the input (its gaps excluded).
+template <typename F> void forEachInputElement(const ConvDesc &d, F f) {
+  for (int64_t n = 0; n < d.n; ++n)
+    for (int64_t c = 0; c < d.c; ++c)
+      for (int64_t h = 0; h < d.h; ++h)
+        for (int64_t w = 0; w < d.w; ++w)
+          f(inputOffset(d, n, c, h, w));
+}
+
+/// The copy of `floats` in `Element`s of narrow(float) that a bf16 or
+/// 8-bit kernel reads: each element at the offset forEach gives it, `gap`
+/// in every other of its `span` elements (a stride gap a kernel must not
+/// read), its end against a page with no access, as the f32 operands.
+template <typename Element, typename Narrow, typename ForEach>
+llvm::Expected<GuardedBuffer>
+narrowCopy(const GuardedBuffer &floats, int64_t span, int64_t guard,
+           Element gap, Narrow narrow, ForEach forEach) {
+  constexpr int64_t perFloat = sizeof(float) / sizeof(Element);
+  auto buf = GuardedBuffer::allocateBeforeUnmapped(
+      (span + perFloat - 1) / perFloat, guard);
+  if (!buf)
+    return buf.takeError();
+  buf->fillSentinel();
+  auto *out = reinterpret_cast<Element *>(buf->data());
+  std::fill_n(out, span, gap);
+  forEach([&](int64_t off) { out[off] = narrow(floats.data()[off]); });
+  return buf;
+}
+
+/// The bf16 (and byte) that a stride gap of a narrow input holds: a NaN
+/// (the most negative s8) that any read carries into the output.
+constexpr uint16_t kGapBf16 = 0x7fc1;
+constexpr uint8_t kGapByte = 0x80;
+
 llvm::Expected<std::optional<std::string>>
 runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
        const ValidationOptions &options, Distribution dist,
@@ -186,6 +220,56 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
     for (int64_t i = 0; i < buf->size(); ++i)
       buf->data()[i] = gen.next();
   }
+  // bf16 or 8-bit operands: the input and filter hold values of the type
+  // (what the reference reads, as floats), the kernel reads copies in the
+  // type; an s32 output holds integers, their bits in its buffer and their
+  // values in outInts for the reference.
+  const bool bf16 = d.precision == GemmPrecision::Bf16;
+  const bool integer = isIntegerPrecision(d.precision);
+  const bool narrow = bf16 || integer;
+  auto eachInput = [&](auto f) { forEachInputElement(d, f); };
+  auto eachFilter = [&](auto f) {
+    for (int64_t i = 0; i < d.filterElements(); ++i)
+      f(i);
+  };
+  std::vector<float> outInts;
+  if (bf16) {
+    eachInput([&](int64_t o) { in->data()[o] = roundToBf16(in->data()[o]); });
+    eachFilter(
+        [&](int64_t o) { flt->data()[o] = roundToBf16(flt->data()[o]); });
+  }
+  if (integer) {
+    const bool u8 = d.precision == GemmPrecision::U8S8;
+    eachInput(
+        [&](int64_t o) { in->data()[o] = int8Value(in->data()[o], dist, u8); });
+    eachFilter([&](int64_t o) {
+      flt->data()[o] = int8Value(flt->data()[o], dist, false);
+    });
+    outInts.resize(size_t(out->size()));
+    for (int64_t i = 0; i < out->size(); ++i) {
+      const int32_t v = int32_t(std::lround(double(out->data()[i]) * 1000));
+      outInts[size_t(i)] = float(v);
+      std::memcpy(out->data() + i, &v, sizeof(v));
+    }
+  }
+  std::optional<GuardedBuffer> inNarrow, fltNarrow;
+  if (narrow) {
+    auto toByte = [](float x) { return uint8_t(int32_t(x) & 0xff); };
+    auto input = bf16 ? narrowCopy<uint16_t>(*in, d.inputSpan(), guard,
+                                             kGapBf16, bf16BitsOf, eachInput)
+                      : narrowCopy<uint8_t>(*in, d.inputSpan(), guard, kGapByte,
+                                            toByte, eachInput);
+    if (!input)
+      return input.takeError();
+    auto filter = bf16 ? narrowCopy<uint16_t>(*flt, d.filterElements(), guard,
+                                              kGapBf16, bf16BitsOf, eachFilter)
+                       : narrowCopy<uint8_t>(*flt, d.filterElements(), guard,
+                                             kGapByte, toByte, eachFilter);
+    if (!filter)
+      return filter.takeError();
+    inNarrow = std::move(*input);
+    fltNarrow = std::move(*filter);
+  }
   // An overwriting kernel must not read the output: NaN there would show,
   // and the reference starts from 0.
   std::vector<float> zeros;
@@ -200,22 +284,33 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   const std::vector<float> biasPristine = copyRegion(*bias);
   const float *in0 = inPristine.data() + guard;
   const float *flt0 = fltPristine.data() + guard;
-  const float *out0 = d.overwrite ? zeros.data() : outPristine.data() + guard;
+  const float *out0 = d.overwrite ? zeros.data()
+                      : integer   ? outInts.data()
+                                  : outPristine.data() + guard;
   const float *bias0 = biasPristine.data() + guard;
+  // What the kernel reads, as it was.
+  const GuardedBuffer &inRead = narrow ? *inNarrow : *in;
+  const GuardedBuffer &fltRead = narrow ? *fltNarrow : *flt;
+  const std::vector<float> inReadPristine =
+      narrow ? copyRegion(inRead) : std::vector<float>();
+  const std::vector<float> fltReadPristine =
+      narrow ? copyRegion(fltRead) : std::vector<float>();
 
   if (d.bias)
     writeBias(ws->data(), bias->data());
   writeInputStrides(ws->data(), d);
-  kernel(in->data(), flt->data(), out->data(), ws->data());
+  kernel(inRead.data(), fltRead.data(), out->data(), ws->data());
 
   auto fail = [&](const std::string &why) {
     return std::optional<std::string>((name + ": " + why).str());
   };
   if (std::optional<int64_t> off = out->firstDamagedGuard())
     return fail(describeInputOffset(*out, *off, "the output"));
-  if (auto failure = checkUnchanged("the input", *in, inPristine))
+  if (auto failure = checkUnchanged("the input", inRead,
+                                    narrow ? inReadPristine : inPristine))
     return fail(*failure);
-  if (auto failure = checkUnchanged("the filter", *flt, fltPristine))
+  if (auto failure = checkUnchanged("the filter", fltRead,
+                                    narrow ? fltReadPristine : fltPristine))
     return fail(*failure);
   if (auto failure = checkUnchanged("the bias", *bias, biasPristine))
     return fail(*failure);
@@ -250,6 +345,18 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
       dist == Distribution::SmallIntegers && smallIntegersAreExact(k);
   std::optional<std::string> failure;
   const float *o = out->data();
+  // s32: exact, the sum modulo 2^32 as arith.addi.
+  if (integer) {
+    for (int64_t i = 0; i < out->size() && !failure; ++i) {
+      const int32_t got = int32Bits(o + i);
+      const int32_t want = int32_t(uint32_t(uint64_t(int64_t(ref[size_t(i)]))));
+      if (got != want)
+        failure = llvm::formatv("{0}: {1} = {2}, expected {3} (exact)", name,
+                                outputElement(d, i), got, want)
+                      .str();
+    }
+    return failure;
+  }
   for (int64_t i = 0; i < out->size(); ++i) {
     const double want = ref[size_t(i)], size = mag[size_t(i)];
     const double rel = relativeError(o[i], want, size);

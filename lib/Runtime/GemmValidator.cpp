@@ -190,31 +190,13 @@ llvm::Expected<GuardedBuffer> narrowOperand(const GuardedBuffer &floats,
   return buf;
 }
 
-/// The generated values of an 8-bit operand, in place: small integers as
-/// they are (their magnitude for u8), uniform ones across the whole type,
-/// mixed ones at its extremes (and next to zero) to catch sign and offset
-/// errors.
+/// The generated values of an 8-bit operand, in place (int8Value).
 void toInt8Values(GuardedBuffer &buf, StoredLayout l, Distribution dist,
                   bool isUnsigned) {
   for (int64_t r = 0; r < l.rows; ++r)
     for (int64_t c = 0; c < l.cols; ++c) {
       float &x = buf.data()[r * l.ld + c];
-      double v = 0;
-      switch (dist) {
-      case Distribution::SmallIntegers:
-        v = isUnsigned ? std::fabs(x) : x;
-        break;
-      case Distribution::Uniform:
-        v = isUnsigned ? std::floor((double(x) + 1) * 128)
-                       : std::floor(double(x) * 128);
-        break;
-      case Distribution::Mixed:
-        v = std::fabs(x) >= 1 ? (x > 0 || isUnsigned ? 255 : -128)
-                              : (x > 0 || isUnsigned ? 1 : -1);
-        break;
-      }
-      x = float(
-          std::clamp(v, isUnsigned ? 0.0 : -128.0, isUnsigned ? 255.0 : 127.0));
+      x = int8Value(x, dist, isUnsigned);
     }
 }
 

@@ -12,6 +12,7 @@
 #include "qimeng/Kernel/KernelDesc.h"
 #include "qimeng/Runtime/GemmValidator.h"
 #include "qimeng/Runtime/ValidationNumerics.h"
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -98,6 +99,36 @@ validateEachDistribution(const ValidationOptions &options, RunOne runOne) {
   }
   report.passed = true;
   return report;
+}
+
+/// A generated value `x` of `dist` as an 8-bit operand's: small integers
+/// as they are (their magnitude for u8), uniform ones across the whole
+/// type, mixed ones at its extremes (and next to zero) to catch sign and
+/// offset errors.
+inline float int8Value(float x, Distribution dist, bool isUnsigned) {
+  double v = 0;
+  switch (dist) {
+  case Distribution::SmallIntegers:
+    v = isUnsigned ? std::fabs(x) : x;
+    break;
+  case Distribution::Uniform:
+    v = isUnsigned ? std::floor((double(x) + 1) * 128)
+                   : std::floor(double(x) * 128);
+    break;
+  case Distribution::Mixed:
+    v = std::fabs(x) >= 1 ? (x > 0 || isUnsigned ? 255 : -128)
+                          : (x > 0 || isUnsigned ? 1 : -1);
+    break;
+  }
+  return float(
+      std::clamp(v, isUnsigned ? 0.0 : -128.0, isUnsigned ? 255.0 : 127.0));
+}
+
+/// The s32 a C element's bits hold (an 8-bit kernel's output).
+inline int32_t int32Bits(const float *x) {
+  int32_t v;
+  std::memcpy(&v, x, sizeof(v));
+  return v;
 }
 
 } // namespace validation

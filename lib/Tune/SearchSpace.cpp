@@ -267,6 +267,20 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
   if (!conv)
     return space;
   space.conv_ = true;
+  if (desc.precision != GemmPrecision::F32) {
+    // The dot-product convolutions (dotconv.py) pack each row of a block
+    // from one piece of the input: kc whole groups dividing the run.
+    const int64_t run = conv->contiguousRun(), group = desc.kGroup();
+    const GemmConfig ref = clampToProblem(base, desc);
+    std::vector<int64_t> kcs;
+    for (int64_t kc = group; kc <= run; kc += group)
+      if (run % kc == 0 && (4 * kc >= ref.kc || kc == run))
+        kcs.push_back(kc);
+    for (Decision &d : space.decisions_)
+      if (d.key == "kc")
+        d = numericDecision("kc", kcs, ref.kc);
+    return space;
+  }
   if (!conv->isNhwc()) {
     // Only an nhwc input is read in place (the GEMM view's A is gathered).
     for (Decision &d : space.decisions_)

@@ -539,4 +539,129 @@ TEST(ConvKernelTest, RunnerValidatesAndTimesAndCatchesACrash) {
       << crashed.failure;
 }
 
+/// bf16 and 8-bit convolutions (dotconv.py) where the host has the
+/// instructions: the model's configs and small blocks (several kc blocks
+/// of one tap, edges in both directions), both nhwc layouts, strides and
+/// dilations, strided and run-time-strided inputs, the epilogue (bf16),
+/// two threads; every distribution of the validator, exact for 8 bits.
+#define QM_SKIP_UNLESS_DOT_HOST()                                              \
+  do {                                                                         \
+    if (!host().hasFeature("avx512bf16") ||                                    \
+        !host().hasFeature("avx512vnni") || !host().hasFeature("avx512bw"))    \
+      GTEST_SKIP() << "host " << host().cpu                                    \
+                   << " lacks AVX512-BF16 or AVX512-VNNI";                     \
+  } while (0)
+
+ConvDesc withPrecision(ConvDesc d, GemmPrecision p) {
+  d.precision = p;
+  return d;
+}
+
+/// The dot kernels' config with small blocks: kc two groups' divisor of
+/// the run, mc two slivers, nc one.
+GemmConfig smallDotConfig(const ConvDesc &d) {
+  auto model = chooseKernelConfig(d, host());
+  EXPECT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  GemmConfig c = model ? *model : GemmConfig{};
+  const int64_t run = d.contiguousRun(), group = d.gemmView().kGroup();
+  for (int64_t kc = 2 * group; kc >= group; kc -= group)
+    if (run % kc == 0) {
+      c.kc = kc;
+      break;
+    }
+  c.mc = 2 * c.mr;
+  c.nc = c.nr;
+  return clampToProblem(c, d.gemmView());
+}
+
+TEST(ConvKernelTest, DotConvolutionsValidate) {
+  QM_SKIP_UNLESS_DOT_HOST();
+  for (GemmPrecision p :
+       {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8}) {
+    const int64_t c4 = p == GemmPrecision::Bf16 ? 6 : 8; // whole groups
+    ConvDesc fhwc = ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 9, 10, c4, 20, 3,
+                                    2, 1, 2, 2, 1);
+    ConvDesc view = nhwc(2, 8, 9, c4, 24, 3, 2);
+    view.inputStrides[2] = c4 + 4;
+    view.inputStrides[1] = 9 * (c4 + 4) + 3;
+    view.inputStrides[0] = 8 * view.inputStrides[1] + 1;
+    ConvDesc runtime = nhwc(2, 8, 9, c4, 24, 3);
+    runtime.runtimeStrides = true;
+    for (ConvDesc base : {nhwc(1, 10, 11, c4, 40, 3), nhwc(2, 9, 9, 32, 64, 3),
+                          nhwc(1, 12, 12, 64, 48, 1), fhwc, view, runtime}) {
+      ConvDesc d = withPrecision(base, p);
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+      EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
+      EXPECT_TRUE(validates(d, model));
+      EXPECT_TRUE(validates(d, smallDotConfig(d)));
+      if (d.runtimeStrides) {
+        QM_ASSERT_EXPECTED(
+            emitted, emitConvKernel(d, model, EmitterOptions::defaults()));
+        QM_ASSERT_EXPECTED(
+            report, validateIsolated(d, host(), emitted,
+                                     IsolatedValidationOptions::defaults()));
+        EXPECT_TRUE(report.passed) << report.failure;
+      }
+    }
+    // Overwrite, and for bf16 a bias per channel with relu and its bound.
+    ConvDesc d = withPrecision(nhwc(1, 13, 13, 16, 40, 3, 2), p);
+    d.overwrite = true;
+    if (p == GemmPrecision::Bf16) {
+      d.bias = true;
+      d.relu = true;
+      d.reluMax = 1.5f;
+    }
+    SCOPED_TRACE(d.str());
+    EXPECT_TRUE(validates(d, smallDotConfig(d)));
+    // Two threads, each its own pixels.
+    GemmConfig two = smallDotConfig(d);
+    two.threads = 2;
+    std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
+    ASSERT_EQ(parts.size(), 2u);
+    QM_ASSERT_EXPECTED(emitted,
+                       emitConvKernel(d, two, EmitterOptions::defaults()));
+    QM_ASSERT_EXPECTED(
+        report, validateIsolated(d, host(), emitted,
+                                 IsolatedValidationOptions::defaults(), parts));
+    EXPECT_TRUE(report.passed) << report.failure;
+  }
+}
+
+TEST(ConvKernelTest, DotConvolutionFaultsAreCaught) {
+  QM_SKIP_UNLESS_DOT_HOST();
+  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::S8S8}) {
+    // In qimeng-runner's process: a kernel that writes past the output
+    // may hit memory outside its guards.
+    ConvDesc d = withPrecision(nhwc(1, 10, 10, 8, 20, 3), p);
+    for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
+      SCOPED_TRACE(std::string(fault) + " " + d.str());
+      QM_ASSERT_EXPECTED(emitted,
+                         emitConvKernel(d, smallDotConfig(d),
+                                        EmitterOptions::defaults(), fault));
+      QM_ASSERT_EXPECTED(
+          report, validateIsolated(d, host(), emitted,
+                                   IsolatedValidationOptions::defaults()));
+      EXPECT_FALSE(report.passed);
+      EXPECT_FALSE(report.failure.empty());
+    }
+  }
+}
+
+TEST(ConvDescTest, DotPrecisionsAreNhwcWithWholeGroups) {
+  ConvDesc d = withPrecision(nhwc(1, 9, 9, 6, 8, 3), GemmPrecision::Bf16);
+  EXPECT_TRUE(d.str().rfind("sbconv2d_nhwc_hwcf_", 0) == 0) << d.str();
+  EXPECT_EQ(d.gemmView().precision, GemmPrecision::Bf16);
+  QM_ASSERT_OK(d.verify());
+  ConvDesc s8 = withPrecision(nhwc(1, 9, 9, 6, 8, 3), GemmPrecision::S8S8);
+  EXPECT_TRUE(s8.str().rfind("s8s8conv2d_", 0) == 0) << s8.str();
+  QM_ASSERT_FAILS_WITH(s8.verify(), "whole groups of 4");
+  ConvDesc nchwBf16 =
+      withPrecision(nchw(1, 9, 9, 8, 8, 3), GemmPrecision::Bf16);
+  QM_ASSERT_FAILS_WITH(nchwBf16.verify(), "nchw_fchw is f32 only");
+  ConvDesc relu8 = withPrecision(nhwc(1, 9, 9, 8, 8, 3), GemmPrecision::U8S8);
+  relu8.relu = true;
+  QM_ASSERT_FAILS_WITH(relu8.verify(), "no bias or relu");
+}
+
 } // namespace

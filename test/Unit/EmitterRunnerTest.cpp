@@ -136,6 +136,31 @@ TEST(EmitterRunnerTest, Bf16OutputFieldsTravel) {
   llvm::consumeError(std::move(err));
 }
 
+TEST(EmitterRunnerTest, DotConvolutionFieldsTravel) {
+  // A bf16 convolution is an sbconv2d request with a boolean bias; an 8-bit
+  // one an iconv2d with its input's signedness; the type travels through
+  // the JSON the runner and the tuning database read.
+  ConvDesc d = ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 9, 9, 8, 16, 3, 3);
+  d.precision = GemmPrecision::Bf16;
+  d.bias = true;
+  nlohmann::json r =
+      nlohmann::json::parse(convRequestJson(d, avx2Config()), nullptr, false);
+  ASSERT_FALSE(r.is_discarded());
+  EXPECT_EQ(r["kind"], "sbconv2d");
+  EXPECT_EQ(r["bias"], true);
+  EXPECT_FALSE(r.contains("dtype"));
+  auto back = convDescFromJson(toJson(d), "test");
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->precision, GemmPrecision::Bf16);
+  EXPECT_EQ(*back, d);
+  d.precision = GemmPrecision::U8S8;
+  d.bias = false;
+  r = nlohmann::json::parse(convRequestJson(d, avx2Config()), nullptr, false);
+  EXPECT_EQ(r["kind"], "iconv2d");
+  EXPECT_EQ(r["a_type"], "u8");
+  EXPECT_EQ(d.str().rfind("u8s8conv2d_nhwc_hwcf_", 0), 0u) << d.str();
+}
+
 //===----------------------------------------------------------------------===//
 // Protocol errors
 //===----------------------------------------------------------------------===//

@@ -668,6 +668,34 @@ const Decision *decision(const SearchSpace &space, llvm::StringRef key) {
 }
 } // namespace
 
+TEST(SearchSpaceTest, DotConvolutionKcChoicesDivideTheRunInWholeGroups) {
+  // A bf16 convolution (dotconv.py): each packed row of a block is one
+  // piece of the input, so kc divides the run (KW*C = 192) in pairs; the
+  // model's kc is one of them.
+  Target target = pinned("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,"
+                         "+avx512f,+avx512bw,+avx512vl,+avx512bf16,"
+                         "+avx512vnni:l1d=48K,l2=1M,l3=32M,cores=2");
+  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::U8S8}) {
+    ConvDesc conv =
+        ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 58, 58, 64, 64, 3, 3);
+    conv.precision = p;
+    KernelProblem problem(conv);
+    QM_ASSERT_EXPECTED(base, chooseKernelConfig(problem, target));
+    const int64_t group = conv.gemmView().kGroup();
+    EXPECT_EQ(192 % base.kc, 0) << base.str();
+    SearchSpace space = SearchSpace::forProblem(problem, target, base);
+    const Decision *kc = decision(space, "kc");
+    ASSERT_NE(kc, nullptr);
+    EXPECT_GE(kc->choices.size(), 2u);
+    for (const std::string &text : kc->choices) {
+      int64_t v = std::stoll(text);
+      EXPECT_EQ(192 % v, 0) << v;
+      EXPECT_EQ(v % group, 0) << v;
+    }
+    EXPECT_EQ(decision(space, "alayout"), nullptr);
+  }
+}
+
 TEST(SearchSpaceTest, ConvolutionKcChoicesAreWholePiecesOfTheRun) {
   Target target = pinned(avx512Spec);
   // ResNet-50's res2 3x3 on its padded input: the run is KW*C = 192.

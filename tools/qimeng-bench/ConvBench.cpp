@@ -30,9 +30,11 @@ struct Layer {
   const char *name;
   int64_t h, w, c, f, k, stride, pad;
 
-  ConvDesc desc() const {
-    return ConvDesc::dense(ConvLayout::NhwcHwcf, 1, h + 2 * pad, w + 2 * pad, c,
-                           f, k, k, stride, stride);
+  ConvDesc desc(GemmPrecision precision) const {
+    ConvDesc d = ConvDesc::dense(ConvLayout::NhwcHwcf, 1, h + 2 * pad,
+                                 w + 2 * pad, c, f, k, k, stride, stride);
+    d.precision = precision;
+    return d;
   }
 };
 
@@ -78,43 +80,60 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   std::string onednnNote;
   if (s.skipOneDnn) {
     onednnNote = "oneDNN: skipped (--no-external)";
-  } else if (auto w =
-                 PeerProcess::start("onednn", KernelProblem(layers[0]->desc()),
-                                    int(s.threads), s.asDetected,
-                                    /*describeOnly=*/true)) {
+  } else if (auto w = PeerProcess::start(
+                 "onednn", KernelProblem(layers[0]->desc(s.precision)),
+                 int(s.threads), s.asDetected,
+                 /*describeOnly=*/true)) {
     haveOneDnn = true;
     onednnNote = "oneDNN " + w->ready().version + ": " + w->ready().describe;
   } else {
     onednnNote = "oneDNN: " + llvm::toString(w.takeError());
   }
   const double peak = s.corePeak * s.threads;
+  const bool narrow = s.precision != GemmPrecision::F32;
+  const char *unit = isIntegerPrecision(s.precision) ? "GOPS" : "GFLOPS";
   if (!s.json) {
     llvm::outs() << llvm::formatv(
-        "qimeng-bench: conv2d suite {0} (batch 1, NHWC, fp32), {1} "
+        "qimeng-bench: conv2d suite {0} (batch 1, NHWC, {4}), {1} "
         "thread(s), out += conv, median of {2} interleaved rounds (each "
         "after an untimed call{3}); each peer in a process of its own\n",
         s.suite, s.threads, s.runs,
         s.settleSeconds > 0 ? llvm::formatv(" that follows a {0} ms pause",
                                             int(s.settleSeconds * 1000 + 0.5))
                                   .str()
-                            : std::string());
+                            : std::string(),
+        narrow ? (precisionName(s.precision) + " operands, " +
+                  (isIntegerPrecision(s.precision) ? "s32" : "f32") + " output")
+                     .str()
+               : std::string("fp32"));
     llvm::outs() << llvm::formatv(
-        "host: {0} ({1}); FMA peak measured: {2:F1} GFLOPS per core ({5}), "
+        "host: {0} ({1}); {7} peak measured: {2:F1} {6} per core ({5}), "
         "{3:F1} for {4} thread(s)\n",
-        s.host.cpu, s.host.triple, s.corePeak, peak, s.threads, s.peakNote);
-    llvm::outs() << "im2col + OpenBLAS sgemm: " << s.openBlas.describe()
-                 << ", config '" << s.openBlas.config << "'\n";
+        s.host.cpu, s.host.triple, s.corePeak, peak, s.threads, s.peakNote,
+        unit,
+        s.precision == GemmPrecision::Bf16 ? "VDPBF16PS"
+        : narrow                           ? "VPDPBUSD"
+                                           : "FMA");
+    if (narrow)
+      llvm::outs() << "im2col + OpenBLAS: none (an f32 column; Debian's "
+                      "OpenBLAS has no "
+                   << precisionName(s.precision) << " GEMM)\n";
+    else
+      llvm::outs() << "im2col + OpenBLAS sgemm: " << s.openBlas.describe()
+                   << ", config '" << s.openBlas.config << "'\n";
     llvm::outs() << onednnNote << "\n";
     llvm::outs() << "OpenMP wait policy: " << s.waitPolicy << "\n";
     llvm::outs() << "inputs are the padded buffers (H + 2p, W + 2p); every "
                     "column computes the same outputs from them\n";
-    llvm::outs() << "GFLOPS: medians over the rounds; vs im2col and vs "
+    llvm::outs() << unit
+                 << ": medians over the rounds; vs im2col and vs "
                     "oneDNN: the median over rounds of the round's time "
                     "ratio (theirs / ours, run back to back)\n";
     llvm::outs() << llvm::formatv(
         "{0,-18} {1,-22} {2,11} {3,7} {4,15} {5,13} {6,9} {7,9} {8,10}  {9}\n",
-        "layer", "shape", "ours GFLOPS", "%peak", "im2col+OpenBLAS",
-        "oneDNN GFLOPS", "vs im2col", "vs oneDNN", "validated", "kernel");
+        "layer", "shape", "ours " + std::string(unit), "%peak",
+        "im2col+OpenBLAS", "oneDNN " + std::string(unit), "vs im2col",
+        "vs oneDNN", "validated", "kernel");
   } else {
     llvm::errs() << "qimeng-bench: " << onednnNote << "\n";
   }
@@ -122,7 +141,22 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   bool allValid = true;
   for (const Layer *layerPtr : layers) {
     const Layer &layer = *layerPtr;
-    ConvDesc desc = layer.desc();
+    ConvDesc desc = layer.desc(s.precision);
+    // A layer these types cannot take (bf16 and 8-bit kernels need the
+    // channels in whole groups of k: the stem's 3 are not) says why.
+    if (llvm::Error err = desc.verify()) {
+      std::string why = llvm::toString(std::move(err));
+      if (s.json)
+        llvm::outs() << nlohmann::json({{"op", "conv2d"},
+                                        {"name", layer.name},
+                                        {"skipped", why}})
+                            .dump()
+                     << "\n";
+      else
+        llvm::outs() << llvm::formatv("{0,-18} skipped: {1}\n", layer.name,
+                                      why);
+      continue;
+    }
     KernelProblem problem(desc);
     auto base = chooseKernelConfig(problem, s.host);
     if (!base)
@@ -151,7 +185,8 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
     if (haveOneDnn)
       onednnWorker =
           onednn.start("onednn", problem, int(s.threads), s.asDetected);
-    bool validated = ours->passed && blasWorker.has_value();
+    // im2col + OpenBLAS is an f32 column (PeerProcess.cpp says why not).
+    bool validated = ours->passed && (blasWorker.has_value() || narrow);
     allValid &= validated;
 
     std::optional<double> oursGflops;
@@ -170,11 +205,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
         if (!*b)
           return b->takeError();
       // The operands every peer process makes too (seed 42).
-      std::mt19937 rng(42);
-      std::uniform_real_distribution<float> dist(-1, 1);
-      for (GuardedBuffer *b : {&*in, &*flt})
-        for (int64_t i = 0; i < b->size(); ++i)
-          b->data()[i] = dist(rng);
+      fillTimingOperands(*in, *flt, s.precision);
       std::fill_n(out->data(), out->size(), 0.0f);
       std::vector<TimedCandidate> cands = {
           {"ours", [&] {
@@ -275,7 +306,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       llvm::outs() << formatVariantLines(variantResults);
       if (!ours->passed)
         llvm::outs() << "  ours failed validation: " << ours->failure << "\n";
-      if (!blas.failure.empty())
+      if (!blas.failure.empty() && !narrow)
         llvm::outs() << "  im2col + OpenBLAS: " << blas.failure << "\n";
       if (!onednn.failure.empty())
         llvm::outs() << "  oneDNN: " << onednn.failure << "\n";

@@ -1,9 +1,10 @@
 //===- ConvBench.h - qimeng-bench --op conv2d -------------------*- C++ -*-===//
 //
-// ResNet-50's convolution layers (batch 1, NHWC, fp32): our implicit-GEMM
-// kernel against im2col + OpenBLAS sgemm and oneDNN, each validated with
-// the convolution checker first, then timed interleaved in this process
-// with the same threads and the same semantics (out += conv).
+// ResNet-50's convolution layers (batch 1, NHWC; fp32, or bf16 and 8-bit
+// operands): our implicit-GEMM kernel against im2col + OpenBLAS sgemm
+// (fp32) and oneDNN, each validated with the convolution checker first,
+// then timed interleaved in this process with the same threads and the
+// same semantics (out += conv).
 //
 //===----------------------------------------------------------------------===//
 #ifndef QIMENG_TOOLS_QIMENG_BENCH_CONVBENCH_H
@@ -30,6 +31,8 @@ struct ConvBenchSettings {
   double settleSeconds = 0;
   unsigned threads = 1;
   unsigned runs = 9;
+  /// Operand types (--dtype): the input A's, the filter B's, the output C's.
+  GemmPrecision precision = GemmPrecision::F32;
   bool json = false;
   bool skipOneDnn = false;
   bool asDetected = false; ///< --baseline-as-detected

@@ -55,6 +55,27 @@ llvm::Error check(dnnl_status_t status, const char *what) {
           .str());
 }
 
+/// oneDNN's types for ours: bf16 x bf16 -> f32 is bf16 source and weights
+/// into an f32 destination (oneDNN accumulates in f32); 8-bit is an s8 or
+/// u8 source, s8 weights, an s32 destination.
+struct Types {
+  dnnl_data_type_t src = dnnl_f32, wei = dnnl_f32, dst = dnnl_f32;
+};
+
+Types typesOf(GemmPrecision precision) {
+  switch (precision) {
+  case GemmPrecision::Bf16:
+    return {dnnl_bf16, dnnl_bf16, dnnl_f32};
+  case GemmPrecision::S8S8:
+    return {dnnl_s8, dnnl_s8, dnnl_s32};
+  case GemmPrecision::U8S8:
+    return {dnnl_u8, dnnl_s8, dnnl_s32};
+  case GemmPrecision::F32:
+    break;
+  }
+  return {};
+}
+
 /// The primitive descriptor of `opDesc` (a convolution or matmul
 /// descriptor) with a sum post-op: dst += op, our kernels' semantics.
 llvm::Error createAccumulating(const Api &api, dnnl_engine_t engine,
@@ -146,30 +167,11 @@ public:
     dnnl_dims_t srcStrides = {d.transA ? 1 : d.lda, d.transA ? d.lda : 1};
     dnnl_dims_t weiStrides = {d.transB ? 1 : d.ldb, d.transB ? d.ldb : 1};
     dnnl_dims_t dstStrides = {d.ldc, 1};
-    // bf16 x bf16 -> f32 as ours: bf16 source and weights, f32 destination
-    // (oneDNN accumulates in f32).
-    // 8-bit: s8 or u8 source, s8 weights, s32 destination.
-    dnnl_data_type_t srcType = dnnl_f32, weiType = dnnl_f32, dstType = dnnl_f32;
-    switch (d.precision) {
-    case GemmPrecision::Bf16:
-      srcType = weiType = dnnl_bf16;
-      break;
-    case GemmPrecision::S8S8:
-      srcType = weiType = dnnl_s8;
-      dstType = dnnl_s32;
-      break;
-    case GemmPrecision::U8S8:
-      srcType = dnnl_u8;
-      weiType = dnnl_s8;
-      dstType = dnnl_s32;
-      break;
-    case GemmPrecision::F32:
-      break;
-    }
+    const Types t = typesOf(d.precision);
     for (auto [md, dims, strides, type, what] :
-         {std::tuple{&srcMd, srcDims, srcStrides, srcType, "src memory desc"},
-          {&weiMd, weiDims, weiStrides, weiType, "weights memory desc"},
-          {&dstMd, dstDims, dstStrides, dstType, "dst memory desc"}})
+         {std::tuple{&srcMd, srcDims, srcStrides, t.src, "src memory desc"},
+          {&weiMd, weiDims, weiStrides, t.wei, "weights memory desc"},
+          {&dstMd, dstDims, dstStrides, t.dst, "dst memory desc"}})
       if (auto e = check(
               api.dnnl_memory_desc_init_by_strides(md, 2, dims, type, strides),
               what))
@@ -228,21 +230,22 @@ public:
     dnnl_dims_t srcDims = {d.n, d.c, d.h, d.w};
     dnnl_dims_t weiDims = {d.f, d.c, d.kh, d.kw};
     dnnl_dims_t dstDims = {d.n, d.f, d.oh(), d.ow()};
+    // The types of ours, as for the matmul (MatmulPrimitive::init).
+    const Types t = typesOf(d.precision);
     if (auto e = check(api.dnnl_memory_desc_init_by_tag(&srcMd, 4, srcDims,
-                                                        dnnl_f32, dnnl_nhwc),
+                                                        t.src, dnnl_nhwc),
                        "src memory desc"))
       return e;
     if (auto e = check(api.dnnl_memory_desc_init_by_tag(&weiUserMd, 4, weiDims,
-                                                        dnnl_f32, dnnl_hwio),
+                                                        t.wei, dnnl_hwio),
                        "weights memory desc"))
       return e;
-    if (auto e =
-            check(api.dnnl_memory_desc_init_by_tag(
-                      &weiAnyMd, 4, weiDims, dnnl_f32, dnnl_format_tag_any),
-                  "weights memory desc"))
+    if (auto e = check(api.dnnl_memory_desc_init_by_tag(
+                           &weiAnyMd, 4, weiDims, t.wei, dnnl_format_tag_any),
+                       "weights memory desc"))
       return e;
     if (auto e = check(api.dnnl_memory_desc_init_by_tag(&dstMd, 4, dstDims,
-                                                        dnnl_f32, dnnl_nhwc),
+                                                        t.dst, dnnl_nhwc),
                        "dst memory desc"))
       return e;
     dnnl_dims_t strides = {d.strideH, d.strideW};

@@ -181,6 +181,10 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
         "are not wired into this benchmark)");
   if (int8 && peer == "openblas")
     return llvm::createStringError("OpenBLAS has no 8-bit integer GEMM");
+  if (conv && g.precision != GemmPrecision::F32 && peer == "openblas")
+    return llvm::createStringError("im2col + OpenBLAS is an f32 column (no " +
+                                   precisionName(g.precision).str() +
+                                   " GEMM in Debian's OpenBLAS)");
   if (bf16 && peer == "openblas") {
     // cblas_sbgemm exists only in builds with BUILD_BFLOAT16 (Debian's
     // 0.3.21 has none): looked up, not linked.
@@ -412,8 +416,7 @@ int qimeng::servePeerWorker() {
       return 1;
     operands.push_back(std::move(*b));
   }
-  fillTimingOperands(operands[0], operands[1],
-                     conv ? GemmPrecision::F32 : g.precision);
+  fillTimingOperands(operands[0], operands[1], g.precision);
   std::fill_n(operands[2].data(), operands[2].size(), 0.0f);
   if (lp.beforeTiming)
     if (llvm::Error e = lp.beforeTiming(operands[1].data())) {

@@ -57,11 +57,13 @@ static cl::opt<std::string>
            cl::init("sgemm"), cl::cat(benchCategory));
 static cl::opt<std::string> dtypeOpt(
     "dtype",
-    cl::desc("GEMM operand types: f32; bf16 (bf16 A and B, f32 C and "
+    cl::desc("Operand types: f32; bf16 (bf16 A and B, f32 C and "
              "accumulation: ours' AVX512-BF16 kernels against oneDNN's bf16 "
              "matmul and OpenBLAS's sbgemm where the build has it); s8 (s8 A "
              "and B, s32 C) or u8s8 (u8 A): ours' AVX512-VNNI kernels "
-             "against oneDNN's int8 matmul"),
+             "against oneDNN's int8 matmul. With --op conv2d the input is "
+             "A's type, the filter B's and the output C's, against oneDNN's "
+             "convolution at the same types"),
     cl::init("f32"), cl::cat(benchCategory));
 static cl::opt<std::string>
     suiteOpt("suite",
@@ -304,9 +306,6 @@ int main(int argc, char **argv) {
     exitOnErr(llvm::createStringError("unsupported --dtype '" + dtypeOpt +
                                       "'; expected f32, bf16, s8 or u8s8"));
   const GemmPrecision precision = *parsedPrecision;
-  if (precision != GemmPrecision::F32 && opKind != "sgemm")
-    exitOnErr(llvm::createStringError("--dtype " + dtypeOpt +
-                                      " benchmarks GEMMs (--op gemm)"));
   if (runsOpt < 7)
     exitOnErr(llvm::createStringError("--runs must be at least 7"));
   if (threadsOpt < 1)
@@ -399,6 +398,7 @@ int main(int argc, char **argv) {
     settings.runner = runner;
     settings.corePeak = corePeak;
     settings.peakNote = gauge->describe();
+    settings.precision = precision;
     settings.openBlas = openBlas;
     return exitOnErr(runConvBench(settings));
   }

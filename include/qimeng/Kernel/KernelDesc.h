@@ -58,6 +58,9 @@ enum class GemmPrecision {
 
 /// "f32", "bf16", "s8s8", "u8s8".
 llvm::StringRef precisionName(GemmPrecision precision);
+/// A convolution's name for these operand types, the prefix of
+/// ConvDesc::str(): "sconv2d", "sbconv2d", "s8s8conv2d", "u8s8conv2d".
+llvm::StringRef convOpName(GemmPrecision precision);
 /// The GEMM's name for these operand types, the prefix of GemmDesc::str():
 /// "sgemm", "sbgemm", "s8s8gemm", "u8s8gemm".
 llvm::StringRef gemmOpName(GemmPrecision precision);
@@ -209,6 +212,12 @@ llvm::StringRef convLayoutName(ConvLayout layout);
 /// from its workspace header at each call (writeInputStrides), one kernel
 /// for every view; `inputStrides` are then the call's (the dense ones when
 /// it is described for tuning), and an nhwc input's w stride must be C.
+///
+/// `precision` gives the element types as for a GEMM (the input is A's,
+/// the filter B's, the output C's): bf16 x bf16 -> f32 and the 8-bit
+/// forms -> s32 are nhwc only (the dot-product kernels gather A, the
+/// pixels), with C whole groups of k (kGroup: 2 bf16, 4 bytes) and, for
+/// 8 bits, no bias or relu.
 struct ConvDesc {
   ConvLayout layout = ConvLayout::NhwcHwcf;
   int64_t n = 0, h = 0, w = 0, c = 0; ///< input batch, height, width, channels
@@ -226,6 +235,7 @@ struct ConvDesc {
   bool bias = false;
   bool relu = false;
   std::optional<float> reluMax; ///< min(x, max) after relu (GemmDesc)
+  GemmPrecision precision = GemmPrecision::F32;
 
   /// A descriptor with a dense input.
   static ConvDesc dense(ConvLayout layout, int64_t n, int64_t h, int64_t w,
@@ -264,7 +274,8 @@ struct ConvDesc {
   /// -strides kernel on besides the dense input).
   ConvDesc withPaddedInputStrides() const;
 
-  /// Elements each operand spans from its base pointer.
+  /// Elements each operand spans from its base pointer (of the precision's
+  /// types: GemmDesc::operandElementBytes for the input and filter).
   int64_t inputSpan() const;
   int64_t filterElements() const { return kh * kw * c * f; }
   int64_t outputElements() const { return n * oh() * ow() * f; }
@@ -272,13 +283,15 @@ struct ConvDesc {
   double flops() const { return 2.0 * n * oh() * ow() * f * kh * kw * c; }
 
   /// Checks sizes >= 1, a filter that fits the input, input strides that
-  /// do not overlap, and with run-time strides an nhwc w stride of C.
+  /// do not overlap, with run-time strides an nhwc w stride of C, and what
+  /// a bf16 or 8-bit precision needs (above).
   llvm::Error verify() const;
 
   /// Stable, readable key:
   /// "sconv2d_nhwc_hwcf_n1_h58_w58_c64_f64_k3x3_s1x1_d1x1_is215296x3712x64"
   /// ("_isrt" for run-time strides), with "_b0", "_bias", "_relu"
-  /// (reluSuffix) appended as set.
+  /// (reluSuffix) appended as set; "sbconv2d_..." for bf16 operands,
+  /// "s8s8conv2d_..." and "u8s8conv2d_..." for 8-bit ones (convOpName).
   std::string str() const;
 
   bool operator==(const ConvDesc &o) const { return str() == o.str(); }
