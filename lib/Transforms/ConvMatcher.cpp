@@ -8,6 +8,7 @@
 #include "EpilogueMatcher.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "qimeng/Transforms/GemmMatcher.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -82,19 +83,18 @@ qimeng::describeConv(linalg::LinalgOp op,
     reason = "operands are not ranked memrefs";
     return failure();
   }
+  // f32, or bf16 and 8-bit inputs as for a contraction (the input is A,
+  // the filter B).
+  Type elementTypes[3] = {inType.getElementType(), fltType.getElementType(),
+                          outType.getElementType()};
+  const char *names[3] = {"the input", "the filter", "the output"};
+  FailureOr<GemmPrecision> precision =
+      operandPrecision(op, elementTypes, names, reason);
+  if (failed(precision))
+    return failure();
   for (auto [type, name] : {std::pair<MemRefType, StringRef>{inType, "input"},
                             {fltType, "filter"},
                             {outType, "output"}}) {
-    if (!type.getElementType().isF32()) {
-      std::string typeName;
-      llvm::raw_string_ostream os(typeName);
-      type.getElementType().print(os);
-      reason = llvm::formatv("element type '{0}' of the {1} is not "
-                             "supported; need f32",
-                             typeName, name)
-                   .str();
-      return failure();
-    }
     // Only the batch may be dynamic (dimension 0 of the input and output):
     // the call then runs the one-image kernel once per image.
     for (int64_t i = 0; i < type.getRank(); ++i)
@@ -130,6 +130,7 @@ qimeng::describeConv(linalg::LinalgOp op,
                     out = outType.getShape();
   ConvDesc d;
   d.layout = *layout;
+  d.precision = *precision;
   d.n = batchIsDynamic ? 1 : in[0];
   if (d.isNhwc()) {
     d.h = in[1];
@@ -265,6 +266,9 @@ qimeng::describeConv(linalg::LinalgOp op,
   }
   if (init) {
     const unsigned channel = d.isNhwc() ? 3 : 1;
+    // 8-bit kernels take a zero fill, not a bias or relu.
+    if (isIntegerPrecision(d.precision))
+      foldBiasInit = false;
     OutputInit found = outputInitOf(
         output, op,
         foldBiasInit ? std::optional<unsigned>(channel) : std::nullopt);

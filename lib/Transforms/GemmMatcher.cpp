@@ -173,14 +173,12 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
   llvm::append_range(out.assumed, e->assumed);
 }
 
-/// The precision of a contraction on A, B and C of `types`: f32 x f32 ->
-/// f32, or bf16 x bf16 -> f32 with the product taken in f32 (linalg.matmul
-/// extends its bf16 inputs to the output type before it multiplies; a
-/// generic must do the same: a product rounded to bf16 first is another
-/// computation).
-FailureOr<GemmPrecision> precisionOf(linalg::LinalgOp op, Type types[3],
-                                     const char *names[3],
-                                     std::string &reason) {
+} // namespace
+
+FailureOr<GemmPrecision> qimeng::operandPrecision(linalg::LinalgOp op,
+                                                  Type types[3],
+                                                  const char *names[3],
+                                                  std::string &reason) {
   auto typeName = [](Type t) {
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -256,8 +254,6 @@ FailureOr<GemmPrecision> precisionOf(linalg::LinalgOp op, Type types[3],
   return failure();
 }
 
-} // namespace
-
 FailureOr<MatchedContraction>
 qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
                             const ContractionMatchOptions &options) {
@@ -285,7 +281,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     elementTypes[i] = type.getElementType();
   }
   FailureOr<GemmPrecision> precision =
-      precisionOf(op, elementTypes, names, reason);
+      operandPrecision(op, elementTypes, names, reason);
   if (failed(precision))
     return failure();
 

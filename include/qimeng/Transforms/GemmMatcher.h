@@ -17,6 +17,20 @@
 
 namespace qimeng {
 
+/// The precision of a contraction or convolution whose inputs and output
+/// (A, B and C, named `names` in the reason) have element types `types`:
+/// f32 x f32 -> f32; bf16 x bf16 -> f32 with each product taken in f32
+/// (linalg's named ops extend their bf16 inputs to the output type before
+/// they multiply; a generic must do the same: a product rounded to bf16
+/// first is another computation); or i8 x i8 -> i32 with each input
+/// extended to i32 before the multiply, A by extsi (s8) or extui (u8), B
+/// by extsi (VPDPBUSD takes unsigned A and signed B bytes). Failure with
+/// the reason otherwise.
+mlir::FailureOr<GemmPrecision> operandPrecision(mlir::linalg::LinalgOp op,
+                                                mlir::Type types[3],
+                                                const char *names[3],
+                                                std::string &reason);
+
 /// A contraction as `batch` GEMMs: GEMM i reads A, B and C at their first
 /// element plus i times their batch stride (0 for an operand the batch
 /// dimension does not index: a 2-D operand broadcast over the batch).
