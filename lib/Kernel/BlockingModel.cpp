@@ -47,13 +47,17 @@ const MicroKernelShape kAvx512Shapes[] = {
 // or 4) per 32-bit lane, so a B vector is 16 columns of a group of rows.
 // The same register budget (mr * nr/16 accumulators, nr/16 B vectors, one
 // broadcast); K unrolled in groups.
+// The dot-product blocks in the model's order of preference where they
+// waste as little of a problem (dotConfig): three or four B vectors first
+// (12 rows of A read in place 4 KiB apart share one L1 set: 12 x 32 ran at
+// 0.79x 6 x 64 on bf16 2048^3).
 const MicroKernelShape kAvx512DotShapes[] = {
     {VectorIsa::Avx512, 8, 48, 4, 0, 0},
+    {VectorIsa::Avx512, 6, 64, 4, 0, 0},
+    {VectorIsa::Avx512, 7, 48, 4, 0, 0},
     {VectorIsa::Avx512, 4, 96, 4, 0, 0},
     {VectorIsa::Avx512, 12, 32, 4, 0, 0},
     {VectorIsa::Avx512, 14, 32, 4, 0, 0},
-    {VectorIsa::Avx512, 6, 64, 4, 0, 0},
-    {VectorIsa::Avx512, 7, 48, 4, 0, 0},
     // 16 rows by one vector: M of 9 to 16 in one A sliver (dotConfig).
     {VectorIsa::Avx512, 16, 16, 4, 0, 0},
 };
@@ -329,17 +333,38 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                            : "AVX512-VNNI (VPDPBUSD)",
                       target.triple, target.cpu)
             .str());
-  const MicroKernelShape &shape = kAvx512DotShapes[0];
+  // The block whose slivers waste least of the problem (the share of M
+  // times the share of N they cover: an edge sliver computes rows and
+  // columns past the edge), the table's first (8 x 48) on a tie; the
+  // 16-row, one-vector block is for few rows (below). With A packed, 8 x
+  // 48 unless another covers a fifth more (s8 256^3 and 512^3 on Zen 5: 8 x
+  // 48 1.07-1.10x 6 x 64 despite its padding to 288 and 528 columns); with
+  // A read in place (below), the least waste: bf16 256^3 6 x 64 1.13x 8 x
+  // 48, ResNet-50's res2 layers 1.5x with 64 filters (8 x 48 pads them to
+  // 96), res5's 49 pixels 7 x 48.
+  const bool aMayBeInPlace = desc.precision != GemmPrecision::S8S8 &&
+                             !desc.transA && !desc.runtimeLd && !desc.dynamicK;
+  auto share = [&](const MicroKernelShape &s) {
+    return double(desc.m) / double(roundUp(desc.m, s.mr)) * double(desc.n) /
+           double(roundUp(desc.n, s.nr));
+  };
+  const MicroKernelShape *shape = &kAvx512DotShapes[0];
+  double bestShare = share(*shape) * (aMayBeInPlace ? 1.0 : 1.2);
+  for (const MicroKernelShape &s : kAvx512DotShapes)
+    if (s.nr >= 32 && share(s) > bestShare + 1e-9) {
+      bestShare = share(s);
+      shape = &s;
+    }
   GemmConfig c;
-  c.isa = shape.isa;
-  c.mr = shape.mr;
-  c.nr = shape.nr;
-  c.kUnroll = shape.kUnroll;
+  c.isa = shape->isa;
+  c.mr = shape->mr;
+  c.nr = shape->nr;
+  c.kUnroll = shape->kUnroll;
   const int64_t eb = desc.operandElementBytes(), group = desc.kGroup();
   const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
   const int64_t l3PerCore =
       std::max(target.caches.l3 / std::max(1, target.cores), l2);
-  c.kc = std::clamp<int64_t>(roundDownAtLeast(l2 / 8 / (c.nr * eb), 16),
+  c.kc = std::clamp<int64_t>(roundDownAtLeast(l2 / 8 / (48 * eb), 16),
                              128 * group, 512 * group);
   // Few rows (M <= 16, a token or a small batch through a linear layer):
   // each packed B element serves those rows only, so the panel stays in L2
@@ -372,7 +397,26 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                  : std::min<int64_t>(
                        roundDownAtLeast(l3PerCore / 2 / blockBytes, c.nr),
                        roundDownAtLeast(8192, c.nr));
-  return clampToProblem(c, desc);
+  c = clampToProblem(c, desc);
+  // A read in place (dotgemm.py's a_layout direct: no PACK A; a
+  // convolution's pixels where they lie in its input) where the kernel
+  // can: A's rows of k as stored, an immediate lda, u8 or bf16 (an s8 A is
+  // packed plus 128), K and kc whole K steps of 4 groups (or 2, or 1: a
+  // convolution of 6 channels). On Zen 5,
+  // bf16: 1.05-1.09x from 256^3 to 1024^3 and on 3136x64x256, 1.03-1.09x on
+  // ResNet-50's layers.
+  // Not where more than 8 rows lie a multiple of 4 KiB apart (one L1 set).
+  const bool rowsShareASet = !conv && desc.lda * eb % 4096 == 0 && c.mr > 8;
+  if (desc.precision != GemmPrecision::S8S8 && !desc.transA &&
+      !desc.runtimeLd && !desc.dynamicK && c.packB != BPacking::InPlace &&
+      !rowsShareASet)
+    for (int ku : {4, 2, 1})
+      if (desc.k % (group * ku) == 0 && c.kc % (group * ku) == 0) {
+        c.kUnroll = ku;
+        c.aLayout = ALayout::Direct;
+        break;
+      }
+  return c;
 }
 
 llvm::Expected<GemmConfig>

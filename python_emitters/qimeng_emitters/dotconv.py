@@ -22,6 +22,12 @@ a unit width dilation and dense pixels), so a row of the block is one
 piece of the input, its groups in order. The pack then copies a row's
 groups as a GEMM's (8 x 8 dword transposes for 8 whole rows at a time).
 
+With a_layout "direct" nothing is packed: a sliver of MR pixels in one
+output row is read where it lies (its rows the pixel step apart, the
+block's k consecutive), as oneDNN's brgemm convolutions read an nhwc input;
+only a sliver across output rows (or short of rows) is copied (dotgemm.py,
+A in place). K and kc are then whole K steps (k_unroll groups).
+
 The input's strides are immediates (input_strides) or, with
 runtime_strides, read from the workspace header at 64 at each call (n, h,
 w; the w stride must be C), as for f32. The output is the GEMM's C (dense,
@@ -42,7 +48,7 @@ LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc")
 
 #: Request fields passed to the GEMM underneath, as dotgemm.py reads them.
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "overwrite",
-               "fault", "target_features", "parallel")
+               "fault", "target_features", "parallel", "a_layout")
 SBGEMM_FIELDS = ("relu", "relu_max")
 IGEMM_FIELDS = ("a_type",)
 
@@ -95,6 +101,11 @@ class DotConv:
         self.row_dims, self.col_dims = gather_dims(g, eb, steps)
         self.runtime_steps = steps.steps
         self.run = contiguous_run(self.col_dims, eb)
+        if p.a_direct:
+            # A in place: a sliver's pixels in one output row are the pixel
+            # step apart (dotgemm._emit_a_in_place checks each sliver).
+            p.a_row_stride = self.row_dims[-1][1]
+            check_disp(p.a_row_stride * p.mr, "gather")
         if self.run % p.kc:
             raise RequestError(
                 f"kc = {p.kc} must divide {self.run}, the k that lie in "
@@ -114,6 +125,7 @@ class DotConv:
         kind = "sbconv2d" if p.dt.name == "bf16" else f"{p.dt.name}conv2d"
         return (f"{self.geometry.symbol_stem(kind)}"
                 f"{'_isrt' if self.runtime_strides else ''}"
+                f"{'_adirect' if p.a_direct else ''}"
                 f"{'_b0' if p.overwrite else ''}"
                 f"{'_bias' if p.bias != 'none' else ''}"
                 f"{relu_suffix(p.relu, p.relu_max)}"

@@ -165,7 +165,7 @@ class Params:
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
             "fault", "target_features", "parallel", "dynamic_m", "dynamic_n",
-            "pack_b")
+            "pack_b", "a_layout")
             + (("a_type",) if kind == "igemm" else
                ("bf16_output", "ldd", "bias", "relu", "relu_max")))
         if kind == "igemm":
@@ -293,8 +293,38 @@ class Params:
         # s8 A: per column of the B panel, this block's 128 sum_k B(k, j).
         self.corr_offset = self.bp_offset + self.bp_bytes
         self.corr_bytes = self.nc * 4 if self.dt.shift_a else 0
-        self.workspace_bytes = (GEMV_WORKSPACE if self.gemv else
-                                self.corr_offset + self.corr_bytes)
+        # A in place ("direct"): each sliver read where it lies, rows
+        # a_row_stride bytes apart (lda, or a convolution's pixel step), its
+        # pointer in a table (one int64 per row of the block, a sliver uses
+        # its first row's); a sliver that cannot be (short of rows, or
+        # across a convolution's output rows) is copied into its packed
+        # place, rows kc_groups dwords apart, and points there plus 1.
+        self.a_layout = request.get("a_layout", "k-major")
+        if self.a_layout not in ("k-major", "direct"):
+            raise RequestError(
+                f"a_layout {self.a_layout!r}: the dot kernels pack A "
+                "(\"k-major\") or read it in place (\"direct\")")
+        self.a_direct = self.a_layout == "direct"
+        self.a_row_stride = None
+        self.a_pointer_table = self.corr_offset + self.corr_bytes
+        if self.a_direct:
+            unit = self.dt.group * self.k_unroll
+            why = ("an s8 A (packed plus 128 for VPDPBUSD)"
+                   if self.dt.shift_a else
+                   "A transposed (its rows are k)" if self.trans_a else
+                   "run-time leading dimensions" if self.runtime_ld else
+                   "the matrix-vector form" if self.gemv else
+                   f"K and kc in whole K steps of {unit} (k_unroll "
+                   f"{self.k_unroll} groups of {self.dt.group})"
+                   if self.k % unit or self.kc % unit else None)
+            if why:
+                raise RequestError(f"a_layout direct reads A in place: not "
+                                   f"with {why}")
+            self.a_row_stride = self.lda * self.dt.element_bytes
+            check_disp(self.a_row_stride * self.mr, "A row")
+        self.workspace_bytes = (
+            GEMV_WORKSPACE if self.gemv else self.a_pointer_table
+            + (round_up(self.mc * 8, 64) if self.a_direct else 0))
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
             eb = self.dt.element_bytes
@@ -320,6 +350,7 @@ class Params:
         return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                 f"{'_mrt' if self.dynamic_m else ''}"
                 f"{'_nrt' if self.dynamic_n else ''}"
+                f"{'_adirect' if self.a_direct else ''}"
                 f"{'_b0' if self.overwrite else ''}"
                 f"{'_bias' if self.bias != 'none' else ''}"
                 f"{relu_suffix(self.relu, self.relu_max)}"
@@ -870,12 +901,20 @@ def _emit_compute(asm, p):
     """One MR x NR tile at (ic + ir, jc + jr) over the block's groups, then
     C updated: the accumulators added to C (or stored, for the first block
     of an overwriting kernel), masked past N, up to row mb."""
-    k_loop = asm.label("K loop: next k_unroll pairs")
+    # (Labels in the order of the packed form's text, which is kept.)
+    k_loops = ([asm.label("K loop: next k_unroll groups, A in place"),
+                asm.label("K loop: next k_unroll groups, A copied")]
+               if p.a_direct else [asm.label("K loop: next k_unroll pairs")])
     add = asm.label("C += the tile")
     done = asm.label("tile stored")
-    asm.comment("COMPUTE: packed A sliver -> %rax, B sliver -> %rsi")
-    asm.ins(f"imulq ${p.kc_groups * 4}, {IR}, %rax")
-    asm.ins(f"leaq {AP_OFFSET}({WS}, %rax), %rax")
+    if p.a_direct:
+        asm.comment("COMPUTE: A sliver (its pointer) -> %rax, B sliver -> "
+                    "%rsi")
+        asm.ins(f"movq {p.a_pointer_table}({WS}, {IR}, 8), %rax")
+    else:
+        asm.comment("COMPUTE: packed A sliver -> %rax, B sliver -> %rsi")
+        asm.ins(f"imulq ${p.kc_groups * 4}, {IR}, %rax")
+        asm.ins(f"leaq {AP_OFFSET}({WS}, %rax), %rax")
     asm.ins(f"imulq ${p.kc_groups * 4}, {JR}, %rsi")
     asm.ins(f"leaq {p.bp_offset}({WS}, %rsi), %rsi")
     for i in range(p.mr):
@@ -900,22 +939,24 @@ def _emit_compute(asm, p):
                 asm.ins(f"prefetcht0 {64 * v}(%rdx)")
             if i + 1 < p.mr:
                 asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdx")
-    asm.ins(f"movq {ITERATIONS}({WS}), %rcx")
-    asm.ins(".p2align 4")
-    asm.place(k_loop)
-    a = _a_reg(p)
-    for u in range(p.k_unroll):
-        for v in range(p.nv):
-            asm.ins(f"vmovups {(u * p.nr + v * LANES) * 4}(%rsi), "
-                    f"{_b_reg(p, v)}")
-        for i in range(p.mr):
-            asm.ins(f"vpbroadcastd {(u * p.mr + i) * 4}(%rax), {a}")
-            for v in range(p.nv):
-                asm.ins(f"{p.dt.dot} {_b_reg(p, v)}, {a}, {_acc(p, i, v)}")
-    asm.ins(f"addq ${p.k_unroll * p.mr * 4}, %rax")
-    asm.ins(f"addq ${p.k_unroll * p.nr * 4}, %rsi")
-    asm.ins("decq %rcx")
-    asm.ins(f"jnz {back(k_loop)}")
+    if p.a_direct:
+        # Rows a_row_stride apart where A lies; a copied sliver (the
+        # pointer's bit 0) has them kc_groups dwords apart.
+        copied = asm.label("K loop of a copied A sliver")
+        k_done = asm.label("K loops done")
+        asm.ins("btrq $0, %rax")
+        asm.ins(f"jc {fwd(copied)}")
+        _emit_k_loop(asm, p, k_loops[0],
+                     lambda u, i: i * p.a_row_stride + 4 * u, 4 * p.k_unroll)
+        asm.ins(f"jmp {fwd(k_done)}")
+        asm.place(copied)
+        _emit_k_loop(asm, p, k_loops[1],
+                     lambda u, i: i * p.kc_groups * 4 + 4 * u,
+                     4 * p.k_unroll)
+        asm.place(k_done)
+    else:
+        _emit_k_loop(asm, p, k_loops[0], lambda u, i: (u * p.mr + i) * 4,
+                     p.k_unroll * p.mr * 4)
 
     asm.comment("C update: rows left in %rsi")
     asm.ins(f"movl {NB}d, %ecx")
@@ -971,6 +1012,123 @@ def _emit_compute(asm, p):
             asm.place(last)
             last_store(read_c=True)
     asm.place(done)
+
+
+def _emit_k_loop(asm, p, k_loop, a_disp, a_step):
+    """The block's K loop (at label k_loop): per K step, k_unroll groups of
+    the B sliver (%rsi) against the A sliver (%rax), row i's group u at
+    a_disp(u, i); A then steps a_step bytes, B k_unroll groups."""
+    asm.ins(f"movq {ITERATIONS}({WS}), %rcx")
+    asm.ins(".p2align 4")
+    asm.place(k_loop)
+    a = _a_reg(p)
+    for u in range(p.k_unroll):
+        for v in range(p.nv):
+            asm.ins(f"vmovups {(u * p.nr + v * LANES) * 4}(%rsi), "
+                    f"{_b_reg(p, v)}")
+        for i in range(p.mr):
+            asm.ins(f"vpbroadcastd {a_disp(u, i)}(%rax), {a}")
+            for v in range(p.nv):
+                asm.ins(f"{p.dt.dot} {_b_reg(p, v)}, {a}, {_acc(p, i, v)}")
+    asm.ins(f"addq ${a_step}, %rax")
+    asm.ins(f"addq ${p.k_unroll * p.nr * 4}, %rsi")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(k_loop)}")
+
+
+def _emit_a_in_place(asm, p):
+    """A in place (a_layout "direct"), instead of PACK A: per sliver of
+    the block (first row IR), its pointer into the table: where its first
+    row's block of k lies when all MR rows lie before the edge
+    a_row_stride bytes apart (a convolution's: in one output row, checked
+    in its row table), else a copy of its rows into its packed place, kb
+    elements each, rows kc_groups dwords apart, zero past the edge, plus
+    1. No padding is read: K and kc are whole K steps."""
+    sliver = asm.label("A in place: next sliver")
+    copy = asm.label("A in place: sliver copied")
+    row = asm.label("A in place: next row of a copied sliver")
+    zero = asm.label("A in place: a row past the edge")
+    next_row = asm.label("A in place: row copied")
+    done = asm.label("A in place: sliver done")
+    eb, conv = p.dt.element_bytes, p.conv
+    asm.comment(f"A in place: {p.mr}-row slivers where they lie, rows "
+                f"{p.a_row_stride} bytes apart; no PACK A")
+    if conv is not None:
+        asm.ins(f"movq {conv.col_table}({WS}, {PC}, 8), %rax")
+        asm.ins(f"addq 0({WS}), %rax")
+        asm.ins(f"movq %rax, {conv.base_slot}({WS})")
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(sliver)
+    _emit_a_row_source(asm, p, "%rsi", 0)
+    asm.ins(f"movq {MB}, %rdx")
+    asm.ins(f"subq {IR}, %rdx")                       # rows before the edge
+    asm.ins(f"cmpq ${p.mr}, %rdx")
+    asm.ins(f"jb {fwd(copy)}")
+    if conv is not None:
+        asm.comment("in one output row: each row a_row_stride past the "
+                    "last")
+        asm.ins(f"leaq ({IC}, {IR}), %rcx")
+        for j in range(1, p.mr):
+            asm.ins(f"movq {conv.row_table + 8 * j}({WS}, %rcx, 8), %rax")
+            asm.ins(f"subq {conv.row_table + 8 * (j - 1)}({WS}, %rcx, 8), "
+                    "%rax")
+            asm.ins(f"cmpq ${p.a_row_stride}, %rax")
+            asm.ins(f"jne {fwd(copy)}")
+    asm.ins(f"movq %rsi, {p.a_pointer_table}({WS}, {IR}, 8)")
+    asm.ins(f"jmp {fwd(done)}")
+    asm.place(copy)
+    asm.comment("copied: kb elements a row, rows kc_groups dwords apart")
+    asm.ins(f"imulq ${p.kc_groups * 4}, {IR}, %rax")
+    asm.ins(f"leaq {AP_OFFSET + 1}({WS}, %rax), %rax")
+    asm.ins(f"movq %rax, {p.a_pointer_table}({WS}, {IR}, 8)")
+    asm.ins(f"xorl {JR}d, {JR}d")
+    asm.place(row)
+    asm.ins(f"imulq ${p.kc_groups * 4}, {JR}, %rdi")
+    asm.ins(f"leaq -1(%rax, %rdi), %rdi")
+    asm.ins(f"leaq ({KB}, {KB}, {eb - 1}), %rcx" if eb == 2 else
+            f"movq {KB}, %rcx")                        # kb * eb bytes
+    asm.ins(f"leaq ({IR}, {JR}), %rsi")
+    asm.ins(f"cmpq {MB}, %rsi")
+    asm.ins(f"jae {fwd(zero)}")
+    _emit_a_row_source(asm, p, "%rsi", JR)
+    asm.ins("rep movsb")
+    asm.ins(f"jmp {fwd(next_row)}")
+    asm.place(zero)
+    asm.ins("movq %rax, %rsi")                          # rep stosb takes %al
+    asm.ins("xorl %eax, %eax")
+    asm.ins("rep stosb")
+    asm.ins("movq %rsi, %rax")
+    asm.place(next_row)
+    asm.ins(f"incq {JR}")
+    asm.ins(f"cmpq ${p.mr}, {JR}")
+    asm.ins(f"jb {back(row)}")
+    asm.place(done)
+    if p.fault == "drop-k":
+        asm.comment("fault drop-k: the sliver's first group of row 0 read "
+                    "from the second")
+        asm.ins(f"addq $4, {p.a_pointer_table}({WS}, {IR}, 8)")
+    asm.ins(f"addq ${p.mr}, {IR}")
+    asm.ins(f"cmpq {MB}, {IR}")
+    asm.ins(f"jb {back(sliver)}")
+
+
+def _emit_a_row_source(asm, p, reg, row):
+    """reg = where row IR + `row` (a register, or 0) of the block holds
+    its block of k: A + (ic + r) * lda + pc elements, or a convolution's
+    input + column[pc] + row[ic + r]; only reg is written."""
+    if p.conv is not None:
+        asm.ins(f"leaq ({IC}, {IR}), {reg}")
+        if row != 0:
+            asm.ins(f"addq {row}, {reg}")
+        asm.ins(f"movq {p.conv.row_table}({WS}, {reg}, 8), {reg}")
+        asm.ins(f"addq {p.conv.base_slot}({WS}), {reg}")
+        return
+    asm.ins(f"leaq ({IC}, {IR}), {reg}")
+    if row != 0:
+        asm.ins(f"addq {row}, {reg}")
+    asm.ins(f"imulq ${p.a_row_stride}, {reg}")
+    asm.ins(f"leaq ({reg}, {PC}, {p.dt.element_bytes}), {reg}")
+    asm.ins(f"addq 0({WS}), {reg}")
 
 
 def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
@@ -1114,7 +1272,10 @@ def _emit_body(p):
     asm.ins(f"movq {m_end}, {MB}")
     asm.ins(f"subq {IC}, {MB}")
     _min_into(asm, MB, p.mc)
-    _emit_pack(asm, p, a_op)
+    if p.a_direct:
+        _emit_a_in_place(asm, p)
+    else:
+        _emit_pack(asm, p, a_op)
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.place(jr_loop)
     asm.ins(f"xorl {IR}d, {IR}d")

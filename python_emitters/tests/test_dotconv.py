@@ -253,6 +253,32 @@ class DotConvExecutionTest(unittest.TestCase):
                 with self.subTest(f"{a_type} {name}"):
                     self.check(f"{a_type}_{name}", request(**changes))
 
+    def test_a_direct(self):
+        """A read in place: slivers of 8 pixels in one output row read
+        where they lie, the others (across rows, W = 9 output pixels a
+        row) copied; strides, views and run-time strides."""
+        for name, changes in [
+                ("hwcf", {"c": 8, "kc": 16}),
+                ("fhwc", {"layout": "nhwc_fhwc", "c": 8, "kc": 8,
+                          "k_unroll": 4}),
+                ("strided_16_rows", {"stride_w": 2, "w": 21, "c": 16,
+                                     "kc": 32, "mr": 16, "nr": 16,
+                                     "mc": 32, "nc": 16}),
+                ("rt", {"c": 8, "kc": 16, "runtime_strides": True}),
+                ("epilogue", {"c": 8, "kc": 16, "bias": True, "relu": True,
+                              "overwrite": True})]:
+            with self.subTest(name):
+                req = request(a_layout="direct", **changes)
+                self.check("direct_" + name, req)
+                if changes.get("runtime_strides"):
+                    self.check("direct_rt_window", req,
+                               strides=[8 * 13 * 8 + 3, 13 * 8, 8])
+        self.check("u8_direct", request(
+            kind="iconv2d", a_type="u8", c=8, kc=16, a_layout="direct"))
+        self.check("direct_view", request(a_layout="direct", c=8, kc=8,
+                                          input_strides=[1500, 150, 12]),
+                   strides=[1500, 150, 12])
+
     def test_strides(self):
         """A view of a larger input (gaps hold NaN or byte extremes): as
         immediates, and read from the header at run time, where one kernel

@@ -216,6 +216,16 @@ class RequestTest(unittest.TestCase):
                      "no bf16 output")
         self.refuses(int8_request(pack_b=False, trans_b=True),
                      "bf16 operands")
+        # A in place: rows of k where A lies, whole K steps, no shift.
+        direct = dict(request(runtime_ld=None, k=64, lda=67, ldb=50,
+                              ldc=52, kc=16), a_layout="direct")
+        self.refuses(dict(direct, a_layout="rows"), "k-major")
+        self.refuses(request(k=64, kc=16, a_layout="direct"),
+                     "run-time leading dimensions")
+        self.refuses(dict(direct, trans_a=True, lda=40), "A transposed")
+        self.refuses(dict(direct, k=62, lda=65), "whole K steps of 4")
+        self.refuses(dict(direct, kc=18), "whole K steps of 4")
+        self.refuses(dict(direct, kind="igemm", a_type="s8"), "an s8 A")
 
     def test_header(self):
         text = emit_dot(request())
@@ -435,6 +445,23 @@ class Bf16ExecutionTest(HarnessTest):
             "relu_unpadded_bf16_output": request(
                 relu=True, relu_max=6.0, k=64, kc=32, k_unroll=4,
                 bf16_output=True),
+            # A in place: slivers read where A lies (lda 67), the last one
+            # short of rows copied; several kc blocks, a K unroll of 4;
+            # with an epilogue and a bf16 output.
+            "a_direct": request(runtime_ld=None, k=64, lda=67, ldb=50,
+                                ldc=52, kc=16, a_layout="direct"),
+            "a_direct_blocks": request(runtime_ld=None, m=70, n=100, k=96,
+                                       lda=99, ldb=105, ldc=107, mr=12,
+                                       nr=32, k_unroll=4, kc=32, mc=36,
+                                       nc=64, a_layout="direct"),
+            "a_direct_epilogue_bf16_output": request(
+                runtime_ld=None, m=70, n=100, k=96, lda=99, ldb=105,
+                ldc=107, ldd=109, mr=12, nr=32, k_unroll=4, kc=32, mc=36,
+                nc=64, a_layout="direct", overwrite=True, bias="columns",
+                relu=True, bf16_output=True),
+            "a_direct_trans_b": request(runtime_ld=None, k=64, lda=67,
+                                        ldb=69, ldc=52, kc=64,
+                                        trans_b=True, a_layout="direct"),
         }
         for name, req in cases.items():
             with self.subTest(name=name):
@@ -488,6 +515,16 @@ class Int8ExecutionTest(HarnessTest):
                                               ldb=50, ldc=52),
             }.items():
                 cases[f"{a_type}_{name}"] = dict(req, a_type=a_type)
+        # A in place (u8 only: an s8 A is packed plus 128).
+        for name, req in {
+                "a_direct": int8_request(runtime_ld=None, k=64, lda=67,
+                                         ldb=50, ldc=52, kc=16),
+                "a_direct_blocks": int8_request(
+                    runtime_ld=None, m=70, n=100, k=96, lda=99, ldb=105,
+                    ldc=107, mr=12, nr=32, k_unroll=2, kc=32, mc=36,
+                    nc=64, overwrite=True),
+            }.items():
+            cases[f"u8_{name}"] = dict(req, a_type="u8", a_layout="direct")
         for name, req in cases.items():
             with self.subTest(name=name):
                 status, output = self.run_kernel(name, req)

@@ -558,8 +558,9 @@ ConvDesc withPrecision(ConvDesc d, GemmPrecision p) {
 }
 
 /// The dot kernels' config with small blocks: kc two groups' divisor of
-/// the run, mc two slivers, nc one.
-GemmConfig smallDotConfig(const ConvDesc &d) {
+/// the run, mc two slivers, nc one; A read in place (the model's choice
+/// for bf16 and u8) in whole K steps, or packed.
+GemmConfig smallDotConfig(const ConvDesc &d, ALayout layout = ALayout::Direct) {
   auto model = chooseKernelConfig(d, host());
   EXPECT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
   GemmConfig c = model ? *model : GemmConfig{};
@@ -571,7 +572,17 @@ GemmConfig smallDotConfig(const ConvDesc &d) {
     }
   c.mc = 2 * c.mr;
   c.nc = c.nr;
-  return clampToProblem(c, d.gemmView());
+  c = clampToProblem(c, d.gemmView());
+  c.aLayout = layout == ALayout::Direct && c.aLayout == ALayout::Direct
+                  ? ALayout::Direct
+                  : ALayout::KMajor;
+  if (c.aLayout == ALayout::Direct)
+    for (int ku : {4, 2, 1})
+      if (c.kc % (group * ku) == 0 && d.gemmView().k % (group * ku) == 0) {
+        c.kUnroll = ku;
+        break;
+      }
+  return c;
 }
 
 TEST(ConvKernelTest, DotConvolutionsValidate) {
@@ -593,8 +604,12 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
       SCOPED_TRACE(d.str());
       QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
       EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
+      EXPECT_EQ(model.aLayout,
+                p == GemmPrecision::S8S8 ? ALayout::KMajor : ALayout::Direct)
+          << model.str();
       EXPECT_TRUE(validates(d, model));
       EXPECT_TRUE(validates(d, smallDotConfig(d)));
+      EXPECT_TRUE(validates(d, smallDotConfig(d, ALayout::KMajor)));
       if (d.runtimeStrides) {
         QM_ASSERT_EXPECTED(
             emitted, emitConvKernel(d, model, EmitterOptions::defaults()));
@@ -633,18 +648,20 @@ TEST(ConvKernelTest, DotConvolutionFaultsAreCaught) {
   for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::S8S8}) {
     // In qimeng-runner's process: a kernel that writes past the output
     // may hit memory outside its guards.
+    // A read in place (bf16) and packed.
     ConvDesc d = withPrecision(nhwc(1, 10, 10, 8, 20, 3), p);
-    for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
-      SCOPED_TRACE(std::string(fault) + " " + d.str());
-      QM_ASSERT_EXPECTED(emitted,
-                         emitConvKernel(d, smallDotConfig(d),
-                                        EmitterOptions::defaults(), fault));
-      QM_ASSERT_EXPECTED(
-          report, validateIsolated(d, host(), emitted,
-                                   IsolatedValidationOptions::defaults()));
-      EXPECT_FALSE(report.passed);
-      EXPECT_FALSE(report.failure.empty());
-    }
+    for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"})
+      for (ALayout layout : {ALayout::Direct, ALayout::KMajor}) {
+        SCOPED_TRACE(std::string(fault) + " " + d.str());
+        GemmConfig c = smallDotConfig(d, layout);
+        QM_ASSERT_EXPECTED(
+            emitted, emitConvKernel(d, c, EmitterOptions::defaults(), fault));
+        QM_ASSERT_EXPECTED(
+            report, validateIsolated(d, host(), emitted,
+                                     IsolatedValidationOptions::defaults()));
+        EXPECT_FALSE(report.passed) << c.str();
+        EXPECT_FALSE(report.failure.empty());
+      }
   }
 }
 

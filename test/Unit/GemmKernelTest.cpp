@@ -14,6 +14,7 @@
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Kernel/WorkspaceHeader.h"
 #include "qimeng/Runtime/GemmValidator.h"
+#include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Runtime/JitKernel.h"
 #include "qimeng/Runtime/RunnerService.h"
 #include "llvm/ADT/StringRef.h"
@@ -943,6 +944,57 @@ TEST(GemmKernelTest, Int8FaultsAreCaught) {
   if (!hostRunsVnni())
     GTEST_SKIP() << "host has no AVX512-VNNI";
   expectDotFaultsAreCaught(GemmPrecision::S8S8, 12);
+}
+
+/// A read in place (dotgemm.py a_layout direct), the model's choice for
+/// bf16 and u8 A with immediate leading dimensions and whole K steps: its
+/// own configs, slivers read where A lies (rows lda apart) and the last
+/// one short of rows copied, several kc blocks; faults caught in
+/// qimeng-runner's process. A that cannot be read in place is packed.
+TEST(GemmKernelTest, DotAInPlaceValidates) {
+  if (!hostRunsBf16() || !hostRunsVnni())
+    GTEST_SKIP() << "host lacks AVX512-BF16 or AVX512-VNNI";
+  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::U8S8}) {
+    for (auto [m, n, k] : {std::tuple{37, 45, 64}, std::tuple{70, 100, 96},
+                           std::tuple{64, 64, 64}, std::tuple{13, 200, 40}}) {
+      GemmDesc d = GemmDesc::packed(m, n, k).withPaddedLeadingDims();
+      d.precision = p;
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, host()));
+      EXPECT_EQ(model.aLayout, ALayout::Direct) << model.str();
+      ValidationReport report;
+      ASSERT_TRUE(buildAndValidate(d, model, {}, report));
+      EXPECT_TRUE(report.passed) << report.failure;
+      GemmConfig small = model;
+      small.kc = 16;
+      small.kUnroll = 2;
+      small.mc = 2 * small.mr;
+      ASSERT_TRUE(buildAndValidate(d, small, {}, report));
+      EXPECT_TRUE(report.passed) << report.failure;
+      QM_ASSERT_EXPECTED(
+          broken,
+          emitGemmKernel(d, small, EmitterOptions::defaults(), "drop-k"));
+      QM_ASSERT_EXPECTED(
+          caught, validateIsolated(d, host(), broken,
+                                   IsolatedValidationOptions::defaults()));
+      EXPECT_FALSE(caught.passed);
+    }
+    // Not in place: A transposed, K not whole K steps (bf16: odd),
+    // run-time leading dimensions.
+    GemmDesc t = GemmDesc::packed(37, 45, 64, /*transA=*/true);
+    t.precision = p;
+    QM_ASSERT_EXPECTED(packed, chooseGemmConfig(t, host()));
+    EXPECT_EQ(packed.aLayout, ALayout::KMajor);
+    GemmDesc odd = GemmDesc::packed(37, 45, 63);
+    odd.precision = p;
+    QM_ASSERT_EXPECTED(oddConfig, chooseGemmConfig(odd, host()));
+    EXPECT_EQ(oddConfig.aLayout, ALayout::KMajor);
+    GemmDesc rt = GemmDesc::packed(37, 45, 64);
+    rt.precision = p;
+    rt.runtimeLd = true;
+    QM_ASSERT_EXPECTED(rtConfig, chooseGemmConfig(rt, host()));
+    EXPECT_EQ(rtConfig.aLayout, ALayout::KMajor);
+  }
 }
 
 //===----------------------------------------------------------------------===//
