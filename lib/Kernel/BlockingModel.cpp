@@ -337,13 +337,13 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // times the share of N they cover: an edge sliver computes rows and
   // columns past the edge), the table's first (8 x 48) on a tie; the
   // 16-row, one-vector block is for few rows (below). With A packed, 8 x
-  // 48 unless another covers a fifth more (s8 256^3 and 512^3 on Zen 5: 8 x
-  // 48 1.07-1.10x 6 x 64 despite its padding to 288 and 528 columns); with
+  // 48 unless another covers a fifth more (s8 256^3 and 512^3 with A
+  // packed, on Zen 5: 8 x 48 1.07-1.10x 6 x 64 despite its padding to 288
+  // and 528 columns); with
   // A read in place (below), the least waste: bf16 256^3 6 x 64 1.13x 8 x
   // 48, ResNet-50's res2 layers 1.5x with 64 filters (8 x 48 pads them to
   // 96), res5's 49 pixels 7 x 48.
-  const bool aMayBeInPlace = desc.precision != GemmPrecision::S8S8 &&
-                             !desc.transA && !desc.runtimeLd && !desc.dynamicK;
+  const bool aMayBeInPlace = !desc.transA && !desc.runtimeLd && !desc.dynamicK;
   auto share = [&](const MicroKernelShape &s) {
     return double(desc.m) / double(roundUp(desc.m, s.mr)) * double(desc.n) /
            double(roundUp(desc.n, s.nr));
@@ -400,16 +400,14 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   c = clampToProblem(c, desc);
   // A read in place (dotgemm.py's a_layout direct: no PACK A; a
   // convolution's pixels where they lie in its input) where the kernel
-  // can: A's rows of k as stored, an immediate lda, u8 or bf16 (an s8 A is
-  // packed plus 128), K and kc whole K steps of 4 groups (or 2, or 1: a
-  // convolution of 6 channels). On Zen 5,
-  // bf16: 1.05-1.09x from 256^3 to 1024^3 and on 3136x64x256, 1.03-1.09x on
-  // ResNet-50's layers.
-  // Not where more than 8 rows lie a multiple of 4 KiB apart (one L1 set).
+  // can: A's rows of k as stored, an immediate lda, K and kc whole K steps
+  // of 4 groups (or 2, or 1: a convolution of 6 channels); an s8 A stays
+  // signed, B is packed plus 128 and each row's 128 sum_k A subtracted.
+  // On Zen 5, bf16: 1.05-1.09x from 256^3 to 1024^3 and on 3136x64x256,
+  // 1.03-1.09x on ResNet-50's layers. Not where more than 8 rows lie a
+  // multiple of 4 KiB apart (one L1 set).
   const bool rowsShareASet = !conv && desc.lda * eb % 4096 == 0 && c.mr > 8;
-  if (desc.precision != GemmPrecision::S8S8 && !desc.transA &&
-      !desc.runtimeLd && !desc.dynamicK && c.packB != BPacking::InPlace &&
-      !rowsShareASet)
+  if (aMayBeInPlace && c.packB != BPacking::InPlace && !rowsShareASet)
     for (int ku : {4, 2, 1})
       if (desc.k % (group * ku) == 0 && c.kc % (group * ku) == 0) {
         c.kUnroll = ku;

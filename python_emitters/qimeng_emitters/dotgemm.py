@@ -293,12 +293,17 @@ class Params:
         # s8 A: per column of the B panel, this block's 128 sum_k B(k, j).
         self.corr_offset = self.bp_offset + self.bp_bytes
         self.corr_bytes = self.nc * 4 if self.dt.shift_a else 0
+        # A read in place that is s8 cannot be shifted: B is packed plus
+        # 128 instead (B unsigned, A signed: VPDPBUSD's operands swapped),
+        # and each row's 128 sum_k A(i, k) over the block, from the rows as
+        # they lie, is subtracted from the tile (`shift_b`).
+        self.shift_b = False
         # A in place ("direct"): each sliver read where it lies, rows
         # a_row_stride bytes apart (lda, or a convolution's pixel step), its
         # pointer in a table (one int64 per row of the block, a sliver uses
         # its first row's); a sliver that cannot be (short of rows, or
         # across a convolution's output rows) is copied into its packed
-        # place, rows kc_groups dwords apart, and points there plus 1.
+        # place, rows kc_groups dwords apart, and points there, bit 63 set.
         self.a_layout = request.get("a_layout", "k-major")
         if self.a_layout not in ("k-major", "direct"):
             raise RequestError(
@@ -309,9 +314,7 @@ class Params:
         self.a_pointer_table = self.corr_offset + self.corr_bytes
         if self.a_direct:
             unit = self.dt.group * self.k_unroll
-            why = ("an s8 A (packed plus 128 for VPDPBUSD)"
-                   if self.dt.shift_a else
-                   "A transposed (its rows are k)" if self.trans_a else
+            why = ("A transposed (its rows are k)" if self.trans_a else
                    "run-time leading dimensions" if self.runtime_ld else
                    "the matrix-vector form" if self.gemv else
                    f"K and kc in whole K steps of {unit} (k_unroll "
@@ -322,9 +325,20 @@ class Params:
                                    f"with {why}")
             self.a_row_stride = self.lda * self.dt.element_bytes
             check_disp(self.a_row_stride * self.mr, "A row")
+            self.shift_b = self.dt.shift_a
+        # shift_b: per row of the block, 128 sum_k A(i, k) over the kc
+        # block (s32), after the pointer table.
+        self.row_corr_offset = self.a_pointer_table + (
+            round_up(self.mc * 8, 64) if self.a_direct else 0)
+        if self.shift_b:
+            self.corr_bytes = 0  # no column sums: A is not shifted
+            self.a_pointer_table = self.corr_offset
+            self.row_corr_offset = self.a_pointer_table + round_up(
+                self.mc * 8, 64)
+        # (A tile past the block's last row reads its rows' entries too.)
         self.workspace_bytes = (
-            GEMV_WORKSPACE if self.gemv else self.a_pointer_table
-            + (round_up(self.mc * 8, 64) if self.a_direct else 0))
+            GEMV_WORKSPACE if self.gemv else self.row_corr_offset
+            + (round_up((self.mc + self.mr) * 4, 64) if self.shift_b else 0))
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
             eb = self.dt.element_bytes
@@ -425,9 +439,9 @@ class Operand:
 
 def _operands(p):
     a = Operand("A", p.mr, 0, LD_BYTES_OFFSET, AP_OFFSET, p.a_sliver, IC,
-                MB, p.trans_a, p.dt.shift_a)
+                MB, p.trans_a, p.dt.shift_a and not p.shift_b)
     b = Operand("B", p.nr, 8, LD_BYTES_OFFSET + 8, p.bp_offset, p.b_sliver,
-                JC, NB, not p.trans_b, False)
+                JC, NB, not p.trans_b, p.shift_b)
     return a, b
 
 
@@ -941,10 +955,11 @@ def _emit_compute(asm, p):
                 asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdx")
     if p.a_direct:
         # Rows a_row_stride apart where A lies; a copied sliver (the
-        # pointer's bit 0) has them kc_groups dwords apart.
+        # pointer's bit 63: user addresses are below 2^47, and bytes lie
+        # at any address) has them kc_groups dwords apart.
         copied = asm.label("K loop of a copied A sliver")
         k_done = asm.label("K loops done")
-        asm.ins("btrq $0, %rax")
+        asm.ins("btrq $63, %rax")
         asm.ins(f"jc {fwd(copied)}")
         _emit_k_loop(asm, p, k_loops[0],
                      lambda u, i: i * p.a_row_stride + 4 * u, 4 * p.k_unroll)
@@ -1029,7 +1044,11 @@ def _emit_k_loop(asm, p, k_loop, a_disp, a_step):
         for i in range(p.mr):
             asm.ins(f"vpbroadcastd {a_disp(u, i)}(%rax), {a}")
             for v in range(p.nv):
-                asm.ins(f"{p.dt.dot} {_b_reg(p, v)}, {a}, {_acc(p, i, v)}")
+                # shift_b: B (plus 128) the unsigned bytes, A the signed.
+                signed, unsigned = ((a, _b_reg(p, v)) if p.shift_b else
+                                    (_b_reg(p, v), a))
+                asm.ins(f"{p.dt.dot} {signed}, {unsigned}, "
+                        f"{_acc(p, i, v)}")
     asm.ins(f"addq ${a_step}, %rax")
     asm.ins(f"addq ${p.k_unroll * p.nr * 4}, %rsi")
     asm.ins("decq %rcx")
@@ -1042,8 +1061,8 @@ def _emit_a_in_place(asm, p):
     row's block of k lies when all MR rows lie before the edge
     a_row_stride bytes apart (a convolution's: in one output row, checked
     in its row table), else a copy of its rows into its packed place, kb
-    elements each, rows kc_groups dwords apart, zero past the edge, plus
-    1. No padding is read: K and kc are whole K steps."""
+    elements each, rows kc_groups dwords apart, zero past the edge, bit
+    63 set. No padding is read: K and kc are whole K steps."""
     sliver = asm.label("A in place: next sliver")
     copy = asm.label("A in place: sliver copied")
     row = asm.label("A in place: next row of a copied sliver")
@@ -1079,12 +1098,14 @@ def _emit_a_in_place(asm, p):
     asm.place(copy)
     asm.comment("copied: kb elements a row, rows kc_groups dwords apart")
     asm.ins(f"imulq ${p.kc_groups * 4}, {IR}, %rax")
-    asm.ins(f"leaq {AP_OFFSET + 1}({WS}, %rax), %rax")
-    asm.ins(f"movq %rax, {p.a_pointer_table}({WS}, {IR}, 8)")
+    asm.ins(f"leaq {AP_OFFSET}({WS}, %rax), %rax")
+    asm.ins("movq %rax, %rcx")
+    asm.ins("btsq $63, %rcx")
+    asm.ins(f"movq %rcx, {p.a_pointer_table}({WS}, {IR}, 8)")
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.place(row)
     asm.ins(f"imulq ${p.kc_groups * 4}, {JR}, %rdi")
-    asm.ins(f"leaq -1(%rax, %rdi), %rdi")
+    asm.ins("addq %rax, %rdi")
     asm.ins(f"leaq ({KB}, {KB}, {eb - 1}), %rcx" if eb == 2 else
             f"movq {KB}, %rcx")                        # kb * eb bytes
     asm.ins(f"leaq ({IR}, {JR}), %rsi")
@@ -1110,6 +1131,53 @@ def _emit_a_in_place(asm, p):
     asm.ins(f"addq ${p.mr}, {IR}")
     asm.ins(f"cmpq {MB}, {IR}")
     asm.ins(f"jb {back(sliver)}")
+
+
+def _emit_a_row_sums(asm, p):
+    """shift_b: for each row i of the block (before the edge), 128 sum_k
+    A(i, k) over the kc block, read where the row lies: VPDPBUSD of 0x80
+    bytes (unsigned 128) by 64 bytes of the row at a time (the last under
+    a byte mask), the 16 lanes summed, into the row-correction table."""
+    row = asm.label("ROW SUMS: next row of A")
+    chunk = asm.label("ROW SUMS: next 64 bytes")
+    tail = asm.label("ROW SUMS: the row's last bytes")
+    done = asm.label("ROW SUMS: row summed")
+    asm.comment("ROW SUMS of A as it lies, times 128 (B is packed plus 128)")
+    _emit_sign_bias(asm)
+    asm.ins(f"xorl {IR}d, {IR}d")   # rows JR of the block from its first
+    asm.ins(f"xorl {JR}d, {JR}d")
+    asm.place(row)
+    asm.ins(f"cmpq {MB}, {JR}")
+    asm.ins(f"jae {fwd(done)}")
+    _emit_a_row_source(asm, p, "%rsi", JR)
+    asm.ins("vpxord %zmm0, %zmm0, %zmm0")
+    asm.ins(f"movq {KB}, %rcx")
+    asm.ins("cmpq $64, %rcx")
+    asm.ins(f"jb {fwd(tail)}")
+    asm.place(chunk)
+    asm.ins("vpdpbusd (%rsi), %zmm29, %zmm0")
+    asm.ins("addq $64, %rsi")
+    asm.ins("subq $64, %rcx")
+    asm.ins("cmpq $64, %rcx")
+    asm.ins(f"jae {back(chunk)}")
+    asm.place(tail)
+    asm.ins("movq $-1, %rax")
+    asm.ins("bzhiq %rcx, %rax, %rax")
+    asm.ins("kmovq %rax, %k1")
+    asm.ins("vmovdqu8 (%rsi), %zmm1{%k1}{z}")
+    asm.ins("vpdpbusd %zmm1, %zmm29, %zmm0")
+    asm.ins("vextracti64x4 $1, %zmm0, %ymm1")
+    asm.ins("vpaddd %ymm1, %ymm0, %ymm0")
+    asm.ins("vextracti128 $1, %ymm0, %xmm1")
+    asm.ins("vpaddd %xmm1, %xmm0, %xmm0")
+    asm.ins("vpshufd $0x4e, %xmm0, %xmm1")
+    asm.ins("vpaddd %xmm1, %xmm0, %xmm0")
+    asm.ins("vpshufd $0xb1, %xmm0, %xmm1")
+    asm.ins("vpaddd %xmm1, %xmm0, %xmm0")
+    asm.ins(f"vmovd %xmm0, {p.row_corr_offset}({WS}, {JR}, 4)")
+    asm.ins(f"incq {JR}")
+    asm.ins(f"jmp {back(row)}")
+    asm.place(done)
 
 
 def _emit_a_row_source(asm, p, reg, row):
@@ -1145,14 +1213,19 @@ def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
         asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdx")
         asm.ins(f"leaq (%rdx, {JC}, 2), %rdx")
         asm.ins(f"leaq (%rdx, {JR}, 2), %rdx")
-    if p.dt.shift_a:
+    if p.shift_b:
+        asm.comment("the tile's rows' 128 sum_k A(i, k) -> %rdx")
+        asm.ins(f"leaq {p.row_corr_offset}({WS}, {IR}, 4), %rdx")
+    elif p.dt.shift_a:
         asm.comment("the sliver's 128 sum_k B(k, j) -> %rdx")
         asm.ins(f"leaq {p.corr_offset}({WS}, {JR}, 4), %rdx")
     for i in range(p.mr):
         for v in range(p.nv):
             mask = f"{{%k{v + 1}}}"
             acc = _acc(p, i, v)
-            if p.dt.shift_a:
+            if p.shift_b:
+                asm.ins(f"vpsubd {4 * i}(%rdx){{1to16}}, {acc}, {acc}")
+            elif p.dt.shift_a:
                 asm.ins(f"vpsubd {64 * v}(%rdx), {acc}, {acc}")
             if read_c:
                 asm.ins(f"vmovups {64 * v}(%rdi), {t}{mask}{{z}}")
@@ -1262,7 +1335,7 @@ def _emit_body(p):
     _emit_block_counts(asm, p)
     a_op, b_op = _operands(p)
     _emit_pack(asm, p, b_op)
-    if p.dt.shift_a:
+    if p.dt.shift_a and not p.shift_b:
         _emit_b_column_sums(asm, p)
     if m_begin:
         asm.ins(f"movq {m_begin}, {IC}")
@@ -1274,6 +1347,8 @@ def _emit_body(p):
     _min_into(asm, MB, p.mc)
     if p.a_direct:
         _emit_a_in_place(asm, p)
+        if p.shift_b:
+            _emit_a_row_sums(asm, p)
     else:
         _emit_pack(asm, p, a_op)
     asm.ins(f"xorl {JR}d, {JR}d")

@@ -273,8 +273,21 @@ class DotConvExecutionTest(unittest.TestCase):
                 if changes.get("runtime_strides"):
                     self.check("direct_rt_window", req,
                                strides=[8 * 13 * 8 + 3, 13 * 8, 8])
-        self.check("u8_direct", request(
-            kind="iconv2d", a_type="u8", c=8, kc=16, a_layout="direct"))
+        for a_type in ("u8", "s8"):
+            # s8: the filter packed plus 128, each pixel's 128 sum_k
+            # subtracted (dotgemm.py, shift_b).
+            self.check(f"{a_type}_direct", request(
+                kind="iconv2d", a_type=a_type, c=8, kc=16,
+                a_layout="direct"))
+            # The second image 1669 bytes on: its slivers at odd addresses.
+            odd = [8 * 13 * 16 + 5, 13 * 16, 16]
+            self.check(f"{a_type}_direct_odd_image", request(
+                kind="iconv2d", a_type=a_type, c=16, kc=32, k_unroll=4,
+                a_layout="direct", input_strides=odd), strides=odd)
+            self.check(f"{a_type}_direct_rt", request(
+                kind="iconv2d", a_type=a_type, c=16, kc=32, k_unroll=4,
+                runtime_strides=True, a_layout="direct"),
+                strides=[8 * 13 * 16 + 5, 13 * 16, 16])
         self.check("direct_view", request(a_layout="direct", c=8, kc=8,
                                           input_strides=[1500, 150, 12]),
                    strides=[1500, 150, 12])

@@ -225,7 +225,6 @@ class RequestTest(unittest.TestCase):
         self.refuses(dict(direct, trans_a=True, lda=40), "A transposed")
         self.refuses(dict(direct, k=62, lda=65), "whole K steps of 4")
         self.refuses(dict(direct, kc=18), "whole K steps of 4")
-        self.refuses(dict(direct, kind="igemm", a_type="s8"), "an s8 A")
 
     def test_header(self):
         text = emit_dot(request())
@@ -515,7 +514,7 @@ class Int8ExecutionTest(HarnessTest):
                                               ldb=50, ldc=52),
             }.items():
                 cases[f"{a_type}_{name}"] = dict(req, a_type=a_type)
-        # A in place (u8 only: an s8 A is packed plus 128).
+        # A in place.
         for name, req in {
                 "a_direct": int8_request(runtime_ld=None, k=64, lda=67,
                                          ldb=50, ldc=52, kc=16),
@@ -523,8 +522,25 @@ class Int8ExecutionTest(HarnessTest):
                     runtime_ld=None, m=70, n=100, k=96, lda=99, ldb=105,
                     ldc=107, mr=12, nr=32, k_unroll=2, kc=32, mc=36,
                     nc=64, overwrite=True),
+                # Rows of 200 bytes: three whole 64-byte chunks and a
+                # tail in the row sums; B transposed.
+                "a_direct_long_rows": int8_request(
+                    runtime_ld=None, m=30, n=50, k=200, lda=203, ldb=55,
+                    ldc=57, kc=200, mc=24),
+                "a_direct_trans_b": int8_request(
+                    runtime_ld=None, m=30, n=50, k=64, lda=67, ldb=69,
+                    ldc=57, kc=32, trans_b=True),
+                # 7 rows of 67 bytes: slivers start at odd addresses (a
+                # tag in bit 0 would take one for a copied sliver).
+                "a_direct_odd_rows": int8_request(
+                    runtime_ld=None, m=30, n=50, k=64, lda=67, ldb=55,
+                    ldc=57, mr=7, nr=48, kc=32, mc=14, nc=48),
             }.items():
-            cases[f"u8_{name}"] = dict(req, a_type="u8", a_layout="direct")
+            # s8: B packed plus 128, A signed where it lies, each row's
+            # 128 sum_k A subtracted.
+            for a_type in ("u8", "s8"):
+                cases[f"{a_type}_{name}"] = dict(req, a_type=a_type,
+                                                 a_layout="direct")
         for name, req in cases.items():
             with self.subTest(name=name):
                 status, output = self.run_kernel(name, req)

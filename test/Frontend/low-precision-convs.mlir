@@ -6,8 +6,8 @@
 // convolution with zero points of 0 (i8 x i8 -> i32, a zero fill). On
 // tensors, bufferized with one-shot-bufferize's function boundaries. They
 // become sbconv2d and s8s8conv2d kernels (AVX512-BF16's VDPBF16PS,
-// AVX512-VNNI's VPDPBUSD; bf16 pixels read where they lie in the input,
-// s8 ones gathered and packed plus 128); run with
+// AVX512-VNNI's VPDPBUSD; the pixels read where they lie in the input,
+// an s8 one signed against its filter packed plus 128); run with
 // and without the pass and compared exactly (small integers in bf16, whose
 // every f32 sum is exact; bytes over the whole s8 range). Three channels in
 // bf16 are not whole pairs: left alone, with the reason.
@@ -45,7 +45,7 @@
 // CHECK-LABEL: func.func @tosa_conv_fhwc_bf16(
 // CHECK:         llvm.call @qm_sbconv2d_nhwc_fhwc_1x11x11x6_f12_k3x3_s2x2_d1x1_isrt_adirect_
 // CHECK-LABEL: func.func @quantized_conv_s8(
-// CHECK:         llvm.call @qm_s8s8conv2d_nhwc_hwcf_1x9x9x16_f24_k3x3_s1x1_d1x1_isrt_b0_
+// CHECK:         llvm.call @qm_s8s8conv2d_nhwc_hwcf_1x9x9x16_f24_k3x3_s1x1_d1x1_isrt_adirect_b0_
 // CHECK-LABEL: func.func @bf16_three_channels(
 // CHECK:         linalg.conv_2d_nhwc_hwcf
 

@@ -573,9 +573,7 @@ GemmConfig smallDotConfig(const ConvDesc &d, ALayout layout = ALayout::Direct) {
   c.mc = 2 * c.mr;
   c.nc = c.nr;
   c = clampToProblem(c, d.gemmView());
-  c.aLayout = layout == ALayout::Direct && c.aLayout == ALayout::Direct
-                  ? ALayout::Direct
-                  : ALayout::KMajor;
+  c.aLayout = layout;
   if (c.aLayout == ALayout::Direct)
     for (int ku : {4, 2, 1})
       if (c.kc % (group * ku) == 0 && d.gemmView().k % (group * ku) == 0) {
@@ -604,9 +602,7 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
       SCOPED_TRACE(d.str());
       QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
       EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
-      EXPECT_EQ(model.aLayout,
-                p == GemmPrecision::S8S8 ? ALayout::KMajor : ALayout::Direct)
-          << model.str();
+      EXPECT_EQ(model.aLayout, ALayout::Direct) << model.str();
       EXPECT_TRUE(validates(d, model));
       EXPECT_TRUE(validates(d, smallDotConfig(d)));
       EXPECT_TRUE(validates(d, smallDotConfig(d, ALayout::KMajor)));
@@ -648,7 +644,7 @@ TEST(ConvKernelTest, DotConvolutionFaultsAreCaught) {
   for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::S8S8}) {
     // In qimeng-runner's process: a kernel that writes past the output
     // may hit memory outside its guards.
-    // A read in place (bf16) and packed.
+    // A read in place and packed.
     ConvDesc d = withPrecision(nhwc(1, 10, 10, 8, 20, 3), p);
     for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"})
       for (ALayout layout : {ALayout::Direct, ALayout::KMajor}) {

@@ -946,15 +946,17 @@ TEST(GemmKernelTest, Int8FaultsAreCaught) {
   expectDotFaultsAreCaught(GemmPrecision::S8S8, 12);
 }
 
-/// A read in place (dotgemm.py a_layout direct), the model's choice for
-/// bf16 and u8 A with immediate leading dimensions and whole K steps: its
+/// A read in place (dotgemm.py a_layout direct), the model's choice with
+/// immediate leading dimensions and whole K steps (an s8 A through B plus
+/// 128 and each row's sum): its
 /// own configs, slivers read where A lies (rows lda apart) and the last
 /// one short of rows copied, several kc blocks; faults caught in
 /// qimeng-runner's process. A that cannot be read in place is packed.
 TEST(GemmKernelTest, DotAInPlaceValidates) {
   if (!hostRunsBf16() || !hostRunsVnni())
     GTEST_SKIP() << "host lacks AVX512-BF16 or AVX512-VNNI";
-  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::U8S8}) {
+  for (GemmPrecision p :
+       {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8}) {
     for (auto [m, n, k] : {std::tuple{37, 45, 64}, std::tuple{70, 100, 96},
                            std::tuple{64, 64, 64}, std::tuple{13, 200, 40}}) {
       GemmDesc d = GemmDesc::packed(m, n, k).withPaddedLeadingDims();
