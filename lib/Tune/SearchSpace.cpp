@@ -451,17 +451,31 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       bPackingName(c.packB), desc_.n, c.nr)
             .str());
   const int64_t panelKc = std::min(c.kc, desc_.k);
-  if (c.aLayout == ALayout::Direct && !conv_ && !desc_.aSliversInPlace())
+  // The dot kernels read A in place (dotgemm.py) when the K loop never
+  // reaches padding: A's rows of k, immediate leading dimensions, K and
+  // kc whole K steps; their convolutions' kc divides the run already.
+  if (desc_.precision != GemmPrecision::F32) {
+    const int64_t step = desc_.kGroup() * c.kUnroll;
+    if (c.aLayout == ALayout::Direct &&
+        (desc_.transA || desc_.runtimeLd || desc_.dynamicK ||
+         desc_.k % step != 0 || clampToProblem(c, desc_).kc % step != 0))
+      return llvm::createStringError(llvm::formatv(
+          "alayout=direct (a dot-product kernel) reads A's rows in place: "
+          "A not transposed, immediate leading dimensions, K = {0} and kc "
+          "whole K steps of {1} (ku {2} groups of {3})",
+          desc_.k, step, c.kUnroll, desc_.kGroup()));
+  } else if (c.aLayout == ALayout::Direct && !conv_ && !desc_.aSliversInPlace())
     return llvm::createStringError(
         "alayout=direct reads A's rows in place: it needs an f32 GEMM with A "
         "not transposed");
-  if (c.aLayout == ALayout::Direct && !conv_ &&
-      !readsAInPlace(desc_, c.mr, c.isa))
+  if (desc_.precision == GemmPrecision::F32 && c.aLayout == ALayout::Direct &&
+      !conv_ && !readsAInPlace(desc_, c.mr, c.isa))
     return llvm::createStringError(llvm::formatv(
         "alayout=direct with run-time leading dimensions reaches {0} rows of "
         "A in place; the {1}x{2} block has {1}",
         Target::directRowsWithRuntimeLd(c.isa), c.mr, c.nr));
-  if (c.aLayout == ALayout::Direct && conv_ &&
+  if (desc_.precision == GemmPrecision::F32 && c.aLayout == ALayout::Direct &&
+      conv_ &&
       (directRun_ == 0 ||
        (directRun_ % panelKc != 0 && panelKc % directRun_ != 0)))
     return llvm::createStringError(

@@ -696,6 +696,33 @@ TEST(SearchSpaceTest, DotConvolutionKcChoicesDivideTheRunInWholeGroups) {
   }
 }
 
+TEST(SearchSpaceTest, DotKernelsReadAInPlaceInWholeKSteps) {
+  // An s8 GEMM of K = 24 (6 groups of 4): the model reads A in place with
+  // ku 2; a ku of 4 would reach past K (padding the kernel never reads in
+  // place) and is refused, naming why; the model's own assignment builds.
+  Target target = pinned("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,"
+                         "+avx512f,+avx512bw,+avx512vl,+avx512bf16,"
+                         "+avx512vnni:l1d=48K,l2=1M,l3=32M,cores=2");
+  GemmDesc d = GemmDesc::packed(40, 48, 24);
+  d.precision = GemmPrecision::S8S8;
+  QM_ASSERT_EXPECTED(base, chooseKernelConfig(KernelProblem(d), target));
+  EXPECT_EQ(base.aLayout, ALayout::Direct);
+  EXPECT_EQ(base.kUnroll, 2);
+  SearchSpace space = SearchSpace::forProblem(KernelProblem(d), target, base);
+  Assignment a = space.modelAssignment();
+  QM_ASSERT_EXPECTED(model, space.configFor(a));
+  EXPECT_EQ(model.aLayout, ALayout::Direct);
+  for (size_t i = 0; i < space.decisions().size(); ++i)
+    if (space.decisions()[i].key == "ku")
+      for (size_t j = 0; j < space.decisions()[i].choices.size(); ++j)
+        if (space.decisions()[i].choices[j] == "4") {
+          Assignment four = a;
+          four[i] = int(j);
+          QM_ASSERT_FAILS_WITH(space.configFor(four).takeError(),
+                               "whole K steps of 16");
+        }
+}
+
 TEST(SearchSpaceTest, ConvolutionKcChoicesAreWholePiecesOfTheRun) {
   Target target = pinned(avx512Spec);
   // ResNet-50's res2 3x3 on its padded input: the run is KW*C = 192.
