@@ -154,26 +154,6 @@ template <typename F> void forEachInputElement(const ConvDesc &d, F f) {
           f(inputOffset(d, n, c, h, w));
 }
 
-/// The copy of `floats` in `Element`s of narrow(float) that a bf16 or
-/// 8-bit kernel reads: each element at the offset forEach gives it, `gap`
-/// in every other of its `span` elements (a stride gap a kernel must not
-/// read), its end against a page with no access, as the f32 operands.
-template <typename Element, typename Narrow, typename ForEach>
-llvm::Expected<GuardedBuffer>
-narrowCopy(const GuardedBuffer &floats, int64_t span, int64_t guard,
-           Element gap, Narrow narrow, ForEach forEach) {
-  constexpr int64_t perFloat = sizeof(float) / sizeof(Element);
-  auto buf = GuardedBuffer::allocateBeforeUnmapped(
-      (span + perFloat - 1) / perFloat, guard);
-  if (!buf)
-    return buf.takeError();
-  buf->fillSentinel();
-  auto *out = reinterpret_cast<Element *>(buf->data());
-  std::fill_n(out, span, gap);
-  forEach([&](int64_t off) { out[off] = narrow(floats.data()[off]); });
-  return buf;
-}
-
 /// The bf16 (and byte) that a stride gap of a narrow input holds: a NaN
 /// (the most negative s8) that any read carries into the output.
 constexpr uint16_t kGapBf16 = 0x7fc1;

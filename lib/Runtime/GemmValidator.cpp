@@ -176,18 +176,13 @@ template <typename Element, typename Narrow>
 llvm::Expected<GuardedBuffer> narrowOperand(const GuardedBuffer &floats,
                                             StoredLayout l, int64_t guard,
                                             Narrow narrow) {
-  constexpr int64_t perFloat = sizeof(float) / sizeof(Element);
   const int64_t span = l.rows > 0 ? (l.rows - 1) * l.ld + l.cols : 0;
-  auto buf = GuardedBuffer::allocateBeforeUnmapped(
-      (span + perFloat - 1) / perFloat, guard);
-  if (!buf)
-    return buf.takeError();
-  buf->fillSentinel();
-  auto *out = reinterpret_cast<Element *>(buf->data());
-  for (int64_t r = 0; r < l.rows; ++r)
-    for (int64_t c = 0; c < l.cols; ++c)
-      out[r * l.ld + c] = narrow(floats.data()[r * l.ld + c]);
-  return buf;
+  return narrowCopy<Element>(floats, span, guard, std::nullopt, narrow,
+                             [&](auto f) {
+                               for (int64_t r = 0; r < l.rows; ++r)
+                                 for (int64_t c = 0; c < l.cols; ++c)
+                                   f(r * l.ld + c);
+                             });
 }
 
 /// The generated values of an 8-bit operand, in place (int8Value).

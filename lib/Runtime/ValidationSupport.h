@@ -101,6 +101,28 @@ validateEachDistribution(const ValidationOptions &options, RunOne runOne) {
   return report;
 }
 
+/// The copy of `floats` in `Element`s of narrow(float) that a bf16 or
+/// 8-bit kernel reads: each element at the offset forEach gives it
+/// (forEach calls its argument with each), `gap` (or the sentinel's bytes)
+/// in every other of its `span` elements (a stride gap a kernel must not
+/// read), its end against a page with no access, as the f32 operands.
+template <typename Element, typename Narrow, typename ForEach>
+llvm::Expected<GuardedBuffer>
+narrowCopy(const GuardedBuffer &floats, int64_t span, int64_t guard,
+           std::optional<Element> gap, Narrow narrow, ForEach forEach) {
+  constexpr int64_t perFloat = sizeof(float) / sizeof(Element);
+  auto buf = GuardedBuffer::allocateBeforeUnmapped(
+      (span + perFloat - 1) / perFloat, guard);
+  if (!buf)
+    return buf.takeError();
+  buf->fillSentinel();
+  auto *out = reinterpret_cast<Element *>(buf->data());
+  if (gap)
+    std::fill_n(out, span, *gap);
+  forEach([&](int64_t off) { out[off] = narrow(floats.data()[off]); });
+  return buf;
+}
+
 /// A generated value `x` of `dist` as an 8-bit operand's: small integers
 /// as they are (their magnitude for u8), uniform ones across the whole
 /// type, mixed ones at its extremes (and next to zero) to catch sign and

@@ -137,6 +137,17 @@ def conv_geometry(request, layouts=LAYOUTS):
         strides=tuple(strides), dense=tuple(strides) == dense)
 
 
+def runtime_strides_field(request):
+    """The request's `runtime_strides`, which excludes `input_strides`."""
+    runtime = bool_field(request, "runtime_strides")
+    if runtime and "input_strides" in request:
+        raise RequestError(
+            "runtime_strides reads the input's strides from the workspace "
+            "header at each call; input_strides gives them as immediates: "
+            "pass one or the other")
+    return runtime
+
+
 class StrideSteps:
     """The byte step of factor * strides[index] input elements (a call
     returns it): an immediate, or with run-time strides the operand of a
@@ -210,12 +221,7 @@ class Conv:
     def __init__(self, request):
         check_known(request, GEMM_FIELDS + GEOMETRY_FIELDS
                     + ("bias", "runtime_strides"))
-        self.runtime_strides = bool_field(request, "runtime_strides")
-        if self.runtime_strides and "input_strides" in request:
-            raise RequestError(
-                "runtime_strides reads the input's strides from the "
-                "workspace header at each call; input_strides gives them as "
-                "immediates: pass one or the other")
+        self.runtime_strides = runtime_strides_field(request)
         self.geometry = conv_geometry(request)
         for name, value in vars(self.geometry).items():
             setattr(self, name, value)

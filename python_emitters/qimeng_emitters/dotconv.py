@@ -37,7 +37,8 @@ kernels' packs do not: refused.
 """
 
 from .conv2d import (GEOMETRY_FIELDS, StrideSteps, contiguous_run,
-                     conv_geometry, emit_gather_tables, gather_dims)
+                     conv_geometry, emit_gather_tables, gather_dims,
+                     runtime_strides_field)
 from .dotgemm import Params, kernel_text
 from .errors import RequestError
 from .fields import bool_field, check_known, relu_suffix, round_up
@@ -63,12 +64,7 @@ class DotConv:
         check_known(request, GEMM_FIELDS + GEOMETRY_FIELDS + typed
                     + (("runtime_strides",) if self.kind == "iconv2d" else
                        ("runtime_strides", "bias")))
-        self.runtime_strides = bool_field(request, "runtime_strides")
-        if self.runtime_strides and "input_strides" in request:
-            raise RequestError(
-                "runtime_strides reads the input's strides from the "
-                "workspace header at each call; input_strides gives them as "
-                "immediates: pass one or the other")
+        self.runtime_strides = runtime_strides_field(request)
         layout = request.get("layout")
         if layout == "nchw_fchw":
             raise RequestError(

@@ -11,6 +11,7 @@ import unittest
 
 from qimeng_emitters import GENERATOR_VERSION, PROTOCOL_VERSION
 from qimeng_emitters.__main__ import run
+from qimeng_emitters.errors import RequestError
 
 #: The python_emitters directory (holds the qimeng_emitters package).
 EMITTER_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -134,3 +135,15 @@ def cpu_has(flag):
     except OSError:
         pass
     return False
+
+
+class RefusalTestCase(unittest.TestCase):
+    """A test of an emitter's refusals: `emit_under_test` (a staticmethod)
+    must raise a RequestError whose message contains `words`."""
+
+    emit_under_test = None
+
+    def refuses(self, req, words):
+        with self.assertRaises(RequestError) as ctx:
+            type(self).emit_under_test(req)
+        self.assertIn(words, str(ctx.exception))

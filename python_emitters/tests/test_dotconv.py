@@ -12,9 +12,8 @@ import tempfile
 import unittest
 
 from qimeng_emitters.dotconv import emit as emit_conv
-from qimeng_emitters.errors import RequestError
 
-from .support import LLVM_MC, cpu_has, header
+from .support import LLVM_MC, RefusalTestCase, cpu_has, header
 from .test_dotgemm import GCC
 
 BASE = {"version": 1, "kind": "sbconv2d", "isa": "avx512",
@@ -124,12 +123,8 @@ def request(**changes):
     return dict(BASE, **changes)
 
 
-class DotConvRequestTest(unittest.TestCase):
-
-    def refuses(self, req, words):
-        with self.assertRaises(RequestError) as ctx:
-            emit_conv(req)
-        self.assertIn(words, str(ctx.exception))
+class DotConvRequestTest(RefusalTestCase):
+    emit_under_test = staticmethod(emit_conv)
 
     def test_refusals(self):
         self.refuses(request(layout="nchw_fchw"), "gathers B")

@@ -9,10 +9,9 @@ import subprocess
 import tempfile
 import unittest
 
-from qimeng_emitters.errors import RequestError
 from qimeng_emitters.dotgemm import emit as emit_dot
 
-from .support import LLVM_MC, changed, cpu_has, header
+from .support import LLVM_MC, RefusalTestCase, changed, cpu_has, header
 
 GCC = shutil.which("gcc") or shutil.which("cc")
 
@@ -178,12 +177,8 @@ def request(**changes):
     return changed(BASE, **changes)
 
 
-class RequestTest(unittest.TestCase):
-
-    def refuses(self, req, words):
-        with self.assertRaises(RequestError) as ctx:
-            emit_dot(req)
-        self.assertIn(words, str(ctx.exception))
+class RequestTest(RefusalTestCase):
+    emit_under_test = staticmethod(emit_dot)
 
     def test_refusals(self):
         self.refuses(request(kc=9), "must be a multiple of 2")
