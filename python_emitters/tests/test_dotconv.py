@@ -6,15 +6,12 @@ ranges (no s32 sum overflows at these sizes); the input's stride gaps and
 the bytes past it hold values a kernel must not read, the output's tail a
 sentinel it must not write; broken variants caught."""
 
-import os
-import subprocess
-import tempfile
 import unittest
 
 from qimeng_emitters.dotconv import emit as emit_conv
 
 from .support import LLVM_MC, RefusalTestCase, cpu_has, header
-from .test_dotgemm import GCC
+from .test_dotgemm import GCC, KernelHarness
 
 BASE = {"version": 1, "kind": "sbconv2d", "isa": "avx512",
         "layout": "nhwc_hwcf", "n": 2, "h": 7, "w": 9, "c": 6, "f": 37,
@@ -158,38 +155,13 @@ class DotConvRequestTest(RefusalTestCase):
 @unittest.skipUnless(cpu_has("avx512_bf16") and cpu_has("avx512_vnni")
                      and cpu_has("avx512bw"),
                      "host CPU lacks AVX512-BF16 or AVX512-VNNI")
-class DotConvExecutionTest(unittest.TestCase):
-    MATTR = "+avx512f,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2"
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        src = os.path.join(cls.tmp.name, "harness.c")
-        with open(src, "w") as f:
-            f.write(HARNESS)
-        cls.harness_o = os.path.join(cls.tmp.name, "harness.o")
-        subprocess.run([GCC, "-O1", "-c", src, "-o", cls.harness_o],
-                       check=True, timeout=60)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
+class DotConvExecutionTest(KernelHarness):
+    HARNESS = HARNESS
 
     def run_kernel(self, name, req, strides=None, split=0):
         """Runs req's kernel on an input with `strides` (elements; the
         dense ones by default) and returns (status, output)."""
         text = emit_conv(req)
-        symbol = header(text, "symbol")
-        source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
-        obj = os.path.join(self.tmp.name, name + ".o")
-        exe = os.path.join(self.tmp.name, name)
-        proc = subprocess.run(
-            [LLVM_MC, "-triple=x86_64-unknown-linux-gnu",
-             "-mattr=" + self.MATTR, "-filetype=obj", "-o", obj],
-            input=source, capture_output=True, text=True, timeout=60)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        subprocess.run([GCC, self.harness_o, obj, "-o", exe, "-lm"],
-                       check=True, timeout=60)
         c, h, w = req["c"], req["h"], req["w"]
         s0, s1, s2 = strides or req.get("input_strides",
                                         [h * w * c, w * c, c])
@@ -204,9 +176,7 @@ class DotConvExecutionTest(unittest.TestCase):
                 1 if req.get("runtime_strides") else 0,
                 (1 if req.get("bias") else 0)
                 | (2 if req.get("relu") else 0), split]
-        run = subprocess.run([exe] + [str(a) for a in args],
-                             capture_output=True, text=True, timeout=60)
-        return run.returncode, run.stdout
+        return self.run_harness(name, text, args)
 
     def check(self, name, req, **kwargs):
         status, output = self.run_kernel(name, req, **kwargs)

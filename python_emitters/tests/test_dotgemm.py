@@ -235,10 +235,50 @@ class RequestTest(RefusalTestCase):
         self.assertEqual(text.count("vdpbf16ps"), 8 * 3 * 2)
 
 
+class KernelHarness(unittest.TestCase):
+    """Kernels run by a C harness (HARNESS, compiled once per class): each
+    kernel assembled with llvm-mc, linked against it under the name
+    qm_kernel, run as a process."""
+    HARNESS = None
+    MATTR = "+avx512f,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        src = os.path.join(cls.tmp.name, "harness.c")
+        with open(src, "w") as f:
+            f.write(cls.HARNESS)
+        cls.harness_o = os.path.join(cls.tmp.name, "harness.o")
+        subprocess.run([GCC, "-O1", "-c", src, "-o", cls.harness_o],
+                       check=True, timeout=60)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_harness(self, name, text, args):
+        """Assembles the kernel `text`, links it to the harness, runs it
+        with `args`: (exit status, stdout)."""
+        symbol = header(text, "symbol")
+        source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
+        obj = os.path.join(self.tmp.name, name + ".o")
+        exe = os.path.join(self.tmp.name, name)
+        proc = subprocess.run(
+            [LLVM_MC, "-triple=x86_64-unknown-linux-gnu",
+             "-mattr=" + self.MATTR, "-filetype=obj", "-o", obj],
+            input=source, capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        subprocess.run([GCC, self.harness_o, obj, "-o", exe, "-lm"],
+                       check=True, timeout=60)
+        run = subprocess.run([exe] + [str(a) for a in args],
+                             capture_output=True, text=True, timeout=60)
+        return run.returncode, run.stdout
+
+
 @unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
                      "llvm-mc-22 on PATH")
 @unittest.skipUnless(GCC, "no C compiler on PATH")
-class HarnessTest(unittest.TestCase):
+class HarnessTest(KernelHarness):
     HARNESS = HARNESS
 
     def check_runtime_parts(self, req):
@@ -258,21 +298,6 @@ class HarnessTest(unittest.TestCase):
             status, output = self.run_kernel("par", par, split=16)
             self.assertEqual(status, 0, output)
             self.assertEqual(output.strip(), "ok")
-    MATTR = "+avx512f,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2"
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        src = os.path.join(cls.tmp.name, "harness.c")
-        with open(src, "w") as f:
-            f.write(cls.HARNESS)
-        cls.harness_o = os.path.join(cls.tmp.name, "harness.o")
-        subprocess.run([GCC, "-O1", "-c", src, "-o", cls.harness_o],
-                       check=True, timeout=60)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
 
     def run_kernel(self, name, req, m=None, split=-1, n=None):
         """Runs req's kernel on an M x N x K problem (M = req's m unless
@@ -281,18 +306,6 @@ class HarnessTest(unittest.TestCase):
         header, rows [0, split) and [split, M) in two calls (0: one call on
         all of them)."""
         text = emit_dot(req)
-        symbol = header(text, "symbol")
-        source = text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, {symbol}\n"
-        obj = os.path.join(self.tmp.name, name + ".o")
-        exe = os.path.join(self.tmp.name, name)
-        proc = subprocess.run(
-            [LLVM_MC, "-triple=x86_64-unknown-linux-gnu",
-             "-mattr=" + self.MATTR,
-             "-filetype=obj", "-o", obj], input=source, capture_output=True,
-            text=True, timeout=60)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        subprocess.run([GCC, self.harness_o, obj, "-o", exe, "-lm"],
-                       check=True, timeout=60)
         args = [m or req["m"], n or req["n"], req["k"],
                 1 if req.get("overwrite") else 0,
                 header(text, "workspace_bytes"),
@@ -303,9 +316,7 @@ class HarnessTest(unittest.TestCase):
                 (1 if req.get("bias") == "columns" else 0)
                 | (2 if req.get("relu") else 0)
                 | (4 if req.get("relu_max") == 6.0 else 0)]
-        run = subprocess.run([exe] + [str(a) for a in args],
-                             capture_output=True, text=True, timeout=60)
-        return run.returncode, run.stdout
+        return self.run_harness(name, text, args)
 
 
 
