@@ -49,7 +49,8 @@ LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc")
 
 #: Request fields passed to the GEMM underneath, as dotgemm.py reads them.
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "overwrite",
-               "fault", "target_features", "parallel", "a_layout")
+               "fault", "target_features", "parallel", "a_layout",
+               "b_prepacked")
 SBGEMM_FIELDS = ("relu", "relu_max")
 IGEMM_FIELDS = ("a_type",)
 
@@ -122,6 +123,7 @@ class DotConv:
         return (f"{self.geometry.symbol_stem(kind)}"
                 f"{'_isrt' if self.runtime_strides else ''}"
                 f"{'_adirect' if p.a_direct else ''}"
+                f"{'_bpre' if p.b_prepacked else ''}"
                 f"{'_b0' if p.overwrite else ''}"
                 f"{'_bias' if p.bias != 'none' else ''}"
                 f"{relu_suffix(p.relu, p.relu_max)}"

@@ -97,7 +97,9 @@ GROUPS, REM, PAD_GROUPS, ITERATIONS, VECTOR_GROUPS = (
     COUNTS_OFFSET + 8 * i for i in range(5))
 # bf16_output: D's leading dimension in bytes, written by the kernel.
 LDD_BYTES = COUNTS_OFFSET + 8 * 5
-assert LDD_BYTES + 8 <= AP_OFFSET
+# b_prepacked: the address of this kc block's panel in the caller's B.
+B_PANEL = COUNTS_OFFSET + 8 * 6
+assert B_PANEL + 8 <= AP_OFFSET
 
 
 
@@ -165,7 +167,7 @@ class Params:
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
             "fault", "target_features", "parallel", "dynamic_m", "dynamic_n",
-            "pack_b", "a_layout")
+            "pack_b", "a_layout", "b_prepacked")
             + (("a_type",) if kind == "igemm" else
                ("bf16_output", "ldd", "bias", "relu", "relu_max")))
         if kind == "igemm":
@@ -285,11 +287,29 @@ class Params:
                 raise RequestError(f"pack_b false (B^T read in place) needs "
                                    f"{why}")
         self.kc_groups = round_up(self.kc // self.dt.group, self.k_unroll)
+        # B packed by the caller, once (constant weights), in the panel
+        # layout of docs/KernelContract.md ("B prepacked"): per NR-wide
+        # sliver of all N, all of K's groups (k_groups, padded with zero
+        # groups to the K unroll), NR dwords a group. A kc block's panel is
+        # then the slivers' groups from pc on: kc must be whole K steps
+        # (or K one block) so that no block pads in the middle.
+        self.b_prepacked = bool_field(request, "b_prepacked")
+        self.k_groups = round_up(-(-self.k // self.dt.group), self.k_unroll)
+        if self.b_prepacked:
+            step = self.dt.group * self.k_unroll
+            why = ("the matrix-vector form (B^T read in place)" if self.gemv
+                   else "the swap-pairs fault (no PACK B to fault)"
+                   if self.fault == "swap-pairs"
+                   else f"kc = {self.kc} not whole K steps of {step}"
+                   if self.k > self.kc and self.kc % step else None)
+            if why:
+                raise RequestError(f"b_prepacked: not with {why}")
         self.a_sliver = self.mr * self.kc_groups * 4
         self.b_sliver = self.nr * self.kc_groups * 4
         self.ap_bytes = round_up((self.mc // self.mr) * self.a_sliver, 64)
         self.bp_offset = AP_OFFSET + self.ap_bytes
-        self.bp_bytes = round_up((self.nc // self.nr) * self.b_sliver, 64)
+        self.bp_bytes = 0 if self.b_prepacked else round_up(
+            (self.nc // self.nr) * self.b_sliver, 64)
         # s8 A: per column of the B panel, this block's 128 sum_k B(k, j).
         self.corr_offset = self.bp_offset + self.bp_bytes
         self.corr_bytes = self.nc * 4 if self.dt.shift_a else 0
@@ -365,6 +385,7 @@ class Params:
                 f"{'_mrt' if self.dynamic_m else ''}"
                 f"{'_nrt' if self.dynamic_n else ''}"
                 f"{'_adirect' if self.a_direct else ''}"
+                f"{'_bpre' if self.b_prepacked else ''}"
                 f"{'_b0' if self.overwrite else ''}"
                 f"{'_bias' if self.bias != 'none' else ''}"
                 f"{relu_suffix(self.relu, self.relu_max)}"
@@ -830,7 +851,10 @@ def _emit_b_column_sums(asm, p):
     groups = asm.label("COLUMN SUMS: next group")
     asm.comment("COLUMN SUMS of the packed B, times 128")
     _emit_sign_bias(asm)
-    asm.ins(f"leaq {p.bp_offset}({WS}), %rsi")
+    if p.b_prepacked:
+        asm.ins(f"movq {B_PANEL}({WS}), %rsi")
+    else:
+        asm.ins(f"leaq {p.bp_offset}({WS}), %rsi")
     asm.ins(f"leaq {p.corr_offset}({WS}), %rdi")
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.place(sliver)
@@ -847,11 +871,32 @@ def _emit_b_column_sums(asm, p):
     asm.ins(f"jnz {back(groups)}")
     for v in range(p.nv):
         asm.ins(f"vmovdqu32 %zmm{v}, {64 * v}(%rdi)")
-    asm.ins(f"addq ${p.b_sliver}, %rsi")
+    asm.ins(f"addq ${_b_sliver_step(p)}, %rsi")
     asm.ins(f"addq ${p.nr * 4}, %rdi")
     asm.ins(f"addq ${p.nr}, {JR}")
     asm.ins(f"cmpq {NB}, {JR}")
     asm.ins(f"jb {back(sliver)}")
+
+
+def _b_sliver_step(p):
+    """Bytes from one B sliver to the next: the workspace panel's kc
+    groups, or all of K's in the caller's prepacked B."""
+    return p.nr * (p.k_groups if p.b_prepacked else p.kc_groups) * 4
+
+
+def _emit_b_panel(asm, p):
+    """b_prepacked, instead of PACK B: this kc block's panel in the
+    caller's B, its slivers (jc + jr) / NR from B + (jc + jr) * k_groups
+    * 4 and its groups pc / group on, into B_PANEL."""
+    asm.comment("B prepacked: the block's panel = B + jc * k_groups * 4 "
+                "+ pc / group * NR * 4")
+    asm.ins(f"imulq ${p.k_groups * 4}, {JC}, %rax")
+    asm.ins(f"movq {PC}, %rdx")
+    asm.ins(f"shrq ${p.dt.group.bit_length() - 1}, %rdx")
+    asm.ins(f"imulq ${p.nr * 4}, %rdx, %rdx")
+    asm.ins("addq %rdx, %rax")
+    asm.ins(f"addq 8({WS}), %rax")
+    asm.ins(f"movq %rax, {B_PANEL}({WS})")
 
 
 def _emit_pack(asm, p, op):
@@ -929,8 +974,11 @@ def _emit_compute(asm, p):
         asm.comment("COMPUTE: packed A sliver -> %rax, B sliver -> %rsi")
         asm.ins(f"imulq ${p.kc_groups * 4}, {IR}, %rax")
         asm.ins(f"leaq {AP_OFFSET}({WS}, %rax), %rax")
-    asm.ins(f"imulq ${p.kc_groups * 4}, {JR}, %rsi")
-    asm.ins(f"leaq {p.bp_offset}({WS}, %rsi), %rsi")
+    asm.ins(f"imulq ${_b_sliver_step(p) // p.nr}, {JR}, %rsi")
+    if p.b_prepacked:
+        asm.ins(f"addq {B_PANEL}({WS}), %rsi")
+    else:
+        asm.ins(f"leaq {p.bp_offset}({WS}, %rsi), %rsi")
     for i in range(p.mr):
         for v in range(p.nv):
             r = _acc(p, i, v)
@@ -1334,7 +1382,10 @@ def _emit_body(p):
     _min_into(asm, KB, p.kc)
     _emit_block_counts(asm, p)
     a_op, b_op = _operands(p)
-    _emit_pack(asm, p, b_op)
+    if p.b_prepacked:
+        _emit_b_panel(asm, p)
+    else:
+        _emit_pack(asm, p, b_op)
     if p.dt.shift_a and not p.shift_b:
         _emit_b_column_sums(asm, p)
     if m_begin:
@@ -1539,6 +1590,9 @@ def kernel_text(p, symbol, request, kind, summary, headers=()):
         headers=["# qm.inner_loop_flops: "
                  + str(GEMV_ROWS * GEMV_CHUNK * 2 if p.gemv else
                        LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll)]
+        + ([f"# qm.b_prepacked: nr={p.nr} k_groups={p.k_groups} "
+            f"element_bytes={p.dt.element_bytes} "
+            f"plus128={int(p.shift_b)}"] if p.b_prepacked else [])
         + list(headers),
         runtime_sizes=tuple(size for size, dynamic in (
             ("m", p.dynamic_m), ("n", p.dynamic_n)) if dynamic))

@@ -11,7 +11,7 @@ import unittest
 from qimeng_emitters.dotconv import emit as emit_conv
 
 from .support import LLVM_MC, RefusalTestCase, cpu_has, header
-from .test_dotgemm import GCC, KernelHarness
+from .test_dotgemm import GCC, PREPACK_B, KernelHarness, prepacked_b_args
 
 BASE = {"version": 1, "kind": "sbconv2d", "isa": "avx512",
         "layout": "nhwc_hwcf", "n": 2, "h": 7, "w": 9, "c": 6, "f": 37,
@@ -22,7 +22,8 @@ BASE = {"version": 1, "kind": "sbconv2d", "isa": "avx512",
 # SH SW DH DW, the input's strides s0 s1 s2 (elements; s2 > C leaves gaps
 # between pixels), workspace bytes, overwrite, runtime strides (written to
 # the header at 64), epilogue bits (1 bias per channel, 2 relu), and two
-# parts of the output's rows (split > 0) or one call (0).
+# parts of the output's rows (split > 0) or one call (0); for a b_prepacked
+# kernel, NR, k_groups and plus128: the filter packed by the harness.
 HARNESS = r"""
 #include <math.h>
 #include <stdint.h>
@@ -30,10 +31,11 @@ HARNESS = r"""
 #include <stdlib.h>
 #include <string.h>
 void qm_kernel(const void *, const void *, void *, void *);
+""" + PREPACK_B + r"""
 static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); return u >> 16; }
 int main(int argc, char **argv) {
-  long a[21];
-  for (int i = 1; i < argc && i <= 21; i++) a[i - 1] = atol(argv[i]);
+  long a[24] = {0};
+  for (int i = 1; i < argc && i <= 24; i++) a[i - 1] = atol(argv[i]);
   int type = a[0], fhwc = a[1];
   long N = a[2], H = a[3], W = a[4], C = a[5], F = a[6], KH = a[7], KW = a[8];
   long SH = a[9], SW = a[10], DH = a[11], DW = a[12];
@@ -92,11 +94,12 @@ int main(int argc, char **argv) {
   int64_t *Wk = aligned_alloc(64, (ws + 63) / 64 * 64);
   Wk[14] = (int64_t)bias;
   if (rt) { Wk[8] = s0; Wk[9] = s1; Wk[10] = s2; }
+  const void *fk = a[21] ? (const void *)prepack_b(flt, K, F, fhwc ? K : F, fhwc, eb, a[21], a[22], a[23]) : (const void *)flt;
   if (split > 0) {
-    Wk[3] = 0; Wk[4] = split; Wk[5] = 0; Wk[6] = F; qm_kernel(in, flt, out, Wk);
-    Wk[3] = split; Wk[4] = M; qm_kernel(in, flt, out, Wk);
+    Wk[3] = 0; Wk[4] = split; Wk[5] = 0; Wk[6] = F; qm_kernel(in, fk, out, Wk);
+    Wk[3] = split; Wk[4] = M; qm_kernel(in, fk, out, Wk);
   } else {
-    qm_kernel(in, flt, out, Wk);
+    qm_kernel(in, fk, out, Wk);
   }
   long bad = 0;
   for (long i = 0; i < out_n; i++) {
@@ -176,7 +179,7 @@ class DotConvExecutionTest(KernelHarness):
                 1 if req.get("runtime_strides") else 0,
                 (1 if req.get("bias") else 0)
                 | (2 if req.get("relu") else 0), split]
-        return self.run_harness(name, text, args)
+        return self.run_harness(name, text, args + prepacked_b_args(text))
 
     def check(self, name, req, **kwargs):
         status, output = self.run_kernel(name, req, **kwargs)
@@ -256,6 +259,28 @@ class DotConvExecutionTest(KernelHarness):
         self.check("direct_view", request(a_layout="direct", c=8, kc=8,
                                           input_strides=[1500, 150, 12]),
                    strides=[1500, 150, 12])
+
+    def test_b_prepacked(self):
+        """The filter packed once by the caller (b_prepacked): both filter
+        layouts, bf16, u8 and s8 (A packed, and in place: B plus 128),
+        two parts of the rows."""
+        for name, changes in [
+                ("hwcf", {"c": 8, "kc": 16}),
+                ("fhwc", {"layout": "nhwc_fhwc", "c": 8, "kc": 8,
+                          "k_unroll": 4}),
+                ("direct", {"c": 8, "kc": 16, "a_layout": "direct"}),
+                ("u8", {"kind": "iconv2d", "a_type": "u8", "c": 8,
+                        "kc": 16}),
+                ("s8", {"kind": "iconv2d", "a_type": "s8", "c": 8,
+                        "kc": 16}),
+                ("s8_direct", {"kind": "iconv2d", "a_type": "s8", "c": 16,
+                               "kc": 32, "k_unroll": 4,
+                               "a_layout": "direct"})]:
+            with self.subTest(name):
+                self.check("pre_" + name, request(b_prepacked=True,
+                                                  **changes))
+        self.check("pre_parts", request(b_prepacked=True, c=8, kc=16,
+                                        parallel=True), split=40)
 
     def test_strides(self):
         """A view of a larger input (gaps hold NaN or byte extremes): as

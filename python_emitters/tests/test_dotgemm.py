@@ -30,6 +30,31 @@ BASE = {"version": 1, "kind": "sbgemm", "isa": "avx512", "m": 37, "n": 45,
 # M x N elements (the kernel's scratch inside); then the epilogue: bit 0 a
 # bias per column (its pointer in the header), bit 1 relu, bit 2 relu's
 # bound 6.
+# The reference packer of a prepacked B (b_prepacked; docs/KernelContract.md,
+# "B prepacked"), shared by the harnesses: per NR-wide sliver of N, k_groups
+# groups of NR dwords, each dword the k of one group of one column (zero past
+# K and N), every byte plus 128 for an s8 A read in place.
+PREPACK_B = r"""
+static unsigned char *prepack_b(const unsigned char *B, long K, long N,
+                                long ldb, int tb, int eb, long nr, long kg,
+                                int plus128) {
+  long group = 4 / eb, slivers = (N + nr - 1) / nr, bytes = slivers * kg * nr * 4;
+  unsigned char *P = malloc(bytes + 64);
+  memset(P, 0, bytes + 64);
+  for (long s = 0; s < slivers; s++)
+    for (long g = 0; g < kg; g++)
+      for (long j = 0; j < nr; j++)
+        for (long t = 0; t < group; t++) {
+          long k = g * group + t, c = s * nr + j;
+          unsigned char *d = P + ((s * kg + g) * nr + j) * 4 + t * eb;
+          if (k < K && c < N)
+            memcpy(d, B + (tb ? c * ldb + k : k * ldb + c) * eb, eb);
+          if (plus128) d[0] ^= 0x80;
+        }
+  return P;
+}
+"""
+
 HARNESS = r"""
 #include <math.h>
 #include <stdint.h>
@@ -37,6 +62,7 @@ HARNESS = r"""
 #include <stdlib.h>
 #include <string.h>
 void qm_kernel(const void *, const void *, float *, void *);
+""" + PREPACK_B + r"""
 static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); return u >> 16; }
 static float fl(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
 static uint16_t rne(float f) { uint32_t u; memcpy(&u, &f, 4); return (u + 0x7fff + ((u >> 16) & 1)) >> 16; }
@@ -79,12 +105,14 @@ int main(int argc, char **argv) {
       if ((epi & 4) && s > 6) s = 6;
       R[i * N + j] = s;
     }
+  /* b_prepacked (arguments 12-14: NR, k_groups, plus128): B packed here */
+  const void *Bk = argc > 12 ? prepack_b((const unsigned char *)B, K, N, ldb, tb, 2, atol(argv[12]), atol(argv[13]), atoi(argv[14])) : (const void *)B;
   if (split < 0) {
-    qm_kernel(A, B, C, W);
+    qm_kernel(A, Bk, C, W);
   } else {  /* the part of C in the header: rows [0, split), [split, M) */
     W[3] = 0; W[4] = split > 0 ? split : M; W[5] = 0; W[6] = N;
-    qm_kernel(A, B, C, W);
-    if (split > 0) { W[3] = split; W[4] = M; qm_kernel(A, B, C, W); }
+    qm_kernel(A, Bk, C, W);
+    if (split > 0) { W[3] = split; W[4] = M; qm_kernel(A, Bk, C, W); }
   }
   long bad = 0;
   for (long i = 0; i < M * ldc + tail; i++) {
@@ -119,6 +147,7 @@ INT8_HARNESS = r"""
 #include <stdlib.h>
 #include <string.h>
 void qm_kernel(const void *, const void *, int32_t *, void *);
+""" + PREPACK_B + r"""
 int main(int argc, char **argv) {
   long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
   int ow = atoi(argv[4]); long ws = atol(argv[5]);
@@ -147,12 +176,13 @@ int main(int argc, char **argv) {
       }
       R[i * N + j] = s;
     }
+  const void *Bk = argc > 12 ? prepack_b((const unsigned char *)B, K, N, ldb, tb, 1, atol(argv[12]), atol(argv[13]), atoi(argv[14])) : (const void *)B;
   if (split < 0) {
-    qm_kernel(A, B, C, W);
+    qm_kernel(A, Bk, C, W);
   } else {  /* the part of C in the header: rows [0, split), [split, M) */
     W[3] = 0; W[4] = split > 0 ? split : M; W[5] = 0; W[6] = N;
-    qm_kernel(A, B, C, W);
-    if (split > 0) { W[3] = split; W[4] = M; qm_kernel(A, B, C, W); }
+    qm_kernel(A, Bk, C, W);
+    if (split > 0) { W[3] = split; W[4] = M; qm_kernel(A, Bk, C, W); }
   }
   long bad = 0;
   for (long i = 0; i < M * ldc + tail; i++) {
@@ -167,6 +197,16 @@ int main(int argc, char **argv) {
   return 0;
 }
 """
+
+
+def prepacked_b_args(text):
+    """The harness arguments that pack B for a b_prepacked kernel, from its
+    qm.b_prepacked header (NR, k_groups, plus128); none otherwise."""
+    line = header(text, "b_prepacked")
+    if line is None:
+        return []
+    fields = dict(f.split("=") for f in line.split())
+    return [fields["nr"], fields["k_groups"], fields["plus128"]]
 
 
 def int8_request(**changes):
@@ -220,6 +260,13 @@ class RequestTest(RefusalTestCase):
         self.refuses(dict(direct, trans_a=True, lda=40), "A transposed")
         self.refuses(dict(direct, k=62, lda=65), "whole K steps of 4")
         self.refuses(dict(direct, kc=18), "whole K steps of 4")
+        # B prepacked: kc whole K steps unless K is one block; not the
+        # matrix-vector form, nor the fault of a PACK B it does not run.
+        self.refuses(request(b_prepacked=True), "whole K steps of 4")
+        self.refuses(request(b_prepacked=True, pack_b=False, trans_b=True),
+                     "matrix-vector")
+        self.refuses(request(b_prepacked=True, kc=12, fault="swap-pairs"),
+                     "swap-pairs")
 
     def test_header(self):
         text = emit_dot(request())
@@ -316,7 +363,7 @@ class HarnessTest(KernelHarness):
                 (1 if req.get("bias") == "columns" else 0)
                 | (2 if req.get("relu") else 0)
                 | (4 if req.get("relu_max") == 6.0 else 0)]
-        return self.run_harness(name, text, args)
+        return self.run_harness(name, text, args + prepacked_b_args(text))
 
 
 
@@ -474,6 +521,49 @@ class Bf16ExecutionTest(HarnessTest):
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
 
+    def test_b_prepacked(self):
+        """B packed by the caller (the harness's reference packer from the
+        kernel's qm.b_prepacked): one kc block and several, K and N edges,
+        B transposed as stored, A in place, two parts of the rows, a
+        run-time N, an epilogue into D; a kernel that drops k is caught."""
+        cases = {
+            "blocks": request(kc=12),
+            "one_block": request(kc=30),
+            "several_blocks": request(m=70, n=200, k=301, mr=4, nr=96,
+                                      k_unroll=4, kc=128, mc=32, nc=96),
+            "trans_b": request(trans_b=True, k=77, kc=40, mc=24),
+            "a_direct": request(runtime_ld=None, m=70, n=100, k=96,
+                                lda=99, ldb=105, ldc=107, mr=12, nr=32,
+                                k_unroll=4, kc=32, mc=36, nc=64,
+                                a_layout="direct"),
+            "epilogue_bf16_output": request(
+                m=70, n=200, k=301, mr=4, nr=96, k_unroll=4, kc=128,
+                mc=32, nc=96, bias="columns", relu=True, bf16_output=True,
+                overwrite=True),
+        }
+        for name, req in cases.items():
+            with self.subTest(name=name):
+                status, output = self.run_kernel(
+                    "pre_" + name, dict(req, b_prepacked=True))
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+        req = request(kc=12, b_prepacked=True)
+        with self.subTest(parallel=True):
+            status, output = self.run_kernel(
+                "pre_par", dict(req, parallel=True), split=16)
+            self.assertEqual(status, 0, output)
+            self.assertEqual(output.strip(), "ok")
+        with self.subTest(dynamic_n=60):
+            status, output = self.run_kernel(
+                "pre_dyn_n", dict(req, dynamic_n=True), split=0, n=60)
+            self.assertEqual(status, 0, output)
+            self.assertEqual(output.strip(), "ok")
+        with self.subTest(fault="drop-k"):
+            status, output = self.run_kernel("pre_drop_k",
+                                             dict(req, fault="drop-k"))
+            self.assertEqual(status, 1, output)
+            self.assertIn("bad elements", output)
+
     def test_faults_are_caught(self):
         for fault in ("drop-k", "swap-pairs", "write-past-edge"):
             for out in (False, True):
@@ -550,6 +640,36 @@ class Int8ExecutionTest(HarnessTest):
         for name, req in cases.items():
             with self.subTest(name=name):
                 status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
+    def test_b_prepacked(self):
+        """B packed by the caller: u8 A, s8 A packed (its column sums from
+        the prepacked panel), s8 A in place (the prepacked B plus 128);
+        K remainders (k 33: a partial last group), several blocks."""
+        cases = {
+            "k_rem_1": int8_request(k=33, kc=16, k_unroll=2),
+            "several_blocks": int8_request(m=70, n=200, k=301, mr=4,
+                                           nr=96, k_unroll=4, kc=128,
+                                           mc=32, nc=96),
+            "trans_b": int8_request(trans_b=True, k=77, kc=40, k_unroll=2,
+                                    mc=24),
+        }
+        for a_type in ("u8", "s8"):
+            for name, req in cases.items():
+                with self.subTest(name=name, a_type=a_type):
+                    status, output = self.run_kernel(
+                        f"pre_{a_type}_{name}",
+                        dict(req, a_type=a_type, b_prepacked=True))
+                    self.assertEqual(status, 0, output)
+                    self.assertEqual(output.strip(), "ok")
+            with self.subTest(name="a_direct", a_type=a_type):
+                status, output = self.run_kernel(
+                    f"pre_{a_type}_direct", int8_request(
+                        runtime_ld=None, m=30, n=50, k=64, lda=67, ldb=55,
+                        ldc=57, mr=7, nr=48, kc=32, mc=14, nc=48,
+                        a_type=a_type, a_layout="direct",
+                        b_prepacked=True))
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
 
