@@ -90,6 +90,11 @@ llvm::Expected<EmittedKernel> qimeng::parseEmitterOutput(std::string text) {
               "emitter output has a malformed qm.runtime_sizes '" +
               value.str() + "'; expected some of m, n and k");
       }
+    } else if (key == "b_prepacked") {
+      auto layout = PrepackedB::parse(value);
+      if (!layout)
+        return layout.takeError();
+      k.prepackedB = *layout;
     } else if (key == "inner_loop_flops") {
       if (value.getAsInteger(10, k.innerLoopFlops))
         return llvm::createStringError(

@@ -414,6 +414,14 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
         c.aLayout = ALayout::Direct;
         break;
       }
+  // B prepacked by the caller (PrepackedB.h): its panels are all of K's
+  // groups per sliver, so a kc block may not pad in the middle: kc whole
+  // K steps (a smaller K unroll where it is not); no matrix-vector form.
+  if (desc.bPrepacked) {
+    c.packB = BPacking::Panels;
+    while (desc.k > c.kc && c.kc % (group * c.kUnroll) != 0)
+      c.kUnroll /= 2;
+  }
   return c;
 }
 

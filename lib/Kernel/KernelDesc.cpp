@@ -70,6 +70,10 @@ llvm::Error GemmDesc::verify() const {
           llvm::formatv("ldd {0} is smaller than the {1} columns of D", ldd, n)
               .str());
   }
+  if (bPrepacked && (precision == GemmPrecision::F32 || dynamicN || dynamicK))
+    return llvm::createStringError(
+        "a prepacked B is for the bf16 and 8-bit kernels, with N and K "
+        "static (the layout spans them)");
   return verifyReluMax(relu, reluMax);
 }
 
@@ -110,14 +114,14 @@ std::string GemmDesc::str() const {
       runtimeLd ? std::string("ldrt")
                 : llvm::formatv("lda{0}_ldb{1}_ldc{2}", lda, ldb, ldc).str() +
                       (bf16Output ? llvm::formatv("_ldd{0}", ldd).str() : "");
-  return llvm::formatv("{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
-                       lds, transA ? 't' : 'n', transB ? 't' : 'n',
-                       std::string(dynamicM ? "_mrt" : "") +
-                           (dynamicN ? "_nrt" : "") + (dynamicK ? "_krt" : ""),
-                       std::string(overwrite ? "_b0" : "") +
-                           (bf16Output ? "_obf16" : ""),
-                       bias != GemmBias::None ? "_bias" : "",
-                       reluSuffix(relu, reluMax), gemmOpName(precision))
+  return llvm::formatv(
+             "{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k, lds,
+             transA ? 't' : 'n', transB ? 't' : 'n',
+             std::string(dynamicM ? "_mrt" : "") + (dynamicN ? "_nrt" : "") +
+                 (dynamicK ? "_krt" : "") + (bPrepacked ? "_bpre" : ""),
+             std::string(overwrite ? "_b0" : "") + (bf16Output ? "_obf16" : ""),
+             bias != GemmBias::None ? "_bias" : "", reluSuffix(relu, reluMax),
+             gemmOpName(precision))
       .str();
 }
 
@@ -270,6 +274,7 @@ GemmDesc ConvDesc::gemmView() const {
   g.relu = relu;
   g.reluMax = reluMax;
   g.precision = precision;
+  g.bPrepacked = bPrepacked;
   return g;
 }
 
@@ -346,6 +351,12 @@ llvm::Error ConvDesc::verify() const {
       return llvm::createStringError(
           llvm::formatv("{0}: 8-bit convolutions take no bias or relu", str())
               .str());
+  } else if (bPrepacked) {
+    return llvm::createStringError(
+        llvm::formatv("{0}: a prepacked filter is for the bf16 and 8-bit "
+                      "convolutions",
+                      str())
+            .str());
   }
   return verifyReluMax(relu, reluMax);
 }
@@ -362,6 +373,6 @@ std::string ConvDesc::str() const {
                        strideW, dilationH, dilationW, strides,
                        convOpName(precision))
              .str() +
-         (overwrite ? "_b0" : "") + (bias ? "_bias" : "") +
-         reluSuffix(relu, reluMax);
+         (bPrepacked ? "_bpre" : "") + (overwrite ? "_b0" : "") +
+         (bias ? "_bias" : "") + reluSuffix(relu, reluMax);
 }

@@ -63,7 +63,8 @@ json qimeng::toJson(const GemmDesc &d) {
         {d.runtimeLd, "runtime_ld"},
         {d.dynamicM, "dynamic_m"},
         {d.dynamicN, "dynamic_n"},
-        {d.dynamicK, "dynamic_k"}})
+        {d.dynamicK, "dynamic_k"},
+        {d.bPrepacked, "b_prepacked"}})
     if (flag)
       j[name] = true;
   if (d.bias != GemmBias::None)
@@ -103,7 +104,8 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
         {&d.runtimeLd, "runtime_ld"},
         {&d.dynamicM, "dynamic_m"},
         {&d.dynamicN, "dynamic_n"},
-        {&d.dynamicK, "dynamic_k"}})
+        {&d.dynamicK, "dynamic_k"},
+        {&d.bPrepacked, "b_prepacked"}})
     if (j.contains(name))
       if (auto err = fields.boolean(name, *flag))
         return std::move(err);
@@ -155,7 +157,8 @@ json qimeng::toJson(const ConvDesc &d) {
        {std::pair<bool, const char *>{d.runtimeStrides, "runtime_strides"},
         {d.overwrite, "overwrite"},
         {d.bias, "bias"},
-        {d.relu, "relu"}})
+        {d.relu, "relu"},
+        {d.bPrepacked, "b_prepacked"}})
     if (flag)
       j[name] = true;
   writeReluMax(j, d.reluMax);
@@ -209,7 +212,8 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
        {std::pair<bool *, const char *>{&d.runtimeStrides, "runtime_strides"},
         {&d.overwrite, "overwrite"},
         {&d.bias, "bias"},
-        {&d.relu, "relu"}})
+        {&d.relu, "relu"},
+        {&d.bPrepacked, "b_prepacked"}})
     if (j.contains(name))
       if (auto err = fields.boolean(name, *flag))
         return std::move(err);

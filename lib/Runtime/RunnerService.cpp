@@ -175,19 +175,38 @@ struct RunnableKernel {
     return kernel.workspaceBytes * std::max<size_t>(1, parts.size());
   }
   /// Runs it on `desc`'s operands as the compiled module does
-  /// (runGemmParts).
+  /// (runGemmParts). A kernel that takes B prepacked (qm.b_prepacked) gets
+  /// `b` packed at this call, unless `bPacked` says the caller packed it
+  /// (packBOnce: the timed calls).
   void run(const GemmDesc &desc, const float *a, const float *b, float *c,
-           void *ws) const {
+           void *ws, bool bPacked = false) const {
+    std::optional<GuardedBuffer> packed;
+    if (kernel.prepackedB && !bPacked) {
+      packed = packBOnce(desc, b);
+      b = packed->data();
+    }
     runGemmParts(jit->gemm(), desc, parts, kernel.workspaceBytes, a, b, c, ws);
   }
   /// Runs it on a convolution's operands (input, filter, output): with
   /// run-time strides, `conv`'s written into every part's header first.
   void run(const ConvDesc &conv, const float *in, const float *flt, float *out,
-           void *ws) const {
+           void *ws, bool bPacked = false) const {
     for (size_t i = 0; i < std::max<size_t>(1, parts.size()); ++i)
       writeInputStrides(static_cast<char *>(ws) + i * kernel.workspaceBytes,
                         conv);
-    run(conv.gemmView(), in, flt, out, ws);
+    run(conv.gemmView(), in, flt, out, ws, bPacked);
+  }
+  /// B of `desc` in the kernel's prepacked layout, in a buffer whose end
+  /// meets a page with no access (a kernel reading past its panels faults,
+  /// as past an operand: GemmValidator.cpp).
+  GuardedBuffer packBOnce(const GemmDesc &desc, const float *b) const {
+    const int64_t bytes = kernel.prepackedB->bytes(desc.n);
+    auto buf = GuardedBuffer::allocateBeforeUnmapped(
+        (bytes + int64_t(sizeof(float)) - 1) / int64_t(sizeof(float)), 0);
+    if (!buf)
+      llvm::report_fatal_error(buf.takeError());
+    packB(*kernel.prepackedB, desc, b, buf->data());
+    return std::move(*buf);
   }
 };
 
@@ -298,17 +317,29 @@ struct RequestProblem {
     return reports.all;
   }
 
-  /// Runs `kernel` on this problem's operands, as the module calls it.
+  /// Runs `kernel` on this problem's operands, as the module calls it
+  /// (`bPacked`: b is already in the kernel's prepacked layout).
   void run(const RunnableKernel &kernel, const float *a, const float *b,
-           float *c, void *ws) const {
+           float *c, void *ws, bool bPacked = false) const {
     if (conv) {
       ConvDesc call = *conv;
       call.runtimeStrides =
           call.runtimeStrides || kernel.kernel.runtimeInputStrides;
-      kernel.run(call, a, b, c, ws);
+      kernel.run(call, a, b, c, ws, bPacked);
       return;
     }
-    kernel.run(callDesc(kernel), a, b, c, ws);
+    kernel.run(callDesc(kernel), a, b, c, ws, bPacked);
+  }
+
+  /// B as the timed calls of `kernel` take it: `b`, or packed once into
+  /// `storage` for a kernel that takes it prepacked (outside the timing,
+  /// as a module packs constant weights once).
+  const float *timedB(const RunnableKernel &kernel, const float *b,
+                      std::optional<GuardedBuffer> &storage) const {
+    if (!kernel.kernel.prepackedB)
+      return b;
+    storage = kernel.packBOnce(gemm, b);
+    return storage->data();
   }
 
   /// The (M, N, K) a kernel is validated at: the problem's, and for a
@@ -363,6 +394,9 @@ static llvm::Expected<RunnableKernel> loadRunnable(const json &r,
   auto loaded = loadHere(*text);
   if (!loaded)
     return loaded.takeError();
+  if (loaded->first.prepackedB)
+    if (auto err = loaded->first.prepackedB->check(d))
+      return std::move(err);
   return RunnableKernel{std::move(loaded->first), std::move(loaded->second),
                         std::move(*parts)};
 }
@@ -439,6 +473,7 @@ serveCompareRequest(const json &list, const RequestProblem &problem, int runs) {
     GuardedBuffer ws;
     bool passed = false;
     std::string failure;
+    std::optional<GuardedBuffer> packedB; ///< B as the kernel takes it
   };
   std::vector<Entry> entries;
   for (const json &e : list) {
@@ -448,7 +483,8 @@ serveCompareRequest(const json &list, const RequestProblem &problem, int runs) {
     auto kernel = loadRunnable(e, problem.gemm);
     if (!kernel)
       return kernel.takeError();
-    entries.push_back({std::move(*kernel), GuardedBuffer(), false, ""});
+    entries.push_back(
+        {std::move(*kernel), GuardedBuffer(), false, "", std::nullopt});
   }
   auto operands = allocateTimingOperands(problem);
   if (!operands)
@@ -473,11 +509,11 @@ serveCompareRequest(const json &list, const RequestProblem &problem, int runs) {
     operands->writeHeader(problem.gemm, e.ws.data());
     const RunnableKernel *kernel = &e.kernel;
     const RequestProblem *p = &problem;
-    float *a = operands->a.data(), *b = operands->b.data(),
-          *c = operands->c.data();
+    float *a = operands->a.data(), *c = operands->c.data();
+    const float *b = problem.timedB(e.kernel, operands->b.data(), e.packedB);
     void *pws = e.ws.data();
     cands.push_back(
-        {e.kernel.kernel.symbol, [=] { p->run(*kernel, a, b, c, pws); }});
+        {e.kernel.kernel.symbol, [=] { p->run(*kernel, a, b, c, pws, true); }});
   }
   json answer = json::array();
   InterleavedTiming t;
@@ -585,10 +621,12 @@ qimeng::serveValidationRequest(llvm::StringRef text) {
     if (!ws)
       return ws.takeError();
     operands->writeHeader(problem.gemm, ws->data());
+    std::optional<GuardedBuffer> packedB;
+    const float *b = problem.timedB(kernel, operands->b.data(), packedB);
     auto [seconds, spread] = timeCalls(
         [&] {
-          problem.run(kernel, operands->a.data(), operands->b.data(),
-                      operands->c.data(), ws->data());
+          problem.run(kernel, operands->a.data(), b, operands->c.data(),
+                      ws->data(), true);
         },
         runs);
     auto again = validate();

@@ -6,6 +6,7 @@
 // database), rewrite, remark.
 //
 //===----------------------------------------------------------------------===//
+#include "ConstantWeights.h"
 #include "KernelWorkspace.h"
 #include "TensorPlacement.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -637,6 +638,31 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   releaseWorkspace(b, loc, module, ws);
 }
 
+/// Whether the B of `problem`, launched as `launch`, may come packed at
+/// compile time (ConstantWeights.h): a bf16 or 8-bit kernel (the dot
+/// kernels take B prepacked), static sizes (one kernel, one layout: no
+/// m-buckets), one B for every GEMM of a batch, and not one row of A
+/// against B^T (the matrix-vector form reads B^T once where it lies).
+bool mayPrepackB(const KernelProblem &problem, const KernelLaunch &launch) {
+  const GemmDesc &g = problem.gemm();
+  return g.precision != GemmPrecision::F32 && !g.dynamicM && !g.dynamicN &&
+         !g.dynamicK && !(g.m == 1 && g.bTransposedRowsInPlace()) &&
+         (launch.batch == 1 ||
+          (launch.batchStrides[1] == 0 && !launch.batchStrideDimOf[1]));
+}
+
+/// `problem` with its B prepacked (GemmDesc::bPrepacked, or the filter's).
+KernelProblem withPrepackedB(const KernelProblem &problem) {
+  if (const ConvDesc *conv = problem.conv()) {
+    ConvDesc c = *conv;
+    c.bPrepacked = true;
+    return KernelProblem(c);
+  }
+  GemmDesc g = problem.gemm();
+  g.bPrepacked = true;
+  return KernelProblem(g);
+}
+
 /// A kernel for a run-time M of at most `rows` rows (m-buckets).
 struct MBucketKernel {
   LLVM::LLVMFuncOp fn;
@@ -1120,6 +1146,7 @@ struct QiMengTensorOpPass
       }
       return it->second;
     };
+    ConstantWeights constantWeights(module);
     for (linalg::LinalgOp op : ops) {
       std::string reason;
       std::optional<KernelProblem> problem;
@@ -1205,10 +1232,42 @@ struct QiMengTensorOpPass
         op->emitRemark() << "not accelerated: " << reason;
         continue;
       }
+      // Constant weights: B packed at compile time into the kernel's
+      // layout (a kernel that takes it prepacked), where one kernel serves
+      // the op (no run-time sizes and m-buckets) and every GEMM of a batch
+      // reads the same B.
+      DenseElementsAttr constantB;
+      if (packConstantWeights && mayPrepackB(*problem, launch))
+        constantB = constantOperandValue(launch.operands[1]);
+      if (constantB)
+        problem = withPrepackedB(*problem);
       FailureOr<ReadyKernel> &ready = kernelFor(*problem);
       if (failed(ready)) {
         op->emitRemark() << "not accelerated: " << failures[problem->str()];
         continue;
+      }
+      if (constantB) {
+        if (!ready->emitted.prepackedB) {
+          op->emitRemark() << "not accelerated: kernel "
+                           << ready->emitted.symbol
+                           << " does not say its B layout (qm.b_prepacked)";
+          continue;
+        }
+        if (llvm::Error err =
+                ready->emitted.prepackedB->check(problem->gemm())) {
+          op->emitRemark() << "not accelerated: "
+                           << llvm::toString(std::move(err));
+          continue;
+        }
+        OpBuilder b(op);
+        constantWeights.noteSource(launch.operands[1]);
+        launch.operands[1] =
+            constantWeights.packed(b, op.getLoc(), constantB, problem->gemm(),
+                                   *ready->emitted.prepackedB);
+        // The kernel reads no ldb: nothing of B's strides at run time (a
+        // convolution's header slots hold the input's strides instead).
+        if (launch.leadingDimOperand[1] == 1)
+          launch.leadingDimOf[1].reset();
       }
       LLVM::LLVMFuncOp fn =
           getOrCreateKernelFunc(module, *ready, options->target);
@@ -1234,6 +1293,7 @@ struct QiMengTensorOpPass
         }
       replaceWithKernelCall(module, op, fn, *ready, launch, assumed, buckets);
     }
+    constantWeights.eraseUnused();
   }
 };
 

@@ -464,6 +464,16 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
           "A not transposed, immediate leading dimensions, K = {0} and kc "
           "whole K steps of {1} (ku {2} groups of {3})",
           desc_.k, step, c.kUnroll, desc_.kGroup()));
+    // A prepacked B holds all of K's groups per sliver: a kc block must
+    // not pad in the middle (and the matrix-vector form packs nothing).
+    const int64_t kc = clampToProblem(c, desc_).kc;
+    if (desc_.bPrepacked &&
+        (c.packB != BPacking::Panels || (desc_.k > kc && kc % step != 0)))
+      return llvm::createStringError(llvm::formatv(
+          "a prepacked B takes its panels from all of K's groups: B packed "
+          "(packb=1) and kc = {0} whole K steps of {1} where K = {2} spans "
+          "more than one block",
+          kc, step, desc_.k));
   } else if (c.aLayout == ALayout::Direct && !conv_ && !desc_.aSliversInPlace())
     return llvm::createStringError(
         "alayout=direct reads A's rows in place: it needs an f32 GEMM with A "

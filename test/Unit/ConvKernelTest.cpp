@@ -678,3 +678,54 @@ TEST(ConvDescTest, DotPrecisionsAreNhwcWithWholeGroups) {
 }
 
 } // namespace
+
+/// The filter packed once by the caller (ConvDesc::bPrepacked): validated
+/// in qimeng-runner, which packs it in the layout of the kernel's
+/// qm.b_prepacked, in both filter layouts, A in place and packed, one
+/// thread and two; a kernel that drops k is caught. f32 convolutions take
+/// the filter as stored.
+TEST(ConvKernelTest, PrepackedFiltersValidate) {
+  QM_SKIP_UNLESS_DOT_HOST();
+  const auto options = IsolatedValidationOptions::defaults();
+  for (GemmPrecision p :
+       {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8}) {
+    ConvDesc fhwc = ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 9, 10, 8, 20, 3, 2,
+                                    1, 2, 2, 1);
+    for (ConvDesc base :
+         {nhwc(1, 10, 11, 8, 40, 3), nhwc(2, 9, 9, 32, 64, 3), fhwc}) {
+      ConvDesc d = withPrecision(base, p);
+      d.bPrepacked = true;
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+      // The small blocks' kc (2 groups or 1) in whole K steps: a
+      // prepacked filter's kc blocks do not pad in the middle.
+      auto small = [&](ALayout layout) {
+        GemmConfig c = smallDotConfig(d, layout);
+        c.kUnroll = c.kc / d.gemmView().kGroup() % 2 == 0 ? 2 : 1;
+        return c;
+      };
+      GemmConfig two = small(ALayout::KMajor);
+      two.threads = 2;
+      std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
+      for (auto [c, cParts] :
+           {std::pair{model, std::vector<GemmRange>()},
+            std::pair{small(ALayout::Direct), std::vector<GemmRange>()},
+            std::pair{two, parts}}) {
+        QM_ASSERT_EXPECTED(emitted,
+                           emitConvKernel(d, c, EmitterOptions::defaults()));
+        ASSERT_TRUE(emitted.prepackedB.has_value());
+        QM_ASSERT_EXPECTED(
+            report, validateIsolated(d, host(), emitted, options, cParts));
+        EXPECT_TRUE(report.passed) << c.str() << ": " << report.failure;
+      }
+      QM_ASSERT_EXPECTED(broken,
+                         emitConvKernel(d, small(ALayout::Direct),
+                                        EmitterOptions::defaults(), "drop-k"));
+      QM_ASSERT_EXPECTED(caught, validateIsolated(d, host(), broken, options));
+      EXPECT_FALSE(caught.passed);
+    }
+  }
+  ConvDesc f32 = nhwc(1, 10, 11, 8, 40, 3);
+  f32.bPrepacked = true;
+  EXPECT_TRUE(bool(llvm::errorToBool(f32.verify())));
+}

@@ -1056,3 +1056,46 @@ TEST(GemmKernelTest, TwoCallsAccumulateTwice) {
 }
 
 } // namespace
+
+/// B prepacked by the caller (GemmDesc::bPrepacked, the kernel's
+/// qm.b_prepacked): qimeng-runner packs B into the layout the kernel's
+/// header gives and validates it as the module runs it. bf16, u8 and s8
+/// (A packed: column sums from the prepacked panels; A in place: B plus
+/// 128), B as stored or transposed, one kc block and several, the model's
+/// config (never the matrix-vector form) and a small one; a kernel that
+/// drops k is caught.
+TEST(GemmKernelTest, PrepackedBValidates) {
+  if (!hostRunsBf16() || !hostRunsVnni())
+    GTEST_SKIP() << "host lacks AVX512-BF16 or AVX512-VNNI";
+  const auto options = IsolatedValidationOptions::defaults();
+  for (GemmPrecision p :
+       {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8})
+    for (auto [m, n, k, transB] :
+         {std::tuple{37, 45, 64, false}, std::tuple{1, 45, 77, true},
+          std::tuple{70, 100, 301, true}, std::tuple{13, 200, 40, false}}) {
+      GemmDesc d = GemmDesc::packed(m, n, k, false, transB);
+      d.precision = p;
+      d.bPrepacked = true;
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, host()));
+      EXPECT_EQ(model.packB, BPacking::Panels) << model.str();
+      GemmConfig small = smallDotConfig(16);
+      for (const GemmConfig &c : {model, small}) {
+        QM_ASSERT_EXPECTED(emitted,
+                           emitGemmKernel(d, c, EmitterOptions::defaults()));
+        ASSERT_TRUE(emitted.prepackedB.has_value()) << c.str();
+        QM_ASSERT_EXPECTED(report,
+                           validateIsolated(d, host(), emitted, options));
+        EXPECT_TRUE(report.passed) << c.str() << ": " << report.failure;
+      }
+      QM_ASSERT_EXPECTED(
+          broken,
+          emitGemmKernel(d, small, EmitterOptions::defaults(), "drop-k"));
+      QM_ASSERT_EXPECTED(caught, validateIsolated(d, host(), broken, options));
+      EXPECT_FALSE(caught.passed);
+    }
+  // f32 kernels and run-time sizes take B as stored.
+  GemmDesc f32 = GemmDesc::packed(8, 8, 8);
+  f32.bPrepacked = true;
+  EXPECT_TRUE(bool(llvm::errorToBool(f32.verify())));
+}

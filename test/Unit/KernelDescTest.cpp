@@ -3,6 +3,7 @@
 #include "ErrorHelpers.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/KernelConfig.h"
+#include "qimeng/Kernel/PrepackedB.h"
 #include "qimeng/Kernel/Target.h"
 #include <gtest/gtest.h>
 
@@ -477,8 +478,8 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(gemv.mr, 1);
   EXPECT_EQ(gemv.nr, 64);
   EXPECT_EQ(gemv.kc, 8);
-  QM_ASSERT_EXPECTED(
-      rows2, chooseGemmConfig(GemmDesc::packed(2, 4096, 4096), target));
+  QM_ASSERT_EXPECTED(rows2,
+                     chooseGemmConfig(GemmDesc::packed(2, 4096, 4096), target));
   EXPECT_EQ(rows2.mr, 2);
   EXPECT_EQ(rows2.kc, 8);
   // More rows: each B vector feeds more FMAs; 32 rows of B a sweep, each
@@ -582,3 +583,65 @@ TEST(BlockingModelTest, Deterministic) {
 }
 
 } // namespace
+
+/// A prepacked B's layout (PrepackedB.h) from a kernel header, and packB
+/// writing it: lanes of a group's k, slivers of NR columns, zeros past K
+/// and N, plus 128 for bytes.
+TEST(PrepackedBTest, ParsesAndPacksTheLayout) {
+  QM_ASSERT_EXPECTED(layout,
+                     PrepackedB::parse("nr=16 k_groups=4 element_bytes=2 "
+                                       "plus128=0"));
+  EXPECT_EQ(layout.nr, 16);
+  EXPECT_EQ(layout.kGroups, 4);
+  EXPECT_EQ(layout.bytes(17), 2 * 4 * 16 * 4); // two slivers
+  for (const char *bad :
+       {"nr=16 k_groups=4 element_bytes=3 plus128=0", "nr=16 k_groups=4",
+        "nr=16 k_groups=4 element_bytes=2 plus128=1",
+        "nr=x k_groups=4 "
+        "element_bytes=2 "
+        "plus128=0",
+        "nr=16 k_groups=4 element_bytes=2 plus128=0 extra=1"})
+    EXPECT_TRUE(bool(llvm::errorToBool(PrepackedB::parse(bad).takeError())))
+        << bad;
+  // B 7 x 17 of bf16 (k rows, n columns), element (k, n) = 100 k + n.
+  GemmDesc d = GemmDesc::packed(3, 17, 7);
+  d.precision = GemmPrecision::Bf16;
+  std::vector<uint16_t> b(7 * 17);
+  for (int k = 0; k < 7; ++k)
+    for (int n = 0; n < 17; ++n)
+      b[size_t(k * 17 + n)] = uint16_t(100 * k + n);
+  ASSERT_FALSE(bool(llvm::errorToBool(layout.check(d))));
+  std::vector<uint16_t> out(size_t(layout.bytes(17) / 2), 0xffff);
+  packB(layout, d, b.data(), out.data());
+  auto at = [&](int sliver, int group, int col, int t) {
+    return out[size_t(((sliver * 4 + group) * 16 + col) * 2 + t)];
+  };
+  EXPECT_EQ(at(0, 0, 0, 0), 0);
+  EXPECT_EQ(at(0, 0, 0, 1), 100); // k 1 beside k 0
+  EXPECT_EQ(at(0, 2, 5, 1), 505); // group 2, k 5, column 5
+  EXPECT_EQ(at(0, 3, 5, 0), 605); // k 6
+  EXPECT_EQ(at(0, 3, 5, 1), 0);   // k 7: past K
+  EXPECT_EQ(at(1, 1, 0, 0), 216); // column 16 in the second sliver
+  EXPECT_EQ(at(1, 1, 1, 0), 0);   // column 17: past N
+  // The same B stored transposed packs the same.
+  GemmDesc t = GemmDesc::packed(3, 17, 7, false, true);
+  t.precision = GemmPrecision::Bf16;
+  std::vector<uint16_t> bt(17 * 7);
+  for (int k = 0; k < 7; ++k)
+    for (int n = 0; n < 17; ++n)
+      bt[size_t(n * 7 + k)] = uint16_t(100 * k + n);
+  std::vector<uint16_t> outT(out.size(), 0xffff);
+  packB(layout, t, bt.data(), outT.data());
+  EXPECT_EQ(out, outT);
+  // Bytes plus 128; a K beyond the layout's groups is refused.
+  QM_ASSERT_EXPECTED(bytes, PrepackedB::parse("nr=16 k_groups=2 "
+                                              "element_bytes=1 plus128=1"));
+  GemmDesc s8 = GemmDesc::packed(2, 16, 8);
+  s8.precision = GemmPrecision::S8S8;
+  std::vector<int8_t> b8(8 * 16, -3);
+  std::vector<uint8_t> out8(size_t(bytes.bytes(16)));
+  packB(bytes, s8, b8.data(), out8.data());
+  EXPECT_EQ(out8[0], uint8_t(125));
+  s8.k = 9;
+  EXPECT_TRUE(bool(llvm::errorToBool(bytes.check(s8))));
+}

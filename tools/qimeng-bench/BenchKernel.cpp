@@ -77,6 +77,10 @@ VariantForm qimeng::takeFormSettings(std::string &settings) {
       form.runtimeSizes = true;
       continue;
     }
+    if (item.trim() == "b=prepacked") {
+      form.bPrepacked = true;
+      continue;
+    }
     rest += (rest.empty() ? "" : ",") + item.str();
   }
   settings = rest;
@@ -124,7 +128,21 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
           !readsAInPlace(d, base.mr, base.isa))
         base.aLayout = ALayout::Rows;
     }
-    if ((form.runtimeLd || form.runtimeSizes) && ours.tunedTrials == 0) {
+    if (form.bPrepacked) {
+      // B packed once, outside the timing (the runner packs it for a
+      // kernel whose header says qm.b_prepacked).
+      if (const ConvDesc *conv = variantProblem.conv()) {
+        ConvDesc c = *conv;
+        c.bPrepacked = true;
+        variantProblem = KernelProblem(c);
+      } else {
+        GemmDesc d = variantProblem.gemm();
+        d.bPrepacked = true;
+        variantProblem = KernelProblem(d);
+      }
+    }
+    if ((form.runtimeLd || form.runtimeSizes || form.bPrepacked) &&
+        ours.tunedTrials == 0) {
       auto model = chooseKernelConfig(variantProblem, host);
       if (!model)
         return model.takeError();

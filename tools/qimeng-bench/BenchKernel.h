@@ -66,11 +66,15 @@ struct VariantForm {
   /// `ld=runtime`: leading dimensions (a convolution's input strides)
   bool runtimeLd = false;
   bool runtimeSizes = false; ///< `sizes=runtime`: M, N, K (and the lds)
+  /// `b=prepacked`: B (the filter) packed once outside the timing, the
+  /// kernel runs no PACK B (GemmDesc::bPrepacked; bf16 and 8-bit)
+  bool bPrepacked = false;
 };
 
 /// A variant's settings: `ld=runtime` (the kernel reads its leading
-/// dimensions at run time, KernelContract.md) and `sizes=runtime` (M, N
-/// and K too) split off the GemmConfig keys; `settings` keeps the rest.
+/// dimensions at run time, KernelContract.md), `sizes=runtime` (M, N
+/// and K too) and `b=prepacked` split off the GemmConfig keys; `settings`
+/// keeps the rest.
 VariantForm takeFormSettings(std::string &settings);
 
 /// Each of `variants` (GemmConfig::parse settings laid over `ours.config`,

@@ -35,6 +35,9 @@ struct ConvBenchSettings {
   GemmPrecision precision = GemmPrecision::F32;
   bool json = false;
   bool skipOneDnn = false;
+  /// --prepacked-weights: ours take the filter packed once, outside the
+  /// timing (ConvDesc::bPrepacked; bf16 and 8-bit).
+  bool prepackedWeights = false;
   bool asDetected = false; ///< --baseline-as-detected
   std::string waitPolicy;  ///< how the OpenMP teams wait, for the header
   BenchKernelOptions kernel;

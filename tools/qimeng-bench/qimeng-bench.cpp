@@ -132,6 +132,12 @@ static cl::list<std::string> variantOpt(
              "side with ours, and its speedup over ours printed under the "
              "row (repeat for more variants)"),
     cl::value_desc("settings"), cl::cat(benchCategory));
+static cl::opt<bool> prepackedWeightsOpt(
+    "prepacked-weights",
+    cl::desc("--op conv2d with --dtype bf16, s8 or u8s8: our kernels take "
+             "the filter packed once, outside the timing (constant weights, "
+             "as oneDNN's are reordered once): no PACK B at each call"),
+    cl::init(false), cl::cat(benchCategory));
 static cl::opt<bool>
     noExternalOpt("no-external",
                   cl::desc("Skip BLIS, libxsmm and oneDNN: OpenBLAS is the "
@@ -374,6 +380,10 @@ int main(int argc, char **argv) {
   double bandwidth = measureReadBandwidthGBps(threadsOpt);
   OpenBlasSelection openBlas = openBlasSelection();
 
+  if (prepackedWeightsOpt && opKind != "conv2d")
+    exitOnErr(llvm::createStringError(
+        "--prepacked-weights is for --op conv2d (constant weights); for a "
+        "GEMM, --variant b=prepacked times B packed once beside ours"));
   if (opKind == "conv2d") {
     ConvBenchSettings settings;
     settings.suite = suiteOpt;
@@ -388,6 +398,7 @@ int main(int argc, char **argv) {
     settings.runs = runsOpt;
     settings.json = jsonOpt;
     settings.skipOneDnn = noExternalOpt;
+    settings.prepackedWeights = prepackedWeightsOpt;
     settings.asDetected = asDetected;
     settings.waitPolicy = waitPolicy + "; thread binding: " + binding;
     settings.kernel.tuned = tunedOpt;

@@ -12,6 +12,7 @@
 #include "qimeng/Kernel/KernelConfig.h"
 #include "qimeng/Kernel/KernelDesc.h"
 #include "qimeng/Kernel/KernelProblem.h"
+#include "qimeng/Kernel/PrepackedB.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
@@ -59,6 +60,10 @@ struct EmittedKernel {
   /// Which sizes the kernel reads from its workspace header at each call
   /// (qm.runtime_sizes: m, n, k; GemmDesc::dynamicM/N/K).
   bool runtimeM = false, runtimeN = false, runtimeK = false;
+  /// The layout in which the kernel takes B packed by its caller
+  /// (qm.b_prepacked; GemmDesc::bPrepacked); none for a kernel that reads
+  /// B as stored.
+  std::optional<PrepackedB> prepackedB;
 
   /// The instructions between `# qm.body.begin` and `# qm.body.end`: what
   /// the pass embeds as inline asm. Same lines as in `text`, byte for byte.

@@ -94,6 +94,12 @@ struct GemmDesc {
   /// applies before the rounding.
   bool bf16Output = false;
   int64_t ldd = 0;
+  /// B arrives packed by the caller, once, in the kernel's panel layout
+  /// (PrepackedB.h: the kernel's qm.b_prepacked says it); the kernel runs
+  /// no PACK B. For constant weights, as oneDNN reorders its weights once.
+  /// bf16 and 8-bit kernels; N and K static. ldb and transB describe B as
+  /// the caller stores it before packing.
+  bool bPrepacked = false;
 
   bool hasEpilogue() const { return bias != GemmBias::None || relu; }
 
@@ -173,7 +179,7 @@ struct GemmDesc {
   /// epilogue; "sbgemm_..." for bf16 operands,
   /// "s8s8gemm_..." and "u8s8gemm_..." for 8-bit ones; "_obf16" after
   /// "_b0" for a bf16 output (and "_ldd<ldd>" after the other leading
-  /// dimensions).
+  /// dimensions); "_bpre" after the run-time sizes for a prepacked B.
   std::string str() const;
 
   bool operator==(const GemmDesc &o) const {
@@ -183,7 +189,8 @@ struct GemmDesc {
            dynamicM == o.dynamicM && dynamicN == o.dynamicN &&
            dynamicK == o.dynamicK && bias == o.bias && relu == o.relu &&
            reluMax == o.reluMax && precision == o.precision &&
-           bf16Output == o.bf16Output && ldd == o.ldd;
+           bf16Output == o.bf16Output && ldd == o.ldd &&
+           bPrepacked == o.bPrepacked;
   }
 };
 
@@ -236,6 +243,9 @@ struct ConvDesc {
   bool relu = false;
   std::optional<float> reluMax; ///< min(x, max) after relu (GemmDesc)
   GemmPrecision precision = GemmPrecision::F32;
+  /// The filter (the GEMM view's B) arrives packed by the caller, once
+  /// (GemmDesc::bPrepacked): constant weights. bf16 and 8-bit only.
+  bool bPrepacked = false;
 
   /// A descriptor with a dense input.
   static ConvDesc dense(ConvLayout layout, int64_t n, int64_t h, int64_t w,
@@ -289,7 +299,7 @@ struct ConvDesc {
 
   /// Stable, readable key:
   /// "sconv2d_nhwc_hwcf_n1_h58_w58_c64_f64_k3x3_s1x1_d1x1_is215296x3712x64"
-  /// ("_isrt" for run-time strides), with "_b0", "_bias", "_relu"
+  /// ("_isrt" for run-time strides), with "_bpre", "_b0", "_bias", "_relu"
   /// (reluSuffix) appended as set; "sbconv2d_..." for bf16 operands,
   /// "s8s8conv2d_..." and "u8s8conv2d_..." for 8-bit ones (convOpName).
   std::string str() const;

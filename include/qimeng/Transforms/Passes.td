@@ -114,6 +114,14 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "store of C, as oneDNN's post-ops (the fused kernel is "
            "validated with them; a residual is copied into C first and "
            "the kernel accumulates onto it, as oneDNN's sum post-op)">,
+    Option<"packConstantWeights", "pack-constant-weights", "bool",
+           /*default=*/"true",
+           "Pack a bf16 or 8-bit B (weights, a convolution's filter) that "
+           "is a constant of the module (a constant memref.global, or an "
+           "arith.constant on tensors) into its kernel's layout at compile "
+           "time, as a new constant global: the kernel then runs no PACK B "
+           "at each call (not for a run-time M, N or K, nor a batch of "
+           "B's)">,
     Option<"validate", "validate", "bool", /*default=*/"true",
            "Validate every kernel in a qimeng-runner process (OpenBLAS and "
            "fp64 references, guard bytes), or for another architecture in "

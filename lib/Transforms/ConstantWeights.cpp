@@ -1,0 +1,98 @@
+//===- ConstantWeights.cpp - B packed at compile time ---------------------===//
+
+#include "ConstantWeights.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <vector>
+
+using namespace mlir;
+using namespace qimeng;
+
+DenseElementsAttr qimeng::constantOperandValue(Value memref) {
+  Operation *def = memref.getDefiningOp();
+  if (auto get = dyn_cast_or_null<memref::GetGlobalOp>(def)) {
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        get, get.getNameAttr());
+    if (!global || !global.getConstant())
+      return {};
+    return dyn_cast_or_null<DenseElementsAttr>(global.getConstantInitValue());
+  }
+  if (auto toBuffer = dyn_cast_or_null<bufferization::ToBufferOp>(def)) {
+    // (Whatever layout the buffer's type states, a constant bufferizes to a
+    // dense global in row-major order.)
+    auto cst = toBuffer.getTensor().getDefiningOp<arith::ConstantOp>();
+    if (!cst)
+      return {};
+    return dyn_cast<DenseElementsAttr>(cst.getValue());
+  }
+  return {};
+}
+
+Value ConstantWeights::packed(OpBuilder &b, Location loc,
+                              DenseElementsAttr value, const GemmDesc &desc,
+                              const PrepackedB &layout) {
+  MLIRContext *ctx = b.getContext();
+  const std::string layoutText =
+      llvm::formatv("nr{0}_g{1}_e{2}{3}", layout.nr, layout.kGroups,
+                    layout.elementBytes, layout.plus128 ? "_p128" : "")
+          .str();
+  const int64_t bytes = layout.bytes(desc.n);
+  auto type = MemRefType::get({bytes}, IntegerType::get(ctx, 8));
+  auto key = std::make_pair(Attribute(value),
+                            Attribute(StringAttr::get(ctx, layoutText)));
+  auto it = globals.find(key);
+  if (it == globals.end()) {
+    // The elements as stored, row-major (a splat expanded).
+    const size_t elementBytes = size_t(layout.elementBytes);
+    const size_t count = size_t(value.getNumElements());
+    ArrayRef<char> raw = value.getRawData();
+    std::vector<char> stored;
+    if (value.isSplat()) {
+      stored.resize(count * elementBytes);
+      for (size_t i = 0; i < count; ++i)
+        std::copy_n(raw.begin(), elementBytes,
+                    stored.begin() + i * elementBytes);
+      raw = stored;
+    }
+    std::vector<char> packedBytes(static_cast<size_t>(bytes));
+    packB(layout, desc, raw.data(), packedBytes.data());
+    auto init = DenseElementsAttr::getFromRawBuffer(
+        RankedTensorType::get({bytes}, IntegerType::get(ctx, 8)), packedBytes);
+    OpBuilder detached(ctx);
+    auto global = memref::GlobalOp::create(
+        detached, loc, "qm_packed_weights_" + layoutText,
+        detached.getStringAttr("private"), type, init, /*constant=*/true,
+        detached.getI64IntegerAttr(64));
+    SymbolTable(module).insert(global, module.getBody()->begin());
+    it = globals.try_emplace(key, global.getSymName().str()).first;
+  }
+  return memref::GetGlobalOp::create(b, loc, type, it->second);
+}
+
+void ConstantWeights::noteSource(Value source) { sources.insert(source); }
+
+void ConstantWeights::eraseUnused() {
+  llvm::SetVector<Operation *> globalsLeft;
+  for (Value source : sources) {
+    Operation *def = source.getDefiningOp();
+    if (!def || !source.use_empty())
+      continue;
+    if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
+      if (auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+              get, get.getNameAttr()))
+        globalsLeft.insert(global);
+      get.erase();
+    } else if (auto toBuffer = dyn_cast<bufferization::ToBufferOp>(def)) {
+      Operation *cst = toBuffer.getTensor().getDefiningOp();
+      toBuffer.erase();
+      if (cst && cst->use_empty())
+        cst->erase();
+    }
+  }
+  for (Operation *global : globalsLeft)
+    if (SymbolTable::symbolKnownUseEmpty(global, module))
+      global->erase();
+}
