@@ -922,9 +922,10 @@ TEST(GemmKernelTest, Bf16OutputFaultsAreCaught) {
     ASSERT_TRUE(buildAndValidate(d, smallDotConfig(10), {}, report, fault));
     EXPECT_FALSE(report.passed) << fault;
     // Wrong sums show in D (stores past the edge already in C's blocks).
-    if (llvm::StringRef(fault) != "write-past-edge")
+    if (llvm::StringRef(fault) != "write-past-edge") {
       EXPECT_NE(report.failure.find(": D("), std::string::npos)
           << report.failure;
+    }
   }
   ValidationReport report;
   ASSERT_TRUE(buildAndValidate(d, smallDotConfig(10), {}, report));
