@@ -384,12 +384,20 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   if (desc.m == 1 && desc.bTransposedRowsInPlace())
     c.packB = BPacking::InPlace;
   if (conv) {
-    const int64_t run = conv->contiguousRun();
-    int64_t kc = std::min(c.kc, run) / group * group;
+    const int64_t run = conv->contiguousRun(), step = conv->kcStep();
+    int64_t kc = std::min(c.kc, run) / step * step;
     while (run % kc)
-      kc -= group; // ends at the group at the latest: C is whole groups
+      kc -= step; // ends at the step at the latest: the run is whole steps
     c.kc = kc;
     c.split = SplitAxis::M;
+    // Blocks ending in half a pair (a bf16 stem of 3 channels: kc 21, 11
+    // groups): the K unroll that pads no group. Zen 5, ResNet-50's stem:
+    // ku 1 1.05x ku 4 (12 groups, one of zeros) side by side.
+    if (step == 1) {
+      const int64_t groups = (c.kc + group - 1) / group;
+      while (c.kUnroll > 1 && groups % c.kUnroll != 0)
+        c.kUnroll /= 2;
+    }
   }
   const int64_t blockBytes = c.kc * eb; // one row of A's block, B's panel
   c.mc = roundDownAtLeast(l2 / 2 / blockBytes, c.mr);
@@ -419,7 +427,7 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // K steps (a smaller K unroll where it is not); no matrix-vector form.
   if (desc.bPrepacked) {
     c.packB = BPacking::Panels;
-    while (desc.k > c.kc && c.kc % (group * c.kUnroll) != 0)
+    while (c.kUnroll > 1 && desc.k > c.kc && c.kc % (group * c.kUnroll) != 0)
       c.kUnroll /= 2;
   }
   return c;

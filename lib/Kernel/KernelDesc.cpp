@@ -341,7 +341,7 @@ llvm::Error ConvDesc::verify() const {
                         "input (A); nchw_fchw is f32 only",
                         str(), type)
               .str());
-    if (c % group)
+    if (c % group && precision != GemmPrecision::Bf16)
       return llvm::createStringError(
           llvm::formatv("{0}: {1} convolutions need the channels in whole "
                         "groups of {2} (the k of a dot-product lane), not {3}",
@@ -350,6 +350,12 @@ llvm::Error ConvDesc::verify() const {
     if (isIntegerPrecision(precision) && (bias || relu))
       return llvm::createStringError(
           llvm::formatv("{0}: 8-bit convolutions take no bias or relu", str())
+              .str());
+    if (bPrepacked && kcStep() != group)
+      return llvm::createStringError(
+          llvm::formatv("{0}: a prepacked filter holds whole pairs of k, "
+                        "which blocks of an odd run of k ({1}) do not",
+                        str(), contiguousRun())
               .str());
   } else if (bPrepacked) {
     return llvm::createStringError(

@@ -645,6 +645,10 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
 /// against B^T (the matrix-vector form reads B^T once where it lies).
 bool mayPrepackB(const KernelProblem &problem, const KernelLaunch &launch) {
   const GemmDesc &g = problem.gemm();
+  // (A bf16 convolution of an odd run of k has blocks ending in half a
+  // pair, which a prepacked filter does not hold.)
+  if (problem.conv() && problem.conv()->kcStep() != g.kGroup())
+    return false;
   return g.precision != GemmPrecision::F32 && !g.dynamicM && !g.dynamicN &&
          !g.dynamicK && !(g.m == 1 && g.bTransposedRowsInPlace()) &&
          (launch.batch == 1 ||

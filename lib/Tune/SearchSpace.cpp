@@ -269,11 +269,11 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
   space.conv_ = true;
   if (desc.precision != GemmPrecision::F32) {
     // The dot-product convolutions (dotconv.py) pack each row of a block
-    // from one piece of the input: kc whole groups dividing the run.
-    const int64_t run = conv->contiguousRun(), group = desc.kGroup();
+    // from one piece of the input: kc whole steps dividing the run.
+    const int64_t run = conv->contiguousRun(), step = conv->kcStep();
     const GemmConfig ref = clampToProblem(base, desc);
     std::vector<int64_t> kcs;
-    for (int64_t kc = group; kc <= run; kc += group)
+    for (int64_t kc = step; kc <= run; kc += step)
       if (run % kc == 0 && (4 * kc >= ref.kc || kc == run))
         kcs.push_back(kc);
     for (Decision &d : space.decisions_)

@@ -87,7 +87,7 @@ class DotConv:
         p = self.gemm = Params(gemm)
         p.conv = self
         eb, group = p.dt.element_bytes, p.dt.group
-        if g.c % group:
+        if g.c % group and group != 2:
             raise RequestError(
                 f"C = {g.c} channels: a {p.dt.name} convolution needs whole "
                 f"groups of {group} (the k of one dword, which must lie in "

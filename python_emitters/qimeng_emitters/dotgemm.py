@@ -260,8 +260,14 @@ class Params:
             raise RequestError(
                 f"k_unroll (k groups per K iteration) must be 1, 2, 4 or 8, "
                 f"got {self.k_unroll}")
+        # kc is whole groups of k, except for bf16, whose kc blocks may end
+        # in half a pair as K's last block may (the packs zero the other
+        # half): a convolution of 3 channels, whose rows lie in runs of an
+        # odd number of k (dotconv.py).
+        odd_kc = self.dt.group == 2 and request.get("kc", 0) % 2 == 1
         self.kc, self.mc, self.nc = cache_blocks(
-            request, self.m, self.n, self.k, self.mr, self.nr, self.dt.group)
+            request, self.m, self.n, self.k, self.mr, self.nr,
+            1 if odd_kc else self.dt.group)
         self.fault = request.get("fault")
         if self.fault not in FAULTS:
             raise RequestError(
@@ -286,7 +292,12 @@ class Params:
             if why:
                 raise RequestError(f"pack_b false (B^T read in place) needs "
                                    f"{why}")
-        self.kc_groups = round_up(self.kc // self.dt.group, self.k_unroll)
+        self.kc_groups = round_up(-(-self.kc // self.dt.group), self.k_unroll)
+        # The k of a block's last, partial group: K's last block's (K %
+        # group), and for bf16 every block's when kc is odd (a pair is 2,
+        # so both are 1).
+        self.partial_group_k = self.k % self.dt.group or self.kc % \
+            self.dt.group
         # B packed by the caller, once (constant weights), in the panel
         # layout of docs/KernelContract.md ("B prepacked"): per NR-wide
         # sliver of all N, all of K's groups (k_groups, padded with zero
@@ -514,7 +525,7 @@ def _emit_pack_k_major(asm, p, op):
     done = asm.label(f"PACK {name}: sliver done")
     step, shifted = op.step, op.shifted
     g, eb = p.dt.group, p.dt.element_bytes
-    rem = p.k % g
+    rem = p.partial_group_k
     asm.comment(f"PACK {name} (k along its rows)")
     if g == 2:
         asm.ins(f"vmovdqu64 {INDEX_OFFSET}({WS}), %zmm31")
@@ -644,7 +655,7 @@ def _emit_pack_lane_major(asm, p, op):
     done = asm.label(f"PACK {name}: done")
     step, shifted = op.step, op.shifted
     g, eb = p.dt.group, p.dt.element_bytes
-    rem = p.k % g
+    rem = p.partial_group_k
     asm.comment(f"PACK {name} (lanes along its rows)")
     if shifted:
         _emit_sign_bias(asm)

@@ -128,7 +128,9 @@ class DotConvRequestTest(RefusalTestCase):
 
     def test_refusals(self):
         self.refuses(request(layout="nchw_fchw"), "gathers B")
-        self.refuses(request(c=5), "whole groups of 2")
+        # bf16 takes an odd C (blocks ending in half a pair) where kc
+        # divides the run: KW*C = 10 here.
+        self.refuses(request(c=5), "must divide 10")
         self.refuses(request(kind="iconv2d", c=6, kc=12), "whole groups of 4")
         # A kc block must lie in one run of consecutive k (C = 6 here: the
         # width dilation breaks KW*C).
@@ -201,6 +203,28 @@ class DotConvExecutionTest(KernelHarness):
         ("epilogue", {"bias": True, "relu": True}),
         ("one_block", {"kh": 1, "kw": 1, "c": 24, "kc": 24}),
     ]
+
+    def test_bf16_odd_channels(self):
+        """3 channels (an RGB image: ResNet's stem): bf16 blocks of an
+        odd run of k (KW*C = 21, or C = 3 where the pixels are not dense),
+        each ending in half a pair, both filter layouts, K even and odd,
+        stride 2."""
+        for name, changes in [
+                ("stem", {"c": 3, "kh": 3, "kw": 7, "w": 13, "kc": 21,
+                          "stride_h": 2, "stride_w": 2}),
+                ("even_k", {"c": 3, "kh": 2, "kw": 3, "kc": 9}),
+                ("fhwc", {"layout": "nhwc_fhwc", "c": 3, "kw": 3, "kc": 9}),
+                ("channel_blocks", {"c": 3, "kw": 3, "kc": 3,
+                                    "k_unroll": 1}),
+                ("view", {"c": 3, "kw": 3, "kc": 3, "k_unroll": 1,
+                          "input_strides": [7 * 13 * 5, 13 * 5, 5]})]:
+            with self.subTest(name):
+                req = request(**changes)
+                self.check("odd_" + name, req,
+                           strides=req.get("input_strides"))
+        with self.subTest("int8 refused"):
+            with self.assertRaisesRegex(Exception, "whole groups of 4"):
+                emit_conv(request(kind="iconv2d", c=3, kw=3, kc=9))
 
     def test_bf16(self):
         for name, changes in self.CASES:

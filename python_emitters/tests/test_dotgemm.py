@@ -221,7 +221,7 @@ class RequestTest(RefusalTestCase):
     emit_under_test = staticmethod(emit_dot)
 
     def test_refusals(self):
-        self.refuses(request(kc=9), "must be a multiple of 2")
+        self.refuses(int8_request(kc=9), "must be a multiple of 4")
         self.refuses(int8_request(kc=10), "must be a multiple of 4")
         self.refuses(int8_request(a_type="u16"), "a_type")
         self.refuses(request(a_type="u8"), "unknown field")
@@ -433,6 +433,11 @@ class Bf16ExecutionTest(HarnessTest):
             "wide": request(m=5, n=130, k=40, mr=6, nr=64, k_unroll=1,
                             kc=40, mc=6, nc=128),
             "overwrite": request(overwrite=True, kc=8),
+            # kc odd: every block ends in half a pair (a convolution of 3
+            # channels, dotconv.py), with K even and odd.
+            "odd_kc": request(kc=9),
+            "odd_kc_even_k": request(k=36, kc=9, trans_b=True),
+            "odd_kc_trans_a": request(kc=7, trans_a=True),
             # Panels of 256 columns and more: column counts past BZHI's
             # 8-bit index.
             "wide_panels": request(m=9, n=600, k=20, nc=576),

@@ -223,8 +223,9 @@ llvm::StringRef convLayoutName(ConvLayout layout);
 /// `precision` gives the element types as for a GEMM (the input is A's,
 /// the filter B's, the output C's): bf16 x bf16 -> f32 and the 8-bit
 /// forms -> s32 are nhwc only (the dot-product kernels gather A, the
-/// pixels), with C whole groups of k (kGroup: 2 bf16, 4 bytes) and, for
-/// 8 bits, no bias or relu.
+/// pixels), with C whole groups of k for 8 bits (kGroup: 4 bytes; bf16
+/// takes any C, its blocks ending in half a pair where the run is odd)
+/// and, for 8 bits, no bias or relu.
 struct ConvDesc {
   ConvLayout layout = ConvLayout::NhwcHwcf;
   int64_t n = 0, h = 0, w = 0, c = 0; ///< input batch, height, width, channels
@@ -269,6 +270,13 @@ struct ConvDesc {
   /// a run-time stride ends it. A panel of kc columns is one contiguous
   /// piece per pixel when kc divides the run.
   int64_t contiguousRun() const;
+  /// What a bf16 or 8-bit convolution's kc is a multiple of: a group of k
+  /// (GemmDesc::kGroup), or 1 for bf16 with an odd run (3 channels: every
+  /// block then ends in half a pair, which the packs complete with zero).
+  int64_t kcStep() const {
+    const int64_t group = gemmView().kGroup();
+    return contiguousRun() % group == 0 ? group : 1;
+  }
   /// The largest divisor of contiguousRun() not above `limit` (at least 1):
   /// the longest panel within `limit` whose rows are each one piece.
   int64_t largestRunDivisorAtMost(int64_t limit) const;
