@@ -390,9 +390,9 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
       kc -= step; // ends at the step at the latest: the run is whole steps
     c.kc = kc;
     c.split = SplitAxis::M;
-    // Blocks ending in half a pair (a bf16 stem of 3 channels: kc 21, 11
-    // groups): the K unroll that pads no group. Zen 5, ResNet-50's stem:
-    // ku 1 1.05x ku 4 (12 groups, one of zeros) side by side.
+    // Blocks ending in a partial group (a stem of 3 channels: kc 21, 11
+    // pairs or 6 quads): the K unroll that pads no group. Zen 5, bf16,
+    // ResNet-50's stem: ku 1 1.05x ku 4 (12 pairs, one of zeros).
     if (step == 1) {
       const int64_t groups = (c.kc + group - 1) / group;
       while (c.kUnroll > 1 && groups % c.kUnroll != 0)

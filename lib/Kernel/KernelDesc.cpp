@@ -341,12 +341,6 @@ llvm::Error ConvDesc::verify() const {
                         "input (A); nchw_fchw is f32 only",
                         str(), type)
               .str());
-    if (c % group && precision != GemmPrecision::Bf16)
-      return llvm::createStringError(
-          llvm::formatv("{0}: {1} convolutions need the channels in whole "
-                        "groups of {2} (the k of a dot-product lane), not {3}",
-                        str(), type, group, c)
-              .str());
     if (isIntegerPrecision(precision) && (bias || relu))
       return llvm::createStringError(
           llvm::formatv("{0}: 8-bit convolutions take no bias or relu", str())

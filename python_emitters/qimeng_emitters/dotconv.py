@@ -14,12 +14,14 @@ conv2d.py's implicit GEMM for the nhwc layouts on dotgemm.py's kernel:
 
 The GEMM's PACK A reads pixel r's k from input + row[r] + column[k]
 (bytes; the offset tables conv2d.py's convolutions fill at each call,
-here in the element's bytes), so the im2col matrix never exists. Two
-conditions make that one dword a group of k: C is whole groups (2 bf16,
-4 bytes), so a group never straddles two filter taps, and a kc block
-lies within one run of consecutive k (kc divides the run: C, or KW*C with
-a unit width dilation and dense pixels), so a row of the block is one
-piece of the input, its groups in order. The pack then copies a row's
+here in the element's bytes), so the im2col matrix never exists. A kc
+block lies within one run of consecutive k (kc divides the run: C, or
+KW*C with a unit width dilation and dense pixels), so a row of the block
+is one piece of the input, its groups in order, and a group that
+straddles two filter taps (C = 3) finds their k side by side. Where the
+run is not whole groups (3 channels: KW*C = 21), kc is not either: every
+block ends in a partial group that the packs complete with zero (for
+bytes the same partial quad each time, kc dividing K). The pack then copies a row's
 groups as a GEMM's (8 x 8 dword transposes for 8 whole rows at a time).
 
 With a_layout "direct" nothing is packed: a sliver of MR pixels in one
@@ -87,11 +89,6 @@ class DotConv:
         p = self.gemm = Params(gemm)
         p.conv = self
         eb, group = p.dt.element_bytes, p.dt.group
-        if g.c % group and group != 2:
-            raise RequestError(
-                f"C = {g.c} channels: a {p.dt.name} convolution needs whole "
-                f"groups of {group} (the k of one dword, which must lie in "
-                "one filter tap)")
         offset = round_up(p.workspace_bytes, 64)
         self.base_slot = offset  # input + column[pc] of the packed block
         steps = StrideSteps(g, eb, self.runtime_strides, offset + 8)

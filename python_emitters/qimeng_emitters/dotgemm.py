@@ -260,14 +260,20 @@ class Params:
             raise RequestError(
                 f"k_unroll (k groups per K iteration) must be 1, 2, 4 or 8, "
                 f"got {self.k_unroll}")
-        # kc is whole groups of k, except for bf16, whose kc blocks may end
-        # in half a pair as K's last block may (the packs zero the other
-        # half): a convolution of 3 channels, whose rows lie in runs of an
-        # odd number of k (dotconv.py).
-        odd_kc = self.dt.group == 2 and request.get("kc", 0) % 2 == 1
+        # kc is whole groups of k, or else every kc block ends in a partial
+        # group as K's last block may (the packs zero the rest of it): a
+        # convolution of 3 channels, whose rows lie in runs of an odd number
+        # of k (dotconv.py). For bf16 any kc (the partial pair is always one
+        # k); for bytes a kc that divides K, so that every block ends in
+        # the same partial quad.
+        partial_kc = request.get("kc", 0) % self.dt.group != 0
         self.kc, self.mc, self.nc = cache_blocks(
             request, self.m, self.n, self.k, self.mr, self.nr,
-            1 if odd_kc else self.dt.group)
+            1 if partial_kc else self.dt.group)
+        if partial_kc and self.dt.group == 4 and self.k % self.kc:
+            raise RequestError(
+                f"kc = {self.kc} must be a multiple of 4, or divide K = "
+                f"{self.k}: every block then ends in the same partial quad")
         self.fault = request.get("fault")
         if self.fault not in FAULTS:
             raise RequestError(
@@ -293,11 +299,11 @@ class Params:
                 raise RequestError(f"pack_b false (B^T read in place) needs "
                                    f"{why}")
         self.kc_groups = round_up(-(-self.kc // self.dt.group), self.k_unroll)
-        # The k of a block's last, partial group: K's last block's (K %
-        # group), and for bf16 every block's when kc is odd (a pair is 2,
-        # so both are 1).
-        self.partial_group_k = self.k % self.dt.group or self.kc % \
-            self.dt.group
+        # The k of a block's last, partial group: every block's when kc is
+        # not whole groups (kc divides K for bytes; for bf16 both are 1),
+        # else K's last block's (K % group).
+        self.partial_group_k = self.kc % self.dt.group or \
+            self.k % self.dt.group
         # B packed by the caller, once (constant weights), in the panel
         # layout of docs/KernelContract.md ("B prepacked"): per NR-wide
         # sliver of all N, all of K's groups (k_groups, padded with zero
@@ -1595,7 +1601,7 @@ def kernel_text(p, symbol, request, kind, summary, headers=()):
         p.workspace_bytes, p.runtime_ld,
         [f"zmm{i}" for i in range(REGISTERS)]
         + [f"k{v + 1}" for v in range(2 if p.gemv else p.nv)]
-        + (["k6"] if p.dt.group == 4 and p.k % 4 else [])
+        + (["k6"] if p.dt.group == 4 and p.partial_group_k else [])
         + (["k7"] if p.trans_a and p.nv < 7 else []),
         p.dt.features,
         headers=["# qm.inner_loop_flops: "

@@ -131,7 +131,8 @@ class DotConvRequestTest(RefusalTestCase):
         # bf16 takes an odd C (blocks ending in half a pair) where kc
         # divides the run: KW*C = 10 here.
         self.refuses(request(c=5), "must divide 10")
-        self.refuses(request(kind="iconv2d", c=6, kc=12), "whole groups of 4")
+        # Bytes: kc whole quads, or a divisor of K (C = 6: the run is 12).
+        self.refuses(request(kind="iconv2d", c=6, kc=10), "or divide K = 36")
         # A kc block must lie in one run of consecutive k (C = 6 here: the
         # width dilation breaks KW*C).
         self.refuses(request(dilation_w=2, kc=12), "must divide 6")
@@ -204,11 +205,11 @@ class DotConvExecutionTest(KernelHarness):
         ("one_block", {"kh": 1, "kw": 1, "c": 24, "kc": 24}),
     ]
 
-    def test_bf16_odd_channels(self):
-        """3 channels (an RGB image: ResNet's stem): bf16 blocks of an
-        odd run of k (KW*C = 21, or C = 3 where the pixels are not dense),
-        each ending in half a pair, both filter layouts, K even and odd,
-        stride 2."""
+    def test_odd_channels(self):
+        """3 channels (an RGB image: ResNet's stem): blocks of an odd run
+        of k (KW*C = 21, or C = 3 where the pixels are not dense), each
+        ending in half a pair (bf16) or a partial quad (bytes), both filter
+        layouts, K even and odd, stride 2."""
         for name, changes in [
                 ("stem", {"c": 3, "kh": 3, "kw": 7, "w": 13, "kc": 21,
                           "stride_h": 2, "stride_w": 2}),
@@ -222,9 +223,21 @@ class DotConvExecutionTest(KernelHarness):
                 req = request(**changes)
                 self.check("odd_" + name, req,
                            strides=req.get("input_strides"))
-        with self.subTest("int8 refused"):
-            with self.assertRaisesRegex(Exception, "whole groups of 4"):
-                emit_conv(request(kind="iconv2d", c=3, kw=3, kc=9))
+        # Bytes: every block ends in the same partial quad (kc 21: 5 quads
+        # and 1 byte; kc 9 of K 18: 2 and 1; kc 3: 3 bytes), u8 and s8 (its
+        # packed A plus 128 in the real bytes only).
+        for a_type in ("u8", "s8"):
+            for name, changes in [
+                    ("stem", {"c": 3, "kh": 3, "kw": 7, "w": 13, "kc": 21,
+                              "stride_h": 2, "stride_w": 2}),
+                    ("even_k", {"c": 3, "kh": 2, "kw": 3, "kc": 9}),
+                    ("fhwc", {"layout": "nhwc_fhwc", "c": 3, "kw": 3,
+                              "kc": 9, "k_unroll": 1}),
+                    ("channel_blocks", {"c": 3, "kw": 3, "kc": 3,
+                                        "k_unroll": 1})]:
+                with self.subTest(f"{a_type} {name}"):
+                    self.check(f"odd_{a_type}_{name}", request(
+                        kind="iconv2d", a_type=a_type, **changes))
 
     def test_bf16(self):
         for name, changes in self.CASES:

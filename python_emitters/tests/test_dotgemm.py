@@ -221,7 +221,7 @@ class RequestTest(RefusalTestCase):
     emit_under_test = staticmethod(emit_dot)
 
     def test_refusals(self):
-        self.refuses(int8_request(kc=9), "must be a multiple of 4")
+        self.refuses(int8_request(kc=9), "or divide K = 29")
         self.refuses(int8_request(kc=10), "must be a multiple of 4")
         self.refuses(int8_request(a_type="u16"), "a_type")
         self.refuses(request(a_type="u8"), "unknown field")

@@ -661,14 +661,15 @@ TEST(ConvKernelTest, DotConvolutionFaultsAreCaught) {
   }
 }
 
-TEST(ConvDescTest, DotPrecisionsAreNhwcWithWholeGroups) {
+TEST(ConvDescTest, DotPrecisionsAreNhwcOnly) {
   ConvDesc d = withPrecision(nhwc(1, 9, 9, 6, 8, 3), GemmPrecision::Bf16);
   EXPECT_TRUE(d.str().rfind("sbconv2d_nhwc_hwcf_", 0) == 0) << d.str();
   EXPECT_EQ(d.gemmView().precision, GemmPrecision::Bf16);
   QM_ASSERT_OK(d.verify());
   ConvDesc s8 = withPrecision(nhwc(1, 9, 9, 6, 8, 3), GemmPrecision::S8S8);
   EXPECT_TRUE(s8.str().rfind("s8s8conv2d_", 0) == 0) << s8.str();
-  QM_ASSERT_FAILS_WITH(s8.verify(), "whole groups of 4");
+  QM_ASSERT_OK(s8.verify()); // 6 channels: blocks end in partial quads
+  EXPECT_EQ(s8.kcStep(), 1);
   ConvDesc nchwBf16 =
       withPrecision(nchw(1, 9, 9, 8, 8, 3), GemmPrecision::Bf16);
   QM_ASSERT_FAILS_WITH(nchwBf16.verify(), "nchw_fchw is f32 only");
@@ -730,52 +731,52 @@ TEST(ConvKernelTest, PrepackedFiltersValidate) {
   EXPECT_TRUE(bool(llvm::errorToBool(f32.verify())));
 }
 
-/// bf16 convolutions of 3 channels (an RGB image: ResNet-50's stem): the
-/// model's kc divides the odd run of k (KW*C, or C with run-time strides),
-/// every block ending in half a pair that the packs complete with zero;
-/// validated with the model's config, stride 2, both filter layouts, a
-/// run-time-strides view, and two threads. 8-bit ones still need whole
-/// groups of 4.
-TEST(ConvKernelTest, Bf16OddChannelsValidate) {
+/// Convolutions of 3 channels (an RGB image: ResNet-50's stem) in bf16,
+/// u8 and s8: the model's kc divides the run of k (KW*C, or C with
+/// run-time strides), which is not whole groups, every block ending in a
+/// partial group that the packs complete with zero; validated with the
+/// model's config, stride 2, both filter layouts, a run-time-strides view,
+/// and two threads; a kernel that drops k is caught.
+TEST(ConvKernelTest, OddChannelsValidate) {
   QM_SKIP_UNLESS_DOT_HOST();
-  ConvDesc stem =
-      withPrecision(nhwc(1, 23, 23, 3, 16, 7, 2), GemmPrecision::Bf16);
-  ConvDesc fhwc = withPrecision(
-      ConvDesc::dense(ConvLayout::NhwcFhwc, 2, 9, 10, 3, 20, 3, 3),
-      GemmPrecision::Bf16);
-  ConvDesc runtime =
-      withPrecision(nhwc(2, 9, 9, 3, 24, 3), GemmPrecision::Bf16);
-  runtime.runtimeStrides = true;
-  for (const ConvDesc &d : {stem, fhwc, runtime}) {
-    SCOPED_TRACE(d.str());
-    QM_ASSERT_OK(d.verify());
-    EXPECT_EQ(d.kcStep(), 1);
-    QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
-    EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
-    EXPECT_EQ(model.kc % 2, 1) << model.str();
+  for (GemmPrecision p :
+       {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8}) {
+    ConvDesc stem = withPrecision(nhwc(1, 23, 23, 3, 16, 7, 2), p);
+    ConvDesc fhwc = withPrecision(
+        ConvDesc::dense(ConvLayout::NhwcFhwc, 2, 9, 10, 3, 20, 3, 3), p);
+    ConvDesc runtime = withPrecision(nhwc(2, 9, 9, 3, 24, 3), p);
+    runtime.runtimeStrides = true;
+    const int64_t group = stem.gemmView().kGroup();
+    for (const ConvDesc &d : {stem, fhwc, runtime}) {
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_OK(d.verify());
+      EXPECT_EQ(d.kcStep(), 1);
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+      EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
+      EXPECT_NE(model.kc % group, 0) << model.str();
+      QM_ASSERT_EXPECTED(emitted,
+                         emitConvKernel(d, model, EmitterOptions::defaults()));
+      QM_ASSERT_EXPECTED(
+          report, validateIsolated(d, host(), emitted,
+                                   IsolatedValidationOptions::defaults()));
+      EXPECT_TRUE(report.passed) << report.failure;
+    }
+    SCOPED_TRACE(stem.str());
+    GemmConfig two = *chooseKernelConfig(stem, host());
+    two.threads = 2;
+    std::vector<GemmRange> parts = partitionGemm(stem.gemmView(), two, 2, 0);
     QM_ASSERT_EXPECTED(emitted,
-                       emitConvKernel(d, model, EmitterOptions::defaults()));
-    QM_ASSERT_EXPECTED(report,
-                       validateIsolated(d, host(), emitted,
-                                        IsolatedValidationOptions::defaults()));
+                       emitConvKernel(stem, two, EmitterOptions::defaults()));
+    QM_ASSERT_EXPECTED(
+        report, validateIsolated(stem, host(), emitted,
+                                 IsolatedValidationOptions::defaults(), parts));
     EXPECT_TRUE(report.passed) << report.failure;
+    QM_ASSERT_EXPECTED(
+        broken,
+        emitConvKernel(stem, two, EmitterOptions::defaults(), "drop-k"));
+    QM_ASSERT_EXPECTED(
+        caught, validateIsolated(stem, host(), broken,
+                                 IsolatedValidationOptions::defaults(), parts));
+    EXPECT_FALSE(caught.passed);
   }
-  GemmConfig two = *chooseKernelConfig(stem, host());
-  two.threads = 2;
-  std::vector<GemmRange> parts = partitionGemm(stem.gemmView(), two, 2, 0);
-  QM_ASSERT_EXPECTED(emitted,
-                     emitConvKernel(stem, two, EmitterOptions::defaults()));
-  QM_ASSERT_EXPECTED(
-      report, validateIsolated(stem, host(), emitted,
-                               IsolatedValidationOptions::defaults(), parts));
-  EXPECT_TRUE(report.passed) << report.failure;
-  QM_ASSERT_EXPECTED(
-      broken, emitConvKernel(stem, two, EmitterOptions::defaults(), "drop-k"));
-  QM_ASSERT_EXPECTED(
-      caught, validateIsolated(stem, host(), broken,
-                               IsolatedValidationOptions::defaults(), parts));
-  EXPECT_FALSE(caught.passed);
-  QM_ASSERT_FAILS_WITH(
-      withPrecision(nhwc(1, 9, 9, 3, 8, 3), GemmPrecision::U8S8).verify(),
-      "whole groups of 4");
 }

@@ -131,8 +131,8 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       llvm::outs() << "ours: the filter packed once, outside the timing "
                       "(--prepacked-weights; qm.b_prepacked, kernels _bpre), "
                       "as oneDNN's weights are reordered once; packed at "
-                      "each call where blocks end in half a pair (the bf16 "
-                      "stem)\n";
+                      "each call where blocks end in a partial group of k "
+                      "(the 3-channel stem)\n";
     llvm::outs() << "OpenMP wait policy: " << s.waitPolicy << "\n";
     llvm::outs() << "inputs are the padded buffers (H + 2p, W + 2p); every "
                     "column computes the same outputs from them\n";
@@ -153,11 +153,10 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   for (const Layer *layerPtr : layers) {
     const Layer &layer = *layerPtr;
     ConvDesc desc = layer.desc(s.precision);
-    // (Not where blocks end in half a pair: the 3-channel stem in bf16.)
+    // (Not where blocks end in a partial group: the 3-channel stem.)
     desc.bPrepacked =
         s.prepackedWeights && desc.kcStep() == desc.gemmView().kGroup();
-    // A layer these types cannot take (bf16 and 8-bit kernels need the
-    // channels in whole groups of k: the stem's 3 are not) says why.
+    // A layer these types cannot take says why.
     if (llvm::Error err = desc.verify()) {
       std::string why = llvm::toString(std::move(err));
       if (s.json)

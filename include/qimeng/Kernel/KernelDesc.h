@@ -223,9 +223,9 @@ llvm::StringRef convLayoutName(ConvLayout layout);
 /// `precision` gives the element types as for a GEMM (the input is A's,
 /// the filter B's, the output C's): bf16 x bf16 -> f32 and the 8-bit
 /// forms -> s32 are nhwc only (the dot-product kernels gather A, the
-/// pixels), with C whole groups of k for 8 bits (kGroup: 4 bytes; bf16
-/// takes any C, its blocks ending in half a pair where the run is odd)
-/// and, for 8 bits, no bias or relu.
+/// pixels), any C (blocks ending in a partial group of k, kcStep, where
+/// the run is not whole groups: 3 channels) and, for 8 bits, no bias or
+/// relu.
 struct ConvDesc {
   ConvLayout layout = ConvLayout::NhwcHwcf;
   int64_t n = 0, h = 0, w = 0, c = 0; ///< input batch, height, width, channels
@@ -271,8 +271,9 @@ struct ConvDesc {
   /// piece per pixel when kc divides the run.
   int64_t contiguousRun() const;
   /// What a bf16 or 8-bit convolution's kc is a multiple of: a group of k
-  /// (GemmDesc::kGroup), or 1 for bf16 with an odd run (3 channels: every
-  /// block then ends in half a pair, which the packs complete with zero).
+  /// (GemmDesc::kGroup), or 1 where the run is not whole groups (3
+  /// channels: every block then ends in a partial group, which the packs
+  /// complete with zero; a divisor of the run divides K).
   int64_t kcStep() const {
     const int64_t group = gemmView().kGroup();
     return contiguousRun() % group == 0 ? group : 1;
