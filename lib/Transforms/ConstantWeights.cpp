@@ -11,6 +11,19 @@
 using namespace mlir;
 using namespace qimeng;
 
+/// `value` when its raw data is its elements as stored, whole bytes each
+/// (one of them for a splat); null otherwise.
+static DenseElementsAttr asStored(DenseElementsAttr value) {
+  if (!value || !value.getElementType().isIntOrFloat())
+    return {};
+  const unsigned bits = value.getElementType().getIntOrFloatBitWidth();
+  if (bits % 8 != 0)
+    return {};
+  const size_t elements = value.isSplat() ? 1 : size_t(value.getNumElements());
+  return value.getRawData().size() == elements * bits / 8 ? value
+                                                          : DenseElementsAttr();
+}
+
 DenseElementsAttr qimeng::constantOperandValue(Value memref) {
   Operation *def = memref.getDefiningOp();
   if (auto get = dyn_cast_or_null<memref::GetGlobalOp>(def)) {
@@ -18,7 +31,8 @@ DenseElementsAttr qimeng::constantOperandValue(Value memref) {
         get, get.getNameAttr());
     if (!global || !global.getConstant())
       return {};
-    return dyn_cast_or_null<DenseElementsAttr>(global.getConstantInitValue());
+    return asStored(
+        dyn_cast_or_null<DenseElementsAttr>(global.getConstantInitValue()));
   }
   if (auto toBuffer = dyn_cast_or_null<bufferization::ToBufferOp>(def)) {
     // (Whatever layout the buffer's type states, a constant bufferizes to a
@@ -26,7 +40,7 @@ DenseElementsAttr qimeng::constantOperandValue(Value memref) {
     auto cst = toBuffer.getTensor().getDefiningOp<arith::ConstantOp>();
     if (!cst)
       return {};
-    return dyn_cast<DenseElementsAttr>(cst.getValue());
+    return asStored(dyn_cast<DenseElementsAttr>(cst.getValue()));
   }
   return {};
 }
