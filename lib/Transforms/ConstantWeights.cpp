@@ -55,8 +55,15 @@ Value ConstantWeights::packed(OpBuilder &b, Location loc,
           .str();
   const int64_t bytes = layout.bytes(desc.n);
   auto type = MemRefType::get({bytes}, IntegerType::get(ctx, 8));
-  auto key = std::make_pair(Attribute(value),
-                            Attribute(StringAttr::get(ctx, layoutText)));
+  // The packed bytes depend on how the op reads the constant too: one
+  // constant may be B of two products, as stored and transposed (tied
+  // weights), in the same layout.
+  const std::string form =
+      llvm::formatv("{0}_{1}_k{2}_n{3}_ldb{4}", layoutText,
+                    desc.transB ? 't' : 'n', desc.k, desc.n, desc.ldb)
+          .str();
+  auto key =
+      std::make_pair(Attribute(value), Attribute(StringAttr::get(ctx, form)));
   auto it = globals.find(key);
   if (it == globals.end()) {
     // The elements as stored, row-major (a splat expanded).

@@ -27,7 +27,8 @@ namespace qimeng {
 /// type states); null otherwise.
 mlir::DenseElementsAttr constantOperandValue(mlir::Value memref);
 
-/// Packed constants of one module, each created once per value and layout.
+/// Packed constants of one module, each created once per value, layout and
+/// the way the op reads it (B transposed or not, its sizes and ldb).
 class ConstantWeights {
 public:
   explicit ConstantWeights(mlir::ModuleOp module) : module(module) {}
@@ -51,7 +52,7 @@ public:
 private:
   mlir::ModuleOp module;
   llvm::DenseMap<std::pair<mlir::Attribute, mlir::Attribute>, std::string>
-      globals; ///< (value, layout as a string attribute) -> symbol
+      globals; ///< (value, layout and B's form as a string) -> symbol
   llvm::SetVector<mlir::Value> sources; ///< the operands packed
 };
 
