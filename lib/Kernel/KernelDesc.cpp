@@ -333,7 +333,6 @@ llvm::Error ConvDesc::verify() const {
                       str(), c, s[2])
             .str());
   if (precision != GemmPrecision::F32) {
-    const int64_t group = gemmView().kGroup();
     const llvm::StringRef type = precisionName(precision);
     if (!isNhwc())
       return llvm::createStringError(
@@ -345,7 +344,7 @@ llvm::Error ConvDesc::verify() const {
       return llvm::createStringError(
           llvm::formatv("{0}: 8-bit convolutions take no bias or relu", str())
               .str());
-    if (bPrepacked && kcStep() != group)
+    if (bPrepacked && !filterMayBePrepacked())
       return llvm::createStringError(
           llvm::formatv("{0}: a prepacked filter holds whole pairs of k, "
                         "which blocks of an odd run of k ({1}) do not",

@@ -645,26 +645,14 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
 /// against B^T (the matrix-vector form reads B^T once where it lies).
 bool mayPrepackB(const KernelProblem &problem, const KernelLaunch &launch) {
   const GemmDesc &g = problem.gemm();
-  // (A bf16 convolution of an odd run of k has blocks ending in half a
-  // pair, which a prepacked filter does not hold.)
-  if (problem.conv() && problem.conv()->kcStep() != g.kGroup())
+  // (A convolution whose blocks end in a partial group of k, 3 channels,
+  // has no prepacked filter.)
+  if (problem.conv() && !problem.conv()->filterMayBePrepacked())
     return false;
   return g.precision != GemmPrecision::F32 && !g.dynamicM && !g.dynamicN &&
          !g.dynamicK && !(g.m == 1 && g.bTransposedRowsInPlace()) &&
          (launch.batch == 1 ||
           (launch.batchStrides[1] == 0 && !launch.batchStrideDimOf[1]));
-}
-
-/// `problem` with its B prepacked (GemmDesc::bPrepacked, or the filter's).
-KernelProblem withPrepackedB(const KernelProblem &problem) {
-  if (const ConvDesc *conv = problem.conv()) {
-    ConvDesc c = *conv;
-    c.bPrepacked = true;
-    return KernelProblem(c);
-  }
-  GemmDesc g = problem.gemm();
-  g.bPrepacked = true;
-  return KernelProblem(g);
 }
 
 /// A kernel for a run-time M of at most `rows` rows (m-buckets).
@@ -1244,7 +1232,7 @@ struct QiMengTensorOpPass
       if (packConstantWeights && mayPrepackB(*problem, launch))
         constantB = constantOperandValue(launch.operands[1]);
       if (constantB)
-        problem = withPrepackedB(*problem);
+        problem = problem->withPrepackedB();
       FailureOr<ReadyKernel> &ready = kernelFor(*problem);
       if (failed(ready)) {
         op->emitRemark() << "not accelerated: " << failures[problem->str()];

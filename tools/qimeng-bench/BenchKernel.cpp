@@ -128,19 +128,10 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
           !readsAInPlace(d, base.mr, base.isa))
         base.aLayout = ALayout::Rows;
     }
-    if (form.bPrepacked) {
-      // B packed once, outside the timing (the runner packs it for a
-      // kernel whose header says qm.b_prepacked).
-      if (const ConvDesc *conv = variantProblem.conv()) {
-        ConvDesc c = *conv;
-        c.bPrepacked = true;
-        variantProblem = KernelProblem(c);
-      } else {
-        GemmDesc d = variantProblem.gemm();
-        d.bPrepacked = true;
-        variantProblem = KernelProblem(d);
-      }
-    }
+    // B packed once, outside the timing (the runner packs it for a kernel
+    // whose header says qm.b_prepacked).
+    if (form.bPrepacked)
+      variantProblem = variantProblem.withPrepackedB();
     if ((form.runtimeLd || form.runtimeSizes || form.bPrepacked) &&
         ours.tunedTrials == 0) {
       auto model = chooseKernelConfig(variantProblem, host);

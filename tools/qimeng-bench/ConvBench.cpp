@@ -154,8 +154,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
     const Layer &layer = *layerPtr;
     ConvDesc desc = layer.desc(s.precision);
     // (Not where blocks end in a partial group: the 3-channel stem.)
-    desc.bPrepacked =
-        s.prepackedWeights && desc.kcStep() == desc.gemmView().kGroup();
+    desc.bPrepacked = s.prepackedWeights && desc.filterMayBePrepacked();
     // A layer these types cannot take says why.
     if (llvm::Error err = desc.verify()) {
       std::string why = llvm::toString(std::move(err));

@@ -278,6 +278,9 @@ struct ConvDesc {
     const int64_t group = gemmView().kGroup();
     return contiguousRun() % group == 0 ? group : 1;
   }
+  /// Whether a prepacked filter (whole groups of k per block) can serve
+  /// this convolution's blocks: kcStep() is a whole group.
+  bool filterMayBePrepacked() const { return kcStep() == gemmView().kGroup(); }
   /// The largest divisor of contiguousRun() not above `limit` (at least 1):
   /// the longest panel within `limit` whose rows are each one piece.
   int64_t largestRunDivisorAtMost(int64_t limit) const;

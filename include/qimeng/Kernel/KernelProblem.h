@@ -38,6 +38,18 @@ public:
   std::string str() const { return conv_ ? conv_->str() : gemm_.str(); }
   /// Short shape text for messages: "512x512x512" or the conv's str().
   std::string shape() const;
+  /// The same problem with B (the convolution's filter) prepacked by the
+  /// caller (GemmDesc::bPrepacked, ConvDesc::bPrepacked).
+  KernelProblem withPrepackedB() const {
+    if (conv_) {
+      ConvDesc c = *conv_;
+      c.bPrepacked = true;
+      return KernelProblem(c);
+    }
+    GemmDesc g = gemm_;
+    g.bPrepacked = true;
+    return KernelProblem(g);
+  }
 
 private:
   GemmDesc gemm_;
