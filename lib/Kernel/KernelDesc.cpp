@@ -346,8 +346,8 @@ llvm::Error ConvDesc::verify() const {
               .str());
     if (bPrepacked && !filterMayBePrepacked())
       return llvm::createStringError(
-          llvm::formatv("{0}: a prepacked filter holds whole pairs of k, "
-                        "which blocks of an odd run of k ({1}) do not",
+          llvm::formatv("{0}: a prepacked filter holds whole groups of k, "
+                        "which blocks of a run of {1} k do not",
                         str(), contiguousRun())
               .str());
   } else if (bPrepacked) {

@@ -132,6 +132,15 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
     // whose header says qm.b_prepacked).
     if (form.bPrepacked)
       variantProblem = variantProblem.withPrepackedB();
+    // A form this problem cannot take (a prepacked filter for the 3-channel
+    // stem) is that variant's failure, not the run's.
+    if (llvm::Error err = variantProblem.verify()) {
+      VariantResult r;
+      r.settings = settings;
+      r.failure = "not built: " + llvm::toString(std::move(err));
+      results.push_back(std::move(r));
+      continue;
+    }
     if ((form.runtimeLd || form.runtimeSizes || form.bPrepacked) &&
         ours.tunedTrials == 0) {
       auto model = chooseKernelConfig(variantProblem, host);
