@@ -21,8 +21,9 @@ is one piece of the input, its groups in order, and a group that
 straddles two filter taps (C = 3) finds their k side by side. Where the
 run is not whole groups (3 channels: KW*C = 21), kc is not either: every
 block ends in a partial group that the packs complete with zero (for
-bytes the same partial quad each time, kc dividing K). The pack then copies a row's
-groups as a GEMM's (8 x 8 dword transposes for 8 whole rows at a time).
+bytes the same partial quad each time, kc dividing K). The pack then
+copies a row's groups as a GEMM's (8 x 8 dword transposes for 8 whole
+rows at a time).
 
 With a_layout "direct" nothing is packed: a sliver of MR pixels in one
 output row is read where it lies (its rows the pixel step apart, the
