@@ -312,7 +312,9 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
 /// A convolution (nhwc, A gathered by dotconv.py) is its GEMM view with kc
 /// the largest divisor of the contiguous run within that, in whole groups,
 /// so that each packed row of a block is one piece of the input; threads
-/// split the pixels (M), as for f32.
+/// split the pixels (M), as for f32. An nchw convolution gathers B through
+/// its tables, one k at a time: kc stays whole groups, A (the filter) is
+/// packed, and threads split the pixels (N).
 static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                                             const Target &target) {
   const GemmDesc desc = problem.gemm();
@@ -343,7 +345,8 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // A read in place (below), the least waste: bf16 256^3 6 x 64 1.13x 8 x
   // 48, ResNet-50's res2 layers 1.5x with 64 filters (8 x 48 pads them to
   // 96), res5's 49 pixels 7 x 48.
-  const bool aMayBeInPlace = !desc.transA && !desc.runtimeLd && !desc.dynamicK;
+  const bool aMayBeInPlace = !desc.transA && !desc.runtimeLd &&
+                             !desc.dynamicK && (!conv || conv->isNhwc());
   auto share = [&](const MicroKernelShape &s) {
     return double(desc.m) / double(roundUp(desc.m, s.mr)) * double(desc.n) /
            double(roundUp(desc.n, s.nr));
@@ -383,7 +386,9 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // false), so B is read once and never packed.
   if (desc.m == 1 && desc.bTransposedRowsInPlace())
     c.packB = BPacking::InPlace;
-  if (conv) {
+  if (conv && !conv->isNhwc()) {
+    c.split = SplitAxis::N;
+  } else if (conv) {
     const int64_t run = conv->contiguousRun(), step = conv->kcStep();
     int64_t kc = std::min(c.kc, run) / step * step;
     while (run % kc)

@@ -333,12 +333,23 @@ llvm::Error ConvDesc::verify() const {
                       str(), c, s[2])
             .str());
   if (precision != GemmPrecision::F32) {
-    const llvm::StringRef type = precisionName(precision);
-    if (!isNhwc())
+    if (!isNhwc() && precision == GemmPrecision::U8S8)
       return llvm::createStringError(
-          llvm::formatv("{0}: {1} convolutions gather the pixels of an nhwc "
-                        "input (A); nchw_fchw is f32 only",
-                        str(), type)
+          llvm::formatv("{0}: in nchw_fchw the filter is the GEMM's A, "
+                        "VPDPBUSD's unsigned operand: s8 inputs only",
+                        str())
+              .str());
+    if (!isNhwc() && bias)
+      return llvm::createStringError(
+          llvm::formatv("{0}: the dot-product kernels add a bias along the "
+                        "columns; nchw_fchw's is per row",
+                        str())
+              .str());
+    if (!isNhwc() && bPrepacked)
+      return llvm::createStringError(
+          llvm::formatv("{0}: in nchw_fchw the filter is the GEMM's A, not "
+                        "a prepacked B",
+                        str())
               .str());
     if (isIntegerPrecision(precision) && (bias || relu))
       return llvm::createStringError(

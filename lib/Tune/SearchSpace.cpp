@@ -267,6 +267,10 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
   if (!conv)
     return space;
   space.conv_ = true;
+  // An nchw dot-product convolution gathers B a k at a time: the GEMM's
+  // kc choices (multiples of 8, whole groups) stand.
+  if (desc.precision != GemmPrecision::F32 && !conv->isNhwc())
+    return space;
   if (desc.precision != GemmPrecision::F32) {
     // The dot-product convolutions (dotconv.py) pack each row of a block
     // from one piece of the input: kc whole steps dividing the run.

@@ -35,8 +35,24 @@ The input's strides are immediates (input_strides) or, with
 runtime_strides, read from the workspace header at 64 at each call (n, h,
 w; the w stride must be C), as for f32. The output is the GEMM's C (dense,
 F a row); overwrite, bias per output channel (C's columns), relu and its
-bound (bf16 only) are the GEMM's. nchw_fchw gathers B, which the dot
-kernels' packs do not: refused.
+bound (bf16 only) are the GEMM's.
+
+    nchw_fchw: out[n, f, oh, ow] += in[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
+                                    * flt[f, c, kh, kw]
+      one GEMM an image (an image loop in the kernel, as conv2d.py's):
+      M = F, N = OH*OW (pixels), K = C*KH*KW (c, kh, kw): A is the filter
+      as stored (F x K), B is gathered from the image, C is the image's
+      output (ldc = OH*OW).
+
+The GEMM's PACK B reads B(k, j) from input + column[k] + row[j]
+(dotgemm._emit_pack_gathered_b): a sliver of pixels in one output row
+(unit width stride) loads each k's pixels as one masked vector; others
+are gathered an element at a time. Any kc of whole groups (the tables
+reach any k). For 8-bit types the filter is the GEMM's A, so VPDPBUSD's
+unsigned operand would be the filter: an s8 input only (the filter packed
+plus 128, as an s8 A always is); a u8 input in nchw is refused. A bias
+per output channel is a row of C there, which the dot kernels' epilogue
+(along the columns) does not add: refused; relu applies.
 """
 
 from .conv2d import (GEOMETRY_FIELDS, StrideSteps, contiguous_run,
@@ -45,10 +61,16 @@ from .conv2d import (GEOMETRY_FIELDS, StrideSteps, contiguous_run,
 from .dotgemm import Params, kernel_text
 from .errors import RequestError
 from .fields import bool_field, check_known, relu_suffix, round_up
-from .x86 import check_disp
+from .x86 import back, check_disp
 
-#: Layouts whose gathered operand is A (the pixels).
-LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc")
+#: Layouts whose gathered operand is A (the pixels), and nchw_fchw's B.
+LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
+# The convolution's scratch slots after the GEMM's workspace (bytes from
+# its start): the gathered block's base, up to four run-time steps, the
+# images left, a B sliver's pixels before the edge and the end of its
+# whole groups in the column table.
+STEPS_SLOT, IMAGES_SLOT, VALID_SLOT, KEND_SLOT = 8, 40, 48, 56
+SCRATCH = 64
 
 #: Request fields passed to the GEMM underneath, as dotgemm.py reads them.
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "overwrite",
@@ -69,21 +91,36 @@ class DotConv:
                     + (("runtime_strides",) if self.kind == "iconv2d" else
                        ("runtime_strides", "bias")))
         self.runtime_strides = runtime_strides_field(request)
-        layout = request.get("layout")
-        if layout == "nchw_fchw":
-            raise RequestError(
-                f"{self.kind} kernels gather A (the pixels of an nhwc "
-                "input); nchw_fchw gathers B, which their packs do not")
         g = self.geometry = conv_geometry(request, LAYOUTS)
         k = g.kh * g.kw * g.c
-        gemm = {"kind": "igemm" if self.kind == "iconv2d" else "sbgemm",
-                "m": g.n * g.oh * g.ow, "n": g.f, "k": k, "lda": k,
-                "ldb": g.f, "ldc": g.f}
-        if layout == "nhwc_fhwc":
+        gemm = {"kind": "igemm" if self.kind == "iconv2d" else "sbgemm"}
+        if g.nhwc:
+            self.gathers, self.images = "A", 1
+            gemm.update(m=g.n * g.oh * g.ow, n=g.f, k=k, lda=k, ldb=g.f,
+                        ldc=g.f)
+        else:
+            self.gathers, self.images = "B", g.n
+            gemm.update(m=g.f, n=g.oh * g.ow, k=k, lda=k, ldb=g.oh * g.ow,
+                        ldc=g.oh * g.ow)
+        if g.layout == "nhwc_fhwc":
             gemm["trans_b"] = True
             gemm["ldb"] = k
         gemm.update({name: request[name] for name in GEMM_FIELDS + typed
                      if name in request})
+        if not g.nhwc:
+            why = ("a u8 input (the filter is the GEMM's A, VPDPBUSD's "
+                   "unsigned operand: s8 inputs only)"
+                   if gemm.get("a_type", "u8") != "s8"
+                   and self.kind == "iconv2d" else
+                   "a bias (per output channel: a row of C, which the dot "
+                   "kernels' epilogue does not add)"
+                   if bool_field(request, "bias") else
+                   "a_layout direct (A is the filter, packed)"
+                   if gemm.get("a_layout", "k-major") != "k-major" else
+                   "b_prepacked (B is the gathered input)"
+                   if bool_field(request, "b_prepacked") else None)
+            if why:
+                raise RequestError(f"{self.kind} nchw_fchw: not with {why}")
         # A bias per output channel: the GEMM's columns.
         if bool_field(request, "bias"):
             gemm["bias"] = "columns"
@@ -92,23 +129,37 @@ class DotConv:
         eb, group = p.dt.element_bytes, p.dt.group
         offset = round_up(p.workspace_bytes, 64)
         self.base_slot = offset  # input + column[pc] of the packed block
-        steps = StrideSteps(g, eb, self.runtime_strides, offset + 8)
+        self.images_slot = offset + IMAGES_SLOT
+        self.valid_slot = offset + VALID_SLOT
+        self.kend_slot = offset + KEND_SLOT
+        steps = StrideSteps(g, eb, self.runtime_strides, offset + STEPS_SLOT)
         self.row_dims, self.col_dims = gather_dims(g, eb, steps)
-        self.runtime_steps = steps.steps
+        # Consecutive pixels of one output row are this far apart.
+        self.row_step = self.row_dims[-1][1]
         self.run = contiguous_run(self.col_dims, eb)
-        if p.a_direct:
+        # The steps to the next image (nchw_fchw) of the input and output.
+        self.image_bytes = (None if g.nhwc else steps(0, 1),
+                            check_disp(p.m * p.n * 4, "image"))
+        self.runtime_steps = steps.steps
+        assert len(self.runtime_steps) <= 4
+        if not g.nhwc:
+            if p.kc % group and p.kc < p.k:
+                raise RequestError(
+                    f"kc = {p.kc} must be whole groups of {group} k (an nchw "
+                    "filter's K runs on across channels)")
+        elif p.a_direct:
             # A in place: a sliver's pixels in one output row are the pixel
             # step apart (dotgemm._emit_a_in_place checks each sliver).
             p.a_row_stride = self.row_dims[-1][1]
             check_disp(p.a_row_stride * p.mr, "gather")
-        if self.run % p.kc:
+        if g.nhwc and self.run % p.kc:
             raise RequestError(
                 f"kc = {p.kc} must divide {self.run}, the k that lie in "
                 "consecutive elements of the input, so that each row of a "
                 "packed block is one piece of it")
-        scratch = 8 + 8 * 2  # the block's base, at most two run-time steps
-        self.row_table = offset + round_up(scratch, 64)
-        self.col_table = self.row_table + round_up(p.m * 8, 64)
+        self.row_table = offset + SCRATCH
+        self.col_table = self.row_table + round_up(
+            (p.m if g.nhwc else p.n) * 8, 64)
         p.workspace_bytes = self.col_table + round_up(k * 8, 64)
         check_disp(p.workspace_bytes, "workspace")
         for count, bytes_ in self.row_dims + self.col_dims:
@@ -137,6 +188,22 @@ class DotConv:
         emit_gather_tables(asm, self.runtime_steps,
                            ((self.row_table, self.row_dims),
                             (self.col_table, self.col_dims)))
+
+    def emit_batch_begin(self, asm):
+        """nchw_fchw (dotgemm._emit_body): the images left."""
+        asm.ins(f"movq ${self.images}, {self.images_slot}(%rbx)")
+
+    def emit_batch_next(self, asm, image_loop):
+        """The input (B) and output (C) pointers to the next image."""
+        input_bytes, output_bytes = self.image_bytes
+        if isinstance(input_bytes, int):
+            asm.ins(f"addq ${check_disp(input_bytes, 'image')}, 8(%rbx)")
+        else:
+            asm.ins(f"movq {input_bytes}, %rax")
+            asm.ins("addq %rax, 8(%rbx)")
+        asm.ins(f"addq ${output_bytes}, 16(%rbx)")
+        asm.ins(f"decq {self.images_slot}(%rbx)")
+        asm.ins(f"jnz {back(image_loop)}")
 
 
 def emit(request):

@@ -604,20 +604,21 @@ def _emit_pack_k_major(asm, p, op):
     asm.ins(f"jb {back(sliver)}")
 
 
-def _emit_k_major_group(asm, p, v, g, rows, shifted):
+def _emit_k_major_group(asm, p, v, g, rows, shifted, srcs=None):
     """zmm0 = vector v's 16 lanes of one group of k from `rows` rows at
-    %rsi, %rsi + %rcx, .. (three rows at %rsi + IR); rows past `rows` are
-    zero. Lanes masked by k<v+1>."""
+    `srcs` (by default %rsi, %rsi + %rcx, .., three rows at %rsi + IR);
+    rows past `rows` are zero. Lanes masked by k<v+1>."""
     mask = f"{{%k{v + 1}}}"
+    if srcs is None:
+        srcs = ["(%rsi)", "(%rsi, %rcx)", "(%rsi, %rcx, 2)", f"(%rsi, {IR})"]
     if g == 2:
-        asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{mask}{{z}}")
+        asm.ins(f"vmovdqu16 {32 * v}{srcs[0]}, %ymm0{mask}{{z}}")
         second = "%zmm30"
         if rows > 1:
-            asm.ins(f"vmovdqu16 {32 * v}(%rsi, %rcx), %ymm1{mask}{{z}}")
+            asm.ins(f"vmovdqu16 {32 * v}{srcs[1]}, %ymm1{mask}{{z}}")
             second = "%zmm1"
         asm.ins(f"vpermt2w {second}, %zmm31, %zmm0")
         return
-    srcs = ["(%rsi)", "(%rsi, %rcx)", "(%rsi, %rcx, 2)", f"(%rsi, {IR})"]
     for r in range(4):
         if r < rows:
             asm.ins(f"vmovdqu8 {16 * v}{srcs[r]}, %xmm{r}{mask}{{z}}")
@@ -844,10 +845,153 @@ def _emit_pack_transposed(asm, p, op, row_copy):
     asm.place(none)
 
 
+def _emit_pack_gathered_b(asm, p, op, conv):
+    """PACK B of an nchw convolution (dotconv.py), whose B(k, j) lies at
+    input + column[k] + row[j] (the offset tables), into the layout of
+    _emit_pack_k_major: per NR-pixel sliver, per group of k NR dwords. A
+    sliver whose pixels up to the edge are consecutive elements of one
+    output row (a unit width stride) loads each k of a group as one masked
+    vector from input + row[j0] + column[k]; any other sliver (across
+    output rows, or strided) is written an element at a time into its
+    zeroed group."""
+    sliver = asm.label("PACK B gathered: next sliver")
+    fast_groups = asm.label("PACK B gathered: next group, pixels in a row")
+    fast_odd = asm.label("PACK B gathered: the last partial group, in a row")
+    slow = asm.label("PACK B gathered: sliver by element")
+    slow_groups = asm.label("PACK B gathered: next group, by element")
+    slow_odd = asm.label("PACK B gathered: the last partial group, by "
+                         "element")
+    pad = asm.label("PACK B gathered: zero groups")
+    pad_loop = asm.label("PACK B gathered: next zero group")
+    done = asm.label("PACK B gathered: sliver done")
+    g, eb, step = p.dt.group, p.dt.element_bytes, op.step
+    rem = p.partial_group_k
+    valid, kend = f"{conv.valid_slot}({WS})", f"{conv.kend_slot}({WS})"
+    asm.comment("PACK B gathered from the input: k through the column "
+                "table, pixels through the row table")
+    if g == 2:
+        asm.ins(f"vmovdqu64 {INDEX_OFFSET}({WS}), %zmm31")
+    asm.ins("vpxord %zmm30, %zmm30, %zmm30")
+    asm.ins(f"leaq {op.dst_offset}({WS}), %rdi")
+    asm.ins(f"xorl {JR}d, {JR}d")
+    asm.place(sliver)
+    asm.ins(f"movl {NB}d, %ecx")
+    asm.ins(f"subl {JR}d, %ecx")
+    _lane_masks(asm, p, "%ecx", op.vectors, op.lanes)
+    asm.comment("pixels of the sliver before the edge -> valid; %r12 = "
+                "&row[jc + jr], %rsi = &column[pc], kend = the end of its "
+                "whole groups")
+    asm.ins(f"movq {NB}, %rax")
+    asm.ins(f"subq {JR}, %rax")
+    asm.ins(f"movl ${op.lanes}, %edx")
+    asm.ins("cmpq %rdx, %rax")
+    asm.ins("cmovaq %rdx, %rax")
+    asm.ins(f"movq %rax, {valid}")
+    asm.ins(f"leaq ({JC}, {JR}), %rdx")
+    asm.ins(f"leaq {conv.row_table}({WS}, %rdx, 8), %r12")
+    asm.ins(f"leaq {conv.col_table}({WS}, {PC}, 8), %rsi")
+    asm.ins(f"imulq ${g * 8}, {GROUPS}({WS}), %rdx")
+    asm.ins("addq %rsi, %rdx")
+    asm.ins(f"movq %rdx, {kend}")
+    asm.ins("movq %rdi, %rdx")
+    index = ["%rcx", "%r12", "%r13", "%rax"]
+
+    def fast_group(rows):
+        for r in range(rows):
+            asm.ins(f"movq {8 * r}(%rsi), {index[r]}")
+        for v in range(op.vectors):
+            _emit_k_major_group(asm, p, v, g, rows, False,
+                                [f"(%r15, {reg})" for reg in index])
+            asm.ins(f"vmovdqu32 %zmm0, {64 * v}(%rdx)")
+
+    def slow_group(rows):
+        lane = asm.label(f"PACK B gathered: next pixel of {rows} k")
+        for v in range(op.vectors):
+            asm.ins(f"vmovdqu32 %zmm30, {64 * v}(%rdx)")
+        asm.ins("xorl %r13d, %r13d")
+        asm.place(lane)
+        asm.ins("movq (%r12, %r13, 8), %r15")
+        asm.ins(f"addq 8({WS}), %r15")
+        for r in range(rows):
+            # (fault swap-pairs: the group's first two k the wrong way
+            # round, as in the vector loads.)
+            to = 1 - r if p.fault == "swap-pairs" and r < 2 else r
+            asm.ins(f"movq {8 * r}(%rsi), %rcx")
+            if eb == 2:
+                asm.ins("movzwl (%r15, %rcx), %eax")
+                asm.ins(f"movw %ax, {2 * to}(%rdx, %r13, 4)")
+            else:
+                asm.ins("movzbl (%r15, %rcx), %eax")
+                asm.ins(f"movb %al, {to}(%rdx, %r13, 4)")
+        asm.ins("incq %r13")
+        asm.ins(f"cmpq {valid}, %r13")
+        asm.ins(f"jb {back(lane)}")
+
+    if conv.row_step == eb:
+        asm.comment("pixels jc + jr .. up to the edge consecutive elements?")
+        asm.ins("movq -8(%r12, %rax, 8), %rcx")
+        asm.ins("subq (%r12), %rcx")
+        asm.ins("decq %rax")
+        if eb > 1:
+            asm.ins(f"imulq ${eb}, %rax")
+        asm.ins("cmpq %rax, %rcx")
+        asm.ins(f"jne {fwd(slow)}")
+        asm.ins("movq (%r12), %r15")
+        asm.ins(f"addq 8({WS}), %r15")
+        asm.ins(f"cmpq {kend}, %rsi")
+        asm.ins(f"jae {fwd(fast_odd)}")
+        asm.place(fast_groups)
+        fast_group(g)
+        asm.ins(f"addq ${g * 8}, %rsi")
+        asm.ins(f"addq ${step}, %rdx")
+        asm.ins(f"cmpq {kend}, %rsi")
+        asm.ins(f"jb {back(fast_groups)}")
+        asm.place(fast_odd)
+        if rem:
+            asm.ins(f"cmpq $0, {REM}({WS})")
+            asm.ins(f"je {fwd(pad)}")
+            asm.comment(f"the last {rem} k of K, the rest of the group zero")
+            fast_group(rem)
+            asm.ins(f"addq ${step}, %rdx")
+        asm.ins(f"jmp {fwd(pad)}")
+    asm.place(slow)
+    asm.ins(f"cmpq {kend}, %rsi")
+    asm.ins(f"jae {fwd(slow_odd)}")
+    asm.place(slow_groups)
+    slow_group(g)
+    asm.ins(f"addq ${g * 8}, %rsi")
+    asm.ins(f"addq ${step}, %rdx")
+    asm.ins(f"cmpq {kend}, %rsi")
+    asm.ins(f"jb {back(slow_groups)}")
+    asm.place(slow_odd)
+    if rem:
+        asm.ins(f"cmpq $0, {REM}({WS})")
+        asm.ins(f"je {fwd(pad)}")
+        asm.comment(f"the last {rem} k of K, the rest of the group zero")
+        slow_group(rem)
+        asm.ins(f"addq ${step}, %rdx")
+    asm.place(pad)
+    asm.ins(f"movq {PAD_GROUPS}({WS}), %rax")
+    asm.ins("testq %rax, %rax")
+    asm.ins(f"jz {fwd(done)}")
+    asm.place(pad_loop)
+    for v in range(op.vectors):
+        asm.ins(f"vmovdqu32 %zmm30, {64 * v}(%rdx)")
+    asm.ins(f"addq ${step}, %rdx")
+    asm.ins("decq %rax")
+    asm.ins(f"jnz {back(pad_loop)}")
+    asm.place(done)
+    asm.ins(f"addq ${op.sliver_bytes}, %rdi")
+    asm.ins(f"addq ${op.lanes}, {JR}")
+    asm.ins(f"cmpq {NB}, {JR}")
+    asm.ins(f"jb {back(sliver)}")
+
+
 def _gather(p, op):
     """The convolution whose input A's rows are gathered from (dotconv.py),
-    or None: B, or a plain GEMM."""
-    return p.conv if op.name == "A" else None
+    or None: B, or a plain GEMM, or an nchw convolution's A (its filter)."""
+    return p.conv if op.name == "A" and p.conv is not None and \
+        p.conv.gathers == "A" else None
 
 
 def _emit_gathered_row(asm, op, gather):
@@ -917,7 +1061,9 @@ def _emit_b_panel(asm, p):
 
 
 def _emit_pack(asm, p, op):
-    if op.k_major:
+    if op.name == "B" and p.conv is not None and p.conv.gathers == "B":
+        _emit_pack_gathered_b(asm, p, op, p.conv)
+    elif op.k_major:
         _emit_pack_k_major(asm, p, op)
     else:
         _emit_pack_lane_major(asm, p, op)
@@ -1354,8 +1500,12 @@ def _emit_body(p):
     ir_loop = asm.label("ir: next sliver of A")
     emit_fault_entry(asm, p.fault)
     _emit_relu_max_constant(asm, p)
-    asm.ins("movq %rdi, 0(%rcx)")
-    asm.ins("movq %rsi, 8(%rcx)")
+    # An nchw convolution's arguments are (input, filter, output): its B,
+    # A and C (dotconv.py).
+    a, b = ("%rsi", "%rdi") if p.conv is not None and \
+        p.conv.gathers == "B" else ("%rdi", "%rsi")
+    asm.ins(f"movq {a}, 0(%rcx)")
+    asm.ins(f"movq {b}, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
     asm.ins(f"movq %rcx, {WS}")
     _emit_leading_dims_in_bytes(asm, p)
@@ -1387,6 +1537,14 @@ def _emit_body(p):
         asm.ins(f"jge {fwd(done)}")
     else:
         m_begin, m_end, n_begin, n_end = None, f"${p.m}", None, f"${p.n}"
+    image_loop = None
+    if p.conv is not None and p.conv.images > 1:
+        image_loop = asm.label("next image of the batch")
+        p.conv.emit_batch_begin(asm)
+        asm.place(image_loop)
+    if n_begin and image_loop is not None:
+        asm.ins(f"movq {n_begin}, {JC}")
+    elif not n_begin:
         asm.ins(f"xorl {JC}d, {JC}d")
     asm.place(jc_loop)
     asm.ins(f"movq {n_end}, {NB}")
@@ -1439,6 +1597,8 @@ def _emit_body(p):
     asm.ins(f"addq ${p.nc}, {JC}")
     asm.ins(f"cmpq {n_end}, {JC}")
     asm.ins(f"jb {back(jc_loop)}")
+    if image_loop is not None:
+        p.conv.emit_batch_next(asm, image_loop)
     if p.reads_range:
         asm.place(done)
     asm.ins("vzeroupper")

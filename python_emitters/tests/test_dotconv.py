@@ -18,7 +18,8 @@ BASE = {"version": 1, "kind": "sbconv2d", "isa": "avx512",
         "kh": 3, "kw": 2, "mr": 8, "nr": 32, "k_unroll": 2, "kc": 12,
         "mc": 16, "nc": 32}
 
-# Arguments: type (0 bf16, 1 u8 input, 2 s8 input), fhwc, N H W C F KH KW
+# Arguments: type (0 bf16, 1 u8 input, 2 s8 input), layout (0 nhwc_hwcf,
+# 1 nhwc_fhwc, 2 nchw_fchw: strides n, c, h with unit w), N H W C F KH KW
 # SH SW DH DW, the input's strides s0 s1 s2 (elements; s2 > C leaves gaps
 # between pixels), workspace bytes, overwrite, runtime strides (written to
 # the header at 64), epilogue bits (1 bias per channel, 2 relu), and two
@@ -36,7 +37,7 @@ static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); return u >> 16; }
 int main(int argc, char **argv) {
   long a[24] = {0};
   for (int i = 1; i < argc && i <= 24; i++) a[i - 1] = atol(argv[i]);
-  int type = a[0], fhwc = a[1];
+  int type = a[0], fhwc = a[1] == 1, nchw = a[1] == 2;
   long N = a[2], H = a[3], W = a[4], C = a[5], F = a[6], KH = a[7], KW = a[8];
   long SH = a[9], SW = a[10], DH = a[11], DW = a[12];
   long s0 = a[13], s1 = a[14], s2 = a[15], ws = a[16];
@@ -54,6 +55,10 @@ int main(int argc, char **argv) {
   for (long i = 0; i < in_n; i++) {
     long n = i / s0, r = i % s0, h = r / s1, w = (r % s1) / s2, c = r % s1 % s2;
     int inside = n < N && h < H && w < W && c < C && r % s1 < W * s2;
+    if (nchw) {
+      c = r / s1; h = (r % s1) / s2; w = r % s1 % s2;
+      inside = n < N && c < C && h < H && w < W && r % s1 < H * s2;
+    }
     double v;
     if (type == 0) {
       v = inside ? rand() % 9 - 4 : NAN;
@@ -80,12 +85,16 @@ int main(int argc, char **argv) {
   double *R = malloc(8 * M * F);
   for (long n = 0; n < N; n++) for (long y = 0; y < OH; y++) for (long x = 0; x < OW; x++)
     for (long f = 0; f < F; f++) {
-      long o = ((n * OH + y) * OW + x) * F + f;
+      long o = nchw ? ((n * F + f) * OH + y) * OW + x : ((n * OH + y) * OW + x) * F + f;
       double s = ow ? 0 : (type ? iout[o] : out[o]);
       for (long i = 0; i < KH; i++) for (long j = 0; j < KW; j++) for (long c = 0; c < C; c++) {
         long k = (i * KW + j) * C + c;
-        s += val[n * s0 + (y * SH + i * DH) * s1 + (x * SW + j * DW) * s2 + c]
-             * fv[fhwc ? f * K + k : k * F + f];
+        if (nchw)
+          s += val[n * s0 + c * s1 + (y * SH + i * DH) * s2 + x * SW + j * DW]
+               * fv[f * K + (c * KH + i) * KW + j];
+        else
+          s += val[n * s0 + (y * SH + i * DH) * s1 + (x * SW + j * DW) * s2 + c]
+               * fv[fhwc ? f * K + k : k * F + f];
       }
       if (epi & 1) s += bias[f];
       if ((epi & 2) && s < 0) s = 0;
@@ -96,8 +105,10 @@ int main(int argc, char **argv) {
   if (rt) { Wk[8] = s0; Wk[9] = s1; Wk[10] = s2; }
   const void *fk = a[21] ? (const void *)prepack_b(flt, K, F, fhwc ? K : F, fhwc, eb, a[21], a[22], a[23]) : (const void *)flt;
   if (split > 0) {
-    Wk[3] = 0; Wk[4] = split; Wk[5] = 0; Wk[6] = F; qm_kernel(in, fk, out, Wk);
-    Wk[3] = split; Wk[4] = M; qm_kernel(in, fk, out, Wk);
+    /* Parts of the GEMM's rows: pixels (nhwc), filters (nchw). */
+    long gm = nchw ? F : M, gn = nchw ? OH * OW : F;
+    Wk[3] = 0; Wk[4] = split; Wk[5] = 0; Wk[6] = gn; qm_kernel(in, fk, out, Wk);
+    Wk[3] = split; Wk[4] = gm; qm_kernel(in, fk, out, Wk);
   } else {
     qm_kernel(in, fk, out, Wk);
   }
@@ -127,7 +138,14 @@ class DotConvRequestTest(RefusalTestCase):
     emit_under_test = staticmethod(emit_conv)
 
     def test_refusals(self):
-        self.refuses(request(layout="nchw_fchw"), "gathers B")
+        # nchw: the filter is A, the input B (gathered).
+        nchw = request(layout="nchw_fchw")
+        self.refuses(dict(nchw, kind="iconv2d", kc=16),
+                     "s8 inputs only")
+        self.refuses(dict(nchw, bias=True), "a row of C")
+        self.refuses(dict(nchw, a_layout="direct"), "A is the filter")
+        self.refuses(dict(nchw, b_prepacked=True), "gathered input")
+        self.refuses(dict(nchw, kc=5), "whole groups of 2")
         # bf16 takes an odd C (blocks ending in half a pair) where kc
         # divides the run: KW*C = 10 here.
         self.refuses(request(c=5), "must divide 10")
@@ -169,11 +187,14 @@ class DotConvExecutionTest(KernelHarness):
         dense ones by default) and returns (status, output)."""
         text = emit_conv(req)
         c, h, w = req["c"], req["h"], req["w"]
-        s0, s1, s2 = strides or req.get("input_strides",
-                                        [h * w * c, w * c, c])
+        nchw = req["layout"] == "nchw_fchw"
+        s0, s1, s2 = strides or req.get(
+            "input_strides", [c * h * w, h * w, w] if nchw else
+            [h * w * c, w * c, c])
         kind = (0 if req["kind"] == "sbconv2d" else
                 1 if req.get("a_type", "u8") == "u8" else 2)
-        args = [kind, 1 if req["layout"] == "nhwc_fhwc" else 0,
+        args = [kind, ("nhwc_hwcf", "nhwc_fhwc",
+                       "nchw_fchw").index(req["layout"]),
                 req["n"], h, w, c, req["f"], req["kh"], req["kw"],
                 req.get("stride_h", 1), req.get("stride_w", 1),
                 req.get("dilation_h", 1), req.get("dilation_w", 1),
@@ -341,6 +362,56 @@ class DotConvExecutionTest(KernelHarness):
         self.check("bf16_parts", request(parallel=True), split=37)
         self.check("s8_parts", request(kind="iconv2d", a_type="s8", c=8,
                                        kc=16, parallel=True), split=21)
+
+    NCHW = [
+        # (name, changes): 18 output pixels a row, so 16-pixel slivers
+        # both lie in one row (vector loads) and cross rows or the edge
+        # (element by element); K odd (a partial last group), strides,
+        # a view and run-time strides, the image loop (n = 2).
+        ("rows", {"w": 20, "kw": 3, "nr": 16, "nc": 48}),
+        ("cross_rows", {}),
+        ("odd_k", {"c": 3, "kh": 3, "kw": 3, "w": 20, "nr": 16,
+                   "kc": 8}),
+        ("strided", {"stride_h": 2, "stride_w": 2, "h": 9, "w": 11}),
+        ("one_by_one", {"kh": 1, "kw": 1, "c": 16, "w": 19, "nr": 16,
+                        "kc": 16, "mr": 4}),
+        ("overwrite_relu", {"overwrite": True, "relu": True, "w": 20,
+                            "nr": 16}),
+        ("rt", {"runtime_strides": True, "w": 20, "nr": 16}),
+    ]
+
+    def test_nchw(self):
+        """nchw_fchw (torch's layout): the filter is A, B gathered from
+        the image (dotgemm._emit_pack_gathered_b), one GEMM an image."""
+        for name, changes in self.NCHW:
+            req = request(layout="nchw_fchw", **changes)
+            with self.subTest(name):
+                self.check("nchw_" + name, req)
+            with self.subTest("s8 " + name):
+                ireq = dict(req, kind="iconv2d", a_type="s8",
+                            kc=16 if req["kc"] == 12 else req["kc"])
+                ireq.pop("relu", None)
+                self.check("nchw_s8_" + name, ireq)
+        view = [6 * 8 * 23 + 5, 8 * 23, 23]
+        self.check("nchw_view", request(layout="nchw_fchw", w=20, nr=16,
+                                        input_strides=view), strides=view)
+        rt = request(layout="nchw_fchw", w=20, nr=16, runtime_strides=True)
+        self.check("nchw_rt_window", rt, strides=view)
+        self.check("nchw_parts", request(layout="nchw_fchw", w=20, nr=16,
+                                         parallel=True), split=21)
+        self.check("nchw_s8_parts", request(
+            layout="nchw_fchw", kind="iconv2d", a_type="s8", w=20, nr=16,
+            kc=16, parallel=True), split=8)
+        for fault in ("drop-k", "swap-pairs", "write-past-edge"):
+            with self.subTest(fault):
+                for kind in ({}, {"kind": "iconv2d", "a_type": "s8",
+                                  "kc": 16}):
+                    status, output = self.run_kernel(
+                        "nchw_fault_" + fault.replace("-", "_"),
+                        request(layout="nchw_fchw", w=20, nr=16,
+                                fault=fault, **kind))
+                    self.assertEqual(status, 1, output)
+                    self.assertIn("bad elements", output)
 
     def test_faults_are_caught(self):
         for fault in ("drop-k", "swap-pairs", "write-past-edge"):

@@ -12,6 +12,11 @@
 // every f32 sum is exact; bytes over the whole s8 range). Three channels in
 // bf16 (an RGB image) are not whole pairs: blocks of the odd run of k
 // (KW*C = 9), each ending in half a pair the packs complete with zero.
+// torch-mlir's forms in nchw_fchw: a bf16 convolution accumulating into
+// an f32 output initialised with the broadcast bias, then rounded to bf16
+// (arith.truncf), and a quantized s8 one over a batch of two: the filter
+// is the GEMM's A, the image's pixels gathered into B (the bias init stays
+// a stock op: the dot kernels add a bias along the GEMM's columns).
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512bf16, host-avx512vnni
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
 // RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
@@ -49,10 +54,14 @@
 // CHECK:         llvm.call @qm_s8s8conv2d_nhwc_hwcf_1x9x9x16_f24_k3x3_s1x1_d1x1_isrt_adirect_b0_
 // CHECK-LABEL: func.func @bf16_three_channels(
 // CHECK:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x6x6x3_f4_k3x3_s1x1_d1x1_isrt_
+// CHECK-LABEL: func.func @torch_conv_nchw_bf16(
+// CHECK:         llvm.call @qm_sbconv2d_nchw_fchw_1x11x22x4_f8_k3x3_s1x1_d1x1_8x16_
+// CHECK-LABEL: func.func @torch_quantized_conv_nchw_s8(
+// CHECK:         llvm.call @qm_s8s8conv2d_nchw_fchw_2x9x9x16_f24_k3x3_s2x2_d1x1_isrt_b0_
 
 // REMARK-NOT: not accelerated
 
-// OUT-COUNT-4: rank = 4
+// OUT-COUNT-6: rank = 4
 
 #map4 = affine_map<(n, h, w, c) -> (n, h, w, c)>
 #bias = affine_map<(n, h, w, c) -> (c)>
@@ -98,6 +107,41 @@ func.func @bf16_three_channels(%x: tensor<1x6x6x3xbf16>, %w: tensor<3x3x3x4xbf16
   %conv = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
       ins(%x, %w : tensor<1x6x6x3xbf16>, tensor<3x3x3x4xbf16>) outs(%o : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
   return %conv : tensor<1x4x4x4xf32>
+}
+
+#chan = affine_map<(n, c, h, w) -> (c)>
+
+func.func @torch_conv_nchw_bf16(%x: tensor<1x4x9x20xbf16>, %w: tensor<8x4x3x3xbf16>, %b: tensor<8xf32>) -> tensor<1x8x9x20xbf16> {
+  %zb = arith.constant 0.0 : bf16
+  %padded = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zb : bf16
+  } : tensor<1x4x9x20xbf16> to tensor<1x4x11x22xbf16>
+  %e = tensor.empty() : tensor<1x8x9x20xf32>
+  %init = linalg.generic {indexing_maps = [#chan, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : tensor<8xf32>) outs(%e : tensor<1x8x9x20xf32>) {
+  ^bb0(%bv: f32, %o: f32):
+    linalg.yield %bv : f32
+  } -> tensor<1x8x9x20xf32>
+  %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%padded, %w : tensor<1x4x11x22xbf16>, tensor<8x4x3x3xbf16>) outs(%init : tensor<1x8x9x20xf32>) -> tensor<1x8x9x20xf32>
+  %e2 = tensor.empty() : tensor<1x8x9x20xbf16>
+  %r = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%conv : tensor<1x8x9x20xf32>) outs(%e2 : tensor<1x8x9x20xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x8x9x20xbf16>
+  return %r : tensor<1x8x9x20xbf16>
+}
+
+func.func @torch_quantized_conv_nchw_s8(%x: tensor<2x16x9x9xi8>, %w: tensor<24x16x3x3xi8>) -> tensor<2x24x4x4xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<2x24x4x4xi32>
+  %acc = linalg.fill ins(%zero : i32) outs(%e : tensor<2x24x4x4xi32>) -> tensor<2x24x4x4xi32>
+  %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : tensor<2x16x9x9xi8>, tensor<24x16x3x3xi8>) outs(%acc : tensor<2x24x4x4xi32>) -> tensor<2x24x4x4xi32>
+  return %conv : tensor<2x24x4x4xi32>
 }
 
 // ((3a + 5b + 7c + 11d) mod 9) - 4 at index (a, b, c, d): small integers,
@@ -230,5 +274,37 @@ func.func @main() {
   %ty = call @bf16_three_channels(%tx, %tw, %to) : (tensor<1x6x6x3xbf16>, tensor<3x3x3x4xbf16>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
   %tyd = tensor.cast %ty : tensor<1x4x4x4xf32> to tensor<?x?x?x?xf32>
   call @printF(%tyd) : (tensor<?x?x?x?xf32>) -> ()
+
+  %nx0 = tensor.empty() : tensor<1x4x9x20xbf16>
+  %nxd = tensor.cast %nx0 : tensor<1x4x9x20xbf16> to tensor<?x?x?x?xbf16>
+  %nxs = call @small(%nxd) : (tensor<?x?x?x?xbf16>) -> tensor<?x?x?x?xbf16>
+  %nx = tensor.cast %nxs : tensor<?x?x?x?xbf16> to tensor<1x4x9x20xbf16>
+  %nw0 = tensor.empty() : tensor<8x4x3x3xbf16>
+  %nwd = tensor.cast %nw0 : tensor<8x4x3x3xbf16> to tensor<?x?x?x?xbf16>
+  %nws = call @small(%nwd) : (tensor<?x?x?x?xbf16>) -> tensor<?x?x?x?xbf16>
+  %nw = tensor.cast %nws : tensor<?x?x?x?xbf16> to tensor<8x4x3x3xbf16>
+  %nb = arith.constant dense<[-3.0, 2.0, 0.0, 5.0, -1.0, 4.0, -6.0, 1.0]> : tensor<8xf32>
+  %ny = call @torch_conv_nchw_bf16(%nx, %nw, %nb) : (tensor<1x4x9x20xbf16>, tensor<8x4x3x3xbf16>, tensor<8xf32>) -> tensor<1x8x9x20xbf16>
+  %nf0 = tensor.empty() : tensor<1x8x9x20xf32>
+  %nf = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ny : tensor<1x8x9x20xbf16>) outs(%nf0 : tensor<1x8x9x20xf32>) {
+  ^bb0(%v: bf16, %o: f32):
+    %t = arith.extf %v : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<1x8x9x20xf32>
+  %nfd = tensor.cast %nf : tensor<1x8x9x20xf32> to tensor<?x?x?x?xf32>
+  call @printF(%nfd) : (tensor<?x?x?x?xf32>) -> ()
+
+  %sx0 = tensor.empty() : tensor<2x16x9x9xi8>
+  %sxd = tensor.cast %sx0 : tensor<2x16x9x9xi8> to tensor<?x?x?x?xi8>
+  %sxs = call @bytes(%sxd) : (tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+  %sx = tensor.cast %sxs : tensor<?x?x?x?xi8> to tensor<2x16x9x9xi8>
+  %sw0 = tensor.empty() : tensor<24x16x3x3xi8>
+  %swd = tensor.cast %sw0 : tensor<24x16x3x3xi8> to tensor<?x?x?x?xi8>
+  %sws = call @bytes(%swd) : (tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+  %sw = tensor.cast %sws : tensor<?x?x?x?xi8> to tensor<24x16x3x3xi8>
+  %sy = call @torch_quantized_conv_nchw_s8(%sx, %sw) : (tensor<2x16x9x9xi8>, tensor<24x16x3x3xi8>) -> tensor<2x24x4x4xi32>
+  %syd = tensor.cast %sy : tensor<2x24x4x4xi32> to tensor<?x?x?x?xi32>
+  call @printI(%syd) : (tensor<?x?x?x?xi32>) -> ()
   return
 }

@@ -661,7 +661,79 @@ TEST(ConvKernelTest, DotConvolutionFaultsAreCaught) {
   }
 }
 
-TEST(ConvDescTest, DotPrecisionsAreNhwcOnly) {
+/// nchw_fchw (torch's layout) in bf16 and s8: the filter is the GEMM's A,
+/// B gathered from the image (dotconv.py), one GEMM an image. The model's
+/// config and small blocks (16-pixel slivers in one output row and across
+/// rows, K not whole groups, several kc blocks), strides, a view of a
+/// padded input, run-time strides, two threads; broken kernels caught.
+TEST(ConvKernelTest, NchwDotConvolutionsValidate) {
+  QM_SKIP_UNLESS_DOT_HOST();
+  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::S8S8}) {
+    ConvDesc view = nchw(2, 9, 20, 6, 24, 3);
+    view.inputStrides[2] = 23;
+    view.inputStrides[1] = 9 * 23 + 2;
+    view.inputStrides[0] = 6 * view.inputStrides[1] + 1;
+    ConvDesc runtime = nchw(2, 9, 20, 5, 24, 3);
+    runtime.runtimeStrides = true;
+    for (ConvDesc base :
+         {nchw(1, 10, 20, 6, 40, 3), nchw(2, 9, 11, 3, 20, 3, 2),
+          nchw(1, 12, 19, 32, 48, 1), view, runtime}) {
+      ConvDesc d = withPrecision(base, p);
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+      EXPECT_EQ(model.aLayout, ALayout::KMajor) << model.str();
+      EXPECT_EQ(model.kc % d.gemmView().kGroup(), 0) << model.str();
+      EXPECT_TRUE(validates(d, model));
+      GemmConfig small = model;
+      small.mr = 8;
+      small.nr = 16;
+      small.kUnroll = 1;
+      small.kc = 4 * d.gemmView().kGroup();
+      small.mc = 2 * small.mr;
+      small.nc = 3 * small.nr;
+      small = clampToProblem(small, d.gemmView());
+      EXPECT_TRUE(validates(d, small));
+      if (d.runtimeStrides) {
+        QM_ASSERT_EXPECTED(
+            emitted, emitConvKernel(d, model, EmitterOptions::defaults()));
+        QM_ASSERT_EXPECTED(
+            report, validateIsolated(d, host(), emitted,
+                                     IsolatedValidationOptions::defaults()));
+        EXPECT_TRUE(report.passed) << report.failure;
+      }
+    }
+    // Overwrite (and relu for bf16), two threads, each its own pixels.
+    ConvDesc d = withPrecision(nchw(2, 10, 20, 8, 40, 3), p);
+    d.overwrite = true;
+    d.relu = p == GemmPrecision::Bf16;
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+    EXPECT_EQ(model.split, SplitAxis::N);
+    GemmConfig two = model;
+    two.threads = 2;
+    two.nc = 48;
+    std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
+    ASSERT_EQ(parts.size(), 2u);
+    QM_ASSERT_EXPECTED(emitted,
+                       emitConvKernel(d, two, EmitterOptions::defaults()));
+    QM_ASSERT_EXPECTED(
+        report, validateIsolated(d, host(), emitted,
+                                 IsolatedValidationOptions::defaults(), parts));
+    EXPECT_TRUE(report.passed) << report.failure;
+    for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
+      SCOPED_TRACE(fault);
+      QM_ASSERT_EXPECTED(
+          broken, emitConvKernel(d, model, EmitterOptions::defaults(), fault));
+      QM_ASSERT_EXPECTED(
+          verdict, validateIsolated(d, host(), broken,
+                                    IsolatedValidationOptions::defaults()));
+      EXPECT_FALSE(verdict.passed);
+      EXPECT_FALSE(verdict.failure.empty());
+    }
+  }
+}
+
+TEST(ConvDescTest, DotPrecisionsInEveryLayout) {
   ConvDesc d = withPrecision(nhwc(1, 9, 9, 6, 8, 3), GemmPrecision::Bf16);
   EXPECT_TRUE(d.str().rfind("sbconv2d_nhwc_hwcf_", 0) == 0) << d.str();
   EXPECT_EQ(d.gemmView().precision, GemmPrecision::Bf16);
@@ -670,9 +742,20 @@ TEST(ConvDescTest, DotPrecisionsAreNhwcOnly) {
   EXPECT_TRUE(s8.str().rfind("s8s8conv2d_", 0) == 0) << s8.str();
   QM_ASSERT_OK(s8.verify()); // 6 channels: blocks end in partial quads
   EXPECT_EQ(s8.kcStep(), 1);
+  // nchw: the filter is the GEMM's A, so s8 inputs only, no bias (a row
+  // of C), no prepacked filter; kc whole groups (B gathered a k at a time).
   ConvDesc nchwBf16 =
-      withPrecision(nchw(1, 9, 9, 8, 8, 3), GemmPrecision::Bf16);
-  QM_ASSERT_FAILS_WITH(nchwBf16.verify(), "nchw_fchw is f32 only");
+      withPrecision(nchw(1, 9, 9, 3, 8, 3), GemmPrecision::Bf16);
+  QM_ASSERT_OK(nchwBf16.verify());
+  EXPECT_EQ(nchwBf16.kcStep(), 2);
+  EXPECT_FALSE(nchwBf16.filterMayBePrepacked());
+  QM_ASSERT_OK(
+      withPrecision(nchw(1, 9, 9, 3, 8, 3), GemmPrecision::S8S8).verify());
+  QM_ASSERT_FAILS_WITH(
+      withPrecision(nchw(1, 9, 9, 8, 8, 3), GemmPrecision::U8S8).verify(),
+      "s8 inputs only");
+  nchwBf16.bias = true;
+  QM_ASSERT_FAILS_WITH(nchwBf16.verify(), "nchw_fchw's is per row");
   ConvDesc relu8 = withPrecision(nhwc(1, 9, 9, 8, 8, 3), GemmPrecision::U8S8);
   relu8.relu = true;
   QM_ASSERT_FAILS_WITH(relu8.verify(), "no bias or relu");

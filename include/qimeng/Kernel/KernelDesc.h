@@ -222,10 +222,11 @@ llvm::StringRef convLayoutName(ConvLayout layout);
 ///
 /// `precision` gives the element types as for a GEMM (the input is A's,
 /// the filter B's, the output C's): bf16 x bf16 -> f32 and the 8-bit
-/// forms -> s32 are nhwc only (the dot-product kernels gather A, the
-/// pixels), any C (blocks ending in a partial group of k, kcStep, where
-/// the run is not whole groups: 3 channels) and, for 8 bits, no bias or
-/// relu.
+/// forms -> s32, any C (nhwc: blocks ending in a partial group of k,
+/// kcStep, where the run is not whole groups: 3 channels) and, for 8
+/// bits, no bias or relu. In nchw_fchw the GEMM view's A is the filter and
+/// its B the input: s8 inputs only (VPDPBUSD's unsigned operand is A, an
+/// s8 A is packed plus 128) and no bias (a row of the view's C).
 struct ConvDesc {
   ConvLayout layout = ConvLayout::NhwcHwcf;
   int64_t n = 0, h = 0, w = 0, c = 0; ///< input batch, height, width, channels
@@ -274,13 +275,17 @@ struct ConvDesc {
   /// (GemmDesc::kGroup), or 1 where the run is not whole groups (3
   /// channels: every block then ends in a partial group, which the packs
   /// complete with zero; a divisor of the run divides K).
+  /// nchw gathers B a k at a time: always a group.
   int64_t kcStep() const {
     const int64_t group = gemmView().kGroup();
-    return contiguousRun() % group == 0 ? group : 1;
+    return !isNhwc() || contiguousRun() % group == 0 ? group : 1;
   }
   /// Whether a prepacked filter (whole groups of k per block) can serve
-  /// this convolution's blocks: kcStep() is a whole group.
-  bool filterMayBePrepacked() const { return kcStep() == gemmView().kGroup(); }
+  /// this convolution's blocks: kcStep() is a whole group, and the filter
+  /// is the GEMM view's B (nhwc).
+  bool filterMayBePrepacked() const {
+    return isNhwc() && kcStep() == gemmView().kGroup();
+  }
   /// The largest divisor of contiguousRun() not above `limit` (at least 1):
   /// the longest panel within `limit` whose rows are each one piece.
   int64_t largestRunDivisorAtMost(int64_t limit) const;
