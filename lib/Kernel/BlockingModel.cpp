@@ -313,8 +313,9 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
 /// the largest divisor of the contiguous run within that, in whole groups,
 /// so that each packed row of a block is one piece of the input; threads
 /// split the pixels (M), as for f32. An nchw convolution gathers B through
-/// its tables, one k at a time: kc stays whole groups, A (the filter) is
-/// packed, and threads split the pixels (N).
+/// its tables, one k at a time: kc stays whole groups, A (the filter, as
+/// stored) is read in place where a GEMM's would be, and threads split the
+/// pixels (N).
 static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                                             const Target &target) {
   const GemmDesc desc = problem.gemm();
@@ -345,8 +346,7 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // A read in place (below), the least waste: bf16 256^3 6 x 64 1.13x 8 x
   // 48, ResNet-50's res2 layers 1.5x with 64 filters (8 x 48 pads them to
   // 96), res5's 49 pixels 7 x 48.
-  const bool aMayBeInPlace = !desc.transA && !desc.runtimeLd &&
-                             !desc.dynamicK && (!conv || conv->isNhwc());
+  const bool aMayBeInPlace = !desc.transA && !desc.runtimeLd && !desc.dynamicK;
   auto share = [&](const MicroKernelShape &s) {
     return double(desc.m) / double(roundUp(desc.m, s.mr)) * double(desc.n) /
            double(roundUp(desc.n, s.nr));
@@ -419,7 +419,8 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // On Zen 5, bf16: 1.05-1.09x from 256^3 to 1024^3 and on 3136x64x256,
   // 1.03-1.09x on ResNet-50's layers. Not where more than 8 rows lie a
   // multiple of 4 KiB apart (one L1 set).
-  const bool rowsShareASet = !conv && desc.lda * eb % 4096 == 0 && c.mr > 8;
+  const bool rowsShareASet =
+      (!conv || !conv->isNhwc()) && desc.lda * eb % 4096 == 0 && c.mr > 8;
   if (aMayBeInPlace && c.packB != BPacking::InPlace && !rowsShareASet)
     for (int ku : {4, 2, 1})
       if (desc.k % (group * ku) == 0 && c.kc % (group * ku) == 0) {

@@ -50,7 +50,9 @@ The GEMM's PACK B reads B(k, j) from input + column[k] + row[j]
 are gathered an element at a time. Any kc of whole groups (the tables
 reach any k). For 8-bit types the filter is the GEMM's A, so VPDPBUSD's
 unsigned operand would be the filter: an s8 input only (the filter packed
-plus 128, as an s8 A always is); a u8 input in nchw is refused. A bias
+plus 128, as an s8 A always is; read in place, a_layout direct, it stays
+signed and the gathered B is packed plus 128 instead); a u8 input in nchw
+is refused. A bias
 per output channel is a row of C there, which the dot kernels' epilogue
 (along the columns) does not add: refused; relu applies.
 """
@@ -58,7 +60,7 @@ per output channel is a row of C there, which the dot kernels' epilogue
 from .conv2d import (GEOMETRY_FIELDS, StrideSteps, contiguous_run,
                      conv_geometry, emit_gather_tables, gather_dims,
                      runtime_strides_field)
-from .dotgemm import Params, kernel_text
+from .dotgemm import PIECES_STEP, Params, kernel_text
 from .errors import RequestError
 from .fields import bool_field, check_known, relu_suffix, round_up
 from .x86 import back, check_disp
@@ -115,8 +117,6 @@ class DotConv:
                    "a bias (per output channel: a row of C, which the dot "
                    "kernels' epilogue does not add)"
                    if bool_field(request, "bias") else
-                   "a_layout direct (A is the filter, packed)"
-                   if gemm.get("a_layout", "k-major") != "k-major" else
                    "b_prepacked (B is the gathered input)"
                    if bool_field(request, "b_prepacked") else None)
             if why:
@@ -161,6 +161,12 @@ class DotConv:
         self.col_table = self.row_table + round_up(
             (p.m if g.nhwc else p.n) * 8, 64)
         p.workspace_bytes = self.col_table + round_up(k * 8, 64)
+        if not g.nhwc:
+            # PACK B's pieces of a sliver (dotgemm._emit_pack_gathered_b),
+            # and the sliver's packed base in the slot A's gather would use.
+            self.piece_table = p.workspace_bytes
+            self.sliver_slot = self.base_slot
+            p.workspace_bytes += round_up(p.nv * PIECES_STEP, 64)
         check_disp(p.workspace_bytes, "workspace")
         for count, bytes_ in self.row_dims + self.col_dims:
             if isinstance(bytes_, int):

@@ -152,6 +152,11 @@ GEMV_CHUNK = 32     # bf16 of k a VDPBF16PS takes from each row
 GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_N_BEGIN, GEMV_M_END, GEMV_N_END = (
     HEADER_BYTES + 8 * i for i in range(6))
 GEMV_WORKSPACE = HEADER_BYTES + 64
+# An nchw convolution's PACK B (_emit_pack_gathered_b): per vector of a
+# sliver, up to 16 pieces (a pointer and a lane mask, int64 each) and the
+# zero mask that ends them.
+PIECE_BYTES = 16
+PIECES_STEP = (LANES + 1) * PIECE_BYTES
 
 
 class Params:
@@ -604,21 +609,18 @@ def _emit_pack_k_major(asm, p, op):
     asm.ins(f"jb {back(sliver)}")
 
 
-def _emit_k_major_group(asm, p, v, g, rows, shifted, srcs=None):
+def _emit_k_major_group(asm, p, v, g, rows, shifted):
     """zmm0 = vector v's 16 lanes of one group of k from `rows` rows at
-    `srcs` (by default %rsi, %rsi + %rcx, .., three rows at %rsi + IR);
-    rows past `rows` are zero. Lanes masked by k<v+1>."""
+    %rsi, %rsi + %rcx, .. (three rows at %rsi + IR); rows past `rows` are
+    zero. Lanes masked by k<v+1>."""
     mask = f"{{%k{v + 1}}}"
-    if srcs is None:
-        srcs = ["(%rsi)", "(%rsi, %rcx)", "(%rsi, %rcx, 2)", f"(%rsi, {IR})"]
     if g == 2:
-        asm.ins(f"vmovdqu16 {32 * v}{srcs[0]}, %ymm0{mask}{{z}}")
-        second = "%zmm30"
+        asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{mask}{{z}}")
         if rows > 1:
-            asm.ins(f"vmovdqu16 {32 * v}{srcs[1]}, %ymm1{mask}{{z}}")
-            second = "%zmm1"
-        asm.ins(f"vpermt2w {second}, %zmm31, %zmm0")
+            asm.ins(f"vmovdqu16 {32 * v}(%rsi, %rcx), %ymm1{mask}{{z}}")
+        _emit_group_interleave(asm, p, g, rows)
         return
+    srcs = ["(%rsi)", "(%rsi, %rcx)", "(%rsi, %rcx, 2)", f"(%rsi, {IR})"]
     for r in range(4):
         if r < rows:
             asm.ins(f"vmovdqu8 {16 * v}{srcs[r]}, %xmm{r}{mask}{{z}}")
@@ -626,6 +628,18 @@ def _emit_k_major_group(asm, p, v, g, rows, shifted, srcs=None):
                 asm.ins(f"vpxord %xmm29, %xmm{r}, %xmm{r}{mask}")
         else:
             asm.ins(f"vpxord %xmm{r}, %xmm{r}, %xmm{r}")
+    _emit_group_interleave(asm, p, g, rows)
+
+
+def _emit_group_interleave(asm, p, g, rows):
+    """zmm0 = the 16 dwords of one group of k from its rows' 16 lanes: bf16
+    rows 0 and 1 in ymm0 and ymm1 (one row: zmm30's zeros for the second),
+    by VPERMT2W with the index in zmm31; bytes, rows 0-3 in xmm0-3 (zero
+    past `rows`), by byte then word unpacks."""
+    if g == 2:
+        second = "%zmm1" if rows > 1 else "%zmm30"
+        asm.ins(f"vpermt2w {second}, %zmm31, %zmm0")
+        return
     first, second = ("%xmm1", "%xmm0") if p.fault == "swap-pairs" else \
         ("%xmm0", "%xmm1")
     asm.ins(f"vpunpcklbw {second}, {first}, %xmm4")   # rows 0, 1: lanes 0-7
@@ -848,39 +862,42 @@ def _emit_pack_transposed(asm, p, op, row_copy):
 def _emit_pack_gathered_b(asm, p, op, conv):
     """PACK B of an nchw convolution (dotconv.py), whose B(k, j) lies at
     input + column[k] + row[j] (the offset tables), into the layout of
-    _emit_pack_k_major: per NR-pixel sliver, per group of k NR dwords. A
-    sliver whose pixels up to the edge are consecutive elements of one
-    output row (a unit width stride) loads each k of a group as one masked
-    vector from input + row[j0] + column[k]; any other sliver (across
-    output rows, or strided) is written an element at a time into its
-    zeroed group."""
+    _emit_pack_k_major: per NR-pixel sliver, per group of k NR dwords.
+
+    Per sliver, first its pieces: for each 16-lane vector, the runs of its
+    lanes whose pixels are consecutive elements of the input (one output
+    row at a unit width stride; one lane each otherwise), each as a pointer
+    (input + row[first lane] - its lane's bytes) and a lane mask, ending in
+    a zero mask (conv.piece_table, PIECE_BYTES apart). Then per group of k,
+    per vector, each piece's lanes of each k row load in one masked move
+    from pointer + column[k] into the row's register (masked lanes are not
+    read), and the rows interleave as _emit_k_major_group's do."""
     sliver = asm.label("PACK B gathered: next sliver")
-    fast_groups = asm.label("PACK B gathered: next group, pixels in a row")
-    fast_odd = asm.label("PACK B gathered: the last partial group, in a row")
-    slow = asm.label("PACK B gathered: sliver by element")
-    slow_groups = asm.label("PACK B gathered: next group, by element")
-    slow_odd = asm.label("PACK B gathered: the last partial group, by "
-                         "element")
+    groups = asm.label("PACK B gathered: next group")
+    odd = asm.label("PACK B gathered: the last partial group")
     pad = asm.label("PACK B gathered: zero groups")
     pad_loop = asm.label("PACK B gathered: next zero group")
     done = asm.label("PACK B gathered: sliver done")
     g, eb, step = p.dt.group, p.dt.element_bytes, op.step
     rem = p.partial_group_k
     valid, kend = f"{conv.valid_slot}({WS})", f"{conv.kend_slot}({WS})"
+    base = f"{conv.sliver_slot}({WS})"
+    table = conv.piece_table
     asm.comment("PACK B gathered from the input: k through the column "
-                "table, pixels through the row table")
+                "table, pixels through the row table, a piece at a time")
     if g == 2:
         asm.ins(f"vmovdqu64 {INDEX_OFFSET}({WS}), %zmm31")
     asm.ins("vpxord %zmm30, %zmm30, %zmm30")
+    if op.shifted:
+        # (An s8 A in place: no partial or zero groups, K whole K steps.)
+        assert not rem
+        _emit_sign_bias(asm)
     asm.ins(f"leaq {op.dst_offset}({WS}), %rdi")
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.place(sliver)
-    asm.ins(f"movl {NB}d, %ecx")
-    asm.ins(f"subl {JR}d, %ecx")
-    _lane_masks(asm, p, "%ecx", op.vectors, op.lanes)
+    asm.ins(f"movq %rdi, {base}")
     asm.comment("pixels of the sliver before the edge -> valid; %r12 = "
-                "&row[jc + jr], %rsi = &column[pc], kend = the end of its "
-                "whole groups")
+                "&row[jc + jr]")
     asm.ins(f"movq {NB}, %rax")
     asm.ins(f"subq {JR}, %rax")
     asm.ins(f"movl ${op.lanes}, %edx")
@@ -889,86 +906,100 @@ def _emit_pack_gathered_b(asm, p, op, conv):
     asm.ins(f"movq %rax, {valid}")
     asm.ins(f"leaq ({JC}, {JR}), %rdx")
     asm.ins(f"leaq {conv.row_table}({WS}, %rdx, 8), %r12")
+    for v in range(op.vectors):
+        start = asm.label(f"PACK B gathered: vector {v}'s next piece")
+        lane = asm.label(f"PACK B gathered: vector {v}'s next lane")
+        close = asm.label(f"PACK B gathered: vector {v}'s last piece")
+        end = asm.label(f"PACK B gathered: vector {v}'s pieces done")
+        asm.comment(f"vector {v}'s pieces (lanes {LANES * v} ..)")
+        asm.ins(f"leaq {table + v * PIECES_STEP}({WS}), %rdi")
+        asm.ins(f"movl ${LANES * v}, %r13d")
+        asm.ins(f"cmpq {valid}, %r13")
+        asm.ins(f"jae {fwd(end)}")
+        asm.place(start)
+        asm.comment("a piece from lane %r13: pointer, then its mask in %rsi; "
+                    "%r15 = the input offset its next lane continues at")
+        asm.ins("movq (%r12, %r13, 8), %r15")
+        asm.ins(f"leaq {-LANES * v}(%r13), %rax")
+        if eb == 2:
+            asm.ins("addq %rax, %rax")
+        asm.ins("movq %r15, %rcx")
+        asm.ins("subq %rax, %rcx")
+        asm.ins(f"addq 8({WS}), %rcx")
+        asm.ins("movq %rcx, (%rdi)")
+        asm.ins("xorl %esi, %esi")
+        asm.place(lane)
+        asm.ins(f"leaq {-LANES * v}(%r13), %rcx")
+        asm.ins("btsq %rcx, %rsi")
+        asm.ins("incq %r13")
+        asm.ins(f"addq ${eb}, %r15")
+        asm.ins(f"cmpq {valid}, %r13")
+        asm.ins(f"jae {fwd(close)}")
+        asm.ins(f"cmpq ${LANES * (v + 1)}, %r13")
+        asm.ins(f"jae {fwd(close)}")
+        asm.ins("cmpq (%r12, %r13, 8), %r15")
+        asm.ins(f"je {back(lane)}")
+        asm.ins("movq %rsi, 8(%rdi)")
+        asm.ins(f"addq ${PIECE_BYTES}, %rdi")
+        asm.ins(f"jmp {back(start)}")
+        asm.place(close)
+        asm.ins("movq %rsi, 8(%rdi)")
+        asm.ins(f"addq ${PIECE_BYTES}, %rdi")
+        asm.place(end)
+        asm.ins("movq $0, 8(%rdi)")
+    asm.comment("%rsi = &column[pc], kend = the end of its whole groups, "
+                "%rdx = the sliver's first group")
     asm.ins(f"leaq {conv.col_table}({WS}, {PC}, 8), %rsi")
     asm.ins(f"imulq ${g * 8}, {GROUPS}({WS}), %rdx")
     asm.ins("addq %rsi, %rdx")
     asm.ins(f"movq %rdx, {kend}")
-    asm.ins("movq %rdi, %rdx")
-    index = ["%rcx", "%r12", "%r13", "%rax"]
+    asm.ins(f"movq {base}, %rdx")
+    index = ["%rcx", "%r12", "%r13", "%r15"]
 
-    def fast_group(rows):
+    def group(rows):
         for r in range(rows):
             asm.ins(f"movq {8 * r}(%rsi), {index[r]}")
         for v in range(op.vectors):
-            _emit_k_major_group(asm, p, v, g, rows, False,
-                                [f"(%r15, {reg})" for reg in index])
+            piece = asm.label(f"PACK B gathered: {rows} k, vector {v}'s "
+                              "next piece")
+            loaded = asm.label(f"PACK B gathered: {rows} k, vector {v} "
+                               "loaded")
+            for r in range(g):
+                reg = f"%ymm{r}" if g == 2 else f"%xmm{r}"
+                asm.ins(f"vpxord {reg}, {reg}, {reg}")
+            asm.ins(f"leaq {table + v * PIECES_STEP}({WS}), %rdi")
+            asm.place(piece)
+            asm.ins("kmovw 8(%rdi), %k6")
+            asm.ins("kortestw %k6, %k6")
+            asm.ins(f"jz {fwd(loaded)}")
+            asm.ins("movq (%rdi), %rax")
+            for r in range(rows):
+                if g == 2:
+                    asm.ins(f"vmovdqu16 (%rax, {index[r]}), %ymm{r}{{%k6}}")
+                else:
+                    asm.ins(f"vmovdqu8 (%rax, {index[r]}), %xmm{r}{{%k6}}")
+            asm.ins(f"addq ${PIECE_BYTES}, %rdi")
+            asm.ins(f"jmp {back(piece)}")
+            asm.place(loaded)
+            _emit_group_interleave(asm, p, g, rows)
+            if op.shifted:
+                asm.ins("vpxord %zmm29, %zmm0, %zmm0")   # plus 128
             asm.ins(f"vmovdqu32 %zmm0, {64 * v}(%rdx)")
 
-    def slow_group(rows):
-        lane = asm.label(f"PACK B gathered: next pixel of {rows} k")
-        for v in range(op.vectors):
-            asm.ins(f"vmovdqu32 %zmm30, {64 * v}(%rdx)")
-        asm.ins("xorl %r13d, %r13d")
-        asm.place(lane)
-        asm.ins("movq (%r12, %r13, 8), %r15")
-        asm.ins(f"addq 8({WS}), %r15")
-        for r in range(rows):
-            # (fault swap-pairs: the group's first two k the wrong way
-            # round, as in the vector loads.)
-            to = 1 - r if p.fault == "swap-pairs" and r < 2 else r
-            asm.ins(f"movq {8 * r}(%rsi), %rcx")
-            if eb == 2:
-                asm.ins("movzwl (%r15, %rcx), %eax")
-                asm.ins(f"movw %ax, {2 * to}(%rdx, %r13, 4)")
-            else:
-                asm.ins("movzbl (%r15, %rcx), %eax")
-                asm.ins(f"movb %al, {to}(%rdx, %r13, 4)")
-        asm.ins("incq %r13")
-        asm.ins(f"cmpq {valid}, %r13")
-        asm.ins(f"jb {back(lane)}")
-
-    if conv.row_step == eb:
-        asm.comment("pixels jc + jr .. up to the edge consecutive elements?")
-        asm.ins("movq -8(%r12, %rax, 8), %rcx")
-        asm.ins("subq (%r12), %rcx")
-        asm.ins("decq %rax")
-        if eb > 1:
-            asm.ins(f"imulq ${eb}, %rax")
-        asm.ins("cmpq %rax, %rcx")
-        asm.ins(f"jne {fwd(slow)}")
-        asm.ins("movq (%r12), %r15")
-        asm.ins(f"addq 8({WS}), %r15")
-        asm.ins(f"cmpq {kend}, %rsi")
-        asm.ins(f"jae {fwd(fast_odd)}")
-        asm.place(fast_groups)
-        fast_group(g)
-        asm.ins(f"addq ${g * 8}, %rsi")
-        asm.ins(f"addq ${step}, %rdx")
-        asm.ins(f"cmpq {kend}, %rsi")
-        asm.ins(f"jb {back(fast_groups)}")
-        asm.place(fast_odd)
-        if rem:
-            asm.ins(f"cmpq $0, {REM}({WS})")
-            asm.ins(f"je {fwd(pad)}")
-            asm.comment(f"the last {rem} k of K, the rest of the group zero")
-            fast_group(rem)
-            asm.ins(f"addq ${step}, %rdx")
-        asm.ins(f"jmp {fwd(pad)}")
-    asm.place(slow)
     asm.ins(f"cmpq {kend}, %rsi")
-    asm.ins(f"jae {fwd(slow_odd)}")
-    asm.place(slow_groups)
-    slow_group(g)
+    asm.ins(f"jae {fwd(odd)}")
+    asm.place(groups)
+    group(g)
     asm.ins(f"addq ${g * 8}, %rsi")
     asm.ins(f"addq ${step}, %rdx")
     asm.ins(f"cmpq {kend}, %rsi")
-    asm.ins(f"jb {back(slow_groups)}")
-    asm.place(slow_odd)
+    asm.ins(f"jb {back(groups)}")
+    asm.place(odd)
     if rem:
         asm.ins(f"cmpq $0, {REM}({WS})")
         asm.ins(f"je {fwd(pad)}")
         asm.comment(f"the last {rem} k of K, the rest of the group zero")
-        slow_group(rem)
+        group(rem)
         asm.ins(f"addq ${step}, %rdx")
     asm.place(pad)
     asm.ins(f"movq {PAD_GROUPS}({WS}), %rax")
@@ -981,6 +1012,7 @@ def _emit_pack_gathered_b(asm, p, op, conv):
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(pad_loop)}")
     asm.place(done)
+    asm.ins(f"movq {base}, %rdi")
     asm.ins(f"addq ${op.sliver_bytes}, %rdi")
     asm.ins(f"addq ${op.lanes}, {JR}")
     asm.ins(f"cmpq {NB}, {JR}")
@@ -990,8 +1022,13 @@ def _emit_pack_gathered_b(asm, p, op, conv):
 def _gather(p, op):
     """The convolution whose input A's rows are gathered from (dotconv.py),
     or None: B, or a plain GEMM, or an nchw convolution's A (its filter)."""
-    return p.conv if op.name == "A" and p.conv is not None and \
-        p.conv.gathers == "A" else None
+    return _gathered_a(p) if op.name == "A" else None
+
+
+def _gathered_a(p):
+    """The nhwc convolution whose pixels are A's rows, or None (a GEMM, or
+    an nchw convolution: its A is the filter as stored)."""
+    return p.conv if p.conv is not None and p.conv.gathers == "A" else None
 
 
 def _emit_gathered_row(asm, op, gather):
@@ -1280,7 +1317,7 @@ def _emit_a_in_place(asm, p):
     zero = asm.label("A in place: a row past the edge")
     next_row = asm.label("A in place: row copied")
     done = asm.label("A in place: sliver done")
-    eb, conv = p.dt.element_bytes, p.conv
+    eb, conv = p.dt.element_bytes, _gathered_a(p)
     asm.comment(f"A in place: {p.mr}-row slivers where they lie, rows "
                 f"{p.a_row_stride} bytes apart; no PACK A")
     if conv is not None:
@@ -1395,7 +1432,7 @@ def _emit_a_row_source(asm, p, reg, row):
     """reg = where row IR + `row` (a register, or 0) of the block holds
     its block of k: A + (ic + r) * lda + pc elements, or a convolution's
     input + column[pc] + row[ic + r]; only reg is written."""
-    if p.conv is not None:
+    if _gathered_a(p) is not None:
         asm.ins(f"leaq ({IC}, {IR}), {reg}")
         if row != 0:
             asm.ins(f"addq {row}, {reg}")

@@ -143,7 +143,6 @@ class DotConvRequestTest(RefusalTestCase):
         self.refuses(dict(nchw, kind="iconv2d", kc=16),
                      "s8 inputs only")
         self.refuses(dict(nchw, bias=True), "a row of C")
-        self.refuses(dict(nchw, a_layout="direct"), "A is the filter")
         self.refuses(dict(nchw, b_prepacked=True), "gathered input")
         self.refuses(dict(nchw, kc=5), "whole groups of 2")
         # bf16 takes an odd C (blocks ending in half a pair) where kc
@@ -378,6 +377,12 @@ class DotConvExecutionTest(KernelHarness):
         ("overwrite_relu", {"overwrite": True, "relu": True, "w": 20,
                             "nr": 16}),
         ("rt", {"runtime_strides": True, "w": 20, "nr": 16}),
+        # The filter read where it lies (an s8 one signed, B plus 128).
+        ("direct", {"a_layout": "direct", "c": 8, "w": 20, "nr": 16,
+                    "kc": 24, "k_unroll": 2}),
+        ("direct_edges", {"a_layout": "direct", "c": 8, "f": 21,
+                          "kc": 72, "k_unroll": 2, "mr": 6, "mc": 18,
+                          "nr": 32}),
     ]
 
     def test_nchw(self):

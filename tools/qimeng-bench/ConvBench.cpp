@@ -24,15 +24,15 @@ using namespace qimeng;
 
 namespace {
 
-/// One layer: an unpadded NHWC input of h x w x c, f filters k x k,
-/// stride s, padding p on every side.
+/// One layer: an unpadded input of h x w x c, f filters k x k, stride s,
+/// padding p on every side.
 struct Layer {
   const char *name;
   int64_t h, w, c, f, k, stride, pad;
 
-  ConvDesc desc(GemmPrecision precision) const {
-    ConvDesc d = ConvDesc::dense(ConvLayout::NhwcHwcf, 1, h + 2 * pad,
-                                 w + 2 * pad, c, f, k, k, stride, stride);
+  ConvDesc desc(GemmPrecision precision, ConvLayout layout) const {
+    ConvDesc d = ConvDesc::dense(layout, 1, h + 2 * pad, w + 2 * pad, c, f, k,
+                                 k, stride, stride);
     d.precision = precision;
     return d;
   }
@@ -81,7 +81,8 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   if (s.skipOneDnn) {
     onednnNote = "oneDNN: skipped (--no-external)";
   } else if (auto w = PeerProcess::start(
-                 "onednn", KernelProblem(layers[0]->desc(s.precision)),
+                 "onednn",
+                 KernelProblem(layers[0]->desc(s.precision, s.layout)),
                  int(s.threads), s.asDetected,
                  /*describeOnly=*/true)) {
     haveOneDnn = true;
@@ -99,7 +100,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   const char *unit = isIntegerPrecision(s.precision) ? "GOPS" : "GFLOPS";
   if (!s.json) {
     llvm::outs() << llvm::formatv(
-        "qimeng-bench: conv2d suite {0} (batch 1, NHWC, {4}), {1} "
+        "qimeng-bench: conv2d suite {0} (batch 1, {5}, {4}), {1} "
         "thread(s), out += conv, median of {2} interleaved rounds (each "
         "after an untimed call{3}); each peer in a process of its own\n",
         s.suite, s.threads, s.runs,
@@ -110,7 +111,8 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
         narrow ? (precisionName(s.precision) + " operands, " +
                   (isIntegerPrecision(s.precision) ? "s32" : "f32") + " output")
                      .str()
-               : std::string("fp32"));
+               : std::string("fp32"),
+        convLayoutName(s.layout));
     llvm::outs() << llvm::formatv(
         "host: {0} ({1}); {7} peak measured: {2:F1} {6} per core ({5}), "
         "{3:F1} for {4} thread(s)\n",
@@ -152,7 +154,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   bool allValid = true;
   for (const Layer *layerPtr : layers) {
     const Layer &layer = *layerPtr;
-    ConvDesc desc = layer.desc(s.precision);
+    ConvDesc desc = layer.desc(s.precision, s.layout);
     // (Not where blocks end in a partial group: the 3-channel stem.)
     desc.bPrepacked = s.prepackedWeights && desc.filterMayBePrepacked();
     // A layer these types cannot take says why.

@@ -38,6 +38,8 @@ struct ConvBenchSettings {
   /// --prepacked-weights: ours take the filter packed once, outside the
   /// timing (ConvDesc::bPrepacked; bf16 and 8-bit).
   bool prepackedWeights = false;
+  /// The layers' layout: nhwc_hwcf (StableHLO, TOSA) or nchw_fchw (torch).
+  ConvLayout layout = ConvLayout::NhwcHwcf;
   bool asDetected = false; ///< --baseline-as-detected
   std::string waitPolicy;  ///< how the OpenMP teams wait, for the header
   BenchKernelOptions kernel;

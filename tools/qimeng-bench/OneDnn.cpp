@@ -232,21 +232,27 @@ public:
     dnnl_dims_t dstDims = {d.n, d.f, d.oh(), d.ow()};
     // The types of ours, as for the matmul (MatmulPrimitive::init).
     const Types t = typesOf(d.precision);
-    if (auto e = check(api.dnnl_memory_desc_init_by_tag(&srcMd, 4, srcDims,
-                                                        t.src, dnnl_nhwc),
-                       "src memory desc"))
+    // The activations as the user's tensors are (nhwc, or torch's nchw);
+    // the weights reordered once into the primitive's choice.
+    const bool nhwc = d.isNhwc();
+    if (auto e =
+            check(api.dnnl_memory_desc_init_by_tag(
+                      &srcMd, 4, srcDims, t.src, nhwc ? dnnl_nhwc : dnnl_nchw),
+                  "src memory desc"))
       return e;
-    if (auto e = check(api.dnnl_memory_desc_init_by_tag(&weiUserMd, 4, weiDims,
-                                                        t.wei, dnnl_hwio),
-                       "weights memory desc"))
+    if (auto e = check(
+            api.dnnl_memory_desc_init_by_tag(&weiUserMd, 4, weiDims, t.wei,
+                                             nhwc ? dnnl_hwio : dnnl_oihw),
+            "weights memory desc"))
       return e;
     if (auto e = check(api.dnnl_memory_desc_init_by_tag(
                            &weiAnyMd, 4, weiDims, t.wei, dnnl_format_tag_any),
                        "weights memory desc"))
       return e;
-    if (auto e = check(api.dnnl_memory_desc_init_by_tag(&dstMd, 4, dstDims,
-                                                        t.dst, dnnl_nhwc),
-                       "dst memory desc"))
+    if (auto e =
+            check(api.dnnl_memory_desc_init_by_tag(
+                      &dstMd, 4, dstDims, t.dst, nhwc ? dnnl_nhwc : dnnl_nchw),
+                  "dst memory desc"))
       return e;
     dnnl_dims_t strides = {d.strideH, d.strideW};
     dnnl_dims_t dilates = {d.dilationH - 1, d.dilationW - 1};
@@ -350,9 +356,10 @@ public:
 
   llvm::Expected<std::unique_ptr<OneDnnConvPrimitive>>
   prepareConv(const ConvDesc &desc) override {
-    if (desc.layout != ConvLayout::NhwcHwcf || !desc.inputIsDense())
+    if (desc.layout == ConvLayout::NhwcFhwc || !desc.inputIsDense())
       return llvm::createStringError(
-          "the oneDNN column takes nhwc_hwcf with a dense input");
+          "the oneDNN column takes nhwc_hwcf or nchw_fchw with a dense "
+          "input");
     auto p = std::make_unique<ConvPrimitive>(api, engine, stream);
     if (auto e = p->init(desc))
       return std::move(e);

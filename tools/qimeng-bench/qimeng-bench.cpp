@@ -69,7 +69,7 @@ static cl::opt<std::string>
     suiteOpt("suite",
              cl::desc("conv2d layers to run: resnet50 (ResNet-50's 3x3 "
                       "stages, a 1x1 and the 7x7 stride-2 stem, batch 1, "
-                      "NHWC)"),
+                      "NHWC unless --conv-layout says NCHW)"),
              cl::init("resnet50"), cl::cat(benchCategory));
 static cl::opt<int> settleMsOpt(
     "settle-ms",
@@ -132,6 +132,12 @@ static cl::list<std::string> variantOpt(
              "side with ours, and its speedup over ours printed under the "
              "row (repeat for more variants)"),
     cl::value_desc("settings"), cl::cat(benchCategory));
+static cl::opt<std::string> convLayoutOpt(
+    "conv-layout",
+    cl::desc("--op conv2d: the layers' layout, nhwc_hwcf (default: "
+             "StableHLO's, TOSA's with the filter as hwcf) or nchw_fchw "
+             "(torch's; oneDNN then takes the nchw tensors as they are)"),
+    cl::init("nhwc_hwcf"), cl::cat(benchCategory));
 static cl::opt<bool> prepackedWeightsOpt(
     "prepacked-weights",
     cl::desc("--op conv2d with --dtype bf16, s8 or u8s8: our kernels take "
@@ -279,7 +285,8 @@ int main(int argc, char **argv) {
       "openblas_forced, <lib>_version, <lib>_threads, libxsmm_path\n(jit or "
       "blas-fallback) and <lib>_failure when a library fails.\n\n"
       "--op conv2d --suite resnet50 [--layers ...]: ResNet-50's layers "
-      "(batch 1, NHWC),\nours against im2col + OpenBLAS sgemm and oneDNN "
+      "(batch 1, NHWC or,\nwith --conv-layout nchw_fchw, NCHW), ours against "
+      "im2col + OpenBLAS sgemm and oneDNN "
       "(libdnnl.so.2), each in\nits own process and validated first. vs im2col "
       "and vs "
       "oneDNN are the median over rounds of the\nround's time ratio; --json "
@@ -399,6 +406,12 @@ int main(int argc, char **argv) {
     settings.json = jsonOpt;
     settings.skipOneDnn = noExternalOpt;
     settings.prepackedWeights = prepackedWeightsOpt;
+    if (convLayoutOpt == "nchw_fchw")
+      settings.layout = ConvLayout::NchwFchw;
+    else if (convLayoutOpt != "nhwc_hwcf")
+      exitOnErr(llvm::createStringError(
+          "--conv-layout must be nhwc_hwcf or nchw_fchw, not '" +
+          convLayoutOpt + "'"));
     settings.asDetected = asDetected;
     settings.waitPolicy = waitPolicy + "; thread binding: " + binding;
     settings.kernel.tuned = tunedOpt;
