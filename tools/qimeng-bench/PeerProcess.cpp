@@ -231,9 +231,10 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
     lp.onednn = std::move(*lib);
     lp.info.label = "oneDNN";
     lp.info.version = lp.onednn->version();
-    lp.info.describe = lp.onednn->describe() +
-                       ", convolution_auto, NHWC source and destination, "
-                       "weights reordered once, sum post-op (dst += conv)";
+    lp.info.describe = lp.onednn->describe() + ", convolution_auto, " +
+                       (conv->isNhwc() ? "NHWC" : "NCHW") +
+                       " source and destination (as given), weights "
+                       "reordered once, sum post-op (dst += conv)";
     auto prim = lp.onednn->prepareConv(*conv);
     if (!prim)
       return prim.takeError();
