@@ -871,7 +871,10 @@ def _emit_pack_gathered_b(asm, p, op, conv):
     a zero mask (conv.piece_table, PIECE_BYTES apart). Then per group of k,
     per vector, each piece's lanes of each k row load in one masked move
     from pointer + column[k] into the row's register (masked lanes are not
-    read), and the rows interleave as _emit_k_major_group's do."""
+    read), and the rows interleave as _emit_k_major_group's do. At a width
+    stride of 2 a piece's pixels are every other element: its move loads
+    the even elements of twice its lanes (a second mask, at 12 of the
+    entry) and VPMOVDW (bf16) or VPMOVWB (bytes) keeps them."""
     sliver = asm.label("PACK B gathered: next sliver")
     groups = asm.label("PACK B gathered: next group")
     odd = asm.label("PACK B gathered: the last partial group")
@@ -883,6 +886,10 @@ def _emit_pack_gathered_b(asm, p, op, conv):
     valid, kend = f"{conv.valid_slot}({WS})", f"{conv.kend_slot}({WS})"
     base = f"{conv.sliver_slot}({WS})"
     table = conv.piece_table
+    # A piece's lanes step this far through the input: one element, or
+    # two (compress) at a width stride of 2.
+    compress = conv.row_step == 2 * eb
+    lane_bytes = conv.row_step if compress else eb
     asm.comment("PACK B gathered from the input: k through the column "
                 "table, pixels through the row table, a piece at a time")
     if g == 2:
@@ -921,30 +928,41 @@ def _emit_pack_gathered_b(asm, p, op, conv):
                     "%r15 = the input offset its next lane continues at")
         asm.ins("movq (%r12, %r13, 8), %r15")
         asm.ins(f"leaq {-LANES * v}(%r13), %rax")
-        if eb == 2:
-            asm.ins("addq %rax, %rax")
+        if lane_bytes > 1:
+            asm.ins(f"imulq ${lane_bytes}, %rax")
         asm.ins("movq %r15, %rcx")
         asm.ins("subq %rax, %rcx")
         asm.ins(f"addq 8({WS}), %rcx")
         asm.ins("movq %rcx, (%rdi)")
         asm.ins("xorl %esi, %esi")
+        if compress:
+            asm.ins("xorl %edx, %edx")   # the load's mask: even elements
         asm.place(lane)
         asm.ins(f"leaq {-LANES * v}(%r13), %rcx")
         asm.ins("btsq %rcx, %rsi")
+        if compress:
+            asm.ins("addq %rcx, %rcx")
+            asm.ins("btsq %rcx, %rdx")
         asm.ins("incq %r13")
-        asm.ins(f"addq ${eb}, %r15")
+        asm.ins(f"addq ${lane_bytes}, %r15")
         asm.ins(f"cmpq {valid}, %r13")
         asm.ins(f"jae {fwd(close)}")
         asm.ins(f"cmpq ${LANES * (v + 1)}, %r13")
         asm.ins(f"jae {fwd(close)}")
         asm.ins("cmpq (%r12, %r13, 8), %r15")
         asm.ins(f"je {back(lane)}")
-        asm.ins("movq %rsi, 8(%rdi)")
-        asm.ins(f"addq ${PIECE_BYTES}, %rdi")
+
+        def store_masks():
+            if compress:
+                asm.ins("movl %esi, 8(%rdi)")
+                asm.ins("movl %edx, 12(%rdi)")
+            else:
+                asm.ins("movq %rsi, 8(%rdi)")
+            asm.ins(f"addq ${PIECE_BYTES}, %rdi")
+        store_masks()
         asm.ins(f"jmp {back(start)}")
         asm.place(close)
-        asm.ins("movq %rsi, 8(%rdi)")
-        asm.ins(f"addq ${PIECE_BYTES}, %rdi")
+        store_masks()
         asm.place(end)
         asm.ins("movq $0, 8(%rdi)")
     asm.comment("%rsi = &column[pc], kend = the end of its whole groups, "
@@ -973,8 +991,16 @@ def _emit_pack_gathered_b(asm, p, op, conv):
             asm.ins("kortestw %k6, %k6")
             asm.ins(f"jz {fwd(loaded)}")
             asm.ins("movq (%rdi), %rax")
+            if compress:
+                asm.ins("kmovd 12(%rdi), %k5")
             for r in range(rows):
-                if g == 2:
+                if compress and g == 2:
+                    asm.ins(f"vmovdqu16 (%rax, {index[r]}), %zmm4{{%k5}}{{z}}")
+                    asm.ins(f"vpmovdw %zmm4, %ymm{r}{{%k6}}")
+                elif compress:
+                    asm.ins(f"vmovdqu8 (%rax, {index[r]}), %ymm4{{%k5}}{{z}}")
+                    asm.ins(f"vpmovwb %ymm4, %xmm{r}{{%k6}}")
+                elif g == 2:
                     asm.ins(f"vmovdqu16 (%rax, {index[r]}), %ymm{r}{{%k6}}")
                 else:
                     asm.ins(f"vmovdqu8 (%rax, {index[r]}), %xmm{r}{{%k6}}")

@@ -372,6 +372,11 @@ class DotConvExecutionTest(KernelHarness):
         ("odd_k", {"c": 3, "kh": 3, "kw": 3, "w": 20, "nr": 16,
                    "kc": 8}),
         ("strided", {"stride_h": 2, "stride_w": 2, "h": 9, "w": 11}),
+        # Width stride 2: pieces of every other element (16 pixels an
+        # output row here); 3: a piece a pixel.
+        ("strided_rows", {"stride_h": 2, "stride_w": 2, "w": 33,
+                          "nr": 16}),
+        ("stride_3", {"stride_w": 3, "w": 20, "kw": 3}),
         ("one_by_one", {"kh": 1, "kw": 1, "c": 16, "w": 19, "nr": 16,
                         "kc": 16, "mr": 4}),
         ("overwrite_relu", {"overwrite": True, "relu": True, "w": 20,
