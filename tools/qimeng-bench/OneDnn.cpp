@@ -42,6 +42,7 @@ struct Api {
   X(dnnl_memory_create)                                                        \
   X(dnnl_memory_destroy)                                                       \
   X(dnnl_memory_set_data_handle)                                               \
+  X(dnnl_memory_get_memory_desc)                                               \
   X(dnnl_version)
   QM_DNNL_FNS(QM_DNNL_FN)
 #undef QM_DNNL_FN
@@ -212,48 +213,53 @@ private:
   dnnl_memory_t src = nullptr, wei = nullptr, dst = nullptr;
 };
 
+/// A reorder of one memory into another, created once.
+struct Reorder {
+  dnnl_primitive_t prim = nullptr;
+  dnnl_memory_t from = nullptr, to = nullptr;
+};
+
 class ConvPrimitive final : public OneDnnConvPrimitive, private PrimitiveState {
 public:
   ConvPrimitive(const Api &api, dnnl_engine_t engine, dnnl_stream_t stream)
       : PrimitiveState(api, engine, stream) {}
   ~ConvPrimitive() override {
-    for (dnnl_memory_t m : {src, wei, weiUser, dst})
+    for (dnnl_memory_t m : {src, wei, weiUser, dst, srcUser, dstUser})
       if (m)
         api.dnnl_memory_destroy(m);
-    for (dnnl_primitive_t p : {conv, reorder})
+    for (dnnl_primitive_t p :
+         {conv, weiReorder.prim, srcIn.prim, dstIn.prim, dstOut.prim})
       if (p)
         api.dnnl_primitive_destroy(p);
   }
 
+  /// nhwc: the source and destination as the user's tensors are, which its
+  /// jit kernels take. nchw: oneDNN's plain-nchw kernels are im2col + GEMM
+  /// (bf16) or reference code (int8), so the primitive chooses the
+  /// activations' layout too (format any), and each call reorders the
+  /// user's nchw source into it, the destination in (the sum post-op reads
+  /// it) and back: what a framework holding nchw tensors pays.
   llvm::Error init(const ConvDesc &d) {
-    dnnl_memory_desc_t srcMd, weiUserMd, weiAnyMd, dstMd;
+    dnnl_memory_desc_t srcUserMd, weiUserMd, weiAnyMd, dstUserMd, srcMd, dstMd;
     dnnl_dims_t srcDims = {d.n, d.c, d.h, d.w};
     dnnl_dims_t weiDims = {d.f, d.c, d.kh, d.kw};
     dnnl_dims_t dstDims = {d.n, d.f, d.oh(), d.ow()};
     // The types of ours, as for the matmul (MatmulPrimitive::init).
     const Types t = typesOf(d.precision);
-    // The activations as the user's tensors are (nhwc, or torch's nchw);
-    // the weights reordered once into the primitive's choice.
     const bool nhwc = d.isNhwc();
-    if (auto e =
-            check(api.dnnl_memory_desc_init_by_tag(
-                      &srcMd, 4, srcDims, t.src, nhwc ? dnnl_nhwc : dnnl_nchw),
-                  "src memory desc"))
-      return e;
-    if (auto e = check(
-            api.dnnl_memory_desc_init_by_tag(&weiUserMd, 4, weiDims, t.wei,
-                                             nhwc ? dnnl_hwio : dnnl_oihw),
-            "weights memory desc"))
-      return e;
-    if (auto e = check(api.dnnl_memory_desc_init_by_tag(
-                           &weiAnyMd, 4, weiDims, t.wei, dnnl_format_tag_any),
-                       "weights memory desc"))
-      return e;
-    if (auto e =
-            check(api.dnnl_memory_desc_init_by_tag(
-                      &dstMd, 4, dstDims, t.dst, nhwc ? dnnl_nhwc : dnnl_nchw),
-                  "dst memory desc"))
-      return e;
+    const dnnl_format_tag_t act = nhwc ? dnnl_nhwc : dnnl_nchw;
+    for (auto [md, dims, type, tag] :
+         {std::tuple<dnnl_memory_desc_t *, dnnl_dim_t *, dnnl_data_type_t,
+                     dnnl_format_tag_t>{&srcUserMd, srcDims, t.src, act},
+          {&srcMd, srcDims, t.src, nhwc ? act : dnnl_format_tag_any},
+          {&weiUserMd, weiDims, t.wei, nhwc ? dnnl_hwio : dnnl_oihw},
+          {&weiAnyMd, weiDims, t.wei, dnnl_format_tag_any},
+          {&dstUserMd, dstDims, t.dst, act},
+          {&dstMd, dstDims, t.dst, nhwc ? act : dnnl_format_tag_any}})
+      if (auto e =
+              check(api.dnnl_memory_desc_init_by_tag(md, 4, dims, type, tag),
+                    "memory desc"))
+        return e;
     dnnl_dims_t strides = {d.strideH, d.strideW};
     dnnl_dims_t dilates = {d.dilationH - 1, d.dilationW - 1};
     dnnl_dims_t pad = {0, 0};
@@ -269,29 +275,63 @@ public:
       return e;
     if (auto e2 = check(api.dnnl_primitive_create(&conv, pd), "convolution"))
       return e2;
-    const dnnl_memory_desc_t *weiMd =
-        api.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    auto chosen = [&](dnnl_query_t what) {
+      return api.dnnl_primitive_desc_query_md(pd, what, 0);
+    };
+    const dnnl_memory_desc_t *weiMd = chosen(dnnl_query_weights_md);
+    const dnnl_memory_desc_t *srcConvMd = chosen(dnnl_query_src_md);
+    const dnnl_memory_desc_t *dstConvMd = chosen(dnnl_query_dst_md);
     implName = implementationOf(api, pd);
-    for (auto [mem, md] :
-         {std::pair<dnnl_memory_t *, const dnnl_memory_desc_t *>{&src, &srcMd},
-          {&wei, weiMd},
-          {&weiUser, &weiUserMd},
-          {&dst, &dstMd}})
-      if (auto e3 =
-              check(api.dnnl_memory_create(mem, md, engine,
-                                           mem == &wei ? DNNL_MEMORY_ALLOCATE
-                                                       : DNNL_MEMORY_NONE),
-                    "memory"))
+    const bool srcReordered =
+        !api.dnnl_memory_desc_equal(srcConvMd, &srcUserMd);
+    const bool dstReordered =
+        !api.dnnl_memory_desc_equal(dstConvMd, &dstUserMd);
+    if (srcReordered || dstReordered)
+      implName += " (activations reordered from and to nchw at each call)";
+    // Memories: the user's (handles set at each call) and, where the
+    // primitive's layout differs, its own (allocated here).
+    for (auto [mem, md, own] :
+         {std::tuple<dnnl_memory_t *, const dnnl_memory_desc_t *, bool>{
+              &srcUser, &srcUserMd, false},
+          {&src, srcConvMd, srcReordered},
+          {&wei, weiMd, true},
+          {&weiUser, &weiUserMd, false},
+          {&dstUser, &dstUserMd, false},
+          {&dst, dstConvMd, dstReordered}})
+      if (auto e3 = check(api.dnnl_memory_create(mem, md, engine,
+                                                 own ? DNNL_MEMORY_ALLOCATE
+                                                     : DNNL_MEMORY_NONE),
+                          "memory"))
         return e3;
-    dnnl_primitive_desc_t rpd = nullptr;
-    if (auto e4 = check(api.dnnl_reorder_primitive_desc_create(
-                            &rpd, &weiUserMd, engine, weiMd, engine, nullptr),
-                        "weights reorder desc"))
-      return e4;
-    llvm::Error e5 =
-        check(api.dnnl_primitive_create(&reorder, rpd), "weights reorder");
-    api.dnnl_primitive_desc_destroy(rpd);
-    return e5;
+    weiReorder = {nullptr, weiUser, wei};
+    if (srcReordered)
+      srcIn = {nullptr, srcUser, src};
+    if (dstReordered) {
+      dstIn = {nullptr, dstUser, dst};
+      dstOut = {nullptr, dst, dstUser};
+    }
+    for (Reorder *r : {&weiReorder, &srcIn, &dstIn, &dstOut}) {
+      if (!r->from)
+        continue;
+      const dnnl_memory_desc_t *fromMd = nullptr, *toMd = nullptr;
+      if (auto e4 = check(api.dnnl_memory_get_memory_desc(r->from, &fromMd),
+                          "memory desc query"))
+        return e4;
+      if (auto e4 = check(api.dnnl_memory_get_memory_desc(r->to, &toMd),
+                          "memory desc query"))
+        return e4;
+      dnnl_primitive_desc_t rpd = nullptr;
+      if (auto e4 = check(api.dnnl_reorder_primitive_desc_create(
+                              &rpd, fromMd, engine, toMd, engine, nullptr),
+                          "reorder desc"))
+        return e4;
+      llvm::Error e5 =
+          check(api.dnnl_primitive_create(&r->prim, rpd), "reorder");
+      api.dnnl_primitive_desc_destroy(rpd);
+      if (e5)
+        return e5;
+    }
+    return llvm::Error::success();
   }
 
   llvm::Error setFilter(const float *filter) override {
@@ -299,28 +339,48 @@ public:
                            weiUser, const_cast<float *>(filter)),
                        "weights handle"))
       return e;
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, weiUser}, {DNNL_ARG_TO, wei}};
-    if (auto e = check(api.dnnl_primitive_execute(reorder, stream, 2, args),
-                       "weights reorder"))
+    if (auto e = reorder(weiReorder, "weights reorder"))
       return e;
     return check(api.dnnl_stream_wait(stream), "stream wait");
   }
 
   llvm::Error run(const float *in, float *out) override {
+    if (auto e = check(
+            api.dnnl_memory_set_data_handle(srcUser, const_cast<float *>(in)),
+            "src handle"))
+      return e;
     if (auto e =
-            check(api.dnnl_memory_set_data_handle(src, const_cast<float *>(in)),
-                  "src handle"))
+            check(api.dnnl_memory_set_data_handle(dstUser, out), "dst handle"))
       return e;
-    if (auto e = check(api.dnnl_memory_set_data_handle(dst, out), "dst handle"))
+    if (auto e = reorder(srcIn, "source reorder"))
       return e;
-    return executeAndWait(api, stream, conv, src, wei, dst, "convolution");
+    if (auto e = reorder(dstIn, "destination reorder"))
+      return e;
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, srcIn.prim ? src : srcUser},
+                              {DNNL_ARG_WEIGHTS, wei},
+                              {DNNL_ARG_DST, dstIn.prim ? dst : dstUser}};
+    if (auto e = check(api.dnnl_primitive_execute(conv, stream, 3, args),
+                       "convolution"))
+      return e;
+    if (auto e = reorder(dstOut, "destination reorder"))
+      return e;
+    return check(api.dnnl_stream_wait(stream), "stream wait");
   }
 
   std::string implementation() const override { return implName; }
 
 private:
-  dnnl_primitive_t conv = nullptr, reorder = nullptr;
-  dnnl_memory_t src = nullptr, wei = nullptr, weiUser = nullptr, dst = nullptr;
+  llvm::Error reorder(const Reorder &r, const char *what) {
+    if (!r.prim)
+      return llvm::Error::success();
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, r.from}, {DNNL_ARG_TO, r.to}};
+    return check(api.dnnl_primitive_execute(r.prim, stream, 2, args), what);
+  }
+
+  dnnl_primitive_t conv = nullptr;
+  Reorder weiReorder, srcIn, dstIn, dstOut;
+  dnnl_memory_t src = nullptr, wei = nullptr, weiUser = nullptr, dst = nullptr,
+                srcUser = nullptr, dstUser = nullptr;
 };
 
 class Library final : public OneDnn {

@@ -231,10 +231,12 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
     lp.onednn = std::move(*lib);
     lp.info.label = "oneDNN";
     lp.info.version = lp.onednn->version();
-    lp.info.describe = lp.onednn->describe() + ", convolution_auto, " +
-                       (conv->isNhwc() ? "NHWC" : "NCHW") +
-                       " source and destination (as given), weights "
-                       "reordered once, sum post-op (dst += conv)";
+    lp.info.describe =
+        lp.onednn->describe() + ", convolution_auto, " +
+        (conv->isNhwc() ? "NHWC source and destination"
+                        : "NCHW source and destination reordered into and "
+                          "out of the primitive's layout at each call") +
+        ", weights reordered once, sum post-op (dst += conv)";
     auto prim = lp.onednn->prepareConv(*conv);
     if (!prim)
       return prim.takeError();

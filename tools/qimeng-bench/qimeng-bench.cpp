@@ -136,7 +136,8 @@ static cl::opt<std::string> convLayoutOpt(
     "conv-layout",
     cl::desc("--op conv2d: the layers' layout, nhwc_hwcf (default: "
              "StableHLO's, TOSA's with the filter as hwcf) or nchw_fchw "
-             "(torch's; oneDNN then takes the nchw tensors as they are)"),
+             "(torch's; oneDNN then chooses its activations' layout and "
+             "each call reorders the nchw tensors into it and back)"),
     cl::init("nhwc_hwcf"), cl::cat(benchCategory));
 static cl::opt<bool> prepackedWeightsOpt(
     "prepacked-weights",
