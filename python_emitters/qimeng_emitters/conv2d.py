@@ -50,6 +50,11 @@ IMAGES_SLOT = 16  # images left in the batch (nchw_fchw)
 COUNTER_SLOT = 24  # row counter of a scratch copy
 BASE_SLOT = 32    # the sliver's base pointer (segmented K loop)
 CONV_SCRATCH = 64
+# nchw_fchw's PACK B on AVX-512: a piece is a pointer and lane masks (int64
+# each); per vector of a sliver up to a piece a lane and the zero mask that
+# ends them.
+PIECE_BYTES = 16
+PIECES_STEP = (16 + 1) * PIECE_BYTES
 # runtime_strides: the table and image steps in bytes, computed at entry
 # from the strides in the header (the scratch grows by these slots).
 STEP_SLOTS = 64
@@ -279,6 +284,14 @@ class Conv:
         rows = p.m if nhwc else p.n
         self.col_table = self.row_table + round_up(rows * 8, 64)
         p.workspace_bytes = self.col_table + round_up(p.k * 8, 64)
+        # nchw on AVX-512: PACK B's pieces of a sliver (per vector up to a
+        # piece a lane and the zero mask after them), then VPERMT2PS's
+        # index for a width stride of 2 (_emit_gather_b_pieces).
+        self.pieces = not nhwc and p.isa.name == "avx512"
+        if self.pieces:
+            self.piece_table = p.workspace_bytes
+            self.index_offset = p.nr // p.isa.lanes * PIECES_STEP
+            p.workspace_bytes += round_up(self.index_offset + 64, 64)
         check_disp(p.workspace_bytes, "workspace")
         self.row_dims, self.col_dims = gather_dims(self.geometry, 4,
                                                    stride_step)
@@ -379,6 +392,10 @@ class Conv:
         if name == "A" and self.direct:
             return self._emit_gather_direct(asm, p, R, width_reg, src_slot,
                                             inner_index)
+        if name == "B" and self.pieces:
+            return self._emit_gather_b_pieces(asm, p, R, width_reg,
+                                              src_slot, inner_index,
+                                              dst_offset)
         if name == "A" and p.a_rows and (p.kc % self.run == 0
                                           or self.run % p.kc == 0):
             return self._emit_gather_rows_runs(asm, p, R, width_reg,
@@ -458,6 +475,171 @@ class Conv:
         asm.ins(f"cmpq {width_reg}, %r14")
         asm.ins(f"jb {back(loop)}")
 
+
+    def _emit_gather_b_pieces(self, asm, p, R, width_reg, src_slot,
+                              inner_index, dst_offset):
+        """nchw_fchw's PACK B on AVX-512: per R-pixel sliver, first its
+        pieces, for each vector of it the runs of its lanes whose pixels
+        are consecutive floats of the input (one output row at a unit
+        width stride, a lane each otherwise), each a pointer (input +
+        row[first lane] - that lane's bytes) and a lane mask, a zero mask
+        ending them (piece_table, PIECES_STEP a vector); then per k of the
+        panel, per vector, each piece's lanes in one masked move from
+        pointer + column[k] (masked lanes are not read), lanes past the
+        edge zero. At a width stride of 2 a piece's lanes are every other
+        float: two moves load the even floats of twice its lanes (the
+        masks at 12 and 14 of the entry) and VPERMT2PS keeps them
+        (dotgemm._emit_pack_gathered_b does the same for bf16 and bytes)."""
+        isa, lanes = p.isa, p.isa.lanes
+        base = f"{self.offset + BASE_SLOT}(%rbx)"
+        kend = f"{self.offset + KEND_SLOT}(%rbx)"
+        valid = f"{self.offset + VALID_SLOT}(%rbx)"
+        table = self.piece_table
+        compress = self.row_step == 8
+        lane_bytes = self.row_step if compress else 4
+        sliver = asm.label("gather B: next sliver")
+        k_loop = asm.label("gather B: next k")
+        whole = asm.label("gather B: a whole sliver of consecutive floats")
+        whole_k = asm.label("gather B: next k of a whole sliver")
+        start_pieces = asm.label("gather B: the sliver's pieces")
+        next_sliver = asm.label("gather B: sliver done")
+        asm.comment(f"PACK B: {R}-wide slivers gathered from the input a "
+                    "piece at a time (a sliver of R consecutive floats: "
+                    "vector moves)")
+        if compress:
+            asm.comment("the even floats of two vectors: VPERMT2PS's index")
+            for q in range(lanes // 2):
+                value = (2 * (2 * q) ) | ((2 * (2 * q + 1)) << 32)
+                asm.ins(f"movabsq ${value:#x}, %rax")
+                asm.ins(f"movq %rax, {table + self.index_offset + 8 * q}"
+                        "(%rbx)")
+            asm.ins(f"vmovdqu32 {table + self.index_offset}(%rbx), %zmm6")
+        asm.ins("xorl %r14d, %r14d")
+        asm.place(sliver)
+        asm.ins("movq %r14, %rax")
+        asm.ins(f"imulq {KB}, %rax")
+        asm.ins(f"leaq {dst_offset}(%rbx,%rax,4), %rdi")
+        asm.ins(f"movq %rdi, {base}")
+        asm.ins(f"movq {width_reg}, %rax")
+        asm.ins("subq %r14, %rax")
+        asm.ins(f"movl ${R}, %edx")
+        asm.ins("cmpq %rdx, %rax")
+        asm.ins("cmovaq %rdx, %rax")
+        asm.ins(f"movq %rax, {valid}")
+        asm.ins(f"leaq ({inner_index},%r14), %rdx")
+        asm.ins(f"leaq {self.row_table}(%rbx,%rdx,8), %r12")
+        if self.row_step == 4:
+            asm.ins(f"cmpq ${R}, %rax")
+            asm.ins(f"jb {fwd(start_pieces)}")
+            asm.ins(f"movq {(R - 1) * 8}(%r12), %rax")
+            asm.ins("subq (%r12), %rax")
+            asm.ins(f"cmpq ${(R - 1) * 4}, %rax")
+            asm.ins(f"je {fwd(whole)}")
+            asm.place(start_pieces)
+        for v in range(R // lanes):
+            start = asm.label(f"gather B: vector {v}'s next piece")
+            lane = asm.label(f"gather B: vector {v}'s next lane")
+            close = asm.label(f"gather B: vector {v}'s last piece")
+            end = asm.label(f"gather B: vector {v}'s pieces done")
+            asm.ins(f"leaq {table + v * PIECES_STEP}(%rbx), %rdi")
+            asm.ins(f"movl ${lanes * v}, %r13d")
+            asm.ins(f"cmpq {valid}, %r13")
+            asm.ins(f"jae {fwd(end)}")
+            asm.place(start)
+            asm.ins("movq (%r12,%r13,8), %r15")
+            asm.ins(f"leaq {-lanes * v}(%r13), %rax")
+            asm.ins(f"imulq ${lane_bytes}, %rax")
+            asm.ins("movq %r15, %rcx")
+            asm.ins("subq %rax, %rcx")
+            asm.ins(f"addq {src_slot}(%rbx), %rcx")
+            asm.ins("movq %rcx, (%rdi)")
+            asm.ins("xorl %esi, %esi")
+            if compress:
+                asm.ins("xorl %edx, %edx")
+            asm.place(lane)
+            asm.ins(f"leaq {-lanes * v}(%r13), %rcx")
+            asm.ins("btsq %rcx, %rsi")
+            if compress:
+                asm.ins("addq %rcx, %rcx")
+                asm.ins("btsq %rcx, %rdx")
+            asm.ins("incq %r13")
+            asm.ins(f"addq ${lane_bytes}, %r15")
+            asm.ins(f"cmpq {valid}, %r13")
+            asm.ins(f"jae {fwd(close)}")
+            asm.ins(f"cmpq ${lanes * (v + 1)}, %r13")
+            asm.ins(f"jae {fwd(close)}")
+            asm.ins("cmpq (%r12,%r13,8), %r15")
+            asm.ins(f"je {back(lane)}")
+
+            def store_masks():
+                asm.ins("movl %esi, 8(%rdi)")
+                if compress:
+                    asm.ins("movl %edx, 12(%rdi)")
+                asm.ins(f"addq ${PIECE_BYTES}, %rdi")
+            store_masks()
+            asm.ins(f"jmp {back(start)}")
+            asm.place(close)
+            store_masks()
+            asm.place(end)
+            asm.ins("movl $0, 8(%rdi)")
+        asm.comment("per k of the panel: %rsi = &column[pc + k], %rdx its "
+                    "packed row")
+        asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rsi")
+        asm.ins(f"leaq (%rsi,{KB},8), %rax")
+        asm.ins(f"movq %rax, {kend}")
+        asm.ins(f"movq {base}, %rdx")
+        asm.place(k_loop)
+        asm.ins("movq (%rsi), %rcx")
+        for v in range(R // lanes):
+            piece = asm.label(f"gather B: vector {v}, next piece")
+            loaded = asm.label(f"gather B: vector {v} loaded")
+            asm.ins(f"vpxord {isa.reg(0)}, {isa.reg(0)}, {isa.reg(0)}")
+            asm.ins(f"leaq {table + v * PIECES_STEP}(%rbx), %rdi")
+            asm.place(piece)
+            asm.ins("kmovw 8(%rdi), %k6")
+            asm.ins("kortestw %k6, %k6")
+            asm.ins(f"jz {fwd(loaded)}")
+            asm.ins("movq (%rdi), %rax")
+            if compress:
+                asm.ins("kmovw 12(%rdi), %k5")
+                asm.ins("kmovw 14(%rdi), %k4")
+                asm.ins("vmovups (%rax,%rcx), %zmm4 {%k5} {z}")
+                asm.ins("vmovups 64(%rax,%rcx), %zmm5 {%k4} {z}")
+                asm.ins("vpermt2ps %zmm5, %zmm6, %zmm4")
+                asm.ins("vmovaps %zmm4, %zmm0 {%k6}")
+            else:
+                asm.ins("vmovups (%rax,%rcx), %zmm0 {%k6}")
+            asm.ins(f"addq ${PIECE_BYTES}, %rdi")
+            asm.ins(f"jmp {back(piece)}")
+            asm.place(loaded)
+            asm.ins(f"vmovups {isa.reg(0)}, {v * isa.vector_bytes}(%rdx)")
+        asm.ins("addq $8, %rsi")
+        asm.ins(f"addq ${R * 4}, %rdx")
+        asm.ins(f"cmpq {kend}, %rsi")
+        asm.ins(f"jb {back(k_loop)}")
+        if self.row_step == 4:
+            asm.ins(f"jmp {fwd(next_sliver)}")
+            asm.place(whole)
+            asm.ins("movq (%r12), %rax")
+            asm.ins(f"addq {src_slot}(%rbx), %rax")
+            asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rsi")
+            asm.ins(f"leaq (%rsi,{KB},8), %rdx")
+            asm.ins(f"movq %rdx, {kend}")
+            asm.ins(f"movq {base}, %rdx")
+            asm.place(whole_k)
+            asm.ins("movq (%rsi), %rcx")
+            for v in range(R // lanes):
+                off = v * isa.vector_bytes
+                asm.ins(f"vmovups {off}(%rax,%rcx), {isa.reg(v % 8)}")
+                asm.ins(f"vmovups {isa.reg(v % 8)}, {off}(%rdx)")
+            asm.ins("addq $8, %rsi")
+            asm.ins(f"addq ${R * 4}, %rdx")
+            asm.ins(f"cmpq {kend}, %rsi")
+            asm.ins(f"jb {back(whole_k)}")
+            asm.place(next_sliver)
+        asm.ins(f"addq ${R}, %r14")
+        asm.ins(f"cmpq {width_reg}, %r14")
+        asm.ins(f"jb {back(sliver)}")
 
     def _emit_rows_loops(self, asm, p, R, width_reg, src_slot, inner_index,
                          dst_offset, name, copy_row):

@@ -876,8 +876,6 @@ def _emit_pack_gathered_b(asm, p, op, conv):
     the even elements of twice its lanes (a second mask, at 12 of the
     entry) and VPMOVDW (bf16) or VPMOVWB (bytes) keeps them."""
     sliver = asm.label("PACK B gathered: next sliver")
-    groups = asm.label("PACK B gathered: next group")
-    odd = asm.label("PACK B gathered: the last partial group")
     pad = asm.label("PACK B gathered: zero groups")
     pad_loop = asm.label("PACK B gathered: next zero group")
     done = asm.label("PACK B gathered: sliver done")
@@ -913,6 +911,17 @@ def _emit_pack_gathered_b(asm, p, op, conv):
     asm.ins(f"movq %rax, {valid}")
     asm.ins(f"leaq ({JC}, {JR}), %rdx")
     asm.ins(f"leaq {conv.row_table}({WS}, %rdx, 8), %r12")
+    whole = asm.label("PACK B gathered: a whole sliver of consecutive "
+                      "elements")
+    if conv.row_step == eb:
+        pieces = asm.label("PACK B gathered: the sliver's pieces")
+        asm.ins(f"cmpq ${op.lanes}, %rax")
+        asm.ins(f"jb {fwd(pieces)}")
+        asm.ins(f"movq {(op.lanes - 1) * 8}(%r12), %rax")
+        asm.ins("subq (%r12), %rax")
+        asm.ins(f"cmpq ${(op.lanes - 1) * eb}, %rax")
+        asm.ins(f"je {fwd(whole)}")
+        asm.place(pieces)
     for v in range(op.vectors):
         start = asm.label(f"PACK B gathered: vector {v}'s next piece")
         lane = asm.label(f"PACK B gathered: vector {v}'s next lane")
@@ -974,6 +983,24 @@ def _emit_pack_gathered_b(asm, p, op, conv):
     asm.ins(f"movq {base}, %rdx")
     index = ["%rcx", "%r12", "%r13", "%r15"]
 
+    def whole_group(rows):
+        """A group of a whole sliver of consecutive elements from %rax:
+        unmasked moves."""
+        for r in range(rows):
+            asm.ins(f"movq {8 * r}(%rsi), {index[r]}")
+        for v in range(op.vectors):
+            for r in range(g):
+                if r >= rows:
+                    asm.ins(f"vpxord %xmm{r}, %xmm{r}, %xmm{r}")
+                elif g == 2:
+                    asm.ins(f"vmovdqu16 {32 * v}(%rax, {index[r]}), %ymm{r}")
+                else:
+                    asm.ins(f"vmovdqu8 {16 * v}(%rax, {index[r]}), %xmm{r}")
+            _emit_group_interleave(asm, p, g, rows)
+            if op.shifted:
+                asm.ins("vpxord %zmm29, %zmm0, %zmm0")   # plus 128
+            asm.ins(f"vmovdqu32 %zmm0, {64 * v}(%rdx)")
+
     def group(rows):
         for r in range(rows):
             asm.ins(f"movq {8 * r}(%rsi), {index[r]}")
@@ -1012,21 +1039,40 @@ def _emit_pack_gathered_b(asm, p, op, conv):
                 asm.ins("vpxord %zmm29, %zmm0, %zmm0")   # plus 128
             asm.ins(f"vmovdqu32 %zmm0, {64 * v}(%rdx)")
 
-    asm.ins(f"cmpq {kend}, %rsi")
-    asm.ins(f"jae {fwd(odd)}")
-    asm.place(groups)
-    group(g)
-    asm.ins(f"addq ${g * 8}, %rsi")
-    asm.ins(f"addq ${step}, %rdx")
-    asm.ins(f"cmpq {kend}, %rsi")
-    asm.ins(f"jb {back(groups)}")
-    asm.place(odd)
-    if rem:
-        asm.ins(f"cmpq $0, {REM}({WS})")
-        asm.ins(f"je {fwd(pad)}")
-        asm.comment(f"the last {rem} k of K, the rest of the group zero")
-        group(rem)
+    def groups_loop(name, one_group):
+        loop = asm.label(f"PACK B gathered: next group{name}")
+        last = asm.label(f"PACK B gathered: the last partial group{name}")
+        asm.ins(f"cmpq {kend}, %rsi")
+        asm.ins(f"jae {fwd(last)}")
+        asm.place(loop)
+        one_group(g)
+        asm.ins(f"addq ${g * 8}, %rsi")
         asm.ins(f"addq ${step}, %rdx")
+        asm.ins(f"cmpq {kend}, %rsi")
+        asm.ins(f"jb {back(loop)}")
+        asm.place(last)
+        if rem:
+            asm.ins(f"cmpq $0, {REM}({WS})")
+            asm.ins(f"je {fwd(pad)}")
+            asm.comment(f"the last {rem} k of K, the rest of the group "
+                        "zero")
+            one_group(rem)
+            asm.ins(f"addq ${step}, %rdx")
+
+    groups_loop("", group)
+    if conv.row_step == eb:
+        asm.ins(f"jmp {fwd(pad)}")
+        asm.place(whole)
+        asm.comment("a whole sliver of consecutive elements: from "
+                    "input + row[jc + jr]")
+        asm.ins(f"leaq {conv.col_table}({WS}, {PC}, 8), %rsi")
+        asm.ins(f"imulq ${g * 8}, {GROUPS}({WS}), %rdx")
+        asm.ins("addq %rsi, %rdx")
+        asm.ins(f"movq %rdx, {kend}")
+        asm.ins(f"movq {base}, %rdx")
+        asm.ins("movq (%r12), %rax")
+        asm.ins(f"addq 8({WS}), %rax")
+        groups_loop(", whole sliver", whole_group)
     asm.place(pad)
     asm.ins(f"movq {PAD_GROUPS}({WS}), %rax")
     asm.ins("testq %rax, %rax")

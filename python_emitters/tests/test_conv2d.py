@@ -257,6 +257,19 @@ CORRECT = [
     ("nchw_avx512_8x16_edges", conv_request(
         layout="nchw_fchw", isa="avx512", h=10, w=10, c=4, f=9, mr=8,
         nr=16, mc=16, nc=32)),
+    # AVX-512's PACK B a piece at a time: 32-pixel slivers in one output
+    # row and across rows (34 a row), a width stride of 2 (pieces of every
+    # other float: 19 a row) and of 3 (a piece a pixel), a view.
+    ("nchw_avx512_pieces", conv_request(
+        layout="nchw_fchw", isa="avx512", n=2, h=6, w=36, c=3, f=9, mr=8,
+        nr=32, mc=16, nc=64, kc=16)),
+    ("nchw_avx512_pieces_stride2", conv_request(
+        layout="nchw_fchw", isa="avx512", n=2, h=7, w=39, c=3, f=9, mr=8,
+        nr=32, mc=16, nc=64, stride_h=2, stride_w=2)),
+    ("nchw_avx512_pieces_stride3_view", conv_request(
+        layout="nchw_fchw", isa="avx512", h=7, w=40, c=2, f=9, mr=8,
+        nr=32, mc=16, nc=32, stride_w=3,
+        input_strides=[2 * 8 * 43 + 3, 8 * 43, 43])),
 ]
 
 
