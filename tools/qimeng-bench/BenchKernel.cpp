@@ -152,7 +152,17 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
     if (!parsed)
       return llvm::createStringError("--variant '" + settings + "': " +
                                      llvm::toString(parsed.takeError()));
-    GemmConfig config = clampToProblem(*parsed, view);
+    GemmConfig config = *parsed;
+    // A block the variant changes without naming mc or nc keeps ours' mc
+    // and nc, rounded down to whole slivers of it.
+    llvm::StringRef named(keys);
+    if (!named.contains("mc=") && config.mc % config.mr != 0)
+      config.mc =
+          std::max<int64_t>(config.mr, config.mc / config.mr * config.mr);
+    if (!named.contains("nc=") && config.nc % config.nr != 0)
+      config.nc =
+          std::max<int64_t>(config.nr, config.nc / config.nr * config.nr);
+    config = clampToProblem(config, view);
     if (form.runtimeSizes && config.packB != BPacking::Panels)
       config.packB = BPacking::Panels; // a run-time N packs B
     config.threads = partitionedThreads(view, config, int(threads));
