@@ -181,6 +181,38 @@ TEST(ConvDescTest, ContiguousRun) {
   EXPECT_EQ(res3.largestRunDivisorAtMost(0), 1);
 }
 
+/// nchw: the pixels are the GEMM's columns, so the block pads them to its
+/// nr: the model takes the block that covers a twentieth more of M x N
+/// than its own would, and keeps its own otherwise.
+TEST(ConvModelTest, NchwBlocksCoverThePixels) {
+  auto target = Target::parse("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,"
+                              "+fma,+avx512f:l1d=48K,l2=1M,l3=32M,cores=2");
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  auto covered = [](const GemmDesc &g, int64_t mr, int64_t nr) {
+    return double(g.m) / double((g.m + mr - 1) / mr * mr) * double(g.n) /
+           double((g.n + nr - 1) / nr * nr);
+  };
+  // res4 (256 filters, 196 pixels): a block of 32 columns (224, not 256).
+  ConvDesc res4 = nchw(1, 16, 16, 256, 256, 3);
+  QM_ASSERT_EXPECTED(c4, chooseKernelConfig(res4, *target));
+  EXPECT_EQ(c4.nr, 32) << c4.str();
+  EXPECT_GT(covered(res4.gemmView(), c4.mr, c4.nr), 0.84) << c4.str();
+  // res2 (3136 pixels: whole slivers of 64): the model's 6 x 64 stays.
+  ConvDesc res2 = nchw(1, 58, 58, 64, 64, 3);
+  QM_ASSERT_EXPECTED(c2, chooseKernelConfig(res2, *target));
+  EXPECT_EQ(c2.mr, 6);
+  EXPECT_EQ(c2.nr, 64);
+  for (ConvDesc d : {res4, res2, nchw(1, 9, 9, 512, 512, 3)}) {
+    QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, *target));
+    for (const MicroKernelShape &s : microKernelTable(c.isa))
+      EXPECT_LE(covered(d.gemmView(), s.mr, s.nr),
+                covered(d.gemmView(), c.mr, c.nr) * 1.05 + 1e-9)
+          << d.str() << " " << c.str() << " vs " << s.mr << "x" << s.nr;
+    EXPECT_EQ(c.mc % c.mr, 0);
+    EXPECT_EQ(c.nc % c.nr, 0);
+  }
+}
+
 TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
   auto target = Target::parse("x86_64-unknown-linux-gnu:sapphirerapids:+avx,"
                               "+avx2,+fma,+avx512f:l1d=48K,l2=2M,l3=260M,"
