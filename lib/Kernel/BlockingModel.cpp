@@ -301,6 +301,14 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
   return c;
 }
 
+/// The axis threads split in an nchw convolution's GEMM view: its pixels
+/// (N), so that each thread gathers only its own, unless there are fewer
+/// pixels than filters (res5: 49 pixels, one sliver, for 512 filters):
+/// then the filters (M), each thread gathering all of the few pixels.
+static SplitAxis nchwSplit(const GemmDesc &view) {
+  return view.n >= view.m ? SplitAxis::N : SplitAxis::M;
+}
+
 /// The dot-product GEMMs (dotgemm.py): bf16 x bf16 -> f32 on AVX512-BF16,
 /// 8-bit x 8-bit -> s32 on AVX512-VNNI. 8 rows by three vectors (24
 /// accumulators). kc deep: a packed B sliver (kc/group groups of nr dwords)
@@ -387,7 +395,7 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   if (desc.m == 1 && desc.bTransposedRowsInPlace())
     c.packB = BPacking::InPlace;
   if (conv && !conv->isNhwc()) {
-    c.split = SplitAxis::N;
+    c.split = nchwSplit(desc);
   } else if (conv) {
     const int64_t run = conv->contiguousRun(), step = conv->kcStep();
     int64_t kc = std::min(c.kc, run) / step * step;
@@ -558,14 +566,15 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
     }
   }
   // Threads split the gathered operand's dimension, so that each gathers
-  // only its own part: pixels are M for nhwc (A) and N for nchw (B). A read
-  // in place is not gathered: then the larger operand's dimension is split,
-  // so that each thread packs or streams only its share of it (the filter,
-  // K x F, for layers with more filters than pixels).
+  // only its own part: pixels are M for nhwc (A) and N for nchw (B) (see
+  // nchwSplit). A read in place is not gathered: then the larger operand's
+  // dimension is split, so that each thread packs or streams only its
+  // share of it (the filter, K x F, for layers with more filters than
+  // pixels).
   if (config && conv) {
-    config->split = conv->isNhwc() ? SplitAxis::M : SplitAxis::N;
+    config->split = conv->isNhwc() ? SplitAxis::M : nchwSplit(problem.gemm());
     const GemmDesc view = problem.gemm();
-    if (config->aLayout == ALayout::Direct && view.n > view.m)
+    if (conv->isNhwc() && config->aLayout == ALayout::Direct && view.n > view.m)
       config->split = SplitAxis::N;
   }
   return config;

@@ -202,6 +202,19 @@ TEST(ConvModelTest, NchwBlocksCoverThePixels) {
   QM_ASSERT_EXPECTED(c2, chooseKernelConfig(res2, *target));
   EXPECT_EQ(c2.mr, 6);
   EXPECT_EQ(c2.nr, 64);
+  // Threads split the pixels, each gathering its own, unless they are
+  // fewer than the filters (res5: 49 pixels, 512 filters; in bf16 too).
+  EXPECT_EQ(c2.split, SplitAxis::N);
+  for (GemmPrecision p : {GemmPrecision::F32, GemmPrecision::Bf16}) {
+    ConvDesc res5 = nchw(1, 9, 9, 512, 512, 3);
+    res5.precision = p;
+    auto withBf16 = Target::parse("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,"
+                                  "+fma,+avx512f,+avx512bw,+avx512bf16:"
+                                  "l1d=48K,l2=1M,l3=32M,cores=2");
+    ASSERT_TRUE(static_cast<bool>(withBf16));
+    QM_ASSERT_EXPECTED(c5, chooseKernelConfig(res5, *withBf16));
+    EXPECT_EQ(c5.split, SplitAxis::M) << res5.str();
+  }
   for (ConvDesc d : {res4, res2, nchw(1, 9, 9, 512, 512, 3)}) {
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, *target));
     for (const MicroKernelShape &s : microKernelTable(c.isa))
