@@ -15,10 +15,9 @@ RunnerEvaluator::create(const KernelProblem &problem, const Target &target,
     return llvm::createStringError("target " + target.cpu +
                                    " has no vector isa the emitters support");
   // The peak of the instructions the kernels run: FMAs, VDPBF16PS or
-  // VPDPBUSD.
+  // VPDPBUSD (a convolution's GEMM view has its precision).
   auto gauge = PeakGauge::forHost(isa, emitter, runner, /*initialProbes=*/3,
-                                  problem.conv() ? GemmPrecision::F32
-                                                 : problem.gemm().precision);
+                                  problem.gemm().precision);
   if (!gauge)
     return gauge.takeError();
   std::unique_ptr<RunnerEvaluator> e(new RunnerEvaluator());

@@ -51,9 +51,9 @@ llvm::Expected<TuneResult> qimeng::tuneKernel(const TuneRequest &request) {
   std::string shape = request.problem.shape();
   // The progress lines name the element types too ("sbgemm" for bf16,
   // "u8s8gemm", ...).
-  std::string op = request.problem.conv()
-                       ? request.problem.opName().str()
-                       : gemmOpName(request.problem.gemm().precision).str();
+  const GemmPrecision precision = request.problem.gemm().precision;
+  std::string op = request.problem.conv() ? convOpName(precision).str()
+                                          : gemmOpName(precision).str();
   if (request.progress) {
     options.onTrial = [&](const Trial &t, const SearchHistory &h) {
       const Trial *best = h.best();

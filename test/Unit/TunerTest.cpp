@@ -20,6 +20,38 @@ namespace {
 
 Target hostOrSkip() { return Target::detectHost(); }
 
+/// A bf16 convolution's candidates are checked against the VDPBF16PS peak,
+/// as a bf16 GEMM's are (the process's gauge for that precision), not the
+/// FMA's, which they exceed: every candidate of a bf16 conv was once
+/// rejected as a measurement error.
+TEST(TunerTest, LowPrecisionConvolutionsGaugeTheirInstructions) {
+  Target host = hostOrSkip();
+  if (!host.hasFeature("avx512bf16") || !host.hasFeature("avx512bw"))
+    GTEST_SKIP() << "host " << host.cpu << " lacks AVX512-BF16";
+  ConvDesc conv = ConvDesc::dense(ConvLayout::NchwFchw, 1, 10, 20, 8, 16, 3, 3);
+  conv.precision = GemmPrecision::Bf16;
+  GemmDesc gemm = GemmDesc::packed(32, 32, 32);
+  gemm.precision = GemmPrecision::Bf16;
+  const auto runner = IsolatedValidationOptions::defaults();
+  QM_ASSERT_EXPECTED(forConv,
+                     RunnerEvaluator::create(conv, host,
+                                             EmitterOptions::defaults(), runner,
+                                             /*timedRuns=*/3));
+  QM_ASSERT_EXPECTED(forGemm,
+                     RunnerEvaluator::create(gemm, host,
+                                             EmitterOptions::defaults(), runner,
+                                             /*timedRuns=*/3));
+  QM_ASSERT_EXPECTED(
+      forF32, RunnerEvaluator::create(GemmDesc::packed(32, 32, 32), host,
+                                      EmitterOptions::defaults(), runner, 3));
+  EXPECT_EQ(forConv->corePeakGflops(), forGemm->corePeakGflops());
+  EXPECT_GT(forConv->corePeakGflops(), 1.5 * forF32->corePeakGflops());
+  // And a candidate of the model's measures as a success.
+  QM_ASSERT_EXPECTED(model, chooseKernelConfig(conv, host));
+  Evaluation ev = forConv->evaluate(model);
+  EXPECT_TRUE(ev.ok) << ev.failure;
+}
+
 TEST(TunerTest, BadCandidatesAreRejectedAndTuningCompletes) {
   Target host = hostOrSkip();
   if (host.bestIsa() == VectorIsa::None)
