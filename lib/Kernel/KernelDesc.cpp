@@ -54,11 +54,8 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         "a run-time K cannot overwrite C or apply an epilogue (with K = 0 "
         "no kc block stores C)");
-  if (hasEpilogue() && precision != GemmPrecision::F32 &&
-      (precision != GemmPrecision::Bf16 || bias == GemmBias::Rows))
-    return llvm::createStringError(
-        "an epilogue on bf16 operands adds a bias along the columns; 8-bit "
-        "operands take none yet");
+  if (hasEpilogue() && isIntegerPrecision(precision))
+    return llvm::createStringError("8-bit operands take no epilogue yet");
   if (bf16Output) {
     if (precision != GemmPrecision::Bf16)
       return llvm::createStringError(
@@ -337,12 +334,6 @@ llvm::Error ConvDesc::verify() const {
       return llvm::createStringError(
           llvm::formatv("{0}: in nchw_fchw the filter is the GEMM's A, "
                         "VPDPBUSD's unsigned operand: s8 inputs only",
-                        str())
-              .str());
-    if (!isNhwc() && bias)
-      return llvm::createStringError(
-          llvm::formatv("{0}: the dot-product kernels add a bias along the "
-                        "columns; nchw_fchw's is per row",
                         str())
               .str());
     if (!isNhwc() && bPrepacked)

@@ -266,15 +266,12 @@ qimeng::describeConv(linalg::LinalgOp op,
   }
   if (init) {
     const unsigned channel = d.isNhwc() ? 3 : 1;
-    // 8-bit kernels take a zero fill, not a bias or relu; the bf16 ones a
-    // bias along the GEMM view's columns only (nhwc: nchw's is per row).
+    // 8-bit kernels take a zero fill, not a bias or relu.
     if (isIntegerPrecision(d.precision))
       foldBiasInit = false;
-    const bool biasAllowed = d.precision == GemmPrecision::F32 || d.isNhwc();
-    OutputInit found = outputInitOf(output, op,
-                                    foldBiasInit && biasAllowed
-                                        ? std::optional<unsigned>(channel)
-                                        : std::nullopt);
+    OutputInit found = outputInitOf(
+        output, op,
+        foldBiasInit ? std::optional<unsigned>(channel) : std::nullopt);
     *init = ConvInit{found.op, found.bias};
     assumed.append(found.assumed.begin(), found.assumed.end());
     d.overwrite = init->op != nullptr;
@@ -282,8 +279,7 @@ qimeng::describeConv(linalg::LinalgOp op,
     // With the output initialised here, its elementwise consumer may fuse.
     if (init->op && foldBiasInit)
       if (std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
-              op, output, init->op, channel,
-              /*biasAllowed=*/biasAllowed && !d.bias)) {
+              op, output, init->op, channel, /*biasAllowed=*/!d.bias)) {
         d.relu = e->relu;
         d.reluMax = e->reluMax;
         if (e->bias) {

@@ -53,8 +53,7 @@ unsigned operand would be the filter: an s8 input only (the filter packed
 plus 128, as an s8 A always is; read in place, a_layout direct, it stays
 signed and the gathered B is packed plus 128 instead); a u8 input in nchw
 is refused. A bias
-per output channel is a row of C there, which the dot kernels' epilogue
-(along the columns) does not add: refused; relu applies.
+per output channel is a row of C there, added broadcast from the row's.
 """
 
 from .conv2d import (GEOMETRY_FIELDS, StrideSteps, contiguous_run,
@@ -114,16 +113,13 @@ class DotConv:
                    "unsigned operand: s8 inputs only)"
                    if gemm.get("a_type", "u8") != "s8"
                    and self.kind == "iconv2d" else
-                   "a bias (per output channel: a row of C, which the dot "
-                   "kernels' epilogue does not add)"
-                   if bool_field(request, "bias") else
                    "b_prepacked (B is the gathered input)"
                    if bool_field(request, "b_prepacked") else None)
             if why:
                 raise RequestError(f"{self.kind} nchw_fchw: not with {why}")
-        # A bias per output channel: the GEMM's columns.
+        # A bias per output channel: the GEMM's columns (nhwc), rows (nchw).
         if bool_field(request, "bias"):
-            gemm["bias"] = "columns"
+            gemm["bias"] = "columns" if g.nhwc else "rows"
         p = self.gemm = Params(gemm)
         p.conv = self
         eb, group = p.dt.element_bytes, p.dt.group

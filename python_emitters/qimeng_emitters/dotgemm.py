@@ -214,11 +214,12 @@ class Params:
         # The epilogue (sbgemm): + bias[j] (its pointer in the header),
         # then relu and its bound, as sgemm's, where the last kc block
         # stores C (or D).
+        # (Along the rows: an nchw convolution's channels, dotconv.py.)
         self.bias = request.get("bias", "none")
-        if self.bias not in ("none", "columns"):
+        if self.bias not in ("none", "columns", "rows"):
             raise RequestError(
                 f"bias {self.bias!r}: an sbgemm adds a bias along the "
-                "columns (\"columns\") or none")
+                "columns (\"columns\"), the rows (\"rows\") or none")
         self.relu = bool_field(request, "relu")
         self.relu_max = relu_max_field(request, self.relu)
         self.relu_max_label = None
@@ -409,7 +410,8 @@ class Params:
                 f"{'_adirect' if self.a_direct else ''}"
                 f"{'_bpre' if self.b_prepacked else ''}"
                 f"{'_b0' if self.overwrite else ''}"
-                f"{'_bias' if self.bias != 'none' else ''}"
+                f"{'_bias' if self.bias == 'columns' else ''}"
+                f"{'_biasrows' if self.bias == 'rows' else ''}"
                 f"{relu_suffix(self.relu, self.relu_max)}"
                 f"{'_obf16' if self.bf16_output else ''}{lds}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
@@ -1202,24 +1204,28 @@ def _bound_reg(p):
 
 def _emit_epilogue_setup(asm, p):
     """Before the last store of a tile: relu's zero (the first B register)
-    and bound, %rax = the bias of the tile's first column."""
+    and bound, %rax = the bias of the tile's first column (or row)."""
     if p.relu:
         zero = _b_reg(p, 0)
         asm.ins(f"vpxord {zero}, {zero}, {zero}")
     if p.relu_max is not None:
         asm.ins(f"vbroadcastss {_relu_max_address(p)}, {_bound_reg(p)}")
-    if p.bias == "columns":
+    if p.bias != "none":
+        first, sliver = (JC, JR) if p.bias == "columns" else (IC, IR)
         asm.ins(f"movq {BIAS_OFFSET}({WS}), %rax")
-        asm.ins(f"leaq (%rax, {JC}, 4), %rax")
-        asm.ins(f"leaq (%rax, {JR}, 4), %rax")
+        asm.ins(f"leaq (%rax, {first}, 4), %rax")
+        asm.ins(f"leaq (%rax, {sliver}, 4), %rax")
 
 
-def _emit_epilogue_vector(asm, p, acc, v, mask):
-    """acc = relu(acc + bias), as sgemm.py's: the bias through the lane
-    mask (masked-out lanes are not read), max with NaN and +0 from the
-    second operand, + 0 for -0, min with the bound keeping NaN."""
+def _emit_epilogue_vector(asm, p, acc, i, v, mask):
+    """acc (row i, vector v) = relu(acc + bias), as sgemm.py's: a bias
+    along the columns through the lane mask (masked-out lanes are not
+    read), along the rows broadcast from row i's; max with NaN and +0 from
+    the second operand, + 0 for -0, min with the bound keeping NaN."""
     if p.bias == "columns":
         asm.ins(f"vaddps {64 * v}(%rax), {acc}, {acc}{mask}")
+    elif p.bias == "rows":
+        asm.ins(f"vaddps {4 * i}(%rax){{1to16}}, {acc}, {acc}")
     if p.relu:
         zero = _b_reg(p, 0)
         asm.ins(f"vmaxps {acc}, {zero}, {acc}")
@@ -1551,7 +1557,7 @@ def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
                 asm.ins(f"vmovups {64 * v}(%rdi), {t}{mask}{{z}}")
                 asm.ins(f"{p.dt.add} {t}, {acc}, {acc}")
             if epilogue:
-                _emit_epilogue_vector(asm, p, acc, v, mask)
+                _emit_epilogue_vector(asm, p, acc, i, v, mask)
             if to_d:
                 # 16 floats to 16 bf16 in the low half; the dword lane mask
                 # selects the same 16 words.

@@ -142,7 +142,6 @@ class DotConvRequestTest(RefusalTestCase):
         nchw = request(layout="nchw_fchw")
         self.refuses(dict(nchw, kind="iconv2d", kc=16),
                      "s8 inputs only")
-        self.refuses(dict(nchw, bias=True), "a row of C")
         self.refuses(dict(nchw, b_prepacked=True), "gathered input")
         self.refuses(dict(nchw, kc=5), "whole groups of 2")
         # bf16 takes an odd C (blocks ending in half a pair) where kc
@@ -381,6 +380,8 @@ class DotConvExecutionTest(KernelHarness):
                         "kc": 16, "mr": 4}),
         ("overwrite_relu", {"overwrite": True, "relu": True, "w": 20,
                             "nr": 16}),
+        # A bias per channel: along the GEMM's rows (8 a tile, 37 filters).
+        ("bias_relu", {"bias": True, "relu": True, "w": 20, "nr": 16}),
         ("rt", {"runtime_strides": True, "w": 20, "nr": 16}),
         # The filter read where it lies (an s8 one signed, B plus 128).
         ("direct", {"a_layout": "direct", "c": 8, "w": 20, "nr": 16,
@@ -401,6 +402,7 @@ class DotConvExecutionTest(KernelHarness):
                 ireq = dict(req, kind="iconv2d", a_type="s8",
                             kc=16 if req["kc"] == 12 else req["kc"])
                 ireq.pop("relu", None)
+                ireq.pop("bias", None)
                 self.check("nchw_s8_" + name, ireq)
         view = [6 * 8 * 23 + 5, 8 * 23, 23]
         self.check("nchw_view", request(layout="nchw_fchw", w=20, nr=16,

@@ -241,7 +241,7 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(bf16_output=True, ldd=50), "must not fix it")
         self.refuses(int8_request(bf16_output=True), "unknown field")
         self.refuses(int8_request(bias="columns"), "unknown field")
-        self.refuses(request(bias="rows"), "along the columns")
+        self.refuses(request(bias="diagonal"), "along the columns")
         self.refuses(request(relu_max=6.0), "needs 'relu'")
         self.refuses(request(pack_b=True), "may only be false")
         self.refuses(request(pack_b=False), "B transposed")

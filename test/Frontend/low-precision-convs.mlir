@@ -16,8 +16,8 @@
 // an f32 output initialised with the broadcast bias, then rounded to bf16
 // (arith.truncf), and a quantized s8 one over a batch of two: the filter
 // is the GEMM's A, read where it lies (an s8 one signed, B packed plus
-// 128), the image's pixels gathered into B (the bias init stays
-// a stock op: the dot kernels add a bias along the GEMM's columns).
+// 128), the image's pixels gathered into B; the bf16 one's bias init folds
+// into the kernel (a bias along the GEMM's rows: `_b0_bias`).
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512bf16, host-avx512vnni
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
 // RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
@@ -56,7 +56,7 @@
 // CHECK-LABEL: func.func @bf16_three_channels(
 // CHECK:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x6x6x3_f4_k3x3_s1x1_d1x1_isrt_
 // CHECK-LABEL: func.func @torch_conv_nchw_bf16(
-// CHECK:         llvm.call @qm_sbconv2d_nchw_fchw_1x11x22x4_f8_k3x3_s1x1_d1x1_adirect_8x16_
+// CHECK:         llvm.call @qm_sbconv2d_nchw_fchw_1x11x22x4_f8_k3x3_s1x1_d1x1_adirect_b0_bias_8x16_
 // CHECK-LABEL: func.func @torch_quantized_conv_nchw_s8(
 // CHECK:         llvm.call @qm_s8s8conv2d_nchw_fchw_2x9x9x16_f24_k3x3_s2x2_d1x1_isrt_adirect_b0_
 

@@ -755,10 +755,11 @@ TEST(ConvKernelTest, NchwDotConvolutionsValidate) {
         EXPECT_TRUE(report.passed) << report.failure;
       }
     }
-    // Overwrite (and relu for bf16), two threads, each its own pixels.
+    // Overwrite (and a bias per channel, along the view's rows, and relu
+    // for bf16), two threads, each its own pixels.
     ConvDesc d = withPrecision(nchw(2, 10, 20, 8, 40, 3), p);
     d.overwrite = true;
-    d.relu = p == GemmPrecision::Bf16;
+    d.bias = d.relu = p == GemmPrecision::Bf16;
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
     EXPECT_EQ(model.split, SplitAxis::N);
@@ -807,8 +808,8 @@ TEST(ConvDescTest, DotPrecisionsInEveryLayout) {
   QM_ASSERT_FAILS_WITH(
       withPrecision(nchw(1, 9, 9, 8, 8, 3), GemmPrecision::U8S8).verify(),
       "s8 inputs only");
-  nchwBf16.bias = true;
-  QM_ASSERT_FAILS_WITH(nchwBf16.verify(), "nchw_fchw's is per row");
+  nchwBf16.bias = true; // along the GEMM view's rows
+  QM_ASSERT_OK(nchwBf16.verify());
   ConvDesc relu8 = withPrecision(nhwc(1, 9, 9, 8, 8, 3), GemmPrecision::U8S8);
   relu8.relu = true;
   QM_ASSERT_FAILS_WITH(relu8.verify(), "no bias or relu");

@@ -226,7 +226,7 @@ llvm::StringRef convLayoutName(ConvLayout layout);
 /// kcStep, where the run is not whole groups: 3 channels) and, for 8
 /// bits, no bias or relu. In nchw_fchw the GEMM view's A is the filter and
 /// its B the input: s8 inputs only (VPDPBUSD's unsigned operand is A, an
-/// s8 A is packed plus 128) and no bias (a row of the view's C).
+/// s8 A is packed plus 128).
 struct ConvDesc {
   ConvLayout layout = ConvLayout::NhwcHwcf;
   int64_t n = 0, h = 0, w = 0, c = 0; ///< input batch, height, width, channels
