@@ -220,6 +220,72 @@ def emit_gather_tables(asm, runtime_steps, tables):
         _emit_offset_table(asm, name, dims)
 
 
+def emit_piece_table(asm, name, table, vectors, lanes, valid, input_slot,
+                     lane_bytes, compress):
+    """The pieces of a sliver of gathered pixels (nchw's PACK B, here and in
+    dotgemm._emit_pack_gathered_b): for each of its `vectors` vectors of
+    `lanes` lanes, the runs of lanes whose pixels lie `lane_bytes` apart in
+    the input (one output row at a unit width stride, or 2 with
+    `compress`; a lane each otherwise), each a pointer (input + row[first
+    lane] - that lane's lane_bytes) and its lane mask at 8 (with
+    `compress`, at 12 the mask of the elements a move loads: the even ones
+    of twice its lanes), PIECE_BYTES an entry, at %rbx + table + v *
+    PIECES_STEP, a zero mask after the last. %r12 points to the sliver's
+    first row-table entry, `valid` is the operand of its pixels before the
+    edge, `input_slot` the header slot of the input. Clobbers %rax, %rcx,
+    %rdx, %rsi, %rdi, %r13, %r15."""
+    for v in range(vectors):
+        start = asm.label(f"{name}: vector {v}'s next piece")
+        lane = asm.label(f"{name}: vector {v}'s next lane")
+        close = asm.label(f"{name}: vector {v}'s last piece")
+        end = asm.label(f"{name}: vector {v}'s pieces done")
+        asm.comment(f"vector {v}'s pieces (lanes {lanes * v} ..)")
+        asm.ins(f"leaq {table + v * PIECES_STEP}(%rbx), %rdi")
+        asm.ins(f"movl ${lanes * v}, %r13d")
+        asm.ins(f"cmpq {valid}, %r13")
+        asm.ins(f"jae {fwd(end)}")
+        asm.place(start)
+        asm.comment("a piece from lane %r13: pointer, then its mask in %rsi; "
+                    "%r15 = the input offset its next lane continues at")
+        asm.ins("movq (%r12,%r13,8), %r15")
+        asm.ins(f"leaq {-lanes * v}(%r13), %rax")
+        if lane_bytes > 1:
+            asm.ins(f"imulq ${lane_bytes}, %rax")
+        asm.ins("movq %r15, %rcx")
+        asm.ins("subq %rax, %rcx")
+        asm.ins(f"addq {input_slot}(%rbx), %rcx")
+        asm.ins("movq %rcx, (%rdi)")
+        asm.ins("xorl %esi, %esi")
+        if compress:
+            asm.ins("xorl %edx, %edx")   # the load's mask: even elements
+        asm.place(lane)
+        asm.ins(f"leaq {-lanes * v}(%r13), %rcx")
+        asm.ins("btsq %rcx, %rsi")
+        if compress:
+            asm.ins("addq %rcx, %rcx")
+            asm.ins("btsq %rcx, %rdx")
+        asm.ins("incq %r13")
+        asm.ins(f"addq ${lane_bytes}, %r15")
+        asm.ins(f"cmpq {valid}, %r13")
+        asm.ins(f"jae {fwd(close)}")
+        asm.ins(f"cmpq ${lanes * (v + 1)}, %r13")
+        asm.ins(f"jae {fwd(close)}")
+        asm.ins("cmpq (%r12,%r13,8), %r15")
+        asm.ins(f"je {back(lane)}")
+
+        def store_masks():
+            asm.ins("movl %esi, 8(%rdi)")
+            if compress:
+                asm.ins("movl %edx, 12(%rdi)")
+            asm.ins(f"addq ${PIECE_BYTES}, %rdi")
+        store_masks()
+        asm.ins(f"jmp {back(start)}")
+        asm.place(close)
+        store_masks()
+        asm.place(end)
+        asm.ins("movl $0, 8(%rdi)")
+
+
 class Conv:
     """A validated convolution request and the GEMM that computes it."""
 
@@ -536,52 +602,8 @@ class Conv:
             asm.ins(f"cmpq ${(R - 1) * 4}, %rax")
             asm.ins(f"je {fwd(whole)}")
             asm.place(start_pieces)
-        for v in range(R // lanes):
-            start = asm.label(f"gather B: vector {v}'s next piece")
-            lane = asm.label(f"gather B: vector {v}'s next lane")
-            close = asm.label(f"gather B: vector {v}'s last piece")
-            end = asm.label(f"gather B: vector {v}'s pieces done")
-            asm.ins(f"leaq {table + v * PIECES_STEP}(%rbx), %rdi")
-            asm.ins(f"movl ${lanes * v}, %r13d")
-            asm.ins(f"cmpq {valid}, %r13")
-            asm.ins(f"jae {fwd(end)}")
-            asm.place(start)
-            asm.ins("movq (%r12,%r13,8), %r15")
-            asm.ins(f"leaq {-lanes * v}(%r13), %rax")
-            asm.ins(f"imulq ${lane_bytes}, %rax")
-            asm.ins("movq %r15, %rcx")
-            asm.ins("subq %rax, %rcx")
-            asm.ins(f"addq {src_slot}(%rbx), %rcx")
-            asm.ins("movq %rcx, (%rdi)")
-            asm.ins("xorl %esi, %esi")
-            if compress:
-                asm.ins("xorl %edx, %edx")
-            asm.place(lane)
-            asm.ins(f"leaq {-lanes * v}(%r13), %rcx")
-            asm.ins("btsq %rcx, %rsi")
-            if compress:
-                asm.ins("addq %rcx, %rcx")
-                asm.ins("btsq %rcx, %rdx")
-            asm.ins("incq %r13")
-            asm.ins(f"addq ${lane_bytes}, %r15")
-            asm.ins(f"cmpq {valid}, %r13")
-            asm.ins(f"jae {fwd(close)}")
-            asm.ins(f"cmpq ${lanes * (v + 1)}, %r13")
-            asm.ins(f"jae {fwd(close)}")
-            asm.ins("cmpq (%r12,%r13,8), %r15")
-            asm.ins(f"je {back(lane)}")
-
-            def store_masks():
-                asm.ins("movl %esi, 8(%rdi)")
-                if compress:
-                    asm.ins("movl %edx, 12(%rdi)")
-                asm.ins(f"addq ${PIECE_BYTES}, %rdi")
-            store_masks()
-            asm.ins(f"jmp {back(start)}")
-            asm.place(close)
-            store_masks()
-            asm.place(end)
-            asm.ins("movl $0, 8(%rdi)")
+        emit_piece_table(asm, "gather B", table, R // lanes, lanes, valid,
+                         src_slot, lane_bytes, compress)
         asm.comment("per k of the panel: %rsi = &column[pc + k], %rdx its "
                     "packed row")
         asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rsi")

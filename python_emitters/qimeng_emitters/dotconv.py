@@ -56,10 +56,10 @@ is refused. A bias
 per output channel is a row of C there, added broadcast from the row's.
 """
 
-from .conv2d import (GEOMETRY_FIELDS, StrideSteps, contiguous_run,
-                     conv_geometry, emit_gather_tables, gather_dims,
-                     runtime_strides_field)
-from .dotgemm import PIECES_STEP, Params, kernel_text
+from .conv2d import (GEOMETRY_FIELDS, PIECES_STEP, StrideSteps,
+                     contiguous_run, conv_geometry, emit_gather_tables,
+                     gather_dims, runtime_strides_field)
+from .dotgemm import Params, kernel_text
 from .errors import RequestError
 from .fields import bool_field, check_known, relu_suffix, round_up
 from .x86 import back, check_disp

@@ -64,6 +64,7 @@ would read and write all of it for one use.
 
 from dataclasses import dataclass
 
+from .conv2d import PIECE_BYTES, PIECES_STEP, emit_piece_table
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
@@ -152,11 +153,6 @@ GEMV_CHUNK = 32     # bf16 of k a VDPBF16PS takes from each row
 GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_N_BEGIN, GEMV_M_END, GEMV_N_END = (
     HEADER_BYTES + 8 * i for i in range(6))
 GEMV_WORKSPACE = HEADER_BYTES + 64
-# An nchw convolution's PACK B (_emit_pack_gathered_b): per vector of a
-# sliver, up to 16 pieces (a pointer and a lane mask, int64 each) and the
-# zero mask that ends them.
-PIECE_BYTES = 16
-PIECES_STEP = (LANES + 1) * PIECE_BYTES
 
 
 class Params:
@@ -866,11 +862,12 @@ def _emit_pack_gathered_b(asm, p, op, conv):
     input + column[k] + row[j] (the offset tables), into the layout of
     _emit_pack_k_major: per NR-pixel sliver, per group of k NR dwords.
 
-    Per sliver, first its pieces: for each 16-lane vector, the runs of its
-    lanes whose pixels are consecutive elements of the input (one output
-    row at a unit width stride; one lane each otherwise), each as a pointer
-    (input + row[first lane] - its lane's bytes) and a lane mask, ending in
-    a zero mask (conv.piece_table, PIECE_BYTES apart). Then per group of k,
+    Per sliver, first its pieces (conv2d.emit_piece_table, as f32's): for
+    each 16-lane vector, the runs of its lanes whose pixels are consecutive
+    elements of the input (one output row at a unit width stride; one lane
+    each otherwise), each a pointer and a lane mask (conv.piece_table). A
+    sliver of consecutive pixels throughout skips them: plain moves from
+    input + row[first] + column[k]. Otherwise per group of k,
     per vector, each piece's lanes of each k row load in one masked move
     from pointer + column[k] into the row's register (masked lanes are not
     read), and the rows interleave as _emit_k_major_group's do. At a width
@@ -924,58 +921,8 @@ def _emit_pack_gathered_b(asm, p, op, conv):
         asm.ins(f"cmpq ${(op.lanes - 1) * eb}, %rax")
         asm.ins(f"je {fwd(whole)}")
         asm.place(pieces)
-    for v in range(op.vectors):
-        start = asm.label(f"PACK B gathered: vector {v}'s next piece")
-        lane = asm.label(f"PACK B gathered: vector {v}'s next lane")
-        close = asm.label(f"PACK B gathered: vector {v}'s last piece")
-        end = asm.label(f"PACK B gathered: vector {v}'s pieces done")
-        asm.comment(f"vector {v}'s pieces (lanes {LANES * v} ..)")
-        asm.ins(f"leaq {table + v * PIECES_STEP}({WS}), %rdi")
-        asm.ins(f"movl ${LANES * v}, %r13d")
-        asm.ins(f"cmpq {valid}, %r13")
-        asm.ins(f"jae {fwd(end)}")
-        asm.place(start)
-        asm.comment("a piece from lane %r13: pointer, then its mask in %rsi; "
-                    "%r15 = the input offset its next lane continues at")
-        asm.ins("movq (%r12, %r13, 8), %r15")
-        asm.ins(f"leaq {-LANES * v}(%r13), %rax")
-        if lane_bytes > 1:
-            asm.ins(f"imulq ${lane_bytes}, %rax")
-        asm.ins("movq %r15, %rcx")
-        asm.ins("subq %rax, %rcx")
-        asm.ins(f"addq 8({WS}), %rcx")
-        asm.ins("movq %rcx, (%rdi)")
-        asm.ins("xorl %esi, %esi")
-        if compress:
-            asm.ins("xorl %edx, %edx")   # the load's mask: even elements
-        asm.place(lane)
-        asm.ins(f"leaq {-LANES * v}(%r13), %rcx")
-        asm.ins("btsq %rcx, %rsi")
-        if compress:
-            asm.ins("addq %rcx, %rcx")
-            asm.ins("btsq %rcx, %rdx")
-        asm.ins("incq %r13")
-        asm.ins(f"addq ${lane_bytes}, %r15")
-        asm.ins(f"cmpq {valid}, %r13")
-        asm.ins(f"jae {fwd(close)}")
-        asm.ins(f"cmpq ${LANES * (v + 1)}, %r13")
-        asm.ins(f"jae {fwd(close)}")
-        asm.ins("cmpq (%r12, %r13, 8), %r15")
-        asm.ins(f"je {back(lane)}")
-
-        def store_masks():
-            if compress:
-                asm.ins("movl %esi, 8(%rdi)")
-                asm.ins("movl %edx, 12(%rdi)")
-            else:
-                asm.ins("movq %rsi, 8(%rdi)")
-            asm.ins(f"addq ${PIECE_BYTES}, %rdi")
-        store_masks()
-        asm.ins(f"jmp {back(start)}")
-        asm.place(close)
-        store_masks()
-        asm.place(end)
-        asm.ins("movq $0, 8(%rdi)")
+    emit_piece_table(asm, "PACK B gathered", table, op.vectors, LANES, valid,
+                     8, lane_bytes, compress)
     asm.comment("%rsi = &column[pc], kend = the end of its whole groups, "
                 "%rdx = the sliver's first group")
     asm.ins(f"leaq {conv.col_table}({WS}, {PC}, 8), %rsi")
