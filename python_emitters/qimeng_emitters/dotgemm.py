@@ -867,10 +867,10 @@ def _emit_pack_gathered_b(asm, p, op, conv):
     elements of the input (one output row at a unit width stride; one lane
     each otherwise), each a pointer and a lane mask (conv.piece_table). A
     sliver of consecutive pixels throughout skips them: plain moves from
-    input + row[first] + column[k]. Otherwise per group of k,
-    per vector, each piece's lanes of each k row load in one masked move
-    from pointer + column[k] into the row's register (masked lanes are not
-    read), and the rows interleave as _emit_k_major_group's do. At a width
+    input + row[first] + column[k]. Otherwise per group of k, per vector,
+    each piece's lanes of each k row load in one masked move from pointer +
+    column[k] into the row's register (masked lanes are not read), and the
+    rows interleave as _emit_k_major_group's do. At a width
     stride of 2 a piece's pixels are every other element: its move loads
     the even elements of twice its lanes (a second mask, at 12 of the
     entry) and VPMOVDW (bf16) or VPMOVWB (bytes) keeps them."""
