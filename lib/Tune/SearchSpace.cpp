@@ -286,10 +286,9 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
     return space;
   }
   if (!conv->isNhwc()) {
-    // Only an nhwc input is read in place (the GEMM view's A is gathered).
-    for (Decision &d : space.decisions_)
-      if (d.key == "alayout")
-        llvm::erase(d.choices, aLayoutName(ALayout::Direct).str());
+    // The GEMM view's A is the filter as stored: read in place, copied in
+    // rows or packed under a GEMM's rules (its B is the gathered operand).
+    space.conv_ = false;
     return space;
   }
   const int64_t run = conv->contiguousRun();

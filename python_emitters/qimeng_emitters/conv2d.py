@@ -330,7 +330,9 @@ class Conv:
         # a_layout "direct": the microkernel reads A where it lies in the
         # input (rows one pixel step apart); only slivers that are not in
         # one output row are copied, into scratch rows kc floats apart.
-        self.direct = gemm.get("a_layout") == "direct"
+        # nchw_fchw's A is the filter as stored: "direct" is the GEMM's own
+        # A in place (sgemm.py), rows lda = K floats apart.
+        self.direct = nhwc and gemm.get("a_layout") == "direct"
         self.segmented = False
         if self.direct:
             gemm["a_layout"] = "rows"
@@ -365,9 +367,6 @@ class Conv:
         self.row_step = self.row_dims[-1][1]
         self.run = contiguous_run(self.col_dims, 4)
         if self.direct:
-            if not nhwc:
-                raise RequestError("a_layout 'direct' reads A in place: it "
-                                   "needs an nhwc layout")
             if self.run % p.kc and p.kc % self.run:
                 raise RequestError(
                     f"a_layout 'direct' needs kc ({p.kc}) to divide "

@@ -325,6 +325,36 @@ TEST(ConvKernelTest, ModelConfigsValidate) {
   }
 }
 
+/// nchw_fchw's model configs: the filter (the GEMM view's A) read where it
+/// lies, B gathered a piece at a time; strides, a batch, a bias and relu,
+/// run-time strides on a padded view; blocks shrunk so that mc and nc
+/// boundaries fall inside the shapes.
+TEST(ConvKernelTest, NchwModelConfigsValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  ConvDesc epilogue = nchw(1, 12, 20, 16, 24, 3);
+  epilogue.bias = epilogue.relu = true;
+  ConvDesc runtime = nchw(2, 10, 19, 8, 16, 3);
+  runtime.runtimeStrides = true;
+  for (ConvDesc d : {nchw(1, 16, 16, 32, 40, 3), nchw(2, 13, 21, 8, 24, 3, 2),
+                     nchw(1, 9, 9, 64, 72, 3), epilogue, runtime}) {
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
+    EXPECT_EQ(c.aLayout, ALayout::Direct) << c.str();
+    EXPECT_TRUE(validates(d, c)) << c.str();
+    c.mc = std::min<int64_t>(c.mc, 2 * c.mr);
+    c.nc = std::min<int64_t>(c.nc, 2 * c.nr);
+    EXPECT_TRUE(validates(d, c)) << c.str();
+    if (d.runtimeStrides) {
+      QM_ASSERT_EXPECTED(emitted,
+                         emitConvKernel(d, c, EmitterOptions::defaults()));
+      QM_ASSERT_EXPECTED(
+          report, validateIsolated(d, host(), emitted,
+                                   IsolatedValidationOptions::defaults()));
+      EXPECT_TRUE(report.passed) << report.failure;
+    }
+  }
+}
+
 TEST(ConvKernelTest, EpiloguesValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // Overwrite (the output NaN before the call), a bias per channel (the

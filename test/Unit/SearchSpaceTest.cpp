@@ -811,7 +811,7 @@ TEST(SearchSpaceTest, DirectANeedsAAsStored) {
   EXPECT_EQ(decision(offered, "alayout"), nullptr);
 }
 
-TEST(SearchSpaceTest, GemmSpacesAreForGemmsAndNchwOffersNoDirectA) {
+TEST(SearchSpaceTest, GemmSpacesAreForGemmsAndNchwReadsItsFilterInPlace) {
   Target target = pinned(avx512Spec);
   GemmDesc gemm = GemmDesc::packed(256, 256, 256);
   QM_ASSERT_EXPECTED(base, chooseGemmConfig(gemm, target));
@@ -826,9 +826,14 @@ TEST(SearchSpaceTest, GemmSpacesAreForGemmsAndNchwOffersNoDirectA) {
   SearchSpace nspace =
       SearchSpace::forProblem(KernelProblem(nchw), target, nbase);
   EXPECT_EQ(decision(nspace, "packb"), nullptr) << "B is gathered";
+  // Its A is the filter as stored: read in place (the model's choice), as
+  // a GEMM's A is, among the layouts offered; the model's config is valid.
+  EXPECT_EQ(nbase.aLayout, ALayout::Direct);
   const Decision *alayout = decision(nspace, "alayout");
   ASSERT_NE(alayout, nullptr);
-  EXPECT_EQ(
+  EXPECT_NE(
       std::find(alayout->choices.begin(), alayout->choices.end(), "direct"),
       alayout->choices.end());
+  QM_ASSERT_EXPECTED(config, nspace.configFor(nspace.modelAssignment()));
+  EXPECT_EQ(config.aLayout, ALayout::Direct);
 }

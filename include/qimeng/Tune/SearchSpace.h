@@ -115,7 +115,8 @@ private:
   /// An nhwc convolution's contiguous run (ConvDesc::contiguousRun), which
   /// a direct A layout's kc must divide or be a multiple of; 0 otherwise.
   int64_t directRun_ = 0;
-  /// A convolution's space (forProblem): direct follows directRun_ there.
+  /// A convolution's space whose A is gathered (nhwc) or whose A layout is
+  /// the model's (bf16, 8-bit): direct follows directRun_ there (f32).
   bool conv_ = false;
 };
 
