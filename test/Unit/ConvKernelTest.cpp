@@ -85,6 +85,19 @@ GemmConfig smallConfig(const ConvDesc &d) {
   return ::testing::AssertionSuccess();
 }
 
+/// `c`'s kernel for `d` (broken by `fault`, if any) validated in
+/// qimeng-runner with the default options, over `parts` of a parallel call.
+llvm::Expected<ValidationReport>
+validateInRunner(const ConvDesc &d, const GemmConfig &c,
+                 const std::vector<GemmRange> &parts = {},
+                 llvm::StringRef fault = "") {
+  auto emitted = emitConvKernel(d, c, EmitterOptions::defaults(), fault);
+  if (!emitted)
+    return emitted.takeError();
+  return validateIsolated(d, host(), *emitted,
+                          IsolatedValidationOptions::defaults(), parts);
+}
+
 ConvDesc nhwc(int64_t n, int64_t h, int64_t w, int64_t c, int64_t f, int64_t k,
               int64_t s = 1, int64_t dil = 1) {
   return ConvDesc::dense(ConvLayout::NhwcHwcf, n, h, w, c, f, k, k, s, s, dil,
@@ -345,11 +358,7 @@ TEST(ConvKernelTest, NchwModelConfigsValidate) {
     c.nc = std::min<int64_t>(c.nc, 2 * c.nr);
     EXPECT_TRUE(validates(d, c)) << c.str();
     if (d.runtimeStrides) {
-      QM_ASSERT_EXPECTED(emitted,
-                         emitConvKernel(d, c, EmitterOptions::defaults()));
-      QM_ASSERT_EXPECTED(
-          report, validateIsolated(d, host(), emitted,
-                                   IsolatedValidationOptions::defaults()));
+      QM_ASSERT_EXPECTED(report, validateInRunner(d, c));
       EXPECT_TRUE(report.passed) << report.failure;
     }
   }
@@ -526,11 +535,7 @@ TEST(ConvKernelTest, ParallelFusedPackingValidates) {
     c.mc = 2 * c.mr;
     std::vector<GemmRange> parts = partitionGemm(d.gemmView(), c, 2, 0);
     ASSERT_EQ(parts.size(), 2u);
-    QM_ASSERT_EXPECTED(emitted,
-                       emitConvKernel(d, c, EmitterOptions::defaults()));
-    QM_ASSERT_EXPECTED(
-        report, validateIsolated(d, host(), emitted,
-                                 IsolatedValidationOptions::defaults(), parts));
+    QM_ASSERT_EXPECTED(report, validateInRunner(d, c, parts));
     EXPECT_TRUE(report.passed) << report.failure;
   }
 }
@@ -682,11 +687,7 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
       EXPECT_TRUE(validates(d, smallDotConfig(d)));
       EXPECT_TRUE(validates(d, smallDotConfig(d, ALayout::KMajor)));
       if (d.runtimeStrides) {
-        QM_ASSERT_EXPECTED(
-            emitted, emitConvKernel(d, model, EmitterOptions::defaults()));
-        QM_ASSERT_EXPECTED(
-            report, validateIsolated(d, host(), emitted,
-                                     IsolatedValidationOptions::defaults()));
+        QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
         EXPECT_TRUE(report.passed) << report.failure;
       }
     }
@@ -705,11 +706,7 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
     two.threads = 2;
     std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
     ASSERT_EQ(parts.size(), 2u);
-    QM_ASSERT_EXPECTED(emitted,
-                       emitConvKernel(d, two, EmitterOptions::defaults()));
-    QM_ASSERT_EXPECTED(
-        report, validateIsolated(d, host(), emitted,
-                                 IsolatedValidationOptions::defaults(), parts));
+    QM_ASSERT_EXPECTED(report, validateInRunner(d, two, parts));
     EXPECT_TRUE(report.passed) << report.failure;
   }
 }
@@ -725,11 +722,7 @@ TEST(ConvKernelTest, DotConvolutionFaultsAreCaught) {
       for (ALayout layout : {ALayout::Direct, ALayout::KMajor}) {
         SCOPED_TRACE(std::string(fault) + " " + d.str());
         GemmConfig c = smallDotConfig(d, layout);
-        QM_ASSERT_EXPECTED(
-            emitted, emitConvKernel(d, c, EmitterOptions::defaults(), fault));
-        QM_ASSERT_EXPECTED(
-            report, validateIsolated(d, host(), emitted,
-                                     IsolatedValidationOptions::defaults()));
+        QM_ASSERT_EXPECTED(report, validateInRunner(d, c, {}, fault));
         EXPECT_FALSE(report.passed) << c.str();
         EXPECT_FALSE(report.failure.empty());
       }
@@ -777,11 +770,7 @@ TEST(ConvKernelTest, NchwDotConvolutionsValidate) {
         EXPECT_TRUE(validates(d, small));
       }
       if (d.runtimeStrides) {
-        QM_ASSERT_EXPECTED(
-            emitted, emitConvKernel(d, model, EmitterOptions::defaults()));
-        QM_ASSERT_EXPECTED(
-            report, validateIsolated(d, host(), emitted,
-                                     IsolatedValidationOptions::defaults()));
+        QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
         EXPECT_TRUE(report.passed) << report.failure;
       }
     }
@@ -798,19 +787,11 @@ TEST(ConvKernelTest, NchwDotConvolutionsValidate) {
     two.nc = 48;
     std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
     ASSERT_EQ(parts.size(), 2u);
-    QM_ASSERT_EXPECTED(emitted,
-                       emitConvKernel(d, two, EmitterOptions::defaults()));
-    QM_ASSERT_EXPECTED(
-        report, validateIsolated(d, host(), emitted,
-                                 IsolatedValidationOptions::defaults(), parts));
+    QM_ASSERT_EXPECTED(report, validateInRunner(d, two, parts));
     EXPECT_TRUE(report.passed) << report.failure;
     for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
       SCOPED_TRACE(fault);
-      QM_ASSERT_EXPECTED(
-          broken, emitConvKernel(d, model, EmitterOptions::defaults(), fault));
-      QM_ASSERT_EXPECTED(
-          verdict, validateIsolated(d, host(), broken,
-                                    IsolatedValidationOptions::defaults()));
+      QM_ASSERT_EXPECTED(verdict, validateInRunner(d, model, {}, fault));
       EXPECT_FALSE(verdict.passed);
       EXPECT_FALSE(verdict.failure.empty());
     }
@@ -921,29 +902,16 @@ TEST(ConvKernelTest, OddChannelsValidate) {
       QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
       EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
       EXPECT_NE(model.kc % group, 0) << model.str();
-      QM_ASSERT_EXPECTED(emitted,
-                         emitConvKernel(d, model, EmitterOptions::defaults()));
-      QM_ASSERT_EXPECTED(
-          report, validateIsolated(d, host(), emitted,
-                                   IsolatedValidationOptions::defaults()));
+      QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
       EXPECT_TRUE(report.passed) << report.failure;
     }
     SCOPED_TRACE(stem.str());
     GemmConfig two = *chooseKernelConfig(stem, host());
     two.threads = 2;
     std::vector<GemmRange> parts = partitionGemm(stem.gemmView(), two, 2, 0);
-    QM_ASSERT_EXPECTED(emitted,
-                       emitConvKernel(stem, two, EmitterOptions::defaults()));
-    QM_ASSERT_EXPECTED(
-        report, validateIsolated(stem, host(), emitted,
-                                 IsolatedValidationOptions::defaults(), parts));
+    QM_ASSERT_EXPECTED(report, validateInRunner(stem, two, parts));
     EXPECT_TRUE(report.passed) << report.failure;
-    QM_ASSERT_EXPECTED(
-        broken,
-        emitConvKernel(stem, two, EmitterOptions::defaults(), "drop-k"));
-    QM_ASSERT_EXPECTED(
-        caught, validateIsolated(stem, host(), broken,
-                                 IsolatedValidationOptions::defaults(), parts));
+    QM_ASSERT_EXPECTED(caught, validateInRunner(stem, two, parts, "drop-k"));
     EXPECT_FALSE(caught.passed);
   }
 }
