@@ -220,6 +220,22 @@ def emit_gather_tables(asm, runtime_steps, tables):
         _emit_offset_table(asm, name, dims)
 
 
+def emit_next_image(asm, image_bytes, images_slot, image_loop):
+    """nchw_fchw's image loop (sgemm.py's and dotgemm.py's bodies): the
+    input (B, header slot 8) and output (C, slot 16) pointers moved on by
+    `image_bytes` (the input's step an immediate or a run-time step's slot),
+    then back to `image_loop` while the count in `images_slot` lasts."""
+    input_bytes, output_bytes = image_bytes
+    if isinstance(input_bytes, int):
+        asm.ins(f"addq ${input_bytes}, 8(%rbx)")
+    else:
+        asm.ins(f"movq {input_bytes}, %rax")
+        asm.ins("addq %rax, 8(%rbx)")
+    asm.ins(f"addq ${output_bytes}, 16(%rbx)")
+    asm.ins(f"decq {images_slot}(%rbx)")
+    asm.ins(f"jnz {back(image_loop)}")
+
+
 def emit_piece_table(asm, name, table, vectors, lanes, valid, input_slot,
                      lane_bytes, compress):
     """The pieces of a sliver of gathered pixels (nchw's PACK B, here and in
@@ -426,15 +442,8 @@ class Conv:
 
     def emit_batch_next(self, asm, image_loop):
         """Moves the input (B) and output (C) pointers to the next image."""
-        input_bytes, output_bytes = self.image_bytes
-        if isinstance(input_bytes, int):
-            asm.ins(f"addq ${input_bytes}, 8(%rbx)")
-        else:
-            asm.ins(f"movq {input_bytes}, %rax")
-            asm.ins("addq %rax, 8(%rbx)")
-        asm.ins(f"addq ${output_bytes}, 16(%rbx)")
-        asm.ins(f"decq {self.offset + IMAGES_SLOT}(%rbx)")
-        asm.ins(f"jnz {back(image_loop)}")
+        emit_next_image(asm, self.image_bytes, self.offset + IMAGES_SLOT,
+                        image_loop)
 
     def _emit_unless_in_row(self, asm, R, label):
         """Jumps to `label` unless the R table rows at %r15 are pixels of

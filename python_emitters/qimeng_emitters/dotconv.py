@@ -58,11 +58,11 @@ per output channel is a row of C there, added broadcast from the row's.
 
 from .conv2d import (GEOMETRY_FIELDS, PIECES_STEP, StrideSteps,
                      contiguous_run, conv_geometry, emit_gather_tables,
-                     gather_dims, runtime_strides_field)
+                     emit_next_image, gather_dims, runtime_strides_field)
 from .dotgemm import Params, kernel_text
 from .errors import RequestError
 from .fields import bool_field, check_known, relu_suffix, round_up
-from .x86 import back, check_disp
+from .x86 import check_disp
 
 #: Layouts whose gathered operand is A (the pixels), and nchw_fchw's B.
 LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
@@ -136,6 +136,8 @@ class DotConv:
         # The steps to the next image (nchw_fchw) of the input and output.
         self.image_bytes = (None if g.nhwc else steps(0, 1),
                             check_disp(p.m * p.n * 4, "image"))
+        if isinstance(self.image_bytes[0], int):
+            check_disp(self.image_bytes[0], "image")
         self.runtime_steps = steps.steps
         assert len(self.runtime_steps) <= 4
         if not g.nhwc:
@@ -197,15 +199,7 @@ class DotConv:
 
     def emit_batch_next(self, asm, image_loop):
         """The input (B) and output (C) pointers to the next image."""
-        input_bytes, output_bytes = self.image_bytes
-        if isinstance(input_bytes, int):
-            asm.ins(f"addq ${check_disp(input_bytes, 'image')}, 8(%rbx)")
-        else:
-            asm.ins(f"movq {input_bytes}, %rax")
-            asm.ins("addq %rax, 8(%rbx)")
-        asm.ins(f"addq ${output_bytes}, 16(%rbx)")
-        asm.ins(f"decq {self.images_slot}(%rbx)")
-        asm.ins(f"jnz {back(image_loop)}")
+        emit_next_image(asm, self.image_bytes, self.images_slot, image_loop)
 
 
 def emit(request):
