@@ -436,6 +436,14 @@ class Conv:
         emit_gather_tables(asm, self.runtime_steps,
                            ((self.row_table, self.row_dims),
                             (self.col_table, self.col_dims)))
+        if self.pieces and self.row_step == 8:
+            asm.comment("the even floats of two vectors: PACK B's VPERMT2PS "
+                        "index (_emit_gather_b_pieces)")
+            for q in range(self.gemm.isa.lanes // 2):
+                value = (4 * q) | ((4 * q + 2) << 32)
+                asm.ins(f"movabsq ${value:#x}, %rax")
+                asm.ins(f"movq %rax, "
+                        f"{self.piece_table + self.index_offset + 8 * q}(%rbx)")
 
     def emit_batch_begin(self, asm):
         asm.ins(f"movq ${self.images}, {self.offset + IMAGES_SLOT}(%rbx)")
@@ -581,12 +589,6 @@ class Conv:
                     "piece at a time (a sliver of R consecutive floats: "
                     "vector moves)")
         if compress:
-            asm.comment("the even floats of two vectors: VPERMT2PS's index")
-            for q in range(lanes // 2):
-                value = (2 * (2 * q) ) | ((2 * (2 * q + 1)) << 32)
-                asm.ins(f"movabsq ${value:#x}, %rax")
-                asm.ins(f"movq %rax, {table + self.index_offset + 8 * q}"
-                        "(%rbx)")
             asm.ins(f"vmovdqu32 {table + self.index_offset}(%rbx), %zmm6")
         asm.ins("xorl %r14d, %r14d")
         asm.place(sliver)
@@ -612,12 +614,16 @@ class Conv:
             asm.place(start_pieces)
         emit_piece_table(asm, "gather B", table, R // lanes, lanes, valid,
                          src_slot, lane_bytes, compress)
-        asm.comment("per k of the panel: %rsi = &column[pc + k], %rdx its "
-                    "packed row")
-        asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rsi")
-        asm.ins(f"leaq (%rsi,{KB},8), %rax")
-        asm.ins(f"movq %rax, {kend}")
-        asm.ins(f"movq {base}, %rdx")
+
+        def start_k():
+            asm.comment("per k of the panel: %rsi = &column[pc + k], %rdx "
+                        "its packed row")
+            asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rsi")
+            asm.ins(f"leaq (%rsi,{KB},8), %rdx")
+            asm.ins(f"movq %rdx, {kend}")
+            asm.ins(f"movq {base}, %rdx")
+
+        start_k()
         asm.place(k_loop)
         asm.ins("movq (%rsi), %rcx")
         for v in range(R // lanes):
@@ -652,10 +658,7 @@ class Conv:
             asm.place(whole)
             asm.ins("movq (%r12), %rax")
             asm.ins(f"addq {src_slot}(%rbx), %rax")
-            asm.ins(f"leaq {self.col_table}(%rbx,{PC},8), %rsi")
-            asm.ins(f"leaq (%rsi,{KB},8), %rdx")
-            asm.ins(f"movq %rdx, {kend}")
-            asm.ins(f"movq {base}, %rdx")
+            start_k()
             asm.place(whole_k)
             asm.ins("movq (%rsi), %rcx")
             for v in range(R // lanes):

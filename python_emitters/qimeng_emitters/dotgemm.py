@@ -923,13 +923,17 @@ def _emit_pack_gathered_b(asm, p, op, conv):
         asm.place(pieces)
     emit_piece_table(asm, "PACK B gathered", table, op.vectors, LANES, valid,
                      8, lane_bytes, compress)
-    asm.comment("%rsi = &column[pc], kend = the end of its whole groups, "
-                "%rdx = the sliver's first group")
-    asm.ins(f"leaq {conv.col_table}({WS}, {PC}, 8), %rsi")
-    asm.ins(f"imulq ${g * 8}, {GROUPS}({WS}), %rdx")
-    asm.ins("addq %rsi, %rdx")
-    asm.ins(f"movq %rdx, {kend}")
-    asm.ins(f"movq {base}, %rdx")
+
+    def start_groups():
+        asm.comment("%rsi = &column[pc], kend = the end of its whole groups, "
+                    "%rdx = the sliver's first group")
+        asm.ins(f"leaq {conv.col_table}({WS}, {PC}, 8), %rsi")
+        asm.ins(f"imulq ${g * 8}, {GROUPS}({WS}), %rdx")
+        asm.ins("addq %rsi, %rdx")
+        asm.ins(f"movq %rdx, {kend}")
+        asm.ins(f"movq {base}, %rdx")
+
+    start_groups()
     index = ["%rcx", "%r12", "%r13", "%r15"]
 
     def whole_group(rows):
@@ -1014,11 +1018,7 @@ def _emit_pack_gathered_b(asm, p, op, conv):
         asm.place(whole)
         asm.comment("a whole sliver of consecutive elements: from "
                     "input + row[jc + jr]")
-        asm.ins(f"leaq {conv.col_table}({WS}, {PC}, 8), %rsi")
-        asm.ins(f"imulq ${g * 8}, {GROUPS}({WS}), %rdx")
-        asm.ins("addq %rsi, %rdx")
-        asm.ins(f"movq %rdx, {kend}")
-        asm.ins(f"movq {base}, %rdx")
+        start_groups()
         asm.ins("movq (%r12), %rax")
         asm.ins(f"addq 8({WS}), %rax")
         groups_loop(", whole sliver", whole_group)
