@@ -301,6 +301,14 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
   return c;
 }
 
+/// The share of an mr x nr block's tiles that is `desc`'s work: the share
+/// of M its row blocks cover times the share of N its slivers do (edge
+/// tiles compute rows and columns past the edges).
+static double coveredShare(const GemmDesc &desc, int64_t mr, int64_t nr) {
+  return double(desc.m) / double(roundUp(desc.m, mr)) * double(desc.n) /
+         double(roundUp(desc.n, nr));
+}
+
 /// The axis threads split in an nchw convolution's GEMM view: its pixels
 /// (N), so that each thread gathers only its own, unless there are fewer
 /// pixels than filters (res5: 49 pixels, one sliver, for 512 filters):
@@ -356,8 +364,7 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // 96), res5's 49 pixels 7 x 48.
   const bool aMayBeInPlace = !desc.transA && !desc.runtimeLd && !desc.dynamicK;
   auto share = [&](const MicroKernelShape &s) {
-    return double(desc.m) / double(roundUp(desc.m, s.mr)) * double(desc.n) /
-           double(roundUp(desc.n, s.nr));
+    return coveredShare(desc, s.mr, s.nr);
   };
   const MicroKernelShape *shape = &kAvx512DotShapes[0];
   double bestShare = share(*shape) * (aMayBeInPlace ? 1.0 : 1.2);
@@ -548,16 +555,12 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
   // 12 x 32 (85% covered) 1.09-1.11x 6 x 64 (76%) side by side on Zen 5.
   if (config && conv && !conv->isNhwc()) {
     const GemmDesc view = problem.gemm();
-    auto share = [&](int64_t mr, int64_t nr) {
-      return double(view.m) / double(roundUp(view.m, mr)) * double(view.n) /
-             double(roundUp(view.n, nr));
-    };
     const MicroKernelShape *best = nullptr;
-    double bestShare = share(config->mr, config->nr) * 1.05;
+    double bestShare = coveredShare(view, config->mr, config->nr) * 1.05;
     for (const MicroKernelShape &s : microKernelTable(config->isa))
-      if (share(s.mr, s.nr) > bestShare) {
+      if (coveredShare(view, s.mr, s.nr) > bestShare) {
         best = &s;
-        bestShare = share(s.mr, s.nr);
+        bestShare = coveredShare(view, s.mr, s.nr);
       }
     if (best) {
       const int threads = config->threads;
