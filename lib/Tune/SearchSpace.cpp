@@ -267,10 +267,14 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
   if (!conv)
     return space;
   space.conv_ = true;
-  // An nchw dot-product convolution gathers B a k at a time: the GEMM's
-  // kc choices (multiples of 8, whole groups) stand.
-  if (desc.precision != GemmPrecision::F32 && !conv->isNhwc())
+  if (!conv->isNhwc()) {
+    // The GEMM view's A is the filter as stored, its B gathered a k at a
+    // time: the GEMM's kc choices (multiples of 8, whole groups) stand, and
+    // an f32 filter is read in place, copied in rows or packed under a
+    // GEMM's rules (the dot kernels keep the model's A layout).
+    space.conv_ = desc.precision != GemmPrecision::F32;
     return space;
+  }
   if (desc.precision != GemmPrecision::F32) {
     // The dot-product convolutions (dotconv.py) pack each row of a block
     // from one piece of the input: kc whole steps dividing the run.
@@ -283,12 +287,6 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
     for (Decision &d : space.decisions_)
       if (d.key == "kc")
         d = numericDecision("kc", kcs, ref.kc);
-    return space;
-  }
-  if (!conv->isNhwc()) {
-    // The GEMM view's A is the filter as stored: read in place, copied in
-    // rows or packed under a GEMM's rules (its B is the gathered operand).
-    space.conv_ = false;
     return space;
   }
   const int64_t run = conv->contiguousRun();
