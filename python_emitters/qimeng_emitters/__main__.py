@@ -9,8 +9,8 @@ import sys
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
 from .errors import RequestError
-from . import (aarch64, conv2d, cuda_gemm, dotconv, dotgemm, peak, riscv,
-               sgemm)
+from . import (aarch64, amx, conv2d, cuda_gemm, dotconv, dotgemm, peak,
+               riscv, sgemm)
 
 #: sgemm and sconv2d emitters by the request's isa: the x86 generators
 #: for avx2 and avx512, the sketch-driven writers (GEMMs and nhwc
@@ -26,6 +26,14 @@ def _sgemm(request):
 def _sconv2d(request):
     return SKETCH_BY_ISA.get(request.get("isa"), conv2d.emit)(request)
 
+
+def _dot_gemm(request):
+    """bf16 and 8-bit GEMMs: on AMX tiles (isa amx) or on AVX-512's dot
+    instructions (dotgemm.py)."""
+    return (amx.emit if request.get("isa") == "amx" else
+            dotgemm.emit)(request)
+
+
 def _version(request):
     """The generator version alone: a tuning-database key needs it."""
     if set(request) - {"version", "kind"}:
@@ -36,8 +44,8 @@ def _version(request):
 KINDS = {
     "version": _version,
     "sgemm": _sgemm,
-    "sbgemm": dotgemm.emit,
-    "igemm": dotgemm.emit,
+    "sbgemm": _dot_gemm,
+    "igemm": _dot_gemm,
     "sconv2d": _sconv2d,
     "sbconv2d": dotconv.emit,
     "iconv2d": dotconv.emit,

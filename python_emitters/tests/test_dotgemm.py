@@ -327,6 +327,8 @@ class KernelHarness(unittest.TestCase):
 @unittest.skipUnless(GCC, "no C compiler on PATH")
 class HarnessTest(KernelHarness):
     HARNESS = HARNESS
+    #: The emitter whose kernels run_kernel runs.
+    EMIT = staticmethod(emit_dot)
 
     def check_runtime_parts(self, req):
         """A run-time M (blocked for req's m) at fewer, as many and more
@@ -352,7 +354,7 @@ class HarnessTest(KernelHarness):
         C into the
         header, rows [0, split) and [split, M) in two calls (0: one call on
         all of them)."""
-        text = emit_dot(req)
+        text = self.EMIT(req)
         args = [m or req["m"], n or req["n"], req["k"],
                 1 if req.get("overwrite") else 0,
                 header(text, "workspace_bytes"),

@@ -1,0 +1,778 @@
+"""GEMMs on Intel AMX (Advanced Matrix Extensions): bf16 with f32
+accumulation (TDPBF16PS, kind "sbgemm") and 8-bit integers with int32
+accumulation (TDPBUSD for u8 x s8, TDPBSSD for s8 x s8, kind "igemm"),
+request isa "amx".
+
+C += A * B, row-major, the types of dotgemm.py (its operand and header
+contract, docs/KernelContract.md): A (M x K, lda), B (K x N, ldb), C (M x N,
+ldc, f32 or s32); A, B, C and the workspace in %rdi, %rsi, %rdx, %rcx.
+
+AMX computes on tiles, two-dimensional registers of up to 16 rows of 64
+bytes (tmm0-tmm7), configured by LDTILECFG. One TDPBF16PS adds to a 16 x 16
+f32 tile the products of a 16 x 32 bf16 tile of A (its rows as stored: 32
+k a row) and a 16 x 16 tile of B whose rows are k groups and whose
+elements are dwords holding one group (2 bf16 or 4 bytes of k, the "VNNI"
+layout dotgemm.py packs for VDPBF16PS). A tile step is therefore TK = 64 /
+element bytes k (32 bf16, 64 bytes).
+
+The register block is MR x NR = (16 or 32) x (16 or 32): MR/16 A tiles
+(tmm4, tmm5), NR/16 B tiles (tmm6, tmm7) and their products' C tiles
+(tmm0-tmm3). The sketch is BLIS's, as in dotgemm.py:
+
+    for jc in 0..N step nc:                 nb = min(nc, N - jc)
+      for pc in 0..K step kc:               kb = min(kc, K - pc)
+        PACK B[pc:pc+kb, jc:jc+nb] -> Bp    per tile step t, per 16-column
+                                            sliver s: 16 groups x 16 dwords
+        for ic in 0..M step mc:             mb = min(mc, M - ic)
+          PACK A[ic:ic+mb, pc:pc+kb] -> Ap  per tile step t: the block's
+                                            rows of 64 bytes, row r at 64 r
+          for jr in 0..nb step NR:
+            for ir in 0..mb step MR:
+              C tiles <- C (or zero: overwrite, first kc block)
+              for t in tile steps:          TILELOADD A and B tiles,
+                                            TDPBF16PS each C tile
+              C <- C tiles
+
+Both packs zero the k past kb up to a whole tile step, so no product past
+K is ever added (zero times zero); rows past mb and columns past nb are
+not packed at all: what the tiles compute from them lands in C's rows and
+columns past the edge, which are never stored. A block that is whole in C
+loads and stores its tiles at C itself (TILELOADD with ldc as the stride);
+one at an edge goes through a staging tile in the workspace: C's rows and
+columns inside the edge copied in under masks, the tiles computed there,
+and the same rows and columns copied back.
+
+Linux grants a process the tile data state only on request
+(arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)): every call of the
+kernel asks first (a system call, about 70 ns on the machine this was
+written on), so a module that embeds it runs under stock mlir-runner-22 or
+as an AOT object with nothing of ours linked. A kernel the system refuses
+stops at UD2 (SIGILL) before its first tile instruction. The kernel ends
+with TILERELEASE.
+"""
+
+from dataclasses import dataclass
+
+from .errors import RequestError
+from .fields import (bool_field, cache_blocks, check_known,
+                     check_target_features, int_field, leading_dims)
+from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
+from .x86 import Asm, back, check_disp, emit_fault_entry, function_text, fwd
+
+# Workspace (bytes from its pointer): the header of docs/KernelContract.md
+# (A, B, C at 0, 8, 16; the part's rows and columns at 24; lda, ldb, ldc in
+# elements at 64 with runtime_ld, in bytes at 88 written by the kernel),
+# then the tile configuration, 64 zero bytes (the row a pack reads past K),
+# the staging tile of an edge block, and the packs.
+RANGE_OFFSET = 24
+LD_OFFSET = 64
+LD_BYTES_OFFSET = 88
+TILECFG_OFFSET = 128
+ZERO_ROW_OFFSET = 192
+STEPS = 256                 # the kc block's tile steps
+STAGE_OFFSET = 320
+TILE_ROWS = 16
+TILE_BYTES = 64             # a tile row
+TILE_SIZE = TILE_ROWS * TILE_BYTES
+
+ARCH_PRCTL = 158            # x86-64 system call number
+ARCH_REQ_XCOMP_PERM = 0x1023
+XFEATURE_XTILEDATA = 18
+
+# Tiles: C tiles first (row a, column b at 2a + b), then A's, then B's.
+C_TILES = (0, 1, 2, 3)
+A_TILES = (4, 5)
+B_TILES = (6, 7)
+
+
+@dataclass(frozen=True)
+class TileType:
+    """One row per element-type combination: data, not code."""
+    name: str           # "bf16", "u8s8", "s8s8"
+    kind: str           # the request's kind
+    element_bytes: int  # of A and B
+    group: int          # k per dword of a B tile row
+    dot: str            # the tile instruction
+    suffix: str         # the symbol's ISA part
+    features: tuple     # LLVM features of the code
+
+    @property
+    def types(self):
+        return {"bf16": ("bf16", "bf16", "f32"), "u8s8": ("u8", "s8", "s32"),
+                "s8s8": ("s8", "s8", "s32")}[self.name]
+
+    @property
+    def tile_k(self):
+        return TILE_BYTES // self.element_bytes
+
+    @property
+    def ops_per_dword(self):
+        """Multiplies and adds a C dword takes from one group."""
+        return 2 * self.group
+
+
+_COMMON = ("avx512f", "avx512bw", "avx512vl", "bmi2", "amx-tile")
+TILE_TYPES = {
+    "bf16": TileType("bf16", "sbgemm", 2, 2, "tdpbf16ps", "amxbf16",
+                     _COMMON + ("amx-bf16",)),
+    "u8s8": TileType("u8s8", "igemm", 1, 4, "tdpbusd", "amxint8",
+                     _COMMON + ("amx-int8",)),
+    "s8s8": TileType("s8s8", "igemm", 1, 4, "tdpbssd", "amxint8",
+                     _COMMON + ("amx-int8",)),
+}
+
+# Test-only deliberately broken kernels the validator must catch: drop-k
+# leaves the first k of every tile step out of packed A, swap-pairs
+# interleaves a group of B in reverse order (A(i,k) meets B(k+1,j)),
+# write-past-edge stores an edge block's whole tiles into C.
+FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
+          "hang")
+
+
+class _FeatureRow:
+    """What check_target_features needs of an ISA row."""
+
+    def __init__(self, tt):
+        self.name = "amx"
+        self.features = tt.features
+
+
+class Params:
+    """A validated request with the blocking clamped to the problem."""
+
+    def __init__(self, request):
+        kind = request.get("kind", "sbgemm")
+        check_known(request, (
+            "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
+            "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
+            "target_features") + (("a_type",) if kind == "igemm" else ()))
+        if kind == "igemm":
+            a_type = request.get("a_type", "u8")
+            if a_type not in ("u8", "s8"):
+                raise RequestError(
+                    f"field 'a_type' must be \"u8\" or \"s8\" (B is s8), "
+                    f"got {a_type!r}")
+            self.tt = TILE_TYPES[a_type + "s8"]
+        else:
+            self.tt = TILE_TYPES["bf16"]
+        if request.get("isa") != "amx":
+            raise RequestError("amx.py writes isa amx kernels, got "
+                               + repr(request.get("isa")))
+        check_target_features(request, _FeatureRow(self.tt))
+        self.features = self.tt.features
+        self.m = int_field(request, "m")
+        self.n = int_field(request, "n")
+        self.k = int_field(request, "k")
+        self.overwrite = bool_field(request, "overwrite")
+        self.runtime_ld = bool_field(request, "runtime_ld")
+        self.parallel = bool_field(request, "parallel")
+        self.lda, self.ldb, self.ldc = leading_dims(
+            request, self.m, self.n, self.k, False, False)
+        self.mr = int_field(request, "mr")
+        self.nr = int_field(request, "nr")
+        for name, value in (("mr", self.mr), ("nr", self.nr)):
+            if value not in (16, 32):
+                raise RequestError(
+                    f"{name} = {value}: an AMX block is one or two tiles of "
+                    f"16 {'rows' if name == 'mr' else 'columns'} (16 or 32)")
+        self.tm = self.mr // TILE_ROWS
+        self.tn = self.nr // TILE_ROWS
+        tk = self.tt.tile_k
+        self.kc, self.mc, self.nc = cache_blocks(
+            request, self.m, self.n, self.k, self.mr, self.nr, tk)
+        self.fault = request.get("fault")
+        if self.fault not in FAULTS:
+            raise RequestError(
+                f"unknown fault {self.fault!r}; expected one of "
+                + ", ".join(f for f in FAULTS if f) + " (test-only)")
+        self.k_steps = -(-self.kc // tk)
+        # Per tile step: the block's packed A rows, the panel's B slivers.
+        self.a_step_bytes = self.mc * TILE_BYTES
+        self.b_step_bytes = (self.nc // TILE_ROWS) * TILE_SIZE
+        self.stage_bytes = self.mr * self.nr * 4
+        self.ap_offset = STAGE_OFFSET + self.stage_bytes
+        self.bp_offset = self.ap_offset + self.k_steps * self.a_step_bytes
+        self.workspace_bytes = self.bp_offset + \
+            self.k_steps * self.b_step_bytes
+        check_disp(self.workspace_bytes, "workspace")
+        if not self.runtime_ld:
+            eb = self.tt.element_bytes
+            for ld, size in ((self.lda, eb), (self.ldb, eb), (self.ldc, 4)):
+                check_disp(ld * size * max(self.m, self.k), "row")
+
+    def symbol(self):
+        lds = "_ldrt" if self.runtime_ld else (
+            f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
+        fault = "" if self.fault is None else "_fault_" + self.fault.replace(
+            "-", "_")
+        kind = "sbgemm" if self.tt.name == "bf16" else f"{self.tt.name}gemm"
+        return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_nn"
+                f"{'_b0' if self.overwrite else ''}{lds}"
+                f"_{self.mr}x{self.nr}_kc{self.kc}_mc{self.mc}_nc{self.nc}"
+                f"{'_par' if self.parallel else ''}{fault}"
+                f"_x86_64_{self.tt.suffix}")
+
+
+def _tmm(index):
+    return f"%tmm{index}"
+
+
+def _emit_permission(asm):
+    """arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); UD2 if refused.
+    The system call clobbers %rcx and %r11 (the kernel's clobbers)."""
+    refused = asm.label("tile data refused")
+    granted = asm.label("tile data granted")
+    asm.comment("ask Linux for the tile data state (granted once a process, "
+                "asking again is harmless)")
+    asm.ins(f"movl ${ARCH_PRCTL}, %eax")
+    asm.ins(f"movl ${ARCH_REQ_XCOMP_PERM:#x}, %edi")
+    asm.ins(f"movl ${XFEATURE_XTILEDATA}, %esi")
+    asm.ins("syscall")
+    asm.ins("testq %rax, %rax")
+    asm.ins(f"jz {fwd(granted)}")
+    asm.place(refused)
+    asm.ins("ud2")
+    asm.place(granted)
+
+
+def _emit_tile_config(asm):
+    """Palette 1, every tile 16 rows of 64 bytes, loaded with LDTILECFG."""
+    asm.comment("tile configuration: palette 1, tmm0-tmm7 16 rows x 64 "
+                "bytes; then the zero row")
+    asm.ins("vpxord %zmm0, %zmm0, %zmm0")
+    asm.ins(f"vmovdqu64 %zmm0, {TILECFG_OFFSET}({WS})")
+    asm.ins(f"vmovdqu64 %zmm0, {ZERO_ROW_OFFSET}({WS})")
+    asm.ins(f"movb $1, {TILECFG_OFFSET}({WS})")
+    asm.ins("movabsq $0x0040004000400040, %rax")   # colsb: 64 bytes
+    asm.ins(f"movq %rax, {TILECFG_OFFSET + 16}({WS})")
+    asm.ins(f"movq %rax, {TILECFG_OFFSET + 24}({WS})")
+    asm.ins("movabsq $0x1010101010101010, %rax")   # rows: 16
+    asm.ins(f"movq %rax, {TILECFG_OFFSET + 48}({WS})")
+    asm.ins(f"ldtilecfg {TILECFG_OFFSET}({WS})")
+
+
+def _emit_leading_dims_in_bytes(asm, p):
+    eb = p.tt.element_bytes
+    a_type, b_type, c_type = p.tt.types
+    asm.comment(f"lda, ldb ({a_type}, {b_type}) and ldc ({c_type}) in bytes")
+    for i, size in enumerate((eb, eb, 4)):
+        if p.runtime_ld:
+            asm.ins(f"movq {LD_OFFSET + 8 * i}({WS}), %rax")
+            if size > 1:
+                asm.ins(f"shlq ${size.bit_length() - 1}, %rax")
+        else:
+            asm.ins(f"movq ${(p.lda, p.ldb, p.ldc)[i] * size}, %rax")
+        asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
+
+
+def _emit_pack_b(asm, p):
+    """B[pc:pc+kb, jc:jc+nb] into VNNI tiles: per 16-column sliver, per k
+    group, one dword a column holding the group's k (the lowest k in the
+    lowest bytes); rows past kb read the zero row. Registers: JR the
+    sliver's first column, MB the source row, IC the destination, IR the
+    row's k in the block, %rsi ldb in bytes, %rdi the zero row."""
+    tt = p.tt
+    eb = tt.element_bytes
+    sliver_loop = asm.label("PACK B: next 16-column sliver")
+    step_loop = asm.label("PACK B: next tile step of the sliver")
+    asm.comment(f"PACK B: groups of {tt.group} k into dwords, 16 columns a "
+                "sliver, zero past kb")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
+    asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
+    asm.ins(f"xorl {JR}d, {JR}d")
+    asm.place(sliver_loop)
+    asm.ins(f"movq {NB}, %rax")
+    asm.ins(f"subq {JR}, %rax")
+    asm.ins("movl $16, %edx")
+    asm.ins("cmpq %rdx, %rax")
+    asm.ins("cmovaq %rdx, %rax")
+    asm.ins("movq $-1, %rdx")
+    asm.ins("bzhiq %rax, %rdx, %rdx")  # columns past nb masked
+    asm.ins("kmovq %rdx, %k1")
+    # Source: B + pc * ldb + (jc + jr) * eb.
+    asm.ins(f"movq {PC}, {MB}")
+    asm.ins(f"imulq %rsi, {MB}")
+    asm.ins(f"leaq ({JC}, {JR}), %rax")
+    if eb > 1:
+        asm.ins(f"leaq ({MB}, %rax, {eb}), {MB}")
+    else:
+        asm.ins(f"addq %rax, {MB}")
+    asm.ins(f"addq 8({WS}), {MB}")
+    # Destination: Bp + (jr / 16) * TILE_SIZE.
+    asm.ins(f"movq {JR}, {IC}")
+    asm.ins(f"shlq $6, {IC}")
+    asm.ins(f"leaq {p.bp_offset}({WS}, {IC}), {IC}")
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(step_loop)
+    load = "vmovdqu16" if eb == 2 else "vmovdqu8"
+    half = "%ymm" if eb == 2 else "%xmm"
+    widen = "vpmovzxwd" if eb == 2 else "vpmovzxbd"
+    for g in range(TILE_ROWS):
+        for i in range(tt.group):
+            shift = tt.group - 1 - i if p.fault == "swap-pairs" else i
+            asm.ins(f"movq {MB}, %rax")
+            asm.ins(f"cmpq {KB}, {IR}")
+            asm.ins("cmovaeq %rdi, %rax")
+            asm.ins(f"{load} (%rax), {half}{i + 1}{{%k1}}{{z}}")
+            asm.ins(f"{widen} {half}{i + 1}, %zmm{i + 1}")
+            if shift:
+                asm.ins(f"vpslld ${8 * eb * shift}, %zmm{i + 1}, "
+                        f"%zmm{i + 1}")
+            asm.ins(f"addq %rsi, {MB}")
+            asm.ins(f"incq {IR}")
+        asm.ins("vpord %zmm2, %zmm1, %zmm0")
+        for i in range(2, tt.group):
+            asm.ins(f"vpord %zmm{i + 1}, %zmm0, %zmm0")
+        asm.ins(f"vmovdqu32 %zmm0, {g * TILE_BYTES}({IC})")
+    asm.ins(f"addq ${p.b_step_bytes}, {IC}")
+    asm.ins(f"cmpq {KB}, {IR}")
+    asm.ins(f"jb {back(step_loop)}")
+    asm.ins(f"addq $16, {JR}")
+    asm.ins(f"cmpq {NB}, {JR}")
+    asm.ins(f"jb {back(sliver_loop)}")
+
+
+def _emit_pack_a(asm, p):
+    """A[ic:ic+mb, pc:pc+kb] into rows of 64 bytes a tile step (row r of
+    step t at Ap + t * a_step_bytes + 64 r), zero past kb: every step's
+    load whole (%k2) but the last's, masked to the k left (%k3).
+    Registers: IR the row, %rdi the source row, %rdx its packed place, JR
+    the k left."""
+    tt = p.tt
+    eb = tt.element_bytes
+    tk = tt.tile_k
+    row_loop = asm.label("PACK A: next row")
+    step_loop = asm.label("PACK A: next tile step of the row")
+    last = asm.label("PACK A: the last tile step, masked to kb")
+    stored = asm.label("PACK A: store the step")
+    load = "vmovdqu16" if eb == 2 else "vmovdqu8"
+    asm.comment(f"PACK A: rows of {tk} k a tile step, zero past kb")
+    asm.ins(f"leaq -1({KB}), %rax")
+    asm.ins(f"andq ${tk - 1}, %rax")
+    asm.ins("incq %rax")
+    asm.ins("movq $-1, %rsi")
+    asm.ins("bzhiq %rax, %rsi, %rax")
+    if p.fault == "drop-k":
+        asm.ins("andq $-2, %rax")
+        asm.ins("andq $-2, %rsi")
+    asm.ins("kmovq %rax, %k3")
+    asm.ins("kmovq %rsi, %k2")
+    asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
+    asm.ins(f"movq {IC}, %rdi")
+    asm.ins("imulq %rsi, %rdi")
+    asm.ins(f"leaq (%rdi, {PC}, {eb}), %rdi" if eb > 1 else
+            f"addq {PC}, %rdi")
+    asm.ins(f"addq 0({WS}), %rdi")
+    asm.ins(f"leaq {p.ap_offset}({WS}), %rdx")
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(row_loop)
+    asm.ins("movq %rdi, %rax")
+    asm.ins("movq %rdx, %rcx")
+    asm.ins(f"movq {KB}, {JR}")
+    asm.place(step_loop)
+    asm.ins(f"cmpq ${tk}, {JR}")
+    asm.ins(f"jle {fwd(last)}")
+    asm.ins(f"{load} (%rax), %zmm0{{%k2}}{{z}}")
+    asm.ins(f"jmp {fwd(stored)}")
+    asm.place(last)
+    asm.ins(f"{load} (%rax), %zmm0{{%k3}}{{z}}")
+    asm.place(stored)
+    asm.ins("vmovdqu32 %zmm0, (%rcx)")
+    asm.ins("addq $64, %rax")
+    asm.ins(f"addq ${p.a_step_bytes}, %rcx")
+    asm.ins(f"subq ${tk}, {JR}")
+    asm.ins(f"jg {back(step_loop)}")
+    asm.ins("addq %rsi, %rdi")
+    asm.ins("addq $64, %rdx")
+    asm.ins(f"incq {IR}")
+    asm.ins(f"cmpq {MB}, {IR}")
+    asm.ins(f"jb {back(row_loop)}")
+
+
+def _column_masks(asm):
+    """%k1, %k2: the block's columns inside nb (columns jr.. of the 32 the
+    staging tile holds; a column count of 32 or more keeps all)."""
+    asm.ins(f"movq {NB}, %rax")
+    asm.ins(f"subq {JR}, %rax")
+    asm.ins("movl $32, %ecx")
+    asm.ins("cmpq %rcx, %rax")
+    asm.ins("cmovaq %rcx, %rax")
+    asm.ins("movq $-1, %rcx")
+    asm.ins("bzhiq %rax, %rcx, %rcx")
+    asm.ins("kmovd %ecx, %k1")
+    asm.ins("kshiftrd $16, %k1, %k2")
+
+
+def _emit_stage(asm, p, into_tiles):
+    """An edge block's C rows (at most mr, below mb) and columns (below nb)
+    between C and the staging tile, under the column masks; %rdx C's
+    block, %rsi ldc in bytes."""
+    row_loop = asm.label("staging: next row")
+    asm.ins(f"movq {MB}, %rcx")
+    asm.ins(f"subq {IR}, %rcx")
+    _min_into(asm, "%rcx", p.mr)
+    asm.ins("movq %rdx, %rax")
+    asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rdi")
+    asm.place(row_loop)
+    for v in range(p.tn):
+        mask = f"%k{v + 1}"
+        if into_tiles:
+            asm.ins(f"vmovdqu32 {64 * v}(%rax), %zmm{v}{{{mask}}}{{z}}")
+            asm.ins(f"vmovdqu32 %zmm{v}, {64 * v}(%rdi)")
+        else:
+            asm.ins(f"vmovdqu32 {64 * v}(%rdi), %zmm{v}")
+            asm.ins(f"vmovdqu32 %zmm{v}, {64 * v}(%rax){{{mask}}}")
+    asm.ins("addq %rsi, %rax")
+    asm.ins(f"addq ${p.nr * 4}, %rdi")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(row_loop)}")
+
+
+def _emit_block(asm, p):
+    """One MR x NR block of C: its tiles from C (or the staging tile, or
+    zero), the tile steps, its tiles back."""
+    tt = p.tt
+    edge = asm.label("edge block: C into the staging tile")
+    edge_out = asm.label("edge block: the staging tile into C")
+    loaded = asm.label("C tiles loaded")
+    k_loop = asm.label("next tile step")
+    stored = asm.label("block done")
+    zero = asm.label("first kc block of an overwrite: C tiles zero")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rsi")
+    asm.ins(f"leaq ({IC}, {IR}), %rdx")
+    asm.ins("imulq %rsi, %rdx")
+    asm.ins(f"leaq ({JC}, {JR}), %rax")
+    asm.ins("leaq (%rdx, %rax, 4), %rdx")
+    asm.ins(f"addq 16({WS}), %rdx")
+    asm.ins("movq %rsi, %rdi")
+    asm.ins("shlq $4, %rdi")
+    asm.ins("addq %rdx, %rdi")          # the second row of tiles
+    if p.fault != "write-past-edge":
+        asm.ins(f"movq {MB}, %rax")
+        asm.ins(f"subq {IR}, %rax")
+        asm.ins(f"cmpq ${p.mr}, %rax")
+        asm.ins(f"jb {fwd(edge)}")
+        asm.ins(f"movq {NB}, %rax")
+        asm.ins(f"subq {JR}, %rax")
+        asm.ins(f"cmpq ${p.nr}, %rax")
+        asm.ins(f"jb {fwd(edge)}")
+    if p.overwrite:
+        asm.ins(f"testq {PC}, {PC}")
+        asm.ins(f"jz {fwd(zero)}")
+    for a in range(p.tm):
+        for b in range(p.tn):
+            base = "%rdx" if a == 0 else "%rdi"
+            asm.ins(f"tileloadd {64 * b}({base}, %rsi, 1), "
+                    f"{_tmm(C_TILES[2 * a + b])}")
+    asm.ins(f"jmp {fwd(loaded)}")
+    if p.fault != "write-past-edge":
+        asm.place(edge)
+        _column_masks(asm)
+        if p.overwrite:
+            asm.ins(f"testq {PC}, {PC}")
+            asm.ins(f"jz {fwd(zero)}")
+        _emit_stage(asm, p, into_tiles=True)
+        asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rax")
+        asm.ins(f"movl ${p.nr * 4}, %ecx")
+        for a in range(p.tm):
+            for b in range(p.tn):
+                asm.ins(f"tileloadd {a * TILE_ROWS * p.nr * 4 + 64 * b}"
+                        f"(%rax, %rcx, 1), {_tmm(C_TILES[2 * a + b])}")
+        asm.ins(f"jmp {fwd(loaded)}")
+    if p.overwrite:
+        asm.place(zero)
+        for a in range(p.tm):
+            for b in range(p.tn):
+                asm.ins(f"tilezero {_tmm(C_TILES[2 * a + b])}")
+    asm.place(loaded)
+    asm.comment(f"{p.tm * p.tn} C tiles += A tiles x B tiles, "
+                f"{tt.tile_k} k a step")
+    asm.ins(f"leaq {p.ap_offset}({WS}), %rax")
+    asm.ins(f"movq {IR}, %rcx")
+    asm.ins("shlq $6, %rcx")
+    asm.ins("addq %rcx, %rax")
+    asm.ins(f"leaq {p.bp_offset}({WS}), %rcx")
+    asm.ins(f"movq {JR}, %rdi")
+    asm.ins("shlq $6, %rdi")
+    asm.ins("addq %rdi, %rcx")
+    asm.ins(f"movq {STEPS}({WS}), %rdi")
+    asm.ins(f"movl ${TILE_BYTES}, %esi")
+    asm.raw("\t.p2align 4")
+    asm.place(k_loop)
+    for a in range(p.tm):
+        asm.ins(f"tileloadd {a * TILE_SIZE}(%rax, %rsi, 1), "
+                f"{_tmm(A_TILES[a])}")
+    for b in range(p.tn):
+        asm.ins(f"tileloadd {b * TILE_SIZE}(%rcx, %rsi, 1), "
+                f"{_tmm(B_TILES[b])}")
+    for a in range(p.tm):
+        for b in range(p.tn):
+            asm.ins(f"{tt.dot} {_tmm(B_TILES[b])}, {_tmm(A_TILES[a])}, "
+                    f"{_tmm(C_TILES[2 * a + b])}")
+    asm.ins(f"addq ${p.a_step_bytes}, %rax")
+    asm.ins(f"addq ${p.b_step_bytes}, %rcx")
+    asm.ins("decq %rdi")
+    asm.ins(f"jnz {back(k_loop)}")
+    asm.place(stored)
+    asm.ins("vmovdqu32 %zmm0, (%rcx)")
+    asm.ins("addq $64, %rax")
+    asm.ins(f"addq ${p.a_step_bytes}, %rcx")
+    asm.ins(f"subq ${tk}, {JR}")
+    asm.ins(f"jg {back(step_loop)}")
+    asm.ins("addq %rsi, %rdi")
+    asm.ins("addq $64, %rdx")
+    asm.ins(f"incq {IR}")
+    asm.ins(f"cmpq {MB}, {IR}")
+    asm.ins(f"jb {back(row_loop)}")
+
+
+def _column_masks(asm):
+    """%k1, %k2: the block's columns inside nb (columns jr.. of the 32 the
+    staging tile holds; a column count of 32 or more keeps all)."""
+    asm.ins(f"movq {NB}, %rax")
+    asm.ins(f"subq {JR}, %rax")
+    asm.ins("movl $32, %ecx")
+    asm.ins("cmpq %rcx, %rax")
+    asm.ins("cmovaq %rcx, %rax")
+    asm.ins("movq $-1, %rcx")
+    asm.ins("bzhiq %rax, %rcx, %rcx")
+    asm.ins("kmovd %ecx, %k1")
+    asm.ins("kshiftrd $16, %k1, %k2")
+
+
+def _emit_stage(asm, p, into_tiles):
+    """An edge block's C rows (at most mr, below mb) and columns (below nb)
+    between C and the staging tile, under the column masks; %rdx C's
+    block, %rsi ldc in bytes."""
+    row_loop = asm.label("staging: next row")
+    asm.ins(f"movq {MB}, %rcx")
+    asm.ins(f"subq {IR}, %rcx")
+    _min_into(asm, "%rcx", p.mr)
+    asm.ins("movq %rdx, %rax")
+    asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rdi")
+    asm.place(row_loop)
+    for v in range(p.tn):
+        mask = f"%k{v + 1}"
+        if into_tiles:
+            asm.ins(f"vmovdqu32 {64 * v}(%rax), %zmm{v}{{{mask}}}{{z}}")
+            asm.ins(f"vmovdqu32 %zmm{v}, {64 * v}(%rdi)")
+        else:
+            asm.ins(f"vmovdqu32 {64 * v}(%rdi), %zmm{v}")
+            asm.ins(f"vmovdqu32 %zmm{v}, {64 * v}(%rax){{{mask}}}")
+    asm.ins("addq %rsi, %rax")
+    asm.ins(f"addq ${p.nr * 4}, %rdi")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(row_loop)}")
+
+
+def _emit_block(asm, p):
+    """One MR x NR block of C: its tiles from C (or the staging tile, or
+    zero), the tile steps, its tiles back."""
+    tt = p.tt
+    edge = asm.label("edge block: C into the staging tile")
+    edge_out = asm.label("edge block: the staging tile into C")
+    loaded = asm.label("C tiles loaded")
+    k_loop = asm.label("next tile step")
+    stored = asm.label("block done")
+    zero = asm.label("first kc block of an overwrite: C tiles zero")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rsi")
+    asm.ins(f"leaq ({IC}, {IR}), %rdx")
+    asm.ins("imulq %rsi, %rdx")
+    asm.ins(f"leaq ({JC}, {JR}), %rax")
+    asm.ins("leaq (%rdx, %rax, 4), %rdx")
+    asm.ins(f"addq 16({WS}), %rdx")
+    asm.ins("movq %rsi, %rdi")
+    asm.ins("shlq $4, %rdi")
+    asm.ins("addq %rdx, %rdi")          # the second row of tiles
+    if p.fault != "write-past-edge":
+        asm.ins(f"movq {MB}, %rax")
+        asm.ins(f"subq {IR}, %rax")
+        asm.ins(f"cmpq ${p.mr}, %rax")
+        asm.ins(f"jb {fwd(edge)}")
+        asm.ins(f"movq {NB}, %rax")
+        asm.ins(f"subq {JR}, %rax")
+        asm.ins(f"cmpq ${p.nr}, %rax")
+        asm.ins(f"jb {fwd(edge)}")
+    if p.overwrite:
+        asm.ins(f"testq {PC}, {PC}")
+        asm.ins(f"jz {fwd(zero)}")
+    for a in range(p.tm):
+        for b in range(p.tn):
+            base = "%rdx" if a == 0 else "%rdi"
+            asm.ins(f"tileloadd {64 * b}({base}, %rsi, 1), "
+                    f"{_tmm(C_TILES[2 * a + b])}")
+    asm.ins(f"jmp {fwd(loaded)}")
+    if p.fault != "write-past-edge":
+        asm.place(edge)
+        _column_masks(asm)
+        if p.overwrite:
+            asm.ins(f"testq {PC}, {PC}")
+            asm.ins(f"jz {fwd(zero)}")
+        _emit_stage(asm, p, into_tiles=True)
+        asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rax")
+        asm.ins(f"movl ${p.nr * 4}, %ecx")
+        for a in range(p.tm):
+            for b in range(p.tn):
+                asm.ins(f"tileloadd {a * TILE_ROWS * p.nr * 4 + 64 * b}"
+                        f"(%rax, %rcx, 1), {_tmm(C_TILES[2 * a + b])}")
+        asm.ins(f"jmp {fwd(loaded)}")
+    if p.overwrite:
+        asm.place(zero)
+        for a in range(p.tm):
+            for b in range(p.tn):
+                asm.ins(f"tilezero {_tmm(C_TILES[2 * a + b])}")
+    asm.place(loaded)
+    asm.comment(f"{p.tm * p.tn} C tiles += A tiles x B tiles, "
+                f"{tt.tile_k} k a step")
+    asm.ins(f"leaq {p.ap_offset}({WS}), %rax")
+    asm.ins(f"movq {IR}, %rcx")
+    asm.ins("shlq $6, %rcx")
+    asm.ins("addq %rcx, %rax")
+    asm.ins(f"leaq {p.bp_offset}({WS}), %rcx")
+    asm.ins(f"movq {JR}, %rdi")
+    asm.ins("shlq $6, %rdi")
+    asm.ins("addq %rdi, %rcx")
+    asm.ins(f"movq {STEPS}({WS}), %rdi")
+    asm.ins(f"movl ${TILE_BYTES}, %esi")
+    asm.raw("\t.p2align 4")
+    asm.place(k_loop)
+    for a in range(p.tm):
+        asm.ins(f"tileloadd {a * TILE_SIZE}(%rax, %rsi, 1), "
+                f"{_tmm(A_TILES[a])}")
+    for b in range(p.tn):
+        asm.ins(f"tileloadd {b * TILE_SIZE}(%rcx, %rsi, 1), "
+                f"{_tmm(B_TILES[b])}")
+    for a in range(p.tm):
+        for b in range(p.tn):
+            asm.ins(f"{tt.dot} {_tmm(B_TILES[b])}, {_tmm(A_TILES[a])}, "
+                    f"{_tmm(C_TILES[2 * a + b])}")
+    asm.ins(f"addq ${p.a_step_bytes}, %rax")
+    asm.ins(f"addq ${p.b_step_bytes}, %rcx")
+    asm.ins("decq %rdi")
+    asm.ins(f"jnz {back(k_loop)}")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rsi")
+    asm.ins("movq %rsi, %rdi")
+    asm.ins("shlq $4, %rdi")
+    asm.ins("addq %rdx, %rdi")
+    if p.fault != "write-past-edge":
+        asm.ins(f"movq {MB}, %rax")
+        asm.ins(f"subq {IR}, %rax")
+        asm.ins(f"cmpq ${p.mr}, %rax")
+        asm.ins(f"jb {fwd(edge)}")
+        asm.ins(f"movq {NB}, %rax")
+        asm.ins(f"subq {JR}, %rax")
+        asm.ins(f"cmpq ${p.nr}, %rax")
+        asm.ins(f"jb {fwd(edge)}")
+    for a in range(p.tm):
+        for b in range(p.tn):
+            base = "%rdx" if a == 0 else "%rdi"
+            asm.ins(f"tilestored {_tmm(C_TILES[2 * a + b])}, "
+                    f"{64 * b}({base}, %rsi, 1)")
+    if p.fault != "write-past-edge":
+        asm.ins(f"jmp {fwd(stored)}")
+        asm.place(edge)
+        asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rax")
+        asm.ins(f"movl ${p.nr * 4}, %ecx")
+        for a in range(p.tm):
+            for b in range(p.tn):
+                asm.ins(f"tilestored {_tmm(C_TILES[2 * a + b])}, "
+                        f"{a * TILE_ROWS * p.nr * 4 + 64 * b}(%rax, %rcx, 1)")
+        _column_masks(asm)
+        _emit_stage(asm, p, into_tiles=False)
+    asm.place(stored)
+
+
+def _emit_body(p):
+    tt = p.tt
+    asm = Asm()
+    jc_loop = asm.label("jc: next nc block of columns")
+    pc_loop = asm.label("pc: next kc block of the reduction")
+    ic_loop = asm.label("ic: next mc block of rows")
+    jr_loop = asm.label("jr: next NR columns")
+    ir_loop = asm.label("ir: next MR rows")
+    emit_fault_entry(asm, p.fault)
+    asm.ins("movq %rdi, 0(%rcx)")
+    asm.ins("movq %rsi, 8(%rcx)")
+    asm.ins("movq %rdx, 16(%rcx)")
+    asm.ins(f"movq %rcx, {WS}")
+    _emit_permission(asm)
+    _emit_tile_config(asm)
+    _emit_leading_dims_in_bytes(asm, p)
+    done = asm.label("empty part of C: nothing to do")
+    if p.parallel:
+        m_begin, m_end = f"{RANGE_OFFSET}({WS})", f"{RANGE_OFFSET + 8}({WS})"
+        n_begin, n_end = (f"{RANGE_OFFSET + 16}({WS})",
+                          f"{RANGE_OFFSET + 24}({WS})")
+        asm.comment("rows [m_begin, m_end), columns [n_begin, n_end) from "
+                    "the header")
+        asm.ins(f"movq {m_begin}, %rax")
+        asm.ins(f"cmpq {m_end}, %rax")
+        asm.ins(f"jge {fwd(done)}")
+        asm.ins(f"movq {n_begin}, {JC}")
+        asm.ins(f"cmpq {n_end}, {JC}")
+        asm.ins(f"jge {fwd(done)}")
+    else:
+        m_begin, m_end, n_begin, n_end = None, f"${p.m}", None, f"${p.n}"
+        asm.ins(f"xorl {JC}d, {JC}d")
+    asm.place(jc_loop)
+    asm.ins(f"movq {n_end}, {NB}")
+    asm.ins(f"subq {JC}, {NB}")
+    _min_into(asm, NB, p.nc)
+    asm.ins(f"xorl {PC}d, {PC}d")
+    asm.place(pc_loop)
+    asm.ins(f"movq ${p.k}, {KB}")
+    asm.ins(f"subq {PC}, {KB}")
+    _min_into(asm, KB, p.kc)
+    asm.ins(f"leaq {tt.tile_k - 1}({KB}), %rax")
+    asm.ins(f"shrq ${tt.tile_k.bit_length() - 1}, %rax")
+    asm.ins(f"movq %rax, {STEPS}({WS})")
+    _emit_pack_b(asm, p)
+    if m_begin:
+        asm.ins(f"movq {m_begin}, {IC}")
+    else:
+        asm.ins(f"xorl {IC}d, {IC}d")
+    asm.place(ic_loop)
+    asm.ins(f"movq {m_end}, {MB}")
+    asm.ins(f"subq {IC}, {MB}")
+    _min_into(asm, MB, p.mc)
+    _emit_pack_a(asm, p)
+    asm.ins(f"xorl {JR}d, {JR}d")
+    asm.place(jr_loop)
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(ir_loop)
+    _emit_block(asm, p)
+    asm.ins(f"addq ${p.mr}, {IR}")
+    asm.ins(f"cmpq {MB}, {IR}")
+    asm.ins(f"jb {back(ir_loop)}")
+    asm.ins(f"addq ${p.nr}, {JR}")
+    asm.ins(f"cmpq {NB}, {JR}")
+    asm.ins(f"jb {back(jr_loop)}")
+    asm.ins(f"addq ${p.mc}, {IC}")
+    asm.ins(f"cmpq {m_end}, {IC}")
+    asm.ins(f"jb {back(ic_loop)}")
+    asm.ins(f"addq ${p.kc}, {PC}")
+    asm.ins(f"cmpq ${p.k}, {PC}")
+    asm.ins(f"jb {back(pc_loop)}")
+    asm.ins(f"addq ${p.nc}, {JC}")
+    asm.ins(f"cmpq {n_end}, {JC}")
+    asm.ins(f"jb {back(jc_loop)}")
+    asm.place(done)
+    asm.ins("tilerelease")
+    asm.ins("vzeroupper")
+    return asm.text()
+
+
+def emit(request):
+    p = Params(request)
+    a_type, b_type, c_type = p.tt.types
+    summary = (f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
+               f"A ({a_type}) * B ({b_type}), K = {p.k}, on AMX tiles")
+    return function_text(
+        p.tt.kind, summary, p.symbol(), _emit_body(p), request,
+        p.workspace_bytes, p.runtime_ld,
+        ["zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "k1", "k2", "k3"]
+        + [f"tmm{i}" for i in range(8)],
+        p.features,
+        headers=["# qm.inner_loop_flops: " + str(
+            p.tm * p.tn * TILE_ROWS * TILE_ROWS * p.tt.group
+            * (TILE_BYTES // 4) * 2)])

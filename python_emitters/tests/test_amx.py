@@ -1,0 +1,154 @@
+"""The AMX GEMMs (amx.py): sbgemm (bf16 x bf16 -> f32, TDPBF16PS) and
+igemm (u8 or s8 x s8 -> s32, TDPBUSD/TDPBSSD) with isa amx. Requests, and
+kernels run on this CPU by the dot GEMMs' harnesses (test_dotgemm.py:
+exact small-integer operands against a reference, NaN-poisoned or
+sentinel C, guards after C, A and B unchanged); broken variants caught."""
+
+import unittest
+
+from qimeng_emitters.amx import emit as emit_amx
+
+from .support import LLVM_MC, RefusalTestCase, cpu_has, emit, header
+from .test_dotgemm import GCC, INT8_HARNESS, HarnessTest
+
+BASE = {"version": 1, "kind": "sbgemm", "isa": "amx", "m": 37, "n": 45,
+        "k": 29, "mr": 32, "nr": 32, "kc": 64, "mc": 64, "nc": 64,
+        "runtime_ld": True}
+
+
+def request(**changes):
+    return {k: v for k, v in dict(BASE, **changes).items() if v is not None}
+
+
+def int8_request(**changes):
+    return request(**dict(dict(kind="igemm", a_type="s8", kc=128), **changes))
+
+
+class RequestTest(RefusalTestCase):
+    emit_under_test = staticmethod(emit_amx)
+
+    def test_refusals(self):
+        self.refuses(request(isa="avx512"), "isa amx")
+        self.refuses(request(mr=24), "mr = 24")
+        self.refuses(request(nr=48), "nr = 48")
+        self.refuses(request(k=200, kc=48), "multiple of 32")
+        self.refuses(int8_request(k=300, kc=96), "multiple of 64")
+        self.refuses(request(trans_b=True), "trans_b")
+        self.refuses(request(fault="nope"), "unknown fault")
+        self.refuses(int8_request(a_type="s16"), "a_type")
+
+    def test_header_and_dispatch(self):
+        """The protocol's entry point sends isa amx to amx.py: the tile
+        instructions, the permission request, the configuration and the
+        tile registers among the clobbers."""
+        text = emit(request())
+        self.assertEqual(header(text, "symbol"),
+                         "qm_sbgemm_37x45x29_nn_ldrt_32x32_kc32_mc64_nc64"
+                         "_x86_64_amxbf16")
+        for needle in ("tdpbf16ps %tmm6, %tmm4, %tmm0", "ldtilecfg",
+                       "tilerelease", "syscall", "tileloadd"):
+            self.assertIn(needle, text)
+        self.assertIn("tmm7", header(text, "clobbers"))
+        self.assertIn("amx-bf16", header(text, "features"))
+        self.assertIn("tdpbssd", emit(int8_request()))
+        self.assertIn("tdpbusd", emit(int8_request(a_type="u8")))
+        # Two tiles a block of 32 x 32, four C tiles: 4 x 16 x 16 x 32 x 2.
+        self.assertEqual(header(text, "inner_loop_flops"), "65536")
+
+
+class AmxHarness(HarnessTest):
+    EMIT = staticmethod(emit)
+    MATTR = HarnessTest.MATTR + ",+amx-tile,+amx-bf16,+amx-int8"
+
+
+def _skip_reason(flag):
+    return f"host CPU lacks {flag} (AMX)"
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
+                     "llvm-mc-22 on PATH")
+@unittest.skipUnless(GCC, "no C compiler on PATH")
+@unittest.skipUnless(cpu_has("amx_bf16") and cpu_has("avx512bw"),
+                     _skip_reason("amx_bf16"))
+class Bf16ExecutionTest(AmxHarness):
+
+    def test_kernels_match_reference(self):
+        cases = {
+            "edges_odd_k": request(),
+            "one_element": request(m=1, n=1, k=1),
+            "whole_tiles": request(m=64, n=64, k=64, overwrite=True),
+            "several_blocks": request(m=100, n=150, k=301, kc=128, mc=64,
+                                      nc=96),
+            "one_tile_blocks": request(m=40, n=50, k=70, mr=16, nr=16,
+                                       kc=32, mc=32, nc=32),
+            "tall_narrow": request(m=70, n=20, k=40, mr=32, nr=16, mc=64,
+                                   nc=32),
+            "overwrite_blocks": request(m=70, n=70, k=200, kc=64,
+                                        overwrite=True),
+            "immediate_lds": request(runtime_ld=None, lda=32, ldb=50,
+                                     ldc=52),
+            # Panels of 256 columns and more: counts past BZHI's 8-bit
+            # index.
+            "wide_panels": request(m=9, n=600, k=20, nc=576),
+        }
+        for name, req in cases.items():
+            with self.subTest(name=name):
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
+    def test_parts(self):
+        """The parallel form: two calls on two parts of the rows."""
+        status, output = self.run_kernel(
+            "par", request(m=70, parallel=True), split=32)
+        self.assertEqual(status, 0, output)
+        self.assertEqual(output.strip(), "ok")
+
+    def test_faults_are_caught(self):
+        for fault in ("drop-k", "swap-pairs", "write-past-edge"):
+            with self.subTest(fault=fault):
+                status, output = self.run_kernel(
+                    fault, request(fault=fault, mr=16, nr=16, mc=32, nc=32))
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
+                     "llvm-mc-22 on PATH")
+@unittest.skipUnless(GCC, "no C compiler on PATH")
+@unittest.skipUnless(cpu_has("amx_int8") and cpu_has("avx512bw"),
+                     _skip_reason("amx_int8"))
+class Int8ExecutionTest(AmxHarness):
+    HARNESS = INT8_HARNESS
+
+    def test_kernels_match_reference(self):
+        for a_type in ("s8", "u8"):
+            for name, req in {
+                "edges": int8_request(),
+                "k_rem_3": int8_request(k=7),
+                "one_element": int8_request(m=1, n=1, k=1),
+                "several_blocks": int8_request(m=100, n=150, k=301, kc=128,
+                                               mc=64, nc=96),
+                "overwrite": int8_request(m=70, n=40, k=130, kc=64,
+                                          overwrite=True),
+                "immediate_lds": int8_request(runtime_ld=None, lda=32,
+                                              ldb=50, ldc=52),
+            }.items():
+                with self.subTest(name=name, a_type=a_type):
+                    status, output = self.run_kernel(
+                        f"{name}_{a_type}", dict(req, a_type=a_type))
+                    self.assertEqual(status, 0, output)
+                    self.assertEqual(output.strip(), "ok")
+
+    def test_faults_are_caught(self):
+        for fault in ("drop-k", "swap-pairs", "write-past-edge"):
+            with self.subTest(fault=fault):
+                status, output = self.run_kernel(
+                    fault, int8_request(fault=fault, mr=16, nr=16, mc=32,
+                                        nc=32))
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
+
+
+if __name__ == "__main__":
+    unittest.main()
