@@ -329,10 +329,12 @@ qimeng::emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options,
                          GemmPrecision precision) {
   nlohmann::json r = {
       {"version", 1}, {"kind", "fma_peak"}, {"isa", isaName(isa).str()}};
+  // AMX's tiles (TDPBF16PS, TDPBUSD) or AVX-512's dot instructions.
+  const bool amx = isa == VectorIsa::Amx;
   if (precision == GemmPrecision::Bf16)
-    r["instruction"] = "bf16-dot";
+    r["instruction"] = amx ? "amx-bf16" : "bf16-dot";
   else if (isIntegerPrecision(precision))
-    r["instruction"] = "vnni-dot";
+    r["instruction"] = amx ? "amx-int8" : "vnni-dot";
   auto probe = runEmitter(r.dump(), options);
   if (!probe)
     return probe.takeError();

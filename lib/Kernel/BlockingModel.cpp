@@ -62,6 +62,15 @@ const MicroKernelShape kAvx512DotShapes[] = {
     {VectorIsa::Avx512, 16, 16, 4, 0, 0},
 };
 
+// AMX (amx.py): one or two tiles of 16 rows by one or two of 16 columns;
+// the tile step is the K unroll.
+const MicroKernelShape kAmxShapes[] = {
+    {VectorIsa::Amx, 32, 32, 1, 0, 0},
+    {VectorIsa::Amx, 32, 16, 1, 0, 0},
+    {VectorIsa::Amx, 16, 32, 1, 0, 0},
+    {VectorIsa::Amx, 16, 16, 1, 0, 0},
+};
+
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 int64_t roundDownAtLeast(int64_t v, int64_t m) {
   return std::max<int64_t>(m, v / m * m);
@@ -73,6 +82,7 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
   // The dot-product kernels (bf16 and 8-bit) share their blocks.
   if (precision != GemmPrecision::F32)
     return isa == VectorIsa::Avx512 ? llvm::ArrayRef(kAvx512DotShapes)
+           : isa == VectorIsa::Amx  ? llvm::ArrayRef(kAmxShapes)
                                     : llvm::ArrayRef<MicroKernelShape>();
   switch (isa) {
   case VectorIsa::Avx2:
@@ -82,6 +92,7 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
   case VectorIsa::Neon:
   case VectorIsa::Sve:
   case VectorIsa::Rvv:
+  case VectorIsa::Amx:
   case VectorIsa::None:
     break;
   }
@@ -95,8 +106,10 @@ bool qimeng::readsAInPlace(const GemmDesc &desc, int mr, VectorIsa isa) {
 
 GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
   // The dot-product kernels' blocks hold whole groups of k (2 bf16, 4
-  // bytes; f32's group is one k).
-  c.kc = std::max<int64_t>(1, std::min(c.kc, roundUp(d.k, d.kGroup())));
+  // bytes; f32's group is one k), AMX's whole tile steps (64 bytes of k).
+  const int64_t kStep =
+      c.isa == VectorIsa::Amx ? amxTileK(d.operandElementBytes()) : d.kGroup();
+  c.kc = std::max<int64_t>(1, std::min(c.kc, roundUp(d.k, kStep)));
   c.mc = std::min(c.mc, roundUp(d.m, c.mr));
   c.nc = std::min(c.nc, roundUp(d.n, c.nr));
   return c;
@@ -332,6 +345,39 @@ static SplitAxis nchwSplit(const GemmDesc &view) {
 /// its tables, one k at a time: kc stays whole groups, A (the filter, as
 /// stored) is read in place where a GEMM's would be, and threads split the
 /// pixels (N).
+std::string qimeng::amxRefusal(const GemmDesc &d) {
+  return d.transA                                 ? "A transposed"
+         : d.transB                               ? "B transposed"
+         : d.bf16Output                           ? "a bf16 output"
+         : d.bias != GemmBias::None || d.relu     ? "an epilogue"
+         : d.dynamicM || d.dynamicN || d.dynamicK ? "run-time sizes"
+         : d.bPrepacked                           ? "B prepacked"
+                                                  : "";
+}
+
+/// bf16 and 8-bit GEMMs on AMX tiles (amx.py), where the target has them
+/// and the kernel takes the problem (amxRefusal): a 32 x 32 block (2 x 2
+/// tiles); kc 1 KiB of k a row of A (512 bf16, 16 tile steps between C's
+/// loads and stores), A's block in a quarter of L2 and B's panel in half
+/// of it.
+static std::optional<GemmConfig> amxConfig(const GemmDesc &desc,
+                                           const Target &target) {
+  if (!target.hasAmx(desc.precision == GemmPrecision::Bf16) ||
+      !amxRefusal(desc).empty())
+    return std::nullopt;
+  GemmConfig c;
+  c.isa = VectorIsa::Amx;
+  c.mr = 32;
+  c.nr = 32;
+  c.kUnroll = 1;
+  const int64_t eb = desc.operandElementBytes();
+  const int64_t l2 = std::max<int64_t>(target.caches.l2, 256 * 1024);
+  c.kc = 1024 / eb;
+  c.mc = roundDownAtLeast(l2 / 4 / (c.kc * eb), c.mr);
+  c.nc = roundDownAtLeast(l2 / 2 / (c.kc * eb), c.nr);
+  return clampToProblem(c, desc);
+}
+
 static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                                             const Target &target) {
   const GemmDesc desc = problem.gemm();
@@ -342,6 +388,9 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
       return std::move(err);
   if (auto err = desc.verify())
     return std::move(err);
+  if (!conv)
+    if (std::optional<GemmConfig> amx = amxConfig(desc, target))
+      return *amx;
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
   const char *feature = bf16 ? "avx512bf16" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||

@@ -22,6 +22,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 using namespace qimeng;
 using llvm::StringRef;
@@ -50,6 +54,8 @@ StringRef qimeng::isaName(VectorIsa isa) {
     return "sve";
   case VectorIsa::Rvv:
     return "rvv";
+  case VectorIsa::Amx:
+    return "amx";
   }
   llvm_unreachable("unknown VectorIsa");
 }
@@ -60,7 +66,9 @@ bool qimeng::isSketchIsa(VectorIsa isa) {
 }
 
 bool qimeng::isaAppliesEpilogues(VectorIsa isa) {
-  return isa != VectorIsa::Rvv && isa != VectorIsa::None;
+  // amx.py's kernels store C as it is.
+  return isa != VectorIsa::Rvv && isa != VectorIsa::None &&
+         isa != VectorIsa::Amx;
 }
 
 bool qimeng::isaReadsConvStridesAtRunTime(VectorIsa isa) {
@@ -68,12 +76,14 @@ bool qimeng::isaReadsConvStridesAtRunTime(VectorIsa isa) {
 }
 
 llvm::Expected<VectorIsa> qimeng::parseIsa(StringRef name) {
-  for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512,
-                        VectorIsa::Neon, VectorIsa::Sve, VectorIsa::Rvv})
+  for (VectorIsa isa :
+       {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512, VectorIsa::Neon,
+        VectorIsa::Sve, VectorIsa::Rvv, VectorIsa::Amx})
     if (name == isaName(isa))
       return isa;
-  return llvm::createStringError("unknown vector isa '" + name +
-                                 "'; expected avx2, avx512, neon, sve or rvv");
+  return llvm::createStringError(
+      "unknown vector isa '" + name +
+      "'; expected avx2, avx512, neon, sve, rvv or amx");
 }
 
 //===----------------------------------------------------------------------===//
@@ -252,6 +262,17 @@ CacheSizes qimeng::readCacheSizes(StringRef cacheDir, CacheSizes defaults) {
 // Target
 //===----------------------------------------------------------------------===//
 
+/// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): true when Linux
+/// grants this process AMX's tile data (the kernels ask again themselves).
+static bool requestTileData() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr long archReqXcompPerm = 0x1023, xfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, archReqXcompPerm, xfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
 Target Target::detectHost() {
   Target t;
   t.triple = llvm::sys::getProcessTriple();
@@ -262,6 +283,15 @@ Target Target::detectHost() {
     if (feature.getValue())
       t.features.push_back(feature.getKey().str());
   llvm::sort(t.features);
+  // Linux grants AMX's tile data only on request: where it refuses, the
+  // tiles are not this host's to use (bf16 and int8 then run on
+  // AVX512-BF16/VNNI), and the target says so.
+  if (t.hasFeature("amx-tile") && !requestTileData()) {
+    llvm::erase_if(t.features, [](const std::string &f) {
+      return StringRef(f).starts_with("amx-");
+    });
+    t.amxRefused = true;
+  }
   t.caches = readCacheSizes("/sys/devices/system/cpu/cpu0/cache");
   // LLVM 22 has llvm::get_physical_cores() (-1 when unknown) in place of
   // the older sys::getHostNumPhysicalCores().
@@ -525,6 +555,7 @@ int Target::vectorBits(VectorIsa isa) {
   case VectorIsa::Avx2:
     return 256;
   case VectorIsa::Avx512:
+  case VectorIsa::Amx:
     return 512;
   case VectorIsa::Neon:
   case VectorIsa::Sve:
@@ -541,12 +572,24 @@ int Target::vectorRegisters(VectorIsa isa) {
   case VectorIsa::Avx2:
     return 16;
   case VectorIsa::Avx512:
+  case VectorIsa::Amx:
   case VectorIsa::Neon:
   case VectorIsa::Sve:
   case VectorIsa::Rvv:
     return 32;
   }
   llvm_unreachable("unknown VectorIsa");
+}
+
+bool Target::hasAmx(bool bf16) const {
+  return isX86_64() && hasFeature("amx-tile") &&
+         hasFeature(bf16 ? "amx-bf16" : "amx-int8") && hasFeature("avx512bw");
+}
+
+VectorIsa Target::matrixIsa(bool bf16, bool int8) const {
+  if ((bf16 || int8) && hasAmx(bf16))
+    return VectorIsa::Amx;
+  return bestIsa();
 }
 
 int Target::directRowsWithRuntimeLd(VectorIsa isa) {

@@ -950,9 +950,12 @@ struct QiMengTensorOpPass
     // The emitter refuses an isa the target lacks; validation needs the
     // kernel to run here, or (another architecture) under its emulator.
     if (o.validate && !o.targetIsHost && o.target.sameArchAsHost()) {
-      VectorIsa hostIsa = Target::detectHost().bestIsa();
+      Target host = Target::detectHost();
+      VectorIsa hostIsa = host.bestIsa();
       if (hostIsa == VectorIsa::None ||
-          (config->isa == VectorIsa::Avx512 && hostIsa != VectorIsa::Avx512)) {
+          (config->isa == VectorIsa::Avx512 && hostIsa != VectorIsa::Avx512) ||
+          (config->isa == VectorIsa::Amx &&
+           !host.hasAmx(desc.precision == GemmPrecision::Bf16))) {
         reason = "cannot validate an " + isaName(config->isa).str() +
                  " kernel on this host; pass validate=false to generate for "
                  "another machine";

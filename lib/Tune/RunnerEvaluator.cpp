@@ -10,14 +10,17 @@ RunnerEvaluator::create(const KernelProblem &problem, const Target &target,
                         IsolatedValidationOptions runner, int timedRuns) {
   if (auto err = problem.verify())
     return std::move(err);
-  VectorIsa isa = target.bestIsa();
+  const GemmPrecision precision = problem.gemm().precision;
+  // The peak of the instructions the kernels run: FMAs, VDPBF16PS or
+  // VPDPBUSD, or AMX's tiles where the target has them (a convolution's
+  // GEMM view has its precision).
+  VectorIsa isa = target.matrixIsa(precision == GemmPrecision::Bf16,
+                                   isIntegerPrecision(precision));
   if (isa == VectorIsa::None)
     return llvm::createStringError("target " + target.cpu +
                                    " has no vector isa the emitters support");
-  // The peak of the instructions the kernels run: FMAs, VDPBF16PS or
-  // VPDPBUSD (a convolution's GEMM view has its precision).
-  auto gauge = PeakGauge::forHost(isa, emitter, runner, /*initialProbes=*/3,
-                                  problem.gemm().precision);
+  auto gauge =
+      PeakGauge::forHost(isa, emitter, runner, /*initialProbes=*/3, precision);
   if (!gauge)
     return gauge.takeError();
   std::unique_ptr<RunnerEvaluator> e(new RunnerEvaluator());

@@ -169,16 +169,24 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   }
   decisions.push_back(std::move(block));
 
-  decisions.push_back(numericDecision("ku", {1, 2, 4, 8}, base.kUnroll));
+  // AMX's K unroll is its tile step, its kc whole tile steps.
+  const bool amx = base.isa == VectorIsa::Amx;
+  decisions.push_back(numericDecision(
+      "ku", amx ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2, 4, 8},
+      base.kUnroll));
 
-  // kc: around the model's (clamped) kc, multiples of 8 within K.
+  // kc: around the model's (clamped) kc, multiples of 8 (AMX: of its tile
+  // step) within K.
+  const int64_t kcStep =
+      amx ? amxTileK(desc.operandElementBytes()) : int64_t(8);
+  const int64_t kcMax = amx ? (desc.k + kcStep - 1) / kcStep * kcStep : desc.k;
   std::vector<int64_t> kcs;
   for (auto [num, den] :
        {std::pair<int64_t, int64_t>{1, 2}, {3, 4}, {1, 1}, {4, 3}, {2, 1}}) {
     double scaled = static_cast<double>(ref.kc) * num / den;
     int64_t kc = std::max<int64_t>(
-        8, static_cast<int64_t>(std::round(scaled / 8.0)) * 8);
-    if (kc <= desc.k)
+        kcStep, static_cast<int64_t>(std::round(scaled / kcStep)) * kcStep);
+    if (kc <= kcMax)
       kcs.push_back(kc);
   }
   decisions.push_back(numericDecision("kc", kcs, ref.kc));

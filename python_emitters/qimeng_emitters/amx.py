@@ -129,6 +129,12 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
           "hang")
 
 
+# Fields of the dot GEMMs' requests (C++'s GemmDesc) the AMX kernels take
+# only at their defaults.
+_NOT_YET = ("trans_a", "trans_b", "dynamic_m", "dynamic_n", "dynamic_k",
+            "b_prepacked", "bias", "relu", "relu_max", "bf16_output")
+
+
 class _FeatureRow:
     """What check_target_features needs of an ISA row."""
 
@@ -145,7 +151,15 @@ class Params:
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
             "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
-            "target_features") + (("a_type",) if kind == "igemm" else ()))
+            "target_features", "k_unroll") + _NOT_YET
+            + (("a_type",) if kind == "igemm" else ()))
+        for field in _NOT_YET:
+            if request.get(field, False) not in (False, "none"):
+                raise RequestError(
+                    f"amx kernels take A and B as stored, static sizes and "
+                    f"C as it is: not {field} (dotgemm.py's kernels do)")
+        # The tile step is the K unroll.
+        int_field(request, "k_unroll", default=1, minimum=1, maximum=1)
         if kind == "igemm":
             a_type = request.get("a_type", "u8")
             if a_type not in ("u8", "s8"):
@@ -776,3 +790,59 @@ def emit(request):
         headers=["# qm.inner_loop_flops: " + str(
             p.tm * p.tn * TILE_ROWS * TILE_ROWS * p.tt.group
             * (TILE_BYTES // 4) * 2)])
+
+
+#: The probe's instruction by its name (peak.py's "instruction" field).
+PEAK_INSTRUCTIONS = {"amx-bf16": TILE_TYPES["bf16"],
+                     "amx-int8": TILE_TYPES["u8s8"]}
+
+
+def emit_peak_probe(request):
+    """The tile engine's peak (peak.py's protocol, isa amx): `iterations`
+    rounds of one tile product into each of four C tiles (16 x 16 dwords,
+    each 16 groups of k), 4 x 16 x 16 x 16 x group x 2 ops a round."""
+    from .peak import probe_file
+    name = request.get("instruction", "amx-bf16")
+    if name not in PEAK_INSTRUCTIONS:
+        raise RequestError(f"unknown instruction {name!r} for isa amx; "
+                           "expected amx-bf16 or amx-int8")
+    if "accumulators" in request:
+        raise RequestError("an AMX probe has four accumulators, its C tiles")
+    tt = PEAK_INSTRUCTIONS[name]
+    check_target_features(request, _FeatureRow(tt))
+    asm = Asm()
+    loop = asm.label("round")
+    done = asm.label("done")
+    asm.ins("movq %rdi, %rdx")          # the system call takes %rdi
+    _emit_permission(asm)
+    asm.comment("tile configuration on the stack: palette 1, 16 x 64 bytes")
+    asm.ins("subq $64, %rsp")
+    asm.ins("vpxord %zmm0, %zmm0, %zmm0")
+    asm.ins("vmovdqu64 %zmm0, (%rsp)")
+    asm.ins("movb $1, (%rsp)")
+    asm.ins("movabsq $0x0040004000400040, %rax")
+    asm.ins("movq %rax, 16(%rsp)")
+    asm.ins("movq %rax, 24(%rsp)")
+    asm.ins("movabsq $0x1010101010101010, %rax")
+    asm.ins("movq %rax, 48(%rsp)")
+    asm.ins("ldtilecfg (%rsp)")
+    asm.ins("addq $64, %rsp")
+    for t in C_TILES + A_TILES + B_TILES:
+        asm.ins(f"tilezero {_tmm(t)}")
+    asm.ins("testq %rdx, %rdx")
+    asm.ins(f"jz {fwd(done)}")
+    asm.raw("\t.p2align 5")
+    asm.place(loop)
+    for i, c in enumerate(C_TILES):
+        asm.ins(f"{tt.dot} {_tmm(B_TILES[i % 2])}, {_tmm(A_TILES[i // 2])}, "
+                f"{_tmm(c)}")
+    asm.ins("decq %rdx")
+    asm.ins(f"jnz {back(loop)}")
+    asm.place(done)
+    asm.ins("tilerelease")
+    asm.ins("vzeroupper")
+    return probe_file(
+        f"qm_{tt.suffix}_peak_x86_64_amx",
+        len(C_TILES) * TILE_ROWS * TILE_ROWS * TILE_ROWS * tt.group * 2,
+        ["rax", "rcx", "rdx", "rsi", "rdi", "r11", "zmm0"]
+        + [f"tmm{i}" for i in range(8)], tt.features, asm.text())

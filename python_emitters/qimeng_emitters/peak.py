@@ -11,6 +11,10 @@ VDPBF16PS, two bf16 products per f32 lane: a round is accumulators * lanes
 * 4 flops, the peak of the bf16 kernels (``qm_bf16dot_peak_...``); with
 ``"vnni-dot"`` (AVX512-VNNI) VPDPBUSD, four byte products per s32 lane, 8
 ops (``qm_vnnidot_peak_...``).
+
+With isa ``amx`` the instruction is ``"amx-bf16"`` (TDPBF16PS) or
+``"amx-int8"`` (TDPBUSD): a round is one tile product into each of four C
+tiles (amx.emit_peak_probe).
 """
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
@@ -31,6 +35,9 @@ INSTRUCTIONS = {
 def emit(request):
     check_known(request, ("isa", "accumulators", "target_features",
                           "instruction"))
+    if request.get("isa") == "amx":
+        from .amx import emit_peak_probe
+        return emit_peak_probe(request)
     isa = isa_field(request)
     check_target_features(request, isa)
     acc = int_field(request, "accumulators", default=isa.registers - 4,
@@ -65,14 +72,22 @@ def emit(request):
     asm.ins(f"jnz {back(loop)}")
     asm.place(done)
     asm.ins("vzeroupper")
+    return probe_file(
+        symbol, acc * isa.lanes * flops_per_lane,
+        ["rdi"] + [f"{isa.reg_prefix}{i}" for i in range(isa.registers)],
+        features, asm.text())
+
+
+def probe_file(symbol, flops_per_iteration, clobbers, features, body):
+    """A probe's kernel file: ``symbol(uint64_t iterations)`` running
+    `body`, each iteration `flops_per_iteration` flops."""
     out = [
         f"# QiMeng-TensorOp FMA peak probe, qimeng_emitters "
         f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
         f"# qm.symbol: {symbol}",
         "# qm.workspace_bytes: 0",
-        f"# qm.flops_per_iteration: {acc * isa.lanes * flops_per_lane}",
-        "# qm.clobbers: rdi," + ",".join(
-            f"{isa.reg_prefix}{i}" for i in range(isa.registers)),
+        f"# qm.flops_per_iteration: {flops_per_iteration}",
+        "# qm.clobbers: " + ",".join(clobbers),
         "# qm.features: " + ",".join(features),
         f"# qm.generator: {GENERATOR_VERSION}",
         "\t.text",
@@ -81,7 +96,7 @@ def emit(request):
         f"\t.type\t{symbol},@function",
         f"{symbol}:",
         "# qm.body.begin",
-        asm.text().rstrip("\n"),
+        body.rstrip("\n"),
         "# qm.body.end",
         "\tretq",
         f"\t.size\t{symbol}, .-{symbol}",

@@ -374,13 +374,15 @@ int main(int argc, char **argv) {
   Target host = Target::detectHost();
   EmitterOptions emitter = EmitterOptions::defaults();
   IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
-  VectorIsa isa = host.bestIsa();
+  // The peak of the instructions the kernels run: FMAs, VDPBF16PS or
+  // VPDPBUSD, or AMX's tiles where the host has them.
+  VectorIsa isa = host.matrixIsa(precision == GemmPrecision::Bf16,
+                                 isIntegerPrecision(precision));
   if (isa == VectorIsa::None)
     exitOnErr(llvm::createStringError(
         "this host has no vector isa our emitters support"));
   // The peak probe runs in qimeng-runner, like every generated kernel; the
   // best of several probes (PeakGauge).
-  // The peak of the instructions the kernels run: FMAs, or VDPBF16PS.
   PeakGauge *gauge = exitOnErr(
       PeakGauge::forHost(isa, emitter, runner, /*initialProbes=*/3, precision));
   double corePeak = gauge->gflops();

@@ -15,6 +15,8 @@
 #include "qimeng/Kernel/Target.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
+#include <optional>
+#include <string>
 
 namespace qimeng {
 
@@ -35,9 +37,18 @@ struct MicroKernelShape {
 };
 
 /// The register blocks for an ISA and operand precision, preferred first
-/// (bf16: AVX512-BF16's, empty for other ISAs).
+/// (bf16 and 8-bit: AVX512-BF16/VNNI's on Avx512, AMX's tiles on Amx,
+/// empty for other ISAs).
 llvm::ArrayRef<MicroKernelShape>
 microKernelTable(VectorIsa isa, GemmPrecision precision = GemmPrecision::F32);
+
+/// k of one AMX tile step: a tile row's 64 bytes (32 bf16, 64 bytes).
+inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
+
+/// Why amx.py's kernels do not take `desc` ("A transposed", "an epilogue",
+/// ...), or empty when they do: its bf16 and 8-bit GEMMs are C (+)= A * B
+/// with A and B as stored, static sizes, C stored as it is.
+std::string amxRefusal(const GemmDesc &desc);
 
 /// The analytical config for `desc` on `target`, blocking clamped to the
 /// problem. Error when the target has no supported vector ISA.

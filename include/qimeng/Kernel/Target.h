@@ -20,8 +20,9 @@ namespace qimeng {
 /// Vector ISA a kernel is written for. The emitters implement these: the
 /// x86 generator Avx2 and Avx512, the sketch-driven writers Neon and Sve
 /// (AArch64; SVE built for one vector length) and Rvv (RISC-V vector 1.0,
-/// built for one VLEN).
-enum class VectorIsa { None, Avx2, Avx512, Neon, Sve, Rvv };
+/// built for one VLEN). Amx is AVX-512 with Intel's tile registers
+/// (amx.py: bf16 and 8-bit GEMMs on TDPBF16PS, TDPBUSD and TDPBSSD).
+enum class VectorIsa { None, Avx2, Avx512, Neon, Sve, Rvv, Amx };
 
 /// True for the ISAs of the sketch-driven generator (python_emitters
 /// sketch.py): kernels that take their leading dimensions at run time, one
@@ -39,7 +40,7 @@ bool isaAppliesEpilogues(VectorIsa isa);
 /// (conv2d.py); the sketch-driven ISAs take them as immediates.
 bool isaReadsConvStridesAtRunTime(VectorIsa isa);
 
-/// "avx2", "avx512", "neon", "sve", "rvv", "none".
+/// "avx2", "avx512", "neon", "sve", "rvv", "amx", "none".
 llvm::StringRef isaName(VectorIsa isa);
 /// Inverse of isaName; error for anything else.
 llvm::Expected<VectorIsa> parseIsa(llvm::StringRef name);
@@ -77,6 +78,10 @@ struct Target {
   /// hardware's length is read at run time; `vlen` is then 128, the least,
   /// at which the emulator validates.
   bool scalableVectors = false;
+  /// The host has AMX but Linux refused its tile data
+  /// (arch_prctl(ARCH_REQ_XCOMP_PERM)): detectHost dropped the amx-*
+  /// features.
+  bool amxRefused = false;
 
   /// The host, from LLVM's host detection and Linux sysfs.
   static Target detectHost();
@@ -146,6 +151,14 @@ struct Target {
   /// x86_64 with avx512f and fma, Avx2 on x86_64 with avx2 and fma, else
   /// None.
   VectorIsa bestIsa() const;
+  /// The ISA of `precision`'s fastest kernels here: Amx for bf16 with
+  /// amx-bf16 and for 8-bit integers with amx-int8 (their tile engine),
+  /// else bestIsa(). Its instructions are the peak a kernel of that
+  /// precision is measured against.
+  VectorIsa matrixIsa(bool bf16, bool int8) const;
+  /// Whether this x86-64 target may run AMX tiles for bf16 (amx-bf16) or
+  /// 8-bit integers (amx-int8): the feature and amx-tile present.
+  bool hasAmx(bool bf16) const;
   /// Vector register width in bits and register count for an ISA (512 and
   /// 32, 256 and 16, 0 and 0 for None; Neon 128 and 32; Rvv 128, its
   /// least VLEN, and 32: a target's own is `vlen`).
