@@ -200,14 +200,18 @@ class Params:
                 f"unknown fault {self.fault!r}; expected one of "
                 + ", ".join(f for f in FAULTS if f) + " (test-only)")
         self.k_steps = -(-self.kc // tk)
-        # Per tile step: the block's packed A rows, the panel's B slivers.
-        self.a_step_bytes = self.mc * TILE_BYTES
-        self.b_step_bytes = (self.nc // TILE_ROWS) * TILE_SIZE
+        # Packed A: per MR rows, per tile step, the MR rows' 64 bytes
+        # (the A tiles of a step side by side); packed B: per NR columns,
+        # per tile step, NR/16 B tiles side by side. A block's K loop then
+        # reads both in order, one step after the other.
+        self.a_step_bytes = self.mr * TILE_BYTES
+        self.b_step_bytes = self.nr * TILE_BYTES
         self.stage_bytes = self.mr * self.nr * 4
         self.ap_offset = STAGE_OFFSET + self.stage_bytes
-        self.bp_offset = self.ap_offset + self.k_steps * self.a_step_bytes
+        self.bp_offset = self.ap_offset + \
+            self.k_steps * self.a_step_bytes * (self.mc // self.mr)
         self.workspace_bytes = self.bp_offset + \
-            self.k_steps * self.b_step_bytes
+            self.k_steps * self.b_step_bytes * (self.nc // self.nr)
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
             eb = self.tt.element_bytes
@@ -282,7 +286,8 @@ def _emit_leading_dims_in_bytes(asm, p):
 def _emit_pack_b(asm, p):
     """B[pc:pc+kb, jc:jc+nb] into VNNI tiles: per 16-column sliver, per k
     group, one dword a column holding the group's k (the lowest k in the
-    lowest bytes); rows past kb read the zero row. Registers: JR the
+    lowest bytes), the sliver's tile of each step at its place among its
+    NR columns' (Params); rows past kb read the zero row. Registers: JR the
     sliver's first column, MB the source row, IC the destination, IR the
     row's k in the block, %rsi ldb in bytes, %rdi the zero row."""
     tt = p.tt
@@ -312,8 +317,14 @@ def _emit_pack_b(asm, p):
     else:
         asm.ins(f"addq %rax, {MB}")
     asm.ins(f"addq 8({WS}), {MB}")
-    # Destination: Bp + (jr / 16) * TILE_SIZE.
+    # Destination: Bp + (jr / nr) * steps * nr * 64 + (jr % nr) * 64 (its
+    # tile among the block's).
     asm.ins(f"movq {JR}, {IC}")
+    asm.ins(f"andq ${-p.nr}, {IC}")
+    asm.ins(f"imulq {STEPS}({WS}), {IC}")
+    asm.ins(f"movq {JR}, %rax")
+    asm.ins(f"andq ${p.nr - 1}, %rax")
+    asm.ins(f"addq %rax, {IC}")
     asm.ins(f"shlq $6, {IC}")
     asm.ins(f"leaq {p.bp_offset}({WS}, {IC}), {IC}")
     asm.ins(f"xorl {IR}d, {IR}d")
@@ -348,7 +359,8 @@ def _emit_pack_b(asm, p):
 
 def _emit_pack_a(asm, p):
     """A[ic:ic+mb, pc:pc+kb] into rows of 64 bytes a tile step (row r of
-    step t at Ap + t * a_step_bytes + 64 r), zero past kb: every step's
+    step t at Ap + (r / MR) * steps * MR * 64 + t * MR * 64 + (r % MR) * 64),
+    zero past kb: every step's
     load whole (%k2) but the last's, masked to the k left (%k3).
     Registers: IR the row, %rdi the source row, %rdx its packed place, JR
     the k left."""
@@ -359,6 +371,7 @@ def _emit_pack_a(asm, p):
     step_loop = asm.label("PACK A: next tile step of the row")
     last = asm.label("PACK A: the last tile step, masked to kb")
     stored = asm.label("PACK A: store the step")
+    next_row = asm.label("PACK A: the next row's place")
     load = "vmovdqu16" if eb == 2 else "vmovdqu8"
     asm.comment(f"PACK A: rows of {tk} k a tile step, zero past kb")
     asm.ins(f"leaq -1({KB}), %rax")
@@ -399,6 +412,12 @@ def _emit_pack_a(asm, p):
     asm.ins("addq %rsi, %rdi")
     asm.ins("addq $64, %rdx")
     asm.ins(f"incq {IR}")
+    # After the last row of MR, the next MR rows' steps start where this
+    # row's would continue, MR - 1 rows back.
+    asm.ins(f"testq ${p.mr - 1}, {IR}")
+    asm.ins(f"jnz {fwd(next_row)}")
+    asm.ins(f"leaq {-(p.mr - 1) * TILE_BYTES}(%rcx), %rdx")
+    asm.place(next_row)
     asm.ins(f"cmpq {MB}, {IR}")
     asm.ins(f"jb {back(row_loop)}")
 
@@ -501,163 +520,28 @@ def _emit_block(asm, p):
     asm.place(loaded)
     asm.comment(f"{p.tm * p.tn} C tiles += A tiles x B tiles, "
                 f"{tt.tile_k} k a step")
-    asm.ins(f"leaq {p.ap_offset}({WS}), %rax")
-    asm.ins(f"movq {IR}, %rcx")
-    asm.ins("shlq $6, %rcx")
-    asm.ins("addq %rcx, %rax")
-    asm.ins(f"leaq {p.bp_offset}({WS}), %rcx")
-    asm.ins(f"movq {JR}, %rdi")
-    asm.ins("shlq $6, %rdi")
-    asm.ins("addq %rdi, %rcx")
+    # This block's packed A and B: ir (jr) times 64 bytes a tile step.
     asm.ins(f"movq {STEPS}({WS}), %rdi")
+    asm.ins(f"movq {IR}, %rax")
+    asm.ins("imulq %rdi, %rax")
+    asm.ins("shlq $6, %rax")
+    asm.ins(f"leaq {p.ap_offset}({WS}, %rax), %rax")
+    asm.ins(f"movq {JR}, %rcx")
+    asm.ins("imulq %rdi, %rcx")
+    asm.ins("shlq $6, %rcx")
+    asm.ins(f"leaq {p.bp_offset}({WS}, %rcx), %rcx")
     asm.ins(f"movl ${TILE_BYTES}, %esi")
     asm.raw("\t.p2align 4")
     asm.place(k_loop)
+    # Each tile loaded just before its first product, so that a load
+    # waits only for the previous step's last product of that tile.
     for a in range(p.tm):
         asm.ins(f"tileloadd {a * TILE_SIZE}(%rax, %rsi, 1), "
                 f"{_tmm(A_TILES[a])}")
-    for b in range(p.tn):
-        asm.ins(f"tileloadd {b * TILE_SIZE}(%rcx, %rsi, 1), "
-                f"{_tmm(B_TILES[b])}")
-    for a in range(p.tm):
         for b in range(p.tn):
-            asm.ins(f"{tt.dot} {_tmm(B_TILES[b])}, {_tmm(A_TILES[a])}, "
-                    f"{_tmm(C_TILES[2 * a + b])}")
-    asm.ins(f"addq ${p.a_step_bytes}, %rax")
-    asm.ins(f"addq ${p.b_step_bytes}, %rcx")
-    asm.ins("decq %rdi")
-    asm.ins(f"jnz {back(k_loop)}")
-    asm.place(stored)
-    asm.ins("vmovdqu32 %zmm0, (%rcx)")
-    asm.ins("addq $64, %rax")
-    asm.ins(f"addq ${p.a_step_bytes}, %rcx")
-    asm.ins(f"subq ${tk}, {JR}")
-    asm.ins(f"jg {back(step_loop)}")
-    asm.ins("addq %rsi, %rdi")
-    asm.ins("addq $64, %rdx")
-    asm.ins(f"incq {IR}")
-    asm.ins(f"cmpq {MB}, {IR}")
-    asm.ins(f"jb {back(row_loop)}")
-
-
-def _column_masks(asm):
-    """%k1, %k2: the block's columns inside nb (columns jr.. of the 32 the
-    staging tile holds; a column count of 32 or more keeps all)."""
-    asm.ins(f"movq {NB}, %rax")
-    asm.ins(f"subq {JR}, %rax")
-    asm.ins("movl $32, %ecx")
-    asm.ins("cmpq %rcx, %rax")
-    asm.ins("cmovaq %rcx, %rax")
-    asm.ins("movq $-1, %rcx")
-    asm.ins("bzhiq %rax, %rcx, %rcx")
-    asm.ins("kmovd %ecx, %k1")
-    asm.ins("kshiftrd $16, %k1, %k2")
-
-
-def _emit_stage(asm, p, into_tiles):
-    """An edge block's C rows (at most mr, below mb) and columns (below nb)
-    between C and the staging tile, under the column masks; %rdx C's
-    block, %rsi ldc in bytes."""
-    row_loop = asm.label("staging: next row")
-    asm.ins(f"movq {MB}, %rcx")
-    asm.ins(f"subq {IR}, %rcx")
-    _min_into(asm, "%rcx", p.mr)
-    asm.ins("movq %rdx, %rax")
-    asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rdi")
-    asm.place(row_loop)
-    for v in range(p.tn):
-        mask = f"%k{v + 1}"
-        if into_tiles:
-            asm.ins(f"vmovdqu32 {64 * v}(%rax), %zmm{v}{{{mask}}}{{z}}")
-            asm.ins(f"vmovdqu32 %zmm{v}, {64 * v}(%rdi)")
-        else:
-            asm.ins(f"vmovdqu32 {64 * v}(%rdi), %zmm{v}")
-            asm.ins(f"vmovdqu32 %zmm{v}, {64 * v}(%rax){{{mask}}}")
-    asm.ins("addq %rsi, %rax")
-    asm.ins(f"addq ${p.nr * 4}, %rdi")
-    asm.ins("decq %rcx")
-    asm.ins(f"jnz {back(row_loop)}")
-
-
-def _emit_block(asm, p):
-    """One MR x NR block of C: its tiles from C (or the staging tile, or
-    zero), the tile steps, its tiles back."""
-    tt = p.tt
-    edge = asm.label("edge block: C into the staging tile")
-    edge_out = asm.label("edge block: the staging tile into C")
-    loaded = asm.label("C tiles loaded")
-    k_loop = asm.label("next tile step")
-    stored = asm.label("block done")
-    zero = asm.label("first kc block of an overwrite: C tiles zero")
-    asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rsi")
-    asm.ins(f"leaq ({IC}, {IR}), %rdx")
-    asm.ins("imulq %rsi, %rdx")
-    asm.ins(f"leaq ({JC}, {JR}), %rax")
-    asm.ins("leaq (%rdx, %rax, 4), %rdx")
-    asm.ins(f"addq 16({WS}), %rdx")
-    asm.ins("movq %rsi, %rdi")
-    asm.ins("shlq $4, %rdi")
-    asm.ins("addq %rdx, %rdi")          # the second row of tiles
-    if p.fault != "write-past-edge":
-        asm.ins(f"movq {MB}, %rax")
-        asm.ins(f"subq {IR}, %rax")
-        asm.ins(f"cmpq ${p.mr}, %rax")
-        asm.ins(f"jb {fwd(edge)}")
-        asm.ins(f"movq {NB}, %rax")
-        asm.ins(f"subq {JR}, %rax")
-        asm.ins(f"cmpq ${p.nr}, %rax")
-        asm.ins(f"jb {fwd(edge)}")
-    if p.overwrite:
-        asm.ins(f"testq {PC}, {PC}")
-        asm.ins(f"jz {fwd(zero)}")
-    for a in range(p.tm):
-        for b in range(p.tn):
-            base = "%rdx" if a == 0 else "%rdi"
-            asm.ins(f"tileloadd {64 * b}({base}, %rsi, 1), "
-                    f"{_tmm(C_TILES[2 * a + b])}")
-    asm.ins(f"jmp {fwd(loaded)}")
-    if p.fault != "write-past-edge":
-        asm.place(edge)
-        _column_masks(asm)
-        if p.overwrite:
-            asm.ins(f"testq {PC}, {PC}")
-            asm.ins(f"jz {fwd(zero)}")
-        _emit_stage(asm, p, into_tiles=True)
-        asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rax")
-        asm.ins(f"movl ${p.nr * 4}, %ecx")
-        for a in range(p.tm):
-            for b in range(p.tn):
-                asm.ins(f"tileloadd {a * TILE_ROWS * p.nr * 4 + 64 * b}"
-                        f"(%rax, %rcx, 1), {_tmm(C_TILES[2 * a + b])}")
-        asm.ins(f"jmp {fwd(loaded)}")
-    if p.overwrite:
-        asm.place(zero)
-        for a in range(p.tm):
-            for b in range(p.tn):
-                asm.ins(f"tilezero {_tmm(C_TILES[2 * a + b])}")
-    asm.place(loaded)
-    asm.comment(f"{p.tm * p.tn} C tiles += A tiles x B tiles, "
-                f"{tt.tile_k} k a step")
-    asm.ins(f"leaq {p.ap_offset}({WS}), %rax")
-    asm.ins(f"movq {IR}, %rcx")
-    asm.ins("shlq $6, %rcx")
-    asm.ins("addq %rcx, %rax")
-    asm.ins(f"leaq {p.bp_offset}({WS}), %rcx")
-    asm.ins(f"movq {JR}, %rdi")
-    asm.ins("shlq $6, %rdi")
-    asm.ins("addq %rdi, %rcx")
-    asm.ins(f"movq {STEPS}({WS}), %rdi")
-    asm.ins(f"movl ${TILE_BYTES}, %esi")
-    asm.raw("\t.p2align 4")
-    asm.place(k_loop)
-    for a in range(p.tm):
-        asm.ins(f"tileloadd {a * TILE_SIZE}(%rax, %rsi, 1), "
-                f"{_tmm(A_TILES[a])}")
-    for b in range(p.tn):
-        asm.ins(f"tileloadd {b * TILE_SIZE}(%rcx, %rsi, 1), "
-                f"{_tmm(B_TILES[b])}")
-    for a in range(p.tm):
-        for b in range(p.tn):
+            if a == 0:
+                asm.ins(f"tileloadd {b * TILE_SIZE}(%rcx, %rsi, 1), "
+                        f"{_tmm(B_TILES[b])}")
             asm.ins(f"{tt.dot} {_tmm(B_TILES[b])}, {_tmm(A_TILES[a])}, "
                     f"{_tmm(C_TILES[2 * a + b])}")
     asm.ins(f"addq ${p.a_step_bytes}, %rax")
@@ -672,11 +556,11 @@ def _emit_block(asm, p):
         asm.ins(f"movq {MB}, %rax")
         asm.ins(f"subq {IR}, %rax")
         asm.ins(f"cmpq ${p.mr}, %rax")
-        asm.ins(f"jb {fwd(edge)}")
+        asm.ins(f"jb {fwd(edge_out)}")
         asm.ins(f"movq {NB}, %rax")
         asm.ins(f"subq {JR}, %rax")
         asm.ins(f"cmpq ${p.nr}, %rax")
-        asm.ins(f"jb {fwd(edge)}")
+        asm.ins(f"jb {fwd(edge_out)}")
     for a in range(p.tm):
         for b in range(p.tn):
             base = "%rdx" if a == 0 else "%rdi"
@@ -684,7 +568,7 @@ def _emit_block(asm, p):
                     f"{64 * b}({base}, %rsi, 1)")
     if p.fault != "write-past-edge":
         asm.ins(f"jmp {fwd(stored)}")
-        asm.place(edge)
+        asm.place(edge_out)
         asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rax")
         asm.ins(f"movl ${p.nr * 4}, %ecx")
         for a in range(p.tm):

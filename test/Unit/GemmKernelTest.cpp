@@ -33,6 +33,19 @@ const Target &host() {
   return target;
 }
 
+/// The host without AMX: where the model gives bf16 and 8-bit GEMMs to
+/// AVX-512's dot instructions (dotgemm.py), for the tests of those.
+const Target &dotHost() {
+  static const Target target = [] {
+    Target t = Target::detectHost();
+    llvm::erase_if(t.features, [](const std::string &f) {
+      return llvm::StringRef(f).starts_with("amx-");
+    });
+    return t;
+  }();
+  return target;
+}
+
 bool hostRunsAvx2() {
   return host().bestIsa() != VectorIsa::None && host().hasFeature("avx2") &&
          host().hasFeature("fma");
@@ -963,7 +976,7 @@ TEST(GemmKernelTest, DotAInPlaceValidates) {
       GemmDesc d = GemmDesc::packed(m, n, k).withPaddedLeadingDims();
       d.precision = p;
       SCOPED_TRACE(d.str());
-      QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, host()));
+      QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, dotHost()));
       EXPECT_EQ(model.aLayout, ALayout::Direct) << model.str();
       ValidationReport report;
       ASSERT_TRUE(buildAndValidate(d, model, {}, report));
@@ -986,16 +999,16 @@ TEST(GemmKernelTest, DotAInPlaceValidates) {
     // run-time leading dimensions.
     GemmDesc t = GemmDesc::packed(37, 45, 64, /*transA=*/true);
     t.precision = p;
-    QM_ASSERT_EXPECTED(packed, chooseGemmConfig(t, host()));
+    QM_ASSERT_EXPECTED(packed, chooseGemmConfig(t, dotHost()));
     EXPECT_EQ(packed.aLayout, ALayout::KMajor);
     GemmDesc odd = GemmDesc::packed(37, 45, 63);
     odd.precision = p;
-    QM_ASSERT_EXPECTED(oddConfig, chooseGemmConfig(odd, host()));
+    QM_ASSERT_EXPECTED(oddConfig, chooseGemmConfig(odd, dotHost()));
     EXPECT_EQ(oddConfig.aLayout, ALayout::KMajor);
     GemmDesc rt = GemmDesc::packed(37, 45, 64);
     rt.precision = p;
     rt.runtimeLd = true;
-    QM_ASSERT_EXPECTED(rtConfig, chooseGemmConfig(rt, host()));
+    QM_ASSERT_EXPECTED(rtConfig, chooseGemmConfig(rt, dotHost()));
     EXPECT_EQ(rtConfig.aLayout, ALayout::KMajor);
   }
 }
@@ -1099,4 +1112,79 @@ TEST(GemmKernelTest, PrepackedBValidates) {
   GemmDesc f32 = GemmDesc::packed(8, 8, 8);
   f32.bPrepacked = true;
   EXPECT_TRUE(bool(llvm::errorToBool(f32.verify())));
+}
+
+/// An AMX block (amx.py) of `mr` x `nr`, kc `steps` tile steps.
+GemmConfig amxConfig(const GemmDesc &d, int mr, int nr, int64_t steps) {
+  GemmConfig c;
+  c.isa = VectorIsa::Amx;
+  c.mr = mr;
+  c.nr = nr;
+  c.kUnroll = 1;
+  c.kc = steps * amxTileK(d.operandElementBytes());
+  c.mc = 2 * mr;
+  c.nc = 2 * nr;
+  return clampToProblem(c, d);
+}
+
+/// bf16, u8 x s8 and s8 x s8 GEMMs on AMX tiles where the host has them
+/// (the model's choice for A and B as stored): one-tile and two-tile
+/// blocks with kc of one and two tile steps, so that edges of every kind
+/// fall inside the shapes (a K that is not whole tile steps, rows and
+/// columns past the blocks, 300 columns: a panel wider than BZHI's 8-bit
+/// count), padded run-time and immediate leading dimensions, overwrite.
+/// Broken kernels (a k dropped, a group interleaved backwards, an edge
+/// block stored whole) fail in qimeng-runner's process.
+TEST(GemmKernelTest, AmxKernelsValidate) {
+  int ran = 0;
+  const auto options = IsolatedValidationOptions::defaults();
+  for (GemmPrecision p :
+       {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8}) {
+    if (!host().hasAmx(p == GemmPrecision::Bf16))
+      continue;
+    ++ran;
+    struct Case {
+      int64_t m, n, k;
+      bool overwrite, runtimeLd;
+    };
+    for (Case c :
+         {Case{1, 1, 1, false, true}, Case{37, 45, 29, false, true},
+          Case{17, 100, 166, true, true}, Case{64, 64, 64, false, false},
+          Case{24, 300, 43, false, true}, Case{70, 70, 200, true, false}}) {
+      GemmDesc d = GemmDesc::packed(c.m, c.n, c.k);
+      d.precision = p;
+      d.overwrite = c.overwrite;
+      d.runtimeLd = c.runtimeLd;
+      d = d.withPaddedLeadingDims();
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, host()));
+      EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
+      // The model's block, and in turn one tile, a tall and a wide block.
+      const GemmConfig small = (c.m + c.n) % 3 == 0 ? amxConfig(d, 16, 16, 1)
+                               : (c.m + c.n) % 3 == 1
+                                   ? amxConfig(d, 32, 16, 2)
+                                   : amxConfig(d, 16, 32, 1);
+      for (const GemmConfig &config : {model, small})
+        EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+    }
+    // Whole blocks of rows, so that the stores past N stay within C's gaps
+    // (the validator runs in qimeng-runner, but a store past C's guard
+    // would corrupt its heap); overwriting, so that a tile stored past N
+    // writes zeros there (accumulating, it would store back what it read:
+    // B's columns past N are packed as zeros).
+    GemmDesc d = GemmDesc::packed(32, 40, 70);
+    d.precision = p;
+    d.ldc = 43;
+    d.overwrite = true;
+    for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
+      QM_ASSERT_EXPECTED(broken,
+                         emitGemmKernel(d, amxConfig(d, 16, 16, 1),
+                                        EmitterOptions::defaults(), fault));
+      QM_ASSERT_EXPECTED(caught, validateIsolated(d, host(), broken, options));
+      EXPECT_FALSE(caught.passed) << fault;
+    }
+  }
+  if (ran == 0)
+    GTEST_SKIP() << "host has no AMX (amx-tile with amx-bf16 or amx-int8, "
+                    "granted by Linux)";
 }

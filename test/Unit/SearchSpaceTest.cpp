@@ -837,3 +837,61 @@ TEST(SearchSpaceTest, GemmSpacesAreForGemmsAndNchwReadsItsFilterInPlace) {
   QM_ASSERT_EXPECTED(config, nspace.configFor(nspace.modelAssignment()));
   EXPECT_EQ(config.aLayout, ALayout::Direct);
 }
+
+TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
+  // On a target with AMX (a Sapphire Rapids-class Xeon), bf16 and 8-bit
+  // GEMMs with A and B as stored get the tile kernels (amx.py), their space
+  // K unrolls of one tile step and kcs of whole tile steps (32 bf16, 64
+  // bytes); what amx.py does not take (B transposed, an epilogue, a
+  // convolution) stays on AVX512-BF16/VNNI, and a target without the
+  // amx-bf16 feature keeps its bf16 there too.
+  const char *xeon = "x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,"
+                     "+fma,+avx512f,+avx512bw,+avx512vl,+avx512bf16,"
+                     "+avx512vnni,+bmi2,+amx-tile,+amx-bf16,+amx-int8:"
+                     "l1d=48K,l2=2M,l3=105M,cores=2";
+  Target target = pinned(xeon);
+  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::S8S8}) {
+    GemmDesc d = GemmDesc::packed(100, 200, 300);
+    d.precision = p;
+    QM_ASSERT_EXPECTED(base, chooseKernelConfig(KernelProblem(d), target));
+    EXPECT_EQ(base.isa, VectorIsa::Amx) << base.str();
+    EXPECT_EQ(base.kUnroll, 1);
+    const int64_t step = amxTileK(d.operandElementBytes());
+    EXPECT_EQ(base.kc % step, 0) << base.str();
+    SearchSpace space = SearchSpace::forProblem(KernelProblem(d), target, base);
+    ASSERT_NE(decision(space, "ku"), nullptr);
+    EXPECT_EQ(decision(space, "ku")->choices, std::vector<std::string>{"1"});
+    for (const std::string &text : decision(space, "kc")->choices)
+      EXPECT_EQ(std::stoll(text) % step, 0) << text;
+    for (const std::string &text : decision(space, "block")->choices)
+      EXPECT_TRUE(text == "32x32" || text == "32x16" || text == "16x32" ||
+                  text == "16x16")
+          << text;
+    d.transB = true;
+    d.ldb = d.k;
+    EXPECT_EQ(amxRefusal(d), "B transposed");
+    QM_ASSERT_EXPECTED(nt, chooseKernelConfig(KernelProblem(d), target));
+    EXPECT_EQ(nt.isa, VectorIsa::Avx512) << nt.str();
+  }
+  GemmDesc relu = GemmDesc::packed(64, 64, 64);
+  relu.precision = GemmPrecision::Bf16;
+  relu.relu = true;
+  EXPECT_EQ(amxRefusal(relu), "an epilogue");
+  ConvDesc conv =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 16, 16, 64, 64, 3, 3);
+  conv.precision = GemmPrecision::Bf16;
+  QM_ASSERT_EXPECTED(convConfig,
+                     chooseKernelConfig(KernelProblem(conv), target));
+  EXPECT_EQ(convConfig.isa, VectorIsa::Avx512);
+  Target noAmxBf16 = pinned("x86_64-unknown-linux-gnu:sapphirerapids:+avx,"
+                            "+avx2,+fma,+avx512f,+avx512bw,+avx512vl,"
+                            "+avx512bf16,+amx-tile,+amx-int8:l2=2M,cores=2");
+  GemmDesc d = GemmDesc::packed(64, 64, 64);
+  d.precision = GemmPrecision::Bf16;
+  QM_ASSERT_EXPECTED(plain, chooseKernelConfig(KernelProblem(d), noAmxBf16));
+  EXPECT_EQ(plain.isa, VectorIsa::Avx512);
+  EXPECT_EQ(noAmxBf16.matrixIsa(/*bf16=*/true, /*int8=*/false),
+            VectorIsa::Avx512);
+  EXPECT_EQ(noAmxBf16.matrixIsa(false, true), VectorIsa::Amx);
+  EXPECT_EQ(target.matrixIsa(false, false), VectorIsa::Avx512);
+}

@@ -302,17 +302,19 @@ TEST(TargetTest, VectorShapes) {
 }
 
 TEST(TargetTest, IsaNames) {
-  for (VectorIsa isa : {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512,
-                        VectorIsa::Neon, VectorIsa::Sve, VectorIsa::Rvv}) {
+  for (VectorIsa isa :
+       {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512, VectorIsa::Neon,
+        VectorIsa::Sve, VectorIsa::Rvv, VectorIsa::Amx}) {
     QM_ASSERT_EXPECTED(back, parseIsa(isaName(isa)));
     EXPECT_EQ(back, isa);
   }
   EXPECT_EQ(isaName(VectorIsa::Avx2), "avx2");
   EXPECT_EQ(isaName(VectorIsa::Avx512), "avx512");
   EXPECT_EQ(isaName(VectorIsa::None), "none");
+  EXPECT_EQ(isaName(VectorIsa::Amx), "amx");
   QM_ASSERT_FAILS_WITH(parseIsa("sse").takeError(),
                        "unknown vector isa 'sse'; expected avx2, avx512, "
-                       "neon, sve or rvv");
+                       "neon, sve, rvv or amx");
 }
 
 TEST(TargetTest, ToJsonParsesBack) {
