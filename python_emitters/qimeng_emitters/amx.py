@@ -55,7 +55,8 @@ from dataclasses import dataclass
 
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
-                     check_target_features, int_field, leading_dims)
+                     check_target_features, int_field, leading_dims,
+                     round_up)
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .x86 import Asm, back, check_disp, emit_fault_entry, function_text, fwd
 
@@ -70,7 +71,10 @@ LD_BYTES_OFFSET = 88
 TILECFG_OFFSET = 128
 ZERO_ROW_OFFSET = 192
 STEPS = 256                 # the kc block's tile steps
-STAGE_OFFSET = 320
+# bf16: the VPERMI2W indices that interleave two rows of 32 columns into
+# the dwords of columns 0-15 and 16-31.
+PAIR_INDEX_OFFSET = 320
+STAGE_OFFSET = 448
 TILE_ROWS = 16
 TILE_BYTES = 64             # a tile row
 TILE_SIZE = TILE_ROWS * TILE_BYTES
@@ -210,8 +214,9 @@ class Params:
         self.ap_offset = STAGE_OFFSET + self.stage_bytes
         self.bp_offset = self.ap_offset + \
             self.k_steps * self.a_step_bytes * (self.mc // self.mr)
-        self.workspace_bytes = self.bp_offset + \
-            self.k_steps * self.b_step_bytes * (self.nc // self.nr)
+        # (bf16 packs B 32 columns at a time: room for a sliver past nc.)
+        self.workspace_bytes = self.bp_offset + self.k_steps * TILE_SIZE * (
+            round_up(self.nc, 2 * TILE_ROWS) // TILE_ROWS)
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
             eb = self.tt.element_bytes
@@ -283,8 +288,98 @@ def _emit_leading_dims_in_bytes(asm, p):
         asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
 
 
+def _emit_pair_index(asm):
+    """The two VPERMI2W indices at PAIR_INDEX_OFFSET: word 2j of the first
+    takes word j of the first table (row k), word 2j + 1 word j of the
+    second (row k + 1); the second index the same for columns 16-31."""
+    for half in range(2):
+        for q in range(8):          # four words a quadword
+            words = []
+            for w in range(4 * q, 4 * q + 4):
+                j = 16 * half + w // 2
+                words.append(j if w % 2 == 0 else 32 + j)
+            value = sum(v << (16 * i) for i, v in enumerate(words))
+            asm.ins(f"movabsq ${value:#x}, %rax")
+            asm.ins(f"movq %rax, {PAIR_INDEX_OFFSET + 64 * half + 8 * q}"
+                    f"({WS})")
+
+
+def _emit_pack_b_pairs(asm, p):
+    """bf16 B[pc:pc+kb, jc:jc+nb] into VNNI tiles, 32 columns (two
+    slivers) at a time: per pair of rows, both rows loaded whole (masked
+    to nb) and interleaved by VPERMI2W into the dwords of the two slivers'
+    tiles; a row past kb is the zero row. Registers: JR the first column,
+    MB the source row, IC the first sliver's destination, IR the pair's
+    first k in the block, %rsi ldb in bytes, %rdi the zero row, %rax and
+    %rdx the two rows, %rcx scratch."""
+    sliver_loop = asm.label("PACK B: next 32 columns")
+    step_loop = asm.label("PACK B: next tile step of the 32 columns")
+    asm.comment("PACK B: two rows of 32 bf16 interleaved into the pairs of "
+                "two slivers, zero past kb")
+    asm.ins(f"vmovdqu64 {PAIR_INDEX_OFFSET}({WS}), %zmm5")
+    asm.ins(f"vmovdqu64 {PAIR_INDEX_OFFSET + 64}({WS}), %zmm6")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
+    asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
+    asm.ins(f"xorl {JR}d, {JR}d")
+    asm.place(sliver_loop)
+    asm.ins(f"movq {NB}, %rax")
+    asm.ins(f"subq {JR}, %rax")
+    asm.ins("movl $32, %edx")
+    asm.ins("cmpq %rdx, %rax")
+    asm.ins("cmovaq %rdx, %rax")
+    asm.ins("movq $-1, %rdx")
+    asm.ins("bzhiq %rax, %rdx, %rdx")  # columns past nb masked
+    asm.ins("kmovd %edx, %k1")
+    asm.ins(f"movq {PC}, {MB}")
+    asm.ins(f"imulq %rsi, {MB}")
+    asm.ins(f"leaq ({JC}, {JR}), %rax")
+    asm.ins(f"leaq ({MB}, %rax, 2), {MB}")
+    asm.ins(f"addq 8({WS}), {MB}")
+    asm.ins(f"movq {JR}, {IC}")
+    asm.ins(f"andq ${-p.nr}, {IC}")
+    asm.ins(f"imulq {STEPS}({WS}), {IC}")
+    asm.ins(f"movq {JR}, %rax")
+    asm.ins(f"andq ${p.nr - 1}, %rax")
+    asm.ins(f"addq %rax, {IC}")
+    asm.ins(f"shlq $6, {IC}")
+    asm.ins(f"leaq {p.bp_offset}({WS}, {IC}), {IC}")
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(step_loop)
+    first, second = ("%zmm2", "%zmm1") if p.fault == "swap-pairs" else \
+        ("%zmm1", "%zmm2")
+    for g in range(TILE_ROWS):
+        asm.ins(f"movq {MB}, %rax")
+        asm.ins(f"cmpq {KB}, {IR}")
+        asm.ins("cmovaeq %rdi, %rax")
+        asm.ins(f"leaq ({MB}, %rsi), %rdx")
+        asm.ins(f"leaq 1({IR}), %rcx")
+        asm.ins(f"cmpq {KB}, %rcx")
+        asm.ins("cmovaeq %rdi, %rdx")
+        asm.ins("vmovdqu16 (%rax), %zmm1{%k1}{z}")
+        asm.ins("vmovdqu16 (%rdx), %zmm2{%k1}{z}")
+        asm.ins("vmovdqa64 %zmm5, %zmm3")
+        asm.ins("vmovdqa64 %zmm6, %zmm4")
+        asm.ins(f"vpermi2w {second}, {first}, %zmm3")
+        asm.ins(f"vpermi2w {second}, {first}, %zmm4")
+        asm.ins(f"vmovdqu32 %zmm3, {g * TILE_BYTES}({IC})")
+        if p.nr == 2 * TILE_ROWS:   # the second sliver: the next tile
+            asm.ins(f"vmovdqu32 %zmm4, {TILE_SIZE + g * TILE_BYTES}({IC})")
+        else:                       # the next block's
+            asm.ins(f"movq {STEPS}({WS}), %rcx")
+            asm.ins("shlq $10, %rcx")
+            asm.ins(f"vmovdqu32 %zmm4, {g * TILE_BYTES}({IC}, %rcx)")
+        asm.ins(f"leaq ({MB}, %rsi, 2), {MB}")
+        asm.ins(f"addq $2, {IR}")
+    asm.ins(f"addq ${p.b_step_bytes}, {IC}")
+    asm.ins(f"cmpq {KB}, {IR}")
+    asm.ins(f"jb {back(step_loop)}")
+    asm.ins(f"addq $32, {JR}")
+    asm.ins(f"cmpq {NB}, {JR}")
+    asm.ins(f"jb {back(sliver_loop)}")
+
+
 def _emit_pack_b(asm, p):
-    """B[pc:pc+kb, jc:jc+nb] into VNNI tiles: per 16-column sliver, per k
+    """8-bit B[pc:pc+kb, jc:jc+nb] into VNNI tiles: per 16-column sliver, per k
     group, one dword a column holding the group's k (the lowest k in the
     lowest bytes), the sliver's tile of each step at its place among its
     NR columns' (Params); rows past kb read the zero row. Registers: JR the
@@ -596,6 +691,8 @@ def _emit_body(p):
     _emit_permission(asm)
     _emit_tile_config(asm)
     _emit_leading_dims_in_bytes(asm, p)
+    if tt.group == 2:
+        _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
     if p.parallel:
         m_begin, m_end = f"{RANGE_OFFSET}({WS})", f"{RANGE_OFFSET + 8}({WS})"
@@ -624,7 +721,10 @@ def _emit_body(p):
     asm.ins(f"leaq {tt.tile_k - 1}({KB}), %rax")
     asm.ins(f"shrq ${tt.tile_k.bit_length() - 1}, %rax")
     asm.ins(f"movq %rax, {STEPS}({WS})")
-    _emit_pack_b(asm, p)
+    if tt.group == 2:
+        _emit_pack_b_pairs(asm, p)
+    else:
+        _emit_pack_b(asm, p)
     if m_begin:
         asm.ins(f"movq {m_begin}, {IC}")
     else:
@@ -668,7 +768,7 @@ def emit(request):
     return function_text(
         p.tt.kind, summary, p.symbol(), _emit_body(p), request,
         p.workspace_bytes, p.runtime_ld,
-        ["zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "k1", "k2", "k3"]
+        [f"zmm{i}" for i in range(7)] + ["k1", "k2", "k3"]
         + [f"tmm{i}" for i in range(8)],
         p.features,
         headers=["# qm.inner_loop_flops: " + str(
