@@ -39,6 +39,11 @@ config.substitutions.append(
 config.substitutions.append(
     ("%mlir-translate", os.path.join(tools, "mlir-translate")))
 config.substitutions.append(("%llc", os.path.join(tools, "llc")))
+# The same libraries as link arguments (an AOT executable of the lowered
+# module: MLIR's runner utilities and OpenMP, nothing of ours).
+config.substitutions.append(
+    ("%runner-libs-link", runner_libs.replace(",", " ") + " "
+     + os.path.join(config.llvm_lib_dir, "libmlir_float16_utils.so")))
 config.substitutions.append(("%runner-libs", runner_libs))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%llvm-lib-dir", config.llvm_lib_dir))
@@ -67,7 +72,7 @@ config.substitutions.append(("%strip-address", "sed -e 's/base@ = 0x[0-9a-f]*//'
 # Host features, from our own tool, gate execution tests.
 hostinfo = os.path.join(config.qimeng_tools_dir, "qimeng-hostinfo")
 for feature in ("avx2", "fma", "avx512f", "avx512bw", "avx512bf16",
-                "avx512vnni"):
+                "avx512vnni", "amx-bf16", "amx-int8"):
     try:
         rc = subprocess.run([hostinfo, "--has-feature=" + feature],
                             stdout=subprocess.DEVNULL,

@@ -324,6 +324,16 @@ llvm::Expected<EmittedKernel> qimeng::emitKernel(const KernelProblem &problem,
   return emitGemmKernel(problem.gemm(), config, options, fault, target);
 }
 
+std::string qimeng::peakInstructionName(VectorIsa isa,
+                                        GemmPrecision precision) {
+  const bool amx = isa == VectorIsa::Amx;
+  if (precision == GemmPrecision::Bf16)
+    return amx ? "TDPBF16PS (AMX)" : "VDPBF16PS";
+  if (isIntegerPrecision(precision))
+    return amx ? "TDPBUSD (AMX)" : "VPDPBUSD";
+  return "FMA";
+}
+
 llvm::Expected<EmittedKernel>
 qimeng::emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options,
                          GemmPrecision precision) {

@@ -375,9 +375,12 @@ int main(int argc, char **argv) {
   EmitterOptions emitter = EmitterOptions::defaults();
   IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
   // The peak of the instructions the kernels run: FMAs, VDPBF16PS or
-  // VPDPBUSD, or AMX's tiles where the host has them.
-  VectorIsa isa = host.matrixIsa(precision == GemmPrecision::Bf16,
-                                 isIntegerPrecision(precision));
+  // VPDPBUSD, or AMX's tiles for GEMMs where the host has them
+  // (convolutions run on AVX-512).
+  VectorIsa isa = opKind == "conv2d"
+                      ? host.bestIsa()
+                      : host.matrixIsa(precision == GemmPrecision::Bf16,
+                                       isIntegerPrecision(precision));
   if (isa == VectorIsa::None)
     exitOnErr(llvm::createStringError(
         "this host has no vector isa our emitters support"));
@@ -474,10 +477,7 @@ int main(int argc, char **argv) {
         "{6}), {4:F1} for {5} thread(s)\n",
         host.cpu, host.triple, corePeak, isaName(isa), peak,
         unsigned(threadsOpt), gauge->describe(),
-        precision == GemmPrecision::Bf16 ? "VDPBF16PS"
-        : isIntegerPrecision(precision)  ? "VPDPBUSD"
-                                         : "FMA",
-        unit);
+        peakInstructionName(isa, precision), unit);
     llvm::outs() << llvm::formatv(
         "memory read bandwidth measured: {0:F1} GB/s with {1} thread(s) "
         "(JSON rows give each shape's GB/s at its least traffic)\n",

@@ -110,6 +110,10 @@ emitterGeneratorVersion(const EmitterOptions &options);
 
 /// Emits the fma_peak probe for `isa` (docs/EmitterProtocol.md): FMAs, or
 /// for bf16 the VDPBF16PS chains the bf16 kernels run on.
+/// The instruction emitFmaPeakProbe times: "FMA", "VDPBF16PS", "VPDPBUSD",
+/// "TDPBF16PS (AMX)" or "TDPBUSD (AMX)".
+std::string peakInstructionName(VectorIsa isa, GemmPrecision precision);
+
 llvm::Expected<EmittedKernel>
 emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options,
                  GemmPrecision precision = GemmPrecision::F32);

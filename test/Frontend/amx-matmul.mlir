@@ -1,0 +1,209 @@
+// bf16 and int8 matmuls on AMX tiles (amx.py: TDPBF16PS, TDPBSSD,
+// TDPBUSD), on a host that has them: torch-mlir's bf16 matmul into a
+// zero-filled f32 accumulator, a batch_matmul accumulating into a bias, a
+// quantized s8 x s8 -> i32 matmul and a u8 x s8 generic. On tensors,
+// bufferized with one-shot-bufferize's function boundaries (dynamic
+// strides: the kernels read their leading dimensions at run time). Run
+// with and without the pass under stock mlir-runner, and ahead of time
+// through mlir-translate | llc linked with nothing of ours (each kernel
+// asks Linux for the tile data itself), each compared exactly with the
+// stock pipeline (small-integer bf16 inputs: exact in every f32 sum;
+// bytes over their whole range).
+// REQUIRES: host-amx-bf16, host-amx-int8, host-cc
+// RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
+// RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
+// RUN: %qimeng-opt %t.default.mlir --qimeng-tensorop -o %t.v1.mlir
+// RUN: FileCheck %s < %t.v1.mlir
+// RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
+// RUN: diff %t.reference %t.v1
+// RUN: FileCheck %s --check-prefix=OUT < %t.reference
+//
+// Two threads: the parts of C in omp.parallel, each thread its own tiles.
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=2' \
+// RUN:   | %mlir-opt %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
+// RUN: diff %t.reference %t.v2
+//
+// Ahead of time: an executable of the lowered module and MLIR's runner
+// utilities (printMemref) only.
+// RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -filetype=obj -relocation-model=pic -o %t.o
+// RUN: cc %t.o -o %t.exe %runner-libs-link -Wl,-rpath,%llvm-lib-dir
+// RUN: %t.exe | %strip-address > %t.aot
+// RUN: diff %t.reference %t.aot
+//
+// The kernels are what ran: broken ones (validation off) change the output.
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=validate=false test-inject-fault=drop-k' \
+// RUN:   | %mlir-opt %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
+// RUN: not diff %t.reference %t.fault > /dev/null
+
+// CHECK-LABEL: func.func @bf16_matmul(
+// CHECK-NOT:     linalg.fill
+// CHECK:         llvm.call @qm_sbgemm_70x45x100_nn_b0_ldrt_{{.*}}_x86_64_amxbf16(
+// CHECK-LABEL: func.func @bf16_bmm(
+// CHECK:         @qm_sbgemm_40x33x70_nn_ldrt_{{.*}}_x86_64_amxbf16
+// CHECK-LABEL: func.func @s8_matmul(
+// CHECK:         llvm.call @qm_s8s8gemm_37x45x131_nn_b0_ldrt_{{.*}}_x86_64_amxint8(
+// CHECK-LABEL: func.func @u8s8_generic(
+// CHECK:         llvm.call @qm_u8s8gemm_33x20x200_nn_ldrt_{{.*}}_x86_64_amxint8(
+// CHECK: llvm.inline_asm has_side_effects {{.*}}tdpbf16ps
+// CHECK-SAME: ~{tmm0}
+
+// OUT-COUNT-4: rank =
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+func.func @bf16_matmul(%a: tensor<70x100xbf16>, %b: tensor<100x45xbf16>) -> tensor<70x45xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<70x45xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<70x45xf32>) -> tensor<70x45xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<70x100xbf16>, tensor<100x45xbf16>) outs(%acc : tensor<70x45xf32>) -> tensor<70x45xf32>
+  return %r : tensor<70x45xf32>
+}
+
+func.func @bf16_bmm(%a: tensor<3x40x70xbf16>, %b: tensor<3x70x33xbf16>, %c: tensor<3x40x33xf32>) -> tensor<3x40x33xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<3x40x70xbf16>, tensor<3x70x33xbf16>) outs(%c : tensor<3x40x33xf32>) -> tensor<3x40x33xf32>
+  return %r : tensor<3x40x33xf32>
+}
+
+func.func @s8_matmul(%a: tensor<37x131xi8>, %b: tensor<131x45xi8>) -> tensor<37x45xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<37x45xi32>
+  %acc = linalg.fill ins(%zero : i32) outs(%e : tensor<37x45xi32>) -> tensor<37x45xi32>
+  %r = linalg.matmul ins(%a, %b : tensor<37x131xi8>, tensor<131x45xi8>) outs(%acc : tensor<37x45xi32>) -> tensor<37x45xi32>
+  return %r : tensor<37x45xi32>
+}
+
+func.func @u8s8_generic(%a: tensor<33x200xi8>, %b: tensor<200x20xi8>, %c: tensor<33x20xi32>) -> tensor<33x20xi32> {
+  %r = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<33x200xi8>, tensor<200x20xi8>) outs(%c : tensor<33x20xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xi = arith.extui %x : i8 to i32
+    %yi = arith.extsi %y : i8 to i32
+    %p = arith.muli %xi, %yi : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<33x20xi32>
+  return %r : tensor<33x20xi32>
+}
+
+// (i * x + j * y) mod 256 as i8: every bit pattern, both extremes.
+func.func private @bytes(%rows: index, %cols: index, %x: index, %y: index) -> tensor<?x?xi8> {
+  %t = tensor.empty(%rows, %cols) : tensor<?x?xi8>
+  %r = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%t : tensor<?x?xi8>) {
+  ^bb0(%o: i8):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %ix = arith.muli %i, %x : index
+    %jy = arith.muli %j, %y : index
+    %s = arith.addi %ix, %jy : index
+    %c256 = arith.constant 256 : index
+    %m = arith.remui %s, %c256 : index
+    %mi = arith.index_cast %m : index to i64
+    %v = arith.trunci %mi : i64 to i8
+    linalg.yield %v : i8
+  } -> tensor<?x?xi8>
+  return %r : tensor<?x?xi8>
+}
+
+// (i * x + j * y + k * z) mod 9 - 4 as bf16 (a 2-D tensor takes k = 0).
+func.func private @smallints(%t: tensor<?x?x?xbf16>, %x: index, %y: index, %z: index) -> tensor<?x?x?xbf16> {
+  %r = linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]} outs(%t : tensor<?x?x?xbf16>) {
+  ^bb0(%o: bf16):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %k = linalg.index 2 : index
+    %ix = arith.muli %i, %x : index
+    %jy = arith.muli %j, %y : index
+    %kz = arith.muli %k, %z : index
+    %s0 = arith.addi %ix, %jy : index
+    %s = arith.addi %s0, %kz : index
+    %c9 = arith.constant 9 : index
+    %m = arith.remui %s, %c9 : index
+    %mi = arith.index_cast %m : index to i64
+    %f = arith.sitofp %mi : i64 to f32
+    %c4 = arith.constant 4.0 : f32
+    %v = arith.subf %f, %c4 : f32
+    %b = arith.truncf %v : f32 to bf16
+    linalg.yield %b : bf16
+  } -> tensor<?x?x?xbf16>
+  return %r : tensor<?x?x?xbf16>
+}
+
+func.func private @printMemrefI32(memref<*xi32>)
+func.func private @printMemrefF32(memref<*xf32>)
+
+func.func @main() {
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c7 = arith.constant 7 : index
+  %c11 = arith.constant 11 : index
+  %c13 = arith.constant 13 : index
+
+  %ea = tensor.empty() : tensor<1x70x100xbf16>
+  %ead = tensor.cast %ea : tensor<1x70x100xbf16> to tensor<?x?x?xbf16>
+  %a3 = call @smallints(%ead, %c7, %c5, %c1) : (tensor<?x?x?xbf16>, index, index, index) -> tensor<?x?x?xbf16>
+  %a3s = tensor.cast %a3 : tensor<?x?x?xbf16> to tensor<1x70x100xbf16>
+  %a = tensor.collapse_shape %a3s [[0, 1], [2]] : tensor<1x70x100xbf16> into tensor<70x100xbf16>
+  %eb = tensor.empty() : tensor<1x100x45xbf16>
+  %ebd = tensor.cast %eb : tensor<1x100x45xbf16> to tensor<?x?x?xbf16>
+  %b3 = call @smallints(%ebd, %c3, %c11, %c1) : (tensor<?x?x?xbf16>, index, index, index) -> tensor<?x?x?xbf16>
+  %b3s = tensor.cast %b3 : tensor<?x?x?xbf16> to tensor<1x100x45xbf16>
+  %b = tensor.collapse_shape %b3s [[0, 1], [2]] : tensor<1x100x45xbf16> into tensor<100x45xbf16>
+  %mm = call @bf16_matmul(%a, %b) : (tensor<70x100xbf16>, tensor<100x45xbf16>) -> tensor<70x45xf32>
+  %mmm = bufferization.to_buffer %mm : tensor<70x45xf32> to memref<70x45xf32>
+  %mmu = memref.cast %mmm : memref<70x45xf32> to memref<*xf32>
+  call @printMemrefF32(%mmu) : (memref<*xf32>) -> ()
+
+  %eba = tensor.empty() : tensor<3x40x70xbf16>
+  %ebad = tensor.cast %eba : tensor<3x40x70xbf16> to tensor<?x?x?xbf16>
+  %ba = call @smallints(%ebad, %c5, %c7, %c13) : (tensor<?x?x?xbf16>, index, index, index) -> tensor<?x?x?xbf16>
+  %bas = tensor.cast %ba : tensor<?x?x?xbf16> to tensor<3x40x70xbf16>
+  %ebb = tensor.empty() : tensor<3x70x33xbf16>
+  %ebbd = tensor.cast %ebb : tensor<3x70x33xbf16> to tensor<?x?x?xbf16>
+  %bb = call @smallints(%ebbd, %c11, %c3, %c7) : (tensor<?x?x?xbf16>, index, index, index) -> tensor<?x?x?xbf16>
+  %bbs = tensor.cast %bb : tensor<?x?x?xbf16> to tensor<3x70x33xbf16>
+  %bias = arith.constant 0.5 : f32
+  %ebc = tensor.empty() : tensor<3x40x33xf32>
+  %bc = linalg.fill ins(%bias : f32) outs(%ebc : tensor<3x40x33xf32>) -> tensor<3x40x33xf32>
+  %bm = call @bf16_bmm(%bas, %bbs, %bc) : (tensor<3x40x70xbf16>, tensor<3x70x33xbf16>, tensor<3x40x33xf32>) -> tensor<3x40x33xf32>
+  %bmm = bufferization.to_buffer %bm : tensor<3x40x33xf32> to memref<3x40x33xf32>
+  %bmu = memref.cast %bmm : memref<3x40x33xf32> to memref<*xf32>
+  call @printMemrefF32(%bmu) : (memref<*xf32>) -> ()
+
+  %c20 = arith.constant 20 : index
+  %c33 = arith.constant 33 : index
+  %c37 = arith.constant 37 : index
+  %c45 = arith.constant 45 : index
+  %c131 = arith.constant 131 : index
+  %c200 = arith.constant 200 : index
+  %sad = call @bytes(%c37, %c131, %c7, %c13) : (index, index, index, index) -> tensor<?x?xi8>
+  %sbd = call @bytes(%c131, %c45, %c11, %c5) : (index, index, index, index) -> tensor<?x?xi8>
+  %sa = tensor.cast %sad : tensor<?x?xi8> to tensor<37x131xi8>
+  %sb = tensor.cast %sbd : tensor<?x?xi8> to tensor<131x45xi8>
+  %s = call @s8_matmul(%sa, %sb) : (tensor<37x131xi8>, tensor<131x45xi8>) -> tensor<37x45xi32>
+  %sm = bufferization.to_buffer %s : tensor<37x45xi32> to memref<37x45xi32>
+  %su = memref.cast %sm : memref<37x45xi32> to memref<*xi32>
+  call @printMemrefI32(%su) : (memref<*xi32>) -> ()
+
+  %uad = call @bytes(%c33, %c200, %c13, %c7) : (index, index, index, index) -> tensor<?x?xi8>
+  %ubd = call @bytes(%c200, %c20, %c5, %c11) : (index, index, index, index) -> tensor<?x?xi8>
+  %ua = tensor.cast %uad : tensor<?x?xi8> to tensor<33x200xi8>
+  %ub = tensor.cast %ubd : tensor<?x?xi8> to tensor<200x20xi8>
+  %one = arith.constant 1 : i32
+  %uce = tensor.empty() : tensor<33x20xi32>
+  %uc = linalg.fill ins(%one : i32) outs(%uce : tensor<33x20xi32>) -> tensor<33x20xi32>
+  %u = call @u8s8_generic(%ua, %ub, %uc) : (tensor<33x200xi8>, tensor<200x20xi8>, tensor<33x20xi32>) -> tensor<33x20xi32>
+  %um = bufferization.to_buffer %u : tensor<33x20xi32> to memref<33x20xi32>
+  %uu = memref.cast %um : memref<33x20xi32> to memref<*xi32>
+  call @printMemrefI32(%uu) : (memref<*xi32>) -> ()
+  return
+}
