@@ -347,7 +347,6 @@ static SplitAxis nchwSplit(const GemmDesc &view) {
 /// pixels (N).
 std::string qimeng::amxRefusal(const GemmDesc &d) {
   return d.transA                                 ? "A transposed"
-         : d.transB                               ? "B transposed"
          : d.bf16Output                           ? "a bf16 output"
          : d.bias != GemmBias::None || d.relu     ? "an epilogue"
          : d.dynamicM || d.dynamicN || d.dynamicK ? "run-time sizes"
@@ -365,8 +364,11 @@ std::string qimeng::amxRefusal(const GemmDesc &d) {
 /// at 256^3.
 static std::optional<GemmConfig> amxConfig(const GemmDesc &desc,
                                            const Target &target) {
+  // One row against B^T (a token through a linear layer) stays the
+  // matrix-vector form, which reads B^T once and packs nothing.
   if (!target.hasAmx(desc.precision == GemmPrecision::Bf16) ||
-      !amxRefusal(desc).empty())
+      !amxRefusal(desc).empty() ||
+      (desc.m == 1 && desc.bTransposedRowsInPlace()))
     return std::nullopt;
   GemmConfig c;
   c.isa = VectorIsa::Amx;

@@ -135,7 +135,7 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 
 # Fields of the dot GEMMs' requests (C++'s GemmDesc) the AMX kernels take
 # only at their defaults.
-_NOT_YET = ("trans_a", "trans_b", "dynamic_m", "dynamic_n", "dynamic_k",
+_NOT_YET = ("trans_a", "dynamic_m", "dynamic_n", "dynamic_k",
             "b_prepacked", "bias", "relu", "relu_max", "bf16_output")
 
 
@@ -155,7 +155,7 @@ class Params:
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
             "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
-            "target_features", "k_unroll") + _NOT_YET
+            "target_features", "k_unroll", "trans_b") + _NOT_YET
             + (("a_type",) if kind == "igemm" else ()))
         for field in _NOT_YET:
             if request.get(field, False) not in (False, "none"):
@@ -184,8 +184,11 @@ class Params:
         self.overwrite = bool_field(request, "overwrite")
         self.runtime_ld = bool_field(request, "runtime_ld")
         self.parallel = bool_field(request, "parallel")
+        # B stored N x K (a torch linear layer's weight): PACK B reads each
+        # column's k where they lie, a tile column at a time.
+        self.trans_b = bool_field(request, "trans_b")
         self.lda, self.ldb, self.ldc = leading_dims(
-            request, self.m, self.n, self.k, False, False)
+            request, self.m, self.n, self.k, False, self.trans_b)
         self.mr = int_field(request, "mr")
         self.nr = int_field(request, "nr")
         for name, value in (("mr", self.mr), ("nr", self.nr)):
@@ -203,6 +206,9 @@ class Params:
             raise RequestError(
                 f"unknown fault {self.fault!r}; expected one of "
                 + ", ".join(f for f in FAULTS if f) + " (test-only)")
+        if self.fault == "swap-pairs" and self.trans_b:
+            raise RequestError("fault swap-pairs: B transposed has its "
+                               "groups in place, no pairs to swap")
         self.k_steps = -(-self.kc // tk)
         # Packed A: per MR rows, per tile step, the MR rows' 64 bytes
         # (the A tiles of a step side by side); packed B: per NR columns,
@@ -229,7 +235,8 @@ class Params:
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
         kind = "sbgemm" if self.tt.name == "bf16" else f"{self.tt.name}gemm"
-        return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_nn"
+        return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_n"
+                f"{'t' if self.trans_b else 'n'}"
                 f"{'_b0' if self.overwrite else ''}{lds}"
                 f"_{self.mr}x{self.nr}_kc{self.kc}_mc{self.mc}_nc{self.nc}"
                 f"{'_par' if self.parallel else ''}{fault}"
@@ -374,6 +381,80 @@ def _emit_pack_b_pairs(asm, p):
     asm.ins(f"cmpq {KB}, {IR}")
     asm.ins(f"jb {back(step_loop)}")
     asm.ins(f"addq $32, {JR}")
+    asm.ins(f"cmpq {NB}, {JR}")
+    asm.ins(f"jb {back(sliver_loop)}")
+
+
+def _emit_scatter_index(asm):
+    """The VPSCATTERDD index at PAIR_INDEX_OFFSET: dword g at 64 g bytes, a
+    tile column's groups down its rows."""
+    for q in range(8):
+        value = (64 * 2 * q) | ((64 * (2 * q + 1)) << 32)
+        asm.ins(f"movabsq ${value:#x}, %rax")
+        asm.ins(f"movq %rax, {PAIR_INDEX_OFFSET + 8 * q}({WS})")
+
+
+def _emit_pack_b_transposed(asm, p):
+    """B^T[jc:jc+nb, pc:pc+kb] (stored N x K) into VNNI tiles: a column's
+    64 bytes of k of a tile step are its tile column as they lie (one dword
+    a group), loaded under the mask of the k left and scattered down the
+    tile's rows; a column past nb is the zero row. Registers: JR the
+    sliver's first column, MB its row of B^T, IC the destination, IR the
+    step's first k, %rsi ldb in bytes, %rdi the zero row, %rdx the
+    column's row, %rax and %rcx scratch."""
+    tt = p.tt
+    eb = tt.element_bytes
+    tk = tt.tile_k
+    sliver_loop = asm.label("PACK B^T: next 16 columns")
+    step_loop = asm.label("PACK B^T: next tile step")
+    load = "vmovdqu16" if eb == 2 else "vmovdqu8"
+    asm.comment("PACK B^T: each column's k as they lie, scattered down a "
+                "tile column, zero past kb and nb")
+    asm.ins(f"vmovdqu32 {PAIR_INDEX_OFFSET}({WS}), %zmm5")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
+    asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
+    asm.ins(f"xorl {JR}d, {JR}d")
+    asm.place(sliver_loop)
+    asm.ins(f"leaq ({JC}, {JR}), {MB}")
+    asm.ins(f"imulq %rsi, {MB}")
+    asm.ins(f"leaq ({MB}, {PC}, {eb}), {MB}" if eb > 1 else
+            f"addq {PC}, {MB}")
+    asm.ins(f"addq 8({WS}), {MB}")
+    asm.ins(f"movq {JR}, {IC}")
+    asm.ins(f"andq ${-p.nr}, {IC}")
+    asm.ins(f"imulq {STEPS}({WS}), {IC}")
+    asm.ins(f"movq {JR}, %rax")
+    asm.ins(f"andq ${p.nr - 1}, %rax")
+    asm.ins(f"addq %rax, {IC}")
+    asm.ins(f"shlq $6, {IC}")
+    asm.ins(f"leaq {p.bp_offset}({WS}, {IC}), {IC}")
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(step_loop)
+    # The k of this step: all tk, or the k left of kb.
+    asm.ins(f"movq {KB}, %rax")
+    asm.ins(f"subq {IR}, %rax")
+    asm.ins(f"movl ${tk}, %ecx")
+    asm.ins("cmpq %rcx, %rax")
+    asm.ins("cmovaq %rcx, %rax")
+    asm.ins("movq $-1, %rcx")
+    asm.ins("bzhiq %rax, %rcx, %rcx")
+    asm.ins("kmovq %rcx, %k2")
+    asm.ins(f"movq {MB}, %rdx")
+    for j in range(TILE_ROWS):
+        asm.ins(f"leaq {j}({JR}), %rcx")
+        asm.ins(f"cmpq {NB}, %rcx")
+        asm.ins("movq %rdx, %rax")
+        asm.ins("cmovaeq %rdi, %rax")
+        asm.ins(f"{load} (%rax), %zmm1{{%k2}}{{z}}")
+        asm.ins("kxnorw %k3, %k3, %k3")
+        asm.ins(f"vpscatterdd %zmm1, {4 * j}({IC}, %zmm5, 1){{%k3}}")
+        asm.ins("addq %rsi, %rdx")
+    asm.ins(f"addq ${p.b_step_bytes}, {IC}")
+    asm.ins(f"addq ${TILE_BYTES}, {MB}")
+    asm.ins(f"addq ${tk}, {IR}")
+    asm.ins(f"cmpq {KB}, {IR}")
+    asm.ins(f"jb {back(step_loop)}")
+    asm.ins(f"addq $16, {JR}")
     asm.ins(f"cmpq {NB}, {JR}")
     asm.ins(f"jb {back(sliver_loop)}")
 
@@ -691,7 +772,9 @@ def _emit_body(p):
     _emit_permission(asm)
     _emit_tile_config(asm)
     _emit_leading_dims_in_bytes(asm, p)
-    if tt.group == 2:
+    if p.trans_b:
+        _emit_scatter_index(asm)
+    elif tt.group == 2:
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
     if p.parallel:
@@ -721,7 +804,9 @@ def _emit_body(p):
     asm.ins(f"leaq {tt.tile_k - 1}({KB}), %rax")
     asm.ins(f"shrq ${tt.tile_k.bit_length() - 1}, %rax")
     asm.ins(f"movq %rax, {STEPS}({WS})")
-    if tt.group == 2:
+    if p.trans_b:
+        _emit_pack_b_transposed(asm, p)
+    elif tt.group == 2:
         _emit_pack_b_pairs(asm, p)
     else:
         _emit_pack_b(asm, p)
@@ -764,7 +849,8 @@ def emit(request):
     p = Params(request)
     a_type, b_type, c_type = p.tt.types
     summary = (f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
-               f"A ({a_type}) * B ({b_type}), K = {p.k}, on AMX tiles")
+               f"A ({a_type}) * {'B^T' if p.trans_b else 'B'} ({b_type}), "
+               f"K = {p.k}, on AMX tiles")
     return function_text(
         p.tt.kind, summary, p.symbol(), _emit_body(p), request,
         p.workspace_bytes, p.runtime_ld,

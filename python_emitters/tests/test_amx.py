@@ -33,7 +33,9 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(nr=48), "nr = 48")
         self.refuses(request(k=200, kc=48), "multiple of 32")
         self.refuses(int8_request(k=300, kc=96), "multiple of 64")
-        self.refuses(request(trans_b=True), "trans_b")
+        self.refuses(request(trans_a=True), "trans_a")
+        self.refuses(request(trans_b=True, fault="swap-pairs"),
+                     "no pairs to swap")
         self.refuses(request(fault="nope"), "unknown fault")
         self.refuses(int8_request(a_type="s16"), "a_type")
 
@@ -90,6 +92,15 @@ class Bf16ExecutionTest(AmxHarness):
             # Panels of 256 columns and more: counts past BZHI's 8-bit
             # index.
             "wide_panels": request(m=9, n=600, k=20, nc=576),
+            # B transposed (torch's linear weights), read a column at a
+            # time: edges, several blocks, one tile wide, immediate lds.
+            "trans_b": request(trans_b=True),
+            "trans_b_blocks": request(trans_b=True, m=100, n=150, k=301,
+                                      kc=128, mc=64, nc=96, overwrite=True),
+            "trans_b_one_tile": request(trans_b=True, m=40, n=50, k=70,
+                                        mr=16, nr=16, kc=32, mc=32, nc=32),
+            "trans_b_immediate": request(trans_b=True, runtime_ld=None,
+                                         lda=32, ldb=34, ldc=52),
         }
         for name, req in cases.items():
             with self.subTest(name=name):
@@ -105,10 +116,14 @@ class Bf16ExecutionTest(AmxHarness):
         self.assertEqual(output.strip(), "ok")
 
     def test_faults_are_caught(self):
-        for fault in ("drop-k", "swap-pairs", "write-past-edge"):
-            with self.subTest(fault=fault):
+        for fault, trans_b in (("drop-k", False), ("swap-pairs", False),
+                               ("write-past-edge", False), ("drop-k", True),
+                               ("write-past-edge", True)):
+            with self.subTest(fault=fault, trans_b=trans_b):
                 status, output = self.run_kernel(
-                    fault, request(fault=fault, mr=16, nr=16, mc=32, nc=32))
+                    fault + str(trans_b),
+                    request(fault=fault, mr=16, nr=16, mc=32, nc=32,
+                            trans_b=trans_b))
                 self.assertEqual(status, 1, output)
                 self.assertIn("bad elements", output)
 
@@ -133,6 +148,8 @@ class Int8ExecutionTest(AmxHarness):
                                           overwrite=True),
                 "immediate_lds": int8_request(runtime_ld=None, lda=32,
                                               ldb=50, ldc=52),
+                "trans_b": int8_request(trans_b=True, m=70, n=40, k=200,
+                                        kc=128, overwrite=True),
             }.items():
                 with self.subTest(name=name, a_type=a_type):
                     status, output = self.run_kernel(

@@ -1128,7 +1128,8 @@ GemmConfig amxConfig(const GemmDesc &d, int mr, int nr, int64_t steps) {
 }
 
 /// bf16, u8 x s8 and s8 x s8 GEMMs on AMX tiles where the host has them
-/// (the model's choice for A and B as stored): one-tile and two-tile
+/// (the model's choice for A as stored, B as stored or transposed): one-tile
+/// and two-tile
 /// blocks with kc of one and two tile steps, so that edges of every kind
 /// fall inside the shapes (a K that is not whole tile steps, rows and
 /// columns past the blocks, 300 columns: a panel wider than BZHI's 8-bit
@@ -1145,13 +1146,16 @@ TEST(GemmKernelTest, AmxKernelsValidate) {
     ++ran;
     struct Case {
       int64_t m, n, k;
-      bool overwrite, runtimeLd;
+      bool overwrite, runtimeLd, transB = false;
     };
+    // B transposed (torch's linear weights) too.
     for (Case c :
          {Case{1, 1, 1, false, true}, Case{37, 45, 29, false, true},
           Case{17, 100, 166, true, true}, Case{64, 64, 64, false, false},
-          Case{24, 300, 43, false, true}, Case{70, 70, 200, true, false}}) {
-      GemmDesc d = GemmDesc::packed(c.m, c.n, c.k);
+          Case{24, 300, 43, false, true}, Case{70, 70, 200, true, false},
+          Case{45, 37, 77, false, true, true},
+          Case{67, 100, 150, true, false, true}}) {
+      GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, false, c.transB);
       d.precision = p;
       d.overwrite = c.overwrite;
       d.runtimeLd = c.runtimeLd;
@@ -1160,10 +1164,9 @@ TEST(GemmKernelTest, AmxKernelsValidate) {
       QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, host()));
       EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
       // The model's block, and in turn one tile, a tall and a wide block.
-      const GemmConfig small = (c.m + c.n) % 3 == 0 ? amxConfig(d, 16, 16, 1)
-                               : (c.m + c.n) % 3 == 1
-                                   ? amxConfig(d, 32, 16, 2)
-                                   : amxConfig(d, 16, 32, 1);
+      const GemmConfig small = (c.m + c.n) % 3 == 0   ? amxConfig(d, 16, 16, 1)
+                               : (c.m + c.n) % 3 == 1 ? amxConfig(d, 32, 16, 2)
+                                                      : amxConfig(d, 16, 32, 1);
       for (const GemmConfig &config : {model, small})
         EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
     }

@@ -840,11 +840,11 @@ TEST(SearchSpaceTest, GemmSpacesAreForGemmsAndNchwReadsItsFilterInPlace) {
 
 TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   // On a target with AMX (a Sapphire Rapids-class Xeon), bf16 and 8-bit
-  // GEMMs with A and B as stored get the tile kernels (amx.py), their space
-  // K unrolls of one tile step and kcs of whole tile steps (32 bf16, 64
-  // bytes); what amx.py does not take (B transposed, an epilogue, a
-  // convolution) stays on AVX512-BF16/VNNI, and a target without the
-  // amx-bf16 feature keeps its bf16 there too.
+  // GEMMs with A as stored get the tile kernels (amx.py), B as stored or
+  // transposed, their space K unrolls of one tile step and kcs of whole
+  // tile steps (32 bf16, 64 bytes); what amx.py does not take (A
+  // transposed, an epilogue, a convolution) stays on AVX512-BF16/VNNI, and
+  // a target without the amx-bf16 feature keeps its bf16 there too.
   const char *xeon = "x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,"
                      "+fma,+avx512f,+avx512bw,+avx512vl,+avx512bf16,"
                      "+avx512vnni,+bmi2,+amx-tile,+amx-bf16,+amx-int8:"
@@ -869,9 +869,13 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
           << text;
     d.transB = true;
     d.ldb = d.k;
-    EXPECT_EQ(amxRefusal(d), "B transposed");
     QM_ASSERT_EXPECTED(nt, chooseKernelConfig(KernelProblem(d), target));
-    EXPECT_EQ(nt.isa, VectorIsa::Avx512) << nt.str();
+    EXPECT_EQ(nt.isa, VectorIsa::Amx) << nt.str();
+    d.transA = true;
+    d.lda = d.m;
+    EXPECT_EQ(amxRefusal(d), "A transposed");
+    QM_ASSERT_EXPECTED(tt, chooseKernelConfig(KernelProblem(d), target));
+    EXPECT_EQ(tt.isa, VectorIsa::Avx512) << tt.str();
   }
   GemmDesc relu = GemmDesc::packed(64, 64, 64);
   relu.precision = GemmPrecision::Bf16;
