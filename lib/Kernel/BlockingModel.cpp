@@ -347,7 +347,6 @@ static SplitAxis nchwSplit(const GemmDesc &view) {
 /// pixels (N).
 std::string qimeng::amxRefusal(const GemmDesc &d) {
   return d.transA                                 ? "A transposed"
-         : d.bf16Output                           ? "a bf16 output"
          : d.bias != GemmBias::None || d.relu     ? "an epilogue"
          : d.dynamicM || d.dynamicN || d.dynamicK ? "run-time sizes"
          : d.bPrepacked                           ? "B prepacked"

@@ -71,6 +71,9 @@ LD_BYTES_OFFSET = 88
 TILECFG_OFFSET = 128
 ZERO_ROW_OFFSET = 192
 STEPS = 256                 # the kc block's tile steps
+LDD_BYTES = 264             # bf16_output: D's leading dimension in bytes
+OUTPUT_LD_OFFSET = 56       # bf16_output, runtime_ld: ldd in elements
+OUTPUT_OFFSET = 120         # bf16_output: D's pointer
 # bf16: the VPERMI2W indices that interleave two rows of 32 columns into
 # the dwords of columns 0-15 and 16-31.
 PAIR_INDEX_OFFSET = 320
@@ -118,7 +121,7 @@ class TileType:
 _COMMON = ("avx512f", "avx512bw", "avx512vl", "bmi2", "amx-tile")
 TILE_TYPES = {
     "bf16": TileType("bf16", "sbgemm", 2, 2, "tdpbf16ps", "amxbf16",
-                     _COMMON + ("amx-bf16",)),
+                     _COMMON + ("amx-bf16", "avx512bf16")),
     "u8s8": TileType("u8s8", "igemm", 1, 4, "tdpbusd", "amxint8",
                      _COMMON + ("amx-int8",)),
     "s8s8": TileType("s8s8", "igemm", 1, 4, "tdpbssd", "amxint8",
@@ -136,7 +139,7 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 # Fields of the dot GEMMs' requests (C++'s GemmDesc) the AMX kernels take
 # only at their defaults.
 _NOT_YET = ("trans_a", "dynamic_m", "dynamic_n", "dynamic_k",
-            "b_prepacked", "bias", "relu", "relu_max", "bf16_output")
+            "b_prepacked", "bias", "relu", "relu_max")
 
 
 class _FeatureRow:
@@ -156,7 +159,7 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
             "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
             "target_features", "k_unroll", "trans_b") + _NOT_YET
-            + (("a_type",) if kind == "igemm" else ()))
+            + (("a_type",) if kind == "igemm" else ("bf16_output", "ldd")))
         for field in _NOT_YET:
             if request.get(field, False) not in (False, "none"):
                 raise RequestError(
@@ -189,6 +192,20 @@ class Params:
         self.trans_b = bool_field(request, "trans_b")
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, False, self.trans_b)
+        # D = bf16(C + A * B), rounded once, from the last kc block (what
+        # torch's f32 accumulator and arith.truncf become), as dotgemm.py's:
+        # D's pointer at header 120, its ldd (bf16 elements) at 56 with
+        # runtime_ld, else the field (default n); C the earlier blocks'
+        # partial sums, scratch to the caller.
+        self.bf16_output = bool_field(request, "bf16_output")
+        self.ldd = None
+        if "ldd" in request and (self.runtime_ld or not self.bf16_output):
+            raise RequestError("field 'ldd' is D's leading dimension: it "
+                               "needs bf16_output and immediate leading "
+                               "dimensions")
+        if self.bf16_output and not self.runtime_ld:
+            self.ldd = int_field(request, "ldd", minimum=self.n,
+                                 default=self.n)
         self.mr = int_field(request, "mr")
         self.nr = int_field(request, "nr")
         for name, value in (("mr", self.mr), ("nr", self.nr)):
@@ -231,13 +248,15 @@ class Params:
 
     def symbol(self):
         lds = "_ldrt" if self.runtime_ld else (
-            f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
+            f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
+            + (f"_ldd{self.ldd}" if self.bf16_output else ""))
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
         kind = "sbgemm" if self.tt.name == "bf16" else f"{self.tt.name}gemm"
         return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_n"
                 f"{'t' if self.trans_b else 'n'}"
-                f"{'_b0' if self.overwrite else ''}{lds}"
+                f"{'_b0' if self.overwrite else ''}"
+                f"{'_obf16' if self.bf16_output else ''}{lds}"
                 f"_{self.mr}x{self.nr}_kc{self.kc}_mc{self.mc}_nc{self.nc}"
                 f"{'_par' if self.parallel else ''}{fault}"
                 f"_x86_64_{self.tt.suffix}")
@@ -293,6 +312,14 @@ def _emit_leading_dims_in_bytes(asm, p):
         else:
             asm.ins(f"movq ${(p.lda, p.ldb, p.ldc)[i] * size}, %rax")
         asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
+    if p.bf16_output:
+        asm.comment("ldd (bf16) in bytes")
+        if p.runtime_ld:
+            asm.ins(f"movq {OUTPUT_LD_OFFSET}({WS}), %rax")
+            asm.ins("addq %rax, %rax")
+        else:
+            asm.ins(f"movq ${p.ldd * 2}, %rax")
+        asm.ins(f"movq %rax, {LDD_BYTES}({WS})")
 
 
 def _emit_pair_index(asm):
@@ -637,6 +664,38 @@ def _emit_stage(asm, p, into_tiles):
     asm.ins(f"jnz {back(row_loop)}")
 
 
+def _emit_store_d(asm, p):
+    """The last kc block's tiles through the staging tile into D, each row
+    inside mb rounded to bf16 (VCVTNEPS2BF16: to nearest even) and stored
+    under the column masks."""
+    row_loop = asm.label("D: next row")
+    asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rax")
+    asm.ins(f"movl ${p.nr * 4}, %ecx")
+    for a in range(p.tm):
+        for b in range(p.tn):
+            asm.ins(f"tilestored {_tmm(C_TILES[2 * a + b])}, "
+                    f"{a * TILE_ROWS * p.nr * 4 + 64 * b}(%rax, %rcx, 1)")
+    _column_masks(asm)
+    asm.ins(f"movq {MB}, %rcx")
+    asm.ins(f"subq {IR}, %rcx")
+    _min_into(asm, "%rcx", p.mr)        # the rows inside mb
+    asm.ins(f"movq {LDD_BYTES}({WS}), %rsi")
+    asm.ins(f"leaq ({IC}, {IR}), %rax")
+    asm.ins("imulq %rsi, %rax")
+    asm.ins(f"leaq ({JC}, {JR}), %rdi")
+    asm.ins("leaq (%rax, %rdi, 2), %rax")
+    asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rax")
+    asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rdi")
+    asm.place(row_loop)
+    for v in range(p.tn):
+        asm.ins(f"vcvtneps2bf16 {64 * v}(%rdi), %ymm{v}")
+        asm.ins(f"vmovdqu16 %ymm{v}, {32 * v}(%rax){{%k{v + 1}}}")
+    asm.ins("addq %rsi, %rax")
+    asm.ins(f"addq ${p.nr * 4}, %rdi")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(row_loop)}")
+
+
 def _emit_block(asm, p):
     """One MR x NR block of C: its tiles from C (or the staging tile, or
     zero), the tile steps, its tiles back."""
@@ -728,6 +787,11 @@ def _emit_block(asm, p):
     asm.ins("movq %rsi, %rdi")
     asm.ins("shlq $4, %rdi")
     asm.ins("addq %rdx, %rdi")
+    if p.bf16_output:
+        to_d = asm.label("last kc block: D = bf16(tiles)")
+        asm.ins(f"leaq ({PC}, {KB}), %rax")
+        asm.ins(f"cmpq ${p.k}, %rax")
+        asm.ins(f"jae {fwd(to_d)}")
     if p.fault != "write-past-edge":
         asm.ins(f"movq {MB}, %rax")
         asm.ins(f"subq {IR}, %rax")
@@ -753,6 +817,10 @@ def _emit_block(asm, p):
                         f"{a * TILE_ROWS * p.nr * 4 + 64 * b}(%rax, %rcx, 1)")
         _column_masks(asm)
         _emit_stage(asm, p, into_tiles=False)
+    if p.bf16_output:
+        asm.ins(f"jmp {fwd(stored)}")
+        asm.place(to_d)
+        _emit_store_d(asm, p)
     asm.place(stored)
 
 
@@ -848,9 +916,12 @@ def _emit_body(p):
 def emit(request):
     p = Params(request)
     a_type, b_type, c_type = p.tt.types
-    summary = (f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
-               f"A ({a_type}) * {'B^T' if p.trans_b else 'B'} ({b_type}), "
-               f"K = {p.k}, on AMX tiles")
+    product = f"A ({a_type}) * {'B^T' if p.trans_b else 'B'} ({b_type})"
+    summary = (f"D[{p.m}x{p.n}] (bf16) = bf16("
+               f"{'' if p.overwrite else 'C (f32) + '}{product})"
+               if p.bf16_output else
+               f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
+               + product) + f", K = {p.k}, on AMX tiles"
     return function_text(
         p.tt.kind, summary, p.symbol(), _emit_body(p), request,
         p.workspace_bytes, p.runtime_ld,

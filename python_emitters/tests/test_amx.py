@@ -38,6 +38,8 @@ class RequestTest(RefusalTestCase):
                      "no pairs to swap")
         self.refuses(request(fault="nope"), "unknown fault")
         self.refuses(int8_request(a_type="s16"), "a_type")
+        self.refuses(int8_request(bf16_output=True), "bf16_output")
+        self.refuses(request(ldd=64), "needs bf16_output")
 
     def test_header_and_dispatch(self):
         """The protocol's entry point sends isa amx to amx.py: the tile
@@ -101,6 +103,20 @@ class Bf16ExecutionTest(AmxHarness):
                                         mr=16, nr=16, kc=32, mc=32, nc=32),
             "trans_b_immediate": request(trans_b=True, runtime_ld=None,
                                          lda=32, ldb=34, ldc=52),
+            # D = bf16(C + A * B) from the only kc block and from the last
+            # of several (the earlier ones sum into C), overwriting or
+            # accumulating, B as stored or transposed, immediate ldd.
+            "bf16_output": request(bf16_output=True, overwrite=True),
+            "bf16_output_blocks": request(bf16_output=True, overwrite=True,
+                                          m=100, n=150, k=301, kc=64,
+                                          mc=64, nc=96),
+            "bf16_output_accumulates": request(bf16_output=True,
+                                               trans_b=True, m=70, k=200,
+                                               kc=64),
+            "bf16_output_immediate": request(bf16_output=True,
+                                             overwrite=True,
+                                             runtime_ld=None, lda=32,
+                                             ldb=50, ldc=52, ldd=54),
         }
         for name, req in cases.items():
             with self.subTest(name=name):

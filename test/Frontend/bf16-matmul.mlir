@@ -5,7 +5,8 @@
 // a batch_matmul of the same kind, and a generic contraction that extends
 // its inputs in its body. On tensors, bufferized with one-shot-bufferize's
 // function boundaries (dynamic strides). The contractions become sbgemm
-// kernels (AVX512-BF16's VDPBF16PS); the linear layer's truncf becomes its
+// kernels (AVX512-BF16's VDPBF16PS, or AMX's tiles where the host has them
+// and the kernel takes the problem); the linear layer's truncf becomes its
 // kernel's bf16 output (rounded once, as the truncf rounds the f32 sum),
 // its f32 accumulator the kernel's scratch; run with and
 // without the pass and compared exactly (small-integer inputs, exact in
@@ -74,7 +75,7 @@
 // ONE-LABEL: func.func @bmm_bf16_to_bf16(
 // ONE:         scf.for
 // ONE-NOT:       arith.truncf
-// ONE:           llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{[a-z0-9_]*}}avx512bf16(
+// ONE:           llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{[a-z0-9_]*}}{{avx512bf16|amxbf16}}(
 // CHECK-LABEL: func.func @generic_bf16(
 // CHECK:         llvm.call @qm_sbgemm_9x70x131_nn_ldrt_
 // The batch's M is read at run time (`_mrt`).
@@ -113,8 +114,8 @@
 
 // REMARK: remark: not accelerated: the products are rounded to bf16 before the f32 sum
 
-// PARTS: llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{.*}}_x86_64_avx512bf16_batch_t2(
-// PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_avx512bf16_parts2_cols(
+// PARTS: llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{.*}}_x86_64_{{avx512bf16|amxbf16}}_batch_t2(
+// PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_{{avx512bf16|amxbf16}}_parts2_cols(
 
 // OUT-COUNT-12: rank = {{[23]}}
 

@@ -47,8 +47,8 @@ inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
 
 /// Why amx.py's kernels do not take `desc` ("A transposed", "an epilogue",
 /// ...), or empty when they do: its bf16 and 8-bit GEMMs are C (+)= A * B
-/// with A as stored and B as stored or transposed, static sizes, C stored
-/// as it is.
+/// with A as stored and B as stored or transposed, static sizes, C (or
+/// the bf16 D) stored as it is.
 std::string amxRefusal(const GemmDesc &desc);
 
 /// The analytical config for `desc` on `target`, blocking clamped to the
