@@ -1,7 +1,9 @@
 // bf16 and int8 matmuls on AMX tiles (amx.py: TDPBF16PS, TDPBSSD,
 // TDPBUSD), on a host that has them: torch-mlir's bf16 matmul into a
-// zero-filled f32 accumulator, a batch_matmul accumulating into a bias, a
-// quantized s8 x s8 -> i32 matmul and a u8 x s8 generic. On tensors,
+// zero-filled f32 accumulator, its bf16 linear layer (the weight through
+// linalg.transpose, arith.truncf after: the kernel's bf16 output), a
+// batch_matmul accumulating into a bias, a quantized s8 x s8 -> i32 matmul
+// and a u8 x s8 generic. On tensors,
 // bufferized with one-shot-bufferize's function boundaries (dynamic
 // strides: the kernels read their leading dimensions at run time). Run
 // with and without the pass under stock mlir-runner, and ahead of time
@@ -43,6 +45,9 @@
 // CHECK-LABEL: func.func @bf16_matmul(
 // CHECK-NOT:     linalg.fill
 // CHECK:         llvm.call @qm_sbgemm_70x45x100_nn_b0_ldrt_{{.*}}_x86_64_amxbf16(
+// CHECK-LABEL: func.func @linear_bf16(
+// CHECK-NOT:       arith.truncf
+// CHECK:           llvm.call @qm_sbgemm_64x45x100_nt_b0_obf16_ldrt_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @bf16_bmm(
 // CHECK:         @qm_sbgemm_40x33x70_nn_ldrt_{{.*}}_x86_64_amxbf16
 // CHECK-LABEL: func.func @s8_matmul(
@@ -52,7 +57,7 @@
 // CHECK: llvm.inline_asm has_side_effects {{.*}}tdpbf16ps
 // CHECK-SAME: ~{tmm0}
 
-// OUT-COUNT-4: rank =
+// OUT-COUNT-5: rank =
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -66,6 +71,22 @@ func.func @bf16_matmul(%a: tensor<70x100xbf16>, %b: tensor<100x45xbf16>) -> tens
   %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<70x45xf32>) -> tensor<70x45xf32>
   %r = linalg.matmul ins(%a, %b : tensor<70x100xbf16>, tensor<100x45xbf16>) outs(%acc : tensor<70x45xf32>) -> tensor<70x45xf32>
   return %r : tensor<70x45xf32>
+}
+
+func.func @linear_bf16(%x: tensor<64x100xbf16>, %w: tensor<45x100xbf16>) -> tensor<64x45xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %wt0 = tensor.empty() : tensor<100x45xbf16>
+  %wt = linalg.transpose ins(%w : tensor<45x100xbf16>) outs(%wt0 : tensor<100x45xbf16>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<64x45xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<64x45xf32>) -> tensor<64x45xf32>
+  %mm = linalg.matmul ins(%x, %wt : tensor<64x100xbf16>, tensor<100x45xbf16>) outs(%acc : tensor<64x45xf32>) -> tensor<64x45xf32>
+  %o = tensor.empty() : tensor<64x45xbf16>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<64x45xf32>) outs(%o : tensor<64x45xbf16>) {
+  ^bb0(%v: f32, %u: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<64x45xbf16>
+  return %r : tensor<64x45xbf16>
 }
 
 func.func @bf16_bmm(%a: tensor<3x40x70xbf16>, %b: tensor<3x70x33xbf16>, %c: tensor<3x40x33xf32>) -> tensor<3x40x33xf32> {
@@ -162,6 +183,27 @@ func.func @main() {
   %mmm = bufferization.to_buffer %mm : tensor<70x45xf32> to memref<70x45xf32>
   %mmu = memref.cast %mmm : memref<70x45xf32> to memref<*xf32>
   call @printMemrefF32(%mmu) : (memref<*xf32>) -> ()
+
+  %ex = tensor.empty() : tensor<1x64x100xbf16>
+  %exd = tensor.cast %ex : tensor<1x64x100xbf16> to tensor<?x?x?xbf16>
+  %x3 = call @smallints(%exd, %c11, %c7, %c1) : (tensor<?x?x?xbf16>, index, index, index) -> tensor<?x?x?xbf16>
+  %x3s = tensor.cast %x3 : tensor<?x?x?xbf16> to tensor<1x64x100xbf16>
+  %x = tensor.collapse_shape %x3s [[0, 1], [2]] : tensor<1x64x100xbf16> into tensor<64x100xbf16>
+  %ew = tensor.empty() : tensor<1x45x100xbf16>
+  %ewd = tensor.cast %ew : tensor<1x45x100xbf16> to tensor<?x?x?xbf16>
+  %w3 = call @smallints(%ewd, %c5, %c13, %c1) : (tensor<?x?x?xbf16>, index, index, index) -> tensor<?x?x?xbf16>
+  %w3s = tensor.cast %w3 : tensor<?x?x?xbf16> to tensor<1x45x100xbf16>
+  %w = tensor.collapse_shape %w3s [[0, 1], [2]] : tensor<1x45x100xbf16> into tensor<45x100xbf16>
+  %lin = call @linear_bf16(%x, %w) : (tensor<64x100xbf16>, tensor<45x100xbf16>) -> tensor<64x45xbf16>
+  %line = tensor.empty() : tensor<64x45xf32>
+  %linf = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%lin : tensor<64x45xbf16>) outs(%line : tensor<64x45xf32>) {
+  ^bb0(%v: bf16, %u: f32):
+    %t = arith.extf %v : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<64x45xf32>
+  %linm = bufferization.to_buffer %linf : tensor<64x45xf32> to memref<64x45xf32>
+  %linu = memref.cast %linm : memref<64x45xf32> to memref<*xf32>
+  call @printMemrefF32(%linu) : (memref<*xf32>) -> ()
 
   %eba = tensor.empty() : tensor<3x40x70xbf16>
   %ebad = tensor.cast %eba : tensor<3x40x70xbf16> to tensor<?x?x?xbf16>
