@@ -34,6 +34,13 @@ def _dot_gemm(request):
             dotgemm.emit)(request)
 
 
+def _dot_conv(request):
+    """bf16 and 8-bit convolutions: nhwc ones on AMX tiles (isa amx), or
+    on AVX-512's dot instructions (dotconv.py)."""
+    return (amx.emit_conv if request.get("isa") == "amx" else
+            dotconv.emit)(request)
+
+
 def _version(request):
     """The generator version alone: a tuning-database key needs it."""
     if set(request) - {"version", "kind"}:
@@ -47,8 +54,8 @@ KINDS = {
     "sbgemm": _dot_gemm,
     "igemm": _dot_gemm,
     "sconv2d": _sconv2d,
-    "sbconv2d": dotconv.emit,
-    "iconv2d": dotconv.emit,
+    "sbconv2d": _dot_conv,
+    "iconv2d": _dot_conv,
     "cuda_gemm": cuda_gemm.emit,
     "fma_peak": peak.emit,
 }

@@ -153,6 +153,9 @@ class _FeatureRow:
 class Params:
     """A validated request with the blocking clamped to the problem."""
 
+    #: The nhwc convolution whose A this GEMM gathers (AmxConv), or None.
+    conv = None
+
     def __init__(self, request):
         kind = request.get("kind", "sbgemm")
         check_known(request, (
@@ -587,15 +590,28 @@ def _emit_pack_a(asm, p):
         asm.ins("andq $-2, %rsi")
     asm.ins("kmovq %rax, %k3")
     asm.ins("kmovq %rsi, %k2")
-    asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
-    asm.ins(f"movq {IC}, %rdi")
-    asm.ins("imulq %rsi, %rdi")
-    asm.ins(f"leaq (%rdi, {PC}, {eb}), %rdi" if eb > 1 else
-            f"addq {PC}, %rdi")
-    asm.ins(f"addq 0({WS}), %rdi")
+    conv = p.conv
+    if conv is not None:
+        asm.comment("source rows: input + column[pc] + row[ic + r] (the "
+                    "offset tables; a kc block lies within one run of the "
+                    "input)")
+        asm.ins(f"movq {conv.col_table}({WS}, {PC}, 8), %rax")
+        asm.ins(f"addq 0({WS}), %rax")
+        asm.ins(f"movq %rax, {conv.base_slot}({WS})")
+    else:
+        asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
+        asm.ins(f"movq {IC}, %rdi")
+        asm.ins("imulq %rsi, %rdi")
+        asm.ins(f"leaq (%rdi, {PC}, {eb}), %rdi" if eb > 1 else
+                f"addq {PC}, %rdi")
+        asm.ins(f"addq 0({WS}), %rdi")
     asm.ins(f"leaq {p.ap_offset}({WS}), %rdx")
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(row_loop)
+    if conv is not None:
+        asm.ins(f"leaq ({IC}, {IR}), %rax")
+        asm.ins(f"movq {conv.row_table}({WS}, %rax, 8), %rdi")
+        asm.ins(f"addq {conv.base_slot}({WS}), %rdi")
     asm.ins("movq %rdi, %rax")
     asm.ins("movq %rdx, %rcx")
     asm.ins(f"movq {KB}, {JR}")
@@ -612,7 +628,8 @@ def _emit_pack_a(asm, p):
     asm.ins(f"addq ${p.a_step_bytes}, %rcx")
     asm.ins(f"subq ${tk}, {JR}")
     asm.ins(f"jg {back(step_loop)}")
-    asm.ins("addq %rsi, %rdi")
+    if conv is None:
+        asm.ins(f"addq {LD_BYTES_OFFSET}({WS}), %rdi")
     asm.ins("addq $64, %rdx")
     asm.ins(f"incq {IR}")
     # After the last row of MR, the next MR rows' steps start where this
@@ -840,6 +857,8 @@ def _emit_body(p):
     _emit_permission(asm)
     _emit_tile_config(asm)
     _emit_leading_dims_in_bytes(asm, p)
+    if p.conv is not None:
+        p.conv.emit_tables(asm)
     if p.trans_b:
         _emit_scatter_index(asm)
     elif tt.group == 2:
@@ -922,15 +941,20 @@ def emit(request):
                if p.bf16_output else
                f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
                + product) + f", K = {p.k}, on AMX tiles"
+    return _kernel_file(p, p.symbol(), request, p.tt.kind, summary, [])
+
+
+def _kernel_file(p, symbol, request, kind, summary, headers):
+    """The kernel file of the GEMM `p` (a convolution's too)."""
     return function_text(
-        p.tt.kind, summary, p.symbol(), _emit_body(p), request,
+        kind, summary, symbol, _emit_body(p), request,
         p.workspace_bytes, p.runtime_ld,
         [f"zmm{i}" for i in range(7)] + ["k1", "k2", "k3"]
         + [f"tmm{i}" for i in range(8)],
         p.features,
         headers=["# qm.inner_loop_flops: " + str(
             p.tm * p.tn * TILE_ROWS * TILE_ROWS * p.tt.group
-            * (TILE_BYTES // 4) * 2)])
+            * (TILE_BYTES // 4) * 2)] + headers)
 
 
 #: The probe's instruction by its name (peak.py's "instruction" field).
@@ -987,3 +1011,94 @@ def emit_peak_probe(request):
         len(C_TILES) * TILE_ROWS * TILE_ROWS * TILE_ROWS * tt.group * 2,
         ["rax", "rcx", "rdx", "rsi", "rdi", "r11", "zmm0"]
         + [f"tmm{i}" for i in range(8)], tt.features, asm.text())
+
+
+class AmxConv:
+    """An nhwc convolution on AMX tiles (kinds sbconv2d and iconv2d with
+    isa amx): dotconv.py's implicit GEMM, M = N*OH*OW pixels, N = F, K =
+    KH*KW*C in (kh, kw, c) order, B the filter (hwcf as stored, fhwc
+    transposed), C the output; PACK A reads pixel r's k of a kc block from
+    input + row[r] + column[pc] (conv2d.py's offset tables, written at
+    entry), so kc divides the run of consecutive k (C, or KW*C) and is
+    whole tile steps. No epilogue; nchw_fchw is dotconv.py's."""
+
+    def __init__(self, request):
+        from .conv2d import (GEOMETRY_FIELDS, StrideSteps, contiguous_run,
+                             conv_geometry, gather_dims,
+                             runtime_strides_field)
+        self.kind = request.get("kind")
+        integer = self.kind == "iconv2d"
+        gemm_fields = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc",
+                       "overwrite", "fault", "target_features", "parallel")
+        check_known(request, gemm_fields + GEOMETRY_FIELDS + (
+            "runtime_strides", "a_layout", "b_prepacked", "bias", "relu",
+            "relu_max") + (("a_type",) if integer else ()))
+        for field in ("b_prepacked", "bias", "relu", "relu_max"):
+            if request.get(field, False) is not False:
+                raise RequestError(f"amx convolutions store C as it is and "
+                                   f"pack their filter: not {field}")
+        if request.get("a_layout", "k-major") != "k-major":
+            raise RequestError("amx convolutions pack A (a_layout k-major)")
+        self.runtime_strides = runtime_strides_field(request)
+        g = self.geometry = conv_geometry(request, ("nhwc_hwcf", "nhwc_fhwc"))
+        k = g.kh * g.kw * g.c
+        gemm = {"kind": "igemm" if integer else "sbgemm",
+                "m": g.n * g.oh * g.ow, "n": g.f, "k": k, "lda": k,
+                "ldb": g.f, "ldc": g.f}
+        if g.layout == "nhwc_fhwc":
+            gemm.update(trans_b=True, ldb=k)
+        gemm.update({f: request[f] for f in gemm_fields
+                     + (("a_type",) if integer else ()) if f in request})
+        p = self.gemm = Params(gemm)
+        p.conv = self
+        eb = p.tt.element_bytes
+        offset = round_up(p.workspace_bytes, 64)
+        self.base_slot = offset  # input + column[pc] of the packed block
+        steps = StrideSteps(g, eb, self.runtime_strides, offset + 8)
+        self.row_dims, self.col_dims = gather_dims(g, eb, steps)
+        self.run = contiguous_run(self.col_dims, eb)
+        self.runtime_steps = steps.steps
+        if self.run % p.kc:
+            raise RequestError(
+                f"kc = {p.kc} must divide {self.run}, the k that lie in "
+                "consecutive elements of the input, so that each row of a "
+                "packed block is one piece of it")
+        self.row_table = offset + 64
+        self.col_table = self.row_table + round_up(p.m * 8, 64)
+        p.workspace_bytes = self.col_table + round_up(k * 8, 64)
+        check_disp(p.workspace_bytes, "workspace")
+        for count, bytes_ in self.row_dims + self.col_dims:
+            if isinstance(bytes_, int):
+                check_disp(count * bytes_, "input")
+
+    def emit_tables(self, asm):
+        """At entry (_emit_body): the row and column tables."""
+        from .conv2d import emit_gather_tables
+        emit_gather_tables(asm, self.runtime_steps,
+                           ((self.row_table, self.row_dims),
+                            (self.col_table, self.col_dims)))
+
+    def symbol(self):
+        p = self.gemm
+        kind = "sbconv2d" if p.tt.name == "bf16" else f"{p.tt.name}conv2d"
+        return (f"{self.geometry.symbol_stem(kind)}"
+                f"{'_isrt' if self.runtime_strides else ''}"
+                f"{'_b0' if p.overwrite else ''}"
+                f"_{p.mr}x{p.nr}_kc{p.kc}_mc{p.mc}_nc{p.nc}"
+                f"{'_par' if p.parallel else ''}"
+                + ("" if p.fault is None else
+                   "_fault_" + p.fault.replace("-", "_"))
+                + f"_x86_64_{p.tt.suffix}")
+
+
+def emit_conv(request):
+    conv = AmxConv(request)
+    g, p = conv.geometry, conv.gemm
+    a_type, b_type, c_type = p.tt.types
+    summary = (f"{g.layout}: {g.n}x{g.h}x{g.w}x{g.c} input ({a_type}), "
+               f"{g.f} filters {g.kh}x{g.kw} ({b_type}), stride "
+               f"{g.sh}x{g.sw}, dilation {g.dh}x{g.dw}, output {c_type}; "
+               f"GEMM {p.m}x{p.n}x{p.k} on AMX tiles")
+    return _kernel_file(p, conv.symbol(), request, conv.kind, summary,
+                        ["# qm.input_strides: runtime"]
+                        if conv.runtime_strides else [])

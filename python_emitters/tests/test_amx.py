@@ -9,7 +9,9 @@ import unittest
 from qimeng_emitters.amx import emit as emit_amx
 
 from .support import LLVM_MC, RefusalTestCase, cpu_has, emit, header
-from .test_dotgemm import GCC, INT8_HARNESS, HarnessTest
+from .test_dotconv import HARNESS as CONV_HARNESS
+from .test_dotconv import DotConvExecutionTest
+from .test_dotgemm import GCC, INT8_HARNESS, HarnessTest, KernelHarness
 
 BASE = {"version": 1, "kind": "sbgemm", "isa": "amx", "m": 37, "n": 45,
         "k": 29, "mr": 32, "nr": 32, "kc": 64, "mc": 64, "nc": 64,
@@ -181,6 +183,72 @@ class Int8ExecutionTest(AmxHarness):
                                         nc=32))
                 self.assertEqual(status, 1, output)
                 self.assertIn("bad elements", output)
+
+
+CONV_BASE = {"version": 1, "kind": "sbconv2d", "isa": "amx",
+             "layout": "nhwc_hwcf", "n": 2, "h": 7, "w": 9, "c": 32,
+             "f": 37, "kh": 3, "kw": 2, "mr": 32, "nr": 32, "kc": 64,
+             "mc": 64, "nc": 64}
+
+
+def conv_request(**changes):
+    return {k: v for k, v in dict(CONV_BASE, **changes).items()
+            if v is not None}
+
+
+class ConvRequestTest(RefusalTestCase):
+    emit_under_test = staticmethod(emit)
+
+    def test_refusals(self):
+        self.refuses(conv_request(layout="nchw_fchw"), "layout")
+        self.refuses(conv_request(bias=True), "not bias")
+        self.refuses(conv_request(kc=96), "must divide 64")
+        self.refuses(conv_request(a_layout="direct"), "k-major")
+
+
+@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
+                     "llvm-mc-22 on PATH")
+@unittest.skipUnless(GCC, "no C compiler on PATH")
+@unittest.skipUnless(cpu_has("amx_bf16") and cpu_has("amx_int8"),
+                     _skip_reason("amx_bf16 and amx_int8"))
+class ConvExecutionTest(KernelHarness):
+    """nhwc convolutions on AMX tiles (amx.AmxConv), run by dotconv's
+    harness: its input with stride gaps, its exact reference."""
+    HARNESS = CONV_HARNESS
+    EMIT = staticmethod(emit)
+    MATTR = AmxHarness.MATTR
+    run_kernel = DotConvExecutionTest.run_kernel
+    check = DotConvExecutionTest.check
+
+    def test_convolutions(self):
+        cases = {
+            # kc one tap's channels (32) or two taps' (64 of KW*C).
+            "hwcf": conv_request(),
+            "one_tap_blocks": conv_request(kc=32),
+            "fhwc": conv_request(layout="nhwc_fhwc"),
+            "stride_dilation": conv_request(stride_h=2, stride_w=2,
+                                            dilation_h=2, h=11, w=12),
+            "overwrite_one_tile": conv_request(overwrite=True, mr=16,
+                                               nr=16, mc=32, nc=32),
+            "runtime_strides": conv_request(runtime_strides=True),
+            "s8": conv_request(kind="iconv2d", a_type="s8", c=64, kc=128),
+            "u8_fhwc": conv_request(kind="iconv2d", a_type="u8", c=64,
+                                    kc=64, layout="nhwc_fhwc"),
+        }
+        for name, req in cases.items():
+            with self.subTest(name=name):
+                self.check(name, req)
+        with self.subTest(name="strided input"):
+            # Gaps between pixels: the run is one tap's C = 32 channels.
+            self.check("gaps", conv_request(
+                kc=32, input_strides=[9 * 40 * 7, 9 * 40, 40]))
+        with self.subTest(name="parts"):
+            self.check("parts", conv_request(parallel=True), split=40)
+        for fault in ("drop-k", "swap-pairs"):
+            with self.subTest(fault=fault):
+                status, output = self.run_kernel(fault,
+                                                  conv_request(fault=fault))
+                self.assertEqual(status, 1, output)
 
 
 if __name__ == "__main__":

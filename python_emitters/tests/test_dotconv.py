@@ -179,11 +179,13 @@ class DotConvRequestTest(RefusalTestCase):
                      "host CPU lacks AVX512-BF16 or AVX512-VNNI")
 class DotConvExecutionTest(KernelHarness):
     HARNESS = HARNESS
+    #: The emitter whose kernels run_kernel runs.
+    EMIT = staticmethod(emit_conv)
 
     def run_kernel(self, name, req, strides=None, split=0):
         """Runs req's kernel on an input with `strides` (elements; the
         dense ones by default) and returns (status, output)."""
-        text = emit_conv(req)
+        text = self.EMIT(req)
         c, h, w = req["c"], req["h"], req["w"]
         nchw = req["layout"] == "nchw_fchw"
         s0, s1, s2 = strides or req.get(
