@@ -361,13 +361,21 @@ std::string qimeng::amxRefusal(const GemmDesc &d) {
 /// AMX (L1d 48 KiB, L2 2 MiB), bf16, side by side against kc 1 KiB with
 /// A's block in a quarter of L2: 1.49x at 1024^3, 1.35x at 2048^3, 0.99x
 /// at 256^3.
-static std::optional<GemmConfig> amxConfig(const GemmDesc &desc,
+///
+/// An nhwc convolution (amx.AmxConv) takes the same, with kc the largest
+/// whole tile steps within it that divide the run of consecutive k (C, or
+/// KW*C), so that each packed row is one piece of the input; none where no
+/// tile step divides the run (the 3-channel stem), nor nchw.
+static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
                                            const Target &target) {
+  const GemmDesc desc = problem.gemm();
+  const ConvDesc *conv = problem.conv();
   // One row against B^T (a token through a linear layer) stays the
   // matrix-vector form, which reads B^T once and packs nothing.
   if (!target.hasAmx(desc.precision == GemmPrecision::Bf16) ||
       !amxRefusal(desc).empty() ||
-      (desc.m == 1 && desc.bTransposedRowsInPlace()))
+      (desc.m == 1 && desc.bTransposedRowsInPlace()) ||
+      (conv && !conv->isNhwc()))
     return std::nullopt;
   GemmConfig c;
   c.isa = VectorIsa::Amx;
@@ -378,6 +386,17 @@ static std::optional<GemmConfig> amxConfig(const GemmDesc &desc,
   const int64_t l1 = std::max<int64_t>(target.caches.l1d, 32 * 1024);
   const int64_t l2 = std::max<int64_t>(target.caches.l2, 256 * 1024);
   c.kc = 512 / eb;
+  if (conv) {
+    const int64_t step = amxTileK(eb), run = conv->contiguousRun();
+    int64_t kc = 0;
+    for (int64_t v = step; v <= std::min(run, c.kc); v += step)
+      if (run % v == 0)
+        kc = v;
+    if (kc == 0)
+      return std::nullopt;
+    c.kc = kc;
+    c.split = SplitAxis::M;
+  }
   c.mc = roundDownAtLeast(l1 * 2 / 3 / (c.kc * eb), c.mr);
   c.nc = roundDownAtLeast(l2 / 2 / (c.kc * eb), c.nr);
   return clampToProblem(c, desc);
@@ -393,9 +412,8 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
       return std::move(err);
   if (auto err = desc.verify())
     return std::move(err);
-  if (!conv)
-    if (std::optional<GemmConfig> amx = amxConfig(desc, target))
-      return *amx;
+  if (std::optional<GemmConfig> amx = amxConfig(problem, target))
+    return *amx;
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
   const char *feature = bf16 ? "avx512bf16" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||

@@ -12,12 +12,10 @@ RunnerEvaluator::create(const KernelProblem &problem, const Target &target,
     return std::move(err);
   const GemmPrecision precision = problem.gemm().precision;
   // The peak of the instructions the kernels run: FMAs, VDPBF16PS or
-  // VPDPBUSD (a convolution's GEMM view has its precision), or AMX's tiles
-  // for a GEMM where the target has them.
-  VectorIsa isa = problem.conv()
-                      ? target.bestIsa()
-                      : target.matrixIsa(precision == GemmPrecision::Bf16,
-                                         isIntegerPrecision(precision));
+  // VPDPBUSD, or AMX's tiles where the target has them (a convolution's
+  // GEMM view has its precision).
+  VectorIsa isa = target.matrixIsa(precision == GemmPrecision::Bf16,
+                                   isIntegerPrecision(precision));
   if (isa == VectorIsa::None)
     return llvm::createStringError("target " + target.cpu +
                                    " has no vector isa the emitters support");

@@ -285,8 +285,12 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
   }
   if (desc.precision != GemmPrecision::F32) {
     // The dot-product convolutions (dotconv.py) pack each row of a block
-    // from one piece of the input: kc whole steps dividing the run.
-    const int64_t run = conv->contiguousRun(), step = conv->kcStep();
+    // from one piece of the input: kc whole steps dividing the run (AMX's:
+    // whole tile steps).
+    const int64_t run = conv->contiguousRun();
+    const int64_t step = base.isa == VectorIsa::Amx
+                             ? amxTileK(desc.operandElementBytes())
+                             : conv->kcStep();
     const GemmConfig ref = clampToProblem(base, desc);
     std::vector<int64_t> kcs;
     for (int64_t kc = step; kc <= run; kc += step)

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ErrorHelpers.h"
+#include "TestTargets.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/KernelDesc.h"
@@ -23,6 +24,12 @@ namespace {
 
 const Target &host() {
   static const Target target = Target::detectHost();
+  return target;
+}
+
+/// The host without AMX, for the tests of the AVX-512 dot convolutions.
+const Target &dotHost() {
+  static const Target target = withoutAmx(Target::detectHost());
   return target;
 }
 
@@ -641,7 +648,7 @@ ConvDesc withPrecision(ConvDesc d, GemmPrecision p) {
 /// the run, mc two slivers, nc one; A read in place (the model's choice
 /// for bf16 and u8) in whole K steps, or packed.
 GemmConfig smallDotConfig(const ConvDesc &d, ALayout layout = ALayout::Direct) {
-  auto model = chooseKernelConfig(d, host());
+  auto model = chooseKernelConfig(d, dotHost());
   EXPECT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
   GemmConfig c = model ? *model : GemmConfig{};
   const int64_t run = d.contiguousRun(), group = d.gemmView().kGroup();
@@ -680,7 +687,7 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
                           nhwc(1, 12, 12, 64, 48, 1), fhwc, view, runtime}) {
       ConvDesc d = withPrecision(base, p);
       SCOPED_TRACE(d.str());
-      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, dotHost()));
       EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
       EXPECT_EQ(model.aLayout, ALayout::Direct) << model.str();
       EXPECT_TRUE(validates(d, model));
@@ -914,4 +921,74 @@ TEST(ConvKernelTest, OddChannelsValidate) {
     QM_ASSERT_EXPECTED(caught, validateInRunner(stem, two, parts, "drop-k"));
     EXPECT_FALSE(caught.passed);
   }
+}
+
+/// nhwc convolutions in bf16, u8 and s8 on AMX tiles (amx.AmxConv) where
+/// the host has them: the model's config (kc whole tile steps dividing the
+/// run of consecutive k) and one-tile blocks of one tap's channels; hwcf
+/// and fhwc filters, a stride and dilation, a view of a padded input, run-
+/// time strides, overwrite, two threads (parts of the pixels); broken
+/// kernels caught in qimeng-runner. The stem's 3 channels (no tile step
+/// divides its run) and nchw stay on AVX512-BF16/VNNI.
+TEST(ConvKernelTest, AmxConvolutionsValidate) {
+  int ran = 0;
+  for (GemmPrecision p :
+       {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8}) {
+    if (!host().hasAmx(p == GemmPrecision::Bf16))
+      continue;
+    ++ran;
+    ConvDesc view = nhwc(1, 10, 12, 64, 40, 3);
+    view.inputStrides[0] = 12 * 10 * 72;
+    view.inputStrides[1] = 12 * 72;
+    view.inputStrides[2] = 72;
+    ConvDesc fhwc = nhwc(2, 8, 9, 64, 33, 3);
+    fhwc.layout = ConvLayout::NhwcFhwc;
+    ConvDesc runtime = nhwc(1, 9, 11, 64, 50, 3);
+    runtime.runtimeStrides = true;
+    ConvDesc overwrite = nhwc(1, 9, 9, 128, 20, 1);
+    overwrite.overwrite = true;
+    for (ConvDesc base :
+         {nhwc(1, 10, 12, 64, 40, 3), fhwc, nhwc(1, 13, 13, 64, 48, 3, 2, 2),
+          view, runtime, overwrite}) {
+      ConvDesc d = withPrecision(base, p);
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+      EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
+      EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
+      EXPECT_TRUE(validates(d, model));
+      GemmConfig small = model;
+      small.mr = 16;
+      small.nr = 16;
+      small.kc = amxTileK(d.gemmView().operandElementBytes());
+      small.mc = 32;
+      small.nc = 32;
+      EXPECT_TRUE(validates(d, clampToProblem(small, d.gemmView())));
+      QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
+      EXPECT_TRUE(report.passed) << report.failure;
+    }
+    ConvDesc d = withPrecision(nhwc(1, 10, 12, 64, 40, 3), p);
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+    GemmConfig two = model;
+    two.threads = 2;
+    std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
+    ASSERT_EQ(parts.size(), 2u);
+    QM_ASSERT_EXPECTED(parted, validateInRunner(d, two, parts));
+    EXPECT_TRUE(parted.passed) << parted.failure;
+    for (const char *fault : {"drop-k", "swap-pairs"}) {
+      QM_ASSERT_EXPECTED(caught, validateInRunner(d, model, {}, fault));
+      EXPECT_FALSE(caught.passed) << fault;
+    }
+    QM_ASSERT_EXPECTED(
+        stem, chooseKernelConfig(withPrecision(nhwc(1, 20, 20, 3, 64, 7, 2), p),
+                                 host()));
+    EXPECT_EQ(stem.isa, VectorIsa::Avx512) << stem.str();
+    QM_ASSERT_EXPECTED(
+        nchwConfig, chooseKernelConfig(withPrecision(nchw(1, 10, 20, 64, 40, 3),
+                                                     GemmPrecision::Bf16),
+                                       host()));
+    EXPECT_EQ(nchwConfig.isa, VectorIsa::Avx512) << nchwConfig.str();
+  }
+  if (ran == 0)
+    GTEST_SKIP() << "host has no AMX (amx-tile with amx-bf16 or amx-int8, "
+                    "granted by Linux)";
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ErrorHelpers.h"
+#include "TestTargets.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/KernelConfig.h"
@@ -36,13 +37,7 @@ const Target &host() {
 /// The host without AMX: where the model gives bf16 and 8-bit GEMMs to
 /// AVX-512's dot instructions (dotgemm.py), for the tests of those.
 const Target &dotHost() {
-  static const Target target = [] {
-    Target t = Target::detectHost();
-    llvm::erase_if(t.features, [](const std::string &f) {
-      return llvm::StringRef(f).starts_with("amx-");
-    });
-    return t;
-  }();
+  static const Target target = withoutAmx(Target::detectHost());
   return target;
 }
 

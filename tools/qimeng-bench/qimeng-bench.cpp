@@ -375,12 +375,9 @@ int main(int argc, char **argv) {
   EmitterOptions emitter = EmitterOptions::defaults();
   IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
   // The peak of the instructions the kernels run: FMAs, VDPBF16PS or
-  // VPDPBUSD, or AMX's tiles for GEMMs where the host has them
-  // (convolutions run on AVX-512).
-  VectorIsa isa = opKind == "conv2d"
-                      ? host.bestIsa()
-                      : host.matrixIsa(precision == GemmPrecision::Bf16,
-                                       isIntegerPrecision(precision));
+  // VPDPBUSD, or AMX's tiles where the host has them.
+  VectorIsa isa = host.matrixIsa(precision == GemmPrecision::Bf16,
+                                 isIntegerPrecision(precision));
   if (isa == VectorIsa::None)
     exitOnErr(llvm::createStringError(
         "this host has no vector isa our emitters support"));
