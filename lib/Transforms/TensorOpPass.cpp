@@ -1286,6 +1286,12 @@ struct QiMengTensorOpPass
                 << problem->gemm().m
                 << "-row kernel runs them): " << failures[fewRows.str()];
         }
+      // The host has AMX, but Linux did not grant this process its tile
+      // data (Target::detectHost): the dot instructions run instead.
+      if (options->target.amxRefused &&
+          problem->gemm().precision != GemmPrecision::F32)
+        op->emitRemark() << "on AVX512-BF16/VNNI, not AMX: Linux refused the "
+                            "tile data (arch_prctl ARCH_REQ_XCOMP_PERM)";
       replaceWithKernelCall(module, op, fn, *ready, launch, assumed, buckets);
     }
     constantWeights.eraseUnused();

@@ -843,8 +843,8 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   // GEMMs with A as stored get the tile kernels (amx.py), B as stored or
   // transposed, their space K unrolls of one tile step and kcs of whole
   // tile steps (32 bf16, 64 bytes); what amx.py does not take (A
-  // transposed, an epilogue, a convolution) stays on AVX512-BF16/VNNI, and
-  // a target without the amx-bf16 feature keeps its bf16 there too.
+  // transposed, an epilogue, an nchw convolution) stays on AVX512-BF16/VNNI,
+  // and a target without the amx-bf16 feature keeps its bf16 there too.
   const char *xeon = "x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,"
                      "+fma,+avx512f,+avx512bw,+avx512vl,+avx512bf16,"
                      "+avx512vnni,+bmi2,+amx-tile,+amx-bf16,+amx-int8:"
@@ -884,9 +884,30 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   ConvDesc conv =
       ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 16, 16, 64, 64, 3, 3);
   conv.precision = GemmPrecision::Bf16;
+  // An nhwc convolution: kc whole tile steps dividing the run (KW*C =
+  // 192), the tuner's kcs too; the stem's 3 channels (a run of 21) and an
+  // nchw one stay on AVX512-BF16.
   QM_ASSERT_EXPECTED(convConfig,
                      chooseKernelConfig(KernelProblem(conv), target));
-  EXPECT_EQ(convConfig.isa, VectorIsa::Avx512);
+  EXPECT_EQ(convConfig.isa, VectorIsa::Amx) << convConfig.str();
+  EXPECT_EQ(convConfig.kc, 192) << convConfig.str();
+  SearchSpace convSpace =
+      SearchSpace::forProblem(KernelProblem(conv), target, convConfig);
+  for (const std::string &text : decision(convSpace, "kc")->choices)
+    EXPECT_TRUE(192 % std::stoll(text) == 0 && std::stoll(text) % 32 == 0)
+        << text;
+  ConvDesc stem =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 30, 30, 3, 64, 7, 7, 2, 2);
+  stem.precision = GemmPrecision::Bf16;
+  QM_ASSERT_EXPECTED(stemConfig,
+                     chooseKernelConfig(KernelProblem(stem), target));
+  EXPECT_EQ(stemConfig.isa, VectorIsa::Avx512) << stemConfig.str();
+  ConvDesc nchw =
+      ConvDesc::dense(ConvLayout::NchwFchw, 1, 16, 16, 64, 64, 3, 3);
+  nchw.precision = GemmPrecision::Bf16;
+  QM_ASSERT_EXPECTED(nchwConfig,
+                     chooseKernelConfig(KernelProblem(nchw), target));
+  EXPECT_EQ(nchwConfig.isa, VectorIsa::Avx512) << nchwConfig.str();
   Target noAmxBf16 = pinned("x86_64-unknown-linux-gnu:sapphirerapids:+avx,"
                             "+avx2,+fma,+avx512f,+avx512bw,+avx512vl,"
                             "+avx512bf16,+amx-tile,+amx-int8:l2=2M,cores=2");
