@@ -415,20 +415,42 @@ def _emit_pack_b_pairs(asm, p):
     asm.ins(f"jb {back(sliver_loop)}")
 
 
-def _emit_scatter_index(asm):
-    """The VPSCATTERDD index at PAIR_INDEX_OFFSET: dword g at 64 g bytes, a
-    tile column's groups down its rows."""
-    for q in range(8):
-        value = (64 * 2 * q) | ((64 * (2 * q + 1)) << 32)
-        asm.ins(f"movabsq ${value:#x}, %rax")
-        asm.ins(f"movq %rax, {PAIR_INDEX_OFFSET + 8 * q}({WS})")
+def _emit_transpose_16x16(asm):
+    """zmm0-zmm15 (16 columns of B, each 16 dwords: its groups) transposed
+    into the tile's 16 rows (group g: each column's dword g), stored at
+    IC + 64 g: dwords, then quadwords unpacked within 128-bit lanes, then
+    the lanes shuffled across four registers twice (zmm16-zmm31 scratch)."""
+    for q in range(4):
+        r = 4 * q
+        t = 16 + 4 * q
+        asm.ins(f"vpunpckldq %zmm{r + 1}, %zmm{r}, %zmm{t}")
+        asm.ins(f"vpunpckhdq %zmm{r + 1}, %zmm{r}, %zmm{t + 1}")
+        asm.ins(f"vpunpckldq %zmm{r + 3}, %zmm{r + 2}, %zmm{t + 2}")
+        asm.ins(f"vpunpckhdq %zmm{r + 3}, %zmm{r + 2}, %zmm{t + 3}")
+    for q in range(4):
+        t = 16 + 4 * q
+        u = 4 * q           # u[4q + i]: rows 4q..4q+3 of group 4L + i
+        asm.ins(f"vpunpcklqdq %zmm{t + 2}, %zmm{t}, %zmm{u}")
+        asm.ins(f"vpunpckhqdq %zmm{t + 2}, %zmm{t}, %zmm{u + 1}")
+        asm.ins(f"vpunpcklqdq %zmm{t + 3}, %zmm{t + 1}, %zmm{u + 2}")
+        asm.ins(f"vpunpckhqdq %zmm{t + 3}, %zmm{t + 1}, %zmm{u + 3}")
+    for i in range(4):
+        asm.ins(f"vshufi32x4 $0x88, %zmm{4 + i}, %zmm{i}, %zmm16")
+        asm.ins(f"vshufi32x4 $0xdd, %zmm{4 + i}, %zmm{i}, %zmm17")
+        asm.ins(f"vshufi32x4 $0x88, %zmm{12 + i}, %zmm{8 + i}, %zmm18")
+        asm.ins(f"vshufi32x4 $0xdd, %zmm{12 + i}, %zmm{8 + i}, %zmm19")
+        for lane, (a, b, imm) in enumerate(((16, 18, 0x88), (17, 19, 0x88),
+                                            (16, 18, 0xdd), (17, 19, 0xdd))):
+            asm.ins(f"vshufi32x4 ${imm:#x}, %zmm{b}, %zmm{a}, %zmm{20 + lane}")
+            asm.ins(f"vmovdqu32 %zmm{20 + lane}, "
+                    f"{(4 * lane + i) * TILE_BYTES}({IC})")
 
 
 def _emit_pack_b_transposed(asm, p):
     """B^T[jc:jc+nb, pc:pc+kb] (stored N x K) into VNNI tiles: a column's
     64 bytes of k of a tile step are its tile column as they lie (one dword
-    a group), loaded under the mask of the k left and scattered down the
-    tile's rows; a column past nb is the zero row. Registers: JR the
+    a group), loaded under the mask of the k left; sixteen columns
+    transposed into the tile's rows; a column past nb is the zero row. Registers: JR the
     sliver's first column, MB its row of B^T, IC the destination, IR the
     step's first k, %rsi ldb in bytes, %rdi the zero row, %rdx the
     column's row, %rax and %rcx scratch."""
@@ -438,9 +460,8 @@ def _emit_pack_b_transposed(asm, p):
     sliver_loop = asm.label("PACK B^T: next 16 columns")
     step_loop = asm.label("PACK B^T: next tile step")
     load = "vmovdqu16" if eb == 2 else "vmovdqu8"
-    asm.comment("PACK B^T: each column's k as they lie, scattered down a "
-                "tile column, zero past kb and nb")
-    asm.ins(f"vmovdqu32 {PAIR_INDEX_OFFSET}({WS}), %zmm5")
+    asm.comment("PACK B^T: each column's k as they lie, 16 columns "
+                "transposed into a tile, zero past kb and nb")
     asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
     asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
     asm.ins(f"xorl {JR}d, {JR}d")
@@ -475,10 +496,9 @@ def _emit_pack_b_transposed(asm, p):
         asm.ins(f"cmpq {NB}, %rcx")
         asm.ins("movq %rdx, %rax")
         asm.ins("cmovaeq %rdi, %rax")
-        asm.ins(f"{load} (%rax), %zmm1{{%k2}}{{z}}")
-        asm.ins("kxnorw %k3, %k3, %k3")
-        asm.ins(f"vpscatterdd %zmm1, {4 * j}({IC}, %zmm5, 1){{%k3}}")
+        asm.ins(f"{load} (%rax), %zmm{j}{{%k2}}{{z}}")
         asm.ins("addq %rsi, %rdx")
+    _emit_transpose_16x16(asm)
     asm.ins(f"addq ${p.b_step_bytes}, {IC}")
     asm.ins(f"addq ${TILE_BYTES}, {MB}")
     asm.ins(f"addq ${tk}, {IR}")
@@ -859,9 +879,7 @@ def _emit_body(p):
     _emit_leading_dims_in_bytes(asm, p)
     if p.conv is not None:
         p.conv.emit_tables(asm)
-    if p.trans_b:
-        _emit_scatter_index(asm)
-    elif tt.group == 2:
+    if not p.trans_b and tt.group == 2:
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
     if p.parallel:
@@ -949,7 +967,8 @@ def _kernel_file(p, symbol, request, kind, summary, headers):
     return function_text(
         kind, summary, symbol, _emit_body(p), request,
         p.workspace_bytes, p.runtime_ld,
-        [f"zmm{i}" for i in range(7)] + ["k1", "k2", "k3"]
+        [f"zmm{i}" for i in range(32 if p.trans_b else 7)]
+        + ["k1", "k2", "k3"]
         + [f"tmm{i}" for i in range(8)],
         p.features,
         headers=["# qm.inner_loop_flops: " + str(
