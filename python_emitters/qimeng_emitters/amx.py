@@ -240,9 +240,10 @@ class Params:
         self.ap_offset = STAGE_OFFSET + self.stage_bytes
         self.bp_offset = self.ap_offset + \
             self.k_steps * self.a_step_bytes * (self.mc // self.mr)
-        # (bf16 packs B 32 columns at a time: room for a sliver past nc.)
+        # (PACK B writes 32 columns (bf16) or 64 (bytes) at a time: room
+        # for the slivers past nc.)
         self.workspace_bytes = self.bp_offset + self.k_steps * TILE_SIZE * (
-            round_up(self.nc, 2 * TILE_ROWS) // TILE_ROWS)
+            round_up(self.nc, 4 * TILE_ROWS) // TILE_ROWS)
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
             eb = self.tt.element_bytes
@@ -510,41 +511,35 @@ def _emit_pack_b_transposed(asm, p):
 
 
 def _emit_pack_b(asm, p):
-    """8-bit B[pc:pc+kb, jc:jc+nb] into VNNI tiles: per 16-column sliver, per k
-    group, one dword a column holding the group's k (the lowest k in the
-    lowest bytes), the sliver's tile of each step at its place among its
-    NR columns' (Params); rows past kb read the zero row. Registers: JR the
-    sliver's first column, MB the source row, IC the destination, IR the
-    row's k in the block, %rsi ldb in bytes, %rdi the zero row."""
-    tt = p.tt
-    eb = tt.element_bytes
-    sliver_loop = asm.label("PACK B: next 16-column sliver")
-    step_loop = asm.label("PACK B: next tile step of the sliver")
-    asm.comment(f"PACK B: groups of {tt.group} k into dwords, 16 columns a "
-                "sliver, zero past kb")
+    """8-bit B[pc:pc+kb, jc:jc+nb] into VNNI tiles, 64 columns (four
+    slivers) at a time: per group, its four rows loaded whole (masked to
+    nb; a row past kb is the zero row), interleaved by byte and word
+    unpacks into dwords (the lowest k in the lowest byte) within 128-bit
+    lanes, the lanes of the four results transposed into the four slivers'
+    tile rows. Registers: JR the first column, MB the source row, IC the
+    first sliver's destination, IR the row's k in the block, %rsi ldb,
+    %rdi the zero row, %rdx the stride between blocks of NR columns."""
+    sliver_loop = asm.label("PACK B: next 64 columns")
+    step_loop = asm.label("PACK B: next tile step of the 64 columns")
+    asm.comment("PACK B: groups of 4 bytes into dwords, 64 columns at a "
+                "time, zero past kb")
     asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
     asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.place(sliver_loop)
     asm.ins(f"movq {NB}, %rax")
     asm.ins(f"subq {JR}, %rax")
-    asm.ins("movl $16, %edx")
+    asm.ins("movl $64, %edx")
     asm.ins("cmpq %rdx, %rax")
     asm.ins("cmovaq %rdx, %rax")
     asm.ins("movq $-1, %rdx")
     asm.ins("bzhiq %rax, %rdx, %rdx")  # columns past nb masked
     asm.ins("kmovq %rdx, %k1")
-    # Source: B + pc * ldb + (jc + jr) * eb.
     asm.ins(f"movq {PC}, {MB}")
     asm.ins(f"imulq %rsi, {MB}")
     asm.ins(f"leaq ({JC}, {JR}), %rax")
-    if eb > 1:
-        asm.ins(f"leaq ({MB}, %rax, {eb}), {MB}")
-    else:
-        asm.ins(f"addq %rax, {MB}")
+    asm.ins(f"addq %rax, {MB}")
     asm.ins(f"addq 8({WS}), {MB}")
-    # Destination: Bp + (jr / nr) * steps * nr * 64 + (jr % nr) * 64 (its
-    # tile among the block's).
     asm.ins(f"movq {JR}, {IC}")
     asm.ins(f"andq ${-p.nr}, {IC}")
     asm.ins(f"imulq {STEPS}({WS}), {IC}")
@@ -553,32 +548,53 @@ def _emit_pack_b(asm, p):
     asm.ins(f"addq %rax, {IC}")
     asm.ins(f"shlq $6, {IC}")
     asm.ins(f"leaq {p.bp_offset}({WS}, {IC}), {IC}")
+    # The next block of NR columns: steps * NR * 64 bytes on.
+    asm.ins(f"movq {STEPS}({WS}), %rdx")
+    asm.ins(f"shlq ${(p.nr * TILE_BYTES).bit_length() - 1}, %rdx")
+    if p.nr == TILE_ROWS:
+        asm.ins("leaq (%rdx, %rdx, 2), %rcx")
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(step_loop)
-    load = "vmovdqu16" if eb == 2 else "vmovdqu8"
-    half = "%ymm" if eb == 2 else "%xmm"
-    widen = "vpmovzxwd" if eb == 2 else "vpmovzxbd"
+    # Sliver i of the four: its place from IC.
+    if p.nr == TILE_ROWS:
+        places = ("{g}({IC})", "{g}({IC}, %rdx)", "{g}({IC}, %rdx, 2)",
+                  "{g}({IC}, %rcx)")
+    else:
+        places = ("{g}({IC})", "{t}({IC})", "{g}({IC}, %rdx)",
+                  "{t}({IC}, %rdx)")
+    first, second = ((1, 0), (3, 2)) if p.fault == "swap-pairs" else \
+        ((0, 1), (2, 3))
     for g in range(TILE_ROWS):
-        for i in range(tt.group):
-            shift = tt.group - 1 - i if p.fault == "swap-pairs" else i
+        for i in range(4):
             asm.ins(f"movq {MB}, %rax")
             asm.ins(f"cmpq {KB}, {IR}")
             asm.ins("cmovaeq %rdi, %rax")
-            asm.ins(f"{load} (%rax), {half}{i + 1}{{%k1}}{{z}}")
-            asm.ins(f"{widen} {half}{i + 1}, %zmm{i + 1}")
-            if shift:
-                asm.ins(f"vpslld ${8 * eb * shift}, %zmm{i + 1}, "
-                        f"%zmm{i + 1}")
+            asm.ins(f"vmovdqu8 (%rax), %zmm{i}{{%k1}}{{z}}")
             asm.ins(f"addq %rsi, {MB}")
             asm.ins(f"incq {IR}")
-        asm.ins("vpord %zmm2, %zmm1, %zmm0")
-        for i in range(2, tt.group):
-            asm.ins(f"vpord %zmm{i + 1}, %zmm0, %zmm0")
-        asm.ins(f"vmovdqu32 %zmm0, {g * TILE_BYTES}({IC})")
+        asm.ins(f"vpunpcklbw %zmm{first[1]}, %zmm{first[0]}, %zmm4")
+        asm.ins(f"vpunpckhbw %zmm{first[1]}, %zmm{first[0]}, %zmm5")
+        asm.ins(f"vpunpcklbw %zmm{second[1]}, %zmm{second[0]}, %zmm6")
+        asm.ins(f"vpunpckhbw %zmm{second[1]}, %zmm{second[0]}, %zmm7")
+        # q0..q3: lane L holds columns 16 L + 4 i .. + 3.
+        asm.ins("vpunpcklwd %zmm6, %zmm4, %zmm0")
+        asm.ins("vpunpckhwd %zmm6, %zmm4, %zmm1")
+        asm.ins("vpunpcklwd %zmm7, %zmm5, %zmm2")
+        asm.ins("vpunpckhwd %zmm7, %zmm5, %zmm3")
+        asm.ins("vshufi32x4 $0x88, %zmm1, %zmm0, %zmm4")
+        asm.ins("vshufi32x4 $0xdd, %zmm1, %zmm0, %zmm5")
+        asm.ins("vshufi32x4 $0x88, %zmm3, %zmm2, %zmm6")
+        asm.ins("vshufi32x4 $0xdd, %zmm3, %zmm2, %zmm7")
+        for lane, (a, b, imm) in enumerate(((4, 6, 0x88), (5, 7, 0x88),
+                                            (4, 6, 0xdd), (5, 7, 0xdd))):
+            asm.ins(f"vshufi32x4 ${imm:#x}, %zmm{b}, %zmm{a}, %zmm0")
+            place = places[lane].format(g=g * TILE_BYTES,
+                                        t=TILE_SIZE + g * TILE_BYTES, IC=IC)
+            asm.ins(f"vmovdqu32 %zmm0, {place}")
     asm.ins(f"addq ${p.b_step_bytes}, {IC}")
     asm.ins(f"cmpq {KB}, {IR}")
     asm.ins(f"jb {back(step_loop)}")
-    asm.ins(f"addq $16, {JR}")
+    asm.ins(f"addq $64, {JR}")
     asm.ins(f"cmpq {NB}, {JR}")
     asm.ins(f"jb {back(sliver_loop)}")
 
@@ -967,7 +983,7 @@ def _kernel_file(p, symbol, request, kind, summary, headers):
     return function_text(
         kind, summary, symbol, _emit_body(p), request,
         p.workspace_bytes, p.runtime_ld,
-        [f"zmm{i}" for i in range(32 if p.trans_b else 7)]
+        [f"zmm{i}" for i in range(32 if p.trans_b else 8)]
         + ["k1", "k2", "k3"]
         + [f"tmm{i}" for i in range(8)],
         p.features,

@@ -168,6 +168,11 @@ class Int8ExecutionTest(AmxHarness):
                                               ldb=50, ldc=52),
                 "trans_b": int8_request(trans_b=True, m=70, n=40, k=200,
                                         kc=128, overwrite=True),
+                # 64 columns a PACK B step: panels past BZHI's 8-bit count,
+                # one-tile blocks (each sliver its own block).
+                "wide_panels": int8_request(m=9, n=600, k=70, nc=576),
+                "one_tile_blocks": int8_request(m=40, n=150, k=130, mr=16,
+                                                nr=16, kc=64, mc=32, nc=96),
             }.items():
                 with self.subTest(name=name, a_type=a_type):
                     status, output = self.run_kernel(
