@@ -402,6 +402,10 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   return clampToProblem(c, desc);
 }
 
+bool qimeng::runsOnAmx(const KernelProblem &problem, const Target &target) {
+  return amxConfig(problem, target).has_value();
+}
+
 static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                                             const Target &target) {
   const GemmDesc desc = problem.gemm();

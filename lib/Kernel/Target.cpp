@@ -287,9 +287,7 @@ Target Target::detectHost() {
   // tiles are not this host's to use (bf16 and int8 then run on
   // AVX512-BF16/VNNI), and the target says so.
   if (t.hasFeature("amx-tile") && !requestTileData()) {
-    llvm::erase_if(t.features, [](const std::string &f) {
-      return StringRef(f).starts_with("amx-");
-    });
+    t = t.withoutAmx();
     t.amxRefused = true;
   }
   t.caches = readCacheSizes("/sys/devices/system/cpu/cpu0/cache");
@@ -584,6 +582,14 @@ int Target::vectorRegisters(VectorIsa isa) {
 bool Target::hasAmx(bool bf16) const {
   return isX86_64() && hasFeature("amx-tile") &&
          hasFeature(bf16 ? "amx-bf16" : "amx-int8") && hasFeature("avx512bw");
+}
+
+Target Target::withoutAmx() const {
+  Target t = *this;
+  llvm::erase_if(t.features, [](const std::string &f) {
+    return StringRef(f).starts_with("amx-");
+  });
+  return t;
 }
 
 VectorIsa Target::matrixIsa(bool bf16, bool int8) const {

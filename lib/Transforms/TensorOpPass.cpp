@@ -762,6 +762,8 @@ struct QiMengTensorOpPass
       o.target = *parsed;
       o.targetIsHost = false;
     }
+    if (!useAmx)
+      o.target = o.target.withoutAmx();
     o.kernelConfig = kernelConfig;
     if (!o.kernelConfig.empty()) {
       auto parsed = GemmConfig::parse(o.kernelConfig, GemmConfig());
@@ -1230,9 +1232,11 @@ struct QiMengTensorOpPass
       // Constant weights: B packed at compile time into the kernel's
       // layout (a kernel that takes it prepacked), where one kernel serves
       // the op (no run-time sizes and m-buckets) and every GEMM of a batch
-      // reads the same B.
+      // reads the same B. Not for AMX's kernels, which pack B at each call
+      // (and outrun the prepacked AVX512-BF16/VNNI kernel many times).
       DenseElementsAttr constantB;
-      if (packConstantWeights && mayPrepackB(*problem, launch))
+      if (packConstantWeights && mayPrepackB(*problem, launch) &&
+          !runsOnAmx(*problem, options->target))
         constantB = constantOperandValue(launch.operands[1]);
       if (constantB)
         problem = problem->withPrepackedB();

@@ -9,12 +9,14 @@
 // aligned (the original one stays where a fallback branch for other input
 // strides still reads it, and goes when nothing else does). Run with
 // and without the pass and compared exactly (small integers in bf16, bytes
-// over the s8 range); pack-constant-weights=false keeps B as stored.
+// over the s8 range); pack-constant-weights=false keeps B as stored. On the
+// dot instructions (amx=false): on a host with AMX its tiles take these
+// ops instead, packing B at each call (last RUN lines).
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512bf16, host-avx512vnni
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
 // RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
-// RUN: %qimeng-opt %t.default.mlir --qimeng-tensorop -o %t.v1.mlir
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=amx=false' -o %t.v1.mlir
 // RUN: FileCheck %s < %t.v1.mlir
 // RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
@@ -22,30 +24,38 @@
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
 //
 // Two threads, each its own rows of the output.
-// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=2' 2>/dev/null \
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=2 amx=false' 2>/dev/null \
 // RUN:   | %mlir-opt %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
 // RUN: diff %t.reference %t.v2
 //
 // On tensors, before bufferization: the constants are arith.constants.
-// RUN: %qimeng-opt %s --qimeng-tensorop -o %t.tensor.mlir
+// RUN: %qimeng-opt %s '--qimeng-tensorop=amx=false' -o %t.tensor.mlir
 // RUN: FileCheck %s --check-prefix=TENSOR < %t.tensor.mlir
 // RUN: %mlir-opt %t.tensor.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
 // RUN: diff %t.reference %t.tensor
 //
 // Without packing at compile time: the kernels pack B at each call.
-// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=pack-constant-weights=false' -o %t.unpacked.mlir
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=pack-constant-weights=false amx=false' -o %t.unpacked.mlir
 // RUN: FileCheck %s --check-prefix=UNPACKED < %t.unpacked.mlir
 // RUN: %mlir-opt %t.unpacked.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.unpacked
 // RUN: diff %t.reference %t.unpacked
 //
 // The kernels are what ran: broken ones (validation off) change the output.
-// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=validate=false test-inject-fault=drop-k' 2>/dev/null \
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=validate=false test-inject-fault=drop-k amx=false' 2>/dev/null \
 // RUN:   | %mlir-opt %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
 // RUN: not diff %t.reference %t.fault > /dev/null
+//
+// With AMX (the default where the host has it): the GEMMs and the nhwc
+// convolutions of at least a tile step's channels on the tiles, B packed
+// at each call (no prepacked globals for them).
+// RUN: %if host-amx-bf16 %{ %qimeng-opt %t.default.mlir --qimeng-tensorop -o %t.amx.mlir %}
+// RUN: %if host-amx-bf16 %{ FileCheck %s --check-prefix=AMX < %t.amx.mlir %}
+// RUN: %if host-amx-bf16 %{ %mlir-opt %t.amx.mlir %dealloc %lower-to-llvm | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.amx %}
+// RUN: %if host-amx-bf16 %{ diff %t.reference %t.amx %}
 
 // CHECK-DAG:     memref.global "private" constant @qm_packed_weights_{{[a-z0-9_]+}} : memref<{{[0-9]+}}xi8> = dense<"0x{{[0-9A-F]+}}"> {alignment = 64 : i64}
 // CHECK-LABEL: func.func @conv_bf16(
@@ -67,6 +77,12 @@
 // UNPACKED-NOT:  qm_packed_weights
 // UNPACKED-NOT:  _bpre_
 // UNPACKED:      llvm.call @qm_sbconv2d_nhwc_hwcf_1x10x10x8_f16
+
+// AMX-LABEL: func.func @linear_bf16(
+// AMX:         llvm.call @qm_sbgemm_16x24x32_nn_{{.*}}_amxbf16(
+// AMX-LABEL: func.func @tied_bf16(
+// AMX:         llvm.call @qm_sbgemm_16x32x32_nn_{{.*}}_amxbf16(
+// AMX:         llvm.call @qm_sbgemm_16x32x32_nt_{{.*}}_amxbf16(
 
 // OUT-COUNT-6: rank =
 

@@ -7,7 +7,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ErrorHelpers.h"
-#include "TestTargets.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/KernelDesc.h"
@@ -29,7 +28,7 @@ const Target &host() {
 
 /// The host without AMX, for the tests of the AVX-512 dot convolutions.
 const Target &dotHost() {
-  static const Target target = withoutAmx(Target::detectHost());
+  static const Target target = Target::detectHost().withoutAmx();
   return target;
 }
 

@@ -7,7 +7,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ErrorHelpers.h"
-#include "TestTargets.h"
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/KernelConfig.h"
@@ -37,7 +36,7 @@ const Target &host() {
 /// The host without AMX: where the model gives bf16 and 8-bit GEMMs to
 /// AVX-512's dot instructions (dotgemm.py), for the tests of those.
 const Target &dotHost() {
-  static const Target target = withoutAmx(Target::detectHost());
+  static const Target target = Target::detectHost().withoutAmx();
   return target;
 }
 

@@ -3,7 +3,6 @@
 #define QIMENG_TEST_UNIT_TESTTARGETS_H
 
 #include "qimeng/Kernel/Target.h"
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include <gtest/gtest.h>
 
@@ -19,16 +18,6 @@ inline Target targetOf(llvm::StringRef spec) {
     return Target();
   }
   return *t;
-}
-
-/// `t` without AMX: where the model gives bf16 and 8-bit GEMMs and
-/// convolutions to AVX-512's dot instructions (dotgemm.py, dotconv.py),
-/// for the tests of those on a host that has AMX.
-inline Target withoutAmx(Target t) {
-  llvm::erase_if(t.features, [](const std::string &f) {
-    return llvm::StringRef(f).starts_with("amx-");
-  });
-  return t;
 }
 
 } // namespace qimeng

@@ -51,6 +51,11 @@ inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
 /// the bf16 D) stored as it is.
 std::string amxRefusal(const GemmDesc &desc);
 
+/// Whether the model gives `problem` to AMX's tiles on `target` (bf16 or
+/// 8-bit, the target's AMX, amxRefusal empty; an nhwc convolution with a
+/// kc of tile steps dividing its run).
+bool runsOnAmx(const KernelProblem &problem, const Target &target);
+
 /// The analytical config for `desc` on `target`, blocking clamped to the
 /// problem. Error when the target has no supported vector ISA.
 llvm::Expected<GemmConfig> chooseGemmConfig(const GemmDesc &desc,

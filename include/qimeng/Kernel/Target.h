@@ -159,6 +159,8 @@ struct Target {
   /// Whether this x86-64 target may run AMX tiles for bf16 (amx-bf16) or
   /// 8-bit integers (amx-int8): the feature and amx-tile present.
   bool hasAmx(bool bf16) const;
+  /// This target without its amx-* features.
+  Target withoutAmx() const;
   /// Vector register width in bits and register count for an ISA (512 and
   /// 32, 256 and 16, 0 and 0 for None; Neon 128 and 32; Rvv 128, its
   /// least VLEN, and 32: a target's own is `vlen`).

@@ -114,6 +114,10 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "store of C, as oneDNN's post-ops (the fused kernel is "
            "validated with them; a residual is copied into C first and "
            "the kernel accumulates onto it, as oneDNN's sum post-op)">,
+    Option<"useAmx", "amx", "bool", /*default=*/"true",
+           "Run bf16 and 8-bit GEMMs and nhwc convolutions on AMX's tiles "
+           "where the target has them (amx-tile with amx-bf16 or "
+           "amx-int8); false keeps them on AVX512-BF16/VNNI">,
     Option<"packConstantWeights", "pack-constant-weights", "bool",
            /*default=*/"true",
            "Pack a bf16 or 8-bit B (weights, a convolution's filter) that "
