@@ -230,6 +230,9 @@ class Params:
             raise RequestError("fault swap-pairs: B transposed has its "
                                "groups in place, no pairs to swap")
         self.k_steps = -(-self.kc // tk)
+        # Every kc block whole tile steps (K a multiple of kc and of the
+        # step): PACK A copies a row's steps unrolled, without masks.
+        self.whole_steps = self.k % tk == 0 and self.k % self.kc == 0
         # Packed A: per MR rows, per tile step, the MR rows' 64 bytes
         # (the A tiles of a step side by side); packed B: per NR columns,
         # per tile step, NR/16 B tiles side by side. A block's K loop then
@@ -603,7 +606,8 @@ def _emit_pack_a(asm, p):
     """A[ic:ic+mb, pc:pc+kb] into rows of 64 bytes a tile step (row r of
     step t at Ap + (r / MR) * steps * MR * 64 + t * MR * 64 + (r % MR) * 64),
     zero past kb: every step's
-    load whole (%k2) but the last's, masked to the k left (%k3).
+    load whole (%k2) but the last's, masked to the k left (%k3); where
+    every block is whole steps (whole_steps), a row's steps unrolled.
     Registers: IR the row, %rdi the source row, %rdx its packed place, JR
     the k left."""
     tt = p.tt
@@ -648,6 +652,28 @@ def _emit_pack_a(asm, p):
         asm.ins(f"leaq ({IC}, {IR}), %rax")
         asm.ins(f"movq {conv.row_table}({WS}, %rax, 8), %rdi")
         asm.ins(f"addq {conv.base_slot}({WS}), %rdi")
+    if p.whole_steps:
+        # Every block is kc, whole tile steps: the row's steps unrolled,
+        # plain moves.
+        steps = p.kc // tk
+        for t in range(steps):
+            reg = f"%zmm{t % 8}"
+            if t == 0 and p.fault == "drop-k":
+                asm.ins(f"{load} (%rdi), {reg}{{%k2}}{{z}}")
+            else:
+                asm.ins(f"vmovdqu64 {t * TILE_BYTES}(%rdi), {reg}")
+            asm.ins(f"vmovdqu64 {reg}, {t * p.a_step_bytes}(%rdx)")
+        if conv is None:
+            asm.ins(f"addq {LD_BYTES_OFFSET}({WS}), %rdi")
+        asm.ins("addq $64, %rdx")
+        asm.ins(f"incq {IR}")
+        asm.ins(f"testq ${p.mr - 1}, {IR}")
+        asm.ins(f"jnz {fwd(next_row)}")
+        asm.ins(f"addq ${steps * p.a_step_bytes - p.mr * TILE_BYTES}, %rdx")
+        asm.place(next_row)
+        asm.ins(f"cmpq {MB}, {IR}")
+        asm.ins(f"jb {back(row_loop)}")
+        return
     asm.ins("movq %rdi, %rax")
     asm.ins("movq %rdx, %rcx")
     asm.ins(f"movq {KB}, {JR}")

@@ -83,6 +83,9 @@ class Bf16ExecutionTest(AmxHarness):
             "edges_odd_k": request(),
             "one_element": request(m=1, n=1, k=1),
             "whole_tiles": request(m=64, n=64, k=64, overwrite=True),
+            # Every block whole tile steps: PACK A unrolled, unmasked.
+            "whole_steps_blocks": request(m=70, n=90, k=256, kc=64,
+                                          mc=64, nc=64),
             "several_blocks": request(m=100, n=150, k=301, kc=128, mc=64,
                                       nc=96),
             "one_tile_blocks": request(m=40, n=50, k=70, mr=16, nr=16,
@@ -134,14 +137,15 @@ class Bf16ExecutionTest(AmxHarness):
         self.assertEqual(output.strip(), "ok")
 
     def test_faults_are_caught(self):
-        for fault, trans_b in (("drop-k", False), ("swap-pairs", False),
-                               ("write-past-edge", False), ("drop-k", True),
-                               ("write-past-edge", True)):
-            with self.subTest(fault=fault, trans_b=trans_b):
+        for fault, trans_b, k in (
+                ("drop-k", False, 29), ("swap-pairs", False, 29),
+                ("write-past-edge", False, 29), ("drop-k", True, 29),
+                ("write-past-edge", True, 29), ("drop-k", False, 64)):
+            with self.subTest(fault=fault, trans_b=trans_b, k=k):
                 status, output = self.run_kernel(
-                    fault + str(trans_b),
+                    f"{fault}{trans_b}{k}",
                     request(fault=fault, mr=16, nr=16, mc=32, nc=32,
-                            trans_b=trans_b))
+                            trans_b=trans_b, k=k, kc=32))
                 self.assertEqual(status, 1, output)
                 self.assertIn("bad elements", output)
 
