@@ -57,6 +57,7 @@ from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
                      round_up)
+from .dotgemm import emit_loop_ends, emit_part_of_c
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .x86 import Asm, back, check_disp, emit_fault_entry, function_text, fwd
 
@@ -329,6 +330,33 @@ def _emit_leading_dims_in_bytes(asm, p):
         asm.ins(f"movq %rax, {LDD_BYTES}({WS})")
 
 
+def _emit_sliver_place(asm, p):
+    """IC = the packed place of the 16-column sliver at column JR: Bp +
+    (JR / NR) * steps * NR * 64 + (JR % NR) * 64 (its tile among its NR
+    columns'). Clobbers %rax."""
+    asm.ins(f"movq {JR}, {IC}")
+    asm.ins(f"andq ${-p.nr}, {IC}")
+    asm.ins(f"imulq {STEPS}({WS}), {IC}")
+    asm.ins(f"movq {JR}, %rax")
+    asm.ins(f"andq ${p.nr - 1}, %rax")
+    asm.ins(f"addq %rax, {IC}")
+    asm.ins(f"shlq $6, {IC}")
+    asm.ins(f"leaq {p.bp_offset}({WS}, {IC}), {IC}")
+
+
+def _emit_column_mask(asm, columns):
+    """%k1: the `columns` from JR on that lie inside nb (all of them from
+    nb - JR >= columns on). Clobbers %rax and %rdx."""
+    asm.ins(f"movq {NB}, %rax")
+    asm.ins(f"subq {JR}, %rax")
+    asm.ins(f"movl ${columns}, %edx")
+    asm.ins("cmpq %rdx, %rax")
+    asm.ins("cmovaq %rdx, %rax")
+    asm.ins("movq $-1, %rdx")
+    asm.ins("bzhiq %rax, %rdx, %rdx")
+    asm.ins("kmovq %rdx, %k1")
+
+
 def _emit_pair_index(asm):
     """The two VPERMI2W indices at PAIR_INDEX_OFFSET: word 2j of the first
     takes word j of the first table (row k), word 2j + 1 word j of the
@@ -363,27 +391,13 @@ def _emit_pack_b_pairs(asm, p):
     asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.place(sliver_loop)
-    asm.ins(f"movq {NB}, %rax")
-    asm.ins(f"subq {JR}, %rax")
-    asm.ins("movl $32, %edx")
-    asm.ins("cmpq %rdx, %rax")
-    asm.ins("cmovaq %rdx, %rax")
-    asm.ins("movq $-1, %rdx")
-    asm.ins("bzhiq %rax, %rdx, %rdx")  # columns past nb masked
-    asm.ins("kmovd %edx, %k1")
+    _emit_column_mask(asm, 32)
     asm.ins(f"movq {PC}, {MB}")
     asm.ins(f"imulq %rsi, {MB}")
     asm.ins(f"leaq ({JC}, {JR}), %rax")
     asm.ins(f"leaq ({MB}, %rax, 2), {MB}")
     asm.ins(f"addq 8({WS}), {MB}")
-    asm.ins(f"movq {JR}, {IC}")
-    asm.ins(f"andq ${-p.nr}, {IC}")
-    asm.ins(f"imulq {STEPS}({WS}), {IC}")
-    asm.ins(f"movq {JR}, %rax")
-    asm.ins(f"andq ${p.nr - 1}, %rax")
-    asm.ins(f"addq %rax, {IC}")
-    asm.ins(f"shlq $6, {IC}")
-    asm.ins(f"leaq {p.bp_offset}({WS}, {IC}), {IC}")
+    _emit_sliver_place(asm, p)
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(step_loop)
     first, second = ("%zmm2", "%zmm1") if p.fault == "swap-pairs" else \
@@ -475,14 +489,7 @@ def _emit_pack_b_transposed(asm, p):
     asm.ins(f"leaq ({MB}, {PC}, {eb}), {MB}" if eb > 1 else
             f"addq {PC}, {MB}")
     asm.ins(f"addq 8({WS}), {MB}")
-    asm.ins(f"movq {JR}, {IC}")
-    asm.ins(f"andq ${-p.nr}, {IC}")
-    asm.ins(f"imulq {STEPS}({WS}), {IC}")
-    asm.ins(f"movq {JR}, %rax")
-    asm.ins(f"andq ${p.nr - 1}, %rax")
-    asm.ins(f"addq %rax, {IC}")
-    asm.ins(f"shlq $6, {IC}")
-    asm.ins(f"leaq {p.bp_offset}({WS}, {IC}), {IC}")
+    _emit_sliver_place(asm, p)
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(step_loop)
     # The k of this step: all tk, or the k left of kb.
@@ -530,27 +537,13 @@ def _emit_pack_b(asm, p):
     asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
     asm.ins(f"xorl {JR}d, {JR}d")
     asm.place(sliver_loop)
-    asm.ins(f"movq {NB}, %rax")
-    asm.ins(f"subq {JR}, %rax")
-    asm.ins("movl $64, %edx")
-    asm.ins("cmpq %rdx, %rax")
-    asm.ins("cmovaq %rdx, %rax")
-    asm.ins("movq $-1, %rdx")
-    asm.ins("bzhiq %rax, %rdx, %rdx")  # columns past nb masked
-    asm.ins("kmovq %rdx, %k1")
+    _emit_column_mask(asm, 64)
     asm.ins(f"movq {PC}, {MB}")
     asm.ins(f"imulq %rsi, {MB}")
     asm.ins(f"leaq ({JC}, {JR}), %rax")
     asm.ins(f"addq %rax, {MB}")
     asm.ins(f"addq 8({WS}), {MB}")
-    asm.ins(f"movq {JR}, {IC}")
-    asm.ins(f"andq ${-p.nr}, {IC}")
-    asm.ins(f"imulq {STEPS}({WS}), {IC}")
-    asm.ins(f"movq {JR}, %rax")
-    asm.ins(f"andq ${p.nr - 1}, %rax")
-    asm.ins(f"addq %rax, {IC}")
-    asm.ins(f"shlq $6, {IC}")
-    asm.ins(f"leaq {p.bp_offset}({WS}, {IC}), {IC}")
+    _emit_sliver_place(asm, p)
     # The next block of NR columns: steps * NR * 64 bytes on.
     asm.ins(f"movq {STEPS}({WS}), %rdx")
     asm.ins(f"shlq ${(p.nr * TILE_BYTES).bit_length() - 1}, %rdx")
@@ -924,20 +917,8 @@ def _emit_body(p):
     if not p.trans_b and tt.group == 2:
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
-    if p.parallel:
-        m_begin, m_end = f"{RANGE_OFFSET}({WS})", f"{RANGE_OFFSET + 8}({WS})"
-        n_begin, n_end = (f"{RANGE_OFFSET + 16}({WS})",
-                          f"{RANGE_OFFSET + 24}({WS})")
-        asm.comment("rows [m_begin, m_end), columns [n_begin, n_end) from "
-                    "the header")
-        asm.ins(f"movq {m_begin}, %rax")
-        asm.ins(f"cmpq {m_end}, %rax")
-        asm.ins(f"jge {fwd(done)}")
-        asm.ins(f"movq {n_begin}, {JC}")
-        asm.ins(f"cmpq {n_end}, {JC}")
-        asm.ins(f"jge {fwd(done)}")
-    else:
-        m_begin, m_end, n_begin, n_end = None, f"${p.m}", None, f"${p.n}"
+    m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.parallel, done)
+    if not p.parallel:
         asm.ins(f"xorl {JC}d, {JC}d")
     asm.place(jc_loop)
     asm.ins(f"movq {n_end}, {NB}")
@@ -971,21 +952,8 @@ def _emit_body(p):
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(ir_loop)
     _emit_block(asm, p)
-    asm.ins(f"addq ${p.mr}, {IR}")
-    asm.ins(f"cmpq {MB}, {IR}")
-    asm.ins(f"jb {back(ir_loop)}")
-    asm.ins(f"addq ${p.nr}, {JR}")
-    asm.ins(f"cmpq {NB}, {JR}")
-    asm.ins(f"jb {back(jr_loop)}")
-    asm.ins(f"addq ${p.mc}, {IC}")
-    asm.ins(f"cmpq {m_end}, {IC}")
-    asm.ins(f"jb {back(ic_loop)}")
-    asm.ins(f"addq ${p.kc}, {PC}")
-    asm.ins(f"cmpq ${p.k}, {PC}")
-    asm.ins(f"jb {back(pc_loop)}")
-    asm.ins(f"addq ${p.nc}, {JC}")
-    asm.ins(f"cmpq {n_end}, {JC}")
-    asm.ins(f"jb {back(jc_loop)}")
+    emit_loop_ends(asm, p, (ir_loop, jr_loop, ic_loop, pc_loop, jc_loop),
+                   m_end, n_end)
     asm.place(done)
     asm.ins("tilerelease")
     asm.ins("vzeroupper")

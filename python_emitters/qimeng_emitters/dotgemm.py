@@ -1553,6 +1553,41 @@ def _emit_leading_dims_in_bytes(asm, p):
         asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
 
 
+def emit_part_of_c(asm, p, reads_range, done):
+    """The part of C this call computes: (m_begin, m_end, n_begin, n_end)
+    as operands, from the header (a part of a parallel call, or a run-time
+    M or N: an empty part jumps to `done`, JC set to n_begin) or the whole
+    of C (m_begin and n_begin None)."""
+    if not reads_range:
+        return None, f"${p.m}", None, f"${p.n}"
+    m_begin, m_end = f"{RANGE_OFFSET}({WS})", f"{RANGE_OFFSET + 8}({WS})"
+    n_begin, n_end = (f"{RANGE_OFFSET + 16}({WS})",
+                      f"{RANGE_OFFSET + 24}({WS})")
+    asm.comment("rows [m_begin, m_end), columns [n_begin, n_end) from "
+                "the header")
+    asm.ins(f"movq {m_begin}, %rax")
+    asm.ins(f"cmpq {m_end}, %rax")
+    asm.ins(f"jge {fwd(done)}")
+    asm.ins(f"movq {n_begin}, {JC}")
+    asm.ins(f"cmpq {n_end}, {JC}")
+    asm.ins(f"jge {fwd(done)}")
+    return m_begin, m_end, n_begin, n_end
+
+
+def emit_loop_ends(asm, p, loops, m_end, n_end):
+    """The ends of BLIS's five loops around the block (`loops`: the ir, jr,
+    ic, pc and jc labels, innermost first)."""
+    ir_loop, jr_loop, ic_loop, pc_loop, jc_loop = loops
+    for step, reg, end, loop in ((p.mr, IR, MB, ir_loop),
+                                 (p.nr, JR, NB, jr_loop),
+                                 (p.mc, IC, m_end, ic_loop),
+                                 (p.kc, PC, f"${p.k}", pc_loop),
+                                 (p.nc, JC, n_end, jc_loop)):
+        asm.ins(f"addq ${step}, {reg}")
+        asm.ins(f"cmpq {end}, {reg}")
+        asm.ins(f"jb {back(loop)}")
+
+
 def _emit_body(p):
     asm = Asm()
     jc_loop = asm.label("jc: next nc block of columns")
@@ -1584,21 +1619,9 @@ def _emit_body(p):
     if p.conv is not None:
         p.conv.emit_tables(asm)
 
-    if p.reads_range:
-        m_begin, m_end = f"{RANGE_OFFSET}({WS})", f"{RANGE_OFFSET + 8}({WS})"
-        n_begin, n_end = (f"{RANGE_OFFSET + 16}({WS})",
-                          f"{RANGE_OFFSET + 24}({WS})")
-        done = asm.label("empty part of C: nothing to do")
-        asm.comment("rows [m_begin, m_end), columns [n_begin, n_end) from "
-                    "the header")
-        asm.ins(f"movq {m_begin}, %rax")
-        asm.ins(f"cmpq {m_end}, %rax")
-        asm.ins(f"jge {fwd(done)}")
-        asm.ins(f"movq {n_begin}, {JC}")
-        asm.ins(f"cmpq {n_end}, {JC}")
-        asm.ins(f"jge {fwd(done)}")
-    else:
-        m_begin, m_end, n_begin, n_end = None, f"${p.m}", None, f"${p.n}"
+    done = asm.label("empty part of C: nothing to do")
+    m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.reads_range,
+                                                    done)
     image_loop = None
     if p.conv is not None and p.conv.images > 1:
         image_loop = asm.label("next image of the batch")
@@ -1644,21 +1667,8 @@ def _emit_body(p):
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(ir_loop)
     _emit_compute(asm, p)
-    asm.ins(f"addq ${p.mr}, {IR}")
-    asm.ins(f"cmpq {MB}, {IR}")
-    asm.ins(f"jb {back(ir_loop)}")
-    asm.ins(f"addq ${p.nr}, {JR}")
-    asm.ins(f"cmpq {NB}, {JR}")
-    asm.ins(f"jb {back(jr_loop)}")
-    asm.ins(f"addq ${p.mc}, {IC}")
-    asm.ins(f"cmpq {m_end}, {IC}")
-    asm.ins(f"jb {back(ic_loop)}")
-    asm.ins(f"addq ${p.kc}, {PC}")
-    asm.ins(f"cmpq ${p.k}, {PC}")
-    asm.ins(f"jb {back(pc_loop)}")
-    asm.ins(f"addq ${p.nc}, {JC}")
-    asm.ins(f"cmpq {n_end}, {JC}")
-    asm.ins(f"jb {back(jc_loop)}")
+    emit_loop_ends(asm, p, (ir_loop, jr_loop, ic_loop, pc_loop, jc_loop),
+                   m_end, n_end)
     if image_loop is not None:
         p.conv.emit_batch_next(asm, image_loop)
     if p.reads_range:
