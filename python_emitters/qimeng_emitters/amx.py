@@ -736,17 +736,45 @@ def _emit_stage(asm, p, into_tiles):
     asm.ins(f"jnz {back(row_loop)}")
 
 
+def _emit_c_tiles(asm, p, op, address=None):
+    """`op` (tileloadd, tilestored or tilezero) on each of the block's C
+    tiles; address(a, b) is tile (a, b)'s memory operand."""
+    for a in range(p.tm):
+        for b in range(p.tn):
+            tile = _tmm(C_TILES[2 * a + b])
+            if op == "tilezero":
+                asm.ins(f"tilezero {tile}")
+            elif op == "tileloadd":
+                asm.ins(f"tileloadd {address(a, b)}, {tile}")
+            else:
+                asm.ins(f"tilestored {tile}, {address(a, b)}")
+
+
+def _c_address(a, b):
+    """C tile (a, b) in C: the block at %rdx, its second row of tiles at
+    %rdi, ldc in %rsi."""
+    return f"{64 * b}({'%rdx' if a == 0 else '%rdi'}, %rsi, 1)"
+
+
+def _stage_address(p):
+    """C tile (a, b) in the staging tile (_emit_stage_pointers)."""
+    return lambda a, b: (f"{a * TILE_ROWS * p.nr * 4 + 64 * b}"
+                         "(%rax, %rcx, 1)")
+
+
+def _emit_stage_pointers(asm, p):
+    """%rax the staging tile, %rcx its row stride (NR f32)."""
+    asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rax")
+    asm.ins(f"movl ${p.nr * 4}, %ecx")
+
+
 def _emit_store_d(asm, p):
     """The last kc block's tiles through the staging tile into D, each row
     inside mb rounded to bf16 (VCVTNEPS2BF16: to nearest even) and stored
     under the column masks."""
     row_loop = asm.label("D: next row")
-    asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rax")
-    asm.ins(f"movl ${p.nr * 4}, %ecx")
-    for a in range(p.tm):
-        for b in range(p.tn):
-            asm.ins(f"tilestored {_tmm(C_TILES[2 * a + b])}, "
-                    f"{a * TILE_ROWS * p.nr * 4 + 64 * b}(%rax, %rcx, 1)")
+    _emit_stage_pointers(asm, p)
+    _emit_c_tiles(asm, p, "tilestored", _stage_address(p))
     _column_masks(asm)
     asm.ins(f"movq {MB}, %rcx")
     asm.ins(f"subq {IR}, %rcx")
@@ -799,11 +827,7 @@ def _emit_block(asm, p):
     if p.overwrite:
         asm.ins(f"testq {PC}, {PC}")
         asm.ins(f"jz {fwd(zero)}")
-    for a in range(p.tm):
-        for b in range(p.tn):
-            base = "%rdx" if a == 0 else "%rdi"
-            asm.ins(f"tileloadd {64 * b}({base}, %rsi, 1), "
-                    f"{_tmm(C_TILES[2 * a + b])}")
+    _emit_c_tiles(asm, p, "tileloadd", _c_address)
     asm.ins(f"jmp {fwd(loaded)}")
     if p.fault != "write-past-edge":
         asm.place(edge)
@@ -812,18 +836,12 @@ def _emit_block(asm, p):
             asm.ins(f"testq {PC}, {PC}")
             asm.ins(f"jz {fwd(zero)}")
         _emit_stage(asm, p, into_tiles=True)
-        asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rax")
-        asm.ins(f"movl ${p.nr * 4}, %ecx")
-        for a in range(p.tm):
-            for b in range(p.tn):
-                asm.ins(f"tileloadd {a * TILE_ROWS * p.nr * 4 + 64 * b}"
-                        f"(%rax, %rcx, 1), {_tmm(C_TILES[2 * a + b])}")
+        _emit_stage_pointers(asm, p)
+        _emit_c_tiles(asm, p, "tileloadd", _stage_address(p))
         asm.ins(f"jmp {fwd(loaded)}")
     if p.overwrite:
         asm.place(zero)
-        for a in range(p.tm):
-            for b in range(p.tn):
-                asm.ins(f"tilezero {_tmm(C_TILES[2 * a + b])}")
+        _emit_c_tiles(asm, p, "tilezero")
     asm.place(loaded)
     asm.comment(f"{p.tm * p.tn} C tiles += A tiles x B tiles, "
                 f"{tt.tile_k} k a step")
@@ -873,20 +891,12 @@ def _emit_block(asm, p):
         asm.ins(f"subq {JR}, %rax")
         asm.ins(f"cmpq ${p.nr}, %rax")
         asm.ins(f"jb {fwd(edge_out)}")
-    for a in range(p.tm):
-        for b in range(p.tn):
-            base = "%rdx" if a == 0 else "%rdi"
-            asm.ins(f"tilestored {_tmm(C_TILES[2 * a + b])}, "
-                    f"{64 * b}({base}, %rsi, 1)")
+    _emit_c_tiles(asm, p, "tilestored", _c_address)
     if p.fault != "write-past-edge":
         asm.ins(f"jmp {fwd(stored)}")
         asm.place(edge_out)
-        asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rax")
-        asm.ins(f"movl ${p.nr * 4}, %ecx")
-        for a in range(p.tm):
-            for b in range(p.tn):
-                asm.ins(f"tilestored {_tmm(C_TILES[2 * a + b])}, "
-                        f"{a * TILE_ROWS * p.nr * 4 + 64 * b}(%rax, %rcx, 1)")
+        _emit_stage_pointers(asm, p)
+        _emit_c_tiles(asm, p, "tilestored", _stage_address(p))
         _column_masks(asm)
         _emit_stage(asm, p, into_tiles=False)
     if p.bf16_output:
