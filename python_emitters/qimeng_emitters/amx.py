@@ -57,7 +57,7 @@ from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
                      round_up)
-from .dotgemm import emit_loop_ends, emit_part_of_c
+from .dotgemm import element_types, emit_loop_ends, emit_part_of_c
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .x86 import Asm, back, check_disp, emit_fault_entry, function_text, fwd
 
@@ -171,15 +171,7 @@ class Params:
                     f"C as it is: not {field} (dotgemm.py's kernels do)")
         # The tile step is the K unroll.
         int_field(request, "k_unroll", default=1, minimum=1, maximum=1)
-        if kind == "igemm":
-            a_type = request.get("a_type", "u8")
-            if a_type not in ("u8", "s8"):
-                raise RequestError(
-                    f"field 'a_type' must be \"u8\" or \"s8\" (B is s8), "
-                    f"got {a_type!r}")
-            self.tt = TILE_TYPES[a_type + "s8"]
-        else:
-            self.tt = TILE_TYPES["bf16"]
+        self.tt = TILE_TYPES[element_types(request, kind)]
         if request.get("isa") != "amx":
             raise RequestError("amx.py writes isa amx kernels, got "
                                + repr(request.get("isa")))

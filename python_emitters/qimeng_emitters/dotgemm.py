@@ -155,6 +155,18 @@ GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_N_BEGIN, GEMV_M_END, GEMV_N_END = (
 GEMV_WORKSPACE = HEADER_BYTES + 64
 
 
+def element_types(request, kind):
+    """The request's element types: "bf16" (sbgemm), or for an igemm
+    "u8s8" or "s8s8" by its `a_type` (default u8; B is s8)."""
+    if kind != "igemm":
+        return "bf16"
+    a_type = request.get("a_type", "u8")
+    if a_type not in ("u8", "s8"):
+        raise RequestError(f"field 'a_type' must be \"u8\" or \"s8\" (B is "
+                           f"s8), got {a_type!r}")
+    return a_type + "s8"
+
+
 class Params:
     """A validated request with the blocking clamped to the problem."""
 
@@ -171,15 +183,7 @@ class Params:
             "pack_b", "a_layout", "b_prepacked")
             + (("a_type",) if kind == "igemm" else
                ("bf16_output", "ldd", "bias", "relu", "relu_max")))
-        if kind == "igemm":
-            a_type = request.get("a_type", "u8")
-            if a_type not in ("u8", "s8"):
-                raise RequestError(
-                    f"field 'a_type' must be \"u8\" or \"s8\" (B is s8), "
-                    f"got {a_type!r}")
-            self.dt = DOT_TYPES[a_type + "s8"]
-        else:
-            self.dt = DOT_TYPES["bf16"]
+        self.dt = DOT_TYPES[element_types(request, kind)]
         if request.get("isa") != "avx512":
             raise RequestError(
                 f"{kind} kernels are written for isa avx512 (with "
