@@ -346,8 +346,11 @@ static SplitAxis nchwSplit(const GemmDesc &view) {
 /// stored) is read in place where a GEMM's would be, and threads split the
 /// pixels (N).
 std::string qimeng::amxRefusal(const GemmDesc &d) {
-  return d.transA                                 ? "A transposed"
-         : d.bias != GemmBias::None || d.relu     ? "an epilogue"
+  return d.transA                   ? "A transposed"
+         : d.bias == GemmBias::Rows ? "a bias along the rows"
+         : (d.bias != GemmBias::None || d.relu) &&
+                 d.precision != GemmPrecision::Bf16
+             ? "an 8-bit epilogue"
          : d.dynamicM || d.dynamicN || d.dynamicK ? "run-time sizes"
          : d.bPrepacked                           ? "B prepacked"
                                                   : "";

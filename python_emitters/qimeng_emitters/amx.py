@@ -56,9 +56,10 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
-                     round_up)
+                     relu_max_field, relu_suffix, round_up)
 from .dotgemm import element_types, emit_loop_ends, emit_part_of_c
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
+from .sgemm import _emit_relu_max_constant, _relu_max_address
 from .x86 import Asm, back, check_disp, emit_fault_entry, function_text, fwd
 
 # Workspace (bytes from its pointer): the header of docs/KernelContract.md
@@ -74,6 +75,7 @@ ZERO_ROW_OFFSET = 192
 STEPS = 256                 # the kc block's tile steps
 LDD_BYTES = 264             # bf16_output: D's leading dimension in bytes
 OUTPUT_LD_OFFSET = 56       # bf16_output, runtime_ld: ldd in elements
+BIAS_OFFSET = 112           # the epilogue's bias pointer (sbgemm)
 OUTPUT_OFFSET = 120         # bf16_output: D's pointer
 # bf16: the VPERMI2W indices that interleave two rows of 32 columns into
 # the dwords of columns 0-15 and 16-31.
@@ -140,7 +142,7 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 # Fields of the dot GEMMs' requests (C++'s GemmDesc) the AMX kernels take
 # only at their defaults.
 _NOT_YET = ("trans_a", "dynamic_m", "dynamic_n", "dynamic_k",
-            "b_prepacked", "bias", "relu", "relu_max")
+            "b_prepacked")
 
 
 class _FeatureRow:
@@ -163,7 +165,8 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
             "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
             "target_features", "k_unroll", "trans_b") + _NOT_YET
-            + (("a_type",) if kind == "igemm" else ("bf16_output", "ldd")))
+            + (("a_type",) if kind == "igemm" else
+               ("bf16_output", "ldd", "bias", "relu", "relu_max")))
         for field in _NOT_YET:
             if request.get(field, False) not in (False, "none"):
                 raise RequestError(
@@ -194,6 +197,15 @@ class Params:
         # runtime_ld, else the field (default n); C the earlier blocks'
         # partial sums, scratch to the caller.
         self.bf16_output = bool_field(request, "bf16_output")
+        # The epilogue (sbgemm), as dotgemm.py's: + bias[j] (its pointer at
+        # header 112), relu and its bound, where the last kc block stores.
+        self.bias = request.get("bias", "none")
+        if self.bias not in ("none", "columns"):
+            raise RequestError(f"bias {self.bias!r}: an amx kernel adds a "
+                               "bias along the columns (\"columns\") or none")
+        self.relu = bool_field(request, "relu")
+        self.relu_max = relu_max_field(request, self.relu)
+        self.relu_max_label = None
         self.ldd = None
         if "ldd" in request and (self.runtime_ld or not self.bf16_output):
             raise RequestError("field 'ldd' is D's leading dimension: it "
@@ -256,6 +268,8 @@ class Params:
         return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_n"
                 f"{'t' if self.trans_b else 'n'}"
                 f"{'_b0' if self.overwrite else ''}"
+                f"{'_bias' if self.bias == 'columns' else ''}"
+                f"{relu_suffix(self.relu, self.relu_max)}"
                 f"{'_obf16' if self.bf16_output else ''}{lds}"
                 f"_{self.mr}x{self.nr}_kc{self.kc}_mc{self.mc}_nc{self.nc}"
                 f"{'_par' if self.parallel else ''}{fault}"
@@ -760,28 +774,56 @@ def _emit_stage_pointers(asm, p):
     asm.ins(f"movl ${p.nr * 4}, %ecx")
 
 
-def _emit_store_d(asm, p):
-    """The last kc block's tiles through the staging tile into D, each row
-    inside mb rounded to bf16 (VCVTNEPS2BF16: to nearest even) and stored
-    under the column masks."""
-    row_loop = asm.label("D: next row")
+def _has_epilogue(p):
+    return p.bias != "none" or p.relu
+
+
+def _emit_store_last(asm, p):
+    """The last kc block's tiles through the staging tile, each row inside
+    mb through the epilogue (+ bias[j] under the lane mask, relu: max with
+    NaN from the second operand and + 0 for -0, its bound: min keeping
+    NaN, as dotgemm.py's) into C, or rounded to bf16 (VCVTNEPS2BF16: to
+    nearest even) into D, under the column masks."""
+    row_loop = asm.label("last kc block: next row")
     _emit_stage_pointers(asm, p)
     _emit_c_tiles(asm, p, "tilestored", _stage_address(p))
     _column_masks(asm)
     asm.ins(f"movq {MB}, %rcx")
     asm.ins(f"subq {IR}, %rcx")
     _min_into(asm, "%rcx", p.mr)        # the rows inside mb
-    asm.ins(f"movq {LDD_BYTES}({WS}), %rsi")
+    size, ld, base = ((2, LDD_BYTES, OUTPUT_OFFSET) if p.bf16_output else
+                      (4, LD_BYTES_OFFSET + 16, 16))
+    asm.ins(f"movq {ld}({WS}), %rsi")
     asm.ins(f"leaq ({IC}, {IR}), %rax")
     asm.ins("imulq %rsi, %rax")
     asm.ins(f"leaq ({JC}, {JR}), %rdi")
-    asm.ins("leaq (%rax, %rdi, 2), %rax")
-    asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rax")
+    asm.ins(f"leaq (%rax, %rdi, {size}), %rax")
+    asm.ins(f"addq {base}({WS}), %rax")
+    if p.bias == "columns":
+        asm.ins(f"movq {BIAS_OFFSET}({WS}), %rdx")
+        asm.ins("leaq (%rdx, %rdi, 4), %rdx")
+    zero, bound = "%zmm6", "%zmm7"
+    if p.relu:
+        asm.ins(f"vpxord {zero}, {zero}, {zero}")
+    if p.relu_max is not None:
+        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {bound}")
     asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rdi")
     asm.place(row_loop)
     for v in range(p.tn):
-        asm.ins(f"vcvtneps2bf16 {64 * v}(%rdi), %ymm{v}")
-        asm.ins(f"vmovdqu16 %ymm{v}, {32 * v}(%rax){{%k{v + 1}}}")
+        acc, mask = f"%zmm{v}", f"{{%k{v + 1}}}"
+        asm.ins(f"vmovups {64 * v}(%rdi), {acc}")
+        if p.bias == "columns":
+            asm.ins(f"vaddps {64 * v}(%rdx), {acc}, {acc}{mask}")
+        if p.relu:
+            asm.ins(f"vmaxps {acc}, {zero}, {acc}")
+            asm.ins(f"vaddps {zero}, {acc}, {acc}")
+        if p.relu_max is not None:
+            asm.ins(f"vminps {acc}, {bound}, {acc}")
+        if p.bf16_output:
+            asm.ins(f"vcvtneps2bf16 {acc}, %ymm{v}")
+            asm.ins(f"vmovdqu16 %ymm{v}, {32 * v}(%rax){mask}")
+        else:
+            asm.ins(f"vmovups {acc}, {64 * v}(%rax){mask}")
     asm.ins("addq %rsi, %rax")
     asm.ins(f"addq ${p.nr * 4}, %rdi")
     asm.ins("decq %rcx")
@@ -869,11 +911,12 @@ def _emit_block(asm, p):
     asm.ins("movq %rsi, %rdi")
     asm.ins("shlq $4, %rdi")
     asm.ins("addq %rdx, %rdi")
-    if p.bf16_output:
-        to_d = asm.label("last kc block: D = bf16(tiles)")
+    through_epilogue = p.bf16_output or _has_epilogue(p)
+    if through_epilogue:
+        last = asm.label("last kc block: the epilogue, into C or D")
         asm.ins(f"leaq ({PC}, {KB}), %rax")
         asm.ins(f"cmpq ${p.k}, %rax")
-        asm.ins(f"jae {fwd(to_d)}")
+        asm.ins(f"jae {fwd(last)}")
     if p.fault != "write-past-edge":
         asm.ins(f"movq {MB}, %rax")
         asm.ins(f"subq {IR}, %rax")
@@ -891,10 +934,10 @@ def _emit_block(asm, p):
         _emit_c_tiles(asm, p, "tilestored", _stage_address(p))
         _column_masks(asm)
         _emit_stage(asm, p, into_tiles=False)
-    if p.bf16_output:
+    if through_epilogue:
         asm.ins(f"jmp {fwd(stored)}")
-        asm.place(to_d)
-        _emit_store_d(asm, p)
+        asm.place(last)
+        _emit_store_last(asm, p)
     asm.place(stored)
 
 
@@ -907,6 +950,7 @@ def _emit_body(p):
     jr_loop = asm.label("jr: next NR columns")
     ir_loop = asm.label("ir: next MR rows")
     emit_fault_entry(asm, p.fault)
+    _emit_relu_max_constant(asm, p)
     asm.ins("movq %rdi, 0(%rcx)")
     asm.ins("movq %rsi, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
@@ -1051,7 +1095,9 @@ class AmxConv:
     transposed), C the output; PACK A reads pixel r's k of a kc block from
     input + row[r] + column[pc] (conv2d.py's offset tables, written at
     entry), so kc divides the run of consecutive k (C, or KW*C) and is
-    whole tile steps. No epilogue; nchw_fchw is dotconv.py's."""
+    whole tile steps. bf16: a bias per output channel (the GEMM's
+    columns), relu and its bound, as the GEMM's; nchw_fchw is
+    dotconv.py's."""
 
     def __init__(self, request):
         from .conv2d import (GEOMETRY_FIELDS, StrideSteps, contiguous_run,
@@ -1064,10 +1110,9 @@ class AmxConv:
         check_known(request, gemm_fields + GEOMETRY_FIELDS + (
             "runtime_strides", "a_layout", "b_prepacked", "bias", "relu",
             "relu_max") + (("a_type",) if integer else ()))
-        for field in ("b_prepacked", "bias", "relu", "relu_max"):
-            if request.get(field, False) is not False:
-                raise RequestError(f"amx convolutions store C as it is and "
-                                   f"pack their filter: not {field}")
+        if request.get("b_prepacked", False) is not False:
+            raise RequestError("amx convolutions pack their filter: not "
+                               "b_prepacked")
         if request.get("a_layout", "k-major") != "k-major":
             raise RequestError("amx convolutions pack A (a_layout k-major)")
         self.runtime_strides = runtime_strides_field(request)
@@ -1079,7 +1124,11 @@ class AmxConv:
         if g.layout == "nhwc_fhwc":
             gemm.update(trans_b=True, ldb=k)
         gemm.update({f: request[f] for f in gemm_fields
-                     + (("a_type",) if integer else ()) if f in request})
+                     + (("a_type",) if integer else ("relu", "relu_max"))
+                     if f in request})
+        # A bias per output channel: the GEMM's columns.
+        if bool_field(request, "bias"):
+            gemm["bias"] = "columns"
         p = self.gemm = Params(gemm)
         p.conv = self
         eb = p.tt.element_bytes
@@ -1115,6 +1164,8 @@ class AmxConv:
         return (f"{self.geometry.symbol_stem(kind)}"
                 f"{'_isrt' if self.runtime_strides else ''}"
                 f"{'_b0' if p.overwrite else ''}"
+                f"{'_bias' if p.bias != 'none' else ''}"
+                f"{relu_suffix(p.relu, p.relu_max)}"
                 f"_{p.mr}x{p.nr}_kc{p.kc}_mc{p.mc}_nc{p.nc}"
                 f"{'_par' if p.parallel else ''}"
                 + ("" if p.fault is None else

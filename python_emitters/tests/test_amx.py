@@ -42,6 +42,8 @@ class RequestTest(RefusalTestCase):
         self.refuses(int8_request(a_type="s16"), "a_type")
         self.refuses(int8_request(bf16_output=True), "bf16_output")
         self.refuses(request(ldd=64), "needs bf16_output")
+        self.refuses(request(bias="rows"), "along the columns")
+        self.refuses(int8_request(relu=True), "relu")
 
     def test_header_and_dispatch(self):
         """The protocol's entry point sends isa amx to amx.py: the tile
@@ -118,6 +120,16 @@ class Bf16ExecutionTest(AmxHarness):
             "bf16_output_accumulates": request(bf16_output=True,
                                                trans_b=True, m=70, k=200,
                                                kc=64),
+            # The epilogue where the last kc block stores: into C or D,
+            # from the only block and the last of several, one tile wide.
+            "bias_relu": request(bias="columns", relu=True, overwrite=True),
+            "bias_relu_blocks": request(bias="columns", relu=True, m=100,
+                                        n=150, k=301, kc=64, mc=64, nc=96),
+            "relu6_bf16_output": request(relu=True, relu_max=6.0,
+                                         bf16_output=True, overwrite=True,
+                                         trans_b=True),
+            "bias_one_tile": request(bias="columns", mr=16, nr=16, kc=32,
+                                     mc=32, nc=32, overwrite=True),
             "bf16_output_immediate": request(bf16_output=True,
                                              overwrite=True,
                                              runtime_ld=None, lda=32,
@@ -210,7 +222,8 @@ class ConvRequestTest(RefusalTestCase):
 
     def test_refusals(self):
         self.refuses(conv_request(layout="nchw_fchw"), "layout")
-        self.refuses(conv_request(bias=True), "not bias")
+        self.refuses(conv_request(b_prepacked=True), "b_prepacked")
+        self.refuses(conv_request(kind="iconv2d", bias=True), "bias")
         self.refuses(conv_request(kc=96), "must divide 64")
         self.refuses(conv_request(a_layout="direct"), "k-major")
 
@@ -240,6 +253,7 @@ class ConvExecutionTest(KernelHarness):
             "overwrite_one_tile": conv_request(overwrite=True, mr=16,
                                                nr=16, mc=32, nc=32),
             "runtime_strides": conv_request(runtime_strides=True),
+            "bias_relu": conv_request(bias=True, relu=True, overwrite=True),
             "s8": conv_request(kind="iconv2d", a_type="s8", c=64, kc=128),
             "u8_fhwc": conv_request(kind="iconv2d", a_type="u8", c=64,
                                     kc=64, layout="nhwc_fhwc"),

@@ -880,7 +880,12 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   GemmDesc relu = GemmDesc::packed(64, 64, 64);
   relu.precision = GemmPrecision::Bf16;
   relu.relu = true;
-  EXPECT_EQ(amxRefusal(relu), "an epilogue");
+  EXPECT_EQ(amxRefusal(relu), "");
+  relu.bias = GemmBias::Rows;
+  EXPECT_EQ(amxRefusal(relu), "a bias along the rows");
+  relu.bias = GemmBias::None;
+  relu.precision = GemmPrecision::S8S8;
+  EXPECT_EQ(amxRefusal(relu), "an 8-bit epilogue");
   ConvDesc conv =
       ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 16, 16, 64, 64, 3, 3);
   conv.precision = GemmPrecision::Bf16;

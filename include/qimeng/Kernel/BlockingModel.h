@@ -45,10 +45,11 @@ microKernelTable(VectorIsa isa, GemmPrecision precision = GemmPrecision::F32);
 /// k of one AMX tile step: a tile row's 64 bytes (32 bf16, 64 bytes).
 inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
 
-/// Why amx.py's kernels do not take `desc` ("A transposed", "an epilogue",
-/// ...), or empty when they do: its bf16 and 8-bit GEMMs are C (+)= A * B
-/// with A as stored and B as stored or transposed, static sizes, C (or
-/// the bf16 D) stored as it is.
+/// Why amx.py's kernels do not take `desc` ("A transposed", "an 8-bit
+/// epilogue", ...), or empty when they do: its bf16 and 8-bit GEMMs are C
+/// (+)= A * B with A as stored and B as stored or transposed, static
+/// sizes, bf16 with its epilogue (a bias along the columns, relu) and
+/// bf16 output.
 std::string amxRefusal(const GemmDesc &desc);
 
 /// Whether the model gives `problem` to AMX's tiles on `target` (bf16 or
