@@ -4,8 +4,13 @@ accumulation (TDPBUSD for u8 x s8, TDPBSSD for s8 x s8, kind "igemm"),
 request isa "amx".
 
 C += A * B, row-major, the types of dotgemm.py (its operand and header
-contract, docs/KernelContract.md): A (M x K, lda), B (K x N, ldb), C (M x N,
-ldc, f32 or s32); A, B, C and the workspace in %rdi, %rsi, %rdx, %rcx.
+contract, docs/KernelContract.md): A (M x K, lda), B (K x N, ldb; or N x K
+with trans_b, torch's linear weights), C (M x N, ldc, f32 or s32); A, B, C
+and the workspace in %rdi, %rsi, %rdx, %rcx. sbgemm also takes
+dotgemm.py's bf16 output (D = bf16(C + A * B)) and epilogue (a bias along
+the columns, relu, its bound), applied where the last kc block stores. An
+nhwc convolution (AmxConv, below) is the same GEMM with A gathered from
+its input.
 
 AMX computes on tiles, two-dimensional registers of up to 16 rows of 64
 bytes (tmm0-tmm7), configured by LDTILECFG. One TDPBF16PS adds to a 16 x 16
@@ -24,14 +29,16 @@ The register block is MR x NR = (16 or 32) x (16 or 32): MR/16 A tiles
         PACK B[pc:pc+kb, jc:jc+nb] -> Bp    per tile step t, per 16-column
                                             sliver s: 16 groups x 16 dwords
         for ic in 0..M step mc:             mb = min(mc, M - ic)
-          PACK A[ic:ic+mb, pc:pc+kb] -> Ap  per tile step t: the block's
-                                            rows of 64 bytes, row r at 64 r
+          PACK A[ic:ic+mb, pc:pc+kb] -> Ap  per MR rows, per tile step t:
+                                            the rows' 64 bytes, side by side
           for jr in 0..nb step NR:
             for ir in 0..mb step MR:
               C tiles <- C (or zero: overwrite, first kc block)
               for t in tile steps:          TILELOADD A and B tiles,
                                             TDPBF16PS each C tile
-              C <- C tiles
+              C <- C tiles                  (the last kc block with an
+                                            epilogue or a bf16 output: C
+                                            or D <- epilogue(C tiles))
 
 Both packs zero the k past kb up to a whole tile step, so no product past
 K is ever added (zero times zero); rows past mb and columns past nb are
