@@ -64,26 +64,25 @@ from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
                      relu_max_field, relu_suffix, round_up)
-from .dotgemm import element_types, emit_loop_ends, emit_part_of_c
+from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
+                      OUTPUT_OFFSET, element_types, emit_column_block_head,
+                      emit_leading_dims_in_bytes, emit_loop_ends,
+                      emit_part_of_c, emit_row_block_head, emit_sliver_heads)
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_relu_max_constant, _relu_max_address
+from .sgemm import _emit_transpose_16x16 as emit_transpose_16x16
 from .x86 import Asm, back, check_disp, emit_fault_entry, function_text, fwd
 
-# Workspace (bytes from its pointer): the header of docs/KernelContract.md
-# (A, B, C at 0, 8, 16; the part's rows and columns at 24; lda, ldb, ldc in
-# elements at 64 with runtime_ld, in bytes at 88 written by the kernel),
-# then the tile configuration, 64 zero bytes (the row a pack reads past K),
-# the staging tile of an edge block, and the packs.
-RANGE_OFFSET = 24
-LD_OFFSET = 64
-LD_BYTES_OFFSET = 88
+# Workspace (bytes from its pointer): dotgemm.py's header (A, B, C at 0,
+# 8, 16; the part's rows and columns at 24; lda, ldb, ldc in elements at 64
+# with runtime_ld, in bytes at LD_BYTES_OFFSET written by the kernel; the
+# bias at BIAS_OFFSET, D at OUTPUT_OFFSET), then the tile configuration,
+# 64 zero bytes (the row a pack reads past K), the staging tile of an edge
+# block, and the packs.
 TILECFG_OFFSET = 128
 ZERO_ROW_OFFSET = 192
 STEPS = 256                 # the kc block's tile steps
 LDD_BYTES = 264             # bf16_output: D's leading dimension in bytes
-OUTPUT_LD_OFFSET = 56       # bf16_output, runtime_ld: ldd in elements
-BIAS_OFFSET = 112           # the epilogue's bias pointer (sbgemm)
-OUTPUT_OFFSET = 120         # bf16_output: D's pointer
 # bf16: the VPERMI2W indices that interleave two rows of 32 columns into
 # the dwords of columns 0-15 and 16-31.
 PAIR_INDEX_OFFSET = 320
@@ -115,8 +114,7 @@ class TileType:
 
     @property
     def types(self):
-        return {"bf16": ("bf16", "bf16", "f32"), "u8s8": ("u8", "s8", "s32"),
-                "s8s8": ("s8", "s8", "s32")}[self.name]
+        return ELEMENT_TYPES[self.name]
 
     @property
     def tile_k(self):
@@ -269,16 +267,23 @@ class Params:
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
             + (f"_ldd{self.ldd}" if self.bf16_output else ""))
-        fault = "" if self.fault is None else "_fault_" + self.fault.replace(
-            "-", "_")
         kind = "sbgemm" if self.tt.name == "bf16" else f"{self.tt.name}gemm"
         return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_n"
-                f"{'t' if self.trans_b else 'n'}"
-                f"{'_b0' if self.overwrite else ''}"
-                f"{'_bias' if self.bias == 'columns' else ''}"
-                f"{relu_suffix(self.relu, self.relu_max)}"
+                f"{'t' if self.trans_b else 'n'}{self.store_part()}"
                 f"{'_obf16' if self.bf16_output else ''}{lds}"
-                f"_{self.mr}x{self.nr}_kc{self.kc}_mc{self.mc}_nc{self.nc}"
+                f"{self.block_part()}")
+
+    def store_part(self):
+        """The symbol's overwrite and epilogue: `_b0`, `_bias`, `_relu..`."""
+        return (f"{'_b0' if self.overwrite else ''}"
+                f"{'_bias' if self.bias == 'columns' else ''}"
+                f"{relu_suffix(self.relu, self.relu_max)}")
+
+    def block_part(self):
+        """The symbol's blocking, form, fault and ISA, from `_{MR}x{NR}`."""
+        fault = "" if self.fault is None else "_fault_" + self.fault.replace(
+            "-", "_")
+        return (f"_{self.mr}x{self.nr}_kc{self.kc}_mc{self.mc}_nc{self.nc}"
                 f"{'_par' if self.parallel else ''}{fault}"
                 f"_x86_64_{self.tt.suffix}")
 
@@ -319,28 +324,6 @@ def _emit_tile_config(asm):
     asm.ins("movabsq $0x1010101010101010, %rax")   # rows: 16
     asm.ins(f"movq %rax, {TILECFG_OFFSET + 48}({WS})")
     asm.ins(f"ldtilecfg {TILECFG_OFFSET}({WS})")
-
-
-def _emit_leading_dims_in_bytes(asm, p):
-    eb = p.tt.element_bytes
-    a_type, b_type, c_type = p.tt.types
-    asm.comment(f"lda, ldb ({a_type}, {b_type}) and ldc ({c_type}) in bytes")
-    for i, size in enumerate((eb, eb, 4)):
-        if p.runtime_ld:
-            asm.ins(f"movq {LD_OFFSET + 8 * i}({WS}), %rax")
-            if size > 1:
-                asm.ins(f"shlq ${size.bit_length() - 1}, %rax")
-        else:
-            asm.ins(f"movq ${(p.lda, p.ldb, p.ldc)[i] * size}, %rax")
-        asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
-    if p.bf16_output:
-        asm.comment("ldd (bf16) in bytes")
-        if p.runtime_ld:
-            asm.ins(f"movq {OUTPUT_LD_OFFSET}({WS}), %rax")
-            asm.ins("addq %rax, %rax")
-        else:
-            asm.ins(f"movq ${p.ldd * 2}, %rax")
-        asm.ins(f"movq %rax, {LDD_BYTES}({WS})")
 
 
 def _emit_sliver_place(asm, p):
@@ -446,37 +429,6 @@ def _emit_pack_b_pairs(asm, p):
     asm.ins(f"jb {back(sliver_loop)}")
 
 
-def _emit_transpose_16x16(asm):
-    """zmm0-zmm15 (16 columns of B, each 16 dwords: its groups) transposed
-    into the tile's 16 rows (group g: each column's dword g), stored at
-    IC + 64 g: dwords, then quadwords unpacked within 128-bit lanes, then
-    the lanes shuffled across four registers twice (zmm16-zmm31 scratch)."""
-    for q in range(4):
-        r = 4 * q
-        t = 16 + 4 * q
-        asm.ins(f"vpunpckldq %zmm{r + 1}, %zmm{r}, %zmm{t}")
-        asm.ins(f"vpunpckhdq %zmm{r + 1}, %zmm{r}, %zmm{t + 1}")
-        asm.ins(f"vpunpckldq %zmm{r + 3}, %zmm{r + 2}, %zmm{t + 2}")
-        asm.ins(f"vpunpckhdq %zmm{r + 3}, %zmm{r + 2}, %zmm{t + 3}")
-    for q in range(4):
-        t = 16 + 4 * q
-        u = 4 * q           # u[4q + i]: rows 4q..4q+3 of group 4L + i
-        asm.ins(f"vpunpcklqdq %zmm{t + 2}, %zmm{t}, %zmm{u}")
-        asm.ins(f"vpunpckhqdq %zmm{t + 2}, %zmm{t}, %zmm{u + 1}")
-        asm.ins(f"vpunpcklqdq %zmm{t + 3}, %zmm{t + 1}, %zmm{u + 2}")
-        asm.ins(f"vpunpckhqdq %zmm{t + 3}, %zmm{t + 1}, %zmm{u + 3}")
-    for i in range(4):
-        asm.ins(f"vshufi32x4 $0x88, %zmm{4 + i}, %zmm{i}, %zmm16")
-        asm.ins(f"vshufi32x4 $0xdd, %zmm{4 + i}, %zmm{i}, %zmm17")
-        asm.ins(f"vshufi32x4 $0x88, %zmm{12 + i}, %zmm{8 + i}, %zmm18")
-        asm.ins(f"vshufi32x4 $0xdd, %zmm{12 + i}, %zmm{8 + i}, %zmm19")
-        for lane, (a, b, imm) in enumerate(((16, 18, 0x88), (17, 19, 0x88),
-                                            (16, 18, 0xdd), (17, 19, 0xdd))):
-            asm.ins(f"vshufi32x4 ${imm:#x}, %zmm{b}, %zmm{a}, %zmm{20 + lane}")
-            asm.ins(f"vmovdqu32 %zmm{20 + lane}, "
-                    f"{(4 * lane + i) * TILE_BYTES}({IC})")
-
-
 def _emit_pack_b_transposed(asm, p):
     """B^T[jc:jc+nb, pc:pc+kb] (stored N x K) into VNNI tiles: a column's
     64 bytes of k of a tile step are its tile column as they lie (one dword
@@ -522,7 +474,11 @@ def _emit_pack_b_transposed(asm, p):
         asm.ins("cmovaeq %rdi, %rax")
         asm.ins(f"{load} (%rax), %zmm{j}{{%k2}}{{z}}")
         asm.ins("addq %rsi, %rdx")
-    _emit_transpose_16x16(asm)
+    # sgemm's transpose of sixteen vectors: zmm g = every column's dword g,
+    # the tile's row g.
+    emit_transpose_16x16(asm)
+    for g in range(TILE_ROWS):
+        asm.ins(f"vmovdqu32 %zmm{g}, {g * TILE_BYTES}({IC})")
     asm.ins(f"addq ${p.b_step_bytes}, {IC}")
     asm.ins(f"addq ${TILE_BYTES}, {MB}")
     asm.ins(f"addq ${tk}, {IR}")
@@ -964,7 +920,8 @@ def _emit_body(p):
     asm.ins(f"movq %rcx, {WS}")
     _emit_permission(asm)
     _emit_tile_config(asm)
-    _emit_leading_dims_in_bytes(asm, p)
+    emit_leading_dims_in_bytes(asm, p, tt.types, tt.element_bytes,
+                               LDD_BYTES)
     if p.conv is not None:
         p.conv.emit_tables(asm)
     if not p.trans_b and tt.group == 2:
@@ -973,15 +930,7 @@ def _emit_body(p):
     m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.parallel, done)
     if not p.parallel:
         asm.ins(f"xorl {JC}d, {JC}d")
-    asm.place(jc_loop)
-    asm.ins(f"movq {n_end}, {NB}")
-    asm.ins(f"subq {JC}, {NB}")
-    _min_into(asm, NB, p.nc)
-    asm.ins(f"xorl {PC}d, {PC}d")
-    asm.place(pc_loop)
-    asm.ins(f"movq ${p.k}, {KB}")
-    asm.ins(f"subq {PC}, {KB}")
-    _min_into(asm, KB, p.kc)
+    emit_column_block_head(asm, p, jc_loop, pc_loop, n_end)
     asm.ins(f"leaq {tt.tile_k - 1}({KB}), %rax")
     asm.ins(f"shrq ${tt.tile_k.bit_length() - 1}, %rax")
     asm.ins(f"movq %rax, {STEPS}({WS})")
@@ -991,19 +940,9 @@ def _emit_body(p):
         _emit_pack_b_pairs(asm, p)
     else:
         _emit_pack_b(asm, p)
-    if m_begin:
-        asm.ins(f"movq {m_begin}, {IC}")
-    else:
-        asm.ins(f"xorl {IC}d, {IC}d")
-    asm.place(ic_loop)
-    asm.ins(f"movq {m_end}, {MB}")
-    asm.ins(f"subq {IC}, {MB}")
-    _min_into(asm, MB, p.mc)
+    emit_row_block_head(asm, p, ic_loop, m_begin, m_end)
     _emit_pack_a(asm, p)
-    asm.ins(f"xorl {JR}d, {JR}d")
-    asm.place(jr_loop)
-    asm.ins(f"xorl {IR}d, {IR}d")
-    asm.place(ir_loop)
+    emit_sliver_heads(asm, jr_loop, ir_loop)
     _emit_block(asm, p)
     emit_loop_ends(asm, p, (ir_loop, jr_loop, ic_loop, pc_loop, jc_loop),
                    m_end, n_end)
@@ -1170,24 +1109,14 @@ class AmxConv:
         kind = "sbconv2d" if p.tt.name == "bf16" else f"{p.tt.name}conv2d"
         return (f"{self.geometry.symbol_stem(kind)}"
                 f"{'_isrt' if self.runtime_strides else ''}"
-                f"{'_b0' if p.overwrite else ''}"
-                f"{'_bias' if p.bias != 'none' else ''}"
-                f"{relu_suffix(p.relu, p.relu_max)}"
-                f"_{p.mr}x{p.nr}_kc{p.kc}_mc{p.mc}_nc{p.nc}"
-                f"{'_par' if p.parallel else ''}"
-                + ("" if p.fault is None else
-                   "_fault_" + p.fault.replace("-", "_"))
-                + f"_x86_64_{p.tt.suffix}")
+                f"{p.store_part()}{p.block_part()}")
 
 
 def emit_conv(request):
+    from .dotconv import conv_summary
     conv = AmxConv(request)
     g, p = conv.geometry, conv.gemm
-    a_type, b_type, c_type = p.tt.types
-    summary = (f"{g.layout}: {g.n}x{g.h}x{g.w}x{g.c} input ({a_type}), "
-               f"{g.f} filters {g.kh}x{g.kw} ({b_type}), stride "
-               f"{g.sh}x{g.sw}, dilation {g.dh}x{g.dw}, output {c_type}; "
-               f"GEMM {p.m}x{p.n}x{p.k} on AMX tiles")
+    summary = conv_summary(g, p.tt.types, p) + " on AMX tiles"
     return _kernel_file(p, conv.symbol(), request, conv.kind, summary,
                         ["# qm.input_strides: runtime"]
                         if conv.runtime_strides else [])

@@ -202,14 +202,20 @@ class DotConv:
         emit_next_image(asm, self.image_bytes, self.images_slot, image_loop)
 
 
+def conv_summary(g, types, gemm):
+    """The kernel file's summary of a convolution of geometry `g` with
+    element `types` (input, filter, output), as the GEMM `gemm`."""
+    a_type, b_type, c_type = types
+    return (f"{g.layout}: {g.n}x{g.h}x{g.w}x{g.c} input ({a_type}), "
+            f"{g.f} filters {g.kh}x{g.kw} ({b_type}), stride "
+            f"{g.sh}x{g.sw}, dilation {g.dh}x{g.dw}, output {c_type}; "
+            f"GEMM {gemm.m}x{gemm.n}x{gemm.k}")
+
+
 def emit(request):
     conv = DotConv(request)
     g, p = conv.geometry, conv.gemm
-    a_type, b_type, c_type = p.dt.types
-    summary = (f"{g.layout}: {g.n}x{g.h}x{g.w}x{g.c} input ({a_type}), "
-               f"{g.f} filters {g.kh}x{g.kw} ({b_type}), stride "
-               f"{g.sh}x{g.sw}, dilation {g.dh}x{g.dw}, output {c_type}; "
-               f"GEMM {p.m}x{p.n}x{p.k}")
+    summary = conv_summary(g, p.dt.types, p)
     return kernel_text(p, conv.symbol(), request, conv.kind, summary,
                        headers=(["# qm.input_strides: runtime"]
                                 if conv.runtime_strides else []))

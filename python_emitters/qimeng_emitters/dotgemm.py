@@ -122,8 +122,7 @@ class DotType:
 
     @property
     def types(self):
-        return {"bf16": ("bf16", "bf16", "f32"), "u8s8": ("u8", "s8", "s32"),
-                "s8s8": ("s8", "s8", "s32")}[self.name]
+        return ELEMENT_TYPES[self.name]
 
 
 _COMMON = ("avx512f", "avx512bw", "avx512vl", "bmi2")
@@ -153,6 +152,11 @@ GEMV_CHUNK = 32     # bf16 of k a VDPBF16PS takes from each row
 GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_N_BEGIN, GEMV_M_END, GEMV_N_END = (
     HEADER_BYTES + 8 * i for i in range(6))
 GEMV_WORKSPACE = HEADER_BYTES + 64
+
+
+#: A's, B's and C's element types by element_types' name.
+ELEMENT_TYPES = {"bf16": ("bf16", "bf16", "f32"), "u8s8": ("u8", "s8", "s32"),
+                 "s8s8": ("s8", "s8", "s32")}
 
 
 def element_types(request, kind):
@@ -1541,20 +1545,30 @@ def _emit_interleave_index(asm, p):
         asm.ins(f"movq %rax, {INDEX_OFFSET + 8 * q}({WS})")
 
 
-def _emit_leading_dims_in_bytes(asm, p):
+def emit_leading_dims_in_bytes(asm, p, types, element_bytes, ldd_slot):
     """lda, ldb and ldc in bytes into the header (88, 96, 104), from the
-    caller's elements (runtime_ld) or the immediates."""
-    a_type, b_type, c_type = p.dt.types
+    caller's elements (runtime_ld) or the immediates; with a bf16 output
+    ldd in bytes too, into `ldd_slot`. `types`: A's, B's and C's names."""
+    a_type, b_type, c_type = types
     asm.comment(f"lda, ldb ({a_type}, {b_type}) and ldc ({c_type}) in bytes")
-    eb = p.dt.element_bytes
+    eb = element_bytes
     for i, size in enumerate((eb, eb, 4)):
         if p.runtime_ld:
             asm.ins(f"movq {LD_OFFSET + 8 * i}({WS}), %rax")
-            asm.ins(f"shlq ${size.bit_length() - 1}, %rax")
+            if size > 1:
+                asm.ins(f"shlq ${size.bit_length() - 1}, %rax")
         else:
             ld = (p.lda, p.ldb, p.ldc)[i]
             asm.ins(f"movq ${ld * size}, %rax")
         asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
+    if p.bf16_output:
+        asm.comment("ldd (bf16) in bytes")
+        if p.runtime_ld:
+            asm.ins(f"movq {OUTPUT_LD_OFFSET}({WS}), %rax")
+            asm.ins("addq %rax, %rax")
+        else:
+            asm.ins(f"movq ${p.ldd * 2}, %rax")
+        asm.ins(f"movq %rax, {ldd_slot}({WS})")
 
 
 def emit_part_of_c(asm, p, reads_range, done):
@@ -1576,6 +1590,41 @@ def emit_part_of_c(asm, p, reads_range, done):
     asm.ins(f"cmpq {n_end}, {JC}")
     asm.ins(f"jge {fwd(done)}")
     return m_begin, m_end, n_begin, n_end
+
+
+def emit_column_block_head(asm, p, jc_loop, pc_loop, n_end):
+    """The heads of BLIS's jc and pc loops: NB = this nc block's columns
+    (up to n_end), PC = 0, KB = this kc block's k."""
+    asm.place(jc_loop)
+    asm.ins(f"movq {n_end}, {NB}")
+    asm.ins(f"subq {JC}, {NB}")
+    _min_into(asm, NB, p.nc)
+    asm.ins(f"xorl {PC}d, {PC}d")
+    asm.place(pc_loop)
+    asm.ins(f"movq ${p.k}, {KB}")
+    asm.ins(f"subq {PC}, {KB}")
+    _min_into(asm, KB, p.kc)
+
+
+def emit_row_block_head(asm, p, ic_loop, m_begin, m_end):
+    """The head of BLIS's ic loop: IC from m_begin (or 0), MB = this mc
+    block's rows (up to m_end)."""
+    if m_begin:
+        asm.ins(f"movq {m_begin}, {IC}")
+    else:
+        asm.ins(f"xorl {IC}d, {IC}d")
+    asm.place(ic_loop)
+    asm.ins(f"movq {m_end}, {MB}")
+    asm.ins(f"subq {IC}, {MB}")
+    _min_into(asm, MB, p.mc)
+
+
+def emit_sliver_heads(asm, jr_loop, ir_loop):
+    """The heads of the jr and ir loops around the block."""
+    asm.ins(f"xorl {JR}d, {JR}d")
+    asm.place(jr_loop)
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(ir_loop)
 
 
 def emit_loop_ends(asm, p, loops, m_end, n_end):
@@ -1609,15 +1658,8 @@ def _emit_body(p):
     asm.ins(f"movq {b}, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
     asm.ins(f"movq %rcx, {WS}")
-    _emit_leading_dims_in_bytes(asm, p)
-    if p.bf16_output:
-        asm.comment("ldd (bf16) in bytes")
-        if p.runtime_ld:
-            asm.ins(f"movq {OUTPUT_LD_OFFSET}({WS}), %rax")
-            asm.ins("addq %rax, %rax")
-        else:
-            asm.ins(f"movq ${p.ldd * 2}, %rax")
-        asm.ins(f"movq %rax, {LDD_BYTES}({WS})")
+    emit_leading_dims_in_bytes(asm, p, p.dt.types, p.dt.element_bytes,
+                               LDD_BYTES)
     if p.dt.group == 2:
         _emit_interleave_index(asm, p)
     if p.conv is not None:
@@ -1635,15 +1677,7 @@ def _emit_body(p):
         asm.ins(f"movq {n_begin}, {JC}")
     elif not n_begin:
         asm.ins(f"xorl {JC}d, {JC}d")
-    asm.place(jc_loop)
-    asm.ins(f"movq {n_end}, {NB}")
-    asm.ins(f"subq {JC}, {NB}")
-    _min_into(asm, NB, p.nc)
-    asm.ins(f"xorl {PC}d, {PC}d")
-    asm.place(pc_loop)
-    asm.ins(f"movq ${p.k}, {KB}")
-    asm.ins(f"subq {PC}, {KB}")
-    _min_into(asm, KB, p.kc)
+    emit_column_block_head(asm, p, jc_loop, pc_loop, n_end)
     _emit_block_counts(asm, p)
     a_op, b_op = _operands(p)
     if p.b_prepacked:
@@ -1652,24 +1686,14 @@ def _emit_body(p):
         _emit_pack(asm, p, b_op)
     if p.dt.shift_a and not p.shift_b:
         _emit_b_column_sums(asm, p)
-    if m_begin:
-        asm.ins(f"movq {m_begin}, {IC}")
-    else:
-        asm.ins(f"xorl {IC}d, {IC}d")
-    asm.place(ic_loop)
-    asm.ins(f"movq {m_end}, {MB}")
-    asm.ins(f"subq {IC}, {MB}")
-    _min_into(asm, MB, p.mc)
+    emit_row_block_head(asm, p, ic_loop, m_begin, m_end)
     if p.a_direct:
         _emit_a_in_place(asm, p)
         if p.shift_b:
             _emit_a_row_sums(asm, p)
     else:
         _emit_pack(asm, p, a_op)
-    asm.ins(f"xorl {JR}d, {JR}d")
-    asm.place(jr_loop)
-    asm.ins(f"xorl {IR}d, {IR}d")
-    asm.place(ir_loop)
+    emit_sliver_heads(asm, jr_loop, ir_loop)
     _emit_compute(asm, p)
     emit_loop_ends(asm, p, (ir_loop, jr_loop, ic_loop, pc_loop, jc_loop),
                    m_end, n_end)
@@ -1695,7 +1719,8 @@ def _emit_gemv_body(p):
     asm.ins("movq %rsi, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
     asm.ins(f"movq %rcx, {WS}")
-    _emit_leading_dims_in_bytes(asm, p)
+    emit_leading_dims_in_bytes(asm, p, p.dt.types, p.dt.element_bytes,
+                               LDD_BYTES)
     asm.comment("the part: rows [m_begin, m_end), columns [n_begin, n_end)")
     if p.reads_range:
         asm.ins(f"movq {RANGE_OFFSET}({WS}), %rax")
