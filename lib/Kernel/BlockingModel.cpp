@@ -405,6 +405,13 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   return clampToProblem(c, desc);
 }
 
+VectorIsa qimeng::matrixIsa(const Target &target, GemmPrecision precision) {
+  if (precision != GemmPrecision::F32 &&
+      target.hasAmx(precision == GemmPrecision::Bf16))
+    return VectorIsa::Amx;
+  return target.bestIsa();
+}
+
 bool qimeng::runsOnAmx(const KernelProblem &problem, const Target &target) {
   return amxConfig(problem, target).has_value();
 }

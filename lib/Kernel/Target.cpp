@@ -592,12 +592,6 @@ Target Target::withoutAmx() const {
   return t;
 }
 
-VectorIsa Target::matrixIsa(bool bf16, bool int8) const {
-  if ((bf16 || int8) && hasAmx(bf16))
-    return VectorIsa::Amx;
-  return bestIsa();
-}
-
 int Target::directRowsWithRuntimeLd(VectorIsa isa) {
   return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512 ? 9 : 0;
 }

@@ -1,5 +1,6 @@
 //===- RunnerEvaluator.cpp ------------------------------------------------===//
 #include "qimeng/Tune/RunnerEvaluator.h"
+#include "qimeng/Kernel/BlockingModel.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace qimeng;
@@ -14,8 +15,7 @@ RunnerEvaluator::create(const KernelProblem &problem, const Target &target,
   // The peak of the instructions the kernels run: FMAs, VDPBF16PS or
   // VPDPBUSD, or AMX's tiles where the target has them (a convolution's
   // GEMM view has its precision).
-  VectorIsa isa = target.matrixIsa(precision == GemmPrecision::Bf16,
-                                   isIntegerPrecision(precision));
+  VectorIsa isa = matrixIsa(target, precision);
   if (isa == VectorIsa::None)
     return llvm::createStringError("target " + target.cpu +
                                    " has no vector isa the emitters support");

@@ -920,8 +920,7 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   d.precision = GemmPrecision::Bf16;
   QM_ASSERT_EXPECTED(plain, chooseKernelConfig(KernelProblem(d), noAmxBf16));
   EXPECT_EQ(plain.isa, VectorIsa::Avx512);
-  EXPECT_EQ(noAmxBf16.matrixIsa(/*bf16=*/true, /*int8=*/false),
-            VectorIsa::Avx512);
-  EXPECT_EQ(noAmxBf16.matrixIsa(false, true), VectorIsa::Amx);
-  EXPECT_EQ(target.matrixIsa(false, false), VectorIsa::Avx512);
+  EXPECT_EQ(matrixIsa(noAmxBf16, GemmPrecision::Bf16), VectorIsa::Avx512);
+  EXPECT_EQ(matrixIsa(noAmxBf16, GemmPrecision::S8S8), VectorIsa::Amx);
+  EXPECT_EQ(matrixIsa(target, GemmPrecision::F32), VectorIsa::Avx512);
 }

@@ -117,10 +117,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
         "host: {0} ({1}); {7} peak measured: {2:F1} {6} per core ({5}), "
         "{3:F1} for {4} thread(s)\n",
         s.host.cpu, s.host.triple, s.corePeak, peak, s.threads, s.peakNote,
-        unit,
-        peakInstructionName(s.host.matrixIsa(s.precision == GemmPrecision::Bf16,
-                                             isIntegerPrecision(s.precision)),
-                            s.precision));
+        unit, peakInstructionName(matrixIsa(s.host, s.precision), s.precision));
     if (narrow)
       llvm::outs() << "im2col + OpenBLAS: none (an f32 column; Debian's "
                       "OpenBLAS has no "

@@ -376,8 +376,7 @@ int main(int argc, char **argv) {
   IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
   // The peak of the instructions the kernels run: FMAs, VDPBF16PS or
   // VPDPBUSD, or AMX's tiles where the host has them.
-  VectorIsa isa = host.matrixIsa(precision == GemmPrecision::Bf16,
-                                 isIntegerPrecision(precision));
+  VectorIsa isa = matrixIsa(host, precision);
   if (isa == VectorIsa::None)
     exitOnErr(llvm::createStringError(
         "this host has no vector isa our emitters support"));

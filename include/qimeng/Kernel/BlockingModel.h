@@ -42,6 +42,12 @@ struct MicroKernelShape {
 llvm::ArrayRef<MicroKernelShape>
 microKernelTable(VectorIsa isa, GemmPrecision precision = GemmPrecision::F32);
 
+/// The ISA of `precision`'s fastest kernels on `target`: Amx for bf16 with
+/// amx-bf16 and for 8-bit integers with amx-int8 (their tile engine), else
+/// target.bestIsa(). Its instructions are the peak a kernel of that
+/// precision is measured against (PeakGauge).
+VectorIsa matrixIsa(const Target &target, GemmPrecision precision);
+
 /// k of one AMX tile step: a tile row's 64 bytes (32 bf16, 64 bytes).
 inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
 

@@ -151,11 +151,6 @@ struct Target {
   /// x86_64 with avx512f and fma, Avx2 on x86_64 with avx2 and fma, else
   /// None.
   VectorIsa bestIsa() const;
-  /// The ISA of `precision`'s fastest kernels here: Amx for bf16 with
-  /// amx-bf16 and for 8-bit integers with amx-int8 (their tile engine),
-  /// else bestIsa(). Its instructions are the peak a kernel of that
-  /// precision is measured against.
-  VectorIsa matrixIsa(bool bf16, bool int8) const;
   /// Whether this x86-64 target may run AMX tiles for bf16 (amx-bf16) or
   /// 8-bit integers (amx-int8): the feature and amx-tile present.
   bool hasAmx(bool bf16) const;
