@@ -83,6 +83,9 @@ TILECFG_OFFSET = 128
 ZERO_ROW_OFFSET = 192
 STEPS = 256                 # the kc block's tile steps
 LDD_BYTES = 264             # bf16_output: D's leading dimension in bytes
+C_BLOCK_SLOT = 272          # a_layout direct: the block's C and IR
+IR_SLOT = 280               # during its K loop, and where its first A
+A_END_SLOT = 288            # tile's steps end
 # bf16: the VPERMI2W indices that interleave two rows of 32 columns into
 # the dwords of columns 0-15 and 16-31.
 PAIR_INDEX_OFFSET = 320
@@ -169,7 +172,8 @@ class Params:
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
             "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
-            "target_features", "k_unroll", "trans_b") + _NOT_YET
+            "target_features", "k_unroll", "trans_b", "a_layout")
+            + _NOT_YET
             + (("a_type",) if kind == "igemm" else
                ("bf16_output", "ldd", "bias", "relu", "relu_max")))
         for field in _NOT_YET:
@@ -251,15 +255,40 @@ class Params:
         self.b_step_bytes = self.nr * TILE_BYTES
         self.stage_bytes = self.mr * self.nr * 4
         self.ap_offset = STAGE_OFFSET + self.stage_bytes
-        self.bp_offset = self.ap_offset + \
-            self.k_steps * self.a_step_bytes * (self.mc // self.mr)
+        # A in place ("direct"): no PACK A; the K loop loads each A tile
+        # from where its rows lie, TILELOADD's stride the rows' distance
+        # (lda, or a convolution's pixel step), through a table of the
+        # block's slivers written where PACK A would run: per sliver, its
+        # two A tiles' first rows and their strides (32 bytes). A tile that
+        # cannot be read in place (rows past mb; a convolution's pixels
+        # across output rows) is copied, rows kc elements apart, zero past
+        # mb. No k past K is read: K and kc are whole tile steps.
+        self.a_layout = request.get("a_layout", "k-major")
+        if self.a_layout not in ("k-major", "direct"):
+            raise RequestError(
+                f"a_layout {self.a_layout!r}: amx kernels pack A "
+                "(\"k-major\") or read it in place (\"direct\")")
+        self.a_direct = self.a_layout == "direct"
+        eb = self.tt.element_bytes
+        if self.a_direct:
+            if self.k % tk or self.kc % tk:
+                raise RequestError(
+                    f"a_layout direct reads A in place: K ({self.k}) and kc "
+                    f"({self.kc}) must be whole tile steps of {tk} k")
+            self.a_copy_stride = self.kc * eb
+            self.a_table = self.ap_offset
+            self.a_copy = self.a_table + round_up(
+                self.mc // self.mr * 32, 64)
+            self.bp_offset = self.a_copy + self.mc * self.a_copy_stride
+        else:
+            self.bp_offset = self.ap_offset + \
+                self.k_steps * self.a_step_bytes * (self.mc // self.mr)
         # (PACK B writes 32 columns (bf16) or 64 (bytes) at a time: room
         # for the slivers past nc.)
         self.workspace_bytes = self.bp_offset + self.k_steps * TILE_SIZE * (
             round_up(self.nc, 4 * TILE_ROWS) // TILE_ROWS)
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
-            eb = self.tt.element_bytes
             for ld, size in ((self.lda, eb), (self.ldb, eb), (self.ldc, 4)):
                 check_disp(ld * size * max(self.m, self.k), "row")
 
@@ -284,6 +313,7 @@ class Params:
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
         return (f"_{self.mr}x{self.nr}_kc{self.kc}_mc{self.mc}_nc{self.nc}"
+                f"{'_adirect' if self.a_direct else ''}"
                 f"{'_par' if self.parallel else ''}{fault}"
                 f"_x86_64_{self.tt.suffix}")
 
@@ -666,6 +696,164 @@ def _emit_pack_a(asm, p):
     asm.ins(f"jb {back(row_loop)}")
 
 
+def _a_entry(p, field):
+    """The memory operand of the current sliver's (IR's) A table entry:
+    field 0 and 8 its A tiles' first rows, 16 and 24 their strides."""
+    return f"{p.a_table + field}({WS}, {IR}, {32 // p.mr})"
+
+
+def _emit_a_source(asm, p, reg, row):
+    """reg = where row IR + `row` (an immediate) of the block holds its
+    block of k: A + (ic + r) * lda + pc elements, or a convolution's input
+    + column[pc] + row[ic + r]; only reg written."""
+    if p.conv is not None:
+        asm.ins(f"leaq ({IC}, {IR}), {reg}")
+        asm.ins(f"movq {p.conv.row_table + 8 * row}({WS}, {reg}, 8), {reg}")
+        asm.ins(f"addq {p.conv.base_slot}({WS}), {reg}")
+        return
+    asm.ins(f"leaq {row}({IC}, {IR}), {reg}")
+    asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), {reg}")
+    eb = p.tt.element_bytes
+    asm.ins(f"leaq ({reg}, {PC}, {eb}), {reg}" if eb > 1 else
+            f"addq {PC}, {reg}")
+    asm.ins(f"addq 0({WS}), {reg}")
+
+
+def _emit_copy_rows(asm, p, first, rows):
+    """Rows IR + first .. IR + first + rows - 1 of the block, kb elements
+    each (whole 64-byte tile steps), copied to %rdi on, a_copy_stride
+    bytes apart; a row at or past mb zero. Uses JR, %rax, %rcx, %rdx,
+    %rsi."""
+    row = asm.label("A copy: next row")
+    step = asm.label("A copy: next 64 bytes")
+    zero = asm.label("A copy: a row past mb, zero")
+    zero_step = asm.label("A copy: next 64 zero bytes")
+    copied = asm.label("A copy: row done")
+    eb = p.tt.element_bytes
+    asm.ins(f"leaq ({KB}, {KB}), %rdx" if eb == 2 else f"movq {KB}, %rdx")
+    asm.ins(f"movq ${first}, {JR}")
+    asm.place(row)
+    asm.ins(f"leaq ({IR}, {JR}), %rax")
+    asm.ins(f"cmpq {MB}, %rax")
+    asm.ins(f"jae {fwd(zero)}")
+    if p.conv is not None:
+        asm.ins(f"addq {IC}, %rax")
+        asm.ins(f"movq {p.conv.row_table}({WS}, %rax, 8), %rsi")
+        asm.ins(f"addq {p.conv.base_slot}({WS}), %rsi")
+    else:
+        asm.ins(f"leaq ({IC}, %rax), %rsi")
+        asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rsi")
+        asm.ins(f"leaq (%rsi, {PC}, {eb}), %rsi" if eb > 1 else
+                f"addq {PC}, %rsi")
+        asm.ins(f"addq 0({WS}), %rsi")
+    asm.ins("xorl %ecx, %ecx")
+    asm.place(step)
+    asm.ins("vmovdqu64 (%rsi, %rcx), %zmm0")
+    asm.ins("vmovdqu64 %zmm0, (%rdi, %rcx)")
+    asm.ins("addq $64, %rcx")
+    asm.ins("cmpq %rdx, %rcx")
+    asm.ins(f"jb {back(step)}")
+    asm.ins(f"jmp {fwd(copied)}")
+    asm.place(zero)
+    asm.ins("vpxord %zmm0, %zmm0, %zmm0")
+    asm.ins("xorl %ecx, %ecx")
+    asm.place(zero_step)
+    asm.ins("vmovdqu64 %zmm0, (%rdi, %rcx)")
+    asm.ins("addq $64, %rcx")
+    asm.ins("cmpq %rdx, %rcx")
+    asm.ins(f"jb {back(zero_step)}")
+    asm.place(copied)
+    asm.ins(f"addq ${p.a_copy_stride}, %rdi")
+    asm.ins(f"incq {JR}")
+    asm.ins(f"cmpq ${first + rows}, {JR}")
+    asm.ins(f"jb {back(row)}")
+
+
+def _emit_a_in_place(asm, p):
+    """A in place (a_layout direct), where PACK A would run: the block's
+    sliver table. A GEMM's sliver: its rows where they lie, lda bytes
+    apart, when all MR are before mb, else copied whole. A convolution's
+    A tile (16 pixels): where they lie when all are before mb and each is
+    the pixel step past the last (one output row, checked in the row
+    table), else copied; a copied tile's rows are the pixel step apart
+    too, so one stride serves the sliver's two tiles."""
+    sliver = asm.label("A in place: next sliver")
+    eb = p.tt.element_bytes
+    conv = p.conv
+    asm.comment(f"A in place: the block's {p.mr}-row slivers' tiles where "
+                "they lie; no PACK A")
+    if conv is not None:
+        asm.ins(f"movq {conv.col_table}({WS}, {PC}, 8), %rax")
+        asm.ins(f"addq 0({WS}), %rax")
+        asm.ins(f"movq %rax, {conv.base_slot}({WS})")
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(sliver)
+    if conv is None:
+        copy = asm.label("A in place: a sliver past mb, copied")
+        done = asm.label("A in place: sliver done")
+        asm.ins(f"movq {MB}, %rax")
+        asm.ins(f"subq {IR}, %rax")
+        asm.ins(f"cmpq ${p.mr}, %rax")
+        asm.ins(f"jb {fwd(copy)}")
+        _emit_a_source(asm, p, "%rsi", 0)
+        asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rcx")
+        asm.ins(f"movq %rsi, {_a_entry(p, 0)}")
+        asm.ins("shlq $4, %rcx")
+        asm.ins("addq %rcx, %rsi")
+        asm.ins(f"movq %rsi, {_a_entry(p, 8)}")
+        asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rcx")
+        asm.ins(f"movq %rcx, {_a_entry(p, 16)}")
+        asm.ins(f"movq %rcx, {_a_entry(p, 24)}")
+        asm.ins(f"jmp {fwd(done)}")
+        asm.place(copy)
+        asm.ins(f"imulq ${p.a_copy_stride}, {IR}, %rdi")
+        asm.ins(f"leaq {p.a_copy}({WS}, %rdi), %rdi")
+        asm.ins(f"movq %rdi, {_a_entry(p, 0)}")
+        asm.ins(f"leaq {TILE_ROWS * p.a_copy_stride}(%rdi), %rax")
+        asm.ins(f"movq %rax, {_a_entry(p, 8)}")
+        asm.ins(f"movq ${p.a_copy_stride}, {_a_entry(p, 16)}")
+        asm.ins(f"movq ${p.a_copy_stride}, {_a_entry(p, 24)}")
+        _emit_copy_rows(asm, p, 0, p.mr)
+        asm.place(done)
+    else:
+        for h in range(p.tm):
+            first = h * TILE_ROWS
+            copy = asm.label(f"A in place: tile {h} copied")
+            done = asm.label(f"A in place: tile {h} done")
+            asm.ins(f"movq {MB}, %rax")
+            asm.ins(f"subq {IR}, %rax")
+            asm.ins(f"cmpq ${first + TILE_ROWS}, %rax")
+            asm.ins(f"jb {fwd(copy)}")
+            asm.comment("in one output row: each pixel the pixel step past "
+                        "the last")
+            asm.ins(f"leaq ({IC}, {IR}), %rcx")
+            for j in range(first + 1, first + TILE_ROWS):
+                asm.ins(f"movq {conv.row_table + 8 * j}({WS}, %rcx, 8), "
+                        "%rax")
+                asm.ins(f"subq {conv.row_table + 8 * (j - 1)}({WS}, %rcx, "
+                        "8), %rax")
+                asm.ins(f"cmpq ${conv.pixel_step}, %rax")
+                asm.ins(f"jne {fwd(copy)}")
+            _emit_a_source(asm, p, "%rsi", first)
+            asm.ins(f"movq %rsi, {_a_entry(p, 8 * h)}")
+            asm.ins(f"movq ${conv.pixel_step}, {_a_entry(p, 16 + 8 * h)}")
+            asm.ins(f"jmp {fwd(done)}")
+            asm.place(copy)
+            asm.ins(f"leaq {first}({IR}), %rdi")
+            asm.ins(f"imulq ${p.a_copy_stride}, %rdi")
+            asm.ins(f"leaq {p.a_copy}({WS}, %rdi), %rdi")
+            asm.ins(f"movq %rdi, {_a_entry(p, 8 * h)}")
+            asm.ins(f"movq ${p.a_copy_stride}, {_a_entry(p, 16 + 8 * h)}")
+            _emit_copy_rows(asm, p, first, TILE_ROWS)
+            asm.place(done)
+    if p.fault == "drop-k":
+        asm.comment("fault drop-k: the sliver's first tile a k late")
+        asm.ins(f"addq ${eb}, {_a_entry(p, 0)}")
+    asm.ins(f"addq ${p.mr}, {IR}")
+    asm.ins(f"cmpq {MB}, {IR}")
+    asm.ins(f"jb {back(sliver)}")
+
+
 def _column_masks(asm):
     """%k1, %k2: the block's columns inside nb (columns jr.. of the 32 the
     staging tile holds; a column count of 32 or more keeps all)."""
@@ -842,34 +1030,69 @@ def _emit_block(asm, p):
     asm.place(loaded)
     asm.comment(f"{p.tm * p.tn} C tiles += A tiles x B tiles, "
                 f"{tt.tile_k} k a step")
-    # This block's packed A and B: ir (jr) times 64 bytes a tile step.
+    # This block's packed B: jr times 64 bytes a tile step; its packed A
+    # likewise, or (a_layout direct) its A tiles where the sliver table
+    # says, at their strides (%rsi, %rdx; B's 64 in IR or %rdx, C's block
+    # and IR saved).
+    def packed(reg, index, offset):
+        asm.ins(f"movq {index}, {reg}")
+        asm.ins(f"imulq %rdi, {reg}")
+        asm.ins(f"shlq $6, {reg}")
+        asm.ins(f"leaq {offset}({WS}, {reg}), {reg}")
+
     asm.ins(f"movq {STEPS}({WS}), %rdi")
-    asm.ins(f"movq {IR}, %rax")
-    asm.ins("imulq %rdi, %rax")
-    asm.ins("shlq $6, %rax")
-    asm.ins(f"leaq {p.ap_offset}({WS}, %rax), %rax")
-    asm.ins(f"movq {JR}, %rcx")
-    asm.ins("imulq %rdi, %rcx")
-    asm.ins("shlq $6, %rcx")
-    asm.ins(f"leaq {p.bp_offset}({WS}, %rcx), %rcx")
-    asm.ins(f"movl ${TILE_BYTES}, %esi")
+    if not p.a_direct:
+        packed("%rax", IR, p.ap_offset)
+    packed("%rcx", JR, p.bp_offset)
+    if p.a_direct:
+        a_tiles, a_strides = ("%rax", "%rdi"), ("%rsi", "%rdx")
+        asm.ins("shlq $6, %rdi")
+        asm.ins(f"movq {_a_entry(p, 0)}, %rax")
+        asm.ins("addq %rax, %rdi")
+        asm.ins(f"movq %rdi, {A_END_SLOT}({WS})")
+        asm.ins(f"movq %rdx, {C_BLOCK_SLOT}({WS})")
+        asm.ins(f"movq {_a_entry(p, 16)}, %rsi")
+        if p.tm == 2:
+            b_stride = IR
+            asm.ins(f"movq {_a_entry(p, 8)}, %rdi")
+            asm.ins(f"movq {_a_entry(p, 24)}, %rdx")
+            asm.ins(f"movq {IR}, {IR_SLOT}({WS})")
+            asm.ins(f"movl ${TILE_BYTES}, {IR}d")
+        else:
+            b_stride = "%rdx"
+            asm.ins(f"movl ${TILE_BYTES}, %edx")
+    else:
+        a_tiles, a_strides = ("%rax", "%rax"), ("%rsi", "%rsi")
+        b_stride = "%rsi"
+        asm.ins(f"movl ${TILE_BYTES}, %esi")
     asm.raw("\t.p2align 4")
     asm.place(k_loop)
     # Each tile loaded just before its first product, so that a load
     # waits only for the previous step's last product of that tile.
     for a in range(p.tm):
-        asm.ins(f"tileloadd {a * TILE_SIZE}(%rax, %rsi, 1), "
+        offset = 0 if p.a_direct else a * TILE_SIZE
+        asm.ins(f"tileloadd {offset}({a_tiles[a]}, {a_strides[a]}, 1), "
                 f"{_tmm(A_TILES[a])}")
         for b in range(p.tn):
             if a == 0:
-                asm.ins(f"tileloadd {b * TILE_SIZE}(%rcx, %rsi, 1), "
+                asm.ins(f"tileloadd {b * TILE_SIZE}(%rcx, {b_stride}, 1), "
                         f"{_tmm(B_TILES[b])}")
             asm.ins(f"{tt.dot} {_tmm(B_TILES[b])}, {_tmm(A_TILES[a])}, "
                     f"{_tmm(C_TILES[2 * a + b])}")
-    asm.ins(f"addq ${p.a_step_bytes}, %rax")
-    asm.ins(f"addq ${p.b_step_bytes}, %rcx")
-    asm.ins("decq %rdi")
-    asm.ins(f"jnz {back(k_loop)}")
+    if p.a_direct:
+        asm.ins(f"addq ${p.b_step_bytes}, %rcx")
+        for reg in a_tiles[:p.tm]:
+            asm.ins(f"addq ${TILE_BYTES}, {reg}")
+        asm.ins(f"cmpq {A_END_SLOT}({WS}), %rax")
+        asm.ins(f"jb {back(k_loop)}")
+        asm.ins(f"movq {C_BLOCK_SLOT}({WS}), %rdx")
+        if p.tm == 2:
+            asm.ins(f"movq {IR_SLOT}({WS}), {IR}")
+    else:
+        asm.ins(f"addq ${p.a_step_bytes}, %rax")
+        asm.ins(f"addq ${p.b_step_bytes}, %rcx")
+        asm.ins("decq %rdi")
+        asm.ins(f"jnz {back(k_loop)}")
     asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rsi")
     asm.ins("movq %rsi, %rdi")
     asm.ins("shlq $4, %rdi")
@@ -941,7 +1164,10 @@ def _emit_body(p):
     else:
         _emit_pack_b(asm, p)
     emit_row_block_head(asm, p, ic_loop, m_begin, m_end)
-    _emit_pack_a(asm, p)
+    if p.a_direct:
+        _emit_a_in_place(asm, p)
+    else:
+        _emit_pack_a(asm, p)
     emit_sliver_heads(asm, jr_loop, ir_loop)
     _emit_block(asm, p)
     emit_loop_ends(asm, p, (ir_loop, jr_loop, ic_loop, pc_loop, jc_loop),
@@ -1052,15 +1278,14 @@ class AmxConv:
         self.kind = request.get("kind")
         integer = self.kind == "iconv2d"
         gemm_fields = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc",
-                       "overwrite", "fault", "target_features", "parallel")
+                       "overwrite", "fault", "target_features", "parallel",
+                       "a_layout")
         check_known(request, gemm_fields + GEOMETRY_FIELDS + (
-            "runtime_strides", "a_layout", "b_prepacked", "bias", "relu",
+            "runtime_strides", "b_prepacked", "bias", "relu",
             "relu_max") + (("a_type",) if integer else ()))
         if request.get("b_prepacked", False) is not False:
             raise RequestError("amx convolutions pack their filter: not "
                                "b_prepacked")
-        if request.get("a_layout", "k-major") != "k-major":
-            raise RequestError("amx convolutions pack A (a_layout k-major)")
         self.runtime_strides = runtime_strides_field(request)
         g = self.geometry = conv_geometry(request, ("nhwc_hwcf", "nhwc_fhwc"))
         k = g.kh * g.kw * g.c
@@ -1082,6 +1307,10 @@ class AmxConv:
         self.base_slot = offset  # input + column[pc] of the packed block
         steps = StrideSteps(g, eb, self.runtime_strides, offset + 8)
         self.row_dims, self.col_dims = gather_dims(g, eb, steps)
+        # Consecutive pixels of one output row lie the pixel step apart
+        # (an immediate, run-time strides or not): A in place reads a tile
+        # of them at that stride.
+        self.pixel_step = self.row_dims[-1][1]
         self.run = contiguous_run(self.col_dims, eb)
         self.runtime_steps = steps.steps
         if self.run % p.kc:

@@ -44,6 +44,8 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(ldd=64), "needs bf16_output")
         self.refuses(request(bias="rows"), "along the columns")
         self.refuses(int8_request(relu=True), "relu")
+        self.refuses(request(a_layout="direct"), "whole tile steps")
+        self.refuses(request(a_layout="rows"), "k-major")
 
     def test_header_and_dispatch(self):
         """The protocol's entry point sends isa amx to amx.py: the tile
@@ -134,6 +136,21 @@ class Bf16ExecutionTest(AmxHarness):
                                              overwrite=True,
                                              runtime_ld=None, lda=32,
                                              ldb=50, ldc=52, ldd=54),
+            # A in place: the tiles read from A at lda, the last block's
+            # sliver past mb copied (zero rows past it); one-tile blocks;
+            # B^T; the epilogue into D with immediate leading dimensions;
+            # kc not dividing K.
+            "a_direct": request(m=70, k=128, kc=64, a_layout="direct"),
+            "a_direct_one_tile": request(m=40, n=50, k=96, mr=16, nr=16,
+                                         kc=32, mc=32, nc=32,
+                                         a_layout="direct"),
+            "a_direct_trans_b": request(trans_b=True, m=100, n=150, k=320,
+                                        kc=128, mc=64, nc=96,
+                                        overwrite=True, a_layout="direct"),
+            "a_direct_epilogue_immediate": request(
+                m=37, k=64, a_layout="direct", runtime_ld=None, lda=67,
+                ldb=50, ldc=52, ldd=54, bf16_output=True, overwrite=True,
+                bias="columns", relu=True),
         }
         for name, req in cases.items():
             with self.subTest(name=name):
@@ -143,21 +160,27 @@ class Bf16ExecutionTest(AmxHarness):
 
     def test_parts(self):
         """The parallel form: two calls on two parts of the rows."""
-        status, output = self.run_kernel(
-            "par", request(m=70, parallel=True), split=32)
-        self.assertEqual(status, 0, output)
-        self.assertEqual(output.strip(), "ok")
+        for name, req in (("par", request(m=70, parallel=True)),
+                          ("par_direct", request(m=70, k=64, parallel=True,
+                                                 a_layout="direct"))):
+            with self.subTest(name=name):
+                status, output = self.run_kernel(name, req, split=32)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
 
     def test_faults_are_caught(self):
         for fault, trans_b, k in (
                 ("drop-k", False, 29), ("swap-pairs", False, 29),
                 ("write-past-edge", False, 29), ("drop-k", True, 29),
-                ("write-past-edge", True, 29), ("drop-k", False, 64)):
+                ("write-past-edge", True, 29), ("drop-k", False, 64),
+                ("drop-k", False, "direct")):
             with self.subTest(fault=fault, trans_b=trans_b, k=k):
+                direct = k == "direct"
                 status, output = self.run_kernel(
                     f"{fault}{trans_b}{k}",
                     request(fault=fault, mr=16, nr=16, mc=32, nc=32,
-                            trans_b=trans_b, k=k, kc=32))
+                            trans_b=trans_b, k=64 if direct else k, kc=32,
+                            a_layout="direct" if direct else None))
                 self.assertEqual(status, 1, output)
                 self.assertIn("bad elements", output)
 
@@ -189,6 +212,12 @@ class Int8ExecutionTest(AmxHarness):
                 "wide_panels": int8_request(m=9, n=600, k=70, nc=576),
                 "one_tile_blocks": int8_request(m=40, n=150, k=130, mr=16,
                                                 nr=16, kc=64, mc=32, nc=96),
+                # A in place, kc not dividing K, the edge sliver copied.
+                "a_direct": int8_request(m=70, k=192, kc=128,
+                                         a_layout="direct"),
+                "a_direct_trans_b": int8_request(trans_b=True, m=40, n=40,
+                                                 k=128, kc=64, mr=16,
+                                                 a_layout="direct"),
             }.items():
                 with self.subTest(name=name, a_type=a_type):
                     status, output = self.run_kernel(
@@ -225,7 +254,7 @@ class ConvRequestTest(RefusalTestCase):
         self.refuses(conv_request(b_prepacked=True), "b_prepacked")
         self.refuses(conv_request(kind="iconv2d", bias=True), "bias")
         self.refuses(conv_request(kc=96), "must divide 64")
-        self.refuses(conv_request(a_layout="direct"), "k-major")
+        self.refuses(conv_request(a_layout="rows"), "k-major")
 
 
 @unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
@@ -257,6 +286,23 @@ class ConvExecutionTest(KernelHarness):
             "s8": conv_request(kind="iconv2d", a_type="s8", c=64, kc=128),
             "u8_fhwc": conv_request(kind="iconv2d", a_type="u8", c=64,
                                     kc=64, layout="nhwc_fhwc"),
+            # A in place: output rows of 8 pixels (every tile crosses rows:
+            # copied), of 16 (in place but the edge), a 1x1 (all pixels
+            # the pixel step apart, across rows too), stride 2 and a
+            # dilation, 8-bit, run-time strides, one-tile blocks.
+            "a_direct_rows_of_8": conv_request(a_layout="direct"),
+            "a_direct_rows_of_16": conv_request(a_layout="direct", w=17,
+                                                overwrite=True),
+            "a_direct_1x1": conv_request(a_layout="direct", kh=1, kw=1,
+                                         kc=32, h=5, w=13),
+            "a_direct_stride_dilation": conv_request(
+                a_layout="direct", stride_h=2, stride_w=2, dilation_h=2,
+                h=11, w=36, kc=32),
+            "a_direct_s8": conv_request(a_layout="direct", kind="iconv2d",
+                                        a_type="s8", c=64, kc=128, w=18),
+            "a_direct_runtime_strides_one_tile": conv_request(
+                a_layout="direct", runtime_strides=True, mr=16, nr=16,
+                mc=32, nc=32, w=17, bias=True, relu=True),
         }
         for name, req in cases.items():
             with self.subTest(name=name):
@@ -265,12 +311,19 @@ class ConvExecutionTest(KernelHarness):
             # Gaps between pixels: the run is one tap's C = 32 channels.
             self.check("gaps", conv_request(
                 kc=32, input_strides=[9 * 40 * 7, 9 * 40, 40]))
+            self.check("gaps_direct", conv_request(
+                kc=32, w=17, a_layout="direct",
+                input_strides=[17 * 40 * 7, 17 * 40, 40]))
         with self.subTest(name="parts"):
             self.check("parts", conv_request(parallel=True), split=40)
-        for fault in ("drop-k", "swap-pairs"):
-            with self.subTest(fault=fault):
-                status, output = self.run_kernel(fault,
-                                                  conv_request(fault=fault))
+            self.check("parts_direct", conv_request(
+                parallel=True, a_layout="direct", w=17), split=40)
+        for fault, layout in (("drop-k", None), ("swap-pairs", None),
+                              ("drop-k", "direct")):
+            with self.subTest(fault=fault, a_layout=layout):
+                status, output = self.run_kernel(
+                    f"{fault}_{layout}",
+                    conv_request(fault=fault, a_layout=layout, w=17))
                 self.assertEqual(status, 1, output)
 
 
