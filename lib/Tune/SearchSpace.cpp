@@ -193,6 +193,13 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
 
   decisions.push_back(factorDecision("mc", ref.mc, ref.kc, ref.mr, desc.m));
   decisions.push_back(factorDecision("nc", ref.nc, ref.kc, ref.nr, desc.n));
+  // AMX packs A, or reads its tiles where A lies (amx.py's a_layout
+  // direct: K whole tile steps, A as stored; a convolution's pixels).
+  if (amx && !desc.transA && desc.k % kcStep == 0)
+    decisions.push_back({"alayout",
+                         {aLayoutName(ALayout::KMajor).str(),
+                          aLayoutName(ALayout::Direct).str()},
+                         base.aLayout == ALayout::Direct ? 1 : 0});
   // The dot-product kernels (dotgemm.py) have one K-step order, one loop
   // order, packed A and B and one thread: their space ends here.
   if (desc.precision != GemmPrecision::F32)
@@ -468,15 +475,22 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
   // reaches padding: A's rows of k, immediate leading dimensions, K and
   // kc whole K steps; their convolutions' kc divides the run already.
   if (desc_.precision != GemmPrecision::F32) {
-    const int64_t step = desc_.kGroup() * c.kUnroll;
+    // AMX's K step is its tile step; it takes lda at run time too.
+    const bool amx = c.isa == VectorIsa::Amx;
+    const int64_t step = amx ? amxTileK(desc_.operandElementBytes())
+                             : desc_.kGroup() * c.kUnroll;
+    if (amx && c.aLayout == ALayout::Rows)
+      return llvm::createStringError(
+          "an AMX kernel packs A (alayout=kmajor) or reads it in place "
+          "(alayout=direct)");
     if (c.aLayout == ALayout::Direct &&
-        (desc_.transA || desc_.runtimeLd || desc_.dynamicK ||
+        (desc_.transA || (desc_.runtimeLd && !amx) || desc_.dynamicK ||
          desc_.k % step != 0 || clampToProblem(c, desc_).kc % step != 0))
       return llvm::createStringError(llvm::formatv(
-          "alayout=direct (a dot-product kernel) reads A's rows in place: "
-          "A not transposed, immediate leading dimensions, K = {0} and kc "
-          "whole K steps of {1} (ku {2} groups of {3})",
-          desc_.k, step, c.kUnroll, desc_.kGroup()));
+          "alayout=direct ({0}) reads A's rows in place: A not transposed, "
+          "{1}K = {2} and kc whole K steps of {3}",
+          amx ? "an AMX kernel" : "a dot-product kernel",
+          amx ? "" : "immediate leading dimensions, ", desc_.k, step));
     // A prepacked B holds all of K's groups per sliver: a kc block must
     // not pad in the middle (and the matrix-vector form packs nothing).
     const int64_t kc = clampToProblem(c, desc_).kc;

@@ -954,7 +954,12 @@ TEST(ConvKernelTest, AmxConvolutionsValidate) {
       QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
       EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
       EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
+      // A read in place (tiles of pixels across output rows copied).
+      EXPECT_EQ(model.aLayout, ALayout::Direct) << model.str();
       EXPECT_TRUE(validates(d, model));
+      GemmConfig packed = model;
+      packed.aLayout = ALayout::KMajor;
+      EXPECT_TRUE(validates(d, packed));
       GemmConfig small = model;
       small.mr = 16;
       small.nr = 16;

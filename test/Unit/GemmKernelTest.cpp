@@ -1148,7 +1148,11 @@ TEST(GemmKernelTest, AmxKernelsValidate) {
           Case{17, 100, 166, true, true}, Case{64, 64, 64, false, false},
           Case{24, 300, 43, false, true}, Case{70, 70, 200, true, false},
           Case{45, 37, 77, false, true, true},
-          Case{67, 100, 150, true, false, true}}) {
+          Case{67, 100, 150, true, false, true},
+          // K whole tile steps: A read in place (rows past M copied), kc all
+          // of K for N <= 64.
+          Case{70, 40, 128, true, true}, Case{100, 150, 192, false, false},
+          Case{50, 60, 256, false, true, true}}) {
       GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, false, c.transB);
       d.precision = p;
       d.overwrite = c.overwrite;
@@ -1157,7 +1161,9 @@ TEST(GemmKernelTest, AmxKernelsValidate) {
       SCOPED_TRACE(d.str());
       QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, host()));
       EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
-      // The model's block, and in turn one tile, a tall and a wide block.
+      EXPECT_EQ(model.aLayout == ALayout::Direct, c.k % 64 == 0) << model.str();
+      // The model's block, and in turn one tile, a tall and a wide block
+      // (A packed).
       const GemmConfig small = (c.m + c.n) % 3 == 0   ? amxConfig(d, 16, 16, 1)
                                : (c.m + c.n) % 3 == 1 ? amxConfig(d, 32, 16, 2)
                                                       : amxConfig(d, 16, 32, 1);

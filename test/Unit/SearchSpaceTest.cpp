@@ -838,6 +838,58 @@ TEST(SearchSpaceTest, GemmSpacesAreForGemmsAndNchwReadsItsFilterInPlace) {
   EXPECT_EQ(config.aLayout, ALayout::Direct);
 }
 
+TEST(SearchSpaceTest, AmxReadsAInPlaceWhereItsRowsDoNotCrowdAnL1Set) {
+  // 64 sets of a 48 KiB, 12-way L1: 32 rows 2 KiB apart put 16 on each of
+  // two sets; 1 KiB apart, 8 on each of four (at most two thirds of 12).
+  EXPECT_TRUE(amxRowsCrowdL1(2048, 32, 48 * 1024));
+  EXPECT_FALSE(amxRowsCrowdL1(1024, 32, 48 * 1024));
+  EXPECT_TRUE(amxRowsCrowdL1(8192, 16, 48 * 1024));
+  EXPECT_FALSE(amxRowsCrowdL1(128, 32, 48 * 1024));
+  EXPECT_FALSE(amxRowsCrowdL1(4096 + 64, 32, 48 * 1024));
+  Target target = pinned("x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,"
+                         "+fma,+avx512f,+avx512bw,+avx512vl,+avx512bf16,"
+                         "+avx512vnni,+bmi2,+amx-tile,+amx-bf16,+amx-int8:"
+                         "l1d=48K,l2=2M,l3=105M,cores=2");
+  auto config = [&](int64_t m, int64_t n, int64_t k, GemmPrecision p) {
+    GemmDesc d = GemmDesc::packed(m, n, k);
+    d.precision = p;
+    return chooseKernelConfig(KernelProblem(d), target);
+  };
+  QM_ASSERT_EXPECTED(mid, config(256, 256, 256, GemmPrecision::Bf16));
+  EXPECT_EQ(mid.aLayout, ALayout::Direct) << mid.str();
+  GemmDesc d = GemmDesc::packed(256, 256, 256);
+  d.precision = GemmPrecision::Bf16;
+  SearchSpace space = SearchSpace::forProblem(KernelProblem(d), target, mid);
+  ASSERT_NE(decision(space, "alayout"), nullptr);
+  EXPECT_EQ(decision(space, "alayout")->choices,
+            (std::vector<std::string>{"kmajor", "direct"}));
+  EXPECT_EQ(decision(space, "alayout")->modelChoice, 1);
+  QM_ASSERT_EXPECTED(big, config(1024, 1024, 1024, GemmPrecision::Bf16));
+  EXPECT_EQ(big.aLayout, ALayout::KMajor) << big.str();
+  // Two slivers of columns: all of K a block, each row of A streamed once.
+  QM_ASSERT_EXPECTED(skinny, config(4096, 64, 4096, GemmPrecision::S8S8));
+  EXPECT_EQ(skinny.aLayout, ALayout::Direct) << skinny.str();
+  EXPECT_EQ(skinny.kc, 4096) << skinny.str();
+  // K not whole tile steps: packed, and nothing else to choose.
+  QM_ASSERT_EXPECTED(odd, config(100, 200, 300, GemmPrecision::Bf16));
+  EXPECT_EQ(odd.aLayout, ALayout::KMajor) << odd.str();
+  d = GemmDesc::packed(100, 200, 300);
+  d.precision = GemmPrecision::Bf16;
+  EXPECT_EQ(decision(SearchSpace::forProblem(KernelProblem(d), target, odd),
+                     "alayout"),
+            nullptr);
+  // An nhwc convolution: its pixels in place, kc the run (KW*C = 192 within
+  // 1 KiB), one block's rows a row block.
+  ConvDesc conv =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 16, 16, 64, 64, 3, 3);
+  conv.precision = GemmPrecision::Bf16;
+  QM_ASSERT_EXPECTED(convConfig,
+                     chooseKernelConfig(KernelProblem(conv), target));
+  EXPECT_EQ(convConfig.aLayout, ALayout::Direct) << convConfig.str();
+  EXPECT_EQ(convConfig.kc, 192) << convConfig.str();
+  EXPECT_EQ(convConfig.mc, convConfig.mr) << convConfig.str();
+}
+
 TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   // On a target with AMX (a Sapphire Rapids-class Xeon), bf16 and 8-bit
   // GEMMs with A as stored get the tile kernels (amx.py), B as stored or

@@ -58,6 +58,12 @@ inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
 /// bf16 output.
 std::string amxRefusal(const GemmDesc &desc);
 
+/// Whether `rows` rows `strideBytes` apart, read in place by AMX tile loads,
+/// would crowd one set of an L1 of `l1Bytes` (64 sets of 64-byte lines):
+/// more of them on a set than two thirds of its ways (rows 2 KiB apart in
+/// a 48 KiB, 12-way L1: 16 of 32 rows on each of two sets).
+bool amxRowsCrowdL1(int64_t strideBytes, int64_t rows, int64_t l1Bytes);
+
 /// Whether the model gives `problem` to AMX's tiles on `target` (bf16 or
 /// 8-bit, the target's AMX, amxRefusal empty; an nhwc convolution with a
 /// kc of tile steps dividing its run).
