@@ -400,63 +400,106 @@ def _emit_pair_index(asm):
 
 
 def _emit_pack_b_pairs(asm, p):
-    """bf16 B[pc:pc+kb, jc:jc+nb] into VNNI tiles, 32 columns (two
-    slivers) at a time: per pair of rows, both rows loaded whole (masked
-    to nb) and interleaved by VPERMI2W into the dwords of the two slivers'
-    tiles; a row past kb is the zero row. Registers: JR the first column,
-    MB the source row, IC the first sliver's destination, IR the pair's
-    first k in the block, %rsi ldb in bytes, %rdi the zero row, %rax and
-    %rdx the two rows, %rcx scratch."""
-    sliver_loop = asm.label("PACK B: next 32 columns")
-    step_loop = asm.label("PACK B: next tile step of the 32 columns")
-    asm.comment("PACK B: two rows of 32 bf16 interleaved into the pairs of "
-                "two slivers, zero past kb")
+    """bf16 B[pc:pc+kb, jc:jc+nb] into VNNI tiles, a pair of rows at a
+    time, each pair's two rows read along, 32 columns (two slivers) at a
+    time: both rows' 32 loaded (a row past kb masked to nothing, the last
+    32 masked to nb) and interleaved by VPERMI2W into the dwords of the two
+    slivers' tiles. Each row is read in order, so that B streams from
+    memory a row at a time (walking a sliver's rows down B instead, ldb
+    apart, found each row's 64 bytes in another page). Registers: IR the
+    pair's first k in the block, MB its source row, IC its place in the
+    first sliver, JR the columns done, %rax and %rdx the two rows, %rcx
+    the place of the 32 columns, %rdi 32 columns' distance in Bp, %rsi
+    (nr 16) a sliver's."""
+    pair_loop = asm.label("PACK B: next pair of rows")
+    group_loop = asm.label("PACK B: next 32 columns of the pair")
+    tail = asm.label("PACK B: the pair's last columns, masked to nb")
+    pair_done = asm.label("PACK B: pair done")
+    same_step = asm.label("PACK B: the next pair in the same tile step")
+    asm.comment("PACK B: pairs of rows of B read along, 32 bf16 at a time "
+                "interleaved into the pairs of two slivers, zero past kb")
     asm.ins(f"vmovdqu64 {PAIR_INDEX_OFFSET}({WS}), %zmm5")
     asm.ins(f"vmovdqu64 {PAIR_INDEX_OFFSET + 64}({WS}), %zmm6")
-    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
-    asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
-    asm.ins(f"xorl {JR}d, {JR}d")
-    asm.place(sliver_loop)
-    _emit_column_mask(asm, 32)
+    asm.ins(f"movq {NB}, %rax")                   # the last group's mask
+    asm.ins("decq %rax")
+    asm.ins("andq $31, %rax")
+    asm.ins("incq %rax")
+    asm.ins("movq $-1, %rdx")
+    asm.ins("bzhiq %rax, %rdx, %rdx")
+    asm.ins("kmovd %edx, %k1")
+    asm.ins(f"movq {STEPS}({WS}), %rdi")
+    if p.nr == TILE_ROWS:
+        asm.ins("movq %rdi, %rsi")
+        asm.ins("shlq $10, %rsi")                 # a sliver: steps * 1 KiB
+    asm.ins("shlq $11, %rdi")                     # 32 columns
     asm.ins(f"movq {PC}, {MB}")
-    asm.ins(f"imulq %rsi, {MB}")
-    asm.ins(f"leaq ({JC}, {JR}), %rax")
-    asm.ins(f"leaq ({MB}, %rax, 2), {MB}")
+    asm.ins(f"imulq {LD_BYTES_OFFSET + 8}({WS}), {MB}")
+    asm.ins(f"leaq ({MB}, {JC}, 2), {MB}")
     asm.ins(f"addq 8({WS}), {MB}")
-    _emit_sliver_place(asm, p)
+    asm.ins(f"leaq {p.bp_offset}({WS}), {IC}")
     asm.ins(f"xorl {IR}d, {IR}d")
-    asm.place(step_loop)
+    asm.place(pair_loop)
+    asm.comment("rows past kb: masked to nothing (%k2, %k3)")
+    asm.ins("xorl %ecx, %ecx")
+    asm.ins("movq $-1, %rax")
+    asm.ins(f"cmpq {KB}, {IR}")
+    asm.ins("cmovaeq %rcx, %rax")
+    asm.ins("kmovd %eax, %k2")
+    asm.ins(f"leaq 1({IR}), %rdx")
+    asm.ins("movq $-1, %rax")
+    asm.ins(f"cmpq {KB}, %rdx")
+    asm.ins("cmovaeq %rcx, %rax")
+    asm.ins("kmovd %eax, %k3")
+    asm.ins(f"movq {MB}, %rax")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rdx")
+    asm.ins(f"addq {MB}, %rdx")
+    asm.ins(f"movq {IC}, %rcx")
+    asm.ins(f"movl $32, {JR}d")
     first, second = ("%zmm2", "%zmm1") if p.fault == "swap-pairs" else \
         ("%zmm1", "%zmm2")
-    for g in range(TILE_ROWS):
-        asm.ins(f"movq {MB}, %rax")
-        asm.ins(f"cmpq {KB}, {IR}")
-        asm.ins("cmovaeq %rdi, %rax")
-        asm.ins(f"leaq ({MB}, %rsi), %rdx")
-        asm.ins(f"leaq 1({IR}), %rcx")
-        asm.ins(f"cmpq {KB}, %rcx")
-        asm.ins("cmovaeq %rdi, %rdx")
-        asm.ins("vmovdqu16 (%rax), %zmm1{%k1}{z}")
-        asm.ins("vmovdqu16 (%rdx), %zmm2{%k1}{z}")
+
+    def group(masks):
+        asm.ins(f"vmovdqu16 (%rax), %zmm1{{{masks[0]}}}{{z}}")
+        asm.ins(f"vmovdqu16 (%rdx), %zmm2{{{masks[1]}}}{{z}}")
         asm.ins("vmovdqa64 %zmm5, %zmm3")
         asm.ins("vmovdqa64 %zmm6, %zmm4")
         asm.ins(f"vpermi2w {second}, {first}, %zmm3")
         asm.ins(f"vpermi2w {second}, {first}, %zmm4")
-        asm.ins(f"vmovdqu32 %zmm3, {g * TILE_BYTES}({IC})")
+        asm.ins("vmovdqu32 %zmm3, (%rcx)")
         if p.nr == 2 * TILE_ROWS:   # the second sliver: the next tile
-            asm.ins(f"vmovdqu32 %zmm4, {TILE_SIZE + g * TILE_BYTES}({IC})")
+            asm.ins(f"vmovdqu32 %zmm4, {TILE_SIZE}(%rcx)")
         else:                       # the next block's
-            asm.ins(f"movq {STEPS}({WS}), %rcx")
-            asm.ins("shlq $10, %rcx")
-            asm.ins(f"vmovdqu32 %zmm4, {g * TILE_BYTES}({IC}, %rcx)")
-        asm.ins(f"leaq ({MB}, %rsi, 2), {MB}")
-        asm.ins(f"addq $2, {IR}")
-    asm.ins(f"addq ${p.b_step_bytes}, {IC}")
-    asm.ins(f"cmpq {KB}, {IR}")
-    asm.ins(f"jb {back(step_loop)}")
-    asm.ins(f"addq $32, {JR}")
+            asm.ins("vmovdqu32 %zmm4, (%rcx, %rsi)")
+
+    asm.place(group_loop)
     asm.ins(f"cmpq {NB}, {JR}")
-    asm.ins(f"jb {back(sliver_loop)}")
+    asm.ins(f"ja {fwd(tail)}")
+    group(("%k2", "%k3"))
+    asm.ins("addq $64, %rax")
+    asm.ins("addq $64, %rdx")
+    asm.ins("addq %rdi, %rcx")
+    asm.ins(f"addq $32, {JR}")
+    asm.ins(f"jmp {back(group_loop)}")
+    asm.place(tail)
+    asm.ins(f"subq $32, {JR}")
+    asm.ins(f"cmpq {NB}, {JR}")
+    asm.ins(f"jae {fwd(pair_done)}")
+    asm.ins("kandd %k1, %k2, %k2")
+    asm.ins("kandd %k1, %k3, %k3")
+    group(("%k2", "%k3"))
+    asm.place(pair_done)
+    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rax")
+    asm.ins(f"leaq ({MB}, %rax, 2), {MB}")
+    asm.ins(f"addq ${TILE_BYTES}, {IC}")
+    asm.ins(f"addq $2, {IR}")
+    asm.ins(f"testq ${p.tt.tile_k - 1}, {IR}")
+    asm.ins(f"jnz {fwd(same_step)}")
+    asm.ins(f"addq ${p.b_step_bytes - TILE_SIZE}, {IC}")
+    asm.place(same_step)
+    asm.ins(f"movq {STEPS}({WS}), %rax")
+    asm.ins("shlq $5, %rax")
+    asm.ins(f"cmpq %rax, {IR}")
+    asm.ins(f"jb {back(pair_loop)}")
 
 
 def _emit_pack_b_transposed(asm, p):
