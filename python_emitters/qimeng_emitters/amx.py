@@ -86,6 +86,7 @@ LDD_BYTES = 264             # bf16_output: D's leading dimension in bytes
 C_BLOCK_SLOT = 272          # a_layout direct: the block's C and IR
 IR_SLOT = 280               # during its K loop, and where its first A
 A_END_SLOT = 288            # tile's steps end
+PACK_STRIDE_SLOT = 296      # 8-bit PACK B: 64 columns' distance in Bp
 # bf16: the VPERMI2W indices that interleave two rows of 32 columns into
 # the dwords of columns 0-15 and 16-31.
 PAIR_INDEX_OFFSET = 320
@@ -563,53 +564,64 @@ def _emit_pack_b_transposed(asm, p):
 
 
 def _emit_pack_b(asm, p):
-    """8-bit B[pc:pc+kb, jc:jc+nb] into VNNI tiles, 64 columns (four
-    slivers) at a time: per group, its four rows loaded whole (masked to
-    nb; a row past kb is the zero row), interleaved by byte and word
-    unpacks into dwords (the lowest k in the lowest byte) within 128-bit
-    lanes, the lanes of the four results transposed into the four slivers'
-    tile rows. Registers: JR the first column, MB the source row, IC the
-    first sliver's destination, IR the row's k in the block, %rsi ldb,
-    %rdi the zero row, %rdx the stride between blocks of NR columns."""
-    sliver_loop = asm.label("PACK B: next 64 columns")
-    step_loop = asm.label("PACK B: next tile step of the 64 columns")
-    asm.comment("PACK B: groups of 4 bytes into dwords, 64 columns at a "
-                "time, zero past kb")
+    """8-bit B[pc:pc+kb, jc:jc+nb] into VNNI tiles, a group of four rows
+    at a time, the rows read along 64 columns (four slivers) at a time:
+    the four rows' 64 loaded (a row past kb masked to nothing, the last 64
+    masked to nb), interleaved by byte and word unpacks into dwords (the
+    lowest k in the lowest byte) within 128-bit lanes, the lanes of the
+    four results transposed into the four slivers' tile rows. Each row is
+    read in order (as _emit_pack_b_pairs). Registers: IR the group's
+    first k in the block, MB its first row, IC its place in the first
+    sliver, JR the columns done, %rax the first row's 64 and %rdx the
+    fourth's (%rsi ldb), %rcx their place, %rdi the distance between
+    blocks of NR columns."""
+    group_loop = asm.label("PACK B: next group of four rows")
+    column_loop = asm.label("PACK B: next 64 columns of the group")
+    tail = asm.label("PACK B: the group's last columns, masked to nb")
+    group_done = asm.label("PACK B: group done")
+    same_step = asm.label("PACK B: the next group in the same tile step")
+    asm.comment("PACK B: groups of 4 rows read along, 64 bytes at a time "
+                "interleaved into dwords, zero past kb")
+    asm.ins(f"movq {NB}, %rax")                   # the last 64's mask
+    asm.ins("decq %rax")
+    asm.ins("andq $63, %rax")
+    asm.ins("incq %rax")
+    asm.ins("movq $-1, %rdx")
+    asm.ins("bzhiq %rax, %rdx, %rdx")
+    asm.ins("kmovq %rdx, %k1")
+    asm.ins(f"movq {STEPS}({WS}), %rdi")
+    asm.ins("movq %rdi, %rax")
+    asm.ins("shlq $12, %rax")                     # 64 columns
+    asm.ins(f"movq %rax, {PACK_STRIDE_SLOT}({WS})")
+    asm.ins(f"shlq ${(p.nr * TILE_BYTES).bit_length() - 1}, %rdi")
     asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
-    asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
-    asm.ins(f"xorl {JR}d, {JR}d")
-    asm.place(sliver_loop)
-    _emit_column_mask(asm, 64)
     asm.ins(f"movq {PC}, {MB}")
     asm.ins(f"imulq %rsi, {MB}")
-    asm.ins(f"leaq ({JC}, {JR}), %rax")
-    asm.ins(f"addq %rax, {MB}")
+    asm.ins(f"addq {JC}, {MB}")
     asm.ins(f"addq 8({WS}), {MB}")
-    _emit_sliver_place(asm, p)
-    # The next block of NR columns: steps * NR * 64 bytes on.
-    asm.ins(f"movq {STEPS}({WS}), %rdx")
-    asm.ins(f"shlq ${(p.nr * TILE_BYTES).bit_length() - 1}, %rdx")
-    if p.nr == TILE_ROWS:
-        asm.ins("leaq (%rdx, %rdx, 2), %rcx")
+    asm.ins(f"leaq {p.bp_offset}({WS}), {IC}")
     asm.ins(f"xorl {IR}d, {IR}d")
-    asm.place(step_loop)
-    # Sliver i of the four: its place from IC.
-    if p.nr == TILE_ROWS:
-        places = ("{g}({IC})", "{g}({IC}, %rdx)", "{g}({IC}, %rdx, 2)",
-                  "{g}({IC}, %rcx)")
-    else:
-        places = ("{g}({IC})", "{t}({IC})", "{g}({IC}, %rdx)",
-                  "{t}({IC}, %rdx)")
+    asm.place(group_loop)
+    asm.comment("rows past kb: masked to nothing (%k2-%k5)")
+    asm.ins("xorl %ecx, %ecx")
+    for i in range(4):
+        asm.ins(f"leaq {i}({IR}), %rdx")
+        asm.ins("movq $-1, %rax")
+        asm.ins(f"cmpq {KB}, %rdx")
+        asm.ins("cmovaeq %rcx, %rax")
+        asm.ins(f"kmovq %rax, %k{2 + i}")
+    asm.ins(f"movq {MB}, %rax")
+    asm.ins("leaq (%rax, %rsi, 2), %rdx")
+    asm.ins("addq %rsi, %rdx")
+    asm.ins(f"movq {IC}, %rcx")
+    asm.ins(f"movl $64, {JR}d")
     first, second = ((1, 0), (3, 2)) if p.fault == "swap-pairs" else \
         ((0, 1), (2, 3))
-    for g in range(TILE_ROWS):
+    rows = ("(%rax)", "(%rax, %rsi)", "(%rax, %rsi, 2)", "(%rdx)")
+
+    def columns():
         for i in range(4):
-            asm.ins(f"movq {MB}, %rax")
-            asm.ins(f"cmpq {KB}, {IR}")
-            asm.ins("cmovaeq %rdi, %rax")
-            asm.ins(f"vmovdqu8 (%rax), %zmm{i}{{%k1}}{{z}}")
-            asm.ins(f"addq %rsi, {MB}")
-            asm.ins(f"incq {IR}")
+            asm.ins(f"vmovdqu8 {rows[i]}, %zmm{i}{{%k{2 + i}}}{{z}}")
         asm.ins(f"vpunpcklbw %zmm{first[1]}, %zmm{first[0]}, %zmm4")
         asm.ins(f"vpunpckhbw %zmm{first[1]}, %zmm{first[0]}, %zmm5")
         asm.ins(f"vpunpcklbw %zmm{second[1]}, %zmm{second[0]}, %zmm6")
@@ -623,18 +635,49 @@ def _emit_pack_b(asm, p):
         asm.ins("vshufi32x4 $0xdd, %zmm1, %zmm0, %zmm5")
         asm.ins("vshufi32x4 $0x88, %zmm3, %zmm2, %zmm6")
         asm.ins("vshufi32x4 $0xdd, %zmm3, %zmm2, %zmm7")
+        # Sliver i of the four: its place from %rcx (nr 16: the fourth
+        # three blocks on, %rcx moved a block for it).
+        places = (("(%rcx)", f"{TILE_SIZE}(%rcx)", "(%rcx, %rdi)",
+                   f"{TILE_SIZE}(%rcx, %rdi)") if p.nr == 2 * TILE_ROWS
+                  else ("(%rcx)", "(%rcx, %rdi)", "(%rcx, %rdi, 2)",
+                        "(%rcx, %rdi, 2)"))
         for lane, (a, b, imm) in enumerate(((4, 6, 0x88), (5, 7, 0x88),
                                             (4, 6, 0xdd), (5, 7, 0xdd))):
             asm.ins(f"vshufi32x4 ${imm:#x}, %zmm{b}, %zmm{a}, %zmm0")
-            place = places[lane].format(g=g * TILE_BYTES,
-                                        t=TILE_SIZE + g * TILE_BYTES, IC=IC)
-            asm.ins(f"vmovdqu32 %zmm0, {place}")
-    asm.ins(f"addq ${p.b_step_bytes}, {IC}")
-    asm.ins(f"cmpq {KB}, {IR}")
-    asm.ins(f"jb {back(step_loop)}")
-    asm.ins(f"addq $64, {JR}")
+            if lane == 3 and p.nr == TILE_ROWS:
+                asm.ins("addq %rdi, %rcx")
+            asm.ins(f"vmovdqu32 %zmm0, {places[lane]}")
+        if p.nr == TILE_ROWS:
+            asm.ins("subq %rdi, %rcx")
+
+    asm.place(column_loop)
     asm.ins(f"cmpq {NB}, {JR}")
-    asm.ins(f"jb {back(sliver_loop)}")
+    asm.ins(f"ja {fwd(tail)}")
+    columns()
+    asm.ins("addq $64, %rax")
+    asm.ins("addq $64, %rdx")
+    asm.ins(f"addq {PACK_STRIDE_SLOT}({WS}), %rcx")
+    asm.ins(f"addq $64, {JR}")
+    asm.ins(f"jmp {back(column_loop)}")
+    asm.place(tail)
+    asm.ins(f"subq $64, {JR}")
+    asm.ins(f"cmpq {NB}, {JR}")
+    asm.ins(f"jae {fwd(group_done)}")
+    for i in range(4):
+        asm.ins(f"kandq %k1, %k{2 + i}, %k{2 + i}")
+    columns()
+    asm.place(group_done)
+    asm.ins(f"leaq ({MB}, %rsi, 4), {MB}")
+    asm.ins(f"addq ${TILE_BYTES}, {IC}")
+    asm.ins(f"addq $4, {IR}")
+    asm.ins(f"testq ${p.tt.tile_k - 1}, {IR}")
+    asm.ins(f"jnz {fwd(same_step)}")
+    asm.ins(f"addq ${p.b_step_bytes - TILE_SIZE}, {IC}")
+    asm.place(same_step)
+    asm.ins(f"movq {STEPS}({WS}), %rax")
+    asm.ins("shlq $6, %rax")
+    asm.ins(f"cmpq %rax, {IR}")
+    asm.ins(f"jb {back(group_loop)}")
 
 
 def _emit_pack_a(asm, p):
