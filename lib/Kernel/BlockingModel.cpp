@@ -364,7 +364,6 @@ std::string qimeng::amxRefusal(const GemmDesc &d) {
                  d.precision != GemmPrecision::Bf16
              ? "an 8-bit epilogue"
          : d.dynamicM || d.dynamicN || d.dynamicK ? "run-time sizes"
-         : d.bPrepacked                           ? "B prepacked"
                                                   : "";
 }
 
@@ -462,10 +461,6 @@ VectorIsa qimeng::matrixIsa(const Target &target, GemmPrecision precision) {
       target.hasAmx(precision == GemmPrecision::Bf16))
     return VectorIsa::Amx;
   return target.bestIsa();
-}
-
-bool qimeng::runsOnAmx(const KernelProblem &problem, const Target &target) {
-  return amxConfig(problem, target).has_value();
 }
 
 static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,

@@ -1230,13 +1230,11 @@ struct QiMengTensorOpPass
         continue;
       }
       // Constant weights: B packed at compile time into the kernel's
-      // layout (a kernel that takes it prepacked), where one kernel serves
-      // the op (no run-time sizes and m-buckets) and every GEMM of a batch
-      // reads the same B. Not for AMX's kernels, which pack B at each call
-      // (and outrun the prepacked AVX512-BF16/VNNI kernel many times).
+      // layout (a kernel that takes it prepacked, AMX's too), where one
+      // kernel serves the op (no run-time sizes and m-buckets) and every
+      // GEMM of a batch reads the same B.
       DenseElementsAttr constantB;
-      if (packConstantWeights && mayPrepackB(*problem, launch) &&
-          !runsOnAmx(*problem, options->target))
+      if (packConstantWeights && mayPrepackB(*problem, launch))
         constantB = constantOperandValue(launch.operands[1]);
       if (constantB)
         problem = problem->withPrepackedB();

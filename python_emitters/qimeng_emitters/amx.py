@@ -150,8 +150,7 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 
 # Fields of the dot GEMMs' requests (C++'s GemmDesc) the AMX kernels take
 # only at their defaults.
-_NOT_YET = ("trans_a", "dynamic_m", "dynamic_n", "dynamic_k",
-            "b_prepacked")
+_NOT_YET = ("trans_a", "dynamic_m", "dynamic_n", "dynamic_k")
 
 
 class _FeatureRow:
@@ -173,8 +172,8 @@ class Params:
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
             "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
-            "target_features", "k_unroll", "trans_b", "a_layout")
-            + _NOT_YET
+            "target_features", "k_unroll", "trans_b", "a_layout",
+            "b_prepacked") + _NOT_YET
             + (("a_type",) if kind == "igemm" else
                ("bf16_output", "ldd", "bias", "relu", "relu_max")))
         for field in _NOT_YET:
@@ -244,6 +243,18 @@ class Params:
         if self.fault == "swap-pairs" and self.trans_b:
             raise RequestError("fault swap-pairs: B transposed has its "
                                "groups in place, no pairs to swap")
+        # B prepacked by the caller, once (constant weights; PrepackedB.h,
+        # docs/KernelContract.md "B prepacked"): dotgemm.py's layout with
+        # this kernel's NR, per NR columns all of K's groups (up to whole
+        # tile steps, zero past K) of NR dwords, which the tile loads read
+        # as they lie (a B tile: 16 groups of 16 columns, rows NR * 4 bytes
+        # apart). No PACK B.
+        self.b_prepacked = bool_field(request, "b_prepacked")
+        if self.b_prepacked and self.fault == "swap-pairs":
+            raise RequestError("fault swap-pairs is PACK B's: a prepacked B "
+                               "has no PACK B")
+        self.k_groups = round_up(self.k, tk) // self.tt.group
+        self.b_tile_stride = self.nr * 4 if self.b_prepacked else TILE_BYTES
         self.k_steps = -(-self.kc // tk)
         # Every kc block whole tile steps (K a multiple of kc and of the
         # step): PACK A copies a row's steps unrolled, without masks.
@@ -286,8 +297,9 @@ class Params:
                 self.k_steps * self.a_step_bytes * (self.mc // self.mr)
         # (PACK B writes 32 columns (bf16) or 64 (bytes) at a time: room
         # for the slivers past nc.)
-        self.workspace_bytes = self.bp_offset + self.k_steps * TILE_SIZE * (
-            round_up(self.nc, 4 * TILE_ROWS) // TILE_ROWS)
+        self.workspace_bytes = self.bp_offset + (
+            0 if self.b_prepacked else self.k_steps * TILE_SIZE * (
+                round_up(self.nc, 4 * TILE_ROWS) // TILE_ROWS))
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
             for ld, size in ((self.lda, eb), (self.ldb, eb), (self.ldc, 4)):
@@ -301,7 +313,7 @@ class Params:
         return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_n"
                 f"{'t' if self.trans_b else 'n'}{self.store_part()}"
                 f"{'_obf16' if self.bf16_output else ''}{lds}"
-                f"{self.block_part()}")
+                f"{'_bpre' if self.b_prepacked else ''}{self.block_part()}")
 
     def store_part(self):
         """The symbol's overwrite and epilogue: `_b0`, `_bias`, `_relu..`."""
@@ -1129,7 +1141,15 @@ def _emit_block(asm, p):
     asm.ins(f"movq {STEPS}({WS}), %rdi")
     if not p.a_direct:
         packed("%rax", IR, p.ap_offset)
-    packed("%rcx", JR, p.bp_offset)
+    if p.b_prepacked:
+        # The caller's B: sliver (jc + jr) / NR, group pc / group.
+        asm.ins(f"leaq ({JC}, {JR}), %rcx")
+        asm.ins(f"imulq ${p.k_groups * 4}, %rcx, %rcx")
+        asm.ins(f"imulq ${p.nr * 4 // p.tt.group}, {PC}, %rsi")
+        asm.ins("addq %rsi, %rcx")
+        asm.ins(f"addq 8({WS}), %rcx")
+    else:
+        packed("%rcx", JR, p.bp_offset)
     if p.a_direct:
         a_tiles, a_strides = ("%rax", "%rdi"), ("%rsi", "%rdx")
         asm.ins("shlq $6, %rdi")
@@ -1143,14 +1163,18 @@ def _emit_block(asm, p):
             asm.ins(f"movq {_a_entry(p, 8)}, %rdi")
             asm.ins(f"movq {_a_entry(p, 24)}, %rdx")
             asm.ins(f"movq {IR}, {IR_SLOT}({WS})")
-            asm.ins(f"movl ${TILE_BYTES}, {IR}d")
+            asm.ins(f"movl ${p.b_tile_stride}, {IR}d")
         else:
             b_stride = "%rdx"
-            asm.ins(f"movl ${TILE_BYTES}, %edx")
+            asm.ins(f"movl ${p.b_tile_stride}, %edx")
     else:
         a_tiles, a_strides = ("%rax", "%rax"), ("%rsi", "%rsi")
         b_stride = "%rsi"
         asm.ins(f"movl ${TILE_BYTES}, %esi")
+        if p.b_tile_stride != TILE_BYTES:
+            b_stride = "%rdx"
+            asm.ins(f"movq %rdx, {C_BLOCK_SLOT}({WS})")
+            asm.ins(f"movl ${p.b_tile_stride}, %edx")
     asm.raw("\t.p2align 4")
     asm.place(k_loop)
     # Each tile loaded just before its first product, so that a load
@@ -1161,7 +1185,8 @@ def _emit_block(asm, p):
                 f"{_tmm(A_TILES[a])}")
         for b in range(p.tn):
             if a == 0:
-                asm.ins(f"tileloadd {b * TILE_SIZE}(%rcx, {b_stride}, 1), "
+                offset = b * (TILE_BYTES if p.b_prepacked else TILE_SIZE)
+                asm.ins(f"tileloadd {offset}(%rcx, {b_stride}, 1), "
                         f"{_tmm(B_TILES[b])}")
             asm.ins(f"{tt.dot} {_tmm(B_TILES[b])}, {_tmm(A_TILES[a])}, "
                     f"{_tmm(C_TILES[2 * a + b])}")
@@ -1179,6 +1204,8 @@ def _emit_block(asm, p):
         asm.ins(f"addq ${p.b_step_bytes}, %rcx")
         asm.ins("decq %rdi")
         asm.ins(f"jnz {back(k_loop)}")
+        if b_stride == "%rdx":
+            asm.ins(f"movq {C_BLOCK_SLOT}({WS}), %rdx")
     asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rsi")
     asm.ins("movq %rsi, %rdi")
     asm.ins("shlq $4, %rdi")
@@ -1233,7 +1260,7 @@ def _emit_body(p):
                                LDD_BYTES)
     if p.conv is not None:
         p.conv.emit_tables(asm)
-    if not p.trans_b and tt.group == 2:
+    if not p.trans_b and tt.group == 2 and not p.b_prepacked:
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
     m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.parallel, done)
@@ -1243,7 +1270,9 @@ def _emit_body(p):
     asm.ins(f"leaq {tt.tile_k - 1}({KB}), %rax")
     asm.ins(f"shrq ${tt.tile_k.bit_length() - 1}, %rax")
     asm.ins(f"movq %rax, {STEPS}({WS})")
-    if p.trans_b:
+    if p.b_prepacked:
+        pass
+    elif p.trans_b:
         _emit_pack_b_transposed(asm, p)
     elif tt.group == 2:
         _emit_pack_b_pairs(asm, p)
@@ -1282,12 +1311,15 @@ def _kernel_file(p, symbol, request, kind, summary, headers):
         kind, summary, symbol, _emit_body(p), request,
         p.workspace_bytes, p.runtime_ld,
         [f"zmm{i}" for i in range(32 if p.trans_b else 8)]
-        + ["k1", "k2", "k3"]
+        + ["k1", "k2", "k3", "k4", "k5"]
         + [f"tmm{i}" for i in range(8)],
         p.features,
         headers=["# qm.inner_loop_flops: " + str(
             p.tm * p.tn * TILE_ROWS * TILE_ROWS * p.tt.group
-            * (TILE_BYTES // 4) * 2)] + headers)
+            * (TILE_BYTES // 4) * 2)]
+        + ([f"# qm.b_prepacked: nr={p.nr} k_groups={p.k_groups} "
+            f"element_bytes={p.tt.element_bytes} plus128=0"]
+           if p.b_prepacked else []) + headers)
 
 
 #: The probe's instruction by its name (peak.py's "instruction" field).
@@ -1365,13 +1397,10 @@ class AmxConv:
         integer = self.kind == "iconv2d"
         gemm_fields = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc",
                        "overwrite", "fault", "target_features", "parallel",
-                       "a_layout")
+                       "a_layout", "b_prepacked")
         check_known(request, gemm_fields + GEOMETRY_FIELDS + (
-            "runtime_strides", "b_prepacked", "bias", "relu",
+            "runtime_strides", "bias", "relu",
             "relu_max") + (("a_type",) if integer else ()))
-        if request.get("b_prepacked", False) is not False:
-            raise RequestError("amx convolutions pack their filter: not "
-                               "b_prepacked")
         self.runtime_strides = runtime_strides_field(request)
         g = self.geometry = conv_geometry(request, ("nhwc_hwcf", "nhwc_fhwc"))
         k = g.kh * g.kw * g.c

@@ -46,6 +46,8 @@ class RequestTest(RefusalTestCase):
         self.refuses(int8_request(relu=True), "relu")
         self.refuses(request(a_layout="direct"), "whole tile steps")
         self.refuses(request(a_layout="rows"), "k-major")
+        self.refuses(request(b_prepacked=True, fault="swap-pairs"),
+                     "no PACK B")
 
     def test_header_and_dispatch(self):
         """The protocol's entry point sends isa amx to amx.py: the tile
@@ -147,6 +149,18 @@ class Bf16ExecutionTest(AmxHarness):
             "a_direct_trans_b": request(trans_b=True, m=100, n=150, k=320,
                                         kc=128, mc=64, nc=96,
                                         overwrite=True, a_layout="direct"),
+            # B prepacked by the caller (qm.b_prepacked: the harness packs
+            # it): tiles of 16 and 32 columns, several kc blocks, B^T, A
+            # in place too, K not whole tile steps (zero groups past it).
+            "b_prepacked": request(b_prepacked=True),
+            "b_prepacked_blocks": request(b_prepacked=True, m=100, n=150,
+                                          k=301, kc=128, mc=64, nc=96),
+            "b_prepacked_one_tile": request(b_prepacked=True, mr=16, nr=16,
+                                            m=40, n=50, k=70, kc=32,
+                                            mc=32, nc=32),
+            "b_prepacked_trans_b_direct": request(
+                b_prepacked=True, trans_b=True, a_layout="direct", m=70,
+                k=128, kc=64, bias="columns", relu=True, overwrite=True),
             "a_direct_epilogue_immediate": request(
                 m=37, k=64, a_layout="direct", runtime_ld=None, lda=67,
                 ldb=50, ldc=52, ldd=54, bf16_output=True, overwrite=True,
@@ -218,6 +232,11 @@ class Int8ExecutionTest(AmxHarness):
                 "a_direct_trans_b": int8_request(trans_b=True, m=40, n=40,
                                                  k=128, kc=64, mr=16,
                                                  a_layout="direct"),
+                "b_prepacked": int8_request(b_prepacked=True, m=100, n=150,
+                                            k=301, kc=128, mc=64, nc=96),
+                "b_prepacked_nr16_direct": int8_request(
+                    b_prepacked=True, nr=16, k=192, kc=128,
+                    a_layout="direct"),
             }.items():
                 with self.subTest(name=name, a_type=a_type):
                     status, output = self.run_kernel(
@@ -251,7 +270,6 @@ class ConvRequestTest(RefusalTestCase):
 
     def test_refusals(self):
         self.refuses(conv_request(layout="nchw_fchw"), "layout")
-        self.refuses(conv_request(b_prepacked=True), "b_prepacked")
         self.refuses(conv_request(kind="iconv2d", bias=True), "bias")
         self.refuses(conv_request(kc=96), "must divide 64")
         self.refuses(conv_request(a_layout="rows"), "k-major")
@@ -300,6 +318,10 @@ class ConvExecutionTest(KernelHarness):
                 h=11, w=36, kc=32),
             "a_direct_s8": conv_request(a_layout="direct", kind="iconv2d",
                                         a_type="s8", c=64, kc=128, w=18),
+            "b_prepacked": conv_request(b_prepacked=True),
+            "b_prepacked_direct_fhwc_s8": conv_request(
+                b_prepacked=True, a_layout="direct", layout="nhwc_fhwc",
+                kind="iconv2d", a_type="s8", c=64, kc=128, w=18),
             "a_direct_runtime_strides_one_tile": conv_request(
                 a_layout="direct", runtime_strides=True, mr=16, nr=16,
                 mc=32, nc=32, w=17, bias=True, relu=True),

@@ -10,8 +10,9 @@
 // strides still reads it, and goes when nothing else does). Run with
 // and without the pass and compared exactly (small integers in bf16, bytes
 // over the s8 range); pack-constant-weights=false keeps B as stored. On the
-// dot instructions (amx=false): on a host with AMX its tiles take these
-// ops instead, packing B at each call (last RUN lines).
+// dot instructions (amx=false); on a host with AMX its tiles take the
+// GEMMs, their B packed at compile time into the tile kernels' layout the
+// same way (last RUN lines).
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512bf16, host-avx512vnni
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
 // RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
@@ -49,9 +50,9 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
 // RUN: not diff %t.reference %t.fault > /dev/null
 //
-// With AMX (the default where the host has it): the GEMMs and the nhwc
-// convolutions of at least a tile step's channels on the tiles, B packed
-// at each call (no prepacked globals for them).
+// With AMX (the default where the host has it): the GEMMs (and the nhwc
+// convolutions of at least a tile step's channels) on the tiles, B
+// prepacked for them too.
 // RUN: %if host-amx-bf16 %{ %qimeng-opt %t.default.mlir --qimeng-tensorop -o %t.amx.mlir %}
 // RUN: %if host-amx-bf16 %{ FileCheck %s --check-prefix=AMX < %t.amx.mlir %}
 // RUN: %if host-amx-bf16 %{ %mlir-opt %t.amx.mlir %dealloc %lower-to-llvm | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.amx %}
@@ -79,10 +80,11 @@
 // UNPACKED:      llvm.call @qm_sbconv2d_nhwc_hwcf_1x10x10x8_f16
 
 // AMX-LABEL: func.func @linear_bf16(
-// AMX:         llvm.call @qm_sbgemm_16x24x32_nn_{{.*}}_amxbf16(
+// AMX:         memref.get_global @qm_packed_weights_
+// AMX:         llvm.call @qm_sbgemm_16x24x32_nn_{{.*}}_bpre_{{.*}}_amxbf16(
 // AMX-LABEL: func.func @tied_bf16(
-// AMX:         llvm.call @qm_sbgemm_16x32x32_nn_{{.*}}_amxbf16(
-// AMX:         llvm.call @qm_sbgemm_16x32x32_nt_{{.*}}_amxbf16(
+// AMX:         llvm.call @qm_sbgemm_16x32x32_nn_{{.*}}_bpre_{{.*}}_amxbf16(
+// AMX:         llvm.call @qm_sbgemm_16x32x32_nt_{{.*}}_bpre_{{.*}}_amxbf16(
 
 // OUT-COUNT-6: rank =
 

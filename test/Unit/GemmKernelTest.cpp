@@ -1170,6 +1170,25 @@ TEST(GemmKernelTest, AmxKernelsValidate) {
       for (const GemmConfig &config : {model, small})
         EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
     }
+    // B prepacked (constant weights): the tiles read the caller's panels
+    // (qm.b_prepacked, rows NR dwords apart), K past whole tile steps, B as
+    // stored or transposed, A packed and in place.
+    for (auto [k, transB] : {std::pair{301, false}, std::pair{128, true}}) {
+      GemmDesc pre = GemmDesc::packed(70, 100, k, false, transB);
+      pre.precision = p;
+      pre.bPrepacked = true;
+      SCOPED_TRACE(pre.str());
+      QM_ASSERT_EXPECTED(model, chooseGemmConfig(pre, host()));
+      EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
+      for (const GemmConfig &config : {model, amxConfig(pre, 16, 32, 2)}) {
+        QM_ASSERT_EXPECTED(
+            emitted, emitGemmKernel(pre, config, EmitterOptions::defaults()));
+        ASSERT_TRUE(emitted.prepackedB.has_value()) << config.str();
+        QM_ASSERT_EXPECTED(report,
+                           validateIsolated(pre, host(), emitted, options));
+        EXPECT_TRUE(report.passed) << config.str() << ": " << report.failure;
+      }
+    }
     // Whole blocks of rows, so that the stores past N stay within C's gaps
     // (the validator runs in qimeng-runner, but a store past C's guard
     // would corrupt its heap); overwriting, so that a tile stored past N

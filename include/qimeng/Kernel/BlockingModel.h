@@ -64,11 +64,6 @@ std::string amxRefusal(const GemmDesc &desc);
 /// a 48 KiB, 12-way L1: 16 of 32 rows on each of two sets).
 bool amxRowsCrowdL1(int64_t strideBytes, int64_t rows, int64_t l1Bytes);
 
-/// Whether the model gives `problem` to AMX's tiles on `target` (bf16 or
-/// 8-bit, the target's AMX, amxRefusal empty; an nhwc convolution with a
-/// kc of tile steps dividing its run).
-bool runsOnAmx(const KernelProblem &problem, const Target &target);
-
 /// The analytical config for `desc` on `target`, blocking clamped to the
 /// problem. Error when the target has no supported vector ISA.
 llvm::Expected<GemmConfig> chooseGemmConfig(const GemmDesc &desc,
