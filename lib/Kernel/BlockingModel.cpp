@@ -453,7 +453,28 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   if (conv && c.aLayout == ALayout::Direct)
     c.mc = c.mr;
   c.nc = roundDownAtLeast(l2 / 2 / (c.kc * eb), c.nr);
+  // A few rows against B^T (a token's rows through a linear layer): the
+  // product transposed (amx.py's pack_b false, packb=0), B^T's rows read
+  // in place as the tiles' A and A's rows packed as their B, so that the
+  // weights stream once and nothing packs them; kc all of K where A's
+  // packed rows fit in half of L2, C's rows one block.
+  if (!conv && amxTransposesProduct(desc)) {
+    c.packB = BPacking::InPlace;
+    c.aLayout = ALayout::Direct;
+    c.mr = desc.m <= 16 ? 16 : 32;
+    c.kc = std::min<int64_t>(
+        desc.k,
+        std::max<int64_t>(amxTileK(eb),
+                          l2 / 2 / (32 * eb) / amxTileK(eb) * amxTileK(eb)));
+    c.mc = c.mr;
+    c.nc = 1024;
+  }
   return clampToProblem(c, desc);
+}
+
+bool qimeng::amxTransposesProduct(const GemmDesc &desc) {
+  return desc.transB && !desc.transA && !desc.bPrepacked && desc.m > 1 &&
+         desc.m <= 32 && desc.k % amxTileK(desc.operandElementBytes()) == 0;
 }
 
 VectorIsa qimeng::matrixIsa(const Target &target, GemmPrecision precision) {

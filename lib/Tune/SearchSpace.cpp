@@ -200,6 +200,10 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
                          {aLayoutName(ALayout::KMajor).str(),
                           aLayoutName(ALayout::Direct).str()},
                          base.aLayout == ALayout::Direct ? 1 : 0});
+  // A few rows against B^T: the product transposed (packb=0, B^T in place)
+  // or B^T packed.
+  if (amx && amxTransposesProduct(desc))
+    decisions.push_back(packbDecision({"1", "0"}, base));
   // The dot-product kernels (dotgemm.py) have one K-step order, one loop
   // order, packed A and B and one thread: their space ends here.
   if (desc.precision != GemmPrecision::F32)
@@ -455,7 +459,16 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       c.vectorRegistersNeeded(lanes), isaName(c.isa),
                       Target::vectorRegisters(c.isa))
             .str());
-  if (desc_.precision != GemmPrecision::F32 && c.packB != BPacking::Panels &&
+  if (c.isa == VectorIsa::Amx && c.packB != BPacking::Panels &&
+      (c.packB == BPacking::Fused || !desc_.transB || desc_.transA ||
+       desc_.bPrepacked || c.aLayout != ALayout::Direct ||
+       desc_.k % amxTileK(desc_.operandElementBytes()) != 0))
+    return llvm::createStringError(
+        "an AMX kernel packs B, or (packb=0) computes the product transposed "
+        "with B^T's rows read in place: B transposed and not prepacked, A "
+        "not, alayout=direct, K whole tile steps");
+  if (c.isa != VectorIsa::Amx && desc_.precision != GemmPrecision::F32 &&
+      c.packB != BPacking::Panels &&
       (c.packB == BPacking::Fused || !desc_.bTransposedRowsInPlace()))
     return llvm::createStringError(
         "a bf16 or 8-bit kernel packs B, or (packb=0) reads B^T in place as "

@@ -65,7 +65,7 @@ from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
                      relu_max_field, relu_suffix, round_up)
 from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
-                      OUTPUT_OFFSET, element_types, emit_column_block_head,
+                      OUTPUT_OFFSET, RANGE_OFFSET, element_types, emit_column_block_head,
                       emit_leading_dims_in_bytes, emit_loop_ends,
                       emit_part_of_c, emit_row_block_head, emit_sliver_heads)
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
@@ -173,7 +173,7 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
             "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
             "target_features", "k_unroll", "trans_b", "a_layout",
-            "b_prepacked") + _NOT_YET
+            "b_prepacked", "pack_b") + _NOT_YET
             + (("a_type",) if kind == "igemm" else
                ("bf16_output", "ldd", "bias", "relu", "relu_max")))
         for field in _NOT_YET:
@@ -223,6 +223,35 @@ class Params:
         if self.bf16_output and not self.runtime_ld:
             self.ldd = int_field(request, "ldd", minimum=self.n,
                                  default=self.n)
+        # pack_b false, B^T as stored: the product transposed, C^T = B^T *
+        # A^T, for C's few rows against a large B^T (a token's rows through
+        # a linear layer): B^T's rows are the tiles' A, read where they lie
+        # (a_layout direct), A's rows are packed as the tiles' B (PACK B^T,
+        # a tile step of all of A's rows at a time), and C passes through
+        # 16 x 16 transposes where its tiles are loaded and stored (the
+        # epilogue and a bf16 D applied to C's rows there). The weights
+        # stream once and nothing packs them. From here on m, n, lda, ldb,
+        # the blocking and the part of C are the transposed problem's (its
+        # rows C's columns); c_m, c_n are C's.
+        self.c_m, self.c_n = self.m, self.n
+        self.transposed = request.get("pack_b", True) is False
+        if request.get("pack_b", True) not in (True, False):
+            raise RequestError("field 'pack_b' must be true or false")
+        if self.transposed:
+            why = ("B as stored (it needs trans_b: B^T's rows are read in "
+                   "place)" if not self.trans_b else
+                   "a_layout k-major (B^T is read in place)"
+                   if request.get("a_layout", "direct") != "direct" else
+                   "b_prepacked (B^T is read as it lies)"
+                   if request.get("b_prepacked", False) else None)
+            if why:
+                raise RequestError(f"pack_b false computes C^T = B^T * A^T "
+                                   f"with B^T in place: not with {why}")
+            self.m, self.n = self.n, self.m
+            self.lda, self.ldb = self.ldb, self.lda
+        # The tile product: u8 x s8 transposed is s8 (B^T) x u8 (A).
+        self.dot = ("tdpbsud" if self.transposed and self.tt.name == "u8s8"
+                    else self.tt.dot)
         self.mr = int_field(request, "mr")
         self.nr = int_field(request, "nr")
         for name, value in (("mr", self.mr), ("nr", self.nr)):
@@ -230,11 +259,17 @@ class Params:
                 raise RequestError(
                     f"{name} = {value}: an AMX block is one or two tiles of "
                     f"16 {'rows' if name == 'mr' else 'columns'} (16 or 32)")
+        blocks = request
+        if self.transposed:
+            # The request blocks C (mr, mc its rows); the kernel's rows are
+            # C's columns.
+            self.mr, self.nr = self.nr, self.mr
+            blocks = dict(request, mc=request.get("nc"), nc=request.get("mc"))
         self.tm = self.mr // TILE_ROWS
         self.tn = self.nr // TILE_ROWS
         tk = self.tt.tile_k
         self.kc, self.mc, self.nc = cache_blocks(
-            request, self.m, self.n, self.k, self.mr, self.nr, tk)
+            blocks, self.m, self.n, self.k, self.mr, self.nr, tk)
         self.fault = request.get("fault")
         if self.fault not in FAULTS:
             raise RequestError(
@@ -275,7 +310,8 @@ class Params:
         # cannot be read in place (rows past mb; a convolution's pixels
         # across output rows) is copied, rows kc elements apart, zero past
         # mb. No k past K is read: K and kc are whole tile steps.
-        self.a_layout = request.get("a_layout", "k-major")
+        self.a_layout = request.get(
+            "a_layout", "direct" if self.transposed else "k-major")
         if self.a_layout not in ("k-major", "direct"):
             raise RequestError(
                 f"a_layout {self.a_layout!r}: amx kernels pack A "
@@ -306,13 +342,16 @@ class Params:
                 check_disp(ld * size * max(self.m, self.k), "row")
 
     def symbol(self):
+        lda, ldb = ((self.ldb, self.lda) if self.transposed else
+                    (self.lda, self.ldb))
         lds = "_ldrt" if self.runtime_ld else (
-            f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
+            f"_lda{lda}_ldb{ldb}_ldc{self.ldc}"
             + (f"_ldd{self.ldd}" if self.bf16_output else ""))
         kind = "sbgemm" if self.tt.name == "bf16" else f"{self.tt.name}gemm"
-        return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_n"
+        return (f"qm_{kind}_{self.c_m}x{self.c_n}x{self.k}_n"
                 f"{'t' if self.trans_b else 'n'}{self.store_part()}"
                 f"{'_obf16' if self.bf16_output else ''}{lds}"
+                f"{'_btdirect' if self.transposed else ''}"
                 f"{'_bpre' if self.b_prepacked else ''}{self.block_part()}")
 
     def store_part(self):
@@ -325,7 +364,11 @@ class Params:
         """The symbol's blocking, form, fault and ISA, from `_{MR}x{NR}`."""
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
-        return (f"_{self.mr}x{self.nr}_kc{self.kc}_mc{self.mc}_nc{self.nc}"
+        # C's blocking (the transposed product's swapped back).
+        mr, nr, mc, nc = ((self.nr, self.mr, self.nc, self.mc)
+                          if self.transposed else
+                          (self.mr, self.nr, self.mc, self.nc))
+        return (f"_{mr}x{nr}_kc{self.kc}_mc{mc}_nc{nc}"
                 f"{'_adirect' if self.a_direct else ''}"
                 f"{'_par' if self.parallel else ''}{fault}"
                 f"_x86_64_{self.tt.suffix}")
@@ -1079,53 +1122,10 @@ def _emit_store_last(asm, p):
     asm.ins(f"jnz {back(row_loop)}")
 
 
-def _emit_block(asm, p):
-    """One MR x NR block of C: its tiles from C (or the staging tile, or
-    zero), the tile steps, its tiles back."""
+def _emit_k_steps(asm, p):
+    """The block's tile steps: C tiles += A tiles x B tiles."""
     tt = p.tt
-    edge = asm.label("edge block: C into the staging tile")
-    edge_out = asm.label("edge block: the staging tile into C")
-    loaded = asm.label("C tiles loaded")
     k_loop = asm.label("next tile step")
-    stored = asm.label("block done")
-    zero = asm.label("first kc block of an overwrite: C tiles zero")
-    asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rsi")
-    asm.ins(f"leaq ({IC}, {IR}), %rdx")
-    asm.ins("imulq %rsi, %rdx")
-    asm.ins(f"leaq ({JC}, {JR}), %rax")
-    asm.ins("leaq (%rdx, %rax, 4), %rdx")
-    asm.ins(f"addq 16({WS}), %rdx")
-    asm.ins("movq %rsi, %rdi")
-    asm.ins("shlq $4, %rdi")
-    asm.ins("addq %rdx, %rdi")          # the second row of tiles
-    if p.fault != "write-past-edge":
-        asm.ins(f"movq {MB}, %rax")
-        asm.ins(f"subq {IR}, %rax")
-        asm.ins(f"cmpq ${p.mr}, %rax")
-        asm.ins(f"jb {fwd(edge)}")
-        asm.ins(f"movq {NB}, %rax")
-        asm.ins(f"subq {JR}, %rax")
-        asm.ins(f"cmpq ${p.nr}, %rax")
-        asm.ins(f"jb {fwd(edge)}")
-    if p.overwrite:
-        asm.ins(f"testq {PC}, {PC}")
-        asm.ins(f"jz {fwd(zero)}")
-    _emit_c_tiles(asm, p, "tileloadd", _c_address)
-    asm.ins(f"jmp {fwd(loaded)}")
-    if p.fault != "write-past-edge":
-        asm.place(edge)
-        _column_masks(asm)
-        if p.overwrite:
-            asm.ins(f"testq {PC}, {PC}")
-            asm.ins(f"jz {fwd(zero)}")
-        _emit_stage(asm, p, into_tiles=True)
-        _emit_stage_pointers(asm, p)
-        _emit_c_tiles(asm, p, "tileloadd", _stage_address(p))
-        asm.ins(f"jmp {fwd(loaded)}")
-    if p.overwrite:
-        asm.place(zero)
-        _emit_c_tiles(asm, p, "tilezero")
-    asm.place(loaded)
     asm.comment(f"{p.tm * p.tn} C tiles += A tiles x B tiles, "
                 f"{tt.tile_k} k a step")
     # This block's packed B: jr times 64 bytes a tile step; its packed A
@@ -1188,7 +1188,7 @@ def _emit_block(asm, p):
                 offset = b * (TILE_BYTES if p.b_prepacked else TILE_SIZE)
                 asm.ins(f"tileloadd {offset}(%rcx, {b_stride}, 1), "
                         f"{_tmm(B_TILES[b])}")
-            asm.ins(f"{tt.dot} {_tmm(B_TILES[b])}, {_tmm(A_TILES[a])}, "
+            asm.ins(f"{p.dot} {_tmm(B_TILES[b])}, {_tmm(A_TILES[a])}, "
                     f"{_tmm(C_TILES[2 * a + b])}")
     if p.a_direct:
         asm.ins(f"addq ${p.b_step_bytes}, %rcx")
@@ -1206,6 +1206,57 @@ def _emit_block(asm, p):
         asm.ins(f"jnz {back(k_loop)}")
         if b_stride == "%rdx":
             asm.ins(f"movq {C_BLOCK_SLOT}({WS}), %rdx")
+
+
+def _emit_block(asm, p):
+    """One MR x NR block of C: its tiles from C (or the staging tile, or
+    zero), the tile steps, its tiles back."""
+    if p.transposed:
+        _emit_block_transposed(asm, p)
+        return
+    edge = asm.label("edge block: C into the staging tile")
+    edge_out = asm.label("edge block: the staging tile into C")
+    loaded = asm.label("C tiles loaded")
+    stored = asm.label("block done")
+    zero = asm.label("first kc block of an overwrite: C tiles zero")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rsi")
+    asm.ins(f"leaq ({IC}, {IR}), %rdx")
+    asm.ins("imulq %rsi, %rdx")
+    asm.ins(f"leaq ({JC}, {JR}), %rax")
+    asm.ins("leaq (%rdx, %rax, 4), %rdx")
+    asm.ins(f"addq 16({WS}), %rdx")
+    asm.ins("movq %rsi, %rdi")
+    asm.ins("shlq $4, %rdi")
+    asm.ins("addq %rdx, %rdi")          # the second row of tiles
+    if p.fault != "write-past-edge":
+        asm.ins(f"movq {MB}, %rax")
+        asm.ins(f"subq {IR}, %rax")
+        asm.ins(f"cmpq ${p.mr}, %rax")
+        asm.ins(f"jb {fwd(edge)}")
+        asm.ins(f"movq {NB}, %rax")
+        asm.ins(f"subq {JR}, %rax")
+        asm.ins(f"cmpq ${p.nr}, %rax")
+        asm.ins(f"jb {fwd(edge)}")
+    if p.overwrite:
+        asm.ins(f"testq {PC}, {PC}")
+        asm.ins(f"jz {fwd(zero)}")
+    _emit_c_tiles(asm, p, "tileloadd", _c_address)
+    asm.ins(f"jmp {fwd(loaded)}")
+    if p.fault != "write-past-edge":
+        asm.place(edge)
+        _column_masks(asm)
+        if p.overwrite:
+            asm.ins(f"testq {PC}, {PC}")
+            asm.ins(f"jz {fwd(zero)}")
+        _emit_stage(asm, p, into_tiles=True)
+        _emit_stage_pointers(asm, p)
+        _emit_c_tiles(asm, p, "tileloadd", _stage_address(p))
+        asm.ins(f"jmp {fwd(loaded)}")
+    if p.overwrite:
+        asm.place(zero)
+        _emit_c_tiles(asm, p, "tilezero")
+    asm.place(loaded)
+    _emit_k_steps(asm, p)
     asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rsi")
     asm.ins("movq %rsi, %rdi")
     asm.ins("shlq $4, %rdi")
@@ -1240,6 +1291,152 @@ def _emit_block(asm, p):
     asm.place(stored)
 
 
+def _emit_transposed_tile(asm, p, a, b, to_d=False):
+    """C^T tile (a, b) of the block (C^T rows IC + IR + 16a.., C's
+    columns; C^T columns JC + JR + 16b.., C's rows) as 16 rows of C: %rax
+    the first row's address (C's, or with `to_d` D's), %rsi their stride,
+    %rdx the mask of the columns inside C (bits), %rcx the rows inside C
+    (0 to 16)."""
+    asm.ins(f"movq {MB}, %rax")
+    asm.ins(f"subq {IR}, %rax")
+    if a:
+        asm.ins(f"subq ${TILE_ROWS * a}, %rax")
+    asm.ins("xorl %ecx, %ecx")
+    asm.ins("testq %rax, %rax")
+    asm.ins("cmovsq %rcx, %rax")
+    asm.ins(f"movl ${TILE_ROWS}, %ecx")
+    asm.ins("cmpq %rcx, %rax")
+    asm.ins("cmovaq %rcx, %rax")
+    asm.ins("movq $-1, %rdx")
+    asm.ins("bzhiq %rax, %rdx, %rdx")
+    asm.ins(f"movq {NB}, %rcx")
+    asm.ins(f"subq {JR}, %rcx")
+    if b:
+        asm.ins(f"subq ${TILE_ROWS * b}, %rcx")
+    asm.ins("xorl %eax, %eax")
+    asm.ins("testq %rcx, %rcx")
+    asm.ins("cmovsq %rax, %rcx")
+    _min_into(asm, "%rcx", TILE_ROWS)
+    size, ld, base = ((2, LDD_BYTES, OUTPUT_OFFSET) if to_d else
+                      (4, LD_BYTES_OFFSET + 16, 16))
+    asm.ins(f"movq {ld}({WS}), %rsi")
+    asm.ins(f"leaq {TILE_ROWS * b}({JC}, {JR}), %rax")
+    asm.ins("imulq %rsi, %rax")
+    asm.ins(f"leaq {TILE_ROWS * a}({IC}, {IR}), %rdi")
+    asm.ins(f"leaq (%rax, %rdi, {size}), %rax")
+    asm.ins(f"addq {base}({WS}), %rax")
+
+
+def _emit_row_mask(asm, g):
+    """%k2: the column mask (%rdx) for row g of the tile when g is inside C
+    (%rcx rows), none past it."""
+    asm.ins("xorl %edi, %edi")
+    asm.ins(f"cmpq ${g}, %rcx")
+    asm.ins("cmovaq %rdx, %rdi")
+    asm.ins("kmovw %edi, %k2")
+
+
+def _staging_row(p, a, b, g):
+    """Row g of C^T tile (a, b) in the staging tile."""
+    offset = STAGE_OFFSET + (TILE_ROWS * a + g) * p.nr * 4 + TILE_BYTES * b
+    return f"{offset}({WS})"
+
+
+def _emit_block_transposed(asm, p):
+    """The transposed product's block (pack_b false): C^T's tiles from C's
+    rows transposed 16 x 16 into the staging tile (or zero), the tile
+    steps, and back through the staging tile and a transpose into C's rows
+    (under masks: C^T's rows past mb are C's columns past the edge), with
+    the epilogue (bias[j] along C's row, relu, its bound) or into D at the
+    last kc block."""
+    loaded = asm.label("C^T tiles loaded")
+    if p.overwrite:
+        from_c = asm.label("C^T tiles from C")
+        asm.ins(f"testq {PC}, {PC}")
+        asm.ins(f"jnz {fwd(from_c)}")
+        _emit_c_tiles(asm, p, "tilezero")
+        asm.ins(f"jmp {fwd(loaded)}")
+        asm.place(from_c)
+    asm.comment("C^T tiles: C's rows, transposed 16 x 16 into the staging "
+                "tile")
+    for a in range(p.tm):
+        for b in range(p.tn):
+            _emit_transposed_tile(asm, p, a, b)
+            for g in range(TILE_ROWS):
+                _emit_row_mask(asm, g)
+                asm.ins(f"vmovups (%rax), %zmm{g}{{%k2}}{{z}}")
+                asm.ins("addq %rsi, %rax")
+            emit_transpose_16x16(asm)
+            for g in range(TILE_ROWS):
+                asm.ins(f"vmovups %zmm{g}, {_staging_row(p, a, b, g)}")
+    _emit_stage_pointers(asm, p)
+    _emit_c_tiles(asm, p, "tileloadd", _stage_address(p))
+    asm.place(loaded)
+    _emit_k_steps(asm, p)
+    stored = asm.label("C^T block stored")
+    if p.bf16_output or _has_epilogue(p):
+        last = asm.label("last kc block: the epilogue, into C or D")
+        asm.ins(f"leaq ({PC}, {KB}), %rax")
+        asm.ins(f"cmpq ${p.k}, %rax")
+        asm.ins(f"jae {fwd(last)}")
+        _emit_transposed_out(asm, p, False)
+        asm.ins(f"jmp {fwd(stored)}")
+        asm.place(last)
+        _emit_transposed_out(asm, p, True)
+    else:
+        _emit_transposed_out(asm, p, False)
+    asm.place(stored)
+
+
+def _emit_transposed_out(asm, p, last):
+    """C^T's tiles into the staging tile, each 16 x 16 transposed into C's
+    rows and stored under the masks; `last`: through the epilogue, into C
+    or (bf16_output) D."""
+    to_d = last and p.bf16_output
+    asm.comment("C^T tiles through the staging tile, transposed into C's "
+                f"rows{' (the epilogue)' if last else ''}")
+    _emit_stage_pointers(asm, p)
+    _emit_c_tiles(asm, p, "tilestored", _stage_address(p))
+    zero, bound, bias = "%zmm16", "%zmm17", "%zmm18"
+    for a in range(p.tm):
+        for b in range(p.tn):
+            for g in range(TILE_ROWS):
+                asm.ins(f"vmovups {_staging_row(p, a, b, g)}, %zmm{g}")
+            emit_transpose_16x16(asm)
+            _emit_transposed_tile(asm, p, a, b, to_d)
+            if p.fault == "write-past-edge":
+                asm.comment("fault write-past-edge: every column of the "
+                            "tile stored")
+                asm.ins("movl $0xffff, %edx")
+            if last and p.bias == "columns":
+                # bias[j] for C's columns IC + IR + 16a..
+                asm.ins(f"leaq {TILE_ROWS * a}({IC}, {IR}), %rdi")
+                asm.ins("shlq $2, %rdi")
+                asm.ins(f"addq {BIAS_OFFSET}({WS}), %rdi")
+                asm.ins("kmovw %edx, %k1")
+                asm.ins(f"vmovups (%rdi), {bias}{{%k1}}{{z}}")
+            if last and p.relu:
+                asm.ins(f"vpxord {zero}, {zero}, {zero}")
+            if last and p.relu_max is not None:
+                asm.ins(f"vbroadcastss {_relu_max_address(p)}, {bound}")
+            for g in range(TILE_ROWS):
+                acc = f"%zmm{g}"
+                if last and p.bias == "columns":
+                    asm.ins(f"vaddps {bias}, {acc}, {acc}")
+                if last and p.relu:
+                    asm.ins(f"vmaxps {acc}, {zero}, {acc}")
+                    asm.ins(f"vaddps {zero}, {acc}, {acc}")
+                if last and p.relu_max is not None:
+                    asm.ins(f"vminps {acc}, {bound}, {acc}")
+                _emit_row_mask(asm, g)
+                if to_d:
+                    asm.ins(f"vcvtneps2bf16 {acc}, %ymm{g}")
+                    asm.ins(f"vmovdqu16 %ymm{g}, (%rax){{%k2}}")
+                else:
+                    asm.ins(f"vmovups {acc}, (%rax){{%k2}}")
+                asm.ins("addq %rsi, %rax")
+
+
 def _emit_body(p):
     tt = p.tt
     asm = Asm()
@@ -1250,20 +1447,41 @@ def _emit_body(p):
     ir_loop = asm.label("ir: next MR rows")
     emit_fault_entry(asm, p.fault)
     _emit_relu_max_constant(asm, p)
-    asm.ins("movq %rdi, 0(%rcx)")
-    asm.ins("movq %rsi, 8(%rcx)")
+    # The transposed product's A is B^T and its B is A.
+    asm.ins(f"movq {'%rsi' if p.transposed else '%rdi'}, 0(%rcx)")
+    asm.ins(f"movq {'%rdi' if p.transposed else '%rsi'}, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
     asm.ins(f"movq %rcx, {WS}")
     _emit_permission(asm)
     _emit_tile_config(asm)
     emit_leading_dims_in_bytes(asm, p, tt.types, tt.element_bytes,
                                LDD_BYTES)
+    if p.transposed and p.runtime_ld:
+        asm.comment("the transposed product: its lda is B's, its ldb A's")
+        asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rax")
+        asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rdx")
+        asm.ins(f"movq %rdx, {LD_BYTES_OFFSET}({WS})")
+        asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8}({WS})")
     if p.conv is not None:
         p.conv.emit_tables(asm)
     if not p.trans_b and tt.group == 2 and not p.b_prepacked:
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
-    m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.parallel, done)
+    if p.transposed and p.parallel:
+        # The part's rows of C are the transposed product's columns.
+        m_begin, m_end, n_begin, n_end = (
+            f"{RANGE_OFFSET + 8 * i}({WS})" for i in (2, 3, 0, 1))
+        asm.comment("C's columns [n_begin, n_end) are the transposed "
+                    "product's rows, C's rows its columns")
+        asm.ins(f"movq {m_begin}, %rax")
+        asm.ins(f"cmpq {m_end}, %rax")
+        asm.ins(f"jge {fwd(done)}")
+        asm.ins(f"movq {n_begin}, {JC}")
+        asm.ins(f"cmpq {n_end}, {JC}")
+        asm.ins(f"jge {fwd(done)}")
+    else:
+        m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.parallel,
+                                                        done)
     if not p.parallel:
         asm.ins(f"xorl {JC}d, {JC}d")
     emit_column_block_head(asm, p, jc_loop, pc_loop, n_end)

@@ -22,6 +22,10 @@ def request(**changes):
     return {k: v for k, v in dict(BASE, **changes).items() if v is not None}
 
 
+# The product transposed: C^T = B^T * A^T (pack_b false).
+TRANSPOSED = {"trans_b": True, "pack_b": False}
+
+
 def int8_request(**changes):
     return request(**dict(dict(kind="igemm", a_type="s8", kc=128), **changes))
 
@@ -48,6 +52,10 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(a_layout="rows"), "k-major")
         self.refuses(request(b_prepacked=True, fault="swap-pairs"),
                      "no PACK B")
+        self.refuses(request(pack_b=False), "needs trans_b")
+        self.refuses(request(pack_b=False, trans_b=True, k=64,
+                             a_layout="k-major"), "a_layout k-major")
+        self.refuses(request(pack_b=False, trans_b=True), "whole tile steps")
 
     def test_header_and_dispatch(self):
         """The protocol's entry point sends isa amx to amx.py: the tile
@@ -161,6 +169,28 @@ class Bf16ExecutionTest(AmxHarness):
             "b_prepacked_trans_b_direct": request(
                 b_prepacked=True, trans_b=True, a_layout="direct", m=70,
                 k=128, kc=64, bias="columns", relu=True, overwrite=True),
+            # The product transposed (pack_b false: B^T's rows in place as
+            # the tiles' A, A packed as their B, C through 16 x 16
+            # transposes): edges of both, several kc blocks accumulating
+            # into C, one-tile blocks, the epilogue along C's rows, a bf16
+            # D, immediate leading dimensions.
+            "transposed": request(m=37, n=45, k=64, kc=64, **TRANSPOSED),
+            "transposed_blocks": request(m=50, n=100, k=320, kc=128, mc=64,
+                                         nc=64, **TRANSPOSED),
+            "transposed_one_tile": request(m=20, n=40, k=96, mr=16, nr=16,
+                                           kc=32, mc=32, nc=32,
+                                           overwrite=True, **TRANSPOSED),
+            "transposed_epilogue": request(m=37, n=45, k=64, kc=64,
+                                           bias="columns", relu=True,
+                                           relu_max=6.0, overwrite=True,
+                                           **TRANSPOSED),
+            "transposed_bf16_output": request(m=16, n=70, k=128, kc=64,
+                                              mr=16, bf16_output=True,
+                                              **TRANSPOSED),
+            "transposed_immediate": request(m=37, k=64, runtime_ld=None,
+                                            lda=67, ldb=69, ldc=52, ldd=54,
+                                            bf16_output=True, overwrite=True,
+                                            **TRANSPOSED),
             "a_direct_epilogue_immediate": request(
                 m=37, k=64, a_layout="direct", runtime_ld=None, lda=67,
                 ldb=50, ldc=52, ldd=54, bf16_output=True, overwrite=True,
@@ -176,7 +206,10 @@ class Bf16ExecutionTest(AmxHarness):
         """The parallel form: two calls on two parts of the rows."""
         for name, req in (("par", request(m=70, parallel=True)),
                           ("par_direct", request(m=70, k=64, parallel=True,
-                                                 a_layout="direct"))):
+                                                 a_layout="direct")),
+                          ("par_transposed", request(m=70, k=64,
+                                                     parallel=True,
+                                                     **TRANSPOSED))):
             with self.subTest(name=name):
                 status, output = self.run_kernel(name, req, split=32)
                 self.assertEqual(status, 0, output)
@@ -187,14 +220,16 @@ class Bf16ExecutionTest(AmxHarness):
                 ("drop-k", False, 29), ("swap-pairs", False, 29),
                 ("write-past-edge", False, 29), ("drop-k", True, 29),
                 ("write-past-edge", True, 29), ("drop-k", False, 64),
-                ("drop-k", False, "direct")):
+                ("drop-k", False, "direct"), ("drop-k", True, "transposed"),
+                ("write-past-edge", True, "transposed")):
             with self.subTest(fault=fault, trans_b=trans_b, k=k):
-                direct = k == "direct"
+                direct = k in ("direct", "transposed")
                 status, output = self.run_kernel(
                     f"{fault}{trans_b}{k}",
                     request(fault=fault, mr=16, nr=16, mc=32, nc=32,
                             trans_b=trans_b, k=64 if direct else k, kc=32,
-                            a_layout="direct" if direct else None))
+                            a_layout="direct" if direct else None,
+                            pack_b=False if k == "transposed" else None))
                 self.assertEqual(status, 1, output)
                 self.assertIn("bad elements", output)
 
@@ -234,6 +269,8 @@ class Int8ExecutionTest(AmxHarness):
                                                  a_layout="direct"),
                 "b_prepacked": int8_request(b_prepacked=True, m=100, n=150,
                                             k=301, kc=128, mc=64, nc=96),
+                "transposed": int8_request(m=30, n=70, k=128, kc=64,
+                                           **TRANSPOSED),
                 "b_prepacked_nr16_direct": int8_request(
                     b_prepacked=True, nr=16, k=192, kc=128,
                     a_layout="direct"),

@@ -1152,7 +1152,10 @@ TEST(GemmKernelTest, AmxKernelsValidate) {
           // K whole tile steps: A read in place (rows past M copied), kc all
           // of K for N <= 64.
           Case{70, 40, 128, true, true}, Case{100, 150, 192, false, false},
-          Case{50, 60, 256, false, true, true}}) {
+          Case{50, 60, 256, false, true, true},
+          // A few rows against B^T: the product transposed (packb=0).
+          Case{16, 100, 128, true, true, true},
+          Case{30, 70, 192, false, false, true}}) {
       GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, false, c.transB);
       d.precision = p;
       d.overwrite = c.overwrite;
@@ -1162,6 +1165,9 @@ TEST(GemmKernelTest, AmxKernelsValidate) {
       QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, host()));
       EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
       EXPECT_EQ(model.aLayout == ALayout::Direct, c.k % 64 == 0) << model.str();
+      EXPECT_EQ(model.packB == BPacking::InPlace,
+                c.transB && c.m > 1 && c.m <= 32 && c.k % 64 == 0)
+          << model.str();
       // The model's block, and in turn one tile, a tall and a wide block
       // (A packed).
       const GemmConfig small = (c.m + c.n) % 3 == 0   ? amxConfig(d, 16, 16, 1)
