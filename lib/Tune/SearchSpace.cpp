@@ -202,7 +202,7 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
                          base.aLayout == ALayout::Direct ? 1 : 0});
   // A few rows against B^T: the product transposed (packb=0, B^T in place)
   // or B^T packed.
-  if (amx && amxTransposesProduct(desc))
+  if (amx && amxMayTransposeProduct(desc))
     decisions.push_back(packbDecision({"1", "0"}, base));
   // The dot-product kernels (dotgemm.py) have one K-step order, one loop
   // order, packed A and B and one thread: their space ends here.

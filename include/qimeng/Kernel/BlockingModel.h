@@ -58,11 +58,11 @@ inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
 /// bf16 output.
 std::string amxRefusal(const GemmDesc &desc);
 
-/// Whether the AMX model computes `desc` transposed (C^T = B^T * A^T,
-/// packb=0: amx.py's pack_b false): B^T as stored, 2 to 32 rows of A, K
-/// whole tile steps, B not prepacked. The config still blocks C: mr and mc
-/// its rows, nr and nc its columns.
-bool amxTransposesProduct(const GemmDesc &desc);
+/// Whether an AMX kernel can compute `desc` transposed (C^T = B^T * A^T,
+/// packb=0: amx.py's pack_b false): B^T as stored and not prepacked, A as
+/// stored with more than one row, K whole tile steps. The config still
+/// blocks C: mr and mc its rows, nr and nc its columns.
+bool amxMayTransposeProduct(const GemmDesc &desc);
 
 /// Whether `rows` rows `strideBytes` apart, read in place by AMX tile loads,
 /// would crowd one set of an L1 of `l1Bytes` (64 sets of 64-byte lines):
