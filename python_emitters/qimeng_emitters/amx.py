@@ -167,7 +167,10 @@ class Params:
     #: The nhwc convolution whose A this GEMM gathers (AmxConv), or None.
     conv = None
 
-    def __init__(self, request):
+    def __init__(self, request, k_run=None):
+        """k_run (AmxConv, where no whole tile steps divide the input's
+        run of consecutive k): K is whole runs of k_run k, kc whole runs,
+        and each run is packed padded with zero k to whole tile steps."""
         kind = request.get("kind", "sbgemm")
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
@@ -268,8 +271,9 @@ class Params:
         self.tm = self.mr // TILE_ROWS
         self.tn = self.nr // TILE_ROWS
         tk = self.tt.tile_k
+        self.k_run = k_run
         self.kc, self.mc, self.nc = cache_blocks(
-            blocks, self.m, self.n, self.k, self.mr, self.nr, tk)
+            blocks, self.m, self.n, self.k, self.mr, self.nr, k_run or tk)
         self.fault = request.get("fault")
         if self.fault not in FAULTS:
             raise RequestError(
@@ -294,6 +298,20 @@ class Params:
         # Every kc block whole tile steps (K a multiple of kc and of the
         # step): PACK A copies a row's steps unrolled, without masks.
         self.whole_steps = self.k % tk == 0 and self.k % self.kc == 0
+        # Runs (k_run): a kc block's tile step t packs k_run's piece
+        # step_rows[t] = (its first k from pc, its k), zero past them.
+        self.step_rows = None
+        if k_run:
+            if self.b_prepacked:
+                raise RequestError("b_prepacked: not with kc whole runs of "
+                                   f"{k_run} k (the prepacked layout has no "
+                                   "padding)")
+            run_steps = -(-k_run // tk)
+            self.step_rows = [(j * k_run + s * tk, min(tk, k_run - s * tk))
+                              for j in range(self.kc // k_run)
+                              for s in range(run_steps)]
+            self.k_steps = len(self.step_rows)
+            self.whole_steps = False
         # Packed A: per MR rows, per tile step, the MR rows' 64 bytes
         # (the A tiles of a step side by side); packed B: per NR columns,
         # per tile step, NR/16 B tiles side by side. A block's K loop then
@@ -319,6 +337,9 @@ class Params:
         self.a_direct = self.a_layout == "direct"
         eb = self.tt.element_bytes
         if self.a_direct:
+            if k_run:
+                raise RequestError("a_layout direct: not with kc whole runs "
+                                   f"of {k_run} k, padded to tile steps")
             if self.k % tk or self.kc % tk:
                 raise RequestError(
                     f"a_layout direct reads A in place: K ({self.k}) and kc "
@@ -455,6 +476,41 @@ def _emit_pair_index(asm):
                     f"({WS})")
 
 
+def _emit_run_rows(asm, p, rows, kmov):
+    """PACK B of a block of whole runs (step_rows), at a group of `rows`
+    rows (IR its first packed k): at a tile step's first group, MB = the
+    step's first row of B (pc + its first k); %k2.. the group's rows
+    inside the step's k, none past them."""
+    tt = p.tt
+    tk = tt.tile_k
+    same = asm.label("PACK B: the step's rows go on")
+    asm.comment(f"a run's piece a tile step: rows past it masked to "
+                f"nothing (%k2-%k{1 + rows})")
+    asm.ins(f"movq {IR}, %rcx")
+    asm.ins(f"shrq ${tk.bit_length() - 1}, %rcx")
+    asm.ins("shlq $4, %rcx")                  # the step's table entry
+    asm.ins(f"testq ${tk - 1}, {IR}")
+    asm.ins(f"jnz {fwd(same)}")
+    asm.ins(f"movq {p.step_table}({WS}, %rcx), {MB}")
+    asm.ins(f"addq {PC}, {MB}")
+    asm.ins(f"imulq {LD_BYTES_OFFSET + 8}({WS}), {MB}")
+    asm.ins(f"leaq ({MB}, {JC}, {tt.element_bytes}), {MB}" if
+            tt.element_bytes > 1 else f"addq {JC}, {MB}")
+    asm.ins(f"addq 8({WS}), {MB}")
+    asm.place(same)
+    asm.ins(f"movq {p.step_table + 8}({WS}, %rcx), %rcx")
+    asm.ins(f"movq {IR}, %rdx")
+    asm.ins(f"andq ${tk - 1}, %rdx")
+    for i in range(rows):
+        asm.ins("movq $-1, %rax")
+        asm.ins("cmpq %rcx, %rdx")
+        asm.ins(f"cmovaeq {ZERO_ROW_OFFSET}({WS}), %rax")
+        asm.ins(f"{kmov} {'%eax' if kmov == 'kmovd' else '%rax'}, "
+                f"%k{2 + i}")
+        if i + 1 < rows:
+            asm.ins("incq %rdx")
+
+
 def _emit_pack_b_pairs(asm, p):
     """bf16 B[pc:pc+kb, jc:jc+nb] into VNNI tiles, a pair of rows at a
     time, each pair's two rows read along, 32 columns (two slivers) at a
@@ -495,17 +551,20 @@ def _emit_pack_b_pairs(asm, p):
     asm.ins(f"leaq {p.bp_offset}({WS}), {IC}")
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(pair_loop)
-    asm.comment("rows past kb: masked to nothing (%k2, %k3)")
-    asm.ins("xorl %ecx, %ecx")
-    asm.ins("movq $-1, %rax")
-    asm.ins(f"cmpq {KB}, {IR}")
-    asm.ins("cmovaeq %rcx, %rax")
-    asm.ins("kmovd %eax, %k2")
-    asm.ins(f"leaq 1({IR}), %rdx")
-    asm.ins("movq $-1, %rax")
-    asm.ins(f"cmpq {KB}, %rdx")
-    asm.ins("cmovaeq %rcx, %rax")
-    asm.ins("kmovd %eax, %k3")
+    if p.step_rows:
+        _emit_run_rows(asm, p, 2, "kmovd")
+    else:
+        asm.comment("rows past kb: masked to nothing (%k2, %k3)")
+        asm.ins("xorl %ecx, %ecx")
+        asm.ins("movq $-1, %rax")
+        asm.ins(f"cmpq {KB}, {IR}")
+        asm.ins("cmovaeq %rcx, %rax")
+        asm.ins("kmovd %eax, %k2")
+        asm.ins(f"leaq 1({IR}), %rdx")
+        asm.ins("movq $-1, %rax")
+        asm.ins(f"cmpq {KB}, %rdx")
+        asm.ins("cmovaeq %rcx, %rax")
+        asm.ins("kmovd %eax, %k3")
     asm.ins(f"movq {MB}, %rax")
     asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rdx")
     asm.ins(f"addq {MB}, %rdx")
@@ -586,16 +645,27 @@ def _emit_pack_b_transposed(asm, p):
     _emit_sliver_place(asm, p)
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(step_loop)
-    # The k of this step: all tk, or the k left of kb.
-    asm.ins(f"movq {KB}, %rax")
-    asm.ins(f"subq {IR}, %rax")
-    asm.ins(f"movl ${tk}, %ecx")
-    asm.ins("cmpq %rcx, %rax")
-    asm.ins("cmovaq %rcx, %rax")
+    if p.step_rows:
+        # The step's piece of a run: its k from pc + its first.
+        asm.ins(f"movq {IR}, %rcx")
+        asm.ins(f"shrq ${tk.bit_length() - 1}, %rcx")
+        asm.ins("shlq $4, %rcx")
+        asm.ins(f"movq {p.step_table + 8}({WS}, %rcx), %rax")
+        asm.ins(f"movq {p.step_table}({WS}, %rcx), %rdx")
+        asm.ins(f"leaq ({MB}, %rdx, {eb}), %rdx" if eb > 1 else
+                f"addq {MB}, %rdx")
+    else:
+        # The k of this step: all tk, or the k left of kb.
+        asm.ins(f"movq {KB}, %rax")
+        asm.ins(f"subq {IR}, %rax")
+        asm.ins(f"movl ${tk}, %ecx")
+        asm.ins("cmpq %rcx, %rax")
+        asm.ins("cmovaq %rcx, %rax")
     asm.ins("movq $-1, %rcx")
     asm.ins("bzhiq %rax, %rcx, %rcx")
     asm.ins("kmovq %rcx, %k2")
-    asm.ins(f"movq {MB}, %rdx")
+    if not p.step_rows:
+        asm.ins(f"movq {MB}, %rdx")
     for j in range(TILE_ROWS):
         asm.ins(f"leaq {j}({JR}), %rcx")
         asm.ins(f"cmpq {NB}, %rcx")
@@ -609,9 +679,14 @@ def _emit_pack_b_transposed(asm, p):
     for g in range(TILE_ROWS):
         asm.ins(f"vmovdqu32 %zmm{g}, {g * TILE_BYTES}({IC})")
     asm.ins(f"addq ${p.b_step_bytes}, {IC}")
-    asm.ins(f"addq ${TILE_BYTES}, {MB}")
     asm.ins(f"addq ${tk}, {IR}")
-    asm.ins(f"cmpq {KB}, {IR}")
+    if p.step_rows:
+        asm.ins(f"movq {STEPS}({WS}), %rax")
+        asm.ins(f"shlq ${tk.bit_length() - 1}, %rax")
+        asm.ins(f"cmpq %rax, {IR}")
+    else:
+        asm.ins(f"addq ${TILE_BYTES}, {MB}")
+        asm.ins(f"cmpq {KB}, {IR}")
     asm.ins(f"jb {back(step_loop)}")
     asm.ins(f"addq $16, {JR}")
     asm.ins(f"cmpq {NB}, {JR}")
@@ -657,14 +732,17 @@ def _emit_pack_b(asm, p):
     asm.ins(f"leaq {p.bp_offset}({WS}), {IC}")
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(group_loop)
-    asm.comment("rows past kb: masked to nothing (%k2-%k5)")
-    asm.ins("xorl %ecx, %ecx")
-    for i in range(4):
-        asm.ins(f"leaq {i}({IR}), %rdx")
-        asm.ins("movq $-1, %rax")
-        asm.ins(f"cmpq {KB}, %rdx")
-        asm.ins("cmovaeq %rcx, %rax")
-        asm.ins(f"kmovq %rax, %k{2 + i}")
+    if p.step_rows:
+        _emit_run_rows(asm, p, 4, "kmovq")
+    else:
+        asm.comment("rows past kb: masked to nothing (%k2-%k5)")
+        asm.ins("xorl %ecx, %ecx")
+        for i in range(4):
+            asm.ins(f"leaq {i}({IR}), %rdx")
+            asm.ins("movq $-1, %rax")
+            asm.ins(f"cmpq {KB}, %rdx")
+            asm.ins("cmovaeq %rcx, %rax")
+            asm.ins(f"kmovq %rax, %k{2 + i}")
     asm.ins(f"movq {MB}, %rax")
     asm.ins("leaq (%rax, %rsi, 2), %rdx")
     asm.ins("addq %rsi, %rdx")
@@ -832,6 +910,69 @@ def _emit_pack_a(asm, p):
     asm.ins(f"testq ${p.mr - 1}, {IR}")
     asm.ins(f"jnz {fwd(next_row)}")
     asm.ins(f"leaq {-(p.mr - 1) * TILE_BYTES}(%rcx), %rdx")
+    asm.place(next_row)
+    asm.ins(f"cmpq {MB}, {IR}")
+    asm.ins(f"jb {back(row_loop)}")
+
+
+def _emit_pack_a_runs(asm, p):
+    """A convolution's A whose kc block is whole runs (k_run): each tile
+    step of a row its piece of a run (step_rows), loaded from input +
+    row[ic + r] + column[pc + first k] under the mask of its k, zero past
+    them; the block's steps' column bases first. Rows in the layout of
+    _emit_pack_a. Registers: IR the row, %rax its offset, %rdx its packed
+    place, %rsi a step's base."""
+    conv = p.conv
+    tt = p.tt
+    eb = tt.element_bytes
+    tk = tt.tile_k
+    row_loop = asm.label("PACK A: next row")
+    next_row = asm.label("PACK A: the next row's place")
+    row_done = asm.label("PACK A: the row's steps done")
+    load = "vmovdqu16" if eb == 2 else "vmovdqu8"
+    asm.comment(f"PACK A: runs of {p.k_run} k, each padded to whole tile "
+                "steps")
+    for t, (row, _) in enumerate(p.step_rows):
+        # A step past K (the last block's) keeps a base inside the table.
+        asm.ins(f"leaq {row}({PC}), %rax")
+        asm.ins(f"movl ${p.k - 1}, %ecx")
+        asm.ins("cmpq %rcx, %rax")
+        asm.ins("cmovaq %rcx, %rax")
+        asm.ins(f"movq {conv.col_table}({WS}, %rax, 8), %rax")
+        asm.ins(f"addq 0({WS}), %rax")
+        asm.ins(f"movq %rax, {p.step_cols + 8 * t}({WS})")
+    counts = sorted({count for _, count in p.step_rows})
+    masks = {}
+    for i, count in enumerate(counts):
+        masks[count] = f"%k{2 + i}"
+        asm.ins(f"movq ${(1 << count) - 1 if count < 64 else -1}, %rax")
+        asm.ins(f"kmovq %rax, %k{2 + i}")
+    asm.ins(f"leaq {p.ap_offset}({WS}), %rdx")
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(row_loop)
+    asm.ins(f"leaq ({IC}, {IR}), %rax")
+    asm.ins(f"movq {conv.row_table}({WS}, %rax, 8), %rax")
+    for t, (_, count) in enumerate(p.step_rows):
+        if t and p.k % p.kc:
+            asm.ins(f"cmpq ${t}, {STEPS}({WS})")
+            asm.ins(f"jbe {fwd(row_done)}")
+        asm.ins(f"movq {p.step_cols + 8 * t}({WS}), %rsi")
+        mask = masks[count]
+        if t == 0 and p.fault == "drop-k":
+            asm.ins(f"kshiftrq $1, {mask}, %k1")
+            asm.ins(f"kshiftlq $1, %k1, %k1")
+            mask = "%k1"
+        asm.ins(f"{load} (%rsi, %rax), %zmm0{{{mask}}}{{z}}")
+        asm.ins(f"vmovdqu64 %zmm0, {t * p.a_step_bytes}(%rdx)")
+    asm.place(row_done)
+    asm.ins("addq $64, %rdx")
+    asm.ins(f"incq {IR}")
+    asm.ins(f"testq ${p.mr - 1}, {IR}")
+    asm.ins(f"jnz {fwd(next_row)}")
+    asm.comment("the next MR rows' steps")
+    asm.ins(f"movq {STEPS}({WS}), %rax")
+    asm.ins(f"imulq ${p.a_step_bytes}, %rax, %rax")
+    asm.ins(f"leaq {-p.mr * TILE_BYTES}(%rdx, %rax), %rdx")
     asm.place(next_row)
     asm.ins(f"cmpq {MB}, {IR}")
     asm.ins(f"jb {back(row_loop)}")
@@ -1464,6 +1605,12 @@ def _emit_body(p):
         asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8}({WS})")
     if p.conv is not None:
         p.conv.emit_tables(asm)
+    if p.step_rows:
+        asm.comment("each tile step's piece of a run: its first k from pc, "
+                    "its k")
+        for t, (row, count) in enumerate(p.step_rows):
+            asm.ins(f"movq ${row}, {p.step_table + 16 * t}({WS})")
+            asm.ins(f"movq ${count}, {p.step_table + 16 * t + 8}({WS})")
     if not p.trans_b and tt.group == 2 and not p.b_prepacked:
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
@@ -1485,8 +1632,17 @@ def _emit_body(p):
     if not p.parallel:
         asm.ins(f"xorl {JC}d, {JC}d")
     emit_column_block_head(asm, p, jc_loop, pc_loop, n_end)
-    asm.ins(f"leaq {tt.tile_k - 1}({KB}), %rax")
-    asm.ins(f"shrq ${tt.tile_k.bit_length() - 1}, %rax")
+    if p.step_rows:
+        # kb whole runs: its runs' tile steps.
+        asm.ins(f"movq {KB}, %rax")
+        asm.ins("xorl %edx, %edx")
+        asm.ins(f"movl ${p.k_run}, %ecx")
+        asm.ins("divq %rcx")
+        asm.ins(f"imulq ${len(p.step_rows) // (p.kc // p.k_run)}, %rax, "
+                "%rax")
+    else:
+        asm.ins(f"leaq {tt.tile_k - 1}({KB}), %rax")
+        asm.ins(f"shrq ${tt.tile_k.bit_length() - 1}, %rax")
     asm.ins(f"movq %rax, {STEPS}({WS})")
     if p.b_prepacked:
         pass
@@ -1499,6 +1655,8 @@ def _emit_body(p):
     emit_row_block_head(asm, p, ic_loop, m_begin, m_end)
     if p.a_direct:
         _emit_a_in_place(asm, p)
+    elif p.step_rows:
+        _emit_pack_a_runs(asm, p)
     else:
         _emit_pack_a(asm, p)
     emit_sliver_heads(asm, jr_loop, ir_loop)
@@ -1633,9 +1791,27 @@ class AmxConv:
         # A bias per output channel: the GEMM's columns.
         if bool_field(request, "bias"):
             gemm["bias"] = "columns"
-        p = self.gemm = Params(gemm)
+        # A kc that is not whole tile steps dividing the run of consecutive
+        # k (the stem's 3 channels: KW*C = 21) is whole runs, each packed
+        # padded with zero k to whole tile steps (Params' k_run).
+        eb = 1 if integer else 2
+        run = contiguous_run(
+            gather_dims(g, eb, StrideSteps(g, eb, self.runtime_strides, 0))[1],
+            eb)
+        kc = request.get("kc")
+        k_run = None
+        if isinstance(kc, int) and kc > 0 and (
+                run % kc or kc % (TILE_BYTES // eb)):
+            if kc % run:
+                raise RequestError(
+                    f"kc = {kc} must divide {run}, the k that lie in "
+                    "consecutive elements of the input, in whole tile steps "
+                    "(so that each row of a packed block is one piece of "
+                    f"it), or be whole runs of {run} k (each packed padded "
+                    "to whole tile steps)")
+            k_run = run
+        p = self.gemm = Params(gemm, k_run=k_run)
         p.conv = self
-        eb = p.tt.element_bytes
         offset = round_up(p.workspace_bytes, 64)
         self.base_slot = offset  # input + column[pc] of the packed block
         steps = StrideSteps(g, eb, self.runtime_strides, offset + 8)
@@ -1645,15 +1821,16 @@ class AmxConv:
         # of them at that stride.
         self.pixel_step = self.row_dims[-1][1]
         self.run = contiguous_run(self.col_dims, eb)
+        assert self.run == run
         self.runtime_steps = steps.steps
-        if self.run % p.kc:
-            raise RequestError(
-                f"kc = {p.kc} must divide {self.run}, the k that lie in "
-                "consecutive elements of the input, so that each row of a "
-                "packed block is one piece of it")
         self.row_table = offset + 64
         self.col_table = self.row_table + round_up(p.m * 8, 64)
         p.workspace_bytes = self.col_table + round_up(k * 8, 64)
+        if p.step_rows:
+            # Each tile step's piece of a run, and its column base.
+            p.step_table = p.workspace_bytes
+            p.step_cols = p.step_table + 16 * p.k_steps
+            p.workspace_bytes = p.step_cols + round_up(8 * p.k_steps, 64)
         check_disp(p.workspace_bytes, "workspace")
         for count, bytes_ in self.row_dims + self.col_dims:
             if isinstance(bytes_, int):

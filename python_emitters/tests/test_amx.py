@@ -359,6 +359,28 @@ class ConvExecutionTest(KernelHarness):
             "b_prepacked_direct_fhwc_s8": conv_request(
                 b_prepacked=True, a_layout="direct", layout="nhwc_fhwc",
                 kind="iconv2d", a_type="s8", c=64, kc=128, w=18),
+            # kc whole runs, each padded to whole tile steps (no tile step
+            # divides the run): a 3-channel stem (runs of KW*C = 9, one
+            # step each; all of K a block, and a run a block), stride 2,
+            # fhwc, 8-bit, the epilogue, run-time strides, a run of 80
+            # (two full steps and 16 k), one-tile blocks.
+            "runs_stem": conv_request(c=3, kh=3, kw=3, kc=27, stride_h=2,
+                                      stride_w=2, h=13, w=15),
+            "runs_one_a_block": conv_request(c=3, kh=3, kw=3, kc=9,
+                                             overwrite=True),
+            "runs_fhwc_bias_relu": conv_request(
+                c=3, kh=3, kw=3, kc=18, layout="nhwc_fhwc", bias=True,
+                relu=True, overwrite=True),
+            "runs_s8": conv_request(kind="iconv2d", a_type="s8", c=3, kh=3,
+                                    kw=3, kc=27, stride_h=2, stride_w=2,
+                                    h=13, w=15),
+            "runs_u8_fhwc": conv_request(kind="iconv2d", a_type="u8", c=3,
+                                         kh=3, kw=3, kc=27,
+                                         layout="nhwc_fhwc"),
+            "runs_runtime_strides_one_tile": conv_request(
+                c=3, kh=3, kw=3, kc=9, runtime_strides=True, mr=16, nr=16,
+                mc=32, nc=32),
+            "runs_of_80": conv_request(c=40, kh=2, kw=2, kc=160),
             "a_direct_runtime_strides_one_tile": conv_request(
                 a_layout="direct", runtime_strides=True, mr=16, nr=16,
                 mc=32, nc=32, w=17, bias=True, relu=True),
@@ -377,12 +399,20 @@ class ConvExecutionTest(KernelHarness):
             self.check("parts", conv_request(parallel=True), split=40)
             self.check("parts_direct", conv_request(
                 parallel=True, a_layout="direct", w=17), split=40)
-        for fault, layout in (("drop-k", None), ("swap-pairs", None),
-                              ("drop-k", "direct")):
-            with self.subTest(fault=fault, a_layout=layout):
+        with self.subTest(name="gaps, runs"):
+            # Gaps between pixels: the run is C = 3, each its own step.
+            self.check("gaps_runs", conv_request(
+                c=3, kh=3, kw=3, kc=27, w=9,
+                input_strides=[9 * 5 * 7, 9 * 5, 5]))
+        for fault, layout, c in (("drop-k", None, 32), ("swap-pairs", None, 32),
+                                 ("drop-k", "direct", 32), ("drop-k", None, 3),
+                                 ("swap-pairs", None, 3)):
+            with self.subTest(fault=fault, a_layout=layout, c=c):
                 status, output = self.run_kernel(
-                    f"{fault}_{layout}",
-                    conv_request(fault=fault, a_layout=layout, w=17))
+                    f"{fault}_{layout}_{c}",
+                    conv_request(fault=fault, a_layout=layout, w=17, c=c,
+                                 kc=64 if c == 32 else 18, kh=3, kw=2 if
+                                 c == 32 else 3))
                 self.assertEqual(status, 1, output)
 
 
