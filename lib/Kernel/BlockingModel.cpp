@@ -389,8 +389,11 @@ std::string qimeng::amxRefusal(const GemmDesc &d) {
 ///
 /// An nhwc convolution (amx.AmxConv) takes the same, with kc the largest
 /// whole tile steps within it that divide the run of consecutive k (C, or
-/// KW*C), so that each packed row is one piece of the input; none where no
-/// tile step divides the run (the 3-channel stem), nor nchw. Its A is
+/// KW*C), so that each packed row is one piece of the input; where no
+/// tile step divides the run (the 3-channel stem: KW*C = 21), kc whole
+/// runs within 1 KiB of packed k (the stem: all of K, 7 runs of 21 in 7
+/// steps of 32), each run packed padded with zero k to whole steps; not
+/// nchw. Its A is
 /// read in place (the pixels' rows a pixel step apart; a tile across
 /// output rows copied), kc then within 1 KiB of k and mc one block's
 /// rows, so that the sliver's tiles stay in L1 while B's panel streams:
@@ -422,17 +425,25 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
     for (int64_t v = step; v <= std::min(run, c.kc); v += step)
       if (run % v == 0)
         kc = v;
-    if (kc == 0)
-      return std::nullopt;
-    c.kc = kc;
     c.split = SplitAxis::M;
     // Consecutive pixels of an output row: the width stride apart.
     const int64_t pixelStep = conv->strideW * conv->inputStrides[2] * eb;
-    if (!amxRowsCrowdL1(pixelStep, c.mr, l1)) {
+    if (kc == 0) {
+      // No whole tile steps divide the run (the stem's 3 channels: KW*C =
+      // 21): kc whole runs, each packed padded with zero k to whole tile
+      // steps (amxPaddedRunSteps), as many as 1 KiB of packed k a row
+      // holds, at most K.
+      const int64_t runs =
+          std::max<int64_t>(1, 1024 / eb / (amxPaddedRunSteps(run, eb) * step));
+      c.kc = std::min(desc.k, runs * run);
+    } else if (!amxRowsCrowdL1(pixelStep, c.mr, l1)) {
+      c.kc = kc;
       c.aLayout = ALayout::Direct;
       for (int64_t v = step; v <= std::min<int64_t>(run, 1024 / eb); v += step)
         if (run % v == 0)
           c.kc = v;
+    } else {
+      c.kc = kc;
     }
   } else if (desc.k % amxTileK(eb) == 0) {
     // Few slivers of columns read each block of A's rows only once or
@@ -450,6 +461,12 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
     }
   }
   c.mc = roundDownAtLeast(l1 * 2 / 3 / (c.kc * eb), c.mr);
+  if (conv && conv->contiguousRun() % c.kc != 0)
+    c.mc = roundDownAtLeast(l1 * 2 / 3 /
+                                (c.kc / conv->contiguousRun() *
+                                 amxPaddedRunSteps(conv->contiguousRun(), eb) *
+                                 64),
+                            c.mr);
   if (conv && c.aLayout == ALayout::Direct)
     c.mc = c.mr;
   c.nc = roundDownAtLeast(l2 / 2 / (c.kc * eb), c.nr);

@@ -307,6 +307,13 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
     for (int64_t kc = step; kc <= run; kc += step)
       if (run % kc == 0 && (4 * kc >= ref.kc || kc == run))
         kcs.push_back(kc);
+    // AMX's blocks of whole runs, each padded to whole tile steps, where
+    // no tile step divides the run (the stem): one run, the model's and
+    // all of K.
+    if (base.isa == VectorIsa::Amx && kcs.empty())
+      for (int64_t kc : {run, ref.kc, desc.k})
+        if (kc % run == 0 && std::find(kcs.begin(), kcs.end(), kc) == kcs.end())
+          kcs.push_back(kc);
     for (Decision &d : space.decisions_)
       if (d.key == "kc")
         d = numericDecision("kc", kcs, ref.kc);

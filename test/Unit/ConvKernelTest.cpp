@@ -905,14 +905,14 @@ TEST(ConvKernelTest, OddChannelsValidate) {
       SCOPED_TRACE(d.str());
       QM_ASSERT_OK(d.verify());
       EXPECT_EQ(d.kcStep(), 1);
-      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, dotHost()));
       EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
       EXPECT_NE(model.kc % group, 0) << model.str();
       QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
       EXPECT_TRUE(report.passed) << report.failure;
     }
     SCOPED_TRACE(stem.str());
-    GemmConfig two = *chooseKernelConfig(stem, host());
+    GemmConfig two = *chooseKernelConfig(stem, dotHost());
     two.threads = 2;
     std::vector<GemmRange> parts = partitionGemm(stem.gemmView(), two, 2, 0);
     QM_ASSERT_EXPECTED(report, validateInRunner(stem, two, parts));
@@ -928,7 +928,8 @@ TEST(ConvKernelTest, OddChannelsValidate) {
 /// and fhwc filters, a stride and dilation, a view of a padded input, run-
 /// time strides, overwrite, two threads (parts of the pixels); broken
 /// kernels caught in qimeng-runner. The stem's 3 channels (no tile step
-/// divides its run) and nchw stay on AVX512-BF16/VNNI.
+/// divides its run of 21: kc whole runs, each padded to whole tile steps)
+/// on the tiles too, hwcf and fhwc; nchw stays on AVX512-BF16/VNNI.
 TEST(ConvKernelTest, AmxConvolutionsValidate) {
   int ran = 0;
   for (GemmPrecision p :
@@ -982,10 +983,18 @@ TEST(ConvKernelTest, AmxConvolutionsValidate) {
       QM_ASSERT_EXPECTED(caught, validateInRunner(d, model, {}, fault));
       EXPECT_FALSE(caught.passed) << fault;
     }
-    QM_ASSERT_EXPECTED(
-        stem, chooseKernelConfig(withPrecision(nhwc(1, 20, 20, 3, 64, 7, 2), p),
-                                 host()));
-    EXPECT_EQ(stem.isa, VectorIsa::Avx512) << stem.str();
+    for (ConvLayout layout : {ConvLayout::NhwcHwcf, ConvLayout::NhwcFhwc}) {
+      ConvDesc stem = withPrecision(
+          ConvDesc::dense(layout, 1, 20, 20, 3, 40, 7, 7, 2, 2), p);
+      SCOPED_TRACE(stem.str());
+      QM_ASSERT_EXPECTED(stemConfig, chooseKernelConfig(stem, host()));
+      EXPECT_EQ(stemConfig.isa, VectorIsa::Amx) << stemConfig.str();
+      EXPECT_EQ(stemConfig.kc % stem.contiguousRun(), 0) << stemConfig.str();
+      EXPECT_TRUE(validates(stem, stemConfig));
+      QM_ASSERT_EXPECTED(caught,
+                         validateInRunner(stem, stemConfig, {}, "drop-k"));
+      EXPECT_FALSE(caught.passed);
+    }
     QM_ASSERT_EXPECTED(
         nchwConfig, chooseKernelConfig(withPrecision(nchw(1, 10, 20, 64, 40, 3),
                                                      GemmPrecision::Bf16),

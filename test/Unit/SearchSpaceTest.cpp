@@ -942,8 +942,7 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
       ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 16, 16, 64, 64, 3, 3);
   conv.precision = GemmPrecision::Bf16;
   // An nhwc convolution: kc whole tile steps dividing the run (KW*C =
-  // 192), the tuner's kcs too; the stem's 3 channels (a run of 21) and an
-  // nchw one stay on AVX512-BF16.
+  // 192), the tuner's kcs too; an nchw one stays on AVX512-BF16.
   QM_ASSERT_EXPECTED(convConfig,
                      chooseKernelConfig(KernelProblem(conv), target));
   EXPECT_EQ(convConfig.isa, VectorIsa::Amx) << convConfig.str();
@@ -958,7 +957,14 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   stem.precision = GemmPrecision::Bf16;
   QM_ASSERT_EXPECTED(stemConfig,
                      chooseKernelConfig(KernelProblem(stem), target));
-  EXPECT_EQ(stemConfig.isa, VectorIsa::Avx512) << stemConfig.str();
+  // The stem (a run of 21 k, no tile step dividing it): kc whole runs,
+  // all 7 of K, each padded to a tile step; the tuner's kcs whole runs.
+  EXPECT_EQ(stemConfig.isa, VectorIsa::Amx) << stemConfig.str();
+  EXPECT_EQ(stemConfig.kc, 147) << stemConfig.str();
+  SearchSpace stemSpace =
+      SearchSpace::forProblem(KernelProblem(stem), target, stemConfig);
+  for (const std::string &text : decision(stemSpace, "kc")->choices)
+    EXPECT_EQ(std::stoll(text) % 21, 0) << text;
   ConvDesc nchw =
       ConvDesc::dense(ConvLayout::NchwFchw, 1, 16, 16, 64, 64, 3, 3);
   nchw.precision = GemmPrecision::Bf16;

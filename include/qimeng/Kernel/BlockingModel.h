@@ -51,6 +51,12 @@ VectorIsa matrixIsa(const Target &target, GemmPrecision precision);
 /// k of one AMX tile step: a tile row's 64 bytes (32 bf16, 64 bytes).
 inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
 
+/// Tile steps of one run of `run` consecutive k packed padded to whole
+/// steps (an AMX convolution whose kc is whole runs: amx.py's k_run).
+inline int64_t amxPaddedRunSteps(int64_t run, int64_t elementBytes) {
+  return (run + amxTileK(elementBytes) - 1) / amxTileK(elementBytes);
+}
+
 /// Why amx.py's kernels do not take `desc` ("A transposed", "an 8-bit
 /// epilogue", ...), or empty when they do: its bf16 and 8-bit GEMMs are C
 /// (+)= A * B with A as stored and B as stored or transposed, static
