@@ -461,13 +461,10 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
     }
   }
   c.mc = roundDownAtLeast(l1 * 2 / 3 / (c.kc * eb), c.mr);
-  if (conv && conv->contiguousRun() % c.kc != 0)
-    c.mc = roundDownAtLeast(l1 * 2 / 3 /
-                                (c.kc / conv->contiguousRun() *
-                                 amxPaddedRunSteps(conv->contiguousRun(), eb) *
-                                 64),
-                            c.mr);
-  if (conv && c.aLayout == ALayout::Direct)
+  // A convolution's row block is one sliver: its packed (or copied)
+  // pixels stay in L1 while the filter's panel streams past them. The
+  // stem (kc whole runs), side by side: mc 32 1.35x mc 64.
+  if (conv)
     c.mc = c.mr;
   c.nc = roundDownAtLeast(l2 / 2 / (c.kc * eb), c.nr);
   // Few rows against a B^T larger than L2 (tokens through a linear
