@@ -17,12 +17,15 @@
 // (arith.truncf), and a quantized s8 one over a batch of two: the filter
 // is the GEMM's A, read where it lies (an s8 one signed, B packed plus
 // 128), the image's pixels gathered into B; the bf16 one's bias init folds
-// into the kernel (a bias along the GEMM's rows: `_b0_bias`).
+// into the kernel (a bias along the GEMM's rows: `_b0_bias`). On the dot
+// instructions (amx=false); on a host with AMX its tiles take the nhwc
+// convolutions instead, their runs of k (KW*C = 24, 18, 48, 9) each padded
+// with zero k to whole tile steps (last RUN lines).
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512bf16, host-avx512vnni
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
 // RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
-// RUN: %qimeng-opt %t.default.mlir --qimeng-tensorop -o %t.v1.mlir 2> %t.remarks
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=amx=false' -o %t.v1.mlir 2> %t.remarks
 // RUN: FileCheck %s < %t.v1.mlir
 // RUN: FileCheck %s --check-prefix=REMARK --allow-empty < %t.remarks
 // RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm \
@@ -31,21 +34,38 @@
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
 //
 // Two threads: each its own pixels.
-// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=2' 2>/dev/null \
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=2 amx=false' 2>/dev/null \
 // RUN:   | %mlir-opt %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
 // RUN: diff %t.reference %t.v2
 //
 // On tensors, before bufferization:
-// RUN: %qimeng-opt %s --qimeng-tensorop 2>/dev/null | %mlir-opt --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN: %qimeng-opt %s '--qimeng-tensorop=amx=false' 2>/dev/null | %mlir-opt --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
 // RUN: diff %t.reference %t.tensor
 //
 // The kernels are what ran: broken ones (validation off) change the output.
-// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=validate=false test-inject-fault=drop-k' 2>/dev/null \
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=validate=false test-inject-fault=drop-k amx=false' 2>/dev/null \
 // RUN:   | %mlir-opt %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
 // RUN: not diff %t.reference %t.fault > /dev/null
+
+// With AMX (the default where the host has it), one thread and two.
+// RUN: %if host-amx-bf16 %{ %qimeng-opt %t.default.mlir --qimeng-tensorop -o %t.amx.mlir %}
+// RUN: %if host-amx-bf16 %{ FileCheck %s --check-prefix=AMX < %t.amx.mlir %}
+// RUN: %if host-amx-bf16 %{ %mlir-opt %t.amx.mlir %dealloc %lower-to-llvm | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.amx %}
+// RUN: %if host-amx-bf16 %{ diff %t.reference %t.amx %}
+// RUN: %if host-amx-bf16 %{ %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=2' 2>/dev/null | %mlir-opt %dealloc %lower-to-llvm | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.amx2 %}
+// RUN: %if host-amx-bf16 %{ diff %t.reference %t.amx2 %}
+
+// AMX-LABEL: func.func @stablehlo_conv_bf16(
+// AMX:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x12x12x8_f16_k3x3_s1x1_d1x1_b0_bias_relu_{{.*}}_amxbf16(
+// AMX-LABEL: func.func @tosa_conv_fhwc_bf16(
+// AMX:         llvm.call @qm_sbconv2d_nhwc_fhwc_1x11x11x6_f12_k3x3_s2x2_d1x1_isrt_{{.*}}_amxbf16(
+// AMX-LABEL: func.func @quantized_conv_s8(
+// AMX:         llvm.call @qm_s8s8conv2d_nhwc_hwcf_1x9x9x16_f24_k3x3_s1x1_d1x1_isrt_b0_{{.*}}_amxint8(
+// AMX-LABEL: func.func @bf16_three_channels(
+// AMX:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x6x6x3_f4_k3x3_s1x1_d1x1_isrt_{{.*}}_amxbf16(
 
 // CHECK-LABEL: func.func @stablehlo_conv_bf16(
 // CHECK:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x12x12x8_f16_k3x3_s1x1_d1x1_adirect_b0_bias_relu_
