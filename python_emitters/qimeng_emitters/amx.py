@@ -460,6 +460,18 @@ def _emit_column_mask(asm, columns):
     asm.ins("kmovq %rdx, %k1")
 
 
+def _emit_last_columns_mask(asm, columns, kmov):
+    """%k1: the columns of the block's last group of `columns` (nb's
+    remainder, all of them when it is whole). Clobbers %rax and %rdx."""
+    asm.ins(f"movq {NB}, %rax")
+    asm.ins("decq %rax")
+    asm.ins(f"andq ${columns - 1}, %rax")
+    asm.ins("incq %rax")
+    asm.ins("movq $-1, %rdx")
+    asm.ins("bzhiq %rax, %rdx, %rdx")
+    asm.ins(f"{kmov} {'%edx' if kmov == 'kmovd' else '%rdx'}, %k1")
+
+
 def _emit_pair_index(asm):
     """The two VPERMI2W indices at PAIR_INDEX_OFFSET: word 2j of the first
     takes word j of the first table (row k), word 2j + 1 word j of the
@@ -532,13 +544,7 @@ def _emit_pack_b_pairs(asm, p):
                 "interleaved into the pairs of two slivers, zero past kb")
     asm.ins(f"vmovdqu64 {PAIR_INDEX_OFFSET}({WS}), %zmm5")
     asm.ins(f"vmovdqu64 {PAIR_INDEX_OFFSET + 64}({WS}), %zmm6")
-    asm.ins(f"movq {NB}, %rax")                   # the last group's mask
-    asm.ins("decq %rax")
-    asm.ins("andq $31, %rax")
-    asm.ins("incq %rax")
-    asm.ins("movq $-1, %rdx")
-    asm.ins("bzhiq %rax, %rdx, %rdx")
-    asm.ins("kmovd %edx, %k1")
+    _emit_last_columns_mask(asm, 32, "kmovd")
     asm.ins(f"movq {STEPS}({WS}), %rdi")
     if p.nr == TILE_ROWS:
         asm.ins("movq %rdi, %rsi")
@@ -712,13 +718,7 @@ def _emit_pack_b(asm, p):
     same_step = asm.label("PACK B: the next group in the same tile step")
     asm.comment("PACK B: groups of 4 rows read along, 64 bytes at a time "
                 "interleaved into dwords, zero past kb")
-    asm.ins(f"movq {NB}, %rax")                   # the last 64's mask
-    asm.ins("decq %rax")
-    asm.ins("andq $63, %rax")
-    asm.ins("incq %rax")
-    asm.ins("movq $-1, %rdx")
-    asm.ins("bzhiq %rax, %rdx, %rdx")
-    asm.ins("kmovq %rdx, %k1")
+    _emit_last_columns_mask(asm, 64, "kmovq")
     asm.ins(f"movq {STEPS}({WS}), %rdi")
     asm.ins("movq %rdi, %rax")
     asm.ins("shlq $12, %rax")                     # 64 columns
@@ -1211,6 +1211,27 @@ def _has_epilogue(p):
     return p.bias != "none" or p.relu
 
 
+def _emit_epilogue_setup(asm, p, zero, bound):
+    """relu's zero and its bound's broadcast, where the epilogue has them."""
+    if p.relu:
+        asm.ins(f"vpxord {zero}, {zero}, {zero}")
+    if p.relu_max is not None:
+        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {bound}")
+
+
+def _emit_epilogue(asm, p, acc, bias, zero, bound):
+    """acc = epilogue(acc): + bias (an operand, with its mask; None: no
+    bias), relu (max with NaN from the second operand, + 0 for -0) and its
+    bound (min keeping NaN), as dotgemm.py's."""
+    if bias:
+        asm.ins(f"vaddps {bias}")
+    if p.relu:
+        asm.ins(f"vmaxps {acc}, {zero}, {acc}")
+        asm.ins(f"vaddps {zero}, {acc}, {acc}")
+    if p.relu_max is not None:
+        asm.ins(f"vminps {acc}, {bound}, {acc}")
+
+
 def _emit_store_last(asm, p):
     """The last kc block's tiles through the staging tile, each row inside
     mb through the epilogue (+ bias[j] under the lane mask, relu: max with
@@ -1236,22 +1257,14 @@ def _emit_store_last(asm, p):
         asm.ins(f"movq {BIAS_OFFSET}({WS}), %rdx")
         asm.ins("leaq (%rdx, %rdi, 4), %rdx")
     zero, bound = "%zmm6", "%zmm7"
-    if p.relu:
-        asm.ins(f"vpxord {zero}, {zero}, {zero}")
-    if p.relu_max is not None:
-        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {bound}")
+    _emit_epilogue_setup(asm, p, zero, bound)
     asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rdi")
     asm.place(row_loop)
     for v in range(p.tn):
         acc, mask = f"%zmm{v}", f"{{%k{v + 1}}}"
         asm.ins(f"vmovups {64 * v}(%rdi), {acc}")
-        if p.bias == "columns":
-            asm.ins(f"vaddps {64 * v}(%rdx), {acc}, {acc}{mask}")
-        if p.relu:
-            asm.ins(f"vmaxps {acc}, {zero}, {acc}")
-            asm.ins(f"vaddps {zero}, {acc}, {acc}")
-        if p.relu_max is not None:
-            asm.ins(f"vminps {acc}, {bound}, {acc}")
+        _emit_epilogue(asm, p, acc, p.bias == "columns" and
+                       f"{64 * v}(%rdx), {acc}, {acc}{mask}", zero, bound)
         if p.bf16_output:
             asm.ins(f"vcvtneps2bf16 {acc}, %ymm{v}")
             asm.ins(f"vmovdqu16 %ymm{v}, {32 * v}(%rax){mask}")
@@ -1556,19 +1569,13 @@ def _emit_transposed_out(asm, p, last):
                 asm.ins(f"addq {BIAS_OFFSET}({WS}), %rdi")
                 asm.ins("kmovw %edx, %k1")
                 asm.ins(f"vmovups (%rdi), {bias}{{%k1}}{{z}}")
-            if last and p.relu:
-                asm.ins(f"vpxord {zero}, {zero}, {zero}")
-            if last and p.relu_max is not None:
-                asm.ins(f"vbroadcastss {_relu_max_address(p)}, {bound}")
+            if last:
+                _emit_epilogue_setup(asm, p, zero, bound)
             for g in range(TILE_ROWS):
                 acc = f"%zmm{g}"
-                if last and p.bias == "columns":
-                    asm.ins(f"vaddps {bias}, {acc}, {acc}")
-                if last and p.relu:
-                    asm.ins(f"vmaxps {acc}, {zero}, {acc}")
-                    asm.ins(f"vaddps {zero}, {acc}, {acc}")
-                if last and p.relu_max is not None:
-                    asm.ins(f"vminps {acc}, {bound}, {acc}")
+                if last:
+                    _emit_epilogue(asm, p, acc, p.bias == "columns" and
+                                   f"{bias}, {acc}, {acc}", zero, bound)
                 _emit_row_mask(asm, g)
                 if to_d:
                     asm.ins(f"vcvtneps2bf16 {acc}, %ymm{g}")
