@@ -838,6 +838,12 @@ TEST(SearchSpaceTest, GemmSpacesAreForGemmsAndNchwReadsItsFilterInPlace) {
   EXPECT_EQ(config.aLayout, ALayout::Direct);
 }
 
+/// A 2-vCPU Sapphire Rapids-class Xeon with AMX, as the model sees it.
+const char *const kXeonWithAmx =
+    "x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,+fma,+avx512f,"
+    "+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2,+amx-tile,+amx-bf16,"
+    "+amx-int8:l1d=48K,l2=2M,l3=105M,cores=2";
+
 TEST(SearchSpaceTest, AmxReadsAInPlaceWhereItsRowsDoNotCrowdAnL1Set) {
   // 64 sets of a 48 KiB, 12-way L1: 32 rows 2 KiB apart put 16 on each of
   // two sets; 1 KiB apart, 8 on each of four (at most two thirds of 12).
@@ -846,10 +852,7 @@ TEST(SearchSpaceTest, AmxReadsAInPlaceWhereItsRowsDoNotCrowdAnL1Set) {
   EXPECT_TRUE(amxRowsCrowdL1(8192, 16, 48 * 1024));
   EXPECT_FALSE(amxRowsCrowdL1(128, 32, 48 * 1024));
   EXPECT_FALSE(amxRowsCrowdL1(4096 + 64, 32, 48 * 1024));
-  Target target = pinned("x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,"
-                         "+fma,+avx512f,+avx512bw,+avx512vl,+avx512bf16,"
-                         "+avx512vnni,+bmi2,+amx-tile,+amx-bf16,+amx-int8:"
-                         "l1d=48K,l2=2M,l3=105M,cores=2");
+  Target target = pinned(kXeonWithAmx);
   auto config = [&](int64_t m, int64_t n, int64_t k, GemmPrecision p) {
     GemmDesc d = GemmDesc::packed(m, n, k);
     d.precision = p;
@@ -878,16 +881,6 @@ TEST(SearchSpaceTest, AmxReadsAInPlaceWhereItsRowsDoNotCrowdAnL1Set) {
   EXPECT_EQ(decision(SearchSpace::forProblem(KernelProblem(d), target, odd),
                      "alayout"),
             nullptr);
-  // An nhwc convolution: its pixels in place, kc the run (KW*C = 192 within
-  // 1 KiB), one block's rows a row block.
-  ConvDesc conv =
-      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 16, 16, 64, 64, 3, 3);
-  conv.precision = GemmPrecision::Bf16;
-  QM_ASSERT_EXPECTED(convConfig,
-                     chooseKernelConfig(KernelProblem(conv), target));
-  EXPECT_EQ(convConfig.aLayout, ALayout::Direct) << convConfig.str();
-  EXPECT_EQ(convConfig.kc, 192) << convConfig.str();
-  EXPECT_EQ(convConfig.mc, convConfig.mr) << convConfig.str();
 }
 
 TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
@@ -897,11 +890,7 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   // tile steps (32 bf16, 64 bytes); what amx.py does not take (A
   // transposed, an epilogue, an nchw convolution) stays on AVX512-BF16/VNNI,
   // and a target without the amx-bf16 feature keeps its bf16 there too.
-  const char *xeon = "x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,"
-                     "+fma,+avx512f,+avx512bw,+avx512vl,+avx512bf16,"
-                     "+avx512vnni,+bmi2,+amx-tile,+amx-bf16,+amx-int8:"
-                     "l1d=48K,l2=2M,l3=105M,cores=2";
-  Target target = pinned(xeon);
+  Target target = pinned(kXeonWithAmx);
   for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::S8S8}) {
     GemmDesc d = GemmDesc::packed(100, 200, 300);
     d.precision = p;
@@ -942,11 +931,14 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
       ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 16, 16, 64, 64, 3, 3);
   conv.precision = GemmPrecision::Bf16;
   // An nhwc convolution: kc whole tile steps dividing the run (KW*C =
-  // 192), the tuner's kcs too; an nchw one stays on AVX512-BF16.
+  // 192), the tuner's kcs too, its pixels read in place, one sliver a row
+  // block; an nchw one stays on AVX512-BF16.
   QM_ASSERT_EXPECTED(convConfig,
                      chooseKernelConfig(KernelProblem(conv), target));
   EXPECT_EQ(convConfig.isa, VectorIsa::Amx) << convConfig.str();
   EXPECT_EQ(convConfig.kc, 192) << convConfig.str();
+  EXPECT_EQ(convConfig.aLayout, ALayout::Direct) << convConfig.str();
+  EXPECT_EQ(convConfig.mc, convConfig.mr) << convConfig.str();
   SearchSpace convSpace =
       SearchSpace::forProblem(KernelProblem(conv), target, convConfig);
   for (const std::string &text : decision(convSpace, "kc")->choices)
