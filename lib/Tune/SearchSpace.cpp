@@ -457,8 +457,10 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
     return llvm::createStringError(
         llvm::formatv("config {0} needs positive mr, nr, kc and ku", c.str())
             .str());
+  // (AMX's blocks are tiles: its four shapes fit the eight tile registers.)
   int lanes = Target::vectorBits(c.isa) / 32;
-  if (c.vectorRegistersNeeded(lanes) > Target::vectorRegisters(c.isa))
+  if (c.isa != VectorIsa::Amx &&
+      c.vectorRegistersNeeded(lanes) > Target::vectorRegisters(c.isa))
     return llvm::createStringError(
         llvm::formatv("a {0}x{1} block with order {2} needs {3} vector "
                       "registers; {4} has {5}",

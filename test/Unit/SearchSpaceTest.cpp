@@ -867,6 +867,10 @@ TEST(SearchSpaceTest, AmxReadsAInPlaceWhereItsRowsDoNotCrowdAnL1Set) {
   EXPECT_EQ(decision(space, "alayout")->choices,
             (std::vector<std::string>{"kmajor", "direct"}));
   EXPECT_EQ(decision(space, "alayout")->modelChoice, 1);
+  // The model's assignment is the model's config: AMX's blocks are tiles,
+  // not counted against the vector registers (all four took 16x16 before).
+  QM_ASSERT_EXPECTED(again, space.configFor(space.modelAssignment()));
+  EXPECT_EQ(again.str(), mid.str());
   QM_ASSERT_EXPECTED(big, config(1024, 1024, 1024, GemmPrecision::Bf16));
   EXPECT_EQ(big.aLayout, ALayout::KMajor) << big.str();
   // Two slivers of columns: all of K a block, each row of A streamed once.
