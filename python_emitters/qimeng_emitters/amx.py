@@ -65,9 +65,10 @@ from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
                      relu_max_field, relu_suffix, round_up)
 from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
-                      OUTPUT_OFFSET, RANGE_OFFSET, element_types, emit_column_block_head,
-                      emit_leading_dims_in_bytes, emit_loop_ends,
-                      emit_part_of_c, emit_row_block_head, emit_sliver_heads)
+                      OUTPUT_OFFSET, element_types, emit_block_input_base,
+                      emit_column_block_head, emit_leading_dims_in_bytes,
+                      emit_loop_ends, emit_part_of_c, emit_row_block_head,
+                      emit_sliver_heads)
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_relu_max_constant, _relu_max_address
 from .sgemm import _emit_transpose_16x16 as emit_transpose_16x16
@@ -627,8 +628,9 @@ def _emit_pack_b_transposed(asm, p):
     """B^T[jc:jc+nb, pc:pc+kb] (stored N x K) into VNNI tiles: a column's
     64 bytes of k of a tile step are its tile column as they lie (one dword
     a group), loaded under the mask of the k left; sixteen columns
-    transposed into the tile's rows; a column past nb is the zero row. Registers: JR the
-    sliver's first column, MB its row of B^T, IC the destination, IR the
+    transposed into the tile's rows; a column past nb is the zero row; with
+    runs (step_rows), each step's piece of a run from the step table.
+    Registers: JR the sliver's first column, MB its row of B^T, IC the destination, IR the
     step's first k, %rsi ldb in bytes, %rdi the zero row, %rdx the
     column's row, %rax and %rcx scratch."""
     tt = p.tt
@@ -846,9 +848,7 @@ def _emit_pack_a(asm, p):
         asm.comment("source rows: input + column[pc] + row[ic + r] (the "
                     "offset tables; a kc block lies within one run of the "
                     "input)")
-        asm.ins(f"movq {conv.col_table}({WS}, {PC}, 8), %rax")
-        asm.ins(f"addq 0({WS}), %rax")
-        asm.ins(f"movq %rax, {conv.base_slot}({WS})")
+        emit_block_input_base(asm, conv)
     else:
         asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
         asm.ins(f"movq {IC}, %rdi")
@@ -1065,9 +1065,7 @@ def _emit_a_in_place(asm, p):
     asm.comment(f"A in place: the block's {p.mr}-row slivers' tiles where "
                 "they lie; no PACK A")
     if conv is not None:
-        asm.ins(f"movq {conv.col_table}({WS}, {PC}, 8), %rax")
-        asm.ins(f"addq 0({WS}), %rax")
-        asm.ins(f"movq %rax, {conv.base_slot}({WS})")
+        emit_block_input_base(asm, conv)
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(sliver)
     if conv is None:
@@ -1621,21 +1619,8 @@ def _emit_body(p):
     if not p.trans_b and tt.group == 2 and not p.b_prepacked:
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
-    if p.transposed and p.parallel:
-        # The part's rows of C are the transposed product's columns.
-        m_begin, m_end, n_begin, n_end = (
-            f"{RANGE_OFFSET + 8 * i}({WS})" for i in (2, 3, 0, 1))
-        asm.comment("C's columns [n_begin, n_end) are the transposed "
-                    "product's rows, C's rows its columns")
-        asm.ins(f"movq {m_begin}, %rax")
-        asm.ins(f"cmpq {m_end}, %rax")
-        asm.ins(f"jge {fwd(done)}")
-        asm.ins(f"movq {n_begin}, {JC}")
-        asm.ins(f"cmpq {n_end}, {JC}")
-        asm.ins(f"jge {fwd(done)}")
-    else:
-        m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.parallel,
-                                                        done)
+    m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.parallel, done,
+                                                    p.transposed)
     if not p.parallel:
         asm.ins(f"xorl {JC}d, {JC}d")
     emit_column_block_head(asm, p, jc_loop, pc_loop, n_end)

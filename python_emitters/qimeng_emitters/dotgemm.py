@@ -693,9 +693,7 @@ def _emit_pack_lane_major(asm, p, op):
     if gather:
         asm.comment(f"source rows: input + column[pc] + row[block + row] "
                     "(the offset tables)")
-        asm.ins(f"movq {gather.col_table}({WS}, {PC}, 8), %rax")
-        asm.ins(f"addq {op.base_slot}({WS}), %rax")
-        asm.ins(f"movq %rax, {gather.base_slot}({WS})")
+        emit_block_input_base(asm, gather, op.base_slot)
     else:
         asm.comment(f"source row: {name} + block * ld + pc * {eb}")
         asm.ins(f"movq {op.block}, %rsi")
@@ -1354,9 +1352,7 @@ def _emit_a_in_place(asm, p):
     asm.comment(f"A in place: {p.mr}-row slivers where they lie, rows "
                 f"{p.a_row_stride} bytes apart; no PACK A")
     if conv is not None:
-        asm.ins(f"movq {conv.col_table}({WS}, {PC}, 8), %rax")
-        asm.ins(f"addq 0({WS}), %rax")
-        asm.ins(f"movq %rax, {conv.base_slot}({WS})")
+        emit_block_input_base(asm, conv)
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(sliver)
     _emit_a_row_source(asm, p, "%rsi", 0)
@@ -1571,18 +1567,28 @@ def emit_leading_dims_in_bytes(asm, p, types, element_bytes, ldd_slot):
         asm.ins(f"movq %rax, {ldd_slot}({WS})")
 
 
-def emit_part_of_c(asm, p, reads_range, done):
+def emit_block_input_base(asm, gather, input_slot=0):
+    """gather's base slot = the input (its pointer at `input_slot` in the
+    header) + column[pc]: where the kc block's first k lies, to which each
+    gathered row adds its row offset (the offset tables)."""
+    asm.ins(f"movq {gather.col_table}({WS}, {PC}, 8), %rax")
+    asm.ins(f"addq {input_slot}({WS}), %rax")
+    asm.ins(f"movq %rax, {gather.base_slot}({WS})")
+
+
+def emit_part_of_c(asm, p, reads_range, done, transposed=False):
     """The part of C this call computes: (m_begin, m_end, n_begin, n_end)
     as operands, from the header (a part of a parallel call, or a run-time
     M or N: an empty part jumps to `done`, JC set to n_begin) or the whole
-    of C (m_begin and n_begin None)."""
+    of C (m_begin and n_begin None). `transposed`: the kernel computes C^T,
+    its rows the header's columns and its columns the header's rows."""
     if not reads_range:
         return None, f"${p.m}", None, f"${p.n}"
-    m_begin, m_end = f"{RANGE_OFFSET}({WS})", f"{RANGE_OFFSET + 8}({WS})"
-    n_begin, n_end = (f"{RANGE_OFFSET + 16}({WS})",
-                      f"{RANGE_OFFSET + 24}({WS})")
+    fields = (2, 3, 0, 1) if transposed else (0, 1, 2, 3)
+    m_begin, m_end, n_begin, n_end = (f"{RANGE_OFFSET + 8 * i}({WS})"
+                                      for i in fields)
     asm.comment("rows [m_begin, m_end), columns [n_begin, n_end) from "
-                "the header")
+                f"the header{' (of C^T)' if transposed else ''}")
     asm.ins(f"movq {m_begin}, %rax")
     asm.ins(f"cmpq {m_end}, %rax")
     asm.ins(f"jge {fwd(done)}")

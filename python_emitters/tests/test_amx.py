@@ -404,9 +404,10 @@ class ConvExecutionTest(KernelHarness):
             self.check("gaps_runs", conv_request(
                 c=3, kh=3, kw=3, kc=27, w=9,
                 input_strides=[9 * 5 * 7, 9 * 5, 5]))
-        for fault, layout, c in (("drop-k", None, 32), ("swap-pairs", None, 32),
-                                 ("drop-k", "direct", 32), ("drop-k", None, 3),
-                                 ("swap-pairs", None, 3)):
+        for fault, layout, c in (
+                ("drop-k", None, 32), ("swap-pairs", None, 32),
+                ("drop-k", "direct", 32), ("drop-k", None, 3),
+                ("swap-pairs", None, 3)):
             with self.subTest(fault=fault, a_layout=layout, c=c):
                 status, output = self.run_kernel(
                     f"{fault}_{layout}_{c}",
