@@ -49,6 +49,15 @@ one at an edge goes through a staging tile in the workspace: C's rows and
 columns inside the edge copied in under masks, the tiles computed there,
 and the same rows and columns copied back.
 
+Other forms (docs/KernelContract.md, "AMX tiles"): A in place
+(`a_layout: "direct"`: no PACK A, the tiles loaded where A's rows lie
+through a per-block sliver table); B prepacked by the caller
+(`b_prepacked`: dotgemm.py's panel layout with this NR, no PACK B); the
+product transposed (`pack_b: false` with B^T: C^T = B^T * A^T, B^T's rows
+the tiles' A in place, C through 16 x 16 transposes); and for a
+convolution whose run of consecutive k no tile step divides (3 channels),
+kc whole runs, each packed padded with zero k to whole tile steps.
+
 Linux grants a process the tile data state only on request
 (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)): every call of the
 kernel asks first (a system call, about 70 ns on the machine this was
