@@ -96,7 +96,7 @@ LDD_BYTES = 264             # bf16_output: D's leading dimension in bytes
 C_BLOCK_SLOT = 272          # a_layout direct: the block's C and IR
 IR_SLOT = 280               # during its K loop, and where its first A
 A_END_SLOT = 288            # tile's steps end
-PACK_STRIDE_SLOT = 296      # 8-bit PACK B: 64 columns' distance in Bp
+PACK_STRIDE_SLOT = 296      # PACK B: a group of columns' distance in Bp
 # bf16: the VPERMI2W indices that interleave two rows of 32 columns into
 # the dwords of columns 0-15 and 16-31.
 PAIR_INDEX_OFFSET = 320
@@ -498,31 +498,32 @@ def _emit_pair_index(asm):
                     f"({WS})")
 
 
-def _emit_run_rows(asm, p, rows, kmov):
-    """PACK B of a block of whole runs (step_rows), at a group of `rows`
-    rows (IR its first packed k): at a tile step's first group, MB = the
-    step's first row of B (pc + its first k); %k2.. the group's rows
-    inside the step's k, none past them."""
-    tt = p.tt
-    tk = tt.tile_k
-    same = asm.label("PACK B: the step's rows go on")
-    asm.comment(f"a run's piece a tile step: rows past it masked to "
-                f"nothing (%k2-%k{1 + rows})")
-    asm.ins(f"movq {IR}, %rcx")
-    asm.ins(f"shrq ${tk.bit_length() - 1}, %rcx")
-    asm.ins("shlq $4, %rcx")                  # the step's table entry
-    asm.ins(f"testq ${tk - 1}, {IR}")
-    asm.ins(f"jnz {fwd(same)}")
-    asm.ins(f"movq {p.step_table}({WS}, %rcx), {MB}")
-    asm.ins(f"addq {PC}, {MB}")
-    asm.ins(f"imulq {LD_BYTES_OFFSET + 8}({WS}), {MB}")
-    asm.ins(f"leaq ({MB}, {JC}, {tt.element_bytes}), {MB}" if
-            tt.element_bytes > 1 else f"addq {JC}, {MB}")
-    asm.ins(f"addq 8({WS}), {MB}")
-    asm.place(same)
-    asm.ins(f"movq {p.step_table + 8}({WS}, %rcx), %rcx")
-    asm.ins(f"movq {IR}, %rdx")
-    asm.ins(f"andq ${tk - 1}, %rdx")
+def _emit_group_masks(asm, p, rows, kmov):
+    """At a group of `rows` rows of B (IR its first packed k): %k2.. the
+    rows inside the block (k below kb), or with runs (step_rows) inside
+    the tile step's piece of a run, none past them; with runs, at a tile
+    step's first group, MB = the step's first row of B (pc + its first
+    k). Clobbers %rax, %rcx, %rdx."""
+    tk = p.tt.tile_k
+    asm.comment(f"rows past the block's k: masked to nothing (%k2-"
+                f"%k{1 + rows})")
+    if p.step_rows:
+        same = asm.label("PACK B: the step's rows go on")
+        asm.ins(f"movq {IR}, %rcx")
+        asm.ins(f"shrq ${tk.bit_length() - 1}, %rcx")
+        asm.ins("shlq $4, %rcx")                  # the step's table entry
+        asm.ins(f"testq ${tk - 1}, {IR}")
+        asm.ins(f"jnz {fwd(same)}")
+        asm.ins(f"movq {p.step_table}({WS}, %rcx), {MB}")
+        asm.ins(f"addq {PC}, {MB}")
+        _emit_b_row(asm, p)
+        asm.place(same)
+        asm.ins(f"movq {p.step_table + 8}({WS}, %rcx), %rcx")
+        asm.ins(f"movq {IR}, %rdx")
+        asm.ins(f"andq ${tk - 1}, %rdx")
+    else:
+        asm.ins(f"movq {KB}, %rcx")
+        asm.ins(f"movq {IR}, %rdx")
     for i in range(rows):
         asm.ins("movq $-1, %rax")
         asm.ins("cmpq %rcx, %rdx")
@@ -533,65 +534,100 @@ def _emit_run_rows(asm, p, rows, kmov):
             asm.ins("incq %rdx")
 
 
+def _emit_b_row(asm, p):
+    """MB = where row MB (a k of B) holds column jc: B + MB * ldb + jc."""
+    eb = p.tt.element_bytes
+    asm.ins(f"imulq {LD_BYTES_OFFSET + 8}({WS}), {MB}")
+    asm.ins(f"leaq ({MB}, {JC}, {eb}), {MB}" if eb > 1 else
+            f"addq {JC}, {MB}")
+    asm.ins(f"addq 8({WS}), {MB}")
+
+
+def _emit_pack_b_rows(asm, p, rows, columns, kmov, body):
+    """B[pc:pc+kb, jc:jc+nb] (B as stored) into VNNI tiles, a group of
+    `rows` rows (a k group) at a time, the group's rows read along
+    `columns` columns at a time: body(masks) loads the group's rows at
+    (%rax), (%rax, %rsi), (%rax, %rsi, 2) and (%rdx) (the fourth row;
+    %rsi ldb in bytes) under the masks (rows past the block's k masked to
+    nothing, the last columns masked to nb too) and stores the slivers'
+    tile rows from (%rcx) on, %rdi apart a block of NR columns. Each row
+    is read in order, so that B streams from memory a row at a time
+    (walking a sliver's rows down B instead, ldb apart, found each row's
+    64 bytes in another page: bf16 16x4096x4096 87.5 GFLOPS that way, 131
+    this). Registers: IR the group's first packed k, MB its first row, IC
+    its place in the first sliver, JR the columns done."""
+    group_loop = asm.label(f"PACK B: next group of {rows} rows")
+    column_loop = asm.label(f"PACK B: next {columns} columns of the group")
+    tail = asm.label("PACK B: the group's last columns, masked to nb")
+    group_done = asm.label("PACK B: group done")
+    same_step = asm.label("PACK B: the next group in the same tile step")
+    _emit_last_columns_mask(asm, columns, kmov)
+    asm.ins(f"movq {STEPS}({WS}), %rdi")
+    asm.ins("movq %rdi, %rax")
+    # The next `columns` columns: columns / 16 slivers on.
+    asm.ins(f"shlq ${(columns * TILE_BYTES).bit_length() - 1}, %rax")
+    asm.ins(f"movq %rax, {PACK_STRIDE_SLOT}({WS})")
+    asm.ins(f"shlq ${(p.nr * TILE_BYTES).bit_length() - 1}, %rdi")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
+    asm.ins(f"movq {PC}, {MB}")
+    _emit_b_row(asm, p)
+    asm.ins(f"leaq {p.bp_offset}({WS}), {IC}")
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(group_loop)
+    _emit_group_masks(asm, p, rows, kmov)
+    masks = tuple(f"%k{2 + i}" for i in range(rows))
+    asm.ins(f"movq {MB}, %rax")
+    if rows == 4:
+        asm.ins("leaq (%rax, %rsi, 2), %rdx")
+        asm.ins("addq %rsi, %rdx")
+    asm.ins(f"movq {IC}, %rcx")
+    asm.ins(f"movl ${columns}, {JR}d")
+    asm.place(column_loop)
+    asm.ins(f"cmpq {NB}, {JR}")
+    asm.ins(f"ja {fwd(tail)}")
+    body(masks)
+    asm.ins("addq $64, %rax")
+    if rows == 4:
+        asm.ins("addq $64, %rdx")
+    asm.ins(f"addq {PACK_STRIDE_SLOT}({WS}), %rcx")
+    asm.ins(f"addq ${columns}, {JR}")
+    asm.ins(f"jmp {back(column_loop)}")
+    asm.place(tail)
+    asm.ins(f"subq ${columns}, {JR}")
+    asm.ins(f"cmpq {NB}, {JR}")
+    asm.ins(f"jae {fwd(group_done)}")
+    kand = "kandd" if kmov == "kmovd" else "kandq"
+    for mask in masks:
+        asm.ins(f"{kand} %k1, {mask}, {mask}")
+    body(masks)
+    asm.place(group_done)
+    asm.ins(f"leaq ({MB}, %rsi, {rows}), {MB}")
+    asm.ins(f"addq ${TILE_BYTES}, {IC}")
+    asm.ins(f"addq ${rows}, {IR}")
+    asm.ins(f"testq ${p.tt.tile_k - 1}, {IR}")
+    asm.ins(f"jnz {fwd(same_step)}")
+    asm.ins(f"addq ${p.b_step_bytes - TILE_SIZE}, {IC}")
+    asm.place(same_step)
+    asm.ins(f"movq {STEPS}({WS}), %rax")
+    asm.ins(f"shlq ${p.tt.tile_k.bit_length() - 1}, %rax")
+    asm.ins(f"cmpq %rax, {IR}")
+    asm.ins(f"jb {back(group_loop)}")
+
+
 def _emit_pack_b_pairs(asm, p):
-    """bf16 B[pc:pc+kb, jc:jc+nb] into VNNI tiles, a pair of rows at a
-    time, each pair's two rows read along, 32 columns (two slivers) at a
-    time: both rows' 32 loaded (a row past kb masked to nothing, the last
-    32 masked to nb) and interleaved by VPERMI2W into the dwords of the two
-    slivers' tiles. Each row is read in order, so that B streams from
-    memory a row at a time (walking a sliver's rows down B instead, ldb
-    apart, found each row's 64 bytes in another page). Registers: IR the
-    pair's first k in the block, MB its source row, IC its place in the
-    first sliver, JR the columns done, %rax and %rdx the two rows, %rcx
-    the place of the 32 columns, %rdi 32 columns' distance in Bp, %rsi
-    (nr 16) a sliver's."""
-    pair_loop = asm.label("PACK B: next pair of rows")
-    group_loop = asm.label("PACK B: next 32 columns of the pair")
-    tail = asm.label("PACK B: the pair's last columns, masked to nb")
-    pair_done = asm.label("PACK B: pair done")
-    same_step = asm.label("PACK B: the next pair in the same tile step")
+    """bf16 B into VNNI tiles (_emit_pack_b_rows): a pair of rows, 32
+    columns (two slivers) at a time, interleaved by VPERMI2W into the
+    dwords of the two slivers' tiles."""
     asm.comment("PACK B: pairs of rows of B read along, 32 bf16 at a time "
                 "interleaved into the pairs of two slivers, zero past kb")
     asm.ins(f"vmovdqu64 {PAIR_INDEX_OFFSET}({WS}), %zmm5")
     asm.ins(f"vmovdqu64 {PAIR_INDEX_OFFSET + 64}({WS}), %zmm6")
-    _emit_last_columns_mask(asm, 32, "kmovd")
-    asm.ins(f"movq {STEPS}({WS}), %rdi")
-    if p.nr == TILE_ROWS:
-        asm.ins("movq %rdi, %rsi")
-        asm.ins("shlq $10, %rsi")                 # a sliver: steps * 1 KiB
-    asm.ins("shlq $11, %rdi")                     # 32 columns
-    asm.ins(f"movq {PC}, {MB}")
-    asm.ins(f"imulq {LD_BYTES_OFFSET + 8}({WS}), {MB}")
-    asm.ins(f"leaq ({MB}, {JC}, 2), {MB}")
-    asm.ins(f"addq 8({WS}), {MB}")
-    asm.ins(f"leaq {p.bp_offset}({WS}), {IC}")
-    asm.ins(f"xorl {IR}d, {IR}d")
-    asm.place(pair_loop)
-    if p.step_rows:
-        _emit_run_rows(asm, p, 2, "kmovd")
-    else:
-        asm.comment("rows past kb: masked to nothing (%k2, %k3)")
-        asm.ins("xorl %ecx, %ecx")
-        asm.ins("movq $-1, %rax")
-        asm.ins(f"cmpq {KB}, {IR}")
-        asm.ins("cmovaeq %rcx, %rax")
-        asm.ins("kmovd %eax, %k2")
-        asm.ins(f"leaq 1({IR}), %rdx")
-        asm.ins("movq $-1, %rax")
-        asm.ins(f"cmpq {KB}, %rdx")
-        asm.ins("cmovaeq %rcx, %rax")
-        asm.ins("kmovd %eax, %k3")
-    asm.ins(f"movq {MB}, %rax")
-    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rdx")
-    asm.ins(f"addq {MB}, %rdx")
-    asm.ins(f"movq {IC}, %rcx")
-    asm.ins(f"movl $32, {JR}d")
     first, second = ("%zmm2", "%zmm1") if p.fault == "swap-pairs" else \
         ("%zmm1", "%zmm2")
 
-    def group(masks):
+    def body(masks):
         asm.ins(f"vmovdqu16 (%rax), %zmm1{{{masks[0]}}}{{z}}")
-        asm.ins(f"vmovdqu16 (%rdx), %zmm2{{{masks[1]}}}{{z}}")
+        asm.ins(f"vmovdqu16 (%rax, %rsi), %zmm2{{{masks[1]}}}{{z}}")
         asm.ins("vmovdqa64 %zmm5, %zmm3")
         asm.ins("vmovdqa64 %zmm6, %zmm4")
         asm.ins(f"vpermi2w {second}, {first}, %zmm3")
@@ -600,37 +636,9 @@ def _emit_pack_b_pairs(asm, p):
         if p.nr == 2 * TILE_ROWS:   # the second sliver: the next tile
             asm.ins(f"vmovdqu32 %zmm4, {TILE_SIZE}(%rcx)")
         else:                       # the next block's
-            asm.ins("vmovdqu32 %zmm4, (%rcx, %rsi)")
+            asm.ins("vmovdqu32 %zmm4, (%rcx, %rdi)")
 
-    asm.place(group_loop)
-    asm.ins(f"cmpq {NB}, {JR}")
-    asm.ins(f"ja {fwd(tail)}")
-    group(("%k2", "%k3"))
-    asm.ins("addq $64, %rax")
-    asm.ins("addq $64, %rdx")
-    asm.ins("addq %rdi, %rcx")
-    asm.ins(f"addq $32, {JR}")
-    asm.ins(f"jmp {back(group_loop)}")
-    asm.place(tail)
-    asm.ins(f"subq $32, {JR}")
-    asm.ins(f"cmpq {NB}, {JR}")
-    asm.ins(f"jae {fwd(pair_done)}")
-    asm.ins("kandd %k1, %k2, %k2")
-    asm.ins("kandd %k1, %k3, %k3")
-    group(("%k2", "%k3"))
-    asm.place(pair_done)
-    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rax")
-    asm.ins(f"leaq ({MB}, %rax, 2), {MB}")
-    asm.ins(f"addq ${TILE_BYTES}, {IC}")
-    asm.ins(f"addq $2, {IR}")
-    asm.ins(f"testq ${p.tt.tile_k - 1}, {IR}")
-    asm.ins(f"jnz {fwd(same_step)}")
-    asm.ins(f"addq ${p.b_step_bytes - TILE_SIZE}, {IC}")
-    asm.place(same_step)
-    asm.ins(f"movq {STEPS}({WS}), %rax")
-    asm.ins("shlq $5, %rax")
-    asm.ins(f"cmpq %rax, {IR}")
-    asm.ins(f"jb {back(pair_loop)}")
+    _emit_pack_b_rows(asm, p, 2, 32, "kmovd", body)
 
 
 def _emit_pack_b_transposed(asm, p):
@@ -639,9 +647,9 @@ def _emit_pack_b_transposed(asm, p):
     a group), loaded under the mask of the k left; sixteen columns
     transposed into the tile's rows; a column past nb is the zero row; with
     runs (step_rows), each step's piece of a run from the step table.
-    Registers: JR the sliver's first column, MB its row of B^T, IC the destination, IR the
-    step's first k, %rsi ldb in bytes, %rdi the zero row, %rdx the
-    column's row, %rax and %rcx scratch."""
+    Registers: JR the sliver's first column, MB its row of B^T, IC the
+    destination, IR the step's first k, %rsi ldb in bytes, %rdi the zero
+    row, %rdx the column's row, %rax and %rcx scratch."""
     tt = p.tt
     eb = tt.element_bytes
     tk = tt.tile_k
@@ -711,61 +719,20 @@ def _emit_pack_b_transposed(asm, p):
 
 
 def _emit_pack_b(asm, p):
-    """8-bit B[pc:pc+kb, jc:jc+nb] into VNNI tiles, a group of four rows
-    at a time, the rows read along 64 columns (four slivers) at a time:
-    the four rows' 64 loaded (a row past kb masked to nothing, the last 64
-    masked to nb), interleaved by byte and word unpacks into dwords (the
-    lowest k in the lowest byte) within 128-bit lanes, the lanes of the
-    four results transposed into the four slivers' tile rows. Each row is
-    read in order (as _emit_pack_b_pairs). Registers: IR the group's
-    first k in the block, MB its first row, IC its place in the first
-    sliver, JR the columns done, %rax the first row's 64 and %rdx the
-    fourth's (%rsi ldb), %rcx their place, %rdi the distance between
-    blocks of NR columns."""
-    group_loop = asm.label("PACK B: next group of four rows")
-    column_loop = asm.label("PACK B: next 64 columns of the group")
-    tail = asm.label("PACK B: the group's last columns, masked to nb")
-    group_done = asm.label("PACK B: group done")
-    same_step = asm.label("PACK B: the next group in the same tile step")
+    """8-bit B into VNNI tiles (_emit_pack_b_rows): a group of four rows,
+    64 columns (four slivers) at a time, interleaved by byte and word
+    unpacks into dwords (the lowest k in the lowest byte) within 128-bit
+    lanes, the lanes of the four results transposed into the four
+    slivers' tile rows."""
     asm.comment("PACK B: groups of 4 rows read along, 64 bytes at a time "
                 "interleaved into dwords, zero past kb")
-    _emit_last_columns_mask(asm, 64, "kmovq")
-    asm.ins(f"movq {STEPS}({WS}), %rdi")
-    asm.ins("movq %rdi, %rax")
-    asm.ins("shlq $12, %rax")                     # 64 columns
-    asm.ins(f"movq %rax, {PACK_STRIDE_SLOT}({WS})")
-    asm.ins(f"shlq ${(p.nr * TILE_BYTES).bit_length() - 1}, %rdi")
-    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
-    asm.ins(f"movq {PC}, {MB}")
-    asm.ins(f"imulq %rsi, {MB}")
-    asm.ins(f"addq {JC}, {MB}")
-    asm.ins(f"addq 8({WS}), {MB}")
-    asm.ins(f"leaq {p.bp_offset}({WS}), {IC}")
-    asm.ins(f"xorl {IR}d, {IR}d")
-    asm.place(group_loop)
-    if p.step_rows:
-        _emit_run_rows(asm, p, 4, "kmovq")
-    else:
-        asm.comment("rows past kb: masked to nothing (%k2-%k5)")
-        asm.ins("xorl %ecx, %ecx")
-        for i in range(4):
-            asm.ins(f"leaq {i}({IR}), %rdx")
-            asm.ins("movq $-1, %rax")
-            asm.ins(f"cmpq {KB}, %rdx")
-            asm.ins("cmovaeq %rcx, %rax")
-            asm.ins(f"kmovq %rax, %k{2 + i}")
-    asm.ins(f"movq {MB}, %rax")
-    asm.ins("leaq (%rax, %rsi, 2), %rdx")
-    asm.ins("addq %rsi, %rdx")
-    asm.ins(f"movq {IC}, %rcx")
-    asm.ins(f"movl $64, {JR}d")
     first, second = ((1, 0), (3, 2)) if p.fault == "swap-pairs" else \
         ((0, 1), (2, 3))
     rows = ("(%rax)", "(%rax, %rsi)", "(%rax, %rsi, 2)", "(%rdx)")
 
-    def columns():
+    def body(masks):
         for i in range(4):
-            asm.ins(f"vmovdqu8 {rows[i]}, %zmm{i}{{%k{2 + i}}}{{z}}")
+            asm.ins(f"vmovdqu8 {rows[i]}, %zmm{i}{{{masks[i]}}}{{z}}")
         asm.ins(f"vpunpcklbw %zmm{first[1]}, %zmm{first[0]}, %zmm4")
         asm.ins(f"vpunpckhbw %zmm{first[1]}, %zmm{first[0]}, %zmm5")
         asm.ins(f"vpunpcklbw %zmm{second[1]}, %zmm{second[0]}, %zmm6")
@@ -794,34 +761,7 @@ def _emit_pack_b(asm, p):
         if p.nr == TILE_ROWS:
             asm.ins("subq %rdi, %rcx")
 
-    asm.place(column_loop)
-    asm.ins(f"cmpq {NB}, {JR}")
-    asm.ins(f"ja {fwd(tail)}")
-    columns()
-    asm.ins("addq $64, %rax")
-    asm.ins("addq $64, %rdx")
-    asm.ins(f"addq {PACK_STRIDE_SLOT}({WS}), %rcx")
-    asm.ins(f"addq $64, {JR}")
-    asm.ins(f"jmp {back(column_loop)}")
-    asm.place(tail)
-    asm.ins(f"subq $64, {JR}")
-    asm.ins(f"cmpq {NB}, {JR}")
-    asm.ins(f"jae {fwd(group_done)}")
-    for i in range(4):
-        asm.ins(f"kandq %k1, %k{2 + i}, %k{2 + i}")
-    columns()
-    asm.place(group_done)
-    asm.ins(f"leaq ({MB}, %rsi, 4), {MB}")
-    asm.ins(f"addq ${TILE_BYTES}, {IC}")
-    asm.ins(f"addq $4, {IR}")
-    asm.ins(f"testq ${p.tt.tile_k - 1}, {IR}")
-    asm.ins(f"jnz {fwd(same_step)}")
-    asm.ins(f"addq ${p.b_step_bytes - TILE_SIZE}, {IC}")
-    asm.place(same_step)
-    asm.ins(f"movq {STEPS}({WS}), %rax")
-    asm.ins("shlq $6, %rax")
-    asm.ins(f"cmpq %rax, {IR}")
-    asm.ins(f"jb {back(group_loop)}")
+    _emit_pack_b_rows(asm, p, 4, 64, "kmovq", body)
 
 
 def _emit_pack_a(asm, p):
