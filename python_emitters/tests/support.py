@@ -137,6 +137,24 @@ def cpu_has(flag):
     return False
 
 
+#: The C compiler that builds the kernels' test harnesses.
+GCC = shutil.which("gcc") or shutil.which("cc")
+
+
+def runs_kernels(*flags, lacks=None):
+    """Class decorator for tests that assemble kernels and run them on this
+    CPU: skipped, with the reason, without llvm-mc, without a C compiler,
+    or where /proc/cpuinfo lacks one of `flags` (`lacks` names them in the
+    reason)."""
+    def decorate(cls):
+        cls = unittest.skipUnless(
+            all(cpu_has(flag) for flag in flags),
+            f"host CPU lacks {lacks or ' and '.join(flags)}")(cls)
+        cls = unittest.skipUnless(GCC, "no C compiler on PATH")(cls)
+        return requires_llvm_mc(cls)
+    return decorate
+
+
 class RefusalTestCase(unittest.TestCase):
     """A test of an emitter's refusals: `emit_under_test` (a staticmethod)
     must raise a RequestError whose message contains `words`."""

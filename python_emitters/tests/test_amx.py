@@ -8,10 +8,10 @@ import unittest
 
 from qimeng_emitters.amx import emit as emit_amx
 
-from .support import LLVM_MC, RefusalTestCase, cpu_has, emit, header
+from .support import RefusalTestCase, emit, header, runs_kernels
 from .test_dotconv import HARNESS as CONV_HARNESS
 from .test_dotconv import DotConvExecutionTest
-from .test_dotgemm import GCC, INT8_HARNESS, HarnessTest, KernelHarness
+from .test_dotgemm import INT8_HARNESS, HarnessTest, KernelHarness
 
 BASE = {"version": 1, "kind": "sbgemm", "isa": "amx", "m": 37, "n": 45,
         "k": 29, "mr": 32, "nr": 32, "kc": 64, "mc": 64, "nc": 64,
@@ -81,15 +81,7 @@ class AmxHarness(HarnessTest):
     MATTR = HarnessTest.MATTR + ",+amx-tile,+amx-bf16,+amx-int8"
 
 
-def _skip_reason(flag):
-    return f"host CPU lacks {flag} (AMX)"
-
-
-@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
-                     "llvm-mc-22 on PATH")
-@unittest.skipUnless(GCC, "no C compiler on PATH")
-@unittest.skipUnless(cpu_has("amx_bf16") and cpu_has("avx512bw"),
-                     _skip_reason("amx_bf16"))
+@runs_kernels("amx_bf16", "avx512bw", lacks="amx_bf16 (AMX)")
 class Bf16ExecutionTest(AmxHarness):
 
     def test_kernels_match_reference(self):
@@ -234,11 +226,7 @@ class Bf16ExecutionTest(AmxHarness):
                 self.assertIn("bad elements", output)
 
 
-@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
-                     "llvm-mc-22 on PATH")
-@unittest.skipUnless(GCC, "no C compiler on PATH")
-@unittest.skipUnless(cpu_has("amx_int8") and cpu_has("avx512bw"),
-                     _skip_reason("amx_int8"))
+@runs_kernels("amx_int8", "avx512bw", lacks="amx_int8 (AMX)")
 class Int8ExecutionTest(AmxHarness):
     HARNESS = INT8_HARNESS
 
@@ -312,11 +300,7 @@ class ConvRequestTest(RefusalTestCase):
         self.refuses(conv_request(a_layout="rows"), "k-major")
 
 
-@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
-                     "llvm-mc-22 on PATH")
-@unittest.skipUnless(GCC, "no C compiler on PATH")
-@unittest.skipUnless(cpu_has("amx_bf16") and cpu_has("amx_int8"),
-                     _skip_reason("amx_bf16 and amx_int8"))
+@runs_kernels("amx_bf16", "amx_int8", lacks="amx_bf16 and amx_int8 (AMX)")
 class ConvExecutionTest(KernelHarness):
     """nhwc convolutions on AMX tiles (amx.AmxConv), run by dotconv's
     harness: its input with stride gaps, its exact reference."""

@@ -10,8 +10,8 @@ import unittest
 
 from qimeng_emitters.dotconv import emit as emit_conv
 
-from .support import LLVM_MC, RefusalTestCase, cpu_has, header
-from .test_dotgemm import GCC, PREPACK_B, KernelHarness, prepacked_b_args
+from .support import RefusalTestCase, header, runs_kernels
+from .test_dotgemm import PREPACK_B, KernelHarness, prepacked_b_args
 
 BASE = {"version": 1, "kind": "sbconv2d", "isa": "avx512",
         "layout": "nhwc_hwcf", "n": 2, "h": 7, "w": 9, "c": 6, "f": 37,
@@ -171,12 +171,8 @@ class DotConvRequestTest(RefusalTestCase):
         self.assertIn("avx512vnni", header(text, "features"))
 
 
-@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
-                     "llvm-mc-22 on PATH")
-@unittest.skipUnless(GCC, "no C compiler on PATH")
-@unittest.skipUnless(cpu_has("avx512_bf16") and cpu_has("avx512_vnni")
-                     and cpu_has("avx512bw"),
-                     "host CPU lacks AVX512-BF16 or AVX512-VNNI")
+@runs_kernels("avx512_bf16", "avx512_vnni", "avx512bw",
+              lacks="AVX512-BF16 or AVX512-VNNI")
 class DotConvExecutionTest(KernelHarness):
     HARNESS = HARNESS
     #: The emitter whose kernels run_kernel runs.

@@ -4,16 +4,15 @@ kernels run on this CPU against a reference, with guards; broken variants
 caught."""
 
 import os
-import shutil
 import subprocess
 import tempfile
 import unittest
 
 from qimeng_emitters.dotgemm import emit as emit_dot
 
-from .support import LLVM_MC, RefusalTestCase, changed, cpu_has, header
+from .support import (GCC, LLVM_MC, RefusalTestCase, changed, header,
+                      runs_kernels)
 
-GCC = shutil.which("gcc") or shutil.which("cc")
 
 BASE = {"version": 1, "kind": "sbgemm", "isa": "avx512", "m": 37, "n": 45,
         "k": 29, "mr": 8, "nr": 48, "k_unroll": 2, "kc": 10, "mc": 16,
@@ -322,9 +321,7 @@ class KernelHarness(unittest.TestCase):
         return run.returncode, run.stdout
 
 
-@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
-                     "llvm-mc-22 on PATH")
-@unittest.skipUnless(GCC, "no C compiler on PATH")
+@runs_kernels()
 class HarnessTest(KernelHarness):
     HARNESS = HARNESS
     #: The emitter whose kernels run_kernel runs.
@@ -369,11 +366,7 @@ class HarnessTest(KernelHarness):
 
 
 
-@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
-                     "llvm-mc-22 on PATH")
-@unittest.skipUnless(GCC, "no C compiler on PATH")
-@unittest.skipUnless(cpu_has("avx512_bf16") and cpu_has("avx512bw"),
-                     "host CPU lacks AVX512-BF16")
+@runs_kernels("avx512_bf16", "avx512bw", lacks="AVX512-BF16")
 class Bf16ExecutionTest(HarnessTest):
 
     def test_runtime_rows_and_parts(self):
@@ -581,11 +574,7 @@ class Bf16ExecutionTest(HarnessTest):
                     self.assertIn("bad elements", output)
 
 
-@unittest.skipUnless(LLVM_MC, "llvm-mc not found: set QIMENG_LLVM_MC or put "
-                     "llvm-mc-22 on PATH")
-@unittest.skipUnless(GCC, "no C compiler on PATH")
-@unittest.skipUnless(cpu_has("avx512_vnni") and cpu_has("avx512bw"),
-                     "host CPU lacks AVX512-VNNI")
+@runs_kernels("avx512_vnni", "avx512bw", lacks="AVX512-VNNI")
 class Int8ExecutionTest(HarnessTest):
     HARNESS = INT8_HARNESS
 
