@@ -3,7 +3,12 @@
 // zero-filled f32 accumulator, its bf16 linear layer (the weight through
 // linalg.transpose, arith.truncf after: the kernel's bf16 output), a
 // batch_matmul accumulating into a bias, a quantized s8 x s8 -> i32 matmul
-// and a u8 x s8 generic. On tensors,
+// and a u8 x s8 generic; a token batch of 8 rows through a linear layer
+// with a bias and relu, and a u8 x s8 generic of 16 rows against a
+// weight stored N x K (both K whole tile steps: the product transposed,
+// C^T = B^T A^T with the weights read where they lie, `_btdirect`; the
+// u8 one as TDPBSUD), and a matmul whose K is whole tile steps (A read in
+// place, `_adirect`). On tensors,
 // bufferized with one-shot-bufferize's function boundaries (dynamic
 // strides: the kernels read their leading dimensions at run time). Run
 // with and without the pass under stock mlir-runner, and ahead of time
@@ -54,16 +59,24 @@
 // CHECK:         llvm.call @qm_s8s8gemm_37x45x131_nn_b0_ldrt_{{.*}}_x86_64_amxint8(
 // CHECK-LABEL: func.func @u8s8_generic(
 // CHECK:         llvm.call @qm_u8s8gemm_33x20x200_nn_ldrt_{{.*}}_x86_64_amxint8(
+// CHECK-LABEL: func.func @decode_linear_bias_relu(
+// CHECK:         llvm.call @qm_sbgemm_8x70x64_nt_b0_bias_relu_ldrt_btdirect_{{.*}}_adirect_x86_64_amxbf16(
+// CHECK-LABEL: func.func @u8s8_linear(
+// CHECK:         llvm.call @qm_u8s8gemm_16x40x128_nt_ldrt_btdirect_{{.*}}_x86_64_amxint8(
+// CHECK-LABEL: func.func @bf16_whole_steps(
+// CHECK:         llvm.call @qm_sbgemm_50x45x64_nn_b0_ldrt_{{.*}}_adirect_x86_64_amxbf16(
 // CHECK: llvm.inline_asm has_side_effects {{.*}}tdpbf16ps
 // CHECK-SAME: ~{tmm0}
 
-// OUT-COUNT-5: rank =
+// OUT-COUNT-8: rank =
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#row = affine_map<(d0, d1) -> (d1)>
 
 func.func @bf16_matmul(%a: tensor<70x100xbf16>, %b: tensor<100x45xbf16>) -> tensor<70x45xf32> {
   %zero = arith.constant 0.0 : f32
@@ -113,6 +126,54 @@ func.func @u8s8_generic(%a: tensor<33x200xi8>, %b: tensor<200x20xi8>, %c: tensor
     linalg.yield %s : i32
   } -> tensor<33x20xi32>
   return %r : tensor<33x20xi32>
+}
+
+func.func @decode_linear_bias_relu(%x: tensor<8x64xbf16>, %w: tensor<70x64xbf16>, %b: tensor<70xf32>) -> tensor<8x70xf32> {
+  %zero = arith.constant 0.0 : f32
+  %wt0 = tensor.empty() : tensor<64x70xbf16>
+  %wt = linalg.transpose ins(%w : tensor<70x64xbf16>) outs(%wt0 : tensor<64x70xbf16>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<8x70xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x70xf32>) -> tensor<8x70xf32>
+  %mm = linalg.matmul ins(%x, %wt : tensor<8x64xbf16>, tensor<64x70xbf16>) outs(%acc : tensor<8x70xf32>) -> tensor<8x70xf32>
+  %o = tensor.empty() : tensor<8x70xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<8x70xf32>, tensor<70xf32>) outs(%o : tensor<8x70xf32>) {
+  ^bb0(%v: f32, %bias: f32, %u: f32):
+    %s = arith.addf %v, %bias : f32
+    %relu = arith.maximumf %s, %zero : f32
+    linalg.yield %relu : f32
+  } -> tensor<8x70xf32>
+  return %r : tensor<8x70xf32>
+}
+
+func.func @u8s8_linear(%a: tensor<16x128xi8>, %w: tensor<40x128xi8>, %c: tensor<16x40xi32>) -> tensor<16x40xi32> {
+  %r = linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<16x128xi8>, tensor<40x128xi8>) outs(%c : tensor<16x40xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xi = arith.extui %x : i8 to i32
+    %yi = arith.extsi %y : i8 to i32
+    %p = arith.muli %xi, %yi : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<16x40xi32>
+  return %r : tensor<16x40xi32>
+}
+
+func.func @bf16_whole_steps(%a: tensor<50x64xbf16>, %b: tensor<64x45xbf16>) -> tensor<50x45xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<50x45xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<50x45xf32>) -> tensor<50x45xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<50x64xbf16>, tensor<64x45xbf16>) outs(%acc : tensor<50x45xf32>) -> tensor<50x45xf32>
+  return %r : tensor<50x45xf32>
+}
+
+// A bf16 matrix of small integers ((i * x + j * y) mod 9 - 4).
+func.func private @smallints2d(%rows: index, %cols: index, %x: index, %y: index) -> tensor<?x?xbf16> {
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty(%c1, %rows, %cols) : tensor<?x?x?xbf16>
+  %t = call @smallints(%e, %c1, %x, %y) : (tensor<?x?x?xbf16>, index, index, index) -> tensor<?x?x?xbf16>
+  %r = tensor.collapse_shape %t [[0, 1], [2]] : tensor<?x?x?xbf16> into tensor<?x?xbf16>
+  return %r : tensor<?x?xbf16>
 }
 
 // (i * x + j * y) mod 256 as i8: every bit pattern, both extremes.
@@ -247,5 +308,51 @@ func.func @main() {
   %um = bufferization.to_buffer %u : tensor<33x20xi32> to memref<33x20xi32>
   %uu = memref.cast %um : memref<33x20xi32> to memref<*xi32>
   call @printMemrefI32(%uu) : (memref<*xi32>) -> ()
+
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c40 = arith.constant 40 : index
+  %c50 = arith.constant 50 : index
+  %c64 = arith.constant 64 : index
+  %c70 = arith.constant 70 : index
+  %c128 = arith.constant 128 : index
+  %dxd = call @smallints2d(%c8, %c64, %c7, %c5) : (index, index, index, index) -> tensor<?x?xbf16>
+  %dx = tensor.cast %dxd : tensor<?x?xbf16> to tensor<8x64xbf16>
+  %dwd = call @smallints2d(%c70, %c64, %c11, %c3) : (index, index, index, index) -> tensor<?x?xbf16>
+  %dw = tensor.cast %dwd : tensor<?x?xbf16> to tensor<70x64xbf16>
+  %db0 = tensor.empty() : tensor<70xf32>
+  %db = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%db0 : tensor<70xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %thirty = arith.constant 30 : i64
+    %v = arith.subi %ii, %thirty : i64
+    %fv = arith.sitofp %v : i64 to f32
+    linalg.yield %fv : f32
+  } -> tensor<70xf32>
+  %dl = call @decode_linear_bias_relu(%dx, %dw, %db) : (tensor<8x64xbf16>, tensor<70x64xbf16>, tensor<70xf32>) -> tensor<8x70xf32>
+  %dlm = bufferization.to_buffer %dl : tensor<8x70xf32> to memref<8x70xf32>
+  %dlu = memref.cast %dlm : memref<8x70xf32> to memref<*xf32>
+  call @printMemrefF32(%dlu) : (memref<*xf32>) -> ()
+
+  %lad = call @bytes(%c16, %c128, %c13, %c7) : (index, index, index, index) -> tensor<?x?xi8>
+  %lwd = call @bytes(%c40, %c128, %c5, %c11) : (index, index, index, index) -> tensor<?x?xi8>
+  %la = tensor.cast %lad : tensor<?x?xi8> to tensor<16x128xi8>
+  %lw = tensor.cast %lwd : tensor<?x?xi8> to tensor<40x128xi8>
+  %lce = tensor.empty() : tensor<16x40xi32>
+  %lc = linalg.fill ins(%one : i32) outs(%lce : tensor<16x40xi32>) -> tensor<16x40xi32>
+  %l = call @u8s8_linear(%la, %lw, %lc) : (tensor<16x128xi8>, tensor<40x128xi8>, tensor<16x40xi32>) -> tensor<16x40xi32>
+  %lm = bufferization.to_buffer %l : tensor<16x40xi32> to memref<16x40xi32>
+  %lu = memref.cast %lm : memref<16x40xi32> to memref<*xi32>
+  call @printMemrefI32(%lu) : (memref<*xi32>) -> ()
+
+  %wad = call @smallints2d(%c50, %c64, %c5, %c13) : (index, index, index, index) -> tensor<?x?xbf16>
+  %wa = tensor.cast %wad : tensor<?x?xbf16> to tensor<50x64xbf16>
+  %wbd = call @smallints2d(%c64, %c45, %c3, %c7) : (index, index, index, index) -> tensor<?x?xbf16>
+  %wb = tensor.cast %wbd : tensor<?x?xbf16> to tensor<64x45xbf16>
+  %ws = call @bf16_whole_steps(%wa, %wb) : (tensor<50x64xbf16>, tensor<64x45xbf16>) -> tensor<50x45xf32>
+  %wsm = bufferization.to_buffer %ws : tensor<50x45xf32> to memref<50x45xf32>
+  %wsu = memref.cast %wsm : memref<50x45xf32> to memref<*xf32>
+  call @printMemrefF32(%wsu) : (memref<*xf32>) -> ()
   return
 }
