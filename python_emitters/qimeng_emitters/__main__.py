@@ -28,8 +28,8 @@ def _sconv2d(request):
 
 
 def _dot_gemm(request):
-    """bf16 and 8-bit GEMMs: on AMX tiles (isa amx) or on AVX-512's dot
-    instructions (dotgemm.py)."""
+    """bf16, f16 and 8-bit GEMMs: on AMX tiles (isa amx) or on AVX-512's
+    dot instructions (dotgemm.py; not f16)."""
     return (amx.emit if request.get("isa") == "amx" else
             dotgemm.emit)(request)
 
@@ -52,6 +52,7 @@ KINDS = {
     "version": _version,
     "sgemm": _sgemm,
     "sbgemm": _dot_gemm,
+    "shgemm": _dot_gemm,
     "igemm": _dot_gemm,
     "sconv2d": _sconv2d,
     "sbconv2d": _dot_conv,

@@ -118,13 +118,20 @@ B_TILES = (6, 7)
 @dataclass(frozen=True)
 class TileType:
     """One row per element-type combination: data, not code."""
-    name: str           # "bf16", "u8s8", "s8s8"
+    name: str           # "bf16", "u8s8", "s8s8", "f16"
     kind: str           # the request's kind
+    op: str             # the symbol's operation
     element_bytes: int  # of A and B
     group: int          # k per dword of a B tile row
     dot: str            # the tile instruction
     suffix: str         # the symbol's ISA part
     features: tuple     # LLVM features of the code
+    # f16 on the bf16 tiles: each element split exactly into two bf16, x =
+    # hi + lo (hi its upper 8 significant bits, lo the other 3), packed as
+    # four bf16 a k: A's k the dwords (hi, hi), (lo, lo), B's k the dword
+    # (hi, lo) in two tile rows, so that TDPBF16PS adds a*b = hi*hi +
+    # hi*lo + lo*hi + lo*lo, each product exact in f32.
+    split: bool = False
 
     @property
     def types(self):
@@ -132,7 +139,8 @@ class TileType:
 
     @property
     def tile_k(self):
-        return TILE_BYTES // self.element_bytes
+        """k a tile step: 64 bytes of A's row (four bf16 a k, split)."""
+        return TILE_BYTES // (self.element_bytes * (4 if self.split else 1))
 
     @property
     def ops_per_dword(self):
@@ -142,20 +150,24 @@ class TileType:
 
 _COMMON = ("avx512f", "avx512bw", "avx512vl", "bmi2", "amx-tile")
 TILE_TYPES = {
-    "bf16": TileType("bf16", "sbgemm", 2, 2, "tdpbf16ps", "amxbf16",
-                     _COMMON + ("amx-bf16", "avx512bf16")),
-    "u8s8": TileType("u8s8", "igemm", 1, 4, "tdpbusd", "amxint8",
-                     _COMMON + ("amx-int8",)),
-    "s8s8": TileType("s8s8", "igemm", 1, 4, "tdpbssd", "amxint8",
-                     _COMMON + ("amx-int8",)),
+    "bf16": TileType("bf16", "sbgemm", "sbgemm", 2, 2, "tdpbf16ps",
+                     "amxbf16", _COMMON + ("amx-bf16", "avx512bf16")),
+    "u8s8": TileType("u8s8", "igemm", "u8s8gemm", 1, 4, "tdpbusd",
+                     "amxint8", _COMMON + ("amx-int8",)),
+    "s8s8": TileType("s8s8", "igemm", "s8s8gemm", 1, 4, "tdpbssd",
+                     "amxint8", _COMMON + ("amx-int8",)),
+    "f16": TileType("f16", "shgemm", "shgemm", 2, 1, "tdpbf16ps",
+                    "amxbf16", _COMMON + ("amx-bf16", "avx512dq"),
+                    split=True),
 }
 
 # Test-only deliberately broken kernels the validator must catch: drop-k
 # leaves the first k of every tile step out of packed A, swap-pairs
 # interleaves a group of B in reverse order (A(i,k) meets B(k+1,j)),
-# write-past-edge stores an edge block's whole tiles into C.
+# write-past-edge stores an edge block's whole tiles into C, drop-low
+# packs f16's hi parts alone (bf16's precision, not f16's).
 FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
-          "hang")
+          "hang", "drop-low")
 
 
 # Fields of the dot GEMMs' requests (C++'s GemmDesc) the AMX kernels take
@@ -289,6 +301,13 @@ class Params:
             raise RequestError(
                 f"unknown fault {self.fault!r}; expected one of "
                 + ", ".join(f for f in FAULTS if f) + " (test-only)")
+        if (self.fault == "drop-low") != (
+                self.tt.split and self.fault == "drop-low") or (
+                    self.tt.split and self.fault == "swap-pairs"):
+            raise RequestError(f"fault {self.fault}: "
+                               + ("f16's B dwords hold one k, no pairs to "
+                                  "swap" if self.tt.split else
+                                  "only f16 is split into parts"))
         if self.fault == "swap-pairs" and self.trans_b:
             raise RequestError("fault swap-pairs: B transposed has its "
                                "groups in place, no pairs to swap")
@@ -345,6 +364,16 @@ class Params:
                 f"a_layout {self.a_layout!r}: amx kernels pack A "
                 "(\"k-major\") or read it in place (\"direct\")")
         self.a_direct = self.a_layout == "direct"
+        if self.tt.split:
+            why = ("a_layout direct" if self.a_direct else
+                   "trans_b" if self.trans_b else
+                   "pack_b false" if self.transposed else
+                   "b_prepacked" if self.b_prepacked else
+                   "kc whole runs" if k_run else
+                   "bf16_output" if self.bf16_output else None)
+            if why:
+                raise RequestError(f"f16 is split into bf16 parts where it "
+                                   f"is packed: not with {why}")
         eb = self.tt.element_bytes
         if self.a_direct:
             if k_run:
@@ -378,8 +407,7 @@ class Params:
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{lda}_ldb{ldb}_ldc{self.ldc}"
             + (f"_ldd{self.ldd}" if self.bf16_output else ""))
-        kind = "sbgemm" if self.tt.name == "bf16" else f"{self.tt.name}gemm"
-        return (f"qm_{kind}_{self.c_m}x{self.c_n}x{self.k}_n"
+        return (f"qm_{self.tt.op}_{self.c_m}x{self.c_n}x{self.k}_n"
                 f"{'t' if self.trans_b else 'n'}{self.store_part()}"
                 f"{'_obf16' if self.bf16_output else ''}{lds}"
                 f"{'_btdirect' if self.transposed else ''}"
@@ -498,6 +526,39 @@ def _emit_pair_index(asm):
                     f"({WS})")
 
 
+def _emit_split_index(asm):
+    """f16: the VPERMI2D index at PAIR_INDEX_OFFSET that interleaves the
+    (hi, hi) dwords of eight k (the first table) with their (lo, lo)
+    dwords (the second) into A's row of a tile step."""
+    for q in range(8):              # two dwords a quadword
+        value = q | (16 + q) << 32
+        asm.ins(f"movabsq ${value:#x}, %rax")
+        asm.ins(f"movq %rax, {PAIR_INDEX_OFFSET + 8 * q}({WS})")
+
+
+def _emit_split_mask(asm):
+    """%zmm7: 0xffff0000 in every dword, an f32's hi part (its upper
+    half, the bf16 it truncates to). Clobbers %eax."""
+    asm.ins("movl $0xffff0000, %eax")
+    asm.ins("vpbroadcastd %eax, %zmm7")
+
+
+def _emit_split(asm, p, width, x, hi, lo, mask):
+    """x (f32 lanes of f16 values, %{width}mm registers named by number)
+    split exactly into hi = x's upper 16 bits (the bf16 toward zero) and
+    lo = x - hi (at most 3 significant bits, so its upper 16 bits are all
+    of it; zero where x is infinite, whose lo would be NaN). The drop-low
+    fault leaves lo zero. Uses %zmm7 (_emit_split_mask) and `mask`."""
+    r = f"%{width}mm"
+    asm.ins(f"vpandd {r}7, {r}{x}, {r}{hi}")
+    if p.fault == "drop-low":
+        asm.ins(f"vpxord {r}{lo}, {r}{lo}, {r}{lo}")
+        return
+    asm.ins(f"vfpclassps $0x18, {r}{x}, {mask}")     # +inf, -inf
+    asm.ins(f"knotw {mask}, {mask}")
+    asm.ins(f"vsubps {r}{hi}, {r}{x}, {r}{lo}{{{mask}}}{{z}}")
+
+
 def _emit_group_masks(asm, p, rows, kmov):
     """At a group of `rows` rows of B (IR its first packed k): %k2.. the
     rows inside the block (k below kb), or with runs (step_rows) inside
@@ -543,7 +604,7 @@ def _emit_b_row(asm, p):
     asm.ins(f"addq 8({WS}), {MB}")
 
 
-def _emit_pack_b_rows(asm, p, rows, columns, kmov, body):
+def _emit_pack_b_rows(asm, p, rows, columns, kmov, body, tile_rows=1):
     """B[pc:pc+kb, jc:jc+nb] (B as stored) into VNNI tiles, a group of
     `rows` rows (a k group) at a time, the group's rows read along
     `columns` columns at a time: body(masks) loads the group's rows at
@@ -554,8 +615,9 @@ def _emit_pack_b_rows(asm, p, rows, columns, kmov, body):
     is read in order, so that B streams from memory a row at a time
     (walking a sliver's rows down B instead, ldb apart, found each row's
     64 bytes in another page: bf16 16x4096x4096 87.5 GFLOPS that way, 131
-    this). Registers: IR the group's first packed k, MB its first row, IC
-    its place in the first sliver, JR the columns done."""
+    this). A group fills `tile_rows` rows of its slivers' tiles (two for
+    f16's k). Registers: IR the group's first packed k, MB its first row,
+    IC its place in the first sliver, JR the columns done."""
     group_loop = asm.label(f"PACK B: next group of {rows} rows")
     column_loop = asm.label(f"PACK B: next {columns} columns of the group")
     tail = asm.label("PACK B: the group's last columns, masked to nb")
@@ -602,7 +664,7 @@ def _emit_pack_b_rows(asm, p, rows, columns, kmov, body):
     body(masks)
     asm.place(group_done)
     asm.ins(f"leaq ({MB}, %rsi, {rows}), {MB}")
-    asm.ins(f"addq ${TILE_BYTES}, {IC}")
+    asm.ins(f"addq ${TILE_BYTES * tile_rows}, {IC}")
     asm.ins(f"addq ${rows}, {IR}")
     asm.ins(f"testq ${p.tt.tile_k - 1}, {IR}")
     asm.ins(f"jnz {fwd(same_step)}")
@@ -639,6 +701,33 @@ def _emit_pack_b_pairs(asm, p):
             asm.ins("vmovdqu32 %zmm4, (%rcx, %rdi)")
 
     _emit_pack_b_rows(asm, p, 2, 32, "kmovd", body)
+
+
+def _emit_pack_b_split(asm, p):
+    """f16 B into the bf16 tiles (_emit_pack_b_rows): a row of B read 32
+    columns (two slivers) at a time, widened to f32, split (_emit_split)
+    into the dwords (hi, lo) of each column, stored twice: the k's two
+    rows of its slivers' tiles (TileType.split)."""
+    asm.comment("PACK B: rows of f16 read along, 32 at a time split into "
+                "(hi, lo) bf16 dwords, each the two tile rows of its k")
+    _emit_split_mask(asm)
+
+    def body(masks):
+        asm.ins(f"vmovdqu16 (%rax), %zmm0{{{masks[0]}}}{{z}}")
+        asm.ins("vcvtph2ps %ymm0, %zmm1")
+        asm.ins("vextracti64x4 $1, %zmm0, %ymm0")
+        asm.ins("vcvtph2ps %ymm0, %zmm2")
+        for x in (1, 2):
+            _emit_split(asm, p, "z", x, 3, 4, "%k4")
+            asm.ins("vpsrld $16, %zmm3, %zmm3")
+            asm.ins(f"vpord %zmm4, %zmm3, %zmm{x}")
+        second = ((TILE_SIZE, "(%rcx)") if p.nr == 2 * TILE_ROWS else
+                  (0, "(%rcx, %rdi)"))
+        for x, (disp, base) in ((1, (0, "(%rcx)")), (2, second)):
+            for row in (0, TILE_BYTES):
+                asm.ins(f"vmovdqu32 %zmm{x}, {disp + row}{base}")
+
+    _emit_pack_b_rows(asm, p, 1, 32, "kmovd", body, tile_rows=2)
 
 
 def _emit_pack_b_transposed(asm, p):
@@ -856,6 +945,74 @@ def _emit_pack_a(asm, p):
     asm.ins(f"incq {IR}")
     # After the last row of MR, the next MR rows' steps start where this
     # row's would continue, MR - 1 rows back.
+    asm.ins(f"testq ${p.mr - 1}, {IR}")
+    asm.ins(f"jnz {fwd(next_row)}")
+    asm.ins(f"leaq {-(p.mr - 1) * TILE_BYTES}(%rcx), %rdx")
+    asm.place(next_row)
+    asm.ins(f"cmpq {MB}, {IR}")
+    asm.ins(f"jb {back(row_loop)}")
+
+
+def _emit_pack_a_split(asm, p):
+    """f16 A[ic:ic+mb, pc:pc+kb] into the layout of _emit_pack_a: each
+    tile step of a row 8 k widened to f32, split (_emit_split), their
+    dwords (hi, hi) and (lo, lo) interleaved k by k (TileType.split); the
+    last step masked to kb (%k3), zero past it. Registers: IR the row, %rdi
+    the source row, %rdx its packed place, JR the k left."""
+    tk = p.tt.tile_k
+    row_loop = asm.label("PACK A: next row")
+    step_loop = asm.label("PACK A: next tile step of the row")
+    last = asm.label("PACK A: the last tile step, masked to kb")
+    loaded = asm.label("PACK A: split the step")
+    next_row = asm.label("PACK A: the next row's place")
+    asm.comment(f"PACK A: rows of f16, {tk} k a tile step split into "
+                "(hi, hi), (lo, lo) bf16 dwords, zero past kb")
+    _emit_split_mask(asm)
+    asm.ins(f"vmovdqu32 {PAIR_INDEX_OFFSET}({WS}), %zmm6")
+    asm.ins(f"leaq -1({KB}), %rax")
+    asm.ins(f"andq ${tk - 1}, %rax")
+    asm.ins("incq %rax")
+    asm.ins(f"movl ${(1 << tk) - 1}, %esi")
+    asm.ins("bzhiq %rax, %rsi, %rax")
+    if p.fault == "drop-k":
+        asm.ins("andq $-2, %rax")
+        asm.ins("andq $-2, %rsi")
+    asm.ins("kmovq %rax, %k3")
+    asm.ins("kmovq %rsi, %k2")
+    asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
+    asm.ins(f"movq {IC}, %rdi")
+    asm.ins("imulq %rsi, %rdi")
+    asm.ins(f"leaq (%rdi, {PC}, 2), %rdi")
+    asm.ins(f"addq 0({WS}), %rdi")
+    asm.ins(f"leaq {p.ap_offset}({WS}), %rdx")
+    asm.ins(f"xorl {IR}d, {IR}d")
+    asm.place(row_loop)
+    asm.ins("movq %rdi, %rax")
+    asm.ins("movq %rdx, %rcx")
+    asm.ins(f"movq {KB}, {JR}")
+    asm.place(step_loop)
+    asm.ins(f"cmpq ${tk}, {JR}")
+    asm.ins(f"jle {fwd(last)}")
+    asm.ins("vmovdqu16 (%rax), %xmm0{%k2}{z}")
+    asm.ins(f"jmp {fwd(loaded)}")
+    asm.place(last)
+    asm.ins("vmovdqu16 (%rax), %xmm0{%k3}{z}")
+    asm.place(loaded)
+    asm.ins("vcvtph2ps %xmm0, %ymm0")
+    _emit_split(asm, p, "y", 0, 1, 2, "%k4")
+    for part in (1, 2):
+        asm.ins(f"vpsrld $16, %ymm{part}, %ymm3")
+        asm.ins(f"vpord %ymm3, %ymm{part}, %ymm{part}")
+    asm.ins("vmovdqa64 %zmm6, %zmm3")
+    asm.ins("vpermi2d %zmm2, %zmm1, %zmm3")
+    asm.ins("vmovdqu32 %zmm3, (%rcx)")
+    asm.ins(f"addq ${2 * tk}, %rax")
+    asm.ins(f"addq ${p.a_step_bytes}, %rcx")
+    asm.ins(f"subq ${tk}, {JR}")
+    asm.ins(f"jg {back(step_loop)}")
+    asm.ins(f"addq {LD_BYTES_OFFSET}({WS}), %rdi")
+    asm.ins("addq $64, %rdx")
+    asm.ins(f"incq {IR}")
     asm.ins(f"testq ${p.mr - 1}, {IR}")
     asm.ins(f"jnz {fwd(next_row)}")
     asm.ins(f"leaq {-(p.mr - 1) * TILE_BYTES}(%rcx), %rdx")
@@ -1565,7 +1722,9 @@ def _emit_body(p):
         for t, (row, count) in enumerate(p.step_rows):
             asm.ins(f"movq ${row}, {p.step_table + 16 * t}({WS})")
             asm.ins(f"movq ${count}, {p.step_table + 16 * t + 8}({WS})")
-    if not p.trans_b and tt.group == 2 and not p.b_prepacked:
+    if tt.split:
+        _emit_split_index(asm)
+    elif not p.trans_b and tt.group == 2 and not p.b_prepacked:
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
     m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.parallel, done,
@@ -1589,6 +1748,8 @@ def _emit_body(p):
         pass
     elif p.trans_b:
         _emit_pack_b_transposed(asm, p)
+    elif tt.split:
+        _emit_pack_b_split(asm, p)
     elif tt.group == 2:
         _emit_pack_b_pairs(asm, p)
     else:
@@ -1598,6 +1759,8 @@ def _emit_body(p):
         _emit_a_in_place(asm, p)
     elif p.step_rows:
         _emit_pack_a_runs(asm, p)
+    elif tt.split:
+        _emit_pack_a_split(asm, p)
     else:
         _emit_pack_a(asm, p)
     emit_sliver_heads(asm, jr_loop, ir_loop)
@@ -1632,8 +1795,7 @@ def _kernel_file(p, symbol, request, kind, summary, headers):
         + [f"tmm{i}" for i in range(8)],
         p.features,
         headers=["# qm.inner_loop_flops: " + str(
-            p.tm * p.tn * TILE_ROWS * TILE_ROWS * p.tt.group
-            * (TILE_BYTES // 4) * 2)]
+            p.tm * p.tn * TILE_ROWS * TILE_ROWS * p.tt.tile_k * 2)]
         + ([f"# qm.b_prepacked: nr={p.nr} k_groups={p.k_groups} "
             f"element_bytes={p.tt.element_bytes} plus128=0"]
            if p.b_prepacked else []) + headers)

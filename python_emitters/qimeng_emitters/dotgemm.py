@@ -156,12 +156,14 @@ GEMV_WORKSPACE = HEADER_BYTES + 64
 
 #: A's, B's and C's element types by element_types' name.
 ELEMENT_TYPES = {"bf16": ("bf16", "bf16", "f32"), "u8s8": ("u8", "s8", "s32"),
-                 "s8s8": ("s8", "s8", "s32")}
+                 "s8s8": ("s8", "s8", "s32"), "f16": ("f16", "f16", "f32")}
 
 
 def element_types(request, kind):
-    """The request's element types: "bf16" (sbgemm), or for an igemm
-    "u8s8" or "s8s8" by its `a_type` (default u8; B is s8)."""
+    """The request's element types: "bf16" (sbgemm), "f16" (shgemm), or
+    for an igemm "u8s8" or "s8s8" by its `a_type` (default u8; B is s8)."""
+    if kind == "shgemm":
+        return "f16"
     if kind != "igemm":
         return "bf16"
     a_type = request.get("a_type", "u8")
@@ -187,7 +189,12 @@ class Params:
             "pack_b", "a_layout", "b_prepacked")
             + (("a_type",) if kind == "igemm" else
                ("bf16_output", "ldd", "bias", "relu", "relu_max")))
-        self.dt = DOT_TYPES[element_types(request, kind)]
+        types = element_types(request, kind)
+        if types not in DOT_TYPES:
+            raise RequestError(
+                f"{kind}: {types} runs on AMX tiles (isa amx, amx.py), "
+                "not on the dot-product instructions")
+        self.dt = DOT_TYPES[types]
         if request.get("isa") != "avx512":
             raise RequestError(
                 f"{kind} kernels are written for isa avx512 (with "

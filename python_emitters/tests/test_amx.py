@@ -11,7 +11,7 @@ from qimeng_emitters.amx import emit as emit_amx
 from .support import RefusalTestCase, emit, header, runs_kernels
 from .test_dotconv import HARNESS as CONV_HARNESS
 from .test_dotconv import DotConvExecutionTest
-from .test_dotgemm import INT8_HARNESS, HarnessTest, KernelHarness
+from .test_dotgemm import HARNESS, INT8_HARNESS, HarnessTest, KernelHarness
 
 BASE = {"version": 1, "kind": "sbgemm", "isa": "amx", "m": 37, "n": 45,
         "k": 29, "mr": 32, "nr": 32, "kc": 64, "mc": 64, "nc": 64,
@@ -275,6 +275,71 @@ class Int8ExecutionTest(AmxHarness):
                 status, output = self.run_kernel(
                     fault, int8_request(fault=fault, mr=16, nr=16, mc=32,
                                         nc=32))
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
+
+
+def f16_request(**changes):
+    return request(**dict(dict(kind="shgemm", k=29, kc=16), **changes))
+
+
+# The bf16 harness on f16 operands: integers up to 260 in magnitude (9
+# significant bits, so that most have a low part past bf16's 8; every
+# product and every sum of up to 200 of them exact in f32).
+F16_HARNESS = HARNESS.replace(
+    "static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); "
+    "return u >> 16; }",
+    "#include <immintrin.h>\n"
+    "__attribute__((target(\"f16c\"))) static uint16_t bf(float f) "
+    "{ return _cvtss_sh(f, 0); }").replace(
+    "static float fl(uint16_t h) { uint32_t u = (uint32_t)h << 16; "
+    "float f; memcpy(&u, &f, 4); return f; }".replace("&u, &f", "&f, &u"),
+    "__attribute__((target(\"f16c\"))) static float fl(uint16_t h) "
+    "{ return _cvtsh_ss(h); }").replace(
+    "bf((float)(rand() % 9 - 4))", "bf((float)(rand() % 521 - 260))")
+
+
+@runs_kernels("amx_bf16", "avx512bw", "avx512dq", "f16c",
+              lacks="amx_bf16 (AMX)")
+class F16ExecutionTest(AmxHarness):
+    """shgemm: f16 split into bf16 parts on the bf16 tiles, exact."""
+    HARNESS = F16_HARNESS
+
+    def test_harness_is_f16(self):
+        self.assertIn("_cvtss_sh", self.HARNESS)
+        self.assertIn("_cvtsh_ss", self.HARNESS)
+        self.assertIn("rand() % 521", self.HARNESS)
+
+    def test_kernels_match_reference(self):
+        for name, req in {
+            "edges_odd_k": f16_request(),
+            "one_element": f16_request(m=1, n=1, k=1),
+            "whole_tiles": f16_request(m=64, n=64, k=64, overwrite=True),
+            "several_blocks": f16_request(m=100, n=150, k=197, kc=64,
+                                          mc=64, nc=96),
+            "one_tile_blocks": f16_request(m=40, n=50, k=70, mr=16, nr=16,
+                                           kc=32, mc=32, nc=32),
+            "tall_narrow": f16_request(m=70, n=20, k=40, mr=32, nr=16,
+                                       mc=64, nc=32),
+            "immediate_lds": f16_request(runtime_ld=None, lda=32, ldb=50,
+                                         ldc=52),
+            "wide_panels": f16_request(m=9, n=600, k=20, nc=576),
+            "bias_relu": f16_request(bias="columns", relu=True,
+                                     overwrite=True, m=70, k=100, kc=48),
+        }.items():
+            with self.subTest(name=name):
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
+    def test_faults_are_caught(self):
+        """drop-low leaves f16's low parts out: bf16's precision, which
+        these operands exceed."""
+        for fault in ("drop-k", "drop-low", "write-past-edge"):
+            with self.subTest(fault=fault):
+                status, output = self.run_kernel(
+                    fault, f16_request(fault=fault, mr=16, nr=16, mc=32,
+                                       nc=32))
                 self.assertEqual(status, 1, output)
                 self.assertIn("bad elements", output)
 
