@@ -211,9 +211,10 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
   nlohmann::json r = toJson(d);
   r["version"] = 1;
   // The kind names the element types: "sbgemm" is bf16 x bf16 -> f32,
-  // "igemm" u8 or s8 (a_type) x s8 -> s32.
+  // "shgemm" f16 x f16 -> f32, "igemm" u8 or s8 (a_type) x s8 -> s32.
   r["kind"] = d.precision == GemmPrecision::F32    ? "sgemm"
               : d.precision == GemmPrecision::Bf16 ? "sbgemm"
+              : d.precision == GemmPrecision::F16  ? "shgemm"
                                                    : "igemm";
   r.erase("dtype");
   // A run-time-ld kernel takes its leading dimensions at each call.
@@ -329,6 +330,8 @@ std::string qimeng::peakInstructionName(VectorIsa isa,
   const bool amx = isa == VectorIsa::Amx;
   if (precision == GemmPrecision::Bf16)
     return amx ? "TDPBF16PS (AMX)" : "VDPBF16PS";
+  if (precision == GemmPrecision::F16)
+    return "TDPBF16PS (AMX) / 4: an f16 product is four bf16 ones";
   if (isIntegerPrecision(precision))
     return amx ? "TDPBUSD (AMX)" : "VPDPBUSD";
   return "FMA";
@@ -341,7 +344,9 @@ qimeng::emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options,
       {"version", 1}, {"kind", "fma_peak"}, {"isa", isaName(isa).str()}};
   // AMX's tiles (TDPBF16PS, TDPBUSD) or AVX-512's dot instructions.
   const bool amx = isa == VectorIsa::Amx;
-  if (precision == GemmPrecision::Bf16)
+  if (precision == GemmPrecision::F16)
+    r["instruction"] = "amx-f16"; // TDPBF16PS, an f16 product four of its
+  else if (precision == GemmPrecision::Bf16)
     r["instruction"] = amx ? "amx-bf16" : "bf16-dot";
   else if (isIntegerPrecision(precision))
     r["instruction"] = amx ? "amx-int8" : "vnni-dot";

@@ -109,7 +109,7 @@ GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
   // The dot-product kernels' blocks hold whole groups of k (2 bf16, 4
   // bytes; f32's group is one k), AMX's whole tile steps (64 bytes of k).
   const int64_t kStep =
-      c.isa == VectorIsa::Amx ? amxTileK(d.operandElementBytes()) : d.kGroup();
+      c.isa == VectorIsa::Amx ? amxTileK(amxPackedElementBytes(d)) : d.kGroup();
   c.kc = std::max<int64_t>(1, std::min(c.kc, roundUp(d.k, kStep)));
   c.mc = std::min(c.mc, roundUp(d.m, c.mr));
   c.nc = std::min(c.nc, roundUp(d.n, c.nr));
@@ -361,7 +361,7 @@ std::string qimeng::amxRefusal(const GemmDesc &d) {
   return d.transA                   ? "A transposed"
          : d.bias == GemmBias::Rows ? "a bias along the rows"
          : (d.bias != GemmBias::None || d.relu) &&
-                 d.precision != GemmPrecision::Bf16
+                 isIntegerPrecision(d.precision)
              ? "an 8-bit epilogue"
          : d.dynamicM || d.dynamicN || d.dynamicK ? "run-time sizes"
                                                   : "";
@@ -405,7 +405,7 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   const ConvDesc *conv = problem.conv();
   // One row against B^T (a token through a linear layer) stays the
   // matrix-vector form, which reads B^T once and packs nothing.
-  if (!target.hasAmx(desc.precision == GemmPrecision::Bf16) ||
+  if (!target.hasAmx(isHalfPrecision(desc.precision)) ||
       !amxRefusal(desc).empty() ||
       (desc.m == 1 && desc.bTransposedRowsInPlace()) ||
       (conv && !conv->isNhwc()))
@@ -415,7 +415,8 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   c.mr = 32;
   c.nr = 32;
   c.kUnroll = 1;
-  const int64_t eb = desc.operandElementBytes();
+  // Bytes of k as packed (f16: four bf16 a k).
+  const int64_t eb = amxPackedElementBytes(desc);
   const int64_t l1 = std::max<int64_t>(target.caches.l1d, 32 * 1024);
   const int64_t l2 = std::max<int64_t>(target.caches.l2, 256 * 1024);
   c.kc = 512 / eb;
@@ -447,7 +448,9 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
     } else {
       c.kc = kc;
     }
-  } else if (desc.k % amxTileK(eb) == 0) {
+  } else if (desc.k % amxTileK(eb) == 0 &&
+             desc.precision != GemmPrecision::F16) {
+    // (f16 is split where it is packed: never in place.)
     // Few slivers of columns read each block of A's rows only once or
     // twice: in place whatever their L1 sets, all of K a block where B's
     // panel fits.
@@ -503,12 +506,12 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
 
 bool qimeng::amxMayTransposeProduct(const GemmDesc &desc) {
   return desc.transB && !desc.transA && !desc.bPrepacked && desc.m > 1 &&
-         desc.k % amxTileK(desc.operandElementBytes()) == 0;
+         desc.k % amxTileK(amxPackedElementBytes(desc)) == 0;
 }
 
 VectorIsa qimeng::matrixIsa(const Target &target, GemmPrecision precision) {
   if (precision != GemmPrecision::F32 &&
-      target.hasAmx(precision == GemmPrecision::Bf16))
+      target.hasAmx(isHalfPrecision(precision)))
     return VectorIsa::Amx;
   return target.bestIsa();
 }
@@ -525,6 +528,12 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
     return std::move(err);
   if (std::optional<GemmConfig> amx = amxConfig(problem, target))
     return *amx;
+  if (desc.precision == GemmPrecision::F16)
+    return llvm::createStringError(
+        llvm::formatv("f16 GEMM needs AMX-BF16 (each f16 split into bf16 "
+                      "parts on the tiles), which target {0} ({1}) lacks",
+                      target.triple, target.cpu)
+            .str());
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
   const char *feature = bf16 ? "avx512bf16" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||

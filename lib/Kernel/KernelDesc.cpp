@@ -67,6 +67,12 @@ llvm::Error GemmDesc::verify() const {
           llvm::formatv("ldd {0} is smaller than the {1} columns of D", ldd, n)
               .str());
   }
+  if (precision == GemmPrecision::F16 &&
+      (transA || transB || bPrepacked || dynamicM || dynamicN || dynamicK))
+    return llvm::createStringError(
+        "f16 operands run on AMX tiles, split into bf16 parts where they "
+        "are packed: A and B as stored (not transposed, not prepacked), "
+        "static sizes");
   if (bPrepacked && (precision == GemmPrecision::F32 || dynamicN || dynamicK))
     return llvm::createStringError(
         "a prepacked B is for the bf16 and 8-bit kernels, with N and K "
@@ -132,6 +138,8 @@ llvm::StringRef qimeng::gemmOpName(GemmPrecision precision) {
     return "s8s8gemm";
   case GemmPrecision::U8S8:
     return "u8s8gemm";
+  case GemmPrecision::F16:
+    return "shgemm";
   }
   return "sgemm";
 }
@@ -146,6 +154,8 @@ llvm::StringRef qimeng::convOpName(GemmPrecision precision) {
     return "s8s8conv2d";
   case GemmPrecision::U8S8:
     return "u8s8conv2d";
+  case GemmPrecision::F16:
+    return "shconv2d";
   }
   return "sconv2d";
 }
@@ -160,13 +170,16 @@ llvm::StringRef qimeng::precisionName(GemmPrecision precision) {
     return "s8s8";
   case GemmPrecision::U8S8:
     return "u8s8";
+  case GemmPrecision::F16:
+    return "f16";
   }
   return "f32";
 }
 
 std::optional<GemmPrecision> qimeng::parsePrecision(llvm::StringRef name) {
   for (GemmPrecision p : {GemmPrecision::F32, GemmPrecision::Bf16,
-                          GemmPrecision::S8S8, GemmPrecision::U8S8})
+                          GemmPrecision::S8S8, GemmPrecision::U8S8,
+                          GemmPrecision::F16})
     if (precisionName(p) == name)
       return p;
   return std::nullopt;
@@ -328,6 +341,12 @@ llvm::Error ConvDesc::verify() const {
         llvm::formatv("{0}: with run-time strides the input's w stride is "
                       "the kernel's immediate C ({1}), not {2}",
                       str(), c, s[2])
+            .str());
+  if (precision == GemmPrecision::F16)
+    return llvm::createStringError(
+        llvm::formatv("{0}: f16 convolutions are not generated yet (f16 "
+                      "GEMMs are)",
+                      str())
             .str());
   if (precision != GemmPrecision::F32) {
     if (!isNhwc() && precision == GemmPrecision::U8S8)

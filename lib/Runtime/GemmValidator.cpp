@@ -195,11 +195,11 @@ void toInt8Values(GuardedBuffer &buf, StoredLayout l, Distribution dist,
     }
 }
 
-/// Rounds the operand's elements to bf16 in place.
-void roundOperandToBf16(GuardedBuffer &buf, StoredLayout l) {
+/// Rounds the operand's elements to bf16 or f16 (`round`) in place.
+void roundOperand(GuardedBuffer &buf, StoredLayout l, float (*round)(float)) {
   for (int64_t r = 0; r < l.rows; ++r)
     for (int64_t c = 0; c < l.cols; ++c)
-      buf.data()[r * l.ld + c] = roundToBf16(buf.data()[r * l.ld + c]);
+      buf.data()[r * l.ld + c] = round(buf.data()[r * l.ld + c]);
 }
 
 /// describeOffset for an operand of `perFloat` elements to a float (bf16:
@@ -398,19 +398,22 @@ runOne(const GemmDesc &d,
   fillOperand(*aBuf, aLayout, gen);
   fillOperand(*bBuf, bLayout, gen);
   fillOperand(*cBuf, cLayout, gen);
-  // bf16 operands: A and B hold bf16 values, the kernel reads their bf16
-  // copies, the reference and OpenBLAS the same values in f32.
-  const bool bf16 = d.precision == GemmPrecision::Bf16;
+  // bf16 or f16 operands: A and B hold bf16 (f16) values, the kernel
+  // reads their 16-bit copies, the reference and OpenBLAS the same values
+  // in f32.
+  const bool half = isHalfPrecision(d.precision);
+  const bool f16 = d.precision == GemmPrecision::F16;
   std::optional<GuardedBuffer> aNarrow, bNarrow;
-  if (bf16) {
-    roundOperandToBf16(*aBuf, aLayout);
-    roundOperandToBf16(*bBuf, bLayout);
+  if (half) {
+    roundOperand(*aBuf, aLayout, f16 ? roundToF16 : roundToBf16);
+    roundOperand(*bBuf, bLayout, f16 ? roundToF16 : roundToBf16);
+    uint16_t (*halfBits)(float) = f16 ? f16BitsOf : bf16BitsOf;
     auto a = narrowOperand<uint16_t>(*aBuf, aLayout, options.guardElements,
-                                     bf16BitsOf);
+                                     halfBits);
     if (!a)
       return a.takeError();
     auto b = narrowOperand<uint16_t>(*bBuf, bLayout, options.guardElements,
-                                     bf16BitsOf);
+                                     halfBits);
     if (!b)
       return b.takeError();
     aNarrow = std::move(*a);
@@ -444,7 +447,7 @@ runOne(const GemmDesc &d,
         std::memcpy(&x, &v, sizeof(v));
       }
   }
-  const bool narrow = bf16 || integer;
+  const bool narrow = half || integer;
   const GuardedBuffer &aRead = narrow ? *aNarrow : *aBuf;
   const GuardedBuffer &bRead = narrow ? *bNarrow : *bBuf;
   // An overwriting kernel must not read C: its elements are NaN, which
@@ -544,7 +547,9 @@ runOne(const GemmDesc &d,
         applyEpilogue(d, bias0, ref, mag);
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
-  const double bound = gemmErrorBound(d.k);
+  // An f16 kernel may sum each product as four exact partial products
+  // (amx.py's split into bf16 parts): 4K terms in the f32 sum.
+  const double bound = gemmErrorBound(f16 ? 4 * d.k : d.k);
   const bool exact =
       dist == Distribution::SmallIntegers && smallIntegersAreExact(d.k);
   std::optional<std::string> failure;

@@ -424,15 +424,19 @@ allocateTimingOperands(const RequestProblem &p) {
   for (GuardedBuffer *buf : {&out.a, &out.b, &out.c, &out.bias})
     for (int64_t i = 0; i < buf->size(); ++i)
       buf->data()[i] = float((i * 7) % 13) / 13.0f - 0.5f;
-  // bf16 operands: the same values as bf16 in the first half (the buffers
-  // hold twice what they need), never NaN patterns from float bits; 8-bit
-  // ones as bytes over their range, C as small s32.
-  if (!conv && p.gemm.precision == GemmPrecision::Bf16)
+  // bf16 and f16 operands: the same values as 16-bit floats in the first
+  // half (the buffers hold twice what they need), never NaN patterns from
+  // float bits; 8-bit ones as bytes over their range, C as small s32.
+  if (!conv && isHalfPrecision(p.gemm.precision)) {
+    uint16_t (*halfBits)(float) = p.gemm.precision == GemmPrecision::F16
+                                      ? validation::f16BitsOf
+                                      : validation::bf16BitsOf;
     for (GuardedBuffer *buf : {&out.a, &out.b}) {
       auto *bits = reinterpret_cast<uint16_t *>(buf->data());
       for (int64_t i = 0; i < buf->size(); ++i)
-        bits[i] = validation::bf16BitsOf(float((i * 7) % 13) / 13.0f - 0.5f);
+        bits[i] = halfBits(float((i * 7) % 13) / 13.0f - 0.5f);
     }
+  }
   if (!conv && isIntegerPrecision(p.gemm.precision)) {
     for (GuardedBuffer *buf : {&out.a, &out.b}) {
       auto *bytes = reinterpret_cast<uint8_t *>(buf->data());

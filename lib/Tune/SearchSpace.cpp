@@ -178,7 +178,7 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   // kc: around the model's (clamped) kc, multiples of 8 (AMX: of its tile
   // step) within K.
   const int64_t kcStep =
-      amx ? amxTileK(desc.operandElementBytes()) : int64_t(8);
+      amx ? amxTileK(amxPackedElementBytes(desc)) : int64_t(8);
   const int64_t kcMax = amx ? (desc.k + kcStep - 1) / kcStep * kcStep : desc.k;
   std::vector<int64_t> kcs;
   for (auto [num, den] :
@@ -194,8 +194,10 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   decisions.push_back(factorDecision("mc", ref.mc, ref.kc, ref.mr, desc.m));
   decisions.push_back(factorDecision("nc", ref.nc, ref.kc, ref.nr, desc.n));
   // AMX packs A, or reads its tiles where A lies (amx.py's a_layout
-  // direct: K whole tile steps, A as stored; a convolution's pixels).
-  if (amx && !desc.transA && desc.k % kcStep == 0)
+  // direct: K whole tile steps, A as stored; a convolution's pixels; not
+  // f16, split where it is packed).
+  if (amx && !desc.transA && desc.k % kcStep == 0 &&
+      desc.precision != GemmPrecision::F16)
     decisions.push_back({"alayout",
                          {aLayoutName(ALayout::KMajor).str(),
                           aLayoutName(ALayout::Direct).str()},
@@ -300,7 +302,7 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
     // whole tile steps).
     const int64_t run = conv->contiguousRun();
     const int64_t step = base.isa == VectorIsa::Amx
-                             ? amxTileK(desc.operandElementBytes())
+                             ? amxTileK(amxPackedElementBytes(desc))
                              : conv->kcStep();
     const GemmConfig ref = clampToProblem(base, desc);
     std::vector<int64_t> kcs;
@@ -471,7 +473,7 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
   if (c.isa == VectorIsa::Amx && c.packB != BPacking::Panels &&
       (c.packB == BPacking::Fused || !desc_.transB || desc_.transA ||
        desc_.bPrepacked || c.aLayout != ALayout::Direct ||
-       desc_.k % amxTileK(desc_.operandElementBytes()) != 0))
+       desc_.k % amxTileK(amxPackedElementBytes(desc_)) != 0))
     return llvm::createStringError(
         "an AMX kernel packs B, or (packb=0) computes the product transposed "
         "with B^T's rows read in place: B transposed and not prepacked, A "
@@ -499,12 +501,16 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
   if (desc_.precision != GemmPrecision::F32) {
     // AMX's K step is its tile step; it takes lda at run time too.
     const bool amx = c.isa == VectorIsa::Amx;
-    const int64_t step = amx ? amxTileK(desc_.operandElementBytes())
+    const int64_t step = amx ? amxTileK(amxPackedElementBytes(desc_))
                              : desc_.kGroup() * c.kUnroll;
     if (amx && c.aLayout == ALayout::Rows)
       return llvm::createStringError(
           "an AMX kernel packs A (alayout=kmajor) or reads it in place "
           "(alayout=direct)");
+    if (c.aLayout == ALayout::Direct &&
+        desc_.precision == GemmPrecision::F16)
+      return llvm::createStringError(
+          "alayout=direct: f16 is split into bf16 parts where A is packed");
     if (c.aLayout == ALayout::Direct &&
         (desc_.transA || (desc_.runtimeLd && !amx) || desc_.dynamicK ||
          desc_.k % step != 0 || clampToProblem(c, desc_).kc % step != 0))

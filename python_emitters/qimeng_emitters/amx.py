@@ -1802,19 +1802,22 @@ def _kernel_file(p, symbol, request, kind, summary, headers):
 
 
 #: The probe's instruction by its name (peak.py's "instruction" field).
+#: amx-f16 times the same TDPBF16PS, counting an f16 multiply-add a
+#: quarter of its bf16 ones (TileType.split).
 PEAK_INSTRUCTIONS = {"amx-bf16": TILE_TYPES["bf16"],
-                     "amx-int8": TILE_TYPES["u8s8"]}
+                     "amx-int8": TILE_TYPES["u8s8"],
+                     "amx-f16": TILE_TYPES["f16"]}
 
 
 def emit_peak_probe(request):
     """The tile engine's peak (peak.py's protocol, isa amx): `iterations`
     rounds of one tile product into each of four C tiles (16 x 16 dwords,
-    each 16 groups of k), 4 x 16 x 16 x 16 x group x 2 ops a round."""
+    each a tile step of k), 4 x 16 x 16 x tile_k x 2 ops a round."""
     from .peak import probe_file
     name = request.get("instruction", "amx-bf16")
     if name not in PEAK_INSTRUCTIONS:
         raise RequestError(f"unknown instruction {name!r} for isa amx; "
-                           "expected amx-bf16 or amx-int8")
+                           "expected amx-bf16, amx-int8 or amx-f16")
     if "accumulators" in request:
         raise RequestError("an AMX probe has four accumulators, its C tiles")
     tt = PEAK_INSTRUCTIONS[name]
@@ -1851,8 +1854,8 @@ def emit_peak_probe(request):
     asm.ins("tilerelease")
     asm.ins("vzeroupper")
     return probe_file(
-        f"qm_{tt.suffix}_peak_x86_64_amx",
-        len(C_TILES) * TILE_ROWS * TILE_ROWS * TILE_ROWS * tt.group * 2,
+        f"qm_{name.replace('-', '')}_peak_x86_64_amx",
+        len(C_TILES) * TILE_ROWS * TILE_ROWS * tt.tile_k * 2,
         ["rax", "rcx", "rdx", "rsi", "rdi", "r11", "zmm0"]
         + [f"tmm{i}" for i in range(8)], tt.features, asm.text())
 

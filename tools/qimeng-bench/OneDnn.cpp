@@ -71,6 +71,8 @@ Types typesOf(GemmPrecision precision) {
     return {dnnl_s8, dnnl_s8, dnnl_s32};
   case GemmPrecision::U8S8:
     return {dnnl_u8, dnnl_s8, dnnl_s32};
+  case GemmPrecision::F16:
+    return {dnnl_f16, dnnl_f16, dnnl_f32};
   case GemmPrecision::F32:
     break;
   }

@@ -155,6 +155,8 @@ struct LoadedPeer {
   std::function<llvm::Error(const float *filter)> beforeTiming;
   // What the calls use.
   std::unique_ptr<ExternalGemm> gemm;
+  /// The problem `gemm` was prepared for (f16's widened to f32).
+  std::optional<GemmDesc> gemmPreparedAs;
   std::unique_ptr<OneDnn> onednn;
   std::unique_ptr<OneDnnConvPrimitive> conv;
   std::vector<float> scratch;
@@ -173,14 +175,17 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
   // the shapes it has no kernel for to it.
   openblas_set_num_threads(threads);
   const bool bf16 = !conv && g.precision == GemmPrecision::Bf16;
+  const bool f16 = !conv && g.precision == GemmPrecision::F16;
   const bool int8 = !conv && isIntegerPrecision(g.precision);
-  if ((bf16 || int8) && (peer == "blis" || peer == "libxsmm"))
+  if ((bf16 || f16 || int8) && (peer == "blis" || peer == "libxsmm"))
     return llvm::createStringError(
         "no " + precisionName(g.precision).str() +
         " GEMM compared (BLIS 0.9 has none; libxsmm's low-precision kernels "
         "are not wired into this benchmark)");
   if (int8 && peer == "openblas")
     return llvm::createStringError("OpenBLAS has no 8-bit integer GEMM");
+  if (f16 && peer == "openblas")
+    return llvm::createStringError("OpenBLAS 0.3.21 has no f16 GEMM");
   if (conv && g.precision != GemmPrecision::F32 && peer == "openblas")
     return llvm::createStringError("im2col + OpenBLAS is an f32 column (no " +
                                    precisionName(g.precision).str() +
@@ -270,8 +275,51 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
     lp.info.version = lp.gemm->version();
     lp.info.describe = lp.gemm->describe();
     lp.info.threads = lp.gemm->threads();
-    if (auto e = lp.gemm->prepare(g))
-      return std::move(e);
+    llvm::Error prepared = lp.gemm->prepare(g);
+    if (prepared && f16 && peer == "onednn") {
+      // oneDNN 2.6.3 has no f16 matmul on the CPU ("unimplemented"): its
+      // f32 matmul on the same values widened (exactly) to f32, which
+      // makes the same exact products and f32 sums. The widening happens
+      // outside the timing (timing widens its fixed operands once, in
+      // the untimed call before each batch).
+      lp.info.describe +=
+          "; f16: no f16 matmul here (" + llvm::toString(std::move(prepared)) +
+          "), so its f32 matmul on the f16 values widened to f32 outside "
+          "the timing";
+      GemmDesc wide = g;
+      wide.precision = GemmPrecision::F32;
+      if (auto e = lp.gemm->prepare(wide))
+        return std::move(e);
+      lp.gemmPreparedAs = wide;
+      const ExternalGemm *lib2 = lp.gemm.get();
+      auto widened = std::make_shared<std::vector<float>>();
+      auto widen = [g, widened](const float *a, const float *b) {
+        const auto *ah = reinterpret_cast<const uint16_t *>(a);
+        const auto *bh = reinterpret_cast<const uint16_t *>(b);
+        widened->resize(size_t(g.aSpan() + g.bSpan()));
+        for (int64_t i = 0; i < g.aSpan(); ++i)
+          (*widened)[size_t(i)] = validation::floatOfF16(ah[i]);
+        for (int64_t i = 0; i < g.bSpan(); ++i)
+          (*widened)[size_t(g.aSpan() + i)] = validation::floatOfF16(bh[i]);
+      };
+      lp.validationCall = [lib2, wide, widen, widened](
+                              const float *a, const float *b, float *c) {
+        widen(a, b);
+        lib2->gemm(wide, widened->data(), widened->data() + wide.aSpan(), c);
+      };
+      auto last = std::make_shared<std::pair<const float *, const float *>>();
+      lp.timedCall = [lib2, wide, widen, widened,
+                      last](const float *a, const float *b, float *c) {
+        if (last->first != a || last->second != b) {
+          widen(a, b);
+          *last = {a, b};
+        }
+        lib2->gemm(wide, widened->data(), widened->data() + wide.aSpan(), c);
+      };
+      return p;
+    }
+    if (prepared)
+      return std::move(prepared);
     const ExternalGemm *lib2 = lp.gemm.get();
     lp.validationCall = [lib2, g](const float *a, const float *b, float *c) {
       lib2->gemm(g, a, b, c);
@@ -299,7 +347,8 @@ llvm::Error validatePeer(LoadedPeer &lp, const KernelProblem &problem) {
   lp.info.validated = report->passed && lp.callError.empty();
   lp.info.failure = !lp.callError.empty() ? lp.callError : report->failure;
   if (lp.gemm)
-    lp.info.path = lp.gemm->pathFor(problem.gemm());
+    lp.info.path = lp.gemm->pathFor(
+        lp.gemmPreparedAs ? *lp.gemmPreparedAs : problem.gemm());
   return llvm::Error::success();
 }
 
@@ -336,6 +385,8 @@ void qimeng::fillTimingOperands(GuardedBuffer &a, GuardedBuffer &b,
       const float x = dist(rng);
       if (precision == GemmPrecision::Bf16)
         bits[j] = validation::bf16BitsOf(x);
+      else if (precision == GemmPrecision::F16)
+        bits[j] = validation::f16BitsOf(x);
       else if (isIntegerPrecision(precision))
         bytes[j] = int8_t(std::lround(x * 127));
       else

@@ -61,7 +61,12 @@ static cl::opt<std::string> dtypeOpt(
              "accumulation: ours' AVX512-BF16 kernels against oneDNN's bf16 "
              "matmul and OpenBLAS's sbgemm where the build has it); s8 (s8 A "
              "and B, s32 C) or u8s8 (u8 A): ours' AVX512-VNNI kernels "
-             "against oneDNN's int8 matmul. With --op conv2d the input is "
+             "against oneDNN's int8 matmul (AMX's tiles for bf16 and 8-bit "
+             "where the host has them); f16 (f16 A and B, f32 C and "
+             "accumulation, GEMM only: ours on the AMX-BF16 tiles, each f16 "
+             "split into two bf16, against oneDNN's f16 matmul, or where "
+             "it has none its f32 matmul on the values widened outside the "
+             "timing). With --op conv2d the input is "
              "A's type, the filter B's and the output C's, against oneDNN's "
              "convolution at the same types"),
     cl::init("f32"), cl::cat(benchCategory));
@@ -318,7 +323,8 @@ int main(int argc, char **argv) {
       dtypeOpt == "s8" ? std::string("s8s8") : std::string(dtypeOpt));
   if (!parsedPrecision)
     exitOnErr(llvm::createStringError("unsupported --dtype '" + dtypeOpt +
-                                      "'; expected f32, bf16, s8 or u8s8"));
+                                      "'; expected f32, bf16, f16, s8 or "
+                                      "u8s8"));
   const GemmPrecision precision = *parsedPrecision;
   if (runsOpt < 7)
     exitOnErr(llvm::createStringError("--runs must be at least 7"));
@@ -460,6 +466,8 @@ int main(int argc, char **argv) {
             : std::string(),
         precision == GemmPrecision::Bf16
             ? "sbgemm (bf16 A and B, f32 C, products exact, sums in f32)"
+        : precision == GemmPrecision::F16
+            ? "shgemm (f16 A and B, f32 C, products exact, sums in f32)"
         : precision == GemmPrecision::S8S8
             ? "s8s8gemm (s8 A and B, s32 C, exact)"
         : precision == GemmPrecision::U8S8

@@ -48,8 +48,17 @@ microKernelTable(VectorIsa isa, GemmPrecision precision = GemmPrecision::F32);
 /// precision is measured against (PeakGauge).
 VectorIsa matrixIsa(const Target &target, GemmPrecision precision);
 
-/// k of one AMX tile step: a tile row's 64 bytes (32 bf16, 64 bytes).
+/// k of one AMX tile step: a tile row's 64 bytes (32 bf16, 64 bytes; 8
+/// f16, each packed as four bf16).
 inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
+
+/// Bytes one k of A takes in a packed AMX row (and one column of B's
+/// packed tiles): the element's own, but 8 for f16, split into four bf16
+/// (amx.py, TileType.split).
+inline int64_t amxPackedElementBytes(const GemmDesc &desc) {
+  return desc.precision == GemmPrecision::F16 ? 8
+                                              : desc.operandElementBytes();
+}
 
 /// Tile steps of one run of `run` consecutive k packed padded to whole
 /// steps (an AMX convolution whose kc is whole runs: amx.py's k_run).

@@ -54,21 +54,29 @@ enum class GemmPrecision {
         ///< (OpenBLAS's sbgemm, linalg.matmul on bf16 operands into f32)
   S8S8, ///< s8 x s8 -> s32, sums modulo 2^32 (arith.addi)
   U8S8, ///< u8 x s8 -> s32 (A zero-extended, B sign-extended)
+  F16,  ///< f16 x f16 -> f32: every product exact in f32, the sums in f32
+        ///< (on AMX each f16 is split exactly into two bf16 and the four
+        ///< partial products summed: amx.py, TileType.split)
 };
 
-/// "f32", "bf16", "s8s8", "u8s8".
+/// "f32", "bf16", "s8s8", "u8s8", "f16".
 llvm::StringRef precisionName(GemmPrecision precision);
 /// A convolution's name for these operand types, the prefix of
-/// ConvDesc::str(): "sconv2d", "sbconv2d", "s8s8conv2d", "u8s8conv2d".
+/// ConvDesc::str(): "sconv2d", "sbconv2d", "s8s8conv2d", "u8s8conv2d",
+/// "shconv2d".
 llvm::StringRef convOpName(GemmPrecision precision);
 /// The GEMM's name for these operand types, the prefix of GemmDesc::str():
-/// "sgemm", "sbgemm", "s8s8gemm", "u8s8gemm".
+/// "sgemm", "sbgemm", "s8s8gemm", "u8s8gemm", "shgemm".
 llvm::StringRef gemmOpName(GemmPrecision precision);
 /// The precision `name` (precisionName's), or none.
 std::optional<GemmPrecision> parsePrecision(llvm::StringRef name);
 /// Whether A, B and C are integers (C s32).
 inline bool isIntegerPrecision(GemmPrecision p) {
   return p == GemmPrecision::S8S8 || p == GemmPrecision::U8S8;
+}
+/// Whether A and B are 16-bit floats (bf16 or f16) and C f32.
+inline bool isHalfPrecision(GemmPrecision p) {
+  return p == GemmPrecision::Bf16 || p == GemmPrecision::F16;
 }
 
 struct GemmDesc {
@@ -126,6 +134,7 @@ struct GemmDesc {
   int64_t operandElementBytes() const {
     switch (precision) {
     case GemmPrecision::Bf16:
+    case GemmPrecision::F16:
       return 2;
     case GemmPrecision::S8S8:
     case GemmPrecision::U8S8:

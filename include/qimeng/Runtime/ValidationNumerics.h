@@ -114,6 +114,43 @@ inline float floatOfBf16(uint16_t h) {
 /// `f` rounded to bf16, as a float.
 inline float roundToBf16(float f) { return floatOfBf16(bf16BitsOf(f)); }
 
+/// The f16 (IEEE binary16) nearest `f` (to nearest, ties to even), as its
+/// 16 bits: subnormals below 2^-14, infinity from 65520 on, NaN quiet.
+inline uint16_t f16BitsOf(float f) {
+  const uint32_t bits = bitsOf(f);
+  const uint16_t sign = uint16_t((bits >> 16) & 0x8000u);
+  const uint32_t abs = bits & 0x7fffffffu;
+  if (abs > 0x7f800000u)
+    return uint16_t(sign | 0x7e00u);
+  if (abs >= 0x477ff000u) // 65520: rounds to 2^16, past f16's largest
+    return uint16_t(sign | 0x7c00u);
+  if (abs < 0x38800000u) // below 2^-14: a multiple of 2^-24 (exact scaling)
+    return uint16_t(sign | uint16_t(std::nearbyint(std::fabs(f) * 0x1p24f)));
+  // Normal: 13 bits fewer, rounded (a carry moves into the exponent), the
+  // exponent rebiased from 127 to 15.
+  const uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u);
+  return uint16_t(sign | ((rounded - (112u << 23)) >> 13));
+}
+
+/// The f32 value of f16 bits (exact: f32 holds every f16).
+inline float floatOfF16(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  if (exponent == 0) {
+    const float f = std::ldexp(float(mantissa), -24);
+    return sign ? -f : f;
+  }
+  const uint32_t bits =
+      sign | (exponent == 31 ? 0x7f800000u : (exponent + 112u) << 23) |
+      (mantissa << 13);
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+/// `f` rounded to f16, as a float.
+inline float roundToF16(float f) { return floatOfF16(f16BitsOf(f)); }
+
 inline bool isSentinel(const float *p) {
   uint32_t bits;
   std::memcpy(&bits, p, sizeof(bits));
