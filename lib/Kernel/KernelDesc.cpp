@@ -177,9 +177,9 @@ llvm::StringRef qimeng::precisionName(GemmPrecision precision) {
 }
 
 std::optional<GemmPrecision> qimeng::parsePrecision(llvm::StringRef name) {
-  for (GemmPrecision p : {GemmPrecision::F32, GemmPrecision::Bf16,
-                          GemmPrecision::S8S8, GemmPrecision::U8S8,
-                          GemmPrecision::F16})
+  for (GemmPrecision p :
+       {GemmPrecision::F32, GemmPrecision::Bf16, GemmPrecision::S8S8,
+        GemmPrecision::U8S8, GemmPrecision::F16})
     if (precisionName(p) == name)
       return p;
   return std::nullopt;

@@ -187,16 +187,21 @@ FailureOr<GemmPrecision> qimeng::operandPrecision(linalg::LinalgOp op,
   };
   if (types[0].isF32() && types[1].isF32() && types[2].isF32())
     return GemmPrecision::F32;
-  if (types[0].isBF16() && types[1].isBF16() && types[2].isF32()) {
+  // bf16 or f16 inputs into f32: every product exact in f32, as the
+  // kernels compute them.
+  const bool bf16 = types[0].isBF16() && types[1].isBF16();
+  const bool f16 = types[0].isF16() && types[1].isF16();
+  if ((bf16 || f16) && types[2].isF32()) {
     for (Operation &inner : op.getBlock()->without_terminator())
       if (isa<arith::MulFOp>(inner) && !inner.getResult(0).getType().isF32()) {
         reason = "the products are rounded to " +
                  typeName(inner.getResult(0).getType()) +
                  " before the f32 sum (the kernel multiplies in f32: extend "
-                 "the bf16 inputs before arith.mulf)";
+                 "the " +
+                 typeName(types[0]) + " inputs before arith.mulf)";
         return failure();
       }
-    return GemmPrecision::Bf16;
+    return bf16 ? GemmPrecision::Bf16 : GemmPrecision::F16;
   }
   // 8-bit inputs into i32: each input extended to i32 before arith.muli,
   // A by extsi (s8) or extui (u8), B by extsi (VPDPBUSD takes unsigned A
@@ -236,18 +241,19 @@ FailureOr<GemmPrecision> qimeng::operandPrecision(linalg::LinalgOp op,
   }
   reason.clear();
   for (int i = 0; i < 3 && reason.empty(); ++i)
-    if (!types[i].isF32() && !(i < 2 && types[i].isBF16()) &&
+    if (!types[i].isF32() &&
+        !(i < 2 && (types[i].isBF16() || types[i].isF16())) &&
         !(i < 2 && types[i].isInteger(8)) &&
         !(i == 2 && types[i].isInteger(32)))
       reason = llvm::formatv("element type '{0}' of {1} is not supported; "
-                             "need f32, bf16 inputs with an f32 output, or "
-                             "i8 inputs with an i32 output",
+                             "need f32, bf16 or f16 inputs with an f32 "
+                             "output, or i8 inputs with an i32 output",
                              typeName(types[i]), names[i])
                    .str();
   if (reason.empty())
     reason = llvm::formatv("element types {0} x {1} -> {2} are not supported; "
-                           "need f32 x f32 -> f32, bf16 x bf16 -> f32 or "
-                           "i8 x i8 -> i32",
+                           "need f32 x f32 -> f32, bf16 x bf16 -> f32, "
+                           "f16 x f16 -> f32 or i8 x i8 -> i32",
                            typeName(types[0]), typeName(types[1]),
                            typeName(types[2]))
                  .str();
@@ -503,11 +509,9 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // fuse too, on every GEMM of a batch alike (one bias, in the header of
   // every workspace slice).
   // A bias broadcast along the rows: bias[j] in column j, C's dimension N.
-  // bf16 kernels take the same epilogues and a rounding of their f32
-  // result to bf16; 8-bit ones none yet.
-  const bool fuse =
-      options.fuseEpilogues &&
-      (d.precision == GemmPrecision::F32 || d.precision == GemmPrecision::Bf16);
+  // bf16 and f16 kernels take the same epilogues (bf16 also a rounding of
+  // their f32 result to bf16); 8-bit ones none yet.
+  const bool fuse = options.fuseEpilogues && !isIntegerPrecision(d.precision);
   OutputInit init =
       dynamicK ? OutputInit()
                : outputInitOf(out.operands[2], op,

@@ -640,7 +640,8 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
 
 /// Whether the B of `problem`, launched as `launch`, may come packed at
 /// compile time (ConstantWeights.h): a bf16 or 8-bit kernel (the dot
-/// kernels take B prepacked), static sizes (one kernel, one layout: no
+/// kernels take B prepacked; f16's is split where it is packed), static
+/// sizes (one kernel, one layout: no
 /// m-buckets), one B for every GEMM of a batch, and not one row of A
 /// against B^T (the matrix-vector form reads B^T once where it lies).
 bool mayPrepackB(const KernelProblem &problem, const KernelLaunch &launch) {
@@ -649,7 +650,8 @@ bool mayPrepackB(const KernelProblem &problem, const KernelLaunch &launch) {
   // has no prepacked filter.)
   if (problem.conv() && !problem.conv()->filterMayBePrepacked())
     return false;
-  return g.precision != GemmPrecision::F32 && !g.dynamicM && !g.dynamicN &&
+  return g.precision != GemmPrecision::F32 &&
+         g.precision != GemmPrecision::F16 && !g.dynamicM && !g.dynamicN &&
          !g.dynamicK && !(g.m == 1 && g.bTransposedRowsInPlace()) &&
          (launch.batch == 1 ||
           (launch.batchStrides[1] == 0 && !launch.batchStrideDimOf[1]));
@@ -808,11 +810,11 @@ struct QiMengTensorOpPass
     }
     o.fault = testInjectFault;
     if (!o.fault.empty() && o.fault != "drop-k" &&
-        o.fault != "write-past-edge") {
+        o.fault != "write-past-edge" && o.fault != "drop-low") {
       mlir::emitError(module.getLoc())
           << "qimeng-tensorop: invalid option "
              "test-inject-fault='"
-          << o.fault << "': expected drop-k or write-past-edge";
+          << o.fault << "': expected drop-k, write-past-edge or drop-low";
       return failure();
     }
     o.emitter = EmitterOptions::defaults();
@@ -957,7 +959,7 @@ struct QiMengTensorOpPass
       if (hostIsa == VectorIsa::None ||
           (config->isa == VectorIsa::Avx512 && hostIsa != VectorIsa::Avx512) ||
           (config->isa == VectorIsa::Amx &&
-           !host.hasAmx(desc.precision == GemmPrecision::Bf16))) {
+           !host.hasAmx(isHalfPrecision(desc.precision)))) {
         reason = "cannot validate an " + isaName(config->isa).str() +
                  " kernel on this host; pass validate=false to generate for "
                  "another machine";

@@ -507,8 +507,7 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
       return llvm::createStringError(
           "an AMX kernel packs A (alayout=kmajor) or reads it in place "
           "(alayout=direct)");
-    if (c.aLayout == ALayout::Direct &&
-        desc_.precision == GemmPrecision::F16)
+    if (c.aLayout == ALayout::Direct && desc_.precision == GemmPrecision::F16)
       return llvm::createStringError(
           "alayout=direct: f16 is split into bf16 parts where A is packed");
     if (c.aLayout == ALayout::Direct &&

@@ -1,6 +1,8 @@
 // What the pass leaves alone in frontend IR, each op with a remark that
 // names it and says why: a bf16 batched contraction with a dynamic K (the
-// kernels read M, N and the batch at run time, and for f32 K too), f16 and quantized ops (the low-precision work), a
+// kernels read M, N and the batch at run time, and for f32 K too), an f16
+// matmul accumulating in f16 (the kernels sum f16 products in f32) and
+// quantized ops (the low-precision work), a
 // matrix-vector product, depthwise and grouped convolutions.
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" --mlir-print-debuginfo \
 // RUN:   | %qimeng-opt --qimeng-tensorop=validate=false -o %t.mlir 2>&1 \
@@ -22,7 +24,7 @@ func.func @dynamic_sequence_bmm(%p: tensor<3x4x?xbf16>, %v: tensor<3x?x8xbf16>) 
 
 // CHECK-LABEL: func.func @half(
 func.func @half(%a: tensor<8x8xf16>, %b: tensor<8x8xf16>, %c: tensor<8x8xf16>) -> tensor<8x8xf16> {
-  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: element type 'f16' of operand A is not supported; need f32
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: element type 'f16' of operand C is not supported; need f32, bf16 or f16 inputs with an f32 output
   %r = linalg.matmul ins(%a, %b : tensor<8x8xf16>, tensor<8x8xf16>) outs(%c : tensor<8x8xf16>) -> tensor<8x8xf16>
   return %r : tensor<8x8xf16>
 }

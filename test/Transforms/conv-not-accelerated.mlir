@@ -40,7 +40,7 @@ func.func @conv_1d(%in: memref<1x8x4xf32>, %flt: memref<3x4x8xf32>, %out: memref
 // CHECK-LABEL: func.func @f16(
 // CHECK:         linalg.conv_2d_nhwc_hwcf
 func.func @f16(%in: memref<1x8x8x4xf16>, %flt: memref<3x3x4x8xf16>, %out: memref<1x6x6x8xf16>) {
-  // expected-remark @below {{not accelerated: element type 'f16' of the input is not supported; need f32}}
+  // expected-remark @below {{not accelerated: element type 'f16' of the output is not supported; need f32, bf16 or f16 inputs with an f32 output}}
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
       ins(%in, %flt : memref<1x8x8x4xf16>, memref<3x3x4x8xf16>) outs(%out : memref<1x6x6x8xf16>)
   return

@@ -20,7 +20,7 @@
 // EMPTY: error: qimeng-tensorop: invalid option target=':znver3'
 // CONFIG: error: qimeng-tensorop: invalid option kernel-config='mr=6,foo=1': unknown kernel config key 'foo'
 // NUMBER: error: qimeng-tensorop: invalid option kernel-config='mr=six': kernel config 'mr' needs a non-negative integer, got 'six'
-// FAULT: error: qimeng-tensorop: invalid option test-inject-fault='explode': expected drop-k or write-past-edge
+// FAULT: error: qimeng-tensorop: invalid option test-inject-fault='explode': expected drop-k, write-past-edge or drop-low
 // TIMEOUT: error: qimeng-tensorop: invalid option emit-timeout=0: need at least 1 second
 // BUCKETS: error: qimeng-tensorop: invalid option m-buckets='1,0': expected positive row counts separated by commas, or none
 // BOOL: for the --validate option: 'maybe' is invalid value for boolean argument

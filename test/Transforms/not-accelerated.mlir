@@ -7,7 +7,7 @@
 // CHECK:         linalg.matmul
 // CHECK-NOT:   llvm.func
 func.func @matmul_f16(%a: memref<8x8xf16>, %b: memref<8x8xf16>, %c: memref<8x8xf16>) {
-  // expected-remark @below {{not accelerated: element type 'f16' of operand A is not supported; need f32}}
+  // expected-remark @below {{not accelerated: element type 'f16' of operand C is not supported; need f32, bf16 or f16 inputs with an f32 output}}
   linalg.matmul ins(%a, %b : memref<8x8xf16>, memref<8x8xf16>)
                 outs(%c : memref<8x8xf16>)
   return
@@ -74,7 +74,7 @@ func.func @matmul_tensor(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x
 // CHECK-NOT:     bufferization
 // CHECK:         linalg.matmul
 func.func @matmul_tensor_f16(%a: tensor<8x8xf16>, %b: tensor<8x8xf16>, %c: tensor<8x8xf16>) -> tensor<8x8xf16> {
-  // expected-remark @below {{not accelerated: element type 'f16' of operand A is not supported; need f32}}
+  // expected-remark @below {{not accelerated: element type 'f16' of operand C is not supported; need f32, bf16 or f16 inputs with an f32 output}}
   %0 = linalg.matmul ins(%a, %b : tensor<8x8xf16>, tensor<8x8xf16>)
                      outs(%c : tensor<8x8xf16>) -> tensor<8x8xf16>
   return %0 : tensor<8x8xf16>
@@ -154,7 +154,7 @@ func.func @matmul_broadcast_a(%a: memref<8xf32>, %b: memref<8x8xf32>, %c: memref
 // CHECK:         linalg.matmul {{.*}}memref<8x8xf16>
 // CHECK:         llvm.call @qm_sgemm_8x8x8_
 func.func @matmul_one_of_two(%a: memref<8x8xf16>, %c: memref<8x8xf16>, %x: memref<8x8xf32>, %z: memref<8x8xf32>) {
-  // expected-remark @below {{not accelerated: element type 'f16' of operand A is not supported; need f32}}
+  // expected-remark @below {{not accelerated: element type 'f16' of operand C is not supported; need f32, bf16 or f16 inputs with an f32 output}}
   linalg.matmul ins(%a, %a : memref<8x8xf16>, memref<8x8xf16>)
                 outs(%c : memref<8x8xf16>)
   linalg.matmul ins(%x, %x : memref<8x8xf32>, memref<8x8xf32>)

@@ -1115,7 +1115,7 @@ GemmConfig amxConfig(const GemmDesc &d, int mr, int nr, int64_t steps) {
   c.mr = mr;
   c.nr = nr;
   c.kUnroll = 1;
-  c.kc = steps * amxTileK(d.operandElementBytes());
+  c.kc = steps * amxTileK(amxPackedElementBytes(d));
   c.mc = 2 * mr;
   c.nc = 2 * nr;
   return clampToProblem(c, d);
@@ -1215,4 +1215,61 @@ TEST(GemmKernelTest, AmxKernelsValidate) {
   if (ran == 0)
     GTEST_SKIP() << "host has no AMX (amx-tile with amx-bf16 or amx-int8, "
                     "granted by Linux)";
+}
+
+/// f16 x f16 -> f32 on the bf16 tiles (amx.py's split: each f16 packed as
+/// two bf16 parts): the model's kernel (A packed: f16 is never read in
+/// place) and one-tile, tall and wide blocks over edges of every kind,
+/// run-time and immediate leading dimensions, overwrite, a bias and relu;
+/// broken kernels (a k dropped, the low parts dropped, an edge block
+/// stored whole) fail. B transposed or prepacked is refused by the
+/// descriptor, on any host.
+TEST(GemmKernelTest, AmxF16KernelsValidate) {
+  for (auto [transB, prepacked] : {std::pair{true, false}, {false, true}}) {
+    GemmDesc refused = GemmDesc::packed(32, 32, 64, false, transB);
+    refused.precision = GemmPrecision::F16;
+    refused.bPrepacked = prepacked;
+    EXPECT_TRUE(llvm::errorToBool(refused.verify())) << refused.str();
+  }
+  if (!host().hasAmx(true))
+    GTEST_SKIP() << "host has no AMX-BF16 (granted by Linux)";
+  const auto options = IsolatedValidationOptions::defaults();
+  struct Case {
+    int64_t m, n, k;
+    bool overwrite, runtimeLd, epilogue = false;
+  };
+  for (Case c : {Case{1, 1, 1, false, true}, Case{37, 45, 29, false, true},
+                 Case{17, 100, 166, true, true}, Case{64, 64, 64, false, false},
+                 Case{24, 300, 43, false, true}, Case{70, 70, 200, true, false},
+                 Case{50, 40, 96, true, true, true}}) {
+    GemmDesc d = GemmDesc::packed(c.m, c.n, c.k);
+    d.precision = GemmPrecision::F16;
+    d.overwrite = c.overwrite;
+    d.runtimeLd = c.runtimeLd;
+    if (c.epilogue) {
+      d.bias = GemmBias::Columns;
+      d.relu = true;
+    }
+    d = d.withPaddedLeadingDims();
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, host()));
+    EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
+    EXPECT_EQ(model.aLayout, ALayout::KMajor) << model.str();
+    const GemmConfig small = (c.m + c.n) % 3 == 0   ? amxConfig(d, 16, 16, 1)
+                             : (c.m + c.n) % 3 == 1 ? amxConfig(d, 32, 16, 2)
+                                                    : amxConfig(d, 16, 32, 1);
+    for (const GemmConfig &config : {model, small})
+      EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+  }
+  GemmDesc d = GemmDesc::packed(32, 40, 70);
+  d.precision = GemmPrecision::F16;
+  d.ldc = 43;
+  d.overwrite = true;
+  for (const char *fault : {"drop-k", "drop-low", "write-past-edge"}) {
+    QM_ASSERT_EXPECTED(broken,
+                       emitGemmKernel(d, amxConfig(d, 16, 16, 1),
+                                      EmitterOptions::defaults(), fault));
+    QM_ASSERT_EXPECTED(caught, validateIsolated(d, host(), broken, options));
+    EXPECT_FALSE(caught.passed) << fault;
+  }
 }

@@ -399,3 +399,63 @@ TEST(GemmValidatorTest, SameSeedSameInputs) {
   EXPECT_TRUE(validate(d, record(second), options).passed);
   EXPECT_NE(first, second);
 }
+
+/// f16BitsOf rounds to nearest, ties to even, through subnormals and into
+/// infinity; floatOfF16 inverts it on every f16 that is not a NaN.
+TEST(GemmValidatorTest, F16RoundsToNearestEven) {
+  using validation::f16BitsOf;
+  using validation::floatOfF16;
+  EXPECT_EQ(f16BitsOf(1.0f), 0x3c00);
+  EXPECT_EQ(f16BitsOf(-2.0f), 0xc000);
+  EXPECT_EQ(f16BitsOf(65504.0f), 0x7bff);
+  EXPECT_EQ(f16BitsOf(65519.0f), 0x7bff);
+  EXPECT_EQ(f16BitsOf(65520.0f), 0x7c00);
+  EXPECT_EQ(f16BitsOf(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(f16BitsOf(std::ldexp(1.0f, -25)), 0x0000);        // tie: even
+  EXPECT_EQ(f16BitsOf(std::ldexp(3.0f, -25)), 0x0002);        // tie: even
+  EXPECT_EQ(f16BitsOf(1.0f + std::ldexp(1.0f, -11)), 0x3c00); // tie: even
+  EXPECT_EQ(f16BitsOf(1.0f + std::ldexp(3.0f, -11)), 0x3c02); // tie: even
+  EXPECT_EQ(f16BitsOf(std::numeric_limits<float>::quiet_NaN()) & 0x7e00,
+            0x7e00);
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff))
+      continue; // NaN
+    ASSERT_EQ(f16BitsOf(floatOfF16(uint16_t(h))), h) << std::hex << h;
+  }
+}
+
+/// f16 operands: a kernel that widens them and sums in f32 passes; one
+/// that keeps only bf16's 8 significant bits of each (a split kernel that
+/// loses its low parts) fails on uniform inputs.
+TEST(GemmValidatorTest, F16KernelsAreCheckedAtF16Precision) {
+  GemmDesc d = padded(23, 17, 40, false, false, 3);
+  d.precision = GemmPrecision::F16;
+  auto kernel = [d](bool truncate) {
+    return [d, truncate](const float *a, const float *b, float *c, void *) {
+      const auto *ah = reinterpret_cast<const uint16_t *>(a);
+      const auto *bh = reinterpret_cast<const uint16_t *>(b);
+      auto value = [truncate](uint16_t h) {
+        float f = validation::floatOfF16(h);
+        if (!truncate)
+          return f;
+        uint32_t bits = validation::bitsOf(f) & 0xffff0000u;
+        std::memcpy(&f, &bits, sizeof(f));
+        return f;
+      };
+      for (int64_t i = 0; i < d.m; ++i)
+        for (int64_t j = 0; j < d.n; ++j) {
+          float acc = c[i * d.ldc + j];
+          for (int64_t p = 0; p < d.k; ++p)
+            acc += value(ah[i * d.lda + p]) * value(bh[p * d.ldb + j]);
+          c[i * d.ldc + j] = acc;
+        }
+    };
+  };
+  EXPECT_TRUE(validate(d, kernel(false)).passed);
+  ValidationOptions uniform;
+  uniform.distributions = {Distribution::Uniform};
+  ValidationReport truncated = validate(d, kernel(true), uniform);
+  EXPECT_FALSE(truncated.passed);
+  EXPECT_NE(truncated.failure.find("relative error"), std::string::npos)
+      << truncated.failure;
+}

@@ -302,8 +302,8 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
         for (int64_t i = 0; i < g.bSpan(); ++i)
           (*widened)[size_t(g.aSpan() + i)] = validation::floatOfF16(bh[i]);
       };
-      lp.validationCall = [lib2, wide, widen, widened](
-                              const float *a, const float *b, float *c) {
+      lp.validationCall = [lib2, wide, widen,
+                           widened](const float *a, const float *b, float *c) {
         widen(a, b);
         lib2->gemm(wide, widened->data(), widened->data() + wide.aSpan(), c);
       };
@@ -347,8 +347,8 @@ llvm::Error validatePeer(LoadedPeer &lp, const KernelProblem &problem) {
   lp.info.validated = report->passed && lp.callError.empty();
   lp.info.failure = !lp.callError.empty() ? lp.callError : report->failure;
   if (lp.gemm)
-    lp.info.path = lp.gemm->pathFor(
-        lp.gemmPreparedAs ? *lp.gemmPreparedAs : problem.gemm());
+    lp.info.path = lp.gemm->pathFor(lp.gemmPreparedAs ? *lp.gemmPreparedAs
+                                                      : problem.gemm());
   return llvm::Error::success();
 }
 

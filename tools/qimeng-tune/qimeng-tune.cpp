@@ -35,9 +35,10 @@ static cl::opt<std::string>
              cl::init("nn"), cl::cat(tuneCategory));
 static cl::opt<std::string> dtypeOpt(
     "dtype",
-    cl::desc("Operand types: f32, bf16 (bf16 A and B, f32 C), s8 (s8 A and "
-             "B, s32 C) or u8s8 (u8 A); the low-precision ones need "
-             "AVX512-BF16 or AVX512-VNNI"),
+    cl::desc("Operand types: f32, bf16 (bf16 A and B, f32 C), f16 (f16 A "
+             "and B, f32 C), s8 (s8 A and B, s32 C) or u8s8 (u8 A); bf16 and "
+             "8-bit need AVX512-BF16 or AVX512-VNNI (AMX where the host has "
+             "it), f16 AMX-BF16"),
     cl::init("f32"), cl::cat(tuneCategory));
 static cl::opt<unsigned> budgetOpt("budget",
                                    cl::desc("Candidate trials per shape"),
@@ -160,7 +161,8 @@ int main(int argc, char **argv) {
       dtypeOpt == "s8" ? std::string("s8s8") : std::string(dtypeOpt));
   if (!precision)
     exitOnErr(llvm::createStringError("unsupported --dtype '" + dtypeOpt +
-                                      "'; expected f32, bf16, s8 or u8s8"));
+                                      "'; expected f32, bf16, f16, s8 or "
+                                      "u8s8"));
   TuningDatabase db =
       exitOnErr(TuningDatabase::open(resolveCacheDir(cacheDirOpt)));
 

@@ -56,8 +56,7 @@ inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
 /// packed tiles): the element's own, but 8 for f16, split into four bf16
 /// (amx.py, TileType.split).
 inline int64_t amxPackedElementBytes(const GemmDesc &desc) {
-  return desc.precision == GemmPrecision::F16 ? 8
-                                              : desc.operandElementBytes();
+  return desc.precision == GemmPrecision::F16 ? 8 : desc.operandElementBytes();
 }
 
 /// Tile steps of one run of `run` consecutive k packed padded to whole

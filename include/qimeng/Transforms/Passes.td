@@ -157,8 +157,9 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "stripped)">,
     Option<"testInjectFault", "test-inject-fault", "std::string",
            /*default=*/"\"\"",
-           "Test only: request a deliberately broken kernel (`drop-k` or "
-           "`write-past-edge`) to show that validation rejects it">
+           "Test only: request a deliberately broken kernel (`drop-k`, "
+           "`write-past-edge`, or for f16 `drop-low`) to show that "
+           "validation rejects it">
   ];
   let dependentDialects = [
     "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",

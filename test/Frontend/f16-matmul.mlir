@@ -1,0 +1,246 @@
+// f16 x f16 -> f32 contractions on the AMX-BF16 tiles (amx.py's split:
+// each f16 packed as two bf16 parts, the four partial products exact in
+// f32): linalg.matmul into a zero-filled f32 accumulator, torch-mlir's
+// form (a generic extending both inputs, arith.truncf to f16 after: the
+// kernel writes the f32 accumulator, the rounding stays a generic), a
+// batch_matmul into a bias, and a matmul with a bias and relu (fused).
+// A weight stored N x K is left alone with a remark (f16 B^T is not
+// packed yet). On tensors, bufferized with one-shot-bufferize's function
+// boundaries (dynamic strides: run-time leading dimensions). Compared
+// exactly with the stock pipeline under mlir-runner and ahead of time:
+// integers up to 260 in magnitude (9 significant bits, so that most have
+// a low part past bf16's 8), every f32 sum of them exact.
+// REQUIRES: host-amx-bf16, host-cc
+// RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
+// RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
+// RUN: %qimeng-opt %t.default.mlir --qimeng-tensorop -o %t.v1.mlir 2> %t.remarks
+// RUN: FileCheck %s < %t.v1.mlir
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
+// RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
+// RUN: diff %t.reference %t.v1
+// RUN: FileCheck %s --check-prefix=OUT < %t.reference
+//
+// Two threads.
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=2' 2> /dev/null \
+// RUN:   | %mlir-opt %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
+// RUN: diff %t.reference %t.v2
+//
+// Ahead of time, nothing of ours linked.
+// RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -filetype=obj -relocation-model=pic -o %t.o
+// RUN: cc %t.o -o %t.exe %runner-libs-link -Wl,-rpath,%llvm-lib-dir
+// RUN: %t.exe | %strip-address > %t.aot
+// RUN: diff %t.reference %t.aot
+//
+// The kernels are what ran: without f16's low parts (validation off) the
+// output changes.
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=validate=false test-inject-fault=drop-low' 2> /dev/null \
+// RUN:   | %mlir-opt %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
+// RUN: not diff %t.reference %t.fault > /dev/null
+
+// CHECK-LABEL: func.func @f16_matmul(
+// CHECK-NOT:     linalg.fill
+// CHECK:         llvm.call @qm_shgemm_70x45x100_nn_b0_ldrt_{{.*}}_x86_64_amxbf16(
+// CHECK-LABEL: func.func @torch_f16_mm(
+// CHECK:         llvm.call @qm_shgemm_64x40x150_nn_b0_ldrt_{{.*}}_x86_64_amxbf16(
+// CHECK:         arith.truncf {{.*}} : f32 to f16
+// CHECK-LABEL: func.func @f16_bmm(
+// CHECK:         @qm_shgemm_40x33x70_nn_ldrt_{{.*}}_x86_64_amxbf16
+// CHECK-LABEL: func.func @f16_bias_relu(
+// CHECK:         llvm.call @qm_shgemm_50x70x64_nn_b0_bias_relu_ldrt_{{.*}}_x86_64_amxbf16(
+// CHECK-LABEL: func.func @f16_linear_nt(
+// CHECK:         linalg.matmul
+// CHECK: llvm.inline_asm has_side_effects {{.*}}vcvtph2ps
+// CHECK-SAME: ~{tmm0}
+
+// REMARK: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands run on AMX tiles, split into bf16 parts where they are packed: A and B as stored (not transposed, not prepacked), static sizes
+// REMARK-NOT: not accelerated
+
+// OUT-COUNT-5: rank =
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#row = affine_map<(d0, d1) -> (d1)>
+
+func.func @f16_matmul(%a: tensor<70x100xf16>, %b: tensor<100x45xf16>) -> tensor<70x45xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<70x45xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<70x45xf32>) -> tensor<70x45xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<70x100xf16>, tensor<100x45xf16>) outs(%acc : tensor<70x45xf32>) -> tensor<70x45xf32>
+  return %r : tensor<70x45xf32>
+}
+
+// torch-mlir's aten.mm on f16 with an f32 accumulator, rounded to f16.
+func.func @torch_f16_mm(%a: tensor<64x150xf16>, %b: tensor<150x40xf16>) -> tensor<64x40xf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x40xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<64x40xf32>) -> tensor<64x40xf32>
+  %mm = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<64x150xf16>, tensor<150x40xf16>) outs(%acc : tensor<64x40xf32>) {
+  ^bb0(%x: f16, %y: f16, %s: f32):
+    %xf = arith.extf %x : f16 to f32
+    %yf = arith.extf %y : f16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %t = arith.addf %s, %p : f32
+    linalg.yield %t : f32
+  } -> tensor<64x40xf32>
+  %o = tensor.empty() : tensor<64x40xf16>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<64x40xf32>) outs(%o : tensor<64x40xf16>) {
+  ^bb0(%v: f32, %u: f16):
+    %t = arith.truncf %v : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<64x40xf16>
+  return %r : tensor<64x40xf16>
+}
+
+func.func @f16_bmm(%a: tensor<3x40x70xf16>, %b: tensor<3x70x33xf16>, %c: tensor<3x40x33xf32>) -> tensor<3x40x33xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<3x40x70xf16>, tensor<3x70x33xf16>) outs(%c : tensor<3x40x33xf32>) -> tensor<3x40x33xf32>
+  return %r : tensor<3x40x33xf32>
+}
+
+func.func @f16_bias_relu(%x: tensor<50x64xf16>, %w: tensor<64x70xf16>, %b: tensor<70xf32>) -> tensor<50x70xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<50x70xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<50x70xf32>) -> tensor<50x70xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<50x64xf16>, tensor<64x70xf16>) outs(%acc : tensor<50x70xf32>) -> tensor<50x70xf32>
+  %o = tensor.empty() : tensor<50x70xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<50x70xf32>, tensor<70xf32>) outs(%o : tensor<50x70xf32>) {
+  ^bb0(%v: f32, %bias: f32, %u: f32):
+    %s = arith.addf %v, %bias : f32
+    %relu = arith.maximumf %s, %zero : f32
+    linalg.yield %relu : f32
+  } -> tensor<50x70xf32>
+  return %r : tensor<50x70xf32>
+}
+
+func.func @f16_linear_nt(%x: tensor<8x64xf16>, %w: tensor<30x64xf16>) -> tensor<8x30xf32> {
+  %zero = arith.constant 0.0 : f32
+  %wt0 = tensor.empty() : tensor<64x30xf16>
+  %wt = linalg.transpose ins(%w : tensor<30x64xf16>) outs(%wt0 : tensor<64x30xf16>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<8x30xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x30xf32>) -> tensor<8x30xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<8x64xf16>, tensor<64x30xf16>) outs(%acc : tensor<8x30xf32>) -> tensor<8x30xf32>
+  return %r : tensor<8x30xf32>
+}
+
+// (i * x + j * y + k * z) mod 521 - 260 as f16 (a 2-D tensor: k = 0).
+func.func private @ints(%t: tensor<?x?x?xf16>, %x: index, %y: index, %z: index) -> tensor<?x?x?xf16> {
+  %r = linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]} outs(%t : tensor<?x?x?xf16>) {
+  ^bb0(%o: f16):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %k = linalg.index 2 : index
+    %ix = arith.muli %i, %x : index
+    %jy = arith.muli %j, %y : index
+    %kz = arith.muli %k, %z : index
+    %s0 = arith.addi %ix, %jy : index
+    %s = arith.addi %s0, %kz : index
+    %c521 = arith.constant 521 : index
+    %m = arith.remui %s, %c521 : index
+    %mi = arith.index_cast %m : index to i64
+    %f = arith.sitofp %mi : i64 to f32
+    %c260 = arith.constant 260.0 : f32
+    %v = arith.subf %f, %c260 : f32
+    %h = arith.truncf %v : f32 to f16
+    linalg.yield %h : f16
+  } -> tensor<?x?x?xf16>
+  return %r : tensor<?x?x?xf16>
+}
+
+func.func private @ints2d(%rows: index, %cols: index, %x: index, %y: index) -> tensor<?x?xf16> {
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty(%c1, %rows, %cols) : tensor<?x?x?xf16>
+  %t = call @ints(%e, %c1, %x, %y) : (tensor<?x?x?xf16>, index, index, index) -> tensor<?x?x?xf16>
+  %r = tensor.collapse_shape %t [[0, 1], [2]] : tensor<?x?x?xf16> into tensor<?x?xf16>
+  return %r : tensor<?x?xf16>
+}
+
+func.func private @printMemrefF32(memref<*xf32>)
+
+func.func private @print2d(%t: tensor<?x?xf32>) {
+  %m = bufferization.to_buffer %t : tensor<?x?xf32> to memref<?x?xf32>
+  %u = memref.cast %m : memref<?x?xf32> to memref<*xf32>
+  call @printMemrefF32(%u) : (memref<*xf32>) -> ()
+  return
+}
+
+func.func @main() {
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %c11 = arith.constant 11 : index
+  %c13 = arith.constant 13 : index
+  %c30 = arith.constant 30 : index
+  %c40 = arith.constant 40 : index
+  %c45 = arith.constant 45 : index
+  %c50 = arith.constant 50 : index
+  %c64 = arith.constant 64 : index
+  %c70 = arith.constant 70 : index
+  %c100 = arith.constant 100 : index
+  %c150 = arith.constant 150 : index
+
+  %a0 = call @ints2d(%c70, %c100, %c7, %c5) : (index, index, index, index) -> tensor<?x?xf16>
+  %a = tensor.cast %a0 : tensor<?x?xf16> to tensor<70x100xf16>
+  %b0 = call @ints2d(%c100, %c45, %c3, %c11) : (index, index, index, index) -> tensor<?x?xf16>
+  %b = tensor.cast %b0 : tensor<?x?xf16> to tensor<100x45xf16>
+  %mm = call @f16_matmul(%a, %b) : (tensor<70x100xf16>, tensor<100x45xf16>) -> tensor<70x45xf32>
+  %mmd = tensor.cast %mm : tensor<70x45xf32> to tensor<?x?xf32>
+  call @print2d(%mmd) : (tensor<?x?xf32>) -> ()
+
+  %ta0 = call @ints2d(%c64, %c150, %c11, %c7) : (index, index, index, index) -> tensor<?x?xf16>
+  %ta = tensor.cast %ta0 : tensor<?x?xf16> to tensor<64x150xf16>
+  %tb0 = call @ints2d(%c150, %c40, %c5, %c13) : (index, index, index, index) -> tensor<?x?xf16>
+  %tb = tensor.cast %tb0 : tensor<?x?xf16> to tensor<150x40xf16>
+  %tm = call @torch_f16_mm(%ta, %tb) : (tensor<64x150xf16>, tensor<150x40xf16>) -> tensor<64x40xf16>
+  %tme = tensor.empty() : tensor<64x40xf32>
+  %tmf = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%tm : tensor<64x40xf16>) outs(%tme : tensor<64x40xf32>) {
+  ^bb0(%v: f16, %u: f32):
+    %t = arith.extf %v : f16 to f32
+    linalg.yield %t : f32
+  } -> tensor<64x40xf32>
+  %tmd = tensor.cast %tmf : tensor<64x40xf32> to tensor<?x?xf32>
+  call @print2d(%tmd) : (tensor<?x?xf32>) -> ()
+
+  %ba0 = tensor.empty() : tensor<3x40x70xf16>
+  %ba1 = tensor.cast %ba0 : tensor<3x40x70xf16> to tensor<?x?x?xf16>
+  %ba2 = call @ints(%ba1, %c5, %c7, %c13) : (tensor<?x?x?xf16>, index, index, index) -> tensor<?x?x?xf16>
+  %ba = tensor.cast %ba2 : tensor<?x?x?xf16> to tensor<3x40x70xf16>
+  %bb0 = tensor.empty() : tensor<3x70x33xf16>
+  %bb1 = tensor.cast %bb0 : tensor<3x70x33xf16> to tensor<?x?x?xf16>
+  %bb2 = call @ints(%bb1, %c11, %c3, %c7) : (tensor<?x?x?xf16>, index, index, index) -> tensor<?x?x?xf16>
+  %bb = tensor.cast %bb2 : tensor<?x?x?xf16> to tensor<3x70x33xf16>
+  %half = arith.constant 0.5 : f32
+  %bce = tensor.empty() : tensor<3x40x33xf32>
+  %bc = linalg.fill ins(%half : f32) outs(%bce : tensor<3x40x33xf32>) -> tensor<3x40x33xf32>
+  %bm = call @f16_bmm(%ba, %bb, %bc) : (tensor<3x40x70xf16>, tensor<3x70x33xf16>, tensor<3x40x33xf32>) -> tensor<3x40x33xf32>
+  %bmm = bufferization.to_buffer %bm : tensor<3x40x33xf32> to memref<3x40x33xf32>
+  %bmu = memref.cast %bmm : memref<3x40x33xf32> to memref<*xf32>
+  call @printMemrefF32(%bmu) : (memref<*xf32>) -> ()
+
+  %xa0 = call @ints2d(%c50, %c64, %c13, %c3) : (index, index, index, index) -> tensor<?x?xf16>
+  %xa = tensor.cast %xa0 : tensor<?x?xf16> to tensor<50x64xf16>
+  %xw0 = call @ints2d(%c64, %c70, %c7, %c11) : (index, index, index, index) -> tensor<?x?xf16>
+  %xw = tensor.cast %xw0 : tensor<?x?xf16> to tensor<64x70xf16>
+  %bias = arith.constant dense<[-300000.0, 250000.0, -1.5, 2.5, 1000.0, -1000.0, 0.0, 7.0, -7.0, 123456.0, -123456.0, 3.0, -3.0, 0.5, -0.5, 60000.0, -60000.0, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 8.0, -8.0, 16.0, -16.0, 32.0, -32.0, 64.0, -64.0, 128.0, -128.0, 256.0, -256.0, 512.0, -512.0, 1024.0, -1024.0, 2048.0, -2048.0, 4096.0, -4096.0, 8192.0, -8192.0, 16384.0, -16384.0, 32768.0, -32768.0, 65536.0, -65536.0, 131072.0, -131072.0, 262144.0, -262144.0, 9.0, -9.0, 10.0, -10.0, 11.0, -11.0, 12.0, -12.0, 13.0, -13.0, 14.0, -14.0, 15.0, -15.0, 0.25]> : tensor<70xf32>
+  %xr = call @f16_bias_relu(%xa, %xw, %bias) : (tensor<50x64xf16>, tensor<64x70xf16>, tensor<70xf32>) -> tensor<50x70xf32>
+  %xrd = tensor.cast %xr : tensor<50x70xf32> to tensor<?x?xf32>
+  call @print2d(%xrd) : (tensor<?x?xf32>) -> ()
+
+  %lx0 = call @ints2d(%c8, %c64, %c3, %c5) : (index, index, index, index) -> tensor<?x?xf16>
+  %lx = tensor.cast %lx0 : tensor<?x?xf16> to tensor<8x64xf16>
+  %lw0 = call @ints2d(%c30, %c64, %c7, %c3) : (index, index, index, index) -> tensor<?x?xf16>
+  %lw = tensor.cast %lw0 : tensor<?x?xf16> to tensor<30x64xf16>
+  %lr = call @f16_linear_nt(%lx, %lw) : (tensor<8x64xf16>, tensor<30x64xf16>) -> tensor<8x30xf32>
+  %lrd = tensor.cast %lr : tensor<8x30xf32> to tensor<?x?xf32>
+  call @print2d(%lrd) : (tensor<?x?xf32>) -> ()
+  return
+}
