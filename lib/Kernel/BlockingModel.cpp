@@ -506,6 +506,7 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
 
 bool qimeng::amxMayTransposeProduct(const GemmDesc &desc) {
   return desc.transB && !desc.transA && !desc.bPrepacked && desc.m > 1 &&
+         desc.precision != GemmPrecision::F16 &&
          desc.k % amxTileK(amxPackedElementBytes(desc)) == 0;
 }
 

@@ -100,6 +100,9 @@ PACK_STRIDE_SLOT = 296      # PACK B: a group of columns' distance in Bp
 # bf16: the VPERMI2W indices that interleave two rows of 32 columns into
 # the dwords of columns 0-15 and 16-31.
 PAIR_INDEX_OFFSET = 320
+# f16 (TileType.split): 0xffff0000, the mask of an f32's hi part, after the
+# interleave index of PACK A (_emit_split_index) at PAIR_INDEX_OFFSET.
+SPLIT_MASK_OFFSET = PAIR_INDEX_OFFSET + 64
 STAGE_OFFSET = 448
 TILE_ROWS = 16
 TILE_BYTES = 64             # a tile row
@@ -366,7 +369,6 @@ class Params:
         self.a_direct = self.a_layout == "direct"
         if self.tt.split:
             why = ("a_layout direct" if self.a_direct else
-                   "trans_b" if self.trans_b else
                    "pack_b false" if self.transposed else
                    "b_prepacked" if self.b_prepacked else
                    "kc whole runs" if k_run else
@@ -534,23 +536,20 @@ def _emit_split_index(asm):
         value = q | (16 + q) << 32
         asm.ins(f"movabsq ${value:#x}, %rax")
         asm.ins(f"movq %rax, {PAIR_INDEX_OFFSET + 8 * q}({WS})")
-
-
-def _emit_split_mask(asm):
-    """%zmm7: 0xffff0000 in every dword, an f32's hi part (its upper
-    half, the bf16 it truncates to). Clobbers %eax."""
-    asm.ins("movl $0xffff0000, %eax")
-    asm.ins("vpbroadcastd %eax, %zmm7")
+    asm.ins(f"movl $0xffff0000, {SPLIT_MASK_OFFSET}({WS})")
 
 
 def _emit_split(asm, p, width, x, hi, lo, mask):
     """x (f32 lanes of f16 values, %{width}mm registers named by number)
-    split exactly into hi = x's upper 16 bits (the bf16 toward zero) and
-    lo = x - hi (at most 3 significant bits, so its upper 16 bits are all
-    of it; zero where x is infinite, whose lo would be NaN). The drop-low
-    fault leaves lo zero. Uses %zmm7 (_emit_split_mask) and `mask`."""
+    split exactly into hi = x's upper 16 bits (the bf16 toward zero; the
+    mask at SPLIT_MASK_OFFSET) and lo = x - hi (at most 3 significant
+    bits, so its upper 16 bits are all of it; zero where x is infinite,
+    whose lo would be NaN). The drop-low fault leaves lo zero. Uses
+    `mask`."""
     r = f"%{width}mm"
-    asm.ins(f"vpandd {r}7, {r}{x}, {r}{hi}")
+    lanes = 16 if width == "z" else 8
+    asm.ins(f"vpandd {SPLIT_MASK_OFFSET}({WS}){{1to{lanes}}}, {r}{x}, "
+            f"{r}{hi}")
     if p.fault == "drop-low":
         asm.ins(f"vpxord {r}{lo}, {r}{lo}, {r}{lo}")
         return
@@ -710,7 +709,6 @@ def _emit_pack_b_split(asm, p):
     rows of its slivers' tiles (TileType.split)."""
     asm.comment("PACK B: rows of f16 read along, 32 at a time split into "
                 "(hi, lo) bf16 dwords, each the two tile rows of its k")
-    _emit_split_mask(asm)
 
     def body(masks):
         asm.ins(f"vmovdqu16 (%rax), %zmm0{{{masks[0]}}}{{z}}")
@@ -746,7 +744,9 @@ def _emit_pack_b_transposed(asm, p):
     step_loop = asm.label("PACK B^T: next tile step")
     load = "vmovdqu16" if eb == 2 else "vmovdqu8"
     asm.comment("PACK B^T: each column's k as they lie, 16 columns "
-                "transposed into a tile, zero past kb and nb")
+                "transposed into a tile, zero past kb and nb"
+                + ("; f16: a column's 8 k split into (hi, lo) dwords, "
+                   "each k two tile rows" if tt.split else ""))
     asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
     asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
     asm.ins(f"xorl {JR}d, {JR}d")
@@ -785,13 +785,26 @@ def _emit_pack_b_transposed(asm, p):
         asm.ins(f"cmpq {NB}, %rcx")
         asm.ins("movq %rdx, %rax")
         asm.ins("cmovaeq %rdi, %rax")
-        asm.ins(f"{load} (%rax), %zmm{j}{{%k2}}{{z}}")
+        if tt.split:
+            # The column's 8 k: their (hi, lo) dwords in ymm j.
+            asm.ins(f"vmovdqu16 (%rax), %xmm{j}{{%k2}}{{z}}")
+            asm.ins(f"vcvtph2ps %xmm{j}, %ymm{j}")
+            _emit_split(asm, p, "y", j, 16, 17, "%k4")
+            asm.ins("vpsrld $16, %ymm16, %ymm16")
+            asm.ins(f"vpord %ymm17, %ymm16, %ymm{j}")
+        else:
+            asm.ins(f"{load} (%rax), %zmm{j}{{%k2}}{{z}}")
         asm.ins("addq %rsi, %rdx")
     # sgemm's transpose of sixteen vectors: zmm g = every column's dword g,
-    # the tile's row g.
+    # the tile's row g (f16: its k g, rows 2g and 2g + 1).
     emit_transpose_16x16(asm)
-    for g in range(TILE_ROWS):
-        asm.ins(f"vmovdqu32 %zmm{g}, {g * TILE_BYTES}({IC})")
+    if tt.split:
+        for g in range(tk):
+            for row in (2 * g, 2 * g + 1):
+                asm.ins(f"vmovdqu32 %zmm{g}, {row * TILE_BYTES}({IC})")
+    else:
+        for g in range(TILE_ROWS):
+            asm.ins(f"vmovdqu32 %zmm{g}, {g * TILE_BYTES}({IC})")
     asm.ins(f"addq ${p.b_step_bytes}, {IC}")
     asm.ins(f"addq ${tk}, {IR}")
     if p.step_rows:
@@ -799,7 +812,7 @@ def _emit_pack_b_transposed(asm, p):
         asm.ins(f"shlq ${tk.bit_length() - 1}, %rax")
         asm.ins(f"cmpq %rax, {IR}")
     else:
-        asm.ins(f"addq ${TILE_BYTES}, {MB}")
+        asm.ins(f"addq ${tk * eb}, {MB}")
         asm.ins(f"cmpq {KB}, {IR}")
     asm.ins(f"jb {back(step_loop)}")
     asm.ins(f"addq $16, {JR}")
@@ -967,7 +980,6 @@ def _emit_pack_a_split(asm, p):
     next_row = asm.label("PACK A: the next row's place")
     asm.comment(f"PACK A: rows of f16, {tk} k a tile step split into "
                 "(hi, hi), (lo, lo) bf16 dwords, zero past kb")
-    _emit_split_mask(asm)
     asm.ins(f"vmovdqu32 {PAIR_INDEX_OFFSET}({WS}), %zmm6")
     asm.ins(f"leaq -1({KB}), %rax")
     asm.ins(f"andq ${tk - 1}, %rax")

@@ -7,6 +7,7 @@ sentinel C, guards after C, A and B unchanged); broken variants caught."""
 import unittest
 
 from qimeng_emitters.amx import emit as emit_amx
+from qimeng_emitters.errors import RequestError
 
 from .support import RefusalTestCase, emit, header, runs_kernels
 from .test_dotconv import HARNESS as CONV_HARNESS
@@ -56,6 +57,22 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(pack_b=False, trans_b=True, k=64,
                              a_layout="k-major"), "a_layout k-major")
         self.refuses(request(pack_b=False, trans_b=True), "whole tile steps")
+        # f16 is split where it is packed.
+        self.refuses(f16_request(k=64, kc=64, a_layout="direct"),
+                     "not with a_layout direct")
+        self.refuses(f16_request(k=64, kc=64, trans_b=True, pack_b=False),
+                     "not with a_layout direct")
+        self.refuses(f16_request(b_prepacked=True), "not with b_prepacked")
+        self.refuses(f16_request(bf16_output=True), "not with bf16_output")
+        self.refuses(f16_request(fault="swap-pairs"), "no pairs to swap")
+        self.refuses(request(fault="drop-low"), "only f16")
+
+    def test_f16_runs_on_tiles_only(self):
+        """The protocol's dispatch sends an avx512 shgemm to dotgemm.py,
+        which has no f16 kernels and says where they are."""
+        with self.assertRaises(RequestError) as ctx:
+            emit(f16_request(isa="avx512"))
+        self.assertIn("runs on AMX tiles", str(ctx.exception))
 
     def test_header_and_dispatch(self):
         """The protocol's entry point sends isa amx to amx.py: the tile
@@ -326,6 +343,17 @@ class F16ExecutionTest(AmxHarness):
             "wide_panels": f16_request(m=9, n=600, k=20, nc=576),
             "bias_relu": f16_request(bias="columns", relu=True,
                                      overwrite=True, m=70, k=100, kc=48),
+            # B stored N x K (torch's linear weights): each column's k
+            # split as they lie, 16 columns transposed into a tile.
+            "trans_b": f16_request(trans_b=True),
+            "trans_b_blocks": f16_request(trans_b=True, m=100, n=150, k=197,
+                                          kc=64, mc=64, nc=96,
+                                          overwrite=True),
+            "trans_b_one_tile": f16_request(trans_b=True, m=40, n=50, k=70,
+                                            mr=16, nr=16, kc=32, mc=32,
+                                            nc=32),
+            "trans_b_immediate": f16_request(trans_b=True, runtime_ld=None,
+                                             lda=32, ldb=34, ldc=52),
         }.items():
             with self.subTest(name=name):
                 status, output = self.run_kernel(name, req)
@@ -335,11 +363,13 @@ class F16ExecutionTest(AmxHarness):
     def test_faults_are_caught(self):
         """drop-low leaves f16's low parts out: bf16's precision, which
         these operands exceed."""
-        for fault in ("drop-k", "drop-low", "write-past-edge"):
-            with self.subTest(fault=fault):
+        for fault, trans_b in (("drop-k", False), ("drop-low", False),
+                               ("drop-low", True),
+                               ("write-past-edge", False)):
+            with self.subTest(fault=fault, trans_b=trans_b):
                 status, output = self.run_kernel(
                     fault, f16_request(fault=fault, mr=16, nr=16, mc=32,
-                                       nc=32))
+                                       nc=32, trans_b=trans_b))
                 self.assertEqual(status, 1, output)
                 self.assertIn("bad elements", output)
 

@@ -3,9 +3,9 @@
 // f32): linalg.matmul into a zero-filled f32 accumulator, torch-mlir's
 // form (a generic extending both inputs, arith.truncf to f16 after: the
 // kernel writes the f32 accumulator, the rounding stays a generic), a
-// batch_matmul into a bias, and a matmul with a bias and relu (fused).
-// A weight stored N x K is left alone with a remark (f16 B^T is not
-// packed yet). On tensors, bufferized with one-shot-bufferize's function
+// batch_matmul into a bias, a matmul with a bias and relu (fused), and a
+// linear layer whose weight is stored N x K (each column's k split where
+// it lies); A transposed is left alone with a remark. On tensors, bufferized with one-shot-bufferize's function
 // boundaries (dynamic strides: run-time leading dimensions). Compared
 // exactly with the stock pipeline under mlir-runner and ahead of time:
 // integers up to 260 in magnitude (9 significant bits, so that most have
@@ -53,14 +53,16 @@
 // CHECK-LABEL: func.func @f16_bias_relu(
 // CHECK:         llvm.call @qm_shgemm_50x70x64_nn_b0_bias_relu_ldrt_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_linear_nt(
+// CHECK:         llvm.call @qm_shgemm_8x30x64_nt_b0_ldrt_{{.*}}_x86_64_amxbf16(
+// CHECK-LABEL: func.func @f16_transposed_a(
 // CHECK:         linalg.matmul
 // CHECK: llvm.inline_asm has_side_effects {{.*}}vcvtph2ps
 // CHECK-SAME: ~{tmm0}
 
-// REMARK: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands run on AMX tiles, split into bf16 parts where they are packed: A and B as stored (not transposed, not prepacked), static sizes
+// REMARK: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands run on AMX tiles, split into bf16 parts where they are packed: A as stored, B as stored or transposed (not prepacked), static sizes
 // REMARK-NOT: not accelerated
 
-// OUT-COUNT-5: rank =
+// OUT-COUNT-6: rank =
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -129,6 +131,15 @@ func.func @f16_linear_nt(%x: tensor<8x64xf16>, %w: tensor<30x64xf16>) -> tensor<
   %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x30xf32>) -> tensor<8x30xf32>
   %r = linalg.matmul ins(%x, %wt : tensor<8x64xf16>, tensor<64x30xf16>) outs(%acc : tensor<8x30xf32>) -> tensor<8x30xf32>
   return %r : tensor<8x30xf32>
+}
+
+func.func @f16_transposed_a(%a: tensor<64x20xf16>, %b: tensor<64x30xf16>) -> tensor<20x30xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<20x30xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<20x30xf32>) -> tensor<20x30xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : tensor<64x20xf16>, tensor<64x30xf16>) outs(%acc : tensor<20x30xf32>) -> tensor<20x30xf32>
+  return %r : tensor<20x30xf32>
 }
 
 // (i * x + j * y + k * z) mod 521 - 260 as f16 (a 2-D tensor: k = 0).
@@ -242,5 +253,14 @@ func.func @main() {
   %lr = call @f16_linear_nt(%lx, %lw) : (tensor<8x64xf16>, tensor<30x64xf16>) -> tensor<8x30xf32>
   %lrd = tensor.cast %lr : tensor<8x30xf32> to tensor<?x?xf32>
   call @print2d(%lrd) : (tensor<?x?xf32>) -> ()
+
+  %c20 = arith.constant 20 : index
+  %ta2 = call @ints2d(%c64, %c20, %c5, %c11) : (index, index, index, index) -> tensor<?x?xf16>
+  %ta3 = tensor.cast %ta2 : tensor<?x?xf16> to tensor<64x20xf16>
+  %tb2 = call @ints2d(%c64, %c30, %c13, %c7) : (index, index, index, index) -> tensor<?x?xf16>
+  %tb3 = tensor.cast %tb2 : tensor<?x?xf16> to tensor<64x30xf16>
+  %tr = call @f16_transposed_a(%ta3, %tb3) : (tensor<64x20xf16>, tensor<64x30xf16>) -> tensor<20x30xf32>
+  %trd = tensor.cast %tr : tensor<20x30xf32> to tensor<?x?xf32>
+  call @print2d(%trd) : (tensor<?x?xf32>) -> ()
   return
 }

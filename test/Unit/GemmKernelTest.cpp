@@ -1220,13 +1220,13 @@ TEST(GemmKernelTest, AmxKernelsValidate) {
 /// f16 x f16 -> f32 on the bf16 tiles (amx.py's split: each f16 packed as
 /// two bf16 parts): the model's kernel (A packed: f16 is never read in
 /// place) and one-tile, tall and wide blocks over edges of every kind,
-/// run-time and immediate leading dimensions, overwrite, a bias and relu;
-/// broken kernels (a k dropped, the low parts dropped, an edge block
-/// stored whole) fail. B transposed or prepacked is refused by the
-/// descriptor, on any host.
+/// run-time and immediate leading dimensions, overwrite, a bias and relu,
+/// B as stored or transposed; broken kernels (a k dropped, the low parts
+/// dropped, an edge block stored whole) fail. A transposed or B prepacked
+/// is refused by the descriptor, on any host.
 TEST(GemmKernelTest, AmxF16KernelsValidate) {
-  for (auto [transB, prepacked] : {std::pair{true, false}, {false, true}}) {
-    GemmDesc refused = GemmDesc::packed(32, 32, 64, false, transB);
+  for (auto [transA, prepacked] : {std::pair{true, false}, {false, true}}) {
+    GemmDesc refused = GemmDesc::packed(32, 32, 64, transA, false);
     refused.precision = GemmPrecision::F16;
     refused.bPrepacked = prepacked;
     EXPECT_TRUE(llvm::errorToBool(refused.verify())) << refused.str();
@@ -1236,13 +1236,15 @@ TEST(GemmKernelTest, AmxF16KernelsValidate) {
   const auto options = IsolatedValidationOptions::defaults();
   struct Case {
     int64_t m, n, k;
-    bool overwrite, runtimeLd, epilogue = false;
+    bool overwrite, runtimeLd, epilogue = false, transB = false;
   };
   for (Case c : {Case{1, 1, 1, false, true}, Case{37, 45, 29, false, true},
                  Case{17, 100, 166, true, true}, Case{64, 64, 64, false, false},
                  Case{24, 300, 43, false, true}, Case{70, 70, 200, true, false},
-                 Case{50, 40, 96, true, true, true}}) {
-    GemmDesc d = GemmDesc::packed(c.m, c.n, c.k);
+                 Case{50, 40, 96, true, true, true},
+                 Case{45, 37, 77, false, true, false, true},
+                 Case{16, 100, 128, true, false, true, true}}) {
+    GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, false, c.transB);
     d.precision = GemmPrecision::F16;
     d.overwrite = c.overwrite;
     d.runtimeLd = c.runtimeLd;
