@@ -502,6 +502,14 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
     c.kc = 512;
     c.nc = 128;
   }
+  // f16 with at most two slivers of columns: kc 1024 over one block of
+  // rows, so that C's tiles are loaded and stored once every 128 tile
+  // steps rather than 8 (its split A block of 256 KiB in L2). Side by
+  // side: 1.60x at 4096x64x4096, 1.01x at 512x64x2048.
+  if (desc.precision == GemmPrecision::F16 && desc.n <= 2 * c.nr) {
+    c.kc = 1024;
+    c.mc = c.mr;
+  }
   if (!conv && amxMayTransposeProduct(desc) &&
       (desc.m <= 32 ||
        (desc.m <= 128 && desc.n * desc.k * eb > target.caches.l2))) {
