@@ -978,3 +978,54 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   EXPECT_EQ(matrixIsa(noAmxBf16, GemmPrecision::S8S8), VectorIsa::Amx);
   EXPECT_EQ(matrixIsa(target, GemmPrecision::F32), VectorIsa::Avx512);
 }
+
+/// f16 on AMX (split where it is packed): the model packs A and B, steps
+/// kc in tile steps of 8 k (8 bytes a packed k), and the space has no A
+/// layout to try nor a transposed product; configFor refuses A in place.
+/// Few rows against a large B^T and few columns take their own blocking.
+TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
+  Target target = pinned(kXeonWithAmx);
+  auto model = [&](int64_t m, int64_t n, int64_t k, bool transB) {
+    GemmDesc d = GemmDesc::packed(m, n, k, false, transB);
+    d.precision = GemmPrecision::F16;
+    return chooseKernelConfig(KernelProblem(d), target);
+  };
+  GemmDesc d = GemmDesc::packed(256, 256, 256);
+  d.precision = GemmPrecision::F16;
+  QM_ASSERT_EXPECTED(mid, model(256, 256, 256, false));
+  EXPECT_EQ(mid.isa, VectorIsa::Amx) << mid.str();
+  EXPECT_EQ(mid.aLayout, ALayout::KMajor) << mid.str();
+  EXPECT_EQ(mid.kc, 64) << mid.str(); // 512 bytes of packed k
+  SearchSpace space = SearchSpace::forProblem(KernelProblem(d), target, mid);
+  EXPECT_EQ(decision(space, "alayout"), nullptr);
+  ASSERT_NE(decision(space, "kc"), nullptr);
+  for (const std::string &kc : decision(space, "kc")->choices)
+    EXPECT_EQ(std::stoi(kc) % 8, 0) << kc;
+  GemmConfig direct = mid;
+  direct.aLayout = ALayout::Direct;
+  SearchSpace directSpace =
+      SearchSpace::forProblem(KernelProblem(d), target, direct);
+  auto refused = directSpace.configFor(directSpace.modelAssignment());
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("split into bf16"),
+            std::string::npos);
+  QM_ASSERT_EXPECTED(decode, model(16, 4096, 4096, true));
+  EXPECT_EQ(decode.packB, BPacking::Panels) << decode.str();
+  EXPECT_EQ(decode.mr, 16) << decode.str();
+  EXPECT_EQ(decode.kc, 512) << decode.str();
+  EXPECT_EQ(decode.nc, 128) << decode.str();
+  QM_ASSERT_EXPECTED(skinny, model(4096, 64, 4096, false));
+  EXPECT_EQ(skinny.kc, 1024) << skinny.str();
+  EXPECT_EQ(skinny.mc, skinny.mr) << skinny.str();
+  // No AMX-BF16: refused with its reason.
+  GemmDesc plain = GemmDesc::packed(64, 64, 64);
+  plain.precision = GemmPrecision::F16;
+  auto none = chooseKernelConfig(
+      KernelProblem(plain),
+      pinned("x86_64-unknown-linux-gnu:skylake-avx512:+avx,+avx2,+fma,"
+             "+avx512f,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2:"
+             "l1d=32K,l2=1M,l3=32M,cores=2"));
+  ASSERT_FALSE(bool(none));
+  EXPECT_NE(llvm::toString(none.takeError()).find("needs AMX-BF16"),
+            std::string::npos);
+}
