@@ -740,13 +740,16 @@ def _emit_pack_b_transposed(asm, p):
     tt = p.tt
     eb = tt.element_bytes
     tk = tt.tile_k
+    # f16: two tile steps a pass (16 k of each column, the transpose's
+    # sixteen rows), each k two tile rows.
+    pass_k = 2 * tk if tt.split else tk
     sliver_loop = asm.label("PACK B^T: next 16 columns")
     step_loop = asm.label("PACK B^T: next tile step")
     load = "vmovdqu16" if eb == 2 else "vmovdqu8"
     asm.comment("PACK B^T: each column's k as they lie, 16 columns "
                 "transposed into a tile, zero past kb and nb"
-                + ("; f16: a column's 8 k split into (hi, lo) dwords, "
-                   "each k two tile rows" if tt.split else ""))
+                + ("; f16: a column's 16 k (two steps) split into (hi, "
+                   "lo) dwords, each k two tile rows" if tt.split else ""))
     asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
     asm.ins(f"leaq {ZERO_ROW_OFFSET}({WS}), %rdi")
     asm.ins(f"xorl {JR}d, {JR}d")
@@ -769,10 +772,11 @@ def _emit_pack_b_transposed(asm, p):
         asm.ins(f"leaq ({MB}, %rdx, {eb}), %rdx" if eb > 1 else
                 f"addq {MB}, %rdx")
     else:
-        # The k of this step: all tk, or the k left of kb.
+        # The k of this step (f16: of two steps): all of them, or the k
+        # left of kb.
         asm.ins(f"movq {KB}, %rax")
         asm.ins(f"subq {IR}, %rax")
-        asm.ins(f"movl ${tk}, %ecx")
+        asm.ins(f"movl ${pass_k}, %ecx")
         asm.ins("cmpq %rcx, %rax")
         asm.ins("cmovaq %rcx, %rax")
     asm.ins("movq $-1, %rcx")
@@ -786,12 +790,12 @@ def _emit_pack_b_transposed(asm, p):
         asm.ins("movq %rdx, %rax")
         asm.ins("cmovaeq %rdi, %rax")
         if tt.split:
-            # The column's 8 k: their (hi, lo) dwords in ymm j.
-            asm.ins(f"vmovdqu16 (%rax), %xmm{j}{{%k2}}{{z}}")
-            asm.ins(f"vcvtph2ps %xmm{j}, %ymm{j}")
-            _emit_split(asm, p, "y", j, 16, 17, "%k4")
-            asm.ins("vpsrld $16, %ymm16, %ymm16")
-            asm.ins(f"vpord %ymm17, %ymm16, %ymm{j}")
+            # The column's 16 k (two steps): their (hi, lo) dwords.
+            asm.ins(f"vmovdqu16 (%rax), %ymm{j}{{%k2}}{{z}}")
+            asm.ins(f"vcvtph2ps %ymm{j}, %zmm{j}")
+            _emit_split(asm, p, "z", j, 16, 17, "%k4")
+            asm.ins("vpsrld $16, %zmm16, %zmm16")
+            asm.ins(f"vpord %zmm17, %zmm16, %zmm{j}")
         else:
             asm.ins(f"{load} (%rax), %zmm{j}{{%k2}}{{z}}")
         asm.ins("addq %rsi, %rdx")
@@ -799,20 +803,29 @@ def _emit_pack_b_transposed(asm, p):
     # the tile's row g (f16: its k g, rows 2g and 2g + 1).
     emit_transpose_16x16(asm)
     if tt.split:
-        for g in range(tk):
-            for row in (2 * g, 2 * g + 1):
-                asm.ins(f"vmovdqu32 %zmm{g}, {row * TILE_BYTES}({IC})")
+        # Its first step's 8 k, then (where kb reaches it) the second's.
+        one_step = asm.label("PACK B^T: kb ends in the first step")
+        for g in range(2 * tk):
+            if g == tk:
+                asm.ins(f"leaq {tk}({IR}), %rax")
+                asm.ins(f"cmpq {KB}, %rax")
+                asm.ins(f"jae {fwd(one_step)}")
+            base = p.b_step_bytes if g >= tk else 0
+            for row in (2 * (g % tk), 2 * (g % tk) + 1):
+                asm.ins(f"vmovdqu32 %zmm{g}, "
+                        f"{base + row * TILE_BYTES}({IC})")
+        asm.place(one_step)
     else:
         for g in range(TILE_ROWS):
             asm.ins(f"vmovdqu32 %zmm{g}, {g * TILE_BYTES}({IC})")
-    asm.ins(f"addq ${p.b_step_bytes}, {IC}")
-    asm.ins(f"addq ${tk}, {IR}")
+    asm.ins(f"addq ${p.b_step_bytes * pass_k // tk}, {IC}")
+    asm.ins(f"addq ${pass_k}, {IR}")
     if p.step_rows:
         asm.ins(f"movq {STEPS}({WS}), %rax")
         asm.ins(f"shlq ${tk.bit_length() - 1}, %rax")
         asm.ins(f"cmpq %rax, {IR}")
     else:
-        asm.ins(f"addq ${tk * eb}, {MB}")
+        asm.ins(f"addq ${pass_k * eb}, {MB}")
         asm.ins(f"cmpq {KB}, {IR}")
     asm.ins(f"jb {back(step_loop)}")
     asm.ins(f"addq $16, {JR}")

@@ -354,6 +354,12 @@ class F16ExecutionTest(AmxHarness):
                                             nc=32),
             "trans_b_immediate": f16_request(trans_b=True, runtime_ld=None,
                                              lda=32, ldb=34, ldc=52),
+            # Two steps a pass: kb ending with a whole first step (40 =
+            # 2 x 16 + 8) and inside the second (kc 48, 29 = 16 + 13).
+            "trans_b_whole_first_step": f16_request(trans_b=True, k=40,
+                                                    kc=48),
+            "trans_b_blocks_of_three_steps": f16_request(
+                trans_b=True, m=20, n=40, k=77, kc=24),
         }.items():
             with self.subTest(name=name):
                 status, output = self.run_kernel(name, req)
