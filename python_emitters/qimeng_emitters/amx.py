@@ -97,12 +97,11 @@ C_BLOCK_SLOT = 272          # a_layout direct: the block's C and IR
 IR_SLOT = 280               # during its K loop, and where its first A
 A_END_SLOT = 288            # tile's steps end
 PACK_STRIDE_SLOT = 296      # PACK B: a group of columns' distance in Bp
+SPLIT_MASK_OFFSET = 304     # f16: 0xffff0000, an f32's hi part (split)
 # bf16: the VPERMI2W indices that interleave two rows of 32 columns into
-# the dwords of columns 0-15 and 16-31.
+# the dwords of columns 0-15 and 16-31; f16: the two VPERMI2D indices of
+# PACK A (_emit_split_index).
 PAIR_INDEX_OFFSET = 320
-# f16 (TileType.split): 0xffff0000, the mask of an f32's hi part, after the
-# interleave index of PACK A (_emit_split_index) at PAIR_INDEX_OFFSET.
-SPLIT_MASK_OFFSET = PAIR_INDEX_OFFSET + 64
 STAGE_OFFSET = 448
 TILE_ROWS = 16
 TILE_BYTES = 64             # a tile row
@@ -529,13 +528,16 @@ def _emit_pair_index(asm):
 
 
 def _emit_split_index(asm):
-    """f16: the VPERMI2D index at PAIR_INDEX_OFFSET that interleaves the
-    (hi, hi) dwords of eight k (the first table) with their (lo, lo)
-    dwords (the second) into A's row of a tile step."""
-    for q in range(8):              # two dwords a quadword
-        value = q | (16 + q) << 32
-        asm.ins(f"movabsq ${value:#x}, %rax")
-        asm.ins(f"movq %rax, {PAIR_INDEX_OFFSET + 8 * q}({WS})")
+    """f16: the two VPERMI2D indices at PAIR_INDEX_OFFSET that interleave
+    the (hi, hi) dwords of sixteen k (the first table) with their (lo, lo)
+    dwords (the second) into A's rows of two tile steps (k 0-7, 8-15)."""
+    for step in range(2):
+        for q in range(8):          # two dwords a quadword
+            k = 8 * step + q
+            value = k | (16 + k) << 32
+            asm.ins(f"movabsq ${value:#x}, %rax")
+            asm.ins(f"movq %rax, {PAIR_INDEX_OFFSET + 64 * step + 8 * q}"
+                    f"({WS})")
     asm.ins(f"movl $0xffff0000, {SPLIT_MASK_OFFSET}({WS})")
 
 
@@ -980,24 +982,28 @@ def _emit_pack_a(asm, p):
 
 
 def _emit_pack_a_split(asm, p):
-    """f16 A[ic:ic+mb, pc:pc+kb] into the layout of _emit_pack_a: each
-    tile step of a row 8 k widened to f32, split (_emit_split), their
-    dwords (hi, hi) and (lo, lo) interleaved k by k (TileType.split); the
-    last step masked to kb (%k3), zero past it. Registers: IR the row, %rdi
-    the source row, %rdx its packed place, JR the k left."""
+    """f16 A[ic:ic+mb, pc:pc+kb] into the layout of _emit_pack_a: a row's
+    16 k a pass (two tile steps) widened to f32, split (_emit_split),
+    their dwords (hi, hi) and (lo, lo) interleaved k by k into the two
+    steps' rows (TileType.split); the last pass masked to kb (%k3), zero
+    past it, its second step stored where kb reaches it. Registers: IR
+    the row, %rdi the source row, %rdx its packed place, JR the k left."""
     tk = p.tt.tile_k
+    pass_k = 2 * tk
     row_loop = asm.label("PACK A: next row")
-    step_loop = asm.label("PACK A: next tile step of the row")
-    last = asm.label("PACK A: the last tile step, masked to kb")
-    loaded = asm.label("PACK A: split the step")
+    step_loop = asm.label("PACK A: next two tile steps of the row")
+    last = asm.label("PACK A: the last pass, masked to kb")
+    loaded = asm.label("PACK A: split the pass")
+    one_step = asm.label("PACK A: kb ends in the pass's first step")
     next_row = asm.label("PACK A: the next row's place")
-    asm.comment(f"PACK A: rows of f16, {tk} k a tile step split into "
-                "(hi, hi), (lo, lo) bf16 dwords, zero past kb")
+    asm.comment(f"PACK A: rows of f16, {pass_k} k (two tile steps) a pass "
+                "split into (hi, hi), (lo, lo) bf16 dwords, zero past kb")
     asm.ins(f"vmovdqu32 {PAIR_INDEX_OFFSET}({WS}), %zmm6")
+    asm.ins(f"vmovdqu32 {PAIR_INDEX_OFFSET + 64}({WS}), %zmm5")
     asm.ins(f"leaq -1({KB}), %rax")
-    asm.ins(f"andq ${tk - 1}, %rax")
+    asm.ins(f"andq ${pass_k - 1}, %rax")
     asm.ins("incq %rax")
-    asm.ins(f"movl ${(1 << tk) - 1}, %esi")
+    asm.ins(f"movl ${(1 << pass_k) - 1}, %esi")
     asm.ins("bzhiq %rax, %rsi, %rax")
     if p.fault == "drop-k":
         asm.ins("andq $-2, %rax")
@@ -1016,31 +1022,40 @@ def _emit_pack_a_split(asm, p):
     asm.ins("movq %rdx, %rcx")
     asm.ins(f"movq {KB}, {JR}")
     asm.place(step_loop)
-    asm.ins(f"cmpq ${tk}, {JR}")
+    asm.ins(f"cmpq ${pass_k}, {JR}")
     asm.ins(f"jle {fwd(last)}")
-    asm.ins("vmovdqu16 (%rax), %xmm0{%k2}{z}")
+    asm.ins("vmovdqu16 (%rax), %ymm0{%k2}{z}")
     asm.ins(f"jmp {fwd(loaded)}")
     asm.place(last)
-    asm.ins("vmovdqu16 (%rax), %xmm0{%k3}{z}")
+    asm.ins("vmovdqu16 (%rax), %ymm0{%k3}{z}")
     asm.place(loaded)
-    asm.ins("vcvtph2ps %xmm0, %ymm0")
-    _emit_split(asm, p, "y", 0, 1, 2, "%k4")
+    asm.ins("vcvtph2ps %ymm0, %zmm0")
+    _emit_split(asm, p, "z", 0, 1, 2, "%k4")
     for part in (1, 2):
-        asm.ins(f"vpsrld $16, %ymm{part}, %ymm3")
-        asm.ins(f"vpord %ymm3, %ymm{part}, %ymm{part}")
+        asm.ins(f"vpsrld $16, %zmm{part}, %zmm3")
+        asm.ins(f"vpord %zmm3, %zmm{part}, %zmm{part}")
     asm.ins("vmovdqa64 %zmm6, %zmm3")
     asm.ins("vpermi2d %zmm2, %zmm1, %zmm3")
+    asm.ins("vmovdqa64 %zmm5, %zmm4")
+    asm.ins("vpermi2d %zmm2, %zmm1, %zmm4")
     asm.ins("vmovdqu32 %zmm3, (%rcx)")
-    asm.ins(f"addq ${2 * tk}, %rax")
-    asm.ins(f"addq ${p.a_step_bytes}, %rcx")
-    asm.ins(f"subq ${tk}, {JR}")
+    asm.ins(f"cmpq ${tk}, {JR}")
+    asm.ins(f"jle {fwd(one_step)}")
+    asm.ins(f"vmovdqu32 %zmm4, {p.a_step_bytes}(%rcx)")
+    asm.place(one_step)
+    asm.ins(f"addq ${2 * pass_k}, %rax")
+    asm.ins(f"addq ${2 * p.a_step_bytes}, %rcx")
+    asm.ins(f"subq ${pass_k}, {JR}")
     asm.ins(f"jg {back(step_loop)}")
     asm.ins(f"addq {LD_BYTES_OFFSET}({WS}), %rdi")
     asm.ins("addq $64, %rdx")
     asm.ins(f"incq {IR}")
     asm.ins(f"testq ${p.mr - 1}, {IR}")
     asm.ins(f"jnz {fwd(next_row)}")
-    asm.ins(f"leaq {-(p.mr - 1) * TILE_BYTES}(%rcx), %rdx")
+    asm.comment("the next MR rows' steps")
+    asm.ins(f"movq {STEPS}({WS}), %rax")
+    asm.ins(f"imulq ${p.a_step_bytes}, %rax, %rax")
+    asm.ins(f"leaq {-p.mr * TILE_BYTES}(%rdx, %rax), %rdx")
     asm.place(next_row)
     asm.ins(f"cmpq {MB}, {IR}")
     asm.ins(f"jb {back(row_loop)}")
