@@ -35,8 +35,8 @@ def _dot_gemm(request):
 
 
 def _dot_conv(request):
-    """bf16 and 8-bit convolutions: nhwc ones on AMX tiles (isa amx), or
-    on AVX-512's dot instructions (dotconv.py)."""
+    """bf16, f16 and 8-bit convolutions: nhwc ones on AMX tiles (isa amx),
+    or on AVX-512's dot instructions (dotconv.py; not f16)."""
     return (amx.emit_conv if request.get("isa") == "amx" else
             dotconv.emit)(request)
 
@@ -56,6 +56,7 @@ KINDS = {
     "igemm": _dot_gemm,
     "sconv2d": _sconv2d,
     "sbconv2d": _dot_conv,
+    "shconv2d": _dot_conv,
     "iconv2d": _dot_conv,
     "cuda_gemm": cuda_gemm.emit,
     "fma_peak": peak.emit,

@@ -1010,14 +1010,25 @@ def _emit_pack_a_split(asm, p):
         asm.ins("andq $-2, %rsi")
     asm.ins("kmovq %rax, %k3")
     asm.ins("kmovq %rsi, %k2")
-    asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
-    asm.ins(f"movq {IC}, %rdi")
-    asm.ins("imulq %rsi, %rdi")
-    asm.ins(f"leaq (%rdi, {PC}, 2), %rdi")
-    asm.ins(f"addq 0({WS}), %rdi")
+    conv = p.conv
+    if conv is not None:
+        asm.comment("source rows: input + column[pc] + row[ic + r] (the "
+                    "offset tables; a kc block lies within one run of the "
+                    "input)")
+        emit_block_input_base(asm, conv)
+    else:
+        asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
+        asm.ins(f"movq {IC}, %rdi")
+        asm.ins("imulq %rsi, %rdi")
+        asm.ins(f"leaq (%rdi, {PC}, 2), %rdi")
+        asm.ins(f"addq 0({WS}), %rdi")
     asm.ins(f"leaq {p.ap_offset}({WS}), %rdx")
     asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(row_loop)
+    if conv is not None:
+        asm.ins(f"leaq ({IC}, {IR}), %rax")
+        asm.ins(f"movq {conv.row_table}({WS}, %rax, 8), %rdi")
+        asm.ins(f"addq {conv.base_slot}({WS}), %rdi")
     asm.ins("movq %rdi, %rax")
     asm.ins("movq %rdx, %rcx")
     asm.ins(f"movq {KB}, {JR}")
@@ -1047,7 +1058,8 @@ def _emit_pack_a_split(asm, p):
     asm.ins(f"addq ${2 * p.a_step_bytes}, %rcx")
     asm.ins(f"subq ${pass_k}, {JR}")
     asm.ins(f"jg {back(step_loop)}")
-    asm.ins(f"addq {LD_BYTES_OFFSET}({WS}), %rdi")
+    if conv is None:
+        asm.ins(f"addq {LD_BYTES_OFFSET}({WS}), %rdi")
     asm.ins("addq $64, %rdx")
     asm.ins(f"incq {IR}")
     asm.ins(f"testq ${p.mr - 1}, {IR}")
@@ -1901,15 +1913,16 @@ def emit_peak_probe(request):
 
 
 class AmxConv:
-    """An nhwc convolution on AMX tiles (kinds sbconv2d and iconv2d with
-    isa amx): dotconv.py's implicit GEMM, M = N*OH*OW pixels, N = F, K =
+    """An nhwc convolution on AMX tiles (kinds sbconv2d, shconv2d and
+    iconv2d with isa amx): dotconv.py's implicit GEMM, M = N*OH*OW pixels, N = F, K =
     KH*KW*C in (kh, kw, c) order, B the filter (hwcf as stored, fhwc
     transposed), C the output; PACK A reads pixel r's k of a kc block from
     input + row[r] + column[pc] (conv2d.py's offset tables, written at
     entry), so kc divides the run of consecutive k (C, or KW*C) and is
-    whole tile steps. bf16: a bias per output channel (the GEMM's
-    columns), relu and its bound, as the GEMM's; nchw_fchw is
-    dotconv.py's."""
+    whole tile steps. bf16 and f16: a bias per output channel (the GEMM's
+    columns), relu and its bound, as the GEMM's; f16 split as the GEMM's
+    (kc whole tile steps of 8 k dividing the run: no padded runs);
+    nchw_fchw is dotconv.py's."""
 
     def __init__(self, request):
         from .conv2d import (GEOMETRY_FIELDS, StrideSteps, contiguous_run,
@@ -1926,7 +1939,8 @@ class AmxConv:
         self.runtime_strides = runtime_strides_field(request)
         g = self.geometry = conv_geometry(request, ("nhwc_hwcf", "nhwc_fhwc"))
         k = g.kh * g.kw * g.c
-        gemm = {"kind": "igemm" if integer else "sbgemm",
+        gemm = {"kind": "igemm" if integer else
+                "shgemm" if self.kind == "shconv2d" else "sbgemm",
                 "m": g.n * g.oh * g.ow, "n": g.f, "k": k, "lda": k,
                 "ldb": g.f, "ldc": g.f}
         if g.layout == "nhwc_fhwc":
@@ -1941,13 +1955,14 @@ class AmxConv:
         # k (the stem's 3 channels: KW*C = 21) is whole runs, each packed
         # padded with zero k to whole tile steps (Params' k_run).
         eb = 1 if integer else 2
+        tk = TILE_TYPES[element_types(gemm, gemm["kind"])].tile_k
         run = contiguous_run(
             gather_dims(g, eb, StrideSteps(g, eb, self.runtime_strides, 0))[1],
             eb)
         kc = request.get("kc")
         k_run = None
         if isinstance(kc, int) and kc > 0 and (
-                run % kc or kc % (TILE_BYTES // eb)):
+                run % kc or kc % tk):
             if kc % run:
                 raise RequestError(
                     f"kc = {kc} must divide {run}, the k that lie in "
@@ -1991,7 +2006,8 @@ class AmxConv:
 
     def symbol(self):
         p = self.gemm
-        kind = "sbconv2d" if p.tt.name == "bf16" else f"{p.tt.name}conv2d"
+        kind = {"bf16": "sbconv2d", "f16": "shconv2d"}.get(
+            p.tt.name, f"{p.tt.name}conv2d")
         return (f"{self.geometry.symbol_stem(kind)}"
                 f"{'_isrt' if self.runtime_strides else ''}"
                 f"{p.store_part()}{p.block_part()}")

@@ -87,6 +87,10 @@ class DotConv:
 
     def __init__(self, request):
         self.kind = request.get("kind")
+        if self.kind == "shconv2d":
+            raise RequestError("shconv2d: f16 runs on AMX tiles (isa amx, "
+                               "amx.py), not on the dot-product "
+                               "instructions")
         typed = IGEMM_FIELDS if self.kind == "iconv2d" else SBGEMM_FIELDS
         check_known(request, GEMM_FIELDS + GEOMETRY_FIELDS + typed
                     + (("runtime_strides",) if self.kind == "iconv2d" else

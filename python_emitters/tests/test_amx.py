@@ -401,6 +401,66 @@ class ConvRequestTest(RefusalTestCase):
         self.refuses(conv_request(a_layout="rows"), "k-major")
 
 
+# dotconv's harness on f16 operands, as F16_HARNESS (K = 192 at most:
+# every sum exact).
+F16_CONV_HARNESS = CONV_HARNESS.replace(
+    "static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); "
+    "return u >> 16; }",
+    "#include <immintrin.h>\n"
+    "__attribute__((target(\"f16c\"))) static uint16_t bf(float f) "
+    "{ return _cvtss_sh(f, 0); }").replace(
+    "rand() % 9 - 4", "rand() % 521 - 260")
+
+
+@runs_kernels("amx_bf16", "avx512bw", "avx512dq", "f16c",
+              lacks="amx_bf16 (AMX)")
+class F16ConvExecutionTest(KernelHarness):
+    """shconv2d: nhwc convolutions with f16 split on the bf16 tiles, run
+    by dotconv's harness on f16 values (its type 0, the 16-bit float one:
+    the requests say sbconv2d there and are emitted as shconv2d)."""
+    HARNESS = F16_CONV_HARNESS
+    EMIT = staticmethod(lambda req: emit(dict(req, kind="shconv2d")))
+    MATTR = AmxHarness.MATTR
+    run_kernel = DotConvExecutionTest.run_kernel
+    check = DotConvExecutionTest.check
+
+    def test_harness_is_f16(self):
+        self.assertEqual(self.HARNESS.count("rand() % 521 - 260"), 2)
+        self.assertIn("_cvtss_sh", self.HARNESS)
+
+    def test_convolutions(self):
+        for name, req in {
+            "hwcf": conv_request(),
+            "one_tap_blocks": conv_request(kc=32),
+            "three_step_blocks": conv_request(c=24, kc=24),
+            "fhwc": conv_request(layout="nhwc_fhwc"),
+            "stride_dilation": conv_request(stride_h=2, stride_w=2,
+                                            dilation_h=2, h=11, w=12),
+            "overwrite_one_tile": conv_request(overwrite=True, mr=16,
+                                               nr=16, mc=32, nc=32),
+            "runtime_strides": conv_request(runtime_strides=True),
+            "bias_relu": conv_request(bias=True, relu=True, overwrite=True),
+        }.items():
+            with self.subTest(name=name):
+                self.check(name, req)
+        with self.subTest(fault="drop-low"):
+            status, output = self.run_kernel(
+                "drop_low", conv_request(fault="drop-low"))
+            self.assertNotEqual(status, 0, output)
+
+    def test_refusals(self):
+        """No padded runs (8 k a tile step must divide the run), no A in
+        place, not on the dot instructions."""
+        for req, words in (
+                (conv_request(c=3, kh=3, kw=3, kc=9), "not with kc whole"),
+                (conv_request(a_layout="direct"), "a_layout direct"),
+                (conv_request(isa="avx512"), "runs on AMX tiles")):
+            with self.subTest(words=words):
+                with self.assertRaises(RequestError) as ctx:
+                    self.EMIT(req)
+                self.assertIn(words, str(ctx.exception))
+
+
 @runs_kernels("amx_bf16", "amx_int8", lacks="amx_bf16 and amx_int8 (AMX)")
 class ConvExecutionTest(KernelHarness):
     """nhwc convolutions on AMX tiles (amx.AmxConv), run by dotconv's
