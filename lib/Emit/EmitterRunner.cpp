@@ -231,10 +231,11 @@ std::string qimeng::convRequestJson(const ConvDesc &d, const GemmConfig &c,
                                     const Target *target) {
   nlohmann::json r = toJson(d);
   r["version"] = 1;
-  // "sbconv2d" is bf16 x bf16 -> f32, "iconv2d" u8 or s8 (a_type) x s8 ->
-  // s32 (dotconv.py).
+  // "sbconv2d" is bf16 x bf16 -> f32, "shconv2d" f16 x f16 -> f32 (AMX
+  // only), "iconv2d" u8 or s8 (a_type) x s8 -> s32 (dotconv.py).
   r["kind"] = d.precision == GemmPrecision::F32    ? "sconv2d"
               : d.precision == GemmPrecision::Bf16 ? "sbconv2d"
+              : d.precision == GemmPrecision::F16  ? "shconv2d"
                                                    : "iconv2d";
   r.erase("dtype");
   // The emitter's default is the dense input: only a strided one is sent,

@@ -428,9 +428,12 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
         kc = v;
     c.split = SplitAxis::M;
     // Consecutive pixels of an output row: the width stride apart.
-    const int64_t pixelStep = conv->strideW * conv->inputStrides[2] * eb;
-    if (kc == 0 && desc.bPrepacked)
-      return std::nullopt; // a prepacked filter has no padded runs
+    const int64_t pixelStep =
+        conv->strideW * conv->inputStrides[2] * desc.operandElementBytes();
+    // A prepacked filter, and f16 (split where it is packed), have no
+    // padded runs.
+    if (kc == 0 && (desc.bPrepacked || desc.precision == GemmPrecision::F16))
+      return std::nullopt;
     if (kc == 0) {
       // No whole tile steps divide the run (the stem's 3 channels: KW*C =
       // 21): kc whole runs, each packed padded with zero k to whole tile
@@ -439,7 +442,8 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
       const int64_t runs =
           std::max<int64_t>(1, 1024 / eb / (amxPaddedRunSteps(run, eb) * step));
       c.kc = std::min(desc.k, runs * run);
-    } else if (!amxRowsCrowdL1(pixelStep, c.mr, l1)) {
+    } else if (desc.precision != GemmPrecision::F16 &&
+               !amxRowsCrowdL1(pixelStep, c.mr, l1)) {
       c.kc = kc;
       c.aLayout = ALayout::Direct;
       for (int64_t v = step; v <= std::min<int64_t>(run, 1024 / eb); v += step)
@@ -506,7 +510,7 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   // rows, so that C's tiles are loaded and stored once every 128 tile
   // steps rather than 8 (its split A block of 256 KiB in L2). Side by
   // side: 1.60x at 4096x64x4096, 1.01x at 512x64x2048.
-  if (desc.precision == GemmPrecision::F16 && desc.n <= 2 * c.nr) {
+  if (!conv && desc.precision == GemmPrecision::F16 && desc.n <= 2 * c.nr) {
     c.kc = 1024;
     c.mc = c.mr;
   }
@@ -550,11 +554,19 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
     return std::move(err);
   if (std::optional<GemmConfig> amx = amxConfig(problem, target))
     return *amx;
+  if (desc.precision == GemmPrecision::F16 && conv &&
+      target.hasAmx(/*bf16=*/true))
+    return llvm::createStringError(
+        llvm::formatv("an f16 convolution packs whole tile steps of 8 k "
+                      "dividing its run of consecutive k ({0}: C or KW*C)",
+                      conv->contiguousRun())
+            .str());
   if (desc.precision == GemmPrecision::F16)
     return llvm::createStringError(
-        llvm::formatv("f16 GEMM needs AMX-BF16 (each f16 split into bf16 "
-                      "parts on the tiles), which target {0} ({1}) lacks",
-                      target.triple, target.cpu)
+        llvm::formatv("f16 {0} needs AMX-BF16 (each f16 split into bf16 "
+                      "parts on the tiles), which target {1} ({2}) lacks",
+                      conv ? "convolution" : "GEMM", target.triple,
+                      target.cpu)
             .str());
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
   const char *feature = bf16 ? "avx512bf16" : "avx512vnni";

@@ -342,10 +342,11 @@ llvm::Error ConvDesc::verify() const {
                       "the kernel's immediate C ({1}), not {2}",
                       str(), c, s[2])
             .str());
-  if (precision == GemmPrecision::F16)
+  if (precision == GemmPrecision::F16 && (!nhwc || bPrepacked))
     return llvm::createStringError(
-        llvm::formatv("{0}: f16 convolutions are not generated yet (f16 "
-                      "GEMMs are)",
+        llvm::formatv("{0}: f16 convolutions run on AMX tiles, split where "
+                      "the input is gathered: nhwc, the filter packed at "
+                      "each call",
                       str())
             .str());
   if (precision != GemmPrecision::F32) {

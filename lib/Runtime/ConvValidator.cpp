@@ -154,8 +154,9 @@ template <typename F> void forEachInputElement(const ConvDesc &d, F f) {
           f(inputOffset(d, n, c, h, w));
 }
 
-/// The bf16 (and byte) that a stride gap of a narrow input holds: a NaN
-/// (the most negative s8) that any read carries into the output.
+/// The bf16 or f16 (and byte) that a stride gap of a narrow input holds: a
+/// NaN in either type (the most negative s8) that any read carries into
+/// the output.
 constexpr uint16_t kGapBf16 = 0x7fc1;
 constexpr uint8_t kGapByte = 0x80;
 
@@ -200,23 +201,25 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
     for (int64_t i = 0; i < buf->size(); ++i)
       buf->data()[i] = gen.next();
   }
-  // bf16 or 8-bit operands: the input and filter hold values of the type
-  // (what the reference reads, as floats), the kernel reads copies in the
-  // type; an s32 output holds integers, their bits in its buffer and their
-  // values in outInts for the reference.
-  const bool bf16 = d.precision == GemmPrecision::Bf16;
+  // bf16, f16 or 8-bit operands: the input and filter hold values of the
+  // type (what the reference reads, as floats), the kernel reads copies in
+  // the type; an s32 output holds integers, their bits in its buffer and
+  // their values in outInts for the reference.
+  const bool half = isHalfPrecision(d.precision);
+  const bool f16 = d.precision == GemmPrecision::F16;
+  float (*roundHalf)(float) = f16 ? roundToF16 : roundToBf16;
+  uint16_t (*halfBits)(float) = f16 ? f16BitsOf : bf16BitsOf;
   const bool integer = isIntegerPrecision(d.precision);
-  const bool narrow = bf16 || integer;
+  const bool narrow = half || integer;
   auto eachInput = [&](auto f) { forEachInputElement(d, f); };
   auto eachFilter = [&](auto f) {
     for (int64_t i = 0; i < d.filterElements(); ++i)
       f(i);
   };
   std::vector<float> outInts;
-  if (bf16) {
-    eachInput([&](int64_t o) { in->data()[o] = roundToBf16(in->data()[o]); });
-    eachFilter(
-        [&](int64_t o) { flt->data()[o] = roundToBf16(flt->data()[o]); });
+  if (half) {
+    eachInput([&](int64_t o) { in->data()[o] = roundHalf(in->data()[o]); });
+    eachFilter([&](int64_t o) { flt->data()[o] = roundHalf(flt->data()[o]); });
   }
   if (integer) {
     const bool u8 = d.precision == GemmPrecision::U8S8;
@@ -235,14 +238,14 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   std::optional<GuardedBuffer> inNarrow, fltNarrow;
   if (narrow) {
     auto toByte = [](float x) { return uint8_t(int32_t(x) & 0xff); };
-    auto input = bf16 ? narrowCopy<uint16_t>(*in, d.inputSpan(), guard,
-                                             kGapBf16, bf16BitsOf, eachInput)
+    auto input = half ? narrowCopy<uint16_t>(*in, d.inputSpan(), guard,
+                                             kGapBf16, halfBits, eachInput)
                       : narrowCopy<uint8_t>(*in, d.inputSpan(), guard, kGapByte,
                                             toByte, eachInput);
     if (!input)
       return input.takeError();
-    auto filter = bf16 ? narrowCopy<uint16_t>(*flt, d.filterElements(), guard,
-                                              kGapBf16, bf16BitsOf, eachFilter)
+    auto filter = half ? narrowCopy<uint16_t>(*flt, d.filterElements(), guard,
+                                              kGapBf16, halfBits, eachFilter)
                        : narrowCopy<uint8_t>(*flt, d.filterElements(), guard,
                                              kGapByte, toByte, eachFilter);
     if (!filter)
@@ -320,7 +323,9 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
   const int64_t k = d.gemmView().k;
-  const double bound = gemmErrorBound(k);
+  // f16: up to four exact partial products a k (GemmValidator's bound).
+  const double bound =
+      gemmErrorBound(d.precision == GemmPrecision::F16 ? 4 * k : k);
   const bool exact =
       dist == Distribution::SmallIntegers && smallIntegersAreExact(k);
   std::optional<std::string> failure;

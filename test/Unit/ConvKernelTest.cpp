@@ -1005,3 +1005,67 @@ TEST(ConvKernelTest, AmxConvolutionsValidate) {
     GTEST_SKIP() << "host has no AMX (amx-tile with amx-bf16 or amx-int8, "
                     "granted by Linux)";
 }
+
+/// f16 nhwc convolutions on the bf16 tiles (amx.py's split where the
+/// input is gathered): the model's config (A packed, kc whole steps of 8 k
+/// dividing the run), one-tile blocks, fhwc, a strided view, run-time
+/// strides, overwrite and two threads in qimeng-runner's process; broken
+/// kernels fail. nchw, a prepacked filter and a run no tile step divides
+/// (3 channels) are refused with their reasons.
+TEST(ConvKernelTest, AmxF16ConvolutionsValidate) {
+  ConvDesc nchwF16 = withPrecision(nchw(1, 10, 20, 64, 40, 3),
+                                   GemmPrecision::F16);
+  EXPECT_TRUE(llvm::errorToBool(nchwF16.verify()));
+  if (!host().hasAmx(true))
+    GTEST_SKIP() << "host has no AMX-BF16 (granted by Linux)";
+  ConvDesc view = nhwc(1, 10, 12, 64, 40, 3);
+  view.inputStrides[0] = 12 * 10 * 72;
+  view.inputStrides[1] = 12 * 72;
+  view.inputStrides[2] = 72;
+  ConvDesc fhwc = nhwc(2, 8, 9, 64, 33, 3);
+  fhwc.layout = ConvLayout::NhwcFhwc;
+  ConvDesc runtime = nhwc(1, 9, 11, 64, 50, 3);
+  runtime.runtimeStrides = true;
+  ConvDesc overwrite = nhwc(1, 9, 9, 128, 20, 1);
+  overwrite.overwrite = true;
+  for (ConvDesc base : {nhwc(1, 10, 12, 64, 40, 3), fhwc,
+                        nhwc(1, 13, 13, 24, 48, 3, 2, 2), view, runtime,
+                        overwrite}) {
+    ConvDesc d = withPrecision(base, GemmPrecision::F16);
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+    EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
+    EXPECT_EQ(model.aLayout, ALayout::KMajor) << model.str();
+    EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
+    EXPECT_EQ(model.kc % 8, 0) << model.str();
+    EXPECT_TRUE(validates(d, model));
+    GemmConfig small = model;
+    small.mr = 16;
+    small.nr = 16;
+    small.kc = 8;
+    small.mc = 32;
+    small.nc = 32;
+    EXPECT_TRUE(validates(d, clampToProblem(small, d.gemmView())));
+    QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
+    EXPECT_TRUE(report.passed) << report.failure;
+  }
+  ConvDesc d = withPrecision(nhwc(1, 10, 12, 64, 40, 3), GemmPrecision::F16);
+  QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+  GemmConfig two = model;
+  two.threads = 2;
+  std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
+  ASSERT_EQ(parts.size(), 2u);
+  QM_ASSERT_EXPECTED(parted, validateInRunner(d, two, parts));
+  EXPECT_TRUE(parted.passed) << parted.failure;
+  for (const char *fault : {"drop-k", "drop-low"}) {
+    QM_ASSERT_EXPECTED(caught, validateInRunner(d, model, {}, fault));
+    EXPECT_FALSE(caught.passed) << fault;
+  }
+  ConvDesc stem = withPrecision(
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 20, 20, 3, 40, 7, 7, 2, 2),
+      GemmPrecision::F16);
+  auto refused = chooseKernelConfig(stem, host());
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("tile steps of 8 k"),
+            std::string::npos);
+}
