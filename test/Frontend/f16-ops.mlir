@@ -3,9 +3,12 @@
 // f32): linalg.matmul into a zero-filled f32 accumulator, torch-mlir's
 // form (a generic extending both inputs, arith.truncf to f16 after: the
 // kernel writes the f32 accumulator, the rounding stays a generic), a
-// batch_matmul into a bias, a matmul with a bias and relu (fused), and a
+// batch_matmul into a bias, a matmul with a bias and relu (fused), a
 // linear layer whose weight is stored N x K (each column's k split where
-// it lies); A transposed is left alone with a remark. On tensors, bufferized with one-shot-bufferize's function
+// it lies), and an nhwc convolution of a padded input into a zero-filled
+// f32 output (`shconv2d`); A transposed and a 3-channel stem (a run of
+// KW*C = 21 k, not whole tile steps of 8) are left alone with a remark.
+// On tensors, bufferized with one-shot-bufferize's function
 // boundaries (dynamic strides: run-time leading dimensions). Compared
 // exactly with the stock pipeline under mlir-runner and ahead of time:
 // integers up to 260 in magnitude (9 significant bits, so that most have
@@ -56,13 +59,18 @@
 // CHECK:         llvm.call @qm_shgemm_8x30x64_nt_b0_ldrt_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_transposed_a(
 // CHECK:         linalg.matmul
+// CHECK-LABEL: func.func @f16_conv(
+// CHECK:         llvm.call @qm_shconv2d_nhwc_hwcf_1x12x12x16_f24_k3x3_s1x1_d1x1_b0_{{.*}}_x86_64_amxbf16(
+// CHECK-LABEL: func.func @f16_stem(
+// CHECK:         linalg.conv_2d_nhwc_hwcf
 // CHECK: llvm.inline_asm has_side_effects {{.*}}vcvtph2ps
 // CHECK-SAME: ~{tmm0}
 
-// REMARK: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands run on AMX tiles, split into bf16 parts where they are packed: A as stored, B as stored or transposed (not prepacked), static sizes
+// REMARK-DAG: remark: not accelerated: an f16 convolution packs whole tile steps of 8 k dividing its run of consecutive k (21: C or KW*C)
+// REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands run on AMX tiles, split into bf16 parts where they are packed: A as stored, B as stored or transposed (not prepacked), static sizes
 // REMARK-NOT: not accelerated
 
-// OUT-COUNT-6: rank =
+// OUT-COUNT-8: rank =
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -140,6 +148,29 @@ func.func @f16_transposed_a(%a: tensor<64x20xf16>, %b: tensor<64x30xf16>) -> ten
   %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%a, %b : tensor<64x20xf16>, tensor<64x30xf16>) outs(%acc : tensor<20x30xf32>) -> tensor<20x30xf32>
   return %r : tensor<20x30xf32>
+}
+
+func.func @f16_conv(%x: tensor<1x10x10x16xf16>, %w: tensor<3x3x16x24xf16>) -> tensor<1x10x10x24xf32> {
+  %zh = arith.constant 0.0 : f16
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zh : f16
+  } : tensor<1x10x10x16xf16> to tensor<1x12x12x16xf16>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x10x10x24xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x10x10x24xf32>) -> tensor<1x10x10x24xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w : tensor<1x12x12x16xf16>, tensor<3x3x16x24xf16>) outs(%acc : tensor<1x10x10x24xf32>) -> tensor<1x10x10x24xf32>
+  return %r : tensor<1x10x10x24xf32>
+}
+
+func.func @f16_stem(%x: tensor<1x13x13x3xf16>, %w: tensor<7x7x3x8xf16>) -> tensor<1x4x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x13x13x3xf16>, tensor<7x7x3x8xf16>) outs(%acc : tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return %r : tensor<1x4x4x8xf32>
 }
 
 // (i * x + j * y + k * z) mod 521 - 260 as f16 (a 2-D tensor: k = 0).
@@ -262,5 +293,39 @@ func.func @main() {
   %tr = call @f16_transposed_a(%ta3, %tb3) : (tensor<64x20xf16>, tensor<64x30xf16>) -> tensor<20x30xf32>
   %trd = tensor.cast %tr : tensor<20x30xf32> to tensor<?x?xf32>
   call @print2d(%trd) : (tensor<?x?xf32>) -> ()
+
+  %c10 = arith.constant 10 : index
+  %c16 = arith.constant 16 : index
+  %c24 = arith.constant 24 : index
+  %cx0 = call @ints2d(%c10, %c16, %c3, %c7) : (index, index, index, index) -> tensor<?x?xf16>
+  %cx1 = tensor.empty() : tensor<10x10x16xf16>
+  %cx2 = tensor.cast %cx1 : tensor<10x10x16xf16> to tensor<?x?x?xf16>
+  %cx3 = call @ints(%cx2, %c13, %c5, %c11) : (tensor<?x?x?xf16>, index, index, index) -> tensor<?x?x?xf16>
+  %cx4 = tensor.cast %cx3 : tensor<?x?x?xf16> to tensor<10x10x16xf16>
+  %cx = tensor.expand_shape %cx4 [[0, 1], [2], [3]] output_shape [1, 10, 10, 16] : tensor<10x10x16xf16> into tensor<1x10x10x16xf16>
+  %cw1 = tensor.empty() : tensor<9x16x24xf16>
+  %cw2 = tensor.cast %cw1 : tensor<9x16x24xf16> to tensor<?x?x?xf16>
+  %cw3 = call @ints(%cw2, %c7, %c3, %c5) : (tensor<?x?x?xf16>, index, index, index) -> tensor<?x?x?xf16>
+  %cw4 = tensor.cast %cw3 : tensor<?x?x?xf16> to tensor<9x16x24xf16>
+  %cw = tensor.expand_shape %cw4 [[0, 1], [2], [3]] output_shape [3, 3, 16, 24] : tensor<9x16x24xf16> into tensor<3x3x16x24xf16>
+  %cr = call @f16_conv(%cx, %cw) : (tensor<1x10x10x16xf16>, tensor<3x3x16x24xf16>) -> tensor<1x10x10x24xf32>
+  %crm = bufferization.to_buffer %cr : tensor<1x10x10x24xf32> to memref<1x10x10x24xf32>
+  %cru = memref.cast %crm : memref<1x10x10x24xf32> to memref<*xf32>
+  call @printMemrefF32(%cru) : (memref<*xf32>) -> ()
+
+  %sx1 = tensor.empty() : tensor<13x13x3xf16>
+  %sx2 = tensor.cast %sx1 : tensor<13x13x3xf16> to tensor<?x?x?xf16>
+  %sx3 = call @ints(%sx2, %c5, %c11, %c3) : (tensor<?x?x?xf16>, index, index, index) -> tensor<?x?x?xf16>
+  %sx4 = tensor.cast %sx3 : tensor<?x?x?xf16> to tensor<13x13x3xf16>
+  %sx = tensor.expand_shape %sx4 [[0, 1], [2], [3]] output_shape [1, 13, 13, 3] : tensor<13x13x3xf16> into tensor<1x13x13x3xf16>
+  %sw1 = tensor.empty() : tensor<49x3x8xf16>
+  %sw2 = tensor.cast %sw1 : tensor<49x3x8xf16> to tensor<?x?x?xf16>
+  %sw3 = call @ints(%sw2, %c3, %c7, %c13) : (tensor<?x?x?xf16>, index, index, index) -> tensor<?x?x?xf16>
+  %sw4 = tensor.cast %sw3 : tensor<?x?x?xf16> to tensor<49x3x8xf16>
+  %sw = tensor.expand_shape %sw4 [[0, 1], [2], [3]] output_shape [7, 7, 3, 8] : tensor<49x3x8xf16> into tensor<7x7x3x8xf16>
+  %sr = call @f16_stem(%sx, %sw) : (tensor<1x13x13x3xf16>, tensor<7x7x3x8xf16>) -> tensor<1x4x4x8xf32>
+  %srm = bufferization.to_buffer %sr : tensor<1x4x4x8xf32> to memref<1x4x4x8xf32>
+  %sru = memref.cast %srm : memref<1x4x4x8xf32> to memref<*xf32>
+  call @printMemrefF32(%sru) : (memref<*xf32>) -> ()
   return
 }
