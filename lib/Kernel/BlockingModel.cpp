@@ -565,8 +565,7 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
     return llvm::createStringError(
         llvm::formatv("f16 {0} needs AMX-BF16 (each f16 split into bf16 "
                       "parts on the tiles), which target {1} ({2}) lacks",
-                      conv ? "convolution" : "GEMM", target.triple,
-                      target.cpu)
+                      conv ? "convolution" : "GEMM", target.triple, target.cpu)
             .str());
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
   const char *feature = bf16 ? "avx512bf16" : "avx512vnni";

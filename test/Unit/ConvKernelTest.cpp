@@ -1013,8 +1013,8 @@ TEST(ConvKernelTest, AmxConvolutionsValidate) {
 /// kernels fail. nchw, a prepacked filter and a run no tile step divides
 /// (3 channels) are refused with their reasons.
 TEST(ConvKernelTest, AmxF16ConvolutionsValidate) {
-  ConvDesc nchwF16 = withPrecision(nchw(1, 10, 20, 64, 40, 3),
-                                   GemmPrecision::F16);
+  ConvDesc nchwF16 =
+      withPrecision(nchw(1, 10, 20, 64, 40, 3), GemmPrecision::F16);
   EXPECT_TRUE(llvm::errorToBool(nchwF16.verify()));
   if (!host().hasAmx(true))
     GTEST_SKIP() << "host has no AMX-BF16 (granted by Linux)";
@@ -1028,9 +1028,9 @@ TEST(ConvKernelTest, AmxF16ConvolutionsValidate) {
   runtime.runtimeStrides = true;
   ConvDesc overwrite = nhwc(1, 9, 9, 128, 20, 1);
   overwrite.overwrite = true;
-  for (ConvDesc base : {nhwc(1, 10, 12, 64, 40, 3), fhwc,
-                        nhwc(1, 13, 13, 24, 48, 3, 2, 2), view, runtime,
-                        overwrite}) {
+  for (ConvDesc base :
+       {nhwc(1, 10, 12, 64, 40, 3), fhwc, nhwc(1, 13, 13, 24, 48, 3, 2, 2),
+        view, runtime, overwrite}) {
     ConvDesc d = withPrecision(base, GemmPrecision::F16);
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));

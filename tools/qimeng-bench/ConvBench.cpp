@@ -154,9 +154,19 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
     ConvDesc desc = layer.desc(s.precision, s.layout);
     // (Not where blocks end in a partial group: the 3-channel stem.)
     desc.bPrepacked = s.prepackedWeights && desc.filterMayBePrepacked();
-    // A layer these types cannot take says why.
-    if (llvm::Error err = desc.verify()) {
-      std::string why = llvm::toString(std::move(err));
+    // A layer these types cannot take (or no kernel of this host: an f16
+    // stem, whose run of k is not whole tile steps) says why.
+    KernelProblem problem(desc);
+    auto base = chooseKernelConfig(problem, s.host);
+    std::string why;
+    if (llvm::Error err = desc.verify())
+      why = llvm::toString(std::move(err));
+    if (!base) {
+      std::string noKernel = llvm::toString(base.takeError());
+      if (why.empty())
+        why = noKernel;
+    }
+    if (!why.empty()) {
       if (s.json)
         llvm::outs() << nlohmann::json({{"op", "conv2d"},
                                         {"name", layer.name},
@@ -168,10 +178,6 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                                       why);
       continue;
     }
-    KernelProblem problem(desc);
-    auto base = chooseKernelConfig(problem, s.host);
-    if (!base)
-      return base.takeError();
     if (!s.kernelConfig.empty()) {
       auto pinned = GemmConfig::parse(s.kernelConfig, *base);
       if (!pinned)
