@@ -363,8 +363,12 @@ std::string qimeng::amxRefusal(const GemmDesc &d) {
          : (d.bias != GemmBias::None || d.relu) &&
                  isIntegerPrecision(d.precision)
              ? "an 8-bit epilogue"
-         : d.dynamicM || d.dynamicN || d.dynamicK ? "run-time sizes"
-                                                  : "";
+         // A run-time M: f16's (no other kernels take it); bf16 and 8-bit
+         // keep the dot kernels, which take run-time sizes.
+         : (d.dynamicM && d.precision != GemmPrecision::F16) || d.dynamicN ||
+                 d.dynamicK
+             ? "run-time sizes"
+             : "";
 }
 
 /// bf16 and 8-bit GEMMs on AMX tiles (amx.py), where the target has them

@@ -174,7 +174,7 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 
 # Fields of the dot GEMMs' requests (C++'s GemmDesc) the AMX kernels take
 # only at their defaults.
-_NOT_YET = ("trans_a", "dynamic_m", "dynamic_n", "dynamic_k")
+_NOT_YET = ("trans_a", "dynamic_n", "dynamic_k")
 
 
 class _FeatureRow:
@@ -200,14 +200,15 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
             "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
             "target_features", "k_unroll", "trans_b", "a_layout",
-            "b_prepacked", "pack_b") + _NOT_YET
+            "b_prepacked", "pack_b", "dynamic_m") + _NOT_YET
             + (("a_type",) if kind == "igemm" else
                ("bf16_output", "ldd", "bias", "relu", "relu_max")))
         for field in _NOT_YET:
             if request.get(field, False) not in (False, "none"):
                 raise RequestError(
-                    f"amx kernels take A and B as stored, static sizes and "
-                    f"C as it is: not {field} (dotgemm.py's kernels do)")
+                    f"amx kernels take A and B as stored, static N and K "
+                    f"and C as it is: not {field} (dotgemm.py's kernels "
+                    f"do)")
         # The tile step is the K unroll.
         int_field(request, "k_unroll", default=1, minimum=1, maximum=1)
         self.tt = TILE_TYPES[element_types(request, kind)]
@@ -222,6 +223,10 @@ class Params:
         self.overwrite = bool_field(request, "overwrite")
         self.runtime_ld = bool_field(request, "runtime_ld")
         self.parallel = bool_field(request, "parallel")
+        # A run-time M (dotgemm.py's dynamic_m): the rows of C from the
+        # header's part (24, 32), as the parallel form's; M blocks only.
+        self.dynamic_m = bool_field(request, "dynamic_m")
+        self.reads_range = self.parallel or self.dynamic_m
         # B stored N x K (a torch linear layer's weight): PACK B reads each
         # column's k where they lie, a tile column at a time.
         self.trans_b = bool_field(request, "trans_b")
@@ -264,6 +269,10 @@ class Params:
         self.transposed = request.get("pack_b", True) is False
         if request.get("pack_b", True) not in (True, False):
             raise RequestError("field 'pack_b' must be true or false")
+        if self.dynamic_m and (self.transposed or not self.runtime_ld
+                               or k_run is not None):
+            raise RequestError("dynamic_m: rows from the header, with "
+                               "runtime_ld, B packed, not a convolution")
         if self.transposed:
             why = ("B as stored (it needs trans_b: B^T's rows are read in "
                    "place)" if not self.trans_b else
@@ -409,7 +418,8 @@ class Params:
             f"_lda{lda}_ldb{ldb}_ldc{self.ldc}"
             + (f"_ldd{self.ldd}" if self.bf16_output else ""))
         return (f"qm_{self.tt.op}_{self.c_m}x{self.c_n}x{self.k}_n"
-                f"{'t' if self.trans_b else 'n'}{self.store_part()}"
+                f"{'t' if self.trans_b else 'n'}"
+                f"{'_mrt' if self.dynamic_m else ''}{self.store_part()}"
                 f"{'_obf16' if self.bf16_output else ''}{lds}"
                 f"{'_btdirect' if self.transposed else ''}"
                 f"{'_bpre' if self.b_prepacked else ''}{self.block_part()}")
@@ -1779,9 +1789,9 @@ def _emit_body(p):
     elif not p.trans_b and tt.group == 2 and not p.b_prepacked:
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
-    m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.parallel, done,
-                                                    p.transposed)
-    if not p.parallel:
+    m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.reads_range,
+                                                    done, p.transposed)
+    if not p.reads_range:
         asm.ins(f"xorl {JC}d, {JC}d")
     emit_column_block_head(asm, p, jc_loop, pc_loop, n_end)
     if p.step_rows:
@@ -1850,7 +1860,8 @@ def _kernel_file(p, symbol, request, kind, summary, headers):
             p.tm * p.tn * TILE_ROWS * TILE_ROWS * p.tt.tile_k * 2)]
         + ([f"# qm.b_prepacked: nr={p.nr} k_groups={p.k_groups} "
             f"element_bytes={p.tt.element_bytes} plus128=0"]
-           if p.b_prepacked else []) + headers)
+           if p.b_prepacked else []) + headers,
+        runtime_sizes=("m",) if p.dynamic_m else ())
 
 
 #: The probe's instruction by its name (peak.py's "instruction" field).

@@ -65,6 +65,9 @@ class RequestTest(RefusalTestCase):
         self.refuses(f16_request(b_prepacked=True), "not with b_prepacked")
         self.refuses(f16_request(bf16_output=True), "not with bf16_output")
         self.refuses(f16_request(fault="swap-pairs"), "no pairs to swap")
+        self.refuses(f16_request(dynamic_m=True, runtime_ld=None),
+                     "with runtime_ld")
+        self.refuses(request(dynamic_n=True), "not dynamic_n")
         self.refuses(request(fault="drop-low"), "only f16")
 
     def test_f16_runs_on_tiles_only(self):
@@ -365,6 +368,27 @@ class F16ExecutionTest(AmxHarness):
                 status, output = self.run_kernel(name, req)
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
+
+    def test_runtime_m(self):
+        """dynamic_m: the rows from the header (fewer, as many and more
+        than the M blocked for), B as stored or transposed; the parallel
+        form on two parts of the rows."""
+        for trans_b in (False, True):
+            req = f16_request(m=40, n=45, k=70, kc=32, mc=32,
+                              trans_b=trans_b, dynamic_m=True)
+            self.assertIn("_mrt", header(emit(req), "symbol"))
+            for rows in (1, 13, 40, 85):
+                with self.subTest(trans_b=trans_b, rows=rows):
+                    status, output = self.run_kernel(
+                        f"mrt{rows}_{trans_b}", req, split=0, m=rows)
+                    self.assertEqual(status, 0, output)
+                    self.assertEqual(output.strip(), "ok")
+        with self.subTest(parallel=True):
+            status, output = self.run_kernel(
+                "mrt_par", f16_request(m=40, dynamic_m=True, parallel=True),
+                split=16, m=70)
+            self.assertEqual(status, 0, output)
+            self.assertEqual(output.strip(), "ok")
 
     def test_faults_are_caught(self):
         """drop-low leaves f16's low parts out: bf16's precision, which

@@ -5,8 +5,9 @@
 // kernel writes the f32 accumulator, the rounding stays a generic), a
 // batch_matmul into a bias, a matmul with a bias and relu (fused), a
 // linear layer whose weight is stored N x K (each column's k split where
-// it lies), and an nhwc convolution of a padded input into a zero-filled
-// f32 output (`shconv2d`); A transposed and a 3-channel stem (a run of
+// it lies), the same over a dynamic batch (a run-time M: `_mrt`, with
+// the pass's kernels for few rows), and an nhwc convolution of a padded
+// input into a zero-filled f32 output (`shconv2d`); A transposed and a 3-channel stem (a run of
 // KW*C = 21 k, not whole tile steps of 8) are left alone with a remark.
 // On tensors, bufferized with one-shot-bufferize's function
 // boundaries (dynamic strides: run-time leading dimensions). Compared
@@ -59,6 +60,8 @@
 // CHECK:         llvm.call @qm_shgemm_8x30x64_nt_b0_ldrt_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_transposed_a(
 // CHECK:         linalg.matmul
+// CHECK-LABEL: func.func @f16_dynamic_linear(
+// CHECK:         llvm.call @qm_shgemm_{{[0-9]+}}x30x64_nt_mrt_b0_ldrt_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_conv(
 // CHECK:         llvm.call @qm_shconv2d_nhwc_hwcf_1x12x12x16_f24_k3x3_s1x1_d1x1_b0_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_stem(
@@ -67,10 +70,10 @@
 // CHECK-SAME: ~{tmm0}
 
 // REMARK-DAG: remark: not accelerated: an f16 convolution packs whole tile steps of 8 k dividing its run of consecutive k (21: C or KW*C)
-// REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands run on AMX tiles, split into bf16 parts where they are packed: A as stored, B as stored or transposed (not prepacked), static sizes
+// REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands run on AMX tiles, split into bf16 parts where they are packed: A as stored, B as stored or transposed (not prepacked), N and K static
 // REMARK-NOT: not accelerated
 
-// OUT-COUNT-8: rank =
+// OUT-COUNT-9: rank =
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -148,6 +151,18 @@ func.func @f16_transposed_a(%a: tensor<64x20xf16>, %b: tensor<64x30xf16>) -> ten
   %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%a, %b : tensor<64x20xf16>, tensor<64x30xf16>) outs(%acc : tensor<20x30xf32>) -> tensor<20x30xf32>
   return %r : tensor<20x30xf32>
+}
+
+func.func @f16_dynamic_linear(%x: tensor<?x64xf16>, %w: tensor<30x64xf16>) -> tensor<?x30xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x64xf16>
+  %wt0 = tensor.empty() : tensor<64x30xf16>
+  %wt = linalg.transpose ins(%w : tensor<30x64xf16>) outs(%wt0 : tensor<64x30xf16>) permutation = [1, 0]
+  %e = tensor.empty(%rows) : tensor<?x30xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<?x30xf32>) -> tensor<?x30xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x64xf16>, tensor<64x30xf16>) outs(%acc : tensor<?x30xf32>) -> tensor<?x30xf32>
+  return %r : tensor<?x30xf32>
 }
 
 func.func @f16_conv(%x: tensor<1x10x10x16xf16>, %w: tensor<3x3x16x24xf16>) -> tensor<1x10x10x24xf32> {
@@ -293,6 +308,13 @@ func.func @main() {
   %tr = call @f16_transposed_a(%ta3, %tb3) : (tensor<64x20xf16>, tensor<64x30xf16>) -> tensor<20x30xf32>
   %trd = tensor.cast %tr : tensor<20x30xf32> to tensor<?x?xf32>
   call @print2d(%trd) : (tensor<?x?xf32>) -> ()
+
+  %c21 = arith.constant 21 : index
+  %dx = call @ints2d(%c21, %c64, %c11, %c3) : (index, index, index, index) -> tensor<?x?xf16>
+  %dxs = tensor.cast %dx : tensor<?x?xf16> to tensor<?x64xf16>
+  %dr = call @f16_dynamic_linear(%dxs, %lw) : (tensor<?x64xf16>, tensor<30x64xf16>) -> tensor<?x30xf32>
+  %drd = tensor.cast %dr : tensor<?x30xf32> to tensor<?x?xf32>
+  call @print2d(%drd) : (tensor<?x?xf32>) -> ()
 
   %c10 = arith.constant 10 : index
   %c16 = arith.constant 16 : index

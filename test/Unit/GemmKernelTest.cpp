@@ -1221,9 +1221,9 @@ TEST(GemmKernelTest, AmxKernelsValidate) {
 /// two bf16 parts): the model's kernel (A packed: f16 is never read in
 /// place) and one-tile, tall and wide blocks over edges of every kind,
 /// run-time and immediate leading dimensions, overwrite, a bias and relu,
-/// B as stored or transposed; broken kernels (a k dropped, the low parts
-/// dropped, an edge block stored whole) fail. A transposed or B prepacked
-/// is refused by the descriptor, on any host.
+/// B as stored or transposed, a run-time M; broken kernels (a k dropped, the
+/// low parts dropped, an edge block stored whole) fail. A transposed or B
+/// prepacked is refused by the descriptor, on any host.
 TEST(GemmKernelTest, AmxF16KernelsValidate) {
   for (auto [transA, prepacked] : {std::pair{true, false}, {false, true}}) {
     GemmDesc refused = GemmDesc::packed(32, 32, 64, transA, false);
@@ -1262,6 +1262,19 @@ TEST(GemmKernelTest, AmxF16KernelsValidate) {
                                                     : amxConfig(d, 16, 32, 1);
     for (const GemmConfig &config : {model, small})
       EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+  }
+  // A run-time M (a dynamic batch): fewer, as many and more rows than the
+  // kernel was blocked for, B as stored and transposed.
+  for (bool transB : {false, true}) {
+    GemmDesc dyn = GemmDesc::packed(40, 45, 70, false, transB);
+    dyn.precision = GemmPrecision::F16;
+    dyn.dynamicM = true;
+    dyn.runtimeLd = true;
+    SCOPED_TRACE(dyn.str());
+    QM_ASSERT_EXPECTED(model, chooseGemmConfig(dyn, host()));
+    EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
+    expectValidatesAt(dyn, model,
+                      {{1, 45, 70}, {13, 45, 70}, {40, 45, 70}, {85, 45, 70}});
   }
   GemmDesc d = GemmDesc::packed(32, 40, 70);
   d.precision = GemmPrecision::F16;

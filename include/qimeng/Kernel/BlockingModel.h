@@ -68,8 +68,8 @@ inline int64_t amxPaddedRunSteps(int64_t run, int64_t elementBytes) {
 /// Why amx.py's kernels do not take `desc` ("A transposed", "an 8-bit
 /// epilogue", ...), or empty when they do: its bf16 and 8-bit GEMMs are C
 /// (+)= A * B with A as stored and B as stored or transposed, static
-/// sizes, bf16 with its epilogue (a bias along the columns, relu) and
-/// bf16 output.
+/// sizes (f16: a run-time M too), bf16 and f16 with their epilogue (a
+/// bias along the columns, relu), bf16 output.
 std::string amxRefusal(const GemmDesc &desc);
 
 /// Whether an AMX kernel can compute `desc` transposed (C^T = B^T * A^T,
