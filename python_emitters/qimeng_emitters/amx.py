@@ -891,6 +891,49 @@ def _emit_pack_b(asm, p):
     _emit_pack_b_rows(asm, p, 4, 64, "kmovq", body)
 
 
+def _emit_pack_a_head(asm, p, step_k):
+    """Before PACK A's rows: %k2 all `step_k` k of a load, %k3 the k of the
+    block's last (kb's remainder, all of them when whole), both without
+    their first k under the drop-k fault; %rdi the block's first source
+    row (A + ic * lda + pc, or a convolution's input + column[pc] in its
+    base slot), %rdx the packed place, IR 0."""
+    asm.ins(f"leaq -1({KB}), %rax")
+    asm.ins(f"andq ${step_k - 1}, %rax")
+    asm.ins("incq %rax")
+    asm.ins("movq $-1, %rsi" if step_k >= 32 else
+            f"movl ${(1 << step_k) - 1}, %esi")
+    asm.ins("bzhiq %rax, %rsi, %rax")
+    if p.fault == "drop-k":
+        asm.ins("andq $-2, %rax")
+        asm.ins("andq $-2, %rsi")
+    asm.ins("kmovq %rax, %k3")
+    asm.ins("kmovq %rsi, %k2")
+    if p.conv is not None:
+        asm.comment("source rows: input + column[pc] + row[ic + r] (the "
+                    "offset tables; a kc block lies within one run of the "
+                    "input)")
+        emit_block_input_base(asm, p.conv)
+    else:
+        eb = p.tt.element_bytes
+        asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
+        asm.ins(f"movq {IC}, %rdi")
+        asm.ins("imulq %rsi, %rdi")
+        asm.ins(f"leaq (%rdi, {PC}, {eb}), %rdi" if eb > 1 else
+                f"addq {PC}, %rdi")
+        asm.ins(f"addq 0({WS}), %rdi")
+    asm.ins(f"leaq {p.ap_offset}({WS}), %rdx")
+    asm.ins(f"xorl {IR}d, {IR}d")
+
+
+def _emit_pack_a_row_source(asm, p):
+    """At a row of PACK A: a convolution's row IR from its offset table
+    into %rdi (a GEMM's row is the last one's plus lda already)."""
+    if p.conv is not None:
+        asm.ins(f"leaq ({IC}, {IR}), %rax")
+        asm.ins(f"movq {p.conv.row_table}({WS}, %rax, 8), %rdi")
+        asm.ins(f"addq {p.conv.base_slot}({WS}), %rdi")
+
+
 def _emit_pack_a(asm, p):
     """A[ic:ic+mb, pc:pc+kb] into rows of 64 bytes a tile step (row r of
     step t at Ap + (r / MR) * steps * MR * 64 + t * MR * 64 + (r % MR) * 64),
@@ -909,36 +952,10 @@ def _emit_pack_a(asm, p):
     next_row = asm.label("PACK A: the next row's place")
     load = "vmovdqu16" if eb == 2 else "vmovdqu8"
     asm.comment(f"PACK A: rows of {tk} k a tile step, zero past kb")
-    asm.ins(f"leaq -1({KB}), %rax")
-    asm.ins(f"andq ${tk - 1}, %rax")
-    asm.ins("incq %rax")
-    asm.ins("movq $-1, %rsi")
-    asm.ins("bzhiq %rax, %rsi, %rax")
-    if p.fault == "drop-k":
-        asm.ins("andq $-2, %rax")
-        asm.ins("andq $-2, %rsi")
-    asm.ins("kmovq %rax, %k3")
-    asm.ins("kmovq %rsi, %k2")
+    _emit_pack_a_head(asm, p, tk)
     conv = p.conv
-    if conv is not None:
-        asm.comment("source rows: input + column[pc] + row[ic + r] (the "
-                    "offset tables; a kc block lies within one run of the "
-                    "input)")
-        emit_block_input_base(asm, conv)
-    else:
-        asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
-        asm.ins(f"movq {IC}, %rdi")
-        asm.ins("imulq %rsi, %rdi")
-        asm.ins(f"leaq (%rdi, {PC}, {eb}), %rdi" if eb > 1 else
-                f"addq {PC}, %rdi")
-        asm.ins(f"addq 0({WS}), %rdi")
-    asm.ins(f"leaq {p.ap_offset}({WS}), %rdx")
-    asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(row_loop)
-    if conv is not None:
-        asm.ins(f"leaq ({IC}, {IR}), %rax")
-        asm.ins(f"movq {conv.row_table}({WS}, %rax, 8), %rdi")
-        asm.ins(f"addq {conv.base_slot}({WS}), %rdi")
+    _emit_pack_a_row_source(asm, p)
     if p.whole_steps:
         # Every block is kc, whole tile steps: the row's steps unrolled,
         # plain moves.
@@ -1010,35 +1027,10 @@ def _emit_pack_a_split(asm, p):
                 "split into (hi, hi), (lo, lo) bf16 dwords, zero past kb")
     asm.ins(f"vmovdqu32 {PAIR_INDEX_OFFSET}({WS}), %zmm6")
     asm.ins(f"vmovdqu32 {PAIR_INDEX_OFFSET + 64}({WS}), %zmm5")
-    asm.ins(f"leaq -1({KB}), %rax")
-    asm.ins(f"andq ${pass_k - 1}, %rax")
-    asm.ins("incq %rax")
-    asm.ins(f"movl ${(1 << pass_k) - 1}, %esi")
-    asm.ins("bzhiq %rax, %rsi, %rax")
-    if p.fault == "drop-k":
-        asm.ins("andq $-2, %rax")
-        asm.ins("andq $-2, %rsi")
-    asm.ins("kmovq %rax, %k3")
-    asm.ins("kmovq %rsi, %k2")
+    _emit_pack_a_head(asm, p, pass_k)
     conv = p.conv
-    if conv is not None:
-        asm.comment("source rows: input + column[pc] + row[ic + r] (the "
-                    "offset tables; a kc block lies within one run of the "
-                    "input)")
-        emit_block_input_base(asm, conv)
-    else:
-        asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rsi")
-        asm.ins(f"movq {IC}, %rdi")
-        asm.ins("imulq %rsi, %rdi")
-        asm.ins(f"leaq (%rdi, {PC}, 2), %rdi")
-        asm.ins(f"addq 0({WS}), %rdi")
-    asm.ins(f"leaq {p.ap_offset}({WS}), %rdx")
-    asm.ins(f"xorl {IR}d, {IR}d")
     asm.place(row_loop)
-    if conv is not None:
-        asm.ins(f"leaq ({IC}, {IR}), %rax")
-        asm.ins(f"movq {conv.row_table}({WS}, %rax, 8), %rdi")
-        asm.ins(f"addq {conv.base_slot}({WS}), %rdi")
+    _emit_pack_a_row_source(asm, p)
     asm.ins("movq %rdi, %rax")
     asm.ins("movq %rdx, %rcx")
     asm.ins(f"movq {KB}, {JR}")

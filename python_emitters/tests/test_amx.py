@@ -303,20 +303,25 @@ def f16_request(**changes):
     return request(**dict(dict(kind="shgemm", k=29, kc=16), **changes))
 
 
-# The bf16 harness on f16 operands: integers up to 260 in magnitude (9
-# significant bits, so that most have a low part past bf16's 8; every
-# product and every sum of up to 200 of them exact in f32).
-F16_HARNESS = HARNESS.replace(
-    "static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); "
-    "return u >> 16; }",
-    "#include <immintrin.h>\n"
-    "__attribute__((target(\"f16c\"))) static uint16_t bf(float f) "
-    "{ return _cvtss_sh(f, 0); }").replace(
-    "static float fl(uint16_t h) { uint32_t u = (uint32_t)h << 16; "
-    "float f; memcpy(&u, &f, 4); return f; }".replace("&u, &f", "&f, &u"),
-    "__attribute__((target(\"f16c\"))) static float fl(uint16_t h) "
-    "{ return _cvtsh_ss(h); }").replace(
-    "bf((float)(rand() % 9 - 4))", "bf((float)(rand() % 521 - 260))")
+def f16_harness(harness):
+    """A bf16 harness (test_dotgemm's, test_dotconv's) on f16 operands:
+    its conversions by F16C, its values integers up to 260 in magnitude (9
+    significant bits, so that most have a low part past bf16's 8; every
+    product and every sum of up to 200 of them exact in f32)."""
+    return harness.replace(
+        "static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); "
+        "return u >> 16; }",
+        "#include <immintrin.h>\n"
+        "__attribute__((target(\"f16c\"))) static uint16_t bf(float f) "
+        "{ return _cvtss_sh(f, 0); }").replace(
+        "static float fl(uint16_t h) { uint32_t u = (uint32_t)h << 16; "
+        "float f; memcpy(&f, &u, 4); return f; }",
+        "__attribute__((target(\"f16c\"))) static float fl(uint16_t h) "
+        "{ return _cvtsh_ss(h); }").replace(
+        "rand() % 9 - 4", "rand() % 521 - 260")
+
+
+F16_HARNESS = f16_harness(HARNESS)
 
 
 @runs_kernels("amx_bf16", "avx512bw", "avx512dq", "f16c",
@@ -425,15 +430,8 @@ class ConvRequestTest(RefusalTestCase):
         self.refuses(conv_request(a_layout="rows"), "k-major")
 
 
-# dotconv's harness on f16 operands, as F16_HARNESS (K = 192 at most:
-# every sum exact).
-F16_CONV_HARNESS = CONV_HARNESS.replace(
-    "static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); "
-    "return u >> 16; }",
-    "#include <immintrin.h>\n"
-    "__attribute__((target(\"f16c\"))) static uint16_t bf(float f) "
-    "{ return _cvtss_sh(f, 0); }").replace(
-    "rand() % 9 - 4", "rand() % 521 - 260")
+# dotconv's harness on f16 operands (K = 192 at most: every sum exact).
+F16_CONV_HARNESS = f16_harness(CONV_HARNESS)
 
 
 @runs_kernels("amx_bf16", "avx512bw", "avx512dq", "f16c",
