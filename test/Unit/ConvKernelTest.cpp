@@ -922,6 +922,28 @@ TEST(ConvKernelTest, OddChannelsValidate) {
   }
 }
 
+/// The AMX convolution tests' shapes (in `p`): hwcf and fhwc filters, a
+/// stride (with `strideChannels` channels), a view of a padded input, run-
+/// time strides, a 1x1 overwriting its output.
+std::vector<ConvDesc> amxConvShapes(GemmPrecision p, int64_t strideChannels) {
+  ConvDesc view = nhwc(1, 10, 12, 64, 40, 3);
+  view.inputStrides[0] = 12 * 10 * 72;
+  view.inputStrides[1] = 12 * 72;
+  view.inputStrides[2] = 72;
+  ConvDesc fhwc = nhwc(2, 8, 9, 64, 33, 3);
+  fhwc.layout = ConvLayout::NhwcFhwc;
+  ConvDesc runtime = nhwc(1, 9, 11, 64, 50, 3);
+  runtime.runtimeStrides = true;
+  ConvDesc overwrite = nhwc(1, 9, 9, 128, 20, 1);
+  overwrite.overwrite = true;
+  std::vector<ConvDesc> shapes;
+  for (const ConvDesc &base :
+       {nhwc(1, 10, 12, 64, 40, 3), fhwc,
+        nhwc(1, 13, 13, strideChannels, 48, 3, 2, 2), view, runtime, overwrite})
+    shapes.push_back(withPrecision(base, p));
+  return shapes;
+}
+
 /// nhwc convolutions in bf16, u8 and s8 on AMX tiles (amx.AmxConv) where
 /// the host has them: the model's config (kc whole tile steps dividing the
 /// run of consecutive k) and one-tile blocks of one tap's channels; hwcf
@@ -937,20 +959,7 @@ TEST(ConvKernelTest, AmxConvolutionsValidate) {
     if (!host().hasAmx(p == GemmPrecision::Bf16))
       continue;
     ++ran;
-    ConvDesc view = nhwc(1, 10, 12, 64, 40, 3);
-    view.inputStrides[0] = 12 * 10 * 72;
-    view.inputStrides[1] = 12 * 72;
-    view.inputStrides[2] = 72;
-    ConvDesc fhwc = nhwc(2, 8, 9, 64, 33, 3);
-    fhwc.layout = ConvLayout::NhwcFhwc;
-    ConvDesc runtime = nhwc(1, 9, 11, 64, 50, 3);
-    runtime.runtimeStrides = true;
-    ConvDesc overwrite = nhwc(1, 9, 9, 128, 20, 1);
-    overwrite.overwrite = true;
-    for (ConvDesc base :
-         {nhwc(1, 10, 12, 64, 40, 3), fhwc, nhwc(1, 13, 13, 64, 48, 3, 2, 2),
-          view, runtime, overwrite}) {
-      ConvDesc d = withPrecision(base, p);
+    for (const ConvDesc &d : amxConvShapes(p, 64)) {
       SCOPED_TRACE(d.str());
       QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
       EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
@@ -1018,20 +1027,7 @@ TEST(ConvKernelTest, AmxF16ConvolutionsValidate) {
   EXPECT_TRUE(llvm::errorToBool(nchwF16.verify()));
   if (!host().hasAmx(true))
     GTEST_SKIP() << "host has no AMX-BF16 (granted by Linux)";
-  ConvDesc view = nhwc(1, 10, 12, 64, 40, 3);
-  view.inputStrides[0] = 12 * 10 * 72;
-  view.inputStrides[1] = 12 * 72;
-  view.inputStrides[2] = 72;
-  ConvDesc fhwc = nhwc(2, 8, 9, 64, 33, 3);
-  fhwc.layout = ConvLayout::NhwcFhwc;
-  ConvDesc runtime = nhwc(1, 9, 11, 64, 50, 3);
-  runtime.runtimeStrides = true;
-  ConvDesc overwrite = nhwc(1, 9, 9, 128, 20, 1);
-  overwrite.overwrite = true;
-  for (ConvDesc base :
-       {nhwc(1, 10, 12, 64, 40, 3), fhwc, nhwc(1, 13, 13, 24, 48, 3, 2, 2),
-        view, runtime, overwrite}) {
-    ConvDesc d = withPrecision(base, GemmPrecision::F16);
+  for (const ConvDesc &d : amxConvShapes(GemmPrecision::F16, 24)) {
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
     EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
