@@ -1022,7 +1022,6 @@ def _emit_pack_a_split(asm, p):
     last = asm.label("PACK A: the last pass, masked to kb")
     loaded = asm.label("PACK A: split the pass")
     one_step = asm.label("PACK A: kb ends in the pass's first step")
-    next_row = asm.label("PACK A: the next row's place")
     asm.comment(f"PACK A: rows of f16, {pass_k} k (two tile steps) a pass "
                 "split into (hi, hi), (lo, lo) bf16 dwords, zero past kb")
     asm.ins(f"vmovdqu32 {PAIR_INDEX_OFFSET}({WS}), %zmm6")
@@ -1062,6 +1061,15 @@ def _emit_pack_a_split(asm, p):
     asm.ins(f"jg {back(step_loop)}")
     if conv is None:
         asm.ins(f"addq {LD_BYTES_OFFSET}({WS}), %rdi")
+    _emit_pack_a_next_row(asm, p, row_loop)
+
+
+def _emit_pack_a_next_row(asm, p, row_loop):
+    """The end of a PACK A row whose steps sit a_step_bytes apart from
+    %rdx: the next row's place (64 bytes on, or after the last of MR rows
+    the next MR rows' first step), back to `row_loop` while rows of the
+    block are left."""
+    next_row = asm.label("PACK A: the next row's place")
     asm.ins("addq $64, %rdx")
     asm.ins(f"incq {IR}")
     asm.ins(f"testq ${p.mr - 1}, {IR}")
@@ -1087,7 +1095,6 @@ def _emit_pack_a_runs(asm, p):
     eb = tt.element_bytes
     tk = tt.tile_k
     row_loop = asm.label("PACK A: next row")
-    next_row = asm.label("PACK A: the next row's place")
     row_done = asm.label("PACK A: the row's steps done")
     load = "vmovdqu16" if eb == 2 else "vmovdqu8"
     asm.comment(f"PACK A: runs of {p.k_run} k, each padded to whole tile "
@@ -1125,17 +1132,7 @@ def _emit_pack_a_runs(asm, p):
         asm.ins(f"{load} (%rsi, %rax), %zmm0{{{mask}}}{{z}}")
         asm.ins(f"vmovdqu64 %zmm0, {t * p.a_step_bytes}(%rdx)")
     asm.place(row_done)
-    asm.ins("addq $64, %rdx")
-    asm.ins(f"incq {IR}")
-    asm.ins(f"testq ${p.mr - 1}, {IR}")
-    asm.ins(f"jnz {fwd(next_row)}")
-    asm.comment("the next MR rows' steps")
-    asm.ins(f"movq {STEPS}({WS}), %rax")
-    asm.ins(f"imulq ${p.a_step_bytes}, %rax, %rax")
-    asm.ins(f"leaq {-p.mr * TILE_BYTES}(%rdx, %rax), %rdx")
-    asm.place(next_row)
-    asm.ins(f"cmpq {MB}, {IR}")
-    asm.ins(f"jb {back(row_loop)}")
+    _emit_pack_a_next_row(asm, p, row_loop)
 
 
 def _a_entry(p, field):
