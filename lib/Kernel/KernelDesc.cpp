@@ -56,12 +56,13 @@ llvm::Error GemmDesc::verify() const {
         "no kc block stores C)");
   if (hasEpilogue() && isIntegerPrecision(precision))
     return llvm::createStringError("8-bit operands take no epilogue yet");
-  if (bf16Output) {
-    if (precision != GemmPrecision::Bf16)
+  if (halfOutput) {
+    if (!isHalfPrecision(precision))
       return llvm::createStringError(
-          "a bf16 output needs bf16 operands (an sbgemm)");
+          "a bf16 or f16 output needs operands of its type (an sbgemm or "
+          "shgemm)");
     if (dynamicK)
-      return llvm::createStringError("a bf16 output takes no run-time K");
+      return llvm::createStringError("a 16-bit output takes no run-time K");
     if (ldd < n)
       return llvm::createStringError(
           llvm::formatv("ldd {0} is smaller than the {1} columns of D", ldd, n)
@@ -107,7 +108,7 @@ GemmDesc GemmDesc::withPaddedLeadingDims(int64_t pad) const {
   d.lda = aCols() + pad;
   d.ldb = bCols() + pad;
   d.ldc = n + pad;
-  if (bf16Output)
+  if (halfOutput)
     d.ldd = n + pad + 2;
   return d;
 }
@@ -116,15 +117,18 @@ std::string GemmDesc::str() const {
   std::string lds =
       runtimeLd ? std::string("ldrt")
                 : llvm::formatv("lda{0}_ldb{1}_ldc{2}", lda, ldb, ldc).str() +
-                      (bf16Output ? llvm::formatv("_ldd{0}", ldd).str() : "");
-  return llvm::formatv(
-             "{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k, lds,
-             transA ? 't' : 'n', transB ? 't' : 'n',
-             std::string(dynamicM ? "_mrt" : "") + (dynamicN ? "_nrt" : "") +
-                 (dynamicK ? "_krt" : "") + (bPrepacked ? "_bpre" : ""),
-             std::string(overwrite ? "_b0" : "") + (bf16Output ? "_obf16" : ""),
-             bias != GemmBias::None ? "_bias" : "", reluSuffix(relu, reluMax),
-             gemmOpName(precision))
+                      (halfOutput ? llvm::formatv("_ldd{0}", ldd).str() : "");
+  return llvm::formatv("{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
+                       lds, transA ? 't' : 'n', transB ? 't' : 'n',
+                       std::string(dynamicM ? "_mrt" : "") +
+                           (dynamicN ? "_nrt" : "") + (dynamicK ? "_krt" : "") +
+                           (bPrepacked ? "_bpre" : ""),
+                       std::string(overwrite ? "_b0" : "") +
+                           (!halfOutput                       ? ""
+                            : precision == GemmPrecision::F16 ? "_of16"
+                                                              : "_obf16"),
+                       bias != GemmBias::None ? "_bias" : "",
+                       reluSuffix(relu, reluMax), gemmOpName(precision))
       .str();
 }
 

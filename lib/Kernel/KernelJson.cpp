@@ -74,8 +74,8 @@ json qimeng::toJson(const GemmDesc &d) {
   writeReluMax(j, d.reluMax);
   if (d.precision != GemmPrecision::F32)
     j["dtype"] = precisionName(d.precision).str();
-  if (d.bf16Output) {
-    j["bf16_output"] = true;
+  if (d.halfOutput) {
+    j[halfOutputField(d.precision).str()] = true;
     j["ldd"] = d.ldd;
   }
   return j;
@@ -128,10 +128,11 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
     return std::move(err);
   if (auto err = readPrecision(fields, j, what, d.precision))
     return std::move(err);
-  if (j.contains("bf16_output"))
-    if (auto err = fields.boolean("bf16_output", d.bf16Output))
+  const std::string outputField = halfOutputField(d.precision).str();
+  if (j.contains(outputField))
+    if (auto err = fields.boolean(outputField.c_str(), d.halfOutput))
       return std::move(err);
-  if (d.bf16Output)
+  if (d.halfOutput)
     if (auto err = fields.integer64("ldd", d.ldd))
       return std::move(err);
   return d;

@@ -10,8 +10,8 @@ void qimeng::writeLeadingDims(void *workspace, const GemmDesc &d) {
   int64_t v[3] = {d.lda, d.ldb, d.ldc};
   std::memcpy(static_cast<char *>(workspace) + kLeadingDimsOffset, v,
               sizeof(v));
-  if (d.bf16Output)
-    std::memcpy(static_cast<char *>(workspace) + kBf16OutputLdOffset, &d.ldd,
+  if (d.halfOutput)
+    std::memcpy(static_cast<char *>(workspace) + kHalfOutputLdOffset, &d.ldd,
                 sizeof(d.ldd));
 }
 
@@ -41,14 +41,14 @@ const float *qimeng::readBias(const void *workspace) {
   return bias;
 }
 
-void qimeng::writeBf16Output(void *workspace, void *d) {
-  std::memcpy(static_cast<char *>(workspace) + kBf16OutputOffset, &d,
+void qimeng::writeHalfOutput(void *workspace, void *d) {
+  std::memcpy(static_cast<char *>(workspace) + kHalfOutputOffset, &d,
               sizeof(d));
 }
 
-void *qimeng::readBf16Output(const void *workspace) {
+void *qimeng::readHalfOutput(const void *workspace) {
   void *d;
-  std::memcpy(&d, static_cast<const char *>(workspace) + kBf16OutputOffset,
+  std::memcpy(&d, static_cast<const char *>(workspace) + kHalfOutputOffset,
               sizeof(d));
   return d;
 }

@@ -292,12 +292,13 @@ void applyEpilogue(const GemmDesc &d, const float *bias,
     }
 }
 
-/// bf16 bits that mark an element of D the kernel must write (a NaN).
-constexpr uint16_t kUnwrittenBf16 = 0x7fc0;
+/// 16-bit bits that mark an element of D the kernel must write (a NaN in
+/// bf16 and in f16).
+constexpr uint16_t kUnwrittenHalf = 0x7fc0;
 
-/// A bf16 output D (GemmDesc::bf16Output) for a kernel to write: its M x N
-/// elements a NaN, its gaps and guards the sentinel.
-llvm::Expected<GuardedBuffer> allocateBf16Output(const GemmDesc &d,
+/// A bf16 or f16 output D (GemmDesc::halfOutput) for a kernel to write: its
+/// M x N elements a NaN, its gaps and guards the sentinel.
+llvm::Expected<GuardedBuffer> allocateHalfOutput(const GemmDesc &d,
                                                  int64_t guard) {
   auto buf = GuardedBuffer::allocate((d.dSpan() + 1) / 2, guard);
   if (!buf)
@@ -305,21 +306,26 @@ llvm::Expected<GuardedBuffer> allocateBf16Output(const GemmDesc &d,
   buf->fillSentinel();
   auto *bits = reinterpret_cast<uint16_t *>(buf->data());
   for (int64_t i = 0; i < d.m; ++i)
-    std::fill_n(bits + i * d.ldd, d.n, kUnwrittenBf16);
+    std::fill_n(bits + i * d.ldd, d.n, kUnwrittenHalf);
   return buf;
 }
 
-/// Checks a bf16 output against the fp64 reference: each element the
-/// reference rounded once to bf16 (to nearest even), bit for bit when the
-/// f32 sums are exact, else within bf16OutputErrorBound (and 2^-126
-/// absolute for the instruction's flushed subnormals); nothing else of its
-/// region written.
+/// Checks a bf16 (f16) output against the fp64 reference: each element the
+/// reference rounded once to its type (to nearest even), bit for bit when
+/// the f32 sums are exact, else within bf16OutputErrorBound
+/// (f16OutputErrorBound), and 2^-126 (f16: 2^-24, its subnormals' step)
+/// absolute; nothing else of its region written.
 std::optional<std::string>
-checkBf16Output(const GemmDesc &d, const GuardedBuffer &out,
+checkHalfOutput(const GemmDesc &d, const GuardedBuffer &out,
                 const std::vector<float> &pristine,
                 const std::vector<double> &ref, const std::vector<double> &mag,
                 bool exact, double bound, llvm::StringRef name,
                 ValidationReport &report) {
+  const bool f16 = d.precision == GemmPrecision::F16;
+  const char *type = f16 ? "f16" : "bf16";
+  float (*valueOf)(uint16_t) = f16 ? floatOfF16 : floatOfBf16;
+  uint16_t (*bitsOfHalf)(float) = f16 ? f16BitsOf : bf16BitsOf;
+  const double absolute = std::ldexp(1.0, f16 ? -24 : -126);
   const auto *now = reinterpret_cast<const uint16_t *>(out.regionBegin());
   const auto *before = reinterpret_cast<const uint16_t *>(pristine.data());
   const int64_t begin = 2 * (out.data() - out.regionBegin());
@@ -330,29 +336,38 @@ checkBf16Output(const GemmDesc &d, const GuardedBuffer &out,
                   j = off >= 0 ? off % d.ldd : -1;
     if (i < 0 || i >= d.m || j >= d.n) {
       if (now[u] != before[u])
-        failure = llvm::formatv(
-                      "{0}: D {1} (bf16 element {2} from its start) "
-                      "overwritten",
-                      name, off < 0 || off >= d.dSpan() ? "guard" : "gap", off)
-                      .str();
+        failure =
+            llvm::formatv("{0}: D {1} ({3} element {2} from its start) "
+                          "overwritten",
+                          name, off < 0 || off >= d.dSpan() ? "guard" : "gap",
+                          off, type)
+                .str();
       continue;
     }
-    const float got = floatOfBf16(now[u]);
+    const float got = valueOf(now[u]);
     const double want = ref[size_t(i * d.n + j)];
     const double size = mag[size_t(i * d.n + j)];
-    report.maxRelError =
-        std::max(report.maxRelError, relativeError(got, want, size));
-    const uint16_t rounded = bf16BitsOf(float(want));
-    const double allowed = bound * size + std::ldexp(1.0, -126);
-    if (exact ? now[u] != rounded : !(std::fabs(double(got) - want) <= allowed))
+    const uint16_t rounded = bitsOfHalf(float(want));
+    const double allowed = bound * size + absolute;
+    // f16 overflows from 65520 on: an infinity of want's sign is right for
+    // a want past its largest finite value (65504), and no error to record.
+    const bool overflows = f16 && std::isinf(got) &&
+                           std::fabs(want) >= 65504.0 &&
+                           (got > 0) == (want > 0);
+    if (!overflows)
+      report.maxRelError =
+          std::max(report.maxRelError, relativeError(got, want, size));
+    if (exact ? now[u] != rounded
+              : !(std::fabs(double(got) - want) <= allowed || overflows))
       failure =
-          llvm::formatv("{0}: D({1},{2}) = {3}, expected {4}{5}", name, i, j,
-                        num(got), num(want),
-                        exact ? llvm::formatv(" rounded to bf16, {0} (exact, "
-                                              "bit for bit)",
-                                              num(floatOfBf16(rounded)))
-                                    .str()
-                              : " (fp64 rounded once to bf16)")
+          llvm::formatv(
+              "{0}: D({1},{2}) = {3}, expected {4}{5}", name, i, j, num(got),
+              num(want),
+              exact ? llvm::formatv(" rounded to {1}, {0} (exact, "
+                                    "bit for bit)",
+                                    num(valueOf(rounded)), type)
+                          .str()
+                    : llvm::formatv(" (fp64 rounded once to {0})", type).str())
               .str();
   }
   return failure;
@@ -492,13 +507,13 @@ runOne(const GemmDesc &d,
   // A bf16 output, its pointer in the header as the module writes it.
   std::optional<GuardedBuffer> dBuf;
   std::vector<float> dPristine;
-  if (d.bf16Output) {
-    auto out = allocateBf16Output(d, options.guardElements);
+  if (d.halfOutput) {
+    auto out = allocateHalfOutput(d, options.guardElements);
     if (!out)
       return out.takeError();
     dBuf = std::move(*out);
     dPristine = copyRegion(*dBuf);
-    writeBf16Output(workspace->data(), dBuf->data());
+    writeHalfOutput(workspace->data(), dBuf->data());
   }
 
   if (d.hasEpilogue())
@@ -556,9 +571,11 @@ runOne(const GemmDesc &d,
   const float *c = cBuf->data();
   // C is the kernel's scratch when it writes D (its guards and gaps were
   // checked above).
-  if (d.bf16Output)
-    return checkBf16Output(d, *dBuf, dPristine, ref, mag, exact,
-                           bf16OutputErrorBound(d.k), name, report);
+  if (d.halfOutput)
+    return checkHalfOutput(d, *dBuf, dPristine, ref, mag, exact,
+                           f16 ? f16OutputErrorBound(d.k)
+                               : bf16OutputErrorBound(d.k),
+                           name, report);
   // s32: exact, the sum modulo 2^32 as arith.addi.
   if (integer) {
     for (int64_t i = 0; i < d.m && !failure; ++i)
@@ -697,7 +714,7 @@ llvm::Expected<ValidationReport> qimeng::validateGemm(
     return llvm::createStringError("no input distributions to validate with");
   if (!spanFits(desc.aRows(), desc.lda) || !spanFits(desc.bRows(), desc.ldb) ||
       !spanFits(desc.m, desc.ldc) ||
-      (desc.bf16Output && !spanFits(desc.m, desc.ldd)) || !fitsBlas(desc))
+      (desc.halfOutput && !spanFits(desc.m, desc.ldd)) || !fitsBlas(desc))
     return llvm::createStringError(
         llvm::formatv("operands of {0} are too large to validate", desc.str())
             .str());

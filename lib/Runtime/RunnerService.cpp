@@ -40,15 +40,15 @@ void qimeng::runGemmParts(GemmKernelFn kernel, const GemmDesc &desc,
   auto slice = [&](size_t i) {
     return static_cast<char *>(workspace) + i * workspaceBytes;
   };
-  // The caller's epilogue operands and bf16 output are in the first
+  // The caller's epilogue operands and 16-bit output are in the first
   // slice's header.
   const float *bias = desc.hasEpilogue() ? readBias(workspace) : nullptr;
-  void *out = desc.bf16Output ? readBf16Output(workspace) : nullptr;
+  void *out = desc.halfOutput ? readHalfOutput(workspace) : nullptr;
   for (size_t i = 0; i < parts.size(); ++i) {
     if (bias)
       writeBias(slice(i), bias);
     if (out)
-      writeBf16Output(slice(i), out);
+      writeHalfOutput(slice(i), out);
     GemmRange range = parts[i];
     if (desc.dynamicM) // columns of the partition, all the call's rows
       range.mBegin = 0, range.mEnd = desc.m;
@@ -368,7 +368,7 @@ struct RequestProblem {
 /// Operands to time kernels on: the same values for every kernel timed.
 struct TimingOperands {
   GuardedBuffer a, b, c;
-  /// An epilogue's bias and a bf16 output, when the problem has them.
+  /// An epilogue's bias and a 16-bit output, when the problem has them.
   GuardedBuffer bias, out;
 
   /// Writes their pointers into a timed kernel's workspace header, as the
@@ -376,8 +376,8 @@ struct TimingOperands {
   void writeHeader(const GemmDesc &d, void *ws) const {
     if (d.hasEpilogue())
       writeBias(ws, bias.data());
-    if (d.bf16Output)
-      writeBf16Output(ws, out.data());
+    if (d.halfOutput)
+      writeHalfOutput(ws, out.data());
   }
 };
 } // namespace
@@ -416,7 +416,7 @@ allocateTimingOperands(const RequestProblem &p) {
   const GemmDesc &g = p.gemm;
   auto bias =
       GuardedBuffer::allocate(g.hasEpilogue() ? std::max(g.m, g.n) : 0, 0);
-  auto d = GuardedBuffer::allocate(g.bf16Output ? (g.dSpan() + 1) / 2 : 0, 0);
+  auto d = GuardedBuffer::allocate(g.halfOutput ? (g.dSpan() + 1) / 2 : 0, 0);
   if (!bias || !d)
     return llvm::createStringError("cannot allocate timing buffers");
   TimingOperands out{std::move(*a), std::move(*b), std::move(*c),

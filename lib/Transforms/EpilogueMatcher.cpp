@@ -18,7 +18,7 @@ namespace {
 struct BodyEpilogue {
   bool relu = false;
   std::optional<float> reluMax;
-  bool bf16Output = false;
+  bool halfOutput = false;
 };
 
 /// What an elementwise generic applies to its input `c` (block argument
@@ -29,13 +29,13 @@ struct BodyEpilogue {
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both
 /// keep NaN and give +0 for -0), and after relu (or before it) optionally
 /// arith.minimumf with a positive finite constant, relu's bound (relu6);
-/// with `bf16Output`, perhaps all that rounded by arith.truncf to bf16
+/// with a `halfType`, perhaps all that rounded by arith.truncf to it
 /// last (to nearest even: truncf without a rounding mode). Nullopt for any
 /// other body, and for c alone unless it is rounded.
 std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
                                            std::optional<unsigned> biasArg,
                                            std::optional<unsigned> residualArg,
-                                           bool bf16Output) {
+                                           Type halfType) {
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (yield->getNumOperands() != 1)
@@ -44,7 +44,7 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   Value v = yield->getOperand(0);
   bool truncated = false;
   if (auto trunc = v.getDefiningOp<arith::TruncFOp>();
-      trunc && bf16Output && trunc.getType().isBF16() &&
+      trunc && halfType && trunc.getType() == halfType &&
       trunc.getIn().getType().isF32() && !trunc.getRoundingmodeAttr()) {
     truncated = true;
     v = trunc.getIn();
@@ -128,7 +128,7 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   BodyEpilogue e;
   e.relu = relu;
   e.reluMax = reluMax;
-  e.bf16Output = truncated;
+  e.halfOutput = truncated;
   return e;
 }
 
@@ -210,7 +210,7 @@ OutputInit qimeng::outputInitOf(Value c, Operation *use,
 std::optional<ElementwiseEpilogue>
 qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
                                  unsigned biasDim, bool biasAllowed,
-                                 Operation *goingAway, bool bf16Output) {
+                                 Operation *goingAway, Type halfType) {
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!cType)
     return std::nullopt;
@@ -277,16 +277,17 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   }
   OpOperand *init = g.getDpsInitOperand(0);
   Value output = init->get();
-  // A bf16 output has c's shape, in its own layout.
+  // A 16-bit output has c's shape, in its own layout.
   auto outputType = dyn_cast<MemRefType>(output.getType());
-  const bool narrows = bf16Output && outputType && !inPlace &&
-                       outputType.getElementType().isBF16() &&
+  const bool narrows = halfType && outputType && !inPlace &&
+                       outputType.getElementType() == halfType &&
                        outputType.getShape() == cType.getShape();
   if (!cArg || g.getMatchingIndexingMap(init) != identity ||
       (output.getType() != c.getType() && !narrows))
     return std::nullopt;
-  auto body = epilogueOfBody(g, *cArg, biasArg, residualArg, narrows);
-  if (!body || body->bf16Output != narrows)
+  auto body = epilogueOfBody(g, *cArg, biasArg, residualArg,
+                             narrows ? halfType : Type());
+  if (!body || body->halfOutput != narrows)
     return std::nullopt;
   DominanceInfo dominance(producer->getParentOp());
   ElementwiseEpilogue e;
@@ -339,6 +340,6 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   e.output = output;
   e.relu = body->relu;
   e.reluMax = body->reluMax;
-  e.bf16Output = body->bf16Output;
+  e.halfOutput = body->halfOutput;
   return e;
 }

@@ -52,7 +52,7 @@ struct ElementwiseEpilogue {
   std::optional<float> reluMax; ///< relu's bound (relu6), with relu
   /// The result is rounded to bf16 last (arith.truncf): `output` is a bf16
   /// buffer of c's shape, not c's type.
-  bool bf16Output = false;
+  bool halfOutput = false;
   /// The output's allocation when it comes after the producer (to move
   /// before it), or null.
   mlir::Operation *outputAllocToHoist = nullptr;
@@ -76,13 +76,14 @@ struct ElementwiseEpilogue {
 /// generic rewrites the product in place). `goingAway` is a user
 /// of `c` to disregard: one the caller removes with the rewrite (the
 /// tensor-level placement's to_tensor of `c`, TensorPlacement.h). With
-/// `bf16Output` the body may end in arith.truncf to bf16 (and may then be
-/// that alone), its output a fresh bf16 buffer of c's shape in any layout.
+/// a `halfType` (bf16 or f16: the operands') the body may end in
+/// arith.truncf to it (and may then be that alone), its output a fresh
+/// buffer of that type and c's shape in any layout.
 std::optional<ElementwiseEpilogue>
 matchElementwiseEpilogue(mlir::Operation *producer, mlir::Value c,
                          mlir::Operation *cInit, unsigned biasDim,
                          bool biasAllowed, mlir::Operation *goingAway = nullptr,
-                         bool bf16Output = false);
+                         mlir::Type halfType = {});
 
 } // namespace qimeng
 

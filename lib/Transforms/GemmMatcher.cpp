@@ -100,28 +100,28 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
 /// After a bf16 contraction (an f32 accumulator `out.operands[2]`) the
 /// generic may end by rounding its result to bf16 into a bf16 buffer (as
 /// torch-mlir writes a bf16 matmul, StableHLO a dot_general with an f32
-/// preferred type and a convert): with `bf16Output`, the kernel writes that
-/// buffer, D, and C stays its scratch (GemmDesc::bf16Output). D's row stride
+/// preferred type and a convert; f16 likewise): with a `halfType` (the
+/// operands' bf16 or f16), the kernel writes that
+/// buffer, D, and C stays its scratch (GemmDesc::halfOutput). D's row stride
 /// is ldd: an immediate where the kernel's leading dimensions are, read at
 /// run time where they are (a run-time D row stride with immediates
 /// elsewhere is left alone); its unit stride along N is assumed where the
 /// type leaves it dynamic; in a batch, its batch stride is a constant or
 /// read at run time. A residual is not taken with it.
-void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
-                  bool bf16Output) {
+void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
   std::optional<ElementwiseEpilogue> e =
       matchElementwiseEpilogue(op, out.operands[2], out.cInit, out.nDimOfC,
                                /*biasAllowed=*/out.gemm.bias == GemmBias::None,
-                               /*goingAway=*/nullptr, bf16Output);
+                               /*goingAway=*/nullptr, halfType);
   if (!e)
     return;
   GemmDesc &d = out.gemm;
-  if (e->bf16Output) {
+  if (e->halfOutput) {
     if (e->residual)
       return;
     SmallVector<StrideAssumption> assumed;
     std::string why;
-    auto strides = resolveStrides(e->output, "the bf16 output", assumed, why,
+    auto strides = resolveStrides(e->output, "the 16-bit output", assumed, why,
                                   /*allowDynamicSizes=*/true);
     if (failed(strides) || ((*strides)[out.nDimOfC] != 1 && d.n != 1))
       return;
@@ -148,12 +148,12 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out,
     if (!llvm::all_of(assumed,
                       [](const StrideAssumption &a) { return a.checkable(); }))
       return;
-    out.bf16OutputBatchStrideDim = batchStrideDim;
-    out.bf16OutputBatchStride =
+    out.halfOutputBatchStrideDim = batchStrideDim;
+    out.halfOutputBatchStride =
         out.batch == 1 || batchStrideDim ? 0 : (*strides)[out.batchDimOfC];
-    d.bf16Output = true;
+    d.halfOutput = true;
     d.ldd = d.runtimeLd || !rows ? d.n : (*strides)[*rows];
-    out.bf16Output = e->output;
+    out.halfOutput = e->output;
     llvm::append_range(out.assumed, assumed);
   } else {
     out.operands[2] = e->output;
@@ -527,7 +527,9 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     }
     if (fuse)
       fuseEpilogue(op, out,
-                   /*bf16Output=*/d.precision == GemmPrecision::Bf16);
+                   isHalfPrecision(d.precision)
+                       ? getElementTypeOrSelf(out.operands[0].getType())
+                       : Type());
   }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));

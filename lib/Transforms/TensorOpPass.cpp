@@ -346,12 +346,12 @@ LLVM::LLVMFuncOp getOrCreatePartsLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
 /// values, so that dynamic batch sizes and strides need no second launcher)
 /// and uses the workspace slice of the thread running it
 /// (omp_get_thread_num, `sliceBytes` apart: the caller allocates T). With
-/// `bf16Output` two more: D's address and batch stride in bytes; GEMM i's
+/// `halfOutput` two more: D's address and batch stride in bytes; GEMM i's
 /// D pointer goes into its slice's header first.
 LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
                                           const ReadyKernel &kernel,
                                           int threads, int64_t sliceBytes,
-                                          bool bf16Output) {
+                                          bool halfOutput) {
   std::string name =
       llvm::formatv("{0}_batch_t{1}", kernel.emitted.symbol, threads).str();
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
@@ -365,7 +365,7 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
         LLVM::LLVMFunctionType::get(b.getI32Type(), {}));
   }
   return createLauncher(
-      module, name, fn, /*extraArguments=*/bf16Output ? 6 : 4, std::nullopt,
+      module, name, fn, /*extraArguments=*/halfOutput ? 6 : 4, std::nullopt,
       threads, [&](OpBuilder &ob, Value index, Block *entry) {
         Location loc = entry->getParentOp()->getLoc();
         auto ptr = LLVM::LLVMPointerType::get(ob.getContext());
@@ -385,13 +385,13 @@ LLVM::LLVMFuncOp getOrCreateBatchLauncher(ModuleOp module, LLVM::LLVMFuncOp fn,
         Value slice =
             LLVM::GEPOp::create(ob, loc, ptr, ob.getI8Type(),
                                 entry->getArgument(3), ValueRange{sliceOffset});
-        if (bf16Output) {
+        if (halfOutput) {
           Value out = LLVM::AddOp::create(
               ob, loc, entry->getArgument(8),
               LLVM::MulOp::create(ob, loc, index, entry->getArgument(9)));
           Value at = LLVM::GEPOp::create(
               ob, loc, ptr, ob.getI8Type(), slice,
-              ArrayRef<LLVM::GEPArg>{int32_t(kBf16OutputOffset)});
+              ArrayRef<LLVM::GEPArg>{int32_t(kHalfOutputOffset)});
           LLVM::StoreOp::create(
               ob, loc, LLVM::IntToPtrOp::create(ob, loc, ptr, out), at);
         }
@@ -441,14 +441,14 @@ struct KernelLaunch {
   /// kernel, which accumulates onto it.
   Value residual;
   Operation *outputAllocToHoist = nullptr;
-  /// A bf16 output (GemmDesc::bf16Output): the buffer, whose pointer goes
+  /// A bf16 or f16 output (GemmDesc::halfOutput): the buffer, whose pointer goes
   /// into the header, and with run-time leading dimensions its ldd, the
   /// stride of its dimension leadingDimOf[2] (as C's), or for a single row
   /// `n`; in a batch, its batch stride (a constant, or the run-time stride
-  /// of its dimension `bf16OutputBatchStrideDim`).
-  Value bf16Output;
-  int64_t bf16OutputBatchStride = 0;
-  std::optional<unsigned> bf16OutputBatchStrideDim;
+  /// of its dimension `halfOutputBatchStrideDim`).
+  Value halfOutput;
+  int64_t halfOutputBatchStride = 0;
+  std::optional<unsigned> halfOutputBatchStrideDim;
   /// Rows and columns of C where they are static (a run-time size's single
   /// call writes the other one too).
   int64_t m = 0, n = 0;
@@ -552,19 +552,19 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
     storeInEverySlice(
         b, loc, ws, slices, sliceBytes, kBiasOffset,
         toPointer(b, loc, elementAddress(b, loc, launch.bias), Value()));
-  // The bf16 output: its pointer here, or in a batch per GEMM (below).
+  // The 16-bit output: its pointer here, or in a batch per GEMM (below).
   Value outputAddress;
-  if (launch.bf16Output) {
-    outputAddress = elementAddress(b, loc, launch.bf16Output);
+  if (launch.halfOutput) {
+    outputAddress = elementAddress(b, loc, launch.halfOutput);
     if (!batched)
-      storeInEverySlice(b, loc, ws, slices, sliceBytes, kBf16OutputOffset,
+      storeInEverySlice(b, loc, ws, slices, sliceBytes, kHalfOutputOffset,
                         toPointer(b, loc, outputAddress, Value()));
     if (kernel.emitted.runtimeLeadingDims)
-      storeInEverySlice(b, loc, ws, slices, sliceBytes, kBf16OutputLdOffset,
+      storeInEverySlice(b, loc, ws, slices, sliceBytes, kHalfOutputLdOffset,
                         launch.leadingDimOf[2]
                             ? Value(arith::IndexCastOp::create(
                                   b, loc, i64,
-                                  runtimeStride(b, loc, launch.bf16Output,
+                                  runtimeStride(b, loc, launch.halfOutput,
                                                 *launch.leadingDimOf[2])))
                             : i64Constant(b, loc, launch.n));
   }
@@ -581,10 +581,10 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
       batchStrideBytes[i] = batchStrideInBytes(b, loc, launch.operands[i],
                                                launch.batchStrideDimOf[i],
                                                launch.batchStrides[i]);
-    if (launch.bf16Output)
-      outputStrideBytes = batchStrideInBytes(b, loc, launch.bf16Output,
-                                             launch.bf16OutputBatchStrideDim,
-                                             launch.bf16OutputBatchStride);
+    if (launch.halfOutput)
+      outputStrideBytes = batchStrideInBytes(b, loc, launch.halfOutput,
+                                             launch.halfOutputBatchStrideDim,
+                                             launch.halfOutputBatchStride);
   }
   auto emitGemm = [&](OpBuilder &ob, Value batchIndex) {
     Value pointers[3];
@@ -594,8 +594,8 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
         bytes = arith::MulIOp::create(ob, loc, batchIndex, batchStrideBytes[i]);
       pointers[i] = toPointer(ob, loc, operands[i], bytes);
     }
-    if (batchIndex && launch.bf16Output)
-      storeInEverySlice(ob, loc, ws, slices, sliceBytes, kBf16OutputOffset,
+    if (batchIndex && launch.halfOutput)
+      storeInEverySlice(ob, loc, ws, slices, sliceBytes, kHalfOutputOffset,
                         toPointer(ob, loc, outputAddress,
                                   arith::MulIOp::create(ob, loc, batchIndex,
                                                         outputStrideBytes)));
@@ -615,14 +615,14 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   } else if (batchThreads > 1) {
     LLVM::LLVMFuncOp launcher =
         getOrCreateBatchLauncher(module, fn, kernel, batchThreads, sliceBytes,
-                                 /*bf16Output=*/bool(launch.bf16Output));
+                                 /*halfOutput=*/bool(launch.halfOutput));
     SmallVector<Value, 8> arguments;
     for (int i = 0; i < 3; ++i)
       arguments.push_back(toPointer(b, loc, operands[i], Value()));
     arguments.push_back(ws);
     SmallVector<Value, 6> counts = {batchCount, batchStrideBytes[0],
                                     batchStrideBytes[1], batchStrideBytes[2]};
-    if (launch.bf16Output)
+    if (launch.halfOutput)
       counts.append({outputAddress, outputStrideBytes});
     for (Value v : counts)
       arguments.push_back(arith::IndexCastOp::create(b, loc, i64, v));
@@ -1210,9 +1210,9 @@ struct QiMengTensorOpPass
         launch.bias = matched->bias;
         launch.residual = matched->residual;
         launch.outputAllocToHoist = matched->outputAllocToHoist;
-        launch.bf16Output = matched->bf16Output;
-        launch.bf16OutputBatchStride = matched->bf16OutputBatchStride;
-        launch.bf16OutputBatchStrideDim = matched->bf16OutputBatchStrideDim;
+        launch.halfOutput = matched->halfOutput;
+        launch.halfOutputBatchStride = matched->halfOutputBatchStride;
+        launch.halfOutputBatchStrideDim = matched->halfOutputBatchStrideDim;
         const GemmDesc &g = matched->gemm;
         if (g.dynamicM)
           launch.mDimOfC = matched->mDimOfC;

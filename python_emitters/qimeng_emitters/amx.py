@@ -177,6 +177,21 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 _NOT_YET = ("trans_a", "dynamic_n", "dynamic_k")
 
 
+def _emit_round_to_half(asm, p, src, dst):
+    """dst (16 x 16 bits) = the f32 lanes of src rounded to nearest even
+    into D's type: VCVTNEPS2BF16, or VCVTPS2PH (imm 0) for f16."""
+    if p.tt.split:
+        asm.ins(f"vcvtps2ph $0, {src}, {dst}")
+    else:
+        asm.ins(f"vcvtneps2bf16 {src}, {dst}")
+
+
+def _output_field(kind):
+    """The request field of a 16-bit output D: f16_output for shgemm,
+    bf16_output for sbgemm (C++'s halfOutputField)."""
+    return "f16_output" if kind == "shgemm" else "bf16_output"
+
+
 class _FeatureRow:
     """What check_target_features needs of an ISA row."""
 
@@ -202,7 +217,7 @@ class Params:
             "target_features", "k_unroll", "trans_b", "a_layout",
             "b_prepacked", "pack_b", "dynamic_m") + _NOT_YET
             + (("a_type",) if kind == "igemm" else
-               ("bf16_output", "ldd", "bias", "relu", "relu_max")))
+               (_output_field(kind), "ldd", "bias", "relu", "relu_max")))
         for field in _NOT_YET:
             if request.get(field, False) not in (False, "none"):
                 raise RequestError(
@@ -232,12 +247,13 @@ class Params:
         self.trans_b = bool_field(request, "trans_b")
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, False, self.trans_b)
-        # D = bf16(C + A * B), rounded once, from the last kc block (what
-        # torch's f32 accumulator and arith.truncf become), as dotgemm.py's:
-        # D's pointer at header 120, its ldd (bf16 elements) at 56 with
-        # runtime_ld, else the field (default n); C the earlier blocks'
-        # partial sums, scratch to the caller.
-        self.bf16_output = bool_field(request, "bf16_output")
+        # D = bf16(C + A * B) (f16: f16(...), field f16_output), rounded
+        # once, from the last kc block (what torch's f32 accumulator and
+        # arith.truncf become), as dotgemm.py's: D's pointer at header 120,
+        # its ldd (16-bit elements) at 56 with runtime_ld, else the field
+        # (default n); C the earlier blocks' partial sums, scratch to the
+        # caller.
+        self.half_output = bool_field(request, _output_field(kind))
         # The epilogue (sbgemm), as dotgemm.py's: + bias[j] (its pointer at
         # header 112), relu and its bound, where the last kc block stores.
         self.bias = request.get("bias", "none")
@@ -248,11 +264,11 @@ class Params:
         self.relu_max = relu_max_field(request, self.relu)
         self.relu_max_label = None
         self.ldd = None
-        if "ldd" in request and (self.runtime_ld or not self.bf16_output):
+        if "ldd" in request and (self.runtime_ld or not self.half_output):
             raise RequestError("field 'ldd' is D's leading dimension: it "
-                               "needs bf16_output and immediate leading "
-                               "dimensions")
-        if self.bf16_output and not self.runtime_ld:
+                               f"needs {_output_field(kind)} and immediate "
+                               "leading dimensions")
+        if self.half_output and not self.runtime_ld:
             self.ldd = int_field(request, "ldd", minimum=self.n,
                                  default=self.n)
         # pack_b false, B^T as stored: the product transposed, C^T = B^T *
@@ -379,8 +395,7 @@ class Params:
             why = ("a_layout direct" if self.a_direct else
                    "pack_b false" if self.transposed else
                    "b_prepacked" if self.b_prepacked else
-                   "kc whole runs" if k_run else
-                   "bf16_output" if self.bf16_output else None)
+                   "kc whole runs" if k_run else None)
             if why:
                 raise RequestError(f"f16 is split into bf16 parts where it "
                                    f"is packed: not with {why}")
@@ -416,11 +431,11 @@ class Params:
                     (self.lda, self.ldb))
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{lda}_ldb{ldb}_ldc{self.ldc}"
-            + (f"_ldd{self.ldd}" if self.bf16_output else ""))
+            + (f"_ldd{self.ldd}" if self.half_output else ""))
         return (f"qm_{self.tt.op}_{self.c_m}x{self.c_n}x{self.k}_n"
                 f"{'t' if self.trans_b else 'n'}"
                 f"{'_mrt' if self.dynamic_m else ''}{self.store_part()}"
-                f"{'_obf16' if self.bf16_output else ''}{lds}"
+                f"{('_o' + self.tt.name) if self.half_output else ''}{lds}"
                 f"{'_btdirect' if self.transposed else ''}"
                 f"{'_bpre' if self.b_prepacked else ''}{self.block_part()}")
 
@@ -1400,7 +1415,7 @@ def _emit_store_last(asm, p):
     asm.ins(f"movq {MB}, %rcx")
     asm.ins(f"subq {IR}, %rcx")
     _min_into(asm, "%rcx", p.mr)        # the rows inside mb
-    size, ld, base = ((2, LDD_BYTES, OUTPUT_OFFSET) if p.bf16_output else
+    size, ld, base = ((2, LDD_BYTES, OUTPUT_OFFSET) if p.half_output else
                       (4, LD_BYTES_OFFSET + 16, 16))
     asm.ins(f"movq {ld}({WS}), %rsi")
     asm.ins(f"leaq ({IC}, {IR}), %rax")
@@ -1420,8 +1435,8 @@ def _emit_store_last(asm, p):
         asm.ins(f"vmovups {64 * v}(%rdi), {acc}")
         _emit_epilogue(asm, p, acc, p.bias == "columns" and
                        f"{64 * v}(%rdx), {acc}, {acc}{mask}", zero, bound)
-        if p.bf16_output:
-            asm.ins(f"vcvtneps2bf16 {acc}, %ymm{v}")
+        if p.half_output:
+            _emit_round_to_half(asm, p, acc, f"%ymm{v}")
             asm.ins(f"vmovdqu16 %ymm{v}, {32 * v}(%rax){mask}")
         else:
             asm.ins(f"vmovups {acc}, {64 * v}(%rax){mask}")
@@ -1570,7 +1585,7 @@ def _emit_block(asm, p):
     asm.ins("movq %rsi, %rdi")
     asm.ins("shlq $4, %rdi")
     asm.ins("addq %rdx, %rdi")
-    through_epilogue = p.bf16_output or _has_epilogue(p)
+    through_epilogue = p.half_output or _has_epilogue(p)
     if through_epilogue:
         last = asm.label("last kc block: the epilogue, into C or D")
         asm.ins(f"leaq ({PC}, {KB}), %rax")
@@ -1683,7 +1698,7 @@ def _emit_block_transposed(asm, p):
     asm.place(loaded)
     _emit_k_steps(asm, p)
     stored = asm.label("C^T block stored")
-    if p.bf16_output or _has_epilogue(p):
+    if p.half_output or _has_epilogue(p):
         last = asm.label("last kc block: the epilogue, into C or D")
         asm.ins(f"leaq ({PC}, {KB}), %rax")
         asm.ins(f"cmpq ${p.k}, %rax")
@@ -1701,7 +1716,7 @@ def _emit_transposed_out(asm, p, last):
     """C^T's tiles into the staging tile, each 16 x 16 transposed into C's
     rows and stored under the masks; `last`: through the epilogue, into C
     or (bf16_output) D."""
-    to_d = last and p.bf16_output
+    to_d = last and p.half_output
     asm.comment("C^T tiles through the staging tile, transposed into C's "
                 f"rows{' (the epilogue)' if last else ''}")
     _emit_stage_pointers(asm, p)
@@ -1733,7 +1748,7 @@ def _emit_transposed_out(asm, p, last):
                                    f"{bias}, {acc}, {acc}", zero, bound)
                 _emit_row_mask(asm, g)
                 if to_d:
-                    asm.ins(f"vcvtneps2bf16 {acc}, %ymm{g}")
+                    _emit_round_to_half(asm, p, acc, f"%ymm{g}")
                     asm.ins(f"vmovdqu16 %ymm{g}, (%rax){{%k2}}")
                 else:
                     asm.ins(f"vmovups {acc}, (%rax){{%k2}}")
@@ -1828,9 +1843,9 @@ def emit(request):
     p = Params(request)
     a_type, b_type, c_type = p.tt.types
     product = f"A ({a_type}) * {'B^T' if p.trans_b else 'B'} ({b_type})"
-    summary = (f"D[{p.m}x{p.n}] (bf16) = bf16("
+    summary = (f"D[{p.m}x{p.n}] ({a_type}) = {a_type}("
                f"{'' if p.overwrite else 'C (f32) + '}{product})"
-               if p.bf16_output else
+               if p.half_output else
                f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
                + product) + f", K = {p.k}, on AMX tiles"
     return _kernel_file(p, p.symbol(), request, p.tt.kind, summary, [])

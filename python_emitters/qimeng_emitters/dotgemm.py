@@ -235,17 +235,17 @@ class Params:
         self.relu_max = relu_max_field(request, self.relu)
         self.relu_max_label = None
         # D = bf16(C + A * B) from the last kc block (sbgemm only).
-        self.bf16_output = bool_field(request, "bf16_output")
+        self.half_output = bool_field(request, "bf16_output")
         self.ldd = None
-        if "ldd" in request and not self.bf16_output:
+        if "ldd" in request and not self.half_output:
             raise RequestError("field 'ldd' is D's leading dimension: it "
                                "needs bf16_output")
-        if self.bf16_output and self.runtime_ld:
+        if self.half_output and self.runtime_ld:
             if "ldd" in request:
                 raise RequestError(
                     "runtime_ld kernels read ldd from the workspace at run "
                     "time; the request must not fix it")
-        elif self.bf16_output:
+        elif self.half_output:
             self.ldd = int_field(request, "ldd", minimum=self.n,
                                  default=self.n)
         self.mr = int_field(request, "mr")
@@ -307,7 +307,7 @@ class Params:
             why = ("bf16 operands" if self.dt.name != "bf16" else
                    "B transposed" if not self.trans_b else
                    "A not transposed" if self.trans_a else
-                   "no bf16 output" if self.bf16_output else
+                   "no bf16 output" if self.half_output else
                    "no epilogue" if self.bias != "none" or self.relu else
                    "a static N" if self.dynamic_n else
                    "no swap-pairs fault (it has no pairs to swap)"
@@ -403,7 +403,7 @@ class Params:
     def symbol(self):
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
-            + (f"_ldd{self.ldd}" if self.bf16_output else ""))
+            + (f"_ldd{self.ldd}" if self.half_output else ""))
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
@@ -424,7 +424,7 @@ class Params:
                 f"{'_bias' if self.bias == 'columns' else ''}"
                 f"{'_biasrows' if self.bias == 'rows' else ''}"
                 f"{relu_suffix(self.relu, self.relu_max)}"
-                f"{'_obf16' if self.bf16_output else ''}{lds}"
+                f"{'_obf16' if self.half_output else ''}{lds}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
                 f"{'_par' if self.parallel else ''}{fault}"
@@ -1223,7 +1223,7 @@ def _emit_compute(asm, p):
             asm.ins(f"vpxord {r}, {r}, {r}")
     # With D written from the only kc block and C not read, C is not
     # touched at all.
-    only_d = p.bf16_output and p.k <= p.kc and p.overwrite
+    only_d = p.half_output and p.k <= p.kc and p.overwrite
     asm.comment("C tile: %rdi = C + (ic + ir) * ldc + (jc + jr) * 4"
                 + ("" if only_d else
                    ", its lines prefetched while the K loop runs"))
@@ -1287,14 +1287,14 @@ def _emit_compute(asm, p):
         if _has_epilogue(p):
             _emit_epilogue_setup(asm, p)
         _emit_tile_store(asm, p, done, read_c, epilogue=True,
-                         to_d=p.bf16_output)
+                         to_d=p.half_output)
 
-    special_last = p.bf16_output or _has_epilogue(p)
+    special_last = p.half_output or _has_epilogue(p)
     if special_last and p.k <= p.kc:
         last_store(read_c=not p.overwrite)
     else:
         last = asm.label("the last kc block: "
-                         + ("D = bf16(" if p.bf16_output else "C = (")
+                         + ("D = bf16(" if p.half_output else "C = (")
                          + "C + the tile)"
                          + (" and the epilogue" if _has_epilogue(p) else ""))
         if special_last:
@@ -1564,7 +1564,7 @@ def emit_leading_dims_in_bytes(asm, p, types, element_bytes, ldd_slot):
             ld = (p.lda, p.ldb, p.ldc)[i]
             asm.ins(f"movq ${ld * size}, %rax")
         asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
-    if p.bf16_output:
+    if p.half_output:
         asm.comment("ldd (bf16) in bytes")
         if p.runtime_ld:
             asm.ins(f"movq {OUTPUT_LD_OFFSET}({WS}), %rax")
@@ -1860,7 +1860,7 @@ def emit(request):
                f"{'B^T' if p.trans_b else 'B'} ({b_type})")
     summary = (f"D[{p.m}x{p.n}] (bf16) = bf16("
                f"{'' if p.overwrite else 'C (f32) + '}{product})"
-               if p.bf16_output else
+               if p.half_output else
                f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
                + product)
     return kernel_text(p, p.symbol(), request, p.dt.kind,

@@ -63,7 +63,8 @@ class RequestTest(RefusalTestCase):
         self.refuses(f16_request(k=64, kc=64, trans_b=True, pack_b=False),
                      "not with a_layout direct")
         self.refuses(f16_request(b_prepacked=True), "not with b_prepacked")
-        self.refuses(f16_request(bf16_output=True), "not with bf16_output")
+        self.refuses(f16_request(bf16_output=True), "unknown field")
+        self.refuses(request(f16_output=True), "unknown field")
         self.refuses(f16_request(fault="swap-pairs"), "no pairs to swap")
         self.refuses(f16_request(dynamic_m=True, runtime_ld=None),
                      "with runtime_ld")
@@ -305,9 +306,10 @@ def f16_request(**changes):
 
 def f16_harness(harness):
     """A bf16 harness (test_dotgemm's, test_dotconv's) on f16 operands:
-    its conversions by F16C, its values integers up to 260 in magnitude (9
-    significant bits, so that most have a low part past bf16's 8; every
-    product and every sum of up to 200 of them exact in f32)."""
+    its conversions (and D's rounding) by F16C, its values multiples of
+    2^-6 up to 260/64 in magnitude (9 significant bits, so that most have a
+    low part past bf16's 8; every product and every sum of up to 200 of
+    them exact in f32, and an f16 D finite)."""
     return harness.replace(
         "static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); "
         "return u >> 16; }",
@@ -318,7 +320,11 @@ def f16_harness(harness):
         "float f; memcpy(&f, &u, 4); return f; }",
         "__attribute__((target(\"f16c\"))) static float fl(uint16_t h) "
         "{ return _cvtsh_ss(h); }").replace(
-        "rand() % 9 - 4", "rand() % 521 - 260")
+        "rand() % 9 - 4", "(rand() % 521 - 260) / 64.0").replace(
+        "static uint16_t rne(float f) { uint32_t u; memcpy(&u, &f, 4); "
+        "return (u + 0x7fff + ((u >> 16) & 1)) >> 16; }",
+        "__attribute__((target(\"f16c\"))) static uint16_t rne(float f) "
+        "{ return _cvtss_sh(f, 0); }")
 
 
 F16_HARNESS = f16_harness(HARNESS)
@@ -333,6 +339,7 @@ class F16ExecutionTest(AmxHarness):
     def test_harness_is_f16(self):
         self.assertIn("_cvtss_sh", self.HARNESS)
         self.assertIn("_cvtsh_ss", self.HARNESS)
+        self.assertNotIn("0x7fff +", self.HARNESS)     # bf16's rounding
         self.assertIn("rand() % 521", self.HARNESS)
 
     def test_kernels_match_reference(self):
@@ -368,6 +375,17 @@ class F16ExecutionTest(AmxHarness):
                                                     kc=48),
             "trans_b_blocks_of_three_steps": f16_request(
                 trans_b=True, m=20, n=40, k=77, kc=24),
+            # D = f16(C + A * B) (VCVTPS2PH), from the only kc block and the
+            # last of several, with the epilogue, B^T, immediate ldd.
+            "f16_output": f16_request(f16_output=True, overwrite=True),
+            "f16_output_blocks": f16_request(
+                f16_output=True, m=100, n=150, k=197, kc=64, mc=64, nc=96),
+            "f16_output_bias_relu_trans_b": f16_request(
+                f16_output=True, bias="columns", relu=True, trans_b=True,
+                overwrite=True, k=70),
+            "f16_output_immediate": f16_request(
+                f16_output=True, overwrite=True, runtime_ld=None, lda=32,
+                ldb=50, ldc=52, ldd=54),
         }.items():
             with self.subTest(name=name):
                 status, output = self.run_kernel(name, req)

@@ -358,7 +358,7 @@ class HarnessTest(KernelHarness):
                 1 if req.get("trans_a") else 0,
                 1 if req.get("trans_b") else 0,
                 1 if req.get("a_type") == "u8" else 0, split,
-                1 if req.get("bf16_output") else 0,
+                1 if req.get("bf16_output") or req.get("f16_output") else 0,
                 (1 if req.get("bias") == "columns" else 0)
                 | (2 if req.get("relu") else 0)
                 | (4 if req.get("relu_max") == 6.0 else 0)]

@@ -112,7 +112,7 @@ TEST(EmitterRunnerTest, Bf16OutputFieldsTravel) {
   GemmDesc d = GemmDesc::packed(7, 5, 3);
   d.precision = GemmPrecision::Bf16;
   d.overwrite = true;
-  d.bf16Output = true;
+  d.halfOutput = true;
   d.ldd = 11;
   nlohmann::json r =
       nlohmann::json::parse(gemmRequestJson(d, avx2Config()), nullptr, false);

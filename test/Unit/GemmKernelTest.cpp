@@ -130,8 +130,11 @@ kernelValidates(const GemmDesc &desc, const GemmConfig &config,
   if (!report.passed)
     return ::testing::AssertionFailure()
            << describe(desc, config) << ": " << report.failure;
-  const double bound =
-      desc.bf16Output ? bf16OutputErrorBound(desc.k) : gemmErrorBound(desc.k);
+  const bool f16 = desc.precision == GemmPrecision::F16;
+  const double bound = desc.halfOutput ? f16 ? f16OutputErrorBound(desc.k)
+                                             : bf16OutputErrorBound(desc.k)
+                       : f16 ? gemmErrorBound(4 * desc.k)
+                                       : gemmErrorBound(desc.k);
   if (!(report.maxRelError <= bound))
     return ::testing::AssertionFailure()
            << describe(desc, config) << ": passed with max relative error "
@@ -851,7 +854,7 @@ TEST(GemmKernelTest, Bf16OutputValidates) {
     GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, false, c.transB);
     d.precision = GemmPrecision::Bf16;
     d.overwrite = c.overwrite;
-    d.bf16Output = true;
+    d.halfOutput = true;
     d.runtimeLd = c.runtimeLd;
     d = d.withPaddedLeadingDims();
     expectDotConfigsValidate(d, 10);
@@ -874,7 +877,7 @@ TEST(GemmKernelTest, Bf16EpilogueValidates) {
       d.relu = true;
       if (e == 1)
         d.reluMax = 6.0f;
-      d.bf16Output = out;
+      d.halfOutput = out;
       d.runtimeLd = true;
       d = d.withPaddedLeadingDims();
       expectDotConfigsValidate(d, 10);
@@ -922,7 +925,7 @@ TEST(GemmKernelTest, Bf16OutputFaultsAreCaught) {
   GemmDesc d = GemmDesc::packed(16, 40, 29);
   d.precision = GemmPrecision::Bf16;
   d.overwrite = true;
-  d.bf16Output = true;
+  d.halfOutput = true;
   d.ldd = 45;
   for (const char *fault : {"drop-k", "swap-pairs", "write-past-edge"}) {
     ValidationReport report;
@@ -1262,6 +1265,28 @@ TEST(GemmKernelTest, AmxF16KernelsValidate) {
                                                     : amxConfig(d, 16, 32, 1);
     for (const GemmConfig &config : {model, small})
       EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+  }
+  // An f16 output D = f16(C + A*B) (VCVTPS2PH, rounded once; torch's
+  // truncf), overwriting or accumulating into C's partial sums, several kc
+  // blocks, B transposed, the epilogue before the rounding; the
+  // validator's sums past 65504 go to infinity as f16's do.
+  for (auto [overwrite, transB, epilogue] : {std::tuple{true, false, false},
+                                             {false, true, false},
+                                             {true, true, true}}) {
+    GemmDesc out = GemmDesc::packed(45, 37, 300, false, transB);
+    out.precision = GemmPrecision::F16;
+    out.overwrite = overwrite;
+    out.halfOutput = true;
+    out.runtimeLd = true;
+    if (epilogue) {
+      out.bias = GemmBias::Columns;
+      out.relu = true;
+    }
+    out = out.withPaddedLeadingDims();
+    SCOPED_TRACE(out.str());
+    QM_ASSERT_EXPECTED(model, chooseGemmConfig(out, host()));
+    for (const GemmConfig &config : {model, amxConfig(out, 16, 32, 2)})
+      EXPECT_TRUE(kernelValidates(out, config)) << describe(out, config);
   }
   // A run-time M (a dynamic batch): fewer, as many and more rows than the
   // kernel was blocked for, B as stored and transposed.

@@ -74,6 +74,11 @@ std::optional<GemmPrecision> parsePrecision(llvm::StringRef name);
 inline bool isIntegerPrecision(GemmPrecision p) {
   return p == GemmPrecision::S8S8 || p == GemmPrecision::U8S8;
 }
+/// The request field of a 16-bit output (GemmDesc::halfOutput) in this
+/// precision: "f16_output" for f16, else "bf16_output".
+inline llvm::StringRef halfOutputField(GemmPrecision p) {
+  return p == GemmPrecision::F16 ? "f16_output" : "bf16_output";
+}
 /// Whether A and B are 16-bit floats (bf16 or f16) and C f32.
 inline bool isHalfPrecision(GemmPrecision p) {
   return p == GemmPrecision::Bf16 || p == GemmPrecision::F16;
@@ -93,14 +98,15 @@ struct GemmDesc {
   bool relu = false;              ///< epilogue: max(x, 0), after the bias
   std::optional<float> reluMax;   ///< epilogue: min(x, *reluMax), after relu
   GemmPrecision precision = GemmPrecision::F32;
-  /// bf16 operands only: the result also goes, rounded once to bf16 (to
-  /// nearest even), into a second matrix D (ldd elements a row, its pointer
-  /// and a run-time ldd in the workspace header, writeBf16Output); C is
-  /// then the kernel's scratch for the partial sums of all but the last kc
-  /// block, its elements unspecified after the call. What an f32
-  /// accumulator followed by arith.truncf to bf16 becomes. An epilogue
-  /// applies before the rounding.
-  bool bf16Output = false;
+  /// bf16 or f16 operands only: the result also goes, rounded once to the
+  /// operands' 16-bit type (to nearest even), into a second matrix D (ldd
+  /// elements a row, its pointer and a run-time ldd in the workspace header,
+  /// writeHalfOutput); C is then the kernel's scratch for the partial sums of
+  /// all but the last kc block, its elements unspecified after the call. What
+  /// an f32 accumulator followed by arith.truncf to bf16 (f16) becomes. An
+  /// epilogue applies before the rounding. The request field is
+  /// "bf16_output" or "f16_output" (halfOutputField).
+  bool halfOutput = false;
   int64_t ldd = 0;
   /// B arrives packed by the caller, once, in the kernel's panel layout
   /// (PrepackedB.h: the kernel's qm.b_prepacked says it); the kernel runs
@@ -125,7 +131,7 @@ struct GemmDesc {
   int64_t aSpan() const { return (aRows() - 1) * lda + aCols(); }
   int64_t bSpan() const { return (bRows() - 1) * ldb + bCols(); }
   int64_t cSpan() const { return (m - 1) * ldc + n; }
-  /// bf16 elements D spans (bf16Output).
+  /// 16-bit elements D spans (halfOutput).
   int64_t dSpan() const { return (m - 1) * ldd + n; }
 
   double flops() const { return 2.0 * m * n * k; }
@@ -161,7 +167,7 @@ struct GemmDesc {
   /// static.
   bool bTransposedRowsInPlace() const {
     return precision == GemmPrecision::Bf16 && transB && !transA &&
-           !bf16Output && !hasEpilogue() && !dynamicN;
+           !halfOutput && !hasEpilogue() && !dynamicN;
   }
 
   /// Whether the f32 microkernel can read A's slivers where A lies
@@ -198,7 +204,7 @@ struct GemmDesc {
            dynamicM == o.dynamicM && dynamicN == o.dynamicN &&
            dynamicK == o.dynamicK && bias == o.bias && relu == o.relu &&
            reluMax == o.reluMax && precision == o.precision &&
-           bf16Output == o.bf16Output && ldd == o.ldd &&
+           halfOutput == o.halfOutput && ldd == o.ldd &&
            bPrepacked == o.bPrepacked;
   }
 };

@@ -36,17 +36,17 @@ constexpr uint64_t kRuntimeKOffset = 56;
 /// Where a kernel with an epilogue reads its bias pointer (GemmDesc::bias).
 constexpr uint64_t kBiasOffset = 112;
 
-/// Where a kernel with a bf16 output (GemmDesc::bf16Output) reads D's
+/// Where a kernel with a bf16 or f16 output (GemmDesc::halfOutput) reads D's
 /// pointer, and, with run-time leading dimensions, ldd (one little-endian
 /// int64, in bf16 elements; the run-time K's slot, which such a kernel
 /// does not use).
-constexpr uint64_t kBf16OutputOffset = 120;
-constexpr uint64_t kBf16OutputLdOffset = 56;
+constexpr uint64_t kHalfOutputOffset = 120;
+constexpr uint64_t kHalfOutputLdOffset = 56;
 
 /// Bytes of the header; the kernel's own data follows.
 constexpr uint64_t kWorkspaceHeaderBytes = 128;
 
-/// Writes `desc`'s leading dimensions (ldd too, for a bf16 output) where a
+/// Writes `desc`'s leading dimensions (ldd too, for a 16-bit output) where a
 /// run-time-ld kernel reads them; nothing for a kernel with immediates.
 void writeLeadingDims(void *workspace, const GemmDesc &desc);
 
@@ -64,11 +64,11 @@ void writeRuntimeK(void *workspace, const GemmDesc &desc);
 /// The bias pointer written into `workspace` (null if none was).
 const float *readBias(const void *workspace);
 
-/// Writes D's pointer where a kernel with a bf16 output reads it.
-void writeBf16Output(void *workspace, void *d);
+/// Writes D's pointer where a kernel with a bf16 or f16 output reads it.
+void writeHalfOutput(void *workspace, void *d);
 
-/// The bf16 output's pointer written into `workspace`.
-void *readBf16Output(const void *workspace);
+/// The 16-bit output's pointer written into `workspace`.
+void *readHalfOutput(const void *workspace);
 
 } // namespace qimeng
 

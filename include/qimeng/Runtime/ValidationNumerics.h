@@ -85,6 +85,14 @@ inline double bf16OutputErrorBound(int64_t k) {
   return gemmErrorBound(k) * (1 + r) + r;
 }
 
+/// The same for an f16 output: the f32 sum of up to four exact partial
+/// products a k (amx.py's split), then half an ulp of f16's 11
+/// significant bits, 2^-11.
+inline double f16OutputErrorBound(int64_t k) {
+  const double r = std::ldexp(1.0, -11);
+  return gemmErrorBound(4 * k) * (1 + r) + r;
+}
+
 namespace validation {
 
 inline uint32_t bitsOf(float f) {

@@ -87,15 +87,15 @@ struct MatchedContraction {
   /// The allocation of the epilogue's output when it comes after the
   /// contraction: the rewrite moves it before, where the kernel writes it.
   mlir::Operation *outputAllocToHoist = nullptr;
-  /// With `gemm.bf16Output`: the bf16 buffer the kernel writes the rounded
+  /// With `gemm.halfOutput`: the bf16 (f16) buffer the kernel writes the rounded
   /// result into (the fused arith.truncf's output, `epilogueOp`; operands[2]
   /// stays the kernel's f32 scratch), of C's shape and dimensions: its row
   /// stride is ldd (along C's leadingDimOf[2]).
-  mlir::Value bf16Output;
-  /// In a batch: the bf16 output's batch stride in elements, or the
+  mlir::Value halfOutput;
+  /// In a batch: the 16-bit output's batch stride in elements, or the
   /// dimension (C's batchDimOfC) whose stride the call reads at run time.
-  int64_t bf16OutputBatchStride = 0;
-  std::optional<unsigned> bf16OutputBatchStrideDim;
+  int64_t halfOutputBatchStride = 0;
+  std::optional<unsigned> halfOutputBatchStrideDim;
 };
 
 /// How describeContraction treats what the types leave open.
