@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/GemmValidator.h"
 #include "ErrorHelpers.h"
+#include "qimeng/Kernel/WorkspaceHeader.h"
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -458,4 +459,45 @@ TEST(GemmValidatorTest, F16KernelsAreCheckedAtF16Precision) {
   EXPECT_FALSE(truncated.passed);
   EXPECT_NE(truncated.failure.find("relative error"), std::string::npos)
       << truncated.failure;
+}
+
+/// An f16 output D (GemmDesc::halfOutput with f16 operands): a kernel that
+/// rounds its f32 sums to f16 passes, on every distribution (the mixed
+/// one's sums past 65504 going to infinity as f16's do); one that rounds
+/// them to bf16 instead fails.
+TEST(GemmValidatorTest, F16OutputIsCheckedAtF16Precision) {
+  GemmDesc d = GemmDesc::packed(19, 23, 40);
+  d.precision = GemmPrecision::F16;
+  d.halfOutput = true;
+  d.runtimeLd = true;
+  d.overwrite = true;
+  d.ldd = d.n + 3;
+  auto kernel = [d](bool asBf16) {
+    return [d, asBf16](const float *a, const float *b, float *, void *ws) {
+      const auto *ah = reinterpret_cast<const uint16_t *>(a);
+      const auto *bh = reinterpret_cast<const uint16_t *>(b);
+      auto *out = static_cast<uint16_t *>(readHalfOutput(ws));
+      for (int64_t i = 0; i < d.m; ++i)
+        for (int64_t j = 0; j < d.n; ++j) {
+          float acc = 0;
+          for (int64_t p = 0; p < d.k; ++p)
+            acc += validation::floatOfF16(ah[i * d.lda + p]) *
+                   validation::floatOfF16(bh[p * d.ldb + j]);
+          out[i * d.ldd + j] =
+              asBf16 ? validation::f16BitsOf(validation::roundToBf16(acc))
+                     : validation::f16BitsOf(acc);
+        }
+    };
+  };
+  // (The header, D's pointer in it, is the workspace's first 128 bytes.)
+  QM_ASSERT_EXPECTED(right,
+                     validateGemm(d, kernel(false), kWorkspaceHeaderBytes));
+  EXPECT_TRUE(right.passed) << right.failure;
+  ValidationOptions uniform;
+  uniform.distributions = {Distribution::Uniform};
+  QM_ASSERT_EXPECTED(
+      wrong, validateGemm(d, kernel(true), kWorkspaceHeaderBytes, uniform));
+  EXPECT_FALSE(wrong.passed);
+  EXPECT_NE(wrong.failure.find("rounded once to f16"), std::string::npos)
+      << wrong.failure;
 }

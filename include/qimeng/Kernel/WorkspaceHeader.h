@@ -38,7 +38,7 @@ constexpr uint64_t kBiasOffset = 112;
 
 /// Where a kernel with a bf16 or f16 output (GemmDesc::halfOutput) reads D's
 /// pointer, and, with run-time leading dimensions, ldd (one little-endian
-/// int64, in bf16 elements; the run-time K's slot, which such a kernel
+/// int64, in 16-bit elements; the run-time K's slot, which such a kernel
 /// does not use).
 constexpr uint64_t kHalfOutputOffset = 120;
 constexpr uint64_t kHalfOutputLdOffset = 56;
