@@ -1929,8 +1929,8 @@ def emit_peak_probe(request):
 
 class AmxConv:
     """An nhwc convolution on AMX tiles (kinds sbconv2d, shconv2d and
-    iconv2d with isa amx): dotconv.py's implicit GEMM, M = N*OH*OW pixels, N = F, K =
-    KH*KW*C in (kh, kw, c) order, B the filter (hwcf as stored, fhwc
+    iconv2d with isa amx): dotconv.py's implicit GEMM, M = N*OH*OW pixels,
+    N = F, K = KH*KW*C in (kh, kw, c) order, B the filter (hwcf as stored, fhwc
     transposed), C the output; PACK A reads pixel r's k of a kc block from
     input + row[r] + column[pc] (conv2d.py's offset tables, written at
     entry), so kc divides the run of consecutive k (C, or KW*C) and is

@@ -448,6 +448,24 @@ class ConvRequestTest(RefusalTestCase):
         self.refuses(conv_request(a_layout="rows"), "k-major")
 
 
+def packed_conv_cases():
+    """The convolutions every AMX type runs with A packed: kc one tap's
+    channels (32) or two taps' (64 of KW*C), hwcf and fhwc, a stride and
+    dilation, one-tile blocks overwriting, run-time strides, the
+    epilogue."""
+    return {
+        "hwcf": conv_request(),
+        "one_tap_blocks": conv_request(kc=32),
+        "fhwc": conv_request(layout="nhwc_fhwc"),
+        "stride_dilation": conv_request(stride_h=2, stride_w=2,
+                                        dilation_h=2, h=11, w=12),
+        "overwrite_one_tile": conv_request(overwrite=True, mr=16, nr=16,
+                                           mc=32, nc=32),
+        "runtime_strides": conv_request(runtime_strides=True),
+        "bias_relu": conv_request(bias=True, relu=True, overwrite=True),
+    }
+
+
 # dotconv's harness on f16 operands (K = 192 at most: every sum exact).
 F16_CONV_HARNESS = f16_harness(CONV_HARNESS)
 
@@ -469,18 +487,9 @@ class F16ConvExecutionTest(KernelHarness):
         self.assertIn("_cvtss_sh", self.HARNESS)
 
     def test_convolutions(self):
-        for name, req in {
-            "hwcf": conv_request(),
-            "one_tap_blocks": conv_request(kc=32),
-            "three_step_blocks": conv_request(c=24, kc=24),
-            "fhwc": conv_request(layout="nhwc_fhwc"),
-            "stride_dilation": conv_request(stride_h=2, stride_w=2,
-                                            dilation_h=2, h=11, w=12),
-            "overwrite_one_tile": conv_request(overwrite=True, mr=16,
-                                               nr=16, mc=32, nc=32),
-            "runtime_strides": conv_request(runtime_strides=True),
-            "bias_relu": conv_request(bias=True, relu=True, overwrite=True),
-        }.items():
+        for name, req in dict(
+                packed_conv_cases(),
+                three_step_blocks=conv_request(c=24, kc=24)).items():
             with self.subTest(name=name):
                 self.check(name, req)
         with self.subTest(fault="drop-low"):
@@ -512,17 +521,7 @@ class ConvExecutionTest(KernelHarness):
     check = DotConvExecutionTest.check
 
     def test_convolutions(self):
-        cases = {
-            # kc one tap's channels (32) or two taps' (64 of KW*C).
-            "hwcf": conv_request(),
-            "one_tap_blocks": conv_request(kc=32),
-            "fhwc": conv_request(layout="nhwc_fhwc"),
-            "stride_dilation": conv_request(stride_h=2, stride_w=2,
-                                            dilation_h=2, h=11, w=12),
-            "overwrite_one_tile": conv_request(overwrite=True, mr=16,
-                                               nr=16, mc=32, nc=32),
-            "runtime_strides": conv_request(runtime_strides=True),
-            "bias_relu": conv_request(bias=True, relu=True, overwrite=True),
+        cases = dict(packed_conv_cases(), **{
             "s8": conv_request(kind="iconv2d", a_type="s8", c=64, kc=128),
             "u8_fhwc": conv_request(kind="iconv2d", a_type="u8", c=64,
                                     kc=64, layout="nhwc_fhwc"),
@@ -569,7 +568,7 @@ class ConvExecutionTest(KernelHarness):
             "a_direct_runtime_strides_one_tile": conv_request(
                 a_layout="direct", runtime_strides=True, mr=16, nr=16,
                 mc=32, nc=32, w=17, bias=True, relu=True),
-        }
+        })
         for name, req in cases.items():
             with self.subTest(name=name):
                 self.check(name, req)

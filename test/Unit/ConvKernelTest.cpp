@@ -944,6 +944,24 @@ std::vector<ConvDesc> amxConvShapes(GemmPrecision p, int64_t strideChannels) {
   return shapes;
 }
 
+/// The model's kernel for `d` on two threads (parts of the pixels) in
+/// qimeng-runner's process; each of `faults` caught there.
+void expectPartsValidateAndFaultsFail(
+    const ConvDesc &d, std::initializer_list<const char *> faults) {
+  SCOPED_TRACE(d.str());
+  QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+  GemmConfig two = model;
+  two.threads = 2;
+  std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
+  ASSERT_EQ(parts.size(), 2u);
+  QM_ASSERT_EXPECTED(parted, validateInRunner(d, two, parts));
+  EXPECT_TRUE(parted.passed) << parted.failure;
+  for (const char *fault : faults) {
+    QM_ASSERT_EXPECTED(caught, validateInRunner(d, model, {}, fault));
+    EXPECT_FALSE(caught.passed) << fault;
+  }
+}
+
 /// nhwc convolutions in bf16, u8 and s8 on AMX tiles (amx.AmxConv) where
 /// the host has them: the model's config (kc whole tile steps dividing the
 /// run of consecutive k) and one-tile blocks of one tap's channels; hwcf
@@ -980,18 +998,8 @@ TEST(ConvKernelTest, AmxConvolutionsValidate) {
       QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
       EXPECT_TRUE(report.passed) << report.failure;
     }
-    ConvDesc d = withPrecision(nhwc(1, 10, 12, 64, 40, 3), p);
-    QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
-    GemmConfig two = model;
-    two.threads = 2;
-    std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
-    ASSERT_EQ(parts.size(), 2u);
-    QM_ASSERT_EXPECTED(parted, validateInRunner(d, two, parts));
-    EXPECT_TRUE(parted.passed) << parted.failure;
-    for (const char *fault : {"drop-k", "swap-pairs"}) {
-      QM_ASSERT_EXPECTED(caught, validateInRunner(d, model, {}, fault));
-      EXPECT_FALSE(caught.passed) << fault;
-    }
+    expectPartsValidateAndFaultsFail(
+        withPrecision(nhwc(1, 10, 12, 64, 40, 3), p), {"drop-k", "swap-pairs"});
     for (ConvLayout layout : {ConvLayout::NhwcHwcf, ConvLayout::NhwcFhwc}) {
       ConvDesc stem = withPrecision(
           ConvDesc::dense(layout, 1, 20, 20, 3, 40, 7, 7, 2, 2), p);
@@ -1045,18 +1053,9 @@ TEST(ConvKernelTest, AmxF16ConvolutionsValidate) {
     QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
     EXPECT_TRUE(report.passed) << report.failure;
   }
-  ConvDesc d = withPrecision(nhwc(1, 10, 12, 64, 40, 3), GemmPrecision::F16);
-  QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
-  GemmConfig two = model;
-  two.threads = 2;
-  std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
-  ASSERT_EQ(parts.size(), 2u);
-  QM_ASSERT_EXPECTED(parted, validateInRunner(d, two, parts));
-  EXPECT_TRUE(parted.passed) << parted.failure;
-  for (const char *fault : {"drop-k", "drop-low"}) {
-    QM_ASSERT_EXPECTED(caught, validateInRunner(d, model, {}, fault));
-    EXPECT_FALSE(caught.passed) << fault;
-  }
+  expectPartsValidateAndFaultsFail(
+      withPrecision(nhwc(1, 10, 12, 64, 40, 3), GemmPrecision::F16),
+      {"drop-k", "drop-low"});
   ConvDesc stem = withPrecision(
       ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 20, 20, 3, 40, 7, 7, 2, 2),
       GemmPrecision::F16);
