@@ -944,6 +944,21 @@ std::vector<ConvDesc> amxConvShapes(GemmPrecision p, int64_t strideChannels) {
   return shapes;
 }
 
+/// One-tile blocks of one tile step (16 x 16, kc a step: amxTileK of the
+/// packed bytes) validate for `d`, and the model's kernel in qimeng-runner.
+void expectOneTileAndRunnerValidate(const ConvDesc &d,
+                                    const GemmConfig &model) {
+  GemmConfig small = model;
+  small.mr = 16;
+  small.nr = 16;
+  small.kc = amxTileK(amxPackedElementBytes(d.gemmView()));
+  small.mc = 32;
+  small.nc = 32;
+  EXPECT_TRUE(validates(d, clampToProblem(small, d.gemmView())));
+  QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
+  EXPECT_TRUE(report.passed) << report.failure;
+}
+
 /// The model's kernel for `d` on two threads (parts of the pixels) in
 /// qimeng-runner's process; each of `faults` caught there.
 void expectPartsValidateAndFaultsFail(
@@ -988,15 +1003,7 @@ TEST(ConvKernelTest, AmxConvolutionsValidate) {
       GemmConfig packed = model;
       packed.aLayout = ALayout::KMajor;
       EXPECT_TRUE(validates(d, packed));
-      GemmConfig small = model;
-      small.mr = 16;
-      small.nr = 16;
-      small.kc = amxTileK(d.gemmView().operandElementBytes());
-      small.mc = 32;
-      small.nc = 32;
-      EXPECT_TRUE(validates(d, clampToProblem(small, d.gemmView())));
-      QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
-      EXPECT_TRUE(report.passed) << report.failure;
+      expectOneTileAndRunnerValidate(d, model);
     }
     expectPartsValidateAndFaultsFail(
         withPrecision(nhwc(1, 10, 12, 64, 40, 3), p), {"drop-k", "swap-pairs"});
@@ -1043,15 +1050,7 @@ TEST(ConvKernelTest, AmxF16ConvolutionsValidate) {
     EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
     EXPECT_EQ(model.kc % 8, 0) << model.str();
     EXPECT_TRUE(validates(d, model));
-    GemmConfig small = model;
-    small.mr = 16;
-    small.nr = 16;
-    small.kc = 8;
-    small.mc = 32;
-    small.nc = 32;
-    EXPECT_TRUE(validates(d, clampToProblem(small, d.gemmView())));
-    QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
-    EXPECT_TRUE(report.passed) << report.failure;
+    expectOneTileAndRunnerValidate(d, model);
   }
   expectPartsValidateAndFaultsFail(
       withPrecision(nhwc(1, 10, 12, 64, 40, 3), GemmPrecision::F16),
