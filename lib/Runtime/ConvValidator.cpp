@@ -206,9 +206,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   // the type; an s32 output holds integers, their bits in its buffer and
   // their values in outInts for the reference.
   const bool half = isHalfPrecision(d.precision);
-  const bool f16 = d.precision == GemmPrecision::F16;
-  float (*roundHalf)(float) = f16 ? roundToF16 : roundToBf16;
-  uint16_t (*halfBits)(float) = f16 ? f16BitsOf : bf16BitsOf;
+  const HalfFloat halfType = halfFloat(d.precision == GemmPrecision::F16);
   const bool integer = isIntegerPrecision(d.precision);
   const bool narrow = half || integer;
   auto eachInput = [&](auto f) { forEachInputElement(d, f); };
@@ -218,8 +216,10 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   };
   std::vector<float> outInts;
   if (half) {
-    eachInput([&](int64_t o) { in->data()[o] = roundHalf(in->data()[o]); });
-    eachFilter([&](int64_t o) { flt->data()[o] = roundHalf(flt->data()[o]); });
+    eachInput(
+        [&](int64_t o) { in->data()[o] = halfType.roundTo(in->data()[o]); });
+    eachFilter(
+        [&](int64_t o) { flt->data()[o] = halfType.roundTo(flt->data()[o]); });
   }
   if (integer) {
     const bool u8 = d.precision == GemmPrecision::U8S8;
@@ -238,16 +238,18 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   std::optional<GuardedBuffer> inNarrow, fltNarrow;
   if (narrow) {
     auto toByte = [](float x) { return uint8_t(int32_t(x) & 0xff); };
-    auto input = half ? narrowCopy<uint16_t>(*in, d.inputSpan(), guard,
-                                             kGapBf16, halfBits, eachInput)
-                      : narrowCopy<uint8_t>(*in, d.inputSpan(), guard, kGapByte,
-                                            toByte, eachInput);
+    auto input = half
+                     ? narrowCopy<uint16_t>(*in, d.inputSpan(), guard, kGapBf16,
+                                            halfType.bitsOf, eachInput)
+                     : narrowCopy<uint8_t>(*in, d.inputSpan(), guard, kGapByte,
+                                           toByte, eachInput);
     if (!input)
       return input.takeError();
-    auto filter = half ? narrowCopy<uint16_t>(*flt, d.filterElements(), guard,
-                                              kGapBf16, halfBits, eachFilter)
-                       : narrowCopy<uint8_t>(*flt, d.filterElements(), guard,
-                                             kGapByte, toByte, eachFilter);
+    auto filter =
+        half ? narrowCopy<uint16_t>(*flt, d.filterElements(), guard, kGapBf16,
+                                    halfType.bitsOf, eachFilter)
+             : narrowCopy<uint8_t>(*flt, d.filterElements(), guard, kGapByte,
+                                   toByte, eachFilter);
     if (!filter)
       return filter.takeError();
     inNarrow = std::move(*input);

@@ -322,9 +322,7 @@ checkHalfOutput(const GemmDesc &d, const GuardedBuffer &out,
                 bool exact, double bound, llvm::StringRef name,
                 ValidationReport &report) {
   const bool f16 = d.precision == GemmPrecision::F16;
-  const char *type = f16 ? "f16" : "bf16";
-  float (*valueOf)(uint16_t) = f16 ? floatOfF16 : floatOfBf16;
-  uint16_t (*bitsOfHalf)(float) = f16 ? f16BitsOf : bf16BitsOf;
+  const HalfFloat half = halfFloat(f16);
   const double absolute = std::ldexp(1.0, f16 ? -24 : -126);
   const auto *now = reinterpret_cast<const uint16_t *>(out.regionBegin());
   const auto *before = reinterpret_cast<const uint16_t *>(pristine.data());
@@ -340,14 +338,14 @@ checkHalfOutput(const GemmDesc &d, const GuardedBuffer &out,
             llvm::formatv("{0}: D {1} ({3} element {2} from its start) "
                           "overwritten",
                           name, off < 0 || off >= d.dSpan() ? "guard" : "gap",
-                          off, type)
+                          off, half.name)
                 .str();
       continue;
     }
-    const float got = valueOf(now[u]);
+    const float got = half.valueOf(now[u]);
     const double want = ref[size_t(i * d.n + j)];
     const double size = mag[size_t(i * d.n + j)];
-    const uint16_t rounded = bitsOfHalf(float(want));
+    const uint16_t rounded = half.bitsOf(float(want));
     const double allowed = bound * size + absolute;
     // f16 overflows from 65520 on: an infinity of want's sign is right for
     // a want past its largest finite value (65504), and no error to record.
@@ -365,9 +363,10 @@ checkHalfOutput(const GemmDesc &d, const GuardedBuffer &out,
               num(want),
               exact ? llvm::formatv(" rounded to {1}, {0} (exact, "
                                     "bit for bit)",
-                                    num(valueOf(rounded)), type)
+                                    num(half.valueOf(rounded)), half.name)
                           .str()
-                    : llvm::formatv(" (fp64 rounded once to {0})", type).str())
+                    : llvm::formatv(" (fp64 rounded once to {0})", half.name)
+                          .str())
               .str();
   }
   return failure;
@@ -420,15 +419,15 @@ runOne(const GemmDesc &d,
   const bool f16 = d.precision == GemmPrecision::F16;
   std::optional<GuardedBuffer> aNarrow, bNarrow;
   if (half) {
-    roundOperand(*aBuf, aLayout, f16 ? roundToF16 : roundToBf16);
-    roundOperand(*bBuf, bLayout, f16 ? roundToF16 : roundToBf16);
-    uint16_t (*halfBits)(float) = f16 ? f16BitsOf : bf16BitsOf;
+    const HalfFloat type = halfFloat(f16);
+    roundOperand(*aBuf, aLayout, type.roundTo);
+    roundOperand(*bBuf, bLayout, type.roundTo);
     auto a = narrowOperand<uint16_t>(*aBuf, aLayout, options.guardElements,
-                                     halfBits);
+                                     type.bitsOf);
     if (!a)
       return a.takeError();
     auto b = narrowOperand<uint16_t>(*bBuf, bLayout, options.guardElements,
-                                     halfBits);
+                                     type.bitsOf);
     if (!b)
       return b.takeError();
     aNarrow = std::move(*a);

@@ -428,13 +428,12 @@ allocateTimingOperands(const RequestProblem &p) {
   // half (the buffers hold twice what they need), never NaN patterns from
   // float bits; 8-bit ones as bytes over their range, C as small s32.
   if (!conv && isHalfPrecision(p.gemm.precision)) {
-    uint16_t (*halfBits)(float) = p.gemm.precision == GemmPrecision::F16
-                                      ? validation::f16BitsOf
-                                      : validation::bf16BitsOf;
+    const validation::HalfFloat half =
+        validation::halfFloat(p.gemm.precision == GemmPrecision::F16);
     for (GuardedBuffer *buf : {&out.a, &out.b}) {
       auto *bits = reinterpret_cast<uint16_t *>(buf->data());
       for (int64_t i = 0; i < buf->size(); ++i)
-        bits[i] = halfBits(float((i * 7) % 13) / 13.0f - 0.5f);
+        bits[i] = half.bitsOf(float((i * 7) % 13) / 13.0f - 0.5f);
     }
   }
   if (!conv && isIntegerPrecision(p.gemm.precision)) {

@@ -163,6 +163,16 @@ struct LoadedPeer {
   std::string callError; ///< the first error a call hit
 };
 
+/// The `n` f16 values at `halves` (an f16 operand in a float buffer)
+/// widened, exactly, into `to`: what oneDNN's f32 primitives read where it
+/// has no f16 ones.
+void widenF16(const float *halves, int64_t n, std::vector<float> &to) {
+  const auto *h = reinterpret_cast<const uint16_t *>(halves);
+  to.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i)
+    to[size_t(i)] = validation::floatOfF16(h[i]);
+}
+
 llvm::Expected<std::unique_ptr<LoadedPeer>>
 loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
          bool asDetected) {
@@ -258,21 +268,15 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
         return widePrim.takeError();
       lp.conv = std::move(*widePrim);
       lp.info.path = lp.conv->implementation();
-      auto widen = [](const float *halves, int64_t n, std::vector<float> &to) {
-        const auto *h = reinterpret_cast<const uint16_t *>(halves);
-        to.resize(size_t(n));
-        for (int64_t i = 0; i < n; ++i)
-          to[size_t(i)] = validation::floatOfF16(h[i]);
-      };
       auto in = std::make_shared<std::vector<float>>();
       auto flt = std::make_shared<std::vector<float>>();
       auto lastIn = std::make_shared<const float *>(nullptr);
       const int64_t inSpan = conv->inputSpan(),
                     fltSpan = conv->filterElements();
-      lp.validationCall = [&lp, widen, in, flt, inSpan,
+      lp.validationCall = [&lp, in, flt, inSpan,
                            fltSpan](const float *x, const float *w, float *y) {
-        widen(x, inSpan, *in);
-        widen(w, fltSpan, *flt);
+        widenF16(x, inSpan, *in);
+        widenF16(w, fltSpan, *flt);
         llvm::Error e = lp.conv->setFilter(flt->data());
         if (!e)
           e = lp.conv->run(in->data(), y);
@@ -281,16 +285,16 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
         else
           llvm::consumeError(std::move(e));
       };
-      lp.timedCall = [&lp, widen, in, lastIn, inSpan](const float *x,
-                                                      const float *, float *y) {
+      lp.timedCall = [&lp, in, lastIn, inSpan](const float *x, const float *,
+                                               float *y) {
         if (*lastIn != x) {
-          widen(x, inSpan, *in);
+          widenF16(x, inSpan, *in);
           *lastIn = x;
         }
         llvm::consumeError(lp.conv->run(in->data(), y));
       };
-      lp.beforeTiming = [&lp, widen, flt, fltSpan](const float *w) {
-        widen(w, fltSpan, *flt);
+      lp.beforeTiming = [&lp, flt, fltSpan](const float *w) {
+        widenF16(w, fltSpan, *flt);
         return lp.conv->setFilter(flt->data());
       };
       return p;
@@ -344,29 +348,23 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
         return std::move(e);
       lp.gemmPreparedAs = wide;
       const ExternalGemm *lib2 = lp.gemm.get();
-      auto widened = std::make_shared<std::vector<float>>();
-      auto widen = [g, widened](const float *a, const float *b) {
-        const auto *ah = reinterpret_cast<const uint16_t *>(a);
-        const auto *bh = reinterpret_cast<const uint16_t *>(b);
-        widened->resize(size_t(g.aSpan() + g.bSpan()));
-        for (int64_t i = 0; i < g.aSpan(); ++i)
-          (*widened)[size_t(i)] = validation::floatOfF16(ah[i]);
-        for (int64_t i = 0; i < g.bSpan(); ++i)
-          (*widened)[size_t(g.aSpan() + i)] = validation::floatOfF16(bh[i]);
-      };
-      lp.validationCall = [lib2, wide, widen,
-                           widened](const float *a, const float *b, float *c) {
-        widen(a, b);
-        lib2->gemm(wide, widened->data(), widened->data() + wide.aSpan(), c);
+      auto wa = std::make_shared<std::vector<float>>();
+      auto wb = std::make_shared<std::vector<float>>();
+      lp.validationCall = [lib2, wide, wa, wb](const float *a, const float *b,
+                                               float *c) {
+        widenF16(a, wide.aSpan(), *wa);
+        widenF16(b, wide.bSpan(), *wb);
+        lib2->gemm(wide, wa->data(), wb->data(), c);
       };
       auto last = std::make_shared<std::pair<const float *, const float *>>();
-      lp.timedCall = [lib2, wide, widen, widened,
-                      last](const float *a, const float *b, float *c) {
+      lp.timedCall = [lib2, wide, wa, wb, last](const float *a, const float *b,
+                                                float *c) {
         if (last->first != a || last->second != b) {
-          widen(a, b);
+          widenF16(a, wide.aSpan(), *wa);
+          widenF16(b, wide.bSpan(), *wb);
           *last = {a, b};
         }
-        lib2->gemm(wide, widened->data(), widened->data() + wide.aSpan(), c);
+        lib2->gemm(wide, wa->data(), wb->data(), c);
       };
       return p;
     }
@@ -430,15 +428,15 @@ void qimeng::fillTimingOperands(GuardedBuffer &a, GuardedBuffer &b,
                                 GemmPrecision precision) {
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> dist(-1, 1);
+  const validation::HalfFloat half =
+      validation::halfFloat(precision == GemmPrecision::F16);
   for (GuardedBuffer *buf : {&a, &b}) {
     auto *bits = reinterpret_cast<uint16_t *>(buf->data());
     auto *bytes = reinterpret_cast<int8_t *>(buf->data());
     for (int64_t j = 0; j < buf->size(); ++j) {
       const float x = dist(rng);
-      if (precision == GemmPrecision::Bf16)
-        bits[j] = validation::bf16BitsOf(x);
-      else if (precision == GemmPrecision::F16)
-        bits[j] = validation::f16BitsOf(x);
+      if (isHalfPrecision(precision))
+        bits[j] = half.bitsOf(x);
       else if (isIntegerPrecision(precision))
         bytes[j] = int8_t(std::lround(x * 127));
       else

@@ -159,6 +159,20 @@ inline float floatOfF16(uint16_t h) {
 /// `f` rounded to f16, as a float.
 inline float roundToF16(float f) { return floatOfF16(f16BitsOf(f)); }
 
+/// One 16-bit float type's conversions: bf16's or f16's.
+struct HalfFloat {
+  const char *name;           ///< "bf16", "f16"
+  uint16_t (*bitsOf)(float);  ///< the nearest value's bits
+  float (*valueOf)(uint16_t); ///< the bits' value, exact
+  float (*roundTo)(float);    ///< the nearest value, as a float
+};
+
+/// f16's conversions when `f16`, else bf16's.
+inline HalfFloat halfFloat(bool f16) {
+  return f16 ? HalfFloat{"f16", f16BitsOf, floatOfF16, roundToF16}
+             : HalfFloat{"bf16", bf16BitsOf, floatOfBf16, roundToBf16};
+}
+
 inline bool isSentinel(const float *p) {
   uint32_t bits;
   std::memcpy(&bits, p, sizeof(bits));
