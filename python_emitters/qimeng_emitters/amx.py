@@ -144,11 +144,6 @@ class TileType:
         """k a tile step: 64 bytes of A's row (four bf16 a k, split)."""
         return TILE_BYTES // (self.element_bytes * (4 if self.split else 1))
 
-    @property
-    def ops_per_dword(self):
-        """Multiplies and adds a C dword takes from one group."""
-        return 2 * self.group
-
 
 _COMMON = ("avx512f", "avx512bw", "avx512vl", "bmi2", "amx-tile")
 TILE_TYPES = {
@@ -328,13 +323,12 @@ class Params:
             raise RequestError(
                 f"unknown fault {self.fault!r}; expected one of "
                 + ", ".join(f for f in FAULTS if f) + " (test-only)")
-        if (self.fault == "drop-low") != (
-                self.tt.split and self.fault == "drop-low") or (
-                    self.tt.split and self.fault == "swap-pairs"):
-            raise RequestError(f"fault {self.fault}: "
-                               + ("f16's B dwords hold one k, no pairs to "
-                                  "swap" if self.tt.split else
-                                  "only f16 is split into parts"))
+        if self.fault == "drop-low" and not self.tt.split:
+            raise RequestError("fault drop-low: only f16 is split into "
+                               "parts")
+        if self.fault == "swap-pairs" and self.tt.split:
+            raise RequestError("fault swap-pairs: f16's B dwords hold one "
+                               "k, no pairs to swap")
         if self.fault == "swap-pairs" and self.trans_b:
             raise RequestError("fault swap-pairs: B transposed has its "
                                "groups in place, no pairs to swap")
