@@ -487,24 +487,14 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   if (conv)
     c.mc = c.mr;
   c.nc = roundDownAtLeast(l2 / 2 / (c.kc * eb), c.nr);
-  // Few rows against a B^T larger than L2 (tokens through a linear
-  // layer): the product transposed (amx.py's pack_b false, packb=0), B^T's
-  // rows read in place as the tiles' A and A's rows packed as their B,
-  // so that the weights stream once and nothing packs them; kc all of K
-  // where a block of A's rows fits in half of L2, C's columns one sliver
-  // a block (the sliver of B^T stays in the caches while every block of
-  // A's rows meets it). bf16, side by side against B^T packed: 2.3x at
-  // 16x4096x4096 and 32x4096x4096, 2.0x at 64x4096x4096, 1.6x at
-  // 128x4096x4096, 1.2-1.4x at 128x3072x768 and 128x768x3072; 0.95x at
-  // 128x768x768 (B^T in L2), 0.7-0.8x at 512^3 and 1024^3.
   // f16 (split where it is packed) from few rows against a B^T larger
   // than L2: one-tile rows and a panel of 128 columns over 512 k, so that
   // each packed block is read back from L2 while the next is split. Side
-  // by side against the blocking above: 1.53x at 16x4096x4096, 1.70x at
+  // by side against the general blocking: 1.53x at 16x4096x4096, 1.70x at
   // 8x11008x4096 (still below oneDNN's f32 matmul on the widened values
   // there: the split B^T is written and read back, 8 bytes a k).
   if (desc.precision == GemmPrecision::F16 && desc.transB && desc.m <= 16 &&
-      desc.n * desc.k * 2 > target.caches.l2) {
+      desc.n * desc.k * desc.operandElementBytes() > target.caches.l2) {
     c.mr = 16;
     c.mc = 16;
     c.kc = 512;
@@ -518,6 +508,16 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
     c.kc = 1024;
     c.mc = c.mr;
   }
+  // Few rows against a B^T larger than L2 (tokens through a linear
+  // layer): the product transposed (amx.py's pack_b false, packb=0), B^T's
+  // rows read in place as the tiles' A and A's rows packed as their B,
+  // so that the weights stream once and nothing packs them; kc all of K
+  // where a block of A's rows fits in half of L2, C's columns one sliver
+  // a block (the sliver of B^T stays in the caches while every block of
+  // A's rows meets it). bf16, side by side against B^T packed: 2.3x at
+  // 16x4096x4096 and 32x4096x4096, 2.0x at 64x4096x4096, 1.6x at
+  // 128x4096x4096, 1.2-1.4x at 128x3072x768 and 128x768x3072; 0.95x at
+  // 128x768x768 (B^T in L2), 0.7-0.8x at 512^3 and 1024^3.
   if (!conv && amxMayTransposeProduct(desc) &&
       (desc.m <= 32 ||
        (desc.m <= 128 && desc.n * desc.k * eb > target.caches.l2))) {
