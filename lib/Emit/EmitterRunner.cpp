@@ -332,7 +332,8 @@ std::string qimeng::peakInstructionName(VectorIsa isa,
   if (precision == GemmPrecision::Bf16)
     return amx ? "TDPBF16PS (AMX)" : "VDPBF16PS";
   if (precision == GemmPrecision::F16)
-    return "TDPBF16PS (AMX) / 4: an f16 product is four bf16 ones";
+    return amx ? "TDPBF16PS (AMX) / 4: an f16 product is four bf16 ones"
+               : "FMA (f16 widened to f32)";
   if (isIntegerPrecision(precision))
     return amx ? "TDPBUSD (AMX)" : "VPDPBUSD";
   return "FMA";
@@ -345,7 +346,7 @@ qimeng::emitFmaPeakProbe(VectorIsa isa, const EmitterOptions &options,
       {"version", 1}, {"kind", "fma_peak"}, {"isa", isaName(isa).str()}};
   // AMX's tiles (TDPBF16PS, TDPBUSD) or AVX-512's dot instructions.
   const bool amx = isa == VectorIsa::Amx;
-  if (precision == GemmPrecision::F16)
+  if (precision == GemmPrecision::F16 && amx)
     r["instruction"] = "amx-f16"; // TDPBF16PS, an f16 product four of its
   else if (precision == GemmPrecision::Bf16)
     r["instruction"] = amx ? "amx-bf16" : "bf16-dot";

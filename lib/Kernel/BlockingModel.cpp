@@ -407,11 +407,11 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
                                            const Target &target) {
   const GemmDesc desc = problem.gemm();
   const ConvDesc *conv = problem.conv();
-  // One row against B^T (a token through a linear layer) stays the
+  // Few rows against B^T (tokens through a linear layer) stay the
   // matrix-vector form, which reads B^T once and packs nothing.
   if (!target.hasAmx(isHalfPrecision(desc.precision)) ||
       !amxRefusal(desc).empty() ||
-      (desc.m == 1 && desc.bTransposedRowsInPlace()) ||
+      (!conv && readsBTransposedAsVectors(desc, target)) ||
       (conv && !conv->isNhwc()))
     return std::nullopt;
   GemmConfig c;
@@ -533,6 +533,15 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   return clampToProblem(c, desc);
 }
 
+bool qimeng::readsBTransposedAsVectors(const GemmDesc &desc,
+                                       const Target &target) {
+  if (!desc.bTransposedRowsInPlace())
+    return false;
+  if (desc.precision != GemmPrecision::F16)
+    return desc.m == 1;
+  return desc.m <= kF16MatrixVectorRows || !target.hasAmx(/*bf16=*/true);
+}
+
 bool qimeng::amxMayTransposeProduct(const GemmDesc &desc) {
   return desc.transB && !desc.transA && !desc.bPrepacked && desc.m > 1 &&
          desc.precision != GemmPrecision::F16 &&
@@ -565,20 +574,28 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                       "dividing its run of consecutive k ({0}: C or KW*C)",
                       conv->contiguousRun())
             .str());
-  if (desc.precision == GemmPrecision::F16)
+  const bool matrixVector = !conv && readsBTransposedAsVectors(desc, target);
+  if (desc.precision == GemmPrecision::F16 && !matrixVector)
     return llvm::createStringError(
         llvm::formatv("f16 {0} needs AMX-BF16 (each f16 split into bf16 "
-                      "parts on the tiles), which target {1} ({2}) lacks",
-                      conv ? "convolution" : "GEMM", target.triple, target.cpu)
+                      "parts on the tiles), which target {1} ({2}) lacks{3}",
+                      conv ? "convolution" : "GEMM", target.triple, target.cpu,
+                      conv ? ""
+                           : "; without it only a product with B transposed "
+                             "(the matrix-vector form, f16 widened where it "
+                             "is loaded)")
             .str());
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
-  const char *feature = bf16 ? "avx512bf16" : "avx512vnni";
+  const bool f16 = desc.precision == GemmPrecision::F16;
+  const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||
       !target.hasFeature("avx512bw"))
     return llvm::createStringError(
         llvm::formatv("{0} GEMM needs {1}, which target {2} ({3}) lacks", type,
-                      bf16 ? "AVX512-BF16 (VDPBF16PS)"
-                           : "AVX512-VNNI (VPDPBUSD)",
+                      bf16  ? "AVX512-BF16 (VDPBF16PS)"
+                      : f16 ? "AVX512BW and AVX512VL (f16 widened by "
+                              "VCVTPH2PS, masked word loads)"
+                            : "AVX512-VNNI (VPDPBUSD)",
                       target.triple, target.cpu)
             .str());
   // The block whose slivers waste least of the problem (the share of M
@@ -625,10 +642,10 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
     c.mr = desc.m > 8 ? 16 : 8;
     c.nr = 16;
   }
-  // One row of bf16 A against B^T (a token through a torch linear layer):
-  // B^T read in place, a dot product per column (dotgemm.py, pack_b
-  // false), so B is read once and never packed.
-  if (desc.m == 1 && desc.bTransposedRowsInPlace())
+  // Few rows against B^T (tokens through a torch linear layer): B^T read
+  // in place, a dot product per column (dotgemm.py, pack_b false), so B is
+  // read once and never packed.
+  if (matrixVector)
     c.packB = BPacking::InPlace;
   if (conv && !conv->isNhwc()) {
     c.split = nchwSplit(desc);

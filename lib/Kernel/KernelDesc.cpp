@@ -72,8 +72,9 @@ llvm::Error GemmDesc::verify() const {
       (transA || bPrepacked || dynamicN || dynamicK))
     return llvm::createStringError(
         "f16 operands run on AMX tiles, split into bf16 parts where they "
-        "are packed: A as stored, B as stored or transposed (not "
-        "prepacked), N and K static");
+        "are packed, or against few rows widened where they are loaded: A "
+        "as stored, B as stored or transposed (not prepacked), N and K "
+        "static");
   if (bPrepacked && (precision == GemmPrecision::F32 || dynamicN || dynamicK))
     return llvm::createStringError(
         "a prepacked B is for the bf16 and 8-bit kernels, with N and K "

@@ -483,8 +483,8 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
       (c.packB == BPacking::Fused || !desc_.bTransposedRowsInPlace()))
     return llvm::createStringError(
         "a bf16 or 8-bit kernel packs B, or (packb=0) reads B^T in place as "
-        "a matrix-vector product per row of A: bf16, B transposed, A not, "
-        "no bf16 output or epilogue, N static");
+        "a matrix-vector product per row of A: bf16 or f16, B transposed, A "
+        "not, no 16-bit output or epilogue, N static");
   if (desc_.precision == GemmPrecision::F32 && c.packB != BPacking::Panels &&
       !desc_.bSliversInPlace(c.nr))
     return llvm::createStringError(

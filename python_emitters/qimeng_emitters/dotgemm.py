@@ -1,6 +1,8 @@
 """GEMMs on the dot-product instructions of x86-64 AVX-512: bf16 with f32
 accumulation (VDPBF16PS, kind "sbgemm") and 8-bit integers with int32
-accumulation (VPDPBUSD, kind "igemm").
+accumulation (VPDPBUSD, kind "igemm"); and f16 with f32 accumulation
+(kind "shgemm") in the matrix-vector form below, each f16 widened to f32
+where it is loaded (VCVTPH2PS) and multiplied and added in f32 (VFMADD231PS).
 
 C += A * B, row-major: sbgemm has bf16 A and B and an f32 C (each product
 exact in f32, each pair of products summed into an f32 accumulator; what
@@ -50,16 +52,21 @@ the sum into C, so C holds only the partial sums of the earlier blocks
 torch-mlir's bf16 matmul (an f32 accumulator, then arith.truncf) becomes
 in one kernel.
 
-An sbgemm with `pack_b: false` (B transposed, A not) is a matrix-vector
-product per row of A instead: no packs, B^T read where it lies. For each
-row of A and each group of GEMV_ROWS rows of B^T (columns of C), one zmm
-accumulator per row of B^T takes VDPBF16PS of 32 bf16 of A against 32 of
-that row, k along the rows; a K that is not whole chunks ends in masked
-loads of both; then a reduction tree sums the accumulators' lanes into
-GEMV_ROWS results, stored (added to C) under a mask past N. Rows of B^T
-past N are the last row again (read, never stored), so nothing past B is
-read. For one row of A (a token through a linear layer), where packing B
-would read and write all of it for one use.
+An sbgemm or shgemm with `pack_b: false` (B transposed, A not) is a
+matrix-vector product per row of A instead: no packs, B^T read where it
+lies. For each group of GEMV_ROWS rows of B^T (columns of C) and each row
+of A, one zmm accumulator per row of B^T takes VDPBF16PS of 32 bf16 of A
+against 32 of that row (f16: 16 of each widened, then VFMADD231PS), k along
+the rows; a K that is not whole chunks ends in masked loads of both; then a
+reduction tree sums the accumulators' lanes into GEMV_ROWS results, stored
+(added to C) under a mask past N. Rows of B^T past N are the last row again
+(read, never stored), so nothing past B is read. The rows of A meet each
+group of B^T's rows while it is in the caches, so B^T streams from memory
+once whatever M. For few rows of A (tokens through a linear layer), where
+packing B would read and write all of it for one or a few uses; for f16,
+its operands are read as stored, 2 bytes an element, where f32 weights
+would be 4. (AVX512-FP16's own arithmetic rounds every sum to f16: not the
+f32 accumulation the op asks for.)
 """
 
 from dataclasses import dataclass
@@ -133,23 +140,27 @@ DOT_TYPES = {
                     "avx512vnni", _COMMON + ("avx512vnni",)),
     "s8s8": DotType("s8s8", "igemm", 1, 4, "vpdpbusd", "vpaddd", True, 8,
                     "avx512vnni", _COMMON + ("avx512vnni",)),
+    # Matrix-vector form only: one f16 a lane, widened (VCVTPH2PS, AVX512F)
+    # where it is loaded.
+    "f16": DotType("f16", "shgemm", 2, 1, "vfmadd231ps", "vaddps", False, 2,
+                   "avx512", _COMMON),
 }
 
 # Test-only deliberately broken kernels the validator must catch:
 # drop-k zeroes the first group of every packed A row, swap-pairs
 # interleaves B's first two rows of a group the wrong way round (A(i,k)
 # meets B(k+1,j)), write-past-edge stores whole vectors past N and rows
-# past M.
-FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
-          "hang")
+# past M; drop-low (f16) keeps only the upper 8 significant bits of each
+# widened element of B^T (bf16's precision: amx.py's fault of that name).
+FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "drop-low",
+          "segfault", "hang")
 
 LANES = 16          # 32-bit lanes of a zmm register: one per k group
 REGISTERS = 32
 GEMV_ROWS = 8       # rows of B^T (columns of C) a GEMV pass takes at once
-GEMV_CHUNK = 32     # bf16 of k a VDPBF16PS takes from each row
 # The GEMV's own slots after the header: the row of A, the column, C's
-# row, and the part's first column and ends.
-GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_N_BEGIN, GEMV_M_END, GEMV_N_END = (
+# row, and the part's first row and ends.
+GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_M_BEGIN, GEMV_M_END, GEMV_N_END = (
     HEADER_BYTES + 8 * i for i in range(6))
 GEMV_WORKSPACE = HEADER_BYTES + 64
 
@@ -157,6 +168,11 @@ GEMV_WORKSPACE = HEADER_BYTES + 64
 #: A's, B's and C's element types by element_types' name.
 ELEMENT_TYPES = {"bf16": ("bf16", "bf16", "f32"), "u8s8": ("u8", "s8", "s32"),
                  "s8s8": ("s8", "s8", "s32"), "f16": ("f16", "f16", "f32")}
+
+
+def half_output_field(kind):
+    """The request field that asks for a bf16 or f16 D."""
+    return "f16_output" if kind == "shgemm" else "bf16_output"
 
 
 def element_types(request, kind):
@@ -188,13 +204,14 @@ class Params:
             "fault", "target_features", "parallel", "dynamic_m", "dynamic_n",
             "pack_b", "a_layout", "b_prepacked")
             + (("a_type",) if kind == "igemm" else
-               ("bf16_output", "ldd", "bias", "relu", "relu_max")))
-        types = element_types(request, kind)
-        if types not in DOT_TYPES:
+               (half_output_field(kind), "ldd", "bias", "relu",
+                "relu_max")))
+        self.dt = DOT_TYPES[element_types(request, kind)]
+        if self.dt.name == "f16" and request.get("pack_b", True) is not False:
             raise RequestError(
-                f"{kind}: {types} runs on AMX tiles (isa amx, amx.py), "
-                "not on the dot-product instructions")
-        self.dt = DOT_TYPES[types]
+                "shgemm: a blocked f16 GEMM runs on AMX tiles (isa amx, "
+                "amx.py); the dot instructions take f16 in the "
+                "matrix-vector form only (pack_b false)")
         if request.get("isa") != "avx512":
             raise RequestError(
                 f"{kind} kernels are written for isa avx512 (with "
@@ -235,11 +252,12 @@ class Params:
         self.relu_max = relu_max_field(request, self.relu)
         self.relu_max_label = None
         # D = bf16(C + A * B) from the last kc block (sbgemm only).
-        self.half_output = bool_field(request, "bf16_output")
+        output = half_output_field(kind)
+        self.half_output = bool_field(request, output)
         self.ldd = None
         if "ldd" in request and not self.half_output:
             raise RequestError("field 'ldd' is D's leading dimension: it "
-                               "needs bf16_output")
+                               f"needs {output}")
         if self.half_output and self.runtime_ld:
             if "ldd" in request:
                 raise RequestError(
@@ -304,10 +322,10 @@ class Params:
             raise RequestError("field 'pack_b' may only be false (B^T read "
                                "in place)")
         if self.gemv:
-            why = ("bf16 operands" if self.dt.name != "bf16" else
+            why = ("bf16 or f16 operands" if self.dt.group == 4 else
                    "B transposed" if not self.trans_b else
                    "A not transposed" if self.trans_a else
-                   "no bf16 output" if self.half_output else
+                   f"no {self.dt.name} output" if self.half_output else
                    "no epilogue" if self.bias != "none" or self.relu else
                    "a static N" if self.dynamic_n else
                    "no swap-pairs fault (it has no pairs to swap)"
@@ -315,6 +333,9 @@ class Params:
             if why:
                 raise RequestError(f"pack_b false (B^T read in place) needs "
                                    f"{why}")
+        if self.fault == "drop-low" and self.dt.name != "f16":
+            raise RequestError("fault drop-low: only f16 has low parts to "
+                               "drop")
         self.kc_groups = round_up(-(-self.kc // self.dt.group), self.k_unroll)
         # The k of a block's last, partial group: every block's when kc is
         # not whole groups (kc divides K for bytes; for bf16 both are 1),
@@ -407,7 +428,7 @@ class Params:
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
-        kind = self.dt.kind if self.dt.kind == "sbgemm" else \
+        kind = self.dt.kind if self.dt.kind != "igemm" else \
             f"{self.dt.name}gemm"
         if self.gemv:
             return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
@@ -1718,16 +1739,98 @@ def _emit_body(p):
     return asm.text()
 
 
+def gemv_chunk(p):
+    """k a K step of the matrix-vector form takes from each row: a zmm
+    register of groups (32 bf16, 16 f16 widened)."""
+    return LANES * p.dt.group
+
+
+def gemv_a_rows(p):
+    """Rows of A a pass of the matrix-vector form takes: two, which share
+    each chunk of B^T's rows as loaded (and widened), but one for a single
+    row of A."""
+    return 1 if p.m == 1 and not p.reads_range else 2
+
+
+def _gemv_acc(a, r):
+    """Row a of A's accumulator against row r of B^T."""
+    return f"%zmm{GEMV_ROWS * a + r}"
+
+
+# The matrix-vector form's registers: the accumulators zmm0-15, then A's
+# chunks (one per row of A) and B^T's rows as loaded.
+GEMV_A_REG, GEMV_B_REG = 16, 18
+DROP_LOW_REG = 26   # fault drop-low: 0xffff0000 in every lane
+GEMV_A_ROW_REGS = ("%rdi", "%rsi")
+
+
+def _emit_gemv_chunk(asm, p, mask=None):
+    """acc(a, r) += chunk of A's row a (at (%rdi|%rsi, %rax)) times row r
+    of B^T's (at (%r8+r, %rax)); under `mask` (a word mask register) the
+    elements past it are zeros."""
+    widen = p.dt.name == "f16"
+    rows = gemv_a_rows(p)
+    chunk_reg = "%ymm{}" if widen else "%zmm{}"
+    zero = f"{{{mask}}}{{z}}" if mask else ""
+
+    def load(src, reg):
+        if widen and not mask:
+            asm.ins(f"vcvtph2ps {src}, %zmm{reg}")
+            return
+        asm.ins(f"vmovdqu16 {src}, {chunk_reg.format(reg)}{zero}")
+        if widen:
+            asm.ins(f"vcvtph2ps %ymm{reg}, %zmm{reg}")
+
+    for a in range(rows):
+        load(f"({GEMV_A_ROW_REGS[a]}, %rax)", GEMV_A_REG + a)
+    for r in range(GEMV_ROWS):
+        b = f"(%r{8 + r}, %rax)"
+        if widen or mask or rows > 1:
+            load(b, GEMV_B_REG + r)
+            b = f"%zmm{GEMV_B_REG + r}"
+            if p.fault == "drop-low":
+                asm.ins(f"vpandd %zmm{DROP_LOW_REG}, {b}, {b}")
+        for a in range(rows):
+            asm.ins(f"{p.dt.dot} {b}, %zmm{GEMV_A_REG + a}, {_gemv_acc(a, r)}")
+
+
+def _emit_gemv_sums(asm, a):
+    """Row a's 8 accumulators' 16 lanes each summed: 16 -> 8 -> 4, then
+    two VHADDPS levels: the 8 sums in the ymm of its first."""
+    base = GEMV_ROWS * a
+    regs = range(base, base + GEMV_ROWS)
+    t = GEMV_A_REG
+    for r in regs:
+        asm.ins(f"vextractf64x4 $1, %zmm{r}, %ymm{t}")
+        asm.ins(f"vaddps %ymm{t}, %ymm{r}, %ymm{r}")
+    for r in regs:
+        asm.ins(f"vextractf32x4 $1, %ymm{r}, %xmm{t}")
+        asm.ins(f"vaddps %xmm{t}, %xmm{r}, %xmm{r}")
+    for b in (base, base + 4):
+        asm.ins(f"vhaddps %xmm{b + 1}, %xmm{b}, %xmm{b}")
+        asm.ins(f"vhaddps %xmm{b + 3}, %xmm{b + 2}, %xmm{b + 2}")
+        asm.ins(f"vhaddps %xmm{b + 2}, %xmm{b}, %xmm{b}")
+    asm.ins(f"vinsertf128 $1, %xmm{base + 4}, %ymm{base}, %ymm{base}")
+
+
 def _emit_gemv_body(p):
-    """The pack_b false form: per row i of A in the part and per group of
-    GEMV_ROWS rows j of B^T, C(i, j) (+)= sum over K of A(i, k) B^T(j, k),
-    B^T read in place (module docstring)."""
+    """The pack_b false form: per group of GEMV_ROWS rows j of B^T and per
+    one or two rows i of A in the part, C(i, j) (+)= sum over K of A(i, k)
+    B^T(j, k), B^T read in place (module docstring)."""
     asm = Asm()
-    row_loop = asm.label("GEMV: next row of A")
+    row_loop = asm.label("GEMV: next rows of A")
     col_loop = asm.label("GEMV: next rows of B^T")
-    k_loop = asm.label("GEMV: next 32 k")
+    chunk = gemv_chunk(p)
+    rows = gemv_a_rows(p)
+    k_loop = asm.label(f"GEMV: next {chunk} k")
     done = asm.label("empty part: nothing to do")
+    if rows > 1:
+        last_row = asm.label("GEMV: the part's last row stored")
     emit_fault_entry(asm, p.fault)
+    if p.fault == "drop-low":
+        asm.comment("fault drop-low: B^T's elements to bf16's 8 bits")
+        asm.ins("movl $0xffff0000, %eax")
+        asm.ins(f"vpbroadcastd %eax, %zmm{DROP_LOW_REG}")
     asm.ins("movq %rdi, 0(%rcx)")
     asm.ins("movq %rsi, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
@@ -1749,11 +1852,11 @@ def _emit_gemv_body(p):
     asm.ins(f"jge {fwd(done)}")
     asm.ins("cmpq %rsi, %rdx")
     asm.ins(f"jge {fwd(done)}")
-    asm.ins(f"movq %rax, {GEMV_ROW}({WS})")
+    asm.ins(f"movq %rax, {GEMV_M_BEGIN}({WS})")
     asm.ins(f"movq %rcx, {GEMV_M_END}({WS})")
-    asm.ins(f"movq %rdx, {GEMV_N_BEGIN}({WS})")
+    asm.ins(f"movq %rdx, {GEMV_COL}({WS})")
     asm.ins(f"movq %rsi, {GEMV_N_END}({WS})")
-    chunks, tail = divmod(p.k, GEMV_CHUNK)
+    chunks, tail = divmod(p.k, chunk)
     if p.fault == "drop-k":
         asm.comment("fault drop-k: the last full chunk of K (or the tail) "
                     "left out")
@@ -1761,18 +1864,6 @@ def _emit_gemv_body(p):
             chunks -= 1
         else:
             tail = 0
-    acc = [f"%zmm{r}" for r in range(GEMV_ROWS)]
-    asm.place(row_loop)
-    asm.comment("A's row -> %rdi, C's row -> slot")
-    asm.ins(f"movq {GEMV_ROW}({WS}), %rax")
-    asm.ins("movq %rax, %rdi")
-    asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rdi")
-    asm.ins(f"addq 0({WS}), %rdi")
-    asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rax")
-    asm.ins(f"addq 16({WS}), %rax")
-    asm.ins(f"movq %rax, {GEMV_C_ROW}({WS})")
-    asm.ins(f"movq {GEMV_N_BEGIN}({WS}), %rax")
-    asm.ins(f"movq %rax, {GEMV_COL}({WS})")
     asm.place(col_loop)
     asm.comment(f"rows j .. j + {GEMV_ROWS - 1} of B^T -> %r8 .. %r15, "
                 "those past N the last one again")
@@ -1788,40 +1879,47 @@ def _emit_gemv_body(p):
         asm.ins(f"imulq {LD_BYTES_OFFSET + 8}({WS}), %rax")
         asm.ins(f"addq 8({WS}), %rax")
         asm.ins(f"movq %rax, {reg}")
-    for a in acc:
-        asm.ins(f"vpxord {a}, {a}, {a}")
+    asm.ins(f"movq {GEMV_M_BEGIN}({WS}), %rax")
+    asm.ins(f"movq %rax, {GEMV_ROW}({WS})")
+    asm.place(row_loop)
+    asm.comment("A's row -> %rdi"
+                + (", the next (the part's last again past it) -> %rsi"
+                   if rows > 1 else "") + ", C's row -> slot")
+    asm.ins(f"movq {GEMV_ROW}({WS}), %rax")
+    if rows > 1:
+        asm.ins(f"movq {GEMV_M_END}({WS}), %rcx")
+        asm.ins("decq %rcx")
+        asm.ins("leaq 1(%rax), %rsi")
+        asm.ins("cmpq %rcx, %rsi")
+        asm.ins("cmovgq %rcx, %rsi")
+        asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rsi")
+        asm.ins(f"addq 0({WS}), %rsi")
+    asm.ins("movq %rax, %rdi")
+    asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rdi")
+    asm.ins(f"addq 0({WS}), %rdi")
+    asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rax")
+    asm.ins(f"addq 16({WS}), %rax")
+    asm.ins(f"movq %rax, {GEMV_C_ROW}({WS})")
+    for a in range(rows):
+        for r in range(GEMV_ROWS):
+            acc = _gemv_acc(a, r)
+            asm.ins(f"vpxord {acc}, {acc}, {acc}")
     asm.ins("xorl %eax, %eax")
     if chunks:
         asm.ins(f"movq ${chunks}, %rcx")
         asm.ins(".p2align 4")
         asm.place(k_loop)
-        asm.ins("vmovdqu16 (%rdi, %rax), %zmm16")
-        for r in range(GEMV_ROWS):
-            asm.ins(f"vdpbf16ps (%r{8 + r}, %rax), %zmm16, {acc[r]}")
-        asm.ins(f"addq ${GEMV_CHUNK * 2}, %rax")
+        _emit_gemv_chunk(asm, p)
+        asm.ins(f"addq ${chunk * p.dt.element_bytes}, %rax")
         asm.ins("decq %rcx")
         asm.ins(f"jnz {back(k_loop)}")
     if tail:
         asm.comment(f"the last {tail} k: A and each row under a word mask")
         asm.ins(f"movl ${(1 << tail) - 1:#x}, %ecx")
         asm.ins("kmovd %ecx, %k1")
-        asm.ins("vmovdqu16 (%rdi, %rax), %zmm16{%k1}{z}")
-        for r in range(GEMV_ROWS):
-            asm.ins(f"vmovdqu16 (%r{8 + r}, %rax), %zmm17{{%k1}}{{z}}")
-            asm.ins(f"vdpbf16ps %zmm17, %zmm16, {acc[r]}")
-    asm.comment("each accumulator's 16 lanes summed: 16 -> 8 -> 4, then "
-                "two VHADDPS levels: ymm0 = the 8 sums")
-    for r in range(GEMV_ROWS):
-        asm.ins(f"vextractf64x4 $1, {acc[r]}, %ymm16")
-        asm.ins(f"vaddps %ymm16, %ymm{r}, %ymm{r}")
-    for r in range(GEMV_ROWS):
-        asm.ins(f"vextractf32x4 $1, %ymm{r}, %xmm16")
-        asm.ins(f"vaddps %xmm16, %xmm{r}, %xmm{r}")
-    for base in (0, 4):
-        asm.ins(f"vhaddps %xmm{base + 1}, %xmm{base}, %xmm{base}")
-        asm.ins(f"vhaddps %xmm{base + 3}, %xmm{base + 2}, %xmm{base + 2}")
-        asm.ins(f"vhaddps %xmm{base + 2}, %xmm{base}, %xmm{base}")
-    asm.ins("vinsertf128 $1, %xmm4, %ymm0, %ymm0")
+        _emit_gemv_chunk(asm, p, mask="%k1")
+    for a in range(rows):
+        _emit_gemv_sums(asm, a)
     asm.comment("C(i, j ..) (+)= them, masked past N")
     asm.ins(f"movq {GEMV_N_END}({WS}), %rcx")
     asm.ins(f"subq {GEMV_COL}({WS}), %rcx")
@@ -1837,17 +1935,28 @@ def _emit_gemv_body(p):
     asm.ins(f"movq {GEMV_COL}({WS}), %rdx")
     asm.ins("shlq $2, %rdx")
     asm.ins(f"addq {GEMV_C_ROW}({WS}), %rdx")
-    if not p.overwrite:
-        asm.ins("vaddps (%rdx), %ymm0, %ymm0{%k2}")
-    asm.ins("vmovups %ymm0, (%rdx){%k2}")
+    for a in range(rows):
+        sums = f"%ymm{GEMV_ROWS * a}"
+        if a:
+            asm.comment("the next row's, unless past the part")
+            asm.ins(f"movq {GEMV_ROW}({WS}), %rax")
+            asm.ins("incq %rax")
+            asm.ins(f"cmpq {GEMV_M_END}({WS}), %rax")
+            asm.ins(f"jge {fwd(last_row)}")
+            asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdx")
+        if not p.overwrite:
+            asm.ins(f"vaddps (%rdx), {sums}, {sums}{{%k2}}")
+        asm.ins(f"vmovups {sums}, (%rdx){{%k2}}")
+    if rows > 1:
+        asm.place(last_row)
+    asm.ins(f"addq ${rows}, {GEMV_ROW}({WS})")
+    asm.ins(f"movq {GEMV_ROW}({WS}), %rax")
+    asm.ins(f"cmpq {GEMV_M_END}({WS}), %rax")
+    asm.ins(f"jl {back(row_loop)}")
     asm.ins(f"addq ${GEMV_ROWS}, {GEMV_COL}({WS})")
     asm.ins(f"movq {GEMV_COL}({WS}), %rax")
     asm.ins(f"cmpq {GEMV_N_END}({WS}), %rax")
     asm.ins(f"jl {back(col_loop)}")
-    asm.ins(f"incq {GEMV_ROW}({WS})")
-    asm.ins(f"movq {GEMV_ROW}({WS}), %rax")
-    asm.ins(f"cmpq {GEMV_M_END}({WS}), %rax")
-    asm.ins(f"jl {back(row_loop)}")
     asm.place(done)
     asm.ins("vzeroupper")
     return asm.text()
@@ -1879,7 +1988,8 @@ def kernel_text(p, symbol, request, kind, summary, headers=()):
         + (["k7"] if p.trans_a and p.nv < 7 else []),
         p.dt.features,
         headers=["# qm.inner_loop_flops: "
-                 + str(GEMV_ROWS * GEMV_CHUNK * 2 if p.gemv else
+                 + str(GEMV_ROWS * gemv_a_rows(p) * gemv_chunk(p) * 2
+                       if p.gemv else
                        LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll)]
         + ([f"# qm.b_prepacked: nr={p.nr} k_groups={p.k_groups} "
             f"element_bytes={p.dt.element_bytes} "

@@ -12,7 +12,8 @@ from qimeng_emitters.errors import RequestError
 from .support import RefusalTestCase, emit, header, runs_kernels
 from .test_dotconv import HARNESS as CONV_HARNESS
 from .test_dotconv import DotConvExecutionTest
-from .test_dotgemm import HARNESS, INT8_HARNESS, HarnessTest, KernelHarness
+from .test_dotgemm import (F16_HARNESS, INT8_HARNESS, HarnessTest,
+                           KernelHarness, f16_harness)
 
 BASE = {"version": 1, "kind": "sbgemm", "isa": "amx", "m": 37, "n": 45,
         "k": 29, "mr": 32, "nr": 32, "kc": 64, "mc": 64, "nc": 64,
@@ -73,7 +74,8 @@ class RequestTest(RefusalTestCase):
 
     def test_f16_runs_on_tiles_only(self):
         """The protocol's dispatch sends an avx512 shgemm to dotgemm.py,
-        which has no f16 kernels and says where they are."""
+        which has f16 in the matrix-vector form only and says where the
+        blocked kernels are."""
         with self.assertRaises(RequestError) as ctx:
             emit(f16_request(isa="avx512"))
         self.assertIn("runs on AMX tiles", str(ctx.exception))
@@ -304,30 +306,6 @@ def f16_request(**changes):
     return request(**dict(dict(kind="shgemm", k=29, kc=16), **changes))
 
 
-def f16_harness(harness):
-    """A bf16 harness (test_dotgemm's, test_dotconv's) on f16 operands:
-    its conversions (and D's rounding) by F16C, its values multiples of
-    2^-6 up to 260/64 in magnitude (9 significant bits, so that most have a
-    low part past bf16's 8; every product and every sum of up to 200 of
-    them exact in f32, and an f16 D finite)."""
-    return harness.replace(
-        "static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); "
-        "return u >> 16; }",
-        "#include <immintrin.h>\n"
-        "__attribute__((target(\"f16c\"))) static uint16_t bf(float f) "
-        "{ return _cvtss_sh(f, 0); }").replace(
-        "static float fl(uint16_t h) { uint32_t u = (uint32_t)h << 16; "
-        "float f; memcpy(&f, &u, 4); return f; }",
-        "__attribute__((target(\"f16c\"))) static float fl(uint16_t h) "
-        "{ return _cvtsh_ss(h); }").replace(
-        "rand() % 9 - 4", "(rand() % 521 - 260) / 64.0").replace(
-        "static uint16_t rne(float f) { uint32_t u; memcpy(&u, &f, 4); "
-        "return (u + 0x7fff + ((u >> 16) & 1)) >> 16; }",
-        "__attribute__((target(\"f16c\"))) static uint16_t rne(float f) "
-        "{ return _cvtss_sh(f, 0); }")
-
-
-F16_HARNESS = f16_harness(HARNESS)
 
 
 @runs_kernels("amx_bf16", "avx512bw", "avx512dq", "f16c",

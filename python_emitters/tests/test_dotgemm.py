@@ -135,6 +135,32 @@ int main(int argc, char **argv) {
 """
 
 
+def f16_harness(harness):
+    """A bf16 harness (test_dotgemm's, test_dotconv's) on f16 operands:
+    its conversions (and D's rounding) by F16C, its values multiples of
+    2^-6 up to 260/64 in magnitude (9 significant bits, so that most have a
+    low part past bf16's 8; every product and every sum of up to 200 of
+    them exact in f32, and an f16 D finite)."""
+    return harness.replace(
+        "static uint16_t bf(float f) { uint32_t u; memcpy(&u, &f, 4); "
+        "return u >> 16; }",
+        "#include <immintrin.h>\n"
+        "__attribute__((target(\"f16c\"))) static uint16_t bf(float f) "
+        "{ return _cvtss_sh(f, 0); }").replace(
+        "static float fl(uint16_t h) { uint32_t u = (uint32_t)h << 16; "
+        "float f; memcpy(&f, &u, 4); return f; }",
+        "__attribute__((target(\"f16c\"))) static float fl(uint16_t h) "
+        "{ return _cvtsh_ss(h); }").replace(
+        "rand() % 9 - 4", "(rand() % 521 - 260) / 64.0").replace(
+        "static uint16_t rne(float f) { uint32_t u; memcpy(&u, &f, 4); "
+        "return (u + 0x7fff + ((u >> 16) & 1)) >> 16; }",
+        "__attribute__((target(\"f16c\"))) static uint16_t rne(float f) "
+        "{ return _cvtss_sh(f, 0); }")
+
+
+F16_HARNESS = f16_harness(HARNESS)
+
+
 INT8_BASE = dict(BASE, kind="igemm", a_type="s8", kc=12)
 
 # The int8 harness: A u8 or s8 (argument 8), B s8, over their whole ranges
@@ -249,7 +275,16 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(pack_b=False, trans_b=True, bf16_output=True),
                      "no bf16 output")
         self.refuses(int8_request(pack_b=False, trans_b=True),
-                     "bf16 operands")
+                     "bf16 or f16 operands")
+        # f16: the matrix-vector form only (blocked, on AMX tiles).
+        gemv = dict(kind="shgemm", trans_b=True, pack_b=False)
+        self.refuses(request(kind="shgemm"), "runs on AMX tiles")
+        self.refuses(request(**dict(gemv, f16_output=True)),
+                     "no f16 output")
+        self.refuses(request(**dict(gemv, bf16_output=True)),
+                     "unknown field")
+        self.refuses(request(trans_b=True, pack_b=False, fault="drop-low"),
+                     "only f16")
         # A in place: rows of k where A lies, whole K steps, no shift.
         direct = dict(request(runtime_ld=None, k=64, lda=67, ldb=50,
                               ldc=52, kc=16), a_layout="direct")
@@ -279,6 +314,21 @@ class RequestTest(RefusalTestCase):
         # The K loop is VDPBF16PS on zmm registers, one per accumulator and
         # k pair of the unroll.
         self.assertEqual(text.count("vdpbf16ps"), 8 * 3 * 2)
+
+    def test_f16_gemv_header(self):
+        """shgemm's matrix-vector form needs AVX-512F/BW/VL only (no FP16
+        arithmetic): 16 k a step from A and each of 8 rows of B^T, widened
+        and multiplied-added in f32."""
+        text = emit_dot(request(kind="shgemm", m=1, k=77, trans_b=True,
+                                pack_b=False))
+        self.assertEqual(header(text, "symbol"),
+                         "qm_shgemm_1x45x77_nt_ldrt_gemv8_x86_64_avx512")
+        self.assertEqual(header(text, "features"),
+                         "avx512f,avx512bw,avx512vl,bmi2")
+        self.assertEqual(header(text, "inner_loop_flops"), str(8 * 16 * 2))
+        # The K loop and the tail: A and 8 rows each, widened.
+        self.assertEqual(text.count("vcvtph2ps"), 2 * 9)
+        self.assertEqual(text.count("vfmadd231ps"), 2 * 8)
 
 
 class KernelHarness(unittest.TestCase):
@@ -366,6 +416,46 @@ class HarnessTest(KernelHarness):
 
 
 
+def check_gemv(test, make, faults=("drop-k", "write-past-edge")):
+    """pack_b false: B^T read in place, a matrix-vector product per row of
+    A; K in whole chunks, a tail only and both; N a multiple of 8 or not;
+    accumulating or not; several rows of A, a run-time M and two parts of
+    the rows; faults caught. `make` makes the requests."""
+    gemv = dict(m=1, n=45, k=77, trans_b=True, pack_b=False)
+    cases = {
+        "gemv": make(**gemv),
+        "gemv_tail_only": make(**dict(gemv, k=12, overwrite=True)),
+        "gemv_whole_chunks": make(**dict(gemv, k=64, n=16, overwrite=True)),
+        "gemv_immediate": make(**dict(gemv, runtime_ld=None, lda=80,
+                                      ldb=82, ldc=52)),
+        "gemv_rows": make(**dict(gemv, m=5, overwrite=True)),
+        "gemv_rows_accumulating": make(**dict(gemv, m=11, n=20)),
+    }
+    for name, req in cases.items():
+        with test.subTest(name=name):
+            status, output = test.run_kernel(name, req)
+            test.assertEqual(status, 0, output)
+            test.assertEqual(output.strip(), "ok")
+    dyn = make(**dict(gemv, dynamic_m=True))
+    for rows in (1, 3):
+        with test.subTest(dynamic_m=rows):
+            status, output = test.run_kernel(f"gemv_dyn{rows}", dyn,
+                                             split=0, m=rows)
+            test.assertEqual(status, 0, output)
+            test.assertEqual(output.strip(), "ok")
+    with test.subTest(parallel=True):
+        status, output = test.run_kernel(
+            "gemv_par", make(**dict(gemv, m=4, parallel=True)), split=2)
+        test.assertEqual(status, 0, output)
+        test.assertEqual(output.strip(), "ok")
+    for fault in faults:
+        with test.subTest(fault=fault):
+            status, output = test.run_kernel(
+                "gemv_" + fault, make(**dict(gemv, m=3, fault=fault)))
+            test.assertEqual(status, 1, output)
+            test.assertIn("bad elements", output)
+
+
 @runs_kernels("avx512_bf16", "avx512bw", lacks="AVX512-BF16")
 class Bf16ExecutionTest(HarnessTest):
 
@@ -373,44 +463,7 @@ class Bf16ExecutionTest(HarnessTest):
         self.check_runtime_parts(request(m=24, k=37, trans_b=True))
 
     def test_gemv(self):
-        """pack_b false: B^T read in place, a matrix-vector product per
-        row of A; K in whole chunks of 32, a tail only and both; N a
-        multiple of 8 or not; accumulating or not; several rows of A, a
-        run-time M and two parts of the rows."""
-        gemv = dict(m=1, n=45, k=77, trans_b=True, pack_b=False)
-        cases = {
-            "gemv": request(**gemv),
-            "gemv_tail_only": request(**dict(gemv, k=20, overwrite=True)),
-            "gemv_whole_chunks": request(**dict(gemv, k=64, n=16,
-                                                overwrite=True)),
-            "gemv_immediate": request(**dict(gemv, runtime_ld=None,
-                                             lda=80, ldb=82, ldc=52)),
-            "gemv_rows": request(**dict(gemv, m=5, overwrite=True)),
-        }
-        for name, req in cases.items():
-            with self.subTest(name=name):
-                status, output = self.run_kernel(name, req)
-                self.assertEqual(status, 0, output)
-                self.assertEqual(output.strip(), "ok")
-        dyn = request(**dict(gemv, dynamic_m=True))
-        for rows in (1, 3):
-            with self.subTest(dynamic_m=rows):
-                status, output = self.run_kernel(f"gemv_dyn{rows}", dyn,
-                                                 split=0, m=rows)
-                self.assertEqual(status, 0, output)
-                self.assertEqual(output.strip(), "ok")
-        with self.subTest(parallel=True):
-            status, output = self.run_kernel(
-                "gemv_par", request(**dict(gemv, m=4, parallel=True)),
-                split=2)
-            self.assertEqual(status, 0, output)
-            self.assertEqual(output.strip(), "ok")
-        for fault in ("drop-k", "write-past-edge"):
-            with self.subTest(fault=fault):
-                status, output = self.run_kernel(
-                    "gemv_" + fault, request(**dict(gemv, fault=fault)))
-                self.assertEqual(status, 1, output)
-                self.assertIn("bad elements", output)
+        check_gemv(self, request)
 
     def test_bf16_output_rows_and_parts(self):
         self.check_runtime_parts(request(m=24, k=37, trans_b=True,
@@ -572,6 +625,22 @@ class Bf16ExecutionTest(HarnessTest):
                         fault, request(fault=fault, bf16_output=out))
                     self.assertEqual(status, 1, output)
                     self.assertIn("bad elements", output)
+
+
+def f16_request(**changes):
+    return request(**dict(dict(kind="shgemm"), **changes))
+
+
+@runs_kernels("avx512bw", "avx512vl", "f16c", lacks="AVX512BW/VL, F16C")
+class F16GemvExecutionTest(HarnessTest):
+    """shgemm's matrix-vector form: f16 widened where it is loaded, f32
+    products and sums (the f16 harness's operands, whose every product
+    and sum is exact in f32)."""
+    HARNESS = F16_HARNESS
+
+    def test_gemv(self):
+        check_gemv(self, f16_request,
+                   faults=("drop-k", "write-past-edge", "drop-low"))
 
 
 @runs_kernels("avx512_vnni", "avx512bw", lacks="AVX512-VNNI")

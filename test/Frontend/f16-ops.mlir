@@ -5,8 +5,10 @@
 // kernel's f16 output, rounded once, `_of16`), a
 // batch_matmul into a bias, a matmul with a bias and relu (fused), a
 // linear layer whose weight is stored N x K (each column's k split where
-// it lies), the same over a dynamic batch (a run-time M: `_mrt`, with
-// the pass's kernels for few rows), and an nhwc convolution of a padded
+// it lies; for its 8 rows the matrix-vector form, B^T read in place and
+// widened where it is loaded, `_gemv8`), the same over a dynamic batch
+// (a run-time M: `_mrt`, with the pass's kernels for few rows, one row
+// the matrix-vector form), and an nhwc convolution of a padded
 // input into a zero-filled f32 output (`shconv2d`); A transposed and a 3-channel stem (a run of
 // KW*C = 21 k, not whole tile steps of 8) are left alone with a remark.
 // On tensors, bufferized with one-shot-bufferize's function
@@ -39,8 +41,9 @@
 // RUN: %t.exe | %strip-address > %t.aot
 // RUN: diff %t.reference %t.aot
 //
-// The kernels are what ran: without f16's low parts (validation off) the
-// output changes.
+// The kernels are what ran: without f16's low parts (validation off; the
+// split's, and the widened B^T's in the matrix-vector form) the output
+// changes.
 // RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=validate=false test-inject-fault=drop-low' 2> /dev/null \
 // RUN:   | %mlir-opt %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
@@ -57,11 +60,12 @@
 // CHECK-LABEL: func.func @f16_bias_relu(
 // CHECK:         llvm.call @qm_shgemm_50x70x64_nn_b0_bias_relu_ldrt_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_linear_nt(
-// CHECK:         llvm.call @qm_shgemm_8x30x64_nt_b0_ldrt_{{.*}}_x86_64_amxbf16(
+// CHECK:         llvm.call @qm_shgemm_8x30x64_nt_b0_ldrt_gemv8_x86_64_avx512(
 // CHECK-LABEL: func.func @f16_transposed_a(
 // CHECK:         linalg.matmul
 // CHECK-LABEL: func.func @f16_dynamic_linear(
-// CHECK:         llvm.call @qm_shgemm_{{[0-9]+}}x30x64_nt_mrt_b0_ldrt_{{.*}}_x86_64_amxbf16(
+// CHECK-DAG:     llvm.call @qm_shgemm_1x30x64_nt_mrt_b0_ldrt_gemv8_x86_64_avx512(
+// CHECK-DAG:     llvm.call @qm_shgemm_{{[0-9]+}}x30x64_nt_mrt_b0_ldrt_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_conv(
 // CHECK:         llvm.call @qm_shconv2d_nhwc_hwcf_1x12x12x16_f24_k3x3_s1x1_d1x1_b0_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_stem(
@@ -70,7 +74,7 @@
 // CHECK-SAME: ~{tmm0}
 
 // REMARK-DAG: remark: not accelerated: an f16 convolution packs whole tile steps of 8 k dividing its run of consecutive k (21: C or KW*C)
-// REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands run on AMX tiles, split into bf16 parts where they are packed: A as stored, B as stored or transposed (not prepacked), N and K static
+// REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands run on AMX tiles, split into bf16 parts where they are packed, or against few rows widened where they are loaded: A as stored, B as stored or transposed (not prepacked), N and K static
 // REMARK-NOT: not accelerated
 
 // OUT-COUNT-9: rank =

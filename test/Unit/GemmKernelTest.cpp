@@ -919,6 +919,50 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
   EXPECT_EQ(nnModel.packB, BPacking::Panels);
 }
 
+/// Few rows of f16 A against B^T (tokens through a linear layer): the
+/// matrix-vector form (B^T read in place, f16 widened where it is
+/// loaded), with or without AMX, up to kF16MatrixVectorRows rows; it
+/// validates at every K tail (none, a partial chunk of 16, an odd k), an
+/// odd and an even M (rows two at a time), run-time and immediate leading
+/// dimensions, a run-time M; broken kernels fail.
+TEST(GemmKernelTest, F16GemvValidates) {
+  if (host().bestIsa() != VectorIsa::Avx512 || !host().hasFeature("avx512bw") ||
+      !host().hasFeature("avx512vl"))
+    GTEST_SKIP() << "host lacks AVX512BW and AVX512VL";
+  for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 1},
+                      {5, 15},
+                      {kF16MatrixVectorRows, 16},
+                      {2, 77},
+                      {3, 96}}) {
+    GemmDesc d = GemmDesc::packed(m, 45, k, false, true);
+    d.precision = GemmPrecision::F16;
+    d.overwrite = k % 2 == 1;
+    d.runtimeLd = k != 77;
+    d = d.withPaddedLeadingDims();
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
+    EXPECT_EQ(model.isa, VectorIsa::Avx512) << model.str();
+    EXPECT_EQ(model.packB, BPacking::InPlace) << model.str();
+    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
+  }
+  GemmDesc dyn = GemmDesc::packed(8, 45, 70, false, true);
+  dyn.precision = GemmPrecision::F16;
+  dyn.dynamicM = true;
+  dyn.runtimeLd = true;
+  QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(dyn), host()));
+  EXPECT_EQ(model.packB, BPacking::InPlace) << model.str();
+  expectValidatesAt(dyn, model, {{1, 45, 70}, {4, 45, 70}, {19, 45, 70}});
+  GemmDesc d = GemmDesc::packed(3, 45, 70, false, true);
+  d.precision = GemmPrecision::F16;
+  d.overwrite = true;
+  QM_ASSERT_EXPECTED(gemv, chooseKernelConfig(KernelProblem(d), host()));
+  for (const char *fault : {"drop-k", "write-past-edge", "drop-low"}) {
+    ValidationReport report;
+    ASSERT_TRUE(buildAndValidate(d, gemv, {}, report, fault));
+    EXPECT_FALSE(report.passed) << fault;
+  }
+}
+
 TEST(GemmKernelTest, Bf16OutputFaultsAreCaught) {
   if (!hostRunsBf16())
     GTEST_SKIP() << "host has no AVX512-BF16";

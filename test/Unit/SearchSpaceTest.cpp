@@ -982,7 +982,8 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
 /// f16 on AMX (split where it is packed): the model packs A and B, steps
 /// kc in tile steps of 8 k (8 bytes a packed k), and the space has no A
 /// layout to try nor a transposed product; configFor refuses A in place.
-/// Few rows against a large B^T and few columns take their own blocking.
+/// Few rows against a large B^T and few columns take their own blocking;
+/// fewer rows the matrix-vector form, as does B^T without AMX-BF16.
 TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
   Target target = pinned(kXeonWithAmx);
   auto model = [&](int64_t m, int64_t n, int64_t k, bool transB) {
@@ -1017,15 +1018,39 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
   QM_ASSERT_EXPECTED(skinny, model(4096, 64, 4096, false));
   EXPECT_EQ(skinny.kc, 1024) << skinny.str();
   EXPECT_EQ(skinny.mc, skinny.mr) << skinny.str();
-  // No AMX-BF16: refused with its reason.
-  GemmDesc plain = GemmDesc::packed(64, 64, 64);
-  plain.precision = GemmPrecision::F16;
-  auto none = chooseKernelConfig(
-      KernelProblem(plain),
+  // Up to kF16MatrixVectorRows rows against B^T: the matrix-vector form
+  // on AVX-512 (B^T read once where it lies, 2 bytes an element), not the
+  // tiles (B^T split and packed, 8 bytes a k).
+  for (int64_t m : {int64_t(1), int64_t(8), kF16MatrixVectorRows}) {
+    QM_ASSERT_EXPECTED(few, model(m, 11008, 4096, true));
+    EXPECT_EQ(few.isa, VectorIsa::Avx512) << few.str();
+    EXPECT_EQ(few.packB, BPacking::InPlace) << few.str();
+    GemmDesc fd = GemmDesc::packed(m, 11008, 4096, false, true);
+    fd.precision = GemmPrecision::F16;
+    SearchSpace fewSpace =
+        SearchSpace::forProblem(KernelProblem(fd), target, few);
+    QM_ASSERT_EXPECTED(again, fewSpace.configFor(fewSpace.modelAssignment()));
+    EXPECT_EQ(again.packB, BPacking::InPlace) << again.str();
+  }
+  QM_ASSERT_EXPECTED(more, model(kF16MatrixVectorRows + 1, 4096, 4096, true));
+  EXPECT_EQ(more.isa, VectorIsa::Amx) << more.str();
+  // No AMX-BF16: B as stored refused with its reason, B^T the
+  // matrix-vector form at any M.
+  Target noAmx =
       pinned("x86_64-unknown-linux-gnu:skylake-avx512:+avx,+avx2,+fma,"
              "+avx512f,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2:"
-             "l1d=32K,l2=1M,l3=32M,cores=2"));
+             "l1d=32K,l2=1M,l3=32M,cores=2");
+  GemmDesc plain = GemmDesc::packed(64, 64, 64);
+  plain.precision = GemmPrecision::F16;
+  auto none = chooseKernelConfig(KernelProblem(plain), noAmx);
   ASSERT_FALSE(bool(none));
-  EXPECT_NE(llvm::toString(none.takeError()).find("needs AMX-BF16"),
-            std::string::npos);
+  const std::string why = llvm::toString(none.takeError());
+  EXPECT_NE(why.find("needs AMX-BF16"), std::string::npos) << why;
+  EXPECT_NE(why.find("only a product with B transposed"), std::string::npos)
+      << why;
+  plain.transB = true;
+  plain = plain.withPaddedLeadingDims();
+  QM_ASSERT_EXPECTED(vectors, chooseKernelConfig(KernelProblem(plain), noAmx));
+  EXPECT_EQ(vectors.isa, VectorIsa::Avx512) << vectors.str();
+  EXPECT_EQ(vectors.packB, BPacking::InPlace) << vectors.str();
 }

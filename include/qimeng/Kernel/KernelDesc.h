@@ -161,13 +161,13 @@ struct GemmDesc {
     return !transB && !dynamicN && n % nr == 0;
   }
 
-  /// Whether a bf16 kernel can read B^T where it lies, a matrix-vector
-  /// product per row of A (packb=0 for the dot-product kernels: dotgemm.py's
-  /// pack_b false): B transposed, A not, no bf16 output, no epilogue, N
-  /// static.
+  /// Whether a bf16 or f16 kernel can read B^T where it lies, a
+  /// matrix-vector product per row of A (packb=0 for the dot-product
+  /// kernels: dotgemm.py's pack_b false): B transposed, A not, no 16-bit
+  /// output, no epilogue, N static.
   bool bTransposedRowsInPlace() const {
-    return precision == GemmPrecision::Bf16 && transB && !transA &&
-           !halfOutput && !hasEpilogue() && !dynamicN;
+    return isHalfPrecision(precision) && transB && !transA && !halfOutput &&
+           !hasEpilogue() && !dynamicN;
   }
 
   /// Whether the f32 microkernel can read A's slivers where A lies
