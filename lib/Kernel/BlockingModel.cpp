@@ -410,8 +410,7 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   // Few rows against B^T (tokens through a linear layer) stay the
   // matrix-vector form, which reads B^T once and packs nothing.
   if (!target.hasAmx(isHalfPrecision(desc.precision)) ||
-      !amxRefusal(desc).empty() ||
-      (!conv && readsBTransposedAsVectors(desc, target)) ||
+      !amxRefusal(desc).empty() || (!conv && readsBTransposedAsVectors(desc)) ||
       (conv && !conv->isNhwc()))
     return std::nullopt;
   GemmConfig c;
@@ -533,13 +532,12 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   return clampToProblem(c, desc);
 }
 
-bool qimeng::readsBTransposedAsVectors(const GemmDesc &desc,
-                                       const Target &target) {
+bool qimeng::readsBTransposedAsVectors(const GemmDesc &desc) {
   if (!desc.bTransposedRowsInPlace())
     return false;
   if (desc.precision != GemmPrecision::F16)
     return desc.m == 1;
-  return desc.m <= kF16MatrixVectorRows || !target.hasAmx(/*bf16=*/true);
+  return desc.m <= kF16MatrixVectorRows;
 }
 
 bool qimeng::amxMayTransposeProduct(const GemmDesc &desc) {
@@ -574,26 +572,23 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                       "dividing its run of consecutive k ({0}: C or KW*C)",
                       conv->contiguousRun())
             .str());
-  const bool matrixVector = !conv && readsBTransposedAsVectors(desc, target);
-  if (desc.precision == GemmPrecision::F16 && !matrixVector)
+  const bool matrixVector = !conv && readsBTransposedAsVectors(desc);
+  if (desc.precision == GemmPrecision::F16 && conv)
     return llvm::createStringError(
-        llvm::formatv("f16 {0} needs AMX-BF16 (each f16 split into bf16 "
-                      "parts on the tiles), which target {1} ({2}) lacks{3}",
-                      conv ? "convolution" : "GEMM", target.triple, target.cpu,
-                      conv ? ""
-                           : "; without it only a product with B transposed "
-                             "(the matrix-vector form, f16 widened where it "
-                             "is loaded)")
+        llvm::formatv("an f16 convolution needs AMX-BF16 (each f16 split "
+                      "into bf16 parts on the tiles), which target {0} ({1}) "
+                      "lacks",
+                      target.triple, target.cpu)
             .str());
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
   const bool f16 = desc.precision == GemmPrecision::F16;
   const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||
-      !target.hasFeature("avx512bw"))
+      !target.hasFeature("avx512bw") || (f16 && !target.hasFeature("f16c")))
     return llvm::createStringError(
         llvm::formatv("{0} GEMM needs {1}, which target {2} ({3}) lacks", type,
                       bf16  ? "AVX512-BF16 (VDPBF16PS)"
-                      : f16 ? "AVX512BW and AVX512VL (f16 widened by "
+                      : f16 ? "AVX512BW, AVX512VL and F16C (f16 widened by "
                               "VCVTPH2PS, masked word loads)"
                             : "AVX512-VNNI (VPDPBUSD)",
                       target.triple, target.cpu)
@@ -608,7 +603,10 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // A read in place (below), the least waste: bf16 256^3 6 x 64 1.13x 8 x
   // 48, ResNet-50's res2 layers 1.5x with 64 filters (8 x 48 pads them to
   // 96), res5's 49 pixels 7 x 48.
-  const bool aMayBeInPlace = !desc.transA && !desc.runtimeLd && !desc.dynamicK;
+  // (f16 is widened where it is packed: never in place.)
+  const bool aMayBeInPlace = !desc.transA && !desc.runtimeLd &&
+                             !desc.dynamicK &&
+                             desc.precision != GemmPrecision::F16;
   auto share = [&](const MicroKernelShape &s) {
     return coveredShare(desc, s.mr, s.nr);
   };
@@ -624,7 +622,9 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   c.mr = shape->mr;
   c.nr = shape->nr;
   c.kUnroll = shape->kUnroll;
-  const int64_t eb = desc.operandElementBytes(), group = desc.kGroup();
+  // Bytes of k as packed (f16 widened to f32).
+  const int64_t eb = f16 ? 4 : desc.operandElementBytes();
+  const int64_t group = desc.kGroup();
   const int64_t l2 = std::max<int64_t>(target.caches.l2, 128 * 1024);
   const int64_t l3PerCore =
       std::max(target.caches.l3 / std::max(1, target.cores), l2);

@@ -71,10 +71,9 @@ llvm::Error GemmDesc::verify() const {
   if (precision == GemmPrecision::F16 &&
       (transA || bPrepacked || dynamicN || dynamicK))
     return llvm::createStringError(
-        "f16 operands run on AMX tiles, split into bf16 parts where they "
-        "are packed, or against few rows widened where they are loaded: A "
-        "as stored, B as stored or transposed (not prepacked), N and K "
-        "static");
+        "f16 operands are split into bf16 parts (AMX tiles) or widened to "
+        "f32 (AVX-512) where they are packed or loaded: A as stored, B as "
+        "stored or transposed (not prepacked), N and K static");
   if (bPrepacked && (precision == GemmPrecision::F32 || dynamicN || dynamicK))
     return llvm::createStringError(
         "a prepacked B is for the bf16 and 8-bit kernels, with N and K "

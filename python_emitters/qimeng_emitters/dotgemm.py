@@ -1,8 +1,10 @@
 """GEMMs on the dot-product instructions of x86-64 AVX-512: bf16 with f32
 accumulation (VDPBF16PS, kind "sbgemm") and 8-bit integers with int32
 accumulation (VPDPBUSD, kind "igemm"); and f16 with f32 accumulation
-(kind "shgemm") in the matrix-vector form below, each f16 widened to f32
-where it is loaded (VCVTPH2PS) and multiplied and added in f32 (VFMADD231PS).
+(kind "shgemm"), each f16 widened to f32 where it is packed or, in the
+matrix-vector form below, loaded (VCVTPH2PS), then multiplied and added in
+f32 (VFMADD231PS): a "group" of one k, the packed dword its f32. (For AVX-512
+hosts without AMX-BF16, whose tiles take f16 split, amx.py.)
 
 C += A * B, row-major: sbgemm has bf16 A and B and an f32 C (each product
 exact in f32, each pair of products summed into an f32 accumulator; what
@@ -140,10 +142,10 @@ DOT_TYPES = {
                     "avx512vnni", _COMMON + ("avx512vnni",)),
     "s8s8": DotType("s8s8", "igemm", 1, 4, "vpdpbusd", "vpaddd", True, 8,
                     "avx512vnni", _COMMON + ("avx512vnni",)),
-    # Matrix-vector form only: one f16 a lane, widened (VCVTPH2PS, AVX512F)
-    # where it is loaded.
+    # One f16 a lane, widened to f32 (VCVTPH2PS) where it is packed or
+    # loaded: the packed "groups" are f32, the dot an FMA.
     "f16": DotType("f16", "shgemm", 2, 1, "vfmadd231ps", "vaddps", False, 2,
-                   "avx512", _COMMON),
+                   "avx512", _COMMON + ("f16c",)),
 }
 
 # Test-only deliberately broken kernels the validator must catch:
@@ -207,11 +209,6 @@ class Params:
                (half_output_field(kind), "ldd", "bias", "relu",
                 "relu_max")))
         self.dt = DOT_TYPES[element_types(request, kind)]
-        if self.dt.name == "f16" and request.get("pack_b", True) is not False:
-            raise RequestError(
-                "shgemm: a blocked f16 GEMM runs on AMX tiles (isa amx, "
-                "amx.py); the dot instructions take f16 in the "
-                "matrix-vector form only (pack_b false)")
         if request.get("isa") != "avx512":
             raise RequestError(
                 f"{kind} kernels are written for isa avx512 (with "
@@ -336,6 +333,9 @@ class Params:
         if self.fault == "drop-low" and self.dt.name != "f16":
             raise RequestError("fault drop-low: only f16 has low parts to "
                                "drop")
+        if self.dt.name == "f16" and self.fault == "swap-pairs":
+            raise RequestError("fault swap-pairs: f16 has no pairs of k "
+                               "to swap (one k a lane)")
         self.kc_groups = round_up(-(-self.kc // self.dt.group), self.k_unroll)
         # The k of a block's last, partial group: every block's when kc is
         # not whole groups (kc divides K for bytes; for bf16 both are 1),
@@ -352,7 +352,9 @@ class Params:
         self.k_groups = round_up(-(-self.k // self.dt.group), self.k_unroll)
         if self.b_prepacked:
             step = self.dt.group * self.k_unroll
-            why = ("the matrix-vector form (B^T read in place)" if self.gemv
+            why = ("f16 (widened where it is packed)" if self.dt.name == "f16"
+                   else "the matrix-vector form (B^T read in place)"
+                   if self.gemv
                    else "the swap-pairs fault (no PACK B to fault)"
                    if self.fault == "swap-pairs"
                    else f"kc = {self.kc} not whole K steps of {step}"
@@ -389,7 +391,9 @@ class Params:
         self.a_pointer_table = self.corr_offset + self.corr_bytes
         if self.a_direct:
             unit = self.dt.group * self.k_unroll
-            why = ("A transposed (its rows are k)" if self.trans_a else
+            why = ("f16 (widened where it is packed)"
+                   if self.dt.name == "f16" else
+                   "A transposed (its rows are k)" if self.trans_a else
                    "run-time leading dimensions" if self.runtime_ld else
                    "the matrix-vector form" if self.gemv else
                    f"K and kc in whole K steps of {unit} (k_unroll "
@@ -572,6 +576,7 @@ def _emit_pack_k_major(asm, p, op):
     g, eb = p.dt.group, p.dt.element_bytes
     rem = p.partial_group_k
     asm.comment(f"PACK {name} (k along its rows)")
+    _emit_drop_low_mask(asm, p, op)
     if g == 2:
         asm.ins(f"vmovdqu64 {INDEX_OFFSET}({WS}), %zmm31")
     asm.ins("vpxord %zmm30, %zmm30, %zmm30")
@@ -607,7 +612,7 @@ def _emit_pack_k_major(asm, p, op):
     asm.ins(f"jz {fwd(odd)}")
     asm.place(pairs)
     for v in range(op.vectors):
-        _emit_k_major_group(asm, p, v, g, g, shifted)
+        _emit_k_major_group(asm, p, v, g, g, shifted, _drops_low(p, op))
         store("%zmm0", v, "%rdx")
     asm.ins(f"leaq (%rsi, %rcx, {g}), %rsi")
     asm.ins(f"addq ${step}, %rdx")
@@ -643,11 +648,17 @@ def _emit_pack_k_major(asm, p, op):
     asm.ins(f"jb {back(sliver)}")
 
 
-def _emit_k_major_group(asm, p, v, g, rows, shifted):
+def _emit_k_major_group(asm, p, v, g, rows, shifted, drop_low=False):
     """zmm0 = vector v's 16 lanes of one group of k from `rows` rows at
     %rsi, %rsi + %rcx, .. (three rows at %rsi + IR); rows past `rows` are
-    zero. Lanes masked by k<v+1>."""
+    zero; f16's one k widened to f32 (cut to bf16's bits with
+    `drop_low`). Lanes masked by k<v+1>."""
     mask = f"{{%k{v + 1}}}"
+    if g == 1:
+        asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{mask}{{z}}")
+        asm.ins("vcvtph2ps %ymm0, %zmm0")
+        _emit_drop_low(asm, "%zmm0", drop_low)
+        return
     if g == 2:
         asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{mask}{{z}}")
         if rows > 1:
@@ -663,6 +674,26 @@ def _emit_k_major_group(asm, p, v, g, rows, shifted):
         else:
             asm.ins(f"vpxord %xmm{r}, %xmm{r}, %xmm{r}")
     _emit_group_interleave(asm, p, g, rows)
+
+
+def _drops_low(p, op):
+    """Whether fault drop-low cuts this pack's elements: f16's PACK B."""
+    return p.fault == "drop-low" and op.name == "B"
+
+
+def _emit_drop_low_mask(asm, p, op):
+    """Fault drop-low: zmm28 = 0xffff0000 in every lane, for PACK B."""
+    if _drops_low(p, op):
+        asm.comment("fault drop-low: B's widened f16 cut to bf16's 8 bits")
+        asm.ins("movl $0xffff0000, %eax")
+        asm.ins("vpbroadcastd %eax, %zmm28")
+
+
+def _emit_drop_low(asm, reg, active):
+    """With `active` (fault drop-low), reg's f32 lanes cut to their upper
+    16 bits by the mask in (x|y|z)mm28."""
+    if active:
+        asm.ins(f"vpandd {reg[:4]}28, {reg}, {reg}")
 
 
 def _emit_group_interleave(asm, p, g, rows):
@@ -712,6 +743,7 @@ def _emit_pack_lane_major(asm, p, op):
     g, eb = p.dt.group, p.dt.element_bytes
     rem = p.partial_group_k
     asm.comment(f"PACK {name} (lanes along its rows)")
+    _emit_drop_low_mask(asm, p, op)
     if shifted:
         _emit_sign_bias(asm)
     if rem and g == 4:
@@ -742,19 +774,25 @@ def _emit_pack_lane_major(asm, p, op):
     if op.lanes % 8 == 0:
         _emit_pack_transposed(asm, p, op, row_copy)
     asm.place(row_copy)
+    group_bytes = g * eb
     asm.ins(f"movq {VECTOR_GROUPS}({WS}), %rax")
-    asm.ins("leaq (%rsi, %rax, 4), %rcx")
+    asm.ins(f"leaq (%rsi, %rax, {group_bytes}), %rcx")
     asm.ins(f"imulq ${step}, %rax, %rdi")
     asm.ins("addq %rdx, %rdi")
     asm.ins(f"subq {GROUPS}({WS}), %rax")
     asm.ins("negq %rax")
     asm.ins(f"jz {fwd(odd)}")
     asm.place(pairs)
-    asm.ins("vmovd (%rcx), %xmm1")
+    if g == 1:
+        asm.ins("vpinsrw $0, (%rcx), %xmm0, %xmm1")
+        asm.ins("vcvtph2ps %xmm1, %xmm1")
+        _emit_drop_low(asm, "%xmm1", _drops_low(p, op))
+    else:
+        asm.ins("vmovd (%rcx), %xmm1")
     if shifted:
         asm.ins("vpxord %xmm29, %xmm1, %xmm1")
     asm.ins("vmovd %xmm1, (%rdi)")
-    asm.ins("addq $4, %rcx")
+    asm.ins(f"addq ${group_bytes}, %rcx")
     asm.ins(f"addq ${step}, %rdi")
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(pairs)}")
@@ -862,7 +900,11 @@ def _emit_pack_transposed(asm, p, op, row_copy):
             asm.ins(f"imulq ${8 * g}, %rsi")
             asm.ins("addq %rsi, %rcx")
         for i in range(8):
-            asm.ins(f"vmovdqu (%rcx), %ymm{i}")
+            if p.dt.group == 1:
+                asm.ins(f"vcvtph2ps (%rcx), %ymm{i}")
+                _emit_drop_low(asm, f"%ymm{i}", _drops_low(p, op))
+            else:
+                asm.ins(f"vmovdqu (%rcx), %ymm{i}")
             if op.shifted:
                 asm.ins(f"vpxord %ymm29, %ymm{i}, %ymm{i}")
             if i < 7:
@@ -870,7 +912,7 @@ def _emit_pack_transposed(asm, p, op, row_copy):
         emit_transpose_8x8(asm)
         for j in range(8):
             asm.ins(f"vmovdqu %ymm{8 + j}, {j * op.lanes * 4 + g * 32}(%rdi)")
-    asm.ins(f"addq $32, {JR}")
+    asm.ins(f"addq ${8 * p.dt.group * p.dt.element_bytes}, {JR}")
     asm.ins(f"addq ${8 * op.lanes * 4}, %rdi")
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(chunk)}")
@@ -1541,7 +1583,10 @@ def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
                 # 16 floats to 16 bf16 in the low half; the dword lane mask
                 # selects the same 16 words.
                 half = acc.replace("zmm", "ymm")
-                asm.ins(f"vcvtneps2bf16 {acc}, {half}")
+                if p.dt.name == "f16":
+                    asm.ins(f"vcvtps2ph $0, {acc}, {half}")
+                else:
+                    asm.ins(f"vcvtneps2bf16 {acc}, {half}")
                 asm.ins(f"vmovdqu16 {half}, {32 * v}(%rdx){mask}")
             else:
                 asm.ins(f"vmovups {acc}, {64 * v}(%rdi){mask}")

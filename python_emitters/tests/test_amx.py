@@ -72,13 +72,13 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(dynamic_n=True), "not dynamic_n")
         self.refuses(request(fault="drop-low"), "only f16")
 
-    def test_f16_runs_on_tiles_only(self):
-        """The protocol's dispatch sends an avx512 shgemm to dotgemm.py,
-        which has f16 in the matrix-vector form only and says where the
-        blocked kernels are."""
-        with self.assertRaises(RequestError) as ctx:
-            emit(f16_request(isa="avx512"))
-        self.assertIn("runs on AMX tiles", str(ctx.exception))
+    def test_f16_dispatch(self):
+        """The protocol's dispatch sends an avx512 shgemm to dotgemm.py
+        (f16 widened to f32), an amx one here."""
+        self.assertTrue(header(emit(f16_request(isa="avx512", mr=8, nr=32)),
+                               "symbol").endswith("_x86_64_avx512"))
+        self.assertTrue(header(emit(f16_request()),
+                               "symbol").endswith("_x86_64_amxbf16"))
 
     def test_header_and_dispatch(self):
         """The protocol's entry point sends isa amx to amx.py: the tile

@@ -276,13 +276,6 @@ class RequestTest(RefusalTestCase):
                      "no bf16 output")
         self.refuses(int8_request(pack_b=False, trans_b=True),
                      "bf16 or f16 operands")
-        # f16: the matrix-vector form only (blocked, on AMX tiles).
-        gemv = dict(kind="shgemm", trans_b=True, pack_b=False)
-        self.refuses(request(kind="shgemm"), "runs on AMX tiles")
-        self.refuses(request(**dict(gemv, f16_output=True)),
-                     "no f16 output")
-        self.refuses(request(**dict(gemv, bf16_output=True)),
-                     "unknown field")
         self.refuses(request(trans_b=True, pack_b=False, fault="drop-low"),
                      "only f16")
         # A in place: rows of k where A lies, whole K steps, no shift.
@@ -294,6 +287,16 @@ class RequestTest(RefusalTestCase):
         self.refuses(dict(direct, trans_a=True, lda=40), "A transposed")
         self.refuses(dict(direct, k=62, lda=65), "whole K steps of 4")
         self.refuses(dict(direct, kc=18), "whole K steps of 4")
+        # f16: widened where it is packed (never in place), one k a lane.
+        gemv = dict(kind="shgemm", trans_b=True, pack_b=False)
+        self.refuses(request(kind="shgemm", b_prepacked=True), "f16")
+        self.refuses(request(kind="shgemm", fault="swap-pairs"),
+                     "no pairs")
+        self.refuses(dict(direct, kind="shgemm"), "f16")
+        self.refuses(request(**dict(gemv, f16_output=True)),
+                     "no f16 output")
+        self.refuses(request(**dict(gemv, bf16_output=True)),
+                     "unknown field")
         # B prepacked: kc whole K steps unless K is one block; not the
         # matrix-vector form, nor the fault of a PACK B it does not run.
         self.refuses(request(b_prepacked=True), "whole K steps of 4")
@@ -316,15 +319,15 @@ class RequestTest(RefusalTestCase):
         self.assertEqual(text.count("vdpbf16ps"), 8 * 3 * 2)
 
     def test_f16_gemv_header(self):
-        """shgemm's matrix-vector form needs AVX-512F/BW/VL only (no FP16
-        arithmetic): 16 k a step from A and each of 8 rows of B^T, widened
-        and multiplied-added in f32."""
+        """shgemm's matrix-vector form needs AVX-512F/BW/VL and F16C (no
+        FP16 arithmetic): 16 k a step from A and each of 8 rows of B^T,
+        widened and multiplied-added in f32."""
         text = emit_dot(request(kind="shgemm", m=1, k=77, trans_b=True,
                                 pack_b=False))
         self.assertEqual(header(text, "symbol"),
                          "qm_shgemm_1x45x77_nt_ldrt_gemv8_x86_64_avx512")
         self.assertEqual(header(text, "features"),
-                         "avx512f,avx512bw,avx512vl,bmi2")
+                         "avx512f,avx512bw,avx512vl,bmi2,f16c")
         self.assertEqual(header(text, "inner_loop_flops"), str(8 * 16 * 2))
         # The K loop and the tail: A and 8 rows each, widened.
         self.assertEqual(text.count("vcvtph2ps"), 2 * 9)
@@ -632,15 +635,67 @@ def f16_request(**changes):
 
 
 @runs_kernels("avx512bw", "avx512vl", "f16c", lacks="AVX512BW/VL, F16C")
-class F16GemvExecutionTest(HarnessTest):
-    """shgemm's matrix-vector form: f16 widened where it is loaded, f32
-    products and sums (the f16 harness's operands, whose every product
-    and sum is exact in f32)."""
+class F16ExecutionTest(HarnessTest):
+    """shgemm on AVX-512: f16 widened to f32 where it is packed (or, in
+    the matrix-vector form, loaded), f32 products and sums (the f16
+    harness's operands, whose every product and sum is exact in f32)."""
     HARNESS = F16_HARNESS
 
     def test_gemv(self):
         check_gemv(self, f16_request,
                    faults=("drop-k", "write-past-edge", "drop-low"))
+
+    def test_kernels_match_reference(self):
+        """A packed k-major (B as stored) and lane-major (A; B^T), whole
+        8 x 8 transposes and the rows after them, edges of every kind,
+        several blocks, K unrolls, immediate leading dimensions, the
+        epilogue and an f16 D."""
+        for name, req in {
+            "edges": f16_request(),
+            "one_element": f16_request(m=1, n=1, k=1, kc=8, mc=8, nc=48),
+            "several_blocks": f16_request(m=100, n=150, k=197, kc=64,
+                                          mc=48, nc=96, k_unroll=4),
+            "whole_slivers": f16_request(m=64, n=96, k=64, kc=32, mc=32,
+                                         nc=96, overwrite=True),
+            "trans_b": f16_request(trans_b=True),
+            "trans_b_blocks": f16_request(trans_b=True, m=100, n=150,
+                                          k=197, kc=64, mc=48, nc=96,
+                                          overwrite=True),
+            "immediate": f16_request(runtime_ld=None, lda=32, ldb=50,
+                                     ldc=52),
+            "trans_b_immediate": f16_request(trans_b=True, runtime_ld=None,
+                                             lda=32, ldb=34, ldc=52),
+            "bias_relu": f16_request(bias="columns", relu=True,
+                                     overwrite=True, m=30, k=100, kc=48),
+            "f16_output": f16_request(f16_output=True, overwrite=True),
+            "f16_output_blocks_trans_b": f16_request(
+                f16_output=True, trans_b=True, m=50, n=70, k=150, kc=64,
+                mc=32, nc=48),
+            "f16_output_immediate": f16_request(
+                f16_output=True, overwrite=True, runtime_ld=None, lda=32,
+                ldb=50, ldc=52, ldd=54),
+        }.items():
+            with self.subTest(name=name):
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
+    def test_runtime_rows_and_parts(self):
+        self.check_runtime_parts(f16_request(m=24, k=37, trans_b=True))
+
+    def test_faults_are_caught(self):
+        """drop-low cuts B's widened f16 to bf16's 8 bits, which these
+        operands exceed, B as stored and transposed (both packs)."""
+        for fault, trans_b in (("drop-k", False), ("drop-low", False),
+                               ("drop-low", True),
+                               ("write-past-edge", False)):
+            with self.subTest(fault=fault, trans_b=trans_b):
+                status, output = self.run_kernel(
+                    f"{fault}_{trans_b}",
+                    f16_request(fault=fault, trans_b=trans_b, m=40, k=70,
+                                kc=32, overwrite=True))
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
 
 
 @runs_kernels("avx512_vnni", "avx512bw", lacks="AVX512-VNNI")

@@ -74,7 +74,7 @@
 // CHECK-SAME: ~{tmm0}
 
 // REMARK-DAG: remark: not accelerated: an f16 convolution packs whole tile steps of 8 k dividing its run of consecutive k (21: C or KW*C)
-// REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands run on AMX tiles, split into bf16 parts where they are packed, or against few rows widened where they are loaded: A as stored, B as stored or transposed (not prepacked), N and K static
+// REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands are split into bf16 parts (AMX tiles) or widened to f32 (AVX-512) where they are packed or loaded: A as stored, B as stored or transposed (not prepacked), N and K static
 // REMARK-NOT: not accelerated
 
 // OUT-COUNT-9: rank =

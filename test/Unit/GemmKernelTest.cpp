@@ -919,6 +919,57 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
   EXPECT_EQ(nnModel.packB, BPacking::Panels);
 }
 
+/// f16 on AVX-512 without the tiles (the model's choice where the target
+/// has no AMX-BF16): A and B widened to f32 where they are packed, the
+/// f32 FMA block; B as stored and transposed, edges, several blocks, the
+/// epilogue, an f16 D; the small blocking and the model's for a target
+/// without AMX; broken kernels (a k dropped, B cut to bf16's bits, stores
+/// past the edge) fail.
+TEST(GemmKernelTest, F16DotKernelsValidate) {
+  if (host().bestIsa() != VectorIsa::Avx512 || !host().hasFeature("avx512bw") ||
+      !host().hasFeature("avx512vl") || !host().hasFeature("f16c"))
+    GTEST_SKIP() << "host lacks AVX512BW, AVX512VL or F16C";
+  const Target noAmx = host().withoutAmx();
+  ASSERT_FALSE(noAmx.hasAmx(true));
+  struct Case {
+    int64_t m, n, k;
+    bool transB, overwrite, runtimeLd, epilogue = false, output = false;
+  };
+  for (Case c : {Case{37, 45, 29, false, false, true},
+                 Case{100, 150, 197, false, true, false},
+                 Case{45, 37, 77, true, false, true},
+                 Case{64, 96, 64, true, true, false},
+                 Case{30, 70, 100, false, true, true, true},
+                 Case{50, 40, 150, true, false, true, false, true}}) {
+    GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, false, c.transB);
+    d.precision = GemmPrecision::F16;
+    d.overwrite = c.overwrite;
+    d.runtimeLd = c.runtimeLd;
+    d.halfOutput = c.output;
+    if (c.epilogue) {
+      d.bias = GemmBias::Columns;
+      d.relu = true;
+    }
+    d = d.withPaddedLeadingDims();
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), noAmx));
+    EXPECT_EQ(model.isa, VectorIsa::Avx512) << model.str();
+    EXPECT_EQ(model.packB, BPacking::Panels) << model.str();
+    for (const GemmConfig &config : {model, smallDotConfig(24)})
+      EXPECT_TRUE(kernelValidates(d, config)) << describe(d, config);
+  }
+  for (bool transB : {false, true}) {
+    GemmDesc d = GemmDesc::packed(40, 45, 70, false, transB);
+    d.precision = GemmPrecision::F16;
+    d.overwrite = true;
+    for (const char *fault : {"drop-k", "drop-low", "write-past-edge"}) {
+      ValidationReport report;
+      ASSERT_TRUE(buildAndValidate(d, smallDotConfig(24), {}, report, fault));
+      EXPECT_FALSE(report.passed) << fault << " " << d.str();
+    }
+  }
+}
+
 /// Few rows of f16 A against B^T (tokens through a linear layer): the
 /// matrix-vector form (B^T read in place, f16 widened where it is
 /// loaded), with or without AMX, up to kF16MatrixVectorRows rows; it

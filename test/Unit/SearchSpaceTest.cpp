@@ -841,8 +841,8 @@ TEST(SearchSpaceTest, GemmSpacesAreForGemmsAndNchwReadsItsFilterInPlace) {
 /// A 2-vCPU Sapphire Rapids-class Xeon with AMX, as the model sees it.
 const char *const kXeonWithAmx =
     "x86_64-unknown-linux-gnu:sapphirerapids:+avx,+avx2,+fma,+avx512f,"
-    "+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2,+amx-tile,+amx-bf16,"
-    "+amx-int8:l1d=48K,l2=2M,l3=105M,cores=2";
+    "+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2,+f16c,+amx-tile,"
+    "+amx-bf16,+amx-int8:l1d=48K,l2=2M,l3=105M,cores=2";
 
 TEST(SearchSpaceTest, AmxReadsAInPlaceWhereItsRowsDoNotCrowdAnL1Set) {
   // 64 sets of a 48 KiB, 12-way L1: 32 rows 2 KiB apart put 16 on each of
@@ -1034,23 +1034,38 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
   }
   QM_ASSERT_EXPECTED(more, model(kF16MatrixVectorRows + 1, 4096, 4096, true));
   EXPECT_EQ(more.isa, VectorIsa::Amx) << more.str();
-  // No AMX-BF16: B as stored refused with its reason, B^T the
-  // matrix-vector form at any M.
-  Target noAmx =
-      pinned("x86_64-unknown-linux-gnu:skylake-avx512:+avx,+avx2,+fma,"
-             "+avx512f,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,+bmi2:"
-             "l1d=32K,l2=1M,l3=32M,cores=2");
-  GemmDesc plain = GemmDesc::packed(64, 64, 64);
-  plain.precision = GemmPrecision::F16;
-  auto none = chooseKernelConfig(KernelProblem(plain), noAmx);
-  ASSERT_FALSE(bool(none));
-  const std::string why = llvm::toString(none.takeError());
-  EXPECT_NE(why.find("needs AMX-BF16"), std::string::npos) << why;
-  EXPECT_NE(why.find("only a product with B transposed"), std::string::npos)
-      << why;
-  plain.transB = true;
-  plain = plain.withPaddedLeadingDims();
-  QM_ASSERT_EXPECTED(vectors, chooseKernelConfig(KernelProblem(plain), noAmx));
-  EXPECT_EQ(vectors.isa, VectorIsa::Avx512) << vectors.str();
-  EXPECT_EQ(vectors.packB, BPacking::InPlace) << vectors.str();
+  // No AMX-BF16: the dot kernels (f16 widened to f32 where it is
+  // packed), packed A (never in place) and B, the matrix-vector form for
+  // few rows against B^T; an f16 convolution refused with its reason; no
+  // F16C, no f16 at all.
+  auto skx = [](const char *more) {
+    const std::string spec =
+        std::string("x86_64-unknown-linux-gnu:skylake-avx512:+avx,+avx2,+fma,"
+                    "+avx512f,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni,"
+                    "+bmi2") +
+        more + ":l1d=32K,l2=1M,l3=32M,cores=2";
+    return pinned(spec.c_str());
+  };
+  const Target noAmx = skx(",+f16c");
+  for (bool transB : {false, true}) {
+    GemmDesc plain = GemmDesc::packed(64, 64, 64, false, transB);
+    plain.precision = GemmPrecision::F16;
+    QM_ASSERT_EXPECTED(dot, chooseKernelConfig(KernelProblem(plain), noAmx));
+    EXPECT_EQ(dot.isa, VectorIsa::Avx512) << dot.str();
+    EXPECT_EQ(dot.packB, BPacking::Panels) << dot.str();
+    EXPECT_EQ(dot.aLayout, ALayout::KMajor) << dot.str();
+    plain.m = 4;
+    QM_ASSERT_EXPECTED(few, chooseKernelConfig(KernelProblem(plain), noAmx));
+    EXPECT_EQ(few.packB, transB ? BPacking::InPlace : BPacking::Panels)
+        << few.str();
+    auto none = chooseKernelConfig(KernelProblem(plain), skx(""));
+    ASSERT_FALSE(bool(none));
+    EXPECT_NE(llvm::toString(none.takeError()).find("F16C"), std::string::npos);
+  }
+  ConvDesc conv = ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 8, 8, 16, 16, 3, 3);
+  conv.precision = GemmPrecision::F16;
+  auto convRefused = chooseKernelConfig(KernelProblem(conv), noAmx);
+  ASSERT_FALSE(bool(convRefused));
+  EXPECT_NE(llvm::toString(convRefused.takeError()).find("needs AMX-BF16"),
+            std::string::npos);
 }

@@ -38,7 +38,7 @@ static cl::opt<std::string> dtypeOpt(
     cl::desc("Operand types: f32, bf16 (bf16 A and B, f32 C), f16 (f16 A "
              "and B, f32 C), s8 (s8 A and B, s32 C) or u8s8 (u8 A); bf16 and "
              "8-bit need AVX512-BF16 or AVX512-VNNI (AMX where the host has "
-             "it), f16 AMX-BF16"),
+             "it), f16 AVX-512 (AMX-BF16's tiles where the host has them)"),
     cl::init("f32"), cl::cat(tuneCategory));
 static cl::opt<unsigned> budgetOpt("budget",
                                    cl::desc("Candidate trials per shape"),

@@ -76,12 +76,13 @@ std::string amxRefusal(const GemmDesc &desc);
 /// false): B^T's rows read in place, a dot product per column of C, rows
 /// of A one after another against each group of B^T's rows. One row of
 /// bf16 A; f16 (widened where it is loaded) up to kF16MatrixVectorRows
-/// rows, and any number where `target` has no AMX-BF16 to split f16 on.
-bool readsBTransposedAsVectors(const GemmDesc &desc, const Target &target);
+/// rows.
+bool readsBTransposedAsVectors(const GemmDesc &desc);
 
 /// Rows of f16 A up to which the matrix-vector form (B^T read once, 2 bytes
-/// an element) beats AMX's split kernels, which pack B^T's 4 bytes of bf16
-/// parts an element and read them back (docs/BlockingModel.md).
+/// an element) beats the blocked kernels, which pack B^T (AMX's split: 8
+/// bytes a k; AVX-512's widened: 4) and read it back
+/// (docs/BlockingModel.md).
 inline constexpr int64_t kF16MatrixVectorRows = 12;
 
 /// Whether an AMX kernel can compute `desc` transposed (C^T = B^T * A^T,

@@ -152,8 +152,11 @@ struct GemmDesc {
   }
 
   /// k per 32-bit lane of the dot-product instructions that multiply these
-  /// operands (2 bf16, 4 bytes; 1 for f32): a kc block holds whole groups.
-  int64_t kGroup() const { return 4 / operandElementBytes(); }
+  /// operands (2 bf16, 4 bytes; 1 for f32, and for f16, which the dot
+  /// kernels widen to f32): a kc block holds whole groups.
+  int64_t kGroup() const {
+    return precision == GemmPrecision::F16 ? 1 : 4 / operandElementBytes();
+  }
 
   /// Whether NR-wide slivers of B can be read where B lies (B in place, or
   /// packed by the tiles): B not transposed and N a multiple of nr.
