@@ -410,7 +410,7 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   // Few rows against B^T (tokens through a linear layer) stay the
   // matrix-vector form, which reads B^T once and packs nothing.
   if (!target.hasAmx(isHalfPrecision(desc.precision)) ||
-      !amxRefusal(desc).empty() || (!conv && readsBTransposedAsVectors(desc)) ||
+      !amxRefusal(desc).empty() || (!conv && dotReadsBInPlace(desc)) ||
       (conv && !conv->isNhwc()))
     return std::nullopt;
   GemmConfig c;
@@ -532,7 +532,9 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   return clampToProblem(c, desc);
 }
 
-bool qimeng::readsBTransposedAsVectors(const GemmDesc &desc) {
+bool qimeng::dotReadsBInPlace(const GemmDesc &desc) {
+  if (desc.bRowsStreamInPlace())
+    return desc.m <= kF16MatrixVectorRows;
   if (!desc.bTransposedRowsInPlace())
     return false;
   if (desc.precision != GemmPrecision::F16)
@@ -572,7 +574,7 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                       "dividing its run of consecutive k ({0}: C or KW*C)",
                       conv->contiguousRun())
             .str());
-  const bool matrixVector = !conv && readsBTransposedAsVectors(desc);
+  const bool matrixVector = !conv && dotReadsBInPlace(desc);
   if (desc.precision == GemmPrecision::F16 && conv)
     return llvm::createStringError(
         llvm::formatv("an f16 convolution needs AMX-BF16 (each f16 split "
@@ -643,8 +645,9 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
     c.nr = 16;
   }
   // Few rows against B^T (tokens through a torch linear layer): B^T read
-  // in place, a dot product per column (dotgemm.py, pack_b false), so B is
-  // read once and never packed.
+  // in place, a dot product per column (dotgemm.py, pack_b false); f16
+  // against B as stored (a JAX dense layer): B's rows streamed in place.
+  // Either way B is read once and never packed.
   if (matrixVector)
     c.packB = BPacking::InPlace;
   if (conv && !conv->isNhwc()) {

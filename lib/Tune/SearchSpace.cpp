@@ -480,11 +480,13 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
         "not, alayout=direct, K whole tile steps");
   if (c.isa != VectorIsa::Amx && desc_.precision != GemmPrecision::F32 &&
       c.packB != BPacking::Panels &&
-      (c.packB == BPacking::Fused || !desc_.bTransposedRowsInPlace()))
+      (c.packB == BPacking::Fused ||
+       (!desc_.bTransposedRowsInPlace() && !desc_.bRowsStreamInPlace())))
     return llvm::createStringError(
         "a bf16 or 8-bit kernel packs B, or (packb=0) reads B^T in place as "
-        "a matrix-vector product per row of A: bf16 or f16, B transposed, A "
-        "not, no 16-bit output or epilogue, N static");
+        "a matrix-vector product per row of A (bf16 or f16, B transposed) "
+        "or streams B's rows in place (f16, B as stored): A not "
+        "transposed, no 16-bit output or epilogue, N static");
   if (desc_.precision == GemmPrecision::F32 && c.packB != BPacking::Panels &&
       !desc_.bSliversInPlace(c.nr))
     return llvm::createStringError(

@@ -69,6 +69,17 @@ packing B would read and write all of it for one or a few uses; for f16,
 its operands are read as stored, 2 bytes an element, where f32 weights
 would be 4. (AVX512-FP16's own arithmetic rounds every sum to f16: not the
 f32 accumulation the op asks for.)
+
+An shgemm with `pack_b: false` and B as stored (A not transposed) streams
+B's rows in place instead (symbol `_brows64x<R>`): per pass of R = min(6,
+m) rows of the part (past its end the last row again, computed and not
+stored), those rows of A widened into the workspace (K padded to 16, zero
+past K); then per block of 64 columns, over k, B's row k of the block
+widened (VCVTPH2PS, masked at N's edge), each row's A(i, k) broadcast,
+4 FMAs a row into 4 R accumulators, B's row 16 k ahead prefetched (each
+row lies on another page, past the hardware's prefetchers). B is read once
+a pass, 2 bytes an element: a JAX dense layer (activations times a K x N
+kernel) on few rows.
 """
 
 from dataclasses import dataclass
@@ -165,6 +176,18 @@ GEMV_ROWS = 8       # rows of B^T (columns of C) a GEMV pass takes at once
 GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_M_BEGIN, GEMV_M_END, GEMV_N_END = (
     HEADER_BYTES + 8 * i for i in range(6))
 GEMV_WORKSPACE = HEADER_BYTES + 64
+# f16 with B as stored, pack_b false: per pass of STREAM_ROWS rows of A
+# (widened into the workspace), B's rows streamed in place STREAM_COLUMNS
+# columns at a time.
+STREAM_ROWS = 6
+STREAM_VECTORS = 4
+STREAM_COLUMNS = STREAM_VECTORS * LANES
+(STREAM_ROW, STREAM_COL, STREAM_M_END, STREAM_N_BEGIN, STREAM_N_END,
+ STREAM_C) = (HEADER_BYTES + 8 * i for i in range(6))
+STREAM_A_OFFSET = 256       # the pass's rows of A widened, K padded to 16
+STREAM_PREFETCH_ROWS = 16
+# Registers: the accumulators, B's row, A's broadcast, then drop-low's mask.
+STREAM_DROP_LOW_REG = STREAM_ROWS * STREAM_VECTORS + STREAM_VECTORS + 1
 
 
 #: A's, B's and C's element types by element_types' name.
@@ -318,6 +341,20 @@ class Params:
         if "pack_b" in request and not self.gemv:
             raise RequestError("field 'pack_b' may only be false (B^T read "
                                "in place)")
+        # f16 with B as stored: B's rows streamed in place instead (below).
+        self.b_stream = (self.gemv and self.dt.name == "f16"
+                         and not self.trans_b)
+        if self.b_stream:
+            self.gemv = False
+            why = ("A not transposed" if self.trans_a else
+                   "no f16 output" if self.half_output else
+                   "no epilogue" if self.bias != "none" or self.relu else
+                   "a static N" if self.dynamic_n else None)
+            if why:
+                raise RequestError(f"pack_b false (B's rows streamed in "
+                                   f"place) needs {why}")
+            self.stream_rows = min(STREAM_ROWS, self.m)
+            self.stream_a_stride = round_up(self.k, LANES) * 4
         if self.gemv:
             why = ("bf16 or f16 operands" if self.dt.group == 4 else
                    "B transposed" if not self.trans_b else
@@ -416,7 +453,9 @@ class Params:
                 self.mc * 8, 64)
         # (A tile past the block's last row reads its rows' entries too.)
         self.workspace_bytes = (
-            GEMV_WORKSPACE if self.gemv else self.row_corr_offset
+            GEMV_WORKSPACE if self.gemv else
+            STREAM_A_OFFSET + self.stream_rows * self.stream_a_stride
+            if self.b_stream else self.row_corr_offset
             + (round_up((self.mc + self.mr) * 4, 64) if self.shift_b else 0))
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
@@ -434,6 +473,13 @@ class Params:
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
         kind = self.dt.kind if self.dt.kind != "igemm" else \
             f"{self.dt.name}gemm"
+        if self.b_stream:
+            return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
+                    f"{'_mrt' if self.dynamic_m else ''}"
+                    f"{'_b0' if self.overwrite else ''}{lds}_brows"
+                    f"{STREAM_COLUMNS}x{self.stream_rows}"
+                    f"{'_par' if self.parallel else ''}{fault}"
+                    f"_x86_64_{self.dt.suffix}")
         if self.gemv:
             return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                     f"{'_mrt' if self.dynamic_m else ''}"
@@ -2007,6 +2053,199 @@ def _emit_gemv_body(p):
     return asm.text()
 
 
+def _emit_stream_block(asm, p, masked):
+    """One block of STREAM_COLUMNS columns (%rsi: B's row 0 there) against
+    the pass's widened rows of A (%rax), over K: per k the block's row of B
+    widened (VCVTPH2PS; under the lane masks k1-k4 with `masked`), each
+    row's A(i, k) broadcast, STREAM_VECTORS FMAs a row; then C (%rdi) += or
+    = the sums, rows past the part not stored."""
+    rows, nv = p.stream_rows, STREAM_VECTORS
+    tag = "edge" if masked else "whole"
+    k_loop = asm.label(f"B's rows: next k ({tag} block)")
+    stored = asm.label(f"B's rows: the part's rows stored ({tag} block)")
+    b_reg, a_reg = rows * nv, rows * nv + nv
+
+    def acc(r, v):
+        return f"%zmm{r * nv + v}"
+    for r in range(rows):
+        for v in range(nv):
+            asm.ins(f"vpxord {acc(r, v)}, {acc(r, v)}, {acc(r, v)}")
+    k = p.k - 1 if p.fault == "drop-k" else p.k
+    if p.fault == "drop-k":
+        asm.comment("fault drop-k: the last k left out")
+    asm.ins(f"movq ${k}, %rcx")
+    asm.ins(".p2align 4")
+    asm.place(k_loop)
+    asm.comment(f"B's row {STREAM_PREFETCH_ROWS} k ahead (%r9: that many "
+                "rows' bytes): each row is another page, past the "
+                "hardware prefetchers")
+    for line in range(0, STREAM_COLUMNS * 2, 64):
+        asm.ins(f"prefetcht0 {line}(%rsi, %r9)")
+    for v in range(nv):
+        b = f"%zmm{b_reg + v}"
+        if masked:
+            asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm{b_reg + v}"
+                    f"{{%k{v + 1}}}{{z}}")
+            asm.ins(f"vcvtph2ps %ymm{b_reg + v}, {b}")
+        else:
+            asm.ins(f"vcvtph2ps {32 * v}(%rsi), {b}")
+        if p.fault == "drop-low":
+            asm.ins(f"vpandd %zmm{STREAM_DROP_LOW_REG}, {b}, {b}")
+    for r in range(rows):
+        asm.ins(f"vbroadcastss {r * p.stream_a_stride}(%rax), %zmm{a_reg}")
+        for v in range(nv):
+            asm.ins(f"vfmadd231ps %zmm{b_reg + v}, %zmm{a_reg}, {acc(r, v)}")
+    asm.ins("addq $4, %rax")
+    asm.ins(f"addq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(k_loop)}")
+    asm.comment("C's rows of the block, masked past N, none past the part")
+    asm.ins(f"movq {STREAM_M_END}({WS}), %rdx")
+    asm.ins(f"subq {STREAM_ROW}({WS}), %rdx")
+    # (write-past-edge stores the block's lanes past N too: zeros.)
+    for r in range(rows):
+        if r:
+            asm.ins(f"cmpq ${r}, %rdx")
+            asm.ins(f"jbe {fwd(stored)}")
+            asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
+        for v in range(nv):
+            mask = f"{{%k{v + 1}}}" if masked else ""
+            if not p.overwrite:
+                asm.ins(f"vaddps {64 * v}(%rdi), {acc(r, v)}, "
+                        f"{acc(r, v)}{mask}")
+            if p.fault == "write-past-edge":
+                mask = ""
+            asm.ins(f"vmovups {acc(r, v)}, {64 * v}(%rdi){mask}")
+    if rows > 1:
+        asm.place(stored)
+
+
+def _emit_stream_body(p):
+    """f16 with B as stored and pack_b false: per pass of the part's rows
+    (stream_rows of them, past the part the last row again), those rows of
+    A widened to f32 into the workspace; then per block of STREAM_COLUMNS
+    columns, B's rows streamed in place over K (_emit_stream_block). B is
+    read once a pass, 2 bytes an element."""
+    asm = Asm()
+    row_loop = asm.label("B's rows: next pass of rows of A")
+    col_loop = asm.label("B's rows: next block of columns")
+    edge = asm.label("B's rows: the block at the edge of N")
+    next_col = asm.label("B's rows: block done")
+    done = asm.label("empty part: nothing to do")
+    rows, kp = p.stream_rows, p.stream_a_stride // 4
+    emit_fault_entry(asm, p.fault)
+    asm.ins("movq %rdi, 0(%rcx)")
+    asm.ins("movq %rsi, 8(%rcx)")
+    asm.ins("movq %rdx, 16(%rcx)")
+    asm.ins(f"movq %rcx, {WS}")
+    emit_leading_dims_in_bytes(asm, p, p.dt.types, p.dt.element_bytes,
+                               LDD_BYTES)
+    if p.fault == "drop-low":
+        asm.comment("fault drop-low: B's widened f16 cut to bf16's 8 bits")
+        asm.ins("movl $0xffff0000, %eax")
+        asm.ins(f"vpbroadcastd %eax, %zmm{STREAM_DROP_LOW_REG}")
+    asm.comment("the part: rows [m_begin, m_end), columns [n_begin, n_end)")
+    if p.reads_range:
+        asm.ins(f"movq {RANGE_OFFSET}({WS}), %rax")
+        asm.ins(f"movq {RANGE_OFFSET + 8}({WS}), %rcx")
+        asm.ins(f"movq {RANGE_OFFSET + 16}({WS}), %rdx")
+        asm.ins(f"movq {RANGE_OFFSET + 24}({WS}), %rsi")
+    else:
+        asm.ins("xorl %eax, %eax")
+        asm.ins(f"movq ${p.m}, %rcx")
+        asm.ins("xorl %edx, %edx")
+        asm.ins(f"movq ${p.n}, %rsi")
+    asm.ins("cmpq %rcx, %rax")
+    asm.ins(f"jge {fwd(done)}")
+    asm.ins("cmpq %rsi, %rdx")
+    asm.ins(f"jge {fwd(done)}")
+    asm.ins(f"movq %rax, {STREAM_ROW}({WS})")
+    asm.ins(f"movq %rcx, {STREAM_M_END}({WS})")
+    asm.ins(f"movq %rdx, {STREAM_N_BEGIN}({WS})")
+    asm.ins(f"movq %rsi, {STREAM_N_END}({WS})")
+    asm.ins(f"imulq ${STREAM_PREFETCH_ROWS}, {LD_BYTES_OFFSET + 8}({WS}), "
+            "%r9")
+    chunks, tail = divmod(p.k, LANES)
+    if tail:
+        asm.ins(f"movl ${(1 << tail) - 1:#x}, %eax")
+        asm.ins("kmovd %eax, %k1")
+    asm.place(row_loop)
+    asm.comment(f"the pass's {rows} rows of A widened, {kp} floats apart "
+                "(zero past K; past the part the last row again)")
+    for r in range(rows):
+        asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
+        if r:
+            asm.ins(f"addq ${r}, %rax")
+            asm.ins(f"movq {STREAM_M_END}({WS}), %rcx")
+            asm.ins("decq %rcx")
+            asm.ins("cmpq %rcx, %rax")
+            asm.ins("cmovgq %rcx, %rax")
+        asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rax")
+        asm.ins(f"addq 0({WS}), %rax")
+        dst = STREAM_A_OFFSET + r * p.stream_a_stride
+        for c in range(chunks):
+            asm.ins(f"vcvtph2ps {32 * c}(%rax), %zmm0")
+            asm.ins(f"vmovups %zmm0, {dst + 64 * c}({WS})")
+        if tail:
+            asm.ins(f"vmovdqu16 {32 * chunks}(%rax), %ymm0{{%k1}}{{z}}")
+            asm.ins("vcvtph2ps %ymm0, %zmm0")
+            asm.ins(f"vmovups %zmm0, {dst + 64 * chunks}({WS})")
+    asm.ins(f"movq {STREAM_N_BEGIN}({WS}), %rax")
+    asm.ins(f"movq %rax, {STREAM_COL}({WS})")
+    asm.comment("C's first row of the pass -> slot")
+    asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
+    asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rax")
+    asm.ins(f"addq 16({WS}), %rax")
+    asm.ins(f"movq %rax, {STREAM_C}({WS})")
+    asm.place(col_loop)
+    asm.comment("%rsi: B + col * 2, %rdi: C's block, %rax: widened A")
+    asm.ins(f"movq {STREAM_COL}({WS}), %rdx")
+    asm.ins(f"movq 8({WS}), %rsi")
+    asm.ins("leaq (%rsi, %rdx, 2), %rsi")
+    asm.ins(f"movq {STREAM_C}({WS}), %rdi")
+    asm.ins("leaq (%rdi, %rdx, 4), %rdi")
+    asm.ins(f"leaq {STREAM_A_OFFSET}({WS}), %rax")
+    asm.ins(f"movq {STREAM_N_END}({WS}), %rcx")
+    asm.ins("subq %rdx, %rcx")
+    asm.ins(f"cmpq ${STREAM_COLUMNS}, %rcx")
+    asm.ins(f"jb {fwd(edge)}")
+    _emit_stream_block(asm, p, masked=False)
+    asm.ins(f"jmp {fwd(next_col)}")
+    asm.place(edge)
+    asm.comment("lane masks k1-k4 for the columns left (%ecx < "
+                f"{STREAM_COLUMNS})")
+    for v in range(STREAM_VECTORS):
+        asm.ins("movl %ecx, %edx")
+        if v:
+            asm.ins(f"subl ${LANES * v}, %edx")
+        asm.ins("xorl %r8d, %r8d")
+        asm.ins("testl %edx, %edx")
+        asm.ins("cmovsl %r8d, %edx")
+        asm.ins(f"movl ${LANES}, %r8d")
+        asm.ins("cmpl %r8d, %edx")
+        asm.ins("cmovgl %r8d, %edx")
+        asm.ins("movl $-1, %r8d")
+        asm.ins("bzhil %edx, %r8d, %r8d")
+        asm.ins(f"kmovw %r8d, %k{v + 1}")
+    _emit_stream_block(asm, p, masked=True)
+    if tail:
+        asm.comment("k1 again: the tail of a row of A")
+        asm.ins(f"movl ${(1 << tail) - 1:#x}, %eax")
+        asm.ins("kmovd %eax, %k1")
+    asm.place(next_col)
+    asm.ins(f"addq ${STREAM_COLUMNS}, {STREAM_COL}({WS})")
+    asm.ins(f"movq {STREAM_COL}({WS}), %rax")
+    asm.ins(f"cmpq {STREAM_N_END}({WS}), %rax")
+    asm.ins(f"jl {back(col_loop)}")
+    asm.ins(f"addq ${rows}, {STREAM_ROW}({WS})")
+    asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
+    asm.ins(f"cmpq {STREAM_M_END}({WS}), %rax")
+    asm.ins(f"jl {back(row_loop)}")
+    asm.place(done)
+    asm.ins("vzeroupper")
+    return asm.text()
+
+
 def emit(request):
     p = Params(request)
     a_type, b_type, c_type = p.dt.types
@@ -2025,16 +2264,20 @@ def kernel_text(p, symbol, request, kind, summary, headers=()):
     """The kernel file of the GEMM `p` (a convolution's too: dotconv.py)."""
     return function_text(
         kind, summary, symbol,
-        _emit_gemv_body(p) if p.gemv else _emit_body(p), request,
+        _emit_gemv_body(p) if p.gemv else _emit_stream_body(p)
+        if p.b_stream else _emit_body(p), request,
         p.workspace_bytes, p.runtime_ld,
         [f"zmm{i}" for i in range(REGISTERS)]
-        + [f"k{v + 1}" for v in range(2 if p.gemv else p.nv)]
+        + [f"k{v + 1}" for v in range(
+            2 if p.gemv else STREAM_VECTORS if p.b_stream else p.nv)]
         + (["k6"] if p.dt.group == 4 and p.partial_group_k else [])
         + (["k7"] if p.trans_a and p.nv < 7 else []),
         p.dt.features,
         headers=["# qm.inner_loop_flops: "
                  + str(GEMV_ROWS * gemv_a_rows(p) * gemv_chunk(p) * 2
                        if p.gemv else
+                       STREAM_COLUMNS * p.stream_rows * 2
+                       if p.b_stream else
                        LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll)]
         + ([f"# qm.b_prepacked: nr={p.nr} k_groups={p.k_groups} "
             f"element_bytes={p.dt.element_bytes} "

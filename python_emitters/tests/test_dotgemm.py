@@ -295,6 +295,11 @@ class RequestTest(RefusalTestCase):
         self.refuses(dict(direct, kind="shgemm"), "f16")
         self.refuses(request(**dict(gemv, f16_output=True)),
                      "no f16 output")
+        rows = dict(kind="shgemm", pack_b=False)
+        self.refuses(request(**dict(rows, trans_a=True)),
+                     "B's rows streamed in place) needs A not transposed")
+        self.refuses(request(**dict(rows, bias="columns")), "no epilogue")
+        self.refuses(request(**dict(rows, dynamic_n=True)), "a static N")
         self.refuses(request(**dict(gemv, bf16_output=True)),
                      "unknown field")
         # B prepacked: kc whole K steps unless K is one block; not the
@@ -682,6 +687,49 @@ class F16ExecutionTest(HarnessTest):
 
     def test_runtime_rows_and_parts(self):
         self.check_runtime_parts(f16_request(m=24, k=37, trans_b=True))
+
+    def test_b_rows_streamed(self):
+        """pack_b false with B as stored: passes of up to 6 rows of A
+        (widened into the workspace, a tail of K under a mask) against
+        B's rows in place, 64 columns a block, the block at N's edge
+        masked; several passes, the last short; run-time M and parts;
+        faults caught."""
+        rows = dict(m=1, n=45, k=77, pack_b=False)
+        for name, req in {
+            "edge_block_only": f16_request(**rows),
+            "blocks_and_edge": f16_request(**dict(rows, n=150, m=4)),
+            "whole_chunks": f16_request(**dict(rows, k=32, n=128, m=6,
+                                               overwrite=True)),
+            "tail_only": f16_request(**dict(rows, k=5, m=2)),
+            "passes": f16_request(**dict(rows, m=13, n=70, overwrite=True)),
+            "immediate": f16_request(**dict(rows, m=3, runtime_ld=None,
+                                            lda=80, ldb=50, ldc=52)),
+        }.items():
+            with self.subTest(name=name):
+                self.assertIn("_brows64x", header(emit_dot(req), "symbol"))
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+        dyn = f16_request(**dict(rows, m=6, dynamic_m=True))
+        for m in (1, 7, 20):
+            with self.subTest(dynamic_m=m):
+                status, output = self.run_kernel(f"rows_dyn{m}", dyn,
+                                                 split=0, m=m)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+        with self.subTest(parallel=True):
+            status, output = self.run_kernel(
+                "rows_par", f16_request(**dict(rows, m=9, parallel=True)),
+                split=4)
+            self.assertEqual(status, 0, output)
+            self.assertEqual(output.strip(), "ok")
+        for fault in ("drop-k", "drop-low", "write-past-edge"):
+            with self.subTest(fault=fault):
+                status, output = self.run_kernel(
+                    "rows_" + fault,
+                    f16_request(**dict(rows, m=3, fault=fault)))
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
 
     def test_faults_are_caught(self):
         """drop-low cuts B's widened f16 to bf16's 8 bits, which these

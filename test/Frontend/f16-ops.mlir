@@ -6,7 +6,9 @@
 // batch_matmul into a bias, a matmul with a bias and relu (fused), a
 // linear layer whose weight is stored N x K (each column's k split where
 // it lies; for its 8 rows the matrix-vector form, B^T read in place and
-// widened where it is loaded, `_gemv8`), the same over a dynamic batch
+// widened where it is loaded, `_gemv8`), a JAX dense layer on 4 rows (B
+// as stored: its rows streamed in place, `_brows64x4`), the linear
+// layer over a dynamic batch
 // (a run-time M: `_mrt`, with the pass's kernels for few rows, one row
 // the matrix-vector form), and an nhwc convolution of a padded
 // input into a zero-filled f32 output (`shconv2d`); A transposed and a 3-channel stem (a run of
@@ -61,6 +63,8 @@
 // CHECK:         llvm.call @qm_shgemm_50x70x64_nn_b0_bias_relu_ldrt_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_linear_nt(
 // CHECK:         llvm.call @qm_shgemm_8x30x64_nt_b0_ldrt_gemv8_x86_64_avx512(
+// CHECK-LABEL: func.func @f16_dense_rows(
+// CHECK:         llvm.call @qm_shgemm_4x70x100_nn_b0_ldrt_brows64x4_x86_64_avx512(
 // CHECK-LABEL: func.func @f16_transposed_a(
 // CHECK:         linalg.matmul
 // CHECK-LABEL: func.func @f16_dynamic_linear(
@@ -77,7 +81,7 @@
 // REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands are split into bf16 parts (AMX tiles) or widened to f32 (AVX-512) where they are packed or loaded: A as stored, B as stored or transposed (not prepacked), N and K static
 // REMARK-NOT: not accelerated
 
-// OUT-COUNT-9: rank =
+// OUT-COUNT-10: rank =
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -146,6 +150,16 @@ func.func @f16_linear_nt(%x: tensor<8x64xf16>, %w: tensor<30x64xf16>) -> tensor<
   %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x30xf32>) -> tensor<8x30xf32>
   %r = linalg.matmul ins(%x, %wt : tensor<8x64xf16>, tensor<64x30xf16>) outs(%acc : tensor<8x30xf32>) -> tensor<8x30xf32>
   return %r : tensor<8x30xf32>
+}
+
+// A JAX dense layer on 4 rows (jnp.dot of activations and a K x N
+// kernel): B's rows streamed in place, 64 columns a block and the edge.
+func.func @f16_dense_rows(%x: tensor<4x100xf16>, %w: tensor<100x70xf16>) -> tensor<4x70xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x70xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x70xf32>) -> tensor<4x70xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<4x100xf16>, tensor<100x70xf16>) outs(%acc : tensor<4x70xf32>) -> tensor<4x70xf32>
+  return %r : tensor<4x70xf32>
 }
 
 func.func @f16_transposed_a(%a: tensor<64x20xf16>, %b: tensor<64x30xf16>) -> tensor<20x30xf32> {
@@ -317,6 +331,15 @@ func.func @main() {
   %lr = call @f16_linear_nt(%lx, %lw) : (tensor<8x64xf16>, tensor<30x64xf16>) -> tensor<8x30xf32>
   %lrd = tensor.cast %lr : tensor<8x30xf32> to tensor<?x?xf32>
   call @print2d(%lrd) : (tensor<?x?xf32>) -> ()
+
+  %c4 = arith.constant 4 : index
+  %jx0 = call @ints2d(%c4, %c100, %c5, %c7) : (index, index, index, index) -> tensor<?x?xf16>
+  %jx = tensor.cast %jx0 : tensor<?x?xf16> to tensor<4x100xf16>
+  %jw0 = call @ints2d(%c100, %c70, %c11, %c3) : (index, index, index, index) -> tensor<?x?xf16>
+  %jw = tensor.cast %jw0 : tensor<?x?xf16> to tensor<100x70xf16>
+  %jr = call @f16_dense_rows(%jx, %jw) : (tensor<4x100xf16>, tensor<100x70xf16>) -> tensor<4x70xf32>
+  %jrd = tensor.cast %jr : tensor<4x70xf32> to tensor<?x?xf32>
+  call @print2d(%jrd) : (tensor<?x?xf32>) -> ()
 
   %c20 = arith.constant 20 : index
   %ta2 = call @ints2d(%c64, %c20, %c5, %c11) : (index, index, index, index) -> tensor<?x?xf16>

@@ -970,6 +970,47 @@ TEST(GemmKernelTest, F16DotKernelsValidate) {
   }
 }
 
+/// Few rows of f16 A against B as stored (a JAX dense layer): B's rows
+/// streamed in place (packb=0), passes of up to 6 rows of A widened into
+/// the workspace, 64 columns a block; one pass and several, an edge block
+/// and whole ones, a K tail, run-time and immediate leading dimensions, a
+/// run-time M; broken kernels fail.
+TEST(GemmKernelTest, F16BRowsStreamedValidate) {
+  if (host().bestIsa() != VectorIsa::Avx512 || !host().hasFeature("avx512bw") ||
+      !host().hasFeature("avx512vl") || !host().hasFeature("f16c"))
+    GTEST_SKIP() << "host lacks AVX512BW, AVX512VL or F16C";
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 45, 77},
+                         {4, 150, 32},
+                         {6, 64, 5},
+                         {kF16MatrixVectorRows, 200, 50}}) {
+    GemmDesc d = GemmDesc::packed(m, n, k);
+    d.precision = GemmPrecision::F16;
+    d.overwrite = k % 2 == 1;
+    d.runtimeLd = n != 64;
+    d = d.withPaddedLeadingDims();
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
+    EXPECT_EQ(model.isa, VectorIsa::Avx512) << model.str();
+    EXPECT_EQ(model.packB, BPacking::InPlace) << model.str();
+    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
+  }
+  GemmDesc dyn = GemmDesc::packed(6, 70, 40);
+  dyn.precision = GemmPrecision::F16;
+  dyn.dynamicM = true;
+  dyn.runtimeLd = true;
+  QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(dyn), host()));
+  EXPECT_EQ(model.packB, BPacking::InPlace) << model.str();
+  expectValidatesAt(dyn, model, {{1, 70, 40}, {7, 70, 40}, {20, 70, 40}});
+  GemmDesc d = GemmDesc::packed(3, 70, 40);
+  d.precision = GemmPrecision::F16;
+  QM_ASSERT_EXPECTED(rows, chooseKernelConfig(KernelProblem(d), host()));
+  for (const char *fault : {"drop-k", "write-past-edge", "drop-low"}) {
+    ValidationReport report;
+    ASSERT_TRUE(buildAndValidate(d, rows, {}, report, fault));
+    EXPECT_FALSE(report.passed) << fault;
+  }
+}
+
 /// Few rows of f16 A against B^T (tokens through a linear layer): the
 /// matrix-vector form (B^T read in place, f16 widened where it is
 /// loaded), with or without AMX, up to kF16MatrixVectorRows rows; it
@@ -1353,7 +1394,10 @@ TEST(GemmKernelTest, AmxF16KernelsValidate) {
     d = d.withPaddedLeadingDims();
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, host()));
-    EXPECT_EQ(model.isa, VectorIsa::Amx) << model.str();
+    // (One row reads B in place on AVX-512; the tiles' small block below.)
+    EXPECT_EQ(model.isa,
+              dotReadsBInPlace(d) ? VectorIsa::Avx512 : VectorIsa::Amx)
+        << model.str();
     EXPECT_EQ(model.aLayout, ALayout::KMajor) << model.str();
     const GemmConfig small = (c.m + c.n) % 3 == 0   ? amxConfig(d, 16, 16, 1)
                              : (c.m + c.n) % 3 == 1 ? amxConfig(d, 32, 16, 2)

@@ -1018,25 +1018,29 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
   QM_ASSERT_EXPECTED(skinny, model(4096, 64, 4096, false));
   EXPECT_EQ(skinny.kc, 1024) << skinny.str();
   EXPECT_EQ(skinny.mc, skinny.mr) << skinny.str();
-  // Up to kF16MatrixVectorRows rows against B^T: the matrix-vector form
-  // on AVX-512 (B^T read once where it lies, 2 bytes an element), not the
-  // tiles (B^T split and packed, 8 bytes a k).
-  for (int64_t m : {int64_t(1), int64_t(8), kF16MatrixVectorRows}) {
-    QM_ASSERT_EXPECTED(few, model(m, 11008, 4096, true));
-    EXPECT_EQ(few.isa, VectorIsa::Avx512) << few.str();
-    EXPECT_EQ(few.packB, BPacking::InPlace) << few.str();
-    GemmDesc fd = GemmDesc::packed(m, 11008, 4096, false, true);
-    fd.precision = GemmPrecision::F16;
-    SearchSpace fewSpace =
-        SearchSpace::forProblem(KernelProblem(fd), target, few);
-    QM_ASSERT_EXPECTED(again, fewSpace.configFor(fewSpace.modelAssignment()));
-    EXPECT_EQ(again.packB, BPacking::InPlace) << again.str();
+  // Up to kF16MatrixVectorRows rows, B^T or B as stored: B read in place
+  // on AVX-512 (once, 2 bytes an element), not the tiles (B split and
+  // packed, 8 bytes a k).
+  for (bool transB : {true, false})
+    for (int64_t m : {int64_t(1), int64_t(8), kF16MatrixVectorRows}) {
+      QM_ASSERT_EXPECTED(few, model(m, 11008, 4096, transB));
+      EXPECT_EQ(few.isa, VectorIsa::Avx512) << few.str();
+      EXPECT_EQ(few.packB, BPacking::InPlace) << few.str();
+      GemmDesc fd = GemmDesc::packed(m, 11008, 4096, false, transB);
+      fd.precision = GemmPrecision::F16;
+      SearchSpace fewSpace =
+          SearchSpace::forProblem(KernelProblem(fd), target, few);
+      QM_ASSERT_EXPECTED(again, fewSpace.configFor(fewSpace.modelAssignment()));
+      EXPECT_EQ(again.packB, BPacking::InPlace) << again.str();
+    }
+  for (bool transB : {true, false}) {
+    QM_ASSERT_EXPECTED(more,
+                       model(kF16MatrixVectorRows + 1, 4096, 4096, transB));
+    EXPECT_EQ(more.isa, VectorIsa::Amx) << more.str();
   }
-  QM_ASSERT_EXPECTED(more, model(kF16MatrixVectorRows + 1, 4096, 4096, true));
-  EXPECT_EQ(more.isa, VectorIsa::Amx) << more.str();
   // No AMX-BF16: the dot kernels (f16 widened to f32 where it is
-  // packed), packed A (never in place) and B, the matrix-vector form for
-  // few rows against B^T; an f16 convolution refused with its reason; no
+  // packed), packed A (never in place) and B, B in place for few rows
+  // (B^T's or B's rows); an f16 convolution refused with its reason; no
   // F16C, no f16 at all.
   auto skx = [](const char *more) {
     const std::string spec =
@@ -1056,8 +1060,7 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
     EXPECT_EQ(dot.aLayout, ALayout::KMajor) << dot.str();
     plain.m = 4;
     QM_ASSERT_EXPECTED(few, chooseKernelConfig(KernelProblem(plain), noAmx));
-    EXPECT_EQ(few.packB, transB ? BPacking::InPlace : BPacking::Panels)
-        << few.str();
+    EXPECT_EQ(few.packB, BPacking::InPlace) << few.str();
     auto none = chooseKernelConfig(KernelProblem(plain), skx(""));
     ASSERT_FALSE(bool(none));
     EXPECT_NE(llvm::toString(none.takeError()).find("F16C"), std::string::npos);

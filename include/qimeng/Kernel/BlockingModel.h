@@ -72,17 +72,18 @@ inline int64_t amxPaddedRunSteps(int64_t run, int64_t elementBytes) {
 /// bias along the columns, relu), bf16 output.
 std::string amxRefusal(const GemmDesc &desc);
 
-/// Whether `desc` runs as the matrix-vector form (dotgemm.py, pack_b
-/// false): B^T's rows read in place, a dot product per column of C, rows
-/// of A one after another against each group of B^T's rows. One row of
-/// bf16 A; f16 (widened where it is loaded) up to kF16MatrixVectorRows
-/// rows.
-bool readsBTransposedAsVectors(const GemmDesc &desc);
+/// Whether `desc` runs on a dot kernel that reads B in place (dotgemm.py,
+/// pack_b false): B^T's rows, a dot product per column of C, rows of A
+/// one after another against each group of B^T's rows (one row of bf16
+/// A; f16, widened where it is loaded, up to kF16MatrixVectorRows rows);
+/// or B's rows streamed against passes of rows of A (f16 up to
+/// kF16MatrixVectorRows rows).
+bool dotReadsBInPlace(const GemmDesc &desc);
 
-/// Rows of f16 A up to which the matrix-vector form (B^T read once, 2 bytes
-/// an element) beats the blocked kernels, which pack B^T (AMX's split: 8
-/// bytes a k; AVX-512's widened: 4) and read it back
-/// (docs/BlockingModel.md).
+/// Rows of f16 A up to which the forms that read B in place (B^T once, B's
+/// rows once a pass of 6 rows; 2 bytes an element) beat the blocked
+/// kernels, which pack B (AMX's split: 8 bytes a k; AVX-512's widened: 4)
+/// and read it back (docs/BlockingModel.md).
 inline constexpr int64_t kF16MatrixVectorRows = 12;
 
 /// Whether an AMX kernel can compute `desc` transposed (C^T = B^T * A^T,

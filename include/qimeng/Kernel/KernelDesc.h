@@ -173,6 +173,15 @@ struct GemmDesc {
            !hasEpilogue() && !dynamicN;
   }
 
+  /// Whether an f16 kernel can stream B's rows where they lie, passes of
+  /// rows of A against blocks of columns (packb=0 for the dot-product
+  /// kernels with B as stored: dotgemm.py's pack_b false, "B's rows"): B
+  /// not transposed, A not, no f16 output, no epilogue, N static.
+  bool bRowsStreamInPlace() const {
+    return precision == GemmPrecision::F16 && !transB && !transA &&
+           !halfOutput && !hasEpilogue() && !dynamicN;
+  }
+
   /// Whether the f32 microkernel can read A's slivers where A lies
   /// (alayout=direct): A not transposed. With a run-time lda the block's
   /// rows are reached from a few base registers: readsAInPlace
