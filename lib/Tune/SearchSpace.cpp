@@ -149,6 +149,12 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   // matters through the model's base config for now.
   (void)target;
   const GemmConfig ref = clampToProblem(base, desc);
+  // The dot kernels' forms that read B in place (packb=0: B^T's rows, or
+  // f16 B's rows streamed) take no register or cache blocking: their
+  // space is B in place or packed.
+  if (base.isa != VectorIsa::Amx && desc.precision != GemmPrecision::F32 &&
+      base.packB == BPacking::InPlace)
+    return SearchSpace(desc, base, {packbDecision({"0", "1"}, base)});
   std::vector<Decision> decisions;
 
   // Register block: every row of the isa's table, the model's first when it

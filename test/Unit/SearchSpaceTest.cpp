@@ -1032,6 +1032,10 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
           SearchSpace::forProblem(KernelProblem(fd), target, few);
       QM_ASSERT_EXPECTED(again, fewSpace.configFor(fewSpace.modelAssignment()));
       EXPECT_EQ(again.packB, BPacking::InPlace) << again.str();
+      // No blocking to tune in place: B in place or packed.
+      EXPECT_EQ(decision(fewSpace, "block"), nullptr);
+      ASSERT_NE(decision(fewSpace, "packb"), nullptr);
+      EXPECT_EQ(decision(fewSpace, "packb")->choices.size(), 2u);
     }
   for (bool transB : {true, false}) {
     QM_ASSERT_EXPECTED(more,
