@@ -1830,6 +1830,38 @@ def _emit_body(p):
     return asm.text()
 
 
+def _emit_in_place_entry(asm, p, done, slots):
+    """The entry of the forms that read B in place: the fault's, A, B and C
+    into the header, the leading dimensions in bytes, then the part (rows
+    [m_begin, m_end), columns [n_begin, n_end): the header's or all of
+    them) into the kernel's `slots` in that order; an empty part jumps to
+    `done`."""
+    emit_fault_entry(asm, p.fault)
+    asm.ins("movq %rdi, 0(%rcx)")
+    asm.ins("movq %rsi, 8(%rcx)")
+    asm.ins("movq %rdx, 16(%rcx)")
+    asm.ins(f"movq %rcx, {WS}")
+    emit_leading_dims_in_bytes(asm, p, p.dt.types, p.dt.element_bytes,
+                               LDD_BYTES)
+    asm.comment("the part: rows [m_begin, m_end), columns [n_begin, n_end)")
+    if p.reads_range:
+        asm.ins(f"movq {RANGE_OFFSET}({WS}), %rax")
+        asm.ins(f"movq {RANGE_OFFSET + 8}({WS}), %rcx")
+        asm.ins(f"movq {RANGE_OFFSET + 16}({WS}), %rdx")
+        asm.ins(f"movq {RANGE_OFFSET + 24}({WS}), %rsi")
+    else:
+        asm.ins("xorl %eax, %eax")
+        asm.ins(f"movq ${p.m}, %rcx")
+        asm.ins("xorl %edx, %edx")
+        asm.ins(f"movq ${p.n}, %rsi")
+    asm.ins("cmpq %rcx, %rax")
+    asm.ins(f"jge {fwd(done)}")
+    asm.ins("cmpq %rsi, %rdx")
+    asm.ins(f"jge {fwd(done)}")
+    for reg, slot in zip(("%rax", "%rcx", "%rdx", "%rsi"), slots):
+        asm.ins(f"movq {reg}, {slot}({WS})")
+
+
 def gemv_chunk(p):
     """k a K step of the matrix-vector form takes from each row: a zmm
     register of groups (32 bf16, 16 f16 widened)."""
@@ -1917,36 +1949,12 @@ def _emit_gemv_body(p):
     done = asm.label("empty part: nothing to do")
     if rows > 1:
         last_row = asm.label("GEMV: the part's last row stored")
-    emit_fault_entry(asm, p.fault)
+    _emit_in_place_entry(asm, p, done, (GEMV_M_BEGIN, GEMV_M_END, GEMV_COL,
+                                        GEMV_N_END))
     if p.fault == "drop-low":
         asm.comment("fault drop-low: B^T's elements to bf16's 8 bits")
         asm.ins("movl $0xffff0000, %eax")
         asm.ins(f"vpbroadcastd %eax, %zmm{DROP_LOW_REG}")
-    asm.ins("movq %rdi, 0(%rcx)")
-    asm.ins("movq %rsi, 8(%rcx)")
-    asm.ins("movq %rdx, 16(%rcx)")
-    asm.ins(f"movq %rcx, {WS}")
-    emit_leading_dims_in_bytes(asm, p, p.dt.types, p.dt.element_bytes,
-                               LDD_BYTES)
-    asm.comment("the part: rows [m_begin, m_end), columns [n_begin, n_end)")
-    if p.reads_range:
-        asm.ins(f"movq {RANGE_OFFSET}({WS}), %rax")
-        asm.ins(f"movq {RANGE_OFFSET + 8}({WS}), %rcx")
-        asm.ins(f"movq {RANGE_OFFSET + 16}({WS}), %rdx")
-        asm.ins(f"movq {RANGE_OFFSET + 24}({WS}), %rsi")
-    else:
-        asm.ins("xorl %eax, %eax")
-        asm.ins(f"movq ${p.m}, %rcx")
-        asm.ins("xorl %edx, %edx")
-        asm.ins(f"movq ${p.n}, %rsi")
-    asm.ins("cmpq %rcx, %rax")
-    asm.ins(f"jge {fwd(done)}")
-    asm.ins("cmpq %rsi, %rdx")
-    asm.ins(f"jge {fwd(done)}")
-    asm.ins(f"movq %rax, {GEMV_M_BEGIN}({WS})")
-    asm.ins(f"movq %rcx, {GEMV_M_END}({WS})")
-    asm.ins(f"movq %rdx, {GEMV_COL}({WS})")
-    asm.ins(f"movq %rsi, {GEMV_N_END}({WS})")
     chunks, tail = divmod(p.k, chunk)
     if p.fault == "drop-k":
         asm.comment("fault drop-k: the last full chunk of K (or the tail) "
@@ -2133,36 +2141,12 @@ def _emit_stream_body(p):
     next_col = asm.label("B's rows: block done")
     done = asm.label("empty part: nothing to do")
     rows, kp = p.stream_rows, p.stream_a_stride // 4
-    emit_fault_entry(asm, p.fault)
-    asm.ins("movq %rdi, 0(%rcx)")
-    asm.ins("movq %rsi, 8(%rcx)")
-    asm.ins("movq %rdx, 16(%rcx)")
-    asm.ins(f"movq %rcx, {WS}")
-    emit_leading_dims_in_bytes(asm, p, p.dt.types, p.dt.element_bytes,
-                               LDD_BYTES)
+    _emit_in_place_entry(asm, p, done, (STREAM_ROW, STREAM_M_END,
+                                        STREAM_N_BEGIN, STREAM_N_END))
     if p.fault == "drop-low":
         asm.comment("fault drop-low: B's widened f16 cut to bf16's 8 bits")
         asm.ins("movl $0xffff0000, %eax")
         asm.ins(f"vpbroadcastd %eax, %zmm{STREAM_DROP_LOW_REG}")
-    asm.comment("the part: rows [m_begin, m_end), columns [n_begin, n_end)")
-    if p.reads_range:
-        asm.ins(f"movq {RANGE_OFFSET}({WS}), %rax")
-        asm.ins(f"movq {RANGE_OFFSET + 8}({WS}), %rcx")
-        asm.ins(f"movq {RANGE_OFFSET + 16}({WS}), %rdx")
-        asm.ins(f"movq {RANGE_OFFSET + 24}({WS}), %rsi")
-    else:
-        asm.ins("xorl %eax, %eax")
-        asm.ins(f"movq ${p.m}, %rcx")
-        asm.ins("xorl %edx, %edx")
-        asm.ins(f"movq ${p.n}, %rsi")
-    asm.ins("cmpq %rcx, %rax")
-    asm.ins(f"jge {fwd(done)}")
-    asm.ins("cmpq %rsi, %rdx")
-    asm.ins(f"jge {fwd(done)}")
-    asm.ins(f"movq %rax, {STREAM_ROW}({WS})")
-    asm.ins(f"movq %rcx, {STREAM_M_END}({WS})")
-    asm.ins(f"movq %rdx, {STREAM_N_BEGIN}({WS})")
-    asm.ins(f"movq %rsi, {STREAM_N_END}({WS})")
     asm.ins(f"imulq ${STREAM_PREFETCH_ROWS}, {LD_BYTES_OFFSET + 8}({WS}), "
             "%r9")
     chunks, tail = divmod(p.k, LANES)

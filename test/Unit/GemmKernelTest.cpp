@@ -818,6 +818,12 @@ bool hostRunsBf16() {
   return host().hasFeature("avx512bf16") && host().hasFeature("avx512bw");
 }
 
+bool hostRunsF16OnAvx512() {
+  return host().bestIsa() == VectorIsa::Avx512 &&
+         host().hasFeature("avx512bw") && host().hasFeature("avx512vl") &&
+         host().hasFeature("f16c");
+}
+
 bool hostRunsVnni() {
   return host().hasFeature("avx512vnni") && host().hasFeature("avx512bw");
 }
@@ -926,8 +932,7 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
 /// without AMX; broken kernels (a k dropped, B cut to bf16's bits, stores
 /// past the edge) fail.
 TEST(GemmKernelTest, F16DotKernelsValidate) {
-  if (host().bestIsa() != VectorIsa::Avx512 || !host().hasFeature("avx512bw") ||
-      !host().hasFeature("avx512vl") || !host().hasFeature("f16c"))
+  if (!hostRunsF16OnAvx512())
     GTEST_SKIP() << "host lacks AVX512BW, AVX512VL or F16C";
   const Target noAmx = host().withoutAmx();
   ASSERT_FALSE(noAmx.hasAmx(true));
@@ -970,20 +975,15 @@ TEST(GemmKernelTest, F16DotKernelsValidate) {
   }
 }
 
-/// Few rows of f16 A against B as stored (a JAX dense layer): B's rows
-/// streamed in place (packb=0), passes of up to 6 rows of A widened into
-/// the workspace, 64 columns a block; one pass and several, an edge block
-/// and whole ones, a K tail, run-time and immediate leading dimensions, a
-/// run-time M; broken kernels fail.
-TEST(GemmKernelTest, F16BRowsStreamedValidate) {
-  if (host().bestIsa() != VectorIsa::Avx512 || !host().hasFeature("avx512bw") ||
-      !host().hasFeature("avx512vl") || !host().hasFeature("f16c"))
-    GTEST_SKIP() << "host lacks AVX512BW, AVX512VL or F16C";
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 45, 77},
-                         {4, 150, 32},
-                         {6, 64, 5},
-                         {kF16MatrixVectorRows, 200, 50}}) {
-    GemmDesc d = GemmDesc::packed(m, n, k);
+/// The f16 forms that read B in place (B^T's rows, or B's rows streamed):
+/// the model takes them on AVX-512 for each of `shapes` (M x N x K, B
+/// transposed or not), which validate with K % 2 == 1 overwriting and
+/// run-time leading dimensions unless N is 64; a run-time M, blocked for
+/// 6 rows, validates at 1, 7 and 20; broken kernels fail.
+void expectF16BInPlaceValidates(
+    bool transB, std::initializer_list<std::array<int64_t, 3>> shapes) {
+  for (auto [m, n, k] : shapes) {
+    GemmDesc d = GemmDesc::packed(m, n, k, false, transB);
     d.precision = GemmPrecision::F16;
     d.overwrite = k % 2 == 1;
     d.runtimeLd = n != 64;
@@ -994,65 +994,48 @@ TEST(GemmKernelTest, F16BRowsStreamedValidate) {
     EXPECT_EQ(model.packB, BPacking::InPlace) << model.str();
     EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
   }
-  GemmDesc dyn = GemmDesc::packed(6, 70, 40);
+  GemmDesc dyn = GemmDesc::packed(6, 70, 40, false, transB);
   dyn.precision = GemmPrecision::F16;
   dyn.dynamicM = true;
   dyn.runtimeLd = true;
   QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(dyn), host()));
   EXPECT_EQ(model.packB, BPacking::InPlace) << model.str();
   expectValidatesAt(dyn, model, {{1, 70, 40}, {7, 70, 40}, {20, 70, 40}});
-  GemmDesc d = GemmDesc::packed(3, 70, 40);
+  GemmDesc d = GemmDesc::packed(3, 70, 40, false, transB);
   d.precision = GemmPrecision::F16;
-  QM_ASSERT_EXPECTED(rows, chooseKernelConfig(KernelProblem(d), host()));
+  QM_ASSERT_EXPECTED(inPlace, chooseKernelConfig(KernelProblem(d), host()));
   for (const char *fault : {"drop-k", "write-past-edge", "drop-low"}) {
     ValidationReport report;
-    ASSERT_TRUE(buildAndValidate(d, rows, {}, report, fault));
+    ASSERT_TRUE(buildAndValidate(d, inPlace, {}, report, fault));
     EXPECT_FALSE(report.passed) << fault;
   }
 }
 
+/// Few rows of f16 A against B as stored (a JAX dense layer): B's rows
+/// streamed in place (packb=0), passes of up to 6 rows of A widened into
+/// the workspace, 64 columns a block; one pass and several, an edge block
+/// and whole ones, a K tail.
+TEST(GemmKernelTest, F16BRowsStreamedValidate) {
+  if (!hostRunsF16OnAvx512())
+    GTEST_SKIP() << "host lacks AVX512BW, AVX512VL or F16C";
+  expectF16BInPlaceValidates(
+      false,
+      {{1, 45, 77}, {4, 150, 32}, {6, 64, 5}, {kF16MatrixVectorRows, 200, 50}});
+}
+
 /// Few rows of f16 A against B^T (tokens through a linear layer): the
 /// matrix-vector form (B^T read in place, f16 widened where it is
-/// loaded), with or without AMX, up to kF16MatrixVectorRows rows; it
-/// validates at every K tail (none, a partial chunk of 16, an odd k), an
-/// odd and an even M (rows two at a time), run-time and immediate leading
-/// dimensions, a run-time M; broken kernels fail.
+/// loaded), with or without AMX, up to kF16MatrixVectorRows rows; every K
+/// tail (none, a partial chunk of 16, an odd k), an odd and an even M
+/// (rows two at a time).
 TEST(GemmKernelTest, F16GemvValidates) {
-  if (host().bestIsa() != VectorIsa::Avx512 || !host().hasFeature("avx512bw") ||
-      !host().hasFeature("avx512vl"))
-    GTEST_SKIP() << "host lacks AVX512BW and AVX512VL";
-  for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 1},
-                      {5, 15},
-                      {kF16MatrixVectorRows, 16},
-                      {2, 77},
-                      {3, 96}}) {
-    GemmDesc d = GemmDesc::packed(m, 45, k, false, true);
-    d.precision = GemmPrecision::F16;
-    d.overwrite = k % 2 == 1;
-    d.runtimeLd = k != 77;
-    d = d.withPaddedLeadingDims();
-    SCOPED_TRACE(d.str());
-    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
-    EXPECT_EQ(model.isa, VectorIsa::Avx512) << model.str();
-    EXPECT_EQ(model.packB, BPacking::InPlace) << model.str();
-    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
-  }
-  GemmDesc dyn = GemmDesc::packed(8, 45, 70, false, true);
-  dyn.precision = GemmPrecision::F16;
-  dyn.dynamicM = true;
-  dyn.runtimeLd = true;
-  QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(dyn), host()));
-  EXPECT_EQ(model.packB, BPacking::InPlace) << model.str();
-  expectValidatesAt(dyn, model, {{1, 45, 70}, {4, 45, 70}, {19, 45, 70}});
-  GemmDesc d = GemmDesc::packed(3, 45, 70, false, true);
-  d.precision = GemmPrecision::F16;
-  d.overwrite = true;
-  QM_ASSERT_EXPECTED(gemv, chooseKernelConfig(KernelProblem(d), host()));
-  for (const char *fault : {"drop-k", "write-past-edge", "drop-low"}) {
-    ValidationReport report;
-    ASSERT_TRUE(buildAndValidate(d, gemv, {}, report, fault));
-    EXPECT_FALSE(report.passed) << fault;
-  }
+  if (!hostRunsF16OnAvx512())
+    GTEST_SKIP() << "host lacks AVX512BW, AVX512VL or F16C";
+  expectF16BInPlaceValidates(true, {{1, 45, 1},
+                                    {5, 45, 15},
+                                    {kF16MatrixVectorRows, 45, 16},
+                                    {2, 64, 77},
+                                    {3, 45, 96}});
 }
 
 TEST(GemmKernelTest, Bf16OutputFaultsAreCaught) {
