@@ -542,6 +542,14 @@ bool qimeng::dotReadsBInPlace(const GemmDesc &desc) {
   return desc.m <= kF16MatrixVectorRows;
 }
 
+llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc) {
+  GemmDesc few = desc;
+  few.m = kF16MatrixVectorRows;
+  if (desc.precision == GemmPrecision::F16 && dotReadsBInPlace(few))
+    return {kF16MatrixVectorRows};
+  return {};
+}
+
 bool qimeng::amxMayTransposeProduct(const GemmDesc &desc) {
   return desc.transB && !desc.transA && !desc.bPrepacked && desc.m > 1 &&
          desc.precision != GemmPrecision::F16 &&

@@ -441,8 +441,8 @@ struct KernelLaunch {
   /// kernel, which accumulates onto it.
   Value residual;
   Operation *outputAllocToHoist = nullptr;
-  /// A bf16 or f16 output (GemmDesc::halfOutput): the buffer, whose pointer goes
-  /// into the header, and with run-time leading dimensions its ldd, the
+  /// A bf16 or f16 output (GemmDesc::halfOutput): the buffer, whose pointer
+  /// goes into the header, and with run-time leading dimensions its ldd, the
   /// stride of its dimension leadingDimOf[2] (as C's), or for a single row
   /// `n`; in a batch, its batch stride (a constant, or the run-time stride
   /// of its dimension `halfOutputBatchStrideDim`).
@@ -1272,8 +1272,17 @@ struct QiMengTensorOpPass
           getOrCreateKernelFunc(module, *ready, options->target);
       // A run-time M: kernels for few rows, chosen at run time.
       SmallVector<MBucketKernel> buckets;
+      // The option's row counts, and (unless it says none) the model's
+      // where the kernel's form changes (f16: B read in place up to 12).
+      SmallVector<int64_t> bucketRows(options->mBuckets);
+      if (!bucketRows.empty()) {
+        llvm::append_range(bucketRows, formRowBounds(problem->gemm()));
+        llvm::sort(bucketRows);
+        bucketRows.erase(std::unique(bucketRows.begin(), bucketRows.end()),
+                         bucketRows.end());
+      }
       if (!problem->conv() && problem->gemm().dynamicM)
-        for (int64_t rows : options->mBuckets) {
+        for (int64_t rows : bucketRows) {
           if (rows >= problem->gemm().m)
             break;
           GemmDesc few = problem->gemm();

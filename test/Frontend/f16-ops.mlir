@@ -9,8 +9,8 @@
 // widened where it is loaded, `_gemv8`), a JAX dense layer on 4 rows (B
 // as stored: its rows streamed in place, `_brows64x4`), the linear
 // layer over a dynamic batch
-// (a run-time M: `_mrt`, with the pass's kernels for few rows, one row
-// the matrix-vector form), and an nhwc convolution of a padded
+// (a run-time M: `_mrt`, with the pass's kernels for few rows: up to 1
+// and up to 12 rows the matrix-vector form, the model's bucket), and an nhwc convolution of a padded
 // input into a zero-filled f32 output (`shconv2d`); A transposed and a 3-channel stem (a run of
 // KW*C = 21 k, not whole tile steps of 8) are left alone with a remark.
 // On tensors, bufferized with one-shot-bufferize's function
@@ -69,6 +69,7 @@
 // CHECK:         linalg.matmul
 // CHECK-LABEL: func.func @f16_dynamic_linear(
 // CHECK-DAG:     llvm.call @qm_shgemm_1x30x64_nt_mrt_b0_ldrt_gemv8_x86_64_avx512(
+// CHECK-DAG:     llvm.call @qm_shgemm_12x30x64_nt_mrt_b0_ldrt_gemv8_x86_64_avx512(
 // CHECK-DAG:     llvm.call @qm_shgemm_{{[0-9]+}}x30x64_nt_mrt_b0_ldrt_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_conv(
 // CHECK:         llvm.call @qm_shconv2d_nhwc_hwcf_1x12x12x16_f24_k3x3_s1x1_d1x1_b0_{{.*}}_x86_64_amxbf16(

@@ -80,6 +80,12 @@ std::string amxRefusal(const GemmDesc &desc);
 /// kF16MatrixVectorRows rows).
 bool dotReadsBInPlace(const GemmDesc &desc);
 
+/// Row counts up to which `desc`'s kernel keeps a form that the next row
+/// leaves (f16: the last M that reads B in place), ascending: for a
+/// run-time M, kernels for at most that many rows (the pass adds them to
+/// its m-buckets) run the form where it pays.
+llvm::SmallVector<int64_t, 2> formRowBounds(const GemmDesc &desc);
+
 /// Rows of f16 A up to which the forms that read B in place (B^T once, B's
 /// rows once a pass of 6 rows; 2 bytes an element) beat the blocked
 /// kernels, which pack B (AMX's split: 8 bytes a k; AVX-512's widened: 4)
