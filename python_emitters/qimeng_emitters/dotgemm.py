@@ -348,7 +348,7 @@ class Params:
             self.gemv = False
             why = ("A not transposed" if self.trans_a else
                    "no f16 output" if self.half_output else
-                   "no epilogue" if self.bias != "none" or self.relu else
+                   "no bias along the rows" if self.bias == "rows" else
                    "a static N" if self.dynamic_n else None)
             if why:
                 raise RequestError(f"pack_b false (B's rows streamed in "
@@ -360,7 +360,7 @@ class Params:
                    "B transposed" if not self.trans_b else
                    "A not transposed" if self.trans_a else
                    f"no {self.dt.name} output" if self.half_output else
-                   "no epilogue" if self.bias != "none" or self.relu else
+                   "no bias along the rows" if self.bias == "rows" else
                    "a static N" if self.dynamic_n else
                    "no swap-pairs fault (it has no pairs to swap)"
                    if self.fault == "swap-pairs" else None)
@@ -473,17 +473,19 @@ class Params:
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
         kind = self.dt.kind if self.dt.kind != "igemm" else \
             f"{self.dt.name}gemm"
+        epilogue = (f"{'_bias' if self.bias == 'columns' else ''}"
+                    f"{relu_suffix(self.relu, self.relu_max)}")
         if self.b_stream:
             return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                     f"{'_mrt' if self.dynamic_m else ''}"
-                    f"{'_b0' if self.overwrite else ''}{lds}_brows"
+                    f"{'_b0' if self.overwrite else ''}{epilogue}{lds}_brows"
                     f"{STREAM_COLUMNS}x{self.stream_rows}"
                     f"{'_par' if self.parallel else ''}{fault}"
                     f"_x86_64_{self.dt.suffix}")
         if self.gemv:
             return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                     f"{'_mrt' if self.dynamic_m else ''}"
-                    f"{'_b0' if self.overwrite else ''}{lds}_gemv"
+                    f"{'_b0' if self.overwrite else ''}{epilogue}{lds}_gemv"
                     f"{GEMV_ROWS}{'_par' if self.parallel else ''}{fault}"
                     f"_x86_64_{self.dt.suffix}")
         return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
@@ -1862,6 +1864,28 @@ def _emit_in_place_entry(asm, p, done, slots):
         asm.ins(f"movq {reg}, {slot}({WS})")
 
 
+def _emit_in_place_epilogue_setup(asm, p, zero, bound):
+    """relu's zero and bound into the registers `zero` and `bound` for the
+    in-place forms' stores (their B registers, free by then)."""
+    if p.relu:
+        asm.ins(f"vpxord {zero}, {zero}, {zero}")
+    if p.relu_max is not None:
+        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {bound}")
+
+
+def _emit_in_place_epilogue(asm, p, acc, bias, mask, zero, bound):
+    """acc = relu(acc + bias) as _emit_epilogue_vector: the columns' bias
+    at `bias` under `mask`, relu's max with `zero` (NaN kept, -0 to +0),
+    its bound's min."""
+    if p.bias == "columns":
+        asm.ins(f"vaddps {bias}, {acc}, {acc}{mask}")
+    if p.relu:
+        asm.ins(f"vmaxps {acc}, {zero}, {acc}")
+        asm.ins(f"vaddps {zero}, {acc}, {acc}")
+    if p.relu_max is not None:
+        asm.ins(f"vminps {acc}, {bound}, {acc}")
+
+
 def gemv_chunk(p):
     """k a K step of the matrix-vector form takes from each row: a zmm
     register of groups (32 bf16, 16 f16 widened)."""
@@ -1951,6 +1975,7 @@ def _emit_gemv_body(p):
         last_row = asm.label("GEMV: the part's last row stored")
     _emit_in_place_entry(asm, p, done, (GEMV_M_BEGIN, GEMV_M_END, GEMV_COL,
                                         GEMV_N_END))
+    _emit_relu_max_constant(asm, p)
     if p.fault == "drop-low":
         asm.comment("fault drop-low: B^T's elements to bf16's 8 bits")
         asm.ins("movl $0xffff0000, %eax")
@@ -2034,6 +2059,13 @@ def _emit_gemv_body(p):
     asm.ins(f"movq {GEMV_COL}({WS}), %rdx")
     asm.ins("shlq $2, %rdx")
     asm.ins(f"addq {GEMV_C_ROW}({WS}), %rdx")
+    if p.bias == "columns":
+        asm.comment("the columns' bias -> %rsi")
+        asm.ins(f"movq {GEMV_COL}({WS}), %rsi")
+        asm.ins("shlq $2, %rsi")
+        asm.ins(f"addq {BIAS_OFFSET}({WS}), %rsi")
+    zero, bound = f"%ymm{GEMV_A_REG}", f"%ymm{GEMV_A_REG + 1}"
+    _emit_in_place_epilogue_setup(asm, p, zero, bound)
     for a in range(rows):
         sums = f"%ymm{GEMV_ROWS * a}"
         if a:
@@ -2045,6 +2077,8 @@ def _emit_gemv_body(p):
             asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdx")
         if not p.overwrite:
             asm.ins(f"vaddps (%rdx), {sums}, {sums}{{%k2}}")
+        _emit_in_place_epilogue(asm, p, sums, "(%rsi)", "{%k2}", zero,
+                                bound)
         asm.ins(f"vmovups {sums}, (%rdx){{%k2}}")
     if rows > 1:
         asm.place(last_row)
@@ -2110,6 +2144,8 @@ def _emit_stream_block(asm, p, masked):
     asm.comment("C's rows of the block, masked past N, none past the part")
     asm.ins(f"movq {STREAM_M_END}({WS}), %rdx")
     asm.ins(f"subq {STREAM_ROW}({WS}), %rdx")
+    zero, bound = f"%zmm{b_reg}", f"%zmm{b_reg + 1}"
+    _emit_in_place_epilogue_setup(asm, p, zero, bound)
     # (write-past-edge stores the block's lanes past N too: zeros.)
     for r in range(rows):
         if r:
@@ -2121,6 +2157,8 @@ def _emit_stream_block(asm, p, masked):
             if not p.overwrite:
                 asm.ins(f"vaddps {64 * v}(%rdi), {acc(r, v)}, "
                         f"{acc(r, v)}{mask}")
+            _emit_in_place_epilogue(asm, p, acc(r, v), f"{64 * v}(%r10)",
+                                    mask, zero, bound)
             if p.fault == "write-past-edge":
                 mask = ""
             asm.ins(f"vmovups {acc(r, v)}, {64 * v}(%rdi){mask}")
@@ -2143,6 +2181,7 @@ def _emit_stream_body(p):
     rows, kp = p.stream_rows, p.stream_a_stride // 4
     _emit_in_place_entry(asm, p, done, (STREAM_ROW, STREAM_M_END,
                                         STREAM_N_BEGIN, STREAM_N_END))
+    _emit_relu_max_constant(asm, p)
     if p.fault == "drop-low":
         asm.comment("fault drop-low: B's widened f16 cut to bf16's 8 bits")
         asm.ins("movl $0xffff0000, %eax")
@@ -2182,8 +2221,12 @@ def _emit_stream_body(p):
     asm.ins(f"addq 16({WS}), %rax")
     asm.ins(f"movq %rax, {STREAM_C}({WS})")
     asm.place(col_loop)
-    asm.comment("%rsi: B + col * 2, %rdi: C's block, %rax: widened A")
+    asm.comment("%rsi: B + col * 2, %rdi: C's block, %rax: widened A"
+                + (", %r10: the block's bias" if p.bias == "columns" else ""))
     asm.ins(f"movq {STREAM_COL}({WS}), %rdx")
+    if p.bias == "columns":
+        asm.ins(f"movq {BIAS_OFFSET}({WS}), %r10")
+        asm.ins("leaq (%r10, %rdx, 4), %r10")
     asm.ins(f"movq 8({WS}), %rsi")
     asm.ins("leaq (%rsi, %rdx, 2), %rsi")
     asm.ins(f"movq {STREAM_C}({WS}), %rdi")

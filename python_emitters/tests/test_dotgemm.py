@@ -298,7 +298,8 @@ class RequestTest(RefusalTestCase):
         rows = dict(kind="shgemm", pack_b=False)
         self.refuses(request(**dict(rows, trans_a=True)),
                      "B's rows streamed in place) needs A not transposed")
-        self.refuses(request(**dict(rows, bias="columns")), "no epilogue")
+        self.refuses(request(**dict(rows, bias="rows")),
+                     "no bias along the rows")
         self.refuses(request(**dict(rows, dynamic_n=True)), "a static N")
         self.refuses(request(**dict(gemv, bf16_output=True)),
                      "unknown field")
@@ -337,6 +338,12 @@ class RequestTest(RefusalTestCase):
         # The K loop and the tail: A and 8 rows each, widened.
         self.assertEqual(text.count("vcvtph2ps"), 2 * 9)
         self.assertEqual(text.count("vfmadd231ps"), 2 * 8)
+        # The epilogue is in the symbol, as the blocked kernels'.
+        self.assertEqual(
+            header(emit_dot(request(kind="shgemm", m=1, k=77, trans_b=True,
+                                    pack_b=False, bias="columns",
+                                    relu=True, overwrite=True)), "symbol"),
+            "qm_shgemm_1x45x77_nt_b0_bias_relu_ldrt_gemv8_x86_64_avx512")
 
 
 class KernelHarness(unittest.TestCase):
@@ -438,6 +445,11 @@ def check_gemv(test, make, faults=("drop-k", "write-past-edge")):
                                       ldb=82, ldc=52)),
         "gemv_rows": make(**dict(gemv, m=5, overwrite=True)),
         "gemv_rows_accumulating": make(**dict(gemv, m=11, n=20)),
+        # The epilogue where C is stored: + bias[j], relu, its bound 6.
+        "gemv_bias_relu": make(**dict(gemv, m=3, bias="columns", relu=True,
+                                      overwrite=True)),
+        "gemv_bias_relu6_accumulating": make(**dict(
+            gemv, m=2, bias="columns", relu=True, relu_max=6.0)),
     }
     for name, req in cases.items():
         with test.subTest(name=name):
@@ -704,6 +716,10 @@ class F16ExecutionTest(HarnessTest):
             "passes": f16_request(**dict(rows, m=13, n=70, overwrite=True)),
             "immediate": f16_request(**dict(rows, m=3, runtime_ld=None,
                                             lda=80, ldb=50, ldc=52)),
+            "bias_relu": f16_request(**dict(rows, m=7, n=150, bias="columns",
+                                            relu=True, overwrite=True)),
+            "bias_relu6": f16_request(**dict(rows, m=2, bias="columns",
+                                             relu=True, relu_max=6.0)),
         }.items():
             with self.subTest(name=name):
                 self.assertIn("_brows64x", header(emit_dot(req), "symbol"))

@@ -7,7 +7,8 @@
 // linear layer whose weight is stored N x K (each column's k split where
 // it lies; for its 8 rows the matrix-vector form, B^T read in place and
 // widened where it is loaded, `_gemv8`), a JAX dense layer on 4 rows (B
-// as stored: its rows streamed in place, `_brows64x4`), the linear
+// as stored: its rows streamed in place, `_brows64x4`, its bias and relu
+// fused), the linear
 // layer over a dynamic batch
 // (a run-time M: `_mrt`, with the pass's kernels for few rows: up to 1
 // and up to 12 rows the matrix-vector form, the model's bucket), and an nhwc convolution of a padded
@@ -64,7 +65,8 @@
 // CHECK-LABEL: func.func @f16_linear_nt(
 // CHECK:         llvm.call @qm_shgemm_8x30x64_nt_b0_ldrt_gemv8_x86_64_avx512(
 // CHECK-LABEL: func.func @f16_dense_rows(
-// CHECK:         llvm.call @qm_shgemm_4x70x100_nn_b0_ldrt_brows64x4_x86_64_avx512(
+// CHECK-NOT:     linalg.generic
+// CHECK:         llvm.call @qm_shgemm_4x70x100_nn_b0_bias_relu_ldrt_brows64x4_x86_64_avx512(
 // CHECK-LABEL: func.func @f16_transposed_a(
 // CHECK:         linalg.matmul
 // CHECK-LABEL: func.func @f16_dynamic_linear(
@@ -154,12 +156,21 @@ func.func @f16_linear_nt(%x: tensor<8x64xf16>, %w: tensor<30x64xf16>) -> tensor<
 }
 
 // A JAX dense layer on 4 rows (jnp.dot of activations and a K x N
-// kernel): B's rows streamed in place, 64 columns a block and the edge.
-func.func @f16_dense_rows(%x: tensor<4x100xf16>, %w: tensor<100x70xf16>) -> tensor<4x70xf32> {
+// kernel, + bias, relu): B's rows streamed in place, 64 columns a block
+// and the edge, the bias and relu where C is stored.
+func.func @f16_dense_rows(%x: tensor<4x100xf16>, %w: tensor<100x70xf16>, %b: tensor<70xf32>) -> tensor<4x70xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x70xf32>
   %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x70xf32>) -> tensor<4x70xf32>
-  %r = linalg.matmul ins(%x, %w : tensor<4x100xf16>, tensor<100x70xf16>) outs(%acc : tensor<4x70xf32>) -> tensor<4x70xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<4x100xf16>, tensor<100x70xf16>) outs(%acc : tensor<4x70xf32>) -> tensor<4x70xf32>
+  %o = tensor.empty() : tensor<4x70xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<4x70xf32>, tensor<70xf32>) outs(%o : tensor<4x70xf32>) {
+  ^bb0(%v: f32, %bias: f32, %u: f32):
+    %s = arith.addf %v, %bias : f32
+    %relu = arith.maximumf %s, %zero : f32
+    linalg.yield %relu : f32
+  } -> tensor<4x70xf32>
   return %r : tensor<4x70xf32>
 }
 
@@ -338,7 +349,7 @@ func.func @main() {
   %jx = tensor.cast %jx0 : tensor<?x?xf16> to tensor<4x100xf16>
   %jw0 = call @ints2d(%c100, %c70, %c11, %c3) : (index, index, index, index) -> tensor<?x?xf16>
   %jw = tensor.cast %jw0 : tensor<?x?xf16> to tensor<100x70xf16>
-  %jr = call @f16_dense_rows(%jx, %jw) : (tensor<4x100xf16>, tensor<100x70xf16>) -> tensor<4x70xf32>
+  %jr = call @f16_dense_rows(%jx, %jw, %bias) : (tensor<4x100xf16>, tensor<100x70xf16>, tensor<70xf32>) -> tensor<4x70xf32>
   %jrd = tensor.cast %jr : tensor<4x70xf32> to tensor<?x?xf32>
   call @print2d(%jrd) : (tensor<?x?xf32>) -> ()
 

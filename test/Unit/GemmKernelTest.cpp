@@ -979,7 +979,8 @@ TEST(GemmKernelTest, F16DotKernelsValidate) {
 /// the model takes them on AVX-512 for each of `shapes` (M x N x K, B
 /// transposed or not), which validate with K % 2 == 1 overwriting and
 /// run-time leading dimensions unless N is 64; a run-time M, blocked for
-/// 6 rows, validates at 1, 7 and 20; broken kernels fail.
+/// 6 rows, validates at 1, 7 and 20; broken kernels fail; a bias and
+/// relu validate.
 void expectF16BInPlaceValidates(
     bool transB, std::initializer_list<std::array<int64_t, 3>> shapes) {
   for (auto [m, n, k] : shapes) {
@@ -1008,6 +1009,16 @@ void expectF16BInPlaceValidates(
     ValidationReport report;
     ASSERT_TRUE(buildAndValidate(d, inPlace, {}, report, fault));
     EXPECT_FALSE(report.passed) << fault;
+  }
+  // The epilogue where C is stored: a bias along the columns, relu.
+  for (bool overwrite : {true, false}) {
+    GemmDesc e = d;
+    e.bias = GemmBias::Columns;
+    e.relu = true;
+    e.overwrite = overwrite;
+    QM_ASSERT_EXPECTED(epilogue, chooseKernelConfig(KernelProblem(e), host()));
+    EXPECT_EQ(epilogue.packB, BPacking::InPlace) << epilogue.str();
+    EXPECT_TRUE(kernelValidates(e, epilogue)) << describe(e, epilogue);
   }
 }
 

@@ -1042,16 +1042,16 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
                        model(kF16MatrixVectorRows + 1, 4096, 4096, transB));
     EXPECT_EQ(more.isa, VectorIsa::Amx) << more.str();
     // A run-time M gets a kernel for up to that many rows (m-buckets);
-    // not with an epilogue (no in-place form), nor for bf16.
+    // not with an f16 output (no in-place form), nor for bf16.
     GemmDesc dyn = GemmDesc::packed(256, 4096, 4096, false, transB);
     dyn.precision = GemmPrecision::F16;
     dyn.dynamicM = true;
     const llvm::SmallVector<int64_t, 2> bounds = formRowBounds(dyn);
     ASSERT_EQ(bounds.size(), 1u);
     EXPECT_EQ(bounds[0], kF16MatrixVectorRows);
-    dyn.relu = true;
+    dyn.halfOutput = true;
     EXPECT_TRUE(formRowBounds(dyn).empty());
-    dyn.relu = false;
+    dyn.halfOutput = false;
     dyn.precision = GemmPrecision::Bf16;
     EXPECT_TRUE(formRowBounds(dyn).empty());
   }
