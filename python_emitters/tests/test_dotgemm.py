@@ -410,6 +410,14 @@ class HarnessTest(KernelHarness):
             self.assertEqual(status, 0, output)
             self.assertEqual(output.strip(), "ok")
 
+    def check_cases(self, cases):
+        """Each kernel of `cases` (name: request) matches the reference."""
+        for name, req in cases.items():
+            with self.subTest(name=name):
+                status, output = self.run_kernel(name, req)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(output.strip(), "ok")
+
     def run_kernel(self, name, req, m=None, split=-1, n=None):
         """Runs req's kernel on an M x N x K problem (M = req's m unless
         given: a run-time M; N likewise); `split` >= 0 writes the part of
@@ -667,7 +675,7 @@ class F16ExecutionTest(HarnessTest):
         8 x 8 transposes and the rows after them, edges of every kind,
         several blocks, K unrolls, immediate leading dimensions, the
         epilogue and an f16 D."""
-        for name, req in {
+        self.check_cases({
             "edges": f16_request(),
             "one_element": f16_request(m=1, n=1, k=1, kc=8, mc=8, nc=48),
             "several_blocks": f16_request(m=100, n=150, k=197, kc=64,
@@ -691,11 +699,7 @@ class F16ExecutionTest(HarnessTest):
             "f16_output_immediate": f16_request(
                 f16_output=True, overwrite=True, runtime_ld=None, lda=32,
                 ldb=50, ldc=52, ldd=54),
-        }.items():
-            with self.subTest(name=name):
-                status, output = self.run_kernel(name, req)
-                self.assertEqual(status, 0, output)
-                self.assertEqual(output.strip(), "ok")
+        })
 
     def test_runtime_rows_and_parts(self):
         self.check_runtime_parts(f16_request(m=24, k=37, trans_b=True))
