@@ -75,11 +75,12 @@ from .fields import (bool_field, cache_blocks, check_known,
                      relu_max_field, relu_suffix, round_up)
 from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
                       OUTPUT_OFFSET, element_types, emit_block_input_base,
-                      emit_column_block_head, emit_leading_dims_in_bytes,
+                      emit_column_block_head, emit_epilogue,
+                      emit_epilogue_setup, emit_leading_dims_in_bytes,
                       emit_loop_ends, emit_part_of_c, emit_row_block_head,
                       emit_sliver_heads)
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
-from .sgemm import _emit_relu_max_constant, _relu_max_address
+from .sgemm import _emit_relu_max_constant
 from .sgemm import _emit_transpose_16x16 as emit_transpose_16x16
 from .x86 import Asm, back, check_disp, emit_fault_entry, function_text, fwd
 
@@ -1375,27 +1376,6 @@ def _has_epilogue(p):
     return p.bias != "none" or p.relu
 
 
-def _emit_epilogue_setup(asm, p, zero, bound):
-    """relu's zero and its bound's broadcast, where the epilogue has them."""
-    if p.relu:
-        asm.ins(f"vpxord {zero}, {zero}, {zero}")
-    if p.relu_max is not None:
-        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {bound}")
-
-
-def _emit_epilogue(asm, p, acc, bias, zero, bound):
-    """acc = epilogue(acc): + bias (an operand, with its mask; None: no
-    bias), relu (max with NaN from the second operand, + 0 for -0) and its
-    bound (min keeping NaN), as dotgemm.py's."""
-    if bias:
-        asm.ins(f"vaddps {bias}")
-    if p.relu:
-        asm.ins(f"vmaxps {acc}, {zero}, {acc}")
-        asm.ins(f"vaddps {zero}, {acc}, {acc}")
-    if p.relu_max is not None:
-        asm.ins(f"vminps {acc}, {bound}, {acc}")
-
-
 def _emit_store_last(asm, p):
     """The last kc block's tiles through the staging tile, each row inside
     mb through the epilogue (+ bias[j] under the lane mask, relu: max with
@@ -1421,13 +1401,13 @@ def _emit_store_last(asm, p):
         asm.ins(f"movq {BIAS_OFFSET}({WS}), %rdx")
         asm.ins("leaq (%rdx, %rdi, 4), %rdx")
     zero, bound = "%zmm6", "%zmm7"
-    _emit_epilogue_setup(asm, p, zero, bound)
+    emit_epilogue_setup(asm, p, zero, bound)
     asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rdi")
     asm.place(row_loop)
     for v in range(p.tn):
         acc, mask = f"%zmm{v}", f"{{%k{v + 1}}}"
         asm.ins(f"vmovups {64 * v}(%rdi), {acc}")
-        _emit_epilogue(asm, p, acc, p.bias == "columns" and
+        emit_epilogue(asm, p, acc, p.bias == "columns" and
                        f"{64 * v}(%rdx), {acc}, {acc}{mask}", zero, bound)
         if p.half_output:
             _emit_round_to_half(asm, p, acc, f"%ymm{v}")
@@ -1734,11 +1714,11 @@ def _emit_transposed_out(asm, p, last):
                 asm.ins("kmovw %edx, %k1")
                 asm.ins(f"vmovups (%rdi), {bias}{{%k1}}{{z}}")
             if last:
-                _emit_epilogue_setup(asm, p, zero, bound)
+                emit_epilogue_setup(asm, p, zero, bound)
             for g in range(TILE_ROWS):
                 acc = f"%zmm{g}"
                 if last:
-                    _emit_epilogue(asm, p, acc, p.bias == "columns" and
+                    emit_epilogue(asm, p, acc, p.bias == "columns" and
                                    f"{bias}, {acc}, {acc}", zero, bound)
                 _emit_row_mask(asm, g)
                 if to_d:

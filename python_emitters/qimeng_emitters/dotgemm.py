@@ -337,36 +337,32 @@ class Params:
         # Packed slivers: kc_groups groups each, a whole number of K
         # iterations; A slivers MR dwords per group, B slivers NR.
         # B^T read in place, one matrix-vector product per row of A.
-        self.gemv = "pack_b" in request and not bool_field(request, "pack_b")
-        if "pack_b" in request and not self.gemv:
+        b_in_place = ("pack_b" in request
+                      and not bool_field(request, "pack_b"))
+        if "pack_b" in request and not b_in_place:
             raise RequestError("field 'pack_b' may only be false (B^T read "
                                "in place)")
-        # f16 with B as stored: B's rows streamed in place instead (below).
-        self.b_stream = (self.gemv and self.dt.name == "f16"
+        # B read in place: f16 with B as stored streams B's rows, the
+        # others read B^T's rows (the matrix-vector form).
+        self.b_stream = (b_in_place and self.dt.name == "f16"
                          and not self.trans_b)
-        if self.b_stream:
-            self.gemv = False
-            why = ("A not transposed" if self.trans_a else
-                   "no f16 output" if self.half_output else
-                   "no bias along the rows" if self.bias == "rows" else
-                   "a static N" if self.dynamic_n else None)
-            if why:
-                raise RequestError(f"pack_b false (B's rows streamed in "
-                                   f"place) needs {why}")
-            self.stream_rows = min(STREAM_ROWS, self.m)
-            self.stream_a_stride = round_up(self.k, LANES) * 4
-        if self.gemv:
+        self.gemv = b_in_place and not self.b_stream
+        if b_in_place:
             why = ("bf16 or f16 operands" if self.dt.group == 4 else
-                   "B transposed" if not self.trans_b else
+                   "B transposed" if self.gemv and not self.trans_b else
                    "A not transposed" if self.trans_a else
                    f"no {self.dt.name} output" if self.half_output else
                    "no bias along the rows" if self.bias == "rows" else
                    "a static N" if self.dynamic_n else
                    "no swap-pairs fault (it has no pairs to swap)"
-                   if self.fault == "swap-pairs" else None)
+                   if self.gemv and self.fault == "swap-pairs" else None)
             if why:
-                raise RequestError(f"pack_b false (B^T read in place) needs "
-                                   f"{why}")
+                form = ("B's rows streamed in place" if self.b_stream else
+                        "B^T read in place")
+                raise RequestError(f"pack_b false ({form}) needs {why}")
+        if self.b_stream:
+            self.stream_rows = min(STREAM_ROWS, self.m)
+            self.stream_a_stride = round_up(self.k, LANES) * 4
         if self.fault == "drop-low" and self.dt.name != "f16":
             raise RequestError("fault drop-low: only f16 has low parts to "
                                "drop")
@@ -624,7 +620,8 @@ def _emit_pack_k_major(asm, p, op):
     g, eb = p.dt.group, p.dt.element_bytes
     rem = p.partial_group_k
     asm.comment(f"PACK {name} (k along its rows)")
-    _emit_drop_low_mask(asm, p, op)
+    if _drops_low(p, op):
+        _emit_drop_low_mask(asm, PACK_DROP_LOW_REG)
     if g == 2:
         asm.ins(f"vmovdqu64 {INDEX_OFFSET}({WS}), %zmm31")
     asm.ins("vpxord %zmm30, %zmm30, %zmm30")
@@ -729,19 +726,23 @@ def _drops_low(p, op):
     return p.fault == "drop-low" and op.name == "B"
 
 
-def _emit_drop_low_mask(asm, p, op):
-    """Fault drop-low: zmm28 = 0xffff0000 in every lane, for PACK B."""
-    if _drops_low(p, op):
-        asm.comment("fault drop-low: B's widened f16 cut to bf16's 8 bits")
-        asm.ins("movl $0xffff0000, %eax")
-        asm.ins("vpbroadcastd %eax, %zmm28")
+# Fault drop-low's mask register in the packs (the in-place forms have
+# their own: DROP_LOW_REG, STREAM_DROP_LOW_REG).
+PACK_DROP_LOW_REG = 28
 
 
-def _emit_drop_low(asm, reg, active):
+def _emit_drop_low_mask(asm, mask_reg, what="B's widened f16"):
+    """Fault drop-low: 0xffff0000 in every lane of zmm<mask_reg>."""
+    asm.comment(f"fault drop-low: {what} cut to bf16's 8 bits")
+    asm.ins("movl $0xffff0000, %eax")
+    asm.ins(f"vpbroadcastd %eax, %zmm{mask_reg}")
+
+
+def _emit_drop_low(asm, reg, active, mask_reg=PACK_DROP_LOW_REG):
     """With `active` (fault drop-low), reg's f32 lanes cut to their upper
-    16 bits by the mask in (x|y|z)mm28."""
+    16 bits by the mask in (x|y|z)mm<mask_reg>, as wide as reg."""
     if active:
-        asm.ins(f"vpandd {reg[:4]}28, {reg}, {reg}")
+        asm.ins(f"vpandd {reg[:4]}{mask_reg}, {reg}, {reg}")
 
 
 def _emit_group_interleave(asm, p, g, rows):
@@ -791,7 +792,8 @@ def _emit_pack_lane_major(asm, p, op):
     g, eb = p.dt.group, p.dt.element_bytes
     rem = p.partial_group_k
     asm.comment(f"PACK {name} (lanes along its rows)")
-    _emit_drop_low_mask(asm, p, op)
+    if _drops_low(p, op):
+        _emit_drop_low_mask(asm, PACK_DROP_LOW_REG)
     if shifted:
         _emit_sign_bias(asm)
     if rem and g == 4:
@@ -1273,14 +1275,34 @@ def _bound_reg(p):
     return _b_reg(p, 1) if p.nv > 1 else f"%zmm{p.mr * p.nv + p.nv + 1}"
 
 
+def emit_epilogue_setup(asm, p, zero, bound):
+    """relu's zero and its bound's broadcast into the registers `zero` and
+    `bound`, where the epilogue has them (these kernels' and amx.py's)."""
+    if p.relu:
+        asm.ins(f"vpxord {zero}, {zero}, {zero}")
+    if p.relu_max is not None:
+        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {bound}")
+
+
+def emit_epilogue(asm, p, acc, bias, zero, bound):
+    """acc = epilogue(acc), as sgemm.py's: + bias (VADDPS's operands, with
+    a lane mask where it has one: masked-out lanes are not read; None or
+    False: no bias), relu (max with NaN and +0 from the second operand,
+    + 0 for -0) and its bound (min keeping NaN); `zero` and `bound` from
+    emit_epilogue_setup."""
+    if bias:
+        asm.ins(f"vaddps {bias}")
+    if p.relu:
+        asm.ins(f"vmaxps {acc}, {zero}, {acc}")
+        asm.ins(f"vaddps {zero}, {acc}, {acc}")
+    if p.relu_max is not None:
+        asm.ins(f"vminps {acc}, {bound}, {acc}")
+
+
 def _emit_epilogue_setup(asm, p):
     """Before the last store of a tile: relu's zero (the first B register)
     and bound, %rax = the bias of the tile's first column (or row)."""
-    if p.relu:
-        zero = _b_reg(p, 0)
-        asm.ins(f"vpxord {zero}, {zero}, {zero}")
-    if p.relu_max is not None:
-        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {_bound_reg(p)}")
+    emit_epilogue_setup(asm, p, _b_reg(p, 0), _bound_reg(p))
     if p.bias != "none":
         first, sliver = (JC, JR) if p.bias == "columns" else (IC, IR)
         asm.ins(f"movq {BIAS_OFFSET}({WS}), %rax")
@@ -1289,20 +1311,13 @@ def _emit_epilogue_setup(asm, p):
 
 
 def _emit_epilogue_vector(asm, p, acc, i, v, mask):
-    """acc (row i, vector v) = relu(acc + bias), as sgemm.py's: a bias
-    along the columns through the lane mask (masked-out lanes are not
-    read), along the rows broadcast from row i's; max with NaN and +0 from
-    the second operand, + 0 for -0, min with the bound keeping NaN."""
-    if p.bias == "columns":
-        asm.ins(f"vaddps {64 * v}(%rax), {acc}, {acc}{mask}")
-    elif p.bias == "rows":
-        asm.ins(f"vaddps {4 * i}(%rax){{1to16}}, {acc}, {acc}")
-    if p.relu:
-        zero = _b_reg(p, 0)
-        asm.ins(f"vmaxps {acc}, {zero}, {acc}")
-        asm.ins(f"vaddps {zero}, {acc}, {acc}")
-    if p.relu_max is not None:
-        asm.ins(f"vminps {acc}, {_bound_reg(p)}, {acc}")
+    """acc (row i, vector v) = relu(acc + bias) (emit_epilogue): a bias
+    along the columns through the lane mask, along the rows broadcast from
+    row i's."""
+    bias = (f"{64 * v}(%rax), {acc}, {acc}{mask}" if p.bias == "columns"
+            else f"{4 * i}(%rax){{1to16}}, {acc}, {acc}"
+            if p.bias == "rows" else None)
+    emit_epilogue(asm, p, acc, bias, _b_reg(p, 0), _bound_reg(p))
 
 
 def _emit_compute(asm, p):
@@ -1864,28 +1879,6 @@ def _emit_in_place_entry(asm, p, done, slots):
         asm.ins(f"movq {reg}, {slot}({WS})")
 
 
-def _emit_in_place_epilogue_setup(asm, p, zero, bound):
-    """relu's zero and bound into the registers `zero` and `bound` for the
-    in-place forms' stores (their B registers, free by then)."""
-    if p.relu:
-        asm.ins(f"vpxord {zero}, {zero}, {zero}")
-    if p.relu_max is not None:
-        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {bound}")
-
-
-def _emit_in_place_epilogue(asm, p, acc, bias, mask, zero, bound):
-    """acc = relu(acc + bias) as _emit_epilogue_vector: the columns' bias
-    at `bias` under `mask`, relu's max with `zero` (NaN kept, -0 to +0),
-    its bound's min."""
-    if p.bias == "columns":
-        asm.ins(f"vaddps {bias}, {acc}, {acc}{mask}")
-    if p.relu:
-        asm.ins(f"vmaxps {acc}, {zero}, {acc}")
-        asm.ins(f"vaddps {zero}, {acc}, {acc}")
-    if p.relu_max is not None:
-        asm.ins(f"vminps {acc}, {bound}, {acc}")
-
-
 def gemv_chunk(p):
     """k a K step of the matrix-vector form takes from each row: a zmm
     register of groups (32 bf16, 16 f16 widened)."""
@@ -1935,8 +1928,7 @@ def _emit_gemv_chunk(asm, p, mask=None):
         if widen or mask or rows > 1:
             load(b, GEMV_B_REG + r)
             b = f"%zmm{GEMV_B_REG + r}"
-            if p.fault == "drop-low":
-                asm.ins(f"vpandd %zmm{DROP_LOW_REG}, {b}, {b}")
+            _emit_drop_low(asm, b, p.fault == "drop-low", DROP_LOW_REG)
         for a in range(rows):
             asm.ins(f"{p.dt.dot} {b}, %zmm{GEMV_A_REG + a}, {_gemv_acc(a, r)}")
 
@@ -1977,9 +1969,7 @@ def _emit_gemv_body(p):
                                         GEMV_N_END))
     _emit_relu_max_constant(asm, p)
     if p.fault == "drop-low":
-        asm.comment("fault drop-low: B^T's elements to bf16's 8 bits")
-        asm.ins("movl $0xffff0000, %eax")
-        asm.ins(f"vpbroadcastd %eax, %zmm{DROP_LOW_REG}")
+        _emit_drop_low_mask(asm, DROP_LOW_REG, "B^T's elements")
     chunks, tail = divmod(p.k, chunk)
     if p.fault == "drop-k":
         asm.comment("fault drop-k: the last full chunk of K (or the tail) "
@@ -2065,7 +2055,7 @@ def _emit_gemv_body(p):
         asm.ins("shlq $2, %rsi")
         asm.ins(f"addq {BIAS_OFFSET}({WS}), %rsi")
     zero, bound = f"%ymm{GEMV_A_REG}", f"%ymm{GEMV_A_REG + 1}"
-    _emit_in_place_epilogue_setup(asm, p, zero, bound)
+    emit_epilogue_setup(asm, p, zero, bound)
     for a in range(rows):
         sums = f"%ymm{GEMV_ROWS * a}"
         if a:
@@ -2077,8 +2067,8 @@ def _emit_gemv_body(p):
             asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdx")
         if not p.overwrite:
             asm.ins(f"vaddps (%rdx), {sums}, {sums}{{%k2}}")
-        _emit_in_place_epilogue(asm, p, sums, "(%rsi)", "{%k2}", zero,
-                                bound)
+        emit_epilogue(asm, p, sums, p.bias == "columns"
+                      and f"(%rsi), {sums}, {sums}{{%k2}}", zero, bound)
         asm.ins(f"vmovups {sums}, (%rdx){{%k2}}")
     if rows > 1:
         asm.place(last_row)
@@ -2131,8 +2121,7 @@ def _emit_stream_block(asm, p, masked):
             asm.ins(f"vcvtph2ps %ymm{b_reg + v}, {b}")
         else:
             asm.ins(f"vcvtph2ps {32 * v}(%rsi), {b}")
-        if p.fault == "drop-low":
-            asm.ins(f"vpandd %zmm{STREAM_DROP_LOW_REG}, {b}, {b}")
+        _emit_drop_low(asm, b, p.fault == "drop-low", STREAM_DROP_LOW_REG)
     for r in range(rows):
         asm.ins(f"vbroadcastss {r * p.stream_a_stride}(%rax), %zmm{a_reg}")
         for v in range(nv):
@@ -2145,7 +2134,7 @@ def _emit_stream_block(asm, p, masked):
     asm.ins(f"movq {STREAM_M_END}({WS}), %rdx")
     asm.ins(f"subq {STREAM_ROW}({WS}), %rdx")
     zero, bound = f"%zmm{b_reg}", f"%zmm{b_reg + 1}"
-    _emit_in_place_epilogue_setup(asm, p, zero, bound)
+    emit_epilogue_setup(asm, p, zero, bound)
     # (write-past-edge stores the block's lanes past N too: zeros.)
     for r in range(rows):
         if r:
@@ -2157,8 +2146,9 @@ def _emit_stream_block(asm, p, masked):
             if not p.overwrite:
                 asm.ins(f"vaddps {64 * v}(%rdi), {acc(r, v)}, "
                         f"{acc(r, v)}{mask}")
-            _emit_in_place_epilogue(asm, p, acc(r, v), f"{64 * v}(%r10)",
-                                    mask, zero, bound)
+            emit_epilogue(asm, p, acc(r, v), p.bias == "columns" and
+                          f"{64 * v}(%r10), {acc(r, v)}, {acc(r, v)}{mask}",
+                          zero, bound)
             if p.fault == "write-past-edge":
                 mask = ""
             asm.ins(f"vmovups {acc(r, v)}, {64 * v}(%rdi){mask}")
@@ -2183,9 +2173,7 @@ def _emit_stream_body(p):
                                         STREAM_N_BEGIN, STREAM_N_END))
     _emit_relu_max_constant(asm, p)
     if p.fault == "drop-low":
-        asm.comment("fault drop-low: B's widened f16 cut to bf16's 8 bits")
-        asm.ins("movl $0xffff0000, %eax")
-        asm.ins(f"vpbroadcastd %eax, %zmm{STREAM_DROP_LOW_REG}")
+        _emit_drop_low_mask(asm, STREAM_DROP_LOW_REG)
     asm.ins(f"imulq ${STREAM_PREFETCH_ROWS}, {LD_BYTES_OFFSET + 8}({WS}), "
             "%r9")
     chunks, tail = divmod(p.k, LANES)
