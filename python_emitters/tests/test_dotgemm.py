@@ -459,27 +459,32 @@ def check_gemv(test, make, faults=("drop-k", "write-past-edge")):
         "gemv_bias_relu6_accumulating": make(**dict(
             gemv, m=2, bias="columns", relu=True, relu_max=6.0)),
     }
-    for name, req in cases.items():
-        with test.subTest(name=name):
-            status, output = test.run_kernel(name, req)
-            test.assertEqual(status, 0, output)
-            test.assertEqual(output.strip(), "ok")
-    dyn = make(**dict(gemv, dynamic_m=True))
-    for rows in (1, 3):
-        with test.subTest(dynamic_m=rows):
-            status, output = test.run_kernel(f"gemv_dyn{rows}", dyn,
-                                             split=0, m=rows)
+    check_in_place_form(
+        test, cases, make(**dict(gemv, dynamic_m=True)), (1, 3),
+        make(**dict(gemv, m=4, parallel=True)), 2,
+        {fault: make(**dict(gemv, m=3, fault=fault)) for fault in faults})
+
+
+def check_in_place_form(test, cases, dynamic, rows, parallel, split,
+                        faulty):
+    """A form that reads B in place: each of `cases` (name: request)
+    matches the reference; `dynamic` (a run-time M) does at each of
+    `rows`, `parallel` on two parts of the rows split at `split`; each of
+    `faulty` (fault: request) is caught."""
+    test.check_cases(cases)
+    for m in rows:
+        with test.subTest(dynamic_m=m):
+            status, output = test.run_kernel(f"dyn{m}", dynamic, split=0,
+                                             m=m)
             test.assertEqual(status, 0, output)
             test.assertEqual(output.strip(), "ok")
     with test.subTest(parallel=True):
-        status, output = test.run_kernel(
-            "gemv_par", make(**dict(gemv, m=4, parallel=True)), split=2)
+        status, output = test.run_kernel("par", parallel, split=split)
         test.assertEqual(status, 0, output)
         test.assertEqual(output.strip(), "ok")
-    for fault in faults:
+    for fault, req in faulty.items():
         with test.subTest(fault=fault):
-            status, output = test.run_kernel(
-                "gemv_" + fault, make(**dict(gemv, m=3, fault=fault)))
+            status, output = test.run_kernel(fault, req)
             test.assertEqual(status, 1, output)
             test.assertIn("bad elements", output)
 
@@ -711,7 +716,7 @@ class F16ExecutionTest(HarnessTest):
         masked; several passes, the last short; run-time M and parts;
         faults caught."""
         rows = dict(m=1, n=45, k=77, pack_b=False)
-        for name, req in {
+        cases = {
             "edge_block_only": f16_request(**rows),
             "blocks_and_edge": f16_request(**dict(rows, n=150, m=4)),
             "whole_chunks": f16_request(**dict(rows, k=32, n=128, m=6,
@@ -724,32 +729,14 @@ class F16ExecutionTest(HarnessTest):
                                             relu=True, overwrite=True)),
             "bias_relu6": f16_request(**dict(rows, m=2, bias="columns",
                                              relu=True, relu_max=6.0)),
-        }.items():
-            with self.subTest(name=name):
-                self.assertIn("_brows64x", header(emit_dot(req), "symbol"))
-                status, output = self.run_kernel(name, req)
-                self.assertEqual(status, 0, output)
-                self.assertEqual(output.strip(), "ok")
-        dyn = f16_request(**dict(rows, m=6, dynamic_m=True))
-        for m in (1, 7, 20):
-            with self.subTest(dynamic_m=m):
-                status, output = self.run_kernel(f"rows_dyn{m}", dyn,
-                                                 split=0, m=m)
-                self.assertEqual(status, 0, output)
-                self.assertEqual(output.strip(), "ok")
-        with self.subTest(parallel=True):
-            status, output = self.run_kernel(
-                "rows_par", f16_request(**dict(rows, m=9, parallel=True)),
-                split=4)
-            self.assertEqual(status, 0, output)
-            self.assertEqual(output.strip(), "ok")
-        for fault in ("drop-k", "drop-low", "write-past-edge"):
-            with self.subTest(fault=fault):
-                status, output = self.run_kernel(
-                    "rows_" + fault,
-                    f16_request(**dict(rows, m=3, fault=fault)))
-                self.assertEqual(status, 1, output)
-                self.assertIn("bad elements", output)
+        }
+        for req in cases.values():
+            self.assertIn("_brows64x", header(emit_dot(req), "symbol"))
+        check_in_place_form(
+            self, cases, f16_request(**dict(rows, m=6, dynamic_m=True)),
+            (1, 7, 20), f16_request(**dict(rows, m=9, parallel=True)), 4,
+            {fault: f16_request(**dict(rows, m=3, fault=fault))
+             for fault in ("drop-k", "drop-low", "write-past-edge")})
 
     def test_faults_are_caught(self):
         """drop-low cuts B's widened f16 to bf16's 8 bits, which these
