@@ -1272,16 +1272,16 @@ struct QiMengTensorOpPass
           getOrCreateKernelFunc(module, *ready, options->target);
       // A run-time M: kernels for few rows, chosen at run time.
       SmallVector<MBucketKernel> buckets;
-      // The option's row counts, and (unless it says none) the model's
-      // where the kernel's form changes (f16: B read in place up to 12).
-      SmallVector<int64_t> bucketRows(options->mBuckets);
-      if (!bucketRows.empty()) {
-        llvm::append_range(bucketRows, formRowBounds(problem->gemm()));
-        llvm::sort(bucketRows);
-        bucketRows.erase(std::unique(bucketRows.begin(), bucketRows.end()),
-                         bucketRows.end());
-      }
-      if (!problem->conv() && problem->gemm().dynamicM)
+      if (!problem->conv() && problem->gemm().dynamicM) {
+        // The option's row counts, and (unless it says none) the model's
+        // where the kernel's form changes (f16: B read in place up to 12).
+        SmallVector<int64_t> bucketRows(options->mBuckets);
+        if (!bucketRows.empty()) {
+          llvm::append_range(bucketRows, formRowBounds(problem->gemm()));
+          llvm::sort(bucketRows);
+          bucketRows.erase(std::unique(bucketRows.begin(), bucketRows.end()),
+                           bucketRows.end());
+        }
         for (int64_t rows : bucketRows) {
           if (rows >= problem->gemm().m)
             break;
@@ -1299,6 +1299,7 @@ struct QiMengTensorOpPass
                 << problem->gemm().m
                 << "-row kernel runs them): " << failures[fewRows.str()];
         }
+      }
       // The host has AMX, but Linux did not grant this process its tile
       // data (Target::detectHost): the dot instructions run instead.
       if (options->target.amxRefused &&

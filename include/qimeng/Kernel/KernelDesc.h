@@ -166,22 +166,27 @@ struct GemmDesc {
 
   /// Whether a bf16 or f16 kernel can read B^T where it lies, a
   /// matrix-vector product per row of A (packb=0 for the dot-product
-  /// kernels: dotgemm.py's pack_b false): B transposed, A not, no 16-bit
-  /// output, no bias along the rows (one along the columns and relu are
-  /// applied where C is stored), N static.
+  /// kernels: dotgemm.py's pack_b false): B transposed, and what every
+  /// form that reads B in place needs (dotKernelMayReadBInPlace).
   bool bTransposedRowsInPlace() const {
-    return isHalfPrecision(precision) && transB && !transA && !halfOutput &&
-           bias != GemmBias::Rows && !dynamicN;
+    return isHalfPrecision(precision) && transB && dotKernelMayReadBInPlace();
   }
 
   /// Whether an f16 kernel can stream B's rows where they lie, passes of
   /// rows of A against blocks of columns (packb=0 for the dot-product
   /// kernels with B as stored: dotgemm.py's pack_b false, "B's rows"): B
-  /// not transposed, A not, no f16 output, no bias along the rows, N
-  /// static.
+  /// not transposed, and what every form that reads B in place needs.
   bool bRowsStreamInPlace() const {
-    return precision == GemmPrecision::F16 && !transB && !transA &&
-           !halfOutput && bias != GemmBias::Rows && !dynamicN;
+    return precision == GemmPrecision::F16 && !transB &&
+           dotKernelMayReadBInPlace();
+  }
+
+  /// What the dot kernels' forms that read B in place need whichever way
+  /// B lies: A not transposed, no 16-bit output, no bias along the rows
+  /// (one along the columns and relu are applied where C is stored), N
+  /// static.
+  bool dotKernelMayReadBInPlace() const {
+    return !transA && !halfOutput && bias != GemmBias::Rows && !dynamicN;
   }
 
   /// Whether the f32 microkernel can read A's slivers where A lies
