@@ -515,6 +515,13 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
       return llvm::createStringError(
           "an AMX kernel packs A (alayout=kmajor) or reads it in place "
           "(alayout=direct)");
+    // PACK A writes whole tiles of 16 rows; tiles of fewer (a
+    // convolution's output rows) are read in place.
+    if (amx && c.mr % kAmxTileRows != 0 && c.aLayout != ALayout::Direct)
+      return llvm::createStringError(llvm::formatv(
+          "an AMX block of {0} rows (tiles of fewer than {1}) reads A in "
+          "place (alayout=direct)",
+          c.mr, kAmxTileRows));
     if (c.aLayout == ALayout::Direct && desc_.precision == GemmPrecision::F16)
       return llvm::createStringError(
           "alayout=direct: f16 is split into bf16 parts where A is packed");

@@ -302,19 +302,30 @@ class Params:
                     else self.tt.dot)
         self.mr = int_field(request, "mr")
         self.nr = int_field(request, "nr")
-        for name, value in (("mr", self.mr), ("nr", self.nr)):
-            if value not in (16, 32):
-                raise RequestError(
-                    f"{name} = {value}: an AMX block is one or two tiles of "
-                    f"16 {'rows' if name == 'mr' else 'columns'} (16 or 32)")
+        if self.nr not in (16, 32):
+            raise RequestError(
+                f"nr = {self.nr}: an AMX block is one or two tiles of 16 "
+                "columns (16 or 32)")
+        # A and C tiles may hold fewer than 16 rows (the tile
+        # configuration's rows): mr 8 to 16 is one tile of mr rows, an even
+        # mr from 18 to 32 two tiles of mr / 2. A convolution's tile of one
+        # output row (14 pixels at res4, two tiles of 14 across res3's 28)
+        # is then read where it lies, where a tile of 16 would cross rows.
+        if not (8 <= self.mr <= 16 or
+                (16 < self.mr <= 32 and self.mr % 2 == 0)):
+            raise RequestError(
+                f"mr = {self.mr}: an AMX block is one tile of 8 to 16 rows "
+                "or two tiles of equal rows (an even mr up to 32)")
         blocks = request
         if self.transposed:
             # The request blocks C (mr, mc its rows); the kernel's rows are
             # C's columns.
             self.mr, self.nr = self.nr, self.mr
             blocks = dict(request, mc=request.get("nc"), nc=request.get("mc"))
-        self.tm = self.mr // TILE_ROWS
+        self.tm = 1 if self.mr <= TILE_ROWS else 2
         self.tn = self.nr // TILE_ROWS
+        # The rows of each A and C tile (B's tiles: 16 rows of k groups).
+        self.tile_rows = self.mr // self.tm
         tk = self.tt.tile_k
         self.k_run = k_run
         self.kc, self.mc, self.nc = cache_blocks(
@@ -386,6 +397,14 @@ class Params:
                 f"a_layout {self.a_layout!r}: amx kernels pack A "
                 "(\"k-major\") or read it in place (\"direct\")")
         self.a_direct = self.a_layout == "direct"
+        if self.transposed and self.nr not in (16, 32):
+            raise RequestError(
+                f"mr = {self.nr}: pack_b false blocks C's rows (the "
+                "transposed product's columns) by 16 or 32")
+        if self.tile_rows != TILE_ROWS and not self.a_direct:
+            raise RequestError(
+                f"mr = {self.mr} (tiles of {self.tile_rows} rows): only with "
+                "a_layout direct (PACK A writes tiles of 16 rows)")
         if self.tt.split:
             why = ("a_layout direct" if self.a_direct else
                    "pack_b false" if self.transposed else
@@ -404,9 +423,13 @@ class Params:
                     f"a_layout direct reads A in place: K ({self.k}) and kc "
                     f"({self.kc}) must be whole tile steps of {tk} k")
             self.a_copy_stride = self.kc * eb
+            # A sliver's entry (32 bytes) at IR times this, IR a multiple
+            # of mr.
+            self.a_entry_scale = next(s for s in (1, 2, 4, 8)
+                                      if s * self.mr >= 32)
             self.a_table = self.ap_offset
             self.a_copy = self.a_table + round_up(
-                self.mc // self.mr * 32, 64)
+                self.mc * self.a_entry_scale, 64)
             self.bp_offset = self.a_copy + self.mc * self.a_copy_stride
         else:
             self.bp_offset = self.ap_offset + \
@@ -476,10 +499,22 @@ def _emit_permission(asm):
     asm.place(granted)
 
 
-def _emit_tile_config(asm):
-    """Palette 1, every tile 16 rows of 64 bytes, loaded with LDTILECFG."""
-    asm.comment("tile configuration: palette 1, tmm0-tmm7 16 rows x 64 "
-                "bytes; then the zero row")
+def _emit_times_tile_rows(asm, p, reg):
+    """reg *= the A and C tiles' rows (a row's bytes to a tile's)."""
+    if p.tile_rows == TILE_ROWS:
+        asm.ins(f"shlq $4, {reg}")
+    else:
+        asm.ins(f"imulq ${p.tile_rows}, {reg}, {reg}")
+
+
+def _emit_tile_config(asm, p):
+    """Palette 1, every tile rows of 64 bytes, loaded with LDTILECFG: the
+    C and A tiles p.tile_rows, B's 16."""
+    rows = [p.tile_rows if t in C_TILES + A_TILES else TILE_ROWS
+            for t in range(8)]
+    asm.comment("tile configuration: palette 1, tmm0-tmm7 "
+                + ", ".join(map(str, rows)) + " rows x 64 bytes; then the "
+                "zero row")
     asm.ins("vpxord %zmm0, %zmm0, %zmm0")
     asm.ins(f"vmovdqu64 %zmm0, {TILECFG_OFFSET}({WS})")
     asm.ins(f"vmovdqu64 %zmm0, {ZERO_ROW_OFFSET}({WS})")
@@ -487,7 +522,8 @@ def _emit_tile_config(asm):
     asm.ins("movabsq $0x0040004000400040, %rax")   # colsb: 64 bytes
     asm.ins(f"movq %rax, {TILECFG_OFFSET + 16}({WS})")
     asm.ins(f"movq %rax, {TILECFG_OFFSET + 24}({WS})")
-    asm.ins("movabsq $0x1010101010101010, %rax")   # rows: 16
+    asm.ins("movabsq $0x" + "".join(f"{r:02x}" for r in reversed(rows))
+            + ", %rax")   # rows, a byte a tile
     asm.ins(f"movq %rax, {TILECFG_OFFSET + 48}({WS})")
     asm.ins(f"ldtilecfg {TILECFG_OFFSET}({WS})")
 
@@ -1148,7 +1184,7 @@ def _emit_pack_a_runs(asm, p):
 def _a_entry(p, field):
     """The memory operand of the current sliver's (IR's) A table entry:
     field 0 and 8 its A tiles' first rows, 16 and 24 their strides."""
-    return f"{p.a_table + field}({WS}, {IR}, {32 // p.mr})"
+    return f"{p.a_table + field}({WS}, {IR}, {p.a_entry_scale})"
 
 
 def _emit_a_source(asm, p, reg, row):
@@ -1222,10 +1258,12 @@ def _emit_a_in_place(asm, p):
     """A in place (a_layout direct), where PACK A would run: the block's
     sliver table. A GEMM's sliver: its rows where they lie, lda bytes
     apart, when all MR are before mb, else copied whole. A convolution's
-    A tile (16 pixels): where they lie when all are before mb and each is
-    the pixel step past the last (one output row, checked in the row
-    table), else copied; a copied tile's rows are the pixel step apart
-    too, so one stride serves the sliver's two tiles."""
+    A tile (p.tile_rows pixels): where they lie when all are before mb and
+    each is the pixel step past the last (one output row, checked in the
+    row table), else copied; a copied tile's rows are the pixel step apart
+    too, so one stride serves the sliver's two tiles. (Tiles of fewer
+    rows dividing the output row, mr 28 at rows of 14, 28 or 56 pixels,
+    never cross one.)"""
     sliver = asm.label("A in place: next sliver")
     eb = p.tt.element_bytes
     conv = p.conv
@@ -1245,7 +1283,7 @@ def _emit_a_in_place(asm, p):
         _emit_a_source(asm, p, "%rsi", 0)
         asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rcx")
         asm.ins(f"movq %rsi, {_a_entry(p, 0)}")
-        asm.ins("shlq $4, %rcx")
+        _emit_times_tile_rows(asm, p, "%rcx")
         asm.ins("addq %rcx, %rsi")
         asm.ins(f"movq %rsi, {_a_entry(p, 8)}")
         asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), %rcx")
@@ -1256,7 +1294,7 @@ def _emit_a_in_place(asm, p):
         asm.ins(f"imulq ${p.a_copy_stride}, {IR}, %rdi")
         asm.ins(f"leaq {p.a_copy}({WS}, %rdi), %rdi")
         asm.ins(f"movq %rdi, {_a_entry(p, 0)}")
-        asm.ins(f"leaq {TILE_ROWS * p.a_copy_stride}(%rdi), %rax")
+        asm.ins(f"leaq {p.tile_rows * p.a_copy_stride}(%rdi), %rax")
         asm.ins(f"movq %rax, {_a_entry(p, 8)}")
         asm.ins(f"movq ${p.a_copy_stride}, {_a_entry(p, 16)}")
         asm.ins(f"movq ${p.a_copy_stride}, {_a_entry(p, 24)}")
@@ -1264,17 +1302,17 @@ def _emit_a_in_place(asm, p):
         asm.place(done)
     else:
         for h in range(p.tm):
-            first = h * TILE_ROWS
+            first = h * p.tile_rows
             copy = asm.label(f"A in place: tile {h} copied")
             done = asm.label(f"A in place: tile {h} done")
             asm.ins(f"movq {MB}, %rax")
             asm.ins(f"subq {IR}, %rax")
-            asm.ins(f"cmpq ${first + TILE_ROWS}, %rax")
+            asm.ins(f"cmpq ${first + p.tile_rows}, %rax")
             asm.ins(f"jb {fwd(copy)}")
             asm.comment("in one output row: each pixel the pixel step past "
                         "the last")
             asm.ins(f"leaq ({IC}, {IR}), %rcx")
-            for j in range(first + 1, first + TILE_ROWS):
+            for j in range(first + 1, first + p.tile_rows):
                 asm.ins(f"movq {conv.row_table + 8 * j}({WS}, %rcx, 8), "
                         "%rax")
                 asm.ins(f"subq {conv.row_table + 8 * (j - 1)}({WS}, %rcx, "
@@ -1291,7 +1329,7 @@ def _emit_a_in_place(asm, p):
             asm.ins(f"leaq {p.a_copy}({WS}, %rdi), %rdi")
             asm.ins(f"movq %rdi, {_a_entry(p, 8 * h)}")
             asm.ins(f"movq ${p.a_copy_stride}, {_a_entry(p, 16 + 8 * h)}")
-            _emit_copy_rows(asm, p, first, TILE_ROWS)
+            _emit_copy_rows(asm, p, first, p.tile_rows)
             asm.place(done)
     if p.fault == "drop-k":
         asm.comment("fault drop-k: the sliver's first tile a k late")
@@ -1362,7 +1400,7 @@ def _c_address(a, b):
 
 def _stage_address(p):
     """C tile (a, b) in the staging tile (_emit_stage_pointers)."""
-    return lambda a, b: (f"{a * TILE_ROWS * p.nr * 4 + 64 * b}"
+    return lambda a, b: (f"{a * p.tile_rows * p.nr * 4 + 64 * b}"
                          "(%rax, %rcx, 1)")
 
 
@@ -1524,7 +1562,7 @@ def _emit_block(asm, p):
     asm.ins("leaq (%rdx, %rax, 4), %rdx")
     asm.ins(f"addq 16({WS}), %rdx")
     asm.ins("movq %rsi, %rdi")
-    asm.ins("shlq $4, %rdi")
+    _emit_times_tile_rows(asm, p, "%rdi")
     asm.ins("addq %rdx, %rdi")          # the second row of tiles
     if p.fault != "write-past-edge":
         asm.ins(f"movq {MB}, %rax")
@@ -1557,7 +1595,7 @@ def _emit_block(asm, p):
     _emit_k_steps(asm, p)
     asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rsi")
     asm.ins("movq %rsi, %rdi")
-    asm.ins("shlq $4, %rdi")
+    _emit_times_tile_rows(asm, p, "%rdi")
     asm.ins("addq %rdx, %rdi")
     through_epilogue = p.half_output or _has_epilogue(p)
     if through_epilogue:
@@ -1745,7 +1783,7 @@ def _emit_body(p):
     asm.ins("movq %rdx, 16(%rcx)")
     asm.ins(f"movq %rcx, {WS}")
     _emit_permission(asm)
-    _emit_tile_config(asm)
+    _emit_tile_config(asm, p)
     emit_leading_dims_in_bytes(asm, p, tt.types, tt.element_bytes,
                                LDD_BYTES)
     if p.transposed and p.runtime_ld:
@@ -1835,7 +1873,7 @@ def _kernel_file(p, symbol, request, kind, summary, headers):
         + [f"tmm{i}" for i in range(8)],
         p.features,
         headers=["# qm.inner_loop_flops: " + str(
-            p.tm * p.tn * TILE_ROWS * TILE_ROWS * p.tt.tile_k * 2)]
+            p.tm * p.tn * p.tile_rows * TILE_ROWS * p.tt.tile_k * 2)]
         + ([f"# qm.b_prepacked: nr={p.nr} k_groups={p.k_groups} "
             f"element_bytes={p.tt.element_bytes} plus128=0"]
            if p.b_prepacked else []) + headers,

@@ -37,7 +37,11 @@ class RequestTest(RefusalTestCase):
 
     def test_refusals(self):
         self.refuses(request(isa="avx512"), "isa amx")
-        self.refuses(request(mr=24), "mr = 24")
+        self.refuses(request(mr=24, mc=48), "only with a_layout direct")
+        for mr in (7, 25, 34):
+            self.refuses(request(mr=mr, k=64, a_layout="direct"),
+                         f"mr = {mr}: an AMX block")
+        self.refuses(request(mr=28, mc=56, k=64, **TRANSPOSED), "by 16 or 32")
         self.refuses(request(nr=48), "nr = 48")
         self.refuses(request(k=200, kc=48), "multiple of 32")
         self.refuses(int8_request(k=300, kc=96), "multiple of 64")
@@ -172,6 +176,14 @@ class Bf16ExecutionTest(AmxHarness):
             "a_direct_trans_b": request(trans_b=True, m=100, n=150, k=320,
                                         kc=128, mc=64, nc=96,
                                         overwrite=True, a_layout="direct"),
+            # Tiles of fewer than 16 rows: two of 12 (the last block's
+            # second past mb, copied), one of 14; the epilogue, D.
+            "a_direct_tiles_of_12": request(m=70, k=128, kc=64, mr=24,
+                                            mc=48, a_layout="direct"),
+            "a_direct_one_tile_of_14": request(
+                m=40, n=50, k=96, mr=14, nr=16, kc=32, mc=28, nc=32,
+                a_layout="direct", bias="columns", relu=True,
+                bf16_output=True, overwrite=True),
             # B prepacked by the caller (qm.b_prepacked: the harness packs
             # it): tiles of 16 and 32 columns, several kc blocks, B^T, A
             # in place too, K not whole tile steps (zero groups past it).
@@ -506,6 +518,17 @@ class ConvExecutionTest(KernelHarness):
             "a_direct_rows_of_8": conv_request(a_layout="direct"),
             "a_direct_rows_of_16": conv_request(a_layout="direct", w=17,
                                                 overwrite=True),
+            # Tiles of one output row of 14 pixels (mr 28, 14 a tile),
+            # of half of one of 28 (mr 14, the edge block's second tile
+            # past mb), 8-bit: all in place.
+            "a_direct_tiles_of_14": conv_request(a_layout="direct", w=15,
+                                                 mr=28, mc=56),
+            "a_direct_tiles_of_14_half_rows": conv_request(
+                a_layout="direct", w=29, h=4, mr=14, mc=28, bias=True,
+                relu=True, overwrite=True),
+            "a_direct_tiles_of_14_s8": conv_request(
+                a_layout="direct", kind="iconv2d", a_type="s8", c=64,
+                kc=128, w=15, mr=28, mc=28),
             "a_direct_1x1": conv_request(a_layout="direct", kh=1, kw=1,
                                          kc=32, h=5, w=13),
             "a_direct_stride_dilation": conv_request(
@@ -557,6 +580,9 @@ class ConvExecutionTest(KernelHarness):
             self.check("parts", conv_request(parallel=True), split=40)
             self.check("parts_direct", conv_request(
                 parallel=True, a_layout="direct", w=17), split=40)
+            self.check("parts_tiles_of_14", conv_request(
+                parallel=True, a_layout="direct", w=15, mr=28, mc=28),
+                split=56)
         with self.subTest(name="gaps, runs"):
             # Gaps between pixels: the run is C = 3, each its own step.
             self.check("gaps_runs", conv_request(
@@ -573,6 +599,12 @@ class ConvExecutionTest(KernelHarness):
                                  kc=64 if c == 32 else 18, kh=3, kw=2 if
                                  c == 32 else 3))
                 self.assertEqual(status, 1, output)
+        with self.subTest(fault="drop-k", tiles_of=14):
+            # Tiles of one output row of 14 pixels, all in place.
+            status, output = self.run_kernel(
+                "drop-k_tiles_of_14", conv_request(
+                    fault="drop-k", a_layout="direct", w=15, mr=28, mc=28))
+            self.assertEqual(status, 1, output)
 
 
 if __name__ == "__main__":

@@ -943,11 +943,44 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   EXPECT_EQ(convConfig.kc, 192) << convConfig.str();
   EXPECT_EQ(convConfig.aLayout, ALayout::Direct) << convConfig.str();
   EXPECT_EQ(convConfig.mc, convConfig.mr) << convConfig.str();
+  // Output rows of 14 pixels: tiles of 14 rows, two a block, so that no
+  // tile crosses a row; a 1x1's pixels lie a pixel step apart across rows
+  // too, and keep tiles of 16.
+  EXPECT_EQ(convConfig.mr, 28) << convConfig.str();
+  for (auto [width, rows] : {std::pair<int64_t, int64_t>{14, 14},
+                             {28, 14},
+                             {56, 14},
+                             {13, 13},
+                             {12, 12},
+                             {64, 16},
+                             {7, 16},
+                             {11, 16},
+                             {17, 16}})
+    EXPECT_EQ(amxOutputRowTileRows(width), rows) << width;
+  ConvDesc pointwise =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 14, 14, 64, 64, 1, 1);
+  pointwise.precision = GemmPrecision::Bf16;
+  QM_ASSERT_EXPECTED(pointwiseConfig,
+                     chooseKernelConfig(KernelProblem(pointwise), target));
+  EXPECT_EQ(pointwiseConfig.mr, 32) << pointwiseConfig.str();
   SearchSpace convSpace =
       SearchSpace::forProblem(KernelProblem(conv), target, convConfig);
   for (const std::string &text : decision(convSpace, "kc")->choices)
     EXPECT_TRUE(192 % std::stoll(text) == 0 && std::stoll(text) % 32 == 0)
         << text;
+  // The model's block is among the tuner's; tiles of 14 rows only with A
+  // in place (amx.py's PACK A writes tiles of 16).
+  EXPECT_EQ(decision(convSpace, "block")
+                ->choices[decision(convSpace, "block")->modelChoice],
+            "28x32");
+  Assignment packedA = convSpace.modelAssignment();
+  const auto &layouts = convSpace.decisions();
+  for (size_t i = 0; i < layouts.size(); ++i)
+    if (layouts[i].key == "alayout")
+      packedA[i] = 0;
+  QM_ASSERT_FAILS_WITH(convSpace.configFor(packedA).takeError(),
+                       "an AMX block of 28 rows (tiles of fewer than 16) "
+                       "reads A in place (alayout=direct)");
   ConvDesc stem =
       ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 30, 30, 3, 64, 7, 7, 2, 2);
   stem.precision = GemmPrecision::Bf16;

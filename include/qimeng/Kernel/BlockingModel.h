@@ -52,6 +52,17 @@ VectorIsa matrixIsa(const Target &target, GemmPrecision precision);
 /// f16, each packed as four bf16).
 inline int64_t amxTileK(int64_t elementBytes) { return 64 / elementBytes; }
 
+/// Rows of a whole AMX tile (A's and C's may hold fewer: amx.py's mr 8 to
+/// 16 is one tile of mr rows, an even mr up to 32 two of mr / 2).
+inline constexpr int64_t kAmxTileRows = 16;
+
+/// The rows of an AMX convolution's A and C tiles (its mr, two tiles, is
+/// twice them) for output rows of `outputWidth` pixels: 16 where 16 divide
+/// the row, else its largest divisor from 15 down to 12, so that every tile
+/// is a piece of one output row, its pixels a pixel step apart, and is read
+/// where it lies rather than copied; else 16.
+int64_t amxOutputRowTileRows(int64_t outputWidth);
+
 /// Bytes one k of A takes in a packed AMX row (and one column of B's
 /// packed tiles): the element's own, but 8 for f16, split into four bf16
 /// (amx.py, TileType.split).
