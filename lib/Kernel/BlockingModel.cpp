@@ -374,11 +374,16 @@ std::string qimeng::amxRefusal(const GemmDesc &d) {
 /// bf16 and 8-bit GEMMs on AMX tiles (amx.py), where the target has them
 /// and the kernel takes the problem (amxRefusal): a 32 x 32 block (2 x 2
 /// tiles); kc 512 bytes of k a row of A (256 bf16, 8 tile steps between
-/// C's loads and stores), A's block in two thirds of L1d (each B sliver
-/// meets it there) and B's panel in half of L2. On a 2-vCPU Xeon with
-/// AMX (L1d 48 KiB, L2 2 MiB), bf16, side by side against kc 1 KiB with
-/// A's block in a quarter of L2: 1.49x at 1024^3, 1.35x at 2048^3, 0.99x
-/// at 256^3.
+/// C's loads and stores), A's block in a third of L1d (one 32-row sliver
+/// of 512 bytes a row, 16 KiB: it stays in L1 beside the B sliver that
+/// streams past it from L2, 16 KiB more) and B's panel in half of L2. On a
+/// 2-vCPU Xeon with AMX (L1d 48 KiB, L2 2 MiB), bf16, side by side against
+/// kc 1 KiB with A's block in a quarter of L2: 1.49x at 1024^3, 1.35x at
+/// 2048^3, 0.99x at 256^3; then one sliver a block against two (two
+/// thirds of L1d, B's sliver and A's two filling it): bf16 1.01x at 256^3,
+/// 1.06-1.13x at 512^3, 1.10-1.11x at 1024^3, 1.18x at 2048^3, 1.08-1.11x
+/// at 128x3072x768; s8 1.01-1.06x at 128^3-512^3, 1.14-1.17x at 1024^3
+/// and 2048^3; 0.98-0.99x at 128x768x768.
 ///
 /// A is read in place (amx.py's a_layout direct: the tiles loaded where
 /// A's rows lie, no PACK A) where K is whole tile steps and the block's
@@ -493,7 +498,7 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
       c.aLayout = ALayout::Direct;
     }
   }
-  c.mc = roundDownAtLeast(l1 * 2 / 3 / (c.kc * eb), c.mr);
+  c.mc = roundDownAtLeast(l1 / 3 / (c.kc * eb), c.mr);
   // B prepacked (constant weights) over a long K: one B tile a block, whose
   // rows lie 64 bytes apart in the caller's panels (NR 32 interleaves two
   // tiles' rows, 128 bytes apart). Side by side, bf16, nr 16 against 32:
