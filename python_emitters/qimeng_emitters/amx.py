@@ -77,8 +77,8 @@ from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
                       OUTPUT_OFFSET, element_types, emit_block_input_base,
                       emit_column_block_head, emit_epilogue,
                       emit_epilogue_setup, emit_leading_dims_in_bytes,
-                      emit_loop_ends, emit_part_of_c, emit_row_block_head,
-                      emit_sliver_heads)
+                      emit_loop_ends, emit_part_of_c, emit_round_to_half,
+                      emit_row_block_head, emit_sliver_heads)
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_relu_max_constant
 from .sgemm import _emit_transpose_16x16 as emit_transpose_16x16
@@ -171,15 +171,6 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 # Fields of the dot GEMMs' requests (C++'s GemmDesc) the AMX kernels take
 # only at their defaults.
 _NOT_YET = ("trans_a", "dynamic_n", "dynamic_k")
-
-
-def _emit_round_to_half(asm, p, src, dst):
-    """dst (16 x 16 bits) = the f32 lanes of src rounded to nearest even
-    into D's type: VCVTNEPS2BF16, or VCVTPS2PH (imm 0) for f16."""
-    if p.tt.split:
-        asm.ins(f"vcvtps2ph $0, {src}, {dst}")
-    else:
-        asm.ins(f"vcvtneps2bf16 {src}, {dst}")
 
 
 def _output_field(kind):
@@ -1448,7 +1439,7 @@ def _emit_store_last(asm, p):
         emit_epilogue(asm, p, acc, p.bias == "columns" and
                        f"{64 * v}(%rdx), {acc}, {acc}{mask}", zero, bound)
         if p.half_output:
-            _emit_round_to_half(asm, p, acc, f"%ymm{v}")
+            emit_round_to_half(asm, p.tt.name, acc, f"%ymm{v}")
             asm.ins(f"vmovdqu16 %ymm{v}, {32 * v}(%rax){mask}")
         else:
             asm.ins(f"vmovups {acc}, {64 * v}(%rax){mask}")
@@ -1760,7 +1751,7 @@ def _emit_transposed_out(asm, p, last):
                                    f"{bias}, {acc}, {acc}", zero, bound)
                 _emit_row_mask(asm, g)
                 if to_d:
-                    _emit_round_to_half(asm, p, acc, f"%ymm{g}")
+                    emit_round_to_half(asm, p.tt.name, acc, f"%ymm{g}")
                     asm.ins(f"vmovdqu16 %ymm{g}, (%rax){{%k2}}")
                 else:
                     asm.ins(f"vmovups {acc}, (%rax){{%k2}}")

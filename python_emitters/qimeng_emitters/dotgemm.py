@@ -80,6 +80,10 @@ widened (VCVTPH2PS, masked at N's edge), each row's A(i, k) broadcast,
 row lies on another page, past the hardware's prefetchers). B is read once
 a pass, 2 bytes an element: a JAX dense layer (activations times a K x N
 kernel) on few rows.
+
+Both forms take the blocked kernels' 16-bit D (`bf16_output`,
+`f16_output`: D = half(C + A * B), rounded once where the sums are
+stored, C read unless overwrite and never written) and their epilogue.
 """
 
 from dataclasses import dataclass
@@ -176,6 +180,8 @@ GEMV_ROWS = 8       # rows of B^T (columns of C) a GEMV pass takes at once
 GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_M_BEGIN, GEMV_M_END, GEMV_N_END = (
     HEADER_BYTES + 8 * i for i in range(6))
 GEMV_WORKSPACE = HEADER_BYTES + 64
+# With a 16-bit D: up to its ldd in bytes (LDD_BYTES).
+GEMV_HALF_WORKSPACE = HEADER_BYTES + 128
 # f16 with B as stored, pack_b false: per pass of STREAM_ROWS rows of A
 # (widened into the workspace), B's rows streamed in place STREAM_COLUMNS
 # columns at a time.
@@ -183,7 +189,7 @@ STREAM_ROWS = 6
 STREAM_VECTORS = 4
 STREAM_COLUMNS = STREAM_VECTORS * LANES
 (STREAM_ROW, STREAM_COL, STREAM_M_END, STREAM_N_BEGIN, STREAM_N_END,
- STREAM_C) = (HEADER_BYTES + 8 * i for i in range(6))
+ STREAM_C, STREAM_D) = (HEADER_BYTES + 8 * i for i in range(7))
 STREAM_A_OFFSET = 256       # the pass's rows of A widened, K padded to 16
 STREAM_PREFETCH_ROWS = 16
 # Registers: the accumulators, B's row, A's broadcast, then drop-low's mask.
@@ -271,7 +277,7 @@ class Params:
         self.relu = bool_field(request, "relu")
         self.relu_max = relu_max_field(request, self.relu)
         self.relu_max_label = None
-        # D = bf16(C + A * B) from the last kc block (sbgemm only).
+        # D = bf16(C + A * B) (shgemm: f16(...)) from the last kc block.
         output = half_output_field(kind)
         self.half_output = bool_field(request, output)
         self.ldd = None
@@ -351,7 +357,6 @@ class Params:
             why = ("bf16 or f16 operands" if self.dt.group == 4 else
                    "B transposed" if self.gemv and not self.trans_b else
                    "A not transposed" if self.trans_a else
-                   f"no {self.dt.name} output" if self.half_output else
                    "no bias along the rows" if self.bias == "rows" else
                    "a static N" if self.dynamic_n else
                    "no swap-pairs fault (it has no pairs to swap)"
@@ -449,7 +454,8 @@ class Params:
                 self.mc * 8, 64)
         # (A tile past the block's last row reads its rows' entries too.)
         self.workspace_bytes = (
-            GEMV_WORKSPACE if self.gemv else
+            (GEMV_HALF_WORKSPACE if self.half_output else GEMV_WORKSPACE)
+            if self.gemv else
             STREAM_A_OFFSET + self.stream_rows * self.stream_a_stride
             if self.b_stream else self.row_corr_offset
             + (round_up((self.mc + self.mr) * 4, 64) if self.shift_b else 0))
@@ -469,35 +475,27 @@ class Params:
         trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
         kind = self.dt.kind if self.dt.kind != "igemm" else \
             f"{self.dt.name}gemm"
-        epilogue = (f"{'_bias' if self.bias == 'columns' else ''}"
-                    f"{relu_suffix(self.relu, self.relu_max)}")
-        if self.b_stream:
-            return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
-                    f"{'_mrt' if self.dynamic_m else ''}"
-                    f"{'_b0' if self.overwrite else ''}{epilogue}{lds}_brows"
-                    f"{STREAM_COLUMNS}x{self.stream_rows}"
-                    f"{'_par' if self.parallel else ''}{fault}"
-                    f"_x86_64_{self.dt.suffix}")
-        if self.gemv:
-            return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
-                    f"{'_mrt' if self.dynamic_m else ''}"
-                    f"{'_b0' if self.overwrite else ''}{epilogue}{lds}_gemv"
-                    f"{GEMV_ROWS}{'_par' if self.parallel else ''}{fault}"
-                    f"_x86_64_{self.dt.suffix}")
-        return (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
-                f"{'_mrt' if self.dynamic_m else ''}"
-                f"{'_nrt' if self.dynamic_n else ''}"
-                f"{'_adirect' if self.a_direct else ''}"
-                f"{'_bpre' if self.b_prepacked else ''}"
-                f"{'_b0' if self.overwrite else ''}"
-                f"{'_bias' if self.bias == 'columns' else ''}"
-                f"{'_biasrows' if self.bias == 'rows' else ''}"
-                f"{relu_suffix(self.relu, self.relu_max)}"
-                f"{'_obf16' if self.half_output else ''}{lds}"
-                f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
-                f"_kc{self.kc}_mc{self.mc}_nc{self.nc}"
-                f"{'_par' if self.parallel else ''}{fault}"
+        # The store: overwrite, the epilogue, a 16-bit D, the leading
+        # dimensions.
+        store = (f"{'_b0' if self.overwrite else ''}"
+                 f"{'_bias' if self.bias == 'columns' else ''}"
+                 f"{'_biasrows' if self.bias == 'rows' else ''}"
+                 f"{relu_suffix(self.relu, self.relu_max)}"
+                 f"{'_o' + self.dt.name if self.half_output else ''}{lds}")
+        head = (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
+                f"{'_mrt' if self.dynamic_m else ''}")
+        tail = (f"{'_par' if self.parallel else ''}{fault}"
                 f"_x86_64_{self.dt.suffix}")
+        if self.b_stream:
+            return (f"{head}{store}_brows{STREAM_COLUMNS}x"
+                    f"{self.stream_rows}{tail}")
+        if self.gemv:
+            return f"{head}{store}_gemv{GEMV_ROWS}{tail}"
+        return (f"{head}{'_nrt' if self.dynamic_n else ''}"
+                f"{'_adirect' if self.a_direct else ''}"
+                f"{'_bpre' if self.b_prepacked else ''}{store}"
+                f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
+                f"_kc{self.kc}_mc{self.mc}_nc{self.nc}{tail}")
 
 
 class _FeatureRow:
@@ -1420,7 +1418,7 @@ def _emit_compute(asm, p):
         last_store(read_c=not p.overwrite)
     else:
         last = asm.label("the last kc block: "
-                         + ("D = bf16(" if p.half_output else "C = (")
+                         + (f"D = {p.dt.name}(" if p.half_output else "C = (")
                          + "C + the tile)"
                          + (" and the epilogue" if _has_epilogue(p) else ""))
         if special_last:
@@ -1609,6 +1607,16 @@ def _emit_a_row_source(asm, p, reg, row):
     asm.ins(f"addq 0({WS}), {reg}")
 
 
+def emit_round_to_half(asm, name, src, dst):
+    """dst (the low half of src's width) = src's f32 lanes rounded to
+    nearest even into D's type `name`: VCVTPS2PH (imm 0) for f16,
+    VCVTNEPS2BF16 for bf16."""
+    if name == "f16":
+        asm.ins(f"vcvtps2ph $0, {src}, {dst}")
+    else:
+        asm.ins(f"vcvtneps2bf16 {src}, {dst}")
+
+
 def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
     """The tile's rows up to the last valid one (%rsi rows left), each
     vector masked past N: C (%rdi, ldc bytes in %rcx) added with `read_c`
@@ -1646,10 +1654,7 @@ def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
                 # 16 floats to 16 bf16 in the low half; the dword lane mask
                 # selects the same 16 words.
                 half = acc.replace("zmm", "ymm")
-                if p.dt.name == "f16":
-                    asm.ins(f"vcvtps2ph $0, {acc}, {half}")
-                else:
-                    asm.ins(f"vcvtneps2bf16 {acc}, {half}")
+                emit_round_to_half(asm, p.dt.name, acc, half)
                 asm.ins(f"vmovdqu16 {half}, {32 * v}(%rdx){mask}")
             else:
                 asm.ins(f"vmovups {acc}, {64 * v}(%rdi){mask}")
@@ -1694,7 +1699,7 @@ def emit_leading_dims_in_bytes(asm, p, types, element_bytes, ldd_slot):
             asm.ins(f"movq ${ld * size}, %rax")
         asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
     if p.half_output:
-        asm.comment("ldd (bf16) in bytes")
+        asm.comment("ldd (16-bit D) in bytes")
         if p.runtime_ld:
             asm.ins(f"movq {OUTPUT_LD_OFFSET}({WS}), %rax")
             asm.ins("addq %rax, %rax")
@@ -2054,6 +2059,13 @@ def _emit_gemv_body(p):
         asm.ins(f"movq {GEMV_COL}({WS}), %rsi")
         asm.ins("shlq $2, %rsi")
         asm.ins(f"addq {BIAS_OFFSET}({WS}), %rsi")
+    if p.half_output:
+        asm.comment(f"D's row ({p.dt.name}) -> %rdi")
+        asm.ins(f"movq {GEMV_ROW}({WS}), %rdi")
+        asm.ins(f"imulq {LDD_BYTES}({WS}), %rdi")
+        asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdi")
+        asm.ins(f"movq {GEMV_COL}({WS}), %rax")
+        asm.ins("leaq (%rdi, %rax, 2), %rdi")
     zero, bound = f"%ymm{GEMV_A_REG}", f"%ymm{GEMV_A_REG + 1}"
     emit_epilogue_setup(asm, p, zero, bound)
     for a in range(rows):
@@ -2065,11 +2077,18 @@ def _emit_gemv_body(p):
             asm.ins(f"cmpq {GEMV_M_END}({WS}), %rax")
             asm.ins(f"jge {fwd(last_row)}")
             asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdx")
+            if p.half_output:
+                asm.ins(f"addq {LDD_BYTES}({WS}), %rdi")
         if not p.overwrite:
             asm.ins(f"vaddps (%rdx), {sums}, {sums}{{%k2}}")
         emit_epilogue(asm, p, sums, p.bias == "columns"
                       and f"(%rsi), {sums}, {sums}{{%k2}}", zero, bound)
-        asm.ins(f"vmovups {sums}, (%rdx){{%k2}}")
+        if p.half_output:
+            half = f"%xmm{GEMV_ROWS * a}"
+            emit_round_to_half(asm, p.dt.name, sums, half)
+            asm.ins(f"vmovdqu16 {half}, (%rdi){{%k2}}")
+        else:
+            asm.ins(f"vmovups {sums}, (%rdx){{%k2}}")
     if rows > 1:
         asm.place(last_row)
     asm.ins(f"addq ${rows}, {GEMV_ROW}({WS})")
@@ -2141,6 +2160,8 @@ def _emit_stream_block(asm, p, masked):
             asm.ins(f"cmpq ${r}, %rdx")
             asm.ins(f"jbe {fwd(stored)}")
             asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
+            if p.half_output:
+                asm.ins(f"addq {LDD_BYTES}({WS}), %r11")
         for v in range(nv):
             mask = f"{{%k{v + 1}}}" if masked else ""
             if not p.overwrite:
@@ -2151,7 +2172,12 @@ def _emit_stream_block(asm, p, masked):
                           zero, bound)
             if p.fault == "write-past-edge":
                 mask = ""
-            asm.ins(f"vmovups {acc(r, v)}, {64 * v}(%rdi){mask}")
+            if p.half_output:
+                half = acc(r, v).replace("zmm", "ymm")
+                emit_round_to_half(asm, p.dt.name, acc(r, v), half)
+                asm.ins(f"vmovdqu16 {half}, {32 * v}(%r11){mask}")
+            else:
+                asm.ins(f"vmovups {acc(r, v)}, {64 * v}(%rdi){mask}")
     if rows > 1:
         asm.place(stored)
 
@@ -2203,15 +2229,25 @@ def _emit_stream_body(p):
             asm.ins(f"vmovups %zmm0, {dst + 64 * chunks}({WS})")
     asm.ins(f"movq {STREAM_N_BEGIN}({WS}), %rax")
     asm.ins(f"movq %rax, {STREAM_COL}({WS})")
-    asm.comment("C's first row of the pass -> slot")
+    asm.comment("C's first row of the pass -> slot"
+                + (f" (and D's, {p.dt.name})" if p.half_output else ""))
     asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
     asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rax")
     asm.ins(f"addq 16({WS}), %rax")
     asm.ins(f"movq %rax, {STREAM_C}({WS})")
+    if p.half_output:
+        asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
+        asm.ins(f"imulq {LDD_BYTES}({WS}), %rax")
+        asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rax")
+        asm.ins(f"movq %rax, {STREAM_D}({WS})")
     asm.place(col_loop)
     asm.comment("%rsi: B + col * 2, %rdi: C's block, %rax: widened A"
-                + (", %r10: the block's bias" if p.bias == "columns" else ""))
+                + (", %r10: the block's bias" if p.bias == "columns" else "")
+                + (", %r11: D's block" if p.half_output else ""))
     asm.ins(f"movq {STREAM_COL}({WS}), %rdx")
+    if p.half_output:
+        asm.ins(f"movq {STREAM_D}({WS}), %r11")
+        asm.ins("leaq (%r11, %rdx, 2), %r11")
     if p.bias == "columns":
         asm.ins(f"movq {BIAS_OFFSET}({WS}), %r10")
         asm.ins("leaq (%r10, %rdx, 4), %r10")
@@ -2266,7 +2302,7 @@ def emit(request):
     a_type, b_type, c_type = p.dt.types
     product = (f"{'A^T' if p.trans_a else 'A'} ({a_type}) * "
                f"{'B^T' if p.trans_b else 'B'} ({b_type})")
-    summary = (f"D[{p.m}x{p.n}] (bf16) = bf16("
+    summary = (f"D[{p.m}x{p.n}] ({p.dt.name}) = {p.dt.name}("
                f"{'' if p.overwrite else 'C (f32) + '}{product})"
                if p.half_output else
                f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "

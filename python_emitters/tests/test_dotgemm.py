@@ -9,6 +9,7 @@ import tempfile
 import unittest
 
 from qimeng_emitters.dotgemm import emit as emit_dot
+from qimeng_emitters.dotgemm import half_output_field
 
 from .support import (GCC, LLVM_MC, RefusalTestCase, changed, header,
                       runs_kernels)
@@ -272,8 +273,6 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(pack_b=False), "B transposed")
         self.refuses(request(pack_b=False, trans_b=True, trans_a=True),
                      "A not transposed")
-        self.refuses(request(pack_b=False, trans_b=True, bf16_output=True),
-                     "no bf16 output")
         self.refuses(int8_request(pack_b=False, trans_b=True),
                      "bf16 or f16 operands")
         self.refuses(request(trans_b=True, pack_b=False, fault="drop-low"),
@@ -293,8 +292,6 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(kind="shgemm", fault="swap-pairs"),
                      "no pairs")
         self.refuses(dict(direct, kind="shgemm"), "f16")
-        self.refuses(request(**dict(gemv, f16_output=True)),
-                     "no f16 output")
         rows = dict(kind="shgemm", pack_b=False)
         self.refuses(request(**dict(rows, trans_a=True)),
                      "B's rows streamed in place) needs A not transposed")
@@ -459,6 +456,22 @@ def check_gemv(test, make, faults=("drop-k", "write-past-edge")):
         "gemv_bias_relu6_accumulating": make(**dict(
             gemv, m=2, bias="columns", relu=True, relu_max=6.0)),
     }
+    # A 16-bit D (torch's truncf after the f32 product), rounded where the
+    # sums are stored: rows a pair and one, accumulating, the epilogue,
+    # immediate leading dimensions.
+    half = half_output_field(make()["kind"])
+    test.assertIn("_o" + ("f16" if half == "f16_output" else "bf16")
+                  + "_ldrt_gemv8", header(emit_dot(make(**dict(
+                      gemv, m=3, **{half: True}))), "symbol"))
+    cases.update({
+        "gemv_half_rows": make(**dict(gemv, m=3, overwrite=True,
+                                      **{half: True})),
+        "gemv_half_accumulating_bias_relu": make(**dict(
+            gemv, m=2, bias="columns", relu=True, **{half: True})),
+        "gemv_half_immediate": make(**dict(
+            gemv, m=5, runtime_ld=None, lda=80, ldb=82, ldc=52, ldd=54,
+            overwrite=True, **{half: True})),
+    })
     check_in_place_form(
         test, cases, make(**dict(gemv, dynamic_m=True)), (1, 3),
         make(**dict(gemv, m=4, parallel=True)), 2,
@@ -729,6 +742,16 @@ class F16ExecutionTest(HarnessTest):
                                             relu=True, overwrite=True)),
             "bias_relu6": f16_request(**dict(rows, m=2, bias="columns",
                                              relu=True, relu_max=6.0)),
+            # An f16 D, C read and not written: passes, the edge block,
+            # the epilogue, immediate leading dimensions.
+            "f16_output": f16_request(**dict(rows, m=8, n=150,
+                                             f16_output=True)),
+            "f16_output_bias_relu": f16_request(**dict(
+                rows, m=3, bias="columns", relu=True, overwrite=True,
+                f16_output=True)),
+            "f16_output_immediate": f16_request(**dict(
+                rows, m=7, runtime_ld=None, lda=80, ldb=50, ldc=52, ldd=54,
+                overwrite=True, f16_output=True)),
         }
         for req in cases.values():
             self.assertIn("_brows64x", header(emit_dot(req), "symbol"))

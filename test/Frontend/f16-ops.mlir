@@ -64,9 +64,15 @@
 // CHECK:         llvm.call @qm_shgemm_50x70x64_nn_b0_bias_relu_ldrt_{{.*}}_x86_64_amxbf16(
 // CHECK-LABEL: func.func @f16_linear_nt(
 // CHECK:         llvm.call @qm_shgemm_8x30x64_nt_b0_ldrt_gemv8_x86_64_avx512(
+// CHECK-LABEL: func.func @f16_linear_nt_half(
+// CHECK-NOT:     arith.truncf
+// CHECK:         llvm.call @qm_shgemm_8x30x64_nt_b0_of16_ldrt_gemv8_x86_64_avx512(
 // CHECK-LABEL: func.func @f16_dense_rows(
 // CHECK-NOT:     linalg.generic
 // CHECK:         llvm.call @qm_shgemm_4x70x100_nn_b0_bias_relu_ldrt_brows64x4_x86_64_avx512(
+// CHECK-LABEL: func.func @f16_dense_rows_half(
+// CHECK-NOT:     linalg.generic
+// CHECK:         llvm.call @qm_shgemm_4x70x100_nn_b0_bias_relu_of16_ldrt_brows64x4_x86_64_avx512(
 // CHECK-LABEL: func.func @f16_transposed_a(
 // CHECK:         linalg.matmul
 // CHECK-LABEL: func.func @f16_dynamic_linear(
@@ -84,7 +90,7 @@
 // REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands are split into bf16 parts (AMX tiles) or widened to f32 (AVX-512) where they are packed or loaded: A as stored, B as stored or transposed (not prepacked), N and K static
 // REMARK-NOT: not accelerated
 
-// OUT-COUNT-10: rank =
+// OUT-COUNT-12: rank =
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -155,6 +161,24 @@ func.func @f16_linear_nt(%x: tensor<8x64xf16>, %w: tensor<30x64xf16>) -> tensor<
   return %r : tensor<8x30xf32>
 }
 
+// The linear layer rounded to f16 (torch-mlir's truncf after the f32
+// accumulator): the matrix-vector form's f16 output.
+func.func @f16_linear_nt_half(%x: tensor<8x64xf16>, %w: tensor<30x64xf16>) -> tensor<8x30xf16> {
+  %zero = arith.constant 0.0 : f32
+  %wt0 = tensor.empty() : tensor<64x30xf16>
+  %wt = linalg.transpose ins(%w : tensor<30x64xf16>) outs(%wt0 : tensor<64x30xf16>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<8x30xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x30xf32>) -> tensor<8x30xf32>
+  %f = linalg.matmul ins(%x, %wt : tensor<8x64xf16>, tensor<64x30xf16>) outs(%acc : tensor<8x30xf32>) -> tensor<8x30xf32>
+  %o = tensor.empty() : tensor<8x30xf16>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%f : tensor<8x30xf32>) outs(%o : tensor<8x30xf16>) {
+  ^bb0(%v: f32, %u: f16):
+    %t = arith.truncf %v : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<8x30xf16>
+  return %r : tensor<8x30xf16>
+}
+
 // A JAX dense layer on 4 rows (jnp.dot of activations and a K x N
 // kernel, + bias, relu): B's rows streamed in place, 64 columns a block
 // and the edge, the bias and relu where C is stored.
@@ -172,6 +196,26 @@ func.func @f16_dense_rows(%x: tensor<4x100xf16>, %w: tensor<100x70xf16>, %b: ten
     linalg.yield %relu : f32
   } -> tensor<4x70xf32>
   return %r : tensor<4x70xf32>
+}
+
+// The dense layer with its bias, relu and the rounding to f16 in one
+// generic (StableHLO's dot_general with an f32 preferred type, then a
+// convert): all of it where the streamed form stores.
+func.func @f16_dense_rows_half(%x: tensor<4x100xf16>, %w: tensor<100x70xf16>, %b: tensor<70xf32>) -> tensor<4x70xf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x70xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x70xf32>) -> tensor<4x70xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<4x100xf16>, tensor<100x70xf16>) outs(%acc : tensor<4x70xf32>) -> tensor<4x70xf32>
+  %o = tensor.empty() : tensor<4x70xf16>
+  %r = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<4x70xf32>, tensor<70xf32>) outs(%o : tensor<4x70xf16>) {
+  ^bb0(%v: f32, %bias: f32, %u: f16):
+    %s = arith.addf %v, %bias : f32
+    %relu = arith.maximumf %s, %zero : f32
+    %t = arith.truncf %relu : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<4x70xf16>
+  return %r : tensor<4x70xf16>
 }
 
 func.func @f16_transposed_a(%a: tensor<64x20xf16>, %b: tensor<64x30xf16>) -> tensor<20x30xf32> {
@@ -352,6 +396,34 @@ func.func @main() {
   %jr = call @f16_dense_rows(%jx, %jw, %bias) : (tensor<4x100xf16>, tensor<100x70xf16>, tensor<70xf32>) -> tensor<4x70xf32>
   %jrd = tensor.cast %jr : tensor<4x70xf32> to tensor<?x?xf32>
   call @print2d(%jrd) : (tensor<?x?xf32>) -> ()
+
+  // The same two layers rounded to f16, on x / 64 (sums that need it).
+  %hx0 = call @sixtyfourths(%lx0) : (tensor<?x?xf16>) -> tensor<?x?xf16>
+  %hx = tensor.cast %hx0 : tensor<?x?xf16> to tensor<8x64xf16>
+  %hw0 = call @sixtyfourths(%lw0) : (tensor<?x?xf16>) -> tensor<?x?xf16>
+  %hw = tensor.cast %hw0 : tensor<?x?xf16> to tensor<30x64xf16>
+  %hr = call @f16_linear_nt_half(%hx, %hw) : (tensor<8x64xf16>, tensor<30x64xf16>) -> tensor<8x30xf16>
+  %hre = tensor.empty() : tensor<8x30xf32>
+  %hrf = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%hr : tensor<8x30xf16>) outs(%hre : tensor<8x30xf32>) {
+  ^bb0(%v: f16, %u: f32):
+    %t = arith.extf %v : f16 to f32
+    linalg.yield %t : f32
+  } -> tensor<8x30xf32>
+  %hrd = tensor.cast %hrf : tensor<8x30xf32> to tensor<?x?xf32>
+  call @print2d(%hrd) : (tensor<?x?xf32>) -> ()
+  %hjx0 = call @sixtyfourths(%jx0) : (tensor<?x?xf16>) -> tensor<?x?xf16>
+  %hjx = tensor.cast %hjx0 : tensor<?x?xf16> to tensor<4x100xf16>
+  %hjw0 = call @sixtyfourths(%jw0) : (tensor<?x?xf16>) -> tensor<?x?xf16>
+  %hjw = tensor.cast %hjw0 : tensor<?x?xf16> to tensor<100x70xf16>
+  %hj = call @f16_dense_rows_half(%hjx, %hjw, %bias) : (tensor<4x100xf16>, tensor<100x70xf16>, tensor<70xf32>) -> tensor<4x70xf16>
+  %hje = tensor.empty() : tensor<4x70xf32>
+  %hjf = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%hj : tensor<4x70xf16>) outs(%hje : tensor<4x70xf32>) {
+  ^bb0(%v: f16, %u: f32):
+    %t = arith.extf %v : f16 to f32
+    linalg.yield %t : f32
+  } -> tensor<4x70xf32>
+  %hjd = tensor.cast %hjf : tensor<4x70xf32> to tensor<?x?xf32>
+  call @print2d(%hjd) : (tensor<?x?xf32>) -> ()
 
   %c20 = arith.constant 20 : index
   %ta2 = call @ints2d(%c64, %c20, %c5, %c11) : (index, index, index, index) -> tensor<?x?xf16>

@@ -1019,6 +1019,17 @@ void expectF16BInPlaceValidates(
     QM_ASSERT_EXPECTED(epilogue, chooseKernelConfig(KernelProblem(e), host()));
     EXPECT_EQ(epilogue.packB, BPacking::InPlace) << epilogue.str();
     EXPECT_TRUE(kernelValidates(e, epilogue)) << describe(e, epilogue);
+    // An f16 D (torch's truncf), rounded where the sums are stored, C
+    // read unless overwritten: the same form; a wrong sum shows in D.
+    e.halfOutput = true;
+    e.ldd = e.n + 3;
+    QM_ASSERT_EXPECTED(half, chooseKernelConfig(KernelProblem(e), host()));
+    EXPECT_EQ(half.packB, BPacking::InPlace) << half.str();
+    EXPECT_TRUE(kernelValidates(e, half)) << describe(e, half);
+    ValidationReport report;
+    ASSERT_TRUE(buildAndValidate(e, half, {}, report, "drop-k"));
+    EXPECT_FALSE(report.passed);
+    EXPECT_NE(report.failure.find(": D("), std::string::npos) << report.failure;
   }
 }
 

@@ -1074,8 +1074,9 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
     QM_ASSERT_EXPECTED(more,
                        model(kF16MatrixVectorRows + 1, 4096, 4096, transB));
     EXPECT_EQ(more.isa, VectorIsa::Amx) << more.str();
-    // A run-time M gets a kernel for up to that many rows (m-buckets);
-    // not with an f16 output (no in-place form), nor for bf16.
+    // A run-time M gets a kernel for up to that many rows (m-buckets),
+    // with an f16 output too (the in-place forms round where they store);
+    // not with a bias along the rows (no in-place form), nor for bf16.
     GemmDesc dyn = GemmDesc::packed(256, 4096, 4096, false, transB);
     dyn.precision = GemmPrecision::F16;
     dyn.dynamicM = true;
@@ -1083,8 +1084,11 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
     ASSERT_EQ(bounds.size(), 1u);
     EXPECT_EQ(bounds[0], kF16MatrixVectorRows);
     dyn.halfOutput = true;
-    EXPECT_TRUE(formRowBounds(dyn).empty());
+    EXPECT_EQ(formRowBounds(dyn).size(), 1u);
     dyn.halfOutput = false;
+    dyn.bias = GemmBias::Rows;
+    EXPECT_TRUE(formRowBounds(dyn).empty());
+    dyn.bias = GemmBias::None;
     dyn.precision = GemmPrecision::Bf16;
     EXPECT_TRUE(formRowBounds(dyn).empty());
   }

@@ -182,11 +182,11 @@ struct GemmDesc {
   }
 
   /// What the dot kernels' forms that read B in place need whichever way
-  /// B lies: A not transposed, no 16-bit output, no bias along the rows
-  /// (one along the columns and relu are applied where C is stored), N
+  /// B lies: A not transposed, no bias along the rows (one along the
+  /// columns, relu and a 16-bit D are applied where C is stored), N
   /// static.
   bool dotKernelMayReadBInPlace() const {
-    return !transA && !halfOutput && bias != GemmBias::Rows && !dynamicN;
+    return !transA && bias != GemmBias::Rows && !dynamicN;
   }
 
   /// Whether the f32 microkernel can read A's slivers where A lies
