@@ -8,7 +8,8 @@
 // it lies; for its 8 rows the matrix-vector form, B^T read in place and
 // widened where it is loaded, `_gemv8`), a JAX dense layer on 4 rows (B
 // as stored: its rows streamed in place, `_brows64x4`, its bias and relu
-// fused), the linear
+// fused), those two again with a truncf to f16 (rounded where the
+// in-place forms store, `_of16`), the linear
 // layer over a dynamic batch
 // (a run-time M: `_mrt`, with the pass's kernels for few rows: up to 1
 // and up to 12 rows the matrix-vector form, the model's bucket), and an nhwc convolution of a padded
