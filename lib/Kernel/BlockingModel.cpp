@@ -599,23 +599,12 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
       return std::move(err);
   if (auto err = desc.verify())
     return std::move(err);
+  // (f16 convolutions the tiles do not take, the 3-channel stem and nchw,
+  // and every f16 convolution without AMX-BF16, run on the dot kernels
+  // below: each f16 widened to f32 where it is gathered and packed.)
   if (std::optional<GemmConfig> amx = amxConfig(problem, target))
     return *amx;
-  if (desc.precision == GemmPrecision::F16 && conv &&
-      target.hasAmx(/*bf16=*/true))
-    return llvm::createStringError(
-        llvm::formatv("an f16 convolution packs whole tile steps of 8 k "
-                      "dividing its run of consecutive k ({0}: C or KW*C)",
-                      conv->contiguousRun())
-            .str());
   const bool matrixVector = !conv && dotReadsBInPlace(desc);
-  if (desc.precision == GemmPrecision::F16 && conv)
-    return llvm::createStringError(
-        llvm::formatv("an f16 convolution needs AMX-BF16 (each f16 split "
-                      "into bf16 parts on the tiles), which target {0} ({1}) "
-                      "lacks",
-                      target.triple, target.cpu)
-            .str());
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
   const bool f16 = desc.precision == GemmPrecision::F16;
   const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";

@@ -346,11 +346,10 @@ llvm::Error ConvDesc::verify() const {
                       "the kernel's immediate C ({1}), not {2}",
                       str(), c, s[2])
             .str());
-  if (precision == GemmPrecision::F16 && (!nhwc || bPrepacked))
+  if (precision == GemmPrecision::F16 && bPrepacked)
     return llvm::createStringError(
-        llvm::formatv("{0}: f16 convolutions run on AMX tiles, split where "
-                      "the input is gathered: nhwc, the filter packed at "
-                      "each call",
+        llvm::formatv("{0}: an f16 filter is packed at each call (split on "
+                      "the tiles, widened on the dot kernels)",
                       str())
             .str());
   if (precision != GemmPrecision::F32) {

@@ -87,10 +87,6 @@ class DotConv:
 
     def __init__(self, request):
         self.kind = request.get("kind")
-        if self.kind == "shconv2d":
-            raise RequestError("shconv2d: f16 runs on AMX tiles (isa amx, "
-                               "amx.py), not on the dot-product "
-                               "instructions")
         typed = IGEMM_FIELDS if self.kind == "iconv2d" else SBGEMM_FIELDS
         check_known(request, GEMM_FIELDS + GEOMETRY_FIELDS + typed
                     + (("runtime_strides",) if self.kind == "iconv2d" else
@@ -98,7 +94,8 @@ class DotConv:
         self.runtime_strides = runtime_strides_field(request)
         g = self.geometry = conv_geometry(request, LAYOUTS)
         k = g.kh * g.kw * g.c
-        gemm = {"kind": "igemm" if self.kind == "iconv2d" else "sbgemm"}
+        gemm = {"kind": {"iconv2d": "igemm", "shconv2d": "shgemm"}.get(
+            self.kind, "sbgemm")}
         if g.nhwc:
             self.gathers, self.images = "A", 1
             gemm.update(m=g.n * g.oh * g.ow, n=g.f, k=k, lda=k, ldb=g.f,
@@ -176,7 +173,8 @@ class DotConv:
 
     def symbol(self):
         p = self.gemm
-        kind = "sbconv2d" if p.dt.name == "bf16" else f"{p.dt.name}conv2d"
+        kind = {"bf16": "sbconv2d", "f16": "shconv2d"}.get(
+            p.dt.name, f"{p.dt.name}conv2d")
         return (f"{self.geometry.symbol_stem(kind)}"
                 f"{'_isrt' if self.runtime_strides else ''}"
                 f"{'_adirect' if p.a_direct else ''}"

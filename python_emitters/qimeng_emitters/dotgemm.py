@@ -697,16 +697,11 @@ def _emit_k_major_group(asm, p, v, g, rows, shifted, drop_low=False):
     zero; f16's one k widened to f32 (cut to bf16's bits with
     `drop_low`). Lanes masked by k<v+1>."""
     mask = f"{{%k{v + 1}}}"
-    if g == 1:
-        asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{mask}{{z}}")
-        asm.ins("vcvtph2ps %ymm0, %zmm0")
-        _emit_drop_low(asm, "%zmm0", drop_low)
-        return
-    if g == 2:
+    if g <= 2:
         asm.ins(f"vmovdqu16 {32 * v}(%rsi), %ymm0{mask}{{z}}")
         if rows > 1:
             asm.ins(f"vmovdqu16 {32 * v}(%rsi, %rcx), %ymm1{mask}{{z}}")
-        _emit_group_interleave(asm, p, g, rows)
+        _emit_group_interleave(asm, p, g, rows, drop_low)
         return
     srcs = ["(%rsi)", "(%rsi, %rcx)", "(%rsi, %rcx, 2)", f"(%rsi, {IR})"]
     for r in range(4):
@@ -743,11 +738,16 @@ def _emit_drop_low(asm, reg, active, mask_reg=PACK_DROP_LOW_REG):
         asm.ins(f"vpandd {reg[:4]}{mask_reg}, {reg}, {reg}")
 
 
-def _emit_group_interleave(asm, p, g, rows):
-    """zmm0 = the 16 dwords of one group of k from its rows' 16 lanes: bf16
-    rows 0 and 1 in ymm0 and ymm1 (one row: zmm30's zeros for the second),
-    by VPERMT2W with the index in zmm31; bytes, rows 0-3 in xmm0-3 (zero
-    past `rows`), by byte then word unpacks."""
+def _emit_group_interleave(asm, p, g, rows, drop_low=False):
+    """zmm0 = the 16 dwords of one group of k from its rows' 16 lanes: f16,
+    row 0's words in ymm0 widened to f32 (cut to bf16's bits with
+    `drop_low`); bf16 rows 0 and 1 in ymm0 and ymm1 (one row: zmm30's
+    zeros for the second), by VPERMT2W with the index in zmm31; bytes,
+    rows 0-3 in xmm0-3 (zero past `rows`), by byte then word unpacks."""
+    if g == 1:
+        asm.ins("vcvtph2ps %ymm0, %zmm0")
+        _emit_drop_low(asm, "%zmm0", drop_low)
+        return
     if g == 2:
         second = "%zmm1" if rows > 1 else "%zmm30"
         asm.ins(f"vpermt2w {second}, %zmm31, %zmm0")
@@ -927,6 +927,16 @@ def _emit_pack_transposed(asm, p, op, row_copy):
     else:
         asm.ins(f"movq %rsi, {JR}")
     asm.ins("movq %rdx, %rdi")
+
+    def load(i):
+        """ymm i = 8 groups of the row at (%rcx): f16 widened."""
+        if p.dt.group == 1:
+            asm.ins(f"vcvtph2ps (%rcx), %ymm{i}")
+            _emit_drop_low(asm, f"%ymm{i}", _drops_low(p, op))
+        else:
+            asm.ins(f"vmovdqu (%rcx), %ymm{i}")
+        if op.shifted:
+            asm.ins(f"vpxord %ymm29, %ymm{i}, %ymm{i}")
     asm.place(chunk)
     for g in range(op.lanes // 8):
         if gather:
@@ -934,9 +944,7 @@ def _emit_pack_transposed(asm, p, op, row_copy):
                 asm.ins(f"movq {JR}, %rcx")
                 asm.ins(f"addq {gather.row_table + 8 * (8 * g + i)}({WS}, "
                         "%rsi, 8), %rcx")
-                asm.ins(f"vmovdqu (%rcx), %ymm{i}")
-                if op.shifted:
-                    asm.ins(f"vpxord %ymm29, %ymm{i}, %ymm{i}")
+                load(i)
             emit_transpose_8x8(asm)
             for j in range(8):
                 asm.ins(f"vmovdqu %ymm{8 + j}, "
@@ -948,13 +956,7 @@ def _emit_pack_transposed(asm, p, op, row_copy):
             asm.ins(f"imulq ${8 * g}, %rsi")
             asm.ins("addq %rsi, %rcx")
         for i in range(8):
-            if p.dt.group == 1:
-                asm.ins(f"vcvtph2ps (%rcx), %ymm{i}")
-                _emit_drop_low(asm, f"%ymm{i}", _drops_low(p, op))
-            else:
-                asm.ins(f"vmovdqu (%rcx), %ymm{i}")
-            if op.shifted:
-                asm.ins(f"vpxord %ymm29, %ymm{i}, %ymm{i}")
+            load(i)
             if i < 7:
                 asm.ins(f"addq {op.ld_slot}({WS}), %rcx")
         emit_transpose_8x8(asm)
@@ -1015,6 +1017,9 @@ def _emit_pack_gathered_b(asm, p, op, conv):
                 "table, pixels through the row table, a piece at a time")
     if g == 2:
         asm.ins(f"vmovdqu64 {INDEX_OFFSET}({WS}), %zmm31")
+    drop_low = _drops_low(p, op)
+    if drop_low:
+        _emit_drop_low_mask(asm, PACK_DROP_LOW_REG)
     asm.ins("vpxord %zmm30, %zmm30, %zmm30")
     if op.shifted:
         # (An s8 A in place: no partial or zero groups, K whole K steps.)
@@ -1069,11 +1074,11 @@ def _emit_pack_gathered_b(asm, p, op, conv):
             for r in range(g):
                 if r >= rows:
                     asm.ins(f"vpxord %xmm{r}, %xmm{r}, %xmm{r}")
-                elif g == 2:
+                elif eb == 2:
                     asm.ins(f"vmovdqu16 {32 * v}(%rax, {index[r]}), %ymm{r}")
                 else:
                     asm.ins(f"vmovdqu8 {16 * v}(%rax, {index[r]}), %xmm{r}")
-            _emit_group_interleave(asm, p, g, rows)
+            _emit_group_interleave(asm, p, g, rows, drop_low)
             if op.shifted:
                 asm.ins("vpxord %zmm29, %zmm0, %zmm0")   # plus 128
             asm.ins(f"vmovdqu32 %zmm0, {64 * v}(%rdx)")
@@ -1087,7 +1092,7 @@ def _emit_pack_gathered_b(asm, p, op, conv):
             loaded = asm.label(f"PACK B gathered: {rows} k, vector {v} "
                                "loaded")
             for r in range(g):
-                reg = f"%ymm{r}" if g == 2 else f"%xmm{r}"
+                reg = f"%ymm{r}" if eb == 2 else f"%xmm{r}"
                 asm.ins(f"vpxord {reg}, {reg}, {reg}")
             asm.ins(f"leaq {table + v * PIECES_STEP}({WS}), %rdi")
             asm.place(piece)
@@ -1098,20 +1103,20 @@ def _emit_pack_gathered_b(asm, p, op, conv):
             if compress:
                 asm.ins("kmovd 12(%rdi), %k5")
             for r in range(rows):
-                if compress and g == 2:
+                if compress and eb == 2:
                     asm.ins(f"vmovdqu16 (%rax, {index[r]}), %zmm4{{%k5}}{{z}}")
                     asm.ins(f"vpmovdw %zmm4, %ymm{r}{{%k6}}")
                 elif compress:
                     asm.ins(f"vmovdqu8 (%rax, {index[r]}), %ymm4{{%k5}}{{z}}")
                     asm.ins(f"vpmovwb %ymm4, %xmm{r}{{%k6}}")
-                elif g == 2:
+                elif eb == 2:
                     asm.ins(f"vmovdqu16 (%rax, {index[r]}), %ymm{r}{{%k6}}")
                 else:
                     asm.ins(f"vmovdqu8 (%rax, {index[r]}), %xmm{r}{{%k6}}")
             asm.ins(f"addq ${PIECE_BYTES}, %rdi")
             asm.ins(f"jmp {back(piece)}")
             asm.place(loaded)
-            _emit_group_interleave(asm, p, g, rows)
+            _emit_group_interleave(asm, p, g, rows, drop_low)
             if op.shifted:
                 asm.ins("vpxord %zmm29, %zmm0, %zmm0")   # plus 128
             asm.ins(f"vmovdqu32 %zmm0, {64 * v}(%rdx)")

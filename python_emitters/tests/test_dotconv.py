@@ -11,7 +11,8 @@ import unittest
 from qimeng_emitters.dotconv import emit as emit_conv
 
 from .support import RefusalTestCase, header, runs_kernels
-from .test_dotgemm import PREPACK_B, KernelHarness, prepacked_b_args
+from .test_dotgemm import (PREPACK_B, KernelHarness, f16_harness,
+                           prepacked_b_args)
 
 BASE = {"version": 1, "kind": "sbconv2d", "isa": "avx512",
         "layout": "nhwc_hwcf", "n": 2, "h": 7, "w": 9, "c": 6, "f": 37,
@@ -431,6 +432,52 @@ class DotConvExecutionTest(KernelHarness):
                     request(fault=fault))
                 self.assertEqual(status, 1, output)
                 self.assertIn("bad elements", output)
+
+
+@runs_kernels("avx512bw", "avx512vl", "f16c", lacks="AVX512BW/VL or F16C")
+class F16DotConvExecutionTest(DotConvExecutionTest):
+    """shconv2d on isa avx512 (hosts without AMX-BF16, and the layouts and
+    runs the tiles do not take): dotgemm.py's f16 kernels, each f16
+    widened to f32 where PACK A gathers the input (nhwc) or PACK B the
+    image (nchw), f32 FMAs; run by the harness on f16 values (its type 0:
+    the requests say sbconv2d there and are emitted as shconv2d)."""
+    HARNESS = f16_harness(HARNESS)
+    EMIT = staticmethod(lambda req: emit_conv(dict(req, kind="shconv2d")))
+
+    def test_convolutions(self):
+        """The layouts, the blocks, any run of k (a group is one k: the
+        3-channel stem's run of 21 too), nchw and its views, parts."""
+        for name, changes in self.CASES + [
+                ("stem", {"c": 3, "kh": 3, "kw": 7, "w": 13, "kc": 21,
+                          "stride_h": 2, "stride_w": 2}),
+                ("fhwc_odd", {"layout": "nhwc_fhwc", "c": 3, "kw": 3,
+                              "kc": 9})] + [
+                ("nchw_" + name, dict(changes, layout="nchw_fchw"))
+                for name, changes in self.NCHW
+                # (The filter is A: packed, never read in place.)
+                if changes.get("a_layout") != "direct"]:
+            req = request(**changes)
+            with self.subTest(name):
+                self.check("f16_" + name, req,
+                           strides=req.get("input_strides"))
+        self.check("f16_parts", request(parallel=True), split=17)
+        self.check("f16_nchw_parts", request(
+            layout="nchw_fchw", w=20, nr=16, parallel=True), split=21)
+
+    def test_faults_are_caught(self):
+        for fault, layout in (("drop-k", "nhwc_hwcf"),
+                              ("drop-low", "nhwc_hwcf"),
+                              ("drop-low", "nchw_fchw"),
+                              ("write-past-edge", "nchw_fchw")):
+            with self.subTest(fault=fault, layout=layout):
+                status, output = self.run_kernel(
+                    f"f16_fault_{fault}_{layout}".replace("-", "_"),
+                    request(fault=fault, layout=layout, w=20, nr=16))
+                self.assertEqual(status, 1, output)
+                self.assertIn("bad elements", output)
+
+    test_bf16 = test_odd_channels = test_int8 = test_a_direct = None
+    test_b_prepacked = test_strides = test_parts = test_nchw = None
 
 
 if __name__ == "__main__":

@@ -1037,9 +1037,6 @@ TEST(ConvKernelTest, AmxConvolutionsValidate) {
 /// kernels fail. nchw, a prepacked filter and a run no tile step divides
 /// (3 channels) are refused with their reasons.
 TEST(ConvKernelTest, AmxF16ConvolutionsValidate) {
-  ConvDesc nchwF16 =
-      withPrecision(nchw(1, 10, 20, 64, 40, 3), GemmPrecision::F16);
-  EXPECT_TRUE(llvm::errorToBool(nchwF16.verify()));
   if (!host().hasAmx(true))
     GTEST_SKIP() << "host has no AMX-BF16 (granted by Linux)";
   for (const ConvDesc &d : amxConvShapes(GemmPrecision::F16, 24)) {
@@ -1055,11 +1052,70 @@ TEST(ConvKernelTest, AmxF16ConvolutionsValidate) {
   expectPartsValidateAndFaultsFail(
       withPrecision(nhwc(1, 10, 12, 64, 40, 3), GemmPrecision::F16),
       {"drop-k", "drop-low"});
-  ConvDesc stem = withPrecision(
-      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 20, 20, 3, 40, 7, 7, 2, 2),
-      GemmPrecision::F16);
-  auto refused = chooseKernelConfig(stem, host());
-  ASSERT_FALSE(bool(refused));
-  EXPECT_NE(llvm::toString(refused.takeError()).find("tile steps of 8 k"),
-            std::string::npos);
+}
+
+/// f16 convolutions on the dot kernels (dotconv.py with dotgemm.py's f16
+/// kernels: each f16 widened to f32 where the input is gathered or the
+/// filter packed, f32 FMAs): every f16 convolution of a host without
+/// AMX-BF16, and on one with it those the tiles do not take: the
+/// 3-channel stem (a run of 21 k, no tile step of 8) and nchw (torch's
+/// layout: the image gathered by PACK B). nhwc and fhwc, a dilation, the
+/// stem, nchw with a view of a padded image and run-time strides, the
+/// epilogue; the model's config and small blocks; broken kernels caught.
+TEST(ConvKernelTest, F16DotConvolutionsValidate) {
+  if (!dotHost().hasFeature("avx512bw") || !dotHost().hasFeature("avx512vl") ||
+      !dotHost().hasFeature("f16c"))
+    GTEST_SKIP() << "host lacks AVX512BW, AVX512VL or F16C";
+  ConvDesc fhwc = nhwc(1, 9, 11, 24, 40, 3);
+  fhwc.layout = ConvLayout::NhwcFhwc;
+  ConvDesc view = nchw(2, 9, 20, 6, 24, 3);
+  view.inputStrides[2] = 23;
+  view.inputStrides[1] = 9 * 23 + 2;
+  view.inputStrides[0] = 6 * view.inputStrides[1] + 1;
+  ConvDesc runtime = nchw(1, 9, 20, 5, 24, 3);
+  runtime.runtimeStrides = true;
+  ConvDesc stem =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 20, 20, 3, 40, 7, 7, 2, 2);
+  for (ConvDesc base :
+       {nhwc(1, 10, 12, 24, 40, 3), fhwc, nhwc(1, 13, 13, 16, 20, 3, 1, 2),
+        stem, nchw(1, 10, 20, 16, 40, 3), view, runtime}) {
+    ConvDesc d = withPrecision(base, GemmPrecision::F16);
+    d.bias = d.relu = base.c == 24;
+    SCOPED_TRACE(d.str());
+    for (const Target *t : {&dotHost(), &host()}) {
+      auto config = chooseKernelConfig(d, *t);
+      ASSERT_TRUE(bool(config)) << llvm::toString(config.takeError());
+      // With AMX-BF16 the tiles take the nhwc layers but the stem.
+      const bool tiles =
+          t->hasAmx(true) && d.isNhwc() && d.contiguousRun() % 8 == 0;
+      EXPECT_EQ(config->isa, tiles ? VectorIsa::Amx : VectorIsa::Avx512)
+          << config->str();
+    }
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, dotHost()));
+    EXPECT_EQ(model.isa, VectorIsa::Avx512) << model.str();
+    EXPECT_NE(model.aLayout, ALayout::Direct) << model.str();
+    EXPECT_TRUE(validates(d, model));
+    GemmConfig small = model;
+    small.mr = 8;
+    small.nr = 16;
+    small.kUnroll = 1;
+    // (nhwc: a third of the run where 3 divides it, one tap's channels.)
+    const int64_t run = d.contiguousRun();
+    small.kc = !d.isNhwc() ? 12 : run % 3 ? run : run / 3;
+    small.mc = 2 * small.mr;
+    small.nc = 3 * small.nr;
+    EXPECT_TRUE(validates(d, clampToProblem(small, d.gemmView())));
+    if (d.runtimeStrides) {
+      QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
+      EXPECT_TRUE(report.passed) << report.failure;
+    }
+  }
+  for (ConvDesc base : {nhwc(1, 10, 12, 24, 40, 3), nchw(1, 10, 20, 16, 40, 3)})
+    for (const char *fault : {"drop-k", "drop-low", "write-past-edge"}) {
+      ConvDesc d = withPrecision(base, GemmPrecision::F16);
+      SCOPED_TRACE(d.str() + " " + fault);
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, dotHost()));
+      QM_ASSERT_EXPECTED(verdict, validateInRunner(d, model, {}, fault));
+      EXPECT_FALSE(verdict.passed);
+    }
 }

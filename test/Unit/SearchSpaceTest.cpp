@@ -1094,7 +1094,7 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
   }
   // No AMX-BF16: the dot kernels (f16 widened to f32 where it is
   // packed), packed A (never in place) and B, B in place for few rows
-  // (B^T's or B's rows); an f16 convolution refused with its reason; no
+  // (B^T's or B's rows); f16 convolutions on the dot kernels too; no
   // F16C, no f16 at all.
   auto skx = [](const char *more) {
     const std::string spec =
@@ -1119,10 +1119,30 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
     ASSERT_FALSE(bool(none));
     EXPECT_NE(llvm::toString(none.takeError()).find("F16C"), std::string::npos);
   }
+  // f16 convolutions without AMX-BF16, and those the tiles do not take
+  // with it (the 3-channel stem: a run of 21 k, no tile step of 8; nchw),
+  // on the dot kernels: f16 widened where it is gathered and packed,
+  // kc dividing the run in whole k (a group is one k), A never in place.
   ConvDesc conv = ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 8, 8, 16, 16, 3, 3);
   conv.precision = GemmPrecision::F16;
-  auto convRefused = chooseKernelConfig(KernelProblem(conv), noAmx);
-  ASSERT_FALSE(bool(convRefused));
-  EXPECT_NE(llvm::toString(convRefused.takeError()).find("needs AMX-BF16"),
-            std::string::npos);
+  ConvDesc stem =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 30, 30, 3, 64, 7, 7, 2, 2);
+  stem.precision = GemmPrecision::F16;
+  ConvDesc nchw = ConvDesc::dense(ConvLayout::NchwFchw, 1, 8, 8, 16, 16, 3, 3);
+  nchw.precision = GemmPrecision::F16;
+  const Target amx = pinned(kXeonWithAmx);
+  for (auto [c, t] : {std::pair{conv, noAmx},
+                      {stem, noAmx},
+                      {nchw, noAmx},
+                      {stem, amx},
+                      {nchw, amx}}) {
+    QM_ASSERT_EXPECTED(dot, chooseKernelConfig(KernelProblem(c), t));
+    EXPECT_EQ(dot.isa, VectorIsa::Avx512) << dot.str();
+    EXPECT_NE(dot.aLayout, ALayout::Direct) << dot.str();
+    if (c.isNhwc()) {
+      EXPECT_EQ(c.contiguousRun() % dot.kc, 0) << dot.str();
+    }
+  }
+  QM_ASSERT_EXPECTED(tiles, chooseKernelConfig(KernelProblem(conv), amx));
+  EXPECT_EQ(tiles.isa, VectorIsa::Amx) << tiles.str();
 }

@@ -255,12 +255,12 @@ llvm::StringRef convLayoutName(ConvLayout layout);
 /// it is described for tuning), and an nhwc input's w stride must be C.
 ///
 /// `precision` gives the element types as for a GEMM (the input is A's,
-/// the filter B's, the output C's): bf16 x bf16 -> f32 and the 8-bit
-/// forms -> s32, any C (nhwc: blocks ending in a partial group of k,
-/// kcStep, where the run is not whole groups: 3 channels) and, for 8
-/// bits, no bias or relu. In nchw_fchw the GEMM view's A is the filter and
-/// its B the input: s8 inputs only (VPDPBUSD's unsigned operand is A, an
-/// s8 A is packed plus 128).
+/// the filter B's, the output C's): bf16 x bf16 -> f32, f16 x f16 -> f32
+/// (its filter never prepacked) and the 8-bit forms -> s32, any C (nhwc: blocks
+/// ending in a partial group of k, kcStep, where the run is not whole groups: 3
+/// channels) and, for 8 bits, no bias or relu. In nchw_fchw the GEMM view's A
+/// is the filter and its B the input: s8 inputs only (VPDPBUSD's unsigned
+/// operand is A, an s8 A is packed plus 128).
 struct ConvDesc {
   ConvLayout layout = ConvLayout::NhwcHwcf;
   int64_t n = 0, h = 0, w = 0, c = 0; ///< input batch, height, width, channels
