@@ -735,6 +735,16 @@ TEST(ConvKernelTest, DotConvolutionFaultsAreCaught) {
   }
 }
 
+/// An nchw convolution of a view: its image's rows 23 apart, 2 elements
+/// between channels and 1 between images past the dense strides.
+static ConvDesc nchwView() {
+  ConvDesc view = nchw(2, 9, 20, 6, 24, 3);
+  view.inputStrides[2] = 23;
+  view.inputStrides[1] = 9 * 23 + 2;
+  view.inputStrides[0] = 6 * view.inputStrides[1] + 1;
+  return view;
+}
+
 /// nchw_fchw (torch's layout) in bf16 and s8: the filter is the GEMM's A,
 /// B gathered from the image (dotconv.py), one GEMM an image. The model's
 /// config and small blocks (16-pixel slivers in one output row and across
@@ -743,10 +753,7 @@ TEST(ConvKernelTest, DotConvolutionFaultsAreCaught) {
 TEST(ConvKernelTest, NchwDotConvolutionsValidate) {
   QM_SKIP_UNLESS_DOT_HOST();
   for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::S8S8}) {
-    ConvDesc view = nchw(2, 9, 20, 6, 24, 3);
-    view.inputStrides[2] = 23;
-    view.inputStrides[1] = 9 * 23 + 2;
-    view.inputStrides[0] = 6 * view.inputStrides[1] + 1;
+    const ConvDesc view = nchwView();
     ConvDesc runtime = nchw(2, 9, 20, 5, 24, 3);
     runtime.runtimeStrides = true;
     for (ConvDesc base :
@@ -1068,10 +1075,7 @@ TEST(ConvKernelTest, F16DotConvolutionsValidate) {
     GTEST_SKIP() << "host lacks AVX512BW, AVX512VL or F16C";
   ConvDesc fhwc = nhwc(1, 9, 11, 24, 40, 3);
   fhwc.layout = ConvLayout::NhwcFhwc;
-  ConvDesc view = nchw(2, 9, 20, 6, 24, 3);
-  view.inputStrides[2] = 23;
-  view.inputStrides[1] = 9 * 23 + 2;
-  view.inputStrides[0] = 6 * view.inputStrides[1] + 1;
+  const ConvDesc view = nchwView();
   ConvDesc runtime = nchw(1, 9, 20, 5, 24, 3);
   runtime.runtimeStrides = true;
   ConvDesc stem =
