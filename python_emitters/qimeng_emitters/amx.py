@@ -77,7 +77,7 @@ from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
                       OUTPUT_OFFSET, element_types, emit_block_input_base,
                       emit_column_block_head, emit_epilogue,
                       emit_epilogue_setup, emit_leading_dims_in_bytes,
-                      emit_loop_ends, emit_part_of_c, emit_round_to_half,
+                      emit_loop_ends, emit_part_of_c, emit_store_sums,
                       emit_row_block_head, emit_sliver_heads)
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_relu_max_constant
@@ -1438,11 +1438,8 @@ def _emit_store_last(asm, p):
         asm.ins(f"vmovups {64 * v}(%rdi), {acc}")
         emit_epilogue(asm, p, acc, p.bias == "columns" and
                        f"{64 * v}(%rdx), {acc}, {acc}{mask}", zero, bound)
-        if p.half_output:
-            emit_round_to_half(asm, p.tt.name, acc, f"%ymm{v}")
-            asm.ins(f"vmovdqu16 %ymm{v}, {32 * v}(%rax){mask}")
-        else:
-            asm.ins(f"vmovups {acc}, {64 * v}(%rax){mask}")
+        emit_store_sums(asm, acc, f"{32 * v if p.half_output else 64 * v}"
+                        "(%rax)", mask, p.tt.name if p.half_output else None)
     asm.ins("addq %rsi, %rax")
     asm.ins(f"addq ${p.nr * 4}, %rdi")
     asm.ins("decq %rcx")
@@ -1750,11 +1747,8 @@ def _emit_transposed_out(asm, p, last):
                     emit_epilogue(asm, p, acc, p.bias == "columns" and
                                    f"{bias}, {acc}, {acc}", zero, bound)
                 _emit_row_mask(asm, g)
-                if to_d:
-                    emit_round_to_half(asm, p.tt.name, acc, f"%ymm{g}")
-                    asm.ins(f"vmovdqu16 %ymm{g}, (%rax){{%k2}}")
-                else:
-                    asm.ins(f"vmovups {acc}, (%rax){{%k2}}")
+                emit_store_sums(asm, acc, "(%rax)", "{%k2}",
+                                p.tt.name if to_d else None)
                 asm.ins("addq %rsi, %rax")
 
 

@@ -181,7 +181,7 @@ GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_M_BEGIN, GEMV_M_END, GEMV_N_END = (
     HEADER_BYTES + 8 * i for i in range(6))
 GEMV_WORKSPACE = HEADER_BYTES + 64
 # With a 16-bit D: up to its ldd in bytes (LDD_BYTES).
-GEMV_HALF_WORKSPACE = HEADER_BYTES + 128
+GEMV_HALF_WORKSPACE = round_up(LDD_BYTES + 8, 64)
 # f16 with B as stored, pack_b false: per pass of STREAM_ROWS rows of A
 # (widened into the workspace), B's rows streamed in place STREAM_COLUMNS
 # columns at a time.
@@ -1612,14 +1612,22 @@ def _emit_a_row_source(asm, p, reg, row):
     asm.ins(f"addq 0({WS}), {reg}")
 
 
-def emit_round_to_half(asm, name, src, dst):
-    """dst (the low half of src's width) = src's f32 lanes rounded to
-    nearest even into D's type `name`: VCVTPS2PH (imm 0) for f16,
-    VCVTNEPS2BF16 for bf16."""
-    if name == "f16":
-        asm.ins(f"vcvtps2ph $0, {src}, {dst}")
+def emit_store_sums(asm, acc, address, mask="", half=None):
+    """The f32 lanes of acc (a zmm or ymm register) stored at `address`
+    under `mask` (a "{%kN}" suffix, or none): as they are, or with `half`
+    ("f16", "bf16": a 16-bit D) rounded to nearest even into the low half
+    of acc's width (VCVTPS2PH imm 0, VCVTNEPS2BF16), whose words the same
+    lane mask selects."""
+    if half is None:
+        asm.ins(f"vmovups {acc}, {address}{mask}")
+        return
+    low = acc.replace("zmm", "ymm") if "zmm" in acc else \
+        acc.replace("ymm", "xmm")
+    if half == "f16":
+        asm.ins(f"vcvtps2ph $0, {acc}, {low}")
     else:
-        asm.ins(f"vcvtneps2bf16 {src}, {dst}")
+        asm.ins(f"vcvtneps2bf16 {acc}, {low}")
+    asm.ins(f"vmovdqu16 {low}, {address}{mask}")
 
 
 def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
@@ -1655,14 +1663,9 @@ def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
                 asm.ins(f"{p.dt.add} {t}, {acc}, {acc}")
             if epilogue:
                 _emit_epilogue_vector(asm, p, acc, i, v, mask)
-            if to_d:
-                # 16 floats to 16 bf16 in the low half; the dword lane mask
-                # selects the same 16 words.
-                half = acc.replace("zmm", "ymm")
-                emit_round_to_half(asm, p.dt.name, acc, half)
-                asm.ins(f"vmovdqu16 {half}, {32 * v}(%rdx){mask}")
-            else:
-                asm.ins(f"vmovups {acc}, {64 * v}(%rdi){mask}")
+            emit_store_sums(asm, acc, f"{32 * v}(%rdx)" if to_d else
+                            f"{64 * v}(%rdi)", mask,
+                            p.dt.name if to_d else None)
         if i + 1 < p.mr:
             asm.ins(f"cmpq ${i + 1}, %rsi")
             asm.ins(f"jbe {fwd(done)}")
@@ -2088,12 +2091,8 @@ def _emit_gemv_body(p):
             asm.ins(f"vaddps (%rdx), {sums}, {sums}{{%k2}}")
         emit_epilogue(asm, p, sums, p.bias == "columns"
                       and f"(%rsi), {sums}, {sums}{{%k2}}", zero, bound)
-        if p.half_output:
-            half = f"%xmm{GEMV_ROWS * a}"
-            emit_round_to_half(asm, p.dt.name, sums, half)
-            asm.ins(f"vmovdqu16 {half}, (%rdi){{%k2}}")
-        else:
-            asm.ins(f"vmovups {sums}, (%rdx){{%k2}}")
+        emit_store_sums(asm, sums, "(%rdi)" if p.half_output else "(%rdx)",
+                        "{%k2}", p.dt.name if p.half_output else None)
     if rows > 1:
         asm.place(last_row)
     asm.ins(f"addq ${rows}, {GEMV_ROW}({WS})")
@@ -2177,12 +2176,9 @@ def _emit_stream_block(asm, p, masked):
                           zero, bound)
             if p.fault == "write-past-edge":
                 mask = ""
-            if p.half_output:
-                half = acc(r, v).replace("zmm", "ymm")
-                emit_round_to_half(asm, p.dt.name, acc(r, v), half)
-                asm.ins(f"vmovdqu16 {half}, {32 * v}(%r11){mask}")
-            else:
-                asm.ins(f"vmovups {acc(r, v)}, {64 * v}(%rdi){mask}")
+            emit_store_sums(asm, acc(r, v), f"{32 * v}(%r11)"
+                            if p.half_output else f"{64 * v}(%rdi)", mask,
+                            p.dt.name if p.half_output else None)
     if rows > 1:
         asm.place(stored)
 
