@@ -364,9 +364,9 @@ std::string qimeng::amxRefusal(const GemmDesc &d) {
                  isIntegerPrecision(d.precision)
              ? "an 8-bit epilogue"
          // A run-time M: f16's (no other kernels take it); bf16 and 8-bit
-         // keep the dot kernels, which take run-time sizes.
-         : (d.dynamicM && d.precision != GemmPrecision::F16) || d.dynamicN ||
-                 d.dynamicK
+         // keep the dot kernels, which take run-time sizes. A run-time K
+         // the tiles take (amx.py's dynamic_k; KernelDesc refuses f16's).
+         : (d.dynamicM && d.precision != GemmPrecision::F16) || d.dynamicN
              ? "run-time sizes"
              : "";
 }
@@ -481,7 +481,7 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
     } else {
       c.kc = kc;
     }
-  } else if (desc.k % amxTileK(eb) == 0 &&
+  } else if (desc.k % amxTileK(eb) == 0 && !desc.dynamicK &&
              desc.precision != GemmPrecision::F16) {
     // (f16 is split where it is packed: never in place.)
     // Few slivers of columns read each block of A's rows only once or
@@ -578,7 +578,7 @@ llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc) {
 
 bool qimeng::amxMayTransposeProduct(const GemmDesc &desc) {
   return desc.transB && !desc.transA && !desc.bPrepacked && desc.m > 1 &&
-         desc.precision != GemmPrecision::F16 &&
+         !desc.dynamicK && desc.precision != GemmPrecision::F16 &&
          desc.k % amxTileK(amxPackedElementBytes(desc)) == 0;
 }
 

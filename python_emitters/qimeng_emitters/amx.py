@@ -170,7 +170,7 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 
 # Fields of the dot GEMMs' requests (C++'s GemmDesc) the AMX kernels take
 # only at their defaults.
-_NOT_YET = ("trans_a", "dynamic_n", "dynamic_k")
+_NOT_YET = ("trans_a", "dynamic_n")
 
 
 def _output_field(kind):
@@ -202,13 +202,13 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
             "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
             "target_features", "k_unroll", "trans_b", "a_layout",
-            "b_prepacked", "pack_b", "dynamic_m") + _NOT_YET
+            "b_prepacked", "pack_b", "dynamic_m", "dynamic_k") + _NOT_YET
             + (("a_type",) if kind == "igemm" else
                (_output_field(kind), "ldd", "bias", "relu", "relu_max")))
         for field in _NOT_YET:
             if request.get(field, False) not in (False, "none"):
                 raise RequestError(
-                    f"amx kernels take A and B as stored, static N and K "
+                    f"amx kernels take A and B as stored, a static N "
                     f"and C as it is: not {field} (dotgemm.py's kernels "
                     f"do)")
         # The tile step is the K unroll.
@@ -229,11 +229,16 @@ class Params:
         # header's part (24, 32), as the parallel form's; M blocks only.
         self.dynamic_m = bool_field(request, "dynamic_m")
         self.reads_range = self.parallel or self.dynamic_m
+        # A run-time K (dotgemm.py's dynamic_k): K from the header at each
+        # call, the kc loop's bound; the packs and the K loop already take
+        # each block's k at run time.
+        self.dynamic_k = bool_field(request, "dynamic_k")
         # B stored N x K (a torch linear layer's weight): PACK B reads each
         # column's k where they lie, a tile column at a time.
         self.trans_b = bool_field(request, "trans_b")
         self.lda, self.ldb, self.ldc = leading_dims(
-            request, self.m, self.n, self.k, False, self.trans_b)
+            request, self.m, self.n, self.k, False, self.trans_b,
+            dynamic_k=self.dynamic_k)
         # D = bf16(C + A * B) (f16: f16(...), field f16_output), rounded
         # once, from the last kc block (what torch's f32 accumulator and
         # arith.truncf become), as dotgemm.py's: D's pointer at header 120,
@@ -404,6 +409,18 @@ class Params:
             if why:
                 raise RequestError(f"f16 is split into bf16 parts where it "
                                    f"is packed: not with {why}")
+        if self.dynamic_k:
+            why = ("a 16-bit D" if self.half_output else
+                   "overwrite or an epilogue (with K = 0 no kc block runs "
+                   "to store C)" if self.overwrite or _has_epilogue(self)
+                   else "f16 (split where it is packed)" if self.tt.split
+                   else "pack_b false" if self.transposed
+                   else "a prepacked B (its layout spans K)"
+                   if self.b_prepacked else "A in place" if self.a_direct
+                   else "a convolution" if k_run else None)
+            if why:
+                raise RequestError(f"dynamic_k: not with {why}")
+            self.whole_steps = False
         eb = self.tt.element_bytes
         if self.a_direct:
             if k_run:
@@ -443,7 +460,8 @@ class Params:
             + (f"_ldd{self.ldd}" if self.half_output else ""))
         return (f"qm_{self.tt.op}_{self.c_m}x{self.c_n}x{self.k}_n"
                 f"{'t' if self.trans_b else 'n'}"
-                f"{'_mrt' if self.dynamic_m else ''}{self.store_part()}"
+                f"{'_mrt' if self.dynamic_m else ''}"
+                f"{'_krt' if self.dynamic_k else ''}{self.store_part()}"
                 f"{('_o' + self.tt.name) if self.half_output else ''}{lds}"
                 f"{'_btdirect' if self.transposed else ''}"
                 f"{'_bpre' if self.b_prepacked else ''}{self.block_part()}")
@@ -1862,7 +1880,8 @@ def _kernel_file(p, symbol, request, kind, summary, headers):
         + ([f"# qm.b_prepacked: nr={p.nr} k_groups={p.k_groups} "
             f"element_bytes={p.tt.element_bytes} plus128=0"]
            if p.b_prepacked else []) + headers,
-        runtime_sizes=("m",) if p.dynamic_m else ())
+        runtime_sizes=tuple(size for size, dynamic in (
+            ("m", p.dynamic_m), ("k", p.dynamic_k)) if dynamic))
 
 
 #: The probe's instruction by its name (peak.py's "instruction" field).

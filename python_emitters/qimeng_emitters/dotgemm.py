@@ -108,6 +108,7 @@ RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
 OUTPUT_LD_OFFSET = 56       # bf16_output, runtime_ld: ldd as int64 elements
+K_OFFSET = 56               # dynamic_k: K as int64 (caller; no 16-bit D)
 BIAS_OFFSET = 112           # the epilogue's bias pointer (sbgemm)
 OUTPUT_OFFSET = 120         # bf16_output: D's pointer
 INDEX_OFFSET = 128          # bf16: 32 words, B(k, j) to word 2j, B(k+1, j) to 2j+1
@@ -233,7 +234,7 @@ class Params:
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
             "fault", "target_features", "parallel", "dynamic_m", "dynamic_n",
-            "pack_b", "a_layout", "b_prepacked")
+            "dynamic_k", "pack_b", "a_layout", "b_prepacked")
             + (("a_type",) if kind == "igemm" else
                (half_output_field(kind), "ldd", "bias", "relu",
                 "relu_max")))
@@ -262,9 +263,14 @@ class Params:
         # N likewise (the columns are masked at run time in any case).
         self.dynamic_n = bool_field(request, "dynamic_n")
         self.reads_range = self.parallel or self.dynamic_m or self.dynamic_n
+        # K from the header (K_OFFSET) at each call, `k` the representative
+        # the kc blocking was clamped for: the kc loop's bound and its last
+        # block's partial group are then run-time values (the packed form
+        # only; C accumulates, as sgemm.py's run-time K does).
+        self.dynamic_k = bool_field(request, "dynamic_k")
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, self.trans_a, self.trans_b,
-            self.dynamic_m, self.dynamic_n)
+            self.dynamic_m, self.dynamic_n, self.dynamic_k)
         # The epilogue (sbgemm): + bias[j] (its pointer in the header),
         # then relu and its bound, as sgemm's, where the last kc block
         # stores C (or D).
@@ -377,9 +383,13 @@ class Params:
         self.kc_groups = round_up(-(-self.kc // self.dt.group), self.k_unroll)
         # The k of a block's last, partial group: every block's when kc is
         # not whole groups (kc divides K for bytes; for bf16 both are 1),
-        # else K's last block's (K % group).
+        # else K's last block's (K % group); with a run-time K any count
+        # below the group, the packs choosing at run time.
         self.partial_group_k = self.kc % self.dt.group or \
             self.k % self.dt.group
+        self.partial_group_ks = (
+            tuple(range(1, self.dt.group)) if self.dynamic_k else
+            (self.partial_group_k,) if self.partial_group_k else ())
         # B packed by the caller, once (constant weights), in the panel
         # layout of docs/KernelContract.md ("B prepacked"): per NR-wide
         # sliver of all N, all of K's groups (k_groups, padded with zero
@@ -443,6 +453,16 @@ class Params:
             self.a_row_stride = self.lda * self.dt.element_bytes
             check_disp(self.a_row_stride * self.mr, "A row")
             self.shift_b = self.dt.shift_a
+        if self.dynamic_k:
+            why = ("a 16-bit D" if self.half_output else
+                   "overwrite or an epilogue (with K = 0 no kc block runs "
+                   "to store C)" if self.overwrite or _has_epilogue(self)
+                   else "kc not whole groups" if partial_kc else
+                   "B read in place" if b_in_place else
+                   "a prepacked B (its layout spans K)" if self.b_prepacked
+                   else "A in place" if self.a_direct else None)
+            if why:
+                raise RequestError(f"dynamic_k: not with {why}")
         # shift_b: per row of the block, 128 sum_k A(i, k) over the kc
         # block (s32), after the pointer table.
         self.row_corr_offset = self.a_pointer_table + (
@@ -492,6 +512,7 @@ class Params:
         if self.gemv:
             return f"{head}{store}_gemv{GEMV_ROWS}{tail}"
         return (f"{head}{'_nrt' if self.dynamic_n else ''}"
+                f"{'_krt' if self.dynamic_k else ''}"
                 f"{'_adirect' if self.a_direct else ''}"
                 f"{'_bpre' if self.b_prepacked else ''}{store}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
@@ -616,7 +637,6 @@ def _emit_pack_k_major(asm, p, op):
     done = asm.label(f"PACK {name}: sliver done")
     step, shifted = op.step, op.shifted
     g, eb = p.dt.group, p.dt.element_bytes
-    rem = p.partial_group_k
     asm.comment(f"PACK {name} (k along its rows)")
     if _drops_low(p, op):
         _emit_drop_low_mask(asm, PACK_DROP_LOW_REG)
@@ -662,14 +682,15 @@ def _emit_pack_k_major(asm, p, op):
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(pairs)}")
     asm.place(odd)
-    if rem:
-        asm.ins(f"cmpq $0, {REM}({WS})")
-        asm.ins(f"je {fwd(pad)}")
+
+    def partial(rem):
         asm.comment(f"the last {rem} k of K, the rest of the group zero")
         for v in range(op.vectors):
             _emit_k_major_group(asm, p, v, g, rem, shifted)
             store("%zmm0", v, "%rdx")
         asm.ins(f"addq ${step}, %rdx")
+
+    _emit_partial_group(asm, p, pad, partial)
     asm.place(pad)
     asm.ins(f"movq {PAD_GROUPS}({WS}), %rax")
     asm.ins("testq %rax, %rax")
@@ -689,6 +710,26 @@ def _emit_pack_k_major(asm, p, op):
     asm.ins(f"addq ${op.lanes}, {JR}")
     asm.ins(f"cmpq {op.count}, {JR}")
     asm.ins(f"jb {back(sliver)}")
+
+
+def _emit_partial_group(asm, p, after, body):
+    """A block's last, partial group (REM k of it, the rest zero), then
+    `after`: body(r) packs it for r k. With one count possible (a static
+    K, or bf16's one k of a pair) the group is packed when REM is not
+    zero; with a run-time K, bytes' group for the count REM holds."""
+    counts = p.partial_group_ks
+    if len(counts) == 1:
+        asm.ins(f"cmpq $0, {REM}({WS})")
+        asm.ins(f"je {fwd(after)}")
+        body(counts[0])
+        return
+    for rem in counts:
+        other = asm.label(f"the last group has not {rem} k")
+        asm.ins(f"cmpq ${rem}, {REM}({WS})")
+        asm.ins(f"jne {fwd(other)}")
+        body(rem)
+        asm.ins(f"jmp {fwd(after)}")
+        asm.place(other)
 
 
 def _emit_k_major_group(asm, p, v, g, rows, shifted, drop_low=False):
@@ -788,13 +829,13 @@ def _emit_pack_lane_major(asm, p, op):
     done = asm.label(f"PACK {name}: done")
     step, shifted = op.step, op.shifted
     g, eb = p.dt.group, p.dt.element_bytes
-    rem = p.partial_group_k
     asm.comment(f"PACK {name} (lanes along its rows)")
     if _drops_low(p, op):
         _emit_drop_low_mask(asm, PACK_DROP_LOW_REG)
     if shifted:
         _emit_sign_bias(asm)
-    if rem and g == 4:
+    if g == 4 and len(p.partial_group_ks) == 1:
+        rem, = p.partial_group_ks
         asm.ins(f"movl ${(1 << rem) - 1}, %eax")
         asm.ins("kmovw %eax, %k6")
     gather = _gather(p, op)
@@ -845,10 +886,12 @@ def _emit_pack_lane_major(asm, p, op):
     asm.ins("decq %rax")
     asm.ins(f"jnz {back(pairs)}")
     asm.place(odd)
-    if rem:
-        asm.ins(f"cmpq $0, {REM}({WS})")
-        asm.ins(f"je {fwd(pad)}")
+
+    def partial(rem):
         asm.comment(f"the last {rem} k of K, the rest of the group zero")
+        if g == 4 and len(p.partial_group_ks) > 1:
+            asm.ins(f"movl ${(1 << rem) - 1}, %eax")
+            asm.ins("kmovw %eax, %k6")
         if g == 2:
             asm.ins("vpinsrw $0, (%rcx), %xmm0, %xmm1")
         else:
@@ -857,6 +900,8 @@ def _emit_pack_lane_major(asm, p, op):
                 asm.ins("vpxord %xmm29, %xmm1, %xmm1{%k6}")
         asm.ins("vmovd %xmm1, (%rdi)")
         asm.ins(f"addq ${step}, %rdi")
+
+    _emit_partial_group(asm, p, pad, partial)
     asm.place(pad)
     asm.ins(f"movq {PAD_GROUPS}({WS}), %rax")
     asm.ins("testq %rax, %rax")
@@ -1730,7 +1775,11 @@ def emit_part_of_c(asm, p, reads_range, done, transposed=False):
     as operands, from the header (a part of a parallel call, or a run-time
     M or N: an empty part jumps to `done`, JC set to n_begin) or the whole
     of C (m_begin and n_begin None). `transposed`: the kernel computes C^T,
-    its rows the header's columns and its columns the header's rows."""
+    its rows the header's columns and its columns the header's rows. With
+    a run-time K of 0 there is nothing to add to C either."""
+    if p.dynamic_k:
+        asm.ins(f"cmpq $0, {K_OFFSET}({WS})")
+        asm.ins(f"je {fwd(done)}")
     if not reads_range:
         return None, f"${p.m}", None, f"${p.n}"
     fields = (2, 3, 0, 1) if transposed else (0, 1, 2, 3)
@@ -1747,6 +1796,12 @@ def emit_part_of_c(asm, p, reads_range, done, transposed=False):
     return m_begin, m_end, n_begin, n_end
 
 
+def k_operand(p):
+    """K as an instruction operand: an immediate, or (dynamic_k) the
+    header slot the caller writes it in."""
+    return f"{K_OFFSET}({WS})" if p.dynamic_k else f"${p.k}"
+
+
 def emit_column_block_head(asm, p, jc_loop, pc_loop, n_end):
     """The heads of BLIS's jc and pc loops: NB = this nc block's columns
     (up to n_end), PC = 0, KB = this kc block's k."""
@@ -1756,7 +1811,7 @@ def emit_column_block_head(asm, p, jc_loop, pc_loop, n_end):
     _min_into(asm, NB, p.nc)
     asm.ins(f"xorl {PC}d, {PC}d")
     asm.place(pc_loop)
-    asm.ins(f"movq ${p.k}, {KB}")
+    asm.ins(f"movq {k_operand(p)}, {KB}")
     asm.ins(f"subq {PC}, {KB}")
     _min_into(asm, KB, p.kc)
 
@@ -1789,7 +1844,7 @@ def emit_loop_ends(asm, p, loops, m_end, n_end):
     for step, reg, end, loop in ((p.mr, IR, MB, ir_loop),
                                  (p.nr, JR, NB, jr_loop),
                                  (p.mc, IC, m_end, ic_loop),
-                                 (p.kc, PC, f"${p.k}", pc_loop),
+                                 (p.kc, PC, k_operand(p), pc_loop),
                                  (p.nc, JC, n_end, jc_loop)):
         asm.ins(f"addq ${step}, {reg}")
         asm.ins(f"cmpq {end}, {reg}")
@@ -1854,7 +1909,7 @@ def _emit_body(p):
                    m_end, n_end)
     if image_loop is not None:
         p.conv.emit_batch_next(asm, image_loop)
-    if p.reads_range:
+    if p.reads_range or p.dynamic_k:
         asm.place(done)
     asm.ins("vzeroupper")
     return asm.text()
@@ -2322,7 +2377,7 @@ def kernel_text(p, symbol, request, kind, summary, headers=()):
         [f"zmm{i}" for i in range(REGISTERS)]
         + [f"k{v + 1}" for v in range(
             2 if p.gemv else STREAM_VECTORS if p.b_stream else p.nv)]
-        + (["k6"] if p.dt.group == 4 and p.partial_group_k else [])
+        + (["k6"] if p.dt.group == 4 and p.partial_group_ks else [])
         + (["k7"] if p.trans_a and p.nv < 7 else []),
         p.dt.features,
         headers=["# qm.inner_loop_flops: "
@@ -2336,4 +2391,5 @@ def kernel_text(p, symbol, request, kind, summary, headers=()):
             f"plus128={int(p.shift_b)}"] if p.b_prepacked else [])
         + list(headers),
         runtime_sizes=tuple(size for size, dynamic in (
-            ("m", p.dynamic_m), ("n", p.dynamic_n)) if dynamic))
+            ("m", p.dynamic_m), ("n", p.dynamic_n), ("k", p.dynamic_k))
+            if dynamic))

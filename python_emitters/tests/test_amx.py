@@ -74,6 +74,15 @@ class RequestTest(RefusalTestCase):
         self.refuses(f16_request(dynamic_m=True, runtime_ld=None),
                      "with runtime_ld")
         self.refuses(request(dynamic_n=True), "not dynamic_n")
+        self.refuses(request(dynamic_k=True, runtime_ld=None),
+                     "needs runtime_ld")
+        for field, why in (("overwrite", "overwrite or an epilogue"),
+                           ("relu", "overwrite or an epilogue"),
+                           ("bf16_output", "a 16-bit D"),
+                           ("b_prepacked", "a prepacked B")):
+            self.refuses(request(dynamic_k=True, **{field: True}), why)
+        self.refuses(request(dynamic_k=True, k=64, a_layout="direct"),
+                     "dynamic_k: not with A in place")
         self.refuses(request(fault="drop-low"), "only f16")
 
     def test_f16_dispatch(self):
@@ -229,6 +238,10 @@ class Bf16ExecutionTest(AmxHarness):
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
 
+    def test_runtime_k(self):
+        """dynamic_k: K from the header, B as stored or transposed."""
+        self.check_runtime_k(request(m=40, k=70), layouts=("nn", "nt"))
+
     def test_parts(self):
         """The parallel form: two calls on two parts of the rows."""
         for name, req in (("par", request(m=70, parallel=True)),
@@ -303,6 +316,13 @@ class Int8ExecutionTest(AmxHarness):
                         f"{name}_{a_type}", dict(req, a_type=a_type))
                     self.assertEqual(status, 0, output)
                     self.assertEqual(output.strip(), "ok")
+
+    def test_runtime_k(self):
+        """dynamic_k: K from the header, B as stored or transposed."""
+        for a_type in ("s8", "u8"):
+            with self.subTest(a_type=a_type):
+                self.check_runtime_k(int8_request(m=40, k=70, a_type=a_type),
+                                     layouts=("nn", "nt"))
 
     def test_faults_are_caught(self):
         for fault in ("drop-k", "swap-pairs", "write-past-edge"):

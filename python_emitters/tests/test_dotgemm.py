@@ -86,7 +86,8 @@ int main(int argc, char **argv) {
   uint16_t *A = malloc(2 * (ar * lda + tail)), *B = malloc(2 * (br * ldb + tail));
   float *C = malloc(4 * ((M + 16) * ldc + tail));
   int64_t *W = aligned_alloc(64, (ws + 63) / 64 * 64);
-  W[8] = lda; W[9] = ldb; W[10] = ldc; W[7] = ldd; W[15] = (int64_t)D;
+  /* 56: a 16-bit D's ldd, else a run-time K's K */
+  W[8] = lda; W[9] = ldb; W[10] = ldc; W[7] = out ? ldd : K; W[15] = (int64_t)D;
   W[14] = (int64_t)bias;
   srand(7);
   for (long i = 0; i < ar * lda + tail; i++) A[i] = bf((float)(rand() % 9 - 4));
@@ -185,7 +186,7 @@ int main(int argc, char **argv) {
   int32_t *C = malloc(4 * ((M + 16) * ldc + tail));  /* as the bf16 harness's */
   int64_t *W = aligned_alloc(64, (ws + 63) / 64 * 64);
   const int32_t sentinel = 0x7fa5a5a5;
-  W[8] = lda; W[9] = ldb; W[10] = ldc;
+  W[8] = lda; W[9] = ldb; W[10] = ldc; W[7] = K;  /* a run-time K's */
   srand(11);
   for (long i = 0; i < ar * lda + tail; i++) A[i] = (uint8_t)(i % 7 == 0 ? (au ? 255 : 128) : rand());
   for (long i = 0; i < br * ldb + tail; i++) B[i] = (int8_t)(i % 5 == 0 ? -128 : rand());
@@ -247,6 +248,16 @@ class RequestTest(RefusalTestCase):
     emit_under_test = staticmethod(emit_dot)
 
     def test_refusals(self):
+        self.refuses(request(dynamic_k=True, runtime_ld=None),
+                     "needs runtime_ld")
+        for field, why in (("overwrite", "overwrite or an epilogue"),
+                           ("bias", "overwrite or an epilogue"),
+                           ("bf16_output", "a 16-bit D"),
+                           ("b_prepacked", "a prepacked B")):
+            self.refuses(request(dynamic_k=True, kc=12, **{
+                field: "columns" if field == "bias" else True}), why)
+        self.refuses(request(dynamic_k=True, trans_b=True, pack_b=False,
+                             m=1), "B read in place")
         self.refuses(int8_request(kc=9), "or divide K = 29")
         self.refuses(int8_request(kc=10), "must be a multiple of 4")
         self.refuses(int8_request(a_type="u16"), "a_type")
@@ -407,6 +418,21 @@ class HarnessTest(KernelHarness):
             self.assertEqual(status, 0, output)
             self.assertEqual(output.strip(), "ok")
 
+    def check_runtime_k(self, req, layouts=("nn", "nt", "tn")):
+        """A run-time K (blocked for req's k): none, fewer than a group,
+        each partial group, several kc blocks, B as stored or transposed
+        and A transposed (`layouts`: both packs of each operand)."""
+        for trans in layouts:
+            dyn = dict(req, dynamic_k=True, trans_a=trans[0] == "t",
+                       trans_b=trans[1] == "t")
+            self.assertIn("_krt", header(self.EMIT(dyn), "symbol"))
+            for k in (0, 1, 2, 3, 5, req["k"], 3 * req["kc"] + 2):
+                with self.subTest(trans=trans, dynamic_k=k):
+                    status, output = self.run_kernel(
+                        f"dynk{trans}{k}", dyn, k=k)
+                    self.assertEqual(status, 0, output)
+                    self.assertEqual(output.strip(), "ok")
+
     def check_cases(self, cases):
         """Each kernel of `cases` (name: request) matches the reference."""
         for name, req in cases.items():
@@ -415,14 +441,13 @@ class HarnessTest(KernelHarness):
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
 
-    def run_kernel(self, name, req, m=None, split=-1, n=None):
+    def run_kernel(self, name, req, m=None, split=-1, n=None, k=None):
         """Runs req's kernel on an M x N x K problem (M = req's m unless
-        given: a run-time M; N likewise); `split` >= 0 writes the part of
-        C into the
-        header, rows [0, split) and [split, M) in two calls (0: one call on
-        all of them)."""
+        given: a run-time M; N and K likewise, K written to the header);
+        `split` >= 0 writes the part of C into the header, rows [0, split)
+        and [split, M) in two calls (0: one call on all of them)."""
         text = self.EMIT(req)
-        args = [m or req["m"], n or req["n"], req["k"],
+        args = [m or req["m"], n or req["n"], req["k"] if k is None else k,
                 1 if req.get("overwrite") else 0,
                 header(text, "workspace_bytes"),
                 1 if req.get("trans_a") else 0,
@@ -507,6 +532,9 @@ class Bf16ExecutionTest(HarnessTest):
 
     def test_runtime_rows_and_parts(self):
         self.check_runtime_parts(request(m=24, k=37, trans_b=True))
+
+    def test_runtime_k(self):
+        self.check_runtime_k(request(m=24, k=37, kc=16))
 
     def test_gemv(self):
         check_gemv(self, request)
@@ -782,6 +810,12 @@ class Int8ExecutionTest(HarnessTest):
 
     def test_runtime_rows_and_parts(self):
         self.check_runtime_parts(int8_request(m=24, k=37))
+
+    def test_runtime_k(self):
+        for a_type in ("s8", "u8"):
+            with self.subTest(a_type=a_type):
+                self.check_runtime_k(int8_request(m=24, k=37, kc=16,
+                                                  a_type=a_type))
 
     def test_kernels_match_reference(self):
         cases = {}

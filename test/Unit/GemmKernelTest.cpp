@@ -1098,6 +1098,39 @@ TEST(GemmKernelTest, Int8FaultsAreCaught) {
   expectDotFaultsAreCaught(GemmPrecision::S8S8, 12);
 }
 
+/// A run-time K (attention's probabilities times V over a dynamic
+/// sequence) in bf16 and 8-bit: one kernel per representative K, on the
+/// dot kernels' small blocking (several kc blocks) and with the model's
+/// config (AMX's tiles where the host has them), run for one k, a partial
+/// pair and quad, the representative and more, B as stored and
+/// transposed (A too on the dot kernels), with a run-time N.
+TEST(GemmKernelTest, LowPrecisionRuntimeKValidates) {
+  int ran = 0;
+  for (GemmPrecision p :
+       {GemmPrecision::Bf16, GemmPrecision::S8S8, GemmPrecision::U8S8}) {
+    if (p == GemmPrecision::Bf16 ? !hostRunsBf16() : !hostRunsVnni())
+      continue;
+    ++ran;
+    for (int t = 0; t < 3; ++t)
+      for (bool dynamicN : {false, true}) {
+        GemmDesc d = GemmDesc::packed(29, 40, 45, t & 1, t & 2);
+        d.precision = p;
+        d.dynamicK = true;
+        d.dynamicN = dynamicN;
+        d.runtimeLd = true;
+        auto model = chooseKernelConfig(KernelProblem(d), host());
+        ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+        auto n = [&](int64_t k) { return dynamicN ? k % 50 + 1 : 40; };
+        for (const GemmConfig &base : {smallDotConfig(12), *model})
+          expectValidatesAt(
+              d, base,
+              {{29, n(1), 1}, {29, n(3), 3}, {29, n(45), 45}, {29, n(95), 95}});
+      }
+  }
+  if (ran == 0)
+    GTEST_SKIP() << "host has neither AVX512-BF16 nor AVX512-VNNI";
+}
+
 /// A read in place (dotgemm.py a_layout direct), the model's choice with
 /// immediate leading dimensions and whole K steps (an s8 A through B plus
 /// 128 and each row's sum): its

@@ -184,9 +184,9 @@ struct GemmDesc {
   /// What the dot kernels' forms that read B in place need whichever way
   /// B lies: A not transposed, no bias along the rows (one along the
   /// columns, relu and a 16-bit D are applied where C is stored), N
-  /// static.
+  /// and K static.
   bool dotKernelMayReadBInPlace() const {
-    return !transA && bias != GemmBias::Rows && !dynamicN;
+    return !transA && bias != GemmBias::Rows && !dynamicN && !dynamicK;
   }
 
   /// Whether the f32 microkernel can read A's slivers where A lies
