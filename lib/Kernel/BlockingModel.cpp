@@ -358,16 +358,14 @@ bool qimeng::amxRowsCrowdL1(int64_t strideBytes, int64_t rows,
 }
 
 std::string qimeng::amxRefusal(const GemmDesc &d) {
+  // (Run-time M, N and K the tiles take: amx.py's dynamic_m, dynamic_n
+  // and dynamic_k, with B packed at each call; KernelDesc refuses f16's
+  // run-time N and K.)
   return d.transA                   ? "A transposed"
          : d.bias == GemmBias::Rows ? "a bias along the rows"
          : (d.bias != GemmBias::None || d.relu) &&
                  isIntegerPrecision(d.precision)
              ? "an 8-bit epilogue"
-         // A run-time M: f16's (no other kernels take it); bf16 and 8-bit
-         // keep the dot kernels, which take run-time sizes. A run-time K
-         // the tiles take (amx.py's dynamic_k; KernelDesc refuses f16's).
-         : (d.dynamicM && d.precision != GemmPrecision::F16) || d.dynamicN
-             ? "run-time sizes"
              : "";
 }
 
@@ -578,7 +576,8 @@ llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc) {
 
 bool qimeng::amxMayTransposeProduct(const GemmDesc &desc) {
   return desc.transB && !desc.transA && !desc.bPrepacked && desc.m > 1 &&
-         !desc.dynamicK && desc.precision != GemmPrecision::F16 &&
+         !desc.dynamicM && !desc.dynamicN && !desc.dynamicK &&
+         desc.precision != GemmPrecision::F16 &&
          desc.k % amxTileK(amxPackedElementBytes(desc)) == 0;
 }
 

@@ -202,7 +202,7 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   // AMX packs A, or reads its tiles where A lies (amx.py's a_layout
   // direct: K whole tile steps, A as stored; a convolution's pixels; not
   // f16, split where it is packed).
-  if (amx && !desc.transA && desc.k % kcStep == 0 &&
+  if (amx && !desc.transA && desc.k % kcStep == 0 && !desc.dynamicK &&
       desc.precision != GemmPrecision::F16)
     decisions.push_back({"alayout",
                          {aLayoutName(ALayout::KMajor).str(),

@@ -170,7 +170,7 @@ FAULTS = (None, "drop-k", "swap-pairs", "write-past-edge", "segfault",
 
 # Fields of the dot GEMMs' requests (C++'s GemmDesc) the AMX kernels take
 # only at their defaults.
-_NOT_YET = ("trans_a", "dynamic_n")
+_NOT_YET = ("trans_a",)
 
 
 def _output_field(kind):
@@ -202,15 +202,15 @@ class Params:
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "mr", "nr", "kc",
             "mc", "nc", "overwrite", "runtime_ld", "parallel", "fault",
             "target_features", "k_unroll", "trans_b", "a_layout",
-            "b_prepacked", "pack_b", "dynamic_m", "dynamic_k") + _NOT_YET
+            "b_prepacked", "pack_b", "dynamic_m", "dynamic_n", "dynamic_k")
+            + _NOT_YET
             + (("a_type",) if kind == "igemm" else
                (_output_field(kind), "ldd", "bias", "relu", "relu_max")))
         for field in _NOT_YET:
             if request.get(field, False) not in (False, "none"):
                 raise RequestError(
-                    f"amx kernels take A and B as stored, a static N "
-                    f"and C as it is: not {field} (dotgemm.py's kernels "
-                    f"do)")
+                    f"amx kernels take A as stored: not {field} "
+                    f"(dotgemm.py's kernels do)")
         # The tile step is the K unroll.
         int_field(request, "k_unroll", default=1, minimum=1, maximum=1)
         self.tt = TILE_TYPES[element_types(request, kind)]
@@ -228,7 +228,10 @@ class Params:
         # A run-time M (dotgemm.py's dynamic_m): the rows of C from the
         # header's part (24, 32), as the parallel form's; M blocks only.
         self.dynamic_m = bool_field(request, "dynamic_m")
-        self.reads_range = self.parallel or self.dynamic_m
+        # N likewise: the columns from the header's part (40, 48); PACK B
+        # and the stores already mask the last columns at run time.
+        self.dynamic_n = bool_field(request, "dynamic_n")
+        self.reads_range = self.parallel or self.dynamic_m or self.dynamic_n
         # A run-time K (dotgemm.py's dynamic_k): K from the header at each
         # call, the kc loop's bound; the packs and the K loop already take
         # each block's k at run time.
@@ -238,7 +241,7 @@ class Params:
         self.trans_b = bool_field(request, "trans_b")
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, False, self.trans_b,
-            dynamic_k=self.dynamic_k)
+            dynamic_n=self.dynamic_n, dynamic_k=self.dynamic_k)
         # D = bf16(C + A * B) (f16: f16(...), field f16_output), rounded
         # once, from the last kc block (what torch's f32 accumulator and
         # arith.truncf become), as dotgemm.py's: D's pointer at header 120,
@@ -281,6 +284,11 @@ class Params:
                                or k_run is not None):
             raise RequestError("dynamic_m: rows from the header, with "
                                "runtime_ld, B packed, not a convolution")
+        if self.dynamic_n and (self.transposed or
+                               bool_field(request, "b_prepacked")):
+            raise RequestError("dynamic_n: columns from the header, with B "
+                               "packed at each call (not pack_b false or "
+                               "b_prepacked)")
         if self.transposed:
             why = ("B as stored (it needs trans_b: B^T's rows are read in "
                    "place)" if not self.trans_b else
@@ -461,6 +469,7 @@ class Params:
         return (f"qm_{self.tt.op}_{self.c_m}x{self.c_n}x{self.k}_n"
                 f"{'t' if self.trans_b else 'n'}"
                 f"{'_mrt' if self.dynamic_m else ''}"
+                f"{'_nrt' if self.dynamic_n else ''}"
                 f"{'_krt' if self.dynamic_k else ''}{self.store_part()}"
                 f"{('_o' + self.tt.name) if self.half_output else ''}{lds}"
                 f"{'_btdirect' if self.transposed else ''}"
@@ -1881,7 +1890,8 @@ def _kernel_file(p, symbol, request, kind, summary, headers):
             f"element_bytes={p.tt.element_bytes} plus128=0"]
            if p.b_prepacked else []) + headers,
         runtime_sizes=tuple(size for size, dynamic in (
-            ("m", p.dynamic_m), ("k", p.dynamic_k)) if dynamic))
+            ("m", p.dynamic_m), ("n", p.dynamic_n), ("k", p.dynamic_k))
+            if dynamic))
 
 
 #: The probe's instruction by its name (peak.py's "instruction" field).

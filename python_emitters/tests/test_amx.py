@@ -73,7 +73,11 @@ class RequestTest(RefusalTestCase):
         self.refuses(f16_request(fault="swap-pairs"), "no pairs to swap")
         self.refuses(f16_request(dynamic_m=True, runtime_ld=None),
                      "with runtime_ld")
-        self.refuses(request(dynamic_n=True), "not dynamic_n")
+        self.refuses(request(trans_a=True), "not trans_a")
+        self.refuses(request(dynamic_n=True, runtime_ld=None),
+                     "needs runtime_ld")
+        self.refuses(request(dynamic_n=True, b_prepacked=True),
+                     "dynamic_n: columns from the header")
         self.refuses(request(dynamic_k=True, runtime_ld=None),
                      "needs runtime_ld")
         for field, why in (("overwrite", "overwrite or an epilogue"),
@@ -242,6 +246,21 @@ class Bf16ExecutionTest(AmxHarness):
         """dynamic_k: K from the header, B as stored or transposed."""
         self.check_runtime_k(request(m=40, k=70), layouts=("nn", "nt"))
 
+    def test_runtime_rows_columns_and_parts(self):
+        """dynamic_m and dynamic_n: A packed and in place, B as stored and
+        transposed, the epilogue into a bf16 D; the parallel form; all
+        three sizes at run time."""
+        for name, req in (
+                ("packed", request(m=40, k=70)),
+                ("trans_b", request(m=40, k=70, trans_b=True)),
+                ("direct", request(m=40, k=64, a_layout="direct")),
+                ("epilogue", request(m=40, k=70, overwrite=True,
+                                     bias="columns", relu=True,
+                                     bf16_output=True))):
+            with self.subTest(name=name):
+                self.check_runtime_parts(req)
+        self.check_all_sizes_at_run_time(request(m=40, k=70))
+
     def test_parts(self):
         """The parallel form: two calls on two parts of the rows."""
         for name, req in (("par", request(m=70, parallel=True)),
@@ -316,6 +335,14 @@ class Int8ExecutionTest(AmxHarness):
                         f"{name}_{a_type}", dict(req, a_type=a_type))
                     self.assertEqual(status, 0, output)
                     self.assertEqual(output.strip(), "ok")
+
+    def test_runtime_rows_columns_and_parts(self):
+        """dynamic_m, dynamic_n and all three sizes at run time."""
+        for a_type in ("s8", "u8"):
+            with self.subTest(a_type=a_type):
+                req = int8_request(m=40, k=70, a_type=a_type)
+                self.check_runtime_parts(req)
+                self.check_all_sizes_at_run_time(req)
 
     def test_runtime_k(self):
         """dynamic_k: K from the header, B as stored or transposed."""

@@ -433,6 +433,18 @@ class HarnessTest(KernelHarness):
                     self.assertEqual(status, 0, output)
                     self.assertEqual(output.strip(), "ok")
 
+    def check_all_sizes_at_run_time(self, req):
+        """M, N and K all from the header, B as stored and transposed."""
+        for trans_b in (False, True):
+            dyn = dict(req, dynamic_m=True, dynamic_n=True, dynamic_k=True,
+                       trans_b=trans_b)
+            for m, n, k in ((1, 1, 1), (13, 50, 3), (85, 17, 150)):
+                with self.subTest(trans_b=trans_b, m=m, n=n, k=k):
+                    status, output = self.run_kernel(
+                        f"dynmnk{trans_b}{m}", dyn, split=0, m=m, n=n, k=k)
+                    self.assertEqual(status, 0, output)
+                    self.assertEqual(output.strip(), "ok")
+
     def check_cases(self, cases):
         """Each kernel of `cases` (name: request) matches the reference."""
         for name, req in cases.items():
@@ -535,6 +547,7 @@ class Bf16ExecutionTest(HarnessTest):
 
     def test_runtime_k(self):
         self.check_runtime_k(request(m=24, k=37, kc=16))
+        self.check_all_sizes_at_run_time(request(m=24, k=37, kc=16))
 
     def test_gemv(self):
         check_gemv(self, request)
