@@ -359,8 +359,7 @@ bool qimeng::amxRowsCrowdL1(int64_t strideBytes, int64_t rows,
 
 std::string qimeng::amxRefusal(const GemmDesc &d) {
   // (Run-time M, N and K the tiles take: amx.py's dynamic_m, dynamic_n
-  // and dynamic_k, with B packed at each call; KernelDesc refuses f16's
-  // run-time N and K.)
+  // and dynamic_k, with B packed at each call.)
   return d.transA                   ? "A transposed"
          : d.bias == GemmBias::Rows ? "a bias along the rows"
          : (d.bias != GemmBias::None || d.relu) &&

@@ -68,12 +68,11 @@ llvm::Error GemmDesc::verify() const {
           llvm::formatv("ldd {0} is smaller than the {1} columns of D", ldd, n)
               .str());
   }
-  if (precision == GemmPrecision::F16 &&
-      (transA || bPrepacked || dynamicN || dynamicK))
+  if (precision == GemmPrecision::F16 && (transA || bPrepacked))
     return llvm::createStringError(
         "f16 operands are split into bf16 parts (AMX tiles) or widened to "
         "f32 (AVX-512) where they are packed or loaded: A as stored, B as "
-        "stored or transposed (not prepacked), N and K static");
+        "stored or transposed (not prepacked)");
   if (bPrepacked && (precision == GemmPrecision::F32 || dynamicN || dynamicK))
     return llvm::createStringError(
         "a prepacked B is for the bf16 and 8-bit kernels, with N and K "

@@ -349,23 +349,10 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     ranges[n] = options.representativeN;
   // And a dynamic K (attention's probabilities times V over a dynamic
   // sequence): the kernel accumulates into C, which keeps its
-  // initialisation (with K = 0 no kc block would store it). Not f16's
-  // kernels, which split or widen it where they pack it.
-  const bool dynamicK =
-      ShapedType::isDynamic(ranges[k]) && *precision != GemmPrecision::F16;
+  // initialisation (with K = 0 no kc block would store it).
+  const bool dynamicK = ShapedType::isDynamic(ranges[k]);
   if (dynamicK)
     ranges[k] = options.representativeK;
-  const char *dimNames[3] = {"M", "N", "K"};
-  unsigned dimIds[3] = {m, n, k};
-  for (int i = 0; i < 3; ++i)
-    if (ShapedType::isDynamic(ranges[dimIds[i]])) {
-      reason = llvm::formatv("dynamic size in dimension {0}{1}", dimNames[i],
-                             i == 2 ? " (a run-time K is supported for f32, "
-                                      "bf16 and 8-bit contractions)"
-                                    : "")
-                   .str();
-      return failure();
-    }
 
   MatchedContraction out;
   for (int i = 0; i < 3; ++i)

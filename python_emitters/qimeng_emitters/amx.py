@@ -421,7 +421,6 @@ class Params:
             why = ("a 16-bit D" if self.half_output else
                    "overwrite or an epilogue (with K = 0 no kc block runs "
                    "to store C)" if self.overwrite or _has_epilogue(self)
-                   else "f16 (split where it is packed)" if self.tt.split
                    else "pack_b false" if self.transposed
                    else "a prepacked B (its layout spans K)"
                    if self.b_prepacked else "A in place" if self.a_direct

@@ -425,6 +425,13 @@ class F16ExecutionTest(AmxHarness):
                 ldb=50, ldc=52, ldd=54),
         })
 
+    def test_runtime_n_and_k(self):
+        """dynamic_n and dynamic_k (each f16 split where it is packed, kb
+        and nb at run time), and all three sizes at run time."""
+        self.check_runtime_parts(f16_request(m=40, k=70, trans_b=True))
+        self.check_runtime_k(f16_request(m=40, k=70), layouts=("nn", "nt"))
+        self.check_all_sizes_at_run_time(f16_request(m=40, k=70))
+
     def test_runtime_m(self):
         """dynamic_m: the rows from the header (fewer, as many and more
         than the M blocked for), B as stored or transposed; the parallel

@@ -763,6 +763,10 @@ class F16ExecutionTest(HarnessTest):
     def test_runtime_rows_and_parts(self):
         self.check_runtime_parts(f16_request(m=24, k=37, trans_b=True))
 
+    def test_runtime_k(self):
+        self.check_runtime_k(f16_request(m=24, k=37, kc=16))
+        self.check_all_sizes_at_run_time(f16_request(m=24, k=37, kc=16))
+
     def test_b_rows_streamed(self):
         """pack_b false with B as stored: passes of up to 6 rows of A
         (widened into the workspace, a tail of K under a mask) against

@@ -1,7 +1,8 @@
-// A dynamic K in bf16 and int8, as a model exported with a dynamic
+// A dynamic K in bf16, f16 and int8, as a model exported with a dynamic
 // sequence length reaches linalg: attention's probabilities times V
-// (batch_matmul over the sequence, bf16 x bf16 into a zero-filled f32
-// accumulator) and an s8 x s8 -> i32 matmul whose depth is the sequence.
+// (batch_matmul over the sequence, bf16 x bf16 or f16 x f16 into a
+// zero-filled f32 accumulator) and an s8 x s8 -> i32 matmul whose depth is
+// the sequence.
 // Each becomes its kernel's run-time depth (`_krt`, representative-k; the
 // call writes K into the header): AMX's tiles where the host has them, else
 // (and with amx=false) AVX512-BF16/VNNI's dot kernels. The zero fill stays
@@ -9,6 +10,7 @@
 // lengths 0, 3 (a partial pair and quad), 45 and 333 (several kc blocks),
 // with and without the pass in four placements, compared exactly (small
 // integers, exact in bf16 and in every f32 sum; int8 over its whole range).
+// (Every host with AVX512-BF16 has AVX512VL and F16C, which f16 needs.)
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512bf16, host-avx512vnni
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -o %t.identity.mlir
@@ -52,6 +54,9 @@
 // CHECK-LABEL: func.func @probs_times_v(
 // CHECK:         linalg.fill
 // CHECK:         llvm.call @qm_sbgemm_4x8x256_nn_krt_ldrt_
+// CHECK-LABEL: func.func @f16_probs_times_v(
+// CHECK:         linalg.fill
+// CHECK:         llvm.call @qm_shgemm_4x8x256_nn_krt_ldrt_
 // CHECK-LABEL: func.func @s8_dynamic_depth(
 // CHECK:         linalg.fill
 // CHECK:         llvm.call @qm_s8s8gemm_5x7x256_nn_krt_ldrt_
@@ -59,12 +64,14 @@
 
 // DOT-LABEL: func.func @probs_times_v(
 // DOT:         llvm.call @qm_sbgemm_4x8x256_nn_krt_ldrt_{{.*}}_avx512bf16
+// DOT-LABEL: func.func @f16_probs_times_v(
+// DOT:         llvm.call @qm_shgemm_4x8x256_nn_krt_ldrt_{{.*}}_x86_64_avx512{{(_batch_t2)?}}(
 // DOT-LABEL: func.func @s8_dynamic_depth(
 // DOT:         llvm.call @qm_s8s8gemm_5x7x256_nn_krt_ldrt_{{.*}}_avx512vnni
 
-// Four sequence lengths, each printing the attention output and the int8
-// product.
-// OUT-COUNT-4: rank = 3 offset = 0 sizes = [3, 4, 8]
+// Four sequence lengths, each printing the two attention outputs and the
+// int8 product.
+// OUT-COUNT-8: rank = 3 offset = 0 sizes = [3, 4, 8]
 // OUT-NOT: rank = 3
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -75,6 +82,14 @@ func.func @probs_times_v(%p: tensor<3x4x?xbf16>, %v: tensor<3x?x8xbf16>) -> tens
   %e = tensor.empty() : tensor<3x4x8xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
   %r = linalg.batch_matmul ins(%p, %v : tensor<3x4x?xbf16>, tensor<3x?x8xbf16>) outs(%z : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
+  return %r : tensor<3x4x8xf32>
+}
+
+func.func @f16_probs_times_v(%p: tensor<3x4x?xf16>, %v: tensor<3x?x8xf16>) -> tensor<3x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
+  %r = linalg.batch_matmul ins(%p, %v : tensor<3x4x?xf16>, tensor<3x?x8xf16>) outs(%z : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
   return %r : tensor<3x4x8xf32>
 }
 
@@ -151,6 +166,25 @@ func.func private @run(%seq: index) {
   %om = bufferization.to_buffer %o : tensor<3x4x8xf32> to memref<3x4x8xf32>
   %ou = memref.cast %om : memref<3x4x8xf32> to memref<*xf32>
   call @printMemrefF32(%ou) : (memref<*xf32>) -> ()
+  // The same values in f16 (small integers: exact in both).
+  %p16e = tensor.empty(%seq) : tensor<3x4x?xf16>
+  %v16e = tensor.empty(%seq) : tensor<3x?x8xf16>
+  %p16 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p : tensor<3x4x?xbf16>) outs(%p16e : tensor<3x4x?xf16>) {
+  ^bb0(%x: bf16, %unused: f16):
+    %w = arith.extf %x : bf16 to f32
+    %h = arith.truncf %w : f32 to f16
+    linalg.yield %h : f16
+  } -> tensor<3x4x?xf16>
+  %v16 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%v : tensor<3x?x8xbf16>) outs(%v16e : tensor<3x?x8xf16>) {
+  ^bb0(%x: bf16, %unused: f16):
+    %w = arith.extf %x : bf16 to f32
+    %h = arith.truncf %w : f32 to f16
+    linalg.yield %h : f16
+  } -> tensor<3x?x8xf16>
+  %h = call @f16_probs_times_v(%p16, %v16) : (tensor<3x4x?xf16>, tensor<3x?x8xf16>) -> tensor<3x4x8xf32>
+  %hm = bufferization.to_buffer %h : tensor<3x4x8xf32> to memref<3x4x8xf32>
+  %hu = memref.cast %hm : memref<3x4x8xf32> to memref<*xf32>
+  call @printMemrefF32(%hu) : (memref<*xf32>) -> ()
 
   %ad = call @bytes(%c5, %seq, %c7, %c13) : (index, index, index, index) -> tensor<?x?xi8>
   %bd = call @bytes(%seq, %c7, %c11, %c5) : (index, index, index, index) -> tensor<?x?xi8>

@@ -92,7 +92,7 @@
 // CHECK: llvm.inline_asm has_side_effects {{.*}}vcvtph2ps
 // CHECK-SAME: ~{tmm0}
 
-// REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands are split into bf16 parts (AMX tiles) or widened to f32 (AVX-512) where they are packed or loaded: A as stored, B as stored or transposed (not prepacked), N and K static
+// REMARK-DAG: :{{[0-9]+}}:{{[0-9]+}}: remark: not accelerated: f16 operands are split into bf16 parts (AMX tiles) or widened to f32 (AVX-512) where they are packed or loaded: A as stored, B as stored or transposed (not prepacked)
 // REMARK-NOT: not accelerated
 
 // OUT-COUNT-13: rank =

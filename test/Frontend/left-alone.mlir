@@ -1,27 +1,11 @@
 // What the pass leaves alone in frontend IR, each op with a remark that
-// names it and says why: a bf16 batched contraction with a dynamic K (the
-// kernels read M, N and the batch at run time, and for f32 K too), an f16
-// matmul accumulating in f16 (the kernels sum f16 products in f32) and
+// names it and says why: an f16 matmul accumulating in f16 (the kernels sum f16 products in f32) and
 // quantized ops (the low-precision work), a
 // matrix-vector product, depthwise and grouped convolutions.
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" --mlir-print-debuginfo \
 // RUN:   | %qimeng-opt --qimeng-tensorop=validate=false -o %t.mlir 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s < %t.mlir
-
-// Attention's probabilities times V over a dynamic sequence length (K) in
-// f16, whose kernels split or widen it where they pack it.
-// CHECK-LABEL: func.func @dynamic_sequence_bmm(
-// CHECK:         linalg.batch_matmul
-// CHECK-NOT:     llvm.call
-func.func @dynamic_sequence_bmm(%p: tensor<3x4x?xf16>, %v: tensor<3x?x8xf16>) -> tensor<3x4x8xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<3x4x8xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
-  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: dynamic size in dimension K (a run-time K is supported for f32, bf16 and 8-bit contractions)
-  %r = linalg.batch_matmul ins(%p, %v : tensor<3x4x?xf16>, tensor<3x?x8xf16>) outs(%z : tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
-  return %r : tensor<3x4x8xf32>
-}
 
 // CHECK-LABEL: func.func @half(
 func.func @half(%a: tensor<8x8xf16>, %b: tensor<8x8xf16>, %c: tensor<8x8xf16>) -> tensor<8x8xf16> {

@@ -40,17 +40,6 @@ func.func @matmul_dynamic_m(%a: memref<?x8xf32>, %b: memref<8x8xf32>, %c: memref
 
 // -----
 
-// CHECK-LABEL: func.func @matmul_dynamic_k(
-// CHECK:         linalg.matmul
-func.func @matmul_dynamic_k(%a: memref<8x?xf16>, %b: memref<?x8xf16>, %c: memref<8x8xf32>) {
-  // expected-remark @below {{not accelerated: dynamic size in dimension K (a run-time K is supported for f32, bf16 and 8-bit contractions)}}
-  linalg.matmul ins(%a, %b : memref<8x?xf16>, memref<?x8xf16>)
-                outs(%c : memref<8x8xf32>)
-  return
-}
-
-// -----
-
 // On tensors the op moves onto buffers in place: its inputs read as
 // buffers, its init copied into a fresh allocation the kernel updates,
 // which becomes the result.

@@ -1099,20 +1099,24 @@ TEST(GemmKernelTest, Int8FaultsAreCaught) {
 }
 
 /// A run-time K (attention's probabilities times V over a dynamic
-/// sequence) in bf16 and 8-bit: one kernel per representative K, on the
-/// dot kernels' small blocking (several kc blocks) and with the model's
-/// config (AMX's tiles where the host has them), run for one k, a partial
-/// pair and quad, the representative and more, B as stored and
-/// transposed (A too on the dot kernels), with a run-time N.
+/// sequence) in bf16, f16 and 8-bit: one kernel per representative K, on
+/// the dot kernels' small blocking (several kc blocks) and with the
+/// model's config (AMX's tiles where the host has them), run for one k, a
+/// partial pair and quad, the representative and more, B as stored and
+/// transposed (A too but for f16), with a run-time N.
 TEST(GemmKernelTest, LowPrecisionRuntimeKValidates) {
   int ran = 0;
-  for (GemmPrecision p :
-       {GemmPrecision::Bf16, GemmPrecision::S8S8, GemmPrecision::U8S8}) {
-    if (p == GemmPrecision::Bf16 ? !hostRunsBf16() : !hostRunsVnni())
+  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::S8S8,
+                          GemmPrecision::U8S8, GemmPrecision::F16}) {
+    if (p == GemmPrecision::Bf16  ? !hostRunsBf16()
+        : p == GemmPrecision::F16 ? !hostRunsF16OnAvx512()
+                                  : !hostRunsVnni())
       continue;
     ++ran;
     for (int t = 0; t < 3; ++t)
       for (bool dynamicN : {false, true}) {
+        if (p == GemmPrecision::F16 && (t & 1))
+          continue; // f16's A as stored
         GemmDesc d = GemmDesc::packed(29, 40, 45, t & 1, t & 2);
         d.precision = p;
         d.dynamicK = true;
@@ -1128,7 +1132,7 @@ TEST(GemmKernelTest, LowPrecisionRuntimeKValidates) {
       }
   }
   if (ran == 0)
-    GTEST_SKIP() << "host has neither AVX512-BF16 nor AVX512-VNNI";
+    GTEST_SKIP() << "host has none of AVX512-BF16, AVX512-VNNI and F16C";
 }
 
 /// A read in place (dotgemm.py a_layout direct), the model's choice with
