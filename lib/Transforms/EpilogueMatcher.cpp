@@ -143,7 +143,10 @@ OutputInit qimeng::outputInitOf(Value c, Operation *use,
   for (Operation *user : alloc->getUsers()) {
     if (user == use)
       continue;
-    if (user->getBlock() != use->getBlock())
+    // A user nested in an op of the use's block (a correction after the
+    // contraction in a memref.alloca_scope) counts as that op.
+    user = use->getBlock()->findAncestorOpInBlock(*user);
+    if (!user)
       return {};
     if (use->isBeforeInBlock(user))
       continue;

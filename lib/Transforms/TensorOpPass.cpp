@@ -9,6 +9,7 @@
 #include "ConstantWeights.h"
 #include "KernelWorkspace.h"
 #include "TensorPlacement.h"
+#include "ZeroPoints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -1026,6 +1027,10 @@ struct QiMengTensorOpPass
       matchOptions.runtimeLeadingDims = true;
     if (!isaAppliesEpilogues(options->target.bestIsa()))
       matchOptions.fuseEpilogues = false;
+
+    // Quantized matmuls (zero points): the plain contraction, which the
+    // matchers below take, and the zero points' sums (ZeroPoints.h).
+    expandZeroPoints(module);
 
     // On tensors (before bufferization): a contraction or convolution
     // moves onto buffers at its place when the matchers take its memref

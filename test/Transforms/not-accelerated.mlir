@@ -150,3 +150,30 @@ func.func @matmul_one_of_two(%a: memref<8x8xf16>, %c: memref<8x8xf16>, %x: memre
                 outs(%z : memref<8x8xf32>)
   return
 }
+
+// -----
+
+// A quantized matmul in a loop on buffers: its zero points' sums would be
+// stack allocations at every iteration.
+// CHECK-LABEL: func.func @quantized_in_loop(
+// CHECK:         linalg.quantized_matmul
+func.func @quantized_in_loop(%a: memref<4x8xi8>, %b: memref<8x6xi8>, %c: memref<4x6xi32>, %za: i32, %zb: i32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    // expected-remark @below {{not accelerated: linalg.quantized_matmul with zero points inside a loop on buffers (the zero points' sums would take stack at every iteration); run the pass on tensors, before bufferization}}
+    linalg.quantized_matmul ins(%a, %b, %za, %zb : memref<4x8xi8>, memref<8x6xi8>, i32, i32) outs(%c : memref<4x6xi32>)
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @quantized_wide(
+// CHECK:         linalg.quantized_matmul
+func.func @quantized_wide(%a: memref<4x8xi16>, %b: memref<8x6xi16>, %c: memref<4x6xi32>, %za: i32, %zb: i32) {
+  // expected-remark @below {{not accelerated: linalg.quantized_matmul: the kernels take i8 operands into an i32 result, with integer scalar zero points}}
+  linalg.quantized_matmul ins(%a, %b, %za, %zb : memref<4x8xi16>, memref<8x6xi16>, i32, i32) outs(%c : memref<4x6xi32>)
+  return
+}
