@@ -63,8 +63,9 @@ qimeng::describeConv(linalg::LinalgOp op,
     reason = (op->getName().getStringRef() +
               " is not supported; supported convolutions are "
               "linalg.conv_2d_nhwc_hwcf, linalg.conv_2d_nhwc_fhwc and "
-              "linalg.conv_2d_nchw_fchw (grouped, depthwise, quantized, 1-D "
-              "and 3-D convolutions are not)")
+              "linalg.conv_2d_nchw_fchw, and their _q forms with zero "
+              "points (grouped, depthwise, 1-D and 3-D convolutions are "
+              "not)")
                  .str();
     return failure();
   }

@@ -55,26 +55,69 @@ Value castTo(OpBuilder &b, Location loc, Value v, Type element) {
   return v;
 }
 
-/// sums[...] += sext(x[...]) over the reduction dimension: `maps` are x's
-/// and the sums' over the loop's dimensions, the last a reduction.
-Value sumOver(OpBuilder &b, Location loc, Value x, Value sums,
-              ArrayRef<AffineMap> maps) {
-  unsigned loops = maps[0].getNumDims();
-  SmallVector<utils::IteratorType> iterators(loops,
-                                             utils::IteratorType::parallel);
-  iterators.back() = utils::IteratorType::reduction;
+/// sums[...] += sext(x[...]) over the loops `iterators` marks reductions:
+/// `maps` are the inputs' (x first; any other input only gives a loop its
+/// range, as a pooling op's window does) and the sums' last.
+Value sumOver(OpBuilder &b, Location loc, ValueRange inputs, Value sums,
+              ArrayRef<AffineMap> maps,
+              ArrayRef<utils::IteratorType> iterators) {
   Type element = getElementTypeOrSelf(sums.getType());
   SmallVector<Type> results;
   if (isa<RankedTensorType>(sums.getType()))
     results.push_back(sums.getType());
   auto generic = linalg::GenericOp::create(
-      b, loc, results, ValueRange{x}, ValueRange{sums}, maps, iterators,
+      b, loc, results, inputs, ValueRange{sums}, maps, iterators,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value wide = arith::ExtSIOp::create(nb, nl, element, args[0]);
-        Value sum = arith::AddIOp::create(nb, nl, args[1], wide);
+        Value wide = arith::ExtSIOp::create(nb, nl, element, args.front());
+        Value sum = arith::AddIOp::create(nb, nl, args.back(), wide);
         linalg::YieldOp::create(nb, nl, sum);
       });
   return results.empty() ? sums : generic.getResult(0);
+}
+
+/// One term of the correction: - zeroPoint * sums[map].
+struct Term {
+  Value sums;
+  AffineMap map;
+  Value zeroPoint;
+};
+
+/// out[...] += constant - sum of the terms, over out's dimensions (all
+/// parallel); the updated out (a tensor) or null (a buffer).
+Value correct(OpBuilder &b, Location loc, Value out, ArrayRef<Term> terms,
+              Value constant) {
+  auto outType = cast<ShapedType>(out.getType());
+  const unsigned loops = outType.getRank();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (const Term &t : terms) {
+    inputs.push_back(t.sums);
+    maps.push_back(t.map);
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(loops, b.getContext()));
+  SmallVector<Type> results;
+  if (isa<RankedTensorType>(outType))
+    results.push_back(outType);
+  auto generic = linalg::GenericOp::create(
+      b, loc, results, inputs, ValueRange{out}, maps,
+      SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value v = arith::AddIOp::create(nb, nl, args.back(), constant);
+        for (size_t i = 0; i < terms.size(); ++i)
+          v = arith::SubIOp::create(
+              nb, nl, v,
+              arith::MulIOp::create(nb, nl, terms[i].zeroPoint, args[i]));
+        linalg::YieldOp::create(nb, nl, v);
+      });
+  return results.empty() ? Value() : generic.getResult(0);
+}
+
+/// The map of `dims` loops to the listed dimensions.
+AffineMap dimsMap(MLIRContext *ctx, unsigned dims, ArrayRef<unsigned> results) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : results)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(dims, 0, exprs, ctx);
 }
 
 /// Whether `op` runs in a loop of its function. (scf.for is an automatic
@@ -89,134 +132,243 @@ bool insideLoop(Operation *op) {
   return false;
 }
 
-/// Expands one quantized contraction (the header's comment). `batch`: a
-/// quantized_batch_matmul.
-void expand(linalg::LinalgOp op, bool batch) {
-  OpBuilder b(op);
+/// The quantized ops this file expands, and how their operands lie.
+enum class Quantized { Matmul, BatchMatmul, NhwcHwcf, NhwcFhwc, NchwFchw };
+
+std::optional<Quantized> quantizedKind(Operation *op) {
+  if (isa<linalg::QuantizedMatmulOp>(op))
+    return Quantized::Matmul;
+  if (isa<linalg::QuantizedBatchMatmulOp>(op))
+    return Quantized::BatchMatmul;
+  if (isa<linalg::Conv2DNhwcHwcfQOp>(op))
+    return Quantized::NhwcHwcf;
+  if (isa<linalg::Conv2DNhwcFhwcQOp>(op))
+    return Quantized::NhwcFhwc;
+  if (isa<linalg::Conv2DNchwFchwQOp>(op))
+    return Quantized::NchwFchw;
+  return std::nullopt;
+}
+
+/// The op without zero points on the same operands, where `op` is.
+Operation *plainOp(OpBuilder &b, linalg::LinalgOp op, Quantized kind) {
   Location loc = op.getLoc();
-  MLIRContext *ctx = op.getContext();
-  Value a = op.getDpsInputs()[0], bOperand = op.getDpsInputs()[1];
-  Value aZp = op.getDpsInputs()[2], bZp = op.getDpsInputs()[3];
-  Value c = op.getDpsInits()[0];
-  const bool onTensors = isa<RankedTensorType>(c.getType());
-  Type element = getElementTypeOrSelf(c.getType());
-
-  // The plain contraction where the op was, so that a zero fill of C
-  // right before it still folds into its kernel.
-  Operation *plain =
-      batch ? linalg::BatchMatmulOp::create(
-                  b, loc, onTensors ? TypeRange{c.getType()} : TypeRange{},
-                  ValueRange{a, bOperand}, ValueRange{c})
-                  .getOperation()
-            : linalg::MatmulOp::create(
-                  b, loc, onTensors ? TypeRange{c.getType()} : TypeRange{},
-                  ValueRange{a, bOperand}, ValueRange{c})
-                  .getOperation();
-  Value product = onTensors ? plain->getResult(0) : c;
-  const bool aZpZero = matchPattern(aZp, m_Zero());
-  const bool bZpZero = matchPattern(bZp, m_Zero());
-  if (aZpZero && bZpZero) {
-    if (onTensors)
-      op->getResult(0).replaceAllUsesWith(product);
-    op->erase();
-    return;
+  Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
+  Value out = op.getDpsInits()[0];
+  SmallVector<Type> results;
+  if (isa<RankedTensorType>(out.getType()))
+    results.push_back(out.getType());
+  SmallVector<Value> ins{x, w}, outs{out};
+  auto strides = [&] { return op->getAttr("strides"); };
+  auto dilations = [&] { return op->getAttr("dilations"); };
+  switch (kind) {
+  case Quantized::Matmul:
+    return linalg::MatmulOp::create(b, loc, results, ins, outs);
+  case Quantized::BatchMatmul:
+    return linalg::BatchMatmulOp::create(b, loc, results, ins, outs);
+  case Quantized::NhwcHwcf:
+    return linalg::Conv2DNhwcHwcfOp::create(b, loc, results, ins, outs,
+                                            strides(), dilations());
+  case Quantized::NhwcFhwc:
+    return linalg::Conv2DNhwcFhwcOp::create(b, loc, results, ins, outs,
+                                            strides(), dilations());
+  case Quantized::NchwFchw:
+    return linalg::Conv2DNchwFchwOp::create(b, loc, results, ins, outs,
+                                            strides(), dilations());
   }
+  llvm_unreachable("a quantized kind");
+}
 
+/// The sums a contraction's zero points need and their correction terms
+/// (the header's comment); returns K, the products a result sums.
+Value contractionTerms(OpBuilder &b, Location loc, Value a, Value bIn, Value c,
+                       Value aZp, Value bZp, bool batch,
+                       SmallVectorImpl<Term> &terms) {
+  MLIRContext *ctx = b.getContext();
+  Type element = getElementTypeOrSelf(c.getType());
   const unsigned r = batch ? 1 : 0; // C's first row dimension
-  auto map = [&](unsigned dims, ArrayRef<unsigned> results) {
-    SmallVector<AffineExpr> exprs;
-    for (unsigned d : results)
-      exprs.push_back(getAffineDimExpr(d, ctx));
-    return AffineMap::get(dims, 0, exprs, ctx);
-  };
-  // Loops (batch, rows or columns, k); C's dimensions (batch, m, n).
-  SmallVector<unsigned> outer;
-  if (batch)
-    outer.push_back(0);
+  const unsigned loops = r + 2;
+  // Loops ((b,) rows or columns, k) for the sums; C's ((b,) m, n).
   auto with = [&](std::initializer_list<unsigned> tail) {
-    SmallVector<unsigned> dims(outer);
+    SmallVector<unsigned> dims;
+    if (batch)
+      dims.push_back(0);
     dims.append(tail.begin(), tail.end());
     return dims;
   };
-  const unsigned loops = r + 2;
-  Value rowSums, colSums;
-  if (!bZpZero) {
-    // rowsum(A)[(b,) m] = sum_k A[(b,) m, k]: loops ((b,) m, k).
-    SmallVector<int64_t> dims(outer.begin(), outer.end());
-    dims.push_back(r);
-    rowSums = sumOver(b, loc, a, zeroSums(b, loc, c, dims, element),
-                      {map(loops, with({r, r + 1})), map(loops, with({r}))});
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  auto sumsOfC = [&](unsigned dim) {
+    SmallVector<int64_t> dims;
+    if (batch)
+      dims.push_back(0);
+    dims.push_back(dim);
+    return zeroSums(b, loc, c, dims, element);
+  };
+  if (bZp) {
+    // rowsum(A)[(b,) m] = sum_k A[(b,) m, k].
+    Value sums = sumOver(
+        b, loc, a, sumsOfC(r),
+        {dimsMap(ctx, loops, with({r, r + 1})), dimsMap(ctx, loops, with({r}))},
+        iterators);
+    terms.push_back({sums, dimsMap(ctx, loops, with({r})), bZp});
   }
-  if (!aZpZero) {
-    // colsum(B)[(b,) n] = sum_k B[(b,) k, n]: loops ((b,) n, k).
-    SmallVector<int64_t> dims(outer.begin(), outer.end());
-    dims.push_back(r + 1);
-    colSums = sumOver(b, loc, bOperand, zeroSums(b, loc, c, dims, element),
-                      {map(loops, with({r + 1, r})), map(loops, with({r}))});
+  if (aZp) {
+    // colsum(B)[(b,) n] = sum_k B[(b,) k, n].
+    Value sums = sumOver(
+        b, loc, bIn, sumsOfC(r + 1),
+        {dimsMap(ctx, loops, with({r + 1, r})), dimsMap(ctx, loops, with({r}))},
+        iterators);
+    terms.push_back({sums, dimsMap(ctx, loops, with({r + 1})), aZp});
   }
-  // K * a_zp * b_zp, and the zero points, as C's element type.
-  Value aZpC = castTo(b, loc, aZp, element);
-  Value bZpC = castTo(b, loc, bZp, element);
-  Value k =
-      arith::IndexCastOp::create(b, loc, element, sizeOf(b, loc, a, r + 1));
-  Value kTerm = arith::MulIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, k, aZpC), bZpC);
+  return arith::IndexCastOp::create(b, loc, element, sizeOf(b, loc, a, r + 1));
+}
 
-  // C[(b,) m, n] += K a_zp b_zp - b_zp rowsum[(b,) m] - a_zp colsum[(b,) n].
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
-  if (rowSums) {
-    inputs.push_back(rowSums);
-    maps.push_back(map(loops, with({r})));
+/// A convolution's: the sum of each output pixel's window of the input
+/// (for the filter's zero point) and of each filter (for the input's);
+/// returns KH * KW * C.
+Value convolutionTerms(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                       Quantized kind, Value xZp, Value wZp,
+                       SmallVectorImpl<Term> &terms) {
+  MLIRContext *ctx = b.getContext();
+  Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
+  Value out = op.getDpsInits()[0];
+  Type element = getElementTypeOrSelf(out.getType());
+  const bool nchw = kind == Quantized::NchwFchw;
+  // The filter's KH, KW and C dimensions.
+  const unsigned fKh = kind == Quantized::NhwcHwcf   ? 0
+                       : kind == Quantized::NhwcFhwc ? 1
+                                                     : 2;
+  const unsigned fC = kind == Quantized::NhwcHwcf   ? 2
+                      : kind == Quantized::NhwcFhwc ? 3
+                                                    : 1;
+  // The output's pixel (n, oh, ow) and channel dimensions.
+  const SmallVector<unsigned> pixel =
+      nchw ? SmallVector<unsigned>{0, 2, 3} : SmallVector<unsigned>{0, 1, 2};
+  const unsigned channel = nchw ? 1 : 3;
+  if (wZp) {
+    // window[n, oh, ow] = sum over (kh, kw, c) of the input under it:
+    // loops (n, oh, ow, kh, kw, c), a [KH, KW] operand giving kh and kw
+    // their ranges (its values unread, as a pooling op's window).
+    auto strides = op->getAttrOfType<DenseIntElementsAttr>("strides");
+    auto dilations = op->getAttrOfType<DenseIntElementsAttr>("dilations");
+    auto at = [](DenseIntElementsAttr a, int i) {
+      return a ? (*(a.getValues<int64_t>().begin() + i)) : int64_t(1);
+    };
+    AffineExpr n = getAffineDimExpr(0, ctx), oh = getAffineDimExpr(1, ctx),
+               ow = getAffineDimExpr(2, ctx), kh = getAffineDimExpr(3, ctx),
+               kw = getAffineDimExpr(4, ctx), c = getAffineDimExpr(5, ctx);
+    AffineExpr h = oh * at(strides, 0) + kh * at(dilations, 0);
+    AffineExpr wd = ow * at(strides, 1) + kw * at(dilations, 1);
+    AffineMap xMap = AffineMap::get(6, 0,
+                                    nchw ? ArrayRef<AffineExpr>{n, c, h, wd}
+                                         : ArrayRef<AffineExpr>{n, h, wd, c},
+                                    ctx);
+    auto wType = cast<ShapedType>(w.getType());
+    SmallVector<int64_t> windowShape{wType.getDimSize(fKh),
+                                     wType.getDimSize(fKh + 1)};
+    SmallVector<Value> windowSizes;
+    for (unsigned d : {fKh, fKh + 1})
+      if (wType.isDynamicDim(d))
+        windowSizes.push_back(sizeOf(b, loc, w, d));
+    Type i8 = b.getI8Type();
+    Value window =
+        isa<RankedTensorType>(out.getType())
+            ? Value(
+                  tensor::EmptyOp::create(b, loc, windowShape, i8, windowSizes))
+            : Value(memref::AllocaOp::create(
+                  b, loc, MemRefType::get(windowShape, i8), windowSizes));
+    SmallVector<utils::IteratorType> iterators(3,
+                                               utils::IteratorType::parallel);
+    iterators.append(3, utils::IteratorType::reduction);
+    Value sums = sumOver(
+        b, loc, ValueRange{x, window},
+        zeroSums(b, loc, out, {pixel[0], pixel[1], pixel[2]}, element),
+        {xMap, dimsMap(ctx, 6, {3, 4}), dimsMap(ctx, 6, {0, 1, 2})}, iterators);
+    terms.push_back({sums, dimsMap(ctx, 4, pixel), wZp});
   }
-  if (colSums) {
-    inputs.push_back(colSums);
-    maps.push_back(map(loops, with({r + 1})));
+  if (xZp) {
+    // filter[f] = sum of the filter's (kh, kw, c): loops (f, then the
+    // filter's other dimensions in its order).
+    SmallVector<unsigned> wDims(4);
+    const unsigned fF = kind == Quantized::NhwcHwcf ? 3 : 0;
+    for (unsigned d = 0, loop = 1; d < 4; ++d)
+      wDims[d] = d == fF ? 0 : loop++;
+    SmallVector<utils::IteratorType> iterators(4,
+                                               utils::IteratorType::reduction);
+    iterators[0] = utils::IteratorType::parallel;
+    Value sums =
+        sumOver(b, loc, w, zeroSums(b, loc, out, {channel}, element),
+                {dimsMap(ctx, 4, wDims), dimsMap(ctx, 4, {0})}, iterators);
+    terms.push_back({sums, dimsMap(ctx, 4, {channel}), xZp});
   }
-  maps.push_back(map(loops, with({r, r + 1})));
-  SmallVector<Type> results;
+  Value k = arith::MulIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, sizeOf(b, loc, w, fKh),
+                            sizeOf(b, loc, w, fKh + 1)),
+      sizeOf(b, loc, w, fC));
+  return arith::IndexCastOp::create(b, loc, element, k);
+}
+
+/// Expands one quantized op (the header's comment).
+void expand(linalg::LinalgOp op, Quantized kind) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value out = op.getDpsInits()[0];
+  const bool onTensors = isa<RankedTensorType>(out.getType());
+  Type element = getElementTypeOrSelf(out.getType());
+  Value aZp = op.getDpsInputs()[2], bZp = op.getDpsInputs()[3];
+
+  // The plain op where the quantized one was, so that a zero fill of its
+  // output right before it still folds into its kernel.
+  Operation *plain = plainOp(b, op, kind);
+  Value product = onTensors ? plain->getResult(0) : out;
+  const bool aZpZero = matchPattern(aZp, m_Zero());
+  const bool bZpZero = matchPattern(bZp, m_Zero());
+  Value aZpC = aZpZero ? Value() : castTo(b, loc, aZp, element);
+  Value bZpC = bZpZero ? Value() : castTo(b, loc, bZp, element);
+  Value result = product;
+  if (aZpC || bZpC) {
+    SmallVector<Term> terms;
+    Value k = kind == Quantized::Matmul || kind == Quantized::BatchMatmul
+                  ? contractionTerms(b, loc, op.getDpsInputs()[0],
+                                     op.getDpsInputs()[1], out, aZpC, bZpC,
+                                     kind == Quantized::BatchMatmul, terms)
+                  : convolutionTerms(b, loc, op, kind, aZpC, bZpC, terms);
+    // K * a_zp * b_zp (zero where either is).
+    Value constant =
+        aZpC && bZpC
+            ? Value(arith::MulIOp::create(
+                  b, loc, arith::MulIOp::create(b, loc, k, aZpC), bZpC))
+            : Value(arith::ConstantOp::create(b, loc, b.getZeroAttr(element)));
+    Value corrected = correct(b, loc, product, terms, constant);
+    if (onTensors)
+      result = corrected;
+  }
   if (onTensors)
-    results.push_back(c.getType());
-  auto correction = linalg::GenericOp::create(
-      b, loc, results, inputs, ValueRange{product}, maps,
-      SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value v = arith::AddIOp::create(nb, nl, args.back(), kTerm);
-        unsigned i = 0;
-        if (rowSums)
-          v = arith::SubIOp::create(
-              nb, nl, v, arith::MulIOp::create(nb, nl, bZpC, args[i++]));
-        if (colSums)
-          v = arith::SubIOp::create(
-              nb, nl, v, arith::MulIOp::create(nb, nl, aZpC, args[i++]));
-        linalg::YieldOp::create(nb, nl, v);
-      });
-  if (onTensors)
-    op->getResult(0).replaceAllUsesWith(correction.getResult(0));
+    op->getResult(0).replaceAllUsesWith(result);
   op->erase();
 }
 
 } // namespace
 
 unsigned qimeng::expandZeroPoints(ModuleOp module) {
-  SmallVector<std::pair<linalg::LinalgOp, bool>> ops;
-  module.walk([&](Operation *op) {
-    if (isa<linalg::QuantizedMatmulOp>(op))
-      ops.push_back({cast<linalg::LinalgOp>(op), false});
-    else if (isa<linalg::QuantizedBatchMatmulOp>(op))
-      ops.push_back({cast<linalg::LinalgOp>(op), true});
+  SmallVector<std::pair<linalg::LinalgOp, Quantized>> ops;
+  module.walk([&](linalg::LinalgOp op) {
+    if (std::optional<Quantized> kind = quantizedKind(op))
+      ops.push_back({op, *kind});
   });
   unsigned expanded = 0;
-  for (auto [op, batch] : ops) {
-    // i8 operands into an i32 C, scalar integer zero points; anything else
-    // stays, with a remark.
-    Type cType = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  for (auto [op, kind] : ops) {
+    // i8 operands into an i32 result, scalar integer zero points; anything
+    // else stays, with a remark.
+    Type outType = getElementTypeOrSelf(op.getDpsInits()[0].getType());
     auto isI8 = [](Value v) {
       return getElementTypeOrSelf(v.getType()).isInteger(8);
     };
     auto isScalarInt = [](Value v) { return isa<IntegerType>(v.getType()); };
     if (!isI8(op.getDpsInputs()[0]) || !isI8(op.getDpsInputs()[1]) ||
-        !cType.isInteger(32) || !isScalarInt(op.getDpsInputs()[2]) ||
+        !outType.isInteger(32) || !isScalarInt(op.getDpsInputs()[2]) ||
         !isScalarInt(op.getDpsInputs()[3])) {
       op->emitRemark() << "not accelerated: " << op->getName()
                        << ": the kernels take i8 operands into an i32 "
@@ -236,7 +388,7 @@ unsigned qimeng::expandZeroPoints(ModuleOp module) {
              "tensors, before bufferization";
       continue;
     }
-    expand(op, batch);
+    expand(op, kind);
     ++expanded;
   }
   return expanded;

@@ -1,6 +1,6 @@
 // What the pass leaves alone in frontend IR, each op with a remark that
-// names it and says why: an f16 matmul accumulating in f16 (the kernels sum f16 products in f32) and
-// quantized ops (the low-precision work), a
+// names it and says why: an f16 matmul accumulating in f16 (the kernels
+// sum f16 products in f32), a grouped quantized convolution, a
 // matrix-vector product, depthwise and grouped convolutions.
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" --mlir-print-debuginfo \
 // RUN:   | %qimeng-opt --qimeng-tensorop=validate=false -o %t.mlir 2>&1 \
@@ -37,10 +37,10 @@ func.func @grouped(%x: tensor<1x2x4x10x10xf32>, %w: tensor<2x4x4x3x3xf32>, %o: t
   return %r : tensor<1x2x4x8x8xf32>
 }
 
-// CHECK-LABEL: func.func @quantized(
-func.func @quantized(%x: tensor<1x4x10x10xi8>, %w: tensor<8x4x3x3xi8>, %zx: i32, %zw: i32, %o: tensor<1x8x8x8xi32>) -> tensor<1x8x8x8xi32> {
-  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: linalg.conv_2d_nchw_fchw_q is not supported
-  %r = linalg.conv_2d_nchw_fchw_q {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-      ins(%x, %w, %zx, %zw : tensor<1x4x10x10xi8>, tensor<8x4x3x3xi8>, i32, i32) outs(%o : tensor<1x8x8x8xi32>) -> tensor<1x8x8x8xi32>
-  return %r : tensor<1x8x8x8xi32>
+// CHECK-LABEL: func.func @quantized_grouped(
+func.func @quantized_grouped(%x: tensor<1x2x4x10x10xi8>, %w: tensor<2x8x4x3x3xi8>, %zx: i32, %zw: i32, %o: tensor<1x2x8x8x8xi32>) -> tensor<1x2x8x8x8xi32> {
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: linalg.conv_2d_ngchw_gfchw_q is not supported
+  %r = linalg.conv_2d_ngchw_gfchw_q {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w, %zx, %zw : tensor<1x2x4x10x10xi8>, tensor<2x8x4x3x3xi8>, i32, i32) outs(%o : tensor<1x2x8x8x8xi32>) -> tensor<1x2x8x8x8xi32>
+  return %r : tensor<1x2x8x8x8xi32>
 }

@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @depthwise(
 // CHECK:         linalg.depthwise_conv_2d_nhwc_hwc
 func.func @depthwise(%in: memref<1x8x8x4xf32>, %flt: memref<3x3x4xf32>, %out: memref<1x6x6x4xf32>) {
-  // expected-remark @below {{not accelerated: linalg.depthwise_conv_2d_nhwc_hwc is not supported; supported convolutions are linalg.conv_2d_nhwc_hwcf, linalg.conv_2d_nhwc_fhwc and linalg.conv_2d_nchw_fchw (grouped, depthwise, quantized, 1-D and 3-D convolutions are not)}}
+  // expected-remark @below {{not accelerated: linalg.depthwise_conv_2d_nhwc_hwc is not supported; supported convolutions are linalg.conv_2d_nhwc_hwcf, linalg.conv_2d_nhwc_fhwc and linalg.conv_2d_nchw_fchw, and their _q forms with zero points (grouped, depthwise, 1-D and 3-D convolutions are not)}}
   linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
       ins(%in, %flt : memref<1x8x8x4xf32>, memref<3x3x4xf32>) outs(%out : memref<1x6x6x4xf32>)
   return
