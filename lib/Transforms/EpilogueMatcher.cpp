@@ -143,8 +143,8 @@ OutputInit qimeng::outputInitOf(Value c, Operation *use,
   for (Operation *user : alloc->getUsers()) {
     if (user == use)
       continue;
-    // A user nested in an op of the use's block (a correction after the
-    // contraction in a memref.alloca_scope) counts as that op.
+    // A user nested in an op of the use's block (a consumer in an scf.if
+    // after the contraction) counts as that op.
     user = use->getBlock()->findAncestorOpInBlock(*user);
     if (!user)
       return {};

@@ -107,8 +107,7 @@ inline constexpr int64_t kF16MatrixVectorRows = 12;
 /// packb=0: amx.py's pack_b false): B^T as stored and not prepacked, A as
 /// stored with more than one row, K whole tile steps, every size static
 /// (amx.py reads none of the transposed product's from its header). The
-/// config still
-/// blocks C: mr and mc its rows, nr and nc its columns.
+/// config still blocks C: mr and mc its rows, nr and nc its columns.
 bool amxMayTransposeProduct(const GemmDesc &desc);
 
 /// Whether `rows` rows `strideBytes` apart, read in place by AMX tile loads,
