@@ -55,7 +55,8 @@ Value castTo(OpBuilder &b, Location loc, Value v, Type element) {
   return v;
 }
 
-/// sums[...] += sext(x[...]) over the loops `iterators` marks reductions:
+/// sums[...] += sext(x[...]) (x itself if of the sums' type) over the loops
+/// `iterators` marks reductions:
 /// `maps` are the inputs' (x first; any other input only gives a loop its
 /// range, as a pooling op's window does) and the sums' last.
 Value sumOver(OpBuilder &b, Location loc, ValueRange inputs, Value sums,
@@ -68,7 +69,10 @@ Value sumOver(OpBuilder &b, Location loc, ValueRange inputs, Value sums,
   auto generic = linalg::GenericOp::create(
       b, loc, results, inputs, ValueRange{sums}, maps, iterators,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value wide = arith::ExtSIOp::create(nb, nl, element, args.front());
+        Value wide =
+            args.front().getType() == element
+                ? args.front()
+                : arith::ExtSIOp::create(nb, nl, element, args.front());
         Value sum = arith::AddIOp::create(nb, nl, args.back(), wide);
         linalg::YieldOp::create(nb, nl, sum);
       });
@@ -247,23 +251,38 @@ Value convolutionTerms(OpBuilder &b, Location loc, linalg::LinalgOp op,
       nchw ? SmallVector<unsigned>{0, 2, 3} : SmallVector<unsigned>{0, 1, 2};
   const unsigned channel = nchw ? 1 : 3;
   if (wZp) {
-    // window[n, oh, ow] = sum over (kh, kw, c) of the input under it:
-    // loops (n, oh, ow, kh, kw, c), a [KH, KW] operand giving kh and kw
-    // their ranges (its values unread, as a pooling op's window).
+    // window[n, oh, ow] = sum over (kh, kw, c) of the input under it, in
+    // two steps: each input pixel's sum over its channels (loops n, h, w,
+    // c), then each window's of those (loops n, oh, ow, kh, kw, a [KH, KW]
+    // operand giving kh and kw their ranges, its values unread, as a
+    // pooling op's window): C times less work than summing the window's
+    // KH * KW * C values at every output pixel.
+    AffineExpr n = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx),
+               d4 = getAffineDimExpr(4, ctx);
+    SmallVector<int64_t> xPixel =
+        nchw ? SmallVector<int64_t>{0, 2, 3} : SmallVector<int64_t>{0, 1, 2};
+    SmallVector<utils::IteratorType> channelLoops(
+        3, utils::IteratorType::parallel);
+    channelLoops.push_back(utils::IteratorType::reduction);
+    Value pixelSums =
+        sumOver(b, loc, x, zeroSums(b, loc, x, xPixel, element),
+                {AffineMap::get(4, 0,
+                                nchw ? ArrayRef<AffineExpr>{n, d3, d1, d2}
+                                     : ArrayRef<AffineExpr>{n, d1, d2, d3},
+                                ctx),
+                 dimsMap(ctx, 4, {0, 1, 2})},
+                channelLoops);
     auto strides = op->getAttrOfType<DenseIntElementsAttr>("strides");
     auto dilations = op->getAttrOfType<DenseIntElementsAttr>("dilations");
     auto at = [](DenseIntElementsAttr a, int i) {
       return a ? (*(a.getValues<int64_t>().begin() + i)) : int64_t(1);
     };
-    AffineExpr n = getAffineDimExpr(0, ctx), oh = getAffineDimExpr(1, ctx),
-               ow = getAffineDimExpr(2, ctx), kh = getAffineDimExpr(3, ctx),
-               kw = getAffineDimExpr(4, ctx), c = getAffineDimExpr(5, ctx);
-    AffineExpr h = oh * at(strides, 0) + kh * at(dilations, 0);
-    AffineExpr wd = ow * at(strides, 1) + kw * at(dilations, 1);
-    AffineMap xMap = AffineMap::get(6, 0,
-                                    nchw ? ArrayRef<AffineExpr>{n, c, h, wd}
-                                         : ArrayRef<AffineExpr>{n, h, wd, c},
-                                    ctx);
+    AffineMap pixelMap =
+        AffineMap::get(5, 0,
+                       {n, d1 * at(strides, 0) + d3 * at(dilations, 0),
+                        d2 * at(strides, 1) + d4 * at(dilations, 1)},
+                       ctx);
     auto wType = cast<ShapedType>(w.getType());
     SmallVector<int64_t> windowShape{wType.getDimSize(fKh),
                                      wType.getDimSize(fKh + 1)};
@@ -278,13 +297,14 @@ Value convolutionTerms(OpBuilder &b, Location loc, linalg::LinalgOp op,
                   tensor::EmptyOp::create(b, loc, windowShape, i8, windowSizes))
             : Value(memref::AllocaOp::create(
                   b, loc, MemRefType::get(windowShape, i8), windowSizes));
-    SmallVector<utils::IteratorType> iterators(3,
-                                               utils::IteratorType::parallel);
-    iterators.append(3, utils::IteratorType::reduction);
-    Value sums = sumOver(
-        b, loc, ValueRange{x, window},
-        zeroSums(b, loc, out, {pixel[0], pixel[1], pixel[2]}, element),
-        {xMap, dimsMap(ctx, 6, {3, 4}), dimsMap(ctx, 6, {0, 1, 2})}, iterators);
+    SmallVector<utils::IteratorType> windowLoops(3,
+                                                 utils::IteratorType::parallel);
+    windowLoops.append(2, utils::IteratorType::reduction);
+    Value sums =
+        sumOver(b, loc, ValueRange{pixelSums, window},
+                zeroSums(b, loc, out, {pixel[0], pixel[1], pixel[2]}, element),
+                {pixelMap, dimsMap(ctx, 5, {3, 4}), dimsMap(ctx, 5, {0, 1, 2})},
+                windowLoops);
     terms.push_back({sums, dimsMap(ctx, 4, pixel), wZp});
   }
   if (xZp) {

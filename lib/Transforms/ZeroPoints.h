@@ -23,7 +23,8 @@
 // op inside a loop on buffers stays, with a remark), which no deallocation
 // pipeline has to see. The sums and the correction are stock linalg,
 // lowered with the rest of the module: O(M*K + N*K + M*N) work beside the
-// kernel's O(M*N*K) (a convolution's window sums: 1/F of its work).
+// kernel's O(M*N*K) (a convolution's window sums: each input pixel's
+// channels summed once, then KH * KW of those a window).
 //
 //===----------------------------------------------------------------------===//
 #ifndef QIMENG_LIB_TRANSFORMS_ZEROPOINTS_H

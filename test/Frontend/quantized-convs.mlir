@@ -50,8 +50,9 @@
 // RUN: not diff %t.reference %t.fault > /dev/null
 
 // The input's zero point alone needs each filter's sum; both need each
-// output pixel's window sum too (a [KH, KW] operand gives the window's
-// loops their ranges, as a pooling op's does).
+// output pixel's window sum too: each input pixel's sum over its
+// channels, then each window's of those (a [KH, KW] operand gives the
+// window's loops their ranges, as a pooling op's does).
 // CHECK-LABEL: func.func @tosa_conv(
 // CHECK-NOT:     linalg.conv_2d_nhwc_fhwc_q
 // CHECK:         llvm.call @qm_s8s8conv2d_nhwc_fhwc_1x17x17x8_f12_k3x3_s2x2_d1x1_{{.*}}b0_
@@ -60,6 +61,7 @@
 // CHECK-LABEL: func.func @both_zero_points(
 // CHECK-NOT:     linalg.conv_2d_nhwc_hwcf_q
 // CHECK:         llvm.call @qm_s8s8conv2d_nhwc_hwcf_1x13x13x4_f6_k3x3_s1x1_d2x2_{{.*}}b0_
+// CHECK:         memref.alloca() : memref<1x13x13xi32>
 // CHECK:         memref.alloca() : memref<3x3xi8>
 // CHECK:         memref.alloca() : memref<1x9x9xi32>
 // CHECK:         memref.alloca() : memref<6xi32>
