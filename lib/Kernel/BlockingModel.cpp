@@ -40,6 +40,8 @@ const MicroKernelShape kAvx512Shapes[] = {
     // 28 accumulators: the fourth B vector is read by its FMAs from L1.
     // Its sliver fills twice L1d too (kc 384 measured 1.05x kc 96 on
     // ResNet-50's res3 and res4 layers on Zen 5, docs/BlockingModel.md).
+    // Only where such blocks pay (Target::fmaFromMemoryBlocksPay: not on
+    // Intel's cores).
     {VectorIsa::Avx512, 7, 64, 4, 0, 0, KStepOrder::BMem, 2.0},
 };
 
@@ -787,8 +789,23 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
           widestNr = std::max(widestNr, s.nr);
       const int wantNr = widestNr ? widestNr : config->nr;
       const MicroKernelShape *tallest = nullptr, *tallestInRow = nullptr;
+      // Blocks of FMAs from memory only where they pay (Target.h), or where
+      // the others leave a twentieth more of the rows as padding (res5's 49
+      // pixels: 7 rows cover them, 6 pad them to 54; on an Intel core 7x64
+      // 1.04x 6x64 there, 0.93-0.96x on the other layers).
+      auto memoryBlockPays = [&](const MicroKernelShape &s) {
+        if (target.fmaFromMemoryBlocksPay())
+          return true;
+        for (const MicroKernelShape &o : table)
+          if (o.nr == wantNr && o.order != KStepOrder::BMem &&
+              coveredShare(problem.gemm(), s.mr, s.nr) <=
+                  1.05 * coveredShare(problem.gemm(), o.mr, o.nr))
+            return false;
+        return true;
+      };
       for (const MicroKernelShape &s : table) {
-        if (s.nr != wantNr)
+        if (s.nr != wantNr ||
+            (s.order == KStepOrder::BMem && !memoryBlockPays(s)))
           continue;
         if (!tallest || s.mr > tallest->mr)
           tallest = &s;

@@ -452,6 +452,25 @@ bool Target::isX86_64() const {
   return llvm::Triple(triple).getArch() == llvm::Triple::x86_64;
 }
 
+bool Target::fmaFromMemoryBlocksPay() const {
+  static constexpr llvm::StringLiteral kIntelAvx512[] = {"skylake-avx512",
+                                                         "cascadelake",
+                                                         "cooperlake",
+                                                         "cannonlake",
+                                                         "icelake-client",
+                                                         "icelake-server",
+                                                         "tigerlake",
+                                                         "rocketlake",
+                                                         "sapphirerapids",
+                                                         "emeraldrapids",
+                                                         "graniterapids",
+                                                         "graniterapids-d",
+                                                         "diamondrapids",
+                                                         "knl",
+                                                         "knm"};
+  return !isX86_64() || !llvm::is_contained(kIntelAvx512, cpu);
+}
+
 std::string Target::archName() const {
   return llvm::Triple(triple).getArchName().str();
 }

@@ -246,7 +246,7 @@ TEST(ConvModelTest, NchwBlocksCoverThePixels) {
 }
 
 TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
-  auto target = Target::parse("x86_64-unknown-linux-gnu:sapphirerapids:+avx,"
+  auto target = Target::parse("x86_64-unknown-linux-gnu:znver5:+avx,"
                               "+avx2,+fma,+avx512f:l1d=48K,l2=2M,l3=260M,"
                               "cores=2");
   ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
@@ -321,10 +321,42 @@ TEST(ConvModelTest, PanelsAreWholePiecesOfTheRun) {
   EXPECT_EQ(dil.kc % 5, 0);
 }
 
+TEST(ConvModelTest, IntelCoresTakeNoBlocksOfFmasFromMemory) {
+  // The same layers on an Intel AVX-512 core (Target::
+  // fmaFromMemoryBlocksPay): 6x64 with its four B vectors in registers
+  // where it covers the rows about as well, the same panels.
+  auto intel = Target::parse("x86_64-unknown-linux-gnu:sapphirerapids:+avx,"
+                             "+avx2,+fma,+avx512f:l1d=48K,l2=2M,l3=260M,"
+                             "cores=2");
+  ASSERT_TRUE(static_cast<bool>(intel)) << llvm::toString(intel.takeError());
+  EXPECT_FALSE(intel->fmaFromMemoryBlocksPay());
+  for (ConvDesc d :
+       {nhwc(1, 58, 58, 64, 64, 3), nhwc(1, 30, 30, 128, 128, 3),
+        nhwc(1, 16, 16, 256, 256, 3), nhwc(1, 230, 230, 3, 64, 7, 2)}) {
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, *intel));
+    EXPECT_EQ(c.mr, 6) << c.str();
+    EXPECT_EQ(c.nr, 64) << c.str();
+    EXPECT_NE(c.order, KStepOrder::BMem) << c.str();
+    EXPECT_EQ(c.aLayout, ALayout::Direct) << c.str();
+  }
+  QM_ASSERT_EXPECTED(res2,
+                     chooseKernelConfig(nhwc(1, 58, 58, 64, 64, 3), *intel));
+  EXPECT_EQ(res2.kc, 576);
+  EXPECT_EQ(res2.packB, BPacking::Fused);
+  // res5's 49 pixels: 6 rows would pad them to 54, 7 cover them exactly
+  // (a tenth more of the rows computed): 7x64 there.
+  QM_ASSERT_EXPECTED(res5,
+                     chooseKernelConfig(nhwc(1, 9, 9, 512, 512, 3), *intel));
+  EXPECT_EQ(res5.mr, 7);
+  EXPECT_EQ(res5.order, KStepOrder::BMem);
+}
+
 TEST(ConvKernelTest, ModelConfigsValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // The model's own configs (direct with kc = KW*C, rows in pieces; 7x64
-  // bmem with the filter packed by the tiles for 64 filters, slivers
+  // bmem, or 6x64 on Intel's cores, with the filter packed by the tiles
+  // for 64 filters, slivers
   // across output rows, and for 128 filters over 256 channels, K in 24
   // panels with the next one prefetched), with the blocks shrunk so that
   // mc boundaries fall inside the shapes.
@@ -336,9 +368,10 @@ TEST(ConvKernelTest, ModelConfigsValidate) {
     c.mc = std::min<int64_t>(c.mc, 3 * c.mr);
     EXPECT_TRUE(validates(d, c)) << c.str();
     if (d.f >= 64 && host().bestIsa() == VectorIsa::Avx512) {
-      EXPECT_EQ(c.mr, 7) << c.str();
+      const bool bmem = host().fmaFromMemoryBlocksPay();
+      EXPECT_EQ(c.mr, bmem ? 7 : 6) << c.str();
       EXPECT_EQ(c.nr, 64) << c.str();
-      EXPECT_EQ(c.order, KStepOrder::BMem) << c.str();
+      EXPECT_EQ(c.order == KStepOrder::BMem, bmem) << c.str();
       EXPECT_EQ(c.packB, BPacking::Fused) << c.str();
     }
   }

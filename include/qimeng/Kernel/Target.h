@@ -100,6 +100,14 @@ struct Target {
 
   bool hasFeature(llvm::StringRef name) const;
   bool isX86_64() const;
+  /// Whether a register block that reads one of its B vectors from memory
+  /// in each FMA (KStepOrder::BMem: AVX-512's 7 x 64, 28 accumulators)
+  /// beats the 6 x 64 block of register operands on this CPU. Measured: on
+  /// AMD Zen (5) the model's 7 x 64 convolutions; not on Intel's AVX-512
+  /// cores (a Xeon with AMX, side by side on ResNet-50: 6 x 64 1.03-1.11x
+  /// on five layers, 0.97-0.98x on res5; the f32 GEMM's 7 x 64 0.88-0.94x
+  /// its 6 x 64). False for Intel's AVX-512 CPU names, true otherwise.
+  bool fmaFromMemoryBlocksPay() const;
   /// The triple's architecture name: "x86_64", "aarch64", "riscv64".
   std::string archName() const;
   /// True when the host can run this target's code natively: same
