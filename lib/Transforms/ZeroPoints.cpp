@@ -1,6 +1,7 @@
 //===- ZeroPoints.cpp -----------------------------------------------------===//
 #include "ZeroPoints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -13,13 +14,6 @@ using namespace qimeng;
 
 namespace {
 
-/// `v`'s size along `dim` (a tensor or a memref), as an index.
-Value sizeOf(OpBuilder &b, Location loc, Value v, int64_t dim) {
-  if (isa<RankedTensorType>(v.getType()))
-    return tensor::DimOp::create(b, loc, v, dim);
-  return memref::DimOp::create(b, loc, v, dim);
-}
-
 /// A zero-filled sum of `shape` (C's sizes along `dims`) of `element`
 /// type: a tensor, or (C a buffer) a stack allocation of the function.
 Value zeroSums(OpBuilder &b, Location loc, Value c, ArrayRef<int64_t> dims,
@@ -30,7 +24,7 @@ Value zeroSums(OpBuilder &b, Location loc, Value c, ArrayRef<int64_t> dims,
   for (int64_t d : dims) {
     shape.push_back(shaped.getDimSize(d));
     if (shaped.isDynamicDim(d))
-      dynamic.push_back(sizeOf(b, loc, c, d));
+      dynamic.push_back(linalg::createOrFoldDimOp(b, loc, c, d));
   }
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
   if (isa<RankedTensorType>(c.getType())) {
@@ -42,17 +36,6 @@ Value zeroSums(OpBuilder &b, Location loc, Value c, ArrayRef<int64_t> dims,
                                         dynamic);
   linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{sums});
   return sums;
-}
-
-/// `v` (an integer scalar) as `element`.
-Value castTo(OpBuilder &b, Location loc, Value v, Type element) {
-  unsigned from = v.getType().getIntOrFloatBitWidth();
-  unsigned to = element.getIntOrFloatBitWidth();
-  if (from < to)
-    return arith::ExtSIOp::create(b, loc, element, v);
-  if (from > to)
-    return arith::TruncIOp::create(b, loc, element, v);
-  return v;
 }
 
 /// sums[...] += sext(x[...]) (x itself if of the sums' type) over the loops
@@ -114,14 +97,6 @@ Value correct(OpBuilder &b, Location loc, Value out, ArrayRef<Term> terms,
         linalg::YieldOp::create(nb, nl, v);
       });
   return results.empty() ? Value() : generic.getResult(0);
-}
-
-/// The map of `dims` loops to the listed dimensions.
-AffineMap dimsMap(MLIRContext *ctx, unsigned dims, ArrayRef<unsigned> results) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned d : results)
-    exprs.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(dims, 0, exprs, ctx);
 }
 
 /// Whether `op` runs in a loop of its function. (scf.for is an automatic
@@ -213,19 +188,26 @@ Value contractionTerms(OpBuilder &b, Location loc, Value a, Value bIn, Value c,
     // rowsum(A)[(b,) m] = sum_k A[(b,) m, k].
     Value sums = sumOver(
         b, loc, a, sumsOfC(r),
-        {dimsMap(ctx, loops, with({r, r + 1})), dimsMap(ctx, loops, with({r}))},
+        {AffineMap::getMultiDimMapWithTargets(loops, with({r, r + 1}), ctx),
+         AffineMap::getMultiDimMapWithTargets(loops, with({r}), ctx)},
         iterators);
-    terms.push_back({sums, dimsMap(ctx, loops, with({r})), bZp});
+    terms.push_back(
+        {sums, AffineMap::getMultiDimMapWithTargets(loops, with({r}), ctx),
+         bZp});
   }
   if (aZp) {
     // colsum(B)[(b,) n] = sum_k B[(b,) k, n].
     Value sums = sumOver(
         b, loc, bIn, sumsOfC(r + 1),
-        {dimsMap(ctx, loops, with({r + 1, r})), dimsMap(ctx, loops, with({r}))},
+        {AffineMap::getMultiDimMapWithTargets(loops, with({r + 1, r}), ctx),
+         AffineMap::getMultiDimMapWithTargets(loops, with({r}), ctx)},
         iterators);
-    terms.push_back({sums, dimsMap(ctx, loops, with({r + 1})), aZp});
+    terms.push_back(
+        {sums, AffineMap::getMultiDimMapWithTargets(loops, with({r + 1}), ctx),
+         aZp});
   }
-  return arith::IndexCastOp::create(b, loc, element, sizeOf(b, loc, a, r + 1));
+  return arith::IndexCastOp::create(
+      b, loc, element, linalg::createOrFoldDimOp(b, loc, a, r + 1));
 }
 
 /// A convolution's: the sum of each output pixel's window of the input
@@ -271,7 +253,7 @@ Value convolutionTerms(OpBuilder &b, Location loc, linalg::LinalgOp op,
                                 nchw ? ArrayRef<AffineExpr>{n, d3, d1, d2}
                                      : ArrayRef<AffineExpr>{n, d1, d2, d3},
                                 ctx),
-                 dimsMap(ctx, 4, {0, 1, 2})},
+                 AffineMap::getMultiDimMapWithTargets(4, {0, 1, 2}, ctx)},
                 channelLoops);
     auto strides = op->getAttrOfType<DenseIntElementsAttr>("strides");
     auto dilations = op->getAttrOfType<DenseIntElementsAttr>("dilations");
@@ -289,7 +271,7 @@ Value convolutionTerms(OpBuilder &b, Location loc, linalg::LinalgOp op,
     SmallVector<Value> windowSizes;
     for (unsigned d : {fKh, fKh + 1})
       if (wType.isDynamicDim(d))
-        windowSizes.push_back(sizeOf(b, loc, w, d));
+        windowSizes.push_back(linalg::createOrFoldDimOp(b, loc, w, d));
     Type i8 = b.getI8Type();
     Value window =
         isa<RankedTensorType>(out.getType())
@@ -303,9 +285,11 @@ Value convolutionTerms(OpBuilder &b, Location loc, linalg::LinalgOp op,
     Value sums =
         sumOver(b, loc, ValueRange{pixelSums, window},
                 zeroSums(b, loc, out, {pixel[0], pixel[1], pixel[2]}, element),
-                {pixelMap, dimsMap(ctx, 5, {3, 4}), dimsMap(ctx, 5, {0, 1, 2})},
+                {pixelMap, AffineMap::getMultiDimMapWithTargets(5, {3, 4}, ctx),
+                 AffineMap::getMultiDimMapWithTargets(5, {0, 1, 2}, ctx)},
                 windowLoops);
-    terms.push_back({sums, dimsMap(ctx, 4, pixel), wZp});
+    terms.push_back(
+        {sums, AffineMap::getMultiDimMapWithTargets(4, pixel, ctx), wZp});
   }
   if (xZp) {
     // filter[f] = sum of the filter's (kh, kw, c): loops (f, then the
@@ -317,16 +301,18 @@ Value convolutionTerms(OpBuilder &b, Location loc, linalg::LinalgOp op,
     SmallVector<utils::IteratorType> iterators(4,
                                                utils::IteratorType::reduction);
     iterators[0] = utils::IteratorType::parallel;
-    Value sums =
-        sumOver(b, loc, w, zeroSums(b, loc, out, {channel}, element),
-                {dimsMap(ctx, 4, wDims), dimsMap(ctx, 4, {0})}, iterators);
-    terms.push_back({sums, dimsMap(ctx, 4, {channel}), xZp});
+    Value sums = sumOver(b, loc, w, zeroSums(b, loc, out, {channel}, element),
+                         {AffineMap::getMultiDimMapWithTargets(4, wDims, ctx),
+                          AffineMap::getMultiDimMapWithTargets(4, {0}, ctx)},
+                         iterators);
+    terms.push_back(
+        {sums, AffineMap::getMultiDimMapWithTargets(4, {channel}, ctx), xZp});
   }
   Value k = arith::MulIOp::create(
       b, loc,
-      arith::MulIOp::create(b, loc, sizeOf(b, loc, w, fKh),
-                            sizeOf(b, loc, w, fKh + 1)),
-      sizeOf(b, loc, w, fC));
+      arith::MulIOp::create(b, loc, linalg::createOrFoldDimOp(b, loc, w, fKh),
+                            linalg::createOrFoldDimOp(b, loc, w, fKh + 1)),
+      linalg::createOrFoldDimOp(b, loc, w, fC));
   return arith::IndexCastOp::create(b, loc, element, k);
 }
 
@@ -345,8 +331,12 @@ void expand(linalg::LinalgOp op, Quantized kind) {
   Value product = onTensors ? plain->getResult(0) : out;
   const bool aZpZero = matchPattern(aZp, m_Zero());
   const bool bZpZero = matchPattern(bZp, m_Zero());
-  Value aZpC = aZpZero ? Value() : castTo(b, loc, aZp, element);
-  Value bZpC = bZpZero ? Value() : castTo(b, loc, bZp, element);
+  Value aZpC = aZpZero ? Value()
+                       : convertScalarToDtype(b, loc, aZp, element,
+                                              /*isUnsignedCast=*/false);
+  Value bZpC = bZpZero ? Value()
+                       : convertScalarToDtype(b, loc, bZp, element,
+                                              /*isUnsignedCast=*/false);
   Value result = product;
   if (aZpC || bZpC) {
     SmallVector<Term> terms;

@@ -362,8 +362,10 @@ class Params:
         self.b_tile_stride = self.nr * 4 if self.b_prepacked else TILE_BYTES
         self.k_steps = -(-self.kc // tk)
         # Every kc block whole tile steps (K a multiple of kc and of the
-        # step): PACK A copies a row's steps unrolled, without masks.
-        self.whole_steps = self.k % tk == 0 and self.k % self.kc == 0
+        # step, K static): PACK A copies a row's steps unrolled, without
+        # masks.
+        self.whole_steps = (not self.dynamic_k and self.k % tk == 0
+                            and self.k % self.kc == 0)
         # Runs (k_run): a kc block's tile step t packs k_run's piece
         # step_rows[t] = (its first k from pc, its k), zero past them.
         self.step_rows = None
@@ -427,7 +429,6 @@ class Params:
                    else "a convolution" if k_run else None)
             if why:
                 raise RequestError(f"dynamic_k: not with {why}")
-            self.whole_steps = False
         eb = self.tt.element_bytes
         if self.a_direct:
             if k_run:
