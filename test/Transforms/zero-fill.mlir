@@ -1,7 +1,8 @@
 // A +0.0 linalg.fill of a fresh C just for the contraction becomes the
 // kernel's overwrite mode ("b0": C = A * B, never read) and goes. It stays
 // when the value is not +0.0, when something else uses C in between, or
-// when C is not a fresh allocation.
+// when C is not a fresh allocation; users nested in later ops count as
+// those ops.
 // RUN: %qimeng-opt %s -split-input-file \
 // RUN:   '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma:l1d=32K,l2=512K,l3=32M,cores=8 threads=1 validate=false' \
 // RUN: | FileCheck %s
@@ -78,5 +79,46 @@ func.func @argument(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %c: memref<8x32
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
   linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  return
+}
+
+// -----
+
+// C's other users nested in ops of the block count as those ops: a
+// consumer in an scf.if after the matmul leaves the fill foldable.
+// CHECK-LABEL: func.func @nested_consumer_after(
+// CHECK-NOT:     linalg.fill
+// CHECK:         llvm.call @qm_sgemm_8x32x16_nn_b0_lda16_ldb32_ldc32_
+// CHECK:         scf.if
+// CHECK:           memref.copy
+func.func @nested_consumer_after(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %out: memref<8x32xf32>, %p: i1) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  scf.if %p {
+    memref.copy %c, %out : memref<8x32xf32> to memref<8x32xf32>
+  }
+  return
+}
+
+// -----
+
+// ... and a write in an scf.if between the fill and the matmul keeps it.
+// CHECK-LABEL: func.func @nested_write_between(
+// CHECK:         linalg.fill
+// CHECK:         scf.if
+// CHECK:         llvm.call @qm_sgemm_8x32x16_nn_lda16_ldb32_ldc32_
+func.func @nested_write_between(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %out: memref<8x32xf32>, %p: i1) {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %i = arith.constant 3 : index
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  scf.if %p {
+    memref.store %two, %c[%i, %i] : memref<8x32xf32>
+  }
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  memref.copy %c, %out : memref<8x32xf32> to memref<8x32xf32>
   return
 }
