@@ -579,6 +579,7 @@ class ExecutionTest(HarnessTest):
     def test_harness_catches_a_missing_epilogue(self):
         """The kernel without its relu, checked as one with it."""
         _, req = EPILOGUES[0]
+        self.skip_unless_cpu_runs(req)
         plain = dict(req)
         del plain["relu"]
         status, output = self.run_harness(
@@ -589,6 +590,7 @@ class ExecutionTest(HarnessTest):
     def test_harness_catches_a_missing_bound(self):
         """The relu6 kernel without its bound, checked as one with it."""
         req = dict(EPILOGUES[-1][1])
+        self.skip_unless_cpu_runs(req)
         del req["relu_max"]
         status, output = self.run_harness(
             "missing_bound", req,
