@@ -3,11 +3,15 @@
 # network, no LLVM needed): builds qimeng-cuda-runner with g++, writes the
 # kernels with the emitters (python3) and runs each: compiled with NVRTC
 # for this GPU, validated (small integers bit for bit, uniform inputs
-# against an fp64 reference), timed against cuBLAS at the same precision.
-# Usage: scripts/device-check.sh [OUTDIR]   (about 2 minutes on an H200)
+# against an fp64 reference), timed against cuBLAS at the same precision,
+# interleaved. Each case has a time limit: a kernel that hangs fails its
+# case alone.
+# Usage: scripts/device-check.sh [OUTDIR [CASES]]   (about 2 minutes on an
+# H200); CASES, an extended regular expression, picks cases by name.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-${OUT:-/tmp/qimeng-device-check}}"
+PICK="${2:-.}"
 CUDA="${CUDA_HOME:-/usr/local/cuda}"
 mkdir -p "$OUT"
 
@@ -24,27 +28,53 @@ echo "CUDA: $("$CUDA/bin/nvcc" --version | tail -1)  arch: $arch"
 runner="$OUT/qimeng-cuda-runner"
 g++ -O2 -std=c++17 -DQIMENG_HAVE_CUBLAS=1 -I"$ROOT/include" -I"$CUDA/include" \
   "$ROOT/tools/qimeng-cuda-runner/qimeng-cuda-runner.cpp" \
-  -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lnvrtc -lcublas -ldl -o "$runner"
+  -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lnvrtc -lcublas -ldl -lpthread \
+  -o "$runner"
 
 status=0
-# dtype m n k overwrite: edges everywhere, then the issue's shapes.
-while read -r dtype m n k overwrite; do
-  name="${dtype}_${m}x${n}x${k}"
-  printf '{"version": 1, "kind": "cuda_gemm", "arch": "%s", "dtype": "%s", "m": %s, "n": %s, "k": %s, "overwrite": %s}' \
-    "$arch" "$dtype" "$m" "$n" "$k" "$overwrite" \
-    | PYTHONPATH="$ROOT/python_emitters" python3 -m qimeng_emitters > "$OUT/$name.cu"
+# name dtype m n k overwrite limit_s extra-request-fields: edges in every
+# dimension for each engine first (wgmma: M, N and K off its 128, 256 and
+# 64), then the issue's shapes. The wgmma engine is only for sm_90a: on
+# other GPUs those cases are left out.
+while read -r name dtype m n k overwrite limit extra; do
+  [ -z "$name" ] && continue
+  echo "$name" | grep -qE "$PICK" || continue
+  case "$extra" in *wgmma*) [ "$arch" = sm_90a ] || continue ;; esac
+  printf '{"version": 1, "kind": "cuda_gemm", "arch": "%s", "dtype": "%s", "m": %s, "n": %s, "k": %s, "overwrite": %s%s}' \
+    "$arch" "$dtype" "$m" "$n" "$k" "$overwrite" "$extra" \
+    | PYTHONPATH="$ROOT/python_emitters" python3 -m qimeng_emitters \
+    > "$OUT/$name.cu" || { echo "== $name: the emitter refused"; status=1; continue; }
   echo "== $name"
-  if ! timeout 300 "$runner" "$OUT/$name.cu" --runs 10 2>&1 | tee "$OUT/$name.txt"; then
+  rc=0
+  timeout "$limit" "$runner" "$OUT/$name.cu" --runs 10 > "$OUT/$name.txt" 2>&1 \
+    || rc=$?
+  if [ "$rc" -ne 0 ]; then
     status=1
+    echo "FAILED (exit $rc; 124: past the ${limit}s limit)" >> "$OUT/$name.txt"
   fi
+  grep -v "^ptxas info    : \(0 bytes gmem\|Compile time\)" "$OUT/$name.txt"
 done <<'CASES'
-bf16 1000 770 333 false
-bf16 200 136 88 true
-f32 1000 770 333 true
-f32 4096 4096 4096 false
-bf16 4096 4096 4096 false
-bf16 8192 8192 8192 false
-bf16 16384 1024 8192 false
+wgmma_bf16_edges bf16 1000 776 336 false 60 , "engine": "wgmma"
+wgmma_bf16_small bf16 200 136 88 true 60 , "engine": "wgmma"
+wgmma_f16_edges f16 1000 776 336 true 60 , "engine": "wgmma"
+wgmma_bf16_bn128 bf16 1000 776 336 false 60 , "engine": "wgmma", "block_n": 128
+mma_bf16_edges bf16 1000 770 333 false 60 , "engine": "mma"
+mma_f16_small f16 200 136 88 true 60 , "engine": "mma"
+ffma_f32_edges f32 1000 770 333 true 60
+wgmma_bf16_4096 bf16 4096 4096 4096 false 90 , "engine": "wgmma"
+wgmma_bf16_8192 bf16 8192 8192 8192 false 120 , "engine": "wgmma"
+wgmma_bf16_8192_b0 bf16 8192 8192 8192 true 120 , "engine": "wgmma"
+wgmma_f16_8192 f16 8192 8192 8192 false 120 , "engine": "wgmma"
+wgmma_bf16_a100 bf16 16384 1024 8192 false 120 , "engine": "wgmma"
+wgmma_bf16_8192_bn128 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_n": 128
+wgmma_bf16_8192_pf8 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "prefetch_c": 8
+wgmma_bf16_8192_pf16 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "prefetch_c": 16
+wgmma_bf16_4096_pf8 bf16 4096 4096 4096 false 90 , "engine": "wgmma", "prefetch_c": 8
+wgmma_bf16_8192_bm64 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_m": 64
+wgmma_bf16_8192_bm192 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_m": 192, "block_n": 192
+mma_bf16_4096 bf16 4096 4096 4096 false 90 , "engine": "mma"
+ffma_f32_4096 f32 4096 4096 4096 false 90
 CASES
-grep -h -E "^== |validated|TFLOP|cuBLAS:" "$OUT"/*.txt || true
+echo "== summary"
+grep -H -E "validated|TFLOP|ours / cuBLAS|FAILED" "$OUT"/*.txt || true
 exit "$status"

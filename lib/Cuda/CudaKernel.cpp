@@ -50,6 +50,14 @@ llvm::Expected<CudaKernelSource> qimeng::parseCudaKernel(std::string text) {
       if (value.getAsInteger(10, k.sharedBytes))
         return malformed("an integer");
       sawShared = true;
+    } else if (key == "dynamic_shared_bytes") {
+      if (value.getAsInteger(10, k.dynamicSharedBytes))
+        return malformed("an integer");
+      sawShared = true;
+    } else if (key == "engine") {
+      k.engine = value.str();
+    } else if (key == "args") {
+      k.args = value.str();
     } else if (key == "generator") {
       k.generatorVersion = value.str();
     }
@@ -57,7 +65,7 @@ llvm::Expected<CudaKernelSource> qimeng::parseCudaKernel(std::string text) {
   if (k.symbol.empty() || k.arch.empty() || !sawGrid || !sawBlock || !sawShared)
     return llvm::createStringError(
         "CUDA kernel lacks one of the qm.symbol, qm.arch, qm.grid, qm.block "
-        "and qm.shared_bytes header lines");
+        "and qm.shared_bytes (or qm.dynamic_shared_bytes) header lines");
   k.text = std::move(text);
   return k;
 }

@@ -1,16 +1,20 @@
 """CUDA C++ GEMM kernels for NVIDIA GPUs (kind "cuda_gemm"): C (+)= A * B.
 
 A is M x K, B is K x N and C is M x N, all row-major and dense; sizes are
-immediates. Each thread block computes a block_m x block_n tile of C, K in
-steps of block_k through shared memory (zero-padded at the edges, so the
-inner loops have no edge code).
+immediates; C is f32. Each thread block computes a block_m x block_n tile
+of C, K in steps of block_k through shared memory. Three engines:
 
-- dtype "f32": FFMA on CUDA cores; each thread a thread_m x thread_n
-  register tile.
-- dtype "bf16": tensor cores through inline PTX `mma.sync.aligned.m16n8k16`
-  (bf16 x bf16 products, f32 sums, sm_80 and later); each warp a
-  warp_m x warp_n tile of m16n8 fragments, filled from shared memory by
-  the fragment layout of the PTX ISA.
+- "ffma" (dtype "f32"): FFMA on CUDA cores; each thread a
+  thread_m x thread_n register tile; tiles zero-padded at the edges.
+- "mma" (dtype "bf16" or "f16", sm_80 and later): tensor cores through
+  inline PTX `mma.sync.aligned.m16n8k16` (16-bit products, f32 sums); each
+  warp a warp_m x warp_n tile of m16n8 fragments, filled from shared
+  memory by the fragment layout of the PTX ISA.
+- "wgmma" (bf16 or f16, sm_90a): Hopper's warpgroup MMA fed by the tensor
+  memory accelerator through an mbarrier pipeline, a producer warpgroup
+  and block_m / 64 consumer warpgroups (cuda_wgmma.py). The default on
+  sm_90a where the copy engine can address the operands (K and N
+  multiples of 8), "mma" elsewhere.
 
 The text is compiled in process with NVRTC for `arch` (docs/Cuda.md); its
 `// qm.` header lines say how to launch it.
@@ -18,7 +22,7 @@ The text is compiled in process with NVRTC for `arch` (docs/Cuda.md); its
 
 import json
 
-from . import GENERATOR_VERSION, PROTOCOL_VERSION
+from . import GENERATOR_VERSION, PROTOCOL_VERSION, cuda_wgmma
 from .errors import RequestError
 from .fields import bool_field, check_known, int_field
 
@@ -26,7 +30,8 @@ from .fields import bool_field, check_known, int_field
 #: mma.sync m16n8k16 with bf16 needs sm_80 or later.
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120")
 
-DTYPES = ("f32", "bf16")
+DTYPES = ("f32", "bf16", "f16")
+ENGINES = ("ffma", "mma", "wgmma")
 
 WARP = 32
 SHARED_LIMIT = 48 * 1024  # static shared memory per block
@@ -37,9 +42,10 @@ class Request:
 
     def __init__(self, request):
         check_known(request, (
-            "arch", "dtype", "m", "n", "k", "overwrite", "block_m",
-            "block_n", "block_k", "warp_m", "warp_n", "thread_m",
-            "thread_n"))
+            "arch", "dtype", "m", "n", "k", "overwrite", "engine",
+            "block_m", "block_n", "block_k", "warp_m", "warp_n",
+            "thread_m", "thread_n", "stages", "raster_group",
+            "prefetch_c"))
         self.arch = request.get("arch")
         if self.arch not in ARCHS:
             raise RequestError(f"unknown arch {self.arch!r}; expected one of "
@@ -52,7 +58,22 @@ class Request:
         self.n = int_field(request, "n")
         self.k = int_field(request, "k")
         self.overwrite = bool_field(request, "overwrite")
-        tensor = self.dtype == "bf16"
+        tensor = self.dtype != "f32"
+        tma = self.k % 8 == 0 and self.n % 8 == 0
+        self.engine = request.get(
+            "engine", "ffma" if not tensor else
+            "wgmma" if self.arch == "sm_90a" and tma else "mma")
+        if self.engine not in ENGINES:
+            raise RequestError(f"unknown engine {self.engine!r}; expected "
+                               "one of " + ", ".join(ENGINES))
+        if (self.engine == "ffma") != (not tensor):
+            raise RequestError(f"engine {self.engine!r} does not take dtype "
+                               f"{self.dtype!r} (ffma: f32; mma, wgmma: "
+                               "bf16, f16)")
+        if self.engine == "wgmma":
+            self._wgmma(request, tma)
+            self.request = request
+            return
         self.bm = int_field(request, "block_m", default=128 if tensor else 64)
         self.bn = int_field(request, "block_n", default=128 if tensor else 64)
         self.bk = int_field(request, "block_k", default=32 if tensor else 16)
@@ -93,12 +114,65 @@ class Request:
                 f"static shared memory is at most {SHARED_LIMIT}")
         self.request = request
 
+    def _wgmma(self, request, tma):
+        if self.arch != "sm_90a":
+            raise RequestError("engine 'wgmma' needs arch sm_90a (wgmma "
+                               "exists on no other target)")
+        if not tma:
+            raise RequestError(
+                "engine 'wgmma' needs K and N multiples of 8 (the copy "
+                "engine's 16-byte row strides); engine 'mma' takes any")
+        self.bm = int_field(request, "block_m", default=128)
+        self.bn = int_field(request, "block_n", default=256)
+        self.bk = int_field(request, "block_k", default=cuda_wgmma.BLOCK_K)
+        if self.bm not in (64, 128, 192):
+            raise RequestError("block_m must be 64, 128 or 192 (one "
+                               "consumer warpgroup per 64 rows)")
+        if self.bn % 64 or not 64 <= self.bn <= 256:
+            raise RequestError("block_n must be 64, 128, 192 or 256 (64-"
+                               "column boxes; wgmma's n is at most 256)")
+        if self.bk != cuda_wgmma.BLOCK_K:
+            raise RequestError("block_k must be 64 (a 128-byte swizzled "
+                               "row of 16-bit elements)")
+        per_stage = cuda_wgmma.stage_bytes(self.bm, self.bn)
+        most = (cuda_wgmma.SHARED_LIMIT - 1024) // per_stage
+        self.stages = int_field(request, "stages", default=min(most, 6))
+        if not 2 <= self.stages <= most:
+            raise RequestError(
+                f"stages must be 2 to {most} for {self.bm} x {self.bn} "
+                f"tiles ({per_stage} bytes a stage, "
+                f"{cuda_wgmma.SHARED_LIMIT} of shared memory)")
+        self.raster_group = int_field(request, "raster_group", default=8)
+        if self.raster_group < 1:
+            raise RequestError("raster_group must be at least 1")
+        # How many K slabs before the end the producer asks for C's tile
+        # in the L2 (accumulating kernels).
+        self.prefetch_c = int_field(request, "prefetch_c",
+                                    default=self.stages)
+        if self.prefetch_c < 1:
+            raise RequestError("prefetch_c must be at least 1")
+        self.threads = 128 * (1 + self.bm // 64)
+        self.shared = cuda_wgmma.shared_bytes(self.bm, self.bn, self.stages)
+        # ptxas allocates the whole kernel within the registers a thread
+        # has at launch: the accumulators and about 32 more must fit.
+        cap = min(255, 65536 // self.threads // 8 * 8)
+        if self.bn // 2 + 32 > cap:
+            raise RequestError(
+                f"{self.bm} x {self.bn} tiles need {self.bn // 2} "
+                f"accumulators a thread and more, but {self.threads} "
+                f"threads a block have {cap} registers each; make block_m "
+                "or block_n smaller")
+
     @property
     def grid(self):
+        if self.engine == "wgmma":
+            return (-(-self.n // self.bn) * -(-self.m // self.bm), 1, 1)
         return (-(-self.n // self.bn), -(-self.m // self.bm), 1)
 
     def symbol(self):
-        tile = (f"{self.wm}x{self.wn}" if self.dtype == "bf16"
+        tile = (f"s{self.stages}g{self.raster_group}p{self.prefetch_c}"
+                if self.engine == "wgmma" else
+                f"{self.wm}x{self.wn}" if self.engine == "mma"
                 else f"t{self.tm}x{self.tn}")
         return (f"qm_cuda_{self.dtype}gemm_{self.m}x{self.n}x{self.k}"
                 + ("_b0" if self.overwrite else "")
@@ -214,7 +288,7 @@ def _mma_body(r):
         for (int ni = 0; ni < NT; ++ni) {{
           float *d = acc[mi][ni];
           asm volatile(
-              "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+              "mma.sync.aligned.m16n8k16.row.col.f32.{r.dtype}.{r.dtype}.f32 "
               "{{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, "
               "{{%0, %1, %2, %3}};\\n"
               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -239,7 +313,8 @@ def _mma_body(r):
 
 
 PACK = """\
-// Two bf16 (raw bits) in one 32-bit register, the first in the low half:
+// Two 16-bit values (raw bits) in one 32-bit register, the first in the
+// low half:
 // the element with the lower index, as mma's fragments hold them.
 __device__ __forceinline__ unsigned pack(unsigned short lo, unsigned short hi) {
   return (unsigned)lo | ((unsigned)hi << 16);
@@ -250,13 +325,22 @@ __device__ __forceinline__ unsigned pack(unsigned short lo, unsigned short hi) {
 
 def emit(request):
     r = Request(request)
-    element = "unsigned short" if r.dtype == "bf16" else "float"
+    element = "unsigned short" if r.engine != "ffma" else "float"
     grid = ",".join(str(v) for v in r.grid)
     meta = {k: request[k] for k in sorted(request)}
+    engine = ("f32 FFMA" if r.engine == "ffma" else
+              f"{r.dtype} inputs (raw bits), f32 sums on tensor cores "
+              + ("(mma.sync m16n8k16)" if r.engine == "mma" else
+                 f"(wgmma m64n{r.bn}k16, TMA loads, {r.stages} stages)"))
     summary = (f"C[{r.m}x{r.n}] {'=' if r.overwrite else '+='} A * B, "
-               f"K = {r.k}, " + ("bf16 inputs (raw bits), f32 sums on tensor "
-                                 "cores (mma.sync m16n8k16)"
-                                 if r.dtype == "bf16" else "f32 FFMA"))
+               f"K = {r.k}, {engine}")
+    wgmma = r.engine == "wgmma"
+    # wgmma kernels take the copy engine's tensor maps of A and B (boxes
+    # innermost dimension first) and dynamic shared memory.
+    args = (f"A:tma{cuda_wgmma.BLOCK_K}x{r.bm},B:tma64x{cuda_wgmma.BLOCK_K},C"
+            if wgmma else "A,B,C")
+    shared = (f"// qm.dynamic_shared_bytes: {r.shared}" if wgmma
+              else f"// qm.shared_bytes: {r.shared}")
     lines = [
         f"// QiMeng-TensorOp cuda_gemm kernel, qimeng_emitters "
         f"{GENERATOR_VERSION}, protocol {PROTOCOL_VERSION}",
@@ -265,17 +349,29 @@ def emit(request):
         f"// qm.arch: {r.arch}",
         f"// qm.grid: {grid}",
         f"// qm.block: {r.threads},1,1",
-        f"// qm.shared_bytes: {r.shared}",
+        shared,
         f"// qm.problem: m={r.m} n={r.n} k={r.k} dtype={r.dtype} "
         f"overwrite={int(r.overwrite)}",
-        "// qm.args: A,B,C",
+        f"// qm.engine: {r.engine}",
+        f"// qm.args: {args}",
         f"// qm.generator: {GENERATOR_VERSION}",
         "// qm.request: " + json.dumps(meta, sort_keys=True,
                                        separators=(",", ":")),
         "",
     ]
-    body = _mma_body(r) if r.dtype == "bf16" else _ffma_body(r)
-    return ("\n".join(lines) + (PACK if r.dtype == "bf16" else "")
+    head = "\n".join(lines)
+    if wgmma:
+        # One block a multiprocessor: the register cap at entry is what
+        # setmaxnreg redistributes.
+        return (head + cuda_wgmma.helpers(r)
+                + 'extern "C" __global__ void '
+                f"__launch_bounds__({r.threads}, 1)\n"
+                f"{r.symbol()}(const __grid_constant__ QmTensorMap tmA,\n"
+                "    const __grid_constant__ QmTensorMap tmB,\n"
+                "    float *__restrict__ C) {\n"
+                + cuda_wgmma.body(r) + "}\n")
+    body = _mma_body(r) if r.engine == "mma" else _ffma_body(r)
+    return (head + (PACK if r.engine == "mma" else "")
             + f'extern "C" __global__ void __launch_bounds__({r.threads})\n'
             f"{r.symbol()}(const {element} *__restrict__ A,\n"
             f"    const {element} *__restrict__ B, float *__restrict__ C) {{\n"

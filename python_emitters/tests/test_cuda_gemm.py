@@ -64,7 +64,9 @@ class CudaGemmTest(unittest.TestCase):
     def test_bad_requests(self):
         for changes, words in (
                 ({"arch": "sm_75"}, ["arch", "sm_75"]),
-                ({"dtype": "f16"}, ["dtype"]),
+                ({"dtype": "f64"}, ["dtype"]),
+                ({"engine": "ffma"}, ["ffma", "bf16"]),
+                ({"engine": "tcgen05"}, ["engine"]),
                 ({"warp_m": 24}, ["warp_m", "16"]),
                 ({"block_k": 24}, ["block_k", "16"]),
                 ({"block_m": 96}, ["multiples"]),
@@ -76,6 +78,100 @@ class CudaGemmTest(unittest.TestCase):
             with self.subTest(changes=changes):
                 with self.assertRaises(RequestError) as caught:
                     emit(request(**changes))
+                for word in words:
+                    self.assertIn(word, str(caught.exception))
+
+
+HOPPER = {"version": 1, "kind": "cuda_gemm", "arch": "sm_90a",
+          "dtype": "bf16", "m": 1000, "n": 776, "k": 336}
+
+
+def hopper(**changes):
+    return changed(HOPPER, **changes)
+
+
+class WgmmaTest(unittest.TestCase):
+    """The sm_90a engine: wgmma fed by the copy engine (cuda_wgmma.py)."""
+
+    def test_default_on_hopper_where_the_copy_engine_reaches(self):
+        self.assertEqual(header(emit(hopper()), "engine"), "wgmma")
+        # K = 333 rows are not 16-byte strides: mma.sync instead.
+        self.assertEqual(header(emit(hopper(k=333)), "engine"), "mma")
+        self.assertEqual(header(emit(hopper(n=770)), "engine"), "mma")
+        self.assertEqual(header(emit(hopper(arch="sm_80")), "engine"),
+                         "mma")
+        self.assertEqual(header(emit(hopper(dtype="f32")), "engine"),
+                         "ffma")
+
+    def test_header_says_how_to_launch(self):
+        text = emit(hopper())
+        self.assertEqual(header(text, "symbol"),
+                         "qm_cuda_bf16gemm_1000x776x336_bm128_bn256_bk64_"
+                         "s4g8p4_sm_90a")
+        # ceil(1000 / 128) x ceil(776 / 256) tiles in one dimension (the
+        # kernel orders them itself); a producer and two consumer
+        # warpgroups.
+        self.assertEqual(header(text, "grid"), "32,1,1")
+        self.assertEqual(header(text, "block"), "384,1,1")
+        # Four stages of 128 x 64 and 64 x 256 bf16, and 1024 bytes to
+        # align them.
+        self.assertEqual(header(text, "dynamic_shared_bytes"),
+                         str(4 * (128 + 256) * 64 * 2 + 1024))
+        self.assertEqual(header(text, "args"), "A:tma64x128,B:tma64x64,C")
+        self.assertIn("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+                      text)
+        self.assertIn("cp.async.bulk.tensor.2d", text)
+        self.assertIn("__launch_bounds__(384, 1)", text)
+        self.assertIn("const __grid_constant__ QmTensorMap tmA", text)
+
+    def test_registers_move_from_producer_to_consumers(self):
+        two = emit(hopper())
+        self.assertIn("setmaxnreg.dec.sync.aligned.u32 40;", two)
+        # (65536 - 128 * 40) / 256 = 236, down to a multiple of 8.
+        self.assertIn("setmaxnreg.inc.sync.aligned.u32 232;", two)
+        three = emit(hopper(block_m=192, block_n=192))
+        self.assertIn("setmaxnreg.inc.sync.aligned.u32 152;", three)
+        one = emit(hopper(block_m=64))
+        self.assertIn("setmaxnreg.inc.sync.aligned.u32 240;", one)
+
+    def test_f16_and_tiles(self):
+        text = emit(hopper(dtype="f16", block_n=128, overwrite=True))
+        self.assertIn("m64n128k16.f32.f16.f16", text)
+        # 128-column tiles leave room for six stages.
+        self.assertEqual(header(text, "dynamic_shared_bytes"),
+                         str(6 * (128 + 128) * 64 * 2 + 1024))
+        self.assertIn("_f16gemm_1000x776x336_b0_", header(text, "symbol"))
+
+    def test_only_accumulating_kernels_read_c(self):
+        accumulate = emit(hopper())
+        overwrite = emit(hopper(overwrite=True))
+        self.assertIn("cp.async.bulk.prefetch.L2.global", accumulate)
+        self.assertIn("old[j - j0][h].x + d[", accumulate)
+        self.assertNotIn("prefetch.L2", overwrite)
+        self.assertNotIn("old[", overwrite)
+        self.assertIn("SLABS > 9 ? SLABS - 9",
+                      emit(hopper(prefetch_c=9)))
+
+    def test_mma_takes_f16(self):
+        text = emit(hopper(dtype="f16", engine="mma"))
+        self.assertIn("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+                      text)
+
+    def test_bad_requests(self):
+        for changes, words in (
+                ({"arch": "sm_80", "engine": "wgmma"}, ["sm_90a"]),
+                ({"k": 333, "engine": "wgmma"}, ["multiples of 8"]),
+                ({"block_m": 96}, ["block_m", "64"]),
+                ({"block_n": 320}, ["block_n", "256"]),
+                ({"block_k": 32}, ["block_k", "64"]),
+                ({"stages": 5}, ["stages", "2 to 4"]),
+                ({"stages": 1}, ["stages"]),
+                ({"block_m": 192}, ["registers"]),
+                ({"raster_group": 0}, ["raster_group"]),
+                ({"prefetch_c": 0}, ["prefetch_c"])):
+            with self.subTest(changes=changes):
+                with self.assertRaises(RequestError) as caught:
+                    emit(hopper(**changes))
                 for word in words:
                     self.assertIn(word, str(caught.exception))
 

@@ -46,6 +46,21 @@ TEST(CudaKernelTest, HeaderSaysHowToLaunch) {
   EXPECT_GT(k->sharedBytes, 0u);
   EXPECT_NE(k->text.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16"),
             std::string::npos);
+  EXPECT_EQ(k->engine, "mma");
+  EXPECT_EQ(k->args, "A,B,C");
+
+  // K and N multiples of 8: Hopper's wgmma with tensor maps, its tiles in
+  // one dimension, a producer and two consumer warpgroups, four stages of
+  // dynamic shared memory.
+  auto w = emitCudaKernel(request("bf16", "sm_90a", 1000, 776, 336),
+                          EmitterOptions::defaults());
+  ASSERT_TRUE(static_cast<bool>(w)) << llvm::toString(w.takeError());
+  EXPECT_EQ(w->engine, "wgmma");
+  EXPECT_EQ(w->args, "A:tma64x128,B:tma64x64,C");
+  EXPECT_EQ(w->grid, (std::array<unsigned, 3>{32, 1, 1}));
+  EXPECT_EQ(w->block, (std::array<unsigned, 3>{384, 1, 1}));
+  EXPECT_EQ(w->sharedBytes, 0u);
+  EXPECT_EQ(w->dynamicSharedBytes, 4u * (128 + 256) * 64 * 2 + 1024);
 }
 
 TEST(CudaKernelTest, MalformedHeaderIsAnError) {
@@ -88,15 +103,24 @@ TEST(CudaKernelTest, EmittedKernelsCompileClean) {
     int64_t m, n, k;
     bool overwrite;
   };
+  // On sm_90a the shapes whose K and N are multiples of 8 take wgmma.
   for (const char *arch : {"sm_80", "sm_90a"})
     for (Case c : {Case{"f32", 1000, 770, 333, false},
                    Case{"f32", 4096, 4096, 4096, true},
                    Case{"bf16", 1000, 770, 333, true},
-                   Case{"bf16", 8192, 8192, 8192, false}}) {
+                   Case{"bf16", 8192, 8192, 8192, false},
+                   Case{"f16", 1000, 776, 336, true},
+                   Case{"f16", 4096, 4096, 4096, false}}) {
       auto k =
           emitCudaKernel(request(c.dtype, arch, c.m, c.n, c.k, c.overwrite),
                          EmitterOptions::defaults());
       ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+      const bool hopper = llvm::StringRef(arch) == "sm_90a" &&
+                          llvm::StringRef(c.dtype) != "f32" && c.n % 8 == 0 &&
+                          c.k % 8 == 0;
+      EXPECT_EQ(k->engine, hopper                              ? "wgmma"
+                           : llvm::StringRef(c.dtype) == "f32" ? "ffma"
+                                                               : "mma");
       auto compiled = compileCudaKernel(*k);
       ASSERT_TRUE(static_cast<bool>(compiled))
           << llvm::toString(compiled.takeError());

@@ -30,11 +30,17 @@ struct CudaKernelSource {
   std::array<unsigned, 3> grid = {1, 1, 1};
   std::array<unsigned, 3> block = {1, 1, 1};
   uint64_t sharedBytes = 0; ///< static shared memory per block
+  /// Dynamic shared memory a launch asks for (wgmma kernels).
+  uint64_t dynamicSharedBytes = 0;
+  std::string engine; ///< ffma, mma or wgmma
+  /// The parameters: "A,B,C" (pointers) or "A:tma64x128,B:tma64x64,C" (A
+  /// and B as the copy engine's tensor maps, boxes innermost first).
+  std::string args;
   std::string generatorVersion;
 };
 
 /// Reads the `// qm.` header of a CUDA kernel (symbol, arch, grid, block,
-/// shared_bytes required).
+/// and shared_bytes or dynamic_shared_bytes required).
 llvm::Expected<CudaKernelSource> parseCudaKernel(std::string text);
 
 /// Runs the emitter on a cuda_gemm request (JSON) and parses its kernel.

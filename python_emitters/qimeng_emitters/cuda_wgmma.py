@@ -1,0 +1,308 @@
+"""The Hopper (sm_90a) body of cuda_gemm: wgmma fed by TMA.
+
+C (+)= A * B with A M x K and B K x N, 16-bit (bf16 or f16), row-major;
+C M x N in f32. One thread block per block_m x block_n tile of C, in
+warpgroups of 128 threads:
+
+- warpgroup 0, the producer: one thread issues the tensor-memory
+  accelerator's copies (cp.async.bulk.tensor) of each block_k = 64 slab of
+  A (one box, block_m rows x 64) and of B (block_n / 64 boxes of 64 x 64)
+  into a ring of `stages` shared-memory stages, each completing on its
+  "full" mbarrier with the bytes it expects; it waits on the stage's
+  "empty" mbarrier before refilling it. It gives its registers up
+  (setmaxnreg.dec) to
+- warpgroups 1 .. block_m / 64, the consumers: each owns 64 rows of the
+  tile and issues wgmma.mma_async.m64n<block_n>k16 from shared memory,
+  four per slab, keeping one slab's group in flight (wait_group 1) and
+  releasing the stage before it; f32 accumulators in registers
+  (block_n / 2 a thread), written to C at the end, guarded at the edges.
+
+Shared-memory layouts are the copy engine's 128-byte swizzle, which is
+what wgmma's descriptors read: A K-major (a 64-element row of K is 128
+bytes; 8 rows make the 1024-byte swizzle atom, so the stride between
+8-row groups, SBO, is 1024), B N-major (imm-trans-b = 1: 64 N columns a
+128-byte row, one row per k; SBO = 1024 between groups of 8 k rows, LBO
+= 64 * 128 between the 64-column boxes). One k16 step advances A's
+descriptor by 32 bytes inside the atom and B's by 16 rows (2048 bytes).
+The edges need no code: the copy engine fills what lies outside A and B
+with zeros. The copy engine needs 16-byte row strides: K and N multiples
+of 8.
+
+Blocks are ordered in groups of `raster_group` M tiles (consecutive blocks
+walk down the group's M tiles, then to the next N tile), so that the
+blocks resident at once share panels of A and B in the L2.
+"""
+
+#: Bytes of one 64-element row of a 16-bit operand: the swizzle width.
+ROW_BYTES = 128
+BLOCK_K = 64
+#: Registers a producer thread keeps after setmaxnreg; the consumers take
+#: the rest of the multiprocessor's 65536 (consumer_registers).
+PRODUCER_REGISTERS = 40
+REGISTER_FILE = 65536
+#: Dynamic shared memory a block may have on sm_90 (227 KiB).
+SHARED_LIMIT = 227 * 1024
+
+
+def stage_bytes(bm, bn):
+    return (bm + bn) * BLOCK_K * 2
+
+
+def consumer_registers(consumers):
+    """What setmaxnreg.inc gives each consumer thread: the register file
+    less the producer's, shared out, a multiple of 8, at most 240 (asking
+    for more than there is would wait for ever)."""
+    share = (REGISTER_FILE - 128 * PRODUCER_REGISTERS) // (128 * consumers)
+    return min(240, share // 8 * 8)
+
+
+def shared_bytes(bm, bn, stages):
+    """Dynamic shared memory: the stages, 1024-byte aligned (the swizzle
+    atom), and the slack to align the base."""
+    return stages * stage_bytes(bm, bn) + 1024
+
+
+def _wgmma(r):
+    """The inline-PTX wgmma of one k16 step: block_n / 2 accumulators."""
+    n = r.bn // 2
+    outs = ", ".join(f"%{i}" for i in range(n))
+    ptx_type = r.dtype
+    constraints = ", ".join(f'"+f"(d[{i}])' for i in range(n))
+    return f"""\
+__device__ __forceinline__ void wgmma_step(float (&d)[{n}],
+                                           unsigned long long a,
+                                           unsigned long long b) {{
+  asm volatile(
+      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n + 2}, 0;\\n"
+      "wgmma.mma_async.sync.aligned.m64n{r.bn}k16.f32.{ptx_type}.{ptx_type} "
+      "{{{outs}}}, %{n}, %{n + 1}, p, 1, 1, 0, 1;\\n}}\\n"
+      : {constraints}
+      : "l"(a), "l"(b), "r"(1));
+}}
+
+"""
+
+
+HELPERS = """\
+// The copy engine's descriptor of a 2-D tensor (CUtensorMap), passed by
+// value as a __grid_constant__ parameter; made by the host with
+// cuTensorMapEncodeTiled.
+struct __align__(64) QmTensorMap {
+  unsigned long long opaque[16];
+};
+
+__device__ __forceinline__ unsigned shared_address(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void barrier_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\\n"
+               :: "r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void barrier_expect(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n"
+               :: "r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void barrier_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\\n"
+               :: "r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void barrier_wait(unsigned bar, unsigned phase) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\\n.reg .pred p;\\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n"
+        "selp.u32 %0, 1, 0, p;\\n}\\n"
+        : "=r"(done) : "r"(bar), "r"(phase) : "memory");
+  } while (!done);
+}
+
+// One box of a 2-D tensor into shared memory, completing on `bar`;
+// coordinates innermost first, elements outside the tensor read as zero.
+__device__ __forceinline__ void copy_box(unsigned dst, const QmTensorMap &map,
+                                         unsigned bar, int inner,
+                                         int outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+      ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\\n"
+      :: "r"(dst), "l"((unsigned long long)&map), "r"(inner), "r"(outer),
+         "r"(bar)
+      : "memory");
+}
+
+// wgmma's shared-memory matrix descriptor, 128-byte swizzle.
+__device__ __forceinline__ unsigned long long
+descriptor(unsigned address, unsigned leading, unsigned stride) {
+  return (unsigned long long)((address & 0x3FFFF) >> 4) |
+         ((unsigned long long)(leading >> 4) << 16) |
+         ((unsigned long long)(stride >> 4) << 32) | (1ull << 62);
+}
+
+"""
+
+
+def helpers(r):
+    return HELPERS + _wgmma(r)
+
+
+def body(r):
+    """The kernel's body (the parameters are tmA, tmB and C)."""
+    consumers = r.bm // 64
+    registers = consumer_registers(consumers)
+    n_acc = r.bn // 2
+    return f"""\
+  constexpr int M = {r.m}, N = {r.n}, K = {r.k};
+  constexpr int BM = {r.bm}, BN = {r.bn}, BK = {BLOCK_K};
+  constexpr int STAGES = {r.stages}, CONSUMERS = {consumers};
+  constexpr int GROUP = {r.raster_group};
+  constexpr int TILES_M = (M + BM - 1) / BM, TILES_N = (N + BN - 1) / BN;
+  constexpr int SLABS = (K + BK - 1) / BK;
+  constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2;
+  constexpr unsigned STAGE_BYTES = A_BYTES + B_BYTES;
+  extern __shared__ unsigned char shared_raw[];
+  __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+  // The stages start on a 1024-byte boundary (the swizzle atom).
+  const unsigned base = (shared_address(shared_raw) + 1023u) & ~1023u;
+  const unsigned a_stages = base, b_stages = base + STAGES * A_BYTES;
+
+  // Grouped order: GROUP M tiles a column of N tiles.
+  const int id = blockIdx.x;
+  const int group_first = (id / (GROUP * TILES_N)) * GROUP;
+  const int group_size = min(TILES_M - group_first, GROUP);
+  const int in_group = id % (GROUP * TILES_N);
+  const int m0 = (group_first + in_group % group_size) * BM;
+  const int n0 = (in_group / group_size) * BN;
+
+  const int warpgroup = threadIdx.x / 128;
+  if (threadIdx.x == 0) {{
+    for (int s = 0; s < STAGES; ++s) {{
+      barrier_init(shared_address(&full[s]), 1);
+      barrier_init(shared_address(&empty[s]), CONSUMERS);
+    }}
+    asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");
+  }}
+  __syncthreads();
+
+  if (warpgroup == 0) {{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};\\n");
+    if (threadIdx.x == 0) {{
+      for (int slab = 0; slab < SLABS; ++slab) {{
+        const int s = slab % STAGES;
+        if (slab >= STAGES)
+          barrier_wait(shared_address(&empty[s]), ((slab / STAGES) + 1) & 1);
+{_prefetch_c(r)}        const unsigned bar = shared_address(&full[s]);
+        barrier_expect(bar, STAGE_BYTES);
+        copy_box(a_stages + s * A_BYTES, tmA, bar, slab * BK, m0);
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j)
+          copy_box(b_stages + s * B_BYTES + j * (BK * {ROW_BYTES}), tmB, bar,
+                   n0 + 64 * j, slab * BK);
+      }}
+    }}
+  }} else {{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 {registers};\\n");
+    const int consumer = warpgroup - 1;
+    float d[{n_acc}];
+#pragma unroll
+    for (int i = 0; i < {n_acc}; ++i)
+      d[i] = 0.0f;
+    for (int slab = 0; slab < SLABS; ++slab) {{
+      const int s = slab % STAGES;
+      barrier_wait(shared_address(&full[s]), (slab / STAGES) & 1);
+      const unsigned a = a_stages + s * A_BYTES + consumer * 64 * {ROW_BYTES};
+      const unsigned b = b_stages + s * B_BYTES;
+      asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk)
+        wgmma_step(d, descriptor(a + kk * 32, 16, 1024),
+                   descriptor(b + kk * 16 * {ROW_BYTES}, BK * {ROW_BYTES},
+                              1024));
+      asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
+      // The slab before this one is read: its stage may be refilled.
+      asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
+      if (slab > 0 && threadIdx.x % 128 == 0)
+        barrier_arrive(shared_address(&empty[(slab - 1) % STAGES]));
+    }}
+    asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
+
+    // The accumulators' layout: thread t of the warpgroup holds, for each
+    // 8 columns j, rows 16 (t / 32) + (t % 32) / 4 (+ 8) and columns
+    // 8 j + 2 (t % 4) (+ 1).
+    const int t = threadIdx.x % 128;
+    const int row0 = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
+    const int col0 = n0 + 2 * (t % 4);
+{_store_c(r)}  }}
+"""
+
+
+#: Columns of 8 whose C values an accumulating epilogue loads together
+#: before it adds and stores them: loads in flight, not one at a time.
+EPILOGUE_CHUNK = 8
+
+
+def _prefetch_c(r):
+    """An accumulating kernel's producer asks for the tile of C in the L2
+    (cp.async.bulk.prefetch, a row at a time) when it issues the last
+    ring of loads, so that the epilogue's reads of C do not wait on
+    memory."""
+    if r.overwrite:
+        return ""
+    ahead = r.prefetch_c
+    return f"""\
+        if (slab == (SLABS > {ahead} ? SLABS - {ahead} : 0)) {{
+          const unsigned row_bytes = 4u * (unsigned)min(BN, N - n0);
+          for (int row = m0; row < min(M, m0 + BM); ++row)
+            asm volatile(
+                "cp.async.bulk.prefetch.L2.global [%0], %1;\\n"
+                :: "l"(C + (size_t)row * N + n0), "r"(row_bytes)
+                : "memory");
+        }}
+"""
+
+
+def _store_c(r):
+    """The epilogue: C = acc, or C += acc with a chunk of C's values
+    loaded before any is stored."""
+    if r.overwrite:
+        return """\
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + 8 * h, col = col0 + 8 * j;
+        if (row < M && col < N)
+          *reinterpret_cast<float2 *>(C + (size_t)row * N + col) =
+              make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+      }
+"""
+    chunk = min(EPILOGUE_CHUNK, r.bn // 8)
+    return f"""\
+#pragma unroll
+    for (int j0 = 0; j0 < BN / 8; j0 += {chunk}) {{
+      float2 old[{chunk}][2];
+#pragma unroll
+      for (int j = j0; j < j0 + {chunk}; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {{
+          const int row = row0 + 8 * h, col = col0 + 8 * j;
+          old[j - j0][h] =
+              row < M && col < N
+                  ? *reinterpret_cast<const float2 *>(C + (size_t)row * N + col)
+                  : make_float2(0.0f, 0.0f);
+        }}
+#pragma unroll
+      for (int j = j0; j < j0 + {chunk}; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {{
+          const int row = row0 + 8 * h, col = col0 + 8 * j;
+          if (row < M && col < N)
+            *reinterpret_cast<float2 *>(C + (size_t)row * N + col) =
+                make_float2(old[j - j0][h].x + d[4 * j + 2 * h],
+                            old[j - j0][h].y + d[4 * j + 2 * h + 1]);
+        }}
+    }}
+"""
