@@ -58,6 +58,9 @@ wgmma_bf16_edges bf16 1000 776 336 false 60 , "engine": "wgmma"
 wgmma_bf16_small bf16 200 136 88 true 60 , "engine": "wgmma"
 wgmma_f16_edges f16 1000 776 336 true 60 , "engine": "wgmma"
 wgmma_bf16_bn128 bf16 1000 776 336 false 60 , "engine": "wgmma", "block_n": 128
+wgmma_bf16_edges_persistent bf16 1000 776 336 false 60 , "engine": "wgmma", "persistent": true, "sms": 5
+wgmma_f16_small_persistent f16 200 136 88 true 60 , "engine": "wgmma", "persistent": true, "sms": 1
+wgmma_bf16_edges_persistent_bm192 bf16 1000 776 336 true 60 , "engine": "wgmma", "persistent": true, "sms": 3, "block_m": 192, "block_n": 192
 mma_bf16_edges bf16 1000 770 333 false 60 , "engine": "mma"
 mma_f16_small f16 200 136 88 true 60 , "engine": "mma"
 ffma_f32_edges f32 1000 770 333 true 60
@@ -70,6 +73,12 @@ wgmma_bf16_8192_bn128 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_
 wgmma_bf16_8192_pf8 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "prefetch_c": 8
 wgmma_bf16_8192_pf16 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "prefetch_c": 16
 wgmma_bf16_4096_pf8 bf16 4096 4096 4096 false 90 , "engine": "wgmma", "prefetch_c": 8
+wgmma_bf16_8192_persistent bf16 8192 8192 8192 false 120 , "engine": "wgmma", "persistent": true
+wgmma_bf16_8192_b0_persistent bf16 8192 8192 8192 true 120 , "engine": "wgmma", "persistent": true
+wgmma_f16_8192_persistent f16 8192 8192 8192 false 120 , "engine": "wgmma", "persistent": true
+wgmma_bf16_4096_persistent bf16 4096 4096 4096 false 90 , "engine": "wgmma", "persistent": true
+wgmma_bf16_a100_persistent bf16 16384 1024 8192 false 120 , "engine": "wgmma", "persistent": true
+wgmma_bf16_8192_bm192_persistent bf16 8192 8192 8192 false 120 , "engine": "wgmma", "persistent": true, "block_m": 192, "block_n": 192
 wgmma_bf16_8192_bm64 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_m": 64
 wgmma_bf16_8192_bm192 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_m": 192, "block_n": 192
 mma_bf16_4096 bf16 4096 4096 4096 false 90 , "engine": "mma"

@@ -45,7 +45,7 @@ class Request:
             "arch", "dtype", "m", "n", "k", "overwrite", "engine",
             "block_m", "block_n", "block_k", "warp_m", "warp_n",
             "thread_m", "thread_n", "stages", "raster_group",
-            "prefetch_c"))
+            "prefetch_c", "persistent", "sms"))
         self.arch = request.get("arch")
         if self.arch not in ARCHS:
             raise RequestError(f"unknown arch {self.arch!r}; expected one of "
@@ -151,6 +151,14 @@ class Request:
                                     default=self.stages)
         if self.prefetch_c < 1:
             raise RequestError("prefetch_c must be at least 1")
+        # A persistent grid: one block a multiprocessor (`sms` of them, an
+        # H100's or H200's 132 by default), each taking tiles in turn, so
+        # that the producer loads the next tile while the consumers write
+        # C.
+        self.persistent = bool_field(request, "persistent")
+        self.sms = int_field(request, "sms", default=132)
+        if self.sms < 1:
+            raise RequestError("sms must be at least 1")
         self.threads = 128 * (1 + self.bm // 64)
         self.shared = cuda_wgmma.shared_bytes(self.bm, self.bn, self.stages)
         # ptxas allocates the whole kernel within the registers a thread
@@ -166,11 +174,13 @@ class Request:
     @property
     def grid(self):
         if self.engine == "wgmma":
-            return (-(-self.n // self.bn) * -(-self.m // self.bm), 1, 1)
+            tiles = -(-self.n // self.bn) * -(-self.m // self.bm)
+            return (min(tiles, self.sms) if self.persistent else tiles, 1, 1)
         return (-(-self.n // self.bn), -(-self.m // self.bm), 1)
 
     def symbol(self):
         tile = (f"s{self.stages}g{self.raster_group}p{self.prefetch_c}"
+                + (f"_persistent{self.sms}" if self.persistent else "")
                 if self.engine == "wgmma" else
                 f"{self.wm}x{self.wn}" if self.engine == "mma"
                 else f"t{self.tm}x{self.tn}")

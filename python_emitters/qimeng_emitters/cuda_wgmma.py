@@ -33,6 +33,8 @@ walk down the group's M tiles, then to the next N tile), so that the
 blocks resident at once share panels of A and B in the L2.
 """
 
+import textwrap
+
 #: Bytes of one 64-element row of a 16-bit operand: the swizzle width.
 ROW_BYTES = 128
 BLOCK_K = 64
@@ -149,11 +151,53 @@ def helpers(r):
     return HELPERS + _wgmma(r)
 
 
+def _code_line(line):
+    """Lines to indent: not blank ones, nor preprocessor lines."""
+    return line.strip() and not line.startswith("#")
+
+
 def body(r):
     """The kernel's body (the parameters are tmA, tmB and C)."""
     consumers = r.bm // 64
     registers = consumer_registers(consumers)
     n_acc = r.bn // 2
+    # One tile: the K loop into the accumulators, then the epilogue.
+    tile = f"""\
+    int m0, n0;
+    origin(tile, m0, n0);
+    float d[{n_acc}];
+#pragma unroll
+    for (int i = 0; i < {n_acc}; ++i)
+      d[i] = 0.0f;
+    for (int slab = 0; slab < SLABS; ++slab, ++it) {{
+      const int s = it % STAGES;
+      barrier_wait(shared_address(&full[s]), (it / STAGES) & 1);
+      const unsigned a = a_stages + s * A_BYTES + consumer * 64 * {ROW_BYTES};
+      const unsigned b = b_stages + s * B_BYTES;
+      asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk)
+        wgmma_step(d, descriptor(a + kk * 32, 16, 1024),
+                   descriptor(b + kk * 16 * {ROW_BYTES}, BK * {ROW_BYTES},
+                              1024));
+      asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
+      // The slab before this one is read: its stage may be refilled.
+      asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
+      if (slab > 0 && t == 0)
+        barrier_arrive(shared_address(&empty[(it - 1) % STAGES]));
+    }}
+    asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
+    // The tile's last slab is read too: the producer, already on the next
+    // tile, may refill its stage while this tile's C is written.
+    if (t == 0)
+      barrier_arrive(shared_address(&empty[(it - 1) % STAGES]));
+
+    // The accumulators' layout: thread t of the warpgroup holds, for each
+    // 8 columns j, rows 16 (t / 32) + (t % 32) / 4 (+ 8) and columns
+    // 8 j + 2 (t % 4) (+ 1).
+    const int row0 = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
+    const int col0 = n0 + 2 * (t % 4);
+{_store_c(r)}"""
     return f"""\
   constexpr int M = {r.m}, N = {r.n}, K = {r.k};
   constexpr int BM = {r.bm}, BN = {r.bn}, BK = {BLOCK_K};
@@ -170,12 +214,13 @@ def body(r):
   const unsigned a_stages = base, b_stages = base + STAGES * A_BYTES;
 
   // Grouped order: GROUP M tiles a column of N tiles.
-  const int id = blockIdx.x;
-  const int group_first = (id / (GROUP * TILES_N)) * GROUP;
-  const int group_size = min(TILES_M - group_first, GROUP);
-  const int in_group = id % (GROUP * TILES_N);
-  const int m0 = (group_first + in_group % group_size) * BM;
-  const int n0 = (in_group / group_size) * BN;
+  auto origin = [](int id, int &m0, int &n0) {{
+    const int group_first = (id / (GROUP * TILES_N)) * GROUP;
+    const int group_size = min(TILES_M - group_first, GROUP);
+    const int in_group = id % (GROUP * TILES_N);
+    m0 = (group_first + in_group % group_size) * BM;
+    n0 = (in_group / group_size) * BN;
+  }};
 
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {{
@@ -187,55 +232,40 @@ def body(r):
   }}
   __syncthreads();
 
+  // Each block takes tiles blockIdx.x, + gridDim.x, ... (one tile unless
+  // the grid is persistent); `it` counts K slabs over all of them, so
+  // the ring's stages and phases run on from tile to tile.
   if (warpgroup == 0) {{
     asm volatile("setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGISTERS};\\n");
     if (threadIdx.x == 0) {{
-      for (int slab = 0; slab < SLABS; ++slab) {{
-        const int s = slab % STAGES;
-        if (slab >= STAGES)
-          barrier_wait(shared_address(&empty[s]), ((slab / STAGES) + 1) & 1);
-{_prefetch_c(r)}        const unsigned bar = shared_address(&full[s]);
-        barrier_expect(bar, STAGE_BYTES);
-        copy_box(a_stages + s * A_BYTES, tmA, bar, slab * BK, m0);
+      int it = 0;
+      for (int tile = blockIdx.x; tile < TILES_M * TILES_N;
+           tile += gridDim.x) {{
+        int m0, n0;
+        origin(tile, m0, n0);
+        for (int slab = 0; slab < SLABS; ++slab, ++it) {{
+          const int s = it % STAGES;
+          if (it >= STAGES)
+            barrier_wait(shared_address(&empty[s]), ((it / STAGES) + 1) & 1);
+{_prefetch_c(r)}          const unsigned bar = shared_address(&full[s]);
+          barrier_expect(bar, STAGE_BYTES);
+          copy_box(a_stages + s * A_BYTES, tmA, bar, slab * BK, m0);
 #pragma unroll
-        for (int j = 0; j < BN / 64; ++j)
-          copy_box(b_stages + s * B_BYTES + j * (BK * {ROW_BYTES}), tmB, bar,
-                   n0 + 64 * j, slab * BK);
+          for (int j = 0; j < BN / 64; ++j)
+            copy_box(b_stages + s * B_BYTES + j * (BK * {ROW_BYTES}), tmB,
+                     bar, n0 + 64 * j, slab * BK);
+        }}
       }}
     }}
   }} else {{
     asm volatile("setmaxnreg.inc.sync.aligned.u32 {registers};\\n");
     const int consumer = warpgroup - 1;
-    float d[{n_acc}];
-#pragma unroll
-    for (int i = 0; i < {n_acc}; ++i)
-      d[i] = 0.0f;
-    for (int slab = 0; slab < SLABS; ++slab) {{
-      const int s = slab % STAGES;
-      barrier_wait(shared_address(&full[s]), (slab / STAGES) & 1);
-      const unsigned a = a_stages + s * A_BYTES + consumer * 64 * {ROW_BYTES};
-      const unsigned b = b_stages + s * B_BYTES;
-      asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk)
-        wgmma_step(d, descriptor(a + kk * 32, 16, 1024),
-                   descriptor(b + kk * 16 * {ROW_BYTES}, BK * {ROW_BYTES},
-                              1024));
-      asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
-      // The slab before this one is read: its stage may be refilled.
-      asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
-      if (slab > 0 && threadIdx.x % 128 == 0)
-        barrier_arrive(shared_address(&empty[(slab - 1) % STAGES]));
-    }}
-    asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
-
-    // The accumulators' layout: thread t of the warpgroup holds, for each
-    // 8 columns j, rows 16 (t / 32) + (t % 32) / 4 (+ 8) and columns
-    // 8 j + 2 (t % 4) (+ 1).
     const int t = threadIdx.x % 128;
-    const int row0 = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
-    const int col0 = n0 + 2 * (t % 4);
-{_store_c(r)}  }}
+    int it = 0;
+    for (int tile = blockIdx.x; tile < TILES_M * TILES_N;
+         tile += gridDim.x) {{
+{textwrap.indent(tile, "  ", _code_line)}    }}
+  }}
 """
 
 

@@ -134,6 +134,21 @@ class WgmmaTest(unittest.TestCase):
         one = emit(hopper(block_m=64))
         self.assertIn("setmaxnreg.inc.sync.aligned.u32 240;", one)
 
+    def test_persistent_grid(self):
+        text = emit(hopper(persistent=True, sms=5))
+        # 32 tiles on 5 blocks, each taking tiles blockIdx.x, + 5, ...
+        self.assertEqual(header(text, "grid"), "5,1,1")
+        self.assertTrue(header(text, "symbol").endswith(
+            "_s4g8p4_persistent5_sm_90a"))
+        self.assertIn("tile += gridDim.x", text)
+        # Fewer tiles than multiprocessors: a block each.
+        self.assertEqual(header(emit(hopper(m=64, n=256, persistent=True)),
+                                "grid"), "1,1,1")
+        # Every stage is released, the tile's last slab too, so that the
+        # ring runs on into the next tile.
+        self.assertEqual(text.count("barrier_arrive(shared_address("
+                                    "&empty[(it - 1) % STAGES]));"), 2)
+
     def test_f16_and_tiles(self):
         text = emit(hopper(dtype="f16", block_n=128, overwrite=True))
         self.assertIn("m64n128k16.f32.f16.f16", text)
@@ -168,7 +183,9 @@ class WgmmaTest(unittest.TestCase):
                 ({"stages": 1}, ["stages"]),
                 ({"block_m": 192}, ["registers"]),
                 ({"raster_group": 0}, ["raster_group"]),
-                ({"prefetch_c": 0}, ["prefetch_c"])):
+                ({"prefetch_c": 0}, ["prefetch_c"]),
+                ({"persistent": 1}, ["persistent"]),
+                ({"sms": 0}, ["sms"])):
             with self.subTest(changes=changes):
                 with self.assertRaises(RequestError) as caught:
                     emit(hopper(**changes))
