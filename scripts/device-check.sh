@@ -58,6 +58,8 @@ wgmma_bf16_edges bf16 1000 776 336 false 60 , "engine": "wgmma"
 wgmma_bf16_small bf16 200 136 88 true 60 , "engine": "wgmma"
 wgmma_f16_edges f16 1000 776 336 true 60 , "engine": "wgmma"
 wgmma_bf16_bn128 bf16 1000 776 336 false 60 , "engine": "wgmma", "block_n": 128
+wgmma_bf16_edges_bm192 bf16 1000 776 336 false 60 , "engine": "wgmma", "block_m": 192, "block_n": 192
+wgmma_bf16_edges_registers bf16 1000 776 336 false 60 , "engine": "wgmma", "epilogue": "registers"
 wgmma_bf16_edges_persistent bf16 1000 776 336 false 60 , "engine": "wgmma", "persistent": true, "sms": 5
 wgmma_f16_small_persistent f16 200 136 88 true 60 , "engine": "wgmma", "persistent": true, "sms": 1
 wgmma_bf16_edges_persistent_bm192 bf16 1000 776 336 true 60 , "engine": "wgmma", "persistent": true, "sms": 3, "block_m": 192, "block_n": 192
@@ -70,9 +72,8 @@ wgmma_bf16_8192_b0 bf16 8192 8192 8192 true 120 , "engine": "wgmma"
 wgmma_f16_8192 f16 8192 8192 8192 false 120 , "engine": "wgmma"
 wgmma_bf16_a100 bf16 16384 1024 8192 false 120 , "engine": "wgmma"
 wgmma_bf16_8192_bn128 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_n": 128
-wgmma_bf16_8192_pf8 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "prefetch_c": 8
-wgmma_bf16_8192_pf16 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "prefetch_c": 16
-wgmma_bf16_4096_pf8 bf16 4096 4096 4096 false 90 , "engine": "wgmma", "prefetch_c": 8
+wgmma_bf16_8192_registers bf16 8192 8192 8192 false 120 , "engine": "wgmma", "epilogue": "registers"
+wgmma_bf16_4096_registers bf16 4096 4096 4096 false 90 , "engine": "wgmma", "epilogue": "registers"
 wgmma_bf16_8192_persistent bf16 8192 8192 8192 false 120 , "engine": "wgmma", "persistent": true
 wgmma_bf16_8192_b0_persistent bf16 8192 8192 8192 true 120 , "engine": "wgmma", "persistent": true
 wgmma_f16_8192_persistent f16 8192 8192 8192 false 120 , "engine": "wgmma", "persistent": true

@@ -45,7 +45,7 @@ class Request:
             "arch", "dtype", "m", "n", "k", "overwrite", "engine",
             "block_m", "block_n", "block_k", "warp_m", "warp_n",
             "thread_m", "thread_n", "stages", "raster_group",
-            "prefetch_c", "persistent", "sms"))
+            "prefetch_c", "persistent", "sms", "epilogue"))
         self.arch = request.get("arch")
         if self.arch not in ARCHS:
             raise RequestError(f"unknown arch {self.arch!r}; expected one of "
@@ -159,6 +159,21 @@ class Request:
         self.sms = int_field(request, "sms", default=132)
         if self.sms < 1:
             raise RequestError("sms must be at least 1")
+        # How C is written: "tma", the accumulators staged in the idle
+        # stages and stored (or added, for C +=) by the copy engine, where
+        # they fit and no next tile needs the stages; else "registers".
+        fits = self.bm * self.bn * 4 <= self.stages * per_stage
+        self.epilogue = request.get(
+            "epilogue",
+            "tma" if fits and not self.persistent else "registers")
+        if self.epilogue not in ("tma", "registers"):
+            raise RequestError(f"unknown epilogue {self.epilogue!r}; "
+                               "expected 'tma' or 'registers'")
+        if self.epilogue == "tma" and (self.persistent or not fits):
+            raise RequestError(
+                "epilogue 'tma' stages C in the idle stages: it needs "
+                f"{self.bm * self.bn * 4} bytes of them (there are "
+                f"{self.stages * per_stage}) and no persistent grid")
         self.threads = 128 * (1 + self.bm // 64)
         self.shared = cuda_wgmma.shared_bytes(self.bm, self.bn, self.stages)
         # ptxas allocates the whole kernel within the registers a thread
@@ -179,7 +194,9 @@ class Request:
         return (-(-self.n // self.bn), -(-self.m // self.bm), 1)
 
     def symbol(self):
-        tile = (f"s{self.stages}g{self.raster_group}p{self.prefetch_c}"
+        tile = (f"s{self.stages}g{self.raster_group}"
+                + (f"p{self.prefetch_c}" if self.epilogue == "registers"
+                   else "_ctma")
                 + (f"_persistent{self.sms}" if self.persistent else "")
                 if self.engine == "wgmma" else
                 f"{self.wm}x{self.wn}" if self.engine == "mma"
@@ -347,8 +364,11 @@ def emit(request):
     wgmma = r.engine == "wgmma"
     # wgmma kernels take the copy engine's tensor maps of A and B (boxes
     # innermost dimension first) and dynamic shared memory.
-    args = (f"A:tma{cuda_wgmma.BLOCK_K}x{r.bm},B:tma64x{cuda_wgmma.BLOCK_K},C"
-            if wgmma else "A,B,C")
+    args = "A,B,C"
+    if wgmma:
+        args = (f"A:tma{cuda_wgmma.BLOCK_K}x{r.bm},"
+                f"B:tma64x{cuda_wgmma.BLOCK_K},C"
+                + (":tma32x64" if r.epilogue == "tma" else ""))
     shared = (f"// qm.dynamic_shared_bytes: {r.shared}" if wgmma
               else f"// qm.shared_bytes: {r.shared}")
     lines = [
@@ -378,7 +398,9 @@ def emit(request):
                 f"__launch_bounds__({r.threads}, 1)\n"
                 f"{r.symbol()}(const __grid_constant__ QmTensorMap tmA,\n"
                 "    const __grid_constant__ QmTensorMap tmB,\n"
-                "    float *__restrict__ C) {\n"
+                + ("    const __grid_constant__ QmTensorMap tmC) {\n"
+                   if r.epilogue == "tma" else
+                   "    float *__restrict__ C) {\n")
                 + cuda_wgmma.body(r) + "}\n")
     body = _mma_body(r) if r.engine == "mma" else _ffma_body(r)
     return (head + (PACK if r.engine == "mma" else "")

@@ -195,9 +195,7 @@ def body(r):
     // The accumulators' layout: thread t of the warpgroup holds, for each
     // 8 columns j, rows 16 (t / 32) + (t % 32) / 4 (+ 8) and columns
     // 8 j + 2 (t % 4) (+ 1).
-    const int row0 = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
-    const int col0 = n0 + 2 * (t % 4);
-{_store_c(r)}"""
+{_store_c_by_copy_engine(r) if r.epilogue == "tma" else _store_c(r)}"""
     return f"""\
   constexpr int M = {r.m}, N = {r.n}, K = {r.k};
   constexpr int BM = {r.bm}, BN = {r.bn}, BK = {BLOCK_K};
@@ -275,11 +273,11 @@ EPILOGUE_CHUNK = 8
 
 
 def _prefetch_c(r):
-    """An accumulating kernel's producer asks for the tile of C in the L2
-    (cp.async.bulk.prefetch, a row at a time) when it issues the last
-    ring of loads, so that the epilogue's reads of C do not wait on
-    memory."""
-    if r.overwrite:
+    """An accumulating kernel whose epilogue reads C into registers: its
+    producer asks for the tile of C in the L2 (cp.async.bulk.prefetch, a
+    row at a time) when it issues the last ring of loads, so that the
+    epilogue's reads of C do not wait on memory."""
+    if r.overwrite or r.epilogue == "tma":
         return ""
     ahead = r.prefetch_c
     return f"""\
@@ -294,9 +292,65 @@ def _prefetch_c(r):
 """
 
 
+def _store_c_by_copy_engine(r):
+    """The epilogue through the copy engine: each consumer writes its
+    64 x block_n accumulators into the (now idle) stages as 64 x 32 f32
+    boxes in the 128-byte swizzle (rows 128 bytes apart, 16-byte chunk c
+    of row r at c ^ (r % 8): a warp's float2 stores meet no bank twice),
+    then one thread stores the boxes to C (cp.async.bulk.tensor) or, for
+    C +=, adds them to C where C lies, in the L2
+    (cp.reduce.async.bulk.tensor .add): C is never read into the SM. The
+    copy engine leaves out what lies past M and N."""
+    op = ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"
+          if r.overwrite else
+          "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile"
+          ".bulk_group")
+    return f"""\
+    // Both consumers are done with the stages before either writes there.
+    asm volatile("bar.sync 1, {128 * (r.bm // 64)};\\n" ::: "memory");
+    const unsigned c_tile = base + consumer * (64 * BN * 4);
+    unsigned char *c_stage = shared_raw + (c_tile - shared_address(shared_raw));
+    const int row = 16 * (t / 32) + (t % 32) / 4;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {{
+        const int r8 = row + 8 * h, col = 8 * j + 2 * (t % 4);
+        const int chunk = (col % 32) / 4;
+        *reinterpret_cast<float2 *>(
+            c_stage + (col / 32) * (64 * {ROW_BYTES}) + r8 * {ROW_BYTES} +
+            ((chunk ^ (r8 % 8)) * 16) + (col % 4) * 4) =
+            make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+      }}
+    // The copy engine reads what these threads wrote.
+    asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");
+    asm volatile("bar.sync %0, 128;\\n" :: "r"(2 + consumer) : "memory");
+    if (t == 0) {{
+#pragma unroll
+      for (int j = 0; j < BN / 32; ++j)
+        asm volatile(
+            "{op} [%0, {{%1, %2}}], [%3];\\n"
+            :: "l"((unsigned long long)&tmC), "r"(n0 + 32 * j),
+               "r"(m0 + 64 * consumer),
+               "r"(c_tile + j * (64 * {ROW_BYTES}))
+            : "memory");
+      asm volatile("cp.async.bulk.commit_group;\\n" ::: "memory");
+      asm volatile("cp.async.bulk.wait_group 0;\\n" ::: "memory");
+    }}
+"""
+
+
 def _store_c(r):
-    """The epilogue: C = acc, or C += acc with a chunk of C's values
-    loaded before any is stored."""
+    """The epilogue from registers: C = acc, or C += acc with a chunk of
+    C's values loaded before any is stored."""
+    head = """\
+    const int row0 = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
+    const int col0 = n0 + 2 * (t % 4);
+"""
+    return head + _store_c_rows(r)
+
+
+def _store_c_rows(r):
     if r.overwrite:
         return """\
 #pragma unroll

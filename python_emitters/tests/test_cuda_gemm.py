@@ -107,7 +107,7 @@ class WgmmaTest(unittest.TestCase):
         text = emit(hopper())
         self.assertEqual(header(text, "symbol"),
                          "qm_cuda_bf16gemm_1000x776x336_bm128_bn256_bk64_"
-                         "s4g8p4_sm_90a")
+                         "s4g8_ctma_sm_90a")
         # ceil(1000 / 128) x ceil(776 / 256) tiles in one dimension (the
         # kernel orders them itself); a producer and two consumer
         # warpgroups.
@@ -117,12 +117,14 @@ class WgmmaTest(unittest.TestCase):
         # align them.
         self.assertEqual(header(text, "dynamic_shared_bytes"),
                          str(4 * (128 + 256) * 64 * 2 + 1024))
-        self.assertEqual(header(text, "args"), "A:tma64x128,B:tma64x64,C")
+        self.assertEqual(header(text, "args"),
+                         "A:tma64x128,B:tma64x64,C:tma32x64")
         self.assertIn("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
                       text)
         self.assertIn("cp.async.bulk.tensor.2d", text)
         self.assertIn("__launch_bounds__(384, 1)", text)
         self.assertIn("const __grid_constant__ QmTensorMap tmA", text)
+        self.assertIn("const __grid_constant__ QmTensorMap tmC", text)
 
     def test_registers_move_from_producer_to_consumers(self):
         two = emit(hopper())
@@ -157,15 +159,36 @@ class WgmmaTest(unittest.TestCase):
                          str(6 * (128 + 128) * 64 * 2 + 1024))
         self.assertIn("_f16gemm_1000x776x336_b0_", header(text, "symbol"))
 
-    def test_only_accumulating_kernels_read_c(self):
+    def test_epilogue_by_the_copy_engine(self):
+        # C += A B adds the staged tile to C in the L2; C = A B stores it;
+        # neither reads C into the SM.
         accumulate = emit(hopper())
         overwrite = emit(hopper(overwrite=True))
+        self.assertIn("cp.reduce.async.bulk.tensor.2d.global.shared::cta"
+                      ".add.tile.bulk_group", accumulate)
+        self.assertNotIn("cp.reduce", overwrite)
+        self.assertIn("cp.async.bulk.tensor.2d.global.shared::cta"
+                      ".bulk_group", overwrite)
+        for text in (accumulate, overwrite):
+            self.assertNotIn("old[", text)
+            self.assertNotIn("prefetch.L2", text)
+            self.assertIn("fence.proxy.async.shared::cta", text)
+        # Too few stages to stage C, or a persistent grid that needs them
+        # for the next tile: the registers write C.
+        self.assertEqual(header(emit(hopper(stages=2)), "args"),
+                         "A:tma64x128,B:tma64x64,C")
+        self.assertEqual(header(emit(hopper(persistent=True)), "args"),
+                         "A:tma64x128,B:tma64x64,C")
+
+    def test_epilogue_from_registers_reads_c_only_to_add(self):
+        accumulate = emit(hopper(epilogue="registers"))
+        overwrite = emit(hopper(epilogue="registers", overwrite=True))
         self.assertIn("cp.async.bulk.prefetch.L2.global", accumulate)
         self.assertIn("old[j - j0][h].x + d[", accumulate)
         self.assertNotIn("prefetch.L2", overwrite)
         self.assertNotIn("old[", overwrite)
         self.assertIn("SLABS > 9 ? SLABS - 9",
-                      emit(hopper(prefetch_c=9)))
+                      emit(hopper(epilogue="registers", prefetch_c=9)))
 
     def test_mma_takes_f16(self):
         text = emit(hopper(dtype="f16", engine="mma"))
@@ -185,7 +208,10 @@ class WgmmaTest(unittest.TestCase):
                 ({"raster_group": 0}, ["raster_group"]),
                 ({"prefetch_c": 0}, ["prefetch_c"]),
                 ({"persistent": 1}, ["persistent"]),
-                ({"sms": 0}, ["sms"])):
+                ({"sms": 0}, ["sms"]),
+                ({"epilogue": "smem"}, ["epilogue"]),
+                ({"epilogue": "tma", "persistent": True}, ["persistent"]),
+                ({"epilogue": "tma", "stages": 2}, ["131072 bytes"])):
             with self.subTest(changes=changes):
                 with self.assertRaises(RequestError) as caught:
                     emit(hopper(**changes))

@@ -128,8 +128,8 @@ struct Kernel {
   unsigned dynamicShared = 0;
   /// Where A and B go as the copy engine's tensor maps rather than
   /// pointers (qm.args "A:tma64x128"): the box, innermost dimension first.
-  bool tma = false;
-  unsigned boxA[2] = {0, 0}, boxB[2] = {0, 0};
+  bool tma = false, tmaC = false;
+  unsigned boxA[2] = {0, 0}, boxB[2] = {0, 0}, boxC[2] = {0, 0};
 };
 
 std::string headerValue(const std::string &text, const std::string &key,
@@ -174,10 +174,16 @@ Kernel readKernel(const char *path) {
     k.dynamicShared = unsigned(std::stoul(shared));
   std::string args = headerValue(k.source, "args");
   if (args != "A,B,C") {
-    if (std::sscanf(args.c_str(), "A:tma%ux%u,B:tma%ux%u,C", &k.boxA[0],
-                    &k.boxA[1], &k.boxB[0], &k.boxB[1]) != 4)
+    char rest[32] = {};
+    if (std::sscanf(args.c_str(), "A:tma%ux%u,B:tma%ux%u,%31s", &k.boxA[0],
+                    &k.boxA[1], &k.boxB[0], &k.boxB[1], rest) != 5)
       die(2, "unknown qm.args " + args);
     k.tma = true;
+    if (std::string(rest) != "C") {
+      if (std::sscanf(rest, "C:tma%ux%u", &k.boxC[0], &k.boxC[1]) != 2)
+        die(2, "unknown qm.args " + args);
+      k.tmaC = true;
+    }
   }
   return k;
 }
@@ -252,7 +258,7 @@ struct DeviceBuffer {
 /// timing) and C's pointer.
 struct Arguments {
   CUdeviceptr a = 0, b = 0, c = 0;
-  CUtensorMap mapA{}, mapB{};
+  CUtensorMap mapA{}, mapB{}, mapC{};
   void *params[3] = {};
 };
 
@@ -274,17 +280,19 @@ struct Problem {
     return v;
   }
 
-  /// A row-major rows x cols 16-bit matrix as a 2-D tensor map with a
-  /// 128-byte swizzle, as the kernel's wgmma descriptors read it.
+  /// A row-major rows x cols matrix (the kernel's 16-bit inputs, or f32
+  /// C) as a 2-D tensor map with a 128-byte swizzle, as the kernel lays
+  /// its tiles out in shared memory.
   void encode(CUtensorMap &map, CUdeviceptr base, int64_t rows, int64_t cols,
-              const unsigned box[2]) const {
+              const unsigned box[2], bool f32 = false) const {
     const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-    const cuuint64_t strides[1] = {cuuint64_t(cols) * 2};
+    const cuuint64_t strides[1] = {cuuint64_t(cols) * (f32 ? 4 : 2)};
     const cuuint32_t boxDims[2] = {box[0], box[1]}, elementStrides[2] = {1, 1};
     cu.check(cu.cuTensorMapEncodeTiled_(
                  &map,
-                 k.dtype == "bf16" ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                 f32                 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                 : k.dtype == "bf16" ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                     : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                  2, reinterpret_cast<void *>(base), dims, strides, boxDims,
                  elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -307,6 +315,10 @@ struct Problem {
       out.params[1] = &out.b;
     }
     out.params[2] = &out.c;
+    if (k.tmaC) {
+      encode(out.mapC, c, k.m, k.n, k.boxC, /*f32=*/true);
+      out.params[2] = &out.mapC;
+    }
   }
 
   void launch(Arguments &args) const {
