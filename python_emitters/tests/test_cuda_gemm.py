@@ -83,7 +83,7 @@ class CudaGemmTest(unittest.TestCase):
 
 
 HOPPER = {"version": 1, "kind": "cuda_gemm", "arch": "sm_90a",
-          "dtype": "bf16", "m": 1000, "n": 776, "k": 336}
+          "dtype": "bf16", "m": 1000, "n": 776, "k": 336, "block_n": 256}
 
 
 def hopper(**changes):
@@ -102,6 +102,18 @@ class WgmmaTest(unittest.TestCase):
                          "mma")
         self.assertEqual(header(emit(hopper(dtype="f32")), "engine"),
                          "ffma")
+
+    def test_tiles_fill_the_multiprocessors(self):
+        def tiles(**changes):
+            request = hopper(**changes)
+            del request["block_n"]
+            text = emit(request)
+            return header(text, "symbol").split("_")[5], header(text, "grid")
+        # 64 x 32 tiles of 128 x 256 fill 132 multiprocessors; 8 x 4 do
+        # not, and 128 x 128 tiles make 8 x 7 blocks.
+        self.assertEqual(tiles(m=8192, n=8192, k=8192), ("bn256", "2048,1,1"))
+        self.assertEqual(tiles(), ("bn128", "56,1,1"))
+        self.assertEqual(tiles(sms=30), ("bn256", "32,1,1"))
 
     def test_header_says_how_to_launch(self):
         text = emit(hopper())
@@ -146,6 +158,8 @@ class WgmmaTest(unittest.TestCase):
         # Fewer tiles than multiprocessors: a block each.
         self.assertEqual(header(emit(hopper(m=64, n=256, persistent=True)),
                                 "grid"), "1,1,1")
+        self.assertEqual(header(emit(hopper(n=256, persistent=True)),
+                                "grid"), "8,1,1")
         # Every stage is released, the tile's last slab too, so that the
         # ring runs on into the next tile.
         self.assertEqual(text.count("barrier_arrive(shared_address("

@@ -50,18 +50,18 @@ TEST(CudaKernelTest, HeaderSaysHowToLaunch) {
   EXPECT_EQ(k->args, "A,B,C");
 
   // K and N multiples of 8: Hopper's wgmma with tensor maps (C's too: the
-  // copy engine adds the tile to C), its tiles in one dimension, a
-  // producer and two consumer warpgroups, four stages of dynamic shared
-  // memory.
+  // copy engine adds the tile to C), its tiles in one dimension (128 x 128:
+  // 128 x 256 would leave multiprocessors idle), a producer and two
+  // consumer warpgroups, six stages of dynamic shared memory.
   auto w = emitCudaKernel(request("bf16", "sm_90a", 1000, 776, 336),
                           EmitterOptions::defaults());
   ASSERT_TRUE(static_cast<bool>(w)) << llvm::toString(w.takeError());
   EXPECT_EQ(w->engine, "wgmma");
   EXPECT_EQ(w->args, "A:tma64x128,B:tma64x64,C:tma32x64");
-  EXPECT_EQ(w->grid, (std::array<unsigned, 3>{32, 1, 1}));
+  EXPECT_EQ(w->grid, (std::array<unsigned, 3>{8 * 7, 1, 1}));
   EXPECT_EQ(w->block, (std::array<unsigned, 3>{384, 1, 1}));
   EXPECT_EQ(w->sharedBytes, 0u);
-  EXPECT_EQ(w->dynamicSharedBytes, 4u * (128 + 256) * 64 * 2 + 1024);
+  EXPECT_EQ(w->dynamicSharedBytes, 6u * (128 + 128) * 64 * 2 + 1024);
 }
 
 TEST(CudaKernelTest, MalformedHeaderIsAnError) {
