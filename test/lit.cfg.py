@@ -83,6 +83,10 @@ for feature in ("avx2", "fma", "avx512f", "avx512bw", "avx512bf16",
         config.available_features.add("host-" + feature)
 if os.path.exists("/usr/bin/cc"):
     config.available_features.add("host-cc")
+# CUDA kernels compile in process (the toolkit's NVRTC found at configure
+# time); running them needs a GPU, which the tests never assume.
+if config.qimeng_have_nvrtc.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("nvrtc")
 
 # Cross targets: the cross compiler links the pass's output statically and
 # qemu-user runs it; the cross runner (built with the same compiler)

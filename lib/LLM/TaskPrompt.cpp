@@ -1,5 +1,6 @@
 //===- TaskPrompt.cpp - One sentence to a task ----------------------------===//
 #include "qimeng/LLM/TaskPrompt.h"
+#include "qimeng/Kernel/GpuMachines.h"
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Support/JsonFieldReader.h"
 #include "llvm/ADT/StringExtras.h"
@@ -19,8 +20,33 @@ bool has(const std::string &text, const char *word) {
   return std::regex_search(text, re);
 }
 
+/// A GPU named in the prompt: its target, and the type (bf16, f16 or f32).
+llvm::Error setGpuTarget(const std::string &text, const GpuMachine &gpu,
+                         Task &task) {
+  task.target = gpu.target();
+  task.machine = gpu.title;
+  task.sms = gpu.sms;
+  task.dtype = "f32";
+  if (has(text, "bf16"))
+    task.dtype = "bf16";
+  else if (has(text, "fp16") || has(text, "f16") || has(text, "half"))
+    task.dtype = "f16";
+  static const char *const others[] = {"int8",   "i8",    "fp64", "f64",
+                                       "double", "int32", "fp8",  "tf32"};
+  for (const char *t : others)
+    if (has(text, t))
+      return llvm::createStringError(
+          std::string("GPU kernels are generated in bf16 and f16 (tensor "
+                      "cores, f32 sums) and f32 (FFMA); the prompt asks "
+                      "for ") +
+          t);
+  return llvm::Error::success();
+}
+
 /// Checks dtype and target words shared by both kinds.
 llvm::Error checkTypeAndTarget(const std::string &text, Task &task) {
+  if (std::optional<GpuMachine> gpu = gpuMachineInText(text))
+    return setGpuTarget(text, *gpu, task);
   static const char *const others[] = {"fp16",   "f16",   "bf16", "half",
                                        "int8",   "i8",    "fp64", "f64",
                                        "double", "int32", "fp8"};
@@ -66,8 +92,9 @@ llvm::Error checkTypeAndTarget(const std::string &text, Task &task) {
     return llvm::createStringError(
         "kernels are tuned on this machine, or by the static model for a "
         "machine it knows (" +
-        llvm::join(Target::machineTitles(), ", ") + "); the prompt asks for '" +
-        what + "'");
+        llvm::join(Target::machineTitles(), ", ") + "), or written for a GPU " +
+        "it knows (" + llvm::join(gpuMachineTitles(), ", ") +
+        "); the prompt asks for '" + what + "'");
   task.target = "host";
   return llvm::Error::success();
 }
@@ -164,7 +191,8 @@ llvm::Expected<Task> qimeng::extractTaskWithLlm(llvm::StringRef prompt,
       "{\"op\": \"conv2d\", \"layout\": \"nhwc\" or \"nchw\", \"n\", \"h\", "
       "\"w\", \"c\" (the padded input), \"f\", \"kh\", \"kw\", \"stride\", "
       "\"dilation\", \"dtype\", \"target\"}. \"target\" is \"host\" for this "
-      "machine, else the machine named. Request: " +
+      "machine, else the machine named (a CPU or a GPU such as \"H200\"); "
+      "\"dtype\" is f32, bf16 or f16. Request: " +
       prompt.str();
   auto reply = client.complete({{"user", ask}});
   if (!reply)
@@ -187,11 +215,25 @@ llvm::Expected<Task> qimeng::extractTaskWithLlm(llvm::StringRef prompt,
   if (f.find("target"))
     if (auto err = f.string("target", target))
       return std::move(err);
-  if (dtype != "f32" && dtype != "fp32" && dtype != "float32")
+  std::optional<GpuMachine> gpu;
+  if (target != "host")
+    gpu = gpuMachineNamed(target);
+  if (gpu) {
+    if (dtype == "fp32" || dtype == "float32")
+      dtype = "f32";
+    if (dtype == "fp16" || dtype == "half")
+      dtype = "f16";
+    if (dtype != "f32" && dtype != "bf16" && dtype != "f16")
+      return llvm::createStringError(
+          "GPU kernels are generated in bf16, f16 and f32; the LLM read the "
+          "type as " +
+          dtype);
+  } else if (dtype != "f32" && dtype != "fp32" && dtype != "float32") {
     return llvm::createStringError("only fp32 kernels can be generated; the "
                                    "LLM read the type as " +
                                    dtype);
-  if (target != "host") {
+  }
+  if (target != "host" && !gpu) {
     std::optional<std::string> spec = Target::specOfMachine(target);
     if (!spec)
       return llvm::createStringError(
@@ -203,6 +245,12 @@ llvm::Expected<Task> qimeng::extractTaskWithLlm(llvm::StringRef prompt,
   }
   Task task;
   task.target = target;
+  if (gpu) {
+    task.target = gpu->target();
+    task.machine = gpu->title;
+    task.sms = gpu->sms;
+    task.dtype = dtype;
+  }
   auto integer = [&](const char *name, int64_t &out,
                      std::optional<int64_t> fallback =
                          std::nullopt) -> llvm::Error {

@@ -425,7 +425,14 @@ TEST(TaskPromptTest, TheLlmExtractsTheTaskAndItIsCheckedToo) {
   t.script.push_back(reply(200, chatReply("{\"op\": \"conv2d\", \"n\": 1, "
                                           "\"h\": 9, \"w\": 9, \"c\": 3, "
                                           "\"f\": 8, \"kh\": 3, \"kw\": 3, "
-                                          "\"target\": \"h100\"}")));
+                                          "\"target\": \"tpu v5\"}")));
+  t.script.push_back(
+      reply(200, chatReply("{\"op\": \"gemm\", \"m\": 8192, \"n\": 8192, "
+                           "\"k\": 8192, \"dtype\": \"bf16\", \"target\": "
+                           "\"NVIDIA H100\"}")));
+  t.script.push_back(reply(
+      200, chatReply("{\"op\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64, "
+                     "\"dtype\": \"int8\", \"target\": \"a100\"}")));
   Sleeps sleeps;
   ChatClient client(testConfig(), t, sleeps.sleeper());
   QM_ASSERT_EXPECTED(task, extractTaskWithLlm("a GEMM of 256 rows...", client));
@@ -433,7 +440,40 @@ TEST(TaskPromptTest, TheLlmExtractsTheTaskAndItIsCheckedToo) {
   QM_ASSERT_FAILS_WITH(extractTaskWithLlm("x", client).takeError(),
                        "field 'm' must be an integer");
   QM_ASSERT_FAILS_WITH(extractTaskWithLlm("x", client).takeError(),
-                       "the LLM read the target as 'h100'");
+                       "the LLM read the target as 'tpu v5'");
+  QM_ASSERT_EXPECTED(gpu, extractTaskWithLlm("x", client));
+  EXPECT_EQ(gpu.target, "nvptx64-nvidia-cuda:sm_90a");
+  EXPECT_EQ(gpu.machine, "NVIDIA H100");
+  EXPECT_EQ(gpu.dtype, "bf16");
+  QM_ASSERT_FAILS_WITH(extractTaskWithLlm("x", client).takeError(),
+                       "GPU kernels are generated in bf16, f16 and f32; the "
+                       "LLM read the type as int8");
+}
+
+TEST(TaskPromptTest, NvidiaGpusByName) {
+  // The architecture NVRTC compiles for and the multiprocessors the grid is
+  // sized by; the type bf16, f16 or f32 (the default).
+  QM_ASSERT_EXPECTED(h200, parseTaskPrompt("generate a 8192x8192x8192 bf16 "
+                                           "GEMM for the H200"));
+  EXPECT_TRUE(h200.gpu());
+  EXPECT_EQ(h200.target, "nvptx64-nvidia-cuda:sm_90a");
+  EXPECT_EQ(h200.machine, "NVIDIA H200");
+  EXPECT_EQ(h200.sms, 132u);
+  EXPECT_EQ(h200.dtype, "bf16");
+  EXPECT_EQ(h200.problem.gemm(), GemmDesc::packed(8192, 8192, 8192));
+  QM_ASSERT_EXPECTED(a100, parseTaskPrompt("a 512x512x512 fp16 matmul on an "
+                                           "A100"));
+  EXPECT_EQ(a100.target, "nvptx64-nvidia-cuda:sm_80");
+  EXPECT_EQ(a100.dtype, "f16");
+  EXPECT_EQ(a100.sms, 108u);
+  QM_ASSERT_EXPECTED(rtx, parseTaskPrompt("gemm 256x256x256 for the RTX 4090"));
+  EXPECT_EQ(rtx.target, "nvptx64-nvidia-cuda:sm_89");
+  EXPECT_EQ(rtx.dtype, "f32");
+  QM_ASSERT_FAILS_WITH(
+      parseTaskPrompt("int8 gemm 64x64x64 for the H100").takeError(),
+      "the prompt asks for int8");
+  QM_ASSERT_EXPECTED(cpu, parseTaskPrompt("gemm 64x64x64 for this cpu"));
+  EXPECT_FALSE(cpu.gpu());
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 // side by side, and written out as assembly, an object file and a C header.
 //
 //===----------------------------------------------------------------------===//
+#include "GenerateCuda.h"
 #include "LlmFlags.h"
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Kernel/BlockingModel.h"
@@ -473,7 +474,11 @@ int main(int argc, char **argv) {
       "fp32, for this machine, or for one the static model knows\n(\"for "
       "the SpacemiT K1\", \"for a Cortex-A76\": generated for its ISA, "
       "validated under\nqemu-user, ranked by llvm-mca's model of its core, "
-      "figures labelled MODEL).\nWith --llm-endpoint (or QIMENG_LLM_ENDPOINT) "
+      "figures labelled MODEL),\nor for an NVIDIA GPU (\"a 8192x8192x8192 "
+      "bf16 GEMM for the H200\": bf16, f16 or f32;\nthe emitter's kernel "
+      "compiled with NVRTC, written as <symbol>.cu, .cubin and .h,\n"
+      "validated and timed against cuBLAS where a GPU is present).\n"
+      "With --llm-endpoint (or QIMENG_LLM_ENDPOINT) "
       "the LLM reads the prompt and\nproposes tuning moves; otherwise the "
       "built-in parser and policy do. The kernel\nis tuned here, validated "
       "in qimeng-runner, timed against OpenBLAS (im2col +\nsgemm for a "
@@ -514,6 +519,13 @@ int main(int argc, char **argv) {
   }
   if (!task)
     task = exitOnErr(parseTaskPrompt(promptOpt));
+  if (task->gpu())
+    return generateForGpu(
+        *task, parsedBy, outOpt,
+        llvm::sys::path::parent_path(
+            llvm::sys::fs::getMainExecutable(argv[0], (void *)&main))
+            .str(),
+        jsonOpt);
   if (task->target != "host")
     return generateForModelledMachine(*task, parsedBy);
   const KernelProblem &problem = task->problem;

@@ -21,9 +21,14 @@ namespace qimeng {
 struct Task {
   KernelProblem problem;
   std::string dtype = "f32";
-  /// "host" (tuning measures here) or the target string of a machine the
-  /// static model knows (Target::specOfMachine), named in the prompt.
+  /// "host" (tuning measures here), the target string of a machine the
+  /// static model knows (Target::specOfMachine), or an NVIDIA GPU's
+  /// "nvptx64-nvidia-cuda:<arch>" (GpuMachines.h), named in the prompt.
   std::string target = "host";
+  /// The GPU's title and multiprocessors, for a GPU target.
+  std::string machine;
+  unsigned sms = 0;
+  bool gpu() const { return !machine.empty(); }
   std::string shape; ///< as written back to the user: "512x512x512"
 };
 
@@ -34,10 +39,12 @@ struct Task {
 ///   "to F" / "-> F" / "F filters", "KHxKW" filter, optional "stride S",
 ///   "dilation D", "nchw" (default nhwc);
 /// - the type: "fp32", "f32", "float32", "float" or "single" (the default);
-///   others ("fp16", "int8", ...) are errors;
+///   for a GPU also "bf16" and "fp16" ("f16", "half"); others ("int8",
+///   ...) are errors;
 /// - the machine: "this cpu", "this machine", "host" or nothing (tuned
-///   here), or one the static model knows by name ("the SpacemiT K1", "a
-///   Cortex-A76": Target::specOfMachine); another machine is an error.
+///   here), one the static model knows by name ("the SpacemiT K1", "a
+///   Cortex-A76": Target::specOfMachine), or an NVIDIA GPU by name ("the
+///   H200", "an A100": gpuMachineInText); another machine is an error.
 /// The error says what could not be read.
 llvm::Expected<Task> parseTaskPrompt(llvm::StringRef prompt);
 
