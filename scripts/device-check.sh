@@ -57,7 +57,7 @@ done <<'CASES'
 wgmma_bf16_edges bf16 1000 776 336 false 60 , "engine": "wgmma"
 wgmma_bf16_small bf16 200 136 88 true 60 , "engine": "wgmma"
 wgmma_f16_edges f16 1000 776 336 true 60 , "engine": "wgmma"
-wgmma_bf16_bn128 bf16 1000 776 336 false 60 , "engine": "wgmma", "block_n": 128
+wgmma_bf16_edges_bn256 bf16 1000 776 336 false 60 , "engine": "wgmma", "block_n": 256
 wgmma_bf16_edges_bm192 bf16 1000 776 336 false 60 , "engine": "wgmma", "block_m": 192, "block_n": 192
 wgmma_bf16_edges_registers bf16 1000 776 336 false 60 , "engine": "wgmma", "epilogue": "registers"
 wgmma_bf16_edges_persistent bf16 1000 776 336 false 60 , "engine": "wgmma", "persistent": true, "sms": 5
@@ -71,16 +71,11 @@ wgmma_bf16_8192 bf16 8192 8192 8192 false 120 , "engine": "wgmma"
 wgmma_bf16_8192_b0 bf16 8192 8192 8192 true 120 , "engine": "wgmma"
 wgmma_f16_8192 f16 8192 8192 8192 false 120 , "engine": "wgmma"
 wgmma_bf16_a100 bf16 16384 1024 8192 false 120 , "engine": "wgmma"
-wgmma_bf16_8192_bn128 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_n": 128
 wgmma_bf16_8192_registers bf16 8192 8192 8192 false 120 , "engine": "wgmma", "epilogue": "registers"
 wgmma_bf16_4096_registers bf16 4096 4096 4096 false 90 , "engine": "wgmma", "epilogue": "registers"
 wgmma_bf16_8192_persistent bf16 8192 8192 8192 false 120 , "engine": "wgmma", "persistent": true
-wgmma_bf16_8192_b0_persistent bf16 8192 8192 8192 true 120 , "engine": "wgmma", "persistent": true
-wgmma_f16_8192_persistent f16 8192 8192 8192 false 120 , "engine": "wgmma", "persistent": true
-wgmma_bf16_4096_persistent bf16 4096 4096 4096 false 90 , "engine": "wgmma", "persistent": true
-wgmma_bf16_a100_persistent bf16 16384 1024 8192 false 120 , "engine": "wgmma", "persistent": true
-wgmma_bf16_8192_bm192_persistent bf16 8192 8192 8192 false 120 , "engine": "wgmma", "persistent": true, "block_m": 192, "block_n": 192
-wgmma_bf16_8192_bm64 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_m": 64
+wgmma_bf16_8192_g4 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "raster_group": 4
+wgmma_bf16_8192_g16 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "raster_group": 16
 wgmma_bf16_8192_bm192 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_m": 192, "block_n": 192
 mma_bf16_4096 bf16 4096 4096 4096 false 90 , "engine": "mma"
 ffma_f32_4096 f32 4096 4096 4096 false 90
