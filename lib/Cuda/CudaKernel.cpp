@@ -1,7 +1,10 @@
 //===- CudaKernel.cpp - Emitted CUDA kernels ------------------------------===//
 #include "qimeng/Cuda/CudaKernel.h"
+#include "qimeng/Support/Subprocess.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <regex>
 
 using namespace qimeng;
 
@@ -114,4 +117,53 @@ PtxasReport qimeng::parsePtxasLog(llvm::StringRef log) {
     }
   }
   return r;
+}
+
+llvm::Expected<CudaRunReport> qimeng::runCudaKernel(llvm::StringRef runner,
+                                                    llvm::StringRef sourcePath,
+                                                    unsigned runs) {
+  CudaRunReport report;
+  if (!llvm::sys::fs::can_execute(runner)) {
+    report.why = runner.str() + " is not built (it needs the CUDA toolkit's "
+                                "NVRTC and cuBLAS at configure time)";
+    return report;
+  }
+  SubprocessOptions options;
+  options.timeoutSeconds = 600;
+  auto result = runSubprocess(
+      runner, {runner.str(), sourcePath.str(), "--runs", std::to_string(runs)},
+      "", options);
+  if (!result)
+    return result.takeError();
+  if (result->exitCode == 77) {
+    report.why = llvm::StringRef(result->err).trim().str();
+    return report;
+  }
+  if (!result->succeeded())
+    return llvm::createStringError(
+        "the kernel failed on the GPU (qimeng-cuda-runner " +
+        (result->statusMessage.empty()
+             ? "exit " + std::to_string(result->exitCode)
+             : result->statusMessage) +
+        "): " + result->out + result->err);
+  report.ran = true;
+  const std::string &out = result->out;
+  std::smatch m;
+  if (std::regex_search(out, m, std::regex("device: (.*)")))
+    report.device = m[1];
+  if (std::regex_search(out, m, std::regex("validated: (.*)")))
+    report.validation = m[1];
+  if (std::regex_search(
+          out, m, std::regex(R"(ours: ([0-9.]+) ms, ([0-9.]+) TFLOP/s)"))) {
+    report.oursMs = std::stod(m[1]);
+    report.oursTflops = std::stod(m[2]);
+  }
+  if (std::regex_search(
+          out, m,
+          std::regex(R"(cuBLAS: ([0-9.]+) ms, ([0-9.]+) TFLOP/s \((.*)\))"))) {
+    report.cublasMs = std::stod(m[1]);
+    report.cublasTflops = std::stod(m[2]);
+    report.cublasConfig = m[3];
+  }
+  return report;
 }

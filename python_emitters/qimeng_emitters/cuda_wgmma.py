@@ -15,7 +15,10 @@ warpgroups of 128 threads:
   tile and issues wgmma.mma_async.m64n<block_n>k16 from shared memory,
   four per slab, keeping one slab's group in flight (wait_group 1) and
   releasing the stage before it; f32 accumulators in registers
-  (block_n / 2 a thread), written to C at the end, guarded at the edges.
+  (block_n / 2 a thread). At the end of the tile (epilogue "tma") they
+  are staged in the idle stages and the copy engine stores them to C, or
+  adds them to C in the L2 for C +=; with epilogue "registers" the
+  threads write C themselves, guarded at the edges.
 
 Shared-memory layouts are the copy engine's 128-byte swizzle, which is
 what wgmma's descriptors read: A K-major (a 64-element row of K is 128
@@ -30,7 +33,9 @@ of 8.
 
 Blocks are ordered in groups of `raster_group` M tiles (consecutive blocks
 walk down the group's M tiles, then to the next N tile), so that the
-blocks resident at once share panels of A and B in the L2.
+blocks resident at once share panels of A and B in the L2. A persistent
+grid has one block a multiprocessor taking tiles in turn, the ring's
+stages and phases running on from tile to tile.
 """
 
 import textwrap
@@ -157,7 +162,8 @@ def _code_line(line):
 
 
 def body(r):
-    """The kernel's body (the parameters are tmA, tmB and C)."""
+    """The kernel's body (the parameters are tmA, tmB, and C or, with the
+    copy engine's epilogue, tmC)."""
     consumers = r.bm // 64
     registers = consumer_registers(consumers)
     n_acc = r.bn // 2

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "BenchKernel.h"
 #include "ConvBench.h"
+#include "CudaBench.h"
 #include "PeerProcess.h"
 #include "qimeng/Emit/Assembler.h"
 #include "qimeng/Emit/EmitterRunner.h"
@@ -37,8 +38,10 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include <nlohmann/json.hpp>
@@ -158,6 +161,18 @@ static cl::opt<bool>
                   cl::init(false), cl::cat(benchCategory));
 // Read before llvm::cl parses (selectOpenBlasCore runs first); declared here
 // for --help and so that the parser accepts it.
+static cl::opt<std::string> deviceOpt(
+    "device",
+    cl::desc("cpu (the default), or cuda: ours against cuBLAS on the GPU "
+             "(--dtype bf16, f16 or f32; --gpu names the GPU the kernels are "
+             "compiled for; default shapes 4096^3, 8192^3 and "
+             "16384x1024x8192)"),
+    cl::init("cpu"), cl::cat(benchCategory));
+static cl::opt<std::string>
+    gpuOpt("gpu",
+           cl::desc("With --device cuda: the GPU the kernels are written "
+                    "for (H200, H100, A100, RTX 4090, RTX 4060)"),
+           cl::init("H200"), cl::cat(benchCategory));
 static cl::opt<bool> baselineAsDetectedOpt(
     "baseline-as-detected",
     cl::desc("Run OpenBLAS and BLIS with the kernels they pick by "
@@ -315,6 +330,28 @@ int main(int argc, char **argv) {
       "ld=runtime is the kernel that reads the input's strides at run time "
       "(\"_isrt\").\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
+  if (deviceOpt == "cuda") {
+    if (opKind == "conv2d")
+      exitOnErr(llvm::createStringError(
+          "--device cuda times GEMMs only (no GPU convolutions yet)"));
+    if (runsOpt < 7)
+      exitOnErr(llvm::createStringError("--runs must be at least 7"));
+    std::vector<CudaBenchShape> gpuShapes;
+    for (const Shape &s : exitOnErr(
+             parseShapes(shapesOpt.getNumOccurrences()
+                             ? std::string(shapesOpt)
+                             : std::string("4096x4096x4096,8192x8192x8192,"
+                                           "16384x1024x8192"))))
+      gpuShapes.push_back({s.m, s.n, s.k});
+    return runCudaBench(
+        gpuShapes, dtypeOpt, gpuOpt, runsOpt, jsonOpt,
+        llvm::sys::path::parent_path(
+            llvm::sys::fs::getMainExecutable(argv[0], (void *)&main))
+            .str());
+  }
+  if (deviceOpt != "cpu")
+    exitOnErr(llvm::createStringError("unsupported --device '" + deviceOpt +
+                                      "'; expected cpu or cuda"));
   if (opKind == "gemm")
     opKind = "sgemm";
   if (opKind != "sgemm" && opKind != "conv2d")

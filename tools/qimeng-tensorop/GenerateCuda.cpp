@@ -11,13 +11,11 @@
 #include "GenerateCuda.h"
 #include "qimeng/Cuda/CudaKernel.h"
 #include "qimeng/Emit/EmitterRunner.h"
-#include "qimeng/Support/Subprocess.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 #include <nlohmann/json.hpp>
-#include <regex>
 
 using namespace qimeng;
 using json = nlohmann::json;
@@ -34,56 +32,9 @@ llvm::Error writeFile(const std::string &path, llvm::StringRef data) {
   return llvm::Error::success();
 }
 
-/// What qimeng-cuda-runner said about the kernel.
-struct GpuRun {
-  bool ran = false;   ///< a GPU was there and the kernel validated
-  std::string why;    ///< why it did not run (no GPU, no runner)
-  std::string device; ///< the GPU's name
-  double oursTflops = 0, cublasTflops = 0;
-};
-
-double figure(const std::string &out, const char *pattern) {
-  std::smatch m;
-  if (std::regex_search(out, m, std::regex(pattern)))
-    return std::stod(m[1]);
-  return 0;
-}
-
-llvm::Expected<GpuRun> runOnGpu(const std::string &runner,
-                                const std::string &source) {
-  GpuRun run;
-  if (!llvm::sys::fs::can_execute(runner)) {
-    run.why = runner + " is not built (it needs the CUDA toolkit's cuBLAS "
-                       "and NVRTC at configure time)";
-    return run;
-  }
-  SubprocessOptions options;
-  options.timeoutSeconds = 600;
-  auto result =
-      runSubprocess(runner, {runner, source, "--runs", "10"}, "", options);
-  if (!result)
-    return result.takeError();
-  if (result->exitCode == 77) {
-    run.why = llvm::StringRef(result->err).trim().str();
-    return run;
-  }
-  if (!result->succeeded())
-    return llvm::createStringError(
-        "the kernel failed on the GPU (qimeng-cuda-runner exit " +
-        std::to_string(result->exitCode) + "): " + result->out + result->err);
-  run.ran = true;
-  std::smatch m;
-  if (std::regex_search(result->out, m, std::regex("device: (.*)")))
-    run.device = m[1];
-  run.oursTflops = figure(result->out, R"(ours: [0-9.]+ ms, ([0-9.]+) TFLOP)");
-  run.cublasTflops =
-      figure(result->out, R"(cuBLAS: [0-9.]+ ms, ([0-9.]+) TFLOP)");
-  return run;
-}
-
 std::string headerText(const Task &task, const CudaKernelSource &k,
-                       const CompiledCudaKernel &compiled, const GpuRun &run,
-                       const std::string &element) {
+                       const CompiledCudaKernel &compiled,
+                       const CudaRunReport &run, const std::string &element) {
   const std::string name = k.symbol, upper = llvm::StringRef(name).upper();
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -166,8 +117,8 @@ int qimeng::generateForGpu(const Task &task, const std::string &parsedBy,
     llvm::errs() << "qimeng-tensorop: " << kernel.symbol << " ("
                  << kernel.engine << ") compiled for " << arch << ": "
                  << compiled.ptxas.registers << " registers, no spills\n";
-  GpuRun run =
-      exitOnErr(runOnGpu(runnerDir + "/qimeng-cuda-runner", stem + ".cu"));
+  CudaRunReport run = exitOnErr(
+      runCudaKernel(runnerDir + "/qimeng-cuda-runner", stem + ".cu", 10));
   const std::string element = task.dtype == "f32" ? "f32" : task.dtype;
   exitOnErr(
       writeFile(stem + ".h", headerText(task, kernel, compiled, run, element)));

@@ -85,6 +85,26 @@ std::string nvrtcVersionText();
 llvm::Expected<CompiledCudaKernel>
 compileCudaKernel(const CudaKernelSource &kernel);
 
+/// What qimeng-cuda-runner said of a kernel: validated and timed against
+/// cuBLAS on the GPU, or why it did not run (no GPU, no runner).
+struct CudaRunReport {
+  bool ran = false;
+  std::string why;
+  std::string device; ///< the GPU's name
+  double oursMs = 0, oursTflops = 0, cublasMs = 0, cublasTflops = 0;
+  /// The runner's words: how the kernel was validated, and cuBLAS's
+  /// configuration.
+  std::string validation, cublasConfig;
+};
+
+/// Runs `runner` (qimeng-cuda-runner) on the kernel source at
+/// `sourcePath`, `runs` timed calls each. A kernel that fails validation
+/// or the runner failing is an error with its output; no GPU (exit 77) or
+/// no runner is a report that did not run.
+llvm::Expected<CudaRunReport> runCudaKernel(llvm::StringRef runner,
+                                            llvm::StringRef sourcePath,
+                                            unsigned runs);
+
 } // namespace qimeng
 
 #endif // QIMENG_CUDA_CUDAKERNEL_H

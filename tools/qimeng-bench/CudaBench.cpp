@@ -1,0 +1,166 @@
+//===- CudaBench.cpp - qimeng-bench --device cuda -------------------------===//
+//
+// The answer to "which precision, which baseline?": both configurations in
+// full before the figures. Ours: the cuda_gemm emitter's kernel for the
+// GPU's architecture (docs/Cuda.md), compiled with NVRTC, validated before
+// it is timed. cuBLAS: cublasGemmEx at the same precision and
+// accumulation, its heuristics' default algorithm, on the same buffers,
+// timed call by call interleaved with ours (qimeng-cuda-runner).
+//
+//===----------------------------------------------------------------------===//
+#include "CudaBench.h"
+#include "qimeng/Cuda/CudaKernel.h"
+#include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Kernel/GpuMachines.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include <nlohmann/json.hpp>
+
+using namespace qimeng;
+using json = nlohmann::json;
+
+namespace {
+
+/// One shape's kernel, written where the runner reads it.
+struct ShapeKernel {
+  CudaKernelSource source;
+  std::string path;
+  unsigned registers = 0;
+};
+
+llvm::Expected<ShapeKernel> prepare(const CudaBenchShape &s,
+                                    const std::string &dtype,
+                                    const GpuMachine &gpu) {
+  json request = {{"version", 1},     {"kind", "cuda_gemm"},
+                  {"arch", gpu.arch}, {"dtype", dtype},
+                  {"m", s.m},         {"n", s.n},
+                  {"k", s.k},         {"overwrite", false}};
+  if (gpu.arch == "sm_90a")
+    request["sms"] = gpu.sms;
+  auto source = emitCudaKernel(request.dump(), EmitterOptions::defaults());
+  if (!source)
+    return source.takeError();
+  auto compiled = compileCudaKernel(*source);
+  if (!compiled)
+    return compiled.takeError();
+  if (!compiled->ptxas.clean())
+    return llvm::createStringError("ptxas reported spills or warnings for " +
+                                   source->symbol + ":\n" + compiled->log);
+  ShapeKernel k{*source, "", compiled->ptxas.registers};
+  llvm::SmallString<128> path;
+  if (auto ec = llvm::sys::fs::createTemporaryFile(source->symbol, "cu", path))
+    return llvm::createStringError("cannot create a temporary file: " +
+                                   ec.message());
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec)
+    return llvm::createStringError("cannot write " + std::string(path) + ": " +
+                                   ec.message());
+  out << source->text;
+  k.path = std::string(path);
+  return k;
+}
+
+} // namespace
+
+int qimeng::runCudaBench(const std::vector<CudaBenchShape> &shapes,
+                         const std::string &dtype, const std::string &gpuName,
+                         unsigned runs, bool jsonOut,
+                         const std::string &runnerDir) {
+  llvm::ExitOnError exitOnErr("qimeng-bench: ");
+  if (dtype == "tf32")
+    exitOnErr(llvm::createStringError(
+        "no tf32 kernels yet (wgmma takes tf32 only with B K-major, and B "
+        "here is K x N row-major); --dtype bf16, f16 or f32"));
+  if (dtype != "bf16" && dtype != "f16" && dtype != "f32")
+    exitOnErr(llvm::createStringError("--device cuda takes --dtype bf16, f16 "
+                                      "or f32, not '" +
+                                      dtype + "'"));
+  std::optional<GpuMachine> gpu = gpuMachineNamed(gpuName);
+  if (!gpu)
+    exitOnErr(llvm::createStringError(
+        "unknown --gpu '" + gpuName +
+        "'; known: " + llvm::join(gpuMachineTitles(), ", ")));
+  const std::string runner = runnerDir + "/qimeng-cuda-runner";
+  const char *cublasType = dtype == "bf16"  ? "CUDA_R_16BF"
+                           : dtype == "f16" ? "CUDA_R_16F"
+                                            : "CUDA_R_32F";
+  if (!jsonOut)
+    llvm::outs()
+        << "qimeng-bench --device cuda: C += A*B (beta = 1), A and B " << dtype
+        << ", C and accumulation f32, row-major; kernels for the " << gpu->title
+        << " (" << gpu->arch << ", " << gpu->sms << " multiprocessors), NVRTC "
+        << nvrtcVersionText() << "\n"
+        << "ours: python_emitters' cuda_gemm (the engine and tiles in each "
+           "row's kernel name), compiled in process, no spills; validated "
+           "before timing (small integers bit for bit, uniform inputs "
+           "within 4 (K + 1) 2^-24 (sum |a b| + |C0|) of an fp64 "
+           "reference, C's guards untouched, NaN never passes)\n"
+        << "cuBLAS: cublasGemmEx, " << cublasType
+        << " A and B, CUDA_R_32F C, CUBLAS_COMPUTE_32F"
+        << (dtype == "f32" ? " (no TF32)" : "")
+        << ", CUBLAS_GEMM_DEFAULT (its heuristics), alpha 1, beta 1, on "
+           "ours' buffers\n"
+        << "timing: CUDA events, the L2 flushed (512 MiB memset) before "
+           "every call, ours and cuBLAS interleaved call by call, medians of "
+        << runs << "\n";
+  int status = 0;
+  bool header = false;
+  for (const CudaBenchShape &s : shapes) {
+    const std::string shape = llvm::formatv("{0}x{1}x{2}", s.m, s.n, s.k);
+    ShapeKernel kernel = exitOnErr(prepare(s, dtype, *gpu));
+    auto run = runCudaKernel(runner, kernel.path, runs);
+    llvm::sys::fs::remove(kernel.path);
+    if (!run) {
+      llvm::errs() << "qimeng-bench: " << shape << ": "
+                   << llvm::toString(run.takeError()) << "\n";
+      status = 1;
+      continue;
+    }
+    if (!run->ran) {
+      // No GPU here: nothing can be timed, for this shape or any other.
+      if (jsonOut)
+        llvm::outs() << json{{"shape", shape},
+                             {"dtype", dtype},
+                             {"kernel", kernel.source.symbol},
+                             {"not_run_because", run->why}}
+                            .dump()
+                     << "\n";
+      else
+        llvm::outs() << "not run: " << run->why << "\n";
+      return 77;
+    }
+    const double ratio = run->oursMs > 0 ? run->cublasMs / run->oursMs : 0.0;
+    if (jsonOut) {
+      llvm::outs() << json{{"shape", shape},
+                           {"dtype", dtype},
+                           {"device", run->device},
+                           {"kernel", kernel.source.symbol},
+                           {"engine", kernel.source.engine},
+                           {"registers", kernel.registers},
+                           {"ours_ms", run->oursMs},
+                           {"ours_tflops", run->oursTflops},
+                           {"cublas_ms", run->cublasMs},
+                           {"cublas_tflops", run->cublasTflops},
+                           {"ratio", ratio},
+                           {"validated", run->validation},
+                           {"cublas", run->cublasConfig}}
+                          .dump()
+                   << "\n";
+      continue;
+    }
+    if (!header) {
+      llvm::outs() << "device: " << run->device << "\n"
+                   << llvm::formatv("{0,-18} {1,12} {2,14} {3,7}  {4}\n",
+                                    "shape", "ours TFLOP/s", "cuBLAS TFLOP/s",
+                                    "ratio", "kernel");
+      header = true;
+    }
+    llvm::outs() << llvm::formatv("{0,-18} {1,12:F1} {2,14:F1} {3,7:F2}  {4}\n",
+                                  shape, run->oursTflops, run->cublasTflops,
+                                  ratio, kernel.source.symbol);
+  }
+  return status;
+}
