@@ -22,19 +22,9 @@ using json = nlohmann::json;
 
 namespace {
 
-llvm::Error writeFile(const std::string &path, llvm::StringRef data) {
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (ec)
-    return llvm::createStringError("cannot write " + path + ": " +
-                                   ec.message());
-  out << data;
-  return llvm::Error::success();
-}
-
 std::string headerText(const Task &task, const CudaKernelSource &k,
                        const CompiledCudaKernel &compiled,
-                       const CudaRunReport &run, const std::string &element) {
+                       const CudaRunReport &run) {
   const std::string name = k.symbol, upper = llvm::StringRef(name).upper();
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -65,7 +55,7 @@ std::string headerText(const Task &task, const CudaKernelSource &k,
      << "#define " << upper << "_SYMBOL \"" << name << "\"\n"
      << "#define " << upper << "_ARCH \"" << k.arch << "\"\n"
      << "#define " << upper << "_ARGS \"" << k.args << "\"\n"
-     << "#define " << upper << "_ELEMENT \"" << element << "\"\n"
+     << "#define " << upper << "_ELEMENT \"" << task.dtype << "\"\n"
      << llvm::formatv("static const unsigned {0}_GRID[3] = {{{1}, {2}, {3}};\n"
                       "static const unsigned {0}_BLOCK[3] = {{{4}, {5}, "
                       "{6}};\n",
@@ -119,9 +109,7 @@ int qimeng::generateForGpu(const Task &task, const std::string &parsedBy,
                  << compiled.ptxas.registers << " registers, no spills\n";
   CudaRunReport run = exitOnErr(
       runCudaKernel(runnerDir + "/qimeng-cuda-runner", stem + ".cu", 10));
-  const std::string element = task.dtype == "f32" ? "f32" : task.dtype;
-  exitOnErr(
-      writeFile(stem + ".h", headerText(task, kernel, compiled, run, element)));
+  exitOnErr(writeFile(stem + ".h", headerText(task, kernel, compiled, run)));
 
   if (jsonOut) {
     json report = {{"source", parsedBy},

@@ -3,9 +3,13 @@
 #define QIMENG_TOOLS_TENSOROP_GENERATECUDA_H
 
 #include "qimeng/LLM/TaskPrompt.h"
+#include "llvm/Support/Error.h"
 #include <string>
 
 namespace qimeng {
+
+/// Writes `data` to `path` (qimeng-tensorop.cpp).
+llvm::Error writeFile(const std::string &path, llvm::StringRef data);
 
 /// "generate a 8192x8192x8192 bf16 GEMM for the H200": the cuda_gemm
 /// emitter's kernel for the GPU's architecture, compiled with NVRTC, written

@@ -153,7 +153,7 @@ static std::string headerText(const Task &task, const EmittedKernel &k,
   return text;
 }
 
-static llvm::Error writeFile(const std::string &path, llvm::StringRef data) {
+llvm::Error qimeng::writeFile(const std::string &path, llvm::StringRef data) {
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec);
   if (ec)
