@@ -20,10 +20,10 @@
 // overwriting kernel (C0 = 0), random otherwise; 256 guard elements past C
 // must stay unwritten; NaN never passes. A failure names the first wrong
 // elements and how many there are.
-// Kernels whose header says so (qm.args "A:tma64x128,...") take A and B
-// as the copy engine's tensor maps (cuTensorMapEncodeTiled, 128-byte
-// swizzle, made once per buffer) and qm.dynamic_shared_bytes of dynamic
-// shared memory.
+// Kernels whose header says so (qm.args "A:tma64x128,B:tma64x64,C" or
+// "...,C:tma32x64") take A, B and maybe C as the copy engine's tensor
+// maps (cuTensorMapEncodeTiled, 128-byte swizzle, made once per buffer)
+// and qm.dynamic_shared_bytes of dynamic shared memory.
 // Timing: CUDA events around each call, the L2 flushed before it, ours and
 // cuBLAS interleaved call by call, the medians of --runs (default 20).
 //
@@ -126,8 +126,9 @@ struct Kernel {
   bool overwrite = false;
   /// Dynamic shared memory a launch asks for (qm.dynamic_shared_bytes).
   unsigned dynamicShared = 0;
-  /// Where A and B go as the copy engine's tensor maps rather than
-  /// pointers (qm.args "A:tma64x128"): the box, innermost dimension first.
+  /// Where A and B (and C: tmaC) go as the copy engine's tensor maps
+  /// rather than pointers (qm.args "A:tma64x128"): the boxes, innermost
+  /// dimension first.
   bool tma = false, tmaC = false;
   unsigned boxA[2] = {0, 0}, boxB[2] = {0, 0}, boxC[2] = {0, 0};
 };
@@ -254,8 +255,8 @@ struct DeviceBuffer {
 };
 
 /// A kernel's parameters for one set of buffers: the pointers, or for a
-/// TMA kernel the tensor maps of A and B (encoded once, outside any
-/// timing) and C's pointer.
+/// TMA kernel the tensor maps of A and B, and of C or its pointer (encoded
+/// once, outside any timing).
 struct Arguments {
   CUdeviceptr a = 0, b = 0, c = 0;
   CUtensorMap mapA{}, mapB{}, mapC{};
