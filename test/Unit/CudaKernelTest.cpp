@@ -196,4 +196,68 @@ TEST(CudaKernelTest, RunnerValidatesOnTheGpu) {
       << result->out;
 }
 
+/// A stand-in for qimeng-cuda-runner: a shell script that prints `out`,
+/// `err` on stderr, and exits with `status`.
+std::string fakeRunner(llvm::StringRef out, llvm::StringRef err, int status) {
+  llvm::SmallString<128> path;
+  EXPECT_FALSE(
+      llvm::sys::fs::createTemporaryFile("fake-cuda-runner", "sh", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream script(path, ec);
+    EXPECT_FALSE(ec) << ec.message();
+    script << "#!/bin/sh\ncat <<'EOF'\n"
+           << out << "\nEOF\necho '" << err << "' >&2\nexit " << status << "\n";
+  }
+  llvm::sys::fs::setPermissions(path, llvm::sys::fs::owner_all);
+  return std::string(path);
+}
+
+TEST(CudaKernelTest, RunnerReportIsRead) {
+  // What runCudaKernel reads of the runner: the device, the validation,
+  // both timings and cuBLAS's configuration; no GPU (77) and no runner are
+  // reports that did not run; a failed validation is an error.
+  std::string ran = fakeRunner(
+      "compiled qm_x for sm_90a\ndevice: NVIDIA H200\nvalidated: yes (small "
+      "integers bit for bit)\nours: 1.416 ms, 776.6 TFLOP/s (median of 10, "
+      "L2 flushed)\ncuBLAS: 1.406 ms, 781.9 TFLOP/s (cublasGemmEx, bf16 "
+      "inputs, f32 compute and output, CUBLAS_GEMM_DEFAULT; interleaved "
+      "with ours)\nours / cuBLAS: 0.99x",
+      "", 0);
+  auto report = runCudaKernel(ran, "kernel.cu", 10);
+  llvm::sys::fs::remove(ran);
+  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
+  EXPECT_TRUE(report->ran);
+  EXPECT_EQ(report->device, "NVIDIA H200");
+  EXPECT_EQ(report->validation, "yes (small integers bit for bit)");
+  EXPECT_DOUBLE_EQ(report->oursMs, 1.416);
+  EXPECT_DOUBLE_EQ(report->oursTflops, 776.6);
+  EXPECT_DOUBLE_EQ(report->cublasTflops, 781.9);
+  EXPECT_EQ(report->cublasConfig,
+            "cublasGemmEx, bf16 inputs, f32 compute and output, "
+            "CUBLAS_GEMM_DEFAULT; interleaved with ours");
+
+  std::string none =
+      fakeRunner("", "qimeng-cuda-runner: no CUDA driver here", 77);
+  auto skipped = runCudaKernel(none, "kernel.cu", 10);
+  llvm::sys::fs::remove(none);
+  ASSERT_TRUE(static_cast<bool>(skipped))
+      << llvm::toString(skipped.takeError());
+  EXPECT_FALSE(skipped->ran);
+  EXPECT_EQ(skipped->why, "qimeng-cuda-runner: no CUDA driver here");
+
+  std::string wrong = fakeRunner("validated: no: uniform: C(0, 1) = 2", "", 1);
+  auto failed = runCudaKernel(wrong, "kernel.cu", 10);
+  llvm::sys::fs::remove(wrong);
+  ASSERT_FALSE(static_cast<bool>(failed));
+  std::string message = llvm::toString(failed.takeError());
+  EXPECT_NE(message.find("exit 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("C(0, 1) = 2"), std::string::npos) << message;
+
+  auto missing = runCudaKernel("/nonexistent/qimeng-cuda-runner", "k.cu", 10);
+  ASSERT_TRUE(static_cast<bool>(missing));
+  EXPECT_FALSE(missing->ran);
+  EXPECT_NE(missing->why.find("is not built"), std::string::npos);
+}
+
 } // namespace
