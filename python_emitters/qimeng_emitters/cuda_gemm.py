@@ -366,13 +366,9 @@ def emit(request):
     summary = (f"C[{r.m}x{r.n}] {'=' if r.overwrite else '+='} A * B, "
                f"K = {r.k}, {engine}")
     wgmma = r.engine == "wgmma"
-    # wgmma kernels take the copy engine's tensor maps of A and B (boxes
-    # innermost dimension first) and dynamic shared memory.
-    args = "A,B,C"
-    if wgmma:
-        args = (f"A:tma{cuda_wgmma.BLOCK_K}x{r.bm},"
-                f"B:tma64x{cuda_wgmma.BLOCK_K},C"
-                + (":tma32x64" if r.epilogue == "tma" else ""))
+    # wgmma kernels take the copy engine's tensor maps and dynamic shared
+    # memory.
+    args = cuda_wgmma.args(r) if wgmma else "A,B,C"
     shared = (f"// qm.dynamic_shared_bytes: {r.shared}" if wgmma
               else f"// qm.shared_bytes: {r.shared}")
     lines = [
@@ -400,11 +396,7 @@ def emit(request):
         return (head + cuda_wgmma.helpers(r)
                 + 'extern "C" __global__ void '
                 f"__launch_bounds__({r.threads}, 1)\n"
-                f"{r.symbol()}(const __grid_constant__ QmTensorMap tmA,\n"
-                "    const __grid_constant__ QmTensorMap tmB,\n"
-                + ("    const __grid_constant__ QmTensorMap tmC) {\n"
-                   if r.epilogue == "tma" else
-                   "    float *__restrict__ C) {\n")
+                f"{r.symbol()}({cuda_wgmma.parameters(r)}) {{\n"
                 + cuda_wgmma.body(r) + "}\n")
     body = _mma_body(r) if r.engine == "mma" else _ffma_body(r)
     return (head + (PACK if r.engine == "mma" else "")

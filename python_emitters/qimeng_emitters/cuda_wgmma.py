@@ -156,6 +156,29 @@ def helpers(r):
     return HELPERS + _wgmma(r)
 
 
+#: The copy engine's boxes, innermost dimension first: A's is block_m rows
+#: of one K slab, B's 64 columns of one slab (a 128-byte row), C's 32 f32
+#: columns (a 128-byte row) of one consumer's 64 rows.
+B_BOX_COLUMNS = ROW_BYTES // 2
+C_BOX = (ROW_BYTES // 4, 64)
+
+
+def args(r):
+    """The header's qm.args: A and B as tensor maps with their boxes, C as
+    one too for the copy engine's epilogue, else a pointer."""
+    c = f"C:tma{C_BOX[0]}x{C_BOX[1]}" if r.epilogue == "tma" else "C"
+    return (f"A:tma{BLOCK_K}x{r.bm},B:tma{B_BOX_COLUMNS}x{BLOCK_K},{c}")
+
+
+def parameters(r):
+    """The kernel's parameter list, as args(r) says."""
+    c = ("const __grid_constant__ QmTensorMap tmC" if r.epilogue == "tma"
+         else "float *__restrict__ C")
+    return ("const __grid_constant__ QmTensorMap tmA,\n"
+            "    const __grid_constant__ QmTensorMap tmB,\n"
+            f"    {c}")
+
+
 def _code_line(line):
     """Lines to indent: not blank ones, nor preprocessor lines."""
     return line.strip() and not line.startswith("#")
@@ -255,9 +278,9 @@ def body(r):
           barrier_expect(bar, STAGE_BYTES);
           copy_box(a_stages + s * A_BYTES, tmA, bar, slab * BK, m0);
 #pragma unroll
-          for (int j = 0; j < BN / 64; ++j)
+          for (int j = 0; j < BN / {B_BOX_COLUMNS}; ++j)
             copy_box(b_stages + s * B_BYTES + j * (BK * {ROW_BYTES}), tmB,
-                     bar, n0 + 64 * j, slab * BK);
+                     bar, n0 + {B_BOX_COLUMNS} * j, slab * BK);
         }}
       }}
     }}
@@ -322,9 +345,9 @@ def _store_c_by_copy_engine(r):
 #pragma unroll
       for (int h = 0; h < 2; ++h) {{
         const int r8 = row + 8 * h, col = 8 * j + 2 * (t % 4);
-        const int chunk = (col % 32) / 4;
+        const int chunk = (col % {C_BOX[0]}) / 4;
         *reinterpret_cast<float2 *>(
-            c_stage + (col / 32) * (64 * {ROW_BYTES}) + r8 * {ROW_BYTES} +
+            c_stage + (col / {C_BOX[0]}) * ({C_BOX[1]} * {ROW_BYTES}) + r8 * {ROW_BYTES} +
             ((chunk ^ (r8 % 8)) * 16) + (col % 4) * 4) =
             make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
       }}
@@ -333,12 +356,12 @@ def _store_c_by_copy_engine(r):
     asm volatile("bar.sync %0, 128;\\n" :: "r"(2 + consumer) : "memory");
     if (t == 0) {{
 #pragma unroll
-      for (int j = 0; j < BN / 32; ++j)
+      for (int j = 0; j < BN / {C_BOX[0]}; ++j)
         asm volatile(
             "{op} [%0, {{%1, %2}}], [%3];\\n"
-            :: "l"((unsigned long long)&tmC), "r"(n0 + 32 * j),
-               "r"(m0 + 64 * consumer),
-               "r"(c_tile + j * (64 * {ROW_BYTES}))
+            :: "l"((unsigned long long)&tmC), "r"(n0 + {C_BOX[0]} * j),
+               "r"(m0 + {C_BOX[1]} * consumer),
+               "r"(c_tile + j * ({C_BOX[1]} * {ROW_BYTES}))
             : "memory");
       asm volatile("cp.async.bulk.commit_group;\\n" ::: "memory");
       asm volatile("cp.async.bulk.wait_group 0;\\n" ::: "memory");
@@ -353,12 +376,8 @@ def _store_c(r):
     const int row0 = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
     const int col0 = n0 + 2 * (t % 4);
 """
-    return head + _store_c_rows(r)
-
-
-def _store_c_rows(r):
     if r.overwrite:
-        return """\
+        return head + """\
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
@@ -370,7 +389,7 @@ def _store_c_rows(r):
       }
 """
     chunk = min(EPILOGUE_CHUNK, r.bn // 8)
-    return f"""\
+    return head + f"""\
 #pragma unroll
     for (int j0 = 0; j0 < BN / 8; j0 += {chunk}) {{
       float2 old[{chunk}][2];
