@@ -119,6 +119,27 @@ PtxasReport qimeng::parsePtxasLog(llvm::StringRef log) {
   return r;
 }
 
+llvm::Expected<CudaGemmKernel>
+qimeng::buildCudaGemm(const GpuMachine &gpu, llvm::StringRef dtype, int64_t m,
+                      int64_t n, int64_t k, bool overwrite,
+                      const EmitterOptions &options) {
+  const std::string request = llvm::formatv(
+      "{{\"version\": 1, \"kind\": \"cuda_gemm\", \"arch\": \"{0}\", "
+      "\"dtype\": \"{1}\", \"m\": {2}, \"n\": {3}, \"k\": {4}, "
+      "\"overwrite\": {5}, \"sms\": {6}}",
+      gpu.arch, dtype, m, n, k, overwrite ? "true" : "false", gpu.sms);
+  auto source = emitCudaKernel(request, options);
+  if (!source)
+    return source.takeError();
+  auto compiled = compileCudaKernel(*source);
+  if (!compiled)
+    return compiled.takeError();
+  if (!compiled->ptxas.clean())
+    return llvm::createStringError("ptxas reported spills or warnings for " +
+                                   source->symbol + ":\n" + compiled->log);
+  return CudaGemmKernel{std::move(*source), std::move(*compiled)};
+}
+
 llvm::Expected<CudaRunReport> qimeng::runCudaKernel(llvm::StringRef runner,
                                                     llvm::StringRef sourcePath,
                                                     unsigned runs) {

@@ -1,6 +1,5 @@
 //===- TaskPrompt.cpp - One sentence to a task ----------------------------===//
 #include "qimeng/LLM/TaskPrompt.h"
-#include "qimeng/Kernel/GpuMachines.h"
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Support/JsonFieldReader.h"
 #include "llvm/ADT/StringExtras.h"
@@ -20,12 +19,16 @@ bool has(const std::string &text, const char *word) {
   return std::regex_search(text, re);
 }
 
+/// `task` for `gpu`, its target and the GPU itself.
+void setGpu(Task &task, const GpuMachine &gpu) {
+  task.target = gpu.target();
+  task.gpu = gpu;
+}
+
 /// A GPU named in the prompt: its target, and the type (bf16, f16 or f32).
 llvm::Error setGpuTarget(const std::string &text, const GpuMachine &gpu,
                          Task &task) {
-  task.target = gpu.target();
-  task.machine = gpu.title;
-  task.sms = gpu.sms;
+  setGpu(task, gpu);
   task.dtype = "f32";
   if (has(text, "bf16"))
     task.dtype = "bf16";
@@ -246,9 +249,7 @@ llvm::Expected<Task> qimeng::extractTaskWithLlm(llvm::StringRef prompt,
   Task task;
   task.target = target;
   if (gpu) {
-    task.target = gpu->target();
-    task.machine = gpu->title;
-    task.sms = gpu->sms;
+    setGpu(task, *gpu);
     task.dtype = dtype;
   }
   auto integer = [&](const char *name, int64_t &out,

@@ -443,7 +443,8 @@ TEST(TaskPromptTest, TheLlmExtractsTheTaskAndItIsCheckedToo) {
                        "the LLM read the target as 'tpu v5'");
   QM_ASSERT_EXPECTED(gpu, extractTaskWithLlm("x", client));
   EXPECT_EQ(gpu.target, "nvptx64-nvidia-cuda:sm_90a");
-  EXPECT_EQ(gpu.machine, "NVIDIA H100");
+  ASSERT_TRUE(gpu.gpu.has_value());
+  EXPECT_EQ(gpu.gpu->title, "NVIDIA H100");
   EXPECT_EQ(gpu.dtype, "bf16");
   QM_ASSERT_FAILS_WITH(extractTaskWithLlm("x", client).takeError(),
                        "GPU kernels are generated in bf16, f16 and f32; the "
@@ -455,17 +456,19 @@ TEST(TaskPromptTest, NvidiaGpusByName) {
   // sized by; the type bf16, f16 or f32 (the default).
   QM_ASSERT_EXPECTED(h200, parseTaskPrompt("generate a 8192x8192x8192 bf16 "
                                            "GEMM for the H200"));
-  EXPECT_TRUE(h200.gpu());
+  ASSERT_TRUE(h200.gpu.has_value());
   EXPECT_EQ(h200.target, "nvptx64-nvidia-cuda:sm_90a");
-  EXPECT_EQ(h200.machine, "NVIDIA H200");
-  EXPECT_EQ(h200.sms, 132u);
+  EXPECT_EQ(h200.gpu->title, "NVIDIA H200");
+  EXPECT_EQ(h200.gpu->arch, "sm_90a");
+  EXPECT_EQ(h200.gpu->sms, 132u);
   EXPECT_EQ(h200.dtype, "bf16");
   EXPECT_EQ(h200.problem.gemm(), GemmDesc::packed(8192, 8192, 8192));
   QM_ASSERT_EXPECTED(a100, parseTaskPrompt("a 512x512x512 fp16 matmul on an "
                                            "A100"));
   EXPECT_EQ(a100.target, "nvptx64-nvidia-cuda:sm_80");
   EXPECT_EQ(a100.dtype, "f16");
-  EXPECT_EQ(a100.sms, 108u);
+  ASSERT_TRUE(a100.gpu.has_value());
+  EXPECT_EQ(a100.gpu->sms, 108u);
   QM_ASSERT_EXPECTED(rtx, parseTaskPrompt("gemm 256x256x256 for the RTX 4090"));
   EXPECT_EQ(rtx.target, "nvptx64-nvidia-cuda:sm_89");
   EXPECT_EQ(rtx.dtype, "f32");
@@ -473,7 +476,7 @@ TEST(TaskPromptTest, NvidiaGpusByName) {
       parseTaskPrompt("int8 gemm 64x64x64 for the H100").takeError(),
       "the prompt asks for int8");
   QM_ASSERT_EXPECTED(cpu, parseTaskPrompt("gemm 64x64x64 for this cpu"));
-  EXPECT_FALSE(cpu.gpu());
+  EXPECT_FALSE(cpu.gpu.has_value());
 }
 
 } // namespace

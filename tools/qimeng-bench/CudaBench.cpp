@@ -33,24 +33,14 @@ struct ShapeKernel {
 llvm::Expected<ShapeKernel> prepare(const CudaBenchShape &s,
                                     const std::string &dtype,
                                     const GpuMachine &gpu) {
-  json request = {{"version", 1},     {"kind", "cuda_gemm"},
-                  {"arch", gpu.arch}, {"dtype", dtype},
-                  {"m", s.m},         {"n", s.n},
-                  {"k", s.k},         {"overwrite", false}};
-  if (gpu.arch == "sm_90a")
-    request["sms"] = gpu.sms;
-  auto source = emitCudaKernel(request.dump(), EmitterOptions::defaults());
-  if (!source)
-    return source.takeError();
-  auto compiled = compileCudaKernel(*source);
-  if (!compiled)
-    return compiled.takeError();
-  if (!compiled->ptxas.clean())
-    return llvm::createStringError("ptxas reported spills or warnings for " +
-                                   source->symbol + ":\n" + compiled->log);
-  ShapeKernel k{*source, "", compiled->ptxas.registers};
+  auto built = buildCudaGemm(gpu, dtype, s.m, s.n, s.k, /*overwrite=*/false,
+                             EmitterOptions::defaults());
+  if (!built)
+    return built.takeError();
+  const CudaKernelSource &source = built->source;
+  ShapeKernel k{source, "", built->compiled.ptxas.registers};
   llvm::SmallString<128> path;
-  if (auto ec = llvm::sys::fs::createTemporaryFile(source->symbol, "cu", path))
+  if (auto ec = llvm::sys::fs::createTemporaryFile(source.symbol, "cu", path))
     return llvm::createStringError("cannot create a temporary file: " +
                                    ec.message());
   std::error_code ec;
@@ -58,7 +48,7 @@ llvm::Expected<ShapeKernel> prepare(const CudaBenchShape &s,
   if (ec)
     return llvm::createStringError("cannot write " + std::string(path) + ": " +
                                    ec.message());
-  out << source->text;
+  out << source.text;
   k.path = std::string(path);
   return k;
 }

@@ -519,7 +519,7 @@ int main(int argc, char **argv) {
   }
   if (!task)
     task = exitOnErr(parseTaskPrompt(promptOpt));
-  if (task->gpu())
+  if (task->gpu)
     return generateForGpu(
         *task, parsedBy, outOpt,
         llvm::sys::path::parent_path(

@@ -13,6 +13,7 @@
 #define QIMENG_CUDA_CUDAKERNEL_H
 
 #include "qimeng/Emit/EmitterRunner.h"
+#include "qimeng/Kernel/GpuMachines.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <array>
@@ -84,6 +85,20 @@ std::string nvrtcVersionText();
 /// ("<symbol>.cu(12): error: ...").
 llvm::Expected<CompiledCudaKernel>
 compileCudaKernel(const CudaKernelSource &kernel);
+
+/// A GEMM kernel for `gpu` (C (+)= A B, A and B in `dtype`, C in f32,
+/// row-major, sized for its multiprocessors), emitted and compiled with
+/// NVRTC: the cuda_gemm emitter's choice of engine and tiles. A kernel
+/// that spills or draws a ptxas warning is an error.
+struct CudaGemmKernel {
+  CudaKernelSource source;
+  CompiledCudaKernel compiled;
+};
+llvm::Expected<CudaGemmKernel> buildCudaGemm(const GpuMachine &gpu,
+                                             llvm::StringRef dtype, int64_t m,
+                                             int64_t n, int64_t k,
+                                             bool overwrite,
+                                             const EmitterOptions &options);
 
 /// What qimeng-cuda-runner said of a kernel: validated and timed against
 /// cuBLAS on the GPU, or why it did not run (no GPU, no runner).

@@ -11,6 +11,7 @@
 #ifndef QIMENG_LLM_TASKPROMPT_H
 #define QIMENG_LLM_TASKPROMPT_H
 
+#include "qimeng/Kernel/GpuMachines.h"
 #include "qimeng/Kernel/KernelProblem.h"
 #include "qimeng/LLM/ChatClient.h"
 #include "llvm/Support/Error.h"
@@ -25,10 +26,8 @@ struct Task {
   /// static model knows (Target::specOfMachine), or an NVIDIA GPU's
   /// "nvptx64-nvidia-cuda:<arch>" (GpuMachines.h), named in the prompt.
   std::string target = "host";
-  /// The GPU's title and multiprocessors, for a GPU target.
-  std::string machine;
-  unsigned sms = 0;
-  bool gpu() const { return !machine.empty(); }
+  /// The GPU named, for a GPU target (whose `target` is gpu->target()).
+  std::optional<GpuMachine> gpu;
   std::string shape; ///< as written back to the user: "512x512x512"
 };
 
