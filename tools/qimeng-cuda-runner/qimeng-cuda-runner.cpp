@@ -272,6 +272,12 @@ struct Problem {
   uint16_t bits(float v) const {
     return k.dtype == "bf16" ? toBf16(v) : toF16(v);
   }
+  /// The bound on |C - ref| for uniform inputs, in units of
+  /// sum |a b| + |C0|: 4 (K + 1) 2^-24, f32 sums.
+  double relativeBound() const {
+    return 4.0 * double(k.k + 1) * std::ldexp(1.0, -24);
+  }
+
   /// `v` as the kernel sees it.
   float rounded(float v) const {
     if (k.dtype == "bf16")
@@ -421,10 +427,9 @@ struct Problem {
         const double start = k.overwrite ? 0.0 : c0[size_t(i * n + j)];
         const double want = ref[size_t(j)] + start;
         const double got = c[size_t(i * n + j)];
-        const double bound = integers
-                                 ? 0.0
-                                 : 4.0 * double(kk + 1) * std::ldexp(1.0, -24) *
-                                       (mag[size_t(j)] + std::fabs(start));
+        const double bound =
+            integers ? 0.0
+                     : relativeBound() * (mag[size_t(j)] + std::fabs(start));
         const double err = std::fabs(got - want);
         if (!(err <= bound)) {
           // The first few wrong elements, then how many: the pattern (whole
@@ -534,7 +539,7 @@ int main(int argc, char **argv) {
   std::printf("validated: yes (small integers bit for bit; uniform: max "
               "|C - ref| / (sum |a b| + |C0|) = %.2e, bound 4 (K + 1) "
               "2^-24 = %.2e)\n",
-              maxErr, 4.0 * double(k.k + 1) * std::ldexp(1.0, -24));
+              maxErr, problem.relativeBound());
 
   const double flops = 2.0 * double(k.m) * double(k.n) * double(k.k);
   DeviceBuffer a(size_t(k.m * k.k) * problem.elementBytes()),
