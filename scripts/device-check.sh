@@ -33,8 +33,8 @@ g++ -O2 -std=c++17 -DQIMENG_HAVE_CUBLAS=1 -I"$ROOT/include" -I"$CUDA/include" \
 
 status=0
 # name dtype m n k overwrite limit_s extra-request-fields: edges in every
-# dimension for each engine first (wgmma: M, N and K off its 128, 256 and
-# 64), then the shapes. The wgmma engine is only for sm_90a: on
+# dimension for each engine first (wgmma: M, N and K off its tiles and its
+# 64-deep K slabs), then the shapes. The wgmma engine is only for sm_90a: on
 # other GPUs those cases are left out.
 while read -r name dtype m n k overwrite limit extra; do
   [ -z "$name" ] && continue

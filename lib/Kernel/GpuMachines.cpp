@@ -1,6 +1,5 @@
 //===- GpuMachines.cpp - NVIDIA GPUs a prompt may name --------------------===//
 #include "qimeng/Kernel/GpuMachines.h"
-#include "llvm/ADT/STLExtras.h"
 #include <regex>
 
 using namespace qimeng;
@@ -41,12 +40,8 @@ std::optional<GpuMachine> qimeng::gpuMachineInText(llvm::StringRef lowerText) {
 }
 
 std::optional<GpuMachine> qimeng::gpuMachineNamed(llvm::StringRef name) {
-  const std::string lower = name.trim().lower();
-  for (const GpuRow &row : gpuRows)
-    if (lower == llvm::StringRef(row.title).lower() ||
-        llvm::is_contained(row.names, lower))
-      return machineOf(row);
-  return gpuMachineInText(lower);
+  // Every title holds one of its row's names as a word.
+  return gpuMachineInText(name.trim().lower());
 }
 
 std::vector<std::string> qimeng::gpuMachineTitles() {
