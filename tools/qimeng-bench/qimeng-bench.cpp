@@ -330,12 +330,12 @@ int main(int argc, char **argv) {
       "ld=runtime is the kernel that reads the input's strides at run time "
       "(\"_isrt\").\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
+  if (runsOpt < 7)
+    exitOnErr(llvm::createStringError("--runs must be at least 7"));
   if (deviceOpt == "cuda") {
     if (opKind == "conv2d")
       exitOnErr(llvm::createStringError(
           "--device cuda times GEMMs only (no GPU convolutions yet)"));
-    if (runsOpt < 7)
-      exitOnErr(llvm::createStringError("--runs must be at least 7"));
     std::vector<CudaBenchShape> gpuShapes;
     for (const Shape &s : exitOnErr(
              parseShapes(shapesOpt.getNumOccurrences()
@@ -364,8 +364,6 @@ int main(int argc, char **argv) {
                                       "'; expected f32, bf16, f16, s8 or "
                                       "u8s8"));
   const GemmPrecision precision = *parsedPrecision;
-  if (runsOpt < 7)
-    exitOnErr(llvm::createStringError("--runs must be at least 7"));
   if (threadsOpt < 1)
     exitOnErr(llvm::createStringError("--threads must be at least 1"));
   std::string trans = transOpt;
