@@ -63,9 +63,17 @@ wgmma_bf16_edges_registers bf16 1000 776 336 false 60 , "engine": "wgmma", "epil
 wgmma_bf16_edges_persistent bf16 1000 776 336 false 60 , "engine": "wgmma", "persistent": true, "sms": 5
 wgmma_f16_small_persistent f16 200 136 88 true 60 , "engine": "wgmma", "persistent": true, "sms": 1
 wgmma_bf16_edges_persistent_bm192 bf16 1000 776 336 true 60 , "engine": "wgmma", "persistent": true, "sms": 3, "block_m": 192, "block_n": 192
+wgmma_bf16_edges_bt bf16 1000 776 336 false 60 , "engine": "wgmma", "b_layout": "nk"
+wgmma_tf32_edges_bt tf32 1000 776 336 false 60 , "engine": "wgmma", "b_layout": "nk"
+wgmma_tf32_small_bt tf32 200 136 92 true 60 , "engine": "wgmma", "b_layout": "nk"
+wgmma_tf32_edges_bt_registers tf32 1000 776 336 false 60 , "engine": "wgmma", "b_layout": "nk", "epilogue": "registers"
+wgmma_tf32_edges_bt_bm192 tf32 1000 776 336 true 60 , "engine": "wgmma", "b_layout": "nk", "block_m": 192, "block_n": 192
 mma_bf16_edges bf16 1000 770 333 false 60 , "engine": "mma"
 mma_f16_small f16 200 136 88 true 60 , "engine": "mma"
+mma_tf32_edges tf32 1000 770 333 false 60 , "engine": "mma"
+mma_tf32_edges_bt tf32 1000 770 333 true 60 , "engine": "mma", "b_layout": "nk"
 ffma_f32_edges f32 1000 770 333 true 60
+ffma_f32_edges_bt f32 1000 770 333 false 60 , "b_layout": "nk"
 wgmma_bf16_4096 bf16 4096 4096 4096 false 90 , "engine": "wgmma"
 wgmma_bf16_8192 bf16 8192 8192 8192 false 120 , "engine": "wgmma"
 wgmma_bf16_8192_b0 bf16 8192 8192 8192 true 120 , "engine": "wgmma"
@@ -77,6 +85,11 @@ wgmma_bf16_8192_persistent bf16 8192 8192 8192 false 120 , "engine": "wgmma", "p
 wgmma_bf16_8192_g4 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "raster_group": 4
 wgmma_bf16_8192_g16 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "raster_group": 16
 wgmma_bf16_8192_bm192 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_m": 192, "block_n": 192
+wgmma_bf16_8192_bt bf16 8192 8192 8192 false 120 , "engine": "wgmma", "b_layout": "nk"
+wgmma_tf32_8192_bt tf32 8192 8192 8192 false 120 , "engine": "wgmma", "b_layout": "nk"
+wgmma_tf32_8192_bt_bm192 tf32 8192 8192 8192 false 120 , "engine": "wgmma", "b_layout": "nk", "block_m": 192, "block_n": 192
+wgmma_tf32_4096_bt tf32 4096 4096 4096 false 90 , "engine": "wgmma", "b_layout": "nk"
+mma_tf32_4096 tf32 4096 4096 4096 false 90 , "engine": "mma"
 mma_bf16_4096 bf16 4096 4096 4096 false 90 , "engine": "mma"
 ffma_f32_4096 f32 4096 4096 4096 false 90
 CASES

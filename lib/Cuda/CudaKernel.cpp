@@ -121,13 +121,14 @@ PtxasReport qimeng::parsePtxasLog(llvm::StringRef log) {
 
 llvm::Expected<CudaGemmKernel>
 qimeng::buildCudaGemm(const GpuMachine &gpu, llvm::StringRef dtype, int64_t m,
-                      int64_t n, int64_t k, bool overwrite,
+                      int64_t n, int64_t k, bool overwrite, bool bTransposed,
                       const EmitterOptions &options) {
   const std::string request = llvm::formatv(
       "{{\"version\": 1, \"kind\": \"cuda_gemm\", \"arch\": \"{0}\", "
       "\"dtype\": \"{1}\", \"m\": {2}, \"n\": {3}, \"k\": {4}, "
-      "\"overwrite\": {5}, \"sms\": {6}}",
-      gpu.arch, dtype, m, n, k, overwrite ? "true" : "false", gpu.sms);
+      "\"overwrite\": {5}, \"b_layout\": \"{6}\", \"sms\": {7}}",
+      gpu.arch, dtype, m, n, k, overwrite ? "true" : "false",
+      bTransposed ? "nk" : "kn", gpu.sms);
   auto source = emitCudaKernel(request, options);
   if (!source)
     return source.takeError();

@@ -25,7 +25,8 @@ void setGpu(Task &task, const GpuMachine &gpu) {
   task.gpu = gpu;
 }
 
-/// A GPU named in the prompt: its target, and the type (bf16, f16 or f32).
+/// A GPU named in the prompt: its target, and the type (bf16, f16, tf32
+/// or f32).
 llvm::Error setGpuTarget(const std::string &text, const GpuMachine &gpu,
                          Task &task) {
   setGpu(task, gpu);
@@ -34,14 +35,16 @@ llvm::Error setGpuTarget(const std::string &text, const GpuMachine &gpu,
     task.dtype = "bf16";
   else if (has(text, "fp16") || has(text, "f16") || has(text, "half"))
     task.dtype = "f16";
+  else if (has(text, "tf32"))
+    task.dtype = "tf32";
   static const char *const others[] = {"int8",   "i8",    "fp64", "f64",
-                                       "double", "int32", "fp8",  "tf32"};
+                                       "double", "int32", "fp8"};
   for (const char *t : others)
     if (has(text, t))
       return llvm::createStringError(
-          std::string("GPU kernels are generated in bf16 and f16 (tensor "
-                      "cores, f32 sums) and f32 (FFMA); the prompt asks "
-                      "for ") +
+          std::string("GPU kernels are generated in bf16, f16 and tf32 "
+                      "(tensor cores, f32 sums) and f32 (FFMA); the prompt "
+                      "asks for ") +
           t);
   return llvm::Error::success();
 }
@@ -226,10 +229,10 @@ llvm::Expected<Task> qimeng::extractTaskWithLlm(llvm::StringRef prompt,
       dtype = "f32";
     if (dtype == "fp16" || dtype == "half")
       dtype = "f16";
-    if (dtype != "f32" && dtype != "bf16" && dtype != "f16")
+    if (dtype != "f32" && dtype != "bf16" && dtype != "f16" && dtype != "tf32")
       return llvm::createStringError(
-          "GPU kernels are generated in bf16, f16 and f32; the LLM read the "
-          "type as " +
+          "GPU kernels are generated in bf16, f16, tf32 and f32; the LLM read "
+          "the type as " +
           dtype);
   } else if (dtype != "f32" && dtype != "fp32" && dtype != "float32") {
     return llvm::createStringError("only fp32 kernels can be generated; the "

@@ -1,20 +1,26 @@
 """CUDA C++ GEMM kernels for NVIDIA GPUs (kind "cuda_gemm"): C (+)= A * B.
 
-A is M x K, B is K x N and C is M x N, all row-major and dense; sizes are
-immediates; C is f32. Each thread block computes a block_m x block_n tile
-of C, K in steps of block_k through shared memory. Three engines:
+A is M x K and C is M x N, row-major and dense; B is K x N row-major
+(b_layout "kn", the default) or N x K row-major (b_layout "nk": C = A B^T,
+a linear layer's weights); sizes are immediates; C is f32. The inputs are
+f32, bf16 or f16, or f32 multiplied on tensor cores in tf32 (dtype "tf32":
+10 bits of mantissa, f32 sums). Each thread block computes a
+block_m x block_n tile of C, K in steps of block_k through shared memory.
+Three engines:
 
 - "ffma" (dtype "f32"): FFMA on CUDA cores; each thread a
   thread_m x thread_n register tile; tiles zero-padded at the edges.
-- "mma" (dtype "bf16" or "f16", sm_80 and later): tensor cores through
-  inline PTX `mma.sync.aligned.m16n8k16` (16-bit products, f32 sums); each
-  warp a warp_m x warp_n tile of m16n8 fragments, filled from shared
-  memory by the fragment layout of the PTX ISA.
-- "wgmma" (bf16 or f16, sm_90a): Hopper's warpgroup MMA fed by the tensor
-  memory accelerator through an mbarrier pipeline, a producer warpgroup
-  and block_m / 64 consumer warpgroups (cuda_wgmma.py). The default on
-  sm_90a where the copy engine can address the operands (K and N
-  multiples of 8), "mma" elsewhere.
+- "mma" (bf16, f16 or tf32, sm_80 and later): tensor cores through inline
+  PTX `mma.sync.aligned.m16n8k16` (16-bit inputs) or `m16n8k8` (tf32,
+  each input rounded with cvt.rna.tf32.f32); f32 sums; each warp a
+  warp_m x warp_n tile of m16n8 fragments, filled from shared memory by
+  the fragment layout of the PTX ISA.
+- "wgmma" (bf16, f16 or tf32, sm_90a): Hopper's warpgroup MMA fed by the
+  tensor memory accelerator through an mbarrier pipeline, a producer
+  warpgroup and block_m / 64 consumer warpgroups (cuda_wgmma.py). wgmma
+  reads tf32 only K-major, so tf32 takes it with b_layout "nk". The
+  default on sm_90a where it applies and the copy engine can address the
+  operands (16-byte row strides), "mma" elsewhere.
 
 The text is compiled in process with NVRTC for `arch` (docs/Cuda.md); its
 `// qm.` header lines say how to launch it.
@@ -30,8 +36,9 @@ from .fields import bool_field, check_known, int_field
 #: mma.sync m16n8k16 with bf16 needs sm_80 or later.
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120")
 
-DTYPES = ("f32", "bf16", "f16")
+DTYPES = ("f32", "bf16", "f16", "tf32")
 ENGINES = ("ffma", "mma", "wgmma")
+B_LAYOUTS = ("kn", "nk")
 
 WARP = 32
 SHARED_LIMIT = 48 * 1024  # static shared memory per block
@@ -45,7 +52,7 @@ class Request:
             "arch", "dtype", "m", "n", "k", "overwrite", "engine",
             "block_m", "block_n", "block_k", "warp_m", "warp_n",
             "thread_m", "thread_n", "stages", "raster_group",
-            "prefetch_c", "persistent", "sms", "epilogue"))
+            "prefetch_c", "persistent", "sms", "epilogue", "b_layout"))
         self.arch = request.get("arch")
         if self.arch not in ARCHS:
             raise RequestError(f"unknown arch {self.arch!r}; expected one of "
@@ -58,18 +65,35 @@ class Request:
         self.n = int_field(request, "n")
         self.k = int_field(request, "k")
         self.overwrite = bool_field(request, "overwrite")
+        self.b_layout = request.get("b_layout", "kn")
+        if self.b_layout not in B_LAYOUTS:
+            raise RequestError(f"unknown b_layout {self.b_layout!r}; expected "
+                               "'kn' (B is K x N) or 'nk' (B is N x K)")
         tensor = self.dtype != "f32"
-        tma = self.k % 8 == 0 and self.n % 8 == 0
+        # Bytes of an input element (tf32 is read as f32).
+        self.element_bytes = 2 if self.dtype in ("bf16", "f16") else 4
+        # The copy engine's 16-byte row strides: A's and B's rows, and C's
+        # (f32) for the epilogue.
+        b_row = self.n if self.b_layout == "kn" else self.k
+        tma = (self.k * self.element_bytes % 16 == 0
+               and b_row * self.element_bytes % 16 == 0 and self.n % 4 == 0)
+        # wgmma transposes 16-bit operands only: tf32's B must be K-major.
+        wgmma_reads = self.dtype != "tf32" or self.b_layout == "nk"
         self.engine = request.get(
             "engine", "ffma" if not tensor else
-            "wgmma" if self.arch == "sm_90a" and tma else "mma")
+            "wgmma" if self.arch == "sm_90a" and tma and wgmma_reads
+            else "mma")
         if self.engine not in ENGINES:
             raise RequestError(f"unknown engine {self.engine!r}; expected "
                                "one of " + ", ".join(ENGINES))
         if (self.engine == "ffma") != (not tensor):
             raise RequestError(f"engine {self.engine!r} does not take dtype "
                                f"{self.dtype!r} (ffma: f32; mma, wgmma: "
-                               "bf16, f16)")
+                               "bf16, f16, tf32)")
+        if self.engine == "wgmma" and not wgmma_reads:
+            raise RequestError(
+                "wgmma reads tf32 operands only K-major: give B as N x K "
+                "(b_layout 'nk') or take engine 'mma'")
         if self.engine == "wgmma":
             self._wgmma(request, tma)
             self.request = request
@@ -77,6 +101,11 @@ class Request:
         self.bm = int_field(request, "block_m", default=128 if tensor else 64)
         self.bn = int_field(request, "block_n", default=128 if tensor else 64)
         self.bk = int_field(request, "block_k", default=32 if tensor else 16)
+        # The mma fragment's K, and A's row padding in shared memory
+        # (rows 4 banks apart: the eight rows g of a gather hit distinct
+        # banks).
+        self.mma_k = 8 if self.dtype == "tf32" else 16
+        self.a_pad = 8 if self.element_bytes == 2 else 4
         if tensor:
             self.wm = int_field(request, "warp_m", default=64)
             self.wn = int_field(request, "warp_n", default=32)
@@ -88,14 +117,16 @@ class Request:
             if self.bm % self.wm or self.bn % self.wn:
                 raise RequestError("block_m and block_n must be multiples of "
                                    "warp_m and warp_n")
-            if self.bk % 16:
-                raise RequestError("block_k must be a multiple of 16 (the "
-                                   "k16 of the fragment)")
+            if self.bk % self.mma_k:
+                raise RequestError(
+                    f"block_k must be a multiple of {self.mma_k} (the "
+                    f"k{self.mma_k} of the {self.dtype} fragment)")
             self.threads = (self.bm // self.wm) * (self.bn // self.wn) * WARP
-            # bf16 tiles, each row padded by 8 elements against bank
-            # conflicts.
-            self.shared = 2 * (self.bm * (self.bk + 8)
-                               + self.bk * (self.bn + 8))
+            # A's rows padded by a_pad elements, B's by 8, against bank
+            # conflicts in the fragments' gathers (B is K x N in shared
+            # memory for either b_layout).
+            self.shared = self.element_bytes * (
+                self.bm * (self.bk + self.a_pad) + self.bk * (self.bn + 8))
         else:
             self.tm = int_field(request, "thread_m", default=4)
             self.tn = int_field(request, "thread_n", default=4)
@@ -120,8 +151,10 @@ class Request:
                                "exists on no other target)")
         if not tma:
             raise RequestError(
-                "engine 'wgmma' needs K and N multiples of 8 (the copy "
-                "engine's 16-byte row strides); engine 'mma' takes any")
+                "engine 'wgmma' needs 16-byte row strides for the copy "
+                f"engine (A's, B's and C's rows: K and N multiples of "
+                f"{16 // self.element_bytes}, N of 4); engine 'mma' takes "
+                "any")
         self.bm = int_field(request, "block_m", default=128)
         # 128 x 256 tiles where they fill every multiprocessor at least
         # once; 128 x 128 below that (twice the blocks: 0.97x cuBLAS
@@ -131,16 +164,17 @@ class Request:
             raise RequestError("sms must be at least 1")
         wide = -(-self.m // self.bm) * -(-self.n // 256) >= self.sms
         self.bn = int_field(request, "block_n", default=256 if wide else 128)
-        self.bk = int_field(request, "block_k", default=cuda_wgmma.BLOCK_K)
+        slab = cuda_wgmma.ROW_BYTES // self.element_bytes
+        self.bk = int_field(request, "block_k", default=slab)
         if self.bm not in (64, 128, 192):
             raise RequestError("block_m must be 64, 128 or 192 (one "
                                "consumer warpgroup per 64 rows)")
         if self.bn % 64 or not 64 <= self.bn <= 256:
             raise RequestError("block_n must be 64, 128, 192 or 256 (64-"
                                "column boxes; wgmma's n is at most 256)")
-        if self.bk != cuda_wgmma.BLOCK_K:
-            raise RequestError("block_k must be 64 (a 128-byte swizzled "
-                               "row of 16-bit elements)")
+        if self.bk != slab:
+            raise RequestError(f"block_k must be {slab} for {self.dtype} (a "
+                               "128-byte swizzled row)")
         per_stage = cuda_wgmma.stage_bytes(self.bm, self.bn)
         most = (cuda_wgmma.SHARED_LIMIT - 1024) // per_stage
         self.stages = int_field(request, "stages", default=min(most, 6))
@@ -206,8 +240,28 @@ class Request:
                 f"{self.wm}x{self.wn}" if self.engine == "mma"
                 else f"t{self.tm}x{self.tn}")
         return (f"qm_cuda_{self.dtype}gemm_{self.m}x{self.n}x{self.k}"
+                + ("_bt" if self.b_layout == "nk" else "")
                 + ("_b0" if self.overwrite else "")
                 + f"_bm{self.bm}_bn{self.bn}_bk{self.bk}_{tile}_{self.arch}")
+
+
+def _load_b_tile(r, zero):
+    """The loop that copies B's block_k x block_n tile (rows k0.., columns
+    col0..) into Bs[BK][BN], zeros outside B; the threads walk B's rows as
+    they lie in memory, K x N or N x K."""
+    if r.b_layout == "kn":
+        index = "const int r = i / BN, c = i % BN;"
+        element = "B[(k0 + r) * N + col0 + c]"
+    else:
+        index = "const int r = i % BK, c = i / BK;"
+        element = "B[(col0 + c) * K + k0 + r]"
+    return f"""\
+    for (int i = tid; i < BK * BN; i += THREADS) {{
+      {index}
+      Bs[r][c] = k0 + r < K && col0 + c < N ? {element}
+                                            : {zero};
+    }}
+"""
 
 
 def _ffma_body(r):
@@ -231,12 +285,7 @@ def _ffma_body(r):
       As[c][r] = row0 + r < M && k0 + c < K ? A[(row0 + r) * K + k0 + c]
                                             : 0.0f;
     }}
-    for (int i = tid; i < BK * BN; i += THREADS) {{
-      const int r = i / BN, c = i % BN;
-      Bs[r][c] = k0 + r < K && col0 + c < N ? B[(k0 + r) * N + col0 + c]
-                                            : 0.0f;
-    }}
-    __syncthreads();
+{_load_b_tile(r, "0.0f")}    __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {{
       float a[TM], b[TN];
@@ -265,20 +314,61 @@ def _ffma_body(r):
 """
 
 
+def _fragments(r):
+    """Gathers of one k step's A and B fragments from shared memory, by the
+    PTX ISA's layouts (g = lane / 4, t = lane % 4). m16n8k16, 16-bit: A
+    rows g and g + 8, columns 2t, 2t + 1 and 8 more, two to a register; B
+    rows 2t, 2t + 1 and 8 more, column g. m16n8k8, tf32: A rows g and
+    g + 8, columns t and t + 4; B rows t and t + 4, column g, one to a
+    register, rounded to tf32."""
+    if r.dtype == "tf32":
+        return """\
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
+        const int r = wrow + mi * 16 + g, c = kk + t;
+        a[mi][0] = tf32(As[r][c]);
+        a[mi][1] = tf32(As[r + 8][c]);
+        a[mi][2] = tf32(As[r][c + 4]);
+        a[mi][3] = tf32(As[r + 8][c + 4]);
+      }
+#pragma unroll
+      for (int ni = 0; ni < NT; ++ni) {
+        const int r = kk + t, c = wcol + ni * 8 + g;
+        b[ni][0] = tf32(Bs[r][c]);
+        b[ni][1] = tf32(Bs[r + 4][c]);
+      }
+"""
+    return """\
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
+        const int r = wrow + mi * 16 + g, c = kk + 2 * t;
+        a[mi][0] = pack(As[r][c], As[r][c + 1]);
+        a[mi][1] = pack(As[r + 8][c], As[r + 8][c + 1]);
+        a[mi][2] = pack(As[r][c + 8], As[r][c + 9]);
+        a[mi][3] = pack(As[r + 8][c + 8], As[r + 8][c + 9]);
+      }
+#pragma unroll
+      for (int ni = 0; ni < NT; ++ni) {
+        const int r = kk + 2 * t, c = wcol + ni * 8 + g;
+        b[ni][0] = pack(Bs[r][c], Bs[r + 1][c]);
+        b[ni][1] = pack(Bs[r + 8][c], Bs[r + 9][c]);
+      }
+"""
+
+
 def _mma_body(r):
-    """The tensor-core kernel's body: bf16 A and B tiles through shared
-    memory, each warp's m16n8k16 fragments gathered from them by the PTX
-    ISA's layout (A: rows g and g + 8, columns 2t, 2t + 1 and 8 more; B:
-    rows 2t, 2t + 1 and 8 more, column g; C: rows g and g + 8, columns 2t
-    and 2t + 1; g = lane / 4, t = lane % 4), f32 accumulators."""
+    """The tensor-core kernel's body: A and B tiles through shared memory,
+    each warp's m16n8 fragments gathered from them (_fragments); C's
+    fragment rows g and g + 8, columns 2t and 2t + 1; f32 accumulators."""
     mt, nt = r.wm // 16, r.wn // 8
+    element = "float" if r.dtype == "tf32" else "unsigned short"
     return f"""\
   constexpr int M = {r.m}, N = {r.n}, K = {r.k};
   constexpr int BM = {r.bm}, BN = {r.bn}, BK = {r.bk};
   constexpr int WM = {r.wm}, WN = {r.wn}, MT = {mt}, NT = {nt};
   constexpr int THREADS = {r.threads};
-  __shared__ unsigned short As[BM][BK + 8];
-  __shared__ unsigned short Bs[BK][BN + 8];
+  __shared__ {element} As[BM][BK + {r.a_pad}];
+  __shared__ {element} Bs[BK][BN + 8];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int g = lane / 4, t = lane % 4;
   const int wrow = (warp / (BN / WN)) * WM, wcol = (warp % (BN / WN)) * WN;
@@ -288,38 +378,19 @@ def _mma_body(r):
     for (int i = tid; i < BM * BK; i += THREADS) {{
       const int r = i / BK, c = i % BK;
       As[r][c] = row0 + r < M && k0 + c < K ? A[(row0 + r) * K + k0 + c]
-                                            : (unsigned short)0;
+                                            : ({element})0;
     }}
-    for (int i = tid; i < BK * BN; i += THREADS) {{
-      const int r = i / BN, c = i % BN;
-      Bs[r][c] = k0 + r < K && col0 + c < N ? B[(k0 + r) * N + col0 + c]
-                                            : (unsigned short)0;
-    }}
-    __syncthreads();
+{_load_b_tile(r, "(" + element + ")0")}    __syncthreads();
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {{
+    for (int kk = 0; kk < BK; kk += {r.mma_k}) {{
       unsigned a[MT][4], b[NT][2];
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi) {{
-        const int r = wrow + mi * 16 + g, c = kk + 2 * t;
-        a[mi][0] = pack(As[r][c], As[r][c + 1]);
-        a[mi][1] = pack(As[r + 8][c], As[r + 8][c + 1]);
-        a[mi][2] = pack(As[r][c + 8], As[r][c + 9]);
-        a[mi][3] = pack(As[r + 8][c + 8], As[r + 8][c + 9]);
-      }}
-#pragma unroll
-      for (int ni = 0; ni < NT; ++ni) {{
-        const int r = kk + 2 * t, c = wcol + ni * 8 + g;
-        b[ni][0] = pack(Bs[r][c], Bs[r + 1][c]);
-        b[ni][1] = pack(Bs[r + 8][c], Bs[r + 9][c]);
-      }}
-#pragma unroll
+{_fragments(r)}#pragma unroll
       for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
         for (int ni = 0; ni < NT; ++ni) {{
           float *d = acc[mi][ni];
           asm volatile(
-              "mma.sync.aligned.m16n8k16.row.col.f32.{r.dtype}.{r.dtype}.f32 "
+              "mma.sync.aligned.m16n8k{r.mma_k}.row.col.f32.{r.dtype}.{r.dtype}.f32 "
               "{{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, "
               "{{%0, %1, %2, %3}};\\n"
               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -343,6 +414,17 @@ def _mma_body(r):
 """
 
 
+TF32 = """\
+// An f32 rounded to tf32 (to nearest, ties away), as mma's .tf32
+// operands must be.
+__device__ __forceinline__ unsigned tf32(float f) {
+  unsigned u;
+  asm("cvt.rna.tf32.f32 %0, %1;\\n" : "=r"(u) : "f"(f));
+  return u;
+}
+
+"""
+
 PACK = """\
 // Two 16-bit values (raw bits) in one 32-bit register, the first in the
 // low half:
@@ -356,14 +438,17 @@ __device__ __forceinline__ unsigned pack(unsigned short lo, unsigned short hi) {
 
 def emit(request):
     r = Request(request)
-    element = "unsigned short" if r.engine != "ffma" else "float"
+    element = "unsigned short" if r.element_bytes == 2 else "float"
     grid = ",".join(str(v) for v in r.grid)
     meta = {k: request[k] for k in sorted(request)}
+    k_step = 8 if r.dtype == "tf32" else 16
     engine = ("f32 FFMA" if r.engine == "ffma" else
-              f"{r.dtype} inputs (raw bits), f32 sums on tensor cores "
-              + ("(mma.sync m16n8k16)" if r.engine == "mma" else
-                 f"(wgmma m64n{r.bn}k16, TMA loads, {r.stages} stages)"))
-    summary = (f"C[{r.m}x{r.n}] {'=' if r.overwrite else '+='} A * B, "
+              f"{r.dtype} inputs, f32 sums on tensor cores "
+              + (f"(mma.sync m16n8k{k_step})" if r.engine == "mma" else
+                 f"(wgmma m64n{r.bn}k{k_step}, TMA loads, {r.stages} "
+                 "stages)"))
+    product = "A * B" if r.b_layout == "kn" else "A * B^T (B is N x K)"
+    summary = (f"C[{r.m}x{r.n}] {'=' if r.overwrite else '+='} {product}, "
                f"K = {r.k}, {engine}")
     wgmma = r.engine == "wgmma"
     # wgmma kernels take the copy engine's tensor maps and dynamic shared
@@ -381,7 +466,7 @@ def emit(request):
         f"// qm.block: {r.threads},1,1",
         shared,
         f"// qm.problem: m={r.m} n={r.n} k={r.k} dtype={r.dtype} "
-        f"overwrite={int(r.overwrite)}",
+        f"overwrite={int(r.overwrite)} b={r.b_layout}",
         f"// qm.engine: {r.engine}",
         f"// qm.args: {args}",
         f"// qm.generator: {GENERATOR_VERSION}",
@@ -399,7 +484,9 @@ def emit(request):
                 f"{r.symbol()}({cuda_wgmma.parameters(r)}) {{\n"
                 + cuda_wgmma.body(r) + "}\n")
     body = _mma_body(r) if r.engine == "mma" else _ffma_body(r)
-    return (head + (PACK if r.engine == "mma" else "")
+    helpers = ("" if r.engine == "ffma" else
+               TF32 if r.dtype == "tf32" else PACK)
+    return (head + helpers
             + f'extern "C" __global__ void __launch_bounds__({r.threads})\n'
             f"{r.symbol()}(const {element} *__restrict__ A,\n"
             f"    const {element} *__restrict__ B, float *__restrict__ C) {{\n"

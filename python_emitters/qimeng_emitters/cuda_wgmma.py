@@ -1,19 +1,22 @@
 """The Hopper (sm_90a) body of cuda_gemm: wgmma fed by TMA.
 
-C (+)= A * B with A M x K and B K x N, 16-bit (bf16 or f16), row-major;
-C M x N in f32. One thread block per block_m x block_n tile of C, in
-warpgroups of 128 threads:
+C (+)= A * B with A M x K and B K x N (or C (+)= A * B^T with B N x K:
+b_layout "nk"), bf16, f16 or tf32 (f32 in memory), row-major; C M x N in
+f32. One thread block per block_m x block_n tile of C, in warpgroups of
+128 threads:
 
 - warpgroup 0, the producer: one thread issues the tensor-memory
-  accelerator's copies (cp.async.bulk.tensor) of each block_k = 64 slab of
-  A (one box, block_m rows x 64) and of B (block_n / 64 boxes of 64 x 64)
-  into a ring of `stages` shared-memory stages, each completing on its
+  accelerator's copies (cp.async.bulk.tensor) of each K slab (block_k =
+  128 bytes of K: 64 16-bit elements or 32 tf32) of A (one box, block_m
+  rows x block_k) and of B (block_n / 64 boxes of block_k x 64 for K x N;
+  one box of block_n x block_k for N x K) into a ring of `stages`
+  shared-memory stages, each completing on its
   "full" mbarrier with the bytes it expects; it waits on the stage's
   "empty" mbarrier before refilling it. It gives its registers up
   (setmaxnreg.dec) to
 - warpgroups 1 .. block_m / 64, the consumers: each owns 64 rows of the
-  tile and issues wgmma.mma_async.m64n<block_n>k16 from shared memory,
-  four per slab, keeping one slab's group in flight (wait_group 1) and
+  tile and issues wgmma.mma_async.m64n<block_n>k16 (k8 for tf32) from
+  shared memory, four per slab, keeping one slab's group in flight (wait_group 1) and
   releasing the stage before it; f32 accumulators in registers
   (block_n / 2 a thread). At the end of the tile (epilogue "tma") they
   are staged in the idle stages and the copy engine stores them to C, or
@@ -21,15 +24,15 @@ warpgroups of 128 threads:
   threads write C themselves, guarded at the edges.
 
 Shared-memory layouts are the copy engine's 128-byte swizzle, which is
-what wgmma's descriptors read: A K-major (a 64-element row of K is 128
+what wgmma's descriptors read: A K-major (a block_k row of K is 128
 bytes; 8 rows make the 1024-byte swizzle atom, so the stride between
-8-row groups, SBO, is 1024), B N-major (imm-trans-b = 1: 64 N columns a
-128-byte row, one row per k; SBO = 1024 between groups of 8 k rows, LBO
-= 64 * 128 between the 64-column boxes). One k16 step advances A's
-descriptor by 32 bytes inside the atom and B's by 16 rows (2048 bytes).
-The edges need no code: the copy engine fills what lies outside A and B
-with zeros. The copy engine needs 16-byte row strides: K and N multiples
-of 8.
+8-row groups, SBO, is 1024); B N x K K-major as A, or B K x N N-major
+(imm-trans-b = 1, 16-bit types only: 64 N columns a 128-byte row, one row
+per k; SBO = 1024 between groups of 8 k rows, LBO = block_k * 128 between
+the 64-column boxes). One k step (32 bytes of K) advances a K-major
+descriptor by 32 bytes inside the atom, an N-major one by 16 rows (2048
+bytes). The edges need no code: the copy engine fills what lies outside A
+and B with zeros. The copy engine needs 16-byte row strides.
 
 Blocks are ordered in groups of `raster_group` M tiles (consecutive blocks
 walk down the group's M tiles, then to the next N tile), so that the
@@ -40,9 +43,10 @@ stages and phases running on from tile to tile.
 
 import textwrap
 
-#: Bytes of one 64-element row of a 16-bit operand: the swizzle width.
+#: Bytes of one row of a K slab in shared memory (64 16-bit elements, 32
+#: tf32): the swizzle width. A k step of wgmma reads 32 bytes of it.
 ROW_BYTES = 128
-BLOCK_K = 64
+K_STEP_BYTES = 32
 #: Registers a producer thread keeps after setmaxnreg; the consumers take
 #: the rest of the multiprocessor's 65536 (consumer_registers).
 PRODUCER_REGISTERS = 40
@@ -52,7 +56,7 @@ SHARED_LIMIT = 227 * 1024
 
 
 def stage_bytes(bm, bn):
-    return (bm + bn) * BLOCK_K * 2
+    return (bm + bn) * ROW_BYTES
 
 
 def consumer_registers(consumers):
@@ -70,10 +74,15 @@ def shared_bytes(bm, bn, stages):
 
 
 def _wgmma(r):
-    """The inline-PTX wgmma of one k16 step: block_n / 2 accumulators."""
+    """The inline-PTX wgmma of one k step (k16, or k8 for tf32): block_n / 2
+    accumulators; scale-d, A and B unscaled, and for 16-bit types the
+    transposes (A K-major; B N-major for b_layout "kn")."""
     n = r.bn // 2
     outs = ", ".join(f"%{i}" for i in range(n))
     ptx_type = r.dtype
+    k = K_STEP_BYTES // r.element_bytes
+    transposes = ("" if r.dtype == "tf32" else
+                  f", 0, {1 if r.b_layout == 'kn' else 0}")
     constraints = ", ".join(f'"+f"(d[{i}])' for i in range(n))
     return f"""\
 __device__ __forceinline__ void wgmma_step(float (&d)[{n}],
@@ -81,8 +90,8 @@ __device__ __forceinline__ void wgmma_step(float (&d)[{n}],
                                            unsigned long long b) {{
   asm volatile(
       "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n + 2}, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{r.bn}k16.f32.{ptx_type}.{ptx_type} "
-      "{{{outs}}}, %{n}, %{n + 1}, p, 1, 1, 0, 1;\\n}}\\n"
+      "wgmma.mma_async.sync.aligned.m64n{r.bn}k{k}.f32.{ptx_type}.{ptx_type} "
+      "{{{outs}}}, %{n}, %{n + 1}, p, 1, 1{transposes};\\n}}\\n"
       : {constraints}
       : "l"(a), "l"(b), "r"(1));
 }}
@@ -157,8 +166,9 @@ def helpers(r):
 
 
 #: The copy engine's boxes, innermost dimension first: A's is block_m rows
-#: of one K slab, B's 64 columns of one slab (a 128-byte row), C's 32 f32
-#: columns (a 128-byte row) of one consumer's 64 rows.
+#: of one K slab; B's, K x N, 64 16-bit columns (a 128-byte row) of one
+#: slab, or, N x K, block_n rows of one slab; C's 32 f32 columns (a
+#: 128-byte row) of one consumer's 64 rows.
 B_BOX_COLUMNS = ROW_BYTES // 2
 C_BOX = (ROW_BYTES // 4, 64)
 
@@ -167,7 +177,31 @@ def args(r):
     """The header's qm.args: A and B as tensor maps with their boxes, C as
     one too for the copy engine's epilogue, else a pointer."""
     c = f"C:tma{C_BOX[0]}x{C_BOX[1]}" if r.epilogue == "tma" else "C"
-    return (f"A:tma{BLOCK_K}x{r.bm},B:tma{B_BOX_COLUMNS}x{BLOCK_K},{c}")
+    b = (f"{B_BOX_COLUMNS}x{r.bk}" if r.b_layout == "kn"
+         else f"{r.bk}x{r.bn}")
+    return f"A:tma{r.bk}x{r.bm},B:tma{b},{c}"
+
+
+def _b_descriptor(r):
+    """wgmma's descriptor of B's k step kk in stage address b."""
+    if r.b_layout == "nk":
+        return f"descriptor(b + kk * {K_STEP_BYTES}, 16, 1024)"
+    rows = K_STEP_BYTES // r.element_bytes
+    return (f"descriptor(b + kk * {rows} * {ROW_BYTES}, BK * {ROW_BYTES}, "
+            "1024)")
+
+
+def _copy_b(r):
+    """The producer's copies of B's slab into stage s."""
+    if r.b_layout == "nk":
+        return ("          copy_box(b_stages + s * B_BYTES, tmB, bar, "
+                "slab * BK, n0);\n")
+    return f"""\
+#pragma unroll
+          for (int j = 0; j < BN / {B_BOX_COLUMNS}; ++j)
+            copy_box(b_stages + s * B_BYTES + j * (BK * {ROW_BYTES}), tmB,
+                     bar, n0 + {B_BOX_COLUMNS} * j, slab * BK);
+"""
 
 
 def parameters(r):
@@ -205,10 +239,9 @@ def body(r):
       const unsigned b = b_stages + s * B_BYTES;
       asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
 #pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk)
-        wgmma_step(d, descriptor(a + kk * 32, 16, 1024),
-                   descriptor(b + kk * 16 * {ROW_BYTES}, BK * {ROW_BYTES},
-                              1024));
+      for (int kk = 0; kk < {ROW_BYTES // K_STEP_BYTES}; ++kk)
+        wgmma_step(d, descriptor(a + kk * {K_STEP_BYTES}, 16, 1024),
+                   {_b_descriptor(r)});
       asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
       // The slab before this one is read: its stage may be refilled.
       asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
@@ -227,12 +260,12 @@ def body(r):
 {_store_c_by_copy_engine(r) if r.epilogue == "tma" else _store_c(r)}"""
     return f"""\
   constexpr int M = {r.m}, N = {r.n}, K = {r.k};
-  constexpr int BM = {r.bm}, BN = {r.bn}, BK = {BLOCK_K};
+  constexpr int BM = {r.bm}, BN = {r.bn}, BK = {r.bk};
   constexpr int STAGES = {r.stages}, CONSUMERS = {consumers};
   constexpr int GROUP = {r.raster_group};
   constexpr int TILES_M = (M + BM - 1) / BM, TILES_N = (N + BN - 1) / BN;
   constexpr int SLABS = (K + BK - 1) / BK;
-  constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2;
+  constexpr unsigned A_BYTES = BM * {ROW_BYTES}, B_BYTES = BN * {ROW_BYTES};
   constexpr unsigned STAGE_BYTES = A_BYTES + B_BYTES;
   extern __shared__ unsigned char shared_raw[];
   __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
@@ -277,11 +310,7 @@ def body(r):
 {_prefetch_c(r)}          const unsigned bar = shared_address(&full[s]);
           barrier_expect(bar, STAGE_BYTES);
           copy_box(a_stages + s * A_BYTES, tmA, bar, slab * BK, m0);
-#pragma unroll
-          for (int j = 0; j < BN / {B_BOX_COLUMNS}; ++j)
-            copy_box(b_stages + s * B_BYTES + j * (BK * {ROW_BYTES}), tmB,
-                     bar, n0 + {B_BOX_COLUMNS} * j, slab * BK);
-        }}
+{_copy_b(r)}        }}
       }}
     }}
   }} else {{

@@ -36,7 +36,7 @@ class CudaGemmTest(unittest.TestCase):
         self.assertEqual(header(text, "grid"), "7,8,1")
         self.assertEqual(header(text, "block"), "256,1,1")
         self.assertEqual(header(text, "problem"),
-                         "m=1000 n=770 k=333 dtype=bf16 overwrite=0")
+                         "m=1000 n=770 k=333 dtype=bf16 overwrite=0 b=kn")
         # Two padded bf16 tiles: 128 x 40 and 32 x 136 elements.
         self.assertEqual(header(text, "shared_bytes"),
                          str(2 * (128 * 40 + 32 * 136)))
@@ -204,6 +204,46 @@ class WgmmaTest(unittest.TestCase):
         self.assertIn("SLABS > 9 ? SLABS - 9",
                       emit(hopper(epilogue="registers", prefetch_c=9)))
 
+    def test_b_given_n_by_k(self):
+        # B N x K (C = A B^T) is K-major like A: one box of block_n rows a
+        # slab, read without wgmma's transpose.
+        text = emit(hopper(b_layout="nk"))
+        self.assertEqual(header(text, "args"),
+                         "A:tma64x128,B:tma64x256,C:tma32x64")
+        self.assertIn("p, 1, 1, 0, 0;", text)
+        self.assertIn("descriptor(b + kk * 32, 16, 1024)", text)
+        self.assertEqual(text.count("copy_box(b_stages"), 1)
+        self.assertIn("_bt_", header(text, "symbol"))
+        self.assertTrue(header(text, "problem").endswith(" b=nk"))
+        # K x N: N-major, transposed by wgmma, 64-column boxes.
+        self.assertIn("p, 1, 1, 0, 1;", emit(hopper()))
+        # The other engines read B where it lies.
+        for text in (emit(request(b_layout="nk")),
+                     emit(request(dtype="f32", b_layout="nk"))):
+            self.assertIn("B[(col0 + c) * K + k0 + r]", text)
+            self.assertNotIn("B[(k0 + r) * N", text)
+
+    def test_tf32(self):
+        # wgmma reads tf32 K-major only: with B N x K the Hopper engine,
+        # k8 steps of 32-element (128-byte) slabs, no transposes.
+        text = emit(hopper(dtype="tf32", b_layout="nk"))
+        self.assertEqual(header(text, "engine"), "wgmma")
+        self.assertIn("m64n256k8.f32.tf32.tf32 ", text)
+        self.assertIn("p, 1, 1;", text)
+        self.assertEqual(header(text, "args"),
+                         "A:tma32x128,B:tma32x256,C:tma32x64")
+        self.assertIn("_bk32_", header(text, "symbol"))
+        # With B K x N, mma.sync's m16n8k8, each input rounded to tf32.
+        text = emit(hopper(dtype="tf32", block_n=128))
+        self.assertEqual(header(text, "engine"), "mma")
+        self.assertIn("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+                      text)
+        self.assertIn("cvt.rna.tf32.f32", text)
+        self.assertIn("__shared__ float As[BM][BK + 4];", text)
+        with self.assertRaises(RequestError) as caught:
+            emit(hopper(dtype="tf32", engine="wgmma"))
+        self.assertIn("K-major", str(caught.exception))
+
     def test_mma_takes_f16(self):
         text = emit(hopper(dtype="f16", engine="mma"))
         self.assertIn("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
@@ -225,7 +265,10 @@ class WgmmaTest(unittest.TestCase):
                 ({"sms": 0}, ["sms"]),
                 ({"epilogue": "smem"}, ["epilogue"]),
                 ({"epilogue": "tma", "persistent": True}, ["persistent"]),
-                ({"epilogue": "tma", "stages": 2}, ["131072 bytes"])):
+                ({"epilogue": "tma", "stages": 2}, ["131072 bytes"]),
+                ({"b_layout": "kt"}, ["b_layout", "'nk'"]),
+                ({"dtype": "tf32", "b_layout": "nk", "block_k": 64},
+                 ["block_k must be 32"])):
             with self.subTest(changes=changes):
                 with self.assertRaises(RequestError) as caught:
                     emit(hopper(**changes))

@@ -447,13 +447,13 @@ TEST(TaskPromptTest, TheLlmExtractsTheTaskAndItIsCheckedToo) {
   EXPECT_EQ(gpu.gpu->title, "NVIDIA H100");
   EXPECT_EQ(gpu.dtype, "bf16");
   QM_ASSERT_FAILS_WITH(extractTaskWithLlm("x", client).takeError(),
-                       "GPU kernels are generated in bf16, f16 and f32; the "
-                       "LLM read the type as int8");
+                       "GPU kernels are generated in bf16, f16, tf32 and "
+                       "f32; the LLM read the type as int8");
 }
 
 TEST(TaskPromptTest, NvidiaGpusByName) {
   // The architecture NVRTC compiles for and the multiprocessors the grid is
-  // sized by; the type bf16, f16 or f32 (the default).
+  // sized by; the type bf16, f16, tf32 or f32 (the default).
   QM_ASSERT_EXPECTED(h200, parseTaskPrompt("generate a 8192x8192x8192 bf16 "
                                            "GEMM for the H200"));
   ASSERT_TRUE(h200.gpu.has_value());
@@ -472,6 +472,10 @@ TEST(TaskPromptTest, NvidiaGpusByName) {
   QM_ASSERT_EXPECTED(rtx, parseTaskPrompt("gemm 256x256x256 for the RTX 4090"));
   EXPECT_EQ(rtx.target, "nvptx64-nvidia-cuda:sm_89");
   EXPECT_EQ(rtx.dtype, "f32");
+  QM_ASSERT_EXPECTED(tf32, parseTaskPrompt("a 8192x8192x8192 tf32 gemm with b "
+                                           "transposed for the H200"));
+  EXPECT_EQ(tf32.dtype, "tf32");
+  EXPECT_TRUE(tf32.problem.gemm().transB);
   QM_ASSERT_FAILS_WITH(
       parseTaskPrompt("int8 gemm 64x64x64 for the H100").takeError(),
       "the prompt asks for int8");

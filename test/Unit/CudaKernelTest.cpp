@@ -25,11 +25,14 @@ namespace {
   } while (0)
 
 std::string request(llvm::StringRef dtype, llvm::StringRef arch, int64_t m,
-                    int64_t n, int64_t k, bool overwrite = false) {
+                    int64_t n, int64_t k, bool overwrite = false,
+                    bool bTransposed = false) {
   return llvm::formatv("{{\"version\": 1, \"kind\": \"cuda_gemm\", "
                        "\"arch\": \"{0}\", \"dtype\": \"{1}\", \"m\": {2}, "
-                       "\"n\": {3}, \"k\": {4}, \"overwrite\": {5}}",
-                       arch, dtype, m, n, k, overwrite ? "true" : "false")
+                       "\"n\": {3}, \"k\": {4}, \"overwrite\": {5}, "
+                       "\"b_layout\": \"{6}\"}",
+                       arch, dtype, m, n, k, overwrite ? "true" : "false",
+                       bTransposed ? "nk" : "kn")
       .str();
 }
 
@@ -98,27 +101,34 @@ TEST(CudaKernelTest, EmittedKernelsCompileClean) {
   QM_SKIP_UNLESS_NVRTC();
   // FFMA and tensor-core kernels, for Ampere and Hopper, on a shape with
   // edges in every dimension and on a large square one, accumulating and
-  // overwriting: each a cubin, without spills or ptxas warnings.
+  // overwriting, B K x N and N x K: each a cubin, without spills or ptxas
+  // warnings.
   struct Case {
     const char *dtype;
     int64_t m, n, k;
-    bool overwrite;
+    bool overwrite, bTransposed = false;
   };
-  // On sm_90a the shapes whose K and N are multiples of 8 take wgmma.
+  // On sm_90a the shapes whose K and N are multiples of 8 take wgmma,
+  // tf32 with B N x K only.
   for (const char *arch : {"sm_80", "sm_90a"})
     for (Case c : {Case{"f32", 1000, 770, 333, false},
                    Case{"f32", 4096, 4096, 4096, true},
                    Case{"bf16", 1000, 770, 333, true},
                    Case{"bf16", 8192, 8192, 8192, false},
+                   Case{"bf16", 1000, 776, 336, false, true},
                    Case{"f16", 1000, 776, 336, true},
-                   Case{"f16", 4096, 4096, 4096, false}}) {
-      auto k =
-          emitCudaKernel(request(c.dtype, arch, c.m, c.n, c.k, c.overwrite),
-                         EmitterOptions::defaults());
+                   Case{"f16", 4096, 4096, 4096, false},
+                   Case{"tf32", 1000, 770, 333, false},
+                   Case{"tf32", 1000, 776, 336, true, true},
+                   Case{"tf32", 8192, 8192, 8192, false, true}}) {
+      auto k = emitCudaKernel(
+          request(c.dtype, arch, c.m, c.n, c.k, c.overwrite, c.bTransposed),
+          EmitterOptions::defaults());
       ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
-      const bool hopper = llvm::StringRef(arch) == "sm_90a" &&
-                          llvm::StringRef(c.dtype) != "f32" && c.n % 8 == 0 &&
-                          c.k % 8 == 0;
+      const llvm::StringRef dtype(c.dtype);
+      const bool hopper = llvm::StringRef(arch) == "sm_90a" && dtype != "f32" &&
+                          c.n % 8 == 0 && c.k % 8 == 0 &&
+                          (dtype != "tf32" || c.bTransposed);
       EXPECT_EQ(k->engine, hopper                              ? "wgmma"
                            : llvm::StringRef(c.dtype) == "f32" ? "ffma"
                                                                : "mma");

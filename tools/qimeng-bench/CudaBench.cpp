@@ -31,10 +31,10 @@ struct ShapeKernel {
 };
 
 llvm::Expected<ShapeKernel> prepare(const CudaBenchShape &s,
-                                    const std::string &dtype,
+                                    const std::string &dtype, bool bTransposed,
                                     const GpuMachine &gpu) {
   auto built = buildCudaGemm(gpu, dtype, s.m, s.n, s.k, /*overwrite=*/false,
-                             EmitterOptions::defaults());
+                             bTransposed, EmitterOptions::defaults());
   if (!built)
     return built.takeError();
   const CudaKernelSource &source = built->source;
@@ -56,17 +56,13 @@ llvm::Expected<ShapeKernel> prepare(const CudaBenchShape &s,
 } // namespace
 
 int qimeng::runCudaBench(const std::vector<CudaBenchShape> &shapes,
-                         const std::string &dtype, const std::string &gpuName,
-                         unsigned runs, bool jsonOut,
-                         const std::string &runnerDir) {
+                         const std::string &dtype, bool bTransposed,
+                         const std::string &gpuName, unsigned runs,
+                         bool jsonOut, const std::string &runnerDir) {
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
-  if (dtype == "tf32")
-    exitOnErr(llvm::createStringError(
-        "no tf32 kernels yet (wgmma takes tf32 only with B K-major, and B "
-        "here is K x N row-major); --dtype bf16, f16 or f32"));
-  if (dtype != "bf16" && dtype != "f16" && dtype != "f32")
-    exitOnErr(llvm::createStringError("--device cuda takes --dtype bf16, f16 "
-                                      "or f32, not '" +
+  if (dtype != "bf16" && dtype != "f16" && dtype != "tf32" && dtype != "f32")
+    exitOnErr(llvm::createStringError("--device cuda takes --dtype bf16, f16, "
+                                      "tf32 or f32, not '" +
                                       dtype + "'"));
   std::optional<GpuMachine> gpu = gpuMachineNamed(gpuName);
   if (!gpu)
@@ -74,22 +70,29 @@ int qimeng::runCudaBench(const std::vector<CudaBenchShape> &shapes,
         "unknown --gpu '" + gpuName +
         "'; known: " + llvm::join(gpuMachineTitles(), ", ")));
   const std::string runner = runnerDir + "/qimeng-cuda-runner";
+  const bool tf32 = dtype == "tf32";
   const char *cublasType = dtype == "bf16"  ? "CUDA_R_16BF"
                            : dtype == "f16" ? "CUDA_R_16F"
                                             : "CUDA_R_32F";
   if (!jsonOut)
     llvm::outs()
-        << "qimeng-bench --device cuda: C += A*B (beta = 1), A and B " << dtype
+        << "qimeng-bench --device cuda: C += A*" << (bTransposed ? "B^T" : "B")
+        << " (beta = 1), A and B "
+        << (tf32 ? "f32 multiplied in tf32 on tensor cores" : dtype)
+        << (bTransposed ? ", B N x K" : ", B K x N")
         << ", C and accumulation f32, row-major; kernels for the " << gpu->title
         << " (" << gpu->arch << ", " << gpu->sms << " multiprocessors), NVRTC "
         << nvrtcVersionText() << "\n"
         << "ours: python_emitters' cuda_gemm (the engine and tiles in each "
            "row's kernel name), compiled in process, no spills; validated "
            "before timing (small integers bit for bit, uniform inputs "
-           "within 4 (K + 1) 2^-24 (sum |a b| + |C0|) of an fp64 "
-           "reference, C's guards untouched, NaN never passes)\n"
-        << "cuBLAS: cublasGemmEx, " << cublasType
-        << " A and B, CUDA_R_32F C, CUBLAS_COMPUTE_32F"
+           "within "
+        << (tf32 ? "(2^-9 + 4 (K + 1) 2^-24)" : "4 (K + 1) 2^-24")
+        << " (sum |a b| + |C0|) of an fp64 reference, C's guards untouched, "
+           "NaN never passes)\n"
+        << "cuBLAS: cublasGemmEx, " << cublasType << " A and B"
+        << (bTransposed ? " (B with CUBLAS_OP_T)" : "") << ", CUDA_R_32F C, "
+        << (tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F")
         << (dtype == "f32" ? " (no TF32)" : "")
         << ", CUBLAS_GEMM_DEFAULT (its heuristics), alpha 1, beta 1, on "
            "ours' buffers\n"
@@ -100,7 +103,7 @@ int qimeng::runCudaBench(const std::vector<CudaBenchShape> &shapes,
   bool header = false;
   for (const CudaBenchShape &s : shapes) {
     const std::string shape = llvm::formatv("{0}x{1}x{2}", s.m, s.n, s.k);
-    ShapeKernel kernel = exitOnErr(prepare(s, dtype, *gpu));
+    ShapeKernel kernel = exitOnErr(prepare(s, dtype, bTransposed, *gpu));
     auto run = runCudaKernel(runner, kernel.path, runs);
     llvm::sys::fs::remove(kernel.path);
     if (!run) {
@@ -114,6 +117,7 @@ int qimeng::runCudaBench(const std::vector<CudaBenchShape> &shapes,
       if (jsonOut)
         llvm::outs() << json{{"shape", shape},
                              {"dtype", dtype},
+                             {"b", bTransposed ? "nk" : "kn"},
                              {"kernel", kernel.source.symbol},
                              {"not_run_because", run->why}}
                             .dump()
@@ -126,6 +130,7 @@ int qimeng::runCudaBench(const std::vector<CudaBenchShape> &shapes,
     if (jsonOut) {
       llvm::outs() << json{{"shape", shape},
                            {"dtype", dtype},
+                           {"b", bTransposed ? "nk" : "kn"},
                            {"device", run->device},
                            {"kernel", kernel.source.symbol},
                            {"engine", kernel.source.engine},

@@ -13,14 +13,16 @@ struct CudaBenchShape {
 };
 
 /// Ours against cuBLAS on the GPU, shape by shape: each shape's cuda_gemm
-/// kernel for `gpu` (a GpuMachines name), compiled with NVRTC and run by
+/// kernel for `gpu` (a GpuMachines name; C += A B, or A B^T with B N x K
+/// where `bTransposed`), compiled with NVRTC and run by
 /// qimeng-cuda-runner (beside `runnerDir`), which validates it and times
 /// it and cublasGemmEx interleaved. Returns the exit status: 0, 1 when a
 /// kernel fails, 77 when there is no GPU here (said so after the
 /// configuration).
 int runCudaBench(const std::vector<CudaBenchShape> &shapes,
-                 const std::string &dtype, const std::string &gpu,
-                 unsigned runs, bool json, const std::string &runnerDir);
+                 const std::string &dtype, bool bTransposed,
+                 const std::string &gpu, unsigned runs, bool json,
+                 const std::string &runnerDir);
 
 } // namespace qimeng
 

@@ -164,9 +164,11 @@ static cl::opt<bool>
 static cl::opt<std::string> deviceOpt(
     "device",
     cl::desc("cpu (the default), or cuda: ours against cuBLAS on the GPU "
-             "(--dtype bf16, f16 or f32; --gpu names the GPU the kernels are "
-             "compiled for; default shapes 4096^3, 8192^3 and "
-             "16384x1024x8192)"),
+             "(--dtype bf16, f16, tf32 (f32 inputs multiplied in tf32 on "
+             "tensor cores; Hopper's wgmma reads them only with B N x K: "
+             "--transpose nt) or f32; --transpose nn or nt; --gpu names the "
+             "GPU the kernels are compiled for; default shapes 4096^3, "
+             "8192^3 and 16384x1024x8192)"),
     cl::init("cpu"), cl::cat(benchCategory));
 static cl::opt<std::string>
     gpuOpt("gpu",
@@ -336,6 +338,10 @@ int main(int argc, char **argv) {
     if (opKind == "conv2d")
       exitOnErr(llvm::createStringError(
           "--device cuda times GEMMs only (no GPU convolutions yet)"));
+    if (transOpt != "nn" && transOpt != "nt")
+      exitOnErr(llvm::createStringError("--device cuda takes --transpose nn (B "
+                                        "K x N) or nt (B N x K), not '" +
+                                        transOpt + "'"));
     std::vector<CudaBenchShape> gpuShapes;
     for (const Shape &s : exitOnErr(
              parseShapes(shapesOpt.getNumOccurrences()
@@ -344,7 +350,7 @@ int main(int argc, char **argv) {
                                            "16384x1024x8192"))))
       gpuShapes.push_back({s.m, s.n, s.k});
     return runCudaBench(
-        gpuShapes, dtypeOpt, gpuOpt, runsOpt, jsonOpt,
+        gpuShapes, dtypeOpt, transOpt == "nt", gpuOpt, runsOpt, jsonOpt,
         llvm::sys::path::parent_path(
             llvm::sys::fs::getMainExecutable(argv[0], (void *)&main))
             .str());

@@ -13,10 +13,14 @@
 //
 // Validation, on fresh inputs per distribution (every row of C, or 48 of
 // them on large problems, the references on every core): small integers
-// (exact in bf16, f16 and f32, and so are their sums): C must match bit
-// for bit; uniform in [-1, 1] (rounded to bf16 or f16 for 16-bit
+// (exact in bf16, f16, tf32 and f32, and so are their sums): C must match
+// bit for bit; uniform in [-1, 1] (rounded to bf16 or f16 for 16-bit
 // kernels): |C - ref| <= bound, ref in fp64 of the rounded inputs, bound =
-// 4 (K + 1) 2^-24 (sum |a b| + |C0|) for f32 sums. C starts NaN for an
+// 4 (K + 1) 2^-24 (sum |a b| + |C0|) for f32 sums; tf32 kernels are given
+// f32 inputs and the tensor cores drop 13 bits of each (rounded or
+// truncated: a product off by less than 2^-9 of itself), so theirs is
+// (2^-9 + 4 (K + 1) 2^-24) (sum |a b| + |C0|), ref in fp64 of the f32
+// inputs. B is K x N, or N x K where the header says b=nk. C starts NaN for an
 // overwriting kernel (C0 = 0), random otherwise; 256 guard elements past C
 // must stay unwritten; NaN never passes. A failure names the first wrong
 // elements and how many there are.
@@ -124,6 +128,8 @@ struct Kernel {
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   int64_t m = 0, n = 0, k = 0;
   bool overwrite = false;
+  /// B is N x K (qm.problem b=nk: C = A B^T), else K x N.
+  bool bTransposed = false;
   /// Dynamic shared memory a launch asks for (qm.dynamic_shared_bytes).
   unsigned dynamicShared = 0;
   /// Where A and B (and C: tmaC) go as the copy engine's tensor maps
@@ -160,16 +166,20 @@ Kernel readKernel(const char *path) {
       std::sscanf(headerValue(k.source, "block").c_str(), "%u,%u,%u",
                   &k.block[0], &k.block[1], &k.block[2]) != 3)
     die(2, "malformed qm.grid or qm.block");
-  char dtype[16] = {};
+  char dtype[16] = {}, layout[3] = "kn";
   int overwrite = 0;
   long long m, n, kk;
   if (std::sscanf(headerValue(k.source, "problem").c_str(),
-                  "m=%lld n=%lld k=%lld dtype=%15s overwrite=%d", &m, &n, &kk,
-                  dtype, &overwrite) != 5)
+                  "m=%lld n=%lld k=%lld dtype=%15s overwrite=%d b=%2s", &m, &n,
+                  &kk, dtype, &overwrite, layout) < 5)
     die(2, "malformed qm.problem");
   k.m = m, k.n = n, k.k = kk, k.dtype = dtype, k.overwrite = overwrite;
-  if (k.dtype != "f32" && k.dtype != "bf16" && k.dtype != "f16")
+  if (k.dtype != "f32" && k.dtype != "tf32" && k.dtype != "bf16" &&
+      k.dtype != "f16")
     die(2, "unknown dtype " + k.dtype);
+  if (std::string(layout) != "kn" && std::string(layout) != "nk")
+    die(2, std::string("unknown B layout ") + layout);
+  k.bTransposed = std::string(layout) == "nk";
   std::string shared = headerValue(k.source, "dynamic_shared_bytes", false);
   if (!shared.empty())
     k.dynamicShared = unsigned(std::stoul(shared));
@@ -266,19 +276,25 @@ struct Arguments {
 struct Problem {
   const Kernel &k;
   CUfunction fn;
-  /// 16-bit inputs (bf16 or f16, as raw bits).
-  bool half() const { return k.dtype != "f32"; }
+  /// 16-bit inputs (bf16 or f16, as raw bits); f32 for f32 and tf32.
+  bool half() const { return k.dtype == "bf16" || k.dtype == "f16"; }
   size_t elementBytes() const { return half() ? 2 : 4; }
   uint16_t bits(float v) const {
     return k.dtype == "bf16" ? toBf16(v) : toF16(v);
   }
   /// The bound on |C - ref| for uniform inputs, in units of
-  /// sum |a b| + |C0|: 4 (K + 1) 2^-24, f32 sums.
+  /// sum |a b| + |C0|: 4 (K + 1) 2^-24 for f32 sums, and 2^-9 more for
+  /// tf32 products of f32 inputs.
   double relativeBound() const {
-    return 4.0 * double(k.k + 1) * std::ldexp(1.0, -24);
+    return (k.dtype == "tf32" ? std::ldexp(1.0, -9) : 0.0) +
+           4.0 * double(k.k + 1) * std::ldexp(1.0, -24);
+  }
+  const char *boundText() const {
+    return k.dtype == "tf32" ? "2^-9 + 4 (K + 1) 2^-24" : "4 (K + 1) 2^-24";
   }
 
-  /// `v` as the kernel sees it.
+  /// `v` as it goes into memory: 16-bit inputs rounded (the reference
+  /// takes them rounded); f32 and tf32 inputs as they are.
   float rounded(float v) const {
     if (k.dtype == "bf16")
       return fromBf16(toBf16(v));
@@ -287,11 +303,11 @@ struct Problem {
     return v;
   }
 
-  /// A row-major rows x cols matrix (the kernel's 16-bit inputs, or f32
-  /// C) as a 2-D tensor map with a 128-byte swizzle, as the kernel lays
-  /// its tiles out in shared memory.
+  /// A row-major rows x cols matrix (the kernel's inputs, or f32 C) as a
+  /// 2-D tensor map with a 128-byte swizzle, as the kernel lays its tiles
+  /// out in shared memory.
   void encode(CUtensorMap &map, CUdeviceptr base, int64_t rows, int64_t cols,
-              const unsigned box[2], bool f32 = false) const {
+              const unsigned box[2], bool f32) const {
     const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
     const cuuint64_t strides[1] = {cuuint64_t(cols) * (f32 ? 4 : 2)};
     const cuuint32_t boxDims[2] = {box[0], box[1]}, elementStrides[2] = {1, 1};
@@ -313,8 +329,11 @@ struct Problem {
                CUdeviceptr c) const {
     out.a = a, out.b = b, out.c = c;
     if (k.tma) {
-      encode(out.mapA, a, k.m, k.k, k.boxA);
-      encode(out.mapB, b, k.k, k.n, k.boxB);
+      encode(out.mapA, a, k.m, k.k, k.boxA, !half());
+      if (k.bTransposed)
+        encode(out.mapB, b, k.n, k.k, k.boxB, !half());
+      else
+        encode(out.mapB, b, k.k, k.n, k.boxB, !half());
       out.params[0] = &out.mapA;
       out.params[1] = &out.mapB;
     } else {
@@ -344,11 +363,17 @@ struct Problem {
       float v = integers ? float(small(rng)) : uniform(rng);
       return rounded(v);
     };
-    std::vector<float> a(size_t(m * kk)), b(size_t(kk * n));
+    // b as the kernel takes it (K x N or N x K), bKN as the reference
+    // reads it.
+    std::vector<float> a(size_t(m * kk)), b(size_t(kk * n)), bKN(b.size());
     for (float &v : a)
       v = draw();
     for (float &v : b)
       v = draw();
+    for (int64_t p = 0; p < kk; ++p)
+      for (int64_t j = 0; j < n; ++j)
+        bKN[size_t(p * n + j)] =
+            k.bTransposed ? b[size_t(j * kk + p)] : b[size_t(p * n + j)];
     std::vector<float> c0(size_t(m * n) + kGuard);
     const float sentinel = -12345.0f;
     for (size_t i = 0; i < c0.size(); ++i)
@@ -401,7 +426,7 @@ struct Problem {
         std::vector<double> ref(size_t(n), 0.0), mag(size_t(n), 0.0);
         for (int64_t p = 0; p < kk; ++p) {
           const double av = a[size_t(i * kk + p)];
-          const float *brow = &b[size_t(p * n)];
+          const float *brow = &bKN[size_t(p * n)];
           for (int64_t j = 0; j < n; ++j) {
             ref[size_t(j)] += av * brow[j];
             mag[size_t(j)] += std::fabs(av * brow[j]);
@@ -537,9 +562,8 @@ int main(int argc, char **argv) {
     }
   }
   std::printf("validated: yes (small integers bit for bit; uniform: max "
-              "|C - ref| / (sum |a b| + |C0|) = %.2e, bound 4 (K + 1) "
-              "2^-24 = %.2e)\n",
-              maxErr, problem.relativeBound());
+              "|C - ref| / (sum |a b| + |C0|) = %.2e, bound %s = %.2e)\n",
+              maxErr, problem.boundText(), problem.relativeBound());
 
   const double flops = 2.0 * double(k.m) * double(k.n) * double(k.k);
   DeviceBuffer a(size_t(k.m * k.k) * problem.elementBytes()),
@@ -571,8 +595,9 @@ int main(int argc, char **argv) {
               flops / ours * 1e-9, runs);
 #else
   // cuBLAS at the same precision and accumulation: row-major C = A B as
-  // column-major C^T = B^T A^T; bf16 inputs with f32 compute and output,
-  // or f32 with its default (no TF32) math; beta as ours.
+  // column-major C^T = B^T A^T (B N x K: op T); bf16 or f16 inputs with
+  // f32 compute and output, f32 with its default (no TF32) math, or tf32
+  // (f32 inputs, CUBLAS_COMPUTE_32F_FAST_TF32); beta as ours.
   cublasHandle_t handle;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
     die(1, "cublasCreate failed");
@@ -580,14 +605,17 @@ int main(int argc, char **argv) {
   cudaDataType_t in = k.dtype == "bf16"  ? CUDA_R_16BF
                       : k.dtype == "f16" ? CUDA_R_16F
                                          : CUDA_R_32F;
+  const cublasComputeType_t compute =
+      k.dtype == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const cublasOperation_t opB = k.bTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
   calls.push_back([&] {
-    status =
-        cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(k.n), int(k.m),
-                     int(k.k), &alpha, reinterpret_cast<void *>(b.ptr), in,
-                     int(k.n), reinterpret_cast<void *>(a.ptr), in, int(k.k),
-                     &beta, reinterpret_cast<void *>(c.ptr), CUDA_R_32F,
-                     int(k.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    status = cublasGemmEx(handle, opB, CUBLAS_OP_N, int(k.n), int(k.m),
+                          int(k.k), &alpha, reinterpret_cast<void *>(b.ptr), in,
+                          k.bTransposed ? int(k.k) : int(k.n),
+                          reinterpret_cast<void *>(a.ptr), in, int(k.k), &beta,
+                          reinterpret_cast<void *>(c.ptr), CUDA_R_32F, int(k.n),
+                          compute, CUBLAS_GEMM_DEFAULT);
   });
   std::vector<double> medians = medianMs(runs, calls);
   if (status != CUBLAS_STATUS_SUCCESS)
@@ -595,11 +623,15 @@ int main(int argc, char **argv) {
   const double ours = medians[0], theirs = medians[1];
   std::printf("ours: %.3f ms, %.1f TFLOP/s (median of %d, L2 flushed)\n", ours,
               flops / ours * 1e-9, runs);
-  std::printf(
-      "cuBLAS: %.3f ms, %.1f TFLOP/s (cublasGemmEx, %s inputs, f32 "
-      "compute and output, CUBLAS_GEMM_DEFAULT; interleaved with ours)\n"
-      "ours / cuBLAS: %.2fx\n",
-      theirs, flops / theirs * 1e-9, k.dtype.c_str(), theirs / ours);
+  std::printf("cuBLAS: %.3f ms, %.1f TFLOP/s (cublasGemmEx, %s inputs, B %s, "
+              "%s, f32 output, CUBLAS_GEMM_DEFAULT; interleaved with ours)\n"
+              "ours / cuBLAS: %.2fx\n",
+              theirs, flops / theirs * 1e-9,
+              k.dtype == "tf32" ? "f32" : k.dtype.c_str(),
+              k.bTransposed ? "N x K (CUBLAS_OP_T)" : "K x N",
+              k.dtype == "tf32" ? "CUBLAS_COMPUTE_32F_FAST_TF32"
+                                : "CUBLAS_COMPUTE_32F",
+              theirs / ours);
   cublasDestroy(handle);
 #endif
   return 0;

@@ -86,7 +86,8 @@ std::string nvrtcVersionText();
 llvm::Expected<CompiledCudaKernel>
 compileCudaKernel(const CudaKernelSource &kernel);
 
-/// A GEMM kernel for `gpu` (C (+)= A B, A and B in `dtype`, C in f32,
+/// A GEMM kernel for `gpu` (C (+)= A B, or A B^T with B N x K where
+/// `bTransposed`; A and B in `dtype` (f32, tf32, bf16 or f16), C in f32,
 /// row-major, sized for its multiprocessors), emitted and compiled with
 /// NVRTC: the cuda_gemm emitter's choice of engine and tiles. A kernel
 /// that spills or draws a ptxas warning is an error.
@@ -97,7 +98,7 @@ struct CudaGemmKernel {
 llvm::Expected<CudaGemmKernel> buildCudaGemm(const GpuMachine &gpu,
                                              llvm::StringRef dtype, int64_t m,
                                              int64_t n, int64_t k,
-                                             bool overwrite,
+                                             bool overwrite, bool bTransposed,
                                              const EmitterOptions &options);
 
 /// What qimeng-cuda-runner said of a kernel: validated and timed against
