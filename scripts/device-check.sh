@@ -6,6 +6,10 @@
 # against an fp64 reference), timed against cuBLAS at the same precision,
 # interleaved. Each case has a time limit: a kernel that hangs fails its
 # case alone.
+# Then, where build/device-pass/pass-e2e.o is (scripts/device-pass-prepare.sh
+# makes it where LLVM is; the device tool carries build/device-pass), the
+# pass's own output: linked with test/Cuda/Inputs/pass-e2e-driver.c and the
+# driver, nothing of ours, and run on the GPU (sm_90a).
 # Usage: scripts/device-check.sh [OUTDIR [CASES]]   (about 2 minutes on an
 # H200); CASES, an extended regular expression, picks cases by name.
 set -euo pipefail
@@ -93,6 +97,28 @@ mma_tf32_4096 tf32 4096 4096 4096 false 90 , "engine": "mma"
 mma_bf16_4096 bf16 4096 4096 4096 false 90 , "engine": "mma"
 ffma_f32_4096 f32 4096 4096 4096 false 90
 CASES
+e2e="$ROOT/build/device-pass/pass-e2e.o"
+if ! echo pass_e2e | grep -qE "$PICK"; then
+  :
+elif [ ! -f "$e2e" ]; then
+  echo "== pass_e2e: skipped (no $e2e: run scripts/device-pass-prepare.sh" \
+    "where the LLVM build is, and carry build/device-pass)"
+elif [ "$arch" != sm_90a ]; then
+  echo "== pass_e2e: skipped (its kernels are for sm_90a; this GPU is $arch)"
+else
+  echo "== pass_e2e"
+  libcuda="$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')"
+  [ -n "$libcuda" ] || libcuda="no-libcuda.so.1-in-ldconfig"
+  rc=0
+  { gcc -O2 -I"$CUDA/include" "$ROOT/test/Cuda/Inputs/pass-e2e-driver.c" \
+      "$e2e" "$libcuda" -o "$OUT/pass-e2e" \
+    && timeout 120 "$OUT/pass-e2e"; } > "$OUT/pass_e2e.txt" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    echo "FAILED (exit $rc)" >> "$OUT/pass_e2e.txt"
+  fi
+  cat "$OUT/pass_e2e.txt"
+fi
 echo "== summary"
-grep -H -E "validated|TFLOP|ours / cuBLAS|FAILED" "$OUT"/*.txt || true
+grep -H -E "validated|TFLOP|ours / cuBLAS|FAILED|exact|WRONG" "$OUT"/*.txt || true
 exit "$status"

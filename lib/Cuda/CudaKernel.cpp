@@ -119,6 +119,26 @@ PtxasReport qimeng::parsePtxasLog(llvm::StringRef log) {
   return r;
 }
 
+llvm::Expected<unsigned> qimeng::cubinSmVersion(llvm::StringRef cubin) {
+  // ELF64 little-endian: e_machine at 18 (2 bytes), e_flags at 48; the
+  // ABI version (EI_ABIVERSION, byte 8) says where e_flags keeps the SM:
+  // bits 8-15 from version 8 (CUDA 12.8 on), bits 0-7 before.
+  if (cubin.size() < 64 ||
+      !cubin.starts_with("\x7f"
+                         "ELF") ||
+      cubin[4] != 2)
+    return llvm::createStringError("not a 64-bit ELF image");
+  auto byte = [&](size_t at) { return unsigned(uint8_t(cubin[at])); };
+  if ((byte(18) | byte(19) << 8) != 190)
+    return llvm::createStringError("an ELF image, but not for a CUDA GPU "
+                                   "(e_machine " +
+                                   std::to_string(byte(18) | byte(19) << 8) +
+                                   ")");
+  const unsigned flags =
+      byte(48) | byte(49) << 8 | byte(50) << 16 | byte(51) << 24;
+  return byte(8) >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
+}
+
 llvm::Expected<CudaGemmKernel>
 qimeng::buildCudaGemm(const GpuMachine &gpu, llvm::StringRef dtype, int64_t m,
                       int64_t n, int64_t k, bool overwrite, bool bTransposed,

@@ -44,6 +44,13 @@ std::optional<GpuMachine> qimeng::gpuMachineNamed(llvm::StringRef name) {
   return gpuMachineInText(name.trim().lower());
 }
 
+std::optional<GpuMachine> qimeng::gpuMachineForArch(llvm::StringRef arch) {
+  for (const GpuRow &row : gpuRows)
+    if (arch == row.arch)
+      return machineOf(row);
+  return std::nullopt;
+}
+
 std::vector<std::string> qimeng::gpuMachineTitles() {
   std::vector<std::string> titles;
   for (const GpuRow &row : gpuRows)

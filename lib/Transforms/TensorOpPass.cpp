@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConstantWeights.h"
+#include "CudaLaunch.h"
 #include "KernelWorkspace.h"
+#include "MemrefAddress.h"
 #include "TensorPlacement.h"
 #include "ZeroPoints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,6 +38,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include <array>
 
 namespace qimeng {
@@ -145,31 +148,6 @@ LLVM::LLVMFuncOp getOrCreateKernelFunc(ModuleOp module,
       /*operand_attrs=*/ArrayAttr());
   LLVM::ReturnOp::create(b, loc, ValueRange());
   return fn;
-}
-
-/// Bytes of one element of a memref (f32 4, bf16 2).
-int64_t elementBytesOf(Value memref) {
-  return cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
-}
-
-/// Address of a memref's first element, as an index.
-Value elementAddress(OpBuilder &b, Location loc, Value memref) {
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value elemBytes =
-      arith::ConstantIndexOp::create(b, loc, elementBytesOf(memref));
-  Value offsetBytes =
-      arith::MulIOp::create(b, loc, meta.getOffset(), elemBytes);
-  return arith::AddIOp::create(b, loc, base, offsetBytes);
-}
-
-/// `address` (an index) plus `bytes` (an index or nothing) as !llvm.ptr.
-Value toPointer(OpBuilder &b, Location loc, Value address, Value bytes) {
-  if (bytes)
-    address = arith::AddIOp::create(b, loc, address, bytes);
-  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
 }
 
 /// An i64 constant.
@@ -748,6 +726,65 @@ struct QiMengTensorOpPass
   // Per run (shared, since passes are copied when cloned).
   std::shared_ptr<LlmSession> llm;
 
+  /// The emitters' and the runner's options.
+  LogicalResult resolveEmitterAndRunner(ModuleOp module,
+                                        EmitterOptions &emitter,
+                                        IsolatedValidationOptions &runnerOut) {
+    emitter = EmitterOptions::defaults();
+    if (!std::string(python).empty())
+      emitter.python = python;
+    if (!std::string(emitterDir).empty())
+      emitter.packageDir = emitterDir;
+    unsigned timeout = emitTimeout;
+    if (timeout == 0) {
+      mlir::emitError(module.getLoc())
+          << "qimeng-tensorop: invalid option emit-timeout=0: "
+             "need at least 1 second";
+      return failure();
+    }
+    emitter.timeoutSeconds = timeout;
+    runnerOut = IsolatedValidationOptions::defaults();
+    if (!std::string(runner).empty())
+      runnerOut.runnerPath = runner;
+    runnerOut.timeoutSeconds = std::max(timeout, 120u);
+    return success();
+  }
+
+  /// An NVIDIA target (target=nvptx64-nvidia-cuda:ARCH): the contractions
+  /// become launches of embedded cubins (CudaLaunch.h). False for other
+  /// targets; an error for a bad one.
+  FailureOr<bool> rewriteForNvidiaTarget(ModuleOp module) {
+    auto gpu = parseCudaTarget(target);
+    if (!gpu) {
+      mlir::emitError(module.getLoc())
+          << "qimeng-tensorop: invalid option target='" << target
+          << "': " << llvm::toString(gpu.takeError());
+      return failure();
+    }
+    if (!*gpu) {
+      if (tf32) {
+        mlir::emitError(module.getLoc())
+            << "qimeng-tensorop: invalid option tf32: it is for NVIDIA "
+               "targets (target=nvptx64-nvidia-cuda:ARCH)";
+        return failure();
+      }
+      return false;
+    }
+    CudaRewriteOptions o;
+    o.gpu = **gpu;
+    o.tf32 = tf32;
+    o.validate = validate;
+    IsolatedValidationOptions cpuRunner;
+    if (failed(resolveEmitterAndRunner(module, o.emitter, cpuRunner)))
+      return failure();
+    // qimeng-cuda-runner sits beside qimeng-runner.
+    o.cudaRunner = (llvm::sys::path::parent_path(cpuRunner.runnerPath) +
+                    "/qimeng-cuda-runner")
+                       .str();
+    rewriteForCuda(module, o);
+    return true;
+  }
+
   /// Options -> plain data; a bad option is an error naming it.
   FailureOr<ResolvedOptions> resolveOptions(ModuleOp module) {
     ResolvedOptions o;
@@ -818,23 +855,8 @@ struct QiMengTensorOpPass
           << o.fault << "': expected drop-k, write-past-edge or drop-low";
       return failure();
     }
-    o.emitter = EmitterOptions::defaults();
-    if (!std::string(python).empty())
-      o.emitter.python = python;
-    if (!std::string(emitterDir).empty())
-      o.emitter.packageDir = emitterDir;
-    unsigned timeout = emitTimeout;
-    if (timeout == 0) {
-      mlir::emitError(module.getLoc())
-          << "qimeng-tensorop: invalid option emit-timeout=0: "
-             "need at least 1 second";
+    if (failed(resolveEmitterAndRunner(module, o.emitter, o.runner)))
       return failure();
-    }
-    o.emitter.timeoutSeconds = timeout;
-    o.runner = IsolatedValidationOptions::defaults();
-    if (!std::string(runner).empty())
-      o.runner.runnerPath = runner;
-    o.runner.timeoutSeconds = std::max(timeout, 120u);
     o.llm = ChatConfig::fromEnvironment();
     if (!std::string(llmEndpoint).empty())
       o.llm.baseUrl = llmEndpoint;
@@ -1012,6 +1034,11 @@ struct QiMengTensorOpPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    FailureOr<bool> nvidia = rewriteForNvidiaTarget(module);
+    if (failed(nvidia))
+      return signalPassFailure();
+    if (*nvidia)
+      return;
     FailureOr<ResolvedOptions> options = resolveOptions(module);
     if (failed(options))
       return signalPassFailure();

@@ -141,7 +141,35 @@ TEST(CudaKernelTest, EmittedKernelsCompileClean) {
                                               "ELF");
       EXPECT_GT(compiled->ptxas.registers, 0u);
       EXPECT_TRUE(compiled->ptxas.clean());
+      // The ELF header names the architecture (sm_90a's says 90).
+      auto sm = cubinSmVersion(compiled->cubin);
+      ASSERT_TRUE(static_cast<bool>(sm)) << llvm::toString(sm.takeError());
+      EXPECT_EQ(*sm, llvm::StringRef(arch) == "sm_80" ? 80u : 90u);
     }
+}
+
+TEST(CudaKernelTest, CubinArchitectureOfOtherImages) {
+  QM_SKIP_UNLESS_NVRTC();
+  auto k = emitCudaKernel(request("f16", "sm_89", 64, 64, 64),
+                          EmitterOptions::defaults());
+  ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+  auto compiled = compileCudaKernel(*k);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  auto sm = cubinSmVersion(compiled->cubin);
+  ASSERT_TRUE(static_cast<bool>(sm)) << llvm::toString(sm.takeError());
+  EXPECT_EQ(*sm, 89u);
+  // An x86-64 ELF header (e_machine 62) and text are not cubins.
+  std::string x86 = compiled->cubin;
+  x86[18] = 62;
+  auto notCuda = cubinSmVersion(x86);
+  ASSERT_FALSE(static_cast<bool>(notCuda));
+  EXPECT_NE(llvm::toString(notCuda.takeError()).find("not for a CUDA GPU"),
+            std::string::npos);
+  auto text = cubinSmVersion("not an ELF image at all, just text");
+  ASSERT_FALSE(static_cast<bool>(text));
+  EXPECT_NE(llvm::toString(text.takeError()).find("not a 64-bit ELF"),
+            std::string::npos);
 }
 
 TEST(CudaKernelTest, CompileErrorsNameTheLine) {

@@ -86,6 +86,11 @@ std::string nvrtcVersionText();
 llvm::Expected<CompiledCudaKernel>
 compileCudaKernel(const CudaKernelSource &kernel);
 
+/// The SM version a cubin was compiled for, from its ELF header (machine
+/// EM_CUDA, 190): 80 for sm_80, 90 for sm_90 and sm_90a (the header does
+/// not tell the two apart). An error for anything else.
+llvm::Expected<unsigned> cubinSmVersion(llvm::StringRef cubin);
+
 /// A GEMM kernel for `gpu` (C (+)= A B, or A B^T with B N x K where
 /// `bTransposed`; A and B in `dtype` (f32, tf32, bf16 or f16), C in f32,
 /// row-major, sized for its multiprocessors), emitted and compiled with

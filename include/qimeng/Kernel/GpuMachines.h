@@ -37,6 +37,10 @@ std::optional<GpuMachine> gpuMachineNamed(llvm::StringRef name);
 /// The titles of every GPU known, for messages.
 std::vector<std::string> gpuMachineTitles();
 
+/// The first GPU of the table whose architecture is `arch` (sm_90a: the
+/// H200), or none.
+std::optional<GpuMachine> gpuMachineForArch(llvm::StringRef arch);
+
 } // namespace qimeng
 
 #endif // QIMENG_KERNEL_GPUMACHINES_H

@@ -59,6 +59,16 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     candidate validated and timed in qimeng-runner) and the winner stored;
     a database hit uses the stored, validated kernel directly.
 
+    With `target=nvptx64-nvidia-cuda:ARCH` the pass generates for an
+    NVIDIA GPU instead: each static, dense, row-major `linalg.matmul`
+    (bf16, f16, or f32 (FFMA, or tf32 with `tf32`); B may be transposed
+    through `indexing_maps`) on buffers becomes a call of a launcher the
+    module carries (the cuda_gemm kernel compiled with NVRTC, embedded as
+    a cubin, loaded and launched with the CUDA driver API, then
+    synchronised), validated and timed against cuBLAS first where this
+    machine has a GPU. A, B and C must be device memory; link the result
+    with the driver (libcuda.so.1).
+
     Contractions and convolutions the pass does not handle stay unchanged
     and get a remark `not accelerated: <reason>`. docs/FrontendIR.md gives
     the recommended pipeline for torch-mlir, StableHLO and TOSA users.
@@ -70,7 +80,15 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "`x86_64-unknown-linux-gnu:znver3:+avx2,+fma:l1d=32K,l2=512K`, "
            "`aarch64-linux-gnu:neoverse-n1:+neon` or "
            "`riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v` (validated "
-           "under qemu-user; docs/CrossTargets.md)">,
+           "under qemu-user; docs/CrossTargets.md), or an NVIDIA GPU, "
+           "`nvptx64-nvidia-cuda:sm_90a` (or `:H200`, `:sm_80`, `:A100`, "
+           "...): matmul-like contractions on device memory become "
+           "launches of cubins the module embeds, through the CUDA driver "
+           "API (docs/Cuda.md)">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "With an NVIDIA target: multiply f32 contractions on tensor "
+           "cores in tf32 (10-bit mantissas, f32 sums; results change "
+           "within about 2^-9 of each product) instead of FFMA in f32">,
     Option<"kernelConfig", "kernel-config", "std::string", /*default=*/"\"\"",
            "Pin the kernel configuration, overriding the analytical model "
            "key by key: `mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,"
