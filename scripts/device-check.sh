@@ -68,10 +68,14 @@ wgmma_bf16_edges_persistent bf16 1000 776 336 false 60 , "engine": "wgmma", "per
 wgmma_f16_small_persistent f16 200 136 88 true 60 , "engine": "wgmma", "persistent": true, "sms": 1
 wgmma_bf16_edges_persistent_bm192 bf16 1000 776 336 true 60 , "engine": "wgmma", "persistent": true, "sms": 3, "block_m": 192, "block_n": 192
 wgmma_bf16_edges_bt bf16 1000 776 336 false 60 , "engine": "wgmma", "b_layout": "nk"
+wgmma_bf16_edges_cluster bf16 1000 776 336 false 60 , "engine": "wgmma", "block_n": 256, "cluster": 2
+wgmma_f16_small_cluster f16 200 136 88 true 60 , "engine": "wgmma", "cluster": 2
+wgmma_bf16_edges_bt_cluster bf16 1000 776 336 true 60 , "engine": "wgmma", "b_layout": "nk", "cluster": 2
 wgmma_tf32_edges_bt tf32 1000 776 336 false 60 , "engine": "wgmma", "b_layout": "nk"
 wgmma_tf32_small_bt tf32 200 136 92 true 60 , "engine": "wgmma", "b_layout": "nk"
 wgmma_tf32_edges_bt_registers tf32 1000 776 336 false 60 , "engine": "wgmma", "b_layout": "nk", "epilogue": "registers"
 wgmma_tf32_edges_bt_bm192 tf32 1000 776 336 true 60 , "engine": "wgmma", "b_layout": "nk", "block_m": 192, "block_n": 192
+wgmma_tf32_edges_bt_cluster tf32 1000 776 336 false 60 , "engine": "wgmma", "b_layout": "nk", "cluster": 2
 mma_bf16_edges bf16 1000 770 333 false 60 , "engine": "mma"
 mma_f16_small f16 200 136 88 true 60 , "engine": "mma"
 mma_tf32_edges tf32 1000 770 333 false 60 , "engine": "mma"
@@ -79,10 +83,15 @@ mma_tf32_edges_bt tf32 1000 770 333 true 60 , "engine": "mma", "b_layout": "nk"
 ffma_f32_edges f32 1000 770 333 true 60
 ffma_f32_edges_bt f32 1000 770 333 false 60 , "b_layout": "nk"
 wgmma_bf16_4096 bf16 4096 4096 4096 false 90 , "engine": "wgmma"
+wgmma_bf16_4096_cluster bf16 4096 4096 4096 false 90 , "engine": "wgmma", "cluster": 2
 wgmma_bf16_8192 bf16 8192 8192 8192 false 120 , "engine": "wgmma"
+wgmma_bf16_8192_cluster bf16 8192 8192 8192 false 120 , "engine": "wgmma", "cluster": 2
 wgmma_bf16_8192_b0 bf16 8192 8192 8192 true 120 , "engine": "wgmma"
+wgmma_bf16_8192_b0_cluster bf16 8192 8192 8192 true 120 , "engine": "wgmma", "cluster": 2
 wgmma_f16_8192 f16 8192 8192 8192 false 120 , "engine": "wgmma"
+wgmma_f16_8192_cluster f16 8192 8192 8192 false 120 , "engine": "wgmma", "cluster": 2
 wgmma_bf16_a100 bf16 16384 1024 8192 false 120 , "engine": "wgmma"
+wgmma_bf16_a100_cluster bf16 16384 1024 8192 false 120 , "engine": "wgmma", "cluster": 2
 wgmma_bf16_8192_registers bf16 8192 8192 8192 false 120 , "engine": "wgmma", "epilogue": "registers"
 wgmma_bf16_4096_registers bf16 4096 4096 4096 false 90 , "engine": "wgmma", "epilogue": "registers"
 wgmma_bf16_8192_persistent bf16 8192 8192 8192 false 120 , "engine": "wgmma", "persistent": true
@@ -90,7 +99,9 @@ wgmma_bf16_8192_g4 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "raster_gr
 wgmma_bf16_8192_g16 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "raster_group": 16
 wgmma_bf16_8192_bm192 bf16 8192 8192 8192 false 120 , "engine": "wgmma", "block_m": 192, "block_n": 192
 wgmma_bf16_8192_bt bf16 8192 8192 8192 false 120 , "engine": "wgmma", "b_layout": "nk"
+wgmma_bf16_8192_bt_cluster bf16 8192 8192 8192 false 120 , "engine": "wgmma", "b_layout": "nk", "cluster": 2
 wgmma_tf32_8192_bt tf32 8192 8192 8192 false 120 , "engine": "wgmma", "b_layout": "nk"
+wgmma_tf32_8192_bt_cluster tf32 8192 8192 8192 false 120 , "engine": "wgmma", "b_layout": "nk", "cluster": 2
 wgmma_tf32_8192_bt_bm192 tf32 8192 8192 8192 false 120 , "engine": "wgmma", "b_layout": "nk", "block_m": 192, "block_n": 192
 wgmma_tf32_4096_bt tf32 4096 4096 4096 false 90 , "engine": "wgmma", "b_layout": "nk"
 mma_tf32_4096 tf32 4096 4096 4096 false 90 , "engine": "mma"

@@ -52,7 +52,8 @@ class Request:
             "arch", "dtype", "m", "n", "k", "overwrite", "engine",
             "block_m", "block_n", "block_k", "warp_m", "warp_n",
             "thread_m", "thread_n", "stages", "raster_group",
-            "prefetch_c", "persistent", "sms", "epilogue", "b_layout"))
+            "prefetch_c", "persistent", "sms", "epilogue", "b_layout",
+            "cluster"))
         self.arch = request.get("arch")
         if self.arch not in ARCHS:
             raise RequestError(f"unknown arch {self.arch!r}; expected one of "
@@ -186,6 +187,19 @@ class Request:
         self.raster_group = int_field(request, "raster_group", default=8)
         if self.raster_group < 1:
             raise RequestError("raster_group must be at least 1")
+        # Thread-block clusters of two tiles one above the other that
+        # share B's panel, multicast (cuda_wgmma.py): consecutive blocks
+        # must be such pairs.
+        self.cluster = int_field(request, "cluster", default=1)
+        if self.cluster not in (1, 2):
+            raise RequestError("cluster must be 1 or 2")
+        if self.cluster == 2 and (-(-self.m // self.bm) % 2
+                                  or self.raster_group % 2):
+            raise RequestError(
+                "cluster 2 pairs M tiles one above the other: it needs an "
+                "even number of M tiles and an even raster_group")
+        if self.cluster == 2 and request.get("persistent"):
+            raise RequestError("cluster 2 takes no persistent grid")
         # How many K slabs before the end the producer asks for C's tile
         # in the L2 (accumulating kernels).
         self.prefetch_c = int_field(request, "prefetch_c",
@@ -236,6 +250,7 @@ class Request:
                 + (f"p{self.prefetch_c}" if self.epilogue == "registers"
                    else "_ctma")
                 + (f"_persistent{self.sms}" if self.persistent else "")
+                + (f"_cluster{self.cluster}" if self.cluster > 1 else "")
                 if self.engine == "wgmma" else
                 f"{self.wm}x{self.wn}" if self.engine == "mma"
                 else f"t{self.tm}x{self.tn}")
@@ -476,11 +491,9 @@ def emit(request):
     ]
     head = "\n".join(lines)
     if wgmma:
-        # One block a multiprocessor: the register cap at entry is what
-        # setmaxnreg redistributes.
         return (head + cuda_wgmma.helpers(r)
                 + 'extern "C" __global__ void '
-                f"__launch_bounds__({r.threads}, 1)\n"
+                f"{cuda_wgmma.attributes(r)}\n"
                 f"{r.symbol()}({cuda_wgmma.parameters(r)}) {{\n"
                 + cuda_wgmma.body(r) + "}\n")
     body = _mma_body(r) if r.engine == "mma" else _ffma_body(r)

@@ -36,7 +36,17 @@ and B with zeros. The copy engine needs 16-byte row strides.
 
 Blocks are ordered in groups of `raster_group` M tiles (consecutive blocks
 walk down the group's M tiles, then to the next N tile), so that the
-blocks resident at once share panels of A and B in the L2. A persistent
+blocks resident at once share panels of A and B in the L2. With
+`cluster` 2, block pairs (2i, 2i + 1) form a thread-block cluster: the
+two tiles one above the other share their panel of B, and each block's
+producer loads half of it and multicasts it to both blocks' stages
+(`.multicast::cluster`), which halves what the pair reads of B from the
+L2. A stage is then written by both producers, so it is free when the
+consumers of both blocks have released it: each consumer arrives on its
+own block's "empty" barrier and on the other's (mapa). The
+blocks meet at a cluster barrier after initialising their barriers and
+again before they exit, so that no multicast or remote arrival finds its
+peer gone. A persistent
 grid has one block a multiprocessor taking tiles in turn, the ring's
 stages and phases running on from tile to tile.
 """
@@ -161,8 +171,53 @@ descriptor(unsigned address, unsigned leading, unsigned stride) {
 """
 
 
+CLUSTER_HELPERS = """\
+// Cluster pairs: an arrival on the other block's barrier at the same
+// offset (what it releases are wgmma's reads, complete by then:
+// wgmma.wait_group, so no cluster-scope fence, which would stall the
+// warpgroup), the cluster barrier, and a copy that lands in both blocks'
+// shared memory at `dst`, completing on each block's `bar`.
+__device__ __forceinline__ void barrier_arrive_peer(unsigned bar,
+                                                    unsigned peer) {
+  asm volatile(
+      "{\\n.reg .b32 remote;\\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\\n}\\n"
+      :: "r"(bar), "r"(peer) : "memory");
+}
+
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\\n"
+               "barrier.cluster.wait.acquire;\\n" ::: "memory");
+}
+
+__device__ __forceinline__ void copy_box_both(unsigned dst,
+                                              const QmTensorMap &map,
+                                              unsigned bar, int inner,
+                                              int outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+      ".mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\\n"
+      :: "r"(dst), "l"((unsigned long long)&map), "r"(inner), "r"(outer),
+         "r"(bar), "h"((unsigned short)3)
+      : "memory");
+}
+
+"""
+
+
 def helpers(r):
-    return HELPERS + _wgmma(r)
+    return HELPERS + (CLUSTER_HELPERS if r.cluster > 1 else "") + _wgmma(r)
+
+
+def attributes(r):
+    """The kernel's launch attributes: one block a multiprocessor (the
+    register cap at entry is what setmaxnreg redistributes), and the
+    cluster's shape."""
+    cluster = (f" __cluster_dims__({r.cluster}, 1, 1)" if r.cluster > 1
+               else "")
+    return f"__launch_bounds__({r.threads}, 1){cluster}"
 
 
 #: The copy engine's boxes, innermost dimension first: A's is block_m rows
@@ -178,7 +233,7 @@ def args(r):
     one too for the copy engine's epilogue, else a pointer."""
     c = f"C:tma{C_BOX[0]}x{C_BOX[1]}" if r.epilogue == "tma" else "C"
     b = (f"{B_BOX_COLUMNS}x{r.bk}" if r.b_layout == "kn"
-         else f"{r.bk}x{r.bn}")
+         else f"{r.bk}x{r.bn // r.cluster}")
     return f"A:tma{r.bk}x{r.bm},B:tma{b},{c}"
 
 
@@ -192,16 +247,41 @@ def _b_descriptor(r):
 
 
 def _copy_b(r):
-    """The producer's copies of B's slab into stage s."""
-    if r.b_layout == "nk":
-        return ("          copy_box(b_stages + s * B_BYTES, tmB, bar, "
-                "slab * BK, n0);\n")
-    return f"""\
+    """The producer's copies of B's slab into stage s: all of it, or in a
+    cluster pair this block's half (`rank`), multicast to both blocks."""
+    if r.cluster == 1:
+        if r.b_layout == "nk":
+            return ("          copy_box(b_stages + s * B_BYTES, tmB, bar, "
+                    "slab * BK, n0);\n")
+        return f"""\
 #pragma unroll
           for (int j = 0; j < BN / {B_BOX_COLUMNS}; ++j)
             copy_box(b_stages + s * B_BYTES + j * (BK * {ROW_BYTES}), tmB,
                      bar, n0 + {B_BOX_COLUMNS} * j, slab * BK);
 """
+    if r.b_layout == "nk":
+        return f"""\
+          copy_box_both(b_stages + s * B_BYTES + rank * (BN / 2) * {ROW_BYTES},
+                        tmB, bar, slab * BK, n0 + rank * (BN / 2));
+"""
+    return f"""\
+#pragma unroll
+          for (int j = rank * BN / {2 * B_BOX_COLUMNS};
+               j < (rank + 1) * BN / {2 * B_BOX_COLUMNS}; ++j)
+            copy_box_both(b_stages + s * B_BYTES + j * (BK * {ROW_BYTES}),
+                          tmB, bar, n0 + {B_BOX_COLUMNS} * j, slab * BK);
+"""
+
+
+def _release(r, condition, stage, indent):
+    """A consumer's release of `stage` when `condition` holds: on its
+    block's barrier, and in a cluster pair on the other block's too."""
+    local = f"barrier_arrive(shared_address(&empty[{stage}]));"
+    if r.cluster == 1:
+        return f"{indent}if ({condition})\n{indent}  {local}\n"
+    return (f"{indent}if ({condition}) {{\n{indent}  {local}\n"
+            f"{indent}  barrier_arrive_peer(shared_address(&empty[{stage}]),\n"
+            f"{indent}                      rank ^ 1);\n{indent}}}\n")
 
 
 def parameters(r):
@@ -245,15 +325,11 @@ def body(r):
       asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
       // The slab before this one is read: its stage may be refilled.
       asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
-      if (slab > 0 && t == 0)
-        barrier_arrive(shared_address(&empty[(it - 1) % STAGES]));
-    }}
+{_release(r, "slab > 0 && t == 0", "(it - 1) % STAGES", "      ")}    }}
     asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
     // The tile's last slab is read too: the producer, already on the next
     // tile, may refill its stage while this tile's C is written.
-    if (t == 0)
-      barrier_arrive(shared_address(&empty[(it - 1) % STAGES]));
-
+{_release(r, "t == 0", "(it - 1) % STAGES", "    ")}
     // The accumulators' layout: thread t of the warpgroup holds, for each
     // 8 columns j, rows 16 (t / 32) + (t % 32) / 4 (+ 8) and columns
     // 8 j + 2 (t % 4) (+ 1).
@@ -286,12 +362,12 @@ def body(r):
   if (threadIdx.x == 0) {{
     for (int s = 0; s < STAGES; ++s) {{
       barrier_init(shared_address(&full[s]), 1);
-      barrier_init(shared_address(&empty[s]), CONSUMERS);
+      barrier_init(shared_address(&empty[s]), CONSUMERS * {r.cluster});
     }}
     asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");
   }}
   __syncthreads();
-
+{_cluster_start(r)}
   // Each block takes tiles blockIdx.x, + gridDim.x, ... (one tile unless
   // the grid is persistent); `it` counts K slabs over all of them, so
   // the ring's stages and phases run on from tile to tile.
@@ -322,7 +398,25 @@ def body(r):
          tile += gridDim.x) {{
 {textwrap.indent(tile, "  ", _code_line)}    }}
   }}
+{_cluster_end(r)}"""
+
+
+def _cluster_start(r):
+    """In a cluster pair: the block's rank, and both blocks' barriers
+    initialised before either copies or arrives into the other."""
+    if r.cluster == 1:
+        return ""
+    return """\
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\\n" : "=r"(rank));
+  cluster_sync();
 """
+
+
+def _cluster_end(r):
+    """In a cluster pair: neither block exits while the other may still
+    multicast into it or arrive on its barriers."""
+    return "  cluster_sync();\n" if r.cluster > 1 else ""
 
 
 #: Columns of 8 whose C values an accumulating epilogue loads together

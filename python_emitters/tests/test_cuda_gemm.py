@@ -244,6 +244,30 @@ class WgmmaTest(unittest.TestCase):
             emit(hopper(dtype="tf32", engine="wgmma"))
         self.assertIn("K-major", str(caught.exception))
 
+    def test_cluster_pairs_share_b(self):
+        # Two blocks, tiles one above the other, each loading half of B's
+        # panel and multicasting it to both; a stage is free when both
+        # blocks' consumers released it.
+        text = emit(hopper(cluster=2))
+        self.assertIn("__cluster_dims__(2, 1, 1)", text)
+        self.assertIn(".multicast::cluster", text)
+        self.assertIn("barrier_init(shared_address(&empty[s]), CONSUMERS * 2)",
+                      text)
+        self.assertEqual(text.count("barrier_arrive_peer(shared_address("
+                                    "&empty[(it - 1) % STAGES]),"), 2)
+        # Barriers ready before either block copies; neither exits first.
+        self.assertEqual(text.count("  cluster_sync();"), 2)
+        self.assertIn("_cluster2_", header(text, "symbol"))
+        # B N x K: each block one box of half the panel's rows.
+        self.assertEqual(header(emit(hopper(cluster=2, b_layout="nk")),
+                                "args"),
+                         "A:tma64x128,B:tma64x128,C:tma32x64")
+        # Without a cluster none of it.
+        single = emit(hopper())
+        for word in ("__cluster_dims__", "multicast", "cluster_sync",
+                     "barrier_arrive_peer"):
+            self.assertNotIn(word, single)
+
     def test_mma_takes_f16(self):
         text = emit(hopper(dtype="f16", engine="mma"))
         self.assertIn("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
@@ -267,6 +291,10 @@ class WgmmaTest(unittest.TestCase):
                 ({"epilogue": "tma", "persistent": True}, ["persistent"]),
                 ({"epilogue": "tma", "stages": 2}, ["131072 bytes"]),
                 ({"b_layout": "kt"}, ["b_layout", "'nk'"]),
+                ({"cluster": 4}, ["cluster must be 1 or 2"]),
+                ({"cluster": 2, "m": 300}, ["even number of M tiles"]),
+                ({"cluster": 2, "raster_group": 3}, ["even raster_group"]),
+                ({"cluster": 2, "persistent": True}, ["no persistent"]),
                 ({"dtype": "tf32", "b_layout": "nk", "block_k": 64},
                  ["block_k must be 32"])):
             with self.subTest(changes=changes):

@@ -148,6 +148,29 @@ TEST(CudaKernelTest, EmittedKernelsCompileClean) {
     }
 }
 
+TEST(CudaKernelTest, ClusterPairsCompileClean) {
+  QM_SKIP_UNLESS_NVRTC();
+  // Two-block clusters multicasting B (16-bit B K x N, tf32 B N x K):
+  // cubins with no spills and no warnings.
+  for (const char *fields :
+       {"\"dtype\": \"bf16\", \"m\": 8192, \"n\": 8192, \"k\": 8192",
+        "\"dtype\": \"tf32\", \"m\": 1000, \"n\": 776, \"k\": 336, "
+        "\"b_layout\": \"nk\""}) {
+    auto k = emitCudaKernel(
+        std::string("{\"version\": 1, \"kind\": \"cuda_gemm\", \"arch\": "
+                    "\"sm_90a\", \"overwrite\": false, \"cluster\": 2, ") +
+            fields + "}",
+        EmitterOptions::defaults());
+    ASSERT_TRUE(static_cast<bool>(k)) << llvm::toString(k.takeError());
+    EXPECT_NE(k->text.find("__cluster_dims__(2, 1, 1)"), std::string::npos);
+    auto compiled = compileCudaKernel(*k);
+    ASSERT_TRUE(static_cast<bool>(compiled))
+        << llvm::toString(compiled.takeError());
+    SCOPED_TRACE(k->symbol + "\n" + compiled->log);
+    EXPECT_TRUE(compiled->ptxas.clean());
+  }
+}
+
 TEST(CudaKernelTest, CubinArchitectureOfOtherImages) {
   QM_SKIP_UNLESS_NVRTC();
   auto k = emitCudaKernel(request("f16", "sm_89", 64, 64, 64),
