@@ -20,9 +20,11 @@
 // f32 inputs and the tensor cores drop 13 bits of each (rounded or
 // truncated: a product off by less than 2^-9 of itself), so theirs is
 // (2^-9 + 4 (K + 1) 2^-24) (sum |a b| + |C0|), ref in fp64 of the f32
-// inputs. B is K x N, or N x K where the header says b=nk. C starts NaN for an
-// overwriting kernel (C0 = 0), random otherwise; 256 guard elements past C
-// must stay unwritten; NaN never passes. A failure names the first wrong
+// inputs. B is K x N, or N x K where the header says b=nk. cuBLAS runs on
+// the same inputs and must meet the same bounds (else it would be timed on
+// another problem); the largest |C - C_cuBLAS| is reported. C starts NaN
+// for an overwriting kernel (C0 = 0), random otherwise; 256 guard elements past
+// C must stay unwritten; NaN never passes. A failure names the first wrong
 // elements and how many there are.
 // Kernels whose header says so (qm.args "A:tma64x128,B:tma64x64,C" or
 // "...,C:tma32x64") take A, B and maybe C as the copy engine's tensor
@@ -273,9 +275,22 @@ struct Arguments {
   void *params[3] = {};
 };
 
+/// What validation found beyond pass or fail.
+struct ValidationStats {
+  /// The largest |C - ref| / (sum |a b| + |C0|) of ours on uniform inputs.
+  double maxErr = 0;
+  /// The largest |C - C_cuBLAS| in the same units, where cuBLAS ran.
+  double peerDiff = 0;
+  bool peerChecked = false;
+};
+
 struct Problem {
   const Kernel &k;
   CUfunction fn;
+  /// cuBLAS at the same precision on device buffers A, B and C, where it
+  /// is linked: validation runs it on the same inputs and holds it to the
+  /// same bounds, so that what is timed beside ours is the same problem.
+  std::function<void(CUdeviceptr, CUdeviceptr, CUdeviceptr)> peer;
   /// 16-bit inputs (bf16 or f16, as raw bits); f32 for f32 and tf32.
   bool half() const { return k.dtype == "bf16" || k.dtype == "f16"; }
   size_t elementBytes() const { return half() ? 2 : 4; }
@@ -355,7 +370,8 @@ struct Problem {
   }
 
   /// One validation on inputs from `draw`; the first failure or "".
-  std::string validate(bool integers, std::mt19937 &rng, double &maxErr) const {
+  std::string validate(bool integers, std::mt19937 &rng,
+                       ValidationStats &stats) const {
     const int64_t m = k.m, n = k.n, kk = k.k;
     std::uniform_int_distribution<int> small(-3, 3);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
@@ -401,6 +417,17 @@ struct Problem {
     cu.check(cu.cuCtxSynchronize_(), "the kernel");
     std::vector<float> c(c0.size());
     cu.check(cu.cuMemcpyDtoH_(c.data(), dc.ptr, c.size() * 4), "download");
+    // cuBLAS on the same inputs and the same C.
+    std::vector<float> cPeer;
+    if (peer) {
+      DeviceBuffer dp(c0.size() * 4);
+      upload(c0, dp);
+      peer(da.ptr, db.ptr, dp.ptr);
+      cu.check(cu.cuCtxSynchronize_(), "cuBLAS");
+      cPeer.resize(c0.size());
+      cu.check(cu.cuMemcpyDtoH_(cPeer.data(), dp.ptr, cPeer.size() * 4),
+               "download");
+    }
     for (size_t g = size_t(m * n); g < c.size(); ++g)
       if (std::memcmp(&c[g], &sentinel, 4) != 0)
         return "wrote past C (guard element " +
@@ -443,8 +470,8 @@ struct Problem {
     work();
     for (std::thread &t : pool)
       t.join();
-    std::string failure;
-    size_t wrong = 0;
+    std::string failure, peerFailure;
+    size_t wrong = 0, peerWrong = 0;
     for (size_t r = 0; r < rows.size(); ++r) {
       const int64_t i = rows[r];
       const std::vector<double> &ref = refs[r], &mag = mags[r];
@@ -456,6 +483,21 @@ struct Problem {
             integers ? 0.0
                      : relativeBound() * (mag[size_t(j)] + std::fabs(start));
         const double err = std::fabs(got - want);
+        const double scale = mag[size_t(j)] + std::fabs(start);
+        if (!cPeer.empty()) {
+          const double theirs = cPeer[size_t(i * n + j)];
+          if (!(std::fabs(theirs - want) <= bound) && ++peerWrong <= 3) {
+            char text[160];
+            std::snprintf(text, sizeof text,
+                          "%sC(%lld, %lld) = %.9g, expected %.9g (bound %.3g)",
+                          peerFailure.empty() ? "" : "; ", (long long)i,
+                          (long long)j, theirs, want, bound);
+            peerFailure += text;
+          }
+          if (scale > 0.0 && std::fabs(got - theirs) <= 2 * bound)
+            stats.peerDiff =
+                std::max(stats.peerDiff, std::fabs(got - theirs) / scale);
+        }
         if (!(err <= bound)) {
           // The first few wrong elements, then how many: the pattern (whole
           // rows, every eighth column, one tile) points at the fault.
@@ -471,16 +513,24 @@ struct Problem {
         }
         // The error in units of the sum's magnitude, which the bound
         // scales: cancellation makes a relative error meaningless.
-        const double scale = mag[size_t(j)] + std::fabs(start);
         if (scale > 0.0)
-          maxErr = std::max(maxErr, err / scale);
+          stats.maxErr = std::max(stats.maxErr, err / scale);
       }
     }
+    const std::string checked = std::to_string(rows.size() * size_t(n));
     if (wrong)
       return std::string(integers ? "small integers: " : "uniform: ") +
-             failure + "; " + std::to_string(wrong) + " of " +
-             std::to_string(rows.size() * size_t(n)) +
+             failure + "; " + std::to_string(wrong) + " of " + checked +
              " checked elements wrong";
+    // Ours is right; cuBLAS must be too, or it is given another problem
+    // and timing it beside ours means nothing.
+    if (peerWrong)
+      return std::string(integers ? "small integers: " : "uniform: ") +
+             "cuBLAS on the same inputs: " + peerFailure + "; " +
+             std::to_string(peerWrong) + " of " + checked +
+             " checked elements wrong (it would be timed on another "
+             "problem)";
+    stats.peerChecked = !cPeer.empty();
     return "";
   }
 };
@@ -548,22 +598,57 @@ int main(int argc, char **argv) {
                  fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                  int(k.dynamicShared)),
              "cuFuncSetAttribute (dynamic shared memory)");
-  Problem problem{k, fn};
-  std::printf("device: %s\nkernel: %s (%s, C %s A * B)\n", name,
-              k.symbol.c_str(), k.dtype.c_str(), k.overwrite ? "=" : "+=");
+  Problem problem{k, fn, {}};
+  std::printf("device: %s\nkernel: %s (%s, C %s A * B%s)\n", name,
+              k.symbol.c_str(), k.dtype.c_str(),
+              k.overwrite ? "=" : "+=", k.bTransposed ? "^T" : "");
+#ifdef QIMENG_HAVE_CUBLAS
+  // cuBLAS at the same precision and accumulation: row-major C = A B as
+  // column-major C^T = B^T A^T (B N x K: op T); bf16 or f16 inputs with
+  // f32 compute and output, f32 with its default (no TF32) math, or tf32
+  // (f32 inputs, CUBLAS_COMPUTE_32F_FAST_TF32); beta as ours.
+  cublasHandle_t handle;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
+    die(1, "cublasCreate failed");
+  const float alpha = 1.0f, beta = k.overwrite ? 0.0f : 1.0f;
+  cudaDataType_t in = k.dtype == "bf16"  ? CUDA_R_16BF
+                      : k.dtype == "f16" ? CUDA_R_16F
+                                         : CUDA_R_32F;
+  const cublasComputeType_t compute =
+      k.dtype == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const cublasOperation_t opB = k.bTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  problem.peer = [&](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
+    status = cublasGemmEx(handle, opB, CUBLAS_OP_N, int(k.n), int(k.m),
+                          int(k.k), &alpha, reinterpret_cast<void *>(b), in,
+                          k.bTransposed ? int(k.k) : int(k.n),
+                          reinterpret_cast<void *>(a), in, int(k.k), &beta,
+                          reinterpret_cast<void *>(c), CUDA_R_32F, int(k.n),
+                          compute, CUBLAS_GEMM_DEFAULT);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      die(1, "cublasGemmEx failed");
+  };
+#endif
 
   std::mt19937 rng(2026);
-  double maxErr = 0;
+  ValidationStats stats;
   for (bool integers : {true, false}) {
-    std::string failure = problem.validate(integers, rng, maxErr);
+    std::string failure = problem.validate(integers, rng, stats);
     if (!failure.empty()) {
       std::printf("validated: no: %s\n", failure.c_str());
       return 1;
     }
   }
+  char peerText[160] = "";
+  if (stats.peerChecked)
+    std::snprintf(peerText, sizeof peerText,
+                  "; cuBLAS on the same inputs within the same bounds, max "
+                  "|C - C_cuBLAS| / (sum |a b| + |C0|) = %.2e",
+                  stats.peerDiff);
   std::printf("validated: yes (small integers bit for bit; uniform: max "
-              "|C - ref| / (sum |a b| + |C0|) = %.2e, bound %s = %.2e)\n",
-              maxErr, problem.boundText(), problem.relativeBound());
+              "|C - ref| / (sum |a b| + |C0|) = %.2e, bound %s = %.2e%s)\n",
+              stats.maxErr, problem.boundText(), problem.relativeBound(),
+              peerText);
 
   const double flops = 2.0 * double(k.m) * double(k.n) * double(k.k);
   DeviceBuffer a(size_t(k.m * k.k) * problem.elementBytes()),
@@ -594,32 +679,8 @@ int main(int argc, char **argv) {
   std::printf("ours: %.3f ms, %.1f TFLOP/s (median of %d, L2 flushed)\n", ours,
               flops / ours * 1e-9, runs);
 #else
-  // cuBLAS at the same precision and accumulation: row-major C = A B as
-  // column-major C^T = B^T A^T (B N x K: op T); bf16 or f16 inputs with
-  // f32 compute and output, f32 with its default (no TF32) math, or tf32
-  // (f32 inputs, CUBLAS_COMPUTE_32F_FAST_TF32); beta as ours.
-  cublasHandle_t handle;
-  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
-    die(1, "cublasCreate failed");
-  const float alpha = 1.0f, beta = k.overwrite ? 0.0f : 1.0f;
-  cudaDataType_t in = k.dtype == "bf16"  ? CUDA_R_16BF
-                      : k.dtype == "f16" ? CUDA_R_16F
-                                         : CUDA_R_32F;
-  const cublasComputeType_t compute =
-      k.dtype == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  const cublasOperation_t opB = k.bTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  calls.push_back([&] {
-    status = cublasGemmEx(handle, opB, CUBLAS_OP_N, int(k.n), int(k.m),
-                          int(k.k), &alpha, reinterpret_cast<void *>(b.ptr), in,
-                          k.bTransposed ? int(k.k) : int(k.n),
-                          reinterpret_cast<void *>(a.ptr), in, int(k.k), &beta,
-                          reinterpret_cast<void *>(c.ptr), CUDA_R_32F, int(k.n),
-                          compute, CUBLAS_GEMM_DEFAULT);
-  });
+  calls.push_back([&] { problem.peer(a.ptr, b.ptr, c.ptr); });
   std::vector<double> medians = medianMs(runs, calls);
-  if (status != CUBLAS_STATUS_SUCCESS)
-    die(1, "cublasGemmEx failed");
   const double ours = medians[0], theirs = medians[1];
   std::printf("ours: %.3f ms, %.1f TFLOP/s (median of %d, L2 flushed)\n", ours,
               flops / ours * 1e-9, runs);
