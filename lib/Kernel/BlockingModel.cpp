@@ -224,8 +224,22 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // With A in place, L2 holds the packed B panel while A's rows stream
   // past it: kc x nc fills half of L2 (no A block is packed there).
   const int64_t l2Bytes = std::max<int64_t>(target.caches.l2, 128 * 1024);
-  if (aInPlace && packB == BPacking::Panels)
+  if (aInPlace && packB == BPacking::Panels) {
     c.nc = roundDownAtLeast(l2Bytes / 2 / (std::min(c.kc, desc.k) * 4), c.nr);
+    // Where M takes several row blocks, the rows of A a block's sliver
+    // calls read (mc x kc, re-read for every sliver of the panel) share
+    // L2 with the panel: together at most three quarters of it, the rest
+    // for C's tiles and the lines the prefetchers bring. mc from half of
+    // L2 beside a panel in the other half overfills it (2048^3 on a 512
+    // KiB L2: mc 252 -> 126, 1.05x side by side; docs/BlockingModel.md).
+    // All of M in one block stays one block (its B packed as it is first
+    // read, packb=fused, below).
+    const int64_t kcBytes = std::min(c.kc, desc.k) * 4;
+    const int64_t cols = std::min(c.nc, roundUp(desc.n, c.nr));
+    const int64_t budget = l2Bytes * 3 / 4 / kcBytes;
+    if (roundUp(desc.m, c.mr) > c.mc && c.mc + cols > budget)
+      c.mc = roundDownAtLeast(std::max<int64_t>(budget - cols, c.mr), c.mr);
+  }
   // A problem whose operands together fit half of L2 (64^3, 128^3):
   // packing buys no locality, so B is read in place (when its slivers can
   // be) too (docs/BlockingModel.md).
