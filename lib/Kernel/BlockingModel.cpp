@@ -255,7 +255,8 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // header slot is the fused packing's).
   else if (oneSliver && c.packB == BPacking::Panels && !sliverBlock &&
            desc.bSliversInPlace(c.nr) && !desc.dynamicK &&
-           roundUp(desc.m, c.mr) <= c.mc)
+           roundUp(desc.m, c.mr) <= c.mc &&
+           (desc.k <= c.kc || target.fusedPackingAcrossKBlocksPays()))
     c.packB = BPacking::Fused;
   // One column sliver with A packed: each packed block is used once, so
   // all of K in one block while B's sliver fits L2 (C then stays in
@@ -846,7 +847,9 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
     // The filter is packed by the first tile that uses each sliver, from
     // its K loop, rather than by a pass of its own before the tiles.
     if (config->packB == BPacking::Panels &&
-        problem.gemm().bSliversInPlace(config->nr))
+        problem.gemm().bSliversInPlace(config->nr) &&
+        (problem.gemm().k <= config->kc ||
+         target.fusedPackingAcrossKBlocksPays()))
       config->packB = BPacking::Fused;
   }
   // nchw: the pixels are the GEMM's columns, so a layer's few pixels (196

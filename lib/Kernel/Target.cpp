@@ -452,6 +452,10 @@ bool Target::isX86_64() const {
   return llvm::Triple(triple).getArch() == llvm::Triple::x86_64;
 }
 
+bool Target::fusedPackingAcrossKBlocksPays() const {
+  return !(isX86_64() && cpu == "znver1");
+}
+
 bool Target::fmaFromMemoryBlocksPay() const {
   static constexpr llvm::StringLiteral kIntelAvx512[] = {"skylake-avx512",
                                                          "cascadelake",

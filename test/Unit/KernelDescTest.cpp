@@ -574,6 +574,64 @@ TEST(BlockingModelTest, AInPlaceBlocksBForL2AndPadsLeast) {
   EXPECT_EQ(tall.mr, 6);
 }
 
+TEST(BlockingModelTest, ARowsAndBPanelShareThreeQuartersOfL2) {
+  // Zen 1, 512 KiB L2: B's panel takes half of it (kc 256, nc 256) and the
+  // rows of A a row block reads again for every sliver the rest of three
+  // quarters: mc 126 (252 overfilled L2).
+  Target zen1 = parseTarget("x86_64-unknown-linux-gnu:znver1:+avx,+avx2,"
+                            "+fma:l1d=32K,l2=512K,l3=8M,cores=2");
+  QM_ASSERT_EXPECTED(
+      big, chooseGemmConfig(GemmDesc::packed(2048, 2048, 2048), zen1));
+  EXPECT_EQ(big.kc, 256);
+  EXPECT_EQ(big.nc, 256);
+  EXPECT_EQ(big.mc, 126);
+  EXPECT_LE((big.mc + big.nc) * big.kc * 4, 512 * 1024 * 3 / 4);
+  // All of M in one row block stays one block.
+  QM_ASSERT_EXPECTED(one,
+                     chooseGemmConfig(GemmDesc::packed(196, 256, 2304), zen1));
+  EXPECT_EQ(one.mc, 198);
+  // A 2 MiB L2 (AVX-512): 512^3 fits as it was (one row block, B packed
+  // by its tiles); from 1024^3 on, mc 678 -> 384 beside 640 columns.
+  Target xeon = parseTarget("x86_64-unknown-linux-gnu:emeraldrapids:+avx,"
+                            "+avx2,+fma,+avx512f,+avx512bw:l1d=48K,l2=2M,"
+                            "l3=105M,cores=2");
+  QM_ASSERT_EXPECTED(mid,
+                     chooseGemmConfig(GemmDesc::packed(512, 512, 512), xeon));
+  EXPECT_EQ(mid.mc, 516);
+  EXPECT_EQ(mid.packB, BPacking::Fused);
+  QM_ASSERT_EXPECTED(
+      large, chooseGemmConfig(GemmDesc::packed(1024, 1024, 1024), xeon));
+  EXPECT_EQ(large.kc, 384);
+  EXPECT_EQ(large.nc, 640);
+  EXPECT_EQ(large.mc, 384);
+}
+
+TEST(BlockingModelTest, FusedPackingAcrossKBlocksWhereItPays) {
+  // One row block and K in several kc blocks: the tiles pack B as they
+  // read it, except on Zen 1, where the next panel's prefetch in their K
+  // loops costs 2.2x (Target::fusedPackingAcrossKBlocksPays): a PACK B
+  // pass there. K within one kc block: fused everywhere.
+  const char *caches = ":l1d=32K,l2=512K,l3=8M,cores=2";
+  Target zen1 = parseTarget(std::string("x86_64-unknown-linux-gnu:znver1:"
+                                        "+avx,+avx2,+fma") +
+                            caches);
+  Target zen3 = parseTarget(std::string("x86_64-unknown-linux-gnu:znver3:"
+                                        "+avx,+avx2,+fma") +
+                            caches);
+  EXPECT_FALSE(zen1.fusedPackingAcrossKBlocksPays());
+  EXPECT_TRUE(zen3.fusedPackingAcrossKBlocksPays());
+  const GemmDesc deep = GemmDesc::packed(196, 256, 2304);
+  QM_ASSERT_EXPECTED(onZen1, chooseGemmConfig(deep, zen1));
+  QM_ASSERT_EXPECTED(onZen3, chooseGemmConfig(deep, zen3));
+  EXPECT_LT(onZen1.kc, deep.k);
+  EXPECT_EQ(onZen1.packB, BPacking::Panels);
+  EXPECT_EQ(onZen3.packB, BPacking::Fused);
+  QM_ASSERT_EXPECTED(shallow,
+                     chooseGemmConfig(GemmDesc::packed(196, 256, 192), zen1));
+  EXPECT_EQ(shallow.kc, 192);
+  EXPECT_EQ(shallow.packB, BPacking::Fused);
+}
+
 TEST(BlockingModelTest, Deterministic) {
   Target target = parseTarget(kZnver3);
   GemmDesc d = GemmDesc::packed(300, 200, 100);

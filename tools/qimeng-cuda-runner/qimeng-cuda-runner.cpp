@@ -470,6 +470,18 @@ struct Problem {
     work();
     for (std::thread &t : pool)
       t.join();
+    // A wrong element, appended to `into`: the first few of them and then
+    // how many point at the fault (whole rows, every eighth column, one
+    // tile).
+    auto describe = [](std::string &into, int64_t i, int64_t j, double got,
+                       double want, double bound) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "%sC(%lld, %lld) = %.9g, expected %.9g (bound %.3g)",
+                    into.empty() ? "" : "; ", (long long)i, (long long)j, got,
+                    want, bound);
+      into += text;
+    };
     std::string failure, peerFailure;
     size_t wrong = 0, peerWrong = 0;
     for (size_t r = 0; r < rows.size(); ++r) {
@@ -486,29 +498,15 @@ struct Problem {
         const double scale = mag[size_t(j)] + std::fabs(start);
         if (!cPeer.empty()) {
           const double theirs = cPeer[size_t(i * n + j)];
-          if (!(std::fabs(theirs - want) <= bound) && ++peerWrong <= 3) {
-            char text[160];
-            std::snprintf(text, sizeof text,
-                          "%sC(%lld, %lld) = %.9g, expected %.9g (bound %.3g)",
-                          peerFailure.empty() ? "" : "; ", (long long)i,
-                          (long long)j, theirs, want, bound);
-            peerFailure += text;
-          }
+          if (!(std::fabs(theirs - want) <= bound) && ++peerWrong <= 3)
+            describe(peerFailure, i, j, theirs, want, bound);
           if (scale > 0.0 && std::fabs(got - theirs) <= 2 * bound)
             stats.peerDiff =
                 std::max(stats.peerDiff, std::fabs(got - theirs) / scale);
         }
         if (!(err <= bound)) {
-          // The first few wrong elements, then how many: the pattern (whole
-          // rows, every eighth column, one tile) points at the fault.
-          if (++wrong <= 6) {
-            char text[160];
-            std::snprintf(text, sizeof text,
-                          "%sC(%lld, %lld) = %.9g, expected %.9g (bound %.3g)",
-                          failure.empty() ? "" : "; ", (long long)i,
-                          (long long)j, got, want, bound);
-            failure += text;
-          }
+          if (++wrong <= 6)
+            describe(failure, i, j, got, want, bound);
           continue;
         }
         // The error in units of the sum's magnitude, which the bound

@@ -108,6 +108,16 @@ struct Target {
   /// on five layers, 0.97-0.98x on res5; the f32 GEMM's 7 x 64 0.88-0.94x
   /// its 6 x 64). False for Intel's AVX-512 CPU names, true otherwise.
   bool fmaFromMemoryBlocksPay() const;
+  /// Whether B's fused packing (BPacking::Fused) pays where K takes more
+  /// than one kc block: every K loop iteration of its tiles then also
+  /// prefetches a line of the next panel in place (KernelContract.md). On
+  /// AMD Zen 1 that one instruction costs 2.2x (196x256x2304, and
+  /// ResNet-50's res4 and res5 as convolutions: 16 GFLOPS against 37
+  /// without it, or with B packed by its own pass; the same with the
+  /// prefetch aimed at one fixed line; why is not known). False for
+  /// znver1; true otherwise, where the fused packing measured ahead (Zen
+  /// 5, Intel's AVX-512 cores).
+  bool fusedPackingAcrossKBlocksPays() const;
   /// The triple's architecture name: "x86_64", "aarch64", "riscv64".
   std::string archName() const;
   /// True when the host can run this target's code natively: same
