@@ -10,7 +10,7 @@
 # makes it where LLVM is; the device tool carries build/device-pass), the
 # pass's own output: linked with test/Cuda/Inputs/pass-e2e-driver.c and the
 # driver, nothing of ours, and run on the GPU (sm_90a).
-# Usage: scripts/device-check.sh [OUTDIR [CASES]]   (about 2 minutes on an
+# Usage: scripts/device-check.sh [OUTDIR [CASES]]   (about 3 minutes on an
 # H200); CASES, an extended regular expression, picks cases by name.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"

@@ -488,22 +488,24 @@ TEST(SearchSpaceTest, FactorsKeepTheModelsFootprint) {
   GemmDesc desc = GemmDesc::packed(20000, 100000, 20000);
   QM_ASSERT_EXPECTED(model, chooseGemmConfig(desc, target));
   ASSERT_EQ(model.kc, 384);
-  ASSERT_EQ(model.mc, 678);
-  ASSERT_EQ(model.nc, 640); // A in place: the B panel in half of L2
+  // A in place: the B panel in half of L2, A's rows in what keeps both
+  // within three quarters of it.
+  ASSERT_EQ(model.mc, 384);
+  ASSERT_EQ(model.nc, 640);
   SearchSpace space = SearchSpace::forGemm(desc, target, model);
   // block 6x64, ku 4, kc 192, mc x1, nc x1/2: half the kc, the same A
   // block bytes (twice the rows), the same B panel bytes at x1/2.
   QM_ASSERT_EXPECTED(config, space.configFor({0, 2, 0, 2, 1, 0, 0, 0, 0, 0}));
   EXPECT_EQ(config.kc, 192);
-  EXPECT_EQ(config.mc, 1356);
+  EXPECT_EQ(config.mc, 768);
   EXPECT_EQ(config.nc, 640);
-  // 14x32 rounds mc to its mr: 678 / 14 = 48.4 -> 48 * 14. The order does
+  // 14x32 rounds mc to its mr: 384 / 14 = 27.4 -> 27 * 14. The order does
   // not change the blocking.
   for (int order = 0; order < 3; ++order) {
     QM_ASSERT_EXPECTED(other,
                        space.configFor({2, 2, 2, 2, 2, 0, 0, order, 0, 0}));
     EXPECT_EQ(other.mr, 14);
-    EXPECT_EQ(other.mc, 672);
+    EXPECT_EQ(other.mc, 378);
     EXPECT_EQ(other.mc % 14, 0);
   }
 }
