@@ -6,9 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaLaunch.h"
+#include "BufferEffects.h"
 #include "MemrefAddress.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Parser/Parser.h"
 #include "qimeng/Cuda/CudaKernel.h"
@@ -285,9 +287,28 @@ struct GpuGemm {
   }
 };
 
+/// The name of the host allocation an operand is a view of (memref.alloc,
+/// memref.alloca, memref.get_global), or "": such memory is not the
+/// device memory the kernel reads.
+llvm::StringRef hostAllocation(Value operand) {
+  Operation *def = underlyingBuffer(operand).getDefiningOp();
+  if (def && isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(def))
+    return def->getName().getStringRef();
+  return "";
+}
+
 FailureOr<GpuGemm> gpuGemmOf(const MatchedContraction &match, bool tf32,
                              std::string &reason) {
   const GemmDesc &g = match.gemm;
+  static const char *const names[3] = {"A", "B", "C"};
+  for (int i = 0; i < 3; ++i)
+    if (llvm::StringRef op = hostAllocation(match.operands[i]); !op.empty()) {
+      reason = std::string("operand ") + names[i] + " is host memory (" +
+               op.str() +
+               "); the NVIDIA target's kernels read device memory: pass the "
+               "buffer in from the caller";
+      return failure();
+    }
   if (match.batch != 1) {
     reason = "a batch of GEMMs is not generated for NVIDIA GPUs yet";
     return failure();

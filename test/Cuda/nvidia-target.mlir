@@ -139,6 +139,15 @@ func.func @conv(%I: memref<1x10x10x8xf32>, %F: memref<3x3x8x16xf32>,
   return
 }
 
+func.func @host_output(%A: memref<64x64xbf16>, %B: memref<64x64xbf16>)
+    -> memref<64x64xf32> {
+  %C = memref.alloc() : memref<64x64xf32>
+  // NOT: remark: not accelerated: operand C is host memory (memref.alloc); the NVIDIA target's kernels read device memory: pass the buffer in from the caller
+  linalg.matmul ins(%A, %B : memref<64x64xbf16>, memref<64x64xbf16>)
+                outs(%C : memref<64x64xf32>)
+  return %C : memref<64x64xf32>
+}
+
 func.func @int8(%A: memref<64x64xi8>, %B: memref<64x64xi8>,
                 %C: memref<64x64xi32>) {
   // NOT: remark: not accelerated: NVIDIA kernels take f32, bf16 or f16 inputs with f32 sums, not s8s8
