@@ -209,3 +209,23 @@ llvm::Expected<CudaRunReport> qimeng::runCudaKernel(llvm::StringRef runner,
   }
   return report;
 }
+
+llvm::Expected<CudaRunReport>
+qimeng::runCudaKernelSource(llvm::StringRef runner,
+                            const CudaKernelSource &kernel, unsigned runs) {
+  llvm::SmallString<128> path;
+  if (auto ec = llvm::sys::fs::createTemporaryFile(kernel.symbol, "cu", path))
+    return llvm::createStringError("cannot create a temporary file: " +
+                                   ec.message());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    if (ec)
+      return llvm::createStringError("cannot write " + std::string(path) +
+                                     ": " + ec.message());
+    out << kernel.text;
+  }
+  auto report = runCudaKernel(runner, path, runs);
+  llvm::sys::fs::remove(path);
+  return report;
+}

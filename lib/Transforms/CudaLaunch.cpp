@@ -17,7 +17,6 @@
 #include "qimeng/Transforms/ConvMatcher.h"
 #include "qimeng/Transforms/GemmMatcher.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -385,23 +384,20 @@ FailureOr<ReadyGpuKernel> prepareGpuKernel(ModuleOp module, const GpuGemm &gemm,
     reason = "NVRTC's output is not a cubin: " + llvm::toString(sm.takeError());
     return failure();
   }
+  // qm.args: "A,B,C", or "A:tma64x128,B:tma64x64,C[:tma32x64]".
+  llvm::SmallVector<llvm::StringRef, 3> args;
+  llvm::StringRef(k.args).split(args, ',');
+  if (args.size() != 3) {
+    reason = "kernel " + k.symbol + " has qm.args '" + k.args +
+             "'; the launcher passes A, B and C";
+    return failure();
+  }
   std::string validated = "not validated (validate=false)";
   if (o.validate) {
-    llvm::SmallString<128> path;
-    if (auto ec = llvm::sys::fs::createTemporaryFile(k.symbol, "cu", path)) {
-      reason = "cannot write the kernel for validation: " + ec.message();
-      return failure();
-    }
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream out(path, ec);
-      out << k.text;
-    }
-    auto run = runCudaKernel(o.cudaRunner, path, 5);
-    llvm::sys::fs::remove(path);
+    auto run = runCudaKernelSource(o.cudaRunner, k, 5);
     if (!run) {
-      reason = "generated kernel " + k.symbol +
-               " failed on the GPU: " + llvm::toString(run.takeError());
+      reason = "generated kernel " + k.symbol + ": " +
+               llvm::toString(run.takeError());
       return failure();
     }
     if (!run->ran) {
@@ -427,14 +423,6 @@ FailureOr<ReadyGpuKernel> prepareGpuKernel(ModuleOp module, const GpuGemm &gemm,
   LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(i8, name.size()),
                          /*isConstant=*/true, LLVM::Linkage::Internal,
                          k.symbol + "_name", b.getStringAttr(name));
-  // qm.args: "A,B,C", or "A:tma64x128,B:tma64x64,C[:tma32x64]".
-  llvm::SmallVector<llvm::StringRef, 3> args;
-  llvm::StringRef(k.args).split(args, ',');
-  if (args.size() != 3) {
-    reason = "kernel " + k.symbol + " has qm.args '" + k.args +
-             "'; the launcher passes A, B and C";
-    return failure();
-  }
   const int64_t rows[3] = {gemm.m, gemm.bTransposed ? gemm.n : gemm.k, gemm.m};
   const int64_t cols[3] = {gemm.k, gemm.bTransposed ? gemm.k : gemm.n, gemm.n};
   const char *values[3] = {"%a", "%b", "%c"};

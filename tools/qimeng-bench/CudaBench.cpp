@@ -13,7 +13,6 @@
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/GpuMachines.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 #include <nlohmann/json.hpp>
@@ -21,39 +20,7 @@
 using namespace qimeng;
 using json = nlohmann::json;
 
-namespace {
-
-/// One shape's kernel, written where the runner reads it.
-struct ShapeKernel {
-  CudaKernelSource source;
-  std::string path;
-  unsigned registers = 0;
-};
-
-llvm::Expected<ShapeKernel> prepare(const CudaBenchShape &s,
-                                    const std::string &dtype, bool bTransposed,
-                                    const GpuMachine &gpu) {
-  auto built = buildCudaGemm(gpu, dtype, s.m, s.n, s.k, /*overwrite=*/false,
-                             bTransposed, EmitterOptions::defaults());
-  if (!built)
-    return built.takeError();
-  const CudaKernelSource &source = built->source;
-  ShapeKernel k{source, "", built->compiled.ptxas.registers};
-  llvm::SmallString<128> path;
-  if (auto ec = llvm::sys::fs::createTemporaryFile(source.symbol, "cu", path))
-    return llvm::createStringError("cannot create a temporary file: " +
-                                   ec.message());
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (ec)
-    return llvm::createStringError("cannot write " + std::string(path) + ": " +
-                                   ec.message());
-  out << source.text;
-  k.path = std::string(path);
-  return k;
-}
-
-} // namespace
+namespace {} // namespace
 
 int qimeng::runCudaBench(const std::vector<CudaBenchShape> &shapes,
                          const std::string &dtype, bool bTransposed,
@@ -103,9 +70,10 @@ int qimeng::runCudaBench(const std::vector<CudaBenchShape> &shapes,
   bool header = false;
   for (const CudaBenchShape &s : shapes) {
     const std::string shape = llvm::formatv("{0}x{1}x{2}", s.m, s.n, s.k);
-    ShapeKernel kernel = exitOnErr(prepare(s, dtype, bTransposed, *gpu));
-    auto run = runCudaKernel(runner, kernel.path, runs);
-    llvm::sys::fs::remove(kernel.path);
+    CudaGemmKernel kernel =
+        exitOnErr(buildCudaGemm(*gpu, dtype, s.m, s.n, s.k, /*overwrite=*/false,
+                                bTransposed, EmitterOptions::defaults()));
+    auto run = runCudaKernelSource(runner, kernel.source, runs);
     if (!run) {
       llvm::errs() << "qimeng-bench: " << shape << ": "
                    << llvm::toString(run.takeError()) << "\n";
@@ -134,7 +102,7 @@ int qimeng::runCudaBench(const std::vector<CudaBenchShape> &shapes,
                            {"device", run->device},
                            {"kernel", kernel.source.symbol},
                            {"engine", kernel.source.engine},
-                           {"registers", kernel.registers},
+                           {"registers", kernel.compiled.ptxas.registers},
                            {"ours_ms", run->oursMs},
                            {"ours_tflops", run->oursTflops},
                            {"cublas_ms", run->cublasMs},

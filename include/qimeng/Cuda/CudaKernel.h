@@ -126,6 +126,12 @@ llvm::Expected<CudaRunReport> runCudaKernel(llvm::StringRef runner,
                                             llvm::StringRef sourcePath,
                                             unsigned runs);
 
+/// runCudaKernel on `kernel`'s source, written to a temporary file for the
+/// run and removed after it.
+llvm::Expected<CudaRunReport>
+runCudaKernelSource(llvm::StringRef runner, const CudaKernelSource &kernel,
+                    unsigned runs);
+
 } // namespace qimeng
 
 #endif // QIMENG_CUDA_CUDAKERNEL_H
