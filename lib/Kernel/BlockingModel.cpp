@@ -168,6 +168,14 @@ leastPaddedBlock(llvm::ArrayRef<MicroKernelShape> table, const GemmDesc &desc) {
   return padded(*best) <= 0.99 * padded(first) ? *best : first;
 }
 
+/// Whether B's fused packing pays for a GEMM blocked `kc` deep: K within
+/// one kc block, or a target where the fused tiles' prefetch of the next
+/// panel does not cost more than the pass it saves.
+static bool fusedPackingPays(const GemmDesc &desc, int64_t kc,
+                             const Target &target) {
+  return desc.k <= kc || target.fusedPackingAcrossKBlocksPays();
+}
+
 /// The model's config; `bInPlace` allows reading B in place for few rows,
 /// `oneSliver` the blocking for one column sliver (plain GEMMs: the
 /// convolutions' model has its own rules for their A).
@@ -225,7 +233,8 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // past it: kc x nc fills half of L2 (no A block is packed there).
   const int64_t l2Bytes = std::max<int64_t>(target.caches.l2, 128 * 1024);
   if (aInPlace && packB == BPacking::Panels) {
-    c.nc = roundDownAtLeast(l2Bytes / 2 / (std::min(c.kc, desc.k) * 4), c.nr);
+    const int64_t kcBytes = std::min(c.kc, desc.k) * 4;
+    c.nc = roundDownAtLeast(l2Bytes / 2 / kcBytes, c.nr);
     // Where M takes several row blocks, the rows of A a block's sliver
     // calls read (mc x kc, re-read for every sliver of the panel) share
     // L2 with the panel: together at most three quarters of it, the rest
@@ -234,7 +243,6 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // KiB L2: mc 252 -> 126, 1.05x side by side; docs/BlockingModel.md).
     // All of M in one block stays one block (its B packed as it is first
     // read, packb=fused, below).
-    const int64_t kcBytes = std::min(c.kc, desc.k) * 4;
     const int64_t cols = std::min(c.nc, roundUp(desc.n, c.nr));
     const int64_t budget = l2Bytes * 3 / 4 / kcBytes;
     if (roundUp(desc.m, c.mr) > c.mc && c.mc + cols > budget)
@@ -256,7 +264,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   else if (oneSliver && c.packB == BPacking::Panels && !sliverBlock &&
            desc.bSliversInPlace(c.nr) && !desc.dynamicK &&
            roundUp(desc.m, c.mr) <= c.mc &&
-           (desc.k <= c.kc || target.fusedPackingAcrossKBlocksPays()))
+           fusedPackingPays(desc, c.kc, target))
     c.packB = BPacking::Fused;
   // One column sliver with A packed: each packed block is used once, so
   // all of K in one block while B's sliver fits L2 (C then stays in
@@ -848,8 +856,7 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
     // its K loop, rather than by a pass of its own before the tiles.
     if (config->packB == BPacking::Panels &&
         problem.gemm().bSliversInPlace(config->nr) &&
-        (problem.gemm().k <= config->kc ||
-         target.fusedPackingAcrossKBlocksPays()))
+        fusedPackingPays(problem.gemm(), config->kc, target))
       config->packB = BPacking::Fused;
   }
   // nchw: the pixels are the GEMM's columns, so a layer's few pixels (196
