@@ -102,10 +102,8 @@ class Request:
         self.bm = int_field(request, "block_m", default=128 if tensor else 64)
         self.bn = int_field(request, "block_n", default=128 if tensor else 64)
         self.bk = int_field(request, "block_k", default=32 if tensor else 16)
-        # The mma fragment's K, and A's row padding in shared memory
-        # (rows 4 banks apart: the eight rows g of a gather hit distinct
-        # banks).
-        self.mma_k = 8 if self.dtype == "tf32" else 16
+        # A's row padding in shared memory (rows 4 banks apart: the eight
+        # rows g of a gather hit distinct banks).
         self.a_pad = 8 if self.element_bytes == 2 else 4
         if tensor:
             self.wm = int_field(request, "warp_m", default=64)
@@ -118,10 +116,10 @@ class Request:
             if self.bm % self.wm or self.bn % self.wn:
                 raise RequestError("block_m and block_n must be multiples of "
                                    "warp_m and warp_n")
-            if self.bk % self.mma_k:
+            if self.bk % self.k_step:
                 raise RequestError(
-                    f"block_k must be a multiple of {self.mma_k} (the "
-                    f"k{self.mma_k} of the {self.dtype} fragment)")
+                    f"block_k must be a multiple of {self.k_step} (the "
+                    f"k{self.k_step} of the {self.dtype} fragment)")
             self.threads = (self.bm // self.wm) * (self.bn // self.wn) * WARP
             # A's rows padded by a_pad elements, B's by 8, against bank
             # conflicts in the fragments' gathers (B is K x N in shared
@@ -237,6 +235,12 @@ class Request:
                 f"accumulators a thread and more, but {self.threads} "
                 f"threads a block have {cap} registers each; make block_m "
                 "or block_n smaller")
+
+    @property
+    def k_step(self):
+        """K of one tensor-core instruction, 32 bytes of it on either
+        engine: k16 for 16-bit types, k8 for tf32."""
+        return cuda_wgmma.K_STEP_BYTES // self.element_bytes
 
     @property
     def grid(self):
@@ -397,7 +401,7 @@ def _mma_body(r):
     }}
 {_load_b_tile(r, "(" + element + ")0")}    __syncthreads();
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += {r.mma_k}) {{
+    for (int kk = 0; kk < BK; kk += {r.k_step}) {{
       unsigned a[MT][4], b[NT][2];
 {_fragments(r)}#pragma unroll
       for (int mi = 0; mi < MT; ++mi)
@@ -405,7 +409,7 @@ def _mma_body(r):
         for (int ni = 0; ni < NT; ++ni) {{
           float *d = acc[mi][ni];
           asm volatile(
-              "mma.sync.aligned.m16n8k{r.mma_k}.row.col.f32.{r.dtype}.{r.dtype}.f32 "
+              "mma.sync.aligned.m16n8k{r.k_step}.row.col.f32.{r.dtype}.{r.dtype}.f32 "
               "{{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, "
               "{{%0, %1, %2, %3}};\\n"
               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -456,11 +460,10 @@ def emit(request):
     element = "unsigned short" if r.element_bytes == 2 else "float"
     grid = ",".join(str(v) for v in r.grid)
     meta = {k: request[k] for k in sorted(request)}
-    k_step = 8 if r.dtype == "tf32" else 16
     engine = ("f32 FFMA" if r.engine == "ffma" else
               f"{r.dtype} inputs, f32 sums on tensor cores "
-              + (f"(mma.sync m16n8k{k_step})" if r.engine == "mma" else
-                 f"(wgmma m64n{r.bn}k{k_step}, TMA loads, {r.stages} "
+              + (f"(mma.sync m16n8k{r.k_step})" if r.engine == "mma" else
+                 f"(wgmma m64n{r.bn}k{r.k_step}, TMA loads, {r.stages} "
                  "stages)"))
     product = "A * B" if r.b_layout == "kn" else "A * B^T (B is N x K)"
     summary = (f"C[{r.m}x{r.n}] {'=' if r.overwrite else '+='} {product}, "

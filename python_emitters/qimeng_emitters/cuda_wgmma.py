@@ -90,7 +90,6 @@ def _wgmma(r):
     n = r.bn // 2
     outs = ", ".join(f"%{i}" for i in range(n))
     ptx_type = r.dtype
-    k = K_STEP_BYTES // r.element_bytes
     transposes = ("" if r.dtype == "tf32" else
                   f", 0, {1 if r.b_layout == 'kn' else 0}")
     constraints = ", ".join(f'"+f"(d[{i}])' for i in range(n))
@@ -100,7 +99,7 @@ __device__ __forceinline__ void wgmma_step(float (&d)[{n}],
                                            unsigned long long b) {{
   asm volatile(
       "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n + 2}, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{r.bn}k{k}.f32.{ptx_type}.{ptx_type} "
+      "wgmma.mma_async.sync.aligned.m64n{r.bn}k{r.k_step}.f32.{ptx_type}.{ptx_type} "
       "{{{outs}}}, %{n}, %{n + 1}, p, 1, 1{transposes};\\n}}\\n"
       : {constraints}
       : "l"(a), "l"(b), "r"(1));
@@ -241,8 +240,7 @@ def _b_descriptor(r):
     """wgmma's descriptor of B's k step kk in stage address b."""
     if r.b_layout == "nk":
         return f"descriptor(b + kk * {K_STEP_BYTES}, 16, 1024)"
-    rows = K_STEP_BYTES // r.element_bytes
-    return (f"descriptor(b + kk * {rows} * {ROW_BYTES}, BK * {ROW_BYTES}, "
+    return (f"descriptor(b + kk * {r.k_step} * {ROW_BYTES}, BK * {ROW_BYTES}, "
             "1024)")
 
 
