@@ -67,8 +67,7 @@ bool qimeng::isSketchIsa(VectorIsa isa) {
 
 bool qimeng::isaAppliesEpilogues(VectorIsa isa) {
   // amx.py's kernels store C as it is.
-  return isa != VectorIsa::Rvv && isa != VectorIsa::None &&
-         isa != VectorIsa::Amx;
+  return isa != VectorIsa::None && isa != VectorIsa::Amx;
 }
 
 bool qimeng::isaReadsConvStridesAtRunTime(VectorIsa isa) {

@@ -7,13 +7,20 @@ per row. A kernel is built for one VLEN (a group holds VLEN * LMUL / 32
 floats): the symbol and the `qm.vector_bits` header say which, and
 validation runs it at that VLEN. The last columns need no packing: the
 edge panel sets vl to its width.
+
+The epilogue (bias, relu, relu's bound) is applied where a block stores C,
+as on the other ISAs, with arith.maximumf's and arith.minimumf's NaN rules
+(relu_lines): RVV's vfmax and vfmin are IEEE maximumNumber and
+minimumNumber, which drop a NaN against a number, and a masked form would
+need v0, which holds an accumulator group.
 """
 
 from .errors import RequestError
-from .fields import int_field
+from .fields import float_bits, int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (IMAGE_SLOT, IMAGES_LEFT_SLOT, LD_OFFSET, OUTPUT_SLOT,
-                     RANGE_OFFSET, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch,
+from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, IMAGE_SLOT,
+                     IMAGES_LEFT_SLOT, LD_OFFSET, OUTPUT_SLOT, RANGE_OFFSET,
+                     ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch,
                      Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
 
@@ -45,6 +52,39 @@ VLENS = (128, 256, 512, 1024)
 LMULS = (1, 2, 4, 8)
 K_UNROLLS = (1, 2, 4, 8)
 SAVED = tuple(f"s{i}" for i in range(1, 12))
+
+
+# The epilogue's scalars: relu's bound, a row's bias (A's scalars are free
+# once the K loop is done), and +inf's bits.
+F_BOUND, F_ROW_BIAS = "ft0", "ft1"
+INF_BITS = 0x7F800000
+
+
+def relu_lines(acc, tmp, bound=None, inf=None):
+    """relu of vector `acc` as arith.maximumf(x, 0): NaN stays NaN, -0 and
+    anything below 0 become +0; with `bound` (an f register holding relu's
+    bound, `inf` an x register holding INF_BITS), then min(x, bound) as
+    arith.minimumf, NaN kept. Unmasked, `tmp` as scratch.
+
+    x - x is +0 for a number and NaN for an infinity or a NaN, so
+    maximumNumber(x, x - x) is +0 below zero and x above, keeps +inf and,
+    both operands NaN, gives the canonical NaN; only -inf stays, which a
+    signed integer max with 0 turns into +0 (it is the one negative bit
+    pattern left). Then, the value being +0 .. +inf or the canonical NaN,
+    its bits above +inf's mark the NaN: a saturating subtract, shifted to
+    the sign and spread, selects it, and an unsigned max puts it back
+    after minimumNumber(x, bound) replaced it."""
+    out = [f"vfsub.vv\t{tmp}, {acc}, {acc}",
+           f"vfmax.vv\t{acc}, {acc}, {tmp}",
+           f"vmax.vx\t{acc}, {acc}, zero"]
+    if bound is not None:
+        out += [f"vssubu.vx\t{tmp}, {acc}, {inf}",
+                f"vsll.vi\t{tmp}, {tmp}, 9",
+                f"vsra.vi\t{tmp}, {tmp}, 31",
+                f"vand.vv\t{tmp}, {tmp}, {acc}",
+                f"vfmin.vf\t{acc}, {acc}, {bound}",
+                f"vmaxu.vv\t{acc}, {acc}, {tmp}"]
+    return out
 
 
 def add_imm(lines, reg, value):
@@ -119,6 +159,7 @@ class RvvWriter(Writer):
     # -- the loop nest ------------------------------------------------------
 
     def begin(self, sk):
+        self.sketch = sk
         if sk.conv is not None:
             self.conv_tables(sk)
         self.ins("# leading dimensions from the workspace header, in bytes")
@@ -135,6 +176,10 @@ class RvvWriter(Writer):
             self.ins(f"mul\t{A_STEP}, {LDA}, {TMP}")
         if sk.dynamic_m:
             self.runtime_rows(sk)
+        if sk.bias == "columns":
+            self.ins("# the column panels' bias cursor")
+            self.ins(f"ld\t{CROW}, {BIAS_OFFSET}({WS})")
+            self.ins(f"sd\t{CROW}, {COLUMN_BIAS_SLOT}({WS})")
         if not sk.gathers_b:  # else per image (image_loop)
             self.ins(f"mv\t{BPANEL}, {B}")
             self.ins(f"mv\t{CPANEL}, {C}")
@@ -157,6 +202,12 @@ class RvvWriter(Writer):
         self.ins(f"remu\t{rows}, {rows}, {mr}")
         self.ins(f"sd\t{blocks}, {ROW_BLOCKS_SLOT}({WS})")
         self.ins(f"sd\t{rows}, {ROW_EDGE_SLOT}({WS})")
+        if sk.bias == "rows":
+            # Row m_begin's bias first.
+            self.ins(f"ld\t{mr}, {BIAS_OFFSET}({WS})")
+            self.ins(f"slli\t{first}, {first}, 2")
+            self.ins(f"add\t{mr}, {mr}, {first}")
+            self.ins(f"sd\t{mr}, {BIAS_OFFSET}({WS})")
 
     def conv_tables(self, sk):
         """A convolution's entry: its leading dimensions into the header,
@@ -236,6 +287,10 @@ class RvvWriter(Writer):
             # An nchw convolution's A is the filter, its second argument.
             self.ins(f"mv\t{ABLOCK}, {B if sk.gathers_b else A}")
         self.ins(f"mv\t{CBLOCK}, {CPANEL}")
+        if sk.bias == "rows":
+            # The row blocks' bias cursor, from the first row's.
+            self.ins(f"ld\t{CROW}, {BIAS_OFFSET}({WS})")
+            self.ins(f"sd\t{CROW}, {ROW_BIAS_SLOT}({WS})")
         body()
         if sk.gathers_b:
             pass  # the gather walked BPANEL through the panel's pixels
@@ -248,6 +303,10 @@ class RvvWriter(Writer):
         else:
             add_imm(self.lines, BPANEL, panel.columns * 4)
         add_imm(self.lines, CPANEL, panel.columns * 4)
+        if sk.bias == "columns":
+            self.ins(f"ld\t{CROW}, {COLUMN_BIAS_SLOT}({WS})")
+            add_imm(self.lines, CROW, panel.columns * 4)
+            self.ins(f"sd\t{CROW}, {COLUMN_BIAS_SLOT}({WS})")
         if loop is not None:
             self.loop_back(JR, loop)
 
@@ -276,6 +335,10 @@ class RvvWriter(Writer):
         self.ins(f"add\t{ABLOCK}, {ABLOCK}, {A_STEP}")
         for _ in range(rows):
             self.ins(f"add\t{CBLOCK}, {CBLOCK}, {LDC}")
+        if self.sketch.bias == "rows":
+            self.ins(f"ld\t{CROW}, {ROW_BIAS_SLOT}({WS})")
+            self.ins(f"addi\t{CROW}, {CROW}, {rows * 4}")
+            self.ins(f"sd\t{CROW}, {ROW_BIAS_SLOT}({WS})")
         self.loop_back(IR, loop)
         if skip is not None:
             self.lines.append(f"{skip}:")
@@ -528,10 +591,27 @@ class RvvWriter(Writer):
             self.ins(f"sub\t{TMP}, {LDA}, {TMP}")
             self.loop_back_unless_zero(TMP, tap)
 
+        self.store_c(sk, rows, nv, acc, b_reg, offsets)
+
+    def store_c(self, sk, rows, nv, acc, b_reg, offsets):
+        """C (+)= the block's accumulators, row by row, with the epilogue:
+        + the column bias (a vector loaded from the panel's cursor, BPTR)
+        or the row's (a scalar), relu and its bound (relu_lines). B's
+        registers are free: each vector's serves as its scratch."""
+        if sk.bias == "columns":
+            self.ins(f"ld\t{BPTR}, {COLUMN_BIAS_SLOT}({WS})")
+        if sk.bias == "rows":
+            self.ins(f"ld\t{BPTR}, {ROW_BIAS_SLOT}({WS})")
+        if sk.relu_max is not None:
+            self.ins(f"li\t{KI}, {INF_BITS}")
+            self.ins(f"li\t{TMP}, {float_bits(sk.relu_max)}")
+            self.ins(f"fmv.w.x\t{F_BOUND}, {TMP}")
         self.ins(f"mv\t{CROW}, {CBLOCK}")
         for i in range(rows):
             if i:
                 self.ins(f"add\t{CROW}, {CROW}, {LDC}")
+            if sk.bias == "rows":
+                self.ins(f"flw\t{F_ROW_BIAS}, {4 * i}({BPTR})")
             for v in range(nv):
                 if offsets[v]:
                     self.ins(f"addi\t{TMP}, {CROW}, {offsets[v]}")
@@ -542,17 +622,30 @@ class RvvWriter(Writer):
                     self.ins(f"vle32.v\t{b_reg(v)}, ({addr})")
                     self.ins(f"vfadd.vv\t{acc(i, v)}, {acc(i, v)}, "
                              f"{b_reg(v)}")
+                if sk.bias == "columns":
+                    # A's row pointers are free: the first addresses the
+                    # vector's bias (TMP may hold C's address).
+                    bias = BPTR
+                    if offsets[v]:
+                        bias = A_ROWS[0]
+                        self.ins(f"addi\t{bias}, {BPTR}, {offsets[v]}")
+                    self.ins(f"vle32.v\t{b_reg(v)}, ({bias})")
+                    self.ins(f"vfadd.vv\t{acc(i, v)}, {acc(i, v)}, "
+                             f"{b_reg(v)}")
+                if sk.bias == "rows":
+                    self.ins(f"vfadd.vf\t{acc(i, v)}, {acc(i, v)}, "
+                             f"{F_ROW_BIAS}")
+                if sk.relu:
+                    for line in relu_lines(
+                            acc(i, v), b_reg(v),
+                            F_BOUND if sk.relu_max is not None else None,
+                            KI):
+                        self.ins(line)
                 self.ins(f"vse32.v\t{acc(i, v)}, ({addr})")
 
 
 def emit(request):
     fields = parse_request(request, "rvv", extra_fields=("vlen", "lmul"))
-    if fields["bias"] != "none" or fields["relu"]:
-        # vfmax.vf is IEEE maximumNumber: max(NaN, 0) is 0, where relu
-        # (arith.maximumf) keeps the NaN; keeping it needs a class mask in
-        # v0, which holds an accumulator group.
-        raise RequestError("isa rvv kernels apply no epilogue (bias, relu) "
-                           "yet")
     vlen = int_field(request, "vlen", default=128)
     if vlen not in VLENS:
         raise RequestError(f"vlen must be one of 128, 256, 512, 1024, got "

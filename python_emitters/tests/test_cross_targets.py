@@ -155,15 +155,11 @@ class RequestTest(unittest.TestCase):
             (rvv(vlen=96), "vlen must be one of"),
             (rvv(target_features=["m", "v"]), "needs zvl256b"),
             (rvv(fault="drop-k", k=1), "needs k >= 2"),
-            (rvv(bias="columns"), "rvv kernels apply no epilogue"),
             (neon(bias="diagonal"), "field 'bias' must be"),
             (neon(relu_max=6.0), "'relu_max' needs 'relu'"),
             (dict(conv_req(neon()), kind="sconv2d", layout="ncdhw", n=1,
                   h=8, w=8, c=4, f=8, kh=3, kw=3),
              "unknown layout 'ncdhw'"),
-            (dict(conv_req(rvv()), kind="sconv2d", layout="nhwc_hwcf", n=1,
-                  h=8, w=8, c=4, f=8, kh=3, kw=3, bias=True),
-             "rvv kernels apply no epilogue"),
             (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
                   h=8, w=8, c=1, f=8, kh=3, kw=3, fault="drop-k"),
              "c >= 2 for a convolution"),
@@ -411,12 +407,12 @@ class QemuExecutionTest(unittest.TestCase):
                           + " (scripts/setup.sh installs them)")
         return CrossRunner(arch, self.tmp.name)
 
-    def check_shapes(self, runner, make, cpu, seed, epilogues=True):
+    def check_shapes(self, runner, make, cpu, seed):
         """50 random shapes; every third kernel reads B transposed (N x K,
         packed panel by panel), its ldb then as long as K plus the pad;
         every fourth takes M at run time (built for 24 rows, run on the
         shape's), and of the others every sixth reads A transposed (K x M,
-        copied once); with `epilogues`, every fifth adds a bias per column and
+        copied once); every fifth adds a bias per column and
         relu, every seventh a bias per row, relu and relu6's bound."""
         for index, (m, n, k, lda, ldb, ldc) in enumerate(
                 random_shapes(seed, 50)):
@@ -430,9 +426,9 @@ class QemuExecutionTest(unittest.TestCase):
                 # A stored K x M, copied once: lda as long as M plus the pad.
                 req["trans_a"] = True
                 lda += m - k
-            if epilogues and index % 5 == 3:
+            if index % 5 == 3:
                 req.update(bias="columns", relu=True)
-            if epilogues and index % 7 == 4:
+            if index % 7 == 4:
                 req.update(bias="rows", relu=True, relu_max=6.0)
             with self.subTest(cpu=cpu, req=req, m=m, lds=(lda, ldb, ldc)):
                 result = runner.run(req, cpu, lda, ldb, ldc, m=m)
@@ -519,7 +515,7 @@ class QemuExecutionTest(unittest.TestCase):
                 lanes = vlen * lmul // 32
                 return rvv(vlen=vlen, lmul=lmul, m=m, n=n, k=k, mr=mr,
                            nr=lanes, k_unroll=ku, overwrite=i[0] % 5 == 0)
-            self.check_shapes(runner, make, cpu, seed, epilogues=False)
+            self.check_shapes(runner, make, cpu, seed)
 
     def test_a_kernel_runs_only_at_its_vector_length(self):
         runner = self.runner("riscv64")
@@ -528,13 +524,13 @@ class QemuExecutionTest(unittest.TestCase):
         self.assertTrue(runner.run(req, cpu.format(256), 5, 40, 40)["passed"])
         self.assertFalse(runner.run(req, cpu.format(128), 5, 40, 40)["passed"])
 
-    def check_conv_layers(self, runner, make, cpu, epilogues=True):
-        """Every layer; with `epilogues` every third adds a bias per output
+    def check_conv_layers(self, runner, make, cpu):
+        """Every layer; every third adds a bias per output
         channel and relu (a bias column in nhwc, row in nchw)."""
         for index, layer in enumerate(CONV_LAYERS):
             req = make(index)
             req.update(layer, kind="sconv2d")
-            if epilogues and index % 3 == 0:
+            if index % 3 == 0:
                 req.update(bias=True, relu=True)
             with self.subTest(cpu=cpu, req=req):
                 result = runner.run_conv(req, cpu)
@@ -559,8 +555,7 @@ class QemuExecutionTest(unittest.TestCase):
             self.check_conv_layers(runner, lambda i: conv_req(rvv(
                 vlen=vlen, lmul=(4, 1)[i % 2], mr=6,
                 nr=vlen * (4, 1)[i % 2] // 32, k_unroll=(8, 2)[i % 2])),
-                f"rv64,v=true,vext_spec=v1.0,vlen={vlen},elen=64",
-                epilogues=False)
+                f"rv64,v=true,vext_spec=v1.0,vlen={vlen},elen=64")
 
     def test_conv_faults_are_caught(self):
         for arch, make, cpu, layer in (
@@ -605,3 +600,94 @@ class QemuExecutionTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+RELU_MAIN = r"""
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+extern "C" void relu(float *x, long n);
+extern "C" void relu6(float *x, long n);
+
+static uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+static float value(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+
+// arith.maximumf(x, 0), then arith.minimumf(., 6) for relu6: a NaN stays
+// a NaN, -0 becomes +0.
+static bool expected(float x, float got, bool bounded) {
+  if (std::isnan(x))
+    return std::isnan(got);
+  float want = x > 0 ? x : 0.0f;
+  if (bounded && want > 6)
+    want = 6;
+  return bits(got) == bits(want);
+}
+
+int main() {
+  const uint32_t specials[16] = {
+      0x7fc00000, 0xffc00000, 0x7f800001, 0xff812345, 0x7f800000,
+      0xff800000, 0x80000000, 0x00000000, 0xbfc00000, 0x40200000,
+      0x40e00000, 0x00000001, 0x80000001, 0x7f7fffff, 0xff7fffff,
+      0x40c00000};
+  int failures = 0;
+  for (int bounded = 0; bounded < 2; ++bounded) {
+    float x[16];
+    for (int i = 0; i < 16; ++i)
+      x[i] = value(specials[i]);
+    (bounded ? relu6 : relu)(x, 16);
+    for (int i = 0; i < 16; ++i)
+      if (!expected(value(specials[i]), x[i], bounded)) {
+        std::printf("%s(%08x) = %08x\n", bounded ? "relu6" : "relu",
+                    specials[i], bits(x[i]));
+        ++failures;
+      }
+  }
+  std::printf("%d wrong\n", failures);
+  return failures != 0;
+}
+"""
+
+
+class RvvReluTest(unittest.TestCase):
+    """relu_lines, the RVV epilogue's relu and bound, on the values that
+    tell arith.maximumf from IEEE maximumNumber: NaNs of either sign
+    (quiet and signalling), infinities, zeros of either sign, denormals,
+    the largest finite values, run under qemu at VLEN 128 (16 lanes, LMUL
+    4)."""
+
+    def test_nans_zeros_and_infinities_follow_arith_maximumf(self):
+        from qimeng_emitters.fields import float_bits
+        from qimeng_emitters.riscv import relu_lines
+        missing = missing_tools("riscv64")
+        if missing:
+            self.skipTest("needs " + ", ".join(missing)
+                          + " (scripts/setup.sh installs them)")
+        with tempfile.TemporaryDirectory() as tmp:
+            lines = [".text"]
+            for name, bounded in (("relu", False), ("relu6", True)):
+                lines += [f".globl {name}", f"{name}:",
+                          "vsetvli t0, a1, e32, m4, ta, ma",
+                          "vle32.v v8, (a0)",
+                          "li t3, 0x7f800000",
+                          f"li t1, {float_bits(6.0)}",
+                          "fmv.w.x ft0, t1"]
+                lines += relu_lines("v8", "v12", "ft0" if bounded else None,
+                                    "t3")
+                lines += ["vse32.v v8, (a0)", "ret"]
+            obj = os.path.join(tmp, "relu.o")
+            result = assemble_for("riscv64", "\n".join(lines) + "\n", obj)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            main = os.path.join(tmp, "main.cpp")
+            with open(main, "w") as f:
+                f.write(RELU_MAIN)
+            exe = os.path.join(tmp, "relu")
+            subprocess.run([TARGETS["riscv64"]["cxx"], "-O1", "-static", main,
+                            obj, "-o", exe], check=True, timeout=300)
+            out = subprocess.run(
+                [TARGETS["riscv64"]["qemu"], "-cpu",
+                 "rv64,v=true,vext_spec=v1.0,vlen=128,elen=64", exe],
+                capture_output=True, text=True, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            self.assertIn("0 wrong", out.stdout)

@@ -9,12 +9,10 @@
 // pixels and filter taps as tables in its workspace and A gathered per tap
 // (FHWC's filter packed as a transposed B); nchw a GEMM an image with the
 // filter as A and B's columns gathered from the image a panel at a time.
-// The fill folds into overwrite ("b0"); so does the bias broadcast on NEON
-// and SVE, whose kernels add the bias where they store ("b0_bias"); RVV
-// kernels apply no epilogue, so there the bias stays the output's initial
-// value. Each module is lowered with the stock pipeline, compiled
-// with llc for the target, linked statically with conv_main.c and run
-// under qemu against its references.
+// The fill folds into overwrite ("b0"); so does the bias broadcast, which
+// the kernels add where they store ("b0_bias"). Each module is lowered
+// with the stock pipeline, compiled with llc for the target, linked
+// statically with conv_main.c and run under qemu against its references.
 //
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" | FileCheck %s --check-prefixes=CHECK,NEON
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" %dealloc \
@@ -58,14 +56,14 @@
 // CHECK:       scf.if
 // NEON:          llvm.call @qm_sconv2d_nhwc_fhwc_1x11x11x5_f7_k3x3_s2x2_d2x2_b0_bias_7x12_ku4_aarch64_neon
 // SVE:           llvm.call @qm_sconv2d_nhwc_fhwc_1x11x11x5_f7_k3x3_s2x2_d2x2_b0_bias_{{[0-9]+x[0-9]+}}_ku4_aarch64_sve_vl256
-// RVV:           llvm.call @qm_sconv2d_nhwc_fhwc_1x11x11x5_f7_k3x3_s2x2_d2x2_{{[0-9]+x[0-9]+}}_m4_ku8_riscv64_rvv_vlen256
+// RVV:           llvm.call @qm_sconv2d_nhwc_fhwc_1x11x11x5_f7_k3x3_s2x2_d2x2_b0_bias_{{[0-9]+x[0-9]+}}_m4_ku8_riscv64_rvv_vlen256
 // CHECK:       } else {
 // CHECK:         linalg.conv_2d_nhwc_fhwc
 // CHECK-LABEL: func.func @conv_nchw
 // CHECK-NOT:   linalg.conv_2d_nchw_fchw ins
 // NEON:          llvm.call @qm_sconv2d_nchw_fchw_2x10x10x3_f8_k3x3_s1x1_d1x1_b0_bias_7x12_ku4_aarch64_neon
 // SVE:           llvm.call @qm_sconv2d_nchw_fchw_2x10x10x3_f8_k3x3_s1x1_d1x1_b0_bias_{{[0-9]+x[0-9]+}}_ku4_aarch64_sve_vl256
-// RVV:           llvm.call @qm_sconv2d_nchw_fchw_2x10x10x3_f8_k3x3_s1x1_d1x1_{{[0-9]+x[0-9]+}}_m4_ku8_riscv64_rvv_vlen256
+// RVV:           llvm.call @qm_sconv2d_nchw_fchw_2x10x10x3_f8_k3x3_s1x1_d1x1_b0_bias_{{[0-9]+x[0-9]+}}_m4_ku8_riscv64_rvv_vlen256
 // CHECK-LABEL: func.func @conv_hwcf
 // CHECK-NOT:   linalg.fill
 // NEON:        llvm.call @qm_sconv2d_nhwc_hwcf_2x8x8x3_f6_k3x3_s1x1_d1x1_b0_7x12_ku4_aarch64_neon

@@ -30,9 +30,8 @@ enum class VectorIsa { None, Avx2, Avx512, Neon, Sve, Rvv, Amx };
 bool isSketchIsa(VectorIsa isa);
 
 /// Whether `isa`'s kernels apply the epilogue (bias, relu, relu's bound)
-/// where they store C, so that the pass fuses consumers into them: x86,
-/// NEON and SVE (FMAX keeps a NaN as arith.maximumf does); not RVV, whose
-/// vfmax is IEEE maximumNumber (max(NaN, 0) = 0).
+/// where they store C, so that the pass fuses consumers into them: every
+/// vector ISA but AMX's tiles (whose kernels store C as it is).
 bool isaAppliesEpilogues(VectorIsa isa);
 
 /// Whether `isa`'s convolution kernels can read the input's strides from
