@@ -306,16 +306,24 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
   // padded ones (what they add is the strides; under an emulator each run
   // costs a whole fp64 reference); a run-time M also at one row, a third of
   // M and one and a half times M plus one (edges, and more blocks than the
-  // kernel was built for), exact and padded.
+  // kernel was built for), exact and padded; a run-time K likewise (a K
+  // shorter than one unrolled iteration, and longer than the one built
+  // for).
   std::vector<GemmDesc> shapes = {desc, desc.withPaddedLeadingDims()};
-  if (desc.dynamicM)
-    for (int64_t m : {int64_t(1), std::max<int64_t>(1, desc.m / 3),
-                      desc.m + desc.m / 2 + 1}) {
+  auto alsoAt = [&](std::vector<int64_t> sizes, int64_t GemmDesc::*size) {
+    for (int64_t s : sizes) {
       GemmDesc other = desc;
-      other.m = m;
-      if (m != desc.m)
+      other.*size = s;
+      if (s != desc.*size)
         shapes.push_back(other.withPaddedLeadingDims());
     }
+  };
+  if (desc.dynamicM)
+    alsoAt({1, std::max<int64_t>(1, desc.m / 3), desc.m + desc.m / 2 + 1},
+           &GemmDesc::m);
+  if (desc.dynamicK)
+    alsoAt({1, std::max<int64_t>(1, desc.k / 3), desc.k + desc.k / 2 + 1},
+           &GemmDesc::k);
   for (size_t i = 0; i < shapes.size(); ++i) {
     auto run =
         runOnce(shapes[i], kernel, *backend, options,
@@ -329,8 +337,9 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
     if (!run->report.passed) {
       std::string where =
           i == 0 ? ""
-                 : llvm::formatv("padded leading dimensions, M = {0}: ",
-                                 shapes[i].m)
+                 : llvm::formatv("padded leading dimensions, M = {0}, K = "
+                                 "{1}: ",
+                                 shapes[i].m, shapes[i].k)
                        .str();
       run->report.failure = where + run->report.failure;
       return run;

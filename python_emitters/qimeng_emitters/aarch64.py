@@ -15,7 +15,7 @@ from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
 from .fields import float_bits
 from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, IMAGE_SLOT,
-                     IMAGES_LEFT_SLOT, LD_OFFSET, OUTPUT_SLOT, RANGE_OFFSET,
+                     IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET, OUTPUT_SLOT, RANGE_OFFSET,
                      ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Panel,
                      Sketch, Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
@@ -477,6 +477,9 @@ class NeonWriter(Writer):
         """The K steps in `chunk(4)` (four k of each A row at once) and
         `chunk(1)` (the tail): k_unroll / 4 chunks an iteration, marked for
         the model when the block is a full one."""
+        if sk.dynamic_k:
+            self.runtime_k_loop(sk, rows, widths, chunk)
+            return
         iterations, rest = divmod(sk.k_steps, self.k_unroll)
         if iterations:
             mov_imm(self.lines, KI, iterations)
@@ -492,6 +495,38 @@ class NeonWriter(Writer):
             chunk(4)
         for _ in range(rest % 4):
             chunk(1)
+
+    def runtime_k_loop(self, sk, rows, widths, chunk):
+        """k_loop with K from the header: K / k_unroll iterations (perhaps
+        none), then K % k_unroll single steps in a loop of their own."""
+        def load_k():
+            self.ins(f"ldr\t{KI}, [{WS}, #{K_SLOT}]")
+            if sk.fault == "drop-k":
+                self.ins(f"sub\t{KI}, {KI}, #1")
+        load_k()
+        self.ins(f"lsr\t{KI}, {KI}, #{self.k_unroll.bit_length() - 1}")
+        skip = self.labels.next
+        self.labels.next += 1
+        self.ins(f"cbz\t{KI}, {skip}f")
+        loop = self.labels.place(self.lines, "k")
+        marked = self.mark_inner_loop(sk, rows, widths)
+        for _ in range(self.k_unroll // 4):
+            chunk(4)
+        self.ins(f"subs\t{KI}, {KI}, #1")
+        if marked:
+            self.end_inner_loop()
+        self.ins(f"b.ne\t{loop}b")
+        self.lines.append(f"{skip}:")
+        load_k()
+        self.ins(f"and\t{KI}, {KI}, #{self.k_unroll - 1}")
+        done = self.labels.next
+        self.labels.next += 1
+        self.ins(f"cbz\t{KI}, {done}f")
+        tail = self.labels.place(self.lines, "a k of the tail")
+        chunk(1)
+        self.ins(f"subs\t{KI}, {KI}, #1")
+        self.ins(f"b.ne\t{tail}b")
+        self.lines.append(f"{done}:")
 
     def microkernel(self, sk, rows, widths):
         nv = len(widths)

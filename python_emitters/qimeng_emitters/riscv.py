@@ -19,7 +19,7 @@ from .errors import RequestError
 from .fields import float_bits, int_field
 from .isa import CallingConvention, VectorIsaRow
 from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, IMAGE_SLOT,
-                     IMAGES_LEFT_SLOT, LD_OFFSET, OUTPUT_SLOT, RANGE_OFFSET,
+                     IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET, OUTPUT_SLOT, RANGE_OFFSET,
                      ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch,
                      Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
@@ -555,7 +555,46 @@ class RvvWriter(Writer):
             for i in range(rows):
                 self.ins(f"addi\t{A_ROWS[i]}, {A_ROWS[i]}, {4 * steps}")
 
+        def load_k():
+            self.ins(f"ld\t{KI}, {K_SLOT}({WS})")
+            if sk.fault == "drop-k":
+                self.ins(f"addi\t{KI}, {KI}, -1")
+
+        def runtime_k_loop():
+            """K from the header: K / k_unroll iterations (perhaps none),
+            then K % k_unroll single steps in a loop of their own."""
+            load_k()
+            self.ins(f"srli\t{KI}, {KI}, {self.k_unroll.bit_length() - 1}")
+            skip = self.labels.next
+            self.labels.next += 1
+            self.ins(f"beqz\t{KI}, {skip}f")
+            loop = self.label("k")
+            marked = self.mark_inner_loop(sk, rows, widths, [
+                f"# LLVM-MCA-RISCV-LMUL M{self.lmul}",
+                "# LLVM-MCA-RISCV-SEW E32"])
+            k_steps(self.k_unroll)
+            advance_a(self.k_unroll)
+            self.ins(f"addi\t{KI}, {KI}, -1")
+            if marked:
+                self.end_inner_loop()
+            self.ins(f"bnez\t{KI}, {loop}b")
+            self.lines.append(f"{skip}:")
+            load_k()
+            self.ins(f"andi\t{KI}, {KI}, {self.k_unroll - 1}")
+            done = self.labels.next
+            self.labels.next += 1
+            self.ins(f"beqz\t{KI}, {done}f")
+            tail = self.label("a k of the tail")
+            k_steps(1)
+            advance_a(1)
+            self.ins(f"addi\t{KI}, {KI}, -1")
+            self.ins(f"bnez\t{KI}, {tail}b")
+            self.lines.append(f"{done}:")
+
         def k_loop():
+            if sk.dynamic_k:
+                runtime_k_loop()
+                return
             iterations, rest = divmod(sk.k_steps, self.k_unroll)
             if iterations:
                 self.ins(f"li\t{KI}, {iterations}")

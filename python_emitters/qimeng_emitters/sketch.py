@@ -29,7 +29,10 @@ Loop nest, for each column panel kind (full panels, then the edge panels):
 With a run-time M (dynamic_m) the kernel reads rows [m_begin, m_end) from
 the header (RANGE_OFFSET), keeps the number of full blocks and the rows of
 the last one in its header slots, and chooses the row edge's microkernel
-(one for each count below MR) at run time.
+(one for each count below MR) at run time. With a run-time K (dynamic_k)
+the K loop's iterations and the steps after them come from K in the
+header (K_SLOT) at each call; B and A are read in place then (a packed or
+copied operand would be sized by the request's k).
 
 A convolution in an nhwc layout (kind sconv2d) is the same GEMM with A
 gathered from the input as the loop goes: M = N*OH*OW output pixels, N = F
@@ -65,6 +68,7 @@ from .isa import Labels, kernel_file
 HEADER_BYTES = 128   # the workspace header (docs/KernelContract.md)
 LD_OFFSET = 64       # lda, ldb, ldc as int64 elements, written by the caller
 RANGE_OFFSET = 24    # m_begin, m_end (run-time M), written by the caller
+K_SLOT = 56          # K (run-time K), written by the caller
 # Run-time M: the kernel's own header slots for its full row blocks and the
 # rows of its last block, from m_end - m_begin.
 ROW_BLOCKS_SLOT = 96
@@ -133,6 +137,7 @@ class Sketch:
     trans_a: bool = False  # A stored K x M: transposed once at entry
     conv: object = None    # conv2d.ConvGeometry: A or B gathered
     dynamic_m: bool = False  # rows [m_begin, m_end) from the header
+    dynamic_k: bool = False  # K from the header (K_SLOT)
     # Vector-length agnostic (SVE): `lanes` is the least length's (4); a
     # vector holds a multiple of it, known at run time.
     scalable: bool = False
@@ -255,7 +260,8 @@ class Sketch:
                     + relu_suffix(self.relu, self.relu_max))
         if self.conv is not None:
             return f"{self.conv.symbol_stem()}{b0}{epilogue}"
-        mrt = "_mrt" if self.dynamic_m else ""
+        mrt = ("_mrt" if self.dynamic_m else "") + (
+            "_krt" if self.dynamic_k else "")
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{self.layout}{mrt}{b0}"
                 f"{epilogue}_ldrt")
 
@@ -326,7 +332,8 @@ def parse_request(request, isa, extra_fields=()):
                 f"a {g.kh}x{g.kw} filter has more than {MAX_TAPS} taps")
     else:
         check_known(request, common + ("m", "n", "k", "trans_a", "trans_b",
-                                       "dynamic_m", "runtime_ld"))
+                                       "dynamic_m", "dynamic_k",
+                                       "runtime_ld"))
         if request.get("runtime_ld") is not True:
             raise RequestError(
                 f"isa {isa} kernels read lda, ldb and ldc from the workspace "
@@ -336,7 +343,13 @@ def parse_request(request, isa, extra_fields=()):
                   "trans_b": bool_field(request, "trans_b"),
                   "trans_a": bool_field(request, "trans_a"),
                   "dynamic_m": bool_field(request, "dynamic_m"),
+                  "dynamic_k": bool_field(request, "dynamic_k"),
                   "bias": request.get("bias", "none")}
+        if fields["dynamic_k"] and (fields["trans_a"] or fields["trans_b"]):
+            raise RequestError(
+                f"isa {isa} kernels pack a transposed operand into the "
+                "workspace, sized by the request's k: dynamic_k needs A and B "
+                "as stored (trans_a and trans_b false)")
         if fields["trans_a"] and fields["dynamic_m"]:
             raise RequestError(
                 f"isa {isa} kernels copy a transposed A into the workspace "
@@ -487,7 +500,8 @@ def kernel_text(sk, writer, symbol, request, conv):
         kind="sgemm" if sk.conv is None else "sconv2d", summary=summary,
         symbol=symbol, workspace_bytes=sk.workspace_bytes(writer.split_width),
         runtime_ld=sk.conv is None,
-        runtime_sizes=("m",) if sk.dynamic_m else (),
+        runtime_sizes=tuple(name for name, dynamic in (
+            ("m", sk.dynamic_m), ("k", sk.dynamic_k)) if dynamic),
         args=conv.args, clobbers=writer.clobbers(),
         features=writer.isa.features, request=request, align=4,
         prologue=writer.prologue(), body=body, epilogue=writer.epilogue(),

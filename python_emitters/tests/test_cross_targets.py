@@ -139,6 +139,8 @@ class RequestTest(unittest.TestCase):
         cases = [
             (neon(runtime_ld=None), "needs runtime_ld true"),
             (neon(trans_a=True, dynamic_m=True), "trans_a needs a static m"),
+            (rvv(trans_b=True, dynamic_k=True),
+             "dynamic_k needs A and B as stored"),
             (neon(parallel=True), "do not support parallel"),
             (neon(nr=6), "multiple of 4"),
             (neon(k_unroll=2), "k_unroll must be 4 or 8"),
@@ -277,9 +279,9 @@ class CrossRunner:
                     "failure": f"exit {out.returncode}: {out.stderr.strip()}"}
         return json.loads(out.stdout)
 
-    def run(self, req, cpu, lda, ldb, ldc, m=None):
-        """Runs a GEMM kernel on M = `m` rows (a run-time-M kernel's call;
-        default: the request's M)."""
+    def run(self, req, cpu, lda, ldb, ldc, m=None, k=None):
+        """Runs a GEMM kernel on M = `m` rows and K = `k` (a run-time-M or
+        run-time-K kernel's call; default: the request's)."""
         text = emit(req)
         code = self.code_file(text)
         transposes = ("t" if req.get("trans_a") else "n") + (
@@ -287,7 +289,7 @@ class CrossRunner:
         epilogue = [f"bias={req['bias']}"] if req.get("bias", "none") != \
             "none" else []
         args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
-                "0", str(m or req["m"]), str(req["n"]), str(req["k"]),
+                "0", str(m or req["m"]), str(req["n"]), str(k or req["k"]),
                 transposes,
                 str(lda), str(ldb), str(ldc), header(text, "workspace_bytes"),
                 "1" if req.get("overwrite") else "0", "7", "1", "all",
@@ -412,7 +414,8 @@ class QemuExecutionTest(unittest.TestCase):
         packed panel by panel), its ldb then as long as K plus the pad;
         every fourth takes M at run time (built for 24 rows, run on the
         shape's), and of the others every sixth reads A transposed (K x M,
-        copied once); every fifth adds a bias per column and
+        copied once); every eighth of those with A and B as stored takes K
+        at run time (built for 24); every fifth adds a bias per column and
         relu, every seventh a bias per row, relu and relu6's bound."""
         for index, (m, n, k, lda, ldb, ldc) in enumerate(
                 random_shapes(seed, 50)):
@@ -426,12 +429,16 @@ class QemuExecutionTest(unittest.TestCase):
                 # A stored K x M, copied once: lda as long as M plus the pad.
                 req["trans_a"] = True
                 lda += m - k
+            if index % 8 == 6 and not req.get("trans_a") \
+                    and not req.get("trans_b"):
+                req.update(dynamic_k=True, k=24)
             if index % 5 == 3:
                 req.update(bias="columns", relu=True)
             if index % 7 == 4:
                 req.update(bias="rows", relu=True, relu_max=6.0)
-            with self.subTest(cpu=cpu, req=req, m=m, lds=(lda, ldb, ldc)):
-                result = runner.run(req, cpu, lda, ldb, ldc, m=m)
+            with self.subTest(cpu=cpu, req=req, m=m, k=k,
+                              lds=(lda, ldb, ldc)):
+                result = runner.run(req, cpu, lda, ldb, ldc, m=m, k=k)
                 self.assertTrue(result["passed"], result["failure"])
 
     def test_neon_on_cortex_a76_and_neoverse_n1(self):
@@ -516,6 +523,15 @@ class QemuExecutionTest(unittest.TestCase):
                 return rvv(vlen=vlen, lmul=lmul, m=m, n=n, k=k, mr=mr,
                            nr=lanes, k_unroll=ku, overwrite=i[0] % 5 == 0)
             self.check_shapes(runner, make, cpu, seed)
+
+    def test_only_a_run_time_k_kernel_runs_at_another_k(self):
+        runner = self.runner("riscv64")
+        cpu = "rv64,v=true,vext_spec=v1.0,vlen=256,elen=64"
+        for k in (1, 5, 24, 41):
+            self.assertTrue(runner.run(rvv(k=24, dynamic_k=True), cpu, 41,
+                                       45, 45, k=k)["passed"], k)
+        self.assertFalse(runner.run(rvv(k=24), cpu, 41, 45, 45,
+                                    k=5)["passed"])
 
     def test_a_kernel_runs_only_at_its_vector_length(self):
         runner = self.runner("riscv64")

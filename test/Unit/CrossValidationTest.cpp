@@ -172,6 +172,31 @@ TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
   EXPECT_FALSE(caught.report.passed);
 }
 
+TEST_P(CrossValidationTest, RunTimeKAndMPass) {
+  Target target = targetOf(GetParam().target);
+  if (std::string why = missingTools(target); !why.empty())
+    GTEST_SKIP() << why;
+  // Attention's probabilities times V over a dynamic sequence: M and K at
+  // run time (validated at K = 1, 12, 37 and 56, M likewise), C
+  // accumulated; a kernel that drops a k is caught.
+  GemmDesc desc = GemmDesc::packed(24, 21, 37, false, false);
+  desc.runtimeLd = true;
+  desc.dynamicM = true;
+  desc.dynamicK = true;
+  QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
+  QM_ASSERT_EXPECTED(
+      kernel,
+      emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &target));
+  EXPECT_TRUE(kernel.runtimeK);
+  QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel));
+  EXPECT_TRUE(run.report.passed) << run.report.failure;
+  QM_ASSERT_EXPECTED(broken,
+                     emitGemmKernel(desc, config, EmitterOptions::defaults(),
+                                    "drop-k", &target));
+  QM_ASSERT_EXPECTED(caught, validateGemmCross(desc, target, broken));
+  EXPECT_FALSE(caught.report.passed);
+}
+
 TEST_P(CrossValidationTest, ConvolutionsPassAndBrokenOnesAreCaught) {
   Target target = targetOf(GetParam().target);
   if (std::string why = missingTools(target); !why.empty())

@@ -166,9 +166,9 @@ KernelFn loadCode(const char *path, int64_t entry) {
 }
 
 /// A 64-byte aligned workspace whose header holds the part of C at 24
-/// (rows 0 .. M, columns 0 .. N: what a run-time-M kernel reads) and lda,
-/// ldb, ldc at 64 (docs/KernelContract.md; zero for a convolution, whose
-/// kernel writes them); the rest zero.
+/// (rows 0 .. M, columns 0 .. N: what a run-time-M kernel reads), K at 56
+/// (a run-time-K kernel's) and lda, ldb, ldc at 64 (docs/KernelContract.md;
+/// zero for a convolution, whose kernel writes them); the rest zero.
 struct Workspace {
   std::vector<unsigned char> storage;
   unsigned char *base;
@@ -180,6 +180,7 @@ struct Workspace {
     base = storage.data() + ((64 - addr % 64) % 64);
     int64_t range[4] = {0, p.m, 0, p.n}, lds[3] = {p.lda, p.ldb, p.ldc};
     std::memcpy(base + 24, range, sizeof(range));
+    std::memcpy(base + 56, &p.k, sizeof(p.k));
     std::memcpy(base + 64, lds, sizeof(lds));
   }
 };

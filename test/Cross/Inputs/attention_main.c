@@ -1,0 +1,55 @@
+/* Calls the module's C interface `attn_v(P, V) -> O` (tensors bufferized
+   at the function boundary: strided memrefs in, a fresh memref out):
+   attention's probabilities times the values over a sequence of any
+   length S, O = P * V with P S x S and V S x D, so that
+   the product's M and K are both S, known only at the call. Run at S = 1,
+   5, 24 and 61; small integers make every sum exact, so O is compared bit
+   for bit with a reference computed here. Prints PASS or the first
+   mismatch. */
+#include <stdio.h>
+
+typedef struct {
+  float *allocated, *aligned;
+  long offset, sizes[2], strides[2];
+} Memref2D;
+
+void _mlir_ciface_attn_v(Memref2D *o, Memref2D *p, Memref2D *v);
+
+#define D 21
+#define MAX_S 61
+static float P[MAX_S * MAX_S], V[MAX_S * D];
+
+int main(void) {
+  const long lengths[] = {1, 5, 24, MAX_S};
+  for (int t = 0; t < 4; ++t) {
+    long s = lengths[t];
+    for (long i = 0; i < s * s; ++i)
+      P[i] = (float)((i * 7 + t) % 9 - 4);
+    for (long i = 0; i < s * D; ++i)
+      V[i] = (float)((i * 5 + 2 * t) % 9 - 4);
+    Memref2D p = {P, P, 0, {s, s}, {s, 1}};
+    Memref2D v = {V, V, 0, {s, D}, {D, 1}};
+    Memref2D o;
+    _mlir_ciface_attn_v(&o, &p, &v);
+    if (o.sizes[0] != s || o.sizes[1] != D) {
+      printf("FAIL: attn_v gave %ldx%ld for S = %ld\n", o.sizes[0],
+             o.sizes[1], s);
+      return 1;
+    }
+    for (long i = 0; i < s; ++i)
+      for (long j = 0; j < D; ++j) {
+        double ref = 0;
+        for (long k = 0; k < s; ++k)
+          ref += (double)P[i * s + k] * V[k * D + j];
+        float got =
+            o.aligned[o.offset + i * o.strides[0] + j * o.strides[1]];
+        if (got != (float)ref) {
+          printf("FAIL: S = %ld: O(%ld,%ld) = %g, expected %g\n", s, i, j,
+                 got, ref);
+          return 1;
+        }
+      }
+  }
+  printf("PASS S = 1, 5, 24, %d\n", MAX_S);
+  return 0;
+}
