@@ -308,7 +308,7 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
   // M and one and a half times M plus one (edges, and more blocks than the
   // kernel was built for), exact and padded; a run-time K likewise (a K
   // shorter than one unrolled iteration, and longer than the one built
-  // for).
+  // for) and a run-time N (one column, and more panels than built for).
   std::vector<GemmDesc> shapes = {desc, desc.withPaddedLeadingDims()};
   auto alsoAt = [&](std::vector<int64_t> sizes, int64_t GemmDesc::*size) {
     for (int64_t s : sizes) {
@@ -321,6 +321,9 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
   if (desc.dynamicM)
     alsoAt({1, std::max<int64_t>(1, desc.m / 3), desc.m + desc.m / 2 + 1},
            &GemmDesc::m);
+  if (desc.dynamicN)
+    alsoAt({1, std::max<int64_t>(1, desc.n / 3), desc.n + desc.n / 2 + 1},
+           &GemmDesc::n);
   if (desc.dynamicK)
     alsoAt({1, std::max<int64_t>(1, desc.k / 3), desc.k + desc.k / 2 + 1},
            &GemmDesc::k);
@@ -337,9 +340,9 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
     if (!run->report.passed) {
       std::string where =
           i == 0 ? ""
-                 : llvm::formatv("padded leading dimensions, M = {0}, K = "
-                                 "{1}: ",
-                                 shapes[i].m, shapes[i].k)
+                 : llvm::formatv("padded leading dimensions, M = {0}, N = "
+                                 "{1}, K = {2}: ",
+                                 shapes[i].m, shapes[i].n, shapes[i].k)
                        .str();
       run->report.failure = where + run->report.failure;
       return run;

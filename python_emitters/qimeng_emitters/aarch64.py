@@ -14,8 +14,10 @@ from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
 from .fields import float_bits
-from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, IMAGE_SLOT,
-                     IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET, OUTPUT_SLOT, RANGE_OFFSET,
+from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, COLUMNS_SLOT,
+                     EDGE_LANES_SLOT, EDGE_VECTORS_SLOT, FULL_PANELS_SLOT,
+                     IMAGE_SLOT, IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET,
+                     RUNTIME_LANES, OUTPUT_SLOT, RANGE_OFFSET,
                      ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Panel,
                      Sketch, Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
@@ -146,6 +148,8 @@ class NeonWriter(Writer):
             mov_imm(self.lines, A_STEP, sk.mr * 8)
         if sk.dynamic_m:
             self.runtime_rows(sk)
+        if sk.dynamic_n:
+            self.runtime_columns(sk)
         if sk.bias == "columns":
             self.ins("// the column panels' bias cursor")
             self.ins(f"ldr\t{CROW}, [{WS}, #{BIAS_OFFSET}]")
@@ -177,6 +181,53 @@ class NeonWriter(Writer):
             self.ins(f"ldr\t{CROW}, [{WS}, #{COLUMN_BIAS_SLOT}]")
             step()
             self.ins(f"str\t{CROW}, [{WS}, #{COLUMN_BIAS_SLOT}]")
+
+    def runtime_columns(self, sk):
+        """Columns [n_begin, n_end) from the header: B, C and the column
+        bias start at column n_begin; the full panels, the edge's whole
+        vectors and its last vector's lanes go to the header's slots for
+        the panel plan (Sketch.panels)."""
+        first, cols, full = IR, KI, JR
+        self.ins("// run-time N: columns n_begin .. n_end from the header")
+        self.ins(f"ldr\t{first}, [{WS}, #{RANGE_OFFSET + 16}]")
+        self.ins(f"ldr\t{cols}, [{WS}, #{RANGE_OFFSET + 24}]")
+        self.ins(f"sub\t{cols}, {cols}, {first}")
+        self.ins(f"add\t{C}, {C}, {first}, lsl #2")
+        if sk.trans_b:
+            self.ins(f"madd\t{B}, {first}, {LDB}, {B}")
+        else:
+            self.ins(f"add\t{B}, {B}, {first}, lsl #2")
+        if sk.bias == "columns":
+            self.ins(f"ldr\t{CROW}, [{WS}, #{BIAS_OFFSET}]")
+            self.ins(f"add\t{CROW}, {CROW}, {first}, lsl #2")
+            self.ins(f"str\t{CROW}, [{WS}, #{BIAS_OFFSET}]")
+        self.column_counts(sk, cols, full)
+
+    def column_counts(self, sk, cols, scratch):
+        """The panel plan's counts of the call's `cols` columns into the
+        header (`cols` and `scratch` are consumed)."""
+        mov_imm(self.lines, CROW, sk.nr)
+        self.ins(f"udiv\t{scratch}, {cols}, {CROW}")
+        self.ins(f"msub\t{cols}, {scratch}, {CROW}, {cols}")
+        self.ins(f"str\t{scratch}, [{WS}, #{FULL_PANELS_SLOT}]")
+        self.ins(f"lsr\t{scratch}, {cols}, #{sk.lanes.bit_length() - 1}")
+        self.ins(f"str\t{scratch}, [{WS}, #{EDGE_VECTORS_SLOT}]")
+        self.ins(f"and\t{cols}, {cols}, #{sk.lanes - 1}")
+        self.ins(f"str\t{cols}, [{WS}, #{EDGE_LANES_SLOT}]")
+
+    def when(self, slot, value, body):
+        """`body` where the header's `slot` holds `value` (None: is not
+        0)."""
+        skip = self.labels.next
+        self.labels.next += 1
+        self.ins(f"ldr\t{CROW}, [{WS}, #{slot}]")
+        if value is None:
+            self.ins(f"cbz\t{CROW}, {skip}f")
+        else:
+            self.ins(f"cmp\t{CROW}, #{value}")
+            self.ins(f"b.ne\t{skip}f")
+        body()
+        self.lines.append(f"{skip}:")
 
     def runtime_rows(self, sk):
         """Rows [m_begin, m_end) from the header: A and C start at row
@@ -260,10 +311,17 @@ class NeonWriter(Writer):
         self.ins(f"b.ne\t{loop}b")
 
     def panel_loop(self, sk, panel, body):
-        self.ins(f"// {panel.count} panel(s) of {panel.columns} columns "
+        count = "the call's" if panel.count is None else panel.count
+        self.ins(f"// {count} panel(s) of {panel.columns} columns "
                  f"({'+'.join(map(str, panel.widths))})")
-        loop = None
-        if panel.count > 1:
+        loop = skip = None
+        if panel.count is None:
+            self.ins(f"ldr\t{JR}, [{WS}, #{FULL_PANELS_SLOT}]")
+            skip = self.labels.next
+            self.labels.next += 1
+            self.ins(f"cbz\t{JR}, {skip}f")
+            loop = self.labels.place(self.lines, "column panel")
+        elif panel.count > 1:
             mov_imm(self.lines, JR, panel.count)
             loop = self.labels.place(self.lines, "column panel")
         self.panel_start(sk)
@@ -283,6 +341,8 @@ class NeonWriter(Writer):
         if loop is not None:
             self.ins(f"subs\t{JR}, {JR}, #1")
             self.ins(f"b.ne\t{loop}b")
+        if skip is not None:
+            self.lines.append(f"{skip}:")
 
     def row_loop(self, count, rows, body):
         """`count` blocks of `rows` rows; count None: as many as the header
@@ -327,7 +387,12 @@ class NeonWriter(Writer):
 
     def packed_widths(self, sk, panel):
         """For packing the panel: LDB = the packed row step, IR = the
-        columns to pack."""
+        columns to pack (the call's edge lanes for a RUNTIME_LANES
+        panel)."""
+        if panel.widths == (RUNTIME_LANES,):
+            self.ins(f"ldr\t{IR}, [{WS}, #{EDGE_LANES_SLOT}]")
+            self.ins(f"lsl\t{LDB}, {IR}, #2")
+            return
         mov_imm(self.lines, LDB, panel.columns * 4)
         mov_imm(self.lines, IR, panel.columns)
 
@@ -686,6 +751,7 @@ class SveWriter(NeonWriter):
     columns, which therefore need no special code."""
 
     isa = SVE
+    runtime_lanes = True
 
     def __init__(self, vl_bits, k_unroll):
         super().__init__(k_unroll)
@@ -714,7 +780,10 @@ class SveWriter(NeonWriter):
         pred = [FULL if w == self.lanes else PARTIAL for w in widths]
         self.ins(f"ptrue\t{FULL}.s, vl{self.lanes}")
         if PARTIAL in pred:
-            mov_imm(self.lines, CROW, widths[-1])
+            if widths[-1] == RUNTIME_LANES:
+                self.ins(f"ldr\t{CROW}, [{WS}, #{EDGE_LANES_SLOT}]")
+            else:
+                mov_imm(self.lines, CROW, widths[-1])
             self.ins(f"whilelt\t{PARTIAL}.s, xzr, {CROW}")
         for v in range(1, len(widths)):
             mov_imm(self.lines, B_OFFSETS[v - 1], sum(widths[:v]))
@@ -828,6 +897,18 @@ class SveScalableWriter(SveWriter):
     def panel_plan(self, sk):
         return [Panel(count=0, widths=(0,) * sk.nv)]
 
+    def column_counts(self, sk, cols, scratch):
+        """One kind of panel, while columns are left: the call's columns
+        into the header."""
+        self.ins(f"str\t{cols}, [{WS}, #{COLUMNS_SLOT}]")
+
+    def columns(self, reg, sk):
+        """reg = N: the request's, or the call's (run-time N)."""
+        if sk.dynamic_n:
+            self.ins(f"ldr\t{reg}, [{WS}, #{COLUMNS_SLOT}]")
+        else:
+            mov_imm(self.lines, reg, sk.n)
+
     def block_predicates(self, widths):
         self.ins(f"ptrue\t{FULL}.s")
         return list(SCALABLE_PREDICATES[:len(widths)])
@@ -839,7 +920,7 @@ class SveScalableWriter(SveWriter):
         for v in range(1, nv):
             self.ins(f"cntw\t{B_OFFSETS[v - 1]}, all, mul #{v}")
         loop = self.labels.place(self.lines, "column panel")
-        mov_imm(self.lines, CROW, sk.n)
+        self.columns(CROW, sk)
         self.ins(f"whilelt\t{SCALABLE_PREDICATES[0]}.s, {JR}, {CROW}")
         for v in range(1, nv):
             self.ins(f"add\t{BPTR}, {JR}, {B_OFFSETS[v - 1]}")
@@ -861,7 +942,7 @@ class SveScalableWriter(SveWriter):
             self.ins(f"addvl\t{BPANEL}, {BPANEL}, #{nv}")
         self.ins(f"addvl\t{CPANEL}, {CPANEL}, #{nv}")
         self.ins(f"incw\t{JR}, all, mul #{nv}")
-        mov_imm(self.lines, CROW, sk.n)
+        self.columns(CROW, sk)
         self.ins(f"cmp\t{JR}, {CROW}")
         self.ins(f"b.lt\t{loop}b")
 
@@ -871,7 +952,7 @@ class SveScalableWriter(SveWriter):
         nv = len(panel.widths)
         self.ins(f"cntb\t{LDB}, all, mul #{nv}")
         self.ins(f"cntw\t{BPTR}, all, mul #{nv}")
-        mov_imm(self.lines, CROW, sk.n)
+        self.columns(CROW, sk)
         self.ins(f"sub\t{CROW}, {CROW}, {JR}")
         self.ins(f"cmp\t{CROW}, {BPTR}")
         self.ins(f"csel\t{IR}, {CROW}, {BPTR}, lo")

@@ -18,8 +18,9 @@ need v0, which holds an accumulator group.
 from .errors import RequestError
 from .fields import float_bits, int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, IMAGE_SLOT,
-                     IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET, OUTPUT_SLOT, RANGE_OFFSET,
+from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, EDGE_LANES_SLOT,
+                     EDGE_VECTORS_SLOT, FULL_PANELS_SLOT, IMAGE_SLOT,
+                     IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET, RUNTIME_LANES, OUTPUT_SLOT, RANGE_OFFSET,
                      ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch,
                      Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
@@ -103,6 +104,7 @@ class RvvWriter(Writer):
     isa = RVV
     conv = LP64D
     comment_prefix = "#"
+    runtime_lanes = True
 
     def __init__(self, vlen, lmul, k_unroll):
         super().__init__(k_unroll)
@@ -176,6 +178,8 @@ class RvvWriter(Writer):
             self.ins(f"mul\t{A_STEP}, {LDA}, {TMP}")
         if sk.dynamic_m:
             self.runtime_rows(sk)
+        if sk.dynamic_n:
+            self.runtime_columns(sk)
         if sk.bias == "columns":
             self.ins("# the column panels' bias cursor")
             self.ins(f"ld\t{CROW}, {BIAS_OFFSET}({WS})")
@@ -208,6 +212,50 @@ class RvvWriter(Writer):
             self.ins(f"slli\t{first}, {first}, 2")
             self.ins(f"add\t{mr}, {mr}, {first}")
             self.ins(f"sd\t{mr}, {BIAS_OFFSET}({WS})")
+
+    def runtime_columns(self, sk):
+        """Columns [n_begin, n_end) from the header: B, C and the column
+        bias start at column n_begin; the full panels, the edge's whole
+        vectors and its last vector's lanes go to the header's slots for
+        the panel plan (Sketch.panels)."""
+        first, cols, full = IR, KI, JR
+        self.ins("# run-time N: columns n_begin .. n_end from the header")
+        self.ins(f"ld\t{first}, {RANGE_OFFSET + 16}({WS})")
+        self.ins(f"ld\t{cols}, {RANGE_OFFSET + 24}({WS})")
+        self.ins(f"sub\t{cols}, {cols}, {first}")
+        self.ins(f"slli\t{TMP}, {first}, 2")
+        self.ins(f"add\t{C}, {C}, {TMP}")
+        if sk.trans_b:
+            self.ins(f"mul\t{CROW}, {first}, {LDB}")
+            self.ins(f"add\t{B}, {B}, {CROW}")
+        else:
+            self.ins(f"add\t{B}, {B}, {TMP}")
+        if sk.bias == "columns":
+            self.ins(f"ld\t{CROW}, {BIAS_OFFSET}({WS})")
+            self.ins(f"add\t{CROW}, {CROW}, {TMP}")
+            self.ins(f"sd\t{CROW}, {BIAS_OFFSET}({WS})")
+        self.ins(f"li\t{CROW}, {sk.nr}")
+        self.ins(f"divu\t{full}, {cols}, {CROW}")
+        self.ins(f"remu\t{cols}, {cols}, {CROW}")
+        self.ins(f"sd\t{full}, {FULL_PANELS_SLOT}({WS})")
+        self.ins(f"srli\t{full}, {cols}, {sk.lanes.bit_length() - 1}")
+        self.ins(f"sd\t{full}, {EDGE_VECTORS_SLOT}({WS})")
+        self.ins(f"andi\t{cols}, {cols}, {sk.lanes - 1}")
+        self.ins(f"sd\t{cols}, {EDGE_LANES_SLOT}({WS})")
+
+    def when(self, slot, value, body):
+        """`body` where the header's `slot` holds `value` (None: is not
+        0)."""
+        skip = self.labels.next
+        self.labels.next += 1
+        self.ins(f"ld\t{CROW}, {slot}({WS})")
+        if value is None:
+            self.jump_unless(f"bnez\t{CROW}, {{}}", skip)
+        else:
+            self.ins(f"li\t{TMP}, {value}")
+            self.jump_unless(f"beq\t{CROW}, {TMP}, {{}}", skip)
+        body()
+        self.lines.append(f"{skip}:")
 
     def conv_tables(self, sk):
         """A convolution's entry: its leading dimensions into the header,
@@ -270,15 +318,26 @@ class RvvWriter(Writer):
         self.loop_back_unless_zero(CROW, loop)
 
     def set_panel_vl(self, panel):
-        """One vl for the whole panel: its vectors are all as wide."""
-        self.ins(f"li\t{TMP}, {panel.widths[0]}")
+        """One vl for the whole panel: its vectors are all as wide (the
+        call's edge lanes for a RUNTIME_LANES panel)."""
+        if panel.widths[0] == RUNTIME_LANES:
+            self.ins(f"ld\t{TMP}, {EDGE_LANES_SLOT}({WS})")
+        else:
+            self.ins(f"li\t{TMP}, {panel.widths[0]}")
         self.ins(f"vsetvli\tzero, {TMP}, e32, m{self.lmul}, ta, ma")
 
     def panel_loop(self, sk, panel, body):
-        self.ins(f"# {panel.count} panel(s) of {panel.columns} columns")
+        count = "the call's" if panel.count is None else panel.count
+        self.ins(f"# {count} panel(s) of {panel.columns} columns")
         self.set_panel_vl(panel)
-        loop = None
-        if panel.count > 1:
+        loop = skip = None
+        if panel.count is None:
+            self.ins(f"ld\t{JR}, {FULL_PANELS_SLOT}({WS})")
+            skip = self.labels.next
+            self.labels.next += 1
+            self.jump_unless(f"bnez\t{JR}, {{}}", skip)
+            loop = self.label("column panel")
+        elif panel.count > 1:
             self.ins(f"li\t{JR}, {panel.count}")
             loop = self.label("column panel")
         if sk.gathers_a:
@@ -309,6 +368,8 @@ class RvvWriter(Writer):
             self.ins(f"sd\t{CROW}, {COLUMN_BIAS_SLOT}({WS})")
         if loop is not None:
             self.loop_back(JR, loop)
+        if skip is not None:
+            self.lines.append(f"{skip}:")
 
     def jump_unless(self, condition, label):
         """To `label` (forward) unless `condition` (a branch to 1f) holds;
@@ -406,10 +467,14 @@ class RvvWriter(Writer):
                  f"{sk.packed_b}")
         self.ins(f"ld\t{ldb}, {LD_OFFSET + 8}({WS})")
         self.ins(f"slli\t{ldb}, {ldb}, 2")
-        self.ins(f"li\t{LDB}, {width * 4}")
+        if panel.widths == (RUNTIME_LANES,):
+            self.ins(f"ld\t{IR}, {EDGE_LANES_SLOT}({WS})")
+            self.ins(f"slli\t{LDB}, {IR}, 2")
+        else:
+            self.ins(f"li\t{LDB}, {width * 4}")
+            self.ins(f"li\t{IR}, {width}")
         self.ins(f"mv\t{src}, {BPANEL}")
         self.ws_address(dst, sk.packed_b)
-        self.ins(f"li\t{IR}, {width}")
         self.transpose_rows(src, ldb, dst, LDB, sk.k)
         self.set_panel_vl(panel)
 

@@ -32,7 +32,15 @@ the last one in its header slots, and chooses the row edge's microkernel
 (one for each count below MR) at run time. With a run-time K (dynamic_k)
 the K loop's iterations and the steps after them come from K in the
 header (K_SLOT) at each call; B and A are read in place then (a packed or
-copied operand would be sized by the request's k).
+copied operand would be sized by the request's k). With a run-time N
+(dynamic_n) the kernel reads columns [n_begin, n_end) from the header,
+moves B, C and the column bias to n_begin, and keeps the full panels'
+count, the edge's whole vectors and its last vector's lanes in header
+slots; the plan then has a panel kind for each edge the call may have
+(one per count of whole vectors below NV, one per count of lanes below a
+vector's where the ISA loads only fixed widths, or one whose lanes are
+set at run time where its vectors take a length: RVV's vl, SVE's
+predicates), each run when the call's edge is that one.
 
 A convolution in an nhwc layout (kind sconv2d) is the same GEMM with A
 gathered from the input as the loop goes: M = N*OH*OW output pixels, N = F
@@ -84,6 +92,15 @@ ROW_BIAS_SLOT = 120
 IMAGE_SLOT = 0
 IMAGES_LEFT_SLOT = 8
 OUTPUT_SLOT = 16
+# A run-time N's columns (a GEMM's; the same slots as a convolution's image
+# loop): the full panels, the edge's whole vectors and its last vector's
+# lanes; a vector-length-agnostic kernel keeps the call's columns instead.
+FULL_PANELS_SLOT = 0
+EDGE_VECTORS_SLOT = 8
+EDGE_LANES_SLOT = 16
+COLUMNS_SLOT = 0
+# A panel's width in lanes that the call's edge gives (EDGE_LANES_SLOT).
+RUNTIME_LANES = 0
 
 # Test-only deliberately broken kernels: validation and isolation must catch
 # each (under emulation as on the host).
@@ -111,10 +128,14 @@ MAX_SCALABLE_LANES = 64
 @dataclass(frozen=True)
 class Panel:
     """Columns the microkernel covers at once: one vector per entry of
-    `widths` (f32 lanes each, the last ones possibly partial), repeated
-    `count` times side by side."""
-    count: int
+    `widths` (f32 lanes each, the last ones possibly partial; RUNTIME_LANES:
+    the call's edge lanes), repeated `count` times side by side (None: the
+    call's full panels, perhaps none). With `when` = (slot, value), the
+    panel runs only when that header slot holds the value (None: anything
+    but 0)."""
+    count: object
     widths: tuple
+    when: tuple = None
 
     @property
     def columns(self):
@@ -138,6 +159,7 @@ class Sketch:
     conv: object = None    # conv2d.ConvGeometry: A or B gathered
     dynamic_m: bool = False  # rows [m_begin, m_end) from the header
     dynamic_k: bool = False  # K from the header (K_SLOT)
+    dynamic_n: bool = False  # columns [n_begin, n_end) from the header
     # Vector-length agnostic (SVE): `lanes` is the least length's (4); a
     # vector holds a multiple of it, known at run time.
     scalable: bool = False
@@ -260,16 +282,30 @@ class Sketch:
                     + relu_suffix(self.relu, self.relu_max))
         if self.conv is not None:
             return f"{self.conv.symbol_stem()}{b0}{epilogue}"
-        mrt = ("_mrt" if self.dynamic_m else "") + (
-            "_krt" if self.dynamic_k else "")
+        mrt = (("_mrt" if self.dynamic_m else "")
+               + ("_nrt" if self.dynamic_n else "")
+               + ("_krt" if self.dynamic_k else ""))
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{self.layout}{mrt}{b0}"
                 f"{epilogue}_ldrt")
 
-    def panels(self, split_width):
+    def panels(self, split_width, runtime_lanes=False):
         """The column plan: full panels, then the edge columns as panels of
         whole vectors and a panel of the last partial vector, split into
         the widths the ISA can load (`split_width(w)`, e.g. NEON's 3 -> 2 +
-        1). No panel has more vectors than the full one."""
+        1). No panel has more vectors than the full one. With a run-time N,
+        every edge the call may have, each when the call has it; the last
+        vector's lanes at run time where the ISA can (`runtime_lanes`)."""
+        if self.dynamic_n:
+            plan = [Panel(None, (self.lanes,) * self.nv)]
+            plan += [Panel(1, (self.lanes,) * q, (EDGE_VECTORS_SLOT, q))
+                     for q in range(1, self.nv)]
+            if runtime_lanes:
+                plan.append(Panel(1, (RUNTIME_LANES,),
+                                  (EDGE_LANES_SLOT, None)))
+            else:
+                plan += [Panel(1, tuple(split_width(w)), (EDGE_LANES_SLOT, w))
+                         for w in range(1, self.lanes)]
+            return plan
         plan = []
         if self.n // self.nr:
             plan.append(Panel(self.n // self.nr, (self.lanes,) * self.nv))
@@ -332,8 +368,8 @@ def parse_request(request, isa, extra_fields=()):
                 f"a {g.kh}x{g.kw} filter has more than {MAX_TAPS} taps")
     else:
         check_known(request, common + ("m", "n", "k", "trans_a", "trans_b",
-                                       "dynamic_m", "dynamic_k",
-                                       "runtime_ld"))
+                                       "dynamic_m", "dynamic_n",
+                                       "dynamic_k", "runtime_ld"))
         if request.get("runtime_ld") is not True:
             raise RequestError(
                 f"isa {isa} kernels read lda, ldb and ldc from the workspace "
@@ -343,6 +379,7 @@ def parse_request(request, isa, extra_fields=()):
                   "trans_b": bool_field(request, "trans_b"),
                   "trans_a": bool_field(request, "trans_a"),
                   "dynamic_m": bool_field(request, "dynamic_m"),
+                  "dynamic_n": bool_field(request, "dynamic_n"),
                   "dynamic_k": bool_field(request, "dynamic_k"),
                   "bias": request.get("bias", "none")}
         if fields["dynamic_k"] and (fields["trans_a"] or fields["trans_b"]):
@@ -400,9 +437,13 @@ class Writer:
     def ins(self, text):
         self.lines.append("\t" + text)
 
+    #: Whether the ISA's vectors take a length at run time (a run-time N's
+    #: last vector is one panel kind, not one per count of lanes).
+    runtime_lanes = False
+
     def panel_plan(self, sk):
         """The column panels the loop nest runs (Sketch.panels)."""
-        return sk.panels(self.split_width)
+        return sk.panels(self.split_width, self.runtime_lanes)
 
     def pack_b_panel(self, sk, panel):
         """A panel of B into the workspace before its row blocks: gathered
@@ -444,8 +485,13 @@ def drive(sk, writer):
 
     def panels():
         for panel in writer.panel_plan(sk):
-            writer.panel_loop(sk, panel,
-                              lambda: _panel_body(sk, writer, panel))
+            def run(panel=panel):
+                writer.panel_loop(sk, panel,
+                                  lambda: _panel_body(sk, writer, panel))
+            if panel.when is None:
+                run()
+            else:
+                writer.when(*panel.when, run)
     if sk.gathers_b:
         writer.image_loop(sk, panels)
     else:
@@ -501,7 +547,8 @@ def kernel_text(sk, writer, symbol, request, conv):
         symbol=symbol, workspace_bytes=sk.workspace_bytes(writer.split_width),
         runtime_ld=sk.conv is None,
         runtime_sizes=tuple(name for name, dynamic in (
-            ("m", sk.dynamic_m), ("k", sk.dynamic_k)) if dynamic),
+            ("m", sk.dynamic_m), ("n", sk.dynamic_n), ("k", sk.dynamic_k))
+            if dynamic),
         args=conv.args, clobbers=writer.clobbers(),
         features=writer.isa.features, request=request, align=4,
         prologue=writer.prologue(), body=body, epilogue=writer.epilogue(),

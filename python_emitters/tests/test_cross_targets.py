@@ -279,9 +279,9 @@ class CrossRunner:
                     "failure": f"exit {out.returncode}: {out.stderr.strip()}"}
         return json.loads(out.stdout)
 
-    def run(self, req, cpu, lda, ldb, ldc, m=None, k=None):
-        """Runs a GEMM kernel on M = `m` rows and K = `k` (a run-time-M or
-        run-time-K kernel's call; default: the request's)."""
+    def run(self, req, cpu, lda, ldb, ldc, m=None, k=None, n=None):
+        """Runs a GEMM kernel on M = `m` rows, N = `n` columns and K = `k`
+        (a run-time size's call; default: the request's)."""
         text = emit(req)
         code = self.code_file(text)
         transposes = ("t" if req.get("trans_a") else "n") + (
@@ -289,7 +289,8 @@ class CrossRunner:
         epilogue = [f"bias={req['bias']}"] if req.get("bias", "none") != \
             "none" else []
         args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
-                "0", str(m or req["m"]), str(req["n"]), str(k or req["k"]),
+                "0", str(m or req["m"]), str(n or req["n"]),
+                str(k or req["k"]),
                 transposes,
                 str(lda), str(ldb), str(ldc), header(text, "workspace_bytes"),
                 "1" if req.get("overwrite") else "0", "7", "1", "all",
@@ -415,7 +416,8 @@ class QemuExecutionTest(unittest.TestCase):
         every fourth takes M at run time (built for 24 rows, run on the
         shape's), and of the others every sixth reads A transposed (K x M,
         copied once); every eighth of those with A and B as stored takes K
-        at run time (built for 24); every fifth adds a bias per column and
+        at run time (built for 24), every fourth from the fourth N (built
+        for 24, run at the shape's); every fifth adds a bias per column and
         relu, every seventh a bias per row, relu and relu6's bound."""
         for index, (m, n, k, lda, ldb, ldc) in enumerate(
                 random_shapes(seed, 50)):
@@ -432,13 +434,15 @@ class QemuExecutionTest(unittest.TestCase):
             if index % 8 == 6 and not req.get("trans_a") \
                     and not req.get("trans_b"):
                 req.update(dynamic_k=True, k=24)
+            if index % 4 == 3:
+                req.update(dynamic_n=True, n=24)
             if index % 5 == 3:
                 req.update(bias="columns", relu=True)
             if index % 7 == 4:
                 req.update(bias="rows", relu=True, relu_max=6.0)
             with self.subTest(cpu=cpu, req=req, m=m, k=k,
                               lds=(lda, ldb, ldc)):
-                result = runner.run(req, cpu, lda, ldb, ldc, m=m, k=k)
+                result = runner.run(req, cpu, lda, ldb, ldc, m=m, k=k, n=n)
                 self.assertTrue(result["passed"], result["failure"])
 
     def test_neon_on_cortex_a76_and_neoverse_n1(self):
@@ -532,6 +536,24 @@ class QemuExecutionTest(unittest.TestCase):
                                        45, 45, k=k)["passed"], k)
         self.assertFalse(runner.run(rvv(k=24), cpu, 41, 45, 45,
                                     k=5)["passed"])
+
+    def test_only_a_run_time_n_kernel_runs_at_another_n(self):
+        """Every edge a call may have: whole vectors and lanes of NEON's
+        panels (one panel kind each), RVV's vl."""
+        for arch, make, cpu in (
+                ("aarch64", neon, "neoverse-n1"),
+                ("riscv64", rvv, "rv64,v=true,vext_spec=v1.0,vlen=256,"
+                                 "elen=64")):
+            runner = self.runner(arch)
+            for n in (1, 3, 6, 13, 24, 45):
+                for trans_b in (False, True):
+                    req = make(n=24, dynamic_n=True, trans_b=trans_b,
+                               mr=6, nr=12 if arch == "aarch64" else 32)
+                    ldb = 13 if trans_b else 45
+                    self.assertTrue(runner.run(req, cpu, 13, ldb, 45,
+                                               n=n)["passed"], (arch, n))
+            self.assertFalse(runner.run(make(n=24), cpu, 13, 45, 45,
+                                        n=45)["passed"])
 
     def test_a_kernel_runs_only_at_its_vector_length(self):
         runner = self.runner("riscv64")

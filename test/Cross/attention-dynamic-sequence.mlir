@@ -1,18 +1,23 @@
 // REQUIRES: cross-aarch64, cross-riscv64
-// Attention's probabilities times the values over a sequence whose length
-// is known only at run time (torch-mlir's output for a dynamic sequence
-// dimension, a zero fill and the matmul): O = P * V, P S x S, so the
-// product's M and K are both dynamic. The fill stays (a run-time K may be
-// 0, when a kernel would store nothing) and the kernel accumulates on it. The pass takes the run-time-M and run-time-K kernel ("mrt_krt":
-// rows from its header, and K, whose iterations and last steps the kernel
-// counts at each call) for NEON (Neoverse-N1) and RVV at VLEN 256
-// (SpacemiT X60), after one-shot-bufferize's defaults (dynamic strides at
-// the function boundary), guarded by the strides' run-time check (unit
-// inner strides) with the stock matmul in the other branch; it validates
-// each kernel under qemu at several M and K.
-// Each module is lowered with the stock pipeline, compiled with llc for
-// the target, linked statically with attention_main.c and run under qemu at
-// S = 1, 5, 24 and 61 against its reference.
+// Attention's two products over a sequence whose length is known only at
+// run time, as torch-mlir emits them for a dynamic sequence dimension (a
+// zero fill and the matmul): the scores Q * K^T (K's transpose through
+// linalg.transpose folds into the kernel, which reads K as stored: "nt"),
+// S x S, whose M and N are dynamic ("mrt_nrt": the kernel reads its
+// columns from its header and runs the panel kinds of the call's edge;
+// the fill folds into overwrite, "b0"), and the probabilities times the
+// values, O = P * V with P S x S, whose M and K are dynamic ("mrt_krt":
+// the kernel counts K's iterations and last steps at each call; the fill
+// stays, as a run-time K may be 0, when a kernel would store nothing, and
+// the kernel accumulates on it). The pass takes these kernels for NEON
+// (Neoverse-N1) and RVV at VLEN 256 (SpacemiT X60), after
+// one-shot-bufferize's defaults (dynamic strides at the function
+// boundary), guarded by the strides' run-time check (unit inner strides)
+// with the stock matmul in the other branch; it validates each kernel
+// under qemu at several sizes. Each module is lowered with the stock
+// pipeline, compiled with llc for the target, linked statically with
+// attention_main.c and run under qemu at S = 1, 5, 24 and 61 against its
+// references.
 //
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" | FileCheck %s --check-prefixes=CHECK,NEON
 // RUN: %qimeng-opt %s --one-shot-bufferize="bufferize-function-boundaries" --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon" %dealloc \
@@ -37,6 +42,12 @@
 // RUN: not %qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256,elen=64 %t.rvv.broken.exe | FileCheck %s --check-prefix=BROKEN
 // BROKEN: FAIL
 
+// CHECK-LABEL: func.func @attn_scores
+// CHECK:       scf.if
+// NEON:        llvm.call @qm_sgemm_{{[0-9]+}}x{{[0-9]+}}x16_nt_mrt_nrt_b0_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_neon
+// RVV:         llvm.call @qm_sgemm_{{[0-9]+}}x{{[0-9]+}}x16_nt_mrt_nrt_b0_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
+// CHECK:       } else {
+// CHECK:         linalg.matmul
 // CHECK-LABEL: func.func @attn_v
 // CHECK:       scf.if
 // NEON:        llvm.call @qm_sgemm_{{[0-9]+}}x21x{{[0-9]+}}_nn_mrt_krt_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_neon
@@ -44,6 +55,20 @@
 // CHECK:       } else {
 // CHECK:         linalg.matmul
 // EXEC: PASS S = 1, 5, 24, 61
+func.func @attn_scores(%q: tensor<?x16xf32>, %k: tensor<?x16xf32>) -> tensor<?x?xf32>
+    attributes {llvm.emit_c_interface} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %s = tensor.dim %q, %c0 : tensor<?x16xf32>
+  %t = tensor.dim %k, %c0 : tensor<?x16xf32>
+  %kt0 = tensor.empty(%t) : tensor<16x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<?x16xf32>) outs(%kt0 : tensor<16x?xf32>) permutation = [1, 0]
+  %e = tensor.empty(%s, %t) : tensor<?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %o = linalg.matmul ins(%q, %kt : tensor<?x16xf32>, tensor<16x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %o : tensor<?x?xf32>
+}
+
 func.func @attn_v(%p: tensor<?x?xf32>, %v: tensor<?x21xf32>) -> tensor<?x21xf32>
     attributes {llvm.emit_c_interface} {
   %zero = arith.constant 0.0 : f32

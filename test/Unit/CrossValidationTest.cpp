@@ -197,6 +197,33 @@ TEST_P(CrossValidationTest, RunTimeKAndMPass) {
   EXPECT_FALSE(caught.report.passed);
 }
 
+TEST_P(CrossValidationTest, RunTimeMAndNPassWithBTransposed) {
+  Target target = targetOf(GetParam().target);
+  if (std::string why = missingTools(target); !why.empty())
+    GTEST_SKIP() << why;
+  // Attention's scores over a dynamic sequence: Q times K^T (B stored
+  // N x K, packed a panel at a time), M and N at run time (validated at
+  // N = 1, 13, 40 and 61: every edge kind a call can have), with a column
+  // bias; a kernel that drops a k is caught.
+  GemmDesc desc = GemmDesc::packed(24, 40, 19, false, true);
+  desc.runtimeLd = true;
+  desc.dynamicM = true;
+  desc.dynamicN = true;
+  desc.bias = GemmBias::Columns;
+  QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
+  QM_ASSERT_EXPECTED(
+      kernel,
+      emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &target));
+  EXPECT_TRUE(kernel.runtimeN);
+  QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel));
+  EXPECT_TRUE(run.report.passed) << run.report.failure;
+  QM_ASSERT_EXPECTED(broken,
+                     emitGemmKernel(desc, config, EmitterOptions::defaults(),
+                                    "drop-k", &target));
+  QM_ASSERT_EXPECTED(caught, validateGemmCross(desc, target, broken));
+  EXPECT_FALSE(caught.report.passed);
+}
+
 TEST_P(CrossValidationTest, ConvolutionsPassAndBrokenOnesAreCaught) {
   Target target = targetOf(GetParam().target);
   if (std::string why = missingTools(target); !why.empty())

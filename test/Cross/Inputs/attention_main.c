@@ -1,10 +1,12 @@
-/* Calls the module's C interface `attn_v(P, V) -> O` (tensors bufferized
-   at the function boundary: strided memrefs in, a fresh memref out):
-   attention's probabilities times the values over a sequence of any
-   length S, O = P * V with P S x S and V S x D, so that
-   the product's M and K are both S, known only at the call. Run at S = 1,
-   5, 24 and 61; small integers make every sum exact, so O is compared bit
-   for bit with a reference computed here. Prints PASS or the first
+/* Calls the module's C interfaces `attn_scores(Q, K) -> S` and
+   `attn_v(P, V) -> O` (tensors bufferized at the function boundary:
+   strided memrefs in, a fresh memref out): attention's scores Q * K^T
+   (Q and K S x E, the scores S x S) and its probabilities times the
+   values over a sequence of any length S, O = P * V with P S x S and V
+   S x D: the scores' M and N and the second product's M and K are S,
+   known only at the call. Run at S = 1, 5, 24 and 61; small integers make
+   every sum exact, so both results are compared bit for bit with
+   references computed here. Prints PASS or the first
    mismatch. */
 #include <stdio.h>
 
@@ -13,11 +15,13 @@ typedef struct {
   long offset, sizes[2], strides[2];
 } Memref2D;
 
+void _mlir_ciface_attn_scores(Memref2D *s, Memref2D *q, Memref2D *k);
 void _mlir_ciface_attn_v(Memref2D *o, Memref2D *p, Memref2D *v);
 
 #define D 21
+#define E 16
 #define MAX_S 61
-static float P[MAX_S * MAX_S], V[MAX_S * D];
+static float P[MAX_S * MAX_S], V[MAX_S * D], Q[MAX_S * E], K[MAX_S * E];
 
 int main(void) {
   const long lengths[] = {1, 5, 24, MAX_S};
@@ -27,6 +31,32 @@ int main(void) {
       P[i] = (float)((i * 7 + t) % 9 - 4);
     for (long i = 0; i < s * D; ++i)
       V[i] = (float)((i * 5 + 2 * t) % 9 - 4);
+    for (long i = 0; i < s * E; ++i) {
+      Q[i] = (float)((i * 3 + t) % 7 - 3);
+      K[i] = (float)((i * 5 + 1) % 7 - 3);
+    }
+    Memref2D q = {Q, Q, 0, {s, E}, {E, 1}};
+    Memref2D kk = {K, K, 0, {s, E}, {E, 1}};
+    Memref2D scores;
+    _mlir_ciface_attn_scores(&scores, &q, &kk);
+    if (scores.sizes[0] != s || scores.sizes[1] != s) {
+      printf("FAIL: attn_scores gave %ldx%ld for S = %ld\n", scores.sizes[0],
+             scores.sizes[1], s);
+      return 1;
+    }
+    for (long i = 0; i < s; ++i)
+      for (long j = 0; j < s; ++j) {
+        double ref = 0;
+        for (long e = 0; e < E; ++e)
+          ref += (double)Q[i * E + e] * K[j * E + e];
+        float got = scores.aligned[scores.offset + i * scores.strides[0] +
+                                   j * scores.strides[1]];
+        if (got != (float)ref) {
+          printf("FAIL: scores, S = %ld: (%ld,%ld) = %g, expected %g\n", s,
+                 i, j, got, ref);
+          return 1;
+        }
+      }
     Memref2D p = {P, P, 0, {s, s}, {s, 1}};
     Memref2D v = {V, V, 0, {s, D}, {D, 1}};
     Memref2D o;
