@@ -140,9 +140,10 @@ const CpuRow cpuRows[] = {
     // Two 128-bit FMA pipes; LLVM's cortex-a76 is the A57 model.
     {"neoverse-n1", 0, "neoverse-n1", 8, "NEOVERSEN1"},
     {"cortex-a76", 0, "neoverse-n1", 8, "NEOVERSEN1"},
-    // SVE vector lengths.
+    // SVE vector lengths; Neoverse-V1 (Graviton3): two 256-bit SVE FMA
+    // pipes.
     {"a64fx", 512, nullptr, 0},
-    {"neoverse-v1", 256, nullptr, 0},
+    {"neoverse-v1", 256, "neoverse-v1", 16, "NEOVERSEV1"},
     {"neoverse-n2", 128, nullptr, 0},
 };
 
@@ -169,6 +170,9 @@ const MachineRow machineRows[] = {
     {{"neoverse-n1", "neoverse n1", "n1", "graviton2", "ampere altra"},
      "aarch64-unknown-linux-gnu:neoverse-n1:+neon:l1d=64K,l2=1M,l3=32M,"
      "cores=1"},
+    {{"neoverse-v1", "neoverse v1", "v1", "graviton3"},
+     "aarch64-unknown-linux-gnu:neoverse-v1:+neon,+sve:l1d=64K,l2=1M,"
+     "l3=32M,cores=1"},
 };
 
 /// The qemu -cpu model for an AArch64 LLVM CPU name: the same name where
@@ -501,7 +505,8 @@ llvm::Expected<Target::CoreModel> Target::coreModel() const {
   }
   return llvm::createStringError(
       "no performance model for CPU '" + cpu +
-      "'; the static model knows spacemit-x60, neoverse-n1 and cortex-a76");
+      "'; the static model knows spacemit-x60, neoverse-n1, cortex-a76 and "
+      "neoverse-v1");
 }
 
 std::optional<std::string> Target::specOfMachine(StringRef name) {

@@ -228,6 +228,19 @@ std::vector<GemmConfig> qimeng::modelSearchSpace(const Target &target) {
             c.kUnroll = ku;
             space.push_back(c);
           }
+  } else if (c.isa == VectorIsa::Sve) {
+    // Vectors of the target's length, at most three a row (the writer's
+    // B offsets), A's rows in registers beside them.
+    const int lanes = std::max(target.vlen, 128) / 32;
+    for (int nv = 1; nv <= 3; ++nv)
+      for (int mr = 2; mr <= 8; ++mr)
+        if (mr * nv + mr + nv <= 32)
+          for (int ku : {4, 8}) {
+            c.mr = mr;
+            c.nr = lanes * nv;
+            c.kUnroll = ku;
+            space.push_back(c);
+          }
   } else if (c.isa == VectorIsa::Rvv) {
     const int vlen = std::max(target.vlen, 128);
     for (int lmul : {1, 2, 4, 8})
@@ -254,7 +267,7 @@ llvm::Expected<ModelRanking> qimeng::rankByModel(
   if (space.empty())
     return llvm::createStringError(
         "no model search space for " + isaName(target.bestIsa()) +
-        " targets; the model ranks neon and rvv kernels");
+        " targets; the model ranks neon, sve and rvv kernels");
   if (auto core = target.coreModel(); !core)
     return core.takeError();
   auto describe = [](const GemmConfig &c) {

@@ -73,15 +73,18 @@ TEST(ModelEvaluatorTest, InnerLoopIsMarkedWithItsFlops) {
 TEST(ModelEvaluatorTest, DefaultBlocksReachNinetyPercentOfTheModelledPeak) {
   if (!haveMca())
     GTEST_SKIP() << "no llvm-mca 22 at " << ModelOptions::defaults().llvmMca;
-  for (const char *spec :
-       {"aarch64-linux-gnu:neoverse-n1:+neon",
-        "riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v"}) {
+  // Neoverse-V1: two 256-bit SVE FMA pipes, 32 flops a cycle.
+  for (auto [spec, peak] :
+       {std::pair<const char *, double>{"aarch64-linux-gnu:neoverse-n1:+neon",
+                                        16},
+        {"riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v", 16},
+        {"aarch64-linux-gnu:neoverse-v1:+neon,+sve", 32}}) {
     Target target = targetOf(spec);
     GemmDesc desc = runtimeLdGemm(256, 256, 256);
     QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
     EmittedKernel k = emit(desc, config, target);
     QM_ASSERT_EXPECTED(p, predictInnerLoop(k, target));
-    EXPECT_EQ(p.peakFlopsPerCycle, 16);
+    EXPECT_EQ(p.peakFlopsPerCycle, peak) << spec;
     EXPECT_GE(p.fractionOfPeak(), 0.9) << spec << " " << config.str();
     EXPECT_LE(p.fractionOfPeak(), 1.0) << spec;
   }
@@ -105,6 +108,15 @@ TEST(ModelEvaluatorTest, OpenBlasNeonKernelGoesThroughTheSameModel) {
   EXPECT_GE(peer->prediction.flopsPerIteration, 8 * 16);
   EXPECT_GT(peer->prediction.fractionOfPeak(), 0.3);
   EXPECT_LE(peer->prediction.fractionOfPeak(), 1.001);
+  // The Neoverse-V1's (NEON: four 128-bit pipes reach the same peak as
+  // two 256-bit SVE ones) through the V1's model.
+  Target v1 = targetOf("aarch64-linux-gnu:neoverse-v1:+neon,+sve");
+  QM_ASSERT_EXPECTED(v1peer, predictOpenBlasInnerLoop(v1));
+  EXPECT_EQ(v1peer.symbol, "sgemm_kernel_NEOVERSEV1");
+  EXPECT_EQ(v1peer.prediction.mcaCpu, "neoverse-v1");
+  EXPECT_EQ(v1peer.prediction.peakFlopsPerCycle, 32);
+  EXPECT_GT(v1peer.prediction.fractionOfPeak(), 0.3);
+  EXPECT_LE(v1peer.prediction.fractionOfPeak(), 1.001);
   // No peer for a core OpenBLAS has no kernel for here.
   Target k1 = targetOf("riscv64-linux-gnu:spacemit-x60:+m,+a,+f,+d,+c,+v");
   auto none = predictOpenBlasInnerLoop(k1);

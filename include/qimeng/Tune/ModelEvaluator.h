@@ -88,7 +88,8 @@ struct ModelCandidate {
 };
 
 /// The register blocks the model ranks for `target`'s ISA (NEON: rows and
-/// q registers that fit 32 registers, K unroll 4 or 8; RVV: LMUL, rows and
+/// q registers that fit 32 registers, K unroll 4 or 8; SVE: rows and up to
+/// three vectors of the target's length, likewise; RVV: LMUL, rows and
 /// groups that fit, K unroll 4 or 8).
 std::vector<GemmConfig> modelSearchSpace(const Target &target);
 
