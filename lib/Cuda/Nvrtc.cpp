@@ -35,6 +35,7 @@ qimeng::compileCudaKernel(const CudaKernelSource &kernel) {
     return llvm::createStringError(compiled.error);
   CompiledCudaKernel out;
   out.cubin = std::move(compiled.cubin);
+  out.ptx = std::move(compiled.ptx);
   out.log = std::move(compiled.log);
   out.ptxas = parsePtxasLog(out.log);
   return out;

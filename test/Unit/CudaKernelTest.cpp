@@ -145,6 +145,11 @@ TEST(CudaKernelTest, EmittedKernelsCompileClean) {
       auto sm = cubinSmVersion(compiled->cubin);
       ASSERT_TRUE(static_cast<bool>(sm)) << llvm::toString(sm.takeError());
       EXPECT_EQ(*sm, llvm::StringRef(arch) == "sm_80" ? 80u : 90u);
+      // The PTX it was assembled from: the architecture and the entry.
+      llvm::StringRef ptx(compiled->ptx);
+      EXPECT_NE(ptx.find(std::string(".target ") + arch), std::string::npos);
+      EXPECT_NE(ptx.find(".entry " + k->symbol + "("), std::string::npos);
+      EXPECT_FALSE(ptx.ends_with(llvm::StringRef("\0", 1)));
     }
 }
 

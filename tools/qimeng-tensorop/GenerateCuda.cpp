@@ -101,6 +101,7 @@ int qimeng::generateForGpu(const Task &task, const std::string &parsedBy,
 
   const std::string stem = outDir + "/" + kernel.symbol;
   exitOnErr(writeFile(stem + ".cu", kernel.text));
+  exitOnErr(writeFile(stem + ".ptx", compiled.ptx));
   exitOnErr(writeFile(stem + ".cubin", compiled.cubin));
   if (!jsonOut)
     llvm::errs() << "qimeng-tensorop: " << kernel.symbol << " ("
@@ -128,6 +129,7 @@ int qimeng::generateForGpu(const Task &task, const std::string &parsedBy,
                      {"spill_loads", compiled.ptxas.spillLoads}}},
                    {"files",
                     {{"source", stem + ".cu"},
+                     {"ptx", stem + ".ptx"},
                      {"cubin", stem + ".cubin"},
                      {"header", stem + ".h"}}},
                    {"validated", run.ran}};
@@ -149,7 +151,7 @@ int qimeng::generateForGpu(const Task &task, const std::string &parsedBy,
                << ", block " << kernel.block[0] << ", "
                << kernel.dynamicSharedBytes << " bytes of dynamic shared "
                << "memory\n"
-               << "files:    " << stem << ".{cu,cubin,h}\n";
+               << "files:    " << stem << ".{cu,ptx,cubin,h}\n";
   if (run.ran)
     llvm::outs() << llvm::formatv(
         "on {0}:  validated; {1} TFLOP/s, cuBLAS {2} TFLOP/s ({3:F2}x)\n",

@@ -67,6 +67,7 @@ PtxasReport parsePtxasLog(llvm::StringRef log);
 /// A kernel compiled for its architecture.
 struct CompiledCudaKernel {
   std::string cubin; ///< the ELF image the driver loads
+  std::string ptx;   ///< the PTX ptxas assembled it from (text)
   std::string log;   ///< NVRTC's and ptxas's messages
   PtxasReport ptxas;
 };

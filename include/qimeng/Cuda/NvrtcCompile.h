@@ -2,7 +2,8 @@
 //
 // One CUDA source compiled with NVRTC for one architecture, straight to
 // SASS (sm_90a's wgmma needs the "a" variant), ptxas verbose so that its
-// resource lines and warnings come back in the log. Plain C++17 and
+// resource lines and warnings come back in the log; the PTX NVRTC
+// assembled the cubin from comes back as well. Plain C++17 and
 // <nvrtc.h>, nothing of LLVM: lib/Cuda (compileCudaKernel) and
 // qimeng-cuda-runner, which a GPU machine builds with g++ alone, both use
 // it (docs/Cuda.md).
@@ -18,11 +19,12 @@
 
 namespace qimeng {
 
-/// A compilation's outcome: the cubin and NVRTC's log, or `error` (empty
-/// on success; a compile error carries the log, whose lines name the
-/// source line as "<symbol>.cu(12): error: ...").
+/// A compilation's outcome: the cubin, the PTX it was assembled from and
+/// NVRTC's log, or `error` (empty on success; a compile error carries the
+/// log, whose lines name the source line as "<symbol>.cu(12): error:
+/// ...").
 struct NvrtcOutput {
-  std::string cubin, log, error;
+  std::string cubin, ptx, log, error;
 };
 
 /// Compiles `source` (the file "<symbol>.cu" to NVRTC) for `arch`.
@@ -71,6 +73,15 @@ inline NvrtcOutput nvrtcCompileToCubin(const std::string &source,
   if (nvrtcResult r = nvrtcGetCUBIN(program, out.cubin.data());
       r != NVRTC_SUCCESS)
     return fail("nvrtcGetCUBIN", r);
+  // A real architecture's compilation keeps its PTX too.
+  size_t ptxSize = 0;
+  if (nvrtcResult r = nvrtcGetPTXSize(program, &ptxSize); r != NVRTC_SUCCESS)
+    return fail("nvrtcGetPTXSize", r);
+  out.ptx.resize(ptxSize);
+  if (nvrtcResult r = nvrtcGetPTX(program, out.ptx.data()); r != NVRTC_SUCCESS)
+    return fail("nvrtcGetPTX", r);
+  if (!out.ptx.empty() && out.ptx.back() == '\0')
+    out.ptx.pop_back();
   return out;
 }
 
