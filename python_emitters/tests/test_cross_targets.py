@@ -539,21 +539,26 @@ class QemuExecutionTest(unittest.TestCase):
 
     def test_only_a_run_time_n_kernel_runs_at_another_n(self):
         """Every edge a call may have: whole vectors and lanes of NEON's
-        panels (one panel kind each), RVV's vl."""
-        for arch, make, cpu in (
-                ("aarch64", neon, "neoverse-n1"),
+        panels (one panel kind each), SVE's predicate at 256 bits, the
+        vector-length-agnostic kernel's column count at 512, RVV's vl."""
+        def scalable(**fields):
+            return sve(vlen="scalable", **fields)
+        for arch, make, cpu, nr in (
+                ("aarch64", neon, "neoverse-n1", 12),
+                ("aarch64", sve, "max,sve256=on", 16),
+                ("aarch64", scalable, "max,sve512=on", 8),
                 ("riscv64", rvv, "rv64,v=true,vext_spec=v1.0,vlen=256,"
-                                 "elen=64")):
+                                 "elen=64", 32)):
             runner = self.runner(arch)
             for n in (1, 3, 6, 13, 24, 45):
                 for trans_b in (False, True):
                     req = make(n=24, dynamic_n=True, trans_b=trans_b,
-                               mr=6, nr=12 if arch == "aarch64" else 32)
+                               mr=6, nr=nr)
                     ldb = 13 if trans_b else 45
                     self.assertTrue(runner.run(req, cpu, 13, ldb, 45,
                                                n=n)["passed"], (arch, n))
-            self.assertFalse(runner.run(make(n=24), cpu, 13, 45, 45,
-                                        n=45)["passed"])
+            self.assertFalse(runner.run(make(n=24, mr=6, nr=nr), cpu, 13,
+                                        45, 45, n=45)["passed"])
 
     def test_a_kernel_runs_only_at_its_vector_length(self):
         runner = self.runner("riscv64")
