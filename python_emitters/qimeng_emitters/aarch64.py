@@ -541,13 +541,30 @@ class NeonWriter(Writer):
     def k_loop(self, sk, rows, widths, chunk):
         """The K steps in `chunk(4)` (four k of each A row at once) and
         `chunk(1)` (the tail): k_unroll / 4 chunks an iteration, marked for
-        the model when the block is a full one."""
+        the model when the block is a full one. With K from the header:
+        K / k_unroll iterations (perhaps none), then K % k_unroll single
+        steps in a loop of their own."""
+        def load_k():
+            self.ins(f"ldr\t{KI}, [{WS}, #{K_SLOT}]")
+            if sk.fault == "drop-k":
+                self.ins(f"sub\t{KI}, {KI}, #1")
+
+        def forward_label():
+            label = self.labels.next
+            self.labels.next += 1
+            return label
+
         if sk.dynamic_k:
-            self.runtime_k_loop(sk, rows, widths, chunk)
-            return
-        iterations, rest = divmod(sk.k_steps, self.k_unroll)
-        if iterations:
-            mov_imm(self.lines, KI, iterations)
+            load_k()
+            self.ins(f"lsr\t{KI}, {KI}, #{self.k_unroll.bit_length() - 1}")
+            skip = forward_label()
+            self.ins(f"cbz\t{KI}, {skip}f")
+            iterations, rest = None, 0
+        else:
+            iterations, rest = divmod(sk.k_steps, self.k_unroll)
+            if iterations:
+                mov_imm(self.lines, KI, iterations)
+        if iterations != 0:
             loop = self.labels.place(self.lines, "k")
             marked = self.mark_inner_loop(sk, rows, widths)
             for _ in range(self.k_unroll // 4):
@@ -556,42 +573,21 @@ class NeonWriter(Writer):
             if marked:
                 self.end_inner_loop()
             self.ins(f"b.ne\t{loop}b")
+        if sk.dynamic_k:
+            self.lines.append(f"{skip}:")
+            load_k()
+            self.ins(f"and\t{KI}, {KI}, #{self.k_unroll - 1}")
+            done = forward_label()
+            self.ins(f"cbz\t{KI}, {done}f")
+            tail = self.labels.place(self.lines, "a k of the tail")
+            chunk(1)
+            self.ins(f"subs\t{KI}, {KI}, #1")
+            self.ins(f"b.ne\t{tail}b")
+            self.lines.append(f"{done}:")
         for _ in range(rest // 4):
             chunk(4)
         for _ in range(rest % 4):
             chunk(1)
-
-    def runtime_k_loop(self, sk, rows, widths, chunk):
-        """k_loop with K from the header: K / k_unroll iterations (perhaps
-        none), then K % k_unroll single steps in a loop of their own."""
-        def load_k():
-            self.ins(f"ldr\t{KI}, [{WS}, #{K_SLOT}]")
-            if sk.fault == "drop-k":
-                self.ins(f"sub\t{KI}, {KI}, #1")
-        load_k()
-        self.ins(f"lsr\t{KI}, {KI}, #{self.k_unroll.bit_length() - 1}")
-        skip = self.labels.next
-        self.labels.next += 1
-        self.ins(f"cbz\t{KI}, {skip}f")
-        loop = self.labels.place(self.lines, "k")
-        marked = self.mark_inner_loop(sk, rows, widths)
-        for _ in range(self.k_unroll // 4):
-            chunk(4)
-        self.ins(f"subs\t{KI}, {KI}, #1")
-        if marked:
-            self.end_inner_loop()
-        self.ins(f"b.ne\t{loop}b")
-        self.lines.append(f"{skip}:")
-        load_k()
-        self.ins(f"and\t{KI}, {KI}, #{self.k_unroll - 1}")
-        done = self.labels.next
-        self.labels.next += 1
-        self.ins(f"cbz\t{KI}, {done}f")
-        tail = self.labels.place(self.lines, "a k of the tail")
-        chunk(1)
-        self.ins(f"subs\t{KI}, {KI}, #1")
-        self.ins(f"b.ne\t{tail}b")
-        self.lines.append(f"{done}:")
 
     def microkernel(self, sk, rows, widths):
         nv = len(widths)

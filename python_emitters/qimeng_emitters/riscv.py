@@ -625,44 +625,27 @@ class RvvWriter(Writer):
             if sk.fault == "drop-k":
                 self.ins(f"addi\t{KI}, {KI}, -1")
 
-        def runtime_k_loop():
-            """K from the header: K / k_unroll iterations (perhaps none),
-            then K % k_unroll single steps in a loop of their own."""
-            load_k()
-            self.ins(f"srli\t{KI}, {KI}, {self.k_unroll.bit_length() - 1}")
-            skip = self.labels.next
+        def forward_label():
+            label = self.labels.next
             self.labels.next += 1
-            self.ins(f"beqz\t{KI}, {skip}f")
-            loop = self.label("k")
-            marked = self.mark_inner_loop(sk, rows, widths, [
-                f"# LLVM-MCA-RISCV-LMUL M{self.lmul}",
-                "# LLVM-MCA-RISCV-SEW E32"])
-            k_steps(self.k_unroll)
-            advance_a(self.k_unroll)
-            self.ins(f"addi\t{KI}, {KI}, -1")
-            if marked:
-                self.end_inner_loop()
-            self.ins(f"bnez\t{KI}, {loop}b")
-            self.lines.append(f"{skip}:")
-            load_k()
-            self.ins(f"andi\t{KI}, {KI}, {self.k_unroll - 1}")
-            done = self.labels.next
-            self.labels.next += 1
-            self.ins(f"beqz\t{KI}, {done}f")
-            tail = self.label("a k of the tail")
-            k_steps(1)
-            advance_a(1)
-            self.ins(f"addi\t{KI}, {KI}, -1")
-            self.ins(f"bnez\t{KI}, {tail}b")
-            self.lines.append(f"{done}:")
+            return label
 
         def k_loop():
+            """K / k_unroll unrolled iterations, then the steps left; with
+            K from the header (perhaps no iteration), those in a loop of
+            single steps."""
             if sk.dynamic_k:
-                runtime_k_loop()
-                return
-            iterations, rest = divmod(sk.k_steps, self.k_unroll)
-            if iterations:
-                self.ins(f"li\t{KI}, {iterations}")
+                load_k()
+                self.ins(f"srli\t{KI}, {KI}, "
+                         f"{self.k_unroll.bit_length() - 1}")
+                skip = forward_label()
+                self.ins(f"beqz\t{KI}, {skip}f")
+                iterations, rest = None, 0
+            else:
+                iterations, rest = divmod(sk.k_steps, self.k_unroll)
+                if iterations:
+                    self.ins(f"li\t{KI}, {iterations}")
+            if iterations != 0:
                 loop = self.label("k")
                 # llvm-mca reads the vector type from these comments.
                 marked = self.mark_inner_loop(sk, rows, widths, [
@@ -674,6 +657,18 @@ class RvvWriter(Writer):
                 if marked:
                     self.end_inner_loop()
                 self.ins(f"bnez\t{KI}, {loop}b")
+            if sk.dynamic_k:
+                self.lines.append(f"{skip}:")
+                load_k()
+                self.ins(f"andi\t{KI}, {KI}, {self.k_unroll - 1}")
+                done = forward_label()
+                self.ins(f"beqz\t{KI}, {done}f")
+                tail = self.label("a k of the tail")
+                k_steps(1)
+                advance_a(1)
+                self.ins(f"addi\t{KI}, {KI}, -1")
+                self.ins(f"bnez\t{KI}, {tail}b")
+                self.lines.append(f"{done}:")
             if rest:
                 k_steps(rest)
 

@@ -144,6 +144,25 @@ TEST_P(CrossValidationTest, TransposedAPasses) {
   }
 }
 
+/// The model's kernel for `desc` takes the run-time size `runTime` and
+/// passes validation (which checks it at several values of that size);
+/// the same kernel dropping a k is caught.
+void passesAndCatchesDropK(const GemmDesc &desc, const Target &target,
+                           bool EmittedKernel::*runTime) {
+  QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
+  QM_ASSERT_EXPECTED(
+      kernel,
+      emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &target));
+  EXPECT_TRUE(kernel.*runTime);
+  QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel));
+  EXPECT_TRUE(run.report.passed) << run.report.failure;
+  QM_ASSERT_EXPECTED(broken,
+                     emitGemmKernel(desc, config, EmitterOptions::defaults(),
+                                    "drop-k", &target));
+  QM_ASSERT_EXPECTED(caught, validateGemmCross(desc, target, broken));
+  EXPECT_FALSE(caught.report.passed);
+}
+
 TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
   Target target = targetOf(GetParam().target);
   if (std::string why = missingTools(target); !why.empty())
@@ -158,18 +177,7 @@ TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
   desc.bias = GemmBias::Columns;
   desc.relu = true;
   desc.reluMax = 6.0f;
-  QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
-  QM_ASSERT_EXPECTED(
-      kernel,
-      emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &target));
-  EXPECT_TRUE(kernel.runtimeM);
-  QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel));
-  EXPECT_TRUE(run.report.passed) << run.report.failure;
-  QM_ASSERT_EXPECTED(broken,
-                     emitGemmKernel(desc, config, EmitterOptions::defaults(),
-                                    "drop-k", &target));
-  QM_ASSERT_EXPECTED(caught, validateGemmCross(desc, target, broken));
-  EXPECT_FALSE(caught.report.passed);
+  passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeM);
 }
 
 TEST_P(CrossValidationTest, RunTimeKAndMPass) {
@@ -183,18 +191,7 @@ TEST_P(CrossValidationTest, RunTimeKAndMPass) {
   desc.runtimeLd = true;
   desc.dynamicM = true;
   desc.dynamicK = true;
-  QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
-  QM_ASSERT_EXPECTED(
-      kernel,
-      emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &target));
-  EXPECT_TRUE(kernel.runtimeK);
-  QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel));
-  EXPECT_TRUE(run.report.passed) << run.report.failure;
-  QM_ASSERT_EXPECTED(broken,
-                     emitGemmKernel(desc, config, EmitterOptions::defaults(),
-                                    "drop-k", &target));
-  QM_ASSERT_EXPECTED(caught, validateGemmCross(desc, target, broken));
-  EXPECT_FALSE(caught.report.passed);
+  passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeK);
 }
 
 TEST_P(CrossValidationTest, RunTimeMAndNPassWithBTransposed) {
@@ -210,18 +207,7 @@ TEST_P(CrossValidationTest, RunTimeMAndNPassWithBTransposed) {
   desc.dynamicM = true;
   desc.dynamicN = true;
   desc.bias = GemmBias::Columns;
-  QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
-  QM_ASSERT_EXPECTED(
-      kernel,
-      emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &target));
-  EXPECT_TRUE(kernel.runtimeN);
-  QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel));
-  EXPECT_TRUE(run.report.passed) << run.report.failure;
-  QM_ASSERT_EXPECTED(broken,
-                     emitGemmKernel(desc, config, EmitterOptions::defaults(),
-                                    "drop-k", &target));
-  QM_ASSERT_EXPECTED(caught, validateGemmCross(desc, target, broken));
-  EXPECT_FALSE(caught.report.passed);
+  passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeN);
 }
 
 TEST_P(CrossValidationTest, ConvolutionsPassAndBrokenOnesAreCaught) {

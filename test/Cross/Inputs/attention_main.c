@@ -23,6 +23,31 @@ void _mlir_ciface_attn_v(Memref2D *o, Memref2D *p, Memref2D *v);
 #define MAX_S 61
 static float P[MAX_S * MAX_S], V[MAX_S * D], Q[MAX_S * E], K[MAX_S * E];
 
+/* 0 when `c` (rows x cols) is A * B, A rows x depth (row step lda), B's
+   element (k, j) at b[k * bk + j * bj]; else 1 after a message. */
+static int check(const char *name, long s, const Memref2D *c, long rows,
+                 long cols, const float *a, long lda, const float *b,
+                 long bk, long bj, long depth) {
+  if (c->sizes[0] != rows || c->sizes[1] != cols) {
+    printf("FAIL: %s gave %ldx%ld for S = %ld\n", name, c->sizes[0],
+           c->sizes[1], s);
+    return 1;
+  }
+  for (long i = 0; i < rows; ++i)
+    for (long j = 0; j < cols; ++j) {
+      double ref = 0;
+      for (long k = 0; k < depth; ++k)
+        ref += (double)a[i * lda + k] * b[k * bk + j * bj];
+      float got = c->aligned[c->offset + i * c->strides[0] + j * c->strides[1]];
+      if (got != (float)ref) {
+        printf("FAIL: %s, S = %ld: (%ld,%ld) = %g, expected %g\n", name, s,
+               i, j, got, ref);
+        return 1;
+      }
+    }
+  return 0;
+}
+
 int main(void) {
   const long lengths[] = {1, 5, 24, MAX_S};
   for (int t = 0; t < 4; ++t) {
@@ -39,46 +64,15 @@ int main(void) {
     Memref2D kk = {K, K, 0, {s, E}, {E, 1}};
     Memref2D scores;
     _mlir_ciface_attn_scores(&scores, &q, &kk);
-    if (scores.sizes[0] != s || scores.sizes[1] != s) {
-      printf("FAIL: attn_scores gave %ldx%ld for S = %ld\n", scores.sizes[0],
-             scores.sizes[1], s);
+    /* K^T's element (e, j) is K's (j, e). */
+    if (check("attn_scores", s, &scores, s, s, Q, E, K, 1, E, E))
       return 1;
-    }
-    for (long i = 0; i < s; ++i)
-      for (long j = 0; j < s; ++j) {
-        double ref = 0;
-        for (long e = 0; e < E; ++e)
-          ref += (double)Q[i * E + e] * K[j * E + e];
-        float got = scores.aligned[scores.offset + i * scores.strides[0] +
-                                   j * scores.strides[1]];
-        if (got != (float)ref) {
-          printf("FAIL: scores, S = %ld: (%ld,%ld) = %g, expected %g\n", s,
-                 i, j, got, ref);
-          return 1;
-        }
-      }
     Memref2D p = {P, P, 0, {s, s}, {s, 1}};
     Memref2D v = {V, V, 0, {s, D}, {D, 1}};
     Memref2D o;
     _mlir_ciface_attn_v(&o, &p, &v);
-    if (o.sizes[0] != s || o.sizes[1] != D) {
-      printf("FAIL: attn_v gave %ldx%ld for S = %ld\n", o.sizes[0],
-             o.sizes[1], s);
+    if (check("attn_v", s, &o, s, D, P, s, V, D, 1, s))
       return 1;
-    }
-    for (long i = 0; i < s; ++i)
-      for (long j = 0; j < D; ++j) {
-        double ref = 0;
-        for (long k = 0; k < s; ++k)
-          ref += (double)P[i * s + k] * V[k * D + j];
-        float got =
-            o.aligned[o.offset + i * o.strides[0] + j * o.strides[1]];
-        if (got != (float)ref) {
-          printf("FAIL: S = %ld: O(%ld,%ld) = %g, expected %g\n", s, i, j,
-                 got, ref);
-          return 1;
-        }
-      }
   }
   printf("PASS S = 1, 5, 24, %d\n", MAX_S);
   return 0;
