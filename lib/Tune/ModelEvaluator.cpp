@@ -258,11 +258,16 @@ std::vector<GemmConfig> qimeng::modelSearchSpace(const Target &target) {
   return space;
 }
 
-llvm::Expected<ModelRanking> qimeng::rankByModel(
-    const GemmDesc &desc, const Target &target, const EmitterOptions &emitter,
-    const CrossValidationOptions &emulation, const ModelOptions &model,
-    const std::function<void(const std::string &)> &progress,
-    size_t validateBest) {
+llvm::Expected<ModelRanking>
+qimeng::rankByModel(const KernelProblem &problem, const Target &target,
+                    const EmitterOptions &emitter,
+                    const CrossValidationOptions &emulation,
+                    const ModelOptions &model,
+                    const std::function<void(const std::string &)> &progress,
+                    size_t validateBest) {
+  // A convolution's figures are its GEMM view's (pixels x filters x taps
+  // times channels).
+  const GemmDesc &desc = problem.gemm();
   std::vector<GemmConfig> space = modelSearchSpace(target);
   if (space.empty())
     return llvm::createStringError(
@@ -288,7 +293,7 @@ llvm::Expected<ModelRanking> qimeng::rankByModel(
     std::string head = llvm::formatv("model {0}/{1} {2}: ", index, space.size(),
                                      describe(config))
                            .str();
-    auto kernel = emitGemmKernel(desc, config, emitter, "", &target);
+    auto kernel = emitKernel(problem, config, emitter, "", &target);
     if (!kernel) {
       say(head + "not generated: " + llvm::toString(kernel.takeError()));
       continue;
@@ -323,7 +328,10 @@ llvm::Expected<ModelRanking> qimeng::rankByModel(
       break;
     say("validating " + c.kernel.symbol + " on " +
         crossBackendName(target, emulation));
-    auto run = validateGemmCross(desc, target, c.kernel, emulation);
+    auto run =
+        problem.conv()
+            ? validateConvCross(*problem.conv(), target, c.kernel, emulation)
+            : validateGemmCross(desc, target, c.kernel, emulation);
     if (!run)
       return run.takeError();
     if (!run->report.passed) {

@@ -314,16 +314,15 @@ static int generateForModelledMachine(const Task &task,
                                       const std::string &parsedBy) {
   llvm::ExitOnError exitOnErr("qimeng-tensorop: ");
   Target target = exitOnErr(Target::parse(task.target));
-  if (task.problem.conv())
-    exitOnErr(llvm::createStringError("convolutions are not generated for " +
-                                      isaName(target.bestIsa()) +
-                                      " yet; ask for a GEMM"));
-  GemmDesc desc = task.problem.gemm();
-  if (desc.transA || desc.transB)
-    exitOnErr(
-        llvm::createStringError("transposed operands are not generated for " +
-                                isaName(target.bestIsa()) + " yet"));
-  desc.runtimeLd = true;
+  // A GEMM takes its leading dimensions at run time (the sketch's kernels
+  // do); a convolution's geometry is immediate.
+  KernelProblem problem = task.problem;
+  const bool conv = problem.conv() != nullptr;
+  if (!conv) {
+    GemmDesc desc = problem.gemm();
+    desc.runtimeLd = true;
+    problem = KernelProblem(desc);
+  }
   auto progress = [](const std::string &line) {
     if (!jsonOpt)
       llvm::errs() << "qimeng-tensorop: " << line << "\n";
@@ -337,8 +336,8 @@ static int generateForModelledMachine(const Task &task,
     cross.timedRuns = 9;
   }
   ModelRanking ranking = exitOnErr(rankByModel(
-      desc, target, EmitterOptions::defaults(), cross, ModelOptions::defaults(),
-      progress, /*validateBest=*/onBoard ? 3 : 1));
+      problem, target, EmitterOptions::defaults(), cross,
+      ModelOptions::defaults(), progress, /*validateBest=*/onBoard ? 3 : 1));
   if (ranking.validated.empty())
     exitOnErr(llvm::createStringError(
         ranking.predicted.empty()
@@ -401,7 +400,7 @@ static int generateForModelledMachine(const Task &task,
   }
   if (jsonOpt) {
     nlohmann::json out = {
-        {"op", "sgemm"},
+        {"op", conv ? "conv2d" : "sgemm"},
         {"shape", task.shape},
         {"dtype", task.dtype},
         {"target", target.str()},
@@ -431,20 +430,21 @@ static int generateForModelledMachine(const Task &task,
     return 0;
   }
   llvm::outs() << llvm::formatv(
-      "sgemm {0} (f32) for {1} ({2}), read by the {3} parser\n", task.shape,
-      target.cpu, target.triple, parsedBy == "llm" ? "LLM's" : "built-in");
+      "{0} {1} (f32) for {2} ({3}), read by the {4} parser\n",
+      conv ? "conv2d" : "sgemm", task.shape, target.cpu, target.triple,
+      parsedBy == "llm" ? "LLM's" : "built-in");
   llvm::outs() << llvm::formatv("kernel {0}\n  config {1}, best of {2} "
                                 "candidates ranked by the model\n",
                                 kernel.symbol, best.config.str(), ranked);
   llvm::outs() << "  validated: yes, " << where << "\n";
   llvm::outs() << llvm::formatv(
       "  MODEL (llvm-mca {0}, not measured): inner loop {1:F1} cycles for "
-      "{2:F0} flops, {3:F1}% of the core's {4:F0} flops/cycle; the GEMM "
+      "{2:F0} flops, {3:F1}% of the core's {4:F0} flops/cycle; the {7} "
       "{5:E3} cycles at that rate ({6:F1} flops/cycle; memory, C updates "
       "and edge code not modelled)\n",
       p.mcaCpu, p.cyclesPerIteration, p.flopsPerIteration,
       100 * p.fractionOfPeak(), p.peakFlopsPerCycle, best.predictedCycles,
-      flopsPerCycle);
+      flopsPerCycle, conv ? "convolution" : "GEMM");
   llvm::outs() << peerLine;
   if (onBoard)
     llvm::outs() << llvm::formatv(

@@ -18,6 +18,7 @@
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/KernelConfig.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/KernelProblem.h"
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Runtime/CrossValidation.h"
 #include "llvm/Support/Error.h"
@@ -104,14 +105,15 @@ struct ModelRanking {
   std::vector<std::string> failures;
 };
 
-/// Emits and predicts every candidate of modelSearchSpace for `desc`
-/// (leading dimensions at run time), then validates them under emulation
-/// in rank order until `validateBest` have passed: the model ranks, only
-/// validated code is ever returned for use, and a large GEMM costs the
-/// emulator one validation, not one per candidate. `progress` gets a line
+/// Emits and predicts every candidate of modelSearchSpace for `problem` (a
+/// GEMM, leading dimensions at run time, or a convolution, whose flops are
+/// its GEMM view's), then validates them under emulation in rank order
+/// until `validateBest` have passed: the model ranks, only validated code
+/// is ever returned for use, and a large problem costs the emulator one
+/// validation, not one per candidate. `progress` gets a line
 /// a step.
 llvm::Expected<ModelRanking>
-rankByModel(const GemmDesc &desc, const Target &target,
+rankByModel(const KernelProblem &problem, const Target &target,
             const EmitterOptions &emitter,
             const CrossValidationOptions &emulation,
             const ModelOptions &model = ModelOptions::defaults(),
