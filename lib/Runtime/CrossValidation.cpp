@@ -310,23 +310,22 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
   // shorter than one unrolled iteration, and longer than the one built
   // for) and a run-time N (one column, and more panels than built for).
   std::vector<GemmDesc> shapes = {desc, desc.withPaddedLeadingDims()};
-  auto alsoAt = [&](std::vector<int64_t> sizes, int64_t GemmDesc::*size) {
-    for (int64_t s : sizes) {
+  auto alsoAt = [&](int64_t GemmDesc::*size) {
+    const int64_t built = desc.*size;
+    for (int64_t s :
+         {int64_t(1), std::max<int64_t>(1, built / 3), built + built / 2 + 1}) {
       GemmDesc other = desc;
       other.*size = s;
-      if (s != desc.*size)
+      if (s != built)
         shapes.push_back(other.withPaddedLeadingDims());
     }
   };
   if (desc.dynamicM)
-    alsoAt({1, std::max<int64_t>(1, desc.m / 3), desc.m + desc.m / 2 + 1},
-           &GemmDesc::m);
+    alsoAt(&GemmDesc::m);
   if (desc.dynamicN)
-    alsoAt({1, std::max<int64_t>(1, desc.n / 3), desc.n + desc.n / 2 + 1},
-           &GemmDesc::n);
+    alsoAt(&GemmDesc::n);
   if (desc.dynamicK)
-    alsoAt({1, std::max<int64_t>(1, desc.k / 3), desc.k + desc.k / 2 + 1},
-           &GemmDesc::k);
+    alsoAt(&GemmDesc::k);
   for (size_t i = 0; i < shapes.size(); ++i) {
     auto run =
         runOnce(shapes[i], kernel, *backend, options,

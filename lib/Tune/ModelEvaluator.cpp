@@ -218,21 +218,13 @@ std::vector<GemmConfig> qimeng::modelSearchSpace(const Target &target) {
   std::vector<GemmConfig> space;
   GemmConfig c;
   c.isa = target.bestIsa();
-  if (c.isa == VectorIsa::Neon) {
-    for (int nv = 1; nv <= 6; ++nv)
-      for (int mr = 2; mr <= 8; ++mr)
-        if (mr * nv + mr + nv <= 32)
-          for (int ku : {4, 8}) {
-            c.mr = mr;
-            c.nr = 4 * nv;
-            c.kUnroll = ku;
-            space.push_back(c);
-          }
-  } else if (c.isa == VectorIsa::Sve) {
-    // Vectors of the target's length, at most three a row (the writer's
-    // B offsets), A's rows in registers beside them.
-    const int lanes = std::max(target.vlen, 128) / 32;
-    for (int nv = 1; nv <= 3; ++nv)
+  if (c.isa == VectorIsa::Neon || c.isa == VectorIsa::Sve) {
+    // Rows of q registers (NEON), or of vectors of the target's length, at
+    // most three a row (SVE: the writer's B offsets), and A's rows in
+    // registers beside them, within 32 registers.
+    const bool sve = c.isa == VectorIsa::Sve;
+    const int lanes = sve ? std::max(target.vlen, 128) / 32 : 4;
+    for (int nv = 1; nv <= (sve ? 3 : 6); ++nv)
       for (int mr = 2; mr <= 8; ++mr)
         if (mr * nv + mr + nv <= 32)
           for (int ku : {4, 8}) {

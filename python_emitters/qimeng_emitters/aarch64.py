@@ -17,8 +17,7 @@ from .fields import float_bits
 from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, COLUMNS_SLOT,
                      EDGE_LANES_SLOT, EDGE_VECTORS_SLOT, FULL_PANELS_SLOT,
                      IMAGE_SLOT, IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET,
-                     RUNTIME_LANES, OUTPUT_SLOT, RANGE_OFFSET,
-                     ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Panel,
+                     OUTPUT_SLOT, RANGE_OFFSET, RUNTIME_LANES, ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Panel,
                      Sketch, Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
 

@@ -20,8 +20,9 @@ from .fields import float_bits, int_field
 from .isa import CallingConvention, VectorIsaRow
 from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, EDGE_LANES_SLOT,
                      EDGE_VECTORS_SLOT, FULL_PANELS_SLOT, IMAGE_SLOT,
-                     IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET, RUNTIME_LANES, OUTPUT_SLOT, RANGE_OFFSET,
-                     ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch,
+                     IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET, OUTPUT_SLOT,
+                     RANGE_OFFSET, RUNTIME_LANES, ROW_BIAS_SLOT,
+                     ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch,
                      Writer, fault_suffix, kernel_text, parse_request,
                      registers_needed)
 
