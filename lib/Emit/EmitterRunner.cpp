@@ -158,8 +158,9 @@ static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
   if (target)
     r["target_features"] = target->features;
   // The sketch-driven writers take the register block, the K unroll and a
-  // vector length; they read A and B in place (a transposed operand is
-  // copied whole or a panel at a time), so no cache blocking.
+  // vector length; a GEMM's K blocks and B's packing are added by
+  // gemmRequestJson (a convolution runs all of K, B packed as its layout
+  // needs).
   if (isSketchIsa(c.isa)) {
     if (c.isa == VectorIsa::Sve && target && target->scalableVectors)
       r["vlen"] = "scalable";
@@ -223,6 +224,15 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
       r.erase(field);
   addConfigFields(r, c, fault, target);
   addDotFields(r, d.precision, c);
+  // A sketch kernel's K in blocks of kc below a static K, and B as stored
+  // copied a panel at a time (a transposed B is packed anyway; a run-time K
+  // runs whole, read in place).
+  if (isSketchIsa(c.isa) && !d.dynamicK) {
+    if (c.kc < d.k)
+      r["kc"] = c.kc;
+    if (c.packB != BPacking::InPlace && !d.transB)
+      r["pack_b"] = true;
+  }
   return r.dump();
 }
 

@@ -321,6 +321,11 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
     return std::move(err);
   GemmConfig c;
   c.isa = target.bestIsa();
+  // All of K in one block, B read in place: no model here sees the caches,
+  // so K blocks with B's panels copied are left to a board's timings
+  // (rankByModel's candidates, or kernel-config=kc=N,packb=1).
+  c.kc = problem.gemm().k;
+  c.packB = BPacking::InPlace;
   if (c.isa == VectorIsa::Neon) {
     c.mr = 7;
     c.nr = 12;

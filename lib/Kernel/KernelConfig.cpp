@@ -63,12 +63,12 @@ llvm::StringRef qimeng::splitName(SplitAxis axis) {
 }
 
 std::string GemmConfig::str() const {
-  // The sketch-driven ISAs have no cache blocking (A and B in place, a
-  // transposed operand copied whole or a panel at a time): their block is
-  // all there is to say.
+  // The sketch-driven ISAs block K (kc) and copy B's panels (packb) or
+  // not; A is read in place and there are no threads yet: that and the
+  // block is all there is to say.
   if (isSketchIsa(isa))
-    return llvm::formatv("isa={0},mr={1},nr={2},ku={3}", isaName(isa), mr, nr,
-                         kUnroll)
+    return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},packb={5}",
+                         isaName(isa), mr, nr, kUnroll, kc, bPackingName(packB))
                .str() +
            (isa == VectorIsa::Rvv ? ",lmul=" + std::to_string(lmul) : "");
   return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},mc={5},nc={6},"

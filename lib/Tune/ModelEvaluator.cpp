@@ -214,8 +214,9 @@ qimeng::predictOpenBlasInnerLoop(const Target &target,
   return peer;
 }
 
-std::vector<GemmConfig> qimeng::modelSearchSpace(const Target &target) {
-  std::vector<GemmConfig> space;
+std::vector<GemmConfig> qimeng::modelSearchSpace(const KernelProblem &problem,
+                                                 const Target &target) {
+  std::vector<GemmConfig> blocks;
   GemmConfig c;
   c.isa = target.bestIsa();
   if (c.isa == VectorIsa::Neon || c.isa == VectorIsa::Sve) {
@@ -231,7 +232,7 @@ std::vector<GemmConfig> qimeng::modelSearchSpace(const Target &target) {
             c.mr = mr;
             c.nr = lanes * nv;
             c.kUnroll = ku;
-            space.push_back(c);
+            blocks.push_back(c);
           }
   } else if (c.isa == VectorIsa::Rvv) {
     const int vlen = std::max(target.vlen, 128);
@@ -244,8 +245,24 @@ std::vector<GemmConfig> qimeng::modelSearchSpace(const Target &target) {
               c.mr = mr;
               c.nr = nv * vlen * lmul / 32;
               c.kUnroll = ku;
-              space.push_back(c);
+              blocks.push_back(c);
             }
+  }
+  const GemmDesc &desc = problem.gemm();
+  const int64_t halfL1 = std::max<int64_t>(target.caches.l1d, 16 * 1024) / 2;
+  std::vector<GemmConfig> space;
+  for (GemmConfig block : blocks) {
+    block.kc = desc.k;
+    block.packB = BPacking::InPlace;
+    space.push_back(block);
+    const int64_t kc =
+        std::max<int64_t>(1, halfL1 / (block.nr * 4) / block.kUnroll) *
+        block.kUnroll;
+    if (!problem.conv() && !desc.dynamicK && kc < desc.k) {
+      block.kc = kc;
+      block.packB = BPacking::Panels;
+      space.push_back(block);
+    }
   }
   return space;
 }
@@ -260,17 +277,19 @@ qimeng::rankByModel(const KernelProblem &problem, const Target &target,
   // A convolution's figures are its GEMM view's (pixels x filters x taps
   // times channels).
   const GemmDesc &desc = problem.gemm();
-  std::vector<GemmConfig> space = modelSearchSpace(target);
+  std::vector<GemmConfig> space = modelSearchSpace(problem, target);
   if (space.empty())
     return llvm::createStringError(
         "no model search space for " + isaName(target.bestIsa()) +
         " targets; the model ranks neon, sve and rvv kernels");
   if (auto core = target.coreModel(); !core)
     return core.takeError();
-  auto describe = [](const GemmConfig &c) {
-    return llvm::formatv("mr={0} nr={1} ku={2}{3}", c.mr, c.nr, c.kUnroll,
-                         c.isa == VectorIsa::Rvv
-                             ? " lmul=" + std::to_string(c.lmul)
+  auto describe = [&](const GemmConfig &c) {
+    return llvm::formatv(
+               "mr={0} nr={1} ku={2}{3}{4}", c.mr, c.nr, c.kUnroll,
+               c.isa == VectorIsa::Rvv ? " lmul=" + std::to_string(c.lmul)
+                                       : std::string(),
+               c.kc < desc.k ? " kc=" + std::to_string(c.kc) + " B packed"
                              : std::string())
         .str();
   };

@@ -16,10 +16,11 @@ from .isa import CallingConvention, VectorIsaRow
 from .fields import float_bits
 from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, COLUMNS_SLOT,
                      EDGE_LANES_SLOT, EDGE_VECTORS_SLOT, FULL_PANELS_SLOT,
-                     IMAGE_SLOT, IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET,
-                     OUTPUT_SLOT, RANGE_OFFSET, RUNTIME_LANES, ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Panel,
-                     Sketch, Writer, fault_suffix, kernel_text, parse_request,
-                     registers_needed)
+                     IMAGE_SLOT, IMAGES_LEFT_SLOT, K_BLOCKS_SLOT, K_SLOT,
+                     LD_OFFSET, OUTPUT_SLOT, RANGE_OFFSET, RUNTIME_LANES,
+                     ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Panel,
+                     Sketch, Writer, fault_suffix, blocking_suffix, kernel_text,
+                     parse_request, registers_needed)
 
 NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
                     features=("neon",), vector_bits_fixed=False)
@@ -153,9 +154,36 @@ class NeonWriter(Writer):
             self.ins("// the column panels' bias cursor")
             self.ins(f"ldr\t{CROW}, [{WS}, #{BIAS_OFFSET}]")
             self.ins(f"str\t{CROW}, [{WS}, #{COLUMN_BIAS_SLOT}]")
-        if not sk.gathers_b:  # else per image (image_loop)
-            self.ins(f"mov\t{BPANEL}, {B}")
-            self.ins(f"mov\t{CPANEL}, {C}")
+
+    def start_panels(self, sk):
+        """The first column panel's B and C (an nchw convolution's come
+        from its image loop)."""
+        self.ins(f"mov\t{BPANEL}, {B}")
+        self.ins(f"mov\t{CPANEL}, {C}")
+
+    def next_k_block(self, sk):
+        """A on by kc columns, B by kc rows (a transposed B's columns)."""
+        self.ins(f"// the next K block: A and B on by {sk.kc} k")
+        add_imm(self.lines, A, sk.kc * 4)
+        if sk.trans_b:
+            add_imm(self.lines, B, sk.kc * 4)
+        else:
+            # ldb from the header: a copied panel's step may be in LDB.
+            self.ins(f"ldr\t{BPTR}, [{WS}, #{LD_OFFSET + 8}]")
+            mov_imm(self.lines, CROW, sk.kc * 4)
+            self.ins(f"madd\t{B}, {CROW}, {BPTR}, {B}")
+
+    def k_block_loop(self, count, body):
+        """`body` `count` times, the count in the header (the nest uses
+        every register)."""
+        mov_imm(self.lines, CROW, count)
+        self.ins(f"str\t{CROW}, [{WS}, #{K_BLOCKS_SLOT}]")
+        loop = self.labels.place(self.lines, "a K block")
+        body()
+        self.ins(f"ldr\t{CROW}, [{WS}, #{K_BLOCKS_SLOT}]")
+        self.ins(f"subs\t{CROW}, {CROW}, #1")
+        self.ins(f"str\t{CROW}, [{WS}, #{K_BLOCKS_SLOT}]")
+        self.ins(f"b.ne\t{loop}b")
 
     def panel_start(self, sk):
         """A column panel's first row block: A's (the pixel table for an
@@ -424,6 +452,42 @@ class NeonWriter(Writer):
         self.ins(f"add\t{column}, {column}, #4")
         self.ins(f"subs\t{IR}, {IR}, #1")
         self.ins(f"b.ne\t{pixel}b")
+
+    def copy_b_panel(self, sk, panel):
+        """B's rows (the K block's, ldb apart) of the panel's columns into
+        the workspace, a packed row apart: four floats at a time, then
+        one. LDB then holds the packed row step; the row pointers of A
+        and the K counter are free here."""
+        src, dst, ldb, row_src, row_dst, count = A_ROWS[:6]
+        self.ins(f"// pack B: {sk.k} x {panel.columns} at workspace + "
+                 f"{sk.packed_b}")
+        self.ins(f"ldr\t{ldb}, [{WS}, #{LD_OFFSET + 8}]")
+        self.ins(f"lsl\t{ldb}, {ldb}, #2")
+        self.packed_widths(sk, panel)
+        self.ins(f"mov\t{src}, {BPANEL}")
+        self.ws_address(dst, sk.packed_b, scratch=count)
+        mov_imm(self.lines, KI, sk.k)
+        row = self.labels.place(self.lines, "pack B: a row")
+        self.ins(f"mov\t{row_src}, {src}")
+        self.ins(f"mov\t{row_dst}, {dst}")
+        for lanes, reg in ((4, "q0"), (1, "s0")):
+            skip = self.labels.next
+            self.labels.next += 1
+            if lanes == 4:
+                self.ins(f"lsr\t{count}, {IR}, #2")
+            else:
+                self.ins(f"and\t{count}, {IR}, #3")
+            self.ins(f"cbz\t{count}, {skip}f")
+            copy = self.labels.place(self.lines, f"pack B: {lanes} floats")
+            self.ins(f"ldr\t{reg}, [{row_src}], #{4 * lanes}")
+            self.ins(f"str\t{reg}, [{row_dst}], #{4 * lanes}")
+            self.ins(f"subs\t{count}, {count}, #1")
+            self.ins(f"b.ne\t{copy}b")
+            self.lines.append(f"{skip}:")
+        self.ins(f"add\t{src}, {src}, {ldb}")
+        self.ins(f"add\t{dst}, {dst}, {LDB}")
+        self.ins(f"subs\t{KI}, {KI}, #1")
+        self.ins(f"b.ne\t{row}b")
 
     def pack_bt_panel(self, sk, panel):
         """B^T's rows j .. j + width (each K floats, ldb apart) into the
@@ -719,8 +783,8 @@ def emit(request):
             f"a {sk.mr}x{nr} register block needs {needed} vector registers "
             f"(accumulators, B vectors and one A register a row); neon has "
             f"{NEON.registers}")
-    symbol = (f"{sk.symbol_stem()}_{sk.mr}x{nr}"
-              f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_neon")
+    symbol = (f"{sk.symbol_stem()}_{sk.mr}x{nr}_ku{k_unroll}"
+              f"{blocking_suffix(sk)}{fault_suffix(sk)}_aarch64_neon")
     return kernel_text(sk, NeonWriter(k_unroll), symbol, request, AAPCS64)
 
 
@@ -993,8 +1057,8 @@ def emit_sve(request):
     sk = Sketch(lanes=lanes, nv=nr // lanes, k_unroll=k_unroll, **fields)
     _check_sve_block(sk, nr, f"a {sk.mr}x{nr} register block",
                      " (accumulators, B vectors and one A register a row)")
-    symbol = (f"{sk.symbol_stem()}_{sk.mr}x{nr}"
-              f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_sve_vl{vl}")
+    symbol = (f"{sk.symbol_stem()}_{sk.mr}x{nr}_ku{k_unroll}"
+              f"{blocking_suffix(sk)}{fault_suffix(sk)}_aarch64_sve_vl{vl}")
     return kernel_text(sk, SveWriter(vl, k_unroll), symbol, request, AAPCS64)
 
 
@@ -1011,7 +1075,7 @@ def emit_sve_scalable(request, fields):
     sk = Sketch(lanes=4, nv=nr // 4, k_unroll=k_unroll, scalable=True,
                 **fields)
     _check_sve_block(sk, nr, f"a {sk.mr}-row block of {sk.nv} vectors", "")
-    symbol = (f"{sk.symbol_stem()}_{sk.mr}x{sk.nv}v"
-              f"_ku{k_unroll}{fault_suffix(sk)}_aarch64_sve_scalable")
+    symbol = (f"{sk.symbol_stem()}_{sk.mr}x{sk.nv}v_ku{k_unroll}"
+              f"{blocking_suffix(sk)}{fault_suffix(sk)}_aarch64_sve_scalable")
     return kernel_text(sk, SveScalableWriter(k_unroll), symbol, request,
                        AAPCS64)

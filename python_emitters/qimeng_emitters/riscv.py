@@ -20,10 +20,10 @@ from .fields import float_bits, int_field
 from .isa import CallingConvention, VectorIsaRow
 from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, EDGE_LANES_SLOT,
                      EDGE_VECTORS_SLOT, FULL_PANELS_SLOT, IMAGE_SLOT,
-                     IMAGES_LEFT_SLOT, K_SLOT, LD_OFFSET, OUTPUT_SLOT,
-                     RANGE_OFFSET, RUNTIME_LANES, ROW_BIAS_SLOT,
-                     ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch,
-                     Writer, fault_suffix, kernel_text, parse_request,
+                     IMAGES_LEFT_SLOT, K_BLOCKS_SLOT, K_SLOT, LD_OFFSET,
+                     OUTPUT_SLOT, RANGE_OFFSET, RUNTIME_LANES, ROW_BIAS_SLOT,
+                     ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch, Writer,
+                     fault_suffix, blocking_suffix, kernel_text, parse_request,
                      registers_needed)
 
 RVV = VectorIsaRow(name="rvv", arch="riscv64", lanes=0, registers=32,
@@ -185,9 +185,37 @@ class RvvWriter(Writer):
             self.ins("# the column panels' bias cursor")
             self.ins(f"ld\t{CROW}, {BIAS_OFFSET}({WS})")
             self.ins(f"sd\t{CROW}, {COLUMN_BIAS_SLOT}({WS})")
-        if not sk.gathers_b:  # else per image (image_loop)
-            self.ins(f"mv\t{BPANEL}, {B}")
-            self.ins(f"mv\t{CPANEL}, {C}")
+
+    def start_panels(self, sk):
+        """The first column panel's B and C (an nchw convolution's come
+        from its image loop)."""
+        self.ins(f"mv\t{BPANEL}, {B}")
+        self.ins(f"mv\t{CPANEL}, {C}")
+
+    def next_k_block(self, sk):
+        """A on by kc columns, B by kc rows (a transposed B's columns)."""
+        self.ins(f"# the next K block: A and B on by {sk.kc} k")
+        add_imm(self.lines, A, sk.kc * 4)
+        if sk.trans_b:
+            add_imm(self.lines, B, sk.kc * 4)
+        else:
+            # ldb from the header: a copied panel's step may be in LDB.
+            self.ins(f"ld\t{TMP}, {LD_OFFSET + 8}({WS})")
+            self.ins(f"li\t{CROW}, {sk.kc * 4}")
+            self.ins(f"mul\t{TMP}, {TMP}, {CROW}")
+            self.ins(f"add\t{B}, {B}, {TMP}")
+
+    def k_block_loop(self, count, body):
+        """`body` `count` times, the count in the header (the nest uses
+        every register)."""
+        self.ins(f"li\t{TMP}, {count}")
+        self.ins(f"sd\t{TMP}, {K_BLOCKS_SLOT}({WS})")
+        loop = self.label("a K block")
+        body()
+        self.ins(f"ld\t{TMP}, {K_BLOCKS_SLOT}({WS})")
+        self.ins(f"addi\t{TMP}, {TMP}, -1")
+        self.ins(f"sd\t{TMP}, {K_BLOCKS_SLOT}({WS})")
+        self.loop_back_unless_zero(TMP, loop)
 
     def runtime_rows(self, sk):
         """Rows [m_begin, m_end) from the header: A and C start at row
@@ -456,6 +484,50 @@ class RvvWriter(Writer):
         self.ins(f"addi\t{IR}, {IR}, -1")
         self.ins(f"bnez\t{IR}, {pixel}b")
 
+    def packed_widths(self, panel):
+        """For packing the panel: LDB = the packed row step, IR = the
+        columns to pack (the call's edge lanes for a RUNTIME_LANES
+        panel)."""
+        if panel.widths == (RUNTIME_LANES,):
+            self.ins(f"ld\t{IR}, {EDGE_LANES_SLOT}({WS})")
+            self.ins(f"slli\t{LDB}, {IR}, 2")
+        else:
+            self.ins(f"li\t{LDB}, {panel.columns * 4}")
+            self.ins(f"li\t{IR}, {panel.columns}")
+
+    def copy_b_panel(self, sk, panel):
+        """B's rows (the K block's, ldb apart) of the panel's columns into
+        the workspace, a packed row apart, each as long vectors (LMUL 8,
+        vl from vsetvli). LDB then holds the packed row step; the panel's
+        vl is set again after."""
+        src, dst, ldb, row_src, row_dst, left, vl, scratch = A_ROWS[:8]
+        self.ins(f"# pack B: {sk.k} x {panel.columns} at workspace + "
+                 f"{sk.packed_b}")
+        self.ins(f"ld\t{ldb}, {LD_OFFSET + 8}({WS})")
+        self.ins(f"slli\t{ldb}, {ldb}, 2")
+        self.packed_widths(panel)
+        self.ins(f"mv\t{src}, {BPANEL}")
+        self.ws_address(dst, sk.packed_b)
+        self.ins(f"li\t{KI}, {sk.k}")
+        row = self.label("pack B: a row")
+        self.ins(f"mv\t{row_src}, {src}")
+        self.ins(f"mv\t{row_dst}, {dst}")
+        self.ins(f"mv\t{left}, {IR}")
+        chunk = self.label("pack B: as many as a vector holds")
+        self.ins(f"vsetvli\t{vl}, {left}, e32, m8, ta, ma")
+        self.ins(f"vle32.v\tv0, ({row_src})")
+        self.ins(f"vse32.v\tv0, ({row_dst})")
+        self.ins(f"sub\t{left}, {left}, {vl}")
+        self.ins(f"slli\t{scratch}, {vl}, 2")
+        self.ins(f"add\t{row_src}, {row_src}, {scratch}")
+        self.ins(f"add\t{row_dst}, {row_dst}, {scratch}")
+        self.ins(f"bnez\t{left}, {chunk}b")
+        self.ins(f"add\t{src}, {src}, {ldb}")
+        self.ins(f"add\t{dst}, {dst}, {LDB}")
+        self.ins(f"addi\t{KI}, {KI}, -1")
+        self.ins(f"bnez\t{KI}, {row}b")
+        self.set_panel_vl(panel)
+
     def pack_bt_panel(self, sk, panel):
         """B^T's rows j .. j + width (each K floats, ldb apart) into the
         workspace as K rows of `width` floats: a row of B^T loaded as long
@@ -468,12 +540,7 @@ class RvvWriter(Writer):
                  f"{sk.packed_b}")
         self.ins(f"ld\t{ldb}, {LD_OFFSET + 8}({WS})")
         self.ins(f"slli\t{ldb}, {ldb}, 2")
-        if panel.widths == (RUNTIME_LANES,):
-            self.ins(f"ld\t{IR}, {EDGE_LANES_SLOT}({WS})")
-            self.ins(f"slli\t{LDB}, {IR}, 2")
-        else:
-            self.ins(f"li\t{LDB}, {width * 4}")
-            self.ins(f"li\t{IR}, {width}")
+        self.packed_widths(panel)
         self.ins(f"mv\t{src}, {BPANEL}")
         self.ws_address(dst, sk.packed_b)
         self.transpose_rows(src, ldb, dst, LDB, sk.k)
@@ -772,6 +839,7 @@ def emit(request):
             f"a {sk.mr}x{nr} register block needs {needed} register groups "
             f"(accumulators and B vectors); LMUL {lmul} gives {groups}")
     symbol = (f"{sk.symbol_stem()}_{sk.mr}x{nr}_m{lmul}"
-              f"_ku{k_unroll}{fault_suffix(sk)}_riscv64_rvv_vlen{vlen}")
+              f"_ku{k_unroll}{blocking_suffix(sk)}{fault_suffix(sk)}"
+              f"_riscv64_rvv_vlen{vlen}")
     return kernel_text(sk, RvvWriter(vlen, lmul, k_unroll), symbol, request,
                        LP64D)

@@ -20,11 +20,21 @@ as it reads B itself, only with the panel's width as the row step.
 
 Loop nest, for each column panel kind (full panels, then the edge panels):
 
-    for jr in panels of that kind:               B columns j .. j + width
-      [PACK B^T rows j .. j + width -> workspace, K x width]
-      for ir in 0..M - M % MR step MR:           full row blocks
-        MICROKERNEL(MR rows, panel vectors)
-      MICROKERNEL(M % MR rows, panel vectors)    row edge, when M % MR
+    for pc in 0..K step KC:                      K blocks (kc < K only)
+      for jr in panels of that kind:             B columns j .. j + width
+        [PACK B^T rows j .. j + width, k pc .. pc + KC -> workspace]
+        for ir in 0..M - M % MR step MR:         full row blocks
+          MICROKERNEL(MR rows, panel vectors, KC steps)
+        MICROKERNEL(M % MR rows, panel vectors)  row edge, when M % MR
+
+A static K may be blocked (`kc`, BLIS's pc loop): each K block runs the
+whole nest over kc rows of B (columns of a transposed B), which stay in L1
+across the row blocks, and A's kc columns. The first block overwrites C or
+adds to it as the kernel does; the blocks after it add to C, and only the
+last applies the epilogue. The nest is written three times at most: the
+first block, a loop over the middle ones (its count in header slot
+K_BLOCKS_SLOT), the last (perhaps shorter) one; between blocks A moves on
+by kc columns and B by kc rows. A packed panel then holds kc rows.
 
 With a run-time M (dynamic_m) the kernel reads rows [m_begin, m_end) from
 the header (RANGE_OFFSET), keeps the number of full blocks and the rows of
@@ -65,7 +75,7 @@ form reads.
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .conv2d import GEOMETRY_FIELDS, conv_geometry
 from .errors import RequestError
@@ -77,6 +87,9 @@ HEADER_BYTES = 128   # the workspace header (docs/KernelContract.md)
 LD_OFFSET = 64       # lda, ldb, ldc as int64 elements, written by the caller
 RANGE_OFFSET = 24    # m_begin, m_end (run-time M), written by the caller
 K_SLOT = 56          # K (run-time K), written by the caller
+# A static K blocked along K (Sketch.kc): the kernel's own count of the
+# middle K blocks left, in the slot a run-time K would be read from.
+K_BLOCKS_SLOT = K_SLOT
 # Run-time M: the kernel's own header slots for its full row blocks and the
 # rows of its last block, from m_end - m_begin.
 ROW_BLOCKS_SLOT = 96
@@ -168,6 +181,35 @@ class Sketch:
     bias: str = "none"
     relu: bool = False
     relu_max: object = None
+    # K steps of one K block (0, or at least K: all of K in one).
+    kc: int = 0
+    # B as stored, copied a panel (a K block's rows) at a time into the
+    # workspace, where the rows lie a panel's width apart (BLIS's packed
+    # B): no row of the panel then shares a cache set with another.
+    pack_b: bool = False
+
+    @property
+    def k_blocked(self):
+        """K runs in blocks of kc (BLIS's pc loop)."""
+        return 0 < self.kc < self.k
+
+    @property
+    def depth(self):
+        """Rows of B one run of the nest reads: a K block's, or all of
+        K."""
+        return self.kc if self.k_blocked else self.k
+
+    def k_block_sketches(self):
+        """A blocked K's nests: (first, middle, middle blocks, last). The
+        first overwrites C or not as the kernel does, the others add to
+        it; only the last applies the epilogue; the last takes the steps
+        left (at most kc)."""
+        blocks = -(-self.k // self.kc)
+        first = replace(self, k=self.kc, kc=0, bias="none", relu=False,
+                        relu_max=None)
+        last = replace(self, k=self.k - (blocks - 1) * self.kc, kc=0,
+                       overwrite=False)
+        return first, replace(first, overwrite=False), blocks - 2, last
 
     @property
     def has_epilogue(self):
@@ -198,9 +240,9 @@ class Sketch:
 
     @property
     def packs_b(self):
-        """Each column panel of B is packed (transposed) or gathered into
-        the workspace before its row blocks."""
-        return self.trans_b or self.gathers_b
+        """Each column panel of B is packed (copied or transposed) or
+        gathered into the workspace before its row blocks."""
+        return self.trans_b or self.gathers_b or self.pack_b
 
     @property
     def k_steps(self):
@@ -318,7 +360,8 @@ class Sketch:
 
     def workspace_bytes(self, split_width):
         """The header, a convolution's tables, and when B is packed the
-        panel: K rows of the widest panel's columns, rounded to 64 bytes."""
+        panel: K (a K block's) rows of the widest panel's columns, rounded
+        to 64 bytes."""
         return self.packed_a(split_width) + (
             round_up(self.m * self.k * 4, 64) if self.trans_a else 0)
 
@@ -328,7 +371,7 @@ class Sketch:
             return self.packed_b
         widest = (self.nv * MAX_SCALABLE_LANES if self.scalable else
                   max(p.columns for p in self.panels(split_width)))
-        return self.packed_b + round_up(self.k * widest * 4, 64)
+        return self.packed_b + round_up(self.depth * widest * 4, 64)
 
     @property
     def layout(self):
@@ -348,10 +391,16 @@ def parse_request(request, isa, extra_fields=()):
     (kind sgemm) or a convolution (kind sconv2d); returns the sketch's
     fields as a dict."""
     common = ("isa", "mr", "nr", "k_unroll", "overwrite", "fault",
-              "target_features") + EPILOGUE_FIELDS + tuple(UNSUPPORTED) + \
-        tuple(extra_fields)
+              "target_features", "kc", "pack_b") + EPILOGUE_FIELDS + \
+        tuple(UNSUPPORTED) + tuple(extra_fields)
     if request.get("kind") == "sconv2d":
         check_known(request, common + GEOMETRY_FIELDS)
+        for field in ("kc", "pack_b"):
+            if field in request:
+                raise RequestError(
+                    f"isa {isa} convolutions run all of K (every filter "
+                    f"tap) in one block, B packed as the layout needs: "
+                    f"{field} is for a GEMM")
         g = conv_geometry(request, CONV_LAYOUTS)
         if g.nhwc:
             fields = {"m": g.n * g.oh * g.ow, "n": g.f,
@@ -387,6 +436,17 @@ def parse_request(request, isa, extra_fields=()):
                 f"isa {isa} kernels pack a transposed operand into the "
                 "workspace, sized by the request's k: dynamic_k needs A and B "
                 "as stored (trans_a and trans_b false)")
+        fields["kc"] = int_field(request, "kc", minimum=0, default=0)
+        if fields["kc"] and fields["dynamic_k"]:
+            raise RequestError(
+                f"isa {isa} kernels block a static K: a run-time K "
+                "(dynamic_k) runs in one block (no kc)")
+        fields["pack_b"] = bool_field(request, "pack_b")
+        if fields["pack_b"] and (fields["trans_b"] or fields["dynamic_k"]):
+            raise RequestError(
+                f"isa {isa} kernels pack B as stored, a panel of the "
+                "request's k (or kc) rows: pack_b needs trans_b and "
+                "dynamic_k false (a transposed B is packed anyway)")
         if fields["trans_a"] and fields["dynamic_m"]:
             raise RequestError(
                 f"isa {isa} kernels copy a transposed A into the workspace "
@@ -447,12 +507,15 @@ class Writer:
 
     def pack_b_panel(self, sk, panel):
         """A panel of B into the workspace before its row blocks: gathered
-        from an nchw convolution's image, or packed from a transposed B
-        (the ISA's gather_b_panel and pack_bt_panel)."""
+        from an nchw convolution's image, packed from a transposed B, or
+        copied (the ISA's gather_b_panel, pack_bt_panel and
+        copy_b_panel)."""
         if sk.gathers_b:
             self.gather_b_panel(sk, panel)
-        else:
+        elif sk.trans_b:
             self.pack_bt_panel(sk, panel)
+        else:
+            self.copy_b_panel(sk, panel)
 
     def mark_inner_loop(self, sk, rows, widths, model_lines=()):
         """Marks the K loop of the first full register block (all MR rows,
@@ -473,6 +536,12 @@ class Writer:
         self.lines.append(f"{self.comment_prefix} qm.inner_loop.end")
 
 
+def blocking_suffix(sk):
+    """The symbol's K block, where K is blocked, and a copied B."""
+    return (f"_kc{sk.kc}" if sk.k_blocked else "") + (
+        "_pb" if sk.pack_b else "")
+
+
 def fault_suffix(sk):
     """The symbol's mark of a test-only broken kernel."""
     return "" if sk.fault is None else "_fault_" + sk.fault.replace("-", "_")
@@ -482,7 +551,29 @@ def drive(sk, writer):
     """Writes the loop nest through `writer`: the same control structure on
     every ISA. Returns the body's assembly lines."""
     writer.begin(sk)
+    if sk.k_blocked:
+        first, middle, middles, last = sk.k_block_sketches()
+        _nest(first, writer)
+        writer.next_k_block(sk)
+        if middles:
+            def middle_block():
+                _nest(middle, writer)
+                writer.next_k_block(sk)
+            writer.k_block_loop(middles, middle_block)
+        _nest(last, writer)
+    else:
+        _nest(sk, writer)
+    if sk.fault == "segfault":
+        writer.fault_segfault()
+    if sk.fault == "hang":
+        writer.fault_hang()
+    writer.end(sk)
+    return writer.lines
 
+
+def _nest(sk, writer):
+    """The column panels and their row blocks, over `sk`'s K (a K
+    block's when K is blocked)."""
     def panels():
         for panel in writer.panel_plan(sk):
             def run(panel=panel):
@@ -495,13 +586,8 @@ def drive(sk, writer):
     if sk.gathers_b:
         writer.image_loop(sk, panels)
     else:
+        writer.start_panels(sk)
         panels()
-    if sk.fault == "segfault":
-        writer.fault_segfault()
-    if sk.fault == "hang":
-        writer.fault_hang()
-    writer.end(sk)
-    return writer.lines
 
 
 def _panel_body(sk, writer, panel):

@@ -105,6 +105,30 @@ class RequestTest(unittest.TestCase):
             header(text, "symbol"),
             "qm_sgemm_19x45x13_nn_mrt_b0_ldrt_7x32_m4_ku2_riscv64_rvv_vlen256")
         self.assertEqual(header(text, "runtime_sizes"), "m")
+        # K in blocks of kc; a kc of K or more is one block, unnamed.
+        self.assertEqual(
+            header(emit(neon(k=40, kc=16)), "symbol"),
+            "qm_sgemm_19x23x40_nn_ldrt_8x8_ku4_kc16_aarch64_neon")
+        self.assertEqual(header(emit(neon(kc=13)), "symbol"),
+                         header(emit(neon()), "symbol"))
+        self.assertEqual(
+            header(emit(rvv(k=40, kc=16, pack_b=True)), "symbol"),
+            "qm_sgemm_19x45x40_nn_ldrt_7x32_m4_ku2_kc16_pb_riscv64_rvv_vlen256")
+
+    def test_k_blocks_write_the_nest_at_most_three_times(self):
+        """The first K block (overwrite), a loop over the middle ones, the
+        last (the epilogue): a blocked kernel stores C three times over;
+        two blocks need no loop."""
+        def stores(text):
+            body = text.split("qm.body.begin")[1]
+            return sum(1 for l in body.splitlines()
+                       if l.split()[:1] == ["str"] and "q" in l.split()[1])
+        one = stores(emit(neon(n=8, m=8, overwrite=True)))
+        self.assertEqual(stores(emit(neon(n=8, m=8, k=40, kc=12,
+                                          overwrite=True))), 3 * one)
+        text = emit(neon(n=8, m=8, k=40, kc=20, overwrite=True))
+        self.assertEqual(stores(text), 2 * one)
+        self.assertNotIn("a K block", text)
 
     def test_a_transposed_b_is_packed_into_the_workspace(self):
         # The widest panel (NR columns) K rows deep after the header.
@@ -117,6 +141,11 @@ class RequestTest(unittest.TestCase):
             str(128 + (13 * 5 * 4 + 63) // 64 * 64))
         body = emit(rvv(trans_b=True)).split("# qm.body.begin")[1]
         self.assertIn("vsse32.v", body)
+        # Blocked along K: a K block's rows; B as stored, copied, likewise.
+        for fields in ({"trans_b": True}, {"pack_b": True}):
+            self.assertEqual(
+                header(emit(neon(k=40, kc=16, **fields)), "workspace_bytes"),
+                str(128 + 16 * 8 * 4))
 
     def test_headers_carry_the_calling_convention(self):
         text = emit(neon())
@@ -157,6 +186,14 @@ class RequestTest(unittest.TestCase):
             (rvv(vlen=96), "vlen must be one of"),
             (rvv(target_features=["m", "v"]), "needs zvl256b"),
             (rvv(fault="drop-k", k=1), "needs k >= 2"),
+            (neon(kc=4, dynamic_k=True), "a run-time K (dynamic_k) runs in "
+             "one block"),
+            (neon(kc=-1), "field 'kc' must be >= 0"),
+            (rvv(pack_b=True, trans_b=True), "pack_b needs trans_b and "
+             "dynamic_k false"),
+            (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
+                  h=8, w=8, c=4, f=8, kh=3, kw=3, kc=8),
+             "kc is for a GEMM"),
             (neon(bias="diagonal"), "field 'bias' must be"),
             (neon(relu_max=6.0), "'relu_max' needs 'relu'"),
             (dict(conv_req(neon()), kind="sconv2d", layout="ncdhw", n=1,
@@ -418,7 +455,10 @@ class QemuExecutionTest(unittest.TestCase):
         copied once); every eighth of those with A and B as stored takes K
         at run time (built for 24), every fourth from the fourth N (built
         for 24, run at the shape's); every fifth adds a bias per column and
-        relu, every seventh a bias per row, relu and relu6's bound."""
+        relu, every seventh a bias per row, relu and relu6's bound; every
+        fifth from the second of those with a static K runs K in blocks
+        (three or more, or two), and every sixth with B as stored and a
+        static K copies B's panels."""
         for index, (m, n, k, lda, ldb, ldc) in enumerate(
                 random_shapes(seed, 50)):
             req = make(m, n, k)
@@ -440,6 +480,11 @@ class QemuExecutionTest(unittest.TestCase):
                 req.update(bias="columns", relu=True)
             if index % 7 == 4:
                 req.update(bias="rows", relu=True, relu_max=6.0)
+            if index % 5 == 1 and not req.get("dynamic_k") and k > 1:
+                req["kc"] = (k + 1) // 2 if index % 10 == 1 else \
+                    max(1, k // 3)
+            if index % 6 == 0 and not req.get("dynamic_k"):
+                req["pack_b"] = True
             with self.subTest(cpu=cpu, req=req, m=m, k=k,
                               lds=(lda, ldb, ldc)):
                 result = runner.run(req, cpu, lda, ldb, ldc, m=m, k=k, n=n)

@@ -20,6 +20,15 @@
 // RUN: %cross-cc-aarch64 -DM=37 -DN=45 -DK=29 -DLDA=31 -DLDB=47 -DLDC=50 %S/Inputs/gemm_main.c %t.broken.o -o %t.broken.exe
 // RUN: not %qemu-aarch64 -cpu neoverse-n1 %t.broken.exe | FileCheck %s --check-prefix=BROKEN
 // BROKEN: FAIL
+// K in blocks of 8 with B's panels copied into the workspace (BLIS's
+// blocking; a tuner's choice where a board times it): the same C.
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon kernel-config=kc=8,packb=1" \
+// RUN:   | tee %t.blocked.mlir | FileCheck %s --check-prefix=BLOCKED
+// RUN: %mlir-opt %t.blocked.mlir %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -filetype=obj -o %t.blocked.o
+// RUN: %cross-cc-aarch64 -DM=37 -DN=45 -DK=29 -DLDA=31 -DLDB=47 -DLDC=50 %S/Inputs/gemm_main.c %t.blocked.o -o %t.blocked.exe
+// RUN: %qemu-aarch64 -cpu neoverse-n1 %t.blocked.exe | FileCheck %s --check-prefix=EXEC
+// BLOCKED: llvm.call @qm_sgemm_37x45x29_nn_ldrt_7x12_ku4_kc8_pb_aarch64_neon
 
 // CHECK-LABEL: func.func @gemm
 // CHECK-NOT: linalg.matmul

@@ -105,6 +105,47 @@ TEST(EmitterRunnerTest, RequestJsonCarriesTheFields) {
   EXPECT_FALSE(real.contains("fault"));
 }
 
+/// A sketch-driven ISA's K blocks and copied B reach its emitter where they
+/// change the kernel: kc below a static K, pack_b for B as stored; a run-time
+/// K runs whole and in place, a transposed B is packed anyway. The emitter
+/// then names both in the symbol.
+TEST(EmitterRunnerTest, SketchRequestsCarryKBlocksAndACopiedB) {
+  GemmDesc d = GemmDesc::packed(19, 23, 40);
+  d.runtimeLd = true;
+  GemmConfig c;
+  c.isa = VectorIsa::Neon;
+  c.mr = 7;
+  c.nr = 12;
+  c.kc = 16;
+  c.packB = BPacking::Panels;
+  auto fields = [&](const GemmDesc &desc, const GemmConfig &config) {
+    return nlohmann::json::parse(gemmRequestJson(desc, config), nullptr, false);
+  };
+  nlohmann::json r = fields(d, c);
+  EXPECT_EQ(r["kc"], 16);
+  EXPECT_EQ(r["pack_b"], true);
+  QM_ASSERT_EXPECTED(kernel, runEmitter(r.dump(), EmitterOptions::defaults()));
+  EXPECT_NE(kernel.symbol.find("_ku4_kc16_pb_aarch64_neon"), std::string::npos)
+      << kernel.symbol;
+  GemmConfig whole = c;
+  whole.kc = 40;
+  whole.packB = BPacking::InPlace;
+  r = fields(d, whole);
+  EXPECT_FALSE(r.contains("kc"));
+  EXPECT_FALSE(r.contains("pack_b"));
+  GemmDesc transposed = d;
+  transposed.transB = true;
+  transposed.ldb = 40;
+  r = fields(transposed, c);
+  EXPECT_EQ(r["kc"], 16);
+  EXPECT_FALSE(r.contains("pack_b"));
+  GemmDesc runtimeK = d;
+  runtimeK.dynamicK = true;
+  r = fields(runtimeK, c);
+  EXPECT_FALSE(r.contains("kc"));
+  EXPECT_FALSE(r.contains("pack_b"));
+}
+
 /// A bf16 output reaches the emitter as `bf16_output` with its `ldd` (none
 /// in the runtime form, which reads it from the header), and the
 /// descriptor survives its JSON (what the runner is sent) with both.

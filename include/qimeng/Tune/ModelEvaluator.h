@@ -91,8 +91,14 @@ struct ModelCandidate {
 /// The register blocks the model ranks for `target`'s ISA (NEON: rows and
 /// q registers that fit 32 registers, K unroll 4 or 8; SVE: rows and up to
 /// three vectors of the target's length, likewise; RVV: LMUL, rows and
-/// groups that fit, K unroll 4 or 8).
-std::vector<GemmConfig> modelSearchSpace(const Target &target);
+/// groups that fit, K unroll 4 or 8), each with all of `problem`'s K in one
+/// block and B read in place; after it, for a GEMM whose static K is deeper
+/// than a kc x nr panel of B that fills half of L1, the same block with K
+/// in blocks of that kc and B's panels copied (BLIS's blocking). The model
+/// predicts both alike (its inner loop is the same): a board's timings
+/// tell them apart.
+std::vector<GemmConfig> modelSearchSpace(const KernelProblem &problem,
+                                         const Target &target);
 
 /// The model's ranking: the candidates it predicted, fastest first, and
 /// the best of them validated under emulation.
