@@ -50,10 +50,6 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         "a run-time K needs run-time leading dimensions (a dense A's lda "
         "is K)");
-  if (dynamicK && (overwrite || hasEpilogue()))
-    return llvm::createStringError(
-        "a run-time K cannot overwrite C or apply an epilogue (with K = 0 "
-        "no kc block stores C)");
   if (hasEpilogue() && isIntegerPrecision(precision))
     return llvm::createStringError("8-bit operands take no epilogue yet");
   if (halfOutput) {

@@ -70,6 +70,8 @@ bool qimeng::isaAppliesEpilogues(VectorIsa isa) {
   return isa != VectorIsa::None && isa != VectorIsa::Amx;
 }
 
+bool qimeng::isaStoresCAtAnyRuntimeK(VectorIsa isa) { return isSketchIsa(isa); }
+
 bool qimeng::isaReadsConvStridesAtRunTime(VectorIsa isa) {
   return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512;
 }

@@ -308,12 +308,16 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
   // M and one and a half times M plus one (edges, and more blocks than the
   // kernel was built for), exact and padded; a run-time K likewise (a K
   // shorter than one unrolled iteration, and longer than the one built
-  // for) and a run-time N (one column, and more panels than built for).
+  // for), and at 0 (C its init, the epilogue applied), and a run-time N (one
+  // column, and more panels than built for).
   std::vector<GemmDesc> shapes = {desc, desc.withPaddedLeadingDims()};
-  auto alsoAt = [&](int64_t GemmDesc::*size) {
+  auto alsoAt = [&](int64_t GemmDesc::*size, bool orNone) {
     const int64_t built = desc.*size;
-    for (int64_t s :
-         {int64_t(1), std::max<int64_t>(1, built / 3), built + built / 2 + 1}) {
+    std::vector<int64_t> sizes = {1, std::max<int64_t>(1, built / 3),
+                                  built + built / 2 + 1};
+    if (orNone)
+      sizes.insert(sizes.begin(), 0);
+    for (int64_t s : sizes) {
       GemmDesc other = desc;
       other.*size = s;
       if (s != built)
@@ -321,11 +325,11 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
     }
   };
   if (desc.dynamicM)
-    alsoAt(&GemmDesc::m);
+    alsoAt(&GemmDesc::m, false);
   if (desc.dynamicN)
-    alsoAt(&GemmDesc::n);
+    alsoAt(&GemmDesc::n, false);
   if (desc.dynamicK)
-    alsoAt(&GemmDesc::k);
+    alsoAt(&GemmDesc::k, true);
   for (size_t i = 0; i < shapes.size(); ++i) {
     auto run =
         runOnce(shapes[i], kernel, *backend, options,

@@ -349,7 +349,8 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     ranges[n] = options.representativeN;
   // And a dynamic K (attention's probabilities times V over a dynamic
   // sequence): the kernel accumulates into C, which keeps its
-  // initialisation (with K = 0 no kc block would store it).
+  // initialisation, unless the target's kernels store C at any K
+  // (x86's kc loop stores nothing at K = 0).
   const bool dynamicK = ShapedType::isDynamic(ranges[k]);
   if (dynamicK)
     ranges[k] = options.representativeK;
@@ -501,10 +502,11 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // their f32 result to bf16); 8-bit ones none yet.
   const bool fuse = options.fuseEpilogues && !isIntegerPrecision(d.precision);
   OutputInit init =
-      dynamicK ? OutputInit()
-               : outputInitOf(out.operands[2], op,
-                              fuse ? std::optional<unsigned>(out.nDimOfC)
-                                   : std::nullopt);
+      dynamicK && !options.runtimeKStoresC
+          ? OutputInit()
+          : outputInitOf(out.operands[2], op,
+                         fuse ? std::optional<unsigned>(out.nDimOfC)
+                              : std::nullopt);
   if (init.op) {
     d.overwrite = true;
     out.cInit = init.op;

@@ -327,7 +327,7 @@ class CrossRunner:
             "none" else []
         args = [TARGETS[self.arch]["qemu"], "-cpu", cpu, self.exe, code,
                 "0", str(m or req["m"]), str(n or req["n"]),
-                str(k or req["k"]),
+                str(req["k"] if k is None else k),
                 transposes,
                 str(lda), str(ldb), str(ldc), header(text, "workspace_bytes"),
                 "1" if req.get("overwrite") else "0", "7", "1", "all",
@@ -574,11 +574,23 @@ class QemuExecutionTest(unittest.TestCase):
             self.check_shapes(runner, make, cpu, seed)
 
     def test_only_a_run_time_k_kernel_runs_at_another_k(self):
+        """At 0 too: the nest still stores C, so an overwriting kernel
+        writes its epilogue of zeros and an accumulating one leaves C."""
         runner = self.runner("riscv64")
         cpu = "rv64,v=true,vext_spec=v1.0,vlen=256,elen=64"
-        for k in (1, 5, 24, 41):
+        for k in (0, 1, 5, 24, 41):
             self.assertTrue(runner.run(rvv(k=24, dynamic_k=True), cpu, 41,
                                        45, 45, k=k)["passed"], k)
+        for req in (rvv(k=24, dynamic_k=True, overwrite=True,
+                        bias="columns", relu=True),
+                    neon(k=24, dynamic_k=True, overwrite=True, bias="rows",
+                         relu=True, relu_max=6.0)):
+            arch = "riscv64" if req["isa"] == "rvv" else "aarch64"
+            target = self.runner(arch)
+            for k in (0, 3, 41):
+                result = target.run(req, cpu if arch == "riscv64"
+                                    else "neoverse-n1", 41, 45, 45, k=k)
+                self.assertTrue(result["passed"], (req["isa"], k, result))
         self.assertFalse(runner.run(rvv(k=24), cpu, 41, 45, 45,
                                     k=5)["passed"])
 

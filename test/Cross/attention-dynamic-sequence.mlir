@@ -7,9 +7,10 @@
 // columns from its header and runs the panel kinds of the call's edge;
 // the fill folds into overwrite, "b0"), and the probabilities times the
 // values, O = P * V with P S x S, whose M and K are dynamic ("mrt_krt":
-// the kernel counts K's iterations and last steps at each call; the fill
-// stays, as a run-time K may be 0, when a kernel would store nothing, and
-// the kernel accumulates on it). The pass takes these kernels for NEON
+// the kernel counts K's iterations and last steps at each call; these
+// kernels store C at any K, 0 included, so the fill folds here too, "b0",
+// and the pass's validation runs the kernel at K = 0 among its sizes). The
+// pass takes these kernels for NEON
 // (Neoverse-N1) and RVV at VLEN 256 (SpacemiT X60), after
 // one-shot-bufferize's defaults (dynamic strides at the function
 // boundary), guarded by the strides' run-time check (unit inner strides)
@@ -50,8 +51,9 @@
 // CHECK:         linalg.matmul
 // CHECK-LABEL: func.func @attn_v
 // CHECK:       scf.if
-// NEON:        llvm.call @qm_sgemm_{{[0-9]+}}x21x{{[0-9]+}}_nn_mrt_krt_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_neon
-// RVV:         llvm.call @qm_sgemm_{{[0-9]+}}x21x{{[0-9]+}}_nn_mrt_krt_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
+// CHECK-NOT:   linalg.fill
+// NEON:        llvm.call @qm_sgemm_{{[0-9]+}}x21x{{[0-9]+}}_nn_mrt_krt_b0_ldrt_{{[0-9]+x[0-9]+}}_ku{{[48]}}_aarch64_neon
+// RVV:         llvm.call @qm_sgemm_{{[0-9]+}}x21x{{[0-9]+}}_nn_mrt_krt_b0_ldrt_{{[0-9]+x[0-9]+}}_m{{[0-9]}}_ku{{[0-9]}}_riscv64_rvv_vlen256
 // CHECK:       } else {
 // CHECK:         linalg.matmul
 // EXEC: PASS S = 1, 5, 24, 61

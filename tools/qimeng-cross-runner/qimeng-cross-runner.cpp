@@ -617,10 +617,13 @@ int main(int argc, char **argv) {
   p.seed = uint64_t(parseInt(argv[12], "seed"));
   p.runs = int(parseInt(argv[13], "runs"));
   p.epilogue = parseEpilogue(argv[15], /*conv=*/false);
-  if (p.m < 1 || p.n < 1 || p.k < 1 || p.lda < (p.transA ? p.m : p.k) ||
-      p.ldb < (p.transB ? p.k : p.n) || p.ldc < p.n)
-    usage("sizes must be positive and each leading dimension at least its "
-          "rows' length");
+  // K may be 0 (a run-time K's empty call: C = its init, the epilogue
+  // applied); the leading dimensions stay at least 1.
+  if (p.m < 1 || p.n < 1 || p.k < 0 ||
+      p.lda < std::max<int64_t>(1, p.transA ? p.m : p.k) ||
+      p.ldb < std::max<int64_t>(1, p.transB ? p.k : p.n) || p.ldc < p.n)
+    usage("M and N must be positive, K at least 0, and each leading "
+          "dimension at least its rows' length (and 1)");
   KernelFn kernel = loadCode(argv[1], entry);
   return report(
       argv[14],

@@ -42,8 +42,9 @@ namespace qimeng {
 /// and `m` is the representative M its blocking was chosen and tuned for.
 /// `dynamicN` likewise for the columns [0, N) (with run-time leading
 /// dimensions, since a dense C's ldc is N), and `dynamicK` for the depth K
-/// (run-time leading dimensions too; no overwrite or epilogue: with K = 0
-/// no kc block runs to store C).
+/// (run-time leading dimensions too; the x86 generators take no overwrite
+/// or epilogue with it, since at K = 0 their kc loop stores nothing: see
+/// isaStoresCAtAnyRuntimeK).
 enum class GemmBias { None, Columns, Rows };
 
 /// Element types of a GEMM's operands: A and B as stored, C and the

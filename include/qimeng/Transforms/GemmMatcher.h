@@ -87,10 +87,10 @@ struct MatchedContraction {
   /// The allocation of the epilogue's output when it comes after the
   /// contraction: the rewrite moves it before, where the kernel writes it.
   mlir::Operation *outputAllocToHoist = nullptr;
-  /// With `gemm.halfOutput`: the bf16 (f16) buffer the kernel writes the rounded
-  /// result into (the fused arith.truncf's output, `epilogueOp`; operands[2]
-  /// stays the kernel's f32 scratch), of C's shape and dimensions: its row
-  /// stride is ldd (along C's leadingDimOf[2]).
+  /// With `gemm.halfOutput`: the bf16 (f16) buffer the kernel writes the
+  /// rounded result into (the fused arith.truncf's output, `epilogueOp`;
+  /// operands[2] stays the kernel's f32 scratch), of C's shape and dimensions:
+  /// its row stride is ldd (along C's leadingDimOf[2]).
   mlir::Value halfOutput;
   /// In a batch: the 16-bit output's batch stride in elements, or the
   /// dimension (C's batchDimOfC) whose stride the call reads at run time.
@@ -112,6 +112,10 @@ struct ContractionMatchOptions {
   /// (GemmDesc::runtimeLd), static or not: the form the sketch-driven ISAs
   /// generate.
   bool runtimeLeadingDims = false;
+  /// The target's run-time-K kernels store C at every K, 0 included
+  /// (isaStoresCAtAnyRuntimeK): a dynamic K then folds C's zero fill or
+  /// bias init into the kernel and fuses a consumer too.
+  bool runtimeKStoresC = false;
 };
 
 /// Whether the pass considers `op` a contraction: it implements linalg's
@@ -143,7 +147,8 @@ bool isContraction(mlir::linalg::LinalgOp op);
 /// (GemmDesc::dynamicM), described with `representativeM` rows; a dynamic
 /// N its columns (GemmDesc::dynamicN, `representativeN`, with
 /// run-time leading dimensions), a dynamic K (f32) its depth
-/// (GemmDesc::dynamicK, `representativeK`; C's initialisation then stays);
+/// (GemmDesc::dynamicK, `representativeK`; C's initialisation then stays,
+/// unless `runtimeKStoresC`);
 /// a dynamic batch size and dynamic batch strides are read by the call at
 /// run time.
 ///
