@@ -39,6 +39,7 @@ config.substitutions.append(
 config.substitutions.append(
     ("%mlir-translate", os.path.join(tools, "mlir-translate")))
 config.substitutions.append(("%llc", os.path.join(tools, "llc")))
+config.substitutions.append(("%llvm-nm", os.path.join(tools, "llvm-nm")))
 # The same libraries as link arguments (an AOT executable of the lowered
 # module: MLIR's runner utilities and OpenMP, nothing of ours).
 config.substitutions.append(

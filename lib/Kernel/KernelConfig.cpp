@@ -63,12 +63,14 @@ llvm::StringRef qimeng::splitName(SplitAxis axis) {
 }
 
 std::string GemmConfig::str() const {
-  // The sketch-driven ISAs block K (kc) and copy B's panels (packb) or
-  // not; A is read in place and there are no threads yet: that and the
-  // block is all there is to say.
+  // The sketch-driven ISAs block K (kc), copy B's panels (packb) or not,
+  // and split C among threads; A is read in place: that and the block is
+  // all there is to say.
   if (isSketchIsa(isa))
-    return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},packb={5}",
-                         isaName(isa), mr, nr, kUnroll, kc, bPackingName(packB))
+    return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},packb={5},"
+                         "threads={6},split={7}",
+                         isaName(isa), mr, nr, kUnroll, kc, bPackingName(packB),
+                         threads, splitName(split))
                .str() +
            (isa == VectorIsa::Rvv ? ",lmul=" + std::to_string(lmul) : "");
   return llvm::formatv("isa={0},mr={1},nr={2},ku={3},kc={4},mc={5},nc={6},"

@@ -179,7 +179,8 @@ static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
                                         const EmittedKernel &kernel,
                                         const Backend &backend,
                                         const CrossValidationOptions &options,
-                                        bool allDistributions, int timedRuns) {
+                                        bool allDistributions, int timedRuns,
+                                        const std::vector<GemmRange> &parts) {
   const std::string transposes = {desc.transA ? 't' : 'n',
                                   desc.transB ? 't' : 'n'};
   std::vector<std::string> runnerArgs = {
@@ -197,6 +198,13 @@ static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
       std::to_string(timedRuns),
       allDistributions ? "all" : "small-integers",
       epilogueArg(desc.bias, desc.relu, desc.reluMax, /*conv=*/false)};
+  if (!parts.empty()) {
+    std::vector<std::string> items;
+    for (const GemmRange &p : parts)
+      items.push_back(
+          llvm::formatv("{0}:{1}:{2}:{3}", p.mBegin, p.mEnd, p.nBegin, p.nEnd));
+    runnerArgs.push_back(llvm::join(items, ","));
+  }
   return runRunner(runnerArgs, double(desc.m) * double(desc.n) * double(desc.k),
                    backend, options);
 }
@@ -291,6 +299,7 @@ static llvm::Expected<Backend> backendFor(const Target &target,
 llvm::Expected<CrossRun>
 qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
                           const EmittedKernel &kernel,
+                          const std::vector<GemmRange> &parts,
                           const CrossValidationOptions &options) {
   if (!kernel.runtimeLeadingDims)
     return llvm::createStringError(
@@ -333,7 +342,9 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
   for (size_t i = 0; i < shapes.size(); ++i) {
     auto run =
         runOnce(shapes[i], kernel, *backend, options,
-                /*allDistributions=*/i == 0, i == 0 ? options.timedRuns : 0);
+                /*allDistributions=*/i == 0, i == 0 ? options.timedRuns : 0,
+                // The parts cover the static M and N (the first two).
+                i < 2 ? parts : std::vector<GemmRange>());
     if (!run)
       return run.takeError();
     total.report.maxRelError =

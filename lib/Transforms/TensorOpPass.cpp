@@ -890,8 +890,11 @@ struct QiMengTensorOpPass
     }
     // Threads: the option (0: all cores), at most one per part of C.
     int threads = o.threads == 0 ? o.target.cores : static_cast<int>(o.threads);
-    // The sketch-driven ISAs have no parallel form yet.
-    if (isSketchIsa(config->isa))
+    // The sketch-driven ISAs' parallel form is a GEMM's with M and N static
+    // (its parts read their rows and columns as the run-time sizes do);
+    // their convolutions and run-time sizes run on one thread.
+    if (isSketchIsa(config->isa) &&
+        (problem.conv() || desc.dynamicM || desc.dynamicN))
       threads = 1;
     config->threads = threads;
     if (!o.kernelConfig.empty()) {
@@ -1004,7 +1007,7 @@ struct QiMengTensorOpPass
     if (o.validate && !o.target.sameArchAsHost()) {
       auto run = problem.conv()
                      ? validateConvCross(*problem.conv(), o.target, *emitted)
-                     : validateGemmCross(desc, o.target, *emitted);
+                     : validateGemmCross(desc, o.target, *emitted, parts);
       if (!run) {
         reason = "kernel validation could not run: " +
                  llvm::toString(run.takeError());

@@ -342,7 +342,7 @@ qimeng::rankByModel(const KernelProblem &problem, const Target &target,
     auto run =
         problem.conv()
             ? validateConvCross(*problem.conv(), target, c.kernel, emulation)
-            : validateGemmCross(desc, target, c.kernel, emulation);
+            : validateGemmCross(desc, target, c.kernel, {}, emulation);
     if (!run)
       return run.takeError();
     if (!run->report.passed) {

@@ -146,9 +146,9 @@ class NeonWriter(Writer):
         if sk.gathers_a:
             # A row block is MR entries of the pixel table.
             mov_imm(self.lines, A_STEP, sk.mr * 8)
-        if sk.dynamic_m:
+        if sk.reads_rows:
             self.runtime_rows(sk)
-        if sk.dynamic_n:
+        if sk.reads_columns:
             self.runtime_columns(sk)
         if sk.bias == "columns":
             self.ins("// the column panels' bias cursor")
@@ -962,8 +962,8 @@ class SveScalableWriter(SveWriter):
         self.ins(f"str\t{cols}, [{WS}, #{COLUMNS_SLOT}]")
 
     def columns(self, reg, sk):
-        """reg = N: the request's, or the call's (run-time N)."""
-        if sk.dynamic_n:
+        """reg = N: the request's, or the call's (run-time N, a part)."""
+        if sk.reads_columns:
             self.ins(f"ldr\t{reg}, [{WS}, #{COLUMNS_SLOT}]")
         else:
             mov_imm(self.lines, reg, sk.n)

@@ -177,9 +177,9 @@ class RvvWriter(Writer):
         else:
             self.ins(f"li\t{TMP}, {sk.mr}")
             self.ins(f"mul\t{A_STEP}, {LDA}, {TMP}")
-        if sk.dynamic_m:
+        if sk.reads_rows:
             self.runtime_rows(sk)
-        if sk.dynamic_n:
+        if sk.reads_columns:
             self.runtime_columns(sk)
         if sk.bias == "columns":
             self.ins("# the column panels' bias cursor")

@@ -52,6 +52,12 @@ vector's where the ISA loads only fixed widths, or one whose lanes are
 set at run time where its vectors take a length: RVV's vl, SVE's
 predicates), each run when the call's edge is that one.
 
+The parallel form of a GEMM (parallel) computes one part of C a call: it
+reads its rows [m_begin, m_end) and columns [n_begin, n_end) from the
+header as the run-time M and N do, with M and N static; the caller runs
+the parts (docs/KernelContract.md, Partition.h) on its threads, each with
+a workspace of its own.
+
 A convolution in an nhwc layout (kind sconv2d) is the same GEMM with A
 gathered from the input as the loop goes: M = N*OH*OW output pixels, N = F
 filters, K = KH*KW*C in (kh, kw, c) order, B the filter (HWCF: K x F as
@@ -74,7 +80,6 @@ kernel writes its own leading dimensions into the header slots the runtime
 form reads.
 """
 
-import json
 from dataclasses import dataclass, replace
 
 from .conv2d import GEOMETRY_FIELDS, conv_geometry
@@ -122,9 +127,6 @@ FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 # Rows of a register block: each keeps a pointer to its row of A.
 MAX_ROWS = 8
 
-# Request fields of the x86 generator this one accepts only at their
-# defaults, GEMM or convolution.
-UNSUPPORTED = {"parallel": False}
 EPILOGUE_FIELDS = ("bias", "relu", "relu_max")
 
 #: Convolution layouts of this generator: A's rows are pixels (nhwc) or
@@ -173,6 +175,9 @@ class Sketch:
     dynamic_m: bool = False  # rows [m_begin, m_end) from the header
     dynamic_k: bool = False  # K from the header (K_SLOT)
     dynamic_n: bool = False  # columns [n_begin, n_end) from the header
+    # The parallel form: rows [m_begin, m_end) and columns [n_begin, n_end)
+    # of a static M and N from the header, one part of C a call.
+    parallel: bool = False
     # Vector-length agnostic (SVE): `lanes` is the least length's (4); a
     # vector holds a multiple of it, known at run time.
     scalable: bool = False
@@ -187,6 +192,17 @@ class Sketch:
     # workspace, where the rows lie a panel's width apart (BLIS's packed
     # B): no row of the panel then shares a cache set with another.
     pack_b: bool = False
+
+    @property
+    def reads_rows(self):
+        """The call's rows come from the header (run-time M, or a part)."""
+        return self.dynamic_m or self.parallel
+
+    @property
+    def reads_columns(self):
+        """The call's columns come from the header (run-time N, or a
+        part)."""
+        return self.dynamic_n or self.parallel
 
     @property
     def k_blocked(self):
@@ -337,7 +353,7 @@ class Sketch:
         1). No panel has more vectors than the full one. With a run-time N,
         every edge the call may have, each when the call has it; the last
         vector's lanes at run time where the ISA can (`runtime_lanes`)."""
-        if self.dynamic_n:
+        if self.reads_columns:
             plan = [Panel(None, (self.lanes,) * self.nv)]
             plan += [Panel(1, (self.lanes,) * q, (EDGE_VECTORS_SLOT, q))
                      for q in range(1, self.nv)]
@@ -392,9 +408,12 @@ def parse_request(request, isa, extra_fields=()):
     fields as a dict."""
     common = ("isa", "mr", "nr", "k_unroll", "overwrite", "fault",
               "target_features", "kc", "pack_b") + EPILOGUE_FIELDS + \
-        tuple(UNSUPPORTED) + tuple(extra_fields)
+        ("parallel",) + tuple(extra_fields)
     if request.get("kind") == "sconv2d":
         check_known(request, common + GEOMETRY_FIELDS)
+        if bool_field(request, "parallel"):
+            raise RequestError(f"isa {isa} convolutions have no parallel "
+                               "form yet")
         for field in ("kc", "pack_b"):
             if field in request:
                 raise RequestError(
@@ -442,6 +461,7 @@ def parse_request(request, isa, extra_fields=()):
                 f"isa {isa} kernels block a static K: a run-time K "
                 "(dynamic_k) runs in one block (no kc)")
         fields["pack_b"] = bool_field(request, "pack_b")
+        fields["parallel"] = bool_field(request, "parallel")
         if fields["pack_b"] and (fields["trans_b"] or fields["dynamic_k"]):
             raise RequestError(
                 f"isa {isa} kernels pack B as stored, a panel of the "
@@ -455,10 +475,6 @@ def parse_request(request, isa, extra_fields=()):
         if fields["bias"] not in ("none", "columns", "rows"):
             raise RequestError("field 'bias' must be \"none\", "
                                "\"columns\" or \"rows\"")
-    for field, default in UNSUPPORTED.items():
-        if request.get(field, default) != default:
-            raise RequestError(f"isa {isa} kernels do not support "
-                               f"{field} = {json.dumps(request[field])} yet")
     fault = request.get("fault")
     if fault not in FAULTS:
         raise RequestError(
@@ -537,9 +553,10 @@ class Writer:
 
 
 def blocking_suffix(sk):
-    """The symbol's K block, where K is blocked, and a copied B."""
-    return (f"_kc{sk.kc}" if sk.k_blocked else "") + (
-        "_pb" if sk.pack_b else "")
+    """The symbol's K block, where K is blocked, a copied B and the
+    parallel form."""
+    return ((f"_kc{sk.kc}" if sk.k_blocked else "")
+            + ("_pb" if sk.pack_b else "") + ("_par" if sk.parallel else ""))
 
 
 def fault_suffix(sk):
@@ -593,7 +610,7 @@ def _nest(sk, writer):
 def _panel_body(sk, writer, panel):
     if sk.packs_b:
         writer.pack_b_panel(sk, panel)
-    if sk.dynamic_m:
+    if sk.reads_rows:
         # Full blocks as many as the header says, then the last rows: one
         # microkernel for each count below MR, chosen at run time.
         writer.row_loop(None, sk.mr, lambda: writer.microkernel(

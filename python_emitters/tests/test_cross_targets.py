@@ -170,7 +170,6 @@ class RequestTest(unittest.TestCase):
             (neon(trans_a=True, dynamic_m=True), "trans_a needs a static m"),
             (rvv(trans_b=True, dynamic_k=True),
              "dynamic_k needs A and B as stored"),
-            (neon(parallel=True), "do not support parallel"),
             (neon(nr=6), "multiple of 4"),
             (neon(k_unroll=2), "k_unroll must be 4 or 8"),
             (neon(mr=8, nr=16), "needs 44 vector registers"),
@@ -189,6 +188,9 @@ class RequestTest(unittest.TestCase):
             (neon(kc=4, dynamic_k=True), "a run-time K (dynamic_k) runs in "
              "one block"),
             (neon(kc=-1), "field 'kc' must be >= 0"),
+            (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
+                  h=8, w=8, c=4, f=8, kh=3, kw=3, parallel=True),
+             "convolutions have no parallel form yet"),
             (rvv(pack_b=True, trans_b=True), "pack_b needs trans_b and "
              "dynamic_k false"),
             (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
@@ -316,9 +318,12 @@ class CrossRunner:
                     "failure": f"exit {out.returncode}: {out.stderr.strip()}"}
         return json.loads(out.stdout)
 
-    def run(self, req, cpu, lda, ldb, ldc, m=None, k=None, n=None):
+    def run(self, req, cpu, lda, ldb, ldc, m=None, k=None, n=None,
+            parts=()):
         """Runs a GEMM kernel on M = `m` rows, N = `n` columns and K = `k`
-        (a run-time size's call; default: the request's)."""
+        (a run-time size's call; default: the request's), as `parts`
+        ((m_begin, m_end, n_begin, n_end) each, one call a part) where
+        given."""
         text = emit(req)
         code = self.code_file(text)
         transposes = ("t" if req.get("trans_a") else "n") + (
@@ -332,6 +337,8 @@ class CrossRunner:
                 str(lda), str(ldb), str(ldc), header(text, "workspace_bytes"),
                 "1" if req.get("overwrite") else "0", "7", "1", "all",
                 epilogue_arg(req, epilogue)]
+        if parts:
+            args.append(",".join(":".join(map(str, p)) for p in parts))
         return self.verdict(args, timeout=60)
 
     def run_conv(self, req, cpu):
@@ -616,6 +623,32 @@ class QemuExecutionTest(unittest.TestCase):
                                                n=n)["passed"], (arch, n))
             self.assertFalse(runner.run(make(n=24, mr=6, nr=nr), cpu, 13,
                                         45, 45, n=45)["passed"])
+
+    def test_parallel_kernels_compute_their_part_of_c(self):
+        """The parallel form, run as four parts (M split at a multiple of
+        MR, N at a multiple of NR, each a call with a workspace of its
+        own), gives C; a kernel without it computes all of C at each call,
+        which adds A*B four times."""
+        parts = [(0, 14, 0, 24), (14, 19, 0, 24), (0, 14, 24, 45),
+                 (14, 19, 24, 45)]
+        rv = "rv64,v=true,vext_spec=v1.0,vlen=256,elen=64"
+        for arch, cpu, req in (
+                ("aarch64", "neoverse-n1",
+                 neon(n=45, mr=7, nr=12, bias="columns", relu=True)),
+                ("aarch64", "max,sve256=on", sve(trans_a=True)),
+                ("aarch64", "max,sve512=on",
+                 sve(vlen="scalable", nr=12, kc=5, pack_b=True)),
+                ("riscv64", rv, rvv(mr=7, trans_b=True, bias="rows"))):
+            runner = self.runner(arch)
+            lda = req["m"] if req.get("trans_a") else req["k"]
+            ldb = req["k"] if req.get("trans_b") else req["n"]
+            with self.subTest(req=req):
+                result = runner.run(dict(req, parallel=True), cpu, lda, ldb,
+                                    req["n"], parts=parts)
+                self.assertTrue(result["passed"], result["failure"])
+                whole = runner.run(req, cpu, lda, ldb, req["n"],
+                                   parts=parts)
+                self.assertFalse(whole["passed"])
 
     def test_a_kernel_runs_only_at_its_vector_length(self):
         runner = self.runner("riscv64")

@@ -144,6 +144,38 @@ TEST_P(CrossValidationTest, TransposedAPasses) {
   }
 }
 
+/// The parallel form on two and three threads: the kernel computes the
+/// parts partitionGemm gives (N split, and M split), one call each, and
+/// together they are C; the single-call kernel run as the same parts adds
+/// A*B once a part, which the check catches.
+TEST_P(CrossValidationTest, ParallelKernelsComputeTheirParts) {
+  Target target = targetOf(GetParam().target);
+  if (std::string why = missingTools(target); !why.empty())
+    GTEST_SKIP() << why;
+  GemmDesc desc = runtimeLdGemm(45, 100, 60);
+  QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
+  QM_ASSERT_EXPECTED(
+      single,
+      emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &target));
+  for (SplitAxis split : {SplitAxis::N, SplitAxis::M}) {
+    GemmConfig parallel = config;
+    parallel.split = split;
+    parallel.threads = split == SplitAxis::N ? 2 : 3;
+    std::vector<GemmRange> parts =
+        partitionGemm(desc, parallel, parallel.threads, 0);
+    ASSERT_EQ(parts.size(), size_t(parallel.threads));
+    QM_ASSERT_EXPECTED(kernel,
+                       emitGemmKernel(desc, parallel,
+                                      EmitterOptions::defaults(), "", &target));
+    EXPECT_NE(kernel.symbol.find("_par_"), std::string::npos) << kernel.symbol;
+    QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel, parts));
+    EXPECT_TRUE(run.report.passed)
+        << kernel.symbol << ": " << run.report.failure;
+    QM_ASSERT_EXPECTED(wrong, validateGemmCross(desc, target, single, parts));
+    EXPECT_FALSE(wrong.report.passed);
+  }
+}
+
 /// The model's kernel for `desc` takes the run-time size `runTime` and
 /// passes validation (which checks it at several values of that size);
 /// the same kernel dropping a k is caught.
@@ -407,20 +439,20 @@ TEST(RemoteBoardTest, TheRunnerRunsOverSshAndItsTimingsComeBack) {
   QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), n1));
   QM_ASSERT_EXPECTED(
       good, emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &n1));
-  QM_ASSERT_EXPECTED(run, validateGemmCross(desc, n1, good, options));
+  QM_ASSERT_EXPECTED(run, validateGemmCross(desc, n1, good, {}, options));
   EXPECT_TRUE(run.report.passed) << run.report.failure;
   EXPECT_GT(run.medianNs, 0);
   QM_ASSERT_EXPECTED(
       broken,
       emitGemmKernel(desc, config, EmitterOptions::defaults(), "drop-k", &n1));
-  QM_ASSERT_EXPECTED(bad, validateGemmCross(desc, n1, broken, options));
+  QM_ASSERT_EXPECTED(bad, validateGemmCross(desc, n1, broken, {}, options));
   EXPECT_FALSE(bad.report.passed);
   EXPECT_NE(bad.report.failure.find("exact, bit for bit"), std::string::npos)
       << bad.report.failure;
   QM_ASSERT_EXPECTED(crash,
                      emitGemmKernel(desc, config, EmitterOptions::defaults(),
                                     "segfault", &n1));
-  QM_ASSERT_EXPECTED(crashed, validateGemmCross(desc, n1, crash, options));
+  QM_ASSERT_EXPECTED(crashed, validateGemmCross(desc, n1, crash, {}, options));
   EXPECT_FALSE(crashed.report.passed);
   EXPECT_NE(crashed.report.failure.find("the kernel's run on ssh "
                                         "root@127.0.0.1 failed"),

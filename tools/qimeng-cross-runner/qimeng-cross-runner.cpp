@@ -12,7 +12,7 @@
 //
 // Usage: qimeng-cross-runner CODE ENTRY M N K TRANSPOSES LDA LDB LDC
 //                            WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS
-//                            EPILOGUE
+//                            EPILOGUE [PARTS]
 // with ENTRY the kernel's byte offset in CODE, TRANSPOSES nn, nt, tn or tt
 // (A stored K x M with lda >= M after a t in first place, B stored N x K
 // with ldb >= K after a t in second place), OVERWRITE 0 or 1 (C = A*B:
@@ -20,8 +20,10 @@
 // after the checks (0: none) and DISTRIBUTIONS "all" or "small-integers"
 // (the exact one alone), EPILOGUE "none" or a comma list of
 // "bias=columns" or "bias=rows", "relu", "relu_max=X" (the bias's pointer
-// in the header at 112). A convolution kernel (input, filter, output,
-// workspace) runs with
+// in the header at 112) and PARTS, for a parallel kernel, its parts of C
+// as "m_begin:m_end:n_begin:n_end" each, comma-separated: one call a part,
+// each with a workspace of its own. K may be 0. A convolution kernel (input,
+// filter, output, workspace) runs with
 //
 //   qimeng-cross-runner CODE ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW
 //                       S0 S1 S2 WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS
@@ -37,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/ValidationNumerics.h"
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -98,6 +101,9 @@ struct Epilogue {
 struct Problem {
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, workspace = 0;
   Epilogue epilogue;
+  /// The parts of C a parallel kernel computes, one call each (m_begin,
+  /// m_end, n_begin, n_end); none: one call on all of C.
+  std::vector<std::array<int64_t, 4>> parts;
   bool transA = false, transB = false;
   bool overwrite = false;
   uint64_t seed = 0;
@@ -116,18 +122,22 @@ std::string jsonEscape(const std::string &s) {
 }
 
 [[noreturn]] void usage(const char *why) {
-  std::fprintf(stderr,
-               "qimeng-cross-runner: %s\nusage: qimeng-cross-runner CODE "
-               "ENTRY M N K TRANSPOSES LDA LDB LDC WORKSPACE OVERWRITE SEED "
-               "RUNS DISTRIBUTIONS EPILOGUE\n       qimeng-cross-runner CODE "
-               "ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW S0 S1 S2 "
-               "WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS EPILOGUE\n",
-               why);
+  std::fprintf(
+      stderr,
+      "qimeng-cross-runner: %s\nusage: qimeng-cross-runner CODE "
+      "ENTRY M N K TRANSPOSES LDA LDB LDC WORKSPACE OVERWRITE SEED "
+      "RUNS DISTRIBUTIONS EPILOGUE [PARTS]\n       qimeng-cross-runner CODE "
+      "ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW S0 S1 S2 "
+      "WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS EPILOGUE\n",
+      why);
   std::exit(2);
 }
 
 /// EPILOGUE (Epilogue); `conv`: a bias is per output channel.
 Epilogue parseEpilogue(const std::string &text, bool conv);
+
+/// PARTS: "m_begin:m_end:n_begin:n_end" for each part, comma-separated.
+std::vector<std::array<int64_t, 4>> parseParts(const std::string &text);
 
 int64_t parseInt(const char *text, const char *what) {
   char *end = nullptr;
@@ -192,6 +202,28 @@ int64_t firstChanged(Guarded &g, const std::vector<float> &pristine) {
     if (bitsOf(g.region[i]) != bitsOf(pristine[i]))
       return int64_t(i) - kGuard;
   return INT64_MIN;
+}
+
+std::vector<std::array<int64_t, 4>> parseParts(const std::string &text) {
+  std::vector<std::array<int64_t, 4>> parts;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string::npos)
+      end = text.size();
+    std::array<int64_t, 4> part{};
+    size_t from = at;
+    for (int i = 0; i < 4; ++i) {
+      size_t stop = i < 3 ? text.find(':', from) : end;
+      if (stop == std::string::npos || stop > end)
+        usage("PARTS must be m_begin:m_end:n_begin:n_end, comma-separated");
+      part[i] = parseInt(text.substr(from, stop - from).c_str(), "part");
+      from = stop + 1;
+    }
+    parts.push_back(part);
+    at = end + 1;
+  }
+  return parts;
 }
 
 Epilogue parseEpilogue(const std::string &text, bool conv) {
@@ -274,7 +306,16 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
   Workspace ws(p.workspace, p);
   const Epilogue &e = p.epilogue;
   const std::vector<float> bias = biasFor(ws, biasCount(p), gen);
-  kernel(a.data(), b.data(), c.data(), ws.base);
+  if (p.parts.empty())
+    kernel(a.data(), b.data(), c.data(), ws.base);
+  // Each part in a workspace of its own, its range in the header, as the
+  // threads of the caller run them.
+  for (const std::array<int64_t, 4> &part : p.parts) {
+    Workspace slice(p.workspace, p);
+    std::memcpy(slice.base + 24, part.data(), sizeof(part));
+    std::memcpy(slice.base + 112, ws.base + 112, sizeof(float *));
+    kernel(a.data(), b.data(), c.data(), slice.base);
+  }
 
   const std::string name = distributionCName(dist);
   if (int64_t at = firstChanged(a, a0); at != INT64_MIN)
@@ -596,8 +637,8 @@ int convMain(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc > 3 && std::strcmp(argv[3], "conv") == 0)
     return convMain(argc, argv);
-  if (argc != 16)
-    usage("expected 15 arguments");
+  if (argc != 16 && argc != 17)
+    usage("expected 15 arguments (16 with PARTS)");
   Problem p;
   int64_t entry = parseInt(argv[2], "entry");
   p.m = parseInt(argv[3], "m");
@@ -617,6 +658,8 @@ int main(int argc, char **argv) {
   p.seed = uint64_t(parseInt(argv[12], "seed"));
   p.runs = int(parseInt(argv[13], "runs"));
   p.epilogue = parseEpilogue(argv[15], /*conv=*/false);
+  if (argc == 17)
+    p.parts = parseParts(argv[16]);
   // K may be 0 (a run-time K's empty call: C = its init, the epilogue
   // applied); the leading dimensions stay at least 1.
   if (p.m < 1 || p.n < 1 || p.k < 0 ||

@@ -16,6 +16,7 @@
 
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Kernel/KernelDesc.h"
+#include "qimeng/Kernel/Partition.h"
 #include "qimeng/Kernel/Target.h"
 #include "qimeng/Runtime/GemmValidator.h"
 #include "llvm/Support/Error.h"
@@ -78,11 +79,14 @@ std::string crossBackendName(const Target &target,
 /// the target's cross runner, under its emulator or on the board: the three
 /// distributions on the dense leading dimensions, the exact one on padded
 /// ones, and for a run-time M (desc.dynamicM) the exact one at 1, M/3 and
-/// 1.5M+1 rows too. A wrong result, crash or timeout is a report with
-/// passed = false and the reason; an llvm::Error means the runner or the
-/// emulator could not be run (missing tools name the package).
+/// 1.5M+1 rows too. A parallel kernel runs as `parts`, one call each in a
+/// workspace of its own (the parts its callers run on their threads). A
+/// wrong result, crash or timeout is a report with passed = false and the
+/// reason; an llvm::Error means the runner or the emulator could not be run
+/// (missing tools name the package).
 llvm::Expected<CrossRun> validateGemmCross(
     const GemmDesc &desc, const Target &target, const EmittedKernel &kernel,
+    const std::vector<GemmRange> &parts = {},
     const CrossValidationOptions &options = CrossValidationOptions::defaults());
 
 /// Runs `kernel` (a convolution without epilogue, for `desc`) in the

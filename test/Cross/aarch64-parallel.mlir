@@ -1,0 +1,44 @@
+// REQUIRES: cross-aarch64
+// The parallel form on a cross target: with threads=2 the pass splits C
+// into two parts (N at a multiple of the block's 12 columns by default, M
+// at a multiple of its 7 rows with split=m) and the NEON kernel computes
+// one part a call, its rows and columns read from its workspace header.
+// The pass validates the kernel part by part under qemu (each part a call
+// in a workspace of its own, the whole C checked against the fp64
+// reference), then emits the same launcher as on x86: an omp.parallel
+// over the parts, each writing its range into its own workspace slice.
+// The module lowers with the stock pipeline and llc compiles it for
+// AArch64; it calls LLVM's OpenMP runtime (__kmpc_fork_call), which a
+// user links for the target. Debian 12 has no static libomp for aarch64
+// (and its shared one cannot be co-installed beside the host's), so this
+// module is compiled, not run, here.
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon threads=2" \
+// RUN:   | tee %t.n.mlir | FileCheck %s --check-prefixes=CHECK,SPLITN
+// RUN: %mlir-opt %t.n.mlir %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
+// RUN:   | %llc -O2 -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -filetype=obj -o %t.n.o
+// RUN: %llvm-nm %t.n.o | FileCheck %s --check-prefix=SYMBOLS
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon threads=2 kernel-config=split=m" \
+// RUN:   | FileCheck %s --check-prefixes=CHECK,SPLITM
+// A kernel that drops a k fails the pass's validation of its parts: the
+// op stays, with the reason.
+// RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon threads=2 test-inject-fault=drop-k" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BROKEN
+
+// CHECK-LABEL: func.func @gemm
+// CHECK-NOT: linalg.matmul
+// CHECK: llvm.call @qm_sgemm_70x100x300_nn_ldrt_7x12_ku4_par_aarch64_neon_parts2
+// CHECK: llvm.mlir.global {{.*}}@qm_sgemm_70x100x300_nn_ldrt_7x12_ku4_par_aarch64_neon_parts2_table
+// The two parts' ranges (m_begin, m_end, n_begin, n_end each).
+// SPLITN-SAME: dense<[0, 70, 0, 60, 0, 70, 60, 100]>
+// SPLITM-SAME: dense<[0, 35, 0, 100, 35, 70, 0, 100]>
+// CHECK: omp.parallel
+// CHECK: llvm.call @qm_sgemm_70x100x300_nn_ldrt_7x12_ku4_par_aarch64_neon(
+// SYMBOLS: U __kmpc_fork_call
+// BROKEN: not accelerated: generated kernel qm_sgemm_70x100x300_nn_ldrt_7x12_ku4_par_fault_drop_k_aarch64_neon failed validation under emulation
+// BROKEN: linalg.matmul
+func.func @gemm(%a: memref<70x300xf32>, %b: memref<300x100xf32>,
+                %c: memref<70x100xf32>) attributes {llvm.emit_c_interface} {
+  linalg.matmul ins(%a, %b : memref<70x300xf32>, memref<300x100xf32>)
+                outs(%c : memref<70x100xf32>)
+  return
+}
