@@ -41,6 +41,31 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# LLVM's OpenMP runtime for arm64, which a module of the pass's parallel
+# form calls: Debian's libomp5 of the host's version, extracted into the
+# build tree (installed, the arm64 package would replace the host's file
+# at the same path). The lit tests link it into dynamic AArch64
+# executables and run them under qemu with the multiarch arm64 glibc.
+# Debian 12 has no riscv64 port, so RVV modules are compiled, not run.
+OMP_ARM64="$ROOT/build/cross-libs/aarch64"
+if [[ ! -e "$OMP_ARM64/libomp.so.5" ]]; then
+  omp_package=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 'libomp5-*' \
+                  2>/dev/null | awk '$1 == "ii" && $2 ~ /^libomp5-[0-9]+$/ {print $2}' \
+                  | sort -V | tail -1 || true)
+  if [[ -n "$omp_package" ]]; then
+    echo "setup: extracting $omp_package:arm64 into $OMP_ARM64"
+    scratch=$(mktemp -d)
+    if (cd "$scratch" && apt-get download -q "$omp_package:arm64" >/dev/null 2>&1); then
+      dpkg-deb -x "$scratch"/*.deb "$scratch/root"
+      mkdir -p "$OMP_ARM64"
+      cp -L "$scratch"/root/usr/lib/llvm-*/lib/libomp.so.5 "$OMP_ARM64/"
+    else
+      echo "setup: could not download $omp_package:arm64; the AArch64 parallel module will not run under qemu"
+    fi
+    rm -rf "$scratch"
+  fi
+fi
+
 cmake -G Ninja -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C "$ROOT/build"
 echo "setup: built into $ROOT/build (tools in build/bin, plugin build/lib/QiMengTensorOp.so)"

@@ -104,6 +104,21 @@ for arch in ("aarch64", "riscv64"):
         config.substitutions.append(("%cross-cc-" + arch, cc + " -static"))
         config.substitutions.append(("%qemu-" + arch, qemu))
 
+# LLVM's OpenMP runtime for arm64, extracted into the build tree by
+# scripts/setup.sh: a module of the parallel form links it dynamically and
+# runs under qemu with the multiarch arm64 glibc (libc6:arm64).
+omp_arm64 = os.path.join(config.qimeng_tools_dir, os.pardir, "cross-libs",
+                         "aarch64")
+if ("cross-aarch64" in config.available_features
+        and os.path.exists(os.path.join(omp_arm64, "libomp.so.5"))
+        and os.path.exists("/lib/ld-linux-aarch64.so.1")):
+    config.available_features.add("cross-aarch64-openmp")
+    config.substitutions.append(
+        ("%cross-cc-dynamic-aarch64", shutil.which("aarch64-linux-gnu-gcc")))
+    config.substitutions.append(
+        ("%openmp-aarch64", os.path.join(omp_arm64, "libomp.so.5")
+         + " -Wl,-rpath," + omp_arm64))
+
 # Debian's arm64 OpenBLAS through multiarch: the static model sets its NEON
 # kernels beside ours (disassembled, never run).
 if os.path.exists(
