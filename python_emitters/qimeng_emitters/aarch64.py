@@ -458,14 +458,8 @@ class NeonWriter(Writer):
         the workspace, a packed row apart: four floats at a time, then
         one. LDB then holds the packed row step; the row pointers of A
         and the K counter are free here."""
-        src, dst, ldb, row_src, row_dst, count = A_ROWS[:6]
-        self.ins(f"// pack B: {sk.k} x {panel.columns} at workspace + "
-                 f"{sk.packed_b}")
-        self.ins(f"ldr\t{ldb}, [{WS}, #{LD_OFFSET + 8}]")
-        self.ins(f"lsl\t{ldb}, {ldb}, #2")
-        self.packed_widths(sk, panel)
-        self.ins(f"mov\t{src}, {BPANEL}")
-        self.ws_address(dst, sk.packed_b, scratch=count)
+        src, dst, ldb = self.start_packing(sk, panel, "pack B:")
+        row_src, row_dst, count = A_ROWS[3:6]
         mov_imm(self.lines, KI, sk.k)
         row = self.labels.place(self.lines, "pack B: a row")
         self.ins(f"mov\t{row_src}, {src}")
@@ -495,16 +489,22 @@ class NeonWriter(Writer):
         stored lane by lane a packed row apart. LDB then holds the packed
         row step for the microkernels of this panel; the row pointers of A
         and the K and row counters are free here."""
-        width = panel.columns
-        src, dst, ldb, scratch = A_ROWS[0], A_ROWS[1], A_ROWS[2], A_ROWS[5]
-        self.ins(f"// pack B^T rows -> {sk.k} x {width} at workspace + "
+        src, dst, ldb = self.start_packing(sk, panel, "pack B^T rows ->")
+        self.transpose_rows(src, ldb, dst, LDB, sk.k)
+
+    def start_packing(self, sk, panel, what):
+        """The start of packing a panel of B (`what` names it): A's first
+        three row pointers = the panel in B, its place in the workspace,
+        ldb in bytes; LDB and IR as packed_widths sets them."""
+        src, dst, ldb = A_ROWS[:3]
+        self.ins(f"// {what} {sk.k} x {panel.columns} at workspace + "
                  f"{sk.packed_b}")
         self.ins(f"ldr\t{ldb}, [{WS}, #{LD_OFFSET + 8}]")
         self.ins(f"lsl\t{ldb}, {ldb}, #2")
         self.packed_widths(sk, panel)
         self.ins(f"mov\t{src}, {BPANEL}")
-        self.ws_address(dst, sk.packed_b, scratch=scratch)
-        self.transpose_rows(src, ldb, dst, LDB, sk.k)
+        self.ws_address(dst, sk.packed_b, scratch=A_ROWS[5])
+        return src, dst, ldb
 
     def transpose_rows(self, src, stride, dst, step, length):
         """IR rows of `length` floats (`src`, `stride` bytes apart) into

@@ -495,19 +495,27 @@ class RvvWriter(Writer):
             self.ins(f"li\t{LDB}, {panel.columns * 4}")
             self.ins(f"li\t{IR}, {panel.columns}")
 
-    def copy_b_panel(self, sk, panel):
-        """B's rows (the K block's, ldb apart) of the panel's columns into
-        the workspace, a packed row apart, each as long vectors (LMUL 8,
-        vl from vsetvli). LDB then holds the packed row step; the panel's
-        vl is set again after."""
-        src, dst, ldb, row_src, row_dst, left, vl, scratch = A_ROWS[:8]
-        self.ins(f"# pack B: {sk.k} x {panel.columns} at workspace + "
+    def start_packing(self, sk, panel, what):
+        """The start of packing a panel of B (`what` names it): A's first
+        three row pointers = the panel in B, its place in the workspace,
+        ldb in bytes; LDB and IR as packed_widths sets them."""
+        src, dst, ldb = A_ROWS[:3]
+        self.ins(f"# {what} {sk.k} x {panel.columns} at workspace + "
                  f"{sk.packed_b}")
         self.ins(f"ld\t{ldb}, {LD_OFFSET + 8}({WS})")
         self.ins(f"slli\t{ldb}, {ldb}, 2")
         self.packed_widths(panel)
         self.ins(f"mv\t{src}, {BPANEL}")
         self.ws_address(dst, sk.packed_b)
+        return src, dst, ldb
+
+    def copy_b_panel(self, sk, panel):
+        """B's rows (the K block's, ldb apart) of the panel's columns into
+        the workspace, a packed row apart, each as long vectors (LMUL 8,
+        vl from vsetvli). LDB then holds the packed row step; the panel's
+        vl is set again after."""
+        src, dst, ldb = self.start_packing(sk, panel, "pack B:")
+        row_src, row_dst, left, vl, scratch = A_ROWS[3:8]
         self.ins(f"li\t{KI}, {sk.k}")
         row = self.label("pack B: a row")
         self.ins(f"mv\t{row_src}, {src}")
@@ -534,15 +542,7 @@ class RvvWriter(Writer):
         vectors (LMUL 8, vl from vsetvli) and stored with a stride of one
         packed row (vsse32). LDB then holds that stride for the
         microkernels of this panel; the panel's vl is set again after."""
-        width = panel.columns
-        src, dst, ldb = A_ROWS[:3]
-        self.ins(f"# pack B^T rows -> {sk.k} x {width} at workspace + "
-                 f"{sk.packed_b}")
-        self.ins(f"ld\t{ldb}, {LD_OFFSET + 8}({WS})")
-        self.ins(f"slli\t{ldb}, {ldb}, 2")
-        self.packed_widths(panel)
-        self.ins(f"mv\t{src}, {BPANEL}")
-        self.ws_address(dst, sk.packed_b)
+        src, dst, ldb = self.start_packing(sk, panel, "pack B^T rows ->")
         self.transpose_rows(src, ldb, dst, LDB, sk.k)
         self.set_panel_vl(panel)
 
