@@ -326,6 +326,10 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
   // (rankByModel's candidates, or kernel-config=kc=N,packb=1).
   c.kc = problem.gemm().k;
   c.packB = BPacking::InPlace;
+  // An nhwc convolution's threads split its output pixels (the GEMM view's
+  // M: thousands of rows, against tens of filters, so the parts balance).
+  if (problem.conv() && problem.conv()->isNhwc())
+    c.split = SplitAxis::M;
   if (c.isa == VectorIsa::Neon) {
     c.mr = 7;
     c.nr = 12;

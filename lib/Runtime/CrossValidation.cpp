@@ -174,6 +174,15 @@ static std::string epilogueArg(GemmBias bias, bool relu,
   return items.empty() ? "none" : llvm::join(items, ",");
 }
 
+/// The runner's PARTS: "m_begin:m_end:n_begin:n_end" a part, comma-separated.
+static std::string partsArg(const std::vector<GemmRange> &parts) {
+  std::vector<std::string> items;
+  for (const GemmRange &p : parts)
+    items.push_back(
+        llvm::formatv("{0}:{1}:{2}:{3}", p.mBegin, p.mEnd, p.nBegin, p.nEnd));
+  return llvm::join(items, ",");
+}
+
 /// One run of a GEMM on `desc`'s leading dimensions.
 static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
                                         const EmittedKernel &kernel,
@@ -198,13 +207,8 @@ static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
       std::to_string(timedRuns),
       allDistributions ? "all" : "small-integers",
       epilogueArg(desc.bias, desc.relu, desc.reluMax, /*conv=*/false)};
-  if (!parts.empty()) {
-    std::vector<std::string> items;
-    for (const GemmRange &p : parts)
-      items.push_back(
-          llvm::formatv("{0}:{1}:{2}:{3}", p.mBegin, p.mEnd, p.nBegin, p.nEnd));
-    runnerArgs.push_back(llvm::join(items, ","));
-  }
+  if (!parts.empty())
+    runnerArgs.push_back(partsArg(parts));
   return runRunner(runnerArgs, double(desc.m) * double(desc.n) * double(desc.k),
                    backend, options);
 }
@@ -370,6 +374,7 @@ qimeng::validateGemmCross(const GemmDesc &desc, const Target &target,
 llvm::Expected<CrossRun>
 qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
                           const EmittedKernel &kernel,
+                          const std::vector<GemmRange> &parts,
                           const CrossValidationOptions &options) {
   auto backend = backendFor(target, options, kernel);
   if (!backend)
@@ -388,6 +393,8 @@ qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
         epilogueArg(desc.bias ? GemmBias::Columns : GemmBias::None, desc.relu,
                     desc.reluMax, /*conv=*/true)})
     runnerArgs.push_back(v);
+  if (!parts.empty())
+    runnerArgs.push_back(partsArg(parts));
   const GemmDesc g = desc.gemmView();
   return runRunner(runnerArgs, double(g.m) * double(g.n) * double(g.k),
                    *backend, options);

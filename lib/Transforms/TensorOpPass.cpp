@@ -891,10 +891,12 @@ struct QiMengTensorOpPass
     // Threads: the option (0: all cores), at most one per part of C.
     int threads = o.threads == 0 ? o.target.cores : static_cast<int>(o.threads);
     // The sketch-driven ISAs' parallel form is a GEMM's with M and N static
-    // (its parts read their rows and columns as the run-time sizes do);
-    // their convolutions and run-time sizes run on one thread.
+    // or an nhwc convolution's (its parts read their rows and columns as
+    // the run-time sizes do); nchw convolutions and run-time sizes run on
+    // one thread.
     if (isSketchIsa(config->isa) &&
-        (problem.conv() || desc.dynamicM || desc.dynamicN))
+        ((problem.conv() && !problem.conv()->isNhwc()) || desc.dynamicM ||
+         desc.dynamicN))
       threads = 1;
     config->threads = threads;
     if (!o.kernelConfig.empty()) {
@@ -1005,9 +1007,10 @@ struct QiMengTensorOpPass
     }
     std::vector<GemmRange> parts = kernelParts(desc, *config);
     if (o.validate && !o.target.sameArchAsHost()) {
-      auto run = problem.conv()
-                     ? validateConvCross(*problem.conv(), o.target, *emitted)
-                     : validateGemmCross(desc, o.target, *emitted, parts);
+      auto run =
+          problem.conv()
+              ? validateConvCross(*problem.conv(), o.target, *emitted, parts)
+              : validateGemmCross(desc, o.target, *emitted, parts);
       if (!run) {
         reason = "kernel validation could not run: " +
                  llvm::toString(run.takeError());

@@ -339,10 +339,10 @@ qimeng::rankByModel(const KernelProblem &problem, const Target &target,
       break;
     say("validating " + c.kernel.symbol + " on " +
         crossBackendName(target, emulation));
-    auto run =
-        problem.conv()
-            ? validateConvCross(*problem.conv(), target, c.kernel, emulation)
-            : validateGemmCross(desc, target, c.kernel, {}, emulation);
+    auto run = problem.conv()
+                   ? validateConvCross(*problem.conv(), target, c.kernel, {},
+                                       emulation)
+                   : validateGemmCross(desc, target, c.kernel, {}, emulation);
     if (!run)
       return run.takeError();
     if (!run->report.passed) {

@@ -191,6 +191,10 @@ class NeonWriter(Writer):
         bias cursor."""
         if sk.gathers_a:
             self.ws_address(ABLOCK, sk.pixel_table, scratch=CROW)
+            if sk.reads_rows:
+                # A part's first pixel.
+                self.ins(f"ldr\t{CROW}, [{WS}, #{RANGE_OFFSET}]")
+                self.ins(f"add\t{ABLOCK}, {ABLOCK}, {CROW}, lsl #3")
         else:
             # An nchw convolution's A is the filter, its second argument.
             self.ins(f"mov\t{ABLOCK}, {B if sk.gathers_b else A}")
@@ -258,14 +262,16 @@ class NeonWriter(Writer):
 
     def runtime_rows(self, sk):
         """Rows [m_begin, m_end) from the header: A and C start at row
-        m_begin; the full row blocks and the last block's rows go to the
-        header's slots for every panel's row loops."""
+        m_begin (an nhwc convolution's A at its pixel: panel_start); the
+        full row blocks and the last block's rows go to the header's slots
+        for every panel's row loops."""
         first, rows, blocks, mr = IR, KI, JR, CROW
         self.ins("// run-time M: rows m_begin .. m_end from the header")
         self.ins(f"ldr\t{first}, [{WS}, #{RANGE_OFFSET}]")
         self.ins(f"ldr\t{rows}, [{WS}, #{RANGE_OFFSET + 8}]")
         self.ins(f"sub\t{rows}, {rows}, {first}")
-        self.ins(f"madd\t{A}, {first}, {LDA}, {A}")
+        if not sk.gathers_a:
+            self.ins(f"madd\t{A}, {first}, {LDA}, {A}")
         self.ins(f"madd\t{C}, {first}, {LDC}, {C}")
         mov_imm(self.lines, mr, sk.mr)
         self.ins(f"udiv\t{blocks}, {rows}, {mr}")

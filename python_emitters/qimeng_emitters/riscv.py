@@ -219,15 +219,17 @@ class RvvWriter(Writer):
 
     def runtime_rows(self, sk):
         """Rows [m_begin, m_end) from the header: A and C start at row
-        m_begin; the full row blocks and the last block's rows go to the
-        header's slots for every panel's row loops."""
+        m_begin (an nhwc convolution's A at its pixel: panel_loop); the
+        full row blocks and the last block's rows go to the header's slots
+        for every panel's row loops."""
         first, rows, blocks, mr = IR, KI, JR, CROW
         self.ins("# run-time M: rows m_begin .. m_end from the header")
         self.ins(f"ld\t{first}, {RANGE_OFFSET}({WS})")
         self.ins(f"ld\t{rows}, {RANGE_OFFSET + 8}({WS})")
         self.ins(f"sub\t{rows}, {rows}, {first}")
-        self.ins(f"mul\t{TMP}, {first}, {LDA}")
-        self.ins(f"add\t{A}, {A}, {TMP}")
+        if not sk.gathers_a:
+            self.ins(f"mul\t{TMP}, {first}, {LDA}")
+            self.ins(f"add\t{A}, {A}, {TMP}")
         self.ins(f"mul\t{TMP}, {first}, {LDC}")
         self.ins(f"add\t{C}, {C}, {TMP}")
         self.ins(f"li\t{mr}, {sk.mr}")
@@ -371,6 +373,11 @@ class RvvWriter(Writer):
             loop = self.label("column panel")
         if sk.gathers_a:
             self.ws_address(ABLOCK, sk.pixel_table)
+            if sk.reads_rows:
+                # A part's first pixel.
+                self.ins(f"ld\t{TMP}, {RANGE_OFFSET}({WS})")
+                self.ins(f"slli\t{TMP}, {TMP}, 3")
+                self.ins(f"add\t{ABLOCK}, {ABLOCK}, {TMP}")
         else:
             # An nchw convolution's A is the filter, its second argument.
             self.ins(f"mv\t{ABLOCK}, {B if sk.gathers_b else A}")

@@ -52,9 +52,11 @@ vector's where the ISA loads only fixed widths, or one whose lanes are
 set at run time where its vectors take a length: RVV's vl, SVE's
 predicates), each run when the call's edge is that one.
 
-The parallel form of a GEMM (parallel) computes one part of C a call: it
-reads its rows [m_begin, m_end) and columns [n_begin, n_end) from the
-header as the run-time M and N do, with M and N static; the caller runs
+The parallel form of a GEMM or an nhwc convolution (parallel) computes
+one part of C a call: it reads its rows [m_begin, m_end) and columns
+[n_begin, n_end) from the header as the run-time M and N do, with M and N
+static (a convolution's rows are its output pixels: the part's first row
+block starts at its pixel's entry of the pixel table); the caller runs
 the parts (docs/KernelContract.md, Partition.h) on its threads, each with
 a workspace of its own.
 
@@ -411,9 +413,6 @@ def parse_request(request, isa, extra_fields=()):
         ("parallel",) + tuple(extra_fields)
     if request.get("kind") == "sconv2d":
         check_known(request, common + GEOMETRY_FIELDS)
-        if bool_field(request, "parallel"):
-            raise RequestError(f"isa {isa} convolutions have no parallel "
-                               "form yet")
         for field in ("kc", "pack_b"):
             if field in request:
                 raise RequestError(
@@ -428,6 +427,11 @@ def parse_request(request, isa, extra_fields=()):
         else:
             fields = {"m": g.f, "n": g.oh * g.ow, "k": g.c * g.kh * g.kw,
                       "conv": g}
+        # The parallel form: parts of the nhwc GEMM view (pixels x filters).
+        fields["parallel"] = bool_field(request, "parallel")
+        if fields["parallel"] and not g.nhwc:
+            raise RequestError(f"isa {isa} nchw convolutions have no "
+                               "parallel form yet")
         # A bias per output channel: B's columns (nhwc) or A's rows (nchw).
         fields["bias"] = ("none" if not bool_field(request, "bias")
                           else "columns" if g.nhwc else "rows")

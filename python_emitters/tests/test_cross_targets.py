@@ -188,9 +188,9 @@ class RequestTest(unittest.TestCase):
             (neon(kc=4, dynamic_k=True), "a run-time K (dynamic_k) runs in "
              "one block"),
             (neon(kc=-1), "field 'kc' must be >= 0"),
-            (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
+            (dict(conv_req(neon()), kind="sconv2d", layout="nchw_fchw", n=1,
                   h=8, w=8, c=4, f=8, kh=3, kw=3, parallel=True),
-             "convolutions have no parallel form yet"),
+             "nchw convolutions have no parallel form yet"),
             (rvv(pack_b=True, trans_b=True), "pack_b needs trans_b and "
              "dynamic_k false"),
             (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
@@ -341,9 +341,10 @@ class CrossRunner:
             args.append(",".join(":".join(map(str, p)) for p in parts))
         return self.verdict(args, timeout=60)
 
-    def run_conv(self, req, cpu):
+    def run_conv(self, req, cpu, parts=()):
         """Runs a convolution kernel (kind sconv2d) in the runner's conv
-        mode on its request's geometry."""
+        mode on its request's geometry, as `parts` of its GEMM view where
+        given."""
         text = emit(req)
         code = self.code_file(text)
         g = {"stride_h": 1, "stride_w": 1, "dilation_h": 1, "dilation_w": 1}
@@ -360,6 +361,8 @@ class CrossRunner:
                 header(text, "workspace_bytes"),
                 "1" if req.get("overwrite") else "0", "7", "1", "all",
                 epilogue_arg(req, ["bias"] if req.get("bias") else [])]
+        if parts:
+            args.append(",".join(":".join(map(str, p)) for p in parts))
         return self.verdict(args, timeout=120)
 
 
@@ -649,6 +652,33 @@ class QemuExecutionTest(unittest.TestCase):
                 whole = runner.run(req, cpu, lda, ldb, req["n"],
                                    parts=parts)
                 self.assertFalse(whole["passed"])
+
+    def test_parallel_nhwc_convolutions_compute_their_part(self):
+        """An nhwc convolution's parallel form as parts of its GEMM view
+        (output pixels split at a multiple of MR, filters at one of NR),
+        HWCF and FHWC (whose filter is packed a panel at a time), with a
+        bias; the kernel without the form, run so, adds each part's sum
+        to all of the output."""
+        geometry = {"kind": "sconv2d", "n": 2, "h": 9, "w": 8, "c": 5,
+                    "f": 40, "kh": 3, "kw": 3, "bias": True}
+        pixels = 2 * 7 * 6
+        rv = "rv64,v=true,vext_spec=v1.0,vlen=256,elen=64"
+        for arch, cpu, req, mr, nr in (
+                ("aarch64", "neoverse-n1", neon(mr=7, nr=12), 7, 12),
+                ("aarch64", "max,sve256=on", sve(mr=7, nr=16), 7, 16),
+                ("riscv64", rv, rvv(mr=6, nr=32, lmul=4), 6, 32)):
+            runner = self.runner(arch)
+            rows, cols = 4 * mr, 2 * nr if arch == "aarch64" else nr
+            parts = [(0, rows, 0, cols), (rows, pixels, 0, cols),
+                     (0, rows, cols, 40), (rows, pixels, cols, 40)]
+            for layout in ("nhwc_hwcf", "nhwc_fhwc"):
+                conv = dict(conv_req(req), layout=layout, **geometry)
+                with self.subTest(isa=req["isa"], layout=layout):
+                    result = runner.run_conv(dict(conv, parallel=True), cpu,
+                                             parts)
+                    self.assertTrue(result["passed"], result["failure"])
+                    self.assertFalse(
+                        runner.run_conv(conv, cpu, parts)["passed"])
 
     def test_a_kernel_runs_only_at_its_vector_length(self):
         runner = self.runner("riscv64")

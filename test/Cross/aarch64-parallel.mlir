@@ -2,7 +2,8 @@
 // The parallel form on a cross target: with threads=2 the pass splits C
 // into two parts (N at a multiple of the block's 12 columns by default, M
 // at a multiple of its 7 rows with split=m) and the NEON kernel computes
-// one part a call, its rows and columns read from its workspace header.
+// one part a call, its rows and columns read from its workspace header;
+// an nhwc convolution's parts split its output pixels.
 // The pass validates the kernel part by part under qemu (each part a call
 // in a workspace of its own, the whole C checked against the fp64
 // reference), then emits the same launcher as on x86: an omp.parallel
@@ -12,7 +13,8 @@
 // has no static libomp for aarch64, so the executable links the arm64
 // libomp that scripts/setup.sh extracts into the build tree dynamically
 // and runs under qemu on two threads against gemm_main.c's reference
-// (the multiarch arm64 glibc as its loader and libc).
+// (the multiarch arm64 glibc as its loader and libc); the convolution runs
+// in the pass's validation only.
 // RUN: %qimeng-opt %s --qimeng-tensorop="target=aarch64-linux-gnu:neoverse-n1:+neon threads=2" \
 // RUN:   | tee %t.n.mlir | FileCheck %s --check-prefixes=CHECK,SPLITN
 // RUN: %mlir-opt %t.n.mlir %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
@@ -30,22 +32,46 @@
 // CHECK-LABEL: func.func @gemm
 // CHECK-NOT: linalg.matmul
 // CHECK: llvm.call @qm_sgemm_70x100x300_nn_ldrt_7x12_ku4_par_aarch64_neon_parts2
+// CHECK-LABEL: func.func @conv
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf ins
+// CHECK: llvm.call @qm_sconv2d_nhwc_hwcf_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_aarch64_neon_parts2
+// The parts' ranges (m_begin, m_end, n_begin, n_end each), then the
+// launcher: an OpenMP team over them, each calling the kernel.
 // CHECK: llvm.mlir.global {{.*}}@qm_sgemm_70x100x300_nn_ldrt_7x12_ku4_par_aarch64_neon_parts2_table
-// The two parts' ranges (m_begin, m_end, n_begin, n_end each).
 // SPLITN-SAME: dense<[0, 70, 0, 60, 0, 70, 60, 100]>
 // SPLITM-SAME: dense<[0, 35, 0, 100, 35, 70, 0, 100]>
 // CHECK: omp.parallel
 // CHECK: llvm.call @qm_sgemm_70x100x300_nn_ldrt_7x12_ku4_par_aarch64_neon(
+// The convolution's parts split its output pixels, its default (the GEMM
+// view's rows: each part's first row block starts at its pixel in the
+// kernel's pixel table).
+// CHECK: llvm.mlir.global {{.*}}@qm_sconv2d_nhwc_hwcf_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_aarch64_neon_parts2_table
+// CHECK-SAME: dense<[0, 392, 0, 32, 392, 784, 0, 32]>
+// CHECK: omp.parallel
+// CHECK: llvm.call @qm_sconv2d_nhwc_hwcf_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_aarch64_neon(
 // SYMBOLS: U __kmpc_fork_call
 // Each of the team's two threads says so as the launcher's region starts.
 // EXEC-DAG: thread 0 of 2
 // EXEC-DAG: thread 1 of 2
 // EXEC: PASS 70x100x300
 // BROKEN: not accelerated: generated kernel qm_sgemm_70x100x300_nn_ldrt_7x12_ku4_par_fault_drop_k_aarch64_neon failed validation under emulation
+// BROKEN: not accelerated: generated kernel qm_sconv2d_nhwc_hwcf_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_fault_drop_k_aarch64_neon failed validation under emulation
 // BROKEN: linalg.matmul
+// BROKEN: linalg.conv_2d_nhwc_hwcf
 func.func @gemm(%a: memref<70x300xf32>, %b: memref<300x100xf32>,
                 %c: memref<70x100xf32>) attributes {llvm.emit_c_interface} {
   linalg.matmul ins(%a, %b : memref<70x300xf32>, memref<300x100xf32>)
                 outs(%c : memref<70x100xf32>)
+  return
+}
+
+// An nhwc convolution (StableHLO's HWCF filter) on two threads, validated
+// part by part under qemu.
+func.func @conv(%x: memref<1x30x30x16xf32>, %w: memref<3x3x16x32xf32>,
+                %y: memref<1x28x28x32xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>,
+                            strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x30x30x16xf32>, memref<3x3x16x32xf32>)
+    outs(%y : memref<1x28x28x32xf32>)
   return
 }

@@ -33,7 +33,8 @@
 // in elements (nhwc: image, row, pixel, channels unit; nchw: image,
 // channel, row, pixels unit), the gaps NaN so that a kernel reading them
 // fails; the filter and output dense; EPILOGUE's bias ("bias") is one per
-// output channel. Exit 0 when a verdict was printed
+// output channel; PARTS as for a GEMM, of the nhwc GEMM view (output pixels
+// x filters). Exit 0 when a verdict was printed
 // (passed or not), 2 for bad arguments or I/O.
 //
 //===----------------------------------------------------------------------===//
@@ -195,6 +196,23 @@ struct Workspace {
   }
 };
 
+/// Calls `kernel` on `ws` (its header's range all of C), or once per part
+/// of `parts`, each in a workspace of its own with `ws`'s header (leading
+/// dimensions, K, the bias pointer) and the part's range, as the threads
+/// of a caller run them.
+void callKernel(KernelFn kernel, const float *a, const float *b, float *c,
+                Workspace &ws, int64_t workspaceBytes,
+                const std::vector<std::array<int64_t, 4>> &parts) {
+  if (parts.empty())
+    kernel(a, b, c, ws.base);
+  for (const std::array<int64_t, 4> &part : parts) {
+    Workspace slice(workspaceBytes);
+    std::memcpy(slice.base, ws.base, 128);
+    std::memcpy(slice.base + 24, part.data(), sizeof(part));
+    kernel(a, b, c, slice.base);
+  }
+}
+
 /// The first float of `g` (offset from data(), guards included) whose bits
 /// differ from `pristine`, or INT64_MIN.
 int64_t firstChanged(Guarded &g, const std::vector<float> &pristine) {
@@ -306,16 +324,7 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
   Workspace ws(p.workspace, p);
   const Epilogue &e = p.epilogue;
   const std::vector<float> bias = biasFor(ws, biasCount(p), gen);
-  if (p.parts.empty())
-    kernel(a.data(), b.data(), c.data(), ws.base);
-  // Each part in a workspace of its own, its range in the header, as the
-  // threads of the caller run them.
-  for (const std::array<int64_t, 4> &part : p.parts) {
-    Workspace slice(p.workspace, p);
-    std::memcpy(slice.base + 24, part.data(), sizeof(part));
-    std::memcpy(slice.base + 112, ws.base + 112, sizeof(float *));
-    kernel(a.data(), b.data(), c.data(), slice.base);
-  }
+  callKernel(kernel, a.data(), b.data(), c.data(), ws, p.workspace, p.parts);
 
   const std::string name = distributionCName(dist);
   if (int64_t at = firstChanged(a, a0); at != INT64_MIN)
@@ -404,9 +413,17 @@ struct ConvProblem {
   bool overwrite;
   uint64_t seed;
   int runs;
+  /// A parallel kernel's parts of its GEMM view (pixels x filters).
+  std::vector<std::array<int64_t, 4>> parts;
   bool nhwc() const { return layout != NchwFchw; }
   int64_t oh() const { return (h - dh * (kh - 1) - 1) / sh + 1; }
   int64_t ow() const { return (w - dw * (kw - 1) - 1) / sw + 1; }
+  /// All of an nhwc convolution's GEMM view (pixels x filters) as the
+  /// range at 24, which its parallel form reads.
+  void writeRange(Workspace &ws) const {
+    int64_t range[4] = {0, n * oh() * ow(), 0, f};
+    std::memcpy(ws.base + 24, range, sizeof(range));
+  }
   int64_t inputSpan() const {
     return nhwc() ? (n - 1) * s[0] + (h - 1) * s[1] + (w - 1) * s[2] + c
                   : (n - 1) * s[0] + (c - 1) * s[1] + (h - 1) * s[2] + w;
@@ -457,9 +474,11 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
   const std::vector<float> in0 = in.region, flt0 = flt.region,
                            out0 = out.region;
   Workspace ws(p.workspace);
+  p.writeRange(ws);
   const std::vector<float> bias =
       biasFor(ws, p.epilogue.bias == Epilogue::None ? 0 : p.f, gen);
-  kernel(in.data(), flt.data(), out.data(), ws.base);
+  callKernel(kernel, in.data(), flt.data(), out.data(), ws, p.workspace,
+             p.parts);
 
   const std::string name = distributionCName(dist);
   if (int64_t at = firstChanged(in, in0); at != INT64_MIN)
@@ -588,8 +607,8 @@ int report(const char *distributionsArg, Check check, Time time) {
 }
 
 int convMain(int argc, char **argv) {
-  if (argc != 25)
-    usage("a convolution takes 24 arguments");
+  if (argc != 25 && argc != 26)
+    usage("a convolution takes 24 arguments (25 with PARTS)");
   ConvProblem p;
   int64_t entry = parseInt(argv[2], "entry");
   const std::string layout = argv[4];
@@ -612,6 +631,8 @@ int convMain(int argc, char **argv) {
   p.seed = uint64_t(parseInt(argv[21], "seed"));
   p.runs = int(parseInt(argv[22], "runs"));
   p.epilogue = parseEpilogue(argv[24], /*conv=*/true);
+  if (argc == 26)
+    p.parts = parseParts(argv[25]);
   if (p.n < 1 || p.c < 1 || p.f < 1 || p.kh < 1 || p.kw < 1 || p.sh < 1 ||
       p.sw < 1 || p.dh < 1 || p.dw < 1 || p.h < p.dh * (p.kh - 1) + 1 ||
       p.w < p.dw * (p.kw - 1) + 1 ||
@@ -628,6 +649,7 @@ int convMain(int argc, char **argv) {
       },
       [&] {
         Workspace ws(p.workspace);
+        p.writeRange(ws);
         return medianNs(kernel, p.runs, p.seed, p.inputSpan(),
                         p.taps() * p.c * p.f, p.n * p.oh() * p.ow() * p.f, ws,
                         p.epilogue.bias == Epilogue::None ? 0 : p.f);
