@@ -890,13 +890,11 @@ struct QiMengTensorOpPass
     }
     // Threads: the option (0: all cores), at most one per part of C.
     int threads = o.threads == 0 ? o.target.cores : static_cast<int>(o.threads);
-    // The sketch-driven ISAs' parallel form is a GEMM's with M and N static
-    // or an nhwc convolution's (its parts read their rows and columns as
-    // the run-time sizes do); nchw convolutions and run-time sizes run on
-    // one thread.
-    if (isSketchIsa(config->isa) &&
-        ((problem.conv() && !problem.conv()->isNhwc()) || desc.dynamicM ||
-         desc.dynamicN))
+    // The sketch-driven ISAs' parallel form is a GEMM's or an nhwc
+    // convolution's (its parts read their rows and columns as the run-time
+    // sizes do; a run-time M or N leaves the other to split); nchw
+    // convolutions run on one thread.
+    if (isSketchIsa(config->isa) && problem.conv() && !problem.conv()->isNhwc())
       threads = 1;
     config->threads = threads;
     if (!o.kernelConfig.empty()) {

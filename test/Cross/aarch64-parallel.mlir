@@ -32,6 +32,12 @@
 // CHECK-LABEL: func.func @gemm
 // CHECK-NOT: linalg.matmul
 // CHECK: llvm.call @qm_sgemm_70x100x300_nn_ldrt_7x12_ku4_par_aarch64_neon_parts2
+// A linear layer over a dynamic batch (M at run time; the kernel of the
+// largest bucket, blocked for representative-m rows, on two threads): its
+// parts split N, the call's rows written at run time beside each part's
+// columns from the table ("_cols").
+// CHECK-LABEL: func.func @linear_dynamic_batch
+// CHECK: llvm.call @qm_sgemm_256x100x300_nn_mrt_ldrt_7x12_ku4_par_aarch64_neon_parts2_cols
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: linalg.conv_2d_nhwc_hwcf ins
 // CHECK: llvm.call @qm_sconv2d_nhwc_hwcf_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_aarch64_neon_parts2
@@ -58,10 +64,18 @@
 // BROKEN: not accelerated: generated kernel qm_sconv2d_nhwc_hwcf_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_fault_drop_k_aarch64_neon failed validation under emulation
 // BROKEN: linalg.matmul
 // BROKEN: linalg.conv_2d_nhwc_hwcf
+
 func.func @gemm(%a: memref<70x300xf32>, %b: memref<300x100xf32>,
                 %c: memref<70x100xf32>) attributes {llvm.emit_c_interface} {
   linalg.matmul ins(%a, %b : memref<70x300xf32>, memref<300x100xf32>)
                 outs(%c : memref<70x100xf32>)
+  return
+}
+
+func.func @linear_dynamic_batch(%a: memref<?x300xf32>, %b: memref<300x100xf32>,
+                                %c: memref<?x100xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x300xf32>, memref<300x100xf32>)
+                outs(%c : memref<?x100xf32>)
   return
 }
 
