@@ -326,9 +326,10 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
   // (rankByModel's candidates, or kernel-config=kc=N,packb=1).
   c.kc = problem.gemm().k;
   c.packB = BPacking::InPlace;
-  // An nhwc convolution's threads split its output pixels (the GEMM view's
-  // M: thousands of rows, against tens of filters, so the parts balance).
-  if (problem.conv() && problem.conv()->isNhwc())
+  // A convolution's threads split its GEMM view's rows: an nhwc one's
+  // output pixels (thousands, against tens of filters, so the parts
+  // balance), an nchw one's filters (requiredSplit).
+  if (problem.conv())
     c.split = SplitAxis::M;
   if (c.isa == VectorIsa::Neon) {
     c.mr = 7;
@@ -347,6 +348,13 @@ static llvm::Expected<GemmConfig> sketchConfig(const KernelProblem &problem,
     c.kUnroll = 8;
   }
   return c;
+}
+
+std::optional<SplitAxis> qimeng::requiredSplit(const KernelProblem &problem,
+                                               VectorIsa isa) {
+  if (isSketchIsa(isa) && problem.conv() && !problem.conv()->isNhwc())
+    return SplitAxis::M;
+  return std::nullopt;
 }
 
 /// The share of an mr x nr block's tiles that is `desc`'s work: the share

@@ -890,12 +890,6 @@ struct QiMengTensorOpPass
     }
     // Threads: the option (0: all cores), at most one per part of C.
     int threads = o.threads == 0 ? o.target.cores : static_cast<int>(o.threads);
-    // The sketch-driven ISAs' parallel form is a GEMM's or an nhwc
-    // convolution's (its parts read their rows and columns as the run-time
-    // sizes do; a run-time M or N leaves the other to split); nchw
-    // convolutions run on one thread.
-    if (isSketchIsa(config->isa) && problem.conv() && !problem.conv()->isNhwc())
-      threads = 1;
     config->threads = threads;
     if (!o.kernelConfig.empty()) {
       auto pinned = GemmConfig::parse(o.kernelConfig, *config);
@@ -905,6 +899,8 @@ struct QiMengTensorOpPass
       }
       config = clampToProblem(*pinned, desc);
     }
+    if (auto split = requiredSplit(problem, config->isa))
+      config->split = *split;
     config->threads = partitionedThreads(desc, *config, config->threads);
     // The tuning database first: a hit is a kernel that was validated and
     // timed when it was stored. Pinned configs and injected faults bypass

@@ -270,7 +270,10 @@ class NeonWriter(Writer):
         self.ins(f"ldr\t{first}, [{WS}, #{RANGE_OFFSET}]")
         self.ins(f"ldr\t{rows}, [{WS}, #{RANGE_OFFSET + 8}]")
         self.ins(f"sub\t{rows}, {rows}, {first}")
-        if not sk.gathers_a:
+        if sk.gathers_b:
+            # An nchw convolution's A is the filter, its second argument.
+            self.ins(f"madd\t{B}, {first}, {LDA}, {B}")
+        elif not sk.gathers_a:
             self.ins(f"madd\t{A}, {first}, {LDA}, {A}")
         self.ins(f"madd\t{C}, {first}, {LDC}, {C}")
         mov_imm(self.lines, mr, sk.mr)

@@ -228,8 +228,10 @@ class RvvWriter(Writer):
         self.ins(f"ld\t{rows}, {RANGE_OFFSET + 8}({WS})")
         self.ins(f"sub\t{rows}, {rows}, {first}")
         if not sk.gathers_a:
+            # An nchw convolution's A is the filter, its second argument.
             self.ins(f"mul\t{TMP}, {first}, {LDA}")
-            self.ins(f"add\t{A}, {A}, {TMP}")
+            self.ins(f"add\t{B if sk.gathers_b else A}, "
+                     f"{B if sk.gathers_b else A}, {TMP}")
         self.ins(f"mul\t{TMP}, {first}, {LDC}")
         self.ins(f"add\t{C}, {C}, {TMP}")
         self.ins(f"li\t{mr}, {sk.mr}")

@@ -55,8 +55,11 @@ predicates), each run when the call's edge is that one.
 The parallel form of a GEMM or an nhwc convolution (parallel) computes
 one part of C a call: it reads its rows [m_begin, m_end) and columns
 [n_begin, n_end) from the header as the run-time M and N do, with M and N
-static (a convolution's rows are its output pixels: the part's first row
-block starts at its pixel's entry of the pixel table); the caller runs
+static (an nhwc convolution's rows are its output pixels: the part's
+first row block starts at its pixel's entry of the pixel table; an nchw
+convolution's are its filters, and its parts take all of each image's
+pixels, the header slots of a run-time N being its image loop's); the
+caller runs
 the parts (docs/KernelContract.md, Partition.h) on its threads, each with
 a workspace of its own.
 
@@ -203,8 +206,9 @@ class Sketch:
     @property
     def reads_columns(self):
         """The call's columns come from the header (run-time N, or a
-        part)."""
-        return self.dynamic_n or self.parallel
+        part; an nchw convolution's parts are whole images' pixels, whose
+        header slots its image loop keeps)."""
+        return self.dynamic_n or (self.parallel and not self.gathers_b)
 
     @property
     def k_blocked(self):
@@ -427,11 +431,9 @@ def parse_request(request, isa, extra_fields=()):
         else:
             fields = {"m": g.f, "n": g.oh * g.ow, "k": g.c * g.kh * g.kw,
                       "conv": g}
-        # The parallel form: parts of the nhwc GEMM view (pixels x filters).
+        # The parallel form: parts of the GEMM view (nhwc: pixels x
+        # filters; nchw: filters x an image's pixels, split by filters).
         fields["parallel"] = bool_field(request, "parallel")
-        if fields["parallel"] and not g.nhwc:
-            raise RequestError(f"isa {isa} nchw convolutions have no "
-                               "parallel form yet")
         # A bias per output channel: B's columns (nhwc) or A's rows (nchw).
         fields["bias"] = ("none" if not bool_field(request, "bias")
                           else "columns" if g.nhwc else "rows")

@@ -188,9 +188,6 @@ class RequestTest(unittest.TestCase):
             (neon(kc=4, dynamic_k=True), "a run-time K (dynamic_k) runs in "
              "one block"),
             (neon(kc=-1), "field 'kc' must be >= 0"),
-            (dict(conv_req(neon()), kind="sconv2d", layout="nchw_fchw", n=1,
-                  h=8, w=8, c=4, f=8, kh=3, kw=3, parallel=True),
-             "nchw convolutions have no parallel form yet"),
             (rvv(pack_b=True, trans_b=True), "pack_b needs trans_b and "
              "dynamic_k false"),
             (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
@@ -653,12 +650,13 @@ class QemuExecutionTest(unittest.TestCase):
                                    parts=parts)
                 self.assertFalse(whole["passed"])
 
-    def test_parallel_nhwc_convolutions_compute_their_part(self):
-        """An nhwc convolution's parallel form as parts of its GEMM view
+    def test_parallel_convolutions_compute_their_part(self):
+        """A convolution's parallel form as parts of its GEMM view: nhwc
         (output pixels split at a multiple of MR, filters at one of NR),
-        HWCF and FHWC (whose filter is packed a panel at a time), with a
-        bias; the kernel without the form, run so, adds each part's sum
-        to all of the output."""
+        HWCF and FHWC (whose filter is packed a panel at a time), and nchw
+        (filters split at a multiple of MR, every image's pixels in each
+        part), with a bias; the kernel without the form, run so, adds each
+        part's sum to all of the output."""
         geometry = {"kind": "sconv2d", "n": 2, "h": 9, "w": 8, "c": 5,
                     "f": 40, "kh": 3, "kw": 3, "bias": True}
         pixels = 2 * 7 * 6
@@ -671,8 +669,10 @@ class QemuExecutionTest(unittest.TestCase):
             rows, cols = 4 * mr, 2 * nr if arch == "aarch64" else nr
             parts = [(0, rows, 0, cols), (rows, pixels, 0, cols),
                      (0, rows, cols, 40), (rows, pixels, cols, 40)]
-            for layout in ("nhwc_hwcf", "nhwc_fhwc"):
+            for layout in ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw"):
                 conv = dict(conv_req(req), layout=layout, **geometry)
+                if layout == "nchw_fchw":
+                    parts = [(0, 2 * mr, 0, 42), (2 * mr, 40, 0, 42)]
                 with self.subTest(isa=req["isa"], layout=layout):
                     result = runner.run_conv(dict(conv, parallel=True), cpu,
                                              parts)

@@ -41,6 +41,9 @@
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: linalg.conv_2d_nhwc_hwcf ins
 // CHECK: llvm.call @qm_sconv2d_nhwc_hwcf_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_aarch64_neon_parts2
+// CHECK-LABEL: func.func @conv_nchw
+// CHECK-NOT: linalg.conv_2d_nchw_fchw ins
+// CHECK: llvm.call @qm_sconv2d_nchw_fchw_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_aarch64_neon_parts2
 // The parts' ranges (m_begin, m_end, n_begin, n_end each), then the
 // launcher: an OpenMP team over them, each calling the kernel.
 // CHECK: llvm.mlir.global {{.*}}@qm_sgemm_70x100x300_nn_ldrt_7x12_ku4_par_aarch64_neon_parts2_table
@@ -55,6 +58,11 @@
 // CHECK-SAME: dense<[0, 392, 0, 32, 392, 784, 0, 32]>
 // CHECK: omp.parallel
 // CHECK: llvm.call @qm_sconv2d_nhwc_hwcf_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_aarch64_neon(
+// torch's nchw convolution: its parts split the filters (the GEMM view's
+// rows, each image's pixels whole in every part).
+// CHECK: llvm.mlir.global {{.*}}@qm_sconv2d_nchw_fchw_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_aarch64_neon_parts2_table
+// CHECK-SAME: dense<[0, 21, 0, 784, 21, 32, 0, 784]>
+// CHECK: omp.parallel
 // SYMBOLS: U __kmpc_fork_call
 // Each of the team's two threads says so as the launcher's region starts.
 // EXEC-DAG: thread 0 of 2
@@ -64,6 +72,7 @@
 // BROKEN: not accelerated: generated kernel qm_sconv2d_nhwc_hwcf_1x30x30x16_f32_k3x3_s1x1_d1x1_7x12_ku4_par_fault_drop_k_aarch64_neon failed validation under emulation
 // BROKEN: linalg.matmul
 // BROKEN: linalg.conv_2d_nhwc_hwcf
+// BROKEN: linalg.conv_2d_nchw_fchw
 
 func.func @gemm(%a: memref<70x300xf32>, %b: memref<300x100xf32>,
                 %c: memref<70x100xf32>) attributes {llvm.emit_c_interface} {
@@ -87,5 +96,14 @@ func.func @conv(%x: memref<1x30x30x16xf32>, %w: memref<3x3x16x32xf32>,
                             strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : memref<1x30x30x16xf32>, memref<3x3x16x32xf32>)
     outs(%y : memref<1x28x28x32xf32>)
+  return
+}
+
+func.func @conv_nchw(%x: memref<1x16x30x30xf32>, %w: memref<32x16x3x3xf32>,
+                     %y: memref<1x32x28x28xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>,
+                            strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x16x30x30xf32>, memref<32x16x3x3xf32>)
+    outs(%y : memref<1x32x28x28xf32>)
   return
 }

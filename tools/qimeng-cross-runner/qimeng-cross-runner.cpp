@@ -33,9 +33,9 @@
 // in elements (nhwc: image, row, pixel, channels unit; nchw: image,
 // channel, row, pixels unit), the gaps NaN so that a kernel reading them
 // fails; the filter and output dense; EPILOGUE's bias ("bias") is one per
-// output channel; PARTS as for a GEMM, of the nhwc GEMM view (output pixels
-// x filters). Exit 0 when a verdict was printed
-// (passed or not), 2 for bad arguments or I/O.
+// output channel; PARTS as for a GEMM, of the GEMM view (nhwc: output
+// pixels x filters; nchw: filters x an image's pixels). Exit 0 when a verdict
+// was printed (passed or not), 2 for bad arguments or I/O.
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Runtime/ValidationNumerics.h"
@@ -413,15 +413,17 @@ struct ConvProblem {
   bool overwrite;
   uint64_t seed;
   int runs;
-  /// A parallel kernel's parts of its GEMM view (pixels x filters).
+  /// A parallel kernel's parts of its GEMM view (writeRange).
   std::vector<std::array<int64_t, 4>> parts;
   bool nhwc() const { return layout != NchwFchw; }
   int64_t oh() const { return (h - dh * (kh - 1) - 1) / sh + 1; }
   int64_t ow() const { return (w - dw * (kw - 1) - 1) / sw + 1; }
-  /// All of an nhwc convolution's GEMM view (pixels x filters) as the
-  /// range at 24, which its parallel form reads.
+  /// All of the convolution's GEMM view as the range at 24, which its
+  /// parallel form reads: output pixels x filters (nhwc), filters x an
+  /// image's pixels (nchw).
   void writeRange(Workspace &ws) const {
-    int64_t range[4] = {0, n * oh() * ow(), 0, f};
+    int64_t range[4] = {0, nhwc() ? n * oh() * ow() : f, 0,
+                        nhwc() ? f : oh() * ow()};
     std::memcpy(ws.base + 24, range, sizeof(range));
   }
   int64_t inputSpan() const {

@@ -135,6 +135,13 @@ GemmConfig clampToProblem(GemmConfig config, const GemmDesc &desc);
 llvm::Expected<GemmConfig> chooseKernelConfig(const KernelProblem &problem,
                                               const Target &target);
 
+/// The axis `problem`'s parallel form on `isa` must split, where it has no
+/// choice: the sketch-driven ISAs' nchw convolutions split their filters
+/// (M; the kernel reads no columns, whose header slots its image loop
+/// keeps). Callers apply it over a pinned config too.
+std::optional<SplitAxis> requiredSplit(const KernelProblem &problem,
+                                       VectorIsa isa);
+
 } // namespace qimeng
 
 #endif // QIMENG_KERNEL_BLOCKINGMODEL_H
