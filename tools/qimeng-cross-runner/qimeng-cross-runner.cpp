@@ -129,7 +129,7 @@ std::string jsonEscape(const std::string &s) {
       "ENTRY M N K TRANSPOSES LDA LDB LDC WORKSPACE OVERWRITE SEED "
       "RUNS DISTRIBUTIONS EPILOGUE [PARTS]\n       qimeng-cross-runner CODE "
       "ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW S0 S1 S2 "
-      "WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS EPILOGUE\n",
+      "WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS EPILOGUE [PARTS]\n",
       why);
   std::exit(2);
 }

@@ -92,8 +92,9 @@ llvm::Expected<CrossRun> validateGemmCross(
 /// Runs `kernel` (a convolution without epilogue, for `desc`) in the
 /// target's cross runner: the three distributions on the descriptor's input
 /// strides (the kernel holds them as immediates), the gaps in the input
-/// NaN; a parallel kernel as `parts` of its GEMM view (output pixels x
-/// filters), one call each. Errors and reports as validateGemmCross.
+/// NaN; a parallel kernel as `parts` of its GEMM view (ConvDesc::gemmView:
+/// output pixels x filters for nhwc, filters x an image's pixels for
+/// nchw), one call each. Errors and reports as validateGemmCross.
 llvm::Expected<CrossRun> validateConvCross(
     const ConvDesc &desc, const Target &target, const EmittedKernel &kernel,
     const std::vector<GemmRange> &parts = {},
