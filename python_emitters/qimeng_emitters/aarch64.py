@@ -51,15 +51,28 @@ WIDTH_FORMS = {4: ("q", "4s", 16), 2: ("d", "2s", 8), 1: ("s", None, 4)}
 K_UNROLLS = (4, 8)
 
 
-def epilogue_registers(rows, nv, acc, b_reg):
+def epilogue_registers(sk, rows, nv, acc, b_reg):
     """Vector registers for the epilogue of a `rows` x `nv` block, from
     those the accumulators (`acc(i, v)`) and B (`b_reg(v)`) leave: A's,
     free after the K loop, and the unused ones. Returns (a bias register
-    per vector, zero, relu's bound, a row's bias)."""
+    per vector for a bias per column, else none; zero for relu; relu's
+    bound; a row's bias for a bias per row), None where the epilogue has
+    no use for one; refuses a block that leaves too few."""
     used = {acc(i, v) for i in range(rows) for v in range(nv)} | {
         b_reg(v) for v in range(nv)}
     free = [r for r in range(32) if r not in used]
-    return free[:nv], free[nv], free[nv + 1], free[nv + 2]
+    columns, row = sk.bias == "columns", sk.bias == "rows"
+    wanted = ((nv if columns else 0) + int(sk.relu)
+              + int(sk.relu_max is not None) + int(row))
+    if wanted > len(free):
+        raise RequestError(
+            f"a {rows}-row block of {nv} vectors leaves {len(free)} vector "
+            f"registers for its epilogue, which needs {wanted}")
+    take = iter(free)
+    bias_v = [next(take) for _ in range(nv)] if columns else []
+    zero = next(take) if sk.relu else None
+    bound = next(take) if sk.relu_max is not None else None
+    return bias_v, zero, bound, next(take) if row else None
 
 
 def split_width(width):
@@ -714,10 +727,10 @@ class NeonWriter(Writer):
         self.k_loops(sk, rows, widths, chunk)
 
         bias_v, zero, bound, row_bias = epilogue_registers(
-            rows, nv, acc, b_reg)
+            sk, rows, nv, acc, b_reg)
         self.epilogue_setup(
-            sk, [f"ldr\t{WIDTH_FORMS[w][0]}{bias_v[v]}, [{BPTR}, "
-                 f"#{offsets[v]}]" for v, w in enumerate(widths)],
+            sk, [f"ldr\t{WIDTH_FORMS[w][0]}{reg}, [{BPTR}, #{offset}]"
+                 for w, reg, offset in zip(widths, bias_v, offsets)],
             zero, bound)
 
         def op(name, reg, other, w):
@@ -911,10 +924,10 @@ class SveWriter(NeonWriter):
         self.k_loops(sk, rows, widths, chunk)
 
         bias_v, zero, bound, row_bias = epilogue_registers(
-            rows, nv, acc, b_reg)
+            sk, rows, nv, acc, b_reg)
         self.epilogue_setup(
-            sk, [f"ld1w\t{{z{bias_v[v]}.s}}, {pred[v]}/z, {addr(BPTR, v)}"
-                 for v in range(nv)], zero, bound)
+            sk, [f"ld1w\t{{z{reg}.s}}, {pred[v]}/z, {addr(BPTR, v)}"
+                 for v, reg in enumerate(bias_v)], zero, bound)
 
         self.ins(f"mov\t{CROW}, {CBLOCK}")
         for i in range(rows):

@@ -239,6 +239,21 @@ class RequestTest(unittest.TestCase):
         # LMUL 4 at VLEN 256: 7 accumulator groups and one for B.
         emit(rvv(mr=7, nr=32, lmul=4))
 
+    def test_every_block_of_the_models_space_takes_an_epilogue(self):
+        """NEON's blocks that fit 32 registers (the model's search space)
+        generate with the fullest epilogue too: it takes only the
+        registers it uses (4 x 20 leaves 7: five column biases, zero and
+        relu's bound)."""
+        for nv in range(1, 7):
+            for mr in range(2, 9):
+                if mr * nv + mr + nv > 32:
+                    continue
+                for epilogue in ({}, {"bias": "columns", "relu": True,
+                                      "relu_max": 6.0},
+                                 {"bias": "rows", "relu": True}):
+                    with self.subTest(mr=mr, nv=nv, epilogue=epilogue):
+                        emit(neon(mr=mr, nr=4 * nv, **epilogue))
+
 
 @unittest.skipUnless(LLVM_MC, "llvm-mc-22 not found")
 class AssemblyTest(unittest.TestCase):
@@ -499,7 +514,7 @@ class QemuExecutionTest(unittest.TestCase):
 
     def test_neon_on_cortex_a76_and_neoverse_n1(self):
         runner = self.runner("aarch64")
-        blocks = [(7, 12, 4), (8, 8, 4), (5, 16, 8), (6, 8, 8)]
+        blocks = [(7, 12, 4), (8, 8, 4), (5, 16, 8), (6, 8, 8), (4, 20, 4)]
         for cpu, seed in (("cortex-a76", 1), ("neoverse-n1", 2)):
             def make(m, n, k, i=[0]):
                 mr, nr, ku = blocks[i[0] % len(blocks)]
