@@ -262,8 +262,7 @@ class NeonWriter(Writer):
     def when(self, slot, value, body):
         """`body` where the header's `slot` holds `value` (None: is not
         0)."""
-        skip = self.labels.next
-        self.labels.next += 1
+        skip = self.labels.reserve()
         self.ins(f"ldr\t{CROW}, [{WS}, #{slot}]")
         if value is None:
             self.ins(f"cbz\t{CROW}, {skip}f")
@@ -366,8 +365,7 @@ class NeonWriter(Writer):
         loop = skip = None
         if panel.count is None:
             self.ins(f"ldr\t{JR}, [{WS}, #{FULL_PANELS_SLOT}]")
-            skip = self.labels.next
-            self.labels.next += 1
+            skip = self.labels.reserve()
             self.ins(f"cbz\t{JR}, {skip}f")
             loop = self.labels.place(self.lines, "column panel")
         elif panel.count > 1:
@@ -399,8 +397,7 @@ class NeonWriter(Writer):
         skip = None
         if count is None:
             self.ins(f"ldr\t{IR}, [{WS}, #{ROW_BLOCKS_SLOT}]")
-            skip = self.labels.next
-            self.labels.next += 1
+            skip = self.labels.reserve()
             self.ins(f"cbz\t{IR}, {skip}f")
         else:
             mov_imm(self.lines, IR, count)
@@ -420,14 +417,12 @@ class NeonWriter(Writer):
     def row_edges(self, sk, microkernel):
         """Run-time M's last rows: the microkernel for the count in the
         header (none for 0)."""
-        done = self.labels.next
-        self.labels.next += 1
+        done = self.labels.reserve()
         # Loaded once: a count that does not match runs no microkernel.
         self.ins(f"ldr\t{CROW}, [{WS}, #{ROW_EDGE_SLOT}]")
         for rows in range(1, sk.mr):
             self.ins(f"cmp\t{CROW}, #{rows}")
-            other = self.labels.next
-            self.labels.next += 1
+            other = self.labels.reserve()
             self.ins(f"b.ne\t{other}f")
             microkernel(rows)
             self.ins(f"b\t{done}f")
@@ -487,8 +482,7 @@ class NeonWriter(Writer):
         self.ins(f"mov\t{row_src}, {src}")
         self.ins(f"mov\t{row_dst}, {dst}")
         for lanes, reg in ((4, "q0"), (1, "s0")):
-            skip = self.labels.next
-            self.labels.next += 1
+            skip = self.labels.reserve()
             if lanes == 4:
                 self.ins(f"lsr\t{count}, {IR}, #2")
             else:
@@ -634,15 +628,10 @@ class NeonWriter(Writer):
             if sk.fault == "drop-k":
                 self.ins(f"sub\t{KI}, {KI}, #1")
 
-        def forward_label():
-            label = self.labels.next
-            self.labels.next += 1
-            return label
-
         if sk.dynamic_k:
             load_k()
             self.ins(f"lsr\t{KI}, {KI}, #{self.k_unroll.bit_length() - 1}")
-            skip = forward_label()
+            skip = self.labels.reserve()
             self.ins(f"cbz\t{KI}, {skip}f")
             iterations, rest = None, 0
         else:
@@ -662,7 +651,7 @@ class NeonWriter(Writer):
             self.lines.append(f"{skip}:")
             load_k()
             self.ins(f"and\t{KI}, {KI}, #{self.k_unroll - 1}")
-            done = forward_label()
+            done = self.labels.reserve()
             self.ins(f"cbz\t{KI}, {done}f")
             tail = self.labels.place(self.lines, "a k of the tail")
             chunk(1)

@@ -59,9 +59,15 @@ class Labels:
     def __init__(self):
         self.next = 10
 
-    def place(self, lines, comment, comment_prefix="//"):
+    def reserve(self):
+        """A label's number for a forward branch (``10f``), its line
+        appended where the branch lands."""
         number = self.next
         self.next += 1
+        return number
+
+    def place(self, lines, comment, comment_prefix="//"):
+        number = self.reserve()
         lines.append(f"{number}:\t{comment_prefix} {comment}")
         return number
 

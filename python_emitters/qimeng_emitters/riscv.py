@@ -127,8 +127,7 @@ class RvvWriter(Writer):
     def loop_back_unless_zero(self, reg, label):
         """Back to `label` while reg is non-zero; a jal reaches any body
         size (a conditional branch only 4 KiB)."""
-        done = self.labels.next
-        self.labels.next += 1
+        done = self.labels.reserve()
         self.ins(f"beqz\t{reg}, {done}f")
         self.ins(f"j\t{label}b")
         self.lines.append(f"{done}:")
@@ -229,9 +228,9 @@ class RvvWriter(Writer):
         self.ins(f"sub\t{rows}, {rows}, {first}")
         if not sk.gathers_a:
             # An nchw convolution's A is the filter, its second argument.
+            base = B if sk.gathers_b else A
             self.ins(f"mul\t{TMP}, {first}, {LDA}")
-            self.ins(f"add\t{B if sk.gathers_b else A}, "
-                     f"{B if sk.gathers_b else A}, {TMP}")
+            self.ins(f"add\t{base}, {base}, {TMP}")
         self.ins(f"mul\t{TMP}, {first}, {LDC}")
         self.ins(f"add\t{C}, {C}, {TMP}")
         self.ins(f"li\t{mr}, {sk.mr}")
@@ -279,8 +278,7 @@ class RvvWriter(Writer):
     def when(self, slot, value, body):
         """`body` where the header's `slot` holds `value` (None: is not
         0)."""
-        skip = self.labels.next
-        self.labels.next += 1
+        skip = self.labels.reserve()
         self.ins(f"ld\t{CROW}, {slot}({WS})")
         if value is None:
             self.jump_unless(f"bnez\t{CROW}, {{}}", skip)
@@ -366,8 +364,7 @@ class RvvWriter(Writer):
         loop = skip = None
         if panel.count is None:
             self.ins(f"ld\t{JR}, {FULL_PANELS_SLOT}({WS})")
-            skip = self.labels.next
-            self.labels.next += 1
+            skip = self.labels.reserve()
             self.jump_unless(f"bnez\t{JR}, {{}}", skip)
             loop = self.label("column panel")
         elif panel.count > 1:
@@ -412,8 +409,7 @@ class RvvWriter(Writer):
     def jump_unless(self, condition, label):
         """To `label` (forward) unless `condition` (a branch to 1f) holds;
         a jal reaches past any body (a conditional branch only 4 KiB)."""
-        taken = self.labels.next
-        self.labels.next += 1
+        taken = self.labels.reserve()
         self.ins(condition.format(f"{taken}f"))
         self.ins(f"j\t{label}f")
         self.lines.append(f"{taken}:")
@@ -424,8 +420,7 @@ class RvvWriter(Writer):
         skip = None
         if count is None:
             self.ins(f"ld\t{IR}, {ROW_BLOCKS_SLOT}({WS})")
-            skip = self.labels.next
-            self.labels.next += 1
+            skip = self.labels.reserve()
             self.jump_unless(f"bnez\t{IR}, {{}}", skip)
         else:
             self.ins(f"li\t{IR}, {count}")
@@ -445,14 +440,12 @@ class RvvWriter(Writer):
     def row_edges(self, sk, microkernel):
         """Run-time M's last rows: the microkernel for the count in the
         header (none for 0)."""
-        done = self.labels.next
-        self.labels.next += 1
+        done = self.labels.reserve()
         # Loaded once: a count that does not match runs no microkernel.
         self.ins(f"ld\t{CROW}, {ROW_EDGE_SLOT}({WS})")
         for rows in range(1, sk.mr):
             self.ins(f"li\t{TMP}, {rows}")
-            other = self.labels.next
-            self.labels.next += 1
+            other = self.labels.reserve()
             self.jump_unless(f"beq\t{CROW}, {TMP}, {{}}", other)
             microkernel(rows)
             self.ins(f"j\t{done}f")
@@ -702,11 +695,6 @@ class RvvWriter(Writer):
             if sk.fault == "drop-k":
                 self.ins(f"addi\t{KI}, {KI}, -1")
 
-        def forward_label():
-            label = self.labels.next
-            self.labels.next += 1
-            return label
-
         def k_loop():
             """K / k_unroll unrolled iterations, then the steps left; with
             K from the header (perhaps no iteration), those in a loop of
@@ -715,7 +703,7 @@ class RvvWriter(Writer):
                 load_k()
                 self.ins(f"srli\t{KI}, {KI}, "
                          f"{self.k_unroll.bit_length() - 1}")
-                skip = forward_label()
+                skip = self.labels.reserve()
                 self.ins(f"beqz\t{KI}, {skip}f")
                 iterations, rest = None, 0
             else:
@@ -738,7 +726,7 @@ class RvvWriter(Writer):
                 self.lines.append(f"{skip}:")
                 load_k()
                 self.ins(f"andi\t{KI}, {KI}, {self.k_unroll - 1}")
-                done = forward_label()
+                done = self.labels.reserve()
                 self.ins(f"beqz\t{KI}, {done}f")
                 tail = self.label("a k of the tail")
                 k_steps(1)

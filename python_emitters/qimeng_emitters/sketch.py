@@ -431,9 +431,6 @@ def parse_request(request, isa, extra_fields=()):
         else:
             fields = {"m": g.f, "n": g.oh * g.ow, "k": g.c * g.kh * g.kw,
                       "conv": g}
-        # The parallel form: parts of the GEMM view (nhwc: pixels x
-        # filters; nchw: filters x an image's pixels, split by filters).
-        fields["parallel"] = bool_field(request, "parallel")
         # A bias per output channel: B's columns (nhwc) or A's rows (nchw).
         fields["bias"] = ("none" if not bool_field(request, "bias")
                           else "columns" if g.nhwc else "rows")
@@ -467,7 +464,6 @@ def parse_request(request, isa, extra_fields=()):
                 f"isa {isa} kernels block a static K: a run-time K "
                 "(dynamic_k) runs in one block (no kc)")
         fields["pack_b"] = bool_field(request, "pack_b")
-        fields["parallel"] = bool_field(request, "parallel")
         if fields["pack_b"] and (fields["trans_b"] or fields["dynamic_k"]):
             raise RequestError(
                 f"isa {isa} kernels pack B as stored, a panel of the "
@@ -487,9 +483,13 @@ def parse_request(request, isa, extra_fields=()):
             f"unknown fault {fault!r}; expected one of drop-k, "
             "write-past-edge, segfault, hang (test-only)")
     relu = bool_field(request, "relu")
+    # The parallel form: parts of C, or of a convolution's GEMM view (nhwc:
+    # pixels x filters; nchw: filters x an image's pixels, split by
+    # filters).
     fields.update(mr=int_field(request, "mr"),
                   overwrite=bool_field(request, "overwrite"), fault=fault,
-                  relu=relu, relu_max=relu_max_field(request, relu))
+                  relu=relu, relu_max=relu_max_field(request, relu),
+                  parallel=bool_field(request, "parallel"))
     if fields["mr"] > MAX_ROWS:
         raise RequestError(
             f"mr = {fields['mr']} is more rows than the {MAX_ROWS} A row "

@@ -217,8 +217,8 @@ TEST_P(CrossValidationTest, RunTimeKAndMPass) {
   if (std::string why = missingTools(target); !why.empty())
     GTEST_SKIP() << why;
   // Attention's probabilities times V over a dynamic sequence: M and K at
-  // run time (validated at K = 1, 12, 37 and 56, M likewise), C
-  // accumulated; a kernel that drops a k is caught.
+  // run time (validated at K = 0, 1, 12, 37 and 56, M at 1, 8, 24 and 37),
+  // C accumulated; a kernel that drops a k is caught.
   GemmDesc desc = GemmDesc::packed(24, 21, 37, false, false);
   desc.runtimeLd = true;
   desc.dynamicM = true;
