@@ -23,10 +23,12 @@ GemmDesc GemmDesc::packed(int64_t m, int64_t n, int64_t k, bool transA,
 }
 
 llvm::Error GemmDesc::verify() const {
-  if (m < 1 || n < 1 || k < 1)
+  // A run-time K may be 0 at a call (C = epilogue(C or 0)).
+  if (m < 1 || n < 1 || k < (dynamicK ? 0 : 1))
     return llvm::createStringError(
-        llvm::formatv("invalid gemm shape {0}x{1}x{2}: sizes must be >= 1", m,
-                      n, k)
+        llvm::formatv("invalid gemm shape {0}x{1}x{2}: sizes must be >= 1 "
+                      "(K >= 0 when run-time)",
+                      m, n, k)
             .str());
   if (lda < aCols())
     return llvm::createStringError(

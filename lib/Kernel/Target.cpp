@@ -70,8 +70,6 @@ bool qimeng::isaAppliesEpilogues(VectorIsa isa) {
   return isa != VectorIsa::None && isa != VectorIsa::Amx;
 }
 
-bool qimeng::isaStoresCAtAnyRuntimeK(VectorIsa isa) { return isSketchIsa(isa); }
-
 bool qimeng::isaReadsConvStridesAtRunTime(VectorIsa isa) {
   return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512;
 }

@@ -682,9 +682,11 @@ void qimeng::validation::computeReference(const GemmDesc &d, const float *a,
       ref[size_t(i * n + j)] = c;
       mag[size_t(i * n + j)] = std::fabs(c);
     }
+  // (BLAS wants a leading dimension of at least 1, K = 0 included.)
+  const blasint ldaL = blasint(std::max<int64_t>(k, 1));
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(m), blasint(n),
-              blasint(k), 1.0, aL.data(), blasint(k), bL.data(), blasint(n),
-              1.0, ref.data(), blasint(n));
+              blasint(k), 1.0, aL.data(), ldaL, bL.data(), blasint(n), 1.0,
+              ref.data(), blasint(n));
   // The magnitude only scales the bound: float is enough (non-negative
   // terms, relative error below k * 2^-24), widened by that much.
   std::vector<float> aAbs(aL.size()), bAbs(bL.size()), magF(size_t(m * n));
@@ -693,8 +695,8 @@ void qimeng::validation::computeReference(const GemmDesc &d, const float *a,
   for (size_t i = 0; i < bL.size(); ++i)
     bAbs[i] = float(std::fabs(bL[i]));
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(m), blasint(n),
-              blasint(k), 1.0f, aAbs.data(), blasint(k), bAbs.data(),
-              blasint(n), 0.0f, magF.data(), blasint(n));
+              blasint(k), 1.0f, aAbs.data(), ldaL, bAbs.data(), blasint(n),
+              0.0f, magF.data(), blasint(n));
   const double widen = 1.0 + 2.0 * double(k + 1) * std::ldexp(1.0, -24);
   for (size_t i = 0; i < mag.size(); ++i)
     mag[i] += double(magF[i]) * widen;

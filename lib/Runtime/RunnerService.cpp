@@ -345,7 +345,8 @@ struct RequestProblem {
   /// The (M, N, K) a kernel is validated at: the problem's, and for a
   /// run-time size also one, a third of it and one and a half times it
   /// (edges and more blocks than it was blocked for), the run-time sizes
-  /// moving together.
+  /// moving together; an f32 run-time K at 0 too, last (C =
+  /// epilogue(C or 0); GemmDesc::runtimeKStoresC).
   static std::vector<std::tuple<int64_t, int64_t, int64_t>>
   sizesToCheck(const GemmDesc &gemm) {
     auto values = [](int64_t v, bool dynamic) {
@@ -361,6 +362,8 @@ struct RequestProblem {
       sizes.emplace_back(ms[i], ns[i], ks[i]);
     std::sort(sizes.begin(), sizes.end());
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    if (gemm.dynamicK && gemm.runtimeKStoresC())
+      sizes.emplace_back(gemm.m, gemm.n, 0);
     return sizes;
   }
 };

@@ -348,9 +348,9 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   if (dynamicN)
     ranges[n] = options.representativeN;
   // And a dynamic K (attention's probabilities times V over a dynamic
-  // sequence): the kernel accumulates into C, which keeps its
-  // initialisation, unless the target's kernels store C at any K
-  // (x86's kc loop stores nothing at K = 0).
+  // sequence): f32 kernels store C at any K and take C's initialisation
+  // and a consumer; the low-precision ones accumulate into C, which keeps
+  // its initialisation (GemmDesc::runtimeKStoresC).
   const bool dynamicK = ShapedType::isDynamic(ranges[k]);
   if (dynamicK)
     ranges[k] = options.representativeK;
@@ -502,7 +502,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // their f32 result to bf16); 8-bit ones none yet.
   const bool fuse = options.fuseEpilogues && !isIntegerPrecision(d.precision);
   OutputInit init =
-      dynamicK && !options.runtimeKStoresC
+      dynamicK && !d.runtimeKStoresC()
           ? OutputInit()
           : outputInitOf(out.operands[2], op,
                          fuse ? std::optional<unsigned>(out.nDimOfC)

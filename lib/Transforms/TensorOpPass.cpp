@@ -1052,8 +1052,6 @@ struct QiMengTensorOpPass
     // consumers fuse where the ISA's kernels apply epilogues.
     if (isSketchIsa(options->target.bestIsa()))
       matchOptions.runtimeLeadingDims = true;
-    matchOptions.runtimeKStoresC =
-        isaStoresCAtAnyRuntimeK(options->target.bestIsa());
     if (!isaAppliesEpilogues(options->target.bestIsa()))
       matchOptions.fuseEpilogues = false;
 

@@ -268,10 +268,6 @@ class Params:
                 raise RequestError(
                     "dynamic_k and fuse_pack_b exclude each other (K's "
                     "header slot is the fused packing's)")
-            if self.overwrite or self.has_epilogue:
-                raise RequestError(
-                    "dynamic_k cannot overwrite C or apply an epilogue: "
-                    "with K = 0 no kc block runs to store C")
         if self.fault == "write-past-edge":
             self.row_edges = self.col_edges = True
         # Workspace.
@@ -338,6 +334,14 @@ class Params:
     @property
     def has_epilogue(self):
         return self.bias != "none" or self.relu
+
+    @property
+    def stores_at_zero_k(self):
+        """A run-time K of 0 still stores C (C = epilogue(0), or
+        epilogue(C)): the kc loop runs one empty block, which packs
+        nothing and stores the zero accumulators as the last block does.
+        Kernels that only add to C skip everything at K = 0."""
+        return self.dynamic_k and (self.overwrite or self.has_epilogue)
 
     @property
     def runtime_sizes(self):
@@ -415,6 +419,10 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
     edge = asm.label(f"pack {name}: edge sliver")
     done = asm.label(f"pack {name}: sliver done")
     asm.comment(f"PACK {name}: {R}-wide slivers, k-major, zero-padded")
+    if p.stores_at_zero_k:
+        packed = asm.label(f"pack {name}: empty kc block, nothing to copy")
+        asm.ins(f"testq {KB}, {KB}")
+        asm.ins(f"jz {fwd(packed)}")
     asm.ins(f"xorl %r14d, %r14d")
     asm.place(loop)
     # %rsi = base + outer*sk + (inner + r0)*sr
@@ -498,6 +506,8 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
     asm.ins(f"addq ${R}, %r14")
     asm.ins(f"cmpq {width_reg}, %r14")
     asm.ins(f"jb {back(loop)}")
+    if p.stores_at_zero_k:
+        asm.place(packed)
 
 
 def _emit_transpose_16x16(asm):
@@ -1003,6 +1013,16 @@ def _emit_c_update(asm, p, next_tile):
         stored = asm.label("first kc block stored")
         asm.ins(f"testq {PC}, {PC}")
         asm.ins(f"jnz {fwd(later)}")
+        if p.has_epilogue and p.dynamic_k:
+            # A run-time K may end in its first block (K <= kc, or 0).
+            not_last = asm.label("first kc block, not the last")
+            only = asm.label("only kc block stored")
+            asm.ins(f"cmpq {_k_operand(p)}, {KB}")
+            asm.ins(f"jne {fwd(not_last)}")
+            asm.comment("first and last kc block: C = epilogue(accumulators)")
+            _emit_c_write(asm, p, only, read_c=False, epilogue=True)
+            asm.ins(f"jmp {fwd(next_tile)}")
+            asm.place(not_last)
         asm.comment("first kc block: C = accumulators (C is not read)")
         _emit_c_write(asm, p, stored, read_c=False)
         asm.ins(f"jmp {fwd(next_tile)}")
@@ -1236,7 +1256,7 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
     shift = p.k_unroll.bit_length() - 1
     if p.fault == "drop-k":
         asm.comment("fault drop-k: the last k term of every block is lost")
-        asm.ins(f"leaq -1({KB}), %rcx")
+        _emit_kb_less_one(asm)
     else:
         asm.ins(f"movq {KB}, %rcx")
     if shift:
@@ -1260,7 +1280,7 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
     asm.place(k_rem)
     if p.k_unroll > 1:
         if p.fault == "drop-k":
-            asm.ins(f"leaq -1({KB}), %rcx")
+            _emit_kb_less_one(asm)
         else:
             asm.ins(f"movq {KB}, %rcx")
         asm.ins(f"andq ${p.k_unroll - 1}, %rcx")
@@ -1272,6 +1292,14 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
         b.emit_advance(asm, 1)
         asm.ins("decq %rcx")
         asm.ins(f"jnz {back(k_rem_loop)}")
+
+
+def _emit_kb_less_one(asm):
+    """%rcx = kb - 1, or 0 for an empty block (a run-time K of 0): the
+    borrow of the subtraction adds the one back."""
+    asm.ins(f"movq {KB}, %rcx")
+    asm.ins("subq $1, %rcx")
+    asm.ins("adcq $0, %rcx")
 
 
 def _a_bases(p, row_stride):
@@ -1476,7 +1504,11 @@ def _emit_body(p):
     asm.ins("movq %rcx, %rbx")
     _emit_relu_max_constant(asm, p)
     no_k = asm.label("K = 0: C stays as it is")
-    if p.dynamic_k:
+    if p.stores_at_zero_k:
+        # K = 0 runs one empty kc block, which stores C; K < 0 is no size.
+        asm.ins(f"cmpq $0, {K_SLOT}(%rbx)")
+        asm.ins(f"jl {fwd(no_k)}")
+    elif p.dynamic_k:
         asm.ins(f"cmpq $0, {K_SLOT}(%rbx)")
         asm.ins(f"jle {fwd(no_k)}")
     if p.runtime_ld:

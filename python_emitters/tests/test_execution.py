@@ -367,6 +367,18 @@ DYNAMIC_K = [
                                    runtime_ld=True, dynamic_k=True,
                                    a_layout="direct"),
      ((29, 64, 0), (29, 64, 1), (29, 64, 19), (29, 64, 45))),
+    # An epilogue over a run-time K: applied in the block that ends K (the
+    # first too), and at K = 0 to C as it is.
+    ("avx2_dk_bias_relu", request(m=13, n=33, k=24, mr=6, nr=16, mc=12,
+                                  nc=32, kc=8, k_unroll=2, runtime_ld=True,
+                                  dynamic_k=True, bias="columns", relu=True),
+     ((13, 33, 0), (13, 33, 1), (13, 33, 5), (13, 33, 24), (13, 33, 41))),
+    ("avx512_dk_relu6_trans_a", request(isa="avx512", m=37, n=70, k=32,
+                                        mr=6, nr=32, mc=24, nc=64, kc=16,
+                                        k_unroll=4, trans_a=True,
+                                        runtime_ld=True, dynamic_k=True,
+                                        relu=True, relu_max=6.0),
+     ((37, 70, 0), (37, 70, 3), (37, 70, 32), (37, 70, 53))),
 ]
 
 # Epilogues: bias per column and relu where the last kc block stores C

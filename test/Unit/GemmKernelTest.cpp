@@ -489,6 +489,38 @@ TEST(GemmKernelTest, RuntimeKValidates) {
       }
 }
 
+TEST(GemmKernelTest, RuntimeKOverwritesAndAppliesEpilogues) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A run-time K into a zero-filled or bias-initialised C (attention's
+  // probabilities times V, a linear layer over a dynamic depth): the
+  // kernel overwrites C (NaN before the call: read, it shows) and applies
+  // its epilogue in the block that ends K, the first one included, and at
+  // K = 0 stores epilogue(0) (or epilogue(C) when it accumulates). One,
+  // several kc blocks and none; every transpose; A packed or in place.
+  GemmConfig base = hostRunsAvx512() ? smallAvx512Config() : smallAvx2Config();
+  GemmConfig direct = base;
+  direct.aLayout = ALayout::Direct;
+  for (const GemmConfig &config : {base, direct})
+    for (int t = 0; t < 4; ++t)
+      for (int form = 0; form < 3; ++form) {
+        // 0: overwrite, 1: overwrite + bias + relu6, 2: C += then relu.
+        GemmDesc d = GemmDesc::packed(29, 40, 45, t & 1, t & 2);
+        d.dynamicK = true;
+        d.runtimeLd = true;
+        d.overwrite = form < 2;
+        d.bias = form == 1 ? GemmBias::Columns : GemmBias::None;
+        d.relu = form > 0;
+        if (form == 1)
+          d.reluMax = 6.0f;
+        expectValidatesAt(d, fitTo(config, d),
+                          {{29, 40, 0},
+                           {29, 40, 1},
+                           {29, 40, 7},
+                           {29, 40, 45},
+                           {29, 40, 95}});
+      }
+}
+
 TEST(GemmKernelTest, FixedSizeKernelFailsAsRuntimeSizes) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // A kernel for 13 x 48 x 20 called as one that reads M (50 rows), N (90

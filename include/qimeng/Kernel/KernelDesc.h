@@ -42,9 +42,9 @@ namespace qimeng {
 /// and `m` is the representative M its blocking was chosen and tuned for.
 /// `dynamicN` likewise for the columns [0, N) (with run-time leading
 /// dimensions, since a dense C's ldc is N), and `dynamicK` for the depth K
-/// (run-time leading dimensions too; the x86 generators take no overwrite
-/// or epilogue with it, since at K = 0 their kc loop stores nothing: see
-/// isaStoresCAtAnyRuntimeK).
+/// (run-time leading dimensions too; K may be 0 at a call; only f32
+/// kernels overwrite C or apply an epilogue with it: see
+/// runtimeKStoresC).
 enum class GemmBias { None, Columns, Rows };
 
 /// Element types of a GEMM's operands: A and B as stored, C and the
@@ -129,8 +129,13 @@ struct GemmDesc {
   int64_t bCols() const { return transB ? k : n; }
 
   /// Elements each operand spans in memory (last row is not padded).
-  int64_t aSpan() const { return (aRows() - 1) * lda + aCols(); }
-  int64_t bSpan() const { return (bRows() - 1) * ldb + bCols(); }
+  /// Elements A and B span as stored (none at a run-time K of 0).
+  int64_t aSpan() const {
+    return aRows() && aCols() ? (aRows() - 1) * lda + aCols() : 0;
+  }
+  int64_t bSpan() const {
+    return bRows() && bCols() ? (bRows() - 1) * ldb + bCols() : 0;
+  }
   int64_t cSpan() const { return (m - 1) * ldc + n; }
   /// 16-bit elements D spans (halfOutput).
   int64_t dSpan() const { return (m - 1) * ldd + n; }
@@ -189,6 +194,14 @@ struct GemmDesc {
   bool dotKernelMayReadBInPlace() const {
     return !transA && bias != GemmBias::Rows && !dynamicN && !dynamicK;
   }
+
+  /// Whether this GEMM's run-time-K kernels store C at every K, 0
+  /// included, so that they may overwrite C and apply an epilogue: the f32
+  /// kernels (x86's kc loop runs one empty block at K = 0, the sketch's
+  /// nest its K loop no times). The bf16, f16 and 8-bit dot and tile
+  /// kernels skip K = 0 and accumulate: their callers keep C's
+  /// initialisation.
+  bool runtimeKStoresC() const { return precision == GemmPrecision::F32; }
 
   /// Whether the f32 microkernel can read A's slivers where A lies
   /// (alayout=direct): A not transposed. With a run-time lda the block's

@@ -34,12 +34,6 @@ bool isSketchIsa(VectorIsa isa);
 /// vector ISA but AMX's tiles (whose kernels store C as it is).
 bool isaAppliesEpilogues(VectorIsa isa);
 
-/// Whether `isa`'s run-time-K kernels store C whatever K is, 0 included, so
-/// that they may overwrite C and apply an epilogue: the sketch's nest runs
-/// (its K loop perhaps not at all) and stores C; x86's kc loop runs no
-/// block at K = 0, so its generators refuse both with a run-time K.
-bool isaStoresCAtAnyRuntimeK(VectorIsa isa);
-
 /// Whether `isa`'s convolution kernels can read the input's strides from
 /// their header at run time (ConvDesc::runtimeStrides): the x86 generator's
 /// (conv2d.py); the sketch-driven ISAs take them as immediates.

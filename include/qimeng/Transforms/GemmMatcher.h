@@ -112,10 +112,6 @@ struct ContractionMatchOptions {
   /// (GemmDesc::runtimeLd), static or not: the form the sketch-driven ISAs
   /// generate.
   bool runtimeLeadingDims = false;
-  /// The target's run-time-K kernels store C at every K, 0 included
-  /// (isaStoresCAtAnyRuntimeK): a dynamic K then folds C's zero fill or
-  /// bias init into the kernel and fuses a consumer too.
-  bool runtimeKStoresC = false;
 };
 
 /// Whether the pass considers `op` a contraction: it implements linalg's
@@ -147,8 +143,8 @@ bool isContraction(mlir::linalg::LinalgOp op);
 /// (GemmDesc::dynamicM), described with `representativeM` rows; a dynamic
 /// N its columns (GemmDesc::dynamicN, `representativeN`, with
 /// run-time leading dimensions), a dynamic K (f32) its depth
-/// (GemmDesc::dynamicK, `representativeK`; C's initialisation then stays,
-/// unless `runtimeKStoresC`);
+/// (GemmDesc::dynamicK, `representativeK`; C's initialisation folds and a
+/// consumer fuses for f32, GemmDesc::runtimeKStoresC, and stays otherwise);
 /// a dynamic batch size and dynamic batch strides are read by the call at
 /// run time.
 ///
