@@ -1,5 +1,6 @@
 /* Calls the module's C interfaces `linear(X, W, bias) -> Y` (M rows) and
-   `linear_dyn` (any number of rows: 1, 5, M and 29 here) (tensors
+   `linear_dyn` (any number of rows: 1, 5, M and MAX_ROWS, 29 unless
+   defined) (tensors
    bufferized at the function boundary: strided memrefs in, a fresh memref
    out), torch's linear layer with relu: Y = relu(X * W^T + bias), X rows x
    K with leading dimension LDX, the weight W stored N x K (output features
@@ -22,7 +23,9 @@ void _mlir_ciface_linear(Memref2D *y, Memref2D *x, Memref2D *w, Memref1D *b);
 void _mlir_ciface_linear_dyn(Memref2D *y, Memref2D *x, Memref2D *w,
                              Memref1D *b);
 
+#ifndef MAX_ROWS
 #define MAX_ROWS 29
+#endif
 static float X[MAX_ROWS * LDX], W[N * LDW], Bias[N];
 
 /* 0 when Y (rows x N) is relu(X * W^T + bias), else 1 after a message. */
