@@ -194,13 +194,19 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
             .str());
   // Few rows of A (M within a register block or two): B is used once, so
   // packing it only doubles B's traffic. Read it in place with the widest
-  // block whose nr divides N (docs/BlockingModel.md).
+  // block whose nr divides N, of those that take no more row slivers (each
+  // a pass over B's kc rows) than the first (16x3072x768 on AVX2: 6x16's
+  // three passes over 4x24's four, 1.28x on Zen 1; docs/BlockingModel.md).
   const MicroKernelShape *chosen = &table.front();
   BPacking packB = BPacking::Panels;
+  auto slivers = [&](const MicroKernelShape &s) {
+    return (desc.m + s.mr - 1) / s.mr;
+  };
   if (bInPlace && desc.m <= 16) {
     for (const MicroKernelShape &s : table)
       if (desc.bSliversInPlace(s.nr) &&
-          (packB == BPacking::Panels || s.nr > chosen->nr)) {
+          (packB == BPacking::Panels ||
+           (s.nr > chosen->nr && slivers(s) <= slivers(*chosen)))) {
         chosen = &s;
         packB = BPacking::InPlace;
       }
@@ -287,9 +293,23 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // from end to end, in the order they lie. Fewer rows than the block
     // has: a block of exactly those rows, so that no FMA works on padding
     // (docs/BlockingModel.md).
+    // A block whose nr floats are not whole cache lines (AVX2's 4x24: 96
+    // bytes) shares a line between neighbouring slivers, and its kc rows,
+    // often an L1 set's worth apart (N a multiple of 1024), evict it
+    // before the next sliver reads it: kc 8 (4x3072x4096 on Zen 1, 1.79x
+    // kc 32; docs/BlockingModel.md).
+    const bool wholeLines = c.nr * 4 % 64 == 0;
     c.mr = static_cast<int>(std::min<int64_t>(c.mr, desc.m));
-    c.kc = desc.m <= 2 ? 8 : 32;
+    c.kc = desc.m <= 2 || !wholeLines ? 8 : 32;
     c.loop = MacroLoopOrder::IrJr;
+    // Each of those rows read whole: a column block narrower than N cuts
+    // every row of B into pieces read far apart in time, each a stream
+    // the prefetchers start again. So the block takes all of N while C's
+    // rows under it (M x nc) fit half of L2 (1x4096x4096 on Zen 1, nc
+    // 2048 -> 4096: 1.12-1.20x side by side; docs/BlockingModel.md).
+    const int64_t cRowsFit =
+        roundDownAtLeast(l2Bytes / 2 / (desc.m * 4), c.nr);
+    c.nc = std::max(c.nc, std::min(roundUp(desc.n, c.nr), cRowsFit));
   }
   return clampToProblem(c, desc);
 }

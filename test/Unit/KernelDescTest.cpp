@@ -467,6 +467,31 @@ TEST(BlockingModelTest, InvariantsAcrossShapesAndTargets) {
   }
 }
 
+TEST(BlockingModelTest, FewRowsOnAvx2TakeFewPassesAndWholeLines) {
+  Target target = parseTarget("x86_64-unknown-linux-gnu:znver1:+avx,+avx2,"
+                              "+fma:l1d=32K,l2=512K,l3=8M,cores=2");
+  // N a multiple of 24: 4x24, the wider block, where it takes no more row
+  // slivers than 6x16 (M = 4 and 8), kc 8 since its 96 bytes a row are
+  // not whole cache lines; 6x16 where 4x24 would take more passes over B
+  // (M = 6, 16).
+  for (auto [m, mr, nr, kc] : {std::tuple{4, 4, 24, 8}, std::tuple{8, 4, 24, 8},
+                               std::tuple{6, 6, 16, 32},
+                               std::tuple{16, 6, 16, 32}}) {
+    QM_ASSERT_EXPECTED(
+        c, chooseGemmConfig(GemmDesc::packed(m, 3072, 768), target));
+    EXPECT_EQ(c.packB, BPacking::InPlace) << m;
+    EXPECT_EQ(c.mr, mr) << m;
+    EXPECT_EQ(c.nr, nr) << m;
+    EXPECT_EQ(c.kc, kc) << m;
+    EXPECT_EQ(c.nc, 3072) << m;
+  }
+  // Past half of L2 for C's rows (16 x 8192 floats), the column block
+  // stops there.
+  QM_ASSERT_EXPECTED(
+      wide, chooseGemmConfig(GemmDesc::packed(16, 16384, 512), target));
+  EXPECT_EQ(wide.nc, 4096);
+}
+
 TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   Target target = parseTarget("x86_64-unknown-linux-gnu:znver4:+avx,+avx2,"
                               "+fma,+avx512f:l1d=32K,l2=1M,l3=32M,cores=16");
@@ -490,6 +515,10 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(rows16.mr, 6);
   EXPECT_EQ(rows16.kc, 32);
   EXPECT_EQ(rows16.loop, MacroLoopOrder::IrJr);
+  // B's rows read whole: one column block over all of N while C's rows
+  // fit half of L2.
+  EXPECT_EQ(gemv.nc, 4096);
+  EXPECT_EQ(rows16.nc, 4096);
   // One column sliver: that block; A read in place: the B sliver in a
   // quarter of L2 (1024 rows of 64 floats), mc the general one (half of
   // L2 for the model's kc).
