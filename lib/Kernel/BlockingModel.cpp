@@ -307,8 +307,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // the prefetchers start again. So the block takes all of N while C's
     // rows under it (M x nc) fit half of L2 (1x4096x4096 on Zen 1, nc
     // 2048 -> 4096: 1.12-1.20x side by side; docs/BlockingModel.md).
-    const int64_t cRowsFit =
-        roundDownAtLeast(l2Bytes / 2 / (desc.m * 4), c.nr);
+    const int64_t cRowsFit = roundDownAtLeast(l2Bytes / 2 / (desc.m * 4), c.nr);
     c.nc = std::max(c.nc, std::min(roundUp(desc.n, c.nr), cRowsFit));
   }
   return clampToProblem(c, desc);

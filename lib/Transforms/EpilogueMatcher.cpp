@@ -132,6 +132,33 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   return e;
 }
 
+/// Where a bias operand read through `map` holds its one vector along loop
+/// `biasDim` (of `size` elements in C): the position of its one dimension
+/// that `map` indexes by that loop, every other dimension of size 1 (read
+/// at 0, or by a loop whose range is 1: TOSA's broadcast of a 1x1xN bias
+/// over a batch of 1). Nullopt for any other operand.
+std::optional<unsigned> biasVectorPosition(AffineMap map, MemRefType type,
+                                           unsigned biasDim, int64_t size) {
+  if (!type || !type.getElementType().isF32() ||
+      map.getNumResults() != type.getRank())
+    return std::nullopt;
+  std::optional<unsigned> position;
+  for (unsigned i = 0; i < map.getNumResults(); ++i) {
+    AffineExpr e = map.getResult(i);
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (dim && dim.getPosition() == biasDim && !position &&
+        (type.isDynamicDim(i) || ShapedType::isDynamic(size) ||
+         type.getDimSize(i) == size)) {
+      position = i;
+      continue;
+    }
+    auto constant = dyn_cast<AffineConstantExpr>(e);
+    if (type.getDimSize(i) != 1 || !(dim || (constant && !constant.getValue())))
+      return std::nullopt;
+  }
+  return position;
+}
+
 } // namespace
 
 OutputInit qimeng::outputInitOf(Value c, Operation *use,
@@ -248,7 +275,7 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
       g.getNumDpsInputs() > 3)
     return std::nullopt;
   // C read whole and in place, the output written whole and in place.
-  std::optional<unsigned> cArg, biasArg, residualArg;
+  std::optional<unsigned> cArg, biasArg, residualArg, biasPosition;
   Value bias, residual;
   AffineMap identity =
       AffineMap::getMultiDimIdentityMap(rank, producer->getContext());
@@ -269,11 +296,11 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
       continue;
     }
     // A bias along loop `biasDim`.
-    if (!biasAllowed || biasArg || map.getNumResults() != 1 ||
-        !map.isProjectedPermutation() || map.getDimPosition(0) != biasDim ||
-        !type || type.getRank() != 1 || !type.getElementType().isF32() ||
-        (!type.isDynamicDim(0) &&
-         type.getDimSize(0) != cType.getDimSize(biasDim)))
+    if (!biasAllowed || biasArg)
+      return std::nullopt;
+    biasPosition =
+        biasVectorPosition(map, type, biasDim, cType.getDimSize(biasDim));
+    if (!biasPosition)
       return std::nullopt;
     biasArg = input->getOperandNumber();
     bias = input->get();
@@ -325,7 +352,7 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
     std::string why;
     auto strides = resolveStrides(bias, "bias", e.assumed, why,
                                   /*allowDynamicSizes=*/true);
-    if (failed(strides) || (*strides)[0] != 1 ||
+    if (failed(strides) || (*strides)[*biasPosition] != 1 ||
         !dominance.properlyDominates(bias, producer) ||
         !noWritesBetween(producer, g, bias))
       return std::nullopt;

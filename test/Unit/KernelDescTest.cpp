@@ -474,9 +474,9 @@ TEST(BlockingModelTest, FewRowsOnAvx2TakeFewPassesAndWholeLines) {
   // slivers than 6x16 (M = 4 and 8), kc 8 since its 96 bytes a row are
   // not whole cache lines; 6x16 where 4x24 would take more passes over B
   // (M = 6, 16).
-  for (auto [m, mr, nr, kc] : {std::tuple{4, 4, 24, 8}, std::tuple{8, 4, 24, 8},
-                               std::tuple{6, 6, 16, 32},
-                               std::tuple{16, 6, 16, 32}}) {
+  for (auto [m, mr, nr, kc] :
+       {std::tuple{4, 4, 24, 8}, std::tuple{8, 4, 24, 8},
+        std::tuple{6, 6, 16, 32}, std::tuple{16, 6, 16, 32}}) {
     QM_ASSERT_EXPECTED(
         c, chooseGemmConfig(GemmDesc::packed(m, 3072, 768), target));
     EXPECT_EQ(c.packB, BPacking::InPlace) << m;
