@@ -31,7 +31,7 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     `representative-m` rows; kernels blocked for fewer rows (`m-buckets`,
     by default one row and sixteen) run the calls with at most that many (a
     decoder's one token), chosen at run time on M. So are a dynamic N
-    (`representative-n`) and, for f32, a dynamic K (`representative-k`). A
+    (`representative-n`) and a dynamic K (`representative-k`). A
     `linalg.transpose` that only feeds the contraction and a zero
     `linalg.fill` of a fresh C fold into the kernel, and so does an
     elementwise consumer of such a C that adds a bias along the columns
@@ -123,9 +123,10 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "validated and tuned for (it runs for any N, read at run time)">,
     Option<"representativeK", "representative-k", "unsigned",
            /*default=*/"256",
-           "Depth an f32 contraction with a dynamic K is blocked, "
-           "validated and tuned for (it runs for any K, read at run time; "
-           "C's zero fill then stays: the kernel accumulates)">,
+           "Depth a contraction with a dynamic K is blocked, validated and "
+           "tuned for (it runs for any K, 0 included, read at run time; "
+           "an f32 one takes C's zero fill or bias init and a consumer as "
+           "with a static K, a bf16, f16 or int8 one keeps them)">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Fuse a bias add along the columns, a residual add and relu "
            "that consume a zero-initialised product into the kernel's "
