@@ -142,7 +142,7 @@ bool isContraction(mlir::linalg::LinalgOp op);
 /// A dynamic M makes the GEMM read its rows at run time
 /// (GemmDesc::dynamicM), described with `representativeM` rows; a dynamic
 /// N its columns (GemmDesc::dynamicN, `representativeN`, with
-/// run-time leading dimensions), a dynamic K (f32) its depth
+/// run-time leading dimensions), a dynamic K its depth
 /// (GemmDesc::dynamicK, `representativeK`; C's initialisation folds and a
 /// consumer fuses for f32, GemmDesc::runtimeKStoresC, and stays otherwise);
 /// a dynamic batch size and dynamic batch strides are read by the call at
