@@ -193,6 +193,47 @@ func.func @bias_relu6(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<2
   return %o : memref<6x20xf32>
 }
 
+// A bias of rank 2 whose rows are one (TOSA's tosa.add of a 1xN bias: the
+// map reads row 0) is the same bias along the columns; a 6x1 bias read
+// along the rows is not, and stays with its relu.
+// CHECK-LABEL: func.func @bias_1xn(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_relu_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// CHECK-LABEL: func.func @row_bias_6x1(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         linalg.generic
+func.func @bias_1xn(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<1x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (0, d1)>, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x20xf32>, memref<1x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+func.func @row_bias_6x1(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<6x1xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d0, 0)>, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x20xf32>, memref<6x1xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
 // A bound without relu (a clamp from above only) is not an epilogue yet.
 // CHECK-LABEL: func.func @bound_only(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
@@ -319,7 +360,7 @@ func.func @print(%m: memref<6x20xf32>) {
   return
 }
 
-// OUT-COUNT-15: rank = 2 offset = 0 sizes = [6, 20]
+// OUT-COUNT-17: rank = 2 offset = 0 sizes = [6, 20]
 
 func.func @main() {
   %c1 = arith.constant 1 : index
@@ -368,6 +409,10 @@ func.func @main() {
   call @print(%r5) : (memref<6x20xf32>) -> ()
   %r6 = call @bound_only(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
   call @print(%r6) : (memref<6x20xf32>) -> ()
+  %x1 = call @bias_1xn(%a, %b, %bias2) : (memref<6x9xf32>, memref<9x20xf32>, memref<1x20xf32>) -> memref<6x20xf32>
+  call @print(%x1) : (memref<6x20xf32>) -> ()
+  %x2 = call @row_bias_6x1(%a, %b, %rb2) : (memref<6x9xf32>, memref<9x20xf32>, memref<6x1xf32>) -> memref<6x20xf32>
+  call @print(%x2) : (memref<6x20xf32>) -> ()
   %r7 = call @bias_relu_in_place(%a, %b, %bias) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>) -> memref<6x20xf32>
   call @print(%r7) : (memref<6x20xf32>) -> ()
   %kept = memref.alloc() : memref<6x20xf32>
