@@ -1503,7 +1503,8 @@ def _emit_body(p):
         conv.emit_save_pointers(asm)
     asm.ins("movq %rcx, %rbx")
     _emit_relu_max_constant(asm, p)
-    no_k = asm.label("K = 0: C stays as it is")
+    no_k = asm.label("K < 0: no size, nothing to do" if p.stores_at_zero_k
+                     else "K = 0: C stays as it is")
     if p.stores_at_zero_k:
         # K = 0 runs one empty kc block, which stores C; K < 0 is no size.
         asm.ins(f"cmpq $0, {K_SLOT}(%rbx)")
