@@ -291,9 +291,9 @@ qimeng::describeConv(linalg::LinalgOp op,
           d.overwrite = false; // the output starts as the residual
           init->residual = e->residual;
         }
-        init->epilogueOp = e->op;
+        init->epilogueOps = e->ops;
         init->output = e->output;
-        init->outputAllocToHoist = e->outputAllocToHoist;
+        init->allocsToHoist = e->allocsToHoist;
         assumed.append(e->assumed.begin(), e->assumed.end());
       }
   }

@@ -30,12 +30,14 @@ struct BodyEpilogue {
 /// keep NaN and give +0 for -0), and after relu (or before it) optionally
 /// arith.minimumf with a positive finite constant, relu's bound (relu6);
 /// with a `halfType`, perhaps all that rounded by arith.truncf to it
-/// last (to nearest even: truncf without a rounding mode). Nullopt for any
-/// other body, and for c alone unless it is rounded.
+/// last (to nearest even: truncf without a rounding mode). With
+/// `afterRelu` (c is already relu's result: a chain's second generic)
+/// the bound may come alone. Nullopt for any other body, and for c alone
+/// unless it is rounded.
 std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
                                            std::optional<unsigned> biasArg,
                                            std::optional<unsigned> residualArg,
-                                           Type halfType) {
+                                           Type halfType, bool afterRelu) {
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (yield->getNumOperands() != 1)
@@ -93,7 +95,7 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   }
   if (relu)
     peelBound();
-  if (reluMax && !relu)
+  if (reluMax && !relu && !afterRelu)
     return std::nullopt; // a clamp from above alone is not an epilogue yet
   // The sum below relu: a tree of arith.addf whose leaves are the block
   // arguments of c, the bias and the residual, each exactly once.
@@ -120,7 +122,8 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
     expected.push_back(*residualArg);
   llvm::sort(leaves);
   llvm::sort(expected);
-  if (leaves != expected || (expected.size() == 1 && !relu && !truncated))
+  if (leaves != expected ||
+      (expected.size() == 1 && !relu && !reluMax && !truncated))
     return std::nullopt;
   for (Operation &o : body.without_terminator())
     if (!used.contains(&o) && !isa<arith::ConstantOp>(o))
@@ -237,21 +240,41 @@ OutputInit qimeng::outputInitOf(Value c, Operation *use,
   return init;
 }
 
-std::optional<ElementwiseEpilogue>
-qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
-                                 unsigned biasDim, bool biasAllowed,
-                                 Operation *goingAway, Type halfType) {
+namespace {
+
+/// One generic of an epilogue: the consumer of `c` that adds to it and/or
+/// applies relu, its bound or the rounding, and the buffer it writes.
+struct EpilogueStep {
+  linalg::GenericOp op;
+  Value output;
+  Value bias, residual;
+  BodyEpilogue body;
+  /// The output's allocation, when it comes after the producer.
+  Operation *allocToHoist = nullptr;
+  SmallVector<StrideAssumption> assumed;
+};
+
+/// The generic after `producer` that reads `c` (written by `producer` or
+/// by the chain's previous generic) as matchElementwiseEpilogue describes,
+/// with `disregard` the users of `c` that go with the rewrite or wrote it.
+std::optional<EpilogueStep> matchEpilogueStep(Operation *producer, Value c,
+                                              ArrayRef<Operation *> disregard,
+                                              unsigned biasDim,
+                                              bool biasAllowed, Type halfType,
+                                              bool afterRelu) {
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!cType)
     return std::nullopt;
   const unsigned rank = cType.getRank();
-  // The consumer: c's one other user, or (in place: c its input and its
-  // output) its first user after `producer`, c's users after it being the
-  // output's.
+  // The consumer: c's first generic user after `producer` that is not
+  // disregarded. Every other user of c must be disregarded, a
+  // deallocation, or (in place: c the generic's input and its output)
+  // after the generic, c's users after it being the output's.
   linalg::GenericOp g;
   for (Operation *user : c.getUsers()) {
     auto generic = dyn_cast<linalg::GenericOp>(user);
-    if (generic && generic->getBlock() == producer->getBlock() &&
+    if (generic && !llvm::is_contained(disregard, user) &&
+        generic->getBlock() == producer->getBlock() &&
         producer->isBeforeInBlock(generic) &&
         (!g || generic->isBeforeInBlock(g)))
       g = generic;
@@ -261,18 +284,16 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   const bool inPlace =
       g.getNumDpsInits() == 1 && g.getDpsInitOperand(0)->get() == c;
   for (Operation *user : c.getUsers()) {
-    if (user == producer || user == cInit || user == goingAway ||
-        user == g.getOperation() || isa<memref::DeallocOp>(user))
+    if (llvm::is_contained(disregard, user) || user == g.getOperation() ||
+        isa<memref::DeallocOp>(user))
       continue;
     Operation *inBlock = g->getBlock()->findAncestorOpInBlock(*user);
     if (!inPlace || !inBlock || !g->isBeforeInBlock(inBlock))
       return std::nullopt;
   }
-  if (!g || g->getBlock() != producer->getBlock() ||
-      !producer->isBeforeInBlock(g) || !g.hasPureBufferSemantics() ||
-      g.getNumDpsInits() != 1 || g.getNumLoops() != rank ||
-      g.getNumReductionLoops() != 0 || g.getNumDpsInputs() < 1 ||
-      g.getNumDpsInputs() > 3)
+  if (!g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
+      g.getNumLoops() != rank || g.getNumReductionLoops() != 0 ||
+      g.getNumDpsInputs() < 1 || g.getNumDpsInputs() > 3)
     return std::nullopt;
   // C read whole and in place, the output written whole and in place.
   std::optional<unsigned> cArg, biasArg, residualArg, biasPosition;
@@ -316,11 +337,11 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
       (output.getType() != c.getType() && !narrows))
     return std::nullopt;
   auto body = epilogueOfBody(g, *cArg, biasArg, residualArg,
-                             narrows ? halfType : Type());
+                             narrows ? halfType : Type(), afterRelu);
   if (!body || body->halfOutput != narrows)
     return std::nullopt;
   DominanceInfo dominance(producer->getParentOp());
-  ElementwiseEpilogue e;
+  EpilogueStep step;
   // The output: c itself (the generic rewrites the product in place, as
   // one-shot-bufferize makes of a tensor.empty the fill and the consumer
   // share), or a fresh buffer that only the generic uses up to the
@@ -345,18 +366,18 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
           return dominance.properlyDominates(v, producer);
         }))
       return std::nullopt;
-    e.outputAllocToHoist = alloc;
+    step.allocToHoist = alloc;
   }
   // The bias, read where `producer` was instead of where the generic was.
   if (bias) {
     std::string why;
-    auto strides = resolveStrides(bias, "bias", e.assumed, why,
+    auto strides = resolveStrides(bias, "bias", step.assumed, why,
                                   /*allowDynamicSizes=*/true);
     if (failed(strides) || (*strides)[*biasPosition] != 1 ||
         !dominance.properlyDominates(bias, producer) ||
         !noWritesBetween(producer, g, bias))
       return std::nullopt;
-    e.bias = bias;
+    step.bias = bias;
   }
   // The residual, copied into the output where `producer` was.
   if (residual) {
@@ -364,12 +385,60 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
         !dominance.properlyDominates(residual, producer) ||
         !noWritesBetween(producer, g, residual))
       return std::nullopt;
-    e.residual = residual;
+    step.residual = residual;
   }
-  e.op = g;
-  e.output = output;
-  e.relu = body->relu;
-  e.reluMax = body->reluMax;
-  e.halfOutput = body->halfOutput;
+  step.op = g;
+  step.output = output;
+  step.body = *body;
+  return step;
+}
+
+} // namespace
+
+std::optional<ElementwiseEpilogue> qimeng::matchElementwiseEpilogue(
+    Operation *producer, Value c, Operation *cInit, unsigned biasDim,
+    bool biasAllowed, ArrayRef<Operation *> goingAway, Type halfType) {
+  ElementwiseEpilogue e;
+  SmallVector<Operation *> disregard{producer};
+  if (cInit)
+    disregard.push_back(cInit);
+  llvm::append_range(disregard, goingAway);
+  // The chain: each generic reads the previous one's output. The kernel
+  // computes min(relu(c + residual + bias), bound) and then rounds: a
+  // generic that adds must come before relu, its bound and the rounding;
+  // each part comes once; the rounding ends the chain.
+  while (!e.halfOutput) {
+    const bool afterRelu = e.relu && !e.reluMax;
+    std::optional<EpilogueStep> step =
+        matchEpilogueStep(producer, e.ops.empty() ? c : e.output, disregard,
+                          biasDim, biasAllowed && !e.bias, halfType, afterRelu);
+    if (!step)
+      break;
+    const BodyEpilogue &b = step->body;
+    const bool adds = step->bias || step->residual;
+    if ((adds && e.relu) || (step->residual && e.residual) ||
+        (b.relu && e.relu) || (b.reluMax && e.reluMax))
+      break;
+    // A 16-bit output takes no residual (GemmMatcher.cpp): a chain with
+    // one stops before its rounding, leaving the f32 part fused.
+    if (b.halfOutput && !e.ops.empty() && (e.residual || step->residual))
+      break;
+    e.ops.push_back(step->op);
+    e.output = step->output;
+    if (step->bias)
+      e.bias = step->bias;
+    if (step->residual)
+      e.residual = step->residual;
+    e.relu = e.relu || b.relu;
+    if (b.reluMax)
+      e.reluMax = b.reluMax;
+    e.halfOutput = b.halfOutput;
+    if (step->allocToHoist)
+      e.allocsToHoist.push_back(step->allocToHoist);
+    llvm::append_range(e.assumed, step->assumed);
+    disregard.push_back(step->op);
+  }
+  if (e.ops.empty())
+    return std::nullopt;
   return e;
 }

@@ -38,11 +38,15 @@ struct OutputInit {
 OutputInit outputInitOf(mlir::Value c, mlir::Operation *use,
                         std::optional<unsigned> biasDim);
 
-/// A consumer the kernel's epilogue computes.
+/// The consumers the kernel's epilogue computes: one linalg.generic, or a
+/// chain of them (each reading the previous one's output) as frontends
+/// write a bias add and then an activation when linalg's elementwise
+/// fusion has not merged them.
 struct ElementwiseEpilogue {
-  mlir::Operation *op = nullptr; ///< the linalg.generic, to be replaced
-  mlir::Value output;            ///< its output: the kernel writes it now
-  mlir::Value bias;              ///< the bias it adds, or null
+  /// The generics, in order, to be replaced.
+  llvm::SmallVector<mlir::Operation *, 2> ops;
+  mlir::Value output; ///< the last one's output: the kernel writes it now
+  mlir::Value bias;   ///< the bias it adds, or null
   /// The residual it adds (a buffer of the output's shape and type), or
   /// null. The kernel then accumulates: the call copies the residual into
   /// the output first, and the kernel adds its product to it (oneDNN's sum
@@ -53,37 +57,43 @@ struct ElementwiseEpilogue {
   /// The result is rounded to bf16 last (arith.truncf): `output` is a bf16
   /// buffer of c's shape, not c's type.
   bool halfOutput = false;
-  /// The output's allocation when it comes after the producer (to move
-  /// before it), or null.
-  mlir::Operation *outputAllocToHoist = nullptr;
+  /// The allocations of the generics' outputs that come after the
+  /// producer, to move before it (the last one's the kernel writes, the
+  /// others a guarded fallback's clones do).
+  llvm::SmallVector<mlir::Operation *, 2> allocsToHoist;
   /// The bias's dynamic unit stride, to check at run time.
   llvm::SmallVector<StrideAssumption> assumed;
 };
 
 /// The consumer of `c` (the output of `producer`, initialised by `cInit`
-/// just before it, no other reader) that the epilogue computes: a
+/// just before it, no other reader) that the epilogue computes, and then
+/// each consumer of that consumer's output that the same epilogue can
+/// still compute (the kernel's order: adds, relu, its bound, rounding;
+/// each once): a
 /// linalg.generic after `producer` in its block, all loops parallel,
-/// reading `c` whole through the identity map and, if `biasAllowed`, a 1-D
-/// f32 bias indexed by loop `biasDim` with a unit stride, and perhaps a
+/// reading `c` whole through the identity map and, if `biasAllowed`, an
+/// f32 bias vector indexed by loop `biasDim` with a unit stride (its other
+/// dimensions 1), and perhaps a
 /// residual (another f32 buffer of c's shape, through the identity map,
 /// defined before `producer`), neither written in between; its body the
 /// sum of c and those (arith.addf in any order), then optionally relu as
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both keep
 /// NaN and give +0 for -0) bounded perhaps by arith.minimumf with a
-/// positive constant (relu6), and more than c alone; its output a fresh
+/// positive constant (relu6; in a later generic of a chain, after relu, the
+/// bound may come alone), and more than c alone; its output a fresh
 /// allocation of `c`'s type that nothing reads or writes before the
 /// generic, whose sizes are known before `producer`, or `c` itself (the
-/// generic rewrites the product in place). `goingAway` is a user
-/// of `c` to disregard: one the caller removes with the rewrite (the
-/// tensor-level placement's to_tensor of `c`, TensorPlacement.h). With
+/// generic rewrites the product in place). `goingAway` are users
+/// of `c` or of a consumer's output to disregard: those the caller removes
+/// with the rewrite (the tensor-level placement's to_tensor ops,
+/// TensorPlacement.h). With
 /// a `halfType` (bf16 or f16: the operands') the body may end in
 /// arith.truncf to it (and may then be that alone), its output a fresh
 /// buffer of that type and c's shape in any layout.
-std::optional<ElementwiseEpilogue>
-matchElementwiseEpilogue(mlir::Operation *producer, mlir::Value c,
-                         mlir::Operation *cInit, unsigned biasDim,
-                         bool biasAllowed, mlir::Operation *goingAway = nullptr,
-                         mlir::Type halfType = {});
+std::optional<ElementwiseEpilogue> matchElementwiseEpilogue(
+    mlir::Operation *producer, mlir::Value c, mlir::Operation *cInit,
+    unsigned biasDim, bool biasAllowed,
+    llvm::ArrayRef<mlir::Operation *> goingAway = {}, mlir::Type halfType = {});
 
 } // namespace qimeng
 

@@ -112,7 +112,7 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
   std::optional<ElementwiseEpilogue> e =
       matchElementwiseEpilogue(op, out.operands[2], out.cInit, out.nDimOfC,
                                /*biasAllowed=*/out.gemm.bias == GemmBias::None,
-                               /*goingAway=*/nullptr, halfType);
+                               /*goingAway=*/{}, halfType);
   if (!e)
     return;
   GemmDesc &d = out.gemm;
@@ -168,8 +168,8 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
     d.overwrite = false; // C starts as the residual
     out.residual = e->residual;
   }
-  out.epilogueOp = e->op;
-  out.outputAllocToHoist = e->outputAllocToHoist;
+  out.epilogueOps = e->ops;
+  out.allocsToHoist = e->allocsToHoist;
   llvm::append_range(out.assumed, e->assumed);
 }
 

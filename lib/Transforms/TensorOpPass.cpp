@@ -410,16 +410,16 @@ struct KernelLaunch {
   /// For a run-time M or N: the dimension of operands[2] (C) whose size it
   /// is; for a run-time K, the dimension of operands[0] (A).
   std::optional<unsigned> mDimOfC, nDimOfC, kDimOfA;
-  /// A fused epilogue: the elementwise op it replaces (after `op`: erased
+  /// A fused epilogue: the elementwise ops it replaces (after `op`: erased
   /// with it, cloned after it where the op stays), its bias (whose address
-  /// goes into the header) and the allocation of its output, moved before
-  /// the op when it came after.
-  Operation *epilogueOp = nullptr;
+  /// goes into the header) and the allocations of their outputs, moved
+  /// before the op when they came after.
+  SmallVector<Operation *, 2> epilogueOps;
   Value bias;
   /// A residual the epilogue adds: copied into operands[2] before the
   /// kernel, which accumulates onto it.
   Value residual;
-  Operation *outputAllocToHoist = nullptr;
+  SmallVector<Operation *, 2> allocsToHoist;
   /// A bf16 or f16 output (GemmDesc::halfOutput): the buffer, whose pointer
   /// goes into the header, and with run-time leading dimensions its ldd, the
   /// stride of its dimension leadingDimOf[2] (as C's), or for a single row
@@ -678,8 +678,8 @@ void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
                            const KernelLaunch &launch,
                            ArrayRef<StrideAssumption> assumed,
                            ArrayRef<MBucketKernel> buckets) {
-  if (launch.outputAllocToHoist)
-    launch.outputAllocToHoist->moveBefore(op);
+  for (Operation *alloc : launch.allocsToHoist)
+    alloc->moveBefore(op);
   OpBuilder b(op);
   Location loc = op.getLoc();
   if (assumed.empty()) {
@@ -693,22 +693,32 @@ void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
     for (Operation *folded : launch.foldedOps)
       elseBuilder.clone(*folded);
     elseBuilder.clone(*op.getOperation());
-    if (launch.epilogueOp)
-      elseBuilder.clone(*launch.epilogueOp);
+    for (Operation *epilogue : launch.epilogueOps)
+      elseBuilder.clone(*epilogue);
   }
-  // The buffers only folded transposes wrote (their fresh allocations)
-  // are dead once those are gone: no allocation, no deallocation.
-  llvm::SetVector<Operation *> transposed;
+  // The buffers only folded transposes, the op itself (its epilogue's
+  // output written instead) or the fused chain's inner generics wrote
+  // (their fresh allocations) are dead once those are gone: no
+  // allocation, no deallocation.
+  llvm::SetVector<Operation *> unwritten;
+  if (!launch.epilogueOps.empty())
+    if (auto alloc = op.getDpsInits()[0].getDefiningOp<memref::AllocOp>())
+      unwritten.insert(alloc);
   for (Operation *folded : launch.foldedOps)
     if (auto t = dyn_cast<linalg::TransposeOp>(folded))
       if (auto alloc = t.getInit().getDefiningOp<memref::AllocOp>())
-        transposed.insert(alloc);
+        unwritten.insert(alloc);
+  for (size_t i = 0; i + 1 < launch.epilogueOps.size(); ++i)
+    if (auto alloc = cast<linalg::GenericOp>(launch.epilogueOps[i])
+                         .getDpsInits()[0]
+                         .getDefiningOp<memref::AllocOp>())
+      unwritten.insert(alloc);
   op->erase();
   for (Operation *folded : launch.foldedOps)
     folded->erase();
-  if (launch.epilogueOp)
-    launch.epilogueOp->erase();
-  for (Operation *alloc : transposed) {
+  for (Operation *epilogue : launch.epilogueOps)
+    epilogue->erase();
+  for (Operation *alloc : unwritten) {
     if (!llvm::all_of(alloc->getUsers(),
                       [](Operation *u) { return isa<memref::DeallocOp>(u); }))
       continue;
@@ -1219,8 +1229,8 @@ struct QiMengTensorOpPass
           launch.residual = init.residual;
           if (init.output)
             launch.operands[2] = init.output;
-          launch.epilogueOp = init.epilogueOp;
-          launch.outputAllocToHoist = init.outputAllocToHoist;
+          launch.epilogueOps = init.epilogueOps;
+          launch.allocsToHoist = init.allocsToHoist;
         }
       } else if (FailureOr<MatchedContraction> matched =
                      describeContraction(op, reason, matchOptions);
@@ -1238,10 +1248,10 @@ struct QiMengTensorOpPass
         if (matched->cInit)
           launch.foldedOps.push_back(matched->cInit);
         llvm::copy(matched->leadingDimOf, launch.leadingDimOf);
-        launch.epilogueOp = matched->epilogueOp;
+        launch.epilogueOps = matched->epilogueOps;
         launch.bias = matched->bias;
         launch.residual = matched->residual;
-        launch.outputAllocToHoist = matched->outputAllocToHoist;
+        launch.allocsToHoist = matched->allocsToHoist;
         launch.halfOutput = matched->halfOutput;
         launch.halfOutputBatchStride = matched->halfOutputBatchStride;
         launch.halfOutputBatchStrideDim = matched->halfOutputBatchStrideDim;

@@ -137,62 +137,79 @@ std::optional<unsigned> epilogueBiasDim(linalg::LinalgOp op, int64_t rank) {
   return static_cast<unsigned>(rank - 1);
 }
 
-/// The elementwise consumer of a product or convolution placed on buffers
-/// (`out`, initialised by `initOp`, read back as the tensor `result`),
-/// moved onto buffers too when the epilogue matcher takes it there, so
-/// that the memref rewrite fuses it: at the consumer's place, its bias read
-/// as a buffer, its output a fresh allocation, its result that allocation
-/// as a tensor. Left on tensors otherwise.
-void moveEpilogueConsumer(linalg::LinalgOp onBuffers, Value out,
-                          Operation *initOp, bufferization::ToTensorOp result) {
-  const int64_t rank = cast<MemRefType>(out.getType()).getRank();
-  std::optional<unsigned> biasDim = epilogueBiasDim(onBuffers, rank);
-  if (!biasDim || !result->hasOneUse())
+/// The elementwise consumers of a product or convolution placed on buffers
+/// (`out`, initialised by `initOp`, read back as the tensor `result`): the
+/// consumer, and then its own consumer and so on (a bias add and then an
+/// activation, unmerged), each moved onto buffers too while the epilogue
+/// matcher takes the chain that far, so that the memref rewrite fuses
+/// them: at the consumer's place, its bias read as a buffer, its output a
+/// fresh allocation, its result that allocation as a tensor. The rest is
+/// left on tensors.
+void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
+                           Operation *initOp,
+                           bufferization::ToTensorOp result) {
+  auto outType = cast<MemRefType>(out.getType());
+  std::optional<unsigned> biasDim =
+      epilogueBiasDim(onBuffers, outType.getRank());
+  if (!biasDim)
     return;
-  auto g = dyn_cast<linalg::GenericOp>(*result->user_begin());
-  if (!g || !g.hasPureTensorSemantics() || g->getNumResults() != 1 ||
-      g.getNumDpsInits() != 1 || g.getNumDpsInputs() > 3 ||
-      !isa<RankedTensorType>(g.getDpsInits()[0].getType()))
-    return;
-  // Its bias and output buffer before the product is made (the epilogue
-  // reads and writes them there), the generic itself where it was.
   DominanceInfo dominance(onBuffers->getParentOp());
   OpBuilder before(onBuffers);
-  Location loc = g.getLoc();
-  Created created;
-  SmallVector<Value> operands;
-  for (Value in : g.getDpsInputs()) {
-    if (in == result.getResult()) {
-      operands.push_back(out);
-    } else if (isa<RankedTensorType>(in.getType()) &&
-               dominance.properlyDominates(in, onBuffers)) {
-      operands.push_back(readBuffer(before, loc, in, created));
-    } else {
+  // The product, or the last consumer moved, read back as a tensor by the
+  // next consumer alone: it goes once that consumer is on buffers.
+  bufferization::ToTensorOp last = result;
+  Value lastBuffer = out;
+  auto outAlloc = out.getDefiningOp<memref::AllocOp>();
+  for (size_t moved = 0;; ++moved) {
+    if (!last->hasOneUse())
+      return;
+    auto g = dyn_cast<linalg::GenericOp>(*last->user_begin());
+    if (!g || !g.hasPureTensorSemantics() || g->getNumResults() != 1 ||
+        g.getNumDpsInits() != 1 || g.getNumDpsInputs() > 3)
+      return;
+    auto gType = dyn_cast<RankedTensorType>(g.getDpsInits()[0].getType());
+    if (!gType || gType.getElementType() != outType.getElementType())
+      return;
+    // Its bias and output buffer before the product is made (the epilogue
+    // reads and writes them there), the generic itself where it was.
+    Location loc = g.getLoc();
+    Created created;
+    SmallVector<Value> operands;
+    for (Value in : g.getDpsInputs()) {
+      if (in == last.getResult()) {
+        operands.push_back(lastBuffer);
+      } else if (isa<RankedTensorType>(in.getType()) &&
+                 dominance.properlyDominates(in, onBuffers)) {
+        operands.push_back(readBuffer(before, loc, in, created));
+      } else {
+        created.rollback();
+        return;
+      }
+    }
+    // Shaped as the product (identity maps): the sizes `out` was allocated
+    // with, known before the product.
+    Value gOut = created.add(memref::AllocOp::create(
+        before, loc, outAlloc.getType(), outAlloc.getDynamicSizes()));
+    operands.push_back(gOut);
+    OpBuilder at(g);
+    auto onBuffersG = created.add(mlir::clone(at, g, TypeRange(), operands));
+    auto gResult = created.add(bufferization::ToTensorOp::create(
+        at, loc, g->getResult(0).getType(), gOut, /*restrict=*/true,
+        /*writable=*/true));
+    std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
+        onBuffers, out, initOp, *biasDim,
+        /*biasAllowed=*/true, /*goingAway=*/{last, gResult});
+    if (!e || e->ops.size() != moved + 1 ||
+        e->ops.back() != onBuffersG.getOperation()) {
       created.rollback();
       return;
     }
+    g->getResult(0).replaceAllUsesWith(gResult.getResult());
+    g->erase();
+    last->erase();
+    last = gResult;
+    lastBuffer = gOut;
   }
-  // Shaped as the product (identity maps): the sizes `out` was allocated
-  // with, known before the product.
-  auto outAlloc = out.getDefiningOp<memref::AllocOp>();
-  Value gOut = created.add(memref::AllocOp::create(
-      before, loc, outAlloc.getType(), outAlloc.getDynamicSizes()));
-  operands.push_back(gOut);
-  OpBuilder at(g);
-  auto moved = created.add(mlir::clone(at, g, TypeRange(), operands));
-  auto gResult = created.add(bufferization::ToTensorOp::create(
-      at, loc, g->getResult(0).getType(), gOut, /*restrict=*/true,
-      /*writable=*/true));
-  std::optional<ElementwiseEpilogue> e =
-      matchElementwiseEpilogue(onBuffers, out, initOp, *biasDim,
-                               /*biasAllowed=*/true, result);
-  if (!e || e->op != moved.getOperation()) {
-    created.rollback();
-    return;
-  }
-  g->getResult(0).replaceAllUsesWith(gResult.getResult());
-  g->erase();
-  result->erase();
 }
 
 } // namespace
@@ -233,6 +250,6 @@ qimeng::placeOnBuffers(linalg::LinalgOp op,
   for (Operation *p : movedProducers)
     if (p->use_empty())
       p->erase();
-  moveEpilogueConsumer(onBuffers, out, initOp, result);
+  moveEpilogueConsumers(onBuffers, out, initOp, result);
   return onBuffers;
 }

@@ -8,9 +8,10 @@
 // tosa.matmul, tosa.add of a 1x1xN bias: a broadcast map (d0, 0, d2), and
 // relu). With linalg's elementwise fusion first (as IREE-style pipelines
 // run it) each bias add and clamp are one generic, which the pass fuses
-// whole; without it the bias add fuses and the clamp stays. Run with and
-// without --qimeng-tensorop in four placements and compared exactly
-// (small integers: every sum exact).
+// whole; without it they are two, the clamp reading the add's output, and
+// the pass fuses the chain. Run with and without --qimeng-tensorop in four
+// placements (and the chain on tensors) and compared exactly (small
+// integers: every sum exact).
 // REQUIRES: host-avx2, host-fma
 // RUN: %mlir-opt %s --pass-pipeline="builtin.module(func.func(tosa-optional-decompositions,tosa-make-broadcastable,tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor))" -o %t.linalg.mlir
 // RUN: %mlir-opt %t.linalg.mlir --linalg-fuse-elementwise-ops -o %t.fused.mlir
@@ -38,6 +39,13 @@
 // RUN: %mlir-opt %t.v2.mlir %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
 // RUN: diff %t.reference %t.v2
+//
+// On tensors, not fused elementwise: the chain moves onto buffers whole.
+// RUN: %qimeng-opt %t.linalg.mlir --qimeng-tensorop -o %t.tensor-chain.mlir
+// RUN: FileCheck %s --check-prefix=CHAIN < %t.tensor-chain.mlir
+// RUN: %mlir-opt %t.tensor-chain.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor-chain
+// RUN: diff %t.reference %t.tensor-chain
 //
 // Default layout, the pass after deallocation:
 // RUN: %mlir-opt %t.fused.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc \
@@ -67,13 +75,26 @@
 // FUSED:         llvm.call @qm_sgemm_12x24x20_nt_b0_bias_relu_max7f7fffff_
 
 // Without elementwise fusion the bias add is the product's one consumer
-// and fuses; the clamp after it stays.
+// and the clamp the add's: both fuse, and the buffers of the product and
+// of the add go with them.
 // UNFUSED-LABEL: func.func @linear(
-// UNFUSED-NOT:     linalg.batch_matmul
-// UNFUSED:         llvm.call @qm_sgemm_12x24x20_nt_b0_bias_lda20_ldb20_ldc24_
-// UNFUSED:         linalg.generic
-// UNFUSED:         arith.minimumf
-// UNFUSED:         arith.maximumf
+// UNFUSED:         memref.alloc()
+// UNFUSED-NOT:     memref.alloc()
+// UNFUSED-NOT:     linalg.
+// UNFUSED:         llvm.call @qm_sgemm_12x24x20_nt_b0_bias_relu_max7f7fffff_lda20_ldb20_ldc24_
+// UNFUSED-NOT:     linalg.
+// UNFUSED:         return
+// On tensors the buffers' strides are checked at run time, and the ops
+// stay where they do not hold.
+// CHAIN-LABEL: func.func @linear(
+// CHAIN:         llvm.call @qm_sgemm_12x24x20_nt_b0_bias_relu_max7f7fffff_ldrt_
+// CHAIN:       } else {
+// CHAIN:         linalg.batch_matmul
+// CHAIN:         linalg.generic
+// CHAIN:         arith.addf
+// CHAIN:         linalg.generic
+// CHAIN:         arith.minimumf
+// CHAIN:         return
 
 // OUT: rank = 4 offset = 0 sizes = [1, 10, 10, 16]
 // OUT: rank = 4 offset = 0 sizes = [1, 4, 4, 16]

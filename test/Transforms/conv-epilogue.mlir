@@ -1,7 +1,10 @@
 // Convolutions with their initialisers and elementwise consumers folded
 // into the kernel: a zero-filled NHWC convolution whose bias add and relu
 // follow (bias along the GEMM's columns), and a bias-initialised NCHW one
-// whose relu follows (bias along the rows, relu as cmpf ugt + select); run
+// whose relu follows (bias along the rows, relu as cmpf ugt + select), and
+// a ResNet block's end as torch-mlir writes it without linalg's elementwise
+// fusion (a bias-initialised convolution, then a generic that adds the
+// residual, then one that applies relu: a chain, fused whole); run
 // with and without the pass and compared exactly (small integers, both
 // signs).
 // REQUIRES: host-avx2, host-fma
@@ -22,8 +25,16 @@
 // CHECK:         llvm.call @qm_sconv2d_nchw_fchw_1x9x9x4_f6_k3x3_s1x1_d1x1_b0_bias_relu_
 // CHECK-NOT:     linalg.
 // CHECK:         return
+// The residual is copied into the output, the kernel accumulates onto it
+// (no "_b0") with the bias and relu.
+// CHECK-LABEL: func.func @nchw_residual_chain(
+// CHECK:         linalg.copy
+// CHECK:         llvm.call @qm_sconv2d_nchw_fchw_1x9x9x4_f6_k3x3_s1x1_d1x1_bias_relu_
+// CHECK-NOT:     linalg.
+// CHECK:         return
 
 // OUT: rank = 4 offset = 0 sizes = [1, 7, 7, 8]
+// OUT: rank = 4 offset = 0 sizes = [1, 6, 7, 7]
 // OUT: rank = 4 offset = 0 sizes = [1, 6, 7, 7]
 
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -63,6 +74,33 @@ func.func @nchw_bias_init_relu(%x: memref<1x4x9x9xf32>, %w: memref<6x4x3x3xf32>,
   ^bb0(%v: f32, %o: f32):
     %gt = arith.cmpf ugt, %v, %zero : f32
     %r = arith.select %gt, %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %out : memref<1x6x7x7xf32>
+}
+
+func.func @nchw_residual_chain(%x: memref<1x4x9x9xf32>, %w: memref<6x4x3x3xf32>, %b: memref<6xf32>, %res: memref<1x6x7x7xf32>) -> memref<1x6x7x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<1x6x7x7xf32>
+  linalg.generic {indexing_maps = [#second, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : memref<6xf32>) outs(%acc : memref<1x6x7x7xf32>) {
+  ^bb0(%bv: f32, %o: f32):
+    linalg.yield %bv : f32
+  }
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : memref<1x4x9x9xf32>, memref<6x4x3x3xf32>) outs(%acc : memref<1x6x7x7xf32>)
+  %sum = memref.alloc() : memref<1x6x7x7xf32>
+  linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%acc, %res : memref<1x6x7x7xf32>, memref<1x6x7x7xf32>) outs(%sum : memref<1x6x7x7xf32>) {
+  ^bb0(%v: f32, %rv: f32, %o: f32):
+    %s = arith.addf %v, %rv : f32
+    linalg.yield %s : f32
+  }
+  %out = memref.alloc() : memref<1x6x7x7xf32>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%sum : memref<1x6x7x7xf32>) outs(%out : memref<1x6x7x7xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
     linalg.yield %r : f32
   }
   return %out : memref<1x6x7x7xf32>
@@ -118,5 +156,12 @@ func.func @main() {
   %y2 = call @nchw_bias_init_relu(%x2s, %w2s, %b2) : (memref<1x4x9x9xf32>, memref<6x4x3x3xf32>, memref<6xf32>) -> memref<1x6x7x7xf32>
   %y2u = memref.cast %y2 : memref<1x6x7x7xf32> to memref<*xf32>
   call @printMemrefF32(%y2u) : (memref<*xf32>) -> ()
+  %r3 = memref.alloc() : memref<294xf32>
+  %r3d = memref.cast %r3 : memref<294xf32> to memref<?xf32>
+  call @fill(%r3d) : (memref<?xf32>) -> ()
+  %r3s = memref.expand_shape %r3 [[0, 1, 2, 3]] output_shape [1, 6, 7, 7] : memref<294xf32> into memref<1x6x7x7xf32>
+  %y3 = call @nchw_residual_chain(%x2s, %w2s, %b2, %r3s) : (memref<1x4x9x9xf32>, memref<6x4x3x3xf32>, memref<6xf32>, memref<1x6x7x7xf32>) -> memref<1x6x7x7xf32>
+  %y3u = memref.cast %y3 : memref<1x6x7x7xf32> to memref<*xf32>
+  call @printMemrefF32(%y3u) : (memref<*xf32>) -> ()
   return
 }

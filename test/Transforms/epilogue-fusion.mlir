@@ -329,6 +329,127 @@ func.func @not_fused(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %rb: memref<6xf3
   return
 }
 
+// A chain of consumers, as torch-mlir writes a linear layer's bias add and
+// then its activation when linalg's elementwise fusion has not run: each
+// generic reads the previous one's output. The bias add, relu (select)
+// and its bound (min alone, in place after relu) all fuse; the buffers of
+// the product and of the inner generics go.
+// CHECK-LABEL: func.func @chain_bias_relu_bound(
+// CHECK:         memref.alloc()
+// CHECK-NOT:     memref.alloc()
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_relu_max40c00000_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @chain_bias_relu_bound(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %t = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x20xf32>, memref<20xf32>) outs(%t : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  }
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %gt = arith.cmpf ugt, %v, %zero : f32
+    %r = arith.select %gt, %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%o : memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %m = arith.minimumf %v, %six : f32
+    linalg.yield %m : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
+// A residual added in place, then relu: the residual is copied into the
+// output and the kernel accumulates onto it.
+// CHECK-LABEL: func.func @chain_residual_relu(
+// CHECK-SAME:      %[[RES:[^:]+]]: memref<6x20xf32>
+// CHECK:         linalg.copy ins(%[[RES]] : memref<6x20xf32>) outs(%[[DST:.*]] : memref<6x20xf32>)
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_relu_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[DST]]
+func.func @chain_residual_relu(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %res: memref<6x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %res : memref<6x20xf32>, memref<6x20xf32>) outs(%c : memref<6x20xf32>) {
+  ^bb0(%v: f32, %rv: f32, %out: f32):
+    %s = arith.addf %v, %rv : f32
+    linalg.yield %s : f32
+  }
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
+// Chains the kernel's order cannot compute stop where it breaks: a bias
+// added after relu stays (relu(c) + bias), and a consumer of an
+// intermediate that something else reads too (the bias add's output,
+// copied out) stays with the rest of the chain.
+// CHECK-LABEL: func.func @chain_stops(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_relu_lda9_ldb20_ldc20_
+// CHECK:         linalg.generic
+// CHECK:         arith.addf
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_lda9_ldb20_ldc20_
+// CHECK:         memref.copy
+// CHECK:         linalg.generic
+// CHECK:         arith.maximumf
+func.func @chain_stops(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>,
+                       %o1: memref<6x20xf32>, %o2: memref<6x20xf32>, %keep: memref<6x20xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c1 = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c1 : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c1 : memref<6x20xf32>)
+  %t1 = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c1 : memref<6x20xf32>) outs(%t1 : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t1, %bias : memref<6x20xf32>, memref<20xf32>) outs(%o1 : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  }
+  %c2 = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c2 : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c2 : memref<6x20xf32>)
+  %t2 = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2, %bias : memref<6x20xf32>, memref<20xf32>) outs(%t2 : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %t2, %keep : memref<6x20xf32> to memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t2 : memref<6x20xf32>) outs(%o2 : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
 // (i * x + j * y) mod 7 - 3 as f32: small integers, both signs.
 func.func private @fill(%m: memref<?x?xf32>, %x: index, %y: index) {
   %c0 = arith.constant 0 : index
@@ -360,7 +481,7 @@ func.func @print(%m: memref<6x20xf32>) {
   return
 }
 
-// OUT-COUNT-17: rank = 2 offset = 0 sizes = [6, 20]
+// OUT-COUNT-22: rank = 2 offset = 0 sizes = [6, 20]
 
 func.func @main() {
   %c1 = arith.constant 1 : index
@@ -419,5 +540,16 @@ func.func @main() {
   %r8 = call @in_place_read_before(%a, %b, %kept) : (memref<6x9xf32>, memref<9x20xf32>, memref<6x20xf32>) -> memref<6x20xf32>
   call @print(%kept) : (memref<6x20xf32>) -> ()
   call @print(%r8) : (memref<6x20xf32>) -> ()
+  %r9 = call @chain_bias_relu_bound(%a, %b, %bias) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>) -> memref<6x20xf32>
+  call @print(%r9) : (memref<6x20xf32>) -> ()
+  %r10 = call @chain_residual_relu(%a, %b, %res) : (memref<6x9xf32>, memref<9x20xf32>, memref<6x20xf32>) -> memref<6x20xf32>
+  call @print(%r10) : (memref<6x20xf32>) -> ()
+  %s1 = memref.alloc() : memref<6x20xf32>
+  %s2 = memref.alloc() : memref<6x20xf32>
+  %s3 = memref.alloc() : memref<6x20xf32>
+  call @chain_stops(%a, %b, %bias, %s1, %s2, %s3) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>, memref<6x20xf32>, memref<6x20xf32>, memref<6x20xf32>) -> ()
+  call @print(%s1) : (memref<6x20xf32>) -> ()
+  call @print(%s2) : (memref<6x20xf32>) -> ()
+  call @print(%s3) : (memref<6x20xf32>) -> ()
   return
 }

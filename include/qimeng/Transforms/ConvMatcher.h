@@ -24,13 +24,14 @@ bool isConvolution(mlir::linalg::LinalgOp op);
 struct ConvInit {
   mlir::Operation *op = nullptr;
   mlir::Value bias;
-  mlir::Operation *epilogueOp = nullptr;
-  mlir::Value output; ///< the consumer's output, or null
+  /// The fused consumers (ElementwiseEpilogue::ops), or empty.
+  llvm::SmallVector<mlir::Operation *, 2> epilogueOps;
+  mlir::Value output; ///< the last consumer's output, or null
   /// A residual the consumer adds: copied into `output` before the kernel,
   /// which then accumulates (ConvDesc::overwrite false); or null.
   mlir::Value residual;
-  /// The consumer output's allocation when it came after the convolution.
-  mlir::Operation *outputAllocToHoist = nullptr;
+  /// The consumers' output allocations that came after the convolution.
+  llvm::SmallVector<mlir::Operation *, 2> allocsToHoist;
 };
 
 /// Describes linalg.conv_2d_nhwc_hwcf, conv_2d_nhwc_fhwc or

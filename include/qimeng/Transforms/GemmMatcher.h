@@ -73,10 +73,11 @@ struct MatchedContraction {
   /// With `gemm.dynamicK`: the dimension of operands[0] (A) whose size is K
   /// at run time.
   unsigned kDimOfA = 0;
-  /// A fused epilogue (gemm.bias, gemm.relu): the linalg.generic that
-  /// applied it to the product, whose output buffer is now operands[2] (the
-  /// product's own buffer is no longer written); null when none.
-  mlir::Operation *epilogueOp = nullptr;
+  /// A fused epilogue (gemm.bias, gemm.relu): the linalg.generics that
+  /// applied it to the product (one, or a chain), the last one's output
+  /// buffer now operands[2] (the product's own buffer is no longer
+  /// written); empty when none.
+  llvm::SmallVector<mlir::Operation *, 2> epilogueOps;
   /// The bias the epilogue adds (a 1-D memref of N: from a fused consumer
   /// or a bias-broadcast init), or null.
   mlir::Value bias;
@@ -84,11 +85,13 @@ struct MatchedContraction {
   /// before the kernel, which then accumulates (not gemm.overwrite); or
   /// null.
   mlir::Value residual;
-  /// The allocation of the epilogue's output when it comes after the
-  /// contraction: the rewrite moves it before, where the kernel writes it.
-  mlir::Operation *outputAllocToHoist = nullptr;
+  /// The allocations of the epilogue generics' outputs that come after the
+  /// contraction: the rewrite moves them before, where the kernel writes
+  /// the last.
+  llvm::SmallVector<mlir::Operation *, 2> allocsToHoist;
   /// With `gemm.halfOutput`: the bf16 (f16) buffer the kernel writes the
-  /// rounded result into (the fused arith.truncf's output, `epilogueOp`;
+  /// rounded result into (the fused arith.truncf's output, the last of
+  /// `epilogueOps`;
   /// operands[2] stays the kernel's f32 scratch), of C's shape and dimensions:
   /// its row stride is ldd (along C's leadingDimOf[2]).
   mlir::Value halfOutput;
