@@ -337,6 +337,13 @@ llvm::Error ConvDesc::verify() const {
         llvm::formatv("input strides {0}x{1}x{2} overlap for a {3} input", s[0],
                       s[1], s[2], str())
             .str());
+  if (!outputIsDense() &&
+      (!nhwc || precision != GemmPrecision::F32 || outputPixelStride < f))
+    return llvm::createStringError(
+        llvm::formatv("{0}: an output pixel stride ({1}) is for an nhwc f32 "
+                      "output, at least F ({2})",
+                      str(), outputPixelStride, f)
+            .str());
   if (runtimeStrides && nhwc && s[2] != c)
     return llvm::createStringError(
         llvm::formatv("{0}: with run-time strides the input's w stride is "
@@ -394,6 +401,8 @@ std::string ConvDesc::str() const {
                        strideW, dilationH, dilationW, strides,
                        convOpName(precision))
              .str() +
+         (outputIsDense() ? std::string()
+                          : "_ldo" + std::to_string(outputPixelStride)) +
          (bPrepacked ? "_bpre" : "") + (overwrite ? "_b0" : "") +
          (bias ? "_bias" : "") + reluSuffix(relu, reluMax);
 }

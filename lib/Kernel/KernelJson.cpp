@@ -165,6 +165,8 @@ json qimeng::toJson(const ConvDesc &d) {
   writeReluMax(j, d.reluMax);
   if (d.precision != GemmPrecision::F32)
     j["dtype"] = precisionName(d.precision).str();
+  if (!d.outputIsDense())
+    j["output_pixel_stride"] = d.outputPixelStride;
   return j;
 }
 
@@ -222,5 +224,8 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
     return std::move(err);
   if (auto err = readPrecision(fields, j, what, d.precision))
     return std::move(err);
+  if (j.contains("output_pixel_stride"))
+    if (auto err = fields.integer64("output_pixel_stride", d.outputPixelStride))
+      return std::move(err);
   return d;
 }

@@ -74,6 +74,10 @@ bool qimeng::isaReadsConvStridesAtRunTime(VectorIsa isa) {
   return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512;
 }
 
+bool qimeng::isaWritesStridedConvOutput(VectorIsa isa) {
+  return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512;
+}
+
 llvm::Expected<VectorIsa> qimeng::parseIsa(StringRef name) {
   for (VectorIsa isa :
        {VectorIsa::None, VectorIsa::Avx2, VectorIsa::Avx512, VectorIsa::Neon,

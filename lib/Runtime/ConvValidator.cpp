@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cblas.h>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -284,11 +285,40 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   if (d.bias)
     writeBias(ws->data(), bias->data());
   writeInputStrides(ws->data(), d);
-  kernel(inRead.data(), fltRead.data(), out->data(), ws->data());
-
   auto fail = [&](const std::string &why) {
     return std::optional<std::string>((name + ": " + why).str());
   };
+  if (d.outputIsDense()) {
+    kernel(inRead.data(), fltRead.data(), out->data(), ws->data());
+  } else {
+    // A channel slice of a wider output (ConvDesc::outputPixelStride): the
+    // kernel writes `out`'s elements a pixel stride apart into a buffer
+    // whose gaps (the other channels) hold the sentinel and must keep it.
+    auto wide = GuardedBuffer::allocate(d.outputSpan(), guard);
+    if (!wide)
+      return wide.takeError();
+    wide->fillSentinel();
+    const int64_t pixels = d.n * d.oh() * d.ow();
+    for (int64_t px = 0; px < pixels; ++px)
+      std::memcpy(wide->data() + d.nhwcOutputOffset(px, 0),
+                  out->data() + px * d.f, size_t(d.f) * sizeof(float));
+    std::vector<float> gaps = copyRegion(*wide);
+    kernel(inRead.data(), fltRead.data(), wide->data(), ws->data());
+    if (std::optional<int64_t> off = wide->firstDamagedGuard())
+      return fail(describeInputOffset(*wide, *off, "the output"));
+    for (int64_t px = 0; px < pixels; ++px) {
+      float *row = wide->data() + d.nhwcOutputOffset(px, 0);
+      std::memcpy(out->data() + px * d.f, row, size_t(d.f) * sizeof(float));
+      // What the kernel wrote, put back: any other change is in a gap.
+      std::memcpy(row, gaps.data() + guard + (row - wide->data()),
+                  size_t(d.f) * sizeof(float));
+    }
+    if (std::optional<int64_t> off = firstChanged(*wide, gaps))
+      return fail(llvm::formatv("the output's element {0}, between pixels "
+                                "{1} channels apart, was written",
+                                *off, d.outputPixelStride)
+                      .str());
+  }
   if (std::optional<int64_t> off = out->firstDamagedGuard())
     return fail(describeInputOffset(*out, *off, "the output"));
   if (auto failure = checkUnchanged("the input", inRead,

@@ -411,8 +411,8 @@ allocateTimingOperands(const RequestProblem &p) {
       GuardedBuffer::allocate(conv ? conv->inputSpan() : p.gemm.aSpan(), 0);
   auto b = GuardedBuffer::allocate(
       conv ? conv->filterElements() : p.gemm.bSpan(), 0);
-  auto c = GuardedBuffer::allocate(
-      conv ? conv->outputElements() : p.gemm.cSpan(), 0);
+  auto c =
+      GuardedBuffer::allocate(conv ? conv->outputSpan() : p.gemm.cSpan(), 0);
   if (!a || !b || !c)
     return llvm::createStringError("cannot allocate timing buffers");
   // A bias as long as either side; D in bf16 (half a float each).

@@ -56,8 +56,9 @@ bool isDense(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
 FailureOr<ConvDesc>
 qimeng::describeConv(linalg::LinalgOp op,
                      SmallVectorImpl<StrideAssumption> &assumed,
-                     std::string &reason, ConvInit *init, bool foldBiasInit,
-                     bool stridesAtRunTime, bool *dynamicBatch) {
+                     std::string &reason, ConvInit *init,
+                     const ConvMatchOptions &options, bool *dynamicBatch) {
+  bool foldBiasInit = options.foldBiasInit;
   FailureOr<ConvLayout> layout = layoutOf(op);
   if (failed(layout)) {
     reason = (op->getName().getStringRef() +
@@ -206,7 +207,7 @@ qimeng::describeConv(linalg::LinalgOp op,
   // kernels can (all three, the (n, h) of nhwc with its w stride C, or the
   // (n, c, h) of nchw), the dense ones their representative.
   const unsigned runtimeDims = d.isNhwc() ? 2 : 3;
-  if (stridesAtRunTime &&
+  if (options.stridesAtRunTime &&
       llvm::any_of(
           inputAssumed,
           [&](const StrideAssumption &a) { return a.dim < runtimeDims; }) &&
@@ -253,8 +254,23 @@ qimeng::describeConv(linalg::LinalgOp op,
     if (perImage)
       notBatch(operandAssumed);
     assumed.append(operandAssumed.begin(), operandAssumed.end());
-    if (!isDense(type.getShape().drop_front(perImage ? 1 : 0),
-                 ArrayRef<int64_t>(*s).drop_front(perImage ? 1 : 0))) {
+    ArrayRef<int64_t> shape = type.getShape().drop_front(perImage ? 1 : 0);
+    ArrayRef<int64_t> strides =
+        ArrayRef<int64_t>(*s).drop_front(perImage ? 1 : 0);
+    // A channel slice of a wider nhwc output: dense but for the pixels'
+    // stride (the concatenation's channels), the kernel's ldc.
+    if (name == "output" && options.stridedOutput && d.isNhwc() &&
+        d.precision == GemmPrecision::F32 && strides.back() == 1 &&
+        strides.size() >= 2 && strides[strides.size() - 2] > d.f) {
+      const int64_t pixelStride = strides[strides.size() - 2];
+      SmallVector<int64_t> pixels(shape.drop_back());
+      pixels.push_back(pixelStride);
+      if (isDense(pixels, strides)) {
+        d.outputPixelStride = pixelStride;
+        continue;
+      }
+    }
+    if (!isDense(shape, strides)) {
       reason = ("the " + name + " is not dense (only the input may be a " +
                 "strided view)")
                    .str();

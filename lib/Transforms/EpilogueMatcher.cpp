@@ -6,6 +6,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include <cmath>
 #include <functional>
 
@@ -166,11 +167,15 @@ std::optional<unsigned> biasVectorPosition(AffineMap map, MemRefType type,
 
 OutputInit qimeng::outputInitOf(Value c, Operation *use,
                                 std::optional<unsigned> biasDim) {
-  auto alloc = c.getDefiningOp<memref::AllocOp>();
-  if (!alloc)
+  // c, or a subview of it (a slice of a fresh buffer: a concatenation
+  // written in place), is a fresh allocation.
+  Value root = c;
+  while (auto view = root.getDefiningOp<memref::SubViewOp>())
+    root = view.getSource();
+  if (!root.getDefiningOp<memref::AllocOp>())
     return {};
   Operation *last = nullptr;
-  for (Operation *user : alloc->getUsers()) {
+  for (Operation *user : c.getUsers()) {
     if (user == use)
       continue;
     // A user nested in an op of the use's block (a consumer in an scf.if
@@ -182,6 +187,27 @@ OutputInit qimeng::outputInitOf(Value c, Operation *use,
       continue;
     if (!last || last->isBeforeInBlock(user))
       last = user;
+  }
+  // Through any other view of the allocation, nothing may touch it between
+  // the initialiser and `use`, and `use` may read none of it: the
+  // initialiser is the kernel's, and its region is c's alone.
+  if (root != c && last) {
+    SmallVector<Value> views{root};
+    for (size_t i = 0; i < views.size(); ++i)
+      for (Operation *user : views[i].getUsers()) {
+        if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+          if (view.getViewSource() == views[i])
+            views.push_back(user->getResult(0));
+        if (user == use || user == last)
+          continue;
+        Operation *inBlock = use->getBlock()->findAncestorOpInBlock(*user);
+        if (!inBlock ||
+            (last->isBeforeInBlock(inBlock) && inBlock->isBeforeInBlock(use)))
+          return {};
+      }
+    for (Value operand : use->getOperands())
+      if (operand != c && llvm::is_contained(views, operand))
+        return {};
   }
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(last)) {
     OutputInit init;

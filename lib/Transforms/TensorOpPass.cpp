@@ -1196,10 +1196,14 @@ struct QiMengTensorOpPass
       if (isConvolution(op)) {
         ConvInit init;
         bool dynamicBatch = false;
-        if (FailureOr<ConvDesc> desc = describeConv(
-                op, assumed, reason, &init, matchOptions.fuseEpilogues,
-                isaReadsConvStridesAtRunTime(options->target.bestIsa()),
-                &dynamicBatch);
+        ConvMatchOptions convOptions;
+        convOptions.foldBiasInit = matchOptions.fuseEpilogues;
+        convOptions.stridesAtRunTime =
+            isaReadsConvStridesAtRunTime(options->target.bestIsa());
+        convOptions.stridedOutput =
+            isaWritesStridedConvOutput(options->target.bestIsa());
+        if (FailureOr<ConvDesc> desc = describeConv(op, assumed, reason, &init,
+                                                    convOptions, &dynamicBatch);
             succeeded(desc)) {
           problem = KernelProblem(*desc);
           // A dynamic batch: one call of the one-image kernel per image,

@@ -12,7 +12,9 @@ strides for nchw_fchw), so one kernel serves any view of the input.
                                     * flt[kh, kw, c, f]
       GEMM M = N*OH*OW (output pixels), N = F, K = KH*KW*C (kh, kw, c).
       A (pixels x K) is gathered from the input; B is the filter as it is
-      stored (a K x F row-major matrix); C is the output (ldc = F).
+      stored (a K x F row-major matrix); C is the output (ldc = F, or
+      output_pixel_stride: the output a channel slice of a wider buffer,
+      as a concatenation written in place makes it; symbol `_ldo<stride>`).
     nhwc_fhwc: the same with flt[f, kh, kw, c]: B is the filter transposed
       (an F x K row-major matrix, read as B^T with ldb = K).
     nchw_fchw: out[n, f, oh, ow] += in[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
@@ -62,7 +64,8 @@ STEP_SLOTS = 64
 
 #: The request fields of a convolution's geometry (conv_geometry).
 GEOMETRY_FIELDS = ("layout", "n", "h", "w", "c", "f", "kh", "kw", "stride_h",
-                   "stride_w", "dilation_h", "dilation_w", "input_strides")
+                   "stride_w", "dilation_h", "dilation_w", "input_strides",
+                   "output_pixel_stride")
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,9 @@ class ConvGeometry:
     ow: int
     strides: tuple  # input strides in elements: (n, h, w) or (n, c, h)
     dense: bool     # the strides of a contiguous input
+    # nhwc: elements from one output pixel to the next (f: dense; more: a
+    # channel slice of a wider output)
+    output_pixel_stride: int
 
     @property
     def nhwc(self):
@@ -93,15 +99,18 @@ class ConvGeometry:
         """qm_<kind>_<layout>_<input>_f<F>_k<KH>x<KW>_s.._d..[_is..]"""
         strides = "" if self.dense else "_is" + "x".join(
             str(v) for v in self.strides)
+        ldo = ("" if self.output_pixel_stride == self.f
+               else f"_ldo{self.output_pixel_stride}")
         return (f"qm_{kind}_{self.layout}"
                 f"_{self.n}x{self.h}x{self.w}x{self.c}_f{self.f}"
                 f"_k{self.kh}x{self.kw}_s{self.sh}x{self.sw}"
-                f"_d{self.dh}x{self.dw}{strides}")
+                f"_d{self.dh}x{self.dw}{strides}{ldo}")
 
 
-def conv_geometry(request, layouts=LAYOUTS):
+def conv_geometry(request, layouts=LAYOUTS, strided_output=False):
     """The geometry fields of a convolution request, checked (`layouts`: the
-    ones the caller generates)."""
+    ones the caller generates; `strided_output`: whether it writes an nhwc
+    output whose pixels are more than F apart, output_pixel_stride)."""
     layout = request.get("layout")
     if layout not in layouts:
         raise RequestError(
@@ -136,10 +145,23 @@ def conv_geometry(request, layouts=LAYOUTS):
         raise RequestError(
             f"input_strides {list(strides)} overlap for a "
             f"{n}x{h}x{w}x{c} input in {layout}")
+    pixel_stride = int_field(request, "output_pixel_stride", default=f)
+    if pixel_stride != f:
+        if not strided_output or not nhwc:
+            raise RequestError(
+                "output_pixel_stride: this generator writes "
+                + ("an nhwc" if nhwc else "every") + " output dense "
+                "(pixels F apart)" + ("" if nhwc else "; the field is for "
+                                      "nhwc outputs"))
+        if pixel_stride < f:
+            raise RequestError(
+                f"output_pixel_stride {pixel_stride} overlaps the output's "
+                f"{f} channels")
     return ConvGeometry(
         layout=layout, n=n, h=h, w=w, c=c, f=f, kh=kh, kw=kw, sh=sh, sw=sw,
         dh=dh, dw=dw, oh=(h - span_h) // sh + 1, ow=(w - span_w) // sw + 1,
-        strides=tuple(strides), dense=tuple(strides) == dense)
+        strides=tuple(strides), dense=tuple(strides) == dense,
+        output_pixel_stride=pixel_stride)
 
 
 def runtime_strides_field(request):
@@ -309,7 +331,7 @@ class Conv:
         check_known(request, GEMM_FIELDS + GEOMETRY_FIELDS
                     + ("bias", "runtime_strides"))
         self.runtime_strides = runtime_strides_field(request)
-        self.geometry = conv_geometry(request)
+        self.geometry = conv_geometry(request, strided_output=True)
         for name, value in vars(self.geometry).items():
             setattr(self, name, value)
         nhwc = self.geometry.nhwc
@@ -320,7 +342,9 @@ class Conv:
             gemm = {"m": self.n * self.oh * self.ow, "n": self.f,
                     "k": self.kh * self.kw * self.c}
             gemm["lda"] = gemm["k"]
-            gemm["ldb"] = gemm["ldc"] = self.f
+            gemm["ldb"] = self.f
+            # C's rows are the output's pixels.
+            gemm["ldc"] = self.output_pixel_stride
             if self.layout == "nhwc_fhwc":
                 gemm["trans_b"] = True
                 gemm["ldb"] = gemm["k"]

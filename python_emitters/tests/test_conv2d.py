@@ -413,6 +413,12 @@ class ConvRequestTest(unittest.TestCase):
             # KW*C = 12.
             (conv_request(w=3, runtime_strides=True, a_layout="direct",
                           kc=18), ["direct", "divide", "12"]),
+            # A channel slice's pixels lie at least F (16) apart; nchw
+            # outputs are dense.
+            (conv_request(output_pixel_stride=12), ["output_pixel_stride",
+                                                    "overlaps", "16"]),
+            (conv_request(layout="nchw_fchw", output_pixel_stride=20),
+             ["output_pixel_stride", "nhwc"]),
         ]:
             with self.subTest(req=req):
                 self.check_error(req, words)
@@ -425,6 +431,10 @@ class ConvRequestTest(unittest.TestCase):
             "_mc24_nc16_pfa0_pfb0_x86_64_avx2")
         strided = emit(conv_request(input_strides=[8 * 8 * 6, 8 * 6, 6]))
         self.assertIn("_is384x48x6_", header(strided, "symbol"))
+        # A channel slice of a 24-channel output: C's rows 24 apart.
+        sliced = emit(conv_request(output_pixel_stride=24))
+        self.assertIn("_d1x1_ldo24_6x16_", header(sliced, "symbol"))
+        self.assertEqual(header(text, "symbol").find("_ldo"), -1)
         runtime = emit(conv_request(runtime_strides=True))
         self.assertIn("_d1x1_isrt_6x16_", header(runtime, "symbol"))
         self.assertEqual(header(runtime, "input_strides"), "runtime")

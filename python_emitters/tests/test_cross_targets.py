@@ -201,6 +201,11 @@ class RequestTest(unittest.TestCase):
             (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
                   h=8, w=8, c=1, f=8, kh=3, kw=3, fault="drop-k"),
              "c >= 2 for a convolution"),
+            # The cross runner's output is dense: a channel slice's kernel
+            # is x86's alone (isaWritesStridedConvOutput).
+            (dict(conv_req(rvv()), kind="sconv2d", layout="nhwc_hwcf", n=1,
+                  h=8, w=8, c=4, f=8, kh=3, kw=3, output_pixel_stride=12),
+             "writes an nhwc output dense"),
         ]
         for req, message in cases:
             req = {k: v for k, v in req.items() if v is not None}

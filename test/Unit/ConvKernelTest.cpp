@@ -536,6 +536,49 @@ TEST(ConvKernelTest, RunnerCatchesStridesNotReadAtRunTime) {
       << report.failure;
 }
 
+TEST(ConvKernelTest, ChannelSliceOutputsValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // The output a channel slice of a wider one (a concatenation written in
+  // place): pixels 8 more than F apart, the gaps holding the sentinel.
+  for (ConvDesc d : {nhwc(2, 9, 8, 3, 20, 3),
+                     ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 11, 12, 16, 6, 3,
+                                     3, 1, 1, 2, 2)}) {
+    d.outputPixelStride = d.f + 8;
+    d.overwrite = true;
+    SCOPED_TRACE(d.str());
+    EXPECT_NE(d.str().find("_ldo"), std::string::npos);
+    EXPECT_EQ(d.outputSpan(), (d.n * d.oh() * d.ow() - 1) * (d.f + 8) + d.f);
+    EXPECT_TRUE(validates(d, smallConfig(d)));
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+    EXPECT_TRUE(validates(d, model));
+    // In parts on two threads, in qimeng-runner.
+    GemmConfig c = smallConfig(d);
+    c.threads = 2;
+    std::vector<GemmRange> parts = partitionGemm(d.gemmView(), c, 2, 0);
+    ASSERT_EQ(parts.size(), 2u);
+    QM_ASSERT_EXPECTED(report, validateInRunner(d, c, parts));
+    EXPECT_TRUE(report.passed) << report.failure;
+    // The dense output's kernel writes the slice's gaps: caught.
+    ConvDesc dense = d;
+    dense.outputPixelStride = 0;
+    QM_ASSERT_EXPECTED(denseKernel, emitConvKernel(dense, smallConfig(d),
+                                                   EmitterOptions::defaults()));
+    QM_ASSERT_EXPECTED(wrong,
+                       validateIsolated(d, host(), denseKernel,
+                                        IsolatedValidationOptions::defaults()));
+    EXPECT_FALSE(wrong.passed);
+    EXPECT_NE(wrong.failure.find("between pixels"), std::string::npos)
+        << wrong.failure;
+  }
+  // Only f32 nhwc outputs, at least F apart.
+  ConvDesc nchwSlice = nchw(1, 9, 8, 3, 6, 3);
+  nchwSlice.outputPixelStride = 9;
+  EXPECT_TRUE(static_cast<bool>(llvm::errorToBool(nchwSlice.verify())));
+  ConvDesc overlapping = nhwc(1, 9, 8, 3, 6, 3);
+  overlapping.outputPixelStride = 5;
+  EXPECT_TRUE(static_cast<bool>(llvm::errorToBool(overlapping.verify())));
+}
+
 TEST(ConvKernelTest, ModelConfigsAndVariantsValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   ConvDesc d = nhwc(1, 30, 30, 16, 64, 3);

@@ -202,6 +202,29 @@ TEST(EmitterRunnerTest, DotConvolutionFieldsTravel) {
   EXPECT_EQ(d.str().rfind("u8s8conv2d_nhwc_hwcf_", 0), 0u) << d.str();
 }
 
+TEST(EmitterRunnerTest, ChannelSliceOutputTravels) {
+  // An nhwc output whose pixels lie 24 elements apart: the request says so,
+  // the key names it, the JSON brings it back; a dense one says nothing.
+  ConvDesc d = ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 9, 9, 8, 16, 3, 3);
+  nlohmann::json dense =
+      nlohmann::json::parse(convRequestJson(d, avx2Config()), nullptr, false);
+  EXPECT_FALSE(dense.contains("output_pixel_stride"));
+  d.outputPixelStride = 24;
+  nlohmann::json r =
+      nlohmann::json::parse(convRequestJson(d, avx2Config()), nullptr, false);
+  EXPECT_EQ(r["output_pixel_stride"], 24);
+  EXPECT_NE(d.str().find("_d1x1_is"), std::string::npos);
+  EXPECT_NE(d.str().find("_ldo24"), std::string::npos) << d.str();
+  auto back = convDescFromJson(toJson(d), "test");
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->outputPixelStride, 24);
+  EXPECT_EQ(*back, d);
+  QM_ASSERT_EXPECTED(kernel, emitConvKernel(d, avx2Config(),
+                                            EmitterOptions::defaults()));
+  EXPECT_NE(kernel.symbol.find("_d1x1_ldo24_"), std::string::npos)
+      << kernel.symbol;
+}
+
 //===----------------------------------------------------------------------===//
 // Protocol errors
 //===----------------------------------------------------------------------===//

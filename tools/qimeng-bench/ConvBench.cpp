@@ -214,7 +214,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
       GemmKernelFn fn = loaded->jit->gemm();
       auto in = GuardedBuffer::allocate(desc.inputSpan(), 0);
       auto flt = GuardedBuffer::allocate(desc.filterElements(), 0);
-      auto out = GuardedBuffer::allocate(desc.outputElements(), 0);
+      auto out = GuardedBuffer::allocate(desc.outputSpan(), 0);
       uint64_t wsBytes = kernel->emitted.workspaceBytes *
                          std::max<size_t>(1, kernel->parts.size());
       auto ws = GuardedBuffer::allocate(int64_t(wsBytes / 4 + 16), 0);

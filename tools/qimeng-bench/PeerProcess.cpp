@@ -512,7 +512,7 @@ int qimeng::servePeerWorker() {
   const GemmDesc &g = problem.gemm();
   int64_t spans[3] = {conv ? conv->inputSpan() : g.aSpan(),
                       conv ? conv->filterElements() : g.bSpan(),
-                      conv ? conv->outputElements() : g.cSpan()};
+                      conv ? conv->outputSpan() : g.cSpan()};
   std::vector<GuardedBuffer> operands;
   for (int64_t span : spans) {
     auto b = GuardedBuffer::allocate(span, 0);

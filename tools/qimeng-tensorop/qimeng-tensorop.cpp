@@ -644,7 +644,7 @@ int main(int argc, char **argv) {
     const GemmDesc &g = problem.gemm();
     int64_t sizes[3] = {conv ? conv->inputSpan() : g.aSpan(),
                         conv ? conv->filterElements() : g.bSpan(),
-                        conv ? conv->outputElements() : g.cSpan()};
+                        conv ? conv->outputSpan() : g.cSpan()};
     auto a = exitOnErr(GuardedBuffer::allocate(sizes[0], 0));
     auto b = exitOnErr(GuardedBuffer::allocate(sizes[1], 0));
     auto c1 = exitOnErr(GuardedBuffer::allocate(sizes[2], 0));

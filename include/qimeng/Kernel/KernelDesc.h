@@ -285,6 +285,12 @@ struct ConvDesc {
   int64_t inputStrides[3] = {0, 0, 0};
   /// The input's strides at run time (the key says "_isrt", not them).
   bool runtimeStrides = false;
+  /// nhwc, f32: elements from one output pixel to the next (the output's
+  /// w stride; its h and n strides follow: OW and OH*OW pixels), above F
+  /// where the output is a channel slice of a wider buffer (a concatenation
+  /// written in place); 0 (or F) for the dense output. The GEMM view's C
+  /// rows this far apart (its ldc; gemmView() keeps the dense F).
+  int64_t outputPixelStride = 0;
   /// The output's initial value is not read (a zero fill), a bias per
   /// output channel is added and relu applied where it is stored: the
   /// GEMM view's overwrite and epilogue (GemmDesc).
@@ -354,6 +360,19 @@ struct ConvDesc {
   int64_t inputSpan() const;
   int64_t filterElements() const { return kh * kw * c * f; }
   int64_t outputElements() const { return n * oh() * ow() * f; }
+  /// Whether the output is dense (outputPixelStride 0 or F).
+  bool outputIsDense() const {
+    return outputPixelStride == 0 || outputPixelStride == f;
+  }
+  /// Elements the output spans from its base pointer.
+  int64_t outputSpan() const {
+    return outputIsDense() ? outputElements()
+                           : (n * oh() * ow() - 1) * outputPixelStride + f;
+  }
+  /// Offset of output element (n, oh, ow, f) of an nhwc output.
+  int64_t nhwcOutputOffset(int64_t pixel, int64_t channel) const {
+    return pixel * (outputIsDense() ? f : outputPixelStride) + channel;
+  }
 
   double flops() const { return 2.0 * n * oh() * ow() * f * kh * kw * c; }
 

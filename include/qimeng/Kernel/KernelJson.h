@@ -24,7 +24,9 @@ llvm::Expected<GemmDesc> gemmDescFromJson(const nlohmann::json &object,
                                           llvm::StringRef what);
 
 /// {"layout", "n", "h", "w", "c", "f", "kh", "kw", "stride_h", "stride_w",
-/// "dilation_h", "dilation_w", "input_strides": [3 integers]}.
+/// "dilation_h", "dilation_w", "input_strides": [3 integers]}, and where
+/// set "runtime_strides", "overwrite", "bias", "relu", "relu_max",
+/// "b_prepacked", "dtype", "output_pixel_stride".
 nlohmann::json toJson(const ConvDesc &desc);
 
 /// Reads the fields toJson(ConvDesc) writes, as gemmDescFromJson does.

@@ -39,6 +39,11 @@ bool isaAppliesEpilogues(VectorIsa isa);
 /// (conv2d.py); the sketch-driven ISAs take them as immediates.
 bool isaReadsConvStridesAtRunTime(VectorIsa isa);
 
+/// Whether `isa`'s f32 convolution kernels write an nhwc output whose
+/// pixels lie more than F apart (ConvDesc::outputPixelStride): conv2d.py's;
+/// the sketch-driven ISAs (whose cross runner takes a dense output) do not.
+bool isaWritesStridedConvOutput(VectorIsa isa);
+
 /// "avx2", "avx512", "neon", "sve", "rvv", "amx", "none".
 llvm::StringRef isaName(VectorIsa isa);
 /// Inverse of isaName; error for anything else.

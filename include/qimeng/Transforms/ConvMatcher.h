@@ -34,12 +34,25 @@ struct ConvInit {
   llvm::SmallVector<mlir::Operation *, 2> allocsToHoist;
 };
 
+/// What the target's convolution kernels can take (describeConv).
+struct ConvMatchOptions {
+  /// Fold a bias broadcast into the output (and fuse consumers).
+  bool foldBiasInit = true;
+  /// Read the input's strides at run time (isaReadsConvStridesAtRunTime).
+  bool stridesAtRunTime = false;
+  /// Write an nhwc f32 output whose pixels lie more than F apart
+  /// (ConvDesc::outputPixelStride; isaWritesStridedConvOutput).
+  bool stridedOutput = false;
+};
+
 /// Describes linalg.conv_2d_nhwc_hwcf, conv_2d_nhwc_fhwc or
 /// conv_2d_nchw_fchw on f32 memrefs as a ConvDesc, or says why it
 /// cannot be accelerated ("linalg.depthwise_conv_2d_nhwc_hwc is not
 /// supported; ...", "dynamic size in the input", ...). The input may be a
 /// strided view (a subview of a padded buffer) with a unit innermost
-/// stride; the filter and output must be dense. With `stridesAtRunTime`
+/// stride; the filter must be dense, and the output dense but, with
+/// `stridedOutput` (nhwc, f32), for its static pixel stride (a channel
+/// slice of a wider buffer). With `stridesAtRunTime`
 /// (the target's kernels can read them, isaReadsConvStridesAtRunTime),
 /// input strides the type leaves dynamic make the kernel read all of them
 /// at run time (ConvDesc::runtimeStrides, the dense ones as its
@@ -57,8 +70,8 @@ struct ConvInit {
 /// accelerated:" prefix.
 mlir::FailureOr<ConvDesc> describeConv(
     mlir::linalg::LinalgOp op, llvm::SmallVectorImpl<StrideAssumption> &assumed,
-    std::string &reason, ConvInit *init = nullptr, bool foldBiasInit = true,
-    bool stridesAtRunTime = false, bool *dynamicBatch = nullptr);
+    std::string &reason, ConvInit *init = nullptr,
+    const ConvMatchOptions &options = {}, bool *dynamicBatch = nullptr);
 
 } // namespace qimeng
 
