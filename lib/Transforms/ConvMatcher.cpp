@@ -57,7 +57,7 @@ FailureOr<ConvDesc>
 qimeng::describeConv(linalg::LinalgOp op,
                      SmallVectorImpl<StrideAssumption> &assumed,
                      std::string &reason, ConvInit *init,
-                     const ConvMatchOptions &options, bool *dynamicBatch) {
+                     const ConvMatchOptions &options, int64_t *imageCalls) {
   bool foldBiasInit = options.foldBiasInit;
   FailureOr<ConvLayout> layout = layoutOf(op);
   if (failed(layout)) {
@@ -108,8 +108,9 @@ qimeng::describeConv(linalg::LinalgOp op,
       }
   }
   const bool batchIsDynamic = inType.isDynamicDim(0) || outType.isDynamicDim(0);
-  if (dynamicBatch)
-    *dynamicBatch = batchIsDynamic;
+  // The calls of the one-image kernel the caller makes (1: one call for
+  // every image).
+  int64_t calls = batchIsDynamic ? ShapedType::kDynamic : 1;
   DenseIntElementsAttr stridesAttr, dilationsAttr;
   if (auto c = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation())) {
     stridesAttr = c.getStrides();
@@ -257,18 +258,39 @@ qimeng::describeConv(linalg::LinalgOp op,
     ArrayRef<int64_t> shape = type.getShape().drop_front(perImage ? 1 : 0);
     ArrayRef<int64_t> strides =
         ArrayRef<int64_t>(*s).drop_front(perImage ? 1 : 0);
-    // A channel slice of a wider nhwc output: dense but for the pixels'
-    // stride (the concatenation's channels), the kernel's ldc.
-    if (name == "output" && options.stridedOutput && d.isNhwc() &&
-        d.precision == GemmPrecision::F32 && strides.back() == 1 &&
-        strides.size() >= 2 && strides[strides.size() - 2] > d.f) {
+    // The output as the kernel writes it: dense, or a channel slice of a
+    // wider nhwc output (dense but for the pixels' stride, the
+    // concatenation's channels: the kernel's ldc).
+    auto kernelWrites = [&](ArrayRef<int64_t> shape,
+                            ArrayRef<int64_t> strides) {
+      if (isDense(shape, strides))
+        return true;
+      if (name != "output" || !options.stridedOutput || !d.isNhwc() ||
+          d.precision != GemmPrecision::F32 || strides.size() < 2 ||
+          strides.back() != 1 || strides[strides.size() - 2] <= d.f)
+        return false;
       const int64_t pixelStride = strides[strides.size() - 2];
       SmallVector<int64_t> pixels(shape.drop_back());
       pixels.push_back(pixelStride);
-      if (isDense(pixels, strides)) {
-        d.outputPixelStride = pixelStride;
-        continue;
-      }
+      if (!isDense(pixels, strides))
+        return false;
+      d.outputPixelStride = pixelStride;
+      return true;
+    };
+    if (kernelWrites(shape, strides))
+      continue;
+    // Images further apart than one image (an nchw channel slice of a
+    // wider buffer: torch.cat along the channels, written in place): one
+    // call of the one-image kernel per image, as for a dynamic batch.
+    if (name == "output" && !perImage && d.n > 1 &&
+        kernelWrites(shape.drop_front(), strides.drop_front())) {
+      calls = d.n;
+      d.n = 1;
+      // The input's batch stride is the calls' step.
+      llvm::erase_if(assumed, [&](const StrideAssumption &a) {
+        return a.memref == input && a.dim == 0;
+      });
+      continue;
     }
     if (!isDense(shape, strides)) {
       reason = ("the " + name + " is not dense (only the input may be a " +
@@ -281,6 +303,8 @@ qimeng::describeConv(linalg::LinalgOp op,
     reason = llvm::toString(std::move(err));
     return failure();
   }
+  if (imageCalls)
+    *imageCalls = calls;
   if (init) {
     const unsigned channel = d.isNhwc() ? 3 : 1;
     // 8-bit kernels take a zero fill, not a bias or relu.

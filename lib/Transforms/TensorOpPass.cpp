@@ -1195,7 +1195,7 @@ struct QiMengTensorOpPass
       SmallVector<StrideAssumption> assumed;
       if (isConvolution(op)) {
         ConvInit init;
-        bool dynamicBatch = false;
+        int64_t imageCalls = 1;
         ConvMatchOptions convOptions;
         convOptions.foldBiasInit = matchOptions.fuseEpilogues;
         convOptions.stridesAtRunTime =
@@ -1203,14 +1203,15 @@ struct QiMengTensorOpPass
         convOptions.stridedOutput =
             isaWritesStridedConvOutput(options->target.bestIsa());
         if (FailureOr<ConvDesc> desc = describeConv(op, assumed, reason, &init,
-                                                    convOptions, &dynamicBatch);
+                                                    convOptions, &imageCalls);
             succeeded(desc)) {
           problem = KernelProblem(*desc);
-          // A dynamic batch: one call of the one-image kernel per image,
-          // the input and output stepped by their batch strides (read at
-          // run time), the filter the same for all.
-          if (dynamicBatch) {
-            launch.batch = ShapedType::kDynamic;
+          // A dynamic batch (or images further apart than one image):
+          // one call of the one-image kernel per image, the input and
+          // output stepped by their batch strides (read at run time), the
+          // filter the same for all.
+          if (imageCalls != 1) {
+            launch.batch = imageCalls;
             launch.batchDimOfC = 0;
             launch.batchStrideDimOf[0] = 0;
             launch.batchStrideDimOf[2] = 0;

@@ -2,7 +2,10 @@
 // block (two NHWC convolutions, a 1x1 and a padded 3x3, each into a zero
 // fill, their outputs concatenated along the channels), a DenseNet layer
 // (a 1x1 convolution of the features so far, its output appended to the
-// same buffer) and two linear projections concatenated along the features.
+// same buffer), torch's torch.cat of two NCHW convolutions along the
+// channels (batch 2: each image's output is dense, the images a wider
+// image apart, so the one-image kernel runs once per image) and two linear
+// projections concatenated along the features.
 // MLIR's --eliminate-empty-tensors (as IREE-style pipelines run it before
 // bufferization) makes each op write its slice of the concatenation in
 // place: an NHWC output whose pixels lie the whole concatenation's channels
@@ -54,6 +57,12 @@
 // CHECK-NOT:     linalg.fill
 // CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_2x9x9x4_f6_k1x1_s1x1_d1x1_ldo10_b0_
 // CHECK-NOT:     linalg.conv_2d
+// One image a call, the images on two threads (the batch launcher).
+// CHECK-LABEL: func.func @torch_cat(
+// CHECK-NOT:     linalg.fill
+// CHECK:         llvm.call @qm_sconv2d_nchw_fchw_1x9x9x4_f8_k1x1_s1x1_d1x1_b0_{{.*}}_batch_t2(
+// CHECK:         llvm.call @qm_sconv2d_nchw_fchw_1x11x11x4_f6_k3x3_s1x1_d1x1_b0_bias_{{.*}}_batch_t2(
+// CHECK-NOT:     linalg.conv_2d
 // CHECK-LABEL: func.func @projections(
 // CHECK-NOT:     linalg.fill
 // CHECK:         llvm.call @qm_sgemm_12x8x20_nn_b0_lda20_ldb8_ldc16_
@@ -69,6 +78,7 @@
 
 // OUT: rank = 4 offset = 0 sizes = [2, 9, 9, 14]
 // OUT: rank = 4 offset = 0 sizes = [2, 9, 9, 10]
+// OUT: rank = 4 offset = 0 sizes = [2, 14, 9, 9]
 // OUT: rank = 2 offset = 0 sizes = [12, 16]
 
 func.func @inception(%x: tensor<2x9x9x4xf32>, %w1: tensor<1x1x4x8xf32>, %w3: tensor<3x3x4x6xf32>) -> tensor<2x9x9x14xf32> {
@@ -102,6 +112,33 @@ func.func @densenet_layer(%x: tensor<2x9x9x4xf32>, %w: tensor<1x1x4x6xf32>) -> t
       ins(%so_far, %w : tensor<2x9x9x4xf32>, tensor<1x1x4x6xf32>) outs(%z : tensor<2x9x9x6xf32>) -> tensor<2x9x9x6xf32>
   %r = tensor.insert_slice %new into %features[0, 0, 0, 4] [2, 9, 9, 6] [1, 1, 1, 1] : tensor<2x9x9x6xf32> into tensor<2x9x9x10xf32>
   return %r : tensor<2x9x9x10xf32>
+}
+
+#chan = affine_map<(n, c, h, w) -> (c)>
+#nchw = affine_map<(n, c, h, w) -> (n, c, h, w)>
+
+func.func @torch_cat(%x: tensor<2x4x9x9xf32>, %w1: tensor<8x4x1x1xf32>, %w3: tensor<6x4x3x3xf32>, %bias: tensor<6xf32>) -> tensor<2x14x9x9xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<2x8x9x9xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x8x9x9xf32>) -> tensor<2x8x9x9xf32>
+  %b1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w1 : tensor<2x4x9x9xf32>, tensor<8x4x1x1xf32>) outs(%z1 : tensor<2x8x9x9xf32>) -> tensor<2x8x9x9xf32>
+  %padded = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x4x9x9xf32> to tensor<2x4x11x11xf32>
+  %e3 = tensor.empty() : tensor<2x6x9x9xf32>
+  %init = linalg.generic {indexing_maps = [#chan, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<6xf32>) outs(%e3 : tensor<2x6x9x9xf32>) {
+  ^bb0(%b: f32, %o: f32):
+    linalg.yield %b : f32
+  } -> tensor<2x6x9x9xf32>
+  %b3 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%padded, %w3 : tensor<2x4x11x11xf32>, tensor<6x4x3x3xf32>) outs(%init : tensor<2x6x9x9xf32>) -> tensor<2x6x9x9xf32>
+  %e = tensor.empty() : tensor<2x14x9x9xf32>
+  %c1 = tensor.insert_slice %b1 into %e[0, 0, 0, 0] [2, 8, 9, 9] [1, 1, 1, 1] : tensor<2x8x9x9xf32> into tensor<2x14x9x9xf32>
+  %c2 = tensor.insert_slice %b3 into %c1[0, 8, 0, 0] [2, 6, 9, 9] [1, 1, 1, 1] : tensor<2x6x9x9xf32> into tensor<2x14x9x9xf32>
+  return %c2 : tensor<2x14x9x9xf32>
 }
 
 func.func @projections(%a: tensor<12x20xf32>, %wq: tensor<20x8xf32>, %wk: tensor<20x8xf32>) -> tensor<12x16xf32> {
@@ -183,6 +220,22 @@ func.func @main() {
   %r2 = call @densenet_layer(%x, %wd) : (tensor<2x9x9x4xf32>, tensor<1x1x4x6xf32>) -> tensor<2x9x9x10xf32>
   %r2u = tensor.cast %r2 : tensor<2x9x9x10xf32> to tensor<*xf32>
   call @print(%r2u) : (tensor<*xf32>) -> ()
+  %en = tensor.empty(%c2, %c4, %c9, %c9) : tensor<?x?x?x?xf32>
+  %nd = call @pattern4(%en, %c2, %c1, %c3, %c5) : (tensor<?x?x?x?xf32>, index, index, index, index) -> tensor<?x?x?x?xf32>
+  %xn = tensor.cast %nd : tensor<?x?x?x?xf32> to tensor<2x4x9x9xf32>
+  %ef1 = tensor.empty(%c8, %c4, %c1, %c1) : tensor<?x?x?x?xf32>
+  %f1d = call @pattern4(%ef1, %c3, %c2, %c1, %c1) : (tensor<?x?x?x?xf32>, index, index, index, index) -> tensor<?x?x?x?xf32>
+  %f1 = tensor.cast %f1d : tensor<?x?x?x?xf32> to tensor<8x4x1x1xf32>
+  %ef3 = tensor.empty(%c6, %c4, %c3, %c3) : tensor<?x?x?x?xf32>
+  %f3d = call @pattern4(%ef3, %c1, %c5, %c2, %c3) : (tensor<?x?x?x?xf32>, index, index, index, index) -> tensor<?x?x?x?xf32>
+  %f3 = tensor.cast %f3d : tensor<?x?x?x?xf32> to tensor<6x4x3x3xf32>
+  %eb = tensor.empty(%c1, %c1, %c1, %c6) : tensor<?x?x?x?xf32>
+  %bd = call @pattern4(%eb, %c1, %c1, %c1, %c3) : (tensor<?x?x?x?xf32>, index, index, index, index) -> tensor<?x?x?x?xf32>
+  %b4 = tensor.cast %bd : tensor<?x?x?x?xf32> to tensor<1x1x1x6xf32>
+  %bias = tensor.collapse_shape %b4 [[0, 1, 2, 3]] : tensor<1x1x1x6xf32> into tensor<6xf32>
+  %r4 = call @torch_cat(%xn, %f1, %f3, %bias) : (tensor<2x4x9x9xf32>, tensor<8x4x1x1xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<2x14x9x9xf32>
+  %r4u = tensor.cast %r4 : tensor<2x14x9x9xf32> to tensor<*xf32>
+  call @print(%r4u) : (tensor<*xf32>) -> ()
   %ea = tensor.empty(%c1, %c1, %c12, %c20) : tensor<?x?x?x?xf32>
   %ad = call @pattern4(%ea, %c1, %c1, %c3, %c2) : (tensor<?x?x?x?xf32>, index, index, index, index) -> tensor<?x?x?x?xf32>
   %a4 = tensor.cast %ad : tensor<?x?x?x?xf32> to tensor<1x1x12x20xf32>

@@ -60,8 +60,11 @@ struct ConvMatchOptions {
 /// and other dynamic strides are taken as dense and recorded in `assumed`
 /// (StrideAssumptions.h). A dynamic batch (dimension 0 of the input and
 /// output; any other dynamic size is refused) describes one image
-/// (ConvDesc::n = 1), sets `*dynamicBatch` when given, and leaves the batch
-/// strides to the caller's loop. When
+/// (ConvDesc::n = 1), sets `*imageCalls` to ShapedType::kDynamic when
+/// given, and leaves the batch strides to the caller's loop; so does a
+/// static batch whose output images lie further apart than one image (a
+/// channel slice of a wider nchw buffer), `*imageCalls` then the batch
+/// (1 otherwise: one call for all images). When
 /// `init` is given, an initialiser of a fresh output just before the op (a
 /// zero fill; with `foldBiasInit`, a bias broadcast: linalg.broadcast, or a
 /// generic copying `(n, ...) -> (channel)`) is described too and returned
@@ -71,7 +74,7 @@ struct ConvMatchOptions {
 mlir::FailureOr<ConvDesc> describeConv(
     mlir::linalg::LinalgOp op, llvm::SmallVectorImpl<StrideAssumption> &assumed,
     std::string &reason, ConvInit *init = nullptr,
-    const ConvMatchOptions &options = {}, bool *dynamicBatch = nullptr);
+    const ConvMatchOptions &options = {}, int64_t *imageCalls = nullptr);
 
 } // namespace qimeng
 
