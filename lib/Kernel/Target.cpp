@@ -75,7 +75,7 @@ bool qimeng::isaReadsConvStridesAtRunTime(VectorIsa isa) {
 }
 
 bool qimeng::isaWritesStridedConvOutput(VectorIsa isa) {
-  return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512;
+  return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512 || isSketchIsa(isa);
 }
 
 llvm::Expected<VectorIsa> qimeng::parseIsa(StringRef name) {

@@ -382,10 +382,12 @@ qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
   // The geometry is the kernel's: one set of strides, all distributions.
   std::vector<std::string> runnerArgs = {std::to_string(backend->entry), "conv",
                                          convLayoutName(desc.layout).str()};
-  for (int64_t v : {desc.n, desc.h, desc.w, desc.c, desc.f, desc.kh, desc.kw,
-                    desc.strideH, desc.strideW, desc.dilationH, desc.dilationW,
-                    desc.inputStrides[0], desc.inputStrides[1],
-                    desc.inputStrides[2], int64_t(kernel.workspaceBytes)})
+  for (int64_t v :
+       {desc.n, desc.h, desc.w, desc.c, desc.f, desc.kh, desc.kw, desc.strideH,
+        desc.strideW, desc.dilationH, desc.dilationW, desc.inputStrides[0],
+        desc.inputStrides[1], desc.inputStrides[2],
+        desc.outputIsDense() ? desc.f : desc.outputPixelStride,
+        int64_t(kernel.workspaceBytes)})
     runnerArgs.push_back(std::to_string(v));
   for (std::string v :
        {std::string(desc.overwrite ? "1" : "0"), std::to_string(options.seed),

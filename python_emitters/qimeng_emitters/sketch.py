@@ -329,14 +329,19 @@ class Sketch:
 
     @property
     def output_floats(self):
-        """The elements of a convolution's whole output."""
+        """The elements a convolution's whole output spans (an nhwc one's
+        pixels output_pixel_stride apart)."""
         g = self.conv
+        if g.nhwc:
+            return (g.n * g.oh * g.ow - 1) * g.output_pixel_stride + g.f
         return g.n * g.oh * g.ow * g.f
 
     def immediate_lds(self):
         """A convolution's lda, ldb and ldc in elements, which its kernel
-        writes into the header (a gathered operand's is not read)."""
-        return (self.k, self.k if self.trans_b else self.n, self.n)
+        writes into the header (a gathered operand's is not read): an nhwc
+        output's rows (pixels) output_pixel_stride apart."""
+        ldc = self.conv.output_pixel_stride if self.conv.nhwc else self.n
+        return (self.k, self.k if self.trans_b else self.n, ldc)
 
     def symbol_stem(self):
         """The symbol up to the register block: the problem, its layout
@@ -423,7 +428,7 @@ def parse_request(request, isa, extra_fields=()):
                     f"isa {isa} convolutions run all of K (every filter "
                     f"tap) in one block, B packed as the layout needs: "
                     f"{field} is for a GEMM")
-        g = conv_geometry(request, CONV_LAYOUTS)
+        g = conv_geometry(request, CONV_LAYOUTS, strided_output=True)
         if g.nhwc:
             fields = {"m": g.n * g.oh * g.ow, "n": g.f,
                       "k": g.kh * g.kw * g.c,

@@ -201,11 +201,14 @@ class RequestTest(unittest.TestCase):
             (dict(conv_req(neon()), kind="sconv2d", layout="nhwc_hwcf", n=1,
                   h=8, w=8, c=1, f=8, kh=3, kw=3, fault="drop-k"),
              "c >= 2 for a convolution"),
-            # The cross runner's output is dense: a channel slice's kernel
-            # is x86's alone (isaWritesStridedConvOutput).
+            # A channel slice's pixels lie at least F apart; an nchw
+            # output is dense.
             (dict(conv_req(rvv()), kind="sconv2d", layout="nhwc_hwcf", n=1,
+                  h=8, w=8, c=4, f=8, kh=3, kw=3, output_pixel_stride=6),
+             "overlaps the output's 8 channels"),
+            (dict(conv_req(neon()), kind="sconv2d", layout="nchw_fchw", n=1,
                   h=8, w=8, c=4, f=8, kh=3, kw=3, output_pixel_stride=12),
-             "writes an nhwc output dense"),
+             "the field is for nhwc outputs"),
         ]
         for req, message in cases:
             req = {k: v for k, v in req.items() if v is not None}
@@ -358,10 +361,11 @@ class CrossRunner:
             args.append(",".join(":".join(map(str, p)) for p in parts))
         return self.verdict(args, timeout=60)
 
-    def run_conv(self, req, cpu, parts=()):
+    def run_conv(self, req, cpu, parts=(), pixel=None):
         """Runs a convolution kernel (kind sconv2d) in the runner's conv
         mode on its request's geometry, as `parts` of its GEMM view where
-        given."""
+        given (`pixel`: the output's pixel stride the runner checks, if not
+        the request's)."""
         text = emit(req)
         code = self.code_file(text)
         g = {"stride_h": 1, "stride_w": 1, "dilation_h": 1, "dilation_w": 1}
@@ -375,6 +379,7 @@ class CrossRunner:
                     "n", "h", "w", "c", "f", "kh", "kw", "stride_h",
                     "stride_w", "dilation_h", "dilation_w")] + [
                 str(s) for s in strides] + [
+                str(pixel or g.get("output_pixel_stride", g["f"])),
                 header(text, "workspace_bytes"),
                 "1" if req.get("overwrite") else "0", "7", "1", "all",
                 epilogue_arg(req, ["bias"] if req.get("bias") else [])]
@@ -443,6 +448,12 @@ CONV_LAYERS = [
          stride_h=2, stride_w=2),
     dict(layout="nchw_fchw", n=1, h=12, w=11, c=6, f=20, kh=3, kw=3,
          dilation_h=2, dilation_w=2),
+    # Channel slices of wider outputs (a concatenation written in place):
+    # the pixels 13 and 10 elements apart, the other channels kept.
+    dict(layout="nhwc_hwcf", n=2, h=8, w=8, c=4, f=8, kh=3, kw=3,
+         output_pixel_stride=13),
+    dict(layout="nhwc_fhwc", n=1, h=9, w=9, c=5, f=6, kh=3, kw=3,
+         overwrite=True, output_pixel_stride=10),
 ]
 
 
@@ -720,7 +731,7 @@ class QemuExecutionTest(unittest.TestCase):
                 self.assertTrue(result["passed"], result["failure"])
 
     def test_conv_layers_on_every_target(self):
-        """The 17 layers of CONV_LAYERS on NEON (Cortex-A76, Neoverse-N1),
+        """The 19 layers of CONV_LAYERS on NEON (Cortex-A76, Neoverse-N1),
         SVE at 128/256/512 bits and RVV at VLEN 128/256/512."""
         runner = self.runner("aarch64")
         for cpu in ("cortex-a76", "neoverse-n1"):
@@ -739,6 +750,18 @@ class QemuExecutionTest(unittest.TestCase):
                 vlen=vlen, lmul=(4, 1)[i % 2], mr=6,
                 nr=vlen * (4, 1)[i % 2] // 32, k_unroll=(8, 2)[i % 2])),
                 f"rv64,v=true,vext_spec=v1.0,vlen={vlen},elen=64")
+
+    def test_conv_channel_slice_keeps_the_other_channels(self):
+        """A kernel for the dense output, run on a channel slice of a wider
+        one, writes the other channels: the runner catches it."""
+        runner = self.runner("aarch64")
+        req = conv_req(neon())
+        req.update(CONV_LAYERS[17], kind="sconv2d")
+        self.assertTrue(runner.run_conv(req, "neoverse-n1")["passed"])
+        dense = {k: v for k, v in req.items() if k != "output_pixel_stride"}
+        result = runner.run_conv(dense, "neoverse-n1", pixel=13)
+        self.assertFalse(result["passed"])
+        self.assertIn("between pixels", result["failure"])
 
     def test_conv_faults_are_caught(self):
         for arch, make, cpu, layer in (

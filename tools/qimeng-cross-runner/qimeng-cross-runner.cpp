@@ -26,13 +26,16 @@
 // filter, output, workspace) runs with
 //
 //   qimeng-cross-runner CODE ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW
-//                       S0 S1 S2 WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS
-//                       EPILOGUE
+//                       S0 S1 S2 PIXEL WORKSPACE OVERWRITE SEED RUNS
+//                       DISTRIBUTIONS EPILOGUE
 //
 // LAYOUT nhwc_hwcf, nhwc_fhwc or nchw_fchw, S0 S1 S2 the input's strides
 // in elements (nhwc: image, row, pixel, channels unit; nchw: image,
 // channel, row, pixels unit), the gaps NaN so that a kernel reading them
-// fails; the filter and output dense; EPILOGUE's bias ("bias") is one per
+// fails; the filter dense; the output dense but, for nhwc, its pixels
+// PIXEL elements apart (F: dense; more: a channel slice of a wider
+// output, whose other channels must keep their values); EPILOGUE's bias
+// ("bias") is one per
 // output channel; PARTS as for a GEMM, of the GEMM view (nhwc: output
 // pixels x filters; nchw: filters x an image's pixels). Exit 0 when a verdict
 // was printed (passed or not), 2 for bad arguments or I/O.
@@ -128,7 +131,7 @@ std::string jsonEscape(const std::string &s) {
       "qimeng-cross-runner: %s\nusage: qimeng-cross-runner CODE "
       "ENTRY M N K TRANSPOSES LDA LDB LDC WORKSPACE OVERWRITE SEED "
       "RUNS DISTRIBUTIONS EPILOGUE [PARTS]\n       qimeng-cross-runner CODE "
-      "ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW S0 S1 S2 "
+      "ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW S0 S1 S2 PIXEL "
       "WORKSPACE OVERWRITE SEED RUNS DISTRIBUTIONS EPILOGUE [PARTS]\n",
       why);
   std::exit(2);
@@ -409,6 +412,7 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
 struct ConvProblem {
   enum Layout { NhwcHwcf, NhwcFhwc, NchwFchw } layout = NhwcHwcf;
   int64_t n, h, w, c, f, kh, kw, sh, sw, dh, dw, s[3], workspace;
+  int64_t pixel;     ///< nhwc: elements from one output pixel to the next
   Epilogue epilogue; ///< a bias per output channel
   bool overwrite;
   uint64_t seed;
@@ -450,16 +454,21 @@ struct ConvProblem {
   }
   /// Index of output element (image, row, column, filter).
   int64_t outputAt(int64_t b, int64_t y, int64_t x, int64_t fi) const {
-    return nhwc() ? ((b * oh() + y) * ow() + x) * f + fi
+    return nhwc() ? ((b * oh() + y) * ow() + x) * pixel + fi
                   : ((b * f + fi) * oh() + y) * ow() + x;
   }
+  int64_t outputSpan() const {
+    return nhwc() ? (n * oh() * ow() - 1) * pixel + f : n * f * oh() * ow();
+  }
+  /// Whether output index i lies between two pixels' channels.
+  bool outputGap(int64_t i) const { return nhwc() && i % pixel >= f; }
 };
 
 /// Runs one distribution of a convolution; the failure, or "".
 std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
                        double &maxRel) {
   const int64_t oh = p.oh(), ow = p.ow(), k = p.taps() * p.c;
-  const int64_t outSize = p.n * oh * ow * p.f;
+  const int64_t outSize = p.outputSpan();
   Guarded in(p.inputSpan()), flt(p.taps() * p.c * p.f), out(outSize);
   InputGenerator gen(dist, p.seed);
   // The input's elements get values; the gaps between them stay NaN.
@@ -470,8 +479,9 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
           in.data()[p.inputAt(b, y, x, ch)] = gen.next();
   for (int64_t i = 0; i < flt.size(); ++i)
     flt.data()[i] = gen.next();
-  if (!p.overwrite)
-    for (int64_t i = 0; i < outSize; ++i)
+  // The output's values (all of it: its gaps too, which must stay).
+  for (int64_t i = 0; i < outSize; ++i)
+    if (!p.overwrite || p.outputGap(i))
       out.data()[i] = gen.next();
   const std::vector<float> in0 = in.region, flt0 = flt.region,
                            out0 = out.region;
@@ -491,6 +501,12 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
     if ((i < 0 || i >= outSize) && !isSentinel(&out.data()[i]))
       return name + ": the output's guard overwritten at element " +
              std::to_string(i);
+  for (int64_t i = 0; i < outSize; ++i)
+    if (p.outputGap(i) &&
+        std::memcmp(&out.data()[i], &out0[size_t(kGuard + i)], 4) != 0)
+      return name + ": the output's element " + std::to_string(i) +
+             ", between pixels " + std::to_string(p.pixel) +
+             " channels apart, was written";
   const double bound = gemmErrorBound(k);
   const bool exact =
       dist == Distribution::SmallIntegers && smallIntegersAreExact(k);
@@ -609,8 +625,8 @@ int report(const char *distributionsArg, Check check, Time time) {
 }
 
 int convMain(int argc, char **argv) {
-  if (argc != 25 && argc != 26)
-    usage("a convolution takes 24 arguments (25 with PARTS)");
+  if (argc != 26 && argc != 27)
+    usage("a convolution takes 25 arguments (26 with PARTS)");
   ConvProblem p;
   int64_t entry = parseInt(argv[2], "entry");
   const std::string layout = argv[4];
@@ -622,30 +638,32 @@ int convMain(int argc, char **argv) {
     p.layout = ConvProblem::NchwFchw;
   else
     usage("LAYOUT must be nhwc_hwcf, nhwc_fhwc or nchw_fchw");
-  int64_t *fields[] = {&p.n,  &p.h,    &p.w,    &p.c,    &p.f,
-                       &p.kh, &p.kw,   &p.sh,   &p.sw,   &p.dh,
-                       &p.dw, &p.s[0], &p.s[1], &p.s[2], &p.workspace};
-  const char *names[] = {"n",  "h",  "w",  "c",  "f",  "kh", "kw",       "sh",
-                         "sw", "dh", "dw", "s0", "s1", "s2", "workspace"};
-  for (int i = 0; i < 15; ++i)
+  int64_t *fields[] = {&p.n,    &p.h,    &p.w,     &p.c,        &p.f,  &p.kh,
+                       &p.kw,   &p.sh,   &p.sw,    &p.dh,       &p.dw, &p.s[0],
+                       &p.s[1], &p.s[2], &p.pixel, &p.workspace};
+  const char *names[] = {"n",  "h",  "w",     "c",        "f",  "kh",
+                         "kw", "sh", "sw",    "dh",       "dw", "s0",
+                         "s1", "s2", "pixel", "workspace"};
+  for (int i = 0; i < 16; ++i)
     *fields[i] = parseInt(argv[5 + i], names[i]);
-  p.overwrite = parseInt(argv[20], "overwrite") != 0;
-  p.seed = uint64_t(parseInt(argv[21], "seed"));
-  p.runs = int(parseInt(argv[22], "runs"));
-  p.epilogue = parseEpilogue(argv[24], /*conv=*/true);
-  if (argc == 26)
-    p.parts = parseParts(argv[25]);
+  p.overwrite = parseInt(argv[21], "overwrite") != 0;
+  p.seed = uint64_t(parseInt(argv[22], "seed"));
+  p.runs = int(parseInt(argv[23], "runs"));
+  p.epilogue = parseEpilogue(argv[25], /*conv=*/true);
+  if (argc == 27)
+    p.parts = parseParts(argv[26]);
   if (p.n < 1 || p.c < 1 || p.f < 1 || p.kh < 1 || p.kw < 1 || p.sh < 1 ||
       p.sw < 1 || p.dh < 1 || p.dw < 1 || p.h < p.dh * (p.kh - 1) + 1 ||
       p.w < p.dw * (p.kw - 1) + 1 ||
       (p.nhwc()
            ? p.s[2] < p.c || p.s[1] < p.w * p.s[2] || p.s[0] < p.h * p.s[1]
-           : p.s[2] < p.w || p.s[1] < p.h * p.s[2] || p.s[0] < p.c * p.s[1]))
+           : p.s[2] < p.w || p.s[1] < p.h * p.s[2] || p.s[0] < p.c * p.s[1]) ||
+      p.pixel < p.f || (!p.nhwc() && p.pixel != p.f))
     usage("sizes must be positive, the filter within the input and the "
-          "strides apart");
+          "strides apart (an nchw output's PIXEL is F)");
   KernelFn kernel = loadCode(argv[1], entry);
   return report(
-      argv[23],
+      argv[24],
       [&](Distribution dist, double &maxRel) {
         return runConvOne(kernel, p, dist, maxRel);
       },
@@ -653,7 +671,7 @@ int convMain(int argc, char **argv) {
         Workspace ws(p.workspace);
         p.writeRange(ws);
         return medianNs(kernel, p.runs, p.seed, p.inputSpan(),
-                        p.taps() * p.c * p.f, p.n * p.oh() * p.ow() * p.f, ws,
+                        p.taps() * p.c * p.f, p.outputSpan(), ws,
                         p.epilogue.bias == Epilogue::None ? 0 : p.f);
       });
 }

@@ -40,8 +40,9 @@ bool isaAppliesEpilogues(VectorIsa isa);
 bool isaReadsConvStridesAtRunTime(VectorIsa isa);
 
 /// Whether `isa`'s f32 convolution kernels write an nhwc output whose
-/// pixels lie more than F apart (ConvDesc::outputPixelStride): conv2d.py's;
-/// the sketch-driven ISAs (whose cross runner takes a dense output) do not.
+/// pixels lie more than F apart (ConvDesc::outputPixelStride): conv2d.py's
+/// and the sketch-driven ISAs' (their C's rows a header leading dimension
+/// apart); not AMX's tiles.
 bool isaWritesStridedConvOutput(VectorIsa isa);
 
 /// "avx2", "avx512", "neon", "sve", "rvv", "amx", "none".
