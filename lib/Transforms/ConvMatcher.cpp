@@ -51,6 +51,23 @@ bool isDense(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
   return true;
 }
 
+/// The pixel stride of an nhwc output of `f` channels whose strides are
+/// the dense ones of its shape but for the pixels' (more than f: a channel
+/// slice of a wider buffer), or nullopt (0 where it is dense).
+std::optional<int64_t> nhwcPixelStride(ArrayRef<int64_t> shape,
+                                       ArrayRef<int64_t> strides, int64_t f) {
+  if (isDense(shape, strides))
+    return 0;
+  if (strides.size() < 2 || strides.back() != 1 ||
+      strides[strides.size() - 2] <= f)
+    return std::nullopt;
+  SmallVector<int64_t> pixels(shape.drop_back());
+  pixels.push_back(strides[strides.size() - 2]);
+  if (!isDense(pixels, strides))
+    return std::nullopt;
+  return strides[strides.size() - 2];
+}
+
 } // namespace
 
 FailureOr<ConvDesc>
@@ -266,16 +283,12 @@ qimeng::describeConv(linalg::LinalgOp op,
       if (isDense(shape, strides))
         return true;
       if (name != "output" || !options.stridedOutput || !d.isNhwc() ||
-          d.precision != GemmPrecision::F32 || strides.size() < 2 ||
-          strides.back() != 1 || strides[strides.size() - 2] <= d.f)
+          d.precision != GemmPrecision::F32)
         return false;
-      const int64_t pixelStride = strides[strides.size() - 2];
-      SmallVector<int64_t> pixels(shape.drop_back());
-      pixels.push_back(pixelStride);
-      if (!isDense(pixels, strides))
-        return false;
-      d.outputPixelStride = pixelStride;
-      return true;
+      std::optional<int64_t> pixel = nhwcPixelStride(shape, strides, d.f);
+      if (pixel)
+        d.outputPixelStride = *pixel;
+      return pixel.has_value();
     };
     if (kernelWrites(shape, strides))
       continue;
@@ -317,25 +330,45 @@ qimeng::describeConv(linalg::LinalgOp op,
     assumed.append(found.assumed.begin(), found.assumed.end());
     d.overwrite = init->op != nullptr;
     d.bias = bool(init->bias);
-    // With the output initialised here, its elementwise consumer may fuse.
+    // With the output initialised here, its elementwise consumer may fuse,
+    // and write a channel slice of a concatenation (an nhwc f32 kernel's
+    // output pixel stride, the slice's static one).
+    const bool slices = options.stridedOutput && d.isNhwc() &&
+                        d.precision == GemmPrecision::F32 && calls == 1 &&
+                        d.outputIsDense();
+    std::optional<ElementwiseEpilogue> e;
     if (init->op && foldBiasInit)
-      if (std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
-              op, output, init->op, channel, /*biasAllowed=*/!d.bias)) {
-        d.relu = e->relu;
-        d.reluMax = e->reluMax;
-        if (e->bias) {
-          d.bias = true;
-          init->bias = e->bias;
-        }
-        if (e->residual) {
-          d.overwrite = false; // the output starts as the residual
-          init->residual = e->residual;
-        }
-        init->epilogueOps = e->ops;
-        init->output = e->output;
-        init->allocsToHoist = e->allocsToHoist;
-        assumed.append(e->assumed.begin(), e->assumed.end());
+      e = matchElementwiseEpilogue(op, output, init->op, channel,
+                                   /*biasAllowed=*/!d.bias, /*goingAway=*/{},
+                                   /*halfType=*/{}, /*sliceOutput=*/slices);
+    if (e && e->output.getType() != output.getType()) {
+      SmallVector<StrideAssumption> sliceAssumed;
+      std::string why;
+      auto s = resolveStrides(e->output, "output", sliceAssumed, why);
+      std::optional<int64_t> pixel;
+      if (succeeded(s) && sliceAssumed.empty())
+        pixel = nhwcPixelStride(outType.getShape(), *s, d.f);
+      if (pixel)
+        d.outputPixelStride = *pixel;
+      else
+        e.reset();
+    }
+    if (e) {
+      d.relu = e->relu;
+      d.reluMax = e->reluMax;
+      if (e->bias) {
+        d.bias = true;
+        init->bias = e->bias;
       }
+      if (e->residual) {
+        d.overwrite = false; // the output starts as the residual
+        init->residual = e->residual;
+      }
+      init->epilogueOps = e->ops;
+      init->output = e->output;
+      init->opsToHoist = e->opsToHoist;
+      assumed.append(e->assumed.begin(), e->assumed.end());
+    }
   }
   return d;
 }

@@ -275,19 +275,95 @@ struct EpilogueStep {
   Value output;
   Value bias, residual;
   BodyEpilogue body;
-  /// The output's allocation, when it comes after the producer.
-  Operation *allocToHoist = nullptr;
+  /// The output's allocation (or a slice's allocation and subview), where
+  /// they come after the producer.
+  SmallVector<Operation *, 2> opsToHoist;
+  /// The output is a slice of a fresh buffer (with `sliceOutput`).
+  bool slice = false;
   SmallVector<StrideAssumption> assumed;
 };
 
-/// The generic after `producer` that reads `c` (written by `producer` or
-/// by the chain's previous generic) as matchElementwiseEpilogue describes,
-/// with `disregard` the users of `c` that go with the rewrite or wrote it.
-std::optional<EpilogueStep> matchEpilogueStep(Operation *producer, Value c,
-                                              ArrayRef<Operation *> disregard,
-                                              unsigned biasDim,
-                                              bool biasAllowed, Type halfType,
-                                              bool afterRelu) {
+/// The elements a subview of static offsets and sizes and unit strides
+/// takes of its source: [offset, offset + size) per dimension.
+std::optional<SmallVector<std::pair<int64_t, int64_t>>>
+staticBox(memref::SubViewOp view) {
+  SmallVector<std::pair<int64_t, int64_t>> box;
+  for (auto [offset, size, stride] :
+       llvm::zip(view.getStaticOffsets(), view.getStaticSizes(),
+                 view.getStaticStrides())) {
+    if (ShapedType::isDynamic(offset) || ShapedType::isDynamic(size) ||
+        stride != 1)
+      return std::nullopt;
+    box.push_back({offset, offset + size});
+  }
+  return box;
+}
+
+/// Whether `output`, a subview of a fresh allocation, can be written by
+/// `producer`'s kernel in `g`'s stead: from `producer` to `g` nothing
+/// touches the allocation but through subviews that take other elements
+/// (a concatenation's other slices, or bufferization's copies of them),
+/// and `producer` reads none of it. The allocation and the subview op
+/// dominate `producer` or go before it (appended to `hoist`, in order).
+bool sliceIsWritable(Operation *producer, linalg::GenericOp g,
+                     memref::SubViewOp slice, DominanceInfo &dominance,
+                     SmallVectorImpl<Operation *> &hoist) {
+  Value root = slice.getSource();
+  auto alloc = root.getDefiningOp<memref::AllocOp>();
+  auto box = staticBox(slice);
+  if (!alloc || !box)
+    return false;
+  auto between = [&](Operation *user) {
+    Operation *inBlock = producer->getBlock()->findAncestorOpInBlock(*user);
+    return !inBlock || inBlock == producer ||
+           (producer->isBeforeInBlock(inBlock) && inBlock->isBeforeInBlock(g));
+  };
+  for (Operation *user : root.getUsers()) {
+    if (user == slice.getOperation())
+      continue;
+    auto other = dyn_cast<memref::SubViewOp>(user);
+    std::optional<SmallVector<std::pair<int64_t, int64_t>>> otherBox;
+    if (other)
+      otherBox = staticBox(other);
+    if (otherBox && llvm::any_of(llvm::zip(*box, *otherBox), [](auto pair) {
+          auto [a, b] = pair;
+          return a.second <= b.first || b.second <= a.first;
+        }))
+      continue; // other elements
+    // Any other use, and any use of a view of it, lies outside.
+    SmallVector<Value> views;
+    if (isa<ViewLikeOpInterface>(user))
+      views.push_back(user->getResult(0));
+    else if (between(user))
+      return false;
+    for (size_t i = 0; i < views.size(); ++i)
+      for (Operation *viewUser : views[i].getUsers()) {
+        if (auto view = dyn_cast<ViewLikeOpInterface>(viewUser))
+          if (view.getViewSource() == views[i]) {
+            views.push_back(viewUser->getResult(0));
+            continue;
+          }
+        if (between(viewUser))
+          return false;
+      }
+  }
+  for (Operation *op : {alloc.getOperation(), slice.getOperation()}) {
+    if (dominance.properlyDominates(op, producer))
+      continue;
+    if (op->getBlock() != producer->getBlock() ||
+        !llvm::all_of(op->getOperands(), [&](Value v) {
+          return v == root || dominance.properlyDominates(v, producer);
+        }))
+      return false;
+    hoist.push_back(op);
+  }
+  return true;
+}
+
+std::optional<EpilogueStep>
+matchEpilogueStep(Operation *producer, Value c, ArrayRef<Operation *> disregard,
+                  unsigned biasDim, bool biasAllowed, Type halfType,
+                  bool afterRelu, bool sliceOutput) {
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!cType)
     return std::nullopt;
@@ -359,8 +435,17 @@ std::optional<EpilogueStep> matchEpilogueStep(Operation *producer, Value c,
   const bool narrows = halfType && outputType && !inPlace &&
                        outputType.getElementType() == halfType &&
                        outputType.getShape() == cType.getShape();
+  // A slice of a fresh buffer of c's shape and type in another layout (a
+  // concatenation written in place), where the caller's kernel can write
+  // one.
+  memref::SubViewOp slice;
+  if (sliceOutput && !inPlace && !narrows && outputType &&
+      output.getType() != c.getType() &&
+      outputType.getShape() == cType.getShape() &&
+      outputType.getElementType() == cType.getElementType())
+    slice = output.getDefiningOp<memref::SubViewOp>();
   if (!cArg || g.getMatchingIndexingMap(init) != identity ||
-      (output.getType() != c.getType() && !narrows))
+      (output.getType() != c.getType() && !narrows && !slice))
     return std::nullopt;
   auto body = epilogueOfBody(g, *cArg, biasArg, residualArg,
                              narrows ? halfType : Type(), afterRelu);
@@ -372,10 +457,16 @@ std::optional<EpilogueStep> matchEpilogueStep(Operation *producer, Value c,
   // one-shot-bufferize makes of a tensor.empty the fill and the consumer
   // share), or a fresh buffer that only the generic uses up to the
   // generic (returns and deallocations come after), which the kernel now
-  // writes where `producer` was.
+  // writes where `producer` was; or a slice of a fresh buffer that nothing
+  // else touches from `producer` to the generic.
   auto alloc = output.getDefiningOp<memref::AllocOp>();
-  if (!alloc && !inPlace)
+  if (slice) {
+    if (!sliceIsWritable(producer, g, slice, dominance, step.opsToHoist))
+      return std::nullopt;
+    step.slice = true;
+  } else if (!alloc && !inPlace) {
     return std::nullopt;
+  }
   for (Operation *user : output.getUsers()) {
     if (inPlace)
       break; // c's users were checked above
@@ -385,14 +476,14 @@ std::optional<EpilogueStep> matchEpilogueStep(Operation *producer, Value c,
     if (!inBlock || !g->isBeforeInBlock(inBlock))
       return std::nullopt;
   }
-  if (!inPlace &&
+  if (!inPlace && !slice &&
       !dominance.properlyDominates(alloc.getOperation(), producer)) {
     if (alloc->getBlock() != producer->getBlock() ||
         !llvm::all_of(alloc->getOperands(), [&](Value v) {
           return dominance.properlyDominates(v, producer);
         }))
       return std::nullopt;
-    step.allocToHoist = alloc;
+    step.opsToHoist.push_back(alloc);
   }
   // The bias, read where `producer` was instead of where the generic was.
   if (bias) {
@@ -421,9 +512,11 @@ std::optional<EpilogueStep> matchEpilogueStep(Operation *producer, Value c,
 
 } // namespace
 
-std::optional<ElementwiseEpilogue> qimeng::matchElementwiseEpilogue(
-    Operation *producer, Value c, Operation *cInit, unsigned biasDim,
-    bool biasAllowed, ArrayRef<Operation *> goingAway, Type halfType) {
+std::optional<ElementwiseEpilogue>
+qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
+                                 unsigned biasDim, bool biasAllowed,
+                                 ArrayRef<Operation *> goingAway, Type halfType,
+                                 bool sliceOutput) {
   ElementwiseEpilogue e;
   SmallVector<Operation *> disregard{producer};
   if (cInit)
@@ -435,9 +528,9 @@ std::optional<ElementwiseEpilogue> qimeng::matchElementwiseEpilogue(
   // each part comes once; the rounding ends the chain.
   while (!e.halfOutput) {
     const bool afterRelu = e.relu && !e.reluMax;
-    std::optional<EpilogueStep> step =
-        matchEpilogueStep(producer, e.ops.empty() ? c : e.output, disregard,
-                          biasDim, biasAllowed && !e.bias, halfType, afterRelu);
+    std::optional<EpilogueStep> step = matchEpilogueStep(
+        producer, e.ops.empty() ? c : e.output, disregard, biasDim,
+        biasAllowed && !e.bias, halfType, afterRelu, sliceOutput);
     if (!step)
       break;
     const BodyEpilogue &b = step->body;
@@ -459,10 +552,12 @@ std::optional<ElementwiseEpilogue> qimeng::matchElementwiseEpilogue(
     if (b.reluMax)
       e.reluMax = b.reluMax;
     e.halfOutput = b.halfOutput;
-    if (step->allocToHoist)
-      e.allocsToHoist.push_back(step->allocToHoist);
+    llvm::append_range(e.opsToHoist, step->opsToHoist);
     llvm::append_range(e.assumed, step->assumed);
     disregard.push_back(step->op);
+    // A slice is the chain's last output (its buffer is read later).
+    if (step->slice)
+      break;
   }
   if (e.ops.empty())
     return std::nullopt;

@@ -57,10 +57,11 @@ struct ElementwiseEpilogue {
   /// The result is rounded to bf16 last (arith.truncf): `output` is a bf16
   /// buffer of c's shape, not c's type.
   bool halfOutput = false;
-  /// The allocations of the generics' outputs that come after the
-  /// producer, to move before it (the last one's the kernel writes, the
-  /// others a guarded fallback's clones do).
-  llvm::SmallVector<mlir::Operation *, 2> allocsToHoist;
+  /// The allocations of the generics' outputs (or the subview of the last
+  /// one's slice) that come after the producer, to move before it (the
+  /// last one's the kernel writes, the others a guarded fallback's clones
+  /// do).
+  llvm::SmallVector<mlir::Operation *, 2> opsToHoist;
   /// The bias's dynamic unit stride, to check at run time.
   llvm::SmallVector<StrideAssumption> assumed;
 };
@@ -89,11 +90,18 @@ struct ElementwiseEpilogue {
 /// TensorPlacement.h). With
 /// a `halfType` (bf16 or f16: the operands') the body may end in
 /// arith.truncf to it (and may then be that alone), its output a fresh
-/// buffer of that type and c's shape in any layout.
-std::optional<ElementwiseEpilogue> matchElementwiseEpilogue(
-    mlir::Operation *producer, mlir::Value c, mlir::Operation *cInit,
-    unsigned biasDim, bool biasAllowed,
-    llvm::ArrayRef<mlir::Operation *> goingAway = {}, mlir::Type halfType = {});
+/// buffer of that type and c's shape in any layout. With `sliceOutput`
+/// (the caller's kernel writes c's shape in another layout) the last
+/// generic's output may instead be a subview of a fresh allocation that
+/// nothing touches through any view from `producer` to the generic and
+/// `producer` does not read (a channel slice of a concatenation written in
+/// place); its strides are the caller's to check.
+std::optional<ElementwiseEpilogue>
+matchElementwiseEpilogue(mlir::Operation *producer, mlir::Value c,
+                         mlir::Operation *cInit, unsigned biasDim,
+                         bool biasAllowed,
+                         llvm::ArrayRef<mlir::Operation *> goingAway = {},
+                         mlir::Type halfType = {}, bool sliceOutput = false);
 
 } // namespace qimeng
 

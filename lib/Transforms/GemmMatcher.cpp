@@ -169,7 +169,7 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
     out.residual = e->residual;
   }
   out.epilogueOps = e->ops;
-  out.allocsToHoist = e->allocsToHoist;
+  out.opsToHoist = e->opsToHoist;
   llvm::append_range(out.assumed, e->assumed);
 }
 

@@ -419,7 +419,7 @@ struct KernelLaunch {
   /// A residual the epilogue adds: copied into operands[2] before the
   /// kernel, which accumulates onto it.
   Value residual;
-  SmallVector<Operation *, 2> allocsToHoist;
+  SmallVector<Operation *, 2> opsToHoist;
   /// A bf16 or f16 output (GemmDesc::halfOutput): the buffer, whose pointer
   /// goes into the header, and with run-time leading dimensions its ldd, the
   /// stride of its dimension leadingDimOf[2] (as C's), or for a single row
@@ -678,8 +678,8 @@ void replaceWithKernelCall(ModuleOp module, linalg::LinalgOp op,
                            const KernelLaunch &launch,
                            ArrayRef<StrideAssumption> assumed,
                            ArrayRef<MBucketKernel> buckets) {
-  for (Operation *alloc : launch.allocsToHoist)
-    alloc->moveBefore(op);
+  for (Operation *hoisted : launch.opsToHoist)
+    hoisted->moveBefore(op);
   OpBuilder b(op);
   Location loc = op.getLoc();
   if (assumed.empty()) {
@@ -1235,7 +1235,7 @@ struct QiMengTensorOpPass
           if (init.output)
             launch.operands[2] = init.output;
           launch.epilogueOps = init.epilogueOps;
-          launch.allocsToHoist = init.allocsToHoist;
+          launch.opsToHoist = init.opsToHoist;
         }
       } else if (FailureOr<MatchedContraction> matched =
                      describeContraction(op, reason, matchOptions);
@@ -1256,7 +1256,7 @@ struct QiMengTensorOpPass
         launch.epilogueOps = matched->epilogueOps;
         launch.bias = matched->bias;
         launch.residual = matched->residual;
-        launch.allocsToHoist = matched->allocsToHoist;
+        launch.opsToHoist = matched->opsToHoist;
         launch.halfOutput = matched->halfOutput;
         launch.halfOutputBatchStride = matched->halfOutputBatchStride;
         launch.halfOutputBatchStrideDim = matched->halfOutputBatchStrideDim;

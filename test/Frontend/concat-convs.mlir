@@ -1,6 +1,7 @@
 // Concatenations written in place, as frontends make them: an Inception
 // block (two NHWC convolutions, a 1x1 and a padded 3x3, each into a zero
-// fill, their outputs concatenated along the channels), a DenseNet layer
+// fill, the first's bias add and relu, the second's relu, as two generics
+// and one, their outputs concatenated along the channels), a DenseNet layer
 // (a 1x1 convolution of the features so far, its output appended to the
 // same buffer), torch's torch.cat of two NCHW convolutions along the
 // channels (batch 2: each image's output is dense, the images a wider
@@ -9,7 +10,9 @@
 // MLIR's --eliminate-empty-tensors (as IREE-style pipelines run it before
 // bufferization) makes each op write its slice of the concatenation in
 // place: an NHWC output whose pixels lie the whole concatenation's channels
-// apart (`_ldo<stride>`), a matmul's C with the concatenation's row stride.
+// apart (`_ldo<stride>`), a matmul's C with the concatenation's row stride;
+// the Inception branches' last generics write their slices, so the kernels
+// do, with those generics as their epilogues.
 // The zero fills of those slices fold (nothing else touches the buffer in
 // between; the DenseNet layer reads a copy of its features, which
 // one-shot-bufferize makes since the layer writes the same buffer). Run
@@ -49,10 +52,12 @@
 // CHECK-LABEL: func.func @inception(
 // CHECK-NOT:     linalg.fill
 // CHECK-NOT:     linalg.conv_2d
-// CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_2x9x9x4_f8_k1x1_s1x1_d1x1_ldo14_b0_
+// CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_2x9x9x4_f8_k1x1_s1x1_d1x1_ldo14_b0_bias_relu_
 // CHECK-NOT:     linalg.fill
-// CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_2x11x11x4_f6_k3x3_s1x1_d1x1_ldo14_b0_
+// CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_2x11x11x4_f6_k3x3_s1x1_d1x1_ldo14_b0_relu_
 // CHECK-NOT:     linalg.conv_2d
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
 // CHECK-LABEL: func.func @densenet_layer(
 // CHECK-NOT:     linalg.fill
 // CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_2x9x9x4_f6_k1x1_s1x1_d1x1_ldo10_b0_
@@ -71,8 +76,8 @@
 
 // The inputs arrive with dynamic strides: checked at run time.
 // DEFAULT-LABEL: func.func @inception(
-// DEFAULT:         llvm.call @qm_sconv2d_nhwc_hwcf_2x9x9x4_f8_k1x1_s1x1_d1x1_ldo14_{{(isrt_)?}}b0_
-// DEFAULT:         llvm.call @qm_sconv2d_nhwc_hwcf_2x11x11x4_f6_k3x3_s1x1_d1x1_ldo14_b0_
+// DEFAULT:         llvm.call @qm_sconv2d_nhwc_hwcf_2x9x9x4_f8_k1x1_s1x1_d1x1_ldo14_{{(isrt_)?}}b0_bias_relu_
+// DEFAULT:         llvm.call @qm_sconv2d_nhwc_hwcf_2x11x11x4_f6_k3x3_s1x1_d1x1_ldo14_b0_relu_
 // DEFAULT-LABEL: func.func @projections(
 // DEFAULT:         llvm.call @qm_sgemm_12x8x20_nn_b0_
 
@@ -81,20 +86,45 @@
 // OUT: rank = 4 offset = 0 sizes = [2, 14, 9, 9]
 // OUT: rank = 2 offset = 0 sizes = [12, 16]
 
-func.func @inception(%x: tensor<2x9x9x4xf32>, %w1: tensor<1x1x4x8xf32>, %w3: tensor<3x3x4x6xf32>) -> tensor<2x9x9x14xf32> {
+#bias4 = affine_map<(a, b, c, d) -> (d)>
+#id4i = affine_map<(a, b, c, d) -> (a, b, c, d)>
+
+func.func @inception(%x: tensor<2x9x9x4xf32>, %w1: tensor<1x1x4x8xf32>, %w3: tensor<3x3x4x6xf32>, %bias: tensor<8xf32>) -> tensor<2x9x9x14xf32> {
   %zero = arith.constant 0.0 : f32
   %e1 = tensor.empty() : tensor<2x9x9x8xf32>
   %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x9x9x8xf32>) -> tensor<2x9x9x8xf32>
-  %b1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+  %p1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
       ins(%x, %w1 : tensor<2x9x9x4xf32>, tensor<1x1x4x8xf32>) outs(%z1 : tensor<2x9x9x8xf32>) -> tensor<2x9x9x8xf32>
+  %a1 = tensor.empty() : tensor<2x9x9x8xf32>
+  %s1 = linalg.generic {indexing_maps = [#id4i, #bias4, #id4i], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p1, %bias : tensor<2x9x9x8xf32>, tensor<8xf32>) outs(%a1 : tensor<2x9x9x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<2x9x9x8xf32>
+  %r1 = tensor.empty() : tensor<2x9x9x8xf32>
+  %b1 = linalg.generic {indexing_maps = [#id4i, #id4i], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s1 : tensor<2x9x9x8xf32>) outs(%r1 : tensor<2x9x9x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x9x9x8xf32>
   %padded = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
   ^bb0(%i: index, %j: index, %k: index, %l: index):
     tensor.yield %zero : f32
   } : tensor<2x9x9x4xf32> to tensor<2x11x11x4xf32>
   %e3 = tensor.empty() : tensor<2x9x9x6xf32>
   %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x9x9x6xf32>) -> tensor<2x9x9x6xf32>
-  %b3 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+  %p3 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
       ins(%padded, %w3 : tensor<2x11x11x4xf32>, tensor<3x3x4x6xf32>) outs(%z3 : tensor<2x9x9x6xf32>) -> tensor<2x9x9x6xf32>
+  %r3 = tensor.empty() : tensor<2x9x9x6xf32>
+  %b3 = linalg.generic {indexing_maps = [#id4i, #id4i], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p3 : tensor<2x9x9x6xf32>) outs(%r3 : tensor<2x9x9x6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %gt = arith.cmpf ugt, %v, %zero : f32
+    %r = arith.select %gt, %v, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x9x9x6xf32>
   %e = tensor.empty() : tensor<2x9x9x14xf32>
   %c1 = tensor.insert_slice %b1 into %e[0, 0, 0, 0] [2, 9, 9, 8] [1, 1, 1, 1] : tensor<2x9x9x8xf32> into tensor<2x9x9x14xf32>
   %c2 = tensor.insert_slice %b3 into %c1[0, 0, 0, 8] [2, 9, 9, 6] [1, 1, 1, 1] : tensor<2x9x9x6xf32> into tensor<2x9x9x14xf32>
@@ -211,7 +241,11 @@ func.func @main() {
   %e3 = tensor.empty(%c3, %c3, %c4, %c6) : tensor<?x?x?x?xf32>
   %w3d = call @pattern4(%e3, %c3, %c1, %c2, %c5) : (tensor<?x?x?x?xf32>, index, index, index, index) -> tensor<?x?x?x?xf32>
   %w3 = tensor.cast %w3d : tensor<?x?x?x?xf32> to tensor<3x3x4x6xf32>
-  %r1 = call @inception(%x, %w1, %w3) : (tensor<2x9x9x4xf32>, tensor<1x1x4x8xf32>, tensor<3x3x4x6xf32>) -> tensor<2x9x9x14xf32>
+  %eib = tensor.empty(%c1, %c1, %c1, %c8) : tensor<?x?x?x?xf32>
+  %ibd = call @pattern4(%eib, %c1, %c1, %c1, %c2) : (tensor<?x?x?x?xf32>, index, index, index, index) -> tensor<?x?x?x?xf32>
+  %ib4 = tensor.cast %ibd : tensor<?x?x?x?xf32> to tensor<1x1x1x8xf32>
+  %ibias = tensor.collapse_shape %ib4 [[0, 1, 2, 3]] : tensor<1x1x1x8xf32> into tensor<8xf32>
+  %r1 = call @inception(%x, %w1, %w3, %ibias) : (tensor<2x9x9x4xf32>, tensor<1x1x4x8xf32>, tensor<3x3x4x6xf32>, tensor<8xf32>) -> tensor<2x9x9x14xf32>
   %r1u = tensor.cast %r1 : tensor<2x9x9x14xf32> to tensor<*xf32>
   call @print(%r1u) : (tensor<*xf32>) -> ()
   %ed = tensor.empty(%c1, %c1, %c4, %c6) : tensor<?x?x?x?xf32>

@@ -30,8 +30,9 @@ struct ConvInit {
   /// A residual the consumer adds: copied into `output` before the kernel,
   /// which then accumulates (ConvDesc::overwrite false); or null.
   mlir::Value residual;
-  /// The consumers' output allocations that came after the convolution.
-  llvm::SmallVector<mlir::Operation *, 2> allocsToHoist;
+  /// The consumers' output allocations (or the last one's slice) that came
+  /// after the convolution.
+  llvm::SmallVector<mlir::Operation *, 2> opsToHoist;
 };
 
 /// What the target's convolution kernels can take (describeConv).

@@ -88,7 +88,7 @@ struct MatchedContraction {
   /// The allocations of the epilogue generics' outputs that come after the
   /// contraction: the rewrite moves them before, where the kernel writes
   /// the last.
-  llvm::SmallVector<mlir::Operation *, 2> allocsToHoist;
+  llvm::SmallVector<mlir::Operation *, 2> opsToHoist;
   /// With `gemm.halfOutput`: the bf16 (f16) buffer the kernel writes the
   /// rounded result into (the fused arith.truncf's output, the last of
   /// `epilogueOps`;
