@@ -313,9 +313,10 @@ bool sliceIsWritable(Operation *producer, linalg::GenericOp g,
   auto box = staticBox(slice);
   if (!alloc || !box)
     return false;
+  // (The generic itself touches the buffer through the slice alone.)
   auto between = [&](Operation *user) {
     Operation *inBlock = producer->getBlock()->findAncestorOpInBlock(*user);
-    return !inBlock || inBlock == producer ||
+    return !inBlock || inBlock == producer || inBlock == g.getOperation() ||
            (producer->isBeforeInBlock(inBlock) && inBlock->isBeforeInBlock(g));
   };
   for (Operation *user : root.getUsers()) {
