@@ -104,6 +104,16 @@ validateInRunner(const ConvDesc &d, const GemmConfig &c,
                           IsolatedValidationOptions::defaults(), parts);
 }
 
+/// `c` on two threads: the GEMM view in two parts, validated in
+/// qimeng-runner.
+void expectTwoPartsValidate(const ConvDesc &d, GemmConfig c) {
+  c.threads = 2;
+  std::vector<GemmRange> parts = partitionGemm(d.gemmView(), c, 2, 0);
+  ASSERT_EQ(parts.size(), 2u);
+  QM_ASSERT_EXPECTED(report, validateInRunner(d, c, parts));
+  EXPECT_TRUE(report.passed) << report.failure;
+}
+
 ConvDesc nhwc(int64_t n, int64_t h, int64_t w, int64_t c, int64_t f, int64_t k,
               int64_t s = 1, int64_t dil = 1) {
   return ConvDesc::dense(ConvLayout::NhwcHwcf, n, h, w, c, f, k, k, s, s, dil,
@@ -552,12 +562,7 @@ TEST(ConvKernelTest, ChannelSliceOutputsValidate) {
     QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
     EXPECT_TRUE(validates(d, model));
     // In parts on two threads, in qimeng-runner.
-    GemmConfig c = smallConfig(d);
-    c.threads = 2;
-    std::vector<GemmRange> parts = partitionGemm(d.gemmView(), c, 2, 0);
-    ASSERT_EQ(parts.size(), 2u);
-    QM_ASSERT_EXPECTED(report, validateInRunner(d, c, parts));
-    EXPECT_TRUE(report.passed) << report.failure;
+    expectTwoPartsValidate(d, smallConfig(d));
     // The dense output's kernel writes the slice's gaps: caught.
     ConvDesc dense = d;
     dense.outputPixelStride = 0;
@@ -784,12 +789,7 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
     SCOPED_TRACE(d.str());
     EXPECT_TRUE(validates(d, smallDotConfig(d)));
     // Two threads, each its own pixels.
-    GemmConfig two = smallDotConfig(d);
-    two.threads = 2;
-    std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
-    ASSERT_EQ(parts.size(), 2u);
-    QM_ASSERT_EXPECTED(report, validateInRunner(d, two, parts));
-    EXPECT_TRUE(report.passed) << report.failure;
+    expectTwoPartsValidate(d, smallDotConfig(d));
   }
 }
 
