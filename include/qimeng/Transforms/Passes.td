@@ -33,16 +33,20 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     decoder's one token), chosen at run time on M. So are a dynamic N
     (`representative-n`) and a dynamic K (`representative-k`). A
     `linalg.transpose` that only feeds the contraction and a zero
-    `linalg.fill` of a fresh C fold into the kernel, and so does an
-    elementwise consumer of such a C that adds a bias along the columns
-    and/or a residual and applies relu (`fuse-epilogues`).
+    `linalg.fill` of a fresh C (or of a slice of one: a concatenation
+    written in place) fold into the kernel, and so does an elementwise
+    consumer of such a C that adds a bias along the columns and/or a
+    residual and applies relu, or a chain of such consumers each reading
+    the previous one's output (`fuse-epilogues`).
 
     Rewrites `linalg.conv_2d_nhwc_hwcf`, `linalg.conv_2d_nhwc_fhwc` and
     `linalg.conv_2d_nchw_fchw` on static-shaped f32 memrefs, any strides and
     dilations, likewise: an implicit GEMM whose PACK gathers the input's
     patches one panel at a time (never the whole im2col matrix). Padding is
     the producer's: the input may be a padded buffer or a subview of one
-    (unit channel or width stride); filter and output must be dense.
+    (unit channel or width stride); the filter must be dense, the output
+    too or a channel slice of a concatenation (an NHWC f32 output's pixels
+    that far apart; images further apart than one image: a call per image).
 
     Each kernel is emitted by the Python emitters, assembled with LLVM MC,
     and (unless `validate=false`) run in a separate `qimeng-runner` process
@@ -129,8 +133,9 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "with a static K, a bf16, f16 or int8 one keeps them)">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Fuse a bias add along the columns, a residual add and relu "
-           "that consume a zero-initialised product into the kernel's "
-           "store of C, as oneDNN's post-ops (the fused kernel is "
+           "(one generic, or a chain of them) that consume a "
+           "zero-initialised product into the kernel's store of C, as "
+           "oneDNN's post-ops (the fused kernel is "
            "validated with them; a residual is copied into C first and "
            "the kernel accumulates onto it, as oneDNN's sum post-op)">,
     Option<"useAmx", "amx", "bool", /*default=*/"true",
