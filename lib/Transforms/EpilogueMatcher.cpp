@@ -163,6 +163,34 @@ std::optional<unsigned> biasVectorPosition(AffineMap map, MemRefType type,
   return position;
 }
 
+/// The elements a subview of static offsets and sizes and unit strides
+/// takes of its source: [offset, offset + size) per dimension.
+std::optional<SmallVector<std::pair<int64_t, int64_t>>>
+staticBox(memref::SubViewOp view) {
+  SmallVector<std::pair<int64_t, int64_t>> box;
+  for (auto [offset, size, stride] :
+       llvm::zip(view.getStaticOffsets(), view.getStaticSizes(),
+                 view.getStaticStrides())) {
+    if (ShapedType::isDynamic(offset) || ShapedType::isDynamic(size) ||
+        stride != 1)
+      return std::nullopt;
+    box.push_back({offset, offset + size});
+  }
+  return box;
+}
+
+/// Whether `view`, a subview of the same source as `box`'s, takes other
+/// elements than it (static, disjoint along some dimension).
+bool takesOtherElements(
+    const std::optional<SmallVector<std::pair<int64_t, int64_t>>> &box,
+    memref::SubViewOp view) {
+  auto other = staticBox(view);
+  return box && other && llvm::any_of(llvm::zip(*box, *other), [](auto pair) {
+           auto [a, b] = pair;
+           return a.second <= b.first || b.second <= a.first;
+         });
+}
+
 } // namespace
 
 OutputInit qimeng::outputInitOf(Value c, Operation *use,
@@ -188,13 +216,22 @@ OutputInit qimeng::outputInitOf(Value c, Operation *use,
     if (!last || last->isBeforeInBlock(user))
       last = user;
   }
-  // Through any other view of the allocation, nothing may touch it between
-  // the initialiser and `use`, and `use` may read none of it: the
-  // initialiser is the kernel's, and its region is c's alone.
+  // Through any other view of the allocation, nothing may touch c's
+  // elements between the initialiser and `use`, and `use` may read none of
+  // them: the initialiser is the kernel's, and its region is c's alone.
+  // A subview of other elements (static and disjoint from c's, a
+  // concatenation's other slices) may be used anywhere.
   if (root != c && last) {
+    auto cView = c.getDefiningOp<memref::SubViewOp>();
+    std::optional<SmallVector<std::pair<int64_t, int64_t>>> cBox;
+    if (cView && cView.getSource() == root)
+      cBox = staticBox(cView);
     SmallVector<Value> views{root};
     for (size_t i = 0; i < views.size(); ++i)
       for (Operation *user : views[i].getUsers()) {
+        if (auto other = dyn_cast<memref::SubViewOp>(user);
+            i == 0 && other && takesOtherElements(cBox, other))
+          continue;
         if (auto view = dyn_cast<ViewLikeOpInterface>(user))
           if (view.getViewSource() == views[i])
             views.push_back(user->getResult(0));
@@ -283,22 +320,6 @@ struct EpilogueStep {
   SmallVector<StrideAssumption> assumed;
 };
 
-/// The elements a subview of static offsets and sizes and unit strides
-/// takes of its source: [offset, offset + size) per dimension.
-std::optional<SmallVector<std::pair<int64_t, int64_t>>>
-staticBox(memref::SubViewOp view) {
-  SmallVector<std::pair<int64_t, int64_t>> box;
-  for (auto [offset, size, stride] :
-       llvm::zip(view.getStaticOffsets(), view.getStaticSizes(),
-                 view.getStaticStrides())) {
-    if (ShapedType::isDynamic(offset) || ShapedType::isDynamic(size) ||
-        stride != 1)
-      return std::nullopt;
-    box.push_back({offset, offset + size});
-  }
-  return box;
-}
-
 /// Whether `output`, a subview of a fresh allocation, can be written by
 /// `producer`'s kernel in `g`'s stead: from `producer` to `g` nothing
 /// touches the allocation but through subviews that take other elements
@@ -323,13 +344,7 @@ bool sliceIsWritable(Operation *producer, linalg::GenericOp g,
     if (user == slice.getOperation())
       continue;
     auto other = dyn_cast<memref::SubViewOp>(user);
-    std::optional<SmallVector<std::pair<int64_t, int64_t>>> otherBox;
-    if (other)
-      otherBox = staticBox(other);
-    if (otherBox && llvm::any_of(llvm::zip(*box, *otherBox), [](auto pair) {
-          auto [a, b] = pair;
-          return a.second <= b.first || b.second <= a.first;
-        }))
+    if (other && takesOtherElements(box, other))
       continue; // other elements
     // Any other use, and any use of a view of it, lies outside.
     SmallVector<Value> views;

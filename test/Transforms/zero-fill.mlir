@@ -1,9 +1,10 @@
 // A +0.0 linalg.fill of a fresh C just for the contraction becomes the
 // kernel's overwrite mode ("b0": C = A * B, never read) and goes. It stays
 // when the value is not +0.0, when something else uses C in between, or
-// when C is not a fresh allocation or a slice of one (that the op does not
-// read, and that no other view touches in between); users nested in later
-// ops count as those ops.
+// when C is not a fresh allocation or a slice of one (whose elements the op
+// does not read and no other view touches in between: other slices of the
+// buffer may be used anywhere); users nested in later ops count as those
+// ops.
 // RUN: %qimeng-opt %s -split-input-file \
 // RUN:   '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:znver3:+avx,+avx2,+fma:l1d=32K,l2=512K,l3=32M,cores=8 threads=1 validate=false' \
 // RUN: | FileCheck %s
@@ -148,9 +149,13 @@ func.func @slice_of_fresh(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %out: mem
 
 // -----
 
-// The contraction reads the same buffer (A another slice of it), or the
-// buffer is read through another view between the fill and the
+// A reads other columns of the same buffer, and another slice is written
+// between the fill and the contraction: the fill folds. A reads some of
+// C's columns, or the buffer is read whole between the fill and the
 // contraction: the fill stays.
+// CHECK-LABEL: func.func @slice_beside_the_op_input(
+// CHECK-NOT:     linalg.fill ins(%{{.*}} : f32) outs(%{{.*}}offset: 32>>)
+// CHECK:         llvm.call @qm_sgemm_8x32x16_nn_b0_lda64_ldb32_ldc64_
 // CHECK-LABEL: func.func @slice_read_by_the_op(
 // CHECK:         linalg.fill
 // CHECK:         llvm.call @qm_sgemm_8x32x16_nn_lda64_ldb32_ldc64_
@@ -158,13 +163,26 @@ func.func @slice_of_fresh(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %out: mem
 // CHECK:         linalg.fill
 // CHECK:         memref.copy
 // CHECK:         llvm.call @qm_sgemm_8x32x16_nn_lda16_ldb32_ldc64_
-func.func @slice_read_by_the_op(%b: memref<16x32xf32>, %out: memref<8x64xf32>) {
+func.func @slice_beside_the_op_input(%b: memref<16x32xf32>, %out: memref<8x64xf32>) {
   %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
   %wide = memref.alloc() : memref<8x64xf32>
   %right = memref.subview %wide[0, 32] [8, 32] [1, 1] : memref<8x64xf32> to memref<8x32xf32, strided<[64, 1], offset: 32>>
   %a = memref.subview %wide[0, 0] [8, 16] [1, 1] : memref<8x64xf32> to memref<8x16xf32, strided<[64, 1]>>
   linalg.fill ins(%zero : f32) outs(%right : memref<8x32xf32, strided<[64, 1], offset: 32>>)
+  %mid = memref.subview %wide[0, 16] [8, 16] [1, 1] : memref<8x64xf32> to memref<8x16xf32, strided<[64, 1], offset: 16>>
+  linalg.fill ins(%one : f32) outs(%mid : memref<8x16xf32, strided<[64, 1], offset: 16>>)
   linalg.matmul ins(%a, %b : memref<8x16xf32, strided<[64, 1]>>, memref<16x32xf32>) outs(%right : memref<8x32xf32, strided<[64, 1], offset: 32>>)
+  memref.copy %wide, %out : memref<8x64xf32> to memref<8x64xf32>
+  return
+}
+func.func @slice_read_by_the_op(%b: memref<16x32xf32>, %out: memref<8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wide = memref.alloc() : memref<8x64xf32>
+  %right = memref.subview %wide[0, 32] [8, 32] [1, 1] : memref<8x64xf32> to memref<8x32xf32, strided<[64, 1], offset: 32>>
+  %a = memref.subview %wide[0, 24] [8, 16] [1, 1] : memref<8x64xf32> to memref<8x16xf32, strided<[64, 1], offset: 24>>
+  linalg.fill ins(%zero : f32) outs(%right : memref<8x32xf32, strided<[64, 1], offset: 32>>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32, strided<[64, 1], offset: 24>>, memref<16x32xf32>) outs(%right : memref<8x32xf32, strided<[64, 1], offset: 32>>)
   memref.copy %wide, %out : memref<8x64xf32> to memref<8x64xf32>
   return
 }
