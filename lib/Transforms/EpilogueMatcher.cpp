@@ -163,11 +163,12 @@ std::optional<unsigned> biasVectorPosition(AffineMap map, MemRefType type,
   return position;
 }
 
-/// The elements a subview of static offsets and sizes and unit strides
-/// takes of its source: [offset, offset + size) per dimension.
-std::optional<SmallVector<std::pair<int64_t, int64_t>>>
-staticBox(memref::SubViewOp view) {
-  SmallVector<std::pair<int64_t, int64_t>> box;
+/// The elements a subview takes of its source: [begin, end) per dimension.
+using Box = SmallVector<std::pair<int64_t, int64_t>>;
+
+/// The box of a subview of static offsets and sizes and unit strides.
+std::optional<Box> staticBox(memref::SubViewOp view) {
+  Box box;
   for (auto [offset, size, stride] :
        llvm::zip(view.getStaticOffsets(), view.getStaticSizes(),
                  view.getStaticStrides())) {
@@ -181,14 +182,41 @@ staticBox(memref::SubViewOp view) {
 
 /// Whether `view`, a subview of the same source as `box`'s, takes other
 /// elements than it (static, disjoint along some dimension).
-bool takesOtherElements(
-    const std::optional<SmallVector<std::pair<int64_t, int64_t>>> &box,
-    memref::SubViewOp view) {
+bool takesOtherElements(const std::optional<Box> &box, memref::SubViewOp view) {
   auto other = staticBox(view);
   return box && other && llvm::any_of(llvm::zip(*box, *other), [](auto pair) {
            auto [a, b] = pair;
            return a.second <= b.first || b.second <= a.first;
          });
+}
+
+/// Whether no op that `inRange` selects touches the elements of `slice`, a
+/// view of the fresh allocation `root` whose box in it is `box` where it
+/// has one: every op that uses `root` or a view of it counts (views
+/// included), except `slice`'s own subview op and direct users (the
+/// caller's to judge) and the subviews of `root` that take other elements
+/// than `box` (with their views and users: a concatenation's other
+/// slices).
+bool othersLeaveSlice(Value root, Value slice, const std::optional<Box> &box,
+                      llvm::function_ref<bool(Operation *)> inRange) {
+  SmallVector<Value> views{root};
+  for (size_t i = 0; i < views.size(); ++i)
+    for (Operation *user : views[i].getUsers()) {
+      auto subview = dyn_cast<memref::SubViewOp>(user);
+      if (i == 0 && subview && takesOtherElements(box, subview))
+        continue;
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (view && view.getViewSource() == views[i]) {
+        views.push_back(user->getResult(0));
+        if (user->getResult(0) == slice)
+          continue;
+      } else if (views[i] == slice) {
+        continue;
+      }
+      if (inRange(user))
+        return false;
+    }
+  return true;
 }
 
 } // namespace
@@ -221,30 +249,19 @@ OutputInit qimeng::outputInitOf(Value c, Operation *use,
   // them: the initialiser is the kernel's, and its region is c's alone.
   // A subview of other elements (static and disjoint from c's, a
   // concatenation's other slices) may be used anywhere.
+  // (c's own users are `last` and `use`, or outside them.)
   if (root != c && last) {
     auto cView = c.getDefiningOp<memref::SubViewOp>();
-    std::optional<SmallVector<std::pair<int64_t, int64_t>>> cBox;
+    std::optional<Box> cBox;
     if (cView && cView.getSource() == root)
       cBox = staticBox(cView);
-    SmallVector<Value> views{root};
-    for (size_t i = 0; i < views.size(); ++i)
-      for (Operation *user : views[i].getUsers()) {
-        if (auto other = dyn_cast<memref::SubViewOp>(user);
-            i == 0 && other && takesOtherElements(cBox, other))
-          continue;
-        if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-          if (view.getViewSource() == views[i])
-            views.push_back(user->getResult(0));
-        if (user == use || user == last)
-          continue;
-        Operation *inBlock = use->getBlock()->findAncestorOpInBlock(*user);
-        if (!inBlock ||
-            (last->isBeforeInBlock(inBlock) && inBlock->isBeforeInBlock(use)))
-          return {};
-      }
-    for (Value operand : use->getOperands())
-      if (operand != c && llvm::is_contained(views, operand))
-        return {};
+    auto afterLastUpToUse = [&](Operation *user) {
+      Operation *inBlock = use->getBlock()->findAncestorOpInBlock(*user);
+      return !inBlock ||
+             (last->isBeforeInBlock(inBlock) && !use->isBeforeInBlock(inBlock));
+    };
+    if (!othersLeaveSlice(root, c, cBox, afterLastUpToUse))
+      return {};
   }
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(last)) {
     OutputInit init;
@@ -334,35 +351,15 @@ bool sliceIsWritable(Operation *producer, linalg::GenericOp g,
   auto box = staticBox(slice);
   if (!alloc || !box)
     return false;
-  // (The generic itself touches the buffer through the slice alone.)
-  auto between = [&](Operation *user) {
+  // From `producer` to the generic, both included (the generic touches the
+  // buffer through the slice alone).
+  auto fromProducerToG = [&](Operation *user) {
     Operation *inBlock = producer->getBlock()->findAncestorOpInBlock(*user);
-    return !inBlock || inBlock == producer || inBlock == g.getOperation() ||
-           (producer->isBeforeInBlock(inBlock) && inBlock->isBeforeInBlock(g));
+    return !inBlock || (!inBlock->isBeforeInBlock(producer) &&
+                        !g->isBeforeInBlock(inBlock));
   };
-  for (Operation *user : root.getUsers()) {
-    if (user == slice.getOperation())
-      continue;
-    auto other = dyn_cast<memref::SubViewOp>(user);
-    if (other && takesOtherElements(box, other))
-      continue; // other elements
-    // Any other use, and any use of a view of it, lies outside.
-    SmallVector<Value> views;
-    if (isa<ViewLikeOpInterface>(user))
-      views.push_back(user->getResult(0));
-    else if (between(user))
-      return false;
-    for (size_t i = 0; i < views.size(); ++i)
-      for (Operation *viewUser : views[i].getUsers()) {
-        if (auto view = dyn_cast<ViewLikeOpInterface>(viewUser))
-          if (view.getViewSource() == views[i]) {
-            views.push_back(viewUser->getResult(0));
-            continue;
-          }
-        if (between(viewUser))
-          return false;
-      }
-  }
+  if (!othersLeaveSlice(root, slice.getResult(), box, fromProducerToG))
+    return false;
   for (Operation *op : {alloc.getOperation(), slice.getOperation()}) {
     if (dominance.properlyDominates(op, producer))
       continue;
