@@ -6,6 +6,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include <cmath>
 #include <functional>
@@ -373,6 +374,29 @@ bool sliceIsWritable(Operation *producer, linalg::GenericOp g,
   return true;
 }
 
+/// Whether `v` can be read where `producer` is: it dominates `producer`, or
+/// it is a view (a subview, cast or reshape) or a constant made in
+/// `producer`'s block after it from values that can (the slice of a bias
+/// the consumer takes, made just before it); such ops are appended to
+/// `hoist`, operands first, to move before `producer`.
+bool availableAt(Value v, Operation *producer, DominanceInfo &dominance,
+                 SmallVectorImpl<Operation *> &hoist) {
+  if (dominance.properlyDominates(v, producer))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != producer->getBlock() ||
+      !(isa<ViewLikeOpInterface>(def) ||
+        def->hasTrait<OpTrait::ConstantLike>()) ||
+      !isMemoryEffectFree(def))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!availableAt(operand, producer, dominance, hoist))
+      return false;
+  if (!llvm::is_contained(hoist, def))
+    hoist.push_back(def);
+  return true;
+}
+
 std::optional<EpilogueStep>
 matchEpilogueStep(Operation *producer, Value c, ArrayRef<Operation *> disregard,
                   unsigned biasDim, bool biasAllowed, Type halfType,
@@ -504,7 +528,7 @@ matchEpilogueStep(Operation *producer, Value c, ArrayRef<Operation *> disregard,
     auto strides = resolveStrides(bias, "bias", step.assumed, why,
                                   /*allowDynamicSizes=*/true);
     if (failed(strides) || (*strides)[*biasPosition] != 1 ||
-        !dominance.properlyDominates(bias, producer) ||
+        !availableAt(bias, producer, dominance, step.opsToHoist) ||
         !noWritesBetween(producer, g, bias))
       return std::nullopt;
     step.bias = bias;
@@ -512,7 +536,7 @@ matchEpilogueStep(Operation *producer, Value c, ArrayRef<Operation *> disregard,
   // The residual, copied into the output where `producer` was.
   if (residual) {
     if (residual == output ||
-        !dominance.properlyDominates(residual, producer) ||
+        !availableAt(residual, producer, dominance, step.opsToHoist) ||
         !noWritesBetween(producer, g, residual))
       return std::nullopt;
     step.residual = residual;

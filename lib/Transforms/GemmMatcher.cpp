@@ -108,11 +108,19 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
 /// elsewhere is left alone); its unit stride along N is assumed where the
 /// type leaves it dynamic; in a batch, its batch stride is a constant or
 /// read at run time. A residual is not taken with it.
+///
+/// An f32 product's last generic may write a slice of a wider buffer
+/// instead (a concatenation written in place: torch.cat of linear layers
+/// after --eliminate-empty-tensors): the kernel writes the slice, its rows
+/// the slice's static row stride apart (ldc, an immediate or read at run
+/// time as the GEMM's other leading dimensions are), its batch stride the
+/// slice's.
 void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
-  std::optional<ElementwiseEpilogue> e =
-      matchElementwiseEpilogue(op, out.operands[2], out.cInit, out.nDimOfC,
-                               /*biasAllowed=*/out.gemm.bias == GemmBias::None,
-                               /*goingAway=*/{}, halfType);
+  std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
+      op, out.operands[2], out.cInit, out.nDimOfC,
+      /*biasAllowed=*/out.gemm.bias == GemmBias::None,
+      /*goingAway=*/{}, halfType,
+      /*sliceOutput=*/out.gemm.precision == GemmPrecision::F32);
   if (!e)
     return;
   GemmDesc &d = out.gemm;
@@ -156,6 +164,21 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
     out.halfOutput = e->output;
     llvm::append_range(out.assumed, assumed);
   } else {
+    if (e->output.getType() != out.operands[2].getType()) {
+      SmallVector<StrideAssumption> assumed;
+      std::string why;
+      auto strides = resolveStrides(e->output, "output", assumed, why);
+      if (failed(strides) || !assumed.empty() ||
+          ((*strides)[out.nDimOfC] != 1 && d.n != 1))
+        return;
+      if (const std::optional<unsigned> rows = out.leadingDimOf[2];
+          rows && !d.runtimeLd)
+        d.ldc = (*strides)[*rows];
+      if (out.batch != 1) {
+        out.batchStrides[2] = (*strides)[out.batchDimOfC];
+        out.batchStrideDimOf[2].reset();
+      }
+    }
     out.operands[2] = e->output;
   }
   if (e->bias) {

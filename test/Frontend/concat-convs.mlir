@@ -5,14 +5,15 @@
 // (a 1x1 convolution of the features so far, its output appended to the
 // same buffer), torch's torch.cat of two NCHW convolutions along the
 // channels (batch 2: each image's output is dense, the images a wider
-// image apart, so the one-image kernel runs once per image) and two linear
-// projections concatenated along the features.
+// image apart, so the one-image kernel runs once per image), two linear
+// projections concatenated along the features, and two linear layers
+// (bias add and relu, bias add) concatenated so.
 // MLIR's --eliminate-empty-tensors (as IREE-style pipelines run it before
 // bufferization) makes each op write its slice of the concatenation in
 // place: an NHWC output whose pixels lie the whole concatenation's channels
 // apart (`_ldo<stride>`), a matmul's C with the concatenation's row stride;
-// the Inception branches' last generics write their slices, so the kernels
-// do, with those generics as their epilogues.
+// the Inception branches' and the linear layers' last generics write
+// their slices, so the kernels do, with those generics as their epilogues.
 // The zero fills of those slices fold (nothing else touches the buffer in
 // between; the DenseNet layer reads a copy of its features, which
 // one-shot-bufferize makes since the layer writes the same buffer). Run
@@ -73,6 +74,13 @@
 // CHECK:         llvm.call @qm_sgemm_12x8x20_nn_b0_lda20_ldb8_ldc16_
 // CHECK:         llvm.call @qm_sgemm_12x8x20_nn_b0_lda20_ldb8_ldc16_
 // CHECK-NOT:     linalg.matmul
+// CHECK-LABEL: func.func @linear_cat(
+// CHECK-NOT:     linalg.fill
+// CHECK:         llvm.call @qm_sgemm_12x8x20_nn_b0_bias_relu_lda20_ldb8_ldc16_
+// CHECK:         llvm.call @qm_sgemm_12x8x20_nn_b0_bias_lda20_ldb8_ldc16_
+// CHECK-NOT:     linalg.matmul
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
 
 // The inputs arrive with dynamic strides: checked at run time.
 // DEFAULT-LABEL: func.func @inception(
@@ -80,10 +88,14 @@
 // DEFAULT:         llvm.call @qm_sconv2d_nhwc_hwcf_2x11x11x4_f6_k3x3_s1x1_d1x1_ldo14_b0_relu_
 // DEFAULT-LABEL: func.func @projections(
 // DEFAULT:         llvm.call @qm_sgemm_12x8x20_nn_b0_
+// DEFAULT-LABEL: func.func @linear_cat(
+// DEFAULT:         llvm.call @qm_sgemm_12x8x20_nn_b0_{{.*}}bias_relu_
+// DEFAULT:         llvm.call @qm_sgemm_12x8x20_nn_b0_{{.*}}bias_
 
 // OUT: rank = 4 offset = 0 sizes = [2, 9, 9, 14]
 // OUT: rank = 4 offset = 0 sizes = [2, 9, 9, 10]
 // OUT: rank = 4 offset = 0 sizes = [2, 14, 9, 9]
+// OUT: rank = 2 offset = 0 sizes = [12, 16]
 // OUT: rank = 2 offset = 0 sizes = [12, 16]
 
 #bias4 = affine_map<(a, b, c, d) -> (d)>
@@ -182,6 +194,38 @@ func.func @projections(%a: tensor<12x20xf32>, %wq: tensor<20x8xf32>, %wk: tensor
   %e = tensor.empty() : tensor<12x16xf32>
   %c1 = tensor.insert_slice %q into %e[0, 0] [12, 8] [1, 1] : tensor<12x8xf32> into tensor<12x16xf32>
   %c2 = tensor.insert_slice %k into %c1[0, 8] [12, 8] [1, 1] : tensor<12x8xf32> into tensor<12x16xf32>
+  return %c2 : tensor<12x16xf32>
+}
+
+#id2 = affine_map<(i, j) -> (i, j)>
+#bias2 = affine_map<(i, j) -> (j)>
+
+func.func @linear_cat(%a: tensor<12x20xf32>, %w1: tensor<20x8xf32>, %w2: tensor<20x8xf32>, %b: tensor<8xf32>) -> tensor<12x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<12x8xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<12x8xf32>) -> tensor<12x8xf32>
+  %p1 = linalg.matmul ins(%a, %w1 : tensor<12x20xf32>, tensor<20x8xf32>) outs(%z1 : tensor<12x8xf32>) -> tensor<12x8xf32>
+  %o1 = tensor.empty() : tensor<12x8xf32>
+  %y1 = linalg.generic {indexing_maps = [#id2, #bias2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%p1, %b : tensor<12x8xf32>, tensor<8xf32>) outs(%o1 : tensor<12x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<12x8xf32>
+  %e2 = tensor.empty() : tensor<12x8xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<12x8xf32>) -> tensor<12x8xf32>
+  %p2 = linalg.matmul ins(%a, %w2 : tensor<12x20xf32>, tensor<20x8xf32>) outs(%z2 : tensor<12x8xf32>) -> tensor<12x8xf32>
+  %o2 = tensor.empty() : tensor<12x8xf32>
+  %y2 = linalg.generic {indexing_maps = [#id2, #bias2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%p2, %b : tensor<12x8xf32>, tensor<8xf32>) outs(%o2 : tensor<12x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<12x8xf32>
+  %e = tensor.empty() : tensor<12x16xf32>
+  %c1 = tensor.insert_slice %y1 into %e[0, 0] [12, 8] [1, 1] : tensor<12x8xf32> into tensor<12x16xf32>
+  %c2 = tensor.insert_slice %y2 into %c1[0, 8] [12, 8] [1, 1] : tensor<12x8xf32> into tensor<12x16xf32>
   return %c2 : tensor<12x16xf32>
 }
 
@@ -284,5 +328,8 @@ func.func @main() {
   %r3 = call @projections(%a, %wq, %wk) : (tensor<12x20xf32>, tensor<20x8xf32>, tensor<20x8xf32>) -> tensor<12x16xf32>
   %r3u = tensor.cast %r3 : tensor<12x16xf32> to tensor<*xf32>
   call @print(%r3u) : (tensor<*xf32>) -> ()
+  %r5 = call @linear_cat(%a, %wq, %wk, %ibias) : (tensor<12x20xf32>, tensor<20x8xf32>, tensor<20x8xf32>, tensor<8xf32>) -> tensor<12x16xf32>
+  %r5u = tensor.cast %r5 : tensor<12x16xf32> to tensor<*xf32>
+  call @print(%r5u) : (tensor<*xf32>) -> ()
   return
 }

@@ -450,6 +450,66 @@ func.func @chain_stops(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<
   return
 }
 
+// Consumers writing the two halves of a wider buffer (a concatenation
+// written in place) fuse: each kernel writes its slice, rows 20 apart.
+// CHECK-LABEL: func.func @consumers_into_slices(
+// CHECK:         llvm.call @qm_sgemm_6x10x9_nn_b0_relu_lda9_ldb20_ldc20_
+// CHECK:         llvm.call @qm_sgemm_6x10x9_nn_b0_bias_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// The product reads the slice its consumer writes (its A is the buffer's
+// first columns): the consumer stays.
+// CHECK-LABEL: func.func @slice_read_by_product(
+// CHECK:         llvm.call @qm_sgemm_6x10x9_nn_b0_lda20_ldb20_ldc10_
+// CHECK:         linalg.generic
+func.func @consumers_into_slices(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %bl = memref.subview %b[0, 0] [9, 10] [1, 1] : memref<9x20xf32> to memref<9x10xf32, strided<[20, 1]>>
+  %br = memref.subview %b[0, 10] [9, 10] [1, 1] : memref<9x20xf32> to memref<9x10xf32, strided<[20, 1], offset: 10>>
+  %c1 = memref.alloc() : memref<6x10xf32>
+  linalg.fill ins(%zero : f32) outs(%c1 : memref<6x10xf32>)
+  linalg.matmul ins(%a, %bl : memref<6x9xf32>, memref<9x10xf32, strided<[20, 1]>>) outs(%c1 : memref<6x10xf32>)
+  %cat = memref.alloc() : memref<6x20xf32>
+  %left = memref.subview %cat[0, 0] [6, 10] [1, 1] : memref<6x20xf32> to memref<6x10xf32, strided<[20, 1]>>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c1 : memref<6x10xf32>) outs(%left : memref<6x10xf32, strided<[20, 1]>>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  %c2 = memref.alloc() : memref<6x10xf32>
+  linalg.fill ins(%zero : f32) outs(%c2 : memref<6x10xf32>)
+  linalg.matmul ins(%a, %br : memref<6x9xf32>, memref<9x10xf32, strided<[20, 1], offset: 10>>) outs(%c2 : memref<6x10xf32>)
+  %right = memref.subview %cat[0, 10] [6, 10] [1, 1] : memref<6x20xf32> to memref<6x10xf32, strided<[20, 1], offset: 10>>
+  %bb = memref.subview %bias[10] [10] [1] : memref<20xf32> to memref<10xf32, strided<[1], offset: 10>>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2, %bb : memref<6x10xf32>, memref<10xf32, strided<[1], offset: 10>>) outs(%right : memref<6x10xf32, strided<[20, 1], offset: 10>>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  }
+  return %cat : memref<6x20xf32>
+}
+func.func @slice_read_by_product(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %cat = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%cat : memref<6x20xf32>)
+  %first = memref.subview %cat[0, 0] [6, 9] [1, 1] : memref<6x20xf32> to memref<6x9xf32, strided<[20, 1]>>
+  memref.copy %a, %first : memref<6x9xf32> to memref<6x9xf32, strided<[20, 1]>>
+  %bl = memref.subview %b[0, 0] [9, 10] [1, 1] : memref<9x20xf32> to memref<9x10xf32, strided<[20, 1]>>
+  %c = memref.alloc() : memref<6x10xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x10xf32>)
+  linalg.matmul ins(%first, %bl : memref<6x9xf32, strided<[20, 1]>>, memref<9x10xf32, strided<[20, 1]>>) outs(%c : memref<6x10xf32>)
+  %left = memref.subview %cat[0, 0] [6, 10] [1, 1] : memref<6x20xf32> to memref<6x10xf32, strided<[20, 1]>>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<6x10xf32>) outs(%left : memref<6x10xf32, strided<[20, 1]>>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %cat : memref<6x20xf32>
+}
+
 // (i * x + j * y) mod 7 - 3 as f32: small integers, both signs.
 func.func private @fill(%m: memref<?x?xf32>, %x: index, %y: index) {
   %c0 = arith.constant 0 : index
@@ -481,7 +541,7 @@ func.func @print(%m: memref<6x20xf32>) {
   return
 }
 
-// OUT-COUNT-22: rank = 2 offset = 0 sizes = [6, 20]
+// OUT-COUNT-24: rank = 2 offset = 0 sizes = [6, 20]
 
 func.func @main() {
   %c1 = arith.constant 1 : index
@@ -551,5 +611,9 @@ func.func @main() {
   call @print(%s1) : (memref<6x20xf32>) -> ()
   call @print(%s2) : (memref<6x20xf32>) -> ()
   call @print(%s3) : (memref<6x20xf32>) -> ()
+  %t1 = call @consumers_into_slices(%a, %b, %bias) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>) -> memref<6x20xf32>
+  call @print(%t1) : (memref<6x20xf32>) -> ()
+  %t2 = call @slice_read_by_product(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
+  call @print(%t2) : (memref<6x20xf32>) -> ()
   return
 }
