@@ -75,27 +75,42 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         "a prepacked B is for the bf16 and 8-bit kernels, with N and K "
         "static (the layout spans them)");
-  return verifyReluMax(relu, reluMax);
+  return verifyReluBounds(relu, reluMin, reluMax);
 }
 
-std::string qimeng::reluSuffix(bool relu, std::optional<float> reluMax) {
+std::string qimeng::reluSuffix(bool relu, std::optional<float> reluMin,
+                               std::optional<float> reluMax) {
   if (!relu)
     return "";
-  if (!reluMax)
-    return "_relu";
-  uint32_t bits;
-  std::memcpy(&bits, &*reluMax, sizeof bits);
-  return llvm::formatv("_relu_max{0:x-8}", bits).str();
+  auto bits = [](float value) {
+    uint32_t b;
+    std::memcpy(&b, &value, sizeof b);
+    return b;
+  };
+  std::string suffix = "_relu";
+  if (reluMin)
+    suffix += llvm::formatv("_min{0:x-8}", bits(*reluMin)).str();
+  if (reluMax)
+    suffix += llvm::formatv("_max{0:x-8}", bits(*reluMax)).str();
+  return suffix;
 }
 
-llvm::Error qimeng::verifyReluMax(bool relu, std::optional<float> reluMax) {
-  if (!reluMax)
-    return llvm::Error::success();
-  if (!relu)
-    return llvm::createStringError("a bound on relu (relu_max) needs relu");
-  if (!(*reluMax > 0.0f) || !std::isfinite(*reluMax))
+llvm::Error qimeng::verifyReluBounds(bool relu, std::optional<float> reluMin,
+                                     std::optional<float> reluMax) {
+  if ((reluMin || reluMax) && !relu)
     return llvm::createStringError(
-        llvm::formatv("relu_max {0} must be positive and finite", *reluMax)
+        "a floor or bound on relu (relu_min, relu_max) needs relu");
+  if (reluMin && (*reluMin == 0.0f || !std::isfinite(*reluMin)))
+    return llvm::createStringError(
+        llvm::formatv("relu_min {0} must be finite and not 0 (relu's own "
+                      "floor)",
+                      *reluMin)
+            .str());
+  const float floor = reluMin.value_or(0.0f);
+  if (reluMax && (!(*reluMax > floor) || !std::isfinite(*reluMax)))
+    return llvm::createStringError(
+        llvm::formatv("relu_max {0} must be finite and above relu's floor {1}",
+                      *reluMax, floor)
             .str());
   return llvm::Error::success();
 }
@@ -115,17 +130,17 @@ std::string GemmDesc::str() const {
       runtimeLd ? std::string("ldrt")
                 : llvm::formatv("lda{0}_ldb{1}_ldc{2}", lda, ldb, ldc).str() +
                       (halfOutput ? llvm::formatv("_ldd{0}", ldd).str() : "");
-  return llvm::formatv("{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
-                       lds, transA ? 't' : 'n', transB ? 't' : 'n',
-                       std::string(dynamicM ? "_mrt" : "") +
-                           (dynamicN ? "_nrt" : "") + (dynamicK ? "_krt" : "") +
-                           (bPrepacked ? "_bpre" : ""),
-                       std::string(overwrite ? "_b0" : "") +
-                           (!halfOutput                       ? ""
-                            : precision == GemmPrecision::F16 ? "_of16"
-                                                              : "_obf16"),
-                       bias != GemmBias::None ? "_bias" : "",
-                       reluSuffix(relu, reluMax), gemmOpName(precision))
+  return llvm::formatv(
+             "{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k, lds,
+             transA ? 't' : 'n', transB ? 't' : 'n',
+             std::string(dynamicM ? "_mrt" : "") + (dynamicN ? "_nrt" : "") +
+                 (dynamicK ? "_krt" : "") + (bPrepacked ? "_bpre" : ""),
+             std::string(overwrite ? "_b0" : "") +
+                 (!halfOutput                       ? ""
+                  : precision == GemmPrecision::F16 ? "_of16"
+                                                    : "_obf16"),
+             bias != GemmBias::None ? "_bias" : "",
+             reluSuffix(relu, reluMin, reluMax), gemmOpName(precision))
       .str();
 }
 
@@ -283,6 +298,7 @@ GemmDesc ConvDesc::gemmView() const {
   if (bias)
     g.bias = isNhwc() ? GemmBias::Columns : GemmBias::Rows;
   g.relu = relu;
+  g.reluMin = reluMin;
   g.reluMax = reluMax;
   g.precision = precision;
   g.bPrepacked = bPrepacked;
@@ -386,7 +402,7 @@ llvm::Error ConvDesc::verify() const {
                       str())
             .str());
   }
-  return verifyReluMax(relu, reluMax);
+  return verifyReluBounds(relu, reluMin, reluMax);
 }
 
 std::string ConvDesc::str() const {
@@ -404,5 +420,5 @@ std::string ConvDesc::str() const {
          (outputIsDense() ? std::string()
                           : "_ldo" + std::to_string(outputPixelStride)) +
          (bPrepacked ? "_bpre" : "") + (overwrite ? "_b0" : "") +
-         (bias ? "_bias" : "") + reluSuffix(relu, reluMax);
+         (bias ? "_bias" : "") + reluSuffix(relu, reluMin, reluMax);
 }

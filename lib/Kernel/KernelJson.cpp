@@ -7,25 +7,38 @@ using json = nlohmann::json;
 
 namespace {
 
-/// relu's bound as a request field, `relu_max` (a number), when set.
-void writeReluMax(json &j, std::optional<float> reluMax) {
+/// relu's floor and bound as request fields, `relu_min` and `relu_max`
+/// (numbers), when set.
+void writeReluBounds(json &j, std::optional<float> reluMin,
+                     std::optional<float> reluMax) {
+  if (reluMin)
+    j["relu_min"] = static_cast<double>(*reluMin);
   if (reluMax)
     j["relu_max"] = static_cast<double>(*reluMax);
 }
 
-/// Reads `relu_max` when present: a number that binary32 holds exactly.
-llvm::Error readReluMax(const JsonFieldReader &fields,
-                        std::optional<float> &out) {
-  const json *v = fields.find("relu_max");
+/// Reads `name` (relu_min or relu_max) when present: a number that
+/// binary32 holds exactly.
+llvm::Error readReluBound(const JsonFieldReader &fields, const char *name,
+                          std::optional<float> &out) {
+  const json *v = fields.find(name);
   if (!v)
     return llvm::Error::success();
   if (!v->is_number())
-    return fields.fail("relu_max", "a number");
+    return fields.fail(name, "a number");
   double value = v->get<double>();
   if (static_cast<double>(static_cast<float>(value)) != value)
-    return fields.fail("relu_max", "a binary32 value");
+    return fields.fail(name, "a binary32 value");
   out = static_cast<float>(value);
   return llvm::Error::success();
+}
+
+llvm::Error readReluBounds(const JsonFieldReader &fields,
+                           std::optional<float> &reluMin,
+                           std::optional<float> &reluMax) {
+  if (auto err = readReluBound(fields, "relu_min", reluMin))
+    return err;
+  return readReluBound(fields, "relu_max", reluMax);
 }
 
 /// Reads `dtype` when present (f32 otherwise): a precisionName.
@@ -71,7 +84,7 @@ json qimeng::toJson(const GemmDesc &d) {
     j["bias"] = d.bias == GemmBias::Columns ? "columns" : "rows";
   if (d.relu)
     j["relu"] = true;
-  writeReluMax(j, d.reluMax);
+  writeReluBounds(j, d.reluMin, d.reluMax);
   if (d.precision != GemmPrecision::F32)
     j["dtype"] = precisionName(d.precision).str();
   if (d.halfOutput) {
@@ -124,7 +137,7 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
   if (j.contains("relu"))
     if (auto err = fields.boolean("relu", d.relu))
       return std::move(err);
-  if (auto err = readReluMax(fields, d.reluMax))
+  if (auto err = readReluBounds(fields, d.reluMin, d.reluMax))
     return std::move(err);
   if (auto err = readPrecision(fields, j, what, d.precision))
     return std::move(err);
@@ -162,7 +175,7 @@ json qimeng::toJson(const ConvDesc &d) {
         {d.bPrepacked, "b_prepacked"}})
     if (flag)
       j[name] = true;
-  writeReluMax(j, d.reluMax);
+  writeReluBounds(j, d.reluMin, d.reluMax);
   if (d.precision != GemmPrecision::F32)
     j["dtype"] = precisionName(d.precision).str();
   if (!d.outputIsDense())
@@ -220,7 +233,7 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
     if (j.contains(name))
       if (auto err = fields.boolean(name, *flag))
         return std::move(err);
-  if (auto err = readReluMax(fields, d.reluMax))
+  if (auto err = readReluBounds(fields, d.reluMin, d.reluMax))
     return std::move(err);
   if (auto err = readPrecision(fields, j, what, d.precision))
     return std::move(err);

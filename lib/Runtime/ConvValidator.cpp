@@ -350,7 +350,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
             mag[i] += std::fabs(b);
           }
           if (d.relu)
-            ref[i] = reluEpilogue(ref[i], d.reluMax);
+            ref[i] = reluEpilogue(ref[i], d.reluMin, d.reluMax);
         }
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
@@ -398,7 +398,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
     if (d.bias)
       blas[i] += bias0[channelOf(d, int64_t(i))];
     if (d.relu)
-      blas[i] = reluEpilogue(blas[i], d.reluMax);
+      blas[i] = reluEpilogue(blas[i], d.reluMin, d.reluMax);
   }
   for (int64_t i = 0; i < out->size(); ++i) {
     const double want = ref[size_t(i)], size = mag[size_t(i)];

@@ -159,8 +159,10 @@ runRunner(const std::vector<std::string> &runnerArgs, double multiplyAdds,
 }
 
 /// The runner's EPILOGUE: "none" or a comma list ("bias=columns", "relu",
-/// "relu_max=6"); a convolution's bias is "bias" (per output channel).
+/// "relu_min=-1", "relu_max=6"); a convolution's bias is "bias" (per
+/// output channel).
 static std::string epilogueArg(GemmBias bias, bool relu,
+                               std::optional<float> reluMin,
                                std::optional<float> reluMax, bool conv) {
   std::vector<std::string> items;
   if (bias != GemmBias::None)
@@ -169,6 +171,8 @@ static std::string epilogueArg(GemmBias bias, bool relu,
                                                 : "bias=rows");
   if (relu)
     items.push_back("relu");
+  if (reluMin)
+    items.push_back(llvm::formatv("relu_min={0:e9}", *reluMin).str());
   if (reluMax)
     items.push_back(llvm::formatv("relu_max={0:e9}", *reluMax).str());
   return items.empty() ? "none" : llvm::join(items, ",");
@@ -206,7 +210,8 @@ static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
       std::to_string(options.seed),
       std::to_string(timedRuns),
       allDistributions ? "all" : "small-integers",
-      epilogueArg(desc.bias, desc.relu, desc.reluMax, /*conv=*/false)};
+      epilogueArg(desc.bias, desc.relu, desc.reluMin, desc.reluMax,
+                  /*conv=*/false)};
   if (!parts.empty())
     runnerArgs.push_back(partsArg(parts));
   return runRunner(runnerArgs, double(desc.m) * double(desc.n) * double(desc.k),
@@ -393,7 +398,7 @@ qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
        {std::string(desc.overwrite ? "1" : "0"), std::to_string(options.seed),
         std::to_string(options.timedRuns), std::string("all"),
         epilogueArg(desc.bias ? GemmBias::Columns : GemmBias::None, desc.relu,
-                    desc.reluMax, /*conv=*/true)})
+                    desc.reluMin, desc.reluMax, /*conv=*/true)})
     runnerArgs.push_back(v);
   if (!parts.empty())
     runnerArgs.push_back(partsArg(parts));

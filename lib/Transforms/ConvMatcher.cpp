@@ -355,6 +355,7 @@ qimeng::describeConv(linalg::LinalgOp op,
     }
     if (e) {
       d.relu = e->relu;
+      d.reluMin = e->reluMin;
       d.reluMax = e->reluMax;
       if (e->bias) {
         d.bias = true;

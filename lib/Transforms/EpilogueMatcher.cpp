@@ -19,6 +19,7 @@ namespace {
 /// What an elementwise generic's body computes from its block arguments.
 struct BodyEpilogue {
   bool relu = false;
+  std::optional<float> reluMin;
   std::optional<float> reluMax;
   bool halfOutput = false;
 };
@@ -29,8 +30,10 @@ struct BodyEpilogue {
 /// any order (arith.addf; the kernel adds the residual first and the bias
 /// last: a reassociation, as its K sums are), then optionally relu as
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both
-/// keep NaN and give +0 for -0), and after relu (or before it) optionally
-/// arith.minimumf with a positive finite constant, relu's bound (relu6);
+/// keep NaN and give +0 for -0), or the same with another finite f32
+/// constant than +-0 (relu's floor: hardtanh's -1), and after relu (or
+/// before it) optionally arith.minimumf with a finite constant above the
+/// floor, relu's bound (relu6, hardtanh's 1);
 /// with a `halfType`, perhaps all that rounded by arith.truncf to it
 /// last (to nearest even: truncf without a rounding mode). With
 /// `afterRelu` (c is already relu's result: a chain's second generic)
@@ -54,41 +57,55 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
     v = trunc.getIn();
     used.insert(trunc);
   }
-  auto isPosZero = [](Value x) { return matchPattern(x, m_PosZeroFloat()); };
+  // A finite f32 constant: relu's floor or bound. -0 is neither (maximumf
+  // with it keeps -0, which relu's +0 floor does not).
+  auto finiteConstant = [](Value x) -> std::optional<float> {
+    FloatAttr attr;
+    if (!matchPattern(x, m_Constant(&attr)) || !attr.getType().isF32() ||
+        !attr.getValue().isFinite() || attr.getValue().isNegZero())
+      return std::nullopt;
+    return attr.getValue().convertToFloat();
+  };
   bool relu = false;
+  float floor = 0.0f;
   std::optional<float> reluMax;
-  // arith.minimumf(x, max) with a positive finite f32 constant: the bound.
-  // min(max(x, 0), b) and max(min(x, b), 0) agree everywhere (NaN too).
+  // arith.minimumf(x, max) with a finite f32 constant: the bound. With
+  // the bound above the floor (checked below), min(max(x, f), b) and
+  // max(min(x, b), f) agree everywhere (NaN too).
   auto peelBound = [&]() {
     auto min = v.getDefiningOp<arith::MinimumFOp>();
     if (!min || reluMax)
       return;
     for (auto [bound, other] : {std::pair(min.getRhs(), min.getLhs()),
                                 std::pair(min.getLhs(), min.getRhs())}) {
-      FloatAttr attr;
-      if (!matchPattern(bound, m_Constant(&attr)) || !attr.getType().isF32())
-        continue;
-      float b = attr.getValue().convertToFloat();
-      if (!(b > 0.0f) || !std::isfinite(b))
-        continue;
-      reluMax = b;
-      v = other;
-      used.insert(min);
-      return;
+      if (std::optional<float> b = finiteConstant(bound)) {
+        reluMax = b;
+        v = other;
+        used.insert(min);
+        return;
+      }
     }
   };
   peelBound();
   if (auto max = v.getDefiningOp<arith::MaximumFOp>()) {
-    if (isPosZero(max.getRhs()) || isPosZero(max.getLhs())) {
-      v = isPosZero(max.getRhs()) ? max.getLhs() : max.getRhs();
-      relu = true;
-      used.insert(max);
+    for (auto [f, other] : {std::pair(max.getRhs(), max.getLhs()),
+                            std::pair(max.getLhs(), max.getRhs())}) {
+      if (std::optional<float> value = finiteConstant(f)) {
+        floor = *value;
+        v = other;
+        relu = true;
+        used.insert(max);
+        break;
+      }
     }
   } else if (auto select = v.getDefiningOp<arith::SelectOp>()) {
+    // select(x ugt f, x, f): x where it is above f or NaN, else f.
     auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-    if (cmp && cmp.getPredicate() == arith::CmpFPredicate::UGT &&
-        isPosZero(cmp.getRhs()) && isPosZero(select.getFalseValue()) &&
+    std::optional<float> f = cmp ? finiteConstant(cmp.getRhs()) : std::nullopt;
+    if (f && cmp.getPredicate() == arith::CmpFPredicate::UGT &&
+        finiteConstant(select.getFalseValue()) == f &&
         cmp.getLhs() == select.getTrueValue()) {
+      floor = *f;
       v = select.getTrueValue();
       relu = true;
       used.insert(select);
@@ -99,6 +116,8 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
     peelBound();
   if (reluMax && !relu && !afterRelu)
     return std::nullopt; // a clamp from above alone is not an epilogue yet
+  if (reluMax && relu && !(*reluMax > floor))
+    return std::nullopt; // a constant but for NaN
   // The sum below relu: a tree of arith.addf whose leaves are the block
   // arguments of c, the bias and the residual, each exactly once.
   SmallVector<unsigned, 3> leaves;
@@ -132,6 +151,8 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
       return std::nullopt;
   BodyEpilogue e;
   e.relu = relu;
+  if (floor != 0.0f)
+    e.reluMin = floor;
   e.reluMax = reluMax;
   e.halfOutput = truncated;
   return e;
@@ -575,6 +596,9 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
     if ((adds && e.relu) || (step->residual && e.residual) ||
         (b.relu && e.relu) || (b.reluMax && e.reluMax))
       break;
+    // A bound alone after relu: above relu's floor.
+    if (b.reluMax && !b.relu && !(*b.reluMax > e.reluMin.value_or(0.0f)))
+      break;
     // A 16-bit output takes no residual (GemmMatcher.cpp): a chain with
     // one stops before its rounding, leaving the f32 part fused.
     if (b.halfOutput && !e.ops.empty() && (e.residual || step->residual))
@@ -586,6 +610,8 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
     if (step->residual)
       e.residual = step->residual;
     e.relu = e.relu || b.relu;
+    if (b.relu)
+      e.reluMin = b.reluMin;
     if (b.reluMax)
       e.reluMax = b.reluMax;
     e.halfOutput = b.halfOutput;

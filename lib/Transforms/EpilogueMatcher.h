@@ -53,6 +53,7 @@ struct ElementwiseEpilogue {
   /// post-op), so the output is not overwritten.
   mlir::Value residual;
   bool relu = false;
+  std::optional<float> reluMin; ///< relu's floor where not 0, with relu
   std::optional<float> reluMax; ///< relu's bound (relu6), with relu
   /// The result is rounded to bf16 last (arith.truncf): `output` is a bf16
   /// buffer of c's shape, not c's type.
@@ -79,8 +80,9 @@ struct ElementwiseEpilogue {
 /// defined before `producer`), neither written in between; its body the
 /// sum of c and those (arith.addf in any order), then optionally relu as
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both keep
-/// NaN and give +0 for -0) bounded perhaps by arith.minimumf with a
-/// positive constant (relu6; in a later generic of a chain, after relu, the
+/// NaN and give +0 for -0), or the same with another finite floor than
+/// +-0 (hardtanh's -1), bounded perhaps by arith.minimumf with a constant
+/// above the floor (relu6; in a later generic of a chain, after relu, the
 /// bound may come alone), and more than c alone; its output a fresh
 /// allocation of `c`'s type that nothing reads or writes before the
 /// generic, whose sizes are known before `producer`, or `c` itself (the

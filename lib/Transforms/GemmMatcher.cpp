@@ -186,6 +186,7 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
     out.bias = e->bias;
   }
   d.relu = e->relu;
+  d.reluMin = e->reluMin;
   d.reluMax = e->reluMax;
   if (e->residual) {
     d.overwrite = false; // C starts as the residual

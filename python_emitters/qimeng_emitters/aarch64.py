@@ -55,8 +55,8 @@ def epilogue_registers(sk, rows, nv, acc, b_reg):
     """Vector registers for the epilogue of a `rows` x `nv` block, from
     those the accumulators (`acc(i, v)`) and B (`b_reg(v)`) leave: A's,
     free after the K loop, and the unused ones. Returns (a bias register
-    per vector for a bias per column, else none; zero for relu; relu's
-    bound; a row's bias for a bias per row), None where the epilogue has
+    per vector for a bias per column, else none; relu's floor (zero or
+    relu_min); relu's bound; a row's bias for a bias per row), None where the epilogue has
     no use for one; refuses a block that leaves too few."""
     used = {acc(i, v) for i in range(rows) for v in range(nv)} | {
         b_reg(v) for v in range(nv)}
@@ -752,17 +752,21 @@ class NeonWriter(Writer):
 
     def epilogue_setup(self, sk, column_loads, zero, bound):
         """Before a block stores C: the column bias of each vector
-        (`column_loads`: the loads from BPTR, the panel's bias), zero for
-        relu, the bound for relu_max; for a row bias BPTR points at the
-        block's first row's."""
+        (`column_loads`: the loads from BPTR, the panel's bias), relu's
+        floor (zero, or relu_min), the bound for relu_max; for a row bias
+        BPTR points at the block's first row's. FMAX of -0 and +0 is +0,
+        as arith.maximumf's; with another floor -0 stays -0, as there."""
         if sk.bias == "columns":
             self.ins(f"ldr\t{BPTR}, [{WS}, #{COLUMN_BIAS_SLOT}]")
             for load in column_loads:
                 self.ins(load)
         if sk.bias == "rows":
             self.ins(f"ldr\t{BPTR}, [{WS}, #{ROW_BIAS_SLOT}]")
-        if sk.relu:
+        if sk.relu and sk.relu_min is None:
             self.vector_zero(zero)
+        elif sk.relu:
+            mov_imm(self.lines, KI, float_bits(sk.relu_min))
+            self.vector_splat(zero, f"w{KI[1:]}")
         if sk.relu_max is not None:
             mov_imm(self.lines, KI, float_bits(sk.relu_max))
             self.vector_splat(bound, f"w{KI[1:]}")

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
-                     relu_max_field, relu_suffix, round_up)
+                     relu_bounds, relu_suffix, round_up)
 from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
                       OUTPUT_OFFSET, element_types, emit_block_input_base,
                       emit_column_block_head, emit_epilogue,
@@ -80,7 +80,7 @@ from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
                       emit_loop_ends, emit_part_of_c, emit_store_sums,
                       emit_row_block_head, emit_sliver_heads)
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
-from .sgemm import _emit_relu_max_constant
+from .sgemm import emit_relu_constants
 from .sgemm import _emit_transpose_16x16 as emit_transpose_16x16
 from .x86 import Asm, back, check_disp, emit_fault_entry, function_text, fwd
 
@@ -205,7 +205,8 @@ class Params:
             "b_prepacked", "pack_b", "dynamic_m", "dynamic_n", "dynamic_k")
             + _NOT_YET
             + (("a_type",) if kind == "igemm" else
-               (_output_field(kind), "ldd", "bias", "relu", "relu_max")))
+               (_output_field(kind), "ldd", "bias", "relu", "relu_min",
+                "relu_max")))
         for field in _NOT_YET:
             if request.get(field, False) not in (False, "none"):
                 raise RequestError(
@@ -256,8 +257,8 @@ class Params:
             raise RequestError(f"bias {self.bias!r}: an amx kernel adds a "
                                "bias along the columns (\"columns\") or none")
         self.relu = bool_field(request, "relu")
-        self.relu_max = relu_max_field(request, self.relu)
-        self.relu_max_label = None
+        self.relu_min, self.relu_max = relu_bounds(request, self.relu)
+        self.relu_min_label = self.relu_max_label = None
         self.ldd = None
         if "ldd" in request and (self.runtime_ld or not self.half_output):
             raise RequestError("field 'ldd' is D's leading dimension: it "
@@ -479,7 +480,7 @@ class Params:
         """The symbol's overwrite and epilogue: `_b0`, `_bias`, `_relu..`."""
         return (f"{'_b0' if self.overwrite else ''}"
                 f"{'_bias' if self.bias == 'columns' else ''}"
-                f"{relu_suffix(self.relu, self.relu_max)}")
+                f"{relu_suffix(self.relu, self.relu_max, self.relu_min)}")
 
     def block_part(self):
         """The symbol's blocking, form, fault and ISA, from `_{MR}x{NR}`."""
@@ -1788,7 +1789,7 @@ def _emit_body(p):
     jr_loop = asm.label("jr: next NR columns")
     ir_loop = asm.label("ir: next MR rows")
     emit_fault_entry(asm, p.fault)
-    _emit_relu_max_constant(asm, p)
+    emit_relu_constants(asm, p)
     # The transposed product's A is B^T and its B is A.
     asm.ins(f"movq {'%rsi' if p.transposed else '%rdi'}, 0(%rcx)")
     asm.ins(f"movq {'%rdi' if p.transposed else '%rsi'}, 8(%rcx)")
@@ -1975,7 +1976,7 @@ class AmxConv:
                        "overwrite", "fault", "target_features", "parallel",
                        "a_layout", "b_prepacked")
         check_known(request, gemm_fields + GEOMETRY_FIELDS + (
-            "runtime_strides", "bias", "relu",
+            "runtime_strides", "bias", "relu", "relu_min",
             "relu_max") + (("a_type",) if integer else ()))
         self.runtime_strides = runtime_strides_field(request)
         g = self.geometry = conv_geometry(request, ("nhwc_hwcf", "nhwc_fhwc"))
@@ -1987,7 +1988,7 @@ class AmxConv:
         if g.layout == "nhwc_fhwc":
             gemm.update(trans_b=True, ldb=k)
         gemm.update({f: request[f] for f in gemm_fields
-                     + (("a_type",) if integer else ("relu", "relu_max"))
+                     + (("a_type",) if integer else ("relu", "relu_min", "relu_max"))
                      if f in request})
         # A bias per output channel: the GEMM's columns.
         if bool_field(request, "bias"):

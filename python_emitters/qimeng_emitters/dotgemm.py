@@ -92,11 +92,11 @@ from .conv2d import PIECE_BYTES, PIECES_STEP, emit_piece_table
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
-                     relu_max_field, relu_suffix, round_up)
+                     relu_bounds, relu_suffix, round_up)
 # The body's register map is sgemm.py's (docs/KernelContract.md).
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
-from .sgemm import _emit_relu_max_constant, _relu_max_address
+from .sgemm import (emit_relu_constants, emit_relu_floor, relu_max_address)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd)
 
@@ -237,7 +237,7 @@ class Params:
             "dynamic_k", "pack_b", "a_layout", "b_prepacked")
             + (("a_type",) if kind == "igemm" else
                (half_output_field(kind), "ldd", "bias", "relu",
-                "relu_max")))
+                "relu_min", "relu_max")))
         self.dt = DOT_TYPES[element_types(request, kind)]
         if request.get("isa") != "avx512":
             raise RequestError(
@@ -281,8 +281,8 @@ class Params:
                 f"bias {self.bias!r}: an sbgemm adds a bias along the "
                 "columns (\"columns\"), the rows (\"rows\") or none")
         self.relu = bool_field(request, "relu")
-        self.relu_max = relu_max_field(request, self.relu)
-        self.relu_max_label = None
+        self.relu_min, self.relu_max = relu_bounds(request, self.relu)
+        self.relu_min_label = self.relu_max_label = None
         # D = bf16(C + A * B) (shgemm: f16(...)) from the last kc block.
         output = half_output_field(kind)
         self.half_output = bool_field(request, output)
@@ -500,7 +500,7 @@ class Params:
         store = (f"{'_b0' if self.overwrite else ''}"
                  f"{'_bias' if self.bias == 'columns' else ''}"
                  f"{'_biasrows' if self.bias == 'rows' else ''}"
-                 f"{relu_suffix(self.relu, self.relu_max)}"
+                 f"{relu_suffix(self.relu, self.relu_max, self.relu_min)}"
                  f"{'_o' + self.dt.name if self.half_output else ''}{lds}")
         head = (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                 f"{'_mrt' if self.dynamic_m else ''}")
@@ -1324,25 +1324,27 @@ def _bound_reg(p):
 
 
 def emit_epilogue_setup(asm, p, zero, bound):
-    """relu's zero and its bound's broadcast into the registers `zero` and
-    `bound`, where the epilogue has them (these kernels' and amx.py's)."""
+    """relu's floor (zero, or relu_min) and its bound broadcast into the
+    registers `zero` and `bound`, where the epilogue has them (these
+    kernels' and amx.py's)."""
     if p.relu:
-        asm.ins(f"vpxord {zero}, {zero}, {zero}")
+        emit_relu_floor(asm, p, zero, f"vpxord {zero}, {zero}, {zero}")
     if p.relu_max is not None:
-        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {bound}")
+        asm.ins(f"vbroadcastss {relu_max_address(p)}, {bound}")
 
 
 def emit_epilogue(asm, p, acc, bias, zero, bound):
     """acc = epilogue(acc), as sgemm.py's: + bias (VADDPS's operands, with
     a lane mask where it has one: masked-out lanes are not read; None or
     False: no bias), relu (max with NaN and +0 from the second operand,
-    + 0 for -0) and its bound (min keeping NaN); `zero` and `bound` from
-    emit_epilogue_setup."""
+    + 0 for -0 where the floor is 0) and its bound (min keeping NaN);
+    `zero` (the floor) and `bound` from emit_epilogue_setup."""
     if bias:
         asm.ins(f"vaddps {bias}")
     if p.relu:
         asm.ins(f"vmaxps {acc}, {zero}, {acc}")
-        asm.ins(f"vaddps {zero}, {acc}, {acc}")
+        if p.relu_min is None:
+            asm.ins(f"vaddps {zero}, {acc}, {acc}")
     if p.relu_max is not None:
         asm.ins(f"vminps {acc}, {bound}, {acc}")
 
@@ -1859,7 +1861,7 @@ def _emit_body(p):
     jr_loop = asm.label("jr: next sliver of B")
     ir_loop = asm.label("ir: next sliver of A")
     emit_fault_entry(asm, p.fault)
-    _emit_relu_max_constant(asm, p)
+    emit_relu_constants(asm, p)
     # An nchw convolution's arguments are (input, filter, output): its B,
     # A and C (dotconv.py).
     a, b = ("%rsi", "%rdi") if p.conv is not None and \
@@ -2035,7 +2037,7 @@ def _emit_gemv_body(p):
         last_row = asm.label("GEMV: the part's last row stored")
     _emit_in_place_entry(asm, p, done, (GEMV_M_BEGIN, GEMV_M_END, GEMV_COL,
                                         GEMV_N_END))
-    _emit_relu_max_constant(asm, p)
+    emit_relu_constants(asm, p)
     if p.fault == "drop-low":
         _emit_drop_low_mask(asm, DROP_LOW_REG, "B^T's elements")
     chunks, tail = divmod(p.k, chunk)
@@ -2253,7 +2255,7 @@ def _emit_stream_body(p):
     rows, kp = p.stream_rows, p.stream_a_stride // 4
     _emit_in_place_entry(asm, p, done, (STREAM_ROW, STREAM_M_END,
                                         STREAM_N_BEGIN, STREAM_N_END))
-    _emit_relu_max_constant(asm, p)
+    emit_relu_constants(asm, p)
     if p.fault == "drop-low":
         _emit_drop_low_mask(asm, STREAM_DROP_LOW_REG)
     asm.ins(f"imulq ${STREAM_PREFETCH_ROWS}, {LD_BYTES_OFFSET + 8}({WS}), "

@@ -121,30 +121,52 @@ def float_bits(value):
     return struct.unpack("<I", struct.pack("<f", value))[0]
 
 
-def relu_max_field(request, relu):
-    """The optional bound on relu, 'relu_max' (relu6: 6.0): a positive
-    finite number that binary32 holds exactly; it needs 'relu'."""
-    value = request.get("relu_max")
+def _relu_number(request, name, relu):
+    """Field `name` of relu's clamp: None, or a finite number that
+    binary32 holds exactly, given with 'relu'."""
+    value = request.get(name)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RequestError("field 'relu_max' must be a number")
+        raise RequestError(f"field '{name}' must be a number")
     value = float(value)
     if not relu:
-        raise RequestError("field 'relu_max' needs 'relu'")
-    if not (0.0 < value < math.inf):
-        raise RequestError("field 'relu_max' must be positive and finite")
+        raise RequestError(f"field '{name}' needs 'relu'")
+    if not math.isfinite(value):
+        raise RequestError(f"field '{name}' must be finite")
     if struct.unpack("<f", struct.pack("<f", value))[0] != value:
-        raise RequestError(f"field 'relu_max' {value!r} is not a binary32 "
+        raise RequestError(f"field '{name}' {value!r} is not a binary32 "
                            "value")
     return value
 
 
-def relu_suffix(relu, relu_max):
-    """The symbol's part for relu and its bound: "_relu", then
-    "_max<binary32 bits in hex>" (exact, and a valid symbol)."""
+def relu_bounds(request, relu):
+    """relu's clamp, (relu_min, relu_max): relu is arith.maximumf(x,
+    relu_min), then arith.minimumf(x, relu_max) where that is set (relu6:
+    relu_max 6.0; hardtanh: relu_min -1.0, relu_max 1.0). relu_min is None
+    for the floor 0 (a floor of 0 or -0 is not given: the kernels' relu
+    turns -0 into +0, as maximumf(x, +0) does); relu_max above the floor.
+    Both need 'relu'."""
+    floor = _relu_number(request, "relu_min", relu)
+    if floor == 0.0:
+        raise RequestError("field 'relu_min' 0 is relu's own floor: leave "
+                           "it out")
+    bound = _relu_number(request, "relu_max", relu)
+    if bound is not None and not bound > (floor or 0.0):
+        raise RequestError(
+            f"field 'relu_max' must be above relu's floor "
+            f"({floor or 0.0!r}), got {bound!r}")
+    return floor, bound
+
+
+def relu_suffix(relu, relu_max, relu_min=None):
+    """The symbol's part for relu and its clamp: "_relu", then
+    "_min<binary32 bits in hex>" for a floor other than 0 and
+    "_max<bits>" for a bound (exact, and a valid symbol)."""
     if not relu:
         return ""
-    if relu_max is None:
-        return "_relu"
-    return f"_relu_max{float_bits(relu_max):08x}"
+    return ("_relu"
+            + (f"_min{float_bits(relu_min):08x}" if relu_min is not None
+               else "")
+            + (f"_max{float_bits(relu_max):08x}" if relu_max is not None
+               else ""))

@@ -8,9 +8,9 @@ floats): the symbol and the `qm.vector_bits` header say which, and
 validation runs it at that VLEN. The last columns need no packing: the
 edge panel sets vl to its width.
 
-The epilogue (bias, relu, relu's bound) is applied where a block stores C,
-as on the other ISAs, with arith.maximumf's and arith.minimumf's NaN rules
-(relu_lines): RVV's vfmax and vfmin are IEEE maximumNumber and
+The epilogue (bias, relu, relu's floor and bound) is applied where a block
+stores C, as on the other ISAs, with arith.maximumf's and arith.minimumf's
+NaN rules (relu_lines, clamp_lines): RVV's vfmax and vfmin are IEEE maximumNumber and
 minimumNumber, which drop a NaN against a number, and a masked form would
 need v0, which holds an accumulator group.
 """
@@ -56,9 +56,9 @@ K_UNROLLS = (1, 2, 4, 8)
 SAVED = tuple(f"s{i}" for i in range(1, 12))
 
 
-# The epilogue's scalars: relu's bound, a row's bias (A's scalars are free
-# once the K loop is done), and +inf's bits.
-F_BOUND, F_ROW_BIAS = "ft0", "ft1"
+# The epilogue's scalars: relu's bound, a row's bias, relu's floor other
+# than 0 (A's scalars are free once the K loop is done), and +inf's bits.
+F_BOUND, F_ROW_BIAS, F_FLOOR = "ft0", "ft1", "ft2"
 INF_BITS = 0x7F800000
 
 
@@ -86,6 +86,30 @@ def relu_lines(acc, tmp, bound=None, inf=None):
                 f"vand.vv\t{tmp}, {tmp}, {acc}",
                 f"vfmin.vf\t{acc}, {acc}, {bound}",
                 f"vmaxu.vv\t{acc}, {acc}, {tmp}"]
+    return out
+
+
+def clamp_lines(acc, tmp, inf, floor, bound=None):
+    """relu with a floor other than 0 of vector `acc`: arith.maximumf(x,
+    floor), then with `bound` arith.minimumf(x, bound) (f registers; `inf`
+    an x register holding INF_BITS; `tmp` scratch), NaN kept, unmasked.
+
+    vfmax.vf and vfmin.vf (maximumNumber, minimumNumber) clamp every
+    number as the arith ops do (-0 stays -0 against a floor other than
+    0) but turn a NaN into the floor or the bound, so the NaN is put back:
+    x's bits without the sign (shifted out and back) less +inf's,
+    saturating, are above zero for a NaN alone; negated, their sign spread
+    makes all ones there and zero elsewhere, and OR-ing that in makes each
+    NaN lane a NaN again (all bits set)."""
+    out = [f"vsll.vi\t{tmp}, {acc}, 1",
+           f"vsrl.vi\t{tmp}, {tmp}, 1",
+           f"vssubu.vx\t{tmp}, {tmp}, {inf}",
+           f"vrsub.vx\t{tmp}, {tmp}, zero",
+           f"vsra.vi\t{tmp}, {tmp}, 31",
+           f"vfmax.vf\t{acc}, {acc}, {floor}"]
+    if bound is not None:
+        out.append(f"vfmin.vf\t{acc}, {acc}, {bound}")
+    out.append(f"vor.vv\t{acc}, {acc}, {tmp}")
     return out
 
 
@@ -760,16 +784,19 @@ class RvvWriter(Writer):
     def store_c(self, sk, rows, nv, acc, b_reg, offsets):
         """C (+)= the block's accumulators, row by row, with the epilogue:
         + the column bias (a vector loaded from the panel's cursor, BPTR)
-        or the row's (a scalar), relu and its bound (relu_lines). B's
+        or the row's (a scalar), relu and its bound (relu_lines; with a
+        floor other than 0, clamp_lines). B's
         registers are free: each vector's serves as its scratch."""
         if sk.bias == "columns":
             self.ins(f"ld\t{BPTR}, {COLUMN_BIAS_SLOT}({WS})")
         if sk.bias == "rows":
             self.ins(f"ld\t{BPTR}, {ROW_BIAS_SLOT}({WS})")
-        if sk.relu_max is not None:
+        if sk.relu_max is not None or sk.relu_min is not None:
             self.ins(f"li\t{KI}, {INF_BITS}")
-            self.ins(f"li\t{TMP}, {float_bits(sk.relu_max)}")
-            self.ins(f"fmv.w.x\t{F_BOUND}, {TMP}")
+        for value, reg in ((sk.relu_max, F_BOUND), (sk.relu_min, F_FLOOR)):
+            if value is not None:
+                self.ins(f"li\t{TMP}, {float_bits(value)}")
+                self.ins(f"fmv.w.x\t{reg}, {TMP}")
         self.ins(f"mv\t{CROW}, {CBLOCK}")
         for i in range(rows):
             if i:
@@ -800,10 +827,12 @@ class RvvWriter(Writer):
                     self.ins(f"vfadd.vf\t{acc(i, v)}, {acc(i, v)}, "
                              f"{F_ROW_BIAS}")
                 if sk.relu:
-                    for line in relu_lines(
-                            acc(i, v), b_reg(v),
-                            F_BOUND if sk.relu_max is not None else None,
-                            KI):
+                    bound = F_BOUND if sk.relu_max is not None else None
+                    for line in (
+                            relu_lines(acc(i, v), b_reg(v), bound, KI)
+                            if sk.relu_min is None else
+                            clamp_lines(acc(i, v), b_reg(v), KI, F_FLOOR,
+                                        bound)):
                         self.ins(line)
                 self.ins(f"vse32.v\t{acc(i, v)}, ({addr})")
 

@@ -24,7 +24,7 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, float_bits, int_field, isa_field,
-                     leading_dims, relu_max_field, relu_suffix, round_up)
+                     leading_dims, relu_bounds, relu_suffix, round_up)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd, xmm)
 
@@ -115,7 +115,7 @@ class Params:
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
             "target_features", "parallel", "loop_order", "a_layout",
             "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "dynamic_k",
-            "bias", "relu", "relu_max"))
+            "bias", "relu", "relu_min", "relu_max"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -144,9 +144,10 @@ class Params:
                 f"unknown bias {self.bias!r}; expected one of "
                 + ", ".join(BIASES))
         self.relu = bool_field(request, "relu")
-        # A bound on relu (relu6 and other clamps to [0, max]): min(x, max)
-        # after relu, NaN kept (arith.minimumf).
-        self.relu_max = relu_max_field(request, self.relu)
+        # relu's floor other than 0 (relu is then max(x, relu_min)) and its
+        # bound (relu6, hardtanh): min(x, max) after relu, NaN kept
+        # (arith.minimumf).
+        self.relu_min, self.relu_max = relu_bounds(request, self.relu)
         # C = A * B: the first kc block stores the accumulators, C is never
         # read (a zero-filled C whose fill the pass removed).
         self.overwrite = bool_field(request, "overwrite")
@@ -372,7 +373,7 @@ class Params:
                 + ("_krt" if self.dynamic_k else "")
                 + ("_b0" if self.overwrite else "")
                 + ("_bias" if self.bias != "none" else "")
-                + relu_suffix(self.relu, self.relu_max))
+                + relu_suffix(self.relu, self.relu_max, self.relu_min))
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}{lds}"
@@ -1047,8 +1048,9 @@ def _k_operand(p):
 
 
 def _zero_register(p):
-    """The vector register relu compares with: the second one past the
-    accumulators (the first is the masked updates' temporary)."""
+    """The vector register relu compares with (its floor: zero, or
+    relu_min): the second one past the accumulators (the first is the
+    masked updates' temporary)."""
     return p.isa.reg(p.mr * p.nv + 1)
 
 
@@ -1058,23 +1060,46 @@ def _bound_register(p):
     return p.isa.reg(p.mr * p.nv + 3)
 
 
-def _emit_relu_max_constant(asm, p):
-    """relu's bound as data in the body (jumped over), where the epilogue
-    loads it from (%rip-relative: resolved by the assembler, no
-    relocation). Sets p.relu_max_label."""
-    if p.relu_max is None:
+def emit_relu_constants(asm, p):
+    """relu's floor (relu_min, where not 0) and bound (relu_max) as data in
+    the body (jumped over), where the epilogue loads them from
+    (%rip-relative: resolved by the assembler, no relocation). Sets
+    p.relu_min_label and p.relu_max_label (these kernels', dotgemm.py's
+    and amx.py's)."""
+    p.relu_min_label = p.relu_max_label = None
+    constants = [(name, value) for name, value in (
+        ("floor", p.relu_min), ("bound", p.relu_max)) if value is not None]
+    if not constants:
         return
-    over = asm.label("past relu's bound")
-    p.relu_max_label = asm.label(f"relu's bound, {p.relu_max!r}")
+    over = asm.label("past relu's constants")
     asm.ins(f"jmp {fwd(over)}")
     asm.ins(".p2align 2")
-    asm.place(p.relu_max_label)
-    asm.ins(f".long {float_bits(p.relu_max):#010x}")
+    for name, value in constants:
+        label = asm.label(f"relu's {name}, {value!r}")
+        asm.place(label)
+        asm.ins(f".long {float_bits(value):#010x}")
+        if name == "floor":
+            p.relu_min_label = label
+        else:
+            p.relu_max_label = label
     asm.place(over)
 
 
-def _relu_max_address(p):
+def relu_max_address(p):
     return f"{p.relu_max_label[0]}b(%rip)"
+
+
+def relu_min_address(p):
+    return f"{p.relu_min_label[0]}b(%rip)"
+
+
+def emit_relu_floor(asm, p, reg, zero):
+    """`reg` = relu's floor in every lane: `zero` (the instruction that
+    zeroes it) for 0, else relu_min broadcast."""
+    if p.relu_min is None:
+        asm.ins(zero)
+    else:
+        asm.ins(f"vbroadcastss {relu_min_address(p)}, {reg}")
 
 
 def _emit_epilogue_setup(asm, p):
@@ -1082,9 +1107,10 @@ def _emit_epilogue_setup(asm, p):
     %rsi = the bias of the tile's first column (bias + jc + jr) or row
     (bias + ic + ir)."""
     if p.relu:
-        asm.ins(p.isa.zero(p.mr * p.nv + 1))
+        emit_relu_floor(asm, p, _zero_register(p),
+                        p.isa.zero(p.mr * p.nv + 1))
     if p.relu_max is not None:
-        asm.ins(f"vbroadcastss {_relu_max_address(p)}, {_bound_register(p)}")
+        asm.ins(f"vbroadcastss {relu_max_address(p)}, {_bound_register(p)}")
     if p.bias == "columns":
         asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
         asm.ins(f"leaq (%rsi,{JC},4), %rsi")
@@ -1107,7 +1133,8 @@ def _emit_epilogue_vector(asm, p, acc, v, mask=""):
     """acc = epilogue(acc) for vector v of a tile row: + bias (through
     `mask`, whose masked-out lanes are not read), then relu as
     arith.maximumf(x, 0): max with NaN and +0 from the second operand,
-    then + 0 turns -0 into +0."""
+    then + 0 turns -0 into +0 (with a floor other than 0, max alone: -0
+    and the floor differ), then the bound."""
     if p.bias == "columns":
         asm.ins(f"vaddps {v * p.isa.vector_bytes}(%rsi), {acc}, {acc}"
                 f"{mask}")
@@ -1116,7 +1143,8 @@ def _emit_epilogue_vector(asm, p, acc, v, mask=""):
     if p.relu:
         zero = _zero_register(p)
         asm.ins(f"vmaxps {acc}, {zero}, {acc}")
-        asm.ins(f"vaddps {zero}, {acc}, {acc}")
+        if p.relu_min is None:
+            asm.ins(f"vaddps {zero}, {acc}, {acc}")
     if p.relu_max is not None:
         # min(bound, x) returns its second operand, x, for a NaN x.
         asm.ins(f"vminps {acc}, {_bound_register(p)}, {acc}")
@@ -1204,10 +1232,13 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
             asm.ins(f"movq {BIAS_SLOT}(%rbx), %rax")
             asm.ins(f"leaq (%rax,{IC},4), %rax")
             asm.ins("leaq (%rax,%r15,4), %r15")
-        asm.ins(f"vxorps {xmm(1)}, {xmm(1)}, {xmm(1)}")
+        if p.relu_min is None:
+            asm.ins(f"vxorps {xmm(1)}, {xmm(1)}, {xmm(1)}")
+        else:
+            asm.ins(f"vmovss {relu_min_address(p)}, {xmm(1)}")
         if p.relu_max is not None:
             # %xmm2 held accumulators, now in the edge tile.
-            asm.ins(f"vmovss {_relu_max_address(p)}, {xmm(2)}")
+            asm.ins(f"vmovss {relu_max_address(p)}, {xmm(2)}")
     e_row = asm.label("edge: next row")
     e_col = asm.label("edge: next column")
     asm.place(e_row)
@@ -1224,7 +1255,8 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
         asm.ins(f"vaddss (%r15), {xmm(0)}, {xmm(0)}")
     if epilogue and p.relu:
         asm.ins(f"vmaxss {xmm(0)}, {xmm(1)}, {xmm(0)}")
-        asm.ins(f"vaddss {xmm(1)}, {xmm(0)}, {xmm(0)}")
+        if p.relu_min is None:
+            asm.ins(f"vaddss {xmm(1)}, {xmm(0)}, {xmm(0)}")
     if epilogue and p.relu_max is not None:
         asm.ins(f"vminss {xmm(0)}, {xmm(2)}, {xmm(0)}")
     asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
@@ -1502,7 +1534,7 @@ def _emit_body(p):
     else:
         conv.emit_save_pointers(asm)
     asm.ins("movq %rcx, %rbx")
-    _emit_relu_max_constant(asm, p)
+    emit_relu_constants(asm, p)
     no_k = asm.label("K < 0: no size, nothing to do" if p.stores_at_zero_k
                      else "K = 0: C stays as it is")
     if p.stores_at_zero_k:

@@ -89,7 +89,7 @@ from dataclasses import dataclass, replace
 
 from .conv2d import GEOMETRY_FIELDS, conv_geometry
 from .errors import RequestError
-from .fields import (bool_field, check_known, int_field, relu_max_field,
+from .fields import (bool_field, check_known, int_field, relu_bounds,
                      relu_suffix, round_up)
 from .isa import Labels, kernel_file
 
@@ -132,7 +132,7 @@ FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 # Rows of a register block: each keeps a pointer to its row of A.
 MAX_ROWS = 8
 
-EPILOGUE_FIELDS = ("bias", "relu", "relu_max")
+EPILOGUE_FIELDS = ("bias", "relu", "relu_min", "relu_max")
 
 #: Convolution layouts of this generator: A's rows are pixels (nhwc) or
 #: B's columns are (nchw).
@@ -187,9 +187,11 @@ class Sketch:
     # vector holds a multiple of it, known at run time.
     scalable: bool = False
     # The epilogue where C is stored: + bias[j] ("columns") or bias[i]
-    # ("rows"), then relu (arith.maximumf(x, 0)), then min(x, relu_max).
+    # ("rows"), then relu (arith.maximumf(x, relu_min), relu_min None for
+    # 0), then min(x, relu_max).
     bias: str = "none"
     relu: bool = False
+    relu_min: object = None
     relu_max: object = None
     # K steps of one K block (0, or at least K: all of K in one).
     kc: int = 0
@@ -228,7 +230,7 @@ class Sketch:
         left (at most kc)."""
         blocks = -(-self.k // self.kc)
         first = replace(self, k=self.kc, kc=0, bias="none", relu=False,
-                        relu_max=None)
+                        relu_min=None, relu_max=None)
         last = replace(self, k=self.k - (blocks - 1) * self.kc, kc=0,
                        overwrite=False)
         return first, replace(first, overwrite=False), blocks - 2, last
@@ -348,7 +350,7 @@ class Sketch:
         and overwrite."""
         b0 = "_b0" if self.overwrite else ""
         epilogue = (("_bias" if self.bias != "none" else "")
-                    + relu_suffix(self.relu, self.relu_max))
+                    + relu_suffix(self.relu, self.relu_max, self.relu_min))
         if self.conv is not None:
             return f"{self.conv.symbol_stem()}{b0}{epilogue}"
         mrt = (("_mrt" if self.dynamic_m else "")
@@ -488,12 +490,13 @@ def parse_request(request, isa, extra_fields=()):
             f"unknown fault {fault!r}; expected one of drop-k, "
             "write-past-edge, segfault, hang (test-only)")
     relu = bool_field(request, "relu")
+    relu_min, relu_max = relu_bounds(request, relu)
     # The parallel form: parts of C, or of a convolution's GEMM view (nhwc:
     # pixels x filters; nchw: filters x an image's pixels, split by
     # filters).
     fields.update(mr=int_field(request, "mr"),
                   overwrite=bool_field(request, "overwrite"), fault=fault,
-                  relu=relu, relu_max=relu_max_field(request, relu),
+                  relu=relu, relu_min=relu_min, relu_max=relu_max,
                   parallel=bool_field(request, "parallel"))
     if fields["mr"] > MAX_ROWS:
         raise RequestError(

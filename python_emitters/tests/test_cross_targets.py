@@ -389,11 +389,13 @@ class CrossRunner:
 
 
 def epilogue_arg(req, bias):
-    """The runner's EPILOGUE for a request: its bias items, relu and
-    relu_max, or none."""
+    """The runner's EPILOGUE for a request: its bias items, relu,
+    relu_min and relu_max, or none."""
     items = list(bias)
     if req.get("relu"):
         items.append("relu")
+    if req.get("relu_min") is not None:
+        items.append(f"relu_min={req['relu_min']!r}")
     if req.get("relu_max") is not None:
         items.append(f"relu_max={req['relu_max']!r}")
     return ",".join(items) or "none"
@@ -493,7 +495,8 @@ class QemuExecutionTest(unittest.TestCase):
         copied once); every eighth of those with A and B as stored takes K
         at run time (built for 24), every fourth from the fourth N (built
         for 24, run at the shape's); every fifth adds a bias per column and
-        relu, every seventh a bias per row, relu and relu6's bound; every
+        relu, every seventh a bias per row, relu and relu6's bound, every
+        seventh from the second hardtanh's clamp [-1.5, 2]; every
         fifth from the second of those with a static K runs K in blocks
         (three or more, or two), and every sixth with B as stored and a
         static K copies B's panels."""
@@ -518,6 +521,9 @@ class QemuExecutionTest(unittest.TestCase):
                 req.update(bias="columns", relu=True)
             if index % 7 == 4:
                 req.update(bias="rows", relu=True, relu_max=6.0)
+            if index % 7 == 1:
+                # hardtanh's clamp, the floor below 0.
+                req.update(relu=True, relu_min=-1.5, relu_max=2.0)
             if index % 5 == 1 and not req.get("dynamic_k") and k > 1:
                 req["kc"] = (k + 1) // 2 if index % 10 == 1 else \
                     max(1, k // 3)
@@ -572,6 +578,8 @@ class QemuExecutionTest(unittest.TestCase):
                 req.update(dynamic_m=True, m=24)
             if index % 5 == 3:
                 req.update(bias="columns", relu=True, relu_max=6.0)
+            if index % 5 == 4:
+                req.update(relu=True, relu_min=0.5)
             for vl in (128, 256, 512, 2048):
                 with self.subTest(vl=vl, req=req, m=m, lds=(lda, ldb, ldc)):
                     result = runner.run(req, f"max,sve{vl}=on", lda, ldb,
@@ -816,20 +824,28 @@ RELU_MAIN = r"""
 
 extern "C" void relu(float *x, long n);
 extern "C" void relu6(float *x, long n);
+extern "C" void hardtanh(float *x, long n);
+extern "C" void floor_half(float *x, long n);
 
 static uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 static float value(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
 
-// arith.maximumf(x, 0), then arith.minimumf(., 6) for relu6: a NaN stays
-// a NaN, -0 becomes +0.
-static bool expected(float x, float got, bool bounded) {
+// arith.maximumf(x, floor), then arith.minimumf(., bound): a NaN stays a
+// NaN, -0 becomes +0 against the floor 0 and stays -0 against -1.5.
+static bool expected(float x, float got, float floor, float bound) {
   if (std::isnan(x))
     return std::isnan(got);
-  float want = x > 0 ? x : 0.0f;
-  if (bounded && want > 6)
-    want = 6;
+  float want = x > floor ? x : floor;
+  if (want > bound)
+    want = bound;
   return bits(got) == bits(want);
 }
+
+struct Variant {
+  const char *name;
+  void (*run)(float *, long);
+  float floor, bound;
+};
 
 int main() {
   const uint32_t specials[16] = {
@@ -837,16 +853,19 @@ int main() {
       0xff800000, 0x80000000, 0x00000000, 0xbfc00000, 0x40200000,
       0x40e00000, 0x00000001, 0x80000001, 0x7f7fffff, 0xff7fffff,
       0x40c00000};
+  const Variant variants[] = {{"relu", relu, 0.0f, INFINITY},
+                              {"relu6", relu6, 0.0f, 6.0f},
+                              {"hardtanh", hardtanh, -1.5f, 6.0f},
+                              {"floor_half", floor_half, 0.5f, INFINITY}};
   int failures = 0;
-  for (int bounded = 0; bounded < 2; ++bounded) {
+  for (const Variant &v : variants) {
     float x[16];
     for (int i = 0; i < 16; ++i)
       x[i] = value(specials[i]);
-    (bounded ? relu6 : relu)(x, 16);
+    v.run(x, 16);
     for (int i = 0; i < 16; ++i)
-      if (!expected(value(specials[i]), x[i], bounded)) {
-        std::printf("%s(%08x) = %08x\n", bounded ? "relu6" : "relu",
-                    specials[i], bits(x[i]));
+      if (!expected(value(specials[i]), x[i], v.floor, v.bound)) {
+        std::printf("%s(%08x) = %08x\n", v.name, specials[i], bits(x[i]));
         ++failures;
       }
   }
@@ -857,7 +876,8 @@ int main() {
 
 
 class RvvReluTest(unittest.TestCase):
-    """relu_lines, the RVV epilogue's relu and bound, on the values that
+    """relu_lines and clamp_lines, the RVV epilogue's relu, its floor other
+    than 0 and its bound, on the values that
     tell arith.maximumf from IEEE maximumNumber: NaNs of either sign
     (quiet and signalling), infinities, zeros of either sign, denormals,
     the largest finite values, run under qemu at VLEN 128 (16 lanes, LMUL
@@ -865,22 +885,30 @@ class RvvReluTest(unittest.TestCase):
 
     def test_nans_zeros_and_infinities_follow_arith_maximumf(self):
         from qimeng_emitters.fields import float_bits
-        from qimeng_emitters.riscv import relu_lines
+        from qimeng_emitters.riscv import clamp_lines, relu_lines
         missing = missing_tools("riscv64")
         if missing:
             self.skipTest("needs " + ", ".join(missing)
                           + " (scripts/setup.sh installs them)")
         with tempfile.TemporaryDirectory() as tmp:
             lines = [".text"]
-            for name, bounded in (("relu", False), ("relu6", True)):
+            variants = (
+                ("relu", relu_lines("v8", "v12", None, "t3")),
+                ("relu6", relu_lines("v8", "v12", "ft0", "t3")),
+                ("hardtanh", clamp_lines("v8", "v12", "t3", "ft2", "ft0")),
+                ("floor_half", clamp_lines("v8", "v12", "t3", "ft3")))
+            for name, body in variants:
                 lines += [f".globl {name}", f"{name}:",
                           "vsetvli t0, a1, e32, m4, ta, ma",
                           "vle32.v v8, (a0)",
                           "li t3, 0x7f800000",
                           f"li t1, {float_bits(6.0)}",
-                          "fmv.w.x ft0, t1"]
-                lines += relu_lines("v8", "v12", "ft0" if bounded else None,
-                                    "t3")
+                          "fmv.w.x ft0, t1",
+                          f"li t1, {float_bits(-1.5)}",
+                          "fmv.w.x ft2, t1",
+                          f"li t1, {float_bits(0.5)}",
+                          "fmv.w.x ft3, t1"]
+                lines += body
                 lines += ["vse32.v v8, (a0)", "ret"]
             obj = os.path.join(tmp, "relu.o")
             result = assemble_for("riscv64", "\n".join(lines) + "\n", obj)

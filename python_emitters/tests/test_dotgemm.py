@@ -4,6 +4,7 @@ kernels run on this CPU against a reference, with guards; broken variants
 caught."""
 
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -29,7 +30,7 @@ BASE = {"version": 1, "kind": "sbgemm", "isa": "avx512", "m": 37, "n": 45,
 # the sums of most cases need more than bf16's 8 bits), C only outside its
 # M x N elements (the kernel's scratch inside); then the epilogue: bit 0 a
 # bias per column (its pointer in the header), bit 1 relu, bit 2 relu's
-# bound 6.
+# bound 6, bit 3 relu's floor -2.5 instead of 0.
 # The reference packer of a prepacked B (b_prepacked; docs/KernelContract.md,
 # "B prepacked"), shared by the harnesses: per NR-wide sliver of N, k_groups
 # groups of NR dwords, each dword the k of one group of one column (zero past
@@ -102,7 +103,8 @@ int main(int argc, char **argv) {
       for (long k = 0; k < K; k++)
         s += (double)fl(A[ta ? k * lda + i : i * lda + k]) * fl(B[tb ? j * ldb + k : k * ldb + j]);
       if (epi & 1) s += bias[j];
-      if ((epi & 2) && s < 0) s = 0;
+      double floor = (epi & 8) ? -2.5 : 0;
+      if ((epi & 2) && s < floor) s = floor;
       if ((epi & 4) && s > 6) s = 6;
       R[i * N + j] = s;
     }
@@ -352,6 +354,21 @@ class RequestTest(RefusalTestCase):
                                     pack_b=False, bias="columns",
                                     relu=True, overwrite=True)), "symbol"),
             "qm_shgemm_1x45x77_nt_b0_bias_relu_ldrt_gemv8_x86_64_avx512")
+        # relu's floor other than 0: broadcast where the zero was, no
+        # + 0 after the max (-0 stays -0 above a negative floor).
+        text = emit_dot(request(kind="shgemm", m=1, k=77, trans_b=True,
+                                pack_b=False, relu=True, relu_min=-2.5,
+                                relu_max=6.0, overwrite=True))
+        self.assertEqual(
+            header(text, "symbol"),
+            "qm_shgemm_1x45x77_nt_b0_relu_minc0200000_max40c00000_ldrt_gemv8"
+            "_x86_64_avx512")
+        floor = re.search(r"^(\d+):  # relu's floor, -2.5\n\t\.long "
+                          r"0xc0200000$", text, re.M)
+        self.assertIsNotNone(floor, text)
+        self.assertRegex(
+            text, rf"vbroadcastss {floor.group(1)}b\(%rip\), (%ymm\d+)\n"
+            r"(?:.*\n)*?\tvmaxps (%ymm\d+), \1, \2\n\tvminps")
 
 
 class KernelHarness(unittest.TestCase):
@@ -468,7 +485,8 @@ class HarnessTest(KernelHarness):
                 1 if req.get("bf16_output") or req.get("f16_output") else 0,
                 (1 if req.get("bias") == "columns" else 0)
                 | (2 if req.get("relu") else 0)
-                | (4 if req.get("relu_max") == 6.0 else 0)]
+                | (4 if req.get("relu_max") == 6.0 else 0)
+                | (8 if req.get("relu_min") == -2.5 else 0)]
         return self.run_harness(name, text, args + prepacked_b_args(text))
 
 
@@ -620,6 +638,9 @@ class Bf16ExecutionTest(HarnessTest):
             "bias_relu_one_block": request(bias="columns", relu=True,
                                            kc=30, overwrite=True),
             "relu6_accumulates": request(relu=True, relu_max=6.0),
+            # hardtanh's clamp: relu's floor -2.5 where the zero was.
+            "bias_clamp": request(bias="columns", relu=True, relu_min=-2.5,
+                                  relu_max=6.0, overwrite=True),
             "bias_relu6_bf16_output": request(
                 bias="columns", relu=True, relu_max=6.0, bf16_output=True,
                 overwrite=True, m=70, n=200, k=301, mr=4, nr=96,

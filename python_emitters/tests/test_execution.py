@@ -61,7 +61,8 @@ int main(int argc, char **argv) {
     int ta = atoi(argv[7]), tb = atoi(argv[8]);
     long ws_bytes = atol(argv[9]);
     int header = atoi(argv[10]);  /* 1: leading dims, 2: the range, 4: K */
-    /* 1: bias per column, 2: relu, 4: bias per row, 8: relu bounded by 6 */
+    /* 1: bias per column, 2: relu, 4: bias per row, 8: relu bounded by 6,
+       16: relu's floor -2.5 instead of 0 */
     int epilogue = atoi(argv[11]);
     float *A = ta ? matrix(K, M, lda, 1, NAN) : matrix(M, K, lda, 1, NAN);
     float *B = tb ? matrix(N, K, ldb, 2, NAN) : matrix(K, N, ldb, 2, NAN);
@@ -83,7 +84,8 @@ int main(int argc, char **argv) {
                 r += s;
                 if (epilogue & 1) r += bias[j];
                 if (epilogue & 4) r += bias[i];
-                if ((epilogue & 2) && !(r > 0)) r = isnan(r) ? r : 0.0;
+                double floor = (epilogue & 16) ? -2.5 : 0.0;
+                if ((epilogue & 2) && !(r > floor)) r = isnan(r) ? r : floor;
                 if ((epilogue & 8) && r > 6.0) r = 6.0;
             }
             ref[i * N + j] = r;
@@ -416,6 +418,14 @@ EPILOGUES = [
     ("avx2_relu6_edges_spill",
      request(m=13, n=33, k=19, kc=8, mc=12, nc=32, relu=True,
              relu_max=6.0)),
+    # A floor other than 0 (hardtanh's clamp [-2.5, 6]), from data in the
+    # body: vectors, masked columns, the AVX2 spill path.
+    ("avx512_bias_floor_edges_multiblock",
+     request(isa="avx512", m=50, n=70, k=37, mr=6, nr=64, mc=12, nc=128,
+             kc=16, k_unroll=4, bias="columns", relu=True, relu_min=-2.5)),
+    ("avx2_clamp_edges_spill",
+     request(m=13, n=33, k=19, kc=8, mc=12, nc=32, bias="columns",
+             relu=True, relu_min=-2.5, relu_max=6.0)),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).
@@ -449,10 +459,13 @@ def _args(req, text, lds=None, m=None, n=None, k=None):
                      | 4 * int(req.get("dynamic_k", False)))
     if req.get("relu_max") not in (None, 6.0):
         raise ValueError("the harness bounds relu by 6 only")
+    if req.get("relu_min") not in (None, -2.5):
+        raise ValueError("the harness floors relu at 0 or -2.5 only")
     epilogue = (int(req.get("bias", "none") == "columns")
                 | 2 * int(req.get("relu", False))
                 | 4 * int(req.get("bias", "none") == "rows")
-                | 8 * int(req.get("relu_max") is not None))
+                | 8 * int(req.get("relu_max") is not None)
+                | 16 * int(req.get("relu_min") is not None))
     return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws,
                              header_fields, epilogue)]
 
@@ -607,6 +620,17 @@ class ExecutionTest(HarnessTest):
         status, output = self.run_harness(
             "missing_bound", req,
             lambda text: _args(dict(req, relu_max=6.0), text))
+        self.assertEqual(status, 1, output)
+
+    def test_harness_catches_a_wrong_floor(self):
+        """The clamp kernel with relu's floor 0, checked as one whose floor
+        is -2.5."""
+        req = dict(EPILOGUES[-1][1])
+        self.skip_unless_cpu_runs(req)
+        del req["relu_min"]
+        status, output = self.run_harness(
+            "floor_zero", req,
+            lambda text: _args(dict(req, relu_min=-2.5), text))
         self.assertEqual(status, 1, output)
 
     def test_harness_catches_faults(self):

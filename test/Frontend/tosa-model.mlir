@@ -4,7 +4,7 @@
 // tensor.pad, its bias as a broadcast init) with relu6 (tosa.clamp [0, 6]:
 // arith.minimumf then arith.maximumf); one with stride 2 and dilation 2
 // and relu (clamp [0, the largest float]); a rank-3 tosa.matmul (batch 1,
-// zero fill) with relu; a linear layer (tosa.transpose of the weight,
+// zero fill) with hardtanh's clamp [-2, 3]; a linear layer (tosa.transpose of the weight,
 // tosa.matmul, tosa.add of a 1x1xN bias: a broadcast map (d0, 0, d2), and
 // relu). With linalg's elementwise fusion first (as IREE-style pipelines
 // run it) each bias add and clamp are one generic, which the pass fuses
@@ -63,14 +63,16 @@
 // The bias inits and clamps fold into the convolution kernels (relu6's
 // bound 6.0 = 0x40c00000; TOSA's relu bounds by the largest float,
 // 0x7f7fffff, which is what clamp computes), the fills into overwrite
-// ("b0"), the weight's transpose into "nt", the 1x1xN bias into "bias".
+// ("b0"), the weight's transpose into "nt", the 1x1xN bias into "bias",
+// the clamp [-2, 3] into relu with its floor and bound (-2.0 =
+// 0xc0000000, 3.0 = 0x40400000).
 // FUSED-LABEL: func.func @conv_relu6(
 // FUSED-NOT:     linalg.conv_2d
 // FUSED:         llvm.call @qm_sconv2d_nhwc_fhwc_1x12x12x8_f16_k3x3_s1x1_d1x1_{{(isrt_)?}}b0_bias_relu_max40c00000_
 // FUSED-LABEL: func.func @conv_stride2_dilated(
 // FUSED:         llvm.call @qm_sconv2d_nhwc_fhwc_1x11x11x8_f16_k3x3_s2x2_d2x2_{{(isrt_)?}}b0_bias_relu_max7f7fffff_
-// FUSED-LABEL: func.func @matmul_relu(
-// FUSED:         llvm.call @qm_sgemm_12x24x20_nn_b0_relu_max7f7fffff_
+// FUSED-LABEL: func.func @matmul_hardtanh(
+// FUSED:         llvm.call @qm_sgemm_12x24x20_nn_b0_relu_minc0000000_max40400000_
 // FUSED-LABEL: func.func @linear(
 // FUSED:         llvm.call @qm_sgemm_12x24x20_nt_b0_bias_relu_max7f7fffff_
 
@@ -119,11 +121,11 @@ func.func @conv_stride2_dilated(%x: tensor<1x10x10x8xf32>, %w: tensor<16x3x3x8xf
   return %r : tensor<1x4x4x16xf32>
 }
 
-// TOSA's matmul is rank 3 (here a batch of 1), then relu.
-func.func @matmul_relu(%a: tensor<1x12x20xf32>, %b: tensor<1x20x24xf32>) -> tensor<1x12x24xf32> {
+// TOSA's matmul is rank 3 (here a batch of 1), then a clamp to [-2, 3].
+func.func @matmul_hardtanh(%a: tensor<1x12x20xf32>, %b: tensor<1x20x24xf32>) -> tensor<1x12x24xf32> {
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %m = tosa.matmul %a, %b, %zp, %zp : (tensor<1x12x20xf32>, tensor<1x20x24xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x12x24xf32>
-  %r = tosa.clamp %m {max_val = 3.40282347E+38 : f32, min_val = 0.0 : f32} : (tensor<1x12x24xf32>) -> tensor<1x12x24xf32>
+  %r = tosa.clamp %m {max_val = 3.0 : f32, min_val = -2.0 : f32} : (tensor<1x12x24xf32>) -> tensor<1x12x24xf32>
   return %r : tensor<1x12x24xf32>
 }
 
@@ -212,7 +214,7 @@ func.func @main() {
   %vd = call @make(%c1, %c1, %c20, %c24, %c1, %c1, %c2, %c5) : (index, index, index, index, index, index, index, index) -> tensor<?x?x?x?xf32>
   %v4 = tensor.cast %vd : tensor<?x?x?x?xf32> to tensor<1x1x20x24xf32>
   %v = tensor.collapse_shape %v4 [[0, 1], [2], [3]] : tensor<1x1x20x24xf32> into tensor<1x20x24xf32>
-  %r3 = call @matmul_relu(%a, %v) : (tensor<1x12x20xf32>, tensor<1x20x24xf32>) -> tensor<1x12x24xf32>
+  %r3 = call @matmul_hardtanh(%a, %v) : (tensor<1x12x20xf32>, tensor<1x20x24xf32>) -> tensor<1x12x24xf32>
   %r3e = tensor.expand_shape %r3 [[0, 1], [2], [3]] output_shape [1, 1, 12, 24] : tensor<1x12x24xf32> into tensor<1x1x12x24xf32>
   %r3d = tensor.cast %r3e : tensor<1x1x12x24xf32> to tensor<?x?x?x?xf32>
   call @print(%r3d) : (tensor<?x?x?x?xf32>) -> ()

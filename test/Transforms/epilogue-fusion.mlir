@@ -234,6 +234,114 @@ func.func @row_bias_6x1(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref
   return %o : memref<6x20xf32>
 }
 
+// hardtanh's clamp (torch's F.hardtanh, TOSA's clamp with a negative
+// minimum): relu with the floor -2 and the bound 3, by their bits.
+// CHECK-LABEL: func.func @bias_hardtanh(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_relu_minc0000000_max40400000_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @bias_hardtanh(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lo = arith.constant -2.0 : f32
+  %hi = arith.constant 3.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x20xf32>, memref<20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    %f = arith.maximumf %s, %lo : f32
+    %r = arith.minimumf %f, %hi : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
+// A floor above 0 as cmpf ugt + select (NaN kept, as maximumf keeps it).
+// CHECK-LABEL: func.func @floor_select(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_relu_min3fc00000_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @floor_select(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lo = arith.constant 1.5 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %gt = arith.cmpf ugt, %v, %lo : f32
+    %r = arith.select %gt, %v, %lo : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
+// Clamps the kernel's relu is not: a floor of -0 (maximumf keeps -0
+// there, relu makes it +0), the floor as cmpf ult + select (a NaN becomes
+// the floor: torch-mlir's aten.clamp), a bound at or below the floor.
+// CHECK-LABEL: func.func @floor_negative_zero(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         linalg.generic
+// CHECK-LABEL: func.func @floor_drops_nan(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         linalg.generic
+// CHECK-LABEL: func.func @bound_below_floor(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         linalg.generic
+func.func @floor_negative_zero(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lo = arith.constant -0.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %lo : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+func.func @floor_drops_nan(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lo = arith.constant -1.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %lt = arith.cmpf ult, %v, %lo : f32
+    %r = arith.select %lt, %lo, %v : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+func.func @bound_below_floor(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lo = arith.constant 2.0 : f32
+  %hi = arith.constant 1.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %f = arith.maximumf %v, %lo : f32
+    %r = arith.minimumf %f, %hi : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
 // A bound without relu (a clamp from above only) is not an epilogue yet.
 // CHECK-LABEL: func.func @bound_only(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
@@ -541,7 +649,7 @@ func.func @print(%m: memref<6x20xf32>) {
   return
 }
 
-// OUT-COUNT-24: rank = 2 offset = 0 sizes = [6, 20]
+// OUT-COUNT-29: rank = 2 offset = 0 sizes = [6, 20]
 
 func.func @main() {
   %c1 = arith.constant 1 : index
@@ -615,5 +723,15 @@ func.func @main() {
   call @print(%t1) : (memref<6x20xf32>) -> ()
   %t2 = call @slice_read_by_product(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
   call @print(%t2) : (memref<6x20xf32>) -> ()
+  %h1 = call @bias_hardtanh(%a, %b, %bias) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>) -> memref<6x20xf32>
+  call @print(%h1) : (memref<6x20xf32>) -> ()
+  %h2 = call @floor_select(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
+  call @print(%h2) : (memref<6x20xf32>) -> ()
+  %h3 = call @floor_negative_zero(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
+  call @print(%h3) : (memref<6x20xf32>) -> ()
+  %h4 = call @floor_drops_nan(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
+  call @print(%h4) : (memref<6x20xf32>) -> ()
+  %h5 = call @bound_below_floor(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
+  call @print(%h5) : (memref<6x20xf32>) -> ()
   return
 }

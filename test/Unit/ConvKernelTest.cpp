@@ -442,6 +442,8 @@ TEST(ConvKernelTest, EpiloguesValidate) {
       d.relu = e & 4;
       if (d.relu && d.overwrite)
         d.reluMax = 1.5f; // relu6's form, a clamp to [0, 1.5]
+      if (d.relu && d.bias)
+        d.reluMin = -0.5f; // hardtanh's form, a clamp to [-0.5, 1.5]
       SCOPED_TRACE(d.str());
       QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
       EXPECT_TRUE(validates(d, c)) << c.str();

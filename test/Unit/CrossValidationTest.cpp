@@ -205,10 +205,13 @@ TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
   desc.runtimeLd = true;
   desc.dynamicM = true;
   desc.overwrite = true;
-  // With its bias, relu and relu6's bound.
+  // With its bias, relu and relu6's bound; then hardtanh's clamp.
   desc.bias = GemmBias::Columns;
   desc.relu = true;
   desc.reluMax = 6.0f;
+  passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeM);
+  desc.reluMin = -1.0f;
+  desc.reluMax = 1.0f;
   passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeM);
 }
 

@@ -573,6 +573,9 @@ TEST(GemmKernelTest, EpiloguesValidate) {
           d.overwrite = overwrite;
           if (d.relu && overwrite)
             d.reluMax = 1.5f;
+          // A floor other than 0 (hardtanh's clamp, or alone).
+          if (d.relu && s.m == 50)
+            d.reluMin = -1.25f;
           d.runtimeLd = s.m == 13;
           EXPECT_TRUE(kernelValidates(
               d.runtimeLd ? d.withPaddedLeadingDims(3) : d, fitTo(config, d)));
@@ -607,7 +610,8 @@ TEST(GemmKernelTest, MissingEpilogueIsCaught) {
 
 TEST(GemmKernelTest, MissingReluBoundIsCaught) {
   QM_SKIP_UNLESS_VECTOR_HOST();
-  // A relu kernel checked as relu bounded by 1: the sums above 1 show.
+  // A relu kernel checked as relu bounded by 1 (the sums above 1 show),
+  // and as relu with the floor -1 (the negative sums show).
   GemmDesc relu = GemmDesc::packed(13, 33, 37);
   relu.relu = true;
   GemmConfig c = clampToProblem(smallAvx2Config(), relu);
@@ -615,16 +619,19 @@ TEST(GemmKernelTest, MissingReluBoundIsCaught) {
       buildGemmKernel(relu, c, host(), EmitterOptions::defaults(), "");
   ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
   GemmKernelFn fn = loaded->jit->gemm();
-  GemmDesc claimed = relu;
-  claimed.reluMax = 1.0f;
-  auto report = validateGemm(
-      claimed,
-      [fn](const float *a, const float *b, float *cp, void *ws) {
-        fn(a, b, cp, ws);
-      },
-      loaded->emitted.workspaceBytes, ValidationOptions{});
-  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
-  EXPECT_FALSE(report->passed) << claimed.str();
+  for (bool floor : {false, true}) {
+    GemmDesc claimed = relu;
+    (floor ? claimed.reluMin : claimed.reluMax) = floor ? -1.0f : 1.0f;
+    auto report = validateGemm(
+        claimed,
+        [fn](const float *a, const float *b, float *cp, void *ws) {
+          fn(a, b, cp, ws);
+        },
+        loaded->emitted.workspaceBytes, ValidationOptions{});
+    ASSERT_TRUE(static_cast<bool>(report))
+        << llvm::toString(report.takeError());
+    EXPECT_FALSE(report->passed) << claimed.str();
+  }
 }
 
 TEST(GemmKernelTest, HostDefaultConfig) {

@@ -121,6 +121,11 @@ TEST(GemmDescTest, StrFormat) {
   r.relu = true;
   r.reluMax = 6.0f;
   EXPECT_EQ(r.str(), "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_relu_max40c00000");
+  // hardtanh's floor -1 (0xbf800000) before its bound 1 (0x3f800000).
+  r.reluMin = -1.0f;
+  r.reluMax = 1.0f;
+  EXPECT_EQ(r.str(),
+            "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_relu_minbf800000_max3f800000");
 }
 
 TEST(GemmDescTest, VerifyChecksReluBound) {
@@ -130,7 +135,17 @@ TEST(GemmDescTest, VerifyChecksReluBound) {
   d.relu = true;
   EXPECT_FALSE(static_cast<bool>(d.verify()));
   d.reluMax = -1.0f;
-  QM_ASSERT_FAILS_WITH(d.verify(), "positive and finite");
+  QM_ASSERT_FAILS_WITH(d.verify(), "above relu's floor 0");
+  // A floor below the bound: hardtanh.
+  d.reluMin = -2.0f;
+  EXPECT_FALSE(static_cast<bool>(d.verify()));
+  d.reluMin = -1.0f;
+  QM_ASSERT_FAILS_WITH(d.verify(), "above relu's floor -1");
+  d.reluMin = 0.0f;
+  QM_ASSERT_FAILS_WITH(d.verify(), "not 0");
+  d.reluMin = -2.0f;
+  d.relu = false;
+  QM_ASSERT_FAILS_WITH(d.verify(), "needs relu");
 }
 
 TEST(GemmDescTest, Equality) {

@@ -19,7 +19,8 @@
 // C starts as the NaN sentinel and must not be read), RUNS timed calls
 // after the checks (0: none) and DISTRIBUTIONS "all" or "small-integers"
 // (the exact one alone), EPILOGUE "none" or a comma list of
-// "bias=columns" or "bias=rows", "relu", "relu_max=X" (the bias's pointer
+// "bias=columns" or "bias=rows", "relu", "relu_min=X", "relu_max=X" (the
+// floor and bound of relu's clamp; the bias's pointer
 // in the header at 112) and PARTS, for a parallel kernel, its parts of C
 // as "m_begin:m_end:n_begin:n_end" each, comma-separated: one call a part,
 // each with a workspace of its own. K may be 0. A convolution kernel (input,
@@ -45,6 +46,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -89,16 +91,17 @@ struct Guarded {
 
 /// The epilogue a kernel applies where it stores C (EPILOGUE): "none", or a
 /// comma list of "bias=columns" or "bias=rows" (a GEMM's), "bias" (a
-/// convolution's: one per output channel), "relu", "relu_max=X". The bias
-/// pointer goes into the workspace header at 112 (kBiasOffset).
+/// convolution's: one per output channel), "relu", "relu_min=X",
+/// "relu_max=X". The bias pointer goes into the workspace header at 112
+/// (kBiasOffset).
 struct Epilogue {
   enum Bias { None, Columns, Rows } bias = None;
   bool relu = false;
-  std::optional<float> reluMax;
+  std::optional<float> reluMin, reluMax;
   /// The reference after the epilogue, of sum `x` and bias `b`.
   double apply(double x, double b) const {
     x += b;
-    return relu ? reluEpilogue(x, reluMax) : x;
+    return relu ? reluEpilogue(x, reluMin, reluMax) : x;
   }
 };
 
@@ -265,12 +268,15 @@ Epilogue parseEpilogue(const std::string &text, bool conv) {
       e.bias = Epilogue::Columns;
     else if (!conv && item == "bias=rows")
       e.bias = Epilogue::Rows;
-    else if (item.rfind("relu_max=", 0) == 0) {
+    else if (const bool floor = item.rfind("relu_min=", 0) == 0;
+             floor || item.rfind("relu_max=", 0) == 0) {
       char *tail = nullptr;
       const char *value = item.c_str() + 9;
-      e.reluMax = std::strtof(value, &tail);
-      if (!*value || *tail || !(*e.reluMax > 0))
-        usage(("invalid relu_max in EPILOGUE '" + text + "'").c_str());
+      const float bound = std::strtof(value, &tail);
+      if (!*value || *tail || !std::isfinite(bound))
+        usage(("invalid " + item.substr(0, 8) + " in EPILOGUE '" + text + "'")
+                  .c_str());
+      (floor ? e.reluMin : e.reluMax) = bound;
     } else
       usage(("invalid EPILOGUE '" + text + "'").c_str());
     start = end + 1;

@@ -34,8 +34,9 @@ namespace qimeng {
 /// bias[j] to column j, or bias[i] to row i (Rows: an NCHW convolution's
 /// channels; the bias pointer travels in the workspace header),
 /// then `relu` takes arith.maximumf(x, 0) (NaN stays NaN, -0 becomes +0),
-/// then `reluMax` (with relu) arith.minimumf(x, max): relu6 and other
-/// clamps to [0, max].
+/// or arith.maximumf(x, *reluMin) where relu's floor is another number,
+/// then `reluMax` (with relu) arith.minimumf(x, max): relu6, hardtanh and
+/// other clamps to [floor, max].
 ///
 /// With `dynamicM` the number of rows is a run-time value too: the kernel
 /// computes the rows [0, M) the caller writes into its header at each call,
@@ -97,6 +98,7 @@ struct GemmDesc {
   bool dynamicK = false;          ///< K read at run time; `k` is representative
   GemmBias bias = GemmBias::None; ///< epilogue: + bias[j]
   bool relu = false;              ///< epilogue: max(x, 0), after the bias
+  std::optional<float> reluMin;   ///< relu's floor where not 0: max(x, it)
   std::optional<float> reluMax;   ///< epilogue: min(x, *reluMax), after relu
   GemmPrecision precision = GemmPrecision::F32;
   /// bf16 or f16 operands only: the result also goes, rounded once to the
@@ -236,9 +238,9 @@ struct GemmDesc {
            overwrite == o.overwrite && runtimeLd == o.runtimeLd &&
            dynamicM == o.dynamicM && dynamicN == o.dynamicN &&
            dynamicK == o.dynamicK && bias == o.bias && relu == o.relu &&
-           reluMax == o.reluMax && precision == o.precision &&
-           halfOutput == o.halfOutput && ldd == o.ldd &&
-           bPrepacked == o.bPrepacked;
+           reluMin == o.reluMin && reluMax == o.reluMax &&
+           precision == o.precision && halfOutput == o.halfOutput &&
+           ldd == o.ldd && bPrepacked == o.bPrepacked;
   }
 };
 
@@ -297,6 +299,7 @@ struct ConvDesc {
   bool overwrite = false;
   bool bias = false;
   bool relu = false;
+  std::optional<float> reluMin; ///< relu's floor where not 0 (GemmDesc)
   std::optional<float> reluMax; ///< min(x, max) after relu (GemmDesc)
   GemmPrecision precision = GemmPrecision::F32;
   /// The filter (the GEMM view's B) arrives packed by the caller, once
@@ -391,13 +394,18 @@ struct ConvDesc {
   bool operator==(const ConvDesc &o) const { return str() == o.str(); }
 };
 
-/// The key's (and the emitters' symbols') part for relu and its bound:
-/// "", "_relu", or "_relu_max" and the bound's binary32 bits in 8 hex
-/// digits (exact, and valid in a symbol).
-std::string reluSuffix(bool relu, std::optional<float> reluMax);
+/// The key's (and the emitters' symbols') part for relu and its clamp:
+/// "", or "_relu", then "_min" and the floor's binary32 bits in 8 hex
+/// digits where the floor is not 0, then "_max" and the bound's bits where
+/// there is one (exact, and valid in a symbol).
+std::string reluSuffix(bool relu, std::optional<float> reluMin,
+                       std::optional<float> reluMax);
 
-/// Checks that a bound on relu comes with relu and is positive and finite.
-llvm::Error verifyReluMax(bool relu, std::optional<float> reluMax);
+/// Checks relu's clamp: a floor and a bound come with relu and are
+/// finite, the floor is not 0 (0 is relu's own: no reluMin) and the bound
+/// lies above the floor.
+llvm::Error verifyReluBounds(bool relu, std::optional<float> reluMin,
+                             std::optional<float> reluMax);
 
 } // namespace qimeng
 

@@ -220,10 +220,14 @@ template <typename T> T reluAsMaximumf(T x) {
   return x > T(0) || std::isnan(x) ? x : T(0);
 }
 
-/// relu, then its bound when there is one, as the kernels' epilogue and
-/// arith.minimumf(arith.maximumf(x, 0), max) compute them: NaN stays NaN.
-template <typename T> T reluEpilogue(T x, std::optional<float> max) {
-  x = reluAsMaximumf(x);
+/// relu with its floor (0 unless `floor`), then its bound when there is
+/// one, as the kernels' epilogue and arith.minimumf(arith.maximumf(x,
+/// floor), max) compute them: NaN stays NaN; -0 becomes +0 against the
+/// floor 0 and stays -0 against a floor below it.
+template <typename T>
+T reluEpilogue(T x, std::optional<float> floor, std::optional<float> max) {
+  x = floor ? (x > T(*floor) || std::isnan(x) ? x : T(*floor))
+            : reluAsMaximumf(x);
   return max && x > T(*max) ? T(*max) : x;
 }
 

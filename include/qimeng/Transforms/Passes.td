@@ -36,8 +36,10 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     `linalg.fill` of a fresh C (or of a slice of one: a concatenation
     written in place) fold into the kernel, and so does an elementwise
     consumer of such a C that adds a bias along the columns and/or a
-    residual and applies relu, or a chain of such consumers each reading
-    the previous one's output (`fuse-epilogues`).
+    residual and applies relu or a clamp (relu6, hardtanh), or a chain of
+    such consumers each reading the previous one's output
+    (`fuse-epilogues`); the last of them may write a slice of a
+    concatenation.
 
     Rewrites `linalg.conv_2d_nhwc_hwcf`, `linalg.conv_2d_nhwc_fhwc` and
     `linalg.conv_2d_nchw_fchw` on static-shaped f32 memrefs, any strides and
@@ -133,7 +135,8 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "with a static K, a bf16, f16 or int8 one keeps them)">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Fuse a bias add along the columns, a residual add and relu "
-           "(one generic, or a chain of them) that consume a "
+           "or a clamp to [min, max] (one generic, or a chain of them) "
+           "that consume a "
            "zero-initialised product into the kernel's store of C, as "
            "oneDNN's post-ops (the fused kernel is "
            "validated with them; a residual is copied into C first and "
