@@ -75,11 +75,11 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         "a prepacked B is for the bf16 and 8-bit kernels, with N and K "
         "static (the layout spans them)");
-  return verifyReluBounds(relu, reluMin, reluMax);
+  return verifyReluBounds(relu, reluMin, reluMax, reluNanToFloor);
 }
 
 std::string qimeng::reluSuffix(bool relu, std::optional<float> reluMin,
-                               std::optional<float> reluMax) {
+                               std::optional<float> reluMax, bool nanToFloor) {
   if (!relu)
     return "";
   auto bits = [](float value) {
@@ -87,7 +87,7 @@ std::string qimeng::reluSuffix(bool relu, std::optional<float> reluMin,
     std::memcpy(&b, &value, sizeof b);
     return b;
   };
-  std::string suffix = "_relu";
+  std::string suffix = nanToFloor ? "_relu_nf" : "_relu";
   if (reluMin)
     suffix += llvm::formatv("_min{0:x-8}", bits(*reluMin)).str();
   if (reluMax)
@@ -96,10 +96,12 @@ std::string qimeng::reluSuffix(bool relu, std::optional<float> reluMin,
 }
 
 llvm::Error qimeng::verifyReluBounds(bool relu, std::optional<float> reluMin,
-                                     std::optional<float> reluMax) {
-  if ((reluMin || reluMax) && !relu)
+                                     std::optional<float> reluMax,
+                                     bool nanToFloor) {
+  if ((reluMin || reluMax || nanToFloor) && !relu)
     return llvm::createStringError(
-        "a floor or bound on relu (relu_min, relu_max) needs relu");
+        "a floor, bound or NaN rule on relu (relu_min, relu_max, "
+        "relu_nan_to_floor) needs relu");
   if (reluMin && (*reluMin == 0.0f || !std::isfinite(*reluMin)))
     return llvm::createStringError(
         llvm::formatv("relu_min {0} must be finite and not 0 (relu's own "
@@ -130,17 +132,18 @@ std::string GemmDesc::str() const {
       runtimeLd ? std::string("ldrt")
                 : llvm::formatv("lda{0}_ldb{1}_ldc{2}", lda, ldb, ldc).str() +
                       (halfOutput ? llvm::formatv("_ldd{0}", ldd).str() : "");
-  return llvm::formatv(
-             "{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k, lds,
-             transA ? 't' : 'n', transB ? 't' : 'n',
-             std::string(dynamicM ? "_mrt" : "") + (dynamicN ? "_nrt" : "") +
-                 (dynamicK ? "_krt" : "") + (bPrepacked ? "_bpre" : ""),
-             std::string(overwrite ? "_b0" : "") +
-                 (!halfOutput                       ? ""
-                  : precision == GemmPrecision::F16 ? "_of16"
-                                                    : "_obf16"),
-             bias != GemmBias::None ? "_bias" : "",
-             reluSuffix(relu, reluMin, reluMax), gemmOpName(precision))
+  return llvm::formatv("{10}_m{0}_n{1}_k{2}_{3}_{4}{5}{6}{7}{8}{9}", m, n, k,
+                       lds, transA ? 't' : 'n', transB ? 't' : 'n',
+                       std::string(dynamicM ? "_mrt" : "") +
+                           (dynamicN ? "_nrt" : "") + (dynamicK ? "_krt" : "") +
+                           (bPrepacked ? "_bpre" : ""),
+                       std::string(overwrite ? "_b0" : "") +
+                           (!halfOutput                       ? ""
+                            : precision == GemmPrecision::F16 ? "_of16"
+                                                              : "_obf16"),
+                       bias != GemmBias::None ? "_bias" : "",
+                       reluSuffix(relu, reluMin, reluMax, reluNanToFloor),
+                       gemmOpName(precision))
       .str();
 }
 
@@ -299,6 +302,7 @@ GemmDesc ConvDesc::gemmView() const {
     g.bias = isNhwc() ? GemmBias::Columns : GemmBias::Rows;
   g.relu = relu;
   g.reluMin = reluMin;
+  g.reluNanToFloor = reluNanToFloor;
   g.reluMax = reluMax;
   g.precision = precision;
   g.bPrepacked = bPrepacked;
@@ -402,7 +406,7 @@ llvm::Error ConvDesc::verify() const {
                       str())
             .str());
   }
-  return verifyReluBounds(relu, reluMin, reluMax);
+  return verifyReluBounds(relu, reluMin, reluMax, reluNanToFloor);
 }
 
 std::string ConvDesc::str() const {
@@ -420,5 +424,6 @@ std::string ConvDesc::str() const {
          (outputIsDense() ? std::string()
                           : "_ldo" + std::to_string(outputPixelStride)) +
          (bPrepacked ? "_bpre" : "") + (overwrite ? "_b0" : "") +
-         (bias ? "_bias" : "") + reluSuffix(relu, reluMin, reluMax);
+         (bias ? "_bias" : "") +
+         reluSuffix(relu, reluMin, reluMax, reluNanToFloor);
 }

@@ -85,6 +85,8 @@ json qimeng::toJson(const GemmDesc &d) {
   if (d.relu)
     j["relu"] = true;
   writeReluBounds(j, d.reluMin, d.reluMax);
+  if (d.reluNanToFloor)
+    j["relu_nan_to_floor"] = true;
   if (d.precision != GemmPrecision::F32)
     j["dtype"] = precisionName(d.precision).str();
   if (d.halfOutput) {
@@ -139,6 +141,9 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
       return std::move(err);
   if (auto err = readReluBounds(fields, d.reluMin, d.reluMax))
     return std::move(err);
+  if (j.contains("relu_nan_to_floor"))
+    if (auto err = fields.boolean("relu_nan_to_floor", d.reluNanToFloor))
+      return std::move(err);
   if (auto err = readPrecision(fields, j, what, d.precision))
     return std::move(err);
   const std::string outputField = halfOutputField(d.precision).str();
@@ -176,6 +181,8 @@ json qimeng::toJson(const ConvDesc &d) {
     if (flag)
       j[name] = true;
   writeReluBounds(j, d.reluMin, d.reluMax);
+  if (d.reluNanToFloor)
+    j["relu_nan_to_floor"] = true;
   if (d.precision != GemmPrecision::F32)
     j["dtype"] = precisionName(d.precision).str();
   if (!d.outputIsDense())
@@ -235,6 +242,9 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
         return std::move(err);
   if (auto err = readReluBounds(fields, d.reluMin, d.reluMax))
     return std::move(err);
+  if (j.contains("relu_nan_to_floor"))
+    if (auto err = fields.boolean("relu_nan_to_floor", d.reluNanToFloor))
+      return std::move(err);
   if (auto err = readPrecision(fields, j, what, d.precision))
     return std::move(err);
   if (j.contains("output_pixel_stride"))

@@ -350,7 +350,8 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
             mag[i] += std::fabs(b);
           }
           if (d.relu)
-            ref[i] = reluEpilogue(ref[i], d.reluMin, d.reluMax);
+            ref[i] =
+                reluEpilogue(ref[i], d.reluMin, d.reluMax, d.reluNanToFloor);
         }
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
@@ -398,7 +399,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
     if (d.bias)
       blas[i] += bias0[channelOf(d, int64_t(i))];
     if (d.relu)
-      blas[i] = reluEpilogue(blas[i], d.reluMin, d.reluMax);
+      blas[i] = reluEpilogue(blas[i], d.reluMin, d.reluMax, d.reluNanToFloor);
   }
   for (int64_t i = 0; i < out->size(); ++i) {
     const double want = ref[size_t(i)], size = mag[size_t(i)];

@@ -159,11 +159,12 @@ runRunner(const std::vector<std::string> &runnerArgs, double multiplyAdds,
 }
 
 /// The runner's EPILOGUE: "none" or a comma list ("bias=columns", "relu",
-/// "relu_min=-1", "relu_max=6"); a convolution's bias is "bias" (per
-/// output channel).
+/// "relu_min=-1", "relu_max=6", "relu_nan_to_floor"); a convolution's bias
+/// is "bias" (per output channel).
 static std::string epilogueArg(GemmBias bias, bool relu,
                                std::optional<float> reluMin,
-                               std::optional<float> reluMax, bool conv) {
+                               std::optional<float> reluMax, bool nanToFloor,
+                               bool conv) {
   std::vector<std::string> items;
   if (bias != GemmBias::None)
     items.push_back(conv                        ? "bias"
@@ -173,6 +174,8 @@ static std::string epilogueArg(GemmBias bias, bool relu,
     items.push_back("relu");
   if (reluMin)
     items.push_back(llvm::formatv("relu_min={0:e9}", *reluMin).str());
+  if (nanToFloor)
+    items.push_back("relu_nan_to_floor");
   if (reluMax)
     items.push_back(llvm::formatv("relu_max={0:e9}", *reluMax).str());
   return items.empty() ? "none" : llvm::join(items, ",");
@@ -211,7 +214,7 @@ static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
       std::to_string(timedRuns),
       allDistributions ? "all" : "small-integers",
       epilogueArg(desc.bias, desc.relu, desc.reluMin, desc.reluMax,
-                  /*conv=*/false)};
+                  desc.reluNanToFloor, /*conv=*/false)};
   if (!parts.empty())
     runnerArgs.push_back(partsArg(parts));
   return runRunner(runnerArgs, double(desc.m) * double(desc.n) * double(desc.k),
@@ -398,7 +401,8 @@ qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
        {std::string(desc.overwrite ? "1" : "0"), std::to_string(options.seed),
         std::to_string(options.timedRuns), std::string("all"),
         epilogueArg(desc.bias ? GemmBias::Columns : GemmBias::None, desc.relu,
-                    desc.reluMin, desc.reluMax, /*conv=*/true)})
+                    desc.reluMin, desc.reluMax, desc.reluNanToFloor,
+                    /*conv=*/true)})
     runnerArgs.push_back(v);
   if (!parts.empty())
     runnerArgs.push_back(partsArg(parts));

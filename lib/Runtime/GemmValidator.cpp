@@ -288,7 +288,7 @@ void applyEpilogue(const GemmDesc &d, const float *bias,
       r += b;
       mag[size_t(i * d.n + j)] += std::fabs(b);
       if (d.relu)
-        r = reluEpilogue(r, d.reluMin, d.reluMax);
+        r = reluEpilogue(r, d.reluMin, d.reluMax, d.reluNanToFloor);
     }
 }
 
@@ -627,7 +627,7 @@ runOne(const GemmDesc &d,
       float &v = cBlas[size_t(i * d.ldc + j)];
       v += biasAt(d, bias0, i, j);
       if (d.relu)
-        v = reluEpilogue(v, d.reluMin, d.reluMax);
+        v = reluEpilogue(v, d.reluMin, d.reluMax, d.reluNanToFloor);
     }
   for (int64_t i = 0; i < d.m; ++i) {
     for (int64_t j = 0; j < d.n; ++j) {

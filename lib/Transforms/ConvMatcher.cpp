@@ -356,6 +356,7 @@ qimeng::describeConv(linalg::LinalgOp op,
     if (e) {
       d.relu = e->relu;
       d.reluMin = e->reluMin;
+      d.reluNanToFloor = e->reluNanToFloor;
       d.reluMax = e->reluMax;
       if (e->bias) {
         d.bias = true;

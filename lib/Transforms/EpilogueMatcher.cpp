@@ -21,6 +21,7 @@ struct BodyEpilogue {
   bool relu = false;
   std::optional<float> reluMin;
   std::optional<float> reluMax;
+  bool reluNanToFloor = false;
   bool halfOutput = false;
 };
 
@@ -31,9 +32,13 @@ struct BodyEpilogue {
 /// last: a reassociation, as its K sums are), then optionally relu as
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both
 /// keep NaN and give +0 for -0), or the same with another finite f32
-/// constant than +-0 (relu's floor: hardtanh's -1), and after relu (or
-/// before it) optionally arith.minimumf with a finite constant above the
-/// floor, relu's bound (relu6, hardtanh's 1);
+/// constant than +-0 (relu's floor: hardtanh's -1), or a floor that
+/// takes a NaN, select(cmpf ult(x, f), f, x) (torch-mlir's clamp) or
+/// arith.maxnumf(x, f); and after relu (or before it, as
+/// arith.minimumf) optionally arith.minimumf with a finite constant above
+/// the floor, relu's bound (relu6, hardtanh's 1), or after a floor that
+/// takes NaN select(cmpf ugt(x, b), b, x) or arith.minnumf(x, b) (the same
+/// on numbers);
 /// with a `halfType`, perhaps all that rounded by arith.truncf to it
 /// last (to nearest even: truncf without a rounding mode). With
 /// `afterRelu` (c is already relu's result: a chain's second generic)
@@ -66,56 +71,98 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
       return std::nullopt;
     return attr.getValue().convertToFloat();
   };
-  bool relu = false;
+  bool relu = false, nanToFloor = false;
   float floor = 0.0f;
   std::optional<float> reluMax;
-  // arith.minimumf(x, max) with a finite f32 constant: the bound. With
-  // the bound above the floor (checked below), min(max(x, f), b) and
-  // max(min(x, b), f) agree everywhere (NaN too).
-  auto peelBound = [&]() {
-    auto min = v.getDefiningOp<arith::MinimumFOp>();
-    if (!min || reluMax)
-      return;
-    for (auto [bound, other] : {std::pair(min.getRhs(), min.getLhs()),
-                                std::pair(min.getLhs(), min.getRhs())}) {
-      if (std::optional<float> b = finiteConstant(bound)) {
-        reluMax = b;
-        v = other;
-        used.insert(min);
-        return;
-      }
-    }
+  // A binary op of `v` and a constant, in either order: the constant and
+  // the other operand.
+  auto withConstant = [&](Value lhs,
+                          Value rhs) -> std::optional<std::pair<float, Value>> {
+    if (std::optional<float> c = finiteConstant(rhs))
+      return std::pair(*c, lhs);
+    if (std::optional<float> c = finiteConstant(lhs))
+      return std::pair(*c, rhs);
+    return std::nullopt;
   };
-  peelBound();
+  // select(cmpf `pred`(x, c), `x or c`, `c or x`) as (c, x), where the
+  // constant is selected when the comparison holds (`constantIfTrue`).
+  auto selectForm =
+      [&](Value s, arith::CmpFPredicate pred,
+          bool constantIfTrue) -> std::optional<std::pair<float, Value>> {
+    auto select = s.getDefiningOp<arith::SelectOp>();
+    auto cmp = select ? select.getCondition().getDefiningOp<arith::CmpFOp>()
+                      : arith::CmpFOp();
+    if (!cmp || cmp.getPredicate() != pred)
+      return std::nullopt;
+    std::optional<float> c = finiteConstant(cmp.getRhs());
+    Value chosen =
+        constantIfTrue ? select.getTrueValue() : select.getFalseValue();
+    Value other =
+        constantIfTrue ? select.getFalseValue() : select.getTrueValue();
+    if (!c || finiteConstant(chosen) != c || cmp.getLhs() != other)
+      return std::nullopt;
+    used.insert(select);
+    used.insert(cmp);
+    return std::pair(*c, other);
+  };
+  // The bound: arith.minimumf(x, b) with a finite f32 constant. With the
+  // bound above the floor (checked below), min(max(x, f), b) and
+  // max(min(x, b), f) agree everywhere (NaN too). After a floor that takes
+  // a NaN (`numbersOnly`: checked below) also select(cmpf ugt(x, b), b,
+  // x) and arith.minnumf(x, b), which agree with it on numbers.
+  bool boundOnNumbersOnly = false;
+  auto peelBound = [&](bool numbersOnly) {
+    if (reluMax)
+      return;
+    std::optional<std::pair<float, Value>> found;
+    Operation *op = v.getDefiningOp();
+    if (auto min = dyn_cast_or_null<arith::MinimumFOp>(op)) {
+      found = withConstant(min.getLhs(), min.getRhs());
+    } else if (!numbersOnly) {
+      return;
+    } else if (auto min = dyn_cast_or_null<arith::MinNumFOp>(op)) {
+      found = withConstant(min.getLhs(), min.getRhs());
+      boundOnNumbersOnly = found.has_value();
+    } else if ((found = selectForm(v, arith::CmpFPredicate::UGT,
+                                   /*constantIfTrue=*/true))) {
+      boundOnNumbersOnly = true;
+      op = nullptr; // the select and the compare are in `used`
+    }
+    if (!found)
+      return;
+    reluMax = found->first;
+    v = found->second;
+    if (op)
+      used.insert(op);
+  };
+  peelBound(/*numbersOnly=*/true);
+  // The floor: maximumf (NaN kept) or maxnumf (NaN becomes the floor), or
+  // their select forms, select(x ugt f, x, f) and select(x ult f, f, x).
+  std::optional<std::pair<float, Value>> found;
   if (auto max = v.getDefiningOp<arith::MaximumFOp>()) {
-    for (auto [f, other] : {std::pair(max.getRhs(), max.getLhs()),
-                            std::pair(max.getLhs(), max.getRhs())}) {
-      if (std::optional<float> value = finiteConstant(f)) {
-        floor = *value;
-        v = other;
-        relu = true;
-        used.insert(max);
-        break;
-      }
+    if ((found = withConstant(max.getLhs(), max.getRhs())))
+      used.insert(max);
+  } else if (auto max = v.getDefiningOp<arith::MaxNumFOp>()) {
+    if ((found = withConstant(max.getLhs(), max.getRhs()))) {
+      used.insert(max);
+      nanToFloor = true;
     }
-  } else if (auto select = v.getDefiningOp<arith::SelectOp>()) {
-    // select(x ugt f, x, f): x where it is above f or NaN, else f.
-    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-    std::optional<float> f = cmp ? finiteConstant(cmp.getRhs()) : std::nullopt;
-    if (f && cmp.getPredicate() == arith::CmpFPredicate::UGT &&
-        finiteConstant(select.getFalseValue()) == f &&
-        cmp.getLhs() == select.getTrueValue()) {
-      floor = *f;
-      v = select.getTrueValue();
-      relu = true;
-      used.insert(select);
-      used.insert(cmp);
-    }
+  } else if ((found = selectForm(v, arith::CmpFPredicate::UGT,
+                                 /*constantIfTrue=*/false))) {
+  } else if ((found = selectForm(v, arith::CmpFPredicate::ULT,
+                                 /*constantIfTrue=*/true))) {
+    nanToFloor = true;
   }
-  if (relu)
-    peelBound();
+  if (found) {
+    relu = true;
+    floor = found->first;
+    v = found->second;
+    peelBound(/*numbersOnly=*/false);
+  }
   if (reluMax && !relu && !afterRelu)
     return std::nullopt; // a clamp from above alone is not an epilogue yet
+  if (boundOnNumbersOnly && !nanToFloor)
+    return std::nullopt; // it would differ from minimumf on a NaN
   if (reluMax && relu && !(*reluMax > floor))
     return std::nullopt; // a constant but for NaN
   // The sum below relu: a tree of arith.addf whose leaves are the block
@@ -129,7 +176,15 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
       return true;
     }
     auto add = x.getDefiningOp<arith::AddFOp>();
-    if (!add || !add->hasOneUse() || used.contains(add))
+    if (!add || used.contains(add))
+      return false;
+    // The sum's one use: the next add, or (the whole sum) relu's ops,
+    // which a select form reads twice (the compare and the select).
+    const bool whole = x == v;
+    if (!(add->hasOneUse() ||
+          (whole && llvm::all_of(add->getUsers(), [&](Operation *user) {
+             return used.contains(user);
+           }))))
       return false;
     used.insert(add);
     return collect(add.getLhs()) && collect(add.getRhs());
@@ -154,6 +209,7 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   if (floor != 0.0f)
     e.reluMin = floor;
   e.reluMax = reluMax;
+  e.reluNanToFloor = nanToFloor;
   e.halfOutput = truncated;
   return e;
 }
@@ -610,8 +666,10 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
     if (step->residual)
       e.residual = step->residual;
     e.relu = e.relu || b.relu;
-    if (b.relu)
+    if (b.relu) {
       e.reluMin = b.reluMin;
+      e.reluNanToFloor = b.reluNanToFloor;
+    }
     if (b.reluMax)
       e.reluMax = b.reluMax;
     e.halfOutput = b.halfOutput;

@@ -54,6 +54,7 @@ struct ElementwiseEpilogue {
   mlir::Value residual;
   bool relu = false;
   std::optional<float> reluMin; ///< relu's floor where not 0, with relu
+  bool reluNanToFloor = false;  ///< relu makes a NaN its floor
   std::optional<float> reluMax; ///< relu's bound (relu6), with relu
   /// The result is rounded to bf16 last (arith.truncf): `output` is a bf16
   /// buffer of c's shape, not c's type.
@@ -81,9 +82,12 @@ struct ElementwiseEpilogue {
 /// sum of c and those (arith.addf in any order), then optionally relu as
 /// arith.maximumf(x, +0.0) or select(cmpf ugt(x, +0.0), x, +0.0) (both keep
 /// NaN and give +0 for -0), or the same with another finite floor than
-/// +-0 (hardtanh's -1), bounded perhaps by arith.minimumf with a constant
-/// above the floor (relu6; in a later generic of a chain, after relu, the
-/// bound may come alone), and more than c alone; its output a fresh
+/// +-0 (hardtanh's -1), or a floor that takes a NaN (torch-mlir's clamp:
+/// select(cmpf ult(x, f), f, x); arith.maxnumf), bounded perhaps by
+/// arith.minimumf with a constant above the floor (after a floor that
+/// takes a NaN also select(cmpf ugt(x, b), b, x) or arith.minnumf; relu6;
+/// in a later generic of a chain, after relu, arith.minimumf may come
+/// alone), and more than c alone; its output a fresh
 /// allocation of `c`'s type that nothing reads or writes before the
 /// generic, whose sizes are known before `producer`, or `c` itself (the
 /// generic rewrites the product in place). `goingAway` are users

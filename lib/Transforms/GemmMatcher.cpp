@@ -187,6 +187,7 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
   }
   d.relu = e->relu;
   d.reluMin = e->reluMin;
+  d.reluNanToFloor = e->reluNanToFloor;
   d.reluMax = e->reluMax;
   if (e->residual) {
     d.overwrite = false; // C starts as the residual

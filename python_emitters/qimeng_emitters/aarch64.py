@@ -745,7 +745,9 @@ class NeonWriter(Writer):
                     op("fadd", acc(i, v),
                        bias_v[v] if sk.bias == "columns" else row_bias, w)
                 if sk.relu:
-                    op("fmax", acc(i, v), zero, w)
+                    # FMAXNM gives the floor for a NaN.
+                    op("fmaxnm" if sk.relu_nan_to_floor else "fmax",
+                       acc(i, v), zero, w)
                 if sk.relu_max is not None:
                     op("fmin", acc(i, v), bound, w)
                 self.ins(f"str\t{prefix}{acc(i, v)}, [{CROW}, #{offsets[v]}]")
@@ -938,9 +940,10 @@ class SveWriter(NeonWriter):
                 if sk.bias != "none":
                     other = bias_v[v] if sk.bias == "columns" else row_bias
                     self.ins(f"fadd\t{a}, {a}, z{other}.s")
-                # FMAX and FMIN keep a NaN (FMAXNM would drop it).
+                # FMAX and FMIN keep a NaN; FMAXNM makes it the floor.
                 if sk.relu:
-                    self.ins(f"fmax\t{a}, {FULL}/m, {a}, z{zero}.s")
+                    name = "fmaxnm" if sk.relu_nan_to_floor else "fmax"
+                    self.ins(f"{name}\t{a}, {FULL}/m, {a}, z{zero}.s")
                 if sk.relu_max is not None:
                     self.ins(f"fmin\t{a}, {FULL}/m, {a}, z{bound}.s")
                 self.ins(f"st1w\t{{z{acc(i, v)}.s}}, {pred[v]}, "

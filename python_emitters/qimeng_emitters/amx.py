@@ -72,7 +72,8 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
-                     relu_bounds, relu_suffix, round_up)
+                     relu_bounds, relu_nan_to_floor_field, relu_suffix,
+                     round_up)
 from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
                       OUTPUT_OFFSET, element_types, emit_block_input_base,
                       emit_column_block_head, emit_epilogue,
@@ -206,7 +207,7 @@ class Params:
             + _NOT_YET
             + (("a_type",) if kind == "igemm" else
                (_output_field(kind), "ldd", "bias", "relu", "relu_min",
-                "relu_max")))
+                "relu_max", "relu_nan_to_floor")))
         for field in _NOT_YET:
             if request.get(field, False) not in (False, "none"):
                 raise RequestError(
@@ -258,6 +259,7 @@ class Params:
                                "bias along the columns (\"columns\") or none")
         self.relu = bool_field(request, "relu")
         self.relu_min, self.relu_max = relu_bounds(request, self.relu)
+        self.relu_nan_to_floor = relu_nan_to_floor_field(request, self.relu)
         self.relu_min_label = self.relu_max_label = None
         self.ldd = None
         if "ldd" in request and (self.runtime_ld or not self.half_output):
@@ -480,7 +482,7 @@ class Params:
         """The symbol's overwrite and epilogue: `_b0`, `_bias`, `_relu..`."""
         return (f"{'_b0' if self.overwrite else ''}"
                 f"{'_bias' if self.bias == 'columns' else ''}"
-                f"{relu_suffix(self.relu, self.relu_max, self.relu_min)}")
+                f"{relu_suffix(self.relu, self.relu_max, self.relu_min, self.relu_nan_to_floor)}")
 
     def block_part(self):
         """The symbol's blocking, form, fault and ISA, from `_{MR}x{NR}`."""
@@ -1977,7 +1979,8 @@ class AmxConv:
                        "a_layout", "b_prepacked")
         check_known(request, gemm_fields + GEOMETRY_FIELDS + (
             "runtime_strides", "bias", "relu", "relu_min",
-            "relu_max") + (("a_type",) if integer else ()))
+            "relu_max", "relu_nan_to_floor")
+            + (("a_type",) if integer else ()))
         self.runtime_strides = runtime_strides_field(request)
         g = self.geometry = conv_geometry(request, ("nhwc_hwcf", "nhwc_fhwc"))
         k = g.kh * g.kw * g.c
@@ -1988,7 +1991,8 @@ class AmxConv:
         if g.layout == "nhwc_fhwc":
             gemm.update(trans_b=True, ldb=k)
         gemm.update({f: request[f] for f in gemm_fields
-                     + (("a_type",) if integer else ("relu", "relu_min", "relu_max"))
+                     + (("a_type",) if integer else ("relu", "relu_min", "relu_max",
+                                                "relu_nan_to_floor"))
                      if f in request})
         # A bias per output channel: the GEMM's columns.
         if bool_field(request, "bias"):

@@ -43,7 +43,8 @@ LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
                "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
                "target_features", "parallel", "loop_order", "a_layout",
-               "overwrite", "relu", "relu_min", "relu_max")
+               "overwrite", "relu", "relu_min", "relu_max",
+               "relu_nan_to_floor")
 
 # The convolution's scratch slots (bytes into its workspace region).
 KEND_SLOT = 0     # address one past the panel's last column-table entry
@@ -438,7 +439,8 @@ class Conv:
         p = self.gemm
         epilogue = (("_b0" if p.overwrite else "")
                     + ("_bias" if self.bias else "")
-                    + relu_suffix(p.relu, p.relu_max, p.relu_min))
+                    + relu_suffix(p.relu, p.relu_max, p.relu_min,
+                                  p.relu_nan_to_floor))
         return (f"{self.geometry.symbol_stem()}"
                 f"{'_isrt' if self.runtime_strides else ''}{epilogue}"
                 + (p.blocking_suffix().replace("_arows", "_adirect")

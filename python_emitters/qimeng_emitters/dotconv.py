@@ -77,7 +77,7 @@ SCRATCH = 64
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "overwrite",
                "fault", "target_features", "parallel", "a_layout",
                "b_prepacked")
-SBGEMM_FIELDS = ("relu", "relu_min", "relu_max")
+SBGEMM_FIELDS = ("relu", "relu_min", "relu_max", "relu_nan_to_floor")
 IGEMM_FIELDS = ("a_type",)
 
 
@@ -181,7 +181,7 @@ class DotConv:
                 f"{'_bpre' if p.b_prepacked else ''}"
                 f"{'_b0' if p.overwrite else ''}"
                 f"{'_bias' if p.bias != 'none' else ''}"
-                f"{relu_suffix(p.relu, p.relu_max, p.relu_min)}"
+                f"{relu_suffix(p.relu, p.relu_max, p.relu_min, p.relu_nan_to_floor)}"
                 f"_{p.mr}x{p.nr}_ku{p.k_unroll}"
                 f"_kc{p.kc}_mc{p.mc}_nc{p.nc}"
                 f"{'_par' if p.parallel else ''}"

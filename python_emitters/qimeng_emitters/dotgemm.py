@@ -92,7 +92,8 @@ from .conv2d import PIECE_BYTES, PIECES_STEP, emit_piece_table
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, int_field, leading_dims,
-                     relu_bounds, relu_suffix, round_up)
+                     relu_bounds, relu_nan_to_floor_field, relu_suffix,
+                     round_up)
 # The body's register map is sgemm.py's (docs/KernelContract.md).
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
@@ -237,7 +238,7 @@ class Params:
             "dynamic_k", "pack_b", "a_layout", "b_prepacked")
             + (("a_type",) if kind == "igemm" else
                (half_output_field(kind), "ldd", "bias", "relu",
-                "relu_min", "relu_max")))
+                "relu_min", "relu_max", "relu_nan_to_floor")))
         self.dt = DOT_TYPES[element_types(request, kind)]
         if request.get("isa") != "avx512":
             raise RequestError(
@@ -282,6 +283,7 @@ class Params:
                 "columns (\"columns\"), the rows (\"rows\") or none")
         self.relu = bool_field(request, "relu")
         self.relu_min, self.relu_max = relu_bounds(request, self.relu)
+        self.relu_nan_to_floor = relu_nan_to_floor_field(request, self.relu)
         self.relu_min_label = self.relu_max_label = None
         # D = bf16(C + A * B) (shgemm: f16(...)) from the last kc block.
         output = half_output_field(kind)
@@ -500,7 +502,7 @@ class Params:
         store = (f"{'_b0' if self.overwrite else ''}"
                  f"{'_bias' if self.bias == 'columns' else ''}"
                  f"{'_biasrows' if self.bias == 'rows' else ''}"
-                 f"{relu_suffix(self.relu, self.relu_max, self.relu_min)}"
+                 f"{relu_suffix(self.relu, self.relu_max, self.relu_min, self.relu_nan_to_floor)}"
                  f"{'_o' + self.dt.name if self.half_output else ''}{lds}")
         head = (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                 f"{'_mrt' if self.dynamic_m else ''}")
@@ -1341,7 +1343,10 @@ def emit_epilogue(asm, p, acc, bias, zero, bound):
     `zero` (the floor) and `bound` from emit_epilogue_setup."""
     if bias:
         asm.ins(f"vaddps {bias}")
-    if p.relu:
+    if p.relu and p.relu_nan_to_floor:
+        # The floor from the second operand, which a NaN takes.
+        asm.ins(f"vmaxps {zero}, {acc}, {acc}")
+    elif p.relu:
         asm.ins(f"vmaxps {acc}, {zero}, {acc}")
         if p.relu_min is None:
             asm.ins(f"vaddps {zero}, {acc}, {acc}")

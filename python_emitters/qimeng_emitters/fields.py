@@ -159,13 +159,23 @@ def relu_bounds(request, relu):
     return floor, bound
 
 
-def relu_suffix(relu, relu_max, relu_min=None):
-    """The symbol's part for relu and its clamp: "_relu", then
-    "_min<binary32 bits in hex>" for a floor other than 0 and
-    "_max<bits>" for a bound (exact, and a valid symbol)."""
+def relu_nan_to_floor_field(request, relu):
+    """'relu_nan_to_floor': relu makes a NaN its floor (select(cmpf ult(x,
+    floor), floor, x): torch-mlir's clamp; arith.maxnumf) instead of
+    keeping it (arith.maximumf); needs 'relu'."""
+    value = bool_field(request, "relu_nan_to_floor")
+    if value and not relu:
+        raise RequestError("field 'relu_nan_to_floor' needs 'relu'")
+    return value
+
+
+def relu_suffix(relu, relu_max, relu_min=None, nan_to_floor=False):
+    """The symbol's part for relu and its clamp: "_relu", then "_nf" where
+    a NaN becomes the floor, "_min<binary32 bits in hex>" for a floor other
+    than 0 and "_max<bits>" for a bound (exact, and a valid symbol)."""
     if not relu:
         return ""
-    return ("_relu"
+    return ("_relu" + ("_nf" if nan_to_floor else "")
             + (f"_min{float_bits(relu_min):08x}" if relu_min is not None
                else "")
             + (f"_max{float_bits(relu_max):08x}" if relu_max is not None

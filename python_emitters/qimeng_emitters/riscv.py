@@ -113,6 +113,17 @@ def clamp_lines(acc, tmp, inf, floor, bound=None):
     return out
 
 
+def nan_to_floor_lines(acc, floor, bound=None):
+    """relu that makes a NaN its floor (torch-mlir's clamp: select(cmpf
+    ult(x, floor), floor, x)), then min(x, bound): vfmax.vf and vfmin.vf as
+    they are, maximumNumber giving the floor for a NaN (and +0 for -0
+    against the floor 0), after which no NaN is left for the bound."""
+    out = [f"vfmax.vf\t{acc}, {acc}, {floor}"]
+    if bound is not None:
+        out.append(f"vfmin.vf\t{acc}, {acc}, {bound}")
+    return out
+
+
 def add_imm(lines, reg, value):
     if value == 0:
         return
@@ -785,13 +796,17 @@ class RvvWriter(Writer):
         """C (+)= the block's accumulators, row by row, with the epilogue:
         + the column bias (a vector loaded from the panel's cursor, BPTR)
         or the row's (a scalar), relu and its bound (relu_lines; with a
-        floor other than 0, clamp_lines). B's
+        floor other than 0, clamp_lines; a floor a NaN takes,
+        nan_to_floor_lines). B's
         registers are free: each vector's serves as its scratch."""
         if sk.bias == "columns":
             self.ins(f"ld\t{BPTR}, {COLUMN_BIAS_SLOT}({WS})")
         if sk.bias == "rows":
             self.ins(f"ld\t{BPTR}, {ROW_BIAS_SLOT}({WS})")
-        if sk.relu_max is not None or sk.relu_min is not None:
+        if sk.relu_nan_to_floor:
+            # vfmax.vf gives the floor for a NaN, as asked: no tricks.
+            self.ins(f"fmv.w.x\t{F_FLOOR}, zero")
+        elif sk.relu_max is not None or sk.relu_min is not None:
             self.ins(f"li\t{KI}, {INF_BITS}")
         for value, reg in ((sk.relu_max, F_BOUND), (sk.relu_min, F_FLOOR)):
             if value is not None:
@@ -826,14 +841,18 @@ class RvvWriter(Writer):
                 if sk.bias == "rows":
                     self.ins(f"vfadd.vf\t{acc(i, v)}, {acc(i, v)}, "
                              f"{F_ROW_BIAS}")
-                if sk.relu:
-                    bound = F_BOUND if sk.relu_max is not None else None
-                    for line in (
-                            relu_lines(acc(i, v), b_reg(v), bound, KI)
-                            if sk.relu_min is None else
-                            clamp_lines(acc(i, v), b_reg(v), KI, F_FLOOR,
-                                        bound)):
-                        self.ins(line)
+                bound = F_BOUND if sk.relu_max is not None else None
+                if sk.relu and sk.relu_nan_to_floor:
+                    lines = nan_to_floor_lines(acc(i, v), F_FLOOR, bound)
+                elif sk.relu and sk.relu_min is None:
+                    lines = relu_lines(acc(i, v), b_reg(v), bound, KI)
+                elif sk.relu:
+                    lines = clamp_lines(acc(i, v), b_reg(v), KI, F_FLOOR,
+                                        bound)
+                else:
+                    lines = []
+                for line in lines:
+                    self.ins(line)
                 self.ins(f"vse32.v\t{acc(i, v)}, ({addr})")
 
 

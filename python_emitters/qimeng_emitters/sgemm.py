@@ -24,7 +24,8 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, float_bits, int_field, isa_field,
-                     leading_dims, relu_bounds, relu_suffix, round_up)
+                     leading_dims, relu_bounds, relu_nan_to_floor_field,
+                     relu_suffix, round_up)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd, xmm)
 
@@ -115,7 +116,7 @@ class Params:
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
             "target_features", "parallel", "loop_order", "a_layout",
             "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "dynamic_k",
-            "bias", "relu", "relu_min", "relu_max"))
+            "bias", "relu", "relu_min", "relu_max", "relu_nan_to_floor"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -148,6 +149,9 @@ class Params:
         # bound (relu6, hardtanh): min(x, max) after relu, NaN kept
         # (arith.minimumf).
         self.relu_min, self.relu_max = relu_bounds(request, self.relu)
+        # relu makes a NaN its floor (torch-mlir's clamp) instead of
+        # keeping it.
+        self.relu_nan_to_floor = relu_nan_to_floor_field(request, self.relu)
         # C = A * B: the first kc block stores the accumulators, C is never
         # read (a zero-filled C whose fill the pass removed).
         self.overwrite = bool_field(request, "overwrite")
@@ -373,7 +377,8 @@ class Params:
                 + ("_krt" if self.dynamic_k else "")
                 + ("_b0" if self.overwrite else "")
                 + ("_bias" if self.bias != "none" else "")
-                + relu_suffix(self.relu, self.relu_max, self.relu_min))
+                + relu_suffix(self.relu, self.relu_max, self.relu_min,
+                              self.relu_nan_to_floor))
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}{lds}"
@@ -1134,13 +1139,17 @@ def _emit_epilogue_vector(asm, p, acc, v, mask=""):
     `mask`, whose masked-out lanes are not read), then relu as
     arith.maximumf(x, 0): max with NaN and +0 from the second operand,
     then + 0 turns -0 into +0 (with a floor other than 0, max alone: -0
-    and the floor differ), then the bound."""
+    and the floor differ; relu_nan_to_floor: the floor from the second
+    operand, which a NaN then takes, and -0 becomes the floor 0 too), then
+    the bound."""
     if p.bias == "columns":
         asm.ins(f"vaddps {v * p.isa.vector_bytes}(%rsi), {acc}, {acc}"
                 f"{mask}")
     elif p.bias == "rows":
         asm.ins(f"vaddps {p.isa.reg(p.mr * p.nv + 2)}, {acc}, {acc}")
-    if p.relu:
+    if p.relu and p.relu_nan_to_floor:
+        asm.ins(f"vmaxps {_zero_register(p)}, {acc}, {acc}")
+    elif p.relu:
         zero = _zero_register(p)
         asm.ins(f"vmaxps {acc}, {zero}, {acc}")
         if p.relu_min is None:
@@ -1253,7 +1262,9 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
         asm.ins(f"vaddss (%r15,%rax,4), {xmm(0)}, {xmm(0)}")
     elif epilogue and p.bias == "rows":
         asm.ins(f"vaddss (%r15), {xmm(0)}, {xmm(0)}")
-    if epilogue and p.relu:
+    if epilogue and p.relu and p.relu_nan_to_floor:
+        asm.ins(f"vmaxss {xmm(1)}, {xmm(0)}, {xmm(0)}")
+    elif epilogue and p.relu:
         asm.ins(f"vmaxss {xmm(0)}, {xmm(1)}, {xmm(0)}")
         if p.relu_min is None:
             asm.ins(f"vaddss {xmm(1)}, {xmm(0)}, {xmm(0)}")

@@ -90,7 +90,7 @@ from dataclasses import dataclass, replace
 from .conv2d import GEOMETRY_FIELDS, conv_geometry
 from .errors import RequestError
 from .fields import (bool_field, check_known, int_field, relu_bounds,
-                     relu_suffix, round_up)
+                     relu_nan_to_floor_field, relu_suffix, round_up)
 from .isa import Labels, kernel_file
 
 HEADER_BYTES = 128   # the workspace header (docs/KernelContract.md)
@@ -132,7 +132,8 @@ FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 # Rows of a register block: each keeps a pointer to its row of A.
 MAX_ROWS = 8
 
-EPILOGUE_FIELDS = ("bias", "relu", "relu_min", "relu_max")
+EPILOGUE_FIELDS = ("bias", "relu", "relu_min", "relu_max",
+                   "relu_nan_to_floor")
 
 #: Convolution layouts of this generator: A's rows are pixels (nhwc) or
 #: B's columns are (nchw).
@@ -193,6 +194,8 @@ class Sketch:
     relu: bool = False
     relu_min: object = None
     relu_max: object = None
+    # relu makes a NaN its floor (torch-mlir's clamp) instead of keeping it.
+    relu_nan_to_floor: bool = False
     # K steps of one K block (0, or at least K: all of K in one).
     kc: int = 0
     # B as stored, copied a panel (a K block's rows) at a time into the
@@ -230,7 +233,8 @@ class Sketch:
         left (at most kc)."""
         blocks = -(-self.k // self.kc)
         first = replace(self, k=self.kc, kc=0, bias="none", relu=False,
-                        relu_min=None, relu_max=None)
+                        relu_min=None, relu_max=None,
+                        relu_nan_to_floor=False)
         last = replace(self, k=self.k - (blocks - 1) * self.kc, kc=0,
                        overwrite=False)
         return first, replace(first, overwrite=False), blocks - 2, last
@@ -350,7 +354,8 @@ class Sketch:
         and overwrite."""
         b0 = "_b0" if self.overwrite else ""
         epilogue = (("_bias" if self.bias != "none" else "")
-                    + relu_suffix(self.relu, self.relu_max, self.relu_min))
+                    + relu_suffix(self.relu, self.relu_max, self.relu_min,
+                                 self.relu_nan_to_floor))
         if self.conv is not None:
             return f"{self.conv.symbol_stem()}{b0}{epilogue}"
         mrt = (("_mrt" if self.dynamic_m else "")
@@ -497,6 +502,7 @@ def parse_request(request, isa, extra_fields=()):
     fields.update(mr=int_field(request, "mr"),
                   overwrite=bool_field(request, "overwrite"), fault=fault,
                   relu=relu, relu_min=relu_min, relu_max=relu_max,
+                  relu_nan_to_floor=relu_nan_to_floor_field(request, relu),
                   parallel=bool_field(request, "parallel"))
     if fields["mr"] > MAX_ROWS:
         raise RequestError(

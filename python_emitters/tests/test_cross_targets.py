@@ -826,13 +826,18 @@ extern "C" void relu(float *x, long n);
 extern "C" void relu6(float *x, long n);
 extern "C" void hardtanh(float *x, long n);
 extern "C" void floor_half(float *x, long n);
+extern "C" void torch_clamp(float *x, long n);
 
 static uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 static float value(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
 
 // arith.maximumf(x, floor), then arith.minimumf(., bound): a NaN stays a
-// NaN, -0 becomes +0 against the floor 0 and stays -0 against -1.5.
-static bool expected(float x, float got, float floor, float bound) {
+// NaN, -0 becomes +0 against the floor 0 and stays -0 against -1.5; with
+// nan_to_floor (torch-mlir's clamp) a NaN becomes the floor.
+static bool expected(float x, float got, float floor, float bound,
+                     bool nan_to_floor) {
+  if (std::isnan(x) && nan_to_floor)
+    return bits(got) == bits(floor);
   if (std::isnan(x))
     return std::isnan(got);
   float want = x > floor ? x : floor;
@@ -845,6 +850,7 @@ struct Variant {
   const char *name;
   void (*run)(float *, long);
   float floor, bound;
+  bool nan_to_floor;
 };
 
 int main() {
@@ -853,10 +859,12 @@ int main() {
       0xff800000, 0x80000000, 0x00000000, 0xbfc00000, 0x40200000,
       0x40e00000, 0x00000001, 0x80000001, 0x7f7fffff, 0xff7fffff,
       0x40c00000};
-  const Variant variants[] = {{"relu", relu, 0.0f, INFINITY},
-                              {"relu6", relu6, 0.0f, 6.0f},
-                              {"hardtanh", hardtanh, -1.5f, 6.0f},
-                              {"floor_half", floor_half, 0.5f, INFINITY}};
+  const Variant variants[] = {
+      {"relu", relu, 0.0f, INFINITY, false},
+      {"relu6", relu6, 0.0f, 6.0f, false},
+      {"hardtanh", hardtanh, -1.5f, 6.0f, false},
+      {"floor_half", floor_half, 0.5f, INFINITY, false},
+      {"torch_clamp", torch_clamp, -1.5f, 6.0f, true}};
   int failures = 0;
   for (const Variant &v : variants) {
     float x[16];
@@ -864,7 +872,8 @@ int main() {
       x[i] = value(specials[i]);
     v.run(x, 16);
     for (int i = 0; i < 16; ++i)
-      if (!expected(value(specials[i]), x[i], v.floor, v.bound)) {
+      if (!expected(value(specials[i]), x[i], v.floor, v.bound,
+                    v.nan_to_floor)) {
         std::printf("%s(%08x) = %08x\n", v.name, specials[i], bits(x[i]));
         ++failures;
       }
@@ -876,8 +885,9 @@ int main() {
 
 
 class RvvReluTest(unittest.TestCase):
-    """relu_lines and clamp_lines, the RVV epilogue's relu, its floor other
-    than 0 and its bound, on the values that
+    """relu_lines, clamp_lines and nan_to_floor_lines, the RVV epilogue's
+    relu, its floor other than 0, its bound and torch-mlir's clamp (a NaN
+    becomes the floor), on the values that
     tell arith.maximumf from IEEE maximumNumber: NaNs of either sign
     (quiet and signalling), infinities, zeros of either sign, denormals,
     the largest finite values, run under qemu at VLEN 128 (16 lanes, LMUL
@@ -885,7 +895,8 @@ class RvvReluTest(unittest.TestCase):
 
     def test_nans_zeros_and_infinities_follow_arith_maximumf(self):
         from qimeng_emitters.fields import float_bits
-        from qimeng_emitters.riscv import clamp_lines, relu_lines
+        from qimeng_emitters.riscv import (clamp_lines, nan_to_floor_lines,
+                                           relu_lines)
         missing = missing_tools("riscv64")
         if missing:
             self.skipTest("needs " + ", ".join(missing)
@@ -896,7 +907,8 @@ class RvvReluTest(unittest.TestCase):
                 ("relu", relu_lines("v8", "v12", None, "t3")),
                 ("relu6", relu_lines("v8", "v12", "ft0", "t3")),
                 ("hardtanh", clamp_lines("v8", "v12", "t3", "ft2", "ft0")),
-                ("floor_half", clamp_lines("v8", "v12", "t3", "ft3")))
+                ("floor_half", clamp_lines("v8", "v12", "t3", "ft3")),
+                ("torch_clamp", nan_to_floor_lines("v8", "ft2", "ft0")))
             for name, body in variants:
                 lines += [f".globl {name}", f"{name}:",
                           "vsetvli t0, a1, e32, m4, ta, ma",

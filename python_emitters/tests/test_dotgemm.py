@@ -641,6 +641,9 @@ class Bf16ExecutionTest(HarnessTest):
             # hardtanh's clamp: relu's floor -2.5 where the zero was.
             "bias_clamp": request(bias="columns", relu=True, relu_min=-2.5,
                                   relu_max=6.0, overwrite=True),
+            "bias_torch_clamp": request(bias="columns", relu=True,
+                                        relu_min=-2.5, relu_max=6.0,
+                                        relu_nan_to_floor=True),
             "bias_relu6_bf16_output": request(
                 bias="columns", relu=True, relu_max=6.0, bf16_output=True,
                 overwrite=True, m=70, n=200, k=301, mr=4, nr=96,

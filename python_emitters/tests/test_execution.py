@@ -426,6 +426,15 @@ EPILOGUES = [
     ("avx2_clamp_edges_spill",
      request(m=13, n=33, k=19, kc=8, mc=12, nc=32, bias="columns",
              relu=True, relu_min=-2.5, relu_max=6.0)),
+    # torch-mlir's clamp, the floor from the second operand (a NaN would
+    # take it): the same on numbers.
+    ("avx2_torch_clamp_edges_spill",
+     request(m=13, n=33, k=19, kc=8, mc=12, nc=32, bias="columns",
+             relu=True, relu_min=-2.5, relu_max=6.0,
+             relu_nan_to_floor=True)),
+    ("avx512_torch_relu_edges_multiblock",
+     request(isa="avx512", m=50, n=70, k=37, mr=6, nr=64, mc=12, nc=128,
+             kc=16, k_unroll=4, relu=True, relu_nan_to_floor=True)),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).
@@ -614,7 +623,7 @@ class ExecutionTest(HarnessTest):
 
     def test_harness_catches_a_missing_bound(self):
         """The relu6 kernel without its bound, checked as one with it."""
-        req = dict(EPILOGUES[-1][1])
+        req = dict(dict(EPILOGUES)["avx2_relu6_edges_spill"])
         self.skip_unless_cpu_runs(req)
         del req["relu_max"]
         status, output = self.run_harness(
@@ -625,7 +634,7 @@ class ExecutionTest(HarnessTest):
     def test_harness_catches_a_wrong_floor(self):
         """The clamp kernel with relu's floor 0, checked as one whose floor
         is -2.5."""
-        req = dict(EPILOGUES[-1][1])
+        req = dict(dict(EPILOGUES)["avx2_clamp_edges_spill"])
         self.skip_unless_cpu_runs(req)
         del req["relu_min"]
         status, output = self.run_harness(

@@ -86,6 +86,8 @@ BAD_REQUESTS = [
      ["relu_min", "leave it out"]),
     ("relu_min_infinite", _bad(relu=True, relu_min=float("-inf")),
      ["relu_min", "finite"]),
+    ("relu_nan_to_floor_without_relu", _bad(relu_nan_to_floor=True),
+     ["relu_nan_to_floor", "needs"]),
     ("relu_max_not_binary32", _bad(relu=True, relu_max=0.1),
      ["relu_max", "binary32"]),
     ("relu_max_string", _bad(relu=True, relu_max="6"),

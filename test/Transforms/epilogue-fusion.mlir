@@ -282,14 +282,15 @@ func.func @floor_select(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<6x2
 }
 
 // Clamps the kernel's relu is not: a floor of -0 (maximumf keeps -0
-// there, relu makes it +0), the floor as cmpf ult + select (a NaN becomes
-// the floor: torch-mlir's aten.clamp), a bound at or below the floor.
+// there, relu makes it +0), a bound at or below the floor. maxnumf and
+// minnumf are a floor that takes a NaN (`_nf`) and its bound.
 // CHECK-LABEL: func.func @floor_negative_zero(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
 // CHECK:         linalg.generic
-// CHECK-LABEL: func.func @floor_drops_nan(
-// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
-// CHECK:         linalg.generic
+// CHECK-LABEL: func.func @floor_takes_nan(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_relu_nf_minbf800000_max40000000_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
 // CHECK-LABEL: func.func @bound_below_floor(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
 // CHECK:         linalg.generic
@@ -308,9 +309,10 @@ func.func @floor_negative_zero(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> mem
   }
   return %o : memref<6x20xf32>
 }
-func.func @floor_drops_nan(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<6x20xf32> {
+func.func @floor_takes_nan(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<6x20xf32> {
   %zero = arith.constant 0.0 : f32
   %lo = arith.constant -1.0 : f32
+  %hi = arith.constant 2.0 : f32
   %c = memref.alloc() : memref<6x20xf32>
   linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
   linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
@@ -318,8 +320,8 @@ func.func @floor_drops_nan(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memref<
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%c : memref<6x20xf32>) outs(%o : memref<6x20xf32>) {
   ^bb0(%v: f32, %out: f32):
-    %lt = arith.cmpf ult, %v, %lo : f32
-    %r = arith.select %lt, %lo, %v : f32
+    %f = arith.maxnumf %v, %lo : f32
+    %r = arith.minnumf %f, %hi : f32
     linalg.yield %r : f32
   }
   return %o : memref<6x20xf32>
@@ -337,6 +339,56 @@ func.func @bound_below_floor(%a: memref<6x9xf32>, %b: memref<9x20xf32>) -> memre
   ^bb0(%v: f32, %out: f32):
     %f = arith.maximumf %v, %lo : f32
     %r = arith.minimumf %f, %hi : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+
+// torch-mlir's aten.clamp (hardtanh, relu6): cmpf ult + select to the
+// floor, then cmpf ugt + select to the bound, so a NaN becomes the floor
+// (`_nf`); the bias holds a NaN in column 3. After a floor that keeps the
+// NaN, the select bound (which would turn it into the bound) stays.
+// CHECK-LABEL: func.func @torch_clamp(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_relu_nf_minc0200000_max40c00000_lda9_ldb20_ldc20_
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// CHECK-LABEL: func.func @select_bound_keeps_nan(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
+// CHECK:         linalg.generic
+func.func @torch_clamp(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lo = arith.constant -2.5 : f32
+  %hi = arith.constant 6.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x20xf32>, memref<20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    %lt = arith.cmpf ult, %s, %lo : f32
+    %f = arith.select %lt, %lo, %s : f32
+    %gt = arith.cmpf ugt, %f, %hi : f32
+    %r = arith.select %gt, %hi, %f : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<6x20xf32>
+}
+func.func @select_bound_keeps_nan(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %bias: memref<20xf32>) -> memref<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %hi = arith.constant 6.0 : f32
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
+  %o = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<6x20xf32>, memref<20xf32>) outs(%o : memref<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    %f = arith.maximumf %s, %zero : f32
+    %gt = arith.cmpf ugt, %f, %hi : f32
+    %r = arith.select %gt, %hi, %f : f32
     linalg.yield %r : f32
   }
   return %o : memref<6x20xf32>
@@ -387,8 +439,8 @@ func.func @residual_written_between(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %
 }
 
 // Left as linalg ops, the kernel without an epilogue:
-// maxnumf (0 for NaN, not NaN), a bias along the rows, and a product that
-// another op reads too.
+// leaky relu (x times a slope below 0: not an epilogue yet), a bias along
+// the rows, and a product that another op reads too.
 // CHECK-LABEL: func.func @not_fused(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
 // CHECK:         linalg.generic
@@ -400,6 +452,7 @@ func.func @residual_written_between(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %
 func.func @not_fused(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %rb: memref<6xf32>,
                      %o1: memref<6x20xf32>, %o2: memref<6x20xf32>, %o3: memref<6x20xf32>, %keep: memref<6x20xf32>) {
   %zero = arith.constant 0.0 : f32
+  %slope = arith.constant 0.25 : f32
   %c1 = memref.alloc() : memref<6x20xf32>
   linalg.fill ins(%zero : f32) outs(%c1 : memref<6x20xf32>)
   linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c1 : memref<6x20xf32>)
@@ -407,7 +460,9 @@ func.func @not_fused(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %rb: memref<6xf3
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%c1 : memref<6x20xf32>) outs(%t1 : memref<6x20xf32>) {
   ^bb0(%v: f32, %out: f32):
-    %r = arith.maxnumf %v, %zero : f32
+    %gt = arith.cmpf ugt, %v, %zero : f32
+    %m = arith.mulf %v, %slope : f32
+    %r = arith.select %gt, %v, %m : f32
     linalg.yield %r : f32
   }
   memref.copy %t1, %o1 : memref<6x20xf32> to memref<6x20xf32>
@@ -649,9 +704,10 @@ func.func @print(%m: memref<6x20xf32>) {
   return
 }
 
-// OUT-COUNT-29: rank = 2 offset = 0 sizes = [6, 20]
+// OUT-COUNT-31: rank = 2 offset = 0 sizes = [6, 20]
 
 func.func @main() {
+  %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
@@ -729,9 +785,20 @@ func.func @main() {
   call @print(%h2) : (memref<6x20xf32>) -> ()
   %h3 = call @floor_negative_zero(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
   call @print(%h3) : (memref<6x20xf32>) -> ()
-  %h4 = call @floor_drops_nan(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
+  %h4 = call @floor_takes_nan(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
   call @print(%h4) : (memref<6x20xf32>) -> ()
   %h5 = call @bound_below_floor(%a, %b) : (memref<6x9xf32>, memref<9x20xf32>) -> memref<6x20xf32>
   call @print(%h5) : (memref<6x20xf32>) -> ()
+  // A bias with a NaN in column 3 (0/0, computed at run time).
+  %nbias = memref.alloc() : memref<20xf32>
+  memref.copy %bias, %nbias : memref<20xf32> to memref<20xf32>
+  %zf = memref.load %bias2[%c0, %c0] : memref<1x20xf32>
+  %zz = arith.subf %zf, %zf : f32
+  %nan = arith.divf %zz, %zz : f32
+  memref.store %nan, %nbias[%c3] : memref<20xf32>
+  %n1 = call @torch_clamp(%a, %b, %nbias) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>) -> memref<6x20xf32>
+  call @print(%n1) : (memref<6x20xf32>) -> ()
+  %n2 = call @select_bound_keeps_nan(%a, %b, %nbias) : (memref<6x9xf32>, memref<9x20xf32>, memref<20xf32>) -> memref<6x20xf32>
+  call @print(%n2) : (memref<6x20xf32>) -> ()
   return
 }

@@ -213,6 +213,9 @@ TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
   desc.reluMin = -1.0f;
   desc.reluMax = 1.0f;
   passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeM);
+  // torch-mlir's clamp: FMAXNM, vfmax.vf as they are.
+  desc.reluNanToFloor = true;
+  passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeM);
 }
 
 TEST_P(CrossValidationTest, RunTimeKAndMPass) {

@@ -573,9 +573,11 @@ TEST(GemmKernelTest, EpiloguesValidate) {
           d.overwrite = overwrite;
           if (d.relu && overwrite)
             d.reluMax = 1.5f;
-          // A floor other than 0 (hardtanh's clamp, or alone).
+          // A floor other than 0 (hardtanh's clamp, or alone); torch's
+          // clamp, whose floor takes a NaN (the same on numbers).
           if (d.relu && s.m == 50)
             d.reluMin = -1.25f;
+          d.reluNanToFloor = d.relu && s.m == 50 && overwrite;
           d.runtimeLd = s.m == 13;
           EXPECT_TRUE(kernelValidates(
               d.runtimeLd ? d.withPaddedLeadingDims(3) : d, fitTo(config, d)));

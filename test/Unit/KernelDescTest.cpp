@@ -126,6 +126,10 @@ TEST(GemmDescTest, StrFormat) {
   r.reluMax = 1.0f;
   EXPECT_EQ(r.str(),
             "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_relu_minbf800000_max3f800000");
+  // torch-mlir's clamp: a NaN becomes the floor.
+  r.reluNanToFloor = true;
+  EXPECT_EQ(r.str(), "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_relu_nf_minbf800000_"
+                     "max3f800000");
 }
 
 TEST(GemmDescTest, VerifyChecksReluBound) {
@@ -146,6 +150,9 @@ TEST(GemmDescTest, VerifyChecksReluBound) {
   d.reluMin = -2.0f;
   d.relu = false;
   QM_ASSERT_FAILS_WITH(d.verify(), "needs relu");
+  GemmDesc n = GemmDesc::packed(7, 5, 3);
+  n.reluNanToFloor = true;
+  QM_ASSERT_FAILS_WITH(n.verify(), "needs relu");
 }
 
 TEST(GemmDescTest, Equality) {

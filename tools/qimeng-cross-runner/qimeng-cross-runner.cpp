@@ -20,7 +20,7 @@
 // after the checks (0: none) and DISTRIBUTIONS "all" or "small-integers"
 // (the exact one alone), EPILOGUE "none" or a comma list of
 // "bias=columns" or "bias=rows", "relu", "relu_min=X", "relu_max=X" (the
-// floor and bound of relu's clamp; the bias's pointer
+// floor and bound of relu's clamp), "relu_nan_to_floor" (the bias's pointer
 // in the header at 112) and PARTS, for a parallel kernel, its parts of C
 // as "m_begin:m_end:n_begin:n_end" each, comma-separated: one call a part,
 // each with a workspace of its own. K may be 0. A convolution kernel (input,
@@ -92,16 +92,17 @@ struct Guarded {
 /// The epilogue a kernel applies where it stores C (EPILOGUE): "none", or a
 /// comma list of "bias=columns" or "bias=rows" (a GEMM's), "bias" (a
 /// convolution's: one per output channel), "relu", "relu_min=X",
-/// "relu_max=X". The bias pointer goes into the workspace header at 112
-/// (kBiasOffset).
+/// "relu_max=X", "relu_nan_to_floor". The bias pointer goes into the
+/// workspace header at 112 (kBiasOffset).
 struct Epilogue {
   enum Bias { None, Columns, Rows } bias = None;
   bool relu = false;
   std::optional<float> reluMin, reluMax;
+  bool reluNanToFloor = false;
   /// The reference after the epilogue, of sum `x` and bias `b`.
   double apply(double x, double b) const {
     x += b;
-    return relu ? reluEpilogue(x, reluMin, reluMax) : x;
+    return relu ? reluEpilogue(x, reluMin, reluMax, reluNanToFloor) : x;
   }
 };
 
@@ -262,6 +263,8 @@ Epilogue parseEpilogue(const std::string &text, bool conv) {
     const std::string item = text.substr(start, end - start);
     if (item == "relu")
       e.relu = true;
+    else if (item == "relu_nan_to_floor")
+      e.reluNanToFloor = true;
     else if (conv && item == "bias")
       e.bias = Epilogue::Columns; // per output channel
     else if (!conv && item == "bias=columns")

@@ -36,7 +36,9 @@ namespace qimeng {
 /// then `relu` takes arith.maximumf(x, 0) (NaN stays NaN, -0 becomes +0),
 /// or arith.maximumf(x, *reluMin) where relu's floor is another number,
 /// then `reluMax` (with relu) arith.minimumf(x, max): relu6, hardtanh and
-/// other clamps to [floor, max].
+/// other clamps to [floor, max]. With `reluNanToFloor` relu makes a NaN
+/// its floor instead (select(cmpf ult(x, floor), floor, x), torch-mlir's
+/// clamp; arith.maxnumf), and then a bound never sees a NaN.
 ///
 /// With `dynamicM` the number of rows is a run-time value too: the kernel
 /// computes the rows [0, M) the caller writes into its header at each call,
@@ -100,6 +102,7 @@ struct GemmDesc {
   bool relu = false;              ///< epilogue: max(x, 0), after the bias
   std::optional<float> reluMin;   ///< relu's floor where not 0: max(x, it)
   std::optional<float> reluMax;   ///< epilogue: min(x, *reluMax), after relu
+  bool reluNanToFloor = false;    ///< relu makes a NaN its floor
   GemmPrecision precision = GemmPrecision::F32;
   /// bf16 or f16 operands only: the result also goes, rounded once to the
   /// operands' 16-bit type (to nearest even), into a second matrix D (ldd
@@ -239,8 +242,9 @@ struct GemmDesc {
            dynamicM == o.dynamicM && dynamicN == o.dynamicN &&
            dynamicK == o.dynamicK && bias == o.bias && relu == o.relu &&
            reluMin == o.reluMin && reluMax == o.reluMax &&
-           precision == o.precision && halfOutput == o.halfOutput &&
-           ldd == o.ldd && bPrepacked == o.bPrepacked;
+           reluNanToFloor == o.reluNanToFloor && precision == o.precision &&
+           halfOutput == o.halfOutput && ldd == o.ldd &&
+           bPrepacked == o.bPrepacked;
   }
 };
 
@@ -301,6 +305,7 @@ struct ConvDesc {
   bool relu = false;
   std::optional<float> reluMin; ///< relu's floor where not 0 (GemmDesc)
   std::optional<float> reluMax; ///< min(x, max) after relu (GemmDesc)
+  bool reluNanToFloor = false;  ///< relu makes a NaN its floor (GemmDesc)
   GemmPrecision precision = GemmPrecision::F32;
   /// The filter (the GEMM view's B) arrives packed by the caller, once
   /// (GemmDesc::bPrepacked): constant weights. bf16 and 8-bit only.
@@ -395,17 +400,19 @@ struct ConvDesc {
 };
 
 /// The key's (and the emitters' symbols') part for relu and its clamp:
-/// "", or "_relu", then "_min" and the floor's binary32 bits in 8 hex
-/// digits where the floor is not 0, then "_max" and the bound's bits where
-/// there is one (exact, and valid in a symbol).
+/// "", or "_relu", then "_nf" where a NaN becomes the floor, "_min" and
+/// the floor's binary32 bits in 8 hex digits where the floor is not 0,
+/// then "_max" and the bound's bits where there is one (exact, and valid
+/// in a symbol).
 std::string reluSuffix(bool relu, std::optional<float> reluMin,
-                       std::optional<float> reluMax);
+                       std::optional<float> reluMax, bool nanToFloor = false);
 
-/// Checks relu's clamp: a floor and a bound come with relu and are
-/// finite, the floor is not 0 (0 is relu's own: no reluMin) and the bound
-/// lies above the floor.
+/// Checks relu's clamp: a floor, a bound and the NaN rule come with relu,
+/// the floor and bound are finite, the floor is not 0 (0 is relu's own:
+/// no reluMin) and the bound lies above the floor.
 llvm::Error verifyReluBounds(bool relu, std::optional<float> reluMin,
-                             std::optional<float> reluMax);
+                             std::optional<float> reluMax,
+                             bool nanToFloor = false);
 
 } // namespace qimeng
 
