@@ -523,25 +523,50 @@ class NeonWriter(Writer):
         return src, dst, ldb
 
     def transpose_rows(self, src, stride, dst, step, length):
-        """IR rows of `length` floats (`src`, `stride` bytes apart) into
-        columns of the destination (`dst`, rows `step` bytes apart): four
-        of a row at a time, stored lane by lane a destination row apart.
-        Uses IR, KI, v0 and the row pointers of A after the first three."""
+        """IR rows of `length` floats (a number, or a register holding it:
+        a part's rows) (`src`, `stride` bytes apart) into columns of the
+        destination (`dst`, rows `step` bytes apart): four of a row at a
+        time, stored lane by lane a destination row apart. Uses IR, KI, v0
+        and the row pointers of A after the first three."""
         col_src, col_dst = A_ROWS[3], A_ROWS[4]
         column = self.labels.place(self.lines, "transpose: a row")
         self.ins(f"mov\t{col_src}, {src}")
         self.ins(f"mov\t{col_dst}, {dst}")
-        if length // 4:
-            mov_imm(self.lines, KI, length // 4)
-            four = self.labels.place(self.lines, "transpose: four")
+
+        def four():
+            loop = self.labels.place(self.lines, "transpose: four")
             self.ins(f"ld1\t{{v0.4s}}, [{col_src}], #16")
             for lane in range(4):
                 self.ins(f"st1\t{{v0.s}}[{lane}], [{col_dst}], {step}")
             self.ins(f"subs\t{KI}, {KI}, #1")
-            self.ins(f"b.ne\t{four}b")
-        for _ in range(length % 4):
+            self.ins(f"b.ne\t{loop}b")
+
+        def one():
             self.ins(f"ld1\t{{v0.s}}[0], [{col_src}], #4")
             self.ins(f"st1\t{{v0.s}}[0], [{col_dst}], {step}")
+
+        if not isinstance(length, int):
+            # Run-time: length / 4 fours, then length % 4 ones, each
+            # loop skipped at a count of 0.
+            for form, body in (("lsr", four), ("and", None)):
+                skip = self.labels.reserve()
+                self.ins(f"{form}\t{KI}, {length}, #"
+                         f"{2 if form == 'lsr' else 3}")
+                self.ins(f"cbz\t{KI}, {skip}f")
+                if body:
+                    body()
+                else:
+                    loop = self.labels.place(self.lines, "transpose: one")
+                    one()
+                    self.ins(f"subs\t{KI}, {KI}, #1")
+                    self.ins(f"b.ne\t{loop}b")
+                self.lines.append(f"{skip}:")
+        else:
+            if length // 4:
+                mov_imm(self.lines, KI, length // 4)
+                four()
+            for _ in range(length % 4):
+                one()
         self.ins(f"add\t{src}, {src}, {stride}")
         self.ins(f"add\t{dst}, {dst}, #4")
         self.ins(f"subs\t{IR}, {IR}, #1")
@@ -549,15 +574,26 @@ class NeonWriter(Writer):
 
     def transpose_a(self, sk):
         """A stored K x M (LDA bytes a row) copied once into the workspace
-        as M rows of K; A and LDA then name the copy."""
+        as M rows of K (the parallel form: its part's rows [m_begin, m_end)
+        alone, in their places); A and LDA then name the copy."""
         src, dst = A_ROWS[0], A_ROWS[1]
         self.ins(f"// A stored transposed: M x K copy at workspace + "
                  f"{sk.packed_a(self.split_width)}")
         self.ins(f"mov\t{src}, {A}")
         self.ws_address(dst, sk.packed_a(self.split_width), scratch=CROW)
         mov_imm(self.lines, C_STEP, sk.k * 4)
+        length = sk.m
+        if sk.reads_rows:
+            # The part's rows: A^T's columns from m_begin, the copy's rows
+            # from row m_begin.
+            length = A_ROWS[5]
+            self.ins(f"ldr\t{CROW}, [{WS}, #{RANGE_OFFSET}]")
+            self.ins(f"ldr\t{length}, [{WS}, #{RANGE_OFFSET + 8}]")
+            self.ins(f"sub\t{length}, {length}, {CROW}")
+            self.ins(f"add\t{src}, {src}, {CROW}, lsl #2")
+            self.ins(f"madd\t{dst}, {CROW}, {C_STEP}, {dst}")
         mov_imm(self.lines, IR, sk.k)
-        self.transpose_rows(src, LDA, dst, C_STEP, sk.m)
+        self.transpose_rows(src, LDA, dst, C_STEP, length)
         self.ws_address(A, sk.packed_a(self.split_width), scratch=CROW)
         mov_imm(self.lines, LDA, sk.k * 4)
 

@@ -584,16 +584,24 @@ class RvvWriter(Writer):
         self.set_panel_vl(panel)
 
     def transpose_rows(self, src, stride, dst, step, length):
-        """IR rows of `length` floats (`src`, `stride` bytes apart) into
-        columns of the destination (`dst`, rows `step` bytes apart): a row
-        loaded as long vectors (LMUL 8, vl from vsetvli) and stored with a
-        stride of one destination row (vsse32). Changes vtype; uses IR, v0
-        and the row pointers of A after the first three."""
+        """IR rows of `length` floats (a number, or a register holding it:
+        a part's rows) (`src`, `stride` bytes apart) into columns of the
+        destination (`dst`, rows `step` bytes apart): a row loaded as long
+        vectors (LMUL 8, vl from vsetvli) and stored with a stride of one
+        destination row (vsse32). Changes vtype; uses IR, v0 and the row
+        pointers of A after the first three."""
         col_src, col_dst, left, vl, scratch = A_ROWS[3:8]
         column = self.label("transpose: a row")
         self.ins(f"mv\t{col_src}, {src}")
         self.ins(f"mv\t{col_dst}, {dst}")
-        self.ins(f"li\t{left}, {length}")
+        empty = None
+        if isinstance(length, int):
+            self.ins(f"li\t{left}, {length}")
+        else:
+            # An empty part copies nothing.
+            empty = self.labels.reserve()
+            self.ins(f"mv\t{left}, {length}")
+            self.ins(f"beqz\t{left}, {empty}f")
         chunk = self.label("transpose: as many as a vector holds")
         self.ins(f"vsetvli\t{vl}, {left}, e32, m8, ta, ma")
         self.ins(f"vle32.v\tv0, ({col_src})")
@@ -604,6 +612,8 @@ class RvvWriter(Writer):
         self.ins(f"mul\t{scratch}, {vl}, {step}")
         self.ins(f"add\t{col_dst}, {col_dst}, {scratch}")
         self.ins(f"bnez\t{left}, {chunk}b")
+        if empty is not None:
+            self.lines.append(f"{empty}:")
         self.ins(f"add\t{src}, {src}, {stride}")
         self.ins(f"addi\t{dst}, {dst}, 4")
         self.ins(f"addi\t{IR}, {IR}, -1")
@@ -611,15 +621,28 @@ class RvvWriter(Writer):
 
     def transpose_a(self, sk):
         """A stored K x M (LDA bytes a row) copied once into the workspace
-        as M rows of K; A and LDA then name the copy."""
+        as M rows of K (the parallel form: its part's rows [m_begin, m_end)
+        alone, in their places); A and LDA then name the copy."""
         src, dst, step = A_ROWS[:3]
         offset = sk.packed_a(self.split_width)
         self.ins(f"# A stored transposed: M x K copy at workspace + {offset}")
         self.ins(f"mv\t{src}, {A}")
         self.ws_address(dst, offset)
         self.ins(f"li\t{step}, {sk.k * 4}")
+        length = sk.m
+        if sk.reads_rows:
+            # The part's rows: A^T's columns from m_begin, the copy's rows
+            # from row m_begin.
+            length = KI
+            self.ins(f"ld\t{TMP}, {RANGE_OFFSET}({WS})")
+            self.ins(f"ld\t{length}, {RANGE_OFFSET + 8}({WS})")
+            self.ins(f"sub\t{length}, {length}, {TMP}")
+            self.ins(f"mul\t{IR}, {TMP}, {step}")
+            self.ins(f"add\t{dst}, {dst}, {IR}")
+            self.ins(f"slli\t{TMP}, {TMP}, 2")
+            self.ins(f"add\t{src}, {src}, {TMP}")
         self.ins(f"li\t{IR}, {sk.k}")
-        self.transpose_rows(src, LDA, dst, step, sk.m)
+        self.transpose_rows(src, LDA, dst, step, length)
         self.ws_address(A, offset)
         self.ins(f"li\t{LDA}, {sk.k * 4}")
 

@@ -667,7 +667,8 @@ class QemuExecutionTest(unittest.TestCase):
         """The parallel form, run as four parts (M split at a multiple of
         MR, N at a multiple of NR, each a call with a workspace of its
         own), gives C; a kernel without it computes all of C at each call,
-        which adds A*B four times."""
+        which adds A*B four times. A transposed A: each part copies its
+        own rows of it (a run-time count: 14, 5)."""
         parts = [(0, 14, 0, 24), (14, 19, 0, 24), (0, 14, 24, 45),
                  (14, 19, 24, 45)]
         rv = "rv64,v=true,vext_spec=v1.0,vlen=256,elen=64"
@@ -675,6 +676,9 @@ class QemuExecutionTest(unittest.TestCase):
                 ("aarch64", "neoverse-n1",
                  neon(n=45, mr=7, nr=12, bias="columns", relu=True)),
                 ("aarch64", "max,sve256=on", sve(trans_a=True)),
+                ("aarch64", "neoverse-n1", neon(n=45, mr=7, nr=12,
+                                                trans_a=True)),
+                ("riscv64", rv, rvv(mr=7, trans_a=True, trans_b=True)),
                 ("aarch64", "max,sve512=on",
                  sve(vlen="scalable", nr=12, kc=5, pack_b=True)),
                 ("riscv64", rv, rvv(mr=7, trans_b=True, bias="rows"))):
