@@ -534,39 +534,39 @@ class NeonWriter(Writer):
         self.ins(f"mov\t{col_dst}, {dst}")
 
         def four():
-            loop = self.labels.place(self.lines, "transpose: four")
             self.ins(f"ld1\t{{v0.4s}}, [{col_src}], #16")
             for lane in range(4):
                 self.ins(f"st1\t{{v0.s}}[{lane}], [{col_dst}], {step}")
-            self.ins(f"subs\t{KI}, {KI}, #1")
-            self.ins(f"b.ne\t{loop}b")
 
         def one():
             self.ins(f"ld1\t{{v0.s}}[0], [{col_src}], #4")
             self.ins(f"st1\t{{v0.s}}[0], [{col_dst}], {step}")
 
-        if not isinstance(length, int):
-            # Run-time: length / 4 fours, then length % 4 ones, each
-            # loop skipped at a count of 0.
-            for form, body in (("lsr", four), ("and", None)):
-                skip = self.labels.reserve()
-                self.ins(f"{form}\t{KI}, {length}, #"
-                         f"{2 if form == 'lsr' else 3}")
-                self.ins(f"cbz\t{KI}, {skip}f")
-                if body:
-                    body()
-                else:
-                    loop = self.labels.place(self.lines, "transpose: one")
-                    one()
-                    self.ins(f"subs\t{KI}, {KI}, #1")
-                    self.ins(f"b.ne\t{loop}b")
-                self.lines.append(f"{skip}:")
-        else:
+        def loop(name, body):
+            """`body` KI times (KI at least 1)."""
+            top = self.labels.place(self.lines, f"transpose: {name}")
+            body()
+            self.ins(f"subs\t{KI}, {KI}, #1")
+            self.ins(f"b.ne\t{top}b")
+
+        if isinstance(length, int):
             if length // 4:
                 mov_imm(self.lines, KI, length // 4)
-                four()
+                loop("four", four)
             for _ in range(length % 4):
                 one()
+        else:
+            # Run-time: length / 4 fours, then length % 4 ones, each loop
+            # skipped at a count of 0.
+            for count, name, body in ((f"lsr\t{KI}, {length}, #2", "four",
+                                       four),
+                                      (f"and\t{KI}, {length}, #3", "one",
+                                       one)):
+                skip = self.labels.reserve()
+                self.ins(count)
+                self.ins(f"cbz\t{KI}, {skip}f")
+                loop(name, body)
+                self.lines.append(f"{skip}:")
         self.ins(f"add\t{src}, {src}, {stride}")
         self.ins(f"add\t{dst}, {dst}, #4")
         self.ins(f"subs\t{IR}, {IR}, #1")

@@ -97,7 +97,8 @@ from .fields import (bool_field, cache_blocks, check_known,
 # The body's register map is sgemm.py's (docs/KernelContract.md).
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
-from .sgemm import (emit_relu_constants, emit_relu_floor, relu_max_address)
+from .sgemm import (emit_relu, emit_relu_constants, emit_relu_floor,
+                    relu_max_address)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd)
 
@@ -1338,18 +1339,12 @@ def emit_epilogue_setup(asm, p, zero, bound):
 def emit_epilogue(asm, p, acc, bias, zero, bound):
     """acc = epilogue(acc), as sgemm.py's: + bias (VADDPS's operands, with
     a lane mask where it has one: masked-out lanes are not read; None or
-    False: no bias), relu (max with NaN and +0 from the second operand,
-    + 0 for -0 where the floor is 0) and its bound (min keeping NaN);
-    `zero` (the floor) and `bound` from emit_epilogue_setup."""
+    False: no bias), relu (sgemm.emit_relu) and its bound (min keeping
+    NaN); `zero` (the floor) and `bound` from emit_epilogue_setup."""
     if bias:
         asm.ins(f"vaddps {bias}")
-    if p.relu and p.relu_nan_to_floor:
-        # The floor from the second operand, which a NaN takes.
-        asm.ins(f"vmaxps {zero}, {acc}, {acc}")
-    elif p.relu:
-        asm.ins(f"vmaxps {acc}, {zero}, {acc}")
-        if p.relu_min is None:
-            asm.ins(f"vaddps {zero}, {acc}, {acc}")
+    if p.relu:
+        emit_relu(asm, p, acc, zero)
     if p.relu_max is not None:
         asm.ins(f"vminps {acc}, {bound}, {acc}")
 

@@ -827,8 +827,10 @@ class RvvWriter(Writer):
         if sk.bias == "rows":
             self.ins(f"ld\t{BPTR}, {ROW_BIAS_SLOT}({WS})")
         if sk.relu_nan_to_floor:
-            # vfmax.vf gives the floor for a NaN, as asked: no tricks.
-            self.ins(f"fmv.w.x\t{F_FLOOR}, zero")
+            # vfmax.vf gives the floor for a NaN, as asked: no tricks (the
+            # floor 0 here, another below).
+            if sk.relu_min is None:
+                self.ins(f"fmv.w.x\t{F_FLOOR}, zero")
         elif sk.relu_max is not None or sk.relu_min is not None:
             self.ins(f"li\t{KI}, {INF_BITS}")
         for value, reg in ((sk.relu_max, F_BOUND), (sk.relu_min, F_FLOOR)):

@@ -1098,6 +1098,22 @@ def relu_min_address(p):
     return f"{p.relu_min_label[0]}b(%rip)"
 
 
+def emit_relu(asm, p, acc, floor, suffix="ps"):
+    """acc = relu(acc), its floor (zero, or relu_min) in register `floor`,
+    as arith.maximumf(x, floor) computes it: max with NaN and the floor's
+    +0 from the second operand, then + 0 turns -0 into +0 for the floor 0
+    (with another floor, max alone: -0 and the floor differ). With
+    relu_nan_to_floor the floor goes second instead, which a NaN then
+    takes (and -0 the floor 0). `suffix` "ss": the scalar spill loop's.
+    These kernels', dotgemm.py's and amx.py's."""
+    if p.relu_nan_to_floor:
+        asm.ins(f"vmax{suffix} {floor}, {acc}, {acc}")
+        return
+    asm.ins(f"vmax{suffix} {acc}, {floor}, {acc}")
+    if p.relu_min is None:
+        asm.ins(f"vadd{suffix} {floor}, {acc}, {acc}")
+
+
 def emit_relu_floor(asm, p, reg, zero):
     """`reg` = relu's floor in every lane: `zero` (the instruction that
     zeroes it) for 0, else relu_min broadcast."""
@@ -1136,24 +1152,15 @@ def _emit_epilogue_row(asm, p, i):
 
 def _emit_epilogue_vector(asm, p, acc, v, mask=""):
     """acc = epilogue(acc) for vector v of a tile row: + bias (through
-    `mask`, whose masked-out lanes are not read), then relu as
-    arith.maximumf(x, 0): max with NaN and +0 from the second operand,
-    then + 0 turns -0 into +0 (with a floor other than 0, max alone: -0
-    and the floor differ; relu_nan_to_floor: the floor from the second
-    operand, which a NaN then takes, and -0 becomes the floor 0 too), then
-    the bound."""
+    `mask`, whose masked-out lanes are not read), then relu (emit_relu),
+    then the bound."""
     if p.bias == "columns":
         asm.ins(f"vaddps {v * p.isa.vector_bytes}(%rsi), {acc}, {acc}"
                 f"{mask}")
     elif p.bias == "rows":
         asm.ins(f"vaddps {p.isa.reg(p.mr * p.nv + 2)}, {acc}, {acc}")
-    if p.relu and p.relu_nan_to_floor:
-        asm.ins(f"vmaxps {_zero_register(p)}, {acc}, {acc}")
-    elif p.relu:
-        zero = _zero_register(p)
-        asm.ins(f"vmaxps {acc}, {zero}, {acc}")
-        if p.relu_min is None:
-            asm.ins(f"vaddps {zero}, {acc}, {acc}")
+    if p.relu:
+        emit_relu(asm, p, acc, _zero_register(p))
     if p.relu_max is not None:
         # min(bound, x) returns its second operand, x, for a NaN x.
         asm.ins(f"vminps {acc}, {_bound_register(p)}, {acc}")
@@ -1262,12 +1269,8 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
         asm.ins(f"vaddss (%r15,%rax,4), {xmm(0)}, {xmm(0)}")
     elif epilogue and p.bias == "rows":
         asm.ins(f"vaddss (%r15), {xmm(0)}, {xmm(0)}")
-    if epilogue and p.relu and p.relu_nan_to_floor:
-        asm.ins(f"vmaxss {xmm(1)}, {xmm(0)}, {xmm(0)}")
-    elif epilogue and p.relu:
-        asm.ins(f"vmaxss {xmm(0)}, {xmm(1)}, {xmm(0)}")
-        if p.relu_min is None:
-            asm.ins(f"vaddss {xmm(1)}, {xmm(0)}, {xmm(0)}")
+    if epilogue and p.relu:
+        emit_relu(asm, p, xmm(0), xmm(1), "ss")
     if epilogue and p.relu_max is not None:
         asm.ins(f"vminss {xmm(0)}, {xmm(2)}, {xmm(0)}")
     asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
