@@ -75,45 +75,8 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         "a prepacked B is for the bf16 and 8-bit kernels, with N and K "
         "static (the layout spans them)");
-  return verifyReluBounds(relu, reluMin, reluMax, reluNanToFloor);
-}
-
-std::string qimeng::reluSuffix(bool relu, std::optional<float> reluMin,
-                               std::optional<float> reluMax, bool nanToFloor) {
-  if (!relu)
-    return "";
-  auto bits = [](float value) {
-    uint32_t b;
-    std::memcpy(&b, &value, sizeof b);
-    return b;
-  };
-  std::string suffix = nanToFloor ? "_relu_nf" : "_relu";
-  if (reluMin)
-    suffix += llvm::formatv("_min{0:x-8}", bits(*reluMin)).str();
-  if (reluMax)
-    suffix += llvm::formatv("_max{0:x-8}", bits(*reluMax)).str();
-  return suffix;
-}
-
-llvm::Error qimeng::verifyReluBounds(bool relu, std::optional<float> reluMin,
-                                     std::optional<float> reluMax,
-                                     bool nanToFloor) {
-  if ((reluMin || reluMax || nanToFloor) && !relu)
-    return llvm::createStringError(
-        "a floor, bound or NaN rule on relu (relu_min, relu_max, "
-        "relu_nan_to_floor) needs relu");
-  if (reluMin && (*reluMin == 0.0f || !std::isfinite(*reluMin)))
-    return llvm::createStringError(
-        llvm::formatv("relu_min {0} must be finite and not 0 (relu's own "
-                      "floor)",
-                      *reluMin)
-            .str());
-  const float floor = reluMin.value_or(0.0f);
-  if (reluMax && (!(*reluMax > floor) || !std::isfinite(*reluMax)))
-    return llvm::createStringError(
-        llvm::formatv("relu_max {0} must be finite and above relu's floor {1}",
-                      *reluMax, floor)
-            .str());
+  if (auto problem = activation.problem())
+    return llvm::createStringError(*problem);
   return llvm::Error::success();
 }
 
@@ -142,8 +105,7 @@ std::string GemmDesc::str() const {
                             : precision == GemmPrecision::F16 ? "_of16"
                                                               : "_obf16"),
                        bias != GemmBias::None ? "_bias" : "",
-                       reluSuffix(relu, reluMin, reluMax, reluNanToFloor),
-                       gemmOpName(precision))
+                       activation.suffix(), gemmOpName(precision))
       .str();
 }
 
@@ -300,10 +262,7 @@ GemmDesc ConvDesc::gemmView() const {
   g.overwrite = overwrite;
   if (bias)
     g.bias = isNhwc() ? GemmBias::Columns : GemmBias::Rows;
-  g.relu = relu;
-  g.reluMin = reluMin;
-  g.reluNanToFloor = reluNanToFloor;
-  g.reluMax = reluMax;
+  g.activation = activation;
   g.precision = precision;
   g.bPrepacked = bPrepacked;
   return g;
@@ -389,7 +348,7 @@ llvm::Error ConvDesc::verify() const {
                         "a prepacked B",
                         str())
               .str());
-    if (isIntegerPrecision(precision) && (bias || relu))
+    if (isIntegerPrecision(precision) && (bias || activation.any()))
       return llvm::createStringError(
           llvm::formatv("{0}: 8-bit convolutions take no bias or relu", str())
               .str());
@@ -406,7 +365,9 @@ llvm::Error ConvDesc::verify() const {
                       str())
             .str());
   }
-  return verifyReluBounds(relu, reluMin, reluMax, reluNanToFloor);
+  if (auto problem = activation.problem())
+    return llvm::createStringError(*problem);
+  return llvm::Error::success();
 }
 
 std::string ConvDesc::str() const {
@@ -424,6 +385,5 @@ std::string ConvDesc::str() const {
          (outputIsDense() ? std::string()
                           : "_ldo" + std::to_string(outputPixelStride)) +
          (bPrepacked ? "_bpre" : "") + (overwrite ? "_b0" : "") +
-         (bias ? "_bias" : "") +
-         reluSuffix(relu, reluMin, reluMax, reluNanToFloor);
+         (bias ? "_bias" : "") + activation.suffix();
 }

@@ -7,20 +7,23 @@ using json = nlohmann::json;
 
 namespace {
 
-/// relu's floor and bound as request fields, `relu_min` and `relu_max`
-/// (numbers), when set.
-void writeReluBounds(json &j, std::optional<float> reluMin,
-                     std::optional<float> reluMax) {
-  if (reluMin)
-    j["relu_min"] = static_cast<double>(*reluMin);
-  if (reluMax)
-    j["relu_max"] = static_cast<double>(*reluMax);
+/// The activation as request fields, when set: `relu` (a flag),
+/// `relu_min` and `relu_max` (numbers), `relu_nan_to_floor` (a flag).
+void writeActivation(json &j, const Activation &a) {
+  if (a.relu)
+    j["relu"] = true;
+  if (a.floor)
+    j["relu_min"] = static_cast<double>(*a.floor);
+  if (a.bound)
+    j["relu_max"] = static_cast<double>(*a.bound);
+  if (a.nanToFloor)
+    j["relu_nan_to_floor"] = true;
 }
 
 /// Reads `name` (relu_min or relu_max) when present: a number that
 /// binary32 holds exactly.
-llvm::Error readReluBound(const JsonFieldReader &fields, const char *name,
-                          std::optional<float> &out) {
+llvm::Error readActivationNumber(const JsonFieldReader &fields,
+                                 const char *name, std::optional<float> &out) {
   const json *v = fields.find(name);
   if (!v)
     return llvm::Error::success();
@@ -33,12 +36,16 @@ llvm::Error readReluBound(const JsonFieldReader &fields, const char *name,
   return llvm::Error::success();
 }
 
-llvm::Error readReluBounds(const JsonFieldReader &fields,
-                           std::optional<float> &reluMin,
-                           std::optional<float> &reluMax) {
-  if (auto err = readReluBound(fields, "relu_min", reluMin))
+/// The activation's fields (writeActivation), those present.
+llvm::Error readActivation(const JsonFieldReader &fields, Activation &a) {
+  for (auto [flag, name] : {std::pair<bool *, const char *>{&a.relu, "relu"},
+                            {&a.nanToFloor, "relu_nan_to_floor"}})
+    if (fields.find(name))
+      if (auto err = fields.boolean(name, *flag))
+        return err;
+  if (auto err = readActivationNumber(fields, "relu_min", a.floor))
     return err;
-  return readReluBound(fields, "relu_max", reluMax);
+  return readActivationNumber(fields, "relu_max", a.bound);
 }
 
 /// Reads `dtype` when present (f32 otherwise): a precisionName.
@@ -82,11 +89,7 @@ json qimeng::toJson(const GemmDesc &d) {
       j[name] = true;
   if (d.bias != GemmBias::None)
     j["bias"] = d.bias == GemmBias::Columns ? "columns" : "rows";
-  if (d.relu)
-    j["relu"] = true;
-  writeReluBounds(j, d.reluMin, d.reluMax);
-  if (d.reluNanToFloor)
-    j["relu_nan_to_floor"] = true;
+  writeActivation(j, d.activation);
   if (d.precision != GemmPrecision::F32)
     j["dtype"] = precisionName(d.precision).str();
   if (d.halfOutput) {
@@ -136,14 +139,8 @@ llvm::Expected<GemmDesc> qimeng::gemmDescFromJson(const json &j,
       return llvm::createStringError(
           what.str() + " field 'bias' must be none, columns or rows");
   }
-  if (j.contains("relu"))
-    if (auto err = fields.boolean("relu", d.relu))
-      return std::move(err);
-  if (auto err = readReluBounds(fields, d.reluMin, d.reluMax))
+  if (auto err = readActivation(fields, d.activation))
     return std::move(err);
-  if (j.contains("relu_nan_to_floor"))
-    if (auto err = fields.boolean("relu_nan_to_floor", d.reluNanToFloor))
-      return std::move(err);
   if (auto err = readPrecision(fields, j, what, d.precision))
     return std::move(err);
   const std::string outputField = halfOutputField(d.precision).str();
@@ -176,13 +173,10 @@ json qimeng::toJson(const ConvDesc &d) {
        {std::pair<bool, const char *>{d.runtimeStrides, "runtime_strides"},
         {d.overwrite, "overwrite"},
         {d.bias, "bias"},
-        {d.relu, "relu"},
         {d.bPrepacked, "b_prepacked"}})
     if (flag)
       j[name] = true;
-  writeReluBounds(j, d.reluMin, d.reluMax);
-  if (d.reluNanToFloor)
-    j["relu_nan_to_floor"] = true;
+  writeActivation(j, d.activation);
   if (d.precision != GemmPrecision::F32)
     j["dtype"] = precisionName(d.precision).str();
   if (!d.outputIsDense())
@@ -235,16 +229,12 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
        {std::pair<bool *, const char *>{&d.runtimeStrides, "runtime_strides"},
         {&d.overwrite, "overwrite"},
         {&d.bias, "bias"},
-        {&d.relu, "relu"},
         {&d.bPrepacked, "b_prepacked"}})
     if (j.contains(name))
       if (auto err = fields.boolean(name, *flag))
         return std::move(err);
-  if (auto err = readReluBounds(fields, d.reluMin, d.reluMax))
+  if (auto err = readActivation(fields, d.activation))
     return std::move(err);
-  if (j.contains("relu_nan_to_floor"))
-    if (auto err = fields.boolean("relu_nan_to_floor", d.reluNanToFloor))
-      return std::move(err);
   if (auto err = readPrecision(fields, j, what, d.precision))
     return std::move(err);
   if (j.contains("output_pixel_stride"))

@@ -341,17 +341,14 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
           .str(),
       storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
         convReference(d, in0, flt0, out0, ref, mag);
-        // The epilogue: + bias[channel], then relu as arith.maximumf and
-        // its bound.
+        // The epilogue: + bias[channel], then the activation.
         for (size_t i = 0; i < ref.size(); ++i) {
           if (d.bias) {
             const double b = bias0[channelOf(d, int64_t(i))];
             ref[i] += b;
             mag[i] += std::fabs(b);
           }
-          if (d.relu)
-            ref[i] =
-                reluEpilogue(ref[i], d.reluMin, d.reluMax, d.reluNanToFloor);
+          ref[i] = d.activation.apply(ref[i]);
         }
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
@@ -398,8 +395,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   for (size_t i = 0; i < blas.size(); ++i) {
     if (d.bias)
       blas[i] += bias0[channelOf(d, int64_t(i))];
-    if (d.relu)
-      blas[i] = reluEpilogue(blas[i], d.reluMin, d.reluMax, d.reluNanToFloor);
+    blas[i] = d.activation.apply(blas[i]);
   }
   for (int64_t i = 0; i < out->size(); ++i) {
     const double want = ref[size_t(i)], size = mag[size_t(i)];

@@ -161,23 +161,21 @@ runRunner(const std::vector<std::string> &runnerArgs, double multiplyAdds,
 /// The runner's EPILOGUE: "none" or a comma list ("bias=columns", "relu",
 /// "relu_min=-1", "relu_max=6", "relu_nan_to_floor"); a convolution's bias
 /// is "bias" (per output channel).
-static std::string epilogueArg(GemmBias bias, bool relu,
-                               std::optional<float> reluMin,
-                               std::optional<float> reluMax, bool nanToFloor,
+static std::string epilogueArg(GemmBias bias, const Activation &activation,
                                bool conv) {
   std::vector<std::string> items;
   if (bias != GemmBias::None)
     items.push_back(conv                        ? "bias"
                     : bias == GemmBias::Columns ? "bias=columns"
                                                 : "bias=rows");
-  if (relu)
+  if (activation.relu)
     items.push_back("relu");
-  if (reluMin)
-    items.push_back(llvm::formatv("relu_min={0:e9}", *reluMin).str());
-  if (nanToFloor)
+  if (activation.floor)
+    items.push_back(llvm::formatv("relu_min={0:e9}", *activation.floor).str());
+  if (activation.nanToFloor)
     items.push_back("relu_nan_to_floor");
-  if (reluMax)
-    items.push_back(llvm::formatv("relu_max={0:e9}", *reluMax).str());
+  if (activation.bound)
+    items.push_back(llvm::formatv("relu_max={0:e9}", *activation.bound).str());
   return items.empty() ? "none" : llvm::join(items, ",");
 }
 
@@ -213,8 +211,7 @@ static llvm::Expected<CrossRun> runOnce(const GemmDesc &desc,
       std::to_string(options.seed),
       std::to_string(timedRuns),
       allDistributions ? "all" : "small-integers",
-      epilogueArg(desc.bias, desc.relu, desc.reluMin, desc.reluMax,
-                  desc.reluNanToFloor, /*conv=*/false)};
+      epilogueArg(desc.bias, desc.activation, /*conv=*/false)};
   if (!parts.empty())
     runnerArgs.push_back(partsArg(parts));
   return runRunner(runnerArgs, double(desc.m) * double(desc.n) * double(desc.k),
@@ -400,9 +397,8 @@ qimeng::validateConvCross(const ConvDesc &desc, const Target &target,
   for (std::string v :
        {std::string(desc.overwrite ? "1" : "0"), std::to_string(options.seed),
         std::to_string(options.timedRuns), std::string("all"),
-        epilogueArg(desc.bias ? GemmBias::Columns : GemmBias::None, desc.relu,
-                    desc.reluMin, desc.reluMax, desc.reluNanToFloor,
-                    /*conv=*/true)})
+        epilogueArg(desc.bias ? GemmBias::Columns : GemmBias::None,
+                    desc.activation, /*conv=*/true)})
     runnerArgs.push_back(v);
   if (!parts.empty())
     runnerArgs.push_back(partsArg(parts));

@@ -276,7 +276,7 @@ float biasAt(const GemmDesc &d, const float *bias, int64_t i, int64_t j) {
 }
 
 /// The epilogue on the fp64 reference: + the bias (its magnitude added to
-/// the element's), then relu as arith.maximumf(x, 0) and its bound.
+/// the element's), then the activation (Activation::apply).
 void applyEpilogue(const GemmDesc &d, const float *bias,
                    std::vector<double> &ref, std::vector<double> &mag) {
   if (!d.hasEpilogue())
@@ -287,8 +287,7 @@ void applyEpilogue(const GemmDesc &d, const float *bias,
       const double b = biasAt(d, bias, i, j);
       r += b;
       mag[size_t(i * d.n + j)] += std::fabs(b);
-      if (d.relu)
-        r = reluEpilogue(r, d.reluMin, d.reluMax, d.reluNanToFloor);
+      r = d.activation.apply(r);
     }
 }
 
@@ -626,8 +625,7 @@ runOne(const GemmDesc &d,
     for (int64_t j = 0; j < d.n; ++j) {
       float &v = cBlas[size_t(i * d.ldc + j)];
       v += biasAt(d, bias0, i, j);
-      if (d.relu)
-        v = reluEpilogue(v, d.reluMin, d.reluMax, d.reluNanToFloor);
+      v = d.activation.apply(v);
     }
   for (int64_t i = 0; i < d.m; ++i) {
     for (int64_t j = 0; j < d.n; ++j) {

@@ -354,10 +354,7 @@ qimeng::describeConv(linalg::LinalgOp op,
         e.reset();
     }
     if (e) {
-      d.relu = e->relu;
-      d.reluMin = e->reluMin;
-      d.reluNanToFloor = e->reluNanToFloor;
-      d.reluMax = e->reluMax;
+      d.activation = e->activation;
       if (e->bias) {
         d.bias = true;
         init->bias = e->bias;

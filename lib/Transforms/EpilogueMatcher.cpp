@@ -18,10 +18,9 @@ namespace {
 
 /// What an elementwise generic's body computes from its block arguments.
 struct BodyEpilogue {
-  bool relu = false;
-  std::optional<float> reluMin;
-  std::optional<float> reluMax;
-  bool reluNanToFloor = false;
+  /// The activation's parts it computes (a bound may come alone, after an
+  /// earlier generic's relu).
+  Activation activation;
   bool halfOutput = false;
 };
 
@@ -205,11 +204,11 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
     if (!used.contains(&o) && !isa<arith::ConstantOp>(o))
       return std::nullopt;
   BodyEpilogue e;
-  e.relu = relu;
+  e.activation.relu = relu;
   if (floor != 0.0f)
-    e.reluMin = floor;
-  e.reluMax = reluMax;
-  e.reluNanToFloor = nanToFloor;
+    e.activation.floor = floor;
+  e.activation.bound = reluMax;
+  e.activation.nanToFloor = nanToFloor;
   e.halfOutput = truncated;
   return e;
 }
@@ -641,7 +640,8 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   // generic that adds must come before relu, its bound and the rounding;
   // each part comes once; the rounding ends the chain.
   while (!e.halfOutput) {
-    const bool afterRelu = e.relu && !e.reluMax;
+    Activation &act = e.activation;
+    const bool afterRelu = act.relu && !act.bound;
     std::optional<EpilogueStep> step = matchEpilogueStep(
         producer, e.ops.empty() ? c : e.output, disregard, biasDim,
         biasAllowed && !e.bias, halfType, afterRelu, sliceOutput);
@@ -649,11 +649,12 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
       break;
     const BodyEpilogue &b = step->body;
     const bool adds = step->bias || step->residual;
-    if ((adds && e.relu) || (step->residual && e.residual) ||
-        (b.relu && e.relu) || (b.reluMax && e.reluMax))
+    const Activation &next = b.activation;
+    if ((adds && act.relu) || (step->residual && e.residual) ||
+        (next.relu && act.relu) || (next.bound && act.bound))
       break;
     // A bound alone after relu: above relu's floor.
-    if (b.reluMax && !b.relu && !(*b.reluMax > e.reluMin.value_or(0.0f)))
+    if (next.bound && !next.relu && !(*next.bound > act.floor.value_or(0.0f)))
       break;
     // A 16-bit output takes no residual (GemmMatcher.cpp): a chain with
     // one stops before its rounding, leaving the f32 part fused.
@@ -665,13 +666,13 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
       e.bias = step->bias;
     if (step->residual)
       e.residual = step->residual;
-    e.relu = e.relu || b.relu;
-    if (b.relu) {
-      e.reluMin = b.reluMin;
-      e.reluNanToFloor = b.reluNanToFloor;
+    act.relu = act.relu || next.relu;
+    if (next.relu) {
+      act.floor = next.floor;
+      act.nanToFloor = next.nanToFloor;
     }
-    if (b.reluMax)
-      e.reluMax = b.reluMax;
+    if (next.bound)
+      act.bound = next.bound;
     e.halfOutput = b.halfOutput;
     llvm::append_range(e.opsToHoist, step->opsToHoist);
     llvm::append_range(e.assumed, step->assumed);

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
+#include "qimeng/Kernel/Activation.h"
 #include "qimeng/Transforms/StrideAssumptions.h"
 #include <optional>
 
@@ -52,10 +53,7 @@ struct ElementwiseEpilogue {
   /// the output first, and the kernel adds its product to it (oneDNN's sum
   /// post-op), so the output is not overwritten.
   mlir::Value residual;
-  bool relu = false;
-  std::optional<float> reluMin; ///< relu's floor where not 0, with relu
-  bool reluNanToFloor = false;  ///< relu makes a NaN its floor
-  std::optional<float> reluMax; ///< relu's bound (relu6), with relu
+  Activation activation; ///< relu and its clamp, after the adds
   /// The result is rounded to bf16 last (arith.truncf): `output` is a bf16
   /// buffer of c's shape, not c's type.
   bool halfOutput = false;

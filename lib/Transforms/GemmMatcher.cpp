@@ -185,10 +185,7 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
     d.bias = GemmBias::Columns;
     out.bias = e->bias;
   }
-  d.relu = e->relu;
-  d.reluMin = e->reluMin;
-  d.reluNanToFloor = e->reluNanToFloor;
-  d.reluMax = e->reluMax;
+  d.activation = e->activation;
   if (e->residual) {
     d.overwrite = false; // C starts as the residual
     out.residual = e->residual;

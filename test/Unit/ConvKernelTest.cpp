@@ -406,7 +406,7 @@ TEST(ConvKernelTest, ModelConfigsValidate) {
 TEST(ConvKernelTest, NchwModelConfigsValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   ConvDesc epilogue = nchw(1, 12, 20, 16, 24, 3);
-  epilogue.bias = epilogue.relu = true;
+  epilogue.bias = epilogue.activation.relu = true;
   ConvDesc runtime = nchw(2, 10, 19, 8, 16, 3);
   runtime.runtimeStrides = true;
   for (ConvDesc d : {nchw(1, 16, 16, 32, 40, 3), nchw(2, 13, 21, 8, 24, 3, 2),
@@ -439,11 +439,11 @@ TEST(ConvKernelTest, EpiloguesValidate) {
       ConvDesc d = base;
       d.overwrite = e & 1;
       d.bias = e & 2;
-      d.relu = e & 4;
-      if (d.relu && d.overwrite)
-        d.reluMax = 1.5f; // relu6's form, a clamp to [0, 1.5]
-      if (d.relu && d.bias)
-        d.reluMin = -0.5f; // hardtanh's form, a clamp to [-0.5, 1.5]
+      d.activation.relu = e & 4;
+      if (d.activation.relu && d.overwrite)
+        d.activation.bound = 1.5f; // relu6's form, a clamp to [0, 1.5]
+      if (d.activation.relu && d.bias)
+        d.activation.floor = -0.5f; // hardtanh's form, a clamp to [-0.5, 1.5]
       SCOPED_TRACE(d.str());
       QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
       EXPECT_TRUE(validates(d, c)) << c.str();
@@ -465,7 +465,7 @@ TEST(ConvKernelTest, MissingEpilogueIsCaught) {
       ConvDesc claimed = plain;
       claimed.overwrite = e & 1;
       claimed.bias = e & 2;
-      claimed.relu = e & 4;
+      claimed.activation.relu = e & 4;
       auto report = validateConv(
           claimed,
           [fn](const float *i, const float *f, float *o, void *ws) {
@@ -787,8 +787,8 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
     d.overwrite = true;
     if (p == GemmPrecision::Bf16) {
       d.bias = true;
-      d.relu = true;
-      d.reluMax = 1.5f;
+      d.activation.relu = true;
+      d.activation.bound = 1.5f;
     }
     SCOPED_TRACE(d.str());
     EXPECT_TRUE(validates(d, smallDotConfig(d)));
@@ -871,7 +871,7 @@ TEST(ConvKernelTest, NchwDotConvolutionsValidate) {
     // for bf16), two threads, each its own pixels.
     ConvDesc d = withPrecision(nchw(2, 10, 20, 8, 40, 3), p);
     d.overwrite = true;
-    d.bias = d.relu = p == GemmPrecision::Bf16;
+    d.bias = d.activation.relu = p == GemmPrecision::Bf16;
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
     EXPECT_EQ(model.split, SplitAxis::N);
@@ -915,7 +915,7 @@ TEST(ConvDescTest, DotPrecisionsInEveryLayout) {
   nchwBf16.bias = true; // along the GEMM view's rows
   QM_ASSERT_OK(nchwBf16.verify());
   ConvDesc relu8 = withPrecision(nhwc(1, 9, 9, 8, 8, 3), GemmPrecision::U8S8);
-  relu8.relu = true;
+  relu8.activation.relu = true;
   QM_ASSERT_FAILS_WITH(relu8.verify(), "no bias or relu");
 }
 
@@ -1164,7 +1164,7 @@ TEST(ConvKernelTest, F16DotConvolutionsValidate) {
        {nhwc(1, 10, 12, 24, 40, 3), fhwc, nhwc(1, 13, 13, 16, 20, 3, 1, 2),
         stem, nchw(1, 10, 20, 16, 40, 3), view, runtime}) {
     ConvDesc d = withPrecision(base, GemmPrecision::F16);
-    d.bias = d.relu = base.c == 24;
+    d.bias = d.activation.relu = base.c == 24;
     SCOPED_TRACE(d.str());
     for (const Target *t : {&dotHost(), &host()}) {
       auto config = chooseKernelConfig(d, *t);

@@ -112,7 +112,7 @@ TEST_P(CrossValidationTest, AKernelWithoutTheEpilogueFailsItsCheck) {
   GemmDesc plain = runtimeLdGemm(19, 23, 13);
   GemmDesc withBias = plain;
   withBias.bias = GemmBias::Rows;
-  withBias.relu = true;
+  withBias.activation.relu = true;
   QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(plain), target));
   ASSERT_TRUE(isaAppliesEpilogues(target.bestIsa()));
   QM_ASSERT_EXPECTED(
@@ -207,14 +207,14 @@ TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
   desc.overwrite = true;
   // With its bias, relu and relu6's bound; then hardtanh's clamp.
   desc.bias = GemmBias::Columns;
-  desc.relu = true;
-  desc.reluMax = 6.0f;
+  desc.activation.relu = true;
+  desc.activation.bound = 6.0f;
   passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeM);
-  desc.reluMin = -1.0f;
-  desc.reluMax = 1.0f;
+  desc.activation.floor = -1.0f;
+  desc.activation.bound = 1.0f;
   passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeM);
   // torch-mlir's clamp: FMAXNM, vfmax.vf as they are.
-  desc.reluNanToFloor = true;
+  desc.activation.nanToFloor = true;
   passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeM);
 }
 

@@ -267,7 +267,7 @@ TEST(GemmKernelTest, AInPlaceValidates) {
         d.overwrite = variant == 3;
         if (variant == 3) {
           d.bias = GemmBias::Columns;
-          d.relu = true;
+          d.activation.relu = true;
         }
         GemmConfig c = fitTo(config, d);
         ASSERT_EQ(c.aLayout, ALayout::Direct);
@@ -509,9 +509,9 @@ TEST(GemmKernelTest, RuntimeKOverwritesAndAppliesEpilogues) {
         d.runtimeLd = true;
         d.overwrite = form < 2;
         d.bias = form == 1 ? GemmBias::Columns : GemmBias::None;
-        d.relu = form > 0;
+        d.activation.relu = form > 0;
         if (form == 1)
-          d.reluMax = 6.0f;
+          d.activation.bound = 6.0f;
         expectValidatesAt(d, fitTo(config, d),
                           {{29, 40, 0},
                            {29, 40, 1},
@@ -569,15 +569,15 @@ TEST(GemmKernelTest, EpiloguesValidate) {
           d.bias = epilogue & 1   ? GemmBias::Columns
                    : epilogue & 4 ? GemmBias::Rows
                                   : GemmBias::None;
-          d.relu = epilogue & 2;
+          d.activation.relu = epilogue & 2;
           d.overwrite = overwrite;
-          if (d.relu && overwrite)
-            d.reluMax = 1.5f;
+          if (d.activation.relu && overwrite)
+            d.activation.bound = 1.5f;
           // A floor other than 0 (hardtanh's clamp, or alone); torch's
           // clamp, whose floor takes a NaN (the same on numbers).
-          if (d.relu && s.m == 50)
-            d.reluMin = -1.25f;
-          d.reluNanToFloor = d.relu && s.m == 50 && overwrite;
+          if (d.activation.relu && s.m == 50)
+            d.activation.floor = -1.25f;
+          d.activation.nanToFloor = d.activation.relu && s.m == 50 && overwrite;
           d.runtimeLd = s.m == 13;
           EXPECT_TRUE(kernelValidates(
               d.runtimeLd ? d.withPaddedLeadingDims(3) : d, fitTo(config, d)));
@@ -612,7 +612,7 @@ TEST(GemmKernelTest, MissingEpilogueIsCaught) {
   GemmDesc plain = GemmDesc::packed(13, 33, 37);
   GemmDesc withBias = plain, withRelu = plain;
   withBias.bias = GemmBias::Columns;
-  withRelu.relu = true;
+  withRelu.activation.relu = true;
   expectFailsAs(plain, {withBias, withRelu});
 }
 
@@ -621,10 +621,10 @@ TEST(GemmKernelTest, MissingReluBoundIsCaught) {
   // A relu kernel checked as relu bounded by 1 (the sums above 1 show),
   // and as relu with the floor -1 (the negative sums show).
   GemmDesc relu = GemmDesc::packed(13, 33, 37);
-  relu.relu = true;
+  relu.activation.relu = true;
   GemmDesc bounded = relu, floored = relu;
-  bounded.reluMax = 1.0f;
-  floored.reluMin = -1.0f;
+  bounded.activation.bound = 1.0f;
+  floored.activation.floor = -1.0f;
   expectFailsAs(relu, {bounded, floored});
 }
 
@@ -913,9 +913,9 @@ TEST(GemmKernelTest, Bf16EpilogueValidates) {
       d.precision = GemmPrecision::Bf16;
       d.overwrite = e != 2;
       d.bias = e != 1 ? GemmBias::Columns : GemmBias::None;
-      d.relu = true;
+      d.activation.relu = true;
       if (e == 1)
-        d.reluMax = 6.0f;
+        d.activation.bound = 6.0f;
       d.halfOutput = out;
       d.runtimeLd = true;
       d = d.withPaddedLeadingDims();
@@ -923,7 +923,7 @@ TEST(GemmKernelTest, Bf16EpilogueValidates) {
     }
   GemmDesc s8 = GemmDesc::packed(8, 8, 8);
   s8.precision = GemmPrecision::S8S8;
-  s8.relu = true;
+  s8.activation.relu = true;
   llvm::Error err = s8.verify();
   ASSERT_TRUE(bool(err));
   EXPECT_NE(llvm::toString(std::move(err)).find("8-bit"), std::string::npos);
@@ -986,7 +986,7 @@ TEST(GemmKernelTest, F16DotKernelsValidate) {
     d.halfOutput = c.output;
     if (c.epilogue) {
       d.bias = GemmBias::Columns;
-      d.relu = true;
+      d.activation.relu = true;
     }
     d = d.withPaddedLeadingDims();
     SCOPED_TRACE(d.str());
@@ -1047,7 +1047,7 @@ void expectF16BInPlaceValidates(
   for (bool overwrite : {true, false}) {
     GemmDesc e = d;
     e.bias = GemmBias::Columns;
-    e.relu = true;
+    e.activation.relu = true;
     e.overwrite = overwrite;
     QM_ASSERT_EXPECTED(epilogue, chooseKernelConfig(KernelProblem(e), host()));
     EXPECT_EQ(epilogue.packB, BPacking::InPlace) << epilogue.str();
@@ -1464,7 +1464,7 @@ TEST(GemmKernelTest, AmxF16KernelsValidate) {
     d.runtimeLd = c.runtimeLd;
     if (c.epilogue) {
       d.bias = GemmBias::Columns;
-      d.relu = true;
+      d.activation.relu = true;
     }
     d = d.withPaddedLeadingDims();
     SCOPED_TRACE(d.str());
@@ -1494,7 +1494,7 @@ TEST(GemmKernelTest, AmxF16KernelsValidate) {
     out.runtimeLd = true;
     if (epilogue) {
       out.bias = GemmBias::Columns;
-      out.relu = true;
+      out.activation.relu = true;
     }
     out = out.withPaddedLeadingDims();
     SCOPED_TRACE(out.str());

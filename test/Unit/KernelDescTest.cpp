@@ -118,40 +118,40 @@ TEST(GemmDescTest, StrFormat) {
   EXPECT_EQ(d.str(), "sgemm_m7_n5_k3_lda7_ldb3_ldc12_tt");
   // relu's bound by its binary32 bits (6.0f is 0x40c00000).
   GemmDesc r = GemmDesc::packed(7, 5, 3);
-  r.relu = true;
-  r.reluMax = 6.0f;
+  r.activation.relu = true;
+  r.activation.bound = 6.0f;
   EXPECT_EQ(r.str(), "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_relu_max40c00000");
   // hardtanh's floor -1 (0xbf800000) before its bound 1 (0x3f800000).
-  r.reluMin = -1.0f;
-  r.reluMax = 1.0f;
+  r.activation.floor = -1.0f;
+  r.activation.bound = 1.0f;
   EXPECT_EQ(r.str(),
             "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_relu_minbf800000_max3f800000");
   // torch-mlir's clamp: a NaN becomes the floor.
-  r.reluNanToFloor = true;
+  r.activation.nanToFloor = true;
   EXPECT_EQ(r.str(), "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_relu_nf_minbf800000_"
                      "max3f800000");
 }
 
 TEST(GemmDescTest, VerifyChecksReluBound) {
   GemmDesc d = GemmDesc::packed(7, 5, 3);
-  d.reluMax = 6.0f;
+  d.activation.bound = 6.0f;
   QM_ASSERT_FAILS_WITH(d.verify(), "needs relu");
-  d.relu = true;
+  d.activation.relu = true;
   EXPECT_FALSE(static_cast<bool>(d.verify()));
-  d.reluMax = -1.0f;
+  d.activation.bound = -1.0f;
   QM_ASSERT_FAILS_WITH(d.verify(), "above relu's floor 0");
   // A floor below the bound: hardtanh.
-  d.reluMin = -2.0f;
+  d.activation.floor = -2.0f;
   EXPECT_FALSE(static_cast<bool>(d.verify()));
-  d.reluMin = -1.0f;
+  d.activation.floor = -1.0f;
   QM_ASSERT_FAILS_WITH(d.verify(), "above relu's floor -1");
-  d.reluMin = 0.0f;
+  d.activation.floor = 0.0f;
   QM_ASSERT_FAILS_WITH(d.verify(), "not 0");
-  d.reluMin = -2.0f;
-  d.relu = false;
+  d.activation.floor = -2.0f;
+  d.activation.relu = false;
   QM_ASSERT_FAILS_WITH(d.verify(), "needs relu");
   GemmDesc n = GemmDesc::packed(7, 5, 3);
-  n.reluNanToFloor = true;
+  n.activation.nanToFloor = true;
   QM_ASSERT_FAILS_WITH(n.verify(), "needs relu");
 }
 

@@ -926,7 +926,7 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   }
   GemmDesc relu = GemmDesc::packed(64, 64, 64);
   relu.precision = GemmPrecision::Bf16;
-  relu.relu = true;
+  relu.activation.relu = true;
   EXPECT_EQ(amxRefusal(relu), "");
   relu.bias = GemmBias::Rows;
   EXPECT_EQ(amxRefusal(relu), "a bias along the rows");

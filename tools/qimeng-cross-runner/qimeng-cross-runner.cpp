@@ -42,6 +42,7 @@
 // was printed (passed or not), 2 for bad arguments or I/O.
 //
 //===----------------------------------------------------------------------===//
+#include "qimeng/Kernel/Activation.h"
 #include "qimeng/Runtime/ValidationNumerics.h"
 #include <algorithm>
 #include <array>
@@ -92,18 +93,13 @@ struct Guarded {
 /// The epilogue a kernel applies where it stores C (EPILOGUE): "none", or a
 /// comma list of "bias=columns" or "bias=rows" (a GEMM's), "bias" (a
 /// convolution's: one per output channel), "relu", "relu_min=X",
-/// "relu_max=X", "relu_nan_to_floor". The bias pointer goes into the
-/// workspace header at 112 (kBiasOffset).
+/// "relu_max=X", "relu_nan_to_floor" (Activation). The bias pointer goes
+/// into the workspace header at 112 (kBiasOffset).
 struct Epilogue {
   enum Bias { None, Columns, Rows } bias = None;
-  bool relu = false;
-  std::optional<float> reluMin, reluMax;
-  bool reluNanToFloor = false;
+  qimeng::Activation activation;
   /// The reference after the epilogue, of sum `x` and bias `b`.
-  double apply(double x, double b) const {
-    x += b;
-    return relu ? reluEpilogue(x, reluMin, reluMax, reluNanToFloor) : x;
-  }
+  double apply(double x, double b) const { return activation.apply(x + b); }
 };
 
 struct Problem {
@@ -262,9 +258,9 @@ Epilogue parseEpilogue(const std::string &text, bool conv) {
       end = text.size();
     const std::string item = text.substr(start, end - start);
     if (item == "relu")
-      e.relu = true;
+      e.activation.relu = true;
     else if (item == "relu_nan_to_floor")
-      e.reluNanToFloor = true;
+      e.activation.nanToFloor = true;
     else if (conv && item == "bias")
       e.bias = Epilogue::Columns; // per output channel
     else if (!conv && item == "bias=columns")
@@ -279,7 +275,7 @@ Epilogue parseEpilogue(const std::string &text, bool conv) {
       if (!*value || *tail || !std::isfinite(bound))
         usage(("invalid " + item.substr(0, 8) + " in EPILOGUE '" + text + "'")
                   .c_str());
-      (floor ? e.reluMin : e.reluMax) = bound;
+      (floor ? e.activation.floor : e.activation.bound) = bound;
     } else
       usage(("invalid EPILOGUE '" + text + "'").c_str());
     start = end + 1;

@@ -7,6 +7,7 @@
 #ifndef QIMENG_KERNEL_KERNELDESC_H
 #define QIMENG_KERNEL_KERNELDESC_H
 
+#include "qimeng/Kernel/Activation.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
@@ -33,12 +34,7 @@ namespace qimeng {
 /// (a fused elementwise consumer, as oneDNN's post-ops): `bias` adds
 /// bias[j] to column j, or bias[i] to row i (Rows: an NCHW convolution's
 /// channels; the bias pointer travels in the workspace header),
-/// then `relu` takes arith.maximumf(x, 0) (NaN stays NaN, -0 becomes +0),
-/// or arith.maximumf(x, *reluMin) where relu's floor is another number,
-/// then `reluMax` (with relu) arith.minimumf(x, max): relu6, hardtanh and
-/// other clamps to [floor, max]. With `reluNanToFloor` relu makes a NaN
-/// its floor instead (select(cmpf ult(x, floor), floor, x), torch-mlir's
-/// clamp; arith.maxnumf), and then a bound never sees a NaN.
+/// then `activation` (relu and its clamp, Activation).
 ///
 /// With `dynamicM` the number of rows is a run-time value too: the kernel
 /// computes the rows [0, M) the caller writes into its header at each call,
@@ -99,10 +95,7 @@ struct GemmDesc {
   bool dynamicN = false;          ///< N read at run time; `n` is representative
   bool dynamicK = false;          ///< K read at run time; `k` is representative
   GemmBias bias = GemmBias::None; ///< epilogue: + bias[j]
-  bool relu = false;              ///< epilogue: max(x, 0), after the bias
-  std::optional<float> reluMin;   ///< relu's floor where not 0: max(x, it)
-  std::optional<float> reluMax;   ///< epilogue: min(x, *reluMax), after relu
-  bool reluNanToFloor = false;    ///< relu makes a NaN its floor
+  Activation activation;          ///< epilogue: after the bias
   GemmPrecision precision = GemmPrecision::F32;
   /// bf16 or f16 operands only: the result also goes, rounded once to the
   /// operands' 16-bit type (to nearest even), into a second matrix D (ldd
@@ -121,7 +114,9 @@ struct GemmDesc {
   /// the caller stores it before packing.
   bool bPrepacked = false;
 
-  bool hasEpilogue() const { return bias != GemmBias::None || relu; }
+  bool hasEpilogue() const {
+    return bias != GemmBias::None || activation.any();
+  }
 
   /// A descriptor with the tightest leading dimensions for its transposes.
   static GemmDesc packed(int64_t m, int64_t n, int64_t k, bool transA = false,
@@ -228,7 +223,7 @@ struct GemmDesc {
   /// appended for overwrite; "sgemm_m7_n5_k3_ldrt_nn" for run-time leading
   /// dimensions; "_mrt" after the transposes for a run-time M, "_nrt" for
   /// a run-time N, "_krt" for a run-time K; "_bias",
-  /// "_relu" (and "_max<bits>" for reluMax, reluSuffix) at the end for an
+  /// then the activation's part (Activation::suffix) at the end for an
   /// epilogue; "sbgemm_..." for bf16 operands,
   /// "s8s8gemm_..." and "u8s8gemm_..." for 8-bit ones; "_obf16" after
   /// "_b0" for a bf16 output (and "_ldd<ldd>" after the other leading
@@ -240,9 +235,8 @@ struct GemmDesc {
            ldc == o.ldc && transA == o.transA && transB == o.transB &&
            overwrite == o.overwrite && runtimeLd == o.runtimeLd &&
            dynamicM == o.dynamicM && dynamicN == o.dynamicN &&
-           dynamicK == o.dynamicK && bias == o.bias && relu == o.relu &&
-           reluMin == o.reluMin && reluMax == o.reluMax &&
-           reluNanToFloor == o.reluNanToFloor && precision == o.precision &&
+           dynamicK == o.dynamicK && bias == o.bias &&
+           activation == o.activation && precision == o.precision &&
            halfOutput == o.halfOutput && ldd == o.ldd &&
            bPrepacked == o.bPrepacked;
   }
@@ -298,14 +292,11 @@ struct ConvDesc {
   /// rows this far apart (its ldc; gemmView() keeps the dense F).
   int64_t outputPixelStride = 0;
   /// The output's initial value is not read (a zero fill), a bias per
-  /// output channel is added and relu applied where it is stored: the
-  /// GEMM view's overwrite and epilogue (GemmDesc).
+  /// output channel is added and the activation applied where it is
+  /// stored: the GEMM view's overwrite and epilogue (GemmDesc).
   bool overwrite = false;
   bool bias = false;
-  bool relu = false;
-  std::optional<float> reluMin; ///< relu's floor where not 0 (GemmDesc)
-  std::optional<float> reluMax; ///< min(x, max) after relu (GemmDesc)
-  bool reluNanToFloor = false;  ///< relu makes a NaN its floor (GemmDesc)
+  Activation activation;
   GemmPrecision precision = GemmPrecision::F32;
   /// The filter (the GEMM view's B) arrives packed by the caller, once
   /// (GemmDesc::bPrepacked): constant weights. bf16 and 8-bit only.
@@ -391,28 +382,14 @@ struct ConvDesc {
 
   /// Stable, readable key:
   /// "sconv2d_nhwc_hwcf_n1_h58_w58_c64_f64_k3x3_s1x1_d1x1_is215296x3712x64"
-  /// ("_isrt" for run-time strides), with "_bpre", "_b0", "_bias", "_relu"
-  /// (reluSuffix) appended as set; "sbconv2d_..." for bf16 operands,
-  /// "s8s8conv2d_..." and "u8s8conv2d_..." for 8-bit ones (convOpName).
+  /// ("_isrt" for run-time strides), with "_bpre", "_b0", "_bias" and the
+  /// activation's part (Activation::suffix) appended as set; "sbconv2d_..." for
+  /// bf16 operands, "s8s8conv2d_..." and "u8s8conv2d_..." for 8-bit ones
+  /// (convOpName).
   std::string str() const;
 
   bool operator==(const ConvDesc &o) const { return str() == o.str(); }
 };
-
-/// The key's (and the emitters' symbols') part for relu and its clamp:
-/// "", or "_relu", then "_nf" where a NaN becomes the floor, "_min" and
-/// the floor's binary32 bits in 8 hex digits where the floor is not 0,
-/// then "_max" and the bound's bits where there is one (exact, and valid
-/// in a symbol).
-std::string reluSuffix(bool relu, std::optional<float> reluMin,
-                       std::optional<float> reluMax, bool nanToFloor = false);
-
-/// Checks relu's clamp: a floor, a bound and the NaN rule come with relu,
-/// the floor and bound are finite, the floor is not 0 (0 is relu's own:
-/// no reluMin) and the bound lies above the floor.
-llvm::Error verifyReluBounds(bool relu, std::optional<float> reluMin,
-                             std::optional<float> reluMax,
-                             bool nanToFloor = false);
 
 } // namespace qimeng
 

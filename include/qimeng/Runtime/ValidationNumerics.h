@@ -214,27 +214,6 @@ private:
   std::mt19937_64 rng;
 };
 
-/// relu as the kernels' epilogue and arith.maximumf(x, 0) compute it: NaN
-/// stays NaN, anything not above 0 becomes +0.
-template <typename T> T reluAsMaximumf(T x) {
-  return x > T(0) || std::isnan(x) ? x : T(0);
-}
-
-/// relu with its floor (0 unless `floor`), then its bound when there is
-/// one, as the kernels' epilogue and arith.minimumf(arith.maximumf(x,
-/// floor), max) compute them: NaN stays NaN; -0 becomes +0 against the
-/// floor 0 and stays -0 against a floor below it. With `nanToFloor` a NaN
-/// becomes the floor (torch-mlir's clamp: x ult floor selects the floor).
-template <typename T>
-T reluEpilogue(T x, std::optional<float> floor, std::optional<float> max,
-               bool nanToFloor = false) {
-  const T f = floor ? T(*floor) : T(0);
-  if (nanToFloor && std::isnan(x))
-    x = f;
-  x = floor ? (x > f || std::isnan(x) ? x : f) : reluAsMaximumf(x);
-  return max && x > T(*max) ? T(*max) : x;
-}
-
 inline std::string num(double v) {
   char text[64];
   std::snprintf(text, sizeof(text), "%.9g", v);
