@@ -77,6 +77,10 @@ llvm::Error GemmDesc::verify() const {
         "static (the layout spans them)");
   if (auto problem = activation.problem())
     return llvm::createStringError(*problem);
+  if (activation.leakySlope && precision != GemmPrecision::F32)
+    return llvm::createStringError(
+        "leaky relu is an f32 kernel's epilogue (the bf16, f16 and 8-bit "
+        "kernels take relu and its clamp)");
   return llvm::Error::success();
 }
 
@@ -367,6 +371,10 @@ llvm::Error ConvDesc::verify() const {
   }
   if (auto problem = activation.problem())
     return llvm::createStringError(*problem);
+  if (activation.leakySlope && precision != GemmPrecision::F32)
+    return llvm::createStringError(
+        "leaky relu is an f32 kernel's epilogue (the bf16, f16 and 8-bit "
+        "kernels take relu and its clamp)");
   return llvm::Error::success();
 }
 

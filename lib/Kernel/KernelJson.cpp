@@ -8,7 +8,8 @@ using json = nlohmann::json;
 namespace {
 
 /// The activation as request fields, when set: `relu` (a flag),
-/// `relu_min` and `relu_max` (numbers), `relu_nan_to_floor` (a flag).
+/// `relu_min` and `relu_max` (numbers), `relu_nan_to_floor` (a flag),
+/// `leaky_relu` (the slope).
 void writeActivation(json &j, const Activation &a) {
   if (a.relu)
     j["relu"] = true;
@@ -18,10 +19,12 @@ void writeActivation(json &j, const Activation &a) {
     j["relu_max"] = static_cast<double>(*a.bound);
   if (a.nanToFloor)
     j["relu_nan_to_floor"] = true;
+  if (a.leakySlope)
+    j["leaky_relu"] = static_cast<double>(*a.leakySlope);
 }
 
-/// Reads `name` (relu_min or relu_max) when present: a number that
-/// binary32 holds exactly.
+/// Reads `name` (relu_min, relu_max or leaky_relu) when present: a number
+/// that binary32 holds exactly.
 llvm::Error readActivationNumber(const JsonFieldReader &fields,
                                  const char *name, std::optional<float> &out) {
   const json *v = fields.find(name);
@@ -44,6 +47,8 @@ llvm::Error readActivation(const JsonFieldReader &fields, Activation &a) {
       if (auto err = fields.boolean(name, *flag))
         return err;
   if (auto err = readActivationNumber(fields, "relu_min", a.floor))
+    return err;
+  if (auto err = readActivationNumber(fields, "leaky_relu", a.leakySlope))
     return err;
   return readActivationNumber(fields, "relu_max", a.bound);
 }

@@ -341,7 +341,8 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
           .str(),
       storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
         convReference(d, in0, flt0, out0, ref, mag);
-        // The epilogue: + bias[channel], then the activation.
+        // The epilogue: + bias[channel], then the activation (which may
+        // scale the error: errorGain).
         for (size_t i = 0; i < ref.size(); ++i) {
           if (d.bias) {
             const double b = bias0[channelOf(d, int64_t(i))];
@@ -349,6 +350,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
             mag[i] += std::fabs(b);
           }
           ref[i] = d.activation.apply(ref[i]);
+          mag[i] *= d.activation.errorGain();
         }
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;

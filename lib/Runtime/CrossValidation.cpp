@@ -159,7 +159,8 @@ runRunner(const std::vector<std::string> &runnerArgs, double multiplyAdds,
 }
 
 /// The runner's EPILOGUE: "none" or a comma list ("bias=columns", "relu",
-/// "relu_min=-1", "relu_max=6", "relu_nan_to_floor"); a convolution's bias
+/// "relu_min=-1", "relu_max=6", "relu_nan_to_floor", "leaky_relu=0.01"); a
+/// convolution's bias
 /// is "bias" (per output channel).
 static std::string epilogueArg(GemmBias bias, const Activation &activation,
                                bool conv) {
@@ -176,6 +177,9 @@ static std::string epilogueArg(GemmBias bias, const Activation &activation,
     items.push_back("relu_nan_to_floor");
   if (activation.bound)
     items.push_back(llvm::formatv("relu_max={0:e9}", *activation.bound).str());
+  if (activation.leakySlope)
+    items.push_back(
+        llvm::formatv("leaky_relu={0:e9}", *activation.leakySlope).str());
   return items.empty() ? "none" : llvm::join(items, ",");
 }
 

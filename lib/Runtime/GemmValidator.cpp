@@ -276,7 +276,8 @@ float biasAt(const GemmDesc &d, const float *bias, int64_t i, int64_t j) {
 }
 
 /// The epilogue on the fp64 reference: + the bias (its magnitude added to
-/// the element's), then the activation (Activation::apply).
+/// the element's), then the activation (Activation::apply; the magnitude
+/// scaled by its errorGain).
 void applyEpilogue(const GemmDesc &d, const float *bias,
                    std::vector<double> &ref, std::vector<double> &mag) {
   if (!d.hasEpilogue())
@@ -286,7 +287,8 @@ void applyEpilogue(const GemmDesc &d, const float *bias,
       double &r = ref[size_t(i * d.n + j)];
       const double b = biasAt(d, bias, i, j);
       r += b;
-      mag[size_t(i * d.n + j)] += std::fabs(b);
+      double &size = mag[size_t(i * d.n + j)];
+      size = (size + std::fabs(b)) * d.activation.errorGain();
       r = d.activation.apply(r);
     }
 }

@@ -340,7 +340,9 @@ qimeng::describeConv(linalg::LinalgOp op,
     if (init->op && foldBiasInit)
       e = matchElementwiseEpilogue(op, output, init->op, channel,
                                    /*biasAllowed=*/!d.bias, /*goingAway=*/{},
-                                   /*halfType=*/{}, /*sliceOutput=*/slices);
+                                   /*halfType=*/{}, /*sliceOutput=*/slices,
+                                   /*leakyAllowed=*/d.precision ==
+                                       GemmPrecision::F32);
     if (e && e->output.getType() != output.getType()) {
       SmallVector<StrideAssumption> sliceAssumed;
       std::string why;

@@ -24,6 +24,114 @@ struct BodyEpilogue {
   bool halfOutput = false;
 };
 
+/// A finite f32 constant other than -0, or nullopt.
+std::optional<float> finiteConstant(Value x) {
+  FloatAttr attr;
+  if (!matchPattern(x, m_Constant(&attr)) || !attr.getType().isF32() ||
+      !attr.getValue().isFinite() || attr.getValue().isNegZero())
+    return std::nullopt;
+  return attr.getValue().convertToFloat();
+}
+
+/// `m` as x * s or s * x with s a finite constant: (s, the mulf).
+std::optional<std::pair<float, arith::MulFOp>> scaledBy(Value m, Value x) {
+  auto mul = m.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return std::nullopt;
+  std::optional<float> s;
+  if (mul.getLhs() == x)
+    s = finiteConstant(mul.getRhs());
+  else if (mul.getRhs() == x)
+    s = finiteConstant(mul.getLhs());
+  if (!s)
+    return std::nullopt;
+  return std::pair(*s, mul);
+}
+
+/// `v` as leaky relu of some x, with its slope s above 0 and not 1: (s,
+/// x), its ops added to `used`. The forms frontends write, each x > 0 ? x
+/// : s * x with NaN staying NaN:
+///  - torch-mlir's aten.leaky_relu: addf(select(p, x, 0), mulf(select(p,
+///    0, x), s)), p = cmpf ugt(x, 0) (or ogt);
+///  - jax.nn.leaky_relu, StableHLO's select: select(cmpf ogt, oge, ugt or
+///    uge(x, 0), x, mulf(x, s)), or olt, ole, ult or ule with the branches
+///    the other way round;
+///  - TOSA's maximum(x, mul(x, s)) (TFLite's leaky relu): arith.maximumf
+///    or maxnumf(x, mulf(x, s)) for s below 1, minimumf or minnumf for s
+///    above (where the other would be another function).
+std::optional<std::pair<float, Value>>
+matchLeakyRelu(Value v, SmallPtrSetImpl<Operation *> &used) {
+  auto isZero = [](Value x) { return matchPattern(x, m_PosZeroFloat()); };
+  auto comparedToZero = [&](Value cond) -> arith::CmpFOp {
+    auto cmp = cond.getDefiningOp<arith::CmpFOp>();
+    return cmp && isZero(cmp.getRhs()) ? cmp : arith::CmpFOp();
+  };
+  using P = arith::CmpFPredicate;
+  SmallVector<Operation *, 5> ops;
+  std::optional<float> slope;
+  Value x;
+  Operation *root = v.getDefiningOp();
+  if (auto add = dyn_cast_or_null<arith::AddFOp>(root)) {
+    for (auto [pos, neg] : {std::pair(add.getLhs(), add.getRhs()),
+                            std::pair(add.getRhs(), add.getLhs())}) {
+      auto positive = pos.getDefiningOp<arith::SelectOp>();
+      auto mul = neg.getDefiningOp<arith::MulFOp>();
+      if (!positive || !mul)
+        continue;
+      auto negative = mul.getLhs().getDefiningOp<arith::SelectOp>();
+      std::optional<float> s = finiteConstant(mul.getRhs());
+      if (!negative) {
+        negative = mul.getRhs().getDefiningOp<arith::SelectOp>();
+        s = finiteConstant(mul.getLhs());
+      }
+      arith::CmpFOp cmp = comparedToZero(positive.getCondition());
+      if (!negative || !s || !cmp ||
+          negative.getCondition() != positive.getCondition() ||
+          (cmp.getPredicate() != P::UGT && cmp.getPredicate() != P::OGT))
+        continue;
+      x = cmp.getLhs();
+      if (positive.getTrueValue() != x || !isZero(positive.getFalseValue()) ||
+          !isZero(negative.getTrueValue()) || negative.getFalseValue() != x)
+        continue;
+      slope = s;
+      ops = {add, positive, negative, mul, cmp};
+      break;
+    }
+  } else if (auto select = dyn_cast_or_null<arith::SelectOp>(root)) {
+    if (arith::CmpFOp cmp = comparedToZero(select.getCondition())) {
+      const P p = cmp.getPredicate();
+      const bool above =
+          p == P::OGT || p == P::OGE || p == P::UGT || p == P::UGE;
+      const bool below =
+          p == P::OLT || p == P::OLE || p == P::ULT || p == P::ULE;
+      x = cmp.getLhs();
+      Value same = above ? select.getTrueValue() : select.getFalseValue();
+      Value other = above ? select.getFalseValue() : select.getTrueValue();
+      if ((above || below) && same == x)
+        if (auto product = scaledBy(other, x)) {
+          slope = product->first;
+          ops = {select, cmp, product->second};
+        }
+    }
+  } else if (root && isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+                         arith::MinNumFOp>(root)) {
+    const bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(root);
+    for (auto [a, b] : {std::pair(root->getOperand(0), root->getOperand(1)),
+                        std::pair(root->getOperand(1), root->getOperand(0))})
+      if (auto product = scaledBy(b, a);
+          product && (max ? product->first < 1.0f : product->first > 1.0f)) {
+        x = a;
+        slope = product->first;
+        ops = {root, product->second};
+        break;
+      }
+  }
+  if (!slope || !(*slope > 0.0f) || *slope == 1.0f)
+    return std::nullopt;
+  used.insert(ops.begin(), ops.end());
+  return std::pair(*slope, x);
+}
+
 /// What an elementwise generic applies to its input `c` (block argument
 /// `cArg`), with `biasArg` and `residualArg` the bias's and the residual's
 /// block arguments if it has them: the sum of c and each of them, added in
@@ -37,7 +145,8 @@ struct BodyEpilogue {
 /// arith.minimumf) optionally arith.minimumf with a finite constant above
 /// the floor, relu's bound (relu6, hardtanh's 1), or after a floor that
 /// takes NaN select(cmpf ugt(x, b), b, x) or arith.minnumf(x, b) (the same
-/// on numbers);
+/// on numbers); or, with `leakyAllowed` and instead of relu, leaky relu
+/// (matchLeakyRelu);
 /// with a `halfType`, perhaps all that rounded by arith.truncf to it
 /// last (to nearest even: truncf without a rounding mode). With
 /// `afterRelu` (c is already relu's result: a chain's second generic)
@@ -46,7 +155,8 @@ struct BodyEpilogue {
 std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
                                            std::optional<unsigned> biasArg,
                                            std::optional<unsigned> residualArg,
-                                           Type halfType, bool afterRelu) {
+                                           Type halfType, bool afterRelu,
+                                           bool leakyAllowed) {
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (yield->getNumOperands() != 1)
@@ -61,15 +171,8 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
     v = trunc.getIn();
     used.insert(trunc);
   }
-  // A finite f32 constant: relu's floor or bound. -0 is neither (maximumf
-  // with it keeps -0, which relu's +0 floor does not).
-  auto finiteConstant = [](Value x) -> std::optional<float> {
-    FloatAttr attr;
-    if (!matchPattern(x, m_Constant(&attr)) || !attr.getType().isF32() ||
-        !attr.getValue().isFinite() || attr.getValue().isNegZero())
-      return std::nullopt;
-    return attr.getValue().convertToFloat();
-  };
+  // relu's floor and bound: finite f32 constants (finiteConstant). -0 is
+  // neither (maximumf with it keeps -0, which relu's +0 floor does not).
   bool relu = false, nanToFloor = false;
   float floor = 0.0f;
   std::optional<float> reluMax;
@@ -134,11 +237,22 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
     if (op)
       used.insert(op);
   };
-  peelBound(/*numbersOnly=*/true);
+  // Leaky relu instead of relu: x > 0 ? x : s * x.
+  std::optional<float> leaky;
+  if (auto found = matchLeakyRelu(v, used)) {
+    if (!leakyAllowed)
+      return std::nullopt;
+    leaky = found->first;
+    v = found->second;
+  } else {
+    peelBound(/*numbersOnly=*/true);
+  }
   // The floor: maximumf (NaN kept) or maxnumf (NaN becomes the floor), or
   // their select forms, select(x ugt f, x, f) and select(x ult f, f, x).
   std::optional<std::pair<float, Value>> found;
-  if (auto max = v.getDefiningOp<arith::MaximumFOp>()) {
+  if (leaky) {
+    // Leaky relu is the activation: no floor, no bound.
+  } else if (auto max = v.getDefiningOp<arith::MaximumFOp>()) {
     if ((found = withConstant(max.getLhs(), max.getRhs())))
       used.insert(max);
   } else if (auto max = v.getDefiningOp<arith::MaxNumFOp>()) {
@@ -198,7 +312,7 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   llvm::sort(leaves);
   llvm::sort(expected);
   if (leaves != expected ||
-      (expected.size() == 1 && !relu && !reluMax && !truncated))
+      (expected.size() == 1 && !relu && !reluMax && !leaky && !truncated))
     return std::nullopt;
   for (Operation &o : body.without_terminator())
     if (!used.contains(&o) && !isa<arith::ConstantOp>(o))
@@ -209,6 +323,7 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
     e.activation.floor = floor;
   e.activation.bound = reluMax;
   e.activation.nanToFloor = nanToFloor;
+  e.activation.leakySlope = leaky;
   e.halfOutput = truncated;
   return e;
 }
@@ -476,7 +591,7 @@ bool availableAt(Value v, Operation *producer, DominanceInfo &dominance,
 std::optional<EpilogueStep>
 matchEpilogueStep(Operation *producer, Value c, ArrayRef<Operation *> disregard,
                   unsigned biasDim, bool biasAllowed, Type halfType,
-                  bool afterRelu, bool sliceOutput) {
+                  bool afterRelu, bool sliceOutput, bool leakyAllowed) {
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!cType)
     return std::nullopt;
@@ -560,8 +675,9 @@ matchEpilogueStep(Operation *producer, Value c, ArrayRef<Operation *> disregard,
   if (!cArg || g.getMatchingIndexingMap(init) != identity ||
       (output.getType() != c.getType() && !narrows && !slice))
     return std::nullopt;
-  auto body = epilogueOfBody(g, *cArg, biasArg, residualArg,
-                             narrows ? halfType : Type(), afterRelu);
+  auto body =
+      epilogueOfBody(g, *cArg, biasArg, residualArg,
+                     narrows ? halfType : Type(), afterRelu, leakyAllowed);
   if (!body || body->halfOutput != narrows)
     return std::nullopt;
   DominanceInfo dominance(producer->getParentOp());
@@ -629,7 +745,7 @@ std::optional<ElementwiseEpilogue>
 qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
                                  unsigned biasDim, bool biasAllowed,
                                  ArrayRef<Operation *> goingAway, Type halfType,
-                                 bool sliceOutput) {
+                                 bool sliceOutput, bool leakyAllowed) {
   ElementwiseEpilogue e;
   SmallVector<Operation *> disregard{producer};
   if (cInit)
@@ -644,14 +760,14 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
     const bool afterRelu = act.relu && !act.bound;
     std::optional<EpilogueStep> step = matchEpilogueStep(
         producer, e.ops.empty() ? c : e.output, disregard, biasDim,
-        biasAllowed && !e.bias, halfType, afterRelu, sliceOutput);
+        biasAllowed && !e.bias, halfType, afterRelu, sliceOutput, leakyAllowed);
     if (!step)
       break;
     const BodyEpilogue &b = step->body;
     const bool adds = step->bias || step->residual;
     const Activation &next = b.activation;
-    if ((adds && act.relu) || (step->residual && e.residual) ||
-        (next.relu && act.relu) || (next.bound && act.bound))
+    if ((adds && act.any()) || (step->residual && e.residual) ||
+        (next.any() && act.any()) || (next.bound && act.bound))
       break;
     // A bound alone after relu: above relu's floor.
     if (next.bound && !next.relu && !(*next.bound > act.floor.value_or(0.0f)))
@@ -673,6 +789,8 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
     }
     if (next.bound)
       act.bound = next.bound;
+    if (next.leakySlope)
+      act.leakySlope = next.leakySlope;
     e.halfOutput = b.halfOutput;
     llvm::append_range(e.opsToHoist, step->opsToHoist);
     llvm::append_range(e.assumed, step->assumed);

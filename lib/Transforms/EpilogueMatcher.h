@@ -99,13 +99,14 @@ struct ElementwiseEpilogue {
 /// generic's output may instead be a subview of a fresh allocation that
 /// nothing touches through any view from `producer` to the generic and
 /// `producer` does not read (a channel slice of a concatenation written in
-/// place); its strides are the caller's to check.
-std::optional<ElementwiseEpilogue>
-matchElementwiseEpilogue(mlir::Operation *producer, mlir::Value c,
-                         mlir::Operation *cInit, unsigned biasDim,
-                         bool biasAllowed,
-                         llvm::ArrayRef<mlir::Operation *> goingAway = {},
-                         mlir::Type halfType = {}, bool sliceOutput = false);
+/// place); its strides are the caller's to check. With `leakyAllowed` (the
+/// caller's kernel takes it: f32) a generic may apply leaky relu instead
+/// of relu and its clamp (torch-mlir's, JAX's and TOSA's forms).
+std::optional<ElementwiseEpilogue> matchElementwiseEpilogue(
+    mlir::Operation *producer, mlir::Value c, mlir::Operation *cInit,
+    unsigned biasDim, bool biasAllowed,
+    llvm::ArrayRef<mlir::Operation *> goingAway = {}, mlir::Type halfType = {},
+    bool sliceOutput = false, bool leakyAllowed = false);
 
 } // namespace qimeng
 

@@ -120,7 +120,8 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
       op, out.operands[2], out.cInit, out.nDimOfC,
       /*biasAllowed=*/out.gemm.bias == GemmBias::None,
       /*goingAway=*/{}, halfType,
-      /*sliceOutput=*/out.gemm.precision == GemmPrecision::F32);
+      /*sliceOutput=*/out.gemm.precision == GemmPrecision::F32,
+      /*leakyAllowed=*/out.gemm.precision == GemmPrecision::F32);
   if (!e)
     return;
   GemmDesc &d = out.gemm;

@@ -160,6 +160,12 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
   bufferization::ToTensorOp last = result;
   Value lastBuffer = out;
   auto outAlloc = out.getDefiningOp<memref::AllocOp>();
+  // Leaky relu fuses into f32 kernels only (EpilogueMatcher.h).
+  const bool f32Operands =
+      llvm::all_of(onBuffers->getOperandTypes(), [](Type t) {
+        auto shaped = dyn_cast<ShapedType>(t);
+        return !shaped || shaped.getElementType().isF32();
+      });
   for (size_t moved = 0;; ++moved) {
     if (!last->hasOneUse())
       return;
@@ -198,7 +204,8 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
         /*writable=*/true));
     std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
         onBuffers, out, initOp, *biasDim,
-        /*biasAllowed=*/true, /*goingAway=*/{last, gResult});
+        /*biasAllowed=*/true, /*goingAway=*/{last, gResult}, /*halfType=*/{},
+        /*sliceOutput=*/false, /*leakyAllowed=*/f32Operands);
     if (!e || e->ops.size() != moved + 1 ||
         e->ops.back() != onBuffersG.getOperation()) {
       created.rollback();

@@ -56,13 +56,15 @@ def epilogue_registers(sk, rows, nv, acc, b_reg):
     those the accumulators (`acc(i, v)`) and B (`b_reg(v)`) leave: A's,
     free after the K loop, and the unused ones. Returns (a bias register
     per vector for a bias per column, else none; relu's floor (zero or
-    relu_min); relu's bound; a row's bias for a bias per row), None where the epilogue has
-    no use for one; refuses a block that leaves too few."""
+    relu_min), or leaky relu's slope; relu's bound; a row's bias for a
+    bias per row), None where the epilogue has no use for one; refuses a
+    block that leaves too few."""
     used = {acc(i, v) for i in range(rows) for v in range(nv)} | {
         b_reg(v) for v in range(nv)}
     free = [r for r in range(32) if r not in used]
     columns, row = sk.bias == "columns", sk.bias == "rows"
-    wanted = ((nv if columns else 0) + int(sk.relu)
+    floor = sk.relu or sk.leaky_slope is not None
+    wanted = ((nv if columns else 0) + int(floor)
               + int(sk.relu_max is not None) + int(row))
     if wanted > len(free):
         raise RequestError(
@@ -70,9 +72,16 @@ def epilogue_registers(sk, rows, nv, acc, b_reg):
             f"registers for its epilogue, which needs {wanted}")
     take = iter(free)
     bias_v = [next(take) for _ in range(nv)] if columns else []
-    zero = next(take) if sk.relu else None
+    zero = next(take) if floor else None
     bound = next(take) if sk.relu_max is not None else None
     return bias_v, zero, bound, next(take) if row else None
+
+
+def leaky_choice(sk):
+    """Leaky relu's instruction: of x and slope * x the larger for a slope
+    below 1, else the smaller (both NaN where x is: FMAX and FMIN keep
+    it)."""
+    return "fmax" if sk.leaky_slope < 1.0 else "fmin"
 
 
 def split_width(width):
@@ -786,12 +795,21 @@ class NeonWriter(Writer):
                        acc(i, v), zero, w)
                 if sk.relu_max is not None:
                     op("fmin", acc(i, v), bound, w)
+                if sk.leaky_slope is not None:
+                    # slope * x into the C load's register, then the larger
+                    # (slope below 1) or the smaller: NaN where x is.
+                    arr = WIDTH_FORMS[w][1]
+                    self.ins(f"fmul\tv{b_reg(v)}.{arr}, v{acc(i, v)}.{arr}, "
+                             f"v{zero}.{arr}" if arr else
+                             f"fmul\ts{b_reg(v)}, s{acc(i, v)}, s{zero}")
+                    op(leaky_choice(sk), acc(i, v), b_reg(v), w)
                 self.ins(f"str\t{prefix}{acc(i, v)}, [{CROW}, #{offsets[v]}]")
 
     def epilogue_setup(self, sk, column_loads, zero, bound):
         """Before a block stores C: the column bias of each vector
         (`column_loads`: the loads from BPTR, the panel's bias), relu's
-        floor (zero, or relu_min), the bound for relu_max; for a row bias
+        floor (zero, or relu_min) or leaky relu's slope in `zero`, the
+        bound for relu_max; for a row bias
         BPTR points at the block's first row's. FMAX of -0 and +0 is +0,
         as arith.maximumf's; with another floor -0 stays -0, as there."""
         if sk.bias == "columns":
@@ -802,8 +820,9 @@ class NeonWriter(Writer):
             self.ins(f"ldr\t{BPTR}, [{WS}, #{ROW_BIAS_SLOT}]")
         if sk.relu and sk.relu_min is None:
             self.vector_zero(zero)
-        elif sk.relu:
-            mov_imm(self.lines, KI, float_bits(sk.relu_min))
+        elif sk.relu or sk.leaky_slope is not None:
+            mov_imm(self.lines, KI, float_bits(
+                sk.relu_min if sk.relu else sk.leaky_slope))
             self.vector_splat(zero, f"w{KI[1:]}")
         if sk.relu_max is not None:
             mov_imm(self.lines, KI, float_bits(sk.relu_max))
@@ -982,6 +1001,10 @@ class SveWriter(NeonWriter):
                     self.ins(f"{name}\t{a}, {FULL}/m, {a}, z{zero}.s")
                 if sk.relu_max is not None:
                     self.ins(f"fmin\t{a}, {FULL}/m, {a}, z{bound}.s")
+                if sk.leaky_slope is not None:
+                    self.ins(f"fmul\tz{b_reg(v)}.s, {a}, z{zero}.s")
+                    self.ins(f"{leaky_choice(sk)}\t{a}, {FULL}/m, {a}, "
+                             f"z{b_reg(v)}.s")
                 self.ins(f"st1w\t{{z{acc(i, v)}.s}}, {pred[v]}, "
                          f"{addr(CROW, v)}")
 

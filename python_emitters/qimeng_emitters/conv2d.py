@@ -44,7 +44,7 @@ GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
                "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
                "target_features", "parallel", "loop_order", "a_layout",
                "overwrite", "relu", "relu_min", "relu_max",
-               "relu_nan_to_floor")
+               "relu_nan_to_floor", "leaky_relu")
 
 # The convolution's scratch slots (bytes into its workspace region).
 KEND_SLOT = 0     # address one past the panel's last column-table entry
@@ -440,7 +440,7 @@ class Conv:
         epilogue = (("_b0" if p.overwrite else "")
                     + ("_bias" if self.bias else "")
                     + relu_suffix(p.relu, p.relu_max, p.relu_min,
-                                  p.relu_nan_to_floor))
+                                  p.relu_nan_to_floor, p.leaky_slope))
         return (f"{self.geometry.symbol_stem()}"
                 f"{'_isrt' if self.runtime_strides else ''}{epilogue}"
                 + (p.blocking_suffix().replace("_arows", "_adirect")

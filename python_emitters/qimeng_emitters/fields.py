@@ -124,14 +124,21 @@ def float_bits(value):
 def _relu_number(request, name, relu):
     """Field `name` of relu's clamp: None, or a finite number that
     binary32 holds exactly, given with 'relu'."""
+    value = _binary32_field(request, name)
+    if value is not None and not relu:
+        raise RequestError(f"field '{name}' needs 'relu'")
+    return value
+
+
+def _binary32_field(request, name):
+    """Field `name`: None, or a finite number that binary32 holds
+    exactly."""
     value = request.get(name)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RequestError(f"field '{name}' must be a number")
     value = float(value)
-    if not relu:
-        raise RequestError(f"field '{name}' needs 'relu'")
     if not math.isfinite(value):
         raise RequestError(f"field '{name}' must be finite")
     if struct.unpack("<f", struct.pack("<f", value))[0] != value:
@@ -169,10 +176,33 @@ def relu_nan_to_floor_field(request, relu):
     return value
 
 
-def relu_suffix(relu, relu_max, relu_min=None, nan_to_floor=False):
-    """The symbol's part for relu and its clamp: "_relu", then "_nf" where
+def leaky_relu_field(request, relu):
+    """'leaky_relu': the slope s of leaky relu, x > 0 ? x : s * x (NaN
+    stays NaN), applied where relu would be (after the adds), or None. A
+    finite binary32 number above 0 and not 1: below 1 it is max(x, s * x),
+    above 1 min(x, s * x), which every ISA's max or min computes, NaN
+    included (s * x is NaN only where x is). Not with 'relu'."""
+    slope = _binary32_field(request, "leaky_relu")
+    if slope is None:
+        return None
+    if relu:
+        raise RequestError("fields 'leaky_relu' and 'relu' exclude each "
+                           "other: one activation")
+    if not slope > 0.0 or slope == 1.0:
+        raise RequestError(
+            f"field 'leaky_relu' must be above 0 and not 1 (max(x, s*x) or "
+            f"min(x, s*x)), got {slope!r}")
+    return slope
+
+
+def relu_suffix(relu, relu_max, relu_min=None, nan_to_floor=False,
+                leaky_slope=None):
+    """The symbol's part for the activation: "_relu", then "_nf" where
     a NaN becomes the floor, "_min<binary32 bits in hex>" for a floor other
-    than 0 and "_max<bits>" for a bound (exact, and a valid symbol)."""
+    than 0 and "_max<bits>" for a bound (exact, and a valid symbol); or
+    "_leaky<bits>" for leaky relu's slope."""
+    if leaky_slope is not None:
+        return f"_leaky{float_bits(leaky_slope):08x}"
     if not relu:
         return ""
     return ("_relu" + ("_nf" if nan_to_floor else "")

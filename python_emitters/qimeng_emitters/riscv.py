@@ -57,9 +57,21 @@ SAVED = tuple(f"s{i}" for i in range(1, 12))
 
 
 # The epilogue's scalars: relu's bound, a row's bias, relu's floor other
-# than 0 (A's scalars are free once the K loop is done), and +inf's bits.
+# than 0 or leaky relu's slope (A's scalars are free once the K loop is
+# done), and +inf's bits.
 F_BOUND, F_ROW_BIAS, F_FLOOR = "ft0", "ft1", "ft2"
 INF_BITS = 0x7F800000
+
+
+def leaky_relu_lines(acc, tmp, slope_reg, slope):
+    """Leaky relu of vector `acc`, its slope in f register `slope_reg`:
+    tmp = slope * acc, then the larger of the two (a slope below 1) or the
+    smaller. vfmax.vv and vfmin.vv are maximumNumber and minimumNumber,
+    which drop a NaN against a number; here a NaN acc makes tmp NaN too,
+    and two NaNs give NaN."""
+    choose = "vfmax.vv" if slope < 1.0 else "vfmin.vv"
+    return [f"vfmul.vf\t{tmp}, {acc}, {slope_reg}",
+            f"{choose}\t{acc}, {acc}, {tmp}"]
 
 
 def relu_lines(acc, tmp, bound=None, inf=None):
@@ -820,7 +832,7 @@ class RvvWriter(Writer):
         + the column bias (a vector loaded from the panel's cursor, BPTR)
         or the row's (a scalar), relu and its bound (relu_lines; with a
         floor other than 0, clamp_lines; a floor a NaN takes,
-        nan_to_floor_lines). B's
+        nan_to_floor_lines) or leaky relu (leaky_relu_lines). B's
         registers are free: each vector's serves as its scratch."""
         if sk.bias == "columns":
             self.ins(f"ld\t{BPTR}, {COLUMN_BIAS_SLOT}({WS})")
@@ -833,7 +845,8 @@ class RvvWriter(Writer):
                 self.ins(f"fmv.w.x\t{F_FLOOR}, zero")
         elif sk.relu_max is not None or sk.relu_min is not None:
             self.ins(f"li\t{KI}, {INF_BITS}")
-        for value, reg in ((sk.relu_max, F_BOUND), (sk.relu_min, F_FLOOR)):
+        for value, reg in ((sk.relu_max, F_BOUND), (sk.relu_min, F_FLOOR),
+                           (sk.leaky_slope, F_FLOOR)):
             if value is not None:
                 self.ins(f"li\t{TMP}, {float_bits(value)}")
                 self.ins(f"fmv.w.x\t{reg}, {TMP}")
@@ -874,6 +887,9 @@ class RvvWriter(Writer):
                 elif sk.relu:
                     lines = clamp_lines(acc(i, v), b_reg(v), KI, F_FLOOR,
                                         bound)
+                elif sk.leaky_slope is not None:
+                    lines = leaky_relu_lines(acc(i, v), b_reg(v), F_FLOOR,
+                                             sk.leaky_slope)
                 else:
                     lines = []
                 for line in lines:

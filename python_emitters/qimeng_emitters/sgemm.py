@@ -24,7 +24,8 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, float_bits, int_field, isa_field,
-                     leading_dims, relu_bounds, relu_nan_to_floor_field,
+                     leading_dims, leaky_relu_field, relu_bounds,
+                     relu_nan_to_floor_field,
                      relu_suffix, round_up)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd, xmm)
@@ -116,7 +117,8 @@ class Params:
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
             "target_features", "parallel", "loop_order", "a_layout",
             "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "dynamic_k",
-            "bias", "relu", "relu_min", "relu_max", "relu_nan_to_floor"))
+            "bias", "relu", "relu_min", "relu_max", "relu_nan_to_floor",
+            "leaky_relu"))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -152,6 +154,9 @@ class Params:
         # relu makes a NaN its floor (torch-mlir's clamp) instead of
         # keeping it.
         self.relu_nan_to_floor = relu_nan_to_floor_field(request, self.relu)
+        # Leaky relu's slope, or None: x > 0 ? x : slope * x, where relu
+        # would be.
+        self.leaky_slope = leaky_relu_field(request, self.relu)
         # C = A * B: the first kc block stores the accumulators, C is never
         # read (a zero-filled C whose fill the pass removed).
         self.overwrite = bool_field(request, "overwrite")
@@ -200,6 +205,11 @@ class Params:
                 and self.mr * self.nv + 4 > self.isa.registers):
             raise RequestError(
                 "a bound on relu needs four vector registers beside the "
+                f"{self.mr * self.nv} accumulators")
+        if (self.leaky_slope is not None
+                and self.mr * self.nv + 4 > self.isa.registers):
+            raise RequestError(
+                "leaky relu needs four vector registers beside the "
                 f"{self.mr * self.nv} accumulators")
         if self.bias == "rows" and self.mr * self.nv + 3 > self.isa.registers:
             raise RequestError(
@@ -338,7 +348,8 @@ class Params:
 
     @property
     def has_epilogue(self):
-        return self.bias != "none" or self.relu
+        return (self.bias != "none" or self.relu
+                or self.leaky_slope is not None)
 
     @property
     def stores_at_zero_k(self):
@@ -378,7 +389,7 @@ class Params:
                 + ("_b0" if self.overwrite else "")
                 + ("_bias" if self.bias != "none" else "")
                 + relu_suffix(self.relu, self.relu_max, self.relu_min,
-                              self.relu_nan_to_floor))
+                              self.relu_nan_to_floor, self.leaky_slope))
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}{lds}"
@@ -1060,33 +1071,35 @@ def _zero_register(p):
 
 
 def _bound_register(p):
-    """The vector register holding relu's bound: the fourth one past the
-    accumulators (the third is a bias along the rows)."""
+    """The vector register holding relu's bound (or leaky relu's product):
+    the fourth one past the accumulators (the third is a bias along the
+    rows)."""
     return p.isa.reg(p.mr * p.nv + 3)
 
 
-def emit_relu_constants(asm, p):
-    """relu's floor (relu_min, where not 0) and bound (relu_max) as data in
-    the body (jumped over), where the epilogue loads them from
-    (%rip-relative: resolved by the assembler, no relocation). Sets
-    p.relu_min_label and p.relu_max_label (these kernels', dotgemm.py's
-    and amx.py's)."""
+def emit_relu_constants(asm, p, leaky_slope=None):
+    """relu's floor (relu_min, where not 0) and bound (relu_max), or leaky
+    relu's slope, as data in the body (jumped over), where the epilogue
+    loads them from (%rip-relative: resolved by the assembler, no
+    relocation). Sets p.relu_min_label, p.relu_max_label and (with a
+    slope) p.leaky_slope_label (these kernels', dotgemm.py's and amx.py's,
+    which take no slope)."""
     p.relu_min_label = p.relu_max_label = None
     constants = [(name, value) for name, value in (
-        ("floor", p.relu_min), ("bound", p.relu_max)) if value is not None]
+        ("floor", p.relu_min), ("bound", p.relu_max),
+        ("slope", leaky_slope)) if value is not None]
     if not constants:
         return
     over = asm.label("past relu's constants")
     asm.ins(f"jmp {fwd(over)}")
     asm.ins(".p2align 2")
     for name, value in constants:
-        label = asm.label(f"relu's {name}, {value!r}")
+        label = asm.label(("leaky relu's" if name == "slope" else "relu's")
+                          + f" {name}, {value!r}")
         asm.place(label)
         asm.ins(f".long {float_bits(value):#010x}")
-        if name == "floor":
-            p.relu_min_label = label
-        else:
-            p.relu_max_label = label
+        setattr(p, {"floor": "relu_min_label", "bound": "relu_max_label",
+                    "slope": "leaky_slope_label"}[name], label)
     asm.place(over)
 
 
@@ -1096,6 +1109,20 @@ def relu_max_address(p):
 
 def relu_min_address(p):
     return f"{p.relu_min_label[0]}b(%rip)"
+
+
+def leaky_slope_address(p):
+    return f"{p.leaky_slope_label[0]}b(%rip)"
+
+
+def emit_leaky_relu(asm, p, acc, slope, product, suffix="ps"):
+    """acc = leaky relu of acc, its slope in register `slope`: the larger
+    (a slope below 1) or the smaller (above 1) of acc and slope * acc
+    (computed into `product`), which is NaN where acc is. `suffix` "ss":
+    the scalar spill loop's."""
+    choose = "vmax" if p.leaky_slope < 1.0 else "vmin"
+    asm.ins(f"vmul{suffix} {slope}, {acc}, {product}")
+    asm.ins(f"{choose}{suffix} {product}, {acc}, {acc}")
 
 
 def emit_relu(asm, p, acc, floor, suffix="ps"):
@@ -1130,6 +1157,9 @@ def _emit_epilogue_setup(asm, p):
     if p.relu:
         emit_relu_floor(asm, p, _zero_register(p),
                         p.isa.zero(p.mr * p.nv + 1))
+    if p.leaky_slope is not None:
+        asm.ins(f"vbroadcastss {leaky_slope_address(p)}, "
+                f"{_zero_register(p)}")
     if p.relu_max is not None:
         asm.ins(f"vbroadcastss {relu_max_address(p)}, {_bound_register(p)}")
     if p.bias == "columns":
@@ -1153,7 +1183,7 @@ def _emit_epilogue_row(asm, p, i):
 def _emit_epilogue_vector(asm, p, acc, v, mask=""):
     """acc = epilogue(acc) for vector v of a tile row: + bias (through
     `mask`, whose masked-out lanes are not read), then relu (emit_relu),
-    then the bound."""
+    then the bound; or leaky relu (emit_leaky_relu) instead."""
     if p.bias == "columns":
         asm.ins(f"vaddps {v * p.isa.vector_bytes}(%rsi), {acc}, {acc}"
                 f"{mask}")
@@ -1161,6 +1191,8 @@ def _emit_epilogue_vector(asm, p, acc, v, mask=""):
         asm.ins(f"vaddps {p.isa.reg(p.mr * p.nv + 2)}, {acc}, {acc}")
     if p.relu:
         emit_relu(asm, p, acc, _zero_register(p))
+    if p.leaky_slope is not None:
+        emit_leaky_relu(asm, p, acc, _zero_register(p), _bound_register(p))
     if p.relu_max is not None:
         # min(bound, x) returns its second operand, x, for a NaN x.
         asm.ins(f"vminps {acc}, {_bound_register(p)}, {acc}")
@@ -1248,7 +1280,9 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
             asm.ins(f"movq {BIAS_SLOT}(%rbx), %rax")
             asm.ins(f"leaq (%rax,{IC},4), %rax")
             asm.ins("leaq (%rax,%r15,4), %r15")
-        if p.relu_min is None:
+        if p.leaky_slope is not None:
+            asm.ins(f"vmovss {leaky_slope_address(p)}, {xmm(1)}")
+        elif p.relu_min is None:
             asm.ins(f"vxorps {xmm(1)}, {xmm(1)}, {xmm(1)}")
         else:
             asm.ins(f"vmovss {relu_min_address(p)}, {xmm(1)}")
@@ -1271,6 +1305,9 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
         asm.ins(f"vaddss (%r15), {xmm(0)}, {xmm(0)}")
     if epilogue and p.relu:
         emit_relu(asm, p, xmm(0), xmm(1), "ss")
+    if epilogue and p.leaky_slope is not None:
+        # %xmm2 held accumulators, now in the edge tile.
+        emit_leaky_relu(asm, p, xmm(0), xmm(1), xmm(2), "ss")
     if epilogue and p.relu_max is not None:
         asm.ins(f"vminss {xmm(0)}, {xmm(2)}, {xmm(0)}")
     asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
@@ -1548,7 +1585,7 @@ def _emit_body(p):
     else:
         conv.emit_save_pointers(asm)
     asm.ins("movq %rcx, %rbx")
-    emit_relu_constants(asm, p)
+    emit_relu_constants(asm, p, p.leaky_slope)
     no_k = asm.label("K < 0: no size, nothing to do" if p.stores_at_zero_k
                      else "K = 0: C stays as it is")
     if p.stores_at_zero_k:

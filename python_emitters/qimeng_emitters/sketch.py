@@ -89,7 +89,8 @@ from dataclasses import dataclass, replace
 
 from .conv2d import GEOMETRY_FIELDS, conv_geometry
 from .errors import RequestError
-from .fields import (bool_field, check_known, int_field, relu_bounds,
+from .fields import (bool_field, check_known, int_field, leaky_relu_field,
+                     relu_bounds,
                      relu_nan_to_floor_field, relu_suffix, round_up)
 from .isa import Labels, kernel_file
 
@@ -133,7 +134,7 @@ FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 MAX_ROWS = 8
 
 EPILOGUE_FIELDS = ("bias", "relu", "relu_min", "relu_max",
-                   "relu_nan_to_floor")
+                   "relu_nan_to_floor", "leaky_relu")
 
 #: Convolution layouts of this generator: A's rows are pixels (nhwc) or
 #: B's columns are (nchw).
@@ -196,6 +197,8 @@ class Sketch:
     relu_max: object = None
     # relu makes a NaN its floor (torch-mlir's clamp) instead of keeping it.
     relu_nan_to_floor: bool = False
+    # Leaky relu's slope instead of relu (x > 0 ? x : slope * x), or None.
+    leaky_slope: object = None
     # K steps of one K block (0, or at least K: all of K in one).
     kc: int = 0
     # B as stored, copied a panel (a K block's rows) at a time into the
@@ -234,14 +237,15 @@ class Sketch:
         blocks = -(-self.k // self.kc)
         first = replace(self, k=self.kc, kc=0, bias="none", relu=False,
                         relu_min=None, relu_max=None,
-                        relu_nan_to_floor=False)
+                        relu_nan_to_floor=False, leaky_slope=None)
         last = replace(self, k=self.k - (blocks - 1) * self.kc, kc=0,
                        overwrite=False)
         return first, replace(first, overwrite=False), blocks - 2, last
 
     @property
     def has_epilogue(self):
-        return self.bias != "none" or self.relu
+        return (self.bias != "none" or self.relu
+                or self.leaky_slope is not None)
 
     @property
     def nr(self):
@@ -355,7 +359,7 @@ class Sketch:
         b0 = "_b0" if self.overwrite else ""
         epilogue = (("_bias" if self.bias != "none" else "")
                     + relu_suffix(self.relu, self.relu_max, self.relu_min,
-                                 self.relu_nan_to_floor))
+                                 self.relu_nan_to_floor, self.leaky_slope))
         if self.conv is not None:
             return f"{self.conv.symbol_stem()}{b0}{epilogue}"
         mrt = (("_mrt" if self.dynamic_m else "")
@@ -503,6 +507,7 @@ def parse_request(request, isa, extra_fields=()):
                   overwrite=bool_field(request, "overwrite"), fault=fault,
                   relu=relu, relu_min=relu_min, relu_max=relu_max,
                   relu_nan_to_floor=relu_nan_to_floor_field(request, relu),
+                  leaky_slope=leaky_relu_field(request, relu),
                   parallel=bool_field(request, "parallel"))
     if fields["mr"] > MAX_ROWS:
         raise RequestError(

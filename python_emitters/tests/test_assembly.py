@@ -36,6 +36,10 @@ ASSEMBLY_REQUESTS = [
             fault="write-past-edge"),
     request(isa="avx512", nr=16, mr=8, mc=64, nc=64, m=33, n=33, k=33,
             fault="drop-k", k_unroll=4),
+    # Leaky relu on masked columns and row edges (this host may not run
+    # AVX-512: its execution tests then skip).
+    request(isa="avx512", nr=64, mr=6, mc=12, nc=128, m=50, n=70, k=37,
+            kc=16, bias="rows", leaky_relu=3.0),
 ]
 
 

@@ -258,7 +258,8 @@ class RequestTest(unittest.TestCase):
                     continue
                 for epilogue in ({}, {"bias": "columns", "relu": True,
                                       "relu_max": 6.0},
-                                 {"bias": "rows", "relu": True}):
+                                 {"bias": "rows", "relu": True},
+                                 {"bias": "rows", "leaky_relu": 0.125}):
                     with self.subTest(mr=mr, nv=nv, epilogue=epilogue):
                         emit(neon(mr=mr, nr=4 * nv, **epilogue))
 
@@ -398,6 +399,8 @@ def epilogue_arg(req, bias):
         items.append(f"relu_min={req['relu_min']!r}")
     if req.get("relu_max") is not None:
         items.append(f"relu_max={req['relu_max']!r}")
+    if req.get("leaky_relu") is not None:
+        items.append(f"leaky_relu={req['leaky_relu']!r}")
     return ",".join(items) or "none"
 
 
@@ -496,7 +499,8 @@ class QemuExecutionTest(unittest.TestCase):
         at run time (built for 24), every fourth from the fourth N (built
         for 24, run at the shape's); every fifth adds a bias per column and
         relu, every seventh a bias per row, relu and relu6's bound, every
-        seventh from the second hardtanh's clamp [-1.5, 2]; every
+        seventh from the second hardtanh's clamp [-1.5, 2], every ninth
+        from the third without relu leaky relu (1/8 or 2.5); every
         fifth from the second of those with a static K runs K in blocks
         (three or more, or two), and every sixth with B as stored and a
         static K copies B's panels."""
@@ -524,6 +528,9 @@ class QemuExecutionTest(unittest.TestCase):
             if index % 7 == 1:
                 # hardtanh's clamp, the floor below 0.
                 req.update(relu=True, relu_min=-1.5, relu_max=2.0)
+            elif index % 9 == 2 and not req.get("relu"):
+                # leaky relu, a slope below 1 and above.
+                req.update(leaky_relu=0.125 if index % 2 else 2.5)
             if index % 5 == 1 and not req.get("dynamic_k") and k > 1:
                 req["kc"] = (k + 1) // 2 if index % 10 == 1 else \
                     max(1, k // 3)
@@ -580,6 +587,8 @@ class QemuExecutionTest(unittest.TestCase):
                 req.update(bias="columns", relu=True, relu_max=6.0)
             if index % 5 == 4:
                 req.update(relu=True, relu_min=0.5)
+            if index % 7 == 6 and not req.get("relu"):
+                req.update(bias="columns", leaky_relu=0.0625)
             for vl in (128, 256, 512, 2048):
                 with self.subTest(vl=vl, req=req, m=m, lds=(lda, ldb, ldc)):
                     result = runner.run(req, f"max,sve{vl}=on", lda, ldb,
@@ -732,12 +741,15 @@ class QemuExecutionTest(unittest.TestCase):
 
     def check_conv_layers(self, runner, make, cpu):
         """Every layer; every third adds a bias per output
-        channel and relu (a bias column in nhwc, row in nchw)."""
+        channel and relu (a bias column in nhwc, row in nchw), every third
+        from the second a bias and leaky relu (1/8)."""
         for index, layer in enumerate(CONV_LAYERS):
             req = make(index)
             req.update(layer, kind="sconv2d")
             if index % 3 == 0:
                 req.update(bias=True, relu=True)
+            elif index % 3 == 1:
+                req.update(bias=True, leaky_relu=0.125)
             with self.subTest(cpu=cpu, req=req):
                 result = runner.run_conv(req, cpu)
                 self.assertTrue(result["passed"], result["failure"])
@@ -831,6 +843,8 @@ extern "C" void relu6(float *x, long n);
 extern "C" void hardtanh(float *x, long n);
 extern "C" void floor_half(float *x, long n);
 extern "C" void torch_clamp(float *x, long n);
+extern "C" void leaky_half(float *x, long n);
+extern "C" void leaky_six(float *x, long n);
 
 static uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 static float value(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
@@ -838,8 +852,11 @@ static float value(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
 // arith.maximumf(x, floor), then arith.minimumf(., bound): a NaN stays a
 // NaN, -0 becomes +0 against the floor 0 and stays -0 against -1.5; with
 // nan_to_floor (torch-mlir's clamp) a NaN becomes the floor.
+// Leaky relu (slope not 0): x > 0 ? x : slope * x, a NaN staying a NaN.
 static bool expected(float x, float got, float floor, float bound,
-                     bool nan_to_floor) {
+                     bool nan_to_floor, float slope) {
+  if (slope != 0.0f && !std::isnan(x))
+    return bits(got) == bits(x > 0.0f ? x : slope * x);
   if (std::isnan(x) && nan_to_floor)
     return bits(got) == bits(floor);
   if (std::isnan(x))
@@ -855,6 +872,7 @@ struct Variant {
   void (*run)(float *, long);
   float floor, bound;
   bool nan_to_floor;
+  float slope;
 };
 
 int main() {
@@ -864,11 +882,13 @@ int main() {
       0x40e00000, 0x00000001, 0x80000001, 0x7f7fffff, 0xff7fffff,
       0x40c00000};
   const Variant variants[] = {
-      {"relu", relu, 0.0f, INFINITY, false},
-      {"relu6", relu6, 0.0f, 6.0f, false},
-      {"hardtanh", hardtanh, -1.5f, 6.0f, false},
-      {"floor_half", floor_half, 0.5f, INFINITY, false},
-      {"torch_clamp", torch_clamp, -1.5f, 6.0f, true}};
+      {"relu", relu, 0.0f, INFINITY, false, 0.0f},
+      {"relu6", relu6, 0.0f, 6.0f, false, 0.0f},
+      {"hardtanh", hardtanh, -1.5f, 6.0f, false, 0.0f},
+      {"floor_half", floor_half, 0.5f, INFINITY, false, 0.0f},
+      {"torch_clamp", torch_clamp, -1.5f, 6.0f, true, 0.0f},
+      {"leaky_half", leaky_half, 0.0f, INFINITY, false, 0.5f},
+      {"leaky_six", leaky_six, 0.0f, INFINITY, false, 6.0f}};
   int failures = 0;
   for (const Variant &v : variants) {
     float x[16];
@@ -877,7 +897,7 @@ int main() {
     v.run(x, 16);
     for (int i = 0; i < 16; ++i)
       if (!expected(value(specials[i]), x[i], v.floor, v.bound,
-                    v.nan_to_floor)) {
+                    v.nan_to_floor, v.slope)) {
         std::printf("%s(%08x) = %08x\n", v.name, specials[i], bits(x[i]));
         ++failures;
       }
@@ -889,9 +909,9 @@ int main() {
 
 
 class RvvReluTest(unittest.TestCase):
-    """relu_lines, clamp_lines and nan_to_floor_lines, the RVV epilogue's
-    relu, its floor other than 0, its bound and torch-mlir's clamp (a NaN
-    becomes the floor), on the values that
+    """relu_lines, clamp_lines, nan_to_floor_lines and leaky_relu_lines,
+    the RVV epilogue's relu, its floor other than 0, its bound, torch-mlir's
+    clamp (a NaN becomes the floor) and leaky relu, on the values that
     tell arith.maximumf from IEEE maximumNumber: NaNs of either sign
     (quiet and signalling), infinities, zeros of either sign, denormals,
     the largest finite values, run under qemu at VLEN 128 (16 lanes, LMUL
@@ -899,8 +919,8 @@ class RvvReluTest(unittest.TestCase):
 
     def test_nans_zeros_and_infinities_follow_arith_maximumf(self):
         from qimeng_emitters.fields import float_bits
-        from qimeng_emitters.riscv import (clamp_lines, nan_to_floor_lines,
-                                           relu_lines)
+        from qimeng_emitters.riscv import (clamp_lines, leaky_relu_lines,
+                                           nan_to_floor_lines, relu_lines)
         missing = missing_tools("riscv64")
         if missing:
             self.skipTest("needs " + ", ".join(missing)
@@ -912,7 +932,9 @@ class RvvReluTest(unittest.TestCase):
                 ("relu6", relu_lines("v8", "v12", "ft0", "t3")),
                 ("hardtanh", clamp_lines("v8", "v12", "t3", "ft2", "ft0")),
                 ("floor_half", clamp_lines("v8", "v12", "t3", "ft3")),
-                ("torch_clamp", nan_to_floor_lines("v8", "ft2", "ft0")))
+                ("torch_clamp", nan_to_floor_lines("v8", "ft2", "ft0")),
+                ("leaky_half", leaky_relu_lines("v8", "v12", "ft3", 0.5)),
+                ("leaky_six", leaky_relu_lines("v8", "v12", "ft0", 6.0)))
             for name, body in variants:
                 lines += [f".globl {name}", f"{name}:",
                           "vsetvli t0, a1, e32, m4, ta, ma",

@@ -62,7 +62,8 @@ int main(int argc, char **argv) {
     long ws_bytes = atol(argv[9]);
     int header = atoi(argv[10]);  /* 1: leading dims, 2: the range, 4: K */
     /* 1: bias per column, 2: relu, 4: bias per row, 8: relu bounded by 6,
-       16: relu's floor -2.5 instead of 0 */
+       16: relu's floor -2.5 instead of 0, 32: leaky relu of slope 0.25,
+       64: leaky relu of slope 4 */
     int epilogue = atoi(argv[11]);
     float *A = ta ? matrix(K, M, lda, 1, NAN) : matrix(M, K, lda, 1, NAN);
     float *B = tb ? matrix(N, K, ldb, 2, NAN) : matrix(K, N, ldb, 2, NAN);
@@ -87,6 +88,8 @@ int main(int argc, char **argv) {
                 double floor = (epilogue & 16) ? -2.5 : 0.0;
                 if ((epilogue & 2) && !(r > floor)) r = isnan(r) ? r : floor;
                 if ((epilogue & 8) && r > 6.0) r = 6.0;
+                if ((epilogue & 32) && !(r > 0 || isnan(r))) r *= 0.25;
+                if ((epilogue & 64) && !(r > 0 || isnan(r))) r *= 4.0;
             }
             ref[i * N + j] = r;
         }
@@ -435,6 +438,17 @@ EPILOGUES = [
     ("avx512_torch_relu_edges_multiblock",
      request(isa="avx512", m=50, n=70, k=37, mr=6, nr=64, mc=12, nc=128,
              kc=16, k_unroll=4, relu=True, relu_nan_to_floor=True)),
+    # Leaky relu: max(x, 0.25 x) and min(x, 4 x), the slope from data in
+    # the body: vectors, masked columns, the AVX2 spill path.
+    ("avx2_bias_leaky_edges_spill",
+     request(m=13, n=33, k=19, kc=8, mc=12, nc=32, bias="columns",
+             leaky_relu=0.25)),
+    ("avx2_row_bias_steep_leaky_edges_spill",
+     request(m=13, n=33, k=19, kc=8, mc=12, nc=32, bias="rows",
+             leaky_relu=4.0)),
+    ("avx512_leaky_edges_multiblock",
+     request(isa="avx512", m=50, n=70, k=37, mr=6, nr=64, mc=12, nc=128,
+             kc=16, k_unroll=4, bias="columns", leaky_relu=0.25)),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).
@@ -470,11 +484,15 @@ def _args(req, text, lds=None, m=None, n=None, k=None):
         raise ValueError("the harness bounds relu by 6 only")
     if req.get("relu_min") not in (None, -2.5):
         raise ValueError("the harness floors relu at 0 or -2.5 only")
+    if req.get("leaky_relu") not in (None, 0.25, 4.0):
+        raise ValueError("the harness's leaky relu slopes are 0.25 and 4")
     epilogue = (int(req.get("bias", "none") == "columns")
                 | 2 * int(req.get("relu", False))
                 | 4 * int(req.get("bias", "none") == "rows")
                 | 8 * int(req.get("relu_max") is not None)
-                | 16 * int(req.get("relu_min") is not None))
+                | 16 * int(req.get("relu_min") is not None)
+                | 32 * int(req.get("leaky_relu") == 0.25)
+                | 64 * int(req.get("leaky_relu") == 4.0))
     return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws,
                              header_fields, epilogue)]
 
@@ -641,6 +659,19 @@ class ExecutionTest(HarnessTest):
             "floor_zero", req,
             lambda text: _args(dict(req, relu_min=-2.5), text))
         self.assertEqual(status, 1, output)
+
+    def test_harness_catches_a_wrong_slope(self):
+        """The leaky kernel of slope 0.25 checked as one of slope 4, and
+        as relu."""
+        req = dict(EPILOGUES)["avx2_bias_leaky_edges_spill"]
+        self.skip_unless_cpu_runs(req)
+        for name, as_if in (("slope_4", dict(req, leaky_relu=4.0)),
+                            ("as_relu", dict(req, leaky_relu=None,
+                                             relu=True))):
+            with self.subTest(name=name):
+                status, output = self.run_harness(
+                    name, req, lambda text, as_if=as_if: _args(as_if, text))
+                self.assertEqual(status, 1, output)
 
     def test_harness_catches_faults(self):
         for name, req in FAULTY:

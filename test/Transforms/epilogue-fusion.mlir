@@ -439,7 +439,8 @@ func.func @residual_written_between(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %
 }
 
 // Left as linalg ops, the kernel without an epilogue:
-// leaky relu (x times a slope below 0: not an epilogue yet), a bias along
+// leaky relu with a negative slope (x > 0 ? x : -x/4 is neither the max
+// nor the min of x and -x/4, which the kernels compute), a bias along
 // the rows, and a product that another op reads too.
 // CHECK-LABEL: func.func @not_fused(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_lda9_ldb20_ldc20_
@@ -452,7 +453,7 @@ func.func @residual_written_between(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %
 func.func @not_fused(%a: memref<6x9xf32>, %b: memref<9x20xf32>, %rb: memref<6xf32>,
                      %o1: memref<6x20xf32>, %o2: memref<6x20xf32>, %o3: memref<6x20xf32>, %keep: memref<6x20xf32>) {
   %zero = arith.constant 0.0 : f32
-  %slope = arith.constant 0.25 : f32
+  %slope = arith.constant -0.25 : f32
   %c1 = memref.alloc() : memref<6x20xf32>
   linalg.fill ins(%zero : f32) outs(%c1 : memref<6x20xf32>)
   linalg.matmul ins(%a, %b : memref<6x9xf32>, memref<9x20xf32>) outs(%c1 : memref<6x20xf32>)

@@ -428,9 +428,9 @@ TEST(ConvKernelTest, NchwModelConfigsValidate) {
 TEST(ConvKernelTest, EpiloguesValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // Overwrite (the output NaN before the call), a bias per channel (the
-  // GEMM's columns for nhwc, its rows for nchw) and relu, alone and
-  // together, in every layout, the model's configs and the small ones
-  // (row and column edges, several kc blocks).
+  // GEMM's columns for nhwc, its rows for nchw) and relu (or leaky relu
+  // with the bias), alone and together, in every layout, the model's configs
+  // and the small ones (row and column edges, several kc blocks).
   for (ConvDesc base :
        {nhwc(1, 9, 9, 4, 8, 3, 2), nhwc(1, 16, 17, 16, 64, 3),
         nchw(1, 10, 10, 8, 8, 3), nchw(2, 13, 12, 3, 6, 3, 2, 2),
@@ -444,6 +444,8 @@ TEST(ConvKernelTest, EpiloguesValidate) {
         d.activation.bound = 1.5f; // relu6's form, a clamp to [0, 1.5]
       if (d.activation.relu && d.bias)
         d.activation.floor = -0.5f; // hardtanh's form, a clamp to [-0.5, 1.5]
+      if (!d.activation.relu && d.bias)
+        d.activation.leakySlope = d.overwrite ? 0.1f : 2.5f; // leaky relu
       SCOPED_TRACE(d.str());
       QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
       EXPECT_TRUE(validates(d, c)) << c.str();

@@ -216,6 +216,13 @@ TEST_P(CrossValidationTest, RunTimeMAndTransposedBPass) {
   // torch-mlir's clamp: FMAXNM, vfmax.vf as they are.
   desc.activation.nanToFloor = true;
   passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeM);
+  // Leaky relu, its slope below 1 (FMAX, vfmax.vv of x and s x) and above
+  // (FMIN, vfmin.vv).
+  for (float slope : {0.01f, 2.5f}) {
+    desc.activation = Activation{};
+    desc.activation.leakySlope = slope;
+    passesAndCatchesDropK(desc, target, &EmittedKernel::runtimeM);
+  }
 }
 
 TEST_P(CrossValidationTest, RunTimeKAndMPass) {

@@ -578,6 +578,10 @@ TEST(GemmKernelTest, EpiloguesValidate) {
           if (d.activation.relu && s.m == 50)
             d.activation.floor = -1.25f;
           d.activation.nanToFloor = d.activation.relu && s.m == 50 && overwrite;
+          // Leaky relu instead where a bias alone was: a slope below 1
+          // (the larger of x and s x) and above (the smaller).
+          if (epilogue != 2 && !d.activation.relu && s.m != 7)
+            d.activation.leakySlope = overwrite ? 0.125f : 3.0f;
           d.runtimeLd = s.m == 13;
           EXPECT_TRUE(kernelValidates(
               d.runtimeLd ? d.withPaddedLeadingDims(3) : d, fitTo(config, d)));
@@ -626,6 +630,20 @@ TEST(GemmKernelTest, MissingReluBoundIsCaught) {
   bounded.activation.bound = 1.0f;
   floored.activation.floor = -1.0f;
   expectFailsAs(relu, {bounded, floored});
+}
+
+TEST(GemmKernelTest, WrongLeakySlopeIsCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // A leaky relu kernel of slope 1/8 checked as slope 1/4, as relu and
+  // with no activation: the negative sums show each time.
+  GemmDesc leaky = GemmDesc::packed(13, 33, 37);
+  leaky.activation.leakySlope = 0.125f;
+  GemmDesc steeper = leaky, relu = leaky, none = leaky;
+  steeper.activation.leakySlope = 0.25f;
+  relu.activation = Activation{};
+  relu.activation.relu = true;
+  none.activation = Activation{};
+  expectFailsAs(leaky, {steeper, relu, none});
 }
 
 TEST(GemmKernelTest, HostDefaultConfig) {

@@ -130,6 +130,37 @@ TEST(GemmDescTest, StrFormat) {
   r.activation.nanToFloor = true;
   EXPECT_EQ(r.str(), "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_relu_nf_minbf800000_"
                      "max3f800000");
+  // Leaky relu by its slope's bits (0.01f is 0x3c23d70a).
+  GemmDesc leaky = GemmDesc::packed(7, 5, 3);
+  leaky.activation.leakySlope = 0.01f;
+  EXPECT_EQ(leaky.str(), "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_leaky3c23d70a");
+  EXPECT_TRUE(leaky.hasEpilogue());
+  EXPECT_FALSE(leaky == GemmDesc::packed(7, 5, 3));
+}
+
+TEST(GemmDescTest, VerifyChecksLeakyRelu) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.activation.leakySlope = 0.2f;
+  EXPECT_FALSE(static_cast<bool>(d.verify()));
+  d.activation.leakySlope = 3.0f; // the smaller of x and 3x
+  EXPECT_FALSE(static_cast<bool>(d.verify()));
+  for (float slope : {0.0f, -0.5f, 1.0f, INFINITY, NAN}) {
+    d.activation.leakySlope = slope;
+    QM_ASSERT_FAILS_WITH(d.verify(), "above 0 and not 1");
+  }
+  d.activation.leakySlope = 0.2f;
+  d.activation.relu = true;
+  QM_ASSERT_FAILS_WITH(d.verify(), "exclude each other");
+  d.activation.relu = false;
+  d.precision = GemmPrecision::Bf16;
+  QM_ASSERT_FAILS_WITH(d.verify(), "f32 kernel's epilogue");
+  // The reference: x > 0 ? x : slope * x, NaN kept.
+  Activation a;
+  a.leakySlope = 0.25f;
+  EXPECT_EQ(a.apply(2.0), 2.0);
+  EXPECT_EQ(a.apply(-2.0), -0.5);
+  EXPECT_TRUE(std::isnan(a.apply(double(NAN))));
+  EXPECT_EQ(a.apply(-INFINITY), -INFINITY);
 }
 
 TEST(GemmDescTest, VerifyChecksReluBound) {

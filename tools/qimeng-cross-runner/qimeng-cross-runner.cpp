@@ -20,11 +20,11 @@
 // after the checks (0: none) and DISTRIBUTIONS "all" or "small-integers"
 // (the exact one alone), EPILOGUE "none" or a comma list of
 // "bias=columns" or "bias=rows", "relu", "relu_min=X", "relu_max=X" (the
-// floor and bound of relu's clamp), "relu_nan_to_floor" (the bias's pointer
-// in the header at 112) and PARTS, for a parallel kernel, its parts of C
-// as "m_begin:m_end:n_begin:n_end" each, comma-separated: one call a part,
-// each with a workspace of its own. K may be 0. A convolution kernel (input,
-// filter, output, workspace) runs with
+// floor and bound of relu's clamp), "relu_nan_to_floor", "leaky_relu=X"
+// (leaky relu's slope) (the bias's pointer in the header at 112) and PARTS, for
+// a parallel kernel, its parts of C as "m_begin:m_end:n_begin:n_end" each,
+// comma-separated: one call a part, each with a workspace of its own. K may be
+// 0. A convolution kernel (input, filter, output, workspace) runs with
 //
 //   qimeng-cross-runner CODE ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW
 //                       S0 S1 S2 PIXEL WORKSPACE OVERWRITE SEED RUNS
@@ -93,8 +93,8 @@ struct Guarded {
 /// The epilogue a kernel applies where it stores C (EPILOGUE): "none", or a
 /// comma list of "bias=columns" or "bias=rows" (a GEMM's), "bias" (a
 /// convolution's: one per output channel), "relu", "relu_min=X",
-/// "relu_max=X", "relu_nan_to_floor" (Activation). The bias pointer goes
-/// into the workspace header at 112 (kBiasOffset).
+/// "relu_max=X", "relu_nan_to_floor", "leaky_relu=X" (Activation). The
+/// bias pointer goes into the workspace header at 112 (kBiasOffset).
 struct Epilogue {
   enum Bias { None, Columns, Rows } bias = None;
   qimeng::Activation activation;
@@ -267,15 +267,20 @@ Epilogue parseEpilogue(const std::string &text, bool conv) {
       e.bias = Epilogue::Columns;
     else if (!conv && item == "bias=rows")
       e.bias = Epilogue::Rows;
-    else if (const bool floor = item.rfind("relu_min=", 0) == 0;
-             floor || item.rfind("relu_max=", 0) == 0) {
+    else if (const size_t equals = item.find('=');
+             equals != std::string::npos &&
+             (item.compare(0, equals, "relu_min") == 0 ||
+              item.compare(0, equals, "relu_max") == 0 ||
+              item.compare(0, equals, "leaky_relu") == 0)) {
+      const std::string name = item.substr(0, equals);
       char *tail = nullptr;
-      const char *value = item.c_str() + 9;
-      const float bound = std::strtof(value, &tail);
-      if (!*value || *tail || !std::isfinite(bound))
-        usage(("invalid " + item.substr(0, 8) + " in EPILOGUE '" + text + "'")
-                  .c_str());
-      (floor ? e.activation.floor : e.activation.bound) = bound;
+      const char *value = item.c_str() + equals + 1;
+      const float number = std::strtof(value, &tail);
+      if (!*value || *tail || !std::isfinite(number))
+        usage(("invalid " + name + " in EPILOGUE '" + text + "'").c_str());
+      (name == "relu_min"   ? e.activation.floor
+       : name == "relu_max" ? e.activation.bound
+                            : e.activation.leakySlope) = number;
     } else
       usage(("invalid EPILOGUE '" + text + "'").c_str());
     start = end + 1;
@@ -388,7 +393,7 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
       const double bv = e.bias == Epilogue::Columns ? bias[size_t(j)]
                         : e.bias == Epilogue::Rows  ? bias[size_t(i)]
                                                     : 0.0;
-      mag[j] += std::fabs(bv);
+      mag[j] = (mag[j] + std::fabs(bv)) * e.activation.errorGain();
       ref[j] = e.apply(ref[j], bv);
 #ifdef QIMENG_CROSS_OPENBLAS
       const double theirs = e.apply(ob[size_t(i * p.ldc + j)], bv);
@@ -549,7 +554,8 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
             }
         for (int64_t fi = 0; fi < p.f; ++fi) {
           const double bv = bias.empty() ? 0.0 : bias[size_t(fi)];
-          mag[fi] += std::fabs(bv);
+          mag[fi] =
+              (mag[fi] + std::fabs(bv)) * p.epilogue.activation.errorGain();
           ref[fi] = p.epilogue.apply(ref[fi], bv);
           const float got = out.data()[p.outputAt(b, y, x, fi)];
           maxRel = std::max(maxRel, relativeError(got, ref[fi], mag[fi]));
