@@ -828,11 +828,11 @@ class QemuExecutionTest(unittest.TestCase):
                     self.assertIn(expect, result["failure"])
 
 
-if __name__ == "__main__":
-    unittest.main()
 
-
-RELU_MAIN = r"""
+# The epilogue's activations on the values that tell arith.maximumf from
+# IEEE maximumNumber, each variant a function run(x, 16) that the program
+# it is linked into defines (kAddsZero: whether it adds +0 first).
+SPECIALS_MAIN = r"""
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -895,12 +895,17 @@ int main() {
     for (int i = 0; i < 16; ++i)
       x[i] = value(specials[i]);
     v.run(x, 16);
-    for (int i = 0; i < 16; ++i)
-      if (!expected(value(specials[i]), x[i], v.floor, v.bound,
-                    v.nan_to_floor, v.slope)) {
+    for (int i = 0; i < 16; ++i) {
+      float in = value(specials[i]);
+      // A GEMM kernel adds its product (+0 here) to C first: -0 is +0 by
+      // then.
+      if (kAddsZero)
+        in += 0.0f;
+      if (!expected(in, x[i], v.floor, v.bound, v.nan_to_floor, v.slope)) {
         std::printf("%s(%08x) = %08x\n", v.name, specials[i], bits(x[i]));
         ++failures;
       }
+    }
   }
   std::printf("%d wrong\n", failures);
   return failures != 0;
@@ -953,7 +958,8 @@ class RvvReluTest(unittest.TestCase):
             self.assertEqual(result.returncode, 0, result.stderr)
             main = os.path.join(tmp, "main.cpp")
             with open(main, "w") as f:
-                f.write(RELU_MAIN)
+                f.write("static constexpr bool kAddsZero = false;\n"
+                        + SPECIALS_MAIN)
             exe = os.path.join(tmp, "relu")
             subprocess.run([TARGETS["riscv64"]["cxx"], "-O1", "-static", main,
                             obj, "-o", exe], check=True, timeout=300)
@@ -963,3 +969,92 @@ class RvvReluTest(unittest.TestCase):
                 capture_output=True, text=True, timeout=60)
             self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
             self.assertIn("0 wrong", out.stdout)
+
+
+# The seven variants of SPECIALS_MAIN as GEMM kernels, C[1x16] = act(C +
+# A * B) with K = 1 and A = B = 0 (so C = act(C + 0)), each kernel renamed
+# k_<variant> and called on the sixteen values as C.
+KERNEL_WRAPPERS = r"""
+#include <cstdlib>
+#include <cstring>
+#define KERNEL(name)                                                         \
+  extern "C" void k_##name(const float *, const float *, float *, void *);  \
+  extern "C" void name(float *x, long n) {                                   \
+    static float a[1] = {0.0f}, b[16] = {0.0f};                              \
+    long *ws = static_cast<long *>(std::aligned_alloc(64, 4096));            \
+    std::memset(ws, 0, 4096);                                                \
+    ws[8] = 1;  /* lda, at byte 64 */                                        \
+    ws[9] = 16; /* ldb */                                                    \
+    ws[10] = 16; /* ldc */                                                   \
+    k_##name(a, b, x, ws);                                                   \
+    std::free(ws);                                                           \
+    (void)n;                                                                 \
+  }
+KERNEL(relu)
+KERNEL(relu6)
+KERNEL(hardtanh)
+KERNEL(floor_half)
+KERNEL(torch_clamp)
+KERNEL(leaky_half)
+KERNEL(leaky_six)
+"""
+
+# The requests' epilogue fields for SPECIALS_MAIN's variants.
+SPECIALS_EPILOGUES = {
+    "relu": {"relu": True},
+    "relu6": {"relu": True, "relu_max": 6.0},
+    "hardtanh": {"relu": True, "relu_min": -1.5, "relu_max": 6.0},
+    "floor_half": {"relu": True, "relu_min": 0.5},
+    "torch_clamp": {"relu": True, "relu_min": -1.5, "relu_max": 6.0,
+                    "relu_nan_to_floor": True},
+    "leaky_half": {"leaky_relu": 0.5},
+    "leaky_six": {"leaky_relu": 6.0},
+}
+
+
+class AArch64EpilogueSpecialsTest(unittest.TestCase):
+    """NEON's and SVE's epilogues, in whole kernels, on the same special
+    values as RvvReluTest: relu and its clamps keep a NaN (FMAX, FMIN),
+    torch-mlir's clamp makes it the floor (FMAXNM), leaky relu keeps it;
+    -0, infinities, denormals and the largest finite values as
+    arith.maximumf and minimumf have them. Run under qemu-aarch64 on a
+    Cortex-A76 (NEON) and at 256-bit SVE."""
+
+    def test_special_values_through_each_epilogue(self):
+        missing = missing_tools("aarch64")
+        if missing:
+            self.skipTest("needs " + ", ".join(missing)
+                          + " (scripts/setup.sh installs them)")
+        for isa, make, cpu in (
+                ("neon", lambda **f: neon(nr=16, **f), "cortex-a76"),
+                ("sve", lambda **f: sve(vlen=256, nr=16, **f),
+                 "max,sve256=on")):
+            with self.subTest(isa=isa), \
+                    tempfile.TemporaryDirectory() as tmp:
+                objs = []
+                for name, fields in SPECIALS_EPILOGUES.items():
+                    text = run(json.dumps(make(m=1, n=16, k=1, mr=1,
+                                               **fields)))
+                    symbol = header(text, "symbol")
+                    obj = os.path.join(tmp, name + ".o")
+                    result = assemble_for(
+                        "aarch64", text.replace(symbol, "k_" + name), obj)
+                    self.assertEqual(result.returncode, 0, result.stderr)
+                    objs.append(obj)
+                main = os.path.join(tmp, "main.cpp")
+                with open(main, "w") as f:
+                    f.write("static constexpr bool kAddsZero = true;\n"
+                            + SPECIALS_MAIN + KERNEL_WRAPPERS)
+                exe = os.path.join(tmp, "specials")
+                subprocess.run([TARGETS["aarch64"]["cxx"], "-O1", "-static",
+                                main, *objs, "-o", exe], check=True,
+                               timeout=300)
+                out = subprocess.run([TARGETS["aarch64"]["qemu"], "-cpu", cpu,
+                                      exe], capture_output=True, text=True,
+                                     timeout=60)
+                self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+                self.assertIn("0 wrong", out.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
