@@ -18,6 +18,7 @@ import unittest
 
 from qimeng_emitters.errors import RequestError
 from qimeng_emitters.__main__ import run
+from . import specials
 from .support import EMITTER_ROOT, LLVM_MC, emit, header
 
 import json
@@ -829,88 +830,7 @@ class QemuExecutionTest(unittest.TestCase):
 
 
 
-# The epilogue's activations on the values that tell arith.maximumf from
-# IEEE maximumNumber, each variant a function run(x, 16) that the program
-# it is linked into defines (kAddsZero: whether it adds +0 first).
-SPECIALS_MAIN = r"""
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
 
-extern "C" void relu(float *x, long n);
-extern "C" void relu6(float *x, long n);
-extern "C" void hardtanh(float *x, long n);
-extern "C" void floor_half(float *x, long n);
-extern "C" void torch_clamp(float *x, long n);
-extern "C" void leaky_half(float *x, long n);
-extern "C" void leaky_six(float *x, long n);
-
-static uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-static float value(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
-
-// arith.maximumf(x, floor), then arith.minimumf(., bound): a NaN stays a
-// NaN, -0 becomes +0 against the floor 0 and stays -0 against -1.5; with
-// nan_to_floor (torch-mlir's clamp) a NaN becomes the floor.
-// Leaky relu (slope not 0): x > 0 ? x : slope * x, a NaN staying a NaN.
-static bool expected(float x, float got, float floor, float bound,
-                     bool nan_to_floor, float slope) {
-  if (slope != 0.0f && !std::isnan(x))
-    return bits(got) == bits(x > 0.0f ? x : slope * x);
-  if (std::isnan(x) && nan_to_floor)
-    return bits(got) == bits(floor);
-  if (std::isnan(x))
-    return std::isnan(got);
-  float want = x > floor ? x : floor;
-  if (want > bound)
-    want = bound;
-  return bits(got) == bits(want);
-}
-
-struct Variant {
-  const char *name;
-  void (*run)(float *, long);
-  float floor, bound;
-  bool nan_to_floor;
-  float slope;
-};
-
-int main() {
-  const uint32_t specials[16] = {
-      0x7fc00000, 0xffc00000, 0x7f800001, 0xff812345, 0x7f800000,
-      0xff800000, 0x80000000, 0x00000000, 0xbfc00000, 0x40200000,
-      0x40e00000, 0x00000001, 0x80000001, 0x7f7fffff, 0xff7fffff,
-      0x40c00000};
-  const Variant variants[] = {
-      {"relu", relu, 0.0f, INFINITY, false, 0.0f},
-      {"relu6", relu6, 0.0f, 6.0f, false, 0.0f},
-      {"hardtanh", hardtanh, -1.5f, 6.0f, false, 0.0f},
-      {"floor_half", floor_half, 0.5f, INFINITY, false, 0.0f},
-      {"torch_clamp", torch_clamp, -1.5f, 6.0f, true, 0.0f},
-      {"leaky_half", leaky_half, 0.0f, INFINITY, false, 0.5f},
-      {"leaky_six", leaky_six, 0.0f, INFINITY, false, 6.0f}};
-  int failures = 0;
-  for (const Variant &v : variants) {
-    float x[16];
-    for (int i = 0; i < 16; ++i)
-      x[i] = value(specials[i]);
-    v.run(x, 16);
-    for (int i = 0; i < 16; ++i) {
-      float in = value(specials[i]);
-      // A GEMM kernel adds its product (+0 here) to C first: -0 is +0 by
-      // then.
-      if (kAddsZero)
-        in += 0.0f;
-      if (!expected(in, x[i], v.floor, v.bound, v.nan_to_floor, v.slope)) {
-        std::printf("%s(%08x) = %08x\n", v.name, specials[i], bits(x[i]));
-        ++failures;
-      }
-    }
-  }
-  std::printf("%d wrong\n", failures);
-  return failures != 0;
-}
-"""
 
 
 class RvvReluTest(unittest.TestCase):
@@ -959,7 +879,7 @@ class RvvReluTest(unittest.TestCase):
             main = os.path.join(tmp, "main.cpp")
             with open(main, "w") as f:
                 f.write("static constexpr bool kAddsZero = false;\n"
-                        + SPECIALS_MAIN)
+                        + specials.SPECIALS_MAIN)
             exe = os.path.join(tmp, "relu")
             subprocess.run([TARGETS["riscv64"]["cxx"], "-O1", "-static", main,
                             obj, "-o", exe], check=True, timeout=300)
@@ -969,47 +889,6 @@ class RvvReluTest(unittest.TestCase):
                 capture_output=True, text=True, timeout=60)
             self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
             self.assertIn("0 wrong", out.stdout)
-
-
-# The seven variants of SPECIALS_MAIN as GEMM kernels, C[1x16] = act(C +
-# A * B) with K = 1 and A = B = 0 (so C = act(C + 0)), each kernel renamed
-# k_<variant> and called on the sixteen values as C.
-KERNEL_WRAPPERS = r"""
-#include <cstdlib>
-#include <cstring>
-#define KERNEL(name)                                                         \
-  extern "C" void k_##name(const float *, const float *, float *, void *);  \
-  extern "C" void name(float *x, long n) {                                   \
-    static float a[1] = {0.0f}, b[16] = {0.0f};                              \
-    long *ws = static_cast<long *>(std::aligned_alloc(64, 4096));            \
-    std::memset(ws, 0, 4096);                                                \
-    ws[8] = 1;  /* lda, at byte 64 */                                        \
-    ws[9] = 16; /* ldb */                                                    \
-    ws[10] = 16; /* ldc */                                                   \
-    k_##name(a, b, x, ws);                                                   \
-    std::free(ws);                                                           \
-    (void)n;                                                                 \
-  }
-KERNEL(relu)
-KERNEL(relu6)
-KERNEL(hardtanh)
-KERNEL(floor_half)
-KERNEL(torch_clamp)
-KERNEL(leaky_half)
-KERNEL(leaky_six)
-"""
-
-# The requests' epilogue fields for SPECIALS_MAIN's variants.
-SPECIALS_EPILOGUES = {
-    "relu": {"relu": True},
-    "relu6": {"relu": True, "relu_max": 6.0},
-    "hardtanh": {"relu": True, "relu_min": -1.5, "relu_max": 6.0},
-    "floor_half": {"relu": True, "relu_min": 0.5},
-    "torch_clamp": {"relu": True, "relu_min": -1.5, "relu_max": 6.0,
-                    "relu_nan_to_floor": True},
-    "leaky_half": {"leaky_relu": 0.5},
-    "leaky_six": {"leaky_relu": 6.0},
-}
 
 
 class AArch64EpilogueSpecialsTest(unittest.TestCase):
@@ -1029,31 +908,16 @@ class AArch64EpilogueSpecialsTest(unittest.TestCase):
                 ("neon", lambda **f: neon(nr=16, **f), "cortex-a76"),
                 ("sve", lambda **f: sve(vlen=256, nr=16, **f),
                  "max,sve256=on")):
-            with self.subTest(isa=isa), \
-                    tempfile.TemporaryDirectory() as tmp:
-                objs = []
-                for name, fields in SPECIALS_EPILOGUES.items():
-                    text = run(json.dumps(make(m=1, n=16, k=1, mr=1,
-                                               **fields)))
-                    symbol = header(text, "symbol")
-                    obj = os.path.join(tmp, name + ".o")
-                    result = assemble_for(
-                        "aarch64", text.replace(symbol, "k_" + name), obj)
-                    self.assertEqual(result.returncode, 0, result.stderr)
-                    objs.append(obj)
-                main = os.path.join(tmp, "main.cpp")
-                with open(main, "w") as f:
-                    f.write("static constexpr bool kAddsZero = true;\n"
-                            + SPECIALS_MAIN + KERNEL_WRAPPERS)
-                exe = os.path.join(tmp, "specials")
-                subprocess.run([TARGETS["aarch64"]["cxx"], "-O1", "-static",
-                                main, *objs, "-o", exe], check=True,
-                               timeout=300)
-                out = subprocess.run([TARGETS["aarch64"]["qemu"], "-cpu", cpu,
-                                      exe], capture_output=True, text=True,
-                                     timeout=60)
-                self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
-                self.assertIn("0 wrong", out.stdout)
+            with self.subTest(isa=isa):
+                specials.check_kernels(
+                    self, make,
+                    lambda text, obj: assemble_for("aarch64", text, obj),
+                    lambda sources, exe: subprocess.run(
+                        [TARGETS["aarch64"]["cxx"], "-O1", "-static",
+                         *sources, "-o", exe], check=True, timeout=300),
+                    lambda exe, cpu=cpu: subprocess.run(
+                        [TARGETS["aarch64"]["qemu"], "-cpu", cpu, exe],
+                        capture_output=True, text=True, timeout=60))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ import subprocess
 import tempfile
 import unittest
 
-from .support import LLVM_MC, assemble, cpu_has, emit, header, request
+from . import specials
+from .support import (LLVM_MC, assemble, cpu_has, emit, header, request,
+                      runs_kernels)
 
 GCC = shutil.which("gcc")
 
@@ -680,6 +682,38 @@ class ExecutionTest(HarnessTest):
                 status, output = self.run_kernel(name, req)
                 self.assertEqual(status, 1, output)
                 self.assertIn("bad elements", output)
+
+
+@runs_kernels("avx2", "fma")
+class X86EpilogueSpecialsTest(unittest.TestCase):
+    """The x86 epilogues, in whole kernels, on the special values of
+    tests/specials.py: relu and its clamps keep a NaN (the accumulator the
+    second operand of VMAXPS and VMINPS), torch-mlir's clamp makes it the
+    floor (the floor second), leaky relu keeps it; -0, infinities,
+    denormals and the largest finite values as arith.maximumf and minimumf
+    have them. AVX2 on full tiles and in the spill loop of a tile short of
+    columns (a 24-column block), and AVX-512 where the host has it."""
+
+    def test_special_values_through_each_epilogue(self):
+        gxx = shutil.which("g++")
+        if not gxx:
+            self.skipTest("no g++ on PATH")
+        for name, isa, nr in (("avx2", "avx2", 16),
+                              ("avx2_spill", "avx2", 24),
+                              ("avx512", "avx512", 16)):
+            with self.subTest(name=name):
+                if isa == "avx512" and not cpu_has("avx512f"):
+                    self.skipTest("host CPU lacks avx512f")
+                specials.check_kernels(
+                    self,
+                    lambda isa=isa, nr=nr, **f: request(isa=isa, nr=nr,
+                                                        nc=48, **f),
+                    assemble,
+                    lambda sources, exe: subprocess.run(
+                        [gxx, "-O1", *sources, "-o", exe], check=True,
+                        timeout=300),
+                    lambda exe: subprocess.run([exe], capture_output=True,
+                                               text=True, timeout=60))
 
 
 if __name__ == "__main__":
