@@ -8,6 +8,20 @@
 
 using namespace qimeng;
 
+/// The activation's own checks (Activation::problem), and leaky relu on
+/// f32 kernels only (the bf16, f16 and 8-bit emitters take relu and its
+/// clamp).
+static llvm::Error verifyActivation(const Activation &activation,
+                                    GemmPrecision precision) {
+  if (auto problem = activation.problem())
+    return llvm::createStringError(*problem);
+  if (activation.leakySlope && precision != GemmPrecision::F32)
+    return llvm::createStringError(
+        "leaky relu is an f32 kernel's epilogue (the bf16, f16 and 8-bit "
+        "kernels take relu and its clamp)");
+  return llvm::Error::success();
+}
+
 GemmDesc GemmDesc::packed(int64_t m, int64_t n, int64_t k, bool transA,
                           bool transB) {
   GemmDesc d;
@@ -75,13 +89,7 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         "a prepacked B is for the bf16 and 8-bit kernels, with N and K "
         "static (the layout spans them)");
-  if (auto problem = activation.problem())
-    return llvm::createStringError(*problem);
-  if (activation.leakySlope && precision != GemmPrecision::F32)
-    return llvm::createStringError(
-        "leaky relu is an f32 kernel's epilogue (the bf16, f16 and 8-bit "
-        "kernels take relu and its clamp)");
-  return llvm::Error::success();
+  return verifyActivation(activation, precision);
 }
 
 GemmDesc GemmDesc::withPaddedLeadingDims(int64_t pad) const {
@@ -369,13 +377,7 @@ llvm::Error ConvDesc::verify() const {
                       str())
             .str());
   }
-  if (auto problem = activation.problem())
-    return llvm::createStringError(*problem);
-  if (activation.leakySlope && precision != GemmPrecision::F32)
-    return llvm::createStringError(
-        "leaky relu is an f32 kernel's epilogue (the bf16, f16 and 8-bit "
-        "kernels take relu and its clamp)");
-  return llvm::Error::success();
+  return verifyActivation(activation, precision);
 }
 
 std::string ConvDesc::str() const {

@@ -453,31 +453,55 @@ TEST(ConvKernelTest, EpiloguesValidate) {
     }
 }
 
+/// Builds `built`'s kernel (the small config) and validates it as each
+/// claimed descriptor: it must pass exactly where the claim says so.
+void expectVerdicts(const ConvDesc &built,
+                    llvm::ArrayRef<std::pair<ConvDesc, bool>> claims) {
+  auto loaded = buildConvKernel(built, smallConfig(built), host(),
+                                EmitterOptions::defaults(), "");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  GemmKernelFn fn = loaded->jit->gemm();
+  for (const auto &[claimed, passes] : claims) {
+    auto report = validateConv(
+        claimed,
+        [fn](const float *i, const float *f, float *o, void *ws) {
+          fn(i, f, o, ws);
+        },
+        loaded->emitted.workspaceBytes);
+    ASSERT_TRUE(static_cast<bool>(report))
+        << llvm::toString(report.takeError());
+    EXPECT_EQ(report->passed, passes) << claimed.str() << report->failure;
+  }
+}
+
+TEST(ConvKernelTest, WrongNanRuleIsCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // relu that keeps a NaN checked as torch's clamp, which makes it the
+  // floor: validation's NaN in the input's first element shows it in the
+  // first pixel; the kernel passes as itself.
+  for (ConvDesc built : {nhwc(1, 9, 9, 4, 8, 3), nchw(1, 10, 10, 8, 8, 3)}) {
+    built.bias = built.activation.relu = true;
+    ConvDesc claimed = built;
+    claimed.activation.nanToFloor = true;
+    expectVerdicts(built, {{built, true}, {claimed, false}});
+  }
+}
+
 TEST(ConvKernelTest, MissingEpilogueIsCaught) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // A kernel without the epilogue (or without overwrite), checked as one
   // with it: the bias, the negative sums and the NaN in the output show.
-  for (ConvDesc plain : {nhwc(1, 9, 9, 4, 8, 3), nchw(1, 10, 10, 8, 8, 3)})
+  for (ConvDesc plain : {nhwc(1, 9, 9, 4, 8, 3), nchw(1, 10, 10, 8, 8, 3)}) {
+    std::vector<std::pair<ConvDesc, bool>> claims;
     for (int e = 1; e < 8; e <<= 1) {
-      auto loaded = buildConvKernel(plain, smallConfig(plain), host(),
-                                    EmitterOptions::defaults(), "");
-      ASSERT_TRUE(static_cast<bool>(loaded))
-          << llvm::toString(loaded.takeError());
-      GemmKernelFn fn = loaded->jit->gemm();
       ConvDesc claimed = plain;
       claimed.overwrite = e & 1;
       claimed.bias = e & 2;
       claimed.activation.relu = e & 4;
-      auto report = validateConv(
-          claimed,
-          [fn](const float *i, const float *f, float *o, void *ws) {
-            fn(i, f, o, ws);
-          },
-          loaded->emitted.workspaceBytes);
-      ASSERT_TRUE(static_cast<bool>(report))
-          << llvm::toString(report.takeError());
-      EXPECT_FALSE(report->passed) << claimed.str();
+      claims.push_back({claimed, false});
     }
+    expectVerdicts(plain, claims);
+  }
 }
 
 TEST(ConvKernelTest, OddShapesValidateInBothLayouts) {

@@ -127,6 +127,33 @@ TEST_P(CrossValidationTest, AKernelWithoutTheEpilogueFailsItsCheck) {
   EXPECT_TRUE(good.report.passed) << good.report.failure;
 }
 
+TEST_P(CrossValidationTest, AWrongNanRuleFailsItsCheck) {
+  Target target = targetOf(GetParam().target);
+  if (std::string why = missingTools(target); !why.empty())
+    GTEST_SKIP() << why;
+  // relu that keeps a NaN (FMAX) and torch's clamp that makes it the floor
+  // (FMAXNM) agree on every number: the check's NaN in A's last row tells
+  // them apart, each way; each passes as itself.
+  GemmDesc keeps = runtimeLdGemm(19, 23, 13);
+  keeps.activation.relu = true;
+  keeps.activation.bound = 6.0f;
+  GemmDesc floors = keeps;
+  floors.activation.nanToFloor = true;
+  QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(keeps), target));
+  for (auto [built, claimed] : {std::pair(keeps, floors), {floors, keeps}}) {
+    QM_ASSERT_EXPECTED(
+        kernel,
+        emitGemmKernel(built, config, EmitterOptions::defaults(), "", &target));
+    QM_ASSERT_EXPECTED(right, validateGemmCross(built, target, kernel));
+    EXPECT_TRUE(right.report.passed) << right.report.failure;
+    QM_ASSERT_EXPECTED(wrong, validateGemmCross(claimed, target, kernel));
+    EXPECT_FALSE(wrong.report.passed) << claimed.str();
+    EXPECT_NE(wrong.report.failure.find("a NaN input's result"),
+              std::string::npos)
+        << wrong.report.failure;
+  }
+}
+
 TEST_P(CrossValidationTest, TransposedAPasses) {
   Target target = targetOf(GetParam().target);
   if (std::string why = missingTools(target); !why.empty())

@@ -632,6 +632,20 @@ TEST(GemmKernelTest, MissingReluBoundIsCaught) {
   expectFailsAs(relu, {bounded, floored});
 }
 
+TEST(GemmKernelTest, WrongNanRuleIsCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // relu that keeps a NaN and torch's clamp that makes it the floor agree
+  // on every number: validation's NaN in A's last row tells them apart,
+  // each way (and leaky relu, which keeps it, from the clamp).
+  GemmDesc keeps = GemmDesc::packed(13, 33, 37);
+  keeps.activation.relu = true;
+  keeps.activation.floor = -1.0f;
+  GemmDesc floors = keeps;
+  floors.activation.nanToFloor = true;
+  expectFailsAs(keeps, {floors});
+  expectFailsAs(floors, {keeps});
+}
+
 TEST(GemmKernelTest, WrongLeakySlopeIsCaught) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // A leaky relu kernel of slope 1/8 checked as slope 1/4, as relu and

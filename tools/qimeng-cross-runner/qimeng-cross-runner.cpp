@@ -333,6 +333,10 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
     for (int64_t i = 0; i < p.m; ++i)
       for (int64_t j = 0; j < p.n; ++j)
         c.data()[i * p.ldc + j] = gen.next();
+  // A(m - 1, 0) NaN: the last row's results are the activation's of a NaN
+  // (poisonsWithNan).
+  if (p.m > 0 && p.k > 0 && poisonsWithNan(dist, p.epilogue.activation.any()))
+    a.data()[aAt(p, p.m - 1, 0)] = NAN;
   const std::vector<float> a0 = a.region, b0 = b.region, c0 = c.region;
   Workspace ws(p.workspace, p);
   const Epilogue &e = p.epilogue;
@@ -489,6 +493,10 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
           in.data()[p.inputAt(b, y, x, ch)] = gen.next();
   for (int64_t i = 0; i < flt.size(); ++i)
     flt.data()[i] = gen.next();
+  // The input's first element NaN: the first pixel's results are the
+  // activation's of a NaN (poisonsWithNan).
+  if (poisonsWithNan(dist, p.epilogue.activation.any()))
+    in.data()[p.inputAt(0, 0, 0, 0)] = NAN;
   // The output's values (all of it: its gaps too, which must stay).
   for (int64_t i = 0; i < outSize; ++i)
     if (!p.overwrite || p.outputGap(i))

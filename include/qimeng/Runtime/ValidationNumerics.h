@@ -226,8 +226,20 @@ inline std::string shortNum(double v) {
   return text;
 }
 
-/// |x - ref| / mag, with 0 / 0 = 0 and anything non-finite infinite.
+/// Whether a run of distribution `dist` sets one input element to NaN, for
+/// a kernel with an activation (`hasActivation`): the exact distribution,
+/// where the results that NaN reaches must be the activation of a NaN
+/// (NaN kept; the floor where relu makes it its floor), bit for bit.
+/// Numbers alone would not tell relu's NaN rules apart.
+inline bool poisonsWithNan(Distribution dist, bool hasActivation) {
+  return hasActivation && dist == Distribution::SmallIntegers;
+}
+
+/// |x - ref| / mag, with 0 / 0 = 0 and anything non-finite infinite; 0
+/// for NaN against a NaN reference.
 inline double relativeError(double x, double ref, double mag) {
+  if (std::isnan(ref)) // a NaN input's result: NaN is exact
+    return std::isnan(x) ? 0 : std::numeric_limits<double>::infinity();
   if (!std::isfinite(x))
     return std::numeric_limits<double>::infinity();
   double err = std::fabs(x - ref);
@@ -250,6 +262,14 @@ inline bool smallIntegersAreExact(int64_t k) {
 /// when it passes: bit for bit when `exact`, else within `bound` * size.
 inline std::string elementFailure(float got, double want, double size,
                                   bool exact, double bound) {
+  // A NaN among the element's inputs (nanRow): the activation keeps it,
+  // or makes it its floor, exactly.
+  if (std::isnan(want))
+    return std::isnan(got) ? "" : " (a NaN input's result is NaN)";
+  if (std::isnan(size))
+    return bitsOf(got) == bitsOf(float(want))
+               ? ""
+               : " (a NaN input's result is the floor, exactly)";
   if (!std::isfinite(got) && std::isfinite(want))
     return " (fp64)";
   if (exact && bitsOf(got) != bitsOf(float(want)))
