@@ -25,8 +25,7 @@ from .errors import RequestError
 from .fields import (bool_field, cache_blocks, check_known,
                      check_target_features, float_bits, int_field, isa_field,
                      leading_dims, leaky_relu_field, relu_bounds,
-                     relu_nan_to_floor_field,
-                     relu_suffix, round_up)
+                     relu_nan_to_floor_field, relu_suffix, round_up)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd, xmm)
 
