@@ -8,17 +8,12 @@
 
 using namespace qimeng;
 
-/// The activation's own checks (Activation::problem), and leaky relu on
-/// f32 kernels only (the bf16, f16 and 8-bit emitters take relu and its
-/// clamp).
-static llvm::Error verifyActivation(const Activation &activation,
-                                    GemmPrecision precision) {
+/// The activation's own checks (Activation::problem). Every
+/// floating-point kernel takes each activation; the 8-bit ones take none
+/// (GemmDesc::verify and ConvDesc::verify say so first).
+static llvm::Error verifyActivation(const Activation &activation) {
   if (auto problem = activation.problem())
     return llvm::createStringError(*problem);
-  if (activation.leakySlope && precision != GemmPrecision::F32)
-    return llvm::createStringError(
-        "leaky relu is an f32 kernel's epilogue (the bf16, f16 and 8-bit "
-        "kernels take relu and its clamp)");
   return llvm::Error::success();
 }
 
@@ -89,7 +84,7 @@ llvm::Error GemmDesc::verify() const {
     return llvm::createStringError(
         "a prepacked B is for the bf16 and 8-bit kernels, with N and K "
         "static (the layout spans them)");
-  return verifyActivation(activation, precision);
+  return verifyActivation(activation);
 }
 
 GemmDesc GemmDesc::withPaddedLeadingDims(int64_t pad) const {
@@ -377,7 +372,7 @@ llvm::Error ConvDesc::verify() const {
                       str())
             .str());
   }
-  return verifyActivation(activation, precision);
+  return verifyActivation(activation);
 }
 
 std::string ConvDesc::str() const {

@@ -338,11 +338,11 @@ qimeng::describeConv(linalg::LinalgOp op,
                         d.outputIsDense();
     std::optional<ElementwiseEpilogue> e;
     if (init->op && foldBiasInit)
-      e = matchElementwiseEpilogue(op, output, init->op, channel,
-                                   /*biasAllowed=*/!d.bias, /*goingAway=*/{},
-                                   /*halfType=*/{}, /*sliceOutput=*/slices,
-                                   /*leakyAllowed=*/d.precision ==
-                                       GemmPrecision::F32);
+      e = matchElementwiseEpilogue(
+          op, output, init->op, channel,
+          /*biasAllowed=*/!d.bias, /*goingAway=*/{},
+          /*halfType=*/{}, /*sliceOutput=*/slices,
+          /*leakyAllowed=*/!isIntegerPrecision(d.precision));
     if (e && e->output.getType() != output.getType()) {
       SmallVector<StrideAssumption> sliceAssumed;
       std::string why;

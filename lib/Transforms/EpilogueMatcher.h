@@ -100,8 +100,9 @@ struct ElementwiseEpilogue {
 /// nothing touches through any view from `producer` to the generic and
 /// `producer` does not read (a channel slice of a concatenation written in
 /// place); its strides are the caller's to check. With `leakyAllowed` (the
-/// caller's kernel takes it: f32) a generic may apply leaky relu instead
-/// of relu and its clamp (torch-mlir's, JAX's and TOSA's forms).
+/// caller's kernel takes it: f32, bf16 and f16, not 8-bit) a generic may
+/// apply leaky relu instead of relu and its clamp (torch-mlir's, JAX's
+/// and TOSA's forms).
 std::optional<ElementwiseEpilogue> matchElementwiseEpilogue(
     mlir::Operation *producer, mlir::Value c, mlir::Operation *cInit,
     unsigned biasDim, bool biasAllowed,

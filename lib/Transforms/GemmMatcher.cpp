@@ -121,7 +121,7 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
       /*biasAllowed=*/out.gemm.bias == GemmBias::None,
       /*goingAway=*/{}, halfType,
       /*sliceOutput=*/out.gemm.precision == GemmPrecision::F32,
-      /*leakyAllowed=*/out.gemm.precision == GemmPrecision::F32);
+      /*leakyAllowed=*/!isIntegerPrecision(out.gemm.precision));
   if (!e)
     return;
   GemmDesc &d = out.gemm;

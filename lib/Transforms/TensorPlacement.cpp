@@ -160,11 +160,12 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
   bufferization::ToTensorOp last = result;
   Value lastBuffer = out;
   auto outAlloc = out.getDefiningOp<memref::AllocOp>();
-  // Leaky relu fuses into f32 kernels only (EpilogueMatcher.h).
-  const bool f32Operands =
+  // Leaky relu fuses into the floating-point kernels (f32, bf16, f16),
+  // not the 8-bit ones (EpilogueMatcher.h).
+  const bool floatOperands =
       llvm::all_of(onBuffers->getOperandTypes(), [](Type t) {
         auto shaped = dyn_cast<ShapedType>(t);
-        return !shaped || shaped.getElementType().isF32();
+        return !shaped || isa<FloatType>(shaped.getElementType());
       });
   for (size_t moved = 0;; ++moved) {
     if (!last->hasOneUse())
@@ -205,7 +206,7 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
     std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
         onBuffers, out, initOp, *biasDim,
         /*biasAllowed=*/true, /*goingAway=*/{last, gResult}, /*halfType=*/{},
-        /*sliceOutput=*/false, /*leakyAllowed=*/f32Operands);
+        /*sliceOutput=*/false, /*leakyAllowed=*/floatOperands);
     if (!e || e->ops.size() != moved + 1 ||
         e->ops.back() != onBuffersG.getOperation()) {
       created.rollback();

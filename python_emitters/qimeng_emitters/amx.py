@@ -70,10 +70,9 @@ with TILERELEASE.
 from dataclasses import dataclass
 
 from .errors import RequestError
-from .fields import (bool_field, cache_blocks, check_known,
-                     check_target_features, int_field, leading_dims,
-                     relu_bounds, relu_nan_to_floor_field, relu_suffix,
-                     round_up)
+from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
+                     cache_blocks, check_known, check_target_features,
+                     int_field, leading_dims, read_activation, round_up)
 from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
                       OUTPUT_OFFSET, element_types, emit_block_input_base,
                       emit_column_block_head, emit_epilogue,
@@ -206,8 +205,7 @@ class Params:
             "b_prepacked", "pack_b", "dynamic_m", "dynamic_n", "dynamic_k")
             + _NOT_YET
             + (("a_type",) if kind == "igemm" else
-               (_output_field(kind), "ldd", "bias", "relu", "relu_min",
-                "relu_max", "relu_nan_to_floor")))
+               (_output_field(kind), "ldd", "bias") + ACTIVATION_FIELDS))
         for field in _NOT_YET:
             if request.get(field, False) not in (False, "none"):
                 raise RequestError(
@@ -251,15 +249,14 @@ class Params:
         # (default n); C the earlier blocks' partial sums, scratch to the
         # caller.
         self.half_output = bool_field(request, _output_field(kind))
-        # The epilogue (sbgemm), as dotgemm.py's: + bias[j] (its pointer at
-        # header 112), relu and its bound, where the last kc block stores.
+        # The epilogue (sbgemm, f16), as dotgemm.py's: + bias[j] (its
+        # pointer at header 112), relu and its bound or leaky relu, where
+        # the last kc block stores.
         self.bias = request.get("bias", "none")
         if self.bias not in ("none", "columns"):
             raise RequestError(f"bias {self.bias!r}: an amx kernel adds a "
                                "bias along the columns (\"columns\") or none")
-        self.relu = bool_field(request, "relu")
-        self.relu_min, self.relu_max = relu_bounds(request, self.relu)
-        self.relu_nan_to_floor = relu_nan_to_floor_field(request, self.relu)
+        read_activation(request, self)
         self.relu_min_label = self.relu_max_label = None
         self.ldd = None
         if "ldd" in request and (self.runtime_ld or not self.half_output):
@@ -482,7 +479,7 @@ class Params:
         """The symbol's overwrite and epilogue: `_b0`, `_bias`, `_relu..`."""
         return (f"{'_b0' if self.overwrite else ''}"
                 f"{'_bias' if self.bias == 'columns' else ''}"
-                f"{relu_suffix(self.relu, self.relu_max, self.relu_min, self.relu_nan_to_floor)}")
+                f"{activation_suffix(self)}")
 
     def block_part(self):
         """The symbol's blocking, form, fault and ISA, from `_{MR}x{NR}`."""
@@ -1432,7 +1429,7 @@ def _emit_stage_pointers(asm, p):
 
 
 def _has_epilogue(p):
-    return p.bias != "none" or p.relu
+    return p.bias != "none" or p.relu or p.leaky_slope is not None
 
 
 def _emit_store_last(asm, p):
@@ -1977,10 +1974,9 @@ class AmxConv:
         gemm_fields = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc",
                        "overwrite", "fault", "target_features", "parallel",
                        "a_layout", "b_prepacked")
-        check_known(request, gemm_fields + GEOMETRY_FIELDS + (
-            "runtime_strides", "bias", "relu", "relu_min",
-            "relu_max", "relu_nan_to_floor")
-            + (("a_type",) if integer else ()))
+        typed = ("a_type",) if integer else ("bias",) + ACTIVATION_FIELDS
+        check_known(request, gemm_fields + GEOMETRY_FIELDS
+                    + ("runtime_strides",) + typed)
         self.runtime_strides = runtime_strides_field(request)
         g = self.geometry = conv_geometry(request, ("nhwc_hwcf", "nhwc_fhwc"))
         k = g.kh * g.kw * g.c
@@ -1990,10 +1986,8 @@ class AmxConv:
                 "ldb": g.f, "ldc": g.f}
         if g.layout == "nhwc_fhwc":
             gemm.update(trans_b=True, ldb=k)
-        gemm.update({f: request[f] for f in gemm_fields
-                     + (("a_type",) if integer else ("relu", "relu_min", "relu_max",
-                                                "relu_nan_to_floor"))
-                     if f in request})
+        gemm.update({f: request[f] for f in gemm_fields + typed
+                     if f in request and f != "bias"})
         # A bias per output channel: the GEMM's columns.
         if bool_field(request, "bias"):
             gemm["bias"] = "columns"

@@ -33,7 +33,8 @@ the layout the COMPUTE microkernel reads, so the im2col matrix never exists
 from dataclasses import dataclass
 
 from .errors import RequestError
-from .fields import bool_field, check_known, int_field, relu_suffix, round_up
+from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
+                     check_known, int_field, round_up)
 from .sgemm import KB, LD_OFFSET, PC, Params, emit_row_zero, kernel_text
 from .x86 import back, check_disp, fwd, xmm
 
@@ -43,8 +44,7 @@ LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
                "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
                "target_features", "parallel", "loop_order", "a_layout",
-               "overwrite", "relu", "relu_min", "relu_max",
-               "relu_nan_to_floor", "leaky_relu")
+               "overwrite") + ACTIVATION_FIELDS
 
 # The convolution's scratch slots (bytes into its workspace region).
 KEND_SLOT = 0     # address one past the panel's last column-table entry
@@ -439,8 +439,7 @@ class Conv:
         p = self.gemm
         epilogue = (("_b0" if p.overwrite else "")
                     + ("_bias" if self.bias else "")
-                    + relu_suffix(p.relu, p.relu_max, p.relu_min,
-                                  p.relu_nan_to_floor, p.leaky_slope))
+                    + activation_suffix(p))
         return (f"{self.geometry.symbol_stem()}"
                 f"{'_isrt' if self.runtime_strides else ''}{epilogue}"
                 + (p.blocking_suffix().replace("_arows", "_adirect")

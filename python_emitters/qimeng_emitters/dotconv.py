@@ -61,7 +61,8 @@ from .conv2d import (GEOMETRY_FIELDS, PIECES_STEP, StrideSteps,
                      emit_next_image, gather_dims, runtime_strides_field)
 from .dotgemm import Params, kernel_text
 from .errors import RequestError
-from .fields import bool_field, check_known, relu_suffix, round_up
+from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
+                     check_known, round_up)
 from .x86 import check_disp
 
 #: Layouts whose gathered operand is A (the pixels), and nchw_fchw's B.
@@ -77,7 +78,7 @@ SCRATCH = 64
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "overwrite",
                "fault", "target_features", "parallel", "a_layout",
                "b_prepacked")
-SBGEMM_FIELDS = ("relu", "relu_min", "relu_max", "relu_nan_to_floor")
+SBGEMM_FIELDS = ACTIVATION_FIELDS
 IGEMM_FIELDS = ("a_type",)
 
 
@@ -181,7 +182,7 @@ class DotConv:
                 f"{'_bpre' if p.b_prepacked else ''}"
                 f"{'_b0' if p.overwrite else ''}"
                 f"{'_bias' if p.bias != 'none' else ''}"
-                f"{relu_suffix(p.relu, p.relu_max, p.relu_min, p.relu_nan_to_floor)}"
+                f"{activation_suffix(p)}"
                 f"_{p.mr}x{p.nr}_ku{p.k_unroll}"
                 f"_kc{p.kc}_mc{p.mc}_nc{p.nc}"
                 f"{'_par' if p.parallel else ''}"

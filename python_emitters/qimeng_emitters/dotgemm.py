@@ -90,15 +90,14 @@ from dataclasses import dataclass
 
 from .conv2d import PIECE_BYTES, PIECES_STEP, emit_piece_table
 from .errors import RequestError
-from .fields import (bool_field, cache_blocks, check_known,
-                     check_target_features, int_field, leading_dims,
-                     relu_bounds, relu_nan_to_floor_field, relu_suffix,
-                     round_up)
+from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
+                     cache_blocks, check_known, check_target_features,
+                     int_field, leading_dims, read_activation, round_up)
 # The body's register map is sgemm.py's (docs/KernelContract.md).
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
-from .sgemm import (emit_relu, emit_relu_constants, emit_relu_floor,
-                    relu_max_address)
+from .sgemm import (emit_leaky_relu, emit_relu, emit_relu_constants,
+                    emit_relu_floor, leaky_slope_address, relu_max_address)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd)
 
@@ -238,8 +237,7 @@ class Params:
             "fault", "target_features", "parallel", "dynamic_m", "dynamic_n",
             "dynamic_k", "pack_b", "a_layout", "b_prepacked")
             + (("a_type",) if kind == "igemm" else
-               (half_output_field(kind), "ldd", "bias", "relu",
-                "relu_min", "relu_max", "relu_nan_to_floor")))
+               (half_output_field(kind), "ldd", "bias") + ACTIVATION_FIELDS))
         self.dt = DOT_TYPES[element_types(request, kind)]
         if request.get("isa") != "avx512":
             raise RequestError(
@@ -273,18 +271,16 @@ class Params:
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, self.trans_a, self.trans_b,
             self.dynamic_m, self.dynamic_n, self.dynamic_k)
-        # The epilogue (sbgemm): + bias[j] (its pointer in the header),
-        # then relu and its bound, as sgemm's, where the last kc block
-        # stores C (or D).
+        # The epilogue (sbgemm, shgemm): + bias[j] (its pointer in the
+        # header), then relu and its bound or leaky relu, as sgemm's, where
+        # the last kc block stores C (or D).
         # (Along the rows: an nchw convolution's channels, dotconv.py.)
         self.bias = request.get("bias", "none")
         if self.bias not in ("none", "columns", "rows"):
             raise RequestError(
                 f"bias {self.bias!r}: an sbgemm adds a bias along the "
                 "columns (\"columns\"), the rows (\"rows\") or none")
-        self.relu = bool_field(request, "relu")
-        self.relu_min, self.relu_max = relu_bounds(request, self.relu)
-        self.relu_nan_to_floor = relu_nan_to_floor_field(request, self.relu)
+        read_activation(request, self)
         self.relu_min_label = self.relu_max_label = None
         # D = bf16(C + A * B) (shgemm: f16(...)) from the last kc block.
         output = half_output_field(kind)
@@ -308,13 +304,15 @@ class Params:
                 f"nr = {self.nr} must be a multiple of {LANES} (f32 lanes "
                 "of a zmm register)")
         self.nv = self.nr // LANES
-        # relu's bound waits in the second B register, or the one past A
-        # for a single B vector.
-        if (self.relu_max is not None and self.nv == 1
-                and self.mr + 2 >= REGISTERS):
+        # relu's bound (leaky relu's product) waits in the second B
+        # register, or the one past A for a single B vector.
+        if (self.nv == 1 and self.mr + 2 >= REGISTERS
+                and (self.relu_max is not None
+                     or self.leaky_slope is not None)):
             raise RequestError(
-                f"a {self.mr}x{self.nr} block leaves no register for relu's "
-                "bound")
+                f"a {self.mr}x{self.nr} block leaves no register for "
+                + ("relu's bound" if self.leaky_slope is None
+                   else "leaky relu's product"))
         if self.nv > 7:
             raise RequestError(
                 f"nr = {self.nr}: at most 7 vectors (one mask register "
@@ -503,7 +501,7 @@ class Params:
         store = (f"{'_b0' if self.overwrite else ''}"
                  f"{'_bias' if self.bias == 'columns' else ''}"
                  f"{'_biasrows' if self.bias == 'rows' else ''}"
-                 f"{relu_suffix(self.relu, self.relu_max, self.relu_min, self.relu_nan_to_floor)}"
+                 f"{activation_suffix(self)}"
                  f"{'_o' + self.dt.name if self.half_output else ''}{lds}")
         head = (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
                 f"{'_mrt' if self.dynamic_m else ''}")
@@ -1317,36 +1315,43 @@ def _a_reg(p):
 
 
 def _has_epilogue(p):
-    return p.bias != "none" or p.relu
+    return p.bias != "none" or p.relu or p.leaky_slope is not None
 
 
 def _bound_reg(p):
-    """relu's bound: the second B register, free once the K loop is done,
-    or the register past A's for a single B vector."""
+    """relu's bound (leaky relu's product): the second B register, free
+    once the K loop is done, or the register past A's for a single B
+    vector."""
     return _b_reg(p, 1) if p.nv > 1 else f"%zmm{p.mr * p.nv + p.nv + 1}"
 
 
 def emit_epilogue_setup(asm, p, zero, bound):
     """relu's floor (zero, or relu_min) and its bound broadcast into the
-    registers `zero` and `bound`, where the epilogue has them (these
+    registers `zero` and `bound`, or leaky relu's slope into `zero`
+    (`bound` then takes its products), where the epilogue has them (these
     kernels' and amx.py's)."""
     if p.relu:
         emit_relu_floor(asm, p, zero, f"vpxord {zero}, {zero}, {zero}")
     if p.relu_max is not None:
         asm.ins(f"vbroadcastss {relu_max_address(p)}, {bound}")
+    if p.leaky_slope is not None:
+        asm.ins(f"vbroadcastss {leaky_slope_address(p)}, {zero}")
 
 
 def emit_epilogue(asm, p, acc, bias, zero, bound):
     """acc = epilogue(acc), as sgemm.py's: + bias (VADDPS's operands, with
     a lane mask where it has one: masked-out lanes are not read; None or
     False: no bias), relu (sgemm.emit_relu) and its bound (min keeping
-    NaN); `zero` (the floor) and `bound` from emit_epilogue_setup."""
+    NaN), or leaky relu (sgemm.emit_leaky_relu); `zero` (the floor, or
+    the slope) and `bound` from emit_epilogue_setup."""
     if bias:
         asm.ins(f"vaddps {bias}")
     if p.relu:
         emit_relu(asm, p, acc, zero)
     if p.relu_max is not None:
         asm.ins(f"vminps {acc}, {bound}, {acc}")
+    if p.leaky_slope is not None:
+        emit_leaky_relu(asm, p, acc, zero, bound)
 
 
 def _emit_epilogue_setup(asm, p):

@@ -195,6 +195,27 @@ def leaky_relu_field(request, relu):
     return slope
 
 
+#: The activation's request fields: relu and its clamp, or leaky relu.
+ACTIVATION_FIELDS = ("relu", "relu_min", "relu_max", "relu_nan_to_floor",
+                     "leaky_relu")
+
+
+def read_activation(request, params):
+    """The activation's fields onto a kernel's `params`: relu, relu_min and
+    relu_max (relu_bounds), relu_nan_to_floor, and leaky_slope (leaky
+    relu's slope, or None). Absent fields: no activation."""
+    params.relu = bool_field(request, "relu")
+    params.relu_min, params.relu_max = relu_bounds(request, params.relu)
+    params.relu_nan_to_floor = relu_nan_to_floor_field(request, params.relu)
+    params.leaky_slope = leaky_relu_field(request, params.relu)
+
+
+def activation_suffix(params):
+    """relu_suffix of the activation read_activation set on `params`."""
+    return relu_suffix(params.relu, params.relu_max, params.relu_min,
+                       params.relu_nan_to_floor, params.leaky_slope)
+
+
 def relu_suffix(relu, relu_max, relu_min=None, nan_to_floor=False,
                 leaky_slope=None):
     """The symbol's part for the activation: "_relu", then "_nf" where

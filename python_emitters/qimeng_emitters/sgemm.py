@@ -22,10 +22,10 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 """
 
 from .errors import RequestError
-from .fields import (bool_field, cache_blocks, check_known,
-                     check_target_features, float_bits, int_field, isa_field,
-                     leading_dims, leaky_relu_field, relu_bounds,
-                     relu_nan_to_floor_field, relu_suffix, round_up)
+from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
+                     cache_blocks, check_known, check_target_features,
+                     float_bits, int_field, isa_field, leading_dims,
+                     read_activation, round_up)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd, xmm)
 
@@ -116,8 +116,7 @@ class Params:
             "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
             "target_features", "parallel", "loop_order", "a_layout",
             "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "dynamic_k",
-            "bias", "relu", "relu_min", "relu_max", "relu_nan_to_floor",
-            "leaky_relu"))
+            "bias") + ACTIVATION_FIELDS)
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -145,17 +144,12 @@ class Params:
             raise RequestError(
                 f"unknown bias {self.bias!r}; expected one of "
                 + ", ".join(BIASES))
-        self.relu = bool_field(request, "relu")
         # relu's floor other than 0 (relu is then max(x, relu_min)) and its
         # bound (relu6, hardtanh): min(x, max) after relu, NaN kept
-        # (arith.minimumf).
-        self.relu_min, self.relu_max = relu_bounds(request, self.relu)
-        # relu makes a NaN its floor (torch-mlir's clamp) instead of
-        # keeping it.
-        self.relu_nan_to_floor = relu_nan_to_floor_field(request, self.relu)
-        # Leaky relu's slope, or None: x > 0 ? x : slope * x, where relu
-        # would be.
-        self.leaky_slope = leaky_relu_field(request, self.relu)
+        # (arith.minimumf); relu_nan_to_floor: relu makes a NaN its floor
+        # (torch-mlir's clamp) instead of keeping it. Or leaky relu's
+        # slope (leaky_slope): x > 0 ? x : slope * x, where relu would be.
+        read_activation(request, self)
         # C = A * B: the first kc block stores the accumulators, C is never
         # read (a zero-filled C whose fill the pass removed).
         self.overwrite = bool_field(request, "overwrite")
@@ -387,8 +381,7 @@ class Params:
                 + ("_krt" if self.dynamic_k else "")
                 + ("_b0" if self.overwrite else "")
                 + ("_bias" if self.bias != "none" else "")
-                + relu_suffix(self.relu, self.relu_max, self.relu_min,
-                              self.relu_nan_to_floor, self.leaky_slope))
+                + activation_suffix(self))
         lds = "_ldrt" if self.runtime_ld else (
             f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
         return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}{lds}"
@@ -1076,17 +1069,17 @@ def _bound_register(p):
     return p.isa.reg(p.mr * p.nv + 3)
 
 
-def emit_relu_constants(asm, p, leaky_slope=None):
+def emit_relu_constants(asm, p):
     """relu's floor (relu_min, where not 0) and bound (relu_max), or leaky
-    relu's slope, as data in the body (jumped over), where the epilogue
-    loads them from (%rip-relative: resolved by the assembler, no
-    relocation). Sets p.relu_min_label, p.relu_max_label and (with a
-    slope) p.leaky_slope_label (these kernels', dotgemm.py's and amx.py's,
-    which take no slope)."""
+    relu's slope (leaky_slope), as data in the body (jumped over), where
+    the epilogue loads them from (%rip-relative: resolved by the
+    assembler, no relocation). Sets p.relu_min_label, p.relu_max_label and
+    (with a slope) p.leaky_slope_label (these kernels', dotgemm.py's and
+    amx.py's)."""
     p.relu_min_label = p.relu_max_label = None
     constants = [(name, value) for name, value in (
         ("floor", p.relu_min), ("bound", p.relu_max),
-        ("slope", leaky_slope)) if value is not None]
+        ("slope", p.leaky_slope)) if value is not None]
     if not constants:
         return
     over = asm.label("past relu's constants")
@@ -1584,7 +1577,7 @@ def _emit_body(p):
     else:
         conv.emit_save_pointers(asm)
     asm.ins("movq %rcx, %rbx")
-    emit_relu_constants(asm, p, p.leaky_slope)
+    emit_relu_constants(asm, p)
     no_k = asm.label("K < 0: no size, nothing to do" if p.stores_at_zero_k
                      else "K = 0: C stays as it is")
     if p.stores_at_zero_k:

@@ -4,12 +4,14 @@ kernels run on this CPU by the dot GEMMs' harnesses (test_dotgemm.py:
 exact small-integer operands against a reference, NaN-poisoned or
 sentinel C, guards after C, A and B unchanged); broken variants caught."""
 
+import subprocess
 import unittest
 
 from qimeng_emitters.amx import emit as emit_amx
 from qimeng_emitters.errors import RequestError
 
-from .support import RefusalTestCase, emit, header, runs_kernels
+from .support import (LLVM_MC, RefusalTestCase, emit, header,
+                      requires_llvm_mc, runs_kernels)
 from .test_dotconv import HARNESS as CONV_HARNESS
 from .test_dotconv import DotConvExecutionTest
 from .test_dotgemm import (F16_HARNESS, INT8_HARNESS, HarnessTest,
@@ -97,6 +99,32 @@ class RequestTest(RefusalTestCase):
         self.assertTrue(header(emit(f16_request()),
                                "symbol").endswith("_x86_64_amxbf16"))
 
+    @requires_llvm_mc
+    def test_leaky_relu_assembles(self):
+        """Leaky relu on every path that stores through the epilogue (the
+        row stores, the transposed product's, f16's, a convolution's):
+        the slope's symbol part, the product and the choice (max below a
+        slope of 1, min above), assembled (they run on AMX hosts only:
+        the execution tests)."""
+        for req, choose in (
+                (request(bias="columns", leaky_relu=0.25), "vmaxps"),
+                (request(leaky_relu=4.0, k=64, kc=64, **TRANSPOSED),
+                 "vminps"),
+                (f16_request(leaky_relu=0.25, f16_output=True), "vmaxps"),
+                (conv_request(bias=True, leaky_relu=4.0), "vminps")):
+            with self.subTest(req=req):
+                text = emit(req)
+                slope = req["leaky_relu"]
+                self.assertIn("_leaky3e800000" if slope == 0.25
+                              else "_leaky40800000", header(text, "symbol"))
+                self.assertRegex(text, r"vmulps %zmm\d+, %zmm\d+, %zmm\d+")
+                self.assertIn(choose, text)
+                proc = subprocess.run(
+                    [LLVM_MC, "-triple=x86_64-unknown-linux-gnu",
+                     "-mattr=" + AmxHarness.MATTR, "-filetype=null"],
+                    input=text, capture_output=True, text=True, timeout=60)
+                self.assertEqual((proc.returncode, proc.stderr), (0, ""))
+
     def test_header_and_dispatch(self):
         """The protocol's entry point sends isa amx to amx.py: the tile
         instructions, the permission request, the configuration and the
@@ -175,6 +203,9 @@ class Bf16ExecutionTest(AmxHarness):
             "relu6_bf16_output": request(relu=True, relu_max=6.0,
                                          bf16_output=True, overwrite=True,
                                          trans_b=True),
+            "bias_leaky_blocks": request(bias="columns", leaky_relu=0.25,
+                                         m=100, n=150, k=301, kc=64, mc=64,
+                                         nc=96),
             "bias_one_tile": request(bias="columns", mr=16, nr=16, kc=32,
                                      mc=32, nc=32, overwrite=True),
             "bf16_output_immediate": request(bf16_output=True,
@@ -227,6 +258,9 @@ class Bf16ExecutionTest(AmxHarness):
                                            bias="columns", relu=True,
                                            relu_max=6.0, overwrite=True,
                                            **TRANSPOSED),
+            "transposed_steep_leaky": request(m=37, n=45, k=64, kc=64,
+                                              bias="columns",
+                                              leaky_relu=4.0, **TRANSPOSED),
             "transposed_bf16_output": request(m=16, n=70, k=128, kc=64,
                                               mr=16, bf16_output=True,
                                               **TRANSPOSED),
@@ -398,6 +432,8 @@ class F16ExecutionTest(AmxHarness):
             "wide_panels": f16_request(m=9, n=600, k=20, nc=576),
             "bias_relu": f16_request(bias="columns", relu=True,
                                      overwrite=True, m=70, k=100, kc=48),
+            "bias_leaky": f16_request(bias="columns", leaky_relu=0.25,
+                                      m=70, k=100, kc=48),
             # B stored N x K (torch's linear weights): each column's k
             # split as they lie, 16 columns transposed into a tile.
             "trans_b": f16_request(trans_b=True),
@@ -506,6 +542,7 @@ def packed_conv_cases():
                                            mc=32, nc=32),
         "runtime_strides": conv_request(runtime_strides=True),
         "bias_relu": conv_request(bias=True, relu=True, overwrite=True),
+        "bias_leaky": conv_request(bias=True, leaky_relu=0.25),
     }
 
 

@@ -99,6 +99,7 @@ int main(int argc, char **argv) {
       }
       if (epi & 1) s += bias[f];
       if ((epi & 2) && s < 0) s = 0;
+      if ((epi & 4) && s < 0) s *= 0.25;  /* leaky relu */
       R[o] = s;
     }
   int64_t *Wk = aligned_alloc(64, (ws + 63) / 64 * 64);
@@ -199,7 +200,8 @@ class DotConvExecutionTest(KernelHarness):
                 1 if req.get("overwrite") else 0,
                 1 if req.get("runtime_strides") else 0,
                 (1 if req.get("bias") else 0)
-                | (2 if req.get("relu") else 0), split]
+                | (2 if req.get("relu") else 0)
+                | (4 if req.get("leaky_relu") == 0.25 else 0), split]
         return self.run_harness(name, text, args + prepacked_b_args(text))
 
     def check(self, name, req, **kwargs):
@@ -220,6 +222,7 @@ class DotConvExecutionTest(KernelHarness):
                   "kc": 32, "f": 40}),
         ("overwrite", {"overwrite": True}),
         ("epilogue", {"bias": True, "relu": True}),
+        ("leaky", {"bias": True, "leaky_relu": 0.25}),
         ("one_block", {"kh": 1, "kw": 1, "c": 24, "kc": 24}),
     ]
 
@@ -381,6 +384,8 @@ class DotConvExecutionTest(KernelHarness):
                             "nr": 16}),
         # A bias per channel: along the GEMM's rows (8 a tile, 37 filters).
         ("bias_relu", {"bias": True, "relu": True, "w": 20, "nr": 16}),
+        ("bias_leaky", {"bias": True, "leaky_relu": 0.25, "w": 20,
+                        "nr": 16}),
         ("rt", {"runtime_strides": True, "w": 20, "nr": 16}),
         # The filter read where it lies (an s8 one signed, B plus 128).
         ("direct", {"a_layout": "direct", "c": 8, "w": 20, "nr": 16,
@@ -400,8 +405,8 @@ class DotConvExecutionTest(KernelHarness):
             with self.subTest("s8 " + name):
                 ireq = dict(req, kind="iconv2d", a_type="s8",
                             kc=16 if req["kc"] == 12 else req["kc"])
-                ireq.pop("relu", None)
-                ireq.pop("bias", None)
+                for field in ("relu", "leaky_relu", "bias"):
+                    ireq.pop(field, None)
                 self.check("nchw_s8_" + name, ireq)
         view = [6 * 8 * 23 + 5, 8 * 23, 23]
         self.check("nchw_view", request(layout="nchw_fchw", w=20, nr=16,

@@ -30,7 +30,8 @@ BASE = {"version": 1, "kind": "sbgemm", "isa": "avx512", "m": 37, "n": 45,
 # the sums of most cases need more than bf16's 8 bits), C only outside its
 # M x N elements (the kernel's scratch inside); then the epilogue: bit 0 a
 # bias per column (its pointer in the header), bit 1 relu, bit 2 relu's
-# bound 6, bit 3 relu's floor -2.5 instead of 0.
+# bound 6, bit 3 relu's floor -2.5 instead of 0, bit 4 leaky relu of slope
+# 0.25, bit 5 of slope 4.
 # The reference packer of a prepacked B (b_prepacked; docs/KernelContract.md,
 # "B prepacked"), shared by the harnesses: per NR-wide sliver of N, k_groups
 # groups of NR dwords, each dword the k of one group of one column (zero past
@@ -106,6 +107,8 @@ int main(int argc, char **argv) {
       double floor = (epi & 8) ? -2.5 : 0;
       if ((epi & 2) && s < floor) s = floor;
       if ((epi & 4) && s > 6) s = 6;
+      if ((epi & 16) && s < 0) s *= 0.25;
+      if ((epi & 32) && s < 0) s *= 4;
       R[i * N + j] = s;
     }
   /* b_prepacked (arguments 12-14: NR, k_groups, plus128): B packed here */
@@ -486,7 +489,9 @@ class HarnessTest(KernelHarness):
                 (1 if req.get("bias") == "columns" else 0)
                 | (2 if req.get("relu") else 0)
                 | (4 if req.get("relu_max") == 6.0 else 0)
-                | (8 if req.get("relu_min") == -2.5 else 0)]
+                | (8 if req.get("relu_min") == -2.5 else 0)
+                | (16 if req.get("leaky_relu") == 0.25 else 0)
+                | (32 if req.get("leaky_relu") == 4.0 else 0)]
         return self.run_harness(name, text, args + prepacked_b_args(text))
 
 
@@ -510,6 +515,8 @@ def check_gemv(test, make, faults=("drop-k", "write-past-edge")):
                                       overwrite=True)),
         "gemv_bias_relu6_accumulating": make(**dict(
             gemv, m=2, bias="columns", relu=True, relu_max=6.0)),
+        "gemv_bias_leaky": make(**dict(gemv, m=3, bias="columns",
+                                       leaky_relu=0.25, overwrite=True)),
     }
     # A 16-bit D (torch's truncf after the f32 product), rounded where the
     # sums are stored: rows a pair and one, accumulating, the epilogue,
@@ -653,6 +660,16 @@ class Bf16ExecutionTest(HarnessTest):
             "relu6_one_vector": request(relu=True, relu_max=6.0, mr=14,
                                         nr=16, mc=28, nc=32,
                                         overwrite=True),
+            # Leaky relu: its slope where relu's floor would be, its
+            # products where the bound would (past A's register for a
+            # single B vector); a slope below 1 (max) and above (min).
+            "bias_leaky": request(bias="columns", leaky_relu=0.25,
+                                  overwrite=True),
+            "steep_leaky_accumulates_bf16_output": request(
+                leaky_relu=4.0, bf16_output=True, m=70, n=200, k=301,
+                mr=4, nr=96, k_unroll=4, kc=128, mc=32, nc=96),
+            "leaky_one_vector": request(leaky_relu=0.25, mr=14, nr=16,
+                                        mc=28, nc=32, overwrite=True),
             # K whole groups of whole unrolls: the last B vectors loaded
             # are data, not the packs' zero padding, in the registers the
             # epilogue takes over.
@@ -775,6 +792,8 @@ class F16ExecutionTest(HarnessTest):
                                              lda=32, ldb=34, ldc=52),
             "bias_relu": f16_request(bias="columns", relu=True,
                                      overwrite=True, m=30, k=100, kc=48),
+            "bias_steep_leaky": f16_request(bias="columns", leaky_relu=4.0,
+                                            m=30, k=100, kc=48),
             "f16_output": f16_request(f16_output=True, overwrite=True),
             "f16_output_blocks_trans_b": f16_request(
                 f16_output=True, trans_b=True, m=50, n=70, k=150, kc=64,
@@ -811,6 +830,9 @@ class F16ExecutionTest(HarnessTest):
                                             relu=True, overwrite=True)),
             "bias_relu6": f16_request(**dict(rows, m=2, bias="columns",
                                              relu=True, relu_max=6.0)),
+            "bias_leaky": f16_request(**dict(rows, m=7, n=150,
+                                             bias="columns", leaky_relu=0.25,
+                                             overwrite=True)),
             # An f16 D, C read and not written: passes, the edge block,
             # the epilogue, immediate leading dimensions.
             "f16_output": f16_request(**dict(rows, m=8, n=150,

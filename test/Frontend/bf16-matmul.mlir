@@ -108,6 +108,15 @@
 // CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_b0_bias_relu_max40c00000_obf16_ldrt_
 // CHECK:         } else {
 // CHECK:           arith.truncf
+// jax.nn.leaky_relu (slope 0.01) after a bf16 dense layer's f32 product
+// and bias, rounded to bf16 at the end: leaky relu too is the kernel's
+// (s * x in f32, as the generic computes it), then the rounding.
+// CHECK-LABEL: func.func @linear_bias_leaky_to_bf16(
+// CHECK:         scf.if
+// CHECK-NOT:       arith.select
+// CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_b0_bias_leaky3c23d70a_obf16_ldrt_
+// CHECK:         } else {
+// CHECK:           arith.select
 // CHECK-LABEL: func.func @product_in_bf16(
 // CHECK:         linalg.generic
 // CHECK: llvm.func internal @qm_sbgemm_
@@ -117,7 +126,7 @@
 // PARTS: llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{.*}}_x86_64_{{avx512bf16|amxbf16}}_batch_t2(
 // PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_{{avx512bf16|amxbf16}}_parts2_cols(
 
-// OUT-COUNT-12: rank = {{[23]}}
+// OUT-COUNT-13: rank = {{[23]}}
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -258,6 +267,26 @@ func.func @linear_bias_relu6_to_bf16(%x: tensor<67x33xbf16>, %w: tensor<33x45xbf
   return %out : tensor<67x45xbf16>
 }
 
+func.func @linear_bias_leaky_to_bf16(%x: tensor<67x33xbf16>, %w: tensor<33x45xbf16>, %b: tensor<45xf32>) -> tensor<67x45xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %slope = arith.constant 0.01 : f32
+  %acc0 = tensor.empty() : tensor<67x45xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<67x45xf32>) -> tensor<67x45xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<67x33xbf16>, tensor<33x45xbf16>) outs(%acc : tensor<67x45xf32>) -> tensor<67x45xf32>
+  %out0 = tensor.empty() : tensor<67x45xbf16>
+  %out = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<67x45xf32>, tensor<45xf32>) outs(%out0 : tensor<67x45xbf16>) {
+  ^bb0(%v: f32, %bias: f32, %o: bf16):
+    %s = arith.addf %v, %bias : f32
+    %positive = arith.cmpf oge, %s, %zero : f32
+    %scaled = arith.mulf %s, %slope : f32
+    %l = arith.select %positive, %s, %scaled : f32
+    %t = arith.truncf %l : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<67x45xbf16>
+  return %out : tensor<67x45xbf16>
+}
+
 func.func @product_in_bf16(%a: tensor<4x8xbf16>, %b: tensor<8x5xbf16>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
   %r = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : tensor<4x8xbf16>, tensor<8x5xbf16>) outs(%c : tensor<4x5xf32>) {
@@ -367,6 +396,10 @@ func.func @main() {
   %y6d = tensor.cast %y6 : tensor<67x45xbf16> to tensor<?x?xbf16>
   %y6f = call @widen(%y6d) : (tensor<?x?xbf16>) -> tensor<?x?xf32>
   call @print2(%y6f) : (tensor<?x?xf32>) -> ()
+  %yl = call @linear_bias_leaky_to_bf16(%x, %wb, %bias) : (tensor<67x33xbf16>, tensor<33x45xbf16>, tensor<45xf32>) -> tensor<67x45xbf16>
+  %yld = tensor.cast %yl : tensor<67x45xbf16> to tensor<?x?xbf16>
+  %ylf = call @widen(%yld) : (tensor<?x?xbf16>) -> tensor<?x?xf32>
+  call @print2(%ylf) : (tensor<?x?xf32>) -> ()
 
   // A batch of 21 rows known at run time only, 100 outputs.
   %c21 = arith.constant 21 : index

@@ -12,6 +12,9 @@
 // every f32 sum is exact; bytes over the whole s8 range). Three channels in
 // bf16 (an RGB image) are not whole pairs: blocks of the odd run of k
 // (KW*C = 9), each ending in half a pair the packs complete with zero.
+// The same StableHLO convolution with TOSA's leaky relu (maximum(x,
+// mul(x, 0.1)), a YOLO block's) after the bias: the kernel's epilogue
+// too (`_bias_leaky3dcccccd`: slope 0.1's bits).
 // torch-mlir's forms in nchw_fchw: a bf16 convolution accumulating into
 // an f32 output initialised with the broadcast bias, then rounded to bf16
 // (arith.truncf), and a quantized s8 one over a batch of two: the filter
@@ -60,6 +63,8 @@
 
 // AMX-LABEL: func.func @stablehlo_conv_bf16(
 // AMX:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x12x12x8_f16_k3x3_s1x1_d1x1_b0_bias_relu_{{.*}}_amxbf16(
+// AMX-LABEL: func.func @stablehlo_conv_bf16_leaky(
+// AMX:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x12x12x8_f16_k3x3_s1x1_d1x1_b0_bias_leaky3dcccccd_{{.*}}_amxbf16(
 // AMX-LABEL: func.func @tosa_conv_fhwc_bf16(
 // AMX:         llvm.call @qm_sbconv2d_nhwc_fhwc_1x11x11x6_f12_k3x3_s2x2_d1x1_isrt_{{.*}}_amxbf16(
 // AMX-LABEL: func.func @quantized_conv_s8(
@@ -69,6 +74,9 @@
 
 // CHECK-LABEL: func.func @stablehlo_conv_bf16(
 // CHECK:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x12x12x8_f16_k3x3_s1x1_d1x1_adirect_b0_bias_relu_
+// CHECK-LABEL: func.func @stablehlo_conv_bf16_leaky(
+// CHECK-NOT:     linalg.generic
+// CHECK:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x12x12x8_f16_k3x3_s1x1_d1x1_adirect_b0_bias_leaky3dcccccd_
 // CHECK-LABEL: func.func @tosa_conv_fhwc_bf16(
 // CHECK:         llvm.call @qm_sbconv2d_nhwc_fhwc_1x11x11x6_f12_k3x3_s2x2_d1x1_isrt_adirect_
 // CHECK-LABEL: func.func @quantized_conv_s8(
@@ -82,7 +90,7 @@
 
 // REMARK-NOT: not accelerated
 
-// OUT-COUNT-6: rank = 4
+// OUT-COUNT-7: rank = 4
 
 #map4 = affine_map<(n, h, w, c) -> (n, h, w, c)>
 #bias = affine_map<(n, h, w, c) -> (c)>
@@ -104,6 +112,30 @@ func.func @stablehlo_conv_bf16(%x: tensor<1x10x10x8xbf16>, %w: tensor<3x3x8x16xb
   ^bb0(%v: f32, %bv: f32, %o: f32):
     %s = arith.addf %v, %bv : f32
     %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x10x10x16xf32>
+  return %r : tensor<1x10x10x16xf32>
+}
+
+func.func @stablehlo_conv_bf16_leaky(%x: tensor<1x10x10x8xbf16>, %w: tensor<3x3x8x16xbf16>, %b: tensor<16xf32>) -> tensor<1x10x10x16xf32> {
+  %zb = arith.constant 0.0 : bf16
+  %padded = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zb : bf16
+  } : tensor<1x10x10x8xbf16> to tensor<1x12x12x8xbf16>
+  %zero = arith.constant 0.0 : f32
+  %slope = arith.constant 0.1 : f32
+  %e = tensor.empty() : tensor<1x10x10x16xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x10x10x16xf32>) -> tensor<1x10x10x16xf32>
+  %conv = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%padded, %w : tensor<1x12x12x8xbf16>, tensor<3x3x8x16xbf16>) outs(%acc : tensor<1x10x10x16xf32>) -> tensor<1x10x10x16xf32>
+  %e2 = tensor.empty() : tensor<1x10x10x16xf32>
+  %r = linalg.generic {indexing_maps = [#map4, #bias, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%conv, %b : tensor<1x10x10x16xf32>, tensor<16xf32>) outs(%e2 : tensor<1x10x10x16xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %scaled = arith.mulf %s, %slope : f32
+    %m = arith.maximumf %s, %scaled : f32
     linalg.yield %m : f32
   } -> tensor<1x10x10x16xf32>
   return %r : tensor<1x10x10x16xf32>
@@ -254,6 +286,9 @@ func.func @main() {
   %y = call @stablehlo_conv_bf16(%x, %w, %b) : (tensor<1x10x10x8xbf16>, tensor<3x3x8x16xbf16>, tensor<16xf32>) -> tensor<1x10x10x16xf32>
   %yd = tensor.cast %y : tensor<1x10x10x16xf32> to tensor<?x?x?x?xf32>
   call @printF(%yd) : (tensor<?x?x?x?xf32>) -> ()
+  %yl = call @stablehlo_conv_bf16_leaky(%x, %w, %b) : (tensor<1x10x10x8xbf16>, tensor<3x3x8x16xbf16>, tensor<16xf32>) -> tensor<1x10x10x16xf32>
+  %yld = tensor.cast %yl : tensor<1x10x10x16xf32> to tensor<?x?x?x?xf32>
+  call @printF(%yld) : (tensor<?x?x?x?xf32>) -> ()
 
   %fx0 = tensor.empty() : tensor<1x11x11x6xbf16>
   %fxd = tensor.cast %fx0 : tensor<1x11x11x6xbf16> to tensor<?x?x?x?xbf16>

@@ -820,6 +820,19 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
     EXPECT_TRUE(validates(d, smallDotConfig(d)));
     // Two threads, each its own pixels.
     expectTwoPartsValidate(d, smallDotConfig(d));
+    // bf16 with leaky relu (torch's leaky_relu after a convolution), a
+    // slope below 1 and above.
+    if (p == GemmPrecision::Bf16)
+      for (float slope : {0.1f, 2.5f}) {
+        ConvDesc leaky = d;
+        leaky.activation = Activation{};
+        leaky.activation.leakySlope = slope;
+        leaky.overwrite = slope < 1.0f;
+        SCOPED_TRACE(leaky.str());
+        EXPECT_TRUE(validates(leaky, smallDotConfig(leaky)));
+        QM_ASSERT_EXPECTED(model, chooseKernelConfig(leaky, dotHost()));
+        EXPECT_TRUE(validates(leaky, model));
+      }
   }
 }
 

@@ -932,20 +932,24 @@ TEST(GemmKernelTest, Bf16OutputValidates) {
   }
 }
 
-/// A bias per column, relu and relu6 on bf16 kernels, into the f32 C or
-/// before the rounding into D; through the validator, whose reference
-/// applies the same epilogue (and fills the bias like the operands).
-/// 8-bit kernels refuse an epilogue (the descriptor says so).
+/// A bias per column, relu, relu6 and leaky relu (a slope below 1 and
+/// above) on bf16 kernels, into the f32 C or before the rounding into D;
+/// through the validator, whose reference applies the same epilogue (and
+/// fills the bias like the operands). 8-bit kernels refuse an epilogue
+/// (the descriptor says so).
 TEST(GemmKernelTest, Bf16EpilogueValidates) {
   if (!hostRunsBf16())
     GTEST_SKIP() << "host has no AVX512-BF16";
   for (bool out : {false, true})
-    for (int e = 0; e < 3; ++e) {
+    for (int e = 0; e < 4; ++e) {
       GemmDesc d = GemmDesc::packed(37, 45, 64);
       d.precision = GemmPrecision::Bf16;
       d.overwrite = e != 2;
       d.bias = e != 1 ? GemmBias::Columns : GemmBias::None;
-      d.activation.relu = true;
+      if (e == 3)
+        d.activation.leakySlope = out ? 3.0f : 0.125f;
+      else
+        d.activation.relu = true;
       if (e == 1)
         d.activation.bound = 6.0f;
       d.halfOutput = out;
@@ -993,9 +997,9 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
 /// f16 on AVX-512 without the tiles (the model's choice where the target
 /// has no AMX-BF16): A and B widened to f32 where they are packed, the
 /// f32 FMA block; B as stored and transposed, edges, several blocks, the
-/// epilogue, an f16 D; the small blocking and the model's for a target
-/// without AMX; broken kernels (a k dropped, B cut to bf16's bits, stores
-/// past the edge) fail.
+/// epilogue (relu, or leaky relu into D), an f16 D; the small blocking and the
+/// model's for a target without AMX; broken kernels (a k dropped, B cut to
+/// bf16's bits, stores past the edge) fail.
 TEST(GemmKernelTest, F16DotKernelsValidate) {
   if (!hostRunsF16OnAvx512())
     GTEST_SKIP() << "host lacks AVX512BW, AVX512VL or F16C";
@@ -1004,13 +1008,15 @@ TEST(GemmKernelTest, F16DotKernelsValidate) {
   struct Case {
     int64_t m, n, k;
     bool transB, overwrite, runtimeLd, epilogue = false, output = false;
+    std::optional<float> leaky = std::nullopt; // instead of relu
   };
   for (Case c : {Case{37, 45, 29, false, false, true},
                  Case{100, 150, 197, false, true, false},
                  Case{45, 37, 77, true, false, true},
                  Case{64, 96, 64, true, true, false},
                  Case{30, 70, 100, false, true, true, true},
-                 Case{50, 40, 150, true, false, true, false, true}}) {
+                 Case{50, 40, 150, true, false, true, false, true},
+                 Case{30, 70, 100, true, false, true, true, true, 0.25f}}) {
     GemmDesc d = GemmDesc::packed(c.m, c.n, c.k, false, c.transB);
     d.precision = GemmPrecision::F16;
     d.overwrite = c.overwrite;
@@ -1018,7 +1024,8 @@ TEST(GemmKernelTest, F16DotKernelsValidate) {
     d.halfOutput = c.output;
     if (c.epilogue) {
       d.bias = GemmBias::Columns;
-      d.activation.relu = true;
+      d.activation.relu = !c.leaky;
+      d.activation.leakySlope = c.leaky;
     }
     d = d.withPaddedLeadingDims();
     SCOPED_TRACE(d.str());

@@ -152,8 +152,13 @@ TEST(GemmDescTest, VerifyChecksLeakyRelu) {
   d.activation.relu = true;
   QM_ASSERT_FAILS_WITH(d.verify(), "exclude each other");
   d.activation.relu = false;
-  d.precision = GemmPrecision::Bf16;
-  QM_ASSERT_FAILS_WITH(d.verify(), "f32 kernel's epilogue");
+  // The bf16 and f16 kernels take it too; the 8-bit ones no epilogue.
+  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::F16}) {
+    d.precision = p;
+    EXPECT_FALSE(static_cast<bool>(d.verify())) << precisionName(p).str();
+  }
+  d.precision = GemmPrecision::S8S8;
+  QM_ASSERT_FAILS_WITH(d.verify(), "8-bit operands take no epilogue");
   // The reference: x > 0 ? x : slope * x, NaN kept.
   Activation a;
   a.leakySlope = 0.25f;

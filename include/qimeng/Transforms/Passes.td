@@ -37,7 +37,7 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     written in place) fold into the kernel, and so does an elementwise
     consumer of such a C that adds a bias along the columns and/or a
     residual and applies relu or a clamp (relu6, hardtanh; TOSA's and
-    torch-mlir's forms) or leaky relu (f32), or a chain of
+    torch-mlir's forms) or leaky relu (not after an 8-bit product), or a chain of
     such consumers each reading the previous one's output
     (`fuse-epilogues`); the last of them may write a slice of a
     concatenation.
