@@ -216,6 +216,12 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
       f(i);
   };
   std::vector<float> outInts;
+  // The input's first element NaN: the outputs it reaches (the first
+  // pixel's, every channel) are the activation's of a NaN (a
+  // floating-point kernel's: bf16 and f16 keep it through the rounding
+  // and the narrow copy below).
+  if (!integer && poisonsWithNan(dist, d.activation.any()))
+    in->data()[0] = std::numeric_limits<float>::quiet_NaN();
   if (half) {
     eachInput(
         [&](int64_t o) { in->data()[o] = halfType.roundTo(in->data()[o]); });
@@ -256,11 +262,6 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
     inNarrow = std::move(*input);
     fltNarrow = std::move(*filter);
   }
-  // The input's first element NaN: the outputs it reaches (the first
-  // pixel's, every channel) are the activation's of a NaN (f32 kernels).
-  if (d.precision == GemmPrecision::F32 &&
-      poisonsWithNan(dist, d.activation.any()))
-    in->data()[0] = std::numeric_limits<float>::quiet_NaN();
   // An overwriting kernel must not read the output: NaN there would show,
   // and the reference starts from 0.
   std::vector<float> zeros;

@@ -346,6 +346,17 @@ checkHalfOutput(const GemmDesc &d, const GuardedBuffer &out,
     const float got = half.valueOf(now[u]);
     const double want = ref[size_t(i * d.n + j)];
     const double size = mag[size_t(i * d.n + j)];
+    // A NaN input's result (poisonsWithNan): NaN, or the floor exactly.
+    if (std::isnan(want) || std::isnan(size)) {
+      if (std::isnan(want) ? !std::isnan(got)
+                           : now[u] != half.bitsOf(float(want)))
+        failure = llvm::formatv("{0}: D({1},{2}) = {3}, expected {4} (a NaN "
+                                "input's result{5})",
+                                name, i, j, num(got), num(want),
+                                std::isnan(want) ? "" : ": the floor, exactly")
+                      .str();
+      continue;
+    }
     const uint16_t rounded = half.bitsOf(float(want));
     const double allowed = bound * size + absolute;
     // f16 overflows from 65520 on: an infinity of want's sign is right for
@@ -414,8 +425,9 @@ runOne(const GemmDesc &d,
   fillOperand(*bBuf, bLayout, gen);
   fillOperand(*cBuf, cLayout, gen);
   // A(m - 1, 0) NaN: the last row's results are the activation's of a NaN
-  // (an f32 kernel's; the last row is a row edge's where there is one).
-  if (d.precision == GemmPrecision::F32 && d.m > 0 && d.k > 0 &&
+  // (a floating-point kernel's, bf16 and f16 too: the rounding below keeps
+  // it; the last row is a row edge's where there is one).
+  if (!isIntegerPrecision(d.precision) && d.m > 0 && d.k > 0 &&
       poisonsWithNan(dist, d.activation.any()))
     aBuf->data()[d.transA ? d.m - 1 : (d.m - 1) * d.lda] =
         std::numeric_limits<float>::quiet_NaN();

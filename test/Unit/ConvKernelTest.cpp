@@ -453,12 +453,14 @@ TEST(ConvKernelTest, EpiloguesValidate) {
     }
 }
 
-/// Builds `built`'s kernel (the small config) and validates it as each
-/// claimed descriptor: it must pass exactly where the claim says so.
+/// Builds `built`'s kernel (`config`, or the small one) and validates it
+/// as each claimed descriptor: it must pass exactly where the claim says
+/// so.
 void expectVerdicts(const ConvDesc &built,
-                    llvm::ArrayRef<std::pair<ConvDesc, bool>> claims) {
-  auto loaded = buildConvKernel(built, smallConfig(built), host(),
-                                EmitterOptions::defaults(), "");
+                    llvm::ArrayRef<std::pair<ConvDesc, bool>> claims,
+                    std::optional<GemmConfig> config = std::nullopt) {
+  auto loaded = buildConvKernel(built, config.value_or(smallConfig(built)),
+                                host(), EmitterOptions::defaults(), "");
   ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
   GemmKernelFn fn = loaded->jit->gemm();
   for (const auto &[claimed, passes] : claims) {
@@ -833,6 +835,21 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
         QM_ASSERT_EXPECTED(model, chooseKernelConfig(leaky, dotHost()));
         EXPECT_TRUE(validates(leaky, model));
       }
+  }
+}
+
+TEST(ConvKernelTest, Bf16WrongNanRuleIsCaught) {
+  QM_SKIP_UNLESS_DOT_HOST();
+  // bf16 convolutions see validation's NaN too (the input's first element,
+  // kept by the rounding): relu that keeps it, checked as torch's clamp.
+  for (ConvDesc base : {nhwc(1, 9, 9, 4, 8, 3), nchw(1, 10, 10, 8, 8, 3)}) {
+    ConvDesc built = withPrecision(base, GemmPrecision::Bf16);
+    built.bias = built.activation.relu = true;
+    ConvDesc claimed = built;
+    claimed.activation.nanToFloor = true;
+    SCOPED_TRACE(built.str());
+    expectVerdicts(built, {{built, true}, {claimed, false}},
+                   smallDotConfig(built));
   }
 }
 

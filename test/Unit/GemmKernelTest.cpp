@@ -590,8 +590,9 @@ TEST(GemmKernelTest, EpiloguesValidate) {
 
 /// Builds `built`'s kernel (the small AVX2 block) and validates it as each
 /// of `claims`, another epilogue: every check must fail.
-void expectFailsAs(const GemmDesc &built, llvm::ArrayRef<GemmDesc> claims) {
-  GemmConfig c = clampToProblem(smallAvx2Config(), built);
+void expectFailsAs(const GemmDesc &built, llvm::ArrayRef<GemmDesc> claims,
+                   std::optional<GemmConfig> config = std::nullopt) {
+  GemmConfig c = clampToProblem(config.value_or(smallAvx2Config()), built);
   auto loaded =
       buildGemmKernel(built, c, host(), EmitterOptions::defaults(), "");
   ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
@@ -963,6 +964,32 @@ TEST(GemmKernelTest, Bf16EpilogueValidates) {
   llvm::Error err = s8.verify();
   ASSERT_TRUE(bool(err));
   EXPECT_NE(llvm::toString(std::move(err)).find("8-bit"), std::string::npos);
+}
+
+/// bf16 and f16 kernels see validation's NaN too (A's last row, kept by
+/// the rounding): relu that keeps it and torch's clamp that makes it the
+/// floor agree on every number, and each is caught claiming the other,
+/// into the f32 C and rounded into D.
+TEST(GemmKernelTest, HalfPrecisionWrongNanRuleIsCaught) {
+  if (!hostRunsBf16() && !hostRunsF16OnAvx512())
+    GTEST_SKIP() << "host has neither AVX512-BF16 nor AVX-512 with F16C";
+  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::F16}) {
+    if (p == GemmPrecision::Bf16 ? !hostRunsBf16() : !hostRunsF16OnAvx512())
+      continue;
+    for (bool out : {false, true}) {
+      GemmDesc keeps = GemmDesc::packed(13, 33, 38);
+      keeps.precision = p;
+      keeps.halfOutput = out;
+      keeps.ldd = out ? keeps.n : 0;
+      keeps.activation.relu = true;
+      keeps.activation.floor = -1.0f;
+      GemmDesc floors = keeps;
+      floors.activation.nanToFloor = true;
+      SCOPED_TRACE(keeps.str());
+      expectFailsAs(keeps, {floors}, smallDotConfig(16));
+      expectFailsAs(floors, {keeps}, smallDotConfig(16));
+    }
+  }
 }
 
 /// One row of bf16 A against B^T (a token through a linear layer): the
