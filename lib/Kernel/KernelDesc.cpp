@@ -80,10 +80,9 @@ llvm::Error GemmDesc::verify() const {
         "f16 operands are split into bf16 parts (AMX tiles) or widened to "
         "f32 (AVX-512) where they are packed or loaded: A as stored, B as "
         "stored or transposed (not prepacked)");
-  if (bPrepacked && (precision == GemmPrecision::F32 || dynamicN || dynamicK))
+  if (bPrepacked && (dynamicN || dynamicK))
     return llvm::createStringError(
-        "a prepacked B is for the bf16 and 8-bit kernels, with N and K "
-        "static (the layout spans them)");
+        "a prepacked B needs N and K static (the layout spans them)");
   return verifyActivation(activation);
 }
 
@@ -349,12 +348,6 @@ llvm::Error ConvDesc::verify() const {
                         "VPDPBUSD's unsigned operand: s8 inputs only",
                         str())
               .str());
-    if (!isNhwc() && bPrepacked)
-      return llvm::createStringError(
-          llvm::formatv("{0}: in nchw_fchw the filter is the GEMM's A, not "
-                        "a prepacked B",
-                        str())
-              .str());
     if (isIntegerPrecision(precision) && (bias || activation.any()))
       return llvm::createStringError(
           llvm::formatv("{0}: 8-bit convolutions take no bias or relu", str())
@@ -365,13 +358,13 @@ llvm::Error ConvDesc::verify() const {
                         "which blocks of a run of {1} k do not",
                         str(), contiguousRun())
               .str());
-  } else if (bPrepacked) {
+  }
+  if (!isNhwc() && bPrepacked)
     return llvm::createStringError(
-        llvm::formatv("{0}: a prepacked filter is for the bf16 and 8-bit "
-                      "convolutions",
+        llvm::formatv("{0}: in nchw_fchw the filter is the GEMM's A, not "
+                      "a prepacked B",
                       str())
             .str());
-  }
   return verifyActivation(activation);
 }
 

@@ -617,20 +617,23 @@ void emitKernelCalls(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   releaseWorkspace(b, loc, module, ws);
 }
 
-/// Whether the B of `problem`, launched as `launch`, may come packed at
-/// compile time (ConstantWeights.h): a bf16 or 8-bit kernel (the dot
-/// kernels take B prepacked; f16's is split where it is packed), static
-/// sizes (one kernel, one layout: no
-/// m-buckets), one B for every GEMM of a batch, and not one row of A
-/// against B^T (the matrix-vector form reads B^T once where it lies).
-bool mayPrepackB(const KernelProblem &problem, const KernelLaunch &launch) {
+/// Whether the B of `problem`, launched as `launch` for `target`, may come
+/// packed at compile time (ConstantWeights.h): an x86 f32 kernel (sgemm,
+/// sconv2d; not the AArch64 and RISC-V sketch's), a bf16 or 8-bit one (the
+/// dot and AMX kernels; f16's is split or widened where it is packed),
+/// static sizes (one kernel, one layout: no m-buckets), one B for every
+/// GEMM of a batch, and not one row of A against B^T (the matrix-vector
+/// form reads B^T once where it lies).
+bool mayPrepackB(const KernelProblem &problem, const KernelLaunch &launch,
+                 const Target &target) {
   const GemmDesc &g = problem.gemm();
   // (A convolution whose blocks end in a partial group of k, 3 channels,
   // has no prepacked filter.)
   if (problem.conv() && !problem.conv()->filterMayBePrepacked())
     return false;
-  return g.precision != GemmPrecision::F32 &&
-         g.precision != GemmPrecision::F16 && !g.dynamicM && !g.dynamicN &&
+  if (g.precision == GemmPrecision::F32 && isSketchIsa(target.bestIsa()))
+    return false;
+  return g.precision != GemmPrecision::F16 && !g.dynamicM && !g.dynamicN &&
          !g.dynamicK && !(g.m == 1 && g.bTransposedRowsInPlace()) &&
          (launch.batch == 1 ||
           (launch.batchStrides[1] == 0 && !launch.batchStrideDimOf[1]));
@@ -1283,7 +1286,7 @@ struct QiMengTensorOpPass
       // kernel serves the op (no run-time sizes and m-buckets) and every
       // GEMM of a batch reads the same B.
       DenseElementsAttr constantB;
-      if (packConstantWeights && mayPrepackB(*problem, launch))
+      if (packConstantWeights && mayPrepackB(*problem, launch, options->target))
         constantB = constantOperandValue(launch.operands[1]);
       if (constantB)
         problem = problem->withPrepackedB();

@@ -547,6 +547,12 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
     return llvm::createStringError(
         "alayout=direct reads A's rows in place: it needs an f32 GEMM with A "
         "not transposed");
+  // An f32 prepacked B is all of K's rows per sliver: read from there
+  // (packb=1), neither in place nor packed by the tiles.
+  if (desc_.precision == GemmPrecision::F32 && desc_.bPrepacked &&
+      c.packB != BPacking::Panels)
+    return llvm::createStringError(
+        "a prepacked B is read from its caller's panels: packb=1");
   if (desc_.precision == GemmPrecision::F32 && c.aLayout == ALayout::Direct &&
       !conv_ && !readsAInPlace(desc_, c.mr, c.isa))
     return llvm::createStringError(llvm::formatv(

@@ -42,9 +42,9 @@ LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
 
 # Fields passed through to the GEMM underneath, as sgemm.py reads them.
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
-               "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
-               "target_features", "parallel", "loop_order", "a_layout",
-               "overwrite") + ACTIVATION_FIELDS
+               "prefetch_b", "order", "pack_b", "fuse_pack_b", "b_prepacked",
+               "fault", "target_features", "parallel", "loop_order",
+               "a_layout", "overwrite") + ACTIVATION_FIELDS
 
 # The convolution's scratch slots (bytes into its workspace region).
 KEND_SLOT = 0     # address one past the panel's last column-table entry
@@ -353,11 +353,12 @@ class Conv:
             self.gathers = "B"
             self.images = self.n
             if request.get("pack_b", True) is not True or \
-                    request.get("fuse_pack_b", False) is not False:
+                    request.get("fuse_pack_b", False) is not False or \
+                    request.get("b_prepacked", False) is not False:
                 raise RequestError(
-                    "pack_b = false and fuse_pack_b read B in place; "
-                    "nchw_fchw gathers B from the input, so its PACK B "
-                    "always runs")
+                    "pack_b = false, fuse_pack_b and b_prepacked skip PACK "
+                    "B; nchw_fchw gathers B from the input (the filter is "
+                    "A), so its PACK B always runs")
             gemm = {"m": self.f, "n": self.oh * self.ow,
                     "k": self.c * self.kh * self.kw}
             gemm["lda"] = gemm["k"]

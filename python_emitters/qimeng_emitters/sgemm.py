@@ -36,6 +36,8 @@ RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b)
 K_SLOT = 56                 # K at run time (dynamic_k, caller; excludes
                             # fuse_pack_b, whose slot it is otherwise)
+B_PANEL_SLOT = 56           # b_prepacked: the block's panel in the caller's
+                            # B (excludes fuse_pack_b and dynamic_k)
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
 BIAS_SLOT = 112             # the epilogue's bias pointer (caller)
@@ -113,7 +115,8 @@ class Params:
         check_known(request, (
             "isa", "m", "n", "k", "lda", "ldb", "ldc", "trans_a", "trans_b",
             "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
-            "prefetch_b", "order", "pack_b", "fuse_pack_b", "fault",
+            "prefetch_b", "order", "pack_b", "fuse_pack_b", "b_prepacked",
+            "fault",
             "target_features", "parallel", "loop_order", "a_layout",
             "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "dynamic_k",
             "bias") + ACTIVATION_FIELDS)
@@ -276,6 +279,19 @@ class Params:
                 raise RequestError(
                     "dynamic_k and fuse_pack_b exclude each other (K's "
                     "header slot is the fused packing's)")
+        # B packed by the caller, once (constant weights), in the layout of
+        # docs/KernelContract.md ("B prepacked"): per NR-wide sliver of all
+        # N, all K rows of NR floats (zero past N). A kc block's panel is
+        # the slivers' rows from pc on; no PACK B.
+        self.b_prepacked = bool_field(request, "b_prepacked")
+        if self.b_prepacked:
+            why = ("pack_b false (B read in place)" if not self.pack_b
+                   else "fuse_pack_b (B packed in the first tile)"
+                   if self.fuse_pack_b
+                   else "a run-time K or N (the layout is all of K and N)"
+                   if self.dynamic_k or self.dynamic_n else None)
+            if why:
+                raise RequestError(f"b_prepacked: not with {why}")
         if self.fault == "write-past-edge":
             self.row_edges = self.col_edges = True
         # Workspace.
@@ -302,7 +318,7 @@ class Params:
                 2 if self.a_first_sliver_copied else 1) * self.a_sliver_bytes
         self.bp_offset = self.ap_offset + self.ap_bytes
         self.bp_bytes = round_up(self.kc * self.nc * 4, 64) \
-            if self.pack_b else 0
+            if self.pack_b and not self.b_prepacked else 0
         # Bytes from one k row of a B sliver to the next: packed NR floats,
         # or B's own row stride when it is read in place.
         self.b_row = Stride(self.nr * 4) if self.pack_b else self.b_ld
@@ -398,6 +414,7 @@ class Params:
                 f"{'' if self.order == 'bcast' else '_' + self.order}"
                 f"{'' if self.pack_b else '_nopackb'}"
                 f"{'_fusedb' if self.fuse_pack_b else ''}"
+                f"{'_bpre' if self.b_prepacked else ''}"
                 f"{'' if self.loop_order == 'jr-ir' else '_irjr'}"
                 f"{'_adirect' if self.a_direct else ''}"
                 f"{'_arows' if self.a_rows and not self.a_direct else ''}"
@@ -834,8 +851,10 @@ class BStream:
 
 
 def packed_b(p):
-    """B as the K loop reads it after PACK: packed, or in place."""
-    return BStream(p.b_row, p.pack_b, sweep=p.sweep_next_panel)
+    """B as the K loop reads it after PACK: packed (aligned in the
+    workspace; a prepacked B wherever its caller put it), or in place."""
+    return BStream(p.b_row, p.pack_b and not p.b_prepacked,
+                   sweep=p.sweep_next_panel)
 
 
 def _emit_k_step(asm, p, u, row_stride, b, rows=None):
@@ -1496,7 +1515,12 @@ def _emit_compute(asm, p):
         asm.ins("movq %r15, %rax")
         asm.ins(f"imulq {KB}, %rax")
         asm.ins(f"leaq {p.ap_offset}(%rbx,%rax,4), %rax")
-    if p.pack_b:
+    if p.b_prepacked:
+        asm.comment("B prepacked: the sliver = the block's panel + jr * K "
+                    "* 4")
+        asm.ins(f"imulq ${check_disp(p.k * 4, 'B sliver')}, %r14, %rsi")
+        asm.ins(f"addq {B_PANEL_SLOT}(%rbx), %rsi")
+    elif p.pack_b:
         asm.ins("movq %r14, %rsi")
         asm.ins(f"imulq {KB}, %rsi")
         asm.ins(f"leaq {p.bp_offset}(%rbx,%rsi,4), %rsi")
@@ -1652,6 +1676,14 @@ def _emit_body(p):
     b_sk, b_sr = (UNIT, p.b_ld) if p.trans_b else (p.b_ld, UNIT)
     if conv is not None and conv.gathers == "B":
         conv.emit_gather_pack(asm, p, "B", p.nr, NB, 8, JC, p.bp_offset)
+    elif p.b_prepacked:
+        asm.comment("B prepacked: the block's panel = B + jc * K * 4 + pc "
+                    "* NR * 4")
+        asm.ins(f"imulq ${check_disp(p.k * 4, 'B sliver')}, {JC}, %rax")
+        asm.ins(f"imulq ${p.nr * 4}, {PC}, %rdx")
+        asm.ins("addq %rdx, %rax")
+        asm.ins("addq 8(%rbx), %rax")
+        asm.ins(f"movq %rax, {B_PANEL_SLOT}(%rbx)")
     elif p.pack_b and not p.fuse_pack_b:
         _emit_pack(asm, p, "B", p.nr, b_sk, b_sr, NB, 8, PC, JC, p.bp_offset,
                    p.col_edges)
@@ -1705,9 +1737,17 @@ def emit(request):
         f" * {'B^T' if p.trans_b else 'B'}, K = {p.k}")
 
 
+def prepacked_b_header(p):
+    """The qm.b_prepacked line of a kernel that takes B prepacked (its
+    layout: docs/KernelContract.md, "B prepacked"), or none."""
+    return ([f"# qm.b_prepacked: nr={p.nr} k_groups={p.k} element_bytes=4 "
+             "plus128=0"] if p.b_prepacked else [])
+
+
 def kernel_text(p, symbol, request, kind, summary, headers=()):
-    """The whole kernel: header lines (`headers`: further qm. lines),
-    function prologue, body, epilogue."""
+    """The whole kernel: header lines (`headers`: further qm. lines, and
+    the prepacked B's layout), function prologue, body, epilogue."""
+    headers = list(headers) + prepacked_b_header(p)
     masks = [f"k{v + 1}" for v in range(p.nv)] if p.isa.name == "avx512" \
         else []
     return function_text(

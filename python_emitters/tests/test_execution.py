@@ -56,8 +56,24 @@ static float *matrix(long rows, long cols, long ld, long salt, float pad) {
     return m;
 }
 
+/* A b_prepacked kernel's B (docs/KernelContract.md, "B prepacked"): per
+   NR-wide sliver of N, kg rows of NR floats, each row one k; zero past K
+   and N. */
+static float *prepack_b(const float *B, long K, long N, long ldb, int tb,
+                        long nr, long kg) {
+    long slivers = (N + nr - 1) / nr;
+    float *P = calloc(slivers * kg * nr + 16, sizeof(float));
+    for (long s = 0; s < slivers; s++)
+        for (long k = 0; k < K; k++)
+            for (long j = 0; j < nr && s * nr + j < N; j++)
+                P[(s * kg + k) * nr + j] =
+                    B[tb ? (s * nr + j) * ldb + k : k * ldb + s * nr + j];
+    return P;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 12) { fprintf(stderr, "usage\n"); return 3; }
+    /* Arguments 12 and 13 (b_prepacked): NR and the layout's rows. */
+    if (argc != 12 && argc != 14) { fprintf(stderr, "usage\n"); return 3; }
     long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
     long lda = atol(argv[4]), ldb = atol(argv[5]), ldc = atol(argv[6]);
     int ta = atoi(argv[7]), tb = atoi(argv[8]);
@@ -109,8 +125,10 @@ int main(int argc, char **argv) {
     if (header & 4)
         memcpy((char *)ws + 56, &K, sizeof K);
     memcpy((char *)ws + 112, &bias, sizeof bias);
+    const float *Bk = argc == 14 ? prepack_b(B, K, N, ldb, tb, atol(argv[12]),
+                                             atol(argv[13])) : B;
     for (int rep = 0; rep < 2; rep++)
-        if (qm_call_checked(qm_kernel, A, B, C, ws)) {
+        if (qm_call_checked(qm_kernel, A, Bk, C, ws)) {
             printf("callee-saved register or %%rsp not preserved\n");
             return 2;
         }
@@ -264,6 +282,24 @@ CORRECT = [
     ("avx2_23x32x19_a_direct_b_in_place_bmem",
      request(m=23, n=32, k=19, mr=7, nr=16, mc=14, nc=32, kc=8,
              order="bmem", a_layout="direct", pack_b=False)),
+    # B prepacked by the caller (the harness packs it from the kernel's
+    # qm.b_prepacked): several jc, pc and ic blocks, a K remainder, column
+    # edges (zero columns in the last sliver), B transposed as stored,
+    # A in place, the epilogue, the B vectors read from memory.
+    ("avx2_61x45x70_b_prepacked_blocks",
+     request(m=61, n=45, k=70, ldb=53, mc=24, nc=32, kc=32, k_unroll=4,
+             b_prepacked=True)),
+    ("avx512_50x130x37_b_prepacked_bmem_tb",
+     request(isa="avx512", m=50, n=130, k=37, mr=7, nr=64, mc=14, nc=128,
+             kc=16, order="bmem", k_unroll=4, trans_b=True,
+             b_prepacked=True)),
+    ("avx512_55x70x37_b_prepacked_a_direct_bias_relu",
+     request(isa="avx512", m=55, n=70, k=37, lda=41, mr=6, nr=64, mc=24,
+             nc=128, kc=16, k_unroll=4, a_layout="direct", bias="columns",
+             relu=True, b_prepacked=True)),
+    ("avx512_40x96x17_b_prepacked_ir_jr",
+     request(isa="avx512", m=40, n=96, k=17, mr=12, nr=32, mc=24, nc=64,
+             kc=8, loop_order="ir-jr", b_prepacked=True)),
 ]
 
 # runtime_ld kernels, each run with the leading dimensions given here
@@ -495,8 +531,12 @@ def _args(req, text, lds=None, m=None, n=None, k=None):
                 | 16 * int(req.get("relu_min") is not None)
                 | 32 * int(req.get("leaky_relu") == 0.25)
                 | 64 * int(req.get("leaky_relu") == 4.0))
+    prepacked = header(text, "b_prepacked")
+    layout = dict(f.split("=") for f in prepacked.split()) if prepacked \
+        else None
     return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws,
-                             header_fields, epilogue)]
+                             header_fields, epilogue)] + (
+        [layout["nr"], layout["k_groups"]] if layout else [])
 
 
 class HarnessTest(unittest.TestCase):

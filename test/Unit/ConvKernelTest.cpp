@@ -1023,9 +1023,50 @@ TEST(ConvKernelTest, PrepackedFiltersValidate) {
       EXPECT_FALSE(caught.passed);
     }
   }
-  ConvDesc f32 = nhwc(1, 10, 11, 8, 40, 3);
-  f32.bPrepacked = true;
-  EXPECT_TRUE(bool(llvm::errorToBool(f32.verify())));
+  // nchw's filter is the GEMM's A: never a prepacked B.
+  ConvDesc nchwBf16 =
+      withPrecision(nchw(1, 10, 10, 8, 8, 3), GemmPrecision::Bf16);
+  nchwBf16.bPrepacked = true;
+  EXPECT_TRUE(bool(llvm::errorToBool(nchwBf16.verify())));
+}
+
+/// f32 convolutions (sconv2d) with the filter prepacked: both nhwc filter
+/// layouts, a stride and a dilation, the model's config (A read in place)
+/// and the small one (A packed), two threads each its own pixels; a kernel
+/// that drops k is caught; nchw's filter is A, never a prepacked B.
+TEST(ConvKernelTest, F32PrepackedFiltersValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  const auto options = IsolatedValidationOptions::defaults();
+  for (ConvDesc d : {nhwc(1, 10, 11, 8, 40, 3), nhwc(1, 16, 17, 16, 64, 3, 2),
+                     ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 9, 10, 4, 20, 3,
+                                     2, 1, 2, 2, 1)}) {
+    d.bPrepacked = true;
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, host()));
+    EXPECT_EQ(model.packB, BPacking::Panels) << model.str();
+    GemmConfig two = smallConfig(d);
+    two.threads = 2;
+    std::vector<GemmRange> parts = partitionGemm(d.gemmView(), two, 2, 0);
+    for (auto [c, cParts] :
+         {std::pair{model, std::vector<GemmRange>()},
+          std::pair{smallConfig(d), std::vector<GemmRange>()},
+          std::pair{two, parts}}) {
+      QM_ASSERT_EXPECTED(emitted,
+                         emitConvKernel(d, c, EmitterOptions::defaults()));
+      ASSERT_TRUE(emitted.prepackedB.has_value());
+      QM_ASSERT_EXPECTED(report,
+                         validateIsolated(d, host(), emitted, options, cParts));
+      EXPECT_TRUE(report.passed) << c.str() << ": " << report.failure;
+    }
+    QM_ASSERT_EXPECTED(broken,
+                       emitConvKernel(d, smallConfig(d),
+                                      EmitterOptions::defaults(), "drop-k"));
+    QM_ASSERT_EXPECTED(caught, validateIsolated(d, host(), broken, options));
+    EXPECT_FALSE(caught.passed);
+  }
+  ConvDesc torch = nchw(1, 10, 10, 8, 8, 3);
+  torch.bPrepacked = true;
+  EXPECT_TRUE(bool(llvm::errorToBool(torch.verify())));
 }
 
 /// Convolutions of 3 channels (an RGB image: ResNet-50's stem) in bf16,

@@ -1382,10 +1382,52 @@ TEST(GemmKernelTest, PrepackedBValidates) {
       QM_ASSERT_EXPECTED(caught, validateIsolated(d, host(), broken, options));
       EXPECT_FALSE(caught.passed);
     }
-  // f32 kernels and run-time sizes take B as stored.
-  GemmDesc f32 = GemmDesc::packed(8, 8, 8);
-  f32.bPrepacked = true;
-  EXPECT_TRUE(bool(llvm::errorToBool(f32.verify())));
+  // Run-time sizes take B as stored.
+  GemmDesc dynamic = GemmDesc::packed(8, 8, 8);
+  dynamic.bPrepacked = dynamic.dynamicK = dynamic.runtimeLd = true;
+  EXPECT_TRUE(bool(llvm::errorToBool(dynamic.verify())));
+}
+
+/// f32 (sgemm.py) with B prepacked: all of K's rows per NR-wide sliver,
+/// which qimeng-runner packs from the kernel's qm.b_prepacked; B as stored
+/// and transposed, column edges (a last sliver padded with zero columns),
+/// several kc blocks, A in place and packed, the model's config (which
+/// reads the panels: never B in place or packed by the tiles), the small
+/// AVX2 block and an AVX-512 one; a kernel that drops k is caught.
+TEST(GemmKernelTest, F32PrepackedBValidates) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  const auto options = IsolatedValidationOptions::defaults();
+  for (auto [m, n, k, transB] :
+       {std::tuple{37, 45, 64, false}, std::tuple{1, 64, 77, false},
+        std::tuple{70, 100, 301, true}, std::tuple{128, 96, 512, false}}) {
+    GemmDesc d = GemmDesc::packed(m, n, k, false, transB);
+    d.bPrepacked = true;
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, host()));
+    EXPECT_EQ(model.packB, BPacking::Panels) << model.str();
+    std::vector<GemmConfig> configs{model,
+                                    clampToProblem(smallAvx2Config(), d)};
+    if (hostRunsAvx512()) {
+      GemmConfig wide = smallAvx2Config();
+      wide.isa = VectorIsa::Avx512;
+      wide.nr = 32;
+      wide.nc = 64;
+      configs.push_back(clampToProblem(wide, d));
+    }
+    for (const GemmConfig &c : configs) {
+      QM_ASSERT_EXPECTED(emitted,
+                         emitGemmKernel(d, c, EmitterOptions::defaults()));
+      ASSERT_TRUE(emitted.prepackedB.has_value()) << c.str();
+      EXPECT_EQ(emitted.prepackedB->elementBytes, 4);
+      QM_ASSERT_EXPECTED(report, validateIsolated(d, host(), emitted, options));
+      EXPECT_TRUE(report.passed) << c.str() << ": " << report.failure;
+    }
+    QM_ASSERT_EXPECTED(
+        broken,
+        emitGemmKernel(d, configs[1], EmitterOptions::defaults(), "drop-k"));
+    QM_ASSERT_EXPECTED(caught, validateIsolated(d, host(), broken, options));
+    EXPECT_FALSE(caught.passed);
+  }
 }
 
 /// An AMX block (amx.py) of `mr` x `nr`, kc `steps` tile steps.

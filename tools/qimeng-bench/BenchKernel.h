@@ -67,7 +67,7 @@ struct VariantForm {
   bool runtimeLd = false;
   bool runtimeSizes = false; ///< `sizes=runtime`: M, N, K (and the lds)
   /// `b=prepacked`: B (the filter) packed once outside the timing, the
-  /// kernel runs no PACK B (GemmDesc::bPrepacked; bf16 and 8-bit)
+  /// kernel runs no PACK B (GemmDesc::bPrepacked; not f16)
   bool bPrepacked = false;
 };
 

@@ -92,11 +92,10 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
   }
   const double peak = s.corePeak * s.threads;
   const bool narrow = s.precision != GemmPrecision::F32;
-  if (s.prepackedWeights && !narrow)
+  if (s.prepackedWeights && s.precision == GemmPrecision::F16)
     return llvm::createStringError(
-        "--prepacked-weights is for the bf16 and 8-bit convolutions "
-        "(--dtype bf16, s8 or u8s8): the f32 kernels pack B at each call or "
-        "read it in place");
+        "--prepacked-weights is for the f32, bf16 and 8-bit convolutions: an "
+        "f16 filter is widened or split where it is packed");
   const char *unit = isIntegerPrecision(s.precision) ? "GOPS" : "GFLOPS";
   if (!s.json) {
     llvm::outs() << llvm::formatv(
@@ -131,7 +130,8 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
                       "(--prepacked-weights; qm.b_prepacked, kernels _bpre), "
                       "as oneDNN's weights are reordered once; packed at "
                       "each call where blocks end in a partial group of k "
-                      "(the 3-channel stem)\n";
+                      "(the 3-channel stem in bf16 and 8 bits) and in "
+                      "nchw_fchw (the filter is A)\n";
     llvm::outs() << "OpenMP wait policy: " << s.waitPolicy << "\n";
     llvm::outs() << "inputs are the padded buffers (H + 2p, W + 2p); every "
                     "column computes the same outputs from them\n";

@@ -36,7 +36,7 @@ struct ConvBenchSettings {
   bool json = false;
   bool skipOneDnn = false;
   /// --prepacked-weights: ours take the filter packed once, outside the
-  /// timing (ConvDesc::bPrepacked; bf16 and 8-bit).
+  /// timing (ConvDesc::bPrepacked; not f16; nhwc only).
   bool prepackedWeights = false;
   /// The layers' layout: nhwc_hwcf (StableHLO, TOSA) or nchw_fchw (torch).
   ConvLayout layout = ConvLayout::NhwcHwcf;

@@ -150,9 +150,10 @@ static cl::opt<std::string> convLayoutOpt(
     cl::init("nhwc_hwcf"), cl::cat(benchCategory));
 static cl::opt<bool> prepackedWeightsOpt(
     "prepacked-weights",
-    cl::desc("--op conv2d with --dtype bf16, s8 or u8s8: our kernels take "
-             "the filter packed once, outside the timing (constant weights, "
-             "as oneDNN's are reordered once): no PACK B at each call"),
+    cl::desc("--op conv2d (f32, bf16, s8 or u8s8): our kernels take the "
+             "filter packed once, outside the timing (constant weights, as "
+             "oneDNN's are reordered once, and as the pass packs a constant "
+             "filter at compile time): no PACK B at each call"),
     cl::init(false), cl::cat(benchCategory));
 static cl::opt<bool>
     noExternalOpt("no-external",

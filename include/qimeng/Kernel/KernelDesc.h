@@ -110,8 +110,9 @@ struct GemmDesc {
   /// B arrives packed by the caller, once, in the kernel's panel layout
   /// (PrepackedB.h: the kernel's qm.b_prepacked says it); the kernel runs
   /// no PACK B. For constant weights, as oneDNN reorders its weights once.
-  /// bf16 and 8-bit kernels; N and K static. ldb and transB describe B as
-  /// the caller stores it before packing.
+  /// f32, bf16 and 8-bit kernels (not f16: widened or split where it is
+  /// packed); N and K static. ldb and transB describe B as the caller
+  /// stores it before packing.
   bool bPrepacked = false;
 
   bool hasEpilogue() const {
@@ -165,9 +166,10 @@ struct GemmDesc {
   }
 
   /// Whether NR-wide slivers of B can be read where B lies (B in place, or
-  /// packed by the tiles): B not transposed and N a multiple of nr.
+  /// packed by the tiles): B not transposed, N a multiple of nr, and not
+  /// prepacked (then its slivers are the caller's panels).
   bool bSliversInPlace(int nr) const {
-    return !transB && !dynamicN && n % nr == 0;
+    return !transB && !dynamicN && !bPrepacked && n % nr == 0;
   }
 
   /// Whether a bf16 or f16 kernel can read B^T where it lies, a
@@ -299,7 +301,7 @@ struct ConvDesc {
   Activation activation;
   GemmPrecision precision = GemmPrecision::F32;
   /// The filter (the GEMM view's B) arrives packed by the caller, once
-  /// (GemmDesc::bPrepacked): constant weights. bf16 and 8-bit only.
+  /// (GemmDesc::bPrepacked): constant weights. nhwc layouts; not f16.
   bool bPrepacked = false;
 
   /// A descriptor with a dense input.

@@ -148,8 +148,8 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "amx-int8); false keeps them on AVX512-BF16/VNNI">,
     Option<"packConstantWeights", "pack-constant-weights", "bool",
            /*default=*/"true",
-           "Pack a bf16 or 8-bit B (weights, a convolution's filter) that "
-           "is a constant of the module (a constant memref.global, or an "
+           "Pack an f32, bf16 or 8-bit B (weights, a convolution's filter) "
+           "that is a constant of the module (a constant memref.global, or an "
            "arith.constant on tensors) into its kernel's layout at compile "
            "time, as a new constant global: the kernel then runs no PACK B "
            "at each call (not for a run-time M, N or K, nor a batch of "
