@@ -926,12 +926,21 @@ struct QiMengTensorOpPass
       else
         llvm::consumeError(k.takeError());
     }
+    // A hit for another form of the same GEMM (TuningDatabase.md, the
+    // key's `semantics`: overwrite for a folded fill, an epilogue, a 16-bit
+    // output, B prepacked) lends its tuned blocking; this form's own kernel
+    // is emitted from it and validated below.
+    std::optional<TuningRecord> hit;
+    bool blockingFromDatabase = false;
     if (key && database) {
       std::vector<std::string> warnings;
-      std::optional<TuningRecord> hit = database->lookup(*key, warnings);
+      hit = database->lookup(*key, warnings);
       for (const std::string &w : warnings)
         mlir::emitWarning(getOperation().getLoc()) << w;
-      if (hit) {
+      if (hit && !(hit->key.desc == desc)) {
+        config = hit->config;
+        blockingFromDatabase = true;
+      } else if (hit) {
         auto kernel = parseEmitterOutput(hit->kernelText);
         if (kernel) {
           auto body = kernel->body();
@@ -944,9 +953,10 @@ struct QiMengTensorOpPass
               << "tuning database: ignoring the entry for " << problem.str()
               << ": " << llvm::toString(kernel.takeError());
         }
+        hit.reset(); // unusable: tuned again where tuning is on
       }
     }
-    if (key && o.tuneBudget > 0) {
+    if (key && !hit && o.tuneBudget > 0) {
       TuneRequest request;
       request.problem = problem;
       request.target = o.target;
@@ -1002,6 +1012,20 @@ struct QiMengTensorOpPass
       }
     }
     auto emitted = emitKernel(problem, *config, o.emitter, o.fault, &o.target);
+    // A form the borrowed blocking does not fit (B prepacked against a
+    // config that reads B in place): the model's config for this form.
+    if (!emitted && blockingFromDatabase) {
+      llvm::consumeError(emitted.takeError());
+      config = chooseKernelConfig(problem, o.target);
+      if (!config) {
+        reason = llvm::toString(config.takeError());
+        return failure();
+      }
+      config->threads = hit->config.threads;
+      if (auto split = requiredSplit(problem, config->isa))
+        config->split = *split;
+      emitted = emitKernel(problem, *config, o.emitter, o.fault, &o.target);
+    }
     if (!emitted) {
       reason =
           "kernel generation failed: " + llvm::toString(emitted.takeError());

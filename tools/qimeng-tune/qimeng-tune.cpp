@@ -40,6 +40,14 @@ static cl::opt<std::string> dtypeOpt(
              "8-bit need AVX512-BF16 or AVX512-VNNI (AMX where the host has "
              "it), f16 AVX-512 (AMX-BF16's tiles where the host has them)"),
     cl::init("f32"), cl::cat(tuneCategory));
+static cl::opt<bool> bPrepackedOpt(
+    "b-prepacked",
+    cl::desc("Tune the form that takes B packed once by its caller (_bpre: "
+             "what the pass embeds for constant weights, "
+             "pack-constant-weights); f32, bf16 and 8-bit, static sizes. The "
+             "GEMM's forms share one entry (docs/TuningDatabase.md): the "
+             "others take its blocking"),
+    cl::init(false), cl::cat(tuneCategory));
 static cl::opt<unsigned> budgetOpt("budget",
                                    cl::desc("Candidate trials per shape"),
                                    cl::init(32), cl::cat(tuneCategory));
@@ -190,6 +198,7 @@ int main(int argc, char **argv) {
                                         "'; expected MxNxK"));
     GemmDesc desc = GemmDesc::packed(m, n, k, trans[0] == 't', trans[1] == 't');
     desc.precision = *precision;
+    desc.bPrepacked = bPrepackedOpt;
     GemmConfig base = exitOnErr(chooseGemmConfig(desc, host));
     base.threads = partitionedThreads(
         desc, base, threadsOpt == 0 ? host.cores : int(threadsOpt));
