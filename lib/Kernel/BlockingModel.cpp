@@ -197,24 +197,31 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // block whose nr divides N, of those that take no more row slivers (each
   // a pass over B's kc rows) than the first (16x3072x768 on AVX2: 6x16's
   // three passes over 4x24's four, 1.28x on Zen 1; docs/BlockingModel.md).
+  // A prepacked B (constant weights) takes the same block over its
+  // panels, of exactly M rows: 1x4096x4096 1.34x, 1x768x3072 1.03x,
+  // 1x3072x768 0.98x B read in place, side by side on Zen 5 (the general
+  // rules' 6x64 for one row: 1.28x, 0.94x, 0.90x).
   const MicroKernelShape *chosen = &table.front();
   BPacking packB = BPacking::Panels;
+  bool fewRows = false;
   auto slivers = [&](const MicroKernelShape &s) {
     return (desc.m + s.mr - 1) / s.mr;
   };
   if (bInPlace && desc.m <= 16) {
     for (const MicroKernelShape &s : table)
-      if (desc.bSliversInPlace(s.nr) &&
-          (packB == BPacking::Panels ||
+      if ((desc.bSliversInPlace(s.nr) || desc.bPrepacked) &&
+          (!fewRows ||
            (s.nr > chosen->nr && slivers(s) <= slivers(*chosen)))) {
         chosen = &s;
-        packB = BPacking::InPlace;
+        fewRows = true;
       }
+    if (fewRows && !desc.bPrepacked)
+      packB = BPacking::InPlace;
   }
   // One column sliver (N is a block's nr) and many rows: the table's
   // preferred block of that width (its cache blocks below).
   const MicroKernelShape *sliverBlock = nullptr;
-  if (oneSliver && packB == BPacking::Panels)
+  if (oneSliver && !fewRows)
     for (const MicroKernelShape &s : table)
       if (!sliverBlock && s.nr == desc.n && desc.m >= 4 * s.mr)
         sliverBlock = &s; // the table's preferred block of that width
@@ -223,12 +230,14 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // A plain GEMM takes the block that pads its tiles least of those as
   // fast per FMA (128x768: 8x48 leaves no row of padding where 6x64 pads
   // 4 of 128).
-  if (oneSliver && packB == BPacking::Panels && !sliverBlock)
+  if (oneSliver && !fewRows && !sliverBlock)
     chosen = &leastPaddedBlock(table, desc);
   GemmConfig c;
   c.packB = packB;
   c.isa = isa;
   c = withShape(c, *chosen, target);
+  if (fewRows && desc.bPrepacked)
+    c.mr = static_cast<int>(std::min<int64_t>(c.mr, desc.m));
   // A as stored is read in place (a run-time lda for at most nine rows) or
   // copied in rows, the cheaper packing; a transposed A is packed k-major
   // (docs/BlockingModel.md, "A in place").

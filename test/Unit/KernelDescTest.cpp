@@ -550,6 +550,32 @@ TEST(BlockingModelTest, FewRowsOnAvx2TakeFewPassesAndWholeLines) {
   EXPECT_EQ(wide.nc, 4096);
 }
 
+TEST(BlockingModelTest, FewRowsOfAPrepackedBTakeTheFewRowsBlock) {
+  // Constant weights (B prepacked) under one to sixteen rows: the block the
+  // few-rows rule takes for B in place, over the caller's panels (packb=1),
+  // of exactly M rows up to its own; never B in place or the tiles'
+  // packing; the general blocking's kc.
+  Target target = parseTarget(kSkylakeAvx512);
+  for (int64_t m : {1, 4, 16}) {
+    GemmDesc d = GemmDesc::packed(m, 4096, 4096);
+    QM_ASSERT_EXPECTED(inPlace, chooseGemmConfig(d, target));
+    d.bPrepacked = true;
+    QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, target));
+    EXPECT_EQ(c.packB, BPacking::Panels) << c.str();
+    EXPECT_EQ(c.nr, inPlace.nr) << c.str();
+    EXPECT_EQ(c.mr, inPlace.mr) << c.str();
+    EXPECT_GT(c.kc, inPlace.kc) << c.str();
+  }
+  // Past sixteen rows, the general rules.
+  GemmDesc many = GemmDesc::packed(128, 768, 768);
+  QM_ASSERT_EXPECTED(general, chooseGemmConfig(many, target));
+  many.bPrepacked = true;
+  QM_ASSERT_EXPECTED(prepacked, chooseGemmConfig(many, target));
+  EXPECT_EQ(prepacked.mr, general.mr);
+  EXPECT_EQ(prepacked.nr, general.nr);
+  EXPECT_EQ(prepacked.packB, BPacking::Panels);
+}
+
 TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   Target target = parseTarget("x86_64-unknown-linux-gnu:znver4:+avx,+avx2,"
                               "+fma,+avx512f:l1d=32K,l2=1M,l3=32M,cores=16");
