@@ -931,15 +931,15 @@ struct QiMengTensorOpPass
     // output, B prepacked) lends its tuned blocking; this form's own kernel
     // is emitted from it and validated below.
     std::optional<TuningRecord> hit;
-    bool blockingFromDatabase = false;
+    std::optional<GemmConfig> modelsConfig; // set where the hit's replaces it
     if (key && database) {
       std::vector<std::string> warnings;
       hit = database->lookup(*key, warnings);
       for (const std::string &w : warnings)
         mlir::emitWarning(getOperation().getLoc()) << w;
       if (hit && !(hit->key.desc == desc)) {
+        modelsConfig = *config;
         config = hit->config;
-        blockingFromDatabase = true;
       } else if (hit) {
         auto kernel = parseEmitterOutput(hit->kernelText);
         if (kernel) {
@@ -1014,16 +1014,9 @@ struct QiMengTensorOpPass
     auto emitted = emitKernel(problem, *config, o.emitter, o.fault, &o.target);
     // A form the borrowed blocking does not fit (B prepacked against a
     // config that reads B in place): the model's config for this form.
-    if (!emitted && blockingFromDatabase) {
+    if (!emitted && modelsConfig) {
       llvm::consumeError(emitted.takeError());
-      config = chooseKernelConfig(problem, o.target);
-      if (!config) {
-        reason = llvm::toString(config.takeError());
-        return failure();
-      }
-      config->threads = hit->config.threads;
-      if (auto split = requiredSplit(problem, config->isa))
-        config->split = *split;
+      config = *modelsConfig;
       emitted = emitKernel(problem, *config, o.emitter, o.fault, &o.target);
     }
     if (!emitted) {

@@ -72,7 +72,8 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
-                     int_field, leading_dims, read_activation, round_up)
+                     has_activation, int_field, leading_dims,
+                     read_activation, round_up)
 from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
                       OUTPUT_OFFSET, element_types, emit_block_input_base,
                       emit_column_block_head, emit_epilogue,
@@ -1429,7 +1430,7 @@ def _emit_stage_pointers(asm, p):
 
 
 def _has_epilogue(p):
-    return p.bias != "none" or p.relu or p.leaky_slope is not None
+    return p.bias != "none" or has_activation(p)
 
 
 def _emit_store_last(asm, p):

@@ -92,12 +92,14 @@ from .conv2d import PIECE_BYTES, PIECES_STEP, emit_piece_table
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
-                     int_field, leading_dims, read_activation, round_up)
+                     has_activation, int_field, leading_dims,
+                     read_activation, round_up)
 # The body's register map is sgemm.py's (docs/KernelContract.md).
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
-from .sgemm import (emit_leaky_relu, emit_relu, emit_relu_constants,
-                    emit_relu_floor, leaky_slope_address, relu_max_address)
+from .sgemm import (emit_leaky_relu, emit_prepacked_panel, emit_relu,
+                    emit_relu_constants, emit_relu_floor, leaky_slope_address,
+                    relu_max_address)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd)
 
@@ -1278,21 +1280,6 @@ def _b_sliver_step(p):
     return p.nr * (p.k_groups if p.b_prepacked else p.kc_groups) * 4
 
 
-def _emit_b_panel(asm, p):
-    """b_prepacked, instead of PACK B: this kc block's panel in the
-    caller's B, its slivers (jc + jr) / NR from B + (jc + jr) * k_groups
-    * 4 and its groups pc / group on, into B_PANEL."""
-    asm.comment("B prepacked: the block's panel = B + jc * k_groups * 4 "
-                "+ pc / group * NR * 4")
-    asm.ins(f"imulq ${p.k_groups * 4}, {JC}, %rax")
-    asm.ins(f"movq {PC}, %rdx")
-    asm.ins(f"shrq ${p.dt.group.bit_length() - 1}, %rdx")
-    asm.ins(f"imulq ${p.nr * 4}, %rdx, %rdx")
-    asm.ins("addq %rdx, %rax")
-    asm.ins(f"addq 8({WS}), %rax")
-    asm.ins(f"movq %rax, {B_PANEL}({WS})")
-
-
 def _emit_pack(asm, p, op):
     if op.name == "B" and p.conv is not None and p.conv.gathers == "B":
         _emit_pack_gathered_b(asm, p, op, p.conv)
@@ -1315,7 +1302,7 @@ def _a_reg(p):
 
 
 def _has_epilogue(p):
-    return p.bias != "none" or p.relu or p.leaky_slope is not None
+    return p.bias != "none" or has_activation(p)
 
 
 def _bound_reg(p):
@@ -1898,7 +1885,8 @@ def _emit_body(p):
     _emit_block_counts(asm, p)
     a_op, b_op = _operands(p)
     if p.b_prepacked:
-        _emit_b_panel(asm, p)
+        # (Its slivers (jc + jr) / NR from B + (jc + jr) * k_groups * 4.)
+        emit_prepacked_panel(asm, p.k_groups, p.dt.group, p.nr, B_PANEL)
     else:
         _emit_pack(asm, p, b_op)
     if p.dt.shift_a and not p.shift_b:

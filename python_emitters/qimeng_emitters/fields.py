@@ -210,6 +210,12 @@ def read_activation(request, params):
     params.leaky_slope = leaky_relu_field(request, params.relu)
 
 
+def has_activation(params):
+    """Whether read_activation set an activation on `params`: relu (with
+    its clamp) or leaky relu."""
+    return params.relu or params.leaky_slope is not None
+
+
 def activation_suffix(params):
     """relu_suffix of the activation read_activation set on `params`."""
     return relu_suffix(params.relu, params.relu_max, params.relu_min,

@@ -24,8 +24,8 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
-                     float_bits, int_field, isa_field, leading_dims,
-                     read_activation, round_up)
+                     float_bits, has_activation, int_field, isa_field,
+                     leading_dims, read_activation, round_up)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd, xmm)
 
@@ -357,8 +357,7 @@ class Params:
 
     @property
     def has_epilogue(self):
-        return (self.bias != "none" or self.relu
-                or self.leaky_slope is not None)
+        return self.bias != "none" or has_activation(self)
 
     @property
     def stores_at_zero_k(self):
@@ -1677,13 +1676,7 @@ def _emit_body(p):
     if conv is not None and conv.gathers == "B":
         conv.emit_gather_pack(asm, p, "B", p.nr, NB, 8, JC, p.bp_offset)
     elif p.b_prepacked:
-        asm.comment("B prepacked: the block's panel = B + jc * K * 4 + pc "
-                    "* NR * 4")
-        asm.ins(f"imulq ${check_disp(p.k * 4, 'B sliver')}, {JC}, %rax")
-        asm.ins(f"imulq ${p.nr * 4}, {PC}, %rdx")
-        asm.ins("addq %rdx, %rax")
-        asm.ins("addq 8(%rbx), %rax")
-        asm.ins(f"movq %rax, {B_PANEL_SLOT}(%rbx)")
+        emit_prepacked_panel(asm, p.k, 1, p.nr, B_PANEL_SLOT)
     elif p.pack_b and not p.fuse_pack_b:
         _emit_pack(asm, p, "B", p.nr, b_sk, b_sr, NB, 8, PC, JC, p.bp_offset,
                    p.col_edges)
@@ -1735,6 +1728,23 @@ def emit(request):
         p, p.symbol(), request, "sgemm",
         f"C[{p.m}x{p.n}] += {'A^T' if p.trans_a else 'A'}"
         f" * {'B^T' if p.trans_b else 'B'}, K = {p.k}")
+
+
+def emit_prepacked_panel(asm, rows, group, nr, slot):
+    """A prepacked B's panel for the block at (jc, pc) into workspace
+    `slot`: B + jc * rows * 4 + pc / group * NR * 4, `rows` the layout's
+    rows (k groups) a sliver, `group` the k a row holds (these kernels'
+    and dotgemm.py's; docs/KernelContract.md, "B prepacked")."""
+    asm.comment(f"B prepacked: the block's panel = B + jc * {rows} * 4 + pc"
+                f"{f' / {group}' if group > 1 else ''} * NR * 4")
+    asm.ins(f"imulq ${check_disp(rows * 4, 'B sliver')}, {JC}, %rax")
+    asm.ins(f"movq {PC}, %rdx")
+    if group > 1:
+        asm.ins(f"shrq ${group.bit_length() - 1}, %rdx")
+    asm.ins(f"imulq ${nr * 4}, %rdx, %rdx")
+    asm.ins("addq %rdx, %rax")
+    asm.ins(f"addq 8({WS}), %rax")
+    asm.ins(f"movq %rax, {slot}({WS})")
 
 
 def prepacked_b_header(p):

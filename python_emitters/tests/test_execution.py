@@ -21,6 +21,7 @@ import unittest
 from . import specials
 from .support import (LLVM_MC, assemble, cpu_has, emit, header, request,
                       runs_kernels)
+from .test_dotgemm import PREPACK_B, prepacked_b_args
 
 GCC = shutil.which("gcc")
 
@@ -56,24 +57,10 @@ static float *matrix(long rows, long cols, long ld, long salt, float pad) {
     return m;
 }
 
-/* A b_prepacked kernel's B (docs/KernelContract.md, "B prepacked"): per
-   NR-wide sliver of N, kg rows of NR floats, each row one k; zero past K
-   and N. */
-static float *prepack_b(const float *B, long K, long N, long ldb, int tb,
-                        long nr, long kg) {
-    long slivers = (N + nr - 1) / nr;
-    float *P = calloc(slivers * kg * nr + 16, sizeof(float));
-    for (long s = 0; s < slivers; s++)
-        for (long k = 0; k < K; k++)
-            for (long j = 0; j < nr && s * nr + j < N; j++)
-                P[(s * kg + k) * nr + j] =
-                    B[tb ? (s * nr + j) * ldb + k : k * ldb + s * nr + j];
-    return P;
-}
-
+""" + PREPACK_B + r"""
 int main(int argc, char **argv) {
-    /* Arguments 12 and 13 (b_prepacked): NR and the layout's rows. */
-    if (argc != 12 && argc != 14) { fprintf(stderr, "usage\n"); return 3; }
+    /* Arguments 12-14 (b_prepacked): NR, the layout's rows, plus128. */
+    if (argc != 12 && argc != 15) { fprintf(stderr, "usage\n"); return 3; }
     long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]);
     long lda = atol(argv[4]), ldb = atol(argv[5]), ldc = atol(argv[6]);
     int ta = atoi(argv[7]), tb = atoi(argv[8]);
@@ -125,8 +112,11 @@ int main(int argc, char **argv) {
     if (header & 4)
         memcpy((char *)ws + 56, &K, sizeof K);
     memcpy((char *)ws + 112, &bias, sizeof bias);
-    const float *Bk = argc == 14 ? prepack_b(B, K, N, ldb, tb, atol(argv[12]),
-                                             atol(argv[13])) : B;
+    const float *Bk = argc == 15
+        ? (const float *)prepack_b((const unsigned char *)B, K, N, ldb, tb, 4,
+                                   atol(argv[12]), atol(argv[13]),
+                                   atoi(argv[14]))
+        : B;
     for (int rep = 0; rep < 2; rep++)
         if (qm_call_checked(qm_kernel, A, Bk, C, ws)) {
             printf("callee-saved register or %%rsp not preserved\n");
@@ -531,12 +521,8 @@ def _args(req, text, lds=None, m=None, n=None, k=None):
                 | 16 * int(req.get("relu_min") is not None)
                 | 32 * int(req.get("leaky_relu") == 0.25)
                 | 64 * int(req.get("leaky_relu") == 4.0))
-    prepacked = header(text, "b_prepacked")
-    layout = dict(f.split("=") for f in prepacked.split()) if prepacked \
-        else None
     return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws,
-                             header_fields, epilogue)] + (
-        [layout["nr"], layout["k_groups"]] if layout else [])
+                             header_fields, epilogue)] + prepacked_b_args(text)
 
 
 class HarnessTest(unittest.TestCase):
