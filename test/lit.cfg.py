@@ -72,8 +72,8 @@ config.substitutions.append(("%strip-address", "sed -e 's/base@ = 0x[0-9a-f]*//'
 
 # Host features, from our own tool, gate execution tests.
 hostinfo = os.path.join(config.qimeng_tools_dir, "qimeng-hostinfo")
-for feature in ("avx2", "fma", "avx512f", "avx512bw", "avx512bf16",
-                "avx512vnni", "amx-bf16", "amx-int8"):
+for feature in ("avx2", "fma", "bmi2", "avx512f", "avx512bw", "avx512vl",
+                "avx512bf16", "avx512vnni", "amx-bf16", "amx-int8"):
     try:
         rc = subprocess.run([hostinfo, "--has-feature=" + feature],
                             stdout=subprocess.DEVNULL,

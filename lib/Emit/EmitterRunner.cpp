@@ -1,6 +1,7 @@
 //===- EmitterRunner.cpp - Run the Python emitters ------------------------===//
 #include "qimeng/Emit/EmitterRunner.h"
 #include "qimeng/Config.h"
+#include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/KernelJson.h"
 #include "qimeng/Support/Subprocess.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -224,6 +225,13 @@ std::string qimeng::gemmRequestJson(const GemmDesc &d, const GemmConfig &c,
       r.erase(field);
   addConfigFields(r, c, fault, target);
   addDotFields(r, d.precision, c);
+  // The f32 matrix-vector form is the dot kernels' (dotgemm.py): none of
+  // sgemm.py's prefetch distances, K-step order, macro-loop order or A
+  // layout, which the config keeps for its panel form (packb=1).
+  if (d.precision == GemmPrecision::F32 && isMatrixVectorForm(d, c))
+    for (const char *field :
+         {"prefetch_a", "prefetch_b", "order", "loop_order", "a_layout"})
+      r.erase(field);
   // A sketch kernel's K in blocks of kc below a static K, and B as stored
   // copied a panel at a time (a transposed B is packed anyway; a run-time K
   // runs whole, read in place).

@@ -210,8 +210,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   if (bInPlace && desc.m <= 16) {
     for (const MicroKernelShape &s : table)
       if ((desc.bSliversInPlace(s.nr) || desc.bPrepacked) &&
-          (!fewRows ||
-           (s.nr > chosen->nr && slivers(s) <= slivers(*chosen)))) {
+          (!fewRows || (s.nr > chosen->nr && slivers(s) <= slivers(*chosen)))) {
         chosen = &s;
         fewRows = true;
       }
@@ -319,6 +318,19 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     const int64_t cRowsFit = roundDownAtLeast(l2Bytes / 2 / (desc.m * 4), c.nr);
     c.nc = std::max(c.nc, std::min(roundUp(desc.n, c.nr), cRowsFit));
   }
+  // Few rows against B^T (a token through a torch linear layer whose
+  // weights are an argument) on AVX-512: B^T's rows read where they lie,
+  // a dot product per column of C (the matrix-vector form, dotgemm.py),
+  // so that B^T streams from memory once where packing it reads and writes
+  // all of it for one use. The panel blocking above stays in the config:
+  // packb=1 in the tuner's space is that kernel.
+  // (The form's masks and BZHI need AVX512BW, AVX512VL and BMI2, as the
+  // dot kernels' do.)
+  if (bInPlace && oneSliver && isa == VectorIsa::Avx512 &&
+      target.hasFeature("avx512bw") && target.hasFeature("avx512vl") &&
+      target.hasFeature("bmi2") && desc.m <= kF32MatrixVectorRows &&
+      !desc.bPrepacked && desc.bTransposedRowsInPlace())
+    c.packB = BPacking::InPlace;
   return clampToProblem(c, desc);
 }
 
@@ -633,6 +645,12 @@ bool qimeng::dotReadsBInPlace(const GemmDesc &desc) {
   if (desc.precision != GemmPrecision::F16)
     return desc.m == 1;
   return desc.m <= kF16MatrixVectorRows;
+}
+
+bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
+                                const GemmConfig &config) {
+  return config.isa == VectorIsa::Avx512 && config.packB == BPacking::InPlace &&
+         !desc.bPrepacked && desc.bTransposedRowsInPlace();
 }
 
 llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc) {

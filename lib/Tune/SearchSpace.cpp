@@ -141,6 +141,28 @@ Decision factorDecision(std::string key, int64_t ref, int64_t kcRef,
   return d;
 }
 
+/// Threads: every count up to the base's (at most kMaxThreadChoices of
+/// them, halving down from it), and the axis they split.
+void addThreadDecisions(std::vector<Decision> &decisions,
+                        const GemmConfig &base) {
+  if (base.threads > 1) {
+    std::vector<int64_t> counts;
+    for (int64_t t = base.threads; t >= 1 && counts.size() < kMaxThreadChoices;
+         t /= 2)
+      counts.push_back(t);
+    if (counts.back() != 1)
+      counts.push_back(1);
+    decisions.push_back(numericDecision("threads", counts, base.threads));
+    Decision split{"split",
+                   {splitName(SplitAxis::Auto).str(),
+                    splitName(SplitAxis::M).str(),
+                    splitName(SplitAxis::N).str()},
+                   0};
+    split.modelChoice = static_cast<int>(base.split);
+    decisions.push_back(std::move(split));
+  }
+}
+
 } // namespace
 
 SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
@@ -149,12 +171,16 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   // matters through the model's base config for now.
   (void)target;
   const GemmConfig ref = clampToProblem(base, desc);
-  // The dot kernels' forms that read B in place (packb=0: B^T's rows, or
-  // f16 B's rows streamed) take no register or cache blocking: their
-  // space is B in place or packed.
-  if (base.isa != VectorIsa::Amx && desc.precision != GemmPrecision::F32 &&
-      base.packB == BPacking::InPlace)
-    return SearchSpace(desc, base, {packbDecision({"0", "1"}, base)});
+  // The dot kernels' forms that read B in place (packb=0: B^T's rows, for
+  // f32 too, or f16 B's rows streamed) take no register or cache blocking:
+  // their space is B in place or packed, and the threads.
+  if ((base.isa != VectorIsa::Amx && desc.precision != GemmPrecision::F32 &&
+       base.packB == BPacking::InPlace) ||
+      isMatrixVectorForm(desc, base)) {
+    std::vector<Decision> decisions = {packbDecision({"0", "1"}, base)};
+    addThreadDecisions(decisions, base);
+    return SearchSpace(desc, base, std::move(decisions));
+  }
   std::vector<Decision> decisions;
 
   // Register block: every row of the isa's table, the model's first when it
@@ -262,24 +288,7 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   if (bInPlace && !desc.transB && desc.m <= kMaxRowsForInPlaceB)
     decisions.push_back(packbDecision({"1", "0"}, base));
 
-  // Threads: every count up to the base's (at most kMaxThreadChoices of
-  // them, halving down from it), and the axis they split.
-  if (base.threads > 1) {
-    std::vector<int64_t> counts;
-    for (int64_t t = base.threads; t >= 1 && counts.size() < kMaxThreadChoices;
-         t /= 2)
-      counts.push_back(t);
-    if (counts.back() != 1)
-      counts.push_back(1);
-    decisions.push_back(numericDecision("threads", counts, base.threads));
-    Decision split{"split",
-                   {splitName(SplitAxis::Auto).str(),
-                    splitName(SplitAxis::M).str(),
-                    splitName(SplitAxis::N).str()},
-                   0};
-    split.modelChoice = static_cast<int>(base.split);
-    decisions.push_back(std::move(split));
-  }
+  addThreadDecisions(decisions, base);
   return SearchSpace(desc, base, std::move(decisions));
 }
 
@@ -494,10 +503,12 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
         "or streams B's rows in place (f16, B as stored): A not "
         "transposed, no bias along the rows, N static");
   if (desc_.precision == GemmPrecision::F32 && c.packB != BPacking::Panels &&
-      !desc_.bSliversInPlace(c.nr))
+      !desc_.bSliversInPlace(c.nr) && !isMatrixVectorForm(desc_, c))
     return llvm::createStringError(
         llvm::formatv("B {0} (packb={1}) needs B not transposed and N = "
-                      "{2} a multiple of nr = {3}",
+                      "{2} a multiple of nr = {3}, or (packb=0 on avx512) "
+                      "B transposed, A not, no bias along the rows, N and "
+                      "K static: the matrix-vector form",
                       c.packB == BPacking::InPlace ? "in place"
                                                    : "packed by the tiles",
                       bPackingName(c.packB), desc_.n, c.nr)

@@ -20,6 +20,12 @@ SKETCH_BY_ISA = {"neon": aarch64.emit, "sve": aarch64.emit_sve,
 
 
 def _sgemm(request):
+    """f32 GEMMs: the sketch-driven writers by isa; on AVX-512 with B^T
+    read in place (pack_b false, trans_b), the matrix-vector form the dot
+    kernels share (dotgemm.py); sgemm.py otherwise."""
+    if (request.get("isa") == "avx512" and request.get("pack_b") is False
+            and request.get("trans_b") is True):
+        return dotgemm.emit(request)
     return SKETCH_BY_ISA.get(request.get("isa"), sgemm.emit)(request)
 
 

@@ -56,10 +56,12 @@ in one kernel.
 
 An sbgemm or shgemm with `pack_b: false` (B transposed, A not) is a
 matrix-vector product per row of A instead: no packs, B^T read where it
-lies. For each group of GEMV_ROWS rows of B^T (columns of C) and each row
-of A, one zmm accumulator per row of B^T takes VDPBF16PS of 32 bf16 of A
-against 32 of that row (f16: 16 of each widened, then VFMADD231PS), k along
-the rows; a K that is not whole chunks ends in masked loads of both; then a
+lies. So is an sgemm (f32) with `pack_b: false` and `trans_b` on isa
+avx512, which the protocol's entry sends here (sgemm.py writes every other
+f32 GEMM). For each group of GEMV_ROWS rows of B^T (columns of C) and each
+row of A, one zmm accumulator per row of B^T takes VDPBF16PS of 32 bf16 of
+A against 32 of that row (f16: 16 of each widened, then VFMADD231PS; f32:
+16 of each, VFMADD231PS), k along the rows; a K that is not whole chunks ends in masked loads of both; then a
 reduction tree sums the accumulators' lanes into GEMV_ROWS results, stored
 (added to C) under a mask past N. Rows of B^T past N are the last row again
 (read, never stored), so nothing past B is read. The rows of A meet each
@@ -165,6 +167,10 @@ DOT_TYPES = {
     # loaded: the packed "groups" are f32, the dot an FMA.
     "f16": DotType("f16", "shgemm", 2, 1, "vfmadd231ps", "vaddps", False, 2,
                    "avx512", _COMMON + ("f16c",)),
+    # f32 (kind "sgemm"): the matrix-vector form only (sgemm.py writes
+    # every other f32 GEMM), f16's without the widening.
+    "f32": DotType("f32", "sgemm", 4, 1, "vfmadd231ps", "vaddps", False, 2,
+                   "avx512", _COMMON),
 }
 
 # Test-only deliberately broken kernels the validator must catch:
@@ -202,7 +208,8 @@ STREAM_DROP_LOW_REG = STREAM_ROWS * STREAM_VECTORS + STREAM_VECTORS + 1
 
 #: A's, B's and C's element types by element_types' name.
 ELEMENT_TYPES = {"bf16": ("bf16", "bf16", "f32"), "u8s8": ("u8", "s8", "s32"),
-                 "s8s8": ("s8", "s8", "s32"), "f16": ("f16", "f16", "f32")}
+                 "s8s8": ("s8", "s8", "s32"), "f16": ("f16", "f16", "f32"),
+                 "f32": ("f32", "f32", "f32")}
 
 
 def half_output_field(kind):
@@ -211,10 +218,11 @@ def half_output_field(kind):
 
 
 def element_types(request, kind):
-    """The request's element types: "bf16" (sbgemm), "f16" (shgemm), or
-    for an igemm "u8s8" or "s8s8" by its `a_type` (default u8; B is s8)."""
-    if kind == "shgemm":
-        return "f16"
+    """The request's element types: "bf16" (sbgemm), "f16" (shgemm), "f32"
+    (sgemm: the matrix-vector form), or for an igemm "u8s8" or "s8s8" by
+    its `a_type` (default u8; B is s8)."""
+    if kind in ("shgemm", "sgemm"):
+        return "f16" if kind == "shgemm" else "f32"
     if kind != "igemm":
         return "bf16"
     a_type = request.get("a_type", "u8")
@@ -239,6 +247,7 @@ class Params:
             "fault", "target_features", "parallel", "dynamic_m", "dynamic_n",
             "dynamic_k", "pack_b", "a_layout", "b_prepacked")
             + (("a_type",) if kind == "igemm" else
+               ("bias",) + ACTIVATION_FIELDS if kind == "sgemm" else
                (half_output_field(kind), "ldd", "bias") + ACTIVATION_FIELDS))
         self.dt = DOT_TYPES[element_types(request, kind)]
         if request.get("isa") != "avx512":
@@ -362,6 +371,10 @@ class Params:
         self.b_stream = (b_in_place and self.dt.name == "f16"
                          and not self.trans_b)
         self.gemv = b_in_place and not self.b_stream
+        if self.dt.name == "f32" and not (self.gemv and self.trans_b):
+            raise RequestError(
+                "an sgemm on the dot kernels is the matrix-vector form only "
+                "(pack_b false, B transposed); sgemm.py writes the others")
         if b_in_place:
             why = ("bf16 or f16 operands" if self.dt.group == 4 else
                    "B transposed" if self.gemv and not self.trans_b else
@@ -1969,18 +1982,19 @@ GEMV_A_ROW_REGS = ("%rdi", "%rsi")
 
 def _emit_gemv_chunk(asm, p, mask=None):
     """acc(a, r) += chunk of A's row a (at (%rdi|%rsi, %rax)) times row r
-    of B^T's (at (%r8+r, %rax)); under `mask` (a word mask register) the
-    elements past it are zeros."""
+    of B^T's (at (%r8+r, %rax)); under `mask` (a mask register of one bit
+    an element) the elements past it are zeros."""
     widen = p.dt.name == "f16"
     rows = gemv_a_rows(p)
     chunk_reg = "%ymm{}" if widen else "%zmm{}"
     zero = f"{{{mask}}}{{z}}" if mask else ""
+    move = "vmovups" if p.dt.element_bytes == 4 else "vmovdqu16"
 
     def load(src, reg):
         if widen and not mask:
             asm.ins(f"vcvtph2ps {src}, %zmm{reg}")
             return
-        asm.ins(f"vmovdqu16 {src}, {chunk_reg.format(reg)}{zero}")
+        asm.ins(f"{move} {src}, {chunk_reg.format(reg)}{zero}")
         if widen:
             asm.ins(f"vcvtph2ps %ymm{reg}, %zmm{reg}")
 
@@ -2091,7 +2105,7 @@ def _emit_gemv_body(p):
         asm.ins("decq %rcx")
         asm.ins(f"jnz {back(k_loop)}")
     if tail:
-        asm.comment(f"the last {tail} k: A and each row under a word mask")
+        asm.comment(f"the last {tail} k: A and each row under a mask")
         asm.ins(f"movl ${(1 << tail) - 1:#x}, %ecx")
         asm.ins("kmovd %ecx, %k1")
         _emit_gemv_chunk(asm, p, mask="%k1")

@@ -14,6 +14,7 @@ from qimeng_emitters.dotgemm import half_output_field
 
 from .support import (GCC, LLVM_MC, RefusalTestCase, changed, header,
                       runs_kernels)
+from .support import emit as emit_protocol
 
 
 BASE = {"version": 1, "kind": "sbgemm", "isa": "avx512", "m": 37, "n": 45,
@@ -336,6 +337,32 @@ class RequestTest(RefusalTestCase):
         # The K loop is VDPBF16PS on zmm registers, one per accumulator and
         # k pair of the unroll.
         self.assertEqual(text.count("vdpbf16ps"), 8 * 3 * 2)
+
+    def test_f32_gemv_header(self):
+        """An sgemm with B^T read in place on AVX-512 is the dot kernels'
+        matrix-vector form (the protocol's entry routes it here): 16 f32
+        a step from A and each of 8 rows of B^T, FMAs from memory; none
+        of sgemm.py's own fields, and no other form of it here."""
+        sgemm = dict(kind="sgemm", trans_b=True, pack_b=False)
+        text = emit_protocol(request(m=1, k=77, **sgemm))
+        self.assertEqual(header(text, "symbol"),
+                         "qm_sgemm_1x45x77_nt_ldrt_gemv8_x86_64_avx512")
+        self.assertEqual(header(text, "features"),
+                         "avx512f,avx512bw,avx512vl,bmi2")
+        self.assertEqual(header(text, "inner_loop_flops"), str(8 * 16 * 2))
+        self.assertEqual(text.count("vfmadd231ps"), 2 * 8)
+        self.assertRegex(text, r"vfmadd231ps \(%r8, %rax\), %zmm16, %zmm0")
+        # The K tail: A and each row under a dword mask.
+        self.assertEqual(len(re.findall(r"vmovups \(%r\w+, %rax\), "
+                                        r"%zmm\d+\{%k1\}\{z\}", text)), 9)
+        self.assertNotIn("vmovdqu16", text)
+        self.assertIn("_bias_leaky",
+                      header(emit_protocol(request(m=3, k=40, bias="columns",
+                                          leaky_relu=0.25, **sgemm)),
+                             "symbol"))
+        self.refuses(request(prefetch_a=64, **sgemm), "unknown field")
+        self.refuses(request(bf16_output=True, **sgemm), "unknown field")
+        self.refuses(request(kind="sgemm"), "matrix-vector form only")
 
     def test_f16_gemv_header(self):
         """shgemm's matrix-vector form needs AVX-512F/BW/VL and F16C (no

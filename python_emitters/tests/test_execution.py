@@ -290,6 +290,16 @@ CORRECT = [
     ("avx512_40x96x17_b_prepacked_ir_jr",
      request(isa="avx512", m=40, n=96, k=17, mr=12, nr=32, mc=24, nc=64,
              kc=8, loop_order="ir-jr", b_prepacked=True)),
+    # Few rows against B^T on AVX-512: the matrix-vector form (B^T's rows
+    # read in place, dotgemm.py): one row and an odd count (rows two at a
+    # time), a K tail and whole chunks of 16, columns past N in the last
+    # group of 8 rows of B^T, padded leading dimensions, overwrite.
+    ("avx512_1x45x37_matrix_vector",
+     request(isa="avx512", m=1, n=45, k=37, ldb=40, ldc=50, trans_b=True,
+             pack_b=False)),
+    ("avx512_5x70x96_matrix_vector_padded",
+     request(isa="avx512", m=5, n=70, k=96, lda=100, ldb=99, ldc=75,
+             trans_b=True, pack_b=False)),
 ]
 
 # runtime_ld kernels, each run with the leading dimensions given here
@@ -354,6 +364,9 @@ DYNAMIC_M = [
     ("avx2_dm_rep16_b_in_place_a_rows",
      request(m=16, n=32, k=19, mr=6, nr=16, mc=12, nc=32, kc=8,
              pack_b=False, a_layout="rows", dynamic_m=True), (2, 16, 31)),
+    ("avx512_dm_rep16_matrix_vector",
+     request(isa="avx512", m=16, n=70, k=37, trans_b=True, pack_b=False,
+             dynamic_m=True), (1, 16, 23)),
 ]
 
 # Run-time N (and M): columns [0, N) from the header, with run-time
@@ -477,6 +490,12 @@ EPILOGUES = [
     ("avx512_leaky_edges_multiblock",
      request(isa="avx512", m=50, n=70, k=37, mr=6, nr=64, mc=12, nc=128,
              kc=16, k_unroll=4, bias="columns", leaky_relu=0.25)),
+    ("avx512_matrix_vector_bias_clamp",
+     request(isa="avx512", m=3, n=70, k=37, trans_b=True, pack_b=False,
+             bias="columns", relu=True, relu_min=-2.5, relu_max=6.0)),
+    ("avx512_matrix_vector_steep_leaky_rt",
+     request(isa="avx512", m=2, n=45, k=40, trans_b=True, pack_b=False,
+             runtime_ld=True, leaky_relu=4.0)),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).
@@ -488,6 +507,12 @@ FAULTY = [
                                      fault="write-past-edge")),
     ("avx512_drop_k", request(isa="avx512", m=20, n=20, k=9, mr=8, nr=16,
                               mc=16, nc=32, k_unroll=2, fault="drop-k")),
+    ("avx512_matrix_vector_drop_k",
+     request(isa="avx512", m=3, n=20, k=40, trans_b=True, pack_b=False,
+             fault="drop-k")),
+    ("avx512_matrix_vector_write_past_edge",
+     request(isa="avx512", m=3, n=20, k=40, trans_b=True, pack_b=False,
+             fault="write-past-edge")),
 ]
 
 

@@ -1159,6 +1159,84 @@ TEST(GemmKernelTest, F16GemvValidates) {
                                     {3, 45, 96}});
 }
 
+/// Few rows of f32 A against B^T on AVX-512 (a token or a small batch
+/// through a torch linear layer whose weights are an argument): the
+/// matrix-vector form, B^T's rows read in place (dotgemm.py), up to
+/// kF32MatrixVectorRows rows; every K tail (none, a partial chunk of 16,
+/// one k), odd and even M (rows two at a time), columns past N in a group
+/// of 8, run-time leading dimensions, overwrite; the epilogue (a bias
+/// along the columns with relu bounded, or leaky relu); a run-time M; two
+/// threads' parts along either axis; broken kernels (a k dropped, stores
+/// past the edge) fail. Beyond those rows, on AVX2 and with a bias along
+/// the rows, B^T is packed.
+TEST(GemmKernelTest, F32MatrixVectorFormValidates) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx512() || !host().hasFeature("avx512bw") ||
+      !host().hasFeature("avx512vl") || !host().hasFeature("bmi2"))
+    GTEST_SKIP() << "host lacks AVX-512 (F, BW, VL) or BMI2";
+  for (Shape s : {Shape{1, 45, 1}, Shape{2, 64, 77}, Shape{5, 45, 16},
+                  Shape{kF32MatrixVectorRows, 33, 96}}) {
+    GemmDesc d = GemmDesc::packed(s.m, s.n, s.k, false, true);
+    d.overwrite = s.k % 2 == 1;
+    d.runtimeLd = s.n != 64;
+    d = d.withPaddedLeadingDims();
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
+    EXPECT_TRUE(isMatrixVectorForm(d, model)) << model.str();
+    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
+  }
+  GemmDesc d = GemmDesc::packed(3, 70, 40, false, true);
+  QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
+  for (int epilogue : {0, 1}) {
+    GemmDesc e = d;
+    e.bias = GemmBias::Columns;
+    e.overwrite = epilogue == 1;
+    if (epilogue == 0) {
+      e.activation.relu = true;
+      e.activation.bound = 6.0f;
+    } else {
+      e.activation.leakySlope = 0.125f;
+    }
+    EXPECT_TRUE(kernelValidates(e, model)) << describe(e, model);
+  }
+  GemmDesc dyn = d;
+  dyn.dynamicM = true;
+  dyn.runtimeLd = true;
+  QM_ASSERT_EXPECTED(dynModel, chooseKernelConfig(KernelProblem(dyn), host()));
+  EXPECT_TRUE(isMatrixVectorForm(dyn, dynModel)) << dynModel.str();
+  expectValidatesAt(dyn, dynModel, {{1, 70, 40}, {7, 70, 40}, {20, 70, 40}});
+  for (SplitAxis split : {SplitAxis::N, SplitAxis::M}) {
+    GemmDesc p =
+        GemmDesc::packed(split == SplitAxis::N ? 1 : 16, 200, 40, false, true);
+    QM_ASSERT_EXPECTED(c, chooseKernelConfig(KernelProblem(p), host()));
+    c.threads = 2;
+    c.split = split;
+    QM_ASSERT_EXPECTED(emitted,
+                       emitGemmKernel(p, c, EmitterOptions::defaults()));
+    std::vector<GemmRange> parts = partitionGemm(p, c, 2, 0);
+    ASSERT_EQ(parts.size(), 2u);
+    QM_ASSERT_EXPECTED(
+        report,
+        validateGemmIsolated(p, host(), emitted,
+                             IsolatedValidationOptions::defaults(), parts));
+    EXPECT_TRUE(report.passed) << report.failure;
+  }
+  for (const char *fault : {"drop-k", "write-past-edge"}) {
+    ValidationReport report;
+    ASSERT_TRUE(buildAndValidate(d, model, {}, report, fault));
+    EXPECT_FALSE(report.passed) << fault;
+  }
+  auto packsB = [](const GemmDesc &g, const Target &t) {
+    auto c = chooseKernelConfig(KernelProblem(g), t);
+    return c && c->packB == BPacking::Panels && !isMatrixVectorForm(g, *c);
+  };
+  EXPECT_TRUE(packsB(
+      GemmDesc::packed(kF32MatrixVectorRows + 1, 70, 40, false, true), host()));
+  GemmDesc rowBias = d;
+  rowBias.bias = GemmBias::Rows;
+  EXPECT_TRUE(packsB(rowBias, host()));
+}
+
 TEST(GemmKernelTest, Bf16OutputFaultsAreCaught) {
   if (!hostRunsBf16())
     GTEST_SKIP() << "host has no AVX512-BF16";

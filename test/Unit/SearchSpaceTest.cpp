@@ -645,14 +645,64 @@ TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
   EXPECT_EQ(counts.otherRefusals,
             2 * (space.size() - lacking) / 9 + space.size() / 6 / 2 / 9 * 7);
 
-  // Transposed B, or many rows: no packb decision.
+  // Transposed B packed, or many rows: no packb decision.
   GemmDesc transB = GemmDesc::packed(16, 4096, 4096, false, true);
-  EXPECT_EQ(keys(SearchSpace::forGemm(transB, target, model)).size(), 12u);
+  GemmConfig panels = model;
+  panels.packB = BPacking::Panels;
+  EXPECT_EQ(keys(SearchSpace::forGemm(transB, target, panels)).size(), 12u);
   GemmDesc tall = GemmDesc::packed(65, 4096, 64);
   EXPECT_EQ(keys(SearchSpace::forGemm(tall, target, model)).size(), 12u);
   // Transposed A: no alayout decision.
   GemmDesc transA = GemmDesc::packed(16, 4096, 4096, true, false);
   EXPECT_EQ(keys(SearchSpace::forGemm(transA, target, model)).size(), 12u);
+}
+
+TEST(SearchSpaceTest, F32MatrixVectorFormOffersPanelsAndThreads) {
+  // 16 rows against B^T on AVX-512 (with AVX512BW, AVX512VL and BMI2, as
+  // the form needs): the model reads B^T's rows in place (the
+  // matrix-vector form); its space is that or the panels the config keeps
+  // underneath, and the threads. Nothing else reaches its kernel.
+  Target target =
+      pinned("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,+bmi2,+avx512f,"
+             "+avx512bw,+avx512vl:l1d=48K,l2=1M,l3=32M,cores=2");
+  GemmDesc desc = GemmDesc::packed(16, 4096, 4096, false, true);
+  auto base = chooseGemmConfig(desc, target);
+  QM_ASSERT_EXPECTED(model, std::move(base));
+  EXPECT_EQ(model.packB, BPacking::InPlace);
+  EXPECT_TRUE(isMatrixVectorForm(desc, model));
+  model.threads = 2;
+  SearchSpace space = SearchSpace::forGemm(desc, target, model);
+  EXPECT_EQ(keys(space),
+            (std::vector<std::string>{"packb", "threads", "split"}));
+  EXPECT_EQ(space.decisions()[0].choices, (std::vector<std::string>{"0", "1"}));
+  Assignment a = space.modelAssignment();
+  a[0] = 1;
+  QM_ASSERT_EXPECTED(packed, space.configFor(a));
+  EXPECT_EQ(packed.packB, BPacking::Panels);
+  EXPECT_FALSE(isMatrixVectorForm(desc, packed));
+  QM_ASSERT_EXPECTED(inPlace, space.configFor(space.modelAssignment()));
+  EXPECT_EQ(inPlace.packB, BPacking::InPlace);
+
+  // 17 rows, AVX2, AVX-512 without AVX512BW, a bias along the rows or a
+  // run-time N: B^T is packed.
+  auto packsB = [](const GemmDesc &d, const Target &t) {
+    auto c = chooseGemmConfig(d, t);
+    if (!c) {
+      ADD_FAILURE() << llvm::toString(c.takeError());
+      return false;
+    }
+    return c->packB == BPacking::Panels;
+  };
+  EXPECT_TRUE(packsB(GemmDesc::packed(17, 4096, 4096, false, true), target));
+  EXPECT_TRUE(packsB(desc, pinned(zen3Spec)));
+  EXPECT_TRUE(packsB(desc, pinned(avx512Spec)));
+  GemmDesc rowBias = desc;
+  rowBias.bias = GemmBias::Rows;
+  EXPECT_TRUE(packsB(rowBias, target));
+  GemmDesc runtimeN = desc;
+  runtimeN.dynamicN = true;
+  runtimeN.runtimeLd = true;
+  EXPECT_TRUE(packsB(runtimeN, target));
 }
 
 } // namespace

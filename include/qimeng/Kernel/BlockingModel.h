@@ -91,6 +91,18 @@ std::string amxRefusal(const GemmDesc &desc);
 /// kF16MatrixVectorRows rows).
 bool dotReadsBInPlace(const GemmDesc &desc);
 
+/// Whether `config` runs `desc` as the matrix-vector form (dotgemm.py's
+/// pack_b false with B transposed: B^T's rows read in place, a dot product
+/// per column of C, for bf16, f16 and f32 alike): packb=0 on AVX-512 with
+/// B transposed and not prepacked. The form takes none of the config's
+/// register or cache blocking, prefetch distances, K-step order or A
+/// layout: only the threads and their split.
+bool isMatrixVectorForm(const GemmDesc &desc, const GemmConfig &config);
+
+/// Rows of f32 A up to which the model reads B^T in place (the
+/// matrix-vector form, isMatrixVectorForm) on AVX-512.
+inline constexpr int64_t kF32MatrixVectorRows = 16;
+
 /// Row counts up to which `desc`'s kernel keeps a form that the next row
 /// leaves (f16: the last M that reads B in place), ascending: for a
 /// run-time M, kernels for at most that many rows (the pass adds them to

@@ -172,12 +172,13 @@ struct GemmDesc {
     return !transB && !dynamicN && !bPrepacked && n % nr == 0;
   }
 
-  /// Whether a bf16 or f16 kernel can read B^T where it lies, a
-  /// matrix-vector product per row of A (packb=0 for the dot-product
-  /// kernels: dotgemm.py's pack_b false): B transposed, and what every
-  /// form that reads B in place needs (dotKernelMayReadBInPlace).
+  /// Whether a bf16, f16 or f32 kernel can read B^T where it lies, a
+  /// matrix-vector product per row of A (packb=0 on AVX-512: dotgemm.py's
+  /// pack_b false, for f32 too): B transposed, and what every form that
+  /// reads B in place needs (dotKernelMayReadBInPlace).
   bool bTransposedRowsInPlace() const {
-    return isHalfPrecision(precision) && transB && dotKernelMayReadBInPlace();
+    return !isIntegerPrecision(precision) && transB &&
+           dotKernelMayReadBInPlace();
   }
 
   /// Whether an f16 kernel can stream B's rows where they lie, passes of
