@@ -34,6 +34,10 @@ struct MicroKernelShape {
   /// block was measured to run better with a deeper sliver streamed from L2
   /// (docs/BlockingModel.md).
   double bSliverL1dShare = 0.5;
+  /// A block for a GEMM of one sliver of at most nr columns and many rows
+  /// only (modelConfig's one-sliver rule; the few-rows rule and the tuner
+  /// take it too): the convolutions' rules leave it out.
+  bool oneSliverOnly = false;
 };
 
 /// The register blocks for an ISA and operand precision, preferred first
