@@ -300,6 +300,16 @@ CORRECT = [
     ("avx512_5x70x96_matrix_vector_padded",
      request(isa="avx512", m=5, n=70, k=96, lda=100, ldb=99, ldc=75,
              trans_b=True, pack_b=False)),
+    # B^T packed with all of M in one row block: the K loops prefetch the
+    # next panel's rows of B^T (several pc and jc blocks, edges, A in
+    # place and in rows, the epilogue).
+    ("avx512_20x130x70_tb_sweep_a_direct",
+     request(isa="avx512", m=20, n=130, k=70, lda=73, ldb=75, mr=6, nr=32,
+             mc=24, nc=64, kc=16, k_unroll=4, trans_b=True,
+             a_layout="direct", bias="columns", relu=True)),
+    ("avx512_13x70x37_tb_sweep_a_rows_one_pc",
+     request(isa="avx512", m=13, n=70, k=37, mr=14, nr=32, mc=28, nc=64,
+             kc=40, trans_b=True, a_layout="rows")),
 ]
 
 # runtime_ld kernels, each run with the leading dimensions given here
@@ -320,6 +330,10 @@ RUNTIME_LD = [
      request(isa="avx512", m=61, n=128, k=70, mr=6, nr=64, mc=24, nc=64,
              kc=32, k_unroll=4, fuse_pack_b=True, runtime_ld=True),
      (75, 131, 129)),
+    ("avx512_rt_20x130x70_tb_sweep",
+     request(isa="avx512", m=20, n=130, k=70, mr=6, nr=32, mc=24, nc=64,
+             kc=16, k_unroll=4, trans_b=True, runtime_ld=True),
+     (73, 75, 133)),
     ("avx512_rt_45x70x35_a_rows_embedded",
      request(isa="avx512", m=45, n=70, k=35, mr=14, nr=32, mc=28, nc=64,
              kc=24, a_layout="rows", order="embedded", k_unroll=4,
@@ -493,6 +507,10 @@ EPILOGUES = [
     ("avx512_matrix_vector_bias_clamp",
      request(isa="avx512", m=3, n=70, k=37, trans_b=True, pack_b=False,
              bias="columns", relu=True, relu_min=-2.5, relu_max=6.0)),
+    ("avx512_matrix_vector_torch_clamp",
+     request(isa="avx512", m=5, n=45, k=37, trans_b=True, pack_b=False,
+             relu=True, relu_min=-2.5, relu_max=6.0,
+             relu_nan_to_floor=True)),
     ("avx512_matrix_vector_steep_leaky_rt",
      request(isa="avx512", m=2, n=45, k=40, trans_b=True, pack_b=False,
              runtime_ld=True, leaky_relu=4.0)),

@@ -273,3 +273,28 @@ class InProcessErrorTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TransposedPanelSweepTest(unittest.TestCase):
+    """B^T packed with all of M in one row block: the K loops prefetch the
+    next panel's rows of B^T, kc floats a row (sgemm.py,
+    sweep_next_transposed_panel); nowhere else."""
+
+    SWEPT = dict(BASE, isa="avx512", m=20, n=130, k=70, mr=6, nr=32, mc=24,
+                 nc=64, kc=32, trans_b=True)
+
+    def test_sweeps_the_next_panel_a_row_an_iteration(self):
+        text = emit(self.SWEPT)
+        self.assertIn("next B^T panel", text)
+        # One row of B^T, kc = 32 floats (two lines), then ldb on.
+        self.assertRegex(text, r"prefetcht1 0\(%rdx\)\n\tprefetcht1 "
+                               r"64\(%rdx\)\n\taddq \$280, %rdx")
+
+    def test_not_where_the_panel_meets_more_row_blocks_or_b_is_not_packed(self):
+        for changes in (dict(m=30), dict(trans_b=False), dict(isa="avx2",
+                                                              nr=16),
+                        dict(b_prepacked=True), dict(dynamic_m=True,
+                                                     runtime_ld=True)):
+            with self.subTest(changes=changes):
+                req = dict(self.SWEPT, **changes)
+                self.assertNotIn("next B^T panel", emit(req))
