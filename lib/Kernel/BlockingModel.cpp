@@ -83,11 +83,6 @@ const MicroKernelShape kAmxShapes[] = {
 };
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-/// Whether `s` serves only a GEMM of one sliver of at most its columns
-/// (modelConfig), not the convolutions' rules, which choose among the
-/// others (unmeasured there).
-bool servesOneSliverOnly(const MicroKernelShape &s) { return s.oneSliverOnly; }
 int64_t roundDownAtLeast(int64_t v, int64_t m) {
   return std::max<int64_t>(m, v / m * m);
 }
@@ -895,7 +890,7 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
       int widestNr = 0;
       // (Not a block for one GEMM sliver only: unmeasured on convolutions.)
       for (const MicroKernelShape &s : table)
-        if (conv->f % s.nr == 0 && !servesOneSliverOnly(s))
+        if (conv->f % s.nr == 0 && !s.oneSliverOnly)
           widestNr = std::max(widestNr, s.nr);
       const int wantNr = widestNr ? widestNr : config->nr;
       const MicroKernelShape *tallest = nullptr, *tallestInRow = nullptr;
@@ -956,8 +951,7 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
     const MicroKernelShape *best = nullptr;
     double bestShare = coveredShare(view, config->mr, config->nr) * 1.05;
     for (const MicroKernelShape &s : microKernelTable(config->isa))
-      if (!servesOneSliverOnly(s) &&
-          coveredShare(view, s.mr, s.nr) > bestShare) {
+      if (!s.oneSliverOnly && coveredShare(view, s.mr, s.nr) > bestShare) {
         best = &s;
         bestShare = coveredShare(view, s.mr, s.nr);
       }

@@ -61,9 +61,10 @@ avx512, which the protocol's entry sends here (sgemm.py writes every other
 f32 GEMM). For each group of GEMV_ROWS rows of B^T (columns of C) and each
 row of A, one zmm accumulator per row of B^T takes VDPBF16PS of 32 bf16 of
 A against 32 of that row (f16: 16 of each widened, then VFMADD231PS; f32:
-16 of each, VFMADD231PS), k along the rows; a K that is not whole chunks ends in masked loads of both; then a
-reduction tree sums the accumulators' lanes into GEMV_ROWS results, stored
-(added to C) under a mask past N. Rows of B^T past N are the last row again
+16 of each, VFMADD231PS), k along the rows; a K that is not whole chunks
+ends in masked loads of both; then a reduction tree sums the
+accumulators' lanes into GEMV_ROWS results, stored (added to C) under a
+mask past N. Rows of B^T past N are the last row again
 (read, never stored), so nothing past B is read. The rows of A meet each
 group of B^T's rows while it is in the caches, so B^T streams from memory
 once whatever M. For few rows of A (tokens through a linear layer), where

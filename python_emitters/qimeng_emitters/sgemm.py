@@ -1619,6 +1619,41 @@ def _emit_compute(asm, p):
         asm.ins(f"jb {back(loop)}")
 
 
+def _emit_next_panel_start(asm, p):
+    """NEXT_PANEL_SLOT = where the K loops' sweep starts: B(pc + kc, jc),
+    the panel the next pc block packs, or after the last pc block B(0,
+    jc + nc), the next jc block's first. B as stored (fuse_pack_b: the
+    panel's first row in place, walked in address order) or transposed
+    (PACK B's B^T: the panel's first row of B^T, walked a row at a time;
+    past B^T's last row the prefetches fetch nothing of use, and never
+    fault)."""
+    what = "B^T" if p.trans_b else "B"
+    last = asm.label(f"next {what} panel: after the last pc block")
+    start = asm.label(f"next {what} panel: start set")
+    asm.ins("movq 8(%rbx), %rax")
+    asm.ins(f"leaq {p.kc}({PC}), %rdx")
+    asm.ins(f"cmpq ${p.k}, %rdx")
+    asm.ins(f"jae {fwd(last)}")
+    if p.trans_b:
+        asm.ins("leaq (%rax,%rdx,4), %rax")
+        asm.ins(f"movq {JC}, %rdx")
+    p.b_ld.multiply(asm, "%rdx", "%rdx", "B row")
+    asm.ins("addq %rdx, %rax")
+    if not p.trans_b:
+        asm.ins(f"leaq (%rax,{JC},4), %rax")
+    asm.ins(f"jmp {fwd(start)}")
+    asm.place(last)
+    if p.trans_b:
+        asm.ins(f"leaq {p.nc}({JC}), %rdx")
+        p.b_ld.multiply(asm, "%rdx", "%rdx", "B row")
+        asm.ins("addq %rdx, %rax")
+    else:
+        asm.ins(f"leaq {check_disp(p.nc * 4, 'B column')}(%rax,{JC},4), "
+                "%rax")
+    asm.place(start)
+    asm.ins(f"movq %rax, {NEXT_PANEL_SLOT}(%rbx)")
+
+
 def _emit_body(p):
     asm = Asm()
     jc_loop = asm.label("jc: next nc block of columns")
@@ -1688,45 +1723,8 @@ def _emit_body(p):
     asm.ins(f"movq {_k_operand(p)}, {KB}")
     asm.ins(f"subq {PC}, {KB}")
     _min_into(asm, KB, p.kc)
-    if p.sweep_next_transposed_panel:
-        # The next panel's rows of B^T: row jc, column pc + kc; after the
-        # last pc block, row jc + nc, column 0 (past B^T's last row the
-        # prefetches fetch nothing of use, and never fault).
-        last = asm.label("next B^T panel: after the last pc block")
-        start = asm.label("next B^T panel: start set")
-        asm.ins("movq 8(%rbx), %rax")
-        asm.ins(f"leaq {p.kc}({PC}), %rdx")
-        asm.ins(f"cmpq ${p.k}, %rdx")
-        asm.ins(f"jae {fwd(last)}")
-        asm.ins("leaq (%rax,%rdx,4), %rax")
-        asm.ins(f"movq {JC}, %rdx")
-        p.b_ld.multiply(asm, "%rdx", "%rdx", "B row")
-        asm.ins("addq %rdx, %rax")
-        asm.ins(f"jmp {fwd(start)}")
-        asm.place(last)
-        asm.ins(f"leaq {p.nc}({JC}), %rdx")
-        p.b_ld.multiply(asm, "%rdx", "%rdx", "B row")
-        asm.ins("addq %rdx, %rax")
-        asm.place(start)
-        asm.ins(f"movq %rax, {NEXT_PANEL_SLOT}(%rbx)")
-    elif p.sweep_next_panel:
-        # The tiles prefetch the panel the next pc block packs, from its
-        # first row in place; after the last pc block, the next jc block's.
-        last = asm.label("next B panel: after the last pc block")
-        start = asm.label("next B panel: start set")
-        asm.ins("movq 8(%rbx), %rax")
-        asm.ins(f"leaq {p.kc}({PC}), %rdx")
-        asm.ins(f"cmpq ${p.k}, %rdx")
-        asm.ins(f"jae {fwd(last)}")
-        p.b_ld.multiply(asm, "%rdx", "%rdx", "B row")
-        asm.ins("addq %rdx, %rax")
-        asm.ins(f"leaq (%rax,{JC},4), %rax")
-        asm.ins(f"jmp {fwd(start)}")
-        asm.place(last)
-        asm.ins(f"leaq {check_disp(p.nc * 4, 'B column')}(%rax,{JC},4), "
-                "%rax")
-        asm.place(start)
-        asm.ins(f"movq %rax, {NEXT_PANEL_SLOT}(%rbx)")
+    if p.sweep_next_panel:
+        _emit_next_panel_start(asm, p)
     # B(k, j): element (k, j) at k*ldb + j, or j*ldb + k when transposed.
     b_sk, b_sr = (UNIT, p.b_ld) if p.trans_b else (p.b_ld, UNIT)
     if conv is not None and conv.gathers == "B":

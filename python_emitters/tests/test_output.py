@@ -290,7 +290,7 @@ class TransposedPanelSweepTest(unittest.TestCase):
         self.assertRegex(text, r"prefetcht1 0\(%rdx\)\n\tprefetcht1 "
                                r"64\(%rdx\)\n\taddq \$280, %rdx")
 
-    def test_not_where_the_panel_meets_more_row_blocks_or_b_is_not_packed(self):
+    def test_only_b_transposed_packed_for_one_row_block_on_avx512(self):
         for changes in (dict(m=30), dict(trans_b=False), dict(isa="avx2",
                                                               nr=16),
                         dict(b_prepacked=True), dict(dynamic_m=True,
