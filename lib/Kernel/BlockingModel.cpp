@@ -335,6 +335,20 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // 2048 -> 4096: 1.12-1.20x side by side; docs/BlockingModel.md).
     const int64_t cRowsFit = roundDownAtLeast(l2Bytes / 2 / (desc.m * 4), c.nr);
     c.nc = std::max(c.nc, std::min(roundUp(desc.n, c.nr), cRowsFit));
+    // The one-vector block against a B that fits half of L2 (nothing
+    // streams from memory): one row sliver of all of M (its accumulators
+    // and one B vector fit, the broadcasts embedded) and all of K in one
+    // block, so that C's tile is stored once. Side by side on Zen 5
+    // against 12 rows at kc 32: 16x16x4096 1.38x, 13x16x4096 1.72x,
+    // 16x80x768 1.43x, 16x16x768 2.46x (16x3088x4096, B in memory: 0.90x,
+    // not taken).
+    if (chosen->oneSliverOnly && 4 * desc.k * desc.n <= l2Bytes / 2 &&
+        desc.m * (chosen->nr / (Target::vectorBits(c.isa) / 32)) + 1 <=
+            Target::vectorRegisters(c.isa)) {
+      c.mr = static_cast<int>(desc.m);
+      c.kc = desc.k;
+      c.loop = MacroLoopOrder::JrIr;
+    }
   }
   // Few rows against B^T (a token through a torch linear layer whose
   // weights are an argument) on AVX-512: B^T's rows read where they lie,

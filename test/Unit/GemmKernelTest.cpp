@@ -1159,6 +1159,23 @@ TEST(GemmKernelTest, F16GemvValidates) {
                                     {3, 45, 96}});
 }
 
+/// The one-vector block (12x16, broadcasts embedded) as the model takes it
+/// on this host: a tall narrow GEMM (N below 16 and at 16, edges of rows,
+/// A in place with its prefetch) and few rows against a narrow cached B
+/// (one sliver of all of M, all of K).
+TEST(GemmKernelTest, OneVectorBlocksValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx512())
+    GTEST_SKIP() << "host has no avx512f";
+  for (Shape s : {Shape{101, 16, 70}, Shape{77, 5, 33}, Shape{16, 16, 300},
+                  Shape{13, 80, 77}, Shape{3, 16, 9}}) {
+    GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
+    QM_ASSERT_EXPECTED(c, chooseKernelConfig(KernelProblem(d), host()));
+    EXPECT_EQ(c.nr, 16) << c.str();
+    EXPECT_TRUE(kernelValidates(d, c)) << describe(d, c);
+  }
+}
+
 /// Few rows of f32 A against B^T on AVX-512 (a token or a small batch
 /// through a torch linear layer whose weights are an argument): the
 /// matrix-vector form, B^T's rows read in place (dotgemm.py), up to
