@@ -193,6 +193,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   if (auto err = desc.verify())
     return std::move(err);
   VectorIsa isa = target.bestIsa();
+  const int lanes = Target::vectorBits(isa) / 32;
   auto table = microKernelTable(isa);
   if (table.empty())
     return llvm::createStringError(
@@ -232,8 +233,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   if (oneSliver && !fewRows)
     for (const MicroKernelShape &s : table)
       if (!sliverBlock && desc.m >= 4 * s.mr &&
-          (s.nr == desc.n ||
-           (s.nr == Target::vectorBits(s.isa) / 32 && desc.n < s.nr)))
+          (s.nr == desc.n || (s.nr == lanes && desc.n < s.nr)))
         sliverBlock = &s; // the table's preferred block of that width
   if (sliverBlock)
     chosen = sliverBlock;
@@ -306,7 +306,6 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
         desc.k, roundDownAtLeast(l2Bytes / (aInPlace ? 4 : 1) / (c.nr * 4), 8));
     if (!aInPlace)
       c.mc = 4 * c.mr;
-    const int lanes = Target::vectorBits(c.isa) / 32;
     if (aInPlace && c.nr <= 3 * lanes && c.prefetchA == 0)
       c.prefetchA = 512;
   }
@@ -342,10 +341,11 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // against 12 rows at kc 32: 16x16x4096 1.38x, 13x16x4096 1.72x,
     // 16x80x768 1.43x, 16x16x768 2.46x (16x3088x4096, B in memory: 0.90x,
     // not taken).
+    GemmConfig allRows = c;
+    allRows.mr = static_cast<int>(desc.m);
     if (chosen->oneSliverOnly && 4 * desc.k * desc.n <= l2Bytes / 2 &&
-        desc.m * (chosen->nr / (Target::vectorBits(c.isa) / 32)) + 1 <=
-            Target::vectorRegisters(c.isa)) {
-      c.mr = static_cast<int>(desc.m);
+        allRows.vectorRegistersNeeded(lanes) <= Target::vectorRegisters(isa)) {
+      c.mr = allRows.mr;
       c.kc = desc.k;
       c.loop = MacroLoopOrder::JrIr;
     }
