@@ -185,6 +185,8 @@ static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
     r["loop_order"] = loopOrderName(c.loop).str();
   if (c.aLayout != ALayout::KMajor)
     r["a_layout"] = c.aLayout == ALayout::Rows ? "rows" : "direct";
+  if (c.product == Product::Transposed)
+    r["product"] = "transposed";
 }
 
 /// The kind's element types (an 8-bit A's signedness), and for the

@@ -350,6 +350,53 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
       c.loop = MacroLoopOrder::JrIr;
     }
   }
+  // Rows against a wider B^T (tokens through a torch linear layer whose
+  // weights are an argument) on AVX-512: the product transposed, C^T =
+  // B^T * A^T, B^T's rows read in place as the kernel's A (a_layout
+  // direct: the weights stream once and nothing packs them) and A's rows
+  // packed as its B, the tiles gathered from and scattered to C along its
+  // columns; the blocking the swapped problem's model. Side by side on Zen
+  // 5 against B^T packed: docs/BlockingModel.md, "The product
+  // transposed".
+  if (bInPlace && oneSliver && isa == VectorIsa::Avx512 &&
+      mayTransposeProduct(desc) && desc.m >= kF32TransposedProductRows &&
+      desc.m <= kF32TransposedProductMaxRows &&
+      desc.n >= kF32TransposedProductWidth * desc.m) {
+    const GemmDesc product = desc.transposedProduct();
+    auto swapped = modelConfig(product, target, bInPlace, oneSliver);
+    if (!swapped)
+      return swapped.takeError();
+    // Its tiles update C across C's rows, ldc apart (at an ldc of a
+    // multiple of 1 KiB all on one L1 set), once a kc block: past one
+    // vector of C's rows, the 12x32 block (32 of C's rows, 12 of its
+    // columns a tile) and kc up to 1024, with every row of C (up to 256)
+    // in one column block. Side by side on Zen 5 against the swapped
+    // problem's 6x64 at kc 384: 1.43-1.48x at 128 and 256 rows of 4096 x
+    // 4096 and 3072 x 768, 1.17-1.21x at 64 rows; mc and pfa change
+    // nothing, embedded broadcasts 0.82-0.88x. With a run-time lda, whose
+    // rows in place the K loop reaches only up to nine of
+    // (Target::directRowsWithRuntimeLd), 8x48 (0.85x 12x32 at 128 rows).
+    if (desc.m > lanes) {
+      const int blockRows = readsAInPlace(product, 12, isa) ? 12 : 8;
+      for (const MicroKernelShape &s : table) {
+        if (s.mr != blockRows || s.nr != 384 / blockRows ||
+            s.order != KStepOrder::Broadcast)
+          continue;
+        GemmConfig t = withShape(*swapped, s, target);
+        t.kc = std::min<int64_t>(product.k, 1024);
+        t.mc = roundDownAtLeast(
+            std::max<int64_t>(target.caches.l2, 128 * 1024) / 2 / (t.kc * 4),
+            t.mr);
+        t.nc = std::min<int64_t>(roundUp(product.n, t.nr), 256);
+        *swapped = clampToProblem(t, product);
+        break;
+      }
+    }
+    if (transposedProductFits(*swapped)) {
+      swapped->product = Product::Transposed;
+      return *swapped;
+    }
+  }
   // Few rows against B^T (a token through a torch linear layer whose
   // weights are an argument) on AVX-512: B^T's rows read where they lie,
   // a dot product per column of C (the matrix-vector form, dotgemm.py),
@@ -691,6 +738,16 @@ llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc) {
   if (desc.precision == GemmPrecision::F16 && dotReadsBInPlace(few))
     return {kF16MatrixVectorRows};
   return {};
+}
+
+bool qimeng::mayTransposeProduct(const GemmDesc &desc) {
+  return desc.precision == GemmPrecision::F32 && desc.transB && !desc.transA &&
+         !desc.bPrepacked && !desc.dynamicM && !desc.dynamicN && !desc.dynamicK;
+}
+
+bool qimeng::transposedProductFits(const GemmConfig &config) {
+  return config.isa == VectorIsa::Avx512 &&
+         config.mr <= Target::vectorBits(VectorIsa::Avx512) / 32;
 }
 
 bool qimeng::amxMayTransposeProduct(const GemmDesc &desc) {

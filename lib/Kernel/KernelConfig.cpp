@@ -62,6 +62,10 @@ llvm::StringRef qimeng::splitName(SplitAxis axis) {
   return "auto";
 }
 
+llvm::StringRef qimeng::productName(Product product) {
+  return product == Product::Transposed ? "transposed" : "direct";
+}
+
 std::string GemmConfig::str() const {
   // The sketch-driven ISAs block K (kc), copy B's panels (packb) or not,
   // and split C among threads; A is read in place: that and the block is
@@ -80,7 +84,10 @@ std::string GemmConfig::str() const {
                        prefetchB, orderName(order), threads,
                        bPackingName(packB), loopOrderName(loop),
                        splitName(split), aLayoutName(aLayout))
-      .str();
+             .str() +
+         (product == Product::Transposed
+              ? ",product=" + productName(product).str()
+              : "");
 }
 
 int GemmConfig::vectorRegistersNeeded(int lanes) const {
@@ -178,6 +185,14 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
         return std::move(err);
       continue;
     }
+    if (key == "product") {
+      if (auto err = parseChoice<Product>(key, value,
+                                          {{"direct", Product::Direct},
+                                           {"transposed", Product::Transposed}},
+                                          config.product))
+        return std::move(err);
+      continue;
+    }
     if (key == "isa") {
       auto isa = parseIsa(value);
       if (!isa)
@@ -218,7 +233,7 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
       return llvm::createStringError(
           llvm::formatv("unknown kernel config key '{0}'; expected isa, mr, "
                         "nr, ku, kc, mc, nc, pfa, pfb, order, threads, packb, "
-                        "loop, split or alayout",
+                        "loop, split, alayout or product",
                         key)
               .str());
   }

@@ -17,6 +17,19 @@ static llvm::Error verifyActivation(const Activation &activation) {
   return llvm::Error::success();
 }
 
+GemmDesc GemmDesc::transposedProduct() const {
+  GemmDesc t = *this;
+  std::swap(t.m, t.n);
+  std::swap(t.lda, t.ldb);
+  t.transA = !transB;
+  t.transB = !transA;
+  std::swap(t.dynamicM, t.dynamicN);
+  t.bias = bias == GemmBias::Rows      ? GemmBias::Columns
+           : bias == GemmBias::Columns ? GemmBias::Rows
+                                       : bias;
+  return t;
+}
+
 GemmDesc GemmDesc::packed(int64_t m, int64_t n, int64_t k, bool transA,
                           bool transB) {
   GemmDesc d;

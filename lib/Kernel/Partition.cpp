@@ -30,8 +30,12 @@ std::vector<GemmRange> qimeng::partitionGemm(const GemmDesc &d,
     threads = static_cast<int>(std::max<double>(
         1, std::min<double>(threads, d.flops() / minFlopsPerPart)));
   std::vector<GemmRange> parts;
-  int64_t nBlocks = (d.n + c.nr - 1) / c.nr;
-  int64_t mBlocks = (d.m + c.mr - 1) / c.mr;
+  // The product transposed blocks C's rows by nr and its columns by mr.
+  const bool transposed = c.product == Product::Transposed;
+  const int64_t rowBlock = transposed ? c.nr : c.mr;
+  const int64_t columnBlock = transposed ? c.mr : c.nr;
+  int64_t nBlocks = (d.n + columnBlock - 1) / columnBlock;
+  int64_t mBlocks = (d.m + rowBlock - 1) / rowBlock;
   // A run-time M leaves only N to split at compile time, a run-time N
   // only M; with both, the GEMM is one part.
   if (d.dynamicM && d.dynamicN)
@@ -41,10 +45,10 @@ std::vector<GemmRange> qimeng::partitionGemm(const GemmDesc &d,
                                  (c.split == SplitAxis::Auto &&
                                   (nBlocks >= threads || nBlocks >= mBlocks))));
   if (alongN) {
-    for (auto [b, e] : splitExtent(d.n, c.nr, threads))
+    for (auto [b, e] : splitExtent(d.n, columnBlock, threads))
       parts.push_back({0, d.m, b, e});
   } else {
-    for (auto [b, e] : splitExtent(d.m, c.mr, threads))
+    for (auto [b, e] : splitExtent(d.m, rowBlock, threads))
       parts.push_back({b, e, 0, d.n});
   }
   return parts;

@@ -14,6 +14,10 @@ std::string LlmProposer::prompt(const SearchSpace &space,
   const GemmDesc &d = space.desc();
   os << "You tune a generated x86-64 SGEMM kernel (C += A * B, row-major, M="
      << d.m << " N=" << d.n << " K=" << d.k << ") on the machine it runs on. "
+     << (space.product() == Product::Transposed
+             ? "It computes C^T = B^T * A^T for a caller's C with M and N "
+               "swapped: the blocking is this problem's. "
+             : "")
      << "Each candidate is one choice per decision:\n";
   for (const Decision &dec : space.decisions()) {
     os << "- " << dec.key << ": ";

@@ -167,6 +167,16 @@ void addThreadDecisions(std::vector<Decision> &decisions,
 
 SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
                                  const GemmConfig &base, bool bInPlace) {
+  // The product transposed blocks the swapped problem: its space, each
+  // config of which computes the product transposed.
+  if (base.product == Product::Transposed) {
+    GemmConfig swappedBase = base;
+    swappedBase.product = Product::Direct;
+    SearchSpace space =
+        forGemm(desc.transposedProduct(), target, swappedBase, bInPlace);
+    space.product_ = Product::Transposed;
+    return space;
+  }
   // The base's isa fixes the table of register blocks; the target only
   // matters through the model's base config for now.
   (void)target;
@@ -596,6 +606,12 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
   if (!ncAbsolute)
     c.nc = scaledBlock(ref.nc, ref.kc, c.kc, ncFactor, c.nr);
   c = clampToProblem(c, desc_);
+  c.product = product_;
+  if (product_ == Product::Transposed && !transposedProductFits(c))
+    return llvm::createStringError(llvm::formatv(
+        "the product transposed stores a row of C's tile (mr of its "
+        "columns) as one AVX-512 vector: a {0}x{1} block has more",
+        c.mr, c.nr));
   if (c.mc <= 0 || c.mc % c.mr != 0)
     return llvm::createStringError(
         llvm::formatv("mc {0} is not a positive multiple of mr {1}", c.mc, c.mr)

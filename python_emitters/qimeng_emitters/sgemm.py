@@ -127,7 +127,7 @@ class Params:
             "fault",
             "target_features", "parallel", "loop_order", "a_layout",
             "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "dynamic_k",
-            "bias") + ACTIVATION_FIELDS)
+            "bias", "product") + ACTIVATION_FIELDS)
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -174,9 +174,30 @@ class Params:
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, self.trans_a, self.trans_b,
             self.dynamic_m, self.dynamic_n, self.dynamic_k)
+        # The symbol names C's problem, whichever product computes it.
+        self.c_problem = (self.m, self.n, self.trans_a, self.trans_b,
+                          self.lda, self.ldb, self.dynamic_m, self.dynamic_n,
+                          self.bias)
+        self.product = request.get("product", "direct")
+        if self.product not in PRODUCTS:
+            raise RequestError(
+                f"unknown product {self.product!r}; expected one of "
+                + ", ".join(PRODUCTS))
+        self.c_transposed = self.product == "transposed"
+        # The header's slots of A's and B's leading dimensions (bytes) and
+        # of the rows' and columns' ranges: the caller's A and B, and C's
+        # rows and columns.
+        ld_slots = (LD_BYTES_OFFSET, LD_BYTES_OFFSET + 8)
+        self.m_range_slot, self.n_range_slot = RANGE_OFFSET, RANGE_OFFSET + 16
+        if self.c_transposed:
+            self._transpose_product(request)
+            ld_slots = ld_slots[::-1]
+            self.m_range_slot, self.n_range_slot = \
+                self.n_range_slot, self.m_range_slot
         if self.runtime_ld:
             self.a_ld, self.b_ld, self.c_ld = (
-                Stride(slot=LD_BYTES_OFFSET + 8 * i) for i in range(3))
+                Stride(slot=slot) for slot in ld_slots + (
+                    LD_BYTES_OFFSET + 16,))
         else:
             self.a_ld, self.b_ld, self.c_ld = (
                 Stride(ld * 4) for ld in (self.lda, self.ldb, self.ldc))
@@ -219,6 +240,11 @@ class Params:
             raise RequestError(
                 "a bias along the rows needs three vector registers beside "
                 f"the {self.mr * self.nv} accumulators")
+        if self.c_transposed and self.mr > self.isa.lanes:
+            raise RequestError(
+                f"product 'transposed' stores a row of C's tile, mr = "
+                f"{self.mr} of its columns, as one vector: mr <= "
+                f"{self.isa.lanes}")
         self.a_layout = request.get("a_layout", "k-major")
         if self.a_layout not in A_LAYOUTS:
             raise RequestError(
@@ -333,9 +359,35 @@ class Params:
         self.workspace_bytes = self.bp_offset + self.bp_bytes
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
-            check_disp(self.mr * self.ldc * 4, "C row")
+            check_disp((self.nr if self.c_transposed else self.mr)
+                       * self.ldc * 4, "C row")
             check_disp(max(self.lda, self.ldb) * 4 * max(self.mr, self.nr),
                        "packing source")
+
+    def _transpose_product(self, request):
+        """product "transposed": the kernel computes C^T = op(B)^T *
+        op(A)^T, B^T's rows its A (read in place with a_layout direct) and
+        A's rows its B, and stores its tiles transposed into C (gathered
+        and scattered along C's columns). From here on m, n, the
+        transposes, lda, ldb, the run-time sizes, the bias and the blocking
+        are that product's: its rows are C's columns. The caller's ABI is
+        C's (A, B and their slots as for the direct product). AVX-512 (the
+        scatters), not a convolution, not with B prepacked."""
+        why = ("isa avx2 (C's tiles are scattered with AVX-512)"
+               if self.isa.name != "avx512" else
+               "b_prepacked (the panels are B's, not its A's)"
+               if bool_field(request, "b_prepacked") else
+               "fuse_pack_b or pack_b false (B is A's rows)"
+               if bool_field(request, "fuse_pack_b")
+               or request.get("pack_b", True) is False else None)
+        if why:
+            raise RequestError(f"product 'transposed': not with {why}")
+        self.m, self.n = self.n, self.m
+        self.trans_a, self.trans_b = not self.trans_b, not self.trans_a
+        self.lda, self.ldb = self.ldb, self.lda
+        self.dynamic_m, self.dynamic_n = self.dynamic_n, self.dynamic_m
+        self.bias = {"rows": "columns", "columns": "rows"}.get(
+            self.bias, self.bias)
 
     @property
     def runtime_a_rows(self):
@@ -421,16 +473,19 @@ class Params:
                 and iterations_per_row <= SWEEP_AHEAD)
 
     def symbol(self):
-        trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
-        beta = (("_mrt" if self.dynamic_m else "")
-                + ("_nrt" if self.dynamic_n else "")
+        """C's problem (as the caller sees it), then the blocking."""
+        m, n, trans_a, trans_b, lda, ldb, dynamic_m, dynamic_n, bias = \
+            self.c_problem
+        trans = ("t" if trans_a else "n") + ("t" if trans_b else "n")
+        beta = (("_mrt" if dynamic_m else "")
+                + ("_nrt" if dynamic_n else "")
                 + ("_krt" if self.dynamic_k else "")
                 + ("_b0" if self.overwrite else "")
-                + ("_bias" if self.bias != "none" else "")
+                + ("_bias" if bias != "none" else "")
                 + activation_suffix(self))
         lds = "_ldrt" if self.runtime_ld else (
-            f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}")
-        return (f"qm_sgemm_{self.m}x{self.n}x{self.k}_{trans}{beta}{lds}"
+            f"_lda{lda}_ldb{ldb}_ldc{self.ldc}")
+        return (f"qm_sgemm_{m}x{n}x{self.k}_{trans}{beta}{lds}"
                 + self.blocking_suffix())
 
     def blocking_suffix(self):
@@ -448,6 +503,7 @@ class Params:
                 f"{'' if self.loop_order == 'jr-ir' else '_irjr'}"
                 f"{'_adirect' if self.a_direct else ''}"
                 f"{'_arows' if self.a_rows and not self.a_direct else ''}"
+                f"{'_ct' if self.c_transposed else ''}"
                 f"{par}{fault}"
                 f"_x86_64_{self.isa.name}")
 
@@ -828,6 +884,9 @@ ORDERS = ("bcast", "pipelined", "embedded", "bmem")
 # Biases an epilogue adds: none, bias[j] to every element of column j, or
 # bias[i] to every element of row i (an NCHW convolution's channels).
 BIASES = ("none", "columns", "rows")
+# How the kernel forms C: "direct", or "transposed" (C^T = B^T * A^T, its
+# tiles stored transposed; Params._transpose_product).
+PRODUCTS = ("direct", "transposed")
 
 
 def registers_needed(mr, nv, order):
@@ -1248,6 +1307,9 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
     edge tile and add the valid part with scalar code (AVX2). Nothing
     outside the valid part of C is read or written. Places `next_tile` at
     its end."""
+    if p.c_transposed:
+        _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue)
+        return
     isa = p.isa
     col_edge = asm.label("tile short of columns")
     row_edge = asm.label("tile short of rows")
@@ -1370,6 +1432,103 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
     asm.place(next_tile)
 
 
+def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
+    """_emit_c_write for the product transposed: the tile's row i is C's
+    column, its vector v the lanes-many C rows from v * lanes on. The
+    accumulators go to the edge tile, then each vector's column of the
+    tile comes back as MR rows, is transposed (_emit_transpose_16x16: zmm
+    r = C's row v * lanes + r, lane i its column) and updates C a row at a
+    time through %k1, the lanes of the valid columns (the tile's valid
+    rows). Rows of C past the valid ones (the tile's valid columns, %rdx)
+    are not reached. Nothing outside the valid part of C is read or
+    written. Places `next_tile` at its end."""
+    isa = p.isa
+    lanes = isa.lanes
+    z = [f"%zmm{i}" for i in range(32)]
+    # The epilogue's registers, free once the tile is transposed.
+    floor, bound, product = z[16], z[17], z[18]
+    extra = 1 if p.fault == "write-past-edge" else 0
+    if extra:
+        asm.comment("fault write-past-edge: one column and one row of C "
+                    "too many")
+    asm.comment("C " + ("+" if read_c else "") + "= the tile transposed"
+                + (", epilogue" if epilogue else "")
+                + ": through the edge tile, lanes x lanes at a time")
+    for i in range(p.mr):
+        for v in range(p.nv):
+            off = TILE_OFFSET + (i * p.nr + v * lanes) * 4
+            asm.ins(f"vmovaps {isa.reg(i * p.nv + v)}, {off}(%rbx)")
+    # %k1 = the tile's valid rows (C's columns), %rdx = its valid columns
+    # (C's rows).
+    if p.row_edges:
+        asm.ins(f"movq {MB}, %rcx")
+        asm.ins("subq %r15, %rcx")
+        _min_into(asm, "%rcx", p.mr)
+        if extra:
+            asm.ins("incq %rcx")
+    else:
+        asm.ins(f"movl ${p.mr + extra}, %ecx")
+    asm.ins("movl $1, %eax")
+    asm.ins("shll %cl, %eax")
+    asm.ins("decl %eax")
+    asm.ins("kmovw %eax, %k1")
+    if p.col_edges:
+        asm.ins(f"movq {NB}, %rdx")
+        asm.ins("subq %r14, %rdx")
+        if extra:
+            asm.ins("incq %rdx")
+    if epilogue:
+        if p.bias == "columns":
+            asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
+            asm.ins(f"leaq (%rsi,{JC},4), %rsi")
+            asm.ins("leaq (%rsi,%r14,4), %rsi")
+        elif p.bias == "rows":
+            asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
+            asm.ins(f"leaq (%rsi,{IC},4), %rsi")
+            asm.ins("leaq (%rsi,%r15,4), %rsi")
+    for v in range(p.nv):
+        for i in range(p.mr):
+            off = TILE_OFFSET + (i * p.nr + v * lanes) * 4
+            asm.ins(f"vmovaps {off}(%rbx), {z[i]}")
+        _emit_transpose_16x16(asm)
+        if epilogue:
+            if p.relu:
+                emit_relu_floor(asm, p, floor,
+                                f"vxorps {floor}, {floor}, {floor}")
+            if p.leaky_slope is not None:
+                asm.ins(f"vbroadcastss {leaky_slope_address(p)}, {floor}")
+            if p.relu_max is not None:
+                asm.ins(f"vbroadcastss {relu_max_address(p)}, {bound}")
+        for r in range(lanes):
+            row = v * lanes + r
+            if p.col_edges:
+                asm.ins(f"cmpq ${row}, %rdx")
+                asm.ins(f"jbe {fwd(next_tile)}")
+            addr = (f"{p.c_ld.times(row, 'C row')}(%rdi)" if p.c_ld.static
+                    else "(%rdi)")
+            acc = z[r]
+            if read_c:
+                asm.ins(f"vaddps {addr}, {acc}, {acc} {{%k1}}")
+            if epilogue:
+                # The kernel's bias along its columns is C's along its
+                # rows: one value a row of C; along its rows, C's columns.
+                if p.bias == "columns":
+                    asm.ins(f"vaddps {4 * row}(%rsi){{1to{lanes}}}, {acc}, "
+                            f"{acc}")
+                elif p.bias == "rows":
+                    asm.ins(f"vaddps (%rsi), {acc}, {acc} {{%k1}}")
+                if p.relu:
+                    emit_relu(asm, p, acc, floor)
+                if p.leaky_slope is not None:
+                    emit_leaky_relu(asm, p, acc, floor, product)
+                if p.relu_max is not None:
+                    asm.ins(f"vminps {acc}, {bound}, {acc}")
+            asm.ins(f"vmovups {acc}, {addr} {{%k1}}")
+            if not p.c_ld.static:
+                p.c_ld.add_to(asm, "%rdi")
+    asm.place(next_tile)
+
+
 def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
     """The K loop over kb, unrolled by k_unroll, and its remainder; falls
     through (or jumps) to `k_done` with the accumulators complete. With
@@ -1439,7 +1598,7 @@ def _a_bases(p, row_stride):
 def _emit_runtime_a_rows_setup(asm, p):
     """Before the K loop of a sliver read in place with a run-time lda:
     %r9 = lda bytes, and each further base three rows below the last."""
-    asm.ins(f"movq {LD_BYTES_OFFSET}(%rbx), {A_LDA_REG}")
+    asm.ins(f"movq {p.a_ld.operand()}, {A_LDA_REG}")
     bases = p.a_row_bases
     for prev, base in zip(bases, bases[1:]):
         asm.ins(f"leaq ({prev},{A_LDA_REG},2), {base}")
@@ -1455,10 +1614,14 @@ def _emit_runtime_a_rows_restore(asm, p):
 
 
 def _emit_c_pointer(asm, p):
-    """%rdi = C + (ic + ir)*ldc + jc + jr: the tile's first element."""
-    asm.ins(f"leaq ({IC},%r15), %rdi")
+    """%rdi = C + (ic + ir)*ldc + jc + jr: the tile's first element; C +
+    (jc + jr)*ldc + ic + ir for the product transposed (the tile's rows are
+    C's columns)."""
+    rows, cols = (JC, IC) if p.c_transposed else (IC, JC)
+    row, col = ("%r14", "%r15") if p.c_transposed else ("%r15", "%r14")
+    asm.ins(f"leaq ({rows},{row}), %rdi")
     p.c_ld.multiply(asm, "%rdi", "%rdi", "C row")
-    asm.ins(f"leaq ({JC},%r14), %rdx")
+    asm.ins(f"leaq ({cols},{col}), %rdx")
     asm.ins("leaq (%rdi,%rdx,4), %rdi")
     asm.ins("addq 16(%rbx), %rdi")
 
@@ -1562,19 +1725,22 @@ def _emit_compute(asm, p):
         asm.comment("B in place: row pc, column jc + jr")
         _emit_b_in_place(asm, p)
     _emit_c_pointer(asm, p)
-    line_offsets = sorted(set(range(0, p.nr * 4, 64)) | {p.nr * 4 - 4})
+    # The tile's lines of C: MR rows of NR floats, or (the product
+    # transposed) NR rows of C of MR floats.
+    c_rows, c_cols = (p.nr, p.mr) if p.c_transposed else (p.mr, p.nr)
+    line_offsets = sorted(set(range(0, c_cols * 4, 64)) | {c_cols * 4 - 4})
     if p.c_ld.static:
-        for i in range(p.mr):
+        for i in range(c_rows):
             for off in line_offsets:
                 asm.ins(f"prefetcht0 {p.c_ld.times(i) + off}(%rdi)")
     else:
         # %rcx walks two rows at a time, %rdx = ldc bytes.
         asm.ins(f"movq {p.c_ld.operand()}, %rdx")
         asm.ins("movq %rdi, %rcx")
-        for i in range(p.mr):
+        for i in range(c_rows):
             for off in line_offsets:
                 asm.ins(f"prefetcht0 {off}(%rcx{',%rdx' if i % 2 else ''})")
-            if i % 2 and i + 1 < p.mr:
+            if i % 2 and i + 1 < c_rows:
                 asm.ins("leaq (%rcx,%rdx,2), %rcx")
     for acc in range(p.mr * p.nv):
         asm.ins(isa.zero(acc))
@@ -1583,7 +1749,7 @@ def _emit_compute(asm, p):
         # sliver in place and stores it packed as it goes; PACK B is not run.
         packed_path = asm.label("B sliver packed already")
         if p.reads_range:
-            asm.ins(f"cmpq {RANGE_OFFSET}(%rbx), {IC}")
+            asm.ins(f"cmpq {p.m_range_slot}(%rbx), {IC}")
         else:
             asm.ins(f"testq {IC}, {IC}")
         asm.ins(f"jne {fwd(packed_path)}")
@@ -1664,8 +1830,10 @@ def _emit_body(p):
     # offset tables; `conv` is None for a plain GEMM.
     conv = p.conv
     if conv is None:
-        asm.ins("movq %rdi, 0(%rcx)")
-        asm.ins("movq %rsi, 8(%rcx)")
+        # The product transposed: the caller's B is the kernel's A.
+        a_slot, b_slot = (8, 0) if p.c_transposed else (0, 8)
+        asm.ins(f"movq %rdi, {a_slot}(%rcx)")
+        asm.ins(f"movq %rsi, {b_slot}(%rcx)")
         asm.ins("movq %rdx, 16(%rcx)")
     else:
         conv.emit_save_pointers(asm)
@@ -1691,9 +1859,10 @@ def _emit_body(p):
     # The part of C this call computes: all of it, or (parallel) the rows
     # and columns the caller wrote at RANGE_OFFSET (docs/KernelContract.md).
     if p.reads_range:
-        m_begin, m_end = f"{RANGE_OFFSET}(%rbx)", f"{RANGE_OFFSET + 8}(%rbx)"
-        n_begin, n_end = f"{RANGE_OFFSET + 16}(%rbx)", \
-            f"{RANGE_OFFSET + 24}(%rbx)"
+        m_begin, m_end = (f"{p.m_range_slot}(%rbx)",
+                          f"{p.m_range_slot + 8}(%rbx)")
+        n_begin, n_end = (f"{p.n_range_slot}(%rbx)",
+                          f"{p.n_range_slot + 8}(%rbx)")
         done = asm.label("empty range: nothing to do")
         asm.comment("parallel: C rows [m_begin, m_end), columns "
                     "[n_begin, n_end) from the workspace")
@@ -1778,10 +1947,12 @@ def _emit_body(p):
 
 def emit(request):
     p = Params(request)
+    m, n, trans_a, trans_b = p.c_problem[:4]
     return kernel_text(
         p, p.symbol(), request, "sgemm",
-        f"C[{p.m}x{p.n}] += {'A^T' if p.trans_a else 'A'}"
-        f" * {'B^T' if p.trans_b else 'B'}, K = {p.k}")
+        f"C[{m}x{n}] += {'A^T' if trans_a else 'A'}"
+        f" * {'B^T' if trans_b else 'B'}, K = {p.k}"
+        + (", computed as C^T = B^T * A^T" if p.c_transposed else ""))
 
 
 def emit_prepacked_panel(asm, rows, group, nr, slot):

@@ -310,11 +310,36 @@ CORRECT = [
     ("avx512_13x70x37_tb_sweep_a_rows_one_pc",
      request(isa="avx512", m=13, n=70, k=37, mr=14, nr=32, mc=28, nc=64,
              kc=40, trans_b=True, a_layout="rows")),
+    # The product transposed (C^T = B^T * A^T, the blocking the kernel's:
+    # mr of C's columns, nr of its rows): C's tiles gathered and scattered
+    # along its columns, with edges both ways (short columns of C stop
+    # the tile's rows, short rows of C mask its lanes), several pc, ic and
+    # jc blocks, one vector and two, B^T in place and packed, A
+    # transposed (then stored as the kernel's B).
+    ("avx512_20x130x70_nt_product_transposed",
+     request(isa="avx512", m=20, n=130, k=70, lda=73, ldb=75, ldc=140,
+             trans_b=True, mr=6, nr=16, mc=24, nc=32, kc=16, k_unroll=4,
+             a_layout="direct", product="transposed")),
+    ("avx512_45x37x33_nt_product_transposed_two_vectors",
+     request(isa="avx512", m=45, n=37, k=33, trans_b=True, mr=4, nr=32,
+             mc=8, nc=32, kc=16, a_layout="direct", product="transposed")),
+    ("avx512_33x29x20_tt_product_transposed_packed",
+     request(isa="avx512", m=33, n=29, k=20, lda=35, trans_a=True,
+             trans_b=True, mr=6, nr=16, mc=12, nc=32, kc=8, k_unroll=2,
+             order="embedded", product="transposed")),
+    ("avx512_64x96x40_nt_product_transposed_full_tiles",
+     request(isa="avx512", m=64, n=96, k=40, trans_b=True, mr=12, nr=32,
+             mc=48, nc=64, kc=40, order="embedded", a_layout="direct",
+             prefetch_a=512, product="transposed")),
 ]
 
 # runtime_ld kernels, each run with the leading dimensions given here
 # (padded, odd: immediates from the shape would read the wrong elements).
 RUNTIME_LD = [
+    ("avx512_rt_45x37x33_nt_product_transposed",
+     request(isa="avx512", m=45, n=37, k=33, trans_b=True, mr=4, nr=48,
+             mc=8, nc=48, kc=16, a_layout="direct", product="transposed",
+             runtime_ld=True), (40, 35, 50)),
     ("avx512_rt_50x70x37_edges_nn",
      request(isa="avx512", m=50, n=70, k=37, mr=6, nr=64, mc=12, nc=128,
              kc=16, k_unroll=4, runtime_ld=True), (41, 77, 73)),
@@ -381,6 +406,12 @@ DYNAMIC_M = [
     ("avx512_dm_rep16_matrix_vector",
      request(isa="avx512", m=16, n=70, k=37, trans_b=True, pack_b=False,
              dynamic_m=True), (1, 16, 23)),
+    # The product transposed: C's rows are its columns, from the header.
+    ("avx512_dm_rep32_product_transposed",
+     request(isa="avx512", m=32, n=70, k=37, trans_b=True, mr=6, nr=32,
+             mc=12, nc=32, kc=16, a_layout="direct", runtime_ld=True,
+             dynamic_m=True, product="transposed", bias="columns",
+             relu=True), (1, 17, 32, 77)),
 ]
 
 # Run-time N (and M): columns [0, N) from the header, with run-time
@@ -407,6 +438,11 @@ DYNAMIC_N = [
              kc=16, runtime_ld=True, dynamic_m=True, dynamic_n=True,
              a_layout="direct", bias="columns", relu=True),
      ((1, 1), (7, 50), (40, 96), (61, 145))),
+    ("avx512_dn_dm_product_transposed",
+     request(isa="avx512", m=24, n=40, k=21, trans_b=True, mr=6, nr=16,
+             mc=12, nc=32, kc=8, runtime_ld=True, dynamic_m=True,
+             dynamic_n=True, a_layout="direct", product="transposed"),
+     ((1, 1), (5, 16), (24, 40), (37, 61))),
 ]
 
 # Run-time K: from the header at each call (with run-time leading
@@ -439,6 +475,12 @@ DYNAMIC_K = [
                                         runtime_ld=True, dynamic_k=True,
                                         relu=True, relu_max=6.0),
      ((37, 70, 0), (37, 70, 3), (37, 70, 32), (37, 70, 53))),
+    ("avx512_dk_product_transposed_bias_rows",
+     request(isa="avx512", m=21, n=40, k=24, trans_b=True, mr=6, nr=16,
+             mc=12, nc=32, kc=8, runtime_ld=True, dynamic_k=True,
+             a_layout="direct", product="transposed", bias="rows",
+             relu=True),
+     ((21, 40, 0), (21, 40, 5), (21, 40, 24), (21, 40, 41))),
 ]
 
 # Epilogues: bias per column and relu where the last kc block stores C
@@ -514,6 +556,16 @@ EPILOGUES = [
     ("avx512_matrix_vector_steep_leaky_rt",
      request(isa="avx512", m=2, n=45, k=40, trans_b=True, pack_b=False,
              runtime_ld=True, leaky_relu=4.0)),
+    # The product transposed: C's column bias is the kernel's along its
+    # rows, C's row bias along its columns (masked lanes).
+    ("avx512_product_transposed_bias_columns_relu6",
+     request(isa="avx512", m=37, n=50, k=37, trans_b=True, mr=6, nr=32,
+             mc=12, nc=64, kc=16, a_layout="direct", product="transposed",
+             bias="columns", relu=True, relu_max=6.0)),
+    ("avx512_product_transposed_bias_rows_leaky",
+     request(isa="avx512", m=37, n=50, k=20, trans_b=True, mr=5, nr=48,
+             mc=10, nc=48, kc=24, a_layout="direct", product="transposed",
+             bias="rows", leaky_relu=0.25)),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).
@@ -530,6 +582,14 @@ FAULTY = [
              fault="drop-k")),
     ("avx512_matrix_vector_write_past_edge",
      request(isa="avx512", m=3, n=20, k=40, trans_b=True, pack_b=False,
+             fault="write-past-edge")),
+    ("avx512_product_transposed_drop_k",
+     request(isa="avx512", m=20, n=30, k=40, trans_b=True, mr=6, nr=16,
+             mc=12, nc=16, kc=16, a_layout="direct", product="transposed",
+             fault="drop-k")),
+    ("avx512_product_transposed_write_past_edge",
+     request(isa="avx512", m=13, n=23, k=40, trans_b=True, mr=6, nr=16,
+             mc=12, nc=16, kc=16, a_layout="direct", product="transposed",
              fault="write-past-edge")),
 ]
 

@@ -1224,7 +1224,7 @@ TEST(GemmKernelTest, F32MatrixVectorFormValidates) {
   expectValidatesAt(dyn, dynModel, {{1, 70, 40}, {7, 70, 40}, {20, 70, 40}});
   for (SplitAxis split : {SplitAxis::N, SplitAxis::M}) {
     GemmDesc p =
-        GemmDesc::packed(split == SplitAxis::N ? 1 : 16, 200, 40, false, true);
+        GemmDesc::packed(split == SplitAxis::N ? 1 : 15, 200, 40, false, true);
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(KernelProblem(p), host()));
     c.threads = 2;
     c.split = split;
@@ -1252,6 +1252,86 @@ TEST(GemmKernelTest, F32MatrixVectorFormValidates) {
   GemmDesc rowBias = d;
   rowBias.bias = GemmBias::Rows;
   EXPECT_TRUE(packsB(rowBias, host()));
+}
+
+TEST(GemmKernelTest, F32TransposedProductValidates) {
+  // Rows against a B^T at least four times wider: the model computes C^T
+  // = B^T * A^T (Product::Transposed), B^T's rows the kernel's A in place,
+  // its tiles transposed into C. Edges both ways (C's rows short of a
+  // vector, its columns of a 12-row block), one and several kc blocks,
+  // padded and run-time leading dimensions, overwrite, each epilogue, two
+  // threads' parts along either axis, and the faults caught.
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx512())
+    GTEST_SKIP() << "host lacks AVX-512";
+  for (Shape s : {Shape{16, 64, 16}, Shape{20, 100, 33}, Shape{32, 130, 70},
+                  Shape{45, 200, 1100}}) {
+    GemmDesc d = GemmDesc::packed(s.m, s.n, s.k, false, true);
+    d.overwrite = s.k % 2 == 0;
+    d.runtimeLd = s.m == 45;
+    d = d.withPaddedLeadingDims();
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
+    EXPECT_EQ(model.product, Product::Transposed) << model.str();
+    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
+  }
+  GemmDesc d = GemmDesc::packed(20, 100, 40, false, true);
+  QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
+  ASSERT_EQ(model.product, Product::Transposed) << model.str();
+  for (int epilogue : {0, 1, 2}) {
+    GemmDesc e = d;
+    e.bias = epilogue == 1 ? GemmBias::Rows : GemmBias::Columns;
+    e.overwrite = epilogue == 1;
+    if (epilogue == 0) {
+      e.activation.relu = true;
+      e.activation.bound = 6.0f;
+    } else if (epilogue == 1) {
+      e.activation.leakySlope = 0.125f;
+    } else {
+      e.activation.relu = true;
+    }
+    EXPECT_TRUE(kernelValidates(e, model)) << describe(e, model);
+  }
+  for (SplitAxis split : {SplitAxis::N, SplitAxis::M}) {
+    GemmDesc p = GemmDesc::packed(64, 300, 40, false, true);
+    QM_ASSERT_EXPECTED(c, chooseKernelConfig(KernelProblem(p), host()));
+    ASSERT_EQ(c.product, Product::Transposed) << c.str();
+    c.threads = 2;
+    c.split = split;
+    QM_ASSERT_EXPECTED(emitted,
+                       emitGemmKernel(p, c, EmitterOptions::defaults()));
+    std::vector<GemmRange> parts = partitionGemm(p, c, 2, 0);
+    ASSERT_EQ(parts.size(), 2u);
+    // C's rows split at multiples of nr (32), its columns of mr (12).
+    EXPECT_EQ(split == SplitAxis::M ? parts[0].mEnd : parts[0].nEnd % c.mr,
+              split == SplitAxis::M ? c.nr : 0);
+    QM_ASSERT_EXPECTED(
+        report,
+        validateGemmIsolated(p, host(), emitted,
+                             IsolatedValidationOptions::defaults(), parts));
+    EXPECT_TRUE(report.passed) << report.failure;
+  }
+  for (const char *fault : {"drop-k", "write-past-edge"}) {
+    ValidationReport report;
+    ASSERT_TRUE(buildAndValidate(d, model, {}, report, fault));
+    EXPECT_FALSE(report.passed) << fault;
+  }
+  // B as stored, B prepacked, a run-time M, fewer than 16 rows or a B^T
+  // less than four times wider: the product as it is.
+  auto direct = [](const GemmDesc &g) {
+    auto c = chooseKernelConfig(KernelProblem(g), host());
+    return c && c->product == Product::Direct;
+  };
+  EXPECT_TRUE(direct(GemmDesc::packed(32, 4096, 64)));
+  GemmDesc prepacked = GemmDesc::packed(32, 4096, 64, false, true);
+  prepacked.bPrepacked = true;
+  EXPECT_TRUE(direct(prepacked));
+  GemmDesc dynamicM = GemmDesc::packed(32, 4096, 64, false, true);
+  dynamicM.dynamicM = true;
+  dynamicM.runtimeLd = true;
+  EXPECT_TRUE(direct(dynamicM));
+  EXPECT_TRUE(direct(GemmDesc::packed(15, 4096, 64, false, true)));
+  EXPECT_TRUE(direct(GemmDesc::packed(32, 127, 64, false, true)));
 }
 
 TEST(GemmKernelTest, Bf16OutputFaultsAreCaught) {

@@ -607,6 +607,89 @@ TEST(BlockingModelTest, FewRowsAgainstANarrowCachedBTakeOneSliverOfAllRows) {
   EXPECT_LT(s.kc, 4096) << s.str();
 }
 
+TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
+  // f32 rows against B^T at least four times wider, 16 to 256 of them,
+  // on AVX-512: C^T = B^T * A^T, its blocking the swapped problem's: B^T's
+  // rows read in place as its A; one vector of C's rows the one-vector
+  // block; more, 12x32 (8x48 with a run-time lda) at kc up to 1024 with
+  // every row of C (up to 256) in one column block.
+  Target target = parseTarget("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,"
+                              "+fma,+bmi2,+avx512f,+avx512bw,+avx512vl:"
+                              "l1d=48K,l2=1M,l3=32M,cores=2");
+  GemmDesc rows32 = GemmDesc::packed(32, 4096, 4096, false, true);
+  QM_ASSERT_EXPECTED(c, chooseGemmConfig(rows32, target));
+  EXPECT_EQ(c.product, Product::Transposed) << c.str();
+  EXPECT_EQ(c.mr, 12) << c.str();
+  EXPECT_EQ(c.nr, 32) << c.str();
+  EXPECT_EQ(c.kc, 1024) << c.str();
+  EXPECT_EQ(c.nc, 32) << c.str();
+  EXPECT_EQ(c.aLayout, ALayout::Direct) << c.str();
+  EXPECT_EQ(c.str().find("product=transposed") + 18, c.str().size());
+  QM_ASSERT_EXPECTED(parsed, GemmConfig::parse(c.str(), GemmConfig{}));
+  EXPECT_EQ(parsed, c);
+  QM_ASSERT_EXPECTED(
+      rows256,
+      chooseGemmConfig(GemmDesc::packed(256, 3072, 768, false, true), target));
+  EXPECT_EQ(rows256.product, Product::Transposed) << rows256.str();
+  EXPECT_EQ(rows256.nc, 256) << rows256.str();
+  EXPECT_EQ(rows256.kc, 768) << rows256.str();
+  QM_ASSERT_EXPECTED(
+      rows16,
+      chooseGemmConfig(GemmDesc::packed(16, 4096, 4096, false, true), target));
+  EXPECT_EQ(rows16.product, Product::Transposed) << rows16.str();
+  EXPECT_EQ(rows16.nr, 16) << rows16.str();
+  GemmDesc runtimeLd = rows32;
+  runtimeLd.runtimeLd = true;
+  QM_ASSERT_EXPECTED(rt, chooseGemmConfig(runtimeLd, target));
+  EXPECT_EQ(rt.product, Product::Transposed) << rt.str();
+  EXPECT_EQ(rt.mr, 8) << rt.str();
+  EXPECT_EQ(rt.nr, 48) << rt.str();
+  // The swapped problem: M and N, the operands and their transposes, the
+  // run-time sizes and the bias's axis.
+  GemmDesc biased = GemmDesc::packed(32, 100, 40, false, true);
+  biased.ldb = 41;
+  biased.bias = GemmBias::Columns;
+  GemmDesc t = biased.transposedProduct();
+  EXPECT_EQ(t.m, 100);
+  EXPECT_EQ(t.n, 32);
+  EXPECT_EQ(t.lda, 41);
+  EXPECT_EQ(t.ldb, 40);
+  EXPECT_FALSE(t.transA);
+  EXPECT_TRUE(t.transB);
+  EXPECT_EQ(t.bias, GemmBias::Rows);
+  EXPECT_EQ(t.ldc, biased.ldc);
+  // Not: 15 rows (the matrix-vector form), 257 rows, a B^T less than four
+  // times wider, B as stored, A transposed, B prepacked, run-time sizes,
+  // AVX2.
+  auto product = [&](const GemmDesc &d, const Target &on) {
+    auto config = chooseGemmConfig(d, on);
+    return config ? config->product : Product::Direct;
+  };
+  EXPECT_EQ(product(GemmDesc::packed(15, 4096, 4096, false, true), target),
+            Product::Direct);
+  EXPECT_EQ(product(GemmDesc::packed(257, 4096, 4096, false, true), target),
+            Product::Direct);
+  EXPECT_EQ(product(GemmDesc::packed(32, 127, 4096, false, true), target),
+            Product::Direct);
+  EXPECT_EQ(product(GemmDesc::packed(32, 4096, 4096), target), Product::Direct);
+  EXPECT_EQ(product(GemmDesc::packed(32, 4096, 4096, true, true), target),
+            Product::Direct);
+  GemmDesc prepacked = rows32;
+  prepacked.bPrepacked = true;
+  EXPECT_EQ(product(prepacked, target), Product::Direct);
+  GemmDesc dynamicM = runtimeLd;
+  dynamicM.dynamicM = true;
+  EXPECT_EQ(product(dynamicM, target), Product::Direct);
+  EXPECT_EQ(product(rows32, parseTarget("x86_64-unknown-linux-gnu:znver3:+avx,"
+                                        "+avx2,+fma:l1d=32K,l2=512K,l3=32M,"
+                                        "cores=2")),
+            Product::Direct);
+  GemmConfig wide = c;
+  wide.mr = 17;
+  EXPECT_FALSE(transposedProductFits(wide));
+  EXPECT_TRUE(transposedProductFits(c));
+}
+
 TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   Target target = parseTarget("x86_64-unknown-linux-gnu:znver4:+avx,+avx2,"
                               "+fma,+avx512f:l1d=32K,l2=1M,l3=32M,cores=16");

@@ -658,14 +658,15 @@ TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
 }
 
 TEST(SearchSpaceTest, F32MatrixVectorFormOffersPanelsAndThreads) {
-  // 16 rows against B^T on AVX-512 (with AVX512BW, AVX512VL and BMI2, as
-  // the form needs): the model reads B^T's rows in place (the
-  // matrix-vector form); its space is that or the panels the config keeps
-  // underneath, and the threads. Nothing else reaches its kernel.
+  // 15 rows against B^T on AVX-512 (with AVX512BW, AVX512VL and BMI2, as
+  // the form needs; from 16 rows the product is transposed): the model
+  // reads B^T's rows in place (the matrix-vector form); its space is that
+  // or the panels the config keeps underneath, and the threads. Nothing
+  // else reaches its kernel.
   Target target =
       pinned("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,+bmi2,+avx512f,"
              "+avx512bw,+avx512vl:l1d=48K,l2=1M,l3=32M,cores=2");
-  GemmDesc desc = GemmDesc::packed(16, 4096, 4096, false, true);
+  GemmDesc desc = GemmDesc::packed(15, 4096, 4096, false, true);
   auto base = chooseGemmConfig(desc, target);
   QM_ASSERT_EXPECTED(model, std::move(base));
   EXPECT_EQ(model.packB, BPacking::InPlace);
@@ -683,17 +684,18 @@ TEST(SearchSpaceTest, F32MatrixVectorFormOffersPanelsAndThreads) {
   QM_ASSERT_EXPECTED(inPlace, space.configFor(space.modelAssignment()));
   EXPECT_EQ(inPlace.packB, BPacking::InPlace);
 
-  // 17 rows, AVX2, AVX-512 without AVX512BW, a bias along the rows or a
-  // run-time N: B^T is packed.
+  // 17 rows (against a B^T too narrow for the product transposed), AVX2,
+  // AVX-512 without AVX512BW, a bias along the rows or a run-time N: B^T
+  // is packed.
   auto packsB = [](const GemmDesc &d, const Target &t) {
     auto c = chooseGemmConfig(d, t);
     if (!c) {
       ADD_FAILURE() << llvm::toString(c.takeError());
       return false;
     }
-    return c->packB == BPacking::Panels;
+    return c->packB == BPacking::Panels && c->product == Product::Direct;
   };
-  EXPECT_TRUE(packsB(GemmDesc::packed(17, 4096, 4096, false, true), target));
+  EXPECT_TRUE(packsB(GemmDesc::packed(17, 64, 4096, false, true), target));
   EXPECT_TRUE(packsB(desc, pinned(zen3Spec)));
   EXPECT_TRUE(packsB(desc, pinned(avx512Spec)));
   GemmDesc rowBias = desc;
@@ -703,6 +705,44 @@ TEST(SearchSpaceTest, F32MatrixVectorFormOffersPanelsAndThreads) {
   runtimeN.dynamicN = true;
   runtimeN.runtimeLd = true;
   EXPECT_TRUE(packsB(runtimeN, target));
+}
+
+TEST(SearchSpaceTest, TransposedProductSpaceBlocksTheSwappedProblem) {
+  // The model computes 64 rows against B^T transposed: the tuner's space
+  // is the swapped problem's (4096 rows of B^T by 64 of A), each config
+  // the product transposed, and the model's config its model assignment.
+  Target target =
+      pinned("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,+bmi2,+avx512f,"
+             "+avx512bw,+avx512vl:l1d=48K,l2=1M,l3=32M,cores=2");
+  GemmDesc desc = GemmDesc::packed(64, 4096, 4096, false, true);
+  QM_ASSERT_EXPECTED(model, chooseGemmConfig(desc, target));
+  ASSERT_EQ(model.product, Product::Transposed) << model.str();
+  SearchSpace space = SearchSpace::forGemm(desc, target, model);
+  EXPECT_EQ(space.product(), Product::Transposed);
+  EXPECT_EQ(space.desc().m, 4096);
+  EXPECT_EQ(space.desc().n, 64);
+  EXPECT_FALSE(space.desc().transA);
+  QM_ASSERT_EXPECTED(back, space.configFor(space.modelAssignment()));
+  EXPECT_EQ(back, model);
+  const Decision *alayout = nullptr;
+  for (const Decision &d : space.decisions())
+    if (d.key == "alayout")
+      alayout = &d;
+  ASSERT_NE(alayout, nullptr);
+  EXPECT_EQ(alayout->choices[alayout->modelChoice], "direct");
+  // Every config of the space computes the product transposed.
+  Assignment a = space.modelAssignment();
+  for (size_t i = 0; i < space.decisions().size(); ++i)
+    for (size_t j = 0; j < space.decisions()[i].choices.size(); ++j) {
+      Assignment b = a;
+      b[i] = static_cast<int>(j);
+      auto c = space.configFor(b);
+      if (!c) {
+        llvm::consumeError(c.takeError());
+        continue;
+      }
+      EXPECT_EQ(c->product, Product::Transposed) << space.describe(b);
+    }
 }
 
 } // namespace

@@ -104,8 +104,27 @@ bool dotReadsBInPlace(const GemmDesc &desc);
 bool isMatrixVectorForm(const GemmDesc &desc, const GemmConfig &config);
 
 /// Rows of f32 A up to which the model reads B^T in place (the
-/// matrix-vector form, isMatrixVectorForm) on AVX-512.
+/// matrix-vector form, isMatrixVectorForm) on AVX-512, where the product
+/// transposed (from kF32TransposedProductRows on) does not take them.
 inline constexpr int64_t kF32MatrixVectorRows = 16;
+
+/// Rows of f32 A from which, and up to which, the model computes a GEMM
+/// against B^T as its product transposed (Product::Transposed) on
+/// AVX-512, where N is at least kF32TransposedProductWidth times M.
+inline constexpr int64_t kF32TransposedProductRows = 16;
+inline constexpr int64_t kF32TransposedProductMaxRows = 256;
+inline constexpr int64_t kF32TransposedProductWidth = 4;
+
+/// Whether an f32 kernel may compute `desc` as its product transposed
+/// (GemmDesc::transposedProduct): B^T as stored (the kernel's A, read in
+/// place), A as stored (its B^T, packed), B not prepacked, every size
+/// static.
+bool mayTransposeProduct(const GemmDesc &desc);
+
+/// Whether the product transposed can store `config`'s tiles: AVX-512, and
+/// mr (C's columns in a tile) at most a vector's lanes (sgemm.py transposes
+/// each vector's 16 rows of C into registers of mr lanes each).
+bool transposedProductFits(const GemmConfig &config);
 
 /// Row counts up to which `desc`'s kernel keeps a form that the next row
 /// leaves (f16: the last M that reads B in place), ascending: for a

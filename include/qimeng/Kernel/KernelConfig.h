@@ -76,6 +76,20 @@ enum class SplitAxis {
 /// "auto", "m", "n".
 llvm::StringRef splitName(SplitAxis axis);
 
+/// How an f32 x86 kernel forms C (config key "product", emitter field
+/// "product"; docs/BlockingModel.md, "The product transposed").
+enum class Product {
+  Direct,     ///< "direct": C = op(A) * op(B), C's tiles as they lie
+  Transposed, ///< "transposed": C^T = op(B)^T * op(A)^T (GemmDesc::
+              ///< transposedProduct), B^T's rows the kernel's A and A's
+              ///< rows its B; the tiles gathered from and scattered to C
+              ///< along its columns (AVX-512). The config's blocking (mr,
+              ///< nr, kc, mc, nc, alayout, loop) is that product's: mr of
+              ///< C's columns by nr of its rows. Split stays C's.
+};
+/// "direct", "transposed".
+llvm::StringRef productName(Product product);
+
 struct GemmConfig {
   VectorIsa isa = VectorIsa::Avx2;
   int mr = 6;        ///< rows of the register block
@@ -96,12 +110,16 @@ struct GemmConfig {
   /// The dimension the threads split (threads > 1 only).
   SplitAxis split = SplitAxis::Auto;
   ALayout aLayout = ALayout::KMajor;
+  /// f32 on AVX-512: the product transposed, its blocking the swapped
+  /// problem's (Product).
+  Product product = Product::Direct;
   /// RVV only: vector registers per group (LMUL 1, 2, 4 or 8); a "vector"
   /// of nr is one group of vlen * lmul / 32 floats.
   int lmul = 1;
 
   /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,
-  /// order=bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor";
+  /// order=bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor",
+  /// and ",product=transposed" where it is;
   /// for the sketch-driven ISAs only "isa=neon,mr=7,nr=12,ku=4" (and
   /// ",lmul=N" for rvv).
   std::string str() const;

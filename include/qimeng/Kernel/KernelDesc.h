@@ -119,6 +119,13 @@ struct GemmDesc {
     return bias != GemmBias::None || activation.any();
   }
 
+  /// The problem a kernel that computes the product transposed (C^T =
+  /// op(B)^T * op(A)^T, Product::Transposed) blocks: M and N, the operands
+  /// (B's as A: transposed unless B is, and A's as B), their leading
+  /// dimensions and transposes, the run-time sizes and the bias's axis
+  /// swapped; C's ldc the same (the kernel stores its tiles transposed).
+  GemmDesc transposedProduct() const;
+
   /// A descriptor with the tightest leading dimensions for its transposes.
   static GemmDesc packed(int64_t m, int64_t n, int64_t k, bool transA = false,
                          bool transB = false);

@@ -36,7 +36,8 @@ struct GemmRange {
 constexpr double kMinFlopsPerPart = 2e6;
 
 /// Splits C into at most `threads` non-empty parts along the config's split
-/// axis: N at multiples of nr, M at multiples of mr, or (auto) N when N has
+/// axis: N at multiples of nr, M at multiples of mr (mr and nr swapped for the
+/// product transposed, whose nr blocks C's rows), or (auto) N when N has
 /// at least `threads` register blocks (or as many as M), else M; always N
 /// for a run-time M (each part then runs all of the call's rows). Fewer parts
 /// when the problem is too small, so that each part has at least

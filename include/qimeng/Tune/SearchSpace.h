@@ -67,7 +67,10 @@ public:
   /// transposed, and a split other than auto with one thread. The target
   /// is not consulted beyond the base for now.
   /// Without `bInPlace` (a convolution that gathers B) there is no packb
-  /// decision.
+  /// decision. A base that computes the product transposed
+  /// (Product::Transposed) gets the space of GemmDesc::transposedProduct
+  /// around it, each config the product transposed (configFor refuses
+  /// blocks without the registers it needs, transposedProductFits).
   static SearchSpace forGemm(const GemmDesc &desc, const Target &target,
                              const GemmConfig &base, bool bInPlace = true);
 
@@ -93,7 +96,11 @@ public:
 
   const std::vector<Decision> &decisions() const { return decisions_; }
   const GemmConfig &base() const { return base_; }
+  /// The problem the decisions block: the GEMM's, or for the product
+  /// transposed (product()), GemmDesc::transposedProduct's.
   const GemmDesc &desc() const { return desc_; }
+  /// How each config of the space forms C: the base's product.
+  Product product() const { return product_; }
 
   /// Number of complete assignments (saturates at UINT64_MAX).
   uint64_t size() const;
@@ -115,6 +122,7 @@ private:
   /// An nhwc convolution's contiguous run (ConvDesc::contiguousRun), which
   /// a direct A layout's kc must divide or be a multiple of; 0 otherwise.
   int64_t directRun_ = 0;
+  Product product_ = Product::Direct;
   /// A convolution's space whose A is gathered (nhwc) or whose A layout is
   /// the model's (bf16, 8-bit): direct follows directRun_ there (f32).
   bool conv_ = false;
