@@ -362,7 +362,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
       mayTransposeProduct(desc) && desc.m >= kF32TransposedProductRows &&
       desc.m <= kF32TransposedProductMaxRows &&
       desc.n >= kF32TransposedProductWidth * desc.m) {
-    const GemmDesc product = desc.transposedProduct();
+    const GemmDesc product = transposedProductBlocking(desc);
     auto swapped = modelConfig(product, target, bInPlace, oneSliver);
     if (!swapped)
       return swapped.takeError();
@@ -737,12 +737,24 @@ llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc) {
   few.m = kF16MatrixVectorRows;
   if (desc.precision == GemmPrecision::F16 && dotReadsBInPlace(few))
     return {kF16MatrixVectorRows};
+  // f32: the matrix-vector form up to 15 rows where 16 take the product
+  // transposed (on AVX-512; elsewhere one more direct kernel).
+  few.m = kF32TransposedProductRows;
+  if (mayTransposeProduct(few) && few.bTransposedRowsInPlace() &&
+      few.n >= kF32TransposedProductWidth * few.m)
+    return {kF32TransposedProductRows - 1};
   return {};
 }
 
 bool qimeng::mayTransposeProduct(const GemmDesc &desc) {
   return desc.precision == GemmPrecision::F32 && desc.transB && !desc.transA &&
-         !desc.bPrepacked && !desc.dynamicM && !desc.dynamicN && !desc.dynamicK;
+         !desc.bPrepacked && !desc.dynamicN && !desc.dynamicK;
+}
+
+GemmDesc qimeng::transposedProductBlocking(const GemmDesc &desc) {
+  GemmDesc product = desc.transposedProduct();
+  product.dynamicN = false;
+  return product;
 }
 
 bool qimeng::transposedProductFits(const GemmConfig &config) {

@@ -173,7 +173,7 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
     GemmConfig swappedBase = base;
     swappedBase.product = Product::Direct;
     SearchSpace space =
-        forGemm(desc.transposedProduct(), target, swappedBase, bInPlace);
+        forGemm(transposedProductBlocking(desc), target, swappedBase, bInPlace);
     space.product_ = Product::Transposed;
     return space;
   }

@@ -429,9 +429,11 @@ class Params:
 
     @property
     def runtime_sizes(self):
-        """Which of m, n and k the kernel reads from its header."""
+        """Which of m, n and k the kernel reads from its header: C's (the
+        caller's, also for the product transposed)."""
+        dynamic_m, dynamic_n = self.c_problem[6:8]
         return tuple(name for name, dynamic in (
-            ("m", self.dynamic_m), ("n", self.dynamic_n),
+            ("m", dynamic_m), ("n", dynamic_n),
             ("k", self.dynamic_k)) if dynamic)
 
     @property

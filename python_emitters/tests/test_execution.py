@@ -412,6 +412,11 @@ DYNAMIC_M = [
              mc=12, nc=32, kc=16, a_layout="direct", runtime_ld=True,
              dynamic_m=True, product="transposed", bias="columns",
              relu=True), (1, 17, 32, 77)),
+    ("avx512_dm_rep32_product_transposed_immediate_ld",
+     request(isa="avx512", m=32, n=70, k=37, lda=40, ldb=41, ldc=75,
+             trans_b=True, mr=12, nr=32, mc=24, nc=32, kc=16,
+             a_layout="direct", dynamic_m=True, product="transposed"),
+     (1, 16, 33, 77)),
 ]
 
 # Run-time N (and M): columns [0, N) from the header, with run-time

@@ -271,9 +271,6 @@ class InProcessErrorTest(unittest.TestCase):
                     run(text)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class TransposedPanelSweepTest(unittest.TestCase):
     """B^T packed with all of M in one row block: the K loops prefetch the
@@ -298,3 +295,41 @@ class TransposedPanelSweepTest(unittest.TestCase):
             with self.subTest(changes=changes):
                 req = dict(self.SWEPT, **changes)
                 self.assertNotIn("next B^T panel", emit(req))
+
+
+class TransposedProductTest(unittest.TestCase):
+    """product "transposed" (C^T = B^T * A^T): the header and the symbol
+    are the caller's (C's problem, its run-time sizes), the blocking the
+    kernel's; the caller's A goes to the kernel's B slot; what it cannot
+    do is refused."""
+
+    REQ = dict(BASE, isa="avx512", m=20, n=100, k=40, lda=41, ldb=43,
+               ldc=101, trans_b=True, mr=12, nr=32, mc=24, nc=32, kc=16,
+               a_layout="direct", product="transposed")
+
+    def test_symbol_and_header_are_the_callers(self):
+        text = emit(self.REQ)
+        self.assertEqual(
+            header(text, "symbol"),
+            "qm_sgemm_20x100x40_nt_lda41_ldb43_ldc101_12x32_ku4_kc16_mc24"
+            "_nc32_pfa0_pfb0_adirect_ct_x86_64_avx512")
+        self.assertIn("C[20x100] += A * B^T, K = 40, computed as C^T = B^T "
+                      "* A^T", text)
+        self.assertIn("movq %rdi, 8(%rcx)", text)
+        self.assertIn("movq %rsi, 0(%rcx)", text)
+        dynamic = emit(dict(self.REQ, dynamic_m=True))
+        self.assertEqual(header(dynamic, "runtime_sizes"), "m")
+        self.assertIn("_nt_mrt_", header(dynamic, "symbol"))
+
+    def test_refusals(self):
+        for changes, why in ((dict(isa="avx2", nr=16, mr=6), "avx2"),
+                             (dict(b_prepacked=True), "b_prepacked"),
+                             (dict(mr=17, nr=16), "mr <= 16"),
+                             (dict(product="sideways"), "unknown product")):
+            with self.subTest(changes=changes):
+                with self.assertRaisesRegex(RequestError, why):
+                    emit(dict(self.REQ, **changes))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1316,7 +1316,20 @@ TEST(GemmKernelTest, F32TransposedProductValidates) {
     ASSERT_TRUE(buildAndValidate(d, model, {}, report, fault));
     EXPECT_FALSE(report.passed) << fault;
   }
-  // B as stored, B prepacked, a run-time M, fewer than 16 rows or a B^T
+  // A run-time M: C's rows from the header, at, below and above the
+  // representative's.
+  GemmDesc dyn = GemmDesc::packed(20, 100, 40, false, true);
+  dyn.dynamicM = true;
+  for (bool runtimeLd : {false, true}) {
+    dyn.runtimeLd = runtimeLd;
+    QM_ASSERT_EXPECTED(dynModel,
+                       chooseKernelConfig(KernelProblem(dyn), host()));
+    EXPECT_EQ(dynModel.product, Product::Transposed) << dynModel.str();
+    expectValidatesAt(dyn, dynModel,
+                      {{1, 100, 40}, {17, 100, 40}, {20, 100, 40},
+                       {77, 100, 40}});
+  }
+  // B as stored, B prepacked, a run-time N, fewer than 16 rows or a B^T
   // less than four times wider: the product as it is.
   auto direct = [](const GemmDesc &g) {
     auto c = chooseKernelConfig(KernelProblem(g), host());
@@ -1326,10 +1339,10 @@ TEST(GemmKernelTest, F32TransposedProductValidates) {
   GemmDesc prepacked = GemmDesc::packed(32, 4096, 64, false, true);
   prepacked.bPrepacked = true;
   EXPECT_TRUE(direct(prepacked));
-  GemmDesc dynamicM = GemmDesc::packed(32, 4096, 64, false, true);
-  dynamicM.dynamicM = true;
-  dynamicM.runtimeLd = true;
-  EXPECT_TRUE(direct(dynamicM));
+  GemmDesc dynamicN = GemmDesc::packed(32, 4096, 64, false, true);
+  dynamicN.dynamicN = true;
+  dynamicN.runtimeLd = true;
+  EXPECT_TRUE(direct(dynamicN));
   EXPECT_TRUE(direct(GemmDesc::packed(15, 4096, 64, false, true)));
   EXPECT_TRUE(direct(GemmDesc::packed(32, 127, 64, false, true)));
 }

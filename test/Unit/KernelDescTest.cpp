@@ -659,7 +659,7 @@ TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
   EXPECT_EQ(t.bias, GemmBias::Rows);
   EXPECT_EQ(t.ldc, biased.ldc);
   // Not: 15 rows (the matrix-vector form), 257 rows, a B^T less than four
-  // times wider, B as stored, A transposed, B prepacked, run-time sizes,
+  // times wider, B as stored, A transposed, B prepacked, a run-time N,
   // AVX2.
   auto product = [&](const GemmDesc &d, const Target &on) {
     auto config = chooseGemmConfig(d, on);
@@ -677,9 +677,19 @@ TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
   GemmDesc prepacked = rows32;
   prepacked.bPrepacked = true;
   EXPECT_EQ(product(prepacked, target), Product::Direct);
+  GemmDesc dynamicN = runtimeLd;
+  dynamicN.dynamicN = true;
+  EXPECT_EQ(product(dynamicN, target), Product::Direct);
+  // A run-time M (its representative's rows) takes it; its m-buckets
+  // gain 15 rows, the last of the matrix-vector form (16 transposed).
   GemmDesc dynamicM = runtimeLd;
   dynamicM.dynamicM = true;
-  EXPECT_EQ(product(dynamicM, target), Product::Direct);
+  EXPECT_EQ(product(dynamicM, target), Product::Transposed);
+  dynamicM.m = 256;
+  EXPECT_EQ(formRowBounds(dynamicM),
+            (llvm::SmallVector<int64_t, 2>{kF32TransposedProductRows - 1}));
+  dynamicM.n = 63;
+  EXPECT_TRUE(formRowBounds(dynamicM).empty());
   EXPECT_EQ(product(rows32, parseTarget("x86_64-unknown-linux-gnu:znver3:+avx,"
                                         "+avx2,+fma:l1d=32K,l2=512K,l3=32M,"
                                         "cores=2")),

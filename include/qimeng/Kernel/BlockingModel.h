@@ -121,6 +121,13 @@ inline constexpr int64_t kF32TransposedProductWidth = 4;
 /// static.
 bool mayTransposeProduct(const GemmDesc &desc);
 
+/// The problem the product transposed's config blocks:
+/// GemmDesc::transposedProduct with its N static (a run-time M of C is the
+/// product's N at run time; its C's ldc stays C's, which a GEMM of a
+/// run-time N would read at run time, and no blocking rule that applies
+/// to it looks at a run-time N: B^T, A's rows, is packed whatever N).
+GemmDesc transposedProductBlocking(const GemmDesc &desc);
+
 /// Whether the product transposed can store `config`'s tiles: AVX-512, and
 /// mr (C's columns in a tile) at most a vector's lanes (sgemm.py transposes
 /// each vector's 16 rows of C into registers of mr lanes each).

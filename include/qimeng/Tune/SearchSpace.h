@@ -97,7 +97,7 @@ public:
   const std::vector<Decision> &decisions() const { return decisions_; }
   const GemmConfig &base() const { return base_; }
   /// The problem the decisions block: the GEMM's, or for the product
-  /// transposed (product()), GemmDesc::transposedProduct's.
+  /// transposed (product()), transposedProductBlocking's.
   const GemmDesc &desc() const { return desc_; }
   /// How each config of the space forms C: the base's product.
   Product product() const { return product_; }
