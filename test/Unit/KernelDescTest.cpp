@@ -605,6 +605,17 @@ TEST(BlockingModelTest, FewRowsAgainstANarrowCachedBTakeOneSliverOfAllRows) {
   EXPECT_EQ(s.nr, 16) << s.str();
   EXPECT_EQ(s.mr, 12) << s.str();
   EXPECT_LT(s.kc, 4096) << s.str();
+  // The sliver's one line a row of B prefetched eight slivers ahead (16
+  // with two rows, whose sweeps walk 8 rows); a 64-wide sliver not.
+  EXPECT_EQ(s.prefetchB, 512) << s.str();
+  QM_ASSERT_EXPECTED(two, chooseGemmConfig(GemmDesc::packed(2, 3088, 4096),
+                                           target));
+  EXPECT_EQ(two.nr, 16) << two.str();
+  EXPECT_EQ(two.prefetchB, 1024) << two.str();
+  QM_ASSERT_EXPECTED(wide, chooseGemmConfig(GemmDesc::packed(8, 4096, 4096),
+                                            target));
+  EXPECT_EQ(wide.packB, BPacking::InPlace) << wide.str();
+  EXPECT_EQ(wide.prefetchB, 0) << wide.str();
 }
 
 TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
