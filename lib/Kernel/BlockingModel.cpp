@@ -370,8 +370,17 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // columns; the blocking the swapped problem's model. Side by side on Zen
   // 5 against B^T packed: docs/BlockingModel.md, "The product
   // transposed".
+  // From 8 rows where B^T is larger than L3 (it streams from memory
+  // either way, and the form re-reads each group of its rows for every
+  // pair of A's rows): side by side against the form, 8x4096x4096 1.22x,
+  // 12x4096x4096 1.59x, 12x11008x4096 1.65x; B^T in L3 0.61-0.83x
+  // (8x3072x768, 8x4096x1024, 8x2048x2048, 12x3072x768).
+  const bool bStreams =
+      4.0 * double(desc.n) * double(desc.k) > double(target.caches.l3);
   if (bInPlace && oneSliver && isa == VectorIsa::Avx512 &&
-      mayTransposeProduct(desc) && desc.m >= kF32TransposedProductRows &&
+      mayTransposeProduct(desc) &&
+      desc.m >= (bStreams ? kF32TransposedProductStreamedRows
+                          : kF32TransposedProductRows) &&
       desc.m <= kF32TransposedProductMaxRows &&
       desc.n >= kF32TransposedProductWidth * desc.m) {
     const GemmDesc product = transposedProductBlocking(desc);
@@ -749,12 +758,14 @@ llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc) {
   few.m = kF16MatrixVectorRows;
   if (desc.precision == GemmPrecision::F16 && dotReadsBInPlace(few))
     return {kF16MatrixVectorRows};
-  // f32: the matrix-vector form up to 15 rows where 16 take the product
-  // transposed (on AVX-512; elsewhere one more direct kernel).
+  // f32: the matrix-vector form up to 7 rows, and up to 15 where B^T fits
+  // L3, where 16 (or 8) take the product transposed (on AVX-512;
+  // elsewhere more direct kernels).
   few.m = kF32TransposedProductRows;
   if (mayTransposeProduct(few) && few.bTransposedRowsInPlace() &&
       few.n >= kF32TransposedProductWidth * few.m)
-    return {kF32TransposedProductRows - 1};
+    return {kF32TransposedProductStreamedRows - 1,
+            kF32TransposedProductRows - 1};
   return {};
 }
 

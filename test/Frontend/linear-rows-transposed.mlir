@@ -6,7 +6,7 @@
 // weight, called with 3, 16, 20 and 50 rows). On AVX-512 the kernels compute the product
 // transposed (C^T = W * X^T, `_ct`): the weight's rows are read where they
 // lie as the kernel's A, the tokens packed, C's tiles transposed as they
-// are stored; the dynamic batch's kernels for up to 1 and 15 rows are
+// are stored; the dynamic batch's kernels for up to 1, 7 and 15 rows are
 // the matrix-vector form, those for 16 and for the representative 32
 // (run for any more) the product transposed. Bufferized with one-shot-bufferize's function boundaries,
 // run with and without --qimeng-tensorop (one thread and two) and compared
@@ -49,6 +49,7 @@
 // DEFAULT:         llvm.call @qm_sgemm_48x384x112_nt_b0_ldrt_{{.*}}_adirect_ct_{{.*}}avx512
 // DEFAULT-LABEL: func.func @any_batch(
 // DEFAULT-DAG:     llvm.call @qm_sgemm_1x128x24_nt_mrt_b0_bias_relu_ldrt_gemv8_x86_64_avx512
+// DEFAULT-DAG:     llvm.call @qm_sgemm_7x128x24_nt_mrt_b0_bias_relu_ldrt_gemv8_x86_64_avx512
 // DEFAULT-DAG:     llvm.call @qm_sgemm_15x128x24_nt_mrt_b0_bias_relu_ldrt_gemv8_x86_64_avx512
 // DEFAULT-DAG:     llvm.call @qm_sgemm_16x128x24_nt_mrt_b0_bias_relu_ldrt_{{.*}}_ct_{{.*}}avx512
 // DEFAULT-DAG:     llvm.call @qm_sgemm_32x128x24_nt_mrt_b0_bias_relu_ldrt_{{.*}}_ct_{{.*}}avx512

@@ -608,12 +608,12 @@ TEST(BlockingModelTest, FewRowsAgainstANarrowCachedBTakeOneSliverOfAllRows) {
   // The sliver's one line a row of B prefetched eight slivers ahead (16
   // with two rows, whose sweeps walk 8 rows); a 64-wide sliver not.
   EXPECT_EQ(s.prefetchB, 512) << s.str();
-  QM_ASSERT_EXPECTED(two, chooseGemmConfig(GemmDesc::packed(2, 3088, 4096),
-                                           target));
+  QM_ASSERT_EXPECTED(two,
+                     chooseGemmConfig(GemmDesc::packed(2, 3088, 4096), target));
   EXPECT_EQ(two.nr, 16) << two.str();
   EXPECT_EQ(two.prefetchB, 1024) << two.str();
-  QM_ASSERT_EXPECTED(wide, chooseGemmConfig(GemmDesc::packed(8, 4096, 4096),
-                                            target));
+  QM_ASSERT_EXPECTED(wide,
+                     chooseGemmConfig(GemmDesc::packed(8, 4096, 4096), target));
   EXPECT_EQ(wide.packB, BPacking::InPlace) << wide.str();
   EXPECT_EQ(wide.prefetchB, 0) << wide.str();
 }
@@ -669,14 +669,21 @@ TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
   EXPECT_TRUE(t.transB);
   EXPECT_EQ(t.bias, GemmBias::Rows);
   EXPECT_EQ(t.ldc, biased.ldc);
-  // Not: 15 rows (the matrix-vector form), 257 rows, a B^T less than four
+  // Not: 15 rows in L3 (the matrix-vector form), 257 rows, a B^T less than four
   // times wider, B as stored, A transposed, B prepacked, a run-time N,
   // AVX2.
   auto product = [&](const GemmDesc &d, const Target &on) {
     auto config = chooseGemmConfig(d, on);
     return config ? config->product : Product::Direct;
   };
-  EXPECT_EQ(product(GemmDesc::packed(15, 4096, 4096, false, true), target),
+  // From 8 rows where B^T is larger than L3 (64 MiB against 32).
+  EXPECT_EQ(product(GemmDesc::packed(8, 4096, 4096, false, true), target),
+            Product::Transposed);
+  EXPECT_EQ(product(GemmDesc::packed(7, 4096, 4096, false, true), target),
+            Product::Direct);
+  EXPECT_EQ(product(GemmDesc::packed(12, 3072, 768, false, true), target),
+            Product::Direct);
+  EXPECT_EQ(product(GemmDesc::packed(15, 2048, 2048, false, true), target),
             Product::Direct);
   EXPECT_EQ(product(GemmDesc::packed(257, 4096, 4096, false, true), target),
             Product::Direct);
@@ -697,8 +704,9 @@ TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
   dynamicM.dynamicM = true;
   EXPECT_EQ(product(dynamicM, target), Product::Transposed);
   dynamicM.m = 256;
-  EXPECT_EQ(formRowBounds(dynamicM),
-            (llvm::SmallVector<int64_t, 2>{kF32TransposedProductRows - 1}));
+  EXPECT_EQ(formRowBounds(dynamicM), (llvm::SmallVector<int64_t, 2>{
+                                         kF32TransposedProductStreamedRows - 1,
+                                         kF32TransposedProductRows - 1}));
   dynamicM.n = 63;
   EXPECT_TRUE(formRowBounds(dynamicM).empty());
   EXPECT_EQ(product(rows32, parseTarget("x86_64-unknown-linux-gnu:znver3:+avx,"

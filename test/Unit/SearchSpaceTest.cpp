@@ -658,15 +658,16 @@ TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
 }
 
 TEST(SearchSpaceTest, F32MatrixVectorFormOffersPanelsAndThreads) {
-  // 15 rows against B^T on AVX-512 (with AVX512BW, AVX512VL and BMI2, as
-  // the form needs; from 16 rows the product is transposed): the model
+  // 15 rows against a B^T that fits L3 on AVX-512 (with AVX512BW,
+  // AVX512VL and BMI2, as the form needs; from 16 rows, or 8 against a
+  // larger B^T, the product is transposed): the model
   // reads B^T's rows in place (the matrix-vector form); its space is that
   // or the panels the config keeps underneath, and the threads. Nothing
   // else reaches its kernel.
   Target target =
       pinned("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,+bmi2,+avx512f,"
              "+avx512bw,+avx512vl:l1d=48K,l2=1M,l3=32M,cores=2");
-  GemmDesc desc = GemmDesc::packed(15, 4096, 4096, false, true);
+  GemmDesc desc = GemmDesc::packed(15, 2048, 2048, false, true);
   auto base = chooseGemmConfig(desc, target);
   QM_ASSERT_EXPECTED(model, std::move(base));
   EXPECT_EQ(model.packB, BPacking::InPlace);

@@ -108,10 +108,12 @@ bool isMatrixVectorForm(const GemmDesc &desc, const GemmConfig &config);
 /// transposed (from kF32TransposedProductRows on) does not take them.
 inline constexpr int64_t kF32MatrixVectorRows = 16;
 
-/// Rows of f32 A from which, and up to which, the model computes a GEMM
+/// Rows of f32 A from which (from kF32TransposedProductStreamedRows where
+/// B^T is larger than L3), and up to which, the model computes a GEMM
 /// against B^T as its product transposed (Product::Transposed) on
 /// AVX-512, where N is at least kF32TransposedProductWidth times M.
 inline constexpr int64_t kF32TransposedProductRows = 16;
+inline constexpr int64_t kF32TransposedProductStreamedRows = 8;
 inline constexpr int64_t kF32TransposedProductMaxRows = 256;
 inline constexpr int64_t kF32TransposedProductWidth = 4;
 
@@ -134,7 +136,9 @@ GemmDesc transposedProductBlocking(const GemmDesc &desc);
 bool transposedProductFits(const GemmConfig &config);
 
 /// Row counts up to which `desc`'s kernel keeps a form that the next row
-/// leaves (f16: the last M that reads B in place), ascending: for a
+/// leaves (f16: the last M that reads B in place; f32: 7 and 15, the last
+/// M of the matrix-vector form where 8 rows, B^T larger than L3, or 16
+/// take the product transposed), ascending: for a
 /// run-time M, kernels for at most that many rows (the pass adds them to
 /// its m-buckets) run the form where it pays.
 llvm::SmallVector<int64_t, 2> formRowBounds(const GemmDesc &desc);
