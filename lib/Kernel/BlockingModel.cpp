@@ -877,6 +877,18 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
     c.mr = desc.m > 8 ? 16 : 8;
     c.nr = 16;
   }
+  // Few columns (a GEMM of at most 32, more rows): one sliver of exactly
+  // one or two vectors, 12 rows, and A read in place (below) even where
+  // its rows share an L1 set: each element of A serves N products only,
+  // so packing A would cost more than the product. On Zen 5 against the
+  // 14 x 32 block with A packed: bf16 4096x16x4096 4.2x (8 x 16 3.6x, 16 x
+  // 16 3.1x), 4096x32x4096 3.4x (8 x 32 3.6x); s8 2.6x and 1.9x; bf16
+  // 2048x32x1024 (A in place already) 1.00x.
+  const bool fewColumns = !fewRows && !conv && desc.n <= 32;
+  if (fewColumns) {
+    c.mr = 12;
+    c.nr = desc.n <= 16 ? 16 : 32;
+  }
   // Few rows against B^T (tokens through a torch linear layer): B^T read
   // in place, a dot product per column (dotgemm.py, pack_b false); f16
   // against B as stored (a JAX dense layer): B's rows streamed in place.
@@ -916,8 +928,9 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // On Zen 5, bf16: 1.05-1.09x from 256^3 to 1024^3 and on 3136x64x256,
   // 1.03-1.09x on ResNet-50's layers. Not where more than 8 rows lie a
   // multiple of 4 KiB apart (one L1 set).
-  const bool rowsShareASet =
-      (!conv || !conv->isNhwc()) && desc.lda * eb % 4096 == 0 && c.mr > 8;
+  const bool rowsShareASet = (!conv || !conv->isNhwc()) &&
+                             desc.lda * eb % 4096 == 0 && c.mr > 8 &&
+                             !fewColumns;
   if (aMayBeInPlace && c.packB != BPacking::InPlace && !rowsShareASet)
     for (int ku : {4, 2, 1})
       if (desc.k % (group * ku) == 0 && c.kc % (group * ku) == 0) {

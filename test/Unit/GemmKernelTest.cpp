@@ -1475,6 +1475,37 @@ TEST(GemmKernelTest, DotAInPlaceValidates) {
   }
 }
 
+TEST(GemmKernelTest, DotFewColumnsReadAInPlace) {
+  // At most 32 columns and more than 16 rows: one sliver of one or two
+  // vectors by 12 rows, A read in place even with its rows a multiple of
+  // 4 KiB apart (bf16 at K = 2048, 8-bit at K = 4096), validated.
+  if (!hostRunsBf16() || !hostRunsVnni())
+    GTEST_SKIP() << "host lacks AVX512-BF16 or AVX512-VNNI";
+  for (GemmPrecision p :
+       {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8}) {
+    const int64_t setK = p == GemmPrecision::Bf16 ? 2048 : 4096;
+    for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{40, 16, setK},
+                           {50, 24, setK},
+                           {37, 32, 64}}) {
+      GemmDesc d = GemmDesc::packed(m, n, k);
+      d.precision = p;
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, dotHost()));
+      EXPECT_EQ(model.mr, 12) << model.str();
+      EXPECT_EQ(model.nr, n <= 16 ? 16 : 32) << model.str();
+      EXPECT_EQ(model.aLayout, ALayout::Direct) << model.str();
+      ValidationReport report;
+      ASSERT_TRUE(buildAndValidate(d, model, {}, report));
+      EXPECT_TRUE(report.passed) << report.failure;
+    }
+    // 33 columns: the blocks of the table.
+    GemmDesc wide = GemmDesc::packed(40, 33, 64);
+    wide.precision = p;
+    QM_ASSERT_EXPECTED(wideConfig, chooseGemmConfig(wide, dotHost()));
+    EXPECT_GE(wideConfig.nr, 48) << wideConfig.str();
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // (e) Accumulate semantics, checked directly
 //===----------------------------------------------------------------------===//
