@@ -21,6 +21,8 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 (the first ic block, ir = 0) reads B in place and stores Bp as it goes.
 """
 
+import collections
+
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
@@ -174,10 +176,11 @@ class Params:
         self.lda, self.ldb, self.ldc = leading_dims(
             request, self.m, self.n, self.k, self.trans_a, self.trans_b,
             self.dynamic_m, self.dynamic_n, self.dynamic_k)
-        # The symbol names C's problem, whichever product computes it.
-        self.c_problem = (self.m, self.n, self.trans_a, self.trans_b,
-                          self.lda, self.ldb, self.dynamic_m, self.dynamic_n,
-                          self.bias)
+        # The symbol and the header name C's problem, whichever product
+        # computes it.
+        self.c_problem = CProblem(self.m, self.n, self.trans_a, self.trans_b,
+                                  self.lda, self.ldb, self.dynamic_m,
+                                  self.dynamic_n, self.bias)
         self.product = request.get("product", "direct")
         if self.product not in PRODUCTS:
             raise RequestError(
@@ -367,13 +370,15 @@ class Params:
     def _transpose_product(self, request):
         """product "transposed": the kernel computes C^T = op(B)^T *
         op(A)^T, B^T's rows its A (read in place with a_layout direct) and
-        A's rows its B, and stores its tiles transposed into C (gathered
-        and scattered along C's columns). From here on m, n, the
-        transposes, lda, ldb, the run-time sizes, the bias and the blocking
-        are that product's: its rows are C's columns. The caller's ABI is
-        C's (A, B and their slots as for the direct product). AVX-512 (the
-        scatters), not a convolution, not with B prepacked."""
-        why = ("isa avx2 (C's tiles are scattered with AVX-512)"
+        A's rows its B, and stores its tiles transposed into C
+        (_emit_c_write_transposed). From here on m, n, the transposes,
+        lda, ldb, the run-time sizes, the bias and the blocking are that
+        product's: its rows are C's columns. The caller's ABI is C's (A,
+        B and their slots as for the direct product; c_problem keeps C's
+        for the symbol and the header). AVX-512 (16 x 16 transposes,
+        masked row stores), not with B prepacked, read in place or packed
+        by the tiles."""
+        why = ("isa avx2 (C's tiles are transposed with AVX-512)"
                if self.isa.name != "avx512" else
                "b_prepacked (the panels are B's, not its A's)"
                if bool_field(request, "b_prepacked") else
@@ -431,9 +436,9 @@ class Params:
     def runtime_sizes(self):
         """Which of m, n and k the kernel reads from its header: C's (the
         caller's, also for the product transposed)."""
-        dynamic_m, dynamic_n = self.c_problem[6:8]
+        c = self.c_problem
         return tuple(name for name, dynamic in (
-            ("m", dynamic_m), ("n", dynamic_n),
+            ("m", c.dynamic_m), ("n", c.dynamic_n),
             ("k", self.dynamic_k)) if dynamic)
 
     @property
@@ -476,18 +481,17 @@ class Params:
 
     def symbol(self):
         """C's problem (as the caller sees it), then the blocking."""
-        m, n, trans_a, trans_b, lda, ldb, dynamic_m, dynamic_n, bias = \
-            self.c_problem
-        trans = ("t" if trans_a else "n") + ("t" if trans_b else "n")
-        beta = (("_mrt" if dynamic_m else "")
-                + ("_nrt" if dynamic_n else "")
+        c = self.c_problem
+        trans = ("t" if c.trans_a else "n") + ("t" if c.trans_b else "n")
+        beta = (("_mrt" if c.dynamic_m else "")
+                + ("_nrt" if c.dynamic_n else "")
                 + ("_krt" if self.dynamic_k else "")
                 + ("_b0" if self.overwrite else "")
-                + ("_bias" if bias != "none" else "")
+                + ("_bias" if c.bias != "none" else "")
                 + activation_suffix(self))
         lds = "_ldrt" if self.runtime_ld else (
-            f"_lda{lda}_ldb{ldb}_ldc{self.ldc}")
-        return (f"qm_sgemm_{m}x{n}x{self.k}_{trans}{beta}{lds}"
+            f"_lda{c.lda}_ldb{c.ldb}_ldc{self.ldc}")
+        return (f"qm_sgemm_{c.m}x{c.n}x{self.k}_{trans}{beta}{lds}"
                 + self.blocking_suffix())
 
     def blocking_suffix(self):
@@ -889,6 +893,10 @@ BIASES = ("none", "columns", "rows")
 # How the kernel forms C: "direct", or "transposed" (C^T = B^T * A^T, its
 # tiles stored transposed; Params._transpose_product).
 PRODUCTS = ("direct", "transposed")
+# C's problem as the caller states it (Params.c_problem).
+CProblem = collections.namedtuple("CProblem", (
+    "m", "n", "trans_a", "trans_b", "lda", "ldb", "dynamic_m", "dynamic_n",
+    "bias"))
 
 
 def registers_needed(mr, nv, order):
@@ -1949,11 +1957,11 @@ def _emit_body(p):
 
 def emit(request):
     p = Params(request)
-    m, n, trans_a, trans_b = p.c_problem[:4]
+    c = p.c_problem
     return kernel_text(
         p, p.symbol(), request, "sgemm",
-        f"C[{m}x{n}] += {'A^T' if trans_a else 'A'}"
-        f" * {'B^T' if trans_b else 'B'}, K = {p.k}"
+        f"C[{c.m}x{c.n}] += {'A^T' if c.trans_a else 'A'}"
+        f" * {'B^T' if c.trans_b else 'B'}, K = {p.k}"
         + (", computed as C^T = B^T * A^T" if p.c_transposed else ""))
 
 
