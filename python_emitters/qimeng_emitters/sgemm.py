@@ -1272,6 +1272,12 @@ def _emit_epilogue_setup(asm, p):
                 f"{_zero_register(p)}")
     if p.relu_max is not None:
         asm.ins(f"vbroadcastss {relu_max_address(p)}, {_bound_register(p)}")
+    _emit_bias_pointer(asm, p)
+
+
+def _emit_bias_pointer(asm, p):
+    """%rsi = the bias of the tile's first column (bias + jc + jr) or row
+    (bias + ic + ir); nothing without a bias."""
     if p.bias == "columns":
         asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
         asm.ins(f"leaq (%rsi,{JC},4), %rsi")
@@ -1488,14 +1494,7 @@ def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
         if extra:
             asm.ins("incq %rdx")
     if epilogue:
-        if p.bias == "columns":
-            asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
-            asm.ins(f"leaq (%rsi,{JC},4), %rsi")
-            asm.ins("leaq (%rsi,%r14,4), %rsi")
-        elif p.bias == "rows":
-            asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
-            asm.ins(f"leaq (%rsi,{IC},4), %rsi")
-            asm.ins("leaq (%rsi,%r15,4), %rsi")
+        _emit_bias_pointer(asm, p)
     for v in range(p.nv):
         for i in range(p.mr):
             off = TILE_OFFSET + (i * p.nr + v * lanes) * 4

@@ -1186,6 +1186,26 @@ TEST(GemmKernelTest, OneVectorBlocksValidate) {
 /// threads' parts along either axis; broken kernels (a k dropped, stores
 /// past the edge) fail. Beyond those rows, on AVX2 and with a bias along
 /// the rows, B^T is packed.
+/// Emits `c` (two threads) for `p` and validates it, in a process of its
+/// own, as the two parts partitionGemm gives; returns the parts.
+std::vector<GemmRange> expectTwoPartsValidate(const GemmDesc &p,
+                                              const GemmConfig &c) {
+  std::vector<GemmRange> parts = partitionGemm(p, c, 2, 0);
+  EXPECT_EQ(parts.size(), 2u) << c.str();
+  auto emitted = emitGemmKernel(p, c, EmitterOptions::defaults());
+  if (!emitted) {
+    ADD_FAILURE() << llvm::toString(emitted.takeError());
+    return parts;
+  }
+  auto report = validateGemmIsolated(
+      p, host(), *emitted, IsolatedValidationOptions::defaults(), parts);
+  if (!report)
+    ADD_FAILURE() << llvm::toString(report.takeError());
+  else
+    EXPECT_TRUE(report->passed) << report->failure;
+  return parts;
+}
+
 TEST(GemmKernelTest, F32MatrixVectorFormValidates) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   if (!hostRunsAvx512() || !host().hasFeature("avx512bw") ||
@@ -1228,15 +1248,7 @@ TEST(GemmKernelTest, F32MatrixVectorFormValidates) {
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(KernelProblem(p), host()));
     c.threads = 2;
     c.split = split;
-    QM_ASSERT_EXPECTED(emitted,
-                       emitGemmKernel(p, c, EmitterOptions::defaults()));
-    std::vector<GemmRange> parts = partitionGemm(p, c, 2, 0);
-    ASSERT_EQ(parts.size(), 2u);
-    QM_ASSERT_EXPECTED(
-        report,
-        validateGemmIsolated(p, host(), emitted,
-                             IsolatedValidationOptions::defaults(), parts));
-    EXPECT_TRUE(report.passed) << report.failure;
+    expectTwoPartsValidate(p, c);
   }
   for (const char *fault : {"drop-k", "write-past-edge"}) {
     ValidationReport report;
@@ -1298,18 +1310,11 @@ TEST(GemmKernelTest, F32TransposedProductValidates) {
     ASSERT_EQ(c.product, Product::Transposed) << c.str();
     c.threads = 2;
     c.split = split;
-    QM_ASSERT_EXPECTED(emitted,
-                       emitGemmKernel(p, c, EmitterOptions::defaults()));
-    std::vector<GemmRange> parts = partitionGemm(p, c, 2, 0);
+    std::vector<GemmRange> parts = expectTwoPartsValidate(p, c);
     ASSERT_EQ(parts.size(), 2u);
     // C's rows split at multiples of nr (32), its columns of mr (12).
     EXPECT_EQ(split == SplitAxis::M ? parts[0].mEnd : parts[0].nEnd % c.mr,
               split == SplitAxis::M ? c.nr : 0);
-    QM_ASSERT_EXPECTED(
-        report,
-        validateGemmIsolated(p, host(), emitted,
-                             IsolatedValidationOptions::defaults(), parts));
-    EXPECT_TRUE(report.passed) << report.failure;
   }
   // The faults, in a process of their own: a store one row of C too many
   // at a tile's last column lands ldc floats past C, beyond the
