@@ -1305,13 +1305,21 @@ def _emit_epilogue_vector(asm, p, acc, v, mask=""):
                 f"{mask}")
     elif p.bias == "rows":
         asm.ins(f"vaddps {p.isa.reg(p.mr * p.nv + 2)}, {acc}, {acc}")
+    _emit_activation(asm, p, acc, _zero_register(p), _bound_register(p),
+                     _bound_register(p))
+
+
+def _emit_activation(asm, p, acc, floor, bound, product):
+    """acc = relu(acc) (its floor, or leaky relu's slope, in `floor`),
+    leaky relu (slope * acc into `product`), then the bound (in
+    `bound`)."""
     if p.relu:
-        emit_relu(asm, p, acc, _zero_register(p))
+        emit_relu(asm, p, acc, floor)
     if p.leaky_slope is not None:
-        emit_leaky_relu(asm, p, acc, _zero_register(p), _bound_register(p))
+        emit_leaky_relu(asm, p, acc, floor, product)
     if p.relu_max is not None:
         # min(bound, x) returns its second operand, x, for a NaN x.
-        asm.ins(f"vminps {acc}, {_bound_register(p)}, {acc}")
+        asm.ins(f"vminps {acc}, {bound}, {acc}")
 
 
 def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
@@ -1526,12 +1534,7 @@ def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
                             f"{acc}")
                 elif p.bias == "rows":
                     asm.ins(f"vaddps (%rsi), {acc}, {acc} {{%k1}}")
-                if p.relu:
-                    emit_relu(asm, p, acc, floor)
-                if p.leaky_slope is not None:
-                    emit_leaky_relu(asm, p, acc, floor, product)
-                if p.relu_max is not None:
-                    asm.ins(f"vminps {acc}, {bound}, {acc}")
+                _emit_activation(asm, p, acc, floor, bound, product)
             asm.ins(f"vmovups {acc}, {addr} {{%k1}}")
             if not p.c_ld.static:
                 p.c_ld.add_to(asm, "%rdi")
