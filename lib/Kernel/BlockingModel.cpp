@@ -361,6 +361,16 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
       c.kc = desc.k;
       c.loop = MacroLoopOrder::JrIr;
     }
+    // More than 13 rows of A in place on one L1 set (lda a multiple of 4
+    // KiB) fall behind (16 rows of a 16-wide B ran at 0.7x 13): two
+    // slivers of half of them each. Side by side on Zen 5 against the
+    // block above: 16x16x4096 1.69x, 16x16x3072 1.66x, 16x32x4096 1.70x
+    // (12 + 4 rows), 14x16x4096 1.29x (7 + 7), 15x16x4096 1.19x (8 + 7);
+    // B streaming from memory, 16x3088x4096 and 14x3088x4096 1.15x (12 +
+    // 4 before); 13 rows stay one sliver (8 + 5: 0.72x), as do 12 (0.69x).
+    if (aInPlace && desc.m > 13 && c.mr > (desc.m + 1) / 2 &&
+        desc.lda * 4 % 4096 == 0)
+      c.mr = static_cast<int>((desc.m + 1) / 2);
   }
   // Rows against a wider B^T (tokens through a torch linear layer whose
   // weights are an argument) on AVX-512: the product transposed, C^T =

@@ -584,26 +584,30 @@ TEST(BlockingModelTest, FewRowsOfAPrepackedBTakeTheFewRowsBlock) {
 TEST(BlockingModelTest, FewRowsAgainstANarrowCachedBTakeOneSliverOfAllRows) {
   // The one-vector block (12x16 on AVX-512) under few rows, B read in
   // place: where B fits half of L2, one sliver of all of M rows and all
-  // of K in one block; where it streams from memory, the block's 12 rows
-  // at the few-rows rule's kc.
+  // of K in one block (two of half of them where more than 13 rows of A
+  // lie on one L1 set: lda a multiple of 4 KiB); where it streams from
+  // memory, the few-rows rule's kc (two slivers of 8 rows at 16 rows and
+  // lda 16 KiB).
   Target target = parseTarget("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,"
                               "+fma,+avx512f:l1d=48K,l2=1M,l3=32M,cores=2");
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{16, 16, 4096},
                          {13, 16, 4096},
+                         {14, 16, 4096},
+                         {15, 16, 3072},
                          {16, 80, 768},
                          {3, 16, 2048}}) {
     GemmDesc d = GemmDesc::packed(m, n, k);
     QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, target));
     EXPECT_EQ(c.packB, BPacking::InPlace) << c.str();
     EXPECT_EQ(c.nr, 16) << c.str();
-    EXPECT_EQ(c.mr, m) << c.str();
+    EXPECT_EQ(c.mr, m > 13 && k * 4 % 4096 == 0 ? (m + 1) / 2 : m) << c.str();
     EXPECT_EQ(c.kc, k) << c.str();
   }
   GemmDesc streamed = GemmDesc::packed(16, 3088, 4096);
   QM_ASSERT_EXPECTED(s, chooseGemmConfig(streamed, target));
   EXPECT_EQ(s.packB, BPacking::InPlace) << s.str();
   EXPECT_EQ(s.nr, 16) << s.str();
-  EXPECT_EQ(s.mr, 12) << s.str();
+  EXPECT_EQ(s.mr, 8) << s.str(); // 16 rows on one L1 set: two slivers of 8
   EXPECT_LT(s.kc, 4096) << s.str();
   // The sliver's one line a row of B prefetched eight slivers ahead (16
   // with two rows, whose sweeps walk 8 rows); a 64-wide sliver not.
