@@ -376,8 +376,8 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // weights are an argument) on AVX-512: the product transposed, C^T =
   // B^T * A^T, B^T's rows read in place as the kernel's A (a_layout
   // direct: the weights stream once and nothing packs them) and A's rows
-  // packed as its B, the tiles gathered from and scattered to C along its
-  // columns; the blocking the swapped problem's model. Side by side on Zen
+  // packed as its B, the tiles transposed into C a row of C at a time; the
+  // blocking the swapped problem's model. Side by side on Zen
   // 5 against B^T packed: docs/BlockingModel.md, "The product
   // transposed".
   // From 8 rows where B^T is larger than L3 (it streams from memory
@@ -415,9 +415,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
           continue;
         GemmConfig t = withShape(*swapped, s, target);
         t.kc = std::min<int64_t>(product.k, 1024);
-        t.mc = roundDownAtLeast(
-            std::max<int64_t>(target.caches.l2, 128 * 1024) / 2 / (t.kc * 4),
-            t.mr);
+        t.mc = roundDownAtLeast(l2Bytes / 2 / (t.kc * 4), t.mr);
         t.nc = std::min<int64_t>(roundUp(product.n, t.nr), 256);
         *swapped = clampToProblem(t, product);
         break;

@@ -1264,15 +1264,19 @@ def _emit_epilogue_setup(asm, p):
     """Before a tile's epilogue: relu's zero register (and its bound), and
     %rsi = the bias of the tile's first column (bias + jc + jr) or row
     (bias + ic + ir)."""
-    if p.relu:
-        emit_relu_floor(asm, p, _zero_register(p),
-                        p.isa.zero(p.mr * p.nv + 1))
-    if p.leaky_slope is not None:
-        asm.ins(f"vbroadcastss {leaky_slope_address(p)}, "
-                f"{_zero_register(p)}")
-    if p.relu_max is not None:
-        asm.ins(f"vbroadcastss {relu_max_address(p)}, {_bound_register(p)}")
+    _emit_activation_constants(asm, p, p.mr * p.nv + 1, _bound_register(p))
     _emit_bias_pointer(asm, p)
+
+
+def _emit_activation_constants(asm, p, floor, bound):
+    """Register number `floor` = relu's floor (zero, or relu_min) or leaky
+    relu's slope, register `bound` = relu's bound, for _emit_activation."""
+    if p.relu:
+        emit_relu_floor(asm, p, p.isa.reg(floor), p.isa.zero(floor))
+    if p.leaky_slope is not None:
+        asm.ins(f"vbroadcastss {leaky_slope_address(p)}, {p.isa.reg(floor)}")
+    if p.relu_max is not None:
+        asm.ins(f"vbroadcastss {relu_max_address(p)}, {bound}")
 
 
 def _emit_bias_pointer(asm, p):
@@ -1388,10 +1392,7 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
         asm.place(next_tile)
         return
     asm.comment("tile short of columns: spill, add the valid part to C")
-    for i in range(p.mr):
-        for v in range(p.nv):
-            off = TILE_OFFSET + (i * p.nr + v * isa.lanes) * 4
-            asm.ins(f"vmovaps {isa.reg(i * p.nv + v)}, {off}(%rbx)")
+    _emit_spill_tile(asm, p)
     asm.ins("movq %rsi, %rcx")
     asm.ins(f"leaq {TILE_OFFSET}(%rbx), %rsi")
     if epilogue:
@@ -1456,6 +1457,20 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
     asm.place(next_tile)
 
 
+def _tile_offset(p, i, v):
+    """Workspace offset of accumulator (row i, vector v) in the edge tile:
+    MR rows of NR floats."""
+    return TILE_OFFSET + (i * p.nr + v * p.isa.lanes) * 4
+
+
+def _emit_spill_tile(asm, p):
+    """The accumulators to the edge tile (_tile_offset)."""
+    for i in range(p.mr):
+        for v in range(p.nv):
+            asm.ins(f"vmovaps {p.isa.reg(i * p.nv + v)}, "
+                    f"{_tile_offset(p, i, v)}(%rbx)")
+
+
 def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
     """_emit_c_write for the product transposed: the tile's row i is C's
     column, its vector v the lanes-many C rows from v * lanes on. The
@@ -1470,7 +1485,7 @@ def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
     lanes = isa.lanes
     z = [f"%zmm{i}" for i in range(32)]
     # The epilogue's registers, free once the tile is transposed.
-    floor, bound, product = z[16], z[17], z[18]
+    floor, bound, product = 16, z[17], z[18]
     extra = 1 if p.fault == "write-past-edge" else 0
     if extra:
         asm.comment("fault write-past-edge: one column and one row of C "
@@ -1478,10 +1493,7 @@ def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
     asm.comment("C " + ("+" if read_c else "") + "= the tile transposed"
                 + (", epilogue" if epilogue else "")
                 + ": through the edge tile, lanes x lanes at a time")
-    for i in range(p.mr):
-        for v in range(p.nv):
-            off = TILE_OFFSET + (i * p.nr + v * lanes) * 4
-            asm.ins(f"vmovaps {isa.reg(i * p.nv + v)}, {off}(%rbx)")
+    _emit_spill_tile(asm, p)
     # %k1 = the tile's valid rows (C's columns), %rdx = its valid columns
     # (C's rows).
     if p.row_edges:
@@ -1505,17 +1517,11 @@ def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
         _emit_bias_pointer(asm, p)
     for v in range(p.nv):
         for i in range(p.mr):
-            off = TILE_OFFSET + (i * p.nr + v * lanes) * 4
-            asm.ins(f"vmovaps {off}(%rbx), {z[i]}")
+            asm.ins(f"vmovaps {_tile_offset(p, i, v)}(%rbx), {z[i]}")
+        # (It clobbers zmm16 to zmm31: the constants come after it.)
         _emit_transpose_16x16(asm)
         if epilogue:
-            if p.relu:
-                emit_relu_floor(asm, p, floor,
-                                f"vxorps {floor}, {floor}, {floor}")
-            if p.leaky_slope is not None:
-                asm.ins(f"vbroadcastss {leaky_slope_address(p)}, {floor}")
-            if p.relu_max is not None:
-                asm.ins(f"vbroadcastss {relu_max_address(p)}, {bound}")
+            _emit_activation_constants(asm, p, floor, bound)
         for r in range(lanes):
             row = v * lanes + r
             if p.col_edges:
@@ -1534,7 +1540,7 @@ def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
                             f"{acc}")
                 elif p.bias == "rows":
                     asm.ins(f"vaddps (%rsi), {acc}, {acc} {{%k1}}")
-                _emit_activation(asm, p, acc, floor, bound, product)
+                _emit_activation(asm, p, acc, z[floor], bound, product)
             asm.ins(f"vmovups {acc}, {addr} {{%k1}}")
             if not p.c_ld.static:
                 p.c_ld.add_to(asm, "%rdi")

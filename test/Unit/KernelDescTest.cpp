@@ -673,9 +673,6 @@ TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
   EXPECT_TRUE(t.transB);
   EXPECT_EQ(t.bias, GemmBias::Rows);
   EXPECT_EQ(t.ldc, biased.ldc);
-  // Not: 15 rows in L3 (the matrix-vector form), 257 rows, a B^T less than four
-  // times wider, B as stored, A transposed, B prepacked, a run-time N,
-  // AVX2.
   auto product = [&](const GemmDesc &d, const Target &on) {
     auto config = chooseGemmConfig(d, on);
     return config ? config->product : Product::Direct;
@@ -687,6 +684,9 @@ TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
             Product::Direct);
   EXPECT_EQ(product(GemmDesc::packed(12, 3072, 768, false, true), target),
             Product::Direct);
+  // Not: 15 rows in L3 (the matrix-vector form), 257 rows, a B^T less than
+  // four times wider, B as stored, A transposed, B prepacked, a run-time
+  // N, AVX2.
   EXPECT_EQ(product(GemmDesc::packed(15, 2048, 2048, false, true), target),
             Product::Direct);
   EXPECT_EQ(product(GemmDesc::packed(257, 4096, 4096, false, true), target),

@@ -119,8 +119,8 @@ inline constexpr int64_t kF32TransposedProductWidth = 4;
 
 /// Whether an f32 kernel may compute `desc` as its product transposed
 /// (GemmDesc::transposedProduct): B^T as stored (the kernel's A, read in
-/// place), A as stored (its B^T, packed), B not prepacked, every size
-/// static.
+/// place), A as stored (its B^T, packed), B not prepacked, N and K static
+/// (a run-time M is the product's run-time N: C's rows from the header).
 bool mayTransposeProduct(const GemmDesc &desc);
 
 /// The problem the product transposed's config blocks:

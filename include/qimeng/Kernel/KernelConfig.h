@@ -82,8 +82,8 @@ enum class Product {
   Direct,     ///< "direct": C = op(A) * op(B), C's tiles as they lie
   Transposed, ///< "transposed": C^T = op(B)^T * op(A)^T (GemmDesc::
               ///< transposedProduct), B^T's rows the kernel's A and A's
-              ///< rows its B; the tiles gathered from and scattered to C
-              ///< along its columns (AVX-512). The config's blocking (mr,
+              ///< rows its B; the tiles transposed into C a row of C at a
+              ///< time (AVX-512). The config's blocking (mr,
               ///< nr, kc, mc, nc, alayout, loop) is that product's: mr of
               ///< C's columns by nr of its rows. Split stays C's.
 };

@@ -68,9 +68,9 @@ public:
   /// is not consulted beyond the base for now.
   /// Without `bInPlace` (a convolution that gathers B) there is no packb
   /// decision. A base that computes the product transposed
-  /// (Product::Transposed) gets the space of GemmDesc::transposedProduct
+  /// (Product::Transposed) gets the space of transposedProductBlocking
   /// around it, each config the product transposed (configFor refuses
-  /// blocks without the registers it needs, transposedProductFits).
+  /// blocks of more rows than a vector has lanes, transposedProductFits).
   static SearchSpace forGemm(const GemmDesc &desc, const Target &target,
                              const GemmConfig &base, bool bInPlace = true);
 
