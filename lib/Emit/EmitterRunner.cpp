@@ -187,6 +187,8 @@ static void addConfigFields(nlohmann::json &r, const GemmConfig &c,
     r["a_layout"] = c.aLayout == ALayout::Rows ? "rows" : "direct";
   if (c.product == Product::Transposed)
     r["product"] = "transposed";
+  if (c.sweepB)
+    r["sweep_b"] = true;
 }
 
 /// The kind's element types (an 8-bit A's signedness), and for the

@@ -226,6 +226,23 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     if (fewRows && !desc.bPrepacked)
       packB = BPacking::InPlace;
   }
+  // Seven or eight rows against B in place on AVX-512: one row sliver of
+  // two vectors (the 12x32 block narrowed to M rows) rather than the 6x64
+  // block's two slivers, the second of one or two rows, its FMAs mostly
+  // padding; at kc 16 (below). Side by side on Zen 5 against 6x64 at kc
+  // 32: 8x4096x4096 1.22-1.26x, 8x11008x4096 1.17x, 8x2048x2048 1.28x,
+  // 8x1024x4096 1.30x, 8x768x768 1.21x, 7x4096x4096 1.30x, 7x3072x768
+  // 1.37x (kc 32: 1.12-1.18x). 16 rows in two such slivers: 0.88-1.16x
+  // (not taken).
+  bool oneSliverOfTwoVectors = false;
+  if (packB == BPacking::InPlace && isa == VectorIsa::Avx512 && desc.m > 6 &&
+      desc.m <= 8 && desc.bSliversInPlace(2 * lanes))
+    for (const MicroKernelShape &s : table)
+      if (!oneSliverOfTwoVectors && s.nr == 2 * lanes && s.mr >= desc.m &&
+          s.order == KStepOrder::Broadcast && !s.oneSliverOnly) {
+        chosen = &s;
+        oneSliverOfTwoVectors = true;
+      }
   // One column sliver (N is a block's nr, or below one vector: that
   // block's columns past N masked) and many rows: the table's preferred
   // block of that width (its cache blocks below).
@@ -313,7 +330,8 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // B streams from memory once, row by row: each sweep of the column
     // blocks walks kc rows of B at once, kc streams for the prefetchers.
     // With at most two rows each B vector feeds two FMAs at most and the
-    // product runs at the read bandwidth: kc 8; with more, kc 32, and the
+    // product runs at the read bandwidth: kc 8; with more, kc 32 (16 for
+    // seven or eight rows in one sliver of two vectors, above), and the
     // A sliver outer (ir-jr), so that each row sliver sweeps B's kc rows
     // from end to end, in the order they lie. Fewer rows than the block
     // has: a block of exactly those rows, so that no FMA works on padding
@@ -325,7 +343,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // kc 32; docs/BlockingModel.md).
     const bool wholeLines = c.nr * 4 % 64 == 0;
     c.mr = static_cast<int>(std::min<int64_t>(c.mr, desc.m));
-    c.kc = desc.m <= 2 || !wholeLines ? 8 : 32;
+    c.kc = desc.m <= 2 || !wholeLines ? 8 : oneSliverOfTwoVectors ? 16 : 32;
     c.loop = MacroLoopOrder::IrJr;
     // A sliver of one cache line a row (the one-vector block, 16 floats
     // on AVX-512) reads one line of each of B's rows, ldb apart, and
@@ -339,6 +357,18 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // 8x4096x4096 and 8x11008x4096) lose 5-9% with it.
     if (c.nr * 4 == 64 && c.prefetchB == 0)
       c.prefetchB = c.kc == 8 ? 1024 : 512;
+    // A B larger than L3 streams from memory at every call, and every
+    // tile waits on its lines: the K loops prefetch its next panel into L2
+    // (sweepb; the emitter applies it where the blocking leaves whole
+    // panels, at most 8 lines a K loop iteration: from seven rows on with
+    // these blocks). Side by side on Zen 5, old against new emitters:
+    // 12x4096x4096 1.19-1.24x, 16x4096x4096 1.13x, 12x3072x4096 1.11x,
+    // 8x11008x4096 (6x64) 1.27-1.35x; B in L3 (16x3072x768, 12x3072x768,
+    // 16x768x3072, 16x2048x2048) 0.94-0.99x: not there.
+    if (isa == VectorIsa::Avx512 && !desc.runtimeLd && !desc.dynamicM &&
+        !desc.dynamicN && !desc.dynamicK &&
+        4.0 * double(desc.k) * double(desc.ldb) > double(target.caches.l3))
+      c.sweepB = true;
     // Each of those rows read whole: a column block narrower than N cuts
     // every row of B into pieces read far apart in time, each a stream
     // the prefetchers start again. So the block takes all of N while C's

@@ -87,7 +87,8 @@ std::string GemmConfig::str() const {
              .str() +
          (product == Product::Transposed
               ? ",product=" + productName(product).str()
-              : "");
+              : "") +
+         (sweepB ? ",sweepb=1" : "");
 }
 
 int GemmConfig::vectorRegistersNeeded(int lanes) const {
@@ -225,7 +226,11 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
       config.prefetchA = number;
     else if (key == "pfb")
       config.prefetchB = number;
-    else if (key == "threads") {
+    else if (key == "sweepb") {
+      if (number > 1)
+        return llvm::createStringError("kernel config 'sweepb' is 0 or 1");
+      config.sweepB = number == 1;
+    } else if (key == "threads") {
       if (number < 1)
         return llvm::createStringError("kernel config 'threads' must be >= 1");
       config.threads = number;
@@ -233,7 +238,7 @@ llvm::Expected<GemmConfig> GemmConfig::parse(llvm::StringRef spec,
       return llvm::createStringError(
           llvm::formatv("unknown kernel config key '{0}'; expected isa, mr, "
                         "nr, ku, kc, mc, nc, pfa, pfb, order, threads, packb, "
-                        "loop, split, alayout or product",
+                        "loop, split, alayout, product or sweepb",
                         key)
               .str());
   }

@@ -50,7 +50,8 @@ TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
 # The K loops prefetch the next panel of a B^T that PACK B transposes
 # (Params.sweep_next_transposed_panel) where a row of it is at most
 # SWEEP_LINES cache lines (kc 128) and the tiles take at most SWEEP_AHEAD K
-# iterations per row of the panel.
+# iterations per row of the panel. A B read in place (sweep_b) is swept at
+# most SWEEP_LINES lines an iteration too.
 SWEEP_LINES = 8
 SWEEP_AHEAD = 12
 
@@ -129,7 +130,7 @@ class Params:
             "fault",
             "target_features", "parallel", "loop_order", "a_layout",
             "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "dynamic_k",
-            "bias", "product") + ACTIVATION_FIELDS)
+            "bias", "product", "sweep_b") + ACTIVATION_FIELDS)
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -170,6 +171,9 @@ class Params:
         if not isinstance(self.pack_b, bool):
             raise RequestError("field 'pack_b' must be true or false")
         self.fuse_pack_b = bool_field(request, "fuse_pack_b")
+        # B read in place streams from memory: sweep its next panel where
+        # the blocking allows (sweep_lines_in_place).
+        self.sweep_b = bool_field(request, "sweep_b")
         # Leading dimensions: immediates in the code, or (runtime_ld) read
         # from the workspace header at every call.
         self.runtime_ld = bool_field(request, "runtime_ld")
@@ -452,11 +456,33 @@ class Params:
         """With B packed by the tiles and more than one pc block, the K
         loops prefetch the next panel into L2, a line per iteration (not
         where the segmented K loop holds the column table in %rdx)."""
-        if self.sweep_next_transposed_panel:
+        if self.sweep_next_transposed_panel or self.sweep_lines_in_place:
             return True
         return self.fuse_pack_b and self.k > self.kc and not self.dynamic_k \
             and not (
             self.conv is not None and self.conv.segmented)
+
+    @property
+    def sweep_lines_in_place(self):
+        """sweep_b: B read in place (pack_b false) streams from memory, and
+        every tile waits on its lines. With all of M in one row block and
+        all of N in one column block (the next panel is the next kc rows
+        of B, whole), the K loops prefetch that panel into L2 in address
+        order, so many lines an iteration (at most SWEEP_LINES) that the
+        walk covers it within this panel's iterations. AVX-512, static
+        sizes and ldb, K in more than one block; 0 elsewhere (the request
+        then changes nothing)."""
+        if (not self.sweep_b or self.pack_b or self.trans_b
+                or self.conv is not None or self.runtime_sizes
+                or not self.b_ld.static or self.isa.name != "avx512"
+                or self.k <= self.kc or self.n > self.nc
+                or self.m > self.mc):
+            return 0
+        iterations = (-(-self.m // self.mr) * (self.n // self.nr)
+                      * (self.kc // self.k_unroll))
+        lines = -(-self.kc * self.b_ld.nbytes // 64)
+        per_iteration = -(-lines // max(iterations, 1))
+        return per_iteration if per_iteration <= SWEEP_LINES else 0
 
     @property
     def sweep_next_transposed_panel(self):
@@ -510,6 +536,7 @@ class Params:
                 f"{'_adirect' if self.a_direct else ''}"
                 f"{'_arows' if self.a_rows and not self.a_direct else ''}"
                 f"{'_ct' if self.c_transposed else ''}"
+                f"{'_sweepb' if self.sweep_lines_in_place else ''}"
                 f"{par}{fault}"
                 f"_x86_64_{self.isa.name}")
 
@@ -1578,8 +1605,10 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
             asm.ins(f"prefetcht1 {line}(%rdx)")
         p.b_ld.add_to(asm, "%rdx")
     elif b.sweep:
-        asm.ins("prefetcht1 (%rdx)")
-        asm.ins("addq $64, %rdx")
+        lines = p.sweep_lines_in_place or 1
+        for line in range(lines):
+            asm.ins(f"prefetcht1 {line * 64 or ''}(%rdx)")
+        asm.ins(f"addq ${lines * 64}, %rdx")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
     asm.place(k_rem)

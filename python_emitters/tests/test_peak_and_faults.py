@@ -218,6 +218,32 @@ class FusedPackBTest(unittest.TestCase):
             m=40, n=64, k=20, fuse_pack_b=True)))]
         self.assertNotIn("prefetcht1 (%rdx)", one)
 
+    def test_b_in_place_swept(self):
+        # B read in place, 16 x 512 floats a panel (512 lines) over 64 K
+        # loop iterations: eight lines of the next panel an iteration.
+        swept = dict(isa="avx512", m=8, n=512, k=100, mr=8, nr=32, mc=8,
+                     nc=512, kc=16, pack_b=False, loop_order="ir-jr",
+                     sweep_b=True)
+        text = emit(request(**swept))
+        self.assertTrue(header(text, "symbol").endswith(
+            "_sweepb_x86_64_avx512"))
+        lines = [code(l) for l in body(text)]
+        self.assertIn("prefetcht1 (%rdx)", lines)
+        self.assertIn("prefetcht1 448(%rdx)", lines)
+        self.assertIn("addq $512, %rdx", lines)
+        self.assertIn("movq %rdx, 56(%rbx)", lines)
+        # Not requested, B packed, more than SWEEP_LINES lines an
+        # iteration, one K block (no next panel), two column blocks or
+        # AVX2: the request changes nothing.
+        for changes in ({"sweep_b": False}, {"pack_b": True},
+                        {"ldb": 600}, {"k": 16}, {"nc": 256},
+                        {"isa": "avx2", "mr": 4, "nr": 16}):
+            with self.subTest(changes=changes):
+                other = emit(request(**dict(swept, **changes)))
+                self.assertNotIn("_sweepb", header(other, "symbol"))
+                self.assertNotIn("prefetcht1 (%rdx)",
+                                 [code(l) for l in body(other)])
+
     def test_workspace_keeps_the_b_panel(self):
         panels = int(header(emit(request(m=40, n=64, k=20)),
                             "workspace_bytes"))

@@ -1176,6 +1176,36 @@ TEST(GemmKernelTest, OneVectorBlocksValidate) {
   }
 }
 
+/// Few rows against a B read in place, swept (sweepb: the K loops
+/// prefetch its next panel; the model sets it where B is larger than L3,
+/// here it is asked for): the model's blocks, one sliver of 7 or 8 rows
+/// two vectors wide, 6x64's slivers with a row edge, a K tail, an ldb past
+/// N.
+TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx512())
+    GTEST_SKIP() << "host has no avx512f";
+  struct Case {
+    Shape shape;
+    int64_t ldbPast;
+    const char *lastPrefetch; // of the lines an iteration prefetches
+  };
+  for (Case t : {Case{{8, 512, 100}, 0, "prefetcht1 448(%rdx)"},
+                 Case{{7, 512, 100}, 0, "prefetcht1 448(%rdx)"},
+                 Case{{13, 1024, 77}, 16, "prefetcht1 320(%rdx)"}}) {
+    GemmDesc d = GemmDesc::packed(t.shape.m, t.shape.n, t.shape.k);
+    d.ldb = t.shape.n + t.ldbPast;
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
+    GemmConfig c = model;
+    c.sweepB = true;
+    EXPECT_EQ(c.packB, BPacking::InPlace) << c.str();
+    QM_ASSERT_EXPECTED(emitted,
+                       emitGemmKernel(d, c, EmitterOptions::defaults()));
+    EXPECT_NE(emitted.text.find(t.lastPrefetch), std::string::npos) << c.str();
+    EXPECT_TRUE(kernelValidates(d, c)) << describe(d, c);
+  }
+}
+
 /// Few rows of f32 A against B^T on AVX-512 (a token or a small batch
 /// through a torch linear layer whose weights are an argument): the
 /// matrix-vector form, B^T's rows read in place (dotgemm.py), up to

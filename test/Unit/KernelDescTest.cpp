@@ -746,6 +746,42 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(rows16.mr, 6);
   EXPECT_EQ(rows16.kc, 32);
   EXPECT_EQ(rows16.loop, MacroLoopOrder::IrJr);
+  // Seven or eight rows: one sliver of two vectors (the 12x32 block of
+  // exactly those rows) rather than 6x64's two, at kc 16; six rows stay
+  // one 6x64 sliver, and a B whose N takes no 32-wide slivers keeps the
+  // widest that fit.
+  for (int64_t rows : {7, 8}) {
+    QM_ASSERT_EXPECTED(
+        one, chooseGemmConfig(GemmDesc::packed(rows, 4096, 4096), target));
+    EXPECT_EQ(one.packB, BPacking::InPlace) << rows;
+    EXPECT_EQ(one.mr, rows);
+    EXPECT_EQ(one.nr, 32);
+    EXPECT_EQ(one.kc, 16);
+    EXPECT_EQ(one.loop, MacroLoopOrder::IrJr);
+    // B (64 MiB) larger than L3: its next panel swept into L2.
+    EXPECT_TRUE(one.sweepB) << one.str();
+    QM_ASSERT_EXPECTED(parsed, GemmConfig::parse(one.str(), GemmConfig{}));
+    EXPECT_EQ(parsed, one);
+    EXPECT_TRUE(parsed.sweepB);
+  }
+  // B (9 MiB) in L3: not swept; nor with run-time leading dimensions.
+  QM_ASSERT_EXPECTED(cached,
+                     chooseGemmConfig(GemmDesc::packed(16, 3072, 768), target));
+  EXPECT_EQ(cached.packB, BPacking::InPlace);
+  EXPECT_FALSE(cached.sweepB) << cached.str();
+  EXPECT_EQ(cached.str().find("sweepb"), std::string::npos);
+  GemmDesc runtimeLd = GemmDesc::packed(8, 4096, 4096);
+  runtimeLd.runtimeLd = true;
+  QM_ASSERT_EXPECTED(rt, chooseGemmConfig(runtimeLd, target));
+  EXPECT_FALSE(rt.sweepB) << rt.str();
+  QM_ASSERT_EXPECTED(rows6,
+                     chooseGemmConfig(GemmDesc::packed(6, 4096, 4096), target));
+  EXPECT_EQ(rows6.mr, 6);
+  EXPECT_EQ(rows6.nr, 64);
+  EXPECT_EQ(rows6.kc, 32);
+  QM_ASSERT_EXPECTED(narrowN,
+                     chooseGemmConfig(GemmDesc::packed(8, 3088, 4096), target));
+  EXPECT_EQ(narrowN.nr, 16);
   // B's rows read whole: one column block over all of N while C's rows
   // fit half of L2.
   EXPECT_EQ(gemv.nc, 4096);

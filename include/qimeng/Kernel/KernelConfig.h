@@ -113,13 +113,19 @@ struct GemmConfig {
   /// f32 on AVX-512: the product transposed, its blocking the swapped
   /// problem's (Product).
   Product product = Product::Direct;
+  /// f32 on AVX-512, B read in place (packB InPlace) and streaming from
+  /// memory: the K loops prefetch B's next panel into L2 where the
+  /// blocking leaves one (config key "sweepb", emitter field "sweep_b";
+  /// docs/KernelContract.md, "B in place, swept"). Elsewhere it changes
+  /// nothing.
+  bool sweepB = false;
   /// RVV only: vector registers per group (LMUL 1, 2, 4 or 8); a "vector"
   /// of nr is one group of vlen * lmul / 32 floats.
   int lmul = 1;
 
   /// "isa=avx2,mr=6,nr=16,ku=4,kc=256,mc=72,nc=4080,pfa=0,pfb=0,
   /// order=bcast,threads=1,packb=1,loop=jr-ir,split=auto,alayout=kmajor",
-  /// and ",product=transposed" where it is;
+  /// and ",product=transposed" and ",sweepb=1" where they are;
   /// for the sketch-driven ISAs only "isa=neon,mr=7,nr=12,ku=4" (and
   /// ",lmul=N" for rvv).
   std::string str() const;
