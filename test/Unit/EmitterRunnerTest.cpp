@@ -219,8 +219,8 @@ TEST(EmitterRunnerTest, ChannelSliceOutputTravels) {
   ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
   EXPECT_EQ(back->outputPixelStride, 24);
   EXPECT_EQ(*back, d);
-  QM_ASSERT_EXPECTED(kernel, emitConvKernel(d, avx2Config(),
-                                            EmitterOptions::defaults()));
+  QM_ASSERT_EXPECTED(
+      kernel, emitConvKernel(d, avx2Config(), EmitterOptions::defaults()));
   EXPECT_NE(kernel.symbol.find("_d1x1_ldo24_"), std::string::npos)
       << kernel.symbol;
 }

@@ -1179,8 +1179,8 @@ TEST(GemmKernelTest, OneVectorBlocksValidate) {
 /// Few rows against a B read in place, swept (sweepb: the K loops
 /// prefetch its next panel; the model sets it where B is larger than L3,
 /// here it is asked for): the model's blocks, one sliver of 7 or 8 rows
-/// two vectors wide, 6x64's slivers with a row edge, a K tail, an ldb past
-/// N.
+/// two vectors wide, two of 8x48 at kc 256, 6x64's slivers with a row
+/// edge, a K tail, an ldb past N.
 TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   if (!hostRunsAvx512())
@@ -1192,6 +1192,7 @@ TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
   };
   for (Case t : {Case{{8, 512, 100}, 0, "prefetcht1 448(%rdx)"},
                  Case{{7, 512, 100}, 0, "prefetcht1 448(%rdx)"},
+                 Case{{15, 480, 300}, 0, "prefetcht1 320(%rdx)"},
                  Case{{13, 1024, 77}, 16, "prefetcht1 320(%rdx)"}}) {
     GemmDesc d = GemmDesc::packed(t.shape.m, t.shape.n, t.shape.k);
     d.ldb = t.shape.n + t.ldbPast;

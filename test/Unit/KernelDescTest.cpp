@@ -764,10 +764,23 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
     EXPECT_EQ(parsed, one);
     EXPECT_TRUE(parsed.sweepB);
   }
-  // B (9 MiB) in L3: not swept; nor with run-time leading dimensions.
+  // Thirteen to sixteen rows whose N is a multiple of 48: two slivers of
+  // 8x48 at kc 256. B (9 MiB) in L3: not swept; nor with run-time leading
+  // dimensions.
   QM_ASSERT_EXPECTED(cached,
                      chooseGemmConfig(GemmDesc::packed(16, 3072, 768), target));
   EXPECT_EQ(cached.packB, BPacking::InPlace);
+  EXPECT_EQ(cached.mr, 8);
+  EXPECT_EQ(cached.nr, 48);
+  EXPECT_EQ(cached.kc, 256);
+  QM_ASSERT_EXPECTED(
+      rows13, chooseGemmConfig(GemmDesc::packed(13, 1536, 1536), target));
+  EXPECT_EQ(rows13.mr, 8);
+  EXPECT_EQ(rows13.nr, 48);
+  QM_ASSERT_EXPECTED(rows12,
+                     chooseGemmConfig(GemmDesc::packed(12, 3072, 768), target));
+  EXPECT_EQ(rows12.mr, 6);
+  EXPECT_EQ(rows12.nr, 64);
   EXPECT_FALSE(cached.sweepB) << cached.str();
   EXPECT_EQ(cached.str().find("sweepb"), std::string::npos);
   GemmDesc runtimeLd = GemmDesc::packed(8, 4096, 4096);
