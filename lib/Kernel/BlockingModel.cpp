@@ -389,23 +389,15 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
         !desc.dynamicN && !desc.dynamicK &&
         4.0 * double(desc.k) * double(desc.ldb) > double(target.caches.l3))
       c.sweepB = true;
-    // The one-line sliver swept: with one to four rows the tiles' K loops
-    // are short and the sweep runs ahead of them only over a shallow kc
-    // (kc 2 at a K unroll of 2 for one or two rows, kc 4 for three or
-    // four), each k step's row prefetched 2048 bytes ahead; past four rows
-    // (kc 32) the sweep does not pay. Side by side on Zen 5 against kc 8
-    // or 32 swept: 1x3088x4096 1.50x, 2x3088x4096 1.50x, 1x6160x4096
-    // 1.10-1.15x, 4x3088x4096 1.33x; 8x3088x4096 unswept 1.18x,
-    // 16x3088x4096 0.98x (kc 2 unswept 0.76-0.79x, kc 8 swept 0.93-0.96x).
-    if (c.sweepB && c.nr * 4 == 64) {
-      if (desc.m <= 4) {
-        c.kc = desc.m <= 2 ? 2 : 4;
-        c.kUnroll = desc.m <= 2 ? 2 : 4;
-        c.prefetchB = 2048;
-      } else {
-        c.sweepB = false;
-      }
-    }
+    // The one-line sliver is not swept. Past four rows (kc 32) the sweep
+    // does not pay (8x3088x4096 unswept 1.18x swept, 16x3088x4096 0.98x,
+    // on Zen 5); with one to four rows it pays only over a shallow kc
+    // (kc 2 at a K unroll of 2, each row prefetched 2048 bytes ahead:
+    // 1x3088x4096 and 2x3088x4096 1.50x kc 8 swept, 4x3088x4096 at kc 4
+    // 1.33x), which two threads' parts (each walking the whole panel)
+    // turn into 0.64x kc 8 unswept; the model does not know the threads.
+    if (c.nr * 4 == 64)
+      c.sweepB = false;
     // Each of those rows read whole: a column block narrower than N cuts
     // every row of B into pieces read far apart in time, each a stream
     // the prefetchers start again. So the block takes all of N while C's

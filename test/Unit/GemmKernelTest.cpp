@@ -1178,11 +1178,10 @@ TEST(GemmKernelTest, OneVectorBlocksValidate) {
 
 /// Few rows against a B read in place, swept (sweepb: the K loops
 /// prefetch its next panel; the model sets it where B is larger than L3,
-/// here it is asked for, with the streamed blocking where the model gives
-/// it only to a B larger than L3): the model's blocks, one sliver of 7 or
-/// 8 rows two vectors wide, two of 8x48 at kc 256, 6x64's slivers with a
-/// row edge, the one-line sliver of two rows at kc 2, a K tail, an ldb
-/// past N.
+/// here it is asked for): the model's blocks, one sliver of 7 or 8 rows
+/// two vectors wide, two of 8x48 at kc 256, 6x64's slivers with a row
+/// edge; the one-line sliver of two rows at kc 2 (the tuner may ask for
+/// it); a K tail, an ldb past N.
 TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   if (!hostRunsAvx512())
@@ -1191,7 +1190,7 @@ TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
     Shape shape;
     int64_t ldbPast;
     const char *lastPrefetch; // of the lines an iteration prefetches
-    const char *streamed;     // the model's settings for B beyond L3
+    const char *settings;     // laid over the model's config
   };
   for (Case t :
        {Case{{8, 512, 100}, 0, "prefetcht1 448(%rdx)", "sweepb=1"},
@@ -1205,7 +1204,7 @@ TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
     GemmDesc d = GemmDesc::packed(t.shape.m, t.shape.n, t.shape.k);
     d.ldb = t.shape.n + t.ldbPast;
     QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
-    QM_ASSERT_EXPECTED(c, GemmConfig::parse(t.streamed, model));
+    QM_ASSERT_EXPECTED(c, GemmConfig::parse(t.settings, model));
     EXPECT_EQ(c.packB, BPacking::InPlace) << c.str();
     QM_ASSERT_EXPECTED(emitted,
                        emitGemmKernel(d, c, EmitterOptions::defaults()));
