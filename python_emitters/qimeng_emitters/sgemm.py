@@ -36,7 +36,8 @@ from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
 SCRATCH_BYTES = 128         # the header
 RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b,
-                            # or B^T's row: sweep_next_transposed_panel)
+                            # B in place: sweep_lines_in_place, or B^T's
+                            # row: sweep_next_transposed_panel)
 K_SLOT = 56                 # K at run time (dynamic_k, caller; excludes
                             # fuse_pack_b, whose slot it is otherwise)
 B_PANEL_SLOT = 56           # b_prepacked: the block's panel in the caller's
@@ -455,7 +456,10 @@ class Params:
     def sweep_next_panel(self):
         """With B packed by the tiles and more than one pc block, the K
         loops prefetch the next panel into L2, a line per iteration (not
-        where the segmented K loop holds the column table in %rdx)."""
+        where the segmented K loop holds the column table in %rdx); B in
+        place swept (sweep_lines_in_place) or B^T's rows
+        (sweep_next_transposed_panel) likewise, more lines an
+        iteration."""
         if self.sweep_next_transposed_panel or self.sweep_lines_in_place:
             return True
         return self.fuse_pack_b and self.k > self.kc and not self.dynamic_k \
