@@ -614,18 +614,14 @@ TEST(BlockingModelTest, FewRowsAgainstANarrowCachedBTakeOneSliverOfAllRows) {
   // one-line sliver is not swept, B in L3 or not.
   EXPECT_EQ(s.prefetchB, 512) << s.str();
   EXPECT_FALSE(s.sweepB) << s.str();
-  QM_ASSERT_EXPECTED(two,
-                     chooseGemmConfig(GemmDesc::packed(2, 1040, 4096), target));
-  EXPECT_EQ(two.nr, 16) << two.str();
-  EXPECT_EQ(two.kc, 8) << two.str();
-  EXPECT_EQ(two.prefetchB, 1024) << two.str();
-  EXPECT_FALSE(two.sweepB) << two.str();
-  QM_ASSERT_EXPECTED(twoStreamed,
-                     chooseGemmConfig(GemmDesc::packed(2, 3088, 4096), target));
-  EXPECT_EQ(twoStreamed.nr, 16) << twoStreamed.str();
-  EXPECT_EQ(twoStreamed.kc, 8) << twoStreamed.str();
-  EXPECT_EQ(twoStreamed.prefetchB, 1024) << twoStreamed.str();
-  EXPECT_FALSE(twoStreamed.sweepB) << twoStreamed.str();
+  for (int64_t n : {1040, 3088}) { // B in L3, and beyond it
+    QM_ASSERT_EXPECTED(two,
+                       chooseGemmConfig(GemmDesc::packed(2, n, 4096), target));
+    EXPECT_EQ(two.nr, 16) << two.str();
+    EXPECT_EQ(two.kc, 8) << two.str();
+    EXPECT_EQ(two.prefetchB, 1024) << two.str();
+    EXPECT_FALSE(two.sweepB) << two.str();
+  }
   QM_ASSERT_EXPECTED(wide,
                      chooseGemmConfig(GemmDesc::packed(8, 4096, 4096), target));
   EXPECT_EQ(wide.packB, BPacking::InPlace) << wide.str();
@@ -756,55 +752,44 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(rows16.mr, 6);
   EXPECT_EQ(rows16.kc, 32);
   EXPECT_EQ(rows16.loop, MacroLoopOrder::IrJr);
-  // Seven or eight rows: one sliver of two vectors (the 12x32 block of
-  // exactly those rows) rather than 6x64's two, at kc 16; six rows stay
-  // one 6x64 sliver, and a B whose N takes no 32-wide slivers keeps the
-  // widest that fit.
-  for (int64_t rows : {7, 8}) {
+  // The few-rows blocks by M and N (B in place, ir-jr): seven or eight
+  // rows one sliver of two vectors (the 12x32 block of exactly those
+  // rows) at kc 16 rather than 6x64's two; thirteen to sixteen rows whose
+  // N is a multiple of 48 two slivers of 8x48 at kc 256; six and twelve
+  // rows 6x64 at kc 32; an N that takes no 32-wide slivers the widest
+  // that fit. B larger than L3 (64 MiB) has its next panel swept into L2
+  // (asked for: six rows' one 64-wide sliver would take 16 lines a K loop
+  // iteration, and the emitter declines); B in L3 (9 MiB) not, nor the
+  // one-line sliver, nor with run-time leading dimensions.
+  struct Block {
+    int64_t m, n, k;
+    int mr, nr;
+    int64_t kc;
+    bool sweep;
+  };
+  for (Block b : {Block{7, 4096, 4096, 7, 32, 16, true},
+                  Block{8, 4096, 4096, 8, 32, 16, true},
+                  Block{16, 3072, 768, 8, 48, 256, false},
+                  Block{13, 1536, 1536, 8, 48, 256, false},
+                  Block{6, 4096, 4096, 6, 64, 32, true},
+                  Block{12, 3072, 768, 6, 64, 32, false},
+                  Block{8, 3088, 4096, 8, 16, 32, false}}) {
     QM_ASSERT_EXPECTED(
-        one, chooseGemmConfig(GemmDesc::packed(rows, 4096, 4096), target));
-    EXPECT_EQ(one.packB, BPacking::InPlace) << rows;
-    EXPECT_EQ(one.mr, rows);
-    EXPECT_EQ(one.nr, 32);
-    EXPECT_EQ(one.kc, 16);
-    EXPECT_EQ(one.loop, MacroLoopOrder::IrJr);
-    // B (64 MiB) larger than L3: its next panel swept into L2.
-    EXPECT_TRUE(one.sweepB) << one.str();
-    QM_ASSERT_EXPECTED(parsed, GemmConfig::parse(one.str(), GemmConfig{}));
-    EXPECT_EQ(parsed, one);
-    EXPECT_TRUE(parsed.sweepB);
+        c, chooseGemmConfig(GemmDesc::packed(b.m, b.n, b.k), target));
+    EXPECT_EQ(c.packB, BPacking::InPlace) << c.str();
+    EXPECT_EQ(c.loop, MacroLoopOrder::IrJr) << c.str();
+    EXPECT_EQ(c.mr, b.mr) << c.str();
+    EXPECT_EQ(c.nr, b.nr) << c.str();
+    EXPECT_EQ(c.kc, b.kc) << c.str();
+    EXPECT_EQ(c.sweepB, b.sweep) << c.str();
+    EXPECT_EQ(c.str().find("sweepb=1") != std::string::npos, b.sweep);
+    QM_ASSERT_EXPECTED(parsed, GemmConfig::parse(c.str(), GemmConfig{}));
+    EXPECT_EQ(parsed, c);
   }
-  // Thirteen to sixteen rows whose N is a multiple of 48: two slivers of
-  // 8x48 at kc 256. B (9 MiB) in L3: not swept; nor with run-time leading
-  // dimensions.
-  QM_ASSERT_EXPECTED(cached,
-                     chooseGemmConfig(GemmDesc::packed(16, 3072, 768), target));
-  EXPECT_EQ(cached.packB, BPacking::InPlace);
-  EXPECT_EQ(cached.mr, 8);
-  EXPECT_EQ(cached.nr, 48);
-  EXPECT_EQ(cached.kc, 256);
-  QM_ASSERT_EXPECTED(
-      rows13, chooseGemmConfig(GemmDesc::packed(13, 1536, 1536), target));
-  EXPECT_EQ(rows13.mr, 8);
-  EXPECT_EQ(rows13.nr, 48);
-  QM_ASSERT_EXPECTED(rows12,
-                     chooseGemmConfig(GemmDesc::packed(12, 3072, 768), target));
-  EXPECT_EQ(rows12.mr, 6);
-  EXPECT_EQ(rows12.nr, 64);
-  EXPECT_FALSE(cached.sweepB) << cached.str();
-  EXPECT_EQ(cached.str().find("sweepb"), std::string::npos);
   GemmDesc runtimeLd = GemmDesc::packed(8, 4096, 4096);
   runtimeLd.runtimeLd = true;
   QM_ASSERT_EXPECTED(rt, chooseGemmConfig(runtimeLd, target));
   EXPECT_FALSE(rt.sweepB) << rt.str();
-  QM_ASSERT_EXPECTED(rows6,
-                     chooseGemmConfig(GemmDesc::packed(6, 4096, 4096), target));
-  EXPECT_EQ(rows6.mr, 6);
-  EXPECT_EQ(rows6.nr, 64);
-  EXPECT_EQ(rows6.kc, 32);
-  QM_ASSERT_EXPECTED(narrowN,
-                     chooseGemmConfig(GemmDesc::packed(8, 3088, 4096), target));
-  EXPECT_EQ(narrowN.nr, 16);
   // B's rows read whole: one column block over all of N while C's rows
   // fit half of L2.
   EXPECT_EQ(gemv.nc, 4096);
