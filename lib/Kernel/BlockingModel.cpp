@@ -394,8 +394,8 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // on Zen 5); with one to four rows it pays only over a shallow kc
     // (kc 2 at a K unroll of 2, each row prefetched 2048 bytes ahead:
     // 1x3088x4096 and 2x3088x4096 1.50x kc 8 swept, 4x3088x4096 at kc 4
-    // 1.33x), which two threads' parts (each walking the whole panel)
-    // turn into 0.64x kc 8 unswept; the model does not know the threads.
+    // 1.33x), but on two threads 0.52-1.04x kc 8 unswept (4x3088x4096,
+    // 1x6160x4096 lose); the model does not know the threads.
     if (c.nr * 4 == 64)
       c.sweepB = false;
     // Each of those rows read whole: a column block narrower than N cuts

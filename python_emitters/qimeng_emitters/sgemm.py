@@ -43,6 +43,9 @@ K_SLOT = 56                 # K at run time (dynamic_k, caller; excludes
 B_PANEL_SLOT = 56           # b_prepacked: the block's panel in the caller's
                             # B (excludes fuse_pack_b and dynamic_k)
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
+SWEEP_ROW_END_SLOT = 64     # sweep_lines_in_place (static ldb): the end of
+SWEEP_ROW_BYTES_SLOT = 72   # the row's columns the walk is in, and their
+                            # bytes (nb * 4)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
 BIAS_SLOT = 112             # the epilogue's bias pointer (caller)
 SAVE_SLOT = 120             # a register the AVX2 edge epilogue borrows
@@ -469,24 +472,32 @@ class Params:
     @property
     def sweep_lines_in_place(self):
         """sweep_b: B read in place (pack_b false) streams from memory, and
-        every tile waits on its lines. With all of M in one row block and
-        all of N in one column block (the next panel is the next kc rows
-        of B, whole), the K loops prefetch that panel into L2 in address
-        order, so many lines an iteration (at most SWEEP_LINES) that the
-        walk covers it within this panel's iterations. AVX-512, static
-        sizes and ldb, K in more than one block; 0 elsewhere (the request
-        then changes nothing)."""
+        every tile waits on its lines. With all of M in one row block, the
+        K loops prefetch the next panel (the next kc rows of this column
+        block's nb columns, or after the last pc block the next column
+        block's first) into L2, a row's columns at a time, so many lines
+        an iteration (at most SWEEP_LINES) that the walk covers it within
+        this panel's iterations: NR * 4 * k_unroll bytes of each row per
+        row sliver and iteration. AVX-512, static sizes and ldb, K in more
+        than one block; 0 elsewhere (the request then changes nothing)."""
         if (not self.sweep_b or self.pack_b or self.trans_b
                 or self.conv is not None or self.runtime_sizes
                 or not self.b_ld.static or self.isa.name != "avx512"
-                or self.k <= self.kc or self.n > self.nc
-                or self.m > self.mc):
+                or self.k <= self.kc or self.m > self.mc):
             return 0
-        iterations = (-(-self.m // self.mr) * (self.n // self.nr)
-                      * (self.kc // self.k_unroll))
-        lines = -(-self.kc * self.b_ld.nbytes // 64)
-        per_iteration = -(-lines // max(iterations, 1))
+        slivers = -(-self.m // self.mr)
+        per_iteration = -(-self.nr * 4 * self.k_unroll // (64 * slivers))
         return per_iteration if per_iteration <= SWEEP_LINES else 0
+
+    @property
+    def sweep_walks_rows(self):
+        """The in-place sweep's next panel is not one run of memory (a
+        part of C's columns, more than one column block, or rows longer
+        than N): the walk moves from a row's columns to the next row's.
+        Otherwise it runs through the panel in address order."""
+        return bool(self.sweep_lines_in_place) and (
+            self.parallel or self.n > self.nc
+            or self.b_ld.nbytes != self.n * 4)
 
     @property
     def sweep_next_transposed_panel(self):
@@ -1604,17 +1615,40 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
     for base in _a_bases(p, row_stride):
         asm.ins(f"addq ${p.k_unroll * a_step}, {base}")
     b.emit_advance(asm, p.k_unroll)
+    # B in place swept: the next panel a row's columns at a time where it
+    # is not one run of memory.
+    row_walk = b.sweep and p.sweep_walks_rows
     if b.sweep and p.sweep_next_transposed_panel:
         for line in range(0, p.kc * 4, 64):
             asm.ins(f"prefetcht1 {line}(%rdx)")
         p.b_ld.add_to(asm, "%rdx")
-    elif b.sweep:
-        lines = p.sweep_lines_in_place or 1
+    elif b.sweep and p.sweep_lines_in_place:
+        lines = p.sweep_lines_in_place
         for line in range(lines):
             asm.ins(f"prefetcht1 {line * 64 or ''}(%rdx)")
         asm.ins(f"addq ${lines * 64}, %rdx")
+        if row_walk:
+            # Past the row's columns: the next row's, out of the loop's
+            # line (the loop falls through while the row lasts).
+            next_row = asm.label("sweep: the next row of the next panel")
+            same_row = asm.label("sweep: same row of the next panel")
+            asm.ins(f"cmpq {SWEEP_ROW_END_SLOT}(%rbx), %rdx")
+            asm.ins(f"jae {fwd(next_row)}")
+            asm.place(same_row)
+    elif b.sweep:
+        asm.ins("prefetcht1 (%rdx)")
+        asm.ins("addq $64, %rdx")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
+    if row_walk:
+        asm.ins(f"jmp {fwd(k_rem)}")
+        asm.place(next_row)
+        asm.ins(f"movq {SWEEP_ROW_END_SLOT}(%rbx), %rdx")
+        asm.ins(f"subq {SWEEP_ROW_BYTES_SLOT}(%rbx), %rdx")
+        row = p.b_ld.times(1, "B row")
+        asm.ins(f"addq ${row}, %rdx")
+        asm.ins(f"addq ${row}, {SWEEP_ROW_END_SLOT}(%rbx)")
+        asm.ins(f"jmp {back(same_row)}")
     asm.place(k_rem)
     if p.k_unroll > 1:
         if p.fault == "drop-k":
@@ -1869,6 +1903,12 @@ def _emit_next_panel_start(asm, p):
                 "%rax")
     asm.place(start)
     asm.ins(f"movq %rax, {NEXT_PANEL_SLOT}(%rbx)")
+    if p.sweep_walks_rows:
+        # The walk's first row: this column block's nb columns.
+        asm.ins(f"leaq (%rax,{NB},4), %rax")
+        asm.ins(f"movq %rax, {SWEEP_ROW_END_SLOT}(%rbx)")
+        asm.ins(f"leaq (,{NB},4), %rax")
+        asm.ins(f"movq %rax, {SWEEP_ROW_BYTES_SLOT}(%rbx)")
 
 
 def _emit_body(p):

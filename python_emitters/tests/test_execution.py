@@ -238,7 +238,8 @@ CORRECT = [
      request(isa="avx512", m=40, n=96, k=17, mr=12, nr=32, mc=24, nc=64,
              kc=8, pack_b=False, loop_order="ir-jr")),
     # B in place, swept: the K loops prefetch the next panel (eight and
-    # six lines an iteration), K's last block short, row edges.
+    # six lines an iteration), K's last block short, row edges, rows
+    # longer than N, two column blocks.
     ("avx512_8x512x100_b_in_place_swept",
      request(isa="avx512", m=8, n=512, k=100, mr=8, nr=32, mc=8, nc=512,
              kc=16, pack_b=False, loop_order="ir-jr", a_layout="direct",
@@ -247,6 +248,9 @@ CORRECT = [
      request(isa="avx512", m=13, n=512, k=70, ldb=520, ldc=530, mr=6,
              nr=64, mc=18, nc=512, kc=16, pack_b=False,
              loop_order="ir-jr", sweep_b=True)),
+    ("avx512_8x96x50_b_in_place_swept_two_column_blocks",
+     request(isa="avx512", m=8, n=96, k=50, ldb=100, mr=8, nr=32, mc=8,
+             nc=64, kc=8, pack_b=False, loop_order="ir-jr", sweep_b=True)),
     # B packed by each sliver's first tile: several jc, pc and ic blocks
     # (only the first row block packs), a K remainder, row edges.
     ("avx2_61x48x70_fused_b_multiblock",

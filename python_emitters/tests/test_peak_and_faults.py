@@ -219,8 +219,9 @@ class FusedPackBTest(unittest.TestCase):
         self.assertNotIn("prefetcht1 (%rdx)", one)
 
     def test_b_in_place_swept(self):
-        # B read in place, 16 x 512 floats a panel (512 lines) over 64 K
-        # loop iterations: eight lines of the next panel an iteration.
+        # B read in place, one row sliver of 32 columns, 4 k a K loop
+        # iteration: eight lines of the next panel an iteration (512 bytes
+        # of a row), a row's columns at a time.
         swept = dict(isa="avx512", m=8, n=512, k=100, mr=8, nr=32, mc=8,
                      nc=512, kc=16, pack_b=False, loop_order="ir-jr",
                      sweep_b=True)
@@ -232,11 +233,26 @@ class FusedPackBTest(unittest.TestCase):
         self.assertIn("prefetcht1 448(%rdx)", lines)
         self.assertIn("addq $512, %rdx", lines)
         self.assertIn("movq %rdx, 56(%rbx)", lines)
+        # The panel is one run of memory (all of N, ldb = N): walked in
+        # address order.
+        self.assertNotIn("cmpq 64(%rbx), %rdx", lines)
+        # Rows longer than N, two column blocks or the parallel form's part
+        # of the columns: the walk keeps to the block's columns, then the
+        # next row's (ldb on).
+        for changes, row in (({"ldb": 600}, 2400), ({"nc": 256}, 2048),
+                             ({"parallel": True}, 2048)):
+            with self.subTest(changes=changes):
+                other = [code(l) for l in body(emit(request(
+                    **dict(swept, **changes))))]
+                self.assertIn("cmpq 64(%rbx), %rdx", other)
+                self.assertIn(f"addq ${row}, 64(%rbx)", other)
+                self.assertIn("leaq (,%r9,4), %rax", other)
         # Not requested, B packed, more than SWEEP_LINES lines an
-        # iteration, one K block (no next panel), two column blocks or
-        # AVX2: the request changes nothing.
+        # iteration (one 64-wide sliver), M in two row blocks, one K block
+        # (no next panel) or AVX2: the request changes nothing.
         for changes in ({"sweep_b": False}, {"pack_b": True},
-                        {"ldb": 600}, {"k": 16}, {"nc": 256},
+                        {"m": 6, "mr": 6, "nr": 64, "mc": 6},
+                        {"m": 16, "mc": 8}, {"k": 16},
                         {"isa": "avx2", "mr": 4, "nr": 16}):
             with self.subTest(changes=changes):
                 other = emit(request(**dict(swept, **changes)))

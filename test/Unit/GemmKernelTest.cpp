@@ -1176,12 +1176,33 @@ TEST(GemmKernelTest, OneVectorBlocksValidate) {
   }
 }
 
+/// Emits `c` (two threads) for `p` and validates it, in a process of its
+/// own, as the two parts partitionGemm gives; returns the parts.
+std::vector<GemmRange> expectTwoPartsValidate(const GemmDesc &p,
+                                              const GemmConfig &c) {
+  std::vector<GemmRange> parts = partitionGemm(p, c, 2, 0);
+  EXPECT_EQ(parts.size(), 2u) << c.str();
+  auto emitted = emitGemmKernel(p, c, EmitterOptions::defaults());
+  if (!emitted) {
+    ADD_FAILURE() << llvm::toString(emitted.takeError());
+    return parts;
+  }
+  auto report = validateGemmIsolated(
+      p, host(), *emitted, IsolatedValidationOptions::defaults(), parts);
+  if (!report)
+    ADD_FAILURE() << llvm::toString(report.takeError());
+  else
+    EXPECT_TRUE(report->passed) << report->failure;
+  return parts;
+}
+
 /// Few rows against a B read in place, swept (sweepb: the K loops
 /// prefetch its next panel; the model sets it where B is larger than L3,
 /// here it is asked for): the model's blocks, one sliver of 7 or 8 rows
 /// two vectors wide, two of 8x48 at kc 256, 6x64's slivers with a row
 /// edge; the one-line sliver of two rows at kc 2 (the tuner may ask for
-/// it); a K tail, an ldb past N.
+/// it); a K tail, an ldb past N; each also as two threads' parts (each
+/// part's sweep walks its own columns).
 TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   if (!hostRunsAvx512())
@@ -1210,6 +1231,9 @@ TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
                        emitGemmKernel(d, c, EmitterOptions::defaults()));
     EXPECT_NE(emitted.text.find(t.lastPrefetch), std::string::npos) << c.str();
     EXPECT_TRUE(kernelValidates(d, c)) << describe(d, c);
+    GemmConfig two = c;
+    two.threads = 2;
+    expectTwoPartsValidate(d, two);
   }
 }
 
@@ -1223,26 +1247,6 @@ TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
 /// threads' parts along either axis; broken kernels (a k dropped, stores
 /// past the edge) fail. Beyond those rows, on AVX2 and with a bias along
 /// the rows, B^T is packed.
-/// Emits `c` (two threads) for `p` and validates it, in a process of its
-/// own, as the two parts partitionGemm gives; returns the parts.
-std::vector<GemmRange> expectTwoPartsValidate(const GemmDesc &p,
-                                              const GemmConfig &c) {
-  std::vector<GemmRange> parts = partitionGemm(p, c, 2, 0);
-  EXPECT_EQ(parts.size(), 2u) << c.str();
-  auto emitted = emitGemmKernel(p, c, EmitterOptions::defaults());
-  if (!emitted) {
-    ADD_FAILURE() << llvm::toString(emitted.takeError());
-    return parts;
-  }
-  auto report = validateGemmIsolated(
-      p, host(), *emitted, IsolatedValidationOptions::defaults(), parts);
-  if (!report)
-    ADD_FAILURE() << llvm::toString(report.takeError());
-  else
-    EXPECT_TRUE(report->passed) << report->failure;
-  return parts;
-}
-
 TEST(GemmKernelTest, F32MatrixVectorFormValidates) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   if (!hostRunsAvx512() || !host().hasFeature("avx512bw") ||
