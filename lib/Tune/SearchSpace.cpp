@@ -297,6 +297,10 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   // kMaxRowsForInPlaceB (blocks whose nr does not divide N are pruned).
   if (bInPlace && !desc.transB && desc.m <= kMaxRowsForInPlaceB)
     decisions.push_back(packbDecision({"1", "0"}, base));
+  // The model sweeps a B in place that is larger than L3 (sweepb); the
+  // space offers it off too, the sweep's worth being the machine's.
+  if (base.sweepB)
+    decisions.push_back(Decision{"sweepb", {"1", "0"}, 0});
 
   addThreadDecisions(decisions, base);
   return SearchSpace(desc, base, std::move(decisions));

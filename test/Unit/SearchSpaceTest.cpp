@@ -595,6 +595,39 @@ TEST(SearchSpaceTest, ExplicitDecisionsThatDoNotCombineAreErrors) {
   EXPECT_EQ(wide.mc % 4, 0);
 }
 
+TEST(SearchSpaceTest, StreamedBInPlaceOffersTheSweepOff) {
+  // 8 rows against a B (64 MiB) larger than L3 (32 MiB): the model reads
+  // B in place and sweeps it (sweepb=1); the space offers it off too.
+  Target target = pinned("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,"
+                         "+fma,+avx512f:l1d=48K,l2=1M,l3=32M,cores=2");
+  GemmDesc desc = GemmDesc::packed(8, 4096, 4096);
+  QM_ASSERT_EXPECTED(model, chooseGemmConfig(desc, target));
+  ASSERT_TRUE(model.sweepB) << model.str();
+  SearchSpace space = SearchSpace::forGemm(desc, target, model);
+  std::vector<std::string> k = keys(space);
+  auto at = std::find(k.begin(), k.end(), "sweepb");
+  ASSERT_NE(at, k.end());
+  EXPECT_EQ(*(at - 1), "packb");
+  const Decision &sweep = space.decisions()[at - k.begin()];
+  EXPECT_EQ(sweep.choices, (std::vector<std::string>{"1", "0"}));
+  EXPECT_EQ(sweep.modelChoice, 0);
+  QM_ASSERT_EXPECTED(same, space.configFor(space.modelAssignment()));
+  EXPECT_EQ(same, clampToProblem(model, desc));
+  Assignment off = space.modelAssignment();
+  off[at - k.begin()] = 1;
+  QM_ASSERT_EXPECTED(unswept, space.configFor(off));
+  EXPECT_FALSE(unswept.sweepB);
+  EXPECT_EQ(unswept.str().find("sweepb"), std::string::npos);
+  // B within L3: no sweep, no decision.
+  Target bigL3 = pinned("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,"
+                        "+fma,+avx512f:l1d=48K,l2=1M,l3=256M,cores=2");
+  QM_ASSERT_EXPECTED(cached, chooseGemmConfig(desc, bigL3));
+  EXPECT_FALSE(cached.sweepB);
+  std::vector<std::string> none =
+      keys(SearchSpace::forGemm(desc, bigL3, cached));
+  EXPECT_EQ(std::find(none.begin(), none.end(), "sweepb"), none.end());
+}
+
 TEST(SearchSpaceTest, FewRowsOfferBInPlaceAndThreadsAndSplit) {
   Target target = pinned(avx512Spec);
   // 16 rows: the model reads B in place; the space offers packing it too.
