@@ -151,6 +151,19 @@ static GemmConfig withShape(GemmConfig c, const MicroKernelShape &shape,
   return c;
 }
 
+/// The table's first block `nr` columns wide whose mr `fits`, of those whose
+/// K step broadcasts A from a register (KStepOrder::Broadcast) and that are
+/// not for one sliver only; nullptr where there is none.
+template <typename MrFits>
+static const MicroKernelShape *
+broadcastBlock(llvm::ArrayRef<MicroKernelShape> table, int nr, MrFits fits) {
+  for (const MicroKernelShape &s : table)
+    if (s.nr == nr && fits(s.mr) && s.order == KStepOrder::Broadcast &&
+        !s.oneSliverOnly)
+      return &s;
+  return nullptr;
+}
+
 /// Of the table's blocks as fast per FMA as its preferred one (as many
 /// accumulators, at most 10% more loads per FMA: 8x48 beside 6x64), the one
 /// whose tiles pad M and N least, where that is at least 1% less work than
@@ -234,15 +247,12 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // 8x1024x4096 1.30x, 8x768x768 1.21x, 7x4096x4096 1.30x, 7x3072x768
   // 1.37x (kc 32: 1.12-1.18x). 16 rows in two such slivers: 0.88-1.16x
   // (not taken).
-  bool oneSliverOfTwoVectors = false;
-  if (packB == BPacking::InPlace && isa == VectorIsa::Avx512 && desc.m > 6 &&
-      desc.m <= 8 && desc.bSliversInPlace(2 * lanes))
-    for (const MicroKernelShape &s : table)
-      if (!oneSliverOfTwoVectors && s.nr == 2 * lanes && s.mr >= desc.m &&
-          s.order == KStepOrder::Broadcast && !s.oneSliverOnly) {
-        chosen = &s;
-        oneSliverOfTwoVectors = true;
-      }
+  const MicroKernelShape *oneSliverOfTwoVectors =
+      packB == BPacking::InPlace && isa == VectorIsa::Avx512 && desc.m > 6 &&
+              desc.m <= 8 && desc.bSliversInPlace(2 * lanes)
+          ? broadcastBlock(table, 2 * lanes,
+                           [&](int mr) { return mr >= desc.m; })
+          : nullptr;
   // Thirteen to sixteen rows against B in place on AVX-512 whose N is a
   // multiple of 48: two slivers of the 8x48 block (none of padding at 16
   // rows, where 6x64's three pad two) at kc 256. Side by side on Zen 5
@@ -250,15 +260,15 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // 16x3072x4096 1.18x, 16x1536x1536 1.11x, 16x9216x768 1.08x, 14x3072x768
   // 1.10-1.24x, 13x3072x768 1.23x (kc 64: 1.03-1.20x, kc 128 0.96-1.28x;
   // 7x48 0.64-0.93x at 16 rows).
-  bool twoSliversOfThreeVectors = false;
-  if (packB == BPacking::InPlace && isa == VectorIsa::Avx512 && desc.m > 12 &&
-      desc.m <= 16 && desc.bSliversInPlace(3 * lanes))
-    for (const MicroKernelShape &s : table)
-      if (!twoSliversOfThreeVectors && s.nr == 3 * lanes && s.mr == 8 &&
-          s.order == KStepOrder::Broadcast && !s.oneSliverOnly) {
-        chosen = &s;
-        twoSliversOfThreeVectors = true;
-      }
+  const MicroKernelShape *twoSliversOfThreeVectors =
+      packB == BPacking::InPlace && isa == VectorIsa::Avx512 && desc.m > 12 &&
+              desc.m <= 16 && desc.bSliversInPlace(3 * lanes)
+          ? broadcastBlock(table, 3 * lanes, [](int mr) { return mr == 8; })
+          : nullptr;
+  if (oneSliverOfTwoVectors)
+    chosen = oneSliverOfTwoVectors;
+  if (twoSliversOfThreeVectors)
+    chosen = twoSliversOfThreeVectors;
   // One column sliver (N is a block's nr, or below one vector: that
   // block's columns past N masked) and many rows: the table's preferred
   // block of that width (its cache blocks below).
@@ -375,20 +385,17 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // bytes (1 row 1.09x more); B in L3 (8x1040x4096, 8x3088x1024)
     // 0.99-1.00x, 2x1040x4096 at 1024 0.98x. Wider slivers (6x64 at
     // 8x4096x4096 and 8x11008x4096) lose 5-9% with it.
-    if (c.nr * 4 == 64 && c.prefetchB == 0)
+    const bool oneLineSliver = c.nr * 4 == 64;
+    if (oneLineSliver && c.prefetchB == 0)
       c.prefetchB = c.kc == 8 ? 1024 : 512;
     // A B larger than L3 streams from memory at every call, and every
     // tile waits on its lines: the K loops prefetch its next panel into L2
-    // (sweepb; the emitter applies it where the blocking leaves whole
-    // panels, at most 8 lines a K loop iteration: from seven rows on with
-    // these blocks). Side by side on Zen 5, old against new emitters:
+    // (sweepb; the emitter applies it where all of M is one row block, at
+    // most 8 lines a K loop iteration: from seven rows on with these
+    // blocks). Side by side on Zen 5, old against new emitters:
     // 12x4096x4096 1.19-1.24x, 16x4096x4096 1.13x, 12x3072x4096 1.11x,
     // 8x11008x4096 (6x64) 1.27-1.35x; B in L3 (16x3072x768, 12x3072x768,
     // 16x768x3072, 16x2048x2048) 0.94-0.99x: not there.
-    if (isa == VectorIsa::Avx512 && !desc.runtimeLd && !desc.dynamicM &&
-        !desc.dynamicN && !desc.dynamicK &&
-        4.0 * double(desc.k) * double(desc.ldb) > double(target.caches.l3))
-      c.sweepB = true;
     // The one-line sliver is not swept. Past four rows (kc 32) the sweep
     // does not pay (8x3088x4096 unswept 1.18x swept, 16x3088x4096 0.98x,
     // on Zen 5); with one to four rows it pays only over a shallow kc
@@ -396,8 +403,10 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // 1x3088x4096 and 2x3088x4096 1.50x kc 8 swept, 4x3088x4096 at kc 4
     // 1.33x), but on two threads 0.52-1.04x kc 8 unswept (4x3088x4096,
     // 1x6160x4096 lose); the model does not know the threads.
-    if (c.nr * 4 == 64)
-      c.sweepB = false;
+    c.sweepB =
+        isa == VectorIsa::Avx512 && !oneLineSliver && !desc.runtimeLd &&
+        !desc.dynamicM && !desc.dynamicN && !desc.dynamicK &&
+        4.0 * double(desc.k) * double(desc.ldb) > double(target.caches.l3);
     // Each of those rows read whole: a column block narrower than N cuts
     // every row of B into pieces read far apart in time, each a stream
     // the prefetchers start again. So the block takes all of N while C's
@@ -468,16 +477,14 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // (Target::directRowsWithRuntimeLd), 8x48 (0.85x 12x32 at 128 rows).
     if (desc.m > lanes) {
       const int blockRows = readsAInPlace(product, 12, isa) ? 12 : 8;
-      for (const MicroKernelShape &s : table) {
-        if (s.mr != blockRows || s.nr != 384 / blockRows ||
-            s.order != KStepOrder::Broadcast)
-          continue;
-        GemmConfig t = withShape(*swapped, s, target);
+      if (const MicroKernelShape *s =
+              broadcastBlock(table, 384 / blockRows,
+                             [&](int mr) { return mr == blockRows; })) {
+        GemmConfig t = withShape(*swapped, *s, target);
         t.kc = std::min<int64_t>(product.k, 1024);
         t.mc = roundDownAtLeast(l2Bytes / 2 / (t.kc * 4), t.mr);
         t.nc = std::min<int64_t>(roundUp(product.n, t.nr), 256);
         *swapped = clampToProblem(t, product);
-        break;
       }
     }
     if (transposedProductFits(*swapped)) {

@@ -1622,8 +1622,9 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
         for line in range(0, p.kc * 4, 64):
             asm.ins(f"prefetcht1 {line}(%rdx)")
         p.b_ld.add_to(asm, "%rdx")
-    elif b.sweep and p.sweep_lines_in_place:
-        lines = p.sweep_lines_in_place
+    elif b.sweep:
+        # B in place swept, or (one line) packed by the tiles.
+        lines = p.sweep_lines_in_place or 1
         for line in range(lines):
             asm.ins(f"prefetcht1 {line * 64 or ''}(%rdx)")
         asm.ins(f"addq ${lines * 64}, %rdx")
@@ -1635,9 +1636,6 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
             asm.ins(f"cmpq {SWEEP_ROW_END_SLOT}(%rbx), %rdx")
             asm.ins(f"jae {fwd(next_row)}")
             asm.place(same_row)
-    elif b.sweep:
-        asm.ins("prefetcht1 (%rdx)")
-        asm.ins("addq $64, %rdx")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
     if row_walk:
