@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "qimeng/Kernel/BlockingModel.h"
+#include "qimeng/Kernel/Partition.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 #include <numeric>
@@ -199,10 +200,13 @@ static bool fusedPackingPays(const GemmDesc &desc, int64_t kc,
 
 /// The model's config; `bInPlace` allows reading B in place for few rows,
 /// `oneSliver` the blocking for one column sliver (plain GEMMs: the
-/// convolutions' model has its own rules for their A).
+/// convolutions' model has its own rules for their A); `threads` the
+/// threads the caller will run it on (rules that pay on one thread only
+/// apply where the problem runs as one part).
 static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
                                               const Target &target,
-                                              bool bInPlace, bool oneSliver) {
+                                              bool bInPlace, bool oneSliver,
+                                              int threads) {
   if (auto err = desc.verify())
     return std::move(err);
   VectorIsa isa = target.bestIsa();
@@ -396,17 +400,38 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // 12x4096x4096 1.19-1.24x, 16x4096x4096 1.13x, 12x3072x4096 1.11x,
     // 8x11008x4096 (6x64) 1.27-1.35x; B in L3 (16x3072x768, 12x3072x768,
     // 16x768x3072, 16x2048x2048) 0.94-0.99x: not there.
-    // The one-line sliver is not swept. Past four rows (kc 32) the sweep
-    // does not pay (8x3088x4096 unswept 1.18x swept, 16x3088x4096 0.98x,
-    // on Zen 5); with one to four rows it pays only over a shallow kc
-    // (kc 2 at a K unroll of 2, each row prefetched 2048 bytes ahead:
-    // 1x3088x4096 and 2x3088x4096 1.50x kc 8 swept, 4x3088x4096 at kc 4
-    // 1.33x), but on two threads 0.52-1.04x kc 8 unswept (4x3088x4096,
-    // 1x6160x4096 lose); the model does not know the threads.
-    c.sweepB =
-        isa == VectorIsa::Avx512 && !oneLineSliver && !desc.runtimeLd &&
-        !desc.dynamicM && !desc.dynamicN && !desc.dynamicK &&
+    const bool sweepable =
+        isa == VectorIsa::Avx512 && !desc.runtimeLd && !desc.dynamicM &&
+        !desc.dynamicN && !desc.dynamicK &&
         4.0 * double(desc.k) * double(desc.ldb) > double(target.caches.l3);
+    c.sweepB = sweepable && !oneLineSliver;
+    // The one-line sliver is swept only with one to four rows on one
+    // thread, over a shallow kc: kc 2 at a K unroll of 2 for one or two
+    // rows, 4 for three or four, each row prefetched 2048 bytes ahead. On
+    // Zen 5 side by side with the unswept kc 8 (kc 32 at four rows):
+    // 1x3088x4096 1.41-1.50x, 2x3088x4096 1.21-1.50x, 4x3088x4096 1.21x.
+    // Past four rows (kc 32) the sweep does not pay (8x3088x4096 unswept
+    // 1.18x swept, 16x3088x4096 0.98x), nor on two threads, where each
+    // part's tiles are half as many for the same walk (0.85-0.97x at one
+    // and two rows, 0.68-0.88x at four).
+    const bool onePart = partitionedThreads(desc, c, threads) == 1;
+    if (sweepable && oneLineSliver && desc.m <= 4 && onePart) {
+      c.kc = c.kUnroll = desc.m <= 2 ? 2 : 4;
+      c.prefetchB = 2048;
+      c.sweepB = true;
+    }
+    // Up to eight rows on more than one thread, each part a share of the
+    // columns: the one-line sliver runs down kc 128 rows of its column,
+    // each row prefetched 128 bytes ahead, rather than across a shallow kc.
+    // On Zen 5 at two threads, side by side with kc 8 / 32: 1x3088x4096
+    // 1.21-1.45x, 2x3088x4096 1.27-1.29x, 4x3088x4096 1.29x, 8x3088x4096
+    // 1.20x, 1x6160x4096 1.21x, 2x1040x4096 (B in L3) 1.97x, 8x1040x4096
+    // 1.09x, 4x1040x1024 1.02x; 14x3088x4096 (two slivers of 7 rows)
+    // 0.95x, 16x3088x768 1.03x: not past eight rows.
+    else if (oneLineSliver && desc.m <= 8 && !onePart) {
+      c.kc = 128;
+      c.prefetchB = 128;
+    }
     // Each of those rows read whole: a column block narrower than N cuts
     // every row of B into pieces read far apart in time, each a stream
     // the prefetchers start again. So the block takes all of N while C's
@@ -462,7 +487,8 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
       desc.m <= kF32TransposedProductMaxRows &&
       desc.n >= kF32TransposedProductWidth * desc.m) {
     const GemmDesc product = transposedProductBlocking(desc);
-    auto swapped = modelConfig(product, target, bInPlace, oneSliver);
+    auto swapped =
+        modelConfig(product, target, bInPlace, oneSliver, threads);
     if (!swapped)
       return swapped.takeError();
     // Its tiles update C across C's rows, ldc apart (at an ldc of a
@@ -512,10 +538,12 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                                             const Target &target);
 
 llvm::Expected<GemmConfig> qimeng::chooseGemmConfig(const GemmDesc &desc,
-                                                    const Target &target) {
+                                                    const Target &target,
+                                                    int threads) {
   if (desc.precision != GemmPrecision::F32)
     return dotConfig(KernelProblem(desc), target);
-  return modelConfig(desc, target, /*bInPlace=*/true, /*oneSliver=*/true);
+  return modelConfig(desc, target, /*bInPlace=*/true, /*oneSliver=*/true,
+                     threads);
 }
 
 /// The register block of the sketch-driven ISAs, which read A and B in
@@ -1024,7 +1052,8 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
 }
 
 llvm::Expected<GemmConfig>
-qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
+qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target,
+                           int threads) {
   if (problem.gemm().precision != GemmPrecision::F32)
     return dotConfig(problem, target);
   if (isSketchIsa(target.bestIsa()))
@@ -1035,7 +1064,7 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target) {
       return std::move(err);
   auto config = modelConfig(problem.gemm(), target,
                             !conv || conv->layout != ConvLayout::NchwFchw,
-                            /*oneSliver=*/!conv);
+                            /*oneSliver=*/!conv, threads);
   // A convolution's A is gathered from its pixels, in rows: each row of a
   // panel is a few runs of contiguous input (docs/BlockingModel.md).
   if (config && conv && conv->isNhwc()) {

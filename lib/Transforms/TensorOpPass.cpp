@@ -900,13 +900,13 @@ struct QiMengTensorOpPass
                                        std::string &reason) {
     // Blocking, threads and parts work on the GEMM (a convolution's view).
     const GemmDesc &desc = problem.gemm();
-    auto config = chooseKernelConfig(problem, o.target);
+    // Threads: the option (0: all cores), at most one per part of C.
+    int threads = o.threads == 0 ? o.target.cores : static_cast<int>(o.threads);
+    auto config = chooseKernelConfig(problem, o.target, threads);
     if (!config) {
       reason = llvm::toString(config.takeError());
       return failure();
     }
-    // Threads: the option (0: all cores), at most one per part of C.
-    int threads = o.threads == 0 ? o.target.cores : static_cast<int>(o.threads);
     config->threads = threads;
     if (!o.kernelConfig.empty()) {
       auto pinned = GemmConfig::parse(o.kernelConfig, *config);

@@ -260,10 +260,11 @@ TEST(ConvModelTest, NchwBlocksCoverThePixels) {
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, *target));
     // (Of the blocks for convolutions: not one for a GEMM's single sliver.)
     for (const MicroKernelShape &s : microKernelTable(c.isa))
-      if (!s.oneSliverOnly)
+      if (!s.oneSliverOnly) {
         EXPECT_LE(covered(d.gemmView(), s.mr, s.nr),
                   covered(d.gemmView(), c.mr, c.nr) * 1.05 + 1e-9)
             << d.str() << " " << c.str() << " vs " << s.mr << "x" << s.nr;
+      }
     EXPECT_EQ(c.mc % c.mr, 0);
     EXPECT_EQ(c.nc % c.nr, 0);
   }

@@ -1200,9 +1200,9 @@ std::vector<GemmRange> expectTwoPartsValidate(const GemmDesc &p,
 /// prefetch its next panel; the model sets it where B is larger than L3,
 /// here it is asked for): the model's blocks, one sliver of 7 or 8 rows
 /// two vectors wide, two of 8x48 at kc 256, 6x64's slivers with a row
-/// edge; the one-line sliver of two rows at kc 2 (the tuner may ask for
-/// it); a K tail, an ldb past N; each also as two threads' parts (each
-/// part's sweep walks its own columns).
+/// edge; the one-line sliver of two rows at kc 2 and of four at kc 4 (the
+/// model's rule for one thread); a K tail, an ldb past N; each also as two
+/// threads' parts (each part's sweep walks its own columns).
 TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   if (!hostRunsAvx512())
@@ -1221,6 +1221,10 @@ TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
              0,
              "prefetcht1 64(%rdx)",
              "kc=2,ku=2,pfb=2048,loop=ir-jr,sweepb=1"},
+        Case{{4, 1040, 45},
+             16,
+             "prefetcht1 192(%rdx)",
+             "kc=4,ku=4,pfb=2048,loop=ir-jr,sweepb=1"},
         Case{{13, 1024, 77}, 16, "prefetcht1 320(%rdx)", "sweepb=1"}}) {
     GemmDesc d = GemmDesc::packed(t.shape.m, t.shape.n, t.shape.k);
     d.ldb = t.shape.n + t.ldbPast;

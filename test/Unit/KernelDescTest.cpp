@@ -3,6 +3,7 @@
 #include "ErrorHelpers.h"
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Kernel/KernelConfig.h"
+#include "qimeng/Kernel/Partition.h"
 #include "qimeng/Kernel/PrepackedB.h"
 #include "qimeng/Kernel/Target.h"
 #include <gtest/gtest.h>
@@ -392,11 +393,12 @@ TEST(BlockingModelTest, MicroKernelTables) {
       EXPECT_LE(c.vectorRegistersNeeded(lanes), Target::vectorRegisters(isa))
           << s.mr << "x" << s.nr;
       c.order = KStepOrder::Broadcast;
-      if (s.order != KStepOrder::Embedded)
+      if (s.order != KStepOrder::Embedded) {
         EXPECT_EQ(s.order == KStepOrder::Broadcast,
                   c.vectorRegistersNeeded(lanes) <=
                       Target::vectorRegisters(isa))
             << s.mr << "x" << s.nr;
+      }
     }
   }
   // 7x64 fits AVX-512 with bmem: 28 accumulators, 3 B vectors, A.
@@ -611,16 +613,37 @@ TEST(BlockingModelTest, FewRowsAgainstANarrowCachedBTakeOneSliverOfAllRows) {
   EXPECT_LT(s.kc, 4096) << s.str();
   // The sliver's one line a row of B prefetched eight slivers ahead (16
   // with two rows, whose sweeps walk 8 rows); a 64-wide sliver not. The
-  // one-line sliver is not swept, B in L3 or not.
+  // one-line sliver is not swept past four rows, B in L3 or not.
   EXPECT_EQ(s.prefetchB, 512) << s.str();
   EXPECT_FALSE(s.sweepB) << s.str();
-  for (int64_t n : {1040, 3088}) { // B in L3, and beyond it
-    QM_ASSERT_EXPECTED(two,
-                       chooseGemmConfig(GemmDesc::packed(2, n, 4096), target));
-    EXPECT_EQ(two.nr, 16) << two.str();
-    EXPECT_EQ(two.kc, 8) << two.str();
-    EXPECT_EQ(two.prefetchB, 1024) << two.str();
-    EXPECT_FALSE(two.sweepB) << two.str();
+  // One to four rows against a B beyond L3 on one thread: swept over a
+  // shallow kc (2 up to two rows, 4 up to four, as deep as the K unroll),
+  // each row prefetched 2048 bytes ahead. Up to eight rows on two threads
+  // (two parts), B in L3 or not: kc 128, each row prefetched 128 bytes
+  // ahead; past eight rows the one-thread blocking.
+  struct Few {
+    int64_t m, n;
+    int threads;
+    bool sweep;
+    int64_t kc;
+    int prefetchB;
+  };
+  for (Few f :
+       {Few{2, 1040, 1, false, 8, 1024}, Few{2, 3088, 1, true, 2, 2048},
+        Few{1, 3088, 1, true, 2, 2048}, Few{4, 3088, 1, true, 4, 2048},
+        Few{8, 3088, 1, false, 32, 512}, Few{2, 3088, 2, false, 128, 128},
+        Few{4, 1040, 2, false, 128, 128}, Few{8, 3088, 2, false, 128, 128},
+        Few{12, 3088, 2, false, 32, 512}}) {
+    QM_ASSERT_EXPECTED(c, chooseGemmConfig(GemmDesc::packed(f.m, f.n, 4096),
+                                           target, f.threads));
+    EXPECT_EQ(c.nr, 16) << c.str();
+    EXPECT_EQ(c.sweepB, f.sweep) << c.str();
+    EXPECT_EQ(c.kc, f.kc) << c.str();
+    EXPECT_EQ(c.kUnroll, f.sweep ? c.kc : 4) << c.str();
+    EXPECT_EQ(c.prefetchB, f.prefetchB) << c.str();
+    EXPECT_EQ(partitionedThreads(GemmDesc::packed(f.m, f.n, 4096), c,
+                                 f.threads),
+              f.threads);
   }
   QM_ASSERT_EXPECTED(wide,
                      chooseGemmConfig(GemmDesc::packed(8, 4096, 4096), target));

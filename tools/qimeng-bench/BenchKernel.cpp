@@ -143,7 +143,7 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
     }
     if ((form.runtimeLd || form.runtimeSizes || form.bPrepacked) &&
         ours.tunedTrials == 0) {
-      auto model = chooseKernelConfig(variantProblem, host);
+      auto model = chooseKernelConfig(variantProblem, host, int(threads));
       if (!model)
         return model.takeError();
       base = *model;

@@ -157,7 +157,7 @@ llvm::Expected<int> qimeng::runConvBench(const ConvBenchSettings &s) {
     // A layer these types cannot take (or no kernel of this host: an f16
     // stem, whose run of k is not whole tile steps) says why.
     KernelProblem problem(desc);
-    auto base = chooseKernelConfig(problem, s.host);
+    auto base = chooseKernelConfig(problem, s.host, int(s.threads));
     std::string why;
     if (llvm::Error err = desc.verify())
       why = llvm::toString(std::move(err));

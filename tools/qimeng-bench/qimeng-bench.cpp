@@ -555,7 +555,8 @@ int main(int argc, char **argv) {
     GemmDesc desc =
         GemmDesc::packed(sh.m, sh.n, sh.k, trans[0] == 't', trans[1] == 't');
     desc.precision = precision;
-    GemmConfig config = exitOnErr(chooseGemmConfig(desc, host));
+    GemmConfig config =
+        exitOnErr(chooseGemmConfig(desc, host, int(threadsOpt)));
     if (!configOpt.empty())
       config =
           clampToProblem(exitOnErr(GemmConfig::parse(configOpt, config)), desc);

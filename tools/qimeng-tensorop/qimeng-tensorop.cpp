@@ -560,7 +560,8 @@ int main(int argc, char **argv) {
   }
   EmitterOptions emitter = EmitterOptions::defaults();
   IsolatedValidationOptions runner = IsolatedValidationOptions::defaults();
-  GemmConfig base = exitOnErr(chooseKernelConfig(problem, host));
+  GemmConfig base =
+      exitOnErr(chooseKernelConfig(problem, host, int(threadsOpt)));
   if (ablationOpt)
     return runAblation(*llm, *task, host, base, emitter, runner, jsonOpt);
   base.threads = partitionedThreads(problem.gemm(), base, int(threadsOpt));

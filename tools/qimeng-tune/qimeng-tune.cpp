@@ -199,9 +199,9 @@ int main(int argc, char **argv) {
     GemmDesc desc = GemmDesc::packed(m, n, k, trans[0] == 't', trans[1] == 't');
     desc.precision = *precision;
     desc.bPrepacked = bPrepackedOpt;
-    GemmConfig base = exitOnErr(chooseGemmConfig(desc, host));
-    base.threads = partitionedThreads(
-        desc, base, threadsOpt == 0 ? host.cores : int(threadsOpt));
+    const int threads = threadsOpt == 0 ? host.cores : int(threadsOpt);
+    GemmConfig base = exitOnErr(chooseGemmConfig(desc, host, threads));
+    base.threads = partitionedThreads(desc, base, threads);
     TuningKey key = exitOnErr(tuningKey(desc, host, emitter, base.threads));
     if (ablationOpt) {
       runAblation(desc, host, base, emitter, exitOnErr);

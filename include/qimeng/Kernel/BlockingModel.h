@@ -163,9 +163,13 @@ bool amxMayTransposeProduct(const GemmDesc &desc);
 bool amxRowsCrowdL1(int64_t strideBytes, int64_t rows, int64_t l1Bytes);
 
 /// The analytical config for `desc` on `target`, blocking clamped to the
-/// problem. Error when the target has no supported vector ISA.
+/// problem, for a caller that runs it on `threads` threads (before
+/// partitionedThreads; a rule that pays on one thread only applies where
+/// the problem runs as one part). The config's own `threads` stays 1: the
+/// caller sets it. Error when the target has no supported vector ISA.
 llvm::Expected<GemmConfig> chooseGemmConfig(const GemmDesc &desc,
-                                            const Target &target);
+                                            const Target &target,
+                                            int threads = 1);
 
 /// Whether a block of `mr` rows on `isa` can read `desc`'s A in place
 /// (alayout=direct): GemmDesc::aSliversInPlace, and with a run-time lda at
@@ -179,7 +183,8 @@ GemmConfig clampToProblem(GemmConfig config, const GemmDesc &desc);
 /// chooseGemmConfig for a GEMM or a convolution's GEMM view; an nchw_fchw
 /// convolution gathers B from its input, so B is always packed.
 llvm::Expected<GemmConfig> chooseKernelConfig(const KernelProblem &problem,
-                                              const Target &target);
+                                              const Target &target,
+                                              int threads = 1);
 
 /// The axis `problem`'s parallel form on `isa` must split, where it has no
 /// choice: the sketch-driven ISAs' nchw convolutions split their filters
