@@ -916,8 +916,22 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // below: each f16 widened to f32 where it is gathered and packed.)
   if (std::optional<GemmConfig> amx = amxConfig(problem, target))
     return *amx;
-  const bool matrixVector = !conv && dotReadsBInPlace(desc);
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
+  // Without the tiles (amxConfig took none of it), bf16 rows against B^T
+  // take the matrix-vector form up to kBf16MatrixVectorRows rows too:
+  // two rows of A a pass share each chunk of B^T's rows, which stream
+  // once. On Zen 5, 1 thread, side by side with the 8x16 and 16x16 blocks
+  // (B^T packed; 8x48 past 16 rows): 2x4096x4096 2.67-2.75x, 4x4096x4096
+  // 2.28x, 8x4096x4096 1.33-1.44x, 12x4096x4096 1.31x, 16x4096x4096
+  // 1.01-1.02x, 24x4096x4096 1.24x, 32x4096x4096 1.08-1.10x, 8x3072x768
+  // 1.71x, 16x3072x768 1.18x, 8x768x3072 1.55x, 16x768x3072 1.06x,
+  // 32x3072x768 1.02x; 2 threads 1.50x, 1.02x and 1.08x at 8, 16 and 32
+  // rows of 4096x4096; past them not (64x4096x4096 0.84x, 48x4096x4096
+  // at 2 threads 0.91x).
+  const bool matrixVector =
+      !conv && (dotReadsBInPlace(desc) ||
+                (bf16 && desc.bTransposedRowsInPlace() &&
+                 desc.m <= kBf16MatrixVectorRows));
   const bool f16 = desc.precision == GemmPrecision::F16;
   const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||

@@ -996,7 +996,8 @@ TEST(GemmKernelTest, HalfPrecisionWrongNanRuleIsCaught) {
 /// model reads B^T in place, a dot product per column (packb=0), which
 /// validates at every K tail (none, a partial chunk, an odd k) and N
 /// edge, accumulating or not, with run-time and immediate leading
-/// dimensions; the packed form stays available (packb=1). (Run-time M and
+/// dimensions; the packed form stays available (packb=1); without AMX the
+/// form takes up to kBf16MatrixVectorRows rows. (Run-time M and
 /// parallel parts: python tests/test_dotgemm.py, which writes the range.)
 TEST(GemmKernelTest, Bf16GemvValidates) {
   if (!hostRunsBf16())
@@ -1019,6 +1020,21 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
   nn.precision = GemmPrecision::Bf16;
   QM_ASSERT_EXPECTED(nnModel, chooseKernelConfig(KernelProblem(nn), host()));
   EXPECT_EQ(nnModel.packB, BPacking::Panels);
+  // Without the tiles, up to kBf16MatrixVectorRows rows (two a pass; an
+  // odd count's last pass one), accumulating and overwriting; past them
+  // B^T packed.
+  const Target noAmx = host().withoutAmx();
+  for (int64_t m : {int64_t(2), int64_t(5), kBf16MatrixVectorRows,
+                    kBf16MatrixVectorRows + 1}) {
+    GemmDesc d = GemmDesc::packed(m, 45, 77, false, true);
+    d.precision = GemmPrecision::Bf16;
+    d.overwrite = m % 2 == 1;
+    d = d.withPaddedLeadingDims();
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), noAmx));
+    EXPECT_EQ(isMatrixVectorForm(d, model), m <= kBf16MatrixVectorRows)
+        << model.str();
+    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
+  }
 }
 
 /// f16 on AVX-512 without the tiles (the model's choice where the target

@@ -149,6 +149,12 @@ llvm::SmallVector<int64_t, 2> formRowBounds(const GemmDesc &desc);
 /// and read it back (docs/BlockingModel.md).
 inline constexpr int64_t kF16MatrixVectorRows = 12;
 
+/// Rows of bf16 A up to which the matrix-vector form (B^T read in place)
+/// beats the blocked kernels that pack B^T, on a target without AMX-BF16
+/// (with it, the tiles take every bf16 GEMM of more than one row;
+/// docs/BlockingModel.md).
+inline constexpr int64_t kBf16MatrixVectorRows = 32;
+
 /// Whether an AMX kernel can compute `desc` transposed (C^T = B^T * A^T,
 /// packb=0: amx.py's pack_b false): B^T as stored and not prepacked, A as
 /// stored with more than one row, K whole tile steps, every size static
