@@ -59,7 +59,8 @@ matrix-vector product per row of A instead: no packs, B^T read where it
 lies. So is an sgemm (f32) with `pack_b: false` and `trans_b` on isa
 avx512, which the protocol's entry sends here (sgemm.py writes every other
 f32 GEMM). For each group of GEMV_ROWS rows of B^T (columns of C) and each
-row of A, one zmm accumulator per row of B^T takes VDPBF16PS of 32 bf16 of
+row of A (two or three rows a pass sharing each chunk of B^T's rows as
+loaded: gemv_a_rows), one zmm accumulator per row of B^T takes VDPBF16PS of 32 bf16 of
 A against 32 of that row (f16: 16 of each widened, then VFMADD231PS; f32:
 16 of each, VFMADD231PS), k along the rows; a K that is not whole chunks
 ends in masked loads of both; then a reduction tree sums the
@@ -527,7 +528,9 @@ class Params:
             return (f"{head}{store}_brows{STREAM_COLUMNS}x"
                     f"{self.stream_rows}{tail}")
         if self.gemv:
-            return f"{head}{store}_gemv{GEMV_ROWS}{tail}"
+            rows = gemv_a_rows(self)
+            return (f"{head}{store}_gemv{GEMV_ROWS}"
+                    f"{'x3' if rows == 3 else ''}{tail}")
         return (f"{head}{'_nrt' if self.dynamic_n else ''}"
                 f"{'_krt' if self.dynamic_k else ''}"
                 f"{'_adirect' if self.a_direct else ''}"
@@ -778,7 +781,7 @@ def _drops_low(p, op):
 
 
 # Fault drop-low's mask register in the packs (the in-place forms have
-# their own: DROP_LOW_REG, STREAM_DROP_LOW_REG).
+# their own: GemvRegisters.drop_low, STREAM_DROP_LOW_REG).
 PACK_DROP_LOW_REG = 28
 
 
@@ -1962,11 +1965,24 @@ def gemv_chunk(p):
     return LANES * p.dt.group
 
 
+# From this many rows of A (static, of 2-byte types), a pass of the
+# matrix-vector form takes three rows, which share each chunk of B^T's
+# rows three ways: 11 loads (8 of them B^T's, from L2 where its 8 rows do
+# not fit L1) for 24 dot products rather than 10 for 16.
+GEMV_THREE_ROWS_FROM = 12
+
+
 def gemv_a_rows(p):
     """Rows of A a pass of the matrix-vector form takes: two, which share
     each chunk of B^T's rows as loaded (and widened), but one for a single
-    row of A."""
-    return 1 if p.m == 1 and not p.reads_range else 2
+    row of A, and three for GEMV_THREE_ROWS_FROM rows and more of bf16 or
+    f16 (f32's 16 lanes a chunk halve the work a load of B^T brings)."""
+    if p.m == 1 and not p.reads_range:
+        return 1
+    if p.m >= GEMV_THREE_ROWS_FROM and p.dt.name in ("bf16", "f16") \
+            and not p.dynamic_m:
+        return 3
+    return 2
 
 
 def _gemv_acc(a, r):
@@ -1974,11 +1990,25 @@ def _gemv_acc(a, r):
     return f"%zmm{GEMV_ROWS * a + r}"
 
 
-# The matrix-vector form's registers: the accumulators zmm0-15, then A's
-# chunks (one per row of A) and B^T's rows as loaded.
-GEMV_A_REG, GEMV_B_REG = 16, 18
-DROP_LOW_REG = 26   # fault drop-low: 0xffff0000 in every lane
-GEMV_A_ROW_REGS = ("%rdi", "%rsi")
+class GemvRegisters:
+    """The matrix-vector form's vector registers for `rows` rows of A a
+    pass: the accumulators zmm0 .. 8 * rows - 1, then A's chunks (one per
+    row of A), then B^T's rows as loaded: one register each with one or
+    two rows of A (zmm18-25), two in turn with three (zmm27-28); then the
+    fault drop-low's mask (0xffff0000 in every lane)."""
+
+    def __init__(self, rows):
+        self.a = GEMV_ROWS * max(rows, 2)
+        self.three = rows == 3
+        self.drop_low = 29 if self.three else 26
+
+    def b(self, r):
+        return 27 + r % 2 if self.three else 18 + r
+
+
+# A's rows' pointers in a pass (the third in %rdx, C's pointer only once
+# the sums are stored).
+GEMV_A_ROW_REGS = ("%rdi", "%rsi", "%rdx")
 
 
 def _emit_gemv_chunk(asm, p, mask=None):
@@ -1987,6 +2017,7 @@ def _emit_gemv_chunk(asm, p, mask=None):
     an element) the elements past it are zeros."""
     widen = p.dt.name == "f16"
     rows = gemv_a_rows(p)
+    regs = GemvRegisters(rows)
     chunk_reg = "%ymm{}" if widen else "%zmm{}"
     zero = f"{{{mask}}}{{z}}" if mask else ""
     move = "vmovups" if p.dt.element_bytes == 4 else "vmovdqu16"
@@ -2000,45 +2031,61 @@ def _emit_gemv_chunk(asm, p, mask=None):
             asm.ins(f"vcvtph2ps %ymm{reg}, %zmm{reg}")
 
     for a in range(rows):
-        load(f"({GEMV_A_ROW_REGS[a]}, %rax)", GEMV_A_REG + a)
+        load(f"({GEMV_A_ROW_REGS[a]}, %rax)", regs.a + a)
     for r in range(GEMV_ROWS):
         b = f"(%r{8 + r}, %rax)"
         if widen or mask or rows > 1:
-            load(b, GEMV_B_REG + r)
-            b = f"%zmm{GEMV_B_REG + r}"
-            _emit_drop_low(asm, b, p.fault == "drop-low", DROP_LOW_REG)
+            load(b, regs.b(r))
+            b = f"%zmm{regs.b(r)}"
+            _emit_drop_low(asm, b, p.fault == "drop-low", regs.drop_low)
         for a in range(rows):
-            asm.ins(f"{p.dt.dot} {b}, %zmm{GEMV_A_REG + a}, {_gemv_acc(a, r)}")
+            asm.ins(f"{p.dt.dot} {b}, %zmm{regs.a + a}, {_gemv_acc(a, r)}")
 
 
-def _emit_gemv_sums(asm, a):
-    """Row a's 8 accumulators' 16 lanes each summed: 16 -> 8 -> 4, then
-    two VHADDPS levels: the 8 sums in the ymm of its first."""
+def gemv_sums_register(a):
+    """The ymm register that holds row a's 8 sums (_emit_gemv_sums)."""
+    return GEMV_ROWS * a if a < 2 else 1
+
+
+def _emit_gemv_sums(asm, a, t):
+    """Row a's 8 accumulators' 16 lanes each summed (`t` a free register):
+    16 -> 8 -> 4, then two VHADDPS levels: the 8 sums in the ymm of
+    gemv_sums_register(a). VHADDPS and VINSERTF128 have no EVEX form:
+    the third row's 4-lane sums move to xmm1-7 and xmm9 first, which the
+    first two rows' sums (ymm0, ymm8) have left free."""
     base = GEMV_ROWS * a
     regs = range(base, base + GEMV_ROWS)
-    t = GEMV_A_REG
     for r in regs:
         asm.ins(f"vextractf64x4 $1, %zmm{r}, %ymm{t}")
         asm.ins(f"vaddps %ymm{t}, %ymm{r}, %ymm{r}")
     for r in regs:
         asm.ins(f"vextractf32x4 $1, %ymm{r}, %xmm{t}")
         asm.ins(f"vaddps %xmm{t}, %xmm{r}, %xmm{r}")
-    for b in (base, base + 4):
-        asm.ins(f"vhaddps %xmm{b + 1}, %xmm{b}, %xmm{b}")
-        asm.ins(f"vhaddps %xmm{b + 3}, %xmm{b + 2}, %xmm{b + 2}")
-        asm.ins(f"vhaddps %xmm{b + 2}, %xmm{b}, %xmm{b}")
-    asm.ins(f"vinsertf128 $1, %xmm{base + 4}, %ymm{base}, %ymm{base}")
+    low = list(regs)
+    if a >= 2:
+        low = [1, 2, 3, 4, 5, 6, 7, 9]
+        for r, x in zip(regs, low):
+            asm.ins(f"vmovaps %xmm{r}, %xmm{x}")
+    assert low[0] == gemv_sums_register(a)
+    for b in (0, 4):
+        x = low[b:b + 4]
+        asm.ins(f"vhaddps %xmm{x[1]}, %xmm{x[0]}, %xmm{x[0]}")
+        asm.ins(f"vhaddps %xmm{x[3]}, %xmm{x[2]}, %xmm{x[2]}")
+        asm.ins(f"vhaddps %xmm{x[2]}, %xmm{x[0]}, %xmm{x[0]}")
+    asm.ins(f"vinsertf128 $1, %xmm{low[4]}, %ymm{low[0]}, %ymm{low[0]}")
 
 
 def _emit_gemv_body(p):
     """The pack_b false form: per group of GEMV_ROWS rows j of B^T and per
-    one or two rows i of A in the part, C(i, j) (+)= sum over K of A(i, k)
-    B^T(j, k), B^T read in place (module docstring)."""
+    one, two or three rows i of A in the part (gemv_a_rows), C(i, j) (+)=
+    sum over K of A(i, k) B^T(j, k), B^T read in place (module
+    docstring)."""
     asm = Asm()
     row_loop = asm.label("GEMV: next rows of A")
     col_loop = asm.label("GEMV: next rows of B^T")
     chunk = gemv_chunk(p)
     rows = gemv_a_rows(p)
+    regs = GemvRegisters(rows)
     k_loop = asm.label(f"GEMV: next {chunk} k")
     done = asm.label("empty part: nothing to do")
     if rows > 1:
@@ -2047,7 +2094,7 @@ def _emit_gemv_body(p):
                                         GEMV_N_END))
     emit_relu_constants(asm, p)
     if p.fault == "drop-low":
-        _emit_drop_low_mask(asm, DROP_LOW_REG, "B^T's elements")
+        _emit_drop_low_mask(asm, regs.drop_low, "B^T's elements")
     chunks, tail = divmod(p.k, chunk)
     if p.fault == "drop-k":
         asm.comment("fault drop-k: the last full chunk of K (or the tail) "
@@ -2075,17 +2122,20 @@ def _emit_gemv_body(p):
     asm.ins(f"movq %rax, {GEMV_ROW}({WS})")
     asm.place(row_loop)
     asm.comment("A's row -> %rdi"
-                + (", the next (the part's last again past it) -> %rsi"
+                + (f", the next {rows - 1} (the part's last again past it)"
+                   f" -> {', '.join(GEMV_A_ROW_REGS[1:rows])}"
                    if rows > 1 else "") + ", C's row -> slot")
     asm.ins(f"movq {GEMV_ROW}({WS}), %rax")
     if rows > 1:
         asm.ins(f"movq {GEMV_M_END}({WS}), %rcx")
         asm.ins("decq %rcx")
-        asm.ins("leaq 1(%rax), %rsi")
-        asm.ins("cmpq %rcx, %rsi")
-        asm.ins("cmovgq %rcx, %rsi")
-        asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rsi")
-        asm.ins(f"addq 0({WS}), %rsi")
+    for a in range(1, rows):
+        reg = GEMV_A_ROW_REGS[a]
+        asm.ins(f"leaq {a}(%rax), {reg}")
+        asm.ins(f"cmpq %rcx, {reg}")
+        asm.ins(f"cmovgq %rcx, {reg}")
+        asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), {reg}")
+        asm.ins(f"addq 0({WS}), {reg}")
     asm.ins("movq %rax, %rdi")
     asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rdi")
     asm.ins(f"addq 0({WS}), %rdi")
@@ -2111,7 +2161,7 @@ def _emit_gemv_body(p):
         asm.ins("kmovd %ecx, %k1")
         _emit_gemv_chunk(asm, p, mask="%k1")
     for a in range(rows):
-        _emit_gemv_sums(asm, a)
+        _emit_gemv_sums(asm, a, regs.a)
     asm.comment("C(i, j ..) (+)= them, masked past N")
     asm.ins(f"movq {GEMV_N_END}({WS}), %rcx")
     asm.ins(f"subq {GEMV_COL}({WS}), %rcx")
@@ -2139,14 +2189,14 @@ def _emit_gemv_body(p):
         asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdi")
         asm.ins(f"movq {GEMV_COL}({WS}), %rax")
         asm.ins("leaq (%rdi, %rax, 2), %rdi")
-    zero, bound = f"%ymm{GEMV_A_REG}", f"%ymm{GEMV_A_REG + 1}"
+    zero, bound = f"%ymm{regs.a}", f"%ymm{regs.a + 1}"
     emit_epilogue_setup(asm, p, zero, bound)
     for a in range(rows):
-        sums = f"%ymm{GEMV_ROWS * a}"
+        sums = f"%ymm{gemv_sums_register(a)}"
         if a:
             asm.comment("the next row's, unless past the part")
             asm.ins(f"movq {GEMV_ROW}({WS}), %rax")
-            asm.ins("incq %rax")
+            asm.ins("incq %rax" if a == 1 else f"addq ${a}, %rax")
             asm.ins(f"cmpq {GEMV_M_END}({WS}), %rax")
             asm.ins(f"jge {fwd(last_row)}")
             asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdx")

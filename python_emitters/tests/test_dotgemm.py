@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 import unittest
 
+from qimeng_emitters.dotgemm import GEMV_THREE_ROWS_FROM
 from qimeng_emitters.dotgemm import emit as emit_dot
 from qimeng_emitters.dotgemm import half_output_field
 
@@ -561,10 +562,34 @@ def check_gemv(test, make, faults=("drop-k", "write-past-edge")):
             gemv, m=5, runtime_ld=None, lda=80, ldb=82, ldc=52, ldd=54,
             overwrite=True, **{half: True})),
     })
+    # From GEMV_THREE_ROWS_FROM rows: three rows a pass (the last pass's
+    # past the part its last row again, not stored), the epilogue, a 16-bit
+    # D, two parts of the rows, faults.
+    three = dict(gemv, m=GEMV_THREE_ROWS_FROM + 1)
+    test.assertIn("_gemv8x3_", header(emit_dot(make(**three)), "symbol"))
+    test.assertIn("_gemv8_", header(emit_dot(make(**dict(
+        three, m=GEMV_THREE_ROWS_FROM - 1))), "symbol"))
+    cases.update({
+        "gemv_three_rows": make(**dict(three, overwrite=True)),
+        "gemv_three_rows_bias_relu_accumulating": make(**dict(
+            three, m=GEMV_THREE_ROWS_FROM, bias="columns", relu=True)),
+        "gemv_three_rows_leaky": make(**dict(
+            three, bias="columns", leaky_relu=0.25, overwrite=True)),
+        "gemv_three_rows_half": make(**dict(
+            three, m=GEMV_THREE_ROWS_FROM + 2, overwrite=True,
+            **{half: True})),
+    })
+    with test.subTest(parallel="three rows"):
+        status, output = test.run_kernel(
+            "par3", make(**dict(three, parallel=True)), split=5)
+        test.assertEqual(status, 0, output)
+        test.assertEqual(output.strip(), "ok")
+    faulty = {fault: make(**dict(gemv, m=3, fault=fault)) for fault in faults}
+    faulty.update({f"{fault} (three rows)": make(**dict(three, fault=fault))
+                   for fault in ("drop-k", "write-past-edge")})
     check_in_place_form(
         test, cases, make(**dict(gemv, dynamic_m=True)), (1, 3),
-        make(**dict(gemv, m=4, parallel=True)), 2,
-        {fault: make(**dict(gemv, m=3, fault=fault)) for fault in faults})
+        make(**dict(gemv, m=4, parallel=True)), 2, faulty)
 
 
 def check_in_place_form(test, cases, dynamic, rows, parallel, split,
