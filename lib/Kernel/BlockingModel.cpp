@@ -487,8 +487,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
       desc.m <= kF32TransposedProductMaxRows &&
       desc.n >= kF32TransposedProductWidth * desc.m) {
     const GemmDesc product = transposedProductBlocking(desc);
-    auto swapped =
-        modelConfig(product, target, bInPlace, oneSliver, threads);
+    auto swapped = modelConfig(product, target, bInPlace, oneSliver, threads);
     if (!swapped)
       return swapped.takeError();
     // Its tiles update C across C's rows, ldc apart (at an ldc of a
@@ -855,11 +854,17 @@ bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
          !desc.bPrepacked && desc.bTransposedRowsInPlace();
 }
 
-llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc) {
+llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,
+                                                    const Target &target) {
   GemmDesc few = desc;
   few.m = kF16MatrixVectorRows;
   if (desc.precision == GemmPrecision::F16 && dotReadsBInPlace(few))
     return {kF16MatrixVectorRows};
+  // bf16 against B^T without the tiles: the matrix-vector form up to
+  // kBf16MatrixVectorRows rows (dotConfig).
+  if (desc.precision == GemmPrecision::Bf16 && desc.bTransposedRowsInPlace() &&
+      !target.hasAmx(isHalfPrecision(desc.precision)))
+    return {kBf16MatrixVectorRows};
   // f32: the matrix-vector form up to 7 rows, and up to 15 where B^T fits
   // L3, where 16 (or 8) take the product transposed (on AVX-512;
   // elsewhere more direct kernels).
@@ -928,10 +933,9 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // 32x3072x768 1.02x; 2 threads 1.50x, 1.02x and 1.08x at 8, 16 and 32
   // rows of 4096x4096; past them not (64x4096x4096 0.84x, 48x4096x4096
   // at 2 threads 0.91x).
-  const bool matrixVector =
-      !conv && (dotReadsBInPlace(desc) ||
-                (bf16 && desc.bTransposedRowsInPlace() &&
-                 desc.m <= kBf16MatrixVectorRows));
+  const bool matrixVector = !conv && (dotReadsBInPlace(desc) ||
+                                      (bf16 && desc.bTransposedRowsInPlace() &&
+                                       desc.m <= kBf16MatrixVectorRows));
   const bool f16 = desc.precision == GemmPrecision::F16;
   const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||

@@ -1345,10 +1345,12 @@ struct QiMengTensorOpPass
       SmallVector<MBucketKernel> buckets;
       if (!problem->conv() && problem->gemm().dynamicM) {
         // The option's row counts, and (unless it says none) the model's
-        // where the kernel's form changes (f16: B read in place up to 12).
+        // where the kernel's form changes (f16: B read in place up to 12;
+        // bf16 against B^T without AMX-BF16 up to 32).
         SmallVector<int64_t> bucketRows(options->mBuckets);
         if (!bucketRows.empty()) {
-          llvm::append_range(bucketRows, formRowBounds(problem->gemm()));
+          llvm::append_range(bucketRows,
+                             formRowBounds(problem->gemm(), options->target));
           llvm::sort(bucketRows);
           bucketRows.erase(std::unique(bucketRows.begin(), bucketRows.end()),
                            bucketRows.end());

@@ -641,9 +641,9 @@ TEST(BlockingModelTest, FewRowsAgainstANarrowCachedBTakeOneSliverOfAllRows) {
     EXPECT_EQ(c.kc, f.kc) << c.str();
     EXPECT_EQ(c.kUnroll, f.sweep ? c.kc : 4) << c.str();
     EXPECT_EQ(c.prefetchB, f.prefetchB) << c.str();
-    EXPECT_EQ(partitionedThreads(GemmDesc::packed(f.m, f.n, 4096), c,
-                                 f.threads),
-              f.threads);
+    EXPECT_EQ(
+        partitionedThreads(GemmDesc::packed(f.m, f.n, 4096), c, f.threads),
+        f.threads);
   }
   QM_ASSERT_EXPECTED(wide,
                      chooseGemmConfig(GemmDesc::packed(8, 4096, 4096), target));
@@ -737,11 +737,12 @@ TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
   dynamicM.dynamicM = true;
   EXPECT_EQ(product(dynamicM, target), Product::Transposed);
   dynamicM.m = 256;
-  EXPECT_EQ(formRowBounds(dynamicM), (llvm::SmallVector<int64_t, 2>{
-                                         kF32TransposedProductStreamedRows - 1,
-                                         kF32TransposedProductRows - 1}));
+  EXPECT_EQ(
+      formRowBounds(dynamicM, target),
+      (llvm::SmallVector<int64_t, 2>{kF32TransposedProductStreamedRows - 1,
+                                     kF32TransposedProductRows - 1}));
   dynamicM.n = 63;
-  EXPECT_TRUE(formRowBounds(dynamicM).empty());
+  EXPECT_TRUE(formRowBounds(dynamicM, target).empty());
   EXPECT_EQ(product(rows32, parseTarget("x86_64-unknown-linux-gnu:znver3:+avx,"
                                         "+avx2,+fma:l1d=32K,l2=512K,l3=32M,"
                                         "cores=2")),

@@ -1206,17 +1206,23 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
     GemmDesc dyn = GemmDesc::packed(256, 4096, 4096, false, transB);
     dyn.precision = GemmPrecision::F16;
     dyn.dynamicM = true;
-    const llvm::SmallVector<int64_t, 2> bounds = formRowBounds(dyn);
+    const llvm::SmallVector<int64_t, 2> bounds = formRowBounds(dyn, target);
     ASSERT_EQ(bounds.size(), 1u);
     EXPECT_EQ(bounds[0], kF16MatrixVectorRows);
     dyn.halfOutput = true;
-    EXPECT_EQ(formRowBounds(dyn).size(), 1u);
+    EXPECT_EQ(formRowBounds(dyn, target).size(), 1u);
     dyn.halfOutput = false;
     dyn.bias = GemmBias::Rows;
-    EXPECT_TRUE(formRowBounds(dyn).empty());
+    EXPECT_TRUE(formRowBounds(dyn, target).empty());
     dyn.bias = GemmBias::None;
     dyn.precision = GemmPrecision::Bf16;
-    EXPECT_TRUE(formRowBounds(dyn).empty());
+    EXPECT_TRUE(formRowBounds(dyn, target).empty());
+    // bf16 without the tiles: the matrix-vector form up to 32 rows of A
+    // against B^T.
+    const Target noTiles = target.withoutAmx();
+    EXPECT_EQ(formRowBounds(dyn, noTiles),
+              (transB ? llvm::SmallVector<int64_t, 2>{kBf16MatrixVectorRows}
+                      : llvm::SmallVector<int64_t, 2>{}));
   }
   // No AMX-BF16: the dot kernels (f16 widened to f32 where it is
   // packed), packed A (never in place) and B, B in place for few rows

@@ -135,13 +135,15 @@ GemmDesc transposedProductBlocking(const GemmDesc &desc);
 /// each vector's 16 rows of C into registers of mr lanes each).
 bool transposedProductFits(const GemmConfig &config);
 
-/// Row counts up to which `desc`'s kernel keeps a form that the next row
-/// leaves (f16: the last M that reads B in place; f32: 7 and 15, the last
-/// M of the matrix-vector form where 8 rows, B^T larger than L3, or 16
-/// take the product transposed), ascending: for a
+/// Row counts up to which `desc`'s kernel on `target` keeps a form that the
+/// next row leaves (f16: the last M that reads B in place; bf16 against
+/// B^T without AMX-BF16: 32, the last M of the matrix-vector form; f32: 7
+/// and 15, the last M of the matrix-vector form where 8 rows, B^T larger
+/// than L3, or 16 take the product transposed), ascending: for a
 /// run-time M, kernels for at most that many rows (the pass adds them to
 /// its m-buckets) run the form where it pays.
-llvm::SmallVector<int64_t, 2> formRowBounds(const GemmDesc &desc);
+llvm::SmallVector<int64_t, 2> formRowBounds(const GemmDesc &desc,
+                                            const Target &target);
 
 /// Rows of f16 A up to which the forms that read B in place (B^T once, B's
 /// rows once a pass of 6 rows; 2 bytes an element) beat the blocked
@@ -173,9 +175,8 @@ bool amxRowsCrowdL1(int64_t strideBytes, int64_t rows, int64_t l1Bytes);
 /// partitionedThreads; a rule that pays on one thread only applies where
 /// the problem runs as one part). The config's own `threads` stays 1: the
 /// caller sets it. Error when the target has no supported vector ISA.
-llvm::Expected<GemmConfig> chooseGemmConfig(const GemmDesc &desc,
-                                            const Target &target,
-                                            int threads = 1);
+llvm::Expected<GemmConfig>
+chooseGemmConfig(const GemmDesc &desc, const Target &target, int threads = 1);
 
 /// Whether a block of `mr` rows on `isa` can read `desc`'s A in place
 /// (alayout=direct): GemmDesc::aSliversInPlace, and with a run-time lda at
