@@ -840,7 +840,8 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
 
 bool qimeng::dotReadsBInPlace(const GemmDesc &desc) {
   if (desc.bRowsStreamInPlace())
-    return desc.m <= kF16MatrixVectorRows;
+    return desc.precision == GemmPrecision::F16 &&
+           desc.m <= kF16MatrixVectorRows;
   if (!desc.bTransposedRowsInPlace())
     return false;
   if (desc.precision != GemmPrecision::F16)
@@ -933,9 +934,19 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // 32x3072x768 1.02x; 2 threads 1.50x, 1.02x and 1.08x at 8, 16 and 32
   // rows of 4096x4096; past them not (64x4096x4096 0.84x, 48x4096x4096
   // at 2 threads 0.91x).
-  const bool matrixVector = !conv && (dotReadsBInPlace(desc) ||
-                                      (bf16 && desc.bTransposedRowsInPlace() &&
-                                       desc.m <= kBf16MatrixVectorRows));
+  // And bf16 rows against B as stored (a JAX dense layer's kernel) up to
+  // kBf16StreamedRows: B's rows streamed in place, two interleaved into
+  // pairs of k as they are loaded, passes of up to 6 rows of A. On Zen 5,
+  // 1 thread, side by side with the 8x16 and 16x16 blocks (B packed):
+  // 1x4096x4096 3.6x, 4x4096x4096 4.4x, 8x4096x4096 3.0x, 8x3072x768
+  // 1.36x; 16x4096x4096 2.0x but 0.87 of oneDNN (B read from memory once
+  // a pass), 32x4096x4096 0.66x: not there.
+  const bool matrixVector =
+      !conv &&
+      (dotReadsBInPlace(desc) ||
+       (bf16 && desc.bTransposedRowsInPlace() &&
+        desc.m <= kBf16MatrixVectorRows) ||
+       (bf16 && desc.bRowsStreamInPlace() && desc.m <= kBf16StreamedRows));
   const bool f16 = desc.precision == GemmPrecision::F16;
   const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||

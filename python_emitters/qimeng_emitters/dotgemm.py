@@ -194,9 +194,10 @@ GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_M_BEGIN, GEMV_M_END, GEMV_N_END = (
 GEMV_WORKSPACE = HEADER_BYTES + 64
 # With a 16-bit D: up to its ldd in bytes (LDD_BYTES).
 GEMV_HALF_WORKSPACE = round_up(LDD_BYTES + 8, 64)
-# f16 with B as stored, pack_b false: per pass of STREAM_ROWS rows of A
-# (widened into the workspace), B's rows streamed in place STREAM_COLUMNS
-# columns at a time.
+# f16 and bf16 with B as stored, pack_b false: per pass of STREAM_ROWS rows
+# of A (copied into the workspace, f16 widened), B's rows streamed in place
+# STREAM_COLUMNS columns at a time (bf16: two rows interleaved into pairs
+# of k by VPERMT2W as they are loaded).
 STREAM_ROWS = 6
 STREAM_VECTORS = 4
 STREAM_COLUMNS = STREAM_VECTORS * LANES
@@ -370,7 +371,7 @@ class Params:
                                "in place)")
         # B read in place: f16 with B as stored streams B's rows, the
         # others read B^T's rows (the matrix-vector form).
-        self.b_stream = (b_in_place and self.dt.name == "f16"
+        self.b_stream = (b_in_place and self.dt.name in ("f16", "bf16")
                          and not self.trans_b)
         self.gemv = b_in_place and not self.b_stream
         if self.dt.name == "f32" and not (self.gemv and self.trans_b):
@@ -391,7 +392,11 @@ class Params:
                 raise RequestError(f"pack_b false ({form}) needs {why}")
         if self.b_stream:
             self.stream_rows = min(STREAM_ROWS, self.m)
-            self.stream_a_stride = round_up(self.k, LANES) * 4
+            # f16: A widened to f32, K padded to a vector; bf16: A as it
+            # is, K padded to a vector of pairs (zero past K).
+            self.stream_a_stride = (round_up(self.k, LANES) * 4
+                                    if self.dt.name == "f16" else
+                                    round_up(self.k, 2 * LANES) * 2)
         if self.fault == "drop-low" and self.dt.name != "f16":
             raise RequestError("fault drop-low: only f16 has low parts to "
                                "drop")
@@ -2225,21 +2230,36 @@ def _emit_gemv_body(p):
 
 def _emit_stream_block(asm, p, masked):
     """One block of STREAM_COLUMNS columns (%rsi: B's row 0 there) against
-    the pass's widened rows of A (%rax), over K: per k the block's row of B
-    widened (VCVTPH2PS; under the lane masks k1-k4 with `masked`), each
-    row's A(i, k) broadcast, STREAM_VECTORS FMAs a row; then C (%rdi) += or
-    = the sums, rows past the part not stored."""
-    rows, nv = p.stream_rows, STREAM_VECTORS
+    the pass's rows of A in the workspace (%rax), over K (f16:
+    _emit_stream_f16_k_loop; bf16: _emit_stream_bf16_k_loop); then C
+    (%rdi) += or = the sums, rows past the part not stored."""
+    nv = STREAM_VECTORS
     tag = "edge" if masked else "whole"
-    k_loop = asm.label(f"B's rows: next k ({tag} block)")
-    stored = asm.label(f"B's rows: the part's rows stored ({tag} block)")
-    b_reg, a_reg = rows * nv, rows * nv + nv
 
     def acc(r, v):
         return f"%zmm{r * nv + v}"
-    for r in range(rows):
-        for v in range(nv):
+    if p.dt.name == "bf16":
+        _emit_stream_bf16_k_loop(asm, p, masked, tag, acc)
+    else:
+        _emit_stream_f16_k_loop(asm, p, masked, tag, acc)
+    stored = asm.label(f"B's rows: the part's rows stored ({tag} block)")
+    _emit_stream_store(asm, p, masked, stored, acc)
+
+
+def _emit_zero_accumulators(asm, p, acc):
+    for r in range(p.stream_rows):
+        for v in range(STREAM_VECTORS):
             asm.ins(f"vpxord {acc(r, v)}, {acc(r, v)}, {acc(r, v)}")
+
+
+def _emit_stream_f16_k_loop(asm, p, masked, tag, acc):
+    """f16's K loop of a streamed block: per k the block's row of B
+    widened (VCVTPH2PS; under the lane masks k1-k4 with `masked`), each
+    row's widened A(i, k) broadcast, STREAM_VECTORS FMAs a row."""
+    rows, nv = p.stream_rows, STREAM_VECTORS
+    k_loop = asm.label(f"B's rows: next k ({tag} block)")
+    b_reg, a_reg = rows * nv, rows * nv + nv
+    _emit_zero_accumulators(asm, p, acc)
     k = p.k - 1 if p.fault == "drop-k" else p.k
     if p.fault == "drop-k":
         asm.comment("fault drop-k: the last k left out")
@@ -2268,6 +2288,98 @@ def _emit_stream_block(asm, p, masked):
     asm.ins(f"addq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
+
+
+def _emit_stream_bf16_k_loop(asm, p, masked, tag, acc):
+    """bf16's K loop of a streamed block: per pair of k, rows k (%rsi) and
+    k + 1 (%rdx) of the block loaded (two 32-column halves, under the word
+    masks k5 and k6 with `masked`) and interleaved by VPERMT2W into four
+    vectors of 16 columns' pairs (B(k, j), B(k + 1, j)), as VDPBF16PS
+    wants them; each row's pair (A(i, k), A(i, k + 1)) broadcast from the
+    workspace as the instruction's memory operand. An odd K's last k is
+    paired with zeros (nothing past B is read); fault swap-pairs
+    interleaves the rows the other way round."""
+    rows, nv = p.stream_rows, STREAM_VECTORS
+    b_reg = rows * nv
+    raw, low, high = b_reg + nv, b_reg + nv + 1, b_reg + nv + 2
+    _emit_zero_accumulators(asm, p, acc)
+    k = p.k - 1 if p.fault == "drop-k" else p.k
+    if p.fault == "drop-k":
+        asm.comment("fault drop-k: the last k left out")
+    pairs, odd = divmod(k, 2)
+    asm.comment("the interleaving indices; %r8: ldb in bytes; %rdx: row "
+                "k + 1")
+    asm.ins(f"vmovdqu16 {p.stream_index_label[0]}b(%rip), %zmm{low}")
+    asm.ins(f"vmovdqu16 {p.stream_index_label[0]}b+64(%rip), %zmm{high}")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %r8")
+    asm.ins("leaq (%rsi, %r8), %rdx")
+    first, second = ("%rdx", "%rsi") if p.fault == "swap-pairs" else \
+        ("%rsi", "%rdx")
+
+    def pair_step(with_second):
+        for h in range(2):
+            mask = f"{{%k{5 + h}}}{{z}}" if masked else ""
+            lo, hi = f"%zmm{b_reg + 2 * h}", f"%zmm{b_reg + 2 * h + 1}"
+            asm.ins(f"vmovdqu16 {64 * h}({first}), {lo}{mask}")
+            asm.ins(f"vmovdqa64 {lo}, {hi}")
+            if with_second:
+                asm.ins(f"vmovdqu16 {64 * h}({second}), %zmm{raw}{mask}")
+            asm.ins(f"vpermt2w %zmm{raw}, %zmm{low}, {lo}")
+            asm.ins(f"vpermt2w %zmm{raw}, %zmm{high}, {hi}")
+        for r in range(rows):
+            for v in range(nv):
+                asm.ins(f"{p.dt.dot} {r * p.stream_a_stride}(%rax){{1to16}}, "
+                        f"%zmm{b_reg + v}, {acc(r, v)}")
+        asm.ins("addq $4, %rax")
+
+    if pairs:
+        k_loop = asm.label(f"B's rows: next pair of k ({tag} block)")
+        asm.ins(f"movq ${pairs}, %rcx")
+        asm.ins(".p2align 4")
+        asm.place(k_loop)
+        asm.comment(f"rows k and k + 1 {STREAM_PREFETCH_ROWS} k ahead (%r9: "
+                    "that many rows' bytes): each row is another page, past "
+                    "the hardware prefetchers")
+        for row in ("%rsi", "%rdx"):
+            for line in range(0, STREAM_COLUMNS * 2, 64):
+                asm.ins(f"prefetcht0 {line}({row}, %r9)")
+        pair_step(True)
+        asm.ins("leaq (%rsi, %r8, 2), %rsi")
+        asm.ins("leaq (%rdx, %r8, 2), %rdx")
+        asm.ins("decq %rcx")
+        asm.ins(f"jnz {back(k_loop)}")
+    if odd:
+        asm.comment("K's last k, paired with zeros")
+        asm.ins(f"vpxord %zmm{raw}, %zmm{raw}, %zmm{raw}")
+        if p.fault == "swap-pairs":
+            first, second = "%rsi", None
+        pair_step(False)
+
+
+def _emit_stream_interleave_indices(asm, p):
+    """bf16's VPERMT2W indices, as data in the body (jumped over; the K
+    loops load them %rip-relative): word 2j of the low one takes word j
+    of the first row, word 2j + 1 word j of the second (32 + j); the high
+    one the same for words 16 .. 31. Sets p.stream_index_label."""
+    over = asm.label("past the interleaving indices")
+    asm.ins(f"jmp {fwd(over)}")
+    asm.ins(".p2align 6")
+    p.stream_index_label = asm.label("VPERMT2W indices: rows k and k + 1 "
+                                     "into pairs")
+    asm.place(p.stream_index_label)
+    for half in range(2):
+        words = []
+        for j in range(16 * half, 16 * half + 16):
+            words += [j, 2 * LANES + j]
+        asm.ins(".short " + ", ".join(str(w) for w in words))
+    asm.place(over)
+
+
+def _emit_stream_store(asm, p, masked, stored, acc):
+    """C's rows of a streamed block (%rdi; D's at %r11), masked past N
+    with `masked`, none past the part: += or = the sums, the epilogue."""
+    rows, nv = p.stream_rows, STREAM_VECTORS
+    b_reg = rows * nv
     asm.comment("C's rows of the block, masked past N, none past the part")
     asm.ins(f"movq {STREAM_M_END}({WS}), %rdx")
     asm.ins(f"subq {STREAM_ROW}({WS}), %rdx")
@@ -2299,11 +2411,12 @@ def _emit_stream_block(asm, p, masked):
 
 
 def _emit_stream_body(p):
-    """f16 with B as stored and pack_b false: per pass of the part's rows
-    (stream_rows of them, past the part the last row again), those rows of
-    A widened to f32 into the workspace; then per block of STREAM_COLUMNS
-    columns, B's rows streamed in place over K (_emit_stream_block). B is
-    read once a pass, 2 bytes an element."""
+    """f16 and bf16 with B as stored and pack_b false: per pass of the
+    part's rows (stream_rows of them, past the part the last row again),
+    those rows of A copied into the workspace (f16 widened to f32; zero
+    past K); then per block of STREAM_COLUMNS columns, B's rows streamed
+    in place over K (_emit_stream_block). B is read once a pass, 2 bytes
+    an element."""
     asm = Asm()
     row_loop = asm.label("B's rows: next pass of rows of A")
     col_loop = asm.label("B's rows: next block of columns")
@@ -2314,17 +2427,24 @@ def _emit_stream_body(p):
     _emit_in_place_entry(asm, p, done, (STREAM_ROW, STREAM_M_END,
                                         STREAM_N_BEGIN, STREAM_N_END))
     emit_relu_constants(asm, p)
+    bf16 = p.dt.name == "bf16"
+    if bf16:
+        _emit_stream_interleave_indices(asm, p)
     if p.fault == "drop-low":
         _emit_drop_low_mask(asm, STREAM_DROP_LOW_REG)
     asm.ins(f"imulq ${STREAM_PREFETCH_ROWS}, {LD_BYTES_OFFSET + 8}({WS}), "
             "%r9")
-    chunks, tail = divmod(p.k, LANES)
+    # A's rows copied a vector at a time: 16 f16 widened, or 32 bf16.
+    per_chunk = 2 * LANES if bf16 else LANES
+    chunks, tail = divmod(p.k, per_chunk)
     if tail:
         asm.ins(f"movl ${(1 << tail) - 1:#x}, %eax")
         asm.ins("kmovd %eax, %k1")
     asm.place(row_loop)
-    asm.comment(f"the pass's {rows} rows of A widened, {kp} floats apart "
-                "(zero past K; past the part the last row again)")
+    asm.comment(f"the pass's {rows} rows of A "
+                + (f"as they are, {p.stream_a_stride} bytes apart" if bf16
+                   else f"widened, {kp} floats apart")
+                + " (zero past K; past the part the last row again)")
     for r in range(rows):
         asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
         if r:
@@ -2336,6 +2456,14 @@ def _emit_stream_body(p):
         asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rax")
         asm.ins(f"addq 0({WS}), %rax")
         dst = STREAM_A_OFFSET + r * p.stream_a_stride
+        if bf16:
+            for c in range(chunks):
+                asm.ins(f"vmovdqu16 {64 * c}(%rax), %zmm0")
+                asm.ins(f"vmovdqu16 %zmm0, {dst + 64 * c}({WS})")
+            if tail:
+                asm.ins(f"vmovdqu16 {64 * chunks}(%rax), %zmm0{{%k1}}{{z}}")
+                asm.ins(f"vmovdqu16 %zmm0, {dst + 64 * chunks}({WS})")
+            continue
         for c in range(chunks):
             asm.ins(f"vcvtph2ps {32 * c}(%rax), %zmm0")
             asm.ins(f"vmovups %zmm0, {dst + 64 * c}({WS})")
@@ -2394,6 +2522,10 @@ def _emit_stream_body(p):
         asm.ins("movl $-1, %r8d")
         asm.ins("bzhil %edx, %r8d, %r8d")
         asm.ins(f"kmovw %r8d, %k{v + 1}")
+    if bf16:
+        asm.comment("k5, k6: the same columns' words of each 32-column half")
+        asm.ins("kunpckwd %k1, %k2, %k5")
+        asm.ins("kunpckwd %k3, %k4, %k6")
     _emit_stream_block(asm, p, masked=True)
     if tail:
         asm.comment("k1 again: the tail of a row of A")
@@ -2437,13 +2569,14 @@ def kernel_text(p, symbol, request, kind, summary, headers=()):
         [f"zmm{i}" for i in range(REGISTERS)]
         + [f"k{v + 1}" for v in range(
             2 if p.gemv else STREAM_VECTORS if p.b_stream else p.nv)]
+        + (["k5", "k6"] if p.b_stream and p.dt.name == "bf16" else [])
         + (["k6"] if p.dt.group == 4 and p.partial_group_ks else [])
         + (["k7"] if p.trans_a and p.nv < 7 else []),
         p.dt.features,
         headers=["# qm.inner_loop_flops: "
                  + str(GEMV_ROWS * gemv_a_rows(p) * gemv_chunk(p) * 2
                        if p.gemv else
-                       STREAM_COLUMNS * p.stream_rows * 2
+                       STREAM_COLUMNS * p.stream_rows * 2 * p.dt.group
                        if p.b_stream else
                        LANES * p.dt.ops_per_lane * p.mr * p.nv * p.k_unroll)]
         + ([f"# qm.b_prepacked: nr={p.nr} k_groups={p.k_groups} "

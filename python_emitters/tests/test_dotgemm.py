@@ -288,7 +288,8 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(bias="diagonal"), "along the columns")
         self.refuses(request(relu_max=6.0), "needs 'relu'")
         self.refuses(request(pack_b=True), "may only be false")
-        self.refuses(request(pack_b=False), "B transposed")
+        self.refuses(int8_request(pack_b=False), "bf16 or f16 operands")
+        self.refuses(request(pack_b=False, trans_a=True), "A not transposed")
         self.refuses(request(pack_b=False, trans_b=True, trans_a=True),
                      "A not transposed")
         self.refuses(int8_request(pack_b=False, trans_b=True),
@@ -592,6 +593,50 @@ def check_gemv(test, make, faults=("drop-k", "write-past-edge")):
         make(**dict(gemv, m=4, parallel=True)), 2, faulty)
 
 
+def check_b_rows_streamed(test, make, faults):
+    """B's rows streamed in place (pack_b false, B as stored), requests by
+    `make`: an edge block alone, blocks and the edge, whole chunks of K, a
+    tail only, several passes, immediate leading dimensions, the epilogue,
+    a 16-bit D; run-time M and parts; `faults` caught."""
+    half = half_output_field(make()["kind"])
+    rows = dict(m=1, n=45, k=77, pack_b=False)
+    cases = {
+        "edge_block_only": make(**rows),
+        "blocks_and_edge": make(**dict(rows, n=150, m=4)),
+        "whole_chunks": make(**dict(rows, k=32, n=128, m=6,
+                                    overwrite=True)),
+        "tail_only": make(**dict(rows, k=5, m=2)),
+        "passes": make(**dict(rows, m=13, n=70, overwrite=True)),
+        "immediate": make(**dict(rows, m=3, runtime_ld=None, lda=80,
+                                 ldb=50, ldc=52)),
+        "bias_relu": make(**dict(rows, m=7, n=150, bias="columns",
+                                 relu=True, overwrite=True)),
+        "bias_relu6": make(**dict(rows, m=2, bias="columns", relu=True,
+                                  relu_max=6.0)),
+        "bias_leaky": make(**dict(rows, m=7, n=150, bias="columns",
+                                  leaky_relu=0.25, overwrite=True)),
+        # A 16-bit D, C read and not written: passes, the edge block,
+        # the epilogue, immediate leading dimensions.
+        "half_output": make(**dict(rows, m=8, n=150, **{half: True})),
+        "half_output_bias_relu": make(**dict(
+            rows, m=3, bias="columns", relu=True, overwrite=True,
+            **{half: True})),
+        "half_output_immediate": make(**dict(
+            rows, m=7, runtime_ld=None, lda=80, ldb=50, ldc=52, ldd=54,
+            overwrite=True, **{half: True})),
+        # An even K (no last k paired with zeros), one k.
+        "even_k": make(**dict(rows, k=64, m=5, n=100)),
+        "one_k": make(**dict(rows, k=1, m=3, n=20)),
+    }
+    for req in cases.values():
+        test.assertIn("_brows64x", header(emit_dot(req), "symbol"))
+    check_in_place_form(
+        test, cases, make(**dict(rows, m=6, dynamic_m=True)), (1, 7, 20),
+        make(**dict(rows, m=9, parallel=True)), 4,
+        {fault: make(**dict(rows, m=3, fault=fault)) for fault in faults})
+
+
+
 def check_in_place_form(test, cases, dynamic, rows, parallel, split,
                         faulty):
     """A form that reads B in place: each of `cases` (name: request)
@@ -628,6 +673,16 @@ class Bf16ExecutionTest(HarnessTest):
 
     def test_gemv(self):
         check_gemv(self, request)
+
+    def test_b_rows_streamed(self):
+        """pack_b false with B as stored: passes of up to 6 rows of A
+        (copied into the workspace, K padded with zeros) against B's rows
+        in place, two rows interleaved into pairs of k as they are loaded
+        (an odd K's last k paired with zeros), 64 columns a block, the
+        block at N's edge masked; several passes; run-time M and parts;
+        faults caught (swap-pairs: the rows interleaved the other way)."""
+        check_b_rows_streamed(self, request,
+                              ("drop-k", "swap-pairs", "write-past-edge"))
 
     def test_bf16_output_rows_and_parts(self):
         self.check_runtime_parts(request(m=24, k=37, trans_b=True,
@@ -868,41 +923,8 @@ class F16ExecutionTest(HarnessTest):
         B's rows in place, 64 columns a block, the block at N's edge
         masked; several passes, the last short; run-time M and parts;
         faults caught."""
-        rows = dict(m=1, n=45, k=77, pack_b=False)
-        cases = {
-            "edge_block_only": f16_request(**rows),
-            "blocks_and_edge": f16_request(**dict(rows, n=150, m=4)),
-            "whole_chunks": f16_request(**dict(rows, k=32, n=128, m=6,
-                                               overwrite=True)),
-            "tail_only": f16_request(**dict(rows, k=5, m=2)),
-            "passes": f16_request(**dict(rows, m=13, n=70, overwrite=True)),
-            "immediate": f16_request(**dict(rows, m=3, runtime_ld=None,
-                                            lda=80, ldb=50, ldc=52)),
-            "bias_relu": f16_request(**dict(rows, m=7, n=150, bias="columns",
-                                            relu=True, overwrite=True)),
-            "bias_relu6": f16_request(**dict(rows, m=2, bias="columns",
-                                             relu=True, relu_max=6.0)),
-            "bias_leaky": f16_request(**dict(rows, m=7, n=150,
-                                             bias="columns", leaky_relu=0.25,
-                                             overwrite=True)),
-            # An f16 D, C read and not written: passes, the edge block,
-            # the epilogue, immediate leading dimensions.
-            "f16_output": f16_request(**dict(rows, m=8, n=150,
-                                             f16_output=True)),
-            "f16_output_bias_relu": f16_request(**dict(
-                rows, m=3, bias="columns", relu=True, overwrite=True,
-                f16_output=True)),
-            "f16_output_immediate": f16_request(**dict(
-                rows, m=7, runtime_ld=None, lda=80, ldb=50, ldc=52, ldd=54,
-                overwrite=True, f16_output=True)),
-        }
-        for req in cases.values():
-            self.assertIn("_brows64x", header(emit_dot(req), "symbol"))
-        check_in_place_form(
-            self, cases, f16_request(**dict(rows, m=6, dynamic_m=True)),
-            (1, 7, 20), f16_request(**dict(rows, m=9, parallel=True)), 4,
-            {fault: f16_request(**dict(rows, m=3, fault=fault))
-             for fault in ("drop-k", "drop-low", "write-past-edge")})
+        check_b_rows_streamed(self, f16_request,
+                              ("drop-k", "drop-low", "write-past-edge"))
 
     def test_faults_are_caught(self):
         """drop-low cuts B's widened f16 to bf16's 8 bits, which these

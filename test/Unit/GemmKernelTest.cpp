@@ -997,7 +997,8 @@ TEST(GemmKernelTest, HalfPrecisionWrongNanRuleIsCaught) {
 /// validates at every K tail (none, a partial chunk, an odd k) and N
 /// edge, accumulating or not, with run-time and immediate leading
 /// dimensions; the packed form stays available (packb=1); without AMX the
-/// form takes up to kBf16MatrixVectorRows rows. (Run-time M and
+/// form takes up to kBf16MatrixVectorRows rows, and B as stored streams
+/// its rows in place up to kBf16StreamedRows. (Run-time M and
 /// parallel parts: python tests/test_dotgemm.py, which writes the range.)
 TEST(GemmKernelTest, Bf16GemvValidates) {
   if (!hostRunsBf16())
@@ -1015,11 +1016,12 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
     packed.packB = BPacking::Panels;
     EXPECT_TRUE(kernelValidates(d, packed)) << describe(d, packed);
   }
-  // Not for B as stored, nor with a bf16 output.
+  // Not for B as stored where the tiles take it.
   GemmDesc nn = GemmDesc::packed(1, 45, 77);
   nn.precision = GemmPrecision::Bf16;
   QM_ASSERT_EXPECTED(nnModel, chooseKernelConfig(KernelProblem(nn), host()));
-  EXPECT_EQ(nnModel.packB, BPacking::Panels);
+  EXPECT_EQ(nnModel.packB,
+            host().hasAmx(true) ? BPacking::Panels : BPacking::InPlace);
   // Without the tiles, up to kBf16MatrixVectorRows rows (two a pass; an
   // odd count's last pass one), accumulating and overwriting; past them
   // B^T packed.
@@ -1032,6 +1034,20 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
     d = d.withPaddedLeadingDims();
     QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), noAmx));
     EXPECT_EQ(isMatrixVectorForm(d, model), m <= kBf16MatrixVectorRows)
+        << model.str();
+    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
+  }
+  // B as stored, without the tiles: B's rows streamed in place up to
+  // kBf16StreamedRows rows (passes of 6; an odd K's last k paired with
+  // zeros); past them B packed.
+  for (int64_t m :
+       {int64_t(1), int64_t(7), kBf16StreamedRows, kBf16StreamedRows + 1}) {
+    GemmDesc d = GemmDesc::packed(m, 150, 77);
+    d.precision = GemmPrecision::Bf16;
+    d.overwrite = m % 2 == 1;
+    d = d.withPaddedLeadingDims();
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), noAmx));
+    EXPECT_EQ(model.packB == BPacking::InPlace, m <= kBf16StreamedRows)
         << model.str();
     EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
   }

@@ -157,6 +157,11 @@ inline constexpr int64_t kF16MatrixVectorRows = 12;
 /// docs/BlockingModel.md).
 inline constexpr int64_t kBf16MatrixVectorRows = 32;
 
+/// Rows of bf16 A up to which streaming B's rows in place (B as stored,
+/// passes of up to 6 rows of A, B read once a pass) beats the blocked
+/// kernels that pack B, on a target without AMX-BF16.
+inline constexpr int64_t kBf16StreamedRows = 12;
+
 /// Whether an AMX kernel can compute `desc` transposed (C^T = B^T * A^T,
 /// packb=0: amx.py's pack_b false): B^T as stored and not prepacked, A as
 /// stored with more than one row, K whole tile steps, every size static

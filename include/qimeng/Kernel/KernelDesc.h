@@ -188,13 +188,13 @@ struct GemmDesc {
            dotKernelMayReadBInPlace();
   }
 
-  /// Whether an f16 kernel can stream B's rows where they lie, passes of
-  /// rows of A against blocks of columns (packb=0 for the dot-product
-  /// kernels with B as stored: dotgemm.py's pack_b false, "B's rows"): B
-  /// not transposed, and what every form that reads B in place needs.
+  /// Whether a bf16 or f16 kernel can stream B's rows where they lie,
+  /// passes of rows of A against blocks of columns (packb=0 for the
+  /// dot-product kernels with B as stored: dotgemm.py's pack_b false, "B's
+  /// rows"): B not transposed, and what every form that reads B in place
+  /// needs.
   bool bRowsStreamInPlace() const {
-    return precision == GemmPrecision::F16 && !transB &&
-           dotKernelMayReadBInPlace();
+    return isHalfPrecision(precision) && !transB && dotKernelMayReadBInPlace();
   }
 
   /// What the dot kernels' forms that read B in place need whichever way
