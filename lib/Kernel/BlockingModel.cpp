@@ -861,11 +861,16 @@ llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,
   few.m = kF16MatrixVectorRows;
   if (desc.precision == GemmPrecision::F16 && dotReadsBInPlace(few))
     return {kF16MatrixVectorRows};
-  // bf16 against B^T without the tiles: the matrix-vector form up to
-  // kBf16MatrixVectorRows rows (dotConfig).
-  if (desc.precision == GemmPrecision::Bf16 && desc.bTransposedRowsInPlace() &&
-      !target.hasAmx(isHalfPrecision(desc.precision)))
-    return {kBf16MatrixVectorRows};
+  // bf16 without the tiles: the matrix-vector form up to
+  // kBf16MatrixVectorRows rows against B^T, B's rows streamed up to
+  // kBf16StreamedRows against B as stored (dotConfig).
+  if (desc.precision == GemmPrecision::Bf16 &&
+      !target.hasAmx(isHalfPrecision(desc.precision))) {
+    if (desc.bTransposedRowsInPlace())
+      return {kBf16MatrixVectorRows};
+    if (desc.bRowsStreamInPlace())
+      return {kBf16StreamedRows};
+  }
   // f32: the matrix-vector form up to 7 rows, and up to 15 where B^T fits
   // L3, where 16 (or 8) take the product transposed (on AVX-512;
   // elsewhere more direct kernels).

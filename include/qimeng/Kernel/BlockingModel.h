@@ -136,8 +136,9 @@ GemmDesc transposedProductBlocking(const GemmDesc &desc);
 bool transposedProductFits(const GemmConfig &config);
 
 /// Row counts up to which `desc`'s kernel on `target` keeps a form that the
-/// next row leaves (f16: the last M that reads B in place; bf16 against
-/// B^T without AMX-BF16: 32, the last M of the matrix-vector form; f32: 7
+/// next row leaves (f16: the last M that reads B in place; bf16 without
+/// AMX-BF16: 32 against B^T, the last M of the matrix-vector form, 12
+/// against B as stored, the last M that streams B's rows; f32: 7
 /// and 15, the last M of the matrix-vector form where 8 rows, B^T larger
 /// than L3, or 16 take the product transposed), ascending: for a
 /// run-time M, kernels for at most that many rows (the pass adds them to
