@@ -944,8 +944,10 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // pairs of k as they are loaded, passes of up to 6 rows of A. On Zen 5,
   // 1 thread, side by side with the 8x16 and 16x16 blocks (B packed):
   // 1x4096x4096 3.6x, 4x4096x4096 4.4x, 8x4096x4096 3.0x, 8x3072x768
-  // 1.36x; 16x4096x4096 2.0x but 0.87 of oneDNN (B read from memory once
-  // a pass), 32x4096x4096 0.66x: not there.
+  // 1.36x, 16x4096x4096 2.5x (each group of up to four passes reads B
+  // from memory once: 1.03 of oneDNN), 16x3072x768 1.36x, 16x768x3072
+  // 1.30x; 24x4096x4096 0.81x, 32x4096x4096 0.70x (8x48 there, whose
+  // blocks pay past 16 rows): not there.
   const bool matrixVector =
       !conv &&
       (dotReadsBInPlace(desc) ||

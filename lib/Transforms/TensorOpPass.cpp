@@ -1346,7 +1346,7 @@ struct QiMengTensorOpPass
       if (!problem->conv() && problem->gemm().dynamicM) {
         // The option's row counts, and (unless it says none) the model's
         // where the kernel's form changes (f16: B read in place up to 12;
-        // bf16 without AMX-BF16: up to 32 against B^T, 12 against B).
+        // bf16 without AMX-BF16: up to 32 against B^T, 16 against B).
         SmallVector<int64_t> bucketRows(options->mBuckets);
         if (!bucketRows.empty()) {
           llvm::append_range(bucketRows,

@@ -74,16 +74,20 @@ its operands are read as stored, 2 bytes an element, where f32 weights
 would be 4. (AVX512-FP16's own arithmetic rounds every sum to f16: not the
 f32 accumulation the op asks for.)
 
-An shgemm with `pack_b: false` and B as stored (A not transposed) streams
-B's rows in place instead (symbol `_brows64x<R>`): per pass of R = min(6,
-m) rows of the part (past its end the last row again, computed and not
-stored), those rows of A widened into the workspace (K padded to 16, zero
-past K); then per block of 64 columns, over k, B's row k of the block
-widened (VCVTPH2PS, masked at N's edge), each row's A(i, k) broadcast,
-4 FMAs a row into 4 R accumulators, B's row 16 k ahead prefetched (each
-row lies on another page, past the hardware's prefetchers). B is read once
-a pass, 2 bytes an element: a JAX dense layer (activations times a K x N
-kernel) on few rows.
+An shgemm or sbgemm with `pack_b: false` and B as stored (A not
+transposed) streams B's rows in place instead (symbol `_brows64x<R>`): per
+group of up to 4 passes of R = min(6, m) rows of the part (past its end the
+last row again, computed and not stored), those rows of A copied into the
+workspace (f16 widened; K padded, zero past K); then per block of 64
+columns and per pass of the group, over k, B's row k of the block widened
+(VCVTPH2PS, masked at N's edge), each row's A(i, k) broadcast, 4 FMAs a
+row into 4 R accumulators; bf16 over pairs of k, rows k and k + 1
+interleaved by VPERMT2W into pairs (B(k, j), B(k + 1, j)), each row's pair
+of A the broadcast memory operand of 4 VDPBF16PS. B's row 16 k ahead is
+prefetched (each row lies on another page, past the hardware's
+prefetchers). B is read from memory once a group (the group's later passes
+find the block's rows in L2), 2 bytes an element: a JAX dense layer
+(activations times a K x N kernel) on few rows.
 
 Both forms take the blocked kernels' 16-bit D (`bf16_output`,
 `f16_output`: D = half(C + A * B), rounded once where the sums are
@@ -194,16 +198,18 @@ GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_M_BEGIN, GEMV_M_END, GEMV_N_END = (
 GEMV_WORKSPACE = HEADER_BYTES + 64
 # With a 16-bit D: up to its ldd in bytes (LDD_BYTES).
 GEMV_HALF_WORKSPACE = round_up(LDD_BYTES + 8, 64)
-# f16 and bf16 with B as stored, pack_b false: per pass of STREAM_ROWS rows
-# of A (copied into the workspace, f16 widened), B's rows streamed in place
-# STREAM_COLUMNS columns at a time (bf16: two rows interleaved into pairs
-# of k by VPERMT2W as they are loaded).
+# f16 and bf16 with B as stored, pack_b false: per group of up to
+# STREAM_GROUP_PASSES passes of STREAM_ROWS rows of A (copied into the
+# workspace, f16 widened), B's rows streamed in place STREAM_COLUMNS columns
+# at a time, each pass of the group over the same block (bf16: two rows
+# interleaved into pairs of k by VPERMT2W as they are loaded).
 STREAM_ROWS = 6
+STREAM_GROUP_PASSES = 4
 STREAM_VECTORS = 4
 STREAM_COLUMNS = STREAM_VECTORS * LANES
 (STREAM_ROW, STREAM_COL, STREAM_M_END, STREAM_N_BEGIN, STREAM_N_END,
- STREAM_C, STREAM_D) = (HEADER_BYTES + 8 * i for i in range(7))
-STREAM_A_OFFSET = 256       # the pass's rows of A widened, K padded to 16
+ STREAM_GROUP, STREAM_GROUP_END) = (HEADER_BYTES + 8 * i for i in range(7))
+STREAM_A_OFFSET = 256       # the group's rows of A (f16 widened), K padded
 STREAM_PREFETCH_ROWS = 16
 # Registers: the accumulators, B's row, A's broadcast, then drop-low's mask.
 STREAM_DROP_LOW_REG = STREAM_ROWS * STREAM_VECTORS + STREAM_VECTORS + 1
@@ -392,6 +398,8 @@ class Params:
                 raise RequestError(f"pack_b false ({form}) needs {why}")
         if self.b_stream:
             self.stream_rows = min(STREAM_ROWS, self.m)
+            self.stream_group_rows = self.stream_rows * min(
+                STREAM_GROUP_PASSES, -(-self.m // self.stream_rows))
             # f16: A widened to f32, K padded to a vector; bf16: A as it
             # is, K padded to a vector of pairs (zero past K).
             self.stream_a_stride = (round_up(self.k, LANES) * 4
@@ -499,7 +507,7 @@ class Params:
         self.workspace_bytes = (
             (GEMV_HALF_WORKSPACE if self.half_output else GEMV_WORKSPACE)
             if self.gemv else
-            STREAM_A_OFFSET + self.stream_rows * self.stream_a_stride
+            STREAM_A_OFFSET + self.stream_group_rows * self.stream_a_stride
             if self.b_stream else self.row_corr_offset
             + (round_up((self.mc + self.mr) * 4, 64) if self.shift_b else 0))
         check_disp(self.workspace_bytes, "workspace")
@@ -2411,19 +2419,23 @@ def _emit_stream_store(asm, p, masked, stored, acc):
 
 
 def _emit_stream_body(p):
-    """f16 and bf16 with B as stored and pack_b false: per pass of the
-    part's rows (stream_rows of them, past the part the last row again),
-    those rows of A copied into the workspace (f16 widened to f32; zero
-    past K); then per block of STREAM_COLUMNS columns, B's rows streamed
-    in place over K (_emit_stream_block). B is read once a pass, 2 bytes
-    an element."""
+    """f16 and bf16 with B as stored and pack_b false: per group of up to
+    stream_group_rows of the part's rows (passes of stream_rows; past the
+    part the last row again), those rows of A copied into the workspace
+    (f16 widened to f32; zero past K); then per block of STREAM_COLUMNS
+    columns, each pass of the group streams B's rows in place over K
+    (_emit_stream_block): the first from memory, the group's later passes
+    from L2, where the block's K rows (128 bytes each) stay. B is read from
+    memory once a group, 2 bytes an element."""
     asm = Asm()
-    row_loop = asm.label("B's rows: next pass of rows of A")
+    group_loop = asm.label("B's rows: next group of rows of A")
+    copy_loop = asm.label("B's rows: next row of A copied")
     col_loop = asm.label("B's rows: next block of columns")
     edge = asm.label("B's rows: the block at the edge of N")
     next_col = asm.label("B's rows: block done")
     done = asm.label("empty part: nothing to do")
     rows, kp = p.stream_rows, p.stream_a_stride // 4
+    group = p.stream_group_rows
     _emit_in_place_entry(asm, p, done, (STREAM_ROW, STREAM_M_END,
                                         STREAM_N_BEGIN, STREAM_N_END))
     emit_relu_constants(asm, p)
@@ -2437,74 +2449,60 @@ def _emit_stream_body(p):
     # A's rows copied a vector at a time: 16 f16 widened, or 32 bf16.
     per_chunk = 2 * LANES if bf16 else LANES
     chunks, tail = divmod(p.k, per_chunk)
+    asm.place(group_loop)
+    asm.comment(f"the group: rows [row, min(row + {group}, m_end)) -> slots")
+    asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
+    asm.ins(f"movq %rax, {STREAM_GROUP}({WS})")
+    asm.ins(f"addq ${group}, %rax")
+    asm.ins(f"cmpq {STREAM_M_END}({WS}), %rax")
+    asm.ins(f"cmovgq {STREAM_M_END}({WS}), %rax")
+    asm.ins(f"movq %rax, {STREAM_GROUP_END}({WS})")
     if tail:
         asm.ins(f"movl ${(1 << tail) - 1:#x}, %eax")
         asm.ins("kmovd %eax, %k1")
-    asm.place(row_loop)
-    asm.comment(f"the pass's {rows} rows of A "
+    asm.comment(f"the group's {group} rows of A "
                 + (f"as they are, {p.stream_a_stride} bytes apart" if bf16
                    else f"widened, {kp} floats apart")
-                + " (zero past K; past the part the last row again)")
-    for r in range(rows):
-        asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
-        if r:
-            asm.ins(f"addq ${r}, %rax")
-            asm.ins(f"movq {STREAM_M_END}({WS}), %rcx")
-            asm.ins("decq %rcx")
-            asm.ins("cmpq %rcx, %rax")
-            asm.ins("cmovgq %rcx, %rax")
-        asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rax")
-        asm.ins(f"addq 0({WS}), %rax")
-        dst = STREAM_A_OFFSET + r * p.stream_a_stride
-        if bf16:
-            for c in range(chunks):
-                asm.ins(f"vmovdqu16 {64 * c}(%rax), %zmm0")
-                asm.ins(f"vmovdqu16 %zmm0, {dst + 64 * c}({WS})")
-            if tail:
-                asm.ins(f"vmovdqu16 {64 * chunks}(%rax), %zmm0{{%k1}}{{z}}")
-                asm.ins(f"vmovdqu16 %zmm0, {dst + 64 * chunks}({WS})")
-            continue
+                + " (zero past K; past the part the last row again): "
+                "%rdx the row of the group, %rdi where it goes")
+    asm.ins("xorl %edx, %edx")
+    asm.ins(f"leaq {STREAM_A_OFFSET}({WS}), %rdi")
+    asm.ins(f"movq {STREAM_M_END}({WS}), %rcx")
+    asm.ins("decq %rcx")
+    asm.place(copy_loop)
+    asm.ins(f"movq {STREAM_GROUP}({WS}), %rax")
+    asm.ins("addq %rdx, %rax")
+    asm.ins("cmpq %rcx, %rax")
+    asm.ins("cmovgq %rcx, %rax")
+    asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rax")
+    asm.ins(f"addq 0({WS}), %rax")
+    if bf16:
+        for c in range(chunks):
+            asm.ins(f"vmovdqu16 {64 * c}(%rax), %zmm0")
+            asm.ins(f"vmovdqu16 %zmm0, {64 * c}(%rdi)")
+        if tail:
+            asm.ins(f"vmovdqu16 {64 * chunks}(%rax), %zmm0{{%k1}}{{z}}")
+            asm.ins(f"vmovdqu16 %zmm0, {64 * chunks}(%rdi)")
+    else:
         for c in range(chunks):
             asm.ins(f"vcvtph2ps {32 * c}(%rax), %zmm0")
-            asm.ins(f"vmovups %zmm0, {dst + 64 * c}({WS})")
+            asm.ins(f"vmovups %zmm0, {64 * c}(%rdi)")
         if tail:
             asm.ins(f"vmovdqu16 {32 * chunks}(%rax), %ymm0{{%k1}}{{z}}")
             asm.ins("vcvtph2ps %ymm0, %zmm0")
-            asm.ins(f"vmovups %zmm0, {dst + 64 * chunks}({WS})")
+            asm.ins(f"vmovups %zmm0, {64 * chunks}(%rdi)")
+    asm.ins(f"addq ${p.stream_a_stride}, %rdi")
+    asm.ins("incq %rdx")
+    asm.ins(f"cmpq ${group}, %rdx")
+    asm.ins(f"jl {back(copy_loop)}")
     asm.ins(f"movq {STREAM_N_BEGIN}({WS}), %rax")
     asm.ins(f"movq %rax, {STREAM_COL}({WS})")
-    asm.comment("C's first row of the pass -> slot"
-                + (f" (and D's, {p.dt.name})" if p.half_output else ""))
-    asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
-    asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rax")
-    asm.ins(f"addq 16({WS}), %rax")
-    asm.ins(f"movq %rax, {STREAM_C}({WS})")
-    if p.half_output:
-        asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
-        asm.ins(f"imulq {LDD_BYTES}({WS}), %rax")
-        asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rax")
-        asm.ins(f"movq %rax, {STREAM_D}({WS})")
     asm.place(col_loop)
-    asm.comment("%rsi: B + col * 2, %rdi: C's block, %rax: widened A"
-                + (", %r10: the block's bias" if p.bias == "columns" else "")
-                + (", %r11: D's block" if p.half_output else ""))
-    asm.ins(f"movq {STREAM_COL}({WS}), %rdx")
-    if p.half_output:
-        asm.ins(f"movq {STREAM_D}({WS}), %r11")
-        asm.ins("leaq (%r11, %rdx, 2), %r11")
-    if p.bias == "columns":
-        asm.ins(f"movq {BIAS_OFFSET}({WS}), %r10")
-        asm.ins("leaq (%r10, %rdx, 4), %r10")
-    asm.ins(f"movq 8({WS}), %rsi")
-    asm.ins("leaq (%rsi, %rdx, 2), %rsi")
-    asm.ins(f"movq {STREAM_C}({WS}), %rdi")
-    asm.ins("leaq (%rdi, %rdx, 4), %rdi")
-    asm.ins(f"leaq {STREAM_A_OFFSET}({WS}), %rax")
     asm.ins(f"movq {STREAM_N_END}({WS}), %rcx")
-    asm.ins("subq %rdx, %rcx")
+    asm.ins(f"subq {STREAM_COL}({WS}), %rcx")
     asm.ins(f"cmpq ${STREAM_COLUMNS}, %rcx")
     asm.ins(f"jb {fwd(edge)}")
-    _emit_stream_block(asm, p, masked=False)
+    _emit_stream_passes(asm, p, masked=False)
     asm.ins(f"jmp {fwd(next_col)}")
     asm.place(edge)
     asm.comment("lane masks k1-k4 for the columns left (%ecx < "
@@ -2526,23 +2524,58 @@ def _emit_stream_body(p):
         asm.comment("k5, k6: the same columns' words of each 32-column half")
         asm.ins("kunpckwd %k1, %k2, %k5")
         asm.ins("kunpckwd %k3, %k4, %k6")
-    _emit_stream_block(asm, p, masked=True)
-    if tail:
-        asm.comment("k1 again: the tail of a row of A")
-        asm.ins(f"movl ${(1 << tail) - 1:#x}, %eax")
-        asm.ins("kmovd %eax, %k1")
+    _emit_stream_passes(asm, p, masked=True)
     asm.place(next_col)
     asm.ins(f"addq ${STREAM_COLUMNS}, {STREAM_COL}({WS})")
     asm.ins(f"movq {STREAM_COL}({WS}), %rax")
     asm.ins(f"cmpq {STREAM_N_END}({WS}), %rax")
     asm.ins(f"jl {back(col_loop)}")
-    asm.ins(f"addq ${rows}, {STREAM_ROW}({WS})")
-    asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
+    asm.ins(f"movq {STREAM_GROUP_END}({WS}), %rax")
+    asm.ins(f"movq %rax, {STREAM_ROW}({WS})")
     asm.ins(f"cmpq {STREAM_M_END}({WS}), %rax")
-    asm.ins(f"jl {back(row_loop)}")
+    asm.ins(f"jl {back(group_loop)}")
     asm.place(done)
     asm.ins("vzeroupper")
     return asm.text()
+
+
+def _emit_stream_passes(asm, p, masked):
+    """The group's passes over one block of columns (STREAM_COL): per pass
+    (its first row in STREAM_ROW), %rsi B + col * 2, %rdi C's block of the
+    pass's first row, %rax its rows of A in the workspace, %r10 the block's
+    bias, %r11 D's block; then the block (_emit_stream_block)."""
+    tag = "edge" if masked else "whole"
+    pass_loop = asm.label(f"B's rows: next pass of the group ({tag} block)")
+    asm.ins(f"movq {STREAM_GROUP}({WS}), %rax")
+    asm.ins(f"movq %rax, {STREAM_ROW}({WS})")
+    asm.place(pass_loop)
+    asm.comment("%rsi: B + col * 2, %rdi: C's block, %rax: the pass's A"
+                + (", %r10: the block's bias" if p.bias == "columns" else "")
+                + (", %r11: D's block" if p.half_output else ""))
+    asm.ins(f"movq {STREAM_COL}({WS}), %rdx")
+    if p.half_output:
+        asm.ins(f"movq {STREAM_ROW}({WS}), %r11")
+        asm.ins(f"imulq {LDD_BYTES}({WS}), %r11")
+        asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %r11")
+        asm.ins("leaq (%r11, %rdx, 2), %r11")
+    if p.bias == "columns":
+        asm.ins(f"movq {BIAS_OFFSET}({WS}), %r10")
+        asm.ins("leaq (%r10, %rdx, 4), %r10")
+    asm.ins(f"movq 8({WS}), %rsi")
+    asm.ins("leaq (%rsi, %rdx, 2), %rsi")
+    asm.ins(f"movq {STREAM_ROW}({WS}), %rdi")
+    asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
+    asm.ins(f"addq 16({WS}), %rdi")
+    asm.ins("leaq (%rdi, %rdx, 4), %rdi")
+    asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
+    asm.ins(f"subq {STREAM_GROUP}({WS}), %rax")
+    asm.ins(f"imulq ${p.stream_a_stride}, %rax, %rax")
+    asm.ins(f"leaq {STREAM_A_OFFSET}({WS}, %rax), %rax")
+    _emit_stream_block(asm, p, masked)
+    asm.ins(f"addq ${p.stream_rows}, {STREAM_ROW}({WS})")
+    asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
+    asm.ins(f"cmpq {STREAM_GROUP_END}({WS}), %rax")
+    asm.ins(f"jl {back(pass_loop)}")
 
 
 def emit(request):

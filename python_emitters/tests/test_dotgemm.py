@@ -607,6 +607,9 @@ def check_b_rows_streamed(test, make, faults):
                                     overwrite=True)),
         "tail_only": make(**dict(rows, k=5, m=2)),
         "passes": make(**dict(rows, m=13, n=70, overwrite=True)),
+        # Two groups of passes (24 rows, then 7), the last pass short.
+        "groups": make(**dict(rows, m=31, n=150, bias="columns",
+                              relu=True)),
         "immediate": make(**dict(rows, m=3, runtime_ld=None, lda=80,
                                  ldb=50, ldc=52)),
         "bias_relu": make(**dict(rows, m=7, n=150, bias="columns",

@@ -1218,11 +1218,11 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
     dyn.precision = GemmPrecision::Bf16;
     EXPECT_TRUE(formRowBounds(dyn, target).empty());
     // bf16 without the tiles: the matrix-vector form up to 32 rows of A
-    // against B^T, B's rows streamed up to 12 against B as stored.
+    // against B^T, B's rows streamed up to 16 against B as stored.
     const Target noTiles = target.withoutAmx();
     EXPECT_EQ(formRowBounds(dyn, noTiles),
-              (llvm::SmallVector<int64_t, 2>{
-                  transB ? kBf16MatrixVectorRows : kBf16StreamedRows}));
+              (llvm::SmallVector<int64_t, 2>{transB ? kBf16MatrixVectorRows
+                                                    : kBf16StreamedRows}));
   }
   // No AMX-BF16: the dot kernels (f16 widened to f32 where it is
   // packed), packed A (never in place) and B, B in place for few rows

@@ -137,7 +137,7 @@ bool transposedProductFits(const GemmConfig &config);
 
 /// Row counts up to which `desc`'s kernel on `target` keeps a form that the
 /// next row leaves (f16: the last M that reads B in place; bf16 without
-/// AMX-BF16: 32 against B^T, the last M of the matrix-vector form, 12
+/// AMX-BF16: 32 against B^T, the last M of the matrix-vector form, 16
 /// against B as stored, the last M that streams B's rows; f32: 7
 /// and 15, the last M of the matrix-vector form where 8 rows, B^T larger
 /// than L3, or 16 take the product transposed), ascending: for a
@@ -159,9 +159,10 @@ inline constexpr int64_t kF16MatrixVectorRows = 12;
 inline constexpr int64_t kBf16MatrixVectorRows = 32;
 
 /// Rows of bf16 A up to which streaming B's rows in place (B as stored,
-/// passes of up to 6 rows of A, B read once a pass) beats the blocked
-/// kernels that pack B, on a target without AMX-BF16.
-inline constexpr int64_t kBf16StreamedRows = 12;
+/// groups of up to four passes of 6 rows of A, B read from memory once a
+/// group) beats the blocked kernels that pack B, on a target without
+/// AMX-BF16.
+inline constexpr int64_t kBf16StreamedRows = 16;
 
 /// Whether an AMX kernel can compute `desc` transposed (C^T = B^T * A^T,
 /// packb=0: amx.py's pack_b false): B^T as stored and not prepacked, A as
