@@ -1942,3 +1942,28 @@ TEST(GemmKernelTest, AmxF16KernelsValidate) {
     EXPECT_FALSE(caught.passed) << fault;
   }
 }
+
+/// B as stored larger than L2 in shallow, wide panels (the model's for bf16
+/// and 8-bit rows, up to 512): a target naming a 64 KiB L2 (the model
+/// takes at least 128) makes them of small problems, nc 2016 or 2048 (the
+/// last panel short) and kc 32 or 64 with a K tail, which validate with A
+/// in place and packed.
+TEST(GemmKernelTest, DotShallowWidePanelsValidate) {
+  if (!hostRunsBf16() || !hostRunsVnni())
+    GTEST_SKIP() << "host lacks AVX512-BF16 or AVX512-VNNI";
+  Target small = host().withoutAmx();
+  small.caches.l2 = 64 * 1024;
+  for (GemmPrecision p :
+       {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8}) {
+    GemmDesc d = GemmDesc::packed(37, 2100, 301).withPaddedLeadingDims();
+    d.precision = p;
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(c, chooseKernelConfig(KernelProblem(d), small));
+    EXPECT_EQ(c.nc, 2048 / c.nr * c.nr) << c.str();
+    EXPECT_LE(c.kc, 64) << c.str();
+    EXPECT_TRUE(kernelValidates(d, c)) << describe(d, c);
+    GemmConfig packedA = c;
+    packedA.aLayout = ALayout::KMajor;
+    EXPECT_TRUE(kernelValidates(d, packedA)) << describe(d, packedA);
+  }
+}

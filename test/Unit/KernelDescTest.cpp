@@ -1031,3 +1031,40 @@ TEST(PrepackedBTest, ParsesAndPacksTheLayout) {
   s8.k = 9;
   EXPECT_TRUE(bool(llvm::errorToBool(bytes.check(s8))));
 }
+
+TEST(BlockingModelTest, DotKernelsPackBAsStoredInShallowWidePanels) {
+  // bf16 and 8-bit rows against a B as stored larger than L2, up to 512
+  // rows: B's panel nc = min(N, 2048) columns wide (whole slivers), kc what
+  // is left of L2 (1 MiB) in whole K steps; against B^T, past 512 rows, or
+  // with B in L2, the panels before. (No AMX: the dot kernels; bf16 rows
+  // up to 16 stream B's rows in place instead.)
+  Target target = parseTarget(
+      "x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,+bmi2,+avx512f,"
+      "+avx512bw,+avx512vl,+avx512bf16,+avx512vnni:l1d=48K,l2=1M,l3=32M,"
+      "cores=2");
+  struct Case {
+    GemmPrecision precision;
+    int64_t m, n, k;
+    bool transB;
+    bool shallow;
+  };
+  for (Case t : {Case{GemmPrecision::S8S8, 8, 4096, 4096, false, true},
+                 Case{GemmPrecision::S8S8, 1, 3000, 4096, false, true},
+                 Case{GemmPrecision::Bf16, 32, 4096, 4096, false, true},
+                 Case{GemmPrecision::Bf16, 512, 4096, 4096, false, true},
+                 Case{GemmPrecision::Bf16, 513, 4096, 4096, false, false},
+                 Case{GemmPrecision::Bf16, 33, 4096, 4096, true, false},
+                 Case{GemmPrecision::S8S8, 64, 512, 1024, false, false}}) {
+    GemmDesc d = GemmDesc::packed(t.m, t.n, t.k, false, t.transB);
+    d.precision = t.precision;
+    QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, target));
+    SCOPED_TRACE(d.str() + " " + c.str());
+    EXPECT_EQ(c.packB, BPacking::Panels);
+    const int64_t eb = d.operandElementBytes();
+    const int64_t step = d.kGroup() * c.kUnroll;
+    const int64_t wide =
+        std::min<int64_t>((t.n + c.nr - 1) / c.nr * c.nr, 2048 / c.nr * c.nr);
+    EXPECT_EQ(c.nc == wide && c.kc == 1024 * 1024 / (wide * eb) / step * step,
+              t.shallow);
+  }
+}
