@@ -198,6 +198,11 @@ static bool fusedPackingPays(const GemmDesc &desc, int64_t kc,
   return desc.k <= kc || target.fusedPackingAcrossKBlocksPays();
 }
 
+/// The most cache lines of B's next panel a K loop iteration of the in-place
+/// sweep prefetches (sgemm.py's SWEEP_LINES, docs/KernelContract.md "B in
+/// place, swept"): past it the emitter makes no sweep.
+constexpr int64_t kSweepLines = 8;
+
 /// The model's config; `bInPlace` allows reading B in place for few rows,
 /// `oneSliver` the blocking for one column sliver (plain GEMMs: the
 /// convolutions' model has its own rules for their A); `threads` the
@@ -464,6 +469,17 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     if (aInPlace && desc.m > 13 && c.mr > (desc.m + 1) / 2 &&
         desc.lda * 4 % 4096 == 0)
       c.mr = static_cast<int>((desc.m + 1) / 2);
+    // The sweep only where the emitter makes one (sgemm.py's
+    // sweep_lines_in_place): all of M one row block, K more than one, and
+    // at most kSweepLines lines a K loop iteration (nr * 4 * ku bytes of
+    // each row per row sliver; six rows' one 64-wide sliver would take 16),
+    // so that a config's sweepb=1 is a kernel that sweeps.
+    const int64_t slivers = (desc.m + c.mr - 1) / c.mr;
+    const int64_t lines =
+        (int64_t(c.nr) * 4 * c.kUnroll + 64 * slivers - 1) / (64 * slivers);
+    if (c.sweepB &&
+        (lines > kSweepLines || desc.k <= c.kc || roundUp(desc.m, c.mr) > c.mc))
+      c.sweepB = false;
   }
   // Rows against a wider B^T (tokens through a torch linear layer whose
   // weights are an argument) on AVX-512: the product transposed, C^T =
@@ -1028,9 +1044,9 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
     c.nr = desc.n <= 16 ? 16 : 32;
   }
   // Few rows against B^T (tokens through a torch linear layer): B^T read
-  // in place, a dot product per column (dotgemm.py, pack_b false); f16
-  // against B as stored (a JAX dense layer): B's rows streamed in place.
-  // Either way B is read once and never packed.
+  // in place, a dot product per column (dotgemm.py, pack_b false); f16 and
+  // bf16 against B as stored (a JAX dense layer): B's rows streamed in
+  // place. Either way B is never packed.
   if (matrixVector)
     c.packB = BPacking::InPlace;
   if (conv && !conv->isNhwc()) {
