@@ -112,7 +112,9 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     Option<"threads", "threads", "unsigned", /*default=*/"0",
            "Threads per kernel: 0 uses all of the target's cores; more than "
            "one runs the kernel once per part of C inside omp.parallel "
-           "(lower with the stock pipeline, run with libomp)">,
+           "(lower with the stock pipeline, run with libomp); the blocking "
+           "model takes them into account (few rows block differently on "
+           "one part than on several)">,
     Option<"representativeM", "representative-m", "unsigned",
            /*default=*/"256",
            "Rows a contraction with a dynamic M is blocked, validated and "
