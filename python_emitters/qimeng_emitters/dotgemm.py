@@ -1744,16 +1744,24 @@ def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
                 asm.ins(f"addq {LDD_BYTES}({WS}), %rdx")
 
 
+def interleave_words(first, swap):
+    """The 32 words of a VPERMT2W index that interleaves columns first ..
+    first + 15 of two rows of 32 bf16 (its two tables) into pairs: word 2j
+    <- row k's column first + j, 2j+1 <- row k+1's (32 + first + j); with
+    `swap` (fault swap-pairs) the other way round."""
+    words = []
+    for j in range(first, first + 16):
+        pair = [j, 32 + j]
+        words += pair[::-1] if swap else pair
+    return words
+
+
 def _emit_interleave_index(asm, p):
     """The VPERMT2W index into the header: word 2j <- row k's j, 2j+1 <-
     row k+1's j (32 + j)."""
+    index = interleave_words(0, p.fault == "swap-pairs")
     for q in range(8):
-        words = []
-        for w in range(4 * q, 4 * q + 4):
-            j, second = divmod(w, 2)
-            if p.fault == "swap-pairs":
-                second = 1 - second
-            words.append(j + 32 * second)
+        words = index[4 * q:4 * q + 4]
         value = sum(word << (16 * n) for n, word in enumerate(words))
         asm.ins(f"movabsq ${value:#x}, %rax")
         asm.ins(f"movq %rax, {INDEX_OFFSET + 8 * q}({WS})")
@@ -2305,8 +2313,7 @@ def _emit_stream_bf16_k_loop(asm, p, masked, tag, acc):
     vectors of 16 columns' pairs (B(k, j), B(k + 1, j)), as VDPBF16PS
     wants them; each row's pair (A(i, k), A(i, k + 1)) broadcast from the
     workspace as the instruction's memory operand. An odd K's last k is
-    paired with zeros (nothing past B is read); fault swap-pairs
-    interleaves the rows the other way round."""
+    paired with zeros (nothing past B is read)."""
     rows, nv = p.stream_rows, STREAM_VECTORS
     b_reg = rows * nv
     raw, low, high = b_reg + nv, b_reg + nv + 1, b_reg + nv + 2
@@ -2321,17 +2328,15 @@ def _emit_stream_bf16_k_loop(asm, p, masked, tag, acc):
     asm.ins(f"vmovdqu16 {p.stream_index_label[0]}b+64(%rip), %zmm{high}")
     asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %r8")
     asm.ins("leaq (%rsi, %r8), %rdx")
-    first, second = ("%rdx", "%rsi") if p.fault == "swap-pairs" else \
-        ("%rsi", "%rdx")
 
     def pair_step(with_second):
         for h in range(2):
             mask = f"{{%k{5 + h}}}{{z}}" if masked else ""
             lo, hi = f"%zmm{b_reg + 2 * h}", f"%zmm{b_reg + 2 * h + 1}"
-            asm.ins(f"vmovdqu16 {64 * h}({first}), {lo}{mask}")
+            asm.ins(f"vmovdqu16 {64 * h}(%rsi), {lo}{mask}")
             asm.ins(f"vmovdqa64 {lo}, {hi}")
             if with_second:
-                asm.ins(f"vmovdqu16 {64 * h}({second}), %zmm{raw}{mask}")
+                asm.ins(f"vmovdqu16 {64 * h}(%rdx), %zmm{raw}{mask}")
             asm.ins(f"vpermt2w %zmm{raw}, %zmm{low}, {lo}")
             asm.ins(f"vpermt2w %zmm{raw}, %zmm{high}, {hi}")
         for r in range(rows):
@@ -2359,26 +2364,22 @@ def _emit_stream_bf16_k_loop(asm, p, masked, tag, acc):
     if odd:
         asm.comment("K's last k, paired with zeros")
         asm.ins(f"vpxord %zmm{raw}, %zmm{raw}, %zmm{raw}")
-        if p.fault == "swap-pairs":
-            first, second = "%rsi", None
         pair_step(False)
 
 
 def _emit_stream_interleave_indices(asm, p):
     """bf16's VPERMT2W indices, as data in the body (jumped over; the K
-    loops load them %rip-relative): word 2j of the low one takes word j
-    of the first row, word 2j + 1 word j of the second (32 + j); the high
-    one the same for words 16 .. 31. Sets p.stream_index_label."""
+    loops load them %rip-relative): interleave_words of columns 0 .. 15
+    and of 16 .. 31 (fault swap-pairs: the rows the other way round, as
+    PACK B's index). Sets p.stream_index_label."""
     over = asm.label("past the interleaving indices")
     asm.ins(f"jmp {fwd(over)}")
     asm.ins(".p2align 6")
     p.stream_index_label = asm.label("VPERMT2W indices: rows k and k + 1 "
                                      "into pairs")
     asm.place(p.stream_index_label)
-    for half in range(2):
-        words = []
-        for j in range(16 * half, 16 * half + 16):
-            words += [j, 2 * LANES + j]
+    for first in (0, 16):
+        words = interleave_words(first, p.fault == "swap-pairs")
         asm.ins(".short " + ", ".join(str(w) for w in words))
     asm.place(over)
 
