@@ -873,20 +873,19 @@ bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
 
 llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,
                                                     const Target &target) {
+  // Without the type's tiles, B's rows streamed up to kStreamedRows
+  // against B as stored, and bf16's matrix-vector form up to
+  // kBf16MatrixVectorRows against B^T (dotConfig).
+  const bool tiles = target.hasAmx(isHalfPrecision(desc.precision));
+  if (desc.bRowsStreamInPlace() && !tiles)
+    return {kStreamedRows};
   GemmDesc few = desc;
   few.m = kF16MatrixVectorRows;
   if (desc.precision == GemmPrecision::F16 && dotReadsBInPlace(few))
     return {kF16MatrixVectorRows};
-  // bf16 without the tiles: the matrix-vector form up to
-  // kBf16MatrixVectorRows rows against B^T, B's rows streamed up to
-  // kBf16StreamedRows against B as stored (dotConfig).
-  if (desc.precision == GemmPrecision::Bf16 &&
-      !target.hasAmx(isHalfPrecision(desc.precision))) {
-    if (desc.bTransposedRowsInPlace())
-      return {kBf16MatrixVectorRows};
-    if (desc.bRowsStreamInPlace())
-      return {kBf16StreamedRows};
-  }
+  if (desc.precision == GemmPrecision::Bf16 && !tiles &&
+      desc.bTransposedRowsInPlace())
+    return {kBf16MatrixVectorRows};
   // f32: the matrix-vector form up to 7 rows, and up to 15 where B^T fits
   // L3, where 16 (or 8) take the product transposed (on AVX-512;
   // elsewhere more direct kernels).
@@ -955,21 +954,23 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // 32x3072x768 1.02x; 2 threads 1.50x, 1.02x and 1.08x at 8, 16 and 32
   // rows of 4096x4096; past them not (64x4096x4096 0.84x, 48x4096x4096
   // at 2 threads 0.91x).
-  // And bf16 rows against B as stored (a JAX dense layer's kernel) up to
-  // kBf16StreamedRows: B's rows streamed in place, two interleaved into
-  // pairs of k as they are loaded, passes of up to 6 rows of A. On Zen 5,
-  // 1 thread, side by side with the 8x16 and 16x16 blocks (B packed):
-  // 1x4096x4096 3.6x, 4x4096x4096 4.4x, 8x4096x4096 3.0x, 8x3072x768
-  // 1.36x, 16x4096x4096 2.5x (each group of up to four passes reads B
-  // from memory once: 1.03 of oneDNN), 16x3072x768 1.36x, 16x768x3072
-  // 1.30x; 24x4096x4096 0.81x, 32x4096x4096 0.70x (8x48 there, whose
-  // blocks pay past 16 rows): not there.
+  // And rows against B as stored (a JAX dense layer's kernel) up to
+  // kStreamedRows, bf16, f16 and 8-bit: B's rows streamed in place, two
+  // (bf16) or four (bytes) interleaved into groups of k as they are
+  // loaded, passes of up to 6 rows of A, K in blocks of streamedKBlock
+  // (below). On Zen 5, 1 thread, side by side with the blocked kernels (B
+  // packed in shallow, wide panels): s8 1x4096x4096 3.8x, 8x4096x4096
+  // 2.6-2.7x, 16x4096x4096 2.4-2.5x, 20x4096x4096 2.5x, 24x4096x4096
+  // 1.26x, 8x3072x768 1.9x, 16x768x3072 1.7x; 28x4096x4096 1.13x (two
+  // groups), 32x4096x4096 0.9x: not there. bf16 24x4096x4096 1.4-1.5x,
+  // 28x4096x4096 0.96x; f16 (widened) 16x4096x4096 1.45x, 24x4096x4096
+  // 1.71x. (With the tiles, amxConfig took these rows above, f16's past
+  // kF16MatrixVectorRows.)
   const bool matrixVector =
-      !conv &&
-      (dotReadsBInPlace(desc) ||
-       (bf16 && desc.bTransposedRowsInPlace() &&
-        desc.m <= kBf16MatrixVectorRows) ||
-       (bf16 && desc.bRowsStreamInPlace() && desc.m <= kBf16StreamedRows));
+      !conv && (dotReadsBInPlace(desc) ||
+                (bf16 && desc.bTransposedRowsInPlace() &&
+                 desc.m <= kBf16MatrixVectorRows) ||
+                (desc.bRowsStreamInPlace() && desc.m <= kStreamedRows));
   const bool f16 = desc.precision == GemmPrecision::F16;
   const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||
@@ -1096,6 +1097,15 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                          roundDownAtLeast(l3PerCore / 2 / blockBytes, c.nr),
                          roundDownAtLeast(8192, c.nr));
   c = clampToProblem(c, desc);
+  // The streamed form runs K in blocks of streamedKBlock k, each over
+  // every block of columns: B's rows one a page (N of 4096 bytes), K's
+  // 4096 pages at a time overflow the TLB (the second level's 2048-4096
+  // entries) and the later passes' rows, 4 KiB apart, share a handful of
+  // cache sets. On Zen 5, 1 thread, s8 against K in one block:
+  // 1x4096x4096 2.4x, 8x4096x4096 2.2x (kc 1024 0.93x kc 512); bf16
+  // 1.05-1.25x, 8x3072x768 (one block) 1.24x kc 512.
+  if (matrixVector && desc.bRowsStreamInPlace())
+    c.kc = std::min(desc.k, streamedKBlock(desc.precision));
   // A read in place (dotgemm.py's a_layout direct: no PACK A; a
   // convolution's pixels where they lie in its input) where the kernel
   // can: A's rows of k as stored, an immediate lda, K and kc whole K steps

@@ -74,20 +74,34 @@ its operands are read as stored, 2 bytes an element, where f32 weights
 would be 4. (AVX512-FP16's own arithmetic rounds every sum to f16: not the
 f32 accumulation the op asks for.)
 
-An shgemm or sbgemm with `pack_b: false` and B as stored (A not
-transposed) streams B's rows in place instead (symbol `_brows64x<R>`): per
-group of up to 4 passes of R = min(6, m) rows of the part (past its end the
-last row again, computed and not stored), those rows of A copied into the
-workspace (f16 widened; K padded, zero past K); then per block of 64
-columns and per pass of the group, over k, B's row k of the block widened
-(VCVTPH2PS, masked at N's edge), each row's A(i, k) broadcast, 4 FMAs a
-row into 4 R accumulators; bf16 over pairs of k, rows k and k + 1
+An shgemm, sbgemm or igemm with `pack_b: false` and B as stored (A not
+transposed) streams B's rows in place instead (symbol `_brows64x<R>`, and
+`_kc<kc>` where K is in more than one block): per group of up to 4 passes
+of R rows of the part (at most 6, the group's rows shared out evenly; past
+its end the last row again, computed and not stored), those rows of A
+copied into the workspace (f16 widened; K padded, zero past K; s8 with
+each row's -128 sum_k A(i, k)); then K in blocks of kc (each over every
+block of columns before the next, so that the pages of B's rows a block
+reads, one a row where a row is a page or more, stay in the TLB; the first
+block starts C's sums or overwrites, the last applies the epilogue and the
+16-bit D, C holding the partial sums before it); per block of 64 columns
+and per pass of the group, over the K block's k, B's row k of the block
+widened (VCVTPH2PS, masked at N's edge), each row's A(i, k) broadcast, 4
+FMAs a row into 4 R accumulators; bf16 over pairs of k, rows k and k + 1
 interleaved by VPERMT2W into pairs (B(k, j), B(k + 1, j)), each row's pair
-of A the broadcast memory operand of 4 VDPBF16PS. B's row 16 k ahead is
+of A the broadcast memory operand of 4 VDPBF16PS; 8-bit over quads of k,
+rows k to k + 3 interleaved by byte and word unpacks into quads within
+each 128-bit lane (the sums' columns permuted, put back in order by
+VSHUFI32X4 where they are stored), each row's quad of A broadcast, 4
+VPDPBUSD (u8 A the unsigned operand; s8 A the signed one against B's bytes
+plus 128). The group's first pass builds each K step's vectors from B's
+rows and leaves them in a buffer in the workspace (a K block's: 256 bytes
+a step); its later passes read them back, so B is read from memory once a
+group and unpacked once, and the later passes' loads do not meet in the
+few cache sets of rows a page apart. B's row 16 k ahead is
 prefetched (each row lies on another page, past the hardware's
-prefetchers). B is read from memory once a group (the group's later passes
-find the block's rows in L2), 2 bytes an element: a JAX dense layer
-(activations times a K x N kernel) on few rows.
+prefetchers): a JAX dense layer (activations times a K x N kernel) on few
+rows.
 
 Both forms take the blocked kernels' 16-bit D (`bf16_output`,
 `f16_output`: D = half(C + A * B), rounded once where the sums are
@@ -198,19 +212,29 @@ GEMV_ROW, GEMV_COL, GEMV_C_ROW, GEMV_M_BEGIN, GEMV_M_END, GEMV_N_END = (
 GEMV_WORKSPACE = HEADER_BYTES + 64
 # With a 16-bit D: up to its ldd in bytes (LDD_BYTES).
 GEMV_HALF_WORKSPACE = round_up(LDD_BYTES + 8, 64)
-# f16 and bf16 with B as stored, pack_b false: per group of up to
-# STREAM_GROUP_PASSES passes of STREAM_ROWS rows of A (copied into the
+# f16, bf16 and 8-bit with B as stored, pack_b false: per group of up to
+# STREAM_GROUP_PASSES passes of up to STREAM_ROWS rows of A (copied into the
 # workspace, f16 widened), B's rows streamed in place STREAM_COLUMNS columns
 # at a time, each pass of the group over the same block (bf16: two rows
-# interleaved into pairs of k by VPERMT2W as they are loaded).
+# interleaved into pairs of k by VPERMT2W as they are loaded; bytes: four
+# into quads by unpacks).
 STREAM_ROWS = 6
 STREAM_GROUP_PASSES = 4
 STREAM_VECTORS = 4
 STREAM_COLUMNS = STREAM_VECTORS * LANES
 (STREAM_ROW, STREAM_COL, STREAM_M_END, STREAM_N_BEGIN, STREAM_N_END,
- STREAM_GROUP, STREAM_GROUP_END) = (HEADER_BYTES + 8 * i for i in range(7))
+ STREAM_GROUP, STREAM_GROUP_END, STREAM_K0) = (
+    HEADER_BYTES + 8 * i for i in range(8))
 STREAM_A_OFFSET = 256       # the group's rows of A (f16 widened), K padded
 STREAM_PREFETCH_ROWS = 16
+# 8-bit: the registers past the accumulators, k to k + 3's rows loaded and
+# interleaved into quads (STREAM_QUADS: the quads of columns 16L + 4m + d,
+# lane 4L + d of quad register m; the last two rows' registers reused as
+# the unpacks free them); A's broadcast quad; s8: 128 in each byte.
+STREAM_I8_ROWS = tuple(range(24, 28))
+STREAM_QUADS = (26, 27, 28, 29)
+STREAM_I8_A_REG = 30
+STREAM_I8_128_REG = 31
 # Registers: the accumulators, B's row, A's broadcast, then drop-low's mask.
 STREAM_DROP_LOW_REG = STREAM_ROWS * STREAM_VECTORS + STREAM_VECTORS + 1
 
@@ -375,9 +399,10 @@ class Params:
         if "pack_b" in request and not b_in_place:
             raise RequestError("field 'pack_b' may only be false (B^T read "
                                "in place)")
-        # B read in place: f16 with B as stored streams B's rows, the
-        # others read B^T's rows (the matrix-vector form).
-        self.b_stream = (b_in_place and self.dt.name in ("f16", "bf16")
+        # B read in place: B as stored streams its rows (f16, bf16 and
+        # the 8-bit types), B^T's rows are read by the matrix-vector form
+        # (f16, bf16, f32).
+        self.b_stream = (b_in_place and self.dt.name != "f32"
                          and not self.trans_b)
         self.gemv = b_in_place and not self.b_stream
         if self.dt.name == "f32" and not (self.gemv and self.trans_b):
@@ -385,7 +410,8 @@ class Params:
                 "an sgemm on the dot kernels is the matrix-vector form only "
                 "(pack_b false, B transposed); sgemm.py writes the others")
         if b_in_place:
-            why = ("bf16 or f16 operands" if self.dt.group == 4 else
+            why = ("bf16 or f16 operands (8-bit ones stream B as stored)"
+                   if self.dt.group == 4 and self.gemv else
                    "B transposed" if self.gemv and not self.trans_b else
                    "A not transposed" if self.trans_a else
                    "no bias along the rows" if self.bias == "rows" else
@@ -397,14 +423,44 @@ class Params:
                         "B^T read in place")
                 raise RequestError(f"pack_b false ({form}) needs {why}")
         if self.b_stream:
-            self.stream_rows = min(STREAM_ROWS, self.m)
+            # K in blocks of kc (stream_k_blocks): whole groups of k, so
+            # that only the last block has a partial group.
+            if self.kc < self.k and self.kc % self.dt.group:
+                raise RequestError(
+                    f"pack_b false (B's rows streamed in place): kc = "
+                    f"{self.kc} must be whole groups of {self.dt.group} k, "
+                    "or K one block")
+            # Up to one group of passes, the rows shared out evenly (8 rows:
+            # two passes of 4, not 6 and 2 computed as 6).
+            passes = -(-self.m // STREAM_ROWS)
+            self.stream_rows = (-(-self.m // passes)
+                                if passes <= STREAM_GROUP_PASSES
+                                else STREAM_ROWS)
             self.stream_group_rows = self.stream_rows * min(
                 STREAM_GROUP_PASSES, -(-self.m // self.stream_rows))
-            # f16: A widened to f32, K padded to a vector; bf16: A as it
-            # is, K padded to a vector of pairs (zero past K).
+            # f16: A widened to f32, K padded to a vector; bf16 and bytes:
+            # A as it is, K padded to a vector of pairs or quads (zero past
+            # K).
             self.stream_a_stride = (round_up(self.k, LANES) * 4
                                     if self.dt.name == "f16" else
-                                    round_up(self.k, 2 * LANES) * 2)
+                                    round_up(self.k, 2 * LANES) * 2
+                                    if self.dt.name == "bf16" else
+                                    round_up(self.k, 4 * LANES))
+            # s8 A: B's bytes plus 128 (unsigned), so each row's
+            # -128 sum_k A(i, k), an s32 per row of the group after its
+            # rows, starts the row's sums.
+            self.stream_corr_offset = (STREAM_A_OFFSET + self.stream_group_rows
+                                       * self.stream_a_stride)
+            # More than one pass a group: the first leaves each K step's
+            # vectors of B, as the instruction takes them, in a buffer
+            # (a K block's, 4 vectors a step) that the others read.
+            self.stream_buffer = self.stream_group_rows > self.stream_rows
+            self.stream_buffer_offset = round_up(
+                self.stream_corr_offset
+                + (self.stream_group_rows * 4 if self.dt.shift_a else 0), 64)
+            self.stream_buffer_bytes = (
+                stream_block_steps(self, min(self.kc, self.k))
+                * STREAM_VECTORS * 64 if self.stream_buffer else 0)
         if self.fault == "drop-low" and self.dt.name != "f16":
             raise RequestError("fault drop-low: only f16 has low parts to "
                                "drop")
@@ -507,7 +563,7 @@ class Params:
         self.workspace_bytes = (
             (GEMV_HALF_WORKSPACE if self.half_output else GEMV_WORKSPACE)
             if self.gemv else
-            STREAM_A_OFFSET + self.stream_group_rows * self.stream_a_stride
+            self.stream_buffer_offset + self.stream_buffer_bytes
             if self.b_stream else self.row_corr_offset
             + (round_up((self.mc + self.mr) * 4, 64) if self.shift_b else 0))
         check_disp(self.workspace_bytes, "workspace")
@@ -539,7 +595,8 @@ class Params:
                 f"_x86_64_{self.dt.suffix}")
         if self.b_stream:
             return (f"{head}{store}_brows{STREAM_COLUMNS}x"
-                    f"{self.stream_rows}{tail}")
+                    f"{self.stream_rows}"
+                    f"{f'_kc{self.kc}' if self.kc < self.k else ''}{tail}")
         if self.gemv:
             rows = gemv_a_rows(self)
             return (f"{head}{store}_gemv{GEMV_ROWS}"
@@ -2244,22 +2301,214 @@ def _emit_gemv_body(p):
     return asm.text()
 
 
-def _emit_stream_block(asm, p, masked):
+def _stream_tag(chunk, masked):
+    """The labels' name of a streamed block."""
+    tag = "edge" if masked else "whole"
+    return f"{chunk.name} K block, {tag}" if chunk.name else tag
+
+
+def _emit_stream_block(asm, p, chunk, masked, buffer=None):
     """One block of STREAM_COLUMNS columns (%rsi: B's row 0 there) against
     the pass's rows of A in the workspace (%rax), over K (f16:
     _emit_stream_f16_k_loop; bf16: _emit_stream_bf16_k_loop); then C
     (%rdi) += or = the sums, rows past the part not stored."""
     nv = STREAM_VECTORS
-    tag = "edge" if masked else "whole"
+    tag = _stream_tag(chunk, masked)
 
     def acc(r, v):
         return f"%zmm{r * nv + v}"
-    if p.dt.name == "bf16":
-        _emit_stream_bf16_k_loop(asm, p, masked, tag, acc)
+    fill = buffer == "fill"
+    if buffer == "read":
+        _emit_stream_read_k_loop(asm, p, chunk, tag, acc)
+    elif p.dt.name == "bf16":
+        _emit_stream_bf16_k_loop(asm, p, chunk, masked, tag, acc, fill)
+    elif p.dt.group == 4:
+        _emit_stream_i8_k_loop(asm, p, chunk, masked, tag, acc, fill)
     else:
-        _emit_stream_f16_k_loop(asm, p, masked, tag, acc)
+        _emit_stream_f16_k_loop(asm, p, chunk, masked, tag, acc, fill)
     stored = asm.label(f"B's rows: the part's rows stored ({tag} block)")
-    _emit_stream_store(asm, p, masked, stored, acc)
+    _emit_stream_store(asm, p, chunk, masked, stored, acc)
+
+
+def _emit_stream_i8_dots(asm, p, q, acc):
+    """One step of four k of the 8-bit streamed form: each row's quad of
+    A broadcast, VPDPBUSD by the quads of B (`q`)."""
+    a = f"%zmm{STREAM_I8_A_REG}"
+    for r in range(p.stream_rows):
+        asm.ins(f"vpbroadcastd {r * p.stream_a_stride}(%rax), {a}")
+        for v in range(STREAM_VECTORS):
+            # (VPDPBUSD: the second operand's bytes unsigned, the first's
+            # signed.)
+            asm.ins(f"vpdpbusd {a}, {q[v]}, {acc(r, v)}" if p.dt.shift_a
+                    else f"vpdpbusd {q[v]}, {a}, {acc(r, v)}")
+    asm.ins("addq $4, %rax")
+
+
+def _emit_stream_i8_k_loop(asm, p, chunk, masked, tag, acc, fill):
+    """The 8-bit K loop of a streamed block: per four k, rows k to k + 3
+    of the block (64 bytes each, under the byte mask k5 with `masked`)
+    interleaved into quads (B(k, j), .., B(k + 3, j)) by byte then word
+    unpacks, within each 128-bit lane: quad register m holds in lane
+    4L + d column 16L + 4m + d (the store puts the columns back in order,
+    _emit_stream_unpermute). u8 A: each row's quad of A broadcast into a
+    register, the u8 operand of VPDPBUSD, B the s8 one; s8 A: B's bytes
+    plus 128 (the sign bit flipped) the u8 operand, each row's quad of A
+    the broadcast s8 memory operand, the sums started at the row's
+    -128 sum_k A(i, k) (%r11). K's last one to three k are padded with
+    zero rows (nothing past B is read)."""
+    rows = p.stream_rows
+    shifted = p.dt.shift_a
+    _emit_stream_start_sums(asm, p, chunk, acc)
+    k = _stream_block_k(p, chunk, asm)
+    quads, rem = divmod(k, 4)
+    asm.comment("%r8: ldb in bytes; %rdx: row k + 1; %r10: the prefetch "
+                "distance plus two rows")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 8}({WS}), %r8")
+    asm.ins("leaq (%rsi, %r8), %rdx")
+    asm.ins("leaq (%r9, %r8, 2), %r10")
+    raw = STREAM_I8_ROWS
+    # fault swap-pairs: rows k and k + 1 the other way round.
+    order = (1, 0, 2, 3) if p.fault == "swap-pairs" else (0, 1, 2, 3)
+    sources = ("(%rsi)", "(%rdx)", "(%rsi, %r8, 2)", "(%rdx, %r8, 2)")
+
+    def quad_step(present):
+        mask = "{%k5}{z}" if masked else ""
+        for row in range(4):
+            reg = f"%zmm{raw[order[row]]}"
+            if row < present:
+                asm.ins(f"vmovdqu8 {sources[row]}, {reg}{mask}")
+            else:
+                asm.ins(f"vpxord {reg}, {reg}, {reg}")
+        z = [f"%zmm{r}" for r in raw]
+        q = [f"%zmm{r}" for r in STREAM_QUADS]
+        asm.ins(f"vpunpcklbw {z[1]}, {z[0]}, {q[2]}")
+        asm.ins(f"vpunpckhbw {z[1]}, {z[0]}, {q[3]}")
+        asm.ins(f"vpunpcklbw {z[3]}, {z[2]}, {z[0]}")
+        asm.ins(f"vpunpckhbw {z[3]}, {z[2]}, {z[1]}")
+        asm.ins(f"vpunpcklwd {z[0]}, {q[2]}, {q[0]}")
+        asm.ins(f"vpunpckhwd {z[0]}, {q[2]}, {q[1]}")
+        asm.ins(f"vpunpcklwd {z[1]}, {q[3]}, {q[2]}")
+        asm.ins(f"vpunpckhwd {z[1]}, {q[3]}, {q[3]}")
+        if shifted:
+            for reg in q:
+                asm.ins(f"vpxord %zmm{STREAM_I8_128_REG}, {reg}, {reg}")
+        _emit_stream_fill(asm, p, fill, q)
+        _emit_stream_i8_dots(asm, p, q, acc)
+
+    if quads:
+        k_loop = asm.label(f"B's rows: next four k ({tag} block)")
+        asm.ins(f"movq ${quads}, %rcx")
+        asm.ins(".p2align 4")
+        asm.place(k_loop)
+        asm.comment(f"rows k to k + 3 {STREAM_PREFETCH_ROWS} k ahead "
+                    "(%r9: that many rows' bytes, %r10: two rows more): "
+                    "each row is another page, past the hardware "
+                    "prefetchers")
+        for address in ("(%rsi, %r9)", "(%rdx, %r9)", "(%rsi, %r10)",
+                        "(%rdx, %r10)"):
+            asm.ins(f"prefetcht0 {address}")
+        quad_step(4)
+        asm.ins("leaq (%rsi, %r8, 4), %rsi")
+        asm.ins("leaq (%rdx, %r8, 4), %rdx")
+        asm.ins("decq %rcx")
+        asm.ins(f"jnz {back(k_loop)}")
+    if rem:
+        asm.comment(f"K's last {rem} k, the quads padded with zero rows")
+        quad_step(rem)
+
+
+def _emit_stream_unpermute(asm, acc, r):
+    """Row r's sums of an 8-bit streamed block back in column order: quad
+    register m's 128-bit lane L holds columns 16L + 4m .. 16L + 4m + 3, so
+    vector v's lane m is accumulator m's lane v (a 4 x 4 transpose of
+    128-bit lanes, two VSHUFI32X4 stages through STREAM_I8_ROWS)."""
+    a = [acc(r, m) for m in range(STREAM_VECTORS)]
+    t = [f"%zmm{reg}" for reg in STREAM_I8_ROWS]
+    asm.ins(f"vshufi32x4 $0x44, {a[1]}, {a[0]}, {t[0]}")
+    asm.ins(f"vshufi32x4 $0xee, {a[1]}, {a[0]}, {t[1]}")
+    asm.ins(f"vshufi32x4 $0x44, {a[3]}, {a[2]}, {t[2]}")
+    asm.ins(f"vshufi32x4 $0xee, {a[3]}, {a[2]}, {t[3]}")
+    asm.ins(f"vshufi32x4 $0x88, {t[2]}, {t[0]}, {a[0]}")
+    asm.ins(f"vshufi32x4 $0xdd, {t[2]}, {t[0]}, {a[1]}")
+    asm.ins(f"vshufi32x4 $0x88, {t[3]}, {t[1]}, {a[2]}")
+    asm.ins(f"vshufi32x4 $0xdd, {t[3]}, {t[1]}, {a[3]}")
+
+
+def _emit_stream_start_sums(asm, p, chunk, acc):
+    """The accumulators' start: zero, or for s8 A in the first K block
+    each row's -128 sum_k A(i, k) (%r11: the pass's first row's)."""
+    if p.dt.shift_a and chunk.first:
+        asm.comment("the sums start at -128 sum_k A(i, k) (%r11: the "
+                    "pass's first row's)")
+        for r in range(p.stream_rows):
+            for v in range(STREAM_VECTORS):
+                asm.ins(f"vpbroadcastd {4 * r}(%r11), {acc(r, v)}")
+    else:
+        _emit_zero_accumulators(asm, p, acc)
+
+
+def _emit_stream_fill(asm, p, fill, vectors):
+    """The group's first pass (`fill`): one K step's vectors of B, as the
+    instruction takes them, into the block's buffer (%r12), for the
+    group's later passes."""
+    if not fill:
+        return
+    for v, reg in enumerate(vectors):
+        asm.ins(f"vmovdqu64 {reg}, {64 * v}(%r12)")
+    asm.ins(f"addq ${64 * STREAM_VECTORS}, %r12")
+
+
+def stream_block_steps(p, k):
+    """K steps (of a group of k: a pair for bf16, a quad for bytes) over
+    `k` k of a K block, a last partial one included."""
+    return -(-k // p.dt.group) if p.dt.group > 1 else k
+
+
+def _emit_stream_read_k_loop(asm, p, chunk, tag, acc):
+    """A later pass of the group over one block: per K step, B's vectors
+    from the buffer the first pass filled (%r12), 256 bytes a step, as
+    they were built (so nothing is loaded from B, nothing interleaved or
+    widened), against this pass's rows of A."""
+    rows, nv = p.stream_rows, STREAM_VECTORS
+    _emit_stream_start_sums(asm, p, chunk, acc)
+    steps = stream_block_steps(p, _stream_block_k(p, chunk, asm))
+    if p.dt.group == 4:
+        b = [f"%zmm{r}" for r in STREAM_QUADS]
+    else:
+        b = [f"%zmm{rows * nv + v}" for v in range(nv)]
+    k_loop = asm.label(f"B's rows from the buffer: next K step ({tag} "
+                       "block)")
+    asm.ins(f"movq ${steps}, %rcx")
+    asm.ins(".p2align 4")
+    asm.place(k_loop)
+    for v in range(nv):
+        asm.ins(f"vmovdqu64 {64 * v}(%r12), {b[v]}")
+    asm.ins(f"addq ${64 * nv}, %r12")
+    if p.dt.group == 4:
+        _emit_stream_i8_dots(asm, p, b, acc)
+    elif p.dt.name == "bf16":
+        for r in range(rows):
+            for v in range(nv):
+                asm.ins(f"{p.dt.dot} {r * p.stream_a_stride}(%rax){{1to16}}, "
+                        f"{b[v]}, {acc(r, v)}")
+        asm.ins("addq $4, %rax")
+    else:
+        a_reg = f"%zmm{rows * nv + nv}"
+        for r in range(rows):
+            asm.ins(f"vbroadcastss {r * p.stream_a_stride}(%rax), {a_reg}")
+            for v in range(nv):
+                asm.ins(f"vfmadd231ps {b[v]}, {a_reg}, {acc(r, v)}")
+        asm.ins("addq $4, %rax")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(k_loop)}")
+
+
+def _stream_block_k(p, chunk, asm):
+    """The k of a streamed K block (fault drop-k: K's last left out)."""
+    if p.fault == "drop-k" and chunk.last:
+        asm.comment("fault drop-k: the last k left out")
+        return chunk.k - 1
+    return chunk.k
 
 
 def _emit_zero_accumulators(asm, p, acc):
@@ -2268,7 +2517,7 @@ def _emit_zero_accumulators(asm, p, acc):
             asm.ins(f"vpxord {acc(r, v)}, {acc(r, v)}, {acc(r, v)}")
 
 
-def _emit_stream_f16_k_loop(asm, p, masked, tag, acc):
+def _emit_stream_f16_k_loop(asm, p, chunk, masked, tag, acc, fill):
     """f16's K loop of a streamed block: per k the block's row of B
     widened (VCVTPH2PS; under the lane masks k1-k4 with `masked`), each
     row's widened A(i, k) broadcast, STREAM_VECTORS FMAs a row."""
@@ -2276,9 +2525,7 @@ def _emit_stream_f16_k_loop(asm, p, masked, tag, acc):
     k_loop = asm.label(f"B's rows: next k ({tag} block)")
     b_reg, a_reg = rows * nv, rows * nv + nv
     _emit_zero_accumulators(asm, p, acc)
-    k = p.k - 1 if p.fault == "drop-k" else p.k
-    if p.fault == "drop-k":
-        asm.comment("fault drop-k: the last k left out")
+    k = _stream_block_k(p, chunk, asm)
     asm.ins(f"movq ${k}, %rcx")
     asm.ins(".p2align 4")
     asm.place(k_loop)
@@ -2296,6 +2543,7 @@ def _emit_stream_f16_k_loop(asm, p, masked, tag, acc):
         else:
             asm.ins(f"vcvtph2ps {32 * v}(%rsi), {b}")
         _emit_drop_low(asm, b, p.fault == "drop-low", STREAM_DROP_LOW_REG)
+    _emit_stream_fill(asm, p, fill, [f"%zmm{b_reg + v}" for v in range(nv)])
     for r in range(rows):
         asm.ins(f"vbroadcastss {r * p.stream_a_stride}(%rax), %zmm{a_reg}")
         for v in range(nv):
@@ -2306,7 +2554,7 @@ def _emit_stream_f16_k_loop(asm, p, masked, tag, acc):
     asm.ins(f"jnz {back(k_loop)}")
 
 
-def _emit_stream_bf16_k_loop(asm, p, masked, tag, acc):
+def _emit_stream_bf16_k_loop(asm, p, chunk, masked, tag, acc, fill):
     """bf16's K loop of a streamed block: per pair of k, rows k (%rsi) and
     k + 1 (%rdx) of the block loaded (two 32-column halves, under the word
     masks k5 and k6 with `masked`) and interleaved by VPERMT2W into four
@@ -2318,9 +2566,7 @@ def _emit_stream_bf16_k_loop(asm, p, masked, tag, acc):
     b_reg = rows * nv
     raw, low, high = b_reg + nv, b_reg + nv + 1, b_reg + nv + 2
     _emit_zero_accumulators(asm, p, acc)
-    k = p.k - 1 if p.fault == "drop-k" else p.k
-    if p.fault == "drop-k":
-        asm.comment("fault drop-k: the last k left out")
+    k = _stream_block_k(p, chunk, asm)
     pairs, odd = divmod(k, 2)
     asm.comment("the interleaving indices; %r8: ldb in bytes; %rdx: row "
                 "k + 1")
@@ -2339,6 +2585,8 @@ def _emit_stream_bf16_k_loop(asm, p, masked, tag, acc):
                 asm.ins(f"vmovdqu16 {64 * h}(%rdx), %zmm{raw}{mask}")
             asm.ins(f"vpermt2w %zmm{raw}, %zmm{low}, {lo}")
             asm.ins(f"vpermt2w %zmm{raw}, %zmm{high}, {hi}")
+        _emit_stream_fill(asm, p, fill,
+                          [f"%zmm{b_reg + v}" for v in range(nv)])
         for r in range(rows):
             for v in range(nv):
                 asm.ins(f"{p.dt.dot} {r * p.stream_a_stride}(%rax){{1to16}}, "
@@ -2384,56 +2632,60 @@ def _emit_stream_interleave_indices(asm, p):
     asm.place(over)
 
 
-def _emit_stream_store(asm, p, masked, stored, acc):
+def _emit_stream_store(asm, p, chunk, masked, stored, acc):
     """C's rows of a streamed block (%rdi; D's at %r11), masked past N
-    with `masked`, none past the part: += or = the sums, the epilogue."""
+    with `masked`, none past the part: += or = the sums, the epilogue
+    (the last K block's; the others' sums stored into C as they are)."""
     rows, nv = p.stream_rows, STREAM_VECTORS
     b_reg = rows * nv
     asm.comment("C's rows of the block, masked past N, none past the part")
     asm.ins(f"movq {STREAM_M_END}({WS}), %rdx")
     asm.ins(f"subq {STREAM_ROW}({WS}), %rdx")
     zero, bound = f"%zmm{b_reg}", f"%zmm{b_reg + 1}"
-    emit_epilogue_setup(asm, p, zero, bound)
+    if chunk.last:
+        emit_epilogue_setup(asm, p, zero, bound)
+    to_d = p.half_output and chunk.last
     # (write-past-edge stores the block's lanes past N too: zeros.)
     for r in range(rows):
         if r:
             asm.ins(f"cmpq ${r}, %rdx")
             asm.ins(f"jbe {fwd(stored)}")
             asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
-            if p.half_output:
+            if to_d:
                 asm.ins(f"addq {LDD_BYTES}({WS}), %r11")
+        if p.dt.group == 4:
+            _emit_stream_unpermute(asm, acc, r)
         for v in range(nv):
             mask = f"{{%k{v + 1}}}" if masked else ""
-            if not p.overwrite:
-                asm.ins(f"vaddps {64 * v}(%rdi), {acc(r, v)}, "
+            if not (p.overwrite and chunk.first):
+                asm.ins(f"{p.dt.add} {64 * v}(%rdi), {acc(r, v)}, "
                         f"{acc(r, v)}{mask}")
-            emit_epilogue(asm, p, acc(r, v), p.bias == "columns" and
-                          f"{64 * v}(%r10), {acc(r, v)}, {acc(r, v)}{mask}",
-                          zero, bound)
+            if chunk.last:
+                emit_epilogue(asm, p, acc(r, v), p.bias == "columns" and
+                              f"{64 * v}(%r10), {acc(r, v)}, "
+                              f"{acc(r, v)}{mask}", zero, bound)
             if p.fault == "write-past-edge":
                 mask = ""
             emit_store_sums(asm, acc(r, v), f"{32 * v}(%r11)"
-                            if p.half_output else f"{64 * v}(%rdi)", mask,
-                            p.dt.name if p.half_output else None)
+                            if to_d else f"{64 * v}(%rdi)", mask,
+                            p.dt.name if to_d else None)
     if rows > 1:
         asm.place(stored)
 
 
 def _emit_stream_body(p):
-    """f16 and bf16 with B as stored and pack_b false: per group of up to
-    stream_group_rows of the part's rows (passes of stream_rows; past the
-    part the last row again), those rows of A copied into the workspace
-    (f16 widened to f32; zero past K); then per block of STREAM_COLUMNS
-    columns, each pass of the group streams B's rows in place over K
-    (_emit_stream_block): the first from memory, the group's later passes
-    from L2, where the block's K rows (128 bytes each) stay. B is read from
-    memory once a group, 2 bytes an element."""
+    """f16, bf16 and 8-bit with B as stored and pack_b false: per group of
+    up to stream_group_rows of the part's rows (passes of stream_rows;
+    past the part the last row again), those rows of A copied into the
+    workspace (f16 widened to f32; zero past K); then per K block
+    (stream_k_blocks) and block of STREAM_COLUMNS columns, each pass of
+    the group over the K block (_emit_stream_passes): the first streams
+    B's rows in place from memory, the later ones read the vectors it
+    left in the buffer. B is read from memory once a group."""
     asm = Asm()
     group_loop = asm.label("B's rows: next group of rows of A")
     copy_loop = asm.label("B's rows: next row of A copied")
-    col_loop = asm.label("B's rows: next block of columns")
-    edge = asm.label("B's rows: the block at the edge of N")
-    next_col = asm.label("B's rows: block done")
+    column_labels = _stream_column_labels(asm, stream_k_blocks(p)[0])
     done = asm.label("empty part: nothing to do")
     rows, kp = p.stream_rows, p.stream_a_stride // 4
     group = p.stream_group_rows
@@ -2445,11 +2697,17 @@ def _emit_stream_body(p):
         _emit_stream_interleave_indices(asm, p)
     if p.fault == "drop-low":
         _emit_drop_low_mask(asm, STREAM_DROP_LOW_REG)
+    bytes_ = p.dt.group == 4
     asm.ins(f"imulq ${STREAM_PREFETCH_ROWS}, {LD_BYTES_OFFSET + 8}({WS}), "
             "%r9")
-    # A's rows copied a vector at a time: 16 f16 widened, or 32 bf16.
-    per_chunk = 2 * LANES if bf16 else LANES
-    chunks, tail = divmod(p.k, per_chunk)
+    if p.dt.shift_a:
+        asm.comment("128 in every byte: B plus 128, and A's row sums")
+        asm.ins("movl $0x80808080, %eax")
+        asm.ins(f"vpbroadcastd %eax, %zmm{STREAM_I8_128_REG}")
+    # A's rows copied a vector at a time: 16 f16 widened, 32 bf16, 64
+    # bytes.
+    per_chunk = 4 * LANES if bytes_ else 2 * LANES if bf16 else LANES
+    whole, tail = divmod(p.k, per_chunk)
     asm.place(group_loop)
     asm.comment(f"the group: rows [row, min(row + {group}, m_end)) -> slots")
     asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
@@ -2458,12 +2716,17 @@ def _emit_stream_body(p):
     asm.ins(f"cmpq {STREAM_M_END}({WS}), %rax")
     asm.ins(f"cmovgq {STREAM_M_END}({WS}), %rax")
     asm.ins(f"movq %rax, {STREAM_GROUP_END}({WS})")
-    if tail:
+    if tail and bytes_:
+        asm.ins(f"movabsq ${(1 << tail) - 1:#x}, %rax")
+        asm.ins("kmovq %rax, %k1")
+    elif tail:
         asm.ins(f"movl ${(1 << tail) - 1:#x}, %eax")
         asm.ins("kmovd %eax, %k1")
     asm.comment(f"the group's {group} rows of A "
-                + (f"as they are, {p.stream_a_stride} bytes apart" if bf16
-                   else f"widened, {kp} floats apart")
+                + (f"as they are, {p.stream_a_stride} bytes apart"
+                   if bf16 or bytes_ else f"widened, {kp} floats apart")
+                + (" (and each row's -128 sum_k A(i, k))"
+                   if p.dt.shift_a else "")
                 + " (zero past K; past the part the last row again): "
                 "%rdx the row of the group, %rdi where it goes")
     asm.ins("xorl %edx, %edx")
@@ -2477,25 +2740,90 @@ def _emit_stream_body(p):
     asm.ins("cmovgq %rcx, %rax")
     asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), %rax")
     asm.ins(f"addq 0({WS}), %rax")
-    if bf16:
-        for c in range(chunks):
+    if bytes_:
+        _emit_stream_copy_bytes(asm, p, whole, tail)
+    elif bf16:
+        for c in range(whole):
             asm.ins(f"vmovdqu16 {64 * c}(%rax), %zmm0")
             asm.ins(f"vmovdqu16 %zmm0, {64 * c}(%rdi)")
         if tail:
-            asm.ins(f"vmovdqu16 {64 * chunks}(%rax), %zmm0{{%k1}}{{z}}")
-            asm.ins(f"vmovdqu16 %zmm0, {64 * chunks}(%rdi)")
+            asm.ins(f"vmovdqu16 {64 * whole}(%rax), %zmm0{{%k1}}{{z}}")
+            asm.ins(f"vmovdqu16 %zmm0, {64 * whole}(%rdi)")
     else:
-        for c in range(chunks):
+        for c in range(whole):
             asm.ins(f"vcvtph2ps {32 * c}(%rax), %zmm0")
             asm.ins(f"vmovups %zmm0, {64 * c}(%rdi)")
         if tail:
-            asm.ins(f"vmovdqu16 {32 * chunks}(%rax), %ymm0{{%k1}}{{z}}")
+            asm.ins(f"vmovdqu16 {32 * whole}(%rax), %ymm0{{%k1}}{{z}}")
             asm.ins("vcvtph2ps %ymm0, %zmm0")
-            asm.ins(f"vmovups %zmm0, {64 * chunks}(%rdi)")
+            asm.ins(f"vmovups %zmm0, {64 * whole}(%rdi)")
     asm.ins(f"addq ${p.stream_a_stride}, %rdi")
     asm.ins("incq %rdx")
     asm.ins(f"cmpq ${group}, %rdx")
     asm.ins(f"jl {back(copy_loop)}")
+    chunks = stream_k_blocks(p)
+    for i, chunk in enumerate(chunks):
+        _emit_stream_columns(asm, p, chunk, column_labels if i == 0 else
+                             _stream_column_labels(asm, chunk))
+    asm.ins(f"movq {STREAM_GROUP_END}({WS}), %rax")
+    asm.ins(f"movq %rax, {STREAM_ROW}({WS})")
+    asm.ins(f"cmpq {STREAM_M_END}({WS}), %rax")
+    asm.ins(f"jl {back(group_loop)}")
+    asm.place(done)
+    asm.ins("vzeroupper")
+    return asm.text()
+
+
+@dataclass(frozen=True)
+class StreamKBlock:
+    """One block of K the streamed form runs over every block of columns
+    before the next (BLIS's pc loop), so that the pages of B's rows it
+    reads, one a row where a row is a page or more, stay in the TLB for
+    all the blocks of columns: the first block starts the sums (C's, or
+    none with overwrite), the others add to C, the last applies the
+    epilogue and a 16-bit D (C holds the partial sums before it) and takes
+    K's last k that are not a whole group. One block when K fits kc
+    (name "")."""
+    name: str       # "", "first", "middle" (each of them), "last"
+    first: bool
+    last: bool
+    k: int          # k in the block (each middle block's)
+
+
+def stream_k_blocks(p):
+    """The streamed form's K blocks: K in blocks of kc (whole groups of
+    k), the first and last written out, the middle ones a loop."""
+    if p.kc >= p.k:
+        return (StreamKBlock("", True, True, p.k),)
+    count = -(-p.k // p.kc)
+    return ((StreamKBlock("first", True, False, p.kc),)
+            + ((StreamKBlock("middle", False, False, p.kc),)
+               if count > 2 else ())
+            + (StreamKBlock("last", False, True, p.k - (count - 1) * p.kc),))
+
+
+def _stream_column_labels(asm, chunk):
+    """The labels of the column loop of one K block (_emit_stream_columns)."""
+    of = f" ({chunk.name} K block)" if chunk.name else ""
+    return (asm.label(f"B's rows: next block of columns{of}"),
+            asm.label(f"B's rows: the block at the edge of N{of}"),
+            asm.label(f"B's rows: block done{of}"))
+
+
+def _emit_stream_columns(asm, p, chunk, labels):
+    """The streamed form's blocks of STREAM_COLUMNS columns over one K
+    block (StreamKBlock; its first k in STREAM_K0 unless K is one block):
+    the whole ones, then the one at N's edge under lane masks."""
+    col_loop, edge, next_col = labels
+    last_k0 = p.k - stream_k_blocks(p)[-1].k
+    if chunk.name == "first":
+        asm.ins(f"movq $0, {STREAM_K0}({WS})")
+    elif chunk.name == "middle":
+        k_block_loop = asm.label("B's rows: next middle K block")
+        asm.ins(f"movq ${chunk.k}, {STREAM_K0}({WS})")
+        asm.place(k_block_loop)
+    elif chunk.name == "last":
+        asm.ins(f"movq ${last_k0}, {STREAM_K0}({WS})")
     asm.ins(f"movq {STREAM_N_BEGIN}({WS}), %rax")
     asm.ins(f"movq %rax, {STREAM_COL}({WS})")
     asm.place(col_loop)
@@ -2503,7 +2831,7 @@ def _emit_stream_body(p):
     asm.ins(f"subq {STREAM_COL}({WS}), %rcx")
     asm.ins(f"cmpq ${STREAM_COLUMNS}, %rcx")
     asm.ins(f"jb {fwd(edge)}")
-    _emit_stream_passes(asm, p, masked=False)
+    _emit_stream_passes(asm, p, chunk, masked=False)
     asm.ins(f"jmp {fwd(next_col)}")
     asm.place(edge)
     asm.comment("lane masks k1-k4 for the columns left (%ecx < "
@@ -2521,36 +2849,95 @@ def _emit_stream_body(p):
         asm.ins("movl $-1, %r8d")
         asm.ins("bzhil %edx, %r8d, %r8d")
         asm.ins(f"kmovw %r8d, %k{v + 1}")
-    if bf16:
+    if p.dt.name == "bf16":
         asm.comment("k5, k6: the same columns' words of each 32-column half")
         asm.ins("kunpckwd %k1, %k2, %k5")
         asm.ins("kunpckwd %k3, %k4, %k6")
-    _emit_stream_passes(asm, p, masked=True)
+    elif p.dt.group == 4:
+        asm.comment("k5: the same columns' bytes")
+        asm.ins("movq $-1, %r8")
+        asm.ins("bzhiq %rcx, %r8, %r8")
+        asm.ins("kmovq %r8, %k5")
+    _emit_stream_passes(asm, p, chunk, masked=True)
     asm.place(next_col)
     asm.ins(f"addq ${STREAM_COLUMNS}, {STREAM_COL}({WS})")
     asm.ins(f"movq {STREAM_COL}({WS}), %rax")
     asm.ins(f"cmpq {STREAM_N_END}({WS}), %rax")
     asm.ins(f"jl {back(col_loop)}")
-    asm.ins(f"movq {STREAM_GROUP_END}({WS}), %rax")
-    asm.ins(f"movq %rax, {STREAM_ROW}({WS})")
-    asm.ins(f"cmpq {STREAM_M_END}({WS}), %rax")
-    asm.ins(f"jl {back(group_loop)}")
-    asm.place(done)
-    asm.ins("vzeroupper")
-    return asm.text()
+    if chunk.name == "middle":
+        asm.ins(f"addq ${chunk.k}, {STREAM_K0}({WS})")
+        asm.ins(f"cmpq ${last_k0}, {STREAM_K0}({WS})")
+        asm.ins(f"jl {back(k_block_loop)}")
 
 
-def _emit_stream_passes(asm, p, masked):
-    """The group's passes over one block of columns (STREAM_COL): per pass
-    (its first row in STREAM_ROW), %rsi B + col * 2, %rdi C's block of the
-    pass's first row, %rax its rows of A in the workspace, %r10 the block's
-    bias, %r11 D's block; then the block (_emit_stream_block)."""
-    tag = "edge" if masked else "whole"
+def _emit_stream_copy_bytes(asm, p, chunks, tail):
+    """One row of 8-bit A (%rax) copied to %rdi, 64 bytes at a time (the
+    tail under k1, zero past K); s8: with its -128 sum_k A(i, k) (VPDPBUSD
+    of 128 in each byte by the row) stored at the group row %rdx's slot."""
+    shifted = p.dt.shift_a
+    if shifted:
+        asm.ins("vpxord %zmm1, %zmm1, %zmm1")
+    for c in range(chunks + (1 if tail else 0)):
+        mask = "{%k1}{z}" if c == chunks else ""
+        asm.ins(f"vmovdqu8 {64 * c}(%rax), %zmm0{mask}")
+        asm.ins(f"vmovdqu8 %zmm0, {64 * c}(%rdi)")
+        if shifted:
+            asm.ins(f"vpdpbusd %zmm0, %zmm{STREAM_I8_128_REG}, %zmm1")
+    if not shifted:
+        return
+    asm.comment("the row's sum of its 16 lanes, negated")
+    asm.ins("vextracti64x4 $1, %zmm1, %ymm2")
+    asm.ins("vpaddd %ymm2, %ymm1, %ymm1")
+    asm.ins("vextracti128 $1, %ymm1, %xmm2")
+    asm.ins("vpaddd %xmm2, %xmm1, %xmm1")
+    asm.ins("vpshufd $0x4e, %xmm1, %xmm2")
+    asm.ins("vpaddd %xmm2, %xmm1, %xmm1")
+    asm.ins("vpshufd $0xb1, %xmm1, %xmm2")
+    asm.ins("vpaddd %xmm2, %xmm1, %xmm1")
+    asm.ins("vmovd %xmm1, %eax")
+    asm.ins("negl %eax")
+    asm.ins(f"movl %eax, {p.stream_corr_offset}({WS}, %rdx, 4)")
+
+
+def _emit_stream_passes(asm, p, chunk, masked):
+    """The group's passes over one block of columns (STREAM_COL), each
+    from its first row in STREAM_ROW (_emit_stream_pass). With a buffer
+    (p.stream_buffer) the first pass builds B's vectors from B's rows and
+    leaves them there, the later ones read them back."""
+    tag = _stream_tag(chunk, masked)
     pass_loop = asm.label(f"B's rows: next pass of the group ({tag} block)")
     asm.ins(f"movq {STREAM_GROUP}({WS}), %rax")
     asm.ins(f"movq %rax, {STREAM_ROW}({WS})")
+    if p.stream_buffer:
+        passes_done = asm.label(f"B's rows: the group's passes done ({tag} "
+                                "block)")
+        _emit_stream_pass(asm, p, chunk, masked, "fill")
+        _emit_stream_next_pass(asm, p)
+        asm.ins(f"jge {fwd(passes_done)}")
     asm.place(pass_loop)
-    asm.comment("%rsi: B + col * 2, %rdi: C's block, %rax: the pass's A"
+    _emit_stream_pass(asm, p, chunk, masked,
+                      "read" if p.stream_buffer else None)
+    _emit_stream_next_pass(asm, p)
+    asm.ins(f"jl {back(pass_loop)}")
+    if p.stream_buffer:
+        asm.place(passes_done)
+
+
+def _emit_stream_next_pass(asm, p):
+    """STREAM_ROW to the next pass's, compared with the group's end."""
+    asm.ins(f"addq ${p.stream_rows}, {STREAM_ROW}({WS})")
+    asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
+    asm.ins(f"cmpq {STREAM_GROUP_END}({WS}), %rax")
+
+
+def _emit_stream_pass(asm, p, chunk, masked, buffer):
+    """One pass: %rsi B at the block's column (and the K block's row),
+    %rdi C's block of the pass's first row, %rax its rows of A in the
+    workspace (at the K block's k), %r10 the block's bias, %r11 D's block
+    (s8 A: the rows' -128 sum_k A(i, k)), %r12 the buffer; then the block
+    (_emit_stream_block)."""
+    asm.comment(f"%rsi: B + col * {p.dt.element_bytes}, %rdi: C's block, "
+                "%rax: the pass's A"
                 + (", %r10: the block's bias" if p.bias == "columns" else "")
                 + (", %r11: D's block" if p.half_output else ""))
     asm.ins(f"movq {STREAM_COL}({WS}), %rdx")
@@ -2563,20 +2950,28 @@ def _emit_stream_passes(asm, p, masked):
         asm.ins(f"movq {BIAS_OFFSET}({WS}), %r10")
         asm.ins("leaq (%r10, %rdx, 4), %r10")
     asm.ins(f"movq 8({WS}), %rsi")
-    asm.ins("leaq (%rsi, %rdx, 2), %rsi")
+    asm.ins(f"leaq (%rsi, %rdx, {p.dt.element_bytes}), %rsi")
     asm.ins(f"movq {STREAM_ROW}({WS}), %rdi")
     asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
     asm.ins(f"addq 16({WS}), %rdi")
     asm.ins("leaq (%rdi, %rdx, 4), %rdi")
     asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
     asm.ins(f"subq {STREAM_GROUP}({WS}), %rax")
+    if p.dt.shift_a:
+        asm.comment("%r11: the pass's first row's -128 sum_k A(i, k)")
+        asm.ins(f"leaq {p.stream_corr_offset}({WS}, %rax, 4), %r11")
     asm.ins(f"imulq ${p.stream_a_stride}, %rax, %rax")
     asm.ins(f"leaq {STREAM_A_OFFSET}({WS}, %rax), %rax")
-    _emit_stream_block(asm, p, masked)
-    asm.ins(f"addq ${p.stream_rows}, {STREAM_ROW}({WS})")
-    asm.ins(f"movq {STREAM_ROW}({WS}), %rax")
-    asm.ins(f"cmpq {STREAM_GROUP_END}({WS}), %rax")
-    asm.ins(f"jl {back(pass_loop)}")
+    if chunk.name:
+        asm.comment("the K block's first row of B and k of A")
+        asm.ins(f"movq {STREAM_K0}({WS}), %rdx")
+        a_bytes = 4 if p.dt.name == "f16" else p.dt.element_bytes
+        asm.ins(f"leaq (%rax, %rdx, {a_bytes}), %rax")
+        asm.ins(f"imulq {LD_BYTES_OFFSET + 8}({WS}), %rdx")
+        asm.ins("addq %rdx, %rsi")
+    if buffer:
+        asm.ins(f"leaq {p.stream_buffer_offset}({WS}), %r12")
+    _emit_stream_block(asm, p, chunk, masked, buffer)
 
 
 def emit(request):
@@ -2604,7 +2999,9 @@ def kernel_text(p, symbol, request, kind, summary, headers=()):
         + [f"k{v + 1}" for v in range(
             2 if p.gemv else STREAM_VECTORS if p.b_stream else p.nv)]
         + (["k5", "k6"] if p.b_stream and p.dt.name == "bf16" else [])
-        + (["k6"] if p.dt.group == 4 and p.partial_group_ks else [])
+        + (["k5"] if p.b_stream and p.dt.group == 4 else [])
+        + (["k6"] if p.dt.group == 4 and p.partial_group_ks
+           and not p.b_stream else [])
         + (["k7"] if p.trans_a and p.nv < 7 else []),
         p.dt.features,
         headers=["# qm.inner_loop_flops: "

@@ -288,12 +288,11 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(bias="diagonal"), "along the columns")
         self.refuses(request(relu_max=6.0), "needs 'relu'")
         self.refuses(request(pack_b=True), "may only be false")
-        self.refuses(int8_request(pack_b=False), "bf16 or f16 operands")
         self.refuses(request(pack_b=False, trans_a=True), "A not transposed")
         self.refuses(request(pack_b=False, trans_b=True, trans_a=True),
                      "A not transposed")
         self.refuses(int8_request(pack_b=False, trans_b=True),
-                     "bf16 or f16 operands")
+                     "bf16 or f16 operands (8-bit ones stream B as stored)")
         self.refuses(request(trans_b=True, pack_b=False, fault="drop-low"),
                      "only f16")
         # A in place: rows of k where A lies, whole K steps, no shift.
@@ -630,6 +629,12 @@ def check_b_rows_streamed(test, make, faults):
         # An even K (no last k paired with zeros), one k.
         "even_k": make(**dict(rows, k=64, m=5, n=100)),
         "one_k": make(**dict(rows, k=1, m=3, n=20)),
+        # K in blocks of kc (10 above): one block over two passes (the
+        # buffer); a first and a last block, the last's epilogue into D.
+        "one_k_block": make(**dict(rows, m=9, n=70, kc=80)),
+        "two_k_blocks_half": make(**dict(
+            rows, m=9, n=150, k=23, kc=16, bias="columns", relu=True,
+            **{half: True})),
     }
     for req in cases.values():
         test.assertIn("_brows64x", header(emit_dot(req), "symbol"))
@@ -1044,6 +1049,48 @@ class Int8ExecutionTest(HarnessTest):
                         b_prepacked=True))
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
+
+    def test_b_rows_streamed(self):
+        """pack_b false with B as stored: passes of up to 6 rows of A
+        (copied into the workspace, K padded with zeros; s8: each row's
+        -128 sum_k A) against B's rows in place, four rows interleaved into
+        quads of k as they are loaded (K's last one to three k padded with
+        zero rows), the sums put back in column order where they are
+        stored, 64 columns a block, the block at N's edge masked; u8 and
+        s8 A; run-time M and parts; faults caught (swap-pairs: rows k and
+        k + 1 the other way round)."""
+        rows = dict(m=1, n=45, k=77, pack_b=False)
+        for a_type in ("u8", "s8"):
+            def make(**changes):
+                return int8_request(**dict(rows, a_type=a_type, **changes))
+            cases = {
+                "edge_block_only": make(),
+                "blocks_and_edge": make(n=150, m=4),
+                "whole_chunks": make(k=128, n=128, m=6, overwrite=True),
+                "k_rem_2": make(k=6, m=2),
+                "k_rem_3": make(k=67, m=5, n=100),
+                "one_k": make(k=1, m=3, n=20),
+                "passes": make(m=13, n=70, overwrite=True),
+                # Two groups of passes (24 rows, then 7), the last pass
+                # short.
+                "groups": make(m=31, n=150),
+                "immediate": make(m=3, runtime_ld=None, lda=80, ldb=50,
+                                  ldc=52),
+                # K in blocks of kc (12 above): one block, then a first and
+                # a last (its partial quad), no middle one.
+                "one_k_block": make(m=9, n=70, kc=80),
+                "two_k_blocks": make(m=9, n=70, k=23, kc=16,
+                                     overwrite=True),
+            }
+            for req in cases.values():
+                self.assertIn("_brows64x", header(emit_dot(req), "symbol"))
+            with self.subTest(a_type=a_type):
+                check_in_place_form(
+                    self, {f"{a_type}_{n}": r for n, r in cases.items()},
+                    make(m=6, dynamic_m=True), (1, 7, 20),
+                    make(m=9, parallel=True), 4,
+                    {fault: make(m=3, fault=fault) for fault in
+                     ("drop-k", "swap-pairs", "write-past-edge")})
 
     def test_faults_are_caught(self):
         for fault in ("drop-k", "swap-pairs", "write-past-edge"):

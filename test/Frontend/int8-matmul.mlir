@@ -6,7 +6,10 @@
 // one-shot-bufferize's function boundaries. They become VPDPBUSD kernels
 // (s8s8gemm, u8s8gemm); run with and without the pass and compared exactly
 // over the types' whole ranges. B unsigned (cast_unsigned) is left alone
-// with its reason: VPDPBUSD takes unsigned A and signed B bytes.
+// with its reason: VPDPBUSD takes unsigned A and signed B bytes. Few rows
+// against a weight as stored (a JAX-style dense layer, s8 with K in two
+// blocks; u8 activations through a generic) stream the weight's rows in
+// place where the host has no AMX-INT8 (`_brows64x<R>`).
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512vnni
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
 // RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
@@ -24,6 +27,14 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
 // RUN: diff %t.reference %t.tensor
 //
+// Without the tiles (amx=false; what a host without AMX-INT8 runs anyway)
+// the few rows stream the weight's rows:
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=amx=false' -o %t.v2.mlir 2>/dev/null
+// RUN: FileCheck %s --check-prefix=STREAM < %t.v2.mlir
+// RUN: %mlir-opt %t.v2.mlir %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
+// RUN: diff %t.reference %t.v2
+//
 // The kernels are what ran: broken ones (validation off) change the output.
 // RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=validate=false test-inject-fault=drop-k' 2>/dev/null \
 // RUN:   | %mlir-opt %dealloc %lower-to-llvm \
@@ -37,13 +48,22 @@
 // CHECK:         llvm.call @qm_s8s8gemm_29x70x131_nt_b0_ldrt_
 // CHECK-LABEL: func.func @u8s8_generic(
 // CHECK:         llvm.call @qm_u8s8gemm_37x45x66_nn_ldrt_
+// CHECK-LABEL: func.func @s8_dense_rows(
+// CHECK-NOT:     linalg.fill
+// CHECK:         llvm.call @qm_s8s8gemm_3x70x600_nn_b0_ldrt_
+// CHECK-LABEL: func.func @u8s8_rows(
+// CHECK:         llvm.call @qm_u8s8gemm_7x150x66_nn_ldrt_
+// STREAM-LABEL: func.func @s8_dense_rows(
+// STREAM:         llvm.call @qm_s8s8gemm_3x70x600_nn_b0_ldrt_brows64x3_kc512_x86_64_avx512vnni(
+// STREAM-LABEL: func.func @u8s8_rows(
+// STREAM:         llvm.call @qm_u8s8gemm_7x150x66_nn_ldrt_brows64x4_x86_64_avx512vnni(
 // CHECK-LABEL: func.func @u8u8(
 // CHECK:         linalg.matmul
 // CHECK: llvm.func internal @qm_s8s8gemm_
 
 // REMARK: remark: not accelerated: operand B is unsigned (zero-extended): VPDPBUSD takes unsigned A and signed B bytes
 
-// OUT-COUNT-3: rank = 2
+// OUT-COUNT-5: rank = 2
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #mk = affine_map<(m, n, k) -> (m, k)>
@@ -71,6 +91,27 @@ func.func @u8s8_generic(%a: tensor<37x66xi8>, %b: tensor<66x45xi8>, %c: tensor<3
     linalg.yield %s : i32
   } -> tensor<37x45xi32>
   return %r : tensor<37x45xi32>
+}
+
+func.func @s8_dense_rows(%x: tensor<3x600xi8>, %w: tensor<600x70xi8>) -> tensor<3x70xi32> {
+  %zero = arith.constant 0 : i32
+  %acc0 = tensor.empty() : tensor<3x70xi32>
+  %acc = linalg.fill ins(%zero : i32) outs(%acc0 : tensor<3x70xi32>) -> tensor<3x70xi32>
+  %mm = linalg.matmul ins(%x, %w : tensor<3x600xi8>, tensor<600x70xi8>) outs(%acc : tensor<3x70xi32>) -> tensor<3x70xi32>
+  return %mm : tensor<3x70xi32>
+}
+
+func.func @u8s8_rows(%a: tensor<7x66xi8>, %b: tensor<66x150xi8>, %c: tensor<7x150xi32>) -> tensor<7x150xi32> {
+  %r = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<7x66xi8>, tensor<66x150xi8>) outs(%c : tensor<7x150xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xi = arith.extui %x : i8 to i32
+    %yi = arith.extsi %y : i8 to i32
+    %p = arith.muli %xi, %yi : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<7x150xi32>
+  return %r : tensor<7x150xi32>
 }
 
 func.func @u8u8(%a: tensor<5x8xi8>, %b: tensor<8x6xi8>, %c: tensor<5x6xi32>) -> tensor<5x6xi32> {
@@ -138,6 +179,28 @@ func.func @main() {
   %g = call @u8s8_generic(%a, %b, %c) : (tensor<37x66xi8>, tensor<66x45xi8>, tensor<37x45xi32>) -> tensor<37x45xi32>
   %gd = tensor.cast %g : tensor<37x45xi32> to tensor<?x?xi32>
   call @print2(%gd) : (tensor<?x?xi32>) -> ()
+
+  %c3 = arith.constant 3 : index
+  %c150 = arith.constant 150 : index
+  %c600 = arith.constant 600 : index
+  %sxd = call @bytes(%c3, %c600, %c7, %c13) : (index, index, index, index) -> tensor<?x?xi8>
+  %swd = call @bytes(%c600, %c70, %c11, %c5) : (index, index, index, index) -> tensor<?x?xi8>
+  %sx = tensor.cast %sxd : tensor<?x?xi8> to tensor<3x600xi8>
+  %sw = tensor.cast %swd : tensor<?x?xi8> to tensor<600x70xi8>
+  %sy = call @s8_dense_rows(%sx, %sw) : (tensor<3x600xi8>, tensor<600x70xi8>) -> tensor<3x70xi32>
+  %syd = tensor.cast %sy : tensor<3x70xi32> to tensor<?x?xi32>
+  call @print2(%syd) : (tensor<?x?xi32>) -> ()
+
+  %rad = call @bytes(%c7, %c66, %c13, %c7) : (index, index, index, index) -> tensor<?x?xi8>
+  %rbd = call @bytes(%c66, %c150, %c5, %c11) : (index, index, index, index) -> tensor<?x?xi8>
+  %ra = tensor.cast %rad : tensor<?x?xi8> to tensor<7x66xi8>
+  %rb = tensor.cast %rbd : tensor<?x?xi8> to tensor<66x150xi8>
+  %rce = tensor.empty() : tensor<7x150xi32>
+  %two = arith.constant 2 : i32
+  %rc = linalg.fill ins(%two : i32) outs(%rce : tensor<7x150xi32>) -> tensor<7x150xi32>
+  %rr = call @u8s8_rows(%ra, %rb, %rc) : (tensor<7x66xi8>, tensor<66x150xi8>, tensor<7x150xi32>) -> tensor<7x150xi32>
+  %rrd = tensor.cast %rr : tensor<7x150xi32> to tensor<?x?xi32>
+  call @print2(%rrd) : (tensor<?x?xi32>) -> ()
 
   %uad = call @bytes(%c5, %c8, %c7, %c11) : (index, index, index, index) -> tensor<?x?xi8>
   %ubd = call @bytes(%c8, %c6, %c13, %c5) : (index, index, index, index) -> tensor<?x?xi8>

@@ -992,13 +992,39 @@ TEST(GemmKernelTest, HalfPrecisionWrongNanRuleIsCaught) {
   }
 }
 
+/// B as stored against up to kStreamedRows rows of A, on a target without
+/// the type's tiles: the model streams B's rows in place (packb=0), K in
+/// blocks of streamedKBlock (three blocks, the last short and ending in a
+/// partial group, at the largest K below), which validates accumulating
+/// and overwriting; past kStreamedRows B is packed.
+static void expectStreamsBRows(GemmPrecision precision, const Target &target) {
+  const int64_t blocks = 2 * streamedKBlock(precision) + 53;
+  for (auto [m, k] :
+       {std::pair{int64_t(1), int64_t(77)}, std::pair{int64_t(7), blocks},
+        std::pair{kStreamedRows, int64_t(77)},
+        std::pair{kStreamedRows + 1, int64_t(77)}}) {
+    GemmDesc d = GemmDesc::packed(m, 150, k);
+    d.precision = precision;
+    d.overwrite = m % 2 == 1;
+    d = d.withPaddedLeadingDims();
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), target));
+    EXPECT_EQ(model.packB == BPacking::InPlace, m <= kStreamedRows)
+        << model.str();
+    if (model.packB == BPacking::InPlace) {
+      EXPECT_EQ(model.kc, std::min(k, streamedKBlock(precision)));
+    }
+    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
+  }
+}
+
 /// One row of bf16 A against B^T (a token through a linear layer): the
 /// model reads B^T in place, a dot product per column (packb=0), which
 /// validates at every K tail (none, a partial chunk, an odd k) and N
 /// edge, accumulating or not, with run-time and immediate leading
 /// dimensions; the packed form stays available (packb=1); without AMX the
 /// form takes up to kBf16MatrixVectorRows rows, and B as stored streams
-/// its rows in place up to kBf16StreamedRows. (Run-time M and
+/// its rows in place up to kStreamedRows. (Run-time M and
 /// parallel parts: python tests/test_dotgemm.py, which writes the range.)
 TEST(GemmKernelTest, Bf16GemvValidates) {
   if (!hostRunsBf16())
@@ -1038,19 +1064,20 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
     EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
   }
   // B as stored, without the tiles: B's rows streamed in place up to
-  // kBf16StreamedRows rows (passes of 6; an odd K's last k paired with
-  // zeros); past them B packed.
-  for (int64_t m :
-       {int64_t(1), int64_t(7), kBf16StreamedRows, kBf16StreamedRows + 1}) {
-    GemmDesc d = GemmDesc::packed(m, 150, 77);
-    d.precision = GemmPrecision::Bf16;
-    d.overwrite = m % 2 == 1;
-    d = d.withPaddedLeadingDims();
-    QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), noAmx));
-    EXPECT_EQ(model.packB == BPacking::InPlace, m <= kBf16StreamedRows)
-        << model.str();
-    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
-  }
+  // kStreamedRows rows (passes of up to 6; an odd K's last k paired with
+  // zeros; K in blocks of streamedKBlock, the last one short); past them B
+  // packed.
+  expectStreamsBRows(GemmPrecision::Bf16, noAmx);
+}
+
+/// The 8-bit types' B as stored streamed in place (expectStreamsBRows):
+/// four rows of B interleaved into quads as they are loaded, s8 A through
+/// B plus 128 and each row's sum.
+TEST(GemmKernelTest, I8StreamedRowsValidate) {
+  if (!hostRunsVnni())
+    GTEST_SKIP() << "host has no AVX512-VNNI";
+  for (GemmPrecision p : {GemmPrecision::U8S8, GemmPrecision::S8S8})
+    expectStreamsBRows(p, host().withoutAmx());
 }
 
 /// f16 on AVX-512 without the tiles (the model's choice where the target
@@ -1522,7 +1549,7 @@ TEST(GemmKernelTest, DotAInPlaceValidates) {
   for (GemmPrecision p :
        {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8}) {
     for (auto [m, n, k] : {std::tuple{37, 45, 64}, std::tuple{70, 100, 96},
-                           std::tuple{64, 64, 64}, std::tuple{17, 200, 40}}) {
+                           std::tuple{64, 64, 64}, std::tuple{29, 200, 40}}) {
       GemmDesc d = GemmDesc::packed(m, n, k).withPaddedLeadingDims();
       d.precision = p;
       SCOPED_TRACE(d.str());

@@ -1036,11 +1036,12 @@ TEST(BlockingModelTest, DotKernelsPackBAsStoredInShallowWidePanels) {
   // bf16 and 8-bit rows against a B as stored larger than L2, up to 512
   // rows: B's panel nc = min(N, 2048) columns wide (whole slivers), kc what
   // is left of L2 (1 MiB) in whole K steps; against B^T, past 512 rows, or
-  // with B in L2, the panels before. (No AMX: the dot kernels; bf16 rows
-  // up to 16 stream B's rows in place instead.)
+  // with B in L2, the panels before. (No AMX: the dot kernels; up to
+  // kStreamedRows rows stream B's rows in place instead, K in blocks of
+  // streamedKBlock.)
   Target target = parseTarget(
       "x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,+bmi2,+avx512f,"
-      "+avx512bw,+avx512vl,+avx512bf16,+avx512vnni:l1d=48K,l2=1M,l3=32M,"
+      "+f16c,+avx512bw,+avx512vl,+avx512bf16,+avx512vnni:l1d=48K,l2=1M,l3=32M,"
       "cores=2");
   struct Case {
     GemmPrecision precision;
@@ -1048,8 +1049,8 @@ TEST(BlockingModelTest, DotKernelsPackBAsStoredInShallowWidePanels) {
     bool transB;
     bool shallow;
   };
-  for (Case t : {Case{GemmPrecision::S8S8, 8, 4096, 4096, false, true},
-                 Case{GemmPrecision::S8S8, 1, 3000, 4096, false, true},
+  for (Case t : {Case{GemmPrecision::S8S8, 32, 4096, 4096, false, true},
+                 Case{GemmPrecision::S8S8, 25, 3000, 4096, false, true},
                  Case{GemmPrecision::Bf16, 32, 4096, 4096, false, true},
                  Case{GemmPrecision::Bf16, 512, 4096, 4096, false, true},
                  Case{GemmPrecision::Bf16, 513, 4096, 4096, false, false},
@@ -1067,4 +1068,16 @@ TEST(BlockingModelTest, DotKernelsPackBAsStoredInShallowWidePanels) {
     EXPECT_EQ(c.nc == wide && c.kc == 1024 * 1024 / (wide * eb) / step * step,
               t.shallow);
   }
+  for (GemmPrecision p : {GemmPrecision::S8S8, GemmPrecision::U8S8,
+                          GemmPrecision::Bf16, GemmPrecision::F16})
+    for (int64_t m : {int64_t(1), int64_t(8), kStreamedRows}) {
+      GemmDesc d = GemmDesc::packed(m, 4096, 4096);
+      d.precision = p;
+      QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, target));
+      SCOPED_TRACE(d.str() + " " + c.str());
+      EXPECT_EQ(c.packB, BPacking::InPlace);
+      EXPECT_EQ(c.kc, p == GemmPrecision::S8S8 || p == GemmPrecision::U8S8
+                          ? 512
+                          : 1024);
+    }
 }

@@ -1222,7 +1222,7 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
     const Target noTiles = target.withoutAmx();
     EXPECT_EQ(formRowBounds(dyn, noTiles),
               (llvm::SmallVector<int64_t, 2>{transB ? kBf16MatrixVectorRows
-                                                    : kBf16StreamedRows}));
+                                                    : kStreamedRows}));
   }
   // No AMX-BF16: the dot kernels (f16 widened to f32 where it is
   // packed), packed A (never in place) and B, B in place for few rows

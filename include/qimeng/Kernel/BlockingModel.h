@@ -158,11 +158,21 @@ inline constexpr int64_t kF16MatrixVectorRows = 12;
 /// docs/BlockingModel.md).
 inline constexpr int64_t kBf16MatrixVectorRows = 32;
 
-/// Rows of bf16 A up to which streaming B's rows in place (B as stored,
-/// groups of up to four passes of 6 rows of A, B read from memory once a
-/// group) beats the blocked kernels that pack B, on a target without
-/// AMX-BF16.
-inline constexpr int64_t kBf16StreamedRows = 16;
+/// Rows of A up to which streaming B's rows in place (B as stored, one
+/// group of up to four passes of up to 6 rows of A: B read from memory
+/// once, in K blocks of streamedKBlock k, the first pass leaving each
+/// step's vectors for the others) beats the blocked kernels that pack B:
+/// bf16, f16 and 8-bit on a target without the type's tiles (AMX-BF16,
+/// AMX-INT8; f16 with them: kF16MatrixVectorRows).
+inline constexpr int64_t kStreamedRows = 24;
+
+/// The k of a K block of the streamed form (B's rows in place), over
+/// which every block of columns runs before the next: B's rows one a page
+/// where N is a page of bytes or more, so a block of K keeps its pages in
+/// the TLB (docs/BlockingModel.md). 8-bit: 512; bf16 and f16: 1024.
+inline int64_t streamedKBlock(GemmPrecision precision) {
+  return isIntegerPrecision(precision) ? 512 : 1024;
+}
 
 /// Whether an AMX kernel can compute `desc` transposed (C^T = B^T * A^T,
 /// packb=0: amx.py's pack_b false): B^T as stored and not prepacked, A as

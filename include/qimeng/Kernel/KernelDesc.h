@@ -188,13 +188,14 @@ struct GemmDesc {
            dotKernelMayReadBInPlace();
   }
 
-  /// Whether a bf16 or f16 kernel can stream B's rows where they lie,
-  /// passes of rows of A against blocks of columns (packb=0 for the
+  /// Whether a bf16, f16 or 8-bit kernel can stream B's rows where they
+  /// lie, passes of rows of A against blocks of columns (packb=0 for the
   /// dot-product kernels with B as stored: dotgemm.py's pack_b false, "B's
   /// rows"): B not transposed, and what every form that reads B in place
   /// needs.
   bool bRowsStreamInPlace() const {
-    return isHalfPrecision(precision) && !transB && dotKernelMayReadBInPlace();
+    return precision != GemmPrecision::F32 && !transB &&
+           dotKernelMayReadBInPlace();
   }
 
   /// What the dot kernels' forms that read B in place need whichever way
