@@ -874,8 +874,9 @@ bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
 llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,
                                                     const Target &target) {
   // Without the type's tiles, B's rows streamed up to kStreamedRows
-  // against B as stored, and bf16's matrix-vector form up to
-  // kBf16MatrixVectorRows against B^T (dotConfig).
+  // against B as stored, and the matrix-vector form against B^T up to
+  // kBf16MatrixVectorRows (bf16) or kI8MatrixVectorRows (8-bit)
+  // (dotConfig).
   const bool tiles = target.hasAmx(isHalfPrecision(desc.precision));
   if (desc.bRowsStreamInPlace() && !tiles)
     return {kStreamedRows};
@@ -886,6 +887,9 @@ llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,
   if (desc.precision == GemmPrecision::Bf16 && !tiles &&
       desc.bTransposedRowsInPlace())
     return {kBf16MatrixVectorRows};
+  if (isIntegerPrecision(desc.precision) && !tiles &&
+      desc.bTransposedRowsInPlace())
+    return {kI8MatrixVectorRows};
   // f32: the matrix-vector form up to 7 rows, and up to 15 where B^T fits
   // L3, where 16 (or 8) take the product transposed (on AVX-512;
   // elsewhere more direct kernels).
@@ -966,11 +970,23 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // 28x4096x4096 0.96x; f16 (widened) 16x4096x4096 1.45x, 24x4096x4096
   // 1.71x. (With the tiles, amxConfig took these rows above, f16's past
   // kF16MatrixVectorRows.)
+  // 8-bit rows against B^T (an int8 torch linear layer) up to
+  // kI8MatrixVectorRows: the matrix-vector form, 64 bytes of k a
+  // VPDPBUSD, the sums reduced by VPHADDD (s8 A against B^T's bytes plus
+  // 128, each row's sum subtracted). On Zen 5, 1 thread, side by side with
+  // the blocked kernels (B^T packed): 2x4096x4096 3.4x, 4x4096x4096 2.2x,
+  // 8x4096x4096 1.5x, 12x4096x4096 2.0x, 16x4096x4096 1.5x, 8x3072x768
+  // 1.3x, 12x3072x768 1.32x, 16x3072x768 1.03x, 16x768x3072 1.17x; at 24
+  // and 32 rows 1.4-1.7x of 4096x4096 but 0.85-0.91x of 3072x768 (B^T in
+  // L3, short rows): not there.
   const bool matrixVector =
-      !conv && (dotReadsBInPlace(desc) ||
-                (bf16 && desc.bTransposedRowsInPlace() &&
-                 desc.m <= kBf16MatrixVectorRows) ||
-                (desc.bRowsStreamInPlace() && desc.m <= kStreamedRows));
+      !conv &&
+      (dotReadsBInPlace(desc) ||
+       (bf16 && desc.bTransposedRowsInPlace() &&
+        desc.m <= kBf16MatrixVectorRows) ||
+       (isIntegerPrecision(desc.precision) && desc.bTransposedRowsInPlace() &&
+        desc.m <= kI8MatrixVectorRows) ||
+       (desc.bRowsStreamInPlace() && desc.m <= kStreamedRows));
   const bool f16 = desc.precision == GemmPrecision::F16;
   const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||

@@ -513,8 +513,8 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
        (!desc_.bTransposedRowsInPlace() && !desc_.bRowsStreamInPlace())))
     return llvm::createStringError(
         "a bf16 or 8-bit kernel packs B, or (packb=0) reads B^T in place as "
-        "a matrix-vector product per row of A (bf16 or f16, B transposed) "
-        "or streams B's rows in place (B as stored): A not "
+        "a matrix-vector product per row of A (B transposed) or streams "
+        "B's rows in place (B as stored): A not "
         "transposed, no bias along the rows, N static");
   if (desc_.precision == GemmPrecision::F32 && c.packB != BPacking::Panels &&
       !desc_.bSliversInPlace(c.nr) && !isMatrixVectorForm(desc_, c))

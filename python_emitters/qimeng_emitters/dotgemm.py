@@ -410,9 +410,7 @@ class Params:
                 "an sgemm on the dot kernels is the matrix-vector form only "
                 "(pack_b false, B transposed); sgemm.py writes the others")
         if b_in_place:
-            why = ("bf16 or f16 operands (8-bit ones stream B as stored)"
-                   if self.dt.group == 4 and self.gemv else
-                   "B transposed" if self.gemv and not self.trans_b else
+            why = ("B transposed" if self.gemv and not self.trans_b else
                    "A not transposed" if self.trans_a else
                    "no bias along the rows" if self.bias == "rows" else
                    "a static N" if self.dynamic_n else
@@ -2073,12 +2071,17 @@ class GemvRegisters:
     pass: the accumulators zmm0 .. 8 * rows - 1, then A's chunks (one per
     row of A), then B^T's rows as loaded: one register each with one or
     two rows of A (zmm18-25), two in turn with three (zmm27-28); then the
-    fault drop-low's mask (0xffff0000 in every lane)."""
+    fault drop-low's mask (0xffff0000 in every lane); s8 A: 128 in every
+    byte (zmm26) and the rows' sums (zmm27, zmm28)."""
 
     def __init__(self, rows):
         self.a = GEMV_ROWS * max(rows, 2)
         self.three = rows == 3
         self.drop_low = 29 if self.three else 26
+        # s8 A (one or two rows): 128 in every byte, and each row's
+        # 128 sum_k A(i, k) in lanes.
+        self.byte_128 = 26
+        self.row_sums = 27
 
     def b(self, r):
         return 27 + r % 2 if self.three else 18 + r
@@ -2098,7 +2101,10 @@ def _emit_gemv_chunk(asm, p, mask=None):
     regs = GemvRegisters(rows)
     chunk_reg = "%ymm{}" if widen else "%zmm{}"
     zero = f"{{{mask}}}{{z}}" if mask else ""
-    move = "vmovups" if p.dt.element_bytes == 4 else "vmovdqu16"
+    move = {4: "vmovups", 2: "vmovdqu16", 1: "vmovdqu8"}[p.dt.element_bytes]
+    # s8 A: B^T's bytes plus 128 (the sign bit flipped) the unsigned
+    # operand, A the signed one, each row's 128 sum_k A(i, k) on the side.
+    shifted = p.dt.shift_a
 
     def load(src, reg):
         if widen and not mask:
@@ -2110,14 +2116,21 @@ def _emit_gemv_chunk(asm, p, mask=None):
 
     for a in range(rows):
         load(f"({GEMV_A_ROW_REGS[a]}, %rax)", regs.a + a)
+        if shifted:
+            asm.ins(f"vpdpbusd %zmm{regs.a + a}, %zmm{regs.byte_128}, "
+                    f"%zmm{regs.row_sums + a}")
     for r in range(GEMV_ROWS):
         b = f"(%r{8 + r}, %rax)"
-        if widen or mask or rows > 1:
+        if widen or mask or rows > 1 or shifted:
             load(b, regs.b(r))
             b = f"%zmm{regs.b(r)}"
             _emit_drop_low(asm, b, p.fault == "drop-low", regs.drop_low)
+        if shifted:
+            asm.ins(f"vpxord %zmm{regs.byte_128}, {b}, {b}")
         for a in range(rows):
-            asm.ins(f"{p.dt.dot} {b}, %zmm{regs.a + a}, {_gemv_acc(a, r)}")
+            asm.ins(f"{p.dt.dot} %zmm{regs.a + a}, {b}, {_gemv_acc(a, r)}"
+                    if shifted else
+                    f"{p.dt.dot} {b}, %zmm{regs.a + a}, {_gemv_acc(a, r)}")
 
 
 def gemv_sums_register(a):
@@ -2125,7 +2138,7 @@ def gemv_sums_register(a):
     return GEMV_ROWS * a if a < 2 else 1
 
 
-def _emit_gemv_sums(asm, a, t):
+def _emit_gemv_sums(asm, a, t, integer=False):
     """Row a's 8 accumulators' 16 lanes each summed (`t` a free register):
     16 -> 8 -> 4, then two VHADDPS levels: the 8 sums in the ymm of
     gemv_sums_register(a). VHADDPS and VINSERTF128 have no EVEX form:
@@ -2133,12 +2146,15 @@ def _emit_gemv_sums(asm, a, t):
     first two rows' sums (ymm0, ymm8) have left free."""
     base = GEMV_ROWS * a
     regs = range(base, base + GEMV_ROWS)
+    # (s32 sums: the integer instructions of each step.)
+    i, add, hadd = ("i", "vpaddd", "vphaddd") if integer else \
+        ("f", "vaddps", "vhaddps")
     for r in regs:
-        asm.ins(f"vextractf64x4 $1, %zmm{r}, %ymm{t}")
-        asm.ins(f"vaddps %ymm{t}, %ymm{r}, %ymm{r}")
+        asm.ins(f"vextract{i}64x4 $1, %zmm{r}, %ymm{t}")
+        asm.ins(f"{add} %ymm{t}, %ymm{r}, %ymm{r}")
     for r in regs:
-        asm.ins(f"vextractf32x4 $1, %ymm{r}, %xmm{t}")
-        asm.ins(f"vaddps %xmm{t}, %xmm{r}, %xmm{r}")
+        asm.ins(f"vextract{i}32x4 $1, %ymm{r}, %xmm{t}")
+        asm.ins(f"{add} %xmm{t}, %xmm{r}, %xmm{r}")
     low = list(regs)
     if a >= 2:
         low = [1, 2, 3, 4, 5, 6, 7, 9]
@@ -2147,10 +2163,27 @@ def _emit_gemv_sums(asm, a, t):
     assert low[0] == gemv_sums_register(a)
     for b in (0, 4):
         x = low[b:b + 4]
-        asm.ins(f"vhaddps %xmm{x[1]}, %xmm{x[0]}, %xmm{x[0]}")
-        asm.ins(f"vhaddps %xmm{x[3]}, %xmm{x[2]}, %xmm{x[2]}")
-        asm.ins(f"vhaddps %xmm{x[2]}, %xmm{x[0]}, %xmm{x[0]}")
-    asm.ins(f"vinsertf128 $1, %xmm{low[4]}, %ymm{low[0]}, %ymm{low[0]}")
+        asm.ins(f"{hadd} %xmm{x[1]}, %xmm{x[0]}, %xmm{x[0]}")
+        asm.ins(f"{hadd} %xmm{x[3]}, %xmm{x[2]}, %xmm{x[2]}")
+        asm.ins(f"{hadd} %xmm{x[2]}, %xmm{x[0]}, %xmm{x[0]}")
+    asm.ins(f"vinsert{i}128 $1, %xmm{low[4]}, %ymm{low[0]}, %ymm{low[0]}")
+
+
+def _emit_gemv_row_sum(asm, p, a, t):
+    """s8 A: row a's 128 sum_k A(i, k) (16 lanes in its row_sums register)
+    summed and subtracted from each of its 8 sums (`t` a free register)."""
+    regs = GemvRegisters(gemv_a_rows(p))
+    s = regs.row_sums + a
+    asm.ins(f"vextracti64x4 $1, %zmm{s}, %ymm{t}")
+    asm.ins(f"vpaddd %ymm{t}, %ymm{s}, %ymm{s}")
+    asm.ins(f"vextracti32x4 $1, %ymm{s}, %xmm{t}")
+    asm.ins(f"vpaddd %xmm{t}, %xmm{s}, %xmm{s}")
+    for imm in ("0x4e", "0xb1"):
+        asm.ins(f"vpshufd ${imm}, %xmm{s}, %xmm{t}")
+        asm.ins(f"vpaddd %xmm{t}, %xmm{s}, %xmm{s}")
+    asm.ins(f"vpbroadcastd %xmm{s}, %ymm{s}")
+    sums = f"%ymm{gemv_sums_register(a)}"
+    asm.ins(f"vpsubd %ymm{s}, {sums}, {sums}")
 
 
 def _emit_gemv_body(p):
@@ -2173,6 +2206,10 @@ def _emit_gemv_body(p):
     emit_relu_constants(asm, p)
     if p.fault == "drop-low":
         _emit_drop_low_mask(asm, regs.drop_low, "B^T's elements")
+    if p.dt.shift_a:
+        asm.comment("128 in every byte: B^T's bytes plus 128, A's row sums")
+        asm.ins("movl $0x80808080, %eax")
+        asm.ins(f"vpbroadcastd %eax, %zmm{regs.byte_128}")
     chunks, tail = divmod(p.k, chunk)
     if p.fault == "drop-k":
         asm.comment("fault drop-k: the last full chunk of K (or the tail) "
@@ -2224,6 +2261,9 @@ def _emit_gemv_body(p):
         for r in range(GEMV_ROWS):
             acc = _gemv_acc(a, r)
             asm.ins(f"vpxord {acc}, {acc}, {acc}")
+        if p.dt.shift_a:
+            s = f"%zmm{regs.row_sums + a}"
+            asm.ins(f"vpxord {s}, {s}, {s}")
     asm.ins("xorl %eax, %eax")
     if chunks:
         asm.ins(f"movq ${chunks}, %rcx")
@@ -2235,11 +2275,18 @@ def _emit_gemv_body(p):
         asm.ins(f"jnz {back(k_loop)}")
     if tail:
         asm.comment(f"the last {tail} k: A and each row under a mask")
-        asm.ins(f"movl ${(1 << tail) - 1:#x}, %ecx")
-        asm.ins("kmovd %ecx, %k1")
+        if tail > 32:
+            asm.ins(f"movabsq ${(1 << tail) - 1:#x}, %rcx")
+            asm.ins("kmovq %rcx, %k1")
+        else:
+            asm.ins(f"movl ${(1 << tail) - 1:#x}, %ecx")
+            asm.ins("kmovd %ecx, %k1" if p.dt.group < 4
+                    else "kmovq %rcx, %k1")
         _emit_gemv_chunk(asm, p, mask="%k1")
     for a in range(rows):
-        _emit_gemv_sums(asm, a, regs.a)
+        _emit_gemv_sums(asm, a, regs.a, integer=p.dt.group == 4)
+        if p.dt.shift_a:
+            _emit_gemv_row_sum(asm, p, a, regs.a)
     asm.comment("C(i, j ..) (+)= them, masked past N")
     asm.ins(f"movq {GEMV_N_END}({WS}), %rcx")
     asm.ins(f"subq {GEMV_COL}({WS}), %rcx")
@@ -2281,7 +2328,7 @@ def _emit_gemv_body(p):
             if p.half_output:
                 asm.ins(f"addq {LDD_BYTES}({WS}), %rdi")
         if not p.overwrite:
-            asm.ins(f"vaddps (%rdx), {sums}, {sums}{{%k2}}")
+            asm.ins(f"{p.dt.add} (%rdx), {sums}, {sums}{{%k2}}")
         emit_epilogue(asm, p, sums, p.bias == "columns"
                       and f"(%rsi), {sums}, {sums}{{%k2}}", zero, bound)
         emit_store_sums(asm, sums, "(%rdi)" if p.half_output else "(%rdx)",

@@ -291,8 +291,6 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(pack_b=False, trans_a=True), "A not transposed")
         self.refuses(request(pack_b=False, trans_b=True, trans_a=True),
                      "A not transposed")
-        self.refuses(int8_request(pack_b=False, trans_b=True),
-                     "bf16 or f16 operands (8-bit ones stream B as stored)")
         self.refuses(request(trans_b=True, pack_b=False, fault="drop-low"),
                      "only f16")
         # A in place: rows of k where A lies, whole K steps, no shift.
@@ -1091,6 +1089,35 @@ class Int8ExecutionTest(HarnessTest):
                     make(m=9, parallel=True), 4,
                     {fault: make(m=3, fault=fault) for fault in
                      ("drop-k", "swap-pairs", "write-past-edge")})
+
+    def test_gemv(self):
+        """pack_b false with B^T: a matrix-vector product per row of A,
+        64 bytes of k a chunk, VPDPBUSD (s8 A: against B^T's bytes plus
+        128, each row's 128 sum_k A subtracted), the s32 sums reduced by
+        VPHADDD; K in whole chunks, a tail of up to 63 k, both; one and
+        two rows a pass, u8 and s8 A, run-time M, parts, faults."""
+        gemv = dict(m=1, n=45, k=77, trans_b=True, pack_b=False)
+        for a_type in ("u8", "s8"):
+            def make(**changes):
+                return int8_request(**dict(gemv, a_type=a_type, **changes))
+            cases = {
+                "gemv": make(),
+                "tail_only": make(k=12, overwrite=True),
+                "long_tail": make(k=63, m=2),
+                "whole_chunks": make(k=128, n=16, overwrite=True),
+                "immediate": make(runtime_ld=None, lda=80, ldb=82, ldc=52),
+                "rows": make(m=5, overwrite=True),
+                "rows_accumulating": make(m=11, n=20, k=200),
+            }
+            for req in cases.values():
+                self.assertIn("_gemv8_", header(emit_dot(req), "symbol"))
+            with self.subTest(a_type=a_type):
+                check_in_place_form(
+                    self, {f"{a_type}_{n}": r for n, r in cases.items()},
+                    make(m=4, dynamic_m=True), (1, 3, 9),
+                    make(m=9, parallel=True), 4,
+                    {fault: make(m=3, fault=fault)
+                     for fault in ("drop-k", "write-past-edge")})
 
     def test_faults_are_caught(self):
         for fault in ("drop-k", "swap-pairs", "write-past-edge"):

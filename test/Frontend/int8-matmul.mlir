@@ -9,7 +9,9 @@
 // with its reason: VPDPBUSD takes unsigned A and signed B bytes. Few rows
 // against a weight as stored (a JAX-style dense layer, s8 with K in two
 // blocks; u8 activations through a generic) stream the weight's rows in
-// place where the host has no AMX-INT8 (`_brows64x<R>`).
+// place where the host has no AMX-INT8 (`_brows64x<R>`), and few rows of
+// a linear layer (the weight transposed) read its rows in place, a dot
+// product per output (`_gemv8`).
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512vnni
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
 // RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
@@ -57,13 +59,18 @@
 // STREAM:         llvm.call @qm_s8s8gemm_3x70x600_nn_b0_ldrt_brows64x3_kc512_x86_64_avx512vnni(
 // STREAM-LABEL: func.func @u8s8_rows(
 // STREAM:         llvm.call @qm_u8s8gemm_7x150x66_nn_ldrt_brows64x4_x86_64_avx512vnni(
+// STREAM-LABEL: func.func @s8_linear_rows(
+// STREAM:         llvm.call @qm_s8s8gemm_5x70x131_nt_b0_ldrt_gemv8_x86_64_avx512vnni(
+// CHECK-LABEL: func.func @s8_linear_rows(
+// CHECK-NOT:     linalg.transpose
+// CHECK:         llvm.call @qm_s8s8gemm_5x70x131_nt_b0_ldrt_
 // CHECK-LABEL: func.func @u8u8(
 // CHECK:         linalg.matmul
 // CHECK: llvm.func internal @qm_s8s8gemm_
 
 // REMARK: remark: not accelerated: operand B is unsigned (zero-extended): VPDPBUSD takes unsigned A and signed B bytes
 
-// OUT-COUNT-5: rank = 2
+// OUT-COUNT-6: rank = 2
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #mk = affine_map<(m, n, k) -> (m, k)>
@@ -112,6 +119,16 @@ func.func @u8s8_rows(%a: tensor<7x66xi8>, %b: tensor<66x150xi8>, %c: tensor<7x15
     linalg.yield %s : i32
   } -> tensor<7x150xi32>
   return %r : tensor<7x150xi32>
+}
+
+func.func @s8_linear_rows(%x: tensor<5x131xi8>, %w: tensor<70x131xi8>) -> tensor<5x70xi32> {
+  %zero = arith.constant 0 : i32
+  %wt0 = tensor.empty() : tensor<131x70xi8>
+  %wt = linalg.transpose ins(%w : tensor<70x131xi8>) outs(%wt0 : tensor<131x70xi8>) permutation = [1, 0]
+  %acc0 = tensor.empty() : tensor<5x70xi32>
+  %acc = linalg.fill ins(%zero : i32) outs(%acc0 : tensor<5x70xi32>) -> tensor<5x70xi32>
+  %mm = linalg.matmul ins(%x, %wt : tensor<5x131xi8>, tensor<131x70xi8>) outs(%acc : tensor<5x70xi32>) -> tensor<5x70xi32>
+  return %mm : tensor<5x70xi32>
 }
 
 func.func @u8u8(%a: tensor<5x8xi8>, %b: tensor<8x6xi8>, %c: tensor<5x6xi32>) -> tensor<5x6xi32> {
@@ -201,6 +218,12 @@ func.func @main() {
   %rr = call @u8s8_rows(%ra, %rb, %rc) : (tensor<7x66xi8>, tensor<66x150xi8>, tensor<7x150xi32>) -> tensor<7x150xi32>
   %rrd = tensor.cast %rr : tensor<7x150xi32> to tensor<?x?xi32>
   call @print2(%rrd) : (tensor<?x?xi32>) -> ()
+
+  %lxd = call @bytes(%c5, %c131, %c13, %c11) : (index, index, index, index) -> tensor<?x?xi8>
+  %lx = tensor.cast %lxd : tensor<?x?xi8> to tensor<5x131xi8>
+  %ly = call @s8_linear_rows(%lx, %w) : (tensor<5x131xi8>, tensor<70x131xi8>) -> tensor<5x70xi32>
+  %lyd = tensor.cast %ly : tensor<5x70xi32> to tensor<?x?xi32>
+  call @print2(%lyd) : (tensor<?x?xi32>) -> ()
 
   %uad = call @bytes(%c5, %c8, %c7, %c11) : (index, index, index, index) -> tensor<?x?xi8>
   %ubd = call @bytes(%c8, %c6, %c13, %c5) : (index, index, index, index) -> tensor<?x?xi8>

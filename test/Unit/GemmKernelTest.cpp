@@ -1070,14 +1070,31 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
   expectStreamsBRows(GemmPrecision::Bf16, noAmx);
 }
 
-/// The 8-bit types' B as stored streamed in place (expectStreamsBRows):
-/// four rows of B interleaved into quads as they are loaded, s8 A through
-/// B plus 128 and each row's sum.
-TEST(GemmKernelTest, I8StreamedRowsValidate) {
+/// The 8-bit types' B read in place on a target without AMX-INT8: B as
+/// stored streamed (expectStreamsBRows: four rows of B interleaved into
+/// quads as they are loaded), B^T up to kI8MatrixVectorRows rows in the
+/// matrix-vector form (one and two rows a pass, a K tail of 63 k); s8 A
+/// through B's bytes plus 128 and each row's sum; past the bound B^T
+/// packed.
+TEST(GemmKernelTest, I8RowsInPlaceValidate) {
   if (!hostRunsVnni())
     GTEST_SKIP() << "host has no AVX512-VNNI";
-  for (GemmPrecision p : {GemmPrecision::U8S8, GemmPrecision::S8S8})
-    expectStreamsBRows(p, host().withoutAmx());
+  const Target noAmx = host().withoutAmx();
+  for (GemmPrecision p : {GemmPrecision::U8S8, GemmPrecision::S8S8}) {
+    expectStreamsBRows(p, noAmx);
+    for (int64_t m : {int64_t(1), int64_t(2), kI8MatrixVectorRows,
+                      kI8MatrixVectorRows + 1}) {
+      GemmDesc d = GemmDesc::packed(m, 45, 191, false, true);
+      d.precision = p;
+      d.overwrite = m % 2 == 1;
+      d = d.withPaddedLeadingDims();
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), noAmx));
+      EXPECT_EQ(isMatrixVectorForm(d, model), m <= kI8MatrixVectorRows)
+          << model.str();
+      EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
+    }
+  }
 }
 
 /// f16 on AVX-512 without the tiles (the model's choice where the target

@@ -90,7 +90,8 @@ std::string amxRefusal(const GemmDesc &desc);
 /// Whether `desc` runs on a dot kernel that reads B in place (dotgemm.py,
 /// pack_b false): B^T's rows, a dot product per column of C, rows of A
 /// one after another against each group of B^T's rows (one row of bf16
-/// A; f16, widened where it is loaded, up to kF16MatrixVectorRows rows);
+/// or 8-bit A, with the tiles or without; f16, widened where it is
+/// loaded, up to kF16MatrixVectorRows rows);
 /// or B's rows streamed against passes of rows of A (f16 up to
 /// kF16MatrixVectorRows rows).
 bool dotReadsBInPlace(const GemmDesc &desc);
@@ -157,6 +158,11 @@ inline constexpr int64_t kF16MatrixVectorRows = 12;
 /// (with it, the tiles take every bf16 GEMM of more than one row;
 /// docs/BlockingModel.md).
 inline constexpr int64_t kBf16MatrixVectorRows = 32;
+
+/// Rows of 8-bit A up to which the matrix-vector form (B^T read in place,
+/// 64 bytes of k a VPDPBUSD) beats the blocked kernels that pack B^T, on a
+/// target without AMX-INT8 (docs/BlockingModel.md).
+inline constexpr int64_t kI8MatrixVectorRows = 16;
 
 /// Rows of A up to which streaming B's rows in place (B as stored, one
 /// group of up to four passes of up to 6 rows of A: B read from memory

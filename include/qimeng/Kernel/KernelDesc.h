@@ -179,13 +179,12 @@ struct GemmDesc {
     return !transB && !dynamicN && !bPrepacked && n % nr == 0;
   }
 
-  /// Whether a bf16, f16 or f32 kernel can read B^T where it lies, a
-  /// matrix-vector product per row of A (packb=0 on AVX-512: dotgemm.py's
-  /// pack_b false, for f32 too): B transposed, and what every form that
-  /// reads B in place needs (dotKernelMayReadBInPlace).
+  /// Whether a kernel can read B^T where it lies, a matrix-vector product
+  /// per row of A (packb=0 on AVX-512: dotgemm.py's pack_b false, for f32
+  /// and 8-bit too): B transposed, and what every form that reads B in
+  /// place needs (dotKernelMayReadBInPlace).
   bool bTransposedRowsInPlace() const {
-    return !isIntegerPrecision(precision) && transB &&
-           dotKernelMayReadBInPlace();
+    return transB && dotKernelMayReadBInPlace();
   }
 
   /// Whether a bf16, f16 or 8-bit kernel can stream B's rows where they
