@@ -865,6 +865,13 @@ bool qimeng::dotReadsBInPlace(const GemmDesc &desc) {
   return desc.m <= kF16MatrixVectorRows;
 }
 
+int64_t qimeng::streamedRows(const GemmDesc &desc, const Target &target) {
+  const bool bInL3 =
+      desc.n * desc.k * desc.operandElementBytes() <= target.caches.l3 / 2;
+  return desc.precision == GemmPrecision::Bf16 && bInL3 ? kStreamedRowsBf16InL3
+                                                        : 48;
+}
+
 bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
                                 const GemmConfig &config) {
   return config.isa == VectorIsa::Avx512 && config.packB == BPacking::InPlace &&
@@ -873,13 +880,13 @@ bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
 
 llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,
                                                     const Target &target) {
-  // Without the type's tiles, B's rows streamed up to kStreamedRows
+  // Without the type's tiles, B's rows streamed up to streamedRows
   // against B as stored, and the matrix-vector form against B^T up to
   // kBf16MatrixVectorRows (bf16) or kI8MatrixVectorRows (8-bit)
   // (dotConfig).
   const bool tiles = target.hasAmx(isHalfPrecision(desc.precision));
   if (desc.bRowsStreamInPlace() && !tiles)
-    return {kStreamedRows};
+    return {streamedRows(desc, target)};
   GemmDesc few = desc;
   few.m = kF16MatrixVectorRows;
   if (desc.precision == GemmPrecision::F16 && dotReadsBInPlace(few))
@@ -959,16 +966,24 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // rows of 4096x4096; past them not (64x4096x4096 0.84x, 48x4096x4096
   // at 2 threads 0.91x).
   // And rows against B as stored (a JAX dense layer's kernel) up to
-  // kStreamedRows, bf16, f16 and 8-bit: B's rows streamed in place, two
+  // streamedRows, bf16, f16 and 8-bit: B's rows streamed in place, two
   // (bf16) or four (bytes) interleaved into groups of k as they are
-  // loaded, passes of up to 6 rows of A, K in blocks of streamedKBlock
-  // (below). On Zen 5, 1 thread, side by side with the blocked kernels (B
-  // packed in shallow, wide panels): s8 1x4096x4096 3.8x, 8x4096x4096
-  // 2.6-2.7x, 16x4096x4096 2.4-2.5x, 20x4096x4096 2.5x, 24x4096x4096
-  // 1.26x, 8x3072x768 1.9x, 16x768x3072 1.7x; 28x4096x4096 1.13x (two
-  // groups), 32x4096x4096 0.9x: not there. bf16 24x4096x4096 1.4-1.5x,
-  // 28x4096x4096 0.96x; f16 (widened) 16x4096x4096 1.45x, 24x4096x4096
-  // 1.71x. (With the tiles, amxConfig took these rows above, f16's past
+  // loaded, groups of up to eight passes of up to 6 rows of A, K in blocks
+  // of streamedKBlock (below). On Zen 5, 1 thread, side by side with the
+  // blocked kernels (B packed in shallow, wide panels): s8 1x4096x4096 3.8x,
+  // 8x4096x4096 2.6-2.7x, 16x4096x4096 2.4-2.5x, 20x4096x4096 2.5x,
+  // 24x4096x4096 1.26x, 8x3072x768 1.9x, 16x768x3072 1.7x; 28x4096x4096 1.13x
+  // (two groups of four passes), 32x4096x4096 0.9x; bf16 24x4096x4096 1.4-1.5x,
+  // 28x4096x4096 0.96x; f16 (widened) 16x4096x4096 1.45x, 24x4096x4096 1.71x.
+  // With groups of eight passes (one group up to 48 rows): s8
+  // 32x4096x4096 1.08x, 36x 1.18x, 48x 1.19x, 64x 1.05x (two groups),
+  // 32x3072x768 1.20x, 48x3072x768 1.17x, 48x768x3072 1.19x; f16
+  // 64x4096x4096 1.09x, 48x3072x768 1.09x, 48x768x3072 1.12x,
+  // 32x3072x768 1.01x; bf16 32x4096x4096 1.30x, 36x 1.29x, 48x 1.31x,
+  // but where B fits half of L3 32x3072x768 0.90x, 48x3072x768 0.96x,
+  // 48x768x3072 0.97x (24 rows there: 24x3072x768 1.10 of oneDNN, the
+  // blocked kernels at 25 rows 1.00); 64x4096x4096 0.89x. (With the
+  // tiles, amxConfig took these rows above, f16's past
   // kF16MatrixVectorRows.)
   // 8-bit rows against B^T (an int8 torch linear layer) up to
   // kI8MatrixVectorRows: the matrix-vector form, 64 bytes of k a
@@ -986,7 +1001,7 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
         desc.m <= kBf16MatrixVectorRows) ||
        (isIntegerPrecision(desc.precision) && desc.bTransposedRowsInPlace() &&
         desc.m <= kI8MatrixVectorRows) ||
-       (desc.bRowsStreamInPlace() && desc.m <= kStreamedRows));
+       (desc.bRowsStreamInPlace() && desc.m <= streamedRows(desc, target)));
   const bool f16 = desc.precision == GemmPrecision::F16;
   const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||

@@ -76,7 +76,7 @@ f32 accumulation the op asks for.)
 
 An shgemm, sbgemm or igemm with `pack_b: false` and B as stored (A not
 transposed) streams B's rows in place instead (symbol `_brows64x<R>`, and
-`_kc<kc>` where K is in more than one block): per group of up to 4 passes
+`_kc<kc>` where K is in more than one block): per group of up to 8 passes
 of R rows of the part (at most 6, the group's rows shared out evenly; past
 its end the last row again, computed and not stored), those rows of A
 copied into the workspace (f16 widened; K padded, zero past K; s8 with
@@ -219,7 +219,7 @@ GEMV_HALF_WORKSPACE = round_up(LDD_BYTES + 8, 64)
 # interleaved into pairs of k by VPERMT2W as they are loaded; bytes: four
 # into quads by unpacks).
 STREAM_ROWS = 6
-STREAM_GROUP_PASSES = 4
+STREAM_GROUP_PASSES = 8
 STREAM_VECTORS = 4
 STREAM_COLUMNS = STREAM_VECTORS * LANES
 (STREAM_ROW, STREAM_COL, STREAM_M_END, STREAM_N_BEGIN, STREAM_N_END,

@@ -604,9 +604,11 @@ def check_b_rows_streamed(test, make, faults):
                                     overwrite=True)),
         "tail_only": make(**dict(rows, k=5, m=2)),
         "passes": make(**dict(rows, m=13, n=70, overwrite=True)),
-        # Two groups of passes (24 rows, then 7), the last pass short.
-        "groups": make(**dict(rows, m=31, n=150, bias="columns",
+        # Two groups of passes (48 rows, then 7), the last pass short;
+        # one group of six passes.
+        "groups": make(**dict(rows, m=55, n=150, bias="columns",
                               relu=True)),
+        "one_group": make(**dict(rows, m=31, n=70, overwrite=True)),
         "immediate": make(**dict(rows, m=3, runtime_ld=None, lda=80,
                                  ldb=50, ldc=52)),
         "bias_relu": make(**dict(rows, m=7, n=150, bias="columns",
@@ -1069,9 +1071,9 @@ class Int8ExecutionTest(HarnessTest):
                 "k_rem_3": make(k=67, m=5, n=100),
                 "one_k": make(k=1, m=3, n=20),
                 "passes": make(m=13, n=70, overwrite=True),
-                # Two groups of passes (24 rows, then 7), the last pass
+                # Two groups of passes (48 rows, then 7), the last pass
                 # short.
-                "groups": make(m=31, n=150),
+                "groups": make(m=55, n=150),
                 "immediate": make(m=3, runtime_ld=None, lda=80, ldb=50,
                                   ldc=52),
                 # K in blocks of kc (12 above): one block, then a first and

@@ -992,25 +992,27 @@ TEST(GemmKernelTest, HalfPrecisionWrongNanRuleIsCaught) {
   }
 }
 
-/// B as stored against up to kStreamedRows rows of A, on a target without
+/// B as stored against up to streamedRows rows of A, on a target without
 /// the type's tiles: the model streams B's rows in place (packb=0), K in
 /// blocks of streamedKBlock (three blocks, the last short and ending in a
-/// partial group, at the largest K below), which validates accumulating
-/// and overwriting; past kStreamedRows B is packed.
+/// partial group, at the largest K below), groups of up to eight passes
+/// (two groups past 48 rows), which validates accumulating and
+/// overwriting; past streamedRows B is packed.
 static void expectStreamsBRows(GemmPrecision precision, const Target &target) {
   const int64_t blocks = 2 * streamedKBlock(precision) + 53;
+  GemmDesc shape = GemmDesc::packed(1, 150, 77);
+  shape.precision = precision;
+  const int64_t bound = streamedRows(shape, target);
   for (auto [m, k] :
        {std::pair{int64_t(1), int64_t(77)}, std::pair{int64_t(7), blocks},
-        std::pair{kStreamedRows, int64_t(77)},
-        std::pair{kStreamedRows + 1, int64_t(77)}}) {
+        std::pair{bound, int64_t(77)}, std::pair{bound + 1, int64_t(77)}}) {
     GemmDesc d = GemmDesc::packed(m, 150, k);
     d.precision = precision;
     d.overwrite = m % 2 == 1;
     d = d.withPaddedLeadingDims();
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), target));
-    EXPECT_EQ(model.packB == BPacking::InPlace, m <= kStreamedRows)
-        << model.str();
+    EXPECT_EQ(model.packB == BPacking::InPlace, m <= bound) << model.str();
     if (model.packB == BPacking::InPlace) {
       EXPECT_EQ(model.kc, std::min(k, streamedKBlock(precision)));
     }
@@ -1024,7 +1026,7 @@ static void expectStreamsBRows(GemmPrecision precision, const Target &target) {
 /// edge, accumulating or not, with run-time and immediate leading
 /// dimensions; the packed form stays available (packb=1); without AMX the
 /// form takes up to kBf16MatrixVectorRows rows, and B as stored streams
-/// its rows in place up to kStreamedRows. (Run-time M and
+/// its rows in place up to streamedRows. (Run-time M and
 /// parallel parts: python tests/test_dotgemm.py, which writes the range.)
 TEST(GemmKernelTest, Bf16GemvValidates) {
   if (!hostRunsBf16())
@@ -1064,7 +1066,7 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
     EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
   }
   // B as stored, without the tiles: B's rows streamed in place up to
-  // kStreamedRows rows (passes of up to 6; an odd K's last k paired with
+  // streamedRows rows (passes of up to 6; an odd K's last k paired with
   // zeros; K in blocks of streamedKBlock, the last one short); past them B
   // packed.
   expectStreamsBRows(GemmPrecision::Bf16, noAmx);

@@ -1037,7 +1037,7 @@ TEST(BlockingModelTest, DotKernelsPackBAsStoredInShallowWidePanels) {
   // rows: B's panel nc = min(N, 2048) columns wide (whole slivers), kc what
   // is left of L2 (1 MiB) in whole K steps; against B^T, past 512 rows, or
   // with B in L2, the panels before. (No AMX: the dot kernels; up to
-  // kStreamedRows rows stream B's rows in place instead, K in blocks of
+  // streamedRows rows stream B's rows in place instead, K in blocks of
   // streamedKBlock.)
   Target target = parseTarget(
       "x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,+bmi2,+avx512f,"
@@ -1049,9 +1049,9 @@ TEST(BlockingModelTest, DotKernelsPackBAsStoredInShallowWidePanels) {
     bool transB;
     bool shallow;
   };
-  for (Case t : {Case{GemmPrecision::S8S8, 32, 4096, 4096, false, true},
-                 Case{GemmPrecision::S8S8, 25, 3000, 4096, false, true},
-                 Case{GemmPrecision::Bf16, 32, 4096, 4096, false, true},
+  for (Case t : {Case{GemmPrecision::S8S8, 64, 4096, 4096, false, true},
+                 Case{GemmPrecision::S8S8, 49, 3000, 4096, false, true},
+                 Case{GemmPrecision::Bf16, 64, 4096, 4096, false, true},
                  Case{GemmPrecision::Bf16, 512, 4096, 4096, false, true},
                  Case{GemmPrecision::Bf16, 513, 4096, 4096, false, false},
                  Case{GemmPrecision::Bf16, 33, 4096, 4096, true, false},
@@ -1070,7 +1070,7 @@ TEST(BlockingModelTest, DotKernelsPackBAsStoredInShallowWidePanels) {
   }
   for (GemmPrecision p : {GemmPrecision::S8S8, GemmPrecision::U8S8,
                           GemmPrecision::Bf16, GemmPrecision::F16})
-    for (int64_t m : {int64_t(1), int64_t(8), kStreamedRows}) {
+    for (int64_t m : {int64_t(1), int64_t(8), int64_t(48)}) {
       GemmDesc d = GemmDesc::packed(m, 4096, 4096);
       d.precision = p;
       QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, target));

@@ -823,13 +823,14 @@ TEST(SearchSpaceTest, DotConvolutionKcChoicesDivideTheRunInWholeGroups) {
 }
 
 TEST(SearchSpaceTest, DotKernelsReadAInPlaceInWholeKSteps) {
-  // An s8 GEMM of K = 24 (6 groups of 4): the model reads A in place with
+  // An s8 GEMM of K = 24 (6 groups of 4; past streamedRows, so B is
+  // packed): the model reads A in place with
   // ku 2; a ku of 4 would reach past K (padding the kernel never reads in
   // place) and is refused, naming why; the model's own assignment builds.
   Target target = pinned("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,"
                          "+avx512f,+avx512bw,+avx512vl,+avx512bf16,"
                          "+avx512vnni:l1d=48K,l2=1M,l3=32M,cores=2");
-  GemmDesc d = GemmDesc::packed(40, 48, 24);
+  GemmDesc d = GemmDesc::packed(64, 48, 24);
   d.precision = GemmPrecision::S8S8;
   QM_ASSERT_EXPECTED(base, chooseKernelConfig(KernelProblem(d), target));
   EXPECT_EQ(base.aLayout, ALayout::Direct);
@@ -1218,11 +1219,23 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
     dyn.precision = GemmPrecision::Bf16;
     EXPECT_TRUE(formRowBounds(dyn, target).empty());
     // bf16 without the tiles: the matrix-vector form up to 32 rows of A
-    // against B^T, B's rows streamed up to 16 against B as stored.
+    // against B^T, B's rows streamed up to 48 against B as stored (24
+    // where B fits half of L3).
     const Target noTiles = target.withoutAmx();
-    EXPECT_EQ(formRowBounds(dyn, noTiles),
-              (llvm::SmallVector<int64_t, 2>{transB ? kBf16MatrixVectorRows
-                                                    : kStreamedRows}));
+    EXPECT_EQ(
+        formRowBounds(dyn, noTiles),
+        (llvm::SmallVector<int64_t, 2>{transB ? kBf16MatrixVectorRows
+                                              : streamedRows(dyn, noTiles)}));
+    if (!transB) {
+      GemmDesc small = dyn;
+      small.n = small.k = 768;
+      EXPECT_EQ(streamedRows(dyn, noTiles),
+                dyn.n * dyn.k * 2 > noTiles.caches.l3 / 2
+                    ? 48
+                    : kStreamedRowsBf16InL3);
+      EXPECT_EQ(formRowBounds(small, noTiles),
+                (llvm::SmallVector<int64_t, 2>{kStreamedRowsBf16InL3}));
+    }
   }
   // No AMX-BF16: the dot kernels (f16 widened to f32 where it is
   // packed), packed A (never in place) and B, B in place for few rows

@@ -165,12 +165,17 @@ inline constexpr int64_t kBf16MatrixVectorRows = 32;
 inline constexpr int64_t kI8MatrixVectorRows = 16;
 
 /// Rows of A up to which streaming B's rows in place (B as stored, one
-/// group of up to four passes of up to 6 rows of A: B read from memory
+/// group of up to eight passes of up to 6 rows of A: B read from memory
 /// once, in K blocks of streamedKBlock k, the first pass leaving each
-/// step's vectors for the others) beats the blocked kernels that pack B:
+/// step's vectors for the others) beats the blocked kernels that pack B,
 /// bf16, f16 and 8-bit on a target without the type's tiles (AMX-BF16,
-/// AMX-INT8; f16 with them: kF16MatrixVectorRows).
-inline constexpr int64_t kStreamedRows = 24;
+/// AMX-INT8; f16 with them: kF16MatrixVectorRows): 48, but for bf16 whose
+/// B fits half of L3 kStreamedRowsBf16InL3 (docs/BlockingModel.md).
+int64_t streamedRows(const GemmDesc &desc, const Target &target);
+
+/// streamedRows of bf16 against a B that fits half of L3, where the
+/// blocked kernels (VDPBF16PS from packed panels) win from 32 rows.
+inline constexpr int64_t kStreamedRowsBf16InL3 = 24;
 
 /// The k of a K block of the streamed form (B's rows in place), over
 /// which every block of columns runs before the next: B's rows one a page
