@@ -866,10 +866,11 @@ bool qimeng::dotReadsBInPlace(const GemmDesc &desc) {
 }
 
 int64_t qimeng::streamedRows(const GemmDesc &desc, const Target &target) {
-  const bool bInL3 =
-      desc.n * desc.k * desc.operandElementBytes() <= target.caches.l3 / 2;
-  return desc.precision == GemmPrecision::Bf16 && bInL3 ? kStreamedRowsBf16InL3
-                                                        : 48;
+  const int64_t bBytes = desc.n * desc.k * desc.operandElementBytes();
+  if (bBytes <= target.caches.l2 ||
+      (desc.precision == GemmPrecision::Bf16 && bBytes <= target.caches.l3 / 2))
+    return kStreamedRowsInCache;
+  return 48;
 }
 
 bool qimeng::isMatrixVectorForm(const GemmDesc &desc,

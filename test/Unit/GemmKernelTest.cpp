@@ -2001,7 +2001,7 @@ TEST(GemmKernelTest, DotShallowWidePanelsValidate) {
   small.caches.l2 = 64 * 1024;
   for (GemmPrecision p :
        {GemmPrecision::Bf16, GemmPrecision::U8S8, GemmPrecision::S8S8}) {
-    GemmDesc d = GemmDesc::packed(37, 2100, 301).withPaddedLeadingDims();
+    GemmDesc d = GemmDesc::packed(53, 2100, 301).withPaddedLeadingDims();
     d.precision = p;
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(KernelProblem(d), small));

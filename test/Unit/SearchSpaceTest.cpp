@@ -1232,9 +1232,9 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
       EXPECT_EQ(streamedRows(dyn, noTiles),
                 dyn.n * dyn.k * 2 > noTiles.caches.l3 / 2
                     ? 48
-                    : kStreamedRowsBf16InL3);
+                    : kStreamedRowsInCache);
       EXPECT_EQ(formRowBounds(small, noTiles),
-                (llvm::SmallVector<int64_t, 2>{kStreamedRowsBf16InL3}));
+                (llvm::SmallVector<int64_t, 2>{kStreamedRowsInCache}));
     }
   }
   // No AMX-BF16: the dot kernels (f16 widened to f32 where it is

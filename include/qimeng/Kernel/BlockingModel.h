@@ -169,13 +169,15 @@ inline constexpr int64_t kI8MatrixVectorRows = 16;
 /// once, in K blocks of streamedKBlock k, the first pass leaving each
 /// step's vectors for the others) beats the blocked kernels that pack B,
 /// bf16, f16 and 8-bit on a target without the type's tiles (AMX-BF16,
-/// AMX-INT8; f16 with them: kF16MatrixVectorRows): 48, but for bf16 whose
-/// B fits half of L3 kStreamedRowsBf16InL3 (docs/BlockingModel.md).
+/// AMX-INT8; f16 with them: kF16MatrixVectorRows): 48 against a B beyond
+/// L2 (measured there), kStreamedRowsInCache where B fits L2, or for bf16
+/// half of L3 (docs/BlockingModel.md).
 int64_t streamedRows(const GemmDesc &desc, const Target &target);
 
-/// streamedRows of bf16 against a B that fits half of L3, where the
-/// blocked kernels (VDPBF16PS from packed panels) win from 32 rows.
-inline constexpr int64_t kStreamedRowsBf16InL3 = 24;
+/// streamedRows where B fits L2 (bf16: half of L3), where the blocked
+/// kernels (from packed panels) win from 32 rows of bf16 and past 24 are
+/// unmeasured for the others.
+inline constexpr int64_t kStreamedRowsInCache = 24;
 
 /// The k of a K block of the streamed form (B's rows in place), over
 /// which every block of columns runs before the next: B's rows one a page
