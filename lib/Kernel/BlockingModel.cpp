@@ -865,6 +865,10 @@ bool qimeng::dotReadsBInPlace(const GemmDesc &desc) {
   return desc.m <= kF16MatrixVectorRows;
 }
 
+int64_t qimeng::i8MatrixVectorRows(const GemmDesc &desc) {
+  return desc.k >= kI8LongK ? kI8MatrixVectorRowsLongK : kI8MatrixVectorRows;
+}
+
 int64_t qimeng::streamedRows(const GemmDesc &desc, const Target &target) {
   const int64_t bBytes = desc.n * desc.k * desc.operandElementBytes();
   if (bBytes <= target.caches.l2 ||
@@ -897,7 +901,7 @@ llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,
     return {kBf16MatrixVectorRows};
   if (isIntegerPrecision(desc.precision) && !tiles &&
       desc.bTransposedRowsInPlace())
-    return {kI8MatrixVectorRows};
+    return {i8MatrixVectorRows(desc)};
   // f32: the matrix-vector form up to 7 rows, and up to 15 where B^T fits
   // L3, where 16 (or 8) take the product transposed (on AVX-512;
   // elsewhere more direct kernels).
@@ -987,21 +991,23 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // tiles, amxConfig took these rows above, f16's past
   // kF16MatrixVectorRows.)
   // 8-bit rows against B^T (an int8 torch linear layer) up to
-  // kI8MatrixVectorRows: the matrix-vector form, 64 bytes of k a
+  // i8MatrixVectorRows: the matrix-vector form, 64 bytes of k a
   // VPDPBUSD, the sums reduced by VPHADDD (s8 A against B^T's bytes plus
   // 128, each row's sum subtracted). On Zen 5, 1 thread, side by side with
   // the blocked kernels (B^T packed): 2x4096x4096 3.4x, 4x4096x4096 2.2x,
   // 8x4096x4096 1.5x, 12x4096x4096 2.0x, 16x4096x4096 1.5x, 8x3072x768
   // 1.3x, 12x3072x768 1.32x, 16x3072x768 1.03x, 16x768x3072 1.17x; at 24
-  // and 32 rows 1.4-1.7x of 4096x4096 but 0.85-0.91x of 3072x768 (B^T in
-  // L3, short rows): not there.
+  // and 32 rows 0.85-0.91x of 3072x768 (short rows of B^T, over which the
+  // reduction of each row's 8 sums weighs), 1.04x of 32x768x3072; with K
+  // 4096, up to 64 rows: 24x4096x4096 1.68x, 32x 1.44x, 48x 1.28x, 64x
+  // 1.19x (96x 1.08x, 128x 1.04x).
   const bool matrixVector =
       !conv &&
       (dotReadsBInPlace(desc) ||
        (bf16 && desc.bTransposedRowsInPlace() &&
         desc.m <= kBf16MatrixVectorRows) ||
        (isIntegerPrecision(desc.precision) && desc.bTransposedRowsInPlace() &&
-        desc.m <= kI8MatrixVectorRows) ||
+        desc.m <= i8MatrixVectorRows(desc)) ||
        (desc.bRowsStreamInPlace() && desc.m <= streamedRows(desc, target)));
   const bool f16 = desc.precision == GemmPrecision::F16;
   const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";

@@ -1074,7 +1074,7 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
 
 /// The 8-bit types' B read in place on a target without AMX-INT8: B as
 /// stored streamed (expectStreamsBRows: four rows of B interleaved into
-/// quads as they are loaded), B^T up to kI8MatrixVectorRows rows in the
+/// quads as they are loaded), B^T up to i8MatrixVectorRows rows in the
 /// matrix-vector form (one and two rows a pass, a K tail of 63 k); s8 A
 /// through B's bytes plus 128 and each row's sum; past the bound B^T
 /// packed.
@@ -1086,6 +1086,7 @@ TEST(GemmKernelTest, I8RowsInPlaceValidate) {
     expectStreamsBRows(p, noAmx);
     for (int64_t m : {int64_t(1), int64_t(2), kI8MatrixVectorRows,
                       kI8MatrixVectorRows + 1}) {
+      // (K 191: short of kI8LongK.)
       GemmDesc d = GemmDesc::packed(m, 45, 191, false, true);
       d.precision = p;
       d.overwrite = m % 2 == 1;

@@ -1032,6 +1032,29 @@ TEST(PrepackedBTest, ParsesAndPacksTheLayout) {
   EXPECT_TRUE(bool(llvm::errorToBool(bytes.check(s8))));
 }
 
+TEST(BlockingModelTest, EightBitRowsAgainstBTransposedReadItInPlace) {
+  // Without AMX-INT8, 8-bit rows against B^T take the matrix-vector form
+  // up to kI8MatrixVectorRows rows, up to kI8MatrixVectorRowsLongK where K
+  // is at least kI8LongK; past them B^T is packed; one row always.
+  Target target = parseTarget(
+      "x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,+bmi2,+avx512f,"
+      "+avx512bw,+avx512vl,+avx512bf16,+avx512vnni:l1d=48K,l2=1M,l3=32M,"
+      "cores=2");
+  struct Case {
+    int64_t m, n, k;
+    bool inPlace;
+  };
+  for (Case t : {Case{1, 3072, 768, true}, Case{16, 3072, 768, true},
+                 Case{17, 3072, 768, false}, Case{64, 4096, 4096, true},
+                 Case{65, 4096, 4096, false}, Case{24, 768, 4095, false}}) {
+    GemmDesc d = GemmDesc::packed(t.m, t.n, t.k, false, true);
+    d.precision = GemmPrecision::S8S8;
+    QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, target));
+    SCOPED_TRACE(d.str() + " " + c.str());
+    EXPECT_EQ(isMatrixVectorForm(d, c), t.inPlace);
+  }
+}
+
 TEST(BlockingModelTest, DotKernelsPackBAsStoredInShallowWidePanels) {
   // bf16 and 8-bit rows against a B as stored larger than L2, up to 512
   // rows: B's panel nc = min(N, 2048) columns wide (whole slivers), kc what

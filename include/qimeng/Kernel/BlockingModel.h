@@ -161,8 +161,13 @@ inline constexpr int64_t kBf16MatrixVectorRows = 32;
 
 /// Rows of 8-bit A up to which the matrix-vector form (B^T read in place,
 /// 64 bytes of k a VPDPBUSD) beats the blocked kernels that pack B^T, on a
-/// target without AMX-INT8 (docs/BlockingModel.md).
+/// target without AMX-INT8 (docs/BlockingModel.md): kI8MatrixVectorRows,
+/// and kI8MatrixVectorRowsLongK for a K of at least kI8LongK, over which
+/// the reduction of each row's sums weighs less.
+int64_t i8MatrixVectorRows(const GemmDesc &desc);
 inline constexpr int64_t kI8MatrixVectorRows = 16;
+inline constexpr int64_t kI8MatrixVectorRowsLongK = 64;
+inline constexpr int64_t kI8LongK = 4096;
 
 /// Rows of A up to which streaming B's rows in place (B as stored, one
 /// group of up to eight passes of up to 6 rows of A: B read from memory
