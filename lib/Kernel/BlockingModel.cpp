@@ -874,7 +874,7 @@ int64_t qimeng::streamedRows(const GemmDesc &desc, const Target &target) {
   if (bBytes <= target.caches.l2 ||
       (desc.precision == GemmPrecision::Bf16 && bBytes <= target.caches.l3 / 2))
     return kStreamedRowsInCache;
-  return 48;
+  return kStreamedRows;
 }
 
 bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
@@ -887,7 +887,7 @@ llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,
                                                     const Target &target) {
   // Without the type's tiles, B's rows streamed up to streamedRows
   // against B as stored, and the matrix-vector form against B^T up to
-  // kBf16MatrixVectorRows (bf16) or kI8MatrixVectorRows (8-bit)
+  // kBf16MatrixVectorRows (bf16) or i8MatrixVectorRows (8-bit)
   // (dotConfig).
   const bool tiles = target.hasAmx(isHalfPrecision(desc.precision));
   if (desc.bRowsStreamInPlace() && !tiles)

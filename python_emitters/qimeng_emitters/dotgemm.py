@@ -2348,33 +2348,33 @@ def _emit_gemv_body(p):
     return asm.text()
 
 
-def _stream_tag(chunk, masked):
+def _stream_tag(kblock, masked):
     """The labels' name of a streamed block."""
     tag = "edge" if masked else "whole"
-    return f"{chunk.name} K block, {tag}" if chunk.name else tag
+    return f"{kblock.name} K block, {tag}" if kblock.name else tag
 
 
-def _emit_stream_block(asm, p, chunk, masked, buffer=None):
+def _emit_stream_block(asm, p, kblock, masked, buffer=None):
     """One block of STREAM_COLUMNS columns (%rsi: B's row 0 there) against
     the pass's rows of A in the workspace (%rax), over K (f16:
     _emit_stream_f16_k_loop; bf16: _emit_stream_bf16_k_loop); then C
     (%rdi) += or = the sums, rows past the part not stored."""
     nv = STREAM_VECTORS
-    tag = _stream_tag(chunk, masked)
+    tag = _stream_tag(kblock, masked)
 
     def acc(r, v):
         return f"%zmm{r * nv + v}"
     fill = buffer == "fill"
     if buffer == "read":
-        _emit_stream_read_k_loop(asm, p, chunk, tag, acc)
+        _emit_stream_read_k_loop(asm, p, kblock, tag, acc)
     elif p.dt.name == "bf16":
-        _emit_stream_bf16_k_loop(asm, p, chunk, masked, tag, acc, fill)
+        _emit_stream_bf16_k_loop(asm, p, kblock, masked, tag, acc, fill)
     elif p.dt.group == 4:
-        _emit_stream_i8_k_loop(asm, p, chunk, masked, tag, acc, fill)
+        _emit_stream_i8_k_loop(asm, p, kblock, masked, tag, acc, fill)
     else:
-        _emit_stream_f16_k_loop(asm, p, chunk, masked, tag, acc, fill)
+        _emit_stream_f16_k_loop(asm, p, kblock, masked, tag, acc, fill)
     stored = asm.label(f"B's rows: the part's rows stored ({tag} block)")
-    _emit_stream_store(asm, p, chunk, masked, stored, acc)
+    _emit_stream_store(asm, p, kblock, masked, stored, acc)
 
 
 def _emit_stream_i8_dots(asm, p, q, acc):
@@ -2391,7 +2391,7 @@ def _emit_stream_i8_dots(asm, p, q, acc):
     asm.ins("addq $4, %rax")
 
 
-def _emit_stream_i8_k_loop(asm, p, chunk, masked, tag, acc, fill):
+def _emit_stream_i8_k_loop(asm, p, kblock, masked, tag, acc, fill):
     """The 8-bit K loop of a streamed block: per four k, rows k to k + 3
     of the block (64 bytes each, under the byte mask k5 with `masked`)
     interleaved into quads (B(k, j), .., B(k + 3, j)) by byte then word
@@ -2405,8 +2405,8 @@ def _emit_stream_i8_k_loop(asm, p, chunk, masked, tag, acc, fill):
     zero rows (nothing past B is read)."""
     rows = p.stream_rows
     shifted = p.dt.shift_a
-    _emit_stream_start_sums(asm, p, chunk, acc)
-    k = _stream_block_k(p, chunk, asm)
+    _emit_stream_start_sums(asm, p, kblock, acc)
+    k = _stream_block_k(p, kblock, asm)
     quads, rem = divmod(k, 4)
     asm.comment("%r8: ldb in bytes; %rdx: row k + 1; %r10: the prefetch "
                 "distance plus two rows")
@@ -2481,10 +2481,10 @@ def _emit_stream_unpermute(asm, acc, r):
     asm.ins(f"vshufi32x4 $0xdd, {t[3]}, {t[1]}, {a[3]}")
 
 
-def _emit_stream_start_sums(asm, p, chunk, acc):
+def _emit_stream_start_sums(asm, p, kblock, acc):
     """The accumulators' start: zero, or for s8 A in the first K block
     each row's -128 sum_k A(i, k) (%r11: the pass's first row's)."""
-    if p.dt.shift_a and chunk.first:
+    if p.dt.shift_a and kblock.first:
         asm.comment("the sums start at -128 sum_k A(i, k) (%r11: the "
                     "pass's first row's)")
         for r in range(p.stream_rows):
@@ -2511,14 +2511,14 @@ def stream_block_steps(p, k):
     return -(-k // p.dt.group) if p.dt.group > 1 else k
 
 
-def _emit_stream_read_k_loop(asm, p, chunk, tag, acc):
+def _emit_stream_read_k_loop(asm, p, kblock, tag, acc):
     """A later pass of the group over one block: per K step, B's vectors
     from the buffer the first pass filled (%r12), 256 bytes a step, as
     they were built (so nothing is loaded from B, nothing interleaved or
     widened), against this pass's rows of A."""
     rows, nv = p.stream_rows, STREAM_VECTORS
-    _emit_stream_start_sums(asm, p, chunk, acc)
-    steps = stream_block_steps(p, _stream_block_k(p, chunk, asm))
+    _emit_stream_start_sums(asm, p, kblock, acc)
+    steps = stream_block_steps(p, _stream_block_k(p, kblock, asm))
     if p.dt.group == 4:
         b = [f"%zmm{r}" for r in STREAM_QUADS]
     else:
@@ -2550,12 +2550,12 @@ def _emit_stream_read_k_loop(asm, p, chunk, tag, acc):
     asm.ins(f"jnz {back(k_loop)}")
 
 
-def _stream_block_k(p, chunk, asm):
+def _stream_block_k(p, kblock, asm):
     """The k of a streamed K block (fault drop-k: K's last left out)."""
-    if p.fault == "drop-k" and chunk.last:
+    if p.fault == "drop-k" and kblock.last:
         asm.comment("fault drop-k: the last k left out")
-        return chunk.k - 1
-    return chunk.k
+        return kblock.k - 1
+    return kblock.k
 
 
 def _emit_zero_accumulators(asm, p, acc):
@@ -2564,7 +2564,7 @@ def _emit_zero_accumulators(asm, p, acc):
             asm.ins(f"vpxord {acc(r, v)}, {acc(r, v)}, {acc(r, v)}")
 
 
-def _emit_stream_f16_k_loop(asm, p, chunk, masked, tag, acc, fill):
+def _emit_stream_f16_k_loop(asm, p, kblock, masked, tag, acc, fill):
     """f16's K loop of a streamed block: per k the block's row of B
     widened (VCVTPH2PS; under the lane masks k1-k4 with `masked`), each
     row's widened A(i, k) broadcast, STREAM_VECTORS FMAs a row."""
@@ -2572,7 +2572,7 @@ def _emit_stream_f16_k_loop(asm, p, chunk, masked, tag, acc, fill):
     k_loop = asm.label(f"B's rows: next k ({tag} block)")
     b_reg, a_reg = rows * nv, rows * nv + nv
     _emit_zero_accumulators(asm, p, acc)
-    k = _stream_block_k(p, chunk, asm)
+    k = _stream_block_k(p, kblock, asm)
     asm.ins(f"movq ${k}, %rcx")
     asm.ins(".p2align 4")
     asm.place(k_loop)
@@ -2601,7 +2601,7 @@ def _emit_stream_f16_k_loop(asm, p, chunk, masked, tag, acc, fill):
     asm.ins(f"jnz {back(k_loop)}")
 
 
-def _emit_stream_bf16_k_loop(asm, p, chunk, masked, tag, acc, fill):
+def _emit_stream_bf16_k_loop(asm, p, kblock, masked, tag, acc, fill):
     """bf16's K loop of a streamed block: per pair of k, rows k (%rsi) and
     k + 1 (%rdx) of the block loaded (two 32-column halves, under the word
     masks k5 and k6 with `masked`) and interleaved by VPERMT2W into four
@@ -2613,7 +2613,7 @@ def _emit_stream_bf16_k_loop(asm, p, chunk, masked, tag, acc, fill):
     b_reg = rows * nv
     raw, low, high = b_reg + nv, b_reg + nv + 1, b_reg + nv + 2
     _emit_zero_accumulators(asm, p, acc)
-    k = _stream_block_k(p, chunk, asm)
+    k = _stream_block_k(p, kblock, asm)
     pairs, odd = divmod(k, 2)
     asm.comment("the interleaving indices; %r8: ldb in bytes; %rdx: row "
                 "k + 1")
@@ -2679,7 +2679,7 @@ def _emit_stream_interleave_indices(asm, p):
     asm.place(over)
 
 
-def _emit_stream_store(asm, p, chunk, masked, stored, acc):
+def _emit_stream_store(asm, p, kblock, masked, stored, acc):
     """C's rows of a streamed block (%rdi; D's at %r11), masked past N
     with `masked`, none past the part: += or = the sums, the epilogue
     (the last K block's; the others' sums stored into C as they are)."""
@@ -2689,9 +2689,9 @@ def _emit_stream_store(asm, p, chunk, masked, stored, acc):
     asm.ins(f"movq {STREAM_M_END}({WS}), %rdx")
     asm.ins(f"subq {STREAM_ROW}({WS}), %rdx")
     zero, bound = f"%zmm{b_reg}", f"%zmm{b_reg + 1}"
-    if chunk.last:
+    if kblock.last:
         emit_epilogue_setup(asm, p, zero, bound)
-    to_d = p.half_output and chunk.last
+    to_d = p.half_output and kblock.last
     # (write-past-edge stores the block's lanes past N too: zeros.)
     for r in range(rows):
         if r:
@@ -2704,10 +2704,10 @@ def _emit_stream_store(asm, p, chunk, masked, stored, acc):
             _emit_stream_unpermute(asm, acc, r)
         for v in range(nv):
             mask = f"{{%k{v + 1}}}" if masked else ""
-            if not (p.overwrite and chunk.first):
+            if not (p.overwrite and kblock.first):
                 asm.ins(f"{p.dt.add} {64 * v}(%rdi), {acc(r, v)}, "
                         f"{acc(r, v)}{mask}")
-            if chunk.last:
+            if kblock.last:
                 emit_epilogue(asm, p, acc(r, v), p.bias == "columns" and
                               f"{64 * v}(%r10), {acc(r, v)}, "
                               f"{acc(r, v)}{mask}", zero, bound)
@@ -2808,10 +2808,9 @@ def _emit_stream_body(p):
     asm.ins("incq %rdx")
     asm.ins(f"cmpq ${group}, %rdx")
     asm.ins(f"jl {back(copy_loop)}")
-    chunks = stream_k_blocks(p)
-    for i, chunk in enumerate(chunks):
-        _emit_stream_columns(asm, p, chunk, column_labels if i == 0 else
-                             _stream_column_labels(asm, chunk))
+    for i, kblock in enumerate(stream_k_blocks(p)):
+        _emit_stream_columns(asm, p, kblock, column_labels if i == 0 else
+                             _stream_column_labels(asm, kblock))
     asm.ins(f"movq {STREAM_GROUP_END}({WS}), %rax")
     asm.ins(f"movq %rax, {STREAM_ROW}({WS})")
     asm.ins(f"cmpq {STREAM_M_END}({WS}), %rax")
@@ -2849,27 +2848,27 @@ def stream_k_blocks(p):
             + (StreamKBlock("last", False, True, p.k - (count - 1) * p.kc),))
 
 
-def _stream_column_labels(asm, chunk):
+def _stream_column_labels(asm, kblock):
     """The labels of the column loop of one K block (_emit_stream_columns)."""
-    of = f" ({chunk.name} K block)" if chunk.name else ""
+    of = f" ({kblock.name} K block)" if kblock.name else ""
     return (asm.label(f"B's rows: next block of columns{of}"),
             asm.label(f"B's rows: the block at the edge of N{of}"),
             asm.label(f"B's rows: block done{of}"))
 
 
-def _emit_stream_columns(asm, p, chunk, labels):
+def _emit_stream_columns(asm, p, kblock, labels):
     """The streamed form's blocks of STREAM_COLUMNS columns over one K
     block (StreamKBlock; its first k in STREAM_K0 unless K is one block):
     the whole ones, then the one at N's edge under lane masks."""
     col_loop, edge, next_col = labels
     last_k0 = p.k - stream_k_blocks(p)[-1].k
-    if chunk.name == "first":
+    if kblock.name == "first":
         asm.ins(f"movq $0, {STREAM_K0}({WS})")
-    elif chunk.name == "middle":
+    elif kblock.name == "middle":
         k_block_loop = asm.label("B's rows: next middle K block")
-        asm.ins(f"movq ${chunk.k}, {STREAM_K0}({WS})")
+        asm.ins(f"movq ${kblock.k}, {STREAM_K0}({WS})")
         asm.place(k_block_loop)
-    elif chunk.name == "last":
+    elif kblock.name == "last":
         asm.ins(f"movq ${last_k0}, {STREAM_K0}({WS})")
     asm.ins(f"movq {STREAM_N_BEGIN}({WS}), %rax")
     asm.ins(f"movq %rax, {STREAM_COL}({WS})")
@@ -2878,7 +2877,7 @@ def _emit_stream_columns(asm, p, chunk, labels):
     asm.ins(f"subq {STREAM_COL}({WS}), %rcx")
     asm.ins(f"cmpq ${STREAM_COLUMNS}, %rcx")
     asm.ins(f"jb {fwd(edge)}")
-    _emit_stream_passes(asm, p, chunk, masked=False)
+    _emit_stream_passes(asm, p, kblock, masked=False)
     asm.ins(f"jmp {fwd(next_col)}")
     asm.place(edge)
     asm.comment("lane masks k1-k4 for the columns left (%ecx < "
@@ -2905,14 +2904,14 @@ def _emit_stream_columns(asm, p, chunk, labels):
         asm.ins("movq $-1, %r8")
         asm.ins("bzhiq %rcx, %r8, %r8")
         asm.ins("kmovq %r8, %k5")
-    _emit_stream_passes(asm, p, chunk, masked=True)
+    _emit_stream_passes(asm, p, kblock, masked=True)
     asm.place(next_col)
     asm.ins(f"addq ${STREAM_COLUMNS}, {STREAM_COL}({WS})")
     asm.ins(f"movq {STREAM_COL}({WS}), %rax")
     asm.ins(f"cmpq {STREAM_N_END}({WS}), %rax")
     asm.ins(f"jl {back(col_loop)}")
-    if chunk.name == "middle":
-        asm.ins(f"addq ${chunk.k}, {STREAM_K0}({WS})")
+    if kblock.name == "middle":
+        asm.ins(f"addq ${kblock.k}, {STREAM_K0}({WS})")
         asm.ins(f"cmpq ${last_k0}, {STREAM_K0}({WS})")
         asm.ins(f"jl {back(k_block_loop)}")
 
@@ -2946,23 +2945,23 @@ def _emit_stream_copy_bytes(asm, p, chunks, tail):
     asm.ins(f"movl %eax, {p.stream_corr_offset}({WS}, %rdx, 4)")
 
 
-def _emit_stream_passes(asm, p, chunk, masked):
+def _emit_stream_passes(asm, p, kblock, masked):
     """The group's passes over one block of columns (STREAM_COL), each
     from its first row in STREAM_ROW (_emit_stream_pass). With a buffer
     (p.stream_buffer) the first pass builds B's vectors from B's rows and
     leaves them there, the later ones read them back."""
-    tag = _stream_tag(chunk, masked)
+    tag = _stream_tag(kblock, masked)
     pass_loop = asm.label(f"B's rows: next pass of the group ({tag} block)")
     asm.ins(f"movq {STREAM_GROUP}({WS}), %rax")
     asm.ins(f"movq %rax, {STREAM_ROW}({WS})")
     if p.stream_buffer:
         passes_done = asm.label(f"B's rows: the group's passes done ({tag} "
                                 "block)")
-        _emit_stream_pass(asm, p, chunk, masked, "fill")
+        _emit_stream_pass(asm, p, kblock, masked, "fill")
         _emit_stream_next_pass(asm, p)
         asm.ins(f"jge {fwd(passes_done)}")
     asm.place(pass_loop)
-    _emit_stream_pass(asm, p, chunk, masked,
+    _emit_stream_pass(asm, p, kblock, masked,
                       "read" if p.stream_buffer else None)
     _emit_stream_next_pass(asm, p)
     asm.ins(f"jl {back(pass_loop)}")
@@ -2977,7 +2976,7 @@ def _emit_stream_next_pass(asm, p):
     asm.ins(f"cmpq {STREAM_GROUP_END}({WS}), %rax")
 
 
-def _emit_stream_pass(asm, p, chunk, masked, buffer):
+def _emit_stream_pass(asm, p, kblock, masked, buffer):
     """One pass: %rsi B at the block's column (and the K block's row),
     %rdi C's block of the pass's first row, %rax its rows of A in the
     workspace (at the K block's k), %r10 the block's bias, %r11 D's block
@@ -3009,7 +3008,7 @@ def _emit_stream_pass(asm, p, chunk, masked, buffer):
         asm.ins(f"leaq {p.stream_corr_offset}({WS}, %rax, 4), %r11")
     asm.ins(f"imulq ${p.stream_a_stride}, %rax, %rax")
     asm.ins(f"leaq {STREAM_A_OFFSET}({WS}, %rax), %rax")
-    if chunk.name:
+    if kblock.name:
         asm.comment("the K block's first row of B and k of A")
         asm.ins(f"movq {STREAM_K0}({WS}), %rdx")
         a_bytes = 4 if p.dt.name == "f16" else p.dt.element_bytes
@@ -3018,7 +3017,7 @@ def _emit_stream_pass(asm, p, chunk, masked, buffer):
         asm.ins("addq %rdx, %rsi")
     if buffer:
         asm.ins(f"leaq {p.stream_buffer_offset}({WS}), %r12")
-    _emit_stream_block(asm, p, chunk, masked, buffer)
+    _emit_stream_block(asm, p, kblock, masked, buffer)
 
 
 def emit(request):

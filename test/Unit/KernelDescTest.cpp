@@ -1093,7 +1093,7 @@ TEST(BlockingModelTest, DotKernelsPackBAsStoredInShallowWidePanels) {
   }
   for (GemmPrecision p : {GemmPrecision::S8S8, GemmPrecision::U8S8,
                           GemmPrecision::Bf16, GemmPrecision::F16})
-    for (int64_t m : {int64_t(1), int64_t(8), int64_t(48)}) {
+    for (int64_t m : {int64_t(1), int64_t(8), kStreamedRows}) {
       GemmDesc d = GemmDesc::packed(m, 4096, 4096);
       d.precision = p;
       QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, target));

@@ -1231,7 +1231,7 @@ TEST(SearchSpaceTest, AmxF16PacksBothOperandsInTileStepsOfEightK) {
       small.n = small.k = 768;
       EXPECT_EQ(streamedRows(dyn, noTiles),
                 dyn.n * dyn.k * 2 > noTiles.caches.l3 / 2
-                    ? 48
+                    ? kStreamedRows
                     : kStreamedRowsInCache);
       EXPECT_EQ(formRowBounds(small, noTiles),
                 (llvm::SmallVector<int64_t, 2>{kStreamedRowsInCache}));

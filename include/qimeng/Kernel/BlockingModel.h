@@ -174,10 +174,14 @@ inline constexpr int64_t kI8LongK = 4096;
 /// once, in K blocks of streamedKBlock k, the first pass leaving each
 /// step's vectors for the others) beats the blocked kernels that pack B,
 /// bf16, f16 and 8-bit on a target without the type's tiles (AMX-BF16,
-/// AMX-INT8; f16 with them: kF16MatrixVectorRows): 48 against a B beyond
-/// L2 (measured there), kStreamedRowsInCache where B fits L2, or for bf16
-/// half of L3 (docs/BlockingModel.md).
+/// AMX-INT8; f16 with them: kF16MatrixVectorRows): kStreamedRows against
+/// a B beyond L2 (measured there), kStreamedRowsInCache where B fits L2,
+/// or for bf16 half of L3 (docs/BlockingModel.md).
 int64_t streamedRows(const GemmDesc &desc, const Target &target);
+
+/// streamedRows against a B beyond L2: one group of eight passes of 6
+/// rows (dotgemm.py's STREAM_GROUP_PASSES, STREAM_ROWS), B read once.
+inline constexpr int64_t kStreamedRows = 48;
 
 /// streamedRows where B fits L2 (bf16: half of L3), where the blocked
 /// kernels (from packed panels) win from 32 rows of bf16 and past 24 are
