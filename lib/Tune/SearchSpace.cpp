@@ -182,12 +182,21 @@ SearchSpace SearchSpace::forGemm(const GemmDesc &desc, const Target &target,
   (void)target;
   const GemmConfig ref = clampToProblem(base, desc);
   // The dot kernels' forms that read B in place (packb=0: B^T's rows, for
-  // f32 too, or f16 B's rows streamed) take no register or cache blocking:
-  // their space is B in place or packed, and the threads.
+  // f32 too, or B's rows streamed) take no register blocking: their space
+  // is B in place or packed, and the threads; the streamed form's K block
+  // too (kc: K in one block, or blocks of 256 to 2048 k, each whole
+  // groups).
   if ((base.isa != VectorIsa::Amx && desc.precision != GemmPrecision::F32 &&
        base.packB == BPacking::InPlace) ||
       isMatrixVectorForm(desc, base)) {
     std::vector<Decision> decisions = {packbDecision({"0", "1"}, base)};
+    if (desc.bRowsStreamInPlace()) {
+      std::vector<int64_t> kcs = {desc.k};
+      for (int64_t kc : {256, 512, 1024, 2048})
+        if (kc < desc.k)
+          kcs.push_back(kc);
+      decisions.push_back(numericDecision("kc", kcs, ref.kc));
+    }
     addThreadDecisions(decisions, base);
     return SearchSpace(desc, base, std::move(decisions));
   }

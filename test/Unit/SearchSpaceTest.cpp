@@ -822,6 +822,35 @@ TEST(SearchSpaceTest, DotConvolutionKcChoicesDivideTheRunInWholeGroups) {
   }
 }
 
+TEST(SearchSpaceTest, StreamedRowsOfferTheirKBlock) {
+  // 8-bit and bf16 rows against B as stored, without the tiles: the model
+  // streams B's rows in K blocks of streamedKBlock; the space offers B
+  // packed, K in one block and blocks of 256 to 2048 k, each of which
+  // builds a config with that kc.
+  Target target = pinned("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,+fma,"
+                         "+avx512f,+avx512bw,+avx512vl,+avx512bf16,"
+                         "+avx512vnni:l1d=48K,l2=1M,l3=32M,cores=2");
+  for (GemmPrecision p : {GemmPrecision::S8S8, GemmPrecision::Bf16}) {
+    GemmDesc d = GemmDesc::packed(8, 4096, 3000);
+    d.precision = p;
+    QM_ASSERT_EXPECTED(base, chooseKernelConfig(KernelProblem(d), target));
+    ASSERT_EQ(base.packB, BPacking::InPlace) << base.str();
+    SearchSpace space = SearchSpace::forProblem(KernelProblem(d), target, base);
+    const Decision *kc = decision(space, "kc");
+    ASSERT_NE(kc, nullptr);
+    EXPECT_EQ(kc->choices,
+              (std::vector<std::string>{"256", "512", "1024", "2048", "3000"}));
+    EXPECT_EQ(kc->choices[kc->modelChoice], std::to_string(streamedKBlock(p)));
+    Assignment a = space.modelAssignment();
+    const size_t at = size_t(kc - space.decisions().data());
+    for (size_t k = 0; k < kc->choices.size(); ++k) {
+      a[at] = int(k);
+      QM_ASSERT_EXPECTED(c, space.configFor(a));
+      EXPECT_EQ(std::to_string(c.kc), kc->choices[k]);
+    }
+  }
+}
+
 TEST(SearchSpaceTest, DotKernelsReadAInPlaceInWholeKSteps) {
   // An s8 GEMM of K = 24 (6 groups of 4; past streamedRows, so B is
   // packed): the model reads A in place with
