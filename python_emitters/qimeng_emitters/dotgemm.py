@@ -677,11 +677,26 @@ def _operands(p):
     return a, b
 
 
-def _emit_sign_bias(asm):
-    """zmm29 = 0x80 in every byte: what flips an s8 A's sign bits (plus
-    128), and the u8 128 the column sums multiply B by."""
+def _emit_sign_bias(asm, reg=29):
+    """zmm`reg` (zmm29 unless given) = 0x80 in every byte: what flips an s8
+    operand's sign bits (plus 128), and the u8 128 that row and column sums
+    multiply by."""
     asm.ins("movl $0x80808080, %eax")
-    asm.ins("vpbroadcastd %eax, %zmm29")
+    asm.ins(f"vpbroadcastd %eax, %zmm{reg}")
+
+
+def emit_sum_s32_lanes(asm, s, t):
+    """The 16 s32 lanes of zmm`s` summed into every lane of xmm`s` (`t` a
+    free register): the halves added down to 128 bits, then two VPSHUFD
+    rounds. (VEXTRACTI128 has no EVEX form: VEXTRACTI32X4 for zmm16-31.)"""
+    asm.ins(f"vextracti64x4 $1, %zmm{s}, %ymm{t}")
+    asm.ins(f"vpaddd %ymm{t}, %ymm{s}, %ymm{s}")
+    extract = "vextracti128" if max(s, t) < 16 else "vextracti32x4"
+    asm.ins(f"{extract} $1, %ymm{s}, %xmm{t}")
+    asm.ins(f"vpaddd %xmm{t}, %xmm{s}, %xmm{s}")
+    for imm in ("0x4e", "0xb1"):
+        asm.ins(f"vpshufd ${imm}, %xmm{s}, %xmm{t}")
+        asm.ins(f"vpaddd %xmm{t}, %xmm{s}, %xmm{s}")
 
 
 def _emit_block_counts(asm, p):
@@ -1703,14 +1718,7 @@ def _emit_a_row_sums(asm, p):
     asm.ins("kmovq %rax, %k1")
     asm.ins("vmovdqu8 (%rsi), %zmm1{%k1}{z}")
     asm.ins("vpdpbusd %zmm1, %zmm29, %zmm0")
-    asm.ins("vextracti64x4 $1, %zmm0, %ymm1")
-    asm.ins("vpaddd %ymm1, %ymm0, %ymm0")
-    asm.ins("vextracti128 $1, %ymm0, %xmm1")
-    asm.ins("vpaddd %xmm1, %xmm0, %xmm0")
-    asm.ins("vpshufd $0x4e, %xmm0, %xmm1")
-    asm.ins("vpaddd %xmm1, %xmm0, %xmm0")
-    asm.ins("vpshufd $0xb1, %xmm0, %xmm1")
-    asm.ins("vpaddd %xmm1, %xmm0, %xmm0")
+    emit_sum_s32_lanes(asm, 0, 1)
     asm.ins(f"vmovd %xmm0, {p.row_corr_offset}({WS}, {JR}, 4)")
     asm.ins(f"incq {JR}")
     asm.ins(f"jmp {back(row)}")
@@ -2169,18 +2177,11 @@ def _emit_gemv_sums(asm, a, t, integer=False):
     asm.ins(f"vinsert{i}128 $1, %xmm{low[4]}, %ymm{low[0]}, %ymm{low[0]}")
 
 
-def _emit_gemv_row_sum(asm, p, a, t):
+def _emit_gemv_row_sum(asm, regs, a):
     """s8 A: row a's 128 sum_k A(i, k) (16 lanes in its row_sums register)
-    summed and subtracted from each of its 8 sums (`t` a free register)."""
-    regs = GemvRegisters(gemv_a_rows(p))
+    summed and subtracted from each of its 8 sums (regs.a free)."""
     s = regs.row_sums + a
-    asm.ins(f"vextracti64x4 $1, %zmm{s}, %ymm{t}")
-    asm.ins(f"vpaddd %ymm{t}, %ymm{s}, %ymm{s}")
-    asm.ins(f"vextracti32x4 $1, %ymm{s}, %xmm{t}")
-    asm.ins(f"vpaddd %xmm{t}, %xmm{s}, %xmm{s}")
-    for imm in ("0x4e", "0xb1"):
-        asm.ins(f"vpshufd ${imm}, %xmm{s}, %xmm{t}")
-        asm.ins(f"vpaddd %xmm{t}, %xmm{s}, %xmm{s}")
+    emit_sum_s32_lanes(asm, s, regs.a)
     asm.ins(f"vpbroadcastd %xmm{s}, %ymm{s}")
     sums = f"%ymm{gemv_sums_register(a)}"
     asm.ins(f"vpsubd %ymm{s}, {sums}, {sums}")
@@ -2208,8 +2209,7 @@ def _emit_gemv_body(p):
         _emit_drop_low_mask(asm, regs.drop_low, "B^T's elements")
     if p.dt.shift_a:
         asm.comment("128 in every byte: B^T's bytes plus 128, A's row sums")
-        asm.ins("movl $0x80808080, %eax")
-        asm.ins(f"vpbroadcastd %eax, %zmm{regs.byte_128}")
+        _emit_sign_bias(asm, regs.byte_128)
     chunks, tail = divmod(p.k, chunk)
     if p.fault == "drop-k":
         asm.comment("fault drop-k: the last full chunk of K (or the tail) "
@@ -2286,7 +2286,7 @@ def _emit_gemv_body(p):
     for a in range(rows):
         _emit_gemv_sums(asm, a, regs.a, integer=p.dt.group == 4)
         if p.dt.shift_a:
-            _emit_gemv_row_sum(asm, p, a, regs.a)
+            _emit_gemv_row_sum(asm, regs, a)
     asm.comment("C(i, j ..) (+)= them, masked past N")
     asm.ins(f"movq {GEMV_N_END}({WS}), %rcx")
     asm.ins(f"subq {GEMV_COL}({WS}), %rcx")
@@ -2749,8 +2749,7 @@ def _emit_stream_body(p):
             "%r9")
     if p.dt.shift_a:
         asm.comment("128 in every byte: B plus 128, and A's row sums")
-        asm.ins("movl $0x80808080, %eax")
-        asm.ins(f"vpbroadcastd %eax, %zmm{STREAM_I8_128_REG}")
+        _emit_sign_bias(asm, STREAM_I8_128_REG)
     # A's rows copied a vector at a time: 16 f16 widened, 32 bf16, 64
     # bytes.
     per_chunk = 4 * LANES if bytes_ else 2 * LANES if bf16 else LANES
@@ -2932,14 +2931,7 @@ def _emit_stream_copy_bytes(asm, p, chunks, tail):
     if not shifted:
         return
     asm.comment("the row's sum of its 16 lanes, negated")
-    asm.ins("vextracti64x4 $1, %zmm1, %ymm2")
-    asm.ins("vpaddd %ymm2, %ymm1, %ymm1")
-    asm.ins("vextracti128 $1, %ymm1, %xmm2")
-    asm.ins("vpaddd %xmm2, %xmm1, %xmm1")
-    asm.ins("vpshufd $0x4e, %xmm1, %xmm2")
-    asm.ins("vpaddd %xmm2, %xmm1, %xmm1")
-    asm.ins("vpshufd $0xb1, %xmm1, %xmm2")
-    asm.ins("vpaddd %xmm2, %xmm1, %xmm1")
+    emit_sum_s32_lanes(asm, 1, 2)
     asm.ins("vmovd %xmm1, %eax")
     asm.ins("negl %eax")
     asm.ins(f"movl %eax, {p.stream_corr_offset}({WS}, %rdx, 4)")
