@@ -2377,18 +2377,56 @@ def _emit_stream_block(asm, p, kblock, masked, buffer=None):
     _emit_stream_store(asm, p, kblock, masked, stored, acc)
 
 
-def _emit_stream_i8_dots(asm, p, q, acc):
-    """One step of four k of the 8-bit streamed form: each row's quad of
-    A broadcast, VPDPBUSD by the quads of B (`q`)."""
-    a = f"%zmm{STREAM_I8_A_REG}"
-    for r in range(p.stream_rows):
-        asm.ins(f"vpbroadcastd {r * p.stream_a_stride}(%rax), {a}")
-        for v in range(STREAM_VECTORS):
-            # (VPDPBUSD: the second operand's bytes unsigned, the first's
-            # signed.)
-            asm.ins(f"vpdpbusd {a}, {q[v]}, {acc(r, v)}" if p.dt.shift_a
-                    else f"vpdpbusd {q[v]}, {a}, {acc(r, v)}")
+def _emit_stream_dots(asm, p, b, acc):
+    """One K step of the streamed form against B's vectors `b` (as the
+    instruction takes them), then %rax to the next step of A's rows: f16,
+    each row's widened A(i, k) broadcast and 4 FMAs; bf16, each row's
+    pair of A the broadcast memory operand of 4 VDPBF16PS; 8-bit, each
+    row's quad of A broadcast and 4 VPDPBUSD (s8 A the signed operand
+    against B's bytes plus 128, u8 A the unsigned one)."""
+    rows = p.stream_rows
+    if p.dt.name == "bf16":
+        for r in range(rows):
+            for v in range(STREAM_VECTORS):
+                asm.ins(f"{p.dt.dot} {r * p.stream_a_stride}(%rax){{1to16}}, "
+                        f"{b[v]}, {acc(r, v)}")
+    elif p.dt.group == 4:
+        a = f"%zmm{STREAM_I8_A_REG}"
+        for r in range(rows):
+            asm.ins(f"vpbroadcastd {r * p.stream_a_stride}(%rax), {a}")
+            for v in range(STREAM_VECTORS):
+                # (VPDPBUSD: the second operand's bytes unsigned, the
+                # first's signed.)
+                asm.ins(f"vpdpbusd {a}, {b[v]}, {acc(r, v)}"
+                        if p.dt.shift_a
+                        else f"vpdpbusd {b[v]}, {a}, {acc(r, v)}")
+    else:
+        a = f"%zmm{rows * STREAM_VECTORS + STREAM_VECTORS}"
+        for r in range(rows):
+            asm.ins(f"vbroadcastss {r * p.stream_a_stride}(%rax), {a}")
+            for v in range(STREAM_VECTORS):
+                asm.ins(f"vfmadd231ps {b[v]}, {a}, {acc(r, v)}")
     asm.ins("addq $4, %rax")
+
+
+def _emit_stream_rows_loop(asm, name, steps, comment, prefetches, step,
+                           rows):
+    """The K loop over B's rows of bf16 and 8-bit: `steps` times, the
+    `prefetches` (addresses off %rsi, row k, and %rdx, row k + 1), the
+    step (`step`), both row pointers `rows` rows on (%r8: ldb in
+    bytes)."""
+    k_loop = asm.label(name)
+    asm.ins(f"movq ${steps}, %rcx")
+    asm.ins(".p2align 4")
+    asm.place(k_loop)
+    asm.comment(comment)
+    for address in prefetches:
+        asm.ins(f"prefetcht0 {address}")
+    step()
+    asm.ins(f"leaq (%rsi, %r8, {rows}), %rsi")
+    asm.ins(f"leaq (%rdx, %r8, {rows}), %rdx")
+    asm.ins("decq %rcx")
+    asm.ins(f"jnz {back(k_loop)}")
 
 
 def _emit_stream_i8_k_loop(asm, p, kblock, masked, tag, acc, fill):
@@ -2403,7 +2441,6 @@ def _emit_stream_i8_k_loop(asm, p, kblock, masked, tag, acc, fill):
     the broadcast s8 memory operand, the sums started at the row's
     -128 sum_k A(i, k) (%r11). K's last one to three k are padded with
     zero rows (nothing past B is read)."""
-    rows = p.stream_rows
     shifted = p.dt.shift_a
     _emit_stream_start_sums(asm, p, kblock, acc)
     k = _stream_block_k(p, kblock, asm)
@@ -2439,26 +2476,17 @@ def _emit_stream_i8_k_loop(asm, p, kblock, masked, tag, acc, fill):
         if shifted:
             for reg in q:
                 asm.ins(f"vpxord %zmm{STREAM_I8_128_REG}, {reg}, {reg}")
-        _emit_stream_fill(asm, p, fill, q)
-        _emit_stream_i8_dots(asm, p, q, acc)
+        _emit_stream_fill(asm, fill, q)
+        _emit_stream_dots(asm, p, q, acc)
 
     if quads:
-        k_loop = asm.label(f"B's rows: next four k ({tag} block)")
-        asm.ins(f"movq ${quads}, %rcx")
-        asm.ins(".p2align 4")
-        asm.place(k_loop)
-        asm.comment(f"rows k to k + 3 {STREAM_PREFETCH_ROWS} k ahead "
-                    "(%r9: that many rows' bytes, %r10: two rows more): "
-                    "each row is another page, past the hardware "
-                    "prefetchers")
-        for address in ("(%rsi, %r9)", "(%rdx, %r9)", "(%rsi, %r10)",
-                        "(%rdx, %r10)"):
-            asm.ins(f"prefetcht0 {address}")
-        quad_step(4)
-        asm.ins("leaq (%rsi, %r8, 4), %rsi")
-        asm.ins("leaq (%rdx, %r8, 4), %rdx")
-        asm.ins("decq %rcx")
-        asm.ins(f"jnz {back(k_loop)}")
+        _emit_stream_rows_loop(
+            asm, f"B's rows: next four k ({tag} block)", quads,
+            f"rows k to k + 3 {STREAM_PREFETCH_ROWS} k ahead (%r9: that "
+            "many rows' bytes, %r10: two rows more): each row is another "
+            "page, past the hardware prefetchers",
+            ("(%rsi, %r9)", "(%rdx, %r9)", "(%rsi, %r10)", "(%rdx, %r10)"),
+            lambda: quad_step(4), 4)
     if rem:
         asm.comment(f"K's last {rem} k, the quads padded with zero rows")
         quad_step(rem)
@@ -2494,7 +2522,7 @@ def _emit_stream_start_sums(asm, p, kblock, acc):
         _emit_zero_accumulators(asm, p, acc)
 
 
-def _emit_stream_fill(asm, p, fill, vectors):
+def _emit_stream_fill(asm, fill, vectors):
     """The group's first pass (`fill`): one K step's vectors of B, as the
     instruction takes them, into the block's buffer (%r12), for the
     group's later passes."""
@@ -2508,7 +2536,7 @@ def _emit_stream_fill(asm, p, fill, vectors):
 def stream_block_steps(p, k):
     """K steps (of a group of k: a pair for bf16, a quad for bytes) over
     `k` k of a K block, a last partial one included."""
-    return -(-k // p.dt.group) if p.dt.group > 1 else k
+    return -(-k // p.dt.group)
 
 
 def _emit_stream_read_k_loop(asm, p, kblock, tag, acc):
@@ -2531,21 +2559,7 @@ def _emit_stream_read_k_loop(asm, p, kblock, tag, acc):
     for v in range(nv):
         asm.ins(f"vmovdqu64 {64 * v}(%r12), {b[v]}")
     asm.ins(f"addq ${64 * nv}, %r12")
-    if p.dt.group == 4:
-        _emit_stream_i8_dots(asm, p, b, acc)
-    elif p.dt.name == "bf16":
-        for r in range(rows):
-            for v in range(nv):
-                asm.ins(f"{p.dt.dot} {r * p.stream_a_stride}(%rax){{1to16}}, "
-                        f"{b[v]}, {acc(r, v)}")
-        asm.ins("addq $4, %rax")
-    else:
-        a_reg = f"%zmm{rows * nv + nv}"
-        for r in range(rows):
-            asm.ins(f"vbroadcastss {r * p.stream_a_stride}(%rax), {a_reg}")
-            for v in range(nv):
-                asm.ins(f"vfmadd231ps {b[v]}, {a_reg}, {acc(r, v)}")
-        asm.ins("addq $4, %rax")
+    _emit_stream_dots(asm, p, b, acc)
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
 
@@ -2570,8 +2584,8 @@ def _emit_stream_f16_k_loop(asm, p, kblock, masked, tag, acc, fill):
     row's widened A(i, k) broadcast, STREAM_VECTORS FMAs a row."""
     rows, nv = p.stream_rows, STREAM_VECTORS
     k_loop = asm.label(f"B's rows: next k ({tag} block)")
-    b_reg, a_reg = rows * nv, rows * nv + nv
-    _emit_zero_accumulators(asm, p, acc)
+    b_reg = rows * nv
+    _emit_stream_start_sums(asm, p, kblock, acc)
     k = _stream_block_k(p, kblock, asm)
     asm.ins(f"movq ${k}, %rcx")
     asm.ins(".p2align 4")
@@ -2590,12 +2604,9 @@ def _emit_stream_f16_k_loop(asm, p, kblock, masked, tag, acc, fill):
         else:
             asm.ins(f"vcvtph2ps {32 * v}(%rsi), {b}")
         _emit_drop_low(asm, b, p.fault == "drop-low", STREAM_DROP_LOW_REG)
-    _emit_stream_fill(asm, p, fill, [f"%zmm{b_reg + v}" for v in range(nv)])
-    for r in range(rows):
-        asm.ins(f"vbroadcastss {r * p.stream_a_stride}(%rax), %zmm{a_reg}")
-        for v in range(nv):
-            asm.ins(f"vfmadd231ps %zmm{b_reg + v}, %zmm{a_reg}, {acc(r, v)}")
-    asm.ins("addq $4, %rax")
+    b = [f"%zmm{b_reg + v}" for v in range(nv)]
+    _emit_stream_fill(asm, fill, b)
+    _emit_stream_dots(asm, p, b, acc)
     asm.ins(f"addq {LD_BYTES_OFFSET + 8}({WS}), %rsi")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
@@ -2612,7 +2623,7 @@ def _emit_stream_bf16_k_loop(asm, p, kblock, masked, tag, acc, fill):
     rows, nv = p.stream_rows, STREAM_VECTORS
     b_reg = rows * nv
     raw, low, high = b_reg + nv, b_reg + nv + 1, b_reg + nv + 2
-    _emit_zero_accumulators(asm, p, acc)
+    _emit_stream_start_sums(asm, p, kblock, acc)
     k = _stream_block_k(p, kblock, asm)
     pairs, odd = divmod(k, 2)
     asm.comment("the interleaving indices; %r8: ldb in bytes; %rdx: row "
@@ -2632,30 +2643,19 @@ def _emit_stream_bf16_k_loop(asm, p, kblock, masked, tag, acc, fill):
                 asm.ins(f"vmovdqu16 {64 * h}(%rdx), %zmm{raw}{mask}")
             asm.ins(f"vpermt2w %zmm{raw}, %zmm{low}, {lo}")
             asm.ins(f"vpermt2w %zmm{raw}, %zmm{high}, {hi}")
-        _emit_stream_fill(asm, p, fill,
-                          [f"%zmm{b_reg + v}" for v in range(nv)])
-        for r in range(rows):
-            for v in range(nv):
-                asm.ins(f"{p.dt.dot} {r * p.stream_a_stride}(%rax){{1to16}}, "
-                        f"%zmm{b_reg + v}, {acc(r, v)}")
-        asm.ins("addq $4, %rax")
+        b = [f"%zmm{b_reg + v}" for v in range(nv)]
+        _emit_stream_fill(asm, fill, b)
+        _emit_stream_dots(asm, p, b, acc)
 
     if pairs:
-        k_loop = asm.label(f"B's rows: next pair of k ({tag} block)")
-        asm.ins(f"movq ${pairs}, %rcx")
-        asm.ins(".p2align 4")
-        asm.place(k_loop)
-        asm.comment(f"rows k and k + 1 {STREAM_PREFETCH_ROWS} k ahead (%r9: "
-                    "that many rows' bytes): each row is another page, past "
-                    "the hardware prefetchers")
-        for row in ("%rsi", "%rdx"):
-            for line in range(0, STREAM_COLUMNS * 2, 64):
-                asm.ins(f"prefetcht0 {line}({row}, %r9)")
-        pair_step(True)
-        asm.ins("leaq (%rsi, %r8, 2), %rsi")
-        asm.ins("leaq (%rdx, %r8, 2), %rdx")
-        asm.ins("decq %rcx")
-        asm.ins(f"jnz {back(k_loop)}")
+        _emit_stream_rows_loop(
+            asm, f"B's rows: next pair of k ({tag} block)", pairs,
+            f"rows k and k + 1 {STREAM_PREFETCH_ROWS} k ahead (%r9: that "
+            "many rows' bytes): each row is another page, past the "
+            "hardware prefetchers",
+            [f"{line}({row}, %r9)" for row in ("%rsi", "%rdx")
+             for line in range(0, STREAM_COLUMNS * 2, 64)],
+            lambda: pair_step(True), 2)
     if odd:
         asm.comment("K's last k, paired with zeros")
         asm.ins(f"vpxord %zmm{raw}, %zmm{raw}, %zmm{raw}")
@@ -2734,7 +2734,7 @@ def _emit_stream_body(p):
     copy_loop = asm.label("B's rows: next row of A copied")
     column_labels = _stream_column_labels(asm, stream_k_blocks(p)[0])
     done = asm.label("empty part: nothing to do")
-    rows, kp = p.stream_rows, p.stream_a_stride // 4
+    kp = p.stream_a_stride // 4
     group = p.stream_group_rows
     _emit_in_place_entry(asm, p, done, (STREAM_ROW, STREAM_M_END,
                                         STREAM_N_BEGIN, STREAM_N_END))
