@@ -877,6 +877,19 @@ int64_t qimeng::streamedRows(const GemmDesc &desc, const Target &target) {
   return kStreamedRows;
 }
 
+int64_t qimeng::dotRowsReadingBInPlace(const GemmDesc &desc,
+                                       const Target &target) {
+  if (desc.bRowsStreamInPlace())
+    return streamedRows(desc, target);
+  if (!desc.bTransposedRowsInPlace())
+    return 0;
+  if (desc.precision == GemmPrecision::Bf16)
+    return kBf16MatrixVectorRows;
+  if (isIntegerPrecision(desc.precision))
+    return i8MatrixVectorRows(desc);
+  return 0;
+}
+
 bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
                                 const GemmConfig &config) {
   return config.isa == VectorIsa::Avx512 && config.packB == BPacking::InPlace &&
@@ -885,23 +898,15 @@ bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
 
 llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,
                                                     const Target &target) {
-  // Without the type's tiles, B's rows streamed up to streamedRows
-  // against B as stored, and the matrix-vector form against B^T up to
-  // kBf16MatrixVectorRows (bf16) or i8MatrixVectorRows (8-bit)
-  // (dotConfig).
-  const bool tiles = target.hasAmx(isHalfPrecision(desc.precision));
-  if (desc.bRowsStreamInPlace() && !tiles)
-    return {streamedRows(desc, target)};
+  // Without the type's tiles, the last M of dotConfig's forms that read B
+  // in place.
+  if (!target.hasAmx(isHalfPrecision(desc.precision)))
+    if (int64_t rows = dotRowsReadingBInPlace(desc, target))
+      return {rows};
   GemmDesc few = desc;
   few.m = kF16MatrixVectorRows;
   if (desc.precision == GemmPrecision::F16 && dotReadsBInPlace(few))
     return {kF16MatrixVectorRows};
-  if (desc.precision == GemmPrecision::Bf16 && !tiles &&
-      desc.bTransposedRowsInPlace())
-    return {kBf16MatrixVectorRows};
-  if (isIntegerPrecision(desc.precision) && !tiles &&
-      desc.bTransposedRowsInPlace())
-    return {i8MatrixVectorRows(desc)};
   // f32: the matrix-vector form up to 7 rows, and up to 15 where B^T fits
   // L3, where 16 (or 8) take the product transposed (on AVX-512;
   // elsewhere more direct kernels).
@@ -1001,14 +1006,10 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // reduction of each row's 8 sums weighs), 1.04x of 32x768x3072; with K
   // 4096, up to 64 rows: 24x4096x4096 1.68x, 32x 1.44x, 48x 1.28x, 64x
   // 1.19x (96x 1.08x, 128x 1.04x).
+  // (dotRowsReadingBInPlace holds these bounds.)
   const bool matrixVector =
-      !conv &&
-      (dotReadsBInPlace(desc) ||
-       (bf16 && desc.bTransposedRowsInPlace() &&
-        desc.m <= kBf16MatrixVectorRows) ||
-       (isIntegerPrecision(desc.precision) && desc.bTransposedRowsInPlace() &&
-        desc.m <= i8MatrixVectorRows(desc)) ||
-       (desc.bRowsStreamInPlace() && desc.m <= streamedRows(desc, target)));
+      !conv && (dotReadsBInPlace(desc) ||
+                desc.m <= dotRowsReadingBInPlace(desc, target));
   const bool f16 = desc.precision == GemmPrecision::F16;
   const char *feature = bf16 ? "avx512bf16" : f16 ? "avx512vl" : "avx512vnni";
   if (target.bestIsa() != VectorIsa::Avx512 || !target.hasFeature(feature) ||

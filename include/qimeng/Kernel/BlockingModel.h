@@ -179,6 +179,14 @@ inline constexpr int64_t kI8LongK = 4096;
 /// or for bf16 half of L3 (docs/BlockingModel.md).
 int64_t streamedRows(const GemmDesc &desc, const Target &target);
 
+/// Rows of A up to which a dot kernel reads B in place where the target has
+/// no tiles for the type (dotConfig's rule, formRowBounds's bound for a
+/// run-time M): B's rows streamed against B as stored up to
+/// streamedRows; against B^T the matrix-vector form up to
+/// kBf16MatrixVectorRows (bf16) or i8MatrixVectorRows (8-bit); 0 for
+/// anything else (f16 against B^T: dotReadsBInPlace; f32).
+int64_t dotRowsReadingBInPlace(const GemmDesc &desc, const Target &target);
+
 /// streamedRows against a B beyond L2: one group of eight passes of 6
 /// rows (dotgemm.py's STREAM_GROUP_PASSES, STREAM_ROWS), B read once.
 inline constexpr int64_t kStreamedRows = 48;
