@@ -854,6 +854,15 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   return clampToProblem(c, desc);
 }
 
+bool qimeng::dotKStepsReadAInPlace(const GemmDesc &desc, int64_t kc,
+                                   int kUnroll) {
+  const int64_t group = desc.kGroup(), step = group * kUnroll;
+  if (desc.k % step == 0 && kc % step == 0)
+    return true;
+  return kc % group != 0 && desc.k % kc == 0 && kc / group >= kUnroll &&
+         kc / group % kUnroll == 0;
+}
+
 bool qimeng::dotReadsBInPlace(const GemmDesc &desc) {
   if (desc.bRowsStreamInPlace())
     return desc.precision == GemmPrecision::F16 &&
@@ -1147,18 +1156,21 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
     c.kc = std::min(desc.k, streamedKBlock(desc.precision));
   // A read in place (dotgemm.py's a_layout direct: no PACK A; a
   // convolution's pixels where they lie in its input) where the kernel
-  // can: A's rows of k as stored, an immediate lda, K and kc whole K steps
-  // of 4 groups (or 2, or 1: a convolution of 6 channels); an s8 A stays
-  // signed, B is packed plus 128 and each row's 128 sum_k A subtracted.
-  // On Zen 5, bf16: 1.05-1.09x from 256^3 to 1024^3 and on 3136x64x256,
-  // 1.03-1.09x on ResNet-50's layers. Not where more than 8 rows lie a
-  // multiple of 4 KiB apart (one L1 set).
+  // can (dotKStepsReadAInPlace): A's rows of k as stored, an immediate
+  // lda, K and kc whole K steps of 4 groups (or 2, or 1: a convolution of
+  // 6 channels), or blocks of whole K steps and one partial group (the
+  // 3-channel stem); an s8 A stays signed, B is packed plus 128 and each
+  // row's 128 sum_k A subtracted. On Zen 5, bf16: 1.05-1.09x from 256^3
+  // to 1024^3 and on 3136x64x256, 1.03-1.09x on ResNet-50's layers; the
+  // stem (kc 21, 10 pairs and one k) 1.46x its packed A, u8s8 1.39x, s8
+  // 1.05x. Not where more than 8 rows lie a multiple of 4 KiB apart (one
+  // L1 set).
   const bool rowsShareASet = (!conv || !conv->isNhwc()) &&
                              desc.lda * eb % 4096 == 0 && c.mr > 8 &&
                              !fewColumns;
   if (aMayBeInPlace && c.packB != BPacking::InPlace && !rowsShareASet)
     for (int ku : {4, 2, 1})
-      if (desc.k % (group * ku) == 0 && c.kc % (group * ku) == 0) {
+      if (dotKStepsReadAInPlace(desc, c.kc, ku)) {
         c.kUnroll = ku;
         c.aLayout = ALayout::Direct;
         break;

@@ -539,7 +539,9 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
   const int64_t panelKc = std::min(c.kc, desc_.k);
   // The dot kernels read A in place (dotgemm.py) when the K loop never
   // reaches padding: A's rows of k, immediate leading dimensions, K and
-  // kc whole K steps; their convolutions' kc divides the run already.
+  // kc whole K steps (or blocks of them ending in the same partial group,
+  // dotKStepsReadAInPlace); their convolutions' kc divides the run
+  // already.
   if (desc_.precision != GemmPrecision::F32) {
     // AMX's K step is its tile step; it takes lda at run time too.
     const bool amx = c.isa == VectorIsa::Amx;
@@ -559,14 +561,20 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
     if (c.aLayout == ALayout::Direct && desc_.precision == GemmPrecision::F16)
       return llvm::createStringError(
           "alayout=direct: f16 is split into bf16 parts where A is packed");
+    const bool stepsFit =
+        amx ? desc_.k % step == 0 && clampToProblem(c, desc_).kc % step == 0
+            : dotKStepsReadAInPlace(desc_, clampToProblem(c, desc_).kc,
+                                    c.kUnroll);
     if (c.aLayout == ALayout::Direct &&
         (desc_.transA || (desc_.runtimeLd && !amx) || desc_.dynamicK ||
-         desc_.k % step != 0 || clampToProblem(c, desc_).kc % step != 0))
+         !stepsFit))
       return llvm::createStringError(llvm::formatv(
           "alayout=direct ({0}) reads A's rows in place: A not transposed, "
-          "{1}K = {2} and kc whole K steps of {3}",
+          "{1}K = {2} and kc whole K steps of {3}{4}",
           amx ? "an AMX kernel" : "a dot-product kernel",
-          amx ? "" : "immediate leading dimensions, ", desc_.k, step));
+          amx ? "" : "immediate leading dimensions, ", desc_.k, step,
+          amx ? "" : ", or kc dividing K in whole K steps and one partial "
+                     "group"));
     // A prepacked B holds all of K's groups per sliver: a kc block must
     // not pad in the middle (and the matrix-vector form packs nothing).
     const int64_t kc = clampToProblem(c, desc_).kc;

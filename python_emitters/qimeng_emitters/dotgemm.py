@@ -146,6 +146,8 @@ AP_OFFSET = 256
 # that a lane-major pack's transposes copied.
 GROUPS, REM, PAD_GROUPS, ITERATIONS, VECTOR_GROUPS = (
     COUNTS_OFFSET + 8 * i for i in range(5))
+# A in place: the mask of a block's partial group of k (_emit_k_loop).
+A_TAIL_MASK = "%k7"
 # bf16_output: D's leading dimension in bytes, written by the kernel.
 LDD_BYTES = COUNTS_OFFSET + 8 * 5
 # b_prepacked: the address of this kc block's panel in the caller's B.
@@ -522,16 +524,29 @@ class Params:
         self.a_direct = self.a_layout == "direct"
         self.a_row_stride = None
         self.a_pointer_table = self.corr_offset + self.corr_bytes
+        # A in place whose kc blocks each end in the same partial group
+        # (a 3-channel stem: runs of 21 k): each block's whole groups are
+        # whole K steps, its last k_tail k loaded under a mask (no k past
+        # the block is read, so none of the next run's).
+        self.a_tail = 0
         if self.a_direct:
             unit = self.dt.group * self.k_unroll
+            tail = self.kc % self.dt.group
+            tail_fits = (tail and self.k % self.kc == 0
+                         and self.kc >= unit
+                         and (self.kc // self.dt.group) % self.k_unroll == 0)
             why = ("f16 (widened where it is packed)"
                    if self.dt.name == "f16" else
                    "A transposed (its rows are k)" if self.trans_a else
                    "run-time leading dimensions" if self.runtime_ld else
                    "the matrix-vector form" if self.gemv else
                    f"K and kc in whole K steps of {unit} (k_unroll "
-                   f"{self.k_unroll} groups of {self.dt.group})"
-                   if self.k % unit or self.kc % unit else None)
+                   f"{self.k_unroll} groups of {self.dt.group}), or every "
+                   f"kc block whole K steps and the same partial group"
+                   if (self.k % unit or self.kc % unit) and not tail_fits
+                   else None)
+            if tail_fits:
+                self.a_tail = tail
             if why:
                 raise RequestError(f"a_layout direct reads A in place: not "
                                    f"with {why}")
@@ -1516,12 +1531,13 @@ def _emit_compute(asm, p):
         asm.ins("btrq $63, %rax")
         asm.ins(f"jc {fwd(copied)}")
         _emit_k_loop(asm, p, k_loops[0],
-                     lambda u, i: i * p.a_row_stride + 4 * u, 4 * p.k_unroll)
+                     lambda u, i: i * p.a_row_stride + 4 * u,
+                     4 * p.k_unroll, p.a_tail)
         asm.ins(f"jmp {fwd(k_done)}")
         asm.place(copied)
         _emit_k_loop(asm, p, k_loops[1],
                      lambda u, i: i * p.kc_groups * 4 + 4 * u,
-                     4 * p.k_unroll)
+                     4 * p.k_unroll, p.a_tail)
         asm.place(k_done)
     else:
         _emit_k_loop(asm, p, k_loops[0], lambda u, i: (u * p.mr + i) * 4,
@@ -1583,30 +1599,57 @@ def _emit_compute(asm, p):
     asm.place(done)
 
 
-def _emit_k_loop(asm, p, k_loop, a_disp, a_step):
+def _emit_k_loop(asm, p, k_loop, a_disp, a_step, tail=0):
     """The block's K loop (at label k_loop): per K step, k_unroll groups of
     the B sliver (%rsi) against the A sliver (%rax), row i's group u at
-    a_disp(u, i); A then steps a_step bytes, B k_unroll groups."""
-    asm.ins(f"movq {ITERATIONS}({WS}), %rcx")
+    a_disp(u, i); A then steps a_step bytes, B k_unroll groups. With a
+    `tail` (A in place, every block ending in a partial group of that many
+    k): the loop runs the block's whole groups, then the partial group
+    once, each row's k loaded under a mask (zero past them) and
+    broadcast."""
+    if tail:
+        asm.ins(f"movq {GROUPS}({WS}), %rcx")
+        if p.k_unroll > 1:
+            asm.ins(f"shrq ${p.k_unroll.bit_length() - 1}, %rcx")
+    else:
+        asm.ins(f"movq {ITERATIONS}({WS}), %rcx")
     asm.ins(".p2align 4")
     asm.place(k_loop)
     a = _a_reg(p)
-    for u in range(p.k_unroll):
+
+    def dots(i):
+        for v in range(p.nv):
+            # shift_b: B (plus 128) the unsigned bytes, A the signed.
+            signed, unsigned = ((a, _b_reg(p, v)) if p.shift_b else
+                                (_b_reg(p, v), a))
+            asm.ins(f"{p.dt.dot} {signed}, {unsigned}, {_acc(p, i, v)}")
+
+    def load_b(u):
         for v in range(p.nv):
             asm.ins(f"vmovups {(u * p.nr + v * LANES) * 4}(%rsi), "
                     f"{_b_reg(p, v)}")
+
+    for u in range(p.k_unroll):
+        load_b(u)
         for i in range(p.mr):
             asm.ins(f"vpbroadcastd {a_disp(u, i)}(%rax), {a}")
-            for v in range(p.nv):
-                # shift_b: B (plus 128) the unsigned bytes, A the signed.
-                signed, unsigned = ((a, _b_reg(p, v)) if p.shift_b else
-                                    (_b_reg(p, v), a))
-                asm.ins(f"{p.dt.dot} {signed}, {unsigned}, "
-                        f"{_acc(p, i, v)}")
+            dots(i)
     asm.ins(f"addq ${a_step}, %rax")
     asm.ins(f"addq ${p.k_unroll * p.nr * 4}, %rsi")
     asm.ins("decq %rcx")
     asm.ins(f"jnz {back(k_loop)}")
+    if tail:
+        asm.comment(f"the block's partial group: {tail} k a row, the rest "
+                    "zero")
+        asm.ins(f"movl ${(1 << tail) - 1}, %ecx")
+        asm.ins(f"kmovd %ecx, {A_TAIL_MASK}")
+        load_b(0)
+        move = "vmovdqu16" if p.dt.element_bytes == 2 else "vmovdqu8"
+        for i in range(p.mr):
+            asm.ins(f"{move} {a_disp(0, i)}(%rax), "
+                    f"{a.replace('zmm', 'xmm')}{{{A_TAIL_MASK}}}{{z}}")
+            asm.ins(f"vpbroadcastd {a.replace('zmm', 'xmm')}, {a}")
+            dots(i)
 
 
 def _emit_a_in_place(asm, p):

@@ -149,6 +149,10 @@ class DotConvRequestTest(RefusalTestCase):
         # bf16 takes an odd C (blocks ending in half a pair) where kc
         # divides the run: KW*C = 10 here.
         self.refuses(request(c=5), "must divide 10")
+        # A in place from blocks ending in a partial group: their whole
+        # groups whole K steps (10 pairs of the stem's 21 k: not ku 4).
+        self.refuses(request(c=3, kh=3, kw=7, w=13, kc=21, k_unroll=4,
+                             a_layout="direct"), "the same partial group")
         # Bytes: kc whole quads, or a divisor of K (C = 6: the run is 12).
         self.refuses(request(kind="iconv2d", c=6, kc=10), "or divide K = 36")
         # A kc block must lie in one run of consecutive k (C = 6 here: the
@@ -317,6 +321,40 @@ class DotConvExecutionTest(KernelHarness):
         self.check("direct_view", request(a_layout="direct", c=8, kc=8,
                                           input_strides=[1500, 150, 12]),
                    strides=[1500, 150, 12])
+
+    def test_a_direct_odd_channels(self):
+        """A in place from 3 channels: every kc block's whole groups read
+        as K steps, its last k (bf16: one; bytes: 1 to 3) under a mask, so
+        nothing of the next run (or past the input) is read. The stem's
+        blocks of 21 k (OW 9: slivers of 8 in one output row in place,
+        across rows copied), 4 pairs and one k at K unrolls 1 to 4, the
+        pixels of a view (kc 3), u8 and s8 (its row sums of 21 bytes)."""
+        stem = {"c": 3, "kh": 3, "kw": 7, "w": 23, "kc": 21,
+                "stride_h": 2, "stride_w": 2}
+        for name, changes in [
+                ("stem", dict(stem, k_unroll=1)),
+                ("stem_ku2", dict(stem, k_unroll=2)),
+                ("stem_epilogue", dict(stem, k_unroll=2, bias=True,
+                                       relu=True, overwrite=True)),
+                ("fhwc", {"layout": "nhwc_fhwc", "c": 3, "kh": 2, "kw": 3,
+                          "kc": 9, "k_unroll": 4}),
+                ("view", {"c": 3, "kw": 3, "kc": 3, "k_unroll": 1,
+                          "input_strides": [7 * 13 * 5, 13 * 5, 5]})]:
+            with self.subTest(name):
+                req = request(a_layout="direct", **changes)
+                self.check("direct_odd_" + name, req,
+                           strides=req.get("input_strides"))
+        for a_type in ("u8", "s8"):
+            for name, changes in [
+                    ("stem", dict(stem, k_unroll=1)),
+                    ("three_bytes", {"c": 3, "kh": 2, "kw": 5, "kc": 15,
+                                     "k_unroll": 1}),
+                    ("two_bytes", {"c": 2, "kh": 2, "kw": 3, "kc": 6,
+                                   "k_unroll": 1})]:
+                with self.subTest(f"{a_type} {name}"):
+                    self.check(f"direct_odd_{a_type}_{name}", request(
+                        kind="iconv2d", a_type=a_type, a_layout="direct",
+                        **changes))
 
     def test_b_prepacked(self):
         """The filter packed once by the caller (b_prepacked): both filter

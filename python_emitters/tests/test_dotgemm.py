@@ -302,6 +302,10 @@ class RequestTest(RefusalTestCase):
         self.refuses(dict(direct, trans_a=True, lda=40), "A transposed")
         self.refuses(dict(direct, k=62, lda=65), "whole K steps of 4")
         self.refuses(dict(direct, kc=18), "whole K steps of 4")
+        # Blocks that end in a partial group: the same one each (kc
+        # dividing K), their whole groups whole K steps.
+        self.refuses(dict(direct, k=64, kc=21, k_unroll=1), "partial group")
+        self.refuses(dict(direct, k=63, kc=21, k_unroll=4), "partial group")
         # f16: widened where it is packed (never in place), one k a lane.
         gemv = dict(kind="shgemm", trans_b=True, pack_b=False)
         self.refuses(request(kind="shgemm", b_prepacked=True), "f16")
@@ -810,6 +814,16 @@ class Bf16ExecutionTest(HarnessTest):
             "a_direct_trans_b": request(runtime_ld=None, k=64, lda=67,
                                         ldb=69, ldc=52, kc=64,
                                         trans_b=True, a_layout="direct"),
+            # Blocks of 10 pairs and one k (kc 21 dividing K 63): each
+            # block's last k under a mask; and an odd K in one block.
+            "a_direct_odd_blocks": request(
+                runtime_ld=None, m=70, n=100, k=63, lda=66, ldb=105,
+                ldc=107, mr=12, nr=32, k_unroll=2, kc=21, mc=36, nc=64,
+                a_layout="direct"),
+            "a_direct_odd_k": request(runtime_ld=None, k=63, lda=66,
+                                      ldb=50, ldc=52, kc=63, k_unroll=1,
+                                      a_layout="direct", overwrite=True,
+                                      relu=True),
         }
         for name, req in cases.items():
             with self.subTest(name=name):
@@ -1008,6 +1022,14 @@ class Int8ExecutionTest(HarnessTest):
                 "a_direct_odd_rows": int8_request(
                     runtime_ld=None, m=30, n=50, k=64, lda=67, ldb=55,
                     ldc=57, mr=7, nr=48, kc=32, mc=14, nc=48),
+                # Blocks of 5 quads and 1 to 3 bytes (kc dividing K): each
+                # block's last bytes under a mask.
+                "a_direct_partial_quads": int8_request(
+                    runtime_ld=None, m=30, n=50, k=63, lda=66, ldb=55,
+                    ldc=57, mr=7, nr=48, kc=21, mc=14, nc=48, k_unroll=1),
+                "a_direct_three_bytes": int8_request(
+                    runtime_ld=None, m=30, n=50, k=46, lda=49, ldb=55,
+                    ldc=57, mr=7, nr=48, kc=23, mc=14, nc=48, k_unroll=1),
             }.items():
             # s8: B packed plus 128, A signed where it lies, each row's
             # 128 sum_k A subtracted.

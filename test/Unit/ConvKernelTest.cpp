@@ -1075,9 +1075,10 @@ TEST(ConvKernelTest, F32PrepackedFiltersValidate) {
 /// Convolutions of 3 channels (an RGB image: ResNet-50's stem) in bf16,
 /// u8 and s8: the model's kc divides the run of k (KW*C, or C with
 /// run-time strides), which is not whole groups, every block ending in a
-/// partial group that the packs complete with zero; validated with the
-/// model's config, stride 2, both filter layouts, a run-time-strides view,
-/// and two threads; a kernel that drops k is caught.
+/// partial group that the packs complete with zero, or (A read in place,
+/// immediate strides) that the K loop loads under a mask; validated with
+/// the model's config, stride 2, both filter layouts, a run-time-strides
+/// view, and two threads; a kernel that drops k is caught.
 TEST(ConvKernelTest, OddChannelsValidate) {
   QM_SKIP_UNLESS_DOT_HOST();
   for (GemmPrecision p :
@@ -1095,6 +1096,8 @@ TEST(ConvKernelTest, OddChannelsValidate) {
       QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, dotHost()));
       EXPECT_EQ(d.contiguousRun() % model.kc, 0) << model.str();
       EXPECT_NE(model.kc % group, 0) << model.str();
+      if (!d.runtimeStrides)
+        EXPECT_EQ(model.aLayout, ALayout::Direct) << model.str();
       QM_ASSERT_EXPECTED(report, validateInRunner(d, model));
       EXPECT_TRUE(report.passed) << report.failure;
     }

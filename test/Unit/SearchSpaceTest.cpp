@@ -877,6 +877,34 @@ TEST(SearchSpaceTest, DotKernelsReadAInPlaceInWholeKSteps) {
           QM_ASSERT_FAILS_WITH(space.configFor(four).takeError(),
                                "whole K steps of 16");
         }
+  // The bf16 stem (blocks of 21 k: 10 pairs and one k, loaded under a
+  // mask): in place with ku 2, whose K steps divide the 10 pairs; ku 4
+  // does not, and is refused.
+  ConvDesc stem =
+      ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 230, 230, 3, 64, 7, 7, 2, 2);
+  stem.precision = GemmPrecision::Bf16;
+  QM_ASSERT_EXPECTED(stemBase,
+                     chooseKernelConfig(KernelProblem(stem), target));
+  EXPECT_EQ(stemBase.aLayout, ALayout::Direct) << stemBase.str();
+  EXPECT_EQ(stemBase.kc, 21) << stemBase.str();
+  EXPECT_EQ(stemBase.kUnroll, 2) << stemBase.str();
+  SearchSpace stemSpace =
+      SearchSpace::forProblem(KernelProblem(stem), target, stemBase);
+  QM_ASSERT_EXPECTED(stemModel,
+                     stemSpace.configFor(stemSpace.modelAssignment()));
+  EXPECT_EQ(stemModel.aLayout, ALayout::Direct);
+  bool refused = false;
+  for (size_t i = 0; i < stemSpace.decisions().size(); ++i)
+    if (stemSpace.decisions()[i].key == "ku")
+      for (size_t j = 0; j < stemSpace.decisions()[i].choices.size(); ++j)
+        if (stemSpace.decisions()[i].choices[j] == "4") {
+          Assignment four = stemSpace.modelAssignment();
+          four[i] = int(j);
+          QM_ASSERT_FAILS_WITH(stemSpace.configFor(four).takeError(),
+                               "one partial group");
+          refused = true;
+        }
+  EXPECT_TRUE(refused);
 }
 
 TEST(SearchSpaceTest, ConvolutionKcChoicesAreWholePiecesOfTheRun) {

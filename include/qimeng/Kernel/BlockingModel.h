@@ -225,6 +225,13 @@ bool amxRowsCrowdL1(int64_t strideBytes, int64_t rows, int64_t l1Bytes);
 llvm::Expected<GemmConfig>
 chooseGemmConfig(const GemmDesc &desc, const Target &target, int threads = 1);
 
+/// Whether a dot-product kernel's K loop reads A in place with kc blocks of
+/// `kc` k and a K unroll of `kUnroll` groups (dotgemm.py's a_layout
+/// direct): K and kc whole K steps, or every kc block the same whole K
+/// steps and then the same partial group, loaded under a mask (a 3-channel
+/// stem's runs of 21 k: 10 pairs and one k, 5 quads and one byte).
+bool dotKStepsReadAInPlace(const GemmDesc &desc, int64_t kc, int kUnroll);
+
 /// Whether a block of `mr` rows on `isa` can read `desc`'s A in place
 /// (alayout=direct): GemmDesc::aSliversInPlace, and with a run-time lda at
 /// most Target::directRowsWithRuntimeLd rows.
