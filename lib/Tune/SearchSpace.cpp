@@ -354,6 +354,15 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
       for (int64_t kc : {run, ref.kc, desc.k})
         if (kc % run == 0 && std::find(kcs.begin(), kcs.end(), kc) == kcs.end())
           kcs.push_back(kc);
+    // The dot kernels' blocks of several short runs, read in place
+    // (dotconv.py's k_runs; configFor refuses them packed).
+    if (base.isa != VectorIsa::Amx) {
+      space.directRun_ = run;
+      if (run < 32 * desc.kGroup())
+        for (int64_t runs = 2; runs <= kMaxRunsABlock; ++runs)
+          if (desc.k % (runs * run) == 0)
+            kcs.push_back(runs * run);
+    }
     for (Decision &d : space.decisions_)
       if (d.key == "kc")
         d = numericDecision("kc", kcs, ref.kc);
@@ -561,10 +570,18 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
     if (c.aLayout == ALayout::Direct && desc_.precision == GemmPrecision::F16)
       return llvm::createStringError(
           "alayout=direct: f16 is split into bf16 parts where A is packed");
+    // A convolution's kc of several runs (dotconv.py's k_runs).
+    const int64_t kc = clampToProblem(c, desc_).kc;
+    const bool blockOfRuns = conv_ && directRun_ > 0 && kc > directRun_;
+    if (!amx && blockOfRuns && c.aLayout != ALayout::Direct)
+      return llvm::createStringError(llvm::formatv(
+          "kc = {0} spans several runs of {1} consecutive input k: only A "
+          "read in place (alayout=direct) steps from run to run",
+          kc, directRun_));
     const bool stepsFit =
-        amx ? desc_.k % step == 0 && clampToProblem(c, desc_).kc % step == 0
-            : dotKStepsReadAInPlace(desc_, clampToProblem(c, desc_).kc,
-                                    c.kUnroll);
+        amx ? desc_.k % step == 0 && kc % step == 0
+            : dotKStepsReadAInPlace(desc_, kc, c.kUnroll,
+                                    blockOfRuns ? directRun_ : 0);
     if (c.aLayout == ALayout::Direct &&
         (desc_.transA || (desc_.runtimeLd && !amx) || desc_.dynamicK ||
          !stepsFit))
@@ -573,11 +590,11 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
           "{1}K = {2} and kc whole K steps of {3}{4}",
           amx ? "an AMX kernel" : "a dot-product kernel",
           amx ? "" : "immediate leading dimensions, ", desc_.k, step,
-          amx ? "" : ", or kc dividing K in whole K steps and one partial "
-                     "group"));
+          amx ? ""
+              : ", or kc dividing K in whole K steps and one partial "
+                "group"));
     // A prepacked B holds all of K's groups per sliver: a kc block must
     // not pad in the middle (and the matrix-vector form packs nothing).
-    const int64_t kc = clampToProblem(c, desc_).kc;
     if (desc_.bPrepacked &&
         (c.packB != BPacking::Panels || (desc_.k > kc && kc % step != 0)))
       return llvm::createStringError(llvm::formatv(

@@ -122,6 +122,15 @@ class DotConv:
         # A bias per output channel: the GEMM's columns (nhwc), rows (nchw).
         if bool_field(request, "bias"):
             gemm["bias"] = "columns" if g.nhwc else "rows"
+        # An nhwc kc block read in place may hold several runs of
+        # consecutive k (the stem's seven rows of 21): the GEMM's K loop
+        # steps from one to the next through the column table.
+        run = contiguous_run(gather_dims(g, 1, StrideSteps(
+            g, 1, self.runtime_strides, 0))[1], 1)
+        kc = min(request.get("kc", 0), k)
+        if (g.nhwc and request.get("a_layout") == "direct" and kc > run
+                and kc % run == 0):
+            gemm["k_runs"] = kc // run
         p = self.gemm = Params(gemm)
         p.conv = self
         eb, group = p.dt.element_bytes, p.dt.group
@@ -152,11 +161,14 @@ class DotConv:
             # step apart (dotgemm._emit_a_in_place checks each sliver).
             p.a_row_stride = self.row_dims[-1][1]
             check_disp(p.a_row_stride * p.mr, "gather")
-        if g.nhwc and self.run % p.kc:
+        assert self.run == run
+        if g.nhwc and self.run % p.kc and p.k_runs == 1:
             raise RequestError(
                 f"kc = {p.kc} must divide {self.run}, the k that lie in "
                 "consecutive elements of the input, so that each row of a "
-                "packed block is one piece of it")
+                "packed block is one piece of it"
+                + (", or be a multiple of it (A in place: a_layout direct)"
+                   if g.nhwc else ""))
         self.row_table = offset + SCRATCH
         self.col_table = self.row_table + round_up(
             (p.m if g.nhwc else p.n) * 8, 64)

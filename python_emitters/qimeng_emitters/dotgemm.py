@@ -146,8 +146,11 @@ AP_OFFSET = 256
 # that a lane-major pack's transposes copied.
 GROUPS, REM, PAD_GROUPS, ITERATIONS, VECTOR_GROUPS = (
     COUNTS_OFFSET + 8 * i for i in range(5))
-# A in place: the mask of a block's partial group of k (_emit_k_loop).
+# A in place: the mask of a block's partial group of k (_emit_k_loop), and
+# the most runs of consecutive k a convolution's kc block holds (k_runs;
+# BlockingModel.h's kMaxRunsABlock).
 A_TAIL_MASK = "%k7"
+MAX_RUNS_A_BLOCK = 8
 # bf16_output: D's leading dimension in bytes, written by the kernel.
 LDD_BYTES = COUNTS_OFFSET + 8 * 5
 # b_prepacked: the address of this kc block's panel in the caller's B.
@@ -280,7 +283,7 @@ class Params:
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
             "fault", "target_features", "parallel", "dynamic_m", "dynamic_n",
-            "dynamic_k", "pack_b", "a_layout", "b_prepacked")
+            "dynamic_k", "pack_b", "a_layout", "b_prepacked", "k_runs")
             + (("a_type",) if kind == "igemm" else
                ("bias",) + ACTIVATION_FIELDS if kind == "sgemm" else
                (half_output_field(kind), "ldd", "bias") + ACTIVATION_FIELDS))
@@ -384,6 +387,14 @@ class Params:
         self.kc, self.mc, self.nc = cache_blocks(
             request, self.m, self.n, self.k, self.mr, self.nr,
             1 if partial_kc else self.dt.group)
+        # A convolution's kc block may hold k_runs runs of consecutive k of
+        # its input (dotconv.py; A in place only), run_k k each.
+        self.k_runs = int_field(request, "k_runs", default=1)
+        if not 1 <= self.k_runs <= MAX_RUNS_A_BLOCK or self.kc % self.k_runs:
+            raise RequestError(
+                f"k_runs = {self.k_runs} must divide kc = {self.kc}, at most "
+                f"{MAX_RUNS_A_BLOCK} (each run's K loop is written out)")
+        self.run_k = self.kc // self.k_runs
         if partial_kc and self.dt.group == 4 and self.k % self.kc:
             raise RequestError(
                 f"kc = {self.kc} must be a multiple of 4, or divide K = "
@@ -467,12 +478,17 @@ class Params:
         if self.dt.name == "f16" and self.fault == "swap-pairs":
             raise RequestError("fault swap-pairs: f16 has no pairs of k "
                                "to swap (one k a lane)")
-        self.kc_groups = round_up(-(-self.kc // self.dt.group), self.k_unroll)
-        # The k of a block's last, partial group: every block's when kc is
-        # not whole groups (kc divides K for bytes; for bf16 both are 1),
-        # else K's last block's (K % group); with a run-time K any count
-        # below the group, the packs choosing at run time.
-        self.partial_group_k = self.kc % self.dt.group or \
+        # Packed slivers hold each run of a kc block in whole groups (the
+        # last of each run padded with zero where the run is not whole
+        # groups), then zero groups to a whole number of K iterations.
+        self.kc_groups = round_up(
+            self.k_runs * -(-self.run_k // self.dt.group), self.k_unroll)
+        # The k of a block's last, partial group: every block's (every
+        # run's) when kc (the run) is not whole groups (kc divides K for
+        # bytes; for bf16 both are 1), else K's last block's (K % group);
+        # with a run-time K any count below the group, the packs choosing
+        # at run time.
+        self.partial_group_k = self.run_k % self.dt.group or \
             self.k % self.dt.group
         self.partial_group_ks = (
             tuple(range(1, self.dt.group)) if self.dynamic_k else
@@ -525,25 +541,36 @@ class Params:
         self.a_row_stride = None
         self.a_pointer_table = self.corr_offset + self.corr_bytes
         # A in place whose kc blocks each end in the same partial group
-        # (a 3-channel stem: runs of 21 k): each block's whole groups are
-        # whole K steps, its last k_tail k loaded under a mask (no k past
-        # the block is read, so none of the next run's).
+        # (a 3-channel stem: runs of 21 k), or (a convolution's) hold
+        # k_runs runs of consecutive k, each whole K steps and perhaps the
+        # same partial group: the K loop runs a run's whole groups, loads
+        # its last a_tail k under a mask (no k past the run is read, so
+        # none of the next run's), then moves on to the next run.
         self.a_tail = 0
         if self.a_direct:
             unit = self.dt.group * self.k_unroll
-            tail = self.kc % self.dt.group
-            tail_fits = (tail and self.k % self.kc == 0
-                         and self.kc >= unit
-                         and (self.kc // self.dt.group) % self.k_unroll == 0)
+            tail = self.run_k % self.dt.group
+            tail_fits = ((tail or self.k_runs > 1) and self.k % self.kc == 0
+                         and self.run_k >= unit
+                         and (self.run_k // self.dt.group)
+                         % self.k_unroll == 0)
             why = ("f16 (widened where it is packed)"
                    if self.dt.name == "f16" else
                    "A transposed (its rows are k)" if self.trans_a else
                    "run-time leading dimensions" if self.runtime_ld else
                    "the matrix-vector form" if self.gemv else
                    f"K and kc in whole K steps of {unit} (k_unroll "
-                   f"{self.k_unroll} groups of {self.dt.group}), or every "
-                   f"kc block whole K steps and the same partial group"
-                   if (self.k % unit or self.kc % unit) and not tail_fits
+                   f"{self.k_unroll} groups of {self.dt.group}), or kc "
+                   f"dividing K and each of its {self.k_runs} run(s) whole "
+                   f"K steps and the same partial group"
+                   if not tail_fits and (self.k_runs > 1 or self.k % unit
+                                         or self.kc % unit) else
+                   "runs of a kc block padded to whole groups and B^T "
+                   "(its pack takes a block's k in one run)"
+                   if tail and self.k_runs > 1 and self.trans_b else
+                   "runs of a kc block padded to whole groups and a "
+                   "prepacked B (its panels hold K's groups in one run)"
+                   if tail and self.k_runs > 1 and self.b_prepacked
                    else None)
             if tail_fits:
                 self.a_tail = tail
@@ -553,6 +580,12 @@ class Params:
             self.a_row_stride = self.lda * self.dt.element_bytes
             check_disp(self.a_row_stride * self.mr, "A row")
             self.shift_b = self.dt.shift_a
+        elif self.k_runs > 1:
+            raise RequestError("k_runs: a kc block of several runs is read "
+                               "in place only (a_layout direct)")
+        # A kc block's runs each padded to whole groups (B packed run by
+        # run).
+        self.runs_padded = self.k_runs > 1 and self.a_tail > 0
         if self.dynamic_k:
             why = ("a 16-bit D" if self.half_output else
                    "overwrite or an epilogue (with K = 0 no kc block runs "
@@ -720,6 +753,18 @@ def _emit_block_counts(asm, p):
     K % group, is ever non-zero: kc is whole groups), the zero groups that
     pad to a multiple of the K unroll, and the K loop's iterations."""
     g = p.dt.group
+    if p.runs_padded:
+        # Every block alike (kc divides K): a run's whole groups and the k
+        # of its partial one; the zero groups after the block's runs.
+        run_groups = p.run_k // g + 1
+        asm.comment(f"counts of a kc block of {p.k_runs} runs of {p.run_k} "
+                    "k (per run: whole groups, the partial group's k)")
+        for slot, value in ((GROUPS, p.run_k // g), (REM, p.run_k % g),
+                            (PAD_GROUPS,
+                             p.kc_groups - p.k_runs * run_groups),
+                            (ITERATIONS, p.kc_groups // p.k_unroll)):
+            asm.ins(f"movq ${value}, {slot}({WS})")
+        return
     shift = g.bit_length() - 1
     asm.comment("counts of this kc block")
     asm.ins(f"movq {KB}, %rax")
@@ -788,18 +833,6 @@ def _emit_pack_k_major(asm, p, op):
     if g == 4:
         asm.ins(f"leaq (%rcx, %rcx, 2), {IR}")      # three rows
     asm.ins("movq %rdi, %rdx")
-    asm.ins(f"movq {GROUPS}({WS}), %rax")
-    asm.ins("testq %rax, %rax")
-    asm.ins(f"jz {fwd(odd)}")
-    asm.place(pairs)
-    for v in range(op.vectors):
-        _emit_k_major_group(asm, p, v, g, g, shifted, _drops_low(p, op))
-        store("%zmm0", v, "%rdx")
-    asm.ins(f"leaq (%rsi, %rcx, {g}), %rsi")
-    asm.ins(f"addq ${step}, %rdx")
-    asm.ins("decq %rax")
-    asm.ins(f"jnz {back(pairs)}")
-    asm.place(odd)
 
     def partial(rem):
         asm.comment(f"the last {rem} k of K, the rest of the group zero")
@@ -808,7 +841,31 @@ def _emit_pack_k_major(asm, p, op):
             store("%zmm0", v, "%rdx")
         asm.ins(f"addq ${step}, %rdx")
 
-    _emit_partial_group(asm, p, pad, partial)
+    # A block of runs each padded to whole groups (runs_padded): each
+    # run's whole groups, its partial group, then the source on past the
+    # run's last rows to the next run's first.
+    for run in range(p.k_runs if p.runs_padded else 1):
+        if run:
+            pairs = asm.label(f"PACK {name}: next pair of rows, run {run}")
+            odd = asm.label(f"PACK {name}: the last half pair, run {run}")
+        asm.ins(f"movq {GROUPS}({WS}), %rax")
+        asm.ins("testq %rax, %rax")
+        asm.ins(f"jz {fwd(odd)}")
+        asm.place(pairs)
+        for v in range(op.vectors):
+            _emit_k_major_group(asm, p, v, g, g, shifted, _drops_low(p, op))
+            store("%zmm0", v, "%rdx")
+        asm.ins(f"leaq (%rsi, %rcx, {g}), %rsi")
+        asm.ins(f"addq ${step}, %rdx")
+        asm.ins("decq %rax")
+        asm.ins(f"jnz {back(pairs)}")
+        asm.place(odd)
+        if not p.runs_padded:
+            _emit_partial_group(asm, p, pad, partial)
+            break
+        partial(p.a_tail)
+        asm.ins(f"addq {IR}, %rsi" if p.a_tail == 3 else
+                f"leaq (%rsi, %rcx, {p.a_tail}), %rsi")
     asm.place(pad)
     asm.ins(f"movq {PAD_GROUPS}({WS}), %rax")
     asm.ins("testq %rax, %rax")
@@ -1530,14 +1587,31 @@ def _emit_compute(asm, p):
         k_done = asm.label("K loops done")
         asm.ins("btrq $63, %rax")
         asm.ins(f"jc {fwd(copied)}")
+        whole = p.run_k // p.dt.group * 4     # bytes a run's loop steps A
+
+        def next_run_in_place(run):
+            # The input's offset of the run's first k past the last run's
+            # (the column table's), less what the loop stepped.
+            table, k = p.conv.col_table, p.run_k
+            asm.ins(f"movq {table + 8 * k * run}({WS}, {PC}, 8), %rdx")
+            asm.ins(f"subq {table + 8 * k * (run - 1)}({WS}, {PC}, 8), "
+                    "%rdx")
+            asm.ins(f"leaq {-whole}(%rax, %rdx), %rax")
+
+        def next_run_copied(run):
+            # Copied runs lie a run's groups apart: its partial one is
+            # what the loop did not step.
+            if p.a_tail:
+                asm.ins("addq $4, %rax")
+
         _emit_k_loop(asm, p, k_loops[0],
                      lambda u, i: i * p.a_row_stride + 4 * u,
-                     4 * p.k_unroll, p.a_tail)
+                     4 * p.k_unroll, next_run_in_place)
         asm.ins(f"jmp {fwd(k_done)}")
         asm.place(copied)
         _emit_k_loop(asm, p, k_loops[1],
                      lambda u, i: i * p.kc_groups * 4 + 4 * u,
-                     4 * p.k_unroll, p.a_tail)
+                     4 * p.k_unroll, next_run_copied)
         asm.place(k_done)
     else:
         _emit_k_loop(asm, p, k_loops[0], lambda u, i: (u * p.mr + i) * 4,
@@ -1599,22 +1673,16 @@ def _emit_compute(asm, p):
     asm.place(done)
 
 
-def _emit_k_loop(asm, p, k_loop, a_disp, a_step, tail=0):
+def _emit_k_loop(asm, p, k_loop, a_disp, a_step, next_run=None):
     """The block's K loop (at label k_loop): per K step, k_unroll groups of
     the B sliver (%rsi) against the A sliver (%rax), row i's group u at
-    a_disp(u, i); A then steps a_step bytes, B k_unroll groups. With a
-    `tail` (A in place, every block ending in a partial group of that many
-    k): the loop runs the block's whole groups, then the partial group
-    once, each row's k loaded under a mask (zero past them) and
-    broadcast."""
-    if tail:
-        asm.ins(f"movq {GROUPS}({WS}), %rcx")
-        if p.k_unroll > 1:
-            asm.ins(f"shrq ${p.k_unroll.bit_length() - 1}, %rcx")
-    else:
-        asm.ins(f"movq {ITERATIONS}({WS}), %rcx")
-    asm.ins(".p2align 4")
-    asm.place(k_loop)
+    a_disp(u, i); A then steps a_step bytes, B k_unroll groups. A in place
+    from blocks of runs (p.k_runs runs of p.run_k k, or one block ending
+    in a partial group): per run, its whole groups (a count of K steps
+    that every block shares), then its partial group once (p.a_tail k a
+    row, loaded under a mask, the rest zero, and broadcast); between runs
+    next_run(run) moves %rax from where the loop left it to the run's
+    first k (B's groups follow on)."""
     a = _a_reg(p)
 
     def dots(i):
@@ -1629,20 +1697,33 @@ def _emit_k_loop(asm, p, k_loop, a_disp, a_step, tail=0):
             asm.ins(f"vmovups {(u * p.nr + v * LANES) * 4}(%rsi), "
                     f"{_b_reg(p, v)}")
 
-    for u in range(p.k_unroll):
-        load_b(u)
-        for i in range(p.mr):
-            asm.ins(f"vpbroadcastd {a_disp(u, i)}(%rax), {a}")
-            dots(i)
-    asm.ins(f"addq ${a_step}, %rax")
-    asm.ins(f"addq ${p.k_unroll * p.nr * 4}, %rsi")
-    asm.ins("decq %rcx")
-    asm.ins(f"jnz {back(k_loop)}")
-    if tail:
-        asm.comment(f"the block's partial group: {tail} k a row, the rest "
-                    "zero")
-        asm.ins(f"movl ${(1 << tail) - 1}, %ecx")
+    in_runs = p.a_direct and (p.a_tail or p.k_runs > 1)
+    if p.a_tail:
+        asm.ins(f"movl ${(1 << p.a_tail) - 1}, %ecx")
         asm.ins(f"kmovd %ecx, {A_TAIL_MASK}")
+    for run in range(p.k_runs if in_runs else 1):
+        if run:
+            k_loop = asm.label(f"K loop: next k_unroll groups, run {run}")
+            next_run(run)
+        if in_runs:
+            asm.ins(f"movl ${p.run_k // p.dt.group // p.k_unroll}, %ecx")
+        else:
+            asm.ins(f"movq {ITERATIONS}({WS}), %rcx")
+        asm.ins(".p2align 4")
+        asm.place(k_loop)
+        for u in range(p.k_unroll):
+            load_b(u)
+            for i in range(p.mr):
+                asm.ins(f"vpbroadcastd {a_disp(u, i)}(%rax), {a}")
+                dots(i)
+        asm.ins(f"addq ${a_step}, %rax")
+        asm.ins(f"addq ${p.k_unroll * p.nr * 4}, %rsi")
+        asm.ins("decq %rcx")
+        asm.ins(f"jnz {back(k_loop)}")
+        if not p.a_tail:
+            continue
+        asm.comment(f"the run's partial group: {p.a_tail} k a row, the "
+                    "rest zero")
         load_b(0)
         move = "vmovdqu16" if p.dt.element_bytes == 2 else "vmovdqu8"
         for i in range(p.mr):
@@ -1650,6 +1731,8 @@ def _emit_k_loop(asm, p, k_loop, a_disp, a_step, tail=0):
                     f"{a.replace('zmm', 'xmm')}{{{A_TAIL_MASK}}}{{z}}")
             asm.ins(f"vpbroadcastd {a.replace('zmm', 'xmm')}, {a}")
             dots(i)
+        if run + 1 < p.k_runs:
+            asm.ins(f"addq ${p.nr * 4}, %rsi")
 
 
 def _emit_a_in_place(asm, p):
@@ -1701,13 +1784,32 @@ def _emit_a_in_place(asm, p):
     asm.place(row)
     asm.ins(f"imulq ${p.kc_groups * 4}, {JR}, %rdi")
     asm.ins("addq %rax, %rdi")
-    asm.ins(f"leaq ({KB}, {KB}, {eb - 1}), %rcx" if eb == 2 else
-            f"movq {KB}, %rcx")                        # kb * eb bytes
+    run_bytes = p.run_k * eb
+    run_groups = -(-p.run_k // p.dt.group)
+    if p.k_runs > 1:
+        asm.ins(f"movl ${p.k_runs * run_groups * 4}, %ecx")
+    else:
+        asm.ins(f"leaq ({KB}, {KB}, {eb - 1}), %rcx" if eb == 2 else
+                f"movq {KB}, %rcx")                    # kb * eb bytes
     asm.ins(f"leaq ({IR}, {JR}), %rsi")
     asm.ins(f"cmpq {MB}, %rsi")
     asm.ins(f"jae {fwd(zero)}")
     _emit_a_row_source(asm, p, "%rsi", JR)
-    asm.ins("rep movsb")
+    for run in range(p.k_runs):
+        if run:
+            # The next run of the input (the column table's step) into
+            # the next run's groups.
+            table = p.conv.col_table
+            asm.ins(f"movq {table + 8 * p.run_k * run}({WS}, {PC}, 8), "
+                    "%rdx")
+            asm.ins(f"subq {table + 8 * p.run_k * (run - 1)}({WS}, {PC}, "
+                    "8), %rdx")
+            asm.ins(f"leaq {-run_bytes}(%rsi, %rdx), %rsi")
+            if run_groups * 4 != run_bytes:
+                asm.ins(f"addq ${run_groups * 4 - run_bytes}, %rdi")
+        if p.k_runs > 1:
+            asm.ins(f"movl ${run_bytes}, %ecx")
+        asm.ins("rep movsb")
     asm.ins(f"jmp {fwd(next_row)}")
     asm.place(zero)
     asm.ins("movq %rax, %rsi")                          # rep stosb takes %al
@@ -1744,23 +1846,38 @@ def _emit_a_row_sums(asm, p):
     asm.place(row)
     asm.ins(f"cmpq {MB}, {JR}")
     asm.ins(f"jae {fwd(done)}")
-    _emit_a_row_source(asm, p, "%rsi", JR)
+    # (A block of runs keeps the row's start in %rdi.)
+    _emit_a_row_source(asm, p, "%rdi" if p.k_runs > 1 else "%rsi", JR)
     asm.ins("vpxord %zmm0, %zmm0, %zmm0")
-    asm.ins(f"movq {KB}, %rcx")
-    asm.ins("cmpq $64, %rcx")
-    asm.ins(f"jb {fwd(tail)}")
-    asm.place(chunk)
-    asm.ins("vpdpbusd (%rsi), %zmm29, %zmm0")
-    asm.ins("addq $64, %rsi")
-    asm.ins("subq $64, %rcx")
-    asm.ins("cmpq $64, %rcx")
-    asm.ins(f"jae {back(chunk)}")
-    asm.place(tail)
-    asm.ins("movq $-1, %rax")
-    asm.ins("bzhiq %rcx, %rax, %rax")
-    asm.ins("kmovq %rax, %k1")
-    asm.ins("vmovdqu8 (%rsi), %zmm1{%k1}{z}")
-    asm.ins("vpdpbusd %zmm1, %zmm29, %zmm0")
+    for run in range(p.k_runs):
+        if run:
+            # A convolution's run: the column table's offset past the
+            # block's first k.
+            chunk = asm.label(f"ROW SUMS: next 64 bytes, run {run}")
+            tail = asm.label(f"ROW SUMS: the run's last bytes, run {run}")
+            table = p.conv.col_table
+            asm.ins(f"movq {table + 8 * p.run_k * run}({WS}, {PC}, 8), "
+                    "%rsi")
+            asm.ins(f"subq {table}({WS}, {PC}, 8), %rsi")
+            asm.ins("addq %rdi, %rsi")
+        elif p.k_runs > 1:
+            asm.ins("movq %rdi, %rsi")
+        asm.ins(f"movl ${p.run_k}, %ecx" if p.k_runs > 1 else
+                f"movq {KB}, %rcx")
+        asm.ins("cmpq $64, %rcx")
+        asm.ins(f"jb {fwd(tail)}")
+        asm.place(chunk)
+        asm.ins("vpdpbusd (%rsi), %zmm29, %zmm0")
+        asm.ins("addq $64, %rsi")
+        asm.ins("subq $64, %rcx")
+        asm.ins("cmpq $64, %rcx")
+        asm.ins(f"jae {back(chunk)}")
+        asm.place(tail)
+        asm.ins("movq $-1, %rax")
+        asm.ins("bzhiq %rcx, %rax, %rax")
+        asm.ins("kmovq %rax, %k1")
+        asm.ins("vmovdqu8 (%rsi), %zmm1{%k1}{z}")
+        asm.ins("vpdpbusd %zmm1, %zmm29, %zmm0")
     emit_sum_s32_lanes(asm, 0, 1)
     asm.ins(f"vmovd %xmm0, {p.row_corr_offset}({WS}, {JR}, 4)")
     asm.ins(f"incq {JR}")
@@ -3056,6 +3173,9 @@ def _emit_stream_pass(asm, p, kblock, masked, buffer):
 
 
 def emit(request):
+    if request.get("k_runs", 1) != 1:
+        raise RequestError("k_runs: a convolution's kc blocks of several "
+                           "runs of its input (dotconv.py), not a GEMM's")
     p = Params(request)
     a_type, b_type, c_type = p.dt.types
     product = (f"{'A^T' if p.trans_a else 'A'} ({a_type}) * "

@@ -153,6 +153,14 @@ class DotConvRequestTest(RefusalTestCase):
         # groups whole K steps (10 pairs of the stem's 21 k: not ku 4).
         self.refuses(request(c=3, kh=3, kw=7, w=13, kc=21, k_unroll=4,
                              a_layout="direct"), "the same partial group")
+        # Blocks of several runs: A in place only, B as stored where the
+        # runs are padded to whole groups, at most 8 runs.
+        stem = dict(c=3, kh=3, kw=7, w=13, kc=63, k_unroll=1)
+        self.refuses(request(**stem), "or be a multiple of it")
+        self.refuses(request(a_layout="direct", layout="nhwc_fhwc", **stem),
+                     "B^T")
+        self.refuses(request(a_layout="direct", c=3, kh=9, kw=1, h=12,
+                             kc=27, k_unroll=1), "at most 8")
         # Bytes: kc whole quads, or a divisor of K (C = 6: the run is 12).
         self.refuses(request(kind="iconv2d", c=6, kc=10), "or divide K = 36")
         # A kc block must lie in one run of consecutive k (C = 6 here: the
@@ -328,7 +336,11 @@ class DotConvExecutionTest(KernelHarness):
         nothing of the next run (or past the input) is read. The stem's
         blocks of 21 k (OW 9: slivers of 8 in one output row in place,
         across rows copied), 4 pairs and one k at K unrolls 1 to 4, the
-        pixels of a view (kc 3), u8 and s8 (its row sums of 21 bytes)."""
+        pixels of a view (kc 3), u8 and s8 (its row sums of 21 bytes).
+        And kc blocks of several runs (k_runs: all three filter rows of
+        the stem's a block, B packed run by run; runs of whole groups;
+        the view's runs of C, run-time strides), the K loop stepping from
+        run to run through the column table."""
         stem = {"c": 3, "kh": 3, "kw": 7, "w": 23, "kc": 21,
                 "stride_h": 2, "stride_w": 2}
         for name, changes in [
@@ -339,7 +351,17 @@ class DotConvExecutionTest(KernelHarness):
                 ("fhwc", {"layout": "nhwc_fhwc", "c": 3, "kh": 2, "kw": 3,
                           "kc": 9, "k_unroll": 4}),
                 ("view", {"c": 3, "kw": 3, "kc": 3, "k_unroll": 1,
-                          "input_strides": [7 * 13 * 5, 13 * 5, 5]})]:
+                          "input_strides": [7 * 13 * 5, 13 * 5, 5]}),
+                ("stem_runs", dict(stem, kc=63, k_unroll=2)),
+                ("stem_two_runs", dict(stem, kh=4, kc=42, k_unroll=1,
+                                       bias=True, relu=True)),
+                ("view_runs", {"c": 3, "kw": 3, "kc": 9, "k_unroll": 1,
+                               "input_strides": [7 * 13 * 5, 13 * 5, 5]}),
+                ("rt_runs", {"c": 3, "kw": 3, "kh": 2, "kc": 18,
+                             "k_unroll": 1, "runtime_strides": True}),
+                ("whole_runs", {"c": 8, "kc": 48, "k_unroll": 2}),
+                ("whole_runs_fhwc", {"layout": "nhwc_fhwc", "c": 8,
+                                     "kc": 48, "k_unroll": 4})]:
             with self.subTest(name):
                 req = request(a_layout="direct", **changes)
                 self.check("direct_odd_" + name, req,
@@ -350,7 +372,11 @@ class DotConvExecutionTest(KernelHarness):
                     ("three_bytes", {"c": 3, "kh": 2, "kw": 5, "kc": 15,
                                      "k_unroll": 1}),
                     ("two_bytes", {"c": 2, "kh": 2, "kw": 3, "kc": 6,
-                                   "k_unroll": 1})]:
+                                   "k_unroll": 1}),
+                    ("stem_runs", dict(stem, kc=63, k_unroll=1)),
+                    ("three_byte_runs", {"c": 3, "kh": 2, "kw": 5,
+                                         "kc": 30, "k_unroll": 1}),
+                    ("whole_runs", {"c": 8, "kc": 48, "k_unroll": 2})]:
                 with self.subTest(f"{a_type} {name}"):
                     self.check(f"direct_odd_{a_type}_{name}", request(
                         kind="iconv2d", a_type=a_type, a_layout="direct",

@@ -306,6 +306,8 @@ class RequestTest(RefusalTestCase):
         # dividing K), their whole groups whole K steps.
         self.refuses(dict(direct, k=64, kc=21, k_unroll=1), "partial group")
         self.refuses(dict(direct, k=63, kc=21, k_unroll=4), "partial group")
+        self.refuses(dict(direct, k=63, kc=63, k_runs=3, k_unroll=1),
+                     "a convolution's")
         # f16: widened where it is packed (never in place), one k a lane.
         gemv = dict(kind="shgemm", trans_b=True, pack_b=False)
         self.refuses(request(kind="shgemm", b_prepacked=True), "f16")

@@ -877,16 +877,16 @@ TEST(SearchSpaceTest, DotKernelsReadAInPlaceInWholeKSteps) {
           QM_ASSERT_FAILS_WITH(space.configFor(four).takeError(),
                                "whole K steps of 16");
         }
-  // The bf16 stem (blocks of 21 k: 10 pairs and one k, loaded under a
-  // mask): in place with ku 2, whose K steps divide the 10 pairs; ku 4
-  // does not, and is refused.
+  // The bf16 stem (runs of 21 k: 10 pairs and one k, loaded under a
+  // mask): in place, all seven runs a block, with ku 2, whose K steps
+  // divide the 10 pairs; ku 4 does not, and is refused, as is the block
+  // of runs with A packed.
   ConvDesc stem =
       ConvDesc::dense(ConvLayout::NhwcHwcf, 1, 230, 230, 3, 64, 7, 7, 2, 2);
   stem.precision = GemmPrecision::Bf16;
-  QM_ASSERT_EXPECTED(stemBase,
-                     chooseKernelConfig(KernelProblem(stem), target));
+  QM_ASSERT_EXPECTED(stemBase, chooseKernelConfig(KernelProblem(stem), target));
   EXPECT_EQ(stemBase.aLayout, ALayout::Direct) << stemBase.str();
-  EXPECT_EQ(stemBase.kc, 21) << stemBase.str();
+  EXPECT_EQ(stemBase.kc, 147) << stemBase.str();
   EXPECT_EQ(stemBase.kUnroll, 2) << stemBase.str();
   SearchSpace stemSpace =
       SearchSpace::forProblem(KernelProblem(stem), target, stemBase);
@@ -905,6 +905,20 @@ TEST(SearchSpaceTest, DotKernelsReadAInPlaceInWholeKSteps) {
           refused = true;
         }
   EXPECT_TRUE(refused);
+  // kc offers one run (the block of one run before) and the block of all
+  // seven; both build.
+  const Decision *kc = decision(stemSpace, "kc");
+  ASSERT_NE(kc, nullptr);
+  EXPECT_NE(std::find(kc->choices.begin(), kc->choices.end(), "21"),
+            kc->choices.end());
+  EXPECT_EQ(kc->choices[kc->modelChoice], "147");
+  const size_t at = size_t(kc - stemSpace.decisions().data());
+  for (size_t k = 0; k < kc->choices.size(); ++k) {
+    Assignment a = stemSpace.modelAssignment();
+    a[at] = int(k);
+    QM_ASSERT_EXPECTED(c, stemSpace.configFor(a));
+    EXPECT_EQ(c.aLayout, ALayout::Direct);
+  }
 }
 
 TEST(SearchSpaceTest, ConvolutionKcChoicesAreWholePiecesOfTheRun) {

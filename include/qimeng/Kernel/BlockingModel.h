@@ -227,10 +227,18 @@ chooseGemmConfig(const GemmDesc &desc, const Target &target, int threads = 1);
 
 /// Whether a dot-product kernel's K loop reads A in place with kc blocks of
 /// `kc` k and a K unroll of `kUnroll` groups (dotgemm.py's a_layout
-/// direct): K and kc whole K steps, or every kc block the same whole K
-/// steps and then the same partial group, loaded under a mask (a 3-channel
-/// stem's runs of 21 k: 10 pairs and one k, 5 quads and one byte).
-bool dotKStepsReadAInPlace(const GemmDesc &desc, int64_t kc, int kUnroll);
+/// direct): K and kc whole K steps, or every kc block (kc dividing K) runs
+/// of `runK` k (a convolution's consecutive k; 0: one run of kc), each
+/// whole K steps and then perhaps the same partial group, loaded under a
+/// mask (a 3-channel stem's runs of 21 k: 10 pairs and one k, 5 quads and
+/// one byte); several such runs a block only with B as stored and packed
+/// at each call.
+bool dotKStepsReadAInPlace(const GemmDesc &desc, int64_t kc, int kUnroll,
+                           int64_t runK = 0);
+
+/// The most runs of consecutive k a dot convolution's kc block read in
+/// place holds (dotconv.py's k_runs: each run's K loop is written out).
+constexpr int64_t kMaxRunsABlock = 8;
 
 /// Whether a block of `mr` rows on `isa` can read `desc`'s A in place
 /// (alayout=direct): GemmDesc::aSliversInPlace, and with a run-time lda at
