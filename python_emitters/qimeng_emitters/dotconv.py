@@ -29,7 +29,11 @@ With a_layout "direct" nothing is packed: a sliver of MR pixels in one
 output row is read where it lies (its rows the pixel step apart, the
 block's k consecutive), as oneDNN's brgemm convolutions read an nhwc input;
 only a sliver across output rows (or short of rows) is copied (dotgemm.py,
-A in place). K and kc are then whole K steps (k_unroll groups).
+A in place). K and kc are then whole K steps (k_unroll groups), or kc
+divides K and each block is runs of whole K steps and perhaps a partial
+group (masked). kc may then be a multiple of the run (k_runs = kc / run
+runs a block, at most 8: the stem's seven rows of 21 k in one block), the
+K loop stepping from run to run through the column table.
 
 The input's strides are immediates (input_strides) or, with
 runtime_strides, read from the workspace header at 64 at each call (n, h,
