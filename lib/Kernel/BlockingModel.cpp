@@ -1175,9 +1175,13 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   const bool rowsShareASet = (!conv || !conv->isNhwc()) &&
                              desc.lda * eb % 4096 == 0 && c.mr > 8 &&
                              !fewColumns;
+  // (A K that is not whole groups within one block: kc all of K, the
+  // last group loaded under a mask.)
+  const int64_t kcInPlace = c.kc >= desc.k ? desc.k : c.kc;
   if (aMayBeInPlace && c.packB != BPacking::InPlace && !rowsShareASet)
     for (int ku : {4, 2, 1})
-      if (dotKStepsReadAInPlace(desc, c.kc, ku)) {
+      if (dotKStepsReadAInPlace(desc, kcInPlace, ku)) {
+        c.kc = kcInPlace;
         c.kUnroll = ku;
         c.aLayout = ALayout::Direct;
         break;

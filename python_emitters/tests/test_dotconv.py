@@ -457,6 +457,10 @@ class DotConvExecutionTest(KernelHarness):
         ("direct_edges", {"a_layout": "direct", "c": 8, "f": 21,
                           "kc": 72, "k_unroll": 2, "mr": 6, "mc": 18,
                           "nr": 32}),
+        # K 27 (13 pairs and one k; 6 quads and three bytes) in one block,
+        # the filter's last group loaded under a mask.
+        ("direct_odd_k", {"a_layout": "direct", "c": 3, "kh": 3, "kw": 3,
+                          "w": 20, "nr": 16, "kc": 27, "k_unroll": 1}),
     ]
 
     def test_nchw(self):

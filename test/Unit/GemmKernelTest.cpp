@@ -1562,7 +1562,9 @@ TEST(GemmKernelTest, LowPrecisionRuntimeKValidates) {
 /// 128 and each row's sum): its
 /// own configs, slivers read where A lies (rows lda apart) and the last
 /// one short of rows copied, several kc blocks; faults caught in
-/// qimeng-runner's process. A that cannot be read in place is packed.
+/// qimeng-runner's process. A K that is not whole groups within one block
+/// is read in place too (kc all of K, its last group under a mask). A that
+/// cannot be read in place is packed.
 TEST(GemmKernelTest, DotAInPlaceValidates) {
   if (!hostRunsBf16() || !hostRunsVnni())
     GTEST_SKIP() << "host lacks AVX512-BF16 or AVX512-VNNI";
@@ -1592,16 +1594,28 @@ TEST(GemmKernelTest, DotAInPlaceValidates) {
                                    IsolatedValidationOptions::defaults()));
       EXPECT_FALSE(caught.passed);
     }
-    // Not in place: A transposed, K not whole K steps (bf16: odd),
-    // run-time leading dimensions.
+    // K = 63 (bf16: 31 pairs and one k; bytes: 15 quads and three): in
+    // place, one block of all of K.
+    GemmDesc odd = GemmDesc::packed(37, 45, 63).withPaddedLeadingDims();
+    odd.precision = p;
+    QM_ASSERT_EXPECTED(oddConfig, chooseGemmConfig(odd, dotHost()));
+    EXPECT_EQ(oddConfig.aLayout, ALayout::Direct) << oddConfig.str();
+    EXPECT_EQ(oddConfig.kc, 63) << oddConfig.str();
+    ValidationReport report;
+    ASSERT_TRUE(buildAndValidate(odd, oddConfig, {}, report));
+    EXPECT_TRUE(report.passed) << report.failure;
+    QM_ASSERT_EXPECTED(
+        broken,
+        emitGemmKernel(odd, oddConfig, EmitterOptions::defaults(), "drop-k"));
+    QM_ASSERT_EXPECTED(caught,
+                       validateIsolated(odd, host(), broken,
+                                        IsolatedValidationOptions::defaults()));
+    EXPECT_FALSE(caught.passed);
+    // Not in place: A transposed, run-time leading dimensions.
     GemmDesc t = GemmDesc::packed(37, 45, 64, /*transA=*/true);
     t.precision = p;
     QM_ASSERT_EXPECTED(packed, chooseGemmConfig(t, dotHost()));
     EXPECT_EQ(packed.aLayout, ALayout::KMajor);
-    GemmDesc odd = GemmDesc::packed(37, 45, 63);
-    odd.precision = p;
-    QM_ASSERT_EXPECTED(oddConfig, chooseGemmConfig(odd, dotHost()));
-    EXPECT_EQ(oddConfig.aLayout, ALayout::KMajor);
     GemmDesc rt = GemmDesc::packed(37, 45, 64);
     rt.precision = p;
     rt.runtimeLd = true;
