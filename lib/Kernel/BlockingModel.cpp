@@ -964,6 +964,56 @@ VectorIsa qimeng::matrixIsa(const Target &target, GemmPrecision precision) {
   return target.bestIsa();
 }
 
+/// bf16 rows against a B^T wider than L2 without the tiles (a torch linear
+/// layer's weights passed as an argument, a few dozen to a few hundred
+/// tokens): the product transposed (dotgemm.py's product "transposed", as
+/// sgemm.py's for f32), C^T = B^T A^T with B^T's rows read in place as the
+/// kernel's A and A's rows packed as its B, its tiles stored into C
+/// through 16 x 16 transposes, so that B^T is never packed. On Zen 5, 1
+/// thread, side by side with the kernels before (B^T packed from 33 rows,
+/// the matrix-vector form up to kBf16MatrixVectorRows): 24x4096x4096
+/// 1.29x, 32x4096x4096 1.63x, 48x4096x4096 1.49x (8 x 48; 12 x 32 1.26x),
+/// 64x4096x4096 1.46-1.52x, 128x4096x4096 1.22x, 256x4096x4096 1.08x,
+/// 32x3072x768 1.19x; not at 16 rows (0.94-0.98x: the matrix-vector form
+/// stays) nor past 64 rows where B^T fits half of L3 (128x3072x768 0.98x).
+/// s8 is left packed: each call would sum B^T's rows (s8 A in place),
+/// 0.99x at 64 rows.
+static std::optional<GemmConfig> dotTransposedProduct(const GemmDesc &desc,
+                                                      const Target &target) {
+  if (desc.precision != GemmPrecision::Bf16 || !desc.transB || desc.transA ||
+      desc.bPrepacked || desc.runtimeLd || desc.dynamicM || desc.dynamicN ||
+      desc.dynamicK || desc.bias == GemmBias::Rows ||
+      desc.m <= kBf16TransposedProductMinRows ||
+      desc.m > kBf16TransposedProductMaxRows)
+    return std::nullopt;
+  const int64_t bytes = desc.n * desc.k * desc.operandElementBytes();
+  if (bytes <= target.caches.l2 ||
+      (desc.m > 64 && 2 * bytes <= target.caches.l3))
+    return std::nullopt;
+  const GemmDesc product = transposedProductBlocking(desc);
+  GemmConfig c;
+  c.isa = VectorIsa::Avx512;
+  // C's rows are the tile's columns: the width that pads them least.
+  c.nr = roundUp(desc.m, 48) - desc.m < roundUp(desc.m, 32) - desc.m ? 48 : 32;
+  c.mr = c.nr == 48 ? 8 : 12;
+  c.kc = std::min<int64_t>(product.k, 1024);
+  c.kUnroll = 0;
+  for (int ku : {4, 2, 1})
+    if (dotKStepsReadAInPlace(product, c.kc, ku)) {
+      c.kUnroll = ku;
+      break;
+    }
+  if (c.kUnroll == 0)
+    return std::nullopt;
+  c.mc = roundDownAtLeast(1024, c.mr);
+  c.nc = std::min(roundUp(desc.m, c.nr), roundDownAtLeast(256, c.nr));
+  c.aLayout = ALayout::Direct;
+  c.packB = BPacking::Panels;
+  c = clampToProblem(c, product);
+  c.product = Product::Transposed;
+  return c;
+}
+
 static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                                             const Target &target) {
   const GemmDesc desc = problem.gemm();
@@ -979,6 +1029,9 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // below: each f16 widened to f32 where it is gathered and packed.)
   if (std::optional<GemmConfig> amx = amxConfig(problem, target))
     return *amx;
+  if (!conv)
+    if (std::optional<GemmConfig> t = dotTransposedProduct(desc, target))
+      return *t;
   const bool bf16 = desc.precision == GemmPrecision::Bf16;
   // Without the tiles (amxConfig took none of it), bf16 rows against B^T
   // take the matrix-vector form up to kBf16MatrixVectorRows rows too:

@@ -119,6 +119,7 @@ from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
 # The body's register map is sgemm.py's (docs/KernelContract.md).
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
+from .sgemm import _emit_transpose_16x16 as emit_transpose_16x16
 from .sgemm import (emit_leaky_relu, emit_prepacked_panel, emit_relu,
                     emit_relu_constants, emit_relu_floor, leaky_slope_address,
                     relu_max_address)
@@ -155,7 +156,9 @@ MAX_RUNS_A_BLOCK = 8
 LDD_BYTES = COUNTS_OFFSET + 8 * 5
 # b_prepacked: the address of this kc block's panel in the caller's B.
 B_PANEL = COUNTS_OFFSET + 8 * 6
-assert B_PANEL + 8 <= AP_OFFSET
+# The product transposed: the tile's columns before the edge (C's rows).
+TILE_COLUMNS = COUNTS_OFFSET + 8 * 7
+assert TILE_COLUMNS + 8 <= AP_OFFSET
 
 
 
@@ -283,7 +286,8 @@ class Params:
             "mr", "nr",
             "k_unroll", "kc", "mc", "nc", "overwrite", "runtime_ld",
             "fault", "target_features", "parallel", "dynamic_m", "dynamic_n",
-            "dynamic_k", "pack_b", "a_layout", "b_prepacked", "k_runs")
+            "dynamic_k", "pack_b", "a_layout", "b_prepacked", "k_runs",
+            "product")
             + (("a_type",) if kind == "igemm" else
                ("bias",) + ACTIVATION_FIELDS if kind == "sgemm" else
                (half_output_field(kind), "ldd", "bias") + ACTIVATION_FIELDS))
@@ -330,6 +334,43 @@ class Params:
                 f"bias {self.bias!r}: an sbgemm adds a bias along the "
                 "columns (\"columns\"), the rows (\"rows\") or none")
         read_activation(request, self)
+        # product "transposed" (rows of A against a wider B^T: a torch
+        # linear layer's weights passed as an argument): the kernel
+        # computes C^T = B^T A^T, B^T's rows its A (read where they lie)
+        # and A's rows its B (packed; plus 128 for s8), and stores its tiles
+        # transposed into C (_emit_tile_store_transposed), so that B^T is
+        # never packed. From here on m, n, lda, ldb, the transposes and the
+        # bias are that product's (its rows are C's columns); c_problem
+        # keeps C's for the symbol and the summary; the caller's ABI is C's.
+        self.product = request.get("product", "direct")
+        if self.product not in ("direct", "transposed"):
+            raise RequestError(f"unknown product {self.product!r}; expected "
+                               "direct or transposed")
+        self.c_transposed = self.product == "transposed"
+        self.c_problem = (self.m, self.n, self.lda, self.ldb)
+        if self.c_transposed:
+            why = ("B not transposed or A transposed (B^T's rows are the "
+                   "product's A, A's rows its B)"
+                   if not self.trans_b or self.trans_a else
+                   "f16 (widened where it is packed)"
+                   if self.dt.name == "f16" else
+                   "a u8 A (VPDPBUSD's unsigned operand would be B^T's "
+                   "signed bytes)" if self.dt.name == "u8s8" else
+                   "run-time leading dimensions or sizes"
+                   if self.runtime_ld or self.dynamic_m or self.dynamic_n
+                   or self.dynamic_k else
+                   "b_prepacked or pack_b (B^T is read in place)"
+                   if "b_prepacked" in request or "pack_b" in request else
+                   "a bias along the rows" if self.bias == "rows" else
+                   "fault swap-pairs (no pairs are interleaved: B^T's rows "
+                   "read or packed as they lie, A's rows likewise)"
+                   if request.get("fault") == "swap-pairs" else None)
+            if why:
+                raise RequestError(f"product 'transposed': not with {why}")
+            self.m, self.n = self.n, self.m
+            self.lda, self.ldb = self.ldb, self.lda
+            self.trans_a, self.trans_b = False, True
+            self.bias = "rows" if self.bias == "columns" else self.bias
         self.relu_min_label = self.relu_max_label = None
         # D = bf16(C + A * B) (shgemm: f16(...)) from the last kc block.
         output = half_output_field(kind)
@@ -344,9 +385,14 @@ class Params:
                     "runtime_ld kernels read ldd from the workspace at run "
                     "time; the request must not fix it")
         elif self.half_output:
-            self.ldd = int_field(request, "ldd", minimum=self.n,
-                                 default=self.n)
+            # (D is C's shape: its columns are the caller's N.)
+            self.ldd = int_field(request, "ldd", minimum=self.c_problem[1],
+                                 default=self.c_problem[1])
         self.mr = int_field(request, "mr")
+        if self.c_transposed and self.mr > LANES:
+            raise RequestError(
+                f"product 'transposed' stores a row of C's tile, mr = "
+                f"{self.mr} of its columns, as one vector: mr <= {LANES}")
         self.nr = int_field(request, "nr")
         if self.nr % LANES:
             raise RequestError(
@@ -612,6 +658,11 @@ class Params:
             self.stream_buffer_offset + self.stream_buffer_bytes
             if self.b_stream else self.row_corr_offset
             + (round_up((self.mc + self.mr) * 4, 64) if self.shift_b else 0))
+        # The product transposed: the tile's accumulators spilled, MR rows
+        # of NR dwords, to come back a vector of each row at a time.
+        self.spill_offset = round_up(self.workspace_bytes, 64)
+        if self.c_transposed:
+            self.workspace_bytes = self.spill_offset + self.mr * self.nr * 4
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
             eb = self.dt.element_bytes
@@ -620,22 +671,27 @@ class Params:
                 check_disp(ld * size * max(self.m, self.k), "row")
 
     def symbol(self):
+        # (C's problem, whichever product computes it.)
+        m, n, lda, ldb = self.c_problem
         lds = "_ldrt" if self.runtime_ld else (
-            f"_lda{self.lda}_ldb{self.ldb}_ldc{self.ldc}"
+            f"_lda{lda}_ldb{ldb}_ldc{self.ldc}"
             + (f"_ldd{self.ldd}" if self.half_output else ""))
         fault = "" if self.fault is None else "_fault_" + self.fault.replace(
             "-", "_")
-        trans = ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
+        trans = "nt" if self.c_transposed else (
+            ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n"))
         kind = self.dt.kind if self.dt.kind != "igemm" else \
             f"{self.dt.name}gemm"
         # The store: overwrite, the epilogue, a 16-bit D, the leading
         # dimensions.
+        bias = ({"rows": "columns"}.get(self.bias, self.bias)
+                if self.c_transposed else self.bias)
         store = (f"{'_b0' if self.overwrite else ''}"
-                 f"{'_bias' if self.bias == 'columns' else ''}"
-                 f"{'_biasrows' if self.bias == 'rows' else ''}"
+                 f"{'_bias' if bias == 'columns' else ''}"
+                 f"{'_biasrows' if bias == 'rows' else ''}"
                  f"{activation_suffix(self)}"
                  f"{'_o' + self.dt.name if self.half_output else ''}{lds}")
-        head = (f"qm_{kind}_{self.m}x{self.n}x{self.k}_{trans}"
+        head = (f"qm_{kind}_{m}x{n}x{self.k}_{trans}"
                 f"{'_mrt' if self.dynamic_m else ''}")
         tail = (f"{'_par' if self.parallel else ''}{fault}"
                 f"_x86_64_{self.dt.suffix}")
@@ -651,6 +707,7 @@ class Params:
                 f"{'_krt' if self.dynamic_k else ''}"
                 f"{'_adirect' if self.a_direct else ''}"
                 f"{'_bpre' if self.b_prepacked else ''}{store}"
+                f"{'_ct' if self.c_transposed else ''}"
                 f"_{self.mr}x{self.nr}_ku{self.k_unroll}"
                 f"_kc{self.kc}_mc{self.mc}_nc{self.nc}{tail}")
 
@@ -1565,15 +1622,31 @@ def _emit_compute(asm, p):
     # With D written from the only kc block and C not read, C is not
     # touched at all.
     only_d = p.half_output and p.k <= p.kc and p.overwrite
-    asm.comment("C tile: %rdi = C + (ic + ir) * ldc + (jc + jr) * 4"
-                + ("" if only_d else
-                   ", its lines prefetched while the K loop runs"))
-    asm.ins(f"leaq ({IC}, {IR}), %rdi")
-    asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
-    asm.ins(f"leaq ({JC}, {JR}), %rdx")
-    asm.ins("leaq (%rdi, %rdx, 4), %rdi")
-    asm.ins(f"addq 16({WS}), %rdi")
-    if not only_d:
+    if p.c_transposed:
+        # The tile is C^T's: its columns are C's rows.
+        asm.comment("C tile: %rdi = C + (jc + jr) * ldc + (ic + ir) * 4"
+                    + ("" if only_d else ", C's rows prefetched"))
+        asm.ins(f"leaq ({JC}, {JR}), %rdi")
+        asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
+        asm.ins(f"leaq ({IC}, {IR}), %rdx")
+        asm.ins("leaq (%rdi, %rdx, 4), %rdi")
+        asm.ins(f"addq 16({WS}), %rdi")
+        if not only_d:
+            asm.ins("movq %rdi, %rdx")
+            for j in range(p.nr):
+                asm.ins("prefetcht0 (%rdx)")
+                if j + 1 < p.nr:
+                    asm.ins(f"addq {LD_BYTES_OFFSET + 16}({WS}), %rdx")
+    else:
+        asm.comment("C tile: %rdi = C + (ic + ir) * ldc + (jc + jr) * 4"
+                    + ("" if only_d else
+                       ", its lines prefetched while the K loop runs"))
+        asm.ins(f"leaq ({IC}, {IR}), %rdi")
+        asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
+        asm.ins(f"leaq ({JC}, {JR}), %rdx")
+        asm.ins("leaq (%rdi, %rdx, 4), %rdi")
+        asm.ins(f"addq 16({WS}), %rdi")
+    if not only_d and not p.c_transposed:
         asm.ins("movq %rdi, %rdx")
         for i in range(p.mr):
             for v in range(p.nv):
@@ -1621,6 +1694,9 @@ def _emit_compute(asm, p):
     asm.comment("C update: rows left in %rsi")
     asm.ins(f"movl {NB}d, %ecx")
     asm.ins(f"subl {JR}d, %ecx")
+    if p.c_transposed:
+        # (The tile's columns before the edge: C's rows to store.)
+        asm.ins(f"movq %rcx, {TILE_COLUMNS}({WS})")
     _lane_masks(asm, p, "%ecx", p.nv, p.nr)
     asm.ins(f"movq {MB}, %rsi")
     asm.ins(f"subq {IR}, %rsi")
@@ -1631,6 +1707,8 @@ def _emit_compute(asm, p):
         # nothing past the operands.
         asm.comment("fault write-past-edge: all lanes, all rows, bits + 1")
         asm.ins(f"movq ${p.mr}, %rsi")
+        if p.c_transposed:
+            asm.ins(f"movq ${p.nr}, {TILE_COLUMNS}({WS})")
         asm.ins("movl $-1, %eax")
         for v in range(p.nv):
             asm.ins(f"kmovw %eax, %k{v + 1}")
@@ -1929,6 +2007,9 @@ def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
     (an s8 A's correction subtracted first), the epilogue applied with
     `epilogue` (bias pointer in %rax), then stored into C or, with `to_d`,
     rounded to bf16 into D (its tile in %rdx, rows ldd apart)."""
+    if p.c_transposed:
+        _emit_tile_store_transposed(asm, p, done, read_c, epilogue, to_d)
+        return
     t = _a_reg(p)
     if to_d:
         asm.comment("D tile: %rdx = D + (ic + ir) * ldd + (jc + jr) * 2")
@@ -1962,6 +2043,86 @@ def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
         if i + 1 < p.mr:
             asm.ins(f"cmpq ${i + 1}, %rsi")
             asm.ins(f"jbe {fwd(done)}")
+            if read_c or not to_d:
+                asm.ins("addq %rcx, %rdi")
+            if to_d:
+                asm.ins(f"addq {LDD_BYTES}({WS}), %rdx")
+
+
+def _emit_tile_store_transposed(asm, p, done, read_c, epilogue, to_d):
+    """_emit_tile_store for the product transposed: the tile's row i is
+    C's column (ic + ir + i), its vector v C's rows (jc + jr + 16 v ..).
+    An s8 A's correction is subtracted from the accumulators, which go to
+    the spill area; then each vector's MR rows come back (zero past MR),
+    are transposed (zmm r = C's row 16 v + r, lane i its column) and
+    update C a row at a time under %k7, the tile's rows before the edge
+    (%rsi, at most MR): C added with `read_c`, the epilogue (a bias per
+    column of C: the tile's rows, %rax) with `epilogue`, stored into C or
+    rounded into D (`to_d`). C's rows past the tile's columns before the
+    edge (TILE_COLUMNS) are not reached."""
+    z = [f"%zmm{i}" for i in range(32)]
+    asm.comment("C " + ("+" if read_c else "") + "= the tile transposed"
+                + (", epilogue" if epilogue else "")
+                + (f", rounded to {p.dt.name} into D" if to_d else "")
+                + ": through the spill area, 16 x 16 at a time")
+    asm.comment("%k7 = the tile's rows before the edge (C's columns)")
+    asm.ins(f"movl ${p.mr}, %edx")
+    asm.ins("cmpq %rdx, %rsi")
+    asm.ins("cmovbq %rsi, %rdx")
+    asm.ins("movl $-1, %ecx")
+    asm.ins("bzhil %edx, %ecx, %ecx")
+    asm.ins("kmovw %ecx, %k7")
+    asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rcx")
+    if p.shift_b:
+        asm.comment("the tile's rows' 128 sum_k A(i, k) -> %rdx")
+        asm.ins(f"leaq {p.row_corr_offset}({WS}, {IR}, 4), %rdx")
+    elif p.dt.shift_a:
+        asm.comment("the sliver's 128 sum_k B(k, j) -> %rdx")
+        asm.ins(f"leaq {p.corr_offset}({WS}, {JR}, 4), %rdx")
+    for i in range(p.mr):
+        for v in range(p.nv):
+            acc = _acc(p, i, v)
+            if p.shift_b:
+                asm.ins(f"vpsubd {4 * i}(%rdx){{1to16}}, {acc}, {acc}")
+            elif p.dt.shift_a:
+                asm.ins(f"vpsubd {64 * v}(%rdx), {acc}, {acc}")
+            asm.ins(f"vmovaps {acc}, "
+                    f"{p.spill_offset + (i * p.nr + v * LANES) * 4}({WS})")
+    if to_d:
+        asm.comment("D tile: %rdx = D + (jc + jr) * ldd + (ic + ir) * 2")
+        asm.ins(f"leaq ({JC}, {JR}), %rdx")
+        asm.ins(f"imulq {LDD_BYTES}({WS}), %rdx")
+        asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdx")
+        asm.ins(f"leaq (%rdx, {IC}, 2), %rdx")
+        asm.ins(f"leaq (%rdx, {IR}, 2), %rdx")
+    zero, bound, t = z[16], z[17], z[18]
+    for v in range(p.nv):
+        for i in range(LANES):
+            if i < p.mr:
+                asm.ins(f"vmovaps "
+                        f"{p.spill_offset + (i * p.nr + v * LANES) * 4}"
+                        f"({WS}), {z[i]}")
+            else:
+                asm.ins(f"vpxord {z[i]}, {z[i]}, {z[i]}")
+        # (It clobbers zmm16 to zmm31: the epilogue's registers after it.)
+        emit_transpose_16x16(asm)
+        if epilogue:
+            emit_epilogue_setup(asm, p, zero, bound)
+        for r in range(LANES):
+            row = v * LANES + r
+            asm.ins(f"cmpq ${row}, {TILE_COLUMNS}({WS})")
+            asm.ins(f"jbe {fwd(done)}")
+            acc = z[r]
+            if read_c:
+                asm.ins(f"vmovups (%rdi), {t}{{%k7}}{{z}}")
+                asm.ins(f"{p.dt.add} {t}, {acc}, {acc}")
+            if epilogue:
+                # The tile's bias along its rows is C's along its columns.
+                emit_epilogue(asm, p, acc, "(%rax), " + f"{acc}, {acc}"
+                              "{%k7}" if p.bias == "rows" else None,
+                              zero, bound)
+            emit_store_sums(asm, acc, "(%rdx)" if to_d else "(%rdi)",
+                            "{%k7}", p.dt.name if to_d else None)
             if read_c or not to_d:
                 asm.ins("addq %rcx, %rdi")
             if to_d:
@@ -2117,9 +2278,10 @@ def _emit_body(p):
     emit_fault_entry(asm, p.fault)
     emit_relu_constants(asm, p)
     # An nchw convolution's arguments are (input, filter, output): its B,
-    # A and C (dotconv.py).
-    a, b = ("%rsi", "%rdi") if p.conv is not None and \
-        p.conv.gathers == "B" else ("%rdi", "%rsi")
+    # A and C (dotconv.py); the product transposed's (A, B, C) its B, A
+    # and C^T.
+    a, b = ("%rsi", "%rdi") if p.c_transposed or (
+        p.conv is not None and p.conv.gathers == "B") else ("%rdi", "%rsi")
     asm.ins(f"movq {a}, 0(%rcx)")
     asm.ins(f"movq {b}, 8(%rcx)")
     asm.ins("movq %rdx, 16(%rcx)")
@@ -2133,7 +2295,7 @@ def _emit_body(p):
 
     done = asm.label("empty part of C: nothing to do")
     m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.reads_range,
-                                                    done)
+                                                    done, p.c_transposed)
     image_loop = None
     if p.conv is not None and p.conv.images > 1:
         image_loop = asm.label("next image of the batch")
@@ -3179,15 +3341,20 @@ def emit(request):
                            "runs of its input (dotconv.py), not a GEMM's")
     p = Params(request)
     a_type, b_type, c_type = p.dt.types
-    product = (f"{'A^T' if p.trans_a else 'A'} ({a_type}) * "
-               f"{'B^T' if p.trans_b else 'B'} ({b_type})")
-    summary = (f"D[{p.m}x{p.n}] ({p.dt.name}) = {p.dt.name}("
+    m, n = p.c_problem[:2]
+    trans_a, trans_b = (False, True) if p.c_transposed else (p.trans_a,
+                                                             p.trans_b)
+    product = (f"{'A^T' if trans_a else 'A'} ({a_type}) * "
+               f"{'B^T' if trans_b else 'B'} ({b_type})")
+    summary = (f"D[{m}x{n}] ({p.dt.name}) = {p.dt.name}("
                f"{'' if p.overwrite else 'C (f32) + '}{product})"
                if p.half_output else
-               f"C[{p.m}x{p.n}] ({c_type}) {'=' if p.overwrite else '+='} "
+               f"C[{m}x{n}] ({c_type}) {'=' if p.overwrite else '+='} "
                + product)
     return kernel_text(p, p.symbol(), request, p.dt.kind,
-                       f"{summary}, K = {p.k}")
+                       f"{summary}, K = {p.k}"
+                       + (", computed as C^T = B^T A^T" if p.c_transposed
+                          else ""))
 
 
 def kernel_text(p, symbol, request, kind, summary, headers=()):
@@ -3204,7 +3371,10 @@ def kernel_text(p, symbol, request, kind, summary, headers=()):
         + (["k5"] if p.b_stream and p.dt.group == 4 else [])
         + (["k6"] if p.dt.group == 4 and p.partial_group_ks
            and not p.b_stream else [])
-        + (["k7"] if p.trans_a and p.nv < 7 else []),
+        # (k7: PACK A's partial lanes, A in place's partial groups, the
+        # transposed store's columns.)
+        + (["k7"] if (p.trans_a or p.a_tail or p.c_transposed)
+           and not p.gemv and not p.b_stream and p.nv < 7 else []),
         p.dt.features,
         headers=["# qm.inner_loop_flops: "
                  + str(GEMV_ROWS * gemv_a_rows(p) * gemv_chunk(p) * 2

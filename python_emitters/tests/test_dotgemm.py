@@ -251,6 +251,13 @@ def request(**changes):
     return changed(BASE, **changes)
 
 
+# The product transposed of a 37x45x64 GEMM against B^T (the harness's
+# leading dimensions: K + 3, K + 5, N + 7).
+CT = dict(runtime_ld=None, m=37, n=45, k=64, lda=67, ldb=69, ldc=52,
+          trans_b=True, a_layout="direct", product="transposed", mr=12,
+          nr=32, mc=24, nc=64, kc=64)
+
+
 class RequestTest(RefusalTestCase):
     emit_under_test = staticmethod(emit_dot)
 
@@ -308,6 +315,16 @@ class RequestTest(RefusalTestCase):
         self.refuses(dict(direct, k=63, kc=21, k_unroll=4), "partial group")
         self.refuses(dict(direct, k=63, kc=63, k_runs=3, k_unroll=1),
                      "a convolution's")
+        # The product transposed: B^T against A as stored, static, s8 or
+        # bf16 (a u8 A would be VPDPBUSD's signed operand), at most 16 of
+        # C's columns a tile.
+        self.refuses(request(**dict(CT, trans_b=False, ldb=50)),
+                     "B not transposed")
+        self.refuses(int8_request(**dict(CT, a_type="u8")), "a u8 A")
+        self.refuses(request(**dict(CT, mr=28, nr=16)), "mr <= 16")
+        self.refuses(request(**dict(CT, fault="swap-pairs")), "swap-pairs")
+        self.refuses(request(**dict(CT, runtime_ld=True, lda=None,
+                                    ldb=None, ldc=None)), "run-time")
         # f16: widened where it is packed (never in place), one k a lane.
         gemv = dict(kind="shgemm", trans_b=True, pack_b=False)
         self.refuses(request(kind="shgemm", b_prepacked=True), "f16")
@@ -528,6 +545,19 @@ class HarnessTest(KernelHarness):
 
 
 
+def check_product_transposed(test, make):
+    """The product transposed (CT) in two parts of C's rows (the header's
+    columns of C^T); a kernel that drops k or writes past C's edge is
+    caught."""
+    status, output = test.run_kernel("ct_parts", make(**dict(
+        CT, parallel=True)), split=17)
+    test.assertEqual((status, output.strip()), (0, "ok"))
+    for fault in ("drop-k", "write-past-edge"):
+        status, _ = test.run_kernel(f"ct_{fault}", make(**dict(CT,
+                                                              fault=fault)))
+        test.assertNotEqual(status, 0, fault)
+
+
 def check_gemv(test, make, faults=("drop-k", "write-past-edge")):
     """pack_b false: B^T read in place, a matrix-vector product per row of
     A; K in whole chunks, a tail only and both; N a multiple of 8 or not;
@@ -702,6 +732,9 @@ class Bf16ExecutionTest(HarnessTest):
         self.check_runtime_parts(request(m=24, k=37, trans_b=True,
                                          bf16_output=True, overwrite=True))
 
+    def test_product_transposed_parts_and_faults(self):
+        check_product_transposed(self, request)
+
     def test_kernels_match_reference(self):
         cases = {
             "edges_odd_k": request(),
@@ -816,6 +849,22 @@ class Bf16ExecutionTest(HarnessTest):
             "a_direct_trans_b": request(runtime_ld=None, k=64, lda=67,
                                         ldb=69, ldc=52, kc=64,
                                         trans_b=True, a_layout="direct"),
+            # The product transposed (C^T = B^T A^T, B^T's rows read in
+            # place, the tiles stored into C through 16 x 16 transposes):
+            # edges of C's rows and columns, several kc blocks, A's rows
+            # packed as B^T's, the epilogue (a bias per column of C) and a
+            # bf16 D, a 14-row block.
+            "ct": request(**CT),
+            "ct_blocks": request(**dict(CT, kc=32)),
+            "ct_packed_a": request(**dict(CT, a_layout="k-major")),
+            "ct_epilogue": request(**dict(CT, overwrite=True,
+                                          bias="columns", relu=True)),
+            "ct_bf16_output": request(**dict(
+                CT, bf16_output=True, ldd=54, bias="columns", relu=True,
+                relu_max=6.0, kc=32)),
+            "ct_14_rows": request(**dict(
+                CT, m=70, n=100, k=96, lda=99, ldb=101, ldc=107, mr=14,
+                mc=28, kc=32, k_unroll=4)),
             # Blocks of 10 pairs and one k (kc 21 dividing K 63): each
             # block's last k under a mask; and an odd K in one block.
             "a_direct_odd_blocks": request(
@@ -969,6 +1018,12 @@ class F16ExecutionTest(HarnessTest):
 class Int8ExecutionTest(HarnessTest):
     HARNESS = INT8_HARNESS
 
+    def test_product_transposed_parts_and_faults(self):
+        """s8: B^T's rows in place (signed), A's packed plus 128, B^T's
+        row sums subtracted."""
+        check_product_transposed(self, lambda **c: int8_request(a_type="s8",
+                                                                **c))
+
     def test_runtime_rows_and_parts(self):
         self.check_runtime_parts(int8_request(m=24, k=37))
 
@@ -995,6 +1050,10 @@ class Int8ExecutionTest(HarnessTest):
                 "overwrite": int8_request(overwrite=True, k=50),
                 "wide_panels": int8_request(m=9, n=600, k=20, nc=576),
                 "trans_b": int8_request(trans_b=True, k=77, kc=40, mc=24),
+                # (s8 only: see the loop's end.)
+                "ct": int8_request(**CT),
+                "ct_blocks": int8_request(**dict(CT, kc=32)),
+                "ct_packed_a": int8_request(**dict(CT, a_layout="k-major")),
                 "trans_a": int8_request(trans_a=True, k=31),
                 "trans_ab": int8_request(trans_a=True, trans_b=True, m=70,
                                          n=100, k=61, mr=12, nr=32, kc=24,
@@ -1002,7 +1061,10 @@ class Int8ExecutionTest(HarnessTest):
                 "immediate_lds": int8_request(runtime_ld=None, lda=32,
                                               ldb=50, ldc=52),
             }.items():
-                cases[f"{a_type}_{name}"] = dict(req, a_type=a_type)
+                # (The product transposed takes no u8 A: it would be
+                # VPDPBUSD's signed operand.)
+                if not (name.startswith("ct") and a_type == "u8"):
+                    cases[f"{a_type}_{name}"] = dict(req, a_type=a_type)
         # A in place.
         for name, req in {
                 "a_direct": int8_request(runtime_ld=None, k=64, lda=67,

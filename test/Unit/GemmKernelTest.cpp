@@ -1624,6 +1624,55 @@ TEST(GemmKernelTest, DotAInPlaceValidates) {
   }
 }
 
+/// bf16 rows against a B^T wider than L2 on the dot instructions: the
+/// model computes C^T = B^T * A^T (dotgemm.py's product transposed), B^T's
+/// rows the kernel's A in place, A's rows packed as its B, its tiles
+/// transposed into C. C's rows 24 (12 x 32), 40 (8 x 48) and 64 with
+/// columns at an edge of the 12-row block, the epilogue into a bf16 D, two
+/// threads' parts, a fault caught; not at 16 rows (the matrix-vector
+/// form) nor for s8.
+TEST(GemmKernelTest, DotTransposedProductValidates) {
+  if (!hostRunsBf16())
+    GTEST_SKIP() << "host lacks AVX512-BF16";
+  for (auto [m, n, k] : {std::tuple{24, 2400, 512}, std::tuple{40, 2400, 520},
+                         std::tuple{64, 2100, 576}}) {
+    GemmDesc d = GemmDesc::packed(m, n, k, false, true);
+    d.precision = GemmPrecision::Bf16;
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, dotHost()));
+    EXPECT_EQ(model.product, Product::Transposed) << model.str();
+    EXPECT_EQ(model.nr, m == 40 ? 48 : 32) << model.str();
+    EXPECT_TRUE(kernelValidates(d, model)) << describe(d, model);
+  }
+  GemmDesc d = GemmDesc::packed(24, 2400, 512, false, true);
+  d.precision = GemmPrecision::Bf16;
+  QM_ASSERT_EXPECTED(model, chooseGemmConfig(d, dotHost()));
+  GemmDesc e = d;
+  e.bias = GemmBias::Columns;
+  e.activation.relu = true;
+  e.activation.bound = 6.0f;
+  e.halfOutput = true;
+  e.overwrite = true;
+  e.ldd = e.n;
+  EXPECT_TRUE(kernelValidates(e, model)) << describe(e, model);
+  GemmConfig two = model;
+  two.threads = 2;
+  expectTwoPartsValidate(d, two);
+  QM_ASSERT_EXPECTED(
+      broken, emitGemmKernel(d, model, EmitterOptions::defaults(), "drop-k"));
+  QM_ASSERT_EXPECTED(caught,
+                     validateIsolated(d, host(), broken,
+                                      IsolatedValidationOptions::defaults()));
+  EXPECT_FALSE(caught.passed);
+  for (auto [m, p] : {std::pair{16, GemmPrecision::Bf16},
+                      std::pair{24, GemmPrecision::S8S8}}) {
+    GemmDesc o = GemmDesc::packed(m, 4096, 4096, false, true);
+    o.precision = p;
+    QM_ASSERT_EXPECTED(c, chooseGemmConfig(o, dotHost()));
+    EXPECT_EQ(c.product, Product::Direct) << o.str() << " " << c.str();
+  }
+}
+
 TEST(GemmKernelTest, DotFewColumnsReadAInPlace) {
   // At most 32 columns and more than 16 rows: one sliver of one or two
   // vectors by 12 rows, A read in place even with its rows a multiple of

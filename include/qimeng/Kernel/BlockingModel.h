@@ -158,6 +158,13 @@ inline constexpr int64_t kF16MatrixVectorRows = 12;
 /// (with it, the tiles take every bf16 GEMM of more than one row;
 /// docs/BlockingModel.md).
 inline constexpr int64_t kBf16MatrixVectorRows = 32;
+/// Without the tiles, bf16 rows against a B^T wider than L2 from above
+/// kBf16TransposedProductMinRows up to kBf16TransposedProductMaxRows take
+/// the product transposed (C^T = B^T A^T: B^T read in place, never
+/// packed), before the matrix-vector form (BlockingModel.cpp,
+/// dotTransposedProduct).
+inline constexpr int64_t kBf16TransposedProductMinRows = 16;
+inline constexpr int64_t kBf16TransposedProductMaxRows = 256;
 
 /// Rows of 8-bit A up to which the matrix-vector form (B^T read in place,
 /// 64 bytes of k a VPDPBUSD) beats the blocked kernels that pack B^T, on a
