@@ -3374,7 +3374,7 @@ def kernel_text(p, symbol, request, kind, summary, headers=()):
         # (k7: PACK A's partial lanes, A in place's partial groups, the
         # transposed store's columns.)
         + (["k7"] if (p.trans_a or p.a_tail or p.c_transposed)
-           and not p.gemv and not p.b_stream and p.nv < 7 else []),
+           and p.nv < 7 else []),
         p.dt.features,
         headers=["# qm.inner_loop_flops: "
                  + str(GEMV_ROWS * gemv_a_rows(p) * gemv_chunk(p) * 2
