@@ -2013,25 +2013,13 @@ def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
     t = _a_reg(p)
     if to_d:
         asm.comment("D tile: %rdx = D + (ic + ir) * ldd + (jc + jr) * 2")
-        asm.ins(f"leaq ({IC}, {IR}), %rdx")
-        asm.ins(f"imulq {LDD_BYTES}({WS}), %rdx")
-        asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdx")
-        asm.ins(f"leaq (%rdx, {JC}, 2), %rdx")
-        asm.ins(f"leaq (%rdx, {JR}, 2), %rdx")
-    if p.shift_b:
-        asm.comment("the tile's rows' 128 sum_k A(i, k) -> %rdx")
-        asm.ins(f"leaq {p.row_corr_offset}({WS}, {IR}, 4), %rdx")
-    elif p.dt.shift_a:
-        asm.comment("the sliver's 128 sum_k B(k, j) -> %rdx")
-        asm.ins(f"leaq {p.corr_offset}({WS}, {JR}, 4), %rdx")
+        _emit_d_tile(asm, p, (IC, IR), (JC, JR))
+    _emit_correction_pointer(asm, p)
     for i in range(p.mr):
         for v in range(p.nv):
             mask = f"{{%k{v + 1}}}"
             acc = _acc(p, i, v)
-            if p.shift_b:
-                asm.ins(f"vpsubd {4 * i}(%rdx){{1to16}}, {acc}, {acc}")
-            elif p.dt.shift_a:
-                asm.ins(f"vpsubd {64 * v}(%rdx), {acc}, {acc}")
+            _emit_correction(asm, p, acc, i, v)
             if read_c:
                 asm.ins(f"vmovups {64 * v}(%rdi), {t}{mask}{{z}}")
                 asm.ins(f"{p.dt.add} {t}, {acc}, {acc}")
@@ -2047,6 +2035,37 @@ def _emit_tile_store(asm, p, done, read_c, epilogue=False, to_d=False):
                 asm.ins("addq %rcx, %rdi")
             if to_d:
                 asm.ins(f"addq {LDD_BYTES}({WS}), %rdx")
+
+
+def _emit_d_tile(asm, p, rows, columns):
+    """%rdx = D's tile: D + (rows) * ldd + (columns) * 2, each a pair of
+    loop registers (C's rows and columns, whichever the tile's are)."""
+    asm.ins(f"leaq ({rows[0]}, {rows[1]}), %rdx")
+    asm.ins(f"imulq {LDD_BYTES}({WS}), %rdx")
+    asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdx")
+    asm.ins(f"leaq (%rdx, {columns[0]}, 2), %rdx")
+    asm.ins(f"leaq (%rdx, {columns[1]}, 2), %rdx")
+
+
+def _emit_correction_pointer(asm, p):
+    """%rdx = the tile's s8 correction, where it has one: its rows' 128
+    sum_k A(i, k) (A in place, B plus 128), or its sliver's 128 sum_k
+    B(k, j) (A packed plus 128)."""
+    if p.shift_b:
+        asm.comment("the tile's rows' 128 sum_k A(i, k) -> %rdx")
+        asm.ins(f"leaq {p.row_corr_offset}({WS}, {IR}, 4), %rdx")
+    elif p.dt.shift_a:
+        asm.comment("the sliver's 128 sum_k B(k, j) -> %rdx")
+        asm.ins(f"leaq {p.corr_offset}({WS}, {JR}, 4), %rdx")
+
+
+def _emit_correction(asm, p, acc, i, v):
+    """The s8 correction of accumulator (row i, vector v) subtracted
+    (_emit_correction_pointer's %rdx)."""
+    if p.shift_b:
+        asm.ins(f"vpsubd {4 * i}(%rdx){{1to16}}, {acc}, {acc}")
+    elif p.dt.shift_a:
+        asm.ins(f"vpsubd {64 * v}(%rdx), {acc}, {acc}")
 
 
 def _emit_tile_store_transposed(asm, p, done, read_c, epilogue, to_d):
@@ -2073,28 +2092,16 @@ def _emit_tile_store_transposed(asm, p, done, read_c, epilogue, to_d):
     asm.ins("bzhil %edx, %ecx, %ecx")
     asm.ins("kmovw %ecx, %k7")
     asm.ins(f"movq {LD_BYTES_OFFSET + 16}({WS}), %rcx")
-    if p.shift_b:
-        asm.comment("the tile's rows' 128 sum_k A(i, k) -> %rdx")
-        asm.ins(f"leaq {p.row_corr_offset}({WS}, {IR}, 4), %rdx")
-    elif p.dt.shift_a:
-        asm.comment("the sliver's 128 sum_k B(k, j) -> %rdx")
-        asm.ins(f"leaq {p.corr_offset}({WS}, {JR}, 4), %rdx")
+    _emit_correction_pointer(asm, p)
     for i in range(p.mr):
         for v in range(p.nv):
             acc = _acc(p, i, v)
-            if p.shift_b:
-                asm.ins(f"vpsubd {4 * i}(%rdx){{1to16}}, {acc}, {acc}")
-            elif p.dt.shift_a:
-                asm.ins(f"vpsubd {64 * v}(%rdx), {acc}, {acc}")
+            _emit_correction(asm, p, acc, i, v)
             asm.ins(f"vmovaps {acc}, "
                     f"{p.spill_offset + (i * p.nr + v * LANES) * 4}({WS})")
     if to_d:
         asm.comment("D tile: %rdx = D + (jc + jr) * ldd + (ic + ir) * 2")
-        asm.ins(f"leaq ({JC}, {JR}), %rdx")
-        asm.ins(f"imulq {LDD_BYTES}({WS}), %rdx")
-        asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdx")
-        asm.ins(f"leaq (%rdx, {IC}, 2), %rdx")
-        asm.ins(f"leaq (%rdx, {IR}, 2), %rdx")
+        _emit_d_tile(asm, p, (JC, JR), (IC, IR))
     zero, bound, t = z[16], z[17], z[18]
     for v in range(p.nv):
         for i in range(LANES):
