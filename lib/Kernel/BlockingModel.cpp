@@ -1204,6 +1204,14 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
                       : std::min<int64_t>(
                          roundDownAtLeast(l3PerCore / 2 / blockBytes, c.nr),
                          roundDownAtLeast(8192, c.nr));
+  // B^T packed for up to 512 rows (one or two row blocks): the packed
+  // panel within L2, where the row blocks read it back, rather than L3.
+  // On Zen 5, 1 thread, nc 960 side by side with 4080: s8 96x4096x4096
+  // 1.05x, 128x4096x4096 1.05x, 256x4096x4096 1.03x, 512x4096x4096 1.02x;
+  // bf16 512x4096x4096 1.015x, 128x3072x768 and 128x768x3072 1.00x.
+  if (!conv && desc.transB && !desc.bPrepacked && !fewRows && !shallowPanel &&
+      desc.m <= 512 && c.packB == BPacking::Panels)
+    c.nc = std::min(c.nc, roundDownAtLeast(l2 / blockBytes, c.nr));
   c = clampToProblem(c, desc);
   // The streamed form runs K in blocks of streamedKBlock k, each over
   // every block of columns: B's rows one a page (N of 4096 bytes), K's
