@@ -147,7 +147,7 @@ class DotConv:
         self.row_dims, self.col_dims = gather_dims(g, eb, steps)
         # Consecutive pixels of one output row are this far apart.
         self.row_step = self.row_dims[-1][1]
-        self.run = contiguous_run(self.col_dims, eb)
+        self.run = run   # (in elements: the same whatever their bytes)
         # The steps to the next image (nchw_fchw) of the input and output.
         self.image_bytes = (None if g.nhwc else steps(0, 1),
                             check_disp(p.m * p.n * 4, "image"))
@@ -165,14 +165,12 @@ class DotConv:
             # step apart (dotgemm._emit_a_in_place checks each sliver).
             p.a_row_stride = self.row_dims[-1][1]
             check_disp(p.a_row_stride * p.mr, "gather")
-        assert self.run == run
         if g.nhwc and self.run % p.kc and p.k_runs == 1:
             raise RequestError(
                 f"kc = {p.kc} must divide {self.run}, the k that lie in "
                 "consecutive elements of the input, so that each row of a "
-                "packed block is one piece of it"
-                + (", or be a multiple of it (A in place: a_layout direct)"
-                   if g.nhwc else ""))
+                "packed block is one piece of it, or be a multiple of it "
+                "(A in place: a_layout direct)")
         self.row_table = offset + SCRATCH
         self.col_table = self.row_table + round_up(
             (p.m if g.nhwc else p.n) * 8, 64)

@@ -2124,10 +2124,11 @@ def _emit_tile_store_transposed(asm, p, done, read_c, epilogue, to_d):
                 asm.ins(f"vmovups (%rdi), {t}{{%k7}}{{z}}")
                 asm.ins(f"{p.dt.add} {t}, {acc}, {acc}")
             if epilogue:
-                # The tile's bias along its rows is C's along its columns.
-                emit_epilogue(asm, p, acc, "(%rax), " + f"{acc}, {acc}"
-                              "{%k7}" if p.bias == "rows" else None,
-                              zero, bound)
+                # The tile's bias along its rows is C's along its columns:
+                # a vector of it (from %rax) for every row of C.
+                bias = (f"(%rax), {acc}, {acc}{{%k7}}" if p.bias == "rows"
+                        else None)
+                emit_epilogue(asm, p, acc, bias, zero, bound)
             emit_store_sums(asm, acc, "(%rdx)" if to_d else "(%rdi)",
                             "{%k7}", p.dt.name if to_d else None)
             if read_c or not to_d:
