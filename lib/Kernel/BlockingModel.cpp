@@ -870,6 +870,17 @@ bool qimeng::dotKStepsReadAInPlace(const GemmDesc &desc, int64_t kc,
          runK / group >= kUnroll && runK / group % kUnroll == 0;
 }
 
+int qimeng::dotInPlaceKUnroll(const GemmDesc &desc, int64_t kc, int64_t runK) {
+  for (int ku : {4, 2, 1})
+    if (dotKStepsReadAInPlace(desc, kc, ku, runK))
+      return ku;
+  return 0;
+}
+
+bool qimeng::shortRunsShareABlock(const GemmDesc &desc, int64_t run) {
+  return run < 32 * desc.kGroup();
+}
+
 bool qimeng::dotReadsBInPlace(const GemmDesc &desc) {
   if (desc.bRowsStreamInPlace())
     return desc.precision == GemmPrecision::F16 &&
@@ -997,12 +1008,7 @@ static std::optional<GemmConfig> dotTransposedProduct(const GemmDesc &desc,
   c.nr = roundUp(desc.m, 48) - desc.m < roundUp(desc.m, 32) - desc.m ? 48 : 32;
   c.mr = c.nr == 48 ? 8 : 12;
   c.kc = std::min<int64_t>(product.k, 1024);
-  c.kUnroll = 0;
-  for (int ku : {4, 2, 1})
-    if (dotKStepsReadAInPlace(product, c.kc, ku)) {
-      c.kUnroll = ku;
-      break;
-    }
+  c.kUnroll = dotInPlaceKUnroll(product, c.kc);
   if (c.kUnroll == 0)
     return std::nullopt;
   c.mc = roundDownAtLeast(1024, c.mr);
@@ -1240,13 +1246,11 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // last group loaded under a mask.)
   const int64_t kcInPlace = c.kc >= desc.k ? desc.k : c.kc;
   if (aMayBeInPlace && c.packB != BPacking::InPlace && !rowsShareASet)
-    for (int ku : {4, 2, 1})
-      if (dotKStepsReadAInPlace(desc, kcInPlace, ku)) {
-        c.kc = kcInPlace;
-        c.kUnroll = ku;
-        c.aLayout = ALayout::Direct;
-        break;
-      }
+    if (int ku = dotInPlaceKUnroll(desc, kcInPlace)) {
+      c.kc = kcInPlace;
+      c.kUnroll = ku;
+      c.aLayout = ALayout::Direct;
+    }
   // An nhwc convolution read in place whose run of consecutive k is short
   // (fewer than 32 groups: the stem's 21 k, 11 pairs) has each tile's K
   // loop end after a few groups, and C's tile updated, once a block: a kc
@@ -1254,21 +1258,17 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // K loop stepping from one run to the next through the column table.
   // The stem on Zen 5, 1 thread, kc 147 (7 runs) side by side with kc 21:
   // bf16 1.20-1.22x, u8s8 1.36x, s8 1.47x.
+  // (Whether a K unroll fits depends on the run, not on how many share a
+  // block: the most runs dividing K that fit at all.)
   if (conv && conv->isNhwc() && c.aLayout == ALayout::Direct) {
     const int64_t run = conv->contiguousRun();
-    if (c.kc == run && run < 32 * group) {
+    if (c.kc == run && shortRunsShareABlock(desc, run))
       for (int64_t runs = kMaxRunsABlock; runs > 1; --runs)
-        if (desc.k % (runs * run) == 0) {
-          for (int ku : {4, 2, 1})
-            if (dotKStepsReadAInPlace(desc, runs * run, ku, run)) {
-              c.kc = runs * run;
-              c.kUnroll = ku;
-              break;
-            }
+        if (int ku = dotInPlaceKUnroll(desc, runs * run, run)) {
+          c.kc = runs * run;
+          c.kUnroll = ku;
           break;
         }
-      c = clampToProblem(c, desc);
-    }
   }
   // B prepacked by the caller (PrepackedB.h): its panels are all of K's
   // groups per sliver, so a kc block may not pad in the middle: kc whole

@@ -358,7 +358,7 @@ SearchSpace SearchSpace::forProblem(const KernelProblem &problem,
     // (dotconv.py's k_runs; configFor refuses them packed).
     if (base.isa != VectorIsa::Amx) {
       space.directRun_ = run;
-      if (run < 32 * desc.kGroup())
+      if (shortRunsShareABlock(desc, run))
         for (int64_t runs = 2; runs <= kMaxRunsABlock; ++runs)
           if (desc.k % (runs * run) == 0)
             kcs.push_back(runs * run);

@@ -1664,12 +1664,9 @@ def _emit_compute(asm, p):
         whole = p.run_k // p.dt.group * 4     # bytes a run's loop steps A
 
         def next_run_in_place(run):
-            # The input's offset of the run's first k past the last run's
-            # (the column table's), less what the loop stepped.
-            table, k = p.conv.col_table, p.run_k
-            asm.ins(f"movq {table + 8 * k * run}({WS}, {PC}, 8), %rdx")
-            asm.ins(f"subq {table + 8 * k * (run - 1)}({WS}, {PC}, 8), "
-                    "%rdx")
+            # The run's offset past the last run's, less what the loop
+            # stepped.
+            _emit_run_offset(asm, p, run, run - 1, "%rdx")
             asm.ins(f"leaq {-whole}(%rax, %rdx), %rax")
 
         def next_run_copied(run):
@@ -1876,13 +1873,8 @@ def _emit_a_in_place(asm, p):
     _emit_a_row_source(asm, p, "%rsi", JR)
     for run in range(p.k_runs):
         if run:
-            # The next run of the input (the column table's step) into
-            # the next run's groups.
-            table = p.conv.col_table
-            asm.ins(f"movq {table + 8 * p.run_k * run}({WS}, {PC}, 8), "
-                    "%rdx")
-            asm.ins(f"subq {table + 8 * p.run_k * (run - 1)}({WS}, {PC}, "
-                    "8), %rdx")
+            # The next run of the input into the next run's groups.
+            _emit_run_offset(asm, p, run, run - 1, "%rdx")
             asm.ins(f"leaq {-run_bytes}(%rsi, %rdx), %rsi")
             if run_groups * 4 != run_bytes:
                 asm.ins(f"addq ${run_groups * 4 - run_bytes}, %rdi")
@@ -1930,14 +1922,10 @@ def _emit_a_row_sums(asm, p):
     asm.ins("vpxord %zmm0, %zmm0, %zmm0")
     for run in range(p.k_runs):
         if run:
-            # A convolution's run: the column table's offset past the
-            # block's first k.
+            # A convolution's run, past the block's first k.
             chunk = asm.label(f"ROW SUMS: next 64 bytes, run {run}")
             tail = asm.label(f"ROW SUMS: the run's last bytes, run {run}")
-            table = p.conv.col_table
-            asm.ins(f"movq {table + 8 * p.run_k * run}({WS}, {PC}, 8), "
-                    "%rsi")
-            asm.ins(f"subq {table}({WS}, {PC}, 8), %rsi")
+            _emit_run_offset(asm, p, run, 0, "%rsi")
             asm.ins("addq %rdi, %rsi")
         elif p.k_runs > 1:
             asm.ins("movq %rdi, %rsi")
@@ -1962,6 +1950,16 @@ def _emit_a_row_sums(asm, p):
     asm.ins(f"incq {JR}")
     asm.ins(f"jmp {back(row)}")
     asm.place(done)
+
+
+def _emit_run_offset(asm, p, run, since, reg):
+    """reg = how far run `run` of a convolution's kc block (p.k_runs runs
+    of p.run_k k) lies in the input past run `since`: the difference of
+    their first k's column-table entries, in bytes; only reg is
+    written."""
+    table, k = p.conv.col_table, p.run_k
+    asm.ins(f"movq {table + 8 * k * run}({WS}, {PC}, 8), {reg}")
+    asm.ins(f"subq {table + 8 * k * since}({WS}, {PC}, 8), {reg}")
 
 
 def _emit_a_row_source(asm, p, reg, row):

@@ -243,9 +243,18 @@ chooseGemmConfig(const GemmDesc &desc, const Target &target, int threads = 1);
 bool dotKStepsReadAInPlace(const GemmDesc &desc, int64_t kc, int kUnroll,
                            int64_t runK = 0);
 
+/// The largest K unroll (4, 2 or 1 groups) with which dotKStepsReadAInPlace
+/// holds for `kc` and `runK`, or 0 where none does.
+int dotInPlaceKUnroll(const GemmDesc &desc, int64_t kc, int64_t runK = 0);
+
 /// The most runs of consecutive k a dot convolution's kc block read in
 /// place holds (dotconv.py's k_runs: each run's K loop is written out).
 constexpr int64_t kMaxRunsABlock = 8;
+
+/// Whether a dot convolution's run of `run` consecutive k is short enough
+/// (fewer than 32 groups: the stem's 21 k) for several runs to share a kc
+/// block read in place (the model's rule and the tuner's kc choices).
+bool shortRunsShareABlock(const GemmDesc &desc, int64_t run);
 
 /// Whether a block of `mr` rows on `isa` can read `desc`'s A in place
 /// (alayout=direct): GemmDesc::aSliversInPlace, and with a run-time lda at
