@@ -152,6 +152,32 @@ GROUPS, REM, PAD_GROUPS, ITERATIONS, VECTOR_GROUPS = (
 # BlockingModel.h's kMaxRunsABlock).
 A_TAIL_MASK = "%k7"
 MAX_RUNS_A_BLOCK = 8
+# A in place with a run-time lda (runtime_ld): the K loop reaches row i of
+# a sliver from one of three bases (row 0 in %rax, row 3 in %r13, row 10
+# in %rdi) plus 0, 1, 2, 4 or 8 lda (lda in bytes in %r9) or 3, 6 or 12
+# lda (in %rdx): rows 0 to 16. The block's rows (%r13) and columns (%r9)
+# wait in the workspace meanwhile, and the C tile's pointer (%rdi) is
+# computed again after the K loop.
+RUNTIME_A_BASES = (("%rax", 0), ("%r13", 3), ("%rdi", 10))
+RUNTIME_A_LDA, RUNTIME_A_LDA3 = "%r9", "%rdx"
+RUNTIME_A_STEPS = {0: "", 1: f",{RUNTIME_A_LDA}", 2: f",{RUNTIME_A_LDA},2",
+                   4: f",{RUNTIME_A_LDA},4", 8: f",{RUNTIME_A_LDA},8",
+                   3: f",{RUNTIME_A_LDA3}", 6: f",{RUNTIME_A_LDA3},2",
+                   12: f",{RUNTIME_A_LDA3},4"}
+
+
+def runtime_a_row(i):
+    """(base register, index) that reach row i of a sliver read in place
+    with a run-time lda, or None past the last such row."""
+    for base, first in RUNTIME_A_BASES:
+        step = RUNTIME_A_STEPS.get(i - first)
+        if step is not None:
+            return base, step
+    return None
+
+
+RUNTIME_A_ROWS = next(i for i in range(64) if runtime_a_row(i) is None)
+assert RUNTIME_A_ROWS == 17
 # bf16_output: D's leading dimension in bytes, written by the kernel.
 LDD_BYTES = COUNTS_OFFSET + 8 * 5
 # b_prepacked: the address of this kc block's panel in the caller's B.
@@ -356,9 +382,8 @@ class Params:
                    if self.dt.name == "f16" else
                    "a u8 A (VPDPBUSD's unsigned operand would be B^T's "
                    "signed bytes)" if self.dt.name == "u8s8" else
-                   "run-time leading dimensions or sizes"
-                   if self.runtime_ld or self.dynamic_m or self.dynamic_n
-                   or self.dynamic_k else
+                   "run-time sizes"
+                   if self.dynamic_m or self.dynamic_n or self.dynamic_k else
                    "b_prepacked or pack_b (B^T is read in place)"
                    if "b_prepacked" in request or "pack_b" in request else
                    "a bias along the rows" if self.bias == "rows" else
@@ -603,7 +628,11 @@ class Params:
             why = ("f16 (widened where it is packed)"
                    if self.dt.name == "f16" else
                    "A transposed (its rows are k)" if self.trans_a else
-                   "run-time leading dimensions" if self.runtime_ld else
+                   f"run-time leading dimensions and mr = {self.mr} (the "
+                   f"K loop reaches {RUNTIME_A_ROWS} rows from its bases)"
+                   if self.runtime_ld and self.mr > RUNTIME_A_ROWS else
+                   "run-time leading dimensions and runs of k"
+                   if self.runtime_ld and self.k_runs > 1 else
                    "the matrix-vector form" if self.gemv else
                    f"K and kc in whole K steps of {unit} (k_unroll "
                    f"{self.k_unroll} groups of {self.dt.group}), or kc "
@@ -623,8 +652,9 @@ class Params:
             if why:
                 raise RequestError(f"a_layout direct reads A in place: not "
                                    f"with {why}")
-            self.a_row_stride = self.lda * self.dt.element_bytes
-            check_disp(self.a_row_stride * self.mr, "A row")
+            if not self.runtime_ld:
+                self.a_row_stride = self.lda * self.dt.element_bytes
+                check_disp(self.a_row_stride * self.mr, "A row")
             self.shift_b = self.dt.shift_a
         elif self.k_runs > 1:
             raise RequestError("k_runs: a kc block of several runs is read "
@@ -658,6 +688,12 @@ class Params:
             self.stream_buffer_offset + self.stream_buffer_bytes
             if self.b_stream else self.row_corr_offset
             + (round_up((self.mc + self.mr) * 4, 64) if self.shift_b else 0))
+        # A in place with a run-time lda: the block's rows and columns while
+        # the K loop borrows their registers (RUNTIME_A_BASES).
+        self.runtime_a_rows = self.a_direct and self.runtime_ld
+        if self.runtime_a_rows:
+            self.borrowed_offset = round_up(self.workspace_bytes, 64)
+            self.workspace_bytes = self.borrowed_offset + 16
         # The product transposed: the tile's accumulators spilled, MR rows
         # of NR dwords, to come back a vector of each row at a time.
         self.spill_offset = round_up(self.workspace_bytes, 64)
@@ -1626,11 +1662,7 @@ def _emit_compute(asm, p):
         # The tile is C^T's: its columns are C's rows.
         asm.comment("C tile: %rdi = C + (jc + jr) * ldc + (ic + ir) * 4"
                     + ("" if only_d else ", C's rows prefetched"))
-        asm.ins(f"leaq ({JC}, {JR}), %rdi")
-        asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
-        asm.ins(f"leaq ({IC}, {IR}), %rdx")
-        asm.ins("leaq (%rdi, %rdx, 4), %rdi")
-        asm.ins(f"addq 16({WS}), %rdi")
+        _emit_c_tile_pointer(asm, p)
         if not only_d:
             asm.ins("movq %rdi, %rdx")
             for j in range(p.nr):
@@ -1641,11 +1673,7 @@ def _emit_compute(asm, p):
         asm.comment("C tile: %rdi = C + (ic + ir) * ldc + (jc + jr) * 4"
                     + ("" if only_d else
                        ", its lines prefetched while the K loop runs"))
-        asm.ins(f"leaq ({IC}, {IR}), %rdi")
-        asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
-        asm.ins(f"leaq ({JC}, {JR}), %rdx")
-        asm.ins("leaq (%rdi, %rdx, 4), %rdi")
-        asm.ins(f"addq 16({WS}), %rdi")
+        _emit_c_tile_pointer(asm, p)
     if not only_d and not p.c_transposed:
         asm.ins("movq %rdi, %rdx")
         for i in range(p.mr):
@@ -1675,17 +1703,28 @@ def _emit_compute(asm, p):
             if p.a_tail:
                 asm.ins("addq $4, %rax")
 
-        _emit_k_loop(asm, p, k_loops[0],
-                     lambda u, i: i * p.a_row_stride + 4 * u,
-                     4 * p.k_unroll, next_run_in_place)
+        if p.runtime_a_rows:
+            bases = _emit_runtime_a_bases(asm, p)
+            _emit_k_loop(asm, p, k_loops[0], lambda u, i: "{}({}{})".format(
+                4 * u, *runtime_a_row(i)), 4 * p.k_unroll, a_bases=bases)
+        else:
+            _emit_k_loop(asm, p, k_loops[0],
+                         lambda u, i: f"{i * p.a_row_stride + 4 * u}(%rax)",
+                         4 * p.k_unroll, next_run_in_place)
         asm.ins(f"jmp {fwd(k_done)}")
         asm.place(copied)
         _emit_k_loop(asm, p, k_loops[1],
-                     lambda u, i: i * p.kc_groups * 4 + 4 * u,
+                     lambda u, i: f"{i * p.kc_groups * 4 + 4 * u}(%rax)",
                      4 * p.k_unroll, next_run_copied)
         asm.place(k_done)
+        if p.runtime_a_rows:
+            asm.comment("the registers the K loop borrowed")
+            asm.ins(f"movq {p.borrowed_offset}({WS}), {NB}")
+            asm.ins(f"movq {p.borrowed_offset + 8}({WS}), {MB}")
+            _emit_c_tile_pointer(asm, p)
     else:
-        _emit_k_loop(asm, p, k_loops[0], lambda u, i: (u * p.mr + i) * 4,
+        _emit_k_loop(asm, p, k_loops[0],
+                     lambda u, i: f"{(u * p.mr + i) * 4}(%rax)",
                      p.k_unroll * p.mr * 4)
 
     asm.comment("C update: rows left in %rsi")
@@ -1749,10 +1788,48 @@ def _emit_compute(asm, p):
     asm.place(done)
 
 
-def _emit_k_loop(asm, p, k_loop, a_disp, a_step, next_run=None):
+def _emit_c_tile_pointer(asm, p):
+    """%rdi = the C tile's first element: C + (ic + ir) * ldc + (jc + jr)
+    * 4, or with the product transposed (its tile is C^T's) C + (jc + jr)
+    * ldc + (ic + ir) * 4; %rdx is written too."""
+    rows, columns = ((JC, JR), (IC, IR)) if p.c_transposed else \
+        ((IC, IR), (JC, JR))
+    asm.ins(f"leaq ({rows[0]}, {rows[1]}), %rdi")
+    asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
+    asm.ins(f"leaq ({columns[0]}, {columns[1]}), %rdx")
+    asm.ins("leaq (%rdi, %rdx, 4), %rdi")
+    asm.ins(f"addq 16({WS}), %rdi")
+
+
+def _emit_runtime_a_bases(asm, p):
+    """Before the K loop of a sliver read in place with a run-time lda
+    (its row 0 at %rax): lda and 3 lda in bytes into their registers, the
+    further bases its rows need (RUNTIME_A_BASES); returns the bases the
+    loop steps."""
+    asm.comment("rows from bases: lda -> %r9, 3 lda -> %rdx, rows 3 and 10 "
+                "-> %r13, %rdi")
+    asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), {RUNTIME_A_LDA}")
+    asm.ins(f"leaq ({RUNTIME_A_LDA}, {RUNTIME_A_LDA}, 2), {RUNTIME_A_LDA3}")
+    used = {runtime_a_row(i)[0] for i in range(p.mr)}
+    bases = [base for base, _ in RUNTIME_A_BASES if base in used]
+    for base, first in RUNTIME_A_BASES[1:]:
+        if base not in used:
+            continue
+        # From row 0 in the largest steps: 3 lda; 8 lda then 2 lda.
+        source, left = "%rax", first
+        while left:
+            step = max(s for s in RUNTIME_A_STEPS if s <= left)
+            asm.ins(f"leaq ({source}{RUNTIME_A_STEPS[step]}), {base}")
+            source, left = base, left - step
+    return bases
+
+
+def _emit_k_loop(asm, p, k_loop, a_operand, a_step, next_run=None,
+                 a_bases=("%rax",)):
     """The block's K loop (at label k_loop): per K step, k_unroll groups of
-    the B sliver (%rsi) against the A sliver (%rax), row i's group u at
-    a_disp(u, i); A then steps a_step bytes, B k_unroll groups. A in place
+    the B sliver (%rsi) against the A sliver (%rax), row i's group u the
+    memory operand a_operand(u, i); A then steps a_step bytes (each of
+    a_bases), B k_unroll groups. A in place
     from blocks of runs (p.k_runs runs of p.run_k k, or one block ending
     in a partial group): per run, its whole groups (a count of K steps
     that every block shares), then its partial group once (p.a_tail k a
@@ -1790,9 +1867,10 @@ def _emit_k_loop(asm, p, k_loop, a_disp, a_step, next_run=None):
         for u in range(p.k_unroll):
             load_b(u)
             for i in range(p.mr):
-                asm.ins(f"vpbroadcastd {a_disp(u, i)}(%rax), {a}")
+                asm.ins(f"vpbroadcastd {a_operand(u, i)}, {a}")
                 dots(i)
-        asm.ins(f"addq ${a_step}, %rax")
+        for base in a_bases:
+            asm.ins(f"addq ${a_step}, {base}")
         asm.ins(f"addq ${p.k_unroll * p.nr * 4}, %rsi")
         asm.ins("decq %rcx")
         asm.ins(f"jnz {back(k_loop)}")
@@ -1803,7 +1881,7 @@ def _emit_k_loop(asm, p, k_loop, a_disp, a_step, next_run=None):
         load_b(0)
         move = "vmovdqu16" if p.dt.element_bytes == 2 else "vmovdqu8"
         for i in range(p.mr):
-            asm.ins(f"{move} {a_disp(0, i)}(%rax), "
+            asm.ins(f"{move} {a_operand(0, i)}, "
                     f"{a.replace('zmm', 'xmm')}{{{A_TAIL_MASK}}}{{z}}")
             asm.ins(f"vpbroadcastd {a.replace('zmm', 'xmm')}, {a}")
             dots(i)
@@ -1827,7 +1905,13 @@ def _emit_a_in_place(asm, p):
     done = asm.label("A in place: sliver done")
     eb, conv = p.dt.element_bytes, _gathered_a(p)
     asm.comment(f"A in place: {p.mr}-row slivers where they lie, rows "
-                f"{p.a_row_stride} bytes apart; no PACK A")
+                + ("lda" if p.runtime_ld else f"{p.a_row_stride}")
+                + " bytes apart; no PACK A")
+    if p.runtime_a_rows:
+        # The block's columns and rows wait here while the K loops borrow
+        # their registers.
+        asm.ins(f"movq {NB}, {p.borrowed_offset}({WS})")
+        asm.ins(f"movq {MB}, {p.borrowed_offset + 8}({WS})")
     if conv is not None:
         emit_block_input_base(asm, conv)
     asm.ins(f"xorl {IR}d, {IR}d")
@@ -1976,7 +2060,8 @@ def _emit_a_row_source(asm, p, reg, row):
     asm.ins(f"leaq ({IC}, {IR}), {reg}")
     if row != 0:
         asm.ins(f"addq {row}, {reg}")
-    asm.ins(f"imulq ${p.a_row_stride}, {reg}")
+    asm.ins(f"imulq {LD_BYTES_OFFSET}({WS}), {reg}" if p.runtime_ld else
+            f"imulq ${p.a_row_stride}, {reg}")
     asm.ins(f"leaq ({reg}, {PC}, {p.dt.element_bytes}), {reg}")
     asm.ins(f"addq 0({WS}), {reg}")
 
@@ -2158,16 +2243,20 @@ def _emit_interleave_index(asm, p):
         asm.ins(f"movq %rax, {INDEX_OFFSET + 8 * q}({WS})")
 
 
-def emit_leading_dims_in_bytes(asm, p, types, element_bytes, ldd_slot):
+def emit_leading_dims_in_bytes(asm, p, types, element_bytes, ldd_slot,
+                               swap_ab=False):
     """lda, ldb and ldc in bytes into the header (88, 96, 104), from the
     caller's elements (runtime_ld) or the immediates; with a bf16 output
-    ldd in bytes too, into `ldd_slot`. `types`: A's, B's and C's names."""
+    ldd in bytes too, into `ldd_slot`. `types`: A's, B's and C's names.
+    `swap_ab` (the product transposed, whose A is the caller's B): the
+    caller's lda and ldb, swapped."""
     a_type, b_type, c_type = types
     asm.comment(f"lda, ldb ({a_type}, {b_type}) and ldc ({c_type}) in bytes")
     eb = element_bytes
+    sources = (1, 0, 2) if swap_ab else (0, 1, 2)
     for i, size in enumerate((eb, eb, 4)):
         if p.runtime_ld:
-            asm.ins(f"movq {LD_OFFSET + 8 * i}({WS}), %rax")
+            asm.ins(f"movq {LD_OFFSET + 8 * sources[i]}({WS}), %rax")
             if size > 1:
                 asm.ins(f"shlq ${size.bit_length() - 1}, %rax")
         else:
@@ -2293,7 +2382,7 @@ def _emit_body(p):
     asm.ins("movq %rdx, 16(%rcx)")
     asm.ins(f"movq %rcx, {WS}")
     emit_leading_dims_in_bytes(asm, p, p.dt.types, p.dt.element_bytes,
-                               LDD_BYTES)
+                               LDD_BYTES, swap_ab=p.c_transposed)
     if p.dt.group == 2:
         _emit_interleave_index(asm, p)
     if p.conv is not None:

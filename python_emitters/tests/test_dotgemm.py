@@ -304,8 +304,9 @@ class RequestTest(RefusalTestCase):
         direct = dict(request(runtime_ld=None, k=64, lda=67, ldb=50,
                               ldc=52, kc=16), a_layout="direct")
         self.refuses(dict(direct, a_layout="rows"), "k-major")
-        self.refuses(request(k=64, kc=16, a_layout="direct"),
-                     "run-time leading dimensions")
+        self.refuses(request(k=64, kc=16, a_layout="direct", mr=28, nr=16,
+                             mc=28),
+                     "reaches 17 rows")
         self.refuses(dict(direct, trans_a=True, lda=40), "A transposed")
         self.refuses(dict(direct, k=62, lda=65), "whole K steps of 4")
         self.refuses(dict(direct, kc=18), "whole K steps of 4")
@@ -324,7 +325,8 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(**dict(CT, mr=28, nr=16)), "mr <= 16")
         self.refuses(request(**dict(CT, fault="swap-pairs")), "swap-pairs")
         self.refuses(request(**dict(CT, runtime_ld=True, lda=None,
-                                    ldb=None, ldc=None)), "run-time")
+                                    ldb=None, ldc=None, dynamic_m=True)),
+                     "run-time sizes")
         # f16: widened where it is packed (never in place), one k a lane.
         gemv = dict(kind="shgemm", trans_b=True, pack_b=False)
         self.refuses(request(kind="shgemm", b_prepacked=True), "f16")
@@ -875,6 +877,25 @@ class Bf16ExecutionTest(HarnessTest):
                                       ldb=50, ldc=52, kc=63, k_unroll=1,
                                       a_layout="direct", overwrite=True,
                                       relu=True),
+            # A in place with run-time leading dimensions: rows from three
+            # bases and lda, 3 lda in registers (8, 12, 14 and 16 rows),
+            # blocks ending in a partial group, the product transposed.
+            "a_direct_runtime_ld": request(k=64, kc=16, a_layout="direct"),
+            "a_direct_runtime_ld_12_rows": request(
+                m=70, n=100, k=96, mr=12, nr=32, k_unroll=4, kc=32, mc=36,
+                nc=64, a_layout="direct", overwrite=True, bias="columns",
+                relu=True, bf16_output=True),
+            "a_direct_runtime_ld_14_rows_odd_blocks": request(
+                m=70, n=100, k=63, mr=14, nr=32, k_unroll=2, kc=21, mc=28,
+                nc=64, a_layout="direct"),
+            "a_direct_runtime_ld_16_rows": request(
+                m=40, n=100, k=96, mr=16, nr=16, k_unroll=4, kc=96, mc=32,
+                nc=64, a_layout="direct", trans_b=True),
+            "ct_runtime_ld": request(**dict(CT, runtime_ld=True, lda=None,
+                                            ldb=None, ldc=None)),
+            "ct_runtime_ld_bf16_output": request(**dict(
+                CT, runtime_ld=True, lda=None, ldb=None, ldc=None,
+                bf16_output=True, bias="columns", relu=True, kc=32)),
         }
         for name, req in cases.items():
             with self.subTest(name=name):
@@ -1054,6 +1075,8 @@ class Int8ExecutionTest(HarnessTest):
                 "ct": int8_request(**CT),
                 "ct_blocks": int8_request(**dict(CT, kc=32)),
                 "ct_packed_a": int8_request(**dict(CT, a_layout="k-major")),
+                "ct_runtime_ld": int8_request(**dict(
+                    CT, runtime_ld=True, lda=None, ldb=None, ldc=None)),
                 "trans_a": int8_request(trans_a=True, k=31),
                 "trans_ab": int8_request(trans_a=True, trans_b=True, m=70,
                                          n=100, k=61, mr=12, nr=32, kc=24,
@@ -1094,6 +1117,14 @@ class Int8ExecutionTest(HarnessTest):
                 "a_direct_three_bytes": int8_request(
                     runtime_ld=None, m=30, n=50, k=46, lda=49, ldb=55,
                     ldc=57, mr=7, nr=48, kc=23, mc=14, nc=48, k_unroll=1),
+                # Run-time leading dimensions: rows from three bases (12
+                # and 16 rows), the row sums from lda.
+                "a_direct_runtime_ld": int8_request(
+                    m=70, n=100, k=96, mr=12, nr=32, k_unroll=2, kc=32,
+                    mc=36, nc=64),
+                "a_direct_runtime_ld_16_rows_partial_quads": int8_request(
+                    m=40, n=50, k=63, mr=16, nr=16, kc=21, mc=32, nc=48,
+                    k_unroll=1, overwrite=True),
             }.items():
             # s8: B packed plus 128, A signed where it lies, each row's
             # 128 sum_k A subtracted.
