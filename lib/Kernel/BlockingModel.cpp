@@ -988,13 +988,14 @@ VectorIsa qimeng::matrixIsa(const Target &target, GemmPrecision precision) {
 /// 32x3072x768 1.19x; not at 16 rows (0.94-0.98x: the matrix-vector form
 /// stays) nor past 64 rows where B^T fits half of L3 (128x3072x768 0.98x).
 /// s8 is left packed: each call would sum B^T's rows (s8 A in place),
-/// 0.99x at 64 rows.
+/// 0.99x at 64 rows. Static sizes; the leading dimensions immediates or
+/// run-time values (the default function-boundary layout: B^T's rows
+/// reached from base registers, Target::dotDirectRowsWithRuntimeLd).
 static std::optional<GemmConfig> dotTransposedProduct(const GemmDesc &desc,
                                                       const Target &target) {
   if (desc.precision != GemmPrecision::Bf16 || !desc.transB || desc.transA ||
-      desc.bPrepacked || desc.runtimeLd || desc.dynamicM || desc.dynamicN ||
-      desc.dynamicK || desc.bias == GemmBias::Rows ||
-      desc.m <= kBf16TransposedProductMinRows ||
+      desc.bPrepacked || desc.dynamicM || desc.dynamicN || desc.dynamicK ||
+      desc.bias == GemmBias::Rows || desc.m <= kBf16TransposedProductMinRows ||
       desc.m > kBf16TransposedProductMaxRows)
     return std::nullopt;
   const int64_t bytes = desc.n * desc.k * desc.operandElementBytes();
@@ -1108,9 +1109,8 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // 48, ResNet-50's res2 layers 1.5x with 64 filters (8 x 48 pads them to
   // 96), res5's 49 pixels 7 x 48.
   // (f16 is widened where it is packed: never in place.)
-  const bool aMayBeInPlace = !desc.transA && !desc.runtimeLd &&
-                             !desc.dynamicK &&
-                             desc.precision != GemmPrecision::F16;
+  const bool aMayBeInPlace =
+      !desc.transA && !desc.dynamicK && desc.precision != GemmPrecision::F16;
   auto share = [&](const MicroKernelShape &s) {
     return coveredShare(desc, s.mr, s.nr);
   };
@@ -1230,8 +1230,8 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
     c.kc = std::min(desc.k, streamedKBlock(desc.precision));
   // A read in place (dotgemm.py's a_layout direct: no PACK A; a
   // convolution's pixels where they lie in its input) where the kernel
-  // can (dotKStepsReadAInPlace): A's rows of k as stored, an immediate
-  // lda, K and kc whole K steps of 4 groups (or 2, or 1: a convolution of
+  // can (dotKStepsReadAInPlace): A's rows of k as stored (a run-time lda
+  // too), K and kc whole K steps of 4 groups (or 2, or 1: a convolution of
   // 6 channels), or blocks of whole K steps and one partial group (the
   // 3-channel stem); an s8 A stays signed, B is packed plus 128 and each
   // row's 128 sum_k A subtracted. On Zen 5, bf16: 1.05-1.09x from 256^3
@@ -1245,7 +1245,12 @@ static llvm::Expected<GemmConfig> dotConfig(const KernelProblem &problem,
   // (A K that is not whole groups within one block: kc all of K, the
   // last group loaded under a mask.)
   const int64_t kcInPlace = c.kc >= desc.k ? desc.k : c.kc;
-  if (aMayBeInPlace && c.packB != BPacking::InPlace && !rowsShareASet)
+  // (With a run-time lda the K loop reaches the rows from base registers:
+  // Target::dotDirectRowsWithRuntimeLd, every block of the table.)
+  const bool rowsReached =
+      !desc.runtimeLd || c.mr <= Target::dotDirectRowsWithRuntimeLd(c.isa);
+  if (aMayBeInPlace && rowsReached && c.packB != BPacking::InPlace &&
+      !rowsShareASet)
     if (int ku = dotInPlaceKUnroll(desc, kcInPlace)) {
       c.kc = kcInPlace;
       c.kUnroll = ku;

@@ -627,6 +627,10 @@ int Target::directRowsWithRuntimeLd(VectorIsa isa) {
   return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512 ? 9 : 0;
 }
 
+int Target::dotDirectRowsWithRuntimeLd(VectorIsa isa) {
+  return isa == VectorIsa::Avx512 ? 17 : 0;
+}
+
 std::string Target::featureString() const {
   std::vector<std::string> sorted = features;
   llvm::sort(sorted);

@@ -582,14 +582,20 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
         amx ? desc_.k % step == 0 && kc % step == 0
             : dotKStepsReadAInPlace(desc_, kc, c.kUnroll,
                                     blockOfRuns ? directRun_ : 0);
+    const bool rowsReached = amx || !desc_.runtimeLd ||
+                             c.mr <= Target::dotDirectRowsWithRuntimeLd(c.isa);
     if (c.aLayout == ALayout::Direct &&
-        (desc_.transA || (desc_.runtimeLd && !amx) || desc_.dynamicK ||
-         !stepsFit))
+        (desc_.transA || !rowsReached || desc_.dynamicK || !stepsFit))
       return llvm::createStringError(llvm::formatv(
           "alayout=direct ({0}) reads A's rows in place: A not transposed, "
           "{1}K = {2} and kc whole K steps of {3}{4}",
           amx ? "an AMX kernel" : "a dot-product kernel",
-          amx ? "" : "immediate leading dimensions, ", desc_.k, step,
+          amx ? ""
+              : llvm::formatv("at most {0} rows with run-time leading "
+                              "dimensions, ",
+                              Target::dotDirectRowsWithRuntimeLd(c.isa))
+                    .str(),
+          desc_.k, step,
           amx ? ""
               : ", or kc dividing K in whole K steps and one partial "
                 "group"));

@@ -2,13 +2,13 @@
 // [2048, 1024] weight that is an argument (4 MiB: larger than L2), with a
 // bias and relu: a linalg.transpose of the weight, a zero-filled
 // linalg.matmul on bf16 x bf16 -> f32, then the bias and relu. Without the
-// tiles (AMX-BF16) and with static leading dimensions (identity-layout
-// bufferization) the kernel computes the product transposed (C^T = W X^T,
-// `_ct`, dotgemm.py): the weight's rows read where they lie as the
+// tiles (AMX-BF16) the kernel computes the product transposed (C^T = W
+// X^T, `_ct`, dotgemm.py): the weight's rows read where they lie as the
 // kernel's A, the tokens packed as its B, C's tiles transposed as they are
-// stored, the bias and relu applied to C's rows. With the default layout
-// (run-time leading dimensions) the weight is packed instead. Run with and
-// without --qimeng-tensorop (one thread and two) and compared exactly
+// stored, the bias and relu applied to C's rows; with static leading
+// dimensions (identity-layout bufferization) and with the default layout's
+// run-time ones (the weight's rows reached from base registers). Run with
+// and without --qimeng-tensorop (one thread and two) and compared exactly
 // (small-integer inputs: every product and sum is exact in f32).
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512bf16
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
@@ -40,12 +40,16 @@
 // RUN: diff %t.reference %t.v3
 //
 // The transposed product is what ran: with a k dropped from it the output
-// differs.
+// differs (both layouts).
 // RUN: %mlir-opt %t.identity.mlir %dealloc \
 // RUN:   | %qimeng-opt '--qimeng-tensorop=amx=false threads=1 validate=false test-inject-fault=drop-k' \
 // RUN:   | %mlir-opt %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
 // RUN: not diff %t.reference %t.fault > /dev/null
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=amx=false threads=1 validate=false test-inject-fault=drop-k' \
+// RUN:   | %mlir-opt %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault.default
+// RUN: not diff %t.reference %t.fault.default > /dev/null
 
 // IDENTITY-LABEL: func.func @layer(
 // IDENTITY-NOT:     linalg.transpose
@@ -54,8 +58,7 @@
 // IDENTITY-LABEL: func.func private @pattern2(
 
 // DEFAULT-LABEL: func.func @layer(
-// DEFAULT:         llvm.call @qm_sbgemm_24x2048x1024_nt_b0_bias_relu_ldrt_
-// DEFAULT-NOT:       _ct_
+// DEFAULT:         llvm.call @qm_sbgemm_24x2048x1024_nt_adirect_b0_bias_relu_ldrt_ct_{{.*}}avx512bf16
 
 // OUT: rank = 2 offset = 0 sizes = [24, 2048]
 

@@ -1611,16 +1611,41 @@ TEST(GemmKernelTest, DotAInPlaceValidates) {
                        validateIsolated(odd, host(), broken,
                                         IsolatedValidationOptions::defaults()));
     EXPECT_FALSE(caught.passed);
-    // Not in place: A transposed, run-time leading dimensions.
+    // Not in place: A transposed.
     GemmDesc t = GemmDesc::packed(37, 45, 64, /*transA=*/true);
     t.precision = p;
     QM_ASSERT_EXPECTED(packed, chooseGemmConfig(t, dotHost()));
     EXPECT_EQ(packed.aLayout, ALayout::KMajor);
-    GemmDesc rt = GemmDesc::packed(37, 45, 64);
-    rt.precision = p;
-    rt.runtimeLd = true;
-    QM_ASSERT_EXPECTED(rtConfig, chooseGemmConfig(rt, dotHost()));
-    EXPECT_EQ(rtConfig.aLayout, ALayout::KMajor);
+    // Run-time leading dimensions (the default function-boundary layout):
+    // the rows from base registers, up to 16 a block; one kernel run at
+    // two paddings, a dropped k caught.
+    for (auto [m, n, k, mr, nr] :
+         {std::tuple{37, 45, 64, 0, 0}, std::tuple{70, 100, 96, 12, 32},
+          std::tuple{40, 100, 63, 16, 16}}) {
+      GemmDesc rt = GemmDesc::packed(m, n, k);
+      rt.precision = p;
+      rt.runtimeLd = true;
+      SCOPED_TRACE(rt.str());
+      QM_ASSERT_EXPECTED(rtConfig, chooseGemmConfig(rt, dotHost()));
+      EXPECT_EQ(rtConfig.aLayout, ALayout::Direct) << rtConfig.str();
+      if (mr) {
+        rtConfig.mr = mr;
+        rtConfig.nr = nr;
+        rtConfig.mc = 2 * mr;
+        rtConfig.nc = 2 * nr;
+      }
+      EXPECT_TRUE(kernelValidates(rt.withPaddedLeadingDims(3), rtConfig))
+          << describe(rt, rtConfig);
+      EXPECT_TRUE(kernelValidates(rt.withPaddedLeadingDims(16), rtConfig))
+          << describe(rt, rtConfig);
+      QM_ASSERT_EXPECTED(
+          broken,
+          emitGemmKernel(rt, rtConfig, EmitterOptions::defaults(), "drop-k"));
+      QM_ASSERT_EXPECTED(
+          caught, validateIsolated(rt.withPaddedLeadingDims(3), host(), broken,
+                                   IsolatedValidationOptions::defaults()));
+      EXPECT_FALSE(caught.passed);
+    }
   }
 }
 
@@ -1664,6 +1689,17 @@ TEST(GemmKernelTest, DotTransposedProductValidates) {
                      validateIsolated(d, host(), broken,
                                       IsolatedValidationOptions::defaults()));
   EXPECT_FALSE(caught.passed);
+  // Run-time leading dimensions: B^T's rows from base registers, run at
+  // two paddings.
+  GemmDesc rt = GemmDesc::packed(40, 2400, 520, false, true);
+  rt.precision = GemmPrecision::Bf16;
+  rt.runtimeLd = true;
+  QM_ASSERT_EXPECTED(rtModel, chooseGemmConfig(rt, dotHost()));
+  EXPECT_EQ(rtModel.product, Product::Transposed) << rtModel.str();
+  EXPECT_TRUE(kernelValidates(rt.withPaddedLeadingDims(3), rtModel))
+      << describe(rt, rtModel);
+  EXPECT_TRUE(kernelValidates(rt.withPaddedLeadingDims(16), rtModel))
+      << describe(rt, rtModel);
   for (auto [m, p] : {std::pair{16, GemmPrecision::Bf16},
                       std::pair{24, GemmPrecision::S8S8}}) {
     GemmDesc o = GemmDesc::packed(m, 4096, 4096, false, true);

@@ -188,6 +188,10 @@ struct Target {
   /// run-time value: x86 reaches them from three base registers, three
   /// rows each (sgemm.py, A_ROW_BASES); 0 where A is not read in place.
   static int directRowsWithRuntimeLd(VectorIsa isa);
+  /// The same for the bf16/int8 dot-product microkernels (dotgemm.py,
+  /// RUNTIME_A_BASES): three base registers and lda, 3 lda in two more
+  /// reach 17 rows on Avx512; 0 elsewhere.
+  static int dotDirectRowsWithRuntimeLd(VectorIsa isa);
 
   /// The features as an LLVM -mattr string: "+avx,+avx2,+fma".
   std::string featureString() const;
