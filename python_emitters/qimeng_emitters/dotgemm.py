@@ -166,7 +166,7 @@ RUNTIME_A_STEPS = {0: "", 1: f",{RUNTIME_A_LDA}", 2: f",{RUNTIME_A_LDA},2",
                    12: f",{RUNTIME_A_LDA3},4"}
 
 
-def runtime_a_row(i):
+def _runtime_a_row(i):
     """(base register, index) that reach row i of a sliver read in place
     with a run-time lda, or None past the last such row."""
     for base, first in RUNTIME_A_BASES:
@@ -176,7 +176,7 @@ def runtime_a_row(i):
     return None
 
 
-RUNTIME_A_ROWS = next(i for i in range(64) if runtime_a_row(i) is None)
+RUNTIME_A_ROWS = next(i for i in range(64) if _runtime_a_row(i) is None)
 assert RUNTIME_A_ROWS == 17
 # bf16_output: D's leading dimension in bytes, written by the kernel.
 LDD_BYTES = COUNTS_OFFSET + 8 * 5
@@ -1706,7 +1706,7 @@ def _emit_compute(asm, p):
         if p.runtime_a_rows:
             bases = _emit_runtime_a_bases(asm, p)
             _emit_k_loop(asm, p, k_loops[0], lambda u, i: "{}({}{})".format(
-                4 * u, *runtime_a_row(i)), 4 * p.k_unroll, a_bases=bases)
+                4 * u, *_runtime_a_row(i)), 4 * p.k_unroll, a_bases=bases)
         else:
             _emit_k_loop(asm, p, k_loops[0],
                          lambda u, i: f"{i * p.a_row_stride + 4 * u}(%rax)",
@@ -1806,11 +1806,12 @@ def _emit_runtime_a_bases(asm, p):
     (its row 0 at %rax): lda and 3 lda in bytes into their registers, the
     further bases its rows need (RUNTIME_A_BASES); returns the bases the
     loop steps."""
-    asm.comment("rows from bases: lda -> %r9, 3 lda -> %rdx, rows 3 and 10 "
-                "-> %r13, %rdi")
+    asm.comment(f"rows from bases: lda -> {RUNTIME_A_LDA}, 3 lda -> "
+                f"{RUNTIME_A_LDA3}, rows " + ", ".join(
+                    f"{first} -> {base}" for base, first in RUNTIME_A_BASES))
     asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), {RUNTIME_A_LDA}")
     asm.ins(f"leaq ({RUNTIME_A_LDA}, {RUNTIME_A_LDA}, 2), {RUNTIME_A_LDA3}")
-    used = {runtime_a_row(i)[0] for i in range(p.mr)}
+    used = {_runtime_a_row(i)[0] for i in range(p.mr)}
     bases = [base for base, _ in RUNTIME_A_BASES if base in used]
     for base, first in RUNTIME_A_BASES[1:]:
         if base not in used:

@@ -712,6 +712,11 @@ class Bf16ExecutionTest(HarnessTest):
 
     def test_runtime_rows_and_parts(self):
         self.check_runtime_parts(request(m=24, k=37, trans_b=True))
+        # A in place, its rows from base registers (12 a block, K 37 in
+        # one block: 18 pairs and one k).
+        self.check_runtime_parts(request(m=24, k=37, kc=37, k_unroll=2,
+                                         mr=12, nr=32, mc=24, nc=64,
+                                         a_layout="direct"))
 
     def test_runtime_k(self):
         self.check_runtime_k(request(m=24, k=37, kc=16))
@@ -1047,6 +1052,10 @@ class Int8ExecutionTest(HarnessTest):
 
     def test_runtime_rows_and_parts(self):
         self.check_runtime_parts(int8_request(m=24, k=37))
+        for a_type in ("s8", "u8"):
+            self.check_runtime_parts(int8_request(
+                m=24, k=64, kc=64, mr=12, nr=32, mc=24, nc=64,
+                a_layout="direct", a_type=a_type))
 
     def test_runtime_k(self):
         for a_type in ("s8", "u8"):

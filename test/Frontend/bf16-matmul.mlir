@@ -61,7 +61,7 @@
 // CHECK:         scf.if
 // CHECK-NOT:       linalg.
 // CHECK-NOT:       arith.truncf
-// CHECK:           llvm.call @qm_sbgemm_67x45x33_nt_b0_obf16_ldrt_
+// CHECK:           llvm.call @qm_sbgemm_67x45x33_nt_{{(adirect_)?}}b0_obf16_ldrt_
 // CHECK-NEXT:      llvm.call @qm_workspace_release
 // CHECK-NEXT:    } else {
 // CHECK:           linalg.matmul
@@ -83,20 +83,20 @@
 // transposed weight in place, a dot product per output (`_gemv8`).
 // CHECK-LABEL: func.func @linear_dynamic_batch(
 // CHECK:         llvm.call @qm_sbgemm_1x100x33_nt_mrt_b0_ldrt_gemv8_
-// CHECK:         llvm.call @qm_sbgemm_256x100x33_nt_mrt_b0_ldrt_
+// CHECK:         llvm.call @qm_sbgemm_256x100x33_nt_mrt_{{(adirect_)?}}b0_ldrt_
 // CHECK-LABEL: func.func @linear_dynamic_batch_bf16(
 // CHECK:         llvm.call @qm_sbgemm_16x40x150_nn_mrt_b0_obf16_ldrt_
-// CHECK:         llvm.call @qm_sbgemm_256x40x150_nn_mrt_b0_obf16_ldrt_
+// CHECK:         llvm.call @qm_sbgemm_256x40x150_nn_mrt_{{(adirect_)?}}b0_obf16_ldrt_
 // A dynamic number of output features: N is read at run time (`_nrt`).
 // CHECK-LABEL: func.func @linear_dynamic_features(
-// CHECK:         llvm.call @qm_sbgemm_67x256x33_nn_nrt_b0_ldrt_
+// CHECK:         llvm.call @qm_sbgemm_67x256x33_nn_nrt_{{(adirect_)?}}b0_ldrt_
 // A bias and relu after a bf16 product are the kernel's epilogue, as for
 // f32 (the else branch, for a bias stride other than the unit one the
 // kernel assumes, keeps the generic).
 // CHECK-LABEL: func.func @linear_bias_relu(
 // CHECK:         scf.if
 // CHECK-NOT:       arith.maximumf
-// CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_b0_bias_relu_ldrt_
+// CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_{{(adirect_)?}}b0_bias_relu_ldrt_
 // CHECK:         } else {
 // CHECK:           arith.maximumf
 // StableHLO's dot_general with an f32 preferred type, a bias, relu6 (a
@@ -105,7 +105,7 @@
 // CHECK-LABEL: func.func @linear_bias_relu6_to_bf16(
 // CHECK:         scf.if
 // CHECK-NOT:       arith.truncf
-// CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_b0_bias_relu_max40c00000_obf16_ldrt_
+// CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_{{(adirect_)?}}b0_bias_relu_max40c00000_obf16_ldrt_
 // CHECK:         } else {
 // CHECK:           arith.truncf
 // jax.nn.leaky_relu (slope 0.01) after a bf16 dense layer's f32 product
@@ -114,7 +114,7 @@
 // CHECK-LABEL: func.func @linear_bias_leaky_to_bf16(
 // CHECK:         scf.if
 // CHECK-NOT:       arith.select
-// CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_b0_bias_leaky3c23d70a_obf16_ldrt_
+// CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_{{(adirect_)?}}b0_bias_leaky3c23d70a_obf16_ldrt_
 // CHECK:         } else {
 // CHECK:           arith.select
 // CHECK-LABEL: func.func @product_in_bf16(
@@ -124,7 +124,7 @@
 // REMARK: remark: not accelerated: the products are rounded to bf16 before the f32 sum
 
 // PARTS: llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{.*}}_x86_64_{{avx512bf16|amxbf16}}_batch_t2(
-// PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_b0_ldrt_{{.*}}_par_x86_64_{{avx512bf16|amxbf16}}_parts2_cols(
+// PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_{{(adirect_)?}}b0_ldrt_{{.*}}_par_x86_64_{{avx512bf16|amxbf16}}_parts2_cols(
 
 // OUT-COUNT-13: rank = {{[23]}}
 

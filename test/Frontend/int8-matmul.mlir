@@ -47,9 +47,9 @@
 // CHECK-NOT:     linalg.transpose
 // CHECK-NOT:     linalg.fill
 // CHECK-NOT:     linalg.matmul
-// CHECK:         llvm.call @qm_s8s8gemm_29x70x131_nt_b0_ldrt_
+// CHECK:         llvm.call @qm_s8s8gemm_29x70x131_nt_{{(adirect_)?}}b0_ldrt_
 // CHECK-LABEL: func.func @u8s8_generic(
-// CHECK:         llvm.call @qm_u8s8gemm_37x45x66_nn_ldrt_
+// CHECK:         llvm.call @qm_u8s8gemm_37x45x66_nn_{{(adirect_)?}}ldrt_
 // CHECK-LABEL: func.func @s8_dense_rows(
 // CHECK-NOT:     linalg.fill
 // CHECK:         llvm.call @qm_s8s8gemm_3x70x600_nn_b0_ldrt_

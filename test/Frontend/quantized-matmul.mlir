@@ -56,7 +56,7 @@
 // CHECK-LABEL: func.func @linear_zero_points(
 // CHECK-NOT:     linalg.quantized_matmul
 // CHECK-NOT:     linalg.fill ins(%c0_i32 : i32) outs(%alloc
-// CHECK:         llvm.call @qm_s8s8gemm_29x70x131_nn_b0_
+// CHECK:         llvm.call @qm_s8s8gemm_29x70x131_nn_{{(adirect_)?}}b0_
 // CHECK:         memref.alloca() : memref<29xi32>
 // CHECK:         linalg.generic
 // CHECK:         memref.alloca() : memref<70xi32>
@@ -75,7 +75,7 @@
 
 // TENSOR-LABEL: func.func @linear_zero_points(
 // TENSOR-NOT:     linalg.quantized_matmul
-// TENSOR:         llvm.call @qm_s8s8gemm_29x70x131_nn_b0_
+// TENSOR:         llvm.call @qm_s8s8gemm_29x70x131_nn_{{(adirect_)?}}b0_
 // TENSOR:         linalg.generic
 // TENSOR-LABEL: func.func @bmm_zero_points(
 
