@@ -111,9 +111,11 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
   return {};
 }
 
-bool qimeng::readsAInPlace(const GemmDesc &desc, int mr, VectorIsa isa) {
+bool qimeng::readsAInPlace(const GemmDesc &desc, int mr, VectorIsa isa,
+                           BPacking packB) {
   return desc.aSliversInPlace() &&
-         (!desc.runtimeLd || mr <= Target::directRowsWithRuntimeLd(isa));
+         (!desc.runtimeLd || mr <= Target::directRowsWithRuntimeLd(
+                                       isa, packB == BPacking::Panels));
 }
 
 GemmConfig qimeng::clampToProblem(GemmConfig c, const GemmDesc &d) {
@@ -300,10 +302,11 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   c = withShape(c, *chosen, target);
   if (fewRows && desc.bPrepacked)
     c.mr = static_cast<int>(std::min<int64_t>(c.mr, desc.m));
-  // A as stored is read in place (a run-time lda for at most nine rows) or
+  // A as stored is read in place (a run-time lda for at most 17 rows, 9
+  // with B not in panels) or
   // copied in rows, the cheaper packing; a transposed A is packed k-major
   // (docs/BlockingModel.md, "A in place").
-  const bool aInPlace = oneSliver && readsAInPlace(desc, c.mr, c.isa);
+  const bool aInPlace = oneSliver && readsAInPlace(desc, c.mr, c.isa, c.packB);
   if (oneSliver && !desc.transA)
     c.aLayout = aInPlace ? ALayout::Direct : ALayout::Rows;
   // With A in place, L2 holds the packed B panel while A's rows stream
@@ -513,11 +516,13 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // in one column block. Side by side on Zen 5 against the swapped
     // problem's 6x64 at kc 384: 1.43-1.48x at 128 and 256 rows of 4096 x
     // 4096 and 3072 x 768, 1.17-1.21x at 64 rows; mc and pfa change
-    // nothing, embedded broadcasts 0.82-0.88x. With a run-time lda, whose
-    // rows in place the K loop reaches only up to nine of
-    // (Target::directRowsWithRuntimeLd), 8x48 (0.85x 12x32 at 128 rows).
+    // nothing, embedded broadcasts 0.82-0.88x. With a run-time lda the K
+    // loop reaches 17 rows in place with B in panels
+    // (Target::directRowsWithRuntimeLd): 12x32 too; 8x48 (0.85x 12x32 at
+    // 128 rows) only where it would reach fewer.
     if (desc.m > lanes) {
-      const int blockRows = readsAInPlace(product, 12, isa) ? 12 : 8;
+      const int blockRows =
+          readsAInPlace(product, 12, isa, swapped->packB) ? 12 : 8;
       if (const MicroKernelShape *s =
               broadcastBlock(table, 384 / blockRows,
                              [&](int mr) { return mr == blockRows; })) {
@@ -1421,7 +1426,7 @@ qimeng::chooseKernelConfig(const KernelProblem &problem, const Target &target,
     // packed for every image and kc block: f32 res5 (a 9.4 MB filter for
     // 49 pixels) 1.76x, res4 1.16x, res3 1.06x the packed A side by side on
     // Zen 5, the small filters of res2, its 1x1 and the stem 0.99-1.01x.
-    if (readsAInPlace(view, config->mr, config->isa))
+    if (readsAInPlace(view, config->mr, config->isa, config->packB))
       config->aLayout = ALayout::Direct;
   }
   // Threads split the gathered operand's dimension, so that each gathers

@@ -623,8 +623,10 @@ Target Target::withoutAmx() const {
   return t;
 }
 
-int Target::directRowsWithRuntimeLd(VectorIsa isa) {
-  return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512 ? 9 : 0;
+int Target::directRowsWithRuntimeLd(VectorIsa isa, bool bPackedAhead) {
+  if (isa != VectorIsa::Avx2 && isa != VectorIsa::Avx512)
+    return 0;
+  return bPackedAhead ? 17 : 9;
 }
 
 int Target::dotDirectRowsWithRuntimeLd(VectorIsa isa) {

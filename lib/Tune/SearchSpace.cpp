@@ -619,11 +619,12 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
     return llvm::createStringError(
         "a prepacked B is read from its caller's panels: packb=1");
   if (desc_.precision == GemmPrecision::F32 && c.aLayout == ALayout::Direct &&
-      !conv_ && !readsAInPlace(desc_, c.mr, c.isa))
+      !conv_ && !readsAInPlace(desc_, c.mr, c.isa, c.packB))
     return llvm::createStringError(llvm::formatv(
         "alayout=direct with run-time leading dimensions reaches {0} rows of "
         "A in place; the {1}x{2} block has {1}",
-        Target::directRowsWithRuntimeLd(c.isa), c.mr, c.nr));
+        Target::directRowsWithRuntimeLd(c.isa, c.packB == BPacking::Panels),
+        c.mr, c.nr));
   if (desc_.precision == GemmPrecision::F32 && c.aLayout == ALayout::Direct &&
       conv_ &&
       (directRun_ == 0 ||

@@ -120,9 +120,10 @@ from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
 from .sgemm import _emit_transpose_16x16 as emit_transpose_16x16
-from .sgemm import (emit_leaky_relu, emit_prepacked_panel, emit_relu,
-                    emit_relu_constants, emit_relu_floor, leaky_slope_address,
-                    relu_max_address)
+from .sgemm import (RUNTIME_A_REACH, emit_leaky_relu, emit_prepacked_panel,
+                    emit_relu, emit_relu_constants, emit_relu_floor,
+                    emit_runtime_a_bases, leaky_slope_address,
+                    relu_max_address, runtime_a_row)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
                   fwd)
 
@@ -152,32 +153,6 @@ GROUPS, REM, PAD_GROUPS, ITERATIONS, VECTOR_GROUPS = (
 # BlockingModel.h's kMaxRunsABlock).
 A_TAIL_MASK = "%k7"
 MAX_RUNS_A_BLOCK = 8
-# A in place with a run-time lda (runtime_ld): the K loop reaches row i of
-# a sliver from one of three bases (row 0 in %rax, row 3 in %r13, row 10
-# in %rdi) plus 0, 1, 2, 4 or 8 lda (lda in bytes in %r9) or 3, 6 or 12
-# lda (in %rdx): rows 0 to 16. The block's rows (%r13) and columns (%r9)
-# wait in the workspace meanwhile, and the C tile's pointer (%rdi) is
-# computed again after the K loop.
-RUNTIME_A_BASES = (("%rax", 0), ("%r13", 3), ("%rdi", 10))
-RUNTIME_A_LDA, RUNTIME_A_LDA3 = "%r9", "%rdx"
-RUNTIME_A_STEPS = {0: "", 1: f",{RUNTIME_A_LDA}", 2: f",{RUNTIME_A_LDA},2",
-                   4: f",{RUNTIME_A_LDA},4", 8: f",{RUNTIME_A_LDA},8",
-                   3: f",{RUNTIME_A_LDA3}", 6: f",{RUNTIME_A_LDA3},2",
-                   12: f",{RUNTIME_A_LDA3},4"}
-
-
-def _runtime_a_row(i):
-    """(base register, index) that reach row i of a sliver read in place
-    with a run-time lda, or None past the last such row."""
-    for base, first in RUNTIME_A_BASES:
-        step = RUNTIME_A_STEPS.get(i - first)
-        if step is not None:
-            return base, step
-    return None
-
-
-RUNTIME_A_ROWS = next(i for i in range(64) if _runtime_a_row(i) is None)
-assert RUNTIME_A_ROWS == 17
 # bf16_output: D's leading dimension in bytes, written by the kernel.
 LDD_BYTES = COUNTS_OFFSET + 8 * 5
 # b_prepacked: the address of this kc block's panel in the caller's B.
@@ -629,8 +604,8 @@ class Params:
                    if self.dt.name == "f16" else
                    "A transposed (its rows are k)" if self.trans_a else
                    f"run-time leading dimensions and mr = {self.mr} (the "
-                   f"K loop reaches {RUNTIME_A_ROWS} rows from its bases)"
-                   if self.runtime_ld and self.mr > RUNTIME_A_ROWS else
+                   f"K loop reaches {RUNTIME_A_REACH} rows from its bases)"
+                   if self.runtime_ld and self.mr > RUNTIME_A_REACH else
                    "run-time leading dimensions and runs of k"
                    if self.runtime_ld and self.k_runs > 1 else
                    "the matrix-vector form" if self.gemv else
@@ -689,7 +664,7 @@ class Params:
             if self.b_stream else self.row_corr_offset
             + (round_up((self.mc + self.mr) * 4, 64) if self.shift_b else 0))
         # A in place with a run-time lda: the block's rows and columns while
-        # the K loop borrows their registers (RUNTIME_A_BASES).
+        # the K loop borrows their registers (sgemm.py's RUNTIME_A_BASES).
         self.runtime_a_rows = self.a_direct and self.runtime_ld
         if self.runtime_a_rows:
             self.borrowed_offset = round_up(self.workspace_bytes, 64)
@@ -1704,9 +1679,10 @@ def _emit_compute(asm, p):
                 asm.ins("addq $4, %rax")
 
         if p.runtime_a_rows:
-            bases = _emit_runtime_a_bases(asm, p)
+            bases = emit_runtime_a_bases(asm, p.mr,
+                                         f"{LD_BYTES_OFFSET}({WS})")
             _emit_k_loop(asm, p, k_loops[0], lambda u, i: "{}({}{})".format(
-                4 * u, *_runtime_a_row(i)), 4 * p.k_unroll, a_bases=bases)
+                4 * u, *runtime_a_row(i)), 4 * p.k_unroll, a_bases=bases)
         else:
             _emit_k_loop(asm, p, k_loops[0],
                          lambda u, i: f"{i * p.a_row_stride + 4 * u}(%rax)",
@@ -1799,30 +1775,6 @@ def _emit_c_tile_pointer(asm, p):
     asm.ins(f"leaq ({columns[0]}, {columns[1]}), %rdx")
     asm.ins("leaq (%rdi, %rdx, 4), %rdi")
     asm.ins(f"addq 16({WS}), %rdi")
-
-
-def _emit_runtime_a_bases(asm, p):
-    """Before the K loop of a sliver read in place with a run-time lda
-    (its row 0 at %rax): lda and 3 lda in bytes into their registers, the
-    further bases its rows need (RUNTIME_A_BASES); returns the bases the
-    loop steps."""
-    asm.comment(f"rows from bases: lda -> {RUNTIME_A_LDA}, 3 lda -> "
-                f"{RUNTIME_A_LDA3}, rows " + ", ".join(
-                    f"{first} -> {base}" for base, first in RUNTIME_A_BASES))
-    asm.ins(f"movq {LD_BYTES_OFFSET}({WS}), {RUNTIME_A_LDA}")
-    asm.ins(f"leaq ({RUNTIME_A_LDA}, {RUNTIME_A_LDA}, 2), {RUNTIME_A_LDA3}")
-    used = {_runtime_a_row(i)[0] for i in range(p.mr)}
-    bases = [base for base, _ in RUNTIME_A_BASES if base in used]
-    for base, first in RUNTIME_A_BASES[1:]:
-        if base not in used:
-            continue
-        # From row 0 in the largest steps: 3 lda; 8 lda then 2 lda.
-        source, left = "%rax", first
-        while left:
-            step = max(s for s in RUNTIME_A_STEPS if s <= left)
-            asm.ins(f"leaq ({source}{RUNTIME_A_STEPS[step]}), {base}")
-            source, left = base, left - step
-    return bases
 
 
 def _emit_k_loop(asm, p, k_loop, a_operand, a_step, next_run=None,

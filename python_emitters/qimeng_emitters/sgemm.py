@@ -68,13 +68,61 @@ FUSED_B_PREFETCH_ROWS = 8
 FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 
 # A read in place with a run-time lda (a_layout "direct", runtime_ld): the
-# K loop reaches row i of a sliver at base i // 3 plus (i % 3) * lda, lda
-# in bytes in %r9; the bases are %rax (row 0), %r13 (row 3) and %rdi (row
-# 6). %r9 (nc block's columns) and %r13 (mc block's rows) wait in the
-# workspace meanwhile, and %rdi (the C tile) is computed again.
+# K loop reaches row i of a sliver from one of three base registers plus a
+# multiple of lda (in bytes in %r9). Where the K loops leave %rdx free (B's
+# rows a packed step, no next panel swept: Params.a_rows_three_lda), 3 lda
+# waits there and the bases hold rows 0, 3 and 10: 0, 1, 2, 4 or 8 lda, or
+# 3, 6 or 12, past one of them reach rows 0 to 16 (RUNTIME_A_REACH; what
+# dotgemm.py's K loops do too); else they hold rows 0, 3 and 6, each
+# reaching its three rows at 0, 1 or 2 lda: nine. %r9 (nc block's
+# columns) and %r13 (mc block's rows) wait in the workspace meanwhile, and
+# %rdi (the C tile) is computed again.
 RUNTIME_A_ROWS = "runtime"
 A_ROW_BASES = ("%rax", "%r13", "%rdi")
-A_LDA_REG = "%r9"
+A_LDA_REG, A_LDA3_REG = "%r9", "%rdx"
+RUNTIME_A_BASES = tuple(zip(A_ROW_BASES, (0, 3, 10)))
+RUNTIME_A_STEPS = {0: "", 1: f",{A_LDA_REG}", 2: f",{A_LDA_REG},2",
+                   4: f",{A_LDA_REG},4", 8: f",{A_LDA_REG},8",
+                   3: f",{A_LDA3_REG}", 6: f",{A_LDA3_REG},2",
+                   12: f",{A_LDA3_REG},4"}
+
+
+def runtime_a_row(i):
+    """(base register, index) that reach row i of a sliver read in place
+    with a run-time lda and 3 lda in A_LDA3_REG, or None past the last
+    such row."""
+    for base, first in RUNTIME_A_BASES:
+        step = RUNTIME_A_STEPS.get(i - first)
+        if step is not None:
+            return base, step
+    return None
+
+
+RUNTIME_A_REACH = next(i for i in range(64) if runtime_a_row(i) is None)
+assert RUNTIME_A_REACH == 17
+
+
+def emit_runtime_a_bases(asm, mr, lda_operand):
+    """Before the K loop of an mr-row sliver read in place with a run-time
+    lda and 3 lda (its row 0 at %rax): lda (`lda_operand`, bytes) and 3
+    lda into their registers, and the further bases its rows need; returns
+    the bases the loop steps."""
+    asm.comment(f"rows from bases: lda -> {A_LDA_REG}, 3 lda -> "
+                f"{A_LDA3_REG}, rows " + ", ".join(
+                    f"{first} -> {base}" for base, first in RUNTIME_A_BASES))
+    asm.ins(f"movq {lda_operand}, {A_LDA_REG}")
+    asm.ins(f"leaq ({A_LDA_REG}, {A_LDA_REG}, 2), {A_LDA3_REG}")
+    used = {runtime_a_row(i)[0] for i in range(mr)}
+    for base, first in RUNTIME_A_BASES[1:]:
+        if base not in used:
+            continue
+        # From row 0 in the largest steps: 3 lda; 8 lda then 2 lda.
+        source, left = "%rax", first
+        while left:
+            step = max(s for s in RUNTIME_A_STEPS if s <= left)
+            asm.ins(f"leaq ({source}{RUNTIME_A_STEPS[step]}), {base}")
+            source, left = base, left - step
+    return [base for base, _ in RUNTIME_A_BASES if base in used]
 
 # Register map of the body (see docs/KernelContract.md).
 WS, JC, NB, PC, KB, IC, MB, JR, IR = (
@@ -265,12 +313,6 @@ class Params:
             raise RequestError(
                 f"a_layout '{self.a_layout}' reads rows of A as stored: it "
                 "needs trans_a false")
-        if (self.a_layout == "direct" and self.runtime_ld
-                and self.mr > len(A_ROW_BASES) * 3):
-            raise RequestError(
-                "a_layout 'direct' with runtime_ld addresses A's rows from "
-                f"{len(A_ROW_BASES)} base registers, three rows each: it "
-                f"needs mr <= {len(A_ROW_BASES) * 3}, got {self.mr}")
         # Direct slivers are rows too, lda apart (the pointer table and the
         # scratch sliver are placed with the workspace below).
         self.a_direct = self.a_layout == "direct"
@@ -343,6 +385,15 @@ class Params:
         self.tile_bytes = round_up(self.mr * self.nr * 4, 64)
         self.ap_offset = TILE_OFFSET + self.tile_bytes
         self.ap_bytes = round_up(self.mc * self.kc * 4, 64)
+        # Bytes from one k row of a B sliver to the next: packed NR floats,
+        # or B's own row stride when it is read in place.
+        self.b_row = Stride(self.nr * 4) if self.pack_b else self.b_ld
+        if self.runtime_a_rows and self.mr > self.runtime_a_reach:
+            raise RequestError(
+                "a_layout 'direct' with runtime_ld addresses A's rows from "
+                f"{len(A_ROW_BASES)} base registers: it needs mr <= "
+                f"{self.runtime_a_reach} ({RUNTIME_A_REACH} where B is "
+                f"packed and no next panel is swept), got {self.mr}")
         if self.a_direct:
             # No packed A: two slots (the row and column counts, kept
             # while a run-time lda's K loop borrows their registers), the
@@ -364,9 +415,6 @@ class Params:
         self.bp_offset = self.ap_offset + self.ap_bytes
         self.bp_bytes = round_up(self.kc * self.nc * 4, 64) \
             if self.pack_b and not self.b_prepacked else 0
-        # Bytes from one k row of a B sliver to the next: packed NR floats,
-        # or B's own row stride when it is read in place.
-        self.b_row = Stride(self.nr * 4) if self.pack_b else self.b_ld
         self.workspace_bytes = self.bp_offset + self.bp_bytes
         check_disp(self.workspace_bytes, "workspace")
         if not self.runtime_ld:
@@ -409,9 +457,28 @@ class Params:
         return self.a_direct and self.runtime_ld
 
     @property
+    def a_rows_three_lda(self):
+        """A sliver read in place with a run-time lda whose K loops leave
+        %rdx free for 3 lda (B's rows a packed step, no next panel swept,
+        not a convolution's segmented loop): its rows from RUNTIME_A_BASES
+        (17), not three a base (9)."""
+        return (self.runtime_a_rows and self.b_row.static and self.conv is None
+                and not self.sweep_next_panel)
+
+    @property
+    def runtime_a_reach(self):
+        """The rows a sliver read in place with a run-time lda reaches."""
+        return (RUNTIME_A_REACH if self.a_rows_three_lda
+                else len(A_ROW_BASES) * 3)
+
+    @property
     def a_row_bases(self):
         """The registers a K loop over a sliver read in place with a
-        run-time lda advances: one base every three rows."""
+        run-time lda advances: those its rows need (a_rows_three_lda), or
+        one base every three rows."""
+        if self.a_rows_three_lda:
+            used = {runtime_a_row(i)[0] for i in range(self.mr)}
+            return tuple(b for b, _ in RUNTIME_A_BASES if b in used)
         return A_ROW_BASES[:(self.mr + 2) // 3]
 
     @property
@@ -1036,6 +1103,8 @@ def _emit_k_step(asm, p, u, row_stride, b, rows=None):
         asm.ins(f"prefetcht0 {b.address(u, p.prefetch_b)}")
 
     def a_addr(i, disp=0):
+        if row_stride == RUNTIME_A_ROWS and p.a_rows_three_lda:
+            return "{}({}{})".format(disp + u * 4, *runtime_a_row(i))
         if row_stride == RUNTIME_A_ROWS:
             base, scale = A_ROW_BASES[i // 3], i % 3
             index = "" if scale == 0 else (
@@ -1680,7 +1749,11 @@ def _a_bases(p, row_stride):
 
 def _emit_runtime_a_rows_setup(asm, p):
     """Before the K loop of a sliver read in place with a run-time lda:
-    %r9 = lda bytes, and each further base three rows below the last."""
+    %r9 = lda bytes, and each further base three rows below the last (or
+    with 3 lda, emit_runtime_a_bases)."""
+    if p.a_rows_three_lda:
+        emit_runtime_a_bases(asm, p.mr, p.a_ld.operand())
+        return
     asm.ins(f"movq {p.a_ld.operand()}, {A_LDA_REG}")
     bases = p.a_row_bases
     for prev, base in zip(bases, bases[1:]):

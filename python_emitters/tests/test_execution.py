@@ -402,6 +402,33 @@ RUNTIME_LD = [
      request(m=23, n=32, k=19, mr=7, nr=16, mc=14, nc=32, kc=8,
              order="bmem", a_layout="direct", pack_b=False,
              runtime_ld=True), (20, 41, 40)),
+    # B packed (no register holds its row step): 3 lda in %rdx too, the
+    # rows from three bases at rows 0, 3 and 10 (12, 14 and 16 rows; 6 on
+    # AVX2), B packed by the tiles in one kc block (no next panel swept:
+    # twelve rows, the first sliver copied), the product transposed.
+    ("avx512_rt_70x100x37_12x32_a_direct_three_lda",
+     request(isa="avx512", m=70, n=100, k=37, mr=12, nr=32, mc=24, nc=64,
+             kc=16, k_unroll=4, a_layout="direct", runtime_ld=True),
+     (45, 103, 101)),
+    ("avx512_rt_45x50x33_16x16_a_direct_three_lda",
+     request(isa="avx512", m=45, n=50, k=33, mr=16, nr=16, mc=32, nc=32,
+             kc=33, k_unroll=2, a_layout="direct", runtime_ld=True),
+     (40, 53, 51)),
+    ("avx512_rt_61x70x35_14x32_a_direct_three_lda_epilogue",
+     request(isa="avx512", m=61, n=70, k=35, mr=14, nr=32, mc=28, nc=64,
+             kc=35, k_unroll=4, a_layout="direct", bias="columns",
+             relu=True, runtime_ld=True), (36, 70, 71)),
+    ("avx512_rt_61x96x32_12x32_a_direct_three_lda_fused_b",
+     request(isa="avx512", m=61, n=96, k=32, mr=12, nr=32, mc=24, nc=64,
+             kc=32, k_unroll=4, a_layout="direct", fuse_pack_b=True,
+             runtime_ld=True), (75, 101, 99)),
+    ("avx512_rt_40x100x37_12x32_product_transposed_three_lda",
+     request(isa="avx512", m=40, n=100, k=37, trans_b=True, mr=12, nr=32,
+             mc=24, nc=64, kc=37, k_unroll=4, a_layout="direct",
+             product="transposed", runtime_ld=True), (40, 45, 103)),
+    ("avx2_rt_23x32x19_6x16_a_direct_three_lda",
+     request(m=23, n=32, k=19, mr=6, nr=16, mc=12, nc=32, kc=8,
+             a_layout="direct", runtime_ld=True), (20, 41, 40)),
 ]
 
 # dynamic_m kernels (generated for the request's m), each run for the M

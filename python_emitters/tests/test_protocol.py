@@ -125,10 +125,15 @@ BAD_REQUESTS = [
      ["a_layout", "trans_a"]),
     ("a_direct_transposed", _bad(a_layout="direct", trans_a=True),
      ["a_layout", "trans_a"]),
-    ("a_direct_runtime_ld_ten_rows",
+    # (Three rows a base where B's rows are a run-time step: B in place.)
+    ("a_direct_runtime_ld_ten_rows_b_in_place",
      _bad(isa="avx512", a_layout="direct", runtime_ld=True, mr=10, nr=32,
-          mc=20, nc=64),
+          mc=20, nc=64, pack_b=False),
      ["a_layout 'direct'", "runtime_ld", "mr <= 9"]),
+    ("a_direct_runtime_ld_eighteen_rows",
+     _bad(isa="avx512", a_layout="direct", runtime_ld=True, mr=18, nr=16,
+          mc=36, nc=64),
+     ["a_layout 'direct'", "runtime_ld", "mr <= 17"]),
 ]
 
 

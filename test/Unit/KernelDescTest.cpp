@@ -655,8 +655,9 @@ TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
   // f32 rows against B^T at least four times wider, 16 to 256 of them,
   // on AVX-512: C^T = B^T * A^T, its blocking the swapped problem's: B^T's
   // rows read in place as its A; one vector of C's rows the one-vector
-  // block; more, 12x32 (8x48 with a run-time lda) at kc up to 1024 with
-  // every row of C (up to 256) in one column block.
+  // block; more, 12x32 (with a run-time lda too: 17 rows reached with B
+  // in panels) at kc up to 1024 with every row of C (up to 256) in one
+  // column block.
   Target target = parseTarget("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,"
                               "+fma,+bmi2,+avx512f,+avx512bw,+avx512vl:"
                               "l1d=48K,l2=1M,l3=32M,cores=2");
@@ -686,8 +687,9 @@ TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {
   runtimeLd.runtimeLd = true;
   QM_ASSERT_EXPECTED(rt, chooseGemmConfig(runtimeLd, target));
   EXPECT_EQ(rt.product, Product::Transposed) << rt.str();
-  EXPECT_EQ(rt.mr, 8) << rt.str();
-  EXPECT_EQ(rt.nr, 48) << rt.str();
+  EXPECT_EQ(rt.mr, 12) << rt.str();
+  EXPECT_EQ(rt.nr, 32) << rt.str();
+  EXPECT_EQ(rt.aLayout, ALayout::Direct) << rt.str();
   // The swapped problem: M and N, the operands and their transposes, the
   // run-time sizes and the bias's axis.
   GemmDesc biased = GemmDesc::packed(32, 100, 40, false, true);

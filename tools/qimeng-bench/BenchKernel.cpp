@@ -125,7 +125,7 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
         d.dynamicM = d.dynamicN = d.dynamicK = true;
       variantProblem = KernelProblem(d);
       if (ours.tunedTrials != 0 && base.aLayout == ALayout::Direct &&
-          !readsAInPlace(d, base.mr, base.isa))
+          !readsAInPlace(d, base.mr, base.isa, base.packB))
         base.aLayout = ALayout::Rows;
     }
     // B packed once, outside the timing (the runner packs it for a kernel

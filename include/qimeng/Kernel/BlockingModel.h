@@ -256,10 +256,12 @@ constexpr int64_t kMaxRunsABlock = 8;
 /// block read in place (the model's rule and the tuner's kc choices).
 bool shortRunsShareABlock(const GemmDesc &desc, int64_t run);
 
-/// Whether a block of `mr` rows on `isa` can read `desc`'s A in place
-/// (alayout=direct): GemmDesc::aSliversInPlace, and with a run-time lda at
-/// most Target::directRowsWithRuntimeLd rows.
-bool readsAInPlace(const GemmDesc &desc, int mr, VectorIsa isa);
+/// Whether a block of `mr` rows on `isa` with B as `packB` can read
+/// `desc`'s A in place (alayout=direct): GemmDesc::aSliversInPlace, and
+/// with a run-time lda at most Target::directRowsWithRuntimeLd rows (17
+/// with B in panels, 9 with B read or packed by the tiles: its run-time
+/// row step, or the next panel swept, takes a register).
+bool readsAInPlace(const GemmDesc &desc, int mr, VectorIsa isa, BPacking packB);
 
 /// Clamps kc, mc and nc to the problem (kc <= K, mc <= M rounded up to mr,
 /// nc <= N rounded up to nr), keeping the multiples the emitter requires.

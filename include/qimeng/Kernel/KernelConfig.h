@@ -43,9 +43,9 @@ enum class ALayout {
   Rows,   ///< "rows": each row's kb floats, kc floats apart (needs A not
           ///< transposed); copied from rows of A with vector moves
   Direct, ///< "direct": A read where it lies, no PACK A: an f32 GEMM's A
-          ///< as stored (readsAInPlace: at most nine rows with a run-time
-          ///< lda), or an nhwc convolution's input (kc divides the input's
-          ///< contiguous run, or is a multiple of it);
+          ///< as stored (readsAInPlace: at most 17 rows, or 9 with B not
+          ///< in panels, with a run-time lda), or an nhwc convolution's input
+          ///< (kc divides the input's contiguous run, or is a multiple of it);
           ///< docs/KernelContract.md
 };
 

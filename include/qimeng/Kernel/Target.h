@@ -185,9 +185,12 @@ struct Target {
   static int vectorBits(VectorIsa isa);
   static int vectorRegisters(VectorIsa isa);
   /// Rows of an A sliver the f32 microkernel reads in place when lda is a
-  /// run-time value: x86 reaches them from three base registers, three
-  /// rows each (sgemm.py, A_ROW_BASES); 0 where A is not read in place.
-  static int directRowsWithRuntimeLd(VectorIsa isa);
+  /// run-time value: x86 reaches them from three base registers, where B
+  /// is packed ahead of the tiles (`bPackedAhead`: PACK B or prepacked, so
+  /// no register holds B's row step) plus 0-12 lda through lda and 3 lda
+  /// in registers, 17 rows, else three rows a base, 9 (sgemm.py,
+  /// RUNTIME_A_BASES); 0 where A is not read in place.
+  static int directRowsWithRuntimeLd(VectorIsa isa, bool bPackedAhead);
   /// The same for the bf16/int8 dot-product microkernels (dotgemm.py,
   /// RUNTIME_A_BASES): three base registers and lda, 3 lda in two more
   /// reach 17 rows on Avx512; 0 elsewhere.
