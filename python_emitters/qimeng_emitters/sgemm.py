@@ -578,10 +578,15 @@ class Params:
         size (M may then take more blocks). On Zen 5, side by side with
         8x48 kc 128: 32x4096x4096 1.33x (2.7 iterations a row), 64 rows
         1.18x (5.3), 128 rows 1.06x (10.7), 256 rows 0.90x (21); 6x64 kc
-        384 (24 lines a row): 48 rows 1.00x, 96 rows 0.98x."""
+        384 (24 lines a row): 48 rows 1.00x, 96 rows 0.98x. Not where a
+        sliver of A in place with a run-time lda has more rows than three
+        a base reach: %rdx, the walk's, holds 3 lda then
+        (a_rows_three_lda)."""
         iterations_per_row = (-(-self.m // self.mr) * self.kc
                               / (self.k_unroll * self.nr))
+        rows_need_rdx = self.runtime_a_rows and self.mr > len(A_ROW_BASES) * 3
         return (self.trans_b and self.pack_b and not self.fuse_pack_b
+                and not rows_need_rdx
                 and not self.b_prepacked and self.conv is None
                 and not self.runtime_sizes and self.isa.name == "avx512"
                 and self.m <= self.mc and self.kc * 4 <= SWEEP_LINES * 64

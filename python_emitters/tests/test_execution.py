@@ -426,6 +426,13 @@ RUNTIME_LD = [
      request(isa="avx512", m=40, n=100, k=37, trans_b=True, mr=12, nr=32,
              mc=24, nc=64, kc=37, k_unroll=4, a_layout="direct",
              product="transposed", runtime_ld=True), (40, 45, 103)),
+    # All of the product's rows in one block (B^T's next panel would be
+    # swept through %rdx): 3 lda wins, no sweep.
+    ("avx512_rt_20x100x40_12x32_product_transposed_one_block",
+     request(isa="avx512", m=20, n=100, k=40, trans_b=True, mr=12, nr=32,
+             mc=108, nc=32, kc=40, k_unroll=4, a_layout="direct",
+             product="transposed", bias="columns", relu=True,
+             runtime_ld=True), (43, 45, 103)),
     ("avx2_rt_23x32x19_6x16_a_direct_three_lda",
      request(m=23, n=32, k=19, mr=6, nr=16, mc=12, nc=32, kc=8,
              a_layout="direct", runtime_ld=True), (20, 41, 40)),
