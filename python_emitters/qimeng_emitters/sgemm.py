@@ -545,16 +545,38 @@ class Params:
         block's first) into L2, a row's columns at a time, so many lines
         an iteration (at most SWEEP_LINES) that the walk covers it within
         this panel's iterations: NR * 4 * k_unroll bytes of each row per
-        row sliver and iteration. AVX-512, static sizes and ldb, K in more
-        than one block; 0 elsewhere (the request then changes nothing)."""
+        row sliver and iteration. AVX-512, static sizes, K in more than one
+        block, a static ldb or (runtime_ld) A in place in slivers of at
+        most six rows (the walk then takes %rdi, sweep_register, which the
+        slivers' row bases leave free, and its slots the A slots'
+        spare ones); 0 elsewhere (the request then changes nothing)."""
+        runtime_walk = (self.runtime_a_rows
+                        and self.mr <= 2 * len(A_ROW_BASES))
         if (not self.sweep_b or self.pack_b or self.trans_b
                 or self.conv is not None or self.runtime_sizes
-                or not self.b_ld.static or self.isa.name != "avx512"
+                or not (self.b_ld.static or runtime_walk)
+                or self.isa.name != "avx512"
                 or self.k <= self.kc or self.m > self.mc):
             return 0
         slivers = -(-self.m // self.mr)
         per_iteration = -(-self.nr * 4 * self.k_unroll // (64 * slivers))
         return per_iteration if per_iteration <= SWEEP_LINES else 0
+
+    @property
+    def sweep_register(self):
+        """The register that walks the swept next panel in the K loops:
+        %rdx, or %rdi where %rdx holds B's run-time row step (B in place,
+        runtime_ld), the C tile's pointer computed again after them."""
+        return "%rdx" if self.b_row.static else "%rdi"
+
+    @property
+    def sweep_row_slots(self):
+        """The in-place walk's row end and row bytes: header slots 64 and
+        72, or with run-time leading dimensions (whose elements those
+        slots hold) the A slots' third and fourth."""
+        if self.runtime_ld:
+            return self.a_slots + 16, self.a_slots + 24
+        return SWEEP_ROW_END_SLOT, SWEEP_ROW_BYTES_SLOT
 
     @property
     def sweep_walks_rows(self):
@@ -1692,22 +1714,24 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
     # B in place swept: the next panel a row's columns at a time where it
     # is not one run of memory.
     row_walk = b.sweep and p.sweep_walks_rows
+    walk = p.sweep_register
     if b.sweep and p.sweep_next_transposed_panel:
         for line in range(0, p.kc * 4, 64):
-            asm.ins(f"prefetcht1 {line}(%rdx)")
-        p.b_ld.add_to(asm, "%rdx")
+            asm.ins(f"prefetcht1 {line}({walk})")
+        p.b_ld.add_to(asm, walk)
     elif b.sweep:
         # B in place swept, or (one line) packed by the tiles.
         lines = p.sweep_lines_in_place or 1
         for line in range(lines):
-            asm.ins(f"prefetcht1 {line * 64 or ''}(%rdx)")
-        asm.ins(f"addq ${lines * 64}, %rdx")
+            asm.ins(f"prefetcht1 {line * 64 or ''}({walk})")
+        asm.ins(f"addq ${lines * 64}, {walk}")
         if row_walk:
             # Past the row's columns: the next row's, out of the loop's
             # line (the loop falls through while the row lasts).
             next_row = asm.label("sweep: the next row of the next panel")
             same_row = asm.label("sweep: same row of the next panel")
-            asm.ins(f"cmpq {SWEEP_ROW_END_SLOT}(%rbx), %rdx")
+            row_end, row_bytes = p.sweep_row_slots
+            asm.ins(f"cmpq {row_end}(%rbx), {walk}")
             asm.ins(f"jae {fwd(next_row)}")
             asm.place(same_row)
     asm.ins("decq %rcx")
@@ -1715,11 +1739,13 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
     if row_walk:
         asm.ins(f"jmp {fwd(k_rem)}")
         asm.place(next_row)
-        asm.ins(f"movq {SWEEP_ROW_END_SLOT}(%rbx), %rdx")
-        asm.ins(f"subq {SWEEP_ROW_BYTES_SLOT}(%rbx), %rdx")
-        row = p.b_ld.times(1, "B row")
-        asm.ins(f"addq ${row}, %rdx")
-        asm.ins(f"addq ${row}, {SWEEP_ROW_END_SLOT}(%rbx)")
+        asm.ins(f"movq {row_end}(%rbx), {walk}")
+        asm.ins(f"subq {row_bytes}(%rbx), {walk}")
+        # (A run-time row: the step B's own walk adds, in b.row_reg.)
+        row = (f"${p.b_ld.times(1, 'B row')}" if p.b_ld.static
+               else b.row_reg)
+        asm.ins(f"addq {row}, {walk}")
+        asm.ins(f"addq {row}, {row_end}(%rbx)")
         asm.ins(f"jmp {back(same_row)}")
     asm.place(k_rem)
     if p.k_unroll > 1:
@@ -1770,7 +1796,8 @@ def _emit_runtime_a_rows_restore(asm, p):
     """After the K loops: the registers a run-time-lda sliver borrowed."""
     asm.ins(f"movq {p.a_slots}(%rbx), {NB}")
     asm.ins(f"movq {p.a_slots + 8}(%rbx), {MB}")
-    if p.a_rows_borrow_rdi:
+    if p.a_rows_borrow_rdi or (p.sweep_next_panel
+                               and p.sweep_register == "%rdi"):
         _emit_c_pointer(asm, p)
 
 
@@ -1832,14 +1859,14 @@ def _emit_a_k_loops(asm, p, k_done, b, scratch_only=False):
 
 def _emit_swept_k_loops(asm, p, k_done, b, scratch_only=False):
     """_emit_a_k_loops, then `k_done` placed after them; when `b` sweeps,
-    %rdx is loaded from the next panel's slot before them and stored back
-    at `k_done`."""
+    the walk's register (%rdx, or sweep_register) is loaded from the next
+    panel's slot before them and stored back at `k_done`."""
     if b.sweep:
-        asm.ins(f"movq {NEXT_PANEL_SLOT}(%rbx), %rdx")
+        asm.ins(f"movq {NEXT_PANEL_SLOT}(%rbx), {p.sweep_register}")
     _emit_a_k_loops(asm, p, k_done, b, scratch_only)
     asm.place(k_done)
     if b.sweep:
-        asm.ins(f"movq %rdx, {NEXT_PANEL_SLOT}(%rbx)")
+        asm.ins(f"movq {p.sweep_register}, {NEXT_PANEL_SLOT}(%rbx)")
     if p.runtime_a_rows and not scratch_only:
         _emit_runtime_a_rows_restore(asm, p)
 
@@ -1981,10 +2008,11 @@ def _emit_next_panel_start(asm, p):
     asm.ins(f"movq %rax, {NEXT_PANEL_SLOT}(%rbx)")
     if p.sweep_walks_rows:
         # The walk's first row: this column block's nb columns.
+        row_end, row_bytes = p.sweep_row_slots
         asm.ins(f"leaq (%rax,{NB},4), %rax")
-        asm.ins(f"movq %rax, {SWEEP_ROW_END_SLOT}(%rbx)")
+        asm.ins(f"movq %rax, {row_end}(%rbx)")
         asm.ins(f"leaq (,{NB},4), %rax")
-        asm.ins(f"movq %rax, {SWEEP_ROW_BYTES_SLOT}(%rbx)")
+        asm.ins(f"movq %rax, {row_bytes}(%rbx)")
 
 
 def _emit_body(p):

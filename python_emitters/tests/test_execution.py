@@ -426,6 +426,18 @@ RUNTIME_LD = [
      request(isa="avx512", m=40, n=100, k=37, trans_b=True, mr=12, nr=32,
              mc=24, nc=64, kc=37, k_unroll=4, a_layout="direct",
              product="transposed", runtime_ld=True), (40, 45, 103)),
+    # B in place swept with a run-time ldb (the walk in %rdi, ldb in %rdx,
+    # A's rows from two bases): rows longer than N, row edges, two column
+    # blocks.
+    ("avx512_rt_16x512x100_b_in_place_swept",
+     request(isa="avx512", m=16, n=512, k=100, mr=6, nr=64, mc=18,
+             nc=512, kc=16, pack_b=False, loop_order="ir-jr",
+             a_layout="direct", sweep_b=True, runtime_ld=True),
+     (103, 520, 530)),
+    ("avx512_rt_8x96x50_b_in_place_swept_two_column_blocks",
+     request(isa="avx512", m=8, n=96, k=50, mr=4, nr=32, mc=8, nc=64,
+             kc=8, pack_b=False, loop_order="ir-jr", a_layout="direct",
+             sweep_b=True, runtime_ld=True), (53, 100, 97)),
     # All of the product's rows in one block (B^T's next panel would be
     # swept through %rdx): 3 lda wins, no sweep.
     ("avx512_rt_20x100x40_12x32_product_transposed_one_block",
@@ -757,6 +769,21 @@ class ExecutionTest(HarnessTest):
                     name, req, lambda text: _args(req, text, lds))
                 self.assertEqual(status, 0, output)
                 self.assertEqual(output.strip(), "ok")
+
+    def test_runtime_ld_sweep_is_taken(self):
+        """The swept run-time-ldb kernels above do sweep (symbol _sweepb,
+        the walk in %rdi); with seven rows of A in place %rdi is a row
+        base, and the request sweeps nothing."""
+        for name, req, _ in RUNTIME_LD:
+            if "swept" in name:
+                with self.subTest(name=name):
+                    text = emit(req)
+                    self.assertIn("_sweepb", header(text, "symbol"))
+                    self.assertIn("prefetcht1 (%rdi)", text)
+        seven = request(isa="avx512", m=16, n=512, k=100, mr=7, nr=32,
+                        mc=21, nc=512, kc=16, pack_b=False,
+                        a_layout="direct", sweep_b=True, runtime_ld=True)
+        self.assertNotIn("_sweepb", header(emit(seven), "symbol"))
 
     def test_dynamic_m_kernels_match_reference(self):
         for name, req, ms in DYNAMIC_M:

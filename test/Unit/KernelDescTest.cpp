@@ -812,10 +812,18 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
     QM_ASSERT_EXPECTED(parsed, GemmConfig::parse(c.str(), GemmConfig{}));
     EXPECT_EQ(parsed, c);
   }
+  // A run-time ldb sweeps where A is read in place in slivers of at most
+  // six rows (the walk's register free): 16 rows, not 8 (A in rows).
   GemmDesc runtimeLd = GemmDesc::packed(8, 4096, 4096);
   runtimeLd.runtimeLd = true;
   QM_ASSERT_EXPECTED(rt, chooseGemmConfig(runtimeLd, target));
   EXPECT_FALSE(rt.sweepB) << rt.str();
+  GemmDesc runtime16 = GemmDesc::packed(16, 4096, 4096);
+  runtime16.runtimeLd = true;
+  QM_ASSERT_EXPECTED(rt16, chooseGemmConfig(runtime16, target));
+  EXPECT_TRUE(rt16.sweepB) << rt16.str();
+  EXPECT_EQ(rt16.aLayout, ALayout::Direct) << rt16.str();
+  EXPECT_LE(rt16.mr, 6) << rt16.str();
   // B's rows read whole: one column block over all of N while C's rows
   // fit half of L2.
   EXPECT_EQ(gemv.nc, 4096);
