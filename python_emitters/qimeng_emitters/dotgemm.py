@@ -120,8 +120,9 @@ from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
 from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
 from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
 from .sgemm import _emit_transpose_16x16 as emit_transpose_16x16
-from .sgemm import (RUNTIME_A_REACH, emit_leaky_relu, emit_prepacked_panel,
-                    emit_relu, emit_relu_constants, emit_relu_floor,
+from .sgemm import (RUNTIME_A_REACH, Stride, emit_c_tile_pointer,
+                    emit_leaky_relu, emit_prepacked_panel, emit_relu,
+                    emit_relu_constants, emit_relu_floor,
                     emit_runtime_a_bases, leaky_slope_address,
                     relu_max_address, runtime_a_row)
 from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
@@ -135,6 +136,7 @@ RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
 OUTPUT_LD_OFFSET = 56       # bf16_output, runtime_ld: ldd as int64 elements
+C_ROW_BYTES = Stride(slot=LD_BYTES_OFFSET + 16)  # ldc in bytes, as a Stride
 K_OFFSET = 56               # dynamic_k: K as int64 (caller; no 16-bit D)
 BIAS_OFFSET = 112           # the epilogue's bias pointer (sbgemm)
 OUTPUT_OFFSET = 120         # bf16_output: D's pointer
@@ -1637,7 +1639,7 @@ def _emit_compute(asm, p):
         # The tile is C^T's: its columns are C's rows.
         asm.comment("C tile: %rdi = C + (jc + jr) * ldc + (ic + ir) * 4"
                     + ("" if only_d else ", C's rows prefetched"))
-        _emit_c_tile_pointer(asm, p)
+        emit_c_tile_pointer(asm, p.c_transposed, C_ROW_BYTES)
         if not only_d:
             asm.ins("movq %rdi, %rdx")
             for j in range(p.nr):
@@ -1648,7 +1650,7 @@ def _emit_compute(asm, p):
         asm.comment("C tile: %rdi = C + (ic + ir) * ldc + (jc + jr) * 4"
                     + ("" if only_d else
                        ", its lines prefetched while the K loop runs"))
-        _emit_c_tile_pointer(asm, p)
+        emit_c_tile_pointer(asm, p.c_transposed, C_ROW_BYTES)
     if not only_d and not p.c_transposed:
         asm.ins("movq %rdi, %rdx")
         for i in range(p.mr):
@@ -1697,7 +1699,7 @@ def _emit_compute(asm, p):
             asm.comment("the registers the K loop borrowed")
             asm.ins(f"movq {p.borrowed_offset}({WS}), {NB}")
             asm.ins(f"movq {p.borrowed_offset + 8}({WS}), {MB}")
-            _emit_c_tile_pointer(asm, p)
+            emit_c_tile_pointer(asm, p.c_transposed, C_ROW_BYTES)
     else:
         _emit_k_loop(asm, p, k_loops[0],
                      lambda u, i: f"{(u * p.mr + i) * 4}(%rax)",
@@ -1762,19 +1764,6 @@ def _emit_compute(asm, p):
             asm.place(last)
             last_store(read_c=True)
     asm.place(done)
-
-
-def _emit_c_tile_pointer(asm, p):
-    """%rdi = the C tile's first element: C + (ic + ir) * ldc + (jc + jr)
-    * 4, or with the product transposed (its tile is C^T's) C + (jc + jr)
-    * ldc + (ic + ir) * 4; %rdx is written too."""
-    rows, columns = ((JC, JR), (IC, IR)) if p.c_transposed else \
-        ((IC, IR), (JC, JR))
-    asm.ins(f"leaq ({rows[0]}, {rows[1]}), %rdi")
-    asm.ins(f"imulq {LD_BYTES_OFFSET + 16}({WS}), %rdi")
-    asm.ins(f"leaq ({columns[0]}, {columns[1]}), %rdx")
-    asm.ins("leaq (%rdi, %rdx, 4), %rdi")
-    asm.ins(f"addq 16({WS}), %rdi")
 
 
 def _emit_k_loop(asm, p, k_loop, a_operand, a_step, next_run=None,

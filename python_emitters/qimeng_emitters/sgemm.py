@@ -85,6 +85,10 @@ RUNTIME_A_STEPS = {0: "", 1: f",{A_LDA_REG}", 2: f",{A_LDA_REG},2",
                    4: f",{A_LDA_REG},4", 8: f",{A_LDA_REG},8",
                    3: f",{A_LDA3_REG}", 6: f",{A_LDA3_REG},2",
                    12: f",{A_LDA3_REG},4"}
+# Without 3 lda: the rows a base reaches (0, 1 or 2 lda past it), and the
+# rows all of the bases reach.
+ROWS_A_BASE = 3
+RUNTIME_A_REACH_LDA_ONLY = len(A_ROW_BASES) * ROWS_A_BASE
 
 
 def runtime_a_row(i):
@@ -469,17 +473,24 @@ class Params:
     def runtime_a_reach(self):
         """The rows a sliver read in place with a run-time lda reaches."""
         return (RUNTIME_A_REACH if self.a_rows_three_lda
-                else len(A_ROW_BASES) * 3)
+                else RUNTIME_A_REACH_LDA_ONLY)
+
+    def runtime_a_row(self, i):
+        """(base register, index) that reach row i of a sliver read in
+        place with a run-time lda: the 3-lda table (a_rows_three_lda), or
+        base i // 3 plus (i % 3) lda."""
+        if self.a_rows_three_lda:
+            return runtime_a_row(i)
+        return (A_ROW_BASES[i // ROWS_A_BASE],
+                RUNTIME_A_STEPS[i % ROWS_A_BASE])
 
     @property
     def a_row_bases(self):
         """The registers a K loop over a sliver read in place with a
-        run-time lda advances: those its rows need (a_rows_three_lda), or
-        one base every three rows."""
-        if self.a_rows_three_lda:
-            used = {runtime_a_row(i)[0] for i in range(self.mr)}
-            return tuple(b for b, _ in RUNTIME_A_BASES if b in used)
-        return A_ROW_BASES[:(self.mr + 2) // 3]
+        run-time lda advances: those its rows need, in A_ROW_BASES'
+        order."""
+        used = {self.runtime_a_row(i)[0] for i in range(self.mr)}
+        return tuple(b for b in A_ROW_BASES if b in used)
 
     @property
     def a_rows_borrow_rdi(self):
@@ -551,7 +562,7 @@ class Params:
         slivers' row bases leave free, and its slots the A slots'
         spare ones); 0 elsewhere (the request then changes nothing)."""
         runtime_walk = (self.runtime_a_rows
-                        and self.mr <= 2 * len(A_ROW_BASES))
+                        and self.mr <= 2 * ROWS_A_BASE)
         if (not self.sweep_b or self.pack_b or self.trans_b
                 or self.conv is not None or self.runtime_sizes
                 or not (self.b_ld.static or runtime_walk)
@@ -606,7 +617,8 @@ class Params:
         (a_rows_three_lda)."""
         iterations_per_row = (-(-self.m // self.mr) * self.kc
                               / (self.k_unroll * self.nr))
-        rows_need_rdx = self.runtime_a_rows and self.mr > len(A_ROW_BASES) * 3
+        rows_need_rdx = (self.runtime_a_rows
+                         and self.mr > RUNTIME_A_REACH_LDA_ONLY)
         return (self.trans_b and self.pack_b and not self.fuse_pack_b
                 and not rows_need_rdx
                 and not self.b_prepacked and self.conv is None
@@ -1130,13 +1142,8 @@ def _emit_k_step(asm, p, u, row_stride, b, rows=None):
         asm.ins(f"prefetcht0 {b.address(u, p.prefetch_b)}")
 
     def a_addr(i, disp=0):
-        if row_stride == RUNTIME_A_ROWS and p.a_rows_three_lda:
-            return "{}({}{})".format(disp + u * 4, *runtime_a_row(i))
         if row_stride == RUNTIME_A_ROWS:
-            base, scale = A_ROW_BASES[i // 3], i % 3
-            index = "" if scale == 0 else (
-                f",{A_LDA_REG}" if scale == 1 else f",{A_LDA_REG},2")
-            return f"{disp + u * 4}({base}{index})"
+            return "{}({}{})".format(disp + u * 4, *p.runtime_a_row(i))
         if p.a_rows:
             return f"{disp + i * row_stride + u * 4}(%rax)"
         return f"{disp + (u * p.mr + i) * 4}(%rax)"
@@ -1798,20 +1805,20 @@ def _emit_runtime_a_rows_restore(asm, p):
     asm.ins(f"movq {p.a_slots + 8}(%rbx), {MB}")
     if p.a_rows_borrow_rdi or (p.sweep_next_panel
                                and p.sweep_register == "%rdi"):
-        _emit_c_pointer(asm, p)
+        emit_c_tile_pointer(asm, p.c_transposed, p.c_ld)
 
 
-def _emit_c_pointer(asm, p):
-    """%rdi = C + (ic + ir)*ldc + jc + jr: the tile's first element; C +
-    (jc + jr)*ldc + ic + ir for the product transposed (the tile's rows are
-    C's columns)."""
-    rows, cols = (JC, IC) if p.c_transposed else (IC, JC)
-    row, col = ("%r14", "%r15") if p.c_transposed else ("%r15", "%r14")
-    asm.ins(f"leaq ({rows},{row}), %rdi")
-    p.c_ld.multiply(asm, "%rdi", "%rdi", "C row")
-    asm.ins(f"leaq ({cols},{col}), %rdx")
+def emit_c_tile_pointer(asm, transposed, ldc):
+    """%rdi = C + (ic + ir)*ldc + (jc + jr)*4: the tile's first element (C
+    in header slot 16, `ldc` a Stride of C's row bytes); C + (jc +
+    jr)*ldc + (ic + ir)*4 for the product transposed (the tile's rows are
+    C's columns). %rdx is written too. (dotgemm.py's tiles too.)"""
+    rows, cols = ((JC, JR), (IC, IR)) if transposed else ((IC, IR), (JC, JR))
+    asm.ins(f"leaq ({rows[0]},{rows[1]}), %rdi")
+    ldc.multiply(asm, "%rdi", "%rdi", "C row")
+    asm.ins(f"leaq ({cols[0]},{cols[1]}), %rdx")
     asm.ins("leaq (%rdi,%rdx,4), %rdi")
-    asm.ins("addq 16(%rbx), %rdi")
+    asm.ins(f"addq 16({WS}), %rdi")
 
 
 def _emit_b_in_place(asm, p):
@@ -1912,7 +1919,7 @@ def _emit_compute(asm, p):
     else:
         asm.comment("B in place: row pc, column jc + jr")
         _emit_b_in_place(asm, p)
-    _emit_c_pointer(asm, p)
+    emit_c_tile_pointer(asm, p.c_transposed, p.c_ld)
     # The tile's lines of C: MR rows of NR floats, or (the product
     # transposed) NR rows of C of MR floats.
     c_rows, c_cols = (p.nr, p.mr) if p.c_transposed else (p.mr, p.nr)
@@ -1957,7 +1964,7 @@ def _emit_compute(asm, p):
             scratch_only=p.a_first_sliver_copied)
         if not p.b_ld.static:
             asm.ins("xorl %r15d, %r15d")
-        _emit_c_pointer(asm, p)
+        emit_c_tile_pointer(asm, p.c_transposed, p.c_ld)
         asm.ins(f"jmp {fwd(k_done)}")
         asm.place(packed_path)
     b = packed_b(p)
