@@ -557,15 +557,12 @@ class Params:
         an iteration (at most SWEEP_LINES) that the walk covers it within
         this panel's iterations: NR * 4 * k_unroll bytes of each row per
         row sliver and iteration. AVX-512, static sizes, K in more than one
-        block, a static ldb or (runtime_ld) A in place in slivers of at
-        most six rows (the walk then takes %rdi, sweep_register, which the
-        slivers' row bases leave free, and its slots the A slots'
+        block, a static ldb or (runtime_ld) A in place (the walk then
+        takes IC's register, sweep_register, and its slots the A slots'
         spare ones); 0 elsewhere (the request then changes nothing)."""
-        runtime_walk = (self.runtime_a_rows
-                        and self.mr <= 2 * ROWS_A_BASE)
         if (not self.sweep_b or self.pack_b or self.trans_b
                 or self.conv is not None or self.runtime_sizes
-                or not (self.b_ld.static or runtime_walk)
+                or not (self.b_ld.static or self.runtime_a_rows)
                 or self.isa.name != "avx512"
                 or self.k <= self.kc or self.m > self.mc):
             return 0
@@ -576,9 +573,12 @@ class Params:
     @property
     def sweep_register(self):
         """The register that walks the swept next panel in the K loops:
-        %rdx, or %rdi where %rdx holds B's run-time row step (B in place,
-        runtime_ld), the C tile's pointer computed again after them."""
-        return "%rdx" if self.b_row.static else "%rdi"
+        %rdx, or where %rdx holds B's run-time row step (B in place,
+        runtime_ld) IC's, which no K loop reads: the row block's first
+        row waits in sweep_ic_slot meanwhile (a sliver read in place with
+        a run-time lda may take every other free register as a row base,
+        %rdi included)."""
+        return "%rdx" if self.b_row.static else IC
 
     @property
     def sweep_row_slots(self):
@@ -588,6 +588,12 @@ class Params:
         if self.runtime_ld:
             return self.a_slots + 16, self.a_slots + 24
         return SWEEP_ROW_END_SLOT, SWEEP_ROW_BYTES_SLOT
+
+    @property
+    def sweep_ic_slot(self):
+        """Where IC waits while the walk takes its register (the A slots'
+        fifth)."""
+        return self.a_slots + 32
 
     @property
     def sweep_walks_rows(self):
@@ -1803,8 +1809,7 @@ def _emit_runtime_a_rows_restore(asm, p):
     """After the K loops: the registers a run-time-lda sliver borrowed."""
     asm.ins(f"movq {p.a_slots}(%rbx), {NB}")
     asm.ins(f"movq {p.a_slots + 8}(%rbx), {MB}")
-    if p.a_rows_borrow_rdi or (p.sweep_next_panel
-                               and p.sweep_register == "%rdi"):
+    if p.a_rows_borrow_rdi:
         emit_c_tile_pointer(asm, p.c_transposed, p.c_ld)
 
 
@@ -1867,13 +1872,19 @@ def _emit_a_k_loops(asm, p, k_done, b, scratch_only=False):
 def _emit_swept_k_loops(asm, p, k_done, b, scratch_only=False):
     """_emit_a_k_loops, then `k_done` placed after them; when `b` sweeps,
     the walk's register (%rdx, or sweep_register) is loaded from the next
-    panel's slot before them and stored back at `k_done`."""
+    panel's slot before them and stored back at `k_done` (IC, where the
+    walk takes its register, waits in its slot meanwhile)."""
+    walk = p.sweep_register
     if b.sweep:
-        asm.ins(f"movq {NEXT_PANEL_SLOT}(%rbx), {p.sweep_register}")
+        if walk == IC:
+            asm.ins(f"movq {IC}, {p.sweep_ic_slot}(%rbx)")
+        asm.ins(f"movq {NEXT_PANEL_SLOT}(%rbx), {walk}")
     _emit_a_k_loops(asm, p, k_done, b, scratch_only)
     asm.place(k_done)
     if b.sweep:
-        asm.ins(f"movq {p.sweep_register}, {NEXT_PANEL_SLOT}(%rbx)")
+        asm.ins(f"movq {walk}, {NEXT_PANEL_SLOT}(%rbx)")
+        if walk == IC:
+            asm.ins(f"movq {p.sweep_ic_slot}(%rbx), {IC}")
     if p.runtime_a_rows and not scratch_only:
         _emit_runtime_a_rows_restore(asm, p)
 

@@ -426,9 +426,9 @@ RUNTIME_LD = [
      request(isa="avx512", m=40, n=100, k=37, trans_b=True, mr=12, nr=32,
              mc=24, nc=64, kc=37, k_unroll=4, a_layout="direct",
              product="transposed", runtime_ld=True), (40, 45, 103)),
-    # B in place swept with a run-time ldb (the walk in %rdi, ldb in %rdx,
-    # A's rows from two bases): rows longer than N, row edges, two column
-    # blocks.
+    # B in place swept with a run-time ldb (the walk in %r12, IC's, ldb in
+    # %rdx, A's rows from two bases, or three with %rdi): rows longer than
+    # N, row edges, two column blocks.
     ("avx512_rt_16x512x100_b_in_place_swept",
      request(isa="avx512", m=16, n=512, k=100, mr=6, nr=64, mc=18,
              nc=512, kc=16, pack_b=False, loop_order="ir-jr",
@@ -438,6 +438,16 @@ RUNTIME_LD = [
      request(isa="avx512", m=8, n=96, k=50, mr=4, nr=32, mc=8, nc=64,
              kc=8, pack_b=False, loop_order="ir-jr", a_layout="direct",
              sweep_b=True, runtime_ld=True), (53, 100, 97)),
+    ("avx512_rt_16x512x100_b_in_place_swept_nine_rows",
+     request(isa="avx512", m=16, n=512, k=100, mr=9, nr=32, mc=18,
+             nc=512, kc=16, pack_b=False, loop_order="ir-jr",
+             a_layout="direct", sweep_b=True, runtime_ld=True),
+     (101, 515, 513)),
+    ("avx512_rt_7x96x50_b_in_place_swept_seven_rows_overwrite_relu",
+     request(isa="avx512", m=7, n=96, k=50, mr=7, nr=32, mc=7, nc=96,
+             kc=16, pack_b=False, loop_order="ir-jr", a_layout="direct",
+             sweep_b=True, runtime_ld=True, bias="columns", relu=True),
+     (51, 99, 98)),
     # All of the product's rows in one block (B^T's next panel would be
     # swept through %rdx): 3 lda wins, no sweep.
     ("avx512_rt_20x100x40_12x32_product_transposed_one_block",
@@ -772,18 +782,17 @@ class ExecutionTest(HarnessTest):
 
     def test_runtime_ld_sweep_is_taken(self):
         """The swept run-time-ldb kernels above do sweep (symbol _sweepb,
-        the walk in %rdi); with seven rows of A in place %rdi is a row
-        base, and the request sweeps nothing."""
+        the walk in %r12, IC waiting in its slot), with up to nine rows of
+        A in place (%rdi a row base past six)."""
         for name, req, _ in RUNTIME_LD:
             if "swept" in name:
                 with self.subTest(name=name):
                     text = emit(req)
                     self.assertIn("_sweepb", header(text, "symbol"))
-                    self.assertIn("prefetcht1 (%rdi)", text)
-        seven = request(isa="avx512", m=16, n=512, k=100, mr=7, nr=32,
-                        mc=21, nc=512, kc=16, pack_b=False,
-                        a_layout="direct", sweep_b=True, runtime_ld=True)
-        self.assertNotIn("_sweepb", header(emit(seven), "symbol"))
+                    self.assertIn("prefetcht1 (%r12)", text)
+                    self.assertIn("movq %r12, ", text)
+                    self.assertEqual(req["mr"] > 6,
+                                     "leaq (%r13,%r9,2), %rdi" in text)
 
     def test_dynamic_m_kernels_match_reference(self):
         for name, req, ms in DYNAMIC_M:
