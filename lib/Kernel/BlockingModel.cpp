@@ -257,10 +257,23 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // 32: 8x4096x4096 1.22-1.26x, 8x11008x4096 1.17x, 8x2048x2048 1.28x,
   // 8x1024x4096 1.30x, 8x768x768 1.21x, 7x4096x4096 1.30x, 7x3072x768
   // 1.37x (kc 32: 1.12-1.18x). 16 rows in two such slivers: 0.88-1.16x
-  // (not taken).
+  // (not taken). Three to six rows likewise where B streams from memory
+  // (larger than L3), rather than the 6x64 block narrowed to them: its K
+  // loop would prefetch 16 lines of B's next panel an iteration, past the
+  // sweep's 8 (kSweepLines), so B streamed unswept. Side by side on Zen 4
+  // against 3x64 .. 6x64 at kc 32, 1 thread: 3x4096x4096 1.83x,
+  // 4x4096x4096 2.20x, 5x4096x4096 2.04x, 6x4096x4096 2.29x, 4x11008x4096
+  // 1.75x, 6x11008x4096 1.93x, 4x4096x11008 1.83x; 2 threads: 4x4096x4096
+  // 1.51x, 6x4096x4096 1.79x. B in L3 (4x768x768, 6x3072x768,
+  // 6x768x3072): 0.99-1.01x on 1 thread, 0.89-0.95x on 2 (not taken).
+  // One and two rows keep their own rules (0.94x, 1.04x).
+  // (B's K rows, ldb apart, larger than L3.)
+  const bool bRowsStream =
+      4.0 * double(desc.k) * double(desc.ldb) > double(target.caches.l3);
   const MicroKernelShape *oneSliverOfTwoVectors =
-      packB == BPacking::InPlace && isa == VectorIsa::Avx512 && desc.m > 6 &&
-              desc.m <= 8 && desc.bSliversInPlace(2 * lanes)
+      packB == BPacking::InPlace && isa == VectorIsa::Avx512 &&
+              (desc.m > 6 || (desc.m > 2 && bRowsStream)) && desc.m <= 8 &&
+              desc.bSliversInPlace(2 * lanes)
           ? broadcastBlock(table, 2 * lanes,
                            [&](int mr) { return mr >= desc.m; })
           : nullptr;
@@ -305,8 +318,14 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // A as stored is read in place (a run-time lda for at most 17 rows, 9
   // with B not in panels) or
   // copied in rows, the cheaper packing; a transposed A is packed k-major
-  // (docs/BlockingModel.md, "A in place").
-  const bool aInPlace = oneSliver && readsAInPlace(desc, c.mr, c.isa, c.packB);
+  // (docs/BlockingModel.md, "A in place"). Against B in place the block
+  // takes M's rows where it has more (below): 8x4096x4096's 12x32 block
+  // narrowed to 8 rows reads A in place with a run-time lda.
+  const int blockRows = packB == BPacking::InPlace
+                            ? static_cast<int>(std::min<int64_t>(c.mr, desc.m))
+                            : c.mr;
+  const bool aInPlace =
+      oneSliver && readsAInPlace(desc, blockRows, c.isa, c.packB);
   if (oneSliver && !desc.transA)
     c.aLayout = aInPlace ? ALayout::Direct : ALayout::Rows;
   // With A in place, L2 holds the packed B panel while A's rows stream
@@ -408,16 +427,14 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // 12x4096x4096 1.19-1.24x, 16x4096x4096 1.13x, 12x3072x4096 1.11x,
     // 8x11008x4096 (6x64) 1.27-1.35x; B in L3 (16x3072x768, 12x3072x768,
     // 16x768x3072, 16x2048x2048) 0.94-0.99x: not there.
-    // With a run-time ldb only where A is read in place in slivers of at
-    // most six rows: the walk takes the register the slivers' row bases
-    // then leave free (sgemm.py's sweep_register). 16x4096x4096 on Zen 4,
-    // the run-time form against the immediate one side by side: 0.98x
-    // (0.66x unswept).
-    const bool runtimeWalk = c.aLayout == ALayout::Direct && c.mr <= 6;
-    const bool sweepable =
-        isa == VectorIsa::Avx512 && (!desc.runtimeLd || runtimeWalk) &&
-        !desc.dynamicM && !desc.dynamicN && !desc.dynamicK &&
-        4.0 * double(desc.k) * double(desc.ldb) > double(target.caches.l3);
+    // With a run-time ldb only where A is read in place (the walk's row
+    // slots are the A slots' spare ones, its register IC's: sgemm.py's
+    // sweep_register). On Zen 4, the run-time form against the immediate
+    // one side by side: 16x4096x4096 0.98x (0.66x unswept).
+    const bool runtimeWalk = c.aLayout == ALayout::Direct;
+    const bool sweepable = isa == VectorIsa::Avx512 &&
+                           (!desc.runtimeLd || runtimeWalk) && !desc.dynamicM &&
+                           !desc.dynamicN && !desc.dynamicK && bRowsStream;
     c.sweepB = sweepable && !oneLineSliver;
     // The one-line sliver is swept only with one to four rows on one
     // thread, over a shallow kc: kc 2 at a K unroll of 2 for one or two

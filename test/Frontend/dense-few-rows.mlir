@@ -1,12 +1,11 @@
 // JAX/Flax-style dense layers on few rows, the weight [in, out] as stored
 // (B read where it lies, K x N) and an argument: a zero-filled matmul and a
-// broadcast bias add with relu, on 8 rows (one 8x32 sliver at kc 16; A
-// copied in rows with the default layout's run-time lda) and
-// on 16 rows of a 96-wide weight (two 8x48 slivers at kc 256). The target
-// names an L3 of 64 KiB so that these weights (96 and 113 KiB) stream
-// from "memory": with immediate leading dimensions the kernels sweep the
-// weight's next panel into L2 (`_sweepb`, docs/KernelContract.md "B in
-// place, swept"); the default layout's run-time strides do not. Bufferized
+// broadcast bias add with relu, on 8 rows (one 8x32 sliver at kc 16) and
+// on 16 rows of a 96-wide weight (two 8x48 slivers at kc 256), A read in
+// place. The target names an L3 of 64 KiB so that these weights (96 and
+// 113 KiB) stream from "memory": the kernels sweep the weight's next
+// panel into L2 (`_sweepb`, docs/KernelContract.md "B in place, swept"),
+// with the default layout's run-time strides too. Bufferized
 // with one-shot-bufferize's function boundaries, run with and without
 // --qimeng-tensorop and compared exactly (small-integer inputs: every sum
 // is exact).
@@ -35,9 +34,9 @@
 // RUN: diff %t.reference %t.v2
 
 // DEFAULT-LABEL: func.func @dense8(
-// DEFAULT:         llvm.call @qm_sgemm_8x96x256_nn_b0_bias_relu_ldrt_8x32_ku4_kc16_{{.*}}_nopackb_irjr_arows_x86_64_avx512
+// DEFAULT:         llvm.call @qm_sgemm_8x96x256_nn_b0_bias_relu_ldrt_8x32_ku4_kc16_{{.*}}_nopackb_irjr_adirect_sweepb_x86_64_avx512
 // DEFAULT-LABEL: func.func @dense16(
-// DEFAULT:         llvm.call @qm_sgemm_16x96x300_nn_b0_bias_relu_ldrt_8x48_ku4_kc256_{{.*}}_nopackb_irjr_adirect_x86_64_avx512
+// DEFAULT:         llvm.call @qm_sgemm_16x96x300_nn_b0_bias_relu_ldrt_8x48_ku4_kc256_{{.*}}_nopackb_irjr_adirect_sweepb_x86_64_avx512
 
 // IDENTITY-LABEL: func.func @dense8(
 // IDENTITY:         llvm.call @qm_sgemm_8x96x256_nn_b0_bias_relu_lda256_ldb96_ldc96_8x32_ku4_kc16_{{.*}}_nopackb_irjr_adirect_sweepb_x86_64_avx512

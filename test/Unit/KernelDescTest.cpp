@@ -561,9 +561,11 @@ TEST(BlockingModelTest, FewRowsOfAPrepackedBTakeTheFewRowsBlock) {
   // Constant weights (B prepacked) under one to sixteen rows: the block the
   // few-rows rule takes for B in place, over the caller's panels (packb=1),
   // of exactly M rows up to its own; never B in place or the tiles'
-  // packing; the general blocking's kc.
+  // packing; the general blocking's kc. (Three to eight rows against B in
+  // place take one sliver of two vectors for B's sweep, which a prepacked
+  // B has no need of.)
   Target target = parseTarget(kSkylakeAvx512);
-  for (int64_t m : {1, 4, 16}) {
+  for (int64_t m : {1, 2, 16}) {
     GemmDesc d = GemmDesc::packed(m, 4096, 4096);
     QM_ASSERT_EXPECTED(inPlace, chooseGemmConfig(d, target));
     d.bPrepacked = true;
@@ -780,13 +782,14 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(rows16.loop, MacroLoopOrder::IrJr);
   // The few-rows blocks by M and N (B in place, ir-jr): seven or eight
   // rows one sliver of two vectors (the 12x32 block of exactly those
-  // rows) at kc 16 rather than 6x64's two; thirteen to sixteen rows whose
-  // N is a multiple of 48 two slivers of 8x48 at kc 256; six and twelve
-  // rows 6x64 at kc 32; an N that takes no 32-wide slivers the widest
-  // that fit. B larger than L3 (64 MiB) has its next panel swept into L2
-  // (not six rows' one 64-wide sliver, which would take 16 lines a K loop
-  // iteration, more than the emitter's 8); B in L3 (9 MiB) not, nor the
-  // one-line sliver past four rows, nor with run-time leading dimensions.
+  // rows) at kc 16 rather than 6x64's two, and three to six rows likewise
+  // where B is larger than L3; thirteen to sixteen rows whose N is a
+  // multiple of 48 two slivers of 8x48 at kc 256; six and twelve rows
+  // against a B in L3 6x64 at kc 32; an N that takes no 32-wide slivers
+  // the widest that fit. B larger than L3 (64 MiB) has its next panel
+  // swept into L2 (a 64-wide sliver would take 16 lines a K loop
+  // iteration, more than the emitter's 8: none is left there); B in L3 (9
+  // MiB) not, nor the one-line sliver past four rows.
   struct Block {
     int64_t m, n, k;
     int mr, nr;
@@ -797,7 +800,9 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
                   Block{8, 4096, 4096, 8, 32, 16, true},
                   Block{16, 3072, 768, 8, 48, 256, false},
                   Block{13, 1536, 1536, 8, 48, 256, false},
-                  Block{6, 4096, 4096, 6, 64, 32, false},
+                  Block{3, 4096, 4096, 3, 32, 16, true},
+                  Block{6, 4096, 4096, 6, 32, 16, true},
+                  Block{6, 3072, 768, 6, 64, 32, false},
                   Block{12, 3072, 768, 6, 64, 32, false},
                   Block{8, 3088, 4096, 8, 16, 32, false}}) {
     QM_ASSERT_EXPECTED(
@@ -812,12 +817,15 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
     QM_ASSERT_EXPECTED(parsed, GemmConfig::parse(c.str(), GemmConfig{}));
     EXPECT_EQ(parsed, c);
   }
-  // A run-time ldb sweeps where A is read in place in slivers of at most
-  // six rows (the walk's register free): 16 rows, not 8 (A in rows).
+  // A run-time ldb sweeps where A is read in place (the walk in IC's
+  // register): eight rows in one sliver (a run-time lda reaches nine rows
+  // against B in place), sixteen in slivers of six.
   GemmDesc runtimeLd = GemmDesc::packed(8, 4096, 4096);
   runtimeLd.runtimeLd = true;
   QM_ASSERT_EXPECTED(rt, chooseGemmConfig(runtimeLd, target));
-  EXPECT_FALSE(rt.sweepB) << rt.str();
+  EXPECT_TRUE(rt.sweepB) << rt.str();
+  EXPECT_EQ(rt.aLayout, ALayout::Direct) << rt.str();
+  EXPECT_EQ(rt.mr, 8) << rt.str();
   GemmDesc runtime16 = GemmDesc::packed(16, 4096, 4096);
   runtime16.runtimeLd = true;
   QM_ASSERT_EXPECTED(rt16, chooseGemmConfig(runtime16, target));
