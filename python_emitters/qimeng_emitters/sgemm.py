@@ -556,12 +556,15 @@ class Params:
         block's first) into L2, a row's columns at a time, so many lines
         an iteration (at most SWEEP_LINES) that the walk covers it within
         this panel's iterations: NR * 4 * k_unroll bytes of each row per
-        row sliver and iteration. AVX-512, static sizes, K in more than one
+        row sliver and iteration. AVX-512, a static N and K (a run-time M's
+        rows come from the header, as the parallel form's do: M past the
+        request's only makes the walk run past the next panel, and a
+        prefetch never faults), K in more than one
         block, a static ldb or (runtime_ld) A in place (the walk then
         takes IC's register, sweep_register, and its slots the A slots'
         spare ones); 0 elsewhere (the request then changes nothing)."""
         if (not self.sweep_b or self.pack_b or self.trans_b
-                or self.conv is not None or self.runtime_sizes
+                or self.conv is not None or self.dynamic_n or self.dynamic_k
                 or not (self.b_ld.static or self.runtime_a_rows)
                 or self.isa.name != "avx512"
                 or self.k <= self.kc or self.m > self.mc):

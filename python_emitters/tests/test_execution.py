@@ -470,6 +470,17 @@ DYNAMIC_M = [
      request(isa="avx512", m=32, n=128, k=70, mr=6, nr=64, mc=12, nc=64,
              kc=32, k_unroll=4, fuse_pack_b=True, trans_a=True,
              runtime_ld=True, dynamic_m=True), (5, 32, 77)),
+    # B in place swept (the m-bucket kernels' form): fewer rows than the
+    # representative (one short sliver), as many, and more (several mc
+    # blocks, the walk running past the next panel), with a run-time ldb.
+    ("avx512_dm_rep8_b_in_place_swept",
+     request(isa="avx512", m=8, n=96, k=50, mr=8, nr=32, mc=8, nc=96,
+             kc=16, pack_b=False, loop_order="ir-jr", a_layout="direct",
+             sweep_b=True, dynamic_m=True), (3, 8, 21)),
+    ("avx512_dm_rep8_b_in_place_swept_rt",
+     request(isa="avx512", m=8, n=96, k=50, mr=8, nr=32, mc=8, nc=64,
+             kc=16, pack_b=False, loop_order="ir-jr", a_layout="direct",
+             sweep_b=True, runtime_ld=True, dynamic_m=True), (1, 8, 19)),
     ("avx2_dm_rep16_b_in_place_a_rows",
      request(m=16, n=32, k=19, mr=6, nr=16, mc=12, nc=32, kc=8,
              pack_b=False, a_layout="rows", dynamic_m=True), (2, 16, 31)),
@@ -793,6 +804,15 @@ class ExecutionTest(HarnessTest):
                     self.assertIn("movq %r12, ", text)
                     self.assertEqual(req["mr"] > 6,
                                      "leaq (%r13,%r9,2), %rdi" in text)
+
+    def test_dynamic_m_sweep_is_taken(self):
+        """The swept run-time-M kernels above do sweep."""
+        for name, req, _ in DYNAMIC_M:
+            if "swept" in name:
+                with self.subTest(name=name):
+                    text = emit(req)
+                    self.assertIn("_sweepb", header(text, "symbol"))
+                    self.assertIn("prefetcht1", text)
 
     def test_dynamic_m_kernels_match_reference(self):
         for name, req, ms in DYNAMIC_M:
