@@ -205,6 +205,12 @@ static bool fusedPackingPays(const GemmDesc &desc, int64_t kc,
 /// place, swept"): past it the emitter makes no sweep.
 constexpr int64_t kSweepLines = 8;
 
+/// B's K rows, ldb apart, are larger than L3: B read in place streams from
+/// memory at every call.
+static bool bRowsLargerThanL3(const GemmDesc &desc, const Target &target) {
+  return 4.0 * double(desc.k) * double(desc.ldb) > double(target.caches.l3);
+}
+
 /// The model's config; `bInPlace` allows reading B in place for few rows,
 /// `oneSliver` the blocking for one column sliver (plain GEMMs: the
 /// convolutions' model has its own rules for their A); `threads` the
@@ -267,12 +273,11 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // 1.51x, 6x4096x4096 1.79x. B in L3 (4x768x768, 6x3072x768,
   // 6x768x3072): 0.99-1.01x on 1 thread, 0.89-0.95x on 2 (not taken).
   // One and two rows keep their own rules (0.94x, 1.04x).
-  // (B's K rows, ldb apart, larger than L3.)
-  const bool bRowsStream =
-      4.0 * double(desc.k) * double(desc.ldb) > double(target.caches.l3);
+  const bool bRowsStream = bRowsLargerThanL3(desc, target);
   const MicroKernelShape *oneSliverOfTwoVectors =
       packB == BPacking::InPlace && isa == VectorIsa::Avx512 &&
-              (desc.m > 6 || (desc.m > 2 && bRowsStream)) && desc.m <= 8 &&
+              (desc.m > 6 || (desc.m > 2 && bRowsStream)) &&
+              desc.m <= kF32TwoVectorSliverRows &&
               desc.bSliversInPlace(2 * lanes)
           ? broadcastBlock(table, 2 * lanes,
                            [&](int mr) { return mr >= desc.m; })
@@ -430,11 +435,14 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // With a run-time ldb only where A is read in place (the walk's row
     // slots are the A slots' spare ones, its register IC's: sgemm.py's
     // sweep_register). On Zen 4, the run-time form against the immediate
-    // one side by side: 16x4096x4096 0.98x (0.66x unswept).
+    // one side by side: 16x4096x4096 0.98x (0.66x unswept). A run-time M
+    // (the pass's m-bucket kernels) is swept as its representative rows
+    // are; a run-time N or K is not (the walk's columns and the next
+    // panel's rows are the request's).
     const bool runtimeWalk = c.aLayout == ALayout::Direct;
     const bool sweepable = isa == VectorIsa::Avx512 &&
-                           (!desc.runtimeLd || runtimeWalk) && !desc.dynamicM &&
-                           !desc.dynamicN && !desc.dynamicK && bRowsStream;
+                           (!desc.runtimeLd || runtimeWalk) && !desc.dynamicN &&
+                           !desc.dynamicK && bRowsStream;
     c.sweepB = sweepable && !oneLineSliver;
     // The one-line sliver is swept only with one to four rows on one
     // thread, over a shallow kc: kc 2 at a K unroll of 2 for one or two
@@ -970,6 +978,16 @@ llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,
       few.n >= kF32TransposedProductWidth * few.m)
     return {kF32TransposedProductStreamedRows - 1,
             kF32TransposedProductRows - 1};
+  // f32 against B as stored, larger than L3, on AVX-512: up to 8 rows one
+  // sliver of two vectors with B's next panel swept, where 16 rows take
+  // 6x64's slivers (modelConfig). A dynamic batch of 4 rows through a
+  // 4096 -> 4096 layer on Zen 4 (bench/dynamic-m.sh): 3.1-3.9 ms with the
+  // 8-row kernel against 5.5-5.8 with the 16-row one.
+  if (desc.precision == GemmPrecision::F32 && !desc.transA &&
+      target.bestIsa() == VectorIsa::Avx512 && !desc.dynamicK &&
+      desc.bSliversInPlace(2 * Target::vectorBits(VectorIsa::Avx512) / 32) &&
+      bRowsLargerThanL3(desc, target))
+    return {kF32TwoVectorSliverRows};
   return {};
 }
 

@@ -832,6 +832,30 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_TRUE(rt16.sweepB) << rt16.str();
   EXPECT_EQ(rt16.aLayout, ALayout::Direct) << rt16.str();
   EXPECT_LE(rt16.mr, 6) << rt16.str();
+  // A run-time M sweeps as its representative rows do (a run-time N or K
+  // not), and its m-buckets gain 8 rows, the last of the swept sliver of
+  // two vectors, where B's rows are larger than L3 (not in L3, nor
+  // against B^T's rows or a run-time K).
+  GemmDesc dynamicM = GemmDesc::packed(16, 4096, 4096);
+  dynamicM.dynamicM = true;
+  QM_ASSERT_EXPECTED(dm, chooseGemmConfig(dynamicM, target));
+  EXPECT_TRUE(dm.sweepB) << dm.str();
+  dynamicM.m = 256;
+  EXPECT_EQ(formRowBounds(dynamicM, target),
+            (llvm::SmallVector<int64_t, 2>{kF32TwoVectorSliverRows}));
+  dynamicM.m = kF32TwoVectorSliverRows;
+  QM_ASSERT_EXPECTED(bucket, chooseGemmConfig(dynamicM, target));
+  EXPECT_EQ(bucket.mr, kF32TwoVectorSliverRows) << bucket.str();
+  EXPECT_EQ(bucket.nr, 32) << bucket.str();
+  EXPECT_TRUE(bucket.sweepB) << bucket.str();
+  GemmDesc cached = GemmDesc::packed(256, 3072, 768);
+  cached.dynamicM = true;
+  EXPECT_TRUE(formRowBounds(cached, target).empty());
+  GemmDesc dynamicK = dynamicM;
+  dynamicK.dynamicK = dynamicK.runtimeLd = true;
+  EXPECT_TRUE(formRowBounds(dynamicK, target).empty());
+  QM_ASSERT_EXPECTED(dk, chooseGemmConfig(dynamicK, target));
+  EXPECT_FALSE(dk.sweepB) << dk.str();
   // B's rows read whole: one column block over all of N while C's rows
   // fit half of L2.
   EXPECT_EQ(gemv.nc, 4096);

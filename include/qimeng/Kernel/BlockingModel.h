@@ -118,6 +118,11 @@ inline constexpr int64_t kF32TransposedProductStreamedRows = 8;
 inline constexpr int64_t kF32TransposedProductMaxRows = 256;
 inline constexpr int64_t kF32TransposedProductWidth = 4;
 
+/// Rows of f32 A up to which few rows against B as stored, read in place,
+/// take one row sliver of two vectors on AVX-512 (from seven rows on, and
+/// from three where B's rows are larger than L3, swept).
+inline constexpr int64_t kF32TwoVectorSliverRows = 8;
+
 /// Whether an f32 kernel may compute `desc` as its product transposed
 /// (GemmDesc::transposedProduct): B^T as stored (the kernel's A, read in
 /// place), A as stored (its B^T, packed), B not prepacked, N and K static
@@ -141,7 +146,9 @@ bool transposedProductFits(const GemmConfig &config);
 /// AMX-BF16: 32 against B^T, the last M of the matrix-vector form, 16
 /// against B as stored, the last M that streams B's rows; f32: 7
 /// and 15, the last M of the matrix-vector form where 8 rows, B^T larger
-/// than L3, or 16 take the product transposed), ascending: for a
+/// than L3, or 16 take the product transposed, and against B as stored
+/// larger than L3 on AVX-512 8, the last M of one swept sliver of two
+/// vectors), ascending: for a
 /// run-time M, kernels for at most that many rows (the pass adds them to
 /// its m-buckets) run the form where it pays.
 llvm::SmallVector<int64_t, 2> formRowBounds(const GemmDesc &desc,
