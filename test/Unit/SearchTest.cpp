@@ -34,8 +34,8 @@ constexpr const char *zen3Spec =
 /// (the model's config for A transposed, which packs A) and without the
 /// choice of A in place: two A layouts (k-major, rows), the model's the
 /// first, so that the search tests below do not move with the model's
-/// rules for A in place; nor with the table's one-vector block (12x16 on
-/// AVX-512, for a single sliver of at most 16 columns), left out.
+/// rules for A in place; nor with the table's one-vector blocks (12x16 and
+/// 8x16 on AVX-512, for a single sliver of at most 16 columns), left out.
 SearchSpace modelSpace(const char *spec, GemmDesc desc) {
   auto target = Target::parse(spec);
   EXPECT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
@@ -52,8 +52,10 @@ SearchSpace modelSpace(const char *spec, GemmDesc desc) {
                                   aLayoutName(ALayout::Direct).str()),
                       d.choices.end());
     if (d.key == "block")
-      d.choices.erase(std::remove(d.choices.begin(), d.choices.end(), "12x16"),
-                      d.choices.end());
+      for (const char *oneSliver : {"12x16", "8x16"})
+        d.choices.erase(
+            std::remove(d.choices.begin(), d.choices.end(), oneSliver),
+            d.choices.end());
   }
   return SearchSpace(desc, *base, std::move(decisions));
 }
