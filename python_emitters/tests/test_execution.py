@@ -443,7 +443,7 @@ RUNTIME_LD = [
              nc=512, kc=16, pack_b=False, loop_order="ir-jr",
              a_layout="direct", sweep_b=True, runtime_ld=True),
      (101, 515, 513)),
-    ("avx512_rt_7x96x50_b_in_place_swept_seven_rows_overwrite_relu",
+    ("avx512_rt_7x96x50_b_in_place_swept_seven_rows_bias_relu",
      request(isa="avx512", m=7, n=96, k=50, mr=7, nr=32, mc=7, nc=96,
              kc=16, pack_b=False, loop_order="ir-jr", a_layout="direct",
              sweep_b=True, runtime_ld=True, bias="columns", relu=True),
