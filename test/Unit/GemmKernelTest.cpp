@@ -1247,8 +1247,8 @@ TEST(GemmKernelTest, F16GemvValidates) {
                                     {3, 45, 96}});
 }
 
-/// The one-vector block (12x16, broadcasts embedded) as the model takes it
-/// on this host: a tall narrow GEMM (N below 16 and at 16, edges of rows,
+/// The one-vector block (12x16, or 8x16 on an 8-way L1D; broadcasts
+/// embedded) as the model takes it on this host: a tall narrow GEMM (N below 16 and at 16, edges of rows,
 /// A in place with its prefetch) and few rows against a narrow cached B
 /// (one sliver of all of M, all of K).
 TEST(GemmKernelTest, OneVectorBlocksValidate) {
