@@ -331,19 +331,18 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   c.packB = packB;
   c.isa = isa;
   c = withShape(c, *chosen, target);
-  if (fewRows && desc.bPrepacked)
+  // Fewer rows than the block has (B in place or prepacked): a block of
+  // exactly those rows, so that no FMA works on padding
+  // (docs/BlockingModel.md), and A in place is judged by them
+  // (8x4096x4096's 12x32 block narrowed to 8 rows reads A in place with a
+  // run-time lda).
+  if (fewRows)
     c.mr = static_cast<int>(std::min<int64_t>(c.mr, desc.m));
   // A as stored is read in place (a run-time lda for at most 17 rows, 9
   // with B not in panels) or
   // copied in rows, the cheaper packing; a transposed A is packed k-major
-  // (docs/BlockingModel.md, "A in place"). Against B in place the block
-  // takes M's rows where it has more (below): 8x4096x4096's 12x32 block
-  // narrowed to 8 rows reads A in place with a run-time lda.
-  const int blockRows = packB == BPacking::InPlace
-                            ? static_cast<int>(std::min<int64_t>(c.mr, desc.m))
-                            : c.mr;
-  const bool aInPlace =
-      oneSliver && readsAInPlace(desc, blockRows, c.isa, c.packB);
+  // (docs/BlockingModel.md, "A in place").
+  const bool aInPlace = oneSliver && readsAInPlace(desc, c.mr, c.isa, c.packB);
   if (oneSliver && !desc.transA)
     c.aLayout = aInPlace ? ALayout::Direct : ALayout::Rows;
   // With A in place, L2 holds the packed B panel while A's rows stream
@@ -409,16 +408,14 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // seven or eight rows in one sliver of two vectors, 256 for two
     // slivers of three, above), and the
     // A sliver outer (ir-jr), so that each row sliver sweeps B's kc rows
-    // from end to end, in the order they lie. Fewer rows than the block
-    // has: a block of exactly those rows, so that no FMA works on padding
-    // (docs/BlockingModel.md).
+    // from end to end, in the order they lie (the block's rows narrowed to
+    // M's above).
     // A block whose nr floats are not whole cache lines (AVX2's 4x24: 96
     // bytes) shares a line between neighbouring slivers, and its kc rows,
     // often an L1 set's worth apart (N a multiple of 1024), evict it
     // before the next sliver reads it: kc 8 (4x3072x4096 on Zen 1, 1.79x
     // kc 32; docs/BlockingModel.md).
     const bool wholeLines = c.nr * 4 % 64 == 0;
-    c.mr = static_cast<int>(std::min<int64_t>(c.mr, desc.m));
     c.kc = desc.m <= 2 || !wholeLines ? 8
            : oneSliverOfTwoVectors    ? 16
            : twoSliversOfThreeVectors ? 256

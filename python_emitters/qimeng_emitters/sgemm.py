@@ -494,8 +494,8 @@ class Params:
 
     @property
     def a_rows_borrow_rdi(self):
-        """A run-time-lda sliver of more than six rows takes %rdi (the C
-        tile's pointer) as its third base."""
+        """A run-time-lda sliver whose rows need the third base takes %rdi
+        (the C tile's pointer): past six rows, or with 3 lda past nine."""
         return self.runtime_a_rows and "%rdi" in self.a_row_bases
 
     @property

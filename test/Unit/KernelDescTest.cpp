@@ -834,8 +834,8 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_LE(rt16.mr, 6) << rt16.str();
   // A run-time M sweeps as its representative rows do (a run-time N or K
   // not), and its m-buckets gain 8 rows, the last of the swept sliver of
-  // two vectors, where B's rows are larger than L3 (not in L3, nor
-  // against B^T's rows or a run-time K).
+  // two vectors, where B's rows are larger than L3 (not where B is in L3,
+  // nor with a run-time K).
   GemmDesc dynamicM = GemmDesc::packed(16, 4096, 4096);
   dynamicM.dynamicM = true;
   QM_ASSERT_EXPECTED(dm, chooseGemmConfig(dynamicM, target));
