@@ -8,8 +8,6 @@ s: 1), so no edge needs packing or a workspace tile. The SVE writers (the
 same loop nest; one vector length, or any: SveScalableWriter) follow.
 """
 
-from dataclasses import dataclass
-
 from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow

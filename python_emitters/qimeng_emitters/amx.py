@@ -69,6 +69,8 @@ with TILERELEASE.
 
 from dataclasses import dataclass
 
+from .blis import (IC, IR, JC, JR, KB, MB, NB, PC, WS, emit_nest,
+                   emit_sliver_ends, emit_sliver_heads, min_into)
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
@@ -76,14 +78,12 @@ from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      read_activation, round_up)
 from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
                       OUTPUT_OFFSET, element_types, emit_block_input_base,
-                      emit_column_block_head, emit_epilogue,
-                      emit_epilogue_setup, emit_leading_dims_in_bytes,
-                      emit_loop_ends, emit_part_of_c, emit_store_sums,
-                      emit_row_block_head, emit_sliver_heads)
-from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
-from .sgemm import emit_relu_constants
-from .sgemm import _emit_transpose_16x16 as emit_transpose_16x16
-from .x86 import Asm, back, check_disp, emit_fault_entry, function_text, fwd
+                      emit_epilogue, emit_epilogue_setup,
+                      emit_leading_dims_in_bytes, emit_store_sums,
+                      emit_zero_k_exit)
+from .x86 import (Asm, back, check_disp, emit_fault_entry,
+                  emit_relu_constants, emit_transpose_16x16, function_text,
+                  fwd)
 
 # Workspace (bytes from its pointer): dotgemm.py's header (A, B, C at 0,
 # 8, 16; the part's rows and columns at 24; lda, ldb, ldc in elements at 64
@@ -1379,7 +1379,7 @@ def _emit_stage(asm, p, into_tiles):
     row_loop = asm.label("staging: next row")
     asm.ins(f"movq {MB}, %rcx")
     asm.ins(f"subq {IR}, %rcx")
-    _min_into(asm, "%rcx", p.mr)
+    min_into(asm, "%rcx", p.mr)
     asm.ins("movq %rdx, %rax")
     asm.ins(f"leaq {STAGE_OFFSET}({WS}), %rdi")
     asm.place(row_loop)
@@ -1445,7 +1445,7 @@ def _emit_store_last(asm, p):
     _column_masks(asm)
     asm.ins(f"movq {MB}, %rcx")
     asm.ins(f"subq {IR}, %rcx")
-    _min_into(asm, "%rcx", p.mr)        # the rows inside mb
+    min_into(asm, "%rcx", p.mr)        # the rows inside mb
     size, ld, base = ((2, LDD_BYTES, OUTPUT_OFFSET) if p.half_output else
                       (4, LD_BYTES_OFFSET + 16, 16))
     asm.ins(f"movq {ld}({WS}), %rsi")
@@ -1668,7 +1668,7 @@ def _emit_transposed_tile(asm, p, a, b, to_d=False):
     asm.ins("xorl %eax, %eax")
     asm.ins("testq %rcx, %rcx")
     asm.ins("cmovsq %rax, %rcx")
-    _min_into(asm, "%rcx", TILE_ROWS)
+    min_into(asm, "%rcx", TILE_ROWS)
     size, ld, base = ((2, LDD_BYTES, OUTPUT_OFFSET) if to_d else
                       (4, LD_BYTES_OFFSET + 16, 16))
     asm.ins(f"movq {ld}({WS}), %rsi")
@@ -1783,11 +1783,6 @@ def _emit_transposed_out(asm, p, last):
 def _emit_body(p):
     tt = p.tt
     asm = Asm()
-    jc_loop = asm.label("jc: next nc block of columns")
-    pc_loop = asm.label("pc: next kc block of the reduction")
-    ic_loop = asm.label("ic: next mc block of rows")
-    jr_loop = asm.label("jr: next NR columns")
-    ir_loop = asm.label("ir: next MR rows")
     emit_fault_entry(asm, p.fault)
     emit_relu_constants(asm, p)
     # The transposed product's A is B^T and its B is A.
@@ -1818,11 +1813,20 @@ def _emit_body(p):
     elif not p.trans_b and tt.group == 2 and not p.b_prepacked:
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
-    m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.reads_range,
-                                                    done, p.transposed)
-    if not p.reads_range:
-        asm.ins(f"xorl {JC}d, {JC}d")
-    emit_column_block_head(asm, p, jc_loop, pc_loop, n_end)
+    emit_zero_k_exit(asm, p, done)
+    emit_nest(asm, p, done, lambda asm: _emit_column_block(asm, p),
+              lambda asm: _emit_row_block(asm, p),
+              lambda asm: _emit_sliver_loops(asm, p), p.transposed)
+    asm.place(done)
+    asm.ins("tilerelease")
+    asm.ins("vzeroupper")
+    return asm.text()
+
+
+def _emit_column_block(asm, p):
+    """At each (jc, pc) block: its tile steps (STEPS), and PACK B unless B
+    is prepacked."""
+    tt = p.tt
     if p.step_rows:
         # kb whole runs: its runs' tile steps.
         asm.ins(f"movq {KB}, %rax")
@@ -1845,23 +1849,27 @@ def _emit_body(p):
         _emit_pack_b_pairs(asm, p)
     else:
         _emit_pack_b(asm, p)
-    emit_row_block_head(asm, p, ic_loop, m_begin, m_end)
+
+
+def _emit_row_block(asm, p):
+    """At each ic block: PACK A, or A in place."""
     if p.a_direct:
         _emit_a_in_place(asm, p)
     elif p.step_rows:
         _emit_pack_a_runs(asm, p)
-    elif tt.split:
+    elif p.tt.split:
         _emit_pack_a_split(asm, p)
     else:
         _emit_pack_a(asm, p)
+
+
+def _emit_sliver_loops(asm, p):
+    """The jr and ir loops around the block of tiles."""
+    jr_loop = asm.label("jr: next NR columns")
+    ir_loop = asm.label("ir: next MR rows")
     emit_sliver_heads(asm, jr_loop, ir_loop)
     _emit_block(asm, p)
-    emit_loop_ends(asm, p, (ir_loop, jr_loop, ic_loop, pc_loop, jc_loop),
-                   m_end, n_end)
-    asm.place(done)
-    asm.ins("tilerelease")
-    asm.ins("vzeroupper")
-    return asm.text()
+    emit_sliver_ends(asm, p, jr_loop, ir_loop)
 
 
 def emit(request):
@@ -1965,6 +1973,10 @@ class AmxConv:
     columns), relu and its bound, as the GEMM's; f16 split as the GEMM's
     (kc whole tile steps of 8 k dividing the run: no padded runs);
     nchw_fchw is dotconv.py's."""
+
+    #: The pixels of every image are the GEMM's rows: blis.emit_nest runs
+    #: once for the batch.
+    images = 1
 
     def __init__(self, request):
         from .conv2d import (GEOMETRY_FIELDS, StrideSteps, contiguous_run,

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      check_known, int_field, round_up)
-from .sgemm import KB, LD_OFFSET, PC, Params, emit_row_zero, kernel_text
+from .blis import KB, PC
+from .sgemm import LD_OFFSET, Params, emit_row_zero, kernel_text
 from .x86 import back, check_disp, fwd, xmm
 
 LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")

@@ -110,34 +110,33 @@ stored, C read unless overwrite and never written) and their epilogue.
 
 from dataclasses import dataclass
 
+# The body's register map and loop nest are blis.py's
+# (docs/KernelContract.md).
+from .blis import (IC, IR, JC, JR, K_SLOT, KB, MB, NB, PC, RANGE_OFFSET,
+                   RUNTIME_A_REACH, WS, emit_c_tile_pointer, emit_nest,
+                   emit_prepacked_panel, emit_runtime_a_bases,
+                   emit_sliver_ends, emit_sliver_heads, runtime_a_row)
 from .conv2d import PIECE_BYTES, PIECES_STEP, emit_piece_table
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
                      has_activation, int_field, leading_dims,
                      read_activation, round_up)
-# The body's register map is sgemm.py's (docs/KernelContract.md).
-from .sgemm import IC, IR, JC, JR, KB, MB, NB, PC, WS, _min_into
-from .sgemm import _emit_transpose_8x8 as emit_transpose_8x8
-from .sgemm import _emit_transpose_16x16 as emit_transpose_16x16
-from .sgemm import (RUNTIME_A_REACH, Stride, emit_c_tile_pointer,
-                    emit_leaky_relu, emit_prepacked_panel, emit_relu,
-                    emit_relu_constants, emit_relu_floor,
-                    emit_runtime_a_bases, leaky_slope_address,
-                    relu_max_address, runtime_a_row)
-from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
-                  fwd)
+from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
+                  emit_leaky_relu, emit_relu, emit_relu_constants,
+                  emit_relu_floor, emit_transpose_8x8, emit_transpose_16x16,
+                  function_text, fwd, leaky_slope_address, relu_max_address)
 
 # Workspace (bytes from its pointer): the header of docs/KernelContract.md,
 # then the VPERMT2W index that interleaves two rows of B, per-block counts,
 # and the packed blocks.
 HEADER_BYTES = 128
-RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
+# RANGE_OFFSET (24): m_begin, m_end, n_begin, n_end as int64 (blis.py)
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
 OUTPUT_LD_OFFSET = 56       # bf16_output, runtime_ld: ldd as int64 elements
 C_ROW_BYTES = Stride(slot=LD_BYTES_OFFSET + 16)  # ldc in bytes, as a Stride
-K_OFFSET = 56               # dynamic_k: K as int64 (caller; no 16-bit D)
+# K_SLOT (56): dynamic_k: K as int64 (caller, blis.py; no 16-bit D)
 BIAS_OFFSET = 112           # the epilogue's bias pointer (sbgemm)
 OUTPUT_OFFSET = 120         # bf16_output: D's pointer
 INDEX_OFFSET = 128          # bf16: 32 words, B(k, j) to word 2j, B(k+1, j) to 2j+1
@@ -319,7 +318,7 @@ class Params:
         # N likewise (the columns are masked at run time in any case).
         self.dynamic_n = bool_field(request, "dynamic_n")
         self.reads_range = self.parallel or self.dynamic_m or self.dynamic_n
-        # K from the header (K_OFFSET) at each call, `k` the representative
+        # K from the header (K_SLOT) at each call, `k` the representative
         # the kc blocking was clamped for: the kc loop's bound and its last
         # block's partial group are then run-time values (the packed form
         # only; C accumulates, as sgemm.py's run-time K does).
@@ -2224,94 +2223,8 @@ def emit_block_input_base(asm, gather, input_slot=0):
     asm.ins(f"movq %rax, {gather.base_slot}({WS})")
 
 
-def emit_part_of_c(asm, p, reads_range, done, transposed=False):
-    """The part of C this call computes: (m_begin, m_end, n_begin, n_end)
-    as operands, from the header (a part of a parallel call, or a run-time
-    M or N: an empty part jumps to `done`, JC set to n_begin) or the whole
-    of C (m_begin and n_begin None). `transposed`: the kernel computes C^T,
-    its rows the header's columns and its columns the header's rows. With
-    a run-time K of 0 there is nothing to add to C either."""
-    if p.dynamic_k:
-        asm.ins(f"cmpq $0, {K_OFFSET}({WS})")
-        asm.ins(f"je {fwd(done)}")
-    if not reads_range:
-        return None, f"${p.m}", None, f"${p.n}"
-    fields = (2, 3, 0, 1) if transposed else (0, 1, 2, 3)
-    m_begin, m_end, n_begin, n_end = (f"{RANGE_OFFSET + 8 * i}({WS})"
-                                      for i in fields)
-    asm.comment("rows [m_begin, m_end), columns [n_begin, n_end) from "
-                f"the header{' (of C^T)' if transposed else ''}")
-    asm.ins(f"movq {m_begin}, %rax")
-    asm.ins(f"cmpq {m_end}, %rax")
-    asm.ins(f"jge {fwd(done)}")
-    asm.ins(f"movq {n_begin}, {JC}")
-    asm.ins(f"cmpq {n_end}, {JC}")
-    asm.ins(f"jge {fwd(done)}")
-    return m_begin, m_end, n_begin, n_end
-
-
-def k_operand(p):
-    """K as an instruction operand: an immediate, or (dynamic_k) the
-    header slot the caller writes it in."""
-    return f"{K_OFFSET}({WS})" if p.dynamic_k else f"${p.k}"
-
-
-def emit_column_block_head(asm, p, jc_loop, pc_loop, n_end):
-    """The heads of BLIS's jc and pc loops: NB = this nc block's columns
-    (up to n_end), PC = 0, KB = this kc block's k."""
-    asm.place(jc_loop)
-    asm.ins(f"movq {n_end}, {NB}")
-    asm.ins(f"subq {JC}, {NB}")
-    _min_into(asm, NB, p.nc)
-    asm.ins(f"xorl {PC}d, {PC}d")
-    asm.place(pc_loop)
-    asm.ins(f"movq {k_operand(p)}, {KB}")
-    asm.ins(f"subq {PC}, {KB}")
-    _min_into(asm, KB, p.kc)
-
-
-def emit_row_block_head(asm, p, ic_loop, m_begin, m_end):
-    """The head of BLIS's ic loop: IC from m_begin (or 0), MB = this mc
-    block's rows (up to m_end)."""
-    if m_begin:
-        asm.ins(f"movq {m_begin}, {IC}")
-    else:
-        asm.ins(f"xorl {IC}d, {IC}d")
-    asm.place(ic_loop)
-    asm.ins(f"movq {m_end}, {MB}")
-    asm.ins(f"subq {IC}, {MB}")
-    _min_into(asm, MB, p.mc)
-
-
-def emit_sliver_heads(asm, jr_loop, ir_loop):
-    """The heads of the jr and ir loops around the block."""
-    asm.ins(f"xorl {JR}d, {JR}d")
-    asm.place(jr_loop)
-    asm.ins(f"xorl {IR}d, {IR}d")
-    asm.place(ir_loop)
-
-
-def emit_loop_ends(asm, p, loops, m_end, n_end):
-    """The ends of BLIS's five loops around the block (`loops`: the ir, jr,
-    ic, pc and jc labels, innermost first)."""
-    ir_loop, jr_loop, ic_loop, pc_loop, jc_loop = loops
-    for step, reg, end, loop in ((p.mr, IR, MB, ir_loop),
-                                 (p.nr, JR, NB, jr_loop),
-                                 (p.mc, IC, m_end, ic_loop),
-                                 (p.kc, PC, k_operand(p), pc_loop),
-                                 (p.nc, JC, n_end, jc_loop)):
-        asm.ins(f"addq ${step}, {reg}")
-        asm.ins(f"cmpq {end}, {reg}")
-        asm.ins(f"jb {back(loop)}")
-
-
 def _emit_body(p):
     asm = Asm()
-    jc_loop = asm.label("jc: next nc block of columns")
-    pc_loop = asm.label("pc: next kc block of the reduction")
-    ic_loop = asm.label("ic: next mc block of rows")
-    jr_loop = asm.label("jr: next sliver of B")
-    ir_loop = asm.label("ir: next sliver of A")
     emit_fault_entry(asm, p.fault)
     emit_relu_constants(asm, p)
     # An nchw convolution's arguments are (input, filter, output): its B,
@@ -2329,46 +2242,55 @@ def _emit_body(p):
         _emit_interleave_index(asm, p)
     if p.conv is not None:
         p.conv.emit_tables(asm)
-
     done = asm.label("empty part of C: nothing to do")
-    m_begin, m_end, n_begin, n_end = emit_part_of_c(asm, p, p.reads_range,
-                                                    done, p.c_transposed)
-    image_loop = None
-    if p.conv is not None and p.conv.images > 1:
-        image_loop = asm.label("next image of the batch")
-        p.conv.emit_batch_begin(asm)
-        asm.place(image_loop)
-    if n_begin and image_loop is not None:
-        asm.ins(f"movq {n_begin}, {JC}")
-    elif not n_begin:
-        asm.ins(f"xorl {JC}d, {JC}d")
-    emit_column_block_head(asm, p, jc_loop, pc_loop, n_end)
+    emit_zero_k_exit(asm, p, done)
+    emit_nest(asm, p, done, lambda asm: _emit_column_block(asm, p),
+              lambda asm: _emit_row_block(asm, p),
+              lambda asm: _emit_sliver_loops(asm, p), p.c_transposed)
+    if p.reads_range or p.dynamic_k:
+        asm.place(done)
+    asm.ins("vzeroupper")
+    return asm.text()
+
+
+def emit_zero_k_exit(asm, p, done):
+    """A run-time K of 0 adds nothing to C: to `done`."""
+    if p.dynamic_k:
+        asm.ins(f"cmpq $0, {K_SLOT}({WS})")
+        asm.ins(f"je {fwd(done)}")
+
+
+def _emit_column_block(asm, p):
+    """At each (jc, pc) block: its counts, PACK B (or a prepacked B's
+    panel), and the column sums an s8 A's correction needs."""
     _emit_block_counts(asm, p)
-    a_op, b_op = _operands(p)
     if p.b_prepacked:
         # (Its slivers (jc + jr) / NR from B + (jc + jr) * k_groups * 4.)
         emit_prepacked_panel(asm, p.k_groups, p.dt.group, p.nr, B_PANEL)
     else:
-        _emit_pack(asm, p, b_op)
+        _emit_pack(asm, p, _operands(p)[1])
     if p.dt.shift_a and not p.shift_b:
         _emit_b_column_sums(asm, p)
-    emit_row_block_head(asm, p, ic_loop, m_begin, m_end)
+
+
+def _emit_row_block(asm, p):
+    """At each ic block: PACK A, or A in place (with the row sums a
+    shifted B's correction needs)."""
     if p.a_direct:
         _emit_a_in_place(asm, p)
         if p.shift_b:
             _emit_a_row_sums(asm, p)
     else:
-        _emit_pack(asm, p, a_op)
+        _emit_pack(asm, p, _operands(p)[0])
+
+
+def _emit_sliver_loops(asm, p):
+    """The jr and ir loops around the microkernel."""
+    jr_loop = asm.label("jr: next sliver of B")
+    ir_loop = asm.label("ir: next sliver of A")
     emit_sliver_heads(asm, jr_loop, ir_loop)
     _emit_compute(asm, p)
-    emit_loop_ends(asm, p, (ir_loop, jr_loop, ic_loop, pc_loop, jc_loop),
-                   m_end, n_end)
-    if image_loop is not None:
-        p.conv.emit_batch_next(asm, image_loop)
-    if p.reads_range or p.dynamic_k:
-        asm.place(done)
-    asm.ins("vzeroupper")
-    return asm.text()
+    emit_sliver_ends(asm, p, jr_loop, ir_loop)
 
 
 def _emit_in_place_entry(asm, p, done, slots):

@@ -4,7 +4,6 @@ import math
 import struct
 
 from .errors import RequestError
-from .x86 import lookup_isa
 
 
 def check_known(request, known):
@@ -12,14 +11,6 @@ def check_known(request, known):
     unknown = sorted(set(request) - set(known) - {"version", "kind"})
     if unknown:
         raise RequestError("unknown field(s): " + ", ".join(unknown))
-
-
-def isa_field(request):
-    """The VectorIsa row named by the 'isa' field."""
-    name = request.get("isa")
-    if not isinstance(name, str):
-        raise RequestError("field 'isa' must be a string such as \"avx2\"")
-    return lookup_isa(name)
 
 
 def int_field(request, name, minimum=1, default=None, maximum=(1 << 31) - 1):

@@ -18,10 +18,9 @@ tiles (amx.emit_peak_probe).
 """
 
 from . import GENERATOR_VERSION, PROTOCOL_VERSION
-from .fields import (check_known, check_target_features, int_field,
-                     isa_field)
 from .errors import RequestError
-from .x86 import Asm, back
+from .fields import check_known, check_target_features, int_field
+from .x86 import Asm, back, isa_field
 
 #: Probe instructions: mnemonic, flops per f32 lane, symbol prefix and the
 #: features beyond the isa's.

@@ -6,7 +6,8 @@ that takes A, B, C and a workspace pointer in %rdi, %rsi, %rdx, %rcx; the
 function form wraps it with a prologue and epilogue. docs/KernelContract.md
 states the ABI; this module is its implementation.
 
-Loop nest (the sketch):
+Loop nest (blis.py's, shared with dotgemm.py and amx.py; this module
+writes its packs and its microkernel):
 
     for jc in 0..N step nc:              nb = min(nc, N - jc)
       for pc in 0..K step kc:            kb = min(kc, K - pc)
@@ -23,23 +24,31 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 
 import collections
 
+from .blis import (A_LDA_REG, A_ROW_BASES, IC, JC, K_SLOT, KB, MB, NB, PC,
+                   RANGE_OFFSET, ROWS_A_BASE, RUNTIME_A_REACH,
+                   RUNTIME_A_REACH_LDA_ONLY, RUNTIME_A_STEPS, WS,
+                   emit_c_tile_pointer, emit_nest, emit_prepacked_panel,
+                   emit_runtime_a_bases, k_operand, min_into, runtime_a_row)
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
-                     float_bits, has_activation, int_field, isa_field,
-                     leading_dims, read_activation, round_up)
-from .x86 import (Asm, back, check_disp, emit_fault_entry, function_text,
-                  fwd, xmm)
+                     has_activation, int_field, leading_dims,
+                     read_activation, round_up)
+from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
+                  emit_leaky_relu, emit_relu, emit_relu_constants,
+                  emit_relu_floor, emit_transpose_8x8, emit_transpose_16x16,
+                  function_text, fwd, isa_field, leaky_slope_address,
+                  relu_max_address, relu_min_address, xmm)
 
 # Workspace layout (bytes from the workspace pointer): the header
 # (docs/KernelContract.md), then the edge tile and the packed blocks.
 SCRATCH_BYTES = 128         # the header
-RANGE_OFFSET = 24           # m_begin, m_end, n_begin, n_end as int64
+# RANGE_OFFSET (24): m_begin, m_end, n_begin, n_end as int64 (blis.py)
 NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b,
                             # B in place: sweep_lines_in_place, or B^T's
                             # row: sweep_next_transposed_panel)
-K_SLOT = 56                 # K at run time (dynamic_k, caller; excludes
-                            # fuse_pack_b, whose slot it is otherwise)
+# K_SLOT (56): K at run time (dynamic_k, caller; blis.py); excludes
+# fuse_pack_b, whose slot it is otherwise
 B_PANEL_SLOT = 56           # b_prepacked: the block's panel in the caller's
                             # B (excludes fuse_pack_b and dynamic_k)
 LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
@@ -67,106 +76,10 @@ FUSED_B_PREFETCH_ROWS = 8
 # must catch each of them.
 FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 
-# A read in place with a run-time lda (a_layout "direct", runtime_ld): the
-# K loop reaches row i of a sliver from one of three base registers plus a
-# multiple of lda (in bytes in %r9). Where the K loops leave %rdx free (B's
-# rows a packed step, no next panel swept: Params.a_rows_three_lda), 3 lda
-# waits there and the bases hold rows 0, 3 and 10: 0, 1, 2, 4 or 8 lda, or
-# 3, 6 or 12, past one of them reach rows 0 to 16 (RUNTIME_A_REACH; what
-# dotgemm.py's K loops do too); else they hold rows 0, 3 and 6, each
-# reaching its three rows at 0, 1 or 2 lda: nine. %r9 (nc block's
-# columns) and %r13 (mc block's rows) wait in the workspace meanwhile, and
-# %rdi (the C tile) is computed again.
+# A read in place with a run-time lda: its rows from base registers
+# (blis.py's RUNTIME_A_BASES, or A_ROW_BASES without 3 lda); the row
+# stride that says so.
 RUNTIME_A_ROWS = "runtime"
-A_ROW_BASES = ("%rax", "%r13", "%rdi")
-A_LDA_REG, A_LDA3_REG = "%r9", "%rdx"
-RUNTIME_A_BASES = tuple(zip(A_ROW_BASES, (0, 3, 10)))
-RUNTIME_A_STEPS = {0: "", 1: f",{A_LDA_REG}", 2: f",{A_LDA_REG},2",
-                   4: f",{A_LDA_REG},4", 8: f",{A_LDA_REG},8",
-                   3: f",{A_LDA3_REG}", 6: f",{A_LDA3_REG},2",
-                   12: f",{A_LDA3_REG},4"}
-# Without 3 lda: the rows a base reaches (0, 1 or 2 lda past it), and the
-# rows all of the bases reach.
-ROWS_A_BASE = 3
-RUNTIME_A_REACH_LDA_ONLY = len(A_ROW_BASES) * ROWS_A_BASE
-
-
-def runtime_a_row(i):
-    """(base register, index) that reach row i of a sliver read in place
-    with a run-time lda and 3 lda in A_LDA3_REG, or None past the last
-    such row."""
-    for base, first in RUNTIME_A_BASES:
-        step = RUNTIME_A_STEPS.get(i - first)
-        if step is not None:
-            return base, step
-    return None
-
-
-RUNTIME_A_REACH = next(i for i in range(64) if runtime_a_row(i) is None)
-assert RUNTIME_A_REACH == 17
-
-
-def emit_runtime_a_bases(asm, mr, lda_operand):
-    """Before the K loop of an mr-row sliver read in place with a run-time
-    lda and 3 lda (its row 0 at %rax): lda (`lda_operand`, bytes) and 3
-    lda into their registers, and the further bases its rows need; returns
-    the bases the loop steps."""
-    asm.comment(f"rows from bases: lda -> {A_LDA_REG}, 3 lda -> "
-                f"{A_LDA3_REG}, rows " + ", ".join(
-                    f"{first} -> {base}" for base, first in RUNTIME_A_BASES))
-    asm.ins(f"movq {lda_operand}, {A_LDA_REG}")
-    asm.ins(f"leaq ({A_LDA_REG}, {A_LDA_REG}, 2), {A_LDA3_REG}")
-    used = {runtime_a_row(i)[0] for i in range(mr)}
-    for base, first in RUNTIME_A_BASES[1:]:
-        if base not in used:
-            continue
-        # From row 0 in the largest steps: 3 lda; 8 lda then 2 lda.
-        source, left = "%rax", first
-        while left:
-            step = max(s for s in RUNTIME_A_STEPS if s <= left)
-            asm.ins(f"leaq ({source}{RUNTIME_A_STEPS[step]}), {base}")
-            source, left = base, left - step
-    return [base for base, _ in RUNTIME_A_BASES if base in used]
-
-# Register map of the body (see docs/KernelContract.md).
-WS, JC, NB, PC, KB, IC, MB, JR, IR = (
-    "%rbx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15")
-
-
-
-class Stride:
-    """A byte stride the code steps by: an immediate, or (runtime_ld) the
-    workspace header slot that holds it, read as a memory operand."""
-
-    def __init__(self, nbytes=None, slot=None):
-        self.nbytes, self.slot = nbytes, slot
-
-    @property
-    def static(self):
-        return self.slot is None
-
-    def operand(self, what="stride"):
-        if self.static:
-            return f"${check_disp(self.nbytes, what)}"
-        return f"{self.slot}(%rbx)"
-
-    def add_to(self, asm, reg):
-        """reg += stride."""
-        asm.ins(f"addq {self.operand()}, {reg}")
-
-    def multiply(self, asm, src, dst, what="stride"):
-        """dst = src * stride (src may be dst)."""
-        if self.static:
-            asm.ins(f"imulq {self.operand(what)}, {src}, {dst}")
-            return
-        if src != dst:
-            asm.ins(f"movq {src}, {dst}")
-        asm.ins(f"imulq {self.slot}(%rbx), {dst}")
-
-    def times(self, count, what="stride"):
-        """count * stride as a displacement (static strides only)."""
-        assert self.static
-        return check_disp(count * self.nbytes, what)
 
 
 UNIT = Stride(4)
@@ -671,13 +584,6 @@ class Params:
                 f"_x86_64_{self.isa.name}")
 
 
-def _min_into(asm, dst, limit):
-    """dst = min(dst, limit) for unsigned dst; clobbers %rax."""
-    asm.ins(f"movq ${limit}, %rax")
-    asm.ins(f"cmpq %rax, {dst}")
-    asm.ins(f"cmovaq %rax, {dst}")
-
-
 def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
                outer_index, inner_step_index, dst_offset, has_edges):
     """Packs one panel into R-wide slivers, k-major, zero-padded.
@@ -785,55 +691,6 @@ def _emit_pack(asm, p, name, R, stride_k, stride_r, width_reg, src_slot,
         asm.place(packed)
 
 
-def _emit_transpose_16x16(asm):
-    """zmm0..15 hold 16 rows of 16 floats; leaves their transpose in
-    zmm0..15 (zmm j = element j of every row); zmm16..31 clobbered."""
-    z = [f"%zmm{i}" for i in range(32)]
-    # Pairs of rows interleaved within each 128-bit lane.
-    for i in range(8):
-        asm.ins(f"vunpcklps {z[2 * i + 1]}, {z[2 * i]}, {z[16 + 2 * i]}")
-        asm.ins(f"vunpckhps {z[2 * i + 1]}, {z[2 * i]}, {z[17 + 2 * i]}")
-    # Quads: zmm 4i + j holds, in lane L, rows 4i..4i+3 at k = 4L + j.
-    for i in range(4):
-        t = 16 + 4 * i
-        asm.ins(f"vunpcklpd {z[t + 2]}, {z[t]}, {z[4 * i]}")
-        asm.ins(f"vunpckhpd {z[t + 2]}, {z[t]}, {z[4 * i + 1]}")
-        asm.ins(f"vunpcklpd {z[t + 3]}, {z[t + 1]}, {z[4 * i + 2]}")
-        asm.ins(f"vunpckhpd {z[t + 3]}, {z[t + 1]}, {z[4 * i + 3]}")
-    # Lanes: k = 4L + j gathers lane L of the four quads' register j.
-    for j in range(4):
-        v0, v1, w0, w1 = (z[16 + 4 * j + x] for x in range(4))
-        asm.ins(f"vshuff32x4 $0x44, {z[4 + j]}, {z[j]}, {v0}")
-        asm.ins(f"vshuff32x4 $0xee, {z[4 + j]}, {z[j]}, {v1}")
-        asm.ins(f"vshuff32x4 $0x44, {z[12 + j]}, {z[8 + j]}, {w0}")
-        asm.ins(f"vshuff32x4 $0xee, {z[12 + j]}, {z[8 + j]}, {w1}")
-    for j in range(4):
-        v0, v1, w0, w1 = (z[16 + 4 * j + x] for x in range(4))
-        asm.ins(f"vshuff32x4 $0x88, {w0}, {v0}, {z[j]}")
-        asm.ins(f"vshuff32x4 $0xdd, {w0}, {v0}, {z[4 + j]}")
-        asm.ins(f"vshuff32x4 $0x88, {w1}, {v1}, {z[8 + j]}")
-        asm.ins(f"vshuff32x4 $0xdd, {w1}, {v1}, {z[12 + j]}")
-
-
-def _emit_transpose_8x8(asm):
-    """ymm0..7 hold 8 rows of 8 floats; leaves their transpose in ymm8..15
-    (ymm8 + j = element j of every row), ymm0..7 clobbered."""
-    y = [f"%ymm{i}" for i in range(16)]
-    # Pairs of rows interleaved, then quads, then the 128-bit halves.
-    for i in range(4):
-        asm.ins(f"vunpcklps {y[2 * i + 1]}, {y[2 * i]}, {y[8 + 2 * i]}")
-        asm.ins(f"vunpckhps {y[2 * i + 1]}, {y[2 * i]}, {y[9 + 2 * i]}")
-    for half in range(2):
-        a, b = 8 + 4 * half, 10 + 4 * half
-        asm.ins(f"vshufps $0x44, {y[b]}, {y[a]}, {y[4 * half]}")
-        asm.ins(f"vshufps $0xee, {y[b]}, {y[a]}, {y[4 * half + 1]}")
-        asm.ins(f"vshufps $0x44, {y[b + 1]}, {y[a + 1]}, {y[4 * half + 2]}")
-        asm.ins(f"vshufps $0xee, {y[b + 1]}, {y[a + 1]}, {y[4 * half + 3]}")
-    for j in range(4):
-        asm.ins(f"vperm2f128 $0x20, {y[4 + j]}, {y[j]}, {y[8 + j]}")
-        asm.ins(f"vperm2f128 $0x31, {y[4 + j]}, {y[j]}, {y[12 + j]}")
-
-
 def _emit_pack_transposed_chunks(asm, p, name, R, sr):
     """The full-sliver copy of _emit_pack for slivers whose R rows lie
     along k (row r at %rsi + r*sr, k contiguous), a vector's lanes of k at
@@ -865,9 +722,9 @@ def _emit_pack_transposed_chunks(asm, p, name, R, sr):
             if not sr.static and g * b + i + 1 < R:
                 sr.add_to(asm, "%r15")
         if wide:
-            _emit_transpose_16x16(asm)
+            emit_transpose_16x16(asm)
         else:
-            _emit_transpose_8x8(asm)
+            emit_transpose_8x8(asm)
         for j in range(b):
             asm.ins(f"vmovups {out_reg(j)}, {j * R * 4 + g * vb}(%rdi)")
     asm.ins(f"addq ${vb}, %rsi")
@@ -1298,7 +1155,7 @@ def _emit_c_update(asm, p, next_tile):
             # A run-time K may end in its first block (K <= kc, or 0).
             not_last = asm.label("first kc block, not the last")
             only = asm.label("only kc block stored")
-            asm.ins(f"cmpq {_k_operand(p)}, {KB}")
+            asm.ins(f"cmpq {k_operand(p)}, {KB}")
             asm.ins(f"jne {fwd(not_last)}")
             asm.comment("first and last kc block: C = epilogue(accumulators)")
             _emit_c_write(asm, p, only, read_c=False, epilogue=True)
@@ -1312,19 +1169,13 @@ def _emit_c_update(asm, p, next_tile):
         middle = asm.label("not the last kc block: no epilogue")
         stored = asm.label("last kc block stored")
         asm.ins(f"leaq ({PC},{KB}), %rax")
-        asm.ins(f"cmpq {_k_operand(p)}, %rax")
+        asm.ins(f"cmpq {k_operand(p)}, %rax")
         asm.ins(f"jne {fwd(middle)}")
         asm.comment("last kc block: C = epilogue(C + accumulators)")
         _emit_c_write(asm, p, stored, read_c=True, epilogue=True)
         asm.ins(f"jmp {fwd(next_tile)}")
         asm.place(middle)
     _emit_c_write(asm, p, next_tile, read_c=True)
-
-
-def _k_operand(p):
-    """K as an instruction operand: an immediate, or (dynamic_k) the header
-    slot the caller writes."""
-    return f"{K_SLOT}(%rbx)" if p.dynamic_k else f"${p.k}"
 
 
 def _zero_register(p):
@@ -1339,79 +1190,6 @@ def _bound_register(p):
     the fourth one past the accumulators (the third is a bias along the
     rows)."""
     return p.isa.reg(p.mr * p.nv + 3)
-
-
-def emit_relu_constants(asm, p):
-    """relu's floor (relu_min, where not 0) and bound (relu_max), or leaky
-    relu's slope (leaky_slope), as data in the body (jumped over), where
-    the epilogue loads them from (%rip-relative: resolved by the
-    assembler, no relocation). Sets p.relu_min_label, p.relu_max_label and
-    (with a slope) p.leaky_slope_label (these kernels', dotgemm.py's and
-    amx.py's)."""
-    p.relu_min_label = p.relu_max_label = None
-    constants = [(name, value) for name, value in (
-        ("floor", p.relu_min), ("bound", p.relu_max),
-        ("slope", p.leaky_slope)) if value is not None]
-    if not constants:
-        return
-    over = asm.label("past relu's constants")
-    asm.ins(f"jmp {fwd(over)}")
-    asm.ins(".p2align 2")
-    for name, value in constants:
-        label = asm.label(("leaky relu's" if name == "slope" else "relu's")
-                          + f" {name}, {value!r}")
-        asm.place(label)
-        asm.ins(f".long {float_bits(value):#010x}")
-        setattr(p, {"floor": "relu_min_label", "bound": "relu_max_label",
-                    "slope": "leaky_slope_label"}[name], label)
-    asm.place(over)
-
-
-def relu_max_address(p):
-    return f"{p.relu_max_label[0]}b(%rip)"
-
-
-def relu_min_address(p):
-    return f"{p.relu_min_label[0]}b(%rip)"
-
-
-def leaky_slope_address(p):
-    return f"{p.leaky_slope_label[0]}b(%rip)"
-
-
-def emit_leaky_relu(asm, p, acc, slope, product, suffix="ps"):
-    """acc = leaky relu of acc, its slope in register `slope`: the larger
-    (a slope below 1) or the smaller (above 1) of acc and slope * acc
-    (computed into `product`), which is NaN where acc is. `suffix` "ss":
-    the scalar spill loop's."""
-    choose = "vmax" if p.leaky_slope < 1.0 else "vmin"
-    asm.ins(f"vmul{suffix} {slope}, {acc}, {product}")
-    asm.ins(f"{choose}{suffix} {product}, {acc}, {acc}")
-
-
-def emit_relu(asm, p, acc, floor, suffix="ps"):
-    """acc = relu(acc), its floor (zero, or relu_min) in register `floor`,
-    as arith.maximumf(x, floor) computes it: max with NaN and the floor's
-    +0 from the second operand, then + 0 turns -0 into +0 for the floor 0
-    (with another floor, max alone: -0 and the floor differ). With
-    relu_nan_to_floor the floor goes second instead, which a NaN then
-    takes (and -0 the floor 0). `suffix` "ss": the scalar spill loop's.
-    These kernels', dotgemm.py's and amx.py's."""
-    if p.relu_nan_to_floor:
-        asm.ins(f"vmax{suffix} {floor}, {acc}, {acc}")
-        return
-    asm.ins(f"vmax{suffix} {acc}, {floor}, {acc}")
-    if p.relu_min is None:
-        asm.ins(f"vadd{suffix} {floor}, {acc}, {acc}")
-
-
-def emit_relu_floor(asm, p, reg, zero):
-    """`reg` = relu's floor in every lane: `zero` (the instruction that
-    zeroes it) for 0, else relu_min broadcast."""
-    if p.relu_min is None:
-        asm.ins(zero)
-    else:
-        asm.ins(f"vbroadcastss {relu_min_address(p)}, {reg}")
 
 
 def _emit_epilogue_setup(asm, p):
@@ -1537,7 +1315,7 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
     asm.place(col_edge)
     asm.ins(f"movq {MB}, %rdx")
     asm.ins("subq %r15, %rdx")
-    _min_into(asm, "%rdx", p.mr)
+    min_into(asm, "%rdx", p.mr)
     if isa.name == "avx512":
         asm.comment("tile short of columns: masked row updates")
         _emit_column_masks(asm, p)
@@ -1629,7 +1407,7 @@ def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
     """_emit_c_write for the product transposed: the tile's row i is C's
     column, its vector v the lanes-many C rows from v * lanes on. The
     accumulators go to the edge tile, then each vector's column of the
-    tile comes back as MR rows, is transposed (_emit_transpose_16x16: zmm
+    tile comes back as MR rows, is transposed (emit_transpose_16x16: zmm
     r = C's row v * lanes + r, lane i its column) and updates C a row at a
     time through %k1, the lanes of the valid columns (the tile's valid
     rows). Rows of C past the valid ones (the tile's valid columns, %rdx)
@@ -1653,7 +1431,7 @@ def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
     if p.row_edges:
         asm.ins(f"movq {MB}, %rcx")
         asm.ins("subq %r15, %rcx")
-        _min_into(asm, "%rcx", p.mr)
+        min_into(asm, "%rcx", p.mr)
         if extra:
             asm.ins("incq %rcx")
     else:
@@ -1673,7 +1451,7 @@ def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
         for i in range(p.mr):
             asm.ins(f"vmovaps {_tile_offset(p, i, v)}(%rbx), {z[i]}")
         # (It clobbers zmm16 to zmm31: the constants come after it.)
-        _emit_transpose_16x16(asm)
+        emit_transpose_16x16(asm)
         if epilogue:
             _emit_activation_constants(asm, p, floor, bound)
         for r in range(lanes):
@@ -1814,19 +1592,6 @@ def _emit_runtime_a_rows_restore(asm, p):
     asm.ins(f"movq {p.a_slots + 8}(%rbx), {MB}")
     if p.a_rows_borrow_rdi:
         emit_c_tile_pointer(asm, p.c_transposed, p.c_ld)
-
-
-def emit_c_tile_pointer(asm, transposed, ldc):
-    """%rdi = C + (ic + ir)*ldc + (jc + jr)*4: the tile's first element (C
-    in header slot 16, `ldc` a Stride of C's row bytes); C + (jc +
-    jr)*ldc + (ic + ir)*4 for the product transposed (the tile's rows are
-    C's columns). %rdx is written too. (dotgemm.py's tiles too.)"""
-    rows, cols = ((JC, JR), (IC, IR)) if transposed else ((IC, IR), (JC, JR))
-    asm.ins(f"leaq ({rows[0]},{rows[1]}), %rdi")
-    ldc.multiply(asm, "%rdi", "%rdi", "C row")
-    asm.ins(f"leaq ({cols[0]},{cols[1]}), %rdx")
-    asm.ins("leaq (%rdi,%rdx,4), %rdi")
-    asm.ins(f"addq 16({WS}), %rdi")
 
 
 def _emit_b_in_place(asm, p):
@@ -2038,9 +1803,6 @@ def _emit_next_panel_start(asm, p):
 
 def _emit_body(p):
     asm = Asm()
-    jc_loop = asm.label("jc: next nc block of columns")
-    pc_loop = asm.label("pc: next kc block of the reduction")
-    ic_loop = asm.label("ic: next mc block of rows")
     emit_fault_entry(asm, p.fault)
     # A convolution (conv2d.py) gathers one operand from its input through
     # offset tables; `conv` is None for a plain GEMM.
@@ -2053,65 +1815,42 @@ def _emit_body(p):
         asm.ins("movq %rdx, 16(%rcx)")
     else:
         conv.emit_save_pointers(asm)
-    asm.ins("movq %rcx, %rbx")
+    asm.ins(f"movq %rcx, {WS}")
     emit_relu_constants(asm, p)
-    no_k = asm.label("K < 0: no size, nothing to do" if p.stores_at_zero_k
-                     else "K = 0: C stays as it is")
+    done = asm.label("nothing to do: an empty part of C, or K < 0 (K = 0 "
+                     "where C stays as it is)")
     if p.stores_at_zero_k:
         # K = 0 runs one empty kc block, which stores C; K < 0 is no size.
-        asm.ins(f"cmpq $0, {K_SLOT}(%rbx)")
-        asm.ins(f"jl {fwd(no_k)}")
+        asm.ins(f"cmpq $0, {K_SLOT}({WS})")
+        asm.ins(f"jl {fwd(done)}")
     elif p.dynamic_k:
-        asm.ins(f"cmpq $0, {K_SLOT}(%rbx)")
-        asm.ins(f"jle {fwd(no_k)}")
+        asm.ins(f"cmpq $0, {K_SLOT}({WS})")
+        asm.ins(f"jle {fwd(done)}")
     if p.runtime_ld:
         asm.comment("runtime_ld: lda, ldb, ldc (elements) -> bytes")
         for i in range(3):
-            asm.ins(f"movq {LD_OFFSET + 8 * i}(%rbx), %rax")
+            asm.ins(f"movq {LD_OFFSET + 8 * i}({WS}), %rax")
             asm.ins("shlq $2, %rax")
-            asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}(%rbx)")
+            asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
     if conv is not None:
         conv.emit_tables(asm)
-    # The part of C this call computes: all of it, or (parallel) the rows
-    # and columns the caller wrote at RANGE_OFFSET (docs/KernelContract.md).
-    if p.reads_range:
-        m_begin, m_end = (f"{p.m_range_slot}(%rbx)",
-                          f"{p.m_range_slot + 8}(%rbx)")
-        n_begin, n_end = (f"{p.n_range_slot}(%rbx)",
-                          f"{p.n_range_slot + 8}(%rbx)")
-        done = asm.label("empty range: nothing to do")
-        asm.comment("parallel: C rows [m_begin, m_end), columns "
-                    "[n_begin, n_end) from the workspace")
-        asm.ins(f"movq {m_begin}, %rax")
-        asm.ins(f"cmpq {m_end}, %rax")
-        asm.ins(f"jge {fwd(done)}")
-        asm.ins(f"movq {n_begin}, {JC}")
-        asm.ins(f"cmpq {n_end}, {JC}")
-        asm.ins(f"jge {fwd(done)}")
-    else:
-        m_begin, n_begin, m_end, n_end = None, None, f"${p.m}", f"${p.n}"
-    image_loop = None
-    if conv is not None and conv.images > 1:
-        image_loop = asm.label("next image of the batch")
-        conv.emit_batch_begin(asm)
-        asm.place(image_loop)
-    if n_begin:
-        asm.ins(f"movq {n_begin}, {JC}")
-    else:
-        asm.ins("xorl %r8d, %r8d")
-    asm.place(jc_loop)
-    asm.ins(f"movq {n_end}, {NB}")
-    asm.ins(f"subq {JC}, {NB}")
-    _min_into(asm, NB, p.nc)
-    asm.ins("xorl %r10d, %r10d")
-    asm.place(pc_loop)
-    asm.ins(f"movq {_k_operand(p)}, {KB}")
-    asm.ins(f"subq {PC}, {KB}")
-    _min_into(asm, KB, p.kc)
+    emit_nest(asm, p, done, lambda asm: _emit_column_block(asm, p),
+              lambda asm: _emit_row_block(asm, p),
+              lambda asm: _emit_compute(asm, p), p.c_transposed)
+    if p.reads_range or p.dynamic_k:
+        asm.place(done)
+    asm.ins("vzeroupper")
+    return asm.text()
+
+
+def _emit_column_block(asm, p):
+    """At each (jc, pc) block: where the K loops' sweep starts, and PACK B
+    (or the convolution's gather of B, or a prepacked B's panel)."""
     if p.sweep_next_panel:
         _emit_next_panel_start(asm, p)
     # B(k, j): element (k, j) at k*ldb + j, or j*ldb + k when transposed.
     b_sk, b_sr = (UNIT, p.b_ld) if p.trans_b else (p.b_ld, UNIT)
+    conv = p.conv
     if conv is not None and conv.gathers == "B":
         conv.emit_gather_pack(asm, p, "B", p.nr, NB, 8, JC, p.bp_offset)
     elif p.b_prepacked:
@@ -2119,16 +1858,14 @@ def _emit_body(p):
     elif p.pack_b and not p.fuse_pack_b:
         _emit_pack(asm, p, "B", p.nr, b_sk, b_sr, NB, 8, PC, JC, p.bp_offset,
                    p.col_edges)
-    if m_begin:
-        asm.ins(f"movq {m_begin}, {IC}")
-    else:
-        asm.ins("xorl %r12d, %r12d")
-    asm.place(ic_loop)
-    asm.ins(f"movq {m_end}, {MB}")
-    asm.ins(f"subq {IC}, {MB}")
-    _min_into(asm, MB, p.mc)
+
+
+def _emit_row_block(asm, p):
+    """At each ic block: PACK A (or the convolution's gather of A, or A's
+    rows copied, or A read in place)."""
     # A(i, k): element (i, k) at i*lda + k, or k*lda + i when transposed.
     a_sk, a_sr = (p.a_ld, UNIT) if p.trans_a else (UNIT, p.a_ld)
+    conv = p.conv
     if conv is not None and conv.gathers == "A":
         conv.emit_gather_pack(asm, p, "A", p.mr, MB, 0, IC, p.ap_offset)
     elif p.a_direct:
@@ -2138,27 +1875,6 @@ def _emit_body(p):
     else:
         _emit_pack(asm, p, "A", p.mr, a_sk, a_sr, MB, 0, PC, IC, p.ap_offset,
                    p.row_edges)
-    _emit_compute(asm, p)
-    asm.ins(f"addq ${p.mc}, {IC}")
-    if p.reads_range:
-        asm.ins(f"cmpq {m_end}, {IC}")
-    else:
-        asm.ins(f"cmpq ${p.m}, {IC}")
-    asm.ins(f"jb {back(ic_loop)}")
-    asm.ins(f"addq ${p.kc}, {PC}")
-    asm.ins(f"cmpq {_k_operand(p)}, {PC}")
-    asm.ins(f"jb {back(pc_loop)}")
-    asm.ins(f"addq ${p.nc}, {JC}")
-    asm.ins(f"cmpq {n_end}, {JC}")
-    asm.ins(f"jb {back(jc_loop)}")
-    if image_loop is not None:
-        conv.emit_batch_next(asm, image_loop)
-    if p.reads_range:
-        asm.place(done)
-    if p.dynamic_k:
-        asm.place(no_k)
-    asm.ins("vzeroupper")
-    return asm.text()
 
 
 def emit(request):
@@ -2169,23 +1885,6 @@ def emit(request):
         f"C[{c.m}x{c.n}] += {'A^T' if c.trans_a else 'A'}"
         f" * {'B^T' if c.trans_b else 'B'}, K = {p.k}"
         + (", computed as C^T = B^T * A^T" if p.c_transposed else ""))
-
-
-def emit_prepacked_panel(asm, rows, group, nr, slot):
-    """A prepacked B's panel for the block at (jc, pc) into workspace
-    `slot`: B + jc * rows * 4 + pc / group * NR * 4, `rows` the layout's
-    rows (k groups) a sliver, `group` the k a row holds (these kernels'
-    and dotgemm.py's; docs/KernelContract.md, "B prepacked")."""
-    asm.comment(f"B prepacked: the block's panel = B + jc * {rows} * 4 + pc"
-                f"{f' / {group}' if group > 1 else ''} * NR * 4")
-    asm.ins(f"imulq ${check_disp(rows * 4, 'B sliver')}, {JC}, %rax")
-    asm.ins(f"movq {PC}, %rdx")
-    if group > 1:
-        asm.ins(f"shrq ${group.bit_length() - 1}, %rdx")
-    asm.ins(f"imulq ${nr * 4}, %rdx, %rdx")
-    asm.ins("addq %rdx, %rax")
-    asm.ins(f"addq 8({WS}), %rax")
-    asm.ins(f"movq %rax, {slot}({WS})")
 
 
 def prepacked_b_header(p):

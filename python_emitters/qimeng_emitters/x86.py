@@ -1,4 +1,7 @@
-"""x86-64 vector ISA tables and a small AT&T assembly writer.
+"""x86-64 vector ISA tables, a small AT&T assembly writer, and what the
+x86-64 generators (sgemm.py, dotgemm.py, amx.py) share below their loop
+nest (blis.py): strides as operands, register transposes, and the
+epilogue's activations.
 
 Per-ISA knowledge is data: one row per ISA.
 """
@@ -6,6 +9,7 @@ Per-ISA knowledge is data: one row per ISA.
 from dataclasses import dataclass
 
 from .errors import RequestError
+from .fields import float_bits
 from .isa import CallingConvention, kernel_file
 
 
@@ -54,6 +58,14 @@ def lookup_isa(name):
         raise RequestError(
             f"unknown isa {name!r}; expected one of " + ", ".join(sorted(ISAS)))
     return ISAS[name]
+
+
+def isa_field(request):
+    """The VectorIsa row named by the request's 'isa' field."""
+    name = request.get("isa")
+    if not isinstance(name, str):
+        raise RequestError("field 'isa' must be a string such as \"avx2\"")
+    return lookup_isa(name)
 
 
 def xmm(index):
@@ -139,3 +151,159 @@ def function_text(kind, summary, symbol, body, request, workspace_bytes,
         + ["\tretq"],
         runtime_sizes=runtime_sizes, headers=headers)
 
+
+def emit_transpose_16x16(asm):
+    """zmm0..15 hold 16 rows of 16 floats; leaves their transpose in
+    zmm0..15 (zmm j = element j of every row); zmm16..31 clobbered."""
+    z = [f"%zmm{i}" for i in range(32)]
+    # Pairs of rows interleaved within each 128-bit lane.
+    for i in range(8):
+        asm.ins(f"vunpcklps {z[2 * i + 1]}, {z[2 * i]}, {z[16 + 2 * i]}")
+        asm.ins(f"vunpckhps {z[2 * i + 1]}, {z[2 * i]}, {z[17 + 2 * i]}")
+    # Quads: zmm 4i + j holds, in lane L, rows 4i..4i+3 at k = 4L + j.
+    for i in range(4):
+        t = 16 + 4 * i
+        asm.ins(f"vunpcklpd {z[t + 2]}, {z[t]}, {z[4 * i]}")
+        asm.ins(f"vunpckhpd {z[t + 2]}, {z[t]}, {z[4 * i + 1]}")
+        asm.ins(f"vunpcklpd {z[t + 3]}, {z[t + 1]}, {z[4 * i + 2]}")
+        asm.ins(f"vunpckhpd {z[t + 3]}, {z[t + 1]}, {z[4 * i + 3]}")
+    # Lanes: k = 4L + j gathers lane L of the four quads' register j.
+    for j in range(4):
+        v0, v1, w0, w1 = (z[16 + 4 * j + x] for x in range(4))
+        asm.ins(f"vshuff32x4 $0x44, {z[4 + j]}, {z[j]}, {v0}")
+        asm.ins(f"vshuff32x4 $0xee, {z[4 + j]}, {z[j]}, {v1}")
+        asm.ins(f"vshuff32x4 $0x44, {z[12 + j]}, {z[8 + j]}, {w0}")
+        asm.ins(f"vshuff32x4 $0xee, {z[12 + j]}, {z[8 + j]}, {w1}")
+    for j in range(4):
+        v0, v1, w0, w1 = (z[16 + 4 * j + x] for x in range(4))
+        asm.ins(f"vshuff32x4 $0x88, {w0}, {v0}, {z[j]}")
+        asm.ins(f"vshuff32x4 $0xdd, {w0}, {v0}, {z[4 + j]}")
+        asm.ins(f"vshuff32x4 $0x88, {w1}, {v1}, {z[8 + j]}")
+        asm.ins(f"vshuff32x4 $0xdd, {w1}, {v1}, {z[12 + j]}")
+
+
+def emit_transpose_8x8(asm):
+    """ymm0..7 hold 8 rows of 8 floats; leaves their transpose in ymm8..15
+    (ymm8 + j = element j of every row), ymm0..7 clobbered."""
+    y = [f"%ymm{i}" for i in range(16)]
+    # Pairs of rows interleaved, then quads, then the 128-bit halves.
+    for i in range(4):
+        asm.ins(f"vunpcklps {y[2 * i + 1]}, {y[2 * i]}, {y[8 + 2 * i]}")
+        asm.ins(f"vunpckhps {y[2 * i + 1]}, {y[2 * i]}, {y[9 + 2 * i]}")
+    for half in range(2):
+        a, b = 8 + 4 * half, 10 + 4 * half
+        asm.ins(f"vshufps $0x44, {y[b]}, {y[a]}, {y[4 * half]}")
+        asm.ins(f"vshufps $0xee, {y[b]}, {y[a]}, {y[4 * half + 1]}")
+        asm.ins(f"vshufps $0x44, {y[b + 1]}, {y[a + 1]}, {y[4 * half + 2]}")
+        asm.ins(f"vshufps $0xee, {y[b + 1]}, {y[a + 1]}, {y[4 * half + 3]}")
+    for j in range(4):
+        asm.ins(f"vperm2f128 $0x20, {y[4 + j]}, {y[j]}, {y[8 + j]}")
+        asm.ins(f"vperm2f128 $0x31, {y[4 + j]}, {y[j]}, {y[12 + j]}")
+
+
+class Stride:
+    """A byte stride the code steps by: an immediate, or (runtime_ld) the
+    workspace header slot that holds it, read as a memory operand."""
+
+    def __init__(self, nbytes=None, slot=None):
+        self.nbytes, self.slot = nbytes, slot
+
+    @property
+    def static(self):
+        return self.slot is None
+
+    def operand(self, what="stride"):
+        if self.static:
+            return f"${check_disp(self.nbytes, what)}"
+        return f"{self.slot}(%rbx)"
+
+    def add_to(self, asm, reg):
+        """reg += stride."""
+        asm.ins(f"addq {self.operand()}, {reg}")
+
+    def multiply(self, asm, src, dst, what="stride"):
+        """dst = src * stride (src may be dst)."""
+        if self.static:
+            asm.ins(f"imulq {self.operand(what)}, {src}, {dst}")
+            return
+        if src != dst:
+            asm.ins(f"movq {src}, {dst}")
+        asm.ins(f"imulq {self.slot}(%rbx), {dst}")
+
+    def times(self, count, what="stride"):
+        """count * stride as a displacement (static strides only)."""
+        assert self.static
+        return check_disp(count * self.nbytes, what)
+
+
+def emit_relu_constants(asm, p):
+    """relu's floor (relu_min, where not 0) and bound (relu_max), or leaky
+    relu's slope (leaky_slope), as data in the body (jumped over), where
+    the epilogue loads them from (%rip-relative: resolved by the
+    assembler, no relocation). Sets p.relu_min_label, p.relu_max_label and
+    (with a slope) p.leaky_slope_label (these kernels', dotgemm.py's and
+    amx.py's)."""
+    p.relu_min_label = p.relu_max_label = None
+    constants = [(name, value) for name, value in (
+        ("floor", p.relu_min), ("bound", p.relu_max),
+        ("slope", p.leaky_slope)) if value is not None]
+    if not constants:
+        return
+    over = asm.label("past relu's constants")
+    asm.ins(f"jmp {fwd(over)}")
+    asm.ins(".p2align 2")
+    for name, value in constants:
+        label = asm.label(("leaky relu's" if name == "slope" else "relu's")
+                          + f" {name}, {value!r}")
+        asm.place(label)
+        asm.ins(f".long {float_bits(value):#010x}")
+        setattr(p, {"floor": "relu_min_label", "bound": "relu_max_label",
+                    "slope": "leaky_slope_label"}[name], label)
+    asm.place(over)
+
+
+def relu_max_address(p):
+    return f"{p.relu_max_label[0]}b(%rip)"
+
+
+def relu_min_address(p):
+    return f"{p.relu_min_label[0]}b(%rip)"
+
+
+def leaky_slope_address(p):
+    return f"{p.leaky_slope_label[0]}b(%rip)"
+
+
+def emit_leaky_relu(asm, p, acc, slope, product, suffix="ps"):
+    """acc = leaky relu of acc, its slope in register `slope`: the larger
+    (a slope below 1) or the smaller (above 1) of acc and slope * acc
+    (computed into `product`), which is NaN where acc is. `suffix` "ss":
+    the scalar spill loop's."""
+    choose = "vmax" if p.leaky_slope < 1.0 else "vmin"
+    asm.ins(f"vmul{suffix} {slope}, {acc}, {product}")
+    asm.ins(f"{choose}{suffix} {product}, {acc}, {acc}")
+
+
+def emit_relu(asm, p, acc, floor, suffix="ps"):
+    """acc = relu(acc), its floor (zero, or relu_min) in register `floor`,
+    as arith.maximumf(x, floor) computes it: max with NaN and the floor's
+    +0 from the second operand, then + 0 turns -0 into +0 for the floor 0
+    (with another floor, max alone: -0 and the floor differ). With
+    relu_nan_to_floor the floor goes second instead, which a NaN then
+    takes (and -0 the floor 0). `suffix` "ss": the scalar spill loop's.
+    These kernels', dotgemm.py's and amx.py's."""
+    if p.relu_nan_to_floor:
+        asm.ins(f"vmax{suffix} {floor}, {acc}, {acc}")
+        return
+    asm.ins(f"vmax{suffix} {acc}, {floor}, {acc}")
+    if p.relu_min is None:
+        asm.ins(f"vadd{suffix} {floor}, {acc}, {acc}")
+
+
+def emit_relu_floor(asm, p, reg, zero):
+    """`reg` = relu's floor in every lane: `zero` (the instruction that
+    zeroes it) for 0, else relu_min broadcast."""
+    if p.relu_min is None:
+        asm.ins(zero)
+    else:
+        asm.ins(f"vbroadcastss {relu_min_address(p)}, {reg}")
