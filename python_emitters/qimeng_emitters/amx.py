@@ -1867,7 +1867,7 @@ def _emit_sliver_loops(asm, p):
     """The jr and ir loops around the block of tiles."""
     jr_loop = asm.label("jr: next NR columns")
     ir_loop = asm.label("ir: next MR rows")
-    emit_sliver_heads(asm, jr_loop, ir_loop)
+    emit_sliver_heads(asm, p, jr_loop, ir_loop)
     _emit_block(asm, p)
     emit_sliver_ends(asm, p, jr_loop, ir_loop)
 

@@ -132,21 +132,31 @@ def emit_nest(asm, p, done, column_block, row_block, compute,
         conv.emit_batch_next(asm, image_loop)
 
 
-def emit_sliver_heads(asm, jr_loop, ir_loop):
-    """The heads of the jr and ir loops over a block's slivers, from 0."""
-    asm.ins(f"xorl {JR}d, {JR}d")
-    asm.place(jr_loop)
-    asm.ins(f"xorl {IR}d, {IR}d")
-    asm.place(ir_loop)
+def _sliver_loops(p, jr_loop, ir_loop, order):
+    """The jr (NR columns up to NB) and ir (MR rows up to MB) loops as
+    (register, step, bound, label), outer first: jr outside unless `order`
+    is "ir-jr"."""
+    jr = (JR, p.nr, NB, jr_loop)
+    ir = (IR, p.mr, MB, ir_loop)
+    return (ir, jr) if order == "ir-jr" else (jr, ir)
 
 
-def emit_sliver_ends(asm, p, jr_loop, ir_loop):
-    """The ends of the ir (MR rows up to MB) and jr (NR columns up to NB)
-    loops."""
-    for step, reg, end, loop in ((p.mr, IR, MB, ir_loop),
-                                 (p.nr, JR, NB, jr_loop)):
+def emit_sliver_heads(asm, p, jr_loop, ir_loop, order="jr-ir"):
+    """The heads of the jr and ir loops over a block's slivers, from 0:
+    "jr-ir" keeps one B sliver in L1 while the A slivers stream from L2
+    (BLIS); "ir-jr" keeps one A sliver there while the B slivers
+    stream."""
+    for reg, _, _, loop in _sliver_loops(p, jr_loop, ir_loop, order):
+        asm.ins(f"xorl {reg}d, {reg}d")
+        asm.place(loop)
+
+
+def emit_sliver_ends(asm, p, jr_loop, ir_loop, order="jr-ir"):
+    """The ends of the loops emit_sliver_heads began, inner first."""
+    for reg, step, bound, loop in reversed(
+            _sliver_loops(p, jr_loop, ir_loop, order)):
         asm.ins(f"addq ${step}, {reg}")
-        asm.ins(f"cmpq {end}, {reg}")
+        asm.ins(f"cmpq {bound}, {reg}")
         asm.ins(f"jb {back(loop)}")
 
 

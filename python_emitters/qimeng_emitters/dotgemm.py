@@ -2288,7 +2288,7 @@ def _emit_sliver_loops(asm, p):
     """The jr and ir loops around the microkernel."""
     jr_loop = asm.label("jr: next sliver of B")
     ir_loop = asm.label("ir: next sliver of A")
-    emit_sliver_heads(asm, jr_loop, ir_loop)
+    emit_sliver_heads(asm, p, jr_loop, ir_loop)
     _emit_compute(asm, p)
     emit_sliver_ends(asm, p, jr_loop, ir_loop)
 

@@ -28,7 +28,8 @@ from .blis import (A_LDA_REG, A_ROW_BASES, IC, JC, K_SLOT, KB, MB, NB, PC,
                    RANGE_OFFSET, ROWS_A_BASE, RUNTIME_A_REACH,
                    RUNTIME_A_REACH_LDA_ONLY, RUNTIME_A_STEPS, WS,
                    emit_c_tile_pointer, emit_nest, emit_prepacked_panel,
-                   emit_runtime_a_bases, k_operand, min_into, runtime_a_row)
+                   emit_runtime_a_bases, emit_sliver_ends, emit_sliver_heads,
+                   k_operand, min_into, runtime_a_row)
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
@@ -1667,16 +1668,9 @@ def _emit_compute(asm, p):
     asm.comment(f"COMPUTE: {p.mr}x{p.nr} register block, "
                 f"{p.mr * p.nv} accumulators")
     # The macro-kernel's two loops over the packed block: jr (r14, columns
-    # of Bp in NR steps) and ir (r15, rows of Ap in MR steps). "jr-ir" keeps
-    # one B sliver in L1 while the A slivers stream from L2 (BLIS); "ir-jr"
-    # keeps one A sliver there while the B slivers stream.
-    jr = ("%r14", "%r14d", p.nr, NB, jr_loop)
-    ir = ("%r15", "%r15d", p.mr, MB, ir_loop)
-    outer, inner = (jr, ir) if p.loop_order == "jr-ir" else (ir, jr)
-    asm.ins(f"xorl {outer[1]}, {outer[1]}")
-    asm.place(outer[4])
-    asm.ins(f"xorl {inner[1]}, {inner[1]}")
-    asm.place(inner[4])
+    # of Bp in NR steps) and ir (r15, rows of Ap in MR steps), in the
+    # request's loop order.
+    emit_sliver_heads(asm, p, jr_loop, ir_loop, p.loop_order)
     if p.a_pointer_table is not None:
         asm.ins(f"movq {p.a_pointer_table}(%rbx,%r15,8), %rax")
     elif p.a_rows:
@@ -1753,10 +1747,7 @@ def _emit_compute(asm, p):
         b.row_reg = "%rdx"
     _emit_swept_k_loops(asm, p, k_done, b)
     _emit_c_update(asm, p, next_tile)
-    for reg, _, step, bound, loop in (inner, outer):
-        asm.ins(f"addq ${step}, {reg}")
-        asm.ins(f"cmpq {bound}, {reg}")
-        asm.ins(f"jb {back(loop)}")
+    emit_sliver_ends(asm, p, jr_loop, ir_loop, p.loop_order)
 
 
 def _emit_next_panel_start(asm, p):
