@@ -1814,9 +1814,8 @@ def _emit_body(p):
         _emit_pair_index(asm)
     done = asm.label("empty part of C: nothing to do")
     emit_zero_k_exit(asm, p, done)
-    emit_nest(asm, p, done, lambda asm: _emit_column_block(asm, p),
-              lambda asm: _emit_row_block(asm, p),
-              lambda asm: _emit_sliver_loops(asm, p), p.transposed)
+    emit_nest(asm, p, done, _emit_column_block, _emit_row_block,
+              _emit_sliver_loops, p.transposed)
     asm.place(done)
     asm.ins("tilerelease")
     asm.ins("vzeroupper")

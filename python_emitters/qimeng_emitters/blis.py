@@ -80,8 +80,8 @@ def emit_part_of_c(asm, p, done, transposed=False):
 def emit_nest(asm, p, done, column_block, row_block, compute,
               transposed=False):
     """The loops of the module docstring around a writer's three parts,
-    each a function of `asm` that writes its part: `column_block` at each
-    (jc, pc) block, `row_block` at each ic block, `compute` inside it. `p`
+    each a function of (asm, p) that writes its part: `column_block` at
+    each (jc, pc) block, `row_block` at each ic block, `compute` inside it. `p`
     (the writer's Params) gives the sizes (m, n, and k or dynamic_k), the
     blocking (mc, nc, kc), reads_range and the convolution (conv: one
     whose `images` exceed 1 runs the nest once an image, through its
@@ -111,7 +111,7 @@ def emit_nest(asm, p, done, column_block, row_block, compute,
     asm.ins(f"movq {k_operand(p)}, {KB}")
     asm.ins(f"subq {PC}, {KB}")
     min_into(asm, KB, p.kc)
-    column_block(asm)
+    column_block(asm, p)
     if m_begin is None:
         asm.ins(f"xorl {IC}d, {IC}d")
     else:
@@ -120,8 +120,8 @@ def emit_nest(asm, p, done, column_block, row_block, compute,
     asm.ins(f"movq {m_end}, {MB}")
     asm.ins(f"subq {IC}, {MB}")
     min_into(asm, MB, p.mc)
-    row_block(asm)
-    compute(asm)
+    row_block(asm, p)
+    compute(asm, p)
     for step, reg, end, loop in ((p.mc, IC, m_end, ic_loop),
                                  (p.kc, PC, k_operand(p), pc_loop),
                                  (p.nc, JC, n_end, jc_loop)):

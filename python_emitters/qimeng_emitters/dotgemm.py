@@ -2244,9 +2244,8 @@ def _emit_body(p):
         p.conv.emit_tables(asm)
     done = asm.label("empty part of C: nothing to do")
     emit_zero_k_exit(asm, p, done)
-    emit_nest(asm, p, done, lambda asm: _emit_column_block(asm, p),
-              lambda asm: _emit_row_block(asm, p),
-              lambda asm: _emit_sliver_loops(asm, p), p.c_transposed)
+    emit_nest(asm, p, done, _emit_column_block, _emit_row_block,
+              _emit_sliver_loops, p.c_transposed)
     if p.reads_range or p.dynamic_k:
         asm.place(done)
     asm.ins("vzeroupper")

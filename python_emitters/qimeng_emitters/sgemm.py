@@ -1825,9 +1825,8 @@ def _emit_body(p):
             asm.ins(f"movq %rax, {LD_BYTES_OFFSET + 8 * i}({WS})")
     if conv is not None:
         conv.emit_tables(asm)
-    emit_nest(asm, p, done, lambda asm: _emit_column_block(asm, p),
-              lambda asm: _emit_row_block(asm, p),
-              lambda asm: _emit_compute(asm, p), p.c_transposed)
+    emit_nest(asm, p, done, _emit_column_block, _emit_row_block,
+              _emit_compute, p.c_transposed)
     if p.reads_range or p.dynamic_k:
         asm.place(done)
     asm.ins("vzeroupper")
