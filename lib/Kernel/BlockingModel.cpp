@@ -35,7 +35,11 @@ const MicroKernelShape kAvx512Shapes[] = {
     {VectorIsa::Avx512, 6, 64, 4, 0, 0, KStepOrder::Broadcast, 2.0},
     {VectorIsa::Avx512, 12, 32, 4, 0, 0},
     {VectorIsa::Avx512, 14, 32, 4, 0, 0},
-    {VectorIsa::Avx512, 8, 48, 4, 0, 0},
+    // As fast per FMA as 6x64 (leastPaddedBlock takes it where it pads M
+    // or N less: 128 rows); its sliver fills twice L1d as 6x64's does (kc
+    // 336 on Zen 4, side by side against kc 80: 128x3072x768 1.04-1.05x,
+    // 128x768x768 and 128x768x3072 1.02x, docs/BlockingModel.md).
+    {VectorIsa::Avx512, 8, 48, 4, 0, 0, KStepOrder::Broadcast, 2.0},
     // Seven rows: one output row of a 7-wide convolution layer per sliver.
     {VectorIsa::Avx512, 7, 32, 4, 0, 0},
     // 28 accumulators: the fourth B vector is read by its FMAs from L1.

@@ -433,6 +433,18 @@ TEST(BlockingModelTest, Avx512TargetGivesAvx512) {
   EXPECT_EQ(c.kc, 256) << c.str();
 }
 
+TEST(BlockingModelTest, EightByFortyEightFillsTwiceL1dToo) {
+  // 128 rows: 8x48 pads none of them where 6x64 pads four, and its sliver
+  // fills twice L1d as 6x64's does (kc 336 for 32 KiB, not 80).
+  Target target = parseTarget(kSkylakeAvx512);
+  QM_ASSERT_EXPECTED(
+      c, chooseGemmConfig(GemmDesc::packed(128, 3072, 768), target));
+  EXPECT_EQ(c.mr, 8) << c.str();
+  EXPECT_EQ(c.nr, 48) << c.str();
+  EXPECT_EQ(c.kc, 336) << c.str();
+  EXPECT_EQ(l1dShare(c), 2.0) << c.str();
+}
+
 TEST(BlockingModelTest, NoAvx2IsAnError) {
   Target target = parseTarget("x86_64-unknown-linux-gnu:x86-64:+sse2");
   QM_ASSERT_FAILS_WITH(
