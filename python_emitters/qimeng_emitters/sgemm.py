@@ -941,16 +941,25 @@ class BStream:
         # A register holding a run-time row (loaded by the caller before
         # the K loops), added instead of the header slot.
         self.row_reg = row_reg
+        # Within an unrolled K loop of an even unroll, a row in a register
+        # is stepped two k at a time: the second k's row at (%rsi,row).
+        self.paired = False
 
     def address(self, u, offset):
         """The B bytes `offset` into row u of an unrolled K loop."""
         if self.row.static:
             return f"{self.row.times(u, 'B step') + offset}(%rsi)"
+        if self.paired and u % 2:
+            return f"{offset}(%rsi,{self.row_reg})"
         return f"{offset}(%rsi)"
 
-    def emit_step_end(self, asm):
-        """After one k step: a run-time row moves %rsi now."""
-        if self.row_reg:
+    def emit_step_end(self, asm, u):
+        """After the k step at unroll position u: a run-time row moves %rsi
+        now (paired: after every second step, by two rows)."""
+        if self.paired:
+            if u % 2:
+                asm.ins(f"leaq (%rsi,{self.row_reg},2), %rsi")
+        elif self.row_reg:
             asm.ins(f"addq {self.row_reg}, %rsi")
         elif not self.row.static:
             self.row.add_to(asm, "%rsi")
@@ -1045,7 +1054,7 @@ def _emit_k_step(asm, p, u, row_stride, b, rows=None):
                 asm.ins(f"prefetcht0 {a_addr(i, p.prefetch_a)}")
     elif p.prefetch_a and (u * p.mr * 4) % 64 < p.mr * 4:
         asm.ins(f"prefetcht0 {p.prefetch_a + u * p.mr * 4}(%rax)")
-    b.emit_step_end(asm)
+    b.emit_step_end(asm, u)
 
 
 def _emit_row_updates(asm, p, next_tile, masked=False, read_c=True,
@@ -1500,8 +1509,10 @@ def _emit_k_loops(asm, p, row_stride, k_done, b, rows=None):
     asm.ins(f"jz {fwd(k_rem)}")
     asm.raw("\t.p2align 5")
     asm.place(k_loop)
+    b.paired = bool(b.row_reg) and p.k_unroll % 2 == 0
     for u in range(p.k_unroll):
         _emit_k_step(asm, p, u, row_stride, b, rows)
+    b.paired = False
     a_step = 4 if p.a_rows else p.mr * 4
     for base in _a_bases(p, row_stride):
         asm.ins(f"addq ${p.k_unroll * a_step}, {base}")

@@ -804,6 +804,11 @@ class ExecutionTest(HarnessTest):
                     self.assertIn("movq %r12, ", text)
                     self.assertEqual(req["mr"] > 6,
                                      "leaq (%r13,%r9,2), %rdi" in text)
+                    # B's rows two k at a time in the unrolled K loop:
+                    # the second at (%rsi,%rdx), then %rsi on by two.
+                    if req.get("k_unroll", 4) % 2 == 0:
+                        self.assertIn("0(%rsi,%rdx), %zmm", text)
+                        self.assertIn("leaq (%rsi,%rdx,2), %rsi", text)
 
     def test_dynamic_m_sweep_is_taken(self):
         """The swept run-time-M kernels above do sweep."""
