@@ -16,7 +16,8 @@ workspace in %rdi, %rsi, %rdx, %rcx).
 Both instructions multiply a register of 16 groups of k by another and add
 each group's products to one 32-bit lane: their operands must hold the k of
 a group side by side (the "VNNI" layout), 2 bf16 or 4 bytes a dword. The
-sketch is the f32 one (sgemm.py), with groups of k where it has k:
+loop nest is blis.py's, as the f32 kernels' (sgemm.py), with groups of k
+where they have k:
 
     for jc in 0..N step nc:              nb = min(nc, N - jc)
       for pc in 0..K step kc:            kb = min(kc, K - pc), kc whole groups
