@@ -12,13 +12,14 @@ from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
 from .fields import float_bits
-from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, COLUMNS_SLOT,
-                     EDGE_LANES_SLOT, EDGE_VECTORS_SLOT, FULL_PANELS_SLOT,
-                     IMAGE_SLOT, IMAGES_LEFT_SLOT, K_BLOCKS_SLOT, K_SLOT,
-                     LD_OFFSET, OUTPUT_SLOT, RANGE_OFFSET, RUNTIME_LANES,
-                     ROW_BIAS_SLOT, ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Panel,
-                     Sketch, Writer, fault_suffix, blocking_suffix, kernel_text,
-                     parse_request, registers_needed)
+from .header import BIAS_OFFSET, K_SLOT, LD_OFFSET, RANGE_OFFSET
+from .sketch import (COLUMN_BIAS_SLOT, COLUMNS_SLOT, EDGE_LANES_SLOT,
+                     EDGE_VECTORS_SLOT, FULL_PANELS_SLOT, IMAGE_SLOT,
+                     IMAGES_LEFT_SLOT, K_BLOCKS_SLOT, OUTPUT_SLOT,
+                     RUNTIME_LANES, ROW_BIAS_SLOT, ROW_BLOCKS_SLOT,
+                     ROW_EDGE_SLOT, Panel, Sketch, Writer, fault_suffix,
+                     blocking_suffix, kernel_text, parse_request,
+                     registers_needed)
 
 NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
                     features=("neon",), vector_bits_fixed=False)

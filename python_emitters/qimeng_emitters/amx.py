@@ -76,11 +76,12 @@ from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
                      has_activation, int_field, leading_dims,
                      read_activation, round_up)
-from .dotgemm import (BIAS_OFFSET, ELEMENT_TYPES, LD_BYTES_OFFSET,
-                      OUTPUT_OFFSET, element_types, emit_block_input_base,
+from .dotgemm import (ELEMENT_TYPES, LD_BYTES_OFFSET, element_types,
+                      emit_block_input_base,
                       emit_epilogue, emit_epilogue_setup,
                       emit_leading_dims_in_bytes, emit_store_sums,
                       emit_zero_k_exit)
+from .header import BIAS_OFFSET, OUTPUT_OFFSET
 from .x86 import (Asm, back, check_disp, emit_fault_entry,
                   emit_relu_constants, emit_transpose_16x16, function_text,
                   fwd)

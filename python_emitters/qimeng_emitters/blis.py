@@ -28,6 +28,7 @@ blocks address through that register map is here too: a prepacked B's
 panel, the C tile, and the rows of an A read in place with a run-time lda.
 """
 
+from .header import K_SLOT, RANGE_OFFSET
 from .x86 import back, check_disp, fwd
 
 # The body's registers: the workspace, then the loops' counters and the
@@ -35,10 +36,6 @@ from .x86 import back, check_disp, fwd
 WS, JC, NB, PC, KB, IC, MB, JR, IR = (
     "%rbx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15")
 
-# The header slots the loops read (docs/KernelContract.md): the part of C
-# (m_begin, m_end, n_begin, n_end as int64) and a run-time K.
-RANGE_OFFSET = 24
-K_SLOT = 56
 
 
 def min_into(asm, dst, limit):

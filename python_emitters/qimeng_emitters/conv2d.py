@@ -36,7 +36,8 @@ from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      check_known, int_field, round_up)
 from .blis import KB, PC
-from .sgemm import LD_OFFSET, Params, emit_row_zero, kernel_text
+from .header import LD_OFFSET
+from .sgemm import Params, emit_row_zero, kernel_text
 from .x86 import back, check_disp, fwd, xmm
 
 LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")

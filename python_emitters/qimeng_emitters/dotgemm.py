@@ -113,8 +113,7 @@ from dataclasses import dataclass
 
 # The body's register map and loop nest are blis.py's
 # (docs/KernelContract.md).
-from .blis import (IC, IR, JC, JR, K_SLOT, KB, MB, NB, PC, RANGE_OFFSET,
-                   RUNTIME_A_REACH, WS, emit_c_tile_pointer, emit_nest,
+from .blis import (IC, IR, JC, JR, KB, MB, NB, PC, RUNTIME_A_REACH, WS, emit_c_tile_pointer, emit_nest,
                    emit_prepacked_panel, emit_runtime_a_bases,
                    emit_sliver_ends, emit_sliver_heads, runtime_a_row)
 from .conv2d import PIECE_BYTES, PIECES_STEP, emit_piece_table
@@ -123,23 +122,19 @@ from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
                      has_activation, int_field, leading_dims,
                      read_activation, round_up)
+from .header import (BIAS_OFFSET, HEADER_BYTES, K_SLOT, LD_OFFSET,
+                     OUTPUT_LD_OFFSET, OUTPUT_OFFSET, RANGE_OFFSET)
 from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
                   emit_leaky_relu, emit_relu, emit_relu_constants,
                   emit_relu_floor, emit_transpose_8x8, emit_transpose_16x16,
                   function_text, fwd, leaky_slope_address, relu_max_address)
 
-# Workspace (bytes from its pointer): the header of docs/KernelContract.md,
-# then the VPERMT2W index that interleaves two rows of B, per-block counts,
-# and the packed blocks.
-HEADER_BYTES = 128
-# RANGE_OFFSET (24): m_begin, m_end, n_begin, n_end as int64 (blis.py)
-LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
-LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
-OUTPUT_LD_OFFSET = 56       # bf16_output, runtime_ld: ldd as int64 elements
+# Workspace (bytes from its pointer): the header (header.py: the caller's
+# RANGE_OFFSET, K_SLOT, OUTPUT_LD_OFFSET, LD_OFFSET, BIAS_OFFSET,
+# OUTPUT_OFFSET), then the VPERMT2W index that interleaves two rows of B,
+# per-block counts, and the packed blocks.
+LD_BYTES_OFFSET = 88        # lda, ldb, ldc in bytes, written by the kernel
 C_ROW_BYTES = Stride(slot=LD_BYTES_OFFSET + 16)  # ldc in bytes, as a Stride
-# K_SLOT (56): dynamic_k: K as int64 (caller, blis.py; no 16-bit D)
-BIAS_OFFSET = 112           # the epilogue's bias pointer (sbgemm)
-OUTPUT_OFFSET = 120         # bf16_output: D's pointer
 INDEX_OFFSET = 128          # bf16: 32 words, B(k, j) to word 2j, B(k+1, j) to 2j+1
 COUNTS_OFFSET = 192         # per kc block: see _COUNT_SLOTS
 AP_OFFSET = 256

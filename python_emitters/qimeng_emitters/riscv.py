@@ -18,10 +18,10 @@ need v0, which holds an accumulator group.
 from .errors import RequestError
 from .fields import float_bits, int_field
 from .isa import CallingConvention, VectorIsaRow
-from .sketch import (BIAS_OFFSET, COLUMN_BIAS_SLOT, EDGE_LANES_SLOT,
-                     EDGE_VECTORS_SLOT, FULL_PANELS_SLOT, IMAGE_SLOT,
-                     IMAGES_LEFT_SLOT, K_BLOCKS_SLOT, K_SLOT, LD_OFFSET,
-                     OUTPUT_SLOT, RANGE_OFFSET, RUNTIME_LANES, ROW_BIAS_SLOT,
+from .header import BIAS_OFFSET, K_SLOT, LD_OFFSET, RANGE_OFFSET
+from .sketch import (COLUMN_BIAS_SLOT, EDGE_LANES_SLOT, EDGE_VECTORS_SLOT,
+                     FULL_PANELS_SLOT, IMAGE_SLOT, IMAGES_LEFT_SLOT,
+                     K_BLOCKS_SLOT, OUTPUT_SLOT, RUNTIME_LANES, ROW_BIAS_SLOT,
                      ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch, Writer,
                      fault_suffix, blocking_suffix, kernel_text, parse_request,
                      registers_needed)

@@ -24,8 +24,8 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 
 import collections
 
-from .blis import (A_LDA_REG, A_ROW_BASES, IC, JC, K_SLOT, KB, MB, NB, PC,
-                   RANGE_OFFSET, ROWS_A_BASE, RUNTIME_A_REACH,
+from .blis import (A_LDA_REG, A_ROW_BASES, IC, JC, KB, MB, NB, PC,
+                   ROWS_A_BASE, RUNTIME_A_REACH,
                    RUNTIME_A_REACH_LDA_ONLY, RUNTIME_A_STEPS, WS,
                    emit_c_tile_pointer, emit_nest, emit_prepacked_panel,
                    emit_runtime_a_bases, emit_sliver_ends, emit_sliver_heads,
@@ -35,6 +35,8 @@ from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
                      has_activation, int_field, leading_dims,
                      read_activation, round_up)
+from .header import (BIAS_OFFSET, HEADER_BYTES, K_SLOT, LD_OFFSET,
+                     RANGE_OFFSET)
 from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
                   emit_leaky_relu, emit_relu, emit_relu_constants,
                   emit_relu_floor, emit_transpose_8x8, emit_transpose_16x16,
@@ -42,24 +44,21 @@ from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
                   relu_max_address, relu_min_address, xmm)
 
 # Workspace layout (bytes from the workspace pointer): the header
-# (docs/KernelContract.md), then the edge tile and the packed blocks.
-SCRATCH_BYTES = 128         # the header
-# RANGE_OFFSET (24): m_begin, m_end, n_begin, n_end as int64 (blis.py)
+# (header.py, docs/KernelContract.md), then the edge tile and the packed
+# blocks. The caller's slots (header.py): RANGE_OFFSET, K_SLOT, LD_OFFSET,
+# BIAS_OFFSET; the kernel's own:
 NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b,
                             # B in place: sweep_lines_in_place, or B^T's
-                            # row: sweep_next_transposed_panel)
-# K_SLOT (56): K at run time (dynamic_k, caller; blis.py); excludes
-# fuse_pack_b, whose slot it is otherwise
+                            # row: sweep_next_transposed_panel; not
+                            # with dynamic_k, whose K_SLOT it is)
 B_PANEL_SLOT = 56           # b_prepacked: the block's panel in the caller's
                             # B (excludes fuse_pack_b and dynamic_k)
-LD_OFFSET = 64              # lda, ldb, ldc as int64 elements (runtime_ld)
 SWEEP_ROW_END_SLOT = 64     # sweep_lines_in_place (static ldb): the end of
 SWEEP_ROW_BYTES_SLOT = 72   # the row's columns the walk is in, and their
                             # bytes (nb * 4)
-LD_BYTES_OFFSET = 88        # the same in bytes, written by the kernel
-BIAS_SLOT = 112             # the epilogue's bias pointer (caller)
+LD_BYTES_OFFSET = 88        # lda, ldb, ldc in bytes, written by the kernel
 SAVE_SLOT = 120             # a register the AVX2 edge epilogue borrows
-TILE_OFFSET = SCRATCH_BYTES  # MR x NR edge tile
+TILE_OFFSET = HEADER_BYTES  # MR x NR edge tile
 
 # The K loops prefetch the next panel of a B^T that PACK B transposes
 # (Params.sweep_next_transposed_panel) where a row of it is at most
@@ -1225,11 +1224,11 @@ def _emit_bias_pointer(asm, p):
     """%rsi = the bias of the tile's first column (bias + jc + jr) or row
     (bias + ic + ir); nothing without a bias."""
     if p.bias == "columns":
-        asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
+        asm.ins(f"movq {BIAS_OFFSET}(%rbx), %rsi")
         asm.ins(f"leaq (%rsi,{JC},4), %rsi")
         asm.ins("leaq (%rsi,%r14,4), %rsi")
     elif p.bias == "rows":
-        asm.ins(f"movq {BIAS_SLOT}(%rbx), %rsi")
+        asm.ins(f"movq {BIAS_OFFSET}(%rbx), %rsi")
         asm.ins(f"leaq (%rsi,{IC},4), %rsi")
         asm.ins("leaq (%rsi,%r15,4), %rsi")
 
@@ -1342,12 +1341,12 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
         # and comes back from the header after the rows.
         asm.ins(f"movq %r15, {SAVE_SLOT}(%rbx)")
         if p.bias == "columns":
-            asm.ins(f"movq {BIAS_SLOT}(%rbx), %r15")
+            asm.ins(f"movq {BIAS_OFFSET}(%rbx), %r15")
             asm.ins(f"leaq (%r15,{JC},4), %r15")
             asm.ins("leaq (%r15,%r14,4), %r15")
         elif p.bias == "rows":
             # %r15 is ir: the tile's first row's bias from the saved value.
-            asm.ins(f"movq {BIAS_SLOT}(%rbx), %rax")
+            asm.ins(f"movq {BIAS_OFFSET}(%rbx), %rax")
             asm.ins(f"leaq (%rax,{IC},4), %rax")
             asm.ins("leaq (%rax,%r15,4), %r15")
         if p.leaky_slope is not None:

@@ -92,12 +92,12 @@ from .errors import RequestError
 from .fields import (bool_field, check_known, int_field, leaky_relu_field,
                      relu_bounds,
                      relu_nan_to_floor_field, relu_suffix, round_up)
+from .header import HEADER_BYTES, K_SLOT
 from .isa import Labels, kernel_file
 
-HEADER_BYTES = 128   # the workspace header (docs/KernelContract.md)
-LD_OFFSET = 64       # lda, ldb, ldc as int64 elements, written by the caller
-RANGE_OFFSET = 24    # m_begin, m_end (run-time M), written by the caller
-K_SLOT = 56          # K (run-time K), written by the caller
+# The workspace header's slots the caller writes (header.py:
+# HEADER_BYTES, LD_OFFSET, RANGE_OFFSET, K_SLOT, BIAS_OFFSET); the
+# kernel's own below.
 # A static K blocked along K (Sketch.kc): the kernel's own count of the
 # middle K blocks left, in the slot a run-time K would be read from.
 K_BLOCKS_SLOT = K_SLOT
@@ -105,10 +105,8 @@ K_BLOCKS_SLOT = K_SLOT
 # rows of its last block, from m_end - m_begin.
 ROW_BLOCKS_SLOT = 96
 ROW_EDGE_SLOT = 104
-# The epilogue's bias pointer, written by the caller (kBiasOffset), and the
-# kernel's own cursors into it: the column panel's bias and the row
-# block's.
-BIAS_OFFSET = 112
+# The kernel's own cursors into the epilogue's bias (BIAS_OFFSET): the
+# column panel's bias and the row block's.
 COLUMN_BIAS_SLOT = 88
 ROW_BIAS_SLOT = 120
 # An nchw convolution's image loop: the kernel's own slots for the image's
