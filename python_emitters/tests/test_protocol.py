@@ -1,7 +1,11 @@
 """The stdin/stdout/stderr/exit-status protocol, through a real subprocess."""
 
 import json
+import os
+import re
 import unittest
+
+from qimeng_emitters import header
 
 from .support import BASE, request, run_emitter
 
@@ -167,3 +171,31 @@ del _name, _text, _words
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class WorkspaceHeaderTest(unittest.TestCase):
+    """header.py's slots are the C++ side's (WorkspaceHeader.h): the
+    caller writes where the kernels read."""
+
+    HEADER_H = os.path.join(os.path.dirname(__file__), "..", "..", "include",
+                            "qimeng", "Kernel", "WorkspaceHeader.h")
+
+    def test_slots_match_the_cpp_header(self):
+        if not os.path.exists(self.HEADER_H):
+            self.skipTest("WorkspaceHeader.h is not beside this package")
+        with open(self.HEADER_H) as f:
+            cpp = dict(re.findall(
+                r"constexpr uint64_t (k\w+) = (\w+);", f.read()))
+        # Aliases (kInputStridesOffset = kLeadingDimsOffset) resolved.
+        cpp = {k: int(cpp.get(v, v)) for k, v in cpp.items()}
+        pairs = {"kRangeOffset": header.RANGE_OFFSET,
+                 "kRuntimeKOffset": header.K_SLOT,
+                 "kHalfOutputLdOffset": header.OUTPUT_LD_OFFSET,
+                 "kLeadingDimsOffset": header.LD_OFFSET,
+                 "kInputStridesOffset": header.LD_OFFSET,
+                 "kBiasOffset": header.BIAS_OFFSET,
+                 "kHalfOutputOffset": header.OUTPUT_OFFSET,
+                 "kWorkspaceHeaderBytes": header.HEADER_BYTES}
+        self.assertEqual(set(cpp), set(pairs))
+        for name, value in pairs.items():
+            self.assertEqual(cpp[name], value, name)
