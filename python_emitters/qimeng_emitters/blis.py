@@ -37,7 +37,6 @@ WS, JC, NB, PC, KB, IC, MB, JR, IR = (
     "%rbx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15")
 
 
-
 def min_into(asm, dst, limit):
     """dst = min(dst, limit) for unsigned dst; clobbers %rax."""
     asm.ins(f"movq ${limit}, %rax")
@@ -78,12 +77,12 @@ def emit_nest(asm, p, done, column_block, row_block, compute,
               transposed=False):
     """The loops of the module docstring around a writer's three parts,
     each a function of (asm, p) that writes its part: `column_block` at
-    each (jc, pc) block, `row_block` at each ic block, `compute` inside it. `p`
-    (the writer's Params) gives the sizes (m, n, and k or dynamic_k), the
-    blocking (mc, nc, kc), reads_range and the convolution (conv: one
-    whose `images` exceed 1 runs the nest once an image, through its
-    emit_batch_begin and emit_batch_next). The caller places `done` after
-    the nest where the part of C may be empty."""
+    each (jc, pc) block, `row_block` at each ic block, `compute` inside
+    it. `p` (the writer's Params) gives the sizes (m, n, and k or
+    dynamic_k), the blocking (mc, nc, kc), reads_range and the
+    convolution (conv: one whose `images` exceed 1 runs the nest once an
+    image, through its emit_batch_begin and emit_batch_next). The caller
+    places `done` after the nest where the part of C may be empty."""
     jc_loop = asm.label("jc: next nc block of columns")
     pc_loop = asm.label("pc: next kc block of the reduction")
     ic_loop = asm.label("ic: next mc block of rows")
