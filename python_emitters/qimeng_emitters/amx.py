@@ -69,15 +69,14 @@ with TILERELEASE.
 
 from dataclasses import dataclass
 
-from .blis import (IC, IR, JC, JR, KB, MB, NB, PC, WS, emit_nest,
-                   emit_sliver_ends, emit_sliver_heads, min_into)
+from .blis import (IC, IR, JC, JR, KB, LD_BYTES_OFFSET, MB, NB, PC, WS,
+                   emit_nest, emit_sliver_ends, emit_sliver_heads, min_into)
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
                      cache_blocks, check_known, check_target_features,
                      has_activation, int_field, leading_dims,
                      read_activation, round_up)
-from .dotgemm import (ELEMENT_TYPES, LD_BYTES_OFFSET, element_types,
-                      emit_block_input_base,
+from .dotgemm import (ELEMENT_TYPES, element_types, emit_block_input_base,
                       emit_epilogue, emit_epilogue_setup,
                       emit_leading_dims_in_bytes, emit_store_sums,
                       emit_zero_k_exit)

@@ -36,6 +36,11 @@ from .x86 import back, check_disp, fwd
 WS, JC, NB, PC, KB, IC, MB, JR, IR = (
     "%rbx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15")
 
+# Where the x86 kernels keep lda, ldb and ldc in bytes (three int64 in
+# the header, written by the kernel at entry from the caller's elements
+# or its immediates).
+LD_BYTES_OFFSET = 88
+
 
 def min_into(asm, dst, limit):
     """dst = min(dst, limit) for unsigned dst; clobbers %rax."""

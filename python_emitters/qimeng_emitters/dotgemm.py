@@ -113,7 +113,8 @@ from dataclasses import dataclass
 
 # The body's register map and loop nest are blis.py's
 # (docs/KernelContract.md).
-from .blis import (IC, IR, JC, JR, KB, MB, NB, PC, RUNTIME_A_REACH, WS, emit_c_tile_pointer, emit_nest,
+from .blis import (IC, IR, JC, JR, KB, LD_BYTES_OFFSET, MB, NB, PC,
+                   RUNTIME_A_REACH, WS, emit_c_tile_pointer, emit_nest,
                    emit_prepacked_panel, emit_runtime_a_bases,
                    emit_sliver_ends, emit_sliver_heads, runtime_a_row)
 from .conv2d import PIECE_BYTES, PIECES_STEP, emit_piece_table
@@ -131,9 +132,8 @@ from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
 
 # Workspace (bytes from its pointer): the header (header.py: the caller's
 # RANGE_OFFSET, K_SLOT, OUTPUT_LD_OFFSET, LD_OFFSET, BIAS_OFFSET,
-# OUTPUT_OFFSET), then the VPERMT2W index that interleaves two rows of B,
+# OUTPUT_OFFSET; blis.py's LD_BYTES_OFFSET), then the VPERMT2W index that interleaves two rows of B,
 # per-block counts, and the packed blocks.
-LD_BYTES_OFFSET = 88        # lda, ldb, ldc in bytes, written by the kernel
 C_ROW_BYTES = Stride(slot=LD_BYTES_OFFSET + 16)  # ldc in bytes, as a Stride
 INDEX_OFFSET = 128          # bf16: 32 words, B(k, j) to word 2j, B(k+1, j) to 2j+1
 COUNTS_OFFSET = 192         # per kc block: see _COUNT_SLOTS

@@ -24,8 +24,8 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 
 import collections
 
-from .blis import (A_LDA_REG, A_ROW_BASES, IC, JC, KB, MB, NB, PC,
-                   ROWS_A_BASE, RUNTIME_A_REACH,
+from .blis import (A_LDA_REG, A_ROW_BASES, IC, JC, KB, LD_BYTES_OFFSET, MB,
+                   NB, PC, ROWS_A_BASE, RUNTIME_A_REACH,
                    RUNTIME_A_REACH_LDA_ONLY, RUNTIME_A_STEPS, WS,
                    emit_c_tile_pointer, emit_nest, emit_prepacked_panel,
                    emit_runtime_a_bases, emit_sliver_ends, emit_sliver_heads,
@@ -46,7 +46,8 @@ from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
 # Workspace layout (bytes from the workspace pointer): the header
 # (header.py, docs/KernelContract.md), then the edge tile and the packed
 # blocks. The caller's slots (header.py): RANGE_OFFSET, K_SLOT, LD_OFFSET,
-# BIAS_OFFSET; the kernel's own:
+# BIAS_OFFSET; the x86 kernels' (blis.py): LD_BYTES_OFFSET; this kernel's
+# own:
 NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b,
                             # B in place: sweep_lines_in_place, or B^T's
                             # row: sweep_next_transposed_panel; not
@@ -56,7 +57,6 @@ B_PANEL_SLOT = 56           # b_prepacked: the block's panel in the caller's
 SWEEP_ROW_END_SLOT = 64     # sweep_lines_in_place (static ldb): the end of
 SWEEP_ROW_BYTES_SLOT = 72   # the row's columns the walk is in, and their
                             # bytes (nb * 4)
-LD_BYTES_OFFSET = 88        # lda, ldb, ldc in bytes, written by the kernel
 SAVE_SLOT = 120             # a register the AVX2 edge epilogue borrows
 TILE_OFFSET = HEADER_BYTES  # MR x NR edge tile
 
