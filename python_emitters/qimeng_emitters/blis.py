@@ -182,7 +182,8 @@ def emit_c_tile_pointer(asm, transposed, ldc):
     """%rdi = C + (ic + ir)*ldc + (jc + jr)*4: the tile's first element (C
     in header slot 16, `ldc` a Stride of C's row bytes); C + (jc +
     jr)*ldc + (ic + ir)*4 for the product transposed (the tile's rows are
-    C's columns). %rdx is written too. (dotgemm.py's tiles too.)"""
+    C's columns). %rdx is written too. (sgemm.py's and dotgemm.py's
+    tiles.)"""
     rows, cols = ((JC, JR), (IC, IR)) if transposed else ((IC, IR), (JC, JR))
     asm.ins(f"leaq ({rows[0]},{rows[1]}), %rdi")
     ldc.multiply(asm, "%rdi", "%rdi", "C row")

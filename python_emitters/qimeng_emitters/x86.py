@@ -241,8 +241,8 @@ def emit_relu_constants(asm, p):
     relu's slope (leaky_slope), as data in the body (jumped over), where
     the epilogue loads them from (%rip-relative: resolved by the
     assembler, no relocation). Sets p.relu_min_label, p.relu_max_label and
-    (with a slope) p.leaky_slope_label (these kernels', dotgemm.py's and
-    amx.py's)."""
+    (with a slope) p.leaky_slope_label (sgemm.py's, dotgemm.py's and
+    amx.py's kernels)."""
     p.relu_min_label = p.relu_max_label = None
     constants = [(name, value) for name, value in (
         ("floor", p.relu_min), ("bound", p.relu_max),
@@ -291,7 +291,7 @@ def emit_relu(asm, p, acc, floor, suffix="ps"):
     (with another floor, max alone: -0 and the floor differ). With
     relu_nan_to_floor the floor goes second instead, which a NaN then
     takes (and -0 the floor 0). `suffix` "ss": the scalar spill loop's.
-    These kernels', dotgemm.py's and amx.py's."""
+    sgemm.py's, dotgemm.py's and amx.py's kernels."""
     if p.relu_nan_to_floor:
         asm.ins(f"vmax{suffix} {floor}, {acc}, {acc}")
         return
