@@ -123,12 +123,9 @@ def emit_nest(asm, p, done, column_block, row_block, compute,
     min_into(asm, MB, p.mc)
     row_block(asm, p)
     compute(asm, p)
-    for step, reg, end, loop in ((p.mc, IC, m_end, ic_loop),
-                                 (p.kc, PC, k_operand(p), pc_loop),
-                                 (p.nc, JC, n_end, jc_loop)):
-        asm.ins(f"addq ${step}, {reg}")
-        asm.ins(f"cmpq {end}, {reg}")
-        asm.ins(f"jb {back(loop)}")
+    _emit_loop_ends(asm, ((IC, p.mc, m_end, ic_loop),
+                          (PC, p.kc, k_operand(p), pc_loop),
+                          (JC, p.nc, n_end, jc_loop)))
     if image_loop is not None:
         conv.emit_batch_next(asm, image_loop)
 
@@ -154,8 +151,15 @@ def emit_sliver_heads(asm, p, jr_loop, ir_loop, order="jr-ir"):
 
 def emit_sliver_ends(asm, p, jr_loop, ir_loop, order="jr-ir"):
     """The ends of the loops emit_sliver_heads began, inner first."""
-    for reg, step, bound, loop in reversed(
-            _sliver_loops(p, jr_loop, ir_loop, order)):
+    _emit_loop_ends(asm, reversed(_sliver_loops(p, jr_loop, ir_loop,
+                                                order)))
+
+
+def _emit_loop_ends(asm, loops):
+    """The ends of `loops`, innermost first, each (register, step, bound,
+    label): the register on by its step, back to the label while below
+    the bound (unsigned)."""
+    for reg, step, bound, loop in loops:
         asm.ins(f"addq ${step}, {reg}")
         asm.ins(f"cmpq {bound}, {reg}")
         asm.ins(f"jb {back(loop)}")
