@@ -204,6 +204,14 @@ qm_call_checked:
 	.section	.note.GNU-stack,"",@progbits
 """
 
+
+def swept_b_in_place(**fields):
+    """An AVX-512 request whose B is read in place, each row sliver
+    sweeping it (ir-jr), with its next panel prefetched (sweep_b)."""
+    return request(isa="avx512", pack_b=False, loop_order="ir-jr",
+                   sweep_b=True, **fields)
+
+
 # Requests whose kernels must compute C += op(A) * op(B) exactly.
 CORRECT = [
     ("avx2_64x64x64_exact_tiles", request()),
@@ -241,16 +249,14 @@ CORRECT = [
     # six lines an iteration), K's last block short, row edges, rows
     # longer than N, two column blocks.
     ("avx512_8x512x100_b_in_place_swept",
-     request(isa="avx512", m=8, n=512, k=100, mr=8, nr=32, mc=8, nc=512,
-             kc=16, pack_b=False, loop_order="ir-jr", a_layout="direct",
-             sweep_b=True)),
+     swept_b_in_place(m=8, n=512, k=100, mr=8, nr=32, mc=8, nc=512, kc=16,
+                      a_layout="direct")),
     ("avx512_13x512x70_b_in_place_swept_edges",
-     request(isa="avx512", m=13, n=512, k=70, ldb=520, ldc=530, mr=6,
-             nr=64, mc=18, nc=512, kc=16, pack_b=False,
-             loop_order="ir-jr", sweep_b=True)),
+     swept_b_in_place(m=13, n=512, k=70, ldb=520, ldc=530, mr=6, nr=64,
+                      mc=18, nc=512, kc=16)),
     ("avx512_8x96x50_b_in_place_swept_two_column_blocks",
-     request(isa="avx512", m=8, n=96, k=50, ldb=100, mr=8, nr=32, mc=8,
-             nc=64, kc=8, pack_b=False, loop_order="ir-jr", sweep_b=True)),
+     swept_b_in_place(m=8, n=96, k=50, ldb=100, mr=8, nr=32, mc=8, nc=64,
+                      kc=8)),
     # B packed by each sliver's first tile: several jc, pc and ic blocks
     # (only the first row block packs), a K remainder, row edges.
     ("avx2_61x48x70_fused_b_multiblock",
@@ -430,24 +436,20 @@ RUNTIME_LD = [
     # %rdx, A's rows from two bases, or three with %rdi): rows longer than
     # N, row edges, two column blocks.
     ("avx512_rt_16x512x100_b_in_place_swept",
-     request(isa="avx512", m=16, n=512, k=100, mr=6, nr=64, mc=18,
-             nc=512, kc=16, pack_b=False, loop_order="ir-jr",
-             a_layout="direct", sweep_b=True, runtime_ld=True),
+     swept_b_in_place(m=16, n=512, k=100, mr=6, nr=64, mc=18, nc=512,
+                      kc=16, a_layout="direct", runtime_ld=True),
      (103, 520, 530)),
     ("avx512_rt_8x96x50_b_in_place_swept_two_column_blocks",
-     request(isa="avx512", m=8, n=96, k=50, mr=4, nr=32, mc=8, nc=64,
-             kc=8, pack_b=False, loop_order="ir-jr", a_layout="direct",
-             sweep_b=True, runtime_ld=True), (53, 100, 97)),
+     swept_b_in_place(m=8, n=96, k=50, mr=4, nr=32, mc=8, nc=64, kc=8,
+                      a_layout="direct", runtime_ld=True), (53, 100, 97)),
     ("avx512_rt_16x512x100_b_in_place_swept_nine_rows",
-     request(isa="avx512", m=16, n=512, k=100, mr=9, nr=32, mc=18,
-             nc=512, kc=16, pack_b=False, loop_order="ir-jr",
-             a_layout="direct", sweep_b=True, runtime_ld=True),
+     swept_b_in_place(m=16, n=512, k=100, mr=9, nr=32, mc=18, nc=512,
+                      kc=16, a_layout="direct", runtime_ld=True),
      (101, 515, 513)),
     ("avx512_rt_7x96x50_b_in_place_swept_seven_rows_bias_relu",
-     request(isa="avx512", m=7, n=96, k=50, mr=7, nr=32, mc=7, nc=96,
-             kc=16, pack_b=False, loop_order="ir-jr", a_layout="direct",
-             sweep_b=True, runtime_ld=True, bias="columns", relu=True),
-     (51, 99, 98)),
+     swept_b_in_place(m=7, n=96, k=50, mr=7, nr=32, mc=7, nc=96, kc=16,
+                      a_layout="direct", runtime_ld=True, bias="columns",
+                      relu=True), (51, 99, 98)),
     # All of the product's rows in one block (B^T's next panel would be
     # swept through %rdx): 3 lda wins, no sweep.
     ("avx512_rt_20x100x40_12x32_product_transposed_one_block",
@@ -474,13 +476,12 @@ DYNAMIC_M = [
     # representative (one short sliver), as many, and more (several mc
     # blocks, the walk running past the next panel), with a run-time ldb.
     ("avx512_dm_rep8_b_in_place_swept",
-     request(isa="avx512", m=8, n=96, k=50, mr=8, nr=32, mc=8, nc=96,
-             kc=16, pack_b=False, loop_order="ir-jr", a_layout="direct",
-             sweep_b=True, dynamic_m=True), (3, 8, 21)),
+     swept_b_in_place(m=8, n=96, k=50, mr=8, nr=32, mc=8, nc=96, kc=16,
+                      a_layout="direct", dynamic_m=True), (3, 8, 21)),
     ("avx512_dm_rep8_b_in_place_swept_rt",
-     request(isa="avx512", m=8, n=96, k=50, mr=8, nr=32, mc=8, nc=64,
-             kc=16, pack_b=False, loop_order="ir-jr", a_layout="direct",
-             sweep_b=True, runtime_ld=True, dynamic_m=True), (1, 8, 19)),
+     swept_b_in_place(m=8, n=96, k=50, mr=8, nr=32, mc=8, nc=64, kc=16,
+                      a_layout="direct", runtime_ld=True, dynamic_m=True),
+     (1, 8, 19)),
     ("avx2_dm_rep16_b_in_place_a_rows",
      request(m=16, n=32, k=19, mr=6, nr=16, mc=12, nc=32, kc=8,
              pack_b=False, a_layout="rows", dynamic_m=True), (2, 16, 31)),
