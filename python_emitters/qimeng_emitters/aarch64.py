@@ -12,14 +12,11 @@ from .errors import RequestError
 from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
 from .fields import float_bits
-from .header import BIAS_OFFSET, K_SLOT, LD_OFFSET, RANGE_OFFSET
+from .header import LD_OFFSET
 from .sketch import (COLUMN_BIAS_SLOT, COLUMNS_SLOT, EDGE_LANES_SLOT,
-                     EDGE_VECTORS_SLOT, FULL_PANELS_SLOT, IMAGE_SLOT,
-                     IMAGES_LEFT_SLOT, K_BLOCKS_SLOT, OUTPUT_SLOT,
-                     RUNTIME_LANES, ROW_BIAS_SLOT, ROW_BLOCKS_SLOT,
-                     ROW_EDGE_SLOT, Panel, Sketch, Writer, fault_suffix,
-                     blocking_suffix, kernel_text, parse_request,
-                     registers_needed)
+                     NestRegisters, RUNTIME_LANES, ROW_BIAS_SLOT, Panel,
+                     Sketch, Writer, fault_suffix, blocking_suffix,
+                     kernel_text, parse_request, registers_needed)
 
 NEON = VectorIsaRow(name="neon", arch="aarch64", lanes=4, registers=32,
                     features=("neon",), vector_bits_fixed=False)
@@ -48,6 +45,31 @@ USED_GPRS = ("x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
 WIDTH_FORMS = {4: ("q", "4s", 16), 2: ("d", "2s", 8), 1: ("s", None, 4)}
 
 K_UNROLLS = (4, 8)
+
+#: The nest's scalar operations that are one fixed instruction sequence
+#: (sketch.Writer.scalar_forms).
+SCALAR_FORMS = {
+    "load": ("ldr\t{reg}, [{base}, #{offset}]",),
+    "store": ("str\t{reg}, [{base}, #{offset}]",),
+    "load_next": ("ldr\t{reg}, [{pointer}], #8",),
+    "store_next": ("str\t{reg}, [{pointer}], #8",),
+    "move": ("mov\t{dst}, {src}",),
+    "add": ("add\t{dst}, {a}, {b}",),
+    "sub": ("sub\t{dst}, {a}, {b}",),
+    "mul": ("mul\t{dst}, {a}, {b}",),
+    "add_shifted": ("add\t{dst}, {a}, {b}, lsl #{shift}",),
+    "mul_add": ("madd\t{dst}, {a}, {b}, {c}",),
+    "shift_left": ("lsl\t{dst}, {src}, #{bits}",),
+    "shift_right": ("lsr\t{dst}, {src}, #{bits}",),
+    "and_imm": ("and\t{dst}, {src}, #{mask}",),
+    "div_rem": ("udiv\t{quotient}, {x}, {divisor}",
+                "msub\t{x}, {quotient}, {divisor}, {x}"),
+    "copy_f32": ("ldr\ts0, [{base}, {index}]", "str\ts0, [{dst}]"),
+    "store_zero_f32": ("str\twzr, [{pointer}]",),
+    "jump": ("b\t{number}{direction}",),
+    "skip_unless_equal": ("cmp\t{reg}, #{value}", "b.ne\t{number}f"),
+    "decrement": ("sub\t{reg}, {reg}, #1",),
+}
 
 
 def epilogue_registers(sk, rows, nv, acc, b_reg):
@@ -83,6 +105,18 @@ def leaky_choice(sk):
     return "fmax" if sk.leaky_slope < 1.0 else "fmin"
 
 
+def chunk_steps(chunk):
+    """The microkernel's `steps` (sketch.Writer.k_loop) from its `chunk`:
+    chunk(4) writes four k steps (A's rows loaded four k at a time),
+    chunk(1) one; each moves A's row pointers on (post-increment loads)."""
+    def steps(count, advance=True):
+        for _ in range(count // 4):
+            chunk(4)
+        for _ in range(count % 4):
+            chunk(1)
+    return steps
+
+
 def split_width(width):
     """NEON loads 4, 2 or 1 lanes: 3 is a d and an s register."""
     return {1: [1], 2: [2], 3: [2, 1]}[width]
@@ -116,6 +150,11 @@ class NeonWriter(Writer):
     isa = NEON
     conv = AAPCS64
     comment_prefix = "//"
+    regs = NestRegisters(
+        a=A, b=B, c=C, ws=WS, lda=LDA, ldb=LDB, ldc=LDC, jr=JR, ir=IR, ki=KI,
+        bpanel=BPANEL, cpanel=CPANEL, ablock=ABLOCK, cblock=CBLOCK,
+        bptr=BPTR, crow=CROW, a_step=A_STEP, c_step=C_STEP, a_rows=A_ROWS,
+        zero="xzr")
 
     split_width = staticmethod(split_width)
 
@@ -144,339 +183,31 @@ class NeonWriter(Writer):
                 "\tldp\tx19, x20, [sp], #128",
                 "\tret"]
 
-    # -- the loop nest ------------------------------------------------------
+    # -- scalar operations (sketch.Writer) ---------------------------------
+
+    scalar_forms = SCALAR_FORMS
+
+    def set(self, reg, value):
+        mov_imm(self.lines, reg, value)
+
+    def add_imm(self, reg, value, scratch):
+        if value < 0:
+            self.ins(f"sub\t{reg}, {reg}, #{-value}")
+        else:
+            add_imm(self.lines, reg, value, scratch=scratch)
 
     def ws_address(self, reg, offset, scratch):
-        """reg = workspace + offset."""
-        self.ins(f"mov\t{reg}, {WS}")
+        self.move(reg, WS)
         add_imm(self.lines, reg, offset, scratch=scratch)
 
-    def begin(self, sk):
-        self.sketch = sk
-        if sk.conv is not None:
-            self.conv_tables(sk)
-        self.ins("// leading dimensions from the workspace header, in bytes")
-        for i, reg in enumerate((LDA, LDB, LDC)):
-            self.ins(f"ldr\t{reg}, [{WS}, #{LD_OFFSET + 8 * i}]")
-            self.ins(f"lsl\t{reg}, {reg}, #2")
-        if sk.trans_a:
-            self.transpose_a(sk)
-        mov_imm(self.lines, A_STEP, sk.mr)
-        self.ins(f"mul\t{C_STEP}, {LDC}, {A_STEP}")
-        self.ins(f"mul\t{A_STEP}, {LDA}, {A_STEP}")
-        if sk.gathers_a:
-            # A row block is MR entries of the pixel table.
-            mov_imm(self.lines, A_STEP, sk.mr * 8)
-        if sk.reads_rows:
-            self.runtime_rows(sk)
-        if sk.reads_columns:
-            self.runtime_columns(sk)
-        if sk.bias == "columns":
-            self.ins("// the column panels' bias cursor")
-            self.ins(f"ldr\t{CROW}, [{WS}, #{BIAS_OFFSET}]")
-            self.ins(f"str\t{CROW}, [{WS}, #{COLUMN_BIAS_SLOT}]")
+    # CBZ and CBNZ reach 1 MiB: any body.
+    def skip_if_zero(self, reg, number, near=False):
+        self.ins(f"cbz\t{reg}, {number}f")
 
-    def start_panels(self, sk):
-        """The first column panel's B and C (an nchw convolution's come
-        from its image loop)."""
-        self.ins(f"mov\t{BPANEL}, {B}")
-        self.ins(f"mov\t{CPANEL}, {C}")
+    def back_if_nonzero(self, reg, number, near=False):
+        self.ins(f"cbnz\t{reg}, {number}b")
 
-    def next_k_block(self, sk):
-        """A on by kc columns, B by kc rows (a transposed B's columns)."""
-        self.ins(f"// the next K block: A and B on by {sk.kc} k")
-        add_imm(self.lines, A, sk.kc * 4)
-        if sk.trans_b:
-            add_imm(self.lines, B, sk.kc * 4)
-        else:
-            # ldb from the header: a copied panel's step may be in LDB.
-            self.ins(f"ldr\t{BPTR}, [{WS}, #{LD_OFFSET + 8}]")
-            mov_imm(self.lines, CROW, sk.kc * 4)
-            self.ins(f"madd\t{B}, {CROW}, {BPTR}, {B}")
-
-    def k_block_loop(self, count, body):
-        """`body` `count` times, the count in the header (the nest uses
-        every register)."""
-        mov_imm(self.lines, CROW, count)
-        self.ins(f"str\t{CROW}, [{WS}, #{K_BLOCKS_SLOT}]")
-        loop = self.labels.place(self.lines, "a K block")
-        body()
-        self.ins(f"ldr\t{CROW}, [{WS}, #{K_BLOCKS_SLOT}]")
-        self.ins(f"subs\t{CROW}, {CROW}, #1")
-        self.ins(f"str\t{CROW}, [{WS}, #{K_BLOCKS_SLOT}]")
-        self.ins(f"b.ne\t{loop}b")
-
-    def panel_start(self, sk):
-        """A column panel's first row block: A's (the pixel table for an
-        nhwc convolution, the filter for an nchw one), C's, and the rows'
-        bias cursor."""
-        if sk.gathers_a:
-            self.ws_address(ABLOCK, sk.pixel_table, scratch=CROW)
-            if sk.reads_rows:
-                # A part's first pixel.
-                self.ins(f"ldr\t{CROW}, [{WS}, #{RANGE_OFFSET}]")
-                self.ins(f"add\t{ABLOCK}, {ABLOCK}, {CROW}, lsl #3")
-        else:
-            # An nchw convolution's A is the filter, its second argument.
-            self.ins(f"mov\t{ABLOCK}, {B if sk.gathers_b else A}")
-        self.ins(f"mov\t{CBLOCK}, {CPANEL}")
-        self.panel_bias(sk)
-
-    def panel_bias(self, sk, step=None):
-        """At a panel's start (step None): the row blocks' bias cursor
-        from the bias (rows); at its end: the column cursor `step` on (a
-        callable that adds to CROW)."""
-        if step is None and sk.bias == "rows":
-            self.ins(f"ldr\t{CROW}, [{WS}, #{BIAS_OFFSET}]")
-            self.ins(f"str\t{CROW}, [{WS}, #{ROW_BIAS_SLOT}]")
-        if step is not None and sk.bias == "columns":
-            self.ins(f"ldr\t{CROW}, [{WS}, #{COLUMN_BIAS_SLOT}]")
-            step()
-            self.ins(f"str\t{CROW}, [{WS}, #{COLUMN_BIAS_SLOT}]")
-
-    def runtime_columns(self, sk):
-        """Columns [n_begin, n_end) from the header: B, C and the column
-        bias start at column n_begin; the full panels, the edge's whole
-        vectors and its last vector's lanes go to the header's slots for
-        the panel plan (Sketch.panels)."""
-        first, cols, full = IR, KI, JR
-        self.ins("// run-time N: columns n_begin .. n_end from the header")
-        self.ins(f"ldr\t{first}, [{WS}, #{RANGE_OFFSET + 16}]")
-        self.ins(f"ldr\t{cols}, [{WS}, #{RANGE_OFFSET + 24}]")
-        self.ins(f"sub\t{cols}, {cols}, {first}")
-        self.ins(f"add\t{C}, {C}, {first}, lsl #2")
-        if sk.trans_b:
-            self.ins(f"madd\t{B}, {first}, {LDB}, {B}")
-        else:
-            self.ins(f"add\t{B}, {B}, {first}, lsl #2")
-        if sk.bias == "columns":
-            self.ins(f"ldr\t{CROW}, [{WS}, #{BIAS_OFFSET}]")
-            self.ins(f"add\t{CROW}, {CROW}, {first}, lsl #2")
-            self.ins(f"str\t{CROW}, [{WS}, #{BIAS_OFFSET}]")
-        self.column_counts(sk, cols, full)
-
-    def column_counts(self, sk, cols, scratch):
-        """The panel plan's counts of the call's `cols` columns into the
-        header (`cols` and `scratch` are consumed)."""
-        mov_imm(self.lines, CROW, sk.nr)
-        self.ins(f"udiv\t{scratch}, {cols}, {CROW}")
-        self.ins(f"msub\t{cols}, {scratch}, {CROW}, {cols}")
-        self.ins(f"str\t{scratch}, [{WS}, #{FULL_PANELS_SLOT}]")
-        self.ins(f"lsr\t{scratch}, {cols}, #{sk.lanes.bit_length() - 1}")
-        self.ins(f"str\t{scratch}, [{WS}, #{EDGE_VECTORS_SLOT}]")
-        self.ins(f"and\t{cols}, {cols}, #{sk.lanes - 1}")
-        self.ins(f"str\t{cols}, [{WS}, #{EDGE_LANES_SLOT}]")
-
-    def when(self, slot, value, body):
-        """`body` where the header's `slot` holds `value` (None: is not
-        0)."""
-        skip = self.labels.reserve()
-        self.ins(f"ldr\t{CROW}, [{WS}, #{slot}]")
-        if value is None:
-            self.ins(f"cbz\t{CROW}, {skip}f")
-        else:
-            self.ins(f"cmp\t{CROW}, #{value}")
-            self.ins(f"b.ne\t{skip}f")
-        body()
-        self.lines.append(f"{skip}:")
-
-    def runtime_rows(self, sk):
-        """Rows [m_begin, m_end) from the header: A and C start at row
-        m_begin (an nhwc convolution's A at its pixel: panel_start); the
-        full row blocks and the last block's rows go to the header's slots
-        for every panel's row loops."""
-        first, rows, blocks, mr = IR, KI, JR, CROW
-        self.ins("// run-time M: rows m_begin .. m_end from the header")
-        self.ins(f"ldr\t{first}, [{WS}, #{RANGE_OFFSET}]")
-        self.ins(f"ldr\t{rows}, [{WS}, #{RANGE_OFFSET + 8}]")
-        self.ins(f"sub\t{rows}, {rows}, {first}")
-        if sk.gathers_b:
-            # An nchw convolution's A is the filter, its second argument.
-            self.ins(f"madd\t{B}, {first}, {LDA}, {B}")
-        elif not sk.gathers_a:
-            self.ins(f"madd\t{A}, {first}, {LDA}, {A}")
-        self.ins(f"madd\t{C}, {first}, {LDC}, {C}")
-        mov_imm(self.lines, mr, sk.mr)
-        self.ins(f"udiv\t{blocks}, {rows}, {mr}")
-        self.ins(f"msub\t{rows}, {blocks}, {mr}, {rows}")
-        self.ins(f"str\t{blocks}, [{WS}, #{ROW_BLOCKS_SLOT}]")
-        self.ins(f"str\t{rows}, [{WS}, #{ROW_EDGE_SLOT}]")
-        if sk.bias == "rows":
-            # Row m_begin's bias first.
-            self.ins(f"ldr\t{mr}, [{WS}, #{BIAS_OFFSET}]")
-            self.ins(f"add\t{mr}, {mr}, {first}, lsl #2")
-            self.ins(f"str\t{mr}, [{WS}, #{BIAS_OFFSET}]")
-
-    def conv_tables(self, sk):
-        """A convolution's entry: its leading dimensions into the header,
-        then its tap and pixel tables (Sketch.tables), each by nested
-        loops."""
-        self.ins("// convolution: leading dimensions, tap and pixel tables")
-        for i, value in enumerate(sk.immediate_lds()):
-            mov_imm(self.lines, CROW, value)
-            self.ins(f"str\t{CROW}, [{WS}, #{LD_OFFSET + 8 * i}]")
-        for offset, levels, absolute in sk.tables():
-            self.fill_table(offset, levels, absolute)
-
-    def fill_table(self, offset, levels, absolute):
-        """The int64 table at workspace + offset: for each index of
-        `levels` ((count, bytes a step), outermost first, at most three),
-        the sum of index x step, plus the input's address (A) when
-        `absolute`."""
-        depth = len(levels)
-        entry = A_ROWS[0]
-        values, steps = A_ROWS[1:1 + depth], A_ROWS[4:4 + depth]
-        counters = (IR, KI, BPTR)[:depth]
-        self.ws_address(entry, offset, scratch=CROW)
-        for (_, step), reg in zip(levels, steps):
-            mov_imm(self.lines, reg, step)
-        self.ins(f"mov\t{values[0]}, {A if absolute else 'xzr'}")
-        loops = []
-        for d, (count, _) in enumerate(levels):
-            if d:
-                self.ins(f"mov\t{values[d]}, {values[d - 1]}")
-            mov_imm(self.lines, counters[d], count)
-            loops.append(self.labels.place(self.lines, f"table level {d}"))
-        self.ins(f"str\t{values[-1]}, [{entry}], #8")
-        for d in reversed(range(depth)):
-            self.ins(f"add\t{values[d]}, {values[d]}, {steps[d]}")
-            self.ins(f"subs\t{counters[d]}, {counters[d]}, #1")
-            self.ins(f"b.ne\t{loops[d]}b")
-
-    def image_loop(self, sk, body):
-        """An nchw convolution's images, one GEMM each: the image's input
-        and output and the images left in the header's slots (the panel
-        loops use every register); the panels start at the pixel table."""
-        step_in, step_out = sk.image_steps()
-        self.ins("// nchw: a GEMM an image, B gathered from the image")
-        self.ins(f"str\t{A}, [{WS}, #{IMAGE_SLOT}]")
-        self.ins(f"str\t{C}, [{WS}, #{OUTPUT_SLOT}]")
-        mov_imm(self.lines, CROW, sk.conv.n)
-        self.ins(f"str\t{CROW}, [{WS}, #{IMAGES_LEFT_SLOT}]")
-        loop = self.labels.place(self.lines, "an image")
-        self.ins(f"ldr\t{CPANEL}, [{WS}, #{OUTPUT_SLOT}]")
-        self.ws_address(BPANEL, sk.pixel_table, scratch=CROW)
-        body()
-        for slot, step in ((IMAGE_SLOT, step_in), (OUTPUT_SLOT, step_out)):
-            self.ins(f"ldr\t{CROW}, [{WS}, #{slot}]")
-            add_imm(self.lines, CROW, step, scratch=BPTR)
-            self.ins(f"str\t{CROW}, [{WS}, #{slot}]")
-        self.ins(f"ldr\t{CROW}, [{WS}, #{IMAGES_LEFT_SLOT}]")
-        self.ins(f"subs\t{CROW}, {CROW}, #1")
-        self.ins(f"str\t{CROW}, [{WS}, #{IMAGES_LEFT_SLOT}]")
-        self.ins(f"b.ne\t{loop}b")
-
-    def panel_loop(self, sk, panel, body):
-        count = "the call's" if panel.count is None else panel.count
-        self.ins(f"// {count} panel(s) of {panel.columns} columns "
-                 f"({'+'.join(map(str, panel.widths))})")
-        loop = skip = None
-        if panel.count is None:
-            self.ins(f"ldr\t{JR}, [{WS}, #{FULL_PANELS_SLOT}]")
-            skip = self.labels.reserve()
-            self.ins(f"cbz\t{JR}, {skip}f")
-            loop = self.labels.place(self.lines, "column panel")
-        elif panel.count > 1:
-            mov_imm(self.lines, JR, panel.count)
-            loop = self.labels.place(self.lines, "column panel")
-        self.panel_start(sk)
-        body()
-        if sk.gathers_b:
-            pass  # the gather walked BPANEL through the panel's pixels
-        elif sk.trans_b:
-            # The next panel's columns are B^T's next rows.
-            self.ins(f"ldr\t{BPTR}, [{WS}, #{LD_OFFSET + 8}]")
-            mov_imm(self.lines, CROW, panel.columns * 4)
-            self.ins(f"madd\t{BPANEL}, {BPTR}, {CROW}, {BPANEL}")
-        else:
-            add_imm(self.lines, BPANEL, panel.columns * 4)
-        add_imm(self.lines, CPANEL, panel.columns * 4)
-        self.panel_bias(sk, lambda: add_imm(
-            self.lines, CROW, panel.columns * 4, scratch=BPTR))
-        if loop is not None:
-            self.ins(f"subs\t{JR}, {JR}, #1")
-            self.ins(f"b.ne\t{loop}b")
-        if skip is not None:
-            self.lines.append(f"{skip}:")
-
-    def row_loop(self, count, rows, body):
-        """`count` blocks of `rows` rows; count None: as many as the header
-        says (run-time M), perhaps none."""
-        skip = None
-        if count is None:
-            self.ins(f"ldr\t{IR}, [{WS}, #{ROW_BLOCKS_SLOT}]")
-            skip = self.labels.reserve()
-            self.ins(f"cbz\t{IR}, {skip}f")
-        else:
-            mov_imm(self.lines, IR, count)
-        loop = self.labels.place(self.lines, f"{rows}-row block")
-        body()
-        self.ins(f"add\t{ABLOCK}, {ABLOCK}, {A_STEP}")
-        self.ins(f"add\t{CBLOCK}, {CBLOCK}, {C_STEP}")
-        if self.sketch.bias == "rows":
-            self.ins(f"ldr\t{CROW}, [{WS}, #{ROW_BIAS_SLOT}]")
-            self.ins(f"add\t{CROW}, {CROW}, #{rows * 4}")
-            self.ins(f"str\t{CROW}, [{WS}, #{ROW_BIAS_SLOT}]")
-        self.ins(f"subs\t{IR}, {IR}, #1")
-        self.ins(f"b.ne\t{loop}b")
-        if skip is not None:
-            self.lines.append(f"{skip}:")
-
-    def row_edges(self, sk, microkernel):
-        """Run-time M's last rows: the microkernel for the count in the
-        header (none for 0)."""
-        done = self.labels.reserve()
-        # Loaded once: a count that does not match runs no microkernel.
-        self.ins(f"ldr\t{CROW}, [{WS}, #{ROW_EDGE_SLOT}]")
-        for rows in range(1, sk.mr):
-            self.ins(f"cmp\t{CROW}, #{rows}")
-            other = self.labels.reserve()
-            self.ins(f"b.ne\t{other}f")
-            microkernel(rows)
-            self.ins(f"b\t{done}f")
-            self.lines.append(f"{other}:")
-        self.lines.append(f"{done}:")
-
-    def packed_widths(self, sk, panel):
-        """For packing the panel: LDB = the packed row step, IR = the
-        columns to pack (the call's edge lanes for a RUNTIME_LANES
-        panel)."""
-        if panel.widths == (RUNTIME_LANES,):
-            self.ins(f"ldr\t{IR}, [{WS}, #{EDGE_LANES_SLOT}]")
-            self.ins(f"lsl\t{LDB}, {IR}, #2")
-            return
-        mov_imm(self.lines, LDB, panel.columns * 4)
-        mov_imm(self.lines, IR, panel.columns)
-
-    def gather_b_panel(self, sk, panel):
-        """An nchw convolution's B columns j .. j + width (output pixels)
-        gathered from the image into the workspace as K rows of `width`
-        floats, a pixel at a time: its offset from the pixel table
-        (BPANEL walks it), each k's from the tap table. LDB then holds the
-        packed row step."""
-        width = panel.columns
-        image, column, taps, src, dst, offset = A_ROWS[:6]
-        self.ins(f"// gather B: {sk.k} x {width} at workspace + "
-                 f"{sk.packed_b}")
-        self.ins(f"ldr\t{image}, [{WS}, #{IMAGE_SLOT}]")
-        self.packed_widths(sk, panel)
-        self.ws_address(column, sk.packed_b, scratch=CROW)
-        pixel = self.labels.place(self.lines, "gather: a pixel")
-        self.ins(f"ldr\t{src}, [{BPANEL}], #8")
-        self.ins(f"add\t{src}, {src}, {image}")
-        self.ws_address(taps, sk.tap_table, scratch=CROW)
-        self.ins(f"mov\t{dst}, {column}")
-        mov_imm(self.lines, KI, sk.k)
-        k = self.labels.place(self.lines, "gather: a k")
-        self.ins(f"ldr\t{offset}, [{taps}], #8")
-        self.ins(f"ldr\ts0, [{src}, {offset}]")
-        self.ins(f"str\ts0, [{dst}]")
-        self.ins(f"add\t{dst}, {dst}, {LDB}")
-        self.ins(f"subs\t{KI}, {KI}, #1")
-        self.ins(f"b.ne\t{k}b")
-        self.ins(f"add\t{column}, {column}, #4")
-        self.ins(f"subs\t{IR}, {IR}, #1")
-        self.ins(f"b.ne\t{pixel}b")
+    # -- the nest's vector parts: B's copy, transposes ---------------------
 
     def copy_b_panel(self, sk, panel):
         """B's rows (the K block's, ldb apart) of the panel's columns into
@@ -485,50 +216,27 @@ class NeonWriter(Writer):
         and the K counter are free here."""
         src, dst, ldb = self.start_packing(sk, panel, "pack B:")
         row_src, row_dst, count = A_ROWS[3:6]
-        mov_imm(self.lines, KI, sk.k)
-        row = self.labels.place(self.lines, "pack B: a row")
-        self.ins(f"mov\t{row_src}, {src}")
-        self.ins(f"mov\t{row_dst}, {dst}")
+        self.set(KI, sk.k)
+        row = self.label("pack B: a row")
+        self.move(row_src, src)
+        self.move(row_dst, dst)
         for lanes, reg in ((4, "q0"), (1, "s0")):
             skip = self.labels.reserve()
             if lanes == 4:
-                self.ins(f"lsr\t{count}, {IR}, #2")
+                self.shift_right(count, IR, 2)
             else:
-                self.ins(f"and\t{count}, {IR}, #3")
-            self.ins(f"cbz\t{count}, {skip}f")
-            copy = self.labels.place(self.lines, f"pack B: {lanes} floats")
+                self.and_imm(count, IR, 3)
+            self.skip_if_zero(count, skip)
+            copy = self.label(f"pack B: {lanes} floats")
             self.ins(f"ldr\t{reg}, [{row_src}], #{4 * lanes}")
             self.ins(f"str\t{reg}, [{row_dst}], #{4 * lanes}")
-            self.ins(f"subs\t{count}, {count}, #1")
-            self.ins(f"b.ne\t{copy}b")
-            self.lines.append(f"{skip}:")
-        self.ins(f"add\t{src}, {src}, {ldb}")
-        self.ins(f"add\t{dst}, {dst}, {LDB}")
-        self.ins(f"subs\t{KI}, {KI}, #1")
-        self.ins(f"b.ne\t{row}b")
-
-    def pack_bt_panel(self, sk, panel):
-        """B^T's rows j .. j + width (each K floats, ldb apart) into the
-        workspace as K rows of `width` floats: four k of a row at a time,
-        stored lane by lane a packed row apart. LDB then holds the packed
-        row step for the microkernels of this panel; the row pointers of A
-        and the K and row counters are free here."""
-        src, dst, ldb = self.start_packing(sk, panel, "pack B^T rows ->")
-        self.transpose_rows(src, ldb, dst, LDB, sk.k)
-
-    def start_packing(self, sk, panel, what):
-        """The start of packing a panel of B (`what` names it): A's first
-        three row pointers = the panel in B, its place in the workspace,
-        ldb in bytes; LDB and IR as packed_widths sets them."""
-        src, dst, ldb = A_ROWS[:3]
-        self.ins(f"// {what} {sk.k} x {panel.columns} at workspace + "
-                 f"{sk.packed_b}")
-        self.ins(f"ldr\t{ldb}, [{WS}, #{LD_OFFSET + 8}]")
-        self.ins(f"lsl\t{ldb}, {ldb}, #2")
-        self.packed_widths(sk, panel)
-        self.ins(f"mov\t{src}, {BPANEL}")
-        self.ws_address(dst, sk.packed_b, scratch=A_ROWS[5])
-        return src, dst, ldb
+            self.decrement(count)
+            self.back_if_nonzero(count, copy)
+            self.place(skip)
+        self.add(src, src, ldb)
+        self.add(dst, dst, LDB)
+        self.decrement(KI)
+        self.back_if_nonzero(KI, row)
 
     def transpose_rows(self, src, stride, dst, step, length):
         """IR rows of `length` floats (a number, or a register holding it:
@@ -537,9 +245,9 @@ class NeonWriter(Writer):
         time, stored lane by lane a destination row apart. Uses IR, KI, v0
         and the row pointers of A after the first three."""
         col_src, col_dst = A_ROWS[3], A_ROWS[4]
-        column = self.labels.place(self.lines, "transpose: a row")
-        self.ins(f"mov\t{col_src}, {src}")
-        self.ins(f"mov\t{col_dst}, {dst}")
+        column = self.label("transpose: a row")
+        self.move(col_src, src)
+        self.move(col_dst, dst)
 
         def four():
             self.ins(f"ld1\t{{v0.4s}}, [{col_src}], #16")
@@ -552,160 +260,38 @@ class NeonWriter(Writer):
 
         def loop(name, body):
             """`body` KI times (KI at least 1)."""
-            top = self.labels.place(self.lines, f"transpose: {name}")
+            top = self.label(f"transpose: {name}")
             body()
-            self.ins(f"subs\t{KI}, {KI}, #1")
-            self.ins(f"b.ne\t{top}b")
+            self.decrement(KI)
+            self.back_if_nonzero(KI, top)
 
         if isinstance(length, int):
             if length // 4:
-                mov_imm(self.lines, KI, length // 4)
+                self.set(KI, length // 4)
                 loop("four", four)
             for _ in range(length % 4):
                 one()
         else:
             # Run-time: length / 4 fours, then length % 4 ones, each loop
             # skipped at a count of 0.
-            for count, name, body in ((f"lsr\t{KI}, {length}, #2", "four",
-                                       four),
-                                      (f"and\t{KI}, {length}, #3", "one",
-                                       one)):
+            for count, name, body in (
+                    (lambda: self.shift_right(KI, length, 2), "four", four),
+                    (lambda: self.and_imm(KI, length, 3), "one", one)):
                 skip = self.labels.reserve()
-                self.ins(count)
-                self.ins(f"cbz\t{KI}, {skip}f")
+                count()
+                self.skip_if_zero(KI, skip)
                 loop(name, body)
-                self.lines.append(f"{skip}:")
-        self.ins(f"add\t{src}, {src}, {stride}")
-        self.ins(f"add\t{dst}, {dst}, #4")
-        self.ins(f"subs\t{IR}, {IR}, #1")
-        self.ins(f"b.ne\t{column}b")
-
-    def transpose_a(self, sk):
-        """A stored K x M (LDA bytes a row) copied once into the workspace
-        as M rows of K (the parallel form: its part's rows [m_begin, m_end)
-        alone, in their places); A and LDA then name the copy."""
-        src, dst = A_ROWS[0], A_ROWS[1]
-        self.ins(f"// A stored transposed: M x K copy at workspace + "
-                 f"{sk.packed_a(self.split_width)}")
-        self.ins(f"mov\t{src}, {A}")
-        self.ws_address(dst, sk.packed_a(self.split_width), scratch=CROW)
-        mov_imm(self.lines, C_STEP, sk.k * 4)
-        length = sk.m
-        if sk.reads_rows:
-            # The part's rows: A^T's columns from m_begin, the copy's rows
-            # from row m_begin.
-            length = A_ROWS[5]
-            self.ins(f"ldr\t{CROW}, [{WS}, #{RANGE_OFFSET}]")
-            self.ins(f"ldr\t{length}, [{WS}, #{RANGE_OFFSET + 8}]")
-            self.ins(f"sub\t{length}, {length}, {CROW}")
-            self.ins(f"add\t{src}, {src}, {CROW}, lsl #2")
-            self.ins(f"madd\t{dst}, {CROW}, {C_STEP}, {dst}")
-        mov_imm(self.lines, IR, sk.k)
-        self.transpose_rows(src, LDA, dst, C_STEP, length)
-        self.ws_address(A, sk.packed_a(self.split_width), scratch=CROW)
-        mov_imm(self.lines, LDA, sk.k * 4)
-
-    def end(self, sk):
-        if sk.fault == "write-past-edge":
-            # One float just past the last column of C's last row (past
-            # a convolution's whole output).
-            if sk.conv is not None:
-                self.ins(f"mov\t{CROW}, {C}")
-                add_imm(self.lines, CROW, sk.output_floats * 4,
-                        scratch=BPTR)
-            else:
-                mov_imm(self.lines, CROW, sk.m - 1)
-                self.ins(f"madd\t{CROW}, {CROW}, {LDC}, {C}")
-                add_imm(self.lines, CROW, sk.n * 4, scratch=BPTR)
-            self.ins(f"str\twzr, [{CROW}]")
+                self.place(skip)
+        self.add(src, src, stride)
+        self.add_imm(dst, 4, scratch=None)
+        self.decrement(IR)
+        self.back_if_nonzero(IR, column)
 
     def fault_segfault(self):
         self.ins(f"mov\t{CROW}, #0")
         self.ins(f"ldr\t{CROW}, [{CROW}]")
 
-    def fault_hang(self):
-        loop = self.labels.place(self.lines, "hang")
-        self.ins(f"b\t{loop}b")
-
     # -- the microkernel ----------------------------------------------------
-
-    def start_block(self, sk, rows):
-        """A's row pointers and B's from the block's and the panel's (the
-        packed panel with trans_b). A convolution sets A's per tap
-        (k_loops)."""
-        if not sk.gathers_a:
-            self.ins(f"mov\t{A_ROWS[0]}, {ABLOCK}")
-            for i in range(1, rows):
-                self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
-        if sk.packs_b:
-            self.ws_address(BPTR, sk.packed_b, scratch=CROW)
-        else:
-            self.ins(f"mov\t{BPTR}, {BPANEL}")
-
-    def k_loops(self, sk, rows, widths, chunk):
-        """The block's K loop; a convolution's once per filter tap, A's row
-        pointers each time the block's pixels plus the tap's offset (LDA,
-        unused by a convolution, walks the tap table)."""
-        if not sk.gathers_a:
-            self.k_loop(sk, rows, widths, chunk)
-            return
-        self.ws_address(LDA, sk.tap_table, scratch=CROW)
-        loop = self.labels.place(self.lines, "a filter tap")
-        self.ins(f"ldr\t{CROW}, [{LDA}], #8")
-        for i in range(rows):
-            self.ins(f"ldr\t{A_ROWS[i]}, [{ABLOCK}, #{8 * i}]")
-            self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i]}, {CROW}")
-        self.k_loop(sk, rows, widths, chunk)
-        # Below 4096 (MAX_TAPS): an add immediate, no scratch register.
-        self.ws_address(CROW, sk.tap_table + 8 * sk.taps, scratch=None)
-        self.ins(f"cmp\t{LDA}, {CROW}")
-        self.ins(f"b.ne\t{loop}b")
-
-    def k_loop(self, sk, rows, widths, chunk):
-        """The K steps in `chunk(4)` (four k of each A row at once) and
-        `chunk(1)` (the tail): k_unroll / 4 chunks an iteration, marked for
-        the model when the block is a full one. With K from the header:
-        K / k_unroll iterations (perhaps none), then K % k_unroll single
-        steps in a loop of their own."""
-        def load_k():
-            self.ins(f"ldr\t{KI}, [{WS}, #{K_SLOT}]")
-            if sk.fault == "drop-k":
-                self.ins(f"sub\t{KI}, {KI}, #1")
-
-        if sk.dynamic_k:
-            load_k()
-            self.ins(f"lsr\t{KI}, {KI}, #{self.k_unroll.bit_length() - 1}")
-            skip = self.labels.reserve()
-            self.ins(f"cbz\t{KI}, {skip}f")
-            iterations, rest = None, 0
-        else:
-            iterations, rest = divmod(sk.k_steps, self.k_unroll)
-            if iterations:
-                mov_imm(self.lines, KI, iterations)
-        if iterations != 0:
-            loop = self.labels.place(self.lines, "k")
-            marked = self.mark_inner_loop(sk, rows, widths)
-            for _ in range(self.k_unroll // 4):
-                chunk(4)
-            self.ins(f"subs\t{KI}, {KI}, #1")
-            if marked:
-                self.end_inner_loop()
-            self.ins(f"b.ne\t{loop}b")
-        if sk.dynamic_k:
-            self.lines.append(f"{skip}:")
-            load_k()
-            self.ins(f"and\t{KI}, {KI}, #{self.k_unroll - 1}")
-            done = self.labels.reserve()
-            self.ins(f"cbz\t{KI}, {done}f")
-            tail = self.labels.place(self.lines, "a k of the tail")
-            chunk(1)
-            self.ins(f"subs\t{KI}, {KI}, #1")
-            self.ins(f"b.ne\t{tail}b")
-            self.lines.append(f"{done}:")
-        for _ in range(rest // 4):
-            chunk(4)
-        for _ in range(rest % 4):
-            chunk(1)
 
     def microkernel(self, sk, rows, widths):
         nv = len(widths)
@@ -718,10 +304,8 @@ class NeonWriter(Writer):
                                "registers; neon has 32")
         offsets = [sum(widths[:v]) * 4 for v in range(nv)]
         self.ins(f"// {rows} x {sum(widths)} block")
-        self.start_block(sk, rows)
-        for i in range(rows):
-            for v in range(nv):
-                self.ins(f"movi\tv{acc(i, v)}.16b, #0")
+        self.start_block(sk, rows, [acc(i, v) for i in range(rows)
+                                    for v in range(nv)])
 
         def k_step(lane):
             # Two q vectors of B in one ldp: a Neoverse-N1 load is two
@@ -757,7 +341,7 @@ class NeonWriter(Writer):
             for lane in range(lanes):
                 k_step(lane)
 
-        self.k_loops(sk, rows, widths, chunk)
+        self.k_loops(sk, rows, widths, chunk_steps(chunk))
 
         bias_v, zero, bound, row_bias = epilogue_registers(
             sk, rows, nv, acc, b_reg)
@@ -812,19 +396,19 @@ class NeonWriter(Writer):
         BPTR points at the block's first row's. FMAX of -0 and +0 is +0,
         as arith.maximumf's; with another floor -0 stays -0, as there."""
         if sk.bias == "columns":
-            self.ins(f"ldr\t{BPTR}, [{WS}, #{COLUMN_BIAS_SLOT}]")
+            self.load(BPTR, COLUMN_BIAS_SLOT)
             for load in column_loads:
                 self.ins(load)
         if sk.bias == "rows":
-            self.ins(f"ldr\t{BPTR}, [{WS}, #{ROW_BIAS_SLOT}]")
+            self.load(BPTR, ROW_BIAS_SLOT)
         if sk.relu and sk.relu_min is None:
             self.vector_zero(zero)
         elif sk.relu or sk.leaky_slope is not None:
-            mov_imm(self.lines, KI, float_bits(
+            self.set(KI, float_bits(
                 sk.relu_min if sk.relu else sk.leaky_slope))
             self.vector_splat(zero, f"w{KI[1:]}")
         if sk.relu_max is not None:
-            mov_imm(self.lines, KI, float_bits(sk.relu_max))
+            self.set(KI, float_bits(sk.relu_max))
             self.vector_splat(bound, f"w{KI[1:]}")
 
     def vector_zero(self, reg):
@@ -911,12 +495,12 @@ class SveWriter(NeonWriter):
         self.ins(f"ptrue\t{FULL}.s, vl{self.lanes}")
         if PARTIAL in pred:
             if widths[-1] == RUNTIME_LANES:
-                self.ins(f"ldr\t{CROW}, [{WS}, #{EDGE_LANES_SLOT}]")
+                self.load(CROW, EDGE_LANES_SLOT)
             else:
-                mov_imm(self.lines, CROW, widths[-1])
+                self.set(CROW, widths[-1])
             self.ins(f"whilelt\t{PARTIAL}.s, xzr, {CROW}")
         for v in range(1, len(widths)):
-            mov_imm(self.lines, B_OFFSETS[v - 1], sum(widths[:v]))
+            self.set(B_OFFSETS[v - 1], sum(widths[:v]))
         return pred
 
     def vector_zero(self, reg):
@@ -945,10 +529,8 @@ class SveWriter(NeonWriter):
             return f"[{base}]" if v == 0 else \
                 f"[{base}, {B_OFFSETS[v - 1]}, lsl #2]"
 
-        self.start_block(sk, rows)
-        for i in range(rows):
-            for v in range(nv):
-                self.ins(f"mov\tz{acc(i, v)}.s, #0")
+        self.start_block(sk, rows, [acc(i, v) for i in range(rows)
+                                    for v in range(nv)])
 
         def k_step(lane):
             for v in range(nv):
@@ -970,7 +552,7 @@ class SveWriter(NeonWriter):
             for lane in range(lanes):
                 k_step(lane)
 
-        self.k_loops(sk, rows, widths, chunk)
+        self.k_loops(sk, rows, widths, chunk_steps(chunk))
 
         bias_v, zero, bound, row_bias = epilogue_registers(
             sk, rows, nv, acc, b_reg)
@@ -1035,14 +617,14 @@ class SveScalableWriter(SveWriter):
     def column_counts(self, sk, cols, scratch):
         """One kind of panel, while columns are left: the call's columns
         into the header."""
-        self.ins(f"str\t{cols}, [{WS}, #{COLUMNS_SLOT}]")
+        self.store(cols, COLUMNS_SLOT)
 
     def columns(self, reg, sk):
         """reg = N: the request's, or the call's (run-time N, a part)."""
         if sk.reads_columns:
-            self.ins(f"ldr\t{reg}, [{WS}, #{COLUMNS_SLOT}]")
+            self.load(reg, COLUMNS_SLOT)
         else:
-            mov_imm(self.lines, reg, sk.n)
+            self.set(reg, sk.n)
 
     def block_predicates(self, widths):
         self.ins(f"ptrue\t{FULL}.s")
@@ -1054,7 +636,7 @@ class SveScalableWriter(SveWriter):
         self.ins(f"mov\t{JR}, #0")
         for v in range(1, nv):
             self.ins(f"cntw\t{B_OFFSETS[v - 1]}, all, mul #{v}")
-        loop = self.labels.place(self.lines, "column panel")
+        loop = self.label("column panel")
         self.columns(CROW, sk)
         self.ins(f"whilelt\t{SCALABLE_PREDICATES[0]}.s, {JR}, {CROW}")
         for v in range(1, nv):
@@ -1069,7 +651,7 @@ class SveScalableWriter(SveWriter):
             pass  # the gather walked BPANEL through the panel's pixels
         elif sk.trans_b:
             # The next panel's columns are B^T's next NV x VL rows.
-            self.ins(f"ldr\t{BPTR}, [{WS}, #{LD_OFFSET + 8}]")
+            self.load(BPTR, LD_OFFSET + 8)
             self.ins(f"cntw\t{CROW}, all, mul #{nv}")
             self.ins(f"mul\t{BPTR}, {BPTR}, {CROW}")
             self.ins(f"add\t{BPANEL}, {BPANEL}, {BPTR}, lsl #2")

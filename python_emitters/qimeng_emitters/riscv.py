@@ -18,11 +18,8 @@ need v0, which holds an accumulator group.
 from .errors import RequestError
 from .fields import float_bits, int_field
 from .isa import CallingConvention, VectorIsaRow
-from .header import BIAS_OFFSET, K_SLOT, LD_OFFSET, RANGE_OFFSET
-from .sketch import (COLUMN_BIAS_SLOT, EDGE_LANES_SLOT, EDGE_VECTORS_SLOT,
-                     FULL_PANELS_SLOT, IMAGE_SLOT, IMAGES_LEFT_SLOT,
-                     K_BLOCKS_SLOT, OUTPUT_SLOT, RUNTIME_LANES, ROW_BIAS_SLOT,
-                     ROW_BLOCKS_SLOT, ROW_EDGE_SLOT, Sketch, Writer,
+from .sketch import (COLUMN_BIAS_SLOT, EDGE_LANES_SLOT, NestRegisters,
+                     RUNTIME_LANES, ROW_BIAS_SLOT, Sketch, Writer,
                      fault_suffix, blocking_suffix, kernel_text, parse_request,
                      registers_needed)
 
@@ -61,6 +58,32 @@ SAVED = tuple(f"s{i}" for i in range(1, 12))
 # done), and +inf's bits.
 F_BOUND, F_ROW_BIAS, F_FLOOR = "ft0", "ft1", "ft2"
 INF_BITS = 0x7F800000
+
+#: The nest's scalar operations that are one fixed instruction sequence
+#: (sketch.Writer.scalar_forms); {tmp} is TMP.
+SCALAR_FORMS = {
+    "load": ("ld\t{reg}, {offset}({base})",),
+    "store": ("sd\t{reg}, {offset}({base})",),
+    "load_next": ("ld\t{reg}, 0({pointer})", "addi\t{pointer}, {pointer}, 8"),
+    "store_next": ("sd\t{reg}, 0({pointer})",
+                   "addi\t{pointer}, {pointer}, 8"),
+    "move": ("mv\t{dst}, {src}",),
+    "add": ("add\t{dst}, {a}, {b}",),
+    "sub": ("sub\t{dst}, {a}, {b}",),
+    "mul": ("mul\t{dst}, {a}, {b}",),
+    "add_shifted": ("slli\t{tmp}, {b}, {shift}", "add\t{dst}, {a}, {tmp}"),
+    "mul_add": ("mul\t{tmp}, {a}, {b}", "add\t{dst}, {c}, {tmp}"),
+    "shift_left": ("slli\t{dst}, {src}, {bits}",),
+    "shift_right": ("srli\t{dst}, {src}, {bits}",),
+    "and_imm": ("andi\t{dst}, {src}, {mask}",),
+    "div_rem": ("divu\t{quotient}, {x}, {divisor}",
+                "remu\t{x}, {x}, {divisor}"),
+    "copy_f32": ("add\t{index}, {index}, {base}", "flw\tft0, 0({index})",
+                 "fsw\tft0, 0({dst})"),
+    "store_zero_f32": ("sw\tzero, 0({pointer})",),
+    "jump": ("j\t{number}{direction}",),
+    "decrement": ("addi\t{reg}, {reg}, -1",),
+}
 
 
 def leaky_relu_lines(acc, tmp, slope_reg, slope):
@@ -153,6 +176,11 @@ class RvvWriter(Writer):
     conv = LP64D
     comment_prefix = "#"
     runtime_lanes = True
+    regs = NestRegisters(
+        a=A, b=B, c=C, ws=WS, lda=LDA, ldb=LDB, ldc=LDC, jr=JR, ir=IR, ki=KI,
+        bpanel=BPANEL, cpanel=CPANEL, ablock=ABLOCK, cblock=CBLOCK,
+        bptr=BPTR, crow=CROW, a_step=A_STEP, c_step=None, a_rows=A_ROWS,
+        zero="zero")
 
     def __init__(self, vlen, lmul, k_unroll):
         super().__init__(k_unroll)
@@ -163,29 +191,54 @@ class RvvWriter(Writer):
     def split_width(self, width):
         return [width]
 
-    def label(self, comment):
-        return self.labels.place(self.lines, comment, "#")
+    # -- scalar operations (sketch.Writer); TMP is their scratch ----------
 
-    def loop_back(self, counter, label):
-        """counter -= 1, back to `label` while non-zero."""
-        self.ins(f"addi\t{counter}, {counter}, -1")
-        self.loop_back_unless_zero(counter, label)
+    scalar_forms = SCALAR_FORMS
+    scalar_tmp = TMP
 
-    def loop_back_unless_zero(self, reg, label):
-        """Back to `label` while reg is non-zero; a jal reaches any body
-        size (a conditional branch only 4 KiB)."""
-        done = self.labels.reserve()
-        self.ins(f"beqz\t{reg}, {done}f")
-        self.ins(f"j\t{label}b")
-        self.lines.append(f"{done}:")
+    def set(self, reg, value):
+        self.ins(f"li\t{reg}, {value}")
 
-    def ws_address(self, reg, offset):
-        """reg = workspace + offset (TMP as scratch beyond addi's range)."""
+    def add_imm(self, reg, value, scratch=None):
+        add_imm(self.lines, reg, value)
+
+    def ws_address(self, reg, offset, scratch=None):
         if -2048 <= offset < 2048:
             self.ins(f"addi\t{reg}, {WS}, {offset}")
         else:
-            self.ins(f"li\t{TMP}, {offset}")
-            self.ins(f"add\t{reg}, {WS}, {TMP}")
+            self.set(TMP, offset)
+            self.add(reg, WS, TMP)
+
+    def jump_unless(self, condition, number):
+        """Forward to label `number` unless `condition` (a branch to 1f)
+        holds; a jal reaches past any body (a conditional branch only 4
+        KiB)."""
+        taken = self.labels.reserve()
+        self.ins(condition.format(f"{taken}f"))
+        self.jump(number, "f")
+        self.place(taken)
+
+    def skip_if_zero(self, reg, number, near=False):
+        if near:
+            self.ins(f"beqz\t{reg}, {number}f")
+        else:
+            self.jump_unless(f"bnez\t{reg}, {{}}", number)
+
+    def skip_unless_equal(self, reg, value, number):
+        self.set(TMP, value)
+        self.jump_unless(f"beq\t{reg}, {TMP}, {{}}", number)
+
+    def back_if_nonzero(self, reg, number, near=False):
+        if near:
+            self.ins(f"bnez\t{reg}, {number}b")
+            return
+        done = self.labels.reserve()
+        self.ins(f"beqz\t{reg}, {done}f")
+        self.jump(number, "b")
+        self.place(done)
+
+    def vector_zero(self, reg):
+        self.ins(f"vmv.v.i\t{reg}, 0")
 
     def vreg(self, group):
         return f"v{group * self.lmul}"
@@ -205,358 +258,16 @@ class RvvWriter(Writer):
         out += [f"\taddi\tsp, sp, {8 * len(SAVED) + 8}", "\tret"]
         return out
 
-    # -- the loop nest ------------------------------------------------------
+    # -- the nest's vector parts: vl, B's copy, transposes -----------------
 
-    def begin(self, sk):
-        self.sketch = sk
-        if sk.conv is not None:
-            self.conv_tables(sk)
-        self.ins("# leading dimensions from the workspace header, in bytes")
-        for i, reg in enumerate((LDA, LDB, LDC)):
-            self.ins(f"ld\t{reg}, {LD_OFFSET + 8 * i}({WS})")
-            self.ins(f"slli\t{reg}, {reg}, 2")
-        if sk.trans_a:
-            self.transpose_a(sk)
-        if sk.gathers_a:
-            # A row block is MR entries of the pixel table.
-            self.ins(f"li\t{A_STEP}, {sk.mr * 8}")
-        else:
-            self.ins(f"li\t{TMP}, {sk.mr}")
-            self.ins(f"mul\t{A_STEP}, {LDA}, {TMP}")
-        if sk.reads_rows:
-            self.runtime_rows(sk)
-        if sk.reads_columns:
-            self.runtime_columns(sk)
-        if sk.bias == "columns":
-            self.ins("# the column panels' bias cursor")
-            self.ins(f"ld\t{CROW}, {BIAS_OFFSET}({WS})")
-            self.ins(f"sd\t{CROW}, {COLUMN_BIAS_SLOT}({WS})")
-
-    def start_panels(self, sk):
-        """The first column panel's B and C (an nchw convolution's come
-        from its image loop)."""
-        self.ins(f"mv\t{BPANEL}, {B}")
-        self.ins(f"mv\t{CPANEL}, {C}")
-
-    def next_k_block(self, sk):
-        """A on by kc columns, B by kc rows (a transposed B's columns)."""
-        self.ins(f"# the next K block: A and B on by {sk.kc} k")
-        add_imm(self.lines, A, sk.kc * 4)
-        if sk.trans_b:
-            add_imm(self.lines, B, sk.kc * 4)
-        else:
-            # ldb from the header: a copied panel's step may be in LDB.
-            self.ins(f"ld\t{TMP}, {LD_OFFSET + 8}({WS})")
-            self.ins(f"li\t{CROW}, {sk.kc * 4}")
-            self.ins(f"mul\t{TMP}, {TMP}, {CROW}")
-            self.ins(f"add\t{B}, {B}, {TMP}")
-
-    def k_block_loop(self, count, body):
-        """`body` `count` times, the count in the header (the nest uses
-        every register)."""
-        self.ins(f"li\t{TMP}, {count}")
-        self.ins(f"sd\t{TMP}, {K_BLOCKS_SLOT}({WS})")
-        loop = self.label("a K block")
-        body()
-        self.ins(f"ld\t{TMP}, {K_BLOCKS_SLOT}({WS})")
-        self.ins(f"addi\t{TMP}, {TMP}, -1")
-        self.ins(f"sd\t{TMP}, {K_BLOCKS_SLOT}({WS})")
-        self.loop_back_unless_zero(TMP, loop)
-
-    def runtime_rows(self, sk):
-        """Rows [m_begin, m_end) from the header: A and C start at row
-        m_begin (an nhwc convolution's A at its pixel: panel_loop); the
-        full row blocks and the last block's rows go to the header's slots
-        for every panel's row loops."""
-        first, rows, blocks, mr = IR, KI, JR, CROW
-        self.ins("# run-time M: rows m_begin .. m_end from the header")
-        self.ins(f"ld\t{first}, {RANGE_OFFSET}({WS})")
-        self.ins(f"ld\t{rows}, {RANGE_OFFSET + 8}({WS})")
-        self.ins(f"sub\t{rows}, {rows}, {first}")
-        if not sk.gathers_a:
-            # An nchw convolution's A is the filter, its second argument.
-            base = B if sk.gathers_b else A
-            self.ins(f"mul\t{TMP}, {first}, {LDA}")
-            self.ins(f"add\t{base}, {base}, {TMP}")
-        self.ins(f"mul\t{TMP}, {first}, {LDC}")
-        self.ins(f"add\t{C}, {C}, {TMP}")
-        self.ins(f"li\t{mr}, {sk.mr}")
-        self.ins(f"divu\t{blocks}, {rows}, {mr}")
-        self.ins(f"remu\t{rows}, {rows}, {mr}")
-        self.ins(f"sd\t{blocks}, {ROW_BLOCKS_SLOT}({WS})")
-        self.ins(f"sd\t{rows}, {ROW_EDGE_SLOT}({WS})")
-        if sk.bias == "rows":
-            # Row m_begin's bias first.
-            self.ins(f"ld\t{mr}, {BIAS_OFFSET}({WS})")
-            self.ins(f"slli\t{first}, {first}, 2")
-            self.ins(f"add\t{mr}, {mr}, {first}")
-            self.ins(f"sd\t{mr}, {BIAS_OFFSET}({WS})")
-
-    def runtime_columns(self, sk):
-        """Columns [n_begin, n_end) from the header: B, C and the column
-        bias start at column n_begin; the full panels, the edge's whole
-        vectors and its last vector's lanes go to the header's slots for
-        the panel plan (Sketch.panels)."""
-        first, cols, full = IR, KI, JR
-        self.ins("# run-time N: columns n_begin .. n_end from the header")
-        self.ins(f"ld\t{first}, {RANGE_OFFSET + 16}({WS})")
-        self.ins(f"ld\t{cols}, {RANGE_OFFSET + 24}({WS})")
-        self.ins(f"sub\t{cols}, {cols}, {first}")
-        self.ins(f"slli\t{TMP}, {first}, 2")
-        self.ins(f"add\t{C}, {C}, {TMP}")
-        if sk.trans_b:
-            self.ins(f"mul\t{CROW}, {first}, {LDB}")
-            self.ins(f"add\t{B}, {B}, {CROW}")
-        else:
-            self.ins(f"add\t{B}, {B}, {TMP}")
-        if sk.bias == "columns":
-            self.ins(f"ld\t{CROW}, {BIAS_OFFSET}({WS})")
-            self.ins(f"add\t{CROW}, {CROW}, {TMP}")
-            self.ins(f"sd\t{CROW}, {BIAS_OFFSET}({WS})")
-        self.ins(f"li\t{CROW}, {sk.nr}")
-        self.ins(f"divu\t{full}, {cols}, {CROW}")
-        self.ins(f"remu\t{cols}, {cols}, {CROW}")
-        self.ins(f"sd\t{full}, {FULL_PANELS_SLOT}({WS})")
-        self.ins(f"srli\t{full}, {cols}, {sk.lanes.bit_length() - 1}")
-        self.ins(f"sd\t{full}, {EDGE_VECTORS_SLOT}({WS})")
-        self.ins(f"andi\t{cols}, {cols}, {sk.lanes - 1}")
-        self.ins(f"sd\t{cols}, {EDGE_LANES_SLOT}({WS})")
-
-    def when(self, slot, value, body):
-        """`body` where the header's `slot` holds `value` (None: is not
-        0)."""
-        skip = self.labels.reserve()
-        self.ins(f"ld\t{CROW}, {slot}({WS})")
-        if value is None:
-            self.jump_unless(f"bnez\t{CROW}, {{}}", skip)
-        else:
-            self.ins(f"li\t{TMP}, {value}")
-            self.jump_unless(f"beq\t{CROW}, {TMP}, {{}}", skip)
-        body()
-        self.lines.append(f"{skip}:")
-
-    def conv_tables(self, sk):
-        """A convolution's entry: its leading dimensions into the header,
-        then its tap and pixel tables (Sketch.tables), each by nested
-        loops."""
-        self.ins("# convolution: leading dimensions, tap and pixel tables")
-        for i, value in enumerate(sk.immediate_lds()):
-            self.ins(f"li\t{TMP}, {value}")
-            self.ins(f"sd\t{TMP}, {LD_OFFSET + 8 * i}({WS})")
-        for offset, levels, absolute in sk.tables():
-            self.fill_table(offset, levels, absolute)
-
-    def fill_table(self, offset, levels, absolute):
-        """The int64 table at workspace + offset: for each index of
-        `levels` ((count, bytes a step), outermost first, at most three),
-        the sum of index x step, plus the input's address (A) when
-        `absolute`."""
-        depth = len(levels)
-        entry = A_ROWS[0]
-        values, steps = A_ROWS[1:1 + depth], A_ROWS[4:4 + depth]
-        counters = (IR, KI, BPTR)[:depth]
-        self.ws_address(entry, offset)
-        for (_, step), reg in zip(levels, steps):
-            self.ins(f"li\t{reg}, {step}")
-        self.ins(f"mv\t{values[0]}, {A if absolute else 'zero'}")
-        loops = []
-        for d, (count, _) in enumerate(levels):
-            if d:
-                self.ins(f"mv\t{values[d]}, {values[d - 1]}")
-            self.ins(f"li\t{counters[d]}, {count}")
-            loops.append(self.label(f"table level {d}"))
-        self.ins(f"sd\t{values[-1]}, 0({entry})")
-        self.ins(f"addi\t{entry}, {entry}, 8")
-        for d in reversed(range(depth)):
-            self.ins(f"add\t{values[d]}, {values[d]}, {steps[d]}")
-            self.ins(f"addi\t{counters[d]}, {counters[d]}, -1")
-            self.ins(f"bnez\t{counters[d]}, {loops[d]}b")
-
-    def image_loop(self, sk, body):
-        """An nchw convolution's images, one GEMM each: the image's input
-        and output and the images left in the header's slots (the panel
-        loops use every register); the panels start at the pixel table."""
-        step_in, step_out = sk.image_steps()
-        self.ins("# nchw: a GEMM an image, B gathered from the image")
-        self.ins(f"sd\t{A}, {IMAGE_SLOT}({WS})")
-        self.ins(f"sd\t{C}, {OUTPUT_SLOT}({WS})")
-        self.ins(f"li\t{TMP}, {sk.conv.n}")
-        self.ins(f"sd\t{TMP}, {IMAGES_LEFT_SLOT}({WS})")
-        loop = self.label("an image")
-        self.ins(f"ld\t{CPANEL}, {OUTPUT_SLOT}({WS})")
-        self.ws_address(BPANEL, sk.pixel_table)
-        body()
-        for slot, step in ((IMAGE_SLOT, step_in), (OUTPUT_SLOT, step_out)):
-            self.ins(f"ld\t{CROW}, {slot}({WS})")
-            add_imm(self.lines, CROW, step)
-            self.ins(f"sd\t{CROW}, {slot}({WS})")
-        self.ins(f"ld\t{CROW}, {IMAGES_LEFT_SLOT}({WS})")
-        self.ins(f"addi\t{CROW}, {CROW}, -1")
-        self.ins(f"sd\t{CROW}, {IMAGES_LEFT_SLOT}({WS})")
-        self.loop_back_unless_zero(CROW, loop)
-
-    def set_panel_vl(self, panel):
+    def start_panel_vectors(self, panel):
         """One vl for the whole panel: its vectors are all as wide (the
         call's edge lanes for a RUNTIME_LANES panel)."""
         if panel.widths[0] == RUNTIME_LANES:
-            self.ins(f"ld\t{TMP}, {EDGE_LANES_SLOT}({WS})")
+            self.load(TMP, EDGE_LANES_SLOT)
         else:
             self.ins(f"li\t{TMP}, {panel.widths[0]}")
         self.ins(f"vsetvli\tzero, {TMP}, e32, m{self.lmul}, ta, ma")
-
-    def panel_loop(self, sk, panel, body):
-        count = "the call's" if panel.count is None else panel.count
-        self.ins(f"# {count} panel(s) of {panel.columns} columns")
-        self.set_panel_vl(panel)
-        loop = skip = None
-        if panel.count is None:
-            self.ins(f"ld\t{JR}, {FULL_PANELS_SLOT}({WS})")
-            skip = self.labels.reserve()
-            self.jump_unless(f"bnez\t{JR}, {{}}", skip)
-            loop = self.label("column panel")
-        elif panel.count > 1:
-            self.ins(f"li\t{JR}, {panel.count}")
-            loop = self.label("column panel")
-        if sk.gathers_a:
-            self.ws_address(ABLOCK, sk.pixel_table)
-            if sk.reads_rows:
-                # A part's first pixel.
-                self.ins(f"ld\t{TMP}, {RANGE_OFFSET}({WS})")
-                self.ins(f"slli\t{TMP}, {TMP}, 3")
-                self.ins(f"add\t{ABLOCK}, {ABLOCK}, {TMP}")
-        else:
-            # An nchw convolution's A is the filter, its second argument.
-            self.ins(f"mv\t{ABLOCK}, {B if sk.gathers_b else A}")
-        self.ins(f"mv\t{CBLOCK}, {CPANEL}")
-        if sk.bias == "rows":
-            # The row blocks' bias cursor, from the first row's.
-            self.ins(f"ld\t{CROW}, {BIAS_OFFSET}({WS})")
-            self.ins(f"sd\t{CROW}, {ROW_BIAS_SLOT}({WS})")
-        body()
-        if sk.gathers_b:
-            pass  # the gather walked BPANEL through the panel's pixels
-        elif sk.trans_b:
-            # The next panel's columns are B^T's next rows.
-            self.ins(f"ld\t{TMP}, {LD_OFFSET + 8}({WS})")
-            self.ins(f"li\t{CROW}, {panel.columns * 4}")
-            self.ins(f"mul\t{TMP}, {TMP}, {CROW}")
-            self.ins(f"add\t{BPANEL}, {BPANEL}, {TMP}")
-        else:
-            add_imm(self.lines, BPANEL, panel.columns * 4)
-        add_imm(self.lines, CPANEL, panel.columns * 4)
-        if sk.bias == "columns":
-            self.ins(f"ld\t{CROW}, {COLUMN_BIAS_SLOT}({WS})")
-            add_imm(self.lines, CROW, panel.columns * 4)
-            self.ins(f"sd\t{CROW}, {COLUMN_BIAS_SLOT}({WS})")
-        if loop is not None:
-            self.loop_back(JR, loop)
-        if skip is not None:
-            self.lines.append(f"{skip}:")
-
-    def jump_unless(self, condition, label):
-        """To `label` (forward) unless `condition` (a branch to 1f) holds;
-        a jal reaches past any body (a conditional branch only 4 KiB)."""
-        taken = self.labels.reserve()
-        self.ins(condition.format(f"{taken}f"))
-        self.ins(f"j\t{label}f")
-        self.lines.append(f"{taken}:")
-
-    def row_loop(self, count, rows, body):
-        """`count` blocks of `rows` rows; count None: as many as the header
-        says (run-time M), perhaps none."""
-        skip = None
-        if count is None:
-            self.ins(f"ld\t{IR}, {ROW_BLOCKS_SLOT}({WS})")
-            skip = self.labels.reserve()
-            self.jump_unless(f"bnez\t{IR}, {{}}", skip)
-        else:
-            self.ins(f"li\t{IR}, {count}")
-        loop = self.label(f"{rows}-row block")
-        body()
-        self.ins(f"add\t{ABLOCK}, {ABLOCK}, {A_STEP}")
-        for _ in range(rows):
-            self.ins(f"add\t{CBLOCK}, {CBLOCK}, {LDC}")
-        if self.sketch.bias == "rows":
-            self.ins(f"ld\t{CROW}, {ROW_BIAS_SLOT}({WS})")
-            self.ins(f"addi\t{CROW}, {CROW}, {rows * 4}")
-            self.ins(f"sd\t{CROW}, {ROW_BIAS_SLOT}({WS})")
-        self.loop_back(IR, loop)
-        if skip is not None:
-            self.lines.append(f"{skip}:")
-
-    def row_edges(self, sk, microkernel):
-        """Run-time M's last rows: the microkernel for the count in the
-        header (none for 0)."""
-        done = self.labels.reserve()
-        # Loaded once: a count that does not match runs no microkernel.
-        self.ins(f"ld\t{CROW}, {ROW_EDGE_SLOT}({WS})")
-        for rows in range(1, sk.mr):
-            self.ins(f"li\t{TMP}, {rows}")
-            other = self.labels.reserve()
-            self.jump_unless(f"beq\t{CROW}, {TMP}, {{}}", other)
-            microkernel(rows)
-            self.ins(f"j\t{done}f")
-            self.lines.append(f"{other}:")
-        self.lines.append(f"{done}:")
-
-    def gather_b_panel(self, sk, panel):
-        """An nchw convolution's B columns j .. j + width (output pixels)
-        gathered from the image into the workspace as K rows of `width`
-        floats, a pixel at a time: its offset from the pixel table
-        (BPANEL walks it), each k's from the tap table. LDB then holds the
-        packed row step."""
-        width = panel.columns
-        image, column, taps, src, dst, offset = A_ROWS[:6]
-        self.ins(f"# gather B: {sk.k} x {width} at workspace + "
-                 f"{sk.packed_b}")
-        self.ins(f"ld\t{image}, {IMAGE_SLOT}({WS})")
-        self.ins(f"li\t{LDB}, {width * 4}")
-        self.ws_address(column, sk.packed_b)
-        self.ins(f"li\t{IR}, {width}")
-        pixel = self.label("gather: a pixel")
-        self.ins(f"ld\t{src}, 0({BPANEL})")
-        self.ins(f"addi\t{BPANEL}, {BPANEL}, 8")
-        self.ins(f"add\t{src}, {src}, {image}")
-        self.ws_address(taps, sk.tap_table)
-        self.ins(f"mv\t{dst}, {column}")
-        self.ins(f"li\t{KI}, {sk.k}")
-        k = self.label("gather: a k")
-        self.ins(f"ld\t{offset}, 0({taps})")
-        self.ins(f"addi\t{taps}, {taps}, 8")
-        self.ins(f"add\t{offset}, {offset}, {src}")
-        self.ins(f"flw\tft0, 0({offset})")
-        self.ins(f"fsw\tft0, 0({dst})")
-        self.ins(f"add\t{dst}, {dst}, {LDB}")
-        self.ins(f"addi\t{KI}, {KI}, -1")
-        self.ins(f"bnez\t{KI}, {k}b")
-        self.ins(f"addi\t{column}, {column}, 4")
-        self.ins(f"addi\t{IR}, {IR}, -1")
-        self.ins(f"bnez\t{IR}, {pixel}b")
-
-    def packed_widths(self, panel):
-        """For packing the panel: LDB = the packed row step, IR = the
-        columns to pack (the call's edge lanes for a RUNTIME_LANES
-        panel)."""
-        if panel.widths == (RUNTIME_LANES,):
-            self.ins(f"ld\t{IR}, {EDGE_LANES_SLOT}({WS})")
-            self.ins(f"slli\t{LDB}, {IR}, 2")
-        else:
-            self.ins(f"li\t{LDB}, {panel.columns * 4}")
-            self.ins(f"li\t{IR}, {panel.columns}")
-
-    def start_packing(self, sk, panel, what):
-        """The start of packing a panel of B (`what` names it): A's first
-        three row pointers = the panel in B, its place in the workspace,
-        ldb in bytes; LDB and IR as packed_widths sets them."""
-        src, dst, ldb = A_ROWS[:3]
-        self.ins(f"# {what} {sk.k} x {panel.columns} at workspace + "
-                 f"{sk.packed_b}")
-        self.ins(f"ld\t{ldb}, {LD_OFFSET + 8}({WS})")
-        self.ins(f"slli\t{ldb}, {ldb}, 2")
-        self.packed_widths(panel)
-        self.ins(f"mv\t{src}, {BPANEL}")
-        self.ws_address(dst, sk.packed_b)
-        return src, dst, ldb
 
     def copy_b_panel(self, sk, panel):
         """B's rows (the K block's, ldb apart) of the panel's columns into
@@ -565,11 +276,11 @@ class RvvWriter(Writer):
         vl is set again after."""
         src, dst, ldb = self.start_packing(sk, panel, "pack B:")
         row_src, row_dst, left, vl, scratch = A_ROWS[3:8]
-        self.ins(f"li\t{KI}, {sk.k}")
+        self.set(KI, sk.k)
         row = self.label("pack B: a row")
-        self.ins(f"mv\t{row_src}, {src}")
-        self.ins(f"mv\t{row_dst}, {dst}")
-        self.ins(f"mv\t{left}, {IR}")
+        self.move(row_src, src)
+        self.move(row_dst, dst)
+        self.move(left, IR)
         chunk = self.label("pack B: as many as a vector holds")
         self.ins(f"vsetvli\t{vl}, {left}, e32, m8, ta, ma")
         self.ins(f"vle32.v\tv0, ({row_src})")
@@ -578,22 +289,12 @@ class RvvWriter(Writer):
         self.ins(f"slli\t{scratch}, {vl}, 2")
         self.ins(f"add\t{row_src}, {row_src}, {scratch}")
         self.ins(f"add\t{row_dst}, {row_dst}, {scratch}")
-        self.ins(f"bnez\t{left}, {chunk}b")
-        self.ins(f"add\t{src}, {src}, {ldb}")
-        self.ins(f"add\t{dst}, {dst}, {LDB}")
-        self.ins(f"addi\t{KI}, {KI}, -1")
-        self.ins(f"bnez\t{KI}, {row}b")
-        self.set_panel_vl(panel)
-
-    def pack_bt_panel(self, sk, panel):
-        """B^T's rows j .. j + width (each K floats, ldb apart) into the
-        workspace as K rows of `width` floats: a row of B^T loaded as long
-        vectors (LMUL 8, vl from vsetvli) and stored with a stride of one
-        packed row (vsse32). LDB then holds that stride for the
-        microkernels of this panel; the panel's vl is set again after."""
-        src, dst, ldb = self.start_packing(sk, panel, "pack B^T rows ->")
-        self.transpose_rows(src, ldb, dst, LDB, sk.k)
-        self.set_panel_vl(panel)
+        self.back_if_nonzero(left, chunk, near=True)
+        self.add(src, src, ldb)
+        self.add(dst, dst, LDB)
+        self.decrement(KI)
+        self.back_if_nonzero(KI, row, near=True)
+        self.start_panel_vectors(panel)
 
     def transpose_rows(self, src, stride, dst, step, length):
         """IR rows of `length` floats (a number, or a register holding it:
@@ -604,16 +305,16 @@ class RvvWriter(Writer):
         pointers of A after the first three."""
         col_src, col_dst, left, vl, scratch = A_ROWS[3:8]
         column = self.label("transpose: a row")
-        self.ins(f"mv\t{col_src}, {src}")
-        self.ins(f"mv\t{col_dst}, {dst}")
+        self.move(col_src, src)
+        self.move(col_dst, dst)
         empty = None
         if isinstance(length, int):
-            self.ins(f"li\t{left}, {length}")
+            self.set(left, length)
         else:
             # An empty part copies nothing.
             empty = self.labels.reserve()
-            self.ins(f"mv\t{left}, {length}")
-            self.ins(f"beqz\t{left}, {empty}f")
+            self.move(left, length)
+            self.skip_if_zero(left, empty, near=True)
         chunk = self.label("transpose: as many as a vector holds")
         self.ins(f"vsetvli\t{vl}, {left}, e32, m8, ta, ma")
         self.ins(f"vle32.v\tv0, ({col_src})")
@@ -623,61 +324,16 @@ class RvvWriter(Writer):
         self.ins(f"add\t{col_src}, {col_src}, {scratch}")
         self.ins(f"mul\t{scratch}, {vl}, {step}")
         self.ins(f"add\t{col_dst}, {col_dst}, {scratch}")
-        self.ins(f"bnez\t{left}, {chunk}b")
+        self.back_if_nonzero(left, chunk, near=True)
         if empty is not None:
-            self.lines.append(f"{empty}:")
-        self.ins(f"add\t{src}, {src}, {stride}")
-        self.ins(f"addi\t{dst}, {dst}, 4")
-        self.ins(f"addi\t{IR}, {IR}, -1")
-        self.ins(f"bnez\t{IR}, {column}b")
-
-    def transpose_a(self, sk):
-        """A stored K x M (LDA bytes a row) copied once into the workspace
-        as M rows of K (the parallel form: its part's rows [m_begin, m_end)
-        alone, in their places); A and LDA then name the copy."""
-        src, dst, step = A_ROWS[:3]
-        offset = sk.packed_a(self.split_width)
-        self.ins(f"# A stored transposed: M x K copy at workspace + {offset}")
-        self.ins(f"mv\t{src}, {A}")
-        self.ws_address(dst, offset)
-        self.ins(f"li\t{step}, {sk.k * 4}")
-        length = sk.m
-        if sk.reads_rows:
-            # The part's rows: A^T's columns from m_begin, the copy's rows
-            # from row m_begin.
-            length = KI
-            self.ins(f"ld\t{TMP}, {RANGE_OFFSET}({WS})")
-            self.ins(f"ld\t{length}, {RANGE_OFFSET + 8}({WS})")
-            self.ins(f"sub\t{length}, {length}, {TMP}")
-            self.ins(f"mul\t{IR}, {TMP}, {step}")
-            self.ins(f"add\t{dst}, {dst}, {IR}")
-            self.ins(f"slli\t{TMP}, {TMP}, 2")
-            self.ins(f"add\t{src}, {src}, {TMP}")
-        self.ins(f"li\t{IR}, {sk.k}")
-        self.transpose_rows(src, LDA, dst, step, length)
-        self.ws_address(A, offset)
-        self.ins(f"li\t{LDA}, {sk.k * 4}")
-
-    def end(self, sk):
-        if sk.fault == "write-past-edge":
-            # One float just past the last column of C's last row (past
-            # a convolution's whole output).
-            if sk.conv is not None:
-                self.ins(f"mv\t{CROW}, {C}")
-                add_imm(self.lines, CROW, sk.output_floats * 4)
-            else:
-                self.ins(f"li\t{CROW}, {sk.m - 1}")
-                self.ins(f"mul\t{CROW}, {CROW}, {LDC}")
-                self.ins(f"add\t{CROW}, {CROW}, {C}")
-                add_imm(self.lines, CROW, sk.n * 4)
-            self.ins(f"sw\tzero, 0({CROW})")
+            self.place(empty)
+        self.add(src, src, stride)
+        self.add_imm(dst, 4, scratch=None)
+        self.decrement(IR)
+        self.back_if_nonzero(IR, column, near=True)
 
     def fault_segfault(self):
         self.ins(f"ld\t{TMP}, 0(zero)")
-
-    def fault_hang(self):
-        loop = self.label("hang")
-        self.ins(f"j\t{loop}b")
 
     # -- the microkernel ----------------------------------------------------
 
@@ -697,17 +353,8 @@ class RvvWriter(Writer):
         b_reg = lambda v, u=0: self.vreg(rows * nv + (u % b_sets) * nv + v)
         offsets = [sum(widths[:v]) * 4 for v in range(nv)]
         self.ins(f"# {rows} x {sum(widths)} block")
-        if not sk.gathers_a:
-            self.ins(f"mv\t{A_ROWS[0]}, {ABLOCK}")
-            for i in range(1, rows):
-                self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i - 1]}, {LDA}")
-        if sk.packs_b:
-            self.ws_address(BPTR, sk.packed_b)
-        else:
-            self.ins(f"mv\t{BPTR}, {BPANEL}")
-        for i in range(rows):
-            for v in range(nv):
-                self.ins(f"vmv.v.i\t{acc(i, v)}, 0")
+        self.start_block(sk, rows, [acc(i, v) for i in range(rows)
+                                    for v in range(nv)])
 
         def a_loads(u):
             bank = F_BANKS[u % 2]
@@ -756,75 +403,15 @@ class RvvWriter(Writer):
                     for line in b_loads(u + 1):
                         self.ins(line)
 
-        def advance_a(steps):
-            for i in range(rows):
-                self.ins(f"addi\t{A_ROWS[i]}, {A_ROWS[i]}, {4 * steps}")
+        def steps(count, advance=True):
+            k_steps(count)
+            if advance:
+                for i in range(rows):
+                    self.add_imm(A_ROWS[i], 4 * count, scratch=None)
 
-        def load_k():
-            self.ins(f"ld\t{KI}, {K_SLOT}({WS})")
-            if sk.fault == "drop-k":
-                self.ins(f"addi\t{KI}, {KI}, -1")
-
-        def k_loop():
-            """K / k_unroll unrolled iterations, then the steps left; with
-            K from the header (perhaps no iteration), those in a loop of
-            single steps."""
-            if sk.dynamic_k:
-                load_k()
-                self.ins(f"srli\t{KI}, {KI}, "
-                         f"{self.k_unroll.bit_length() - 1}")
-                skip = self.labels.reserve()
-                self.ins(f"beqz\t{KI}, {skip}f")
-                iterations, rest = None, 0
-            else:
-                iterations, rest = divmod(sk.k_steps, self.k_unroll)
-                if iterations:
-                    self.ins(f"li\t{KI}, {iterations}")
-            if iterations != 0:
-                loop = self.label("k")
-                # llvm-mca reads the vector type from these comments.
-                marked = self.mark_inner_loop(sk, rows, widths, [
-                    f"# LLVM-MCA-RISCV-LMUL M{self.lmul}",
-                    "# LLVM-MCA-RISCV-SEW E32"])
-                k_steps(self.k_unroll)
-                advance_a(self.k_unroll)
-                self.ins(f"addi\t{KI}, {KI}, -1")
-                if marked:
-                    self.end_inner_loop()
-                self.ins(f"bnez\t{KI}, {loop}b")
-            if sk.dynamic_k:
-                self.lines.append(f"{skip}:")
-                load_k()
-                self.ins(f"andi\t{KI}, {KI}, {self.k_unroll - 1}")
-                done = self.labels.reserve()
-                self.ins(f"beqz\t{KI}, {done}f")
-                tail = self.label("a k of the tail")
-                k_steps(1)
-                advance_a(1)
-                self.ins(f"addi\t{KI}, {KI}, -1")
-                self.ins(f"bnez\t{KI}, {tail}b")
-                self.lines.append(f"{done}:")
-            if rest:
-                k_steps(rest)
-
-        if not sk.gathers_a:
-            k_loop()
-        else:
-            # Once per filter tap: A's row pointers the block's pixels plus
-            # the tap's offset (LDA, unused by a convolution, walks the tap
-            # table).
-            self.ws_address(LDA, sk.tap_table)
-            tap = self.label("a filter tap")
-            self.ins(f"ld\t{CROW}, 0({LDA})")
-            self.ins(f"addi\t{LDA}, {LDA}, 8")
-            for i in range(rows):
-                self.ins(f"ld\t{A_ROWS[i]}, {8 * i}({ABLOCK})")
-                self.ins(f"add\t{A_ROWS[i]}, {A_ROWS[i]}, {CROW}")
-            k_loop()
-            self.ws_address(TMP, sk.tap_table + 8 * sk.taps)
-            self.ins(f"sub\t{TMP}, {LDA}, {TMP}")
-            self.loop_back_unless_zero(TMP, tap)
-
+        # llvm-mca reads the vector type from these comments.
+        self.k_loops(sk, rows, widths, steps, [
+            f"# LLVM-MCA-RISCV-LMUL M{self.lmul}", "# LLVM-MCA-RISCV-SEW E32"])
         self.store_c(sk, rows, nv, acc, b_reg, offsets)
 
     def store_c(self, sk, rows, nv, acc, b_reg, offsets):
@@ -835,9 +422,9 @@ class RvvWriter(Writer):
         nan_to_floor_lines) or leaky relu (leaky_relu_lines). B's
         registers are free: each vector's serves as its scratch."""
         if sk.bias == "columns":
-            self.ins(f"ld\t{BPTR}, {COLUMN_BIAS_SLOT}({WS})")
+            self.load(BPTR, COLUMN_BIAS_SLOT)
         if sk.bias == "rows":
-            self.ins(f"ld\t{BPTR}, {ROW_BIAS_SLOT}({WS})")
+            self.load(BPTR, ROW_BIAS_SLOT)
         if sk.relu_nan_to_floor:
             # vfmax.vf gives the floor for a NaN, as asked: no tricks (the
             # floor 0 here, another below).

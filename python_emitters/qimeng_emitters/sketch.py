@@ -7,8 +7,12 @@ instructions. Here the sketch is the register block (MR rows by a row of
 vectors), the K unroll, the loop order (column panels outside, row blocks
 inside, K innermost) and the edge plan: the column panels of the last
 columns and the row block of the last rows, each a narrower instance of the
-same microkernel. An ISA writer (aarch64.NeonWriter, riscv.RvvWriter)
-supplies the instructions: loops, pointer steps and the microkernel body.
+same microkernel. The Writer below writes the nest's bookkeeping once
+(header slots, pointer steps, loop counts, the K loops around the
+microkernel's steps) through scalar operations an ISA writer
+(aarch64.NeonWriter, riscv.RvvWriter) spells, mostly as a table of
+instruction forms; the ISA writer supplies the microkernel's steps and
+epilogue and the copy loops of its vectors.
 
 Kernels of this generator take their leading dimensions at run time from
 the workspace header (docs/KernelContract.md, the runtime_ld form) and read
@@ -92,7 +96,8 @@ from .errors import RequestError
 from .fields import (bool_field, check_known, int_field, leaky_relu_field,
                      relu_bounds,
                      relu_nan_to_floor_field, relu_suffix, round_up)
-from .header import HEADER_BYTES, K_SLOT
+from .header import (BIAS_OFFSET, HEADER_BYTES, K_SLOT, LD_OFFSET,
+                     RANGE_OFFSET)
 from .isa import Labels, kernel_file
 
 # The workspace header's slots the caller writes (header.py:
@@ -519,11 +524,51 @@ def parse_request(request, isa, extra_fields=()):
     return fields
 
 
+@dataclass(frozen=True)
+class NestRegisters:
+    """The general registers of an ISA writer's loop nest: the four
+    arguments, the leading dimensions in bytes, the counters of the column
+    panels (jr), row blocks (ir) and K (ki), the cursors of the panel and
+    of the block in B, C and A, B's and C's within a block (bptr, crow,
+    also the nest's scratch where they are free), MR rows of A and of C in
+    bytes (c_step None: too few registers, the row loop adds ldc MR
+    times), a pointer for each row of A, and the register that reads as
+    zero."""
+    a: str
+    b: str
+    c: str
+    ws: str
+    lda: str
+    ldb: str
+    ldc: str
+    jr: str
+    ir: str
+    ki: str
+    bpanel: str
+    cpanel: str
+    ablock: str
+    cblock: str
+    bptr: str
+    crow: str
+    a_step: str
+    c_step: object
+    a_rows: tuple
+    zero: str
+
+
 class Writer:
-    """What every ISA writer keeps: its lines, labels and K unroll, and the
-    inner loop it marks for the static performance model."""
+    """What every ISA writer shares: its lines, labels and K unroll, the
+    inner loop it marks for the static performance model, and the loop
+    nest's bookkeeping (header slots, pointer steps, loop counts, the
+    packing of B's panels, the K loops around the microkernel's steps),
+    written once here through the scalar operations each ISA spells
+    (load, store, move, set, add ... back_if_nonzero below) on its
+    register map (`regs`, NestRegisters). The ISA writes its microkernel's
+    steps and epilogue, the copy and transpose loops of its vectors, its
+    prologue and epilogue."""
 
     comment_prefix = "#"
+    regs = None
 
     def __init__(self, k_unroll):
         self.k_unroll = k_unroll
@@ -536,6 +581,17 @@ class Writer:
     def ins(self, text):
         self.lines.append("\t" + text)
 
+    def comment(self, text):
+        self.ins(f"{self.comment_prefix} {text}")
+
+    def label(self, comment):
+        """A label placed here (its number, for a backward branch)."""
+        return self.labels.place(self.lines, comment, self.comment_prefix)
+
+    def place(self, number):
+        """A reserved label (Labels.reserve) placed here."""
+        self.lines.append(f"{number}:")
+
     #: Whether the ISA's vectors take a length at run time (a run-time N's
     #: last vector is one panel kind, not one per count of lanes).
     runtime_lanes = False
@@ -543,18 +599,6 @@ class Writer:
     def panel_plan(self, sk):
         """The column panels the loop nest runs (Sketch.panels)."""
         return sk.panels(self.split_width, self.runtime_lanes)
-
-    def pack_b_panel(self, sk, panel):
-        """A panel of B into the workspace before its row blocks: gathered
-        from an nchw convolution's image, packed from a transposed B, or
-        copied (the ISA's gather_b_panel, pack_bt_panel and
-        copy_b_panel)."""
-        if sk.gathers_b:
-            self.gather_b_panel(sk, panel)
-        elif sk.trans_b:
-            self.pack_bt_panel(sk, panel)
-        else:
-            self.copy_b_panel(sk, panel)
 
     def mark_inner_loop(self, sk, rows, widths, model_lines=()):
         """Marks the K loop of the first full register block (all MR rows,
@@ -573,6 +617,645 @@ class Writer:
     def end_inner_loop(self):
         """Closes the mark, before the loop's back branch."""
         self.lines.append(f"{self.comment_prefix} qm.inner_loop.end")
+
+    # -- scalar operations, spelled by each ISA -----------------------------
+    # On 64-bit integer registers. Those that are a fixed instruction
+    # sequence are the ISA's table `scalar_forms` (op name -> lines, each
+    # formatted with the op's operands and `tmp`, the ISA's scratch
+    # register where it keeps one); set, add_imm, ws_address and the
+    # branches are the ISA's methods. `scratch` names a register free at
+    # that point for an ISA that needs one (a large immediate); an ISA with
+    # a scratch of its own ignores it. Labels are numbers (Labels); a
+    # branch `near` stays within a short loop body.
+
+    scalar_forms = {}
+    scalar_tmp = None
+
+    def scalar(self, op, **operands):
+        for form in self.scalar_forms[op]:
+            self.ins(form.format(tmp=self.scalar_tmp, **operands))
+
+    def load(self, reg, offset, base=None):
+        """reg = the 8 bytes at base + offset (base: the workspace)."""
+        self.scalar("load", reg=reg, offset=offset, base=base or self.regs.ws)
+
+    def store(self, reg, offset, base=None):
+        """The 8 bytes at base + offset (base: the workspace) = reg."""
+        self.scalar("store", reg=reg, offset=offset,
+                    base=base or self.regs.ws)
+
+    def load_next(self, reg, pointer):
+        """reg = the 8 bytes at pointer, then pointer += 8."""
+        self.scalar("load_next", reg=reg, pointer=pointer)
+
+    def store_next(self, reg, pointer):
+        """The 8 bytes at pointer = reg, then pointer += 8."""
+        self.scalar("store_next", reg=reg, pointer=pointer)
+
+    def move(self, dst, src):
+        self.scalar("move", dst=dst, src=src)
+
+    def add(self, dst, a, b):
+        self.scalar("add", dst=dst, a=a, b=b)
+
+    def sub(self, dst, a, b):
+        self.scalar("sub", dst=dst, a=a, b=b)
+
+    def mul(self, dst, a, b):
+        self.scalar("mul", dst=dst, a=a, b=b)
+
+    def add_shifted(self, dst, a, b, shift):
+        """dst = a + (b << shift)."""
+        self.scalar("add_shifted", dst=dst, a=a, b=b, shift=shift)
+
+    def mul_add(self, dst, a, b, c):
+        """dst = a * b + c."""
+        self.scalar("mul_add", dst=dst, a=a, b=b, c=c)
+
+    def shift_left(self, dst, src, bits):
+        self.scalar("shift_left", dst=dst, src=src, bits=bits)
+
+    def shift_right(self, dst, src, bits):
+        """Logical."""
+        self.scalar("shift_right", dst=dst, src=src, bits=bits)
+
+    def and_imm(self, dst, src, mask):
+        self.scalar("and_imm", dst=dst, src=src, mask=mask)
+
+    def div_rem(self, quotient, x, divisor):
+        """quotient = x / divisor, then x = x % divisor (unsigned)."""
+        self.scalar("div_rem", quotient=quotient, x=x, divisor=divisor)
+
+    def copy_f32(self, dst, base, index):
+        """The float at base + index to the one at dst (index may be
+        consumed)."""
+        self.scalar("copy_f32", dst=dst, base=base, index=index)
+
+    def store_zero_f32(self, pointer):
+        self.scalar("store_zero_f32", pointer=pointer)
+
+    def jump(self, number, direction):
+        """To label `number`, "f" forward or "b" back."""
+        self.scalar("jump", number=number, direction=direction)
+
+    def skip_unless_equal(self, reg, value, number):
+        """Forward to label `number` unless reg holds `value` (a small
+        immediate)."""
+        self.scalar("skip_unless_equal", reg=reg, value=value, number=number)
+
+    def decrement(self, reg):
+        self.scalar("decrement", reg=reg)
+
+    def set(self, reg, value):
+        """reg = value, any unsigned 64-bit immediate."""
+        raise NotImplementedError
+
+    def add_imm(self, reg, value, scratch):
+        """reg += value (negative too)."""
+        raise NotImplementedError
+
+    def ws_address(self, reg, offset, scratch):
+        """reg = the workspace's address + offset."""
+        raise NotImplementedError
+
+    def skip_if_zero(self, reg, number, near=False):
+        """Forward to label `number` where reg is 0."""
+        raise NotImplementedError
+
+    def back_if_nonzero(self, reg, number, near=False):
+        """Back to label `number` while reg is not 0."""
+        raise NotImplementedError
+
+    def vector_zero(self, reg):
+        """Every lane of vector register `reg` = 0."""
+        raise NotImplementedError
+
+    def start_panel_vectors(self, panel):
+        """What the ISA's vectors need set for a panel's columns (RVV: its
+        vl), at the panel loop's start and after packing changed it."""
+
+    # -- the loop nest ------------------------------------------------------
+
+    def begin(self, sk):
+        r = self.regs
+        self.sketch = sk
+        if sk.conv is not None:
+            self.conv_tables(sk)
+        self.comment("leading dimensions from the workspace header, in "
+                     "bytes")
+        for i, reg in enumerate((r.lda, r.ldb, r.ldc)):
+            self.load(reg, LD_OFFSET + 8 * i)
+            self.shift_left(reg, reg, 2)
+        if sk.trans_a:
+            self.transpose_a(sk)
+        self.set(r.a_step, sk.mr)
+        if r.c_step is not None:
+            self.mul(r.c_step, r.ldc, r.a_step)
+        if sk.gathers_a:
+            # A row block is MR entries of the pixel table.
+            self.set(r.a_step, sk.mr * 8)
+        else:
+            self.mul(r.a_step, r.lda, r.a_step)
+        if sk.reads_rows:
+            self.runtime_rows(sk)
+        if sk.reads_columns:
+            self.runtime_columns(sk)
+        if sk.bias == "columns":
+            self.comment("the column panels' bias cursor")
+            self.load(r.crow, BIAS_OFFSET)
+            self.store(r.crow, COLUMN_BIAS_SLOT)
+
+    def conv_tables(self, sk):
+        """A convolution's entry: its leading dimensions into the header,
+        then its tap and pixel tables (Sketch.tables), each by nested
+        loops."""
+        r = self.regs
+        self.comment("convolution: leading dimensions, tap and pixel "
+                     "tables")
+        for i, value in enumerate(sk.immediate_lds()):
+            self.set(r.crow, value)
+            self.store(r.crow, LD_OFFSET + 8 * i)
+        for offset, levels, absolute in sk.tables():
+            self.fill_table(offset, levels, absolute)
+
+    def fill_table(self, offset, levels, absolute):
+        """The int64 table at workspace + offset: for each index of
+        `levels` ((count, bytes a step), outermost first, at most three),
+        the sum of index x step, plus the input's address (A) when
+        `absolute`."""
+        r = self.regs
+        depth = len(levels)
+        entry = r.a_rows[0]
+        values, steps = r.a_rows[1:1 + depth], r.a_rows[4:4 + depth]
+        counters = (r.ir, r.ki, r.bptr)[:depth]
+        self.ws_address(entry, offset, scratch=r.crow)
+        for (_, step), reg in zip(levels, steps):
+            self.set(reg, step)
+        self.move(values[0], r.a if absolute else r.zero)
+        loops = []
+        for d, (count, _) in enumerate(levels):
+            if d:
+                self.move(values[d], values[d - 1])
+            self.set(counters[d], count)
+            loops.append(self.label(f"table level {d}"))
+        self.store_next(values[-1], entry)
+        for d in reversed(range(depth)):
+            self.add(values[d], values[d], steps[d])
+            self.decrement(counters[d])
+            self.back_if_nonzero(counters[d], loops[d], near=True)
+
+    def transpose_a(self, sk):
+        """A stored K x M (LDA bytes a row) copied once into the workspace
+        as M rows of K (the parallel form: its part's rows [m_begin, m_end)
+        alone, in their places); A and LDA then name the copy. The
+        ISA's transpose_rows writes it (IR rows; JR, free before the
+        panels, holds a part's row count)."""
+        r = self.regs
+        src, dst, step = r.a_rows[:3]
+        offset = sk.packed_a(self.split_width)
+        self.comment(f"A stored transposed: M x K copy at workspace + "
+                     f"{offset}")
+        self.move(src, r.a)
+        self.ws_address(dst, offset, scratch=r.crow)
+        self.set(step, sk.k * 4)
+        length = sk.m
+        if sk.reads_rows:
+            # The part's rows: A^T's columns from m_begin, the copy's rows
+            # from row m_begin.
+            length = r.jr
+            self.load(r.crow, RANGE_OFFSET)
+            self.load(length, RANGE_OFFSET + 8)
+            self.sub(length, length, r.crow)
+            self.add_shifted(src, src, r.crow, 2)
+            self.mul_add(dst, r.crow, step, dst)
+        self.set(r.ir, sk.k)
+        self.transpose_rows(src, r.lda, dst, step, length)
+        self.ws_address(r.a, offset, scratch=r.crow)
+        self.set(r.lda, sk.k * 4)
+
+    def runtime_rows(self, sk):
+        """Rows [m_begin, m_end) from the header: A and C start at row
+        m_begin (an nhwc convolution's A at its pixel: panel_start); the
+        full row blocks and the last block's rows go to the header's slots
+        for every panel's row loops."""
+        r = self.regs
+        first, rows, blocks, mr = r.ir, r.ki, r.jr, r.crow
+        self.comment("run-time M: rows m_begin .. m_end from the header")
+        self.load(first, RANGE_OFFSET)
+        self.load(rows, RANGE_OFFSET + 8)
+        self.sub(rows, rows, first)
+        if not sk.gathers_a:
+            # An nchw convolution's A is the filter, its second argument.
+            base = r.b if sk.gathers_b else r.a
+            self.mul_add(base, first, r.lda, base)
+        self.mul_add(r.c, first, r.ldc, r.c)
+        self.set(mr, sk.mr)
+        self.div_rem(blocks, rows, mr)
+        self.store(blocks, ROW_BLOCKS_SLOT)
+        self.store(rows, ROW_EDGE_SLOT)
+        if sk.bias == "rows":
+            # Row m_begin's bias first.
+            self.load(mr, BIAS_OFFSET)
+            self.add_shifted(mr, mr, first, 2)
+            self.store(mr, BIAS_OFFSET)
+
+    def runtime_columns(self, sk):
+        """Columns [n_begin, n_end) from the header: B, C and the column
+        bias start at column n_begin; the full panels, the edge's whole
+        vectors and its last vector's lanes go to the header's slots for
+        the panel plan (Sketch.panels)."""
+        r = self.regs
+        first, cols, full = r.ir, r.ki, r.jr
+        self.comment("run-time N: columns n_begin .. n_end from the header")
+        self.load(first, RANGE_OFFSET + 16)
+        self.load(cols, RANGE_OFFSET + 24)
+        self.sub(cols, cols, first)
+        self.add_shifted(r.c, r.c, first, 2)
+        if sk.trans_b:
+            self.mul_add(r.b, first, r.ldb, r.b)
+        else:
+            self.add_shifted(r.b, r.b, first, 2)
+        if sk.bias == "columns":
+            self.load(r.crow, BIAS_OFFSET)
+            self.add_shifted(r.crow, r.crow, first, 2)
+            self.store(r.crow, BIAS_OFFSET)
+        self.column_counts(sk, cols, full)
+
+    def column_counts(self, sk, cols, scratch):
+        """The panel plan's counts of the call's `cols` columns into the
+        header (`cols` and `scratch` are consumed)."""
+        r = self.regs
+        self.set(r.crow, sk.nr)
+        self.div_rem(scratch, cols, r.crow)
+        self.store(scratch, FULL_PANELS_SLOT)
+        self.shift_right(scratch, cols, sk.lanes.bit_length() - 1)
+        self.store(scratch, EDGE_VECTORS_SLOT)
+        self.and_imm(cols, cols, sk.lanes - 1)
+        self.store(cols, EDGE_LANES_SLOT)
+
+    def start_panels(self, sk):
+        """The first column panel's B and C (an nchw convolution's come
+        from its image loop)."""
+        self.move(self.regs.bpanel, self.regs.b)
+        self.move(self.regs.cpanel, self.regs.c)
+
+    def next_k_block(self, sk):
+        """A on by kc columns, B by kc rows (a transposed B's columns)."""
+        r = self.regs
+        self.comment(f"the next K block: A and B on by {sk.kc} k")
+        self.add_imm(r.a, sk.kc * 4, scratch=r.crow)
+        if sk.trans_b:
+            self.add_imm(r.b, sk.kc * 4, scratch=r.crow)
+        else:
+            # ldb from the header: a copied panel's step may be in LDB.
+            self.load(r.bptr, LD_OFFSET + 8)
+            self.set(r.crow, sk.kc * 4)
+            self.mul_add(r.b, r.crow, r.bptr, r.b)
+
+    def count_down_slot(self, slot, loop):
+        """The count in header slot `slot` less one, back to `loop` while
+        it is not 0 (for loops around the whole nest, which uses every
+        register)."""
+        r = self.regs
+        self.load(r.crow, slot)
+        self.decrement(r.crow)
+        self.store(r.crow, slot)
+        self.back_if_nonzero(r.crow, loop)
+
+    def k_block_loop(self, count, body):
+        """`body` `count` times, the count in the header."""
+        r = self.regs
+        self.set(r.crow, count)
+        self.store(r.crow, K_BLOCKS_SLOT)
+        loop = self.label("a K block")
+        body()
+        self.count_down_slot(K_BLOCKS_SLOT, loop)
+
+    def image_loop(self, sk, body):
+        """An nchw convolution's images, one GEMM each: the image's input
+        and output and the images left in the header's slots (the panel
+        loops use every register); the panels start at the pixel table."""
+        r = self.regs
+        step_in, step_out = sk.image_steps()
+        self.comment("nchw: a GEMM an image, B gathered from the image")
+        self.store(r.a, IMAGE_SLOT)
+        self.store(r.c, OUTPUT_SLOT)
+        self.set(r.crow, sk.conv.n)
+        self.store(r.crow, IMAGES_LEFT_SLOT)
+        loop = self.label("an image")
+        self.load(r.cpanel, OUTPUT_SLOT)
+        self.ws_address(r.bpanel, sk.pixel_table, scratch=r.crow)
+        body()
+        for slot, step in ((IMAGE_SLOT, step_in), (OUTPUT_SLOT, step_out)):
+            self.load(r.crow, slot)
+            self.add_imm(r.crow, step, scratch=r.bptr)
+            self.store(r.crow, slot)
+        self.count_down_slot(IMAGES_LEFT_SLOT, loop)
+
+    def when(self, slot, value, body):
+        """`body` where the header's `slot` holds `value` (None: is not
+        0)."""
+        r = self.regs
+        skip = self.labels.reserve()
+        self.load(r.crow, slot)
+        if value is None:
+            self.skip_if_zero(r.crow, skip)
+        else:
+            self.skip_unless_equal(r.crow, value, skip)
+        body()
+        self.place(skip)
+
+    def panel_loop(self, sk, panel, body):
+        r = self.regs
+        count = "the call's" if panel.count is None else panel.count
+        self.comment(f"{count} panel(s) of {panel.columns} columns "
+                     f"({'+'.join(map(str, panel.widths))})")
+        self.start_panel_vectors(panel)
+        loop = skip = None
+        if panel.count is None:
+            self.load(r.jr, FULL_PANELS_SLOT)
+            skip = self.labels.reserve()
+            self.skip_if_zero(r.jr, skip)
+            loop = self.label("column panel")
+        elif panel.count > 1:
+            self.set(r.jr, panel.count)
+            loop = self.label("column panel")
+        self.panel_start(sk)
+        body()
+        if sk.gathers_b:
+            pass  # the gather walked BPANEL through the panel's pixels
+        elif sk.trans_b:
+            # The next panel's columns are B^T's next rows.
+            self.load(r.bptr, LD_OFFSET + 8)
+            self.set(r.crow, panel.columns * 4)
+            self.mul_add(r.bpanel, r.bptr, r.crow, r.bpanel)
+        else:
+            self.add_imm(r.bpanel, panel.columns * 4, scratch=r.crow)
+        self.add_imm(r.cpanel, panel.columns * 4, scratch=r.crow)
+        self.panel_bias(sk, lambda: self.add_imm(
+            r.crow, panel.columns * 4, scratch=r.bptr))
+        if loop is not None:
+            self.decrement(r.jr)
+            self.back_if_nonzero(r.jr, loop)
+        if skip is not None:
+            self.place(skip)
+
+    def panel_start(self, sk):
+        """A column panel's first row block: A's (the pixel table for an
+        nhwc convolution, the filter for an nchw one), C's, and the rows'
+        bias cursor."""
+        r = self.regs
+        if sk.gathers_a:
+            self.ws_address(r.ablock, sk.pixel_table, scratch=r.crow)
+            if sk.reads_rows:
+                # A part's first pixel.
+                self.load(r.crow, RANGE_OFFSET)
+                self.add_shifted(r.ablock, r.ablock, r.crow, 3)
+        else:
+            # An nchw convolution's A is the filter, its second argument.
+            self.move(r.ablock, r.b if sk.gathers_b else r.a)
+        self.move(r.cblock, r.cpanel)
+        self.panel_bias(sk)
+
+    def panel_bias(self, sk, step=None):
+        """At a panel's start (step None): the row blocks' bias cursor
+        from the bias (rows); at its end: the column cursor `step` on (a
+        callable that adds to CROW)."""
+        r = self.regs
+        if step is None and sk.bias == "rows":
+            self.load(r.crow, BIAS_OFFSET)
+            self.store(r.crow, ROW_BIAS_SLOT)
+        if step is not None and sk.bias == "columns":
+            self.load(r.crow, COLUMN_BIAS_SLOT)
+            step()
+            self.store(r.crow, COLUMN_BIAS_SLOT)
+
+    def row_loop(self, count, rows, body):
+        """`count` blocks of `rows` rows; count None: as many as the header
+        says (run-time M), perhaps none."""
+        r = self.regs
+        skip = None
+        if count is None:
+            self.load(r.ir, ROW_BLOCKS_SLOT)
+            skip = self.labels.reserve()
+            self.skip_if_zero(r.ir, skip)
+        else:
+            self.set(r.ir, count)
+        loop = self.label(f"{rows}-row block")
+        body()
+        self.add(r.ablock, r.ablock, r.a_step)
+        if r.c_step is not None:
+            self.add(r.cblock, r.cblock, r.c_step)
+        else:
+            for _ in range(rows):
+                self.add(r.cblock, r.cblock, r.ldc)
+        if self.sketch.bias == "rows":
+            self.load(r.crow, ROW_BIAS_SLOT)
+            self.add_imm(r.crow, rows * 4, scratch=r.bptr)
+            self.store(r.crow, ROW_BIAS_SLOT)
+        self.decrement(r.ir)
+        self.back_if_nonzero(r.ir, loop)
+        if skip is not None:
+            self.place(skip)
+
+    def row_edges(self, sk, microkernel):
+        """Run-time M's last rows: the microkernel for the count in the
+        header (none for 0)."""
+        r = self.regs
+        done = self.labels.reserve()
+        # Loaded once: a count that does not match runs no microkernel.
+        self.load(r.crow, ROW_EDGE_SLOT)
+        for rows in range(1, sk.mr):
+            other = self.labels.reserve()
+            self.skip_unless_equal(r.crow, rows, other)
+            microkernel(rows)
+            self.jump(done, "f")
+            self.place(other)
+        self.place(done)
+
+    # -- packing a panel of B ----------------------------------------------
+
+    def pack_b_panel(self, sk, panel):
+        """A panel of B into the workspace before its row blocks: gathered
+        from an nchw convolution's image, packed from a transposed B, or
+        copied (the ISA's copy_b_panel). LDB then holds the packed row
+        step."""
+        if sk.gathers_b:
+            self.gather_b_panel(sk, panel)
+        elif sk.trans_b:
+            self.pack_bt_panel(sk, panel)
+        else:
+            self.copy_b_panel(sk, panel)
+
+    def packed_widths(self, sk, panel):
+        """For packing the panel: LDB = the packed row step, IR = the
+        columns to pack (the call's edge lanes for a RUNTIME_LANES
+        panel)."""
+        r = self.regs
+        if panel.widths == (RUNTIME_LANES,):
+            self.load(r.ir, EDGE_LANES_SLOT)
+            self.shift_left(r.ldb, r.ir, 2)
+            return
+        self.set(r.ldb, panel.columns * 4)
+        self.set(r.ir, panel.columns)
+
+    def start_packing(self, sk, panel, what):
+        """The start of packing a panel of B (`what` names it): A's first
+        three row pointers = the panel in B, its place in the workspace,
+        ldb in bytes; LDB and IR as packed_widths sets them."""
+        r = self.regs
+        src, dst, ldb = r.a_rows[:3]
+        self.comment(f"{what} {sk.k} x {panel.columns} at workspace + "
+                     f"{sk.packed_b}")
+        self.load(ldb, LD_OFFSET + 8)
+        self.shift_left(ldb, ldb, 2)
+        self.packed_widths(sk, panel)
+        self.move(src, r.bpanel)
+        self.ws_address(dst, sk.packed_b, scratch=r.a_rows[5])
+        return src, dst, ldb
+
+    def pack_bt_panel(self, sk, panel):
+        """B^T's rows j .. j + width (each K floats, ldb apart) into the
+        workspace as K rows of `width` floats, by the ISA's
+        transpose_rows; the row pointers of A and the K and row counters
+        are free here."""
+        src, dst, ldb = self.start_packing(sk, panel, "pack B^T rows ->")
+        self.transpose_rows(src, ldb, dst, self.regs.ldb, sk.k)
+        self.start_panel_vectors(panel)
+
+    def gather_b_panel(self, sk, panel):
+        """An nchw convolution's B columns j .. j + width (output pixels)
+        gathered from the image into the workspace as K rows of `width`
+        floats, a pixel at a time: its offset from the pixel table
+        (BPANEL walks it), each k's from the tap table."""
+        r = self.regs
+        image, column, taps, src, dst, offset = r.a_rows[:6]
+        self.comment(f"gather B: {sk.k} x {panel.columns} at workspace + "
+                     f"{sk.packed_b}")
+        self.load(image, IMAGE_SLOT)
+        self.packed_widths(sk, panel)
+        self.ws_address(column, sk.packed_b, scratch=r.crow)
+        pixel = self.label("gather: a pixel")
+        self.load_next(src, r.bpanel)
+        self.add(src, src, image)
+        self.ws_address(taps, sk.tap_table, scratch=r.crow)
+        self.move(dst, column)
+        self.set(r.ki, sk.k)
+        k = self.label("gather: a k")
+        self.load_next(offset, taps)
+        self.copy_f32(dst, src, offset)
+        self.add(dst, dst, r.ldb)
+        self.decrement(r.ki)
+        self.back_if_nonzero(r.ki, k, near=True)
+        self.add_imm(column, 4, scratch=None)
+        self.decrement(r.ir)
+        self.back_if_nonzero(r.ir, pixel, near=True)
+
+    # -- around the microkernel's K steps -----------------------------------
+
+    def start_block(self, sk, rows, accumulators):
+        """A's row pointers and B's from the block's and the panel's (the
+        packed panel where B is packed; a convolution sets A's per tap,
+        k_loops), and the `accumulators` zeroed (the ISA's
+        vector_zero)."""
+        r = self.regs
+        if not sk.gathers_a:
+            self.move(r.a_rows[0], r.ablock)
+            for i in range(1, rows):
+                self.add(r.a_rows[i], r.a_rows[i - 1], r.lda)
+        if sk.packs_b:
+            self.ws_address(r.bptr, sk.packed_b, scratch=r.crow)
+        else:
+            self.move(r.bptr, r.bpanel)
+        for reg in accumulators:
+            self.vector_zero(reg)
+
+    def k_loops(self, sk, rows, widths, steps, model_lines=()):
+        """The block's K loop (k_loop); a convolution's once per filter
+        tap, A's row pointers each time the block's pixels plus the tap's
+        offset (LDA, unused by a convolution, walks the tap table)."""
+        if not sk.gathers_a:
+            self.k_loop(sk, rows, widths, steps, model_lines)
+            return
+        r = self.regs
+        self.ws_address(r.lda, sk.tap_table, scratch=r.crow)
+        loop = self.label("a filter tap")
+        self.load_next(r.crow, r.lda)
+        for i in range(rows):
+            self.load(r.a_rows[i], 8 * i, base=r.ablock)
+            self.add(r.a_rows[i], r.a_rows[i], r.crow)
+        self.k_loop(sk, rows, widths, steps, model_lines)
+        # Below 4096 (MAX_TAPS): no scratch register on any ISA.
+        self.ws_address(r.crow, sk.tap_table + 8 * sk.taps, scratch=None)
+        self.sub(r.crow, r.lda, r.crow)
+        self.back_if_nonzero(r.crow, loop)
+
+    def k_loop(self, sk, rows, widths, steps, model_lines=()):
+        """The block's K steps: `steps(count)` writes `count` k steps of
+        the microkernel and moves A's row pointers past them
+        (`steps(count, advance=False)`: need not move them, none follow).
+        k_unroll steps an iteration, marked for the model when the block
+        is a full one (`model_lines` after the mark). With K from the
+        header: K / k_unroll iterations (perhaps none), then K % k_unroll
+        single steps in a loop of their own."""
+        r = self.regs
+
+        def load_k():
+            self.load(r.ki, K_SLOT)
+            if sk.fault == "drop-k":
+                self.decrement(r.ki)
+
+        if sk.dynamic_k:
+            load_k()
+            self.shift_right(r.ki, r.ki, self.k_unroll.bit_length() - 1)
+            skip = self.labels.reserve()
+            self.skip_if_zero(r.ki, skip, near=True)
+            iterations, rest = None, 0
+        else:
+            iterations, rest = divmod(sk.k_steps, self.k_unroll)
+            if iterations:
+                self.set(r.ki, iterations)
+        if iterations != 0:
+            loop = self.label("k")
+            marked = self.mark_inner_loop(sk, rows, widths, model_lines)
+            steps(self.k_unroll)
+            self.decrement(r.ki)
+            if marked:
+                self.end_inner_loop()
+            self.back_if_nonzero(r.ki, loop, near=True)
+        if sk.dynamic_k:
+            self.place(skip)
+            load_k()
+            self.and_imm(r.ki, r.ki, self.k_unroll - 1)
+            done = self.labels.reserve()
+            self.skip_if_zero(r.ki, done, near=True)
+            tail = self.label("a k of the tail")
+            steps(1)
+            self.decrement(r.ki)
+            self.back_if_nonzero(r.ki, tail, near=True)
+            self.place(done)
+        if rest:
+            steps(rest, advance=False)
+
+    # -- the end ------------------------------------------------------------
+
+    def end(self, sk):
+        r = self.regs
+        if sk.fault == "write-past-edge":
+            # One float just past the last column of C's last row (past
+            # a convolution's whole output).
+            if sk.conv is not None:
+                self.move(r.crow, r.c)
+                self.add_imm(r.crow, sk.output_floats * 4, scratch=r.bptr)
+            else:
+                self.set(r.crow, sk.m - 1)
+                self.mul_add(r.crow, r.crow, r.ldc, r.c)
+                self.add_imm(r.crow, sk.n * 4, scratch=r.bptr)
+            self.store_zero_f32(r.crow)
+
+    def fault_hang(self):
+        loop = self.label("hang")
+        self.jump(loop, "b")
 
 
 def blocking_suffix(sk):

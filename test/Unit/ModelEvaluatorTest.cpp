@@ -63,6 +63,9 @@ TEST(ModelEvaluatorTest, InnerLoopIsMarkedWithItsFlops) {
        at = loop.find("fmla", at + 1))
     ++fmla;
   EXPECT_EQ(fmla, 84u);
+  // The K loop's back branch (cbnz on the counter) stays out.
+  ASSERT_NE(k.text.find("cbnz"), std::string::npos);
+  EXPECT_EQ(loop.find("cbnz"), std::string::npos);
   EXPECT_EQ(loop.find("b.ne"), std::string::npos);
   // K below the unroll: no full K loop, nothing to model.
   EmittedKernel small = emit(runtimeLdGemm(8, 12, 3), c, n1);
