@@ -794,6 +794,38 @@ const Decision *decision(const SearchSpace &space, llvm::StringRef key) {
 }
 } // namespace
 
+TEST(SearchSpaceTest, OneSliverOfBWithAInPlaceOffersKInOneBlock) {
+  // A Zen 4: 32 KiB L1d, 1 MiB L2. 4096x64x4096: A read in place against
+  // one 6x64 sliver of B, K blocked by the model; K whole (a 1 MiB sliver)
+  // joins the choices and builds a config with that kc.
+  Target target = pinned("x86_64-unknown-linux-gnu:znver4:+avx,+avx2,+fma,"
+                         "+avx512f,+avx512bw,+avx512vl:l1d=32K,l2=1M,"
+                         "l3=32M,cores=2");
+  GemmDesc d = GemmDesc::packed(4096, 64, 4096);
+  QM_ASSERT_EXPECTED(base, chooseGemmConfig(d, target));
+  ASSERT_EQ(base.aLayout, ALayout::Direct) << base.str();
+  ASSERT_EQ(base.nr, 64) << base.str();
+  ASSERT_LT(base.kc, 4096) << base.str();
+  SearchSpace space = SearchSpace::forGemm(d, target, base);
+  const Decision *kc = decision(space, "kc");
+  ASSERT_NE(kc, nullptr);
+  ASSERT_EQ(kc->choices.back(), "4096");
+  EXPECT_EQ(kc->choices[kc->modelChoice], std::to_string(base.kc));
+  Assignment a = space.modelAssignment();
+  a[size_t(kc - space.decisions().data())] = int(kc->choices.size() - 1);
+  QM_ASSERT_EXPECTED(whole, space.configFor(a));
+  EXPECT_EQ(whole.kc, 4096);
+  // Not where the sliver would not fit L2 (K = 8192: 2 MiB), nor against
+  // several slivers of B (N = 256).
+  for (GemmDesc other :
+       {GemmDesc::packed(4096, 64, 8192), GemmDesc::packed(4096, 256, 4096)}) {
+    QM_ASSERT_EXPECTED(otherBase, chooseGemmConfig(other, target));
+    SearchSpace otherSpace = SearchSpace::forGemm(other, target, otherBase);
+    for (const std::string &text : decision(otherSpace, "kc")->choices)
+      EXPECT_NE(std::stoll(text), other.k) << other.m << "x" << other.n;
+  }
+}
+
 TEST(SearchSpaceTest, DotConvolutionKcChoicesDivideTheRunInWholeGroups) {
   // A bf16 convolution (dotconv.py): each packed row of a block is one
   // piece of the input, so kc divides the run (KW*C = 192) in pairs; the

@@ -49,7 +49,9 @@ public:
   /// Decisions, in this order (the tree's levels): block (the rows of
   /// microKernelTable(base.isa), the base's block first when it is not one
   /// of them), ku {1, 2, 4, 8}, kc (the base kc clamped to K, and it times
-  /// 1/2, 3/4, 4/3, 2 rounded to multiples of 8, at least 8, at most K),
+  /// 1/2, 3/4, 4/3, 2 rounded to multiples of 8, at least 8, at most K; and
+  /// K itself where A is read in place against one B sliver of K x NR that
+  /// fits the target's L2),
   /// mc and nc (factors x1/4, x1/2, x1, x2, keeping only those that give a
   /// distinct block for the base's block and kc), pfa {0, 256, 512}, pfb
   /// {0, 256}, order {bcast, pipelined, embedded on avx512, bmem where a
