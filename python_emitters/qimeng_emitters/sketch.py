@@ -524,6 +524,21 @@ def parse_request(request, isa, extra_fields=()):
     return fields
 
 
+def _scalar_op(op, params, doc=None):
+    """A Writer method writing the ISA's form of scalar operation `op`
+    (Writer.scalar_forms), its operands named by `params` in order."""
+    names = params.split()
+
+    def write(self, *operands):
+        if len(operands) != len(names):
+            raise TypeError(f"{op} takes {len(names)} operands ({params}), "
+                            f"got {len(operands)}")
+        self.scalar(op, **dict(zip(names, operands)))
+    write.__name__ = op
+    write.__doc__ = doc
+    return write
+
+
 @dataclass(frozen=True)
 class NestRegisters:
     """The general registers of an ISA writer's loop nest: the four
@@ -644,67 +659,34 @@ class Writer:
         self.scalar("store", reg=reg, offset=offset,
                     base=base or self.regs.ws)
 
-    def load_next(self, reg, pointer):
-        """reg = the 8 bytes at pointer, then pointer += 8."""
-        self.scalar("load_next", reg=reg, pointer=pointer)
-
-    def store_next(self, reg, pointer):
-        """The 8 bytes at pointer = reg, then pointer += 8."""
-        self.scalar("store_next", reg=reg, pointer=pointer)
-
-    def move(self, dst, src):
-        self.scalar("move", dst=dst, src=src)
-
-    def add(self, dst, a, b):
-        self.scalar("add", dst=dst, a=a, b=b)
-
-    def sub(self, dst, a, b):
-        self.scalar("sub", dst=dst, a=a, b=b)
-
-    def mul(self, dst, a, b):
-        self.scalar("mul", dst=dst, a=a, b=b)
-
-    def add_shifted(self, dst, a, b, shift):
-        """dst = a + (b << shift)."""
-        self.scalar("add_shifted", dst=dst, a=a, b=b, shift=shift)
-
-    def mul_add(self, dst, a, b, c):
-        """dst = a * b + c."""
-        self.scalar("mul_add", dst=dst, a=a, b=b, c=c)
-
-    def shift_left(self, dst, src, bits):
-        self.scalar("shift_left", dst=dst, src=src, bits=bits)
-
-    def shift_right(self, dst, src, bits):
-        """Logical."""
-        self.scalar("shift_right", dst=dst, src=src, bits=bits)
-
-    def and_imm(self, dst, src, mask):
-        self.scalar("and_imm", dst=dst, src=src, mask=mask)
-
-    def div_rem(self, quotient, x, divisor):
-        """quotient = x / divisor, then x = x % divisor (unsigned)."""
-        self.scalar("div_rem", quotient=quotient, x=x, divisor=divisor)
-
-    def copy_f32(self, dst, base, index):
-        """The float at base + index to the one at dst (index may be
-        consumed)."""
-        self.scalar("copy_f32", dst=dst, base=base, index=index)
-
-    def store_zero_f32(self, pointer):
-        self.scalar("store_zero_f32", pointer=pointer)
-
-    def jump(self, number, direction):
-        """To label `number`, "f" forward or "b" back."""
-        self.scalar("jump", number=number, direction=direction)
-
-    def skip_unless_equal(self, reg, value, number):
-        """Forward to label `number` unless reg holds `value` (a small
-        immediate)."""
-        self.scalar("skip_unless_equal", reg=reg, value=value, number=number)
-
-    def decrement(self, reg):
-        self.scalar("decrement", reg=reg)
+    load_next = _scalar_op("load_next", "reg pointer",
+                           "reg = the 8 bytes at pointer, then pointer += 8.")
+    store_next = _scalar_op("store_next", "reg pointer",
+                            "The 8 bytes at pointer = reg, then pointer += 8.")
+    move = _scalar_op("move", "dst src")
+    add = _scalar_op("add", "dst a b")
+    sub = _scalar_op("sub", "dst a b")
+    mul = _scalar_op("mul", "dst a b")
+    add_shifted = _scalar_op("add_shifted", "dst a b shift",
+                             "dst = a + (b << shift).")
+    mul_add = _scalar_op("mul_add", "dst a b c", "dst = a * b + c.")
+    shift_left = _scalar_op("shift_left", "dst src bits")
+    shift_right = _scalar_op("shift_right", "dst src bits", "Logical.")
+    and_imm = _scalar_op("and_imm", "dst src mask")
+    div_rem = _scalar_op("div_rem", "quotient x divisor",
+                         "quotient = x / divisor, then x = x % divisor "
+                         "(unsigned).")
+    copy_f32 = _scalar_op("copy_f32", "dst base index",
+                          "The float at base + index to the one at dst "
+                          "(index may be consumed).")
+    store_zero_f32 = _scalar_op("store_zero_f32", "pointer")
+    jump = _scalar_op("jump", "number direction",
+                      'To label `number`, "f" forward or "b" back.')
+    skip_unless_equal = _scalar_op(
+        "skip_unless_equal", "reg value number",
+        "Forward to label `number` unless reg holds `value` (a small "
+        "immediate).")
+    decrement = _scalar_op("decrement", "reg")
 
     def set(self, reg, value):
         """reg = value, any unsigned 64-bit immediate."""
