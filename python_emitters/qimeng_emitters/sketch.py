@@ -637,11 +637,13 @@ class Writer:
     # On 64-bit integer registers. Those that are a fixed instruction
     # sequence are the ISA's table `scalar_forms` (op name -> lines, each
     # formatted with the op's operands and `tmp`, the ISA's scratch
-    # register where it keeps one); set, add_imm, ws_address and the
-    # branches are the ISA's methods. `scratch` names a register free at
-    # that point for an ISA that needs one (a large immediate); an ISA with
-    # a scratch of its own ignores it. Labels are numbers (Labels); a
-    # branch `near` stays within a short loop body.
+    # register where it keeps one); set, add_imm, ws_address, skip_if_zero
+    # and back_if_nonzero are the ISA's methods, as is any operation an ISA
+    # writes around a branch of its own (RISC-V's skip_unless_equal).
+    # `scratch` names a register free at that point for an ISA that needs
+    # one (a large immediate); an ISA with a scratch of its own ignores it.
+    # Labels are numbers (Labels); a branch `near` stays within a short
+    # loop body.
 
     scalar_forms = {}
     scalar_tmp = None
