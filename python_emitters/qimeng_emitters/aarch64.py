@@ -122,28 +122,6 @@ def split_width(width):
     return {1: [1], 2: [2], 3: [2, 1]}[width]
 
 
-def mov_imm(lines, reg, value):
-    """reg = value (64-bit, unsigned) with movz/movk, no literal pool."""
-    if value < (1 << 16):
-        lines.append(f"\tmov\t{reg}, #{value}")
-        return
-    lines.append(f"\tmovz\t{reg}, #{value & 0xffff}")
-    for shift in (16, 32, 48):
-        part = (value >> shift) & 0xffff
-        if part:
-            lines.append(f"\tmovk\t{reg}, #{part}, lsl #{shift}")
-
-
-def add_imm(lines, reg, value, scratch="x15"):
-    if value == 0:
-        return
-    if value < 4096:
-        lines.append(f"\tadd\t{reg}, {reg}, #{value}")
-    else:
-        mov_imm(lines, scratch, value)
-        lines.append(f"\tadd\t{reg}, {reg}, {scratch}")
-
-
 class NeonWriter(Writer):
     """Writes the sketch's loops and microkernel in AArch64 NEON."""
 
@@ -188,17 +166,28 @@ class NeonWriter(Writer):
     scalar_forms = SCALAR_FORMS
 
     def set(self, reg, value):
-        mov_imm(self.lines, reg, value)
+        """movz/movk, no literal pool."""
+        if value < (1 << 16):
+            self.ins(f"mov\t{reg}, #{value}")
+            return
+        self.ins(f"movz\t{reg}, #{value & 0xffff}")
+        for shift in (16, 32, 48):
+            part = (value >> shift) & 0xffff
+            if part:
+                self.ins(f"movk\t{reg}, #{part}, lsl #{shift}")
 
     def add_imm(self, reg, value, scratch):
         if value < 0:
             self.ins(f"sub\t{reg}, {reg}, #{-value}")
-        else:
-            add_imm(self.lines, reg, value, scratch=scratch)
+        elif 0 < value < 4096:
+            self.ins(f"add\t{reg}, {reg}, #{value}")
+        elif value:
+            self.set(scratch, value)
+            self.add(reg, reg, scratch)
 
     def ws_address(self, reg, offset, scratch):
         self.move(reg, WS)
-        add_imm(self.lines, reg, offset, scratch=scratch)
+        self.add_imm(reg, offset, scratch)
 
     # CBZ and CBNZ reach 1 MiB: any body.
     def skip_if_zero(self, reg, number, near=False):
@@ -230,13 +219,11 @@ class NeonWriter(Writer):
             copy = self.label(f"pack B: {lanes} floats")
             self.ins(f"ldr\t{reg}, [{row_src}], #{4 * lanes}")
             self.ins(f"str\t{reg}, [{row_dst}], #{4 * lanes}")
-            self.decrement(count)
-            self.back_if_nonzero(count, copy)
+            self.count_down(count, copy)
             self.place(skip)
         self.add(src, src, ldb)
         self.add(dst, dst, LDB)
-        self.decrement(KI)
-        self.back_if_nonzero(KI, row)
+        self.count_down(KI, row)
 
     def transpose_rows(self, src, stride, dst, step, length):
         """IR rows of `length` floats (a number, or a register holding it:
@@ -262,8 +249,7 @@ class NeonWriter(Writer):
             """`body` KI times (KI at least 1)."""
             top = self.label(f"transpose: {name}")
             body()
-            self.decrement(KI)
-            self.back_if_nonzero(KI, top)
+            self.count_down(KI, top)
 
         if isinstance(length, int):
             if length // 4:
@@ -284,8 +270,7 @@ class NeonWriter(Writer):
                 self.place(skip)
         self.add(src, src, stride)
         self.add_imm(dst, 4, scratch=None)
-        self.decrement(IR)
-        self.back_if_nonzero(IR, column)
+        self.count_down(IR, column)
 
     def fault_segfault(self):
         self.ins(f"mov\t{CROW}, #0")

@@ -132,8 +132,8 @@ from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
 
 # Workspace (bytes from its pointer): the header (header.py: the caller's
 # RANGE_OFFSET, K_SLOT, OUTPUT_LD_OFFSET, LD_OFFSET, BIAS_OFFSET,
-# OUTPUT_OFFSET; blis.py's LD_BYTES_OFFSET), then the VPERMT2W index that interleaves two rows of B,
-# per-block counts, and the packed blocks.
+# OUTPUT_OFFSET; blis.py's LD_BYTES_OFFSET), then the VPERMT2W index that
+# interleaves two rows of B, per-block counts, and the packed blocks.
 C_ROW_BYTES = Stride(slot=LD_BYTES_OFFSET + 16)  # ldc in bytes, as a Stride
 INDEX_OFFSET = 128          # bf16: 32 words, B(k, j) to word 2j, B(k+1, j) to 2j+1
 COUNTS_OFFSET = 192         # per kc block: see _COUNT_SLOTS

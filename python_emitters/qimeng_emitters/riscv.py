@@ -159,16 +159,6 @@ def nan_to_floor_lines(acc, floor, bound=None):
     return out
 
 
-def add_imm(lines, reg, value):
-    if value == 0:
-        return
-    if -2048 <= value < 2048:
-        lines.append(f"\taddi\t{reg}, {reg}, {value}")
-    else:
-        lines.append(f"\tli\t{TMP}, {value}")
-        lines.append(f"\tadd\t{reg}, {reg}, {TMP}")
-
-
 class RvvWriter(Writer):
     """Writes the sketch's loops and microkernel in RVV 1.0."""
 
@@ -200,7 +190,12 @@ class RvvWriter(Writer):
         self.ins(f"li\t{reg}, {value}")
 
     def add_imm(self, reg, value, scratch=None):
-        add_imm(self.lines, reg, value)
+        if -2048 <= value < 2048:
+            if value:
+                self.ins(f"addi\t{reg}, {reg}, {value}")
+        else:
+            self.set(TMP, value)
+            self.add(reg, reg, TMP)
 
     def ws_address(self, reg, offset, scratch=None):
         if -2048 <= offset < 2048:
@@ -292,8 +287,7 @@ class RvvWriter(Writer):
         self.back_if_nonzero(left, chunk, near=True)
         self.add(src, src, ldb)
         self.add(dst, dst, LDB)
-        self.decrement(KI)
-        self.back_if_nonzero(KI, row, near=True)
+        self.count_down(KI, row, near=True)
         self.start_panel_vectors(panel)
 
     def transpose_rows(self, src, stride, dst, step, length):
@@ -329,8 +323,7 @@ class RvvWriter(Writer):
             self.place(empty)
         self.add(src, src, stride)
         self.add_imm(dst, 4, scratch=None)
-        self.decrement(IR)
-        self.back_if_nonzero(IR, column, near=True)
+        self.count_down(IR, column, near=True)
 
     def fault_segfault(self):
         self.ins(f"ld\t{TMP}, 0(zero)")

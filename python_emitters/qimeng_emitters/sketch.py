@@ -710,6 +710,11 @@ class Writer:
         """Back to label `number` while reg is not 0."""
         raise NotImplementedError
 
+    def count_down(self, reg, number, near=False):
+        """reg -= 1, back to label `number` while it is not 0."""
+        self.decrement(reg)
+        self.back_if_nonzero(reg, number, near)
+
     def vector_zero(self, reg):
         """Every lane of vector register `reg` = 0."""
         raise NotImplementedError
@@ -785,8 +790,7 @@ class Writer:
         self.store_next(values[-1], entry)
         for d in reversed(range(depth)):
             self.add(values[d], values[d], steps[d])
-            self.decrement(counters[d])
-            self.back_if_nonzero(counters[d], loops[d], near=True)
+            self.count_down(counters[d], loops[d], near=True)
 
     def transpose_a(self, sk):
         """A stored K x M (LDA bytes a row) copied once into the workspace
@@ -979,8 +983,7 @@ class Writer:
         self.panel_bias(sk, lambda: self.add_imm(
             r.crow, panel.columns * 4, scratch=r.bptr))
         if loop is not None:
-            self.decrement(r.jr)
-            self.back_if_nonzero(r.jr, loop)
+            self.count_down(r.jr, loop)
         if skip is not None:
             self.place(skip)
 
@@ -1037,8 +1040,7 @@ class Writer:
             self.load(r.crow, ROW_BIAS_SLOT)
             self.add_imm(r.crow, rows * 4, scratch=r.bptr)
             self.store(r.crow, ROW_BIAS_SLOT)
-        self.decrement(r.ir)
-        self.back_if_nonzero(r.ir, loop)
+        self.count_down(r.ir, loop)
         if skip is not None:
             self.place(skip)
 
@@ -1129,11 +1131,9 @@ class Writer:
         self.load_next(offset, taps)
         self.copy_f32(dst, src, offset)
         self.add(dst, dst, r.ldb)
-        self.decrement(r.ki)
-        self.back_if_nonzero(r.ki, k, near=True)
+        self.count_down(r.ki, k, near=True)
         self.add_imm(column, 4, scratch=None)
-        self.decrement(r.ir)
-        self.back_if_nonzero(r.ir, pixel, near=True)
+        self.count_down(r.ir, pixel, near=True)
 
     # -- around the microkernel's K steps -----------------------------------
 
@@ -1215,8 +1215,7 @@ class Writer:
             self.skip_if_zero(r.ki, done, near=True)
             tail = self.label("a k of the tail")
             steps(1)
-            self.decrement(r.ki)
-            self.back_if_nonzero(r.ki, tail, near=True)
+            self.count_down(r.ki, tail, near=True)
             self.place(done)
         if rest:
             steps(rest, advance=False)
