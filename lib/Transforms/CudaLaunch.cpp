@@ -308,6 +308,10 @@ FailureOr<GpuGemm> gpuGemmOf(const MatchedContraction &match, bool tf32,
                "buffer in from the caller";
       return failure();
     }
+  if (match.matrixVector) {
+    reason = "matrix-vector products are not generated for NVIDIA GPUs yet";
+    return failure();
+  }
   if (match.batch != 1) {
     reason = "a batch of GEMMs is not generated for NVIDIA GPUs yet";
     return failure();

@@ -42,6 +42,18 @@ unsigned resultPosition(AffineMap map, unsigned dim) {
       return r;
   return map.getNumResults();
 }
+
+/// "operand C" and the like: the operands whose indexing maps use loop
+/// `dim`, "no operand" where none does.
+std::string loopOperands(ArrayRef<AffineMap> maps, unsigned dim,
+                         const char *const names[3]) {
+  std::string s;
+  for (int i = 0; i < 3; ++i)
+    if (maps[i].isFunctionOfDim(dim))
+      s += (s.empty() ? "" : " and ") + std::string(names[i]);
+  return s.empty() ? "no operand" : s;
+}
+
 /// How a 2-D operand with logical dimensions (row, col) lies, from their
 /// sizes and element strides: as is when the column has the unit stride
 /// (the leading dimension is the row stride), transposed when the row has
@@ -201,7 +213,8 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
 FailureOr<GemmPrecision> qimeng::operandPrecision(linalg::LinalgOp op,
                                                   Type types[3],
                                                   const char *names[3],
-                                                  std::string &reason) {
+                                                  std::string &reason,
+                                                  bool swapInputs) {
   auto typeName = [](Type t) {
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -234,7 +247,8 @@ FailureOr<GemmPrecision> qimeng::operandPrecision(linalg::LinalgOp op,
     Block *body = op.getBlock();
     std::optional<bool> isSigned[2];
     for (int i = 0; i < 2; ++i) {
-      for (Operation *user : body->getArgument(i).getUsers()) {
+      const unsigned input = swapInputs ? 1 - i : i;
+      for (Operation *user : body->getArgument(input).getUsers()) {
         if (isa<arith::ExtSIOp>(user))
           isSigned[i] = true;
         else if (isa<arith::ExtUIOp>(user))
@@ -309,28 +323,25 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     }
     elementTypes[i] = type.getElementType();
   }
-  FailureOr<GemmPrecision> precision =
-      operandPrecision(op, elementTypes, names, reason);
-  if (failed(precision))
-    return failure();
 
   // Dimensions from the indexing maps: transposes and broadcasts live in
   // them (linalg.matmul's and batch_matmul's `indexing_maps`, generics).
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (failed(dims) || !llvm::all_of(maps, [](AffineMap m) {
+  const bool permutations =
+      succeeded(dims) && llvm::all_of(maps, [](AffineMap m) {
         return m.isProjectedPermutation();
-      })) {
-    reason = "indexing maps are not projected permutations of the loops";
-    return failure();
-  }
+      });
   // A dimension in A and C only is an M dimension to the interface; with
   // two of them, the outer one (in C) is a batch over which B is
   // broadcast. Likewise two N dimensions: A broadcast.
-  SmallVector<unsigned> mDims(dims->m.begin(), dims->m.end());
-  SmallVector<unsigned> nDims(dims->n.begin(), dims->n.end());
-  SmallVector<unsigned> batchDims(dims->batch.begin(), dims->batch.end());
+  SmallVector<unsigned> mDims, nDims, batchDims;
+  if (permutations) {
+    mDims.assign(dims->m.begin(), dims->m.end());
+    nDims.assign(dims->n.begin(), dims->n.end());
+    batchDims.assign(dims->batch.begin(), dims->batch.end());
+  }
   auto splitOuter = [&](SmallVector<unsigned> &group) {
     if (group.size() != 2)
       return;
@@ -344,20 +355,61 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     splitOuter(mDims);
   if (batchDims.empty())
     splitOuter(nDims);
-  if (mDims.size() != 1 || nDims.size() != 1 || dims->k.size() != 1 ||
+  // A matrix-vector product (linalg.vecmat and matvec, their batch forms,
+  // a generic of that shape) is the GEMM of one row: the vector is A (1 x
+  // K), the matrix B, C's one dimension N. Where the vector is the op's
+  // second input (matvec: the matrix's rows are C's), the inputs swap
+  // roles: y = M x is y^T = x^T M^T, M read as a transposed B.
+  const bool swapInputs = mDims.size() == 1 && nDims.empty();
+  if (swapInputs) {
+    std::swap(operands[0], operands[1]);
+    std::swap(names[0], names[1]);
+    std::swap(elementTypes[0], elementTypes[1]);
+    std::swap(maps[0], maps[1]);
+    std::swap(mDims, nDims);
+  }
+  FailureOr<GemmPrecision> precision =
+      operandPrecision(op, elementTypes, names, reason, swapInputs);
+  if (failed(precision))
+    return failure();
+  if (!permutations) {
+    reason = "indexing maps are not projected permutations of the loops";
+    return failure();
+  }
+  // Every loop must be one of those: a loop that only C indexes (the
+  // products broadcast along it) or only one input (a sum of that input
+  // alone) is no GEMM's.
+  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
+    if (!llvm::is_contained(batchDims, loop) &&
+        !llvm::is_contained(mDims, loop) && !llvm::is_contained(nDims, loop) &&
+        !llvm::is_contained(dims->k, loop)) {
+      reason = llvm::formatv("loop d{0} indexes {1} only: it is no batch, M, "
+                             "N or K dimension of a GEMM",
+                             loop, loopOperands(maps, loop, names))
+                   .str();
+      return failure();
+    }
+  if (mDims.size() > 1 || nDims.size() != 1 || dims->k.size() != 1 ||
       batchDims.size() > 1) {
     reason = llvm::formatv(
                  "{0} batch, {1} M, {2} N and {3} K dimensions; the kernel "
-                 "takes at most one batch and exactly one M, N and K "
-                 "(matrix-vector products and multi-dimensional contractions "
-                 "are not supported)",
+                 "takes at most one batch, exactly one K, and one M and one "
+                 "N or one of them (a matrix-vector product): dot products "
+                 "and multi-dimensional contractions are not supported",
                  batchDims.size(), mDims.size(), nDims.size(), dims->k.size())
                  .str();
     return failure();
   }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // The matrix-vector product's M: one row, a loop of its own that no
+  // operand indexes (its strides move no address).
+  const bool matrixVector = mDims.empty();
+  if (matrixVector) {
+    mDims.push_back(ranges.size());
+    ranges.push_back(1);
+  }
   unsigned m = mDims[0], n = nDims[0], k = dims->k[0];
 
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   // A dynamic M is read at run time (a dynamic batch of a linear layer);
   // the descriptor stands in `representativeM` for it. A dynamic batch
   // size is the call's loop bound.
@@ -381,6 +433,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   MatchedContraction out;
   for (int i = 0; i < 3; ++i)
     out.operands[i] = operands[i];
+  out.matrixVector = matrixVector;
   // Inputs a foldable transpose fills: read its source, the operand's map
   // composed with the permutation (the transpose's result dimension j is
   // its source's dimension perm[j]).
@@ -415,7 +468,7 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     return failure();
   }
   auto stride = [&](int operand, unsigned dim) {
-    return *strideOfLoop(maps[operand], strides[operand], dim);
+    return strideOfLoop(maps[operand], strides[operand], dim).value_or(0);
   };
   // A(m, k) and B(k, n): as stored or transposed, by their unit strides.
   auto dimName = [&](unsigned dim) {
@@ -426,10 +479,10 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
     int64_t rowStride = stride(operand, row), colStride = stride(operand, col);
     auto lies = orientation(ranges[row], ranges[col], rowStride, colStride);
     if (!lies) {
-      reason = llvm::formatv("operand {0} has no unit stride along {1} or {2} "
+      reason = llvm::formatv("{0} has no unit stride along {1} or {2} "
                              "(strides {3} and {4})",
-                             operand == 0 ? "A" : "B", dimName(row),
-                             dimName(col), rowStride, colStride)
+                             names[operand], dimName(row), dimName(col),
+                             rowStride, colStride)
                    .str();
       return false;
     }

@@ -117,6 +117,10 @@
 // CHECK:           llvm.call @qm_sbgemm_67x45x33_nn_{{(adirect_)?}}b0_bias_leaky3c23d70a_obf16_ldrt_
 // CHECK:         } else {
 // CHECK:           arith.select
+// torch's aten.mv in bf16: the GEMM of one row, the matrix read as B^T.
+// CHECK-LABEL: func.func @mv_bf16(
+// CHECK-NOT:     linalg.fill
+// CHECK:         llvm.call @qm_sbgemm_1x70x131_nt_b0_ldrt_
 // CHECK-LABEL: func.func @product_in_bf16(
 // CHECK:         linalg.generic
 // CHECK: llvm.func internal @qm_sbgemm_
@@ -127,6 +131,7 @@
 // PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_{{(adirect_)?}}b0_ldrt_{{.*}}_par_x86_64_{{avx512bf16|amxbf16}}_parts2_cols(
 
 // OUT-COUNT-13: rank = {{[23]}}
+// OUT: rank = 1
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -285,6 +290,14 @@ func.func @linear_bias_leaky_to_bf16(%x: tensor<67x33xbf16>, %w: tensor<33x45xbf
     linalg.yield %t : bf16
   } -> tensor<67x45xbf16>
   return %out : tensor<67x45xbf16>
+}
+
+func.func @mv_bf16(%a: tensor<70x131xbf16>, %x: tensor<131xbf16>) -> tensor<70xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<70xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<70xf32>) -> tensor<70xf32>
+  %y = linalg.matvec ins(%a, %x : tensor<70x131xbf16>, tensor<131xbf16>) outs(%f : tensor<70xf32>) -> tensor<70xf32>
+  return %y : tensor<70xf32>
 }
 
 func.func @product_in_bf16(%a: tensor<4x8xbf16>, %b: tensor<8x5xbf16>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
@@ -490,5 +503,17 @@ func.func @main() {
   %p = call @product_in_bf16(%pa, %pb, %pc) : (tensor<4x8xbf16>, tensor<8x5xbf16>, tensor<4x5xf32>) -> tensor<4x5xf32>
   %pd = tensor.cast %p : tensor<4x5xf32> to tensor<?x?xf32>
   call @print2(%pd) : (tensor<?x?xf32>) -> ()
+
+  // A matrix times a vector: 70x131 by 131.
+  %c131b = arith.constant 131 : index
+  %mad = call @matrix(%c70, %c131b, %c3, %c2) : (index, index, index, index) -> tensor<?x?xbf16>
+  %ma = tensor.cast %mad : tensor<?x?xbf16> to tensor<70x131xbf16>
+  %mxd = call @matrix(%c1, %c131b, %c1, %c5) : (index, index, index, index) -> tensor<?x?xbf16>
+  %mxs = tensor.cast %mxd : tensor<?x?xbf16> to tensor<1x131xbf16>
+  %mx = tensor.collapse_shape %mxs [[0, 1]] : tensor<1x131xbf16> into tensor<131xbf16>
+  %my = call @mv_bf16(%ma, %mx) : (tensor<70x131xbf16>, tensor<131xbf16>) -> tensor<70xf32>
+  %mym = bufferization.to_buffer %my : tensor<70xf32> to memref<70xf32>
+  %myu = memref.cast %mym : memref<70xf32> to memref<*xf32>
+  call @printMemrefF32(%myu) : (memref<*xf32>) -> ()
   return
 }

@@ -11,7 +11,10 @@
 // blocks; u8 activations through a generic) stream the weight's rows in
 // place where the host has no AMX-INT8 (`_brows64x<R>`), and few rows of
 // a linear layer (the weight transposed) read its rows in place, a dot
-// product per output (`_gemv8`).
+// product per output (`_gemv8`). Matrix-vector products are GEMMs of one
+// row, the vector A: an s8 linalg.matvec (its vector the second input, so
+// A and B swap roles), and a generic whose vector (its second input too)
+// is zero-extended: u8 A against the s8 matrix.
 // REQUIRES: host-avx512f, host-avx512bw, host-avx512vnni
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" -o %t.default.mlir
 // RUN: %mlir-opt %t.default.mlir %dealloc %lower-to-llvm \
@@ -64,6 +67,11 @@
 // CHECK-LABEL: func.func @s8_linear_rows(
 // CHECK-NOT:     linalg.transpose
 // CHECK:         llvm.call @qm_s8s8gemm_5x70x131_nt_b0_ldrt_
+// CHECK-LABEL: func.func @s8_matvec(
+// CHECK-NOT:     linalg.fill
+// CHECK:         llvm.call @qm_s8s8gemm_1x70x131_nt_b0_ldrt_
+// CHECK-LABEL: func.func @u8s8_matvec(
+// CHECK:         llvm.call @qm_u8s8gemm_1x70x131_nt_ldrt_
 // CHECK-LABEL: func.func @u8u8(
 // CHECK:         linalg.matmul
 // CHECK: llvm.func internal @qm_s8s8gemm_
@@ -71,6 +79,7 @@
 // REMARK: remark: not accelerated: operand B is unsigned (zero-extended): VPDPBUSD takes unsigned A and signed B bytes
 
 // OUT-COUNT-6: rank = 2
+// OUT-COUNT-2: rank = 1
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #mk = affine_map<(m, n, k) -> (m, k)>
@@ -131,6 +140,27 @@ func.func @s8_linear_rows(%x: tensor<5x131xi8>, %w: tensor<70x131xi8>) -> tensor
   return %mm : tensor<5x70xi32>
 }
 
+func.func @s8_matvec(%w: tensor<70x131xi8>, %x: tensor<131xi8>) -> tensor<70xi32> {
+  %zero = arith.constant 0 : i32
+  %acc0 = tensor.empty() : tensor<70xi32>
+  %acc = linalg.fill ins(%zero : i32) outs(%acc0 : tensor<70xi32>) -> tensor<70xi32>
+  %y = linalg.matvec ins(%w, %x : tensor<70x131xi8>, tensor<131xi8>) outs(%acc : tensor<70xi32>) -> tensor<70xi32>
+  return %y : tensor<70xi32>
+}
+
+func.func @u8s8_matvec(%w: tensor<70x131xi8>, %x: tensor<131xi8>, %c: tensor<70xi32>) -> tensor<70xi32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(n, k) -> (n, k)>, affine_map<(n, k) -> (k)>, affine_map<(n, k) -> (n)>], iterator_types = ["parallel", "reduction"]}
+      ins(%w, %x : tensor<70x131xi8>, tensor<131xi8>) outs(%c : tensor<70xi32>) {
+  ^bb0(%wv: i8, %xv: i8, %acc: i32):
+    %wi = arith.extsi %wv : i8 to i32
+    %xi = arith.extui %xv : i8 to i32
+    %p = arith.muli %wi, %xi : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<70xi32>
+  return %r : tensor<70xi32>
+}
+
 func.func @u8u8(%a: tensor<5x8xi8>, %b: tensor<8x6xi8>, %c: tensor<5x6xi32>) -> tensor<5x6xi32> {
   %r = linalg.matmul {cast = #linalg.type_fn<cast_unsigned>} ins(%a, %b : tensor<5x8xi8>, tensor<8x6xi8>) outs(%c : tensor<5x6xi32>) -> tensor<5x6xi32>
   return %r : tensor<5x6xi32>
@@ -160,6 +190,13 @@ func.func private @printMemrefI32(memref<*xi32>)
 func.func private @print2(%t: tensor<?x?xi32>) {
   %m = bufferization.to_buffer %t : tensor<?x?xi32> to memref<?x?xi32>
   %u = memref.cast %m : memref<?x?xi32> to memref<*xi32>
+  call @printMemrefI32(%u) : (memref<*xi32>) -> ()
+  return
+}
+
+func.func private @print1(%t: tensor<?xi32>) {
+  %m = bufferization.to_buffer %t : tensor<?xi32> to memref<?xi32>
+  %u = memref.cast %m : memref<?xi32> to memref<*xi32>
   call @printMemrefI32(%u) : (memref<*xi32>) -> ()
   return
 }
@@ -235,5 +272,19 @@ func.func @main() {
   %u = call @u8u8(%ua, %ub, %uc) : (tensor<5x8xi8>, tensor<8x6xi8>, tensor<5x6xi32>) -> tensor<5x6xi32>
   %ud = tensor.cast %u : tensor<5x6xi32> to tensor<?x?xi32>
   call @print2(%ud) : (tensor<?x?xi32>) -> ()
+
+  %c1 = arith.constant 1 : index
+  %vd = call @bytes(%c1, %c131, %c5, %c7) : (index, index, index, index) -> tensor<?x?xi8>
+  %vs = tensor.cast %vd : tensor<?x?xi8> to tensor<1x131xi8>
+  %v = tensor.collapse_shape %vs [[0, 1]] : tensor<1x131xi8> into tensor<131xi8>
+  %mv = call @s8_matvec(%w, %v) : (tensor<70x131xi8>, tensor<131xi8>) -> tensor<70xi32>
+  %mvd = tensor.cast %mv : tensor<70xi32> to tensor<?xi32>
+  call @print1(%mvd) : (tensor<?xi32>) -> ()
+  %three = arith.constant 3 : i32
+  %vce = tensor.empty() : tensor<70xi32>
+  %vc = linalg.fill ins(%three : i32) outs(%vce : tensor<70xi32>) -> tensor<70xi32>
+  %umv = call @u8s8_matvec(%w, %v, %vc) : (tensor<70x131xi8>, tensor<131xi8>, tensor<70xi32>) -> tensor<70xi32>
+  %umvd = tensor.cast %umv : tensor<70xi32> to tensor<?xi32>
+  call @print1(%umvd) : (tensor<?xi32>) -> ()
   return
 }

@@ -1,7 +1,8 @@
 // What the pass leaves alone in frontend IR, each op with a remark that
 // names it and says why: an f16 matmul accumulating in f16 (the kernels
-// sum f16 products in f32), a grouped quantized convolution, a
-// matrix-vector product, depthwise and grouped convolutions.
+// sum f16 products in f32), a grouped quantized convolution, a dot product
+// (no M or N: test/Frontend/matrix-vector.mlir has the matrix-vector
+// products, which are rewritten), depthwise and grouped convolutions.
 // RUN: %mlir-opt %s --one-shot-bufferize="bufferize-function-boundaries" --mlir-print-debuginfo \
 // RUN:   | %qimeng-opt --qimeng-tensorop=validate=false -o %t.mlir 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARK
@@ -14,11 +15,12 @@ func.func @half(%a: tensor<8x8xf16>, %b: tensor<8x8xf16>, %c: tensor<8x8xf16>) -
   return %r : tensor<8x8xf16>
 }
 
-// CHECK-LABEL: func.func @matvec(
-func.func @matvec(%a: tensor<8x16xf32>, %x: tensor<16xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
-  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: 0 batch, 1 M, 0 N and 1 K dimensions
-  %r = linalg.matvec ins(%a, %x : tensor<8x16xf32>, tensor<16xf32>) outs(%y : tensor<8xf32>) -> tensor<8xf32>
-  return %r : tensor<8xf32>
+// CHECK-LABEL: func.func @dot(
+// CHECK:         linalg.dot
+func.func @dot(%a: tensor<16xf32>, %x: tensor<16xf32>, %y: tensor<f32>) -> tensor<f32> {
+  // REMARK-DAG: left-alone.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: not accelerated: 0 batch, 0 M, 0 N and 1 K dimensions; the kernel takes at most one batch, exactly one K, and one M and one N or one of them (a matrix-vector product): dot products and multi-dimensional contractions are not supported
+  %r = linalg.dot ins(%a, %x : tensor<16xf32>, tensor<16xf32>) outs(%y : tensor<f32>) -> tensor<f32>
+  return %r : tensor<f32>
 }
 
 // CHECK-LABEL: func.func @depthwise(

@@ -122,11 +122,13 @@ func.func @matmul_dynamic_inner_stride(%a: memref<8x8xf32>, %b: memref<8x8xf32>,
 
 // -----
 
-// A broadcast operand (A is a vector over k) is outside the slice.
+// A broadcast operand (A is a vector over k, the same for every row of C:
+// each row the same product) is no GEMM's, nor the matrix-vector product's
+// that it resembles.
 // CHECK-LABEL: func.func @matmul_broadcast_a(
 // CHECK:         linalg.matmul
 func.func @matmul_broadcast_a(%a: memref<8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) {
-  // expected-remark @below {{not accelerated: 0 batch, 0 M, 1 N and 1 K dimensions; the kernel takes at most one batch and exactly one M, N and K (matrix-vector products and multi-dimensional contractions are not supported)}}
+  // expected-remark @below {{not accelerated: loop d0 indexes operand C only: it is no batch, M, N or K dimension of a GEMM}}
   linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>,
                                  affine_map<(d0, d1, d2) -> (d2, d1)>,
                                  affine_map<(d0, d1, d2) -> (d0, d1)>]

@@ -25,11 +25,13 @@ namespace qimeng {
 /// first is another computation); or i8 x i8 -> i32 with each input
 /// extended to i32 before the multiply, A by extsi (s8) or extui (u8), B
 /// by extsi (VPDPBUSD takes unsigned A and signed B bytes). Failure with
-/// the reason otherwise.
+/// the reason otherwise. `swapInputs`: A is the op's second input and B its
+/// first (a matrix-vector product whose vector comes second).
 mlir::FailureOr<GemmPrecision> operandPrecision(mlir::linalg::LinalgOp op,
                                                 mlir::Type types[3],
                                                 const char *names[3],
-                                                std::string &reason);
+                                                std::string &reason,
+                                                bool swapInputs = false);
 
 /// A contraction as `batch` GEMMs: GEMM i reads A, B and C at their first
 /// element plus i times their batch stride (0 for an operand the batch
@@ -39,6 +41,10 @@ struct MatchedContraction {
   /// The buffers the kernel reads and writes: A, B and C, where an input
   /// filled by a foldable linalg.transpose is replaced by its source.
   mlir::Value operands[3];
+  /// A matrix-vector product (no M or no N among the op's loops): the GEMM
+  /// of one row, A the vector; operands[0] and [1] are the op's inputs
+  /// swapped where its vector comes second (linalg.matvec).
+  bool matrixVector = false;
   /// Those transposes: the kernel reads their sources in transposed order,
   /// so the rewrite removes them (or keeps them for the original op only).
   llvm::SmallVector<mlir::Operation *> foldedTransposes;
