@@ -95,6 +95,8 @@ void *SharedLibrary::symbol(const char *name) const {
 // trans_t values from blis.h (BLIS_TRANS_BIT is 1 << 3).
 static constexpr int kBlisNoTranspose = 0x0;
 static constexpr int kBlisTranspose = 0x8;
+// conj_t's BLIS_NO_CONJUGATE.
+static constexpr int kBlisNoConjugate = 0x0;
 
 /// The BLIS builds to try: the soname first (Debian's alternatives pick the
 /// variant), then the variants' own directories.
@@ -267,8 +269,10 @@ BlisGemm::load(int threads, const Target &host, bool asDetected) {
     setThreads(threads);
     via = "bli_thread_set_num_threads";
   }
-  return std::unique_ptr<ExternalGemm>(new BlisGemm(
-      std::move(*lib), sgemm, threads, std::move(via), std::move(archNote)));
+  auto sgemv = lib->function<SgemvFn>("bli_sgemv");
+  return std::unique_ptr<ExternalGemm>(
+      new BlisGemm(std::move(*lib), sgemm, sgemv, threads, std::move(via),
+                   std::move(archNote)));
 }
 
 std::string BlisGemm::version() const {
@@ -304,9 +308,29 @@ std::string BlisGemm::describe() const {
   return text;
 }
 
+std::string BlisGemm::pathFor(const GemmDesc &desc) const {
+  return sgemv && (desc.m == 1 || desc.n == 1) ? "sgemv" : "";
+}
+
 void BlisGemm::gemm(const GemmDesc &desc, const float *a, const float *b,
                     float *c) const {
   float one = 1.0f;
+  // One row of C: y = B' x, B' the N x K matrix B(k, n) with x = A's row;
+  // one column: y = A x with x = B's column (general strides).
+  if (sgemv && desc.m == 1) {
+    sgemv(kBlisNoTranspose, kBlisNoConjugate, desc.n, desc.k, &one,
+          const_cast<float *>(b), desc.transB ? desc.ldb : 1,
+          desc.transB ? 1 : desc.ldb, const_cast<float *>(a),
+          desc.transA ? desc.lda : 1, &one, c, 1);
+    return;
+  }
+  if (sgemv && desc.n == 1) {
+    sgemv(kBlisNoTranspose, kBlisNoConjugate, desc.m, desc.k, &one,
+          const_cast<float *>(a), desc.transA ? 1 : desc.lda,
+          desc.transA ? desc.lda : 1, const_cast<float *>(b),
+          desc.transB ? 1 : desc.ldb, &one, c, desc.ldc);
+    return;
+  }
   // bli_sgemm takes non-const operands but reads A and B only.
   sgemm(desc.transA ? kBlisTranspose : kBlisNoTranspose,
         desc.transB ? kBlisTranspose : kBlisNoTranspose, desc.m, desc.n, desc.k,

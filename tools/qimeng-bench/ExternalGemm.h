@@ -111,6 +111,8 @@ public:
   int threads() const override { return numThreads; }
   void gemm(const GemmDesc &desc, const float *a, const float *b,
             float *c) const override;
+  /// "sgemv" for one row or one column of C, "" otherwise.
+  std::string pathFor(const GemmDesc &desc) const override;
 
 private:
   /// bli_sgemm: trans_t is an int-sized enum, dim_t and inc_t are 64-bit
@@ -120,13 +122,22 @@ private:
                            int64_t csa, float *b, int64_t rsb, int64_t csb,
                            float *beta, float *c, int64_t rsc, int64_t csc);
 
-  BlisGemm(SharedLibrary lib, SgemmFn sgemm, int numThreads,
+  /// bli_sgemv: y = beta y + alpha op(A) x, conj_t int-sized too.
+  using SgemvFn = void (*)(int transa, int conjx, int64_t m, int64_t n,
+                           float *alpha, float *a, int64_t rsa, int64_t csa,
+                           float *x, int64_t incx, float *beta, float *y,
+                           int64_t incy);
+
+  BlisGemm(SharedLibrary lib, SgemmFn sgemm, SgemvFn sgemv, int numThreads,
            std::string threadsVia, std::string archNote)
-      : lib(std::move(lib)), sgemm(sgemm), numThreads(numThreads),
+      : lib(std::move(lib)), sgemm(sgemm), sgemv(sgemv), numThreads(numThreads),
         threadsVia(std::move(threadsVia)), archNote(std::move(archNote)) {}
 
   SharedLibrary lib;
   SgemmFn sgemm;
+  /// For one row or one column of C (a matrix-vector product, for which
+  /// it is BLIS's best routine); null where the library has none.
+  SgemvFn sgemv;
   int numThreads;
   std::string threadsVia;
   std::string archNote; ///< how the kernels were chosen

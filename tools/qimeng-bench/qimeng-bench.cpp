@@ -297,7 +297,10 @@ int main(int argc, char **argv) {
       "fails validation, shows n/a and\nthe header says why. libxsmm is "
       "single-threaded here, and for M*N*K above 64^3,\nor shapes it has no "
       "JIT kernel for, it calls the process's BLAS sgemm_\n(OpenBLAS): such "
-      "cells are marked '*'.\n\n"
+      "cells are marked '*'. Where C has one row or one column (a\n"
+      "matrix-vector product), OpenBLAS and BLIS run their sgemv, their best "
+      "routine\nfor it (OpenBLAS 0.3.21's sgemm does not hand it over): "
+      "such cells are marked '^'.\n\n"
       "Table columns: ours GFLOPS and %peak; OpenBLAS GFLOPS and %peak; "
       "BLIS GFLOPS;\nlibxsmm GFLOPS; oneDNN GFLOPS; ratio = ours' speedup "
       "over OpenBLAS and vs best =\nours' lowest speedup over any peer, both "
@@ -308,7 +311,8 @@ int main(int argc, char **argv) {
       "table's), ratio and\nratio_best_other (of the medians), "
       "best_other_gflops, onednn_impl, openblas_core,\nopenblas_detected, "
       "openblas_forced, <lib>_version, <lib>_threads, libxsmm_path\n(jit or "
-      "blas-fallback) and <lib>_failure when a library fails.\n\n"
+      "blas-fallback), openblas_path and blis_path (sgemv where it ran) and\n"
+      "<lib>_failure when a library fails.\n\n"
       "--op conv2d --suite resnet50 [--layers ...]: ResNet-50's layers "
       "(batch 1, NHWC or,\nwith --conv-layout nchw_fchw, NCHW), ours against "
       "im2col + OpenBLAS sgemm and oneDNN "
@@ -716,7 +720,9 @@ int main(int argc, char **argv) {
       std::string cells[4];
       for (size_t i = 0; i < 4; ++i)
         cells[i] = gflopsCell(results[i].gflops,
-                              results[i].path == "blas-fallback" ? "*" : "");
+                              results[i].path == "blas-fallback" ? "*"
+                              : results[i].path == "sgemv"       ? "^"
+                                                                 : "");
       auto ratioCell = [](std::optional<double> r) {
         return r ? llvm::formatv("{0:F2}", *r).str() : std::string("n/a");
       };
