@@ -122,6 +122,12 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
   return {};
 }
 
+bool qimeng::readsBInPlace(const GemmDesc &desc, int nr, VectorIsa isa) {
+  return desc.bSliversInPlace(nr) ||
+         (isa == VectorIsa::Avx512 && !desc.transB && !desc.bPrepacked &&
+          !desc.dynamicN);
+}
+
 bool qimeng::readsAInPlace(const GemmDesc &desc, int mr, VectorIsa isa,
                            BPacking packB) {
   return desc.aSliversInPlace() &&
@@ -264,6 +270,17 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
         chosen = &s;
         fewRows = true;
       }
+    // No block's nr divides N (1x1000x300, a classifier's 1000 columns):
+    // on AVX-512 the widest such block all the same, its last sliver's
+    // loads of B masked, rather than B packed at each call for one pass of
+    // few rows. Side by side on Zen 4 against the general rules' 6x64 with
+    // B packed: docs/BlockingModel.md, "Few rows, B in place".
+    if (!fewRows && readsBInPlace(desc, table.front().nr, isa))
+      for (const MicroKernelShape &s : table)
+        if (!fewRows || (s.nr > chosen->nr && slivers(s) <= slivers(*chosen))) {
+          chosen = &s;
+          fewRows = true;
+        }
     if (fewRows && !desc.bPrepacked)
       packB = BPacking::InPlace;
   }

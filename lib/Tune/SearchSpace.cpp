@@ -545,10 +545,13 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
         "B's rows in place (B as stored): A not "
         "transposed, no bias along the rows, N static");
   if (desc_.precision == GemmPrecision::F32 && c.packB != BPacking::Panels &&
-      !desc_.bSliversInPlace(c.nr) && !isMatrixVectorForm(desc_, c))
+      !(c.packB == BPacking::InPlace ? readsBInPlace(desc_, c.nr, c.isa)
+                                     : desc_.bSliversInPlace(c.nr)) &&
+      !isMatrixVectorForm(desc_, c))
     return llvm::createStringError(
         llvm::formatv("B {0} (packb={1}) needs B not transposed and N = "
-                      "{2} a multiple of nr = {3}, or (packb=0 on avx512) "
+                      "{2} a multiple of nr = {3} (in place on avx512, any "
+                      "N), or (packb=0 on avx512) "
                       "B transposed, A not, no bias along the rows, N and "
                       "K static: the matrix-vector form",
                       c.packB == BPacking::InPlace ? "in place"

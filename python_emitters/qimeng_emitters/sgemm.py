@@ -267,10 +267,25 @@ class Params:
         # or M is a run-time value).
         self.row_edges = self.m % self.mr != 0 or self.dynamic_m
         self.col_edges = self.n % self.nr != 0 or self.dynamic_n
-        if not self.pack_b and (self.trans_b or self.col_edges):
+        # An AVX-512 tile short of columns masks each of its vectors with a
+        # mask register of its own (%k1 .. %k7).
+        if self.col_edges and self.isa.name == "avx512" and self.nv > 7:
+            raise RequestError(
+                f"nr {self.nr} is {self.nv} vectors: a tile short of columns "
+                "(n not a multiple of nr) takes a mask register a vector, "
+                "seven at most (nr 112)")
+        # B read in place whose last sliver is short of columns (AVX-512):
+        # that sliver's loads of B are masked to its columns, so that they
+        # read nothing past N (memory faults suppressed where the lanes are
+        # masked off); its accumulators past N stay zero.
+        self.b_edge_masked = (not self.pack_b and self.col_edges
+                              and self.isa.name == "avx512")
+        if not self.pack_b and (self.trans_b or (
+                self.col_edges and not self.b_edge_masked)):
             raise RequestError(
                 "pack_b = false reads B in place, NR columns at a time: it "
-                "needs B not transposed and n a multiple of nr (not a "
+                "needs B not transposed and, except on avx512 (whose last "
+                "sliver's loads are masked), n a multiple of nr (not a "
                 "run-time n)")
         if self.fuse_pack_b and (not self.pack_b or self.trans_b
                                  or self.col_edges):
@@ -994,12 +1009,18 @@ def _emit_k_step(asm, p, u, row_stride, b, rows=None):
         return b.address(u, v * isa.vector_bytes)
 
     load = "vmovaps" if b.aligned else "vmovups"
+    # B in place with a short last sliver: vector v's lanes within N are
+    # %k(v + 1) (_emit_b_edge_masks), every load of B through them.
+    masked = p.b_edge_masked and not b.copy_row
+
+    def b_mask(v, zero=True):
+        return f" {{%k{v + 1}}}{'{z}' if zero else ''}" if masked else ""
     for v in range(p.nv):
         # A vector not held is loaded only to be copied, through A's
         # register, before A's first broadcast.
         reg = isa.reg(b_reg + v if v < b_held else a_regs[0])
         if v < b_held or b.copy_row:
-            asm.ins(f"{load} {b_addr(v)}, {reg}")
+            asm.ins(f"{load} {b_addr(v)}, {reg}{b_mask(v)}")
         if b.copy_row:
             asm.ins(f"vmovaps {reg}, "
                     f"{u * b.copy_row + v * isa.vector_bytes}(%rdi)")
@@ -1027,10 +1048,13 @@ def _emit_k_step(asm, p, u, row_stride, b, rows=None):
         for v in range(p.nv):
             acc = i * p.nv + v
             b_operand = isa.reg(b_reg + v) if v < b_held else b_addr(v)
+            # B from memory: the FMA's own mask keeps the lanes past N
+            # (and their loads) out, their accumulators zero.
+            mask = b_mask(v, zero=False) if v >= b_held else ""
             asm.ins(f"vfmadd231ps {a_operand}, {b_operand}, "
-                    f"{isa.reg(acc)}" if p.order == "embedded" else
+                    f"{isa.reg(acc)}{mask}" if p.order == "embedded" else
                     f"vfmadd231ps {b_operand}, {a_operand}, "
-                    f"{isa.reg(acc)}")
+                    f"{isa.reg(acc)}{mask}")
 
     if p.order == "embedded":
         for i in range(rows):
@@ -1123,9 +1147,29 @@ def _emit_c_next_row(asm, p, i):
         asm.ins("leaq (%rdi,%rax,4), %rdi")
 
 
-def _emit_column_masks(asm, p):
-    """%k1.. = lane masks of the %rsi valid columns (AVX-512 edge tiles)."""
-    extra = 1 if p.fault == "write-past-edge" else 0
+def _emit_b_edge_masks(asm, p):
+    """At a tile's start, B read in place with a short last sliver
+    (b_edge_masked): %k1.. = the lanes of the sliver's columns within N, all
+    of them but in the last sliver. Clobbers %rsi, %rcx and %rax."""
+    full = asm.label("B sliver of whole vectors: every lane")
+    done = asm.label("B's lane masks set")
+    asm.ins(f"movq {NB}, %rsi")
+    asm.ins("subq %r14, %rsi")
+    asm.ins(f"cmpq ${p.nr}, %rsi")
+    asm.ins(f"jae {fwd(full)}")
+    asm.comment("the last sliver, short of columns: B's loads masked")
+    _emit_column_masks(asm, p, fault_extra=False)
+    asm.ins(f"jmp {fwd(done)}")
+    asm.place(full)
+    for v in range(p.nv):
+        asm.ins(f"kxnorw %k{v + 1}, %k{v + 1}, %k{v + 1}")
+    asm.place(done)
+
+
+def _emit_column_masks(asm, p, fault_extra=True):
+    """%k1.. = lane masks of the %rsi valid columns (AVX-512 edge tiles;
+    the fault write-past-edge widens them where `fault_extra`)."""
+    extra = 1 if fault_extra and p.fault == "write-past-edge" else 0
     if extra:
         asm.comment("fault write-past-edge: masks one column too wide, "
                     "one row too many")
@@ -1681,6 +1725,8 @@ def _emit_compute(asm, p):
     # of Bp in NR steps) and ir (r15, rows of Ap in MR steps), in the
     # request's loop order.
     emit_sliver_heads(asm, p, jr_loop, ir_loop, p.loop_order)
+    if p.b_edge_masked:
+        _emit_b_edge_masks(asm, p)
     if p.a_pointer_table is not None:
         asm.ins(f"movq {p.a_pointer_table}(%rbx,%r15,8), %rax")
     elif p.a_rows:

@@ -245,6 +245,21 @@ CORRECT = [
     ("avx512_40x96x17_ir_jr_b_in_place",
      request(isa="avx512", m=40, n=96, k=17, mr=12, nr=32, mc=24, nc=64,
              kc=8, pack_b=False, loop_order="ir-jr")),
+    # B in place, its last sliver short of columns (N not a multiple of
+    # nr): that sliver's loads masked to N. One row of a classifier's 1000
+    # columns (40 in the last sliver: two vectors and a half, a fourth
+    # masked off), two column blocks; the B vector read by the FMAs from
+    # memory (bmem) masked by the FMA's own mask, a padded ldb; a swept B
+    # with row edges.
+    ("avx512_1x1000x30_b_in_place_column_edge",
+     request(isa="avx512", m=1, n=1000, k=30, mr=1, nr=64, mc=1, nc=512,
+             kc=8, pack_b=False, loop_order="ir-jr", a_layout="direct")),
+    ("avx512_13x70x21_b_in_place_column_edge_bmem",
+     request(isa="avx512", m=13, n=70, k=21, ldb=75, mr=7, nr=64, mc=14,
+             nc=128, kc=8, order="bmem", pack_b=False, loop_order="ir-jr")),
+    ("avx512_5x100x40_b_in_place_swept_column_edge",
+     swept_b_in_place(m=5, n=100, k=40, mr=3, nr=32, mc=6, nc=64, kc=16,
+                      a_layout="direct")),
     # B in place, swept: the K loops prefetch the next panel (eight and
     # six lines an iteration), K's last block short, row edges, rows
     # longer than N, two column blocks.

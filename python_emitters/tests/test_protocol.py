@@ -80,6 +80,12 @@ BAD_REQUESTS = [
                                        runtime_ld=True, lda=None, ldb=None,
                                        ldc=None),
      ["dynamic_k", "fuse_pack_b"]),
+    # B in place short of columns: AVX2 has no lane masks for its loads.
+    ("b_in_place_column_edge_on_avx2", _bad(n=60, pack_b=False),
+     ["pack_b = false", "multiple of nr", "avx512"]),
+    ("column_edge_past_seven_mask_registers",
+     _bad(isa="avx512", n=200, mr=1, nr=128, mc=1, nc=256),
+     ["nr 128", "mask register", "seven"]),
     ("relu_max_without_relu", _bad(relu_max=6.0), ["relu_max", "needs"]),
     ("relu_max_negative", _bad(relu=True, relu_max=-1.0),
      ["relu_max", "above relu's floor"]),

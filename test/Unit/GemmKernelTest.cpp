@@ -188,7 +188,9 @@ std::vector<GemmConfig> bPackingVariants(bool inPlaceRows) {
 /// copied in rows where it cannot be read in place (lda at run time),
 /// clamped to the problem.
 GemmConfig fitTo(GemmConfig c, const GemmDesc &d) {
-  if (c.packB != BPacking::Panels && !d.bSliversInPlace(c.nr))
+  if (c.packB == BPacking::InPlace
+          ? !readsBInPlace(d, c.nr, c.isa)
+          : c.packB != BPacking::Panels && !d.bSliversInPlace(c.nr))
     c.packB = BPacking::Panels;
   if (d.transA)
     c.aLayout = ALayout::KMajor;
@@ -1248,9 +1250,9 @@ TEST(GemmKernelTest, F16GemvValidates) {
 }
 
 /// The one-vector block (12x16, or 8x16 on an 8-way L1D; broadcasts
-/// embedded) as the model takes it on this host: a tall narrow GEMM (N below 16 and at 16, edges of rows,
-/// A in place with its prefetch) and few rows against a narrow cached B
-/// (one sliver of all of M, all of K).
+/// embedded) as the model takes it on this host: a tall narrow GEMM (N below 16
+/// and at 16, edges of rows, A in place with its prefetch) and few rows against
+/// a narrow cached B (one sliver of all of M, all of K).
 TEST(GemmKernelTest, OneVectorBlocksValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   if (!hostRunsAvx512())
