@@ -400,6 +400,10 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
                  .str();
     return failure();
   }
+  if (mDims.empty() && !options.matrixVectorProducts) {
+    reason = "matrix-vector products are not generated for this target yet";
+    return failure();
+  }
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   // The matrix-vector product's M: one row, a loop of its own that no
   // operand indexes (its strides move no address).
@@ -407,6 +411,22 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   if (matrixVector) {
     mDims.push_back(ranges.size());
     ranges.push_back(1);
+  }
+  // One column of C (a regression head's linear layer: N = 1) is the
+  // matrix-vector product too, computed as its transpose, the GEMM of one
+  // row: C^T = op(B)^T op(A)^T, the inputs swapping roles (A's rows become
+  // the transposed B's, which the matrix-vector kernel reads in place). A
+  // floating-point product only: an 8-bit one keeps its unsigned A where
+  // VPDPBUSD takes it.
+  const bool oneColumn =
+      options.matrixVectorProducts && !swapInputs && !matrixVector &&
+      !isIntegerPrecision(*precision) && ranges[nDims[0]] == 1 &&
+      ranges[mDims[0]] != 1 && !ShapedType::isDynamic(ranges[mDims[0]]);
+  if (oneColumn) {
+    std::swap(operands[0], operands[1]);
+    std::swap(names[0], names[1]);
+    std::swap(maps[0], maps[1]);
+    std::swap(mDims, nDims);
   }
   unsigned m = mDims[0], n = nDims[0], k = dims->k[0];
 
@@ -433,7 +453,6 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   MatchedContraction out;
   for (int i = 0; i < 3; ++i)
     out.operands[i] = operands[i];
-  out.matrixVector = matrixVector;
   // Inputs a foldable transpose fills: read its source, the operand's map
   // composed with the permutation (the transpose's result dimension j is
   // its source's dimension perm[j]).

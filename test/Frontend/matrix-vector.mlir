@@ -3,8 +3,10 @@
 // matrix (linalg.vecmat), torch.bmm of matrices and vectors
 // (linalg.batch_matvec accumulating into its output), a generic reading
 // the matrix transposed (y[i] = sum_j A[j, i] x[j], the vector its second
-// input), and aten.mv on a dynamic number of rows. Each is the GEMM of one
-// row: the vector is A, the matrix B (read as a transposed B where its
+// input), aten.mv on a dynamic number of rows, and a linear layer of one
+// output (a regression head: N = 1, computed as its transpose); also
+// torch's batch of vectors times matrices (batch_vecmat). Each is the GEMM
+// of one row: the vector is A, the matrix B (read as a transposed B where its
 // rows are the result's, linalg.matvec), the result C's one row. On
 // tensors, bufferized with one-shot-bufferize's function boundaries, run
 // with and without --qimeng-tensorop in four placements and compared
@@ -92,12 +94,19 @@
 // IDENTITY-NOT:    linalg.generic
 // IDENTITY:        llvm.call @qm_sgemm_1x40x32_nn_b0_
 
+// A linear layer of one output feature: C (37 x 1) = X W^T is C^T = W X^T,
+// the weight's row the vector (its transpose folded), X read as B^T.
+// IDENTITY-LABEL: func.func @regression_head(
+// IDENTITY-NOT:    linalg.matmul
+// IDENTITY-NOT:    linalg.transpose
+// IDENTITY:        llvm.call @qm_sgemm_1x37x32_nt_b0_{{.*}}gemv8_
+
 // A dynamic number of rows: the GEMM's N read at run time.
 // IDENTITY-LABEL: func.func @mv_dynamic(
 // IDENTITY-NOT:    linalg.matvec
 // IDENTITY:        llvm.call @qm_sgemm_1x256x32_nt_nrt_b0_
 
-// OUT-COUNT-6: rank = {{[12]}} offset = 0
+// OUT-COUNT-7: rank = {{[12]}} offset = 0
 
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -151,6 +160,16 @@ func.func @generic_mv_transposed(%a: tensor<32x40xf32>, %x: tensor<32xf32>) -> t
     linalg.yield %s : f32
   } -> tensor<40xf32>
   return %y : tensor<40xf32>
+}
+
+func.func @regression_head(%x: tensor<37x32xf32>, %w: tensor<1x32xf32>) -> tensor<37x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %wt0 = tensor.empty() : tensor<32x1xf32>
+  %wt = linalg.transpose ins(%w : tensor<1x32xf32>) outs(%wt0 : tensor<32x1xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<37x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<37x1xf32>) -> tensor<37x1xf32>
+  %y = linalg.matmul ins(%x, %wt : tensor<37x32xf32>, tensor<32x1xf32>) outs(%f : tensor<37x1xf32>) -> tensor<37x1xf32>
+  return %y : tensor<37x1xf32>
 }
 
 func.func @mv_dynamic(%a: tensor<?x32xf32>, %x: tensor<32xf32>) -> tensor<?xf32> {
@@ -262,6 +281,15 @@ func.func @main() {
   %y4 = call @generic_mv_transposed(%t, %x) : (tensor<32x40xf32>, tensor<32xf32>) -> tensor<40xf32>
   %y4d = tensor.cast %y4 : tensor<40xf32> to tensor<?xf32>
   call @print1(%y4d) : (tensor<?xf32>) -> ()
+
+  %hxd = call @matrix(%c37, %c32, %c2, %c1) : (index, index, index, index) -> tensor<?x?xf32>
+  %hx = tensor.cast %hxd : tensor<?x?xf32> to tensor<37x32xf32>
+  %hwd = call @matrix(%c1, %c32, %c1, %c3) : (index, index, index, index) -> tensor<?x?xf32>
+  %hw = tensor.cast %hwd : tensor<?x?xf32> to tensor<1x32xf32>
+  %hy = call @regression_head(%hx, %hw) : (tensor<37x32xf32>, tensor<1x32xf32>) -> tensor<37x1xf32>
+  %hym = bufferization.to_buffer %hy : tensor<37x1xf32> to memref<37x1xf32>
+  %hyu = memref.cast %hym : memref<37x1xf32> to memref<*xf32>
+  call @printMemrefF32(%hyu) : (memref<*xf32>) -> ()
 
   %dd = call @matrix(%c37, %c32, %c3, %c2) : (index, index, index, index) -> tensor<?x?xf32>
   %d = tensor.cast %dd : tensor<?x?xf32> to tensor<?x32xf32>

@@ -41,10 +41,6 @@ struct MatchedContraction {
   /// The buffers the kernel reads and writes: A, B and C, where an input
   /// filled by a foldable linalg.transpose is replaced by its source.
   mlir::Value operands[3];
-  /// A matrix-vector product (no M or no N among the op's loops): the GEMM
-  /// of one row, A the vector; operands[0] and [1] are the op's inputs
-  /// swapped where its vector comes second (linalg.matvec).
-  bool matrixVector = false;
   /// Those transposes: the kernel reads their sources in transposed order,
   /// so the rewrite removes them (or keeps them for the original op only).
   llvm::SmallVector<mlir::Operation *> foldedTransposes;
@@ -117,6 +113,12 @@ struct ContractionMatchOptions {
   int64_t representativeK = 256;
   /// Fuse an elementwise consumer (bias per column, relu) into the kernel.
   bool fuseEpilogues = true;
+  /// Take matrix-vector products (no M or no N among the op's loops, or a
+  /// floating-point N of 1 with a static M) as the GEMM of one row, A the
+  /// vector, operands[0] and [1] the op's inputs swapped where its vector
+  /// comes second (linalg.matvec, a product of one column); otherwise a
+  /// product without M or N is refused and one of N = 1 stays as it is.
+  bool matrixVectorProducts = true;
   /// Describe every GEMM with its leading dimensions read at run time
   /// (GemmDesc::runtimeLd), static or not: the form the sketch-driven ISAs
   /// generate.
