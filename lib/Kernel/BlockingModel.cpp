@@ -273,8 +273,9 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // No block's nr divides N (1x1000x300, a classifier's 1000 columns):
     // on AVX-512 the widest such block all the same, its last sliver's
     // loads of B masked, rather than B packed at each call for one pass of
-    // few rows. Side by side on Zen 4 against the general rules' 6x64 with
-    // B packed: docs/BlockingModel.md, "Few rows, B in place".
+    // few rows. Side by side on Zen 4 against the same block with B packed,
+    // 1.4x (16 rows) to 3x (one row): docs/BlockingModel.md, "Few rows of
+    // A: B in place".
     if (!fewRows && readsBInPlace(desc, table.front().nr, isa))
       for (const MicroKernelShape &s : table)
         if (!fewRows || (s.nr > chosen->nr && slivers(s) <= slivers(*chosen))) {
