@@ -3,6 +3,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <cblas.h>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -181,4 +182,24 @@ std::string OpenBlasSelection::describe() const {
   if (!machineEnv.empty())
     text += "; the machine's " + machineEnv + " unset for this run";
   return text;
+}
+
+llvm::StringRef qimeng::openBlasRoutineFor(const GemmDesc &g) {
+  return g.m == 1 || g.n == 1 ? "sgemv" : "sgemm";
+}
+
+void qimeng::openBlasSgemm(const GemmDesc &g, const float *a, const float *b,
+                           float *c) {
+  if (g.m == 1)
+    cblas_sgemv(CblasRowMajor, g.transB ? CblasNoTrans : CblasTrans,
+                g.transB ? g.n : g.k, g.transB ? g.k : g.n, 1.0f, b, g.ldb, a,
+                g.transA ? g.lda : 1, 1.0f, c, 1);
+  else if (g.n == 1)
+    cblas_sgemv(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
+                g.transA ? g.k : g.m, g.transA ? g.m : g.k, 1.0f, a, g.lda, b,
+                g.transB ? 1 : g.ldb, 1.0f, c, g.ldc);
+  else
+    cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
+                g.transB ? CblasTrans : CblasNoTrans, g.m, g.n, g.k, 1.0f, a,
+                g.lda, b, g.ldb, 1.0f, c, g.ldc);
 }

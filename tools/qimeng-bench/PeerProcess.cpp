@@ -232,28 +232,12 @@ loadPeer(const std::string &peer, const KernelProblem &problem, int threads,
                                    float *out) {
         convIm2colSgemm(d, in, flt, out, lp.scratch);
       };
-    } else if (g.m == 1 || g.n == 1) {
-      // One row or one column of C is a matrix-vector product, for which
-      // OpenBLAS's best routine is sgemv (0.3.21's sgemm does not hand it
-      // over): y (+)= op(matrix) x, the matrix B for a row, A for a column,
-      // the vector's and y's steps its leading dimensions where it is
-      // stored across them.
-      lp.info.path = "sgemv";
-      lp.validationCall = [g](const float *a, const float *b, float *c) {
-        if (g.m == 1)
-          cblas_sgemv(CblasRowMajor, g.transB ? CblasNoTrans : CblasTrans,
-                      g.transB ? g.n : g.k, g.transB ? g.k : g.n, 1.0f, b,
-                      g.ldb, a, g.transA ? g.lda : 1, 1.0f, c, 1);
-        else
-          cblas_sgemv(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
-                      g.transA ? g.k : g.m, g.transA ? g.m : g.k, 1.0f, a,
-                      g.lda, b, g.transB ? 1 : g.ldb, 1.0f, c, g.ldc);
-      };
     } else {
+      // Its best routine for the shape: sgemv for one row or column.
+      if (openBlasRoutineFor(g) == "sgemv")
+        lp.info.path = "sgemv";
       lp.validationCall = [g](const float *a, const float *b, float *c) {
-        cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
-                    g.transB ? CblasTrans : CblasNoTrans, g.m, g.n, g.k, 1.0f,
-                    a, g.lda, b, g.ldb, 1.0f, c, g.ldc);
+        openBlasSgemm(g, a, b, c);
       };
     }
   } else if (peer == "onednn" && conv) {

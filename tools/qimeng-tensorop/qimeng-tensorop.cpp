@@ -482,7 +482,8 @@ int main(int argc, char **argv) {
       "the LLM reads the prompt and\nproposes tuning moves; otherwise the "
       "built-in parser and policy do. The kernel\nis tuned here, validated "
       "in qimeng-runner, timed against OpenBLAS (im2col +\nsgemm for a "
-      "convolution), and written to DIR as <symbol>.s, <symbol>.o and\n"
+      "convolution, sgemv for one row or column), and written to DIR as "
+      "<symbol>.s, <symbol>.o and\n"
       "<symbol>.h.\n");
   llvm::ExitOnError exitOnErr("qimeng-tensorop: ");
   if (threadsOpt < 1)
@@ -672,10 +673,7 @@ int main(int argc, char **argv) {
            if (conv)
              convIm2colSgemm(*conv, a.data(), b.data(), c2.data(), scratch);
            else
-             cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
-                         g.transB ? CblasTrans : CblasNoTrans, g.m, g.n, g.k,
-                         1.0f, a.data(), g.lda, b.data(), g.ldb, 1.0f,
-                         c2.data(), g.ldc);
+             openBlasSgemm(g, a.data(), b.data(), c2.data());
          }}};
     // Several threads: a pause before each round, so that neither team is
     // still spinning when the other runs (qimeng-bench --settle-ms).
@@ -717,6 +715,9 @@ int main(int argc, char **argv) {
         {"config", tuned.record.config.str()},
         {"trials", tuned.record.trials},
         {"openblas_core", openBlasSelection().running},
+        {"openblas_routine", problem.conv()
+                                 ? std::string("im2col + sgemm")
+                                 : openBlasRoutineFor(problem.gemm()).str()},
         {"openblas_forced", !openBlasSelection().requested.empty()},
         {"files", files}};
     if (!report.passed)
@@ -746,8 +747,9 @@ int main(int argc, char **argv) {
         "against OpenBLAS{3} {4:F1}: {5:F2}x (median of 9 interleaved "
         "rounds; OpenBLAS {6})\n",
         ours, peak > 0 ? 100 * ours / peak : 0, peak,
-        problem.conv() ? " im2col + sgemm" : "", blas,
-        blas > 0 ? ours / blas : 0, openBlasSelection().describe());
+        problem.conv() ? " im2col + sgemm"
+                       : " " + openBlasRoutineFor(problem.gemm()).str(),
+        blas, blas > 0 ? ours / blas : 0, openBlasSelection().describe());
     llvm::outs() << "  files: " << asmPath << ", " << objPath << ", " << hdrPath
                  << "\n";
     if (!transcript.empty())

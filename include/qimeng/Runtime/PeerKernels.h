@@ -18,6 +18,7 @@
 #ifndef QIMENG_RUNTIME_PEERKERNELS_H
 #define QIMENG_RUNTIME_PEERKERNELS_H
 
+#include "qimeng/Kernel/KernelDesc.h"
 #include "qimeng/Kernel/Target.h"
 #include "llvm/ADT/StringRef.h"
 #include <string>
@@ -91,6 +92,18 @@ OpenBlasSelection openBlasSelection();
 /// True when argv holds `--NAME` or `-NAME`: for flags that must be read
 /// before llvm::cl parses (selectOpenBlasCore runs first).
 bool hasFlag(int argc, char **argv, llvm::StringRef name);
+
+/// OpenBLAS's best routine for the f32 GEMM `g` (C += op(A) op(B), row
+/// major): "sgemv" where C has one row or one column (a matrix-vector
+/// product: 0.3.21's sgemm does not hand such a shape to its gemv
+/// kernels), "sgemm" otherwise.
+llvm::StringRef openBlasRoutineFor(const GemmDesc &g);
+
+/// Runs `g` with OpenBLAS's routine for it (openBlasRoutineFor): for one
+/// row y = op(B)^T x with x A's row, for one column y = op(A) x with x B's
+/// column, the vectors' steps their leading dimensions where they lie
+/// across them.
+void openBlasSgemm(const GemmDesc &g, const float *a, const float *b, float *c);
 
 } // namespace qimeng
 
