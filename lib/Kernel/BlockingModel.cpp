@@ -122,6 +122,18 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
   return {};
 }
 
+/// Whether the f32 matrix-vector form (dotgemm.py's: B^T's rows read in
+/// place, a dot product per column of C) takes `desc`: where
+/// GemmDesc::bTransposedRowsInPlace says, and with a run-time N too (its
+/// columns [n_begin, n_end) come from the header, as a part's do): aten.mv
+/// over a dynamic number of rows.
+static bool f32MatrixVectorFormTakes(const GemmDesc &desc) {
+  return desc.bTransposedRowsInPlace() ||
+         (desc.precision == GemmPrecision::F32 && desc.transB &&
+          desc.dynamicN && !desc.transA && desc.bias != GemmBias::Rows &&
+          !desc.dynamicK);
+}
+
 bool qimeng::readsBInPlace(const GemmDesc &desc, int nr, VectorIsa isa) {
   return desc.bSliversInPlace(nr) ||
          (isa == VectorIsa::Avx512 && !desc.transB && !desc.bPrepacked &&
@@ -612,7 +624,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   if (bInPlace && oneSliver && isa == VectorIsa::Avx512 &&
       target.hasFeature("avx512bw") && target.hasFeature("avx512vl") &&
       target.hasFeature("bmi2") && desc.m <= kF32MatrixVectorRows &&
-      !desc.bPrepacked && desc.bTransposedRowsInPlace())
+      !desc.bPrepacked && f32MatrixVectorFormTakes(desc))
     c.packB = BPacking::InPlace;
   return clampToProblem(c, desc);
 }
@@ -988,7 +1000,7 @@ int64_t qimeng::dotRowsReadingBInPlace(const GemmDesc &desc,
 bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
                                 const GemmConfig &config) {
   return config.isa == VectorIsa::Avx512 && config.packB == BPacking::InPlace &&
-         !desc.bPrepacked && desc.bTransposedRowsInPlace();
+         !desc.bPrepacked && f32MatrixVectorFormTakes(desc);
 }
 
 llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,

@@ -469,7 +469,10 @@ class Params:
             why = ("B transposed" if self.gemv and not self.trans_b else
                    "A not transposed" if self.trans_a else
                    "no bias along the rows" if self.bias == "rows" else
-                   "a static N" if self.dynamic_n else
+                   # (f32's matrix-vector form reads its columns from
+                   # the header anyway: a run-time N too.)
+                   "a static N" if self.dynamic_n and not (
+                       self.gemv and self.dt.name == "f32") else
                    "no swap-pairs fault (it has no pairs to swap)"
                    if self.gemv and self.fault == "swap-pairs" else None)
             if why:
@@ -709,7 +712,8 @@ class Params:
                     f"{f'_kc{self.kc}' if self.kc < self.k else ''}{tail}")
         if self.gemv:
             rows = gemv_a_rows(self)
-            return (f"{head}{store}_gemv{GEMV_ROWS}"
+            return (f"{head}{'_nrt' if self.dynamic_n else ''}{store}"
+                    f"_gemv{GEMV_ROWS}"
                     f"{'x3' if rows == 3 else ''}{tail}")
         return (f"{head}{'_nrt' if self.dynamic_n else ''}"
                 f"{'_krt' if self.dynamic_k else ''}"

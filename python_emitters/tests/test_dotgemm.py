@@ -339,6 +339,8 @@ class RequestTest(RefusalTestCase):
         self.refuses(request(**dict(rows, bias="rows")),
                      "no bias along the rows")
         self.refuses(request(**dict(rows, dynamic_n=True)), "a static N")
+        self.refuses(request(**dict(gemv, dynamic_n=True, runtime_ld=True)),
+                     "a static N")
         self.refuses(request(**dict(gemv, bf16_output=True)),
                      "unknown field")
         # B prepacked: kc whole K steps unless K is one block; not the
@@ -384,6 +386,11 @@ class RequestTest(RefusalTestCase):
                       header(emit_protocol(request(m=3, k=40, bias="columns",
                                           leaky_relu=0.25, **sgemm)),
                              "symbol"))
+        # A run-time N: the columns from the header, as a part's are.
+        self.assertEqual(
+            header(emit_protocol(request(m=1, k=77, dynamic_n=True, **sgemm)),
+                   "symbol"),
+            "qm_sgemm_1x45x77_nt_nrt_ldrt_gemv8_x86_64_avx512")
         self.refuses(request(prefetch_a=64, **sgemm), "unknown field")
         self.refuses(request(bf16_output=True, **sgemm), "unknown field")
         self.refuses(request(kind="sgemm"), "matrix-vector form only")

@@ -101,10 +101,11 @@
 // IDENTITY-NOT:    linalg.transpose
 // IDENTITY:        llvm.call @qm_sgemm_1x37x32_nt_b0_{{.*}}gemv8_
 
-// A dynamic number of rows: the GEMM's N read at run time.
+// A dynamic number of rows: the GEMM's N read at run time, by the
+// matrix-vector kernel (its columns from the header).
 // IDENTITY-LABEL: func.func @mv_dynamic(
 // IDENTITY-NOT:    linalg.matvec
-// IDENTITY:        llvm.call @qm_sgemm_1x256x32_nt_nrt_b0_
+// IDENTITY:        llvm.call @qm_sgemm_1x256x32_nt_nrt_b0_ldrt_gemv8_
 
 // OUT-COUNT-7: rank = {{[12]}} offset = 0
 

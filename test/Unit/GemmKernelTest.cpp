@@ -1377,6 +1377,19 @@ TEST(GemmKernelTest, F32MatrixVectorFormValidates) {
   QM_ASSERT_EXPECTED(dynModel, chooseKernelConfig(KernelProblem(dyn), host()));
   EXPECT_TRUE(isMatrixVectorForm(dyn, dynModel)) << dynModel.str();
   expectValidatesAt(dyn, dynModel, {{1, 70, 40}, {7, 70, 40}, {20, 70, 40}});
+  // A run-time N (aten.mv over a dynamic number of rows): the columns from
+  // the header, B^T's rows past them never read; with an epilogue.
+  GemmDesc dynN = GemmDesc::packed(1, 64, 40, false, true);
+  dynN.dynamicN = true;
+  dynN.runtimeLd = true;
+  dynN.overwrite = true;
+  dynN.bias = GemmBias::Columns;
+  dynN.activation.relu = true;
+  QM_ASSERT_EXPECTED(dynNModel,
+                     chooseKernelConfig(KernelProblem(dynN), host()));
+  EXPECT_TRUE(isMatrixVectorForm(dynN, dynNModel)) << dynNModel.str();
+  expectValidatesAt(dynN, dynNModel,
+                    {{1, 1, 40}, {1, 7, 40}, {1, 64, 40}, {1, 131, 40}});
   for (SplitAxis split : {SplitAxis::N, SplitAxis::M}) {
     GemmDesc p =
         GemmDesc::packed(split == SplitAxis::N ? 1 : 15, 200, 40, false, true);
