@@ -725,8 +725,7 @@ TEST(SearchSpaceTest, F32MatrixVectorFormOffersPanelsAndThreads) {
   EXPECT_EQ(inPlace.packB, BPacking::InPlace);
 
   // 17 rows (against a B^T too narrow for the product transposed), AVX2,
-  // AVX-512 without AVX512BW, a bias along the rows or a run-time N: B^T
-  // is packed.
+  // AVX-512 without AVX512BW or a bias along the rows: B^T is packed.
   auto packsB = [](const GemmDesc &d, const Target &t) {
     auto c = chooseGemmConfig(d, t);
     if (!c) {
@@ -741,10 +740,14 @@ TEST(SearchSpaceTest, F32MatrixVectorFormOffersPanelsAndThreads) {
   GemmDesc rowBias = desc;
   rowBias.bias = GemmBias::Rows;
   EXPECT_TRUE(packsB(rowBias, target));
+  // A run-time N takes the matrix-vector form too: its columns come from
+  // the header, as a part's do.
   GemmDesc runtimeN = desc;
   runtimeN.dynamicN = true;
   runtimeN.runtimeLd = true;
-  EXPECT_TRUE(packsB(runtimeN, target));
+  QM_ASSERT_EXPECTED(runtimeNModel, chooseGemmConfig(runtimeN, target));
+  EXPECT_TRUE(isMatrixVectorForm(runtimeN, runtimeNModel))
+      << runtimeNModel.str();
 }
 
 TEST(SearchSpaceTest, TransposedProductSpaceBlocksTheSwappedProblem) {
