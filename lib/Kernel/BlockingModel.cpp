@@ -128,10 +128,10 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
 /// columns [n_begin, n_end) come from the header, as a part's do): aten.mv
 /// over a dynamic number of rows.
 static bool f32MatrixVectorFormTakes(const GemmDesc &desc) {
-  return desc.bTransposedRowsInPlace() ||
-         (desc.precision == GemmPrecision::F32 && desc.transB &&
-          desc.dynamicN && !desc.transA && desc.bias != GemmBias::Rows &&
-          !desc.dynamicK);
+  GemmDesc staticN = desc;
+  staticN.dynamicN = false;
+  return staticN.bTransposedRowsInPlace() &&
+         (!desc.dynamicN || desc.precision == GemmPrecision::F32);
 }
 
 bool qimeng::readsBInPlace(const GemmDesc &desc, int nr, VectorIsa isa) {
@@ -276,24 +276,29 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     return (desc.m + s.mr - 1) / s.mr;
   };
   if (bInPlace && desc.m <= 16) {
-    for (const MicroKernelShape &s : table)
-      if ((desc.bSliversInPlace(s.nr) || desc.bPrepacked) &&
-          (!fewRows || (s.nr > chosen->nr && slivers(s) <= slivers(*chosen)))) {
-        chosen = &s;
-        fewRows = true;
-      }
+    // The widest block that `reads` B, of those that take no more row
+    // slivers than the first.
+    auto takeWidest = [&](auto reads) {
+      for (const MicroKernelShape &s : table)
+        if (reads(s) && (!fewRows || (s.nr > chosen->nr &&
+                                      slivers(s) <= slivers(*chosen)))) {
+          chosen = &s;
+          fewRows = true;
+        }
+    };
+    takeWidest([&](const MicroKernelShape &s) {
+      return desc.bSliversInPlace(s.nr) || desc.bPrepacked;
+    });
     // No block's nr divides N (1x1000x300, a classifier's 1000 columns):
     // on AVX-512 the widest such block all the same, its last sliver's
     // loads of B masked, rather than B packed at each call for one pass of
     // few rows. Side by side on Zen 4 against the same block with B packed,
     // 1.4x (16 rows) to 3x (one row): docs/BlockingModel.md, "Few rows of
     // A: B in place".
-    if (!fewRows && readsBInPlace(desc, table.front().nr, isa))
-      for (const MicroKernelShape &s : table)
-        if (!fewRows || (s.nr > chosen->nr && slivers(s) <= slivers(*chosen))) {
-          chosen = &s;
-          fewRows = true;
-        }
+    if (!fewRows)
+      takeWidest([&](const MicroKernelShape &s) {
+        return readsBInPlace(desc, s.nr, isa);
+      });
     if (fewRows && !desc.bPrepacked)
       packB = BPacking::InPlace;
   }

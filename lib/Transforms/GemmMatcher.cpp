@@ -360,14 +360,16 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // K), the matrix B, C's one dimension N. Where the vector is the op's
   // second input (matvec: the matrix's rows are C's), the inputs swap
   // roles: y = M x is y^T = x^T M^T, M read as a transposed B.
-  const bool swapInputs = mDims.size() == 1 && nDims.empty();
-  if (swapInputs) {
+  auto swapInputRoles = [&] {
     std::swap(operands[0], operands[1]);
     std::swap(names[0], names[1]);
     std::swap(elementTypes[0], elementTypes[1]);
     std::swap(maps[0], maps[1]);
     std::swap(mDims, nDims);
-  }
+  };
+  const bool swapInputs = mDims.size() == 1 && nDims.empty();
+  if (swapInputs)
+    swapInputRoles();
   FailureOr<GemmPrecision> precision =
       operandPrecision(op, elementTypes, names, reason, swapInputs);
   if (failed(precision))
@@ -418,16 +420,12 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
   // the transposed B's, which the matrix-vector kernel reads in place). A
   // floating-point product only: an 8-bit one keeps its unsigned A where
   // VPDPBUSD takes it.
-  const bool oneColumn =
-      options.matrixVectorProducts && !swapInputs && !matrixVector &&
-      !isIntegerPrecision(*precision) && ranges[nDims[0]] == 1 &&
-      ranges[mDims[0]] != 1 && !ShapedType::isDynamic(ranges[mDims[0]]);
-  if (oneColumn) {
-    std::swap(operands[0], operands[1]);
-    std::swap(names[0], names[1]);
-    std::swap(maps[0], maps[1]);
-    std::swap(mDims, nDims);
-  }
+  const bool oneColumn = options.matrixVectorProducts && !swapInputs &&
+                         !matrixVector && !isIntegerPrecision(*precision) &&
+                         ranges[nDims[0]] == 1 && ranges[mDims[0]] != 1 &&
+                         !ShapedType::isDynamic(ranges[mDims[0]]);
+  if (oneColumn)
+    swapInputRoles();
   unsigned m = mDims[0], n = nDims[0], k = dims->k[0];
 
   // A dynamic M is read at run time (a dynamic batch of a linear layer);

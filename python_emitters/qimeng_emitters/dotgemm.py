@@ -703,7 +703,8 @@ class Params:
                  f"{activation_suffix(self)}"
                  f"{'_o' + self.dt.name if self.half_output else ''}{lds}")
         head = (f"qm_{kind}_{m}x{n}x{self.k}_{trans}"
-                f"{'_mrt' if self.dynamic_m else ''}")
+                f"{'_mrt' if self.dynamic_m else ''}"
+                f"{'_nrt' if self.dynamic_n else ''}")
         tail = (f"{'_par' if self.parallel else ''}{fault}"
                 f"_x86_64_{self.dt.suffix}")
         if self.b_stream:
@@ -712,11 +713,9 @@ class Params:
                     f"{f'_kc{self.kc}' if self.kc < self.k else ''}{tail}")
         if self.gemv:
             rows = gemv_a_rows(self)
-            return (f"{head}{'_nrt' if self.dynamic_n else ''}{store}"
-                    f"_gemv{GEMV_ROWS}"
+            return (f"{head}{store}_gemv{GEMV_ROWS}"
                     f"{'x3' if rows == 3 else ''}{tail}")
-        return (f"{head}{'_nrt' if self.dynamic_n else ''}"
-                f"{'_krt' if self.dynamic_k else ''}"
+        return (f"{head}{'_krt' if self.dynamic_k else ''}"
                 f"{'_adirect' if self.a_direct else ''}"
                 f"{'_bpre' if self.b_prepacked else ''}{store}"
                 f"{'_ct' if self.c_transposed else ''}"
