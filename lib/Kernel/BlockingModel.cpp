@@ -126,12 +126,23 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
 /// place, a dot product per column of C) takes `desc`: where
 /// GemmDesc::bTransposedRowsInPlace says, and with a run-time N too (its
 /// columns [n_begin, n_end) come from the header, as a part's do): aten.mv
-/// over a dynamic number of rows.
+/// over a dynamic number of rows. Not with a smooth activation, which only
+/// sgemm.py's kernels compute.
 static bool f32MatrixVectorFormTakes(const GemmDesc &desc) {
   GemmDesc staticN = desc;
   staticN.dynamicN = false;
   return staticN.bTransposedRowsInPlace() &&
-         (!desc.dynamicN || desc.precision == GemmPrecision::F32);
+         (!desc.dynamicN || desc.precision == GemmPrecision::F32) &&
+         desc.activation.exact();
+}
+
+int qimeng::epilogueVectorRegisters(const GemmDesc &desc) {
+  const Activation &a = desc.activation;
+  if (a.bound || a.leakySlope || !a.exact())
+    return 4;
+  if (desc.bias == GemmBias::Rows)
+    return 3;
+  return a.relu ? 2 : 0;
 }
 
 bool qimeng::readsBInPlace(const GemmDesc &desc, int nr, VectorIsa isa) {
@@ -537,7 +548,9 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     GemmConfig allRows = c;
     allRows.mr = static_cast<int>(desc.m);
     if (chosen->oneSliverOnly && 4 * desc.k * desc.n <= l2Bytes / 2 &&
-        allRows.vectorRegistersNeeded(lanes) <= Target::vectorRegisters(isa)) {
+        allRows.vectorRegistersNeeded(lanes) <= Target::vectorRegisters(isa) &&
+        allRows.mr * (allRows.nr / lanes) + epilogueVectorRegisters(desc) <=
+            Target::vectorRegisters(isa)) {
       c.mr = allRows.mr;
       c.kc = desc.k;
       c.loop = MacroLoopOrder::JrIr;

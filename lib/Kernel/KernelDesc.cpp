@@ -9,11 +9,20 @@
 using namespace qimeng;
 
 /// The activation's own checks (Activation::problem). Every
-/// floating-point kernel takes each activation; the 8-bit ones take none
+/// floating-point kernel takes relu, its clamp and leaky relu; the smooth
+/// ones f32 kernels alone (sgemm.py's); the 8-bit ones take none
 /// (GemmDesc::verify and ConvDesc::verify say so first).
-static llvm::Error verifyActivation(const Activation &activation) {
+static llvm::Error verifyActivation(const Activation &activation,
+                                    GemmPrecision precision) {
   if (auto problem = activation.problem())
     return llvm::createStringError(*problem);
+  if (!activation.exact() && precision != GemmPrecision::F32)
+    return llvm::createStringError(
+        llvm::formatv("{0} needs f32 operands (sgemm.py's kernels compute "
+                      "it), not {1}",
+                      Activation::smoothName(activation.smooth),
+                      precisionName(precision))
+            .str());
   return llvm::Error::success();
 }
 
@@ -96,7 +105,7 @@ llvm::Error GemmDesc::verify() const {
   if (bPrepacked && (dynamicN || dynamicK))
     return llvm::createStringError(
         "a prepacked B needs N and K static (the layout spans them)");
-  return verifyActivation(activation);
+  return verifyActivation(activation, precision);
 }
 
 GemmDesc GemmDesc::withPaddedLeadingDims(int64_t pad) const {
@@ -378,7 +387,7 @@ llvm::Error ConvDesc::verify() const {
                       "a prepacked B",
                       str())
             .str());
-  return verifyActivation(activation);
+  return verifyActivation(activation, precision);
 }
 
 std::string ConvDesc::str() const {

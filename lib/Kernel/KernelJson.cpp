@@ -9,8 +9,10 @@ namespace {
 
 /// The activation as request fields, when set: `relu` (a flag),
 /// `relu_min` and `relu_max` (numbers), `relu_nan_to_floor` (a flag),
-/// `leaky_relu` (the slope).
+/// `leaky_relu` (the slope), `activation` (a smooth one's name).
 void writeActivation(json &j, const Activation &a) {
+  if (a.smooth != Activation::Smooth::None)
+    j["activation"] = Activation::smoothName(a.smooth);
   if (a.relu)
     j["relu"] = true;
   if (a.floor)
@@ -50,6 +52,14 @@ llvm::Error readActivation(const JsonFieldReader &fields, Activation &a) {
     return err;
   if (auto err = readActivationNumber(fields, "leaky_relu", a.leakySlope))
     return err;
+  if (const json *v = fields.find("activation")) {
+    std::optional<Activation::Smooth> smooth;
+    if (v->is_string())
+      smooth = Activation::smoothNamed(v->get<std::string>());
+    if (!smooth)
+      return fields.fail("activation", "sigmoid, silu, gelu_tanh or gelu_erf");
+    a.smooth = *smooth;
+  }
   return readActivationNumber(fields, "relu_max", a.bound);
 }
 

@@ -338,6 +338,10 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   if (std::optional<int64_t> off = ws->firstDamagedGuard())
     return fail(describeInputOffset(*ws, *off, "the workspace"));
 
+  const int64_t k = d.gemmView().k;
+  // f16: up to four exact partial products a k (GemmValidator's bound).
+  const double bound =
+      gemmErrorBound(d.precision == GemmPrecision::F16 ? 4 * k : k);
   ReferenceCache::Entry storage;
   const ReferenceCache::Entry &reference = referenceFor(
       options,
@@ -348,24 +352,21 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
       storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
         convReference(d, in0, flt0, out0, ref, mag);
         // The epilogue: + bias[channel], then the activation (which may
-        // scale the error: errorGain).
+        // scale the error and add its own: activatedMagnitude).
         for (size_t i = 0; i < ref.size(); ++i) {
           if (d.bias) {
             const double b = bias0[channelOf(d, int64_t(i))];
             ref[i] += b;
             mag[i] += std::fabs(b);
           }
-          ref[i] = d.activation.apply(ref[i]);
-          mag[i] *= d.activation.errorGain();
+          const double sum = ref[i]; // the activation's input
+          ref[i] = d.activation.apply(sum);
+          mag[i] = activatedMagnitude(d.activation, mag[i], sum, ref[i], bound);
         }
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
-  const int64_t k = d.gemmView().k;
-  // f16: up to four exact partial products a k (GemmValidator's bound).
-  const double bound =
-      gemmErrorBound(d.precision == GemmPrecision::F16 ? 4 * k : k);
-  const bool exact =
-      dist == Distribution::SmallIntegers && smallIntegersAreExact(k);
+  const bool exact = dist == Distribution::SmallIntegers &&
+                     smallIntegersAreExact(k) && d.activation.exact();
   std::optional<std::string> failure;
   const float *o = out->data();
   // s32: exact, the sum modulo 2^32 as arith.addi.

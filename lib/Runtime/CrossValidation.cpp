@@ -159,7 +159,8 @@ runRunner(const std::vector<std::string> &runnerArgs, double multiplyAdds,
 }
 
 /// The runner's EPILOGUE: "none" or a comma list ("bias=columns", "relu",
-/// "relu_min=-1", "relu_max=6", "relu_nan_to_floor", "leaky_relu=0.01"); a
+/// "relu_min=-1", "relu_max=6", "relu_nan_to_floor", "leaky_relu=0.01",
+/// "activation=gelu_erf"); a
 /// convolution's bias
 /// is "bias" (per output channel).
 static std::string epilogueArg(GemmBias bias, const Activation &activation,
@@ -180,6 +181,9 @@ static std::string epilogueArg(GemmBias bias, const Activation &activation,
   if (activation.leakySlope)
     items.push_back(
         llvm::formatv("leaky_relu={0:e9}", *activation.leakySlope).str());
+  if (activation.smooth != Activation::Smooth::None)
+    items.push_back(std::string("activation=") +
+                    Activation::smoothName(activation.smooth));
   return items.empty() ? "none" : llvm::join(items, ",");
 }
 

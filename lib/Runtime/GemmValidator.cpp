@@ -277,19 +277,21 @@ float biasAt(const GemmDesc &d, const float *bias, int64_t i, int64_t j) {
 
 /// The epilogue on the fp64 reference: + the bias (its magnitude added to
 /// the element's), then the activation (Activation::apply; the magnitude
-/// scaled by its errorGain).
+/// as activatedMagnitude makes it for the check's `bound`).
 void applyEpilogue(const GemmDesc &d, const float *bias,
-                   std::vector<double> &ref, std::vector<double> &mag) {
+                   std::vector<double> &ref, std::vector<double> &mag,
+                   double bound) {
   if (!d.hasEpilogue())
     return;
   for (int64_t i = 0; i < d.m; ++i)
     for (int64_t j = 0; j < d.n; ++j) {
       double &r = ref[size_t(i * d.n + j)];
       const double b = biasAt(d, bias, i, j);
-      r += b;
+      const double sum = r + b; // the activation's input
+      r = d.activation.apply(sum);
       double &size = mag[size_t(i * d.n + j)];
-      size = (size + std::fabs(b)) * d.activation.errorGain();
-      r = d.activation.apply(r);
+      size =
+          activatedMagnitude(d.activation, size + std::fabs(b), sum, r, bound);
     }
 }
 
@@ -567,6 +569,9 @@ runOne(const GemmDesc &d,
             .str());
 
   // (c) Every element against the fp64 reference.
+  // An f16 kernel may sum each product as four exact partial products
+  // (amx.py's split into bf16 parts): 4K terms in the f32 sum.
+  const double bound = gemmErrorBound(f16 ? 4 * d.k : d.k);
   ReferenceCache::Entry storage;
   const ReferenceCache::Entry &reference = referenceFor(
       options,
@@ -577,14 +582,11 @@ runOne(const GemmDesc &d,
           .str(),
       storage, [&](std::vector<double> &ref, std::vector<double> &mag) {
         computeReference(d, a0, b0, c0, ref, mag);
-        applyEpilogue(d, bias0, ref, mag);
+        applyEpilogue(d, bias0, ref, mag, bound);
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
-  // An f16 kernel may sum each product as four exact partial products
-  // (amx.py's split into bf16 parts): 4K terms in the f32 sum.
-  const double bound = gemmErrorBound(f16 ? 4 * d.k : d.k);
-  const bool exact =
-      dist == Distribution::SmallIntegers && smallIntegersAreExact(d.k);
+  const bool exact = dist == Distribution::SmallIntegers &&
+                     smallIntegersAreExact(d.k) && d.activation.exact();
   std::optional<std::string> failure;
   const float *c = cBuf->data();
   // C is the kernel's scratch when it writes D (its guards and gaps were

@@ -527,6 +527,17 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
                       c.vectorRegistersNeeded(lanes), isaName(c.isa),
                       Target::vectorRegisters(c.isa))
             .str());
+  // sgemm.py's epilogue registers beside the accumulators.
+  if ((c.isa == VectorIsa::Avx2 || c.isa == VectorIsa::Avx512) &&
+      desc_.precision == GemmPrecision::F32 && !isMatrixVectorForm(desc_, c) &&
+      c.mr * ((c.nr + lanes - 1) / lanes) + epilogueVectorRegisters(desc_) >
+          Target::vectorRegisters(c.isa))
+    return llvm::createStringError(
+        llvm::formatv("a {0}x{1} block's epilogue needs {2} vector registers "
+                      "beside its accumulators; {3} has {4}",
+                      c.mr, c.nr, epilogueVectorRegisters(desc_),
+                      isaName(c.isa), Target::vectorRegisters(c.isa))
+            .str());
   if (c.isa == VectorIsa::Amx && c.packB != BPacking::Panels &&
       (c.packB == BPacking::Fused || !desc_.transB || desc_.transA ||
        desc_.bPrepacked || c.aLayout != ALayout::Direct ||

@@ -33,8 +33,8 @@ the layout the COMPUTE microkernel reads, so the im2col matrix never exists
 from dataclasses import dataclass
 
 from .errors import RequestError
-from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
-                     check_known, int_field, round_up)
+from .fields import (ACTIVATION_FIELDS, SMOOTH_FIELD, activation_suffix,
+                     bool_field, check_known, int_field, round_up)
 from .blis import KB, PC
 from .header import LD_OFFSET
 from .sgemm import Params, emit_row_zero, kernel_text
@@ -46,7 +46,7 @@ LAYOUTS = ("nhwc_hwcf", "nhwc_fhwc", "nchw_fchw")
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "prefetch_a",
                "prefetch_b", "order", "pack_b", "fuse_pack_b", "b_prepacked",
                "fault", "target_features", "parallel", "loop_order",
-               "a_layout", "overwrite") + ACTIVATION_FIELDS
+               "a_layout", "overwrite") + ACTIVATION_FIELDS + (SMOOTH_FIELD,)
 
 # The convolution's scratch slots (bytes into its workspace region).
 KEND_SLOT = 0     # address one past the panel's last column-table entry

@@ -190,6 +190,33 @@ def leaky_relu_field(request, relu):
 ACTIVATION_FIELDS = ("relu", "relu_min", "relu_max", "relu_nan_to_floor",
                      "leaky_relu")
 
+#: The smooth activations (request field 'activation'), as torch and
+#: oneDNN name them: sigmoid 1 / (1 + e^-x); silu (swish) x * sigmoid(x);
+#: gelu_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); gelu_erf
+#: 0.5 x (1 + erf(x / sqrt(2))). Computed in f32 to a few ulps (x86.py's
+#: emit_smooth_activation), not exactly: only the kernels whose request
+#: fields list SMOOTH_FIELD take one.
+SMOOTH_ACTIVATIONS = ("sigmoid", "silu", "gelu_tanh", "gelu_erf")
+SMOOTH_FIELD = "activation"
+
+
+def smooth_activation_field(request, relu, leaky_slope):
+    """'activation': one of SMOOTH_ACTIVATIONS, applied after the adds
+    where relu would be, or None. Not with relu or leaky relu."""
+    name = request.get(SMOOTH_FIELD)
+    if name is None:
+        return None
+    if name not in SMOOTH_ACTIVATIONS:
+        raise RequestError(
+            f"unknown activation {name!r}; expected one of "
+            + ", ".join(SMOOTH_ACTIVATIONS))
+    if relu or leaky_slope is not None:
+        raise RequestError(
+            f"field 'activation' ({name}) and "
+            + ("'relu'" if relu else "'leaky_relu'")
+            + " exclude each other: one activation")
+    return name
+
 
 def read_activation(request, params):
     """The activation's fields onto a kernel's `params`: relu, relu_min and
@@ -199,16 +226,22 @@ def read_activation(request, params):
     params.relu_min, params.relu_max = relu_bounds(request, params.relu)
     params.relu_nan_to_floor = relu_nan_to_floor_field(request, params.relu)
     params.leaky_slope = leaky_relu_field(request, params.relu)
+    params.smooth = smooth_activation_field(request, params.relu,
+                                            params.leaky_slope)
 
 
 def has_activation(params):
     """Whether read_activation set an activation on `params`: relu (with
-    its clamp) or leaky relu."""
-    return params.relu or params.leaky_slope is not None
+    its clamp), leaky relu or a smooth one."""
+    return (params.relu or params.leaky_slope is not None
+            or params.smooth is not None)
 
 
 def activation_suffix(params):
-    """relu_suffix of the activation read_activation set on `params`."""
+    """relu_suffix of the activation read_activation set on `params`, or
+    "_" and the smooth activation's name."""
+    if params.smooth is not None:
+        return "_" + params.smooth
     return relu_suffix(params.relu, params.relu_max, params.relu_min,
                        params.relu_nan_to_floor, params.leaky_slope)
 

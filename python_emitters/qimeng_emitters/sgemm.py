@@ -31,15 +31,17 @@ from .blis import (A_LDA_REG, A_ROW_BASES, IC, JC, KB, LD_BYTES_OFFSET, MB,
                    emit_runtime_a_bases, emit_sliver_ends, emit_sliver_heads,
                    k_operand, min_into, runtime_a_row)
 from .errors import RequestError
-from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
-                     cache_blocks, check_known, check_target_features,
-                     has_activation, int_field, leading_dims,
-                     read_activation, round_up)
+from .fields import (ACTIVATION_FIELDS, SMOOTH_FIELD, activation_suffix,
+                     bool_field, cache_blocks, check_known,
+                     check_target_features, has_activation, int_field,
+                     leading_dims, read_activation, round_up)
 from .header import (BIAS_OFFSET, HEADER_BYTES, K_SLOT, LD_OFFSET,
                      RANGE_OFFSET)
 from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
                   emit_leaky_relu, emit_relu, emit_relu_constants,
-                  emit_relu_floor, emit_transpose_8x8, emit_transpose_16x16,
+                  emit_relu_floor, emit_smooth_activation,
+                  emit_smooth_constants, emit_transpose_8x8,
+                  emit_transpose_16x16,
                   function_text, fwd, isa_field, leaky_slope_address,
                   relu_max_address, relu_min_address, xmm)
 
@@ -99,7 +101,8 @@ class Params:
             "fault",
             "target_features", "parallel", "loop_order", "a_layout",
             "overwrite", "runtime_ld", "dynamic_m", "dynamic_n", "dynamic_k",
-            "bias", "product", "sweep_b") + ACTIVATION_FIELDS)
+            "bias", "product", "sweep_b") + ACTIVATION_FIELDS
+            + (SMOOTH_FIELD,))
         self.isa = isa_field(request)
         check_target_features(request, self.isa)
         self.m = int_field(request, "m")
@@ -132,6 +135,8 @@ class Params:
         # (arith.minimumf); relu_nan_to_floor: relu makes a NaN its floor
         # (torch-mlir's clamp) instead of keeping it. Or leaky relu's
         # slope (leaky_slope): x > 0 ? x : slope * x, where relu would be.
+        # Or a smooth activation (smooth: sigmoid, silu, gelu_tanh,
+        # gelu_erf), to a few ulps (x86.emit_smooth_activation).
         read_activation(request, self)
         # C = A * B: the first kc block stores the accumulators, C is never
         # read (a zero-filled C whose fill the pass removed).
@@ -211,6 +216,11 @@ class Params:
                 and self.mr * self.nv + 4 > self.isa.registers):
             raise RequestError(
                 "leaky relu needs four vector registers beside the "
+                f"{self.mr * self.nv} accumulators")
+        if (self.smooth is not None
+                and self.mr * self.nv + 4 > self.isa.registers):
+            raise RequestError(
+                f"{self.smooth} needs four vector registers beside the "
                 f"{self.mr * self.nv} accumulators")
         if self.bias == "rows" and self.mr * self.nv + 3 > self.isa.registers:
             raise RequestError(
@@ -1295,13 +1305,17 @@ def _emit_epilogue_vector(asm, p, acc, v, mask=""):
     elif p.bias == "rows":
         asm.ins(f"vaddps {p.isa.reg(p.mr * p.nv + 2)}, {acc}, {acc}")
     _emit_activation(asm, p, acc, _zero_register(p), _bound_register(p),
-                     _bound_register(p))
+                     _bound_register(p), p.isa.reg(p.mr * p.nv))
 
 
-def _emit_activation(asm, p, acc, floor, bound, product):
+def _emit_activation(asm, p, acc, floor, bound, product, spare):
     """acc = relu(acc) (its floor, or leaky relu's slope, in `floor`),
     leaky relu (slope * acc into `product`), then the bound (in
-    `bound`)."""
+    `bound`); or the smooth activation through `floor`, `product` and
+    `spare`."""
+    if p.smooth is not None:
+        emit_smooth_activation(asm, p, acc, (floor, product, spare))
+        return
     if p.relu:
         emit_relu(asm, p, acc, floor)
     if p.leaky_slope is not None:
@@ -1423,6 +1437,10 @@ def _emit_c_write(asm, p, next_tile, read_c, epilogue=False):
         emit_leaky_relu(asm, p, xmm(0), xmm(1), xmm(2), "ss")
     if epilogue and p.relu_max is not None:
         asm.ins(f"vminss {xmm(0)}, {xmm(2)}, {xmm(0)}")
+    if epilogue and p.smooth is not None:
+        # Lane 0 of a vector computation (the constants are whole
+        # vectors); %xmm1 - %xmm3 held accumulators, now in the edge tile.
+        emit_smooth_activation(asm, p, xmm(0), (xmm(1), xmm(2), xmm(3)))
     asm.ins(f"vmovss {xmm(0)}, (%rdi,%rax,4)")
     asm.ins("incq %rax")
     asm.ins("cmpq %rcx, %rax")
@@ -1525,7 +1543,8 @@ def _emit_c_write_transposed(asm, p, next_tile, read_c, epilogue):
                             f"{acc}")
                 elif p.bias == "rows":
                     asm.ins(f"vaddps (%rsi), {acc}, {acc} {{%k1}}")
-                _emit_activation(asm, p, acc, z[floor], bound, product)
+                _emit_activation(asm, p, acc, z[floor], bound, product,
+                                 z[19])
             asm.ins(f"vmovups {acc}, {addr} {{%k1}}")
             if not p.c_ld.static:
                 p.c_ld.add_to(asm, "%rdi")
@@ -1864,6 +1883,7 @@ def _emit_body(p):
         conv.emit_save_pointers(asm)
     asm.ins(f"movq %rcx, {WS}")
     emit_relu_constants(asm, p)
+    emit_smooth_constants(asm, p)
     done = asm.label("nothing to do: an empty part of C, or K < 0 (K = 0 "
                      "where C stays as it is)")
     if p.stores_at_zero_k:

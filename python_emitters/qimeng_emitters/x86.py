@@ -262,6 +262,148 @@ def emit_relu_constants(asm, p):
     asm.place(over)
 
 
+# The smooth activations' constants (fields.SMOOTH_ACTIVATIONS): each a
+# whole vector of one binary32 value (64 bytes, so that every ISA's
+# vectors read it as a memory operand, AVX2's without a broadcast).
+#  - exp(z), as Cephes' expf: z clamped to [-87.34, 88] (2^n stays a
+#    normal number), n = round(z log2(e)), r = z - n ln(2) in two parts
+#    (Cody and Waite), e^r by its degree-7 polynomial, 2^n added to the
+#    exponent field;
+#  - gelu_tanh's argument: 0.5 (1 + tanh(u)) = 1 / (1 + e^-2u), -2u = x
+#    (-k1 - k3 x^2) with k1 = 2 sqrt(2/pi), k3 = 0.044715 k1;
+#  - gelu_erf: erfc(y) = t (a1 + a2 t + .. + a5 t^4) e^-y^2, t = 1 / (1 +
+#    p y), y = |x| / sqrt(2) (Abramowitz and Stegun 7.1.26: erf to 1.5e-7
+#    absolute, as oneDNN's gelu_erf), and gelu = max(x, 0) - |x| erfc(y) / 2
+#    with |x| at most 10 in the second term.
+_K1 = 2.0 * (2.0 / 3.141592653589793) ** 0.5
+SMOOTH_CONSTANTS = (
+    ("one", 1.0), ("minus_one", -1.0), ("half", 0.5), ("minus_half", -0.5),
+    ("exp_hi", 88.0), ("exp_lo", -87.33654), ("log2e", 1.44269504088896341),
+    ("ln2_hi", 0.693359375), ("ln2_lo", -2.12194440e-4),
+    ("exp_p0", 1.9875691500e-4), ("exp_p1", 1.3981999507e-3),
+    ("exp_p2", 8.3334519073e-3), ("exp_p3", 4.1665795894e-2),
+    ("exp_p4", 1.6666665459e-1), ("exp_p5", 5.0000001201e-1),
+    ("minus_k1", -_K1), ("minus_k3", -0.044715 * _K1),
+    ("erf_p", 0.3275911 / 2.0 ** 0.5), ("erf_a1", 0.254829592),
+    ("erf_a2", -0.284496736), ("erf_a3", 1.421413741),
+    ("erf_a4", -1.453152027), ("erf_a5", 1.061405429), ("erf_x_max", 10.0))
+ABS_MASK = 0x7fffffff
+
+# Which constants each activation reads (the others are not emitted).
+_EXP = ("one", "exp_hi", "exp_lo", "log2e", "ln2_hi", "ln2_lo", "exp_p0",
+        "exp_p1", "exp_p2", "exp_p3", "exp_p4", "exp_p5")
+_SMOOTH_USES = {
+    "sigmoid": _EXP + ("minus_one",),
+    "silu": _EXP + ("minus_one",),
+    "gelu_tanh": _EXP + ("minus_k1", "minus_k3"),
+    "gelu_erf": _EXP + ("half", "minus_half", "erf_p", "erf_a1", "erf_a2",
+                        "erf_a3", "erf_a4", "erf_a5", "erf_x_max",
+                        "abs_mask"),
+}
+
+
+def emit_smooth_constants(asm, p):
+    """The smooth activation's constants (p.smooth: SMOOTH_CONSTANTS), as
+    data in the body (jumped over) that the epilogue reads %rip-relative;
+    sets p.smooth_labels. Nothing without one."""
+    p.smooth_labels = {}
+    if getattr(p, "smooth", None) is None:
+        return
+    over = asm.label(f"past {p.smooth}'s constants")
+    asm.ins(f"jmp {fwd(over)}")
+    asm.ins(".p2align 6")
+    values = dict(SMOOTH_CONSTANTS)
+    for name in _SMOOTH_USES[p.smooth]:
+        label = asm.label(f"{p.smooth}: {name}")
+        asm.place(label)
+        bits = ABS_MASK if name == "abs_mask" else float_bits(values[name])
+        asm.ins(".rept 16")
+        asm.ins(f".long {bits:#010x}")
+        asm.ins(".endr")
+        p.smooth_labels[name] = label
+    asm.place(over)
+
+
+def emit_smooth_activation(asm, p, x, temps):
+    """x = p.smooth(x) (fields.SMOOTH_ACTIVATIONS) for a vector register
+    `x` of any width (an AVX2 scalar loop's xmm too), through the three
+    vector registers `temps` of its width, reading the constants
+    emit_smooth_constants placed. A NaN stays NaN (the clamps keep it, and
+    gelu and silu multiply by x); e^z is Cephes' expf to about 1 ulp, the
+    sigmoid's 1 / (1 + e^-z) a division."""
+    a, b, t = temps
+    wide = x.startswith("%zmm")
+    labels = p.smooth_labels
+
+    def c(name):
+        return f"{labels[name][0]}b(%rip)"
+
+    def exp_a():
+        # a = e^a (b, t clobbered). min and max return their second
+        # source for a NaN: a, which then stays NaN throughout (its n
+        # converts to 0x80000000, shifted out to 0 before the add).
+        asm.ins(f"vmovups {c('exp_hi')}, {b}")
+        asm.ins(f"vminps {a}, {b}, {a}")
+        asm.ins(f"vmovups {c('exp_lo')}, {b}")
+        asm.ins(f"vmaxps {a}, {b}, {a}")
+        asm.ins(f"vmulps {c('log2e')}, {a}, {b}")
+        asm.ins(f"vrndscaleps $0, {b}, {b}" if wide
+                else f"vroundps $0, {b}, {b}")
+        asm.ins(f"vfnmadd231ps {c('ln2_hi')}, {b}, {a}")
+        asm.ins(f"vfnmadd231ps {c('ln2_lo')}, {b}, {a}")
+        asm.ins(f"vcvtps2dq {b}, {b}")
+        asm.ins(f"vpslld $23, {b}, {b}")
+        asm.ins(f"vmovups {c('exp_p0')}, {t}")
+        for coefficient in ("exp_p1", "exp_p2", "exp_p3", "exp_p4",
+                            "exp_p5", "one", "one"):
+            asm.ins(f"vfmadd213ps {c(coefficient)}, {a}, {t}")
+        asm.ins(f"vpaddd {b}, {t}, {a}")
+
+    asm.comment(f"{p.smooth}({x})")
+    if p.smooth in ("sigmoid", "silu", "gelu_tanh"):
+        # 1 / (1 + e^-z): z = x, or gelu_tanh's 2u.
+        if p.smooth == "gelu_tanh":
+            asm.ins(f"vmulps {x}, {x}, {a}")
+            asm.ins(f"vmovups {c('minus_k3')}, {b}")
+            asm.ins(f"vfmadd213ps {c('minus_k1')}, {b}, {a}")
+            asm.ins(f"vmulps {x}, {a}, {a}")
+        else:
+            asm.ins(f"vmulps {c('minus_one')}, {x}, {a}")
+        exp_a()
+        asm.ins(f"vaddps {c('one')}, {a}, {a}")
+        if p.smooth == "sigmoid":
+            asm.ins(f"vmovups {c('one')}, {b}")
+            asm.ins(f"vdivps {a}, {b}, {x}")
+        else:
+            asm.ins(f"vdivps {a}, {x}, {x}")
+        return
+    # gelu_erf: max(x, 0) - y erfc(y / sqrt(2)) / 2, y = min(|x|, 10)
+    # (past 10 the term is below 1e-22: the bound keeps an infinite x
+    # from making it inf * 0).
+    andps = "vpandd" if wide else "vandps"
+    asm.ins(f"vmulps {x}, {x}, {a}")
+    asm.ins(f"vmulps {c('minus_half')}, {a}, {a}")
+    exp_a()
+    asm.ins(f"{andps} {c('abs_mask')}, {x}, {b}")
+    asm.ins(f"vminps {c('erf_x_max')}, {b}, {b}")
+    asm.ins(f"vmulps {b}, {a}, {a}")
+    asm.ins(f"vmulps {c('half')}, {a}, {a}")
+    asm.ins(f"vmulps {c('erf_p')}, {b}, {b}")
+    asm.ins(f"vaddps {c('one')}, {b}, {b}")
+    asm.ins(f"vmovups {c('one')}, {t}")
+    asm.ins(f"vdivps {b}, {t}, {b}")
+    asm.ins(f"vmovups {c('erf_a5')}, {t}")
+    for coefficient in ("erf_a4", "erf_a3", "erf_a2", "erf_a1"):
+        asm.ins(f"vfmadd213ps {c(coefficient)}, {b}, {t}")
+    asm.ins(f"vmulps {b}, {t}, {t}")
+    asm.ins(f"vmulps {a}, {t}, {t}")
+    # max(0, x) returns its second operand, x, for a NaN x (and -0 for -0,
+    # as x * 0.5 * (1 + erf(x)) does).
+    asm.ins(f"vxorps {b}, {b}, {b}" if not wide else f"vpxord {b}, {b}, {b}")
+    asm.ins(f"vmaxps {x}, {b}, {b}")
+    asm.ins(f"vsubps {t}, {b}, {x}")
+
+
 def relu_max_address(p):
     return f"{p.relu_max_label[0]}b(%rip)"
 

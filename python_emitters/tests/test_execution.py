@@ -68,7 +68,8 @@ int main(int argc, char **argv) {
     int header = atoi(argv[10]);  /* 1: leading dims, 2: the range, 4: K */
     /* 1: bias per column, 2: relu, 4: bias per row, 8: relu bounded by 6,
        16: relu's floor -2.5 instead of 0, 32: leaky relu of slope 0.25,
-       64: leaky relu of slope 4 */
+       64: leaky relu of slope 4, 128: sigmoid, 256: silu, 512: gelu_tanh,
+       1024: gelu_erf (within SMOOTH_TOLERANCE, not exactly) */
     int epilogue = atoi(argv[11]);
     float *A = ta ? matrix(K, M, lda, 1, NAN) : matrix(M, K, lda, 1, NAN);
     float *B = tb ? matrix(N, K, ldb, 2, NAN) : matrix(K, N, ldb, 2, NAN);
@@ -95,6 +96,12 @@ int main(int argc, char **argv) {
                 if ((epilogue & 8) && r > 6.0) r = 6.0;
                 if ((epilogue & 32) && !(r > 0 || isnan(r))) r *= 0.25;
                 if ((epilogue & 64) && !(r > 0 || isnan(r))) r *= 4.0;
+                if (epilogue & 128) r = 1.0 / (1.0 + exp(-r));
+                if (epilogue & 256) r = r / (1.0 + exp(-r));
+                if (epilogue & 512)
+                    r = 0.5 * r * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846)
+                                              * (r + 0.044715 * r * r * r)));
+                if (epilogue & 1024) r = 0.5 * r * (1.0 + erf(r / sqrt(2.0)));
             }
             ref[i * N + j] = r;
         }
@@ -123,9 +130,15 @@ int main(int argc, char **argv) {
             return 2;
         }
     long bad = 0;
+    /* A smooth activation is computed to a few ulps: its result (and the
+       second call's input) within 2^-19 of the magnitude. */
+    int smooth = epilogue & (128 | 256 | 512 | 1024);
     for (long i = 0; i < M; i++)
         for (long j = 0; j < N; j++)
-            if (C[i * ldc + j] != (float)ref[i * N + j] && bad++ < 5)
+            if ((smooth ? !(fabs(C[i * ldc + j] - ref[i * N + j])
+                            <= ldexp(fabs(ref[i * N + j]) + 1.0, -19))
+                        : C[i * ldc + j] != (float)ref[i * N + j])
+                && bad++ < 5)
                 printf("mismatch C[%ld][%ld] = %g, want %g\n", i, j,
                        C[i * ldc + j], ref[i * N + j]);
     float *buf = C - GUARD;
@@ -668,6 +681,31 @@ EPILOGUES = [
      request(isa="avx512", m=37, n=50, k=20, trans_b=True, mr=5, nr=48,
              mc=10, nc=48, kc=24, a_layout="direct", product="transposed",
              bias="rows", leaky_relu=0.25)),
+    # Smooth activations: vectors, masked columns, the AVX2 spill path,
+    # the transposed store (x86.emit_smooth_activation; accuracy in
+    # test_smooth_activations).
+    ("avx512_bias_gelu_erf_edges_multiblock",
+     request(isa="avx512", m=50, n=70, k=3, mr=6, nr=64, mc=12, nc=128,
+             kc=16, k_unroll=4, bias="columns", activation="gelu_erf")),
+    ("avx512_row_bias_silu_edges",
+     request(isa="avx512", m=50, n=70, k=2, mr=6, nr=64, mc=12, nc=128,
+             kc=16, bias="rows", activation="silu")),
+    ("avx2_bias_gelu_tanh_edges_spill",
+     request(m=13, n=33, k=2, kc=8, mc=12, nc=32, bias="columns",
+             activation="gelu_tanh")),
+    ("avx2_sigmoid_edges_spill",
+     request(m=13, n=33, k=1, kc=8, mc=12, nc=32, activation="sigmoid")),
+    ("avx2_gelu_erf_edges_spill",
+     request(m=13, n=33, k=1, kc=8, mc=12, nc=32, bias="rows",
+             activation="gelu_erf")),
+    ("avx512_product_transposed_gelu_tanh",
+     request(isa="avx512", m=37, n=50, k=2, trans_b=True, mr=6, nr=32,
+             mc=12, nc=64, kc=16, a_layout="direct", product="transposed",
+             bias="columns", activation="gelu_tanh")),
+    ("avx512_product_transposed_sigmoid",
+     request(isa="avx512", m=37, n=50, k=1, trans_b=True, mr=5, nr=48,
+             mc=10, nc=48, kc=24, a_layout="direct", product="transposed",
+             bias="rows", activation="sigmoid")),
 ]
 
 # Fault variants the harness must catch (it would be useless otherwise).
@@ -725,7 +763,9 @@ def _args(req, text, lds=None, m=None, n=None, k=None):
                 | 8 * int(req.get("relu_max") is not None)
                 | 16 * int(req.get("relu_min") is not None)
                 | 32 * int(req.get("leaky_relu") == 0.25)
-                | 64 * int(req.get("leaky_relu") == 4.0))
+                | 64 * int(req.get("leaky_relu") == 4.0)
+                | {None: 0, "sigmoid": 128, "silu": 256, "gelu_tanh": 512,
+                   "gelu_erf": 1024}[req.get("activation")])
     return [str(x) for x in (m, n, k, lda, ldb, ldc, int(ta), int(tb), ws,
                              header_fields, epilogue)] + prepacked_b_args(text)
 

@@ -105,6 +105,21 @@ BAD_REQUESTS = [
     ("leaky_relu_with_relu", _bad(relu=True, leaky_relu=0.25),
      ["leaky_relu", "relu", "exclude"]),
     ("leaky_relu_zero", _bad(leaky_relu=0.0), ["leaky_relu", "above 0"]),
+    ("activation_unknown", _bad(activation="swish"),
+     ["activation", "swish", "gelu_erf"]),
+    ("activation_with_relu", _bad(relu=True, activation="silu"),
+     ["activation", "silu", "'relu'", "exclude"]),
+    ("activation_with_leaky_relu", _bad(leaky_relu=0.25, activation="gelu_tanh"),
+     ["activation", "'leaky_relu'", "exclude"]),
+    # Three temporaries and the masked updates' register beside 30
+    # accumulators do not fit 32.
+    ("activation_registers", _bad(isa="avx512", mr=30, nr=16, mc=30,
+                                  activation="sigmoid"),
+     ["sigmoid", "four vector registers", "30 accumulators"]),
+    # Only sgemm.py's kernels compute one: not the dot kernels.
+    ("activation_on_bf16", _bad(kind="sbgemm", isa="avx512", nr=32,
+                                activation="gelu_erf"),
+     ["activation"]),
     ("leaky_relu_negative", _bad(leaky_relu=-0.5), ["leaky_relu", "above 0"]),
     ("leaky_relu_one", _bad(leaky_relu=1.0), ["leaky_relu", "not 1"]),
     ("leaky_relu_not_binary32", _bad(leaky_relu=0.01),

@@ -456,6 +456,30 @@ TEST(ConvKernelTest, EpiloguesValidate) {
     }
 }
 
+TEST(ConvKernelTest, SmoothActivationsValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // silu (YOLOv5's blocks), gelu and sigmoid after a bias per channel, in
+  // every layout, the model's configs and the small ones.
+  using Smooth = Activation::Smooth;
+  int i = 0;
+  for (ConvDesc base :
+       {nhwc(1, 9, 9, 4, 8, 3, 2), nhwc(1, 16, 17, 16, 64, 3),
+        nchw(1, 10, 10, 8, 8, 3), nchw(2, 13, 12, 3, 6, 3, 2, 2),
+        ConvDesc::dense(ConvLayout::NhwcFhwc, 1, 9, 9, 4, 8, 3, 3, 1, 1, 2,
+                        2)}) {
+    ConvDesc d = base;
+    d.overwrite = true;
+    d.bias = true;
+    const Smooth all[] = {Smooth::Silu, Smooth::GeluErf, Smooth::Sigmoid,
+                          Smooth::GeluTanh};
+    d.activation.smooth = all[i++ % 4];
+    SCOPED_TRACE(d.str());
+    QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
+    EXPECT_TRUE(validates(d, c)) << c.str();
+    EXPECT_TRUE(validates(d, smallConfig(d)));
+  }
+}
+
 /// Builds `built`'s kernel (`config`, or the small one) and validates it
 /// as each claimed descriptor: it must pass exactly where the claim says
 /// so.

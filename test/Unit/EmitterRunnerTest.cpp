@@ -177,6 +177,27 @@ TEST(EmitterRunnerTest, Bf16OutputFieldsTravel) {
   llvm::consumeError(std::move(err));
 }
 
+/// A smooth activation travels by name, to the emitter and through the
+/// descriptor's JSON; an unknown name is refused.
+TEST(EmitterRunnerTest, SmoothActivationTravels) {
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.activation.smooth = Activation::Smooth::Silu;
+  nlohmann::json r =
+      nlohmann::json::parse(gemmRequestJson(d, avx2Config()), nullptr, false);
+  ASSERT_FALSE(r.is_discarded());
+  EXPECT_EQ(r["activation"], "silu");
+  auto back = gemmDescFromJson(toJson(d), "test");
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(*back, d);
+  nlohmann::json wrong = toJson(d);
+  wrong["activation"] = "swish";
+  auto refused = gemmDescFromJson(wrong, "test");
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError())
+                .find("sigmoid, silu, gelu_tanh or gelu_erf"),
+            std::string::npos);
+}
+
 TEST(EmitterRunnerTest, DotConvolutionFieldsTravel) {
   // A bf16 convolution is an sbconv2d request with a boolean bias; an 8-bit
   // one an iconv2d with its input's signedness; the type travels through

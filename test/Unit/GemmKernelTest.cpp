@@ -672,6 +672,66 @@ TEST(GemmKernelTest, WrongLeakySlopeIsCaught) {
   expectFailsAs(leaky, {steeper, relu, none});
 }
 
+TEST(GemmKernelTest, SmoothActivationsValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // sigmoid, silu and both gelus after the sums (and a bias along the
+  // columns or the rows), accumulating and overwriting, edges both ways, B
+  // packed, in place and packed by the tiles, run-time leading dimensions;
+  // then the model's config where it takes all of M in one block beside
+  // the epilogue's registers (30 rows: 28 at most with the activation).
+  using Smooth = Activation::Smooth;
+  const Smooth all[] = {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh,
+                        Smooth::GeluErf};
+  for (const GemmConfig &config : bPackingVariants(/*inPlaceRows=*/false))
+    for (Shape s : {Shape{7, 17, 5}, Shape{50, 64, 40}, Shape{13, 33, 16}})
+      for (int i = 0; i < 4; ++i) {
+        GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
+        d.activation.smooth = all[i];
+        d.bias = i == 1   ? GemmBias::Rows
+                 : i == 2 ? GemmBias::None
+                          : GemmBias::Columns;
+        d.overwrite = i % 2;
+        d.runtimeLd = s.m == 13;
+        SCOPED_TRACE(d.str());
+        EXPECT_TRUE(kernelValidates(
+            d.runtimeLd ? d.withPaddedLeadingDims(3) : d, fitTo(config, d)));
+      }
+  for (Smooth smooth : all) {
+    GemmDesc d = GemmDesc::packed(30, 16, 64);
+    d.activation.smooth = smooth;
+    d.bias = GemmBias::Columns;
+    QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, host()));
+    if (c.isa == VectorIsa::Avx512)
+      EXPECT_LE(c.mr * (c.nr / 16), 28) << c.str();
+    EXPECT_TRUE(kernelValidates(d, c)) << c.str();
+    // Few rows against B^T: the panel kernel, not the matrix-vector form
+    // (dotgemm.py computes no smooth activation).
+    GemmDesc few = GemmDesc::packed(4, 70, 96, false, true);
+    few.activation.smooth = smooth;
+    QM_ASSERT_EXPECTED(fc, chooseGemmConfig(few, host()));
+    EXPECT_FALSE(isMatrixVectorForm(few, fc)) << fc.str();
+    EXPECT_TRUE(kernelValidates(few, fc)) << fc.str();
+  }
+}
+
+TEST(GemmKernelTest, WrongSmoothActivationIsCaught) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  // Each smooth activation's kernel checked as another near it (gelu_tanh
+  // as gelu_erf: at most 5e-4 apart), and silu as no activation: the
+  // validator's allowance for their approximations is far below that.
+  using Smooth = Activation::Smooth;
+  GemmDesc tanh = GemmDesc::packed(13, 33, 37);
+  tanh.activation.smooth = Smooth::GeluTanh;
+  GemmDesc erf = tanh, silu = tanh, none = tanh, sigmoid = tanh;
+  erf.activation.smooth = Smooth::GeluErf;
+  silu.activation.smooth = Smooth::Silu;
+  sigmoid.activation.smooth = Smooth::Sigmoid;
+  none.activation = Activation{};
+  expectFailsAs(tanh, {erf, silu});
+  expectFailsAs(erf, {tanh});
+  expectFailsAs(silu, {sigmoid, none, erf});
+}
+
 TEST(GemmKernelTest, HostDefaultConfig) {
   QM_SKIP_UNLESS_VECTOR_HOST();
   // The analytical config for the host, unmodified.

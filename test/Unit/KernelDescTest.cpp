@@ -169,6 +169,46 @@ TEST(GemmDescTest, VerifyChecksLeakyRelu) {
   EXPECT_EQ(a.apply(-INFINITY), -INFINITY);
 }
 
+TEST(GemmDescTest, SmoothActivations) {
+  // By name in the key, f32 only, alone; the reference in forms without
+  // cancellation; the validators' allowance for the kernels' formulas.
+  using Smooth = Activation::Smooth;
+  GemmDesc d = GemmDesc::packed(7, 5, 3);
+  d.activation.smooth = Smooth::GeluErf;
+  EXPECT_EQ(d.str(), "sgemm_m7_n5_k3_lda3_ldb5_ldc5_nn_gelu_erf");
+  EXPECT_TRUE(d.hasEpilogue());
+  EXPECT_FALSE(d.activation.exact());
+  EXPECT_FALSE(static_cast<bool>(d.verify()));
+  d.activation.relu = true;
+  QM_ASSERT_FAILS_WITH(d.verify(), "exclude each other");
+  d.activation.relu = false;
+  d.precision = GemmPrecision::Bf16;
+  QM_ASSERT_FAILS_WITH(d.verify(), "gelu_erf needs f32 operands");
+  for (Smooth s :
+       {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf})
+    EXPECT_EQ(Activation::smoothNamed(Activation::smoothName(s)), s);
+  EXPECT_FALSE(Activation::smoothNamed("gelu"));
+  Activation a;
+  a.smooth = Smooth::Sigmoid;
+  EXPECT_DOUBLE_EQ(a.apply(0.0), 0.5);
+  EXPECT_EQ(a.apply(-1000.0), 0.0);
+  a.smooth = Smooth::Silu;
+  EXPECT_NEAR(a.apply(2.0), 2.0 / (1.0 + std::exp(-2.0)), 1e-15);
+  EXPECT_EQ(a.apply(-INFINITY), 0.0);
+  a.smooth = Smooth::GeluErf;
+  EXPECT_NEAR(a.apply(1.0), 0.8413447460685429, 1e-15);
+  // -10: 0.5 x erfc(10 / sqrt(2)), which 1 + erf would round to 0.
+  EXPECT_NEAR(a.apply(-10.0), -7.619853024160526e-23, 1e-36);
+  a.smooth = Smooth::GeluTanh;
+  EXPECT_NEAR(a.apply(1.0), 0.8411919906082768, 1e-15);
+  EXPECT_TRUE(std::isnan(a.apply(double(NAN))));
+  // The allowance: a few ulps of the result, |x| 1.5e-7 more for gelu_erf.
+  EXPECT_NEAR(a.allowance(1.0, 0.84), 0.84 * (6 + 4 * 1.6670) * 0x1p-23, 1e-9);
+  a.smooth = Smooth::GeluErf;
+  EXPECT_GT(a.allowance(-3.0, -0.004), 4.5e-7);
+  EXPECT_EQ(Activation{}.allowance(1.0, 1.0), 0.0);
+}
+
 TEST(GemmDescTest, VerifyChecksReluBound) {
   GemmDesc d = GemmDesc::packed(7, 5, 3);
   d.activation.bound = 6.0f;

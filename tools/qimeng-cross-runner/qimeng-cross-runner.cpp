@@ -21,7 +21,8 @@
 // (the exact one alone), EPILOGUE "none" or a comma list of
 // "bias=columns" or "bias=rows", "relu", "relu_min=X", "relu_max=X" (the
 // floor and bound of relu's clamp), "relu_nan_to_floor", "leaky_relu=X"
-// (leaky relu's slope) (the bias's pointer in the header at 112) and PARTS, for
+// (leaky relu's slope), "activation=NAME" (a smooth one: sigmoid, silu,
+// gelu_tanh, gelu_erf) (the bias's pointer in the header at 112) and PARTS, for
 // a parallel kernel, its parts of C as "m_begin:m_end:n_begin:n_end" each,
 // comma-separated: one call a part, each with a workspace of its own. K may be
 // 0. A convolution kernel (input, filter, output, workspace) runs with
@@ -261,6 +262,9 @@ Epilogue parseEpilogue(const std::string &text, bool conv) {
       e.activation.relu = true;
     else if (item == "relu_nan_to_floor")
       e.activation.nanToFloor = true;
+    else if (item.compare(0, 11, "activation=") == 0 &&
+             Activation::smoothNamed(item.substr(11)))
+      e.activation.smooth = *Activation::smoothNamed(item.substr(11));
     else if (conv && item == "bias")
       e.bias = Epilogue::Columns; // per output channel
     else if (!conv && item == "bias=columns")
@@ -349,8 +353,8 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
   if (int64_t at = firstChanged(b, b0); at != INT64_MIN)
     return name + ": B changed at element " + std::to_string(at);
   const double bound = gemmErrorBound(p.k);
-  const bool exact =
-      dist == Distribution::SmallIntegers && smallIntegersAreExact(p.k);
+  const bool exact = dist == Distribution::SmallIntegers &&
+                     smallIntegersAreExact(p.k) && e.activation.exact();
   for (int64_t i = -kGuard; i < p.m * p.ldc + kGuard; ++i) {
     bool inside = i >= 0 && i < p.m * p.ldc && i % p.ldc < p.n;
     if (!inside && !isSentinel(&c.data()[i]))
@@ -397,8 +401,10 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
       const double bv = e.bias == Epilogue::Columns ? bias[size_t(j)]
                         : e.bias == Epilogue::Rows  ? bias[size_t(i)]
                                                     : 0.0;
-      mag[j] = (mag[j] + std::fabs(bv)) * e.activation.errorGain();
+      const double sum = ref[j] + bv; // the activation's input
       ref[j] = e.apply(ref[j], bv);
+      mag[j] = activatedMagnitude(e.activation, mag[j] + std::fabs(bv), sum,
+                                  ref[j], bound);
 #ifdef QIMENG_CROSS_OPENBLAS
       const double theirs = e.apply(ob[size_t(i * p.ldc + j)], bv);
       openBlasMaxRel =
@@ -526,8 +532,8 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
              ", between pixels " + std::to_string(p.pixel) +
              " channels apart, was written";
   const double bound = gemmErrorBound(k);
-  const bool exact =
-      dist == Distribution::SmallIntegers && smallIntegersAreExact(k);
+  const bool exact = dist == Distribution::SmallIntegers &&
+                     smallIntegersAreExact(k) && p.epilogue.activation.exact();
   // The filter as (tap, channel) rows of F, then each output pixel's F
   // sums a row of the filter at a time.
   std::vector<float> rows(size_t(k * p.f));
@@ -562,9 +568,11 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
             }
         for (int64_t fi = 0; fi < p.f; ++fi) {
           const double bv = bias.empty() ? 0.0 : bias[size_t(fi)];
-          mag[fi] =
-              (mag[fi] + std::fabs(bv)) * p.epilogue.activation.errorGain();
+          const double sum = ref[fi] + bv; // the activation's input
           ref[fi] = p.epilogue.apply(ref[fi], bv);
+          mag[fi] =
+              activatedMagnitude(p.epilogue.activation, mag[fi] + std::fabs(bv),
+                                 sum, ref[fi], bound);
           const float got = out.data()[p.outputAt(b, y, x, fi)];
           maxRel = std::max(maxRel, relativeError(got, ref[fi], mag[fi]));
           std::string why = elementFailure(got, ref[fi], mag[fi], exact, bound);

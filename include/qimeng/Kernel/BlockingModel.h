@@ -104,6 +104,12 @@ bool dotReadsBInPlace(const GemmDesc &desc);
 /// layout: only the threads and their split.
 bool isMatrixVectorForm(const GemmDesc &desc, const GemmConfig &config);
 
+/// The vector registers sgemm.py's epilogue takes beside a block's
+/// accumulators (its refusals): 4 for relu's bound, leaky relu or a smooth
+/// activation (whose three temporaries join the masked updates' one), 3
+/// for a bias along the rows, 2 for relu, else none.
+int epilogueVectorRegisters(const GemmDesc &desc);
+
 /// Rows of f32 A up to which the model reads B^T in place (the
 /// matrix-vector form, isMatrixVectorForm) on AVX-512, where the product
 /// transposed (from kF32TransposedProductRows on) does not take them.

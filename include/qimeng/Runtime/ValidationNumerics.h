@@ -13,6 +13,7 @@
 #ifndef QIMENG_RUNTIME_VALIDATIONNUMERICS_H
 #define QIMENG_RUNTIME_VALIDATIONNUMERICS_H
 
+#include "qimeng/Kernel/Activation.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -248,6 +249,17 @@ inline double relativeError(double x, double ref, double mag) {
   if (mag == 0)
     return std::numeric_limits<double>::infinity();
   return err / mag;
+}
+
+/// The magnitude of an element after the epilogue's activation, `size`
+/// being its sum's magnitude (bias included), `x` the activation's exact
+/// input and `y` its result: the size scaled by the activation's
+/// errorGain, plus the activation's own allowance (a smooth activation's
+/// approximation, Activation::allowance) in units of `bound`, so that
+/// bound times the magnitude covers both.
+inline double activatedMagnitude(const Activation &activation, double size,
+                                 double x, double y, double bound) {
+  return size * activation.errorGain() + activation.allowance(x, y) / bound;
 }
 
 /// True when small-integer inputs (|a|, |b|, |c0| <= 4) make every partial

@@ -1,0 +1,238 @@
+"""The smooth activations (sigmoid, silu, gelu_tanh, gelu_erf) of sgemm's
+epilogue, measured point by point: a kernel with K = 1 and B all ones
+writes C(i, j) = f(A(i)), A a dense sweep of [-20, 20] plus the values
+where each formula changes behaviour (its clamps, 0, -0, huge, NaN,
+infinities); each result is compared with the function in fp64. Vectors,
+masked AVX-512 columns and the AVX2 spill loop each compute some of the
+columns.
+
+Bounds, from the formulas (x86.py): exp-based ones (sigmoid, silu,
+gelu_tanh) within 6 ulps of the result (Cephes' expf to ~1 ulp, then a
+division and a few roundings; gelu_tanh's argument 2u is rounded in f32
+first, which e^-2u turns into |2u| times as many ulps); gelu_erf within 1.5e-7 |x| + 8 ulps
+(Abramowitz and Stegun 7.1.26: erf to 1.5e-7 absolute, halved in gelu,
+and its polynomial's roundings).
+"""
+
+import math
+import os
+import struct
+import subprocess
+import tempfile
+import unittest
+
+from .support import (GCC, assemble, cpu_has, emit, header, request,
+                      runs_kernels)
+
+HARNESS_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void kernel_fn(const float *, const float *, float *, void *);
+extern kernel_fn qm_kernel;
+
+/* argv: M N workspace_bytes, then M inputs (as %a hex floats) on stdin;
+   prints C row by row as hex floats. */
+int main(int argc, char **argv) {
+    if (argc != 4) return 3;
+    long M = atol(argv[1]), N = atol(argv[2]), ws_bytes = atol(argv[3]);
+    float *A = malloc(sizeof(float) * M), *B = malloc(sizeof(float) * N);
+    float *C = malloc(sizeof(float) * M * N);
+    for (long i = 0; i < M; i++)
+        if (scanf("%a", &A[i]) != 1) return 3;
+    for (long j = 0; j < N; j++) B[j] = 1.0f;
+    memset(C, 0xff, sizeof(float) * M * N);
+    void *ws = aligned_alloc(64, ws_bytes);
+    memset(ws, 0xff, ws_bytes);
+    qm_kernel(A, B, C, ws);
+    for (long i = 0; i < M * N; i++) printf("%a\n", C[i]);
+    return 0;
+}
+"""
+
+
+def _f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _logistic(z):
+    """1 / (1 + e^-z) in fp64, 0 where e^-z overflows."""
+    return 0.0 if z < -700 else 1.0 / (1.0 + math.exp(-z))
+
+
+def reference(name, x):
+    """The activation of x in fp64, in forms without cancellation: 0.5 (1
+    + tanh(u)) as 1 / (1 + e^-2u), 0.5 (1 + erf(y)) as erfc(-y) / 2."""
+    if math.isnan(x):
+        return math.nan
+    if math.isinf(x) and name != "sigmoid":
+        return x if x > 0 else -0.0
+    if name == "sigmoid":
+        return _logistic(x)
+    if name == "silu":
+        return x * _logistic(x)
+    if name == "gelu_tanh":
+        u = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+        return x * _logistic(2.0 * u)
+    return 0.5 * x * math.erfc(-x / math.sqrt(2.0))
+
+
+def ulp32(v):
+    """The spacing of binary32 numbers at |v| (2^-149 at and below the
+    subnormals)."""
+    _, e = math.frexp(abs(v))
+    return math.ldexp(1.0, max(e - 24, -149))
+
+
+def allowed(name, x, want):
+    """The error each formula may make at x (module docstring); where e^z
+    is clamped (z below -87.3), |x| 2^-126 more (the result is then at
+    most |x| e^-87.3 instead of smaller)."""
+    clamped = max(abs(x), 1.0) * 2.0 ** -126
+    if name == "gelu_erf":
+        return 1.5e-7 * abs(x) + 8 * ulp32(want) + clamped
+    if name == "gelu_tanh":
+        # Its argument 2u, rounded in f32, then in e^-2u: |2u| times that.
+        two_u = abs(x) * (1.5957691216 + 0.0713548162 * x * x)
+        return (6 + 4 * two_u) * ulp32(want) + clamped
+    return 6 * ulp32(want) + clamped
+
+
+SPECIALS = [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 87.33654, -87.33654,
+            88.0, -88.0, 88.5, -88.5, 100.0, -100.0, 1e10, -1e10, 3e38,
+            -3e38]
+INPUTS = [_f32(-20.0 + 0.0078125 * i) for i in range(5121)] + SPECIALS
+
+
+@runs_kernels("avx2", "fma")
+class SmoothActivationAccuracyTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="qm_smooth_")
+        cls.harness_o = os.path.join(cls.tmp.name, "harness.o")
+        src = os.path.join(cls.tmp.name, "harness.c")
+        with open(src, "w", encoding="ascii") as f:
+            f.write(HARNESS_C)
+        subprocess.run([GCC, "-std=c11", "-O1", "-c", src, "-o",
+                        cls.harness_o], check=True, capture_output=True,
+                       timeout=60)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_kernel(self, req, inputs):
+        """C (row-major, req's n columns) for A = inputs, B = ones."""
+        text = emit(req)
+        tag = f"{req['isa']}_{req['activation']}"
+        obj = os.path.join(self.tmp.name, tag + ".o")
+        exe = os.path.join(self.tmp.name, tag)
+        symbol = header(text, "symbol")
+        proc = assemble(text + f"\t.globl\tqm_kernel\n\t.set\tqm_kernel, "
+                        f"{symbol}\n", obj)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        subprocess.run([GCC, self.harness_o, obj, "-o", exe], check=True,
+                       capture_output=True, timeout=60)
+        run = subprocess.run(
+            [exe, str(len(inputs)), str(req["n"]),
+             header(text, "workspace_bytes")],
+            input="\n".join(float.hex(x) for x in inputs),
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return [float.fromhex(v) for v in run.stdout.split()]
+
+    def check(self, isa, n, name, inputs=INPUTS):
+        req = request(isa=isa, m=len(inputs), n=n, k=1, mr=6,
+                      nr=32 if isa == "avx512" else 16, kc=16, mc=72,
+                      nc=64, overwrite=True, activation=name)
+        c = self.run_kernel(req, inputs)
+        worst = 0.0
+        for i, x in enumerate(inputs):
+            want = reference(name, x)
+            for j in range(n):
+                got = c[i * n + j]
+                if math.isnan(want):
+                    self.assertTrue(math.isnan(got), f"{name}({x}) = {got}")
+                    continue
+                err = abs(got - want)
+                self.assertLessEqual(
+                    err, allowed(name, x, want),
+                    f"{isa} {name}({x!r}) column {j}: {got!r}, want "
+                    f"{want!r}")
+                if want:
+                    worst = max(worst, err / ulp32(want))
+        return worst
+
+    def test_avx512_vectors_and_masked_columns(self):
+        if not cpu_has("avx512f"):
+            self.skipTest("host CPU lacks avx512f")
+        for name in ("sigmoid", "silu", "gelu_tanh", "gelu_erf"):
+            with self.subTest(name=name):
+                self.check("avx512", 17, name)
+
+    def test_avx2_vectors_and_spill_loop(self):
+        for name in ("sigmoid", "silu", "gelu_tanh", "gelu_erf"):
+            with self.subTest(name=name):
+                self.check("avx2", 9, name)
+
+    def test_nan_stays_nan(self):
+        for name in ("sigmoid", "silu", "gelu_tanh", "gelu_erf"):
+            with self.subTest(name=name):
+                c = self.run_kernel(
+                    request(isa="avx2", m=8, n=9, k=1, mr=6, nr=16,
+                            kc=16, mc=72, nc=64, overwrite=True,
+                            activation=name),
+                    [math.nan, -math.nan, 1.0, math.nan, 0.5, math.nan,
+                     2.0, math.nan])
+                for i in (0, 1, 3, 5, 7):
+                    for j in range(9):
+                        self.assertTrue(math.isnan(c[i * 9 + j]),
+                                        f"{name}: row {i} column {j}")
+
+    def test_infinities(self):
+        """An infinite input: sigmoid's limits, +inf for the others at
+        +inf; at -inf gelu_erf's limit (-0, or the clamped term's
+        -1e-37), while silu and gelu_tanh divide -inf by e^88 (the stock
+        lowering gives NaN there: -inf * 0)."""
+        inf = math.inf
+        expected = {
+            "sigmoid": (1.0, 0.0), "silu": (inf, -inf),
+            "gelu_tanh": (inf, -inf), "gelu_erf": (inf, 0.0)}
+        for name, (at_plus, at_minus) in expected.items():
+            with self.subTest(name=name):
+                for isa, n in (("avx2", 9), ("avx512", 17)):
+                    if isa == "avx512" and not cpu_has("avx512f"):
+                        continue
+                    c = self.run_kernel(
+                        request(isa=isa, m=2, n=n, k=1, mr=6,
+                                nr=32 if isa == "avx512" else 16, kc=16,
+                                mc=72, nc=64, overwrite=True,
+                                activation=name), [inf, -inf])
+                    for j in range(n):
+                        self.assertEqual(c[j], at_plus, f"{isa} {name}(inf)")
+                        got = c[n + j]
+                        if math.isinf(at_minus):
+                            self.assertEqual(got, at_minus)
+                        else:
+                            self.assertLessEqual(abs(got), 2.0 ** -120,
+                                                 f"{isa} {name}(-inf)")
+
+    def test_a_wrong_formula_fails(self):
+        """The bounds catch one activation computed as another near it
+        (gelu_tanh against gelu_erf: at most 5e-4 apart)."""
+        req = request(isa="avx2", m=len(INPUTS), n=9, k=1, mr=6, nr=16,
+                      kc=16, mc=72, nc=64, overwrite=True,
+                      activation="gelu_tanh")
+        c = self.run_kernel(req, INPUTS)
+        misses = sum(
+            1 for i, x in enumerate(INPUTS)
+            if not math.isnan(reference("gelu_erf", x))
+            and abs(c[i * 9] - reference("gelu_erf", x))
+            > allowed("gelu_erf", x, reference("gelu_erf", x)))
+        self.assertGreater(misses, 1000)
+
+
+if __name__ == "__main__":
+    unittest.main()
