@@ -70,6 +70,10 @@ bool qimeng::isaAppliesEpilogues(VectorIsa isa) {
   return isa != VectorIsa::None && isa != VectorIsa::Amx;
 }
 
+bool qimeng::isaAppliesSmoothActivations(VectorIsa isa) {
+  return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512;
+}
+
 bool qimeng::isaReadsConvStridesAtRunTime(VectorIsa isa) {
   return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512;
 }

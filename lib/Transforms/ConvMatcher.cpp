@@ -342,7 +342,9 @@ qimeng::describeConv(linalg::LinalgOp op,
           op, output, init->op, channel,
           /*biasAllowed=*/!d.bias, /*goingAway=*/{},
           /*halfType=*/{}, /*sliceOutput=*/slices,
-          /*leakyAllowed=*/!isIntegerPrecision(d.precision));
+          /*leakyAllowed=*/!isIntegerPrecision(d.precision),
+          /*smoothAllowed=*/options.smoothActivations &&
+              d.precision == GemmPrecision::F32);
     if (e && e->output.getType() != output.getType()) {
       SmallVector<StrideAssumption> sliceAssumed;
       std::string why;

@@ -1,6 +1,7 @@
 //===- EpilogueMatcher.cpp ------------------------------------------------===//
 #include "EpilogueMatcher.h"
 #include "BufferEffects.h"
+#include "SmoothActivationMatcher.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -146,7 +147,8 @@ matchLeakyRelu(Value v, SmallPtrSetImpl<Operation *> &used) {
 /// the floor, relu's bound (relu6, hardtanh's 1), or after a floor that
 /// takes NaN select(cmpf ugt(x, b), b, x) or arith.minnumf(x, b) (the same
 /// on numbers); or, with `leakyAllowed` and instead of relu, leaky relu
-/// (matchLeakyRelu);
+/// (matchLeakyRelu); or, with `smoothAllowed` and instead of those, a
+/// smooth activation (matchSmoothActivation: sigmoid, silu, gelu);
 /// with a `halfType`, perhaps all that rounded by arith.truncf to it
 /// last (to nearest even: truncf without a rounding mode). With
 /// `afterRelu` (c is already relu's result: a chain's second generic)
@@ -156,7 +158,8 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
                                            std::optional<unsigned> biasArg,
                                            std::optional<unsigned> residualArg,
                                            Type halfType, bool afterRelu,
-                                           bool leakyAllowed) {
+                                           bool leakyAllowed,
+                                           bool smoothAllowed) {
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (yield->getNumOperands() != 1)
@@ -237,9 +240,14 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
     if (op)
       used.insert(op);
   };
-  // Leaky relu instead of relu: x > 0 ? x : s * x.
+  // A smooth activation, or leaky relu instead of relu: x > 0 ? x : s * x.
   std::optional<float> leaky;
-  if (auto found = matchLeakyRelu(v, used)) {
+  Activation::Smooth smooth = Activation::Smooth::None;
+  if (auto found = smoothAllowed && !truncated ? matchSmoothActivation(v, used)
+                                               : std::nullopt) {
+    smooth = found->first;
+    v = found->second;
+  } else if (auto found = matchLeakyRelu(v, used)) {
     if (!leakyAllowed)
       return std::nullopt;
     leaky = found->first;
@@ -250,8 +258,8 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   // The floor: maximumf (NaN kept) or maxnumf (NaN becomes the floor), or
   // their select forms, select(x ugt f, x, f) and select(x ult f, f, x).
   std::optional<std::pair<float, Value>> found;
-  if (leaky) {
-    // Leaky relu is the activation: no floor, no bound.
+  if (leaky || smooth != Activation::Smooth::None) {
+    // Leaky relu or a smooth one is the activation: no floor, no bound.
   } else if (auto max = v.getDefiningOp<arith::MaximumFOp>()) {
     if ((found = withConstant(max.getLhs(), max.getRhs())))
       used.insert(max);
@@ -312,7 +320,8 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   llvm::sort(leaves);
   llvm::sort(expected);
   if (leaves != expected ||
-      (expected.size() == 1 && !relu && !reluMax && !leaky && !truncated))
+      (expected.size() == 1 && !relu && !reluMax && !leaky && !truncated &&
+       smooth == Activation::Smooth::None))
     return std::nullopt;
   for (Operation &o : body.without_terminator())
     if (!used.contains(&o) && !isa<arith::ConstantOp>(o))
@@ -324,6 +333,7 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   e.activation.bound = reluMax;
   e.activation.nanToFloor = nanToFloor;
   e.activation.leakySlope = leaky;
+  e.activation.smooth = smooth;
   e.halfOutput = truncated;
   return e;
 }
@@ -591,7 +601,8 @@ bool availableAt(Value v, Operation *producer, DominanceInfo &dominance,
 std::optional<EpilogueStep>
 matchEpilogueStep(Operation *producer, Value c, ArrayRef<Operation *> disregard,
                   unsigned biasDim, bool biasAllowed, Type halfType,
-                  bool afterRelu, bool sliceOutput, bool leakyAllowed) {
+                  bool afterRelu, bool sliceOutput, bool leakyAllowed,
+                  bool smoothAllowed) {
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!cType)
     return std::nullopt;
@@ -675,9 +686,9 @@ matchEpilogueStep(Operation *producer, Value c, ArrayRef<Operation *> disregard,
   if (!cArg || g.getMatchingIndexingMap(init) != identity ||
       (output.getType() != c.getType() && !narrows && !slice))
     return std::nullopt;
-  auto body =
-      epilogueOfBody(g, *cArg, biasArg, residualArg,
-                     narrows ? halfType : Type(), afterRelu, leakyAllowed);
+  auto body = epilogueOfBody(g, *cArg, biasArg, residualArg,
+                             narrows ? halfType : Type(), afterRelu,
+                             leakyAllowed, smoothAllowed);
   if (!body || body->halfOutput != narrows)
     return std::nullopt;
   DominanceInfo dominance(producer->getParentOp());
@@ -741,11 +752,10 @@ matchEpilogueStep(Operation *producer, Value c, ArrayRef<Operation *> disregard,
 
 } // namespace
 
-std::optional<ElementwiseEpilogue>
-qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
-                                 unsigned biasDim, bool biasAllowed,
-                                 ArrayRef<Operation *> goingAway, Type halfType,
-                                 bool sliceOutput, bool leakyAllowed) {
+std::optional<ElementwiseEpilogue> qimeng::matchElementwiseEpilogue(
+    Operation *producer, Value c, Operation *cInit, unsigned biasDim,
+    bool biasAllowed, ArrayRef<Operation *> goingAway, Type halfType,
+    bool sliceOutput, bool leakyAllowed, bool smoothAllowed) {
   ElementwiseEpilogue e;
   SmallVector<Operation *> disregard{producer};
   if (cInit)
@@ -758,9 +768,10 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
   while (!e.halfOutput) {
     Activation &act = e.activation;
     const bool afterRelu = act.relu && !act.bound;
-    std::optional<EpilogueStep> step = matchEpilogueStep(
-        producer, e.ops.empty() ? c : e.output, disregard, biasDim,
-        biasAllowed && !e.bias, halfType, afterRelu, sliceOutput, leakyAllowed);
+    std::optional<EpilogueStep> step =
+        matchEpilogueStep(producer, e.ops.empty() ? c : e.output, disregard,
+                          biasDim, biasAllowed && !e.bias, halfType, afterRelu,
+                          sliceOutput, leakyAllowed, smoothAllowed);
     if (!step)
       break;
     const BodyEpilogue &b = step->body;
@@ -791,6 +802,8 @@ qimeng::matchElementwiseEpilogue(Operation *producer, Value c, Operation *cInit,
       act.bound = next.bound;
     if (next.leakySlope)
       act.leakySlope = next.leakySlope;
+    if (next.smooth != Activation::Smooth::None)
+      act.smooth = next.smooth;
     e.halfOutput = b.halfOutput;
     llvm::append_range(e.opsToHoist, step->opsToHoist);
     llvm::append_range(e.assumed, step->assumed);

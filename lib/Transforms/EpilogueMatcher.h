@@ -102,12 +102,16 @@ struct ElementwiseEpilogue {
 /// place); its strides are the caller's to check. With `leakyAllowed` (the
 /// caller's kernel takes it: f32, bf16 and f16, not 8-bit) a generic may
 /// apply leaky relu instead of relu and its clamp (torch-mlir's, JAX's
-/// and TOSA's forms).
-std::optional<ElementwiseEpilogue> matchElementwiseEpilogue(
-    mlir::Operation *producer, mlir::Value c, mlir::Operation *cInit,
-    unsigned biasDim, bool biasAllowed,
-    llvm::ArrayRef<mlir::Operation *> goingAway = {}, mlir::Type halfType = {},
-    bool sliceOutput = false, bool leakyAllowed = false);
+/// and TOSA's forms). With `smoothAllowed` (the caller's kernel computes
+/// them: an f32 kernel on x86) a generic may apply a smooth activation
+/// instead (sigmoid, silu, gelu: SmoothActivationMatcher.h).
+std::optional<ElementwiseEpilogue>
+matchElementwiseEpilogue(mlir::Operation *producer, mlir::Value c,
+                         mlir::Operation *cInit, unsigned biasDim,
+                         bool biasAllowed,
+                         llvm::ArrayRef<mlir::Operation *> goingAway = {},
+                         mlir::Type halfType = {}, bool sliceOutput = false,
+                         bool leakyAllowed = false, bool smoothAllowed = false);
 
 } // namespace qimeng
 

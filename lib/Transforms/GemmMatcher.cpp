@@ -127,13 +127,15 @@ linalg::TransposeOp foldableTranspose(Value operand, Operation *use,
 /// the slice's static row stride apart (ldc, an immediate or read at run
 /// time as the GEMM's other leading dimensions are), its batch stride the
 /// slice's.
-void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType) {
+void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType,
+                  bool smoothAllowed) {
   std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
       op, out.operands[2], out.cInit, out.nDimOfC,
       /*biasAllowed=*/out.gemm.bias == GemmBias::None,
       /*goingAway=*/{}, halfType,
       /*sliceOutput=*/out.gemm.precision == GemmPrecision::F32,
-      /*leakyAllowed=*/!isIntegerPrecision(out.gemm.precision));
+      /*leakyAllowed=*/!isIntegerPrecision(out.gemm.precision),
+      smoothAllowed && out.gemm.precision == GemmPrecision::F32);
   if (!e)
     return;
   GemmDesc &d = out.gemm;
@@ -612,7 +614,8 @@ qimeng::describeContraction(linalg::LinalgOp op, std::string &reason,
       fuseEpilogue(op, out,
                    isHalfPrecision(d.precision)
                        ? getElementTypeOrSelf(out.operands[0].getType())
-                       : Type());
+                       : Type(),
+                   options.smoothActivations);
   }
   if (auto err = d.verify()) {
     reason = llvm::toString(std::move(err));

@@ -1088,6 +1088,8 @@ struct QiMengTensorOpPass
       matchOptions.runtimeLeadingDims = true;
     if (!isaAppliesEpilogues(options->target.bestIsa()))
       matchOptions.fuseEpilogues = false;
+    matchOptions.smoothActivations =
+        isaAppliesSmoothActivations(options->target.bestIsa());
 
     // Quantized matmuls (zero points): the plain contraction, which the
     // matchers below take, and the zero points' sums (ZeroPoints.h).
@@ -1222,6 +1224,7 @@ struct QiMengTensorOpPass
         int64_t imageCalls = 1;
         ConvMatchOptions convOptions;
         convOptions.foldBiasInit = matchOptions.fuseEpilogues;
+        convOptions.smoothActivations = matchOptions.smoothActivations;
         convOptions.stridesAtRunTime =
             isaReadsConvStridesAtRunTime(options->target.bestIsa());
         convOptions.stridedOutput =

@@ -167,6 +167,13 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
         auto shaped = dyn_cast<ShapedType>(t);
         return !shaped || isa<FloatType>(shaped.getElementType());
       });
+  // A smooth activation fuses into f32 kernels only; where the target's
+  // do not take it, the consumer moved onto buffers stays as it is.
+  const bool f32Operands =
+      llvm::all_of(onBuffers->getOperandTypes(), [](Type t) {
+        auto shaped = dyn_cast<ShapedType>(t);
+        return !shaped || shaped.getElementType().isF32();
+      });
   for (size_t moved = 0;; ++moved) {
     if (!last->hasOneUse())
       return;
@@ -206,7 +213,8 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
     std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
         onBuffers, out, initOp, *biasDim,
         /*biasAllowed=*/true, /*goingAway=*/{last, gResult}, /*halfType=*/{},
-        /*sliceOutput=*/false, /*leakyAllowed=*/floatOperands);
+        /*sliceOutput=*/false, /*leakyAllowed=*/floatOperands,
+        /*smoothAllowed=*/f32Operands);
     if (!e || e->ops.size() != moved + 1 ||
         e->ops.back() != onBuffersG.getOperation()) {
       created.rollback();

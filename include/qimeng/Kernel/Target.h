@@ -34,6 +34,11 @@ bool isSketchIsa(VectorIsa isa);
 /// vector ISA but AMX's tiles (whose kernels store C as it is).
 bool isaAppliesEpilogues(VectorIsa isa);
 
+/// Whether `isa`'s f32 kernels apply a smooth activation (sigmoid, silu,
+/// gelu_tanh, gelu_erf: x86.py's emit_smooth_activation): AVX2 and
+/// AVX-512 (sgemm.py, and conv2d.py through it).
+bool isaAppliesSmoothActivations(VectorIsa isa);
+
 /// Whether `isa`'s convolution kernels can read the input's strides from
 /// their header at run time (ConvDesc::runtimeStrides): the x86 generator's
 /// (conv2d.py); the sketch-driven ISAs take them as immediates.

@@ -39,6 +39,9 @@ struct ConvInit {
 struct ConvMatchOptions {
   /// Fold a bias broadcast into the output (and fuse consumers).
   bool foldBiasInit = true;
+  /// Fuse a smooth activation (sigmoid, silu, gelu) into an f32 kernel
+  /// (isaAppliesSmoothActivations).
+  bool smoothActivations = false;
   /// Read the input's strides at run time (isaReadsConvStridesAtRunTime).
   bool stridesAtRunTime = false;
   /// Write an nhwc f32 output whose pixels lie more than F apart

@@ -37,7 +37,8 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     written in place) fold into the kernel, and so does an elementwise
     consumer of such a C that adds a bias along the columns and/or a
     residual and applies relu or a clamp (relu6, hardtanh; TOSA's and
-    torch-mlir's forms) or leaky relu (not after an 8-bit product), or a chain of
+    torch-mlir's forms) or leaky relu (not after an 8-bit product), or
+    sigmoid, silu or gelu (after an f32 product, on x86), or a chain of
     such consumers each reading the previous one's output
     (`fuse-epilogues`); the last of them may write a slice of a
     concatenation.
@@ -138,7 +139,8 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "with a static K, a bf16, f16 or int8 one keeps them)">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Fuse a bias add along the columns, a residual add and relu "
-           "or a clamp to [min, max] (one generic, or a chain of them) "
+           "or a clamp to [min, max], leaky relu, or sigmoid, silu or gelu "
+           "(f32 on x86) (one generic, or a chain of them) "
            "that consume a "
            "zero-initialised product into the kernel's store of C, as "
            "oneDNN's post-ops (the fused kernel is "

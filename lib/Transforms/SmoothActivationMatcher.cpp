@@ -1,0 +1,267 @@
+//===- SmoothActivationMatcher.cpp ----------------------------------------===//
+#include "SmoothActivationMatcher.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+using namespace qimeng;
+
+namespace {
+
+/// A polynomial in x and one term t, its coefficients by (power of x,
+/// power of t); x up to its cube, t up to its first power.
+using Poly = std::map<std::pair<int, int>, double>;
+constexpr int kMaxXPower = 3;
+constexpr int kMaxTermPower = 1;
+
+Poly constantPoly(double c) { return Poly{{{0, 0}, c}}; }
+
+Poly scaled(const Poly &a, double s) {
+  Poly r;
+  for (auto [monomial, c] : a)
+    r[monomial] = c * s;
+  return r;
+}
+
+Poly sum(const Poly &a, const Poly &b, double bSign) {
+  Poly r = a;
+  for (auto [monomial, c] : b)
+    r[monomial] += bSign * c;
+  return r;
+}
+
+std::optional<Poly> product(const Poly &a, const Poly &b) {
+  Poly r;
+  for (auto [ma, ca] : a)
+    for (auto [mb, cb] : b) {
+      if (ca == 0.0 || cb == 0.0)
+        continue;
+      std::pair<int, int> m{ma.first + mb.first, ma.second + mb.second};
+      if (m.first > kMaxXPower || m.second > kMaxTermPower)
+        return std::nullopt;
+      r[m] += ca * cb;
+    }
+  return r;
+}
+
+/// Whether `p` is `want` up to a relative 1e-6 in each coefficient (f32
+/// roundings of the constants), zero coefficients aside.
+bool near(const Poly &p, const Poly &want) {
+  Poly nonzero;
+  for (auto [m, c] : p)
+    if (c != 0.0)
+      nonzero[m] = c;
+  if (nonzero.size() != want.size())
+    return false;
+  for (auto [m, c] : want) {
+    auto it = nonzero.find(m);
+    if (it == nonzero.end() ||
+        !(std::fabs(it->second - c) <= 1e-6 * std::fabs(c)))
+      return false;
+  }
+  return true;
+}
+
+/// Reads a value of the body as a Poly in `x` and `term` (a value, or
+/// with `logistic` the term 1 / (1 + term) that a division by 1 + term
+/// makes), recording the ops it reads through.
+class PolyReader {
+public:
+  PolyReader(Value x, Value term, bool logistic)
+      : x(x), term(term), logistic(logistic) {}
+
+  std::optional<Poly> read(Value v) {
+    if (v == x)
+      return Poly{{{1, 0}, 1.0}};
+    if (term && !logistic && v == term)
+      return Poly{{{0, 1}, 1.0}};
+    auto found = memo.find(v);
+    if (found != memo.end())
+      return found->second;
+    std::optional<Poly> p = readOp(v);
+    memo[v] = p;
+    if (p && v.getDefiningOp() && !matchPattern(v, m_Constant()))
+      ops.insert(v.getDefiningOp());
+    return p;
+  }
+
+  llvm::SmallPtrSet<Operation *, 16> ops;
+
+private:
+  std::optional<Poly> readOp(Value v) {
+    Operation *op = v.getDefiningOp();
+    if (!op || !v.getType().isF32())
+      return std::nullopt;
+    FloatAttr attr;
+    if (matchPattern(v, m_Constant(&attr))) {
+      if (!attr.getValue().isFinite())
+        return std::nullopt;
+      return constantPoly(attr.getValue().convertToDouble());
+    }
+    auto binary = [&](Operation *o) -> std::optional<std::pair<Poly, Poly>> {
+      std::optional<Poly> a = read(o->getOperand(0));
+      std::optional<Poly> b = a ? read(o->getOperand(1)) : std::nullopt;
+      if (!b)
+        return std::nullopt;
+      return std::pair(*a, *b);
+    };
+    if (isa<arith::AddFOp, arith::SubFOp>(op)) {
+      auto ab = binary(op);
+      if (!ab)
+        return std::nullopt;
+      return sum(ab->first, ab->second, isa<arith::SubFOp>(op) ? -1.0 : 1.0);
+    }
+    if (isa<arith::MulFOp>(op)) {
+      auto ab = binary(op);
+      return ab ? product(ab->first, ab->second) : std::nullopt;
+    }
+    if (auto neg = dyn_cast<arith::NegFOp>(op)) {
+      std::optional<Poly> a = read(neg.getOperand());
+      return a ? std::optional<Poly>(scaled(*a, -1.0)) : std::nullopt;
+    }
+    if (auto sqrt = dyn_cast<math::SqrtOp>(op)) {
+      // Of a constant (torch-mlir's math.sqrt(2.0)).
+      std::optional<Poly> a = read(sqrt.getOperand());
+      if (!a || a->size() != 1 || !a->count({0, 0}) || !(a->at({0, 0}) > 0.0))
+        return std::nullopt;
+      return constantPoly(std::sqrt(a->at({0, 0})));
+    }
+    if (auto div = dyn_cast<arith::DivFOp>(op)) {
+      std::optional<Poly> a = read(div.getLhs());
+      if (!a)
+        return std::nullopt;
+      // By a constant.
+      std::optional<Poly> b = read(div.getRhs());
+      if (b && b->size() == 1 && b->count({0, 0}) && b->at({0, 0}) != 0.0)
+        return scaled(*a, 1.0 / b->at({0, 0}));
+      // By 1 + term: times the logistic term.
+      if (!logistic)
+        return std::nullopt;
+      PolyReader denominator(x, term, /*logistic=*/false);
+      std::optional<Poly> d = denominator.read(div.getRhs());
+      if (!d || !near(*d, Poly{{{0, 0}, 1.0}, {{0, 1}, 1.0}}))
+        return std::nullopt;
+      ops.insert(denominator.ops.begin(), denominator.ops.end());
+      return product(*a, Poly{{{0, 1}, 1.0}});
+    }
+    // x^2 or x^3 as math.powf or math.fpowi with a constant exponent.
+    std::optional<int> exponent;
+    Value base;
+    if (auto pow = dyn_cast<math::PowFOp>(op)) {
+      FloatAttr e;
+      if (matchPattern(pow.getRhs(), m_Constant(&e)) &&
+          (e.getValue().convertToDouble() == 2.0 ||
+           e.getValue().convertToDouble() == 3.0))
+        exponent = int(e.getValue().convertToDouble());
+      base = pow.getLhs();
+    } else if (auto pow = dyn_cast<math::FPowIOp>(op)) {
+      IntegerAttr e;
+      if (matchPattern(pow.getRhs(), m_Constant(&e)) &&
+          (e.getInt() == 2 || e.getInt() == 3))
+        exponent = int(e.getInt());
+      base = pow.getLhs();
+    }
+    if (!exponent)
+      return std::nullopt;
+    std::optional<Poly> a = read(base);
+    std::optional<Poly> r = a;
+    for (int i = 1; r && i < *exponent; ++i)
+      r = product(*r, *a);
+    return r;
+  }
+
+  Value x, term;
+  bool logistic;
+  llvm::DenseMap<Value, std::optional<Poly>> memo;
+};
+
+/// The ops of `root`'s expression in its block (through every op with
+/// results, up to 64), and the values it reads, the root's side first.
+void expressionOf(Value root, llvm::SetVector<Operation *> &ops,
+                  llvm::SetVector<Value> &values) {
+  llvm::SmallVector<Value> work{root};
+  Block *block = root.getParentBlock();
+  while (!work.empty() && ops.size() < 64) {
+    Value v = work.front();
+    work.erase(work.begin());
+    if (!values.insert(v))
+      continue;
+    Operation *op = v.getDefiningOp();
+    if (!op || op->getBlock() != block || matchPattern(v, m_Constant()))
+      continue;
+    ops.insert(op);
+    llvm::append_range(work, op->getOperands());
+  }
+}
+
+constexpr double kInvSqrt2 = 0.70710678118654752;
+constexpr double kSqrt2OverPi = 0.79788456080286536;
+constexpr double kGeluCubic = 0.044715;
+
+} // namespace
+
+std::optional<std::pair<Activation::Smooth, Value>>
+qimeng::matchSmoothActivation(Value v,
+                              llvm::SmallPtrSetImpl<Operation *> &used) {
+  using Smooth = Activation::Smooth;
+  if (!v.getType().isF32())
+    return std::nullopt;
+  llvm::SetVector<Operation *> ops;
+  llvm::SetVector<Value> values;
+  expressionOf(v, ops, values);
+  Operation *special = nullptr;
+  for (Operation *op : ops)
+    if (isa<math::ErfOp, math::TanhOp, math::ExpOp>(op)) {
+      if (special)
+        return std::nullopt; // one transcendental term
+      special = op;
+    }
+  if (!special)
+    return std::nullopt;
+  Value argument = special->getOperand(0), term = special->getResult(0);
+  const bool exp = isa<math::ExpOp>(special);
+  const Poly gelu{{{1, 0}, 0.5}, {{1, 1}, 0.5}};
+  // The argument of tanh in gelu_tanh, and of exp in its logistic form.
+  const Poly tanhArgument{{{1, 0}, kSqrt2OverPi},
+                          {{3, 0}, kSqrt2OverPi * kGeluCubic}};
+  const Poly expArgument = scaled(tanhArgument, -2.0);
+  for (Value x : values) {
+    if (x == term || matchPattern(x, m_Constant()) || !x.getType().isF32())
+      continue;
+    PolyReader inner(x, Value(), /*logistic=*/false);
+    std::optional<Poly> a = inner.read(argument);
+    if (!a)
+      continue;
+    PolyReader outer(x, term, /*logistic=*/exp);
+    std::optional<Poly> o = outer.read(v);
+    if (!o)
+      continue;
+    std::optional<Smooth> found;
+    if (isa<math::ErfOp>(special) && near(*a, Poly{{{1, 0}, kInvSqrt2}}) &&
+        near(*o, gelu))
+      found = Smooth::GeluErf;
+    else if (isa<math::TanhOp>(special) && near(*a, tanhArgument) &&
+             near(*o, gelu))
+      found = Smooth::GeluTanh;
+    else if (exp && near(*a, Poly{{{1, 0}, -1.0}}) &&
+             near(*o, Poly{{{0, 1}, 1.0}}))
+      found = Smooth::Sigmoid;
+    else if (exp && near(*a, Poly{{{1, 0}, -1.0}}) &&
+             near(*o, Poly{{{1, 1}, 1.0}}))
+      found = Smooth::Silu;
+    else if (exp && near(*a, expArgument) && near(*o, Poly{{{1, 1}, 1.0}}))
+      found = Smooth::GeluTanh;
+    if (!found)
+      continue;
+    used.insert(inner.ops.begin(), inner.ops.end());
+    used.insert(outer.ops.begin(), outer.ops.end());
+    used.insert(special);
+    return std::pair(*found, x);
+  }
+  return std::nullopt;
+}

@@ -1,0 +1,40 @@
+//===- SmoothActivationMatcher.h - sigmoid, silu and gelu in a body -*- C++
+//-*-===//
+//
+// Private to lib/Transforms: the smooth activations (Activation::Smooth)
+// as frontends write them in an elementwise linalg.generic's body, for the
+// epilogue matcher (EpilogueMatcher.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QIMENG_LIB_TRANSFORMS_SMOOTHACTIVATIONMATCHER_H
+#define QIMENG_LIB_TRANSFORMS_SMOOTHACTIVATIONMATCHER_H
+
+#include "mlir/IR/Value.h"
+#include "qimeng/Kernel/Activation.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include <optional>
+#include <utility>
+
+namespace qimeng {
+
+/// `v` (an f32 value of a generic's body) as a smooth activation of some x:
+/// (the activation, x), the ops computing it from x added to `used`.
+/// The body is read as a polynomial in x and one transcendental term, so
+/// that any association of the same products and sums matches:
+///  - gelu_erf: x * 0.5 * (1 + erf(x * c)), c = 1/sqrt(2) (a constant, or
+///    x / math.sqrt(2.0), torch-mlir's aten.gelu);
+///  - gelu_tanh: 0.5 * x * (1 + tanh(c1 * x + c3 * x^3)), c1 = sqrt(2/pi),
+///    c3 = 0.044715 c1 (x^3 as products, math.powf or math.fpowi: torch's
+///    and JAX's approximate gelu), or x / (1 + exp(-2 (c1 x + c3 x^3)));
+///  - sigmoid: 1 / (1 + exp(-x)) (torch-mlir's aten.sigmoid, TOSA's and
+///    StableHLO's logistic);
+///  - silu: x * sigmoid(x), or x / (1 + exp(-x)).
+/// Constants within a relative 1e-6 of these (f32 roundings of them).
+/// Nullopt for anything else.
+std::optional<std::pair<Activation::Smooth, mlir::Value>>
+matchSmoothActivation(mlir::Value v,
+                      llvm::SmallPtrSetImpl<mlir::Operation *> &used);
+
+} // namespace qimeng
+
+#endif // QIMENG_LIB_TRANSFORMS_SMOOTHACTIVATIONMATCHER_H
