@@ -3,13 +3,15 @@
 # bench/example/linear-relu.mlir (bias + relu after the GEMMs 128x3072x768
 # and 128x768x3072), or of another MODULE such as
 # bench/example/linear-bf16.mlir (bf16 GEMMs into f32, then truncf to
-# bf16) or bench/example/linear-leaky.mlir (bias + leaky relu), bufferized with one-shot-bufferize's default function
-# boundaries, compiled with --qimeng-tensorop twice: fuse-epilogues=true
-# (the kernel adds the bias and applies the activation, or rounds to bf16, as it
-# stores C) and false (the kernel, then the stock-lowered linalg.generic).
-# The two executables run alternately ROUNDS times (default 3); each run
-# prints best and mean seconds per call of 25 and a checksum, which must
-# agree.
+# bf16), bench/example/linear-leaky.mlir (bias + leaky relu) or
+# bench/example/linear-gelu.mlir (bias + gelu), bufferized with
+# one-shot-bufferize's default function boundaries, compiled with
+# --qimeng-tensorop twice: fuse-epilogues=true (the kernel adds the bias
+# and applies the activation, or rounds to bf16, as it stores C) and false
+# (the kernel, then the stock-lowered linalg.generic). The two executables
+# run alternately ROUNDS times (default 3); each run prints best and mean
+# seconds per call of 25 and a checksum, which must agree (gelu's to about
+# six digits: the fused kernel computes it to a few ulps).
 #
 #   bench/epilogue.sh [BUILD_DIR] [ROUNDS] [EXTRA PASS OPTIONS] [MODULE]
 set -euo pipefail
