@@ -124,16 +124,10 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
 
 /// Whether the f32 matrix-vector form (dotgemm.py's: B^T's rows read in
 /// place, a dot product per column of C) takes `desc`: where
-/// GemmDesc::bTransposedRowsInPlace says, and with a run-time N too (its
-/// columns [n_begin, n_end) come from the header, as a part's do): aten.mv
-/// over a dynamic number of rows. Not with a smooth activation, which only
-/// sgemm.py's kernels compute.
+/// GemmDesc::bTransposedRowsInPlace says (a run-time N too), and not with
+/// a smooth activation, which only sgemm.py's kernels compute.
 static bool f32MatrixVectorFormTakes(const GemmDesc &desc) {
-  GemmDesc staticN = desc;
-  staticN.dynamicN = false;
-  return staticN.bTransposedRowsInPlace() &&
-         (!desc.dynamicN || desc.precision == GemmPrecision::F32) &&
-         desc.activation.exact();
+  return desc.bTransposedRowsInPlace() && desc.activation.exact();
 }
 
 int qimeng::epilogueVectorRegisters(const GemmDesc &desc) {

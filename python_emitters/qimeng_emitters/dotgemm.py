@@ -469,10 +469,9 @@ class Params:
             why = ("B transposed" if self.gemv and not self.trans_b else
                    "A not transposed" if self.trans_a else
                    "no bias along the rows" if self.bias == "rows" else
-                   # (f32's matrix-vector form reads its columns from
-                   # the header anyway: a run-time N too.)
-                   "a static N" if self.dynamic_n and not (
-                       self.gemv and self.dt.name == "f32") else
+                   # (The matrix-vector form reads its columns from the
+                   # header anyway: a run-time N too.)
+                   "a static N" if self.dynamic_n and not self.gemv else
                    "no swap-pairs fault (it has no pairs to swap)"
                    if self.gemv and self.fault == "swap-pairs" else None)
             if why:

@@ -121,6 +121,11 @@
 // CHECK-LABEL: func.func @mv_bf16(
 // CHECK-NOT:     linalg.fill
 // CHECK:         llvm.call @qm_sbgemm_1x70x131_nt_b0_ldrt_
+// The same over a run-time number of rows: the matrix-vector form, its
+// columns (the matrix's rows) from the header.
+// CHECK-LABEL: func.func @mv_bf16_dynamic_rows(
+// CHECK-NOT:     linalg.fill
+// CHECK:         llvm.call @qm_sbgemm_1x256x131_nt_nrt_b0_ldrt_gemv8_
 // CHECK-LABEL: func.func @product_in_bf16(
 // CHECK:         linalg.generic
 // CHECK: llvm.func internal @qm_sbgemm_
@@ -298,6 +303,16 @@ func.func @mv_bf16(%a: tensor<70x131xbf16>, %x: tensor<131xbf16>) -> tensor<70xf
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<70xf32>) -> tensor<70xf32>
   %y = linalg.matvec ins(%a, %x : tensor<70x131xbf16>, tensor<131xbf16>) outs(%f : tensor<70xf32>) -> tensor<70xf32>
   return %y : tensor<70xf32>
+}
+
+func.func @mv_bf16_dynamic_rows(%a: tensor<?x131xbf16>, %x: tensor<131xbf16>) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %a, %c0 : tensor<?x131xbf16>
+  %e = tensor.empty(%rows) : tensor<?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  %y = linalg.matvec ins(%a, %x : tensor<?x131xbf16>, tensor<131xbf16>) outs(%f : tensor<?xf32>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
 }
 
 func.func @product_in_bf16(%a: tensor<4x8xbf16>, %b: tensor<8x5xbf16>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
@@ -515,5 +530,11 @@ func.func @main() {
   %mym = bufferization.to_buffer %my : tensor<70xf32> to memref<70xf32>
   %myu = memref.cast %mym : memref<70xf32> to memref<*xf32>
   call @printMemrefF32(%myu) : (memref<*xf32>) -> ()
+  // ... its 70 rows as a run-time number.
+  %mar = tensor.cast %mad : tensor<?x?xbf16> to tensor<?x131xbf16>
+  %mdy = call @mv_bf16_dynamic_rows(%mar, %mx) : (tensor<?x131xbf16>, tensor<131xbf16>) -> tensor<?xf32>
+  %mdym = bufferization.to_buffer %mdy : tensor<?xf32> to memref<?xf32>
+  %mdyu = memref.cast %mdym : memref<?xf32> to memref<*xf32>
+  call @printMemrefF32(%mdyu) : (memref<*xf32>) -> ()
   return
 }

@@ -1143,6 +1143,50 @@ TEST(GemmKernelTest, Bf16GemvValidates) {
   expectStreamsBRows(GemmPrecision::Bf16, noAmx);
 }
 
+/// A run-time N (aten.mv over a dynamic number of rows) in bf16, f16 and
+/// the 8-bit types: the matrix-vector form, its columns from the header as
+/// f32's, validated at 1, 7, 64 and 131 columns; with an epilogue (bf16
+/// into a bf16 D too) and, without the tiles, a few rows.
+TEST(GemmKernelTest, LowPrecisionMatrixVectorFormTakesARuntimeN) {
+  std::vector<GemmPrecision> precisions;
+  if (hostRunsBf16())
+    precisions.push_back(GemmPrecision::Bf16);
+  if (hostRunsF16OnAvx512())
+    precisions.push_back(GemmPrecision::F16);
+  if (hostRunsVnni())
+    precisions.insert(precisions.end(),
+                      {GemmPrecision::S8S8, GemmPrecision::U8S8});
+  if (precisions.empty())
+    GTEST_SKIP() << "host has no AVX512-BF16, AVX-512 F16C or VNNI";
+  const Target noAmx = host().withoutAmx();
+  for (GemmPrecision p : precisions)
+    for (int variant = 0; variant < 3; ++variant) {
+      const bool integer = isIntegerPrecision(p);
+      if (variant == 2 && p != GemmPrecision::Bf16)
+        continue; // a bf16 D
+      GemmDesc d = GemmDesc::packed(variant == 1 && !integer ? 5 : 1, 64, 77,
+                                    false, true);
+      d.precision = p;
+      d.dynamicN = true;
+      d.runtimeLd = true;
+      d.overwrite = variant != 1 || integer;
+      if (!integer && variant == 0) {
+        d.bias = GemmBias::Columns;
+        d.activation.relu = true;
+      }
+      if (variant == 2) {
+        d.halfOutput = true;
+        d.ldd = d.n;
+      }
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), noAmx));
+      EXPECT_TRUE(isMatrixVectorForm(d, model)) << model.str();
+      expectValidatesAt(
+          d, model,
+          {{d.m, 1, 77}, {d.m, 7, 77}, {d.m, 64, 77}, {d.m, 131, 77}});
+    }
+}
+
 /// The 8-bit types' B read in place on a target without AMX-INT8: B as
 /// stored streamed (expectStreamsBRows: four rows of B interleaved into
 /// quads as they are loaded), B^T up to i8MatrixVectorRows rows in the

@@ -182,9 +182,13 @@ struct GemmDesc {
   /// Whether a kernel can read B^T where it lies, a matrix-vector product
   /// per row of A (packb=0 on AVX-512: dotgemm.py's pack_b false, for f32
   /// and 8-bit too): B transposed, and what every form that reads B in
-  /// place needs (dotKernelMayReadBInPlace).
+  /// place needs (dotKernelMayReadBInPlace) but a static N: the form reads
+  /// its columns [n_begin, n_end) from the header, as a part's (aten.mv
+  /// over a run-time number of rows).
   bool bTransposedRowsInPlace() const {
-    return transB && dotKernelMayReadBInPlace();
+    GemmDesc staticN = *this;
+    staticN.dynamicN = false;
+    return transB && staticN.dotKernelMayReadBInPlace();
   }
 
   /// Whether a bf16, f16 or 8-bit kernel can stream B's rows where they
