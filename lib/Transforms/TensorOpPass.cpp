@@ -10,6 +10,7 @@
 #include "CudaLaunch.h"
 #include "KernelWorkspace.h"
 #include "MemrefAddress.h"
+#include "SmoothActivationMatcher.h"
 #include "TensorPlacement.h"
 #include "ZeroPoints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -641,6 +642,43 @@ bool mayPrepackB(const KernelProblem &problem, const KernelLaunch &launch,
            g.bTransposedRowsInPlace()) &&
          (launch.batch == 1 ||
           (launch.batchStrides[1] == 0 && !launch.batchStrideDimOf[1]));
+}
+
+/// A remark on the elementwise consumer of `output` (the kernel's output,
+/// or its fused epilogue's) that applies a smooth activation the kernel
+/// did not take, where the reason is the kernel's: a product of another
+/// type than f32, or a target whose kernels do not compute one. (Elsewhere
+/// the consumer's own form kept it out, as for any other epilogue.)
+void remarkUnfusedSmoothActivation(Operation *op, Value output,
+                                   GemmPrecision precision,
+                                   const Target &target) {
+  const bool f32 = precision == GemmPrecision::F32;
+  if (f32 && isaAppliesSmoothActivations(target.bestIsa()))
+    return;
+  for (Operation *user : output.getUsers()) {
+    auto g = dyn_cast<linalg::GenericOp>(user);
+    if (!g || g->getBlock() != op->getBlock() || !op->isBeforeInBlock(g) ||
+        g.getNumResults() != 0 || g.getRegion().front().getNumArguments() == 0)
+      continue;
+    Operation *yield = g.getRegion().front().getTerminator();
+    if (yield->getNumOperands() != 1)
+      continue;
+    llvm::SmallPtrSet<Operation *, 8> used;
+    auto found = matchSmoothActivation(yield->getOperand(0), used);
+    if (!found)
+      continue;
+    InFlightDiagnostic remark = g->emitRemark();
+    remark << Activation::smoothName(found->first)
+           << " not fused into the kernel of " << op->getName() << ": ";
+    if (!f32)
+      remark << "smooth activations fuse after f32 products only, not "
+             << precisionName(precision);
+    else
+      remark << isaName(target.bestIsa())
+             << "'s kernels do not compute one (x86's AVX2 and AVX-512 "
+                "kernels do)";
+    return;
+  }
 }
 
 /// A kernel for a run-time M of at most `rows` rows (m-buckets).
@@ -1382,6 +1420,12 @@ struct QiMengTensorOpPass
           problem->gemm().precision != GemmPrecision::F32)
         op->emitRemark() << "on AVX512-BF16/VNNI, not AMX: Linux refused the "
                             "tile data (arch_prctl ARCH_REQ_XCOMP_PERM)";
+      if (fuseEpilogues)
+        remarkUnfusedSmoothActivation(
+            op, launch.halfOutput ? launch.halfOutput : launch.operands[2],
+            problem->conv() ? problem->conv()->precision
+                            : problem->gemm().precision,
+            options->target);
       replaceWithKernelCall(module, op, fn, *ready, launch, assumed, buckets);
     }
     constantWeights.eraseUnused();

@@ -131,6 +131,9 @@
 // CHECK: llvm.func internal @qm_sbgemm_
 
 // REMARK: remark: not accelerated: the products are rounded to bf16 before the f32 sum
+// A smooth activation after a bf16 product stays, with the reason (only
+// the f32 kernels compute one).
+// REMARK: remark: silu not fused into the kernel of linalg.matmul: smooth activations fuse after f32 products only, not bf16
 
 // PARTS: llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{.*}}_x86_64_{{avx512bf16|amxbf16}}_batch_t2(
 // PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_{{(adirect_)?}}b0_ldrt_{{.*}}_par_x86_64_{{avx512bf16|amxbf16}}_parts2_cols(
@@ -537,4 +540,24 @@ func.func @main() {
   %mdyu = memref.cast %mdym : memref<?xf32> to memref<*xf32>
   call @printMemrefF32(%mdyu) : (memref<*xf32>) -> ()
   return
+}
+
+// aten.linear in bf16 into f32, then aten.silu (not called by @main).
+func.func @linear_bf16_silu(%x: tensor<6x9xbf16>, %w: tensor<9x20xbf16>) -> tensor<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6x20xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<6x9xbf16>, tensor<9x20xbf16>) outs(%c : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %o = tensor.empty() : tensor<6x20xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<6x20xf32>) outs(%o : tensor<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %neg = arith.negf %v : f32
+    %exp = math.exp %neg : f32
+    %den = arith.addf %one, %exp : f32
+    %y = arith.divf %v, %den : f32
+    linalg.yield %y : f32
+  } -> tensor<6x20xf32>
+  return %r : tensor<6x20xf32>
 }
