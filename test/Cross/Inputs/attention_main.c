@@ -9,11 +9,7 @@
    references computed here. Prints PASS or the first
    mismatch. */
 #include <stdio.h>
-
-typedef struct {
-  float *allocated, *aligned;
-  long offset, sizes[2], strides[2];
-} Memref2D;
+#include "memref.h"
 
 void _mlir_ciface_attn_scores(Memref2D *s, Memref2D *q, Memref2D *k);
 void _mlir_ciface_attn_v(Memref2D *o, Memref2D *p, Memref2D *v);

@@ -3,11 +3,7 @@
    B of leading dimensions LDA and LDB, and compares C = A * B per batch with
    a reference computed here. Small integers: bit for bit. */
 #include <stdio.h>
-
-typedef struct {
-  float *allocated, *aligned;
-  long offset, sizes[3], strides[3];
-} Memref3D;
+#include "memref.h"
 
 void _mlir_ciface_bmm(Memref3D *c, Memref3D *a, Memref3D *b);
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "memref.h"
 
 typedef struct {
   int64_t rank;
@@ -42,16 +43,6 @@ void memrefCopy(int64_t elemSize, UnrankedMemref *src, UnrankedMemref *dst) {
       index[r] = 0;
   }
 }
-
-typedef struct {
-  float *allocated, *aligned;
-  long offset, sizes[4], strides[4];
-} Memref4D;
-
-typedef struct {
-  float *allocated, *aligned;
-  long offset, sizes[1], strides[1];
-} Memref1D;
 
 void _mlir_ciface_conv_fhwc(Memref4D *y, Memref4D *x, Memref4D *w,
                             Memref1D *b);

@@ -5,11 +5,7 @@
    every sum exact, so the comparison is bit for bit. Prints PASS or the
    first mismatch. */
 #include <stdio.h>
-
-typedef struct {
-  float *allocated, *aligned;
-  long offset, sizes[2], strides[2];
-} Memref2D;
+#include "memref.h"
 
 void _mlir_ciface_gemm(Memref2D *a, Memref2D *b, Memref2D *c);
 

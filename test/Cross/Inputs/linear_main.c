@@ -8,16 +8,7 @@
    reference computed here; small integers make every sum exact, so the
    comparison is bit for bit. Prints PASS or the first mismatch. */
 #include <stdio.h>
-
-typedef struct {
-  float *allocated, *aligned;
-  long offset, sizes[2], strides[2];
-} Memref2D;
-
-typedef struct {
-  float *allocated, *aligned;
-  long offset, sizes[1], strides[1];
-} Memref1D;
+#include "memref.h"
 
 void _mlir_ciface_linear(Memref2D *y, Memref2D *x, Memref2D *w, Memref1D *b);
 void _mlir_ciface_linear_dyn(Memref2D *y, Memref2D *x, Memref2D *w,

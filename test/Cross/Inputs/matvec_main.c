@@ -8,6 +8,7 @@
    with the reference computed here is bit for bit. Prints PASS or the
    first mismatch. */
 #include <stdio.h>
+#include "memref.h"
 
 #define K 70
 #define N 37
@@ -15,16 +16,6 @@
 #ifndef LDA
 #define LDA 72
 #endif
-
-typedef struct {
-  float *allocated, *aligned;
-  long offset, sizes[2], strides[2];
-} Memref2D;
-
-typedef struct {
-  float *allocated, *aligned;
-  long offset, sizes[1], strides[1];
-} Memref1D;
 
 void _mlir_ciface_mv(Memref1D *y, Memref2D *a, Memref1D *x, Memref1D *b);
 void _mlir_ciface_vm(Memref1D *y, Memref1D *x, Memref2D *w);
