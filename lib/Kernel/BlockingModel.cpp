@@ -124,10 +124,9 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
 
 /// Whether the f32 matrix-vector form (dotgemm.py's: B^T's rows read in
 /// place, a dot product per column of C) takes `desc`: where
-/// GemmDesc::bTransposedRowsInPlace says (a run-time N too), and not with
-/// a smooth activation, which only sgemm.py's kernels compute.
+/// GemmDesc::bTransposedRowsInPlace says (a run-time N too).
 static bool f32MatrixVectorFormTakes(const GemmDesc &desc) {
-  return desc.bTransposedRowsInPlace() && desc.activation.exact();
+  return desc.bTransposedRowsInPlace();
 }
 
 int qimeng::epilogueVectorRegisters(const GemmDesc &desc) {

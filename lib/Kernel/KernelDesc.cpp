@@ -10,7 +10,7 @@ using namespace qimeng;
 
 /// The activation's own checks (Activation::problem). Every
 /// floating-point kernel takes relu, its clamp and leaky relu; the smooth
-/// ones f32 kernels alone (sgemm.py's); the 8-bit ones take none
+/// ones f32 kernels alone; the 8-bit ones take none
 /// (GemmDesc::verify and ConvDesc::verify say so first).
 static llvm::Error verifyActivation(const Activation &activation,
                                     GemmPrecision precision) {
@@ -18,7 +18,7 @@ static llvm::Error verifyActivation(const Activation &activation,
     return llvm::createStringError(*problem);
   if (!activation.exact() && precision != GemmPrecision::F32)
     return llvm::createStringError(
-        llvm::formatv("{0} needs f32 operands (sgemm.py's kernels compute "
+        llvm::formatv("{0} needs f32 operands (the f32 kernels compute "
                       "it), not {1}",
                       Activation::smoothName(activation.smooth),
                       precisionName(precision))

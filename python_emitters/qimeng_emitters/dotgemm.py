@@ -119,16 +119,18 @@ from .blis import (IC, IR, JC, JR, KB, LD_BYTES_OFFSET, MB, NB, PC,
                    emit_sliver_ends, emit_sliver_heads, runtime_a_row)
 from .conv2d import PIECE_BYTES, PIECES_STEP, emit_piece_table
 from .errors import RequestError
-from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
-                     cache_blocks, check_known, check_target_features,
-                     has_activation, int_field, leading_dims,
-                     read_activation, round_up)
+from .fields import (ACTIVATION_FIELDS, SMOOTH_FIELD, activation_suffix,
+                     bool_field, cache_blocks, check_known,
+                     check_target_features, has_activation, int_field,
+                     leading_dims, read_activation, round_up)
 from .header import (BIAS_OFFSET, HEADER_BYTES, K_SLOT, LD_OFFSET,
                      OUTPUT_LD_OFFSET, OUTPUT_OFFSET, RANGE_OFFSET)
 from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
                   emit_leaky_relu, emit_relu, emit_relu_constants,
-                  emit_relu_floor, emit_transpose_8x8, emit_transpose_16x16,
-                  function_text, fwd, leaky_slope_address, relu_max_address)
+                  emit_relu_floor, emit_smooth_activation,
+                  emit_smooth_constants, emit_transpose_8x8,
+                  emit_transpose_16x16, function_text, fwd,
+                  leaky_slope_address, relu_max_address)
 
 # Workspace (bytes from its pointer): the header (header.py: the caller's
 # RANGE_OFFSET, K_SLOT, OUTPUT_LD_OFFSET, LD_OFFSET, BIAS_OFFSET,
@@ -287,7 +289,8 @@ class Params:
             "dynamic_k", "pack_b", "a_layout", "b_prepacked", "k_runs",
             "product")
             + (("a_type",) if kind == "igemm" else
-               ("bias",) + ACTIVATION_FIELDS if kind == "sgemm" else
+               ("bias",) + ACTIVATION_FIELDS + (SMOOTH_FIELD,)
+               if kind == "sgemm" else
                (half_output_field(kind), "ldd", "bias") + ACTIVATION_FIELDS))
         self.dt = DOT_TYPES[element_types(request, kind)]
         if request.get("isa") != "avx512":
@@ -1565,14 +1568,19 @@ def emit_epilogue_setup(asm, p, zero, bound):
         asm.ins(f"vbroadcastss {leaky_slope_address(p)}, {zero}")
 
 
-def emit_epilogue(asm, p, acc, bias, zero, bound):
+def emit_epilogue(asm, p, acc, bias, zero, bound, spare=None):
     """acc = epilogue(acc), as sgemm.py's: + bias (VADDPS's operands, with
     a lane mask where it has one: masked-out lanes are not read; None or
     False: no bias), relu (sgemm.emit_relu) and its bound (min keeping
     NaN), or leaky relu (sgemm.emit_leaky_relu); `zero` (the floor, or
-    the slope) and `bound` from emit_epilogue_setup."""
+    the slope) and `bound` from emit_epilogue_setup. Or a smooth
+    activation (the f32 matrix-vector form's: x86.emit_smooth_activation)
+    through `zero`, `bound` and `spare`."""
     if bias:
         asm.ins(f"vaddps {bias}")
+    if p.smooth is not None:
+        emit_smooth_activation(asm, p, acc, (zero, bound, spare))
+        return
     if p.relu:
         emit_relu(asm, p, acc, zero)
     if p.relu_max is not None:
@@ -2225,6 +2233,7 @@ def _emit_body(p):
     asm = Asm()
     emit_fault_entry(asm, p.fault)
     emit_relu_constants(asm, p)
+    emit_smooth_constants(asm, p)
     # An nchw convolution's arguments are (input, filter, output): its B,
     # A and C (dotconv.py); the product transposed's (A, B, C) its B, A
     # and C^T.
@@ -2484,6 +2493,7 @@ def _emit_gemv_body(p):
     _emit_in_place_entry(asm, p, done, (GEMV_M_BEGIN, GEMV_M_END, GEMV_COL,
                                         GEMV_N_END))
     emit_relu_constants(asm, p)
+    emit_smooth_constants(asm, p)
     if p.fault == "drop-low":
         _emit_drop_low_mask(asm, regs.drop_low, "B^T's elements")
     if p.dt.shift_a:
@@ -2593,7 +2603,10 @@ def _emit_gemv_body(p):
         asm.ins(f"addq {OUTPUT_OFFSET}({WS}), %rdi")
         asm.ins(f"movq {GEMV_COL}({WS}), %rax")
         asm.ins("leaq (%rdi, %rax, 2), %rdi")
+    # (regs.a + 2, a smooth activation's third: B^T's rows' registers
+    # or the byte mask's, free once the K loop is done.)
     zero, bound = f"%ymm{regs.a}", f"%ymm{regs.a + 1}"
+    spare = f"%ymm{regs.a + 2}"
     emit_epilogue_setup(asm, p, zero, bound)
     for a in range(rows):
         sums = f"%ymm{gemv_sums_register(a)}"
@@ -2609,7 +2622,8 @@ def _emit_gemv_body(p):
         if not p.overwrite:
             asm.ins(f"{p.dt.add} (%rdx), {sums}, {sums}{{%k2}}")
         emit_epilogue(asm, p, sums, p.bias == "columns"
-                      and f"(%rsi), {sums}, {sums}{{%k2}}", zero, bound)
+                      and f"(%rsi), {sums}, {sums}{{%k2}}", zero, bound,
+                      spare)
         emit_store_sums(asm, sums, "(%rdi)" if p.half_output else "(%rdx)",
                         "{%k2}", p.dt.name if p.half_output else None)
     if rows > 1:
@@ -3018,6 +3032,7 @@ def _emit_stream_body(p):
     _emit_in_place_entry(asm, p, done, (STREAM_ROW, STREAM_M_END,
                                         STREAM_N_BEGIN, STREAM_N_END))
     emit_relu_constants(asm, p)
+    emit_smooth_constants(asm, p)
     bf16 = p.dt.name == "bf16"
     if bf16:
         _emit_stream_interleave_indices(asm, p)

@@ -326,13 +326,17 @@ def emit_smooth_constants(asm, p):
 
 def emit_smooth_activation(asm, p, x, temps):
     """x = p.smooth(x) (fields.SMOOTH_ACTIVATIONS) for a vector register
-    `x` of any width (an AVX2 scalar loop's xmm too), through the three
+    `x` of any width (an AVX2 scalar loop's xmm, the matrix-vector form's
+    ymm sums), through the three
     vector registers `temps` of its width, reading the constants
     emit_smooth_constants placed. A NaN stays NaN (the clamps keep it, and
     gelu and silu multiply by x); e^z is Cephes' expf to about 1 ulp, the
     sigmoid's 1 / (1 + e^-z) a division."""
     a, b, t = temps
-    wide = x.startswith("%zmm")
+    # EVEX forms (VRNDSCALEPS, VPANDD) for zmm and for registers past 15,
+    # which VEX cannot name (dotgemm.py's ymm16-26); VEX elsewhere (AVX2).
+    wide = any(r.startswith("%zmm") or int(r.lstrip("%xyzm")) >= 16
+               for r in (x,) + tuple(temps))
     labels = p.smooth_labels
 
     def c(name):

@@ -116,7 +116,7 @@ BAD_REQUESTS = [
     ("activation_registers", _bad(isa="avx512", mr=30, nr=16, mc=30,
                                   activation="sigmoid"),
      ["sigmoid", "four vector registers", "30 accumulators"]),
-    # Only sgemm.py's kernels compute one: not the dot kernels.
+    # Only the f32 kernels compute one: not the bf16 dot kernels.
     ("activation_on_bf16", _bad(kind="sbgemm", isa="avx512", nr=32,
                                 activation="gelu_erf"),
      ["activation"]),

@@ -126,7 +126,8 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
     def run_kernel(self, req, inputs):
         """C (row-major, req's n columns) for A = inputs, B = ones."""
         text = emit(req)
-        tag = f"{req['isa']}_{req['activation']}"
+        tag = (f"{req['isa']}_{req['activation']}"
+               f"{'_gemv' if req.get('trans_b') else ''}")
         obj = os.path.join(self.tmp.name, tag + ".o")
         exe = os.path.join(self.tmp.name, tag)
         symbol = header(text, "symbol")
@@ -143,10 +144,10 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         return [float.fromhex(v) for v in run.stdout.split()]
 
-    def check(self, isa, n, name, inputs=INPUTS):
+    def check(self, isa, n, name, inputs=INPUTS, **form):
         req = request(isa=isa, m=len(inputs), n=n, k=1, mr=6,
                       nr=32 if isa == "avx512" else 16, kc=16, mc=72,
-                      nc=64, overwrite=True, activation=name)
+                      nc=64, overwrite=True, activation=name, **form)
         c = self.run_kernel(req, inputs)
         worst = 0.0
         for i, x in enumerate(inputs):
@@ -171,6 +172,17 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
         for name in ("sigmoid", "silu", "gelu_tanh", "gelu_erf"):
             with self.subTest(name=name):
                 self.check("avx512", 17, name)
+
+    def test_matrix_vector_form(self):
+        """dotgemm.py's f32 matrix-vector form (B^T's rows in place, here
+        N x 1 ones): the activation on its ymm sums, 8 columns a pass and
+        a masked ninth."""
+        if not all(cpu_has(f) for f in ("avx512f", "avx512bw", "avx512vl",
+                                         "bmi2")):
+            self.skipTest("host CPU lacks AVX-512 (F, BW, VL) or BMI2")
+        for name in ("sigmoid", "silu", "gelu_tanh", "gelu_erf"):
+            with self.subTest(name=name):
+                self.check("avx512", 9, name, trans_b=True, pack_b=False)
 
     def test_avx2_vectors_and_spill_loop(self):
         for name in ("sigmoid", "silu", "gelu_tanh", "gelu_erf"):

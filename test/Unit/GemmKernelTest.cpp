@@ -704,13 +704,27 @@ TEST(GemmKernelTest, SmoothActivationsValidate) {
     if (c.isa == VectorIsa::Avx512)
       EXPECT_LE(c.mr * (c.nr / 16), 28) << c.str();
     EXPECT_TRUE(kernelValidates(d, c)) << c.str();
-    // Few rows against B^T: the panel kernel, not the matrix-vector form
-    // (dotgemm.py computes no smooth activation).
+    // Few rows against B^T: the matrix-vector form on AVX-512 (its ymm
+    // sums through the same formulas), and its run-time N; the panel
+    // kernel with B^T packed too.
     GemmDesc few = GemmDesc::packed(4, 70, 96, false, true);
     few.activation.smooth = smooth;
+    few.bias = GemmBias::Columns;
     QM_ASSERT_EXPECTED(fc, chooseGemmConfig(few, host()));
-    EXPECT_FALSE(isMatrixVectorForm(few, fc)) << fc.str();
+    if (hostRunsAvx512() && host().hasFeature("avx512bw") &&
+        host().hasFeature("avx512vl") && host().hasFeature("bmi2"))
+      EXPECT_TRUE(isMatrixVectorForm(few, fc)) << fc.str();
     EXPECT_TRUE(kernelValidates(few, fc)) << fc.str();
+    GemmConfig panels = fc;
+    panels.packB = BPacking::Panels;
+    EXPECT_TRUE(kernelValidates(few, panels)) << panels.str();
+    GemmDesc dynN = GemmDesc::packed(1, 64, 96, false, true);
+    dynN.activation.smooth = smooth;
+    dynN.dynamicN = true;
+    dynN.runtimeLd = true;
+    dynN.overwrite = true;
+    QM_ASSERT_EXPECTED(dc, chooseGemmConfig(dynN, host()));
+    expectValidatesAt(dynN, dc, {{1, 1, 96}, {1, 37, 96}, {1, 131, 96}});
   }
 }
 

@@ -36,7 +36,8 @@ bool isaAppliesEpilogues(VectorIsa isa);
 
 /// Whether `isa`'s f32 kernels apply a smooth activation (sigmoid, silu,
 /// gelu_tanh, gelu_erf: x86.py's emit_smooth_activation): AVX2 and
-/// AVX-512 (sgemm.py, and conv2d.py through it).
+/// AVX-512 (sgemm.py, conv2d.py through it, and dotgemm.py's f32
+/// matrix-vector form).
 bool isaAppliesSmoothActivations(VectorIsa isa);
 
 /// Whether `isa`'s convolution kernels can read the input's strides from
