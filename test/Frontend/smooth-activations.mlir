@@ -10,6 +10,9 @@
 // - TOSA's sigmoid (a binary classifier's output);
 // - a YOLOv5 convolution block: NHWC convolution, bias, silu as
 //   x / (1 + exp(-x));
+// - a binary classifier's head: one output column, sigmoid (the product
+//   of one column is computed as its transpose, one row against the
+//   features' rows read in place: the matrix-vector form);
 // and a gelu with the wrong constant left alone. Run with and without
 // --qimeng-tensorop (the stock side through libm: erff, tanhf, expf,
 // powf) in three placements, compared number by number within 2e-5
@@ -70,6 +73,10 @@
 // CHECK:         } else {
 // CHECK-LABEL: func.func @conv_bias_silu(
 // CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s1x1_d1x1{{(_isrt)?}}_b0_bias_silu_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @classifier_head(
+// CHECK:         llvm.call @qm_sgemm_1x6x9_nt_b0_sigmoid_{{.*}}gemv8
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
 // CHECK-LABEL: func.func @not_gelu(
@@ -241,6 +248,26 @@ func.func @conv_bias_silu(%x: tensor<1x9x9x4xf32>, %w: tensor<3x3x4x8xf32>, %b: 
   return %r : tensor<1x7x7x8xf32>
 }
 
+// A classifier's head: 6 samples of 9 features, one logit each, sigmoid.
+func.func @classifier_head(%x: tensor<6x9xf32>, %w: tensor<9x1xf32>) -> tensor<6x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<6x1xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<6x1xf32>) -> tensor<6x1xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<6x9xf32>, tensor<9x1xf32>) outs(%c : tensor<6x1xf32>) -> tensor<6x1xf32>
+  %o = tensor.empty() : tensor<6x1xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<6x1xf32>) outs(%o : tensor<6x1xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %neg = arith.negf %v : f32
+    %exp = math.exp %neg : f32
+    %den = arith.addf %one, %exp : f32
+    %y = arith.divf %one, %den : f32
+    linalg.yield %y : f32
+  } -> tensor<6x1xf32>
+  return %r : tensor<6x1xf32>
+}
+
 // 0.5 x (1 + erf(x / 2)): not gelu (erf's argument is x / sqrt(2)); the
 // generic stays.
 func.func @not_gelu(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>) -> tensor<6x20xf32> {
@@ -297,7 +324,7 @@ func.func private @printMemrefF32(memref<*xf32>)
 
 // OUT: rank = 2 offset = 0 sizes = [6, 20]
 // OUT-NEXT: nan
-// OUT-COUNT-6: rank = {{[24]}} offset = 0
+// OUT-COUNT-7: rank = {{[24]}} offset = 0
 func.func @main() {
   %c3 = arith.constant 3 : index
   %c8 = arith.constant 8 : index
@@ -341,6 +368,8 @@ func.func @main() {
   %r5 = call @tosa_sigmoid(%x, %w) : (tensor<6x9xf32>, tensor<9x20xf32>) -> tensor<6x20xf32>
   %r6 = call @conv_bias_silu(%cx, %cw, %cb) : (tensor<1x9x9x4xf32>, tensor<3x3x4x8xf32>, tensor<8xf32>) -> tensor<1x7x7x8xf32>
   %r7 = call @not_gelu(%x, %w) : (tensor<6x9xf32>, tensor<9x20xf32>) -> tensor<6x20xf32>
+  %hw = tensor.extract_slice %w[0, 5] [9, 1] [1, 1] : tensor<9x20xf32> to tensor<9x1xf32>
+  %r8 = call @classifier_head(%x, %hw) : (tensor<6x9xf32>, tensor<9x1xf32>) -> tensor<6x1xf32>
   %m1 = bufferization.to_buffer %r1 : tensor<6x20xf32> to memref<6x20xf32>
   %m2 = bufferization.to_buffer %r2 : tensor<6x20xf32> to memref<6x20xf32>
   %m3 = bufferization.to_buffer %r3 : tensor<6x20xf32> to memref<6x20xf32>
@@ -348,6 +377,7 @@ func.func @main() {
   %m5 = bufferization.to_buffer %r5 : tensor<6x20xf32> to memref<6x20xf32>
   %m6 = bufferization.to_buffer %r6 : tensor<1x7x7x8xf32> to memref<1x7x7x8xf32>
   %m7 = bufferization.to_buffer %r7 : tensor<6x20xf32> to memref<6x20xf32>
+  %m8 = bufferization.to_buffer %r8 : tensor<6x1xf32> to memref<6x1xf32>
   %u1 = memref.cast %m1 : memref<6x20xf32> to memref<*xf32>
   %u2 = memref.cast %m2 : memref<6x20xf32> to memref<*xf32>
   %u3 = memref.cast %m3 : memref<6x20xf32> to memref<*xf32>
@@ -355,6 +385,7 @@ func.func @main() {
   %u5 = memref.cast %m5 : memref<6x20xf32> to memref<*xf32>
   %u6 = memref.cast %m6 : memref<1x7x7x8xf32> to memref<*xf32>
   %u7 = memref.cast %m7 : memref<6x20xf32> to memref<*xf32>
+  %u8 = memref.cast %m8 : memref<6x1xf32> to memref<*xf32>
   call @printMemrefF32(%u1) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u2) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u3) : (memref<*xf32>) -> ()
@@ -362,5 +393,6 @@ func.func @main() {
   call @printMemrefF32(%u5) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u6) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u7) : (memref<*xf32>) -> ()
+  call @printMemrefF32(%u8) : (memref<*xf32>) -> ()
   return
 }
