@@ -125,14 +125,15 @@ Value outputBuffer(OpBuilder &b, Location loc, Value init, Created &created,
 }
 
 /// The dimension of `op`'s output along which its epilogue's bias runs:
-/// N (the last) of a contraction's 2-D or batched product, the channels of
-/// a convolution; nullopt for other outputs.
+/// N (the last) of a contraction's 2-D or batched product, the one of a
+/// matrix-vector product's (aten.mv: its bias add a residual of its
+/// shape), the channels of a convolution; nullopt for other outputs.
 std::optional<unsigned> epilogueBiasDim(linalg::LinalgOp op, int64_t rank) {
   if (isa<linalg::Conv2DNchwFchwOp>(op))
     return 1;
   if (isa<linalg::Conv2DNhwcHwcfOp, linalg::Conv2DNhwcFhwcOp>(op))
     return 3;
-  if (isConvolution(op) || (rank != 2 && rank != 3))
+  if (isConvolution(op) || rank < 1 || rank > 3)
     return std::nullopt;
   return static_cast<unsigned>(rank - 1);
 }

@@ -2,9 +2,8 @@
 // Matrix-vector products for NEON (Neoverse-N1), 256-bit SVE (Neoverse-V1)
 // and RVV at VLEN 256 (SpacemiT X60): aten.mv with a bias and relu
 // (linalg.matvec, then a generic adding a vector of C's shape and
-// applying relu: after bufferization the vector is the residual the
-// kernel accumulates onto and relu its epilogue; on tensors the zero fill
-// folds and the generic stays), jax's x @ W for one vector (linalg.vecmat, W as
+// applying relu: the vector is the residual the kernel accumulates onto,
+// on tensors as after bufferization, and relu its epilogue), jax's x @ W for one vector (linalg.vecmat, W as
 // stored) and aten.mv over a run-time number of rows. Each product is the
 // GEMM of one row (docs/FrontendIR.md): the vector is A, and where it is
 // the op's second input the inputs swap roles, so that the matrix's rows
@@ -55,7 +54,7 @@
 
 // CHECK-LABEL: func.func @mv
 // CHECK-NOT:   linalg.matvec
-// NEON:        llvm.call @qm_sgemm_1x37x70_nt_b0_ldrt_{{.*}}_aarch64_neon
+// NEON:        llvm.call @qm_sgemm_1x37x70_nt_relu_ldrt_{{.*}}_aarch64_neon
 // SVE:         llvm.call @qm_sgemm_1x37x70_nt_relu_ldrt_{{.*}}_aarch64_sve_vl256
 // RVV:         llvm.call @qm_sgemm_1x37x70_nt_relu_ldrt_{{.*}}_riscv64_rvv_vlen256
 // CHECK:       } else {
