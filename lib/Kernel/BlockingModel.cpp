@@ -122,13 +122,6 @@ qimeng::microKernelTable(VectorIsa isa, GemmPrecision precision) {
   return {};
 }
 
-/// Whether the f32 matrix-vector form (dotgemm.py's: B^T's rows read in
-/// place, a dot product per column of C) takes `desc`: where
-/// GemmDesc::bTransposedRowsInPlace says (a run-time N too).
-static bool f32MatrixVectorFormTakes(const GemmDesc &desc) {
-  return desc.bTransposedRowsInPlace();
-}
-
 int qimeng::epilogueVectorRegisters(const GemmDesc &desc) {
   const Activation &a = desc.activation;
   if (a.bound || a.leakySlope || !a.exact())
@@ -136,6 +129,13 @@ int qimeng::epilogueVectorRegisters(const GemmDesc &desc) {
   if (desc.bias == GemmBias::Rows)
     return 3;
   return a.relu ? 2 : 0;
+}
+
+bool qimeng::epilogueFits(const GemmDesc &desc, const GemmConfig &config) {
+  const int lanes = Target::vectorBits(config.isa) / 32;
+  const int accumulators = config.mr * ((config.nr + lanes - 1) / lanes);
+  return accumulators + epilogueVectorRegisters(desc) <=
+         Target::vectorRegisters(config.isa);
 }
 
 bool qimeng::readsBInPlace(const GemmDesc &desc, int nr, VectorIsa isa) {
@@ -542,8 +542,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     allRows.mr = static_cast<int>(desc.m);
     if (chosen->oneSliverOnly && 4 * desc.k * desc.n <= l2Bytes / 2 &&
         allRows.vectorRegistersNeeded(lanes) <= Target::vectorRegisters(isa) &&
-        allRows.mr * (allRows.nr / lanes) + epilogueVectorRegisters(desc) <=
-            Target::vectorRegisters(isa)) {
+        epilogueFits(desc, allRows)) {
       c.mr = allRows.mr;
       c.kc = desc.k;
       c.loop = MacroLoopOrder::JrIr;
@@ -635,7 +634,7 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   if (bInPlace && oneSliver && isa == VectorIsa::Avx512 &&
       target.hasFeature("avx512bw") && target.hasFeature("avx512vl") &&
       target.hasFeature("bmi2") && desc.m <= kF32MatrixVectorRows &&
-      !desc.bPrepacked && f32MatrixVectorFormTakes(desc))
+      !desc.bPrepacked && desc.bTransposedRowsInPlace())
     c.packB = BPacking::InPlace;
   return clampToProblem(c, desc);
 }
@@ -1011,7 +1010,7 @@ int64_t qimeng::dotRowsReadingBInPlace(const GemmDesc &desc,
 bool qimeng::isMatrixVectorForm(const GemmDesc &desc,
                                 const GemmConfig &config) {
   return config.isa == VectorIsa::Avx512 && config.packB == BPacking::InPlace &&
-         !desc.bPrepacked && f32MatrixVectorFormTakes(desc);
+         !desc.bPrepacked && desc.bTransposedRowsInPlace();
 }
 
 llvm::SmallVector<int64_t, 2> qimeng::formRowBounds(const GemmDesc &desc,

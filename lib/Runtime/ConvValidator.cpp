@@ -365,8 +365,7 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
         }
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
-  const bool exact = dist == Distribution::SmallIntegers &&
-                     smallIntegersAreExact(k) && d.activation.exact();
+  const bool exact = comparedBitForBit(dist, k, d.activation);
   std::optional<std::string> failure;
   const float *o = out->data();
   // s32: exact, the sum modulo 2^32 as arith.addi.

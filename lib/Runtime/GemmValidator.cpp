@@ -585,8 +585,7 @@ runOne(const GemmDesc &d,
         applyEpilogue(d, bias0, ref, mag, bound);
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
-  const bool exact = dist == Distribution::SmallIntegers &&
-                     smallIntegersAreExact(d.k) && d.activation.exact();
+  const bool exact = comparedBitForBit(dist, d.k, d.activation);
   std::optional<std::string> failure;
   const float *c = cBuf->data();
   // C is the kernel's scratch when it writes D (its guards and gaps were

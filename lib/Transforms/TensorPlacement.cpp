@@ -161,20 +161,20 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
   bufferization::ToTensorOp last = result;
   Value lastBuffer = out;
   auto outAlloc = out.getDefiningOp<memref::AllocOp>();
+  // Whether every shaped operand's elements satisfy `is`.
+  auto operandElements = [&](auto is) {
+    return llvm::all_of(onBuffers->getOperandTypes(), [&](Type t) {
+      auto shaped = dyn_cast<ShapedType>(t);
+      return !shaped || is(shaped.getElementType());
+    });
+  };
   // Leaky relu fuses into the floating-point kernels (f32, bf16, f16),
-  // not the 8-bit ones (EpilogueMatcher.h).
+  // not the 8-bit ones (EpilogueMatcher.h); a smooth activation into f32
+  // kernels only (where the target's do not take it, the consumer moved
+  // onto buffers stays as it is).
   const bool floatOperands =
-      llvm::all_of(onBuffers->getOperandTypes(), [](Type t) {
-        auto shaped = dyn_cast<ShapedType>(t);
-        return !shaped || isa<FloatType>(shaped.getElementType());
-      });
-  // A smooth activation fuses into f32 kernels only; where the target's
-  // do not take it, the consumer moved onto buffers stays as it is.
-  const bool f32Operands =
-      llvm::all_of(onBuffers->getOperandTypes(), [](Type t) {
-        auto shaped = dyn_cast<ShapedType>(t);
-        return !shaped || shaped.getElementType().isF32();
-      });
+      operandElements([](Type e) { return isa<FloatType>(e); });
+  const bool f32Operands = operandElements([](Type e) { return e.isF32(); });
   for (size_t moved = 0;; ++moved) {
     if (!last->hasOneUse())
       return;

@@ -530,8 +530,7 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
   // sgemm.py's epilogue registers beside the accumulators.
   if ((c.isa == VectorIsa::Avx2 || c.isa == VectorIsa::Avx512) &&
       desc_.precision == GemmPrecision::F32 && !isMatrixVectorForm(desc_, c) &&
-      c.mr * ((c.nr + lanes - 1) / lanes) + epilogueVectorRegisters(desc_) >
-          Target::vectorRegisters(c.isa))
+      !epilogueFits(desc_, c))
     return llvm::createStringError(
         llvm::formatv("a {0}x{1} block's epilogue needs {2} vector registers "
                       "beside its accumulators; {3} has {4}",

@@ -2233,7 +2233,6 @@ def _emit_body(p):
     asm = Asm()
     emit_fault_entry(asm, p.fault)
     emit_relu_constants(asm, p)
-    emit_smooth_constants(asm, p)
     # An nchw convolution's arguments are (input, filter, output): its B,
     # A and C (dotconv.py); the product transposed's (A, B, C) its B, A
     # and C^T.
@@ -3032,7 +3031,6 @@ def _emit_stream_body(p):
     _emit_in_place_entry(asm, p, done, (STREAM_ROW, STREAM_M_END,
                                         STREAM_N_BEGIN, STREAM_N_END))
     emit_relu_constants(asm, p)
-    emit_smooth_constants(asm, p)
     bf16 = p.dt.name == "bf16"
     if bf16:
         _emit_stream_interleave_indices(asm, p)

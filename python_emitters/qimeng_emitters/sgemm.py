@@ -203,29 +203,20 @@ class Params:
             raise RequestError(
                 f"a {self.mr}x{self.nr} register block needs {needed} vector "
                 f"registers; {self.isa.name} has {self.isa.registers}")
-        if self.relu and self.mr * self.nv + 2 > self.isa.registers:
-            raise RequestError(
-                "relu needs two vector registers beside the "
-                f"{self.mr * self.nv} accumulators")
-        if (self.relu_max is not None
-                and self.mr * self.nv + 4 > self.isa.registers):
-            raise RequestError(
-                "a bound on relu needs four vector registers beside the "
-                f"{self.mr * self.nv} accumulators")
-        if (self.leaky_slope is not None
-                and self.mr * self.nv + 4 > self.isa.registers):
-            raise RequestError(
-                "leaky relu needs four vector registers beside the "
-                f"{self.mr * self.nv} accumulators")
-        if (self.smooth is not None
-                and self.mr * self.nv + 4 > self.isa.registers):
-            raise RequestError(
-                f"{self.smooth} needs four vector registers beside the "
-                f"{self.mr * self.nv} accumulators")
-        if self.bias == "rows" and self.mr * self.nv + 3 > self.isa.registers:
-            raise RequestError(
-                "a bias along the rows needs three vector registers beside "
-                f"the {self.mr * self.nv} accumulators")
+        # The epilogue's registers beside the accumulators (the C++ model's
+        # epilogueVectorRegisters keeps to the same counts).
+        accumulators = self.mr * self.nv
+        for wanted, what, count in (
+                (self.relu, "relu", 2),
+                (self.relu_max is not None, "a bound on relu", 4),
+                (self.leaky_slope is not None, "leaky relu", 4),
+                (self.smooth is not None, self.smooth, 4),
+                (self.bias == "rows", "a bias along the rows", 3)):
+            if wanted and accumulators + count > self.isa.registers:
+                words = {2: "two", 3: "three", 4: "four"}[count]
+                raise RequestError(
+                    f"{what} needs {words} vector registers beside the "
+                    f"{accumulators} accumulators")
         if self.c_transposed and self.mr > self.isa.lanes:
             raise RequestError(
                 f"product 'transposed' stores a row of C's tile, mr = "

@@ -307,7 +307,7 @@ def emit_smooth_constants(asm, p):
     data in the body (jumped over) that the epilogue reads %rip-relative;
     sets p.smooth_labels. Nothing without one."""
     p.smooth_labels = {}
-    if getattr(p, "smooth", None) is None:
+    if p.smooth is None:
         return
     over = asm.label(f"past {p.smooth}'s constants")
     asm.ins(f"jmp {fwd(over)}")

@@ -262,9 +262,10 @@ Epilogue parseEpilogue(const std::string &text, bool conv) {
       e.activation.relu = true;
     else if (item == "relu_nan_to_floor")
       e.activation.nanToFloor = true;
-    else if (item.compare(0, 11, "activation=") == 0 &&
-             Activation::smoothNamed(item.substr(11)))
-      e.activation.smooth = *Activation::smoothNamed(item.substr(11));
+    else if (auto smooth = item.compare(0, 11, "activation=") == 0
+                               ? Activation::smoothNamed(item.substr(11))
+                               : std::nullopt)
+      e.activation.smooth = *smooth;
     else if (conv && item == "bias")
       e.bias = Epilogue::Columns; // per output channel
     else if (!conv && item == "bias=columns")
@@ -353,8 +354,7 @@ std::string runOne(KernelFn kernel, const Problem &p, Distribution dist,
   if (int64_t at = firstChanged(b, b0); at != INT64_MIN)
     return name + ": B changed at element " + std::to_string(at);
   const double bound = gemmErrorBound(p.k);
-  const bool exact = dist == Distribution::SmallIntegers &&
-                     smallIntegersAreExact(p.k) && e.activation.exact();
+  const bool exact = comparedBitForBit(dist, p.k, e.activation);
   for (int64_t i = -kGuard; i < p.m * p.ldc + kGuard; ++i) {
     bool inside = i >= 0 && i < p.m * p.ldc && i % p.ldc < p.n;
     if (!inside && !isSentinel(&c.data()[i]))
@@ -532,8 +532,7 @@ std::string runConvOne(KernelFn kernel, const ConvProblem &p, Distribution dist,
              ", between pixels " + std::to_string(p.pixel) +
              " channels apart, was written";
   const double bound = gemmErrorBound(k);
-  const bool exact = dist == Distribution::SmallIntegers &&
-                     smallIntegersAreExact(k) && p.epilogue.activation.exact();
+  const bool exact = comparedBitForBit(dist, k, p.epilogue.activation);
   // The filter as (tap, channel) rows of F, then each output pixel's F
   // sums a row of the filter at a time.
   std::vector<float> rows(size_t(k * p.f));

@@ -110,6 +110,10 @@ bool isMatrixVectorForm(const GemmDesc &desc, const GemmConfig &config);
 /// for a bias along the rows, 2 for relu, else none.
 int epilogueVectorRegisters(const GemmDesc &desc);
 
+/// Whether `config`'s accumulators and sgemm.py's epilogue registers
+/// (epilogueVectorRegisters) fit its ISA's vector registers.
+bool epilogueFits(const GemmDesc &desc, const GemmConfig &config);
+
 /// Rows of f32 A up to which the model reads B^T in place (the
 /// matrix-vector form, isMatrixVectorForm) on AVX-512, where the product
 /// transposed (from kF32TransposedProductRows on) does not take them.

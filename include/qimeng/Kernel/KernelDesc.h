@@ -182,31 +182,29 @@ struct GemmDesc {
   /// Whether a kernel can read B^T where it lies, a matrix-vector product
   /// per row of A (packb=0 on AVX-512: dotgemm.py's pack_b false, for f32
   /// and 8-bit too): B transposed, and what every form that reads B in
-  /// place needs (dotKernelMayReadBInPlace) but a static N: the form reads
-  /// its columns [n_begin, n_end) from the header, as a part's (aten.mv
-  /// over a run-time number of rows).
+  /// place needs (dotKernelMayReadBInPlace); N may be a run-time value: the
+  /// form reads its columns [n_begin, n_end) from the header, as a part's
+  /// (aten.mv over a run-time number of rows).
   bool bTransposedRowsInPlace() const {
-    GemmDesc staticN = *this;
-    staticN.dynamicN = false;
-    return transB && staticN.dotKernelMayReadBInPlace();
+    return transB && dotKernelMayReadBInPlace();
   }
 
   /// Whether a bf16, f16 or 8-bit kernel can stream B's rows where they
   /// lie, passes of rows of A against blocks of columns (packb=0 for the
   /// dot-product kernels with B as stored: dotgemm.py's pack_b false, "B's
-  /// rows"): B not transposed, and what every form that reads B in place
-  /// needs.
+  /// rows"): B not transposed, N static, and what every form that reads B
+  /// in place needs.
   bool bRowsStreamInPlace() const {
-    return precision != GemmPrecision::F32 && !transB &&
+    return precision != GemmPrecision::F32 && !transB && !dynamicN &&
            dotKernelMayReadBInPlace();
   }
 
   /// What the dot kernels' forms that read B in place need whichever way
   /// B lies: A not transposed, no bias along the rows (one along the
-  /// columns, relu and a 16-bit D are applied where C is stored), N
-  /// and K static.
+  /// columns, relu and a 16-bit D are applied where C is stored), K
+  /// static.
   bool dotKernelMayReadBInPlace() const {
-    return !transA && bias != GemmBias::Rows && !dynamicN && !dynamicK;
+    return !transA && bias != GemmBias::Rows && !dynamicK;
   }
 
   /// Whether this GEMM's run-time-K kernels store C at every K, 0

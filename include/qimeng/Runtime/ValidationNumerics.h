@@ -269,6 +269,15 @@ inline bool smallIntegersAreExact(int64_t k) {
   return k <= ((int64_t(1) << 24) - 4) / 16;
 }
 
+/// Whether a k-term result drawn from `dist` must match its fp64 reference
+/// bit for bit: small integers, whose sums are exact, through an
+/// activation the kernels compute exactly (not a smooth one).
+inline bool comparedBitForBit(Distribution dist, int64_t k,
+                              const Activation &activation) {
+  return dist == Distribution::SmallIntegers && smallIntegersAreExact(k) &&
+         activation.exact();
+}
+
 /// Why an output element `got` fails against fp64 `want` of magnitude
 /// `size` (" (exact, bit for bit)", " (fp64), relative error ..."), or ""
 /// when it passes: bit for bit when `exact`, else within `bound` * size.
