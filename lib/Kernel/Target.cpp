@@ -71,7 +71,7 @@ bool qimeng::isaAppliesEpilogues(VectorIsa isa) {
 }
 
 bool qimeng::isaAppliesSmoothActivations(VectorIsa isa) {
-  return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512;
+  return isa == VectorIsa::Avx2 || isa == VectorIsa::Avx512 || isSketchIsa(isa);
 }
 
 bool qimeng::isaReadsConvStridesAtRunTime(VectorIsa isa) {

@@ -675,8 +675,8 @@ void remarkUnfusedSmoothActivation(Operation *op, Value output,
              << precisionName(precision);
     else
       remark << isaName(target.bestIsa())
-             << "'s kernels do not compute one (x86's AVX2 and AVX-512 "
-                "kernels do)";
+             << "'s kernels do not compute one (the AVX2, AVX-512, NEON, SVE "
+                "and RVV kernels do)";
     return;
   }
 }

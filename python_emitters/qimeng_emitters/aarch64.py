@@ -13,6 +13,7 @@ from .fields import int_field
 from .isa import CallingConvention, VectorIsaRow
 from .fields import float_bits
 from .header import LD_OFFSET
+from .smooth import Const, VALUES, constants_used, program
 from .sketch import (COLUMN_BIAS_SLOT, COLUMNS_SLOT, EDGE_LANES_SLOT,
                      NestRegisters, RUNTIME_LANES, ROW_BIAS_SLOT, Panel,
                      Sketch, Writer, fault_suffix, blocking_suffix,
@@ -46,6 +47,11 @@ WIDTH_FORMS = {4: ("q", "4s", 16), 2: ("d", "2s", 8), 1: ("s", None, 4)}
 
 K_UNROLLS = (4, 8)
 
+# Scratch vectors of a smooth activation: smooth.program's a, b and t, and
+# one for a constant or the other half of a Horner step (FMLA adds to its
+# destination).
+SMOOTH_TEMPS = 4
+
 #: The nest's scalar operations that are one fixed instruction sequence
 #: (sketch.Writer.scalar_forms).
 SCALAR_FORMS = {
@@ -78,8 +84,10 @@ def epilogue_registers(sk, rows, nv, acc, b_reg):
     free after the K loop, and the unused ones. Returns (a bias register
     per vector for a bias per column, else none; relu's floor (zero or
     relu_min), or leaky relu's slope; relu's bound; a row's bias for a
-    bias per row), None where the epilogue has no use for one; refuses a
-    block that leaves too few."""
+    bias per row; a smooth activation's SMOOTH_TEMPS scratch vectors),
+    None (or none) where the epilogue has no use for one; refuses a block
+    that leaves too few. B's registers serve as scratch too: each vector's
+    C and bias are added before its activation."""
     used = {acc(i, v) for i in range(rows) for v in range(nv)} | {
         b_reg(v) for v in range(nv)}
     free = [r for r in range(32) if r not in used]
@@ -87,15 +95,19 @@ def epilogue_registers(sk, rows, nv, acc, b_reg):
     floor = sk.relu or sk.leaky_slope is not None
     wanted = ((nv if columns else 0) + int(floor)
               + int(sk.relu_max is not None) + int(row))
-    if wanted > len(free):
+    temps = SMOOTH_TEMPS if sk.smooth is not None else 0
+    if wanted > len(free) or wanted + temps > len(free) + nv:
         raise RequestError(
             f"a {rows}-row block of {nv} vectors leaves {len(free)} vector "
-            f"registers for its epilogue, which needs {wanted}")
-    take = iter(free)
+            f"registers for its epilogue, which needs {wanted}"
+            + (f" and {temps} more for {sk.smooth}" if temps else ""))
+    take = iter(free + [b_reg(v) for v in range(nv)])
     bias_v = [next(take) for _ in range(nv)] if columns else []
     zero = next(take) if floor else None
     bound = next(take) if sk.relu_max is not None else None
-    return bias_v, zero, bound, next(take) if row else None
+    row_bias = next(take) if row else None
+    return (bias_v, zero, bound, row_bias,
+            [next(take) for _ in range(temps)])
 
 
 def leaky_choice(sk):
@@ -328,7 +340,7 @@ class NeonWriter(Writer):
 
         self.k_loops(sk, rows, widths, chunk_steps(chunk))
 
-        bias_v, zero, bound, row_bias = epilogue_registers(
+        bias_v, zero, bound, row_bias, temps = epilogue_registers(
             sk, rows, nv, acc, b_reg)
         self.epilogue_setup(
             sk, [f"ldr\t{WIDTH_FORMS[w][0]}{reg}, [{BPTR}, #{offset}]"
@@ -371,6 +383,8 @@ class NeonWriter(Writer):
                              f"v{zero}.{arr}" if arr else
                              f"fmul\ts{b_reg(v)}, s{acc(i, v)}, s{zero}")
                     op(leaky_choice(sk), acc(i, v), b_reg(v), w)
+                if sk.smooth is not None:
+                    self.smooth_activation(sk, acc(i, v), temps)
                 self.ins(f"str\t{prefix}{acc(i, v)}, [{CROW}, #{offsets[v]}]")
 
     def epilogue_setup(self, sk, column_loads, zero, bound):
@@ -395,6 +409,85 @@ class NeonWriter(Writer):
         if sk.relu_max is not None:
             self.set(KI, float_bits(sk.relu_max))
             self.vector_splat(bound, f"w{KI[1:]}")
+        if sk.smooth is not None:
+            self.ins(f"adr\t{KI}, {self.smooth_table}b")
+
+    # -- smooth activations (smooth.program) --------------------------------
+
+    def smooth_constants(self, sk):
+        """The activation's constants as data at the body's start, jumped
+        over; the epilogue points KI at them (adr) and loads each where it
+        is used (load_constant)."""
+        names = constants_used(program(sk.smooth))
+        over = self.labels.reserve()
+        self.jump(over, "f")
+        self.ins(".p2align\t4")
+        self.smooth_table = self.label(f"{sk.smooth}'s constants")
+        self.smooth_offsets = {}
+        for i, name in enumerate(names):
+            self.smooth_offsets[name] = i * self.constant_bytes
+            bits = float_bits(VALUES[name])
+            self.ins(".long\t" + ", ".join(
+                [f"{bits:#010x}"] * (self.constant_bytes // 4)))
+        self.place(over)
+
+    #: A constant's bytes in the table: a q register's (ldr q fills one).
+    constant_bytes = 16
+
+    def load_constant(self, reg, name):
+        self.ins(f"ldr\tq{reg}, [{KI}, #{self.smooth_offsets[name]}]")
+
+    def smooth_activation(self, sk, x, temps):
+        """Vector `x` = sk.smooth(x), smooth.program spelled in NEON on the
+        whole q register (the lanes past a narrower vector's are computed
+        and not stored), through the four `temps`. FMIN and FMAX keep a
+        NaN, so every op does: nan_mask and or_mask are nothing here."""
+        self.ins(f"// {sk.smooth}(v{x})")
+        role = {"x": x, "a": temps[0], "b": temps[1], "t": temps[2]}
+        spare = temps[3]
+
+        def reg(operand):
+            nonlocal spare
+            if isinstance(operand, Const):
+                self.load_constant(spare, operand.name)
+                return spare
+            return role[operand]
+
+        def v(r):
+            return f"v{r}.4s"
+
+        for op, d, *src in program(sk.smooth):
+            if op == "horner":
+                # d = c0, then d = d * var + c: into the spare register
+                # (loaded with c), which becomes d.
+                var, dst = role[src[0]], role[d]
+                self.load_constant(dst, src[1].name)
+                for c in src[2:]:
+                    self.load_constant(spare, c.name)
+                    self.ins(f"fmla\t{v(spare)}, {v(dst)}, {v(var)}")
+                    dst, spare = spare, dst
+                role[d] = dst
+            elif op in ("nan_mask", "or_mask"):
+                pass
+            elif op == "relu":
+                self.ins(f"movi\tv{role[d]}.16b, #0")
+                self.ins(f"fmax\t{v(role[d])}, {v(role[src[0]])}, "
+                         f"{v(role[d])}")
+            elif op == "exp2_bits":
+                self.ins(f"fcvtzs\t{v(role[d])}, {v(role[src[0]])}")
+                self.ins(f"shl\t{v(role[d])}, {v(role[d])}, #23")
+            elif op == "fms":
+                c = reg(src[1])
+                self.ins(f"fmls\t{v(role[d])}, {v(role[src[0]])}, {v(c)}")
+            elif op in ("neg", "abs", "round"):
+                name = {"neg": "fneg", "abs": "fabs", "round": "frintn"}[op]
+                self.ins(f"{name}\t{v(role[d])}, {v(role[src[0]])}")
+            else:
+                name = {"add": "fadd", "sub": "fsub", "mul": "fmul",
+                        "div": "fdiv", "min": "fmin", "max": "fmax",
+                        "iadd": "add"}[op]
+                first, second = reg(src[0]), reg(src[1])
+                self.ins(f"{name}\t{v(role[d])}, {v(first)}, {v(second)}")
 
     def vector_zero(self, reg):
         self.ins(f"movi\tv{reg}.16b, #0")
@@ -491,6 +584,80 @@ class SveWriter(NeonWriter):
     def vector_zero(self, reg):
         self.ins(f"mov\tz{reg}.s, #0")
 
+    #: A constant's bytes in the table: one f32, which ld1rw broadcasts.
+    constant_bytes = 4
+
+    def load_constant(self, reg, name):
+        self.ins(f"ld1rw\t{{z{reg}.s}}, {FULL}/z, "
+                 f"[{KI}, #{self.smooth_offsets[name]}]")
+
+    def smooth_activation(self, sk, x, temps):
+        """Vector `x` = sk.smooth(x), smooth.program spelled in SVE under
+        FULL (the block's whole vectors; lanes past the stored ones are
+        computed too), through the four `temps`: unpredicated FADD, FSUB,
+        FMUL and ADD, the others predicated and destructive (MOVPRFX first
+        where the destination is not the first source; FDIVR where it is
+        the second). FMIN and FMAX keep a NaN, so every op does."""
+        self.ins(f"// {sk.smooth}(z{x})")
+        role = {"x": x, "a": temps[0], "b": temps[1], "t": temps[2]}
+        spare = temps[3]
+
+        def reg(operand):
+            if isinstance(operand, Const):
+                self.load_constant(spare, operand.name)
+                return spare
+            return role[operand]
+
+        def z(r):
+            return f"z{r}.s"
+
+        def destructive(name, d, first, second):
+            if d == second and name == "fdiv":
+                self.ins(f"fdivr\t{z(d)}, {FULL}/m, {z(d)}, {z(first)}")
+                return
+            assert d != second, (name, d, second)
+            if d != first:
+                self.ins(f"movprfx\tz{d}, z{first}")
+            self.ins(f"{name}\t{z(d)}, {FULL}/m, {z(d)}, {z(second)}")
+
+        for op, d, *src in program(sk.smooth):
+            if op == "horner":
+                var, dst = role[src[0]], role[d]
+                self.load_constant(dst, src[1].name)
+                for c in src[2:]:
+                    self.load_constant(spare, c.name)
+                    self.ins(f"fmla\t{z(spare)}, {FULL}/m, {z(dst)}, "
+                             f"{z(var)}")
+                    dst, spare = spare, dst
+                role[d] = dst
+            elif op in ("nan_mask", "or_mask"):
+                pass
+            elif op == "relu":
+                self.ins(f"mov\t{z(role[d])}, #0")
+                self.ins(f"fmax\t{z(role[d])}, {FULL}/m, {z(role[d])}, "
+                         f"{z(role[src[0]])}")
+            elif op == "exp2_bits":
+                self.ins(f"fcvtzs\t{z(role[d])}, {FULL}/m, "
+                         f"{z(role[src[0]])}")
+                self.ins(f"lsl\t{z(role[d])}, {z(role[d])}, #23")
+            elif op == "fms":
+                c = reg(src[1])
+                self.ins(f"fmls\t{z(role[d])}, {FULL}/m, {z(role[src[0]])}, "
+                         f"{z(c)}")
+            elif op in ("neg", "abs", "round"):
+                name = {"neg": "fneg", "abs": "fabs", "round": "frintn"}[op]
+                self.ins(f"{name}\t{z(role[d])}, {FULL}/m, "
+                         f"{z(role[src[0]])}")
+            elif op in ("add", "sub", "mul", "iadd"):
+                name = {"add": "fadd", "sub": "fsub", "mul": "fmul",
+                        "iadd": "add"}[op]
+                first, second = reg(src[0]), reg(src[1])
+                self.ins(f"{name}\t{z(role[d])}, {z(first)}, {z(second)}")
+            else:
+                name = {"div": "fdiv", "min": "fmin", "max": "fmax"}[op]
+                first, second = reg(src[0]), reg(src[1])
+                destructive(name, role[d], first, second)
+
     def vector_splat(self, reg, wreg):
         self.ins(f"mov\tz{reg}.s, {wreg}")
 
@@ -539,7 +706,7 @@ class SveWriter(NeonWriter):
 
         self.k_loops(sk, rows, widths, chunk_steps(chunk))
 
-        bias_v, zero, bound, row_bias = epilogue_registers(
+        bias_v, zero, bound, row_bias, temps = epilogue_registers(
             sk, rows, nv, acc, b_reg)
         self.epilogue_setup(
             sk, [f"ld1w\t{{z{reg}.s}}, {pred[v]}/z, {addr(BPTR, v)}"
@@ -571,6 +738,8 @@ class SveWriter(NeonWriter):
                     self.ins(f"fmul\tz{b_reg(v)}.s, {a}, z{zero}.s")
                     self.ins(f"{leaky_choice(sk)}\t{a}, {FULL}/m, {a}, "
                              f"z{b_reg(v)}.s")
+                if sk.smooth is not None:
+                    self.smooth_activation(sk, acc(i, v), temps)
                 self.ins(f"st1w\t{{z{acc(i, v)}.s}}, {pred[v]}, "
                          f"{addr(CROW, v)}")
 

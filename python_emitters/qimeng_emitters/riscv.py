@@ -18,6 +18,7 @@ need v0, which holds an accumulator group.
 from .errors import RequestError
 from .fields import float_bits, int_field
 from .isa import CallingConvention, VectorIsaRow
+from .smooth import Const, VALUES, constants_used, program
 from .sketch import (COLUMN_BIAS_SLOT, EDGE_LANES_SLOT, NestRegisters,
                      RUNTIME_LANES, ROW_BIAS_SLOT, Sketch, Writer,
                      fault_suffix, blocking_suffix, kernel_text, parse_request,
@@ -58,6 +59,15 @@ SAVED = tuple(f"s{i}" for i in range(1, 12))
 # done), and +inf's bits.
 F_BOUND, F_ROW_BIAS, F_FLOOR = "ft0", "ft1", "ft2"
 INF_BITS = 0x7F800000
+# A smooth activation's constants (smooth.program's, at most 21), each in
+# a float register for the .vf forms: A's, relu's (not with one), then
+# ft8-ft11 and the callee-saved fs0 and fs1, which the function form saves.
+SMOOTH_F = (F_BANKS[1] + ("ft0",) + tuple(f"ft{i}" for i in range(2, 12))
+            + ("fs0", "fs1"))
+F_SAVED = ("fs0", "fs1")
+# Scratch vectors of a smooth activation, at LMUL 1 past the accumulators:
+# smooth.program's a, b and t, and one for a Horner step's constant.
+SMOOTH_TEMPS = 4
 
 #: The nest's scalar operations that are one fixed instruction sequence
 #: (sketch.Writer.scalar_forms); {tmp} is TMP.
@@ -238,19 +248,41 @@ class RvvWriter(Writer):
     def vreg(self, group):
         return f"v{group * self.lmul}"
 
+    def smooth_registers(self):
+        """The float registers the kernel's smooth activation keeps its
+        constants in (none without one)."""
+        sk = self.sketch
+        if sk.smooth is None:
+            return ()
+        return SMOOTH_F[:len(constants_used(program(sk.smooth)))]
+
     def clobbers(self):
+        extra = [r for r in self.smooth_registers()
+                 if r not in F_BANKS[0] + F_BANKS[1]]
         return (list(USED_GPRS) + list(F_BANKS[0]) + list(F_BANKS[1])
-                + [f"v{i}" for i in range(32)] + ["vl", "vtype"]
+                + extra + [f"v{i}" for i in range(32)] + ["vl", "vtype"]
                 + list(self.conv.machine_state))
 
+    def saved_float_registers(self):
+        return [r for r in F_SAVED if r in self.smooth_registers()]
+
+    def frame_bytes(self):
+        """s1-s11, the float registers saved, 16-byte aligned."""
+        return -(-8 * (len(SAVED) + len(self.saved_float_registers())) // 16
+                 ) * 16
+
     def prologue(self):
-        out = [f"\taddi\tsp, sp, -{8 * len(SAVED) + 8}"]
+        out = [f"\taddi\tsp, sp, -{self.frame_bytes()}"]
         out += [f"\tsd\t{r}, {8 * i}(sp)" for i, r in enumerate(SAVED)]
+        out += [f"\tfsd\t{r}, {8 * (len(SAVED) + i)}(sp)"
+                for i, r in enumerate(self.saved_float_registers())]
         return out
 
     def epilogue(self):
         out = [f"\tld\t{r}, {8 * i}(sp)" for i, r in enumerate(SAVED)]
-        out += [f"\taddi\tsp, sp, {8 * len(SAVED) + 8}", "\tret"]
+        out += [f"\tfld\t{r}, {8 * (len(SAVED) + i)}(sp)"
+                for i, r in enumerate(self.saved_float_registers())]
+        out += [f"\taddi\tsp, sp, {self.frame_bytes()}", "\tret"]
         return out
 
     # -- the nest's vector parts: vl, B's copy, transposes -----------------
@@ -430,6 +462,8 @@ class RvvWriter(Writer):
             if value is not None:
                 self.ins(f"li\t{TMP}, {float_bits(value)}")
                 self.ins(f"fmv.w.x\t{reg}, {TMP}")
+        if sk.smooth is not None:
+            temps = self.smooth_setup(sk, rows, nv)
         self.ins(f"mv\t{CROW}, {CBLOCK}")
         for i in range(rows):
             if i:
@@ -474,7 +508,115 @@ class RvvWriter(Writer):
                     lines = []
                 for line in lines:
                     self.ins(line)
+                if sk.smooth is not None:
+                    self.smooth_group(sk, i * nv + v, temps)
                 self.ins(f"vse32.v\t{acc(i, v)}, ({addr})")
+
+    # -- smooth activations (smooth.program) --------------------------------
+
+    # GPRs of the activation, free once the K loop is done: the panel's vl
+    # while LMUL 1 computes, and vsetvli's result.
+    SMOOTH_VL, SMOOTH_VLMAX = A_ROWS[1], A_ROWS[2]
+
+    def smooth_setup(self, sk, rows, nv):
+        """Before a block's activations: the constants into their float
+        registers (SMOOTH_F), +inf's bits into KI (nan_mask), the panel's
+        vl kept where LMUL is above 1; returns the scratch vectors, the
+        first SMOOTH_TEMPS registers past the accumulators, which each
+        group's activation uses at LMUL 1 (B's groups among them: each
+        group's C and bias are added before its activation)."""
+        first = rows * nv * self.lmul
+        if first + SMOOTH_TEMPS > 32:
+            raise RequestError(
+                f"a {rows}-row block of {nv} LMUL {self.lmul} groups leaves "
+                f"{32 - first} vector registers; {sk.smooth} needs "
+                f"{SMOOTH_TEMPS}")
+        self.smooth_f = {}
+        for name, reg in zip(constants_used(program(sk.smooth)), SMOOTH_F):
+            self.ins(f"li\t{TMP}, {float_bits(VALUES[name])}")
+            self.ins(f"fmv.w.x\t{reg}, {TMP}")
+            self.smooth_f[name] = reg
+        if any(op[0] == "nan_mask" for op in program(sk.smooth)):
+            self.ins(f"li\t{KI}, {INF_BITS}")
+        if self.lmul > 1:
+            self.ins(f"csrr\t{self.SMOOTH_VL}, vl")
+        return [f"v{first + j}" for j in range(SMOOTH_TEMPS)]
+
+    def smooth_group(self, sk, group, temps):
+        """sk.smooth of accumulator group `group`, a register of it at a
+        time at LMUL 1 (all of each: the lanes past vl are computed and not
+        stored), then the panel's vl and LMUL again."""
+        if self.lmul > 1:
+            self.ins(f"vsetvli\t{self.SMOOTH_VLMAX}, zero, e32, m1, ta, ma")
+        for j in range(self.lmul):
+            self.smooth_activation(sk, f"v{group * self.lmul + j}", temps)
+        if self.lmul > 1:
+            self.ins(f"vsetvli\tzero, {self.SMOOTH_VL}, e32, "
+                     f"m{self.lmul}, ta, ma")
+
+    def smooth_activation(self, sk, x, temps):
+        """Vector `x` = sk.smooth(x), smooth.program spelled in RVV: the
+        constants as .vf operands, a Horner step a splat and a fused
+        vfmadd. vfmin and vfmax drop a NaN: relu is relu_lines' (NaN
+        kept), nan_mask clamp_lines' sign trick on x's bits."""
+        self.ins(f"# {sk.smooth}({x})")
+        role = {"x": x, "a": temps[0], "b": temps[1], "t": temps[2]}
+        spare = temps[3]
+        f = self.smooth_f
+        for op, d, *src in program(sk.smooth):
+            dst = role[d]
+            if op == "horner":
+                var = role[src[0]]
+                self.ins(f"vfmv.v.f\t{dst}, {f[src[1].name]}")
+                for c in src[2:]:
+                    self.ins(f"vfmv.v.f\t{spare}, {f[c.name]}")
+                    self.ins(f"vfmadd.vv\t{dst}, {var}, {spare}")
+            elif op == "nan_mask":
+                s = role[src[0]]
+                for line in (f"vsll.vi\t{dst}, {s}, 1",
+                             f"vsrl.vi\t{dst}, {dst}, 1",
+                             f"vssubu.vx\t{dst}, {dst}, {KI}",
+                             f"vrsub.vx\t{dst}, {dst}, zero",
+                             f"vsra.vi\t{dst}, {dst}, 31"):
+                    self.ins(line)
+            elif op == "or_mask":
+                self.ins(f"vor.vv\t{dst}, {dst}, {role[src[0]]}")
+            elif op == "relu":
+                s = role[src[0]]
+                self.ins(f"vfsub.vv\t{dst}, {s}, {s}")
+                self.ins(f"vfmax.vv\t{dst}, {s}, {dst}")
+                self.ins(f"vmax.vx\t{dst}, {dst}, zero")
+            elif op == "exp2_bits":
+                self.ins(f"vfcvt.x.f.v\t{dst}, {role[src[0]]}")
+                self.ins(f"vsll.vi\t{dst}, {dst}, 23")
+            elif op == "round":
+                self.ins(f"vfcvt.x.f.v\t{dst}, {role[src[0]]}")
+                self.ins(f"vfcvt.f.x.v\t{dst}, {dst}")
+            elif op == "fms":
+                self.ins(f"vfnmsac.vf\t{dst}, {f[src[1].name]}, "
+                         f"{role[src[0]]}")
+            elif op in ("neg", "abs"):
+                s = role[src[0]]
+                name = "vfsgnjn.vv" if op == "neg" else "vfsgnjx.vv"
+                self.ins(f"{name}\t{dst}, {s}, {s}")
+            elif op == "iadd":
+                self.ins(f"vadd.vv\t{dst}, {role[src[0]]}, "
+                         f"{role[src[1]]}")
+            else:
+                name = {"add": "vfadd", "sub": "vfsub", "mul": "vfmul",
+                        "div": "vfdiv", "min": "vfmin", "max": "vfmax"}[op]
+                first, second = src
+                if isinstance(first, Const):
+                    # c - v, c / v: the reversed forms.
+                    name = {"vfsub": "vfrsub", "vfdiv": "vfrdiv"}[name]
+                    self.ins(f"{name}.vf\t{dst}, {role[second]}, "
+                             f"{f[first.name]}")
+                elif isinstance(second, Const):
+                    self.ins(f"{name}.vf\t{dst}, {role[first]}, "
+                             f"{f[second.name]}")
+                else:
+                    self.ins(f"{name}.vv\t{dst}, {role[first]}, "
+                             f"{role[second]}")
 
 
 def emit(request):

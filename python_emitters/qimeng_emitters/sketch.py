@@ -93,9 +93,9 @@ from dataclasses import dataclass, replace
 
 from .conv2d import GEOMETRY_FIELDS, conv_geometry
 from .errors import RequestError
-from .fields import (bool_field, check_known, int_field, leaky_relu_field,
-                     relu_bounds,
-                     relu_nan_to_floor_field, relu_suffix, round_up)
+from .fields import (SMOOTH_FIELD, bool_field, check_known, int_field,
+                     leaky_relu_field, relu_bounds, relu_nan_to_floor_field,
+                     relu_suffix, round_up, smooth_activation_field)
 from .header import (BIAS_OFFSET, HEADER_BYTES, K_SLOT, LD_OFFSET,
                      RANGE_OFFSET)
 from .isa import Labels, kernel_file
@@ -137,7 +137,7 @@ FAULTS = (None, "drop-k", "write-past-edge", "segfault", "hang")
 MAX_ROWS = 8
 
 EPILOGUE_FIELDS = ("bias", "relu", "relu_min", "relu_max",
-                   "relu_nan_to_floor", "leaky_relu")
+                   "relu_nan_to_floor", "leaky_relu", SMOOTH_FIELD)
 
 #: Convolution layouts of this generator: A's rows are pixels (nhwc) or
 #: B's columns are (nchw).
@@ -202,6 +202,9 @@ class Sketch:
     relu_nan_to_floor: bool = False
     # Leaky relu's slope instead of relu (x > 0 ? x : slope * x), or None.
     leaky_slope: object = None
+    # Or a smooth activation (fields.SMOOTH_ACTIVATIONS; smooth.program,
+    # which each writer spells), or None.
+    smooth: object = None
     # K steps of one K block (0, or at least K: all of K in one).
     kc: int = 0
     # B as stored, copied a panel (a K block's rows) at a time into the
@@ -240,7 +243,8 @@ class Sketch:
         blocks = -(-self.k // self.kc)
         first = replace(self, k=self.kc, kc=0, bias="none", relu=False,
                         relu_min=None, relu_max=None,
-                        relu_nan_to_floor=False, leaky_slope=None)
+                        relu_nan_to_floor=False, leaky_slope=None,
+                        smooth=None)
         last = replace(self, k=self.k - (blocks - 1) * self.kc, kc=0,
                        overwrite=False)
         return first, replace(first, overwrite=False), blocks - 2, last
@@ -248,7 +252,7 @@ class Sketch:
     @property
     def has_epilogue(self):
         return (self.bias != "none" or self.relu
-                or self.leaky_slope is not None)
+                or self.leaky_slope is not None or self.smooth is not None)
 
     @property
     def nr(self):
@@ -362,7 +366,8 @@ class Sketch:
         b0 = "_b0" if self.overwrite else ""
         epilogue = (("_bias" if self.bias != "none" else "")
                     + relu_suffix(self.relu, self.relu_max, self.relu_min,
-                                 self.relu_nan_to_floor, self.leaky_slope))
+                                 self.relu_nan_to_floor, self.leaky_slope)
+                    + (f"_{self.smooth}" if self.smooth else ""))
         if self.conv is not None:
             return f"{self.conv.symbol_stem()}{b0}{epilogue}"
         mrt = (("_mrt" if self.dynamic_m else "")
@@ -512,6 +517,8 @@ def parse_request(request, isa, extra_fields=()):
                   relu_nan_to_floor=relu_nan_to_floor_field(request, relu),
                   leaky_slope=leaky_relu_field(request, relu),
                   parallel=bool_field(request, "parallel"))
+    fields["smooth"] = smooth_activation_field(request, relu,
+                                               fields["leaky_slope"])
     if fields["mr"] > MAX_ROWS:
         raise RequestError(
             f"mr = {fields['mr']} is more rows than the {MAX_ROWS} A row "
@@ -725,9 +732,16 @@ class Writer:
 
     # -- the loop nest ------------------------------------------------------
 
+    def smooth_constants(self, sk):
+        """What the writer's smooth activation (sk.smooth) needs placed at
+        the body's start: NEON's and SVE's table of constants; RVV keeps
+        them in float registers."""
+
     def begin(self, sk):
         r = self.regs
         self.sketch = sk
+        if sk.smooth is not None:
+            self.smooth_constants(sk)
         if sk.conv is not None:
             self.conv_tables(sk)
         self.comment("leading dimensions from the workspace header, in "

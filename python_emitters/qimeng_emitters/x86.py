@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import float_bits
 from .isa import CallingConvention, kernel_file
+from .smooth import ABS_MASK, VALUES, X86_USES
 
 
 @dataclass(frozen=True)
@@ -262,61 +263,22 @@ def emit_relu_constants(asm, p):
     asm.place(over)
 
 
-# The smooth activations' constants (fields.SMOOTH_ACTIVATIONS): each a
-# whole vector of one binary32 value (64 bytes, so that every ISA's
-# vectors read it as a memory operand, AVX2's without a broadcast).
-#  - exp(z), as Cephes' expf: z clamped to [-87.34, 88] (2^n stays a
-#    normal number), n = round(z log2(e)), r = z - n ln(2) in two parts
-#    (Cody and Waite), e^r by its degree-7 polynomial, 2^n added to the
-#    exponent field;
-#  - gelu_tanh's argument: 0.5 (1 + tanh(u)) = 1 / (1 + e^-2u), -2u = x
-#    (-k1 - k3 x^2) with k1 = 2 sqrt(2/pi), k3 = 0.044715 k1;
-#  - gelu_erf: erfc(y) = t (a1 + a2 t + .. + a5 t^4) e^-y^2, t = 1 / (1 +
-#    p y), y = |x| / sqrt(2) (Abramowitz and Stegun 7.1.26: erf to 1.5e-7
-#    absolute, as oneDNN's gelu_erf), and gelu = max(x, 0) - |x| erfc(y) / 2
-#    with |x| at most 10 in the second term.
-_K1 = 2.0 * (2.0 / 3.141592653589793) ** 0.5
-SMOOTH_CONSTANTS = (
-    ("one", 1.0), ("minus_one", -1.0), ("half", 0.5), ("minus_half", -0.5),
-    ("exp_hi", 88.0), ("exp_lo", -87.33654), ("log2e", 1.44269504088896341),
-    ("ln2_hi", 0.693359375), ("ln2_lo", -2.12194440e-4),
-    ("exp_p0", 1.9875691500e-4), ("exp_p1", 1.3981999507e-3),
-    ("exp_p2", 8.3334519073e-3), ("exp_p3", 4.1665795894e-2),
-    ("exp_p4", 1.6666665459e-1), ("exp_p5", 5.0000001201e-1),
-    ("minus_k1", -_K1), ("minus_k3", -0.044715 * _K1),
-    ("erf_p", 0.3275911 / 2.0 ** 0.5), ("erf_a1", 0.254829592),
-    ("erf_a2", -0.284496736), ("erf_a3", 1.421413741),
-    ("erf_a4", -1.453152027), ("erf_a5", 1.061405429), ("erf_x_max", 10.0))
-ABS_MASK = 0x7fffffff
-
-# Which constants each activation reads (the others are not emitted).
-_EXP = ("one", "exp_hi", "exp_lo", "log2e", "ln2_hi", "ln2_lo", "exp_p0",
-        "exp_p1", "exp_p2", "exp_p3", "exp_p4", "exp_p5")
-_SMOOTH_USES = {
-    "sigmoid": _EXP + ("minus_one",),
-    "silu": _EXP + ("minus_one",),
-    "gelu_tanh": _EXP + ("minus_k1", "minus_k3"),
-    "gelu_erf": _EXP + ("half", "minus_half", "erf_p", "erf_a1", "erf_a2",
-                        "erf_a3", "erf_a4", "erf_a5", "erf_x_max",
-                        "abs_mask"),
-}
-
-
 def emit_smooth_constants(asm, p):
-    """The smooth activation's constants (p.smooth: SMOOTH_CONSTANTS), as
-    data in the body (jumped over) that the epilogue reads %rip-relative;
-    sets p.smooth_labels. Nothing without one."""
+    """The smooth activation's constants (p.smooth: those smooth.X86_USES
+    names), as data in the body (jumped over) that the epilogue reads
+    %rip-relative, each a whole vector of one binary32 value (64 bytes, so
+    that every ISA's vectors read it as a memory operand, AVX2's without a
+    broadcast); sets p.smooth_labels. Nothing without one."""
     p.smooth_labels = {}
     if p.smooth is None:
         return
     over = asm.label(f"past {p.smooth}'s constants")
     asm.ins(f"jmp {fwd(over)}")
     asm.ins(".p2align 6")
-    values = dict(SMOOTH_CONSTANTS)
-    for name in _SMOOTH_USES[p.smooth]:
+    for name in X86_USES[p.smooth]:
         label = asm.label(f"{p.smooth}: {name}")
         asm.place(label)
-        bits = ABS_MASK if name == "abs_mask" else float_bits(values[name])
+        bits = ABS_MASK if name == "abs_mask" else float_bits(VALUES[name])
         asm.ins(".rept 16")
         asm.ins(f".long {bits:#010x}")
         asm.ins(".endr")
@@ -325,7 +287,8 @@ def emit_smooth_constants(asm, p):
 
 
 def emit_smooth_activation(asm, p, x, temps):
-    """x = p.smooth(x) (fields.SMOOTH_ACTIVATIONS) for a vector register
+    """x = p.smooth(x) (fields.SMOOTH_ACTIVATIONS; smooth.program by hand,
+    its constants memory operands) for a vector register
     `x` of any width (an AVX2 scalar loop's xmm, the matrix-vector form's
     ymm sums), through the three
     vector registers `temps` of its width, reading the constants

@@ -252,7 +252,8 @@ class RequestTest(unittest.TestCase):
         """NEON's blocks that fit 32 registers (the model's search space)
         generate with the fullest epilogue too: it takes only the
         registers it uses (4 x 20 leaves 7: five column biases, zero and
-        relu's bound)."""
+        relu's bound; with gelu_erf's four scratch vectors, B's five serve
+        too)."""
         for nv in range(1, 7):
             for mr in range(2, 9):
                 if mr * nv + mr + nv > 32:
@@ -260,7 +261,9 @@ class RequestTest(unittest.TestCase):
                 for epilogue in ({}, {"bias": "columns", "relu": True,
                                       "relu_max": 6.0},
                                  {"bias": "rows", "relu": True},
-                                 {"bias": "rows", "leaky_relu": 0.125}):
+                                 {"bias": "rows", "leaky_relu": 0.125},
+                                 {"bias": "columns",
+                                  "activation": "gelu_erf"}):
                     with self.subTest(mr=mr, nv=nv, epilogue=epilogue):
                         emit(neon(mr=mr, nr=4 * nv, **epilogue))
 
@@ -402,6 +405,8 @@ def epilogue_arg(req, bias):
         items.append(f"relu_max={req['relu_max']!r}")
     if req.get("leaky_relu") is not None:
         items.append(f"leaky_relu={req['leaky_relu']!r}")
+    if req.get("activation") is not None:
+        items.append(f"activation={req['activation']}")
     return ",".join(items) or "none"
 
 
@@ -501,7 +506,9 @@ class QemuExecutionTest(unittest.TestCase):
         for 24, run at the shape's); every fifth adds a bias per column and
         relu, every seventh a bias per row, relu and relu6's bound, every
         seventh from the second hardtanh's clamp [-1.5, 2], every ninth
-        from the third without relu leaky relu (1/8 or 2.5); every
+        from the third without relu leaky relu (1/8 or 2.5), every
+        eleventh from the eleventh without either a smooth activation
+        (sigmoid, silu, gelu_tanh, gelu_erf in turn); every
         fifth from the second of those with a static K runs K in blocks
         (three or more, or two), and every sixth with B as stored and a
         static K copies B's panels."""
@@ -532,6 +539,9 @@ class QemuExecutionTest(unittest.TestCase):
             elif index % 9 == 2 and not req.get("relu"):
                 # leaky relu, a slope below 1 and above.
                 req.update(leaky_relu=0.125 if index % 2 else 2.5)
+            elif index % 11 == 10 and not req.get("relu"):
+                req["activation"] = ("sigmoid", "silu", "gelu_tanh",
+                                     "gelu_erf")[index // 11 % 4]
             if index % 5 == 1 and not req.get("dynamic_k") and k > 1:
                 req["kc"] = (k + 1) // 2 if index % 10 == 1 else \
                     max(1, k // 3)
@@ -743,7 +753,9 @@ class QemuExecutionTest(unittest.TestCase):
     def check_conv_layers(self, runner, make, cpu):
         """Every layer; every third adds a bias per output
         channel and relu (a bias column in nhwc, row in nchw), every third
-        from the second a bias and leaky relu (1/8)."""
+        from the second a bias and leaky relu (1/8), every third from the
+        third a bias and a smooth activation (silu, gelu_erf, sigmoid,
+        gelu_tanh in turn: YOLO's conv blocks, SiLU)."""
         for index, layer in enumerate(CONV_LAYERS):
             req = make(index)
             req.update(layer, kind="sconv2d")
@@ -751,6 +763,10 @@ class QemuExecutionTest(unittest.TestCase):
                 req.update(bias=True, relu=True)
             elif index % 3 == 1:
                 req.update(bias=True, leaky_relu=0.125)
+            else:
+                req.update(bias=True, activation=(
+                    "silu", "gelu_erf", "sigmoid", "gelu_tanh")[
+                        index // 3 % 4])
             with self.subTest(cpu=cpu, req=req):
                 result = runner.run_conv(req, cpu)
                 self.assertTrue(result["passed"], result["failure"])

@@ -21,8 +21,10 @@ import subprocess
 import tempfile
 import unittest
 
+from qimeng_emitters.header import LD_OFFSET
 from .support import (GCC, assemble, cpu_has, emit, header, request,
                       runs_kernels)
+from .test_cross_targets import TARGETS, assemble_for, missing_tools
 
 HARNESS_C = r"""
 #include <stdio.h>
@@ -45,6 +47,11 @@ int main(int argc, char **argv) {
     memset(C, 0xff, sizeof(float) * M * N);
     void *ws = aligned_alloc(64, ws_bytes);
     memset(ws, 0xff, ws_bytes);
+#ifdef LD_OFFSET
+    /* lda, ldb, ldc in elements, for kernels that read them (runtime_ld) */
+    long long *ld = (long long *)((char *)ws + LD_OFFSET);
+    ld[0] = 1; ld[1] = N; ld[2] = N;
+#endif
     qm_kernel(A, B, C, ws);
     for (long i = 0; i < M * N; i++) printf("%a\n", C[i]);
     return 0;
@@ -103,6 +110,7 @@ SPECIALS = [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 87.33654, -87.33654,
             88.0, -88.0, 88.5, -88.5, 100.0, -100.0, 1e10, -1e10, 3e38,
             -3e38]
 INPUTS = [_f32(-20.0 + 0.0078125 * i) for i in range(5121)] + SPECIALS
+SMOOTH_NAMES = ("sigmoid", "silu", "gelu_tanh", "gelu_erf")
 
 
 @runs_kernels("avx2", "fma")
@@ -244,6 +252,103 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
             and abs(c[i * 9] - reference("gelu_erf", x))
             > allowed("gelu_erf", x, reference("gelu_erf", x)))
         self.assertGreater(misses, 1000)
+
+
+# The sketch writers' spellings of smooth.program, each at a CPU and vector
+# length qemu runs it at: full vectors and the narrower last ones (NEON's d
+# and s registers, SVE's and RVV's partial vectors); RVV at LMUL 4 (its
+# activation at LMUL 1, a register of the group at a time) and at LMUL 1.
+CROSS_FORMS = {
+    "neon": ("aarch64", "cortex-a76", 15,
+             dict(isa="neon", mr=7, nr=12, k_unroll=4)),
+    "sve vl256": ("aarch64", "max,sve256=on", 29,
+                  dict(isa="sve", vlen=256, mr=7, nr=24, k_unroll=4)),
+    "sve scalable": ("aarch64", "max,sve512=on", 53,
+                     dict(isa="sve", vlen="scalable", mr=7, nr=12,
+                          k_unroll=4)),
+    "rvv m4": ("riscv64", "rv64,v=true,vext_spec=v1.0,vlen=256,elen=64", 40,
+               dict(isa="rvv", vlen=256, lmul=4, mr=6, nr=32, k_unroll=8)),
+    "rvv m1": ("riscv64", "rv64,v=true,vext_spec=v1.0,vlen=128,elen=64", 15,
+               dict(isa="rvv", vlen=128, lmul=1, mr=7, nr=12, k_unroll=2)),
+}
+# Where every spelling must give what x86's does: NaN, and the infinities'
+# limits (test_infinities).
+CROSS_SPECIALS = [math.nan, -math.nan, math.inf, -math.inf]
+
+
+class CrossSmoothActivationAccuracyTest(unittest.TestCase):
+    """The same sweep through the NEON, SVE and RVV kernels (aarch64.py,
+    riscv.py), linked statically with the cross gcc and run under qemu."""
+
+    def run_cross(self, form, name, inputs):
+        arch, cpu, n, fields = CROSS_FORMS[form]
+        missing = missing_tools(arch)
+        if missing:
+            self.skipTest("missing " + ", ".join(missing))
+        gcc = TARGETS[arch]["cxx"].replace("g++", "gcc")
+        req = {"version": 1, "kind": "sgemm", "m": len(inputs), "n": n,
+               "k": 1, "overwrite": True, "runtime_ld": True,
+               "activation": name, **fields}
+        text = emit(req)
+        with tempfile.TemporaryDirectory(prefix="qm_smooth_x_") as tmp:
+            src = os.path.join(tmp, "harness.c")
+            with open(src, "w", encoding="ascii") as f:
+                f.write(HARNESS_C)
+            obj, exe = os.path.join(tmp, "k.o"), os.path.join(tmp, "run")
+            proc = assemble_for(arch, text + "\t.globl\tqm_kernel\n\t.set\t"
+                                f"qm_kernel, {header(text, 'symbol')}\n",
+                                obj)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            subprocess.run([gcc, "-std=c11", "-O1", "-static",
+                            f"-DLD_OFFSET={LD_OFFSET}", src, obj, "-o", exe],
+                           check=True, capture_output=True, timeout=120)
+            run = subprocess.run(
+                [TARGETS[arch]["qemu"], "-cpu", cpu, exe, str(len(inputs)),
+                 str(n), header(text, "workspace_bytes")],
+                input="\n".join(float.hex(x) for x in inputs),
+                capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return n, [float.fromhex(v) for v in run.stdout.split()]
+
+    def test_every_spelling_within_the_bounds(self):
+        limits = {"sigmoid": (1.0, 0.0), "silu": (math.inf, -math.inf),
+                  "gelu_tanh": (math.inf, -math.inf),
+                  "gelu_erf": (math.inf, 0.0)}
+        inputs = INPUTS + CROSS_SPECIALS
+        for form in CROSS_FORMS:
+            for name in SMOOTH_NAMES:
+                with self.subTest(form=form, name=name):
+                    n, c = self.run_cross(form, name, inputs)
+                    for i, x in enumerate(inputs):
+                        for j in range(n):
+                            got = c[i * n + j]
+                            where = f"{form} {name}({x!r}) column {j}"
+                            if math.isnan(x):
+                                self.assertTrue(math.isnan(got), where)
+                            elif math.isinf(x):
+                                want = limits[name][x < 0]
+                                if math.isinf(want):
+                                    self.assertEqual(got, want, where)
+                                else:
+                                    self.assertLessEqual(
+                                        abs(got - want), 2.0 ** -120, where)
+                            else:
+                                want = reference(name, x)
+                                self.assertLessEqual(
+                                    abs(got - want), allowed(name, x, want),
+                                    f"{where}: {got!r}, want {want!r}")
+
+    def test_a_wrong_formula_fails(self):
+        """gelu_tanh's kernel measured against gelu_erf misses the bound,
+        on each ISA family."""
+        for form in ("neon", "rvv m1"):
+            with self.subTest(form=form):
+                n, c = self.run_cross(form, "gelu_tanh", INPUTS)
+                misses = sum(
+                    1 for i, x in enumerate(INPUTS)
+                    if abs(c[i * n] - reference("gelu_erf", x))
+                    > allowed("gelu_erf", x, reference("gelu_erf", x)))
+                self.assertGreater(misses, 1000)
 
 
 if __name__ == "__main__":

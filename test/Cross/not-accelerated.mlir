@@ -18,31 +18,3 @@ func.func @depthwise(%in: memref<1x8x8x4xf32>, %f: memref<3x3x4xf32>, %out: memr
   linalg.depthwise_conv_2d_nhwc_hwc ins(%in, %f : memref<1x8x8x4xf32>, memref<3x3x4xf32>) outs(%out : memref<1x6x6x4xf32>)
   return
 }
-
-// -----
-
-// GELU after the matmul: the NEON kernel computes relu, its clamp and
-// leaky relu, not a smooth activation; the matmul is accelerated, the
-// generic stays, with the reason.
-func.func @linear_gelu(%x: memref<6x9xf32>, %w: memref<9x20xf32>, %y: memref<6x20xf32>) {
-  %zero = arith.constant 0.0 : f32
-  %c = memref.alloc() : memref<6x20xf32>
-  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
-  linalg.matmul ins(%x, %w : memref<6x9xf32>, memref<9x20xf32>) outs(%c : memref<6x20xf32>)
-  // expected-remark @below {{gelu_erf not fused into the kernel of linalg.matmul: neon's kernels do not compute one (x86's AVX2 and AVX-512 kernels do)}}
-  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
-      ins(%c : memref<6x20xf32>) outs(%y : memref<6x20xf32>) {
-  ^bb0(%v: f32, %out: f32):
-    %half = arith.constant 0.5 : f32
-    %one = arith.constant 1.0 : f32
-    %rsqrt2 = arith.constant 0.707106769 : f32
-    %arg = arith.mulf %v, %rsqrt2 : f32
-    %erf = math.erf %arg : f32
-    %plus1 = arith.addf %one, %erf : f32
-    %cdf = arith.mulf %half, %plus1 : f32
-    %g = arith.mulf %v, %cdf : f32
-    linalg.yield %g : f32
-  }
-  memref.dealloc %c : memref<6x20xf32>
-  return
-}

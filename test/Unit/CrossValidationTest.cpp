@@ -154,6 +154,36 @@ TEST_P(CrossValidationTest, AWrongNanRuleFailsItsCheck) {
   }
 }
 
+TEST_P(CrossValidationTest, SmoothActivationsPassAndAWrongOneIsCaught) {
+  Target target = targetOf(GetParam().target);
+  if (std::string why = missingTools(target); !why.empty())
+    GTEST_SKIP() << why;
+  ASSERT_TRUE(isaAppliesSmoothActivations(target.bestIsa()));
+  using Smooth = Activation::Smooth;
+  // The model's block, a bias per column, each activation: validated
+  // within its allowance (and its NaN rule: a NaN input stays NaN).
+  for (Smooth s :
+       {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf}) {
+    GemmDesc desc = runtimeLdGemm(19, 23, 13);
+    desc.bias = GemmBias::Columns;
+    desc.activation.smooth = s;
+    QM_ASSERT_EXPECTED(config, chooseKernelConfig(KernelProblem(desc), target));
+    QM_ASSERT_EXPECTED(
+        kernel,
+        emitGemmKernel(desc, config, EmitterOptions::defaults(), "", &target));
+    QM_ASSERT_EXPECTED(run, validateGemmCross(desc, target, kernel));
+    EXPECT_TRUE(run.report.passed)
+        << Activation::smoothName(s) << ": " << run.report.failure;
+    // gelu_tanh's kernel is not gelu_erf's (at most 5e-4 apart).
+    if (s == Smooth::GeluTanh) {
+      GemmDesc claimed = desc;
+      claimed.activation.smooth = Smooth::GeluErf;
+      QM_ASSERT_EXPECTED(wrong, validateGemmCross(claimed, target, kernel));
+      EXPECT_FALSE(wrong.report.passed);
+    }
+  }
+}
+
 TEST_P(CrossValidationTest, TransposedAPasses) {
   Target target = targetOf(GetParam().target);
   if (std::string why = missingTools(target); !why.empty())

@@ -701,8 +701,9 @@ TEST(GemmKernelTest, SmoothActivationsValidate) {
     d.activation.smooth = smooth;
     d.bias = GemmBias::Columns;
     QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, host()));
-    if (c.isa == VectorIsa::Avx512)
+    if (c.isa == VectorIsa::Avx512) {
       EXPECT_LE(c.mr * (c.nr / 16), 28) << c.str();
+    }
     EXPECT_TRUE(kernelValidates(d, c)) << c.str();
     // Few rows against B^T: the matrix-vector form on AVX-512 (its ymm
     // sums through the same formulas), and its run-time N; the panel
@@ -712,8 +713,9 @@ TEST(GemmKernelTest, SmoothActivationsValidate) {
     few.bias = GemmBias::Columns;
     QM_ASSERT_EXPECTED(fc, chooseGemmConfig(few, host()));
     if (hostRunsAvx512() && host().hasFeature("avx512bw") &&
-        host().hasFeature("avx512vl") && host().hasFeature("bmi2"))
+        host().hasFeature("avx512vl") && host().hasFeature("bmi2")) {
       EXPECT_TRUE(isMatrixVectorForm(few, fc)) << fc.str();
+    }
     EXPECT_TRUE(kernelValidates(few, fc)) << fc.str();
     GemmConfig panels = fc;
     panels.packB = BPacking::Panels;

@@ -35,9 +35,10 @@ bool isSketchIsa(VectorIsa isa);
 bool isaAppliesEpilogues(VectorIsa isa);
 
 /// Whether `isa`'s f32 kernels apply a smooth activation (sigmoid, silu,
-/// gelu_tanh, gelu_erf: x86.py's emit_smooth_activation): AVX2 and
-/// AVX-512 (sgemm.py, conv2d.py through it, and dotgemm.py's f32
-/// matrix-vector form).
+/// gelu_tanh, gelu_erf: smooth.py's programs): AVX2 and AVX-512 (x86.py's
+/// emit_smooth_activation in sgemm.py, conv2d.py through it, and
+/// dotgemm.py's f32 matrix-vector form), NEON, SVE and RVV (the sketch
+/// writers' spellings, GEMM and convolution).
 bool isaAppliesSmoothActivations(VectorIsa isa);
 
 /// Whether `isa`'s convolution kernels can read the input's strides from

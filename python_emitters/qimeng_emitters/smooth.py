@@ -1,0 +1,135 @@
+"""The smooth activations' numerics (fields.SMOOTH_ACTIVATIONS), shared by
+the ISA writers: their constants, and each activation as a short program
+of vector operations that a writer spells in its instructions (aarch64.py's
+NEON and SVE writers, riscv.py's RVV writer; x86.py spells the same
+program by hand, with its constants as memory operands).
+
+The formulas:
+ - e^z, as Cephes' expf: z clamped to [-87.34, 88] (2^n stays a normal
+   number), n = round(z log2(e)), r = z - n ln(2) in two parts (Cody and
+   Waite), e^r by its degree-7 polynomial, 2^n added to the exponent
+   field;
+ - sigmoid 1 / (1 + e^-x), silu x / (1 + e^-x);
+ - gelu_tanh: 0.5 x (1 + tanh(u)) = x / (1 + e^-2u), -2u = x (-k1 - k3
+   x^2) with k1 = 2 sqrt(2/pi), k3 = 0.044715 k1;
+ - gelu_erf: erfc(y) = t (a1 + a2 t + .. + a5 t^4) e^-y^2, t = 1 / (1 + p
+   y), y = |x| / sqrt(2) (Abramowitz and Stegun 7.1.26: erf to 1.5e-7
+   absolute, as oneDNN's gelu_erf), and gelu = max(x, 0) - |x| erfc(y) / 2
+   with |x| at most 10 in the second term (past it the term is below
+   1e-22, and the bound keeps an infinite x from making it inf * 0).
+
+A program (`program(name)`) is a list of operations, each a tuple (op,
+destination, operands...) on the roles "x" (the value, replaced by its
+activation), "a", "b" and "t" (scratch vectors) and constants
+(`Const(name)`). The ops:
+
+    neg d s; abs d s; round d s (to nearest, even on ties, as a float)
+    add d s1 s2; sub d s1 s2; mul d s1 s2; div d s1 s2 (s1 may be a
+        constant, s2 is not)
+    min d s c; max d s c: with a constant; a NaN s may give the constant
+        or NaN (RVV's vfmin and vfmax drop a NaN; where it matters, the
+        program keeps it by the other ops)
+    fms d s c: d -= s * c, fused
+    exp2_bits d s: d = (s as an integer) << 23 (s integral)
+    iadd d s1 s2: integer add
+    horner d v c0 c1 ..: d = ((c0 v + c1) v + ..), fused steps (d is not
+        v)
+    relu d s: max(s, 0) keeping a NaN (d is not s)
+    nan_mask d s, or_mask d m: on ISAs whose min and max drop a NaN, m =
+        all ones where s is NaN, then d |= m (sigmoid's NaN, which its
+        clamped e^-x would lose); nothing elsewhere
+
+Writers that need a fourth scratch vector (a Horner step into another
+register, a constant loaded into one) keep it to themselves.
+"""
+
+from collections import namedtuple
+
+Const = namedtuple("Const", "name")
+
+_K1 = 2.0 * (2.0 / 3.141592653589793) ** 0.5
+CONSTANTS = (
+    ("one", 1.0), ("minus_one", -1.0), ("half", 0.5), ("minus_half", -0.5),
+    ("exp_hi", 88.0), ("exp_lo", -87.33654), ("log2e", 1.44269504088896341),
+    ("ln2_hi", 0.693359375), ("ln2_lo", -2.12194440e-4),
+    ("exp_p0", 1.9875691500e-4), ("exp_p1", 1.3981999507e-3),
+    ("exp_p2", 8.3334519073e-3), ("exp_p3", 4.1665795894e-2),
+    ("exp_p4", 1.6666665459e-1), ("exp_p5", 5.0000001201e-1),
+    ("minus_k1", -_K1), ("minus_k3", -0.044715 * _K1),
+    ("erf_p", 0.3275911 / 2.0 ** 0.5), ("erf_a1", 0.254829592),
+    ("erf_a2", -0.284496736), ("erf_a3", 1.421413741),
+    ("erf_a4", -1.453152027), ("erf_a5", 1.061405429), ("erf_x_max", 10.0))
+VALUES = dict(CONSTANTS)
+#: |x| by a mask of the sign (x86's vandps; the others have an abs).
+ABS_MASK = 0x7fffffff
+
+# The constants x86.py's spelling reads, by activation (only those are
+# emitted).
+_EXP = ("one", "exp_hi", "exp_lo", "log2e", "ln2_hi", "ln2_lo", "exp_p0",
+        "exp_p1", "exp_p2", "exp_p3", "exp_p4", "exp_p5")
+X86_USES = {
+    "sigmoid": _EXP + ("minus_one",),
+    "silu": _EXP + ("minus_one",),
+    "gelu_tanh": _EXP + ("minus_k1", "minus_k3"),
+    "gelu_erf": _EXP + ("half", "minus_half", "erf_p", "erf_a1", "erf_a2",
+                        "erf_a3", "erf_a4", "erf_a5", "erf_x_max",
+                        "abs_mask"),
+}
+
+
+def _exp_a():
+    """a = e^a; b and t clobbered."""
+    return [("min", "a", "a", Const("exp_hi")),
+            ("max", "a", "a", Const("exp_lo")),
+            ("mul", "b", "a", Const("log2e")),
+            ("round", "b", "b"),
+            ("fms", "a", "b", Const("ln2_hi")),
+            ("fms", "a", "b", Const("ln2_lo")),
+            ("exp2_bits", "b", "b"),
+            ("horner", "t", "a") + tuple(
+                Const(c) for c in ("exp_p0", "exp_p1", "exp_p2", "exp_p3",
+                                   "exp_p4", "exp_p5", "one", "one")),
+            ("iadd", "a", "t", "b")]
+
+
+def program(name):
+    """The activation `name` (fields.SMOOTH_ACTIVATIONS) of "x", into "x"
+    (module docstring)."""
+    one = Const("one")
+    if name in ("sigmoid", "silu", "gelu_tanh"):
+        # 1 / (1 + e^-z): z = x, or gelu_tanh's 2u.
+        if name == "gelu_tanh":
+            ops = [("mul", "a", "x", "x"),
+                   ("horner", "t", "a", Const("minus_k3"),
+                    Const("minus_k1")),
+                   ("mul", "a", "t", "x")]
+        else:
+            ops = [("neg", "a", "x")]
+        ops += _exp_a() + [("add", "a", "a", one)]
+        if name == "sigmoid":
+            return ops + [("nan_mask", "t", "x"), ("div", "x", one, "a"),
+                          ("or_mask", "x", "t")]
+        return ops + [("div", "x", "x", "a")]
+    if name != "gelu_erf":
+        raise ValueError(f"no smooth activation {name!r}")
+    return ([("mul", "a", "x", "x"), ("mul", "a", "a", Const("minus_half"))]
+            + _exp_a()
+            + [("abs", "b", "x"), ("min", "b", "b", Const("erf_x_max")),
+               ("mul", "a", "a", "b"), ("mul", "a", "a", Const("half")),
+               ("mul", "b", "b", Const("erf_p")), ("add", "b", "b", one),
+               ("div", "b", one, "b"),
+               ("horner", "t", "b") + tuple(
+                   Const(c) for c in ("erf_a5", "erf_a4", "erf_a3",
+                                      "erf_a2", "erf_a1")),
+               ("mul", "t", "t", "b"), ("mul", "t", "t", "a"),
+               ("relu", "b", "x"), ("sub", "x", "b", "t")])
+
+
+def constants_used(ops):
+    """The names of the constants `ops` read, in order of first use."""
+    seen = []
+    for op in ops:
+        for operand in op[1:]:
+            if isinstance(operand, Const) and operand.name not in seen:
+                seen.append(operand.name)
+    return seen
