@@ -751,6 +751,7 @@ std::string qimeng::amxRefusal(const GemmDesc &d) {
   // and dynamic_k, with B packed at each call.)
   return d.transA                   ? "A transposed"
          : d.bias == GemmBias::Rows ? "a bias along the rows"
+         : !d.activation.exact()    ? "a smooth activation"
          : (d.bias != GemmBias::None || d.activation.any()) &&
                  isIntegerPrecision(d.precision)
              ? "an 8-bit epilogue"

@@ -9,17 +9,17 @@
 using namespace qimeng;
 
 /// The activation's own checks (Activation::problem). Every
-/// floating-point kernel takes relu, its clamp and leaky relu; the smooth
-/// ones f32 kernels alone; the 8-bit ones take none
-/// (GemmDesc::verify and ConvDesc::verify say so first).
+/// floating-point kernel takes relu, its clamp, leaky relu and the smooth
+/// ones (on its f32 sums, before a 16-bit output's rounding); the 8-bit
+/// ones take none (GemmDesc::verify and ConvDesc::verify say so first).
 static llvm::Error verifyActivation(const Activation &activation,
                                     GemmPrecision precision) {
   if (auto problem = activation.problem())
     return llvm::createStringError(*problem);
-  if (!activation.exact() && precision != GemmPrecision::F32)
+  if (!activation.exact() && isIntegerPrecision(precision))
     return llvm::createStringError(
-        llvm::formatv("{0} needs f32 operands (the f32 kernels compute "
-                      "it), not {1}",
+        llvm::formatv("{0} needs floating-point operands (f32, bf16 or "
+                      "f16), not {1}",
                       Activation::smoothName(activation.smooth),
                       precisionName(precision))
             .str());

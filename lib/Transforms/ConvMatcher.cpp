@@ -344,7 +344,7 @@ qimeng::describeConv(linalg::LinalgOp op,
           /*halfType=*/{}, /*sliceOutput=*/slices,
           /*leakyAllowed=*/!isIntegerPrecision(d.precision),
           /*smoothAllowed=*/options.smoothActivations &&
-              d.precision == GemmPrecision::F32);
+              !isIntegerPrecision(d.precision));
     if (e && e->output.getType() != output.getType()) {
       SmallVector<StrideAssumption> sliceAssumed;
       std::string why;

@@ -135,7 +135,7 @@ void fuseEpilogue(linalg::LinalgOp op, MatchedContraction &out, Type halfType,
       /*goingAway=*/{}, halfType,
       /*sliceOutput=*/out.gemm.precision == GemmPrecision::F32,
       /*leakyAllowed=*/!isIntegerPrecision(out.gemm.precision),
-      smoothAllowed && out.gemm.precision == GemmPrecision::F32);
+      smoothAllowed && !isIntegerPrecision(out.gemm.precision));
   if (!e)
     return;
   GemmDesc &d = out.gemm;

@@ -646,14 +646,14 @@ bool mayPrepackB(const KernelProblem &problem, const KernelLaunch &launch,
 
 /// A remark on the elementwise consumer of `output` (the kernel's output,
 /// or its fused epilogue's) that applies a smooth activation the kernel
-/// did not take, where the reason is the kernel's: a product of another
-/// type than f32, or a target whose kernels do not compute one. (Elsewhere
-/// the consumer's own form kept it out, as for any other epilogue.)
+/// did not take, where the reason is the kernel's: an 8-bit product, or
+/// a target whose kernels do not compute one. (Elsewhere the consumer's
+/// own form kept it out, as for any other epilogue.)
 void remarkUnfusedSmoothActivation(Operation *op, Value output,
                                    GemmPrecision precision,
                                    const Target &target) {
-  const bool f32 = precision == GemmPrecision::F32;
-  if (f32 && isaAppliesSmoothActivations(target.bestIsa()))
+  const bool floating = !isIntegerPrecision(precision);
+  if (floating && isaAppliesSmoothActivations(target.bestIsa()))
     return;
   for (Operation *user : output.getUsers()) {
     auto g = dyn_cast<linalg::GenericOp>(user);
@@ -670,8 +670,9 @@ void remarkUnfusedSmoothActivation(Operation *op, Value output,
     InFlightDiagnostic remark = g->emitRemark();
     remark << Activation::smoothName(found->first)
            << " not fused into the kernel of " << op->getName() << ": ";
-    if (!f32)
-      remark << "smooth activations fuse after f32 products only, not "
+    if (!floating)
+      remark << "smooth activations fuse after floating-point products "
+                "only, not "
              << precisionName(precision);
     else
       remark << isaName(target.bestIsa())

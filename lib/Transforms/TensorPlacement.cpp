@@ -168,13 +168,12 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
       return !shaped || is(shaped.getElementType());
     });
   };
-  // Leaky relu fuses into the floating-point kernels (f32, bf16, f16),
-  // not the 8-bit ones (EpilogueMatcher.h); a smooth activation into f32
-  // kernels only (where the target's do not take it, the consumer moved
-  // onto buffers stays as it is).
+  // Leaky relu and the smooth activations fuse into the floating-point
+  // kernels (f32, bf16, f16), not the 8-bit ones (EpilogueMatcher.h);
+  // where the target's kernels do not take a smooth one, the consumer
+  // moved onto buffers stays as it is.
   const bool floatOperands =
       operandElements([](Type e) { return isa<FloatType>(e); });
-  const bool f32Operands = operandElements([](Type e) { return e.isF32(); });
   for (size_t moved = 0;; ++moved) {
     if (!last->hasOneUse())
       return;
@@ -215,7 +214,7 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
         onBuffers, out, initOp, *biasDim,
         /*biasAllowed=*/true, /*goingAway=*/{last, gResult}, /*halfType=*/{},
         /*sliceOutput=*/false, /*leakyAllowed=*/floatOperands,
-        /*smoothAllowed=*/f32Operands);
+        /*smoothAllowed=*/floatOperands);
     if (!e || e->ops.size() != moved + 1 ||
         e->ops.back() != onBuffersG.getOperation()) {
       created.rollback();

@@ -65,8 +65,8 @@ from .conv2d import (GEOMETRY_FIELDS, PIECES_STEP, StrideSteps,
                      emit_next_image, gather_dims, runtime_strides_field)
 from .dotgemm import Params, kernel_text
 from .errors import RequestError
-from .fields import (ACTIVATION_FIELDS, activation_suffix, bool_field,
-                     check_known, round_up)
+from .fields import (ACTIVATION_FIELDS, SMOOTH_FIELD, activation_suffix,
+                     bool_field, check_known, round_up)
 from .x86 import check_disp
 
 #: Layouts whose gathered operand is A (the pixels), and nchw_fchw's B.
@@ -82,7 +82,7 @@ SCRATCH = 64
 GEMM_FIELDS = ("isa", "mr", "nr", "k_unroll", "kc", "mc", "nc", "overwrite",
                "fault", "target_features", "parallel", "a_layout",
                "b_prepacked")
-SBGEMM_FIELDS = ACTIVATION_FIELDS
+SBGEMM_FIELDS = ACTIVATION_FIELDS + (SMOOTH_FIELD,)
 IGEMM_FIELDS = ("a_type",)
 
 

@@ -291,7 +291,8 @@ class Params:
             + (("a_type",) if kind == "igemm" else
                ("bias",) + ACTIVATION_FIELDS + (SMOOTH_FIELD,)
                if kind == "sgemm" else
-               (half_output_field(kind), "ldd", "bias") + ACTIVATION_FIELDS))
+               (half_output_field(kind), "ldd", "bias") + ACTIVATION_FIELDS
+               + (SMOOTH_FIELD,)))
         self.dt = DOT_TYPES[element_types(request, kind)]
         if request.get("isa") != "avx512":
             raise RequestError(
@@ -399,15 +400,18 @@ class Params:
                 f"nr = {self.nr} must be a multiple of {LANES} (f32 lanes "
                 "of a zmm register)")
         self.nv = self.nr // LANES
-        # relu's bound (leaky relu's product) waits in the second B
-        # register, or the one past A for a single B vector.
+        # relu's bound (leaky relu's product; a smooth activation's second
+        # scratch vector) waits in the second B register, or the one past
+        # A for a single B vector.
         if (self.nv == 1 and self.mr + 2 >= REGISTERS
                 and (self.relu_max is not None
-                     or self.leaky_slope is not None)):
+                     or self.leaky_slope is not None
+                     or self.smooth is not None)):
             raise RequestError(
                 f"a {self.mr}x{self.nr} block leaves no register for "
-                + ("relu's bound" if self.leaky_slope is None
-                   else "leaky relu's product"))
+                + ("relu's bound" if self.relu_max is not None
+                   else "leaky relu's product" if self.smooth is None
+                   else f"{self.smooth}'s scratch"))
         if self.nv > 7:
             raise RequestError(
                 f"nr = {self.nr}: at most 7 vectors (one mask register "
@@ -1603,11 +1607,13 @@ def _emit_epilogue_setup(asm, p):
 def _emit_epilogue_vector(asm, p, acc, i, v, mask):
     """acc (row i, vector v) = relu(acc + bias) (emit_epilogue): a bias
     along the columns through the lane mask, along the rows broadcast from
-    row i's."""
+    row i's. A smooth activation's third scratch vector is A's broadcast
+    register (C's load, added by then)."""
     bias = (f"{64 * v}(%rax), {acc}, {acc}{mask}" if p.bias == "columns"
             else f"{4 * i}(%rax){{1to16}}, {acc}, {acc}"
             if p.bias == "rows" else None)
-    emit_epilogue(asm, p, acc, bias, _b_reg(p, 0), _bound_reg(p))
+    emit_epilogue(asm, p, acc, bias, _b_reg(p, 0), _bound_reg(p),
+                  _a_reg(p))
 
 
 def _emit_compute(asm, p):
@@ -2158,7 +2164,7 @@ def _emit_tile_store_transposed(asm, p, done, read_c, epilogue, to_d):
                 # a vector of it (from %rax) for every row of C.
                 bias = (f"(%rax), {acc}, {acc}{{%k7}}" if p.bias == "rows"
                         else None)
-                emit_epilogue(asm, p, acc, bias, zero, bound)
+                emit_epilogue(asm, p, acc, bias, zero, bound, z[19])
             emit_store_sums(asm, acc, "(%rdx)" if to_d else "(%rdi)",
                             "{%k7}", p.dt.name if to_d else None)
             if read_c or not to_d:
@@ -2233,6 +2239,7 @@ def _emit_body(p):
     asm = Asm()
     emit_fault_entry(asm, p.fault)
     emit_relu_constants(asm, p)
+    emit_smooth_constants(asm, p)
     # An nchw convolution's arguments are (input, filter, output): its B,
     # A and C (dotconv.py); the product transposed's (A, B, C) its B, A
     # and C^T.
@@ -3002,7 +3009,8 @@ def _emit_stream_store(asm, p, kblock, masked, stored, acc):
             if kblock.last:
                 emit_epilogue(asm, p, acc(r, v), p.bias == "columns" and
                               f"{64 * v}(%r10), {acc(r, v)}, "
-                              f"{acc(r, v)}{mask}", zero, bound)
+                              f"{acc(r, v)}{mask}", zero, bound,
+                              f"%zmm{b_reg + 2}")
             if p.fault == "write-past-edge":
                 mask = ""
             emit_store_sums(asm, acc(r, v), f"{32 * v}(%r11)"
@@ -3031,6 +3039,7 @@ def _emit_stream_body(p):
     _emit_in_place_entry(asm, p, done, (STREAM_ROW, STREAM_M_END,
                                         STREAM_N_BEGIN, STREAM_N_END))
     emit_relu_constants(asm, p)
+    emit_smooth_constants(asm, p)
     bf16 = p.dt.name == "bf16"
     if bf16:
         _emit_stream_interleave_indices(asm, p)

@@ -116,9 +116,13 @@ BAD_REQUESTS = [
     ("activation_registers", _bad(isa="avx512", mr=30, nr=16, mc=30,
                                   activation="sigmoid"),
      ["sigmoid", "four vector registers", "30 accumulators"]),
-    # Only the f32 kernels compute one: not the bf16 dot kernels.
-    ("activation_on_bf16", _bad(kind="sbgemm", isa="avx512", nr=32,
+    # The floating-point kernels compute one (f32; bf16 and f16 on the
+    # dot-product instructions): not the 8-bit ones, nor AMX's tiles.
+    ("activation_on_int8", _bad(kind="igemm", isa="avx512", nr=32,
                                 activation="gelu_erf"),
+     ["activation"]),
+    ("activation_on_amx", _bad(kind="sbgemm", isa="amx", mr=32, nr=32,
+                               activation="silu"),
      ["activation"]),
     ("leaky_relu_negative", _bad(leaky_relu=-0.5), ["leaky_relu", "above 0"]),
     ("leaky_relu_one", _bad(leaky_relu=1.0), ["leaky_relu", "not 1"]),

@@ -866,6 +866,21 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
         QM_ASSERT_EXPECTED(model, chooseKernelConfig(leaky, dotHost()));
         EXPECT_TRUE(validates(leaky, model));
       }
+    // bf16 with a smooth activation after the bias (a YOLOv5 block's
+    // silu, gelu): nhwc and nchw (a bias per row of the GEMM).
+    if (p == GemmPrecision::Bf16)
+      for (ConvDesc base :
+           {nhwc(1, 13, 13, 16, 40, 3, 2), nchw(1, 10, 10, 8, 8, 3)})
+        for (auto s : {Activation::Smooth::Silu, Activation::Smooth::GeluErf}) {
+          ConvDesc smooth = withPrecision(base, p);
+          smooth.overwrite = true;
+          smooth.bias = true;
+          smooth.activation.smooth = s;
+          SCOPED_TRACE(smooth.str());
+          EXPECT_TRUE(validates(smooth, smallDotConfig(smooth)));
+          QM_ASSERT_EXPECTED(model, chooseKernelConfig(smooth, dotHost()));
+          EXPECT_TRUE(validates(smooth, model));
+        }
   }
 }
 

@@ -1053,6 +1053,58 @@ TEST(GemmKernelTest, Bf16EpilogueValidates) {
   EXPECT_NE(llvm::toString(std::move(err)).find("8-bit"), std::string::npos);
 }
 
+/// Smooth activations after bf16 and f16 products, on the f32 sums before
+/// a 16-bit output's rounding: the small block and the model's (B packed;
+/// and A's few rows against B^T, the product transposed or B's rows
+/// streamed), each validated within the activation's allowance; a kernel
+/// claiming another activation fails. 8-bit products take none.
+TEST(GemmKernelTest, HalfPrecisionSmoothActivationsValidate) {
+  if (!hostRunsBf16() && !hostRunsF16OnAvx512())
+    GTEST_SKIP() << "host has neither AVX512-BF16 nor AVX-512 with F16C";
+  using Smooth = Activation::Smooth;
+  int shape = 0;
+  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::F16}) {
+    if (p == GemmPrecision::Bf16 ? !hostRunsBf16() : !hostRunsF16OnAvx512())
+      continue;
+    for (Smooth s :
+         {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf})
+      for (bool out : {false, true}) {
+        // 37 rows (the packed nest), 5 (B streamed) or 20 against a B^T
+        // five times wider (the product transposed).
+        const int64_t m = shape % 3 == 0 ? 37 : shape % 3 == 1 ? 5 : 20;
+        const bool transB = shape % 3 == 2;
+        ++shape;
+        GemmDesc d = GemmDesc::packed(m, transB ? 100 : 45, 64, false, transB);
+        d.precision = p;
+        d.bias = GemmBias::Columns;
+        d.activation.smooth = s;
+        d.halfOutput = out;
+        d.runtimeLd = true;
+        d = d.withPaddedLeadingDims();
+        SCOPED_TRACE(d.str());
+        expectDotConfigsValidate(d, 16);
+        // bf16's product transposed (C^T's tiles stored through the
+        // spill area and a transpose: the epilogue's third store path).
+        if (transB && p == GemmPrecision::Bf16) {
+          GemmConfig t = smallDotConfig(16);
+          t.product = Product::Transposed;
+          EXPECT_TRUE(kernelValidates(d, t)) << describe(d, t);
+        }
+      }
+    GemmDesc tanh = GemmDesc::packed(37, 45, 64);
+    tanh.precision = p;
+    tanh.activation.smooth = Smooth::GeluTanh;
+    GemmDesc erf = tanh;
+    erf.activation.smooth = Smooth::GeluErf;
+    expectFailsAs(tanh, {erf}, smallDotConfig(16));
+  }
+  GemmDesc s8 = GemmDesc::packed(8, 8, 8);
+  s8.precision = GemmPrecision::S8S8;
+  s8.activation.smooth = Smooth::Silu;
+  llvm::Error err = s8.verify();
+  ASSERT_TRUE(bool(err));
+}
+
 /// bf16 and f16 kernels see validation's NaN too (A's last row, kept by
 /// the rounding): relu that keeps it and torch's clamp that makes it the
 /// floor agree on every number, and each is caught claiming the other,

@@ -170,8 +170,8 @@ TEST(GemmDescTest, VerifyChecksLeakyRelu) {
 }
 
 TEST(GemmDescTest, SmoothActivations) {
-  // By name in the key, f32 only, alone; the reference in forms without
-  // cancellation; the validators' allowance for the kernels' formulas.
+  // By name in the key, floating-point only, alone; the reference in forms
+  // without cancellation; the validators' allowance for the kernels' formulas.
   using Smooth = Activation::Smooth;
   GemmDesc d = GemmDesc::packed(7, 5, 3);
   d.activation.smooth = Smooth::GeluErf;
@@ -183,7 +183,9 @@ TEST(GemmDescTest, SmoothActivations) {
   QM_ASSERT_FAILS_WITH(d.verify(), "exclude each other");
   d.activation.relu = false;
   d.precision = GemmPrecision::Bf16;
-  QM_ASSERT_FAILS_WITH(d.verify(), "gelu_erf needs f32 operands");
+  EXPECT_FALSE(static_cast<bool>(d.verify()));
+  d.precision = GemmPrecision::S8S8;
+  QM_ASSERT_FAILS_WITH(d.verify(), "8-bit operands take no epilogue");
   for (Smooth s :
        {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf})
     EXPECT_EQ(Activation::smoothNamed(Activation::smoothName(s)), s);

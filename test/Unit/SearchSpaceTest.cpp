@@ -1168,6 +1168,15 @@ TEST(SearchSpaceTest, AmxTakesTheGemmsItsKernelsDoAndStepsKcInTiles) {
   relu.bias = GemmBias::Rows;
   EXPECT_EQ(amxRefusal(relu), "a bias along the rows");
   relu.bias = GemmBias::None;
+  // A smooth activation: the tiles' kernels compute none; AVX512-BF16's
+  // dot kernels do.
+  GemmDesc gelu = relu;
+  gelu.activation = Activation{};
+  gelu.activation.smooth = Activation::Smooth::GeluErf;
+  EXPECT_EQ(amxRefusal(gelu), "a smooth activation");
+  QM_ASSERT_EXPECTED(geluConfig,
+                     chooseKernelConfig(KernelProblem(gelu), target));
+  EXPECT_EQ(geluConfig.isa, VectorIsa::Avx512) << geluConfig.str();
   relu.precision = GemmPrecision::S8S8;
   EXPECT_EQ(amxRefusal(relu), "an 8-bit epilogue");
   ConvDesc conv =
