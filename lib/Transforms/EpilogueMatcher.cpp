@@ -243,8 +243,8 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   // A smooth activation, or leaky relu instead of relu: x > 0 ? x : s * x.
   std::optional<float> leaky;
   Activation::Smooth smooth = Activation::Smooth::None;
-  if (auto found = smoothAllowed && !truncated ? matchSmoothActivation(v, used)
-                                               : std::nullopt) {
+  if (auto found =
+          smoothAllowed ? matchSmoothActivation(v, used) : std::nullopt) {
     smooth = found->first;
     v = found->second;
   } else if (auto found = matchLeakyRelu(v, used)) {

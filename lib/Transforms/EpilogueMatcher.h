@@ -103,8 +103,10 @@ struct ElementwiseEpilogue {
 /// caller's kernel takes it: f32, bf16 and f16, not 8-bit) a generic may
 /// apply leaky relu instead of relu and its clamp (torch-mlir's, JAX's
 /// and TOSA's forms). With `smoothAllowed` (the caller's kernel computes
-/// them: an f32 kernel on x86) a generic may apply a smooth activation
-/// instead (sigmoid, silu, gelu: SmoothActivationMatcher.h).
+/// them: a floating-point kernel whose ISA does,
+/// isaAppliesSmoothActivations) a generic may apply a smooth activation
+/// instead (sigmoid, silu, gelu: SmoothActivationMatcher.h), before a
+/// truncf too (on the f32 sums, then rounded once).
 std::optional<ElementwiseEpilogue>
 matchElementwiseEpilogue(mlir::Operation *producer, mlir::Value c,
                          mlir::Operation *cInit, unsigned biasDim,

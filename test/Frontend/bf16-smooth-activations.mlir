@@ -14,17 +14,29 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
 // RUN: %qimeng-opt %t.default.mlir --qimeng-tensorop -o %t.v1.mlir
-// RUN: FileCheck %s < %t.v1.mlir
+// RUN: FileCheck %s --check-prefixes=CHECK,BUF < %t.v1.mlir
 // RUN: %mlir-opt %t.v1.mlir %dealloc --convert-math-to-libm %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1
 // RUN: %python %S/Inputs/compare_close.py %t.reference %t.v1 2e-5 1e-6
 //
 // On tensors, before bufferization:
 // RUN: %qimeng-opt %s --qimeng-tensorop -o %t.tensor.mlir
-// RUN: FileCheck %s < %t.tensor.mlir
+// RUN: FileCheck %s --check-prefixes=CHECK,TENSOR < %t.tensor.mlir
 // RUN: %mlir-opt %t.tensor.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc --convert-math-to-libm %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
 // RUN: %python %S/Inputs/compare_close.py %t.reference %t.tensor 2e-5 1e-6
+//
+// aten.linear's bias and aten.silu, then truncf to bf16: the kernel's bf16
+// output (`_obf16`), silu on the f32 sums and the result rounded once, as
+// the stock lowering rounds; an element whose sum lies within a few ulps
+// of a bf16 rounding boundary may round the other way, so this output is
+// compared within one bf16 ulp (2^-8 relative).
+// RUN: %mlir-opt %t.default.mlir %dealloc --convert-math-to-libm %lower-to-llvm \
+// RUN:   | %mlir-runner -e main_bf16 -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference16
+// RUN: FileCheck %s --check-prefix=OUT16 < %t.reference16
+// RUN: %mlir-opt %t.v1.mlir %dealloc --convert-math-to-libm %lower-to-llvm \
+// RUN:   | %mlir-runner -e main_bf16 -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1.16
+// RUN: %python %S/Inputs/compare_close.py %t.reference16 %t.v1.16 4e-3 1e-6
 //
 // The kernels are what ran: with a fault injected the output differs.
 // RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=validate=false test-inject-fault=drop-k' \
@@ -36,6 +48,8 @@
 // OUT-NEXT: nan
 // OUT: rank = 2 offset = 0 sizes = [5, 37]
 // OUT: rank = 4 offset = 0 sizes = [1, 7, 7, 12]
+// OUT16: rank = 2 offset = 0 sizes = [13, 37]
+// OUT16-NEXT: nan
 
 // CHECK-LABEL: func.func @bf16_linear_gelu(
 // CHECK:         llvm.call @qm_sbgemm_13x37x70_nt_b0_bias_gelu_erf_
@@ -45,6 +59,14 @@
 // CHECK:         llvm.call @qm_sbgemm_5x37x70_nn_b0_bias_silu_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
+// On tensors a consumer that changes the element type stays (the tensor
+// placement moves only consumers of the product's type).
+// CHECK-LABEL: func.func @bf16_linear_silu_to_bf16(
+// BUF:           llvm.call @qm_sbgemm_13x37x70_nt_b0_bias_silu_obf16_
+// BUF-NOT:       linalg.generic
+// BUF:           } else {
+// TENSOR:        llvm.call @qm_sbgemm_13x37x70_nt_b0_ldrt_
+// TENSOR:        linalg.generic
 // CHECK-LABEL: func.func @bf16_conv_silu(
 // CHECK:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x9x9x8_f12_k3x3_s1x1_d1x1{{(_isrt)?(_adirect)?}}_b0_bias_silu_
 // CHECK-NOT:     linalg.generic
@@ -102,6 +124,32 @@ func.func @bf16_dense_silu(%x: tensor<5x70xbf16>, %w: tensor<70x37xbf16>, %b: te
     linalg.yield %y : f32
   } -> tensor<5x37xf32>
   return %r : tensor<5x37xf32>
+}
+
+// aten.linear in bf16 with its bias, aten.silu, back to bf16 (torch-mlir's
+// bf16 model: the truncf in the same generic).
+func.func @bf16_linear_silu_to_bf16(%x: tensor<13x70xbf16>, %w: tensor<37x70xbf16>, %b: tensor<37xf32>) -> tensor<13x37xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<70x37xbf16>
+  %wt = linalg.transpose ins(%w : tensor<37x70xbf16>) outs(%e : tensor<70x37xbf16>) permutation = [1, 0]
+  %c0 = tensor.empty() : tensor<13x37xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<13x37xf32>) -> tensor<13x37xf32>
+  %p = linalg.matmul ins(%x, %wt : tensor<13x70xbf16>, tensor<70x37xbf16>) outs(%c : tensor<13x37xf32>) -> tensor<13x37xf32>
+  %o = tensor.empty() : tensor<13x37xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %b : tensor<13x37xf32>, tensor<37xf32>) outs(%o : tensor<13x37xbf16>) {
+  ^bb0(%v: f32, %bv: f32, %out: bf16):
+    %one = arith.constant 1.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %neg = arith.negf %s : f32
+    %exp = math.exp %neg : f32
+    %den = arith.addf %exp, %one : f32
+    %sig = arith.divf %one, %den : f32
+    %y = arith.mulf %sig, %s : f32
+    %t = arith.truncf %y : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<13x37xbf16>
+  return %r : tensor<13x37xbf16>
 }
 
 // A bf16 NHWC convolution into f32, bias, silu as x / (1 + exp(-x)).
@@ -221,5 +269,40 @@ func.func @main() {
   call @printMemrefF32(%u1) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u2) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u3) : (memref<*xf32>) -> ()
+  return
+}
+
+// The bf16-output layer's entry: its output widened to f32 and printed.
+func.func @main_bf16() {
+  %c3 = arith.constant 3 : index
+  %c37 = arith.constant 37 : index
+  %c910 = arith.constant 910 : index
+  %c2590 = arith.constant 2590 : index
+  %xm = call @filled_bf16(%c910) : (index) -> memref<?xbf16>
+  %wm = call @filled_bf16(%c2590) : (index) -> memref<?xbf16>
+  %bm = call @filled_f32(%c37) : (index) -> memref<?xf32>
+  %z = memref.load %bm[%c3] : memref<?xf32>
+  %zz = arith.subf %z, %z : f32
+  %nan = arith.divf %zz, %zz : f32
+  memref.store %nan, %bm[%c3] : memref<?xf32>
+  %xs = memref.cast %xm : memref<?xbf16> to memref<910xbf16>
+  %ws = memref.cast %wm : memref<?xbf16> to memref<2590xbf16>
+  %bs = memref.cast %bm : memref<?xf32> to memref<37xf32>
+  %xt = bufferization.to_tensor %xs restrict : memref<910xbf16> to tensor<910xbf16>
+  %wt = bufferization.to_tensor %ws restrict : memref<2590xbf16> to tensor<2590xbf16>
+  %b = bufferization.to_tensor %bs restrict : memref<37xf32> to tensor<37xf32>
+  %x = tensor.expand_shape %xt [[0, 1]] output_shape [13, 70] : tensor<910xbf16> into tensor<13x70xbf16>
+  %wT = tensor.expand_shape %wt [[0, 1]] output_shape [37, 70] : tensor<2590xbf16> into tensor<37x70xbf16>
+  %r = call @bf16_linear_silu_to_bf16(%x, %wT, %b) : (tensor<13x70xbf16>, tensor<37x70xbf16>, tensor<37xf32>) -> tensor<13x37xbf16>
+  %e = tensor.empty() : tensor<13x37xf32>
+  %w = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<13x37xbf16>) outs(%e : tensor<13x37xf32>) {
+  ^bb0(%v: bf16, %o: f32):
+    %f = arith.extf %v : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<13x37xf32>
+  %m = bufferization.to_buffer %w : tensor<13x37xf32> to memref<13x37xf32>
+  %u = memref.cast %m : memref<13x37xf32> to memref<*xf32>
+  call @printMemrefF32(%u) : (memref<*xf32>) -> ()
   return
 }
