@@ -438,56 +438,65 @@ class NeonWriter(Writer):
         self.ins(f"ldr\tq{reg}, [{KI}, #{self.smooth_offsets[name]}]")
 
     def smooth_activation(self, sk, x, temps):
-        """Vector `x` = sk.smooth(x), smooth.program spelled in NEON on the
-        whole q register (the lanes past a narrower vector's are computed
-        and not stored), through the four `temps`. FMIN and FMAX keep a
-        NaN, so every op does: nan_mask and or_mask are nothing here."""
-        self.ins(f"// {sk.smooth}(v{x})")
+        """Vector `x` = sk.smooth(x), smooth.program through the four
+        `temps` (the program's a, b and t, and a spare for a constant or a
+        Horner step: FMLA adds to its destination, so each step loads the
+        next coefficient into the spare, which then becomes the
+        polynomial's register). FMIN and FMAX keep a NaN, so every op
+        does: nan_mask and or_mask are nothing here. smooth_op and
+        smooth_fmla spell the rest (NEON here, SVE below)."""
+        self.ins(f"// {sk.smooth}({self.vector_name(x)})")
         role = {"x": x, "a": temps[0], "b": temps[1], "t": temps[2]}
         spare = temps[3]
 
         def reg(operand):
-            nonlocal spare
             if isinstance(operand, Const):
                 self.load_constant(spare, operand.name)
                 return spare
             return role[operand]
 
-        def v(r):
-            return f"v{r}.4s"
-
         for op, d, *src in program(sk.smooth):
             if op == "horner":
-                # d = c0, then d = d * var + c: into the spare register
-                # (loaded with c), which becomes d.
                 var, dst = role[src[0]], role[d]
                 self.load_constant(dst, src[1].name)
                 for c in src[2:]:
                     self.load_constant(spare, c.name)
-                    self.ins(f"fmla\t{v(spare)}, {v(dst)}, {v(var)}")
+                    self.smooth_fmla(spare, dst, var)
                     dst, spare = spare, dst
                 role[d] = dst
-            elif op in ("nan_mask", "or_mask"):
-                pass
-            elif op == "relu":
-                self.ins(f"movi\tv{role[d]}.16b, #0")
-                self.ins(f"fmax\t{v(role[d])}, {v(role[src[0]])}, "
-                         f"{v(role[d])}")
-            elif op == "exp2_bits":
-                self.ins(f"fcvtzs\t{v(role[d])}, {v(role[src[0]])}")
-                self.ins(f"shl\t{v(role[d])}, {v(role[d])}, #23")
-            elif op == "fms":
-                c = reg(src[1])
-                self.ins(f"fmls\t{v(role[d])}, {v(role[src[0]])}, {v(c)}")
-            elif op in ("neg", "abs", "round"):
-                name = {"neg": "fneg", "abs": "fabs", "round": "frintn"}[op]
-                self.ins(f"{name}\t{v(role[d])}, {v(role[src[0]])}")
-            else:
-                name = {"add": "fadd", "sub": "fsub", "mul": "fmul",
-                        "div": "fdiv", "min": "fmin", "max": "fmax",
-                        "iadd": "add"}[op]
-                first, second = reg(src[0]), reg(src[1])
-                self.ins(f"{name}\t{v(role[d])}, {v(first)}, {v(second)}")
+            elif op not in ("nan_mask", "or_mask"):
+                # (At most one constant an op: the spare holds it.)
+                self.smooth_op(op, role[d], [reg(s) for s in src])
+
+    @staticmethod
+    def vector_name(reg):
+        return f"v{reg}"
+
+    def smooth_fmla(self, acc, x, y):
+        """acc += x * y, on whole q registers."""
+        self.ins(f"fmla\tv{acc}.4s, v{x}.4s, v{y}.4s")
+
+    def smooth_op(self, op, d, src):
+        """One op of smooth.program (not horner) in NEON, on whole q
+        registers: `d` and `src` register numbers."""
+        v = [f"v{r}.4s" for r in [d] + src]
+        if op == "relu":
+            # max(x, +0): FMAX keeps a NaN.
+            self.ins(f"movi\tv{d}.16b, #0")
+            self.ins(f"fmax\t{v[0]}, {v[1]}, {v[0]}")
+        elif op == "exp2_bits":
+            self.ins(f"fcvtzs\t{v[0]}, {v[1]}")
+            self.ins(f"shl\t{v[0]}, {v[0]}, #23")
+        elif op == "fms":
+            self.ins(f"fmls\t{v[0]}, {v[1]}, {v[2]}")
+        elif op in ("neg", "abs", "round"):
+            name = {"neg": "fneg", "abs": "fabs", "round": "frintn"}[op]
+            self.ins(f"{name}\t{v[0]}, {v[1]}")
+        else:
+            name = {"add": "fadd", "sub": "fsub", "mul": "fmul",
+                    "div": "fdiv", "min": "fmin", "max": "fmax",
+                    "iadd": "add"}[op]
+            self.ins(f"{name}\t{v[0]}, {v[1]}, {v[2]}")
 
     def vector_zero(self, reg):
         self.ins(f"movi\tv{reg}.16b, #0")
@@ -584,6 +593,9 @@ class SveWriter(NeonWriter):
     def vector_zero(self, reg):
         self.ins(f"mov\tz{reg}.s, #0")
 
+    def vector_splat(self, reg, wreg):
+        self.ins(f"mov\tz{reg}.s, {wreg}")
+
     #: A constant's bytes in the table: one f32, which ld1rw broadcasts.
     constant_bytes = 4
 
@@ -591,75 +603,45 @@ class SveWriter(NeonWriter):
         self.ins(f"ld1rw\t{{z{reg}.s}}, {FULL}/z, "
                  f"[{KI}, #{self.smooth_offsets[name]}]")
 
-    def smooth_activation(self, sk, x, temps):
-        """Vector `x` = sk.smooth(x), smooth.program spelled in SVE under
-        FULL (the block's whole vectors; lanes past the stored ones are
-        computed too), through the four `temps`: unpredicated FADD, FSUB,
-        FMUL and ADD, the others predicated and destructive (MOVPRFX first
-        where the destination is not the first source; FDIVR where it is
-        the second). FMIN and FMAX keep a NaN, so every op does."""
-        self.ins(f"// {sk.smooth}(z{x})")
-        role = {"x": x, "a": temps[0], "b": temps[1], "t": temps[2]}
-        spare = temps[3]
+    @staticmethod
+    def vector_name(reg):
+        return f"z{reg}"
 
-        def reg(operand):
-            if isinstance(operand, Const):
-                self.load_constant(spare, operand.name)
-                return spare
-            return role[operand]
+    def smooth_fmla(self, acc, x, y):
+        self.ins(f"fmla\tz{acc}.s, {FULL}/m, z{x}.s, z{y}.s")
 
-        def z(r):
-            return f"z{r}.s"
-
-        def destructive(name, d, first, second):
+    def smooth_op(self, op, d, src):
+        """One op of smooth.program in SVE, under FULL (the block's whole
+        vectors; lanes past the stored ones are computed too):
+        unpredicated FADD, FSUB, FMUL and ADD, the others predicated and
+        destructive (MOVPRFX first where the destination is not the first
+        source; FDIVR where it is the second)."""
+        z = [f"z{r}.s" for r in [d] + src]
+        if op == "relu":
+            self.ins(f"mov\t{z[0]}, #0")
+            self.ins(f"fmax\t{z[0]}, {FULL}/m, {z[0]}, {z[1]}")
+        elif op == "exp2_bits":
+            self.ins(f"fcvtzs\t{z[0]}, {FULL}/m, {z[1]}")
+            self.ins(f"lsl\t{z[0]}, {z[0]}, #23")
+        elif op == "fms":
+            self.ins(f"fmls\t{z[0]}, {FULL}/m, {z[1]}, {z[2]}")
+        elif op in ("neg", "abs", "round"):
+            name = {"neg": "fneg", "abs": "fabs", "round": "frintn"}[op]
+            self.ins(f"{name}\t{z[0]}, {FULL}/m, {z[1]}")
+        elif op in ("add", "sub", "mul", "iadd"):
+            name = {"add": "fadd", "sub": "fsub", "mul": "fmul",
+                    "iadd": "add"}[op]
+            self.ins(f"{name}\t{z[0]}, {z[1]}, {z[2]}")
+        else:
+            name = {"div": "fdiv", "min": "fmin", "max": "fmax"}[op]
+            first, second = src
             if d == second and name == "fdiv":
-                self.ins(f"fdivr\t{z(d)}, {FULL}/m, {z(d)}, {z(first)}")
+                self.ins(f"fdivr\t{z[0]}, {FULL}/m, {z[0]}, {z[1]}")
                 return
-            assert d != second, (name, d, second)
+            assert d != second, (op, d, second)
             if d != first:
                 self.ins(f"movprfx\tz{d}, z{first}")
-            self.ins(f"{name}\t{z(d)}, {FULL}/m, {z(d)}, {z(second)}")
-
-        for op, d, *src in program(sk.smooth):
-            if op == "horner":
-                var, dst = role[src[0]], role[d]
-                self.load_constant(dst, src[1].name)
-                for c in src[2:]:
-                    self.load_constant(spare, c.name)
-                    self.ins(f"fmla\t{z(spare)}, {FULL}/m, {z(dst)}, "
-                             f"{z(var)}")
-                    dst, spare = spare, dst
-                role[d] = dst
-            elif op in ("nan_mask", "or_mask"):
-                pass
-            elif op == "relu":
-                self.ins(f"mov\t{z(role[d])}, #0")
-                self.ins(f"fmax\t{z(role[d])}, {FULL}/m, {z(role[d])}, "
-                         f"{z(role[src[0]])}")
-            elif op == "exp2_bits":
-                self.ins(f"fcvtzs\t{z(role[d])}, {FULL}/m, "
-                         f"{z(role[src[0]])}")
-                self.ins(f"lsl\t{z(role[d])}, {z(role[d])}, #23")
-            elif op == "fms":
-                c = reg(src[1])
-                self.ins(f"fmls\t{z(role[d])}, {FULL}/m, {z(role[src[0]])}, "
-                         f"{z(c)}")
-            elif op in ("neg", "abs", "round"):
-                name = {"neg": "fneg", "abs": "fabs", "round": "frintn"}[op]
-                self.ins(f"{name}\t{z(role[d])}, {FULL}/m, "
-                         f"{z(role[src[0]])}")
-            elif op in ("add", "sub", "mul", "iadd"):
-                name = {"add": "fadd", "sub": "fsub", "mul": "fmul",
-                        "iadd": "add"}[op]
-                first, second = reg(src[0]), reg(src[1])
-                self.ins(f"{name}\t{z(role[d])}, {z(first)}, {z(second)}")
-            else:
-                name = {"div": "fdiv", "min": "fmin", "max": "fmax"}[op]
-                first, second = reg(src[0]), reg(src[1])
-                destructive(name, role[d], first, second)
-
-    def vector_splat(self, reg, wreg):
-        self.ins(f"mov\tz{reg}.s, {wreg}")
+            self.ins(f"{name}\t{z[0]}, {FULL}/m, {z[0]}, {z[2]}")
 
     def microkernel(self, sk, rows, widths):
         nv = len(widths)
