@@ -199,11 +199,124 @@ void expressionOf(Value root, llvm::SetVector<Operation *> &ops,
   }
 }
 
+/// `v` as clamp(s, lo, hi) with finite f32 constants lo < hi, the ops
+/// (besides the constants) added to `ops`: min(max(s, lo), hi) or
+/// max(min(s, hi), lo) with arith's maximumf, maxnumf, minimumf and
+/// minnumf (constants on either side), or torch-mlir's aten.clamp:
+/// select(cmpf ugt|ogt(m, hi), hi, m) of m = select(cmpf ult|olt(s, lo),
+/// lo, s). Each form's NaN rule differs; the caller's activation keeps a
+/// NaN whatever the clamp made of it.
+struct Clamp {
+  Value s;
+  double lo, hi;
+};
+
+std::optional<double> constantOf(Value v) {
+  FloatAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.getValue().isFinite())
+    return std::nullopt;
+  return attr.getValue().convertToDouble();
+}
+
+/// One side of a clamp: (the other operand, the constant) of a max
+/// (`upper` false) or min (`upper` true) against a constant, `op` added to
+/// `ops`.
+std::optional<std::pair<Value, double>>
+boundOf(Value v, bool upper, llvm::SmallPtrSetImpl<Operation *> &ops) {
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  auto withConstant = [&](Value a,
+                          Value b) -> std::optional<std::pair<Value, double>> {
+    if (auto c = constantOf(b))
+      return std::pair(a, *c);
+    if (auto c = constantOf(a))
+      return std::pair(b, *c);
+    return std::nullopt;
+  };
+  std::optional<std::pair<Value, double>> found;
+  if (upper ? isa<arith::MinimumFOp, arith::MinNumFOp>(op)
+            : isa<arith::MaximumFOp, arith::MaxNumFOp>(op)) {
+    found = withConstant(op->getOperand(0), op->getOperand(1));
+  } else if (auto select = dyn_cast<arith::SelectOp>(op)) {
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+    using P = arith::CmpFPredicate;
+    const bool above =
+        cmp && (cmp.getPredicate() == P::UGT || cmp.getPredicate() == P::OGT);
+    const bool below =
+        cmp && (cmp.getPredicate() == P::ULT || cmp.getPredicate() == P::OLT);
+    std::optional<double> c = constantOf(select.getTrueValue());
+    if (cmp && (upper ? above : below) && c && constantOf(cmp.getRhs()) == c &&
+        cmp.getLhs() == select.getFalseValue()) {
+      found = std::pair(select.getFalseValue(), *c);
+      ops.insert(cmp);
+    }
+  }
+  if (found)
+    ops.insert(op);
+  return found;
+}
+
+std::optional<Clamp> clampOf(Value v, llvm::SmallPtrSetImpl<Operation *> &ops) {
+  for (bool upperOutside : {true, false}) {
+    llvm::SmallPtrSet<Operation *, 4> mine;
+    auto outer = boundOf(v, upperOutside, mine);
+    if (!outer)
+      continue;
+    auto inner = boundOf(outer->first, !upperOutside, mine);
+    if (!inner)
+      continue;
+    const double lo = upperOutside ? inner->second : outer->second;
+    const double hi = upperOutside ? outer->second : inner->second;
+    if (!(lo < hi))
+      continue;
+    ops.insert(mine.begin(), mine.end());
+    return Clamp{inner->first, lo, hi};
+  }
+  return std::nullopt;
+}
+
 constexpr double kInvSqrt2 = 0.70710678118654752;
 constexpr double kSqrt2OverPi = 0.79788456080286536;
 constexpr double kGeluCubic = 0.044715;
 
 } // namespace
+
+/// hardswish: x * T / hi of the clamp T = clamp(a(x), 0, hi) with a(x) /
+/// hi = x / 6 + 1/2 (torch's x * relu6(x + 3) / 6, hardsigmoid's clamp
+/// of x / 6 + 1/2 to [0, 1] times x), any association.
+static std::optional<std::pair<Activation::Smooth, Value>>
+matchHardSwish(Value v, const llvm::SetVector<Operation *> &ops,
+               const llvm::SetVector<Value> &values,
+               llvm::SmallPtrSetImpl<Operation *> &used) {
+  for (Operation *op : ops) {
+    if (op->getNumResults() != 1)
+      continue;
+    llvm::SmallPtrSet<Operation *, 8> clampOps;
+    std::optional<Clamp> clamp = clampOf(op->getResult(0), clampOps);
+    if (!clamp || clamp->lo != 0.0)
+      continue;
+    Value term = op->getResult(0);
+    for (Value x : values) {
+      if (x == term || matchPattern(x, m_Constant()) || !x.getType().isF32())
+        continue;
+      PolyReader inner(x, Value(), /*logistic=*/false);
+      std::optional<Poly> a = inner.read(clamp->s);
+      if (!a || !near(scaled(*a, 1.0 / clamp->hi),
+                      Poly{{{1, 0}, 1.0 / 6.0}, {{0, 0}, 0.5}}))
+        continue;
+      PolyReader outer(x, term, /*logistic=*/false);
+      std::optional<Poly> o = outer.read(v);
+      if (!o || !near(*o, Poly{{{1, 1}, 1.0 / clamp->hi}}))
+        continue;
+      used.insert(inner.ops.begin(), inner.ops.end());
+      used.insert(outer.ops.begin(), outer.ops.end());
+      used.insert(clampOps.begin(), clampOps.end());
+      return std::pair(Activation::Smooth::HardSwish, x);
+    }
+  }
+  return std::nullopt;
+}
 
 std::optional<std::pair<Activation::Smooth, Value>>
 qimeng::matchSmoothActivation(Value v,
@@ -222,7 +335,7 @@ qimeng::matchSmoothActivation(Value v,
       special = op;
     }
   if (!special)
-    return std::nullopt;
+    return matchHardSwish(v, ops, values, used);
   Value argument = special->getOperand(0), term = special->getResult(0);
   const bool exp = isa<math::ExpOp>(special);
   const Poly gelu{{{1, 0}, 0.5}, {{1, 1}, 0.5}};

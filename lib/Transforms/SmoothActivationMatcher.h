@@ -1,5 +1,4 @@
-//===- SmoothActivationMatcher.h - sigmoid, silu and gelu in a body -*- C++
-//-*-===//
+//===- SmoothActivationMatcher.h - smooth activations in a body -*- C++ -*-===//
 //
 // Private to lib/Transforms: the smooth activations (Activation::Smooth)
 // as frontends write them in an elementwise linalg.generic's body, for the
@@ -28,7 +27,12 @@ namespace qimeng {
 ///    and JAX's approximate gelu), or x / (1 + exp(-2 (c1 x + c3 x^3)));
 ///  - sigmoid: 1 / (1 + exp(-x)) (torch-mlir's aten.sigmoid, TOSA's and
 ///    StableHLO's logistic);
-///  - silu: x * sigmoid(x), or x / (1 + exp(-x)).
+///  - silu: x * sigmoid(x), or x / (1 + exp(-x));
+///  - hardswish: x * relu6(x + 3) / 6 (torch's), or x times hardsigmoid's
+///    clamp of x / 6 + 1/2 to [0, 1], the clamp as arith's max and min
+///    (maximumf, maxnumf, minimumf, minnumf) or torch-mlir's aten.clamp
+///    (cmpf and select), the term the polynomial's in place of the
+///    transcendental one.
 /// Constants within a relative 1e-6 of these (f32 roundings of them).
 /// Nullopt for anything else.
 std::optional<std::pair<Activation::Smooth, mlir::Value>>

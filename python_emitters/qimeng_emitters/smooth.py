@@ -16,7 +16,10 @@ The formulas:
    y), y = |x| / sqrt(2) (Abramowitz and Stegun 7.1.26: erf to 1.5e-7
    absolute, as oneDNN's gelu_erf), and gelu = max(x, 0) - |x| erfc(y) / 2
    with |x| at most 10 in the second term (past it the term is below
-   1e-22, and the bound keeps an infinite x from making it inf * 0).
+   1e-22, and the bound keeps an infinite x from making it inf * 0);
+ - hardswish (MobileNetV3's): x min(max(x + 3, 0), 6) / 6, torch's own
+   association (x times the clamp, then divided by 6), NaN kept by the
+   product with x and -inf giving NaN (-inf * 0) as there.
 
 A program (`program(name)`) is a list of operations, each a tuple (op,
 destination, operands...) on the roles "x" (the value, replaced by its
@@ -24,8 +27,8 @@ activation), "a", "b" and "t" (scratch vectors) and constants
 (`Const(name)`). The ops:
 
     neg d s; abs d s; round d s (to nearest, even on ties, as a float)
-    add d s1 s2; sub d s1 s2; mul d s1 s2; div d s1 s2 (s1 may be a
-        constant, s2 is not)
+    add d s1 s2; sub d s1 s2; mul d s1 s2; div d s1 s2 (either may be
+        a constant, not both)
     min d s c; max d s c: with a constant; a NaN s may give the constant
         or NaN (RVV's vfmin and vfmax drop a NaN; where it matters, the
         program keeps it by the other ops)
@@ -58,7 +61,8 @@ CONSTANTS = (
     ("minus_k1", -_K1), ("minus_k3", -0.044715 * _K1),
     ("erf_p", 0.3275911 / 2.0 ** 0.5), ("erf_a1", 0.254829592),
     ("erf_a2", -0.284496736), ("erf_a3", 1.421413741),
-    ("erf_a4", -1.453152027), ("erf_a5", 1.061405429), ("erf_x_max", 10.0))
+    ("erf_a4", -1.453152027), ("erf_a5", 1.061405429), ("erf_x_max", 10.0),
+    ("zero", 0.0), ("three", 3.0), ("six", 6.0))
 VALUES = dict(CONSTANTS)
 #: |x| by a mask of the sign (x86's vandps; the others have an abs).
 ABS_MASK = 0x7fffffff
@@ -74,6 +78,7 @@ X86_USES = {
     "gelu_erf": _EXP + ("half", "minus_half", "erf_p", "erf_a1", "erf_a2",
                         "erf_a3", "erf_a4", "erf_a5", "erf_x_max",
                         "abs_mask"),
+    "hardswish": ("zero", "three", "six"),
 }
 
 
@@ -96,6 +101,12 @@ def program(name):
     """The activation `name` (fields.SMOOTH_ACTIVATIONS) of "x", into "x"
     (module docstring)."""
     one = Const("one")
+    if name == "hardswish":
+        return [("add", "a", "x", Const("three")),
+                ("max", "a", "a", Const("zero")),
+                ("min", "a", "a", Const("six")),
+                ("mul", "x", "x", "a"),
+                ("div", "x", "x", Const("six"))]
     if name in ("sigmoid", "silu", "gelu_tanh"):
         # 1 / (1 + e^-z): z = x, or gelu_tanh's 2u.
         if name == "gelu_tanh":

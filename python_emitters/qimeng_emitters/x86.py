@@ -327,6 +327,15 @@ def emit_smooth_activation(asm, p, x, temps):
         asm.ins(f"vpaddd {b}, {t}, {a}")
 
     asm.comment(f"{p.smooth}({x})")
+    if p.smooth == "hardswish":
+        # x * min(max(x + 3, 0), 6) / 6: the product with x keeps a NaN
+        # (whatever the clamp made of it).
+        asm.ins(f"vaddps {c('three')}, {x}, {a}")
+        asm.ins(f"vmaxps {c('zero')}, {a}, {a}")
+        asm.ins(f"vminps {c('six')}, {a}, {a}")
+        asm.ins(f"vmulps {a}, {x}, {x}")
+        asm.ins(f"vdivps {c('six')}, {x}, {x}")
+        return
     if p.smooth in ("sigmoid", "silu", "gelu_tanh"):
         # 1 / (1 + e^-z): z = x, or gelu_tanh's 2u.
         if p.smooth == "gelu_tanh":

@@ -1,4 +1,5 @@
-"""The smooth activations (sigmoid, silu, gelu_tanh, gelu_erf) of sgemm's
+"""The smooth activations (sigmoid, silu, gelu_tanh, gelu_erf, hardswish)
+of sgemm's
 epilogue, measured point by point: a kernel with K = 1 and B all ones
 writes C(i, j) = f(A(i)), A a dense sweep of [-20, 20] plus the values
 where each formula changes behaviour (its clamps, 0, -0, huge, NaN,
@@ -11,7 +12,8 @@ gelu_tanh) within 6 ulps of the result (Cephes' expf to ~1 ulp, then a
 division and a few roundings; gelu_tanh's argument 2u is rounded in f32
 first, which e^-2u turns into |2u| times as many ulps); gelu_erf within 1.5e-7 |x| + 8 ulps
 (Abramowitz and Stegun 7.1.26: erf to 1.5e-7 absolute, halved in gelu,
-and its polynomial's roundings).
+and its polynomial's roundings); hardswish within |x| 2^-23 + 3 ulps (x +
+3 rounded, then the product and the division by 6).
 """
 
 import math
@@ -73,6 +75,15 @@ def reference(name, x):
     + tanh(u)) as 1 / (1 + e^-2u), 0.5 (1 + erf(y)) as erfc(-y) / 2."""
     if math.isnan(x):
         return math.nan
+    if name == "hardswish":
+        # -inf * 0: NaN, and x * 6 past f32's largest: an infinity, as
+        # torch's x * relu6(x + 3) / 6 gives in f32.
+        if x == -math.inf:
+            return math.nan
+        product = x * min(max(x + 3.0, 0.0), 6.0)
+        if abs(product) > 3.4028234663852886e38:
+            return math.copysign(math.inf, product)
+        return product / 6.0
     if math.isinf(x) and name != "sigmoid":
         return x if x > 0 else -0.0
     if name == "sigmoid":
@@ -97,6 +108,10 @@ def allowed(name, x, want):
     is clamped (z below -87.3), |x| 2^-126 more (the result is then at
     most |x| e^-87.3 instead of smaller)."""
     clamped = max(abs(x), 1.0) * 2.0 ** -126
+    if name == "hardswish":
+        # x + 3 rounded (|x| 2^-24 in the result at most), then the
+        # product and the division: |x| 2^-23 + 3 ulps.
+        return abs(x) * 2.0 ** -23 + 3 * ulp32(want)
     if name == "gelu_erf":
         return 1.5e-7 * abs(x) + 8 * ulp32(want) + clamped
     if name == "gelu_tanh":
@@ -110,7 +125,7 @@ SPECIALS = [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 87.33654, -87.33654,
             88.0, -88.0, 88.5, -88.5, 100.0, -100.0, 1e10, -1e10, 3e38,
             -3e38]
 INPUTS = [_f32(-20.0 + 0.0078125 * i) for i in range(5121)] + SPECIALS
-SMOOTH_NAMES = ("sigmoid", "silu", "gelu_tanh", "gelu_erf")
+SMOOTH_NAMES = ("sigmoid", "silu", "gelu_tanh", "gelu_erf", "hardswish")
 
 
 @runs_kernels("avx2", "fma")
@@ -165,6 +180,9 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
                 if math.isnan(want):
                     self.assertTrue(math.isnan(got), f"{name}({x}) = {got}")
                     continue
+                if math.isinf(want):
+                    self.assertEqual(got, want, f"{name}({x})")
+                    continue
                 err = abs(got - want)
                 self.assertLessEqual(
                     err, allowed(name, x, want),
@@ -177,7 +195,7 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
     def test_avx512_vectors_and_masked_columns(self):
         if not cpu_has("avx512f"):
             self.skipTest("host CPU lacks avx512f")
-        for name in ("sigmoid", "silu", "gelu_tanh", "gelu_erf"):
+        for name in SMOOTH_NAMES:
             with self.subTest(name=name):
                 self.check("avx512", 17, name)
 
@@ -188,17 +206,17 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
         if not all(cpu_has(f) for f in ("avx512f", "avx512bw", "avx512vl",
                                          "bmi2")):
             self.skipTest("host CPU lacks AVX-512 (F, BW, VL) or BMI2")
-        for name in ("sigmoid", "silu", "gelu_tanh", "gelu_erf"):
+        for name in SMOOTH_NAMES:
             with self.subTest(name=name):
                 self.check("avx512", 9, name, trans_b=True, pack_b=False)
 
     def test_avx2_vectors_and_spill_loop(self):
-        for name in ("sigmoid", "silu", "gelu_tanh", "gelu_erf"):
+        for name in SMOOTH_NAMES:
             with self.subTest(name=name):
                 self.check("avx2", 9, name)
 
     def test_nan_stays_nan(self):
-        for name in ("sigmoid", "silu", "gelu_tanh", "gelu_erf"):
+        for name in SMOOTH_NAMES:
             with self.subTest(name=name):
                 c = self.run_kernel(
                     request(isa="avx2", m=8, n=9, k=1, mr=6, nr=16,
@@ -215,11 +233,13 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
         """An infinite input: sigmoid's limits, +inf for the others at
         +inf; at -inf gelu_erf's limit (-0, or the clamped term's
         -1e-37), while silu and gelu_tanh divide -inf by e^88 (the stock
-        lowering gives NaN there: -inf * 0)."""
+        lowering gives NaN there: -inf * 0); hardswish -inf * 0, NaN, as
+        the stock lowering."""
         inf = math.inf
         expected = {
             "sigmoid": (1.0, 0.0), "silu": (inf, -inf),
-            "gelu_tanh": (inf, -inf), "gelu_erf": (inf, 0.0)}
+            "gelu_tanh": (inf, -inf), "gelu_erf": (inf, 0.0),
+            "hardswish": (inf, math.nan)}
         for name, (at_plus, at_minus) in expected.items():
             with self.subTest(name=name):
                 for isa, n in (("avx2", 9), ("avx512", 17)):
@@ -233,7 +253,9 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
                     for j in range(n):
                         self.assertEqual(c[j], at_plus, f"{isa} {name}(inf)")
                         got = c[n + j]
-                        if math.isinf(at_minus):
+                        if math.isnan(at_minus):
+                            self.assertTrue(math.isnan(got))
+                        elif math.isinf(at_minus):
                             self.assertEqual(got, at_minus)
                         else:
                             self.assertLessEqual(abs(got), 2.0 ** -120,
@@ -311,7 +333,8 @@ class CrossSmoothActivationAccuracyTest(unittest.TestCase):
         return n, [float.fromhex(v) for v in run.stdout.split()]
 
     def test_every_spelling_within_the_bounds(self):
-        limits = {"sigmoid": (1.0, 0.0), "silu": (math.inf, -math.inf),
+        limits = {"hardswish": (math.inf, math.nan),
+                  "sigmoid": (1.0, 0.0), "silu": (math.inf, -math.inf),
                   "gelu_tanh": (math.inf, -math.inf),
                   "gelu_erf": (math.inf, 0.0)}
         inputs = INPUTS + CROSS_SPECIALS
@@ -327,13 +350,18 @@ class CrossSmoothActivationAccuracyTest(unittest.TestCase):
                                 self.assertTrue(math.isnan(got), where)
                             elif math.isinf(x):
                                 want = limits[name][x < 0]
-                                if math.isinf(want):
+                                if math.isnan(want):
+                                    self.assertTrue(math.isnan(got), where)
+                                elif math.isinf(want):
                                     self.assertEqual(got, want, where)
                                 else:
                                     self.assertLessEqual(
                                         abs(got - want), 2.0 ** -120, where)
                             else:
                                 want = reference(name, x)
+                                if math.isinf(want):
+                                    self.assertEqual(got, want, where)
+                                    continue
                                 self.assertLessEqual(
                                     abs(got - want), allowed(name, x, want),
                                     f"{where}: {got!r}, want {want!r}")

@@ -3,8 +3,9 @@
 // (smooth.py's programs, spelled per ISA): torch's aten.linear with its
 // weight transposed, bias and aten.gelu (erf); a dense layer's bias and
 // jax.nn.gelu (tanh) in a generic of its own; aten.silu; TOSA's sigmoid;
-// a YOLOv5 block (NHWC convolution, bias, silu); a classifier head (one
-// output column, sigmoid). The bias holds a NaN in column 3, which stays
+// a YOLOv5 block (NHWC convolution, bias, silu); a MobileNetV3 block
+// (the same convolution, bias, hardswish x * relu6(x + 3) / 6); a
+// classifier head (one output column, sigmoid). The bias holds a NaN in column 3, which stays
 // NaN through each activation (RVV's vfmin and vfmax would drop it).
 // Each module is compiled with and without --qimeng-tensorop (the stock
 // side through libm: erff, tanhf, expf), linked statically with
@@ -64,6 +65,7 @@
 // OUT: torch_silu 13x37
 // OUT: tosa_sigmoid 13x37
 // OUT: conv_bias_silu 1x7x7x12
+// OUT: conv_bias_hardswish 1x7x7x12
 // OUT: classifier_head 13x1
 
 // CHECK-LABEL: func.func @torch_linear_gelu(
@@ -86,6 +88,10 @@
 // CHECK:         } else {
 // CHECK-LABEL: func.func @conv_bias_silu(
 // CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x5_f12_k3x3_s1x1_d1x1_b0_bias_silu_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @conv_bias_hardswish(
+// CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x5_f12_k3x3_s1x1_d1x1_b0_bias_hardswish_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
 // CHECK-LABEL: func.func @classifier_head(
@@ -223,6 +229,32 @@ func.func @conv_bias_silu(%x: tensor<1x9x9x5xf32>, %w: tensor<3x3x5x12xf32>, %b:
     %exp = math.exp %neg : f32
     %den = arith.addf %one, %exp : f32
     %y = arith.divf %s, %den : f32
+    linalg.yield %y : f32
+  } -> tensor<1x7x7x12xf32>
+  return %r : tensor<1x7x7x12xf32>
+}
+
+// A MobileNetV3 block: NHWC convolution, bias add, hardswish as
+// x * min(max(x + 3, 0), 6) / 6.
+func.func @conv_bias_hardswish(%x: tensor<1x9x9x5xf32>, %w: tensor<3x3x5x12xf32>, %b: tensor<12xf32>) -> tensor<1x7x7x12xf32> attributes {llvm.emit_c_interface} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<1x7x7x12xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<1x7x7x12xf32>) -> tensor<1x7x7x12xf32>
+  %p = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x9x9x5xf32>, tensor<3x3x5x12xf32>) outs(%c : tensor<1x7x7x12xf32>) -> tensor<1x7x7x12xf32>
+  %o = tensor.empty() : tensor<1x7x7x12xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #last, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %b : tensor<1x7x7x12xf32>, tensor<12xf32>) outs(%o : tensor<1x7x7x12xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %cst0 = arith.constant 0.0 : f32
+    %cst3 = arith.constant 3.0 : f32
+    %cst6 = arith.constant 6.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %t = arith.addf %s, %cst3 : f32
+    %lo = arith.maximumf %t, %cst0 : f32
+    %hi = arith.minimumf %lo, %cst6 : f32
+    %m = arith.mulf %s, %hi : f32
+    %y = arith.divf %m, %cst6 : f32
     linalg.yield %y : f32
   } -> tensor<1x7x7x12xf32>
   return %r : tensor<1x7x7x12xf32>

@@ -13,6 +13,10 @@
 // - a binary classifier's head: one output column, sigmoid (the product
 //   of one column is computed as its transpose, one row against the
 //   features' rows read in place: the matrix-vector form);
+// - MobileNetV3's hardswish, x * relu6(x + 3) / 6: after an NHWC
+//   convolution's bias with relu6 as torch-mlir's aten.clamp writes it
+//   (cmpf ult and ugt, select), and after a linear layer as
+//   arith.maximumf and minimumf;
 // and a gelu with the wrong constant left alone. Run with and without
 // --qimeng-tensorop (the stock side through libm: erff, tanhf, expf,
 // powf) in three placements, compared number by number within 2e-5
@@ -77,6 +81,14 @@
 // CHECK:         } else {
 // CHECK-LABEL: func.func @classifier_head(
 // CHECK:         llvm.call @qm_sgemm_1x6x9_nt_b0_sigmoid_{{.*}}gemv8
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @conv_bias_hardswish(
+// CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s1x1_d1x1{{(_isrt)?}}_b0_bias_hardswish_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @linear_hardswish(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_hardswish_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
 // CHECK-LABEL: func.func @not_gelu(
@@ -268,6 +280,58 @@ func.func @classifier_head(%x: tensor<6x9xf32>, %w: tensor<9x1xf32>) -> tensor<6
   return %r : tensor<6x1xf32>
 }
 
+// MobileNetV3's block: NHWC convolution, bias, hardswish with relu6 as
+// torch-mlir's aten.clamp (cmpf ult to the floor, ugt to the bound).
+func.func @conv_bias_hardswish(%x: tensor<1x9x9x4xf32>, %w: tensor<3x3x4x8xf32>, %b: tensor<8xf32>) -> tensor<1x7x7x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<1x7x7x8xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<1x7x7x8xf32>) -> tensor<1x7x7x8xf32>
+  %p = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x9x9x4xf32>, tensor<3x3x4x8xf32>) outs(%c : tensor<1x7x7x8xf32>) -> tensor<1x7x7x8xf32>
+  %o = tensor.empty() : tensor<1x7x7x8xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #last, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %b : tensor<1x7x7x8xf32>, tensor<8xf32>) outs(%o : tensor<1x7x7x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %cst0 = arith.constant 0.0 : f32
+    %cst3 = arith.constant 3.0 : f32
+    %cst6 = arith.constant 6.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %t = arith.addf %s, %cst3 : f32
+    %lt = arith.cmpf ult, %t, %cst0 : f32
+    %lo = arith.select %lt, %cst0, %t : f32
+    %gt = arith.cmpf ugt, %lo, %cst6 : f32
+    %hi = arith.select %gt, %cst6, %lo : f32
+    %m = arith.mulf %s, %hi : f32
+    %y = arith.divf %m, %cst6 : f32
+    linalg.yield %y : f32
+  } -> tensor<1x7x7x8xf32>
+  return %r : tensor<1x7x7x8xf32>
+}
+
+// A linear layer's bias, then hardswish as x * min(max(x + 3, 0), 6) / 6.
+func.func @linear_hardswish(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tensor<20xf32>) -> tensor<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<6x20xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<6x9xf32>, tensor<9x20xf32>) outs(%c : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %o = tensor.empty() : tensor<6x20xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %b : tensor<6x20xf32>, tensor<20xf32>) outs(%o : tensor<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %cst0 = arith.constant 0.0 : f32
+    %cst3 = arith.constant 3.0 : f32
+    %cst6 = arith.constant 6.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %t = arith.addf %cst3, %s : f32
+    %lo = arith.maximumf %t, %cst0 : f32
+    %hi = arith.minimumf %cst6, %lo : f32
+    %m = arith.mulf %hi, %s : f32
+    %y = arith.divf %m, %cst6 : f32
+    linalg.yield %y : f32
+  } -> tensor<6x20xf32>
+  return %r : tensor<6x20xf32>
+}
+
 // 0.5 x (1 + erf(x / 2)): not gelu (erf's argument is x / sqrt(2)); the
 // generic stays.
 func.func @not_gelu(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>) -> tensor<6x20xf32> {
@@ -324,7 +388,7 @@ func.func private @printMemrefF32(memref<*xf32>)
 
 // OUT: rank = 2 offset = 0 sizes = [6, 20]
 // OUT-NEXT: nan
-// OUT-COUNT-7: rank = {{[24]}} offset = 0
+// OUT-COUNT-9: rank = {{[24]}} offset = 0
 func.func @main() {
   %c3 = arith.constant 3 : index
   %c8 = arith.constant 8 : index
@@ -370,6 +434,8 @@ func.func @main() {
   %r7 = call @not_gelu(%x, %w) : (tensor<6x9xf32>, tensor<9x20xf32>) -> tensor<6x20xf32>
   %hw = tensor.extract_slice %w[0, 5] [9, 1] [1, 1] : tensor<9x20xf32> to tensor<9x1xf32>
   %r8 = call @classifier_head(%x, %hw) : (tensor<6x9xf32>, tensor<9x1xf32>) -> tensor<6x1xf32>
+  %r9 = call @conv_bias_hardswish(%cx, %cw, %cb) : (tensor<1x9x9x4xf32>, tensor<3x3x4x8xf32>, tensor<8xf32>) -> tensor<1x7x7x8xf32>
+  %r10 = call @linear_hardswish(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
   %m1 = bufferization.to_buffer %r1 : tensor<6x20xf32> to memref<6x20xf32>
   %m2 = bufferization.to_buffer %r2 : tensor<6x20xf32> to memref<6x20xf32>
   %m3 = bufferization.to_buffer %r3 : tensor<6x20xf32> to memref<6x20xf32>
@@ -378,6 +444,8 @@ func.func @main() {
   %m6 = bufferization.to_buffer %r6 : tensor<1x7x7x8xf32> to memref<1x7x7x8xf32>
   %m7 = bufferization.to_buffer %r7 : tensor<6x20xf32> to memref<6x20xf32>
   %m8 = bufferization.to_buffer %r8 : tensor<6x1xf32> to memref<6x1xf32>
+  %m9 = bufferization.to_buffer %r9 : tensor<1x7x7x8xf32> to memref<1x7x7x8xf32>
+  %m10 = bufferization.to_buffer %r10 : tensor<6x20xf32> to memref<6x20xf32>
   %u1 = memref.cast %m1 : memref<6x20xf32> to memref<*xf32>
   %u2 = memref.cast %m2 : memref<6x20xf32> to memref<*xf32>
   %u3 = memref.cast %m3 : memref<6x20xf32> to memref<*xf32>
@@ -386,6 +454,8 @@ func.func @main() {
   %u6 = memref.cast %m6 : memref<1x7x7x8xf32> to memref<*xf32>
   %u7 = memref.cast %m7 : memref<6x20xf32> to memref<*xf32>
   %u8 = memref.cast %m8 : memref<6x1xf32> to memref<*xf32>
+  %u9 = memref.cast %m9 : memref<1x7x7x8xf32> to memref<*xf32>
+  %u10 = memref.cast %m10 : memref<6x20xf32> to memref<*xf32>
   call @printMemrefF32(%u1) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u2) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u3) : (memref<*xf32>) -> ()
@@ -394,5 +464,7 @@ func.func @main() {
   call @printMemrefF32(%u6) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u7) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u8) : (memref<*xf32>) -> ()
+  call @printMemrefF32(%u9) : (memref<*xf32>) -> ()
+  call @printMemrefF32(%u10) : (memref<*xf32>) -> ()
   return
 }

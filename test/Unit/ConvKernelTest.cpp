@@ -471,8 +471,8 @@ TEST(ConvKernelTest, SmoothActivationsValidate) {
     d.overwrite = true;
     d.bias = true;
     const Smooth all[] = {Smooth::Silu, Smooth::GeluErf, Smooth::Sigmoid,
-                          Smooth::GeluTanh};
-    d.activation.smooth = all[i++ % 4];
+                          Smooth::GeluTanh, Smooth::HardSwish};
+    d.activation.smooth = all[i++ % 5];
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
     EXPECT_TRUE(validates(d, c)) << c.str();
@@ -871,7 +871,8 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
     if (p == GemmPrecision::Bf16)
       for (ConvDesc base :
            {nhwc(1, 13, 13, 16, 40, 3, 2), nchw(1, 10, 10, 8, 8, 3)})
-        for (auto s : {Activation::Smooth::Silu, Activation::Smooth::GeluErf}) {
+        for (auto s : {Activation::Smooth::Silu, Activation::Smooth::GeluErf,
+                       Activation::Smooth::HardSwish}) {
           ConvDesc smooth = withPrecision(base, p);
           smooth.overwrite = true;
           smooth.bias = true;

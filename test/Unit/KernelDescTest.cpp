@@ -186,8 +186,8 @@ TEST(GemmDescTest, SmoothActivations) {
   EXPECT_FALSE(static_cast<bool>(d.verify()));
   d.precision = GemmPrecision::S8S8;
   QM_ASSERT_FAILS_WITH(d.verify(), "8-bit operands take no epilogue");
-  for (Smooth s :
-       {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf})
+  for (Smooth s : {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh,
+                   Smooth::GeluErf, Smooth::HardSwish})
     EXPECT_EQ(Activation::smoothNamed(Activation::smoothName(s)), s);
   EXPECT_FALSE(Activation::smoothNamed("gelu"));
   Activation a;
@@ -209,6 +209,16 @@ TEST(GemmDescTest, SmoothActivations) {
   a.smooth = Smooth::GeluErf;
   EXPECT_GT(a.allowance(-3.0, -0.004), 4.5e-7);
   EXPECT_EQ(Activation{}.allowance(1.0, 1.0), 0.0);
+  // hardswish: x relu6(x + 3) / 6; -inf * 0 is NaN, as the frontends'.
+  a.smooth = Smooth::HardSwish;
+  EXPECT_EQ(a.apply(1.0), 4.0 / 6.0);
+  EXPECT_EQ(a.apply(-1.5), -1.5 * 1.5 / 6.0);
+  EXPECT_EQ(a.apply(-4.0), -0.0);
+  EXPECT_EQ(a.apply(10.0), 10.0);
+  EXPECT_TRUE(std::isnan(a.apply(-INFINITY)));
+  EXPECT_EQ(a.apply(INFINITY), INFINITY);
+  EXPECT_EQ(a.errorGain(), 1.5);
+  EXPECT_NEAR(a.allowance(-2.0, -1.0 / 3.0), (2.0 + 1.0) * 0x1p-23, 1e-15);
 }
 
 TEST(GemmDescTest, VerifyChecksReluBound) {

@@ -37,10 +37,18 @@ namespace qimeng {
 /// Or one of the smooth activations (`smooth`, request field
 /// `activation`), which kernels compute in f32 to a few ulps rather than
 /// exactly (allowance()): sigmoid 1 / (1 + e^-x), silu x * sigmoid(x),
-/// gelu_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) and gelu_erf
-/// 0.5 x (1 + erf(x / sqrt(2))); NaN stays NaN.
+/// gelu_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), gelu_erf
+/// 0.5 x (1 + erf(x / sqrt(2))) and hardswish x min(max(x + 3, 0), 6) / 6;
+/// NaN stays NaN.
 struct Activation {
-  enum class Smooth : uint8_t { None, Sigmoid, Silu, GeluTanh, GeluErf };
+  enum class Smooth : uint8_t {
+    None,
+    Sigmoid,
+    Silu,
+    GeluTanh,
+    GeluErf,
+    HardSwish
+  };
 
   bool relu = false;
   std::optional<float> floor;      ///< relu's floor where not 0
@@ -69,14 +77,16 @@ struct Activation {
       return "gelu_tanh";
     case Smooth::GeluErf:
       return "gelu_erf";
+    case Smooth::HardSwish:
+      return "hardswish";
     case Smooth::None:
       break;
     }
     return "";
   }
   static std::optional<Smooth> smoothNamed(const std::string &name) {
-    for (Smooth s :
-         {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf})
+    for (Smooth s : {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh,
+                     Smooth::GeluErf, Smooth::HardSwish})
       if (name == smoothName(s))
         return s;
     return std::nullopt;
@@ -104,8 +114,10 @@ struct Activation {
   /// slope where above 1, else 1 (relu and its clamp never enlarge one).
   /// A validator scales its error bound's magnitude by it.
   /// The smooth ones: their largest slope, 1.13 (gelu's, at x = 1.4;
-  /// silu's is 1.10, sigmoid's 1/4).
+  /// silu's is 1.10, sigmoid's 1/4), hardswish's 1.5 (at x = 3).
   double errorGain() const {
+    if (smooth == Smooth::HardSwish)
+      return 1.5;
     if (smooth == Smooth::Silu || smooth == Smooth::GeluTanh ||
         smooth == Smooth::GeluErf)
       return 1.13;
@@ -119,11 +131,15 @@ struct Activation {
   /// sigmoid and silu, 6 + 4 |2u| for gelu_tanh (its argument 2u is
   /// rounded first), 1.5e-7 |x| + 8 ulps for gelu_erf (Abramowitz and
   /// Stegun's erf, to 1.5e-7 absolute), and |x| 2^-126 where e^-z is
-  /// clamped at z = 87.3. An ulp of y taken as |y| 2^-23 (its largest).
+  /// clamped at z = 87.3; hardswish |x| 2^-23 + 3 ulps (x + 3 rounded,
+  /// then the product and the division). An ulp of y taken as |y| 2^-23
+  /// (its largest).
   double allowance(double x, double y) const {
     if (smooth == Smooth::None || std::isnan(x))
       return 0.0;
     const double ulp = std::fabs(y) * std::ldexp(1.0, -23);
+    if (smooth == Smooth::HardSwish)
+      return std::fabs(x) * std::ldexp(1.0, -23) + 3 * ulp;
     const double clamped = std::max(std::fabs(x), 1.0) * std::ldexp(1.0, -126);
     switch (smooth) {
     case Smooth::GeluErf:
@@ -216,6 +232,9 @@ private:
       if (std::isinf(x))
         return x > 0 ? x : T(-0.0);
       return T(0.5) * x * std::erfc(-x * T(0.7071067811865476));
+    case Smooth::HardSwish:
+      // -inf * 0 is NaN, as the frontends' x * relu6(x + 3) / 6 is.
+      return x * std::min(std::max(x + T(3), T(0)), T(6)) / T(6);
     case Smooth::None:
       break;
     }

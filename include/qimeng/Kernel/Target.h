@@ -34,11 +34,12 @@ bool isSketchIsa(VectorIsa isa);
 /// vector ISA but AMX's tiles (whose kernels store C as it is).
 bool isaAppliesEpilogues(VectorIsa isa);
 
-/// Whether `isa`'s f32 kernels apply a smooth activation (sigmoid, silu,
-/// gelu_tanh, gelu_erf: smooth.py's programs): AVX2 and AVX-512 (x86.py's
-/// emit_smooth_activation in sgemm.py, conv2d.py through it, and
-/// dotgemm.py's f32 matrix-vector form), NEON, SVE and RVV (the sketch
-/// writers' spellings, GEMM and convolution).
+/// Whether `isa`'s floating-point kernels apply a smooth activation
+/// (sigmoid, silu, gelu_tanh, gelu_erf, hardswish: smooth.py's programs):
+/// AVX2 and AVX-512 (x86.py's emit_smooth_activation in sgemm.py,
+/// conv2d.py through it, and dotgemm.py's matrix-vector form, bf16, f16
+/// and f32, and its bf16 and f16 blocked kernels), NEON, SVE and RVV (the
+/// sketch writers' spellings, GEMM and convolution).
 bool isaAppliesSmoothActivations(VectorIsa isa);
 
 /// Whether `isa`'s convolution kernels can read the input's strides from

@@ -18,6 +18,8 @@ void _mlir_ciface_torch_silu(Memref2D *y, Memref2D *x, Memref2D *w,
 void _mlir_ciface_tosa_sigmoid(Memref2D *y, Memref2D *x, Memref2D *w);
 void _mlir_ciface_conv_bias_silu(Memref4D *y, Memref4D *x, Memref4D *w,
                                  Memref1D *b);
+void _mlir_ciface_conv_bias_hardswish(Memref4D *y, Memref4D *x, Memref4D *w,
+                                      Memref1D *b);
 void _mlir_ciface_classifier_head(Memref2D *y, Memref2D *x, Memref2D *w);
 
 enum { M = 13, K = 70, N = 37 };
@@ -81,6 +83,8 @@ int main(void) {
   print2("tosa_sigmoid", &y);
   _mlir_ciface_conv_bias_silu(&y4, &cx, &cw, &cb);
   print4("conv_bias_silu", &y4);
+  _mlir_ciface_conv_bias_hardswish(&y4, &cx, &cw, &cb);
+  print4("conv_bias_hardswish", &y4);
   _mlir_ciface_classifier_head(&y, &x, &w1);
   print2("classifier_head", &y);
   return 0;
