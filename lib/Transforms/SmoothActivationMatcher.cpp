@@ -361,6 +361,9 @@ qimeng::matchSmoothActivation(Value v,
     else if (isa<math::TanhOp>(special) && near(*a, tanhArgument) &&
              near(*o, gelu))
       found = Smooth::GeluTanh;
+    else if (isa<math::TanhOp>(special) && near(*a, Poly{{{1, 0}, 1.0}}) &&
+             near(*o, Poly{{{0, 1}, 1.0}}))
+      found = Smooth::Tanh;
     else if (exp && near(*a, Poly{{{1, 0}, -1.0}}) &&
              near(*o, Poly{{{0, 1}, 1.0}}))
       found = Smooth::Sigmoid;

@@ -28,6 +28,7 @@ namespace qimeng {
 ///  - sigmoid: 1 / (1 + exp(-x)) (torch-mlir's aten.sigmoid, TOSA's and
 ///    StableHLO's logistic);
 ///  - silu: x * sigmoid(x), or x / (1 + exp(-x));
+///  - tanh: math.tanh(x) alone (BERT's pooler, an LSTM's cell);
 ///  - hardswish: x * relu6(x + 3) / 6 (torch's), or x times hardsigmoid's
 ///    clamp of x / 6 + 1/2 to [0, 1], the clamp as arith's max and min
 ///    (maximumf, maxnumf, minimumf, minnumf) or torch-mlir's aten.clamp

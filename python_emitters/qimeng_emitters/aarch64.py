@@ -489,6 +489,8 @@ class NeonWriter(Writer):
             self.ins(f"shl\t{v[0]}, {v[0]}, #23")
         elif op == "fms":
             self.ins(f"fmls\t{v[0]}, {v[1]}, {v[2]}")
+        elif op == "fma":
+            self.smooth_fmla(d, *src)
         elif op in ("neg", "abs", "round"):
             name = {"neg": "fneg", "abs": "fabs", "round": "frintn"}[op]
             self.ins(f"{name}\t{v[0]}, {v[1]}")
@@ -625,6 +627,8 @@ class SveWriter(NeonWriter):
             self.ins(f"lsl\t{z[0]}, {z[0]}, #23")
         elif op == "fms":
             self.ins(f"fmls\t{z[0]}, {FULL}/m, {z[1]}, {z[2]}")
+        elif op == "fma":
+            self.smooth_fmla(d, *src)
         elif op in ("neg", "abs", "round"):
             name = {"neg": "fneg", "abs": "fabs", "round": "frintn"}[op]
             self.ins(f"{name}\t{z[0]}, {FULL}/m, {z[1]}")

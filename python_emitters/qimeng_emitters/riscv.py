@@ -600,7 +600,16 @@ class RvvWriter(Writer):
                 name = "vfsgnjn.vv" if op == "neg" else "vfsgnjx.vv"
                 self.ins(f"{name}\t{dst}, {s}, {s}")
             elif op == "iadd":
-                self.ins(f"vadd.vv\t{dst}, {role[src[0]]}, "
+                second = src[1]
+                if isinstance(second, Const):
+                    # Its bits: the float splat, added as integers.
+                    self.ins(f"vfmv.v.f\t{spare}, {f[second.name]}")
+                    second = spare
+                else:
+                    second = role[second]
+                self.ins(f"vadd.vv\t{dst}, {role[src[0]]}, {second}")
+            elif op == "fma":
+                self.ins(f"vfmacc.vv\t{dst}, {role[src[0]]}, "
                          f"{role[src[1]]}")
             else:
                 name = {"add": "vfadd", "sub": "vfsub", "mul": "vfmul",

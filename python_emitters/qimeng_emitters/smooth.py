@@ -17,6 +17,10 @@ The formulas:
    absolute, as oneDNN's gelu_erf), and gelu = max(x, 0) - |x| erfc(y) / 2
    with |x| at most 10 in the second term (past it the term is below
    1e-22, and the bound keeps an infinite x from making it inf * 0);
+ - tanh: -expm1(-2x) / (2 + expm1(-2x)), which has no cancellation
+   anywhere (tanh(x) ~ x near 0 to a few ulps, +-1 far out): expm1(z) =
+   2^n p(r) + (2^n - 1) from e^z's own reduction, p(r) = e^r - 1 = r T(r)
+   its polynomial without the constant term, 2^n - 1 exact;
  - hardswish (MobileNetV3's): x min(max(x + 3, 0), 6) / 6, torch's own
    association (x times the clamp, then divided by 6), NaN kept by the
    product with x and -inf giving NaN (-inf * 0) as there.
@@ -29,12 +33,13 @@ activation), "a", "b" and "t" (scratch vectors) and constants
     neg d s; abs d s; round d s (to nearest, even on ties, as a float)
     add d s1 s2; sub d s1 s2; mul d s1 s2; div d s1 s2 (either may be
         a constant, not both)
+    fma d s1 s2: d += s1 * s2, fused (registers)
     min d s c; max d s c: with a constant; a NaN s may give the constant
         or NaN (RVV's vfmin and vfmax drop a NaN; where it matters, the
         program keeps it by the other ops)
     fms d s c: d -= s * c, fused
     exp2_bits d s: d = (s as an integer) << 23 (s integral)
-    iadd d s1 s2: integer add
+    iadd d s1 s2: integer add (s2 may be a constant: its bits)
     horner d v c0 c1 ..: d = ((c0 v + c1) v + ..), fused steps (d is not
         v)
     relu d s: max(s, 0) keeping a NaN (d is not s)
@@ -62,7 +67,7 @@ CONSTANTS = (
     ("erf_p", 0.3275911 / 2.0 ** 0.5), ("erf_a1", 0.254829592),
     ("erf_a2", -0.284496736), ("erf_a3", 1.421413741),
     ("erf_a4", -1.453152027), ("erf_a5", 1.061405429), ("erf_x_max", 10.0),
-    ("zero", 0.0), ("three", 3.0), ("six", 6.0))
+    ("zero", 0.0), ("three", 3.0), ("six", 6.0), ("minus_two", -2.0))
 VALUES = dict(CONSTANTS)
 #: |x| by a mask of the sign (x86's vandps; the others have an abs).
 ABS_MASK = 0x7fffffff
@@ -79,28 +84,54 @@ X86_USES = {
                         "erf_a3", "erf_a4", "erf_a5", "erf_x_max",
                         "abs_mask"),
     "hardswish": ("zero", "three", "six"),
+    "tanh": _EXP + ("minus_two",),
 }
 
 
-def _exp_a():
-    """a = e^a; b and t clobbered."""
+def _exp_reduction():
+    """a = r and b = n << 23 of e^a = 2^n e^r (a clamped first)."""
     return [("min", "a", "a", Const("exp_hi")),
             ("max", "a", "a", Const("exp_lo")),
             ("mul", "b", "a", Const("log2e")),
             ("round", "b", "b"),
             ("fms", "a", "b", Const("ln2_hi")),
             ("fms", "a", "b", Const("ln2_lo")),
-            ("exp2_bits", "b", "b"),
-            ("horner", "t", "a") + tuple(
-                Const(c) for c in ("exp_p0", "exp_p1", "exp_p2", "exp_p3",
-                                   "exp_p4", "exp_p5", "one", "one")),
-            ("iadd", "a", "t", "b")]
+            ("exp2_bits", "b", "b")]
+
+
+_EXP_POLY = ("exp_p0", "exp_p1", "exp_p2", "exp_p3", "exp_p4", "exp_p5",
+             "one")
+
+
+def _exp_a():
+    """a = e^a; b and t clobbered."""
+    return _exp_reduction() + [
+        ("horner", "t", "a") + tuple(Const(c) for c in _EXP_POLY + ("one",)),
+        ("iadd", "a", "t", "b")]
+
+
+def _expm1_a():
+    """a = e^a - 1 (no cancellation: 2^n (e^r - 1) + (2^n - 1)); b = 2^n
+    and t clobbered."""
+    return _exp_reduction() + [
+        ("iadd", "b", "b", Const("one")),
+        ("horner", "t", "a") + tuple(Const(c) for c in _EXP_POLY),
+        ("mul", "t", "t", "a"),
+        ("sub", "a", "b", Const("one")),
+        ("fma", "a", "b", "t")]
 
 
 def program(name):
     """The activation `name` (fields.SMOOTH_ACTIVATIONS) of "x", into "x"
     (module docstring)."""
     one = Const("one")
+    if name == "tanh":
+        # -m / (2 + m), m = expm1(-2x): as m / (-2 - m). The clamp may
+        # drop a NaN (RVV): put back.
+        return ([("mul", "a", "x", Const("minus_two"))] + _expm1_a()
+                + [("sub", "b", Const("minus_two"), "a"),
+                   ("nan_mask", "t", "x"), ("div", "x", "a", "b"),
+                   ("or_mask", "x", "t")])
     if name == "hardswish":
         return [("add", "a", "x", Const("three")),
                 ("max", "a", "a", Const("zero")),

@@ -305,10 +305,10 @@ def emit_smooth_activation(asm, p, x, temps):
     def c(name):
         return f"{labels[name][0]}b(%rip)"
 
-    def exp_a():
-        # a = e^a (b, t clobbered). min and max return their second
-        # source for a NaN: a, which then stays NaN throughout (its n
-        # converts to 0x80000000, shifted out to 0 before the add).
+    def reduce_a():
+        # a = r, b = n << 23 for e^a = 2^n e^r. min and max return their
+        # second source for a NaN: a, which then stays NaN throughout (its
+        # n converts to 0x80000000, shifted out to 0).
         asm.ins(f"vmovups {c('exp_hi')}, {b}")
         asm.ins(f"vminps {a}, {b}, {a}")
         asm.ins(f"vmovups {c('exp_lo')}, {b}")
@@ -320,13 +320,35 @@ def emit_smooth_activation(asm, p, x, temps):
         asm.ins(f"vfnmadd231ps {c('ln2_lo')}, {b}, {a}")
         asm.ins(f"vcvtps2dq {b}, {b}")
         asm.ins(f"vpslld $23, {b}, {b}")
+
+    def poly_t(last):
+        # t = e^r's polynomial at a, its last coefficients `last`.
         asm.ins(f"vmovups {c('exp_p0')}, {t}")
         for coefficient in ("exp_p1", "exp_p2", "exp_p3", "exp_p4",
-                            "exp_p5", "one", "one"):
+                            "exp_p5") + last:
             asm.ins(f"vfmadd213ps {c(coefficient)}, {a}, {t}")
+
+    def exp_a():
+        # a = e^a (b, t clobbered): 2^n added to e^r's exponent bits.
+        reduce_a()
+        poly_t(("one", "one"))
         asm.ins(f"vpaddd {b}, {t}, {a}")
 
     asm.comment(f"{p.smooth}({x})")
+    if p.smooth == "tanh":
+        # -m / (2 + m) as m / (-2 - m), m = e^-2x - 1 = 2^n (e^r - 1) +
+        # (2^n - 1): e^r - 1 = r T(r), 2^n - 1 exact (smooth.py).
+        asm.ins(f"vmulps {c('minus_two')}, {x}, {a}")
+        reduce_a()
+        asm.ins(f"vpaddd {c('one')}, {b}, {b}")
+        poly_t(("one",))
+        asm.ins(f"vmulps {a}, {t}, {t}")
+        asm.ins(f"vsubps {c('one')}, {b}, {a}")
+        asm.ins(f"vfmadd231ps {t}, {b}, {a}")
+        asm.ins(f"vmovups {c('minus_two')}, {b}")
+        asm.ins(f"vsubps {a}, {b}, {b}")
+        asm.ins(f"vdivps {b}, {a}, {x}")
+        return
     if p.smooth == "hardswish":
         # x * min(max(x + 3, 0), 6) / 6: the product with x keeps a NaN
         # (whatever the clamp made of it).

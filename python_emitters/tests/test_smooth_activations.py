@@ -1,5 +1,5 @@
-"""The smooth activations (sigmoid, silu, gelu_tanh, gelu_erf, hardswish)
-of sgemm's
+"""The smooth activations (sigmoid, silu, gelu_tanh, gelu_erf, hardswish,
+tanh) of sgemm's
 epilogue, measured point by point: a kernel with K = 1 and B all ones
 writes C(i, j) = f(A(i)), A a dense sweep of [-20, 20] plus the values
 where each formula changes behaviour (its clamps, 0, -0, huge, NaN,
@@ -8,7 +8,7 @@ masked AVX-512 columns and the AVX2 spill loop each compute some of the
 columns.
 
 Bounds, from the formulas (x86.py): exp-based ones (sigmoid, silu,
-gelu_tanh) within 6 ulps of the result (Cephes' expf to ~1 ulp, then a
+gelu_tanh, tanh) within 6 ulps of the result (Cephes' expf to ~1 ulp, then a
 division and a few roundings; gelu_tanh's argument 2u is rounded in f32
 first, which e^-2u turns into |2u| times as many ulps); gelu_erf within 1.5e-7 |x| + 8 ulps
 (Abramowitz and Stegun 7.1.26: erf to 1.5e-7 absolute, halved in gelu,
@@ -75,6 +75,8 @@ def reference(name, x):
     + tanh(u)) as 1 / (1 + e^-2u), 0.5 (1 + erf(y)) as erfc(-y) / 2."""
     if math.isnan(x):
         return math.nan
+    if name == "tanh":
+        return math.tanh(x)
     if name == "hardswish":
         # -inf * 0: NaN, and x * 6 past f32's largest: an infinity, as
         # torch's x * relu6(x + 3) / 6 gives in f32.
@@ -125,7 +127,8 @@ SPECIALS = [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 87.33654, -87.33654,
             88.0, -88.0, 88.5, -88.5, 100.0, -100.0, 1e10, -1e10, 3e38,
             -3e38]
 INPUTS = [_f32(-20.0 + 0.0078125 * i) for i in range(5121)] + SPECIALS
-SMOOTH_NAMES = ("sigmoid", "silu", "gelu_tanh", "gelu_erf", "hardswish")
+SMOOTH_NAMES = ("sigmoid", "silu", "gelu_tanh", "gelu_erf", "hardswish",
+                "tanh")
 
 
 @runs_kernels("avx2", "fma")
@@ -239,7 +242,7 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
         expected = {
             "sigmoid": (1.0, 0.0), "silu": (inf, -inf),
             "gelu_tanh": (inf, -inf), "gelu_erf": (inf, 0.0),
-            "hardswish": (inf, math.nan)}
+            "hardswish": (inf, math.nan), "tanh": (1.0, -1.0)}
         for name, (at_plus, at_minus) in expected.items():
             with self.subTest(name=name):
                 for isa, n in (("avx2", 9), ("avx512", 17)):
@@ -255,7 +258,7 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
                         got = c[n + j]
                         if math.isnan(at_minus):
                             self.assertTrue(math.isnan(got))
-                        elif math.isinf(at_minus):
+                        elif math.isinf(at_minus) or at_minus:
                             self.assertEqual(got, at_minus)
                         else:
                             self.assertLessEqual(abs(got), 2.0 ** -120,
@@ -333,7 +336,7 @@ class CrossSmoothActivationAccuracyTest(unittest.TestCase):
         return n, [float.fromhex(v) for v in run.stdout.split()]
 
     def test_every_spelling_within_the_bounds(self):
-        limits = {"hardswish": (math.inf, math.nan),
+        limits = {"hardswish": (math.inf, math.nan), "tanh": (1.0, -1.0),
                   "sigmoid": (1.0, 0.0), "silu": (math.inf, -math.inf),
                   "gelu_tanh": (math.inf, -math.inf),
                   "gelu_erf": (math.inf, 0.0)}
@@ -352,7 +355,7 @@ class CrossSmoothActivationAccuracyTest(unittest.TestCase):
                                 want = limits[name][x < 0]
                                 if math.isnan(want):
                                     self.assertTrue(math.isnan(got), where)
-                                elif math.isinf(want):
+                                elif math.isinf(want) or want:
                                     self.assertEqual(got, want, where)
                                 else:
                                     self.assertLessEqual(

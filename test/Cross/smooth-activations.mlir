@@ -5,7 +5,8 @@
 // jax.nn.gelu (tanh) in a generic of its own; aten.silu; TOSA's sigmoid;
 // a YOLOv5 block (NHWC convolution, bias, silu); a MobileNetV3 block
 // (the same convolution, bias, hardswish x * relu6(x + 3) / 6); a
-// classifier head (one output column, sigmoid). The bias holds a NaN in column 3, which stays
+// classifier head (one output column, sigmoid); BERT's pooler (bias,
+// tanh). The bias holds a NaN in column 3, which stays
 // NaN through each activation (RVV's vfmin and vfmax would drop it).
 // Each module is compiled with and without --qimeng-tensorop (the stock
 // side through libm: erff, tanhf, expf), linked statically with
@@ -67,6 +68,7 @@
 // OUT: conv_bias_silu 1x7x7x12
 // OUT: conv_bias_hardswish 1x7x7x12
 // OUT: classifier_head 13x1
+// OUT: bert_pooler_tanh 13x37
 
 // CHECK-LABEL: func.func @torch_linear_gelu(
 // NEON:          llvm.call @qm_sgemm_13x37x70_nt_b0_bias_gelu_erf_ldrt_{{.*}}_aarch64_neon
@@ -96,6 +98,10 @@
 // CHECK:         } else {
 // CHECK-LABEL: func.func @classifier_head(
 // CHECK:         llvm.call @qm_sgemm_1x13x70_nt_b0_sigmoid_ldrt_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @bert_pooler_tanh(
+// CHECK:         llvm.call @qm_sgemm_13x37x70_nn_b0_bias_tanh_ldrt_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
 
@@ -278,4 +284,21 @@ func.func @classifier_head(%x: tensor<13x70xf32>, %w: tensor<70x1xf32>) -> tenso
     linalg.yield %y : f32
   } -> tensor<13x1xf32>
   return %r : tensor<13x1xf32>
+}
+
+// BERT's pooler: a dense layer's bias, then tanh.
+func.func @bert_pooler_tanh(%x: tensor<13x70xf32>, %w: tensor<70x37xf32>, %b: tensor<37xf32>) -> tensor<13x37xf32> attributes {llvm.emit_c_interface} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<13x37xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<13x37xf32>) -> tensor<13x37xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<13x70xf32>, tensor<70x37xf32>) outs(%c : tensor<13x37xf32>) -> tensor<13x37xf32>
+  %o = tensor.empty() : tensor<13x37xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %b : tensor<13x37xf32>, tensor<37xf32>) outs(%o : tensor<13x37xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    %y = math.tanh %s : f32
+    linalg.yield %y : f32
+  } -> tensor<13x37xf32>
+  return %r : tensor<13x37xf32>
 }

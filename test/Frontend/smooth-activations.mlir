@@ -17,6 +17,7 @@
 //   convolution's bias with relu6 as torch-mlir's aten.clamp writes it
 //   (cmpf ult and ugt, select), and after a linear layer as
 //   arith.maximumf and minimumf;
+// - BERT's pooler: a linear layer's bias, then math.tanh;
 // and a gelu with the wrong constant left alone. Run with and without
 // --qimeng-tensorop (the stock side through libm: erff, tanhf, expf,
 // powf) in three placements, compared number by number within 2e-5
@@ -89,6 +90,10 @@
 // CHECK:         } else {
 // CHECK-LABEL: func.func @linear_hardswish(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_hardswish_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @bert_pooler_tanh(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_tanh_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
 // CHECK-LABEL: func.func @not_gelu(
@@ -332,6 +337,23 @@ func.func @linear_hardswish(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tenso
   return %r : tensor<6x20xf32>
 }
 
+// BERT's pooler: dense layer, bias, tanh.
+func.func @bert_pooler_tanh(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tensor<20xf32>) -> tensor<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<6x20xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<6x9xf32>, tensor<9x20xf32>) outs(%c : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %o = tensor.empty() : tensor<6x20xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %b : tensor<6x20xf32>, tensor<20xf32>) outs(%o : tensor<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %s = arith.addf %v, %bv : f32
+    %y = math.tanh %s : f32
+    linalg.yield %y : f32
+  } -> tensor<6x20xf32>
+  return %r : tensor<6x20xf32>
+}
+
 // 0.5 x (1 + erf(x / 2)): not gelu (erf's argument is x / sqrt(2)); the
 // generic stays.
 func.func @not_gelu(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>) -> tensor<6x20xf32> {
@@ -388,7 +410,7 @@ func.func private @printMemrefF32(memref<*xf32>)
 
 // OUT: rank = 2 offset = 0 sizes = [6, 20]
 // OUT-NEXT: nan
-// OUT-COUNT-9: rank = {{[24]}} offset = 0
+// OUT-COUNT-10: rank = {{[24]}} offset = 0
 func.func @main() {
   %c3 = arith.constant 3 : index
   %c8 = arith.constant 8 : index
@@ -436,6 +458,7 @@ func.func @main() {
   %r8 = call @classifier_head(%x, %hw) : (tensor<6x9xf32>, tensor<9x1xf32>) -> tensor<6x1xf32>
   %r9 = call @conv_bias_hardswish(%cx, %cw, %cb) : (tensor<1x9x9x4xf32>, tensor<3x3x4x8xf32>, tensor<8xf32>) -> tensor<1x7x7x8xf32>
   %r10 = call @linear_hardswish(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
+  %r11 = call @bert_pooler_tanh(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
   %m1 = bufferization.to_buffer %r1 : tensor<6x20xf32> to memref<6x20xf32>
   %m2 = bufferization.to_buffer %r2 : tensor<6x20xf32> to memref<6x20xf32>
   %m3 = bufferization.to_buffer %r3 : tensor<6x20xf32> to memref<6x20xf32>
@@ -446,6 +469,7 @@ func.func @main() {
   %m8 = bufferization.to_buffer %r8 : tensor<6x1xf32> to memref<6x1xf32>
   %m9 = bufferization.to_buffer %r9 : tensor<1x7x7x8xf32> to memref<1x7x7x8xf32>
   %m10 = bufferization.to_buffer %r10 : tensor<6x20xf32> to memref<6x20xf32>
+  %m11 = bufferization.to_buffer %r11 : tensor<6x20xf32> to memref<6x20xf32>
   %u1 = memref.cast %m1 : memref<6x20xf32> to memref<*xf32>
   %u2 = memref.cast %m2 : memref<6x20xf32> to memref<*xf32>
   %u3 = memref.cast %m3 : memref<6x20xf32> to memref<*xf32>
@@ -456,6 +480,7 @@ func.func @main() {
   %u8 = memref.cast %m8 : memref<6x1xf32> to memref<*xf32>
   %u9 = memref.cast %m9 : memref<1x7x7x8xf32> to memref<*xf32>
   %u10 = memref.cast %m10 : memref<6x20xf32> to memref<*xf32>
+  %u11 = memref.cast %m11 : memref<6x20xf32> to memref<*xf32>
   call @printMemrefF32(%u1) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u2) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u3) : (memref<*xf32>) -> ()
@@ -466,5 +491,6 @@ func.func @main() {
   call @printMemrefF32(%u8) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u9) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u10) : (memref<*xf32>) -> ()
+  call @printMemrefF32(%u11) : (memref<*xf32>) -> ()
   return
 }

@@ -470,9 +470,9 @@ TEST(ConvKernelTest, SmoothActivationsValidate) {
     ConvDesc d = base;
     d.overwrite = true;
     d.bias = true;
-    const Smooth all[] = {Smooth::Silu, Smooth::GeluErf, Smooth::Sigmoid,
-                          Smooth::GeluTanh, Smooth::HardSwish};
-    d.activation.smooth = all[i++ % 5];
+    const Smooth all[] = {Smooth::Silu,     Smooth::GeluErf,   Smooth::Sigmoid,
+                          Smooth::GeluTanh, Smooth::HardSwish, Smooth::Tanh};
+    d.activation.smooth = all[i++ % 6];
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
     EXPECT_TRUE(validates(d, c)) << c.str();
@@ -871,8 +871,9 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
     if (p == GemmPrecision::Bf16)
       for (ConvDesc base :
            {nhwc(1, 13, 13, 16, 40, 3, 2), nchw(1, 10, 10, 8, 8, 3)})
-        for (auto s : {Activation::Smooth::Silu, Activation::Smooth::GeluErf,
-                       Activation::Smooth::HardSwish}) {
+        for (auto s :
+             {Activation::Smooth::Silu, Activation::Smooth::GeluErf,
+              Activation::Smooth::HardSwish, Activation::Smooth::Tanh}) {
           ConvDesc smooth = withPrecision(base, p);
           smooth.overwrite = true;
           smooth.bias = true;

@@ -680,11 +680,11 @@ TEST(GemmKernelTest, SmoothActivationsValidate) {
   // then the model's config where it takes all of M in one block beside
   // the epilogue's registers (30 rows: 28 at most with the activation).
   using Smooth = Activation::Smooth;
-  const Smooth all[] = {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh,
-                        Smooth::GeluErf, Smooth::HardSwish};
+  const Smooth all[] = {Smooth::Sigmoid, Smooth::Silu,      Smooth::GeluTanh,
+                        Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh};
   for (const GemmConfig &config : bPackingVariants(/*inPlaceRows=*/false))
     for (Shape s : {Shape{7, 17, 5}, Shape{50, 64, 40}, Shape{13, 33, 16}})
-      for (int i = 0; i < 5; ++i) {
+      for (int i = 0; i < 6; ++i) {
         GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
         d.activation.smooth = all[i];
         d.bias = i == 1   ? GemmBias::Rows
@@ -1067,7 +1067,7 @@ TEST(GemmKernelTest, HalfPrecisionSmoothActivationsValidate) {
     if (p == GemmPrecision::Bf16 ? !hostRunsBf16() : !hostRunsF16OnAvx512())
       continue;
     for (Smooth s : {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh,
-                     Smooth::GeluErf, Smooth::HardSwish})
+                     Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh})
       for (bool out : {false, true}) {
         // 37 rows (the packed nest), 5 (B streamed) or 20 against a B^T
         // five times wider (the product transposed).

@@ -187,7 +187,7 @@ TEST(GemmDescTest, SmoothActivations) {
   d.precision = GemmPrecision::S8S8;
   QM_ASSERT_FAILS_WITH(d.verify(), "8-bit operands take no epilogue");
   for (Smooth s : {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh,
-                   Smooth::GeluErf, Smooth::HardSwish})
+                   Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh})
     EXPECT_EQ(Activation::smoothNamed(Activation::smoothName(s)), s);
   EXPECT_FALSE(Activation::smoothNamed("gelu"));
   Activation a;
@@ -219,6 +219,10 @@ TEST(GemmDescTest, SmoothActivations) {
   EXPECT_EQ(a.apply(INFINITY), INFINITY);
   EXPECT_EQ(a.errorGain(), 1.5);
   EXPECT_NEAR(a.allowance(-2.0, -1.0 / 3.0), (2.0 + 1.0) * 0x1p-23, 1e-15);
+  a.smooth = Smooth::Tanh;
+  EXPECT_EQ(a.apply(0.5), std::tanh(0.5));
+  EXPECT_EQ(a.apply(-INFINITY), -1.0);
+  EXPECT_EQ(a.errorGain(), 1.0);
 }
 
 TEST(GemmDescTest, VerifyChecksReluBound) {

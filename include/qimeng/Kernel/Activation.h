@@ -38,8 +38,8 @@ namespace qimeng {
 /// `activation`), which kernels compute in f32 to a few ulps rather than
 /// exactly (allowance()): sigmoid 1 / (1 + e^-x), silu x * sigmoid(x),
 /// gelu_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), gelu_erf
-/// 0.5 x (1 + erf(x / sqrt(2))) and hardswish x min(max(x + 3, 0), 6) / 6;
-/// NaN stays NaN.
+/// 0.5 x (1 + erf(x / sqrt(2))), hardswish x min(max(x + 3, 0), 6) / 6 and
+/// tanh; NaN stays NaN.
 struct Activation {
   enum class Smooth : uint8_t {
     None,
@@ -47,7 +47,8 @@ struct Activation {
     Silu,
     GeluTanh,
     GeluErf,
-    HardSwish
+    HardSwish,
+    Tanh
   };
 
   bool relu = false;
@@ -79,6 +80,8 @@ struct Activation {
       return "gelu_erf";
     case Smooth::HardSwish:
       return "hardswish";
+    case Smooth::Tanh:
+      return "tanh";
     case Smooth::None:
       break;
     }
@@ -86,7 +89,7 @@ struct Activation {
   }
   static std::optional<Smooth> smoothNamed(const std::string &name) {
     for (Smooth s : {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh,
-                     Smooth::GeluErf, Smooth::HardSwish})
+                     Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh})
       if (name == smoothName(s))
         return s;
     return std::nullopt;
@@ -128,7 +131,7 @@ struct Activation {
   /// the exact input `x` whose result is `y` (0 for the exact ones), as
   /// x86.py's formulas make it (measured in
   /// python_emitters/tests/test_smooth_activations.py): 6 ulps of y for
-  /// sigmoid and silu, 6 + 4 |2u| for gelu_tanh (its argument 2u is
+  /// sigmoid, silu and tanh, 6 + 4 |2u| for gelu_tanh (its argument 2u is
   /// rounded first), 1.5e-7 |x| + 8 ulps for gelu_erf (Abramowitz and
   /// Stegun's erf, to 1.5e-7 absolute), and |x| 2^-126 where e^-z is
   /// clamped at z = 87.3; hardswish |x| 2^-23 + 3 ulps (x + 3 rounded,
@@ -235,6 +238,8 @@ private:
     case Smooth::HardSwish:
       // -inf * 0 is NaN, as the frontends' x * relu6(x + 3) / 6 is.
       return x * std::min(std::max(x + T(3), T(0)), T(6)) / T(6);
+    case Smooth::Tanh:
+      return std::tanh(x);
     case Smooth::None:
       break;
     }
