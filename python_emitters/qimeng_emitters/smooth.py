@@ -44,8 +44,8 @@ activation), "a", "b" and "t" (scratch vectors) and constants
         v)
     relu d s: max(s, 0) keeping a NaN (d is not s)
     nan_mask d s, or_mask d m: on ISAs whose min and max drop a NaN, m =
-        all ones where s is NaN, then d |= m (sigmoid's NaN, which its
-        clamped e^-x would lose); nothing elsewhere
+        all ones where s is NaN, then d |= m (sigmoid's and tanh's NaN,
+        which their clamped exponentials would lose); nothing elsewhere
 
 Writers that need a fourth scratch vector (a Horner step into another
 register, a constant loaded into one) keep it to themselves.
