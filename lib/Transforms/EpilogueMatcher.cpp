@@ -1,6 +1,7 @@
 //===- EpilogueMatcher.cpp ------------------------------------------------===//
 #include "EpilogueMatcher.h"
 #include "BufferEffects.h"
+#include "ConstantForms.h"
 #include "SmoothActivationMatcher.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -24,15 +25,6 @@ struct BodyEpilogue {
   Activation activation;
   bool halfOutput = false;
 };
-
-/// A finite f32 constant other than -0, or nullopt.
-std::optional<float> finiteConstant(Value x) {
-  FloatAttr attr;
-  if (!matchPattern(x, m_Constant(&attr)) || !attr.getType().isF32() ||
-      !attr.getValue().isFinite() || attr.getValue().isNegZero())
-    return std::nullopt;
-  return attr.getValue().convertToFloat();
-}
 
 /// `m` as x * s or s * x with s a finite constant: (s, the mulf).
 std::optional<std::pair<float, arith::MulFOp>> scaledBy(Value m, Value x) {
@@ -180,37 +172,6 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
   bool relu = false, nanToFloor = false;
   float floor = 0.0f;
   std::optional<float> reluMax;
-  // A binary op of `v` and a constant, in either order: the constant and
-  // the other operand.
-  auto withConstant = [&](Value lhs,
-                          Value rhs) -> std::optional<std::pair<float, Value>> {
-    if (std::optional<float> c = finiteConstant(rhs))
-      return std::pair(*c, lhs);
-    if (std::optional<float> c = finiteConstant(lhs))
-      return std::pair(*c, rhs);
-    return std::nullopt;
-  };
-  // select(cmpf `pred`(x, c), `x or c`, `c or x`) as (c, x), where the
-  // constant is selected when the comparison holds (`constantIfTrue`).
-  auto selectForm =
-      [&](Value s, arith::CmpFPredicate pred,
-          bool constantIfTrue) -> std::optional<std::pair<float, Value>> {
-    auto select = s.getDefiningOp<arith::SelectOp>();
-    auto cmp = select ? select.getCondition().getDefiningOp<arith::CmpFOp>()
-                      : arith::CmpFOp();
-    if (!cmp || cmp.getPredicate() != pred)
-      return std::nullopt;
-    std::optional<float> c = finiteConstant(cmp.getRhs());
-    Value chosen =
-        constantIfTrue ? select.getTrueValue() : select.getFalseValue();
-    Value other =
-        constantIfTrue ? select.getFalseValue() : select.getTrueValue();
-    if (!c || finiteConstant(chosen) != c || cmp.getLhs() != other)
-      return std::nullopt;
-    used.insert(select);
-    used.insert(cmp);
-    return std::pair(*c, other);
-  };
   // The bound: arith.minimumf(x, b) with a finite f32 constant. With the
   // bound above the floor (checked below), min(max(x, f), b) and
   // max(min(x, b), f) agree everywhere (NaN too). After a floor that takes
@@ -230,7 +191,7 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
       found = withConstant(min.getLhs(), min.getRhs());
       boundOnNumbersOnly = found.has_value();
     } else if ((found = selectForm(v, arith::CmpFPredicate::UGT,
-                                   /*constantIfTrue=*/true))) {
+                                   /*constantIfTrue=*/true, used))) {
       boundOnNumbersOnly = true;
       op = nullptr; // the select and the compare are in `used`
     }
@@ -270,9 +231,9 @@ std::optional<BodyEpilogue> epilogueOfBody(linalg::GenericOp g, unsigned cArg,
       nanToFloor = true;
     }
   } else if ((found = selectForm(v, arith::CmpFPredicate::UGT,
-                                 /*constantIfTrue=*/false))) {
+                                 /*constantIfTrue=*/false, used))) {
   } else if ((found = selectForm(v, arith::CmpFPredicate::ULT,
-                                 /*constantIfTrue=*/true))) {
+                                 /*constantIfTrue=*/true, used))) {
     nanToFloor = true;
   }
   if (found) {

@@ -1,5 +1,6 @@
 //===- SmoothActivationMatcher.cpp ----------------------------------------===//
 #include "SmoothActivationMatcher.h"
+#include "ConstantForms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
@@ -211,50 +212,29 @@ struct Clamp {
   double lo, hi;
 };
 
-std::optional<double> constantOf(Value v) {
-  FloatAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || !attr.getValue().isFinite())
-    return std::nullopt;
-  return attr.getValue().convertToDouble();
-}
-
-/// One side of a clamp: (the other operand, the constant) of a max
-/// (`upper` false) or min (`upper` true) against a constant, `op` added to
-/// `ops`.
-std::optional<std::pair<Value, double>>
+/// One side of a clamp: (the constant, the other operand) of a max
+/// (`upper` false) or min (`upper` true) against a finite constant
+/// (ConstantForms.h), or of the select form that picks the constant when
+/// the operand is past it (ult or olt below, ugt or ogt above), its ops
+/// added to `ops`.
+std::optional<std::pair<float, Value>>
 boundOf(Value v, bool upper, llvm::SmallPtrSetImpl<Operation *> &ops) {
   Operation *op = v.getDefiningOp();
   if (!op)
     return std::nullopt;
-  auto withConstant = [&](Value a,
-                          Value b) -> std::optional<std::pair<Value, double>> {
-    if (auto c = constantOf(b))
-      return std::pair(a, *c);
-    if (auto c = constantOf(a))
-      return std::pair(b, *c);
-    return std::nullopt;
-  };
-  std::optional<std::pair<Value, double>> found;
   if (upper ? isa<arith::MinimumFOp, arith::MinNumFOp>(op)
             : isa<arith::MaximumFOp, arith::MaxNumFOp>(op)) {
-    found = withConstant(op->getOperand(0), op->getOperand(1));
-  } else if (auto select = dyn_cast<arith::SelectOp>(op)) {
-    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-    using P = arith::CmpFPredicate;
-    const bool above =
-        cmp && (cmp.getPredicate() == P::UGT || cmp.getPredicate() == P::OGT);
-    const bool below =
-        cmp && (cmp.getPredicate() == P::ULT || cmp.getPredicate() == P::OLT);
-    std::optional<double> c = constantOf(select.getTrueValue());
-    if (cmp && (upper ? above : below) && c && constantOf(cmp.getRhs()) == c &&
-        cmp.getLhs() == select.getFalseValue()) {
-      found = std::pair(select.getFalseValue(), *c);
-      ops.insert(cmp);
-    }
+    auto found = withConstant(op->getOperand(0), op->getOperand(1));
+    if (found)
+      ops.insert(op);
+    return found;
   }
-  if (found)
-    ops.insert(op);
-  return found;
+  using P = arith::CmpFPredicate;
+  const P below[] = {P::ULT, P::OLT}, above[] = {P::UGT, P::OGT};
+  for (P pred : upper ? above : below)
+    if (auto found = selectForm(v, pred, /*constantIfTrue=*/true, ops))
+      return found;
+  return std::nullopt;
 }
 
 std::optional<Clamp> clampOf(Value v, llvm::SmallPtrSetImpl<Operation *> &ops) {
@@ -263,15 +243,15 @@ std::optional<Clamp> clampOf(Value v, llvm::SmallPtrSetImpl<Operation *> &ops) {
     auto outer = boundOf(v, upperOutside, mine);
     if (!outer)
       continue;
-    auto inner = boundOf(outer->first, !upperOutside, mine);
+    auto inner = boundOf(outer->second, !upperOutside, mine);
     if (!inner)
       continue;
-    const double lo = upperOutside ? inner->second : outer->second;
-    const double hi = upperOutside ? outer->second : inner->second;
+    const double lo = upperOutside ? inner->first : outer->first;
+    const double hi = upperOutside ? outer->first : inner->first;
     if (!(lo < hi))
       continue;
     ops.insert(mine.begin(), mine.end());
-    return Clamp{inner->first, lo, hi};
+    return Clamp{inner->second, lo, hi};
   }
   return std::nullopt;
 }
