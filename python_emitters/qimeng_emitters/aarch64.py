@@ -47,6 +47,13 @@ WIDTH_FORMS = {4: ("q", "4s", 16), 2: ("d", "2s", 8), 1: ("s", None, 4)}
 
 K_UNROLLS = (4, 8)
 
+# The A64 mnemonics of smooth.program's ops that are one instruction on
+# NEON and SVE alike (the forms differ: SVE's predicated ones).
+SMOOTH_MNEMONICS = {"neg": "fneg", "abs": "fabs", "round": "frintn",
+                    "add": "fadd", "sub": "fsub", "mul": "fmul",
+                    "div": "fdiv", "min": "fmin", "max": "fmax",
+                    "iadd": "add"}
+
 # Scratch vectors of a smooth activation: smooth.program's a, b and t, and
 # one for a constant or the other half of a Horner step (FMLA adds to its
 # destination).
@@ -491,14 +498,9 @@ class NeonWriter(Writer):
             self.ins(f"fmls\t{v[0]}, {v[1]}, {v[2]}")
         elif op == "fma":
             self.smooth_fmla(d, *src)
-        elif op in ("neg", "abs", "round"):
-            name = {"neg": "fneg", "abs": "fabs", "round": "frintn"}[op]
-            self.ins(f"{name}\t{v[0]}, {v[1]}")
         else:
-            name = {"add": "fadd", "sub": "fsub", "mul": "fmul",
-                    "div": "fdiv", "min": "fmin", "max": "fmax",
-                    "iadd": "add"}[op]
-            self.ins(f"{name}\t{v[0]}, {v[1]}, {v[2]}")
+            # One instruction: unary (neg, abs, round) or binary.
+            self.ins(f"{SMOOTH_MNEMONICS[op]}\t" + ", ".join(v))
 
     def vector_zero(self, reg):
         self.ins(f"movi\tv{reg}.16b, #0")
@@ -630,14 +632,11 @@ class SveWriter(NeonWriter):
         elif op == "fma":
             self.smooth_fmla(d, *src)
         elif op in ("neg", "abs", "round"):
-            name = {"neg": "fneg", "abs": "fabs", "round": "frintn"}[op]
-            self.ins(f"{name}\t{z[0]}, {FULL}/m, {z[1]}")
+            self.ins(f"{SMOOTH_MNEMONICS[op]}\t{z[0]}, {FULL}/m, {z[1]}")
         elif op in ("add", "sub", "mul", "iadd"):
-            name = {"add": "fadd", "sub": "fsub", "mul": "fmul",
-                    "iadd": "add"}[op]
-            self.ins(f"{name}\t{z[0]}, {z[1]}, {z[2]}")
+            self.ins(f"{SMOOTH_MNEMONICS[op]}\t{z[0]}, {z[1]}, {z[2]}")
         else:
-            name = {"div": "fdiv", "min": "fmin", "max": "fmax"}[op]
+            name = SMOOTH_MNEMONICS[op]
             first, second = src
             if d == second and name == "fdiv":
                 self.ins(f"fdivr\t{z[0]}, {FULL}/m, {z[0]}, {z[1]}")

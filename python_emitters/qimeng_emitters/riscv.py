@@ -134,6 +134,18 @@ def relu_lines(acc, tmp, bound=None, inf=None):
     return out
 
 
+def nan_mark_lines(mark, x, inf):
+    """`mark` = all ones in the lanes where vector `x` is a NaN, zero
+    elsewhere (`inf` an x register holding INF_BITS): x's bits without the
+    sign, less +inf's (unsigned, saturating), are above zero for a NaN
+    alone; negated, their sign spread makes the mark."""
+    return [f"vsll.vi\t{mark}, {x}, 1",
+            f"vsrl.vi\t{mark}, {mark}, 1",
+            f"vssubu.vx\t{mark}, {mark}, {inf}",
+            f"vrsub.vx\t{mark}, {mark}, zero",
+            f"vsra.vi\t{mark}, {mark}, 31"]
+
+
 def clamp_lines(acc, tmp, inf, floor, bound=None):
     """relu with a floor other than 0 of vector `acc`: arith.maximumf(x,
     floor), then with `bound` arith.minimumf(x, bound) (f registers; `inf`
@@ -146,12 +158,8 @@ def clamp_lines(acc, tmp, inf, floor, bound=None):
     saturating, are above zero for a NaN alone; negated, their sign spread
     makes all ones there and zero elsewhere, and OR-ing that in makes each
     NaN lane a NaN again (all bits set)."""
-    out = [f"vsll.vi\t{tmp}, {acc}, 1",
-           f"vsrl.vi\t{tmp}, {tmp}, 1",
-           f"vssubu.vx\t{tmp}, {tmp}, {inf}",
-           f"vrsub.vx\t{tmp}, {tmp}, zero",
-           f"vsra.vi\t{tmp}, {tmp}, 31",
-           f"vfmax.vf\t{acc}, {acc}, {floor}"]
+    out = nan_mark_lines(tmp, acc, inf) + [
+        f"vfmax.vf\t{acc}, {acc}, {floor}"]
     if bound is not None:
         out.append(f"vfmin.vf\t{acc}, {acc}, {bound}")
     out.append(f"vor.vv\t{acc}, {acc}, {tmp}")
@@ -558,7 +566,7 @@ class RvvWriter(Writer):
         """Vector `x` = sk.smooth(x), smooth.program spelled in RVV: the
         constants as .vf operands, a Horner step a splat and a fused
         vfmadd. vfmin and vfmax drop a NaN: relu is relu_lines' (NaN
-        kept), nan_mask clamp_lines' sign trick on x's bits."""
+        kept), nan_mask nan_mark_lines (clamp_lines' sign trick)."""
         self.ins(f"# {sk.smooth}({x})")
         role = {"x": x, "a": temps[0], "b": temps[1], "t": temps[2]}
         spare = temps[3]
@@ -572,12 +580,7 @@ class RvvWriter(Writer):
                     self.ins(f"vfmv.v.f\t{spare}, {f[c.name]}")
                     self.ins(f"vfmadd.vv\t{dst}, {var}, {spare}")
             elif op == "nan_mask":
-                s = role[src[0]]
-                for line in (f"vsll.vi\t{dst}, {s}, 1",
-                             f"vsrl.vi\t{dst}, {dst}, 1",
-                             f"vssubu.vx\t{dst}, {dst}, {KI}",
-                             f"vrsub.vx\t{dst}, {dst}, zero",
-                             f"vsra.vi\t{dst}, {dst}, 31"):
+                for line in nan_mark_lines(dst, role[src[0]], KI):
                     self.ins(line)
             elif op == "or_mask":
                 self.ins(f"vor.vv\t{dst}, {dst}, {role[src[0]]}")

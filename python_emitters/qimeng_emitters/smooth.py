@@ -99,14 +99,16 @@ def _exp_reduction():
             ("exp2_bits", "b", "b")]
 
 
-_EXP_POLY = ("exp_p0", "exp_p1", "exp_p2", "exp_p3", "exp_p4", "exp_p5",
-             "one")
+#: e^r's polynomial's coefficients, highest first, without its constant
+#: term (e^r - 1 = r T(r), T's coefficients; e^r = r T(r) + 1).
+EXP_POLY = ("exp_p0", "exp_p1", "exp_p2", "exp_p3", "exp_p4", "exp_p5",
+            "one")
 
 
 def _exp_a():
     """a = e^a; b and t clobbered."""
     return _exp_reduction() + [
-        ("horner", "t", "a") + tuple(Const(c) for c in _EXP_POLY + ("one",)),
+        ("horner", "t", "a") + tuple(Const(c) for c in EXP_POLY + ("one",)),
         ("iadd", "a", "t", "b")]
 
 
@@ -115,7 +117,7 @@ def _expm1_a():
     and t clobbered."""
     return _exp_reduction() + [
         ("iadd", "b", "b", Const("one")),
-        ("horner", "t", "a") + tuple(Const(c) for c in _EXP_POLY),
+        ("horner", "t", "a") + tuple(Const(c) for c in EXP_POLY),
         ("mul", "t", "t", "a"),
         ("sub", "a", "b", Const("one")),
         ("fma", "a", "b", "t")]

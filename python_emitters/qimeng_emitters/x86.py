@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import float_bits
 from .isa import CallingConvention, kernel_file
-from .smooth import ABS_MASK, VALUES, X86_USES
+from .smooth import ABS_MASK, EXP_POLY, VALUES, X86_USES
 
 
 @dataclass(frozen=True)
@@ -321,17 +321,16 @@ def emit_smooth_activation(asm, p, x, temps):
         asm.ins(f"vcvtps2dq {b}, {b}")
         asm.ins(f"vpslld $23, {b}, {b}")
 
-    def poly_t(last):
-        # t = e^r's polynomial at a, its last coefficients `last`.
-        asm.ins(f"vmovups {c('exp_p0')}, {t}")
-        for coefficient in ("exp_p1", "exp_p2", "exp_p3", "exp_p4",
-                            "exp_p5") + last:
+    def poly_t(coefficients):
+        # t = the polynomial of `coefficients` (highest first) at a.
+        asm.ins(f"vmovups {c(coefficients[0])}, {t}")
+        for coefficient in coefficients[1:]:
             asm.ins(f"vfmadd213ps {c(coefficient)}, {a}, {t}")
 
     def exp_a():
         # a = e^a (b, t clobbered): 2^n added to e^r's exponent bits.
         reduce_a()
-        poly_t(("one", "one"))
+        poly_t(EXP_POLY + ("one",))
         asm.ins(f"vpaddd {b}, {t}, {a}")
 
     asm.comment(f"{p.smooth}({x})")
@@ -341,7 +340,7 @@ def emit_smooth_activation(asm, p, x, temps):
         asm.ins(f"vmulps {c('minus_two')}, {x}, {a}")
         reduce_a()
         asm.ins(f"vpaddd {c('one')}, {b}, {b}")
-        poly_t(("one",))
+        poly_t(EXP_POLY)
         asm.ins(f"vmulps {a}, {t}, {t}")
         asm.ins(f"vsubps {c('one')}, {b}, {a}")
         asm.ins(f"vfmadd231ps {t}, {b}, {a}")
