@@ -144,8 +144,11 @@ std::optional<unsigned> epilogueBiasDim(linalg::LinalgOp op, int64_t rank) {
 /// activation, unmerged), each moved onto buffers too while the epilogue
 /// matcher takes the chain that far, so that the memref rewrite fuses
 /// them: at the consumer's place, its bias read as a buffer, its output a
-/// fresh allocation, its result that allocation as a tensor. The rest is
-/// left on tensors.
+/// fresh allocation, its result that allocation as a tensor. After a
+/// contraction of bf16 or f16 operands into f32 sums, the last consumer
+/// may round to the operands' type (arith.truncf, torch-mlir's bf16
+/// linear layer): its output allocation is of that type, and the chain
+/// ends there. The rest is left on tensors.
 void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
                            Operation *initOp,
                            bufferization::ToTensorOp result) {
@@ -174,6 +177,16 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
   // moved onto buffers stays as it is.
   const bool floatOperands =
       operandElements([](Type e) { return isa<FloatType>(e); });
+  // The type a contraction's f32 sums may be rounded to: its operands'
+  // bf16 or f16 (the memref matcher's halfType; a convolution's kernels
+  // write no 16-bit output).
+  Type halfType;
+  if (!isConvolution(onBuffers) && outType.getElementType().isF32()) {
+    Type a = getElementTypeOrSelf(onBuffers.getDpsInputs()[0].getType());
+    if (isa<BFloat16Type, Float16Type>(a) &&
+        operandElements([&](Type e) { return e == a || e.isF32(); }))
+      halfType = a;
+  }
   for (size_t moved = 0;; ++moved) {
     if (!last->hasOneUse())
       return;
@@ -182,8 +195,10 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
         g.getNumDpsInits() != 1 || g.getNumDpsInputs() > 3)
       return;
     auto gType = dyn_cast<RankedTensorType>(g.getDpsInits()[0].getType());
-    if (!gType || gType.getElementType() != outType.getElementType())
+    if (!gType || (gType.getElementType() != outType.getElementType() &&
+                   gType.getElementType() != halfType))
       return;
+    const bool narrows = gType.getElementType() != outType.getElementType();
     // Its bias and output buffer before the product is made (the epilogue
     // reads and writes them there), the generic itself where it was.
     Location loc = g.getLoc();
@@ -201,9 +216,11 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
       }
     }
     // Shaped as the product (identity maps): the sizes `out` was allocated
-    // with, known before the product.
+    // with, known before the product; of the generic's element type.
     Value gOut = created.add(memref::AllocOp::create(
-        before, loc, outAlloc.getType(), outAlloc.getDynamicSizes()));
+        before, loc,
+        MemRefType::get(outAlloc.getType().getShape(), gType.getElementType()),
+        outAlloc.getDynamicSizes()));
     operands.push_back(gOut);
     OpBuilder at(g);
     auto onBuffersG = created.add(mlir::clone(at, g, TypeRange(), operands));
@@ -212,17 +229,20 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
         /*writable=*/true));
     std::optional<ElementwiseEpilogue> e = matchElementwiseEpilogue(
         onBuffers, out, initOp, *biasDim,
-        /*biasAllowed=*/true, /*goingAway=*/{last, gResult}, /*halfType=*/{},
+        /*biasAllowed=*/true, /*goingAway=*/{last, gResult}, halfType,
         /*sliceOutput=*/false, /*leakyAllowed=*/floatOperands,
         /*smoothAllowed=*/floatOperands);
     if (!e || e->ops.size() != moved + 1 ||
-        e->ops.back() != onBuffersG.getOperation()) {
+        e->ops.back() != onBuffersG.getOperation() ||
+        e->halfOutput != narrows) {
       created.rollback();
       return;
     }
     g->getResult(0).replaceAllUsesWith(gResult.getResult());
     g->erase();
     last->erase();
+    if (narrows)
+      return;
     last = gResult;
     lastBuffer = gOut;
   }

@@ -17,6 +17,12 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
 //
+// On tensors, before bufferization:
+// RUN: %qimeng-opt %s '--qimeng-tensorop=amx=false threads=1' \
+// RUN:   | %mlir-opt --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
+//
 // Identity layout, the pass after deallocation, one thread and two (the
 // parts split C's rows or columns):
 // RUN: %mlir-opt %t.identity.mlir %dealloc \

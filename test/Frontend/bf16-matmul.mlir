@@ -40,8 +40,11 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v3
 // RUN: diff %t.reference %t.v3
 //
-// On tensors, before bufferization:
-// RUN: %qimeng-opt %s --qimeng-tensorop | %mlir-opt --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// On tensors, before bufferization: the truncf moves onto buffers with
+// the product and is the kernel's bf16 output there too.
+// RUN: %qimeng-opt %s --qimeng-tensorop -o %t.tensor.mlir
+// RUN: FileCheck %s --check-prefix=TENSOR < %t.tensor.mlir
+// RUN: %mlir-opt %t.tensor.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
 // RUN: diff %t.reference %t.tensor
 //
@@ -138,6 +141,17 @@
 
 // REMARK: remark: not accelerated: the products are rounded to bf16 before the f32 sum
 // REMARK-NOT: remark: silu not fused
+
+// TENSOR-LABEL: func.func @linear_bf16(
+// TENSOR:         llvm.call @qm_sbgemm_67x45x33_nt_{{(adirect_)?}}b0_obf16_ldrt_
+// TENSOR-LABEL: func.func @bmm_bf16_to_bf16(
+// TENSOR:         llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_
+// TENSOR-LABEL: func.func @linear_dynamic_batch_bf16(
+// TENSOR:         llvm.call @qm_sbgemm_16x40x150_nn_mrt_b0_obf16_ldrt_
+// TENSOR-LABEL: func.func @linear_bias_relu6_to_bf16(
+// TENSOR:         llvm.call @qm_sbgemm_67x45x33_nn_{{(adirect_)?}}b0_bias_relu_max40c00000_obf16_ldrt_
+// TENSOR-LABEL: func.func @linear_bias_leaky_to_bf16(
+// TENSOR:         llvm.call @qm_sbgemm_67x45x33_nn_{{(adirect_)?}}b0_bias_leaky3c23d70a_obf16_ldrt_
 
 // PARTS: llvm.call @qm_sbgemm_20x37x19_nn_b0_obf16_ldrt_{{.*}}_x86_64_{{avx512bf16|amxbf16}}_batch_t2(
 // PARTS: llvm.call @qm_sbgemm_4096x100x33_nt_mrt_{{(adirect_)?}}b0_ldrt_{{.*}}_par_x86_64_{{avx512bf16|amxbf16}}_parts2_cols(

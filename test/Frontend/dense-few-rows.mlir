@@ -16,6 +16,12 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
 //
+// On tensors, before bufferization:
+// RUN: %qimeng-opt %s '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:x86-64-v4:+avx,+avx2,+fma,+bmi2,+avx512f,+avx512bw,+avx512vl:l1d=48K,l2=1M,l3=64K' \
+// RUN:   | %mlir-opt --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
+//
 // Default layout (run-time leading dimensions), the pass before
 // deallocation:
 // RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=target=x86_64-unknown-linux-gnu:x86-64-v4:+avx,+avx2,+fma,+bmi2,+avx512f,+avx512bw,+avx512vl:l1d=48K,l2=1M,l3=64K' -o %t.v1.mlir

@@ -41,6 +41,14 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
 // RUN: diff %t.reference %t.v2
 //
+// On tensors, before bufferization (torch's truncf to f16 the kernel's
+// f16 output there too):
+// RUN: %qimeng-opt %s --qimeng-tensorop -o %t.tensor.mlir 2> /dev/null
+// RUN: FileCheck %s --check-prefix=TENSOR < %t.tensor.mlir
+// RUN: %mlir-opt %t.tensor.mlir --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
+//
 // Ahead of time, nothing of ours linked.
 // RUN: %mlir-opt %t.v1.mlir %dealloc %lower-to-llvm | %mlir-translate --mlir-to-llvmir \
 // RUN:   | %llc -O2 -filetype=obj -relocation-model=pic -o %t.o
@@ -56,6 +64,10 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.fault
 // RUN: not diff %t.reference %t.fault > /dev/null
 
+// TENSOR-LABEL: func.func @torch_f16_mm(
+// TENSOR:         llvm.call @qm_shgemm_64x40x150_nn_b0_of16_ldrt_{{.*}}_x86_64_amxbf16(
+// TENSOR-LABEL: func.func @f16_linear_nt_half(
+// TENSOR:         llvm.call @qm_shgemm_8x30x64_nt_b0_of16_ldrt_gemv8_x86_64_avx512(
 // CHECK-LABEL: func.func @f16_matmul(
 // CHECK-NOT:     linalg.fill
 // CHECK:         llvm.call @qm_shgemm_70x45x100_nn_b0_ldrt_{{.*}}_x86_64_amxbf16(

@@ -15,6 +15,12 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
 //
+// On tensors, before bufferization:
+// RUN: %qimeng-opt %s '--qimeng-tensorop=representative-m=64' \
+// RUN:   | %mlir-opt --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
+//
 // Default layout (run-time leading dimensions), the pass before
 // deallocation; the dynamic batch with m-buckets for 1 and 16 rows:
 // RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=representative-m=64' -o %t.v1.mlir

@@ -18,6 +18,12 @@
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.reference
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
 //
+// On tensors, before bufferization:
+// RUN: %qimeng-opt %s '--qimeng-tensorop=representative-m=32' \
+// RUN:   | %mlir-opt --one-shot-bufferize="bufferize-function-boundaries" %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.tensor
+// RUN: diff %t.reference %t.tensor
+//
 // Default layout (run-time leading dimensions), the pass before
 // deallocation:
 // RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=representative-m=32' -o %t.v1.mlir
