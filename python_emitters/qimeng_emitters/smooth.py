@@ -1,8 +1,8 @@
 """The smooth activations' numerics (fields.SMOOTH_ACTIVATIONS), shared by
 the ISA writers: their constants, and each activation as a short program
-of vector operations that a writer spells in its instructions (aarch64.py's
-NEON and SVE writers, riscv.py's RVV writer; x86.py spells the same
-program by hand, with its constants as memory operands).
+of vector operations that each writer spells in its instructions
+(x86.py's AVX2 and AVX-512, its constants memory operands; aarch64.py's
+NEON and SVE; riscv.py's RVV).
 
 The formulas:
  - e^z, as Cephes' expf: z clamped to [-87.34, 88] (2^n stays a normal
@@ -48,7 +48,8 @@ activation), "a", "b" and "t" (scratch vectors) and constants
         which their clamped exponentials would lose); nothing elsewhere
 
 Writers that need a fourth scratch vector (a Horner step into another
-register, a constant loaded into one) keep it to themselves.
+register, a constant loaded into one) keep it to themselves; x86's loads
+a constant into a role the program no longer needs instead.
 """
 
 from collections import namedtuple
@@ -72,21 +73,6 @@ VALUES = dict(CONSTANTS)
 #: |x| by a mask of the sign (x86's vandps; the others have an abs).
 ABS_MASK = 0x7fffffff
 
-# The constants x86.py's spelling reads, by activation (only those are
-# emitted).
-_EXP = ("one", "exp_hi", "exp_lo", "log2e", "ln2_hi", "ln2_lo", "exp_p0",
-        "exp_p1", "exp_p2", "exp_p3", "exp_p4", "exp_p5")
-X86_USES = {
-    "sigmoid": _EXP + ("minus_one",),
-    "silu": _EXP + ("minus_one",),
-    "gelu_tanh": _EXP + ("minus_k1", "minus_k3"),
-    "gelu_erf": _EXP + ("half", "minus_half", "erf_p", "erf_a1", "erf_a2",
-                        "erf_a3", "erf_a4", "erf_a5", "erf_x_max",
-                        "abs_mask"),
-    "hardswish": ("zero", "three", "six"),
-    "tanh": _EXP + ("minus_two",),
-}
-
 
 def _exp_reduction():
     """a = r and b = n << 23 of e^a = 2^n e^r (a clamped first)."""
@@ -101,14 +87,14 @@ def _exp_reduction():
 
 #: e^r's polynomial's coefficients, highest first, without its constant
 #: term (e^r - 1 = r T(r), T's coefficients; e^r = r T(r) + 1).
-EXP_POLY = ("exp_p0", "exp_p1", "exp_p2", "exp_p3", "exp_p4", "exp_p5",
+_EXP_POLY = ("exp_p0", "exp_p1", "exp_p2", "exp_p3", "exp_p4", "exp_p5",
             "one")
 
 
 def _exp_a():
     """a = e^a; b and t clobbered."""
     return _exp_reduction() + [
-        ("horner", "t", "a") + tuple(Const(c) for c in EXP_POLY + ("one",)),
+        ("horner", "t", "a") + tuple(Const(c) for c in _EXP_POLY + ("one",)),
         ("iadd", "a", "t", "b")]
 
 
@@ -117,7 +103,7 @@ def _expm1_a():
     and t clobbered."""
     return _exp_reduction() + [
         ("iadd", "b", "b", Const("one")),
-        ("horner", "t", "a") + tuple(Const(c) for c in EXP_POLY),
+        ("horner", "t", "a") + tuple(Const(c) for c in _EXP_POLY),
         ("mul", "t", "t", "a"),
         ("sub", "a", "b", Const("one")),
         ("fma", "a", "b", "t")]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import float_bits
 from .isa import CallingConvention, kernel_file
-from .smooth import ABS_MASK, EXP_POLY, VALUES, X86_USES
+from .smooth import ABS_MASK, VALUES, Const, program
 
 
 @dataclass(frozen=True)
@@ -263,19 +263,38 @@ def emit_relu_constants(asm, p):
     asm.place(over)
 
 
+#: Constants that x86's spelling of an op reads beyond its operands: neg
+# multiplies by -1, abs masks the sign.
+SMOOTH_OP_CONSTANTS = {"neg": "minus_one", "abs": "abs_mask"}
+
+
+def smooth_constant_names(name):
+    """The constants x86's spelling of smooth.program(name) reads, in
+    order of first use."""
+    names = []
+    for op, _, *src in program(name):
+        extra = SMOOTH_OP_CONSTANTS.get(op)
+        for c in ([extra] if extra else []) + [
+                s.name for s in src if isinstance(s, Const)]:
+            if c not in names:
+                names.append(c)
+    return names
+
+
 def emit_smooth_constants(asm, p):
-    """The smooth activation's constants (p.smooth: those smooth.X86_USES
-    names), as data in the body (jumped over) that the epilogue reads
-    %rip-relative, each a whole vector of one binary32 value (64 bytes, so
-    that every ISA's vectors read it as a memory operand, AVX2's without a
-    broadcast); sets p.smooth_labels. Nothing without one."""
+    """The smooth activation's constants (p.smooth: those
+    smooth_constant_names names), as data in the body (jumped over) that
+    the epilogue reads %rip-relative, each a whole vector of one binary32
+    value (64 bytes, so that every ISA's vectors read it as a memory
+    operand, AVX2's without a broadcast); sets p.smooth_labels. Nothing
+    without one."""
     p.smooth_labels = {}
     if p.smooth is None:
         return
     over = asm.label(f"past {p.smooth}'s constants")
     asm.ins(f"jmp {fwd(over)}")
     asm.ins(".p2align 6")
-    for name in X86_USES[p.smooth]:
+    for name in smooth_constant_names(p.smooth):
         label = asm.label(f"{p.smooth}: {name}")
         asm.place(label)
         bits = ABS_MASK if name == "abs_mask" else float_bits(VALUES[name])
@@ -286,119 +305,107 @@ def emit_smooth_constants(asm, p):
     asm.place(over)
 
 
+def _dead_roles(ops, i):
+    """The scratch roles (a, b, t, and x once the program has read it for
+    the last time) whose values no op after the i-th reads before writing
+    them: free to hold a constant during the i-th op."""
+    dead = []
+    for role in ("a", "b", "t", "x"):
+        for op, d, *src in ops[i + 1:]:
+            if role in src or (op == "fma" and d == role):
+                break  # read (fma also reads its destination)
+            if d == role:
+                dead.append(role)
+                break
+        else:
+            if role != "x":
+                dead.append(role)
+    return dead
+
+
 def emit_smooth_activation(asm, p, x, temps):
-    """x = p.smooth(x) (fields.SMOOTH_ACTIVATIONS; smooth.program by hand,
-    its constants memory operands) for a vector register
-    `x` of any width (an AVX2 scalar loop's xmm, the matrix-vector form's
-    ymm sums), through the three
-    vector registers `temps` of its width, reading the constants
-    emit_smooth_constants placed. A NaN stays NaN (the clamps keep it, and
-    gelu and silu multiply by x); e^z is Cephes' expf to about 1 ulp, the
-    sigmoid's 1 / (1 + e^-z) a division."""
-    a, b, t = temps
-    # EVEX forms (VRNDSCALEPS, VPANDD) for zmm and for registers past 15,
-    # which VEX cannot name (dotgemm.py's ymm16-26); VEX elsewhere (AVX2).
+    """x = p.smooth(x) (fields.SMOOTH_ACTIVATIONS): smooth.program spelled
+    in AVX-512 or AVX2 for a vector register `x` of any width (an AVX2
+    scalar loop's xmm, the matrix-vector form's ymm sums) through the
+    three vector registers `temps` of its width (the program's a, b and
+    t), its constants memory operands where emit_smooth_constants placed
+    them. A constant an instruction cannot read from memory (the first
+    source of a subtraction or division; min's and max's, below) is loaded
+    into the destination, or into a role the program no longer needs.
+    VMINPS and VMAXPS return their second source for a NaN: with the
+    constant in a register and x's value second they keep a NaN, so every
+    op does, and nan_mask and or_mask are nothing here."""
+    role = {"x": x, "a": temps[0], "b": temps[1], "t": temps[2]}
+    # EVEX forms (VRNDSCALEPS, VPANDD, VPXORD) for zmm and for registers
+    # past 15, which VEX cannot name (dotgemm.py's ymm16-26); VEX
+    # elsewhere (AVX2).
     wide = any(r.startswith("%zmm") or int(r.lstrip("%xyzm")) >= 16
-               for r in (x,) + tuple(temps))
+               for r in role.values())
     labels = p.smooth_labels
 
-    def c(name):
+    def mem(name):
         return f"{labels[name][0]}b(%rip)"
 
-    def reduce_a():
-        # a = r, b = n << 23 for e^a = 2^n e^r. min and max return their
-        # second source for a NaN: a, which then stays NaN throughout (its
-        # n converts to 0x80000000, shifted out to 0).
-        asm.ins(f"vmovups {c('exp_hi')}, {b}")
-        asm.ins(f"vminps {a}, {b}, {a}")
-        asm.ins(f"vmovups {c('exp_lo')}, {b}")
-        asm.ins(f"vmaxps {a}, {b}, {a}")
-        asm.ins(f"vmulps {c('log2e')}, {a}, {b}")
-        asm.ins(f"vrndscaleps $0, {b}, {b}" if wide
-                else f"vroundps $0, {b}, {b}")
-        asm.ins(f"vfnmadd231ps {c('ln2_hi')}, {b}, {a}")
-        asm.ins(f"vfnmadd231ps {c('ln2_lo')}, {b}, {a}")
-        asm.ins(f"vcvtps2dq {b}, {b}")
-        asm.ins(f"vpslld $23, {b}, {b}")
+    def operand(s):
+        return mem(s.name) if isinstance(s, Const) else role[s]
 
-    def poly_t(coefficients):
-        # t = the polynomial of `coefficients` (highest first) at a.
-        asm.ins(f"vmovups {c(coefficients[0])}, {t}")
-        for coefficient in coefficients[1:]:
-            asm.ins(f"vfmadd213ps {c(coefficient)}, {a}, {t}")
+    ops = program(p.smooth)
 
-    def exp_a():
-        # a = e^a (b, t clobbered): 2^n added to e^r's exponent bits.
-        reduce_a()
-        poly_t(EXP_POLY + ("one",))
-        asm.ins(f"vpaddd {b}, {t}, {a}")
+    def in_register(i, c, d, sources):
+        # Constant `c` into d, or into a role the program no longer needs.
+        if d not in sources:
+            into = d
+        else:
+            into = next(r for r in _dead_roles(ops, i)
+                        if r != d and r not in sources)
+        asm.ins(f"vmovups {mem(c.name)}, {role[into]}")
+        return role[into]
 
     asm.comment(f"{p.smooth}({x})")
-    if p.smooth == "tanh":
-        # -m / (2 + m) as m / (-2 - m), m = e^-2x - 1 = 2^n (e^r - 1) +
-        # (2^n - 1): e^r - 1 = r T(r), 2^n - 1 exact (smooth.py).
-        asm.ins(f"vmulps {c('minus_two')}, {x}, {a}")
-        reduce_a()
-        asm.ins(f"vpaddd {c('one')}, {b}, {b}")
-        poly_t(EXP_POLY)
-        asm.ins(f"vmulps {a}, {t}, {t}")
-        asm.ins(f"vsubps {c('one')}, {b}, {a}")
-        asm.ins(f"vfmadd231ps {t}, {b}, {a}")
-        asm.ins(f"vmovups {c('minus_two')}, {b}")
-        asm.ins(f"vsubps {a}, {b}, {b}")
-        asm.ins(f"vdivps {b}, {a}, {x}")
-        return
-    if p.smooth == "hardswish":
-        # x * min(max(x + 3, 0), 6) / 6: the product with x keeps a NaN
-        # (whatever the clamp made of it).
-        asm.ins(f"vaddps {c('three')}, {x}, {a}")
-        asm.ins(f"vmaxps {c('zero')}, {a}, {a}")
-        asm.ins(f"vminps {c('six')}, {a}, {a}")
-        asm.ins(f"vmulps {a}, {x}, {x}")
-        asm.ins(f"vdivps {c('six')}, {x}, {x}")
-        return
-    if p.smooth in ("sigmoid", "silu", "gelu_tanh"):
-        # 1 / (1 + e^-z): z = x, or gelu_tanh's 2u.
-        if p.smooth == "gelu_tanh":
-            asm.ins(f"vmulps {x}, {x}, {a}")
-            asm.ins(f"vmovups {c('minus_k3')}, {b}")
-            asm.ins(f"vfmadd213ps {c('minus_k1')}, {b}, {a}")
-            asm.ins(f"vmulps {x}, {a}, {a}")
+    for i, (op, d, *src) in enumerate(ops):
+        dst = role[d]
+        if op in ("nan_mask", "or_mask"):
+            continue
+        if op == "horner":
+            asm.ins(f"vmovups {mem(src[1].name)}, {dst}")
+            for c in src[2:]:
+                asm.ins(f"vfmadd213ps {mem(c.name)}, {role[src[0]]}, {dst}")
+        elif op in ("add", "mul"):
+            s1, s2 = src if not isinstance(src[0], Const) else src[::-1]
+            asm.ins(f"v{op}ps {operand(s2)}, {role[s1]}, {dst}")
+        elif op in ("sub", "div"):
+            s1, s2 = src
+            first = (in_register(i, s1, d, src) if isinstance(s1, Const)
+                     else role[s1])
+            asm.ins(f"v{op}ps {operand(s2)}, {first}, {dst}")
+        elif op in ("min", "max"):
+            c = in_register(i, src[1], d, src)
+            asm.ins(f"v{op}ps {role[src[0]]}, {c}, {dst}")
+        elif op == "fma":
+            asm.ins(f"vfmadd231ps {operand(src[1])}, {role[src[0]]}, {dst}")
+        elif op == "fms":
+            asm.ins(f"vfnmadd231ps {operand(src[1])}, {role[src[0]]}, {dst}")
+        elif op == "iadd":
+            asm.ins(f"vpaddd {operand(src[1])}, {role[src[0]]}, {dst}")
+        elif op == "neg":
+            asm.ins(f"vmulps {mem('minus_one')}, {role[src[0]]}, {dst}")
+        elif op == "abs":
+            andps = "vpandd" if wide else "vandps"
+            asm.ins(f"{andps} {mem('abs_mask')}, {role[src[0]]}, {dst}")
+        elif op == "round":
+            asm.ins(f"vrndscaleps $0, {role[src[0]]}, {dst}" if wide
+                    else f"vroundps $0, {role[src[0]]}, {dst}")
+        elif op == "exp2_bits":
+            asm.ins(f"vcvtps2dq {role[src[0]]}, {dst}")
+            asm.ins(f"vpslld $23, {dst}, {dst}")
+        elif op == "relu":
+            # max(+0, s): s's NaN, and -0 for -0 (as x * 0.5 * (1 +
+            # erf(x)) gives).
+            asm.ins(f"vpxord {dst}, {dst}, {dst}" if wide
+                    else f"vxorps {dst}, {dst}, {dst}")
+            asm.ins(f"vmaxps {role[src[0]]}, {dst}, {dst}")
         else:
-            asm.ins(f"vmulps {c('minus_one')}, {x}, {a}")
-        exp_a()
-        asm.ins(f"vaddps {c('one')}, {a}, {a}")
-        if p.smooth == "sigmoid":
-            asm.ins(f"vmovups {c('one')}, {b}")
-            asm.ins(f"vdivps {a}, {b}, {x}")
-        else:
-            asm.ins(f"vdivps {a}, {x}, {x}")
-        return
-    # gelu_erf: max(x, 0) - y erfc(y / sqrt(2)) / 2, y = min(|x|, 10)
-    # (past 10 the term is below 1e-22: the bound keeps an infinite x
-    # from making it inf * 0).
-    andps = "vpandd" if wide else "vandps"
-    asm.ins(f"vmulps {x}, {x}, {a}")
-    asm.ins(f"vmulps {c('minus_half')}, {a}, {a}")
-    exp_a()
-    asm.ins(f"{andps} {c('abs_mask')}, {x}, {b}")
-    asm.ins(f"vminps {c('erf_x_max')}, {b}, {b}")
-    asm.ins(f"vmulps {b}, {a}, {a}")
-    asm.ins(f"vmulps {c('half')}, {a}, {a}")
-    asm.ins(f"vmulps {c('erf_p')}, {b}, {b}")
-    asm.ins(f"vaddps {c('one')}, {b}, {b}")
-    asm.ins(f"vmovups {c('one')}, {t}")
-    asm.ins(f"vdivps {b}, {t}, {b}")
-    asm.ins(f"vmovups {c('erf_a5')}, {t}")
-    for coefficient in ("erf_a4", "erf_a3", "erf_a2", "erf_a1"):
-        asm.ins(f"vfmadd213ps {c(coefficient)}, {b}, {t}")
-    asm.ins(f"vmulps {b}, {t}, {t}")
-    asm.ins(f"vmulps {a}, {t}, {t}")
-    # max(0, x) returns its second operand, x, for a NaN x (and -0 for -0,
-    # as x * 0.5 * (1 + erf(x)) does).
-    asm.ins(f"vxorps {b}, {b}, {b}" if not wide else f"vpxord {b}, {b}, {b}")
-    asm.ins(f"vmaxps {x}, {b}, {b}")
-    asm.ins(f"vsubps {t}, {b}, {x}")
+            raise ValueError(f"smooth.program op {op!r} has no x86 spelling")
 
 
 def relu_max_address(p):
