@@ -298,6 +298,109 @@ matchHardSwish(Value v, const llvm::SetVector<Operation *> &ops,
   return std::nullopt;
 }
 
+/// Whether `v` reads as the polynomial `want` in `x` (x alone, perhaps
+/// times 1: torch's beta), its ops added to `ops`.
+static bool readsAs(Value v, Value x, const Poly &want,
+                    llvm::SmallPtrSetImpl<Operation *> &ops) {
+  PolyReader reader(x, Value(), /*logistic=*/false);
+  std::optional<Poly> p = reader.read(v);
+  if (!p || !near(*p, want))
+    return false;
+  ops.insert(reader.ops.begin(), reader.ops.end());
+  return true;
+}
+
+/// Whether `c` is the f32 constant 1.
+static bool isOne(Value c) {
+  FloatAttr one;
+  return matchPattern(c, m_Constant(&one)) &&
+         one.getValue().convertToDouble() == 1.0;
+}
+
+/// Whether `v` is softplus(x) as frontends write it, its ops added to
+/// `ops`: log1p(exp(x)) (torch-mlir's) or log(1 + exp(x)) (ONNX's), either
+/// perhaps divided or multiplied by 1 (torch's beta), perhaps behind
+/// torch's threshold select(cmpf ogt|ugt(x, t), x, that) with a t of at
+/// least 10 (past 9.1 tanh of either rounds to 1 in f32: mish(x) = x
+/// either way).
+static bool isSoftplusOf(Value v, Value x,
+                         llvm::SmallPtrSetImpl<Operation *> &ops) {
+  const Poly justX{{{1, 0}, 1.0}};
+  llvm::SmallPtrSet<Operation *, 8> mine;
+  Operation *op = v.getDefiningOp();
+  if (auto select = dyn_cast_or_null<arith::SelectOp>(op)) {
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+    FloatAttr threshold;
+    if (!cmp ||
+        (cmp.getPredicate() != arith::CmpFPredicate::OGT &&
+         cmp.getPredicate() != arith::CmpFPredicate::UGT) ||
+        !matchPattern(cmp.getRhs(), m_Constant(&threshold)) ||
+        !threshold.getValue().isFinite() ||
+        !(threshold.getValue().convertToDouble() >= 10.0) ||
+        !readsAs(cmp.getLhs(), x, justX, mine) ||
+        !readsAs(select.getTrueValue(), x, justX, mine))
+      return false;
+    mine.insert(cmp);
+    mine.insert(select);
+    op = select.getFalseValue().getDefiningOp();
+  }
+  if (isa_and_nonnull<arith::DivFOp, arith::MulFOp>(op)) {
+    if (!isOne(op->getOperand(1)))
+      return false;
+    mine.insert(op);
+    op = op->getOperand(0).getDefiningOp();
+  }
+  Value e;
+  if (auto log1p = dyn_cast_or_null<math::Log1pOp>(op)) {
+    e = log1p.getOperand();
+  } else if (auto log = dyn_cast_or_null<math::LogOp>(op)) {
+    auto add = log.getOperand().getDefiningOp<arith::AddFOp>();
+    if (!add)
+      return false;
+    e = isOne(add.getLhs())   ? add.getRhs()
+        : isOne(add.getRhs()) ? add.getLhs()
+                              : Value();
+    mine.insert(add);
+  }
+  auto exp = e ? e.getDefiningOp<math::ExpOp>() : math::ExpOp();
+  if (!exp || !readsAs(exp.getOperand(), x, justX, mine))
+    return false;
+  mine.insert(op);
+  mine.insert(exp);
+  ops.insert(mine.begin(), mine.end());
+  return true;
+}
+
+/// mish: x * tanh(softplus(x)) (isSoftplusOf), any association of the
+/// product.
+static std::optional<std::pair<Activation::Smooth, Value>>
+matchMish(Value v, const llvm::SetVector<Operation *> &ops,
+          const llvm::SetVector<Value> &values,
+          llvm::SmallPtrSetImpl<Operation *> &used) {
+  for (Operation *op : ops) {
+    auto tanh = dyn_cast<math::TanhOp>(op);
+    if (!tanh)
+      continue;
+    Value term = tanh.getResult();
+    for (Value x : values) {
+      if (x == term || matchPattern(x, m_Constant()) || !x.getType().isF32())
+        continue;
+      llvm::SmallPtrSet<Operation *, 16> softplus;
+      if (!isSoftplusOf(tanh.getOperand(), x, softplus))
+        continue;
+      PolyReader outer(x, term, /*logistic=*/false);
+      std::optional<Poly> o = outer.read(v);
+      if (!o || !near(*o, Poly{{{1, 1}, 1.0}}))
+        continue;
+      used.insert(softplus.begin(), softplus.end());
+      used.insert(outer.ops.begin(), outer.ops.end());
+      used.insert(tanh);
+      return std::pair(Activation::Smooth::Mish, x);
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::pair<Activation::Smooth, Value>>
 qimeng::matchSmoothActivation(Value v,
                               llvm::SmallPtrSetImpl<Operation *> &used) {
@@ -307,6 +410,8 @@ qimeng::matchSmoothActivation(Value v,
   llvm::SetVector<Operation *> ops;
   llvm::SetVector<Value> values;
   expressionOf(v, ops, values);
+  if (auto mish = matchMish(v, ops, values, used))
+    return mish;
   Operation *special = nullptr;
   for (Operation *op : ops)
     if (isa<math::ErfOp, math::TanhOp, math::ExpOp>(op)) {

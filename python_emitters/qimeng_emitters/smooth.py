@@ -23,7 +23,12 @@ The formulas:
    its polynomial without the constant term, 2^n - 1 exact;
  - hardswish (MobileNetV3's): x min(max(x + 3, 0), 6) / 6, torch's own
    association (x times the clamp, then divided by 6), NaN kept by the
-   product with x and -inf giving NaN (-inf * 0) as there.
+   product with x and -inf giving NaN (-inf * 0) as there;
+ - mish (YOLOv4's): x tanh(softplus(x)) = x n / (n + 2), n = u (u + 2), u
+   = e^min(x, 20): tanh(log(1 + u)) = ((1 + u)^2 - 1) / ((1 + u)^2 + 1)
+   without a logarithm; past 20 the ratio rounds to 1 (torch's softplus
+   threshold), and the bound keeps an infinite x from making it inf / inf;
+   NaN kept by the product with x.
 
 A program (`program(name)`) is a list of operations, each a tuple (op,
 destination, operands...) on the roles "x" (the value, replaced by its
@@ -68,7 +73,8 @@ CONSTANTS = (
     ("erf_p", 0.3275911 / 2.0 ** 0.5), ("erf_a1", 0.254829592),
     ("erf_a2", -0.284496736), ("erf_a3", 1.421413741),
     ("erf_a4", -1.453152027), ("erf_a5", 1.061405429), ("erf_x_max", 10.0),
-    ("zero", 0.0), ("three", 3.0), ("six", 6.0), ("minus_two", -2.0))
+    ("zero", 0.0), ("three", 3.0), ("six", 6.0), ("minus_two", -2.0),
+    ("two", 2.0), ("mish_x_max", 20.0))
 VALUES = dict(CONSTANTS)
 #: |x| by a mask of the sign (x86's vandps; the others have an abs).
 ABS_MASK = 0x7fffffff
@@ -120,6 +126,13 @@ def program(name):
                 + [("sub", "b", Const("minus_two"), "a"),
                    ("nan_mask", "t", "x"), ("div", "x", "a", "b"),
                    ("or_mask", "x", "t")])
+    if name == "mish":
+        # x n / (n + 2), n = u (u + 2), u = e^min(x, 20).
+        two = Const("two")
+        return ([("min", "a", "x", Const("mish_x_max"))] + _exp_a()
+                + [("add", "b", "a", two), ("mul", "a", "a", "b"),
+                   ("add", "b", "a", two), ("div", "a", "a", "b"),
+                   ("mul", "x", "x", "a")])
     if name == "hardswish":
         return [("add", "a", "x", Const("three")),
                 ("max", "a", "a", Const("zero")),

@@ -508,7 +508,8 @@ class QemuExecutionTest(unittest.TestCase):
         seventh from the second hardtanh's clamp [-1.5, 2], every ninth
         from the third without relu leaky relu (1/8 or 2.5), every
         eleventh from the eleventh without either a smooth activation
-        (sigmoid, silu, gelu_tanh, gelu_erf, hardswish, tanh in turn);
+        (sigmoid, silu, gelu_tanh, gelu_erf, hardswish, tanh, mish in
+        turn);
         every
         fifth from the second of those with a static K runs K in blocks
         (three or more, or two), and every sixth with B as stored and a
@@ -542,8 +543,8 @@ class QemuExecutionTest(unittest.TestCase):
                 req.update(leaky_relu=0.125 if index % 2 else 2.5)
             elif index % 11 == 10 and not req.get("relu"):
                 req["activation"] = ("sigmoid", "silu", "gelu_tanh",
-                                     "gelu_erf", "hardswish",
-                                     "tanh")[index // 11 % 6]
+                                     "gelu_erf", "hardswish", "tanh",
+                                     "mish")[index // 11 % 7]
             if index % 5 == 1 and not req.get("dynamic_k") and k > 1:
                 req["kc"] = (k + 1) // 2 if index % 10 == 1 else \
                     max(1, k // 3)
@@ -757,8 +758,8 @@ class QemuExecutionTest(unittest.TestCase):
         channel and relu (a bias column in nhwc, row in nchw), every third
         from the second a bias and leaky relu (1/8), every third from the
         third a bias and a smooth activation (silu, gelu_erf, sigmoid,
-        gelu_tanh, hardswish, tanh in turn: YOLO's conv blocks, SiLU;
-        MobileNetV3's, hardswish)."""
+        gelu_tanh, hardswish, tanh, mish in turn: YOLO's conv blocks, SiLU
+        or mish; MobileNetV3's, hardswish)."""
         for index, layer in enumerate(CONV_LAYERS):
             req = make(index)
             req.update(layer, kind="sconv2d")
@@ -769,7 +770,7 @@ class QemuExecutionTest(unittest.TestCase):
             else:
                 req.update(bias=True, activation=(
                     "silu", "gelu_erf", "sigmoid", "gelu_tanh",
-                    "hardswish", "tanh")[index // 3 % 6])
+                    "hardswish", "tanh", "mish")[index // 3 % 7])
             with self.subTest(cpu=cpu, req=req):
                 result = runner.run_conv(req, cpu)
                 self.assertTrue(result["passed"], result["failure"])

@@ -1,5 +1,5 @@
 """The smooth activations (sigmoid, silu, gelu_tanh, gelu_erf, hardswish,
-tanh) of sgemm's
+tanh, mish) of sgemm's
 epilogue, measured point by point: a kernel with K = 1 and B all ones
 writes C(i, j) = f(A(i)), A a dense sweep of [-20, 20] plus the values
 where each formula changes behaviour (its clamps, 0, -0, huge, NaN,
@@ -7,13 +7,15 @@ infinities); each result is compared with the function in fp64. Vectors,
 masked AVX-512 columns and the AVX2 spill loop each compute some of the
 columns.
 
-Bounds, from the formulas (x86.py): exp-based ones (sigmoid, silu,
+Bounds, from the formulas (smooth.py): exp-based ones (sigmoid, silu,
 gelu_tanh, tanh) within 6 ulps of the result (Cephes' expf to ~1 ulp, then a
 division and a few roundings; gelu_tanh's argument 2u is rounded in f32
 first, which e^-2u turns into |2u| times as many ulps); gelu_erf within 1.5e-7 |x| + 8 ulps
 (Abramowitz and Stegun 7.1.26: erf to 1.5e-7 absolute, halved in gelu,
 and its polynomial's roundings); hardswish within |x| 2^-23 + 3 ulps (x +
-3 rounded, then the product and the division by 6).
+3 rounded, then the product and the division by 6); mish within 6 ulps
+too (its ratio n / (n + 2) from Cephes' e^x: 3.2 at worst), and where
+e^x is clamped |x| 2^-125 (e^-87.34 is 2^-126 rounded up).
 """
 
 import math
@@ -77,6 +79,10 @@ def reference(name, x):
         return math.nan
     if name == "tanh":
         return math.tanh(x)
+    if name == "mish":
+        if math.isinf(x):
+            return x if x > 0 else -0.0
+        return x * math.tanh(math.log1p(math.exp(x))) if x < 700 else x
     if name == "hardswish":
         # -inf * 0: NaN, and x * 6 past f32's largest: an infinity, as
         # torch's x * relu6(x + 3) / 6 gives in f32.
@@ -110,6 +116,9 @@ def allowed(name, x, want):
     is clamped (z below -87.3), |x| 2^-126 more (the result is then at
     most |x| e^-87.3 instead of smaller)."""
     clamped = max(abs(x), 1.0) * 2.0 ** -126
+    if name == "mish":
+        # Its clamped e^x (e^-87.34, 2^-126 rounded up) is its ratio there.
+        clamped *= 2.0
     if name == "hardswish":
         # x + 3 rounded (|x| 2^-24 in the result at most), then the
         # product and the division: |x| 2^-23 + 3 ulps.
@@ -128,7 +137,7 @@ SPECIALS = [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 87.33654, -87.33654,
             -3e38]
 INPUTS = [_f32(-20.0 + 0.0078125 * i) for i in range(5121)] + SPECIALS
 SMOOTH_NAMES = ("sigmoid", "silu", "gelu_tanh", "gelu_erf", "hardswish",
-                "tanh")
+                "tanh", "mish")
 
 
 @runs_kernels("avx2", "fma")
@@ -242,7 +251,8 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
         expected = {
             "sigmoid": (1.0, 0.0), "silu": (inf, -inf),
             "gelu_tanh": (inf, -inf), "gelu_erf": (inf, 0.0),
-            "hardswish": (inf, math.nan), "tanh": (1.0, -1.0)}
+            "hardswish": (inf, math.nan), "tanh": (1.0, -1.0),
+            "mish": (inf, -inf)}
         for name, (at_plus, at_minus) in expected.items():
             with self.subTest(name=name):
                 for isa, n in (("avx2", 9), ("avx512", 17)):
@@ -339,7 +349,7 @@ class CrossSmoothActivationAccuracyTest(unittest.TestCase):
         limits = {"hardswish": (math.inf, math.nan), "tanh": (1.0, -1.0),
                   "sigmoid": (1.0, 0.0), "silu": (math.inf, -math.inf),
                   "gelu_tanh": (math.inf, -math.inf),
-                  "gelu_erf": (math.inf, 0.0)}
+                  "gelu_erf": (math.inf, 0.0), "mish": (math.inf, -math.inf)}
         inputs = INPUTS + CROSS_SPECIALS
         for form in CROSS_FORMS:
             for name in SMOOTH_NAMES:

@@ -6,10 +6,11 @@
 // a YOLOv5 block (NHWC convolution, bias, silu); a MobileNetV3 block
 // (the same convolution, bias, hardswish x * relu6(x + 3) / 6); a
 // classifier head (one output column, sigmoid); BERT's pooler (bias,
-// tanh). The bias holds a NaN in column 3, which stays
+// tanh); a YOLOv4 block (the convolution, bias, torch-mlir's mish: x *
+// tanh(x > 20 ? x : log1p(exp(x)))). The bias holds a NaN in column 3, which stays
 // NaN through each activation (RVV's vfmin and vfmax would drop it).
 // Each module is compiled with and without --qimeng-tensorop (the stock
-// side through libm: erff, tanhf, expf), linked statically with
+// side through libm: erff, tanhf, expf, log1pf), linked statically with
 // smooth_main.c, run under qemu, and the two outputs are compared number
 // by number within 2e-5 relative + 1e-6 (the kernels compute the
 // activations to a few ulps of libm's).
@@ -69,6 +70,7 @@
 // OUT: conv_bias_hardswish 1x7x7x12
 // OUT: classifier_head 13x1
 // OUT: bert_pooler_tanh 13x37
+// OUT: yolov4_conv_mish 1x7x7x12
 
 // CHECK-LABEL: func.func @torch_linear_gelu(
 // NEON:          llvm.call @qm_sgemm_13x37x70_nt_b0_bias_gelu_erf_ldrt_{{.*}}_aarch64_neon
@@ -102,6 +104,10 @@
 // CHECK:         } else {
 // CHECK-LABEL: func.func @bert_pooler_tanh(
 // CHECK:         llvm.call @qm_sgemm_13x37x70_nn_b0_bias_tanh_ldrt_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @yolov4_conv_mish(
+// CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x5_f12_k3x3_s1x1_d1x1_b0_bias_mish_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
 
@@ -301,4 +307,29 @@ func.func @bert_pooler_tanh(%x: tensor<13x70xf32>, %w: tensor<70x37xf32>, %b: te
     linalg.yield %y : f32
   } -> tensor<13x37xf32>
   return %r : tensor<13x37xf32>
+}
+
+// A YOLOv4 block: NHWC convolution, bias add, aten.mish as torch-mlir
+// decomposes it (softplus's threshold 20, beta 1 folded).
+func.func @yolov4_conv_mish(%x: tensor<1x9x9x5xf32>, %w: tensor<3x3x5x12xf32>, %b: tensor<12xf32>) -> tensor<1x7x7x12xf32> attributes {llvm.emit_c_interface} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<1x7x7x12xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<1x7x7x12xf32>) -> tensor<1x7x7x12xf32>
+  %p = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x9x9x5xf32>, tensor<3x3x5x12xf32>) outs(%c : tensor<1x7x7x12xf32>) -> tensor<1x7x7x12xf32>
+  %o = tensor.empty() : tensor<1x7x7x12xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #last, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %b : tensor<1x7x7x12xf32>, tensor<12xf32>) outs(%o : tensor<1x7x7x12xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %threshold = arith.constant 20.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %e = math.exp %s : f32
+    %l = math.log1p %e : f32
+    %gt = arith.cmpf ugt, %s, %threshold : f32
+    %sp = arith.select %gt, %s, %l : f32
+    %t = math.tanh %sp : f32
+    %y = arith.mulf %s, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x7x7x12xf32>
+  return %r : tensor<1x7x7x12xf32>
 }

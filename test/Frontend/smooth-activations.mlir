@@ -18,7 +18,12 @@
 //   (cmpf ult and ugt, select), and after a linear layer as
 //   arith.maximumf and minimumf;
 // - BERT's pooler: a linear layer's bias, then math.tanh;
-// and a gelu with the wrong constant left alone. Run with and without
+// - YOLOv4's mish after an NHWC convolution's bias, as torch-mlir
+//   decomposes aten.mish: x * tanh(softplus(x)), softplus behind its
+//   threshold (x > 20 ? x : log1p(exp(x))), and after a linear layer as
+//   ONNX writes it (log(exp(x) + 1), the product tanh * x);
+// and a gelu with the wrong constant and a mish whose softplus threshold
+// (5) changes its results left alone. Run with and without
 // --qimeng-tensorop (the stock side through libm: erff, tanhf, expf,
 // powf) in three placements, compared number by number within 2e-5
 // relative + 1e-6 (printMemrefF32's six digits; the activations differ
@@ -96,6 +101,19 @@
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_tanh_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
+// CHECK-LABEL: func.func @yolov4_conv_mish(
+// CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s1x1_d1x1{{(_isrt)?}}_b0_bias_mish_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @onnx_linear_mish(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_mish_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @not_mish(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_ldrt_
+// CHECK:         linalg.generic
+// CHECK:         math.log1p
+// CHECK:         return
 // CHECK-LABEL: func.func @not_gelu(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_ldrt_
 // CHECK:         linalg.generic
@@ -354,6 +372,80 @@ func.func @bert_pooler_tanh(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tenso
   return %r : tensor<6x20xf32>
 }
 
+// YOLOv4's convolution block: bias, then aten.mish as torch-mlir
+// decomposes it (softplus with beta 1 and threshold 20, then tanh and the
+// product with x).
+func.func @yolov4_conv_mish(%x: tensor<1x9x9x4xf32>, %w: tensor<3x3x4x8xf32>, %b: tensor<8xf32>) -> tensor<1x7x7x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<1x7x7x8xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<1x7x7x8xf32>) -> tensor<1x7x7x8xf32>
+  %p = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x9x9x4xf32>, tensor<3x3x4x8xf32>) outs(%c : tensor<1x7x7x8xf32>) -> tensor<1x7x7x8xf32>
+  %o = tensor.empty() : tensor<1x7x7x8xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #last, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %b : tensor<1x7x7x8xf32>, tensor<8xf32>) outs(%o : tensor<1x7x7x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %threshold = arith.constant 20.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %sb = arith.mulf %s, %one : f32
+    %e = math.exp %sb : f32
+    %l = math.log1p %e : f32
+    %lb = arith.divf %l, %one : f32
+    %gt = arith.cmpf ugt, %sb, %threshold : f32
+    %sp = arith.select %gt, %s, %lb : f32
+    %t = math.tanh %sp : f32
+    %y = arith.mulf %s, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x7x7x8xf32>
+  return %r : tensor<1x7x7x8xf32>
+}
+
+// A linear layer's bias, then ONNX's Mish: tanh(log(exp(x) + 1)) * x.
+func.func @onnx_linear_mish(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tensor<20xf32>) -> tensor<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<6x20xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<6x9xf32>, tensor<9x20xf32>) outs(%c : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %o = tensor.empty() : tensor<6x20xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %b : tensor<6x20xf32>, tensor<20xf32>) outs(%o : tensor<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %e = math.exp %s : f32
+    %e1 = arith.addf %e, %one : f32
+    %l = math.log %e1 : f32
+    %t = math.tanh %l : f32
+    %y = arith.mulf %t, %s : f32
+    linalg.yield %y : f32
+  } -> tensor<6x20xf32>
+  return %r : tensor<6x20xf32>
+}
+
+// softplus with threshold 5: x itself from 5 on, where mish's tanh would
+// still be below 1 (tanh(5) = 0.99991): not mish; the generic stays.
+func.func @not_mish(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>) -> tensor<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<6x20xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<6x9xf32>, tensor<9x20xf32>) outs(%c : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %o = tensor.empty() : tensor<6x20xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<6x20xf32>) outs(%o : tensor<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %threshold = arith.constant 5.0 : f32
+    %e = math.exp %v : f32
+    %l = math.log1p %e : f32
+    %gt = arith.cmpf ogt, %v, %threshold : f32
+    %sp = arith.select %gt, %v, %l : f32
+    %t = math.tanh %sp : f32
+    %y = arith.mulf %v, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<6x20xf32>
+  return %r : tensor<6x20xf32>
+}
+
 // 0.5 x (1 + erf(x / 2)): not gelu (erf's argument is x / sqrt(2)); the
 // generic stays.
 func.func @not_gelu(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>) -> tensor<6x20xf32> {
@@ -410,7 +502,7 @@ func.func private @printMemrefF32(memref<*xf32>)
 
 // OUT: rank = 2 offset = 0 sizes = [6, 20]
 // OUT-NEXT: nan
-// OUT-COUNT-10: rank = {{[24]}} offset = 0
+// OUT-COUNT-13: rank = {{[24]}} offset = 0
 func.func @main() {
   %c3 = arith.constant 3 : index
   %c8 = arith.constant 8 : index
@@ -459,6 +551,9 @@ func.func @main() {
   %r9 = call @conv_bias_hardswish(%cx, %cw, %cb) : (tensor<1x9x9x4xf32>, tensor<3x3x4x8xf32>, tensor<8xf32>) -> tensor<1x7x7x8xf32>
   %r10 = call @linear_hardswish(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
   %r11 = call @bert_pooler_tanh(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
+  %r12 = call @yolov4_conv_mish(%cx, %cw, %cb) : (tensor<1x9x9x4xf32>, tensor<3x3x4x8xf32>, tensor<8xf32>) -> tensor<1x7x7x8xf32>
+  %r13 = call @onnx_linear_mish(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
+  %r14 = call @not_mish(%x, %w) : (tensor<6x9xf32>, tensor<9x20xf32>) -> tensor<6x20xf32>
   %m1 = bufferization.to_buffer %r1 : tensor<6x20xf32> to memref<6x20xf32>
   %m2 = bufferization.to_buffer %r2 : tensor<6x20xf32> to memref<6x20xf32>
   %m3 = bufferization.to_buffer %r3 : tensor<6x20xf32> to memref<6x20xf32>
@@ -470,6 +565,9 @@ func.func @main() {
   %m9 = bufferization.to_buffer %r9 : tensor<1x7x7x8xf32> to memref<1x7x7x8xf32>
   %m10 = bufferization.to_buffer %r10 : tensor<6x20xf32> to memref<6x20xf32>
   %m11 = bufferization.to_buffer %r11 : tensor<6x20xf32> to memref<6x20xf32>
+  %m12 = bufferization.to_buffer %r12 : tensor<1x7x7x8xf32> to memref<1x7x7x8xf32>
+  %m13 = bufferization.to_buffer %r13 : tensor<6x20xf32> to memref<6x20xf32>
+  %m14 = bufferization.to_buffer %r14 : tensor<6x20xf32> to memref<6x20xf32>
   %u1 = memref.cast %m1 : memref<6x20xf32> to memref<*xf32>
   %u2 = memref.cast %m2 : memref<6x20xf32> to memref<*xf32>
   %u3 = memref.cast %m3 : memref<6x20xf32> to memref<*xf32>
@@ -492,5 +590,11 @@ func.func @main() {
   call @printMemrefF32(%u9) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u10) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u11) : (memref<*xf32>) -> ()
+  %u12 = memref.cast %m12 : memref<1x7x7x8xf32> to memref<*xf32>
+  %u13 = memref.cast %m13 : memref<6x20xf32> to memref<*xf32>
+  %u14 = memref.cast %m14 : memref<6x20xf32> to memref<*xf32>
+  call @printMemrefF32(%u12) : (memref<*xf32>) -> ()
+  call @printMemrefF32(%u13) : (memref<*xf32>) -> ()
+  call @printMemrefF32(%u14) : (memref<*xf32>) -> ()
   return
 }

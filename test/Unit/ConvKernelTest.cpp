@@ -471,8 +471,9 @@ TEST(ConvKernelTest, SmoothActivationsValidate) {
     d.overwrite = true;
     d.bias = true;
     const Smooth all[] = {Smooth::Silu,     Smooth::GeluErf,   Smooth::Sigmoid,
-                          Smooth::GeluTanh, Smooth::HardSwish, Smooth::Tanh};
-    d.activation.smooth = all[i++ % 6];
+                          Smooth::GeluTanh, Smooth::HardSwish, Smooth::Tanh,
+                          Smooth::Mish};
+    d.activation.smooth = all[i++ % 7];
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
     EXPECT_TRUE(validates(d, c)) << c.str();
@@ -871,9 +872,9 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
     if (p == GemmPrecision::Bf16)
       for (ConvDesc base :
            {nhwc(1, 13, 13, 16, 40, 3, 2), nchw(1, 10, 10, 8, 8, 3)})
-        for (auto s :
-             {Activation::Smooth::Silu, Activation::Smooth::GeluErf,
-              Activation::Smooth::HardSwish, Activation::Smooth::Tanh}) {
+        for (auto s : {Activation::Smooth::Silu, Activation::Smooth::GeluErf,
+                       Activation::Smooth::HardSwish, Activation::Smooth::Tanh,
+                       Activation::Smooth::Mish}) {
           ConvDesc smooth = withPrecision(base, p);
           smooth.overwrite = true;
           smooth.bias = true;

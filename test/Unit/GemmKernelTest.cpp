@@ -681,10 +681,11 @@ TEST(GemmKernelTest, SmoothActivationsValidate) {
   // the epilogue's registers (30 rows: 28 at most with the activation).
   using Smooth = Activation::Smooth;
   const Smooth all[] = {Smooth::Sigmoid, Smooth::Silu,      Smooth::GeluTanh,
-                        Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh};
+                        Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh,
+                        Smooth::Mish};
   for (const GemmConfig &config : bPackingVariants(/*inPlaceRows=*/false))
     for (Shape s : {Shape{7, 17, 5}, Shape{50, 64, 40}, Shape{13, 33, 16}})
-      for (int i = 0; i < 6; ++i) {
+      for (int i = 0; i < 7; ++i) {
         GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
         d.activation.smooth = all[i];
         d.bias = i == 1   ? GemmBias::Rows
@@ -1066,8 +1067,9 @@ TEST(GemmKernelTest, HalfPrecisionSmoothActivationsValidate) {
   for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::F16}) {
     if (p == GemmPrecision::Bf16 ? !hostRunsBf16() : !hostRunsF16OnAvx512())
       continue;
-    for (Smooth s : {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh,
-                     Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh})
+    for (Smooth s :
+         {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
+          Smooth::HardSwish, Smooth::Tanh, Smooth::Mish})
       for (bool out : {false, true}) {
         // 37 rows (the packed nest), 5 (B streamed) or 20 against a B^T
         // five times wider (the product transposed).

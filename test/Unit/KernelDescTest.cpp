@@ -186,8 +186,9 @@ TEST(GemmDescTest, SmoothActivations) {
   EXPECT_FALSE(static_cast<bool>(d.verify()));
   d.precision = GemmPrecision::S8S8;
   QM_ASSERT_FAILS_WITH(d.verify(), "8-bit operands take no epilogue");
-  for (Smooth s : {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh,
-                   Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh})
+  for (Smooth s :
+       {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
+        Smooth::HardSwish, Smooth::Tanh, Smooth::Mish})
     EXPECT_EQ(Activation::smoothNamed(Activation::smoothName(s)), s);
   EXPECT_FALSE(Activation::smoothNamed("gelu"));
   Activation a;
@@ -223,6 +224,13 @@ TEST(GemmDescTest, SmoothActivations) {
   EXPECT_EQ(a.apply(0.5), std::tanh(0.5));
   EXPECT_EQ(a.apply(-INFINITY), -1.0);
   EXPECT_EQ(a.errorGain(), 1.0);
+  a.smooth = Smooth::Mish;
+  EXPECT_EQ(a.apply(1.0), std::tanh(std::log1p(std::exp(1.0))));
+  EXPECT_EQ(a.apply(INFINITY), INFINITY);
+  EXPECT_EQ(a.apply(-INFINITY), 0.0);
+  EXPECT_EQ(a.errorGain(), 1.13);
+  // Where e^x is clamped its ratio is e^-87.34, 2^-126 rounded up.
+  EXPECT_EQ(a.allowance(-100.0, 0.0), 100.0 * 0x1p-125);
 }
 
 TEST(GemmDescTest, VerifyChecksReluBound) {

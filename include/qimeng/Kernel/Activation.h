@@ -38,8 +38,8 @@ namespace qimeng {
 /// `activation`), which kernels compute in f32 to a few ulps rather than
 /// exactly (allowance()): sigmoid 1 / (1 + e^-x), silu x * sigmoid(x),
 /// gelu_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), gelu_erf
-/// 0.5 x (1 + erf(x / sqrt(2))), hardswish x min(max(x + 3, 0), 6) / 6 and
-/// tanh; NaN stays NaN.
+/// 0.5 x (1 + erf(x / sqrt(2))), hardswish x min(max(x + 3, 0), 6) / 6,
+/// tanh and mish x tanh(log(1 + e^x)); NaN stays NaN.
 struct Activation {
   enum class Smooth : uint8_t {
     None,
@@ -48,7 +48,8 @@ struct Activation {
     GeluTanh,
     GeluErf,
     HardSwish,
-    Tanh
+    Tanh,
+    Mish
   };
 
   bool relu = false;
@@ -82,14 +83,17 @@ struct Activation {
       return "hardswish";
     case Smooth::Tanh:
       return "tanh";
+    case Smooth::Mish:
+      return "mish";
     case Smooth::None:
       break;
     }
     return "";
   }
   static std::optional<Smooth> smoothNamed(const std::string &name) {
-    for (Smooth s : {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh,
-                     Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh})
+    for (Smooth s :
+         {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
+          Smooth::HardSwish, Smooth::Tanh, Smooth::Mish})
       if (name == smoothName(s))
         return s;
     return std::nullopt;
@@ -117,12 +121,13 @@ struct Activation {
   /// slope where above 1, else 1 (relu and its clamp never enlarge one).
   /// A validator scales its error bound's magnitude by it.
   /// The smooth ones: their largest slope, 1.13 (gelu's, at x = 1.4;
-  /// silu's is 1.10, sigmoid's 1/4), hardswish's 1.5 (at x = 3).
+  /// silu's is 1.10, mish's 1.09, sigmoid's 1/4), hardswish's 1.5 (at x =
+  /// 3).
   double errorGain() const {
     if (smooth == Smooth::HardSwish)
       return 1.5;
     if (smooth == Smooth::Silu || smooth == Smooth::GeluTanh ||
-        smooth == Smooth::GeluErf)
+        smooth == Smooth::GeluErf || smooth == Smooth::Mish)
       return 1.13;
     return leakySlope && *leakySlope > 1.0f ? double(*leakySlope) : 1.0;
   }
@@ -131,10 +136,11 @@ struct Activation {
   /// the exact input `x` whose result is `y` (0 for the exact ones), as
   /// x86.py's formulas make it (measured in
   /// python_emitters/tests/test_smooth_activations.py): 6 ulps of y for
-  /// sigmoid, silu and tanh, 6 + 4 |2u| for gelu_tanh (its argument 2u is
-  /// rounded first), 1.5e-7 |x| + 8 ulps for gelu_erf (Abramowitz and
+  /// sigmoid, silu, tanh and mish, 6 + 4 |2u| for gelu_tanh (its argument
+  /// 2u is rounded first), 1.5e-7 |x| + 8 ulps for gelu_erf (Abramowitz and
   /// Stegun's erf, to 1.5e-7 absolute), and |x| 2^-126 where e^-z is
-  /// clamped at z = 87.3; hardswish |x| 2^-23 + 3 ulps (x + 3 rounded,
+  /// clamped at z = 87.3 (mish's e^x: |x| 2^-125, e^-87.3 being 2^-126
+  /// rounded up); hardswish |x| 2^-23 + 3 ulps (x + 3 rounded,
   /// then the product and the division). An ulp of y taken as |y| 2^-23
   /// (its largest).
   double allowance(double x, double y) const {
@@ -143,7 +149,9 @@ struct Activation {
     const double ulp = std::fabs(y) * std::ldexp(1.0, -23);
     if (smooth == Smooth::HardSwish)
       return std::fabs(x) * std::ldexp(1.0, -23) + 3 * ulp;
-    const double clamped = std::max(std::fabs(x), 1.0) * std::ldexp(1.0, -126);
+    const double clamped =
+        std::max(std::fabs(x), 1.0) *
+        std::ldexp(1.0, smooth == Smooth::Mish ? -125 : -126);
     switch (smooth) {
     case Smooth::GeluErf:
       return 1.5e-7 * std::fabs(x) + 8 * ulp + clamped;
@@ -240,6 +248,10 @@ private:
       return x * std::min(std::max(x + T(3), T(0)), T(6)) / T(6);
     case Smooth::Tanh:
       return std::tanh(x);
+    case Smooth::Mish:
+      if (std::isinf(x))
+        return x > 0 ? x : T(-0.0);
+      return x * std::tanh(std::log1p(std::exp(x)));
     case Smooth::None:
       break;
     }

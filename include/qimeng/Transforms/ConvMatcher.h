@@ -39,7 +39,7 @@ struct ConvInit {
 struct ConvMatchOptions {
   /// Fold a bias broadcast into the output (and fuse consumers).
   bool foldBiasInit = true;
-  /// Fuse a smooth activation (sigmoid, silu, gelu, hardswish, tanh) into a
+  /// Fuse a smooth activation (sigmoid, silu, gelu, hardswish, tanh, mish) into a
   /// floating-point kernel where the ISA's kernels compute one
   /// (isaAppliesSmoothActivations).
   bool smoothActivations = false;

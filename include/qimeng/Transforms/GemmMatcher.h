@@ -113,7 +113,7 @@ struct ContractionMatchOptions {
   int64_t representativeK = 256;
   /// Fuse an elementwise consumer (bias per column, relu) into the kernel.
   bool fuseEpilogues = true;
-  /// ...a smooth activation (sigmoid, silu, gelu, hardswish, tanh) too, into a
+  /// ...a smooth activation (sigmoid, silu, gelu, hardswish, tanh, mish) too, into a
   /// floating-point kernel (f32, bf16, f16) where the ISA's kernels compute
   /// one (isaAppliesSmoothActivations).
   bool smoothActivations = false;

@@ -23,6 +23,8 @@ void _mlir_ciface_conv_bias_hardswish(Memref4D *y, Memref4D *x, Memref4D *w,
 void _mlir_ciface_classifier_head(Memref2D *y, Memref2D *x, Memref2D *w);
 void _mlir_ciface_bert_pooler_tanh(Memref2D *y, Memref2D *x, Memref2D *w,
                                    Memref1D *b);
+void _mlir_ciface_yolov4_conv_mish(Memref4D *y, Memref4D *x, Memref4D *w,
+                                   Memref1D *b);
 
 enum { M = 13, K = 70, N = 37 };
 static float X[M * K], W[N * K], Bias[N];
@@ -91,5 +93,7 @@ int main(void) {
   print2("classifier_head", &y);
   _mlir_ciface_bert_pooler_tanh(&y, &x, &w, &b);
   print2("bert_pooler_tanh", &y);
+  _mlir_ciface_yolov4_conv_mish(&y4, &cx, &cw, &cb);
+  print4("yolov4_conv_mish", &y4);
   return 0;
 }
