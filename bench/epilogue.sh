@@ -5,7 +5,8 @@
 # bench/example/linear-bf16.mlir (bf16 GEMMs into f32, then truncf to
 # bf16), bench/example/linear-leaky.mlir (bias + leaky relu),
 # bench/example/linear-gelu.mlir (bias + gelu),
-# bench/example/linear-tanh.mlir (bias + tanh) or
+# bench/example/linear-tanh.mlir (bias + tanh),
+# bench/example/linear-mish.mlir (bias + mish) or
 # bench/example/linear-bf16-gelu.mlir (bf16 GEMMs, gelu on their f32 sums,
 # then truncf to bf16), bufferized with
 # one-shot-bufferize's default function boundaries, compiled with
