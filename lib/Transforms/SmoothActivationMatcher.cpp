@@ -321,9 +321,8 @@ static bool isOne(Value c) {
 /// `ops`: log1p(exp(x)) (torch-mlir's) or log(1 + exp(x)) (ONNX's), either
 /// perhaps divided or multiplied by 1 (torch's beta), perhaps behind
 /// torch's threshold select(cmpf ogt|ugt(x, t), x, that) with a t of at
-/// least 10 (past 9.1 tanh of either rounds to 1 in f32: mish(x) = x
-/// either way).
-static bool isSoftplusOf(Value v, Value x,
+/// least `minThreshold` (one past which the result is the same in f32).
+static bool isSoftplusOf(Value v, Value x, double minThreshold,
                          llvm::SmallPtrSetImpl<Operation *> &ops) {
   const Poly justX{{{1, 0}, 1.0}};
   llvm::SmallPtrSet<Operation *, 8> mine;
@@ -336,7 +335,7 @@ static bool isSoftplusOf(Value v, Value x,
          cmp.getPredicate() != arith::CmpFPredicate::UGT) ||
         !matchPattern(cmp.getRhs(), m_Constant(&threshold)) ||
         !threshold.getValue().isFinite() ||
-        !(threshold.getValue().convertToDouble() >= 10.0) ||
+        !(threshold.getValue().convertToDouble() >= minThreshold) ||
         !readsAs(cmp.getLhs(), x, justX, mine) ||
         !readsAs(select.getTrueValue(), x, justX, mine))
       return false;
@@ -371,12 +370,23 @@ static bool isSoftplusOf(Value v, Value x,
   return true;
 }
 
-/// mish: x * tanh(softplus(x)) (isSoftplusOf), any association of the
-/// product.
+/// softplus alone (isSoftplusOf; Mamba's dt projection), a threshold from
+/// 15 up: past 15, log1p(e^-x) is below half an ulp of x. Or mish: x *
+/// tanh(softplus(x)), any association of the product, a threshold from 10
+/// up: past 9.1 tanh of either rounds to 1 in f32, mish(x) = x either way.
 static std::optional<std::pair<Activation::Smooth, Value>>
-matchMish(Value v, const llvm::SetVector<Operation *> &ops,
-          const llvm::SetVector<Value> &values,
-          llvm::SmallPtrSetImpl<Operation *> &used) {
+matchSoftplusOrMish(Value v, const llvm::SetVector<Operation *> &ops,
+                    const llvm::SetVector<Value> &values,
+                    llvm::SmallPtrSetImpl<Operation *> &used) {
+  for (Value x : values) {
+    if (x == v || matchPattern(x, m_Constant()) || !x.getType().isF32())
+      continue;
+    llvm::SmallPtrSet<Operation *, 16> softplus;
+    if (isSoftplusOf(v, x, /*minThreshold=*/15.0, softplus)) {
+      used.insert(softplus.begin(), softplus.end());
+      return std::pair(Activation::Smooth::Softplus, x);
+    }
+  }
   for (Operation *op : ops) {
     auto tanh = dyn_cast<math::TanhOp>(op);
     if (!tanh)
@@ -386,7 +396,7 @@ matchMish(Value v, const llvm::SetVector<Operation *> &ops,
       if (x == term || matchPattern(x, m_Constant()) || !x.getType().isF32())
         continue;
       llvm::SmallPtrSet<Operation *, 16> softplus;
-      if (!isSoftplusOf(tanh.getOperand(), x, softplus))
+      if (!isSoftplusOf(tanh.getOperand(), x, /*minThreshold=*/10.0, softplus))
         continue;
       PolyReader outer(x, term, /*logistic=*/false);
       std::optional<Poly> o = outer.read(v);
@@ -410,8 +420,8 @@ qimeng::matchSmoothActivation(Value v,
   llvm::SetVector<Operation *> ops;
   llvm::SetVector<Value> values;
   expressionOf(v, ops, values);
-  if (auto mish = matchMish(v, ops, values, used))
-    return mish;
+  if (auto found = matchSoftplusOrMish(v, ops, values, used))
+    return found;
   Operation *special = nullptr;
   for (Operation *op : ops)
     if (isa<math::ErfOp, math::TanhOp, math::ExpOp>(op)) {

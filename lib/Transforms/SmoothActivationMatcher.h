@@ -29,9 +29,11 @@ namespace qimeng {
 ///    StableHLO's logistic);
 ///  - silu: x * sigmoid(x), or x / (1 + exp(-x));
 ///  - tanh: math.tanh(x) alone (BERT's pooler, an LSTM's cell);
-///  - mish: x * tanh(softplus(x)) (YOLOv4's), softplus as log1p(exp(x))
-///    or log(1 + exp(x)), perhaps behind torch's threshold (x > 20 ? x :
-///    ...; any threshold from 10 up);
+///  - softplus: log1p(exp(x)) or log(1 + exp(x)), perhaps behind torch's
+///    threshold (x > 20 ? x : ...; any threshold from 15 up: Mamba's dt
+///    projection);
+///  - mish: x * tanh(softplus(x)) (YOLOv4's), softplus as above (any
+///    threshold from 10 up);
 ///  - hardswish: x * relu6(x + 3) / 6 (torch's), or x times hardsigmoid's
 ///    clamp of x / 6 + 1/2 to [0, 1], the clamp as arith's max and min
 ///    (maximumf, maxnumf, minimumf, minnumf) or torch-mlir's aten.clamp

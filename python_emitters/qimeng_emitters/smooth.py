@@ -28,7 +28,12 @@ The formulas:
    = e^min(x, 20): tanh(log(1 + u)) = ((1 + u)^2 - 1) / ((1 + u)^2 + 1)
    without a logarithm; past 20 the ratio rounds to 1 (torch's softplus
    threshold), and the bound keeps an infinite x from making it inf / inf;
-   NaN kept by the product with x.
+   NaN kept by the product with x;
+ - softplus (Mamba's dt projection): log(1 + e^x) = max(x, 0) + log1p(e),
+   e = e^-|x| in (0, 1], log1p(e) = 2 atanh(s) = 2 s (1 + s^2 / 3 + s^4 /
+   5 + .. + s^14 / 15), s = e / (2 + e) at most 1/3 (the series' next term
+   1e-9 of the sum): no logarithm, no cancellation, no overflow; NaN kept
+   by relu's max.
 
 A program (`program(name)`) is a list of operations, each a tuple (op,
 destination, operands...) on the roles "x" (the value, replaced by its
@@ -74,7 +79,11 @@ CONSTANTS = (
     ("erf_a2", -0.284496736), ("erf_a3", 1.421413741),
     ("erf_a4", -1.453152027), ("erf_a5", 1.061405429), ("erf_x_max", 10.0),
     ("zero", 0.0), ("three", 3.0), ("six", 6.0), ("minus_two", -2.0),
-    ("two", 2.0), ("mish_x_max", 20.0))
+    ("two", 2.0), ("mish_x_max", 20.0),
+    ("atanh_2_15", 2.0 / 15.0), ("atanh_2_13", 2.0 / 13.0),
+    ("atanh_2_11", 2.0 / 11.0), ("atanh_2_9", 2.0 / 9.0),
+    ("atanh_2_7", 2.0 / 7.0), ("atanh_2_5", 2.0 / 5.0),
+    ("atanh_2_3", 2.0 / 3.0))
 VALUES = dict(CONSTANTS)
 #: |x| by a mask of the sign (x86's vandps; the others have an abs).
 ABS_MASK = 0x7fffffff
@@ -133,6 +142,16 @@ def program(name):
                 + [("add", "b", "a", two), ("mul", "a", "a", "b"),
                    ("add", "b", "a", two), ("div", "a", "a", "b"),
                    ("mul", "x", "x", "a")])
+    if name == "softplus":
+        # relu(x) + 2 s P(s^2), s = e / (2 + e), e = e^-|x|.
+        series = ("atanh_2_15", "atanh_2_13", "atanh_2_11", "atanh_2_9",
+                  "atanh_2_7", "atanh_2_5", "atanh_2_3", "two")
+        return ([("abs", "a", "x"), ("neg", "a", "a")] + _exp_a()
+                + [("add", "b", "a", Const("two")), ("div", "a", "a", "b"),
+                   ("mul", "b", "a", "a"),
+                   ("horner", "t", "b") + tuple(Const(c) for c in series),
+                   ("mul", "t", "t", "a"), ("relu", "b", "x"),
+                   ("add", "x", "b", "t")])
     if name == "hardswish":
         return [("add", "a", "x", Const("three")),
                 ("max", "a", "a", Const("zero")),

@@ -1,5 +1,5 @@
 """The smooth activations (sigmoid, silu, gelu_tanh, gelu_erf, hardswish,
-tanh, mish) of sgemm's
+tanh, mish, softplus) of sgemm's
 epilogue, measured point by point: a kernel with K = 1 and B all ones
 writes C(i, j) = f(A(i)), A a dense sweep of [-20, 20] plus the values
 where each formula changes behaviour (its clamps, 0, -0, huge, NaN,
@@ -15,7 +15,8 @@ first, which e^-2u turns into |2u| times as many ulps); gelu_erf within 1.5e-7 |
 and its polynomial's roundings); hardswish within |x| 2^-23 + 3 ulps (x +
 3 rounded, then the product and the division by 6); mish within 6 ulps
 too (its ratio n / (n + 2) from Cephes' e^x: 3.2 at worst), and where
-e^x is clamped |x| 2^-125 (e^-87.34 is 2^-126 rounded up).
+e^x is clamped |x| 2^-125 (e^-87.34 is 2^-126 rounded up); softplus
+within 6 ulps (its series in s = e^-|x| / (2 + e^-|x|)).
 """
 
 import math
@@ -79,6 +80,8 @@ def reference(name, x):
         return math.nan
     if name == "tanh":
         return math.tanh(x)
+    if name == "softplus":
+        return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
     if name == "mish":
         if math.isinf(x):
             return x if x > 0 else -0.0
@@ -137,7 +140,7 @@ SPECIALS = [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 87.33654, -87.33654,
             -3e38]
 INPUTS = [_f32(-20.0 + 0.0078125 * i) for i in range(5121)] + SPECIALS
 SMOOTH_NAMES = ("sigmoid", "silu", "gelu_tanh", "gelu_erf", "hardswish",
-                "tanh", "mish")
+                "tanh", "mish", "softplus")
 
 
 @runs_kernels("avx2", "fma")
@@ -244,15 +247,16 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
     def test_infinities(self):
         """An infinite input: sigmoid's limits, +inf for the others at
         +inf; at -inf gelu_erf's limit (-0, or the clamped term's
-        -1e-37), while silu and gelu_tanh divide -inf by e^88 (the stock
-        lowering gives NaN there: -inf * 0); hardswish -inf * 0, NaN, as
-        the stock lowering."""
+        -1e-37), while silu and gelu_tanh divide -inf by e^88 and mish
+        multiplies it by e^-87.3 (the stock lowering gives NaN there: -inf
+        * 0); hardswish -inf * 0, NaN, as the stock lowering; softplus its
+        limits (+inf; 0, or e^-87.3's 1e-38)."""
         inf = math.inf
         expected = {
             "sigmoid": (1.0, 0.0), "silu": (inf, -inf),
             "gelu_tanh": (inf, -inf), "gelu_erf": (inf, 0.0),
             "hardswish": (inf, math.nan), "tanh": (1.0, -1.0),
-            "mish": (inf, -inf)}
+            "mish": (inf, -inf), "softplus": (inf, 0.0)}
         for name, (at_plus, at_minus) in expected.items():
             with self.subTest(name=name):
                 for isa, n in (("avx2", 9), ("avx512", 17)):
@@ -349,7 +353,8 @@ class CrossSmoothActivationAccuracyTest(unittest.TestCase):
         limits = {"hardswish": (math.inf, math.nan), "tanh": (1.0, -1.0),
                   "sigmoid": (1.0, 0.0), "silu": (math.inf, -math.inf),
                   "gelu_tanh": (math.inf, -math.inf),
-                  "gelu_erf": (math.inf, 0.0), "mish": (math.inf, -math.inf)}
+                  "gelu_erf": (math.inf, 0.0), "mish": (math.inf, -math.inf),
+                  "softplus": (math.inf, 0.0)}
         inputs = INPUTS + CROSS_SPECIALS
         for form in CROSS_FORMS:
             for name in SMOOTH_NAMES:

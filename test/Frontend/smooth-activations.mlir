@@ -22,6 +22,9 @@
 //   decomposes aten.mish: x * tanh(softplus(x)), softplus behind its
 //   threshold (x > 20 ? x : log1p(exp(x))), and after a linear layer as
 //   ONNX writes it (log(exp(x) + 1), the product tanh * x);
+// - Mamba's dt projection: a linear layer's bias, then torch-mlir's
+//   softplus (x > 20 ? x : log1p(exp(x)), beta 1 as a multiplication
+//   and a division by 1);
 // and a gelu with the wrong constant and a mish whose softplus threshold
 // (5) changes its results left alone. Run with and without
 // --qimeng-tensorop (the stock side through libm: erff, tanhf, expf,
@@ -107,6 +110,10 @@
 // CHECK:         } else {
 // CHECK-LABEL: func.func @onnx_linear_mish(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_mish_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @mamba_dt_softplus(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_softplus_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
 // CHECK-LABEL: func.func @not_mish(
@@ -423,6 +430,31 @@ func.func @onnx_linear_mish(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tenso
   return %r : tensor<6x20xf32>
 }
 
+// Mamba's dt projection: dt_proj's bias, then F.softplus as torch-mlir
+// decomposes it.
+func.func @mamba_dt_softplus(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tensor<20xf32>) -> tensor<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<6x20xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<6x9xf32>, tensor<9x20xf32>) outs(%c : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %o = tensor.empty() : tensor<6x20xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %b : tensor<6x20xf32>, tensor<20xf32>) outs(%o : tensor<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %threshold = arith.constant 20.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %sb = arith.mulf %s, %one : f32
+    %e = math.exp %sb : f32
+    %l = math.log1p %e : f32
+    %lb = arith.divf %l, %one : f32
+    %gt = arith.cmpf ugt, %sb, %threshold : f32
+    %y = arith.select %gt, %s, %lb : f32
+    linalg.yield %y : f32
+  } -> tensor<6x20xf32>
+  return %r : tensor<6x20xf32>
+}
+
 // softplus with threshold 5: x itself from 5 on, where mish's tanh would
 // still be below 1 (tanh(5) = 0.99991): not mish; the generic stays.
 func.func @not_mish(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>) -> tensor<6x20xf32> {
@@ -502,7 +534,7 @@ func.func private @printMemrefF32(memref<*xf32>)
 
 // OUT: rank = 2 offset = 0 sizes = [6, 20]
 // OUT-NEXT: nan
-// OUT-COUNT-13: rank = {{[24]}} offset = 0
+// OUT-COUNT-14: rank = {{[24]}} offset = 0
 func.func @main() {
   %c3 = arith.constant 3 : index
   %c8 = arith.constant 8 : index
@@ -554,6 +586,7 @@ func.func @main() {
   %r12 = call @yolov4_conv_mish(%cx, %cw, %cb) : (tensor<1x9x9x4xf32>, tensor<3x3x4x8xf32>, tensor<8xf32>) -> tensor<1x7x7x8xf32>
   %r13 = call @onnx_linear_mish(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
   %r14 = call @not_mish(%x, %w) : (tensor<6x9xf32>, tensor<9x20xf32>) -> tensor<6x20xf32>
+  %r15 = call @mamba_dt_softplus(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
   %m1 = bufferization.to_buffer %r1 : tensor<6x20xf32> to memref<6x20xf32>
   %m2 = bufferization.to_buffer %r2 : tensor<6x20xf32> to memref<6x20xf32>
   %m3 = bufferization.to_buffer %r3 : tensor<6x20xf32> to memref<6x20xf32>
@@ -596,5 +629,8 @@ func.func @main() {
   call @printMemrefF32(%u12) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u13) : (memref<*xf32>) -> ()
   call @printMemrefF32(%u14) : (memref<*xf32>) -> ()
+  %m15 = bufferization.to_buffer %r15 : tensor<6x20xf32> to memref<6x20xf32>
+  %u15 = memref.cast %m15 : memref<6x20xf32> to memref<*xf32>
+  call @printMemrefF32(%u15) : (memref<*xf32>) -> ()
   return
 }

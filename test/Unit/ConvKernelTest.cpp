@@ -472,8 +472,8 @@ TEST(ConvKernelTest, SmoothActivationsValidate) {
     d.bias = true;
     const Smooth all[] = {Smooth::Silu,     Smooth::GeluErf,   Smooth::Sigmoid,
                           Smooth::GeluTanh, Smooth::HardSwish, Smooth::Tanh,
-                          Smooth::Mish};
-    d.activation.smooth = all[i++ % 7];
+                          Smooth::Mish,     Smooth::Softplus};
+    d.activation.smooth = all[i++ % 8];
     SCOPED_TRACE(d.str());
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
     EXPECT_TRUE(validates(d, c)) << c.str();
@@ -872,9 +872,10 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
     if (p == GemmPrecision::Bf16)
       for (ConvDesc base :
            {nhwc(1, 13, 13, 16, 40, 3, 2), nchw(1, 10, 10, 8, 8, 3)})
-        for (auto s : {Activation::Smooth::Silu, Activation::Smooth::GeluErf,
-                       Activation::Smooth::HardSwish, Activation::Smooth::Tanh,
-                       Activation::Smooth::Mish}) {
+        for (auto s :
+             {Activation::Smooth::Silu, Activation::Smooth::GeluErf,
+              Activation::Smooth::HardSwish, Activation::Smooth::Tanh,
+              Activation::Smooth::Mish, Activation::Smooth::Softplus}) {
           ConvDesc smooth = withPrecision(base, p);
           smooth.overwrite = true;
           smooth.bias = true;

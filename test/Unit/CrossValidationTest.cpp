@@ -164,7 +164,7 @@ TEST_P(CrossValidationTest, SmoothActivationsPassAndAWrongOneIsCaught) {
   // within its allowance (and its NaN rule: a NaN input stays NaN).
   for (Smooth s :
        {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
-        Smooth::HardSwish, Smooth::Tanh, Smooth::Mish}) {
+        Smooth::HardSwish, Smooth::Tanh, Smooth::Mish, Smooth::Softplus}) {
     GemmDesc desc = runtimeLdGemm(19, 23, 13);
     desc.bias = GemmBias::Columns;
     desc.activation.smooth = s;

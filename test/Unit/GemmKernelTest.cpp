@@ -682,10 +682,10 @@ TEST(GemmKernelTest, SmoothActivationsValidate) {
   using Smooth = Activation::Smooth;
   const Smooth all[] = {Smooth::Sigmoid, Smooth::Silu,      Smooth::GeluTanh,
                         Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh,
-                        Smooth::Mish};
+                        Smooth::Mish,    Smooth::Softplus};
   for (const GemmConfig &config : bPackingVariants(/*inPlaceRows=*/false))
     for (Shape s : {Shape{7, 17, 5}, Shape{50, 64, 40}, Shape{13, 33, 16}})
-      for (int i = 0; i < 7; ++i) {
+      for (int i = 0; i < 8; ++i) {
         GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
         d.activation.smooth = all[i];
         d.bias = i == 1   ? GemmBias::Rows
@@ -1069,7 +1069,7 @@ TEST(GemmKernelTest, HalfPrecisionSmoothActivationsValidate) {
       continue;
     for (Smooth s :
          {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
-          Smooth::HardSwish, Smooth::Tanh, Smooth::Mish})
+          Smooth::HardSwish, Smooth::Tanh, Smooth::Mish, Smooth::Softplus})
       for (bool out : {false, true}) {
         // 37 rows (the packed nest), 5 (B streamed) or 20 against a B^T
         // five times wider (the product transposed).

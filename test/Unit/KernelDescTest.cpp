@@ -188,7 +188,7 @@ TEST(GemmDescTest, SmoothActivations) {
   QM_ASSERT_FAILS_WITH(d.verify(), "8-bit operands take no epilogue");
   for (Smooth s :
        {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
-        Smooth::HardSwish, Smooth::Tanh, Smooth::Mish})
+        Smooth::HardSwish, Smooth::Tanh, Smooth::Mish, Smooth::Softplus})
     EXPECT_EQ(Activation::smoothNamed(Activation::smoothName(s)), s);
   EXPECT_FALSE(Activation::smoothNamed("gelu"));
   Activation a;
@@ -231,6 +231,12 @@ TEST(GemmDescTest, SmoothActivations) {
   EXPECT_EQ(a.errorGain(), 1.13);
   // Where e^x is clamped its ratio is e^-87.34, 2^-126 rounded up.
   EXPECT_EQ(a.allowance(-100.0, 0.0), 100.0 * 0x1p-125);
+  a.smooth = Smooth::Softplus;
+  EXPECT_DOUBLE_EQ(a.apply(0.0), std::log(2.0));
+  EXPECT_EQ(a.apply(100.0), 100.0);
+  EXPECT_EQ(a.apply(INFINITY), INFINITY);
+  EXPECT_EQ(a.apply(-INFINITY), 0.0);
+  EXPECT_EQ(a.errorGain(), 1.0);
 }
 
 TEST(GemmDescTest, VerifyChecksReluBound) {

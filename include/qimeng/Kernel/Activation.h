@@ -39,7 +39,8 @@ namespace qimeng {
 /// exactly (allowance()): sigmoid 1 / (1 + e^-x), silu x * sigmoid(x),
 /// gelu_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), gelu_erf
 /// 0.5 x (1 + erf(x / sqrt(2))), hardswish x min(max(x + 3, 0), 6) / 6,
-/// tanh and mish x tanh(log(1 + e^x)); NaN stays NaN.
+/// tanh, mish x tanh(log(1 + e^x)) and softplus log(1 + e^x); NaN stays
+/// NaN.
 struct Activation {
   enum class Smooth : uint8_t {
     None,
@@ -49,7 +50,8 @@ struct Activation {
     GeluErf,
     HardSwish,
     Tanh,
-    Mish
+    Mish,
+    Softplus
   };
 
   bool relu = false;
@@ -85,6 +87,8 @@ struct Activation {
       return "tanh";
     case Smooth::Mish:
       return "mish";
+    case Smooth::Softplus:
+      return "softplus";
     case Smooth::None:
       break;
     }
@@ -93,7 +97,7 @@ struct Activation {
   static std::optional<Smooth> smoothNamed(const std::string &name) {
     for (Smooth s :
          {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
-          Smooth::HardSwish, Smooth::Tanh, Smooth::Mish})
+          Smooth::HardSwish, Smooth::Tanh, Smooth::Mish, Smooth::Softplus})
       if (name == smoothName(s))
         return s;
     return std::nullopt;
@@ -134,14 +138,14 @@ struct Activation {
 
   /// The error a kernel's own computation of the activation may add at
   /// the exact input `x` whose result is `y` (0 for the exact ones), as
-  /// x86.py's formulas make it (measured in
+  /// smooth.py's programs make it (measured in
   /// python_emitters/tests/test_smooth_activations.py): 6 ulps of y for
-  /// sigmoid, silu, tanh and mish, 6 + 4 |2u| for gelu_tanh (its argument
-  /// 2u is rounded first), 1.5e-7 |x| + 8 ulps for gelu_erf (Abramowitz and
-  /// Stegun's erf, to 1.5e-7 absolute), and |x| 2^-126 where e^-z is
-  /// clamped at z = 87.3 (mish's e^x: |x| 2^-125, e^-87.3 being 2^-126
-  /// rounded up); hardswish |x| 2^-23 + 3 ulps (x + 3 rounded,
-  /// then the product and the division). An ulp of y taken as |y| 2^-23
+  /// sigmoid, silu, tanh, mish and softplus, 6 + 4 |2u| for gelu_tanh (its
+  /// argument 2u is rounded first), 1.5e-7 |x| + 8 ulps for gelu_erf
+  /// (Abramowitz and Stegun's erf, to 1.5e-7 absolute), and |x| 2^-126
+  /// where e^-z is clamped at z = 87.3 (mish's e^x: |x| 2^-125, e^-87.3
+  /// being 2^-126 rounded up); hardswish |x| 2^-23 + 3 ulps (x + 3
+  /// rounded, then the product and the division). An ulp of y taken as |y| 2^-23
   /// (its largest).
   double allowance(double x, double y) const {
     if (smooth == Smooth::None || std::isnan(x))
@@ -252,6 +256,9 @@ private:
       if (std::isinf(x))
         return x > 0 ? x : T(-0.0);
       return x * std::tanh(std::log1p(std::exp(x)));
+    case Smooth::Softplus:
+      // max(x, 0) + log1p(e^-|x|): no overflow; +inf's and -inf's limits.
+      return std::max(x, T(0)) + std::log1p(std::exp(-std::fabs(x)));
     case Smooth::None:
       break;
     }
