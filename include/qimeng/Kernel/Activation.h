@@ -145,8 +145,8 @@ struct Activation {
   /// (Abramowitz and Stegun's erf, to 1.5e-7 absolute), and |x| 2^-126
   /// where e^-z is clamped at z = 87.3 (mish's e^x: |x| 2^-125, e^-87.3
   /// being 2^-126 rounded up); hardswish |x| 2^-23 + 3 ulps (x + 3
-  /// rounded, then the product and the division). An ulp of y taken as |y| 2^-23
-  /// (its largest).
+  /// rounded, then the product and the division). An ulp of y taken as |y|
+  /// 2^-23 (its largest).
   double allowance(double x, double y) const {
     if (smooth == Smooth::None || std::isnan(x))
       return 0.0;
