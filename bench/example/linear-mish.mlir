@@ -167,11 +167,11 @@ func.func @main() {
   %dyd = tensor.cast %dy : tensor<128x768xf32> to tensor<?x?xf32>
   %ds = call @checksum(%dyd) : (tensor<?x?xf32>) -> f64
   %dm = arith.divf %dt_, %n : f64
-  vector.print str "up   128x768 -> 3072 (GEMM 128x3072x768) + bias + tanh: best, mean seconds, checksum = "
+  vector.print str "up   128x768 -> 3072 (GEMM 128x3072x768) + bias + mish: best, mean seconds, checksum = "
   vector.print %ub : f64
   vector.print %um : f64
   vector.print %us : f64
-  vector.print str "down 128x3072 -> 768 (GEMM 128x768x3072) + bias + tanh: best, mean seconds, checksum = "
+  vector.print str "down 128x3072 -> 768 (GEMM 128x768x3072) + bias + mish: best, mean seconds, checksum = "
   vector.print %db : f64
   vector.print %dm : f64
   vector.print %ds : f64
