@@ -370,8 +370,87 @@ static bool isSoftplusOf(Value v, Value x, double minThreshold,
   return true;
 }
 
-/// softplus alone (isSoftplusOf; Mamba's dt projection), a threshold from
-/// 15 up: past 15, log1p(e^-x) is below half an ulp of x. Or mish: x *
+/// Whether `v` is -|d| (math.absf's negf, its product with -1, or 0 minus
+/// it) of a d that reads as x, its ops added to `ops`.
+static bool isMinusAbsOf(Value v, Value x,
+                         llvm::SmallPtrSetImpl<Operation *> &ops) {
+  Operation *op = v.getDefiningOp();
+  Value abs;
+  FloatAttr c;
+  if (auto neg = dyn_cast_or_null<arith::NegFOp>(op)) {
+    abs = neg.getOperand();
+  } else if (auto mul = dyn_cast_or_null<arith::MulFOp>(op)) {
+    for (auto [k, other] : {std::pair(mul.getRhs(), mul.getLhs()),
+                            std::pair(mul.getLhs(), mul.getRhs())})
+      if (matchPattern(k, m_Constant(&c)) &&
+          c.getValue().convertToDouble() == -1.0)
+        abs = other;
+  } else if (auto sub = dyn_cast_or_null<arith::SubFOp>(op)) {
+    if (matchPattern(sub.getLhs(), m_AnyZeroFloat()))
+      abs = sub.getRhs();
+  }
+  auto absf = abs ? abs.getDefiningOp<math::AbsFOp>() : math::AbsFOp();
+  if (!absf || !readsAs(absf.getOperand(), x, Poly{{{1, 0}, 1.0}}, ops))
+    return false;
+  ops.insert(op);
+  ops.insert(absf);
+  return true;
+}
+
+/// Whether `v` is JAX's softplus, jnp.logaddexp(x, 0): max(x, 0) +
+/// log1p(exp(-|x - 0|)) (arith.maximumf or maxnumf, the sum either way
+/// round), perhaps behind its NaN select(cmpf une|uno(d, d), x + 0, that)
+/// (the sum is NaN for a NaN x either way), its ops added to `ops`.
+static bool isLogAddExpOf(Value v, Value x,
+                          llvm::SmallPtrSetImpl<Operation *> &ops) {
+  const Poly justX{{{1, 0}, 1.0}};
+  llvm::SmallPtrSet<Operation *, 8> mine;
+  Operation *op = v.getDefiningOp();
+  if (auto select = dyn_cast_or_null<arith::SelectOp>(op)) {
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+    if (!cmp ||
+        (cmp.getPredicate() != arith::CmpFPredicate::UNE &&
+         cmp.getPredicate() != arith::CmpFPredicate::UNO) ||
+        !readsAs(cmp.getLhs(), x, justX, mine) ||
+        !readsAs(cmp.getRhs(), x, justX, mine) ||
+        !readsAs(select.getTrueValue(), x, justX, mine))
+      return false;
+    mine.insert(cmp);
+    mine.insert(select);
+    op = select.getFalseValue().getDefiningOp();
+  }
+  auto add = dyn_cast_or_null<arith::AddFOp>(op);
+  if (!add)
+    return false;
+  for (auto [m, l] : {std::pair(add.getLhs(), add.getRhs()),
+                      std::pair(add.getRhs(), add.getLhs())}) {
+    Operation *max = m.getDefiningOp();
+    auto log1p = l.getDefiningOp<math::Log1pOp>();
+    if (!isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(max) || !log1p)
+      continue;
+    auto exp = log1p.getOperand().getDefiningOp<math::ExpOp>();
+    llvm::SmallPtrSet<Operation *, 8> side = mine;
+    Value other = matchPattern(max->getOperand(1), m_PosZeroFloat())
+                      ? max->getOperand(0)
+                  : matchPattern(max->getOperand(0), m_PosZeroFloat())
+                      ? max->getOperand(1)
+                      : Value();
+    if (!other || !exp || !readsAs(other, x, justX, side) ||
+        !isMinusAbsOf(exp.getOperand(), x, side))
+      continue;
+    side.insert(max);
+    side.insert(log1p);
+    side.insert(exp);
+    side.insert(add);
+    ops.insert(side.begin(), side.end());
+    return true;
+  }
+  return false;
+}
+
+/// softplus alone (isSoftplusOf, a threshold from 15 up: past 15,
+/// log1p(e^-x) is below half an ulp of x; or isLogAddExpOf: Mamba's dt
+/// projection in torch or JAX). Or mish: x *
 /// tanh(softplus(x)), any association of the product, a threshold from 10
 /// up: past 9.1 tanh of either rounds to 1 in f32, mish(x) = x either way.
 static std::optional<std::pair<Activation::Smooth, Value>>
@@ -382,7 +461,8 @@ matchSoftplusOrMish(Value v, const llvm::SetVector<Operation *> &ops,
     if (x == v || matchPattern(x, m_Constant()) || !x.getType().isF32())
       continue;
     llvm::SmallPtrSet<Operation *, 16> softplus;
-    if (isSoftplusOf(v, x, /*minThreshold=*/15.0, softplus)) {
+    if (isSoftplusOf(v, x, /*minThreshold=*/15.0, softplus) ||
+        isLogAddExpOf(v, x, softplus)) {
       used.insert(softplus.begin(), softplus.end());
       return std::pair(Activation::Smooth::Softplus, x);
     }

@@ -30,8 +30,9 @@ namespace qimeng {
 ///  - silu: x * sigmoid(x), or x / (1 + exp(-x));
 ///  - tanh: math.tanh(x) alone (BERT's pooler, an LSTM's cell);
 ///  - softplus: log1p(exp(x)) or log(1 + exp(x)), perhaps behind torch's
-///    threshold (x > 20 ? x : ...; any threshold from 15 up: Mamba's dt
-///    projection);
+///    threshold (x > 20 ? x : ...; any threshold from 15 up), or JAX's
+///    jax.nn.softplus, logaddexp(x, 0): max(x, 0) + log1p(exp(-|x - 0|))
+///    behind its NaN select (Mamba's dt projection);
 ///  - mish: x * tanh(softplus(x)) (YOLOv4's), softplus as above (any
 ///    threshold from 10 up);
 ///  - hardswish: x * relu6(x + 3) / 6 (torch's), or x times hardsigmoid's

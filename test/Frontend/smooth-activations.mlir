@@ -24,7 +24,8 @@
 //   ONNX writes it (log(exp(x) + 1), the product tanh * x);
 // - Mamba's dt projection: a linear layer's bias, then torch-mlir's
 //   softplus (x > 20 ? x : log1p(exp(x)), beta 1 as a multiplication
-//   and a division by 1);
+//   and a division by 1), and JAX's (jax.nn.softplus: logaddexp(x, 0),
+//   max(x, 0) + log1p(exp(-|x - 0|)) behind its NaN select);
 // and a gelu with the wrong constant and a mish whose softplus threshold
 // (5) changes its results left alone. Run with and without
 // --qimeng-tensorop (the stock side through libm: erff, tanhf, expf,
@@ -113,6 +114,10 @@
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
 // CHECK-LABEL: func.func @mamba_dt_softplus(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_softplus_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @jax_dt_softplus(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_softplus_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
@@ -455,6 +460,34 @@ func.func @mamba_dt_softplus(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tens
   return %r : tensor<6x20xf32>
 }
 
+// The same in JAX: a dense layer's bias, then jax.nn.softplus as
+// jnp.logaddexp(x, 0) lowers.
+func.func @jax_dt_softplus(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tensor<20xf32>) -> tensor<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<6x20xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<6x9xf32>, tensor<9x20xf32>) outs(%c : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %o = tensor.empty() : tensor<6x20xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %b : tensor<6x20xf32>, tensor<20xf32>) outs(%o : tensor<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %amax = arith.maximumf %s, %z : f32
+    %delta = arith.subf %s, %z : f32
+    %isnan = arith.cmpf une, %delta, %delta : f32
+    %nansum = arith.addf %s, %z : f32
+    %abs = math.absf %delta : f32
+    %neg = arith.negf %abs : f32
+    %e = math.exp %neg : f32
+    %l = math.log1p %e : f32
+    %main = arith.addf %amax, %l : f32
+    %y = arith.select %isnan, %nansum, %main : f32
+    linalg.yield %y : f32
+  } -> tensor<6x20xf32>
+  return %r : tensor<6x20xf32>
+}
+
 // softplus with threshold 5: x itself from 5 on, where mish's tanh would
 // still be below 1 (tanh(5) = 0.99991): not mish; the generic stays.
 func.func @not_mish(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>) -> tensor<6x20xf32> {
@@ -534,7 +567,7 @@ func.func private @printMemrefF32(memref<*xf32>)
 
 // OUT: rank = 2 offset = 0 sizes = [6, 20]
 // OUT-NEXT: nan
-// OUT-COUNT-14: rank = {{[24]}} offset = 0
+// OUT-COUNT-15: rank = {{[24]}} offset = 0
 func.func @main() {
   %c3 = arith.constant 3 : index
   %c8 = arith.constant 8 : index
@@ -587,6 +620,7 @@ func.func @main() {
   %r13 = call @onnx_linear_mish(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
   %r14 = call @not_mish(%x, %w) : (tensor<6x9xf32>, tensor<9x20xf32>) -> tensor<6x20xf32>
   %r15 = call @mamba_dt_softplus(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
+  %r16 = call @jax_dt_softplus(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
   %m1 = bufferization.to_buffer %r1 : tensor<6x20xf32> to memref<6x20xf32>
   %m2 = bufferization.to_buffer %r2 : tensor<6x20xf32> to memref<6x20xf32>
   %m3 = bufferization.to_buffer %r3 : tensor<6x20xf32> to memref<6x20xf32>
@@ -632,5 +666,8 @@ func.func @main() {
   %m15 = bufferization.to_buffer %r15 : tensor<6x20xf32> to memref<6x20xf32>
   %u15 = memref.cast %m15 : memref<6x20xf32> to memref<*xf32>
   call @printMemrefF32(%u15) : (memref<*xf32>) -> ()
+  %m16 = bufferization.to_buffer %r16 : tensor<6x20xf32> to memref<6x20xf32>
+  %u16 = memref.cast %m16 : memref<6x20xf32> to memref<*xf32>
+  call @printMemrefF32(%u16) : (memref<*xf32>) -> ()
   return
 }
