@@ -305,6 +305,11 @@ def emit_smooth_constants(asm, p):
     asm.place(over)
 
 
+#: smooth.program's ops that read their destination too (d += s1 * s2, d
+#: -= s * c, d |= m).
+_READS_DESTINATION = ("fma", "fms", "or_mask")
+
+
 def _dead_roles(ops, i):
     """The scratch roles (a, b, t, and x once the program has read it for
     the last time) whose values no op after the i-th reads before writing
@@ -312,8 +317,8 @@ def _dead_roles(ops, i):
     dead = []
     for role in ("a", "b", "t", "x"):
         for op, d, *src in ops[i + 1:]:
-            if role in src or (op == "fma" and d == role):
-                break  # read (fma also reads its destination)
+            if role in src or (op in _READS_DESTINATION and d == role):
+                break
             if d == role:
                 dead.append(role)
                 break
