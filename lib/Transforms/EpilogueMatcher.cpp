@@ -140,8 +140,8 @@ matchLeakyRelu(Value v, SmallPtrSetImpl<Operation *> &used) {
 /// takes NaN select(cmpf ugt(x, b), b, x) or arith.minnumf(x, b) (the same
 /// on numbers); or, with `leakyAllowed` and instead of relu, leaky relu
 /// (matchLeakyRelu); or, with `smoothAllowed` and instead of those, a
-/// smooth activation (matchSmoothActivation: sigmoid, silu, gelu,
-/// hardswish);
+/// smooth activation (matchSmoothActivation: sigmoid, silu, gelu, tanh,
+/// hardswish, mish, softplus);
 /// with a `halfType`, perhaps all that rounded by arith.truncf to it
 /// last (to nearest even: truncf without a rounding mode). With
 /// `afterRelu` (c is already relu's result: a chain's second generic)
