@@ -18,7 +18,9 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     Rewrites every op with linalg's contraction interface that has one M,
     one N, one K and at most one batch dimension (`linalg.matmul`,
     `linalg.batch_matmul`, `linalg.generic` contractions such as
-    `dot_general`), on f32 memrefs, into calls of a kernel that the QiMeng
+    `dot_general`), on f32 memrefs (and bf16, f16 or 8-bit ones into f32 or
+    i32 sums: AMX's tiles or AVX-512's dot-product instructions,
+    docs/FrontendIR.md), into calls of a kernel that the QiMeng
     emitters wrote for that shape and layout: A and B transposed or not
     through `indexing_maps`, a 2-D operand broadcast over the batch,
     subviews. A leading dimension that the type leaves dynamic (the
@@ -37,15 +39,17 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
     written in place) fold into the kernel, and so does an elementwise
     consumer of such a C that adds a bias along the columns and/or a
     residual and applies relu or a clamp (relu6, hardtanh; TOSA's and
-    torch-mlir's forms) or leaky relu (not after an 8-bit product), or
-    sigmoid, silu or gelu (after an f32 product, on x86), or a chain of
+    torch-mlir's forms) or leaky relu (not after an 8-bit product), or a
+    smooth activation: sigmoid, silu, gelu (erf or tanh), tanh, hardswish,
+    mish or softplus (after an f32 product on x86, AArch64 and RISC-V, and
+    after bf16 and f16 products on AVX-512), or a chain of
     such consumers each reading the previous one's output
     (`fuse-epilogues`); the last of them may write a slice of a
     concatenation.
 
     Rewrites `linalg.conv_2d_nhwc_hwcf`, `linalg.conv_2d_nhwc_fhwc` and
-    `linalg.conv_2d_nchw_fchw` on static-shaped f32 memrefs, any strides and
-    dilations, likewise: an implicit GEMM whose PACK gathers the input's
+    `linalg.conv_2d_nchw_fchw` on f32 memrefs (and bf16, f16 or 8-bit ones),
+    static-shaped but for the batch, any strides and dilations, likewise: an implicit GEMM whose PACK gathers the input's
     patches one panel at a time (never the whole im2col matrix). Padding is
     the producer's: the input may be a padded buffer or a subview of one
     (unit channel or width stride); the filter must be dense, the output
@@ -139,8 +143,9 @@ def QiMengTensorOp : Pass<"qimeng-tensorop", "mlir::ModuleOp"> {
            "with a static K, a bf16, f16 or int8 one keeps them)">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Fuse a bias add along the columns, a residual add and relu "
-           "or a clamp to [min, max], leaky relu, or sigmoid, silu or gelu "
-           "(f32 on x86) (one generic, or a chain of them) "
+           "or a clamp to [min, max], leaky relu, or sigmoid, silu, gelu, "
+           "tanh, hardswish, mish or softplus (f32 on every CPU target, "
+           "bf16 and f16 on AVX-512) (one generic, or a chain of them) "
            "that consume a "
            "zero-initialised product into the kernel's store of C, as "
            "oneDNN's post-ops (the fused kernel is "
