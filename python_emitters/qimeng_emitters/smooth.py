@@ -103,7 +103,7 @@ def _exp_reduction():
 #: e^r's polynomial's coefficients, highest first, without its constant
 #: term (e^r - 1 = r T(r), T's coefficients; e^r = r T(r) + 1).
 _EXP_POLY = ("exp_p0", "exp_p1", "exp_p2", "exp_p3", "exp_p4", "exp_p5",
-            "one")
+             "one")
 
 
 def _exp_a():
@@ -127,7 +127,7 @@ def _expm1_a():
 def program(name):
     """The activation `name` (fields.SMOOTH_ACTIVATIONS) of "x", into "x"
     (module docstring)."""
-    one = Const("one")
+    one, two = Const("one"), Const("two")
     if name == "tanh":
         # -m / (2 + m), m = expm1(-2x): as m / (-2 - m). The clamp may
         # drop a NaN (RVV): put back.
@@ -137,7 +137,6 @@ def program(name):
                    ("or_mask", "x", "t")])
     if name == "mish":
         # x n / (n + 2), n = u (u + 2), u = e^min(x, 20).
-        two = Const("two")
         return ([("min", "a", "x", Const("mish_x_max"))] + _exp_a()
                 + [("add", "b", "a", two), ("mul", "a", "a", "b"),
                    ("add", "b", "a", two), ("div", "a", "a", "b"),
@@ -147,7 +146,7 @@ def program(name):
         series = ("atanh_2_15", "atanh_2_13", "atanh_2_11", "atanh_2_9",
                   "atanh_2_7", "atanh_2_5", "atanh_2_3", "two")
         return ([("abs", "a", "x"), ("neg", "a", "a")] + _exp_a()
-                + [("add", "b", "a", Const("two")), ("div", "a", "a", "b"),
+                + [("add", "b", "a", two), ("div", "a", "a", "b"),
                    ("mul", "b", "a", "a"),
                    ("horner", "t", "b") + tuple(Const(c) for c in series),
                    ("mul", "t", "t", "a"), ("relu", "b", "x"),
@@ -187,11 +186,16 @@ def program(name):
                ("relu", "b", "x"), ("sub", "x", "b", "t")])
 
 
-def constants_used(ops):
-    """The names of the constants `ops` read, in order of first use."""
+def constants_used(ops, implicit=None):
+    """The names of the constants `ops` read, in order of first use; with
+    `implicit` (op -> constant name) also those a writer's spelling of an
+    op reads beyond its operands, before them (x86's neg multiplies by -1,
+    its abs masks the sign)."""
     seen = []
     for op in ops:
-        for operand in op[1:]:
-            if isinstance(operand, Const) and operand.name not in seen:
-                seen.append(operand.name)
+        names = [implicit[op[0]]] if implicit and op[0] in implicit else []
+        names += [s.name for s in op[1:] if isinstance(s, Const)]
+        for name in names:
+            if name not in seen:
+                seen.append(name)
     return seen

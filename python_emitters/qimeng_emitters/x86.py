@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from .errors import RequestError
 from .fields import float_bits
 from .isa import CallingConvention, kernel_file
-from .smooth import ABS_MASK, VALUES, Const, program
+from .smooth import ABS_MASK, VALUES, Const, constants_used, program
 
 
 @dataclass(frozen=True)
@@ -264,26 +264,13 @@ def emit_relu_constants(asm, p):
 
 
 #: Constants that x86's spelling of an op reads beyond its operands: neg
-# multiplies by -1, abs masks the sign.
+#: multiplies by -1, abs masks the sign.
 SMOOTH_OP_CONSTANTS = {"neg": "minus_one", "abs": "abs_mask"}
 
 
-def smooth_constant_names(name):
-    """The constants x86's spelling of smooth.program(name) reads, in
-    order of first use."""
-    names = []
-    for op, _, *src in program(name):
-        extra = SMOOTH_OP_CONSTANTS.get(op)
-        for c in ([extra] if extra else []) + [
-                s.name for s in src if isinstance(s, Const)]:
-            if c not in names:
-                names.append(c)
-    return names
-
-
 def emit_smooth_constants(asm, p):
-    """The smooth activation's constants (p.smooth: those
-    smooth_constant_names names), as data in the body (jumped over) that
+    """The smooth activation's constants (p.smooth: those its program and
+    SMOOTH_OP_CONSTANTS read, smooth.constants_used), as data in the body (jumped over) that
     the epilogue reads %rip-relative, each a whole vector of one binary32
     value (64 bytes, so that every ISA's vectors read it as a memory
     operand, AVX2's without a broadcast); sets p.smooth_labels. Nothing
@@ -294,7 +281,7 @@ def emit_smooth_constants(asm, p):
     over = asm.label(f"past {p.smooth}'s constants")
     asm.ins(f"jmp {fwd(over)}")
     asm.ins(".p2align 6")
-    for name in smooth_constant_names(p.smooth):
+    for name in constants_used(program(p.smooth), SMOOTH_OP_CONSTANTS):
         label = asm.label(f"{p.smooth}: {name}")
         asm.place(label)
         bits = ABS_MASK if name == "abs_mask" else float_bits(VALUES[name])
