@@ -298,23 +298,35 @@ matchHardSwish(Value v, const llvm::SetVector<Operation *> &ops,
   return std::nullopt;
 }
 
-/// Whether `v` reads as the polynomial `want` in `x` (x alone, perhaps
-/// times 1: torch's beta), its ops added to `ops`.
-static bool readsAs(Value v, Value x, const Poly &want,
-                    llvm::SmallPtrSetImpl<Operation *> &ops) {
+/// Whether `v` reads as x alone (perhaps times 1: torch's beta; x - 0),
+/// its ops added to `ops`.
+static bool readsAsX(Value v, Value x,
+                     llvm::SmallPtrSetImpl<Operation *> &ops) {
   PolyReader reader(x, Value(), /*logistic=*/false);
   std::optional<Poly> p = reader.read(v);
-  if (!p || !near(*p, want))
+  if (!p || !near(*p, Poly{{{1, 0}, 1.0}}))
     return false;
   ops.insert(reader.ops.begin(), reader.ops.end());
   return true;
 }
 
-/// Whether `c` is the f32 constant 1.
-static bool isOne(Value c) {
-  FloatAttr one;
-  return matchPattern(c, m_Constant(&one)) &&
-         one.getValue().convertToDouble() == 1.0;
+/// Whether `c` is the f32 constant 1 (ConstantForms.h).
+static bool isOne(Value c) { return finiteConstant(c) == 1.0f; }
+
+/// The select(cmpf P(a, b), t, f) that `op` is, P one of `predicates`
+/// (a frontend's guard around a formula: torch's softplus threshold,
+/// JAX's NaN test), both added to `ops`; or nulls.
+static std::pair<arith::SelectOp, arith::CmpFOp>
+guardOf(Operation *op, std::initializer_list<arith::CmpFPredicate> predicates,
+        llvm::SmallPtrSetImpl<Operation *> &ops) {
+  auto select = dyn_cast_or_null<arith::SelectOp>(op);
+  auto cmp = select ? select.getCondition().getDefiningOp<arith::CmpFOp>()
+                    : arith::CmpFOp();
+  if (!cmp || !llvm::is_contained(predicates, cmp.getPredicate()))
+    return {};
+  ops.insert(select);
+  ops.insert(cmp);
+  return {select, cmp};
 }
 
 /// Whether `v` is softplus(x) as frontends write it, its ops added to
@@ -324,23 +336,17 @@ static bool isOne(Value c) {
 /// least `minThreshold` (one past which the result is the same in f32).
 static bool isSoftplusOf(Value v, Value x, double minThreshold,
                          llvm::SmallPtrSetImpl<Operation *> &ops) {
-  const Poly justX{{{1, 0}, 1.0}};
   llvm::SmallPtrSet<Operation *, 8> mine;
   Operation *op = v.getDefiningOp();
-  if (auto select = dyn_cast_or_null<arith::SelectOp>(op)) {
-    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-    FloatAttr threshold;
-    if (!cmp ||
-        (cmp.getPredicate() != arith::CmpFPredicate::OGT &&
-         cmp.getPredicate() != arith::CmpFPredicate::UGT) ||
-        !matchPattern(cmp.getRhs(), m_Constant(&threshold)) ||
-        !threshold.getValue().isFinite() ||
-        !(threshold.getValue().convertToDouble() >= minThreshold) ||
-        !readsAs(cmp.getLhs(), x, justX, mine) ||
-        !readsAs(select.getTrueValue(), x, justX, mine))
+  if (isa_and_nonnull<arith::SelectOp>(op)) {
+    auto [select, cmp] = guardOf(
+        op, {arith::CmpFPredicate::OGT, arith::CmpFPredicate::UGT}, mine);
+    std::optional<float> threshold =
+        cmp ? finiteConstant(cmp.getRhs()) : std::nullopt;
+    if (!threshold || !(*threshold >= minThreshold) ||
+        !readsAsX(cmp.getLhs(), x, mine) ||
+        !readsAsX(select.getTrueValue(), x, mine))
       return false;
-    mine.insert(cmp);
-    mine.insert(select);
     op = select.getFalseValue().getDefiningOp();
   }
   if (isa_and_nonnull<arith::DivFOp, arith::MulFOp>(op)) {
@@ -362,7 +368,7 @@ static bool isSoftplusOf(Value v, Value x, double minThreshold,
     mine.insert(add);
   }
   auto exp = e ? e.getDefiningOp<math::ExpOp>() : math::ExpOp();
-  if (!exp || !readsAs(exp.getOperand(), x, justX, mine))
+  if (!exp || !readsAsX(exp.getOperand(), x, mine))
     return false;
   mine.insert(op);
   mine.insert(exp);
@@ -376,21 +382,18 @@ static bool isMinusAbsOf(Value v, Value x,
                          llvm::SmallPtrSetImpl<Operation *> &ops) {
   Operation *op = v.getDefiningOp();
   Value abs;
-  FloatAttr c;
   if (auto neg = dyn_cast_or_null<arith::NegFOp>(op)) {
     abs = neg.getOperand();
   } else if (auto mul = dyn_cast_or_null<arith::MulFOp>(op)) {
-    for (auto [k, other] : {std::pair(mul.getRhs(), mul.getLhs()),
-                            std::pair(mul.getLhs(), mul.getRhs())})
-      if (matchPattern(k, m_Constant(&c)) &&
-          c.getValue().convertToDouble() == -1.0)
-        abs = other;
+    auto found = withConstant(mul.getLhs(), mul.getRhs());
+    if (found && found->first == -1.0f)
+      abs = found->second;
   } else if (auto sub = dyn_cast_or_null<arith::SubFOp>(op)) {
     if (matchPattern(sub.getLhs(), m_AnyZeroFloat()))
       abs = sub.getRhs();
   }
   auto absf = abs ? abs.getDefiningOp<math::AbsFOp>() : math::AbsFOp();
-  if (!absf || !readsAs(absf.getOperand(), x, Poly{{{1, 0}, 1.0}}, ops))
+  if (!absf || !readsAsX(absf.getOperand(), x, ops))
     return false;
   ops.insert(op);
   ops.insert(absf);
@@ -403,20 +406,15 @@ static bool isMinusAbsOf(Value v, Value x,
 /// (the sum is NaN for a NaN x either way), its ops added to `ops`.
 static bool isLogAddExpOf(Value v, Value x,
                           llvm::SmallPtrSetImpl<Operation *> &ops) {
-  const Poly justX{{{1, 0}, 1.0}};
   llvm::SmallPtrSet<Operation *, 8> mine;
   Operation *op = v.getDefiningOp();
-  if (auto select = dyn_cast_or_null<arith::SelectOp>(op)) {
-    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-    if (!cmp ||
-        (cmp.getPredicate() != arith::CmpFPredicate::UNE &&
-         cmp.getPredicate() != arith::CmpFPredicate::UNO) ||
-        !readsAs(cmp.getLhs(), x, justX, mine) ||
-        !readsAs(cmp.getRhs(), x, justX, mine) ||
-        !readsAs(select.getTrueValue(), x, justX, mine))
+  if (isa_and_nonnull<arith::SelectOp>(op)) {
+    auto [select, cmp] = guardOf(
+        op, {arith::CmpFPredicate::UNE, arith::CmpFPredicate::UNO}, mine);
+    if (!cmp || !readsAsX(cmp.getLhs(), x, mine) ||
+        !readsAsX(cmp.getRhs(), x, mine) ||
+        !readsAsX(select.getTrueValue(), x, mine))
       return false;
-    mine.insert(cmp);
-    mine.insert(select);
     op = select.getFalseValue().getDefiningOp();
   }
   auto add = dyn_cast_or_null<arith::AddFOp>(op);
@@ -435,7 +433,7 @@ static bool isLogAddExpOf(Value v, Value x,
                   : matchPattern(max->getOperand(0), m_PosZeroFloat())
                       ? max->getOperand(1)
                       : Value();
-    if (!other || !exp || !readsAs(other, x, justX, side) ||
+    if (!other || !exp || !readsAsX(other, x, side) ||
         !isMinusAbsOf(exp.getOperand(), x, side))
       continue;
     side.insert(max);
