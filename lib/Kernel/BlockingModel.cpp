@@ -140,8 +140,7 @@ bool qimeng::epilogueFits(const GemmDesc &desc, const GemmConfig &config) {
 
 bool qimeng::readsBInPlace(const GemmDesc &desc, int nr, VectorIsa isa) {
   return desc.bSliversInPlace(nr) ||
-         (isa == VectorIsa::Avx512 && !desc.transB && !desc.bPrepacked &&
-          !desc.dynamicN);
+         (isa == VectorIsa::Avx512 && !desc.transB && !desc.bPrepacked);
 }
 
 bool qimeng::readsAInPlace(const GemmDesc &desc, int mr, VectorIsa isa,
@@ -298,7 +297,8 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // loads of B masked, rather than B packed at each call for one pass of
     // few rows. Side by side on Zen 4 against the same block with B packed,
     // 1.4x (16 rows) to 3x (one row): docs/BlockingModel.md, "Few rows of
-    // A: B in place".
+    // A: B in place". A run-time N likewise (its last sliver's lanes set
+    // from the call's columns; but see below for more than eight rows).
     if (!fewRows)
       takeWidest([&](const MicroKernelShape &s) {
         return readsBInPlace(desc, s.nr, isa);
@@ -322,13 +322,16 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   // 1.75x, 6x11008x4096 1.93x, 4x4096x11008 1.83x; 2 threads: 4x4096x4096
   // 1.51x, 6x4096x4096 1.79x. B in L3 (4x768x768, 6x3072x768,
   // 6x768x3072): 0.99-1.01x on 1 thread, 0.89-0.95x on 2 (not taken).
-  // One and two rows keep their own rules (0.94x, 1.04x).
+  // One and two rows keep their own rules (0.94x, 1.04x). A run-time N
+  // takes the block as well, its last sliver masked (B unswept: against
+  // 4x64 and 6x64 at kc 16 on Zen 5, 4x4096x4096 1.27x, 8x4096x4096
+  // 1.23x).
   const bool bRowsStream = bRowsLargerThanL3(desc, target);
   const MicroKernelShape *oneSliverOfTwoVectors =
       packB == BPacking::InPlace && isa == VectorIsa::Avx512 &&
               (desc.m > 6 || (desc.m > 2 && bRowsStream)) &&
               desc.m <= kF32TwoVectorSliverRows &&
-              desc.bSliversInPlace(2 * lanes)
+              (desc.bSliversInPlace(2 * lanes) || desc.dynamicN)
           ? broadcastBlock(table, 2 * lanes,
                            [&](int mr) { return mr >= desc.m; })
           : nullptr;
@@ -568,6 +571,15 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     if (c.sweepB &&
         (lines > kSweepLines || desc.k <= c.kc || roundUp(desc.m, c.mr) > c.mc))
       c.sweepB = false;
+    // A run-time N past kF32TwoVectorSliverRows rows against a B larger
+    // than L3: this blocking with B packed. The sweep that carries such
+    // blocks in place needs a static N; unswept they lose to B packed, and
+    // the general blocking (kc 384, nc 320) loses more. Side by side on
+    // Zen 5, the in-place and the general blocking against this:
+    // 12x4096x4096 0.53x and 0.92x, 16x4096x4096 0.48x and 0.86x
+    // (docs/Benchmarks.md, section 33).
+    if (desc.dynamicN && desc.m > kF32TwoVectorSliverRows && bRowsStream)
+      c.packB = BPacking::Panels;
   }
   // Rows against a wider B^T (tokens through a torch linear layer whose
   // weights are an argument) on AVX-512: the product transposed, C^T =

@@ -477,6 +477,21 @@ TEST(GemmKernelTest, RuntimeNValidates) {
                            {m(rep), rep, 37},
                            {m(2 * rep + 5), 2 * rep + 5, 37}});
       }
+  // B read in place (AVX-512): the last sliver's loads masked to the
+  // call's columns, whole slivers before it, one sliver short of a vector.
+  if (!hostRunsAvx512())
+    return;
+  GemmConfig inPlace = base;
+  inPlace.packB = BPacking::InPlace;
+  for (bool dynamicM : {false, true}) {
+    GemmDesc d = GemmDesc::packed(29, 70, 37);
+    d.dynamicN = true;
+    d.dynamicM = dynamicM;
+    d.runtimeLd = true;
+    expectValidatesAt(
+        d, inPlace,
+        {{29, 1, 37}, {29, 9, 37}, {dynamicM ? 3 : 29, 70, 37}, {29, 145, 37}});
+  }
 }
 
 TEST(GemmKernelTest, RuntimeKValidates) {

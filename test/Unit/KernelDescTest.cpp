@@ -733,6 +733,37 @@ TEST(BlockingModelTest, FewRowsAgainstANarrowCachedBTakeOneSliverOfAllRows) {
                      chooseGemmConfig(GemmDesc::packed(8, 4096, 4096), target));
   EXPECT_EQ(wide.packB, BPacking::InPlace) << wide.str();
   EXPECT_EQ(wide.prefetchB, 0) << wide.str();
+  // A run-time N reads B in place too (the last sliver's lanes set from
+  // the call's columns at each tile), unswept: the walk's columns would be
+  // the representative's; three to eight rows in one sliver of two
+  // vectors at kc 16. Past eight rows against a B larger than L3 the same
+  // blocking packs B; in L3 it reads B in place. AVX2 has no lane masks
+  // for B's loads: packed.
+  for (int64_t m : {1, 4, 8, 16}) {
+    GemmDesc runtimeN = GemmDesc::packed(m, 4096, 4096);
+    runtimeN.dynamicN = true;
+    runtimeN.runtimeLd = true;
+    QM_ASSERT_EXPECTED(model, chooseGemmConfig(runtimeN, target));
+    EXPECT_EQ(model.packB, m <= 8 ? BPacking::InPlace : BPacking::Panels)
+        << model.str();
+    EXPECT_FALSE(model.sweepB) << model.str();
+    EXPECT_EQ(model.loop, MacroLoopOrder::IrJr) << model.str();
+    if (m > 2) {
+      EXPECT_EQ(model.kc, m <= 8 ? 16 : 32) << model.str();
+      EXPECT_EQ(model.nr, m <= 8 ? 32 : 64) << model.str();
+    }
+    GemmDesc inL3 = GemmDesc::packed(m, 768, 4096);
+    inL3.dynamicN = true;
+    inL3.runtimeLd = true;
+    QM_ASSERT_EXPECTED(cached, chooseGemmConfig(inL3, target));
+    EXPECT_EQ(cached.packB, BPacking::InPlace) << cached.str();
+    QM_ASSERT_EXPECTED(
+        packed,
+        chooseGemmConfig(runtimeN, parseTarget("x86_64-unknown-linux-gnu:"
+                                               "znver3:+avx,+avx2,+fma:l1d="
+                                               "32K,l2=512K,l3=32M,cores=2")));
+    EXPECT_EQ(packed.packB, BPacking::Panels) << packed.str();
+  }
 }
 
 TEST(BlockingModelTest, RowsAgainstAWiderBTransposedTakeTheProductTransposed) {

@@ -163,8 +163,14 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
       config.nc =
           std::max<int64_t>(config.nr, config.nc / config.nr * config.nr);
     config = clampToProblem(config, view);
-    if (form.runtimeSizes && config.packB != BPacking::Panels)
-      config.packB = BPacking::Panels; // a run-time N packs B
+    // A run-time N reads B in place only where the last sliver's loads are
+    // masked (AVX-512, B as stored) or as the matrix-vector form (B^T);
+    // elsewhere it packs B (ours' in place or fused packing otherwise).
+    if (form.runtimeSizes && config.packB != BPacking::Panels &&
+        !(config.packB == BPacking::InPlace &&
+          (readsBInPlace(variantProblem.gemm(), config.nr, config.isa) ||
+           isMatrixVectorForm(variantProblem.gemm(), config))))
+      config.packB = BPacking::Panels;
     config.threads = partitionedThreads(view, config, int(threads));
     VariantResult r;
     r.settings = settings;

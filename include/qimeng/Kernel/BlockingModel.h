@@ -276,9 +276,9 @@ bool shortRunsShareABlock(const GemmDesc &desc, int64_t run);
 /// Whether an f32 block `nr` wide on `isa` can read `desc`'s B in place
 /// (packb=0): its slivers where they lie (GemmDesc::bSliversInPlace), or on
 /// AVX-512 with a last sliver short of columns, which sgemm.py reads
-/// through lane masks (b_edge_masked: N not a multiple of nr); B not
-/// transposed, not prepacked, N static (the emitter masks a run-time N's
-/// edge too, but a run-time N keeps B packed: docs/KernelContract.md).
+/// through lane masks (b_edge_masked: N not a multiple of nr, or a run-time
+/// N, whose last sliver's lanes each tile sets from the call's columns); B
+/// not transposed, not prepacked.
 bool readsBInPlace(const GemmDesc &desc, int nr, VectorIsa isa);
 
 /// Whether a block of `mr` rows on `isa` with B as `packB` can read
