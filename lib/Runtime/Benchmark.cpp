@@ -1,9 +1,14 @@
 //===- Benchmark.cpp - Side-by-side timing --------------------------------===//
 #include "qimeng/Runtime/Benchmark.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <optional>
+#include <sched.h>
+#include <set>
 #include <thread>
 
 using namespace qimeng;
@@ -138,4 +143,60 @@ long qimeng::gompSpinCount(double seconds, double iterationSeconds) {
   if (!(iterationSeconds > 0))
     return 1;
   return std::max(1L, static_cast<long>(seconds / iterationSeconds));
+}
+
+/// The CPUs of a Linux CPU list ("0-3,8"); none where it does not parse.
+static std::set<int> parseCpuList(llvm::StringRef list) {
+  std::set<int> cpus;
+  llvm::SmallVector<llvm::StringRef> ranges;
+  list.trim().split(ranges, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef range : ranges) {
+    auto [first, last] = range.trim().split('-');
+    int lo = 0, hi = 0;
+    if (first.getAsInteger(10, lo) ||
+        (last.empty() ? (hi = lo, false) : last.getAsInteger(10, hi)) ||
+        hi < lo)
+      return {};
+    for (int c = lo; c <= hi; ++c)
+      cpus.insert(c);
+  }
+  return cpus;
+}
+
+std::string
+qimeng::corePlaces(const std::vector<int> &cpus,
+                   const std::function<std::string(int)> &siblingsOf) {
+  std::set<int> allowed(cpus.begin(), cpus.end());
+  std::set<int> representatives;
+  for (int cpu : allowed) {
+    std::set<int> core = parseCpuList(siblingsOf(cpu));
+    core.insert(cpu);
+    // The core's lowest CPU this process may use stands for it.
+    for (int sibling : core)
+      if (allowed.count(sibling)) {
+        representatives.insert(sibling);
+        break;
+      }
+  }
+  std::string places;
+  for (int cpu : representatives)
+    places += (places.empty() ? "{" : ",{") + std::to_string(cpu) + "}";
+  return places;
+}
+
+std::string qimeng::hostCorePlaces() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &mask))
+        cpus.push_back(c);
+  return corePlaces(cpus, [](int cpu) {
+    std::ifstream in("/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
+                     "/topology/thread_siblings_list");
+    std::string list;
+    std::getline(in, list);
+    return list;
+  });
 }

@@ -92,6 +92,30 @@ TEST(BenchmarkTest, GompSpinCountMatchesTheSpinTime) {
   EXPECT_LT(s, 1e-5); // a pause is nanoseconds, not tens of microseconds
 }
 
+TEST(BenchmarkTest, CorePlacesTakeOneCpuACore) {
+  // Two cores without SMT (this host's vCPUs), as Linux lists them.
+  auto own = [](int cpu) { return std::to_string(cpu); };
+  EXPECT_EQ(corePlaces({0, 1}, own), "{0},{1}");
+  // Two cores of two threads, siblings numbered n and n + 2: one place a
+  // core, whichever of its threads the process may use.
+  auto smt = [](int cpu) {
+    return std::to_string(cpu % 2) + "," + std::to_string(cpu % 2 + 2);
+  };
+  EXPECT_EQ(corePlaces({0, 1, 2, 3}, smt), "{0},{1}");
+  EXPECT_EQ(corePlaces({2, 3}, smt), "{2},{3}");
+  EXPECT_EQ(corePlaces({0, 2}, smt), "{0}");
+  // Siblings as a range, and unknown ones (each CPU a core of its own).
+  EXPECT_EQ(
+      corePlaces({4, 5, 6, 7}, [](int cpu) { return cpu < 6 ? "4-5" : "6-7"; }),
+      "{4},{6}");
+  EXPECT_EQ(corePlaces({0, 1}, [](int) { return std::string(); }), "{0},{1}");
+  EXPECT_EQ(corePlaces({}, own), "");
+  // This host: a place for each of its cores, at least one.
+  std::string host = hostCorePlaces();
+  EXPECT_EQ(host.front(), '{') << host;
+  EXPECT_EQ(host.back(), '}') << host;
+}
+
 TEST(BenchmarkTest, SettlingWaitsBeforeEachRound) {
   int calls[2] = {0, 0};
   std::vector<TimedCandidate> cands = {{"a", [&] { ++calls[0]; }},

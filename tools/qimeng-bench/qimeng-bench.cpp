@@ -395,14 +395,25 @@ int main(int argc, char **argv) {
   // unbound, the scheduler at times left both of our two threads on one
   // core for a whole run (ours at 87 GFLOPS on 512x512x64 where it gives
   // 180). Peer processes start unbound (PeerProcess.cpp) and bind their own.
+  // The places are a list of the cores' CPUs (corePlaces): with
+  // OMP_PLACES=cores, libomp on a virtual machine whose cpuid lacks leaf 11
+  // saw this host's two vCPUs as one core and left our two threads unbound
+  // on one place of both, where libgomp (the peers) bound one a core; ours
+  // then shared a CPU with its own spinning thread whenever the scheduler
+  // put them together (2 threads, 128^3: 85-100 GFLOPS in the table,
+  // 290-318 in a runner process).
   std::string binding = "none (one thread)";
   if (threadsOpt > 1) {
     if (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES")) {
       binding = "as the environment sets it (OMP_PROC_BIND, OMP_PLACES)";
     } else {
+      std::string places = hostCorePlaces();
+      if (places.empty())
+        places = "cores";
       setenv("OMP_PROC_BIND", "spread", 1);
-      setenv("OMP_PLACES", "cores", 1);
-      binding = "OMP_PROC_BIND=spread OMP_PLACES=cores (libomp and libgomp)";
+      setenv("OMP_PLACES", places.c_str(), 1);
+      binding = "OMP_PROC_BIND=spread OMP_PLACES=" + places +
+                " (one place a core; libomp and libgomp)";
     }
   }
   // One wait policy for every OpenMP runtime: a team spins as long as

@@ -69,6 +69,20 @@ double measureSpinIterationSeconds();
 /// `iterationSeconds` (at least 1).
 long gompSpinCount(double seconds, double iterationSeconds);
 
+/// OMP_PLACES with one place a core, a CPU of each core in `cpus` (the
+/// lowest; `siblingsOf(cpu)` gives a CPU's thread_siblings_list as Linux
+/// writes it, "0-1" or "0,2", or "" where unknown: then the CPU is a core
+/// of its own): "{0},{1}". libomp and libgomp read a list alike, where
+/// OMP_PLACES=cores depends on each runtime's reading of the topology
+/// (libomp on a virtual machine without cpuid leaf 11 sees two vCPUs as
+/// one core's two threads: a single place, its threads unbound).
+std::string corePlaces(const std::vector<int> &cpus,
+                       const std::function<std::string(int)> &siblingsOf);
+
+/// corePlaces for the CPUs this process may run on (sched_getaffinity),
+/// their siblings from /sys/devices/system/cpu.
+std::string hostCorePlaces();
+
 /// The median of `values` (empty: 0).
 double median(std::vector<double> values);
 
