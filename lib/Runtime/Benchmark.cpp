@@ -1,6 +1,6 @@
 //===- Benchmark.cpp - Side-by-side timing --------------------------------===//
 #include "qimeng/Runtime/Benchmark.h"
-#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include <algorithm>
 #include <chrono>
@@ -153,9 +153,11 @@ static std::set<int> parseCpuList(llvm::StringRef list) {
   for (llvm::StringRef range : ranges) {
     auto [first, last] = range.trim().split('-');
     int lo = 0, hi = 0;
-    if (first.getAsInteger(10, lo) ||
-        (last.empty() ? (hi = lo, false) : last.getAsInteger(10, hi)) ||
-        hi < lo)
+    if (first.getAsInteger(10, lo))
+      return {};
+    if (last.empty())
+      hi = lo;
+    else if (last.getAsInteger(10, hi) || hi < lo)
       return {};
     for (int c = lo; c <= hi; ++c)
       cpus.insert(c);
