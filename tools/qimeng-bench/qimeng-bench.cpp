@@ -542,7 +542,8 @@ int main(int argc, char **argv) {
         unsigned(threadsOpt), gauge->describe(),
         peakInstructionName(isa, precision), unit);
     llvm::outs() << llvm::formatv(
-        "memory read bandwidth measured: {0:F1} GB/s with {1} thread(s) "
+        "memory read bandwidth measured: {0:F1} GB/s with {1} thread(s), "
+        "the better of one stream and four a thread "
         "(JSON rows give each shape's GB/s at its least traffic)\n",
         bandwidth, unsigned(threadsOpt));
     for (const PeerColumn &col : columns)

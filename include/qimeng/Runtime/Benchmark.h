@@ -94,8 +94,10 @@ double medianPairedSpeedup(const std::vector<double> &oursSeconds,
                            const std::vector<double> &otherSeconds);
 
 /// Memory read bandwidth in GB/s with `threads` threads, each summing its
-/// slice of a buffer far larger than the caches (median of several runs):
-/// the yardstick for memory-bound shapes such as 1x4096x4096.
+/// slice of a buffer far larger than the caches as one sequential stream
+/// or as four side by side, the better of the two (each the median of
+/// several runs): the yardstick for memory-bound shapes such as
+/// 1x4096x4096.
 double measureReadBandwidthGBps(int threads, size_t bytes = size_t(512) << 20);
 
 /// The least memory traffic of C += A * B: A and B read once, C read and
