@@ -99,8 +99,7 @@ double qimeng::measureReadBandwidthGBps(int threads, size_t bytes) {
   // once (its four quarters side by side, as a matrix-vector product reads
   // several rows of B): on Zen 5 one stream gave 24.3 GB/s where OpenBLAS's
   // sgemv streamed 32, four streams 31-32 (docs/Benchmarks.md, section 35).
-  // The probe is the
-  // better of the two.
+  // The probe is the better of the two.
   const size_t chunk = count / threads;
   auto sweep = [&](size_t streams) {
     std::vector<std::thread> team;
