@@ -143,6 +143,20 @@ bool qimeng::readsBInPlace(const GemmDesc &desc, int nr, VectorIsa isa) {
          (isa == VectorIsa::Avx512 && !desc.transB && !desc.bPrepacked);
 }
 
+bool qimeng::vectorBPackingFits(const GemmDesc &desc,
+                                const GemmConfig &config) {
+  if (config.packB == BPacking::Panels)
+    return true;
+  if (desc.precision != GemmPrecision::F32)
+    return config.packB == BPacking::InPlace &&
+           (desc.bTransposedRowsInPlace() || desc.bRowsStreamInPlace());
+  if (isMatrixVectorForm(desc, config))
+    return true;
+  return config.packB == BPacking::InPlace
+             ? readsBInPlace(desc, config.nr, config.isa)
+             : desc.bSliversInPlace(config.nr);
+}
+
 bool qimeng::readsAInPlace(const GemmDesc &desc, int mr, VectorIsa isa,
                            BPacking packB) {
   return desc.aSliversInPlace() &&

@@ -545,29 +545,24 @@ llvm::Expected<GemmConfig> SearchSpace::configFor(const Assignment &a) const {
         "an AMX kernel packs B, or (packb=0) computes the product transposed "
         "with B^T's rows read in place: B transposed and not prepacked, A "
         "not, alayout=direct, K whole tile steps");
-  if (c.isa != VectorIsa::Amx && desc_.precision != GemmPrecision::F32 &&
-      c.packB != BPacking::Panels &&
-      (c.packB == BPacking::Fused ||
-       (!desc_.bTransposedRowsInPlace() && !desc_.bRowsStreamInPlace())))
+  const bool f32 = desc_.precision == GemmPrecision::F32;
+  if ((f32 || c.isa != VectorIsa::Amx) && !vectorBPackingFits(desc_, c))
     return llvm::createStringError(
-        "a bf16 or 8-bit kernel packs B, or (packb=0) reads B^T in place as "
-        "a matrix-vector product per row of A (B transposed) or streams "
-        "B's rows in place (B as stored): A not "
-        "transposed, no bias along the rows, N static");
-  if (desc_.precision == GemmPrecision::F32 && c.packB != BPacking::Panels &&
-      !(c.packB == BPacking::InPlace ? readsBInPlace(desc_, c.nr, c.isa)
-                                     : desc_.bSliversInPlace(c.nr)) &&
-      !isMatrixVectorForm(desc_, c))
-    return llvm::createStringError(
-        llvm::formatv("B {0} (packb={1}) needs B not transposed and N = "
-                      "{2} a multiple of nr = {3} (in place on avx512, any "
-                      "N), or (packb=0 on avx512) "
-                      "B transposed, A not, no bias along the rows, N and "
-                      "K static: the matrix-vector form",
-                      c.packB == BPacking::InPlace ? "in place"
-                                                   : "packed by the tiles",
-                      bPackingName(c.packB), desc_.n, c.nr)
-            .str());
+        !f32 ? std::string(
+                   "a bf16 or 8-bit kernel packs B, or (packb=0) reads B^T "
+                   "in place as a matrix-vector product per row of A (B "
+                   "transposed) or streams B's rows in place (B as stored): "
+                   "A not transposed, no bias along the rows, N static")
+             : llvm::formatv(
+                   "B {0} (packb={1}) needs B not transposed and N = "
+                   "{2} a multiple of nr = {3} (in place on avx512, any "
+                   "N), or (packb=0 on avx512) "
+                   "B transposed, A not, no bias along the rows, N and "
+                   "K static: the matrix-vector form",
+                   c.packB == BPacking::InPlace ? "in place"
+                                                : "packed by the tiles",
+                   bPackingName(c.packB), desc_.n, c.nr)
+                   .str());
   const int64_t panelKc = std::min(c.kc, desc_.k);
   // The dot kernels read A in place (dotgemm.py) when the K loop never
   // reaches padding: A's rows of k, immediate leading dimensions, K and

@@ -163,13 +163,13 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
       config.nc =
           std::max<int64_t>(config.nr, config.nc / config.nr * config.nr);
     config = clampToProblem(config, view);
-    // A run-time N reads B in place only where the last sliver's loads are
-    // masked (AVX-512, B as stored) or as the matrix-vector form (B^T);
-    // elsewhere it packs B (ours' in place or fused packing otherwise).
-    if (form.runtimeSizes && config.packB != BPacking::Panels &&
-        !(config.packB == BPacking::InPlace &&
-          (readsBInPlace(variantProblem.gemm(), config.nr, config.isa) ||
-           isMatrixVectorForm(variantProblem.gemm(), config))))
+    // The run-time form keeps ours' B packing where a kernel reading M, N
+    // and K at run time can take it (vectorBPackingFits: an f32 B in place
+    // with its last sliver masked, or the matrix-vector form); elsewhere,
+    // and on AMX's tiles, it packs B.
+    if (form.runtimeSizes &&
+        (config.isa == VectorIsa::Amx ||
+         !vectorBPackingFits(variantProblem.gemm(), config)))
       config.packB = BPacking::Panels;
     config.threads = partitionedThreads(view, config, int(threads));
     VariantResult r;

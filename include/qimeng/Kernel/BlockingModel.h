@@ -281,6 +281,16 @@ bool shortRunsShareABlock(const GemmDesc &desc, int64_t run);
 /// not transposed, not prepacked.
 bool readsBInPlace(const GemmDesc &desc, int nr, VectorIsa isa);
 
+/// Whether `config`'s B packing can serve `desc` in a vector kernel (not
+/// AMX's tiles, whose rule is amx.py's): B in panels always; an f32
+/// kernel's B in place where readsBInPlace or the matrix-vector form
+/// (isMatrixVectorForm) reads it, packed by its tiles where its slivers
+/// lie in place (GemmDesc::bSliversInPlace); a bf16, f16 or 8-bit
+/// kernel's B in place as the matrix-vector form
+/// (GemmDesc::bTransposedRowsInPlace) or its rows streamed
+/// (GemmDesc::bRowsStreamInPlace), never packed by its tiles.
+bool vectorBPackingFits(const GemmDesc &desc, const GemmConfig &config);
+
 /// Whether a block of `mr` rows on `isa` with B as `packB` can read
 /// `desc`'s A in place (alayout=direct): GemmDesc::aSliversInPlace, and
 /// with a run-time lda at most Target::directRowsWithRuntimeLd rows (17
