@@ -141,7 +141,7 @@ matchLeakyRelu(Value v, SmallPtrSetImpl<Operation *> &used) {
 /// on numbers); or, with `leakyAllowed` and instead of relu, leaky relu
 /// (matchLeakyRelu); or, with `smoothAllowed` and instead of those, a
 /// smooth activation (matchSmoothActivation: sigmoid, silu, gelu, tanh,
-/// hardswish, mish, softplus);
+/// hardswish, mish, softplus, hardsigmoid);
 /// with a `halfType`, perhaps all that rounded by arith.truncf to it
 /// last (to nearest even: truncf without a rounding mode). With
 /// `afterRelu` (c is already relu's result: a chain's second generic)

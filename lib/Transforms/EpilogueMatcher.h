@@ -105,8 +105,8 @@ struct ElementwiseEpilogue {
 /// and TOSA's forms). With `smoothAllowed` (the caller's kernel computes
 /// them: a floating-point kernel whose ISA does,
 /// isaAppliesSmoothActivations) a generic may apply a smooth activation
-/// instead (sigmoid, silu, gelu, hardswish, tanh, mish, softplus:
-/// SmoothActivationMatcher.h),
+/// instead (sigmoid, silu, gelu, hardswish, tanh, mish, softplus,
+/// hardsigmoid: SmoothActivationMatcher.h),
 /// before a
 /// truncf too (on the f32 sums, then rounded once).
 std::optional<ElementwiseEpilogue>

@@ -264,11 +264,12 @@ constexpr double kGeluCubic = 0.044715;
 
 /// hardswish: x * T / hi of the clamp T = clamp(a(x), 0, hi) with a(x) /
 /// hi = x / 6 + 1/2 (torch's x * relu6(x + 3) / 6, hardsigmoid's clamp
-/// of x / 6 + 1/2 to [0, 1] times x), any association.
+/// of x / 6 + 1/2 to [0, 1] times x), any association; hardsigmoid: T / hi
+/// alone (torch's relu6(x + 3) / 6, the clamp of x / 6 + 1/2 to [0, 1]).
 static std::optional<std::pair<Activation::Smooth, Value>>
-matchHardSwish(Value v, const llvm::SetVector<Operation *> &ops,
-               const llvm::SetVector<Value> &values,
-               llvm::SmallPtrSetImpl<Operation *> &used) {
+matchHardSwishOrSigmoid(Value v, const llvm::SetVector<Operation *> &ops,
+                        const llvm::SetVector<Value> &values,
+                        llvm::SmallPtrSetImpl<Operation *> &used) {
   for (Operation *op : ops) {
     if (op->getNumResults() != 1)
       continue;
@@ -287,12 +288,17 @@ matchHardSwish(Value v, const llvm::SetVector<Operation *> &ops,
         continue;
       PolyReader outer(x, term, /*logistic=*/false);
       std::optional<Poly> o = outer.read(v);
-      if (!o || !near(*o, Poly{{{1, 1}, 1.0 / clamp->hi}}))
+      std::optional<Activation::Smooth> found;
+      if (o && near(*o, Poly{{{1, 1}, 1.0 / clamp->hi}}))
+        found = Activation::Smooth::HardSwish;
+      else if (o && near(*o, Poly{{{0, 1}, 1.0 / clamp->hi}}))
+        found = Activation::Smooth::HardSigmoid;
+      if (!found)
         continue;
       used.insert(inner.ops.begin(), inner.ops.end());
       used.insert(outer.ops.begin(), outer.ops.end());
       used.insert(clampOps.begin(), clampOps.end());
-      return std::pair(Activation::Smooth::HardSwish, x);
+      return std::pair(*found, x);
     }
   }
   return std::nullopt;
@@ -508,7 +514,7 @@ qimeng::matchSmoothActivation(Value v,
       special = op;
     }
   if (!special)
-    return matchHardSwish(v, ops, values, used);
+    return matchHardSwishOrSigmoid(v, ops, values, used);
   Value argument = special->getOperand(0), term = special->getResult(0);
   const bool exp = isa<math::ExpOp>(special);
   const Poly gelu{{{1, 0}, 0.5}, {{1, 1}, 0.5}};

@@ -39,7 +39,10 @@ namespace qimeng {
 ///    clamp of x / 6 + 1/2 to [0, 1], the clamp as arith's max and min
 ///    (maximumf, maxnumf, minimumf, minnumf) or torch-mlir's aten.clamp
 ///    (cmpf and select), the term the polynomial's in place of the
-///    transcendental one.
+///    transcendental one;
+///  - hardsigmoid: relu6(x + 3) / 6 (torch's, jax.nn.hard_sigmoid) or the
+///    clamp of x / 6 + 1/2 to [0, 1] alone (MobileNetV3's
+///    squeeze-and-excitation gate), the clamp as for hardswish.
 /// Constants within a relative 1e-6 of these (f32 roundings of them).
 /// Nullopt for anything else.
 std::optional<std::pair<Activation::Smooth, mlir::Value>>

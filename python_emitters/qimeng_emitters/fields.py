@@ -194,11 +194,12 @@ ACTIVATION_FIELDS = ("relu", "relu_min", "relu_max", "relu_nan_to_floor",
 #: oneDNN name them: sigmoid 1 / (1 + e^-x); silu (swish) x * sigmoid(x);
 #: gelu_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); gelu_erf
 #: 0.5 x (1 + erf(x / sqrt(2))); hardswish x min(max(x + 3, 0), 6) / 6;
-#: tanh; mish x tanh(log(1 + e^x)); softplus log(1 + e^x).
+#: tanh; mish x tanh(log(1 + e^x)); softplus log(1 + e^x); hardsigmoid
+#: min(max(x + 3, 0), 6) / 6.
 #: Computed in f32 to a few ulps (smooth.py's programs), not exactly: only
 #: the kernels whose request fields list SMOOTH_FIELD take one.
 SMOOTH_ACTIVATIONS = ("sigmoid", "silu", "gelu_tanh", "gelu_erf",
-                      "hardswish", "tanh", "mish", "softplus")
+                      "hardswish", "tanh", "mish", "softplus", "hardsigmoid")
 SMOOTH_FIELD = "activation"
 
 

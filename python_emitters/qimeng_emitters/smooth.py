@@ -29,6 +29,9 @@ The formulas:
    without a logarithm; past 20 the ratio rounds to 1 (torch's softplus
    threshold), and the bound keeps an infinite x from making it inf / inf;
    NaN kept by the product with x;
+ - hardsigmoid (MobileNetV3's gates): min(max(x + 3, 0), 6) / 6, torch's
+   relu6(x + 3) / 6, NaN put back after the clamp (RVV's min and max drop
+   it);
  - softplus (Mamba's dt projection): log(1 + e^x) = max(x, 0) + log1p(e),
    e = e^-|x| in (0, 1], log1p(e) = 2 atanh(s) = 2 s (1 + s^2 / 3 + s^4 /
    5 + .. + s^14 / 15), s = e / (2 + e) at most 1/3 (the series' next term
@@ -157,6 +160,13 @@ def program(name):
                 ("min", "a", "a", Const("six")),
                 ("mul", "x", "x", "a"),
                 ("div", "x", "x", Const("six"))]
+    if name == "hardsigmoid":
+        return [("add", "a", "x", Const("three")),
+                ("max", "a", "a", Const("zero")),
+                ("min", "a", "a", Const("six")),
+                ("nan_mask", "t", "x"),
+                ("div", "x", "a", Const("six")),
+                ("or_mask", "x", "t")]
     if name in ("sigmoid", "silu", "gelu_tanh"):
         # 1 / (1 + e^-z): z = x, or gelu_tanh's 2u.
         if name == "gelu_tanh":

@@ -1,5 +1,5 @@
 """The smooth activations (sigmoid, silu, gelu_tanh, gelu_erf, hardswish,
-tanh, mish, softplus) of sgemm's
+tanh, mish, softplus, hardsigmoid) of sgemm's
 epilogue, measured point by point: a kernel with K = 1 and B all ones
 writes C(i, j) = f(A(i)), A a dense sweep of [-20, 20] plus the values
 where each formula changes behaviour (its clamps, 0, -0, huge, NaN,
@@ -13,7 +13,8 @@ division and a few roundings; gelu_tanh's argument 2u is rounded in f32
 first, which e^-2u turns into |2u| times as many ulps); gelu_erf within 1.5e-7 |x| + 8 ulps
 (Abramowitz and Stegun 7.1.26: erf to 1.5e-7 absolute, halved in gelu,
 and its polynomial's roundings); hardswish within |x| 2^-23 + 3 ulps (x +
-3 rounded, then the product and the division by 6); mish within 6 ulps
+3 rounded, then the product and the division by 6), hardsigmoid too (x +
+3 rounded, then the division); mish within 6 ulps
 too (its ratio n / (n + 2) from Cephes' e^x: 3.2 at worst), and where
 e^x is clamped |x| 2^-125 (e^-87.34 is 2^-126 rounded up); softplus
 within 6 ulps (its series in s = e^-|x| / (2 + e^-|x|)).
@@ -95,6 +96,8 @@ def reference(name, x):
         if abs(product) > 3.4028234663852886e38:
             return math.copysign(math.inf, product)
         return product / 6.0
+    if name == "hardsigmoid":
+        return min(max(x + 3.0, 0.0), 6.0) / 6.0
     if math.isinf(x) and name != "sigmoid":
         return x if x > 0 else -0.0
     if name == "sigmoid":
@@ -122,7 +125,7 @@ def allowed(name, x, want):
     if name == "mish":
         # Its clamped e^x (e^-87.34, 2^-126 rounded up) is its ratio there.
         clamped *= 2.0
-    if name == "hardswish":
+    if name in ("hardswish", "hardsigmoid"):
         # x + 3 rounded (|x| 2^-24 in the result at most), then the
         # product and the division: |x| 2^-23 + 3 ulps.
         return abs(x) * 2.0 ** -23 + 3 * ulp32(want)
@@ -140,7 +143,7 @@ SPECIALS = [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 87.33654, -87.33654,
             -3e38]
 INPUTS = [_f32(-20.0 + 0.0078125 * i) for i in range(5121)] + SPECIALS
 SMOOTH_NAMES = ("sigmoid", "silu", "gelu_tanh", "gelu_erf", "hardswish",
-                "tanh", "mish", "softplus")
+                "tanh", "mish", "softplus", "hardsigmoid")
 
 
 @runs_kernels("avx2", "fma")
@@ -250,13 +253,14 @@ class SmoothActivationAccuracyTest(unittest.TestCase):
         -1e-37), while silu and gelu_tanh divide -inf by e^88 and mish
         multiplies it by e^-87.3 (the stock lowering gives NaN there: -inf
         * 0); hardswish -inf * 0, NaN, as the stock lowering; softplus its
-        limits (+inf; 0, or e^-87.3's 1e-38)."""
+        limits (+inf; 0, or e^-87.3's 1e-38); hardsigmoid's, 1 and 0."""
         inf = math.inf
         expected = {
             "sigmoid": (1.0, 0.0), "silu": (inf, -inf),
             "gelu_tanh": (inf, -inf), "gelu_erf": (inf, 0.0),
             "hardswish": (inf, math.nan), "tanh": (1.0, -1.0),
-            "mish": (inf, -inf), "softplus": (inf, 0.0)}
+            "mish": (inf, -inf), "softplus": (inf, 0.0),
+            "hardsigmoid": (1.0, 0.0)}
         for name, (at_plus, at_minus) in expected.items():
             with self.subTest(name=name):
                 for isa, n in (("avx2", 9), ("avx512", 17)):
@@ -354,7 +358,7 @@ class CrossSmoothActivationAccuracyTest(unittest.TestCase):
                   "sigmoid": (1.0, 0.0), "silu": (math.inf, -math.inf),
                   "gelu_tanh": (math.inf, -math.inf),
                   "gelu_erf": (math.inf, 0.0), "mish": (math.inf, -math.inf),
-                  "softplus": (math.inf, 0.0)}
+                  "softplus": (math.inf, 0.0), "hardsigmoid": (1.0, 0.0)}
         inputs = INPUTS + CROSS_SPECIALS
         for form in CROSS_FORMS:
             for name in SMOOTH_NAMES:

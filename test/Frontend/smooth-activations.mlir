@@ -26,8 +26,12 @@
 //   softplus (x > 20 ? x : log1p(exp(x)), beta 1 as a multiplication
 //   and a division by 1), and JAX's (jax.nn.softplus: logaddexp(x, 0),
 //   max(x, 0) + log1p(exp(-|x - 0|)) behind its NaN select);
-// and a gelu with the wrong constant and a mish whose softplus threshold
-// (5) changes its results left alone. Run with and without
+// - hardsigmoid (MobileNetV3's squeeze-and-excitation gate) after an NHWC
+//   convolution's bias as torch-mlir decomposes aten.hardsigmoid
+//   (min(max((x + 3) / 6, 0), 1)), and after a dense layer as
+//   jax.nn.hard_sigmoid writes it (relu6(x + 3) / 6);
+// and a gelu with the wrong constant, a mish whose softplus threshold
+// (5) changes its results and relu6(x + 2) / 6 left alone. Run with and without
 // --qimeng-tensorop (the stock side through libm: erff, tanhf, expf,
 // powf) in three placements, compared number by number within 2e-5
 // relative + 1e-6 (printMemrefF32's six digits; the activations differ
@@ -101,6 +105,14 @@
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_hardswish_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
+// CHECK-LABEL: func.func @conv_bias_hardsigmoid(
+// CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x4_f8_k3x3_s1x1_d1x1{{(_isrt)?}}_b0_bias_hardsigmoid_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @jax_dense_hard_sigmoid(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_hardsigmoid_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
 // CHECK-LABEL: func.func @bert_pooler_tanh(
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_bias_tanh_
 // CHECK-NOT:     linalg.generic
@@ -130,6 +142,11 @@
 // CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_ldrt_
 // CHECK:         linalg.generic
 // CHECK:         math.erf
+// CHECK:         return
+// CHECK-LABEL: func.func @not_hardsigmoid(
+// CHECK:         llvm.call @qm_sgemm_6x20x9_nn_b0_ldrt_
+// CHECK:         linalg.generic
+// CHECK:         arith.minimumf
 // CHECK:         return
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -367,6 +384,56 @@ func.func @linear_hardswish(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tenso
   return %r : tensor<6x20xf32>
 }
 
+// An NHWC convolution's bias, then torch-mlir's aten.hardsigmoid:
+// min(max((x + 3) / 6, 0), 1), the add through its alpha of 1.
+func.func @conv_bias_hardsigmoid(%x: tensor<1x9x9x4xf32>, %w: tensor<3x3x4x8xf32>, %b: tensor<8xf32>) -> tensor<1x7x7x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<1x7x7x8xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<1x7x7x8xf32>) -> tensor<1x7x7x8xf32>
+  %p = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x9x9x4xf32>, tensor<3x3x4x8xf32>) outs(%c : tensor<1x7x7x8xf32>) -> tensor<1x7x7x8xf32>
+  %o = tensor.empty() : tensor<1x7x7x8xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #last, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %b : tensor<1x7x7x8xf32>, tensor<8xf32>) outs(%o : tensor<1x7x7x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %cst0 = arith.constant 0.0 : f32
+    %cst1 = arith.constant 1.0 : f32
+    %cst3 = arith.constant 3.0 : f32
+    %cst6 = arith.constant 6.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %a = arith.mulf %cst3, %cst1 : f32
+    %t = arith.addf %s, %a : f32
+    %d = arith.divf %t, %cst6 : f32
+    %lo = arith.maximumf %d, %cst0 : f32
+    %y = arith.minimumf %lo, %cst1 : f32
+    linalg.yield %y : f32
+  } -> tensor<1x7x7x8xf32>
+  return %r : tensor<1x7x7x8xf32>
+}
+
+// A dense layer's bias, then jax.nn.hard_sigmoid: relu6(x + 3) / 6.
+func.func @jax_dense_hard_sigmoid(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tensor<20xf32>) -> tensor<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<6x20xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<6x9xf32>, tensor<9x20xf32>) outs(%c : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %o = tensor.empty() : tensor<6x20xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %b : tensor<6x20xf32>, tensor<20xf32>) outs(%o : tensor<6x20xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %cst0 = arith.constant 0.0 : f32
+    %cst3 = arith.constant 3.0 : f32
+    %cst6 = arith.constant 6.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %t = arith.addf %s, %cst3 : f32
+    %lo = arith.maximumf %t, %cst0 : f32
+    %hi = arith.minimumf %lo, %cst6 : f32
+    %y = arith.divf %hi, %cst6 : f32
+    linalg.yield %y : f32
+  } -> tensor<6x20xf32>
+  return %r : tensor<6x20xf32>
+}
+
 // BERT's pooler: dense layer, bias, tanh.
 func.func @bert_pooler_tanh(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>, %b: tensor<20xf32>) -> tensor<6x20xf32> {
   %zero = arith.constant 0.0 : f32
@@ -534,6 +601,29 @@ func.func @not_gelu(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>) -> tensor<6x20xf3
   return %r : tensor<6x20xf32>
 }
 
+// relu6(x + 2) / 6: not hardsigmoid (its clamp is of x / 6 + 1/3); the
+// generic stays.
+func.func @not_hardsigmoid(%x: tensor<6x9xf32>, %w: tensor<9x20xf32>) -> tensor<6x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<6x20xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<6x9xf32>, tensor<9x20xf32>) outs(%c : tensor<6x20xf32>) -> tensor<6x20xf32>
+  %o = tensor.empty() : tensor<6x20xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<6x20xf32>) outs(%o : tensor<6x20xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %cst0 = arith.constant 0.0 : f32
+    %cst2 = arith.constant 2.0 : f32
+    %cst6 = arith.constant 6.0 : f32
+    %t = arith.addf %v, %cst2 : f32
+    %lo = arith.maximumf %t, %cst0 : f32
+    %hi = arith.minimumf %lo, %cst6 : f32
+    %y = arith.divf %hi, %cst6 : f32
+    linalg.yield %y : f32
+  } -> tensor<6x20xf32>
+  return %r : tensor<6x20xf32>
+}
+
 // Element i of a buffer: ((i * 5) mod 7 - 3) / 4 as f32 (every sum of
 // products exact; the activations' inputs between -3 and 3 or so).
 func.func private @fill(%m: memref<?xf32>) {
@@ -567,7 +657,7 @@ func.func private @printMemrefF32(memref<*xf32>)
 
 // OUT: rank = 2 offset = 0 sizes = [6, 20]
 // OUT-NEXT: nan
-// OUT-COUNT-15: rank = {{[24]}} offset = 0
+// OUT-COUNT-18: rank = {{[24]}} offset = 0
 func.func @main() {
   %c3 = arith.constant 3 : index
   %c8 = arith.constant 8 : index
@@ -669,5 +759,17 @@ func.func @main() {
   %m16 = bufferization.to_buffer %r16 : tensor<6x20xf32> to memref<6x20xf32>
   %u16 = memref.cast %m16 : memref<6x20xf32> to memref<*xf32>
   call @printMemrefF32(%u16) : (memref<*xf32>) -> ()
+  %r17 = call @conv_bias_hardsigmoid(%cx, %cw, %cb) : (tensor<1x9x9x4xf32>, tensor<3x3x4x8xf32>, tensor<8xf32>) -> tensor<1x7x7x8xf32>
+  %m17 = bufferization.to_buffer %r17 : tensor<1x7x7x8xf32> to memref<1x7x7x8xf32>
+  %u17 = memref.cast %m17 : memref<1x7x7x8xf32> to memref<*xf32>
+  call @printMemrefF32(%u17) : (memref<*xf32>) -> ()
+  %r18 = call @jax_dense_hard_sigmoid(%x, %w, %b) : (tensor<6x9xf32>, tensor<9x20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
+  %m18 = bufferization.to_buffer %r18 : tensor<6x20xf32> to memref<6x20xf32>
+  %u18 = memref.cast %m18 : memref<6x20xf32> to memref<*xf32>
+  call @printMemrefF32(%u18) : (memref<*xf32>) -> ()
+  %r19 = call @not_hardsigmoid(%x, %w) : (tensor<6x9xf32>, tensor<9x20xf32>) -> tensor<6x20xf32>
+  %m19 = bufferization.to_buffer %r19 : tensor<6x20xf32> to memref<6x20xf32>
+  %u19 = memref.cast %m19 : memref<6x20xf32> to memref<*xf32>
+  call @printMemrefF32(%u19) : (memref<*xf32>) -> ()
   return
 }

@@ -458,11 +458,11 @@ TEST(ConvKernelTest, EpiloguesValidate) {
 
 TEST(ConvKernelTest, SmoothActivationsValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
-  // silu (YOLOv5's blocks), gelu, sigmoid, hardswish, tanh, mish and
-  // softplus after a bias per channel, in every layout: the five layers'
-  // model configs take the first five, their small configs the other
-  // three and two of the first again, so that each runs on a convolution.
-  using Smooth = Activation::Smooth;
+  // Every smooth activation (silu: YOLOv5's blocks; hardsigmoid:
+  // MobileNetV3's squeeze-and-excitation) after a bias per channel, in
+  // every layout: the five layers' model configs take the first five,
+  // their small configs the other four and the first again, so that each
+  // runs on a convolution.
   int i = 0;
   for (ConvDesc base :
        {nhwc(1, 9, 9, 4, 8, 3, 2), nhwc(1, 16, 17, 16, 64, 3),
@@ -472,13 +472,12 @@ TEST(ConvKernelTest, SmoothActivationsValidate) {
     ConvDesc d = base;
     d.overwrite = true;
     d.bias = true;
-    const Smooth all[] = {Smooth::Silu,     Smooth::GeluErf,   Smooth::Sigmoid,
-                          Smooth::GeluTanh, Smooth::HardSwish, Smooth::Tanh,
-                          Smooth::Mish,     Smooth::Softplus};
-    d.activation.smooth = all[i % 8];
+    const auto &all = Activation::kSmoothActivations;
+    const int count = int(std::size(all));
+    d.activation.smooth = all[i % count];
     QM_ASSERT_EXPECTED(c, chooseKernelConfig(d, host()));
     EXPECT_TRUE(validates(d, c)) << d.str() << " " << c.str();
-    d.activation.smooth = all[(i + 5) % 8];
+    d.activation.smooth = all[(i + 5) % count];
     EXPECT_TRUE(validates(d, smallConfig(d))) << d.str();
     ++i;
   }
@@ -875,10 +874,10 @@ TEST(ConvKernelTest, DotConvolutionsValidate) {
     if (p == GemmPrecision::Bf16)
       for (ConvDesc base :
            {nhwc(1, 13, 13, 16, 40, 3, 2), nchw(1, 10, 10, 8, 8, 3)})
-        for (auto s :
-             {Activation::Smooth::Silu, Activation::Smooth::GeluErf,
-              Activation::Smooth::HardSwish, Activation::Smooth::Tanh,
-              Activation::Smooth::Mish, Activation::Smooth::Softplus}) {
+        for (auto s : {Activation::Smooth::Silu, Activation::Smooth::GeluErf,
+                       Activation::Smooth::HardSwish, Activation::Smooth::Tanh,
+                       Activation::Smooth::Mish, Activation::Smooth::Softplus,
+                       Activation::Smooth::HardSigmoid}) {
           ConvDesc smooth = withPrecision(base, p);
           smooth.overwrite = true;
           smooth.bias = true;

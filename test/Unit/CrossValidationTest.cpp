@@ -162,9 +162,7 @@ TEST_P(CrossValidationTest, SmoothActivationsPassAndAWrongOneIsCaught) {
   using Smooth = Activation::Smooth;
   // The model's block, a bias per column, each activation: validated
   // within its allowance (and its NaN rule: a NaN input stays NaN).
-  for (Smooth s :
-       {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
-        Smooth::HardSwish, Smooth::Tanh, Smooth::Mish, Smooth::Softplus}) {
+  for (Smooth s : Activation::kSmoothActivations) {
     GemmDesc desc = runtimeLdGemm(19, 23, 13);
     desc.bias = GemmBias::Columns;
     desc.activation.smooth = s;

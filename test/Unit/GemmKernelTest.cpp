@@ -689,18 +689,15 @@ TEST(GemmKernelTest, WrongLeakySlopeIsCaught) {
 
 TEST(GemmKernelTest, SmoothActivationsValidate) {
   QM_SKIP_UNLESS_VECTOR_HOST();
-  // sigmoid, silu and both gelus after the sums (and a bias along the
-  // columns or the rows), accumulating and overwriting, edges both ways, B
-  // packed, in place and packed by the tiles, run-time leading dimensions;
-  // then the model's config where it takes all of M in one block beside
-  // the epilogue's registers (30 rows: 28 at most with the activation).
-  using Smooth = Activation::Smooth;
-  const Smooth all[] = {Smooth::Sigmoid, Smooth::Silu,      Smooth::GeluTanh,
-                        Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh,
-                        Smooth::Mish,    Smooth::Softplus};
+  // Every smooth activation after the sums (and a bias along the columns
+  // or the rows), accumulating and overwriting, edges both ways, B packed,
+  // in place and packed by the tiles, run-time leading dimensions; then
+  // the model's config where it takes all of M in one block beside the
+  // epilogue's registers (30 rows: 28 at most with the activation).
+  const auto &all = Activation::kSmoothActivations;
   for (const GemmConfig &config : bPackingVariants(/*inPlaceRows=*/false))
     for (Shape s : {Shape{7, 17, 5}, Shape{50, 64, 40}, Shape{13, 33, 16}})
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < int(std::size(all)); ++i) {
         GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
         d.activation.smooth = all[i];
         d.bias = i == 1   ? GemmBias::Rows
@@ -712,7 +709,7 @@ TEST(GemmKernelTest, SmoothActivationsValidate) {
         EXPECT_TRUE(kernelValidates(
             d.runtimeLd ? d.withPaddedLeadingDims(3) : d, fitTo(config, d)));
       }
-  for (Smooth smooth : all) {
+  for (Activation::Smooth smooth : all) {
     GemmDesc d = GemmDesc::packed(30, 16, 64);
     d.activation.smooth = smooth;
     d.bias = GemmBias::Columns;
@@ -1082,9 +1079,7 @@ TEST(GemmKernelTest, HalfPrecisionSmoothActivationsValidate) {
   for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::F16}) {
     if (p == GemmPrecision::Bf16 ? !hostRunsBf16() : !hostRunsF16OnAvx512())
       continue;
-    for (Smooth s :
-         {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
-          Smooth::HardSwish, Smooth::Tanh, Smooth::Mish, Smooth::Softplus})
+    for (Smooth s : Activation::kSmoothActivations)
       for (bool out : {false, true}) {
         // 37 rows (the packed nest), 5 (B streamed) or 20 against a B^T
         // five times wider (the product transposed).

@@ -186,9 +186,7 @@ TEST(GemmDescTest, SmoothActivations) {
   EXPECT_FALSE(static_cast<bool>(d.verify()));
   d.precision = GemmPrecision::S8S8;
   QM_ASSERT_FAILS_WITH(d.verify(), "8-bit operands take no epilogue");
-  for (Smooth s :
-       {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
-        Smooth::HardSwish, Smooth::Tanh, Smooth::Mish, Smooth::Softplus})
+  for (Smooth s : Activation::kSmoothActivations)
     EXPECT_EQ(Activation::smoothNamed(Activation::smoothName(s)), s);
   EXPECT_FALSE(Activation::smoothNamed("gelu"));
   Activation a;
@@ -237,6 +235,17 @@ TEST(GemmDescTest, SmoothActivations) {
   EXPECT_EQ(a.apply(INFINITY), INFINITY);
   EXPECT_EQ(a.apply(-INFINITY), 0.0);
   EXPECT_EQ(a.errorGain(), 1.0);
+  // hardsigmoid: relu6(x + 3) / 6, NaN kept.
+  a.smooth = Smooth::HardSigmoid;
+  EXPECT_EQ(a.apply(0.0), 0.5);
+  EXPECT_EQ(a.apply(1.5), 0.75);
+  EXPECT_EQ(a.apply(-3.5), 0.0);
+  EXPECT_EQ(a.apply(3.5), 1.0);
+  EXPECT_EQ(a.apply(-INFINITY), 0.0);
+  EXPECT_EQ(a.apply(INFINITY), 1.0);
+  EXPECT_TRUE(std::isnan(a.apply(double(NAN))));
+  EXPECT_EQ(a.errorGain(), 1.0);
+  EXPECT_NEAR(a.allowance(-2.0, 1.0 / 6.0), (2.0 + 0.5) * 0x1p-23, 1e-15);
 }
 
 TEST(GemmDescTest, VerifyChecksReluBound) {

@@ -22,11 +22,11 @@
 // "bias=columns" or "bias=rows", "relu", "relu_min=X", "relu_max=X" (the
 // floor and bound of relu's clamp), "relu_nan_to_floor", "leaky_relu=X"
 // (leaky relu's slope), "activation=NAME" (a smooth one: sigmoid, silu,
-// gelu_tanh, gelu_erf, hardswish, tanh, mish, softplus) (the bias's pointer in
-// the header at 112) and PARTS, for a parallel kernel, its parts of C as
-// "m_begin:m_end:n_begin:n_end" each, comma-separated: one call a part, each
-// with a workspace of its own. K may be 0. A convolution kernel (input, filter,
-// output, workspace) runs with
+// gelu_tanh, gelu_erf, hardswish, tanh, mish, softplus, hardsigmoid) (the
+// bias's pointer in the header at 112) and PARTS, for a parallel kernel, its
+// parts of C as "m_begin:m_end:n_begin:n_end" each, comma-separated: one call
+// a part, each with a workspace of its own. K may be 0. A convolution kernel
+// (input, filter, output, workspace) runs with
 //
 //   qimeng-cross-runner CODE ENTRY conv LAYOUT N H W C F KH KW SH SW DH DW
 //                       S0 S1 S2 PIXEL WORKSPACE OVERWRITE SEED RUNS

@@ -39,8 +39,8 @@ namespace qimeng {
 /// exactly (allowance()): sigmoid 1 / (1 + e^-x), silu x * sigmoid(x),
 /// gelu_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), gelu_erf
 /// 0.5 x (1 + erf(x / sqrt(2))), hardswish x min(max(x + 3, 0), 6) / 6,
-/// tanh, mish x tanh(log(1 + e^x)) and softplus log(1 + e^x); NaN stays
-/// NaN.
+/// tanh, mish x tanh(log(1 + e^x)), softplus log(1 + e^x) and hardsigmoid
+/// min(max(x + 3, 0), 6) / 6; NaN stays NaN.
 struct Activation {
   enum class Smooth : uint8_t {
     None,
@@ -51,8 +51,14 @@ struct Activation {
     HardSwish,
     Tanh,
     Mish,
-    Softplus
+    Softplus,
+    HardSigmoid
   };
+  /// Every smooth activation, in the enum's order.
+  static constexpr Smooth kSmoothActivations[] = {
+      Smooth::Sigmoid, Smooth::Silu,      Smooth::GeluTanh,
+      Smooth::GeluErf, Smooth::HardSwish, Smooth::Tanh,
+      Smooth::Mish,    Smooth::Softplus,  Smooth::HardSigmoid};
 
   bool relu = false;
   std::optional<float> floor;      ///< relu's floor where not 0
@@ -89,15 +95,15 @@ struct Activation {
       return "mish";
     case Smooth::Softplus:
       return "softplus";
+    case Smooth::HardSigmoid:
+      return "hardsigmoid";
     case Smooth::None:
       break;
     }
     return "";
   }
   static std::optional<Smooth> smoothNamed(const std::string &name) {
-    for (Smooth s :
-         {Smooth::Sigmoid, Smooth::Silu, Smooth::GeluTanh, Smooth::GeluErf,
-          Smooth::HardSwish, Smooth::Tanh, Smooth::Mish, Smooth::Softplus})
+    for (Smooth s : kSmoothActivations)
       if (name == smoothName(s))
         return s;
     return std::nullopt;
@@ -126,7 +132,7 @@ struct Activation {
   /// A validator scales its error bound's magnitude by it.
   /// The smooth ones: their largest slope, 1.13 (gelu's, at x = 1.4;
   /// silu's is 1.10, mish's 1.09, sigmoid's 1/4), hardswish's 1.5 (at x =
-  /// 3).
+  /// 3); hardsigmoid's 1/6 (so 1).
   double errorGain() const {
     if (smooth == Smooth::HardSwish)
       return 1.5;
@@ -145,13 +151,14 @@ struct Activation {
   /// (Abramowitz and Stegun's erf, to 1.5e-7 absolute), and |x| 2^-126
   /// where e^-z is clamped at z = 87.3 (mish's e^x: |x| 2^-125, e^-87.3
   /// being 2^-126 rounded up); hardswish |x| 2^-23 + 3 ulps (x + 3
-  /// rounded, then the product and the division). An ulp of y taken as |y|
-  /// 2^-23 (its largest).
+  /// rounded, then the product and the division), hardsigmoid the same
+  /// (x + 3 rounded, then the division). An ulp of y taken as |y| 2^-23
+  /// (its largest).
   double allowance(double x, double y) const {
     if (smooth == Smooth::None || std::isnan(x))
       return 0.0;
     const double ulp = std::fabs(y) * std::ldexp(1.0, -23);
-    if (smooth == Smooth::HardSwish)
+    if (smooth == Smooth::HardSwish || smooth == Smooth::HardSigmoid)
       return std::fabs(x) * std::ldexp(1.0, -23) + 3 * ulp;
     const double clamped =
         std::max(std::fabs(x), 1.0) *
@@ -259,6 +266,8 @@ private:
     case Smooth::Softplus:
       // max(x, 0) + log1p(e^-|x|): no overflow; +inf's and -inf's limits.
       return std::max(x, T(0)) + std::log1p(std::exp(-std::fabs(x)));
+    case Smooth::HardSigmoid:
+      return std::min(std::max(x + T(3), T(0)), T(6)) / T(6);
     case Smooth::None:
       break;
     }

@@ -35,11 +35,12 @@ bool isSketchIsa(VectorIsa isa);
 bool isaAppliesEpilogues(VectorIsa isa);
 
 /// Whether `isa`'s floating-point kernels apply a smooth activation
-/// (sigmoid, silu, gelu_tanh, gelu_erf, hardswish, tanh, mish, softplus:
-/// smooth.py's programs): AVX2 and AVX-512 (x86.py's emit_smooth_activation in
-/// sgemm.py, conv2d.py through it, and dotgemm.py's matrix-vector form, bf16,
-/// f16 and f32, and its bf16 and f16 blocked kernels), NEON, SVE and RVV (the
-/// sketch writers' spellings, GEMM and convolution).
+/// (sigmoid, silu, gelu_tanh, gelu_erf, hardswish, tanh, mish, softplus,
+/// hardsigmoid: smooth.py's programs): AVX2 and AVX-512 (x86.py's
+/// emit_smooth_activation in sgemm.py, conv2d.py through it, and dotgemm.py's
+/// matrix-vector form, bf16, f16 and f32, and its bf16 and f16 blocked
+/// kernels), NEON, SVE and RVV (the sketch writers' spellings, GEMM and
+/// convolution).
 bool isaAppliesSmoothActivations(VectorIsa isa);
 
 /// Whether `isa`'s convolution kernels can read the input's strides from

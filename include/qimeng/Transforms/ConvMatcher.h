@@ -40,8 +40,8 @@ struct ConvMatchOptions {
   /// Fold a bias broadcast into the output (and fuse consumers).
   bool foldBiasInit = true;
   /// Fuse a smooth activation (sigmoid, silu, gelu, hardswish, tanh, mish,
-  /// softplus) into a floating-point kernel where the ISA's kernels compute one
-  /// (isaAppliesSmoothActivations).
+  /// softplus, hardsigmoid) into a floating-point kernel where the ISA's
+  /// kernels compute one (isaAppliesSmoothActivations).
   bool smoothActivations = false;
   /// Read the input's strides at run time (isaReadsConvStridesAtRunTime).
   bool stridesAtRunTime = false;

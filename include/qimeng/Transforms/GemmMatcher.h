@@ -114,8 +114,8 @@ struct ContractionMatchOptions {
   /// Fuse an elementwise consumer (bias per column, relu) into the kernel.
   bool fuseEpilogues = true;
   /// ...a smooth activation (sigmoid, silu, gelu, hardswish, tanh, mish,
-  /// softplus) too, into a floating-point kernel (f32, bf16, f16) where the
-  /// ISA's kernels compute one (isaAppliesSmoothActivations).
+  /// softplus, hardsigmoid) too, into a floating-point kernel (f32, bf16, f16)
+  /// where the ISA's kernels compute one (isaAppliesSmoothActivations).
   bool smoothActivations = false;
   /// Take matrix-vector products (no M or no N among the op's loops, or a
   /// floating-point N of 1 with a static M) as the GEMM of one row, A the
