@@ -841,10 +841,11 @@ static std::optional<GemmConfig> amxConfig(const KernelProblem &problem,
   const GemmDesc desc = problem.gemm();
   const ConvDesc *conv = problem.conv();
   // Few rows against B^T (tokens through a linear layer) stay the
-  // matrix-vector form, which reads B^T once and packs nothing.
+  // matrix-vector form, which reads B^T once and packs nothing. The tiles'
+  // convolutions are nhwc ones into the f32 (s32) output.
   if (!target.hasAmx(isHalfPrecision(desc.precision)) ||
       !amxRefusal(desc).empty() || (!conv && dotReadsBInPlace(desc)) ||
-      (conv && !conv->isNhwc()))
+      (conv && (!conv->isNhwc() || conv->halfOutput)))
     return std::nullopt;
   GemmConfig c;
   c.isa = VectorIsa::Amx;

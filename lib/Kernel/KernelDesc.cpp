@@ -293,6 +293,9 @@ GemmDesc ConvDesc::gemmView() const {
   g.activation = activation;
   g.precision = precision;
   g.bPrepacked = bPrepacked;
+  g.halfOutput = halfOutput;
+  if (halfOutput)
+    g.ldd = g.n; // dense: F a pixel (nhwc), OH*OW a channel (nchw)
   return g;
 }
 
@@ -387,6 +390,11 @@ llvm::Error ConvDesc::verify() const {
                       "a prepacked B",
                       str())
             .str());
+  if (halfOutput && !isHalfPrecision(precision))
+    return llvm::createStringError(
+        llvm::formatv("{0}: a bf16 or f16 output needs operands of its type",
+                      str())
+            .str());
   return verifyActivation(activation, precision);
 }
 
@@ -405,5 +413,8 @@ std::string ConvDesc::str() const {
          (outputIsDense() ? std::string()
                           : "_ldo" + std::to_string(outputPixelStride)) +
          (bPrepacked ? "_bpre" : "") + (overwrite ? "_b0" : "") +
+         (!halfOutput                       ? ""
+          : precision == GemmPrecision::F16 ? "_of16"
+                                            : "_obf16") +
          (bias ? "_bias" : "") + activation.suffix();
 }

@@ -196,6 +196,8 @@ json qimeng::toJson(const ConvDesc &d) {
     j["dtype"] = precisionName(d.precision).str();
   if (!d.outputIsDense())
     j["output_pixel_stride"] = d.outputPixelStride;
+  if (d.halfOutput)
+    j[halfOutputField(d.precision).str()] = true;
   return j;
 }
 
@@ -254,6 +256,10 @@ llvm::Expected<ConvDesc> qimeng::convDescFromJson(const json &j,
     return std::move(err);
   if (j.contains("output_pixel_stride"))
     if (auto err = fields.integer64("output_pixel_stride", d.outputPixelStride))
+      return std::move(err);
+  const std::string outputField = halfOutputField(d.precision).str();
+  if (j.contains(outputField))
+    if (auto err = fields.boolean(outputField.c_str(), d.halfOutput))
       return std::move(err);
   return d;
 }

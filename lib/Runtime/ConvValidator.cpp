@@ -291,6 +291,26 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
   if (d.bias)
     writeBias(ws->data(), bias->data());
   writeInputStrides(ws->data(), d);
+  // A 16-bit output D: the output's elements as a dense matrix (a pixel's
+  // F channels a row for nhwc, a channel's OH*OW pixels for nchw), its
+  // pointer in the header as the module writes it; the f32 output is then
+  // the kernel's scratch.
+  GemmDesc dView;
+  std::optional<GuardedBuffer> dBuf;
+  std::vector<float> dPristine;
+  if (d.halfOutput) {
+    const int64_t cols = d.isNhwc() ? d.f : d.oh() * d.ow();
+    dView = GemmDesc::packed(d.outputElements() / cols, cols, 1);
+    dView.precision = d.precision;
+    dView.halfOutput = true;
+    dView.ldd = cols;
+    auto buf = allocateHalfOutput(dView, guard);
+    if (!buf)
+      return buf.takeError();
+    dBuf = std::move(*buf);
+    dPristine = copyRegion(*dBuf);
+    writeHalfOutput(ws->data(), dBuf->data());
+  }
   auto fail = [&](const std::string &why) {
     return std::optional<std::string>((name + ": " + why).str());
   };
@@ -366,6 +386,12 @@ runOne(const ConvDesc &d, const ConvKernel &kernel, size_t workspaceBytes,
       });
   const std::vector<double> &ref = reference.ref, &mag = reference.mag;
   const bool exact = comparedBitForBit(dist, k, d.activation);
+  if (d.halfOutput)
+    return checkHalfOutput(dView, *dBuf, dPristine, ref, mag, exact,
+                           d.precision == GemmPrecision::F16
+                               ? f16OutputErrorBound(k)
+                               : bf16OutputErrorBound(k),
+                           name, report);
   std::optional<std::string> failure;
   const float *o = out->data();
   // s32: exact, the sum modulo 2^32 as arith.addi.

@@ -295,14 +295,14 @@ void applyEpilogue(const GemmDesc &d, const float *bias,
     }
 }
 
+} // namespace
+
 /// 16-bit bits that mark an element of D the kernel must write (a NaN in
 /// bf16 and in f16).
-constexpr uint16_t kUnwrittenHalf = 0x7fc0;
+static constexpr uint16_t kUnwrittenHalf = 0x7fc0;
 
-/// A bf16 or f16 output D (GemmDesc::halfOutput) for a kernel to write: its
-/// M x N elements a NaN, its gaps and guards the sentinel.
-llvm::Expected<GuardedBuffer> allocateHalfOutput(const GemmDesc &d,
-                                                 int64_t guard) {
+llvm::Expected<GuardedBuffer>
+qimeng::validation::allocateHalfOutput(const GemmDesc &d, int64_t guard) {
   auto buf = GuardedBuffer::allocate((d.dSpan() + 1) / 2, guard);
   if (!buf)
     return buf.takeError();
@@ -313,17 +313,11 @@ llvm::Expected<GuardedBuffer> allocateHalfOutput(const GemmDesc &d,
   return buf;
 }
 
-/// Checks a bf16 (f16) output against the fp64 reference: each element the
-/// reference rounded once to its type (to nearest even), bit for bit when
-/// the f32 sums are exact, else within bf16OutputErrorBound
-/// (f16OutputErrorBound), and 2^-126 (f16: 2^-24, its subnormals' step)
-/// absolute; nothing else of its region written.
-std::optional<std::string>
-checkHalfOutput(const GemmDesc &d, const GuardedBuffer &out,
-                const std::vector<float> &pristine,
-                const std::vector<double> &ref, const std::vector<double> &mag,
-                bool exact, double bound, llvm::StringRef name,
-                ValidationReport &report) {
+std::optional<std::string> qimeng::validation::checkHalfOutput(
+    const GemmDesc &d, const GuardedBuffer &out,
+    const std::vector<float> &pristine, const std::vector<double> &ref,
+    const std::vector<double> &mag, bool exact, double bound,
+    llvm::StringRef name, ValidationReport &report) {
   const bool f16 = d.precision == GemmPrecision::F16;
   const HalfFloat half = halfFloat(f16);
   const double absolute = std::ldexp(1.0, f16 ? -24 : -126);
@@ -385,6 +379,8 @@ checkHalfOutput(const GemmDesc &d, const GuardedBuffer &out,
   }
   return failure;
 }
+
+namespace {
 
 /// One distribution's run. Returns the first failure, if any; updates the
 /// report's error maxima.

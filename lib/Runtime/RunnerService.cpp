@@ -415,11 +415,15 @@ allocateTimingOperands(const RequestProblem &p) {
       GuardedBuffer::allocate(conv ? conv->outputSpan() : p.gemm.cSpan(), 0);
   if (!a || !b || !c)
     return llvm::createStringError("cannot allocate timing buffers");
-  // A bias as long as either side; D in bf16 (half a float each).
+  // A bias as long as either side; D in bf16 (half a float each): a
+  // convolution's holds every image's output (its GEMM view is one image's).
   const GemmDesc &g = p.gemm;
   auto bias =
       GuardedBuffer::allocate(g.hasEpilogue() ? std::max(g.m, g.n) : 0, 0);
-  auto d = GuardedBuffer::allocate(g.halfOutput ? (g.dSpan() + 1) / 2 : 0, 0);
+  const int64_t dElements = !g.halfOutput ? 0
+                            : conv        ? conv->outputElements()
+                                          : g.dSpan();
+  auto d = GuardedBuffer::allocate((dElements + 1) / 2, 0);
   if (!bias || !d)
     return llvm::createStringError("cannot allocate timing buffers");
   TimingOperands out{std::move(*a), std::move(*b), std::move(*c),

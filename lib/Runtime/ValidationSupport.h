@@ -57,6 +57,24 @@ guardDamage(llvm::StringRef name, const GuardedBuffer &buf, int64_t off) {
   return std::nullopt;
 }
 
+/// A bf16 or f16 output D (GemmDesc::halfOutput) for a kernel to write: its
+/// M x N elements (ldd apart) a NaN, its gaps and guards the sentinel.
+llvm::Expected<GuardedBuffer> allocateHalfOutput(const GemmDesc &d,
+                                                 int64_t guard);
+
+/// Checks a bf16 (f16) output D of `d` against the fp64 reference (`ref`
+/// and `mag` M x N row-major): each element the reference rounded once to
+/// its type (to nearest even), bit for bit when `exact` (the f32 sums are),
+/// else within `bound` (bf16OutputErrorBound, f16OutputErrorBound) times
+/// the magnitude and 2^-126 (f16: 2^-24, its subnormals' step) absolute;
+/// nothing else of its region (`pristine` before the call) written.
+std::optional<std::string>
+checkHalfOutput(const GemmDesc &d, const GuardedBuffer &out,
+                const std::vector<float> &pristine,
+                const std::vector<double> &ref, const std::vector<double> &mag,
+                bool exact, double bound, llvm::StringRef name,
+                ValidationReport &report);
+
 /// The fp64 reference and magnitude of C += op(A) op(B), m x n row-major:
 ///   ref(i,j) = c0(i,j) + sum_k A(i,k) B(k,j)
 ///   mag(i,j) = |c0(i,j)| + sum_k |A(i,k) B(k,j)|

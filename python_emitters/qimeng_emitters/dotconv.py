@@ -39,14 +39,18 @@ The input's strides are immediates (input_strides) or, with
 runtime_strides, read from the workspace header at 64 at each call (n, h,
 w; the w stride must be C), as for f32. The output is the GEMM's C (dense,
 F a row); overwrite, bias per output channel (C's columns), relu and its
-bound (bf16 only) are the GEMM's.
+bound (bf16 only) are the GEMM's. bf16_output (f16_output for f16) rounds
+the sums once into D, a dense 16-bit output of the output's shape (its
+pointer in the header at 120: the GEMM's D, ldd F), as torch-mlir's truncf
+after a bf16 convolution; the f32 output is then the GEMM's scratch.
 
     nchw_fchw: out[n, f, oh, ow] += in[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
                                     * flt[f, c, kh, kw]
       one GEMM an image (an image loop in the kernel, as conv2d.py's):
       M = F, N = OH*OW (pixels), K = C*KH*KW (c, kh, kw): A is the filter
       as stored (F x K), B is gathered from the image, C is the image's
-      output (ldc = OH*OW).
+      output (ldc = OH*OW); a 16-bit D steps an image with it (the header's
+      pointer moved on, and back after the last image).
 
 The GEMM's PACK B reads B(k, j) from input + column[k] + row[j]
 (dotgemm._emit_pack_gathered_b): a sliver of pixels in one output row
@@ -63,10 +67,11 @@ per output channel is a row of C there, added broadcast from the row's.
 from .conv2d import (GEOMETRY_FIELDS, PIECES_STEP, StrideSteps,
                      contiguous_run, conv_geometry, emit_gather_tables,
                      emit_next_image, gather_dims, runtime_strides_field)
-from .dotgemm import Params, kernel_text
+from .dotgemm import Params, half_output_field, kernel_text
 from .errors import RequestError
 from .fields import (ACTIVATION_FIELDS, SMOOTH_FIELD, activation_suffix,
                      bool_field, check_known, round_up)
+from .header import OUTPUT_OFFSET
 from .x86 import check_disp
 
 #: Layouts whose gathered operand is A (the pixels), and nchw_fchw's B.
@@ -92,7 +97,10 @@ class DotConv:
 
     def __init__(self, request):
         self.kind = request.get("kind")
-        typed = IGEMM_FIELDS if self.kind == "iconv2d" else SBGEMM_FIELDS
+        half_output = half_output_field(
+            "shgemm" if self.kind == "shconv2d" else "sbgemm")
+        typed = (IGEMM_FIELDS if self.kind == "iconv2d" else
+                 SBGEMM_FIELDS + (half_output,))
         check_known(request, GEMM_FIELDS + GEOMETRY_FIELDS + typed
                     + (("runtime_strides",) if self.kind == "iconv2d" else
                        ("runtime_strides", "bias")))
@@ -114,6 +122,8 @@ class DotConv:
             gemm["ldb"] = k
         gemm.update({name: request[name] for name in GEMM_FIELDS + typed
                      if name in request})
+        if bool_field(gemm, half_output):
+            gemm["ldd"] = gemm["ldc"]  # D dense, as C
         if not g.nhwc:
             why = ("a u8 input (the filter is the GEMM's A, VPDPBUSD's "
                    "unsigned operand: s8 inputs only)"
@@ -148,9 +158,11 @@ class DotConv:
         # Consecutive pixels of one output row are this far apart.
         self.row_step = self.row_dims[-1][1]
         self.run = run   # (in elements: the same whatever their bytes)
-        # The steps to the next image (nchw_fchw) of the input and output.
+        # The steps to the next image (nchw_fchw) of the input and output
+        # (and of a 16-bit D).
         self.image_bytes = (None if g.nhwc else steps(0, 1),
                             check_disp(p.m * p.n * 4, "image"))
+        self.d_image_bytes = p.m * p.n * 2 if p.half_output else None
         if isinstance(self.image_bytes[0], int):
             check_disp(self.image_bytes[0], "image")
         self.runtime_steps = steps.steps
@@ -195,6 +207,7 @@ class DotConv:
                 f"{'_adirect' if p.a_direct else ''}"
                 f"{'_bpre' if p.b_prepacked else ''}"
                 f"{'_b0' if p.overwrite else ''}"
+                f"{'_o' + p.dt.name if p.half_output else ''}"
                 f"{'_bias' if p.bias != 'none' else ''}"
                 f"{activation_suffix(p)}"
                 f"_{p.mr}x{p.nr}_ku{p.k_unroll}"
@@ -215,8 +228,14 @@ class DotConv:
         asm.ins(f"movq ${self.images}, {self.images_slot}(%rbx)")
 
     def emit_batch_next(self, asm, image_loop):
-        """The input (B) and output (C) pointers to the next image."""
+        """The input (B) and output (C) pointers to the next image; a 16-bit
+        D's (the caller's header slot) too, put back after the last."""
+        if self.d_image_bytes is not None:
+            asm.ins(f"addq ${self.d_image_bytes}, {OUTPUT_OFFSET}(%rbx)")
         emit_next_image(asm, self.image_bytes, self.images_slot, image_loop)
+        if self.d_image_bytes is not None:
+            asm.ins(f"subq ${self.d_image_bytes * self.images}, "
+                    f"{OUTPUT_OFFSET}(%rbx)")
 
 
 def conv_summary(g, types, gemm):

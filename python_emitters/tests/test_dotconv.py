@@ -171,6 +171,10 @@ class DotConvRequestTest(RefusalTestCase):
         self.refuses(request(runtime_strides=True,
                              input_strides=[200, 20, 6]), "one or the other")
         self.refuses(request(bias="columns"), "must be true or false")
+        # A 16-bit output: bf16's and f16's, not 8-bit convolutions'.
+        self.refuses(request(kind="iconv2d", c=8, kc=8, bf16_output=True),
+                     "unknown field")
+        self.refuses(request(f16_output=True), "unknown field")
 
     def test_header(self):
         text = emit_conv(request(runtime_strides=True, overwrite=True))
@@ -183,6 +187,13 @@ class DotConvRequestTest(RefusalTestCase):
         self.assertTrue(header(text, "symbol").startswith(
             "qm_s8s8conv2d_nhwc_hwcf_2x7x9x8_f37"))
         self.assertIn("avx512vnni", header(text, "features"))
+        # bf16_output: D in the symbol; nchw steps it an image with C and
+        # puts the header's pointer (at 120) back after the last.
+        text = emit_conv(request(layout="nchw_fchw", n=3, overwrite=True,
+                                 bf16_output=True))
+        self.assertIn("_b0_obf16_", header(text, "symbol"))
+        self.assertEqual(text.count("addq $2960, 120(%rbx)"), 1)
+        self.assertEqual(text.count("subq $8880, 120(%rbx)"), 1)
 
 
 @runs_kernels("avx512_bf16", "avx512_vnni", "avx512bw",

@@ -12,9 +12,11 @@
 #include "qimeng/Kernel/KernelDesc.h"
 #include "qimeng/Kernel/Partition.h"
 #include "qimeng/Kernel/Target.h"
+#include "qimeng/Kernel/WorkspaceHeader.h"
 #include "qimeng/Runtime/ConvValidator.h"
 #include "qimeng/Runtime/IsolatedValidation.h"
 #include "qimeng/Runtime/JitKernel.h"
+#include <cstring>
 #include <gtest/gtest.h>
 
 using namespace qimeng;
@@ -1364,4 +1366,76 @@ TEST(ConvKernelTest, F16DotConvolutionsValidate) {
       QM_ASSERT_EXPECTED(verdict, validateInRunner(d, model, {}, fault));
       EXPECT_FALSE(verdict.passed);
     }
+}
+
+/// bf16 and f16 convolutions whose f32 sums are rounded once into a 16-bit
+/// output D (torch-mlir's truncf after a bf16 conv2d; ConvDesc::halfOutput):
+/// nhwc (both filter layouts) and nchw over two images (D steps an image
+/// with the output), with and without the bias and relu, on the model's
+/// config, bf16's small one and two parts in qimeng-runner; a kernel that
+/// leaves its sums in the f32 output claimed as one with D fails (the
+/// reverse writes through the header's D, which such a claim leaves unset:
+/// a crash, for qimeng-runner to contain).
+TEST(ConvKernelTest, HalfOutputConvolutionsValidate) {
+  QM_SKIP_UNLESS_DOT_HOST();
+  ConvDesc fhwc = nhwc(1, 9, 11, 16, 24, 3);
+  fhwc.layout = ConvLayout::NhwcFhwc;
+  for (GemmPrecision p : {GemmPrecision::Bf16, GemmPrecision::F16})
+    for (ConvDesc base :
+         {nhwc(1, 10, 11, 16, 40, 3), fhwc, nchw(2, 10, 12, 8, 24, 3)}) {
+      ConvDesc d = withPrecision(base, p);
+      d.halfOutput = true;
+      d.overwrite = base.layout != ConvLayout::NhwcFhwc;
+      d.bias = d.activation.relu = base.layout == ConvLayout::NhwcHwcf;
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, dotHost()));
+      EXPECT_EQ(model.isa, VectorIsa::Avx512) << model.str();
+      EXPECT_TRUE(validates(d, model));
+      if (p == GemmPrecision::Bf16)
+        EXPECT_TRUE(validates(d, smallDotConfig(d)));
+      expectTwoPartsValidate(d, model);
+      ConvDesc f32Output = d;
+      f32Output.halfOutput = false;
+      expectVerdicts(f32Output, {{f32Output, true}, {d, false}}, model);
+    }
+}
+
+/// An nchw kernel puts the header's D back after its images: called twice
+/// on one header (as qimeng-runner times it, and as a module's loop may
+/// call it), it writes the same D and nothing past it.
+TEST(ConvKernelTest, HalfOutputPointerIsPutBackAfterTheImages) {
+  QM_SKIP_UNLESS_DOT_HOST();
+  ConvDesc d = withPrecision(nchw(2, 10, 12, 8, 24, 3), GemmPrecision::Bf16);
+  d.halfOutput = d.overwrite = true;
+  QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, dotHost()));
+  auto loaded =
+      buildConvKernel(d, model, host(), EmitterOptions::defaults(), "");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  // Every input and filter element 1 (bf16 0x3f80): each output is K = 72.
+  const int64_t outputs = d.outputElements();
+  QM_ASSERT_EXPECTED(in, GuardedBuffer::allocate(d.inputSpan(), 0));
+  QM_ASSERT_EXPECTED(flt, GuardedBuffer::allocate(d.filterElements(), 0));
+  QM_ASSERT_EXPECTED(out, GuardedBuffer::allocate(outputs, 0));
+  QM_ASSERT_EXPECTED(dOut, GuardedBuffer::allocate(outputs, 0)); // 2x D
+  QM_ASSERT_EXPECTED(
+      ws, GuardedBuffer::allocate(
+              int64_t(loaded->emitted.workspaceBytes / sizeof(float)) + 16, 0));
+  std::fill_n(reinterpret_cast<uint16_t *>(in.data()), d.inputSpan(),
+              uint16_t(0x3f80));
+  std::fill_n(reinterpret_cast<uint16_t *>(flt.data()), d.filterElements(),
+              uint16_t(0x3f80));
+  auto *bits = reinterpret_cast<uint16_t *>(dOut.data());
+  std::fill_n(bits, 2 * outputs, uint16_t(0xffff));
+  writeHalfOutput(ws.data(), dOut.data());
+  GemmKernelFn fn = loaded->jit->gemm();
+  for (int call = 0; call < 2; ++call) {
+    fn(in.data(), flt.data(), out.data(), ws.data());
+    EXPECT_EQ(readHalfOutput(ws.data()), dOut.data()) << "call " << call;
+  }
+  const float k = float(d.gemmView().k);
+  uint32_t kBits;
+  std::memcpy(&kBits, &k, sizeof k);
+  for (int64_t i = 0; i < 2 * outputs; ++i)
+    ASSERT_EQ(bits[i], i < outputs ? uint16_t(kBits >> 16) : uint16_t(0xffff))
+        << "D element " << i;
 }

@@ -313,6 +313,13 @@ struct ConvDesc {
   /// The filter (the GEMM view's B) arrives packed by the caller, once
   /// (GemmDesc::bPrepacked): constant weights. nhwc layouts; not f16.
   bool bPrepacked = false;
+  /// bf16 and f16: the sums (after the bias and activation) rounded once to
+  /// the operands' type into a dense 16-bit output of the output's shape,
+  /// D (torch-mlir's truncf after a bf16 convolution), its pointer in the
+  /// workspace header (writeHalfOutput); the f32 output is then the
+  /// kernel's scratch (GemmDesc::halfOutput, of the GEMM view: nchw's D
+  /// steps an image's OH*OW*F elements a GEMM, as its output does).
+  bool halfOutput = false;
 
   /// A descriptor with a dense input.
   static ConvDesc dense(ConvLayout layout, int64_t n, int64_t h, int64_t w,
@@ -394,8 +401,9 @@ struct ConvDesc {
 
   /// Stable, readable key:
   /// "sconv2d_nhwc_hwcf_n1_h58_w58_c64_f64_k3x3_s1x1_d1x1_is215296x3712x64"
-  /// ("_isrt" for run-time strides), with "_bpre", "_b0", "_bias" and the
-  /// activation's part (Activation::suffix) appended as set; "sbconv2d_..." for
+  /// ("_isrt" for run-time strides), with "_bpre", "_b0", "_obf16" or
+  /// "_of16" (halfOutput), "_bias" and the activation's part
+  /// (Activation::suffix) appended as set; "sbconv2d_..." for
   /// bf16 operands, "s8s8conv2d_..." and "u8s8conv2d_..." for 8-bit ones
   /// (convOpName).
   std::string str() const;
