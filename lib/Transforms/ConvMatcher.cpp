@@ -336,16 +336,34 @@ qimeng::describeConv(linalg::LinalgOp op,
     const bool slices = options.stridedOutput && d.isNhwc() &&
                         d.precision == GemmPrecision::F32 && calls == 1 &&
                         d.outputIsDense();
+    // bf16 and f16: the consumer may round into the operands' type
+    // (torch-mlir's truncf), which the kernel writes as D.
+    const Type halfType = isHalfPrecision(d.precision) && calls == 1
+                              ? inType.getElementType()
+                              : Type();
     std::optional<ElementwiseEpilogue> e;
     if (init->op && foldBiasInit)
       e = matchElementwiseEpilogue(
           op, output, init->op, channel,
-          /*biasAllowed=*/!d.bias, /*goingAway=*/{},
-          /*halfType=*/{}, /*sliceOutput=*/slices,
+          /*biasAllowed=*/!d.bias, /*goingAway=*/{}, halfType,
+          /*sliceOutput=*/slices,
           /*leakyAllowed=*/!isIntegerPrecision(d.precision),
           /*smoothAllowed=*/options.smoothActivations &&
               !isIntegerPrecision(d.precision));
-    if (e && e->output.getType() != output.getType()) {
+    if (e && e->halfOutput) {
+      // D dense, as the kernel writes it; no residual with it.
+      SmallVector<StrideAssumption> dAssumed;
+      std::string why;
+      auto s = resolveStrides(e->output, "the 16-bit output", dAssumed, why);
+      if (e->residual || failed(s) ||
+          !isDense(cast<MemRefType>(e->output.getType()).getShape(), *s)) {
+        e.reset();
+      } else {
+        d.halfOutput = true;
+        init->halfOutput = e->output;
+        assumed.append(dAssumed.begin(), dAssumed.end());
+      }
+    } else if (e && e->output.getType() != output.getType()) {
       SmallVector<StrideAssumption> sliceAssumed;
       std::string why;
       auto s = resolveStrides(e->output, "output", sliceAssumed, why);
@@ -368,7 +386,8 @@ qimeng::describeConv(linalg::LinalgOp op,
         init->residual = e->residual;
       }
       init->epilogueOps = e->ops;
-      init->output = e->output;
+      if (!e->halfOutput)
+        init->output = e->output;
       init->opsToHoist = e->opsToHoist;
       assumed.append(e->assumed.begin(), e->assumed.end());
     }

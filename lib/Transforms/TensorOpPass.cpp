@@ -1300,6 +1300,7 @@ struct QiMengTensorOpPass
           launch.residual = init.residual;
           if (init.output)
             launch.operands[2] = init.output;
+          launch.halfOutput = init.halfOutput;
           launch.epilogueOps = init.epilogueOps;
           launch.opsToHoist = init.opsToHoist;
         }

@@ -177,11 +177,10 @@ void moveEpilogueConsumers(linalg::LinalgOp onBuffers, Value out,
   // moved onto buffers stays as it is.
   const bool floatOperands =
       operandElements([](Type e) { return isa<FloatType>(e); });
-  // The type a contraction's f32 sums may be rounded to: its operands'
-  // bf16 or f16 (the memref matcher's halfType; a convolution's kernels
-  // write no 16-bit output).
+  // The type a contraction's or convolution's f32 sums may be rounded to:
+  // its operands' bf16 or f16 (the memref matchers' halfType).
   Type halfType;
-  if (!isConvolution(onBuffers) && outType.getElementType().isF32()) {
+  if (outType.getElementType().isF32()) {
     Type a = getElementTypeOrSelf(onBuffers.getDpsInputs()[0].getType());
     if (isa<BFloat16Type, Float16Type>(a) &&
         operandElements([&](Type e) { return e == a || e.isF32(); }))

@@ -14,13 +14,16 @@
 // (KW*C = 9), each ending in half a pair the packs complete with zero.
 // The same StableHLO convolution with TOSA's leaky relu (maximum(x,
 // mul(x, 0.1)), a YOLO block's) after the bias: the kernel's epilogue
-// too (`_bias_leaky3dcccccd`: slope 0.1's bits).
+// too (`_bias_leaky3dcccccd`: slope 0.1's bits); and with a convert back
+// to bf16 after the relu: the kernel's bf16 output (`_obf16`).
 // torch-mlir's forms in nchw_fchw: a bf16 convolution accumulating into
 // an f32 output initialised with the broadcast bias, then rounded to bf16
 // (arith.truncf), and a quantized s8 one over a batch of two: the filter
 // is the GEMM's A, read where it lies (an s8 one signed, B packed plus
 // 128), the image's pixels gathered into B; the bf16 one's bias init folds
-// into the kernel (a bias along the GEMM's rows: `_b0_bias`). On the dot
+// into the kernel (a bias along the GEMM's rows: `_b0_bias`), and its
+// truncf too: the kernel rounds its sums once into the bf16 result
+// (`_obf16`), the f32 accumulator its scratch. On the dot
 // instructions (amx=false); on a host with AMX its tiles take the nhwc
 // convolutions instead, their runs of k (KW*C = 24, 18, 48, 9) each padded
 // with zero k to whole tile steps (last RUN lines).
@@ -74,6 +77,11 @@
 
 // CHECK-LABEL: func.func @stablehlo_conv_bf16(
 // CHECK:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x12x12x8_f16_k3x3_s1x1_d1x1_adirect_b0_bias_relu_
+// CHECK-LABEL: func.func @stablehlo_conv_bf16_convert(
+// CHECK-NOT:     arith.truncf
+// CHECK:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x12x12x8_f16_k3x3_s1x1_d1x1_adirect_b0_obf16_bias_relu_
+// CHECK-NOT:     arith.truncf
+// CHECK:         } else {
 // CHECK-LABEL: func.func @stablehlo_conv_bf16_leaky(
 // CHECK-NOT:     linalg.generic
 // CHECK:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x12x12x8_f16_k3x3_s1x1_d1x1_adirect_b0_bias_leaky3dcccccd_
@@ -84,13 +92,16 @@
 // CHECK-LABEL: func.func @bf16_three_channels(
 // CHECK:         llvm.call @qm_sbconv2d_nhwc_hwcf_1x6x6x3_f4_k3x3_s1x1_d1x1_isrt_
 // CHECK-LABEL: func.func @torch_conv_nchw_bf16(
-// CHECK:         llvm.call @qm_sbconv2d_nchw_fchw_1x11x22x4_f8_k3x3_s1x1_d1x1_adirect_b0_bias_8x16_
+// CHECK-NOT:     arith.truncf
+// CHECK:         llvm.call @qm_sbconv2d_nchw_fchw_1x11x22x4_f8_k3x3_s1x1_d1x1_adirect_b0_obf16_bias_8x16_
+// CHECK-NOT:     arith.truncf
+// CHECK:         } else {
 // CHECK-LABEL: func.func @torch_quantized_conv_nchw_s8(
 // CHECK:         llvm.call @qm_s8s8conv2d_nchw_fchw_2x9x9x16_f24_k3x3_s2x2_d1x1_isrt_adirect_b0_
 
 // REMARK-NOT: not accelerated
 
-// OUT-COUNT-7: rank = 4
+// OUT-COUNT-8: rank = 4
 
 #map4 = affine_map<(n, h, w, c) -> (n, h, w, c)>
 #bias = affine_map<(n, h, w, c) -> (c)>
@@ -115,6 +126,31 @@ func.func @stablehlo_conv_bf16(%x: tensor<1x10x10x8xbf16>, %w: tensor<3x3x8x16xb
     linalg.yield %m : f32
   } -> tensor<1x10x10x16xf32>
   return %r : tensor<1x10x10x16xf32>
+}
+
+// The same, converted back to bf16 at the end of the generic (StableHLO's
+// convert after the bias and relu): the kernel's bf16 output.
+func.func @stablehlo_conv_bf16_convert(%x: tensor<1x10x10x8xbf16>, %w: tensor<3x3x8x16xbf16>, %b: tensor<16xf32>) -> tensor<1x10x10x16xbf16> {
+  %zb = arith.constant 0.0 : bf16
+  %padded = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zb : bf16
+  } : tensor<1x10x10x8xbf16> to tensor<1x12x12x8xbf16>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x10x10x16xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x10x10x16xf32>) -> tensor<1x10x10x16xf32>
+  %conv = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%padded, %w : tensor<1x12x12x8xbf16>, tensor<3x3x8x16xbf16>) outs(%acc : tensor<1x10x10x16xf32>) -> tensor<1x10x10x16xf32>
+  %e2 = tensor.empty() : tensor<1x10x10x16xbf16>
+  %r = linalg.generic {indexing_maps = [#map4, #bias, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%conv, %b : tensor<1x10x10x16xf32>, tensor<16xf32>) outs(%e2 : tensor<1x10x10x16xbf16>) {
+  ^bb0(%v: f32, %bv: f32, %o: bf16):
+    %s = arith.addf %v, %bv : f32
+    %m = arith.maximumf %s, %zero : f32
+    %t = arith.truncf %m : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x10x10x16xbf16>
+  return %r : tensor<1x10x10x16xbf16>
 }
 
 func.func @stablehlo_conv_bf16_leaky(%x: tensor<1x10x10x8xbf16>, %w: tensor<3x3x8x16xbf16>, %b: tensor<16xf32>) -> tensor<1x10x10x16xf32> {
@@ -286,6 +322,16 @@ func.func @main() {
   %y = call @stablehlo_conv_bf16(%x, %w, %b) : (tensor<1x10x10x8xbf16>, tensor<3x3x8x16xbf16>, tensor<16xf32>) -> tensor<1x10x10x16xf32>
   %yd = tensor.cast %y : tensor<1x10x10x16xf32> to tensor<?x?x?x?xf32>
   call @printF(%yd) : (tensor<?x?x?x?xf32>) -> ()
+  %yc = call @stablehlo_conv_bf16_convert(%x, %w, %b) : (tensor<1x10x10x8xbf16>, tensor<3x3x8x16xbf16>, tensor<16xf32>) -> tensor<1x10x10x16xbf16>
+  %ycf0 = tensor.empty() : tensor<1x10x10x16xf32>
+  %ycf = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%yc : tensor<1x10x10x16xbf16>) outs(%ycf0 : tensor<1x10x10x16xf32>) {
+  ^bb0(%v: bf16, %o: f32):
+    %t = arith.extf %v : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<1x10x10x16xf32>
+  %ycd = tensor.cast %ycf : tensor<1x10x10x16xf32> to tensor<?x?x?x?xf32>
+  call @printF(%ycd) : (tensor<?x?x?x?xf32>) -> ()
   %yl = call @stablehlo_conv_bf16_leaky(%x, %w, %b) : (tensor<1x10x10x8xbf16>, tensor<3x3x8x16xbf16>, tensor<16xf32>) -> tensor<1x10x10x16xf32>
   %yld = tensor.cast %yl : tensor<1x10x10x16xf32> to tensor<?x?x?x?xf32>
   call @printF(%yld) : (tensor<?x?x?x?xf32>) -> ()

@@ -33,6 +33,11 @@ struct ConvInit {
   /// The consumers' output allocations (or the last one's slice) that came
   /// after the convolution.
   llvm::SmallVector<mlir::Operation *, 2> opsToHoist;
+  /// A bf16 or f16 convolution's consumer that ends in arith.truncf to the
+  /// operands' type (torch-mlir's bf16 conv2d): its dense 16-bit output,
+  /// which the kernel writes (ConvDesc::halfOutput), the f32 output then
+  /// its scratch; or null.
+  mlir::Value halfOutput;
 };
 
 /// What the target's convolution kernels can take (describeConv).
@@ -74,8 +79,9 @@ struct ConvMatchOptions {
 /// zero fill; with `foldBiasInit`, a bias broadcast: linalg.broadcast, or a
 /// generic copying `(n, ...) -> (channel)`) is described too and returned
 /// there, and then (with `foldBiasInit`) an elementwise consumer the
-/// epilogue computes (EpilogueMatcher.h). The reason has no "not
-/// accelerated:" prefix.
+/// epilogue computes (EpilogueMatcher.h), for bf16 and f16 one that may
+/// end by rounding into a dense 16-bit buffer (ConvInit::halfOutput; one
+/// call for all images). The reason has no "not accelerated:" prefix.
 mlir::FailureOr<ConvDesc> describeConv(
     mlir::linalg::LinalgOp op, llvm::SmallVectorImpl<StrideAssumption> &assumed,
     std::string &reason, ConvInit *init = nullptr,
