@@ -8,7 +8,8 @@
 # bench/example/linear-tanh.mlir (bias + tanh),
 # bench/example/linear-mish.mlir (bias + mish) or
 # bench/example/linear-bf16-gelu.mlir (bf16 GEMMs, gelu on their f32 sums,
-# then truncf to bf16), bufferized with
+# then truncf to bf16) or bench/example/conv-bf16.mlir (torch-mlir's bf16
+# convolutions: bias init, then truncf to bf16), bufferized with
 # one-shot-bufferize's default function boundaries, compiled with
 # --qimeng-tensorop twice: fuse-epilogues=true (the kernel adds the bias
 # and applies the activation, or rounds to bf16, as it stores C) and false
@@ -32,7 +33,7 @@ for fuse in true false; do
   "$build/bin/qimeng-opt" "$work/memref.mlir" \
     "--qimeng-tensorop=fuse-epilogues=$fuse $extra" -o "$work/$fuse.memref.mlir"
   echo "== fuse-epilogues=$fuse: kernels"
-  grep -o 'llvm.call @qm_s[a-z0-9]*gemm_[A-Za-z0-9_]*' "$work/$fuse.memref.mlir" \
+  grep -o 'llvm.call @qm_s[a-z0-9]*\(gemm\|conv2d\)_[A-Za-z0-9_]*' "$work/$fuse.memref.mlir" \
     | sort -u | sed 's/^/   /'
   mlir-opt-22 "$work/$fuse.memref.mlir" "${lower[@]}" -o "$work/$fuse.mlir"
 done
