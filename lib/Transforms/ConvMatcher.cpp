@@ -338,9 +338,8 @@ qimeng::describeConv(linalg::LinalgOp op,
                         d.outputIsDense();
     // bf16 and f16: the consumer may round into the operands' type
     // (torch-mlir's truncf), which the kernel writes as D.
-    const Type halfType = isHalfPrecision(d.precision) && calls == 1
-                              ? inType.getElementType()
-                              : Type();
+    const Type halfType =
+        isHalfPrecision(d.precision) ? inType.getElementType() : Type();
     std::optional<ElementwiseEpilogue> e;
     if (init->op && foldBiasInit)
       e = matchElementwiseEpilogue(
@@ -351,12 +350,25 @@ qimeng::describeConv(linalg::LinalgOp op,
           /*smoothAllowed=*/options.smoothActivations &&
               !isIntegerPrecision(d.precision));
     if (e && e->halfOutput) {
-      // D dense, as the kernel writes it; no residual with it.
+      // D dense, as the kernel writes it (each image, with one call an
+      // image: the caller steps D by its batch stride, read at run time);
+      // no residual with it.
+      const bool perImage = calls != 1;
       SmallVector<StrideAssumption> dAssumed;
       std::string why;
-      auto s = resolveStrides(e->output, "the 16-bit output", dAssumed, why);
+      auto s = resolveStrides(e->output, "the 16-bit output", dAssumed, why,
+                              /*allowDynamicSizes=*/batchIsDynamic);
+      if (perImage)
+        llvm::erase_if(dAssumed,
+                       [](const StrideAssumption &a) { return a.dim == 0; });
+      const unsigned from = perImage ? 1 : 0;
       if (e->residual || failed(s) ||
-          !isDense(cast<MemRefType>(e->output.getType()).getShape(), *s)) {
+          !isDense(
+              cast<MemRefType>(e->output.getType()).getShape().drop_front(from),
+              ArrayRef<int64_t>(*s).drop_front(from)) ||
+          !llvm::all_of(dAssumed, [](const StrideAssumption &a) {
+            return a.checkable();
+          })) {
         e.reset();
       } else {
         d.halfOutput = true;

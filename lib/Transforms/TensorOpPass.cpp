@@ -1284,6 +1284,8 @@ struct QiMengTensorOpPass
             launch.batchThreads = options->threads == 0
                                       ? options->target.cores
                                       : static_cast<int>(options->threads);
+            if (init.halfOutput)
+              launch.halfOutputBatchStrideDim = 0;
           }
           // Run-time strides: the input's (n, h, w) or (n, c, h).
           if (desc->runtimeStrides)

@@ -23,7 +23,9 @@
 // 128), the image's pixels gathered into B; the bf16 one's bias init folds
 // into the kernel (a bias along the GEMM's rows: `_b0_bias`), and its
 // truncf too: the kernel rounds its sums once into the bf16 result
-// (`_obf16`), the f32 accumulator its scratch. On the dot
+// (`_obf16`), the f32 accumulator its scratch; the same over a dynamic
+// batch of three (a call of the one-image kernel an image, D stepped as
+// the output is). On the dot
 // instructions (amx=false); on a host with AMX its tiles take the nhwc
 // convolutions instead, their runs of k (KW*C = 24, 18, 48, 9) each padded
 // with zero k to whole tile steps (last RUN lines).
@@ -39,7 +41,14 @@
 // RUN: diff %t.reference %t.v1
 // RUN: FileCheck %s --check-prefix=OUT < %t.reference
 //
-// Two threads: each its own pixels.
+// One thread (the dynamic batch's images in an scf.for, D stepped there):
+// RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=1 amx=false' 2>/dev/null \
+// RUN:   | %mlir-opt %dealloc %lower-to-llvm \
+// RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v1t
+// RUN: diff %t.reference %t.v1t
+//
+// Two threads: each its own pixels (the dynamic batch's images
+// concurrently, the batch launcher stepping D).
 // RUN: %qimeng-opt %t.default.mlir '--qimeng-tensorop=threads=2 amx=false' 2>/dev/null \
 // RUN:   | %mlir-opt %dealloc %lower-to-llvm \
 // RUN:   | %mlir-runner -e main -entry-point-result=void --shared-libs=%runner-libs | %strip-address > %t.v2
@@ -96,12 +105,17 @@
 // CHECK:         llvm.call @qm_sbconv2d_nchw_fchw_1x11x22x4_f8_k3x3_s1x1_d1x1_adirect_b0_obf16_bias_8x16_
 // CHECK-NOT:     arith.truncf
 // CHECK:         } else {
+// CHECK-LABEL: func.func @torch_conv_nchw_bf16_dynamic(
+// CHECK-NOT:     arith.truncf
+// CHECK:         llvm.call @qm_sbconv2d_nchw_fchw_1x11x22x4_f8_k3x3_s1x1_d1x1_adirect_b0_obf16_bias_8x16_
+// CHECK-NOT:     arith.truncf
+// CHECK:         } else {
 // CHECK-LABEL: func.func @torch_quantized_conv_nchw_s8(
 // CHECK:         llvm.call @qm_s8s8conv2d_nchw_fchw_2x9x9x16_f24_k3x3_s2x2_d1x1_isrt_adirect_b0_
 
 // REMARK-NOT: not accelerated
 
-// OUT-COUNT-8: rank = 4
+// OUT-COUNT-9: rank = 4
 
 #map4 = affine_map<(n, h, w, c) -> (n, h, w, c)>
 #bias = affine_map<(n, h, w, c) -> (c)>
@@ -222,6 +236,35 @@ func.func @torch_conv_nchw_bf16(%x: tensor<1x4x9x20xbf16>, %w: tensor<8x4x3x3xbf
     linalg.yield %t : bf16
   } -> tensor<1x8x9x20xbf16>
   return %r : tensor<1x8x9x20xbf16>
+}
+
+// The same over a dynamic batch (a model exported with a dynamic batch
+// dimension): one call of the one-image kernel an image, D stepped by its
+// batch stride with the output's.
+func.func @torch_conv_nchw_bf16_dynamic(%x: tensor<?x4x9x20xbf16>, %w: tensor<8x4x3x3xbf16>, %b: tensor<8xf32>) -> tensor<?x8x9x20xbf16> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x9x20xbf16>
+  %zb = arith.constant 0.0 : bf16
+  %padded = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zb : bf16
+  } : tensor<?x4x9x20xbf16> to tensor<?x4x11x22xbf16>
+  %e = tensor.empty(%n) : tensor<?x8x9x20xf32>
+  %init = linalg.generic {indexing_maps = [#chan, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : tensor<8xf32>) outs(%e : tensor<?x8x9x20xf32>) {
+  ^bb0(%bv: f32, %o: f32):
+    linalg.yield %bv : f32
+  } -> tensor<?x8x9x20xf32>
+  %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%padded, %w : tensor<?x4x11x22xbf16>, tensor<8x4x3x3xbf16>) outs(%init : tensor<?x8x9x20xf32>) -> tensor<?x8x9x20xf32>
+  %e2 = tensor.empty(%n) : tensor<?x8x9x20xbf16>
+  %r = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%conv : tensor<?x8x9x20xf32>) outs(%e2 : tensor<?x8x9x20xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<?x8x9x20xbf16>
+  return %r : tensor<?x8x9x20xbf16>
 }
 
 func.func @torch_quantized_conv_nchw_s8(%x: tensor<2x16x9x9xi8>, %w: tensor<24x16x3x3xi8>) -> tensor<2x24x4x4xi32> {
@@ -396,6 +439,21 @@ func.func @main() {
   } -> tensor<1x8x9x20xf32>
   %nfd = tensor.cast %nf : tensor<1x8x9x20xf32> to tensor<?x?x?x?xf32>
   call @printF(%nfd) : (tensor<?x?x?x?xf32>) -> ()
+  %dx0 = tensor.empty() : tensor<3x4x9x20xbf16>
+  %dxd = tensor.cast %dx0 : tensor<3x4x9x20xbf16> to tensor<?x?x?x?xbf16>
+  %dxs = call @small(%dxd) : (tensor<?x?x?x?xbf16>) -> tensor<?x?x?x?xbf16>
+  %dx = tensor.cast %dxs : tensor<?x?x?x?xbf16> to tensor<?x4x9x20xbf16>
+  %dy = call @torch_conv_nchw_bf16_dynamic(%dx, %nw, %nb) : (tensor<?x4x9x20xbf16>, tensor<8x4x3x3xbf16>, tensor<8xf32>) -> tensor<?x8x9x20xbf16>
+  %dys = tensor.cast %dy : tensor<?x8x9x20xbf16> to tensor<3x8x9x20xbf16>
+  %df0 = tensor.empty() : tensor<3x8x9x20xf32>
+  %df = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%dys : tensor<3x8x9x20xbf16>) outs(%df0 : tensor<3x8x9x20xf32>) {
+  ^bb0(%v: bf16, %o: f32):
+    %t = arith.extf %v : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<3x8x9x20xf32>
+  %dfd = tensor.cast %df : tensor<3x8x9x20xf32> to tensor<?x?x?x?xf32>
+  call @printF(%dfd) : (tensor<?x?x?x?xf32>) -> ()
 
   %sx0 = tensor.empty() : tensor<2x16x9x9xi8>
   %sxd = tensor.cast %sx0 : tensor<2x16x9x9xi8> to tensor<?x?x?x?xi8>

@@ -80,8 +80,9 @@ struct ConvMatchOptions {
 /// generic copying `(n, ...) -> (channel)`) is described too and returned
 /// there, and then (with `foldBiasInit`) an elementwise consumer the
 /// epilogue computes (EpilogueMatcher.h), for bf16 and f16 one that may
-/// end by rounding into a dense 16-bit buffer (ConvInit::halfOutput; one
-/// call for all images). The reason has no "not accelerated:" prefix.
+/// end by rounding into a 16-bit buffer, dense or, with a call an image,
+/// each image dense (ConvInit::halfOutput). The reason has no "not
+/// accelerated:" prefix.
 mlir::FailureOr<ConvDesc> describeConv(
     mlir::linalg::LinalgOp op, llvm::SmallVectorImpl<StrideAssumption> &assumed,
     std::string &reason, ConvInit *init = nullptr,
