@@ -442,6 +442,31 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
            roundUp(desc.m, c.mr) <= c.mc &&
            fusedPackingPays(desc, c.kc, target))
     c.packB = BPacking::Fused;
+  // Seventeen to 48 rows in one row block against a B larger than L3 (it
+  // streams from memory at every call) on AVX-512 and one thread: B read
+  // in place (the last sliver's loads masked where nr does not divide N),
+  // the K loops prefetching its next panel into L2 (sweepb), not packed as
+  // the tiles first read it. Side by side on Zen 5 against
+  // packb=fused (6x64, kc 384, nc 320) or panels (8x48, kc 512):
+  // 20x4096x4096 1.13x, 24x4096x4096 1.29x, 24x3072x4096 1.37x,
+  // 32x4096x4096 1.20x, 48x4096x4096 1.16x; 64 rows 0.99x and 96 rows
+  // 0.96x (not there). A run-time N or K too (sgemm.py sweeps those): the
+  // run-time form of 24, 32 and 48 rows 1.19x, 1.24x and 1.02x the static
+  // fused form, where it packed B (docs/Benchmarks.md, section 37).
+  if (bInPlace && oneSliver && isa == VectorIsa::Avx512 && !fewRows &&
+      !sliverBlock && desc.m > 16 && desc.m <= kF32SweptInPlaceRows &&
+      bRowsLargerThanL3(desc, target) && !desc.transB && !desc.bPrepacked &&
+      c.packB != BPacking::InPlace && roundUp(desc.m, c.mr) <= c.mc &&
+      (desc.dynamicK || desc.k > c.kc) &&
+      (!desc.runtimeLd || c.aLayout == ALayout::Direct) &&
+      partitionedThreads(desc, c, threads) == 1) {
+    const int64_t slivers = (desc.m + c.mr - 1) / c.mr;
+    if ((int64_t(c.nr) * 4 * c.kUnroll + 64 * slivers - 1) / (64 * slivers) <=
+        kSweepLines) {
+      c.packB = BPacking::InPlace;
+      c.sweepB = true;
+    }
+  }
   // One column sliver with A packed: each packed block is used once, so
   // all of K in one block while B's sliver fits L2 (C then stays in
   // registers over K), a few row blocks per packed block. With A in place
@@ -507,8 +532,10 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // sweep_register). On Zen 4, the run-time form against the immediate
     // one side by side: 16x4096x4096 0.98x (0.66x unswept). A run-time M
     // (the pass's m-bucket kernels) is swept as its representative rows
-    // are; a run-time N or K is not (the walk's columns and the next
-    // panel's rows are the request's).
+    // are; a run-time N or K is not here: sgemm.py sweeps them, but few
+    // rows swept at run time lost to B packed at each call, 12x4096x4096's
+    // run-time form 0.73-0.80x (16 rows 0.88-1.35x, noisy), so they keep
+    // the rules below (more rows in one block sweep them: further down).
     const bool runtimeWalk = c.aLayout == ALayout::Direct;
     const bool sweepable = isa == VectorIsa::Avx512 &&
                            (!desc.runtimeLd || runtimeWalk) && !desc.dynamicN &&

@@ -52,8 +52,9 @@ from .x86 import (Asm, Stride, back, check_disp, emit_fault_entry,
 # own:
 NEXT_PANEL_SLOT = 56        # next B panel's line to prefetch (fuse_pack_b,
                             # B in place: sweep_lines_in_place, or B^T's
-                            # row: sweep_next_transposed_panel; not
-                            # with dynamic_k, whose K_SLOT it is)
+                            # row: sweep_next_transposed_panel), but with
+                            # dynamic_k, whose K_SLOT it is
+                            # (Params.next_panel_slot)
 B_PANEL_SLOT = 56           # b_prepacked: the block's panel in the caller's
                             # B (excludes fuse_pack_b and dynamic_k)
 SWEEP_ROW_END_SLOT = 64     # sweep_lines_in_place (static ldb): the end of
@@ -493,10 +494,11 @@ class Params:
         takes IC's register, sweep_register, and its slots the A slots'
         spare ones); 0 elsewhere (the request then changes nothing)."""
         if (not self.sweep_b or self.pack_b or self.trans_b
-                or self.conv is not None or self.dynamic_n or self.dynamic_k
+                or self.conv is not None
                 or not (self.b_ld.static or self.runtime_a_rows)
                 or self.isa.name != "avx512"
-                or self.k <= self.kc or self.m > self.mc):
+                or (self.k <= self.kc and not self.dynamic_k)
+                or self.m > self.mc):
             return 0
         slivers = -(-self.m // self.mr)
         per_iteration = -(-self.nr * 4 * self.k_unroll // (64 * slivers))
@@ -522,6 +524,13 @@ class Params:
         return SWEEP_ROW_END_SLOT, SWEEP_ROW_BYTES_SLOT
 
     @property
+    def next_panel_slot(self):
+        """Where the sweep's walk waits between K loops: NEXT_PANEL_SLOT,
+        or with a run-time K (whose slot that is; B in place then has a
+        run-time ldb, so A is read in place) the A slots' sixth."""
+        return self.a_slots + 40 if self.dynamic_k else NEXT_PANEL_SLOT
+
+    @property
     def sweep_ic_slot(self):
         """Where IC waits while the walk takes its register (the A slots'
         fifth)."""
@@ -534,7 +543,7 @@ class Params:
         than N): the walk moves from a row's columns to the next row's.
         Otherwise it runs through the panel in address order."""
         return bool(self.sweep_lines_in_place) and (
-            self.parallel or self.n > self.nc
+            self.parallel or self.dynamic_n or self.n > self.nc
             or self.b_ld.nbytes != self.n * 4)
 
     @property
@@ -1711,11 +1720,11 @@ def _emit_swept_k_loops(asm, p, k_done, b, scratch_only=False):
     if b.sweep:
         if walk == IC:
             asm.ins(f"movq {IC}, {p.sweep_ic_slot}(%rbx)")
-        asm.ins(f"movq {NEXT_PANEL_SLOT}(%rbx), {walk}")
+        asm.ins(f"movq {p.next_panel_slot}(%rbx), {walk}")
     _emit_a_k_loops(asm, p, k_done, b, scratch_only)
     asm.place(k_done)
     if b.sweep:
-        asm.ins(f"movq {walk}, {NEXT_PANEL_SLOT}(%rbx)")
+        asm.ins(f"movq {walk}, {p.next_panel_slot}(%rbx)")
         if walk == IC:
             asm.ins(f"movq {p.sweep_ic_slot}(%rbx), {IC}")
     if p.runtime_a_rows and not scratch_only:
@@ -1829,7 +1838,7 @@ def _emit_next_panel_start(asm, p):
     start = asm.label(f"next {what} panel: start set")
     asm.ins("movq 8(%rbx), %rax")
     asm.ins(f"leaq {p.kc}({PC}), %rdx")
-    asm.ins(f"cmpq ${p.k}, %rdx")
+    asm.ins(f"cmpq {k_operand(p)}, %rdx")
     asm.ins(f"jae {fwd(last)}")
     if p.trans_b:
         asm.ins("leaq (%rax,%rdx,4), %rax")
@@ -1848,7 +1857,7 @@ def _emit_next_panel_start(asm, p):
         asm.ins(f"leaq {check_disp(p.nc * 4, 'B column')}(%rax,{JC},4), "
                 "%rax")
     asm.place(start)
-    asm.ins(f"movq %rax, {NEXT_PANEL_SLOT}(%rbx)")
+    asm.ins(f"movq %rax, {p.next_panel_slot}(%rbx)")
     if p.sweep_walks_rows:
         # The walk's first row: this column block's nb columns.
         row_end, row_bytes = p.sweep_row_slots

@@ -1515,6 +1515,45 @@ TEST(GemmKernelTest, FewRowsAgainstAStreamedBValidate) {
   }
 }
 
+/// More rows in one row block against a B read in place and swept (the
+/// model's rule for 17 to 48 rows against a B larger than L3, here asked
+/// for on smaller ones): the general blocks, a masked last sliver, a K
+/// tail; static sizes, and N, K or all three at run time (the walk then
+/// goes a row of the next panel at a time, and with a run-time K waits in
+/// an A slot: the header's K slot is K's), validated in qimeng-runner at
+/// fewer, as many and more rows, columns and k than the representative's.
+TEST(GemmKernelTest, RowsInOneBlockAgainstAStreamedBValidate) {
+  QM_SKIP_UNLESS_VECTOR_HOST();
+  if (!hostRunsAvx512())
+    GTEST_SKIP() << "host has no avx512f";
+  for (Shape s : {Shape{24, 700, 900}, Shape{40, 530, 777}}) {
+    for (int runtime : {0, 1, 2, 3}) {
+      GemmDesc d = GemmDesc::packed(s.m, s.n, s.k);
+      if (runtime) {
+        d.dynamicN = runtime != 2;
+        d.dynamicK = runtime != 1;
+        d.dynamicM = runtime == 3;
+        d.runtimeLd = true;
+      }
+      SCOPED_TRACE(d.str());
+      QM_ASSERT_EXPECTED(model, chooseKernelConfig(KernelProblem(d), host()));
+      QM_ASSERT_EXPECTED(
+          c,
+          GemmConfig::parse("packb=0,sweepb=1,kc=128,alayout=direct", model));
+      ASSERT_GE(c.mc, s.m) << c.str();
+      QM_ASSERT_EXPECTED(emitted,
+                         emitGemmKernel(d, c, EmitterOptions::defaults()));
+      EXPECT_NE(emitted.text.find("_sweepb_"), std::string::npos) << c.str();
+      EXPECT_NE(emitted.text.find("prefetcht1"), std::string::npos);
+      QM_ASSERT_EXPECTED(
+          report,
+          validateGemmIsolated(d, host(), emitted,
+                               IsolatedValidationOptions::defaults(), {}));
+      EXPECT_TRUE(report.passed) << describe(d, c) << ": " << report.failure;
+    }
+  }
+}
+
 /// Few rows of f32 A against B^T on AVX-512 (a token or a small batch
 /// through a torch linear layer whose weights are an argument): the
 /// matrix-vector form, B^T's rows read in place (dotgemm.py), up to

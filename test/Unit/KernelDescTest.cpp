@@ -1019,6 +1019,40 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(square.kc, 256);
 }
 
+TEST(BlockingModelTest, RowsInOneBlockSweepAStreamedBInPlace) {
+  Target target = parseTarget("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,"
+                              "+fma,+avx512f:l1d=48K,l2=1M,l3=32M,cores=2");
+  // Seventeen to 48 rows in one row block against a B larger than L3 (64
+  // MiB): B in place, swept, the general blocks (a masked last sliver
+  // where 48 does not divide N); static or run-time sizes alike.
+  for (int64_t m : {17, 24, 32, 48}) {
+    GemmDesc d = GemmDesc::packed(m, 4096, 4096);
+    QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, target));
+    EXPECT_EQ(c.packB, BPacking::InPlace) << c.str();
+    EXPECT_TRUE(c.sweepB) << c.str();
+    EXPECT_GE(c.mc, m) << c.str();
+    GemmDesc runtime = d;
+    runtime.dynamicM = runtime.dynamicN = runtime.dynamicK = true;
+    runtime.runtimeLd = true;
+    QM_ASSERT_EXPECTED(r, chooseGemmConfig(runtime, target));
+    EXPECT_EQ(r.packB, BPacking::InPlace) << r.str();
+    EXPECT_TRUE(r.sweepB) << r.str();
+    EXPECT_EQ(r.aLayout, ALayout::Direct) << r.str();
+  }
+  // Not past 48 rows, nor against a B in L3 (9 MiB), nor B^T, nor where
+  // two threads split the problem.
+  for (GemmDesc d :
+       {GemmDesc::packed(64, 4096, 4096), GemmDesc::packed(24, 3072, 768),
+        GemmDesc::packed(24, 4096, 4096, false, true)}) {
+    QM_ASSERT_EXPECTED(c, chooseGemmConfig(d, target));
+    EXPECT_FALSE(c.packB == BPacking::InPlace && c.sweepB) << c.str();
+  }
+  QM_ASSERT_EXPECTED(two,
+                     chooseGemmConfig(GemmDesc::packed(24, 4096, 4096), target,
+                                      /*threads=*/2));
+  EXPECT_FALSE(two.sweepB) << two.str();
+}
+
 TEST(BlockingModelTest, AInPlaceBlocksBForL2AndPadsLeast) {
   Target target = parseTarget("x86_64-unknown-linux-gnu:znver5:+avx,+avx2,"
                               "+fma,+avx512f:l1d=48K,l2=1M,l3=32M,cores=2");

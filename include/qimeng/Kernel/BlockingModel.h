@@ -133,6 +133,11 @@ inline constexpr int64_t kF32TransposedProductWidth = 4;
 /// from three where B's rows are larger than L3, swept).
 inline constexpr int64_t kF32TwoVectorSliverRows = 8;
 
+/// Rows of f32 A up to which, past the few-rows blocks' 16, all of M in one
+/// row block against a B larger than L3 reads B in place, its next panel
+/// swept into L2 by the K loops (sweepb), on AVX-512 and one thread.
+inline constexpr int64_t kF32SweptInPlaceRows = 48;
+
 /// Whether an f32 kernel may compute `desc` as its product transposed
 /// (GemmDesc::transposedProduct): B^T as stored (the kernel's A, read in
 /// place), A as stored (its B^T, packed), B not prepacked, N and K static
