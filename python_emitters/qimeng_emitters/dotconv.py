@@ -163,6 +163,8 @@ class DotConv:
         self.image_bytes = (None if g.nhwc else steps(0, 1),
                             check_disp(p.m * p.n * 4, "image"))
         self.d_image_bytes = p.m * p.n * 2 if p.half_output else None
+        if self.d_image_bytes is not None:
+            check_disp(self.d_image_bytes * self.images, "16-bit output")
         if isinstance(self.image_bytes[0], int):
             check_disp(self.image_bytes[0], "image")
         self.runtime_steps = steps.steps
