@@ -251,6 +251,19 @@ static bool fusedPackingPays(const GemmDesc &desc, int64_t kc,
 /// place, swept"): past it the emitter makes no sweep.
 constexpr int64_t kSweepLines = 8;
 
+/// Whether sgemm.py sweeps `c`'s B in place (sweep_lines_in_place), so
+/// that a config's sweepb=1 is a kernel that sweeps: all of M one row
+/// block, K more than one block (or read at run time), and at most
+/// kSweepLines lines a K loop iteration (nr * 4 * ku bytes of each row per
+/// row sliver; six rows' one 64-wide sliver would take 16).
+static bool emitterSweepsBInPlace(const GemmDesc &desc, const GemmConfig &c) {
+  const int64_t slivers = (desc.m + c.mr - 1) / c.mr;
+  const int64_t lines =
+      (int64_t(c.nr) * 4 * c.kUnroll + 64 * slivers - 1) / (64 * slivers);
+  return lines <= kSweepLines && (desc.dynamicK || desc.k > c.kc) &&
+         roundUp(desc.m, c.mr) <= c.mc;
+}
+
 /// B's K rows, ldb apart, are larger than L3: B read in place streams from
 /// memory at every call.
 static bool bRowsLargerThanL3(const GemmDesc &desc, const Target &target) {
@@ -456,16 +469,12 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
   if (bInPlace && oneSliver && isa == VectorIsa::Avx512 && !fewRows &&
       !sliverBlock && desc.m > 16 && desc.m <= kF32SweptInPlaceRows &&
       bRowsLargerThanL3(desc, target) && !desc.transB && !desc.bPrepacked &&
-      c.packB != BPacking::InPlace && roundUp(desc.m, c.mr) <= c.mc &&
-      (desc.dynamicK || desc.k > c.kc) &&
+      c.packB != BPacking::InPlace &&
       (!desc.runtimeLd || c.aLayout == ALayout::Direct) &&
-      partitionedThreads(desc, c, threads) == 1) {
-    const int64_t slivers = (desc.m + c.mr - 1) / c.mr;
-    if ((int64_t(c.nr) * 4 * c.kUnroll + 64 * slivers - 1) / (64 * slivers) <=
-        kSweepLines) {
-      c.packB = BPacking::InPlace;
-      c.sweepB = true;
-    }
+      partitionedThreads(desc, c, threads) == 1 &&
+      emitterSweepsBInPlace(desc, c)) {
+    c.packB = BPacking::InPlace;
+    c.sweepB = true;
   }
   // One column sliver with A packed: each packed block is used once, so
   // all of K in one block while B's sliver fits L2 (C then stays in
@@ -601,16 +610,8 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     if (aInPlace && desc.m > 13 && c.mr > (desc.m + 1) / 2 &&
         desc.lda * 4 % 4096 == 0)
       c.mr = static_cast<int>((desc.m + 1) / 2);
-    // The sweep only where the emitter makes one (sgemm.py's
-    // sweep_lines_in_place): all of M one row block, K more than one, and
-    // at most kSweepLines lines a K loop iteration (nr * 4 * ku bytes of
-    // each row per row sliver; six rows' one 64-wide sliver would take 16),
-    // so that a config's sweepb=1 is a kernel that sweeps.
-    const int64_t slivers = (desc.m + c.mr - 1) / c.mr;
-    const int64_t lines =
-        (int64_t(c.nr) * 4 * c.kUnroll + 64 * slivers - 1) / (64 * slivers);
-    if (c.sweepB &&
-        (lines > kSweepLines || desc.k <= c.kc || roundUp(desc.m, c.mr) > c.mc))
+    // The sweep only where the emitter makes one.
+    if (c.sweepB && !emitterSweepsBInPlace(desc, c))
       c.sweepB = false;
     // A run-time N past kF32TwoVectorSliverRows rows against a B larger
     // than L3: this blocking with B packed. The sweep that carries such
