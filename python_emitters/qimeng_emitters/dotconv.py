@@ -97,8 +97,9 @@ class DotConv:
 
     def __init__(self, request):
         self.kind = request.get("kind")
-        half_output = half_output_field(
-            "shgemm" if self.kind == "shconv2d" else "sbgemm")
+        gemm_kind = {"iconv2d": "igemm", "shconv2d": "shgemm"}.get(
+            self.kind, "sbgemm")
+        half_output = half_output_field(gemm_kind)
         typed = (IGEMM_FIELDS if self.kind == "iconv2d" else
                  SBGEMM_FIELDS + (half_output,))
         check_known(request, GEMM_FIELDS + GEOMETRY_FIELDS + typed
@@ -107,8 +108,7 @@ class DotConv:
         self.runtime_strides = runtime_strides_field(request)
         g = self.geometry = conv_geometry(request, LAYOUTS)
         k = g.kh * g.kw * g.c
-        gemm = {"kind": {"iconv2d": "igemm", "shconv2d": "shgemm"}.get(
-            self.kind, "sbgemm")}
+        gemm = {"kind": gemm_kind}
         if g.nhwc:
             self.gathers, self.images = "A", 1
             gemm.update(m=g.n * g.oh * g.ow, n=g.f, k=k, lda=k, ldb=g.f,
