@@ -614,9 +614,9 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     if (c.sweepB && !emitterSweepsBInPlace(desc, c))
       c.sweepB = false;
     // A run-time N past kF32TwoVectorSliverRows rows against a B larger
-    // than L3: this blocking with B packed. The sweep that carries such
-    // blocks in place needs a static N; unswept they lose to B packed, and
-    // the general blocking (kc 384, nc 320) loses more. Side by side on
+    // than L3: this blocking with B packed. In place they lose to B packed,
+    // unswept and (12 rows: 0.73-0.80x) swept alike, and the general
+    // blocking (kc 384, nc 320) loses more. Side by side on
     // Zen 5, the in-place and the general blocking against this:
     // 12x4096x4096 0.53x and 0.92x, 16x4096x4096 0.48x and 0.86x
     // (docs/Benchmarks.md, section 33).
