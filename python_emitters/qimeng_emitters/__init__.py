@@ -6,7 +6,7 @@ the kernel text comes on stdout. See docs/EmitterProtocol.md.
 
 #: Bumped whenever generated code changes for the same request; part of every
 #: tuning-database key.
-GENERATOR_VERSION = "1.30.0"
+GENERATOR_VERSION = "1.31.0"
 
 #: Request schema version this package accepts.
 PROTOCOL_VERSION = 1

@@ -954,11 +954,13 @@ class BStream:
     loop, and %rsi moves once per iteration; a run-time row (runtime_ld)
     moves %rsi after every k step, and the prefetch ahead of a copied row
     is at %rsi + %r15, which the caller sets to FUSED_B_PREFETCH_ROWS
-    rows."""
+    rows. With `masked`, B's loads go through %k1.. (the lanes of a short
+    last sliver in place, _emit_b_edge_masks)."""
 
     def __init__(self, row, aligned, copy_row=None, sweep=False,
-                 row_reg=None):
+                 row_reg=None, masked=False):
         self.row, self.aligned, self.copy_row = row, aligned, copy_row
+        self.masked = masked
         # With `sweep`, every K loop iteration also prefetches the next
         # line of the next B panel in place into L2, %rdx walking it.
         self.sweep = sweep
@@ -997,11 +999,12 @@ class BStream:
                     "%rdi")
 
 
-def packed_b(p):
+def packed_b(p, masked=False):
     """B as the K loop reads it after PACK: packed (aligned in the
-    workspace; a prepacked B wherever its caller put it), or in place."""
+    workspace; a prepacked B wherever its caller put it), or in place
+    (`masked`: the short last sliver's loads through its lane masks)."""
     return BStream(p.b_row, p.pack_b and not p.b_prepacked,
-                   sweep=p.sweep_next_panel)
+                   sweep=p.sweep_next_panel, masked=masked)
 
 
 def _emit_k_step(asm, p, u, row_stride, b, rows=None):
@@ -1019,9 +1022,9 @@ def _emit_k_step(asm, p, u, row_stride, b, rows=None):
         return b.address(u, v * isa.vector_bytes)
 
     load = "vmovaps" if b.aligned else "vmovups"
-    # B in place with a short last sliver: vector v's lanes within N are
+    # The short last sliver of B in place: vector v's lanes within N are
     # %k(v + 1) (_emit_b_edge_masks), every load of B through them.
-    masked = p.b_edge_masked and not b.copy_row
+    masked = b.masked and not b.copy_row
 
     def b_mask(v, zero=True):
         return f" {{%k{v + 1}}}{'{z}' if zero else ''}" if masked else ""
@@ -1820,7 +1823,29 @@ def _emit_compute(asm, p):
         # B in place with a run-time ldb: %rdx holds it in the K loops.
         asm.ins(f"movq {b.row.operand()}, %rdx")
         b.row_reg = "%rdx"
-    _emit_swept_k_loops(asm, p, k_done, b)
+    if p.b_edge_masked:
+        # Only the short last sliver loads B through its masks: its own K
+        # loops. Masked loads that miss the caches stream B at a third of
+        # the plain loads' rate on Zen 5 (no hardware prefetch behind
+        # them), so the whole slivers load B plainly.
+        last = asm.label("the last sliver, short of columns: K loops "
+                         "with B's loads masked")
+        whole_done = asm.label("k done, a sliver of whole vectors")
+        last_done = asm.label("k done, the last sliver")
+        asm.ins(f"kortestw %k{p.nv}, %k{p.nv}")
+        asm.ins(f"jnc {fwd(last)}")
+        _emit_swept_k_loops(asm, p, whole_done, b)
+        asm.ins(f"jmp {fwd(k_done)}")
+        asm.place(last)
+        b = packed_b(p, masked=True)
+        b.row_reg = None if b.row.static else "%rdx"
+        _emit_swept_k_loops(asm, p, last_done, b)
+    else:
+        _emit_swept_k_loops(asm, p, asm.label("k loops done"), b)
+    # Past the K loops' own ends (the sweep's walk stored, borrowed
+    # registers restored): the paths above, and the fused packing's, join
+    # here.
+    asm.place(k_done)
     _emit_c_update(asm, p, next_tile)
     emit_sliver_ends(asm, p, jr_loop, ir_loop, p.loop_order)
 

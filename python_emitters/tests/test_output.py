@@ -297,6 +297,44 @@ class TransposedPanelSweepTest(unittest.TestCase):
                 self.assertNotIn("next B^T panel", emit(req))
 
 
+class InPlaceBKLoopsTest(unittest.TestCase):
+    """B read in place on AVX-512: only the short last sliver loads B
+    through its lane masks (masked loads that miss the caches stream at a
+    third of the rate on Zen 5), and every path out of the K loops joins
+    the C update past the K loops' own ends, so that the swept panel's
+    walk is stored once, by the path that walked it."""
+
+    MASKED = dict(BASE, isa="avx512", m=8, n=40, k=64, mr=8, nr=32, kc=16,
+                  mc=8, nc=64, pack_b=False, a_layout="direct",
+                  sweep_b=True)
+    FUSED = dict(BASE, isa="avx512", m=12, n=128, k=256, mr=6, nr=64,
+                 kc=64, mc=12, nc=128, fuse_pack_b=True, sweep_b=True)
+
+    def test_only_the_last_sliver_masks_b(self):
+        for changes in ({}, dict(dynamic_n=True, dynamic_k=True,
+                                 runtime_ld=True)):
+            with self.subTest(changes=changes):
+                text = emit(dict(self.MASKED, **changes))
+                whole, last = text.split("K loops with B's loads masked")
+                last = last.split("k done: update C")[0]
+                self.assertIn("kortestw %k2, %k2", whole)
+                self.assertRegex(whole, r"vmovups 0\(%rsi\), %zmm16\n")
+                self.assertNotIn("(%rsi), %zmm16 {%k1}{z}", whole)
+                self.assertIn("vmovups 0(%rsi), %zmm16 {%k1}{z}", last)
+                self.assertIn("vmovups 64(%rsi), %zmm17 {%k2}{z}", last)
+
+    def test_the_paths_join_past_the_walks_store(self):
+        for req in (self.FUSED, self.MASKED):
+            with self.subTest(fused="fuse_pack_b" in req):
+                text = emit(req)
+                walk_stores = re.findall(r"movq %rdx, 56\(%rbx\)", text)
+                # The fused tile's loops and the others' (two paths each
+                # for the masked kernel): each stores its walk once.
+                self.assertEqual(len(walk_stores), 2)
+                after = text.split("# k done: update C\n")[1]
+                self.assertNotIn("56(%rbx)", after.split("C +=")[0])
+
+
 class TransposedProductTest(unittest.TestCase):
     """product "transposed" (C^T = B^T * A^T): the header and the symbol
     are the caller's (C's problem, its run-time sizes), the blocking the
