@@ -541,14 +541,15 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // sweep_register). On Zen 4, the run-time form against the immediate
     // one side by side: 16x4096x4096 0.98x (0.66x unswept). A run-time M
     // (the pass's m-bucket kernels) is swept as its representative rows
-    // are; a run-time N or K is not here: sgemm.py sweeps them, but few
-    // rows swept at run time lost to B packed at each call, 12x4096x4096's
-    // run-time form 0.73-0.80x (16 rows 0.88-1.35x, noisy), so they keep
-    // the rules below (more rows in one block sweep them: further down).
+    // are, and so are a run-time N and K (sgemm.py walks the next panel a
+    // row at a time and reads K from the header). Side by side on Zen 5,
+    // M, N and K at run time, swept in place against the immediate form:
+    // 8x4096x4096 1.00x, 12x4096x4096 0.91x, 16x4096x4096 0.94x,
+    // 8x11008x4096 0.94x, where B packed (12, 16 rows) or in place unswept
+    // read 0.59-0.73x (docs/Benchmarks.md, section 38).
     const bool runtimeWalk = c.aLayout == ALayout::Direct;
     const bool sweepable = isa == VectorIsa::Avx512 &&
-                           (!desc.runtimeLd || runtimeWalk) && !desc.dynamicN &&
-                           !desc.dynamicK && bRowsStream;
+                           (!desc.runtimeLd || runtimeWalk) && bRowsStream;
     c.sweepB = sweepable && !oneLineSliver;
     // The one-line sliver is swept only with one to four rows on one
     // thread, over a shallow kc: kc 2 at a K unroll of 2 for one or two
@@ -614,13 +615,13 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     if (c.sweepB && !emitterSweepsBInPlace(desc, c))
       c.sweepB = false;
     // A run-time N past kF32TwoVectorSliverRows rows against a B larger
-    // than L3: this blocking with B packed. In place they lose to B packed,
-    // unswept and (12 rows: 0.73-0.80x) swept alike, and the general
-    // blocking (kc 384, nc 320) loses more. Side by side on
-    // Zen 5, the in-place and the general blocking against this:
-    // 12x4096x4096 0.53x and 0.92x, 16x4096x4096 0.48x and 0.86x
-    // (docs/Benchmarks.md, section 33).
-    if (desc.dynamicN && desc.m > kF32TwoVectorSliverRows && bRowsStream)
+    // than L3, where the sweep does not apply: this blocking with B
+    // packed. In place unswept they lose to it, and the general blocking
+    // (kc 384, nc 320) loses more. Side by side on Zen 5, the in-place and
+    // the general blocking against this: 12x4096x4096 0.53x and 0.92x,
+    // 16x4096x4096 0.48x and 0.86x (docs/Benchmarks.md, section 33).
+    if (desc.dynamicN && desc.m > kF32TwoVectorSliverRows && bRowsStream &&
+        !c.sweepB)
       c.packB = BPacking::Panels;
   }
   // Rows against a wider B^T (tokens through a torch linear layer whose

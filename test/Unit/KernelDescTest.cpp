@@ -743,19 +743,17 @@ TEST(BlockingModelTest, FewRowsAgainstANarrowCachedBTakeOneSliverOfAllRows) {
   EXPECT_EQ(wide.packB, BPacking::InPlace) << wide.str();
   EXPECT_EQ(wide.prefetchB, 0) << wide.str();
   // A run-time N reads B in place too (the last sliver's lanes set from
-  // the call's columns at each tile), unswept: the walk's columns would be
-  // the representative's; three to eight rows in one sliver of two
-  // vectors at kc 16. Past eight rows against a B larger than L3 the same
-  // blocking packs B; in L3 it reads B in place. AVX2 has no lane masks
-  // for B's loads: packed.
+  // the call's columns at each tile), swept as a static N is (the walk a
+  // row of the next panel at a time); three to eight rows in one sliver
+  // of two vectors at kc 16, 16 rows 6x64's at kc 32. In L3 B is read in
+  // place unswept. AVX2 has no lane masks for B's loads: packed.
   for (int64_t m : {1, 4, 8, 16}) {
     GemmDesc runtimeN = GemmDesc::packed(m, 4096, 4096);
     runtimeN.dynamicN = true;
     runtimeN.runtimeLd = true;
     QM_ASSERT_EXPECTED(model, chooseGemmConfig(runtimeN, target));
-    EXPECT_EQ(model.packB, m <= 8 ? BPacking::InPlace : BPacking::Panels)
-        << model.str();
-    EXPECT_FALSE(model.sweepB) << model.str();
+    EXPECT_EQ(model.packB, BPacking::InPlace) << model.str();
+    EXPECT_EQ(model.sweepB, m > 1) << model.str();
     EXPECT_EQ(model.loop, MacroLoopOrder::IrJr) << model.str();
     if (m > 2) {
       EXPECT_EQ(model.kc, m <= 8 ? 16 : 32) << model.str();
@@ -955,7 +953,7 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   EXPECT_EQ(rt16.aLayout, ALayout::Direct) << rt16.str();
   EXPECT_LE(rt16.mr, 6) << rt16.str();
   // A run-time M sweeps as its representative rows do (a run-time N or K
-  // not), and its m-buckets gain 8 rows, the last of the swept sliver of
+  // too), and its m-buckets gain 8 rows, the last of the swept sliver of
   // two vectors, where B's rows are larger than L3 (not where B is in L3,
   // nor with a run-time K).
   GemmDesc dynamicM = GemmDesc::packed(16, 4096, 4096);
@@ -977,7 +975,7 @@ TEST(BlockingModelTest, FewRowsStreamBAndFewColumnsKeepCInRegisters) {
   dynamicK.dynamicK = dynamicK.runtimeLd = true;
   EXPECT_TRUE(formRowBounds(dynamicK, target).empty());
   QM_ASSERT_EXPECTED(dk, chooseGemmConfig(dynamicK, target));
-  EXPECT_FALSE(dk.sweepB) << dk.str();
+  EXPECT_TRUE(dk.sweepB) << dk.str();
   // B's rows read whole: one column block over all of N while C's rows
   // fit half of L2.
   EXPECT_EQ(gemv.nc, 4096);
