@@ -74,7 +74,14 @@ VariantForm qimeng::takeFormSettings(std::string &settings) {
       continue;
     }
     if (item.trim() == "sizes=runtime") {
-      form.runtimeSizes = true;
+      form.runtimeM = form.runtimeN = form.runtimeK = true;
+      continue;
+    }
+    if (item.trim() == "m=runtime" || item.trim() == "n=runtime" ||
+        item.trim() == "k=runtime") {
+      (item.trim()[0] == 'm'   ? form.runtimeM
+       : item.trim()[0] == 'n' ? form.runtimeN
+                               : form.runtimeK) = true;
       continue;
     }
     if (item.trim() == "b=prepacked") {
@@ -107,10 +114,10 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
     // keeps its blocks, A copied in rows where its block is too tall to
     // read A in place with a run-time lda.
     GemmConfig base = ours.config;
-    if (problem.conv() && form.runtimeSizes)
+    if (problem.conv() && form.runtimeSizes())
       return llvm::createStringError(
           "--variant '" + settings +
-          "': sizes=runtime is for GEMMs (a convolution's sizes are "
+          "': run-time sizes are for GEMMs (a convolution's sizes are "
           "immediates)");
     if (problem.conv() && form.runtimeLd) {
       // A convolution's ld=runtime: the kernel that reads the input's
@@ -118,11 +125,12 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
       ConvDesc c = *problem.conv();
       c.runtimeStrides = true;
       variantProblem = KernelProblem(c);
-    } else if (form.runtimeLd || form.runtimeSizes) {
+    } else if (form.runtimeLd || form.runtimeSizes()) {
       GemmDesc d = view;
       d.runtimeLd = true;
-      if (form.runtimeSizes)
-        d.dynamicM = d.dynamicN = d.dynamicK = true;
+      d.dynamicM = form.runtimeM;
+      d.dynamicN = form.runtimeN;
+      d.dynamicK = form.runtimeK;
       variantProblem = KernelProblem(d);
       if (ours.tunedTrials != 0 && base.aLayout == ALayout::Direct &&
           !readsAInPlace(d, base.mr, base.isa, base.packB))
@@ -141,7 +149,7 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
       results.push_back(std::move(r));
       continue;
     }
-    if ((form.runtimeLd || form.runtimeSizes || form.bPrepacked) &&
+    if ((form.runtimeLd || form.runtimeSizes() || form.bPrepacked) &&
         ours.tunedTrials == 0) {
       auto model = chooseKernelConfig(variantProblem, host, int(threads));
       if (!model)
@@ -163,11 +171,11 @@ llvm::Expected<VariantComparison> qimeng::compareVariants(
       config.nc =
           std::max<int64_t>(config.nr, config.nc / config.nr * config.nr);
     config = clampToProblem(config, view);
-    // The run-time form keeps ours' B packing where a kernel reading M, N
-    // and K at run time can take it (vectorBPackingFits: an f32 B in place
-    // with its last sliver masked, or the matrix-vector form); elsewhere,
-    // and on AMX's tiles, it packs B.
-    if (form.runtimeSizes &&
+    // A run-time-size form keeps ours' B packing where a kernel reading
+    // its sizes at run time can take it (vectorBPackingFits: an f32 B in
+    // place with its last sliver masked, or the matrix-vector form);
+    // elsewhere, and on AMX's tiles, it packs B.
+    if (form.runtimeSizes() &&
         (config.isa == VectorIsa::Amx ||
          !vectorBPackingFits(variantProblem.gemm(), config)))
       config.packB = BPacking::Panels;

@@ -65,23 +65,30 @@ struct VariantComparison {
 struct VariantForm {
   /// `ld=runtime`: leading dimensions (a convolution's input strides)
   bool runtimeLd = false;
-  bool runtimeSizes = false; ///< `sizes=runtime`: M, N, K (and the lds)
+  /// Sizes read at run time (and the lds): `m=runtime`, `n=runtime`,
+  /// `k=runtime`, or `sizes=runtime` for all three. `m=runtime` alone is
+  /// the form the pass gives a matmul over a dynamic batch of rows.
+  bool runtimeM = false, runtimeN = false, runtimeK = false;
+
+  bool runtimeSizes() const { return runtimeM || runtimeN || runtimeK; }
   /// `b=prepacked`: B (the filter) packed once outside the timing, the
   /// kernel runs no PACK B (GemmDesc::bPrepacked; not f16)
   bool bPrepacked = false;
 };
 
 /// A variant's settings: `ld=runtime` (the kernel reads its leading
-/// dimensions at run time, KernelContract.md), `sizes=runtime` (M, N
-/// and K too) and `b=prepacked` split off the GemmConfig keys; `settings`
+/// dimensions at run time, KernelContract.md), `m=runtime`, `n=runtime`,
+/// `k=runtime` and `sizes=runtime` (those sizes too, or all three) and
+/// `b=prepacked` split off the GemmConfig keys; `settings`
 /// keeps the rest.
 VariantForm takeFormSettings(std::string &settings);
 
 /// Each of `variants` (GemmConfig::parse settings laid over `ours.config`,
 /// clamped to the problem, on `threads` threads as ours; `ld=runtime` for
 /// the run-time-ld form of the same GEMM or the run-time-strides form of
-/// the same convolution, `sizes=runtime` for a GEMM's run-time-size form,
-/// B then packed) emitted, then all
+/// the same convolution, `sizes=runtime` and the like for a GEMM's
+/// run-time-size forms, B then packed unless read in place with masked
+/// loads) emitted, then all
 /// of them with `ours` first validated and timed interleaved for `rounds`
 /// rounds in one qimeng-runner process (compareIsolated). A variant the
 /// emitter refuses, one that fails validation, and a comparison that fails

@@ -334,7 +334,9 @@ int main(int argc, char **argv) {
       "kept, A copied in rows where its block is\ntoo tall to read A in "
       "place with a run-time lda); sizes=runtime makes it the\nkernel that "
       "reads M, N and K at run time too (B packed, or read in place where\n"
-      "the last sliver's loads are masked: AVX-512). For --op conv2d,\n"
+      "the last sliver's loads are masked: AVX-512); m=runtime, n=runtime "
+      "and\nk=runtime read those sizes alone at run time (m=runtime: what "
+      "the pass gives a\nmatmul over a dynamic batch). For --op conv2d,\n"
       "ld=runtime is the kernel that reads the input's strides at run time "
       "(\"_isrt\").\n");
   llvm::ExitOnError exitOnErr("qimeng-bench: ");
