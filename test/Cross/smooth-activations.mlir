@@ -7,7 +7,10 @@
 // (the same convolution, bias, hardswish x * relu6(x + 3) / 6); a
 // classifier head (one output column, sigmoid); BERT's pooler (bias,
 // tanh); a YOLOv4 block (the convolution, bias, torch-mlir's mish: x *
-// tanh(x > 20 ? x : log1p(exp(x)))). The bias holds a NaN in column 3, which stays
+// tanh(x > 20 ? x : log1p(exp(x)))); MobileNetV3's squeeze-and-excitation
+// gate (the convolution, bias, torch-mlir's hardsigmoid min(max((x + 3) /
+// 6, 0), 1)) and a dense layer's jax.nn.hard_sigmoid relu6(x + 3) / 6.
+// The bias holds a NaN in column 3, which stays
 // NaN through each activation (RVV's vfmin and vfmax would drop it).
 // Each module is compiled with and without --qimeng-tensorop (the stock
 // side through libm: erff, tanhf, expf, log1pf), linked statically with
@@ -71,6 +74,8 @@
 // OUT: classifier_head 13x1
 // OUT: bert_pooler_tanh 13x37
 // OUT: yolov4_conv_mish 1x7x7x12
+// OUT: conv_bias_hardsigmoid 1x7x7x12
+// OUT: jax_dense_hard_sigmoid 13x37
 
 // CHECK-LABEL: func.func @torch_linear_gelu(
 // NEON:          llvm.call @qm_sgemm_13x37x70_nt_b0_bias_gelu_erf_ldrt_{{.*}}_aarch64_neon
@@ -108,6 +113,14 @@
 // CHECK:         } else {
 // CHECK-LABEL: func.func @yolov4_conv_mish(
 // CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x5_f12_k3x3_s1x1_d1x1_b0_bias_mish_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @conv_bias_hardsigmoid(
+// CHECK:         llvm.call @qm_sconv2d_nhwc_hwcf_1x9x9x5_f12_k3x3_s1x1_d1x1_b0_bias_hardsigmoid_
+// CHECK-NOT:     linalg.generic
+// CHECK:         } else {
+// CHECK-LABEL: func.func @jax_dense_hard_sigmoid(
+// CHECK:         llvm.call @qm_sgemm_13x37x70_nn_b0_bias_hardsigmoid_ldrt_
 // CHECK-NOT:     linalg.generic
 // CHECK:         } else {
 
@@ -332,4 +345,53 @@ func.func @yolov4_conv_mish(%x: tensor<1x9x9x5xf32>, %w: tensor<3x3x5x12xf32>, %
     linalg.yield %y : f32
   } -> tensor<1x7x7x12xf32>
   return %r : tensor<1x7x7x12xf32>
+}
+
+// MobileNetV3's squeeze-and-excitation gate: the convolution's bias, then
+// torch-mlir's aten.hardsigmoid, min(max((x + 3) / 6, 0), 1).
+func.func @conv_bias_hardsigmoid(%x: tensor<1x9x9x5xf32>, %w: tensor<3x3x5x12xf32>, %b: tensor<12xf32>) -> tensor<1x7x7x12xf32> attributes {llvm.emit_c_interface} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<1x7x7x12xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<1x7x7x12xf32>) -> tensor<1x7x7x12xf32>
+  %p = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x9x9x5xf32>, tensor<3x3x5x12xf32>) outs(%c : tensor<1x7x7x12xf32>) -> tensor<1x7x7x12xf32>
+  %o = tensor.empty() : tensor<1x7x7x12xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #last, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %b : tensor<1x7x7x12xf32>, tensor<12xf32>) outs(%o : tensor<1x7x7x12xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %cst0 = arith.constant 0.0 : f32
+    %cst1 = arith.constant 1.0 : f32
+    %cst3 = arith.constant 3.0 : f32
+    %cst6 = arith.constant 6.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %t = arith.addf %s, %cst3 : f32
+    %d = arith.divf %t, %cst6 : f32
+    %lo = arith.maximumf %d, %cst0 : f32
+    %y = arith.minimumf %lo, %cst1 : f32
+    linalg.yield %y : f32
+  } -> tensor<1x7x7x12xf32>
+  return %r : tensor<1x7x7x12xf32>
+}
+
+// A dense layer's bias, then jax.nn.hard_sigmoid: relu6(x + 3) / 6.
+func.func @jax_dense_hard_sigmoid(%x: tensor<13x70xf32>, %w: tensor<70x37xf32>, %b: tensor<37xf32>) -> tensor<13x37xf32> attributes {llvm.emit_c_interface} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<13x37xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<13x37xf32>) -> tensor<13x37xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<13x70xf32>, tensor<70x37xf32>) outs(%c : tensor<13x37xf32>) -> tensor<13x37xf32>
+  %o = tensor.empty() : tensor<13x37xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %b : tensor<13x37xf32>, tensor<37xf32>) outs(%o : tensor<13x37xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %cst0 = arith.constant 0.0 : f32
+    %cst3 = arith.constant 3.0 : f32
+    %cst6 = arith.constant 6.0 : f32
+    %s = arith.addf %v, %bv : f32
+    %t = arith.addf %s, %cst3 : f32
+    %lo = arith.maximumf %t, %cst0 : f32
+    %hi = arith.minimumf %lo, %cst6 : f32
+    %y = arith.divf %hi, %cst6 : f32
+    linalg.yield %y : f32
+  } -> tensor<13x37xf32>
+  return %r : tensor<13x37xf32>
 }

@@ -25,6 +25,10 @@ void _mlir_ciface_bert_pooler_tanh(Memref2D *y, Memref2D *x, Memref2D *w,
                                    Memref1D *b);
 void _mlir_ciface_yolov4_conv_mish(Memref4D *y, Memref4D *x, Memref4D *w,
                                    Memref1D *b);
+void _mlir_ciface_conv_bias_hardsigmoid(Memref4D *y, Memref4D *x,
+                                        Memref4D *w, Memref1D *b);
+void _mlir_ciface_jax_dense_hard_sigmoid(Memref2D *y, Memref2D *x,
+                                         Memref2D *w, Memref1D *b);
 
 enum { M = 13, K = 70, N = 37 };
 static float X[M * K], W[N * K], Bias[N];
@@ -95,5 +99,9 @@ int main(void) {
   print2("bert_pooler_tanh", &y);
   _mlir_ciface_yolov4_conv_mish(&y4, &cx, &cw, &cb);
   print4("yolov4_conv_mish", &y4);
+  _mlir_ciface_conv_bias_hardsigmoid(&y4, &cx, &cw, &cb);
+  print4("conv_bias_hardsigmoid", &y4);
+  _mlir_ciface_jax_dense_hard_sigmoid(&y, &x, &w, &b);
+  print2("jax_dense_hard_sigmoid", &y);
   return 0;
 }
