@@ -66,9 +66,10 @@ struct RunnerOutcome {
 };
 } // namespace
 
+/// `what` names what a timeout stopped.
 static llvm::Expected<RunnerOutcome>
-runRunner(const std::string &request,
-          const IsolatedValidationOptions &options) {
+runRunner(const std::string &request, const IsolatedValidationOptions &options,
+          llvm::StringRef what = "kernel") {
   SubprocessOptions sp;
   sp.timeoutSeconds = options.timeoutSeconds;
   sp.memoryLimitMB = options.memoryLimitMB;
@@ -79,7 +80,7 @@ runRunner(const std::string &request,
     return result.takeError();
   RunnerOutcome outcome;
   if (result->timedOut) {
-    outcome.failure = llvm::formatv("kernel did not finish within {0} s",
+    outcome.failure = llvm::formatv("{0} did not finish within {1} s", what,
                                     options.timeoutSeconds)
                           .str();
     return outcome;
@@ -177,7 +178,14 @@ llvm::Expected<std::vector<ComparedKernel>> qimeng::compareIsolated(
     list.push_back(entry);
   }
   request["compare"] = list;
-  auto outcome = runRunner(dumpRequest(request), options);
+  // One runner validates every kernel (at several sizes where they are
+  // run-time) and times them all: each kernel's limit, added up.
+  IsolatedValidationOptions all = options;
+  all.timeoutSeconds = options.timeoutSeconds * unsigned(kernels.size());
+  auto outcome = runRunner(
+      dumpRequest(request), all,
+      llvm::formatv("the validation and timing of {0} kernels", kernels.size())
+          .str());
   if (!outcome)
     return outcome.takeError();
   if (!outcome->failure.empty())

@@ -746,6 +746,17 @@ TEST(ConvKernelTest, RunnerComparesKernelsSideBySide) {
   ASSERT_FALSE(static_cast<bool>(crashed));
   EXPECT_NE(llvm::toString(crashed.takeError()).find("crashed"),
             std::string::npos);
+  // So does a hang, the runner's limit a kernel's times the kernels.
+  QM_ASSERT_EXPECTED(hang,
+                     emitConvKernel(d, c, EmitterOptions::defaults(), "hang"));
+  kernels.back() = {hang, std::vector<GemmRange>{}};
+  options.timeoutSeconds = 1;
+  auto hung = compareIsolated(d, host(), kernels, 3, options);
+  ASSERT_FALSE(static_cast<bool>(hung));
+  EXPECT_NE(llvm::toString(hung.takeError())
+                .find("the validation and timing of 5 kernels did not finish "
+                      "within 5 s"),
+            std::string::npos);
 }
 
 TEST(ConvKernelTest, RunnerValidatesAndTimesAndCatchesACrash) {
@@ -1391,8 +1402,9 @@ TEST(ConvKernelTest, HalfOutputConvolutionsValidate) {
       QM_ASSERT_EXPECTED(model, chooseKernelConfig(d, dotHost()));
       EXPECT_EQ(model.isa, VectorIsa::Avx512) << model.str();
       EXPECT_TRUE(validates(d, model));
-      if (p == GemmPrecision::Bf16)
+      if (p == GemmPrecision::Bf16) {
         EXPECT_TRUE(validates(d, smallDotConfig(d)));
+      }
       expectTwoPartsValidate(d, model);
       ConvDesc f32Output = d;
       f32Output.halfOutput = false;

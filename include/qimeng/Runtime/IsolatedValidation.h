@@ -94,7 +94,8 @@ struct ComparedKernel {
 /// side by side, interleaved round by round for `rounds` rounds on the
 /// same inputs (timeInterleaved), so that the machine's slow spells hit
 /// all of them alike. speedup is relative to the first kernel timed. A
-/// crash or timeout of any kernel fails the whole comparison (an error).
+/// crash or timeout of any kernel fails the whole comparison (an error);
+/// the runner's limit is options.timeoutSeconds a kernel.
 llvm::Expected<std::vector<ComparedKernel>> compareIsolated(
     const KernelProblem &problem, const Target &target,
     const std::vector<std::pair<EmittedKernel, std::vector<GemmRange>>>
