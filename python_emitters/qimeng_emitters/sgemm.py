@@ -1826,8 +1826,8 @@ def _emit_compute(asm, p):
     if p.b_edge_masked:
         # Only the short last sliver loads B through its masks: its own K
         # loops. Masked loads that miss the caches stream B at a third of
-        # the plain loads' rate on Zen 5 (no hardware prefetch behind
-        # them), so the whole slivers load B plainly.
+        # the plain loads' rate on Zen 5 (docs/Benchmarks.md, section 38),
+        # so the whole slivers load B plainly.
         last = asm.label("the last sliver, short of columns: K loops "
                          "with B's loads masked")
         whole_done = asm.label("k done, a sliver of whole vectors")
