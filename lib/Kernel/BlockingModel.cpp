@@ -544,9 +544,10 @@ static llvm::Expected<GemmConfig> modelConfig(const GemmDesc &desc,
     // are, and so are a run-time N and K (sgemm.py walks the next panel a
     // row at a time and reads K from the header). Side by side on Zen 5,
     // M, N and K at run time, swept in place against the immediate form:
-    // 8x4096x4096 1.00x, 12x4096x4096 0.91x, 16x4096x4096 0.94x,
-    // 8x11008x4096 0.94x, where B packed (12, 16 rows) or in place unswept
-    // read 0.59-0.73x (docs/Benchmarks.md, section 38).
+    // 4x4096x4096 0.99x, 8x4096x4096 1.08x, 12x4096x4096 0.91x,
+    // 16x4096x4096 0.96x, 8x11008x4096 1.02x, where the run-time form
+    // read 0.59-0.93x before, B packed (12, 16 rows: 0.73-0.76x) or in
+    // place unswept (docs/Benchmarks.md, section 38).
     const bool runtimeWalk = c.aLayout == ALayout::Direct;
     const bool sweepable = isa == VectorIsa::Avx512 &&
                            (!desc.runtimeLd || runtimeWalk) && bRowsStream;

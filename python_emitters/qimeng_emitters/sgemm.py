@@ -23,6 +23,7 @@ With fuse_pack_b there is no PACK B: the COMPUTE of a sliver's first tile
 """
 
 import collections
+import copy
 
 from .blis import (A_LDA_REG, A_ROW_BASES, IC, JC, KB, LD_BYTES_OFFSET, MB,
                    NB, PC, ROWS_A_BASE, RUNTIME_A_REACH,
@@ -954,13 +955,13 @@ class BStream:
     loop, and %rsi moves once per iteration; a run-time row (runtime_ld)
     moves %rsi after every k step, and the prefetch ahead of a copied row
     is at %rsi + %r15, which the caller sets to FUSED_B_PREFETCH_ROWS
-    rows. With `masked`, B's loads go through %k1.. (the lanes of a short
-    last sliver in place, _emit_b_edge_masks)."""
+    rows. `masked` (set on the copy that reads a short last sliver in
+    place): B's loads go through %k1.. (_emit_b_edge_masks)."""
 
     def __init__(self, row, aligned, copy_row=None, sweep=False,
-                 row_reg=None, masked=False):
+                 row_reg=None):
         self.row, self.aligned, self.copy_row = row, aligned, copy_row
-        self.masked = masked
+        self.masked = False
         # With `sweep`, every K loop iteration also prefetches the next
         # line of the next B panel in place into L2, %rdx walking it.
         self.sweep = sweep
@@ -999,12 +1000,11 @@ class BStream:
                     "%rdi")
 
 
-def packed_b(p, masked=False):
+def packed_b(p):
     """B as the K loop reads it after PACK: packed (aligned in the
-    workspace; a prepacked B wherever its caller put it), or in place
-    (`masked`: the short last sliver's loads through its lane masks)."""
+    workspace; a prepacked B wherever its caller put it), or in place."""
     return BStream(p.b_row, p.pack_b and not p.b_prepacked,
-                   sweep=p.sweep_next_panel, masked=masked)
+                   sweep=p.sweep_next_panel)
 
 
 def _emit_k_step(asm, p, u, row_stride, b, rows=None):
@@ -1837,8 +1837,8 @@ def _emit_compute(asm, p):
         _emit_swept_k_loops(asm, p, whole_done, b)
         asm.ins(f"jmp {fwd(k_done)}")
         asm.place(last)
-        b = packed_b(p, masked=True)
-        b.row_reg = None if b.row.static else "%rdx"
+        b = copy.copy(b)
+        b.masked = True
         _emit_swept_k_loops(asm, p, last_done, b)
     else:
         _emit_swept_k_loops(asm, p, asm.label("k loops done"), b)

@@ -3,6 +3,7 @@
 #include "qimeng/Kernel/BlockingModel.h"
 #include "qimeng/Tune/Tuner.h"
 #include "qimeng/Tune/TuningDatabase.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -77,11 +78,12 @@ VariantForm qimeng::takeFormSettings(std::string &settings) {
       form.runtimeM = form.runtimeN = form.runtimeK = true;
       continue;
     }
-    if (item.trim() == "m=runtime" || item.trim() == "n=runtime" ||
-        item.trim() == "k=runtime") {
-      (item.trim()[0] == 'm'   ? form.runtimeM
-       : item.trim()[0] == 'n' ? form.runtimeN
-                               : form.runtimeK) = true;
+    if (bool *size = llvm::StringSwitch<bool *>(item.trim())
+                         .Case("m=runtime", &form.runtimeM)
+                         .Case("n=runtime", &form.runtimeN)
+                         .Case("k=runtime", &form.runtimeK)
+                         .Default(nullptr)) {
+      *size = true;
       continue;
     }
     if (item.trim() == "b=prepacked") {
